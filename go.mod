@@ -1,0 +1,5 @@
+module hsdb
+
+go 1.26.8
+
+require github.com/x448/float16 v0.8.4 // indirect
