@@ -1,0 +1,149 @@
+package cpu
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"hsdb/engine/backend"
+	"hsdb/engine/tensor"
+)
+
+// Tensor is the CPU backend's tensor: a host tensor. Activations are F32;
+// weights may be F32, BF16 or F16 and may alias a memory-mapped file.
+type Tensor struct{ *tensor.Tensor }
+
+// Shape returns the tensor's dimensions, outermost first.
+func (t Tensor) Shape() []int { return t.Tensor.Shape }
+
+// DType returns the element type of the tensor's storage.
+func (t Tensor) DType() tensor.DType { return t.Tensor.DType }
+
+// Device is the CPU backend device for one rank. It is safe for use by one
+// goroutine at a time (each virtual rank owns its Device); its ops use a
+// shared pool of worker goroutines for large products.
+type Device struct {
+	name  string
+	inUse atomic.Int64
+}
+
+// New returns a CPU device named "cpu" (or "cpu:RANK" when rank >= 0, so
+// messages say which virtual rank failed).
+func New(rank int) *Device {
+	if rank < 0 {
+		return &Device{name: "cpu"}
+	}
+	return &Device{name: fmt.Sprintf("cpu:%d", rank)}
+}
+
+var _ backend.Device = (*Device)(nil)
+
+// Name returns "cpu" or "cpu:RANK".
+func (d *Device) Name() string { return d.name }
+
+// ActDType is F32: the CPU backend computes in float32.
+func (d *Device) ActDType() tensor.DType { return tensor.F32 }
+
+// MemoryInUse returns the bytes of tensors made by Upload (weights that were
+// copied, not aliased) and Zeros that have not been freed; op outputs are
+// garbage-collected and not counted.
+func (d *Device) MemoryInUse() int64 { return d.inUse.Load() }
+
+func host(t backend.Tensor) *tensor.Tensor {
+	switch v := t.(type) {
+	case Tensor:
+		return v.Tensor
+	case nil:
+		return nil
+	}
+	panic(&backend.DeviceError{Device: "cpu", Op: "cast", Err: fmt.Errorf("tensor of type %T is not a CPU tensor", t)})
+}
+
+func f32(t backend.Tensor) []float32 {
+	h := host(t)
+	if h.DType != tensor.F32 {
+		panic(&backend.DeviceError{Device: "cpu", Op: "f32", Err: fmt.Errorf("activation of dtype %s where f32 was expected", h.DType)})
+	}
+	return h.F32()
+}
+
+func wrap(v []float32, shape ...int) Tensor { return Tensor{tensor.FromF32(v, shape...)} }
+
+// Upload wraps t as a device tensor. Aligned data is aliased, not copied.
+func (d *Device) Upload(t *tensor.Tensor) backend.Tensor {
+	if !t.Aligned() {
+		c := &tensor.Tensor{Shape: append([]int(nil), t.Shape...), DType: t.DType, Data: alignedBytes(len(t.Data))}
+		copy(c.Data, t.Data)
+		d.inUse.Add(int64(len(t.Data)))
+		return Tensor{c}
+	}
+	return Tensor{t}
+}
+
+// Zeros allocates a zeroed tensor of dtype dt.
+func (d *Device) Zeros(dt tensor.DType, shape ...int) backend.Tensor {
+	t := tensor.New(dt, shape...)
+	d.inUse.Add(int64(len(t.Data)))
+	return Tensor{t}
+}
+
+// Free drops t; memory returns when the garbage collector runs.
+func (d *Device) Free(t backend.Tensor) {}
+
+// Reshape returns a view of t with a new shape.
+func (d *Device) Reshape(t backend.Tensor, shape ...int) backend.Tensor {
+	return Tensor{host(t).Reshape(shape...)}
+}
+
+func checkRange(t *tensor.Tensor, r0, r1, c0, c1 int) {
+	if r0 < 0 || r1 > t.Rows() || r0 > r1 || c0 < 0 || c1 > t.Cols() || c0 > c1 {
+		panic(&backend.DeviceError{Device: "cpu", Op: "slice", Err: fmt.Errorf("slice [%d:%d, %d:%d] out of range for %v", r0, r1, c0, c1, t.Shape)})
+	}
+}
+
+// ToHost copies a [r0:r1, c0:c1] slice of t to a new f32 host tensor.
+func (d *Device) ToHost(t backend.Tensor, r0, r1, c0, c1 int) *tensor.Tensor {
+	h := host(t)
+	checkRange(h, r0, r1, c0, c1)
+	cols := h.Cols()
+	out := make([]float32, 0, (r1-r0)*(c1-c0))
+	if h.DType == tensor.F32 {
+		v := h.F32()
+		for r := r0; r < r1; r++ {
+			out = append(out, v[r*cols+c0:r*cols+c1]...)
+		}
+	} else {
+		for r := r0; r < r1; r++ {
+			for c := c0; c < c1; c++ {
+				out = append(out, float32(h.At(r*cols+c)))
+			}
+		}
+	}
+	return tensor.FromF32(out, r1-r0, c1-c0)
+}
+
+// Moments reduces the [r0:r1, c0:c1] slice of t in one pass.
+func (d *Device) Moments(t backend.Tensor, r0, r1, c0, c1 int) tensor.Moments {
+	h := host(t)
+	checkRange(h, r0, r1, c0, c1)
+	cols := h.Cols()
+	var m tensor.Moments
+	if h.DType == tensor.F32 {
+		v := h.F32()
+		for r := r0; r < r1; r++ {
+			m.Merge(tensor.MomentsF32(v[r*cols+c0 : r*cols+c1]))
+		}
+		return m
+	}
+	for r := r0; r < r1; r++ {
+		for c := c0; c < c1; c++ {
+			m.Add(h.At(r*cols + c))
+		}
+	}
+	return m
+}
+
+// PushScope does nothing on the CPU: op outputs are garbage-collected.
+func (d *Device) PushScope() {}
+
+// PopScope does nothing on the CPU: op outputs are garbage-collected.
+func (d *Device) PopScope(keep ...backend.Tensor) {}

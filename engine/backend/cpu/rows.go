@@ -1,0 +1,108 @@
+package cpu
+
+import (
+	"fmt"
+
+	"hsdb/engine/backend"
+)
+
+// Embedding looks up ids in table [vocabShard, hidden] whose row 0 is id
+// start; ids outside the shard give zero rows (vLLM VocabParallelEmbedding).
+func (d *Device) Embedding(table backend.Tensor, ids []int32, start int) backend.Tensor {
+	tt := host(table)
+	V, H := tt.Rows(), tt.Cols()
+	y := make([]float32, len(ids)*H)
+	var scratch []float32
+	for i, id := range ids {
+		r := int(id) - start
+		if r < 0 || r >= V {
+			continue
+		}
+		copy(y[i*H:(i+1)*H], weightRows(tt, r, r+1, &scratch))
+	}
+	return wrap(y, len(ids), H)
+}
+
+// SliceCols copies columns [c0, c1) of x.
+func (d *Device) SliceCols(x backend.Tensor, c0, c1 int) backend.Tensor {
+	return Tensor{d.ToHost(x, 0, host(x).Rows(), c0, c1)}
+}
+
+// ConcatCols joins tensors of equal row count along columns.
+func (d *Device) ConcatCols(xs ...backend.Tensor) backend.Tensor {
+	rows, cols := host(xs[0]).Rows(), 0
+	for _, x := range xs {
+		if host(x).Rows() != rows {
+			panic(&backend.DeviceError{Device: d.name, Op: "concat_cols", Err: fmt.Errorf("row counts %d and %d differ", rows, host(x).Rows())})
+		}
+		cols += host(x).Cols()
+	}
+	y := make([]float32, 0, rows*cols)
+	for r := range rows {
+		for _, x := range xs {
+			c := host(x).Cols()
+			y = append(y, f32(x)[r*c:(r+1)*c]...)
+		}
+	}
+	return wrap(y, rows, cols)
+}
+
+// GatherRows returns the rows x[idx[i]].
+func (d *Device) GatherRows(x backend.Tensor, idx []int32) backend.Tensor {
+	xt := host(x)
+	c := xt.Cols()
+	xv := f32(x)
+	y := make([]float32, len(idx)*c)
+	for i, r := range idx {
+		if int(r) < 0 || int(r) >= xt.Rows() {
+			panic(&backend.DeviceError{Device: d.name, Op: "gather_rows", Err: fmt.Errorf("row %d of %v", r, xt.Shape)})
+		}
+		copy(y[i*c:(i+1)*c], xv[int(r)*c:(int(r)+1)*c])
+	}
+	return wrap(y, len(idx), c)
+}
+
+// ScatterAddRows adds w[i]·src[i] into dst[idx[i]] in place.
+func (d *Device) ScatterAddRows(dst, src backend.Tensor, idx []int32, w []float32) {
+	dt, st := host(dst), host(src)
+	c := dt.Cols()
+	if st.Cols() != c || st.Rows() != len(idx) || (w != nil && len(w) != len(idx)) {
+		panic(&backend.DeviceError{Device: d.name, Op: "scatter_add_rows", Err: fmt.Errorf("dst %v src %v with %d indices", dt.Shape, st.Shape, len(idx))})
+	}
+	dv, sv := f32(dst), f32(src)
+	for i, r := range idx {
+		wt := float32(1)
+		if w != nil {
+			wt = w[i]
+		}
+		drow := dv[int(r)*c : (int(r)+1)*c]
+		for j, x := range sv[i*c : (i+1)*c] {
+			drow[j] += wt * x
+		}
+	}
+}
+
+// CopyRows copies n rows from src[srcRow:] to dst[dstRow:].
+func (d *Device) CopyRows(dst backend.Tensor, dstRow int, src backend.Tensor, srcRow, n int) {
+	dt, st := host(dst), host(src)
+	rb := dt.Cols() * dt.DType.Size()
+	if st.Cols() != dt.Cols() || st.DType != dt.DType || dstRow+n > dt.Rows() || srcRow+n > st.Rows() {
+		panic(&backend.DeviceError{Device: d.name, Op: "copy_rows", Err: fmt.Errorf("%d rows from %v@%d to %v@%d", n, st.Shape, srcRow, dt.Shape, dstRow)})
+	}
+	copy(dt.Data[dstRow*rb:(dstRow+n)*rb], st.Data[srcRow*rb:(srcRow+n)*rb])
+}
+
+// WriteRows copies row i of src into row rows[i] of dst.
+func (d *Device) WriteRows(dst, src backend.Tensor, rows []int32) {
+	dt, st := host(dst), host(src)
+	rb := dt.Cols() * dt.DType.Size()
+	if st.Cols() != dt.Cols() || st.DType != dt.DType || st.Rows() != len(rows) {
+		panic(&backend.DeviceError{Device: d.name, Op: "write_rows", Err: fmt.Errorf("%v into %v at %d rows", st.Shape, dt.Shape, len(rows))})
+	}
+	for i, r := range rows {
+		if int(r) < 0 || int(r) >= dt.Rows() {
+			panic(&backend.DeviceError{Device: d.name, Op: "write_rows", Err: fmt.Errorf("row %d outside %v", r, dt.Shape)})
+		}
+		copy(dt.Data[int(r)*rb:(int(r)+1)*rb], st.Data[i*rb:(i+1)*rb])
+	}
+}

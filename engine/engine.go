@@ -1,0 +1,163 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+
+	"hsdb/engine/backend"
+	"hsdb/engine/backend/cpu"
+	"hsdb/engine/llama2c"
+	"hsdb/engine/model"
+	"hsdb/engine/tensor"
+
+	_ "hsdb/engine/arch" // registers the architectures
+)
+
+// Options says how to load a model.
+type Options struct {
+	// TP is the tensor-parallel world size (--tp): the number of ranks the
+	// weights are split over. 0 means 1.
+	TP int
+	// Device is "cpu" (default) or "cuda" (needs a binary built with
+	// -tags cuda).
+	Device string
+	// DType converts weights on load (--dtype); Invalid keeps the stored
+	// dtype.
+	DType tensor.DType
+}
+
+// Engine is a loaded model split over World ranks, ready to run forward
+// steps. It keeps the sequences of the last prefill so that Decode can
+// continue them. An Engine is not safe for concurrent forward calls.
+type Engine struct {
+	Path   string // where the model came from ("embedded:stories260K" for the default)
+	Config model.Config
+	Dims   *model.Dims
+	Tree   *model.Tree
+	World  int
+	Report model.LoadReport
+	// Skipped says what of the checkpoint was not loaded (a multimodal
+	// wrapper's vision tower), or "".
+	Skipped string
+
+	ranks     []*rankState
+	commGroup *backend.Group
+	siteGroup *backend.Group
+	seqs      []seqState // sequences of the current prefill, by slot
+	step      int
+}
+
+type rankState struct {
+	dev   backend.Device
+	comm  backend.Comm
+	model model.RankModel
+	cache *model.Cache
+}
+
+type seqState struct {
+	ids []int32 // every token so far (prompt and generated)
+}
+
+// ErrDevice is returned when the requested device is not available in this
+// build or on this machine.
+var ErrDevice = errors.New("device")
+
+// newDevices returns world devices and communicators for opts.Device.
+// newCUDADevices is set by the cuda build.
+var newCUDADevices func(world int) ([]backend.Device, []backend.Comm, error)
+
+func newDevices(opts Options, world int) ([]backend.Device, []backend.Comm, *backend.Group, error) {
+	switch opts.Device {
+	case "", "cpu":
+		g := backend.NewGroup(world)
+		comms := cpu.NewComms(g)
+		devs := make([]backend.Device, world)
+		cs := make([]backend.Comm, world)
+		for r := range world {
+			name := -1
+			if world > 1 {
+				name = r
+			}
+			devs[r] = cpu.New(name)
+			cs[r] = comms[r]
+		}
+		return devs, cs, g, nil
+	case "cuda":
+		if newCUDADevices == nil {
+			return nil, nil, nil, fmt.Errorf("%w: --device cuda: this hsdb was built without CUDA support (build with -tags cuda)", ErrDevice)
+		}
+		devs, cs, err := newCUDADevices(world)
+		return devs, cs, nil, err
+	}
+	return nil, nil, nil, fmt.Errorf("%w: --device %q: want cpu or cuda", ErrDevice, opts.Device)
+}
+
+// LoadSource builds an engine from config.json bytes and a weight source.
+// path names the model in messages. Errors: an unsupported architecture, a
+// config that cannot be split over opts.TP ranks, a missing or misshapen
+// weight (named with its expected shape).
+func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Options) (*Engine, error) {
+	world := max(opts.TP, 1)
+	cfg, skipped, err := model.ParseConfig(configJSON)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := cfg.Validate(world); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	devs, comms, g, err := newDevices(opts, world)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{Path: path, Config: cfg, Dims: cfg.Dims(), Tree: cfg.Tree(world), World: world, Skipped: skipped,
+		commGroup: g, siteGroup: backend.NewGroup(world)}
+	for r := range world {
+		l := model.NewLoader(src, devs[r], r, world, opts.DType)
+		if dq, ok := cfg.(interface {
+			Dequantizer(model.WeightSource) func(string, *tensor.Tensor) (*tensor.Tensor, error)
+		}); ok {
+			l.Dequant = dq.Dequantizer(src)
+		}
+		rm, err := cfg.Load(l, e.Tree)
+		if err != nil {
+			return nil, fmt.Errorf("%s: rank %d: %w", path, r, err)
+		}
+		e.Report.Bytes += l.Report.Bytes
+		if r == 0 {
+			e.Report.Dequantized = l.Report.Dequantized
+		}
+		e.ranks = append(e.ranks, &rankState{dev: devs[r], comm: comms[r], model: rm, cache: model.NewCache(e.Dims.Layers)})
+	}
+	return e, nil
+}
+
+// Device returns rank r's device (for statistics at a stop).
+func (e *Engine) Device(r int) backend.Device { return e.ranks[r].dev }
+
+// MemoryInUse returns each rank's device bytes in use (weights, KV cache).
+func (e *Engine) MemoryInUse() []int64 {
+	out := make([]int64, len(e.ranks))
+	for i, r := range e.ranks {
+		out[i] = r.dev.MemoryInUse()
+	}
+	return out
+}
+
+// CacheBytes returns each rank's KV-cache bytes.
+func (e *Engine) CacheBytes() []int64 {
+	out := make([]int64, len(e.ranks))
+	for i, r := range e.ranks {
+		out[i] = r.cache.Bytes(r.dev.ActDType())
+	}
+	return out
+}
+
+// LoadLlama2C loads a llama2.c checkpoint (run.c's format), converting it to
+// HF layout in memory.
+func LoadLlama2C(path string, opts Options) (*Engine, error) {
+	ck, err := llama2c.Read(path)
+	if err != nil {
+		return nil, err
+	}
+	return LoadSource(path, ck.ConfigJSON(), &model.MapSource{Name: path, Tensors: ck.Tensors}, opts)
+}

@@ -1,0 +1,9 @@
+// Package llama2c reads Andrej Karpathy's llama2.c checkpoints (the legacy
+// "version 0" format that run.c reads: a 7-int32 header then float32
+// arrays) and turns them into an HF-layout Llama model: config.json values
+// and tensors named as HF's LlamaForCausalLM names them, with the query and
+// key rows permuted from llama2.c's interleaved RoPE pairs to HF's halves.
+//
+// It imports engine/tensor only; the converter command writes the result
+// with engine/safetensors.
+package llama2c

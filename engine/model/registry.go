@@ -1,0 +1,135 @@
+package model
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"hsdb/engine/backend"
+	"hsdb/engine/tensor"
+)
+
+// Dims are the sizes every architecture reports, named as in config.json.
+type Dims struct {
+	Arch         string // HF architectures[0]: "LlamaForCausalLM"
+	ModelType    string // config.json model_type
+	Hidden       int    // hidden_size
+	Layers       int    // num_hidden_layers
+	Vocab        int    // vocab_size
+	Heads        int    // num_attention_heads
+	KVHeads      int    // num_key_value_heads
+	HeadDim      int    // head_dim (query/key width per head)
+	Intermediate int    // intermediate_size
+	MaxPos       int    // max_position_embeddings
+	DType        tensor.DType
+	Tied         bool // tie_word_embeddings
+	// Named lists every named size of the config (hidden_size, head_dim,
+	// kv_lora_rank, ...) so that a wrong capture shape can be explained in
+	// the model's terms.
+	Named map[string]int
+}
+
+// Config is an architecture's typed view of config.json.
+type Config interface {
+	// Dims returns the common sizes.
+	Dims() *Dims
+	// Validate checks that the model can be split over world ranks; errors
+	// name the field and the numbers ("num_attention_heads 6 is not
+	// divisible by --tp 4").
+	Validate(world int) error
+	// Tree builds the module tree and sites for world ranks.
+	Tree(world int) *Tree
+	// Load reads one rank's weights through l (l.Rank, l.World) for the
+	// given tree and returns the rank's model.
+	Load(l *Loader, t *Tree) (RankModel, error)
+}
+
+// RankModel is one rank's share of a model, ready to run.
+type RankModel interface {
+	// Forward runs one step of batch b on rank r, emitting every site of
+	// the tree in order, and returns the logits of b.LogitRows() gathered
+	// over ranks: [rows, vocab] (float32 on the device).
+	Forward(r *Rank, b *Batch) backend.Tensor
+}
+
+// Architecture registers how to read one HF architecture.
+type Architecture struct {
+	Name       string   // HF architectures[0], e.g. "LlamaForCausalLM"
+	ModelTypes []string // config.json model_type values that mean it
+	// Parse decodes config.json; raw is the decoded top-level object.
+	Parse func(raw map[string]json.RawMessage) (Config, error)
+}
+
+var registry = map[string]*Architecture{}
+
+// Register adds an architecture; registering a name twice panics (at start,
+// as candle's and ollama's registries do).
+func Register(a Architecture) {
+	if _, dup := registry[a.Name]; dup {
+		panic("model: architecture " + a.Name + " registered twice")
+	}
+	registry[a.Name] = &a
+}
+
+// Architectures returns the registered names, sorted.
+func Architectures() []string {
+	var out []string
+	for n := range registry {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ParseConfig decodes config.json bytes and picks the architecture by
+// architectures[0], else by model_type. A config that nests the language
+// model (text_config, as multimodal wrappers do) is unwrapped; skipped
+// reports what was left out.
+func ParseConfig(data []byte) (cfg Config, skipped string, err error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, "", fmt.Errorf("config.json is not a JSON object: %w", err)
+	}
+	var head struct {
+		Architectures []string `json:"architectures"`
+		ModelType     string   `json:"model_type"`
+	}
+	_ = json.Unmarshal(data, &head)
+	if a := lookup(head.Architectures, head.ModelType); a != nil {
+		cfg, err := a.Parse(raw)
+		return cfg, "", err
+	}
+	if tc, ok := raw["text_config"]; ok {
+		var inner map[string]json.RawMessage
+		if err := json.Unmarshal(tc, &inner); err != nil {
+			return nil, "", fmt.Errorf("config.json text_config: %w", err)
+		}
+		var ih struct {
+			Architectures []string `json:"architectures"`
+			ModelType     string   `json:"model_type"`
+		}
+		_ = json.Unmarshal(tc, &ih)
+		if a := lookup(ih.Architectures, ih.ModelType); a != nil {
+			cfg, err := a.Parse(inner)
+			return cfg, fmt.Sprintf("%v (model_type %q) wraps the language model in text_config; only it is loaded", head.Architectures, head.ModelType), err
+		}
+	}
+	return nil, "", fmt.Errorf("config.json: architecture %v (model_type %q) is not supported; hsdb knows %s", head.Architectures, head.ModelType, strings.Join(Architectures(), ", "))
+}
+
+func lookup(archs []string, modelType string) *Architecture {
+	for _, n := range archs {
+		if a, ok := registry[n]; ok {
+			return a
+		}
+	}
+	for _, a := range registry {
+		for _, mt := range a.ModelTypes {
+			if mt == modelType && modelType != "" {
+				return a
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,189 @@
+package model
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+)
+
+// RoPEConfig is a model's rotary embedding: the base theta and the scaling
+// rule, read from config.json either in the legacy form (`rope_theta` plus
+// `rope_scaling`) or transformers v5's `rope_parameters`. Types follow HF's
+// modeling_rope_utils: "default", "linear", "llama3" (Llama 3.1), "yarn"
+// (Peng et al. 2023, as DeepSeek-V3 uses).
+type RoPEConfig struct {
+	Type            string
+	Theta           float64
+	Factor          float64
+	LowFreqFactor   float64 // llama3
+	HighFreqFactor  float64 // llama3
+	OriginalMax     int     // llama3, yarn: original_max_position_embeddings
+	BetaFast        float64 // yarn
+	BetaSlow        float64 // yarn
+	MScale          float64 // yarn
+	MScaleAllDim    float64 // yarn
+	AttentionFactor float64 // yarn: explicit attention_factor, 0 if absent
+	Truncate        bool    // yarn: round the correction range (default true)
+}
+
+type ropeJSON struct {
+	RopeType        string   `json:"rope_type"`
+	Type            string   `json:"type"`
+	RopeTheta       *float64 `json:"rope_theta"`
+	Factor          *float64 `json:"factor"`
+	LowFreqFactor   *float64 `json:"low_freq_factor"`
+	HighFreqFactor  *float64 `json:"high_freq_factor"`
+	OriginalMax     *int     `json:"original_max_position_embeddings"`
+	BetaFast        *float64 `json:"beta_fast"`
+	BetaSlow        *float64 `json:"beta_slow"`
+	MScale          *float64 `json:"mscale"`
+	MScaleAllDim    *float64 `json:"mscale_all_dim"`
+	AttentionFactor *float64 `json:"attention_factor"`
+	Truncate        *bool    `json:"truncate"`
+}
+
+// ParseRoPE reads the rotary embedding from a config's top-level fields.
+// maxPos is max_position_embeddings (YaRN's default original length) and
+// defTheta the architecture's default base when the config gives none.
+func ParseRoPE(raw map[string]json.RawMessage, maxPos int, defTheta float64) (RoPEConfig, error) {
+	c := RoPEConfig{Type: "default", Theta: defTheta, Factor: 1, Truncate: true}
+	if v, ok := raw["rope_theta"]; ok && string(v) != "null" {
+		if err := json.Unmarshal(v, &c.Theta); err != nil {
+			return c, fmt.Errorf("rope_theta: %w", err)
+		}
+	}
+	var r ropeJSON
+	src := ""
+	for _, key := range []string{"rope_parameters", "rope_scaling"} {
+		if v, ok := raw[key]; ok && string(v) != "null" {
+			if err := json.Unmarshal(v, &r); err != nil {
+				return c, fmt.Errorf("%s: %w", key, err)
+			}
+			src = key
+			break
+		}
+	}
+	if src == "" {
+		return c, nil
+	}
+	if r.RopeTheta != nil {
+		c.Theta = *r.RopeTheta
+	}
+	switch {
+	case r.RopeType != "":
+		c.Type = r.RopeType
+	case r.Type != "":
+		c.Type = r.Type
+	}
+	get := func(p *float64, d float64) float64 {
+		if p != nil {
+			return *p
+		}
+		return d
+	}
+	c.Factor = get(r.Factor, 1)
+	c.LowFreqFactor = get(r.LowFreqFactor, 1)
+	c.HighFreqFactor = get(r.HighFreqFactor, 4)
+	c.OriginalMax = maxPos
+	if r.OriginalMax != nil {
+		c.OriginalMax = *r.OriginalMax
+	}
+	c.BetaFast = get(r.BetaFast, 32)
+	c.BetaSlow = get(r.BetaSlow, 1)
+	c.MScale = get(r.MScale, 0)
+	c.MScaleAllDim = get(r.MScaleAllDim, 0)
+	c.AttentionFactor = get(r.AttentionFactor, 0)
+	if r.Truncate != nil {
+		c.Truncate = *r.Truncate
+	}
+	switch c.Type {
+	case "default", "linear", "llama3", "yarn":
+	default:
+		return c, fmt.Errorf("%s: rope_type %q is not supported (default, linear, llama3, yarn are)", src, c.Type)
+	}
+	if c.Theta <= 0 {
+		return c, fmt.Errorf("rope_theta %v must be positive", c.Theta)
+	}
+	if c.Type == "llama3" && (c.OriginalMax <= 0 || c.HighFreqFactor == c.LowFreqFactor) {
+		return c, fmt.Errorf("%s: llama3 scaling needs original_max_position_embeddings and distinct low/high_freq_factor", src)
+	}
+	return c, nil
+}
+
+// YarnGetMScale is DeepSeek's yarn_get_mscale: 0.1·m·ln(scale) + 1 for
+// scale > 1, else 1.
+func YarnGetMScale(scale, m float64) float64 {
+	if scale <= 1 {
+		return 1
+	}
+	return 0.1*m*math.Log(scale) + 1
+}
+
+// InvFreq returns the inverse frequencies for a rotary dimension dim
+// ([dim/2], float32 as HF computes them) and the factor cos and sin are
+// multiplied by (YaRN's attention factor; 1 otherwise).
+func (c RoPEConfig) InvFreq(dim int) ([]float32, float32) {
+	half := dim / 2
+	base := make([]float64, half)
+	for i := range base {
+		// HF: 1 / base ** (arange(0, dim, 2).float() / dim), in float32.
+		exp := float64(float32(2*i) / float32(dim))
+		base[i] = float64(float32(1 / float64(float32(math.Pow(c.Theta, exp)))))
+	}
+	out := make([]float32, half)
+	mscale := float32(1)
+	switch c.Type {
+	case "linear":
+		for i, f := range base {
+			out[i] = float32(f / c.Factor)
+		}
+	case "llama3":
+		lowWave := float64(c.OriginalMax) / c.LowFreqFactor
+		highWave := float64(c.OriginalMax) / c.HighFreqFactor
+		for i, f := range base {
+			wave := 2 * math.Pi / f
+			v := f
+			if wave > lowWave {
+				v = f / c.Factor
+			}
+			if !(wave < highWave) && !(wave > lowWave) {
+				smooth := (float64(c.OriginalMax)/wave - c.LowFreqFactor) / (c.HighFreqFactor - c.LowFreqFactor)
+				v = (1-smooth)*v/c.Factor + smooth*v
+			}
+			out[i] = float32(v)
+		}
+	case "yarn":
+		corr := func(rot float64) float64 {
+			return float64(dim) * math.Log(float64(c.OriginalMax)/(rot*2*math.Pi)) / (2 * math.Log(c.Theta))
+		}
+		low, high := corr(c.BetaFast), corr(c.BetaSlow)
+		if c.Truncate {
+			low, high = math.Floor(low), math.Ceil(high)
+		}
+		low, high = math.Max(low, 0), math.Min(high, float64(dim-1))
+		if low == high {
+			high += 0.001
+		}
+		for i, f := range base {
+			ramp := float64(float32((float32(i) - float32(low)) / float32(high-low)))
+			ramp = math.Min(math.Max(ramp, 0), 1)
+			extra := 1 - ramp // inv_freq_extrapolation_factor
+			interp := f / c.Factor
+			out[i] = float32(interp*(1-extra) + f*extra)
+		}
+		af := c.AttentionFactor
+		if af == 0 {
+			if c.MScale != 0 && c.MScaleAllDim != 0 {
+				af = YarnGetMScale(c.Factor, c.MScale) / YarnGetMScale(c.Factor, c.MScaleAllDim)
+			} else {
+				af = YarnGetMScale(c.Factor, 1)
+			}
+		}
+		mscale = float32(af)
+	default:
+		for i, f := range base {
+			out[i] = float32(f)
+		}
+	}
+	return out, mscale
+}

@@ -1,0 +1,228 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"hsdb/engine/backend"
+	"hsdb/engine/tensor"
+)
+
+// WeightSource is where a checkpoint's tensors come from: a safetensors file
+// or directory (engine/safetensors), or an in-memory map in tests. Tensors
+// may alias a memory mapping and must not be modified.
+type WeightSource interface {
+	// Meta returns a tensor's dtype and shape without reading it.
+	Meta(name string) (dt tensor.DType, shape []int, ok bool)
+	// Tensor returns the named tensor; an error names the source and tensor.
+	Tensor(name string) (*tensor.Tensor, error)
+}
+
+// ErrWeight is wrapped by every weight-loading error (missing tensor, wrong
+// shape or dtype).
+var ErrWeight = errors.New("weight")
+
+// LoadReport collects what loading did: tensors that were dequantized from
+// fp8, tensors in the checkpoint that were not used, bytes uploaded.
+type LoadReport struct {
+	Dequantized []string
+	Bytes       int64
+}
+
+// Loader fetches one rank's weights from a WeightSource by HF tensor name,
+// checks each against the shape the architecture expects, slices the rank's
+// shard, converts to the wanted dtype and uploads it to the device. Paths are
+// built as candle's VarBuilder does: l.Pp("model").Pp("layers").Pp("3").
+// The first error is kept and every later call returns nil; callers check
+// Err() once at the end (so one missing tensor gives one clear message).
+type Loader struct {
+	Src         WeightSource
+	Dev         backend.Device
+	Rank, World int
+	// DType converts weights on load (Invalid keeps the stored dtype). FP8
+	// weights are always dequantized, to DType or to bf16.
+	DType tensor.DType
+	// Dequant, when set, turns a stored fp8 weight into a float tensor (the
+	// architecture supplies DeepSeek's block-scale rule); it gets the tensor
+	// name and the stored tensor.
+	Dequant func(name string, t *tensor.Tensor) (*tensor.Tensor, error)
+	Report  *LoadReport
+
+	prefix string
+	err    *error
+}
+
+// NewLoader returns a loader for one rank.
+func NewLoader(src WeightSource, dev backend.Device, rank, world int, dt tensor.DType) *Loader {
+	var err error
+	return &Loader{Src: src, Dev: dev, Rank: rank, World: world, DType: dt, Report: &LoadReport{}, err: &err}
+}
+
+// Pp returns a loader whose names are prefixed with p (joined by ".").
+func (l *Loader) Pp(p string) *Loader {
+	c := *l
+	if c.prefix == "" {
+		c.prefix = p
+	} else {
+		c.prefix = c.prefix + "." + p
+	}
+	return &c
+}
+
+// PpI is Pp with an integer component (a layer index).
+func (l *Loader) PpI(i int) *Loader { return l.Pp(strconv.Itoa(i)) }
+
+// Err returns the first error of any load through this loader or its
+// prefixed copies.
+func (l *Loader) Err() error { return *l.err }
+
+// Fail records err (if it is the first) and returns nil.
+func (l *Loader) Fail(err error) backend.Tensor {
+	if *l.err == nil {
+		*l.err = err
+	}
+	return nil
+}
+
+// Name returns the full tensor name for n under the loader's prefix.
+func (l *Loader) Name(n string) string {
+	if l.prefix == "" {
+		return n
+	}
+	return l.prefix + "." + n
+}
+
+// Has reports whether the checkpoint holds n (under the prefix).
+func (l *Loader) Has(n string) bool {
+	_, _, ok := l.Src.Meta(l.Name(n))
+	return ok
+}
+
+func (l *Loader) fetch(n string, shape []int) *tensor.Tensor {
+	if *l.err != nil {
+		return nil
+	}
+	name := l.Name(n)
+	_, got, ok := l.Src.Meta(name)
+	if !ok {
+		l.Fail(fmt.Errorf("%w: tensor %s is missing from the checkpoint (expected shape %v)", ErrWeight, name, tensor.ShapeString(shape)))
+		return nil
+	}
+	if !sameShape(got, shape) {
+		l.Fail(fmt.Errorf("%w: tensor %s has shape %s in the checkpoint, the config implies %s", ErrWeight, name, tensor.ShapeString(got), tensor.ShapeString(shape)))
+		return nil
+	}
+	t, err := l.Src.Tensor(name)
+	if err != nil {
+		l.Fail(fmt.Errorf("%w: %w", ErrWeight, err))
+		return nil
+	}
+	if t.DType == tensor.F8E4M3 {
+		if l.Dequant == nil {
+			l.Fail(fmt.Errorf("%w: tensor %s is fp8 but the config has no quantization_config to dequantize it", ErrWeight, name))
+			return nil
+		}
+		d, err := l.Dequant(name, t)
+		if err != nil {
+			l.Fail(fmt.Errorf("%w: %s: %w", ErrWeight, name, err))
+			return nil
+		}
+		l.Report.Dequantized = append(l.Report.Dequantized, name)
+		t = d
+	}
+	if !t.DType.IsFloat() {
+		l.Fail(fmt.Errorf("%w: tensor %s has dtype %s, a float dtype was expected", ErrWeight, name, t.DType))
+		return nil
+	}
+	return t
+}
+
+func (l *Loader) finish(t *tensor.Tensor) backend.Tensor {
+	if t == nil {
+		return nil
+	}
+	want := l.DType
+	if want == tensor.Invalid {
+		want = t.DType
+		if want == tensor.F64 || want == tensor.F8E4M3 {
+			want = tensor.F32
+		}
+	}
+	if want != t.DType {
+		t = t.Convert(want)
+	}
+	l.Report.Bytes += int64(len(t.Data))
+	return l.Dev.Upload(t)
+}
+
+// Full loads tensor n, replicated on every rank, checking its shape.
+func (l *Loader) Full(n string, shape ...int) backend.Tensor {
+	return l.finish(l.fetch(n, shape))
+}
+
+// Rows loads rows [r0, r1) of tensor n of full shape `shape` (the output
+// features of a column-parallel linear, a vocab shard of an embedding). Rows
+// past the end of the tensor (vocab padding) are zero.
+func (l *Loader) Rows(n string, shape []int, r0, r1 int) backend.Tensor {
+	t := l.fetch(n, shape)
+	if t == nil {
+		return nil
+	}
+	if r1 <= t.Rows() {
+		return l.finish(t.SliceRows(r0, r1))
+	}
+	out := tensor.New(t.DType, append([]int{r1 - r0}, t.Shape[1:]...)...)
+	if r0 < t.Rows() {
+		copy(out.Data, t.SliceRows(r0, t.Rows()).Data)
+	}
+	return l.finish(out)
+}
+
+// Cols loads columns [c0, c1) of the last dimension of 2-D tensor n (the
+// input features of a row-parallel linear); it copies.
+func (l *Loader) Cols(n string, shape []int, c0, c1 int) backend.Tensor {
+	t := l.fetch(n, shape)
+	if t == nil {
+		return nil
+	}
+	rows, cols, es := t.Rows(), t.Cols(), t.DType.Size()
+	out := tensor.New(t.DType, rows, c1-c0)
+	for r := range rows {
+		copy(out.Data[r*(c1-c0)*es:(r+1)*(c1-c0)*es], t.Data[(r*cols+c0)*es:(r*cols+c1)*es])
+	}
+	return l.finish(out)
+}
+
+// RowBlocks loads the concatenation of row ranges of tensor n (a rank's
+// heads when they are not contiguous, e.g. a replicated kv head).
+func (l *Loader) RowBlocks(n string, shape []int, ranges [][2]int) backend.Tensor {
+	t := l.fetch(n, shape)
+	if t == nil {
+		return nil
+	}
+	total := 0
+	for _, r := range ranges {
+		total += r[1] - r[0]
+	}
+	rb := t.Cols() * t.DType.Size()
+	out := tensor.New(t.DType, append([]int{total}, t.Shape[1:]...)...)
+	off := 0
+	for _, r := range ranges {
+		copy(out.Data[off*rb:], t.Data[r[0]*rb:r[1]*rb])
+		off += r[1] - r[0]
+	}
+	return l.finish(out)
+}
+
+func sameShape(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
