@@ -69,8 +69,11 @@ type Device interface {
 	// its dtype. The CPU backend may alias t's data (which must then stay
 	// unchanged).
 	Upload(t *tensor.Tensor) Tensor
-	// Zeros allocates a persistent zeroed tensor (KV caches, accumulators).
+	// Zeros allocates a persistent zeroed tensor (KV caches).
 	Zeros(dt tensor.DType, shape ...int) Tensor
+	// Alloc allocates a zeroed activation tensor (ActDType) owned by the
+	// current scope, like an op output (MoE accumulators).
+	Alloc(shape ...int) Tensor
 	// Free releases a tensor's memory now; it must not be used afterwards.
 	Free(t Tensor)
 	// PushScope opens a scope: the outputs of ops from now on belong to it

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"hsdb/engine/backend"
+	"hsdb/engine/tensor"
 )
 
 // Site is a named point of the forward pass: one module of the model, visited
@@ -64,11 +65,22 @@ func (s Sharding) String() string {
 }
 
 // SiteTensor is one tensor a site shows on one rank: [tokens, features] for
-// per-token tensors, in the device's activation dtype.
+// per-token tensors, in the device's activation dtype. Small data computed
+// on the host (a router's top-k expert ids [tokens, k] as I64, tokens per
+// expert) is given as Host instead of T.
 type SiteTensor struct {
 	Name  string
 	T     backend.Tensor
+	Host  *tensor.Tensor
 	Shard Sharding
+}
+
+// Shape returns the tensor's shape whichever side it lives on.
+func (s SiteTensor) Shape() []int {
+	if s.T != nil {
+		return s.T.Shape()
+	}
+	return s.Host.Shape
 }
 
 // Frame is one level of the call chain at a stop: a module that has been

@@ -86,6 +86,9 @@ func (d *Device) Zeros(dt tensor.DType, shape ...int) backend.Tensor {
 	return Tensor{t}
 }
 
+// Alloc returns a zeroed float32 activation tensor.
+func (d *Device) Alloc(shape ...int) backend.Tensor { return Tensor{tensor.New(tensor.F32, shape...)} }
+
 // Free drops t; memory returns when the garbage collector runs.
 func (d *Device) Free(t backend.Tensor) {}
 
