@@ -1,0 +1,79 @@
+// Command hsdb is the hidden-state debugger: gdb for the forward pass of
+// large language models.
+//
+//	hsdb [--model PATH] [--tp N] [--device cpu|cuda] [--dtype f32|bf16|f16] [-x SCRIPT] [--json]
+//	hsdb generate [--model PATH] [--ids 1,2,3 | --prompt TEXT] [-n STEPS] [--temperature T] [--json]
+//	hsdb convert llama2c IN.bin --tokenizer tok.bin --out DIR
+//
+// With no --model, hsdb loads the embedded stories260K (a real trained tiny
+// Llama). `hsdb help` lists every subcommand.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+)
+
+// stdio is where a command reads and writes.
+type stdio struct {
+	In       io.Reader
+	Out, Err io.Writer
+}
+
+// subcommand is one `hsdb NAME ...` entry.
+type subcommand struct {
+	name, usage, summary string
+	run                  func(args []string, io stdio) int
+}
+
+var subcommands = map[string]*subcommand{}
+
+// register adds a subcommand at init; a duplicate name panics.
+func register(c *subcommand) {
+	if _, dup := subcommands[c.name]; dup {
+		panic("hsdb: subcommand " + c.name + " registered twice")
+	}
+	subcommands[c.name] = c
+}
+
+// debugger runs the interactive debugger or a script (no subcommand). It is
+// set by the REPL's file.
+var debugger func(args []string, io stdio) int
+
+func main() {
+	os.Exit(hsdbMain(os.Args[1:], stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}))
+}
+
+// hsdbMain dispatches to a subcommand or the debugger and returns the exit
+// status.
+func hsdbMain(args []string, io stdio) int {
+	if len(args) > 0 {
+		if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+			usage(io.Out)
+			return 0
+		}
+		if c, ok := subcommands[args[0]]; ok {
+			return c.run(args[1:], io)
+		}
+	}
+	if debugger == nil {
+		fmt.Fprintln(io.Err, "hsdb: this build has no debugger")
+		return 2
+	}
+	return debugger(args, io)
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "hsdb: the hidden-state debugger (gdb for the forward pass of LLMs)")
+	fmt.Fprintln(w, "\nusage:\n  hsdb [--model PATH] [--tp N] [--device cpu|cuda] [--dtype f32|bf16|f16] [-x SCRIPT] [--json]")
+	names := make([]string, 0, len(subcommands))
+	for n := range subcommands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  hsdb %s\n      %s\n", subcommands[n].usage, subcommands[n].summary)
+	}
+}

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+
+	"hsdb/engine"
+	"hsdb/engine/tensor"
+)
+
+// modelFlags are the flags every command that loads a model takes.
+type modelFlags struct {
+	model  string
+	tp     int
+	device string
+	dtype  string
+}
+
+func (m *modelFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&m.model, "model", "", "model: an HF directory (config.json + safetensors), a llama2.c .bin, or empty for the embedded stories260K")
+	fs.IntVar(&m.tp, "tp", 1, "tensor-parallel world size (ranks)")
+	fs.StringVar(&m.device, "device", "cpu", "cpu or cuda")
+	fs.StringVar(&m.dtype, "dtype", "", "convert weights on load: f32, bf16 or f16 (default: as stored)")
+}
+
+func (m *modelFlags) options() (engine.Options, error) {
+	o := engine.Options{TP: m.tp, Device: m.device}
+	if m.tp < 1 {
+		return o, fmt.Errorf("--tp %d: the world size must be at least 1", m.tp)
+	}
+	if m.dtype != "" {
+		dt, err := tensor.ParseDType(m.dtype)
+		if err != nil {
+			return o, fmt.Errorf("--dtype: %w", err)
+		}
+		if dt != tensor.F32 && dt != tensor.BF16 && dt != tensor.F16 {
+			return o, fmt.Errorf("--dtype %s: weights can be kept as f32, bf16 or f16", m.dtype)
+		}
+		o.DType = dt
+	}
+	return o, nil
+}
+
+func (m *modelFlags) load() (*engine.Engine, error) {
+	o, err := m.options()
+	if err != nil {
+		return nil, err
+	}
+	return engine.Open(m.model, o)
+}

@@ -1,0 +1,217 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"hsdb/engine/model"
+	"hsdb/engine/tensor"
+)
+
+const storiesBin = "../testdata/stories260K/stories260K.bin"
+
+func loadStories(t testing.TB, tp int) *Engine {
+	t.Helper()
+	e, err := LoadLlama2C(storiesBin, Options{TP: tp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// recorder is a hook that copies chosen tensors of chosen sites to the host
+// for every rank.
+type recorder struct {
+	want   func(s *model.Site) bool
+	names  []string
+	got    map[string][]*tensor.Tensor // "site/name" -> per rank
+	visits []string
+}
+
+func (r *recorder) Want(ev *model.Event) bool { return r.want(ev.Site) }
+
+func (r *recorder) Visit(ev *model.Event, ranks []*model.RankView) error {
+	if r.got == nil {
+		r.got = map[string][]*tensor.Tensor{}
+	}
+	r.visits = append(r.visits, ev.Site.Path)
+	for _, v := range ranks {
+		for _, st := range v.Tensors {
+			if len(r.names) > 0 && !contains(r.names, st.Name) {
+				continue
+			}
+			s := st.T.Shape()
+			h := v.Device.ToHost(st.T, 0, s[0], 0, tensor.Numel(s[1:]))
+			k := ev.Site.Path + "/" + st.Name
+			r.got[k] = append(r.got[k], h)
+		}
+	}
+	return nil
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func layerOutputs(s *model.Site) bool { return s.Layer >= 0 && s.Depth == 2 }
+
+// maxRelDiff returns max|a-b| / max|b|.
+func maxRelDiff(a, b []float32) float64 {
+	var d, m float64
+	for i := range a {
+		d = math.Max(d, math.Abs(float64(a[i]-b[i])))
+		m = math.Max(m, math.Abs(float64(b[i])))
+	}
+	return d / m
+}
+
+var prompts = [][]int32{{1, 403, 407, 261, 378, 365, 271}, {1, 64}, {1, 400, 281, 350, 305, 258, 333, 294, 300, 406, 270, 290}}
+
+// TestTPEqualsTP1: the same batch at --tp 2 and 4 gives every layer's stream
+// and the logits of --tp 1 within float32 rounding, and replicated tensors
+// are equal on every rank.
+func TestTPEqualsTP1(t *testing.T) {
+	ref := &recorder{want: layerOutputs, names: []string{"stream"}}
+	l1, err := loadStories(t, 1).Prefill(prompts, ref, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tp := range []int{2, 4} {
+		rec := &recorder{want: layerOutputs, names: []string{"stream"}}
+		ln, err := loadStories(t, tp).Prefill(prompts, rec, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, want := range ref.got {
+			got := rec.got[k]
+			if len(got) != tp {
+				t.Fatalf("tp %d: %s seen on %d ranks", tp, k, len(got))
+			}
+			for r, g := range got {
+				if d := maxRelDiff(g.F32(), want[0].F32()); d > 1e-5 {
+					t.Errorf("tp %d rank %d %s: rel diff %.3g", tp, r, k, d)
+				}
+			}
+		}
+		if d := maxRelDiff(ln.Values.F32(), l1.Values.F32()); d > 1e-5 {
+			t.Errorf("tp %d logits rel diff %.3g", tp, d)
+		}
+	}
+}
+
+// TestSitesVisitedInTreeOrder: a step visits every site of the tree exactly
+// once, in the tree's post-order.
+func TestSitesVisitedInTreeOrder(t *testing.T) {
+	e := loadStories(t, 2)
+	rec := &recorder{want: func(*model.Site) bool { return true }, names: []string{"-"}}
+	if _, err := e.Prefill(prompts[:1], rec, false); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, s := range e.Tree.Sites {
+		want = append(want, s.Path)
+	}
+	if strings.Join(rec.visits, " ") != strings.Join(want, " ") {
+		t.Fatalf("visited\n%v\nwant\n%v", rec.visits, want)
+	}
+	// model + embed_tokens + 5 layers × 12 (layer, 2 norms, self_attn with
+	// qkv/rotary/attn/o_proj, mlp with gate_up/act/down) + norm + lm_head.
+	if len(want) != 1+1+5*12+1+1 {
+		t.Errorf("%d sites", len(want))
+	}
+}
+
+// TestBatchIsolation: sequences run together give the same logits as run
+// alone (attention never crosses sequences).
+func TestBatchIsolation(t *testing.T) {
+	e := loadStories(t, 1)
+	all, err := e.Prefill(prompts, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s, p := range prompts {
+		one, err := e.Prefill([][]int32{p}, nil, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := maxRelDiff(all.Row(s), one.Row(0)); d > 1e-5 {
+			t.Errorf("sequence %d: batched vs alone rel diff %.3g", s, d)
+		}
+	}
+}
+
+// TestDecodeMatchesPrefill: prefilling a prefix then decoding token by token
+// gives the logits that one prefill of the whole sequence gives per position.
+func TestDecodeMatchesPrefill(t *testing.T) {
+	e := loadStories(t, 2)
+	full := prompts[2]
+	ref, err := e.Prefill([][]int32{full}, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two sequences decoded together: the long one from a 4-token prefix and
+	// a short one alongside, so the decode batch mixes positions.
+	if _, err := e.Prefill([][]int32{full[:4], prompts[1]}, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	for p := 4; p < len(full); p++ {
+		l, err := e.Decode([]int32{full[p], 5}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := maxRelDiff(l.Row(0), ref.Row(p)); d > 1e-5 {
+			t.Errorf("position %d: decode vs prefill rel diff %.3g", p, d)
+		}
+	}
+}
+
+// TestTokenOutOfRange names the sequence and token.
+func TestTokenOutOfRange(t *testing.T) {
+	e := loadStories(t, 1)
+	_, err := e.Prefill([][]int32{{1, 2}, {1, 600, 3}}, nil, false)
+	if err == nil || !strings.Contains(err.Error(), "token id 600 (sequence 1, token 1)") || !strings.Contains(err.Error(), "[0, 512)") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// stopper fails the pass at a chosen site.
+type stopper struct{ at string }
+
+func (s *stopper) Want(ev *model.Event) bool { return ev.Site.Path == s.at }
+func (s *stopper) Visit(ev *model.Event, ranks []*model.RankView) error {
+	return fmt.Errorf("stopped by user at %s on %d ranks", ev.Site.Path, len(ranks))
+}
+
+// TestHookErrorStopsAllRanks: a Visit error ends the pass on every rank and
+// comes back unchanged; the engine runs again afterwards.
+func TestHookErrorStopsAllRanks(t *testing.T) {
+	e := loadStories(t, 4)
+	_, err := e.Prefill(prompts, &stopper{at: "model.layers.2.mlp.down_proj"}, false)
+	if err == nil || err.Error() != "stopped by user at model.layers.2.mlp.down_proj on 4 ranks" {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := e.Prefill(prompts, nil, false); err != nil {
+		t.Fatalf("after a stop: %v", err)
+	}
+}
+
+// TestConfigSplitErrors: a world size that does not divide the heads is
+// refused with the numbers.
+func TestConfigSplitErrors(t *testing.T) {
+	_, err := LoadLlama2C(storiesBin, Options{TP: 3})
+	if err == nil || !strings.Contains(err.Error(), "num_attention_heads 8 is not divisible by --tp 3") {
+		t.Fatalf("err = %v", err)
+	}
+	_, err = LoadLlama2C(storiesBin, Options{TP: 1, Device: "tpu"})
+	if !errors.Is(err, ErrDevice) {
+		t.Fatalf("err = %v", err)
+	}
+}
