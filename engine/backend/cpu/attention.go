@@ -43,28 +43,41 @@ func (d *Device) Attention(q, k, v backend.Tensor, a *backend.AttnArgs) backend.
 			for h := range a.Heads {
 				kh := h / group
 				qr := qv[t*a.Heads*a.DK+h*a.DK : t*a.Heads*a.DK+(h+1)*a.DK]
+				sc := scores[:n]
 				mx := float32(math.Inf(-1))
-				for j := range n {
-					row := base + first + j
-					s := dot(qr, kv[row*kcols+kh*a.DK:row*kcols+(kh+1)*a.DK]) * a.Scale
-					scores[j] = s
+				ko := (base+first)*kcols + kh*a.DK
+				for j := range sc {
+					kr := kv[ko : ko+len(qr)]
+					var s0, s1 float32
+					c := 0
+					for ; c+2 <= len(qr); c += 2 {
+						s0 += qr[c] * kr[c]
+						s1 += qr[c+1] * kr[c+1]
+					}
+					if c < len(qr) {
+						s0 += qr[c] * kr[c]
+					}
+					s := (s0 + s1) * a.Scale
+					sc[j] = s
 					mx = max(mx, s)
+					ko += kcols
 				}
 				var sum float64
-				for j := range n {
-					e := float32(math.Exp(float64(scores[j] - mx)))
-					scores[j] = e
+				for j, s := range sc {
+					e := float32(math.Exp(float64(s - mx)))
+					sc[j] = e
 					sum += float64(e)
 				}
 				inv := float32(1 / sum)
 				out := y[t*outCols+h*a.DV : t*outCols+(h+1)*a.DV]
-				for j := range n {
-					row := base + first + j
-					p := scores[j] * inv
-					vr := vv[row*vcols+kh*a.DV : row*vcols+(kh+1)*a.DV]
+				vo := (base+first)*vcols + kh*a.DV
+				for _, e := range sc {
+					p := e * inv
+					vr := vv[vo : vo+len(out)]
 					for c, x := range vr {
 						out[c] += p * x
 					}
+					vo += vcols
 				}
 			}
 		}
