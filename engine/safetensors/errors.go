@@ -77,7 +77,7 @@ var (
 	// files of a directory.
 	ErrDuplicateTensor = errors.New("tensor in more than one file")
 	// ErrEmptyDir: a directory holds no *.safetensors file.
-	ErrEmptyDir = errors.New("no *.safetensors in directory")
+	ErrEmptyDir = errors.New("empty checkpoint directory")
 
 	// ErrBadTensor: a tensor given to Write is nil, has an invalid dtype, a
 	// negative dimension, an empty or reserved name, or Data whose length is

@@ -78,7 +78,7 @@ func OpenDir(dir string) (*Set, error) {
 		sort.Strings(files)
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("%s: %w (no %s, no %s)", dir, ErrEmptyDir, IndexName, SingleName)
+		return nil, fmt.Errorf("safetensors: %w: no *.safetensors in %s (and no %s)", ErrEmptyDir, dir, IndexName)
 	}
 	s := &Set{where: dir, dir: dir, fileOf: map[string]string{}, opened: map[string]*File{}}
 	for _, name := range files {
