@@ -132,24 +132,15 @@ func editDistance(a, b string) int {
 }
 
 // noTensorError builds the ErrNoTensor message for name missing from where
-// (a file or directory), with the closest names as a hint.
+// (a file, an index or a directory), with the closest names as a hint.
 func noTensorError(where, name string, names []string) error {
-	msg := fmt.Sprintf("%s: tensor %q: %v", where, name, ErrNoTensor)
+	hint := ""
 	if c := closestNames(name, names, 3); len(c) > 0 {
 		q := make([]string, len(c))
 		for i, n := range c {
 			q[i] = fmt.Sprintf("%q", n)
 		}
-		msg += " (closest: " + strings.Join(q, ", ") + ")"
+		hint = " (closest: " + strings.Join(q, ", ") + ")"
 	}
-	return &wrapped{msg: msg, err: ErrNoTensor}
+	return fmt.Errorf("%s: tensor %q: %w%s", where, name, ErrNoTensor, hint)
 }
-
-// wrapped is an error with a fully formatted message wrapping a sentinel.
-type wrapped struct {
-	msg string
-	err error
-}
-
-func (w *wrapped) Error() string { return w.msg }
-func (w *wrapped) Unwrap() error { return w.err }

@@ -222,3 +222,39 @@ func TestDirEmpty(t *testing.T) {
 		t.Errorf("err = %v, want ErrEmptyDir naming %s", err, dir)
 	}
 }
+
+// TestSetConcurrent reads every tensor of a sharded set from 8 goroutines
+// at once: each must get its value and each shard be opened once (run with
+// -race to check the locking).
+func TestSetConcurrent(t *testing.T) {
+	dir, shards := shardedDir(t)
+	s, err := OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	errs := make(chan error, 8*6)
+	for g := range 8 {
+		go func() {
+			for i := range 6 {
+				l := (i + g) % 6
+				x, err := s.Tensor(fmt.Sprintf("layers.%d.w", l))
+				if err == nil && x.F32()[0] != float32(l) {
+					err = fmt.Errorf("layers.%d.w = %v", l, x.F32())
+				}
+				errs <- err
+			}
+		}()
+	}
+	for range 8 * 6 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if !slices.Equal(s.OpenedFiles(), shards) {
+		t.Errorf("OpenedFiles = %v, want %v", s.OpenedFiles(), shards)
+	}
+	if s.BytesRead() != 8*6*16 {
+		t.Errorf("BytesRead = %d, want %d", s.BytesRead(), 8*6*16)
+	}
+}

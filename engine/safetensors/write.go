@@ -22,8 +22,8 @@ import (
 // Named is one tensor to write under a header key (an HF module path such
 // as "model.layers.3.mlp.down_proj.weight", or "hidden_states.30").
 type Named struct {
-	Name string
-	T    *tensor.Tensor
+	Name string         // header key; unique, non-empty, not "__metadata__"
+	T    *tensor.Tensor // any shape and dtype; Data is written as is
 }
 
 // Write writes tensors as one safetensors file to w: the 8-byte header
