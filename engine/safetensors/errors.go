@@ -1,0 +1,146 @@
+package safetensors
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Sentinel errors. Every error this package returns wraps exactly one of them
+// (test with errors.Is) inside a message naming the file, and where there is
+// one the tensor, with what was expected and what was found. The conditions
+// follow the Rust crate's SafeTensorError (HeaderTooSmall, HeaderTooLarge,
+// InvalidHeaderLength, InvalidHeaderDeserialization, TensorInvalidInfo,
+// InvalidOffset, MetadataIncompleteBuffer, ValidationOverflow), split finer so
+// that a caller can tell them apart.
+var (
+	// ErrTooShort: the file is shorter than the 8-byte header length prefix.
+	ErrTooShort = errors.New("file shorter than 8 bytes")
+	// ErrHeaderLength: the header length runs past the end of the file.
+	ErrHeaderLength = errors.New("header length beyond end of file")
+	// ErrHeaderTooLarge: the header length exceeds MaxHeaderSize.
+	ErrHeaderTooLarge = errors.New("header too large")
+	// ErrHeaderJSON: the header is not valid UTF-8 JSON (a single value,
+	// optionally padded with whitespace).
+	ErrHeaderJSON = errors.New("header is not valid JSON")
+	// ErrHeaderNotObject: the header is valid JSON but not an object.
+	ErrHeaderNotObject = errors.New("header is not a JSON object")
+	// ErrTensorEntry: a tensor entry is not an object, lacks dtype, shape or
+	// data_offsets, or has one of the wrong JSON type (dtype a string, shape
+	// an array of integers, data_offsets an array of two integers).
+	ErrTensorEntry = errors.New("malformed tensor entry")
+	// ErrMetadata: __metadata__ is not an object of string values.
+	ErrMetadata = errors.New("__metadata__ is not a map of strings")
+	// ErrDuplicateName: a tensor name appears twice in one header, or twice
+	// in the list given to Write.
+	ErrDuplicateName = errors.New("duplicate tensor name")
+	// ErrUnknownDType: the dtype string is not one tensor.FromSafetensors knows.
+	ErrUnknownDType = errors.New("unknown dtype")
+	// ErrBadShape: a dimension is negative, or product(shape) × element size
+	// overflows int64.
+	ErrBadShape = errors.New("invalid shape")
+	// ErrSizeMismatch: product(shape) × element size != end − begin.
+	ErrSizeMismatch = errors.New("shape and dtype do not match data_offsets")
+	// ErrBadOffsets: begin > end, or an offset is negative.
+	ErrBadOffsets = errors.New("invalid data_offsets")
+	// ErrOutOfRange: a tensor's range ends beyond the data area.
+	ErrOutOfRange = errors.New("data_offsets outside the data area")
+	// ErrOverlap: two tensors' byte ranges overlap.
+	ErrOverlap = errors.New("tensor ranges overlap")
+	// ErrHole: bytes of the data area before a tensor belong to no tensor
+	// (the crate's InvalidOffset: each tensor must start where the previous
+	// one, in offset order, ended; the first at 0).
+	ErrHole = errors.New("hole in the data area")
+	// ErrIncomplete: the data area is longer than the last tensor's end (the
+	// crate's MetadataIncompleteBuffer: the last offset must be the end of
+	// the file).
+	ErrIncomplete = errors.New("data area not fully covered")
+	// ErrNoTensor: the requested tensor is not in the file or set.
+	ErrNoTensor = errors.New("no such tensor")
+	// ErrRowRange: RowsView was asked for rows outside [0, shape[0]], with
+	// a > b, or of a scalar.
+	ErrRowRange = errors.New("row range out of bounds")
+	// ErrClosed: the File was used after Close.
+	ErrClosed = errors.New("file is closed")
+
+	// ErrIndex: a model.safetensors.index.json is not valid JSON, has no
+	// weight_map object, or maps a tensor to something other than a local
+	// file name.
+	ErrIndex = errors.New("invalid safetensors index")
+	// ErrShardMissing: the index names a shard file that does not exist.
+	ErrShardMissing = errors.New("shard file named by index does not exist")
+	// ErrIndexMismatch: the index places a tensor in a shard that lacks it
+	// (checked when that shard is first opened).
+	ErrIndexMismatch = errors.New("index names a tensor its shard lacks")
+	// ErrDuplicateTensor: without an index, the same tensor name is in two
+	// files of a directory.
+	ErrDuplicateTensor = errors.New("tensor in more than one file")
+	// ErrEmptyDir: a directory holds no *.safetensors file.
+	ErrEmptyDir = errors.New("empty checkpoint directory")
+
+	// ErrBadTensor: a tensor given to Write is nil, has an invalid dtype, a
+	// negative dimension, an empty or reserved name, or Data whose length is
+	// not product(Shape) × DType.Size().
+	ErrBadTensor = errors.New("invalid tensor for writing")
+	// ErrDiskFull: a write failed with ENOSPC (no space left on device).
+	ErrDiskFull = errors.New("disk full (ENOSPC)")
+	// ErrVerify: WriteFile re-read the temporary file and it differs from
+	// what was written.
+	ErrVerify = errors.New("written file does not read back identically")
+)
+
+// closestNames returns up to k of names nearest to want by edit distance,
+// nearest first, for "did you mean" hints in ErrNoTensor messages.
+func closestNames(want string, names []string, k int) []string {
+	type cand struct {
+		name string
+		d    int
+	}
+	cs := make([]cand, 0, len(names))
+	for _, n := range names {
+		cs = append(cs, cand{n, editDistance(want, n)})
+	}
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].d < cs[j].d })
+	var out []string
+	for i := 0; i < len(cs) && i < k; i++ {
+		out = append(out, cs[i].name)
+	}
+	return out
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := prev[j-1]
+			if a[i-1] != b[j-1] {
+				c++
+			}
+			c = min(c, prev[j]+1, cur[j-1]+1)
+			cur[j] = c
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// noTensorError builds the ErrNoTensor message for name missing from where
+// (a file, an index or a directory), with the closest names as a hint.
+func noTensorError(where, name string, names []string) error {
+	hint := ""
+	if c := closestNames(name, names, 3); len(c) > 0 {
+		q := make([]string, len(c))
+		for i, n := range c {
+			q[i] = fmt.Sprintf("%q", n)
+		}
+		hint = " (closest: " + strings.Join(q, ", ") + ")"
+	}
+	return fmt.Errorf("%s: tensor %q: %w%s", where, name, ErrNoTensor, hint)
+}

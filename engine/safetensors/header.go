@@ -1,0 +1,372 @@
+package safetensors
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"hsdb/engine/tensor"
+)
+
+// MaxHeaderSize is the largest JSON header accepted, in bytes: 100,000,000,
+// the Rust crate's MAX_HEADER_SIZE (a guard against reading a huge bogus
+// length as a header).
+const MaxHeaderSize = 100_000_000
+
+// metadataKey is the reserved header key holding string-to-string metadata.
+const metadataKey = "__metadata__"
+
+// TensorInfo describes one tensor of a file as its header declares it.
+type TensorInfo struct {
+	// Name is the tensor's key in the header (an HF module path such as
+	// "model.layers.3.mlp.down_proj.weight").
+	Name string
+	// DType is the element type.
+	DType tensor.DType
+	// Shape is the size of each dimension, outermost first ([] for a scalar).
+	Shape []int
+	// Begin and End are the header's data_offsets: the tensor's bytes are
+	// [Begin, End) counted from the start of the data area.
+	Begin, End int64
+	// Offset is the absolute position of Begin in the file: 8 + N + Begin,
+	// where N is the header length.
+	Offset int64
+}
+
+// Bytes returns the tensor's size in bytes, End − Begin.
+func (ti TensorInfo) Bytes() int64 { return ti.End - ti.Begin }
+
+// header is a parsed and validated header.
+type header struct {
+	dataStart int64        // 8 + N
+	infos     []TensorInfo // sorted by (Begin, End), then header order
+	meta      map[string]string
+}
+
+// parseHeader validates buf, the whole content of the file at path, and
+// returns its tensors. It checks, in this order: the length prefix, the
+// header's size and JSON structure, every entry's dtype, shape and offsets,
+// and finally that the tensors tile the data area exactly (no overlap, no
+// hole, nothing after the last tensor), as the Rust crate's read_metadata
+// and Metadata::validate do. It never panics on any input.
+func parseHeader(path string, buf []byte) (*header, error) {
+	if len(buf) < 8 {
+		return nil, fmt.Errorf("%s: %w: file is %d bytes, need at least the 8-byte header length", path, ErrTooShort, len(buf))
+	}
+	n := binary.LittleEndian.Uint64(buf)
+	if n > MaxHeaderSize {
+		return nil, fmt.Errorf("%s: %w: header length is %d bytes, limit is %d", path, ErrHeaderTooLarge, n, MaxHeaderSize)
+	}
+	if n > uint64(len(buf)-8) {
+		return nil, fmt.Errorf("%s: %w: header length is %d bytes but only %d bytes follow the length prefix", path, ErrHeaderLength, n, len(buf)-8)
+	}
+	raw := buf[8 : 8+n]
+	h := &header{dataStart: int64(8 + n)}
+	dataLen := int64(len(buf)) - h.dataStart
+
+	entries, err := splitHeader(path, raw)
+	if err != nil {
+		return nil, err
+	}
+	seen := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		if seen[e.key] {
+			// Stricter than the crate (serde keeps the last duplicate
+			// silently): two entries for one name would lose data.
+			return nil, fmt.Errorf("%s: tensor %q: %w: the header has the key twice", path, e.key, ErrDuplicateName)
+		}
+		seen[e.key] = true
+		if e.key == metadataKey {
+			if h.meta, err = parseMetadata(path, e.val); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		ti, err := parseEntry(path, e.key, e.val)
+		if err != nil {
+			return nil, err
+		}
+		if ti.End > dataLen {
+			return nil, fmt.Errorf("%s: tensor %q: %w: data_offsets [%d, %d] but the data area is %d bytes", path, ti.Name, ErrOutOfRange, ti.Begin, ti.End, dataLen)
+		}
+		ti.Offset = h.dataStart + ti.Begin
+		h.infos = append(h.infos, ti)
+	}
+	if err := checkTiling(path, h.infos, dataLen); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// checkTiling sorts infos by offset and checks that they cover [0, dataLen)
+// exactly once. The Rust crate (Metadata::validate) sorts the same way and
+// rejects any tensor not starting where the previous ended (InvalidOffset)
+// and a last end short of the file's end (MetadataIncompleteBuffer); hsdb
+// follows it, reporting overlaps, holes and trailing bytes separately. A
+// zero-byte tensor must therefore sit at a boundary between tensors.
+func checkTiling(path string, infos []TensorInfo, dataLen int64) error {
+	sort.SliceStable(infos, func(i, j int) bool {
+		if infos[i].Begin != infos[j].Begin {
+			return infos[i].Begin < infos[j].Begin
+		}
+		return infos[i].End < infos[j].End
+	})
+	var covered int64 // end of the furthest-reaching tensor so far
+	reach := -1       // index of that tensor
+	for i, ti := range infos {
+		switch {
+		case ti.Begin < covered:
+			o := infos[reach]
+			return fmt.Errorf("%s: tensors %q [%d, %d] and %q [%d, %d]: %w", path, o.Name, o.Begin, o.End, ti.Name, ti.Begin, ti.End, ErrOverlap)
+		case ti.Begin > covered:
+			return fmt.Errorf("%s: tensor %q: %w: bytes [%d, %d) before it belong to no tensor (expected it to begin at %d, found %d)", path, ti.Name, ErrHole, covered, ti.Begin, covered, ti.Begin)
+		}
+		if ti.End > covered || reach < 0 {
+			covered, reach = ti.End, i
+		}
+	}
+	if covered != dataLen {
+		if reach < 0 {
+			return fmt.Errorf("%s: %w: the header has no tensors but the data area is %d bytes (%d trailing bytes)", path, ErrIncomplete, dataLen, dataLen)
+		}
+		return fmt.Errorf("%s: %w: the data area is %d bytes but the last tensor %q ends at %d (%d trailing bytes)", path, ErrIncomplete, dataLen, infos[reach].Name, covered, dataLen-covered)
+	}
+	return nil
+}
+
+type rawEntry struct {
+	key string
+	val json.RawMessage
+}
+
+// splitHeader checks that raw is one JSON object and returns its members
+// in file order, duplicates included.
+func splitHeader(path string, raw []byte) ([]rawEntry, error) {
+	if !utf8.Valid(raw) {
+		return nil, fmt.Errorf("%s: %w: header is not valid UTF-8", path, ErrHeaderJSON)
+	}
+	var probe json.RawMessage
+	if err := json.Unmarshal(raw, &probe); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return nil, fmt.Errorf("%s: %w: %v (at byte %d of the %d-byte header)", path, ErrHeaderJSON, err, se.Offset, len(raw))
+		}
+		return nil, fmt.Errorf("%s: %w: %v", path, ErrHeaderJSON, err)
+	}
+	if probe[0] != '{' {
+		return nil, fmt.Errorf("%s: %w: header is a JSON %s", path, ErrHeaderNotObject, jsonKind(probe))
+	}
+	dec := json.NewDecoder(bytes.NewReader(probe))
+	if _, err := dec.Token(); err != nil { // '{'
+		return nil, fmt.Errorf("%s: %w: %v", path, ErrHeaderJSON, err)
+	}
+	var out []rawEntry
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w: %v", path, ErrHeaderJSON, err)
+		}
+		key, _ := tok.(string)
+		var val json.RawMessage
+		if err := dec.Decode(&val); err != nil {
+			return nil, fmt.Errorf("%s: %w: value of %q: %v", path, ErrHeaderJSON, key, err)
+		}
+		out = append(out, rawEntry{key, val})
+	}
+	return out, nil
+}
+
+// jsonKind names the JSON type of a valid JSON value for messages.
+func jsonKind(v []byte) string {
+	v = bytes.TrimLeft(v, " \t\r\n")
+	if len(v) == 0 {
+		return "nothing"
+	}
+	switch v[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}
+
+// parseMetadata decodes __metadata__: an object of strings, or null (the
+// crate's Option<HashMap<String, String>> accepts both).
+func parseMetadata(path string, v json.RawMessage) (map[string]string, error) {
+	if jsonKind(v) == "null" {
+		return nil, nil
+	}
+	if jsonKind(v) != "object" {
+		return nil, fmt.Errorf("%s: %w: it is a JSON %s, expected an object", path, ErrMetadata, jsonKind(v))
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(v, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w: %v", path, ErrMetadata, err)
+	}
+	out := make(map[string]string, len(m))
+	for k, rv := range m {
+		var s string
+		if jsonKind(rv) != "string" || json.Unmarshal(rv, &s) != nil {
+			return nil, fmt.Errorf("%s: %w: key %q is a JSON %s, expected a string", path, ErrMetadata, k, jsonKind(rv))
+		}
+		out[k] = s
+	}
+	return out, nil
+}
+
+// knownDTypes lists the safetensors dtype names hsdb reads, for messages.
+func knownDTypes() string {
+	var names []string
+	for d := tensor.DType(1); d.Size() != 0; d++ {
+		names = append(names, d.SafetensorsName())
+	}
+	return strings.Join(names, ", ")
+}
+
+// parseEntry decodes and checks one tensor entry (everything but its
+// position relative to other tensors and to the data area's length).
+func parseEntry(path, name string, v json.RawMessage) (TensorInfo, error) {
+	ti := TensorInfo{Name: name}
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%s: tensor %q: %w: %s", path, name, ErrTensorEntry, fmt.Sprintf(format, a...))
+	}
+	if k := jsonKind(v); k != "object" {
+		return ti, bad("entry is a JSON %s, expected an object with dtype, shape and data_offsets", k)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(v, &m); err != nil {
+		return ti, bad("%v", err)
+	}
+	// Unknown extra fields are ignored, as serde does for TensorInfo.
+	for _, f := range []string{"dtype", "shape", "data_offsets"} {
+		if _, ok := m[f]; !ok {
+			return ti, bad("missing field %q", f)
+		}
+	}
+
+	var dt string
+	if k := jsonKind(m["dtype"]); k != "string" || json.Unmarshal(m["dtype"], &dt) != nil {
+		return ti, bad("dtype is a JSON %s, expected a string", k)
+	}
+	d, ok := tensor.FromSafetensors(dt)
+	if !ok {
+		return ti, fmt.Errorf("%s: tensor %q: %w %q (hsdb reads %s)", path, name, ErrUnknownDType, dt, knownDTypes())
+	}
+	ti.DType = d
+
+	dims, err := intArray(m["shape"])
+	if err != nil {
+		return ti, bad("shape %s", err)
+	}
+	numel := int64(1)
+	ti.Shape = make([]int, len(dims))
+	for i, x := range dims {
+		if x.neg {
+			return ti, fmt.Errorf("%s: tensor %q: %w: dimension %d is -%d, expected >= 0", path, name, ErrBadShape, i, x.mag)
+		}
+		if x.mag > math.MaxInt64 || x.mag > uint64(math.MaxInt) {
+			return ti, fmt.Errorf("%s: tensor %q: %w: dimension %d is %d, which overflows", path, name, ErrBadShape, i, x.mag)
+		}
+		dim := int64(x.mag)
+		if dim != 0 && numel > math.MaxInt64/dim {
+			return ti, fmt.Errorf("%s: tensor %q: %w: product of shape %s overflows int64", path, name, ErrBadShape, rawText(m["shape"]))
+		}
+		numel *= dim
+		ti.Shape[i] = int(dim)
+	}
+	es := int64(d.Size())
+	if numel > math.MaxInt64/es {
+		return ti, fmt.Errorf("%s: tensor %q: %w: shape %s of %s (%d bytes each) overflows int64 bytes", path, name, ErrBadShape, tensor.ShapeString(ti.Shape), dt, es)
+	}
+	nbytes := numel * es
+
+	offs, err := intArray(m["data_offsets"])
+	if err != nil {
+		return ti, bad("data_offsets %s", err)
+	}
+	if len(offs) != 2 {
+		return ti, bad("data_offsets has %d elements, expected [begin, end]", len(offs))
+	}
+	for _, o := range offs {
+		if o.neg {
+			return ti, fmt.Errorf("%s: tensor %q: %w: data_offsets %s has a negative offset", path, name, ErrBadOffsets, rawText(m["data_offsets"]))
+		}
+		if o.mag > math.MaxInt64 {
+			// Beyond any file; report as out of range like any large end.
+			return ti, fmt.Errorf("%s: tensor %q: %w: data_offsets %s exceed any file size", path, name, ErrOutOfRange, rawText(m["data_offsets"]))
+		}
+	}
+	ti.Begin, ti.End = int64(offs[0].mag), int64(offs[1].mag)
+	if ti.Begin > ti.End {
+		return ti, fmt.Errorf("%s: tensor %q: %w: begin %d > end %d", path, name, ErrBadOffsets, ti.Begin, ti.End)
+	}
+	if ti.End-ti.Begin != nbytes {
+		return ti, fmt.Errorf("%s: tensor %q: %w: shape %s × %s (%d bytes each) needs %d bytes, data_offsets [%d, %d] span %d",
+			path, name, ErrSizeMismatch, tensor.ShapeString(ti.Shape), dt, es, nbytes, ti.Begin, ti.End, ti.End-ti.Begin)
+	}
+	return ti, nil
+}
+
+// jsonInt is a JSON integer as sign and magnitude; mag saturates at
+// MaxUint64 for literals too large for it.
+type jsonInt struct {
+	neg bool
+	mag uint64
+}
+
+// intArray decodes a JSON array of integers written without fraction or
+// exponent (serde_json refuses 2.0 or 1e3 for usize too).
+func intArray(v json.RawMessage) ([]jsonInt, error) {
+	if k := jsonKind(v); k != "array" {
+		return nil, fmt.Errorf("is a JSON %s, expected an array of integers", k)
+	}
+	var elems []json.RawMessage
+	if err := json.Unmarshal(v, &elems); err != nil {
+		return nil, err
+	}
+	out := make([]jsonInt, len(elems))
+	for i, e := range elems {
+		s := string(bytes.TrimSpace(e))
+		neg := strings.HasPrefix(s, "-")
+		digits := strings.TrimPrefix(s, "-")
+		if digits == "" || strings.Trim(digits, "0123456789") != "" {
+			return nil, fmt.Errorf("element %d is %s, expected an integer", i, s)
+		}
+		mag, err := strconv.ParseUint(digits, 10, 64)
+		if errors.Is(err, strconv.ErrRange) {
+			mag = math.MaxUint64
+		} else if err != nil {
+			return nil, fmt.Errorf("element %d is %s: %v", i, s, err)
+		}
+		out[i] = jsonInt{neg && mag != 0, mag}
+	}
+	return out, nil
+}
+
+// rawText returns a JSON value as compact text for messages, shortened.
+func rawText(v json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, v) != nil {
+		b.Reset()
+		b.Write(v)
+	}
+	s := b.String()
+	if len(s) > 80 {
+		s = s[:77] + "..."
+	}
+	return s
+}
