@@ -45,6 +45,8 @@ type Engine struct {
 	siteGroup *backend.Group
 	seqs      []seqState // sequences of the current prefill, by slot
 	step      int
+	closers   []func() error
+	weights   interface{ BytesRead() int64 }
 }
 
 type rankState struct {

@@ -4,6 +4,6 @@
 // and tensors named as HF's LlamaForCausalLM names them, with the query and
 // key rows permuted from llama2.c's interleaved RoPE pairs to HF's halves.
 //
-// It imports engine/tensor only; the converter command writes the result
-// with engine/safetensors.
+// Convert writes the result as an HF directory with engine/safetensors. The
+// package imports engine/tensor and engine/safetensors only.
 package llama2c

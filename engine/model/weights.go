@@ -165,6 +165,18 @@ func (l *Loader) Full(n string, shape ...int) backend.Tensor {
 // features of a column-parallel linear, a vocab shard of an embedding). Rows
 // past the end of the tensor (vocab padding) are zero.
 func (l *Loader) Rows(n string, shape []int, r0, r1 int) backend.Tensor {
+	if rv, ok := l.Src.(rowViewer); ok && r1 <= shape[0] && *l.err == nil {
+		if dt, got, ok := l.Src.Meta(l.Name(n)); ok && sameShape(got, shape) && dt != tensor.F8E4M3 {
+			t, err := rv.RowsView(l.Name(n), r0, r1)
+			if err != nil {
+				return l.Fail(fmt.Errorf("%w: %w", ErrWeight, err))
+			}
+			if !t.DType.IsFloat() {
+				return l.Fail(fmt.Errorf("%w: tensor %s has dtype %s, a float dtype was expected", ErrWeight, l.Name(n), t.DType))
+			}
+			return l.finish(t)
+		}
+	}
 	t := l.fetch(n, shape)
 	if t == nil {
 		return nil
@@ -213,6 +225,12 @@ func (l *Loader) RowBlocks(n string, shape []int, ranges [][2]int) backend.Tenso
 		off += r[1] - r[0]
 	}
 	return l.finish(out)
+}
+
+// rowViewer is a WeightSource that can hand out a block of rows without
+// reading the rest of the tensor (engine/safetensors sources).
+type rowViewer interface {
+	RowsView(name string, a, b int) (*tensor.Tensor, error)
 }
 
 func sameShape(a, b []int) bool {

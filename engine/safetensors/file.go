@@ -191,3 +191,22 @@ func (f *File) Close() error {
 	f.data = nil
 	return nil
 }
+
+// FromBytes validates a safetensors file held in memory (an embedded model)
+// as Open does; name stands for the path in messages. Tensors alias data
+// where aligned, so data must not change while the File is in use.
+func FromBytes(name string, data []byte) (*File, error) {
+	if len(data) < 8 {
+		return nil, fmt.Errorf("%s: %w: %d bytes, need at least the 8-byte header length", name, ErrTooShort, len(data))
+	}
+	h, err := parseHeader(name, data)
+	if err != nil {
+		return nil, err
+	}
+	f := &File{path: name, data: data, unmap: func() error { return nil }, dataStart: h.dataStart, infos: h.infos, meta: h.meta}
+	f.index = make(map[string]int, len(h.infos))
+	for i, ti := range h.infos {
+		f.index[ti.Name] = i
+	}
+	return f, nil
+}

@@ -303,3 +303,23 @@ func TestOpenNotRegular(t *testing.T) {
 		t.Errorf("Open(missing) = %v", err)
 	}
 }
+
+// TestFromBytes: an in-memory file validates like a mapped one, and a bad
+// one fails with the same sentinel.
+func TestFromBytes(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Write(&buf, []Named{{Name: "w", T: tensor.FromF32([]float32{1, 2, 3}, 3)}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	f, err := FromBytes("embedded", buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := f.Tensor("w")
+	if err != nil || w.ToF32()[2] != 3 {
+		t.Fatalf("w = %v, %v", w, err)
+	}
+	if _, err := FromBytes("embedded", buf.Bytes()[:12]); !errors.Is(err, ErrHeaderLength) {
+		t.Fatalf("truncated: %v", err)
+	}
+}

@@ -1,0 +1,72 @@
+package engine
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"hsdb/engine/model"
+	"hsdb/engine/safetensors"
+	"hsdb/engine/tensor"
+)
+
+// stSource adapts a safetensors file or set to model.WeightSource, handing
+// out row blocks as views so that a rank's column-parallel shard touches
+// only its own pages.
+type stSource struct{ safetensors.Source }
+
+func (s stSource) Meta(name string) (tensor.DType, []int, bool) {
+	ti, ok := s.Info(name)
+	if !ok {
+		return tensor.Invalid, nil, false
+	}
+	return ti.DType, ti.Shape, true
+}
+
+// LoadDir loads an HF model directory: config.json and model.safetensors, a
+// sharded model.safetensors.index.json, or several *.safetensors. The
+// tensors stay memory-mapped (each rank's shard is sliced from the mapping
+// without a copy where the layout allows) until Close.
+func LoadDir(dir string, opts Options) (*Engine, error) {
+	cfg, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	if err != nil {
+		return nil, fmt.Errorf("--model %s: %w (an HF model directory needs config.json)", dir, err)
+	}
+	if _, _, err := model.ParseConfig(cfg); err != nil { // before touching the weights
+		return nil, fmt.Errorf("--model %s: %w", dir, err)
+	}
+	set, err := safetensors.OpenDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("--model %s: %w", dir, err)
+	}
+	e, err := LoadSource(dir, cfg, stSource{set}, opts)
+	if err != nil {
+		set.Close()
+		return nil, err
+	}
+	e.closers = append(e.closers, set.Close)
+	e.weights = set
+	return e, nil
+}
+
+// BytesRead returns the checkpoint bytes the load handed out (tensors and
+// row blocks read from the mapping), or 0 for in-memory models.
+func (e *Engine) BytesRead() int64 {
+	if e.weights == nil {
+		return 0
+	}
+	return e.weights.BytesRead()
+}
+
+// Close releases the checkpoint's memory mapping; the engine must not be
+// used afterwards.
+func (e *Engine) Close() error {
+	var first error
+	for _, c := range e.closers {
+		if err := c(); err != nil && first == nil {
+			first = err
+		}
+	}
+	e.closers = nil
+	return first
+}
