@@ -1,0 +1,249 @@
+//go:build cuda
+
+package cuda
+
+/*
+#include <stdlib.h>
+#include "shim_nccl.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"unsafe"
+
+	"hsdb/engine/tensor"
+)
+
+var (
+	ncclOnce sync.Once
+	ncclErr  error
+	ncclVer  int
+)
+
+// loadNCCL opens libnccl.so.2 (or HSDB_NCCL) once per process, after
+// setting NCCL_NVLS_ENABLE=0: NVLink SHARP multicast is left off, as the
+// H200 hosts hsdb targets require. It returns an error wrapping ErrNoNCCL.
+func loadNCCL() error {
+	ncclOnce.Do(func() {
+		os.Setenv("NCCL_NVLS_ENABLE", "0")
+		lib := "libnccl.so.2"
+		if s := os.Getenv("HSDB_NCCL"); s != "" {
+			lib = s
+		}
+		cs := C.CString(lib)
+		defer C.free(unsafe.Pointer(cs))
+		if msg := C.hsdb_nccl_open(cs); msg != nil {
+			ncclErr = fmt.Errorf("%w: opening %s: %s (set HSDB_NCCL to its path)", ErrNoNCCL, lib, C.GoString(msg))
+			return
+		}
+		var v C.int
+		if C.hsdb_ncclGetVersion(&v) == 0 {
+			ncclVer = int(v)
+		}
+	})
+	return ncclErr
+}
+
+// NCCLVersion returns the opened NCCL's version code (major*10000 +
+// minor*100 + patch for 2.9 and later: 22703 for 2.27.3).
+func NCCLVersion() (int, error) {
+	if err := loadNCCL(); err != nil {
+		return 0, err
+	}
+	return ncclVer, nil
+}
+
+// NCCLError is a failed NCCL call.
+type NCCLError struct {
+	Op     string
+	Result int
+	Msg    string
+}
+
+func (e *NCCLError) Error() string { return fmt.Sprintf("%s: NCCL result %d: %s", e.Op, e.Result, e.Msg) }
+
+func ncclCheck(op string, r C.ncclResult_t) error {
+	if r == 0 {
+		return nil
+	}
+	return &NCCLError{Op: op, Result: int(r), Msg: C.GoString(C.hsdb_nccl_error_string(r))}
+}
+
+// UniqueID is NCCL's rendezvous token (ncclUniqueId, 128 bytes): rank 0
+// creates it and every rank passes the same one to InitComm. Across
+// processes it travels as bytes.
+type UniqueID [128]byte
+
+// NewUniqueID returns a fresh ncclUniqueId (ncclGetUniqueId). It returns
+// ErrNoNCCL or an *NCCLError.
+func NewUniqueID() (UniqueID, error) {
+	var id UniqueID
+	if err := loadNCCL(); err != nil {
+		return id, err
+	}
+	var cid C.ncclUniqueId
+	if err := ncclCheck("ncclGetUniqueId", C.hsdb_ncclGetUniqueId(&cid)); err != nil {
+		return id, err
+	}
+	id = *(*UniqueID)(unsafe.Pointer(&cid))
+	return id, nil
+}
+
+// Comm is one rank's NCCL communicator, bound to its device's thread and
+// stream: collectives are queued on the stream like any kernel.
+type Comm struct {
+	d     *Device
+	c     C.ncclComm_t
+	rank  int
+	world int
+}
+
+// InitComm joins the communicator of world ranks identified by id as rank
+// (ncclCommInitRank), on d's thread. It blocks until every rank has joined,
+// so all ranks must call it concurrently (InitComms does for one process).
+func (d *Device) InitComm(id UniqueID, rank, world int) (*Comm, error) {
+	if rank < 0 || rank >= world {
+		return nil, fmt.Errorf("%w: nccl rank %d of world size %d", ErrBadArgument, rank, world)
+	}
+	if err := loadNCCL(); err != nil {
+		return nil, err
+	}
+	c := &Comm{d: d, rank: rank, world: world}
+	err := d.Do(func() error {
+		cid := *(*C.ncclUniqueId)(unsafe.Pointer(&id))
+		return ncclCheck("ncclCommInitRank", C.hsdb_ncclCommInitRank(&c.c, C.int(world), cid, C.int(rank)))
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cuda:%d: rank %d of %d: %w", d.ordinal, rank, world, err)
+	}
+	return c, nil
+}
+
+// InitComms creates one communicator per device for a single process
+// driving all of them, rank i on devs[i]. Each rank's ncclCommInitRank runs
+// on its own device thread, all at once: NCCL's one-thread-per-GPU pattern,
+// which needs no ncclGroupStart/End (that is for one thread initialising
+// several ranks). On failure every communicator created is destroyed and
+// the first error (naming its rank) is returned.
+func InitComms(devs []*Device) ([]*Comm, error) {
+	id, err := NewUniqueID()
+	if err != nil {
+		return nil, err
+	}
+	comms := make([]*Comm, len(devs))
+	errs := make([]error, len(devs))
+	var wg sync.WaitGroup
+	for i, d := range devs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			comms[i], errs[i] = d.InitComm(id, i, len(devs))
+		}()
+	}
+	wg.Wait()
+	for _, e := range errs {
+		if e != nil {
+			for _, c := range comms {
+				if c != nil {
+					c.Close()
+				}
+			}
+			return nil, e
+		}
+	}
+	return comms, nil
+}
+
+// Rank returns the communicator's rank; World its world size.
+func (c *Comm) Rank() int  { return c.rank }
+func (c *Comm) World() int { return c.world }
+
+func ncclType(dt tensor.DType) (C.ncclDataType_t, bool) {
+	switch dt {
+	case tensor.F32:
+		return 7, true
+	case tensor.F16:
+		return 6, true
+	case tensor.BF16:
+		return 9, true
+	case tensor.F64:
+		return 8, true
+	case tensor.I32:
+		return 2, true
+	case tensor.I64:
+		return 4, true
+	}
+	return 0, false
+}
+
+// AllReduceSum queues recv[i] = Σ_ranks send[i] for count elements of dt
+// (in place when send == recv), the all-reduce that ends a row-parallel
+// linear. Every rank must call it with the same count and dtype. NCCL sums
+// bf16 in its own order, so results can differ from a serial sum in the
+// last bit.
+func (c *Comm) AllReduceSum(send, recv Ptr, count int, dt tensor.DType) error {
+	t, ok := ncclType(dt)
+	if !ok {
+		return fmt.Errorf("%w: all-reduce of dtype %s", ErrBadArgument, dt)
+	}
+	return c.d.Do(func() error {
+		if err := ncclCheck("ncclAllReduce", C.hsdb_nccl_all_reduce(C.ulonglong(send), C.ulonglong(recv), C.size_t(count), t, c.c, C.cudaStream_t(unsafe.Pointer(c.d.stream)))); err != nil {
+			return fmt.Errorf("cuda:%d: rank %d: %w", c.d.ordinal, c.rank, err)
+		}
+		return nil
+	})
+}
+
+// AllGather queues the gather of count elements of dt from every rank
+// into recv, rank r's at element offset r*count (recv holds world*count).
+func (c *Comm) AllGather(send, recv Ptr, count int, dt tensor.DType) error {
+	t, ok := ncclType(dt)
+	if !ok {
+		return fmt.Errorf("%w: all-gather of dtype %s", ErrBadArgument, dt)
+	}
+	return c.d.Do(func() error {
+		if err := ncclCheck("ncclAllGather", C.hsdb_nccl_all_gather(C.ulonglong(send), C.ulonglong(recv), C.size_t(count), t, c.c, C.cudaStream_t(unsafe.Pointer(c.d.stream)))); err != nil {
+			return fmt.Errorf("cuda:%d: rank %d: %w", c.d.ordinal, c.rank, err)
+		}
+		return nil
+	})
+}
+
+// Close destroys the communicator (ncclCommDestroy) after its queued work.
+func (c *Comm) Close() error {
+	if c == nil || c.c == nil {
+		return nil
+	}
+	return c.d.Do(func() error {
+		err := ncclCheck("ncclCommDestroy", C.hsdb_ncclCommDestroy(c.c))
+		c.c = nil
+		return err
+	})
+}
+
+// Each runs f(comms[i]) for every rank at once, one goroutine per rank, and
+// returns the first error. Collectives of one process's ranks must be
+// issued this way (or from per-rank goroutines): a rank's ncclAllReduce may
+// wait for the others to reach it, so issuing them one after another from
+// one goroutine can deadlock.
+func Each(comms []*Comm, f func(c *Comm) error) error {
+	errs := make([]error, len(comms))
+	var wg sync.WaitGroup
+	for i, c := range comms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = f(c)
+		}()
+	}
+	wg.Wait()
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
