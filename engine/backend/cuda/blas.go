@@ -100,7 +100,9 @@ type BLASError struct {
 	Msg    string
 }
 
-func (e *BLASError) Error() string { return fmt.Sprintf("%s: cuBLAS status %d: %s", e.Op, e.Status, e.Msg) }
+func (e *BLASError) Error() string {
+	return fmt.Sprintf("%s: cuBLAS status %d: %s", e.Op, e.Status, e.Msg)
+}
 
 func blasCheck(op string, s C.cublasStatus_t) error {
 	if s == 0 {

@@ -63,7 +63,9 @@ type NCCLError struct {
 	Msg    string
 }
 
-func (e *NCCLError) Error() string { return fmt.Sprintf("%s: NCCL result %d: %s", e.Op, e.Result, e.Msg) }
+func (e *NCCLError) Error() string {
+	return fmt.Sprintf("%s: NCCL result %d: %s", e.Op, e.Result, e.Msg)
+}
 
 func ncclCheck(op string, r C.ncclResult_t) error {
 	if r == 0 {
