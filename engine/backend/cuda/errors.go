@@ -21,7 +21,8 @@ var (
 	// ErrNoCUBLAS: no libcublas could be opened (HSDB_CUBLAS, then
 	// libcublas.so.13, .12, .11 on the loader path and in /usr/local/cuda/lib64).
 	ErrNoCUBLAS = errors.New("cuda: cuBLAS not found")
-	// ErrNoNCCL: libnccl.so.2 (or HSDB_NCCL) could not be opened.
+	// ErrNoNCCL: libnccl.so.2 could not be opened (HSDB_NCCL, then the loader
+	// path, /usr/local/cuda/lib64, /usr/lib/x86_64-linux-gnu).
 	ErrNoNCCL = errors.New("cuda: NCCL not found")
 	// ErrBadArgument: an op's shapes, dtypes or indices are inconsistent;
 	// the message names the op and the offending value.

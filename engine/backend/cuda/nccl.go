@@ -11,6 +11,7 @@ import "C"
 import (
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -23,26 +24,38 @@ var (
 	ncclVer  int
 )
 
-// loadNCCL opens libnccl.so.2 (or HSDB_NCCL) once per process, after
-// setting NCCL_NVLS_ENABLE=0: NVLink SHARP multicast is left off, as the
-// H200 hosts hsdb targets require. It returns an error wrapping ErrNoNCCL.
+// ncclCandidates lists where loadNCCL looks: HSDB_NCCL alone when set,
+// else libnccl.so.2 on the loader path, in /usr/local/cuda/lib64, and in
+// Debian/Ubuntu's multiarch directory.
+func ncclCandidates() []string {
+	if s := os.Getenv("HSDB_NCCL"); s != "" {
+		return []string{s}
+	}
+	return []string{"libnccl.so.2", "/usr/local/cuda/lib64/libnccl.so.2", "/usr/lib/x86_64-linux-gnu/libnccl.so.2"}
+}
+
+// loadNCCL opens NCCL once per process, after setting NCCL_NVLS_ENABLE=0:
+// NVLink SHARP multicast stays off, as the H200 hosts hsdb targets require.
+// It returns an error wrapping ErrNoNCCL listing what was tried.
 func loadNCCL() error {
 	ncclOnce.Do(func() {
 		os.Setenv("NCCL_NVLS_ENABLE", "0")
-		lib := "libnccl.so.2"
-		if s := os.Getenv("HSDB_NCCL"); s != "" {
-			lib = s
-		}
-		cs := C.CString(lib)
-		defer C.free(unsafe.Pointer(cs))
-		if msg := C.hsdb_nccl_open(cs); msg != nil {
-			ncclErr = fmt.Errorf("%w: opening %s: %s (set HSDB_NCCL to its path)", ErrNoNCCL, lib, C.GoString(msg))
+		var tried []string
+		for _, lib := range ncclCandidates() {
+			cs := C.CString(lib)
+			msg := C.hsdb_nccl_open(cs)
+			C.free(unsafe.Pointer(cs))
+			if msg != nil {
+				tried = append(tried, lib+": "+C.GoString(msg))
+				continue
+			}
+			var v C.int
+			if C.hsdb_ncclGetVersion(&v) == 0 {
+				ncclVer = int(v)
+			}
 			return
 		}
-		var v C.int
-		if C.hsdb_ncclGetVersion(&v) == 0 {
-			ncclVer = int(v)
-		}
+		ncclErr = fmt.Errorf("%w (set HSDB_NCCL to its path): %s", ErrNoNCCL, strings.Join(tried, "; "))
 	})
 	return ncclErr
 }
