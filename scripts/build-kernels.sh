@@ -12,6 +12,7 @@
 #   scripts/build-kernels.sh           rebuild every module
 #   scripts/build-kernels.sh rope      rebuild kernels/rope.cu only
 set -euo pipefail
+export LC_ALL=C # glob order = Go sort.Strings order (the hash covers headers in that order)
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 kdir=$root/kernels

@@ -36,6 +36,7 @@ if [[ $force_download == 1 || ! -f /usr/include/cuda.h || ! -f /usr/include/cubl
 	"$root/scripts/setup-cuda.sh" --sources-only
 	apt-get update -q >/dev/null
 	echo "== apt-get download nvidia-cuda-dev (headers only, not installed)"
+	chmod 0777 "$tmp" # apt's _apt user downloads into it
 	(cd "$tmp" && apt-get download -q nvidia-cuda-dev >/dev/null)
 	deb=$(ls "$tmp"/nvidia-cuda-dev_*.deb)
 	mkdir -p "$tmp/root"

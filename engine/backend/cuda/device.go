@@ -65,7 +65,7 @@ func Open(ordinal int) (*Device, error) {
 	}
 	d := &Device{
 		ordinal: ordinal,
-		work:    make(chan func(), 64),
+		work:    make(chan func()), // unbuffered: a job is handed over only to a running loop
 		quit:    make(chan struct{}),
 		mods:    map[string]*module{},
 		funcs:   map[string]*function{},
@@ -160,7 +160,7 @@ func (d *Device) teardown() {
 		C.hsdb_cuModuleUnload(m.h)
 	}
 	d.pinned.release()
-	d.pool.release()
+	d.pool.releaseAll()
 	C.hsdb_cuStreamDestroy(d.stream)
 	C.hsdb_cuDevicePrimaryCtxRelease(d.dev)
 }

@@ -187,6 +187,9 @@ func TestNCCL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := Each(comms, func(c *Comm) error { return c.AsyncError() }); err != nil {
+		t.Fatal(err)
+	}
 	for r, d := range devs {
 		want := make([]float32, count)
 		for i := range want {

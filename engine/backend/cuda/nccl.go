@@ -227,6 +227,22 @@ func (c *Comm) AllGather(send, recv Ptr, count int, dt tensor.DType) error {
 	})
 }
 
+// AsyncError returns the communicator's asynchronous error
+// (ncclCommGetAsyncError: a peer that died, a network failure), nil while
+// it is healthy. A collective that never completes shows up here.
+func (c *Comm) AsyncError() error {
+	return c.d.Do(func() error {
+		var r C.ncclResult_t
+		if err := ncclCheck("ncclCommGetAsyncError", C.hsdb_ncclCommGetAsyncError(c.c, &r)); err != nil {
+			return err
+		}
+		if err := ncclCheck("nccl async", r); err != nil {
+			return fmt.Errorf("cuda:%d: rank %d: %w", c.d.ordinal, c.rank, err)
+		}
+		return nil
+	})
+}
+
 // Close destroys the communicator (ncclCommDestroy) after its queued work.
 func (c *Comm) Close() error {
 	if c == nil || c.c == nil {

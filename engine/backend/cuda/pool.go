@@ -212,6 +212,19 @@ func (p *pool) release() error {
 	return first
 }
 
+// releaseAll frees every block, cached or still in use (Device.Close).
+func (p *pool) releaseAll() error {
+	first := p.release()
+	for ptr := range p.live {
+		if err := p.a.free(ptr); err != nil && first == nil {
+			first = err
+		}
+		delete(p.live, ptr)
+	}
+	p.inUse = [numClasses]int64{}
+	return first
+}
+
 // MemoryStats is a device's allocation accounting in bytes (bucket sizes,
 // so slightly above the bytes requested).
 type MemoryStats struct {

@@ -139,3 +139,17 @@ func TestPoolLimit(t *testing.T) {
 		t.Errorf("message %q lacks the limit", err)
 	}
 }
+
+// TestPoolReleaseAll: closing a device frees live and cached blocks alike.
+func TestPoolReleaseAll(t *testing.T) {
+	p, f := newFakePool(1 << 30)
+	a, _, _ := p.alloc(10, Activations)
+	p.alloc(3<<20, Weights)
+	p.put(a, Activations)
+	if err := p.releaseAll(); err != nil {
+		t.Fatal(err)
+	}
+	if f.used != 0 || len(f.sizes) != 0 || p.cached != 0 || p.inUse != [numClasses]int64{} {
+		t.Fatalf("after releaseAll: driver holds %d bytes, pool cached %d in use %v", f.used, p.cached, p.inUse)
+	}
+}

@@ -20,8 +20,6 @@ typedef struct CUstream_st* cudaStream_t;
     X(ncclCommInitRank, ncclCommInitRank, (ncclComm_t * c, int nranks, ncclUniqueId id, int rank), (c, nranks, id, rank)) \
     X(ncclCommDestroy, ncclCommDestroy, (ncclComm_t c), (c))                                                \
     X(ncclCommGetAsyncError, ncclCommGetAsyncError, (ncclComm_t c, ncclResult_t * r), (c, r))               \
-    X(ncclGroupStart, ncclGroupStart, (void), ())                                                           \
-    X(ncclGroupEnd, ncclGroupEnd, (void), ())                                                               \
     X(ncclAllReduce, ncclAllReduce,                                                                         \
       (const void* send, void* recv, size_t count, ncclDataType_t dt, ncclRedOp_t op, ncclComm_t c, cudaStream_t s), \
       (send, recv, count, dt, op, c, s))                                                                    \
