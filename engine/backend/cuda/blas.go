@@ -100,6 +100,7 @@ type BLASError struct {
 	Msg    string
 }
 
+// Error formats "OP: cuBLAS status N: TEXT".
 func (e *BLASError) Error() string {
 	return fmt.Sprintf("%s: cuBLAS status %d: %s", e.Op, e.Status, e.Msg)
 }

@@ -34,6 +34,8 @@ type Error struct {
 	Msg  string
 }
 
+// Error formats "OP: NAME (CODE): MESSAGE", e.g. "cuMemAlloc:
+// CUDA_ERROR_OUT_OF_MEMORY (2): out of memory".
 func (e *Error) Error() string {
 	return fmt.Sprintf("%s: %s (%d): %s", e.Op, e.Name, e.Code, e.Msg)
 }

@@ -76,6 +76,7 @@ type NCCLError struct {
 	Msg    string
 }
 
+// Error formats "OP: NCCL result N: TEXT".
 func (e *NCCLError) Error() string {
 	return fmt.Sprintf("%s: NCCL result %d: %s", e.Op, e.Result, e.Msg)
 }
@@ -172,8 +173,10 @@ func InitComms(devs []*Device) ([]*Comm, error) {
 	return comms, nil
 }
 
-// Rank returns the communicator's rank; World its world size.
-func (c *Comm) Rank() int  { return c.rank }
+// Rank returns the communicator's rank in [0, World()).
+func (c *Comm) Rank() int { return c.rank }
+
+// World returns the communicator's world size (number of ranks).
 func (c *Comm) World() int { return c.world }
 
 func ncclType(dt tensor.DType) (C.ncclDataType_t, bool) {

@@ -27,6 +27,7 @@ const (
 	numClasses
 )
 
+// String returns "weights", "kv" or "activations".
 func (c MemClass) String() string {
 	switch c {
 	case Weights:
@@ -66,6 +67,10 @@ type OOMError struct {
 	Cause     error // the driver's error, nil when the limit refused
 }
 
+// Error formats the request, the driver's free and total bytes, what hsdb
+// holds per class and the limit, e.g. "cuda:0: out of memory allocating
+// 1.50 GiB for activations: 0.80 GiB free of 139.80 GiB; hsdb holds weights
+// ...".
 func (e *OOMError) Error() string {
 	s := fmt.Sprintf("cuda:%d: out of memory allocating %s for %s: %s free of %s; hsdb holds weights %s, kv %s, activations %s, cached %s",
 		e.Device, formatBytes(e.Requested), e.Class, formatBytes(e.Free), formatBytes(e.Total),
