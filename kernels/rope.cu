@@ -1,0 +1,52 @@
+// rope.cu: rotary position embedding (Su et al. 2021, RoFormer) applied in
+// place to x [tokens, row_stride], where head h of token t starts at
+// t*row_stride + h*head_stride and its rotary part is the rot_dim elements
+// from rot_offset (rot_offset = 0, rot_dim = head_dim for Llama; DeepSeek
+// MLA's q has head_stride 192, rot_offset 128, rot_dim 64).
+//
+// For pair i < rot_dim/2 of a head at position p, with f = p * inv_freq[i]
+// (f32, as HF computes freqs) and c = cos(f)*mscale, s = sin(f)*mscale:
+//   (a, b) <- (a*c - b*s, b*c + a*s)
+// where (a, b) is
+//   halves (interleaved = 0): elements (i, i + rot_dim/2), HF rotate_half and
+//     vLLM is_neox_style=True (Llama, Qwen, Mistral);
+//   interleaved (interleaved = 1): elements (2i, 2i+1), GPT-J, llama2.c,
+//     vLLM is_neox_style=False (DeepSeek-V2/V3 MLA).
+// mscale is YaRN's attention scaling (Peng et al. 2023; HF
+// attention_scaling, vLLM DeepseekScalingRotaryEmbedding's mscale); 1 for
+// plain RoPE. inv_freq [rot_dim/2] f32 holds the (possibly YaRN- or
+// llama3-scaled) inverse frequencies; positions [tokens] int32.
+#include "common.cuh"
+
+template <typename T>
+__device__ void rope(st<T>* x, const int* positions, const float* inv_freq, long long tokens, int heads,
+                     long long row_stride, int head_stride, int rot_offset, int rot_dim, int interleaved,
+                     float mscale) {
+    int half = rot_dim / 2;
+    GRID_STRIDE(i, tokens * heads * half) {
+        long long t = i / ((long long)heads * half);
+        int rem = (int)(i % ((long long)heads * half));
+        int h = rem / half, j = rem % half;
+        long long o = t * row_stride + (long long)h * head_stride + rot_offset;
+        long long ia = interleaved ? o + 2 * j : o + j;
+        long long ib = interleaved ? ia + 1 : ia + half;
+        float f = (float)positions[t] * inv_freq[j];
+        float s, c;
+        sincosf(f, &s, &c);
+        c *= mscale;
+        s *= mscale;
+        float a = elem<T>::load(x, ia), b = elem<T>::load(x, ib);
+        elem<T>::store(x, ia, a * c - b * s);
+        elem<T>::store(x, ib, b * c + a * s);
+    }
+}
+
+#define INST(name, T)                                                                              \
+    extern "C" __global__ void rope_##name(st<T>* x, const int* positions, const float* inv_freq,  \
+                                           long long tokens, int heads, long long row_stride,      \
+                                           int head_stride, int rot_offset, int rot_dim,           \
+                                           int interleaved, float mscale) {                        \
+        rope<T>(x, positions, inv_freq, tokens, heads, row_stride, head_stride, rot_offset, rot_dim, \
+                interleaved, mscale);                                                              \
+    }
+HSDB_DTYPES(INST)
