@@ -45,10 +45,10 @@ func fileSHA256(t testing.TB, path string) string {
 }
 
 var (
-	hfDirOnce sync.Once
-	hfDir     string
-	hfDirErr  error
-	hfCache   sync.Map // name -> *HF
+	hfDirOnce  sync.Once
+	hfDir      string
+	hfDirErr   error
+	hfTokCache sync.Map // name -> *HF
 )
 
 // hfTestFile gunzips testdata/<name>.tokenizer.json.gz into a directory of
@@ -100,14 +100,14 @@ func hfTestFile(t testing.TB, name string) string {
 // loadHFTest returns the HF tokenizer for testdata/<name>, loaded once.
 func loadHFTest(t testing.TB, name string) *HF {
 	t.Helper()
-	if v, ok := hfCache.Load(name); ok {
+	if v, ok := hfTokCache.Load(name); ok {
 		return v.(*HF)
 	}
 	tk, err := LoadHF(hfTestFile(t, name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	hfCache.Store(name, tk)
+	hfTokCache.Store(name, tk)
 	return tk
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // hfBPE is the BPE model of an HF tokenizer.json ("model": {"type": "BPE"}),
@@ -14,6 +15,7 @@ import (
 // then the adjacent pair with the lowest merge rank is merged, leftmost
 // first, until no pair has a merge.
 type hfBPE struct {
+	cache        hfCache
 	vocab        map[string]int32
 	merges       map[uint64]hfMerge // key: left id << 32 | right id
 	unk          int32              // -1 when unk_token is null
@@ -134,6 +136,17 @@ func (b *hfBPE) tokenize(dst []int32, word string) []int32 {
 			return append(dst, id)
 		}
 	}
+	if ids, ok := b.cache.get(word); ok {
+		return append(dst, ids...)
+	}
+	start := len(dst)
+	dst = b.merge(dst, word)
+	b.cache.put(word, dst[start:])
+	return dst
+}
+
+// merge appends the BPE ids of word to dst (tokenize without the cache).
+func (b *hfBPE) merge(dst []int32, word string) []int32 {
 	syms := make([]hfSym, 0, len(word))
 	add := func(id int32) {
 		syms = append(syms, hfSym{id: id, prev: len(syms) - 1, next: len(syms) + 1})
@@ -192,6 +205,42 @@ func (b *hfBPE) byteFallbackIDs(ch string) ([]int32, bool) {
 		ids[i] = id
 	}
 	return ids, true
+}
+
+// hfCache remembers the ids of short words, as HF's BPE cache does (it
+// holds 10000 words there); it is safe for concurrent use.
+type hfCache struct {
+	mu sync.RWMutex
+	m  map[string][]int32
+}
+
+const (
+	hfCacheWords   = 10000
+	hfCacheWordLen = 256 // bytes; longer words are not cached
+)
+
+func (c *hfCache) get(word string) ([]int32, bool) {
+	if len(word) > hfCacheWordLen {
+		return nil, false
+	}
+	c.mu.RLock()
+	ids, ok := c.m[word]
+	c.mu.RUnlock()
+	return ids, ok
+}
+
+func (c *hfCache) put(word string, ids []int32) {
+	if len(word) > hfCacheWordLen {
+		return
+	}
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = make(map[string][]int32)
+	}
+	if len(c.m) < hfCacheWords {
+		c.m[word] = append([]int32(nil), ids...)
+	}
+	c.mu.Unlock()
 }
 
 type hfSym struct {

@@ -201,6 +201,7 @@ func (t *Llama2C) merge(ids []int32) []int32 {
 	}
 	sym[n-1].next = -1
 	h := &l2cHeap{}
+	var buf []byte
 	push := func(left int) {
 		if left < 0 {
 			return
@@ -209,7 +210,8 @@ func (t *Llama2C) merge(ids []int32) []int32 {
 		if right < 0 {
 			return
 		}
-		id, ok := t.lookup[t.pieces[sym[left].id]+t.pieces[sym[right].id]]
+		buf = append(append(buf[:0], t.pieces[sym[left].id]...), t.pieces[sym[right].id]...)
+		id, ok := t.lookup[string(buf)] // no allocation for a map key conversion
 		// run.c starts its search at best_score = -1e10 and compares with
 		// '>', so pieces scored at or below that (or NaN) never merge.
 		if !ok || !(t.scores[id] > llama2cMinScore) {
