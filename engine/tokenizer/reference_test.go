@@ -19,6 +19,9 @@ type expectedFile struct {
 	Version         string `json:"version"`
 	StringsSHA256   string `json:"strings_sha256"`
 	TokenizerSHA256 string `json:"tokenizer_sha256"`
+	VocabSize       int    `json:"vocab_size_with_added"`
+	BOS             *int32 `json:"bos_id"`
+	EOS             *int32 `json:"eos_id"`
 	Cases           []struct {
 		Text    string  `json:"text"`
 		IDs     []int32 `json:"ids"`
@@ -59,6 +62,15 @@ func loadExpected(t *testing.T, name string) *expectedFile {
 func compareWithReference(t *testing.T, tk Tokenizer, e *expectedFile) {
 	t.Helper()
 	var bad []string
+	if e.VocabSize != 0 && tk.VocabSize() != e.VocabSize {
+		bad = append(bad, fmt.Sprintf("VocabSize %d, reference %d", tk.VocabSize(), e.VocabSize))
+	}
+	if e.BOS != nil && tk.BOS() != *e.BOS {
+		bad = append(bad, fmt.Sprintf("BOS %d, reference %d", tk.BOS(), *e.BOS))
+	}
+	if e.EOS != nil && tk.EOS() != *e.EOS {
+		bad = append(bad, fmt.Sprintf("EOS %d, reference %d", tk.EOS(), *e.EOS))
+	}
 	for i, c := range e.Cases {
 		if c.Error != "" {
 			bad = append(bad, fmt.Sprintf("case %d %q: the reference failed: %s", i, c.Text, c.Error))

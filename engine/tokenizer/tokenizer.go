@@ -115,3 +115,10 @@ func maximalSubpart(b []byte) int {
 	}
 	return n
 }
+
+// The loaders' types implement Tokenizer.
+var (
+	_ Tokenizer = (*Llama2C)(nil)
+	_ Tokenizer = (*SentencePiece)(nil)
+	_ Tokenizer = (*HF)(nil)
+)
