@@ -1,0 +1,281 @@
+package tokenizer
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"unicode/utf8"
+)
+
+// ErrInvalidUTF8 is returned by HF.Encode for text that is not valid UTF-8:
+// HF tokenizers only accept Unicode strings, so there is no reference
+// behaviour to follow, and replacing bytes would lose data silently.
+var ErrInvalidUTF8 = errors.New("text is not valid UTF-8")
+
+// HF is a byte-level BPE tokenizer read from a Hugging Face tokenizer.json
+// (Qwen2/Qwen3, DeepSeek-V2/V3, Llama-3, GPT-2 style), encoding as
+// huggingface/tokenizers' Tokenizer.encode(text, add_special_tokens=False)
+// does: added tokens are cut out first (those with normalized=false on the
+// raw text, then, after the normalizer ran on the rest, those with
+// normalized=true), the remaining pieces go through the pre-tokenizer
+// (Split regexes, then the ByteLevel byte-to-rune mapping) and the BPE
+// model.
+//
+// Supported components: normalizer null/NFC/NFD/NFKC/NFKD/Sequence;
+// pre_tokenizer Sequence/Split/ByteLevel with a ByteLevel step; model BPE
+// (either merges format, byte_fallback, unk_token, fuse_unk, ignore_merges;
+// no dropout or subword prefixes/suffixes); decoder ByteLevel. The
+// post_processor is ignored since Encode adds no special tokens. Anything
+// else is refused with ErrUnsupported at load time.
+type HF struct {
+	name           string
+	normalize      hfNormalizer
+	preTok         hfPreTokenizer
+	model          *hfBPE
+	rawAdded       *addedMatcher // normalized=false tokens, matched on raw text
+	normAdded      *addedMatcher // normalized=true tokens, matched after normalizing
+	idToToken      []string      // [VocabSize] token strings ("" for holes)
+	addedID        map[int32]bool
+	addedByContent map[string]int32
+	bos, eos       int32
+	vocabSize      int
+	specialIDs     map[int32]bool
+}
+
+type hfFileJSON struct {
+	AddedTokens  []hfAddedToken  `json:"added_tokens"`
+	Normalizer   json.RawMessage `json:"normalizer"`
+	PreTokenizer json.RawMessage `json:"pre_tokenizer"`
+	Model        json.RawMessage `json:"model"`
+	Decoder      json.RawMessage `json:"decoder"`
+}
+
+// LoadHF reads a tokenizer.json. When a tokenizer_config.json lies in the
+// same directory, its bos_token and eos_token (a string or an AddedToken
+// object, as transformers writes them) give BOS and EOS; otherwise both are
+// -1. Errors wrap ErrFormat (bad JSON, a merge or special token missing from
+// the vocabulary, ...) or ErrUnsupported (a component type this package
+// does not implement), naming the file and the JSON field.
+func LoadHF(path string) (*HF, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("hf tokenizer: %w", err)
+	}
+	t, err := parseHF(data, filepath.Base(path))
+	if err != nil {
+		return nil, fmt.Errorf("hf tokenizer %s: %w", path, err)
+	}
+	cfgPath := filepath.Join(filepath.Dir(path), "tokenizer_config.json")
+	cfg, err := os.ReadFile(cfgPath)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, fmt.Errorf("hf tokenizer: %w", err)
+	default:
+		if err := t.readConfig(cfg); err != nil {
+			return nil, fmt.Errorf("hf tokenizer %s: %w", cfgPath, err)
+		}
+	}
+	return t, nil
+}
+
+func parseHF(data []byte, base string) (*HF, error) {
+	var f hfFileJSON
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+	}
+	t := &HF{name: "hf:" + base, bos: -1, eos: -1, addedID: map[int32]bool{}, addedByContent: map[string]int32{}, specialIDs: map[int32]bool{}}
+	var err error
+	if t.normalize, err = newHFNormalizer(f.Normalizer, "normalizer"); err != nil {
+		return nil, err
+	}
+	var byteLevel bool
+	if t.preTok, byteLevel, err = newHFPreTokenizer(f.PreTokenizer, "pre_tokenizer"); err != nil {
+		return nil, err
+	}
+	if !byteLevel {
+		return nil, fmt.Errorf("%w: pre_tokenizer has no ByteLevel step (only byte-level BPE is supported)", ErrUnsupported)
+	}
+	if t.model, err = newHFBPE(f.Model); err != nil {
+		return nil, err
+	}
+	var dec hfComponent
+	if len(f.Decoder) == 0 || string(f.Decoder) == "null" {
+		return nil, fmt.Errorf("%w: decoder is null (only ByteLevel is supported)", ErrUnsupported)
+	}
+	if err := json.Unmarshal(f.Decoder, &dec); err != nil {
+		return nil, fmt.Errorf("%w: decoder: %v", ErrFormat, err)
+	}
+	if dec.Type != "ByteLevel" {
+		return nil, fmt.Errorf("%w: decoder type %q (only ByteLevel is supported)", ErrUnsupported, dec.Type)
+	}
+
+	maxID := int32(-1)
+	for _, id := range t.model.vocab {
+		maxID = max(maxID, id)
+	}
+	var rawPats, normPats []string
+	var rawToks, normToks []*hfAddedToken
+	for i := range f.AddedTokens {
+		a := &f.AddedTokens[i]
+		if a.ID < 0 || a.Content == "" {
+			return nil, fmt.Errorf("%w: added_tokens[%d]: id %d, content %q", ErrFormat, i, a.ID, a.Content)
+		}
+		maxID = max(maxID, a.ID)
+		t.addedID[a.ID] = true
+		t.addedByContent[a.Content] = a.ID
+		if a.Special {
+			t.specialIDs[a.ID] = true
+		}
+		if a.Normalized {
+			p := a.Content
+			if t.normalize != nil {
+				p = t.normalize(p)
+			}
+			normPats, normToks = append(normPats, p), append(normToks, a)
+		} else {
+			rawPats, rawToks = append(rawPats, a.Content), append(rawToks, a)
+		}
+	}
+	t.rawAdded = newAddedMatcher(rawPats, rawToks)
+	t.normAdded = newAddedMatcher(normPats, normToks)
+	t.vocabSize = int(maxID) + 1
+	t.idToToken = make([]string, t.vocabSize)
+	for tok, id := range t.model.vocab {
+		t.idToToken[id] = tok
+	}
+	for _, a := range f.AddedTokens {
+		t.idToToken[a.ID] = a.Content // an added token wins, as in HF's id_to_token
+	}
+	return t, nil
+}
+
+// readConfig takes bos_token and eos_token from tokenizer_config.json.
+func (t *HF) readConfig(data []byte) error {
+	var cfg map[string]json.RawMessage
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		return fmt.Errorf("%w: %v", ErrFormat, err)
+	}
+	for _, f := range []struct {
+		key string
+		dst *int32
+	}{{"bos_token", &t.bos}, {"eos_token", &t.eos}} {
+		raw, ok := cfg[f.key]
+		if !ok || string(raw) == "null" {
+			continue
+		}
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			var obj struct {
+				Content string `json:"content"`
+			}
+			if err := json.Unmarshal(raw, &obj); err != nil {
+				return fmt.Errorf("%w: %s: want a string or an AddedToken object, got %s", ErrFormat, f.key, raw)
+			}
+			s = obj.Content
+		}
+		id, ok := t.TokenID(s)
+		if !ok {
+			return fmt.Errorf("%w: %s %q is not a token of %s", ErrFormat, f.key, s, t.name)
+		}
+		*f.dst = id
+	}
+	return nil
+}
+
+// TokenID returns the id of a token string (an added token's content or a
+// vocabulary entry in the byte-level alphabet, e.g. "Ġthe").
+func (t *HF) TokenID(tok string) (int32, bool) {
+	if id, ok := t.addedByContent[tok]; ok {
+		return id, true
+	}
+	id, ok := t.model.vocab[tok]
+	return id, ok
+}
+
+// Name returns "hf:" and the file's base name.
+func (t *HF) Name() string { return t.name }
+
+// VocabSize is the largest id of the vocabulary and the added tokens plus
+// one (151669 for Qwen3, like HF's get_vocab_size(with_added_tokens=True)
+// when ids have no holes).
+func (t *HF) VocabSize() int { return t.vocabSize }
+
+// BOS is the id of tokenizer_config.json's bos_token, or -1.
+func (t *HF) BOS() int32 { return t.bos }
+
+// EOS is the id of tokenizer_config.json's eos_token, or -1.
+func (t *HF) EOS() int32 { return t.eos }
+
+// Encode returns HF tokenizers' ids for text with add_special_tokens=False
+// (added tokens appearing in the text, special or not, are still matched,
+// as in HF). It returns an error wrapping ErrInvalidUTF8 for invalid UTF-8.
+func (t *HF) Encode(text string) ([]int32, error) {
+	if !utf8.ValidString(text) {
+		return nil, fmt.Errorf("%s: %w", t.name, ErrInvalidUTF8)
+	}
+	ids := make([]int32, 0, len(text)/3+1)
+	for _, seg := range t.rawAdded.split(text) {
+		if seg.id >= 0 {
+			ids = append(ids, seg.id)
+			continue
+		}
+		if seg.text == "" {
+			continue
+		}
+		s := seg.text
+		if t.normalize != nil {
+			s = t.normalize(s)
+		}
+		for _, seg2 := range t.normAdded.split(s) {
+			if seg2.id >= 0 {
+				ids = append(ids, seg2.id)
+				continue
+			}
+			if seg2.text == "" {
+				continue
+			}
+			words, err := t.preTok([]string{seg2.text})
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", t.name, err)
+			}
+			for _, w := range words {
+				ids = t.model.tokenize(ids, w)
+			}
+		}
+	}
+	return ids, nil
+}
+
+// DecodePiece returns the raw bytes of id (prev is not used: byte-level BPE
+// keeps spaces inside tokens): a vocabulary token mapped back through the
+// byte-level alphabet, an added token's content as is. A token may hold an
+// incomplete UTF-8 sequence. Ids out of range give "".
+func (t *HF) DecodePiece(prev, id int32) string {
+	if id < 0 || int(id) >= len(t.idToToken) {
+		return ""
+	}
+	return string(byteLevelDecode(t.idToToken[id]))
+}
+
+// Decode is HF tokenizers' decode(ids, skip_special_tokens=False) with the
+// ByteLevel decoder: the bytes of all tokens, turned into a string with
+// each maximal invalid UTF-8 subsequence replaced by U+FFFD (Rust's
+// String::from_utf8_lossy). Unknown ids are skipped, as in HF.
+func (t *HF) Decode(ids []int32) string {
+	var b []byte
+	for _, id := range ids {
+		if id < 0 || int(id) >= len(t.idToToken) || (t.idToToken[id] == "" && !t.addedID[id]) {
+			continue
+		}
+		b = append(b, byteLevelDecode(t.idToToken[id])...)
+	}
+	return lossyUTF8(b)
+}
+
+// IsSpecial reports whether id is an added token marked special (e.g.
+// Qwen3's <|im_start|>), which callers may hide from output.
+func (t *HF) IsSpecial(id int32) bool { return t.specialIDs[id] }

@@ -1,0 +1,309 @@
+package tokenizer
+
+import (
+	"container/heap"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+)
+
+// hfBPE is the BPE model of an HF tokenizer.json ("model": {"type": "BPE"}),
+// following tokenizers/src/models/bpe (model.rs merge_word, word.rs
+// merge_all): a word starts as one symbol per character (byte-fallback
+// pieces or the unknown token for characters missing from the vocabulary),
+// then the adjacent pair with the lowest merge rank is merged, leftmost
+// first, until no pair has a merge.
+type hfBPE struct {
+	cache        hfCache
+	vocab        map[string]int32
+	merges       map[uint64]hfMerge // key: left id << 32 | right id
+	unk          int32              // -1 when unk_token is null
+	fuseUnk      bool
+	byteFallback bool
+	ignoreMerges bool
+}
+
+type hfMerge struct {
+	rank int32 // index in the merges list; lower merges first
+	id   int32 // id of the merged token
+}
+
+type hfBPEJSON struct {
+	Type                    string           `json:"type"`
+	Dropout                 *float64         `json:"dropout"`
+	UnkToken                *string          `json:"unk_token"`
+	ContinuingSubwordPrefix *string          `json:"continuing_subword_prefix"`
+	EndOfWordSuffix         *string          `json:"end_of_word_suffix"`
+	FuseUnk                 bool             `json:"fuse_unk"`
+	ByteFallback            bool             `json:"byte_fallback"`
+	IgnoreMerges            bool             `json:"ignore_merges"`
+	Vocab                   map[string]int32 `json:"vocab"`
+	Merges                  json.RawMessage  `json:"merges"`
+}
+
+func newHFBPE(raw json.RawMessage) (*hfBPE, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, fmt.Errorf("%w: \"model\" is missing", ErrFormat)
+	}
+	var m hfBPEJSON
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("%w: \"model\": %v", ErrFormat, err)
+	}
+	if m.Type != "BPE" {
+		return nil, fmt.Errorf("%w: model type %q (only BPE is supported)", ErrUnsupported, m.Type)
+	}
+	if m.Dropout != nil && *m.Dropout != 0 {
+		return nil, fmt.Errorf("%w: BPE dropout %g (encoding would be random)", ErrUnsupported, *m.Dropout)
+	}
+	if m.ContinuingSubwordPrefix != nil && *m.ContinuingSubwordPrefix != "" {
+		return nil, fmt.Errorf("%w: BPE continuing_subword_prefix %q", ErrUnsupported, *m.ContinuingSubwordPrefix)
+	}
+	if m.EndOfWordSuffix != nil && *m.EndOfWordSuffix != "" {
+		return nil, fmt.Errorf("%w: BPE end_of_word_suffix %q", ErrUnsupported, *m.EndOfWordSuffix)
+	}
+	if len(m.Vocab) == 0 {
+		return nil, fmt.Errorf("%w: model.vocab is empty", ErrFormat)
+	}
+	b := &hfBPE{vocab: m.Vocab, unk: -1, fuseUnk: m.FuseUnk, byteFallback: m.ByteFallback, ignoreMerges: m.IgnoreMerges}
+	for tok, id := range m.Vocab {
+		if id < 0 {
+			return nil, fmt.Errorf("%w: model.vocab[%q] = %d, want >= 0", ErrFormat, tok, id)
+		}
+	}
+	if m.UnkToken != nil {
+		id, ok := m.Vocab[*m.UnkToken]
+		if !ok {
+			return nil, fmt.Errorf("%w: model.unk_token %q is not in model.vocab", ErrFormat, *m.UnkToken)
+		}
+		b.unk = id
+	}
+	pairs, err := parseMerges(m.Merges)
+	if err != nil {
+		return nil, err
+	}
+	b.merges = make(map[uint64]hfMerge, len(pairs))
+	for rank, p := range pairs {
+		l, ok1 := m.Vocab[p[0]]
+		r, ok2 := m.Vocab[p[1]]
+		id, ok3 := m.Vocab[p[0]+p[1]]
+		if !ok1 || !ok2 || !ok3 {
+			return nil, fmt.Errorf("%w: model.merges[%d] %q + %q: a part or the merged token %q is not in model.vocab", ErrFormat, rank, p[0], p[1], p[0]+p[1])
+		}
+		// A repeated pair keeps its last rank, as HF's HashMap collect does.
+		b.merges[uint64(uint32(l))<<32|uint64(uint32(r))] = hfMerge{rank: int32(rank), id: id}
+	}
+	return b, nil
+}
+
+// parseMerges accepts both serializations HF writes: ["a b", ...] (legacy,
+// exactly one space) and [["a", "b"], ...] (tokenizers >= 0.20).
+func parseMerges(raw json.RawMessage) ([][2]string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, fmt.Errorf("%w: model.merges: %v", ErrFormat, err)
+	}
+	out := make([][2]string, len(items))
+	for i, it := range items {
+		var s string
+		if err := json.Unmarshal(it, &s); err == nil {
+			parts := strings.Split(s, " ")
+			if len(parts) != 2 {
+				return nil, fmt.Errorf("%w: model.merges[%d] %q: want two tokens separated by one space", ErrFormat, i, s)
+			}
+			out[i] = [2]string{parts[0], parts[1]}
+			continue
+		}
+		var p []string
+		if err := json.Unmarshal(it, &p); err != nil || len(p) != 2 {
+			return nil, fmt.Errorf("%w: model.merges[%d] %s: want \"a b\" or [\"a\", \"b\"]", ErrFormat, i, it)
+		}
+		out[i] = [2]string{p[0], p[1]}
+	}
+	return out, nil
+}
+
+// tokenize appends the ids of one pre-tokenized word to dst.
+func (b *hfBPE) tokenize(dst []int32, word string) []int32 {
+	if word == "" {
+		return dst
+	}
+	if b.ignoreMerges {
+		if id, ok := b.vocab[word]; ok {
+			return append(dst, id)
+		}
+	}
+	if ids, ok := b.cache.get(word); ok {
+		return append(dst, ids...)
+	}
+	start := len(dst)
+	dst = b.merge(dst, word)
+	b.cache.put(word, dst[start:])
+	return dst
+}
+
+// merge appends the BPE ids of word to dst (tokenize without the cache).
+func (b *hfBPE) merge(dst []int32, word string) []int32 {
+	syms := make([]hfSym, 0, len(word))
+	add := func(id int32) {
+		syms = append(syms, hfSym{id: id, prev: len(syms) - 1, next: len(syms) + 1})
+	}
+	unkPending := false
+	for i, r := range word {
+		ch := word[i : i+len(string(r))]
+		if id, ok := b.vocab[ch]; ok {
+			if unkPending {
+				add(b.unk)
+				unkPending = false
+			}
+			add(id)
+			continue
+		}
+		if b.byteFallback {
+			if ids, ok := b.byteFallbackIDs(ch); ok {
+				// HF adds these without flushing a pending unknown token,
+				// which therefore lands after them (model.rs merge_word).
+				for _, id := range ids {
+					add(id)
+				}
+				continue
+			}
+		}
+		if b.unk >= 0 {
+			if unkPending && !b.fuseUnk {
+				add(b.unk)
+			}
+			unkPending = true
+		}
+		// No vocabulary entry, byte fallback or unk_token: HF drops the
+		// character; so does this.
+	}
+	if unkPending {
+		add(b.unk)
+	}
+	if len(syms) == 0 {
+		return dst
+	}
+	syms[len(syms)-1].next = -1
+	b.mergeAll(syms)
+	for i := 0; i >= 0; i = syms[i].next {
+		dst = append(dst, syms[i].id)
+	}
+	return dst
+}
+
+func (b *hfBPE) byteFallbackIDs(ch string) ([]int32, bool) {
+	ids := make([]int32, len(ch))
+	for i := 0; i < len(ch); i++ {
+		id, ok := b.vocab[fmt.Sprintf("<0x%02X>", ch[i])]
+		if !ok {
+			return nil, false
+		}
+		ids[i] = id
+	}
+	return ids, true
+}
+
+// hfCache remembers the ids of short words, as HF's BPE cache does (it
+// holds 10000 words there); it is safe for concurrent use.
+type hfCache struct {
+	mu sync.RWMutex
+	m  map[string][]int32
+}
+
+const (
+	hfCacheWords   = 10000
+	hfCacheWordLen = 256 // bytes; longer words are not cached
+)
+
+func (c *hfCache) get(word string) ([]int32, bool) {
+	if len(word) > hfCacheWordLen {
+		return nil, false
+	}
+	c.mu.RLock()
+	ids, ok := c.m[word]
+	c.mu.RUnlock()
+	return ids, ok
+}
+
+func (c *hfCache) put(word string, ids []int32) {
+	if len(word) > hfCacheWordLen {
+		return
+	}
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = make(map[string][]int32)
+	}
+	if len(c.m) < hfCacheWords {
+		c.m[word] = append([]int32(nil), ids...)
+	}
+	c.mu.Unlock()
+}
+
+type hfSym struct {
+	id         int32
+	prev, next int
+	dead       bool
+}
+
+// mergeAll merges syms in place: lowest rank first, then lowest position,
+// as word.rs merge_all's BinaryHeap orders Merge{pos, rank, new_id}.
+func (b *hfBPE) mergeAll(syms []hfSym) {
+	h := &hfHeap{}
+	push := func(left int) {
+		if left < 0 || syms[left].next < 0 {
+			return
+		}
+		r := syms[left].next
+		if m, ok := b.merges[uint64(uint32(syms[left].id))<<32|uint64(uint32(syms[r].id))]; ok {
+			heap.Push(h, hfCand{rank: m.rank, pos: left, id: m.id, left: syms[left].id, right: syms[r].id})
+		}
+	}
+	for i := 0; i+1 < len(syms); i++ {
+		push(i)
+	}
+	for h.Len() > 0 {
+		c := heap.Pop(h).(hfCand)
+		l := &syms[c.pos]
+		// A stale entry: the pair at pos is no longer (left, right).
+		if l.dead || l.id != c.left || l.next < 0 || syms[l.next].id != c.right {
+			continue
+		}
+		r := l.next
+		l.id = c.id
+		syms[r].dead = true
+		l.next = syms[r].next
+		if l.next >= 0 {
+			syms[l.next].prev = c.pos
+		}
+		push(l.prev)
+		push(c.pos)
+	}
+}
+
+type hfCand struct {
+	rank, id    int32
+	pos         int
+	left, right int32
+}
+
+type hfHeap []hfCand
+
+func (h hfHeap) Len() int { return len(h) }
+func (h hfHeap) Less(i, j int) bool {
+	if h[i].rank != h[j].rank {
+		return h[i].rank < h[j].rank
+	}
+	return h[i].pos < h[j].pos
+}
+func (h hfHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *hfHeap) Push(x any)   { *h = append(*h, x.(hfCand)) }
+func (h *hfHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

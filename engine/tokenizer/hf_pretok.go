@@ -1,0 +1,363 @@
+package tokenizer
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/dlclark/regexp2"
+	"golang.org/x/text/unicode/norm"
+)
+
+// hfNormalizer is the "normalizer" of a tokenizer.json; nil means none.
+type hfNormalizer func(string) string
+
+type hfComponent struct {
+	Type          string            `json:"type"`
+	Normalizers   []json.RawMessage `json:"normalizers"`
+	PreTokenizers []json.RawMessage `json:"pretokenizers"`
+	Pattern       *struct {
+		Regex  *string `json:"Regex"`
+		String *string `json:"String"`
+	} `json:"pattern"`
+	Behavior       string `json:"behavior"`
+	Invert         bool   `json:"invert"`
+	AddPrefixSpace bool   `json:"add_prefix_space"`
+	UseRegex       *bool  `json:"use_regex"`
+}
+
+// newHFNormalizer supports null, NFC, NFD, NFKC, NFKD and Sequence of those
+// (tokenizers/src/normalizers); anything else is ErrUnsupported.
+func newHFNormalizer(raw json.RawMessage, path string) (hfNormalizer, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var c hfComponent
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrFormat, path, err)
+	}
+	switch c.Type {
+	case "NFC":
+		return norm.NFC.String, nil
+	case "NFD":
+		return norm.NFD.String, nil
+	case "NFKC":
+		return norm.NFKC.String, nil
+	case "NFKD":
+		return norm.NFKD.String, nil
+	case "Sequence":
+		var seq []hfNormalizer
+		for i, sub := range c.Normalizers {
+			n, err := newHFNormalizer(sub, fmt.Sprintf("%s.normalizers[%d]", path, i))
+			if err != nil {
+				return nil, err
+			}
+			if n != nil {
+				seq = append(seq, n)
+			}
+		}
+		if len(seq) == 0 {
+			return nil, nil
+		}
+		return func(s string) string {
+			for _, n := range seq {
+				s = n(s)
+			}
+			return s
+		}, nil
+	}
+	return nil, fmt.Errorf("%w: %s type %q (supported: NFC, NFD, NFKC, NFKD, Sequence)", ErrUnsupported, path, c.Type)
+}
+
+// hfPreTokenizer splits every piece of a pre-tokenized string further (HF's
+// PreTokenizedString.split); empty pieces are dropped.
+type hfPreTokenizer func(pieces []string) ([]string, error)
+
+// gpt2Pattern is the split regex of HF's ByteLevel pre-tokenizer with
+// use_regex (pre_tokenizers/byte_level.rs, from openai/gpt-2 encoder.py).
+const gpt2Pattern = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
+
+// newHFPreTokenizer supports Sequence, Split and ByteLevel. It reports
+// whether a ByteLevel step is present (the byte-level BPE this package
+// implements needs one).
+func newHFPreTokenizer(raw json.RawMessage, path string) (hfPreTokenizer, bool, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, false, nil
+	}
+	var c hfComponent
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return nil, false, fmt.Errorf("%w: %s: %v", ErrFormat, path, err)
+	}
+	switch c.Type {
+	case "Sequence":
+		var seq []hfPreTokenizer
+		byteLevel := false
+		for i, sub := range c.PreTokenizers {
+			p, bl, err := newHFPreTokenizer(sub, fmt.Sprintf("%s.pretokenizers[%d]", path, i))
+			if err != nil {
+				return nil, false, err
+			}
+			byteLevel = byteLevel || bl
+			if p != nil {
+				seq = append(seq, p)
+			}
+		}
+		return func(pieces []string) ([]string, error) {
+			var err error
+			for _, p := range seq {
+				if pieces, err = p(pieces); err != nil {
+					return nil, err
+				}
+			}
+			return pieces, nil
+		}, byteLevel, nil
+	case "Split":
+		if c.Pattern == nil || (c.Pattern.Regex == nil) == (c.Pattern.String == nil) {
+			return nil, false, fmt.Errorf("%w: %s: pattern must have exactly one of Regex, String", ErrFormat, path)
+		}
+		var re *regexp2.Regexp
+		if c.Pattern.Regex != nil {
+			var err error
+			if re, err = compileHFRegex(*c.Pattern.Regex); err != nil {
+				return nil, false, fmt.Errorf("%s: %w", path, err)
+			}
+		} else if *c.Pattern.String != "" {
+			re = regexp2.MustCompile(regexp2.Escape(*c.Pattern.String), regexp2.None)
+		}
+		behavior, err := splitBehavior(c.Behavior, path)
+		if err != nil {
+			return nil, false, err
+		}
+		invert := c.Invert
+		return func(pieces []string) ([]string, error) {
+			return eachPiece(pieces, func(s string) ([]string, error) {
+				m, err := findMatches(re, s)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", path, err)
+				}
+				if invert {
+					for i := range m {
+						m[i].match = !m[i].match
+					}
+				}
+				return applyBehavior(s, m, behavior), nil
+			})
+		}, false, nil
+	case "ByteLevel":
+		useRegex := c.UseRegex == nil || *c.UseRegex
+		var re *regexp2.Regexp
+		if useRegex {
+			re = regexp2.MustCompile(gpt2Pattern, regexp2.None)
+		}
+		addPrefix := c.AddPrefixSpace
+		return func(pieces []string) ([]string, error) {
+			out, err := eachPiece(pieces, func(s string) ([]string, error) {
+				if addPrefix && (s == "" || s[0] != ' ') {
+					s = " " + s
+				}
+				if re == nil {
+					return []string{s}, nil
+				}
+				m, err := findMatches(re, s)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", path, err)
+				}
+				return applyBehavior(s, m, behaviorIsolated), nil
+			})
+			for i, s := range out {
+				out[i] = byteLevelEncode(s)
+			}
+			return out, err
+		}, true, nil
+	}
+	return nil, false, fmt.Errorf("%w: %s type %q (supported: Sequence, Split, ByteLevel)", ErrUnsupported, path, c.Type)
+}
+
+// compileHFRegex compiles a tokenizer.json pattern, which HF runs with
+// Oniguruma (Ruby syntax), with regexp2 (.NET syntax): both have Unicode
+// classes, (?i:...) groups and look-around. The anchors differ (Ruby's ^ and
+// $ match at every line, .NET's only at the ends), so patterns using them
+// are refused rather than matched differently.
+func compileHFRegex(p string) (*regexp2.Regexp, error) {
+	if hasLineAnchor(p) {
+		return nil, fmt.Errorf("%w: regex %q uses ^ or $, whose meaning differs between Oniguruma and regexp2", ErrUnsupported, p)
+	}
+	re, err := regexp2.Compile(p, regexp2.None)
+	if err != nil {
+		return nil, fmt.Errorf("%w: regex %q: %v", ErrUnsupported, p, err)
+	}
+	return re, nil
+}
+
+// hasLineAnchor reports whether p has an unescaped ^ or $ outside a
+// character class ([^...] negation does not count).
+func hasLineAnchor(p string) bool {
+	inClass := false
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case c == '\\':
+			i++
+		case inClass:
+			if c == ']' {
+				inClass = false
+			}
+		case c == '[':
+			inClass = true
+			if i+1 < len(p) && p[i+1] == '^' {
+				i++
+			}
+			if i+1 < len(p) && p[i+1] == ']' { // "[]...]" or "[^]...]": literal ]
+				i++
+			}
+		case c == '^' || c == '$':
+			return true
+		}
+	}
+	return false
+}
+
+func eachPiece(pieces []string, f func(string) ([]string, error)) ([]string, error) {
+	out := make([]string, 0, len(pieces))
+	for _, p := range pieces {
+		parts, err := f(p)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range parts {
+			if s != "" {
+				out = append(out, s)
+			}
+		}
+	}
+	return out, nil
+}
+
+// span is a byte range of a string and whether the pattern matched it.
+type span struct {
+	start, end int
+	match      bool
+}
+
+// findMatches covers s with the matches of re and the gaps between them, as
+// HF's Pattern::find_matches does (tokenizer/pattern.rs). A nil re matches
+// nothing. regexp2 reports rune positions; they are turned into byte
+// offsets.
+func findMatches(re *regexp2.Regexp, s string) ([]span, error) {
+	if s == "" {
+		return []span{{0, 0, false}}, nil
+	}
+	if re == nil {
+		return []span{{0, len(s), false}}, nil
+	}
+	runes := []rune(s)
+	byteOff := make([]int, len(runes)+1)
+	o := 0
+	for i, r := range runes {
+		byteOff[i] = o
+		o += len(string(r))
+	}
+	byteOff[len(runes)] = o
+	var out []span
+	prev := 0
+	m, err := re.FindRunesMatch(runes)
+	for ; m != nil && err == nil; m, err = re.FindNextMatch(m) {
+		start, end := byteOff[m.Index], byteOff[m.Index+m.Length]
+		if prev != start {
+			out = append(out, span{prev, start, false})
+		}
+		out = append(out, span{start, end, true})
+		prev = end
+	}
+	if err != nil {
+		return nil, fmt.Errorf("regex match: %w", err)
+	}
+	if prev != len(s) {
+		out = append(out, span{prev, len(s), false})
+	}
+	return out, nil
+}
+
+// Split behaviors (tokenizer/normalizer.rs SplitDelimiterBehavior).
+const (
+	behaviorRemoved = iota
+	behaviorIsolated
+	behaviorMergedWithPrevious
+	behaviorMergedWithNext
+	behaviorContiguous
+)
+
+func splitBehavior(name, path string) (int, error) {
+	switch name {
+	case "Removed":
+		return behaviorRemoved, nil
+	case "Isolated":
+		return behaviorIsolated, nil
+	case "MergedWithPrevious":
+		return behaviorMergedWithPrevious, nil
+	case "MergedWithNext":
+		return behaviorMergedWithNext, nil
+	case "Contiguous":
+		return behaviorContiguous, nil
+	}
+	return 0, fmt.Errorf("%w: %s: split behavior %q", ErrFormat, path, name)
+}
+
+// applyBehavior turns the spans of s into pieces, as NormalizedString::split
+// does for each SplitDelimiterBehavior.
+func applyBehavior(s string, spans []span, behavior int) []string {
+	type part struct {
+		start, end int
+		remove     bool
+	}
+	var parts []part
+	switch behavior {
+	case behaviorIsolated:
+		for _, sp := range spans {
+			parts = append(parts, part{sp.start, sp.end, false})
+		}
+	case behaviorRemoved:
+		for _, sp := range spans {
+			parts = append(parts, part{sp.start, sp.end, sp.match})
+		}
+	case behaviorContiguous:
+		prevMatch := false
+		for _, sp := range spans {
+			if sp.match == prevMatch && len(parts) > 0 {
+				parts[len(parts)-1].end = sp.end
+			} else {
+				parts = append(parts, part{sp.start, sp.end, false})
+			}
+			prevMatch = sp.match
+		}
+	case behaviorMergedWithPrevious:
+		prevMatch := false
+		for _, sp := range spans {
+			if sp.match && !prevMatch && len(parts) > 0 {
+				parts[len(parts)-1].end = sp.end
+			} else {
+				parts = append(parts, part{sp.start, sp.end, false})
+			}
+			prevMatch = sp.match
+		}
+	case behaviorMergedWithNext:
+		prevMatch := false
+		for i := len(spans) - 1; i >= 0; i-- {
+			sp := spans[i]
+			if sp.match && !prevMatch && len(parts) > 0 {
+				parts[len(parts)-1].start = sp.start
+			} else {
+				parts = append(parts, part{sp.start, sp.end, false})
+			}
+			prevMatch = sp.match
+		}
+		for i, j := 0, len(parts)-1; i < j; i, j = i+1, j-1 {
+			parts[i], parts[j] = parts[j], parts[i]
+		}
+	}
+	out := make([]string, 0, len(parts))
+	for _, p := range parts {
+		if !p.remove {
+			out = append(out, s[p.start:p.end])
+		}
+	}
+	return out
+}

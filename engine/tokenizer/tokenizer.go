@@ -1,0 +1,124 @@
+package tokenizer
+
+import (
+	"errors"
+	"strings"
+	"unicode/utf8"
+)
+
+// Tokenizer turns text into the token ids a model consumes and ids back into
+// text. Implementations are immutable after loading and safe for concurrent
+// use by several goroutines.
+type Tokenizer interface {
+	// Encode returns the ids of text without any BOS/EOS or other special
+	// token added (callers prepend BOS themselves). It equals, per loader,
+	// llama2.c run.c encode(text, bos=0, eos=0), SentencePiece
+	// sp.encode(text), or HF tokenizers
+	// Tokenizer.encode(text, add_special_tokens=False).ids.
+	Encode(text string) ([]int32, error)
+	// Decode returns the text of ids, following the reference of each loader
+	// (see the loader's Decode doc). Ids outside [0, VocabSize()) are skipped.
+	Decode(ids []int32) string
+	// DecodePiece returns the bytes a streaming generator prints for id when
+	// the previous token was prev, as llama2.c run.c decode(prev, id) does:
+	// byte-fallback pieces become the raw byte, so a piece may be an
+	// incomplete UTF-8 sequence that only the following pieces complete.
+	DecodePiece(prev, id int32) string
+	// VocabSize is the size of the id space: one more than the largest id
+	// Encode or the vocabulary can produce (the rows an embedding needs).
+	VocabSize() int
+	// BOS is the beginning-of-sequence id, or -1 when the tokenizer has none.
+	BOS() int32
+	// EOS is the end-of-sequence id, or -1 when the tokenizer has none.
+	EOS() int32
+	// Name describes the tokenizer for messages: its kind and file name,
+	// e.g. "llama2c:tok512.bin".
+	Name() string
+}
+
+// Sentinel errors; every error a loader returns wraps one of these with the
+// file name and the position (token index, JSON field) of the problem.
+var (
+	// ErrFormat marks a tokenizer file that is truncated, malformed or
+	// inconsistent (negative lengths, lengths beyond the file, bad JSON,
+	// merges naming tokens missing from the vocabulary, ...).
+	ErrFormat = errors.New("malformed tokenizer file")
+	// ErrUnsupported marks a well-formed tokenizer file that uses a feature
+	// this package does not implement (a normalizer or pre-tokenizer type,
+	// a SentencePiece model type, ...). hsdb refuses such files rather than
+	// produce ids that silently differ from the reference implementation.
+	ErrUnsupported = errors.New("unsupported tokenizer feature")
+)
+
+// lossyUTF8 converts b to a valid UTF-8 string the way Rust's
+// String::from_utf8_lossy does (HF tokenizers' decoders use it): each
+// maximal invalid subsequence — a lead byte followed by as many bytes as can
+// still start a valid sequence, or a lone byte — becomes one U+FFFD. This is
+// the Unicode "maximal subpart" practice (Unicode §3.9, U+FFFD substitution),
+// which differs from Go's utf8.DecodeRune on truncated sequences.
+func lossyUTF8(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	var sb strings.Builder
+	sb.Grow(len(b) + 8)
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r != utf8.RuneError || n > 1 {
+			sb.Write(b[i : i+n])
+			i += n
+			continue
+		}
+		sb.WriteRune(utf8.RuneError)
+		i += maximalSubpart(b[i:])
+	}
+	return sb.String()
+}
+
+// maximalSubpart returns the length (>= 1) of the longest prefix of b that
+// is a prefix of some well-formed UTF-8 sequence, given that b does not start
+// with a complete valid sequence. The ranges of the second byte follow
+// Unicode Table 3-7 (well-formed UTF-8 byte sequences).
+func maximalSubpart(b []byte) int {
+	c := b[0]
+	var need int
+	lo, hi := byte(0x80), byte(0xBF)
+	switch {
+	case c >= 0xC2 && c <= 0xDF:
+		need = 1
+	case c == 0xE0:
+		need, lo = 2, 0xA0
+	case c >= 0xE1 && c <= 0xEC, c == 0xEE, c == 0xEF:
+		need = 2
+	case c == 0xED:
+		need, hi = 2, 0x9F
+	case c == 0xF0:
+		need, lo = 3, 0x90
+	case c >= 0xF1 && c <= 0xF3:
+		need = 3
+	case c == 0xF4:
+		need, hi = 3, 0x8F
+	default:
+		return 1
+	}
+	n := 1
+	for k := 1; k <= need && k < len(b); k++ {
+		x := b[k]
+		if k == 1 {
+			if x < lo || x > hi {
+				break
+			}
+		} else if x < 0x80 || x > 0xBF {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+// The loaders' types implement Tokenizer.
+var (
+	_ Tokenizer = (*Llama2C)(nil)
+	_ Tokenizer = (*SentencePiece)(nil)
+	_ Tokenizer = (*HF)(nil)
+)
