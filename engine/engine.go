@@ -9,6 +9,7 @@ import (
 	"hsdb/engine/llama2c"
 	"hsdb/engine/model"
 	"hsdb/engine/tensor"
+	"hsdb/engine/tokenizer"
 
 	_ "hsdb/engine/arch" // registers the architectures
 )
@@ -46,6 +47,8 @@ type Engine struct {
 	seqs      []seqState // sequences of the current prefill, by slot
 	step      int
 	closers   []func() error
+	tok       tokenizer.Tokenizer
+	tokErr    error
 	weights   interface{ BytesRead() int64 }
 }
 

@@ -347,3 +347,14 @@ func hexDigit(c byte) (byte, bool) {
 	}
 	return 0, false
 }
+
+// ParseLlama2C reads a llama2.c tokenizer from memory (an embedded model's
+// tokenizer.bin); name stands for the file in messages. Errors as
+// LoadLlama2C.
+func ParseLlama2C(data []byte, name string) (*Llama2C, error) {
+	t, err := parseLlama2C(data, name)
+	if err != nil {
+		return nil, fmt.Errorf("llama2.c tokenizer %s: %w", name, err)
+	}
+	return t, nil
+}

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"hsdb/engine"
+)
+
+func init() {
+	register(&subcommand{name: "generate", usage: "generate [--model PATH] [--tp N] [--ids 1,2,3 | --prompt TEXT] [-n STEPS] [--temperature T] [--seed S] [--json]",
+		summary: "run the model and print what it generates (greedy by default; like llama2.c's run.c)", run: runGenerate})
+}
+
+// parseIDs reads "1,2,3" (spaces allowed) as token ids.
+func parseIDs(s string) ([]int32, error) {
+	var out []int32
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' }) {
+		v, err := strconv.ParseInt(f, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("token id %q is not an integer", f)
+		}
+		out = append(out, int32(v))
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no token ids in %q", s)
+	}
+	return out, nil
+}
+
+func runGenerate(args []string, io stdio) int {
+	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
+	fs.SetOutput(io.Err)
+	var mf modelFlags
+	mf.register(fs)
+	ids := fs.String("ids", "", "prompt token ids, e.g. 1,2,3 (default: BOS alone)")
+	prompt := fs.String("prompt", "", "prompt text, encoded with the model's tokenizer after BOS")
+	steps := fs.Int("n", 256, "positions to run, prompt included (run.c's -n)")
+	temp := fs.Float64("temperature", 0, "sampling temperature; 0 is greedy")
+	seed := fs.Uint64("seed", 1, "random seed for sampling")
+	asJSON := fs.Bool("json", false, "print {\"ids\": [...], \"text\": ...} instead of streaming text")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *ids != "" && *prompt != "" {
+		fmt.Fprintln(io.Err, "hsdb generate: give --ids or --prompt, not both")
+		return 2
+	}
+	e, err := mf.load()
+	if err != nil {
+		fmt.Fprintln(io.Err, "hsdb generate:", err)
+		return 1
+	}
+	defer e.Close()
+	tok, tokErr := e.Tokenizer()
+	var in []int32
+	switch {
+	case *ids != "":
+		if in, err = parseIDs(*ids); err != nil {
+			fmt.Fprintln(io.Err, "hsdb generate: --ids:", err)
+			return 2
+		}
+	case tokErr != nil:
+		if *prompt != "" {
+			fmt.Fprintln(io.Err, "hsdb generate: --prompt needs a tokenizer:", tokErr)
+			return 1
+		}
+		fmt.Fprintln(io.Err, "hsdb generate: no BOS id without a tokenizer; give --ids:", tokErr)
+		return 1
+	default:
+		if tok.BOS() >= 0 {
+			in = append(in, tok.BOS())
+		}
+		if *prompt != "" {
+			p, err := tok.Encode(*prompt)
+			if err != nil {
+				fmt.Fprintln(io.Err, "hsdb generate: --prompt:", err)
+				return 1
+			}
+			in = append(in, p...)
+		}
+		if len(in) == 0 {
+			fmt.Fprintln(io.Err, "hsdb generate: the tokenizer has no BOS token; give --prompt or --ids")
+			return 2
+		}
+	}
+	var stop []int32
+	if tok != nil && tok.BOS() >= 0 {
+		stop = append(stop, tok.BOS()) // run.c stops when the model emits BOS
+	}
+	if tok != nil && tok.EOS() >= 0 {
+		stop = append(stop, tok.EOS())
+	}
+	prev := in[len(in)-1]
+	o := engine.GenerateOptions{Steps: *steps, Stop: stop, Sampler: engine.NewSampler(*temp, *seed)}
+	if !*asJSON && tok != nil {
+		for i := 1; i < len(in); i++ { // run.c prints the prompt as it feeds it
+			fmt.Fprint(io.Out, tok.DecodePiece(in[i-1], in[i]))
+		}
+		o.OnToken = func(id int32) bool {
+			fmt.Fprint(io.Out, tok.DecodePiece(prev, id))
+			prev = id
+			return true
+		}
+	}
+	out, err := e.Generate(in, o)
+	if err != nil {
+		fmt.Fprintln(io.Err, "\nhsdb generate:", err)
+		return 1
+	}
+	if *asJSON {
+		res := map[string]any{"prompt_ids": in, "ids": out}
+		if tok != nil {
+			res["text"] = tok.Decode(out)
+		}
+		if err := json.NewEncoder(io.Out).Encode(res); err != nil {
+			fmt.Fprintln(io.Err, "hsdb generate:", err)
+			return 1
+		}
+		return 0
+	}
+	if tok == nil {
+		fmt.Fprintln(io.Out, out)
+		return 0
+	}
+	fmt.Fprintln(io.Out)
+	return 0
+}

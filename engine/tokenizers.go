@@ -1,0 +1,66 @@
+package engine
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"hsdb/engine/stories"
+	"hsdb/engine/tokenizer"
+)
+
+// Tokenizer returns the model's tokenizer, loading it on first use: for a
+// directory, tokenizer.json (HF), else tokenizer.model (SentencePiece), else
+// tokenizer.bin (llama2.c); for a llama2.c checkpoint, tokenizer.bin or
+// tok*.bin beside it; for the embedded model, its tokenizer.bin. The error
+// says which files were looked for.
+func (e *Engine) Tokenizer() (tokenizer.Tokenizer, error) {
+	if e.tok != nil || e.tokErr != nil {
+		return e.tok, e.tokErr
+	}
+	e.tok, e.tokErr = findTokenizer(e.Path)
+	if e.tok != nil && e.tok.VocabSize() > e.Dims.Vocab {
+		e.tok, e.tokErr = nil, fmt.Errorf("tokenizer %s has %d tokens, more than the model's vocab_size %d", e.tok.Name(), e.tok.VocabSize(), e.Dims.Vocab)
+	}
+	return e.tok, e.tokErr
+}
+
+func findTokenizer(path string) (tokenizer.Tokenizer, error) {
+	if path == DefaultModelPath {
+		data, err := stories.Files.ReadFile("model/tokenizer.bin")
+		if err != nil {
+			return nil, err
+		}
+		return tokenizer.ParseLlama2C(data, "tokenizer.bin")
+	}
+	dir := path
+	if st, err := os.Stat(path); err == nil && !st.IsDir() {
+		dir = filepath.Dir(path)
+	}
+	try := []string{"tokenizer.json", "tokenizer.model", "tokenizer.bin"}
+	if strings.HasSuffix(path, ".bin") {
+		if m, _ := filepath.Glob(filepath.Join(dir, "tok*.bin")); len(m) > 0 {
+			for _, f := range m {
+				if f != path {
+					try = append(try, filepath.Base(f))
+				}
+			}
+		}
+	}
+	for _, name := range try {
+		p := filepath.Join(dir, name)
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		switch {
+		case name == "tokenizer.json":
+			return tokenizer.LoadHF(p)
+		case strings.HasSuffix(name, ".model"):
+			return tokenizer.LoadSentencePiece(p)
+		default:
+			return tokenizer.LoadLlama2C(p)
+		}
+	}
+	return nil, fmt.Errorf("no tokenizer for %s: looked for %s in %s (use token ids instead)", path, strings.Join(try, ", "), dir)
+}
