@@ -31,54 +31,72 @@ func (d *Device) Attention(q, k, v backend.Tensor, a *backend.AttnArgs) backend.
 	for _, p := range a.Pos {
 		maxLen = max(maxLen, int(p)+1)
 	}
-	parallelFor(T, T*a.Heads*maxLen*(a.DK+a.DV), func(lo, hi int) {
-		scores := make([]float32, maxLen)
-		for t := lo; t < hi; t++ {
+	// One unit of work is one (token, kv head) pair with the group of query
+	// heads that share that kv head, so each key and value row is read once
+	// per group and a single decode token still spreads over the cores.
+	parallelFor(T*a.KVHeads, T*a.Heads*maxLen*(a.DK+a.DV), func(lo, hi int) {
+		scores := make([]float32, group*maxLen)
+		mx := make([]float32, group)
+		inv := make([]float32, group)
+		for u := lo; u < hi; u++ {
+			t, kh := u/a.KVHeads, u%a.KVHeads
 			base, pos := int(a.Base[t]), int(a.Pos[t])
 			first := 0
 			if a.Window > 0 && pos-a.Window+1 > 0 {
 				first = pos - a.Window + 1
 			}
 			n := pos - first + 1
-			for h := range a.Heads {
-				kh := h / group
-				qr := qv[t*a.Heads*a.DK+h*a.DK : t*a.Heads*a.DK+(h+1)*a.DK]
-				sc := scores[:n]
-				mx := float32(math.Inf(-1))
-				ko := (base+first)*kcols + kh*a.DK
-				for j := range sc {
-					kr := kv[ko : ko+len(qr)]
+			q0 := t*a.Heads*a.DK + kh*group*a.DK
+			for g := range group {
+				mx[g] = float32(math.Inf(-1))
+			}
+			ko := (base+first)*kcols + kh*a.DK
+			for j := range n {
+				kr := kv[ko : ko+a.DK]
+				for g := range group {
+					qr := qv[q0+g*a.DK : q0+(g+1)*a.DK]
+					qr = qr[:len(kr)]
 					var s0, s1 float32
 					c := 0
-					for ; c+2 <= len(qr); c += 2 {
+					for ; c+1 < len(kr); c += 2 {
 						s0 += qr[c] * kr[c]
 						s1 += qr[c+1] * kr[c+1]
 					}
-					if c < len(qr) {
+					if c < len(kr) {
 						s0 += qr[c] * kr[c]
 					}
-					s := (s0 + s1) * a.Scale
-					sc[j] = s
-					mx = max(mx, s)
-					ko += kcols
+					sc := (s0 + s1) * a.Scale
+					scores[g*maxLen+j] = sc
+					if sc > mx[g] {
+						mx[g] = sc
+					}
 				}
+				ko += kcols
+			}
+			for g := range group {
+				sc := scores[g*maxLen : g*maxLen+n]
 				var sum float64
+				m := mx[g]
 				for j, s := range sc {
-					e := float32(math.Exp(float64(s - mx)))
+					e := float32(math.Exp(float64(s - m)))
 					sc[j] = e
 					sum += float64(e)
 				}
-				inv := float32(1 / sum)
-				out := y[t*outCols+h*a.DV : t*outCols+(h+1)*a.DV]
-				vo := (base+first)*vcols + kh*a.DV
-				for _, e := range sc {
-					p := e * inv
-					vr := vv[vo : vo+len(out)]
+				inv[g] = float32(1 / sum)
+			}
+			o0 := t*outCols + kh*group*a.DV
+			vo := (base+first)*vcols + kh*a.DV
+			for j := range n {
+				vr := vv[vo : vo+a.DV]
+				for g := range group {
+					out := y[o0+g*a.DV : o0+(g+1)*a.DV]
+					out = out[:len(vr)]
+					p := scores[g*maxLen+j] * inv[g]
 					for c, x := range vr {
 						out[c] += p * x
 					}
-					vo += vcols
 				}
+				vo += vcols
 			}
 		}
 	})

@@ -19,31 +19,53 @@ func alignedBytes(n int) []byte {
 var workers = runtime.GOMAXPROCS(0)
 
 // parallelMin is the work (multiply-adds) below which an op runs on the
-// calling goroutine: starting goroutines costs about a microsecond, a few
-// thousand multiply-adds.
-const parallelMin = 1 << 15
+// calling goroutine: handing a chunk to a parked worker costs a few
+// microseconds, some ten thousand multiply-adds.
+const parallelMin = 1 << 14
+
+type chunk struct {
+	lo, hi int
+	body   func(lo, hi int)
+	wg     *sync.WaitGroup
+}
+
+var (
+	poolOnce sync.Once
+	poolCh   chan chunk
+)
+
+// startPool starts workers-1 long-lived goroutines that run chunks; the
+// caller of parallelFor runs one chunk itself.
+func startPool() {
+	poolCh = make(chan chunk, 4*workers)
+	for range workers - 1 {
+		go func() {
+			for c := range poolCh {
+				c.body(c.lo, c.hi)
+				c.wg.Done()
+			}
+		}()
+	}
+}
 
 // parallelFor runs body over [0, n) split into contiguous chunks, on up to
 // `workers` goroutines when work (an estimate of multiply-adds) is large
-// enough, else inline.
+// enough, else inline. body must not panic (ops check their arguments before
+// splitting work).
 func parallelFor(n int, work int, body func(lo, hi int)) {
 	w := workers
 	if work < parallelMin || n < 2 || w < 2 {
 		body(0, n)
 		return
 	}
-	if w > n {
-		w = n
-	}
+	poolOnce.Do(startPool)
+	w = min(w, n)
+	size := (n + w - 1) / w
 	var wg sync.WaitGroup
-	chunk := (n + w - 1) / w
-	for lo := 0; lo < n; lo += chunk {
-		hi := min(lo+chunk, n)
+	for lo := size; lo < n; lo += size {
 		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			body(lo, hi)
-		}()
+		poolCh <- chunk{lo: lo, hi: min(lo+size, n), body: body, wg: &wg}
 	}
+	body(0, min(size, n))
 	wg.Wait()
 }
