@@ -1,0 +1,230 @@
+package inspect
+
+import (
+	"fmt"
+	"strings"
+
+	"hsdb/engine"
+	"hsdb/engine/model"
+	"hsdb/engine/tensor"
+)
+
+// Status is the outcome of one validation rule.
+type Status uint8
+
+const (
+	// Pass: the rule holds.
+	Pass Status = iota
+	// Fail: the rule is violated; the file is not a valid capture.
+	Fail
+	// Skip: the rule could not be checked (no model given, no layers
+	// requested, not an hsdb dump); Detail says what it needs.
+	Skip
+)
+
+// String returns "pass", "FAIL" or "skip".
+func (s Status) String() string {
+	switch s {
+	case Pass:
+		return "pass"
+	case Fail:
+		return "FAIL"
+	}
+	return "skip"
+}
+
+// RuleResult is one validation rule of design.md applied to one file.
+type RuleResult struct {
+	Rule   string // "shape", "finite", ...
+	Status Status
+	Detail string
+}
+
+// Rule names, in the order check reports them (design.md, "Validation
+// rules").
+const (
+	RuleStructure  = "structure"       // input_ids and hidden states found, ids integer
+	RuleLayerCount = "layer count"     // as many layers as requested, with the labels requested
+	RuleShape      = "shape"           // every entry [len(input_ids), hidden_size]
+	RuleOneSeq     = "one sequence"    // not a flattened batch of several sequences
+	RuleDType      = "dtype"           // float, one dtype, as declared; loss_mask matches
+	RuleFinite     = "finite"          // no NaN or Inf
+	RuleDistinct   = "layers distinct" // no two layers hold identical data
+	RuleReplicas   = "replicas equal"  // replicated tensors equal across ranks (recorded at capture)
+	RuleChecksums  = "checksums"       // sha256 of each tensor as the manifest records
+	RuleMatch      = "matches model"   // close to hsdb's forward pass at the layer claimed
+)
+
+// CheckOptions says what check knows beyond the file.
+type CheckOptions struct {
+	// Dims are the model's sizes (ConfigDims, or a loaded engine's Dims
+	// merged in); nil when no model was given: shapes are then checked
+	// against input_ids and each other only.
+	Dims *model.Dims
+	// Engine, when non-nil, runs hsdb's own forward pass on each file's
+	// input_ids for layer matching (Match). It must be the model of Dims.
+	Engine *engine.Engine
+	// Layers are the requested layers (--layers), or nil.
+	Layers []int
+	// TP is the tensor-parallel world size the capture ran at (--tp), for
+	// shard forensics; 0 tries 2, 4, 8 and 16.
+	TP int
+	// SeqLens are known lengths of the sequences a file holds (--seq-lens),
+	// or nil.
+	SeqLens []int
+	// DType is the declared dtype of the hidden states (an hsdb manifest's),
+	// or tensor.Invalid for any float dtype.
+	DType tensor.DType
+	// Expected, when non-nil, are the sha256 digests a manifest records per
+	// tensor name (hsdb dumps); nil skips the checksum rule.
+	Expected map[string]string
+	// Replicas is the cross-rank check an hsdb manifest recorded, or "" for
+	// files that do not record one.
+	Replicas *ReplicaRecord
+}
+
+// Report is check's verdict on one capture file.
+type Report struct {
+	Path      string
+	Format    string
+	Schema    string
+	Structure []string
+	// Err is set when the file could not be read (check exits 2); the
+	// other fields are then empty.
+	Err       error
+	Rules     []RuleResult
+	Diagnoses []Diagnosis
+	// Matches are the layer-matching results per entry (with an engine).
+	Matches []EntryMatch
+	// SeqLens are the sequences the file was found to hold: from
+	// --seq-lens, a seq_lens tensor, or found by the forward pass; nil when
+	// unknown (one sequence assumed).
+	SeqLens []int
+}
+
+// Failed reports whether any rule failed or the file was unreadable.
+func (r *Report) Failed() bool {
+	if r.Err != nil {
+		return true
+	}
+	for _, x := range r.Rules {
+		if x.Status == Fail {
+			return true
+		}
+	}
+	return false
+}
+
+// Rule returns the result of the named rule.
+func (r *Report) Rule(name string) (RuleResult, bool) {
+	for _, x := range r.Rules {
+		if x.Rule == name {
+			return x, true
+		}
+	}
+	return RuleResult{}, false
+}
+
+// Lines renders the report as plain text: the structure, each rule as
+// pass/FAIL/skip, the layer matches and the diagnoses.
+func (r *Report) Lines() []string {
+	out := []string{r.Path + ":"}
+	if r.Err != nil {
+		return append(out, "  cannot read: "+r.Err.Error())
+	}
+	out = append(out, "  format: "+r.Format, "  layout: "+r.Schema)
+	for _, s := range r.Structure {
+		out = append(out, "    "+s)
+	}
+	for _, x := range r.Rules {
+		line := fmt.Sprintf("  %-4s  %-16s", x.Status, x.Rule)
+		if x.Detail != "" {
+			line += "  " + x.Detail
+		}
+		out = append(out, strings.TrimRight(line, " "))
+	}
+	if len(r.Matches) > 0 {
+		out = append(out, "  layer matching (hsdb forward pass on input_ids):")
+		for _, m := range r.Matches {
+			out = append(out, "    "+m.String())
+		}
+	}
+	for _, d := range r.Diagnoses {
+		out = append(out, "  diagnosis: "+d.Sentence)
+		if d.Cause != "" {
+			out = append(out, "    most likely cause: "+d.Cause)
+		}
+	}
+	return out
+}
+
+// CheckFile reads one capture file and applies every validation rule of
+// design.md, with shape forensics in the model's terms and, with
+// opts.Engine, layer matching against hsdb's forward pass. It never
+// returns nil: an unreadable file gives a Report whose Err is set (wrapping
+// ErrUnreadable or ErrForbiddenGlobal).
+func CheckFile(path string, opts CheckOptions) *Report {
+	r := &Report{Path: path}
+	cf, err := ReadCaptureFile(path)
+	if err != nil {
+		r.Err = err
+		return r
+	}
+	r.Format = cf.Format
+	r.Structure = cf.Structure()
+	if len(cf.PickleGlobals) > 0 {
+		r.Structure = append(r.Structure, "pickle globals: "+strings.Join(cf.PickleGlobals, ", "))
+	}
+	l := InterpretCapture(cf)
+	r.Schema = l.Schema
+	checkLayout(r, l, opts)
+	return r
+}
+
+// checkLayout runs the rules on an interpreted file.
+func checkLayout(r *Report, l *Layout, opts CheckOptions) {
+	if !l.Labelled && len(opts.Layers) == len(l.Entries) {
+		for i := range l.Entries {
+			l.Entries[i].Layer = opts.Layers[i]
+		}
+	}
+	r.SeqLens = opts.SeqLens
+	if r.SeqLens == nil {
+		r.SeqLens = l.SeqLens
+	}
+	if opts.Engine != nil && len(l.Entries) > 0 && l.InputIDs != nil {
+		ms, found, err := Match(opts.Engine, l, MatchOptions{TP: opts.TP, SeqLens: r.SeqLens})
+		if err != nil {
+			r.Rules = append(r.Rules, RuleResult{Rule: RuleMatch, Status: Fail, Detail: "the forward pass failed: " + err.Error()})
+		}
+		r.Matches = ms
+		if r.SeqLens == nil && len(found) > 1 {
+			r.SeqLens = found
+		}
+	}
+	r.Rules = append(rulesFor(r, l, opts), r.Rules...)
+	f := &shapeFacts{entries: l.Entries, idsLen: l.idsLen(), seqLens: r.SeqLens, hidden: hiddenOf(opts.Dims),
+		layers: len(opts.Layers), tp: opts.TP, named: map[string]int{}}
+	if opts.Dims != nil {
+		f.named = opts.Dims.Named
+	}
+	if d := diagnoseShapes(f); d != nil {
+		r.Diagnoses = append(r.Diagnoses, *d)
+	}
+	r.Diagnoses = append(r.Diagnoses, finiteDiagnoses(l)...)
+	r.Diagnoses = append(r.Diagnoses, mergeDiagnoses(matchDiagnoses(r.Matches))...)
+}
+
+// mergeDiagnoses joins consecutive diagnoses with the same cause into one
+// (three layers that are all rank shards read as one finding).
+func mergeDiagnoses(ds []Diagnosis) []Diagnosis {
+	var out []Diagnosis
+	for _, d := range ds {
+		if n := len(out); n > 0 && d.Cause != "" && out[n-1].Cause == d.Cause {
+			out[n-1].Sentence += "; " + d.Sentence
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
