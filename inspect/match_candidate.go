@@ -110,7 +110,7 @@ func (t Tolerance) Close(s Score) bool { return s.Cos >= t.CosMin && s.Rel() <= 
 
 // rowAcc accumulates one candidate's comparison with one target, per row.
 type rowAcc struct {
-	cand                         Candidate
+	cand                        Candidate
 	dot, tt, cc, maxAbs, refMax []float64
 }
 
