@@ -29,7 +29,10 @@ type MatchOptions struct {
 // stream} × {full, rank shard} (and any site tensor when the width fits
 // none of those), and how close the entry is to what its label claims.
 type EntryMatch struct {
-	Key string // entry key; "hidden_states[0..18] (stacked)" for per-token entries
+	Key string // entry key; "hidden_states[0]..hidden_states[18] (stacked)" for per-token entries
+	// Stacked is the number of per-token entries stacked into this one
+	// (0 for a 2-D entry).
+	Stacked int
 	// Label is the layer the file claims (-1 unknown).
 	Label int
 	Rows  int
@@ -245,7 +248,7 @@ func confirmed(targets []*target, k int, tolFor func(*target) Tolerance) bool {
 }
 
 func entryMatch(t *target, what string, tol Tolerance) EntryMatch {
-	m := EntryMatch{Key: t.key, Label: t.label, Rows: t.rows, Tol: tol, FirstBadRow: -1}
+	m := EntryMatch{Key: t.key, Label: t.label, Rows: t.rows, Tol: tol, FirstBadRow: -1, Stacked: t.stacked}
 	if a, s := t.best(0, t.rows); a != nil {
 		m.Best, m.BestScore = a.cand, s
 	}

@@ -31,6 +31,9 @@ func matchDiagnoses(ms []EntryMatch) []Diagnosis {
 			continue
 		}
 		if m.Label < 0 && b.Kind == CandStream && b.World == 0 {
+			if m.Stacked > 0 { // say what the per-token rows are once stacked
+				out = append(out, Diagnosis{Sentence: fmt.Sprintf("%s (unlabelled) matches %s (cos %.6f, max|Δ| %.3g)", m.Key, b, s.Cos, s.MaxAbs)})
+			}
 			continue // an unlabelled layer output: nothing wrong to say
 		}
 		d := Diagnosis{Sentence: fmt.Sprintf("%s, matches %s (cos %.6f, max|Δ| %.3g)", head, b, s.Cos, s.MaxAbs)}
