@@ -78,9 +78,12 @@ type CheckOptions struct {
 	// Expected, when non-nil, are the sha256 digests a manifest records per
 	// tensor name (hsdb dumps); nil skips the checksum rule.
 	Expected map[string]string
-	// Replicas is the cross-rank check an hsdb manifest recorded, or "" for
-	// files that do not record one.
+	// Replicas is the cross-rank check an hsdb manifest recorded (the
+	// worst over its captured keys), or nil for files that record none.
 	Replicas *ReplicaRecord
+	// What is the kind the layer labels claim: WhatStream ("" too),
+	// WhatHidden or WhatResidual (an hsdb manifest's capture.what).
+	What string
 }
 
 // Report is check's verdict on one capture file.
@@ -178,7 +181,43 @@ func CheckFile(path string, opts CheckOptions) *Report {
 	l := InterpretCapture(cf)
 	r.Schema = l.Schema
 	checkLayout(r, l, opts)
+	if opts.Expected != nil {
+		r.Rules = append(r.Rules, checksumRule(cf, opts.Expected))
+	}
 	return r
+}
+
+// checksumRule compares the sha256 of every tensor of a safetensors file
+// with what a manifest recorded.
+func checksumRule(cf *CaptureFile, want map[string]string) RuleResult {
+	res := RuleResult{Rule: RuleChecksums}
+	var bad []string
+	seen := map[string]bool{}
+	for i, k := range cf.Root.Keys {
+		v := cf.Root.Fields[i]
+		if v.Kind != KindTensor {
+			continue
+		}
+		seen[k] = true
+		w, ok := want[k]
+		switch {
+		case !ok:
+			bad = append(bad, k+" is not in the manifest")
+		case sha256Hex(v.Tensor.Data) != w:
+			bad = append(bad, fmt.Sprintf("%s has sha256 %.12s…, the manifest records %.12s…", k, sha256Hex(v.Tensor.Data), w))
+		}
+	}
+	for _, k := range sortedKeys(want) {
+		if !seen[k] {
+			bad = append(bad, k+" is missing")
+		}
+	}
+	if len(bad) > 0 {
+		res.Status, res.Detail = Fail, strings.Join(bad, "; ")
+		return res
+	}
+	res.Status, res.Detail = Pass, fmt.Sprintf("%d tensors as the manifest records", len(want))
+	return res
 }
 
 // checkLayout runs the rules on an interpreted file.
@@ -193,7 +232,7 @@ func checkLayout(r *Report, l *Layout, opts CheckOptions) {
 		r.SeqLens = l.SeqLens
 	}
 	if opts.Engine != nil && len(l.Entries) > 0 && l.InputIDs != nil {
-		ms, found, err := Match(opts.Engine, l, MatchOptions{TP: opts.TP, SeqLens: r.SeqLens})
+		ms, found, err := Match(opts.Engine, l, MatchOptions{TP: opts.TP, SeqLens: r.SeqLens, What: opts.What})
 		if err != nil {
 			r.Rules = append(r.Rules, RuleResult{Rule: RuleMatch, Status: Fail, Detail: "the forward pass failed: " + err.Error()})
 		}

@@ -204,9 +204,9 @@ func TestExplainWidth(t *testing.T) {
 		w, tp int
 		want  string
 	}{
-		{512, 0, "kv_lora_rank"},               // exact: shard readings (2048/4) suppressed
-		{896, 0, "hidden_size / 8"},            // 7168 / 8
-		{2304, 8, "intermediate_size / 8"},     // 18432 / 8
+		{512, 0, "kv_lora_rank"},           // exact: shard readings (2048/4) suppressed
+		{896, 0, "hidden_size / 8"},        // 7168 / 8
+		{2304, 8, "intermediate_size / 8"}, // 18432 / 8
 		{576, 0, "kv_lora_rank+qk_rope_head_dim"},
 		{1000, 0, ""},
 	}
