@@ -2,12 +2,14 @@ package inspect
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"hsdb/engine"
+	"hsdb/engine/safetensors"
 	"hsdb/engine/tensor"
 )
 
@@ -215,5 +217,78 @@ func TestExplainWidth(t *testing.T) {
 		if got != c.want {
 			t.Errorf("ExplainWidth(%d, tp %d) = %q, want %q", c.w, c.tp, got, c.want)
 		}
+	}
+}
+
+// TestMatchFindsThreeSequences: HF's layer outputs for the llama fixture's
+// three sequences (7, 3 and 12 tokens, each run alone by HF, rows
+// concatenated: testdata/hf/llama/reference.safetensors) written as one
+// flattened "sequence" of 22 tokens: the forward pass splits it back into
+// 7 + 3 + 12.
+func TestMatchFindsThreeSequences(t *testing.T) {
+	ref, err := safetensors.Open("../testdata/hf/llama/reference.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	ids, _ := ref.Tensor("input_ids")
+	var named []safetensors.Named
+	named = append(named, safetensors.Named{Name: "input_ids", T: ids})
+	for _, l := range []int{0, 1} {
+		x, _ := ref.Tensor(fmt.Sprintf("layer.%d", l))
+		named = append(named, safetensors.Named{Name: fmt.Sprintf("hidden_states.%d", l), T: x})
+	}
+	p := filepath.Join(t.TempDir(), "flat.safetensors")
+	if err := safetensors.WriteFile(p, named, nil); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := ConfigDims("../testdata/hf/llama")
+	r := CheckFile(p, CheckOptions{Dims: d, Engine: llamaEngine(t)})
+	if fmt.Sprint(r.SeqLens) != "[7 3 12]" {
+		t.Fatalf("found %v\n%s", r.SeqLens, strings.Join(r.Lines(), "\n"))
+	}
+	if !strings.Contains(diagText(r), "22 = 7 + 3 + 12 (tokens of sequences 0..2, flattened)") {
+		t.Fatalf("%s", diagText(r))
+	}
+}
+
+// TestDiffFirstDeparture: a capture of layers 0, 1, 2 whose layer 1 is
+// perturbed from token 4 on (by 1% of the layer's largest value, a bf16
+// rounding step — well beyond f32 tolerance) departs first at layer 1, token 4.
+func TestDiffFirstDeparture(t *testing.T) {
+	e := llamaEngine(t)
+	c := NewCapturer(e.Tree, e.Dims.Layers)
+	c.AddLayers([]int{0, 1, 2}, WhatStream)
+	seq := []int32{5, 17, 3, 99, 42, 8, 61, 23, 7}
+	if _, err := e.Prefill([][]int32{seq}, c, false); err != nil {
+		t.Fatal(err)
+	}
+	got, _, _ := c.Result()
+	x := got[0].Tensors["hidden_states.1"].F32()
+	mx := float32(0)
+	for _, v := range x {
+		mx = max(mx, v, -v)
+	}
+	for i := 4 * 96; i < len(x); i += 7 {
+		x[i] += 0.01 * mx
+	}
+	ids := make([]int64, len(seq))
+	for i, v := range seq {
+		ids[i] = int64(v)
+	}
+	named := []safetensors.Named{{Name: "input_ids", T: tensor.FromI64(ids, len(ids))}}
+	for _, l := range []int{0, 1, 2} {
+		k := fmt.Sprintf("hidden_states.%d", l)
+		named = append(named, safetensors.Named{Name: k, T: got[0].Tensors[k]})
+	}
+	p := filepath.Join(t.TempDir(), "c.safetensors")
+	if err := safetensors.WriteFile(p, named, nil); err != nil {
+		t.Fatal(err)
+	}
+	r := CheckFile(p, CheckOptions{Engine: e})
+	lines, departs := r.DiffLines()
+	text := strings.Join(lines, "\n")
+	if !departs || !strings.Contains(text, "first departure: layer 1 (hidden_states.1) from token 4") {
+		t.Fatalf("%s", text)
 	}
 }

@@ -197,7 +197,7 @@ func prepare(dir string, info DumpInfo, opts DumpOptions) (*DumpWriter, error) {
 // same).
 func sameJob(a, b *Manifest) string {
 	switch {
-	case (a.Job == nil) != (b.Job == nil) || (a.Job != nil && *a.Job != *b.Job):
+	case (a.Job == nil) != (b.Job == nil) || (a.Job != nil && (a.Job.InputSHA256 != b.Job.InputSHA256 || a.Job.Sequences != b.Job.Sequences)):
 		return "other inputs"
 	case joinInts(a.Capture.Layers) != joinInts(b.Capture.Layers):
 		return fmt.Sprintf("layers %s, now %s", joinInts(a.Capture.Layers), joinInts(b.Capture.Layers))

@@ -2,7 +2,6 @@ package inspect
 
 import (
 	"fmt"
-	"sort"
 
 	"hsdb/engine"
 	"hsdb/engine/tensor"
@@ -273,17 +272,4 @@ func entryMatch(t *target, what string, tol Tolerance) EntryMatch {
 		}
 	}
 	return m
-}
-
-// departure returns the first entry, in layer order, whose claimed
-// candidate departs from hsdb beyond tolerance, or ok=false.
-func departure(ms []EntryMatch) (EntryMatch, bool) {
-	sorted := append([]EntryMatch(nil), ms...)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Label < sorted[j].Label })
-	for _, m := range sorted {
-		if m.HasClaimed && !m.Close {
-			return m, true
-		}
-	}
-	return EntryMatch{}, false
 }

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+
+	"hsdb/inspect"
+)
+
+func init() {
+	register(&subcommand{name: "diff",
+		usage:   "diff PATH --model MODEL [--layers 2,30,58,60] [--tp N] [--seq-lens 512,259]",
+		summary: "run hsdb's forward pass on a capture's input_ids and report, per layer, how far the capture is and the first layer where it departs; exit 0 none departs, 1 one does, 2 unreadable",
+		run:     runDiff})
+}
+
+func runDiff(args []string, io stdio) int {
+	fs := flag.NewFlagSet("diff", flag.ContinueOnError)
+	fs.SetOutput(io.Err)
+	var cf checkFlags
+	cf.register(fs)
+	path, err := parseWithPath(fs, args)
+	if err != nil {
+		fmt.Fprintln(io.Err, "hsdb diff:", err)
+		return 2
+	}
+	opts, done, err := cf.options(io, "diff", true)
+	if err != nil {
+		fmt.Fprintln(io.Err, "hsdb diff:", err)
+		return 2
+	}
+	defer done()
+	rep := inspect.CheckPath(path, opts)
+	if rep.Err != nil {
+		fmt.Fprintf(io.Err, "hsdb diff: %v\n", rep.Err)
+		return 2
+	}
+	departs := false
+	for _, f := range rep.Files {
+		lines, d := f.DiffLines()
+		departs = departs || d
+		for _, l := range lines {
+			fmt.Fprintln(io.Out, l)
+		}
+	}
+	switch {
+	case rep.Unreadable():
+		return 2
+	case departs:
+		return 1
+	}
+	return 0
+}
