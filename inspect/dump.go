@@ -65,6 +65,7 @@ type DumpWriter struct {
 	dtype      tensor.DType
 	hidden     int
 	byID       map[string]int // sequence id -> index in m.Sequences
+	journal    *os.File       // a batch job's append-only record of validated sequences
 }
 
 // dumpTestHook, when set by a test, runs before each sequence file is
@@ -169,7 +170,7 @@ func ResumeDump(dir string, info DumpInfo, opts DumpOptions) (*DumpWriter, error
 		return nil, fmt.Errorf("dump %s: creating %s: %w", dir, w.stage, diskFull(err))
 	}
 	w.removeStrays()
-	if err := writeManifest(w.stage, w.m); err != nil {
+	if err := w.startJournal(); err != nil {
 		return nil, fmt.Errorf("dump %s: %w", dir, diskFull(err))
 	}
 	return w, nil
@@ -235,7 +236,7 @@ func (w *DumpWriter) keepValidated(old *Manifest) {
 // not list (temporary files of an interrupted write, files of sequences
 // that never validated).
 func (w *DumpWriter) removeStrays() {
-	keep := map[string]bool{ManifestName: true}
+	keep := map[string]bool{ManifestName: true, JournalName: true}
 	for _, r := range w.m.Sequences {
 		keep[r.File] = true
 	}
@@ -297,7 +298,7 @@ func (w *DumpWriter) Add(seqs []*SeqCapture, reps map[string]ReplicaRecord) erro
 		w.m.Sequences = append(w.m.Sequences, rec)
 	}
 	if w.resumable {
-		if err := writeManifest(w.stage, w.m); err != nil {
+		if err := w.appendJournal(w.m.Sequences[len(w.m.Sequences)-len(seqs):], reps); err != nil {
 			return fmt.Errorf("dump %s: %w", w.dir, diskFull(err))
 		}
 	}
@@ -397,18 +398,20 @@ func (w *DumpWriter) Finish(expected int) (*Manifest, error) {
 		if r.Status == Fail.String() {
 			if !w.resumable {
 				w.Abort()
-			} else {
-				writeManifest(w.stage, w.m)
 			}
 			return w.m, fmt.Errorf("dump %s: %w: %s: %s", w.dir, ErrInvalid, r.Rule, r.Detail)
 		}
 	}
 	w.m.Complete = true
+	w.closeJournal()
 	if err := writeManifest(w.stage, w.m); err != nil {
 		if !w.resumable {
 			w.Abort()
 		}
 		return w.m, fmt.Errorf("dump %s: %w", w.dir, diskFull(err))
+	}
+	if err := os.Remove(filepath.Join(w.stage, JournalName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return w.m, fmt.Errorf("dump %s: %w", w.dir, err)
 	}
 	if err := os.Chmod(w.stage, 0o755); err != nil {
 		return w.m, fmt.Errorf("dump %s: %w", w.dir, err)
@@ -505,6 +508,7 @@ func sitesNote(s []SiteInfo) string {
 // Abort removes a one-shot dump's staging directory (a batch job's is kept
 // for a resume; Abort removes it too when called explicitly).
 func (w *DumpWriter) Abort() {
+	w.closeJournal()
 	if w.stage != "" {
 		os.RemoveAll(w.stage)
 	}

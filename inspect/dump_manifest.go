@@ -131,8 +131,10 @@ type ValidationRecord struct {
 	Detail string `json:"detail,omitempty"`
 }
 
-// ReadManifest reads DIR/manifest.json. Errors: the file's (os.ErrNotExist
-// when absent) or ErrManifest for bad JSON or another format.
+// ReadManifest reads DIR/manifest.json and, for a batch job's staging
+// directory, folds in its journal (JournalName) of the sequences validated
+// so far. Errors: the file's (os.ErrNotExist when absent) or ErrManifest
+// for bad JSON, another format or an unreadable journal.
 func ReadManifest(dir string) (*Manifest, error) {
 	p := filepath.Join(dir, ManifestName)
 	b, err := os.ReadFile(p)
@@ -145,6 +147,9 @@ func ReadManifest(dir string) (*Manifest, error) {
 	}
 	if m.Format != ManifestFormat {
 		return nil, fmt.Errorf("%s: %w: format %q, want %q", p, ErrManifest, m.Format, ManifestFormat)
+	}
+	if err := readJournal(dir, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w: %v", dir, ErrManifest, err)
 	}
 	return &m, nil
 }

@@ -110,11 +110,18 @@ func TestCaptureKillResume(t *testing.T) {
 		t.Fatalf("staging manifest: complete %v, %d sequences, the job had done %d", m.Complete, len(m.Sequences), done)
 	}
 	// What a kill during a write leaves: safetensors.WriteFile's temporary
-	// file, and a file no manifest lists.
+	// file, a file no journal line lists,
 	stray := []string{".seq_000020.safetensors.tmp-123", "seq_000099.safetensors"}
 	for _, s := range stray {
 		os.WriteFile(filepath.Join(out+inspect.PartialSuffix, s), []byte("cut short"), 0o644)
 	}
+	// and a journal line cut short.
+	j, err := os.OpenFile(filepath.Join(out+inspect.PartialSuffix, inspect.JournalName), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.WriteString(`{"seq":{"id":"s20","index":20,"len`)
+	j.Close()
 	stdout, errs, code := runHsdb(t, args...)
 	if code != 0 {
 		t.Fatalf("resume: exit %d\n%s\n%s", code, stdout, errs)
