@@ -24,6 +24,14 @@ type Options struct {
 	// DType converts weights on load (--dtype); Invalid keeps the stored
 	// dtype.
 	DType tensor.DType
+	// EP places whole routed experts on the ranks (--ep, vLLM's
+	// --enable-expert-parallel) instead of splitting every expert's
+	// intermediate dimension (--moe tp, the default). Only models with
+	// routed experts accept it.
+	EP bool
+	// Layers, when set (--layers A-B), builds and loads only these decoder
+	// layers with the embeddings, final norm and LM head.
+	Layers *model.LayerRange
 }
 
 // Engine is a loaded model split over World ranks, ready to run forward
@@ -102,6 +110,24 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if opts.EP {
+		ep, ok := cfg.(model.ExpertParallel)
+		if !ok {
+			return nil, fmt.Errorf("%s: --ep: %s has no routed experts", path, cfg.Dims().Arch)
+		}
+		if err := ep.SetExpertParallel(true); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	if opts.Layers != nil {
+		ls, ok := cfg.(model.LayerSelector)
+		if !ok {
+			return nil, fmt.Errorf("%s: --layers %s: %s cannot load a range of layers", path, opts.Layers, cfg.Dims().Arch)
+		}
+		if err := ls.SelectLayers(*opts.Layers); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
 	if err := cfg.Validate(world); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -125,6 +151,7 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 		e.Report.Bytes += l.Report.Bytes
 		if r == 0 {
 			e.Report.Dequantized = l.Report.Dequantized
+			e.Report.Unused = l.Report.Unused
 		}
 		e.ranks = append(e.ranks, &rankState{dev: devs[r], comm: comms[r], model: rm, cache: model.NewCache(e.Dims.Layers)})
 	}
