@@ -32,6 +32,11 @@ type Options struct {
 	// Layers, when set (--layers A-B), builds and loads only these decoder
 	// layers with the embeddings, final norm and LM head.
 	Layers *model.LayerRange
+	// MemoryLimit is the memory, in bytes, the weights may take (summed over
+	// the virtual ranks on the CPU, per rank on a GPU); 0 means what the
+	// machine reports (MemAvailable on the CPU). A load whose estimate
+	// exceeds it fails with ErrMemory before reading any weight.
+	MemoryLimit int64
 }
 
 // Engine is a loaded model split over World ranks, ready to run forward
@@ -44,6 +49,9 @@ type Engine struct {
 	Tree   *model.Tree
 	World  int
 	Report model.LoadReport
+	// Estimate is the bytes of weights each rank was expected to hold,
+	// computed from the module tree before loading (EstimateWeights).
+	Estimate []int64
 	// Skipped says what of the checkpoint was not loaded (a multimodal
 	// wrapper's vision tower), or "".
 	Skipped string
@@ -131,11 +139,16 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 	if err := cfg.Validate(world); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	tree := cfg.Tree(world)
+	estimate := EstimateWeights(tree, world, src, opts.DType)
+	if err := checkMemory(estimate, opts); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	devs, comms, g, err := newDevices(opts, world)
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{Path: path, Config: cfg, Dims: cfg.Dims(), Tree: cfg.Tree(world), World: world, Skipped: skipped,
+	e := &Engine{Path: path, Config: cfg, Dims: cfg.Dims(), Tree: tree, World: world, Skipped: skipped, Estimate: estimate,
 		commGroup: g, siteGroup: backend.NewGroup(world)}
 	for r := range world {
 		l := model.NewLoader(src, devs[r], r, world, opts.DType)
