@@ -17,8 +17,10 @@ import (
 //   - experts are split into n_group groups of consecutive ids; a group's
 //     score is the sum of its two best choice scores when the bias is in use
 //     (V3's noaux_tc), else its best score (V2's group_limited_greedy); the
-//     topk_group best groups are kept and every expert outside them gets
-//     choice score 0 (HF masks with 0.0, not -inf);
+//     topk_group best groups are kept and every expert outside them is
+//     excluded (choice score -inf, as DeepSeek's own code, vLLM and HF since
+//     transformers PR 45441 do; HF had masked with 0.0, which lets an
+//     excluded expert win when the bias makes the kept scores negative);
 //   - the top_k experts by choice score are chosen (ties: lower id first);
 //   - their weights are the scores without the bias, renormalised to sum 1
 //     (+1e-20) when norm_topk_prob, then multiplied by routed_scaling_factor.
@@ -77,7 +79,7 @@ func (g *router) route(logits []float32, tokens int) (ids []int32, weights []flo
 			}
 			for e := range choice {
 				if !keep[e/per] {
-					choice[e] = 0
+					choice[e] = float32(math.Inf(-1))
 				}
 			}
 		}

@@ -42,14 +42,14 @@ func TestRouterGroupedSigmoid(t *testing.T) {
 	checkRoute(t, "bias", g, x, []int32{6, 7}, []float64{2.5 * s6 / (s6 + s7), 2.5 * s7 / (s6 + s7)})
 
 	// A bias of -1.5 on every expert makes every choice score negative.
-	// Groups 1 and 3 still win (-1.159, -1.788 against -2.0, -2.0), but HF
-	// masks the other groups with 0.0, which beats every negative score:
-	// two masked experts are chosen (ties: the lowest ids, 0 and 1).
+	// Groups 1 and 3 still win (-1.159, -1.788 against -2.0, -2.0) and the
+	// other groups stay excluded (masked with -inf, not 0.0, which would
+	// beat every negative score): the best two of {2: -.5759, 3: -.5832,
+	// 6: -1.2311, 7: -.5573} are 7 and 2, as without the bias.
 	for e := range g.bias {
 		g.bias[e] = -1.5
 	}
-	s0, s1 := sig(3), sig(-3)
-	checkRoute(t, "masked zeros", g, x, []int32{0, 1}, []float64{2.5 * s0 / (s0 + s1), 2.5 * s1 / (s0 + s1)})
+	checkRoute(t, "negative scores", g, x, []int32{7, 2}, []float64{2.5 * s7 / (s7 + s2), 2.5 * s2 / (s7 + s2)})
 }
 
 // TestRouterSoftmax: DeepSeek-V2's greedy and group-limited greedy routing.
