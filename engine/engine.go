@@ -162,13 +162,29 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 			return nil, fmt.Errorf("%s: rank %d: %w", path, r, err)
 		}
 		e.Report.Bytes += l.Report.Bytes
+		e.Report.Dequantized = appendNew(e.Report.Dequantized, l.Report.Dequantized)
 		if r == 0 {
-			e.Report.Dequantized = l.Report.Dequantized
 			e.Report.Unused = l.Report.Unused
 		}
 		e.ranks = append(e.ranks, &rankState{dev: devs[r], comm: comms[r], model: rm, cache: model.NewCache(e.Dims.Layers)})
 	}
 	return e, nil
+}
+
+// appendNew appends the names of add that dst does not hold yet, in order
+// (every rank dequantizes its own experts under expert parallelism).
+func appendNew(dst, add []string) []string {
+	seen := make(map[string]bool, len(dst))
+	for _, n := range dst {
+		seen[n] = true
+	}
+	for _, n := range add {
+		if !seen[n] {
+			seen[n] = true
+			dst = append(dst, n)
+		}
+	}
+	return dst
 }
 
 // Device returns rank r's device (for statistics at a stop).

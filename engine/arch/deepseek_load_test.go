@@ -157,7 +157,7 @@ func fp8Checkpoint(w map[string]*tensor.Tensor) (q, deq map[string]*tensor.Tenso
 // TestDeepseekFP8: an fp8 checkpoint with 32×32 block scales (partial edge
 // blocks: 56, 40, 36, 80 are not multiples of 32) gives the logits of its
 // dequantized float32 weights at --tp 2, and the load report names every
-// fp8 tensor. Without quantization_config the fp8 tensors are refused.
+// fp8 tensor (also under --ep). Without quantization_config the fp8 tensors are refused.
 func TestDeepseekFP8(t *testing.T) {
 	w := randWeights(parseCfg(t, v3Config), 31, 0.05)
 	q, deq, n := fp8Checkpoint(w)
@@ -176,6 +176,10 @@ func TestDeepseekFP8(t *testing.T) {
 	}
 	if len(eq.Report.Dequantized) != n || n == 0 {
 		t.Errorf("report lists %d dequantized tensors, the checkpoint has %d", len(eq.Report.Dequantized), n)
+	}
+	// Under --ep each rank dequantizes its own experts; the report is their union.
+	if ep := load(t, cfgQ, &model.MapSource{Name: "fp8", Tensors: q}, engine.Options{TP: 2, EP: true}); len(ep.Report.Dequantized) != n {
+		t.Errorf("--ep: report lists %d dequantized tensors, the checkpoint has %d", len(ep.Report.Dequantized), n)
 	}
 	_, err = engine.LoadSource("test", []byte(v3Config), &model.MapSource{Name: "fp8", Tensors: q}, engine.Options{TP: 1})
 	if !errors.Is(err, model.ErrWeight) || !strings.Contains(err.Error(), "is fp8 but the config has no quantization_config") {
