@@ -2,6 +2,7 @@ package arch_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -82,29 +83,50 @@ func equalInts(a, b *tensor.Tensor) bool {
 }
 
 // TestDeepseekSitesInTreeOrder: a step visits every site of the tree once,
-// in post-order. Counted by hand for the V3 config (q_lora_rank set, layer 0
-// dense, layers 1-3 MoE with shared experts): model, embed_tokens, norm,
-// lm_head = 4; per layer: the layer, 2 norms, self_attn with 9 children
-// (fused_qkv_a_proj, q_a_layernorm, q_b_proj, kv_a_layernorm, kv_b_proj,
-// rotary_emb, attn, o_proj... = 8) -> self_attn + 8 = 9; dense mlp + 3 = 4;
-// MoE: mlp, gate, experts, shared_experts + 3 = 7.
+// in post-order. Counted by hand: model, embed_tokens, norm, lm_head = 4;
+// per layer: the layer and its 2 norms = 3; self_attn with fused_qkv_a_proj,
+// q_a_layernorm, q_b_proj (V3) or q_proj, kv_a_proj_with_mqa (V2), then
+// kv_a_layernorm, kv_b_proj, rotary_emb, attn, o_proj = 9 (V3) or 8 (V2);
+// a dense mlp with gate_up_proj, act_fn, down_proj = 4; an MoE mlp with
+// gate, experts, shared_experts and its 3 children = 7. V3: 4 layers, layer
+// 0 dense; V2: 3 layers, layer 0 dense.
 func TestDeepseekSitesInTreeOrder(t *testing.T) {
-	w := randWeights(parseCfg(t, v3Config), 3, 0.05)
-	e := load(t, v3Config, &model.MapSource{Name: "v3", Tensors: w}, engine.Options{TP: 2, EP: true})
-	rec := &recorder{want: func(*model.Site) bool { return true }, names: []string{"-"}}
-	if _, err := e.Prefill(prompts[:2], rec, false); err != nil {
-		t.Fatal(err)
+	for _, c := range []struct {
+		name, cfg string
+		sites     int
+	}{{"v3", v3Config, 4 + 4*(3+9) + 4 + 3*7}, {"v2", v2Config, 4 + 3*(3+8) + 4 + 2*7}} {
+		w := randWeights(parseCfg(t, c.cfg), 3, 0.05)
+		e := load(t, c.cfg, &model.MapSource{Name: c.name, Tensors: w}, engine.Options{TP: 2, EP: true})
+		rec := &recorder{want: func(*model.Site) bool { return true }, names: []string{"-"}}
+		if _, err := e.Prefill(prompts[:2], rec, false); err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, s := range e.Tree.Sites {
+			want = append(want, s.Path)
+		}
+		if strings.Join(rec.visits, " ") != strings.Join(want, " ") {
+			t.Fatalf("%s visited\n%v\nwant\n%v", c.name, rec.visits, want)
+		}
+		if len(want) != c.sites {
+			t.Errorf("%s: %d sites, want %d", c.name, len(want), c.sites)
+		}
 	}
-	var want []string
-	for _, s := range e.Tree.Sites {
-		want = append(want, s.Path)
-	}
-	if strings.Join(rec.visits, " ") != strings.Join(want, " ") {
-		t.Fatalf("visited\n%v\nwant\n%v", rec.visits, want)
-	}
-	perLayer := 1 + 2 + 9
-	if n := len(want); n != 4+4*perLayer+4+3*7 {
-		t.Errorf("%d sites, want %d", n, 4+4*perLayer+4+3*7)
+}
+
+// BenchmarkDeepseekPrefill runs the 22-token batch through the V3 test model
+// (fixture sizes, 4 heads) on the CPU backend.
+func BenchmarkDeepseekPrefill(b *testing.B) {
+	w := randWeights(parseCfg(b, v3Config), 3, 0.05)
+	for _, o := range []engine.Options{{TP: 1}, {TP: 2, EP: true}} {
+		e := load(b, v3Config, &model.MapSource{Name: "v3", Tensors: w}, o)
+		b.Run(fmt.Sprintf("tp%d_ep%v", o.TP, o.EP), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := e.Prefill(prompts, nil, false); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
