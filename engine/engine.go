@@ -25,6 +25,19 @@ type Options struct {
 	// DType converts weights on load (--dtype); Invalid keeps the stored
 	// dtype.
 	DType tensor.DType
+	// EP places whole routed experts on the ranks (--ep, vLLM's
+	// --enable-expert-parallel) instead of splitting every expert's
+	// intermediate dimension (--moe tp, the default). Only models with
+	// routed experts accept it.
+	EP bool
+	// Layers, when set (--layers A-B), builds and loads only these decoder
+	// layers with the embeddings, final norm and LM head.
+	Layers *model.LayerRange
+	// MemoryLimit is the memory, in bytes, the weights may take (summed over
+	// the virtual ranks on the CPU, per rank on a GPU); 0 means what the
+	// machine reports (MemAvailable on the CPU). A load whose estimate
+	// exceeds it fails with ErrMemory before reading any weight.
+	MemoryLimit int64
 }
 
 // Engine is a loaded model split over World ranks, ready to run forward
@@ -37,6 +50,9 @@ type Engine struct {
 	Tree   *model.Tree
 	World  int
 	Report model.LoadReport
+	// Estimate is the bytes of weights each rank was expected to hold,
+	// computed from the module tree before loading (EstimateWeights).
+	Estimate []int64
 	// Skipped says what of the checkpoint was not loaded (a multimodal
 	// wrapper's vision tower), or "".
 	Skipped string
@@ -107,14 +123,37 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if opts.EP {
+		ep, ok := cfg.(model.ExpertParallel)
+		if !ok {
+			return nil, fmt.Errorf("%s: --ep: %s has no routed experts", path, cfg.Dims().Arch)
+		}
+		if err := ep.SetExpertParallel(true); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	if opts.Layers != nil {
+		ls, ok := cfg.(model.LayerSelector)
+		if !ok {
+			return nil, fmt.Errorf("%s: --layers %s: %s cannot load a range of layers", path, opts.Layers, cfg.Dims().Arch)
+		}
+		if err := ls.SelectLayers(*opts.Layers); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
 	if err := cfg.Validate(world); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	tree := cfg.Tree(world)
+	estimate := EstimateWeights(tree, world, src, opts.DType)
+	if err := checkMemory(estimate, opts); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	devs, comms, g, err := newDevices(opts, world)
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{Path: path, Config: cfg, Dims: cfg.Dims(), Tree: cfg.Tree(world), World: world, Skipped: skipped,
+	e := &Engine{Path: path, Config: cfg, Dims: cfg.Dims(), Tree: tree, World: world, Skipped: skipped, Estimate: estimate,
 		commGroup: g, siteGroup: backend.NewGroup(world)}
 	for r := range world {
 		l := model.NewLoader(src, devs[r], r, world, opts.DType)
@@ -128,12 +167,29 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 			return nil, fmt.Errorf("%s: rank %d: %w", path, r, err)
 		}
 		e.Report.Bytes += l.Report.Bytes
+		e.Report.Dequantized = appendNew(e.Report.Dequantized, l.Report.Dequantized)
 		if r == 0 {
-			e.Report.Dequantized = l.Report.Dequantized
+			e.Report.Unused = l.Report.Unused
 		}
 		e.ranks = append(e.ranks, &rankState{dev: devs[r], comm: comms[r], model: rm, cache: model.NewCache(e.Dims.Layers)})
 	}
 	return e, nil
+}
+
+// appendNew appends the names of add that dst does not hold yet, in order
+// (every rank dequantizes its own experts under expert parallelism).
+func appendNew(dst, add []string) []string {
+	seen := make(map[string]bool, len(dst))
+	for _, n := range dst {
+		seen[n] = true
+	}
+	for _, n := range add {
+		if !seen[n] {
+			seen[n] = true
+			dst = append(dst, n)
+		}
+	}
+	return dst
 }
 
 // Device returns rank r's device (for statistics at a stop).

@@ -27,7 +27,11 @@ var ErrWeight = errors.New("weight")
 // fp8, tensors in the checkpoint that were not used, bytes uploaded.
 type LoadReport struct {
 	Dequantized []string
-	Bytes       int64
+	// Unused lists checkpoint tensors the model never reads (a multimodal
+	// wrapper's vision tower, DeepSeek-V3's multi-token-prediction layer),
+	// when the architecture can tell; filled by rank 0's load.
+	Unused []string
+	Bytes  int64
 }
 
 // Loader fetches one rank's weights from a WeightSource by HF tensor name,
