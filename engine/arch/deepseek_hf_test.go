@@ -1,7 +1,6 @@
 package arch_test
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -14,77 +13,45 @@ import (
 
 	"hsdb/engine"
 	"hsdb/engine/model"
+	"hsdb/engine/safetensors"
 	"hsdb/engine/tensor"
 )
 
 // Parity with HF transformers 5.x: testdata/hf/NAME/ holds a checkpoint
 // saved by HF (config.json, model.safetensors) and reference.safetensors
 // with HF's own outputs for three sequences (scripts/fixtures/
-// make_hf_fixtures.py, run on the GPU machine). The tests skip, naming the
-// missing directory, until the fixtures are committed.
+// make_hf_fixtures.py, run on the GPU machine).
 
-// fixtureDir returns the fixture's directory or skips the test.
+// fixtureDir returns the fixture's directory; the fixtures are committed, so
+// a missing one is a failure.
 func fixtureDir(t *testing.T, name string) string {
 	t.Helper()
-	var tried []string
-	for _, d := range []string{"../../testdata/hf/" + name, "../../testdata/fixtures/hf/" + name} {
-		if _, err := os.Stat(filepath.Join(d, "reference.safetensors")); err == nil {
-			return d
-		}
-		tried = append(tried, d)
+	d := "../../testdata/hf/" + name
+	if _, err := os.Stat(filepath.Join(d, "reference.safetensors")); err != nil {
+		t.Fatalf("fixture %s: %v (regenerate with scripts/gpu-fixtures.sh)", name, err)
 	}
-	t.Skipf("fixture %s not present (looked in %s): generate it with scripts/fixtures/make_hf_fixtures.py", name, strings.Join(tried, ", "))
-	return ""
+	return d
 }
 
-// readSafetensors is a minimal reader for the fixtures (header JSON, then
-// little-endian data), so that these tests do not depend on
-// engine/safetensors. Every tensor is copied to its own aligned buffer.
+// readSafetensors reads every tensor of a fixture file into memory.
 func readSafetensors(t *testing.T, path string) (map[string]*tensor.Tensor, map[string]string) {
 	t.Helper()
-	data, err := os.ReadFile(path)
+	f, err := safetensors.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(data) < 8 {
-		t.Fatalf("%s: %d bytes", path, len(data))
-	}
-	n := binary.LittleEndian.Uint64(data)
-	if n > uint64(len(data)-8) {
-		t.Fatalf("%s: header of %d bytes in a file of %d", path, n, len(data))
-	}
-	var hdr map[string]json.RawMessage
-	if err := json.Unmarshal(data[8:8+n], &hdr); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	body := data[8+n:]
+	defer f.Close()
 	out := map[string]*tensor.Tensor{}
-	var meta map[string]string
-	for name, raw := range hdr {
-		if name == "__metadata__" {
-			_ = json.Unmarshal(raw, &meta)
-			continue
+	for _, name := range f.Names() {
+		x, err := f.Tensor(name)
+		if err != nil {
+			t.Fatal(err)
 		}
-		var e struct {
-			DType   string   `json:"dtype"`
-			Shape   []int    `json:"shape"`
-			Offsets [2]int64 `json:"data_offsets"`
-		}
-		if err := json.Unmarshal(raw, &e); err != nil {
-			t.Fatalf("%s: %s: %v", path, name, err)
-		}
-		dt, ok := tensor.FromSafetensors(e.DType)
-		if !ok {
-			t.Fatalf("%s: %s: dtype %s", path, name, e.DType)
-		}
-		tt := tensor.New(dt, e.Shape...)
-		if e.Offsets[1]-e.Offsets[0] != int64(len(tt.Data)) || e.Offsets[1] > int64(len(body)) {
-			t.Fatalf("%s: %s: offsets %v for %s %v", path, name, e.Offsets, e.DType, e.Shape)
-		}
-		copy(tt.Data, body[e.Offsets[0]:e.Offsets[1]])
-		out[name] = tt
+		c := tensor.New(x.DType, x.Shape...)
+		copy(c.Data, x.Data)
+		out[name] = c
 	}
-	return out, meta
+	return out, f.Metadata()
 }
 
 // hfFixture is one loaded fixture.
