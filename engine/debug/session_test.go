@@ -143,7 +143,6 @@ func TestBreakPrintMatchesReference(t *testing.T) {
 	}
 }
 
-
 // TestShardedGatheredRow: at tp 2, q at qkv_proj is sharded over columns;
 // the gathered row is the statistics of the concatenation, and values of
 // the gathered tensor at [0, 30:34] straddle the two shards.
