@@ -1,6 +1,7 @@
 package repl
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -118,12 +119,16 @@ func (t *Term) outcome(o *hsdbg.Outcome, err error) error {
 	return nil
 }
 
-// showDisplays prints every display at a stop; a display that does not
-// apply here (the site does not show its tensor) prints its error and the
-// others go on.
+// showDisplays prints every display at a stop. A display whose tensor the
+// site does not show is skipped (sites differ in what they show); any
+// other error is printed and the others go on.
 func (t *Term) showDisplays() {
 	for _, d := range t.displays {
-		if err := t.printExpr(d.Expr, fmt.Sprintf("display %d: ", d.ID)); err != nil {
+		err := t.printExpr(d.Expr, fmt.Sprintf("display %d: ", d.ID))
+		if errors.Is(err, hsdbg.ErrNoTensor) {
+			continue
+		}
+		if err != nil {
 			t.PrintError(fmt.Errorf("display %d (%s): %w", d.ID, d.Expr, err))
 		}
 	}

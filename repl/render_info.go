@@ -8,8 +8,8 @@ import (
 	hsdbg "hsdb/engine/debug"
 )
 
-// bytes formats a byte count in binary units.
-func bytes(n int64) string {
+// byteSize formats a byte count in binary units.
+func byteSize(n int64) string {
 	f := float64(n)
 	for _, u := range []string{"B", "KiB", "MiB", "GiB"} {
 		if f < 1024 || u == "GiB" {
@@ -40,7 +40,7 @@ func (t *Term) modelText(m hsdbg.ModelInfo) string {
 	add("world size", strconv.Itoa(m.World))
 	var per []string
 	for r, d := range m.Devices {
-		per = append(per, fmt.Sprintf("rank %d %s %s", r, d, bytes(m.Memory[r])))
+		per = append(per, fmt.Sprintf("rank %d %s %s", r, d, byteSize(m.Memory[r])))
 	}
 	add("devices", strings.Join(per, "; "))
 	if m.Skipped != "" {
@@ -71,7 +71,7 @@ func (t *Term) rankInfoText(rs []hsdbg.RankInfo) string {
 func (t *Term) memoryText(ms []hsdbg.MemoryInfo) string {
 	tb := newTable("rank", "in use", "kv cache").alignRight(0, 1, 2)
 	for _, m := range ms {
-		tb.add(strconv.Itoa(m.Rank), bytes(m.InUse), bytes(m.KVCache))
+		tb.add(strconv.Itoa(m.Rank), byteSize(m.InUse), byteSize(m.KVCache))
 	}
 	return tb.render(t.st)
 }
@@ -102,8 +102,24 @@ func (t *Term) treeText(nodes []hsdbg.TreeNode) string {
 				}
 				split = fmt.Sprintf("split dim %d: %s", w.Dim, strings.Join(per, " "))
 			}
-			fmt.Fprintf(&b, "%s  · %s %s  %s\n", ind, strings.TrimPrefix(w.Name, n.Path+"."), t.st.Shape.Render(shape(w.Shape)), t.st.Dim.Render(split))
+			fmt.Fprintf(&b, "%s  · %s %s  %s\n", ind, shortName(w.Name, n.Path), t.st.Shape.Render(shape(w.Shape)), t.st.Dim.Render(split))
 		}
 	}
 	return b.String()
+}
+
+// shortName is a weight's name relative to the nearest module path
+// enclosing it (gate_up_proj's weights are named under mlp).
+func shortName(w, path string) string {
+	for p := path; p != ""; {
+		if strings.HasPrefix(w, p+".") {
+			return w[len(p)+1:]
+		}
+		i := strings.LastIndex(p, ".")
+		if i < 0 {
+			break
+		}
+		p = p[:i]
+	}
+	return w
 }
