@@ -33,7 +33,7 @@ func (i *interrupts) hit(now time.Time) bool {
 // called; a second SIGINT within a second runs exit (which must end the
 // process).
 func (t *Term) catchInterrupts(exit func()) (stop func()) {
-	sig := make(chan os.Signal, 1)
+	sig := make(chan os.Signal, 4)
 	signal.Notify(sig, os.Interrupt)
 	done := make(chan struct{})
 	var in interrupts

@@ -72,7 +72,12 @@ func (t *Term) doneText(d *hsdbg.Done) string {
 	for i, next := range d.Next {
 		line := fmt.Sprintf("  seq %d: %d tokens", i, d.SeqLens[i])
 		if len(d.Generated) > i && len(d.Generated[i]) > 0 {
-			line += fmt.Sprintf(", generated %v", d.Generated[i])
+			g := d.Generated[i]
+			if len(g) > 16 {
+				line += fmt.Sprintf(", generated %d tokens (last 16: %v)", len(g), g[len(g)-16:])
+			} else {
+				line += fmt.Sprintf(", generated %v", g)
+			}
 			if i < len(d.GeneratedText) {
 				line += " " + t.st.Dim.Render(strconv.Quote(d.GeneratedText[i]))
 			}

@@ -46,6 +46,7 @@ type CondError struct {
 	Msg string
 }
 
+// Error renders `condition "SRC": column N: MSG`.
 func (e *CondError) Error() string {
 	return fmt.Sprintf("condition %q: column %d: %s", e.Src, e.Col, e.Msg)
 }

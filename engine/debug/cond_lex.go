@@ -23,6 +23,7 @@ type token struct {
 	col  int // 1-based column in the condition text
 }
 
+// String quotes the token for messages ("end of condition" at the end).
 func (t token) String() string {
 	if t.kind == tEOF {
 		return "end of condition"

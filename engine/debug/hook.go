@@ -43,6 +43,9 @@ func (m *resumeMode) wants(site *model.Site, k int64) bool {
 	return m.at[site.Index]
 }
 
+// Want records how far the ranks have got (for Interrupt) and asks for the
+// site when tracing, interrupted, the resume mode wants it, or an enabled
+// breakpoint or watch can fire there.
 func (h hook) Want(ev *model.Event) bool {
 	s := h.s
 	k := s.key(ev)
@@ -62,6 +65,9 @@ func (h hook) Want(ev *model.Event) bool {
 	return false
 }
 
+// Visit runs with every rank at the site: it traces, evaluates the stop
+// reasons, and on a stop reports it and serves queries until resumed (the
+// pass then goes on, or ends with the resume's abort error).
 func (h hook) Visit(ev *model.Event, views []*model.RankView) error {
 	s := h.s
 	j := s.job
