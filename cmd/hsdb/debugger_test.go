@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func runHsdb(args []string, stdin string) (int, string, string) {
+func runWithStdin(args []string, stdin string) (int, string, string) {
 	var out, errb bytes.Buffer
 	code := hsdbMain(args, stdio{In: strings.NewReader(stdin), Out: &out, Err: &errb})
 	return code, out.String(), errb.String()
@@ -17,7 +17,7 @@ func runHsdb(args []string, stdin string) (int, string, string) {
 // the three tensors on every rank, walks into layer 3's MLP and finishes.
 func TestQuickstartScript(t *testing.T) {
 	for _, tp := range []string{"1", "2"} {
-		code, out, errs := runHsdb([]string{"--tp", tp, "-x", "../../scripts/quickstart.hsdb"}, "")
+		code, out, errs := runWithStdin([]string{"--tp", tp, "-x", "../../scripts/quickstart.hsdb"}, "")
 		if code != 0 {
 			t.Fatalf("--tp %s: exit %d\n%s\n%s", tp, code, out, errs)
 		}
@@ -43,7 +43,7 @@ func TestQuickstartScript(t *testing.T) {
 // TestStdinScript: with stdin not a terminal and no -x, hsdb runs the
 // commands it reads; --json makes each result one JSON line.
 func TestStdinScript(t *testing.T) {
-	code, out, errs := runHsdb([]string{"--json"}, "input ids 1,2,3\nrun\n")
+	code, out, errs := runWithStdin([]string{"--json"}, "input ids 1,2,3\nrun\n")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if code != 0 || len(lines) != 2 || !strings.HasPrefix(lines[1], `{"command":"run","kind":"done","result":{"prefill":true`) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
@@ -51,16 +51,16 @@ func TestStdinScript(t *testing.T) {
 }
 
 func TestBadInvocations(t *testing.T) {
-	if code, _, errs := runHsdb([]string{"--tp", "3"}, ""); code != 1 || !strings.Contains(errs, "num_attention_heads 8 is not divisible by --tp 3") {
+	if code, _, errs := runWithStdin([]string{"--tp", "3"}, ""); code != 1 || !strings.Contains(errs, "num_attention_heads 8 is not divisible by --tp 3") {
 		t.Errorf("--tp 3: exit %d %s", code, errs)
 	}
-	if code, _, errs := runHsdb([]string{"--model", "/nonexistent/model.bin"}, ""); code != 1 || !strings.Contains(errs, "/nonexistent/model.bin") {
+	if code, _, errs := runWithStdin([]string{"--model", "/nonexistent/model.bin"}, ""); code != 1 || !strings.Contains(errs, "/nonexistent/model.bin") {
 		t.Errorf("bad model: exit %d %s", code, errs)
 	}
-	if code, _, _ := runHsdb([]string{"--frobnicate"}, ""); code != 2 {
+	if code, _, _ := runWithStdin([]string{"--frobnicate"}, ""); code != 2 {
 		t.Errorf("bad flag: exit %d", code)
 	}
-	if code, _, errs := runHsdb([]string{"-x", "/nonexistent.hsdb"}, ""); code != 1 || !strings.Contains(errs, "/nonexistent.hsdb") {
+	if code, _, errs := runWithStdin([]string{"-x", "/nonexistent.hsdb"}, ""); code != 1 || !strings.Contains(errs, "/nonexistent.hsdb") {
 		t.Errorf("missing script: exit %d %s", code, errs)
 	}
 }
