@@ -8,9 +8,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 
-	"hsdb/engine"
 	hsdbg "hsdb/engine/debug"
-	"hsdb/engine/tokenizer"
 	"hsdb/repl"
 )
 
@@ -42,21 +40,13 @@ func runDebugger(args []string, io stdio) int {
 		return 1
 	}
 	s := hsdbg.New(e)
-	s.Tok = engineTokenizer(e)
+	if tok, err := e.Tokenizer(); err == nil {
+		s.Tok = tok
+	} else {
+		s.TokErr = err
+	}
 	return repl.Run(s, repl.RunConfig{Script: *script, JSON: *jsonOut, In: io.In, Out: io.Out, Err: io.Err,
 		Terminal: isTerminal(io.In) && isTerminal(io.Out), History: *history})
-}
-
-// engineTokenizer returns the engine's tokenizer when it has one (the
-// engine offers Tokenizer() once models carry theirs), else nil: `input
-// text` then says the model has no tokenizer.
-func engineTokenizer(e *engine.Engine) hsdbg.Tokenizer {
-	if tk, ok := any(e).(interface{ Tokenizer() tokenizer.Tokenizer }); ok {
-		if t := tk.Tokenizer(); t != nil {
-			return t
-		}
-	}
-	return nil
 }
 
 func isTerminal(f any) bool {

@@ -59,6 +59,9 @@ func ParseIDs(text string) ([]int32, error) {
 // ErrNoTokenizer, or the tokenizer's own.
 func (s *Session) Encode(text string) ([]int32, error) {
 	if s.Tok == nil {
+		if s.TokErr != nil {
+			return nil, fmt.Errorf("input text: %w: %v; give ids instead (input ids 1,2,3)", ErrNoTokenizer, s.TokErr)
+		}
 		return nil, fmt.Errorf("input text: %w; give ids instead (input ids 1,2,3)", ErrNoTokenizer)
 	}
 	ids, err := s.Tok.Encode(text)

@@ -28,6 +28,9 @@ type Session struct {
 	// Tok encodes `input text`; nil means the model came without a
 	// tokenizer (ErrNoTokenizer).
 	Tok Tokenizer
+	// TokErr says why Tok is nil (no tokenizer file was found), for the
+	// message of `input text`.
+	TokErr error
 	// OnTrace, when set, receives a line for every site a pass visits while
 	// tracing is on, on the goroutine that called Run, Continue, etc.
 	OnTrace func(TraceLine)
