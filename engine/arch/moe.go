@@ -165,8 +165,9 @@ func (L *moeLayer) forward(r *model.Rank, b *model.Batch, x backend.Tensor) back
 	load := expertLoad(ids, E)
 	idsT := idsTensor(ids, T, k)
 	wT := tensor.FromF32(w, T, k)
-	loadT := tensor.FromI64(load, E)
-	localT := tensor.FromI64(load[L.local[0]:L.local[1]], L.local[1]-L.local[0])
+	loadT := tensor.FromI64(load, 1, E) // one row, so a rank's expert range is a column range
+
+	localT := tensor.FromI64(load[L.local[0]:L.local[1]], 1, L.local[1]-L.local[0])
 	localShard := model.Sharding{Kind: model.Replicated}
 	if d.ep {
 		localShard = shard(L.local, E)
