@@ -215,3 +215,27 @@ func TestConfigSplitErrors(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestMemoryInUseIsShardBytes: each rank holds exactly its shard of every
+// weight (the tree's per-rank shapes × 4 bytes, f32), and the KV cache is
+// counted once it exists.
+func TestMemoryInUseIsShardBytes(t *testing.T) {
+	e := loadStories(t, 2)
+	for r, got := range e.MemoryInUse() {
+		var want int64
+		for _, p := range e.Tree.Params() {
+			want += int64(tensor.Numel(p.RankShape(r))) * 4
+		}
+		if got != want {
+			t.Errorf("rank %d holds %d bytes, its shards are %d", r, got, want)
+		}
+	}
+	before := e.MemoryInUse()[0]
+	if _, err := e.Prefill(prompts, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	kv := e.CacheBytes()[0]
+	if kv == 0 || e.MemoryInUse()[0] != before+kv {
+		t.Errorf("after a prefill: in use %d, weights %d + cache %d", e.MemoryInUse()[0], before, kv)
+	}
+}
