@@ -13,7 +13,7 @@ import (
 // values: a 1 Mi-element random block uploaded once and copied on the
 // device to fill the rest (generating 64 Mi values on the host would
 // dominate the benchmark's set-up).
-func filled(b *testing.B, d *Device, n int, dt tensor.DType) *Buffer {
+func filled(b *testing.B, d *GPU, n int, dt tensor.DType) *Buffer {
 	b.Helper()
 	rng := rand.New(rand.NewPCG(51, 52))
 	blk := min(n, 1<<20)
@@ -34,7 +34,7 @@ func filled(b *testing.B, d *Device, n int, dt tensor.DType) *Buffer {
 
 // deviceTime runs f b.N times between timing events (after one warm-up
 // call) and returns the device milliseconds per call.
-func deviceTime(b *testing.B, d *Device, f func() error) float64 {
+func deviceTime(b *testing.B, d *GPU, f func() error) float64 {
 	b.Helper()
 	if err := f(); err != nil {
 		b.Fatal(err)
