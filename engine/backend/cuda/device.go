@@ -48,6 +48,7 @@ type GPU struct {
 	pinned *pinnedCache
 	blas   *blasHandle
 	sync   bool // HSDB_CUDA_SYNC=1: synchronise after every launch
+	prof   []profRec
 }
 
 // Open starts the device thread for GPU ordinal (0-based, after
@@ -153,6 +154,10 @@ func (d *GPU) setup() error {
 
 func (d *GPU) teardown() {
 	C.hsdb_cuStreamSynchronize(d.stream)
+	for _, r := range d.prof {
+		C.hsdb_cuEventDestroy(r.a)
+		C.hsdb_cuEventDestroy(r.b)
+	}
 	if d.blas != nil {
 		d.blas.destroy()
 	}

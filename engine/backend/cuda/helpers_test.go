@@ -23,7 +23,7 @@ var (
 // the test with the reason when this machine has no usable GPU.
 func gpu(t testing.TB) *GPU {
 	t.Helper()
-	testDevOnce.Do(func() { testDev, testDevErr = Open(0) })
+	testDevOnce.Do(func() { testDev, testDevErr = SharedGPU(0) })
 	if testDevErr != nil {
 		if errorsIsNoGPU(testDevErr) {
 			t.Skipf("no CUDA GPU here: %v", testDevErr)
