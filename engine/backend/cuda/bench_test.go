@@ -134,3 +134,39 @@ func attnBench(b *testing.B, decode bool) {
 
 func BenchmarkAttentionPrefill4096(b *testing.B)   { attnBench(b, false) }
 func BenchmarkAttentionDecode64x4096(b *testing.B) { attnBench(b, true) }
+
+// BenchmarkStopMoments8Ranks times what a stop costs for `print
+// hidden_states` at --tp 8 on one GPU: the statistics of a [8192, 7168]
+// bf16 tensor (DeepSeek-V3's hidden size, 8192 tokens) on each of 8
+// virtual ranks, one after the other as the REPL asks for them, each
+// reading back only its 72-byte result. Reports wall milliseconds per stop
+// (target: at most 5).
+func BenchmarkStopMoments8Ranks(b *testing.B) {
+	const world, rows, cols = 8, 8192, 7168
+	g := gpu(b)
+	devs := make([]*Device, world)
+	xs := make([]*Tensor, world)
+	for r := range world {
+		devs[r] = newDevice(g, gpuMemory{g}, "bench", r, tensor.BF16)
+		b.Cleanup(func() { devs[r].Close() })
+		buf := filled(b, g, rows*cols, tensor.BF16)
+		x := devs[r].Zeros(tensor.BF16, rows, cols).(*Tensor)
+		if err := g.CopyDevice(x.ptr(), buf.Ptr(), int64(rows*cols*2)); err != nil {
+			b.Fatal(err)
+		}
+		xs[r] = x
+	}
+	stop := func() {
+		for r, d := range devs {
+			if m := d.Moments(xs[r], 0, rows, 0, cols); m.Count != rows*cols {
+				b.Fatalf("rank %d: count %d", r, m.Count)
+			}
+		}
+	}
+	stop()
+	b.ResetTimer()
+	for range b.N {
+		stop()
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/1e3/float64(b.N), "ms/stop")
+}
