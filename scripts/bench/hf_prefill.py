@@ -21,7 +21,8 @@ def load(path):
     kw = dict(attn_implementation="sdpa")
     try:
         m = AutoModelForCausalLM.from_pretrained(path, dtype=torch.bfloat16, device_map="cuda", **kw)
-    except (TypeError, ValueError, ImportError):
+    except Exception as e:  # older transformers (torch_dtype) or no accelerate for device_map
+        print(f"hf_prefill: from_pretrained(dtype=, device_map=) failed ({e}); loading on the CPU, then .to(cuda)")
         m = AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.bfloat16, **kw).to("cuda")
     return m.eval()
 

@@ -348,7 +348,7 @@ func (d *Device) ConcatCols(xs ...backend.Tensor) backend.Tensor {
 	return y
 }
 
-// checkRows panics unless every index is in [0, n).
+// checkIndices panics unless every index is in [0, n) (n rows of what).
 func (d *Device) checkIndices(op string, idx []int32, n int, what string) {
 	for i, r := range idx {
 		if r < 0 || int(r) >= n {
@@ -400,13 +400,13 @@ func (d *Device) scatterRows(dst, src, rows Ptr, n, width, dstRows int, dt tenso
 // gathered, combined by kernels/moe.cu's moe_combine and written back.
 func (d *Device) ScatterAddRows(dst, src backend.Tensor, idx []int32, w []float32) {
 	const op = "scatter_add_rows"
-	dt, st := d.get(op, dst), d.get(op, src)
-	d.float(op, dt)
-	if st.dt != dt.dt || st.cols() != dt.cols() || st.rows() != len(idx) || (w != nil && len(w) != len(idx)) {
-		d.badArg(op, "dst %v %s src %v %s with %d indices and %d weights", dt.shape, dt.dt, st.shape, st.dt, len(idx), len(w))
+	dx, sx := d.get(op, dst), d.get(op, src)
+	d.float(op, dx)
+	if sx.dt != dx.dt || sx.cols() != dx.cols() || sx.rows() != len(idx) || (w != nil && len(w) != len(idx)) {
+		d.badArg(op, "dst %v %s src %v %s with %d indices and %d weights", dx.shape, dx.dt, sx.shape, sx.dt, len(idx), len(w))
 	}
-	d.checkIndices(op, idx, dt.rows(), "dst "+fmt.Sprint(dt.shape))
-	if len(idx) == 0 || dt.cols() == 0 {
+	d.checkIndices(op, idx, dx.rows(), "dst "+fmt.Sprint(dx.shape))
+	if len(idx) == 0 || dx.cols() == 0 {
 		return
 	}
 	// touched[u] is a dst row; lists[u] the source rows adding to it.
@@ -442,7 +442,7 @@ func (d *Device) ScatterAddRows(dst, src backend.Tensor, idx []int32, w []float3
 			}
 		}
 	}
-	cols := dt.cols()
+	cols := dx.cols()
 	d.do(op, func() error {
 		tp, err := d.uploadI32(touched)
 		if err != nil {
@@ -456,19 +456,19 @@ func (d *Device) ScatterAddRows(dst, src backend.Tensor, idx []int32, w []float3
 		if err != nil {
 			return err
 		}
-		n := int64(len(touched) * cols * dt.dt.Size())
+		n := int64(len(touched) * cols * dx.dt.Size())
 		tmp, err := d.mem.alloc(n, Activations)
 		if err != nil {
 			return err
 		}
 		defer d.mem.free([]block{{tmp, Activations}})
-		if err := d.g.GatherRows(tmp, dt.ptr(), tp, len(touched), cols, dt.rows(), dt.dt); err != nil {
+		if err := d.g.GatherRows(tmp, dx.ptr(), tp, len(touched), cols, dx.rows(), dx.dt); err != nil {
 			return err
 		}
-		if err := d.g.MoECombine(tmp, st.ptr(), rp, wp, len(touched), topk, cols, st.rows(), true, dt.dt); err != nil {
+		if err := d.g.MoECombine(tmp, sx.ptr(), rp, wp, len(touched), topk, cols, sx.rows(), true, dx.dt); err != nil {
 			return err
 		}
-		return d.scatterRows(dt.ptr(), tmp, tp, len(touched), cols, dt.rows(), dt.dt)
+		return d.scatterRows(dx.ptr(), tmp, tp, len(touched), cols, dx.rows(), dx.dt)
 	})
 }
 
@@ -476,13 +476,13 @@ func (d *Device) ScatterAddRows(dst, src backend.Tensor, idx []int32, w []float3
 // columns and dtype).
 func (d *Device) CopyRows(dst backend.Tensor, dstRow int, src backend.Tensor, srcRow, n int) {
 	const op = "copy_rows"
-	dt, st := d.get(op, dst), d.get(op, src)
-	if st.cols() != dt.cols() || st.dt != dt.dt || n < 0 || dstRow < 0 || srcRow < 0 || dstRow+n > dt.rows() || srcRow+n > st.rows() {
-		d.badArg(op, "%d rows from %v %s at %d to %v %s at %d", n, st.shape, st.dt, srcRow, dt.shape, dt.dt, dstRow)
+	dx, sx := d.get(op, dst), d.get(op, src)
+	if sx.cols() != dx.cols() || sx.dt != dx.dt || n < 0 || dstRow < 0 || srcRow < 0 || dstRow+n > dx.rows() || srcRow+n > sx.rows() {
+		d.badArg(op, "%d rows from %v %s at %d to %v %s at %d", n, sx.shape, sx.dt, srcRow, dx.shape, dx.dt, dstRow)
 	}
-	rb := int64(dt.cols() * dt.dt.Size())
+	rb := int64(dx.cols() * dx.dt.Size())
 	d.do(op, func() error {
-		return d.g.CopyDevice(dt.ptr().Add(int64(dstRow)*rb), st.ptr().Add(int64(srcRow)*rb), int64(n)*rb)
+		return d.g.CopyDevice(dx.ptr().Add(int64(dstRow)*rb), sx.ptr().Add(int64(srcRow)*rb), int64(n)*rb)
 	})
 }
 
@@ -490,18 +490,18 @@ func (d *Device) CopyRows(dst backend.Tensor, dstRow int, src backend.Tensor, sr
 // write).
 func (d *Device) WriteRows(dst, src backend.Tensor, rows []int32) {
 	const op = "write_rows"
-	dt, st := d.get(op, dst), d.get(op, src)
-	d.float(op, dt)
-	if st.cols() != dt.cols() || st.dt != dt.dt || st.rows() != len(rows) {
-		d.badArg(op, "%v %s into %v %s at %d rows", st.shape, st.dt, dt.shape, dt.dt, len(rows))
+	dx, sx := d.get(op, dst), d.get(op, src)
+	d.float(op, dx)
+	if sx.cols() != dx.cols() || sx.dt != dx.dt || sx.rows() != len(rows) {
+		d.badArg(op, "%v %s into %v %s at %d rows", sx.shape, sx.dt, dx.shape, dx.dt, len(rows))
 	}
-	d.checkIndices(op, rows, dt.rows(), "dst "+fmt.Sprint(dt.shape))
+	d.checkIndices(op, rows, dx.rows(), "dst "+fmt.Sprint(dx.shape))
 	d.do(op, func() error {
 		rp, err := d.uploadI32(rows)
 		if err != nil {
 			return err
 		}
-		return d.scatterRows(dt.ptr(), st.ptr(), rp, len(rows), dt.cols(), dt.rows(), dt.dt)
+		return d.scatterRows(dx.ptr(), sx.ptr(), rp, len(rows), dx.cols(), dx.rows(), dx.dt)
 	})
 }
 
