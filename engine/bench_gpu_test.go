@@ -131,15 +131,18 @@ func benchSetup(b testing.TB) *Engine {
 	return benchEngine.e
 }
 
-// TestGPUTimeToFirstStop reports the time from process start to the first
-// stop at model.layers.0 of HSDB_BENCH_MODEL (target <= 20 s), and fails
-// above 20 s. Run it as the first thing of a fresh process.
+// TestGPUTimeToFirstStop loads HSDB_BENCH_MODEL, runs a prefill to the
+// first stop at model.layers.0 and reports the time from process start to
+// that stop (target <= 20 s; scripts/bench-gpu.sh judges it, since a failed
+// test would keep the benchmarks of the same run from running). It fails
+// when the load or the prefill fails, or the stop is never reached. Run it
+// as the first thing of a fresh process.
 func TestGPUTimeToFirstStop(t *testing.T) {
 	benchSetup(t)
-	t.Logf("BENCH first_stop_s=%.2f load_s=%.2f", benchEngine.firstStop.Seconds(), benchEngine.load.Seconds())
-	if benchEngine.firstStop > 20*time.Second {
-		t.Errorf("first stop at model.layers.0 after %v, target 20 s", benchEngine.firstStop)
+	if benchEngine.firstStop <= 0 {
+		t.Fatal("the prefill never stopped at model.layers.0")
 	}
+	t.Logf("BENCH first_stop_s=%.2f load_s=%.2f", benchEngine.firstStop.Seconds(), benchEngine.load.Seconds())
 }
 
 // capture is a hook copying the stream of chosen layers on every rank
