@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"io"
 
 	"hsdb/engine/backend"
 	"hsdb/engine/backend/cpu"
@@ -83,11 +84,13 @@ type seqState struct {
 // build or on this machine.
 var ErrDevice = errors.New("device")
 
-// newDevices returns world devices and communicators for opts.Device.
-// newCUDADevices is set by the cuda build.
-var newCUDADevices func(world int) ([]backend.Device, []backend.Comm, error)
+// newDevices returns world devices and communicators for opts.Device, and
+// the rendezvous group of in-process collectives (nil when there is none,
+// as under NCCL). act is the activation dtype (the CPU backend always
+// computes in f32). newCUDADevices is set by the cuda build (cuda.go).
+var newCUDADevices func(world int, act tensor.DType) ([]backend.Device, []backend.Comm, *backend.Group, error)
 
-func newDevices(opts Options, world int) ([]backend.Device, []backend.Comm, *backend.Group, error) {
+func newDevices(opts Options, world int, act tensor.DType) ([]backend.Device, []backend.Comm, *backend.Group, error) {
 	switch opts.Device {
 	case "", "cpu":
 		g := backend.NewGroup(world)
@@ -107,8 +110,7 @@ func newDevices(opts Options, world int) ([]backend.Device, []backend.Comm, *bac
 		if newCUDADevices == nil {
 			return nil, nil, nil, fmt.Errorf("%w: --device cuda: this hsdb was built without CUDA support (build with -tags cuda)", ErrDevice)
 		}
-		devs, cs, err := newCUDADevices(world)
-		return devs, cs, nil, err
+		return newCUDADevices(world, act)
 	}
 	return nil, nil, nil, fmt.Errorf("%w: --device %q: want cpu or cuda", ErrDevice, opts.Device)
 }
@@ -149,12 +151,20 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 	if err := checkMemory(estimate, opts); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	devs, comms, g, err := newDevices(opts, world)
+	devs, comms, g, err := newDevices(opts, world, activationDType(opts, cfg.Dims()))
 	if err != nil {
 		return nil, err
 	}
 	e := &Engine{Path: path, Config: cfg, Dims: cfg.Dims(), Tree: tree, World: world, Skipped: skipped, Estimate: estimate,
 		commGroup: g, siteGroup: backend.NewGroup(world)}
+	for r := range world { // device memory, NCCL communicators
+		if c, ok := devs[r].(io.Closer); ok {
+			e.closers = append(e.closers, c.Close)
+		}
+		if c, ok := comms[r].(io.Closer); ok {
+			e.closers = append(e.closers, c.Close)
+		}
+	}
 	for r := range world {
 		l := model.NewLoader(src, devs[r], r, world, opts.DType)
 		if dq, ok := cfg.(interface {
@@ -162,8 +172,9 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 		}); ok {
 			l.Dequant = dq.Dequantizer(src)
 		}
-		rm, err := cfg.Load(l, e.Tree)
+		rm, err := loadRank(cfg, l, e.Tree)
 		if err != nil {
+			e.Close()
 			return nil, fmt.Errorf("%s: rank %d: %w", path, r, err)
 		}
 		e.Report.Bytes += l.Report.Bytes
@@ -190,6 +201,36 @@ func appendNew(dst, add []string) []string {
 		}
 	}
 	return dst
+}
+
+// activationDType is the dtype a device computes in: --dtype when given,
+// else the model's (config.json torch_dtype, as HF's dtype="auto" loads
+// it); anything but f32, bf16 and f16 computes in f32.
+func activationDType(opts Options, d *model.Dims) tensor.DType {
+	dt := opts.DType
+	if dt == tensor.Invalid {
+		dt = d.DType
+	}
+	switch dt {
+	case tensor.F32, tensor.BF16, tensor.F16:
+		return dt
+	}
+	return tensor.F32
+}
+
+// loadRank runs cfg.Load, turning a device failure while uploading (out of
+// device memory) into an error.
+func loadRank(cfg model.Config, l *model.Loader, t *model.Tree) (rm model.RankModel, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			de, ok := p.(*backend.DeviceError)
+			if !ok {
+				panic(p)
+			}
+			err = fmt.Errorf("loading weights: %w", de)
+		}
+	}()
+	return cfg.Load(l, t)
 }
 
 // Device returns rank r's device (for statistics at a stop).

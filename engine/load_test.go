@@ -12,7 +12,9 @@ import (
 // TestConvertedEqualsLlama2C: `hsdb convert llama2c` output, loaded through
 // the safetensors path, and the embedded default give exactly the logits of
 // the in-memory conversion of the same checkpoint.
-func TestConvertedEqualsLlama2C(t *testing.T) {
+func TestConvertedEqualsLlama2C(t *testing.T) { forEachDevice(t, testConvertedEqualsLlama2C) }
+
+func testConvertedEqualsLlama2C(t *testing.T, dev string) {
 	dir := filepath.Join(t.TempDir(), "stories")
 	if err := llama2c.Convert(storiesBin, []string{"../testdata/stories260K/tok512.bin"}, dir, false); err != nil {
 		t.Fatal(err)
@@ -20,13 +22,13 @@ func TestConvertedEqualsLlama2C(t *testing.T) {
 	if err := llama2c.Convert(storiesBin, nil, dir, false); err == nil || !strings.Contains(err.Error(), "exists") {
 		t.Fatalf("second convert without force: %v", err)
 	}
-	ref, err := loadStories(t, 1).Prefill(prompts, nil, true)
+	ref, err := loadStoriesOn(t, dev, 1).Prefill(prompts, nil, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, open := range []func() (*Engine, error){
-		func() (*Engine, error) { return Open(dir, Options{TP: 2}) },
-		func() (*Engine, error) { return Open("", Options{}) },
+		func() (*Engine, error) { return Open(dir, Options{TP: 2, Device: dev}) },
+		func() (*Engine, error) { return Open("", Options{Device: dev}) },
 	} {
 		e, err := open()
 		if err != nil {
@@ -36,7 +38,7 @@ func TestConvertedEqualsLlama2C(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := maxRelDiff(got.Values.F32(), ref.Values.F32()); d > 1e-5 {
+		if d := maxRelDiff(got.Values.F32(), ref.Values.F32()); d > relTol(dev) {
 			t.Errorf("%s: logits rel diff %.3g", e.Path, d)
 		}
 		e.Close()

@@ -2,6 +2,7 @@ package arch_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -112,58 +113,70 @@ func TestHFParityDeepseekV3FP8(t *testing.T) { hfParity(t, "deepseek_v3_fp8") }
 
 func hfParity(t *testing.T, name string) {
 	f := loadFixture(t, name)
-	for _, o := range parityOptions {
-		t.Run(optName(o), func(t *testing.T) {
-			e, err := engine.LoadSource(f.dir, f.config, &model.MapSource{Name: f.dir, Tensors: f.weights}, o)
-			if err != nil {
-				if strings.Contains(err.Error(), "is not divisible by --tp") {
-					t.Skipf("%s at %s: %v (needs a fixture whose heads and intermediate sizes divide)", name, optName(o), err)
-				}
-				t.Fatal(err)
-			}
-			if strings.HasSuffix(name, "_fp8") {
-				if want := f.meta["fp8_quantized_tensors"]; want != "" && strconv.Itoa(len(e.Report.Dequantized)) != want {
-					t.Errorf("dequantized %d tensors, the fixture quantized %s", len(e.Report.Dequantized), want)
-				}
-			}
-			rec := &recorder{want: func(s *model.Site) bool {
-				return layerOutputs(s) || strings.HasSuffix(s.Path, ".self_attn") || strings.HasSuffix(s.Path, ".mlp.gate")
-			}, names: []string{"stream", "c_kv", "logits", "topk_ids", "topk_weights"}}
-			logits, err := e.Prefill(f.seqs, rec, true)
-			if err != nil {
-				t.Fatal(err)
-			}
-			check := func(what string, got *tensor.Tensor, ref string) {
-				t.Helper()
-				want, ok := f.ref[ref]
-				if !ok {
-					t.Errorf("reference has no %s", ref)
-					return
-				}
-				if got == nil {
-					t.Errorf("%s was not recorded", what)
-					return
-				}
-				if d := maxRelDiff(got.ToF32(), want.ToF32()); d > 1e-5 {
-					t.Errorf("%s vs HF %s: rel diff %.3g", what, ref, d)
-				}
-			}
-			check("logits", logits.Values, "logits")
-			for i := range e.Dims.Layers {
-				p := fmt.Sprintf("model.layers.%d", i)
-				for r := range o.TP {
-					check(fmt.Sprintf("rank %d %s stream", r, p), rankTensor(rec, p+"/stream", r), fmt.Sprintf("layer.%d", i))
-					check(fmt.Sprintf("rank %d %s c_kv", r, p), rankTensor(rec, p+".self_attn/c_kv", r), fmt.Sprintf("attn.%d.c_kv", i))
-				}
-				if _, ok := f.ref[fmt.Sprintf("router.%d.topk_ids", i)]; !ok {
-					continue
-				}
-				g := p + ".mlp.gate/"
-				check(g+"logits", rankTensor(rec, g+"logits", 0), fmt.Sprintf("router.%d.logits", i))
-				compareRouting(t, g, rankTensor(rec, g+"topk_ids", 0), rankTensor(rec, g+"topk_weights", 0),
-					f.ref[fmt.Sprintf("router.%d.topk_ids", i)], f.ref[fmt.Sprintf("router.%d.topk_weights", i)])
-			}
-		})
+	for _, dev := range []string{"cpu", "cuda"} {
+		// CUDA runs the f32 path with cuBLAS, whose summation order differs:
+		// 1e-4 there (issue 6), identical expert choices still required.
+		tol := 1e-5
+		if dev == "cuda" {
+			tol = 1e-4
+		}
+		for _, o := range parityOptions {
+			o.Device = dev
+			t.Run(dev+"/"+optName(o), func(t *testing.T) { hfParityRun(t, f, name, o, tol) })
+		}
+	}
+}
+
+func hfParityRun(t *testing.T, f *hfFixture, name string, o engine.Options, tol float64) {
+	e, err := engine.LoadSource(f.dir, f.config, &model.MapSource{Name: f.dir, Tensors: f.weights}, o)
+	if errors.Is(err, engine.ErrDevice) {
+		t.Skipf("no %s backend here: %v", o.Device, err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if strings.HasSuffix(name, "_fp8") {
+		if want := f.meta["fp8_quantized_tensors"]; want != "" && strconv.Itoa(len(e.Report.Dequantized)) != want {
+			t.Errorf("dequantized %d tensors, the fixture quantized %s", len(e.Report.Dequantized), want)
+		}
+	}
+	rec := &recorder{want: func(s *model.Site) bool {
+		return layerOutputs(s) || strings.HasSuffix(s.Path, ".self_attn") || strings.HasSuffix(s.Path, ".mlp.gate")
+	}, names: []string{"stream", "c_kv", "logits", "topk_ids", "topk_weights"}}
+	logits, err := e.Prefill(f.seqs, rec, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string, got *tensor.Tensor, ref string) {
+		t.Helper()
+		want, ok := f.ref[ref]
+		if !ok {
+			t.Errorf("reference has no %s", ref)
+			return
+		}
+		if got == nil {
+			t.Errorf("%s was not recorded", what)
+			return
+		}
+		if d := maxRelDiff(got.ToF32(), want.ToF32()); d > tol {
+			t.Errorf("%s vs HF %s: rel diff %.3g", what, ref, d)
+		}
+	}
+	check("logits", logits.Values, "logits")
+	for i := range e.Dims.Layers {
+		p := fmt.Sprintf("model.layers.%d", i)
+		for r := range o.TP {
+			check(fmt.Sprintf("rank %d %s stream", r, p), rankTensor(rec, p+"/stream", r), fmt.Sprintf("layer.%d", i))
+			check(fmt.Sprintf("rank %d %s c_kv", r, p), rankTensor(rec, p+".self_attn/c_kv", r), fmt.Sprintf("attn.%d.c_kv", i))
+		}
+		if _, ok := f.ref[fmt.Sprintf("router.%d.topk_ids", i)]; !ok {
+			continue
+		}
+		g := p + ".mlp.gate/"
+		check(g+"logits", rankTensor(rec, g+"logits", 0), fmt.Sprintf("router.%d.logits", i))
+		compareRouting(t, g, rankTensor(rec, g+"topk_ids", 0), rankTensor(rec, g+"topk_weights", 0),
+			f.ref[fmt.Sprintf("router.%d.topk_ids", i)], f.ref[fmt.Sprintf("router.%d.topk_weights", i)], tol)
 	}
 }
 
@@ -176,8 +189,8 @@ func rankTensor(r *recorder, k string, rank int) *tensor.Tensor {
 
 // compareRouting checks per token that the chosen experts are HF's (as sets:
 // HF's topk is unsorted) and that each expert's weight matches HF's within
-// 1e-5.
-func compareRouting(t *testing.T, site string, ids, w, refIDs, refW *tensor.Tensor) {
+// tol.
+func compareRouting(t *testing.T, site string, ids, w, refIDs, refW *tensor.Tensor, tol float64) {
 	t.Helper()
 	if ids == nil || w == nil || refIDs == nil || refW == nil || !sameShape(ids.Shape, refIDs.Shape) {
 		t.Errorf("%s: routing not comparable: %v vs %v", site, shapeOf(ids), shapeOf(refIDs))
@@ -196,7 +209,7 @@ func compareRouting(t *testing.T, site string, ids, w, refIDs, refW *tensor.Tens
 				t.Errorf("%s token %d: experts %v, HF chose %v", site, tok, keys(got), keys(want))
 				break
 			}
-			if math.Abs(float64(gv-wv)) > 1e-5*math.Max(1, math.Abs(float64(wv))) {
+			if math.Abs(float64(gv-wv)) > tol*math.Max(1, math.Abs(float64(wv))) {
 				t.Errorf("%s token %d expert %d: weight %v, HF %v", site, tok, e, gv, wv)
 			}
 		}

@@ -196,13 +196,17 @@ func (l *Loader) Rows(n string, shape []int, r0, r1 int) backend.Tensor {
 }
 
 // Cols loads columns [c0, c1) of the last dimension of 2-D tensor n (the
-// input features of a row-parallel linear); it copies.
+// input features of a row-parallel linear); it copies unless the range is
+// the whole tensor.
 func (l *Loader) Cols(n string, shape []int, c0, c1 int) backend.Tensor {
 	t := l.fetch(n, shape)
 	if t == nil {
 		return nil
 	}
 	rows, cols, es := t.Rows(), t.Cols(), t.DType.Size()
+	if c0 == 0 && c1 == cols { // one rank: the whole tensor, no copy
+		return l.finish(t)
+	}
 	out := tensor.New(t.DType, rows, c1-c0)
 	for r := range rows {
 		copy(out.Data[r*(c1-c0)*es:(r+1)*(c1-c0)*es], t.Data[(r*cols+c0)*es:(r*cols+c1)*es])
