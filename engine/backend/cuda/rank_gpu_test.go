@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -122,8 +123,15 @@ func TestRankDenseOpsMatchCPU(t *testing.T) {
 		for _, wdt := range []tensor.DType{p.dt, other} {
 			w, wc := p.weight(wdt, 0.1, 80, 96)
 			b, bc := p.weight(wdt, 1, 80)
-			p.check("linear/"+wdt.String(), g.Linear(x, w, nil), c.Linear(xc, wc, nil), 1)
-			p.check("linear+bias/"+wdt.String(), g.Linear(x, w, b), c.Linear(xc, wc, bc), 1)
+			// A weight in another dtype is rounded to the activations'
+			// on the GPU but used exactly on the CPU: one more rounding
+			// of every weight and of the bias, so twice the tolerance.
+			scale := 1.0
+			if wdt != p.dt {
+				scale = 2
+			}
+			p.check("linear/"+wdt.String(), g.Linear(x, w, nil), c.Linear(xc, wc, nil), scale)
+			p.check("linear+bias/"+wdt.String(), g.Linear(x, w, b), c.Linear(xc, wc, bc), scale)
 		}
 		nw, nwc := p.weight(p.dt, 1, 96)
 		p.check("rmsnorm", g.RMSNorm(x, nw, 1e-5), c.RMSNorm(xc, nwc, 1e-5), 3)
@@ -358,6 +366,9 @@ func TestNCCLRanks(t *testing.T) {
 	gpu(t)
 	if n, _ := DeviceCount(); n < 2 {
 		t.Skipf("one GPU: NCCL ranks need two")
+	}
+	if os.Getenv("HSDB_CUDA_VIRTUAL") == "1" {
+		t.Skipf("HSDB_CUDA_VIRTUAL=1 puts every rank on GPU 0")
 	}
 	if _, err := NCCLVersion(); err != nil {
 		t.Skipf("no NCCL: %v", err)
