@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
+	"strings"
 
 	"hsdb/engine/backend"
 	"hsdb/engine/backend/cpu"
@@ -184,7 +186,37 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 		}
 		e.ranks = append(e.ranks, &rankState{dev: devs[r], comm: comms[r], model: rm, cache: model.NewCache(e.Dims.Layers)})
 	}
+	if e.Report.Unused == nil && opts.Layers == nil {
+		e.Report.Unused = unusedByTree(src, e.Tree)
+	}
 	return e, nil
+}
+
+// unusedByTree lists the checkpoint's tensors that no parameter of the
+// module tree names (a checkpoint of another architecture than config.json
+// says, layers beyond num_hidden_layers), as HF's "Some weights of the
+// checkpoint were not used" warning does. fp8 scales of used weights and
+// the rotary inv_freq buffers old HF checkpoints carry are not reported.
+// Sources that cannot list their tensors give nil.
+func unusedByTree(src model.WeightSource, t *model.Tree) []string {
+	lister, ok := src.(interface{ Names() []string })
+	if !ok {
+		return nil
+	}
+	used := map[string]bool{}
+	for _, p := range t.Params() {
+		used[p.Name] = true
+	}
+	var out []string
+	for _, n := range lister.Names() {
+		base, isScale := strings.CutSuffix(n, "_scale_inv")
+		if used[n] || (isScale && used[base]) || strings.HasSuffix(n, "rotary_emb.inv_freq") {
+			continue
+		}
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // appendNew appends the names of add that dst does not hold yet, in order

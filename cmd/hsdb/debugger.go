@@ -34,7 +34,7 @@ func runDebugger(args []string, io stdio) int {
 		fmt.Fprintf(io.Err, "hsdb: unexpected %q (`hsdb help` lists the subcommands)\n", fs.Arg(0))
 		return 2
 	}
-	e, err := m.load()
+	e, err := m.load(io.Err)
 	if err != nil {
 		fmt.Fprintln(io.Err, "hsdb:", err)
 		return 1

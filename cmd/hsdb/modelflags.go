@@ -3,6 +3,8 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
+	"strings"
 
 	"hsdb/engine"
 	"hsdb/engine/model"
@@ -63,10 +65,30 @@ func (m *modelFlags) options() (engine.Options, error) {
 	return o, nil
 }
 
-func (m *modelFlags) load() (*engine.Engine, error) {
+// load opens the model and warns on w about what the load skipped:
+// checkpoint tensors the architecture does not use (a config.json naming
+// the wrong architecture, extra layers) and the parts of a wrapper that
+// were left out.
+func (m *modelFlags) load(w io.Writer) (*engine.Engine, error) {
 	o, err := m.options()
 	if err != nil {
 		return nil, err
 	}
-	return engine.Open(m.model, o)
+	e, err := engine.Open(m.model, o)
+	if err != nil {
+		return nil, err
+	}
+	if e.Skipped != "" {
+		fmt.Fprintf(w, "hsdb: note: %s\n", e.Skipped)
+	}
+	if n := len(e.Report.Unused); n > 0 {
+		show := e.Report.Unused[:min(n, 4)]
+		more := ""
+		if n > len(show) {
+			more = fmt.Sprintf(" and %d more", n-len(show))
+		}
+		fmt.Fprintf(w, "hsdb: warning: %d checkpoint tensors are not used by %s: %s%s (HF warns the same; check config.json if this is unexpected)\n",
+			n, e.Dims.Arch, strings.Join(show, ", "), more)
+	}
+	return e, nil
 }

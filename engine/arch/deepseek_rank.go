@@ -121,7 +121,7 @@ func (m *deepseekRank) Forward(r *model.Rank, b *model.Batch) backend.Tensor {
 	}
 	logits := dev.Linear(x, m.head, nil)
 	r.Leaf(m.siteHead, x, func() []model.SiteTensor {
-		return []model.SiteTensor{{Name: "input", T: x, Shard: rep(x)}, {Name: "logits", T: logits, Shard: shard(m.vocab, vocab.Padded)}}
+		return []model.SiteTensor{{Name: "input", T: x, Shard: rep(x)}, logitsShard(dev, logits, m.vocab, m.c.VocabSize)}
 	})
 	full := r.Comm.AllGatherCols(logits)
 	if vocab.Padded != c.VocabSize {

@@ -110,6 +110,12 @@ func (l *Loader) fetch(n string, shape []int) *tensor.Tensor {
 	name := l.Name(n)
 	_, got, ok := l.Src.Meta(name)
 	if !ok {
+		if me, ok := l.Src.(interface{ MetaErr(string) error }); ok {
+			if err := me.MetaErr(name); err != nil {
+				l.Fail(fmt.Errorf("%w: tensor %s (expected shape %v): %w", ErrWeight, name, tensor.ShapeString(shape), err))
+				return nil
+			}
+		}
 		l.Fail(fmt.Errorf("%w: tensor %s is missing from the checkpoint (expected shape %v)", ErrWeight, name, tensor.ShapeString(shape)))
 		return nil
 	}
