@@ -3,6 +3,9 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"io"
+	"sort"
+	"strings"
 
 	"hsdb/engine/backend"
 	"hsdb/engine/backend/cpu"
@@ -25,6 +28,19 @@ type Options struct {
 	// DType converts weights on load (--dtype); Invalid keeps the stored
 	// dtype.
 	DType tensor.DType
+	// EP places whole routed experts on the ranks (--ep, vLLM's
+	// --enable-expert-parallel) instead of splitting every expert's
+	// intermediate dimension (--moe tp, the default). Only models with
+	// routed experts accept it.
+	EP bool
+	// Layers, when set (--layers A-B), builds and loads only these decoder
+	// layers with the embeddings, final norm and LM head.
+	Layers *model.LayerRange
+	// MemoryLimit is the memory, in bytes, the weights may take (summed over
+	// the virtual ranks on the CPU, per rank on a GPU); 0 means what the
+	// machine reports (MemAvailable on the CPU). A load whose estimate
+	// exceeds it fails with ErrMemory before reading any weight.
+	MemoryLimit int64
 }
 
 // Engine is a loaded model split over World ranks, ready to run forward
@@ -37,6 +53,9 @@ type Engine struct {
 	Tree   *model.Tree
 	World  int
 	Report model.LoadReport
+	// Estimate is the bytes of weights each rank was expected to hold,
+	// computed from the module tree before loading (EstimateWeights).
+	Estimate []int64
 	// Skipped says what of the checkpoint was not loaded (a multimodal
 	// wrapper's vision tower), or "".
 	Skipped string
@@ -67,11 +86,13 @@ type seqState struct {
 // build or on this machine.
 var ErrDevice = errors.New("device")
 
-// newDevices returns world devices and communicators for opts.Device.
-// newCUDADevices is set by the cuda build.
-var newCUDADevices func(world int) ([]backend.Device, []backend.Comm, error)
+// newDevices returns world devices and communicators for opts.Device, and
+// the rendezvous group of in-process collectives (nil when there is none,
+// as under NCCL). act is the activation dtype (the CPU backend always
+// computes in f32). newCUDADevices is set by the cuda build (cuda.go).
+var newCUDADevices func(world int, act tensor.DType) ([]backend.Device, []backend.Comm, *backend.Group, error)
 
-func newDevices(opts Options, world int) ([]backend.Device, []backend.Comm, *backend.Group, error) {
+func newDevices(opts Options, world int, act tensor.DType) ([]backend.Device, []backend.Comm, *backend.Group, error) {
 	switch opts.Device {
 	case "", "cpu":
 		g := backend.NewGroup(world)
@@ -91,8 +112,7 @@ func newDevices(opts Options, world int) ([]backend.Device, []backend.Comm, *bac
 		if newCUDADevices == nil {
 			return nil, nil, nil, fmt.Errorf("%w: --device cuda: this hsdb was built without CUDA support (build with -tags cuda)", ErrDevice)
 		}
-		devs, cs, err := newCUDADevices(world)
-		return devs, cs, nil, err
+		return newCUDADevices(world, act)
 	}
 	return nil, nil, nil, fmt.Errorf("%w: --device %q: want cpu or cuda", ErrDevice, opts.Device)
 }
@@ -107,15 +127,46 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if opts.EP {
+		ep, ok := cfg.(model.ExpertParallel)
+		if !ok {
+			return nil, fmt.Errorf("%s: --ep: %s has no routed experts", path, cfg.Dims().Arch)
+		}
+		if err := ep.SetExpertParallel(true); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	if opts.Layers != nil {
+		ls, ok := cfg.(model.LayerSelector)
+		if !ok {
+			return nil, fmt.Errorf("%s: --layers %s: %s cannot load a range of layers", path, opts.Layers, cfg.Dims().Arch)
+		}
+		if err := ls.SelectLayers(*opts.Layers); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
 	if err := cfg.Validate(world); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	devs, comms, g, err := newDevices(opts, world)
+	tree := cfg.Tree(world)
+	estimate := EstimateWeights(tree, world, src, opts.DType)
+	if err := checkMemory(estimate, opts); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	devs, comms, g, err := newDevices(opts, world, activationDType(opts, cfg.Dims()))
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{Path: path, Config: cfg, Dims: cfg.Dims(), Tree: cfg.Tree(world), World: world, Skipped: skipped,
+	e := &Engine{Path: path, Config: cfg, Dims: cfg.Dims(), Tree: tree, World: world, Skipped: skipped, Estimate: estimate,
 		commGroup: g, siteGroup: backend.NewGroup(world)}
+	for r := range world { // device memory, NCCL communicators
+		if c, ok := devs[r].(io.Closer); ok {
+			e.closers = append(e.closers, c.Close)
+		}
+		if c, ok := comms[r].(io.Closer); ok {
+			e.closers = append(e.closers, c.Close)
+		}
+	}
 	for r := range world {
 		l := model.NewLoader(src, devs[r], r, world, opts.DType)
 		if dq, ok := cfg.(interface {
@@ -123,17 +174,95 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 		}); ok {
 			l.Dequant = dq.Dequantizer(src)
 		}
-		rm, err := cfg.Load(l, e.Tree)
+		rm, err := loadRank(cfg, l, e.Tree)
 		if err != nil {
+			e.Close()
 			return nil, fmt.Errorf("%s: rank %d: %w", path, r, err)
 		}
 		e.Report.Bytes += l.Report.Bytes
+		e.Report.Dequantized = appendNew(e.Report.Dequantized, l.Report.Dequantized)
 		if r == 0 {
-			e.Report.Dequantized = l.Report.Dequantized
+			e.Report.Unused = l.Report.Unused
 		}
 		e.ranks = append(e.ranks, &rankState{dev: devs[r], comm: comms[r], model: rm, cache: model.NewCache(e.Dims.Layers)})
 	}
+	if e.Report.Unused == nil && opts.Layers == nil {
+		e.Report.Unused = unusedByTree(src, e.Tree)
+	}
 	return e, nil
+}
+
+// unusedByTree lists the checkpoint's tensors that no parameter of the
+// module tree names (a checkpoint of another architecture than config.json
+// says, layers beyond num_hidden_layers), as HF's "Some weights of the
+// checkpoint were not used" warning does. fp8 scales of used weights and
+// the rotary inv_freq buffers old HF checkpoints carry are not reported.
+// Sources that cannot list their tensors give nil.
+func unusedByTree(src model.WeightSource, t *model.Tree) []string {
+	lister, ok := src.(interface{ Names() []string })
+	if !ok {
+		return nil
+	}
+	used := map[string]bool{}
+	for _, p := range t.Params() {
+		used[p.Name] = true
+	}
+	var out []string
+	for _, n := range lister.Names() {
+		base, isScale := strings.CutSuffix(n, "_scale_inv")
+		if used[n] || (isScale && used[base]) || strings.HasSuffix(n, "rotary_emb.inv_freq") {
+			continue
+		}
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// appendNew appends the names of add that dst does not hold yet, in order
+// (every rank dequantizes its own experts under expert parallelism).
+func appendNew(dst, add []string) []string {
+	seen := make(map[string]bool, len(dst))
+	for _, n := range dst {
+		seen[n] = true
+	}
+	for _, n := range add {
+		if !seen[n] {
+			seen[n] = true
+			dst = append(dst, n)
+		}
+	}
+	return dst
+}
+
+// activationDType is the dtype a device computes in: --dtype when given,
+// else the model's (config.json torch_dtype, as HF's dtype="auto" loads
+// it); anything but f32, bf16 and f16 computes in f32.
+func activationDType(opts Options, d *model.Dims) tensor.DType {
+	dt := opts.DType
+	if dt == tensor.Invalid {
+		dt = d.DType
+	}
+	switch dt {
+	case tensor.F32, tensor.BF16, tensor.F16:
+		return dt
+	}
+	return tensor.F32
+}
+
+// loadRank runs cfg.Load, turning a device failure while uploading (out of
+// device memory) into an error.
+func loadRank(cfg model.Config, l *model.Loader, t *model.Tree) (rm model.RankModel, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			de, ok := p.(*backend.DeviceError)
+			if !ok {
+				panic(p)
+			}
+			err = fmt.Errorf("loading weights: %w", de)
+		}
+	}()
+	return cfg.Load(l, t)
 }
 
 // Device returns rank r's device (for statistics at a stop).

@@ -13,13 +13,10 @@ import (
 
 const storiesBin = "../testdata/stories260K/stories260K.bin"
 
+// loadStories loads stories260K on the CPU (see loadStoriesOn).
 func loadStories(t testing.TB, tp int) *Engine {
 	t.Helper()
-	e, err := LoadLlama2C(storiesBin, Options{TP: tp})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e
+	return loadStoriesOn(t, "cpu", tp)
 }
 
 // recorder is a hook that copies chosen tensors of chosen sites to the host
@@ -78,15 +75,18 @@ var prompts = [][]int32{{1, 403, 407, 261, 378, 365, 271}, {1, 64}, {1, 400, 281
 // TestTPEqualsTP1: the same batch at --tp 2 and 4 gives every layer's stream
 // and the logits of --tp 1 within float32 rounding, and replicated tensors
 // are equal on every rank.
-func TestTPEqualsTP1(t *testing.T) {
+func TestTPEqualsTP1(t *testing.T) { forEachDevice(t, testTPEqualsTP1) }
+
+func testTPEqualsTP1(t *testing.T, dev string) {
+	tol := relTol(dev)
 	ref := &recorder{want: layerOutputs, names: []string{"stream"}}
-	l1, err := loadStories(t, 1).Prefill(prompts, ref, true)
+	l1, err := loadStoriesOn(t, dev, 1).Prefill(prompts, ref, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tp := range []int{2, 4} {
 		rec := &recorder{want: layerOutputs, names: []string{"stream"}}
-		ln, err := loadStories(t, tp).Prefill(prompts, rec, true)
+		ln, err := loadStoriesOn(t, dev, tp).Prefill(prompts, rec, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,12 +96,12 @@ func TestTPEqualsTP1(t *testing.T) {
 				t.Fatalf("tp %d: %s seen on %d ranks", tp, k, len(got))
 			}
 			for r, g := range got {
-				if d := maxRelDiff(g.F32(), want[0].F32()); d > 1e-5 {
+				if d := maxRelDiff(g.F32(), want[0].F32()); d > tol {
 					t.Errorf("tp %d rank %d %s: rel diff %.3g", tp, r, k, d)
 				}
 			}
 		}
-		if d := maxRelDiff(ln.Values.F32(), l1.Values.F32()); d > 1e-5 {
+		if d := maxRelDiff(ln.Values.F32(), l1.Values.F32()); d > tol {
 			t.Errorf("tp %d logits rel diff %.3g", tp, d)
 		}
 	}
@@ -109,8 +109,10 @@ func TestTPEqualsTP1(t *testing.T) {
 
 // TestSitesVisitedInTreeOrder: a step visits every site of the tree exactly
 // once, in the tree's post-order.
-func TestSitesVisitedInTreeOrder(t *testing.T) {
-	e := loadStories(t, 2)
+func TestSitesVisitedInTreeOrder(t *testing.T) { forEachDevice(t, testSitesVisitedInTreeOrder) }
+
+func testSitesVisitedInTreeOrder(t *testing.T, dev string) {
+	e := loadStoriesOn(t, dev, 2)
 	rec := &recorder{want: func(*model.Site) bool { return true }, names: []string{"-"}}
 	if _, err := e.Prefill(prompts[:1], rec, false); err != nil {
 		t.Fatal(err)
@@ -131,8 +133,10 @@ func TestSitesVisitedInTreeOrder(t *testing.T) {
 
 // TestBatchIsolation: sequences run together give the same logits as run
 // alone (attention never crosses sequences).
-func TestBatchIsolation(t *testing.T) {
-	e := loadStories(t, 1)
+func TestBatchIsolation(t *testing.T) { forEachDevice(t, testBatchIsolation) }
+
+func testBatchIsolation(t *testing.T, dev string) {
+	e := loadStoriesOn(t, dev, 1)
 	all, err := e.Prefill(prompts, nil, false)
 	if err != nil {
 		t.Fatal(err)
@@ -142,7 +146,7 @@ func TestBatchIsolation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := maxRelDiff(all.Row(s), one.Row(0)); d > 1e-5 {
+		if d := maxRelDiff(all.Row(s), one.Row(0)); d > relTol(dev) {
 			t.Errorf("sequence %d: batched vs alone rel diff %.3g", s, d)
 		}
 	}
@@ -150,8 +154,10 @@ func TestBatchIsolation(t *testing.T) {
 
 // TestDecodeMatchesPrefill: prefilling a prefix then decoding token by token
 // gives the logits that one prefill of the whole sequence gives per position.
-func TestDecodeMatchesPrefill(t *testing.T) {
-	e := loadStories(t, 2)
+func TestDecodeMatchesPrefill(t *testing.T) { forEachDevice(t, testDecodeMatchesPrefill) }
+
+func testDecodeMatchesPrefill(t *testing.T, dev string) {
+	e := loadStoriesOn(t, dev, 2)
 	full := prompts[2]
 	ref, err := e.Prefill([][]int32{full}, nil, true)
 	if err != nil {
@@ -167,15 +173,17 @@ func TestDecodeMatchesPrefill(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := maxRelDiff(l.Row(0), ref.Row(p)); d > 1e-5 {
+		if d := maxRelDiff(l.Row(0), ref.Row(p)); d > relTol(dev) {
 			t.Errorf("position %d: decode vs prefill rel diff %.3g", p, d)
 		}
 	}
 }
 
 // TestTokenOutOfRange names the sequence and token.
-func TestTokenOutOfRange(t *testing.T) {
-	e := loadStories(t, 1)
+func TestTokenOutOfRange(t *testing.T) { forEachDevice(t, testTokenOutOfRange) }
+
+func testTokenOutOfRange(t *testing.T, dev string) {
+	e := loadStoriesOn(t, dev, 1)
 	_, err := e.Prefill([][]int32{{1, 2}, {1, 600, 3}}, nil, false)
 	if err == nil || !strings.Contains(err.Error(), "token id 600 (sequence 1, token 1)") || !strings.Contains(err.Error(), "[0, 512)") {
 		t.Fatalf("err = %v", err)
@@ -191,12 +199,23 @@ func (s *stopper) Visit(ev *model.Event, ranks []*model.RankView) error {
 }
 
 // TestHookErrorStopsAllRanks: a Visit error ends the pass on every rank and
-// comes back unchanged; the engine runs again afterwards.
-func TestHookErrorStopsAllRanks(t *testing.T) {
-	e := loadStories(t, 4)
+// comes back unchanged; the step's activations are freed (each rank holds
+// what a completed step leaves: weights and KV caches); the engine runs
+// again afterwards.
+func TestHookErrorStopsAllRanks(t *testing.T) { forEachDevice(t, testHookErrorStopsAllRanks) }
+
+func testHookErrorStopsAllRanks(t *testing.T, dev string) {
+	e := loadStoriesOn(t, dev, 4)
+	if _, err := e.Prefill(prompts, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	held := e.MemoryInUse()
 	_, err := e.Prefill(prompts, &stopper{at: "model.layers.2.mlp.down_proj"}, false)
 	if err == nil || err.Error() != "stopped by user at model.layers.2.mlp.down_proj on 4 ranks" {
 		t.Fatalf("err = %v", err)
+	}
+	if got := e.MemoryInUse(); fmt.Sprint(got) != fmt.Sprint(held) {
+		t.Errorf("bytes in use per rank after a stop %v, after a full step %v", got, held)
 	}
 	if _, err := e.Prefill(prompts, nil, false); err != nil {
 		t.Fatalf("after a stop: %v", err)
@@ -205,13 +224,39 @@ func TestHookErrorStopsAllRanks(t *testing.T) {
 
 // TestConfigSplitErrors: a world size that does not divide the heads is
 // refused with the numbers.
-func TestConfigSplitErrors(t *testing.T) {
-	_, err := LoadLlama2C(storiesBin, Options{TP: 3})
+func TestConfigSplitErrors(t *testing.T) { forEachDevice(t, testConfigSplitErrors) }
+
+func testConfigSplitErrors(t *testing.T, dev string) {
+	_, err := LoadLlama2C(storiesBin, Options{TP: 3, Device: dev})
 	if err == nil || !strings.Contains(err.Error(), "num_attention_heads 8 is not divisible by --tp 3") {
 		t.Fatalf("err = %v", err)
 	}
 	_, err = LoadLlama2C(storiesBin, Options{TP: 1, Device: "tpu"})
 	if !errors.Is(err, ErrDevice) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestMemoryInUseIsShardBytes: each rank holds exactly its shard of every
+// weight (the tree's per-rank shapes × 4 bytes, f32), and the KV cache is
+// counted once it exists.
+func TestMemoryInUseIsShardBytes(t *testing.T) {
+	e := loadStories(t, 2)
+	for r, got := range e.MemoryInUse() {
+		var want int64
+		for _, p := range e.Tree.Params() {
+			want += int64(tensor.Numel(p.RankShape(r))) * 4
+		}
+		if got != want {
+			t.Errorf("rank %d holds %d bytes, its shards are %d", r, got, want)
+		}
+	}
+	before := e.MemoryInUse()[0]
+	if _, err := e.Prefill(prompts, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	kv := e.CacheBytes()[0]
+	if kv == 0 || e.MemoryInUse()[0] != before+kv {
+		t.Errorf("after a prefill: in use %d, weights %d + cache %d", e.MemoryInUse()[0], before, kv)
 	}
 }

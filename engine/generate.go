@@ -86,7 +86,11 @@ func (e *Engine) Generate(prompt []int32, o GenerateOptions) ([]int32, error) {
 	}
 	var out []int32
 	for pos := len(prompt) - 1; pos < o.Steps; pos++ {
-		next := o.Sampler.Sample(logits.Row(0))
+		row := logits.Row(0)
+		if bad := nonFinite(row); bad > 0 {
+			return out, fmt.Errorf("generate: the logits at position %d hold %d NaN/Inf of %d; no token can be chosen (break at the layers with `if nan` to find where they start)", pos, bad, len(row))
+		}
+		next := o.Sampler.Sample(row)
 		for _, s := range o.Stop {
 			if next == s {
 				return out, nil
@@ -104,4 +108,15 @@ func (e *Engine) Generate(prompt []int32, o GenerateOptions) ([]int32, error) {
 		}
 	}
 	return out, nil
+}
+
+// nonFinite counts NaN and ±Inf values.
+func nonFinite(v []float32) int {
+	n := 0
+	for _, x := range v {
+		if x != x || math.IsInf(float64(x), 0) {
+			n++
+		}
+	}
+	return n
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +15,17 @@ import (
 // out row blocks as views so that a rank's column-parallel shard touches
 // only its own pages.
 type stSource struct{ safetensors.Source }
+
+// MetaErr says why Meta found no tensor when the reason is not simply its
+// absence: a shard that failed to open (a broken index, a corrupt file),
+// named with the file. It returns nil for a tensor that is just not there.
+func (s stSource) MetaErr(name string) error {
+	_, err := s.Lookup(name)
+	if errors.Is(err, safetensors.ErrNoTensor) {
+		return nil
+	}
+	return err
+}
 
 func (s stSource) Meta(name string) (tensor.DType, []int, bool) {
 	ti, ok := s.Info(name)

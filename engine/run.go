@@ -126,6 +126,10 @@ func (e *Engine) run(b *model.Batch, hook model.Hook) (*Logits, error) {
 			}
 		}()
 		r := &model.Rank{Index: i, World: e.World, Dev: rs.dev, Comm: rs.comm, KV: rs.cache, Pass: pass}
+		if u, ok := rs.dev.(scopeUnwinder); ok { // a stop or failure mid-step frees the step's activations
+			depth := u.ScopeDepth()
+			defer u.UnwindScopes(depth)
+		}
 		rs.dev.PushScope()
 		logits := rs.model.Forward(r, b)
 		if i == 0 {
@@ -151,6 +155,14 @@ func (e *Engine) run(b *model.Batch, hook model.Hook) (*Logits, error) {
 		return nil, err
 	}
 	return &Logits{Rows: b.LogitRows(), Values: results[0]}, nil
+}
+
+// scopeUnwinder is a device whose scopes can be closed down to a depth
+// (the CUDA backend's), so a step that ends in a panic does not leave its
+// activations allocated.
+type scopeUnwinder interface {
+	ScopeDepth() int
+	UnwindScopes(depth int)
 }
 
 // rankError turns a rank's panic into an error: a hook's stop passes

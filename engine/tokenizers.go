@@ -32,7 +32,7 @@ func findTokenizer(path string) (tokenizer.Tokenizer, error) {
 		if err != nil {
 			return nil, err
 		}
-		return tokenizer.ParseLlama2C(data, "tokenizer.bin")
+		return asTokenizer(tokenizer.ParseLlama2C(data, "tokenizer.bin"))
 	}
 	dir := path
 	if st, err := os.Stat(path); err == nil && !st.IsDir() {
@@ -53,14 +53,24 @@ func findTokenizer(path string) (tokenizer.Tokenizer, error) {
 		if _, err := os.Stat(p); err != nil {
 			continue
 		}
+		// Each loader returns a typed pointer: convert only a non-nil one to
+		// the interface, so a failed load is a nil Tokenizer and an error.
 		switch {
 		case name == "tokenizer.json":
-			return tokenizer.LoadHF(p)
+			return asTokenizer(tokenizer.LoadHF(p))
 		case strings.HasSuffix(name, ".model"):
-			return tokenizer.LoadSentencePiece(p)
+			return asTokenizer(tokenizer.LoadSentencePiece(p))
 		default:
-			return tokenizer.LoadLlama2C(p)
+			return asTokenizer(tokenizer.LoadLlama2C(p))
 		}
 	}
 	return nil, fmt.Errorf("no tokenizer for %s: looked for %s in %s (use token ids instead)", path, strings.Join(try, ", "), dir)
+}
+
+// asTokenizer returns t as a Tokenizer, or a nil interface when err is set.
+func asTokenizer[T tokenizer.Tokenizer](t T, err error) (tokenizer.Tokenizer, error) {
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
 }

@@ -37,7 +37,7 @@ func BenchmarkCaptureJob(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		out := filepath.Join(dir, fmt.Sprint(i))
-		if _, err := RunCaptureJob(context.Background(), e, in, JobOptions{Layers: []int{1, 2, 4}, Out: out}); err != nil {
+		if _, err := RunCaptureJob(context.Background(), targetOf(e), in, JobOptions{Layers: []int{1, 2, 4}, Out: out}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,7 +1,6 @@
 package inspect
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -10,11 +9,6 @@ import (
 	"hsdb/engine/model"
 	"hsdb/engine/tensor"
 )
-
-// ErrRankMismatch marks ranks that disagree on a tensor they must hold
-// identically: a replicated tensor whose statistics differ between ranks,
-// or overlapping shards (replicated kv heads) with different values.
-var ErrRankMismatch = errors.New("ranks disagree")
 
 // Gathered is one site tensor assembled on the host from every rank's view:
 // the full tensor as float32 [tokens, width] (Host tensors keep their
@@ -25,11 +19,11 @@ type Gathered struct {
 	// How: "replicated (4 ranks agree)", "gathered from 4 column shards",
 	// "summed over 4 partial ranks", "host".
 	How string
-	// MaxRankDiff is the largest relative difference found between ranks
-	// that must agree: for replicated tensors, of their moments (sum, sum
-	// of squares, min, max) relative to the largest magnitude; for
-	// overlapping shards, of the overlapping values. 0 when they agree
-	// exactly or there is one rank.
+	// MaxRankDiff is the largest relative difference found between the
+	// ranks' copies of a replicated tensor, of their moments (sum, sum of
+	// squares, min, max) relative to the largest magnitude; 0 when they
+	// agree exactly, for one rank, and for shards (whose overlaps Gather
+	// requires equal).
 	MaxRankDiff float64
 	// WorstRank is the rank with MaxRankDiff (0 when none).
 	WorstRank int
@@ -38,12 +32,12 @@ type Gathered struct {
 // gatherSite assembles tensor name of a site from every rank's view, as
 // vLLM's layouts define the full tensor: Replicated takes rank 0's copy and
 // checks every other rank's moments against it (computed where the data
-// lives, so only a few numbers cross to the host); Sharded places each
-// rank's columns [Start, End) into a [tokens, Full] tensor (an all-gather
-// along the last dimension), checking that the ranks cover every column and
-// agree where ranges overlap; Partial sums the ranks (an all-reduce).
-// Errors: the tensor is missing on a rank (naming the rank and what the
-// site shows), shards that leave columns uncovered.
+// lives, so only a few numbers cross to the host); Sharded and Partial are
+// copied to the host and rebuilt by Gather (all-gather along the last
+// dimension, resp. the sum of an all-reduce). Errors: the tensor is missing
+// on a rank (naming the rank and what the site shows); Gather's
+// ErrShardMismatch or ErrShape (shards that leave columns uncovered or
+// disagree where they overlap).
 func gatherSite(site string, name string, ranks []*model.RankView) (*Gathered, error) {
 	sts := make([]model.SiteTensor, len(ranks))
 	for i, v := range ranks {
@@ -65,53 +59,21 @@ func gatherSite(site string, name string, ranks []*model.RankView) (*Gathered, e
 	}
 	shape := sts[0].T.Shape()
 	rows := shape[0]
-	switch sts[0].Shard.Kind {
-	case model.Sharded:
-		full := sts[0].Shard.Full
-		out := tensor.New(tensor.F32, rows, full)
-		o := out.F32()
-		covered := make([]int8, full)
-		g := &Gathered{T: out, How: fmt.Sprintf("gathered from %d column shards", len(ranks))}
+	if k := sts[0].Shard.Kind; k == model.Sharded || k == model.Partial {
+		parts := make([]Part, len(ranks))
 		for i, v := range ranks {
-			sh := sts[i].Shard
-			w := sh.End - sh.Start
-			if sh.Kind != model.Sharded || sh.Full != full || sh.Start < 0 || sh.End > full || w <= 0 {
-				return nil, fmt.Errorf("%s %s: rank %d is labelled %s, rank 0 %s", site, name, v.Rank, sh, sts[0].Shard)
-			}
-			h := v.Device.ToHost(sts[i].T, 0, rows, 0, w).F32()
-			for r := range rows {
-				for c := range w {
-					col := sh.Start + c
-					x := h[r*w+c]
-					if covered[col] != 0 {
-						if d := relDiff(float64(o[r*full+col]), float64(x)); d > g.MaxRankDiff {
-							g.MaxRankDiff, g.WorstRank = d, v.Rank
-						}
-						continue
-					}
-					o[r*full+col] = x
-				}
-			}
-			for c := sh.Start; c < sh.End; c++ {
-				covered[c] = 1
-			}
+			s := sts[i].T.Shape()
+			parts[i] = Part{Rank: v.Rank, Shard: sts[i].Shard, Data: v.Device.ToHost(sts[i].T, 0, s[0], 0, tensor.Numel(s[1:]))}
 		}
-		for c, ok := range covered {
-			if ok == 0 {
-				return nil, fmt.Errorf("%s %s: no rank holds column %d of %d", site, name, c, full)
-			}
+		full, err := Gather(parts)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w", site, name, err)
 		}
-		return g, nil
-	case model.Partial:
-		cols := tensor.Numel(shape[1:])
-		out := tensor.New(tensor.F32, rows, cols)
-		o := out.F32()
-		for i, v := range ranks {
-			for j, x := range v.Device.ToHost(sts[i].T, 0, rows, 0, cols).F32() {
-				o[j] += x
-			}
+		how := fmt.Sprintf("gathered from %d column shards", len(ranks))
+		if k == model.Partial {
+			how = fmt.Sprintf("summed over %d partial ranks", len(ranks))
 		}
-		return &Gathered{T: out, How: fmt.Sprintf("summed over %d partial ranks", len(ranks))}, nil
+		return &Gathered{T: full, How: how}, nil
 	}
 	cols := tensor.Numel(shape[1:])
 	out := ranks[0].Device.ToHost(sts[0].T, 0, rows, 0, cols)
@@ -150,17 +112,6 @@ func momentsDiff(a, b tensor.Moments) float64 {
 	d = math.Max(d, math.Abs(a.Min-b.Min)/scale)
 	d = math.Max(d, math.Abs(a.Max-b.Max)/scale)
 	return d
-}
-
-func relDiff(a, b float64) float64 {
-	if a == b || (a != a && b != b) {
-		return 0
-	}
-	s := math.Max(math.Abs(a), math.Abs(b))
-	if s == 0 || math.IsInf(s, 0) || s != s {
-		return 1
-	}
-	return math.Abs(a-b) / s
 }
 
 // sortedKeys returns a map's keys in order.

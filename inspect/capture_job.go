@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"hsdb/engine"
 	"hsdb/engine/tensor"
 )
 
@@ -63,7 +62,7 @@ type JobResult struct {
 // far kept. Errors also: the forward pass's, the capture's and the dump's
 // (ErrInvalid, ErrExists, ErrJobMismatch, safetensors.ErrDiskFull), each
 // naming the sequence or file.
-func RunCaptureJob(ctx context.Context, e *engine.Engine, in *Inputs, opts JobOptions) (*JobResult, error) {
+func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) (*JobResult, error) {
 	start := time.Now()
 	what, err := ParseWhat(opts.What)
 	if err != nil {
@@ -74,7 +73,7 @@ func RunCaptureJob(ctx context.Context, e *engine.Engine, in *Inputs, opts JobOp
 		return nil, err
 	}
 	job := in.Job
-	w, err := ResumeDump(opts.Out, DumpInfo{Model: ModelInfoOf(e), Layers: opts.Layers, What: what, Job: &job}, DumpOptions{Force: opts.Force, DType: opts.DType})
+	w, err := ResumeDump(opts.Out, DumpInfo{Model: e.Info, Layers: opts.Layers, What: what, Job: &job}, DumpOptions{Force: opts.Force, DType: opts.DType})
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +113,7 @@ func RunCaptureJob(ctx context.Context, e *engine.Engine, in *Inputs, opts JobOp
 		for j, i := range batch {
 			seqs[j] = in.Seqs[i].IDs
 		}
-		if _, err := e.Prefill(seqs, c, false); err != nil {
+		if err := e.Prefill(seqs, c); err != nil {
 			return res, fmt.Errorf("sequences %s..%s: %w", in.Seqs[batch[0]].ID, in.Seqs[batch[len(batch)-1]].ID, err)
 		}
 		got, reps, err := c.Take()

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"hsdb/engine"
 	"hsdb/engine/model"
 	"hsdb/engine/tensor"
 )
@@ -61,9 +60,9 @@ type CheckOptions struct {
 	// merged in); nil when no model was given: shapes are then checked
 	// against input_ids and each other only.
 	Dims *model.Dims
-	// Engine, when non-nil, runs hsdb's own forward pass on each file's
+	// Model, when non-nil, runs hsdb's own forward pass on each file's
 	// input_ids for layer matching (Match). It must be the model of Dims.
-	Engine *engine.Engine
+	Model *Target
 	// Layers are the requested layers (--layers), or nil.
 	Layers []int
 	// TP is the tensor-parallel world size the capture ran at (--tp), for
@@ -163,7 +162,7 @@ func (r *Report) Lines() []string {
 
 // CheckFile reads one capture file and applies every validation rule of
 // design.md, with shape forensics in the model's terms and, with
-// opts.Engine, layer matching against hsdb's forward pass. It never
+// opts.Model, layer matching against hsdb's forward pass. It never
 // returns nil: an unreadable file gives a Report whose Err is set (wrapping
 // ErrUnreadable or ErrForbiddenGlobal).
 func CheckFile(path string, opts CheckOptions) *Report {
@@ -231,8 +230,8 @@ func checkLayout(r *Report, l *Layout, opts CheckOptions) {
 	if r.SeqLens == nil {
 		r.SeqLens = l.SeqLens
 	}
-	if opts.Engine != nil && len(l.Entries) > 0 && l.InputIDs != nil {
-		ms, found, err := Match(opts.Engine, l, MatchOptions{TP: opts.TP, SeqLens: r.SeqLens, What: opts.What})
+	if opts.Model != nil && len(l.Entries) > 0 && l.InputIDs != nil {
+		ms, found, err := Match(opts.Model, l, MatchOptions{TP: opts.TP, SeqLens: r.SeqLens, What: opts.What})
 		if err != nil {
 			r.Rules = append(r.Rules, RuleResult{Rule: RuleMatch, Status: Fail, Detail: "the forward pass failed: " + err.Error()})
 		}

@@ -170,7 +170,7 @@ func dtypeRule(l *Layout, declared tensor.DType) RuleResult {
 
 func matchRule(ms []EntryMatch, opts CheckOptions) RuleResult {
 	res := RuleResult{Rule: RuleMatch}
-	if opts.Engine == nil {
+	if opts.Model == nil {
 		res.Status, res.Detail = Skip, "no --model loaded: layer matching needs hsdb's own forward pass"
 		return res
 	}

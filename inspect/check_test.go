@@ -36,7 +36,7 @@ func llamaCheck(t *testing.T, name string) *Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return CheckFile(filepath.Join(capturesDir, name), CheckOptions{Dims: d, Engine: llamaEngine(t), Layers: []int{0, 1, 2}})
+	return CheckFile(filepath.Join(capturesDir, name), CheckOptions{Dims: d, Model: targetOf(llamaEngine(t)), Layers: []int{0, 1, 2}})
 }
 
 func diagText(r *Report) string {
@@ -160,9 +160,10 @@ func TestCheckDSLatent(t *testing.T) {
 		return
 	}
 	defer e.Close()
-	r = CheckFile(p, CheckOptions{Dims: d, Engine: e, Layers: []int{3}})
+	r = CheckFile(p, CheckOptions{Dims: d, Model: targetOf(e), Layers: []int{3}})
 	text = diagText(r)
-	if !strings.Contains(text, "19 = 12 + 7 (tokens of sequences 0 and 1, flattened)") || len(r.Matches) != 1 || r.Matches[0].Best.Layer != 3 {
+	if !strings.Contains(text, "19 = 12 + 7 (tokens of sequences 0 and 1, flattened)") || len(r.Matches) != 1 || r.Matches[0].Best.Layer != 3 ||
+		r.Matches[0].Best.Site != "model.layers.3.self_attn.kv_a_layernorm" || r.Matches[0].BestScore.Cos < 0.9999 {
 		t.Errorf("with the model: seq_lens %v, matches %v\n%s", r.SeqLens, r.Matches, text)
 	}
 	t.Logf("the latent matches %s", r.Matches[0].Best)
@@ -243,7 +244,7 @@ func TestMatchFindsThreeSequences(t *testing.T) {
 		t.Fatal(err)
 	}
 	d, _ := ConfigDims("../testdata/hf/llama")
-	r := CheckFile(p, CheckOptions{Dims: d, Engine: llamaEngine(t)})
+	r := CheckFile(p, CheckOptions{Dims: d, Model: targetOf(llamaEngine(t))})
 	if fmt.Sprint(r.SeqLens) != "[7 3 12]" {
 		t.Fatalf("found %v\n%s", r.SeqLens, strings.Join(r.Lines(), "\n"))
 	}
@@ -285,7 +286,7 @@ func TestDiffFirstDeparture(t *testing.T) {
 	if err := safetensors.WriteFile(p, named, nil); err != nil {
 		t.Fatal(err)
 	}
-	r := CheckFile(p, CheckOptions{Engine: e})
+	r := CheckFile(p, CheckOptions{Model: targetOf(e)})
 	lines, departs := r.DiffLines()
 	text := strings.Join(lines, "\n")
 	if !departs || !strings.Contains(text, "first departure: layer 1 (hidden_states.1) from token 4") {

@@ -5,21 +5,20 @@ import (
 	"encoding/hex"
 	"encoding/json"
 
-	"hsdb/engine"
+	"hsdb/engine/model"
 )
 
-// ModelInfoOf describes a loaded model for a dump's manifest: its path,
-// the sha256 of its config.json bytes (for a llama2.c checkpoint, of the
-// config hsdb derives from its header; for the embedded model, of its
-// embedded config.json), architecture, every named size, world size,
-// device and dtype.
-func ModelInfoOf(e *engine.Engine) ModelInfo {
-	d := e.Dims
-	mi := ModelInfo{Path: e.Path, Arch: d.Arch, ModelType: d.ModelType, WorldSize: e.World, Device: e.Device(0).Name(), DType: d.DType.String(), Dims: map[string]int{}}
-	if b, _, err := readConfig(e.Path); err == nil {
+// ModelInfoFor describes a loaded model for a dump's manifest: its path
+// (as the engine reports it), the sha256 of its config.json bytes (for a
+// llama2.c checkpoint, of the config hsdb derives from its header; for the
+// embedded model, of its embedded config.json; otherwise of the Dims),
+// architecture, every named size, world size, device name and dtype.
+func ModelInfoFor(path string, d *model.Dims, world int, device string) ModelInfo {
+	mi := ModelInfo{Path: path, Arch: d.Arch, ModelType: d.ModelType, WorldSize: world, Device: device, DType: d.DType.String(), Dims: map[string]int{}}
+	if b, _, err := readConfig(path); err == nil {
 		h := sha256.Sum256(b)
 		mi.ConfigSHA256 = hex.EncodeToString(h[:])
-		if cd, err := dimsFromConfigJSON(b, e.Path); err == nil {
+		if cd, err := dimsFromConfigJSON(b, path); err == nil {
 			for k, v := range cd.Named {
 				mi.Dims[k] = v
 			}

@@ -57,7 +57,7 @@ func captureAndDump(t *testing.T, e *engine.Engine, seqs [][]int32, layers []int
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := Dump(dir, got, reps, DumpInfo{Model: ModelInfoOf(e), Layers: layers, What: what}, DumpOptions{})
+	m, err := Dump(dir, got, reps, DumpInfo{Model: infoOf(e), Layers: layers, What: what}, DumpOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestDumpRoundTripHF(t *testing.T) {
 				}
 			}
 			d, _ := ConfigDims("../testdata/hf/llama")
-			if pr := CheckPath(dir, CheckOptions{Dims: d, Engine: e}); pr.Failed() {
+			if pr := CheckPath(dir, CheckOptions{Dims: d, Model: targetOf(e)}); pr.Failed() {
 				t.Fatalf("check of the dump:\n%s", strings.Join(pr.Lines(), "\n"))
 			}
 		})
@@ -179,7 +179,7 @@ func TestDumpRoundTripEmbedded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		info := DumpInfo{Model: ModelInfoOf(e), Layers: c.Layers(), What: c.What(), Sites: []SiteInfo{{Site: "model.layers.4", Tensor: "hidden_states", Key: "model.layers.4:hidden_states"}}}
+		info := DumpInfo{Model: infoOf(e), Layers: c.Layers(), What: c.What(), Sites: []SiteInfo{{Site: "model.layers.4", Tensor: "hidden_states", Key: "model.layers.4:hidden_states"}}}
 		for _, dt := range []tensor.DType{tensor.F32, tensor.BF16} {
 			dir := filepath.Join(t.TempDir(), "d")
 			m, err := Dump(dir, got, reps, info, DumpOptions{DType: dt})
@@ -239,7 +239,7 @@ func TestDumpRefusesExisting(t *testing.T) {
 	c.AddLayers([]int{0}, WhatStream)
 	e.Prefill([][]int32{{1, 2, 3}}, c, false)
 	seqs, reps, _ := c.Result()
-	info := DumpInfo{Model: ModelInfoOf(e), Layers: []int{0}, What: WhatStream}
+	info := DumpInfo{Model: infoOf(e), Layers: []int{0}, What: WhatStream}
 	if _, err := Dump(dir, seqs, reps, info, DumpOptions{}); !errors.Is(err, ErrExists) {
 		t.Fatalf("err = %v", err)
 	}
@@ -284,7 +284,7 @@ func TestDumpFailureLeavesNothing(t *testing.T) {
 	c.AddLayers([]int{0, 2}, WhatStream)
 	e.Prefill([][]int32{{1, 2, 3}, {1, 5}}, c, false)
 	seqs, reps, _ := c.Result()
-	info := DumpInfo{Model: ModelInfoOf(e), Layers: []int{0, 2}, What: WhatStream}
+	info := DumpInfo{Model: infoOf(e), Layers: []int{0, 2}, What: WhatStream}
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "d")
 	n := 0

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"hsdb/engine"
 	"hsdb/engine/llama2c"
 	"hsdb/engine/model"
 	"hsdb/engine/stories"
@@ -15,7 +14,7 @@ import (
 
 // ConfigDims returns a model's sizes from its config alone, without loading
 // weights: path is an HF model directory or its config.json, a llama2.c
-// .bin checkpoint, or "" (or engine.DefaultModelPath) for the embedded
+// .bin checkpoint, or "" (or EmbeddedModel) for the embedded
 // stories260K. When hsdb knows the architecture, the sizes are its parsed
 // Dims; otherwise (an architecture not supported yet) the common fields are
 // read by their config.json names. Either way Named holds every integer
@@ -32,11 +31,15 @@ func ConfigDims(path string) (*model.Dims, error) {
 	return dimsFromConfigJSON(data, where)
 }
 
+// EmbeddedModel is the path the engine reports for the embedded
+// stories260K (engine.DefaultModelPath; a test keeps them equal).
+const EmbeddedModel = "embedded:stories260K"
+
 func readConfig(path string) ([]byte, string, error) {
 	switch {
-	case path == "" || path == engine.DefaultModelPath:
+	case path == "" || path == EmbeddedModel:
 		b, err := stories.Files.ReadFile("model/config.json")
-		return b, engine.DefaultModelPath + "/config.json", err
+		return b, EmbeddedModel + "/config.json", err
 	case strings.HasSuffix(path, ".bin"):
 		ck, err := llama2c.Read(path)
 		if err != nil {

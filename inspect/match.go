@@ -3,7 +3,6 @@ package inspect
 import (
 	"fmt"
 
-	"hsdb/engine"
 	"hsdb/engine/tensor"
 )
 
@@ -72,7 +71,7 @@ func (m EntryMatch) String() string {
 	return s
 }
 
-// Match runs hsdb's forward pass on the layout's input_ids and names what
+// Match runs hsdb's forward pass (e.Prefill) on the layout's input_ids and names what
 // each captured entry really is (EntryMatch). Entries are compared as
 // [rows, width] with rows = len(input_ids); 1-D entries, one per token,
 // are stacked into one [tokens, width] target first. Without SeqLens the
@@ -80,10 +79,10 @@ func (m EntryMatch) String() string {
 // matches and the rows after it stop matching, the batch is split there
 // and run again (positions restart at a sequence boundary): the returned
 // lengths are the sequences found (one element when the file is one
-// sequence). The engine's sequences are replaced (Match runs a prefill).
+// sequence). The target's sequences are replaced (Match runs prefills).
 // Errors: the forward pass's (a token id outside the vocabulary, a device
 // failure) or a site tensor missing on a rank.
-func Match(e *engine.Engine, l *Layout, opts MatchOptions) ([]EntryMatch, []int, error) {
+func Match(e *Target, l *Layout, opts MatchOptions) ([]EntryMatch, []int, error) {
 	ids := l.ids()
 	targets := buildTargets(l)
 	if len(ids) == 0 || len(targets) == 0 {
@@ -125,7 +124,7 @@ func Match(e *engine.Engine, l *Layout, opts MatchOptions) ([]EntryMatch, []int,
 			seqs = append(seqs, ids[off:off+n])
 			off += n
 		}
-		if _, err := e.Prefill(seqs, h, false); err != nil {
+		if err := e.Prefill(seqs, h); err != nil {
 			return nil, err
 		}
 		return targets, h.err

@@ -16,7 +16,7 @@
 #    ./usr/include is extracted (dpkg -x would write 2.8 GB). Where the
 #    headers are already installed in /usr/include they are used instead,
 #    unless --download is given.
-# 3. go test -tags cuda ./kernels ./engine/backend/cuda : the PTX is fresh,
+# 3. go test -tags cuda ./kernels ./engine/backend/cuda ./engine: the PTX is fresh,
 #    the pool logic passes, and every GPU test skips with its reason.
 set -euo pipefail
 
@@ -68,5 +68,5 @@ if [[ $status -ne 0 ]]; then
 fi
 echo "ok"
 
-echo "== go test -tags cuda ./kernels ./engine/backend/cuda"
-go test -tags cuda ./kernels ./engine/backend/cuda
+echo "== go test -tags cuda ./kernels ./engine/backend/cuda ./engine"
+go test -tags cuda ./kernels ./engine/backend/cuda ./engine

@@ -23,6 +23,7 @@ if [[ ! -x $bin ]]; then
 fi
 # The binary needs no file from the repository (the PTX is embedded); run
 # it beside itself so the log lands there.
+source "$(dirname "${BASH_SOURCE[0]}")/cuda-libs.sh" # cuBLAS/NCCL from pip's nvidia packages if needed
 cd "$(dirname "$bin")" || exit 2
 bin=./$(basename "$bin")
 log=./gpu-smoke.log

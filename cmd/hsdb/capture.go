@@ -14,6 +14,8 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
+	"hsdb/engine"
+	"hsdb/engine/model"
 	"hsdb/engine/tensor"
 	"hsdb/inspect"
 )
@@ -25,6 +27,28 @@ func init() {
 		run:     runCapture})
 }
 
+// targetOf wraps an engine for inspect (which does not import the engine
+// driver): sizes, tree, manifest description and a prefill.
+func targetOf(e *engine.Engine) *inspect.Target {
+	return &inspect.Target{Dims: e.Dims, Tree: e.Tree, Info: inspect.ModelInfoFor(e.Path, e.Dims, e.World, e.Device(0).Name()),
+		Prefill: func(s [][]int32, h model.Hook) error { _, err := e.Prefill(s, h, false); return err }}
+}
+
+// registerModelFlagsExcept registers the model flags on fs but those named
+// (a subcommand that gives the name another meaning).
+func registerModelFlagsExcept(fs *flag.FlagSet, mf *modelFlags, except ...string) {
+	all := flag.NewFlagSet("model", flag.ContinueOnError)
+	mf.register(all)
+	all.VisitAll(func(f *flag.Flag) {
+		for _, x := range except {
+			if f.Name == x {
+				return
+			}
+		}
+		fs.Var(f.Value, f.Name, f.Usage)
+	})
+}
+
 // captureAfterBatch, when set by a test, is called after each batch is
 // written (to stop the process midway); nil in normal use.
 var captureAfterBatch func(done int)
@@ -33,7 +57,7 @@ func runCapture(args []string, io stdio) int {
 	fs := flag.NewFlagSet("capture", flag.ContinueOnError)
 	fs.SetOutput(io.Err)
 	var mf modelFlags
-	mf.register(fs)
+	registerModelFlagsExcept(fs, &mf, "layers") // --layers here names the captured layers
 	layersArg := fs.String("layers", "", "decoder layers to capture, e.g. 2,30,58,60 (EAGLE-3: 2, N/2, N-3)")
 	what := fs.String("what", "stream", "stream (hidden_states + residual = HF output_hidden_states[i+1]), hidden_states or residual")
 	ids := fs.String("ids", "", `token ids: sequences separated by ';', e.g. "1,2,3;4,5"`)
@@ -68,7 +92,7 @@ func runCapture(args []string, io stdio) int {
 			return fail(2, "--save-dtype %q: want f32, bf16 or f16", *saveDType)
 		}
 	}
-	e, err := mf.load()
+	e, err := mf.load(io.Err)
 	if err != nil {
 		return fail(1, "%v", err)
 	}
@@ -86,7 +110,7 @@ func runCapture(args []string, io stdio) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	prog := newProgress(io.Err, len(in.Seqs))
-	res, err := inspect.RunCaptureJob(ctx, e, in, inspect.JobOptions{Layers: layers, What: *what, Out: *out, Force: *force, DType: dt,
+	res, err := inspect.RunCaptureJob(ctx, targetOf(e), in, inspect.JobOptions{Layers: layers, What: *what, Out: *out, Force: *force, DType: dt,
 		MaxBatchTokens: *maxTok, Progress: prog.update, AfterBatch: captureAfterBatch})
 	prog.finish()
 	if res != nil {

@@ -146,7 +146,7 @@ func TestCaptureKillResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	d, _ := inspect.ConfigDims("")
-	if pr := inspect.CheckPath(out, inspect.CheckOptions{Dims: d, Engine: e}); pr.Failed() {
+	if pr := inspect.CheckPath(out, inspect.CheckOptions{Dims: d, Model: targetOf(e)}); pr.Failed() {
 		t.Fatalf("check of the resumed dump:\n%s", strings.Join(pr.Lines(), "\n"))
 	}
 	// Each sequence alone through a fresh capturer gives the dumped rows.

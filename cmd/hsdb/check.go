@@ -84,7 +84,7 @@ func (c *checkFlags) options(io stdio, cmd string, needEngine bool) (inspect.Che
 			d.Named[k] = v
 		}
 	}
-	o.Engine = e
+	o.Model = targetOf(e)
 	return o, func() { e.Close() }, nil
 }
 

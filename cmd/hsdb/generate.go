@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -45,11 +46,23 @@ func runGenerate(args []string, io stdio) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(io.Err, "hsdb generate: unexpected arguments %q (the prompt goes in --prompt or --ids)\n", fs.Args())
+		return 2
+	}
+	if *temp < 0 || math.IsNaN(*temp) || math.IsInf(*temp, 0) || *temp > 100 {
+		fmt.Fprintf(io.Err, "hsdb generate: --temperature %v: want 0 (greedy) or a positive number up to 100\n", *temp)
+		return 2
+	}
+	if *steps < 1 {
+		fmt.Fprintf(io.Err, "hsdb generate: -n %d: want at least 1 position\n", *steps)
+		return 2
+	}
 	if *ids != "" && *prompt != "" {
 		fmt.Fprintln(io.Err, "hsdb generate: give --ids or --prompt, not both")
 		return 2
 	}
-	e, err := mf.load()
+	e, err := mf.load(io.Err)
 	if err != nil {
 		fmt.Fprintln(io.Err, "hsdb generate:", err)
 		return 1
@@ -85,6 +98,16 @@ func runGenerate(args []string, io stdio) int {
 		if len(in) == 0 {
 			fmt.Fprintln(io.Err, "hsdb generate: the tokenizer has no BOS token; give --prompt or --ids")
 			return 2
+		}
+	}
+	if len(in) > *steps {
+		fmt.Fprintf(io.Err, "hsdb generate: the prompt has %d tokens, more than -n %d positions: nothing would be generated\n", len(in), *steps)
+		return 2
+	}
+	for i, id := range in { // before anything is printed
+		if id < 0 || int(id) >= e.Dims.Vocab {
+			fmt.Fprintf(io.Err, "hsdb generate: prompt token %d is id %d, outside the vocabulary [0, %d)\n", i, id, e.Dims.Vocab)
+			return 1
 		}
 	}
 	var stop []int32

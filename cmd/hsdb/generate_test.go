@@ -68,8 +68,13 @@ func TestGenerateErrors(t *testing.T) {
 	if code != 2 || !strings.Contains(errs, `token id "x" is not an integer`) {
 		t.Fatalf("exit %d %q", code, errs)
 	}
-	_, errs, code = runHsdb(t, "generate", "--ids", "1,9999")
-	if code != 1 || !strings.Contains(errs, "token id 9999 (sequence 0, token 1) is outside the vocabulary [0, 512)") {
-		t.Fatalf("exit %d %q", code, errs)
+	out, errs, code := runHsdb(t, "generate", "--ids", "1,9999")
+	if code != 1 || out != "" || !strings.Contains(errs, "prompt token 1 is id 9999, outside the vocabulary [0, 512)") {
+		t.Fatalf("exit %d %q %q", code, out, errs)
+	}
+	for _, args := range [][]string{{"extra"}, {"--temperature", "NaN"}, {"--temperature", "-1"}, {"--temperature", "Inf"}, {"-n", "0"}, {"--ids", "1,2,3", "-n", "2"}} {
+		if _, errs, code := runHsdb(t, append([]string{"generate"}, args...)...); code != 2 || errs == "" {
+			t.Errorf("generate %v: exit %d %q", args, code, errs)
+		}
 	}
 }

@@ -3,8 +3,11 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
+	"strings"
 
 	"hsdb/engine"
+	"hsdb/engine/model"
 	"hsdb/engine/tensor"
 )
 
@@ -14,6 +17,9 @@ type modelFlags struct {
 	tp     int
 	device string
 	dtype  string
+	ep     bool
+	moe    string
+	layers string
 }
 
 func (m *modelFlags) register(fs *flag.FlagSet) {
@@ -21,12 +27,30 @@ func (m *modelFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&m.tp, "tp", 1, "tensor-parallel world size (ranks)")
 	fs.StringVar(&m.device, "device", "cpu", "cpu or cuda")
 	fs.StringVar(&m.dtype, "dtype", "", "convert weights on load: f32, bf16 or f16 (default: as stored)")
+	fs.BoolVar(&m.ep, "ep", false, "MoE models: whole experts per rank (expert parallel, over the --tp ranks) instead of splitting each expert")
+	fs.StringVar(&m.moe, "moe", "tp", "MoE expert split: tp (each expert's intermediate split over ranks, vLLM's default) or ep (same as --ep)")
+	fs.StringVar(&m.layers, "layers", "", "load only decoder layers A-B (with embeddings, final norm and head), e.g. 58-60")
 }
 
 func (m *modelFlags) options() (engine.Options, error) {
 	o := engine.Options{TP: m.tp, Device: m.device}
 	if m.tp < 1 {
 		return o, fmt.Errorf("--tp %d: the world size must be at least 1", m.tp)
+	}
+	switch m.moe {
+	case "tp":
+		o.EP = m.ep
+	case "ep":
+		o.EP = true
+	default:
+		return o, fmt.Errorf("--moe %q: want tp or ep", m.moe)
+	}
+	if m.layers != "" {
+		lr, err := model.ParseLayerRange(m.layers)
+		if err != nil {
+			return o, err
+		}
+		o.Layers = &lr
 	}
 	if m.dtype != "" {
 		dt, err := tensor.ParseDType(m.dtype)
@@ -41,10 +65,30 @@ func (m *modelFlags) options() (engine.Options, error) {
 	return o, nil
 }
 
-func (m *modelFlags) load() (*engine.Engine, error) {
+// load opens the model and warns on w about what the load skipped:
+// checkpoint tensors the architecture does not use (a config.json naming
+// the wrong architecture, extra layers) and the parts of a wrapper that
+// were left out.
+func (m *modelFlags) load(w io.Writer) (*engine.Engine, error) {
 	o, err := m.options()
 	if err != nil {
 		return nil, err
 	}
-	return engine.Open(m.model, o)
+	e, err := engine.Open(m.model, o)
+	if err != nil {
+		return nil, err
+	}
+	if e.Skipped != "" {
+		fmt.Fprintf(w, "hsdb: note: %s\n", e.Skipped)
+	}
+	if n := len(e.Report.Unused); n > 0 {
+		show := e.Report.Unused[:min(n, 4)]
+		more := ""
+		if n > len(show) {
+			more = fmt.Sprintf(" and %d more", n-len(show))
+		}
+		fmt.Fprintf(w, "hsdb: warning: %d checkpoint tensors are not used by %s: %s%s (HF warns the same; check config.json if this is unexpected)\n",
+			n, e.Dims.Arch, strings.Join(show, ", "), more)
+	}
+	return e, nil
 }

@@ -355,7 +355,7 @@ func (m *llamaRank) Forward(r *model.Rank, b *model.Batch) backend.Tensor {
 	}
 	logits := dev.Linear(x, m.head, nil)
 	r.Leaf(m.siteHead, x, func() []model.SiteTensor {
-		return []model.SiteTensor{{Name: "input", T: x, Shard: rep(x)}, {Name: "logits", T: logits, Shard: shard(m.vocab, vocab.Padded)}}
+		return []model.SiteTensor{{Name: "input", T: x, Shard: rep(x)}, logitsShard(dev, logits, m.vocab, m.c.VocabSize)}
 	})
 	full := r.Comm.AllGatherCols(logits)
 	if vocab.Padded != c.VocabSize {
@@ -465,4 +465,24 @@ func (m *llamaRank) mlp(r *model.Rank, L *llamaLayer, x backend.Tensor) backend.
 		return []model.SiteTensor{{Name: "input", T: x, Shard: rep(x)}, {Name: "output", T: out, Shard: rep(out)}}
 	})
 	return out
+}
+
+// logitsShard is a rank's lm_head output as the site shows it: its columns
+// of the real vocabulary only. vLLM pads the vocabulary to a multiple of 64
+// before splitting it (VocabParallelEmbedding), so a rank's padded range
+// [r0, r1) may run past vocab_size; the padding columns are dropped here, as
+// vLLM's LogitsProcessor drops them, so that statistics see only real
+// tokens. A rank that holds only padding shows [tokens, 0].
+func logitsShard(dev backend.Device, logits backend.Tensor, r [2]int, vocab int) model.SiteTensor {
+	end := min(r[1], vocab)
+	start := min(r[0], end)
+	sh := model.Sharding{Kind: model.Sharded, Start: start, End: end, Full: vocab}
+	rows := logits.Shape()[0]
+	switch {
+	case end-start == r[1]-r[0]:
+		return model.SiteTensor{Name: "logits", T: logits, Shard: sh}
+	case end == start:
+		return model.SiteTensor{Name: "logits", Host: tensor.New(tensor.F32, rows, 0), Shard: sh}
+	}
+	return model.SiteTensor{Name: "logits", T: dev.SliceCols(logits, 0, end-start), Shard: sh}
 }

@@ -7,22 +7,37 @@ import (
 	"strings"
 
 	"hsdb/engine/safetensors"
+	"hsdb/engine/tokenizer"
 )
+
+// converterName marks model.safetensors files Convert wrote (metadata
+// "converter"), so that --force replaces only those.
+const converterName = "hsdb convert llama2c"
 
 // Convert writes the llama2.c checkpoint at binPath as an HF model directory
 // outDir: config.json, model.safetensors (float32, HF tensor names, q/k rows
 // permuted to HF's RoPE halves) and the tokenizer files given (a llama2.c
 // tokenizer .bin is copied as tokenizer.bin, a SentencePiece .model as
 // tokenizer.model). The directory is built under a temporary name beside
-// outDir and renamed into place, so a failure leaves nothing behind; an
-// existing outDir is an error unless force is set (it is then replaced).
+// outDir and renamed into place, so a failure leaves nothing behind. An
+// existing outDir is an error unless force is set, and force replaces only
+// a directory that an earlier Convert wrote (nothing else in it), never a
+// file or another directory.
 func Convert(binPath string, tokenizers []string, outDir string, force bool) error {
 	ck, err := Read(binPath)
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(outDir); err == nil && !force {
-		return fmt.Errorf("convert: %s exists (use --force to replace it)", outDir)
+	if st, err := os.Stat(outDir); err == nil {
+		if !force {
+			return fmt.Errorf("convert: %s exists (use --force to replace an earlier conversion)", outDir)
+		}
+		if !st.IsDir() {
+			return fmt.Errorf("convert: %s is a file, not an earlier conversion; refusing to replace it", outDir)
+		}
+		if err := earlierConversion(outDir); err != nil {
+			return fmt.Errorf("convert: --force replaces only a directory that hsdb convert wrote: %w", err)
+		}
 	}
 	parent := filepath.Dir(filepath.Clean(outDir))
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(outDir)+".tmp-")
@@ -37,7 +52,7 @@ func Convert(binPath string, tokenizers []string, outDir string, force bool) err
 	for _, n := range ck.Order {
 		named = append(named, safetensors.Named{Name: n, T: ck.Tensors[n]})
 	}
-	meta := map[string]string{"format": "pt", "converted_from": filepath.Base(binPath), "converter": "hsdb convert llama2c"}
+	meta := map[string]string{"format": "pt", "converted_from": filepath.Base(binPath), "converter": converterName}
 	if err := safetensors.WriteFile(filepath.Join(tmp, "model.safetensors"), named, meta); err != nil {
 		return fmt.Errorf("convert: %w", err)
 	}
@@ -45,6 +60,9 @@ func Convert(binPath string, tokenizers []string, outDir string, force bool) err
 		name := "tokenizer.bin"
 		if strings.HasSuffix(tk, ".model") {
 			name = "tokenizer.model"
+		}
+		if err := checkTokenizer(tk, ck.Header.VocabSize); err != nil {
+			return fmt.Errorf("convert: --tokenizer %s: %w", tk, err)
 		}
 		data, err := os.ReadFile(tk)
 		if err != nil {
@@ -54,16 +72,78 @@ func Convert(binPath string, tokenizers []string, outDir string, force bool) err
 			return fmt.Errorf("convert: %w", err)
 		}
 	}
-	if force {
-		if err := os.RemoveAll(outDir); err != nil {
-			return fmt.Errorf("convert: replacing %s: %w", outDir, err)
-		}
-	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return fmt.Errorf("convert: %w", err)
 	}
+	// Move an earlier conversion aside first, so that at every moment one
+	// complete directory sits at outDir or beside it.
+	old := ""
+	if _, err := os.Stat(outDir); err == nil {
+		old = tmp + ".old"
+		if err := os.Rename(outDir, old); err != nil {
+			return fmt.Errorf("convert: replacing %s: %w", outDir, err)
+		}
+	}
 	if err := os.Rename(tmp, outDir); err != nil {
+		if old != "" {
+			os.Rename(old, outDir)
+		}
 		return fmt.Errorf("convert: %w", err)
+	}
+	if old != "" {
+		os.RemoveAll(old)
+	}
+	return nil
+}
+
+// earlierConversion checks that dir holds exactly what Convert writes
+// (config.json, model.safetensors with hsdb's converter metadata, and
+// tokenizer files), so that --force never deletes anything else.
+func earlierConversion(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	allowed := map[string]bool{"config.json": true, "model.safetensors": true, "tokenizer.bin": true, "tokenizer.model": true}
+	for _, e := range entries {
+		if !allowed[e.Name()] || e.IsDir() {
+			return fmt.Errorf("%s holds %s, which hsdb convert does not write", dir, e.Name())
+		}
+	}
+	f, err := safetensors.Open(filepath.Join(dir, "model.safetensors"))
+	if err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	defer f.Close()
+	if f.Metadata()["converter"] != converterName {
+		return fmt.Errorf("%s/model.safetensors was not written by hsdb convert (metadata converter=%q)", dir, f.Metadata()["converter"])
+	}
+	return nil
+}
+
+// checkTokenizer parses a tokenizer file as what its name says it is and
+// checks it covers the model's vocabulary, so that a wrong file is refused
+// here instead of failing when the model is loaded.
+func checkTokenizer(path string, vocab int32) error {
+	if vocab < 0 {
+		vocab = -vocab
+	}
+	var n int
+	if strings.HasSuffix(path, ".model") {
+		t, err := tokenizer.LoadSentencePiece(path)
+		if err != nil {
+			return err
+		}
+		n = t.VocabSize()
+	} else {
+		t, err := tokenizer.LoadLlama2C(path)
+		if err != nil {
+			return err
+		}
+		n = t.VocabSize()
+	}
+	if n != int(vocab) {
+		return fmt.Errorf("%d tokens, the checkpoint's vocab_size is %d", n, vocab)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@
 // and tensors named as HF's LlamaForCausalLM names them, with the query and
 // key rows permuted from llama2.c's interleaved RoPE pairs to HF's halves.
 //
-// Convert writes the result as an HF directory with engine/safetensors. The
-// package imports engine/tensor and engine/safetensors only.
+// Convert writes the result as an HF directory with engine/safetensors,
+// checking tokenizer files with engine/tokenizer. The package imports those
+// and engine/tensor only.
 package llama2c

@@ -81,3 +81,51 @@ func TestReadErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestConvertForceReplacesOnlyConversions: --force replaces an earlier
+// conversion but refuses a file, a directory with other files, and a
+// directory whose safetensors another tool wrote (regression: --force
+// deleted whatever --out named).
+func TestConvertForceReplacesOnlyConversions(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "m")
+	if err := Convert(stories, nil, out, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := Convert(stories, []string{"../../testdata/stories260K/tok512.bin"}, out, true); err != nil {
+		t.Fatalf("replacing an earlier conversion: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "tokenizer.bin")); err != nil {
+		t.Fatal("replacement lacks the tokenizer")
+	}
+	precious := filepath.Join(dir, "precious")
+	os.MkdirAll(filepath.Join(precious, "sub"), 0o755)
+	os.WriteFile(filepath.Join(precious, "notes.txt"), []byte("important"), 0o644)
+	file := filepath.Join(dir, "afile.txt")
+	os.WriteFile(file, []byte("keep"), 0o644)
+	for _, target := range []string{precious, file, dir, "."} {
+		err := Convert(stories, nil, target, true)
+		if err == nil {
+			t.Fatalf("--force over %s succeeded", target)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(precious, "notes.txt")); err != nil || string(b) != "important" {
+		t.Fatalf("precious/notes.txt damaged: %q %v", b, err)
+	}
+	if b, err := os.ReadFile(file); err != nil || string(b) != "keep" {
+		t.Fatalf("afile.txt damaged: %q %v", b, err)
+	}
+}
+
+// TestConvertChecksTokenizer: a file that is not a tokenizer of the
+// checkpoint's vocabulary is refused before anything is written.
+func TestConvertChecksTokenizer(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "m")
+	err := Convert(stories, []string{"../../testdata/stories260K/README.md"}, out, false)
+	if err == nil || !strings.Contains(err.Error(), "README.md") {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Fatal("output written despite the bad tokenizer")
+	}
+}

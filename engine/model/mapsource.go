@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"sort"
 
 	"hsdb/engine/tensor"
 )
@@ -29,4 +30,14 @@ func (m *MapSource) Tensor(name string) (*tensor.Tensor, error) {
 		return nil, fmt.Errorf("%s: no tensor %s", m.Name, name)
 	}
 	return t, nil
+}
+
+// Names returns the tensor names, sorted.
+func (m *MapSource) Names() []string {
+	out := make([]string, 0, len(m.Tensors))
+	for n := range m.Tensors {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -88,6 +88,11 @@ func ParseRoPE(raw map[string]json.RawMessage, maxPos int, defTheta float64) (Ro
 	if r.OriginalMax != nil {
 		c.OriginalMax = *r.OriginalMax
 	}
+	if c.Type == "yarn" && r.Factor == nil && c.OriginalMax > 0 {
+		// transformers 5 (_compute_yarn_parameters): without a factor, YaRN
+		// scales by max_position_embeddings / original_max_position_embeddings.
+		c.Factor = float64(maxPos) / float64(c.OriginalMax)
+	}
 	c.BetaFast = get(r.BetaFast, 32)
 	c.BetaSlow = get(r.BetaSlow, 1)
 	c.MScale = get(r.MScale, 0)

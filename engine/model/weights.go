@@ -27,7 +27,11 @@ var ErrWeight = errors.New("weight")
 // fp8, tensors in the checkpoint that were not used, bytes uploaded.
 type LoadReport struct {
 	Dequantized []string
-	Bytes       int64
+	// Unused lists checkpoint tensors the model never reads (a multimodal
+	// wrapper's vision tower, DeepSeek-V3's multi-token-prediction layer),
+	// when the architecture can tell; filled by rank 0's load.
+	Unused []string
+	Bytes  int64
 }
 
 // Loader fetches one rank's weights from a WeightSource by HF tensor name,
@@ -106,6 +110,12 @@ func (l *Loader) fetch(n string, shape []int) *tensor.Tensor {
 	name := l.Name(n)
 	_, got, ok := l.Src.Meta(name)
 	if !ok {
+		if me, ok := l.Src.(interface{ MetaErr(string) error }); ok {
+			if err := me.MetaErr(name); err != nil {
+				l.Fail(fmt.Errorf("%w: tensor %s (expected shape %v): %w", ErrWeight, name, tensor.ShapeString(shape), err))
+				return nil
+			}
+		}
 		l.Fail(fmt.Errorf("%w: tensor %s is missing from the checkpoint (expected shape %v)", ErrWeight, name, tensor.ShapeString(shape)))
 		return nil
 	}
@@ -192,13 +202,17 @@ func (l *Loader) Rows(n string, shape []int, r0, r1 int) backend.Tensor {
 }
 
 // Cols loads columns [c0, c1) of the last dimension of 2-D tensor n (the
-// input features of a row-parallel linear); it copies.
+// input features of a row-parallel linear); it copies unless the range is
+// the whole tensor.
 func (l *Loader) Cols(n string, shape []int, c0, c1 int) backend.Tensor {
 	t := l.fetch(n, shape)
 	if t == nil {
 		return nil
 	}
 	rows, cols, es := t.Rows(), t.Cols(), t.DType.Size()
+	if c0 == 0 && c1 == cols { // one rank: the whole tensor, no copy
+		return l.finish(t)
+	}
 	out := tensor.New(t.DType, rows, c1-c0)
 	for r := range rows {
 		copy(out.Data[r*(c1-c0)*es:(r+1)*(c1-c0)*es], t.Data[(r*cols+c0)*es:(r*cols+c1)*es])

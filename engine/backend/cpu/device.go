@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"hsdb/engine/backend"
@@ -22,7 +23,10 @@ func (t Tensor) DType() tensor.DType { return t.Tensor.DType }
 // goroutine at a time (each virtual rank owns its Device); its ops use a
 // shared pool of worker goroutines for large products.
 type Device struct {
-	name  string
+	name string
+	mu   sync.Mutex
+	held map[*tensor.Tensor]int64 // persistent tensors (Upload, Zeros) and their bytes
+	// inUse is the sum of held.
 	inUse atomic.Int64
 }
 
@@ -43,9 +47,10 @@ func (d *Device) Name() string { return d.name }
 // ActDType is F32: the CPU backend computes in float32.
 func (d *Device) ActDType() tensor.DType { return tensor.F32 }
 
-// MemoryInUse returns the bytes of tensors made by Upload (weights that were
-// copied, not aliased) and Zeros that have not been freed; op outputs are
-// garbage-collected and not counted.
+// MemoryInUse returns the bytes of persistent tensors: weights made by
+// Upload (aliased pages of a mapped checkpoint count too: they become
+// resident as they are read) and caches made by Zeros, less what Free gave
+// back. Op outputs are garbage-collected and not counted.
 func (d *Device) MemoryInUse() int64 { return d.inUse.Load() }
 
 func host(t backend.Tensor) *tensor.Tensor {
@@ -73,24 +78,49 @@ func (d *Device) Upload(t *tensor.Tensor) backend.Tensor {
 	if !t.Aligned() {
 		c := &tensor.Tensor{Shape: append([]int(nil), t.Shape...), DType: t.DType, Data: alignedBytes(len(t.Data))}
 		copy(c.Data, t.Data)
-		d.inUse.Add(int64(len(t.Data)))
+		d.hold(c)
 		return Tensor{c}
 	}
+	d.hold(t)
 	return Tensor{t}
+}
+
+func (d *Device) hold(t *tensor.Tensor) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.held == nil {
+		d.held = map[*tensor.Tensor]int64{}
+	}
+	if _, ok := d.held[t]; !ok {
+		d.held[t] = int64(len(t.Data))
+		d.inUse.Add(int64(len(t.Data)))
+	}
 }
 
 // Zeros allocates a zeroed tensor of dtype dt.
 func (d *Device) Zeros(dt tensor.DType, shape ...int) backend.Tensor {
 	t := tensor.New(dt, shape...)
-	d.inUse.Add(int64(len(t.Data)))
+	d.hold(t)
 	return Tensor{t}
 }
 
 // Alloc returns a zeroed float32 activation tensor.
 func (d *Device) Alloc(shape ...int) backend.Tensor { return Tensor{tensor.New(tensor.F32, shape...)} }
 
-// Free drops t; memory returns when the garbage collector runs.
-func (d *Device) Free(t backend.Tensor) {}
+// Free stops counting a persistent tensor; its memory returns when the
+// garbage collector runs (or, for a mapped weight, when the mapping closes).
+func (d *Device) Free(t backend.Tensor) {
+	h, ok := t.(Tensor)
+	if !ok {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if n, held := d.held[h.Tensor]; held {
+		d.inUse.Add(-n)
+		delete(d.held, h.Tensor)
+	}
+}
 
 // Reshape returns a view of t with a new shape.
 func (d *Device) Reshape(t backend.Tensor, shape ...int) backend.Tensor {

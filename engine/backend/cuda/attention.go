@@ -21,7 +21,7 @@ const (
 // Slots[t] at position Positions[t]. Built once per forward and shared by
 // the KV-cache writes, RoPE and attention of every layer.
 type TokenBatch struct {
-	d         *Device
+	d         *GPU
 	tokens    int
 	numSlots  int
 	capacity  int
@@ -36,7 +36,7 @@ type TokenBatch struct {
 // (the KV cache is [numSlots, capacity, ...]). Consecutive tokens of one
 // slot form attention query tiles of up to 16. It returns an error wrapping
 // ErrBadArgument naming the first bad token.
-func (d *Device) NewTokenBatch(slots, positions []int32, numSlots, capacity int) (*TokenBatch, error) {
+func (d *GPU) NewTokenBatch(slots, positions []int32, numSlots, capacity int) (*TokenBatch, error) {
 	if len(slots) != len(positions) {
 		return nil, fmt.Errorf("%w: token batch: %d slots but %d positions", ErrBadArgument, len(slots), len(positions))
 	}
@@ -117,7 +117,7 @@ func (b *TokenBatch) Free() error {
 // KVCacheWrite scatters src rows into the cache: cache[slot[t], pos[t], :]
 // = src[t*srcStride : t*srcStride+width] for every token of b. cache is
 // [numSlots, capacity, width] (width = kv_heads·head_dim) of dtype dt.
-func (d *Device) KVCacheWrite(cache, src Ptr, b *TokenBatch, width, srcStride int, dt tensor.DType) error {
+func (d *GPU) KVCacheWrite(cache, src Ptr, b *TokenBatch, width, srcStride int, dt tensor.DType) error {
 	sfx, err := suffix("kv_cache_write", dt)
 	if err != nil {
 		return err
@@ -176,7 +176,7 @@ func prefillSmem(dk, dv int) int {
 // already hold this batch's keys (KVCacheWrite). A batch of single-token
 // tiles (decode) uses the decode kernel, anything else the tiled prefill
 // kernel; both give the same result up to f32 summation order.
-func (d *Device) Attention(out, q, kCache, vCache Ptr, b *TokenBatch, p AttnParams, dt tensor.DType) error {
+func (d *GPU) Attention(out, q, kCache, vCache Ptr, b *TokenBatch, p AttnParams, dt tensor.DType) error {
 	if b.singles && p.HeadDimK <= decodeMax && p.HeadDimV <= decodeMax {
 		return d.AttentionDecode(out, q, kCache, vCache, b, p, dt)
 	}
@@ -185,7 +185,7 @@ func (d *Device) Attention(out, q, kCache, vCache Ptr, b *TokenBatch, p AttnPara
 
 // AttentionPrefill is Attention with the tiled online-softmax kernel (16
 // query tokens of one slot against 32 keys at a time in shared memory).
-func (d *Device) AttentionPrefill(out, q, kCache, vCache Ptr, b *TokenBatch, p AttnParams, dt tensor.DType) error {
+func (d *GPU) AttentionPrefill(out, q, kCache, vCache Ptr, b *TokenBatch, p AttnParams, dt tensor.DType) error {
 	sfx, err := suffix("attention", dt)
 	if err != nil {
 		return err
@@ -206,7 +206,7 @@ func (d *Device) AttentionPrefill(out, q, kCache, vCache Ptr, b *TokenBatch, p A
 
 // AttentionDecode is Attention with one block per (token, head), four warps
 // splitting the keys; head dims at most 256.
-func (d *Device) AttentionDecode(out, q, kCache, vCache Ptr, b *TokenBatch, p AttnParams, dt tensor.DType) error {
+func (d *GPU) AttentionDecode(out, q, kCache, vCache Ptr, b *TokenBatch, p AttnParams, dt tensor.DType) error {
 	sfx, err := suffix("attention", dt)
 	if err != nil {
 		return err

@@ -13,7 +13,7 @@ import (
 // values: a 1 Mi-element random block uploaded once and copied on the
 // device to fill the rest (generating 64 Mi values on the host would
 // dominate the benchmark's set-up).
-func filled(b *testing.B, d *Device, n int, dt tensor.DType) *Buffer {
+func filled(b *testing.B, d *GPU, n int, dt tensor.DType) *Buffer {
 	b.Helper()
 	rng := rand.New(rand.NewPCG(51, 52))
 	blk := min(n, 1<<20)
@@ -34,7 +34,7 @@ func filled(b *testing.B, d *Device, n int, dt tensor.DType) *Buffer {
 
 // deviceTime runs f b.N times between timing events (after one warm-up
 // call) and returns the device milliseconds per call.
-func deviceTime(b *testing.B, d *Device, f func() error) float64 {
+func deviceTime(b *testing.B, d *GPU, f func() error) float64 {
 	b.Helper()
 	if err := f(); err != nil {
 		b.Fatal(err)
@@ -134,3 +134,39 @@ func attnBench(b *testing.B, decode bool) {
 
 func BenchmarkAttentionPrefill4096(b *testing.B)   { attnBench(b, false) }
 func BenchmarkAttentionDecode64x4096(b *testing.B) { attnBench(b, true) }
+
+// BenchmarkStopMoments8Ranks times what a stop costs for `print
+// hidden_states` at --tp 8 on one GPU: the statistics of a [8192, 7168]
+// bf16 tensor (DeepSeek-V3's hidden size, 8192 tokens) on each of 8
+// virtual ranks, one after the other as the REPL asks for them, each
+// reading back only its 72-byte result. Reports wall milliseconds per stop
+// (target: at most 5).
+func BenchmarkStopMoments8Ranks(b *testing.B) {
+	const world, rows, cols = 8, 8192, 7168
+	g := gpu(b)
+	devs := make([]*Device, world)
+	xs := make([]*Tensor, world)
+	for r := range world {
+		devs[r] = newDevice(g, gpuMemory{g}, "bench", r, tensor.BF16)
+		b.Cleanup(func() { devs[r].Close() })
+		buf := filled(b, g, rows*cols, tensor.BF16)
+		x := devs[r].Zeros(tensor.BF16, rows, cols).(*Tensor)
+		if err := g.CopyDevice(x.ptr(), buf.Ptr(), int64(rows*cols*2)); err != nil {
+			b.Fatal(err)
+		}
+		xs[r] = x
+	}
+	stop := func() {
+		for r, d := range devs {
+			if m := d.Moments(xs[r], 0, rows, 0, cols); m.Count != rows*cols {
+				b.Fatalf("rank %d: count %d", r, m.Count)
+			}
+		}
+	}
+	stop()
+	b.ResetTimer()
+	for range b.N {
+		stop()
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/1e3/float64(b.N), "ms/stop")
+}

@@ -114,7 +114,7 @@ func blasCheck(op string, s C.cublasStatus_t) error {
 
 // cublas returns the device's handle, creating it on first use (device
 // thread only).
-func (d *Device) cublas() (*blasHandle, error) {
+func (d *GPU) cublas() (*blasHandle, error) {
 	if d.blas != nil {
 		return d.blas, nil
 	}
@@ -139,7 +139,7 @@ func (d *Device) cublas() (*blasHandle, error) {
 
 // BLASVersion returns the version of the device's cuBLAS (major*10000 +
 // minor*100 + patch, as cublasGetVersion), creating the handle if needed.
-func (d *Device) BLASVersion() (int, error) {
+func (d *GPU) BLASVersion() (int, error) {
 	var v int
 	err := d.Do(func() error {
 		b, err := d.cublas()
@@ -187,7 +187,7 @@ func cudaDataType(dt tensor.DType) (C.cudaDataType, bool) {
 // standard trick, as PyTorch's at::cuda::blas does). It returns an error
 // wrapping ErrBadArgument for inconsistent sizes or dtypes, ErrNoCUBLAS, or
 // a *BLASError.
-func (d *Device) MatMul(g GEMM, c, a, b Ptr) error {
+func (d *GPU) MatMul(g GEMM, c, a, b Ptr) error {
 	if g.M <= 0 || g.N <= 0 || g.K <= 0 {
 		return fmt.Errorf("%w: matmul [%d, %d] x [%d, %d]: sizes must be positive", ErrBadArgument, g.M, g.K, g.K, g.N)
 	}
@@ -256,6 +256,6 @@ func (d *Device) MatMul(g GEMM, c, a, b Ptr) error {
 // nn.Linear and of vLLM's Column/RowParallelLinear on one rank. x and w
 // have dtype dt; y has dtype outDT (dt, or f32 for logits). See MatMul for
 // the errors.
-func (d *Device) Linear(y, x, w Ptr, tokens, in, out int, dt, outDT tensor.DType) error {
+func (d *GPU) Linear(y, x, w Ptr, tokens, in, out int, dt, outDT tensor.DType) error {
 	return d.MatMul(GEMM{M: tokens, N: out, K: in, TransB: true, Alpha: 1, In: dt, Out: outDT}, y, x, w)
 }

@@ -14,7 +14,7 @@ import (
 	"syscall"
 )
 
-// Device is one GPU driven by hsdb: a goroutine locked to its own OS thread
+// GPU is one GPU driven by hsdb: a goroutine locked to its own OS thread
 // owns the device's primary CUDA context and one non-blocking stream, and
 // runs submitted closures in order, so no other goroutine ever touches the
 // context (the driver API's current context is per thread). Every exported
@@ -24,7 +24,7 @@ import (
 //
 // The primary context is the one the CUDA runtime uses, so cuBLAS and NCCL
 // (runtime-based libraries) share it.
-type Device struct {
+type GPU struct {
 	ordinal  int
 	name     string
 	totalMem int64
@@ -48,6 +48,7 @@ type Device struct {
 	pinned *pinnedCache
 	blas   *blasHandle
 	sync   bool // HSDB_CUDA_SYNC=1: synchronise after every launch
+	prof   []profRec
 }
 
 // Open starts the device thread for GPU ordinal (0-based, after
@@ -55,7 +56,7 @@ type Device struct {
 // stream. It returns ErrNoDriver or ErrNoDevice (errors.Is) when there is no
 // usable GPU, an error naming the ordinal and the count when ordinal is out
 // of range, or the driver's *Error.
-func Open(ordinal int) (*Device, error) {
+func Open(ordinal int) (*GPU, error) {
 	n, err := DeviceCount()
 	if err != nil {
 		return nil, err
@@ -63,7 +64,7 @@ func Open(ordinal int) (*Device, error) {
 	if ordinal < 0 || ordinal >= n {
 		return nil, fmt.Errorf("%w: cuda device %d does not exist (%d visible)", ErrNoDevice, ordinal, n)
 	}
-	d := &Device{
+	d := &GPU{
 		ordinal: ordinal,
 		work:    make(chan func()), // unbuffered: a job is handed over only to a running loop
 		quit:    make(chan struct{}),
@@ -82,7 +83,7 @@ func Open(ordinal int) (*Device, error) {
 }
 
 // loop is the device thread.
-func (d *Device) loop(ready chan<- error) {
+func (d *GPU) loop(ready chan<- error) {
 	defer d.wg.Done()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -111,7 +112,7 @@ func (d *Device) loop(ready chan<- error) {
 	}
 }
 
-func (d *Device) setup() error {
+func (d *GPU) setup() error {
 	if err := check("cuDeviceGet", C.hsdb_cuDeviceGet(&d.dev, C.int(d.ordinal))); err != nil {
 		return err
 	}
@@ -151,8 +152,12 @@ func (d *Device) setup() error {
 	return nil
 }
 
-func (d *Device) teardown() {
+func (d *GPU) teardown() {
 	C.hsdb_cuStreamSynchronize(d.stream)
+	for _, r := range d.prof {
+		C.hsdb_cuEventDestroy(r.a)
+		C.hsdb_cuEventDestroy(r.b)
+	}
 	if d.blas != nil {
 		d.blas.destroy()
 	}
@@ -169,7 +174,7 @@ func (d *Device) teardown() {
 // device thread itself (f calling another method) run inline, so methods
 // compose. A panic in f is returned as an error naming the device. After
 // Close it returns ErrClosed.
-func (d *Device) Do(f func() error) (err error) {
+func (d *GPU) Do(f func() error) (err error) {
 	if d.tid != 0 && syscall.Gettid() == d.tid {
 		return f()
 	}
@@ -196,7 +201,7 @@ func (d *Device) Do(f func() error) (err error) {
 // Close finishes queued work, frees every cached and live allocation,
 // unloads modules, destroys the stream and releases the primary context.
 // Buffers still held by callers become invalid. Close is idempotent.
-func (d *Device) Close() error {
+func (d *GPU) Close() error {
 	if d.closed.Swap(true) {
 		return nil
 	}
@@ -206,32 +211,32 @@ func (d *Device) Close() error {
 }
 
 // Ordinal returns the device's index (after CUDA_VISIBLE_DEVICES).
-func (d *Device) Ordinal() int { return d.ordinal }
+func (d *GPU) Ordinal() int { return d.ordinal }
 
 // Name returns the device's product name ("NVIDIA H200").
-func (d *Device) Name() string { return d.name }
+func (d *GPU) Name() string { return d.name }
 
 // TotalMemory returns the device's memory in bytes.
-func (d *Device) TotalMemory() int64 { return d.totalMem }
+func (d *GPU) TotalMemory() int64 { return d.totalMem }
 
 // ComputeCapability returns the major and minor compute capability (9, 0
 // for H100/H200).
-func (d *Device) ComputeCapability() (major, minor int) { return d.ccMajor, d.ccMinor }
+func (d *GPU) ComputeCapability() (major, minor int) { return d.ccMajor, d.ccMinor }
 
 // String returns "cuda:N (NAME, X GiB)".
-func (d *Device) String() string {
+func (d *GPU) String() string {
 	return fmt.Sprintf("cuda:%d (%s, %s)", d.ordinal, d.name, formatBytes(d.totalMem))
 }
 
 // Synchronize waits until all work queued on the device's stream has
 // finished and returns the first asynchronous error (a kernel fault) as a
 // driver *Error.
-func (d *Device) Synchronize() error {
+func (d *GPU) Synchronize() error {
 	return d.Do(func() error { return check("cuStreamSynchronize", C.hsdb_cuStreamSynchronize(d.stream)) })
 }
 
 // memInfo returns the driver's free and total bytes (device thread only).
-func (d *Device) memInfo() (free, total int64, err error) {
+func (d *GPU) memInfo() (free, total int64, err error) {
 	var f, t C.size_t
 	if err := check("cuMemGetInfo", C.hsdb_cuMemGetInfo(&f, &t)); err != nil {
 		return 0, 0, err
@@ -241,7 +246,7 @@ func (d *Device) memInfo() (free, total int64, err error) {
 
 // MemInfo returns the driver's view of free and total device memory in
 // bytes (all processes included).
-func (d *Device) MemInfo() (free, total int64, err error) {
+func (d *GPU) MemInfo() (free, total int64, err error) {
 	err = d.Do(func() error {
 		var e error
 		free, total, e = d.memInfo()

@@ -150,7 +150,7 @@ func TestNCCL(t *testing.T) {
 		t.Skipf("no NCCL: %v", err)
 	}
 	n, _ := DeviceCount()
-	devs := []*Device{d0}
+	devs := []*GPU{d0}
 	for i := 1; i < n; i++ {
 		d, err := Open(i)
 		if err != nil {
@@ -163,7 +163,7 @@ func TestNCCL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer Each(comms, func(c *Comm) error { return c.Close() })
+	defer Each(comms, func(c *NCCLComm) error { return c.Close() })
 	v, _ := NCCLVersion()
 	t.Logf("NCCL %d, world size %d", v, len(comms))
 	const count = 4099
@@ -178,7 +178,7 @@ func TestNCCL(t *testing.T) {
 		bufs[r] = upload(t, d, x, tensor.F32)
 		gathers[r] = poisoned(t, d, world*count, tensor.F32)
 	}
-	err = Each(comms, func(c *Comm) error {
+	err = Each(comms, func(c *NCCLComm) error {
 		if err := c.AllGather(bufs[c.Rank()].Ptr(), gathers[c.Rank()].Ptr(), count, tensor.F32); err != nil {
 			return err
 		}
@@ -187,7 +187,7 @@ func TestNCCL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Each(comms, func(c *Comm) error { return c.AsyncError() }); err != nil {
+	if err := Each(comms, func(c *NCCLComm) error { return c.AsyncError() }); err != nil {
 		t.Fatal(err)
 	}
 	for r, d := range devs {

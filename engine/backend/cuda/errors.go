@@ -16,7 +16,7 @@ var (
 	// ErrOutOfMemory: a device allocation did not fit; the error is an
 	// *OOMError with the numbers.
 	ErrOutOfMemory = errors.New("cuda: out of device memory")
-	// ErrClosed: the Device was closed.
+	// ErrClosed: the GPU was closed.
 	ErrClosed = errors.New("cuda: device closed")
 	// ErrNoCUBLAS: no libcublas could be opened (HSDB_CUBLAS, then
 	// libcublas.so.13, .12, .11 on the loader path and in /usr/local/cuda/lib64).

@@ -15,15 +15,15 @@ import (
 
 var (
 	testDevOnce sync.Once
-	testDev     *Device
+	testDev     *GPU
 	testDevErr  error
 )
 
 // gpu returns device 0, opened once for the whole test binary, or skips
 // the test with the reason when this machine has no usable GPU.
-func gpu(t testing.TB) *Device {
+func gpu(t testing.TB) *GPU {
 	t.Helper()
-	testDevOnce.Do(func() { testDev, testDevErr = Open(0) })
+	testDevOnce.Do(func() { testDev, testDevErr = SharedGPU(0) })
 	if testDevErr != nil {
 		if errorsIsNoGPU(testDevErr) {
 			t.Skipf("no CUDA GPU here: %v", testDevErr)
@@ -57,13 +57,13 @@ func roundTo(v []float32, dt tensor.DType) []float32 {
 }
 
 // upload copies v, converted to dt, into a new device buffer.
-func upload(t testing.TB, d *Device, v []float32, dt tensor.DType) *Buffer {
+func upload(t testing.TB, d *GPU, v []float32, dt tensor.DType) *Buffer {
 	t.Helper()
 	data := tensor.FromF32(append([]float32(nil), v...), len(v)).Convert(dt).Data
 	return uploadBytes(t, d, data)
 }
 
-func uploadBytes(t testing.TB, d *Device, data []byte) *Buffer {
+func uploadBytes(t testing.TB, d *GPU, data []byte) *Buffer {
 	t.Helper()
 	b, err := d.Alloc(int64(len(data)), Activations)
 	if err != nil {
@@ -76,7 +76,7 @@ func uploadBytes(t testing.TB, d *Device, data []byte) *Buffer {
 	return b
 }
 
-func uploadI32(t testing.TB, d *Device, v []int32) *Buffer {
+func uploadI32(t testing.TB, d *GPU, v []int32) *Buffer {
 	t.Helper()
 	return uploadBytes(t, d, int32Bytes(v))
 }
@@ -84,7 +84,7 @@ func uploadI32(t testing.TB, d *Device, v []int32) *Buffer {
 // poisoned returns a device buffer of n elements of dt filled with 0xff
 // bytes (NaN in f32, bf16 and f16), so any element a kernel fails to write
 // shows up as NaN.
-func poisoned(t testing.TB, d *Device, n int, dt tensor.DType) *Buffer {
+func poisoned(t testing.TB, d *GPU, n int, dt tensor.DType) *Buffer {
 	t.Helper()
 	b, err := d.Alloc(int64(n*dt.Size()), Activations)
 	if err != nil {
@@ -98,7 +98,7 @@ func poisoned(t testing.TB, d *Device, n int, dt tensor.DType) *Buffer {
 }
 
 // download reads n elements of dt back as float32.
-func download(t testing.TB, d *Device, b *Buffer, n int, dt tensor.DType) []float32 {
+func download(t testing.TB, d *GPU, b *Buffer, n int, dt tensor.DType) []float32 {
 	t.Helper()
 	host := tensor.New(dt, n)
 	if err := d.CopyToHost(host.Data, b.Ptr()); err != nil {

@@ -15,7 +15,7 @@ import (
 // destination of asynchronous device-to-host copies: the DMA engine writes
 // it directly while the host goes on queueing work.
 type HostBuffer struct {
-	d     *Device
+	d     *GPU
 	p     unsafe.Pointer
 	size  int64
 	freed atomic.Bool
@@ -24,7 +24,7 @@ type HostBuffer struct {
 // AllocHost returns n bytes (n > 0) of pinned host memory, usable with
 // CopyToHostAsync. Pinned memory is a scarce system resource: free it when
 // done. Returns the driver's *Error on failure.
-func (d *Device) AllocHost(n int64) (*HostBuffer, error) {
+func (d *GPU) AllocHost(n int64) (*HostBuffer, error) {
 	if n <= 0 {
 		return nil, fmt.Errorf("%w: cuda:%d: pinned buffer of %d bytes", ErrBadArgument, d.ordinal, n)
 	}
@@ -54,14 +54,14 @@ func (h *HostBuffer) Free() error {
 // Event marks a point in a device's stream; Wait blocks until the device
 // has passed it.
 type Event struct {
-	d    *Device
+	d    *GPU
 	e    C.CUevent
 	done atomic.Bool
 }
 
 // record creates and records an event (device thread only). timing
 // selects an event that can be used with elapsed.
-func (d *Device) record(timing bool) (*Event, error) {
+func (d *GPU) record(timing bool) (*Event, error) {
 	ev := &Event{d: d}
 	flags := C.uint(2) // CU_EVENT_DISABLE_TIMING
 	if timing {
@@ -94,7 +94,7 @@ func (e *Event) Wait() error {
 // CopyToHostAsync queues a copy of n bytes from src into dst at byte offset
 // off, after all queued work, and returns at once; the bytes are in dst
 // once the returned Event's Wait returns.
-func (d *Device) CopyToHostAsync(dst *HostBuffer, off int64, src Ptr, n int64) (*Event, error) {
+func (d *GPU) CopyToHostAsync(dst *HostBuffer, off int64, src Ptr, n int64) (*Event, error) {
 	if off < 0 || n < 0 || off+n > dst.size {
 		return nil, fmt.Errorf("%w: cuda:%d: copying %d bytes to offset %d of a %d-byte pinned buffer", ErrBadArgument, d.ordinal, n, off, dst.size)
 	}
@@ -115,7 +115,7 @@ func (d *Device) CopyToHostAsync(dst *HostBuffer, off int64, src Ptr, n int64) (
 // Time runs f on the device thread between two timing events and returns
 // the device time it queued, in milliseconds (cuEventElapsedTime, about
 // 0.5 µs resolution). It waits for the work to finish.
-func (d *Device) Time(f func() error) (ms float64, err error) {
+func (d *GPU) Time(f func() error) (ms float64, err error) {
 	err = d.Do(func() error {
 		a, err := d.record(true)
 		if err != nil {
@@ -144,7 +144,7 @@ func (d *Device) Time(f func() error) (ms float64, err error) {
 }
 
 // pinnedCache keeps small pinned buffers for the device's own readbacks
-// (statistics), since cuMemHostAlloc costs far more than a copy. Device
+// (statistics), since cuMemHostAlloc costs far more than a copy. GPU
 // thread only.
 type pinnedCache struct {
 	free map[int64][]unsafe.Pointer

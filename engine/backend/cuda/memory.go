@@ -28,7 +28,7 @@ func (driverAllocator) free(p Ptr) error {
 
 // Buffer is a device allocation from the device's caching pool.
 type Buffer struct {
-	d     *Device
+	d     *GPU
 	ptr   Ptr
 	size  int64
 	class MemClass
@@ -40,7 +40,7 @@ type Buffer struct {
 // cached blocks it returns an *OOMError (errors.Is(err, ErrOutOfMemory))
 // giving the request, the driver's free and total bytes and what hsdb holds
 // per class. A zero-byte buffer has Ptr 0 and allocates nothing.
-func (d *Device) Alloc(n int64, class MemClass) (*Buffer, error) {
+func (d *GPU) Alloc(n int64, class MemClass) (*Buffer, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("%w: cuda:%d: allocating %d bytes", ErrBadArgument, d.ordinal, n)
 	}
@@ -65,8 +65,8 @@ func (b *Buffer) Ptr() Ptr { return b.ptr }
 // Size returns the bytes requested for the buffer.
 func (b *Buffer) Size() int64 { return b.size }
 
-// Device returns the device the buffer lives on.
-func (b *Buffer) Device() *Device { return b.d }
+// GPU returns the GPU the buffer lives on.
+func (b *Buffer) GPU() *GPU { return b.d }
 
 // Free returns the buffer to its device's pool (work already queued that
 // uses it still completes first: the pool hands it out only to later work
@@ -82,7 +82,7 @@ func (b *Buffer) Free() error {
 // cached); 0 removes the cap. Allocations beyond it fail with an *OOMError
 // as a real out-of-memory would, which lets a user keep room for another
 // process and lets tests exercise the error.
-func (d *Device) SetMemoryLimit(bytes int64) error {
+func (d *GPU) SetMemoryLimit(bytes int64) error {
 	return d.Do(func() error {
 		d.pool.limit = bytes
 		return nil
@@ -90,7 +90,7 @@ func (d *Device) SetMemoryLimit(bytes int64) error {
 }
 
 // MemoryStats returns the pool's accounting.
-func (d *Device) MemoryStats() (MemoryStats, error) {
+func (d *GPU) MemoryStats() (MemoryStats, error) {
 	var s MemoryStats
 	err := d.Do(func() error {
 		s = MemoryStats{InUse: d.pool.inUse, Cached: d.pool.cached, Limit: d.pool.limit}
@@ -100,7 +100,7 @@ func (d *Device) MemoryStats() (MemoryStats, error) {
 }
 
 // TrimCache frees every cached (unused) block back to the driver.
-func (d *Device) TrimCache() error {
+func (d *GPU) TrimCache() error {
 	return d.Do(func() error {
 		if err := check("cuStreamSynchronize", C.hsdb_cuStreamSynchronize(d.stream)); err != nil {
 			return err
@@ -112,7 +112,7 @@ func (d *Device) TrimCache() error {
 // CopyToDevice copies len(src) bytes from host memory to dst. It returns
 // once src may be reused (the driver has staged it); the copy is ordered on
 // the device's stream before any later work.
-func (d *Device) CopyToDevice(dst Ptr, src []byte) error {
+func (d *GPU) CopyToDevice(dst Ptr, src []byte) error {
 	if len(src) == 0 {
 		return nil
 	}
@@ -124,7 +124,7 @@ func (d *Device) CopyToDevice(dst Ptr, src []byte) error {
 // CopyToHost copies len(dst) bytes from src into host memory after all
 // queued work, and returns when they have arrived. It returns the first
 // asynchronous error of earlier work, if any.
-func (d *Device) CopyToHost(dst []byte, src Ptr) error {
+func (d *GPU) CopyToHost(dst []byte, src Ptr) error {
 	if len(dst) == 0 {
 		return nil
 	}
@@ -137,7 +137,7 @@ func (d *Device) CopyToHost(dst []byte, src Ptr) error {
 }
 
 // CopyDevice copies n bytes from src to dst on the device, in stream order.
-func (d *Device) CopyDevice(dst, src Ptr, n int64) error {
+func (d *GPU) CopyDevice(dst, src Ptr, n int64) error {
 	if n == 0 {
 		return nil
 	}
@@ -148,7 +148,7 @@ func (d *Device) CopyDevice(dst, src Ptr, n int64) error {
 
 // Memset sets n bytes at dst to v, in stream order (0xff bytes are a NaN
 // in f32, bf16 and f16: the tests poison outputs with it).
-func (d *Device) Memset(dst Ptr, v byte, n int64) error {
+func (d *GPU) Memset(dst Ptr, v byte, n int64) error {
 	if n == 0 {
 		return nil
 	}

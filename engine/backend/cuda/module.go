@@ -37,7 +37,7 @@ type dim3 struct{ x, y, z uint32 }
 // module loads kernels/ptx/NAME.ptx on first use (device thread only); the
 // driver JIT-compiles it for this GPU. A JIT failure returns the driver's
 // error with the JIT's log.
-func (d *Device) module(name string) (*module, error) {
+func (d *GPU) module(name string) (*module, error) {
 	if m, ok := d.mods[name]; ok {
 		return m, nil
 	}
@@ -59,7 +59,7 @@ func (d *Device) module(name string) (*module, error) {
 
 // function returns kernel fn of module mod, loading the module if needed
 // (device thread only).
-func (d *Device) function(mod, fn string) (*function, error) {
+func (d *GPU) function(mod, fn string) (*function, error) {
 	key := mod + "/" + fn
 	if f, ok := d.funcs[key]; ok {
 		return f, nil
@@ -86,7 +86,7 @@ func (d *Device) function(mod, fn string) (*function, error) {
 // function is opted in first. With HSDB_CUDA_SYNC=1 the stream is
 // synchronised after the launch, so an asynchronous fault is reported by
 // the kernel that caused it.
-func (d *Device) launch(mod, fn string, grid, block dim3, smem int, args ...any) error {
+func (d *GPU) launch(mod, fn string, grid, block dim3, smem int, args ...any) error {
 	f, err := d.function(mod, fn)
 	if err != nil {
 		return err

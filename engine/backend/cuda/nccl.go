@@ -108,10 +108,10 @@ func NewUniqueID() (UniqueID, error) {
 	return id, nil
 }
 
-// Comm is one rank's NCCL communicator, bound to its device's thread and
+// NCCLComm is one rank's NCCL communicator, bound to its device's thread and
 // stream: collectives are queued on the stream like any kernel.
-type Comm struct {
-	d     *Device
+type NCCLComm struct {
+	d     *GPU
 	c     C.ncclComm_t
 	rank  int
 	world int
@@ -120,14 +120,14 @@ type Comm struct {
 // InitComm joins the communicator of world ranks identified by id as rank
 // (ncclCommInitRank), on d's thread. It blocks until every rank has joined,
 // so all ranks must call it concurrently (InitComms does for one process).
-func (d *Device) InitComm(id UniqueID, rank, world int) (*Comm, error) {
+func (d *GPU) InitComm(id UniqueID, rank, world int) (*NCCLComm, error) {
 	if rank < 0 || rank >= world {
 		return nil, fmt.Errorf("%w: nccl rank %d of world size %d", ErrBadArgument, rank, world)
 	}
 	if err := loadNCCL(); err != nil {
 		return nil, err
 	}
-	c := &Comm{d: d, rank: rank, world: world}
+	c := &NCCLComm{d: d, rank: rank, world: world}
 	err := d.Do(func() error {
 		cid := *(*C.ncclUniqueId)(unsafe.Pointer(&id))
 		return ncclCheck("ncclCommInitRank", C.hsdb_ncclCommInitRank(&c.c, C.int(world), cid, C.int(rank)))
@@ -144,12 +144,12 @@ func (d *Device) InitComm(id UniqueID, rank, world int) (*Comm, error) {
 // which needs no ncclGroupStart/End (that is for one thread initialising
 // several ranks). On failure every communicator created is destroyed and
 // the first error (naming its rank) is returned.
-func InitComms(devs []*Device) ([]*Comm, error) {
+func InitComms(devs []*GPU) ([]*NCCLComm, error) {
 	id, err := NewUniqueID()
 	if err != nil {
 		return nil, err
 	}
-	comms := make([]*Comm, len(devs))
+	comms := make([]*NCCLComm, len(devs))
 	errs := make([]error, len(devs))
 	var wg sync.WaitGroup
 	for i, d := range devs {
@@ -174,10 +174,10 @@ func InitComms(devs []*Device) ([]*Comm, error) {
 }
 
 // Rank returns the communicator's rank in [0, World()).
-func (c *Comm) Rank() int { return c.rank }
+func (c *NCCLComm) Rank() int { return c.rank }
 
 // World returns the communicator's world size (number of ranks).
-func (c *Comm) World() int { return c.world }
+func (c *NCCLComm) World() int { return c.world }
 
 func ncclType(dt tensor.DType) (C.ncclDataType_t, bool) {
 	switch dt {
@@ -202,7 +202,7 @@ func ncclType(dt tensor.DType) (C.ncclDataType_t, bool) {
 // linear. Every rank must call it with the same count and dtype. NCCL sums
 // bf16 in its own order, so results can differ from a serial sum in the
 // last bit.
-func (c *Comm) AllReduceSum(send, recv Ptr, count int, dt tensor.DType) error {
+func (c *NCCLComm) AllReduceSum(send, recv Ptr, count int, dt tensor.DType) error {
 	t, ok := ncclType(dt)
 	if !ok {
 		return fmt.Errorf("%w: all-reduce of dtype %s", ErrBadArgument, dt)
@@ -217,7 +217,7 @@ func (c *Comm) AllReduceSum(send, recv Ptr, count int, dt tensor.DType) error {
 
 // AllGather queues the gather of count elements of dt from every rank
 // into recv, rank r's at element offset r*count (recv holds world*count).
-func (c *Comm) AllGather(send, recv Ptr, count int, dt tensor.DType) error {
+func (c *NCCLComm) AllGather(send, recv Ptr, count int, dt tensor.DType) error {
 	t, ok := ncclType(dt)
 	if !ok {
 		return fmt.Errorf("%w: all-gather of dtype %s", ErrBadArgument, dt)
@@ -233,7 +233,7 @@ func (c *Comm) AllGather(send, recv Ptr, count int, dt tensor.DType) error {
 // AsyncError returns the communicator's asynchronous error
 // (ncclCommGetAsyncError: a peer that died, a network failure), nil while
 // it is healthy. A collective that never completes shows up here.
-func (c *Comm) AsyncError() error {
+func (c *NCCLComm) AsyncError() error {
 	return c.d.Do(func() error {
 		var r C.ncclResult_t
 		if err := ncclCheck("ncclCommGetAsyncError", C.hsdb_ncclCommGetAsyncError(c.c, &r)); err != nil {
@@ -247,7 +247,7 @@ func (c *Comm) AsyncError() error {
 }
 
 // Close destroys the communicator (ncclCommDestroy) after its queued work.
-func (c *Comm) Close() error {
+func (c *NCCLComm) Close() error {
 	if c == nil || c.c == nil {
 		return nil
 	}
@@ -263,7 +263,7 @@ func (c *Comm) Close() error {
 // issued this way (or from per-rank goroutines): a rank's ncclAllReduce may
 // wait for the others to reach it, so issuing them one after another from
 // one goroutine can deadlock.
-func Each(comms []*Comm, f func(c *Comm) error) error {
+func Each(comms []*NCCLComm, f func(c *NCCLComm) error) error {
 	errs := make([]error, len(comms))
 	var wg sync.WaitGroup
 	for i, c := range comms {

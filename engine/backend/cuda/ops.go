@@ -32,7 +32,7 @@ func rowThreads(cols int) uint32 {
 
 // flatGrid is the grid of a grid-stride kernel over n elements with 256
 // threads a block: enough blocks to fill the GPU several times, no more.
-func (d *Device) flatGrid(n int64) dim3 {
+func (d *GPU) flatGrid(n int64) dim3 {
 	b := (n + 255) / 256
 	return dim3{x: uint32(min(b, int64(max(d.sms, 1))*32))}
 }
@@ -51,7 +51,7 @@ func checkRows(op string, rows, cols int) error {
 // RMSNorm computes out[r, :] = x[r, :] · rsqrt(mean(x[r, :]²) + eps) · w for
 // x, out [rows, cols] and w [cols], all of dtype dt, in f32 with one final
 // rounding (HF LlamaRMSNorm, vLLM RMSNorm). out may equal x.
-func (d *Device) RMSNorm(out, x, w Ptr, rows, cols int, eps float32, dt tensor.DType) error {
+func (d *GPU) RMSNorm(out, x, w Ptr, rows, cols int, eps float32, dt tensor.DType) error {
 	sfx, err := suffix("rmsnorm", dt)
 	if err != nil {
 		return err
@@ -68,7 +68,7 @@ func (d *Device) RMSNorm(out, x, w Ptr, rows, cols int, eps float32, dt tensor.D
 // AddRMSNorm is vLLM's fused_add_rms_norm: resOut = x + res (rounded to
 // dt), out = RMSNorm(resOut)·w; x, res, out, resOut [rows, cols], w [cols].
 // out may equal x and resOut may equal res (vLLM updates both in place).
-func (d *Device) AddRMSNorm(out, resOut, x, res, w Ptr, rows, cols int, eps float32, dt tensor.DType) error {
+func (d *GPU) AddRMSNorm(out, resOut, x, res, w Ptr, rows, cols int, eps float32, dt tensor.DType) error {
 	sfx, err := suffix("add_rmsnorm", dt)
 	if err != nil {
 		return err
@@ -87,7 +87,7 @@ func (d *Device) AddRMSNorm(out, resOut, x, res, w Ptr, rows, cols int, eps floa
 // [start, end) of the vocabulary; the all-reduce over ranks completes it).
 // out [tokens, hidden], ids [tokens] int32 on the device, table
 // [end-start, hidden], dtype dt.
-func (d *Device) Embedding(out, ids, table Ptr, tokens, hidden, start, end int, dt tensor.DType) error {
+func (d *GPU) Embedding(out, ids, table Ptr, tokens, hidden, start, end int, dt tensor.DType) error {
 	sfx, err := suffix("embedding", dt)
 	if err != nil {
 		return err
@@ -108,7 +108,7 @@ func (d *Device) Embedding(out, ids, table Ptr, tokens, hidden, start, end int, 
 // + c] for out [rows, cols] (vLLM SiluAndMul; silu(g) = g/(1+e^-g)). With
 // vLLM's merged gate_up [rows, 2*cols]: gate = x, up = x.Add(cols*size),
 // strides 2*cols.
-func (d *Device) SiluMul(out, gate, up Ptr, rows, cols, gateStride, upStride int, dt tensor.DType) error {
+func (d *GPU) SiluMul(out, gate, up Ptr, rows, cols, gateStride, upStride int, dt tensor.DType) error {
 	sfx, err := suffix("silu_mul", dt)
 	if err != nil {
 		return err
@@ -127,7 +127,7 @@ func (d *Device) SiluMul(out, gate, up Ptr, rows, cols, gateStride, upStride int
 }
 
 // Add computes out[i] = a[i] + b[i] for n elements of dt.
-func (d *Device) Add(out, a, b Ptr, n int64, dt tensor.DType) error {
+func (d *GPU) Add(out, a, b Ptr, n int64, dt tensor.DType) error {
 	sfx, err := suffix("add", dt)
 	if err != nil {
 		return err
@@ -136,7 +136,7 @@ func (d *Device) Add(out, a, b Ptr, n int64, dt tensor.DType) error {
 }
 
 // Scale computes out[i] = a[i] · s for n elements of dt.
-func (d *Device) Scale(out, a Ptr, s float32, n int64, dt tensor.DType) error {
+func (d *GPU) Scale(out, a Ptr, s float32, n int64, dt tensor.DType) error {
 	sfx, err := suffix("scale", dt)
 	if err != nil {
 		return err
@@ -148,7 +148,7 @@ func (d *Device) Scale(out, a Ptr, s float32, n int64, dt tensor.DType) error {
 
 // Cast converts n elements from dtype from to dtype to (f32, bf16, f16;
 // round to nearest even, as PyTorch's .to). from == to is a device copy.
-func (d *Device) Cast(out, in Ptr, n int64, from, to tensor.DType) error {
+func (d *GPU) Cast(out, in Ptr, n int64, from, to tensor.DType) error {
 	if from == to {
 		return d.CopyDevice(out, in, n*int64(from.Size()))
 	}
@@ -170,7 +170,7 @@ func (d *Device) Cast(out, in Ptr, n int64, from, to tensor.DType) error {
 // [rows, cols] of dtype to (f32 or bf16): out = w · scaleInv[r/blockRows,
 // c/blockCols], DeepSeek-V3's weight_scale_inv with weight_block_size
 // [128, 128].
-func (d *Device) FP8Dequant(out, w, scaleInv Ptr, rows, cols, blockRows, blockCols int, to tensor.DType) error {
+func (d *GPU) FP8Dequant(out, w, scaleInv Ptr, rows, cols, blockRows, blockCols int, to tensor.DType) error {
 	if to != tensor.F32 && to != tensor.BF16 {
 		return fmt.Errorf("%w: fp8 dequant to %s (want f32 or bf16)", ErrBadArgument, to)
 	}
@@ -188,7 +188,7 @@ func (d *Device) FP8Dequant(out, w, scaleInv Ptr, rows, cols, blockRows, blockCo
 // collecting the tokens routed to one expert. out [n, cols], src
 // [srcRows, cols], idx [n] int32 on the device. An index outside
 // [0, srcRows) yields a NaN row (validate indices on the host first).
-func (d *Device) GatherRows(out, src, idx Ptr, n, cols, srcRows int, dt tensor.DType) error {
+func (d *GPU) GatherRows(out, src, idx Ptr, n, cols, srcRows int, dt tensor.DType) error {
 	sfx, err := suffix("gather_rows", dt)
 	if err != nil {
 		return err
@@ -208,7 +208,7 @@ func (d *Device) GatherRows(out, src, idx Ptr, n, cols, srcRows int, dt tensor.D
 // order, rounded once. out [tokens, cols]; src [srcRows, cols] the expert
 // outputs; rows [tokens*topk] int32 (-1 skips a slot) and weight
 // [tokens*topk] f32 on the device.
-func (d *Device) MoECombine(out, src, rows, weight Ptr, tokens, topk, cols, srcRows int, accumulate bool, dt tensor.DType) error {
+func (d *GPU) MoECombine(out, src, rows, weight Ptr, tokens, topk, cols, srcRows int, accumulate bool, dt tensor.DType) error {
 	sfx, err := suffix("moe_combine", dt)
 	if err != nil {
 		return err
@@ -249,7 +249,7 @@ type RoPEParams struct {
 // p·invFreq[i] in f32, (a, b) ← (a cos f − b sin f, b cos f + a sin f)·MScale
 // (RoFormer, Su et al. 2021). positions [Tokens] int32 and invFreq
 // [RotDim/2] f32 are on the device.
-func (d *Device) RoPE(x, positions, invFreq Ptr, p RoPEParams, dt tensor.DType) error {
+func (d *GPU) RoPE(x, positions, invFreq Ptr, p RoPEParams, dt tensor.DType) error {
 	sfx, err := suffix("rope", dt)
 	if err != nil {
 		return err

@@ -56,7 +56,7 @@ func isDriverOOM(err error) bool {
 // OOMError reports an allocation that did not fit, with the numbers a user
 // needs to decide what to shrink. It wraps ErrOutOfMemory.
 type OOMError struct {
-	Device    int
+	GPU       int
 	Requested int64 // bytes asked for
 	Class     MemClass
 	Free      int64 // the driver's free bytes on the device (all processes)
@@ -73,7 +73,7 @@ type OOMError struct {
 // ...".
 func (e *OOMError) Error() string {
 	s := fmt.Sprintf("cuda:%d: out of memory allocating %s for %s: %s free of %s; hsdb holds weights %s, kv %s, activations %s, cached %s",
-		e.Device, formatBytes(e.Requested), e.Class, formatBytes(e.Free), formatBytes(e.Total),
+		e.GPU, formatBytes(e.Requested), e.Class, formatBytes(e.Free), formatBytes(e.Total),
 		formatBytes(e.InUse[Weights]), formatBytes(e.InUse[KVCache]), formatBytes(e.InUse[Activations]), formatBytes(e.Cached))
 	if e.Limit > 0 {
 		s += fmt.Sprintf("; limit %s", formatBytes(e.Limit))
@@ -162,7 +162,7 @@ func (p *pool) alloc(n int64, c MemClass) (Ptr, int64, error) {
 	}
 	if err != nil {
 		if isDriverOOM(err) || errors.Is(err, ErrOutOfMemory) {
-			e := &OOMError{Device: p.ordinal, Requested: n, Class: c, InUse: p.inUse, Cached: p.cached, Limit: p.limit}
+			e := &OOMError{GPU: p.ordinal, Requested: n, Class: c, InUse: p.inUse, Cached: p.cached, Limit: p.limit}
 			if isDriverOOM(err) {
 				e.Cause = err
 			}
@@ -217,7 +217,7 @@ func (p *pool) release() error {
 	return first
 }
 
-// releaseAll frees every block, cached or still in use (Device.Close).
+// releaseAll frees every block, cached or still in use (GPU.Close).
 func (p *pool) releaseAll() error {
 	first := p.release()
 	for ptr := range p.live {

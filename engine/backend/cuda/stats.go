@@ -24,7 +24,7 @@ const momentsBytes = 72
 // squares, min, max and absmax, field for field tensor.Moments. Only the
 // 72-byte result crosses to the host (through pinned memory). It returns
 // an error wrapping ErrBadArgument for a slice outside the tensor.
-func (d *Device) Moments(x Ptr, dt tensor.DType, rows, cols, r0, r1, c0, c1 int) (tensor.Moments, error) {
+func (d *GPU) Moments(x Ptr, dt tensor.DType, rows, cols, r0, r1, c0, c1 int) (tensor.Moments, error) {
 	var m tensor.Moments
 	sfx, err := suffix("stats", dt)
 	if err != nil {

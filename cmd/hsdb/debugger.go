@@ -1,0 +1,59 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/mattn/go-isatty"
+
+	hsdbg "hsdb/engine/debug"
+	"hsdb/repl"
+)
+
+func init() { debugger = runDebugger }
+
+// runDebugger is `hsdb [--model PATH] [--tp N] [--device cpu|cuda] [--dtype
+// f32|bf16|f16] [-x SCRIPT] [--json]`: it loads the model (the embedded
+// stories260K without --model) and runs the script, the commands on stdin
+// when it is not a terminal, or the REPL. Exit status: 0, 1 when a command
+// of a script failed or the model did not load, 2 for bad flags.
+func runDebugger(args []string, io stdio) int {
+	fs := flag.NewFlagSet("hsdb", flag.ContinueOnError)
+	fs.SetOutput(io.Err)
+	var m modelFlags
+	m.register(fs)
+	script := fs.String("x", "", "run the debugger commands of this file and exit (non-zero on the first failing command)")
+	jsonOut := fs.Bool("json", false, "print one JSON object per command result")
+	history := fs.String("history", "", "readline history file (default ~/.hsdb_history)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(io.Err, "hsdb: unexpected %q (`hsdb help` lists the subcommands)\n", fs.Arg(0))
+		return 2
+	}
+	e, err := m.load(io.Err)
+	if err != nil {
+		fmt.Fprintln(io.Err, "hsdb:", err)
+		return 1
+	}
+	s := hsdbg.New(e)
+	if tok, err := e.Tokenizer(); err == nil {
+		s.Tok = tok
+	} else {
+		s.TokErr = err
+	}
+	return repl.Run(s, repl.RunConfig{Script: *script, JSON: *jsonOut, In: io.In, Out: io.Out, Err: io.Err,
+		Terminal: isTerminal(io.In) && isTerminal(io.Out), History: *history})
+}
+
+func isTerminal(f any) bool {
+	if fd, ok := f.(interface{ Fd() uintptr }); ok {
+		return isatty.IsTerminal(fd.Fd())
+	}
+	return false
+}
+
+var _ io.Reader = os.Stdin

@@ -1,0 +1,414 @@
+package arch
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+
+	"hsdb/engine/model"
+	"hsdb/engine/tensor"
+)
+
+// DeepSeek-V2 and DeepSeek-V3 (HF transformers 5.x modeling_deepseek_v2.py,
+// modeling_deepseek_v3.py; vLLM deepseek_v2.py, which runs both and Kimi-K2):
+// a Llama-style pre-norm decoder whose attention is multi-head latent
+// attention (mla.go) and whose MLP is dense in the first
+// first_k_dense_replace layers and a mixture of experts after (moe.go).
+// Kimi-K2 (model_type kimi_k2) is DeepseekV3ForCausalLM with other sizes;
+// Kimi-K2.5 wraps it in a multimodal config whose text_config is read here
+// (model.ParseConfig unwraps it; the loader skips the vision tensors).
+
+// deepseekVariant holds what distinguishes V2 from V3 in HF transformers.
+type deepseekVariant struct {
+	arch       string
+	modelTypes []string
+	v3         bool // sigmoid router with correction bias and grouped top-k; rope_interleave honoured
+	defaults   func(c *DeepseekConfig)
+}
+
+// DeepseekConfig is config.json of a DeepSeek-V2/V3-architecture model (HF
+// DeepseekV2Config, DeepseekV3Config; Kimi-K2's config). Absent fields take
+// HF's defaults for the architecture.
+type DeepseekConfig struct {
+	Architectures         []string   `json:"architectures"`
+	ModelType             string     `json:"model_type"`
+	VocabSize             int        `json:"vocab_size"`
+	HiddenSize            int        `json:"hidden_size"`
+	IntermediateSize      int        `json:"intermediate_size"`
+	MoeIntermediateSize   int        `json:"moe_intermediate_size"`
+	NumHiddenLayers       int        `json:"num_hidden_layers"`
+	NumAttentionHeads     int        `json:"num_attention_heads"`
+	MaxPositionEmbeddings int        `json:"max_position_embeddings"`
+	RMSNormEps            float64    `json:"rms_norm_eps"`
+	HiddenAct             string     `json:"hidden_act"`
+	TieWordEmbeddings     bool       `json:"tie_word_embeddings"`
+	AttentionBias         bool       `json:"attention_bias"`
+	MLPBias               bool       `json:"mlp_bias"`
+	QLoraRank             *int       `json:"q_lora_rank"` // null: q_proj (DeepSeek-V2-Lite)
+	KVLoraRank            int        `json:"kv_lora_rank"`
+	QKNopeHeadDim         int        `json:"qk_nope_head_dim"`
+	QKRopeHeadDim         int        `json:"qk_rope_head_dim"`
+	VHeadDim              int        `json:"v_head_dim"`
+	NRoutedExperts        *int       `json:"n_routed_experts"` // null: every layer dense
+	NSharedExperts        *int       `json:"n_shared_experts"`
+	NumExpertsPerTok      *int       `json:"num_experts_per_tok"`
+	NGroup                *int       `json:"n_group"`
+	TopkGroup             *int       `json:"topk_group"`
+	TopkMethod            string     `json:"topk_method"`
+	ScoringFunc           string     `json:"scoring_func"`
+	NormTopkProb          bool       `json:"norm_topk_prob"`
+	RoutedScalingFactor   float64    `json:"routed_scaling_factor"`
+	FirstKDenseReplace    int        `json:"first_k_dense_replace"`
+	MoeLayerFreq          int        `json:"moe_layer_freq"`
+	RopeInterleave        bool       `json:"rope_interleave"`
+	QuantizationConfig    *FP8Config `json:"quantization_config"`
+	TorchDType            string     `json:"torch_dtype"`
+	DTypeField            string     `json:"dtype"`
+	// RoPE is the rotary embedding of the qk_rope_head_dim part, from
+	// rope_parameters (transformers 5) or rope_theta + rope_scaling.
+	RoPE model.RoPEConfig `json:"-"`
+
+	v      *deepseekVariant
+	dims   model.Dims
+	mla    *mlaDims
+	moe    *moeDims // nil when the model has no routed experts
+	layers model.LayerRange
+}
+
+func ip(v int) *int { return &v }
+
+var deepseekV3 = &deepseekVariant{arch: "DeepseekV3ForCausalLM", modelTypes: []string{"deepseek_v3", "kimi_k2"}, v3: true,
+	defaults: func(c *DeepseekConfig) { // HF DeepseekV3Config defaults (DeepSeek-V3's sizes)
+		c.VocabSize, c.HiddenSize, c.IntermediateSize, c.MoeIntermediateSize = 129280, 7168, 18432, 2048
+		c.NumHiddenLayers, c.NumAttentionHeads, c.MaxPositionEmbeddings = 61, 128, 4096
+		c.QLoraRank, c.KVLoraRank, c.QKNopeHeadDim, c.QKRopeHeadDim, c.VHeadDim = ip(1536), 512, 128, 64, 128
+		c.NRoutedExperts, c.NSharedExperts, c.NumExpertsPerTok, c.NGroup, c.TopkGroup = ip(256), ip(1), ip(8), ip(8), ip(4)
+		c.RoutedScalingFactor, c.FirstKDenseReplace, c.NormTopkProb, c.RopeInterleave = 2.5, 3, true, true
+		c.ScoringFunc, c.TopkMethod = "sigmoid", "noaux_tc"
+	}}
+
+var deepseekV2 = &deepseekVariant{arch: "DeepseekV2ForCausalLM", modelTypes: []string{"deepseek_v2"},
+	defaults: func(c *DeepseekConfig) { // HF DeepseekV2Config defaults
+		c.VocabSize, c.HiddenSize, c.IntermediateSize, c.MoeIntermediateSize = 32000, 4096, 11008, 1407
+		c.NumHiddenLayers, c.NumAttentionHeads, c.MaxPositionEmbeddings = 32, 32, 2048
+		c.QLoraRank, c.KVLoraRank, c.QKNopeHeadDim, c.QKRopeHeadDim, c.VHeadDim = ip(1536), 512, 128, 64, 128
+		c.NRoutedExperts, c.NSharedExperts = ip(64), ip(2)
+		c.RoutedScalingFactor, c.FirstKDenseReplace = 1, 0
+		c.ScoringFunc, c.TopkMethod = "softmax", "greedy"
+	}}
+
+func init() {
+	for _, v := range []*deepseekVariant{deepseekV3, deepseekV2} {
+		model.Register(model.Architecture{Name: v.arch, ModelTypes: v.modelTypes, Parse: func(raw map[string]json.RawMessage) (model.Config, error) {
+			return parseDeepseek(raw, v)
+		}})
+	}
+}
+
+func parseDeepseek(raw map[string]json.RawMessage, v *deepseekVariant) (*DeepseekConfig, error) {
+	c := &DeepseekConfig{v: v, RMSNormEps: 1e-6, HiddenAct: "silu", MoeLayerFreq: 1}
+	v.defaults(c)
+	data, _ := json.Marshal(raw)
+	if err := json.Unmarshal(data, c); err != nil {
+		return nil, fmt.Errorf("config.json (%s): %w", v.arch, err)
+	}
+	fail := func(format string, a ...any) error {
+		return fmt.Errorf("config.json (%s): "+format, append([]any{v.arch}, a...)...)
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"hidden_size", c.HiddenSize}, {"intermediate_size", c.IntermediateSize}, {"num_hidden_layers", c.NumHiddenLayers},
+		{"num_attention_heads", c.NumAttentionHeads}, {"vocab_size", c.VocabSize}, {"kv_lora_rank", c.KVLoraRank},
+		{"qk_nope_head_dim", c.QKNopeHeadDim}, {"qk_rope_head_dim", c.QKRopeHeadDim}, {"v_head_dim", c.VHeadDim}, {"moe_layer_freq", c.MoeLayerFreq}} {
+		if f.v <= 0 {
+			return nil, fail("%s must be positive, got %d", f.name, f.v)
+		}
+	}
+	if c.QLoraRank != nil && *c.QLoraRank <= 0 {
+		return nil, fail("q_lora_rank must be positive or null, got %d", *c.QLoraRank)
+	}
+	if c.QKRopeHeadDim%2 != 0 {
+		return nil, fail("qk_rope_head_dim %d must be even for RoPE", c.QKRopeHeadDim)
+	}
+	if c.HiddenAct != "silu" {
+		return nil, fail("hidden_act %q is not supported (silu is)", c.HiddenAct)
+	}
+	if c.AttentionBias || c.MLPBias {
+		return nil, fail("attention_bias/mlp_bias true is not supported (no DeepSeek-architecture checkpoint uses biases)")
+	}
+	if c.QuantizationConfig != nil {
+		if err := c.QuantizationConfig.check(); err != nil {
+			return nil, fail("%w", err)
+		}
+	}
+	rope, err := model.ParseRoPE(raw, c.MaxPositionEmbeddings, 10000)
+	if err != nil {
+		return nil, fail("%w", err)
+	}
+	if rope.Type != "default" && rope.Type != "yarn" {
+		return nil, fail("rope type %q is not supported for DeepSeek models (default and yarn are)", rope.Type)
+	}
+	c.RoPE = rope
+	c.layers = model.LayerRange{First: 0, Last: c.NumHiddenLayers - 1}
+	if err := c.buildMLA(); err != nil {
+		return nil, fail("%w", err)
+	}
+	if err := c.buildMoE(); err != nil {
+		return nil, fail("%w", err)
+	}
+	c.buildDims()
+	return c, nil
+}
+
+// buildMLA derives the attention's sizes, RoPE and softmax scale.
+func (c *DeepseekConfig) buildMLA() error {
+	d := &mlaDims{hidden: c.HiddenSize, heads: c.NumAttentionHeads, kvLora: c.KVLoraRank, nope: c.QKNopeHeadDim,
+		rope: c.QKRopeHeadDim, vdim: c.VHeadDim, attnClass: "DeepseekV2MLAAttention", ropeClass: "RotaryEmbedding",
+		// HF builds q_a_layernorm and kv_a_layernorm with the RMSNorm default
+		// eps 1e-6, not rms_norm_eps (vLLM uses rms_norm_eps; released
+		// checkpoints set it to 1e-6 so the two agree).
+		eps: 1e-6,
+		// HF V2 rotates adjacent pairs (view_as_complex); V3 does when
+		// rope_interleave (its default).
+		interleaved: !c.v.v3 || c.RopeInterleave}
+	if c.QLoraRank != nil {
+		d.qLora = *c.QLoraRank
+	}
+	d.invFreq, d.mscale = c.RoPE.InvFreq(d.rope)
+	scale := 1 / math.Sqrt(float64(d.nope+d.rope))
+	if c.RoPE.Type == "yarn" {
+		d.ropeClass = "DeepseekScalingRotaryEmbedding"
+		// DeepSeek's softmax-scale correction (HF DeepseekV3Attention and,
+		// since transformers PR 47435, DeepseekV2Attention; vLLM): times
+		// yarn_get_mscale(factor, mscale_all_dim)².
+		if c.RoPE.MScaleAllDim != 0 {
+			m := model.YarnGetMScale(c.RoPE.Factor, c.RoPE.MScaleAllDim)
+			scale *= m * m
+		}
+	}
+	d.scale = float32(scale)
+	c.mla = d
+	return nil
+}
+
+// buildMoE derives the routed experts' sizes and routing rule; a model
+// without routed experts (n_routed_experts or num_experts_per_tok null or 0)
+// has only dense layers.
+func (c *DeepseekConfig) buildMoE() error {
+	if c.NRoutedExperts == nil || *c.NRoutedExperts == 0 || c.NumExpertsPerTok == nil || *c.NumExpertsPerTok == 0 {
+		return nil
+	}
+	E, k := *c.NRoutedExperts, *c.NumExpertsPerTok
+	if E < 0 || k < 0 || k > E {
+		return fmt.Errorf("num_experts_per_tok %d must be in [1, n_routed_experts %d]", k, E)
+	}
+	if c.MoeIntermediateSize <= 0 {
+		return fmt.Errorf("moe_intermediate_size must be positive, got %d", c.MoeIntermediateSize)
+	}
+	shared := 0
+	if c.NSharedExperts != nil {
+		shared = *c.NSharedExperts
+	}
+	if shared < 0 {
+		return fmt.Errorf("n_shared_experts must not be negative, got %d", shared)
+	}
+	groups, topkGroup := 1, 1
+	if c.NGroup != nil && *c.NGroup > 0 {
+		groups = *c.NGroup
+	}
+	if c.TopkGroup != nil && *c.TopkGroup > 0 {
+		topkGroup = *c.TopkGroup
+	}
+	g := router{experts: E, topK: k, groups: groups, topkGroup: topkGroup, normTopK: c.NormTopkProb, scale: float32(c.RoutedScalingFactor)}
+	d := &moeDims{hidden: c.HiddenSize, experts: E, inter: c.MoeIntermediateSize, sharedInter: c.MoeIntermediateSize * shared}
+	if c.v.v3 {
+		// HF DeepseekV3 hard-codes sigmoid scores, the correction bias and
+		// grouped top-k (noaux_tc) whatever scoring_func/topk_method say.
+		if c.ScoringFunc != "sigmoid" || c.TopkMethod != "noaux_tc" {
+			return fmt.Errorf("scoring_func %q / topk_method %q: DeepseekV3ForCausalLM routes with sigmoid / noaux_tc only", c.ScoringFunc, c.TopkMethod)
+		}
+		g.sigmoid, d.bias, d.class = true, true, "DeepseekV3MoE"
+	} else {
+		if c.ScoringFunc != "softmax" {
+			return fmt.Errorf("scoring_func %q: DeepseekV2ForCausalLM routes with softmax only", c.ScoringFunc)
+		}
+		switch c.TopkMethod {
+		case "greedy":
+			g.groups, g.topkGroup = 1, 1
+		case "group_limited_greedy":
+		default:
+			return fmt.Errorf("topk_method %q: DeepseekV2ForCausalLM supports greedy and group_limited_greedy", c.TopkMethod)
+		}
+		d.class = "DeepseekV2MoE"
+	}
+	if E%g.groups != 0 {
+		return fmt.Errorf("n_routed_experts %d is not divisible by n_group %d", E, g.groups)
+	}
+	if g.topkGroup > g.groups {
+		return fmt.Errorf("topk_group %d exceeds n_group %d", g.topkGroup, g.groups)
+	}
+	if per := E / g.groups; g.groups > 1 && g.topkGroup < g.groups && k > g.topkGroup*per {
+		return fmt.Errorf("num_experts_per_tok %d exceeds the %d experts of topk_group %d groups", k, g.topkGroup*per, g.topkGroup)
+	}
+	d.route = g
+	c.moe = d
+	return nil
+}
+
+func (c *DeepseekConfig) buildDims() {
+	dt := tensor.F32
+	for _, s := range []string{c.DTypeField, c.TorchDType} {
+		if s != "" {
+			if d, err := tensor.ParseDType(s); err == nil {
+				dt = d
+				break
+			}
+		}
+	}
+	d := c.mla
+	qk := d.nope + d.rope
+	named := map[string]int{"hidden_size": c.HiddenSize, "intermediate_size": c.IntermediateSize, "num_attention_heads": d.heads,
+		"vocab_size": c.VocabSize, "num_hidden_layers": c.NumHiddenLayers, "kv_lora_rank": d.kvLora, "qk_nope_head_dim": d.nope,
+		"qk_rope_head_dim": d.rope, "v_head_dim": d.vdim, "qk_head_dim": qk, "kv_lora_rank+qk_rope_head_dim": d.kvLora + d.rope,
+		"num_attention_heads*qk_head_dim": d.heads * qk, "num_attention_heads*v_head_dim": d.heads * d.vdim,
+		"num_attention_heads*(qk_nope_head_dim+v_head_dim)": d.heads * (d.nope + d.vdim)}
+	if d.qLora > 0 {
+		named["q_lora_rank"] = d.qLora
+	}
+	if c.moe != nil {
+		named["moe_intermediate_size"] = c.moe.inter
+		named["n_routed_experts"] = c.moe.experts
+		named["num_experts_per_tok"] = c.moe.route.topK
+		if c.moe.sharedInter > 0 {
+			named["moe_intermediate_size*n_shared_experts"] = c.moe.sharedInter
+		}
+	}
+	c.dims = model.Dims{Arch: c.v.arch, ModelType: c.ModelType, Hidden: c.HiddenSize, Layers: c.NumHiddenLayers, Vocab: c.VocabSize,
+		Heads: d.heads, KVHeads: d.heads, HeadDim: qk, Intermediate: c.IntermediateSize, MaxPos: c.MaxPositionEmbeddings,
+		DType: dt, Tied: c.TieWordEmbeddings, Named: named}
+}
+
+// Dims returns the model's sizes; HeadDim is qk_head_dim (qk_nope + qk_rope)
+// and KVHeads equals Heads (MLA expands the latent to every head).
+func (c *DeepseekConfig) Dims() *model.Dims { return &c.dims }
+
+// isMoE reports whether decoder layer i has routed experts: from
+// first_k_dense_replace on, every moe_layer_freq-th layer (DeepSeek's and
+// vLLM's rule; HF 5.x ignores moe_layer_freq, which is 1 in every released
+// config).
+func (c *DeepseekConfig) isMoE(i int) bool {
+	return c.moe != nil && i >= c.FirstKDenseReplace && i%c.MoeLayerFreq == 0
+}
+
+// hasDense reports whether a selected layer has a dense MLP.
+func (c *DeepseekConfig) hasDense() bool {
+	for i := c.layers.First; i <= c.layers.Last; i++ {
+		if !c.isMoE(i) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasMoE reports whether a selected layer has routed experts.
+func (c *DeepseekConfig) hasMoE() bool {
+	for i := c.layers.First; i <= c.layers.Last; i++ {
+		if c.isMoE(i) {
+			return true
+		}
+	}
+	return false
+}
+
+// SelectLayers restricts the model to decoder layers r.First..r.Last
+// (--layers): only they, the embeddings, the final norm and the LM head are
+// built and loaded.
+func (c *DeepseekConfig) SelectLayers(r model.LayerRange) error {
+	if err := r.Check(c.NumHiddenLayers); err != nil {
+		return err
+	}
+	c.layers = r
+	return nil
+}
+
+// SetExpertParallel places whole experts on ranks (--ep) instead of
+// splitting each expert's intermediate dimension. It fails for a model
+// without routed experts.
+func (c *DeepseekConfig) SetExpertParallel(on bool) error {
+	if on && c.moe == nil {
+		return fmt.Errorf("--ep: %s has no routed experts (n_routed_experts is null)", c.v.arch)
+	}
+	if c.moe != nil {
+		c.moe.ep = on
+	}
+	return nil
+}
+
+// Validate checks the split over world ranks as vLLM requires it: heads
+// (q_b_proj/q_proj, kv_b_proj, o_proj), intermediate_size of the dense
+// layers, and moe_intermediate_size (tensor-parallel experts) or at least
+// one expert per rank (--ep); shared experts are always tensor-parallel.
+func (c *DeepseekConfig) Validate(world int) error {
+	if world < 1 {
+		return fmt.Errorf("--tp %d: the world size must be at least 1", world)
+	}
+	if c.NumAttentionHeads%world != 0 {
+		return fmt.Errorf("num_attention_heads %d is not divisible by --tp %d (vLLM splits MLA by heads)", c.NumAttentionHeads, world)
+	}
+	if c.hasDense() && c.IntermediateSize%world != 0 {
+		return fmt.Errorf("intermediate_size %d (dense layers) is not divisible by --tp %d", c.IntermediateSize, world)
+	}
+	if c.moe != nil && c.hasMoE() {
+		m := c.moe
+		if m.ep && m.experts < world {
+			return fmt.Errorf("--ep over %d ranks: n_routed_experts %d leaves a rank without experts", world, m.experts)
+		}
+		if !m.ep && m.inter%world != 0 {
+			return fmt.Errorf("moe_intermediate_size %d is not divisible by --tp %d (tensor-parallel experts; --ep places whole experts instead)", m.inter, world)
+		}
+		if m.sharedInter%world != 0 {
+			return fmt.Errorf("moe_intermediate_size*n_shared_experts %d (shared experts) is not divisible by --tp %d", m.sharedInter, world)
+		}
+	}
+	return nil
+}
+
+// Dequantizer returns the loader's fp8 hook when config.json has a block-fp8
+// quantization_config (DeepSeek-V3, Kimi-K2): fp8 weights are dequantized to
+// float32 with their weight_scale_inv blocks. It returns nil otherwise.
+func (c *DeepseekConfig) Dequantizer(src model.WeightSource) func(string, *tensor.Tensor) (*tensor.Tensor, error) {
+	if c.QuantizationConfig == nil {
+		return nil
+	}
+	b := c.QuantizationConfig.WeightBlockSize
+	return fp8Dequantizer(src, b[0], b[1])
+}
+
+// Tree builds vLLM's module tree: DeepseekV3ForCausalLM (or V2) >
+// DeepseekV2Model > (VocabParallelEmbedding, DeepseekV2DecoderLayer for
+// each selected layer, RMSNorm) and ParallelLMHead.
+func (c *DeepseekConfig) Tree(world int) *model.Tree {
+	H := c.HiddenSize
+	vocab := model.PlanVocab(c.VocabSize, world)
+	t := model.NewTree(c.v.arch)
+	m := t.Root.Add("model", "DeepseekV2Model", "hidden_states")
+	m.Add("embed_tokens", "VocabParallelEmbedding", "partial", "hidden_states").Param("weight", []int{c.VocabSize, H}, 0, vocab.Ranges(world))
+	for i := c.layers.First; i <= c.layers.Last; i++ {
+		l := m.Add(fmt.Sprintf("layers.%d", i), "DeepseekV2DecoderLayer", "hidden_states", "residual", "stream")
+		l.Add("input_layernorm", "RMSNorm", "input", "input_residual", "hidden_states", "residual").Param("weight", []int{H}, -1, nil)
+		addMLA(l, c.mla, world)
+		l.Add("post_attention_layernorm", "RMSNorm", "input", "input_residual", "hidden_states", "residual").Param("weight", []int{H}, -1, nil)
+		if c.isMoE(i) {
+			addMoE(l, c.moe, world)
+		} else {
+			addGatedMLP(l, "mlp", "DeepseekV2MLP", H, c.IntermediateSize, world, true)
+		}
+	}
+	m.Add("norm", "RMSNorm", "input", "input_residual", "hidden_states").Param("weight", []int{H}, -1, nil)
+	head := t.Root.Add("lm_head", "ParallelLMHead", "input", "logits")
+	if !c.TieWordEmbeddings {
+		head.Param("weight", []int{c.VocabSize, H}, 0, vocab.Ranges(world))
+	}
+	return t.Finish()
+}

@@ -1,0 +1,269 @@
+package arch_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"hsdb/engine"
+	"hsdb/engine/model"
+	"hsdb/engine/safetensors"
+	"hsdb/engine/tensor"
+)
+
+// Parity with HF transformers 5.x: testdata/hf/NAME/ holds a checkpoint
+// saved by HF (config.json, model.safetensors) and reference.safetensors
+// with HF's own outputs for three sequences (scripts/fixtures/
+// make_hf_fixtures.py, run on the GPU machine).
+
+// fixtureDir returns the fixture's directory; the fixtures are committed, so
+// a missing one is a failure.
+func fixtureDir(t *testing.T, name string) string {
+	t.Helper()
+	d := "../../testdata/hf/" + name
+	if _, err := os.Stat(filepath.Join(d, "reference.safetensors")); err != nil {
+		t.Fatalf("fixture %s: %v (regenerate with scripts/gpu-fixtures.sh)", name, err)
+	}
+	return d
+}
+
+// readSafetensors reads every tensor of a fixture file into memory.
+func readSafetensors(t *testing.T, path string) (map[string]*tensor.Tensor, map[string]string) {
+	t.Helper()
+	f, err := safetensors.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := map[string]*tensor.Tensor{}
+	for _, name := range f.Names() {
+		x, err := f.Tensor(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := tensor.New(x.DType, x.Shape...)
+		copy(c.Data, x.Data)
+		out[name] = c
+	}
+	return out, f.Metadata()
+}
+
+// hfFixture is one loaded fixture.
+type hfFixture struct {
+	dir     string
+	config  []byte
+	weights map[string]*tensor.Tensor
+	ref     map[string]*tensor.Tensor
+	meta    map[string]string
+	seqs    [][]int32
+}
+
+func loadFixture(t *testing.T, name string) *hfFixture {
+	dir := fixtureDir(t, name)
+	f := &hfFixture{dir: dir}
+	var err error
+	if f.config, err = os.ReadFile(filepath.Join(dir, "config.json")); err != nil {
+		t.Fatal(err)
+	}
+	f.weights, _ = readSafetensors(t, filepath.Join(dir, "model.safetensors"))
+	f.ref, f.meta = readSafetensors(t, filepath.Join(dir, "reference.safetensors"))
+	ids, lens := f.ref["input_ids"], f.ref["seq_lens"]
+	off := 0
+	for s := range lens.Numel() {
+		n := int(lens.Int(s))
+		seq := make([]int32, n)
+		for i := range n {
+			seq[i] = int32(ids.Int(off + i))
+		}
+		f.seqs = append(f.seqs, seq)
+		off += n
+	}
+	if off != ids.Numel() {
+		t.Fatalf("%s: seq_lens sum to %d, input_ids has %d", dir, off, ids.Numel())
+	}
+	return f
+}
+
+// parityOptions are the splits the parity tests run; a split the fixture's
+// dimensions do not allow (vLLM would refuse it too) is skipped with the
+// reason.
+var parityOptions = []engine.Options{{TP: 1}, {TP: 2}, {TP: 4}, {TP: 2, EP: true}}
+
+func optName(o engine.Options) string {
+	if o.EP {
+		return fmt.Sprintf("ep%d", o.TP)
+	}
+	return fmt.Sprintf("tp%d", o.TP)
+}
+
+// TestHFParityDeepseekV3, V2, V3FP8: per-layer stream, the latent c_kv, the
+// router's logits, experts and weights, and the logits equal HF's within
+// 1e-5 (relative to the largest reference value) at every split; the chosen
+// experts are identical as sets per token.
+func TestHFParityDeepseekV3(t *testing.T)    { hfParity(t, "deepseek_v3") }
+func TestHFParityDeepseekV2(t *testing.T)    { hfParity(t, "deepseek_v2") }
+func TestHFParityDeepseekV3FP8(t *testing.T) { hfParity(t, "deepseek_v3_fp8") }
+
+func hfParity(t *testing.T, name string) {
+	f := loadFixture(t, name)
+	for _, dev := range []string{"cpu", "cuda"} {
+		// CUDA runs the f32 path with cuBLAS, whose summation order differs:
+		// 1e-4 there (issue 6), identical expert choices still required.
+		tol := 1e-5
+		if dev == "cuda" {
+			tol = 1e-4
+		}
+		for _, o := range parityOptions {
+			o.Device = dev
+			t.Run(dev+"/"+optName(o), func(t *testing.T) { hfParityRun(t, f, name, o, tol) })
+		}
+	}
+}
+
+func hfParityRun(t *testing.T, f *hfFixture, name string, o engine.Options, tol float64) {
+	e, err := engine.LoadSource(f.dir, f.config, &model.MapSource{Name: f.dir, Tensors: f.weights}, o)
+	if errors.Is(err, engine.ErrDevice) {
+		t.Skipf("no %s backend here: %v", o.Device, err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if strings.HasSuffix(name, "_fp8") {
+		if want := f.meta["fp8_quantized_tensors"]; want != "" && strconv.Itoa(len(e.Report.Dequantized)) != want {
+			t.Errorf("dequantized %d tensors, the fixture quantized %s", len(e.Report.Dequantized), want)
+		}
+	}
+	rec := &recorder{want: func(s *model.Site) bool {
+		return layerOutputs(s) || strings.HasSuffix(s.Path, ".self_attn") || strings.HasSuffix(s.Path, ".mlp.gate")
+	}, names: []string{"stream", "c_kv", "logits", "topk_ids", "topk_weights"}}
+	logits, err := e.Prefill(f.seqs, rec, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string, got *tensor.Tensor, ref string) {
+		t.Helper()
+		want, ok := f.ref[ref]
+		if !ok {
+			t.Errorf("reference has no %s", ref)
+			return
+		}
+		if got == nil {
+			t.Errorf("%s was not recorded", what)
+			return
+		}
+		if d := maxRelDiff(got.ToF32(), want.ToF32()); d > tol {
+			t.Errorf("%s vs HF %s: rel diff %.3g", what, ref, d)
+		}
+	}
+	check("logits", logits.Values, "logits")
+	for i := range e.Dims.Layers {
+		p := fmt.Sprintf("model.layers.%d", i)
+		for r := range o.TP {
+			check(fmt.Sprintf("rank %d %s stream", r, p), rankTensor(rec, p+"/stream", r), fmt.Sprintf("layer.%d", i))
+			check(fmt.Sprintf("rank %d %s c_kv", r, p), rankTensor(rec, p+".self_attn/c_kv", r), fmt.Sprintf("attn.%d.c_kv", i))
+		}
+		if _, ok := f.ref[fmt.Sprintf("router.%d.topk_ids", i)]; !ok {
+			continue
+		}
+		g := p + ".mlp.gate/"
+		check(g+"logits", rankTensor(rec, g+"logits", 0), fmt.Sprintf("router.%d.logits", i))
+		compareRouting(t, g, rankTensor(rec, g+"topk_ids", 0), rankTensor(rec, g+"topk_weights", 0),
+			f.ref[fmt.Sprintf("router.%d.topk_ids", i)], f.ref[fmt.Sprintf("router.%d.topk_weights", i)], tol)
+	}
+}
+
+func rankTensor(r *recorder, k string, rank int) *tensor.Tensor {
+	if v := r.got[k]; rank < len(v) {
+		return v[rank]
+	}
+	return nil
+}
+
+// compareRouting checks per token that the chosen experts are HF's (as sets:
+// HF's topk is unsorted) and that each expert's weight matches HF's within
+// tol.
+func compareRouting(t *testing.T, site string, ids, w, refIDs, refW *tensor.Tensor, tol float64) {
+	t.Helper()
+	if ids == nil || w == nil || refIDs == nil || refW == nil || !sameShape(ids.Shape, refIDs.Shape) {
+		t.Errorf("%s: routing not comparable: %v vs %v", site, shapeOf(ids), shapeOf(refIDs))
+		return
+	}
+	T, k := ids.Shape[0], ids.Shape[1]
+	for tok := range T {
+		got, want := map[int64]float32{}, map[int64]float32{}
+		for j := range k {
+			got[ids.Int(tok*k+j)] = w.F32()[tok*k+j]
+			want[refIDs.Int(tok*k+j)] = refW.ToF32()[tok*k+j]
+		}
+		for e, wv := range want {
+			gv, ok := got[e]
+			if !ok {
+				t.Errorf("%s token %d: experts %v, HF chose %v", site, tok, keys(got), keys(want))
+				break
+			}
+			if math.Abs(float64(gv-wv)) > tol*math.Max(1, math.Abs(float64(wv))) {
+				t.Errorf("%s token %d expert %d: weight %v, HF %v", site, tok, e, gv, wv)
+			}
+		}
+	}
+}
+
+func shapeOf(t *tensor.Tensor) []int {
+	if t == nil {
+		return nil
+	}
+	return t.Shape
+}
+
+func keys(m map[int64]float32) []int64 {
+	var out []int64
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// TestHFParityDeepseekRoPE: the inverse frequencies of the rotary part
+// equal HF's own (reference tensor rope.inv_freq) for the fixtures' YaRN.
+func TestHFParityDeepseekRoPE(t *testing.T) {
+	for _, name := range []string{"deepseek_v3", "deepseek_v2"} {
+		t.Run(name, func(t *testing.T) {
+			f := loadFixture(t, name)
+			var raw map[string]json.RawMessage
+			if err := json.Unmarshal(f.config, &raw); err != nil {
+				t.Fatal(err)
+			}
+			var dims struct {
+				Rope   int `json:"qk_rope_head_dim"`
+				MaxPos int `json:"max_position_embeddings"`
+			}
+			_ = json.Unmarshal(f.config, &dims)
+			rc, err := model.ParseRoPE(raw, dims.MaxPos, 10000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			inv, ms := rc.InvFreq(dims.Rope)
+			want, ok := f.ref["rope.inv_freq"]
+			if !ok {
+				t.Skip("reference has no rope.inv_freq")
+			}
+			if d := maxRelDiff(inv, want.ToF32()); d > 1e-6 {
+				t.Errorf("inv_freq %v, HF %v", inv, want.ToF32())
+			}
+			if s, ok := f.meta["rope_attention_scaling"]; ok {
+				if hf, err := strconv.ParseFloat(s, 64); err == nil && math.Abs(float64(ms)-hf) > 1e-6 {
+					t.Errorf("attention scaling %v, HF %v", ms, hf)
+				}
+			}
+		})
+	}
+}

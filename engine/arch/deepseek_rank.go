@@ -1,0 +1,171 @@
+package arch
+
+import (
+	"fmt"
+
+	"hsdb/engine/backend"
+	"hsdb/engine/model"
+)
+
+// deepseekLayer is one rank's decoder layer: vLLM DeepseekV2DecoderLayer.
+type deepseekLayer struct {
+	index            int
+	inNorm, postNorm backend.Tensor // [hidden]
+	attn             *mlaLayer
+	dense            *gatedMLP // first_k_dense_replace layers
+	moe              *moeLayer // the others
+
+	site, inSite, postSite *model.Site
+}
+
+// deepseekRank is one rank's share of a DeepSeek-architecture model.
+type deepseekRank struct {
+	c                                        *DeepseekConfig
+	embed, head, norm                        backend.Tensor
+	vocab                                    [2]int
+	layers                                   []*deepseekLayer
+	siteEmbed, siteModel, siteNorm, siteHead *model.Site
+}
+
+// Load reads rank l.Rank's shard of the embeddings, the selected decoder
+// layers, the final norm and the LM head, and nothing else (so --layers reads
+// only the shards that hold them). Errors name the missing or misshapen
+// tensor with the shape the config implies.
+func (c *DeepseekConfig) Load(l *model.Loader, t *model.Tree) (model.RankModel, error) {
+	lay, err := findLayout(l.Src, c.TieWordEmbeddings)
+	if err != nil {
+		return nil, err
+	}
+	src := fusedExperts{l.Src}
+	ld := *l
+	ld.Src = src
+	if dq := c.Dequantizer(src); dq != nil {
+		ld.Dequant = dq
+	}
+	if l.Rank == 0 {
+		l.Report.Unused = unusedTensors(src, lay, c.NumHiddenLayers)
+	}
+	H := c.HiddenSize
+	vocab := model.PlanVocab(c.VocabSize, l.World)
+	m := &deepseekRank{c: c, vocab: vocab.Range(l.Rank)}
+	lm := ld.Pp(lay.model)
+	m.embed = lm.Rows("embed_tokens.weight", []int{c.VocabSize, H}, m.vocab[0], m.vocab[1])
+	if c.TieWordEmbeddings {
+		m.head = m.embed
+	} else {
+		m.head = ld.Rows(lay.head, []int{c.VocabSize, H}, m.vocab[0], m.vocab[1])
+	}
+	m.norm = lm.Full("norm.weight", H)
+	m.siteEmbed, m.siteModel, m.siteNorm, m.siteHead = t.Site("model.embed_tokens"), t.Site("model"), t.Site("model.norm"), t.Site("lm_head")
+	for i := c.layers.First; i <= c.layers.Last; i++ {
+		ll := lm.Pp("layers").PpI(i)
+		p := fmt.Sprintf("model.layers.%d", i)
+		L := &deepseekLayer{index: i, site: t.Site(p), inSite: t.Site(p + ".input_layernorm"), postSite: t.Site(p + ".post_attention_layernorm")}
+		L.inNorm = ll.Full("input_layernorm.weight", H)
+		L.postNorm = ll.Full("post_attention_layernorm.weight", H)
+		L.attn = loadMLA(ll.Pp("self_attn"), t, p+".self_attn", c.mla)
+		if c.isMoE(i) {
+			L.moe = loadMoE(ll.Pp("mlp"), t, p+".mlp", c.moe)
+		} else {
+			L.dense = loadGatedMLP(ll.Pp("mlp"), t, p+".mlp", H, c.IntermediateSize, true)
+		}
+		m.layers = append(m.layers, L)
+	}
+	if err := l.Err(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Forward runs one step on rank r: vLLM DeepseekV2Model.forward and
+// compute_logits. With --layers A-B, layer A receives the embeddings.
+func (m *deepseekRank) Forward(r *model.Rank, b *model.Batch) backend.Tensor {
+	dev, c := r.Dev, m.c
+	vocab := model.PlanVocab(c.VocabSize, r.World)
+	r.Enter(m.siteModel)
+	part := dev.Embedding(m.embed, b.IDs, m.vocab[0])
+	h := r.Comm.AllReduceSum(part)
+	r.Leaf(m.siteEmbed, nil, func() []model.SiteTensor {
+		return []model.SiteTensor{{Name: "partial", T: part, Shard: partial}, {Name: "hidden_states", T: h, Shard: rep(h)}}
+	})
+	var res backend.Tensor
+	for _, L := range m.layers {
+		dev.PushScope()
+		h2, res2 := m.layer(r, b, L, h, res)
+		dev.PopScope(h2, res2)
+		freeStream(dev, h, res)
+		h, res = h2, res2
+	}
+	eps := float32(c.RMSNormEps)
+	r.Enter(m.siteNorm, h, res)
+	var normed backend.Tensor
+	if res == nil {
+		normed = dev.RMSNorm(h, m.norm, eps)
+	} else {
+		normed, _ = dev.AddRMSNorm(h, res, m.norm, eps)
+	}
+	r.Exit(m.siteNorm, func() []model.SiteTensor {
+		ts := []model.SiteTensor{{Name: "input", T: h, Shard: rep(h)}}
+		if res != nil {
+			ts = append(ts, model.SiteTensor{Name: "input_residual", T: res, Shard: rep(res)})
+		}
+		return append(ts, model.SiteTensor{Name: "hidden_states", T: normed, Shard: rep(normed)})
+	})
+	r.Exit(m.siteModel, func() []model.SiteTensor {
+		return []model.SiteTensor{{Name: "hidden_states", T: normed, Shard: rep(normed)}}
+	})
+	rows := b.LogitRows()
+	x := normed
+	if len(rows) != b.Tokens() {
+		x = dev.GatherRows(normed, rows)
+	}
+	logits := dev.Linear(x, m.head, nil)
+	r.Leaf(m.siteHead, x, func() []model.SiteTensor {
+		return []model.SiteTensor{{Name: "input", T: x, Shard: rep(x)}, logitsShard(dev, logits, m.vocab, m.c.VocabSize)}
+	})
+	full := r.Comm.AllGatherCols(logits)
+	if vocab.Padded != c.VocabSize {
+		full = dev.SliceCols(full, 0, c.VocabSize)
+	}
+	return full
+}
+
+// layer runs one decoder layer (vLLM DeepseekV2DecoderLayer.forward) on the
+// un-summed pair (h, res) and returns the next pair; res is nil for the
+// first layer run.
+func (m *deepseekRank) layer(r *model.Rank, b *model.Batch, L *deepseekLayer, h, res backend.Tensor) (backend.Tensor, backend.Tensor) {
+	dev := r.Dev
+	eps := float32(m.c.RMSNormEps)
+	r.Enter(L.site, h, res)
+	var x backend.Tensor
+	inH, inRes := h, res
+	if res == nil {
+		x, res = dev.RMSNorm(h, L.inNorm, eps), h
+	} else {
+		x, res = dev.AddRMSNorm(h, res, L.inNorm, eps)
+	}
+	r.Leaf(L.inSite, inH, func() []model.SiteTensor {
+		ts := []model.SiteTensor{{Name: "input", T: inH, Shard: rep(inH)}}
+		if inRes != nil {
+			ts = append(ts, model.SiteTensor{Name: "input_residual", T: inRes, Shard: rep(inRes)})
+		}
+		return append(ts, model.SiteTensor{Name: "hidden_states", T: x, Shard: rep(x)}, model.SiteTensor{Name: "residual", T: res, Shard: rep(res)})
+	})
+	attn := L.attn.forward(r, b, L.index, x)
+	r.Enter(L.postSite, attn, res)
+	x2, res2 := dev.AddRMSNorm(attn, res, L.postNorm, eps)
+	r.Exit(L.postSite, func() []model.SiteTensor {
+		return []model.SiteTensor{{Name: "input", T: attn, Shard: rep(attn)}, {Name: "input_residual", T: res, Shard: rep(res)}, {Name: "hidden_states", T: x2, Shard: rep(x2)}, {Name: "residual", T: res2, Shard: rep(res2)}}
+	})
+	var out backend.Tensor
+	if L.moe != nil {
+		out = L.moe.forward(r, b, x2)
+	} else {
+		out = L.dense.forward(r, x2)
+	}
+	r.Exit(L.site, func() []model.SiteTensor {
+		stream := dev.Add(out, res2)
+		return []model.SiteTensor{{Name: "hidden_states", T: out, Shard: rep(out)}, {Name: "residual", T: res2, Shard: rep(res2)}, {Name: "stream", T: stream, Shard: rep(stream)}}
+	})
+	return out, res2
+}

@@ -1,0 +1,183 @@
+package arch
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"hsdb/engine/model"
+	"hsdb/engine/tensor"
+)
+
+// Where a DeepSeek-architecture checkpoint keeps the language model. A plain
+// checkpoint names its tensors "model.layers.3..." and "lm_head.weight"; a
+// multimodal wrapper (Kimi-K2.5) puts them under "language_model." next to
+// its vision tower, and transformers 5 multimodal classes use
+// "model.language_model.layers.3...". transformers 5 may also save routed
+// experts fused: "mlp.experts.gate_up_proj" [experts, 2·I, hidden] and
+// "mlp.experts.down_proj" [experts, hidden, I] instead of DeepSeek's
+// per-expert "mlp.experts.{e}.{gate,up,down}_proj.weight".
+
+// lmLayout is where one checkpoint keeps the language model's tensors.
+type lmLayout struct {
+	model string // prefix of the decoder: "model", "language_model.model", ...
+	head  string // the LM head's tensor name ("" when tied)
+}
+
+var lmLayouts = []lmLayout{
+	{"model", "lm_head.weight"},
+	{"language_model.model", "language_model.lm_head.weight"},
+	{"model.language_model", "lm_head.weight"},
+	{"language_model", "lm_head.weight"},
+}
+
+// findLayout returns the layout whose embedding table src holds; the error
+// lists the names tried.
+func findLayout(src model.WeightSource, tied bool) (lmLayout, error) {
+	var tried []string
+	for _, lay := range lmLayouts {
+		n := lay.model + ".embed_tokens.weight"
+		tried = append(tried, n)
+		if _, _, ok := src.Meta(n); !ok {
+			continue
+		}
+		if tied {
+			lay.head = ""
+			return lay, nil
+		}
+		if _, _, ok := src.Meta(lay.head); ok {
+			return lay, nil
+		}
+		for _, alt := range lmLayouts {
+			if _, _, ok := src.Meta(alt.head); ok {
+				lay.head = alt.head
+				return lay, nil
+			}
+		}
+		return lay, nil // the loader reports the missing head by its expected name
+	}
+	return lmLayout{}, fmt.Errorf("%w: the checkpoint has no embedding table (tried %s)", model.ErrWeight, strings.Join(tried, ", "))
+}
+
+// unusedTensors returns the names src lists (when it can list them) that the
+// language model never reads: a wrapper's vision tower and projector, and
+// decoder layers past num_hidden_layers (DeepSeek-V3's multi-token
+// prediction layer 61).
+func unusedTensors(src model.WeightSource, lay lmLayout, layers int) []string {
+	lister, ok := src.(interface{ Names() []string })
+	if !ok {
+		return nil
+	}
+	var out []string
+	layerPrefix := lay.model + ".layers."
+	for _, n := range lister.Names() {
+		switch {
+		case n == lay.head:
+		case strings.HasPrefix(n, layerPrefix):
+			idx, _, _ := strings.Cut(strings.TrimPrefix(n, layerPrefix), ".")
+			if i, err := strconv.Atoi(idx); err == nil && i >= layers {
+				out = append(out, n)
+			}
+		case strings.HasPrefix(n, lay.model+"."):
+		default:
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// fusedExperts presents transformers-5 fused expert tensors under DeepSeek's
+// per-expert names, so that the loader can slice them like the released
+// layout. Tensors it does not synthesize come from the underlying source.
+type fusedExperts struct {
+	model.WeightSource
+}
+
+// parseExpertName splits "<p>.experts.<e>.<proj>.weight" into the fused
+// tensor it lives in, the expert and which part (gate, up or down).
+func parseExpertName(name string) (fused string, expert int, part string, ok bool) {
+	i := strings.LastIndex(name, ".experts.")
+	if i < 0 || !strings.HasSuffix(name, "_proj.weight") {
+		return "", 0, "", false
+	}
+	rest := strings.TrimSuffix(name[i+len(".experts."):], "_proj.weight")
+	idx, proj, found := strings.Cut(rest, ".")
+	e, err := strconv.Atoi(idx)
+	if !found || err != nil {
+		return "", 0, "", false
+	}
+	base := name[:i] + ".experts."
+	switch proj {
+	case "gate", "up":
+		return base + "gate_up_proj", e, proj, true
+	case "down":
+		return base + "down_proj", e, proj, true
+	}
+	return "", 0, "", false
+}
+
+// slice returns expert e's part of fused tensor t: gate and up are halves of
+// gate_up_proj[e] ([2·I, hidden]), down is down_proj[e] ([hidden, I]).
+func expertPart(t *tensor.Tensor, e int, part string) (*tensor.Tensor, error) {
+	if len(t.Shape) != 3 || e >= t.Shape[0] {
+		return nil, fmt.Errorf("fused expert tensor of shape %s has no expert %d", tensor.ShapeString(t.Shape), e)
+	}
+	rows, cols := t.Shape[1], t.Shape[2]
+	flat := t.Reshape(t.Shape[0]*rows, cols)
+	switch part {
+	case "gate":
+		return flat.SliceRows(e*rows, e*rows+rows/2), nil
+	case "up":
+		return flat.SliceRows(e*rows+rows/2, (e+1)*rows), nil
+	}
+	return flat.SliceRows(e*rows, (e+1)*rows), nil
+}
+
+// Meta returns a per-expert tensor's dtype and shape from its fused tensor.
+func (f fusedExperts) Meta(name string) (tensor.DType, []int, bool) {
+	if dt, s, ok := f.WeightSource.Meta(name); ok {
+		return dt, s, ok
+	}
+	fused, e, part, ok := parseExpertName(name)
+	if !ok {
+		return tensor.Invalid, nil, false
+	}
+	dt, s, ok := f.WeightSource.Meta(fused)
+	if !ok || len(s) != 3 || e >= s[0] {
+		return tensor.Invalid, nil, false
+	}
+	if part == "down" {
+		return dt, []int{s[1], s[2]}, true
+	}
+	return dt, []int{s[1] / 2, s[2]}, true
+}
+
+// Tensor returns a per-expert tensor, sliced from its fused tensor when the
+// checkpoint has no tensor of that name.
+func (f fusedExperts) Tensor(name string) (*tensor.Tensor, error) {
+	if _, _, ok := f.WeightSource.Meta(name); ok {
+		return f.WeightSource.Tensor(name)
+	}
+	fused, e, part, ok := parseExpertName(name)
+	if !ok {
+		return f.WeightSource.Tensor(name)
+	}
+	t, err := f.WeightSource.Tensor(fused)
+	if err != nil {
+		return nil, err
+	}
+	if t.DType == tensor.F8E4M3 {
+		return nil, fmt.Errorf("%s: fused fp8 expert tensors are not supported (DeepSeek's per-expert fp8 layout is)", fused)
+	}
+	return expertPart(t, e, part)
+}
+
+// Names lists the underlying source's names (for the unused-tensor report).
+func (f fusedExperts) Names() []string {
+	if l, ok := f.WeightSource.(interface{ Names() []string }); ok {
+		return l.Names()
+	}
+	return nil
+}

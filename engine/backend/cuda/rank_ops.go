@@ -1,0 +1,564 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+
+	"hsdb/engine/backend"
+	"hsdb/engine/tensor"
+)
+
+// isNil reports whether an optional tensor argument is absent (a nil
+// interface or a nil *Tensor in one).
+func isNil(t backend.Tensor) bool {
+	if t == nil {
+		return true
+	}
+	x, ok := t.(*Tensor)
+	return ok && x == nil
+}
+
+// as returns x's data in dtype dt (GPU thread): x itself when it has dt;
+// for a persistent tensor (a weight stored in another float dtype) a copy
+// converted once with the cast kernel and kept with x, so later ops reuse
+// it and Free(x) frees it too. An activation of the wrong dtype is an
+// error: ops never convert activations silently.
+func (d *Device) as(x *Tensor, dt tensor.DType) (Ptr, error) {
+	if x.dt == dt {
+		return x.ptr(), nil
+	}
+	owner := x.dev
+	owner.mu.Lock()
+	persistent := x.st.scope == nil
+	c := x.st.casts[dt]
+	owner.mu.Unlock()
+	if !persistent {
+		return 0, fmt.Errorf("%w: activation %v has dtype %s where %s was expected", ErrBadArgument, x.shape, x.dt, dt)
+	}
+	if c != nil {
+		return c.ptr(), nil
+	}
+	c, err := owner.newTensor(dt, x.shape, Weights, false)
+	if err != nil {
+		return 0, fmt.Errorf("converting weight %v from %s to %s: %w", x.shape, x.dt, dt, err)
+	}
+	if err := d.g.Cast(c.ptr(), x.ptr(), int64(x.numel()), x.dt, dt); err != nil {
+		owner.Free(c)
+		return 0, fmt.Errorf("converting weight %v from %s to %s: %w", x.shape, x.dt, dt, err)
+	}
+	owner.mu.Lock()
+	if x.st.casts == nil {
+		x.st.casts = map[tensor.DType]*Tensor{}
+	}
+	x.st.casts[dt] = c
+	owner.mu.Unlock()
+	return c.ptr(), nil
+}
+
+// sameShape checks that a and b have the same element count, rows and
+// dtype (the CPU backend's rule for elementwise ops).
+func (d *Device) sameShape(op string, a, b *Tensor) {
+	if a.numel() != b.numel() || a.rows() != b.rows() || a.dt != b.dt {
+		d.badArg(op, "tensors %v %s and %v %s differ", a.shape, a.dt, b.shape, b.dt)
+	}
+}
+
+// Embedding looks up ids in table [vocabShard, hidden] whose row 0 is id
+// start; ids outside [start, start+vocabShard) give zero rows (vLLM
+// VocabParallelEmbedding). Out: [tokens, hidden] in ActDType.
+func (d *Device) Embedding(table backend.Tensor, ids []int32, start int) backend.Tensor {
+	const op = "embedding"
+	tt := d.get(op, table)
+	d.float(op, tt)
+	V, H := tt.rows(), tt.cols()
+	if start < 0 || int64(start)+int64(V) > 1<<31-1 {
+		d.badArg(op, "vocab shard [%d, %d)", start, start+V)
+	}
+	var y *Tensor
+	d.do(op, func() error {
+		var err error
+		if y, err = d.output(d.act, len(ids), H); err != nil || len(ids) == 0 || H == 0 {
+			return err
+		}
+		tp, err := d.as(tt, d.act)
+		if err != nil {
+			return err
+		}
+		idp, err := d.uploadI32(ids)
+		if err != nil {
+			return err
+		}
+		return d.g.Embedding(y.ptr(), idp, tp, len(ids), H, start, start+V, d.act)
+	})
+	return y
+}
+
+// Linear computes y = x·Wᵀ + b with cuBLAS (f32 accumulation, one
+// rounding: the bias is broadcast into y first and the GEMM adds x·Wᵀ with
+// beta = 1, as PyTorch's addmm). x [tokens, in], w [out, in], b [out] or
+// nil; w and b are converted to x's dtype if stored otherwise. Out:
+// [tokens, out] in x's dtype.
+func (d *Device) Linear(x, w, b backend.Tensor) backend.Tensor {
+	const op = "linear"
+	xt, wt := d.get(op, x), d.get(op, w)
+	d.float(op, xt)
+	d.float(op, wt)
+	T, in := xt.rows(), xt.cols()
+	out := wt.rows()
+	if wt.cols() != in {
+		d.badArg(op, "x %v and weight %v: inner dims %d != %d", xt.shape, wt.shape, in, wt.cols())
+	}
+	var bt *Tensor
+	if !isNil(b) {
+		bt = d.get(op, b)
+		d.float(op, bt)
+		if bt.numel() != out {
+			d.badArg(op, "bias %v for %d outputs", bt.shape, out)
+		}
+	}
+	dt := xt.dt
+	es := int64(dt.Size())
+	var y *Tensor
+	d.do(op, func() error {
+		var err error
+		if y, err = d.output(dt, T, out); err != nil || T == 0 || out == 0 {
+			return err
+		}
+		beta := float32(0)
+		if bt != nil {
+			bp, err := d.as(bt, dt)
+			if err != nil {
+				return err
+			}
+			if err := d.g.Copy2D(y.ptr(), int64(out)*es, bp, 0, T, int64(out)*es); err != nil {
+				return err
+			}
+			beta = 1
+		}
+		if in == 0 {
+			if bt == nil {
+				return d.g.Memset(y.ptr(), 0, y.st.bytes)
+			}
+			return nil
+		}
+		wp, err := d.as(wt, dt)
+		if err != nil {
+			return err
+		}
+		return d.g.MatMul(GEMM{M: T, N: out, K: in, TransB: true, Alpha: 1, Beta: beta, In: dt, Out: dt}, y.ptr(), xt.ptr(), wp)
+	})
+	return y
+}
+
+// RMSNorm computes y = x / sqrt(mean(x²) + eps) · w over each row of x
+// [rows, n], w [n], in f32 with one rounding (HF LlamaRMSNorm). Out: x's
+// shape and dtype.
+func (d *Device) RMSNorm(x, w backend.Tensor, eps float32) backend.Tensor {
+	const op = "rmsnorm"
+	xt, wt := d.get(op, x), d.get(op, w)
+	d.float(op, xt)
+	d.float(op, wt)
+	if wt.numel() != xt.cols() {
+		d.badArg(op, "weight of %d elements for rows of %d", wt.numel(), xt.cols())
+	}
+	var y *Tensor
+	d.do(op, func() error {
+		var err error
+		if y, err = d.output(xt.dt, xt.shape...); err != nil || xt.numel() == 0 {
+			return err
+		}
+		wp, err := d.as(wt, xt.dt)
+		if err != nil {
+			return err
+		}
+		return d.g.RMSNorm(y.ptr(), xt.ptr(), wp, xt.rows(), xt.cols(), eps, xt.dt)
+	})
+	return y
+}
+
+// AddRMSNorm is vLLM's fused add + RMSNorm: sum = x + residual (rounded
+// to the dtype), y = RMSNorm(sum)·w. It returns (y, sum).
+func (d *Device) AddRMSNorm(x, residual, w backend.Tensor, eps float32) (backend.Tensor, backend.Tensor) {
+	const op = "add_rmsnorm"
+	xt, rt, wt := d.get(op, x), d.get(op, residual), d.get(op, w)
+	d.float(op, xt)
+	d.float(op, wt)
+	d.sameShape(op, xt, rt)
+	if wt.numel() != xt.cols() {
+		d.badArg(op, "weight of %d elements for rows of %d", wt.numel(), xt.cols())
+	}
+	var y, sum *Tensor
+	d.do(op, func() error {
+		var err error
+		if y, err = d.output(xt.dt, xt.shape...); err != nil {
+			return err
+		}
+		if sum, err = d.output(xt.dt, xt.shape...); err != nil || xt.numel() == 0 {
+			return err
+		}
+		wp, err := d.as(wt, xt.dt)
+		if err != nil {
+			return err
+		}
+		return d.g.AddRMSNorm(y.ptr(), sum.ptr(), xt.ptr(), rt.ptr(), wp, xt.rows(), xt.cols(), eps, xt.dt)
+	})
+	return y, sum
+}
+
+// Add returns a + b elementwise.
+func (d *Device) Add(a, b backend.Tensor) backend.Tensor {
+	const op = "add"
+	at, bt := d.get(op, a), d.get(op, b)
+	d.float(op, at)
+	d.sameShape(op, at, bt)
+	var y *Tensor
+	d.do(op, func() error {
+		var err error
+		if y, err = d.output(at.dt, at.shape...); err != nil || at.numel() == 0 {
+			return err
+		}
+		return d.g.Add(y.ptr(), at.ptr(), bt.ptr(), int64(at.numel()), at.dt)
+	})
+	return y
+}
+
+// Scale returns a · s elementwise.
+func (d *Device) Scale(a backend.Tensor, s float32) backend.Tensor {
+	const op = "scale"
+	at := d.get(op, a)
+	d.float(op, at)
+	var y *Tensor
+	d.do(op, func() error {
+		var err error
+		if y, err = d.output(at.dt, at.shape...); err != nil || at.numel() == 0 {
+			return err
+		}
+		return d.g.Scale(y.ptr(), at.ptr(), s, int64(at.numel()), at.dt)
+	})
+	return y
+}
+
+// SiluMul returns silu(gate)·up elementwise, silu(g) = g/(1+e^-g) (vLLM
+// SiluAndMul).
+func (d *Device) SiluMul(gate, up backend.Tensor) backend.Tensor {
+	const op = "silu_mul"
+	gt, ut := d.get(op, gate), d.get(op, up)
+	d.float(op, gt)
+	d.sameShape(op, gt, ut)
+	var y *Tensor
+	d.do(op, func() error {
+		var err error
+		if y, err = d.output(gt.dt, gt.shape...); err != nil || gt.numel() == 0 {
+			return err
+		}
+		c := gt.cols()
+		return d.g.SiluMul(y.ptr(), gt.ptr(), ut.ptr(), gt.rows(), c, c, c, gt.dt)
+	})
+	return y
+}
+
+// RoPE returns x [tokens, Heads*HeadDim] rotated as backend.RoPEArgs says
+// (a copy of x rotated in place by kernels/rope.cu).
+func (d *Device) RoPE(x backend.Tensor, a *backend.RoPEArgs) backend.Tensor {
+	const op = "rope"
+	xt := d.get(op, x)
+	d.float(op, xt)
+	T, cols := xt.rows(), xt.cols()
+	if a.Heads <= 0 || a.HeadDim <= 0 || a.HeadDim%2 != 0 || cols != a.Heads*a.HeadDim || len(a.Pos) != T || len(a.InvFreq) != a.HeadDim/2 {
+		d.badArg(op, "x %v for %d heads of %d, %d positions, %d frequencies", xt.shape, a.Heads, a.HeadDim, len(a.Pos), len(a.InvFreq))
+	}
+	var y *Tensor
+	d.do(op, func() error {
+		var err error
+		if y, err = d.output(xt.dt, xt.shape...); err != nil || T == 0 {
+			return err
+		}
+		if err := d.g.CopyDevice(y.ptr(), xt.ptr(), y.st.bytes); err != nil {
+			return err
+		}
+		pos, err := d.uploadI32(a.Pos)
+		if err != nil {
+			return err
+		}
+		inv, err := d.uploadF32(a.InvFreq)
+		if err != nil {
+			return err
+		}
+		return d.g.RoPE(y.ptr(), pos, inv, RoPEParams{Tokens: T, Heads: a.Heads, RowStride: cols, HeadStride: a.HeadDim,
+			RotDim: a.HeadDim, Interleaved: a.Interleaved, MScale: a.MScale}, xt.dt)
+	})
+	return y
+}
+
+// SliceCols copies columns [c0, c1) of x [rows, cols] to a new tensor
+// [rows, c1-c0] of x's dtype.
+func (d *Device) SliceCols(x backend.Tensor, c0, c1 int) backend.Tensor {
+	const op = "slice_cols"
+	xt := d.get(op, x)
+	rows, cols := xt.rows(), xt.cols()
+	if c0 < 0 || c1 > cols || c0 > c1 {
+		d.badArg(op, "columns [%d, %d) of %v", c0, c1, xt.shape)
+	}
+	es := int64(xt.dt.Size())
+	var y *Tensor
+	d.do(op, func() error {
+		var err error
+		if y, err = d.output(xt.dt, rows, c1-c0); err != nil {
+			return err
+		}
+		return d.g.Copy2D(y.ptr(), int64(c1-c0)*es, xt.ptr().Add(int64(c0)*es), int64(cols)*es, rows, int64(c1-c0)*es)
+	})
+	return y
+}
+
+// ConcatCols joins tensors of equal rows and dtype along columns.
+func (d *Device) ConcatCols(xs ...backend.Tensor) backend.Tensor {
+	const op = "concat_cols"
+	if len(xs) == 0 {
+		d.badArg(op, "no tensors")
+	}
+	ts := make([]*Tensor, len(xs))
+	total := 0
+	for i, x := range xs {
+		ts[i] = d.get(op, x)
+		if ts[i].rows() != ts[0].rows() || ts[i].dt != ts[0].dt {
+			d.badArg(op, "tensor %d is %v %s, tensor 0 %v %s", i, ts[i].shape, ts[i].dt, ts[0].shape, ts[0].dt)
+		}
+		total += ts[i].cols()
+	}
+	rows, dt := ts[0].rows(), ts[0].dt
+	es := int64(dt.Size())
+	var y *Tensor
+	d.do(op, func() error {
+		var err error
+		if y, err = d.output(dt, rows, total); err != nil {
+			return err
+		}
+		off := int64(0)
+		for _, t := range ts {
+			c := int64(t.cols())
+			if err := d.g.Copy2D(y.ptr().Add(off*es), int64(total)*es, t.ptr(), c*es, rows, c*es); err != nil {
+				return err
+			}
+			off += c
+		}
+		return nil
+	})
+	return y
+}
+
+// checkIndices panics unless every index is in [0, n) (n rows of what).
+func (d *Device) checkIndices(op string, idx []int32, n int, what string) {
+	for i, r := range idx {
+		if r < 0 || int(r) >= n {
+			d.badArg(op, "index %d is %d, outside the %d rows of %s", i, r, n, what)
+		}
+	}
+}
+
+// GatherRows returns x[idx[i]] for each i: [len(idx), cols].
+func (d *Device) GatherRows(x backend.Tensor, idx []int32) backend.Tensor {
+	const op = "gather_rows"
+	xt := d.get(op, x)
+	d.float(op, xt)
+	d.checkIndices(op, idx, xt.rows(), fmt.Sprint(xt.shape))
+	var y *Tensor
+	d.do(op, func() error {
+		var err error
+		if y, err = d.output(xt.dt, len(idx), xt.cols()); err != nil || len(idx) == 0 {
+			return err
+		}
+		ip, err := d.uploadI32(idx)
+		if err != nil {
+			return err
+		}
+		return d.g.GatherRows(y.ptr(), xt.ptr(), ip, len(idx), xt.cols(), xt.rows(), xt.dt)
+	})
+	return y
+}
+
+// scatterRows writes row i of src [n, width] to row rows[i] of dst
+// [dstRows, width] (GPU thread): kernels/attention.cu's kv_cache_write
+// over a single slot of dstRows positions. rows is a device int32 array.
+func (d *Device) scatterRows(dst, src, rows Ptr, n, width, dstRows int, dt tensor.DType) error {
+	sfx, err := suffix("scatter_rows", dt)
+	if err != nil || n == 0 || width == 0 {
+		return err
+	}
+	z, err := d.zerosI32(n)
+	if err != nil {
+		return err
+	}
+	return d.g.launch("attention", "kv_cache_write_"+sfx, dim3{x: uint32(n)}, dim3{x: rowThreads(width)}, 0,
+		dst, src, z, rows, int32(width), int64(width), int32(1), int32(dstRows))
+}
+
+// ScatterAddRows adds w[i]·src[i] to dst[idx[i]] in place (MoE combine; w
+// nil means ones). Rows named more than once get every addend, summed in
+// f32 in index order and rounded once: the touched rows of dst are
+// gathered, combined by kernels/moe.cu's moe_combine and written back.
+func (d *Device) ScatterAddRows(dst, src backend.Tensor, idx []int32, w []float32) {
+	const op = "scatter_add_rows"
+	dx, sx := d.get(op, dst), d.get(op, src)
+	d.float(op, dx)
+	if sx.dt != dx.dt || sx.cols() != dx.cols() || sx.rows() != len(idx) || (w != nil && len(w) != len(idx)) {
+		d.badArg(op, "dst %v %s src %v %s with %d indices and %d weights", dx.shape, dx.dt, sx.shape, sx.dt, len(idx), len(w))
+	}
+	d.checkIndices(op, idx, dx.rows(), "dst "+fmt.Sprint(dx.shape))
+	if len(idx) == 0 || dx.cols() == 0 {
+		return
+	}
+	// touched[u] is a dst row; lists[u] the source rows adding to it.
+	var touched []int32
+	var lists [][]int32
+	at := map[int32]int{}
+	for i, r := range idx {
+		u, ok := at[r]
+		if !ok {
+			u = len(touched)
+			at[r] = u
+			touched = append(touched, r)
+			lists = append(lists, nil)
+		}
+		lists[u] = append(lists[u], int32(i))
+	}
+	topk := 0
+	for _, l := range lists {
+		topk = max(topk, len(l))
+	}
+	rows := make([]int32, len(touched)*topk)
+	weights := make([]float32, len(touched)*topk)
+	for u, l := range lists {
+		for k := range topk {
+			j := u*topk + k
+			rows[j] = -1
+			if k < len(l) {
+				rows[j] = l[k]
+				weights[j] = 1
+				if w != nil {
+					weights[j] = w[l[k]]
+				}
+			}
+		}
+	}
+	cols := dx.cols()
+	d.do(op, func() error {
+		tp, err := d.uploadI32(touched)
+		if err != nil {
+			return err
+		}
+		rp, err := d.uploadI32(rows)
+		if err != nil {
+			return err
+		}
+		wp, err := d.uploadF32(weights)
+		if err != nil {
+			return err
+		}
+		n := int64(len(touched) * cols * dx.dt.Size())
+		tmp, err := d.mem.alloc(n, Activations)
+		if err != nil {
+			return err
+		}
+		defer d.mem.free([]block{{tmp, Activations}})
+		if err := d.g.GatherRows(tmp, dx.ptr(), tp, len(touched), cols, dx.rows(), dx.dt); err != nil {
+			return err
+		}
+		if err := d.g.MoECombine(tmp, sx.ptr(), rp, wp, len(touched), topk, cols, sx.rows(), true, dx.dt); err != nil {
+			return err
+		}
+		return d.scatterRows(dx.ptr(), tmp, tp, len(touched), cols, dx.rows(), dx.dt)
+	})
+}
+
+// CopyRows copies n rows of src from srcRow into dst from dstRow (same
+// columns and dtype).
+func (d *Device) CopyRows(dst backend.Tensor, dstRow int, src backend.Tensor, srcRow, n int) {
+	const op = "copy_rows"
+	dx, sx := d.get(op, dst), d.get(op, src)
+	if sx.cols() != dx.cols() || sx.dt != dx.dt || n < 0 || dstRow < 0 || srcRow < 0 || dstRow+n > dx.rows() || srcRow+n > sx.rows() {
+		d.badArg(op, "%d rows from %v %s at %d to %v %s at %d", n, sx.shape, sx.dt, srcRow, dx.shape, dx.dt, dstRow)
+	}
+	rb := int64(dx.cols() * dx.dt.Size())
+	d.do(op, func() error {
+		return d.g.CopyDevice(dx.ptr().Add(int64(dstRow)*rb), sx.ptr().Add(int64(srcRow)*rb), int64(n)*rb)
+	})
+}
+
+// WriteRows copies row i of src into row rows[i] of dst (the KV-cache
+// write).
+func (d *Device) WriteRows(dst, src backend.Tensor, rows []int32) {
+	const op = "write_rows"
+	dx, sx := d.get(op, dst), d.get(op, src)
+	d.float(op, dx)
+	if sx.cols() != dx.cols() || sx.dt != dx.dt || sx.rows() != len(rows) {
+		d.badArg(op, "%v %s into %v %s at %d rows", sx.shape, sx.dt, dx.shape, dx.dt, len(rows))
+	}
+	d.checkIndices(op, rows, dx.rows(), "dst "+fmt.Sprint(dx.shape))
+	d.do(op, func() error {
+		rp, err := d.uploadI32(rows)
+		if err != nil {
+			return err
+		}
+		return d.scatterRows(dx.ptr(), sx.ptr(), rp, len(rows), dx.cols(), dx.rows(), dx.dt)
+	})
+}
+
+// checkSlice panics unless [r0:r1, c0:c1] lies inside x.
+func (d *Device) checkSlice(op string, x *Tensor, r0, r1, c0, c1 int) {
+	if r0 < 0 || r1 > x.rows() || r0 > r1 || c0 < 0 || c1 > x.cols() || c0 > c1 {
+		d.badArg(op, "slice [%d:%d, %d:%d] out of range for %v", r0, r1, c0, c1, x.shape)
+	}
+}
+
+// ToHost copies rows [r0,r1) and columns [c0,c1) of t to a new host f32
+// tensor [r1-r0, c1-c0]; only that slice crosses the bus (a column slice
+// is packed on the device first), and the widening to f32 happens on the
+// host.
+func (d *Device) ToHost(t backend.Tensor, r0, r1, c0, c1 int) *tensor.Tensor {
+	const op = "to_host"
+	x := d.get(op, t)
+	d.checkSlice(op, x, r0, r1, c0, c1)
+	h := tensor.New(x.dt, r1-r0, c1-c0)
+	if len(h.Data) > 0 {
+		es, cols := int64(x.dt.Size()), int64(x.cols())
+		d.do(op, func() error {
+			src := x.ptr().Add((int64(r0)*cols + int64(c0)) * es)
+			if c0 == 0 && c1 == x.cols() {
+				return d.g.CopyToHost(h.Data, src)
+			}
+			n := int64(len(h.Data))
+			tmp, err := d.mem.alloc(n, Activations)
+			if err != nil {
+				return err
+			}
+			defer d.mem.free([]block{{tmp, Activations}})
+			w := int64(c1-c0) * es
+			if err := d.g.Copy2D(tmp, w, src, cols*es, r1-r0, w); err != nil {
+				return err
+			}
+			return d.g.CopyToHost(h.Data, tmp)
+		})
+	}
+	if x.dt == tensor.F32 {
+		return h
+	}
+	return tensor.FromF32(h.ToF32(), r1-r0, c1-c0)
+}
+
+// Moments reduces rows [r0,r1) × columns [c0,c1) of t on the device
+// (kernels/stats.cu); only the 72-byte result crosses to the host.
+func (d *Device) Moments(t backend.Tensor, r0, r1, c0, c1 int) tensor.Moments {
+	const op = "moments"
+	x := d.get(op, t)
+	d.float(op, x)
+	d.checkSlice(op, x, r0, r1, c0, c1)
+	var m tensor.Moments
+	d.do(op, func() error {
+		var err error
+		m, err = d.g.Moments(x.ptr(), x.dt, x.rows(), x.cols(), r0, r1, c0, c1)
+		return err
+	})
+	return m
+}

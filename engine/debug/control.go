@@ -1,0 +1,321 @@
+package debug
+
+import (
+	"errors"
+	"fmt"
+	"runtime/debug"
+
+	"hsdb/engine"
+)
+
+// job is one run of the model in its own goroutine: a prefill and/or decode
+// steps. events carries TraceLines, *Stops and the final doneMsg to the
+// session's goroutine; reqs carries queries and the resume to a stopped
+// Visit.
+type job struct {
+	events chan any
+	reqs   chan request
+	stop   *stopCtx // set while stopped (written by the pass, read while it waits)
+	next   []int32
+	done   Done
+}
+
+type doneMsg struct{ err error }
+
+// request is sent to a stopped pass: a query run on the pass's goroutine
+// (where its tensors are valid), or the resume (err non-nil aborts the
+// pass with it).
+type request struct {
+	fn     func()
+	resume bool
+	err    error
+	done   chan struct{}
+}
+
+func (r request) run() {
+	defer close(r.done)
+	r.fn()
+}
+
+// Stopped returns the current stop, or nil when no pass is stopped.
+func (s *Session) Stopped() *Stop {
+	if s.job == nil || s.job.stop == nil {
+		return nil
+	}
+	c := *s.job.stop.info
+	return &c
+}
+
+// Run starts a forward pass (a prefill) over the batch, aborting a stopped
+// one, and returns at the first stop or when the pass ends. Errors:
+// ErrNoInput, a forward error (device, bad id), never the abort of the old
+// pass.
+func (s *Session) Run() (*Outcome, error) {
+	if len(s.batch) == 0 {
+		return nil, fmt.Errorf("run: %w: give a batch first (input ids 1,2,3 ; ids 4,5 — or input text \"...\")", ErrNoInput)
+	}
+	s.Kill()
+	return s.start(true, 0)
+}
+
+// Gen runs n decode steps (greedy: each sequence is fed its argmax token),
+// stopping at breakpoints inside each. When stopped, the current step is
+// finished first; otherwise decoding continues the last completed prefill.
+// Errors: n < 1, nothing to continue, a sequence that would pass
+// max_position_embeddings.
+func (s *Session) Gen(n int) (*Outcome, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("gen %d: want at least one step", n)
+	}
+	seqs := s.E.Sequences()
+	if s.job != nil {
+		s.mu.Lock()
+		s.genLeft = n
+		s.mu.Unlock()
+		return s.resume(resumeMode{}, nil)
+	}
+	if len(s.next) == 0 || len(seqs) == 0 {
+		return nil, fmt.Errorf("gen: no completed prefill to continue: `run` first")
+	}
+	for i, q := range seqs {
+		if len(q)+n > s.E.Dims.MaxPos {
+			return nil, fmt.Errorf("gen %d: sequence %d has %d tokens and would pass max_position_embeddings %d", n, i, len(q), s.E.Dims.MaxPos)
+		}
+	}
+	return s.start(false, n)
+}
+
+// Continue resumes until the next breakpoint, watch or the end.
+func (s *Session) Continue() (*Outcome, error) { return s.resume(resumeMode{}, nil) }
+
+// Step resumes until the next site, entering sub-modules.
+func (s *Session) Step() (*Outcome, error) {
+	return s.resumeFromStop(func(st *stopCtx) (resumeMode, error) {
+		return resumeMode{kind: "step", what: "step"}, nil
+	})
+}
+
+// Next resumes until the next site at the current depth or shallower
+// (stepping over sub-modules; leaving the enclosing module stops at its
+// site).
+func (s *Session) Next() (*Outcome, error) {
+	return s.resumeFromStop(func(st *stopCtx) (resumeMode, error) {
+		return resumeMode{kind: "next", depth: st.ev.Site.Depth, what: "next"}, nil
+	})
+}
+
+// Finish resumes until the enclosing module's site: the module the stopped
+// site is a part of returns. Error: the site is outermost.
+func (s *Session) Finish() (*Outcome, error) {
+	return s.resumeFromStop(func(st *stopCtx) (resumeMode, error) {
+		p := st.ev.Site.Parent
+		if p == nil {
+			return resumeMode{}, fmt.Errorf("finish: %s is outermost: nothing encloses it (use continue)", st.ev.Site.Path)
+		}
+		return resumeMode{kind: "finish", parent: p, what: "finish " + p.Path}, nil
+	})
+}
+
+// Until resumes until a site matching pattern (or a breakpoint). Errors: a
+// bad pattern or one matching no site.
+func (s *Session) Until(pattern string) (*Outcome, error) {
+	p, err := ParsePattern(pattern)
+	if err != nil {
+		return nil, err
+	}
+	sites, err := p.Sites(s.E.Tree)
+	if err != nil {
+		return nil, err
+	}
+	at := make([]bool, len(s.E.Tree.Sites))
+	for _, st := range sites {
+		at[st.Index] = true
+	}
+	return s.resumeFromStop(func(*stopCtx) (resumeMode, error) {
+		return resumeMode{kind: "until", at: at, what: "until " + pattern}, nil
+	})
+}
+
+func (s *Session) resumeFromStop(mode func(*stopCtx) (resumeMode, error)) (*Outcome, error) {
+	if s.job == nil || s.job.stop == nil {
+		return nil, ErrNotStopped
+	}
+	m, err := mode(s.job.stop)
+	if err != nil {
+		return nil, err
+	}
+	m.from = s.job.stop.key
+	return s.resume(m, nil)
+}
+
+// resume sets the mode and lets the stopped pass go on, then waits.
+func (s *Session) resume(m resumeMode, abort error) (*Outcome, error) {
+	if s.job == nil || s.job.stop == nil {
+		return nil, fmt.Errorf("%w: `run` starts one", ErrNotStopped)
+	}
+	s.mu.Lock()
+	s.mode = m
+	s.running = true
+	s.mu.Unlock()
+	s.job.stop = nil
+	s.job.reqs <- request{resume: true, err: abort}
+	return s.wait()
+}
+
+// Kill aborts a stopped pass (its forward call returns ErrKilled) and
+// waits for its goroutine to end. It does nothing when no job exists.
+func (s *Session) Kill() {
+	if s.job == nil {
+		return
+	}
+	if s.job.stop != nil {
+		s.resume(resumeMode{}, ErrKilled)
+	}
+	for s.job != nil {
+		s.wait()
+	}
+}
+
+// Interrupt asks a running pass to stop at the next site every rank has
+// yet to reach (Ctrl-C). Safe from any goroutine; it reports whether a pass
+// was running.
+func (s *Session) Interrupt() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.running {
+		return false
+	}
+	s.interruptAt = s.maxSeen + 1
+	return true
+}
+
+// start launches a job: a prefill of the batch when prefill, then steps
+// decode steps.
+func (s *Session) start(prefill bool, steps int) (*Outcome, error) {
+	s.mu.Lock()
+	s.maxSeen, s.interruptAt, s.mode, s.genLeft, s.running, s.watchStep = -1, -1, resumeMode{}, steps, true, -1
+	s.mu.Unlock()
+	j := &job{events: make(chan any, 64), reqs: make(chan request), next: s.next}
+	s.job = j
+	batch := s.batch
+	go func() {
+		err := s.runJob(j, prefill, batch)
+		j.events <- doneMsg{err: err}
+	}()
+	return s.wait()
+}
+
+func (s *Session) runJob(j *job, prefill bool, batch [][]int32) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("internal error in the forward driver: %v\n%s", p, debug.Stack())
+		}
+	}()
+	h := hook{s}
+	if prefill {
+		j.next = nil
+		l, err := s.E.Prefill(batch, h, false)
+		if err != nil {
+			return err
+		}
+		j.next = argmax(l)
+		j.done.Prefill = true
+		j.done.Generated = make([][]int32, len(batch))
+	} else {
+		j.done.Generated = make([][]int32, len(j.next))
+	}
+	for {
+		s.mu.Lock()
+		n := s.genLeft
+		if n > 0 {
+			s.genLeft--
+		}
+		s.mu.Unlock()
+		if n <= 0 {
+			return nil
+		}
+		ids := j.next
+		l, err := s.E.Decode(ids, h)
+		if err != nil {
+			return err
+		}
+		for i, id := range ids {
+			j.done.Generated[i] = append(j.done.Generated[i], id)
+		}
+		j.done.DecodeSteps++
+		j.next = argmax(l)
+	}
+}
+
+// wait receives the job's events until a stop or its end.
+func (s *Session) wait() (*Outcome, error) {
+	j := s.job
+	for ev := range j.events {
+		switch ev := ev.(type) {
+		case TraceLine:
+			if s.OnTrace != nil {
+				s.OnTrace(ev)
+			}
+		case *Stop:
+			c := *ev
+			return &Outcome{Stop: &c}, nil
+		case doneMsg:
+			s.mu.Lock()
+			s.running = false
+			s.mu.Unlock()
+			s.job = nil
+			s.next = j.next
+			if ev.err != nil {
+				if errors.Is(ev.err, ErrKilled) {
+					return nil, nil
+				}
+				return nil, ev.err
+			}
+			d := j.done
+			d.Next = j.next
+			for _, q := range s.E.Sequences() {
+				d.SeqLens = append(d.SeqLens, len(q))
+			}
+			if s.Tok != nil {
+				for i, g := range d.Generated {
+					d.GeneratedText = append(d.GeneratedText, s.Tok.Decode(g))
+					d.NextText = append(d.NextText, s.Tok.Decode(d.Next[i:i+1]))
+				}
+			}
+			return &Outcome{Done: &d}, nil
+		}
+	}
+	return nil, fmt.Errorf("internal error: the job ended without a result")
+}
+
+// argmax returns each logits row's greedy token (engine.Sampler at
+// temperature 0: lowest id on ties, as llama2.c's sample_argmax).
+func argmax(l *engine.Logits) []int32 {
+	g := engine.NewSampler(0, 0)
+	out := make([]int32, len(l.Rows))
+	for i := range out {
+		out[i] = g.Sample(l.Row(i))
+	}
+	return out
+}
+
+// at runs fn on the stopped pass's goroutine, where the tensors are valid,
+// and turns a panic in fn into an error.
+func (s *Session) at(fn func(st *stopCtx) error) error {
+	if s.job == nil || s.job.stop == nil {
+		return fmt.Errorf("%w: `run` to a breakpoint first", ErrNotStopped)
+	}
+	st := s.job.stop
+	var err error
+	req := request{done: make(chan struct{}), fn: func() {
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("internal error at %s: %v\n%s", st.ev.Site.Path, p, debug.Stack())
+			}
+		}()
+		err = fn(st)
+	}}
+	s.job.reqs <- req
+	<-req.done
+	return err
+}

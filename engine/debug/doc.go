@@ -1,0 +1,14 @@
+// Package debug is the debugger core (delve's pkg/proc role): a Session over
+// an *engine.Engine that holds the token batch, breakpoints and watches,
+// runs forward passes in a goroutine and stops them at sites (all ranks
+// together, inside engine/model.Hook.Visit), steps through sites, and answers
+// questions about the tensors at a stop (statistics, values, histograms,
+// top channels, rank comparison, call chain) and about the model (module
+// tree, layers, ranks, memory, sites).
+//
+// Every result is a plain struct of host data (numbers, shapes, strings)
+// that a front end prints or encodes as JSON: no backend tensor, device or
+// terminal type leaves this package. It imports engine, engine/model,
+// engine/tensor and inspect; it must not import a backend implementation,
+// repl/ or any terminal library.
+package debug

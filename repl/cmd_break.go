@@ -1,0 +1,85 @@
+package repl
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	hsdbg "hsdb/engine/debug"
+)
+
+func cmdBreak(t *Term, args string) error  { return breakAt(t, args, false) }
+func cmdTbreak(t *Term, args string) error { return breakAt(t, args, true) }
+
+func breakAt(t *Term, args string, temp bool) error {
+	site, cond, _ := strings.Cut(args, " if ")
+	site, cond = strings.TrimSpace(site), strings.TrimSpace(cond)
+	if strings.HasSuffix(site, " if") || site == "if" {
+		return fmt.Errorf("break: `if` needs a condition: break layers.3 if nan")
+	}
+	if site == "" || strings.ContainsAny(site, " \t") {
+		return fmt.Errorf("break: want SITE [if COND], e.g. break layers.*.mlp if absmax(output) > 100")
+	}
+	b, err := t.S.Break(site, cond, temp)
+	if err != nil {
+		return err
+	}
+	t.emit("breakpoint", b, func() string { return t.bpCreatedText(b) })
+	return nil
+}
+
+func cmdWatch(t *Term, args string) error {
+	tensor, cond, _ := strings.Cut(strings.TrimSpace(args), " ")
+	if tensor == "" || strings.TrimSpace(cond) == "" {
+		return fmt.Errorf("watch: want TENSOR COND, e.g. watch stream absmax > 500")
+	}
+	b, err := t.S.Watch(tensor, strings.TrimSpace(cond))
+	if err != nil {
+		return err
+	}
+	t.emit("breakpoint", b, func() string { return t.bpCreatedText(b) })
+	return nil
+}
+
+func parseIDs(args string) ([]int, error) {
+	var ids []int
+	for _, f := range strings.Fields(args) {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q is not a breakpoint number", f)
+		}
+		ids = append(ids, n)
+	}
+	return ids, nil
+}
+
+func cmdDelete(t *Term, args string) error {
+	ids, err := parseIDs(args)
+	if err != nil {
+		return fmt.Errorf("delete: %w", err)
+	}
+	if err := t.S.Delete(ids...); err != nil {
+		return fmt.Errorf("delete: %w", err)
+	}
+	return showBreakpoints(t)
+}
+
+func cmdEnable(t *Term, args string, on bool) error {
+	ids, err := parseIDs(args)
+	if err == nil {
+		err = t.S.Enable(on, ids...)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", map[bool]string{true: "enable", false: "disable"}[on], err)
+	}
+	return showBreakpoints(t)
+}
+
+func showBreakpoints(t *Term) error {
+	bps := t.S.Breakpoints()
+	if bps == nil {
+		bps = []hsdbg.Breakpoint{}
+	}
+	t.emit("breakpoints", bps, func() string { return t.breakpointsText(bps) })
+	return nil
+}

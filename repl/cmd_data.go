@@ -1,0 +1,234 @@
+package repl
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	hsdbg "hsdb/engine/debug"
+)
+
+// tensorArgs parses "TENSOR [extra...] [--rank R] [--seq S] [--tokens A:B]".
+func tensorArgs(cmd, args string) (string, []string, hsdbg.Slice, error) {
+	a, err := splitArgs(args)
+	if err != nil {
+		return "", nil, hsdbg.All, fmt.Errorf("%s: %w", cmd, err)
+	}
+	sl, rest, err := sliceFlags(a)
+	if err != nil {
+		return "", nil, sl, fmt.Errorf("%s: %w", cmd, err)
+	}
+	if len(rest) == 0 {
+		return "", nil, sl, fmt.Errorf("%s: which tensor? (at a stop, `print` without a name lists them)", cmd)
+	}
+	return rest[0], rest[1:], sl, nil
+}
+
+func cmdPrint(t *Term, args string) error {
+	if strings.TrimSpace(args) == "" {
+		st := t.S.Stopped()
+		if st == nil {
+			return fmt.Errorf("print: %w", hsdbg.ErrNotStopped)
+		}
+		return fmt.Errorf("print: which tensor? %s shows %s", st.Site, strings.Join(st.Tensors, ", "))
+	}
+	return t.printExpr(args, "")
+}
+
+// printExpr runs print's arguments (also for displays); title prefixes
+// the report's heading.
+func (t *Term) printExpr(args, title string) error {
+	name, index, hasIndex, rest, err := cutIndex(strings.TrimSpace(args))
+	if err != nil {
+		return fmt.Errorf("print: %w", err)
+	}
+	_, extra, sl, err := tensorArgs("print", name+" "+rest)
+	if err != nil {
+		return err
+	}
+	if len(extra) > 0 {
+		return fmt.Errorf("print: unexpected %q", strings.Join(extra, " "))
+	}
+	if hasIndex {
+		idx, err := hsdbg.ParseIndex(index)
+		if err != nil {
+			return fmt.Errorf("print: %w", err)
+		}
+		rep, err := t.S.Values(name, idx, sl)
+		if err != nil {
+			return err
+		}
+		t.emit("values", rep, func() string { return title + t.valuesText(rep) })
+		return nil
+	}
+	rep, err := t.S.Print(name, sl)
+	if err != nil {
+		return err
+	}
+	t.emit("print", rep, func() string { return title + t.printText(rep) })
+	return nil
+}
+
+func cmdHist(t *Term, args string) error {
+	name, extra, sl, err := tensorArgs("hist", args)
+	if err != nil {
+		return err
+	}
+	if len(extra) > 0 {
+		return fmt.Errorf("hist: unexpected %q", strings.Join(extra, " "))
+	}
+	rep, err := t.S.Hist(name, t.opts.bins, sl)
+	if err != nil {
+		return err
+	}
+	t.emit("hist", rep, func() string { return t.histText(rep) })
+	return nil
+}
+
+func cmdTop(t *Term, args string) error {
+	name, extra, sl, err := tensorArgs("top", args)
+	if err != nil {
+		return err
+	}
+	k := 10
+	if len(extra) > 1 {
+		return fmt.Errorf("top: unexpected %q", strings.Join(extra[1:], " "))
+	}
+	if len(extra) == 1 {
+		if k, err = strconv.Atoi(extra[0]); err != nil || k < 1 {
+			return fmt.Errorf("top: K %q: want a positive integer", extra[0])
+		}
+	}
+	rep, err := t.S.Top(name, k, sl)
+	if err != nil {
+		return err
+	}
+	t.emit("top", rep, func() string { return t.topText(rep) })
+	return nil
+}
+
+func cmdRanks(t *Term, args string) error {
+	name, extra, sl, err := tensorArgs("ranks", args)
+	if err != nil {
+		return err
+	}
+	if len(extra) > 0 {
+		return fmt.Errorf("ranks: unexpected %q", strings.Join(extra, " "))
+	}
+	if sl.Rank >= 0 {
+		return fmt.Errorf("ranks compares every rank: --rank does not apply")
+	}
+	rep, err := t.S.Ranks(name, sl)
+	if err != nil {
+		return err
+	}
+	t.emit("ranks", rep, func() string { return t.ranksText(rep) })
+	return nil
+}
+
+func cmdDisplay(t *Term, args string) error {
+	args = strings.TrimSpace(args)
+	if args == "" {
+		return showDisplaysList(t)
+	}
+	// Check the expression parses; it is evaluated at every stop.
+	name, index, hasIndex, rest, err := cutIndex(args)
+	if err != nil {
+		return fmt.Errorf("display: %w", err)
+	}
+	if _, _, _, err := tensorArgs("display", name+" "+rest); err != nil {
+		return err
+	}
+	if hasIndex {
+		if _, err := hsdbg.ParseIndex(index); err != nil {
+			return fmt.Errorf("display: %w", err)
+		}
+	}
+	d := display{ID: t.nextDisp, Expr: args}
+	t.nextDisp++
+	t.displays = append(t.displays, d)
+	t.emit("display", d, func() string { return fmt.Sprintf("display %d: print %s", d.ID, d.Expr) })
+	if t.S.Stopped() != nil {
+		return t.printExpr(d.Expr, fmt.Sprintf("display %d: ", d.ID))
+	}
+	return nil
+}
+
+func showDisplaysList(t *Term) error {
+	ds := append([]display{}, t.displays...)
+	t.emit("displays", ds, func() string {
+		if len(ds) == 0 {
+			return "no displays"
+		}
+		tb := newTable("id", "expression")
+		for _, d := range ds {
+			tb.add(strconv.Itoa(d.ID), d.Expr)
+		}
+		return tb.render(t.st)
+	})
+	return nil
+}
+
+func cmdUndisplay(t *Term, args string) error {
+	ids, err := parseIDs(args)
+	if err != nil {
+		return fmt.Errorf("undisplay: %w", err)
+	}
+	if len(ids) == 0 {
+		t.displays = nil
+		return showDisplaysList(t)
+	}
+	for _, id := range ids {
+		found := false
+		for _, d := range t.displays {
+			found = found || d.ID == id
+		}
+		if !found {
+			return fmt.Errorf("undisplay: no display number %d", id)
+		}
+	}
+	keep := t.displays[:0]
+	for _, d := range t.displays {
+		if !containsInt(ids, d.ID) {
+			keep = append(keep, d)
+		}
+	}
+	t.displays = keep
+	return showDisplaysList(t)
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, y := range xs {
+		if x == y {
+			return true
+		}
+	}
+	return false
+}
+
+func cmdBacktrace(t *Term, args string) error {
+	if args != "" {
+		return fmt.Errorf("bt takes no arguments")
+	}
+	frames, err := t.S.Backtrace()
+	if err != nil {
+		return err
+	}
+	t.emit("backtrace", frames, func() string { return t.backtraceText(frames) })
+	return nil
+}
+
+func cmdTrace(t *Term, args string) error {
+	switch strings.TrimSpace(args) {
+	case "on":
+		t.S.SetTrace(true)
+	case "off":
+		t.S.SetTrace(false)
+	case "":
+	default:
+		return fmt.Errorf("trace: want on or off")
+	}
+	on := t.S.Tracing()
+	t.emit("trace", map[string]bool{"on": on}, func() string { return "trace " + showOnOff(on) })
+	return nil
+}

@@ -1,0 +1,42 @@
+package repl
+
+import (
+	"fmt"
+	"strings"
+)
+
+func cmdInfo(t *Term, args string) error {
+	switch strings.TrimSpace(args) {
+	case "model":
+		m := t.S.Model()
+		t.emit("model", m, func() string { return t.modelText(m) })
+	case "layers":
+		l := t.S.Layers()
+		t.emit("layers", l, func() string { return t.layersText(l) })
+	case "ranks":
+		r := t.S.RankInfos()
+		t.emit("ranks", r, func() string { return t.rankInfoText(r) })
+	case "memory":
+		m := t.S.Memory()
+		t.emit("memory", m, func() string { return t.memoryText(m) })
+	case "sites":
+		s := t.S.Sites()
+		t.emit("sites", s, func() string { return t.sitesText(s) })
+	case "break", "breakpoints", "watch":
+		return showBreakpoints(t)
+	case "display":
+		return showDisplaysList(t)
+	default:
+		return fmt.Errorf("info: want one of model, layers, ranks, memory, sites, break, display")
+	}
+	return nil
+}
+
+func cmdTree(t *Term, args string) error {
+	nodes, err := t.S.ModuleTree(strings.TrimSpace(args))
+	if err != nil {
+		return err
+	}
+	t.emit("tree", nodes, func() string { return t.treeText(nodes) })
+	return nil
+}

@@ -1,0 +1,135 @@
+package repl
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	hsdbg "hsdb/engine/debug"
+)
+
+// batchView is what `input` reports: the sequences with their lengths.
+type batchView struct {
+	Seqs    [][]int32 `json:"seqs"`
+	SeqLens []int     `json:"seq_lens"`
+	Tokens  int       `json:"tokens"`
+	Text    []string  `json:"text,omitempty"`
+}
+
+func cmdInput(t *Term, args string) error {
+	if args != "" {
+		var seqs [][]int32
+		for _, part := range strings.Split(args, ";") {
+			kind, rest, _ := strings.Cut(strings.TrimSpace(part), " ")
+			rest = strings.TrimSpace(rest)
+			switch kind {
+			case "ids":
+				ids, err := hsdbg.ParseIDs(rest)
+				if err != nil {
+					return fmt.Errorf("input: %w", err)
+				}
+				seqs = append(seqs, ids)
+			case "text":
+				a, err := splitArgs(rest)
+				if err != nil || len(a) != 1 {
+					return fmt.Errorf("input text: want one quoted text: input text \"Once upon a time\"")
+				}
+				ids, err := t.S.Encode(a[0])
+				if err != nil {
+					return err
+				}
+				seqs = append(seqs, ids)
+			case "file":
+				a, err := splitArgs(rest)
+				if err != nil || len(a) != 1 {
+					return fmt.Errorf("input file: want one path")
+				}
+				more, err := t.S.ReadJSONL(a[0])
+				if err != nil {
+					return err
+				}
+				seqs = append(seqs, more...)
+			default:
+				return fmt.Errorf("input: %q: want ids, text or file (input ids 1,2,3 ; ids 4,5)", kind)
+			}
+		}
+		if err := t.S.SetBatch(seqs); err != nil {
+			return err
+		}
+	}
+	b := t.S.Batch()
+	if b == nil {
+		return fmt.Errorf("input: no batch yet: input ids 1,2,3 ; ids 4,5")
+	}
+	v := batchView{Seqs: b}
+	for _, q := range b {
+		v.SeqLens = append(v.SeqLens, len(q))
+		v.Tokens += len(q)
+		if t.S.Tok != nil {
+			v.Text = append(v.Text, t.S.Decode(q))
+		}
+	}
+	t.emit("batch", v, func() string { return t.batchText(v) })
+	return nil
+}
+
+func cmdRun(t *Term, args string) error {
+	if args != "" {
+		return fmt.Errorf("run takes no arguments (set the batch with input)")
+	}
+	return t.outcome(t.S.Run())
+}
+
+func cmdContinue(t *Term, _ string) error { return t.outcome(t.S.Continue()) }
+func cmdStep(t *Term, _ string) error     { return t.outcome(t.S.Step()) }
+func cmdNext(t *Term, _ string) error     { return t.outcome(t.S.Next()) }
+func cmdFinish(t *Term, _ string) error   { return t.outcome(t.S.Finish()) }
+
+func cmdUntil(t *Term, args string) error {
+	if args == "" {
+		return fmt.Errorf("until: which site? until layers.3")
+	}
+	return t.outcome(t.S.Until(args))
+}
+
+func cmdGen(t *Term, args string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(args))
+	if err != nil {
+		return fmt.Errorf("gen: want a number of decode steps: gen 8")
+	}
+	return t.outcome(t.S.Gen(n))
+}
+
+// outcome prints the result of a command that ran the model: the stop and
+// the displays, or the end of the job.
+func (t *Term) outcome(o *hsdbg.Outcome, err error) error {
+	if err != nil {
+		return err
+	}
+	if o == nil {
+		return nil
+	}
+	if o.Stop != nil {
+		t.emit("stop", o.Stop, func() string { return t.stopText(o.Stop) })
+		t.showDisplays()
+		return nil
+	}
+	t.emit("done", o.Done, func() string { return t.doneText(o.Done) })
+	return nil
+}
+
+// showDisplays prints every display at a stop. A display whose tensor the
+// site does not show is skipped (sites differ in what they show); any
+// other error is printed and the others go on.
+func (t *Term) showDisplays() {
+	for _, d := range t.displays {
+		err := t.printExpr(d.Expr, fmt.Sprintf("display %d: ", d.ID))
+		if errors.Is(err, hsdbg.ErrNoTensor) {
+			continue
+		}
+		if err != nil {
+			t.PrintError(fmt.Errorf("display %d (%s): %w", d.ID, d.Expr, err))
+		}
+	}
+}

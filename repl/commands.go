@@ -1,0 +1,155 @@
+package repl
+
+import "strings"
+
+// command is one entry of the command table: its names (the first is the
+// command, the rest aliases), its group in `help`, a usage line, help text
+// (the first line is the summary), a completer for its arguments, and the
+// func that runs it.
+type command struct {
+	aliases  []string
+	group    string
+	usage    string
+	help     string
+	complete func(t *Term, args []string, word string) []string
+	fn       func(t *Term, args string) error
+	noRepeat bool // an empty line does not repeat it
+}
+
+func (c *command) name() string { return c.aliases[0] }
+
+func (c *command) summary() string {
+	s, _, _ := strings.Cut(c.help, "\n")
+	return s
+}
+
+// groups orders the groups of `help` and of the README reference.
+var groups = []string{"running", "breakpoints", "data", "model", "session"}
+
+// commands is the one command table; `help`, completion and the README
+// reference are generated from it.
+var commands []*command
+
+func init() {
+	commands = []*command{
+		// running
+		{aliases: []string{"input"}, group: "running", noRepeat: true,
+			usage: `input ids 1,2,3 [; ids 4,5] | input text "..." [; text "..."] | input file F.jsonl | input`,
+			help: "Set the token batch of the next run.\n" +
+				"Sequences are separated by ';' and flattened into one batch as vLLM does ([tokens] with seq_lens). " +
+				"`text` encodes with the model's tokenizer and prepends BOS; `file` reads JSON lines, each {\"text\": ...} or {\"input_ids\": [...]}. " +
+				"Without arguments, shows the batch.",
+			complete: completeInput, fn: cmdInput},
+		{aliases: []string{"run", "r"}, group: "running", noRepeat: true, usage: "run",
+			help: "Start a forward pass (prefill) over the batch.\n" +
+				"A pass already stopped is aborted and started again. It runs to the first breakpoint, watch or Ctrl-C, or to the end, " +
+				"where it prints each sequence's greedy next token.",
+			fn: cmdRun},
+		{aliases: []string{"continue", "c"}, group: "running", usage: "continue",
+			help: "Resume the stopped pass until the next breakpoint, watch or the end.", fn: cmdContinue},
+		{aliases: []string{"step", "s"}, group: "running", usage: "step",
+			help: "Resume until the next site, entering sub-modules.\nSites are visited when their module returns, in the order of `info sites`.", fn: cmdStep},
+		{aliases: []string{"next", "n"}, group: "running", usage: "next",
+			help: "Resume until the next site at the same depth or shallower.\nSub-modules of the next module are stepped over; at the last child, stops at the parent's site.", fn: cmdNext},
+		{aliases: []string{"finish"}, group: "running", usage: "finish",
+			help: "Resume until the enclosing module returns (its site).", fn: cmdFinish},
+		{aliases: []string{"until", "u"}, group: "running", usage: "until SITE",
+			help: "Resume until a site matching SITE (breakpoints still stop).", complete: completeSites, fn: cmdUntil},
+		{aliases: []string{"gen"}, group: "running", usage: "gen N",
+			help: "Run N decode steps, stopping at breakpoints inside each.\n" +
+				"Each sequence is fed its greedy (argmax) token. Stopped in a step, the step is finished first; otherwise decoding continues the last completed run.",
+			fn: cmdGen},
+
+		// breakpoints
+		{aliases: []string{"break", "b"}, group: "breakpoints", usage: "break SITE [if COND]", noRepeat: true,
+			help: "Stop at every site matching SITE, when COND holds on some rank.\n" +
+				"SITE is a module path without `model.`, with `*` for any one component and a-b for a range: layers.3, layers.*.mlp, layers.2-5, lm_head. " +
+				"COND is an expression over statistics of the site's tensors on a rank: absmax(residual) > 1e4, std(hidden_states) == 0, nan, inf, rank == 3; " +
+				"statistics: mean std min max absmax l2 nan inf zeros count; names: rank step layer tokens; operators: == != < <= > >= && || ! + - * / ( ).",
+			complete: completeBreak, fn: cmdBreak},
+		{aliases: []string{"tbreak"}, group: "breakpoints", usage: "tbreak SITE [if COND]", noRepeat: true,
+			help: "Like break, but deleted after it stops once.", complete: completeBreak, fn: cmdTbreak},
+		{aliases: []string{"watch"}, group: "breakpoints", usage: "watch TENSOR COND", noRepeat: true,
+			help: "Stop at the first site where COND on TENSOR becomes true.\n" +
+				"Statistics written alone apply to TENSOR: watch stream absmax > 500. It fires again only after COND was false at a site showing TENSOR; each step starts afresh.",
+			complete: completeTensors, fn: cmdWatch},
+		{aliases: []string{"delete", "d"}, group: "breakpoints", usage: "delete [N...]", noRepeat: true,
+			help: "Delete breakpoints and watches N, or all of them.", fn: cmdDelete},
+		{aliases: []string{"enable"}, group: "breakpoints", usage: "enable [N...]", noRepeat: true,
+			help: "Enable breakpoints N, or all.", fn: func(t *Term, a string) error { return cmdEnable(t, a, true) }},
+		{aliases: []string{"disable"}, group: "breakpoints", usage: "disable [N...]", noRepeat: true,
+			help: "Disable breakpoints N, or all.", fn: func(t *Term, a string) error { return cmdEnable(t, a, false) }},
+
+		// data
+		{aliases: []string{"print", "p"}, group: "data", usage: "print TENSOR[ROWS, COLS] [--rank R] [--seq S] [--tokens A:B]",
+			help: "Statistics of a tensor at the stop, one row per rank, or its values.\n" +
+				"Columns: shape, dtype, sharding, then the statistics of `set stats` (std is the population std, ddof=0 like torch.std(unbiased=False)), " +
+				"and for replicated tensors max |Δ| against rank 0. Sharded tensors get a `gathered` row, partial sums a `sum` row. " +
+				"--seq S selects one sequence of the batch, --tokens A:B its tokens (or the batch's). " +
+				"With an index, prints values: print hidden_states[3, :8] (rows after --seq/--tokens; columns of each rank's tensor, and of the full tensor in the gathered row).",
+			complete: completeTensors, fn: cmdPrint},
+		{aliases: []string{"hist"}, group: "data", usage: "hist TENSOR [--rank R] [--seq S] [--tokens A:B]",
+			help:     "Terminal histogram of a tensor's finite values.\nDefault source: rank 0 for replicated tensors, the gathered tensor for sharded or partial ones.",
+			complete: completeTensors, fn: cmdHist},
+		{aliases: []string{"top"}, group: "data", usage: "top TENSOR [K] [--rank R] [--seq S] [--tokens A:B]",
+			help:     "The K (10) channels with the largest |value| (massive activations).\nEach with its value, the token where it occurs (sequence, position) and its ratio to the median |value|.",
+			complete: completeTensors, fn: cmdTop},
+		{aliases: []string{"ranks"}, group: "data", usage: "ranks TENSOR [--seq S] [--tokens A:B]",
+			help:     "Compare a tensor between every pair of ranks.\nRelations: equal, diverged (with the first differing [row, col] and max |Δ|), shard of (different columns of one tensor), addends (partial sums).",
+			complete: completeTensors, fn: cmdRanks},
+		{aliases: []string{"display"}, group: "data", usage: "display [TENSOR [flags]]",
+			help:     "Print TENSOR (as print does) at every stop; without arguments, list the displays.",
+			complete: completeTensors, fn: cmdDisplay},
+		{aliases: []string{"undisplay"}, group: "data", usage: "undisplay [N...]",
+			help: "Remove displays N, or all.", fn: cmdUndisplay},
+		{aliases: []string{"bt", "where", "backtrace"}, group: "data", usage: "bt",
+			help: "The call chain at the stop, outermost first.\nEach frame: vLLM class, site, and input shapes per rank; the innermost frame also its output tensors.", fn: cmdBacktrace},
+		{aliases: []string{"trace"}, group: "data", usage: "trace on|off",
+			help:     "Print every site the pass visits, with its tensors' shapes on rank 0.",
+			complete: words("on", "off"), fn: cmdTrace},
+
+		// model
+		{aliases: []string{"info", "i"}, group: "model", usage: "info model|layers|ranks|memory|sites|break|display",
+			help: "Facts about the model and the session.\nmodel: architecture, sizes, dtypes, parameters, world size; layers: decoder layers; ranks: device and weight shards per rank; " +
+				"memory: device bytes per rank; sites: every site in visit order with its tensors; break: breakpoints and watches; display: displays.",
+			complete: words("model", "layers", "ranks", "memory", "sites", "break", "display"), fn: cmdInfo},
+		{aliases: []string{"tree"}, group: "model", usage: "tree [SITE]",
+			help: "The module tree (vLLM classes) with parameter counts and each weight's per-rank shard shape.", complete: completeSites, fn: cmdTree},
+
+		// session
+		{aliases: []string{"set"}, group: "session", usage: "set OPTION VALUE", noRepeat: true,
+			help:     "Set an option (`show` lists them): colour, precision, stats, errors, echo, bins, width, json.",
+			complete: completeOptions, fn: cmdSet},
+		{aliases: []string{"show"}, group: "session", usage: "show [OPTION]",
+			help: "Show options and their values.", complete: completeOptions, fn: cmdShow},
+		{aliases: []string{"source"}, group: "session", usage: "source FILE", noRepeat: true,
+			help: "Run the commands of FILE, one per line (# starts a comment).", complete: completeFiles, fn: cmdSource},
+		{aliases: []string{"echo"}, group: "session", usage: "echo TEXT",
+			help: "Print TEXT.", fn: cmdEcho},
+		{aliases: []string{"help", "h"}, group: "session", usage: "help [COMMAND]",
+			help: "List the commands, or explain one.", complete: completeCommands, fn: cmdHelp},
+		{aliases: []string{"quit", "q", "exit"}, group: "session", usage: "quit", noRepeat: true,
+			help: "Leave hsdb (Ctrl-D too).", fn: func(*Term, string) error { return ErrQuit }},
+	}
+	seen := map[string]bool{}
+	for _, c := range commands {
+		for _, a := range c.aliases {
+			if seen[a] {
+				panic("repl: command name " + a + " used twice")
+			}
+			seen[a] = true
+		}
+	}
+}
+
+// lookup returns the command called name (or an alias of it), or nil.
+func lookup(name string) *command {
+	for _, c := range commands {
+		for _, a := range c.aliases {
+			if a == name {
+				return c
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,223 @@
+package repl
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	hsdbg "hsdb/engine/debug"
+)
+
+func (t *Term) heading(site, tensor string, step int, extra string) string {
+	return fmt.Sprintf("%s %s  %s%s", t.st.Site.Render(site), tensor, stepName(step), extra)
+}
+
+func (t *Term) statCell(r hsdbg.RankStats, name string) string {
+	v, _ := r.Stats.Get(name)
+	switch name {
+	case "nan", "inf", "zeros", "count":
+		s := strconv.FormatInt(int64(v), 10)
+		if (name == "nan" || name == "inf") && v > 0 {
+			return t.st.Bad.Render(s)
+		}
+		return s
+	}
+	return t.num(v)
+}
+
+// printText renders print's table: one row per rank, then the gathered row.
+func (t *Term) printText(rep *hsdbg.TensorReport) string {
+	extra := fmt.Sprintf("  rows %d:%d", rep.Rows.Lo, rep.Rows.Hi)
+	if rep.Seq >= 0 {
+		extra += fmt.Sprintf(" (seq %d)", rep.Seq)
+	}
+	head := append([]string{"rank", "shape", "dtype", "shard"}, t.opts.stats...)
+	head = append(head, "|Δ| vs rank0")
+	tb := newTable(head...)
+	for i := 4; i < len(head); i++ {
+		tb.alignRight(i)
+	}
+	row := func(r hsdbg.RankStats, label string) {
+		cells := []string{label, t.st.Shape.Render(shape(r.Shape)), r.DType, r.Shard}
+		if strings.HasPrefix(r.Shard, "sharded") || r.Shard == "partial(sum)" {
+			cells[3] = t.st.Warn.Render(r.Shard)
+		}
+		for _, s := range t.opts.stats {
+			cells = append(cells, t.statCell(r, s))
+		}
+		switch {
+		case r.DiffRank0 == nil:
+			cells = append(cells, "")
+		case r.Diverged:
+			cells = append(cells, t.st.Bad.Render(t.num(*r.DiffRank0)+" DIVERGED"))
+		default:
+			cells = append(cells, t.num(*r.DiffRank0))
+		}
+		tb.add(cells...)
+	}
+	for _, r := range rep.Ranks {
+		row(r, strconv.Itoa(r.Rank))
+	}
+	if g := rep.Gathered; g != nil {
+		row(*g, t.st.Dim.Render(g.Label))
+	}
+	return t.heading(rep.Site, rep.Tensor, rep.Step, extra) + "\n" + tb.render(t.st)
+}
+
+func (t *Term) valuesText(rep *hsdbg.ValuesReport) string {
+	var b strings.Builder
+	b.WriteString(t.heading(rep.Site, rep.Tensor, rep.Step, "") + "\n")
+	one := func(v hsdbg.RankValues) {
+		label := "rank " + v.Label
+		if v.Rank < 0 {
+			label = t.st.Dim.Render(v.Label)
+		}
+		fmt.Fprintf(&b, "%s  [%d:%d, %d:%d]  %s\n", label, v.Rows.Lo, v.Rows.Hi, v.Cols.Lo, v.Cols.Hi, v.Shard)
+		for i, row := range v.Values {
+			cells := make([]string, len(row))
+			for j, x := range row {
+				cells[j] = t.num(x)
+				if math.IsNaN(x) || math.IsInf(x, 0) {
+					cells[j] = t.st.Bad.Render(cells[j])
+				}
+			}
+			fmt.Fprintf(&b, "  %d: [%s]\n", v.Rows.Lo+i, strings.Join(cells, ", "))
+		}
+	}
+	for _, v := range rep.Ranks {
+		one(v)
+	}
+	if rep.Gathered != nil {
+		one(*rep.Gathered)
+	}
+	return b.String()
+}
+
+func (t *Term) histText(rep *hsdbg.HistReport) string {
+	var b strings.Builder
+	h := rep.Hist
+	fmt.Fprintf(&b, "%s\n%s %s  mean %s  std %s  min %s  max %s\n", t.heading(rep.Site, rep.Tensor, rep.Step, ""), rep.Source,
+		t.st.Shape.Render(shape(rep.Shape)), t.num(rep.Stats.Mean), t.num(rep.Stats.Std), t.num(rep.Stats.Min), t.num(rep.Stats.Max))
+	var peak int64
+	for _, c := range h.Counts {
+		peak = max(peak, c)
+	}
+	tb := newTable().alignRight(0, 1, 3)
+	for i, c := range h.Counts {
+		n := 0
+		if peak > 0 {
+			n = int(math.Round(float64(c) / float64(peak) * float64(t.opts.width)))
+		}
+		if c > 0 && n == 0 {
+			n = 1
+		}
+		tb.add("["+t.num(h.Edge(i)), t.num(h.Edge(i+1))+")", strings.Repeat("█", n), strconv.FormatInt(c, 10))
+	}
+	b.WriteString(tb.render(t.st))
+	if h.NaN > 0 || h.Inf > 0 {
+		b.WriteString(t.st.Bad.Render(fmt.Sprintf("not shown: %d NaN, %d Inf", h.NaN, h.Inf)) + "\n")
+	}
+	return b.String()
+}
+
+func (t *Term) topText(rep *hsdbg.TopReport) string {
+	tb := newTable("#", "channel", "value", "×median", "token", "seq", "pos").alignRight(0, 1, 2, 3, 4, 5, 6)
+	for i, c := range rep.Channels {
+		seq, pos := "", ""
+		if c.Seq >= 0 {
+			seq, pos = strconv.Itoa(c.Seq), strconv.Itoa(c.Pos)
+		}
+		ratio := t.num(c.Ratio)
+		if c.Ratio >= 100 {
+			ratio = t.st.Warn.Render(ratio)
+		}
+		tb.add(strconv.Itoa(i+1), strconv.Itoa(c.Col), t.num(c.Value), ratio, strconv.Itoa(c.Row), seq, pos)
+	}
+	return fmt.Sprintf("%s\n%s, median |value| %s\n%s", t.heading(rep.Site, rep.Tensor, rep.Step, ""), rep.Source, t.num(rep.MedianAb), tb.render(t.st))
+}
+
+func (t *Term) ranksText(rep *hsdbg.RanksReport) string {
+	var b strings.Builder
+	b.WriteString(t.heading(rep.Site, rep.Tensor, rep.Step, "") + "\n")
+	for r, s := range rep.Shards {
+		fmt.Fprintf(&b, "  rank %d: %s\n", r, s)
+	}
+	if len(rep.Pairs) == 0 {
+		b.WriteString("one rank: nothing to compare\n")
+		return b.String()
+	}
+	tb := newTable("ranks", "relation", "first diff [row, col]", "values", "max |Δ|", "differ", "detail")
+	for _, p := range rep.Pairs {
+		rel := p.Relation
+		switch rel {
+		case "equal":
+			rel = t.st.Good.Render(rel)
+		case "diverged":
+			rel = t.st.Bad.Render(rel)
+		}
+		first, vals, mx, n := "", "", "", ""
+		if p.First != nil {
+			first = fmt.Sprintf("[%d, %d]", p.First[0], p.First[1])
+			vals = t.num(p.ValA) + " vs " + t.num(p.ValB)
+			mx = t.num(p.MaxAbs)
+			n = strconv.FormatInt(p.Differ, 10)
+		}
+		tb.add(fmt.Sprintf("%d-%d", p.A, p.B), rel, first, vals, mx, n, t.st.Dim.Render(p.Detail))
+	}
+	b.WriteString(tb.render(t.st))
+	return b.String()
+}
+
+// shapesPerRank shows shapes once when every rank agrees, else per rank.
+func shapesPerRank(per [][]int) string {
+	same := true
+	for _, s := range per[1:] {
+		same = same && shape(s) == shape(per[0])
+	}
+	if same {
+		return shape(per[0])
+	}
+	var parts []string
+	for r, s := range per {
+		parts = append(parts, fmt.Sprintf("r%d %s", r, shape(s)))
+	}
+	return strings.Join(parts, " ")
+}
+
+func (t *Term) backtraceText(frames []hsdbg.Frame) string {
+	var b strings.Builder
+	for _, f := range frames {
+		site := f.Site
+		if site == "" {
+			site = "(root)"
+		}
+		fmt.Fprintf(&b, "#%d  %s%s  %s", f.Level, strings.Repeat("  ", f.Level), t.st.Site.Render(site), f.Class)
+		if len(f.Inputs) > 0 && len(f.Inputs[0]) > 0 {
+			var ins []string
+			for i := range f.Inputs[0] {
+				per := make([][]int, len(f.Inputs))
+				for r := range f.Inputs {
+					if i < len(f.Inputs[r]) {
+						per[r] = f.Inputs[r][i]
+					}
+				}
+				ins = append(ins, t.st.Shape.Render(shapesPerRank(per)))
+			}
+			fmt.Fprintf(&b, "  in: %s", strings.Join(ins, ", "))
+		}
+		b.WriteString("\n")
+		if len(f.Outputs) > 0 {
+			var outs []string
+			for i, o := range f.Outputs[0] {
+				per := make([][]int, len(f.Outputs))
+				for r := range f.Outputs {
+					per[r] = f.Outputs[r][i].Shape
+				}
+				outs = append(outs, o.Name+" "+t.st.Shape.Render(shapesPerRank(per)))
+			}
+			fmt.Fprintf(&b, "    %s out: %s\n", strings.Repeat("  ", f.Level), strings.Join(outs, ", "))
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,125 @@
+package repl
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	hsdbg "hsdb/engine/debug"
+)
+
+// byteSize formats a byte count in binary units.
+func byteSize(n int64) string {
+	f := float64(n)
+	for _, u := range []string{"B", "KiB", "MiB", "GiB"} {
+		if f < 1024 || u == "GiB" {
+			if u == "B" {
+				return fmt.Sprintf("%d B", n)
+			}
+			return fmt.Sprintf("%.1f %s", f, u)
+		}
+		f /= 1024
+	}
+	return ""
+}
+
+func (t *Term) modelText(m hsdbg.ModelInfo) string {
+	tb := newTable()
+	add := func(k, v string) { tb.add(t.st.Dim.Render(k), v) }
+	add("path", m.Path)
+	add("architecture", m.Arch+" ("+m.ModelType+")")
+	add("hidden_size", strconv.Itoa(m.Hidden))
+	add("num_hidden_layers", strconv.Itoa(m.Layers))
+	add("heads", fmt.Sprintf("%d query, %d key/value, head_dim %d", m.Heads, m.KVHeads, m.HeadDim))
+	add("intermediate_size", strconv.Itoa(m.Intermediate))
+	add("vocab_size", strconv.Itoa(m.Vocab))
+	add("max_position", strconv.Itoa(m.MaxPos))
+	add("tied embeddings", strconv.FormatBool(m.Tied))
+	add("dtype", m.DType+" (activations "+m.ActDType+")")
+	add("parameters", strconv.FormatInt(m.Params, 10))
+	add("world size", strconv.Itoa(m.World))
+	var per []string
+	for r, d := range m.Devices {
+		per = append(per, fmt.Sprintf("rank %d %s %s", r, d, byteSize(m.Memory[r])))
+	}
+	add("devices", strings.Join(per, "; "))
+	if m.Skipped != "" {
+		add("not loaded", m.Skipped)
+	}
+	return tb.render(t.st)
+}
+
+func (t *Term) layersText(ls []hsdbg.LayerInfo) string {
+	tb := newTable("layer", "site", "class", "params", "modules").alignRight(0, 3)
+	for _, l := range ls {
+		tb.add(strconv.Itoa(l.Layer), t.st.Site.Render(l.Site), l.Class, strconv.FormatInt(l.Params, 10), strings.Join(l.Modules, ", "))
+	}
+	return tb.render(t.st)
+}
+
+func (t *Term) rankInfoText(rs []hsdbg.RankInfo) string {
+	var b strings.Builder
+	for _, r := range rs {
+		fmt.Fprintf(&b, "rank %d  %s  activations %s\n", r.Rank, r.Device, r.ActDType)
+		for _, s := range r.Shards {
+			fmt.Fprintf(&b, "  %s\n", s)
+		}
+	}
+	return b.String()
+}
+
+func (t *Term) memoryText(ms []hsdbg.MemoryInfo) string {
+	tb := newTable("rank", "in use", "kv cache").alignRight(0, 1, 2)
+	for _, m := range ms {
+		tb.add(strconv.Itoa(m.Rank), byteSize(m.InUse), byteSize(m.KVCache))
+	}
+	return tb.render(t.st)
+}
+
+func (t *Term) sitesText(ss []hsdbg.SiteInfo) string {
+	tb := newTable("#", "site", "class", "tensors").alignRight(0)
+	for _, s := range ss {
+		tb.add(strconv.Itoa(s.Index), strings.Repeat("  ", s.Depth-1)+t.st.Site.Render(s.Site), s.Class, strings.Join(s.Tensors, ", "))
+	}
+	return tb.render(t.st)
+}
+
+func (t *Term) treeText(nodes []hsdbg.TreeNode) string {
+	var b strings.Builder
+	for _, n := range nodes {
+		ind := strings.Repeat("  ", n.Depth)
+		name := n.Name
+		if name == "" {
+			name = "(root)"
+		}
+		fmt.Fprintf(&b, "%s%s  %s  %s\n", ind, t.st.Site.Render(name), n.Class, t.st.Dim.Render(strconv.FormatInt(n.Params, 10)+" params"))
+		for _, w := range n.Weights {
+			split := "replicated"
+			if w.Dim >= 0 {
+				var per []string
+				for r, s := range w.RankShapes {
+					per = append(per, fmt.Sprintf("r%d %s", r, shape(s)))
+				}
+				split = fmt.Sprintf("split dim %d: %s", w.Dim, strings.Join(per, " "))
+			}
+			fmt.Fprintf(&b, "%s  · %s %s  %s\n", ind, shortName(w.Name, n.Path), t.st.Shape.Render(shape(w.Shape)), t.st.Dim.Render(split))
+		}
+	}
+	return b.String()
+}
+
+// shortName is a weight's name relative to the nearest module path
+// enclosing it (gate_up_proj's weights are named under mlp).
+func shortName(w, path string) string {
+	for p := path; p != ""; {
+		if strings.HasPrefix(w, p+".") {
+			return w[len(p)+1:]
+		}
+		i := strings.LastIndex(p, ".")
+		if i < 0 {
+			break
+		}
+		p = p[:i]
+	}
+	return w
+}

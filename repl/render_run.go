@@ -1,0 +1,139 @@
+package repl
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	hsdbg "hsdb/engine/debug"
+	"hsdb/engine/tensor"
+)
+
+// num formats a statistic with the precision option's significant digits.
+func (t *Term) num(v float64) string { return strconv.FormatFloat(v, 'g', t.opts.precision, 64) }
+
+func shape(s []int) string { return tensor.ShapeString(s) }
+
+func seqLens(lens []int) string {
+	var parts []string
+	for i, n := range lens {
+		parts = append(parts, fmt.Sprintf("seq %d: %d", i, n))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func stepName(step int) string {
+	if step == 0 {
+		return "step 0 (prefill)"
+	}
+	return fmt.Sprintf("step %d (decode)", step)
+}
+
+func (t *Term) batchText(v batchView) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "batch: %d sequence(s), %d tokens (%s)\n", len(v.Seqs), v.Tokens, seqLens(v.SeqLens))
+	for i, q := range v.Seqs {
+		ids := make([]string, len(q))
+		for j, id := range q {
+			ids[j] = strconv.Itoa(int(id))
+		}
+		line := fmt.Sprintf("  seq %d: [%s]", i, strings.Join(ids, ", "))
+		if i < len(v.Text) {
+			line += "  " + t.st.Dim.Render(strconv.Quote(v.Text[i]))
+		}
+		b.WriteString(line + "\n")
+	}
+	return b.String()
+}
+
+// stopText: "Stopped at model.layers.2 (LlamaDecoderLayer)  step 0 (prefill)
+// tokens 8 (seq 0: 5, seq 1: 3)  [breakpoint 1]".
+func (t *Term) stopText(s *hsdbg.Stop) string {
+	var seqs []string
+	for i, n := range s.SeqLens {
+		seqs = append(seqs, fmt.Sprintf("seq %d: %d", s.Seqs[i], n))
+	}
+	return fmt.Sprintf("Stopped at %s (%s)  %s  tokens %d (%s)  %s\n  %s",
+		t.st.Site.Render(s.Site), s.Class, stepName(s.Step), s.Tokens, strings.Join(seqs, ", "),
+		t.st.Warn.Render("["+strings.Join(s.Reasons, "; ")+"]"),
+		t.st.Dim.Render("tensors: "+strings.Join(s.Tensors, ", ")))
+}
+
+func (t *Term) doneText(d *hsdbg.Done) string {
+	var b strings.Builder
+	what := "prefill"
+	if d.DecodeSteps > 0 {
+		what = fmt.Sprintf("%d decode step(s)", d.DecodeSteps)
+		if d.Prefill {
+			what = "prefill and " + what
+		}
+	}
+	fmt.Fprintf(&b, "Finished: %s\n", what)
+	for i, next := range d.Next {
+		line := fmt.Sprintf("  seq %d: %d tokens", i, d.SeqLens[i])
+		if len(d.Generated) > i && len(d.Generated[i]) > 0 {
+			g := d.Generated[i]
+			if len(g) > 16 {
+				line += fmt.Sprintf(", generated %d tokens (last 16: %v)", len(g), g[len(g)-16:])
+			} else {
+				line += fmt.Sprintf(", generated %v", g)
+			}
+			if i < len(d.GeneratedText) {
+				line += " " + t.st.Dim.Render(strconv.Quote(d.GeneratedText[i]))
+			}
+		}
+		line += fmt.Sprintf(", next %d", next)
+		if i < len(d.NextText) {
+			line += " " + t.st.Dim.Render(strconv.Quote(d.NextText[i]))
+		}
+		b.WriteString(line + "\n")
+	}
+	return b.String()
+}
+
+func (t *Term) traceText(l hsdbg.TraceLine) string {
+	var parts []string
+	for _, ts := range l.Tensors {
+		parts = append(parts, ts.Name+" "+t.st.Shape.Render(shape(ts.Shape)))
+	}
+	return fmt.Sprintf("%s[%d] %s%s (%s)  %s", t.st.Dim.Render("trace "), l.Step, strings.Repeat("  ", l.Depth-1),
+		t.st.Site.Render(l.Site), l.Class, strings.Join(parts, ", "))
+}
+
+func (t *Term) bpCreatedText(b *hsdbg.Breakpoint) string {
+	if b.Kind == "watch" {
+		return fmt.Sprintf("Watch %d: %s %s (at %d sites showing %s)", b.ID, b.Tensor, b.Cond, b.Sites, b.Tensor)
+	}
+	kind := "Breakpoint"
+	if b.Temporary {
+		kind = "Temporary breakpoint"
+	}
+	s := fmt.Sprintf("%s %d at %s (%d site(s))", kind, b.ID, b.Pattern, b.Sites)
+	if b.Cond != "" {
+		s += " if " + b.Cond
+	}
+	return s
+}
+
+func (t *Term) breakpointsText(bps []hsdbg.Breakpoint) string {
+	if len(bps) == 0 {
+		return "no breakpoints or watches"
+	}
+	tb := newTable("id", "kind", "enabled", "temp", "where", "condition", "hits").alignRight(0, 6)
+	for _, b := range bps {
+		where := b.Pattern
+		if b.Kind == "watch" {
+			where = b.Tensor
+		}
+		en := "y"
+		if !b.Enabled {
+			en = t.st.Dim.Render("n")
+		}
+		tmp := ""
+		if b.Temporary {
+			tmp = "y"
+		}
+		tb.add(strconv.Itoa(b.ID), b.Kind, en, tmp, where, b.Cond, strconv.Itoa(b.Hits))
+	}
+	return tb.render(t.st)
+}

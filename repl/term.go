@@ -1,0 +1,190 @@
+package repl
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	hsdbg "hsdb/engine/debug"
+)
+
+// ErrQuit is returned by Exec for `quit`: the caller ends the session.
+var ErrQuit = errors.New("quit")
+
+// ErrScript is wrapped by RunScript's error when a command of the script
+// failed.
+var ErrScript = errors.New("script failed")
+
+// Term is one debugger front end over a session: it runs command lines and
+// prints their results to Out as styled text or, with JSON, as one JSON
+// object per result. Tests drive it with Exec, as a user would type.
+type Term struct {
+	S   *hsdbg.Session
+	Out io.Writer
+
+	opts     options
+	st       *Styles
+	terminal bool // Out is a terminal: colour "auto" means on
+	displays []display
+	nextDisp int
+	last     string // the last command line, repeated by an empty line
+	depth    int    // nesting of `source`
+	cmd      string // the command line being run (for JSON output)
+}
+
+type display struct {
+	ID   int    `json:"id"`
+	Expr string `json:"expr"`
+}
+
+// Config sets up a Term: JSON output, and whether Out is a terminal (colour
+// "auto" then means on).
+type Config struct {
+	JSON     bool
+	Terminal bool
+}
+
+// New returns a Term over s printing to out.
+func New(s *hsdbg.Session, out io.Writer, cfg Config) *Term {
+	t := &Term{S: s, Out: out, opts: defaultOptions(), terminal: cfg.Terminal, nextDisp: 1}
+	t.opts.json = cfg.JSON
+	t.restyle()
+	s.OnTrace = func(l hsdbg.TraceLine) { t.emit("trace", l, func() string { return t.traceText(l) }) }
+	return t
+}
+
+func (t *Term) restyle() {
+	on := t.opts.colour == "on" || (t.opts.colour == "auto" && t.terminal)
+	t.st = NewStyles(t.Out, on && !t.opts.json)
+}
+
+// Exec runs one command line and prints its results; an empty line repeats
+// the last repeatable command, a line starting with # is a comment. A panic
+// inside the command is recovered and returned as an error. It returns
+// ErrQuit for quit.
+func (t *Term) Exec(line string) (err error) {
+	line = strings.TrimSpace(line)
+	if strings.HasPrefix(line, "#") {
+		return nil
+	}
+	if line == "" {
+		if t.last == "" {
+			return nil
+		}
+		line = t.last
+	}
+	name, args, _ := strings.Cut(line, " ")
+	args = strings.TrimSpace(args)
+	c := lookup(name)
+	if c == nil {
+		return fmt.Errorf("unknown command %q: `help` lists the commands", name)
+	}
+	if c.noRepeat {
+		t.last = ""
+	} else {
+		t.last = line
+	}
+	prev := t.cmd
+	t.cmd = line
+	defer func() {
+		t.cmd = prev
+		if p := recover(); p != nil {
+			err = fmt.Errorf("internal error in %s: %v (please report it with this trace)\n%s", c.name(), p, debug.Stack())
+		}
+	}()
+	return c.fn(t, args)
+}
+
+// PrintError prints err as the REPL does: one line, styled, or a JSON
+// object with "error".
+func (t *Term) PrintError(err error) {
+	if t.opts.json {
+		t.writeJSON(map[string]any{"command": t.cmd, "error": err.Error()})
+		return
+	}
+	fmt.Fprintln(t.Out, t.st.Error.Render("error: "+err.Error()))
+}
+
+// emit prints one command result: as JSON {"command", "kind", "result"}, or
+// as the text text() renders.
+func (t *Term) emit(kind string, v any, text func() string) {
+	if t.opts.json {
+		t.writeJSON(map[string]any{"command": t.cmd, "kind": kind, "result": v})
+		return
+	}
+	s := text()
+	if s != "" && !strings.HasSuffix(s, "\n") {
+		s += "\n"
+	}
+	io.WriteString(t.Out, s)
+}
+
+func (t *Term) writeJSON(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(map[string]any{"command": t.cmd, "error": "json: " + err.Error()})
+	}
+	t.Out.Write(append(b, '\n'))
+}
+
+// RunScript runs the commands of r (named name in messages) one per line.
+// It stops at the first failing command, printing "name:line: error", and
+// returns an error wrapping ErrScript, unless `set errors continue` is in
+// force: then it goes on and returns ErrScript at the end if any command
+// failed. quit ends the script (and returns ErrQuit).
+func (t *Term) RunScript(r io.Reader, name string) error {
+	if t.depth >= 16 {
+		return fmt.Errorf("source %s: scripts nested more than 16 deep", name)
+	}
+	t.depth++
+	defer func() { t.depth-- }()
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<16), 1<<24)
+	failed := 0
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if t.opts.echo && !t.opts.json {
+			fmt.Fprintln(t.Out, t.st.Prompt.Render("(hsdb)")+" "+line)
+		}
+		t.last = ""
+		err := t.Exec(line)
+		if errors.Is(err, ErrQuit) {
+			return err
+		}
+		if err != nil {
+			t.PrintError(fmt.Errorf("%s:%d: %w", name, n, err))
+			failed++
+			if !t.opts.continueOnError {
+				return fmt.Errorf("%w: %s:%d: %v", ErrScript, name, n, err)
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if failed > 0 {
+		return fmt.Errorf("%w: %d command(s) of %s failed", ErrScript, failed, name)
+	}
+	return nil
+}
+
+// Source runs the script at path (the `source` command and `hsdb -x`).
+func (t *Term) Source(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("source: %w", err)
+	}
+	defer f.Close()
+	return t.RunScript(f, path)
+}
+
+// Close ends the session's forward pass, if one is stopped.
+func (t *Term) Close() { t.S.Kill() }

@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Time HF transformers' prefill of the token ids hsdb's benchmark used
+(scripts/bench-gpu.sh): LlamaForCausalLM in bf16 with
+attn_implementation="sdpa" on cuda:0, 4 sequences of 1024 tokens as one
+[4, 1024] batch, logits of the last token only (logits_to_keep=1, as hsdb
+computes them), no KV cache. Prints tokens/s, and the agreement of its last-
+token logits with hsdb's (cosine, max |diff|), then one JSON line.
+
+Usage: hf_prefill.py --model DIR --ids ids.json [--hsdb-logits F] [--iters N]
+"""
+import argparse
+import json
+import time
+
+import numpy as np
+import torch
+from transformers import AutoModelForCausalLM
+
+
+def load(path):
+    kw = dict(attn_implementation="sdpa")
+    try:
+        m = AutoModelForCausalLM.from_pretrained(path, dtype=torch.bfloat16, device_map="cuda", **kw)
+    except Exception as e:  # older transformers (torch_dtype) or no accelerate for device_map
+        print(f"hf_prefill: from_pretrained(dtype=, device_map=) failed ({e}); loading on the CPU, then .to(cuda)")
+        m = AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.bfloat16, **kw).to("cuda")
+    return m.eval()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--ids", required=True)
+    ap.add_argument("--hsdb-logits")
+    ap.add_argument("--iters", type=int, default=10)
+    args = ap.parse_args()
+    t0 = time.time()
+    model = load(args.model)
+    load_s = time.time() - t0
+    with open(args.ids) as f:
+        ids = torch.tensor(json.load(f), dtype=torch.long, device="cuda")
+    tokens = ids.numel()
+
+    def step():
+        out = model(input_ids=ids, use_cache=False, logits_to_keep=1)
+        return out.logits[:, -1, :].float()
+
+    with torch.inference_mode():
+        for _ in range(2):
+            logits = step()
+        torch.cuda.synchronize()
+        t1 = time.time()
+        for _ in range(args.iters):
+            logits = step()
+        torch.cuda.synchronize()
+        dt = (time.time() - t1) / args.iters
+    res = {"hf_tok_s": tokens / dt, "hf_ms": dt * 1e3, "hf_load_s": load_s}
+    print(f"HF transformers {torch.__version__} sdpa bf16: {dt * 1e3:.1f} ms per prefill of {tokens} tokens, {tokens / dt:.0f} tok/s (load {load_s:.0f} s)")
+    if args.hsdb_logits:
+        h = torch.from_numpy(np.fromfile(args.hsdb_logits, dtype="<f4").reshape(logits.shape)).to("cuda")
+        cos = torch.nn.functional.cosine_similarity(h, logits, dim=-1)
+        diff = (h - logits).abs().max().item()
+        top = (h.argmax(-1) == logits.argmax(-1)).float().mean().item()
+        res.update(logits_cos_min=cos.min().item(), logits_maxdiff=diff, top1_agree=top)
+        print(f"last-token logits hsdb vs HF: cosine min {cos.min().item():.6f}, max |diff| {diff:.4g}, top-1 agreement {top:.2f}")
+    print("JSON " + json.dumps(res))
+
+
+if __name__ == "__main__":
+    main()
