@@ -102,6 +102,8 @@ type Report struct {
 	// --seq-lens, a seq_lens tensor, or found by the forward pass; nil when
 	// unknown (one sequence assumed).
 	SeqLens []int
+
+	matchErr error // the forward pass of layer matching failed
 }
 
 // Failed reports whether any rule failed or the file was unreadable.
@@ -232,15 +234,13 @@ func checkLayout(r *Report, l *Layout, opts CheckOptions) {
 	}
 	if opts.Model != nil && len(l.Entries) > 0 && l.InputIDs != nil {
 		ms, found, err := Match(opts.Model, l, MatchOptions{TP: opts.TP, SeqLens: r.SeqLens, What: opts.What})
-		if err != nil {
-			r.Rules = append(r.Rules, RuleResult{Rule: RuleMatch, Status: Fail, Detail: "the forward pass failed: " + err.Error()})
-		}
+		r.matchErr = err
 		r.Matches = ms
 		if r.SeqLens == nil && len(found) > 1 {
 			r.SeqLens = found
 		}
 	}
-	r.Rules = append(rulesFor(r, l, opts), r.Rules...)
+	r.Rules = rulesFor(r, l, opts)
 	f := &shapeFacts{entries: l.Entries, idsLen: l.idsLen(), seqLens: r.SeqLens, hidden: hiddenOf(opts.Dims),
 		layers: len(opts.Layers), tp: opts.TP, named: map[string]int{}}
 	if opts.Dims != nil {

@@ -120,7 +120,11 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 	}
 	// checksums are applied by the dump checker, which has the raw tensors
 	// matches model
-	out = append(out, matchRule(r.Matches, opts))
+	if r.matchErr != nil {
+		add(RuleMatch, Fail, "the forward pass failed: %v", r.matchErr)
+	} else {
+		out = append(out, matchRule(r.Matches, opts))
+	}
 	return out
 }
 

@@ -24,7 +24,7 @@ func (c *command) summary() string {
 }
 
 // groups orders the groups of `help` and of the README reference.
-var groups = []string{"running", "breakpoints", "data", "model", "session"}
+var groups = []string{"running", "breakpoints", "data", "captures", "model", "session"}
 
 // commands is the one command table; `help`, completion and the README
 // reference are generated from it.
@@ -107,6 +107,32 @@ func init() {
 		{aliases: []string{"trace"}, group: "data", usage: "trace on|off",
 			help:     "Print every site the pass visits, with its tensors' shapes on rank 0.",
 			complete: words("on", "off"), fn: cmdTrace},
+
+		// captures
+		{aliases: []string{"capture"}, group: "captures", noRepeat: true,
+			usage: "capture layers 2,30,58,60 [--what stream|hidden_states|residual] | capture site SITE TENSOR | capture list | capture clear",
+			help: "Record tensors during every run and gen, for `dump`.\n" +
+				"`layers` records each decoder layer's output site: stream (default) = hidden_states + residual = HF output_hidden_states[i+1] " +
+				"(HF's last entry is post final norm), or vLLM's un-summed hidden_states or residual half. `site` records any per-token tensor of a site. " +
+				"Per-token tensors are split per sequence of the flattened batch, gathered across ranks when sharded (summed when partial) " +
+				"and checked across ranks when replicated; decode steps append rows. `list` shows what is captured, `clear` forgets it all.",
+			complete: words("layers", "site", "list", "clear"), fn: cmdCapture},
+		{aliases: []string{"dump"}, group: "captures", usage: "dump DIR [--force] [--dtype f32|bf16|f16]", noRepeat: true,
+			help: "Write the captures as a validated dump: DIR/manifest.json and one safetensors file per sequence.\n" +
+				"Each file holds input_ids [len] (i64) and hidden_states.{layer} [len, hidden] (site captures as SITE:TENSOR) in the model's dtype or --dtype. " +
+				"Written in a temporary directory, each file re-read and checked (shapes, sha256 of every tensor, values equal to what was captured, all finite, layers distinct), then renamed into place. " +
+				"An existing DIR is never replaced without --force; a failure leaves nothing behind.",
+			complete: completeFiles, fn: cmdDump},
+		{aliases: []string{"check"}, group: "captures", usage: "check PATH [--layers 2,30] [--tp N] [--seq-lens 512,259] [--no-model]", noRepeat: true,
+			help: "Validate a capture file or directory: hsdb dumps, safetensors, torch .pt (no pickled code runs).\n" +
+				"Prints the structure, every validation rule as pass/FAIL/skip, shape forensics in the model's terms (which config size a wrong width equals, " +
+				"whether a count is a flattened batch) and, unless --no-model, what each tensor really is by running this model on the file's input_ids " +
+				"(best match over layers × hidden_states/residual/stream/normed stream × full/rank shard). Needs no stopped pass.",
+			complete: completeFiles, fn: cmdCheck},
+		{aliases: []string{"diff"}, group: "captures", usage: "diff PATH [--layers 2,30] [--tp N] [--seq-lens 512,259]", noRepeat: true,
+			help: "Compare a capture with this model's forward pass on its input_ids, layer by layer.\n" +
+				"Per entry: the cosine and max |Δ| against the layer it claims and what it best matches; then the first layer (and token) where it departs beyond tolerance.",
+			complete: completeFiles, fn: cmdDiff},
 
 		// model
 		{aliases: []string{"info", "i"}, group: "model", usage: "info model|layers|ranks|memory|sites|break|display",

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	hsdbg "hsdb/engine/debug"
+	"hsdb/inspect"
 )
 
 // ErrQuit is returned by Exec for `quit`: the caller ends the session.
@@ -35,6 +36,9 @@ type Term struct {
 	last     string // the last command line, repeated by an empty line
 	depth    int    // nesting of `source`
 	cmd      string // the command line being run (for JSON output)
+	// capt holds this session's captures, subscribed to every pass (nil
+	// until the first capture command).
+	capt *inspect.Capturer
 }
 
 type display struct {

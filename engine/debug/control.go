@@ -211,7 +211,7 @@ func (s *Session) runJob(j *job, prefill bool, batch [][]int32) (err error) {
 			err = fmt.Errorf("internal error in the forward driver: %v\n%s", p, debug.Stack())
 		}
 	}()
-	h := hook{s}
+	h := s.passHook()
 	if prefill {
 		j.next = nil
 		l, err := s.E.Prefill(batch, h, false)

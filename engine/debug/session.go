@@ -34,6 +34,11 @@ type Session struct {
 	// OnTrace, when set, receives a line for every site a pass visits while
 	// tracing is on, on the goroutine that called Run, Continue, etc.
 	OnTrace func(TraceLine)
+	// Observers are hooks every pass runs alongside the debugger's own
+	// (captures): each sees the sites it wants before the debugger may
+	// stop there. Change them only between commands (no pass running; a
+	// stopped pass sees the change from the next site on).
+	Observers []model.Hook
 
 	batch [][]int32
 	job   *job

@@ -1,0 +1,147 @@
+package repl
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"hsdb/engine"
+	hsdbg "hsdb/engine/debug"
+	"hsdb/engine/safetensors"
+	"hsdb/inspect"
+)
+
+// newHFFake drives a Term over the HF llama fixture (testdata/hf/llama), at
+// world size tp, whose reference.safetensors holds HF's hidden states.
+func newHFFake(t *testing.T, tp int) *fakeTerm {
+	t.Helper()
+	e, err := engine.Open("../testdata/hf/llama", engine.Options{TP: tp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := &bytes.Buffer{}
+	f := &fakeTerm{Term: New(hsdbg.New(e), buf, Config{}), t: t, buf: buf}
+	t.Cleanup(f.Close)
+	return f
+}
+
+// hfBatch returns the `input` line of the fixture's three sequences and
+// the reference file (testdata/README.md: lengths 7, 3, 12).
+func hfBatch(t *testing.T) (string, *safetensors.File, []int) {
+	ref, err := safetensors.Open("../testdata/hf/llama/reference.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ref.Close() })
+	ids, _ := ref.Tensor("input_ids")
+	lens := []int{7, 3, 12}
+	var parts []string
+	off := 0
+	for _, n := range lens {
+		var p []string
+		for j := off; j < off+n; j++ {
+			p = append(p, fmt.Sprint(ids.Int(j)))
+		}
+		parts = append(parts, "ids "+strings.Join(p, ","))
+		off += n
+	}
+	return "input " + strings.Join(parts, " ; "), ref, lens
+}
+
+// TestCaptureDumpCheckREPL: capture the stream of layers 0 and 2 at tp 2,
+// run, dump: each file's hidden_states.0 equals HF's output_hidden_states[1]
+// and hidden_states.2 HF's layer-2 output (reference.safetensors) within
+// 1e-5 of max|x|; `check` of the dump passes with layer matching, `capture
+// clear` empties the list, and a second dump into the same directory is
+// refused without --force.
+func TestCaptureDumpCheckREPL(t *testing.T) {
+	f := newHFFake(t, 2)
+	in, ref, lens := hfBatch(t)
+	f.Exec(in)
+	f.AssertExec("capture layers 0,2", "hidden_states.0", "model.layers.2", "nothing captured yet")
+	f.Exec("run")
+	f.AssertExec("capture list", "captured: seq 0: 7 tokens, seq 1: 3 tokens, seq 2: 12 tokens")
+	dir := filepath.Join(t.TempDir(), "dump")
+	f.AssertExec("dump "+dir, "dumped 3 sequence(s) (7, 3, 12 tokens)", "pass  replicas equal")
+	m, err := inspect.ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := 0
+	for i, n := range lens {
+		sf, err := safetensors.Open(filepath.Join(dir, m.Sequences[i].File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for l, name := range map[int]string{0: "hf_hidden_states.1", 2: "layer.2"} {
+			got, _ := sf.Tensor(fmt.Sprintf("hidden_states.%d", l))
+			want, _ := ref.RowsView(name, off, off+n)
+			if d := maxRel(got.F32(), want.ToF32()); d > 1e-5 {
+				t.Errorf("sequence %d layer %d vs HF %s: %.3g", i, l, name, d)
+			}
+		}
+		sf.Close()
+		off += n
+	}
+	f.AssertExec("check "+dir, "pass  matches model", "valid")
+	f.AssertError("dump "+dir, "dump exists; give --force")
+	f.AssertExec("dump "+dir+" --force --dtype bf16", "BF16")
+	f.AssertExec("capture clear", "no captures")
+	f.AssertError("dump "+dir+" --force", "nothing is captured")
+}
+
+// TestCaptureWhileStopped: captures added at a breakpoint record the sites
+// the pass has yet to visit; `check` refuses to run the model while the
+// pass is stopped and works once it has ended.
+func TestCaptureWhileStopped(t *testing.T) {
+	f := newFake(t, 2)
+	f.Exec(batchCmd)
+	f.Exec("break layers.1")
+	f.AssertExec("run", "model.layers.1")
+	f.Exec("capture layers 3 --what residual")
+	f.AssertError("check ../testdata/captures/good.safetensors", "a forward pass is stopped")
+	f.Exec("continue")
+	g := reference(t, 2, "model.layers.3")
+	seqs, _, err := f.capt.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := seqs[0].Tensors["hidden_states.3"].F32()
+	want := g.got["residual"][0].F32()[:len(rows)] // sequence 0 is rows 0..5 of the batch
+	if d := maxRel(rows, want); d != 0 {
+		t.Fatalf("captured residual of layer 3 differs from an independent hook's: %.3g", d)
+	}
+	f.Exec("delete")
+	f.AssertExec("check ../testdata/captures/good.safetensors --no-model", "pass  structure")
+}
+
+// TestCheckDiffREPL: check and diff of the off-by-one fixture name the
+// shift; the latent fixture is explained in the model's terms.
+func TestCheckDiffREPL(t *testing.T) {
+	f := newHFFake(t, 1)
+	f.AssertExec("check ../testdata/captures/shifted_by_one.pt --layers 0,1,2",
+		"labelled layer 2, matches stream of layer 1 (cos 1.000000", "invalid")
+	f.AssertExec("diff ../testdata/captures/shifted_by_one.pt --layers 0,1,2", "first departure: layer 0 (hidden_states[0]) from token 0")
+	f.AssertExec("diff ../testdata/captures/good_speculators.pt --layers 0,1,2", "no departure", "valid")
+	f.AssertError("check ../testdata/captures/evil_global.pt", "posix.system")
+	res := f.jsonExec("check ../testdata/captures/rank_shard.pt --layers 0,1,2")
+	r := res[0]["result"].(map[string]any)
+	if r["failed"] != true || !strings.Contains(fmt.Sprint(r["lines"]), "48 = hidden_size / 2") {
+		t.Fatalf("%v", r)
+	}
+}
+
+func maxRel(a, b []float32) float64 {
+	var d, m float64
+	for i := range a {
+		d = math.Max(d, math.Abs(float64(a[i]-b[i])))
+		m = math.Max(m, math.Abs(float64(b[i])))
+	}
+	return d / m
+}
+
+var _ = os.Remove
