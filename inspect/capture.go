@@ -11,6 +11,21 @@ import (
 	"hsdb/engine/tensor"
 )
 
+// Captures, dumps and checks (capture*.go, dump*.go, check*.go, pt*.go,
+// forensics*.go, match*.go). A Capturer is a model.Hook that records chosen
+// layers or site tensors of every pass, split per sequence of the
+// flattened batch and assembled across ranks; Dump and the batch job
+// (RunCaptureJob, `hsdb capture`) write them as design.md's dump (a
+// manifest.json and one safetensors file per sequence), atomically and
+// re-validated. CheckPath reads anyone's capture files (hsdb dumps,
+// safetensors, torch.save archives through an allowlisted unpickler that
+// never runs pickled code), applies design.md's validation rules, explains
+// wrong shapes in the model's terms (ExplainWidth, from config.json alone)
+// and, given a Target, runs the model on the file's input_ids to name what
+// each tensor really is (Match) and where it departs (Departure). These
+// files use the engine through Target only: inspect does not import the
+// engine driver.
+
 // What a layer capture records at a decoder layer's output site
 // (model.layers.{i}), in vLLM's terms.
 const (

@@ -41,6 +41,8 @@ func isLayerOutput(s *model.Site) bool {
 	return s.Layer >= 0 && s.Path == fmt.Sprintf("model.layers.%d", s.Layer)
 }
 
+// Want asks for the prefill's embeddings, layer outputs and final norm
+// (every site with anySite), the same on every rank.
 func (h *matchHook) Want(ev *model.Event) bool {
 	if ev.Step != 0 || h.err != nil {
 		return false
@@ -49,6 +51,8 @@ func (h *matchHook) Want(ev *model.Event) bool {
 	return h.anySite || isLayerOutput(s) || s.Path == "model.embed_tokens" || s.Path == "model.norm"
 }
 
+// Visit gathers the candidates of the site and compares them with the
+// targets; a gather failure is kept in h.err and ends the matching.
 func (h *matchHook) Visit(ev *model.Event, ranks []*model.RankView) error {
 	s := ev.Site
 	gather := func(name string) *tensor.Tensor {

@@ -77,6 +77,7 @@ func (s *storage) numel() int { return len(s.data) / s.dtype.Size() }
 // it copies the strided view into a new contiguous host tensor.
 type rebuildTensorV2 struct{}
 
+// Call rebuilds the tensor (gopickle calls it for REDUCE).
 func (rebuildTensorV2) Call(args ...interface{}) (interface{}, error) {
 	if len(args) < 4 {
 		return nil, fmt.Errorf("_rebuild_tensor_v2: %d arguments, want at least 4", len(args))
@@ -104,6 +105,7 @@ func (rebuildTensorV2) Call(args ...interface{}) (interface{}, error) {
 // backward_hooks): an nn.Parameter is its data here.
 type rebuildParameter struct{}
 
+// Call returns the parameter's data tensor.
 func (rebuildParameter) Call(args ...interface{}) (interface{}, error) {
 	if len(args) < 1 {
 		return nil, fmt.Errorf("_rebuild_parameter: no arguments")

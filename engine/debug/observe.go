@@ -19,6 +19,7 @@ func (s *Session) passHook() model.Hook { return observed{s} }
 
 type observed struct{ s *Session }
 
+// Want asks the debugger's hook first (always), then the observers.
 func (o observed) Want(ev *model.Event) bool {
 	want := hook{o.s}.Want(ev)
 	for _, h := range o.s.Observers {
@@ -29,6 +30,8 @@ func (o observed) Want(ev *model.Event) bool {
 	return want
 }
 
+// Visit runs the observers that want the site, then the debugger's hook
+// (which may stop the pass there).
 func (o observed) Visit(ev *model.Event, views []*model.RankView) error {
 	for _, h := range o.s.Observers {
 		if h.Want(ev) {
