@@ -141,6 +141,9 @@ func stridedCopy(st *storage, off int, size, stride []int) (*tensor.Tensor, erro
 		return nil, fmt.Errorf("storage %s holds %d elements but the tensor of size %v, stride %v at offset %d reaches element %d",
 			st.key, st.numel(), size, stride, off, last)
 	}
+	if numel > 64*max(st.numel(), 1<<16) {
+		return nil, fmt.Errorf("a view of %d elements over storage %s of %d: refused (an expanded view this large would only exhaust memory)", numel, st.key, st.numel())
+	}
 	es := st.dtype.Size()
 	out := tensor.New(st.dtype, size...)
 	if numel == 0 {

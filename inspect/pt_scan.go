@@ -106,7 +106,7 @@ func scanPickleGlobals(data []byte) ([]string, error) {
 			_, err = need(8)
 			push(nil)
 		case 0x95: // FRAME: its length, then the frame's opcodes inline
-			_, err = need(8)
+			_, err = lenArg(8) // a frame longer than the stream would make the unpickler allocate it
 		case 'h', 'j', 'q', 'r': // BINGET, LONG_BINGET, BINPUT, LONG_BINPUT
 			w := 1
 			if op == 'j' || op == 'r' {
