@@ -10,7 +10,8 @@ import (
 // Attention computes causal softmax attention for each token and query head
 // over its sequence's cache rows (backend.AttnArgs). Scores and the softmax
 // are float32 with a float64 running sum, and the max is subtracted first, as
-// PyTorch's softmax does. Work is split over tokens.
+// PyTorch's softmax does; the exponential is expNeg (within 2 ulp). Work is
+// split over (token, kv head) pairs.
 func (d *Device) Attention(q, k, v backend.Tensor, a *backend.AttnArgs) backend.Tensor {
 	qt, kt, vt := host(q), host(k), host(v)
 	T := qt.Rows()
@@ -78,7 +79,7 @@ func (d *Device) Attention(q, k, v backend.Tensor, a *backend.AttnArgs) backend.
 				var sum float64
 				m := mx[g]
 				for j, s := range sc {
-					e := float32(math.Exp(float64(s - m)))
+					e := expNeg(s - m)
 					sc[j] = e
 					sum += float64(e)
 				}
