@@ -181,6 +181,9 @@ func CheckFile(path string, opts CheckOptions) *Report {
 	}
 	l := InterpretCapture(cf)
 	r.Schema = l.Schema
+	if opts.What == "" {
+		opts.What = l.What
+	}
 	checkLayout(r, l, opts)
 	if opts.Expected != nil {
 		r.Rules = append(r.Rules, checksumRule(cf, opts.Expected))

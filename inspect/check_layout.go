@@ -30,6 +30,9 @@ type Layout struct {
 	// Problems are structural problems found while interpreting (no
 	// hidden states at all, input_ids not integer, ...).
 	Problems []string
+	// What is the kind an hsdb sequence file's metadata says its layers
+	// hold (WhatStream, WhatHidden, WhatResidual), or "".
+	What string
 }
 
 // Entry is one captured hidden-state tensor of a file: its key path in the
@@ -116,6 +119,9 @@ func InterpretCapture(cf *CaptureFile) *Layout {
 	}
 	if !l.Labelled {
 		l.labelFromMetadata(cf.Metadata)
+	}
+	if w, err := ParseWhat(cf.Metadata["what"]); err == nil && cf.Metadata["hsdb"] != "" {
+		l.What = w
 	}
 	if len(l.Entries) == 0 {
 		l.Problems = append(l.Problems, fmt.Sprintf("no hidden states found (keys: %s); expected hidden_states (a list of per-layer tensors) or hidden_states.{layer} tensors", strings.Join(root.Keys, ", ")))

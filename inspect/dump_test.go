@@ -378,3 +378,21 @@ func TestCapturerDecodeAppends(t *testing.T) {
 		}
 	}
 }
+
+// TestDumpResidualChecksAlone: a dump of the residual half, checked file by
+// file without its manifest, is judged against the residual (its metadata
+// says what it holds), and against nothing else.
+func TestDumpResidualChecksAlone(t *testing.T) {
+	e := llamaEngine(t)
+	dir := filepath.Join(t.TempDir(), "d")
+	_, m := captureAndDump(t, e, [][]int32{{5, 6, 7, 8}, {9, 10, 11}}, []int{0, 2}, WhatResidual, dir)
+	d, _ := ConfigDims("../testdata/hf/llama")
+	r := CheckFile(filepath.Join(dir, m.Sequences[1].File), CheckOptions{Dims: d, Model: targetOf(e)})
+	if r.Failed() || len(r.Matches) != 2 || r.Matches[1].Claimed.Kind != CandResidual || !r.Matches[1].Close {
+		t.Fatalf("%s", strings.Join(r.Lines(), "\n"))
+	}
+	r = CheckFile(filepath.Join(dir, m.Sequences[1].File), CheckOptions{Dims: d, Model: targetOf(e), What: WhatStream})
+	if x, _ := r.Rule(RuleMatch); x.Status != Fail {
+		t.Fatalf("claimed stream: %s %s", x.Status, x.Detail)
+	}
+}
