@@ -118,7 +118,10 @@ func init() {
 
 		// session
 		{aliases: []string{"set"}, group: "session", usage: "set OPTION VALUE", noRepeat: true,
-			help:     "Set an option (`show` lists them): colour, precision, stats, errors, echo, bins, width, json.",
+			help: "Set an option (`show` lists them): colour, precision, stats, errors, echo, bins, width, json.\n" +
+				"A value the option does not take is an error and leaves the option as it was. " +
+				"With json on (or hsdb --json) each result is one line {\"command\", \"kind\", \"result\"} and each error {\"command\", \"error\"}; " +
+				"NaN and ±Inf are written as the strings \"NaN\", \"Inf\" and \"-Inf\", statistics left undefined by a tensor with no finite element as null, and empty lists as [].",
 			complete: completeOptions, fn: cmdSet},
 		{aliases: []string{"show"}, group: "session", usage: "show [OPTION]",
 			help: "Show options and their values.", complete: completeOptions, fn: cmdShow},

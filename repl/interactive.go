@@ -102,7 +102,7 @@ func (t *Term) Interactive(historyFile string) error {
 			return nil
 		}
 		if err != nil {
-			t.PrintError(err)
+			t.printErrorFor(line, err)
 		}
 	}
 }

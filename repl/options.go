@@ -134,7 +134,7 @@ var optionTable = []option{
 	{"width", "10-200", "histogram bar width in characters",
 		func(t *Term) string { return strconv.Itoa(t.opts.width) },
 		func(t *Term, v string) error { return setInt(&t.opts.width, v, 10, 200) }},
-	{"json", "on|off", "print one JSON object per command result",
+	{"json", "on|off", "print one JSON object per command result (NaN, Inf, -Inf as strings; undefined statistics as null)",
 		func(t *Term) string { return showOnOff(t.opts.json) },
 		func(t *Term, v string) error {
 			if err := setOnOff(&t.opts.json, v); err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"runtime/debug"
 	"strings"
 
@@ -35,6 +36,7 @@ type Term struct {
 	last     string // the last command line, repeated by an empty line
 	depth    int    // nesting of `source`
 	cmd      string // the command line being run (for JSON output)
+	lastLine string // the last command line Exec ran (for PrintError)
 }
 
 type display struct {
@@ -78,6 +80,7 @@ func (t *Term) Exec(line string) (err error) {
 		}
 		line = t.last
 	}
+	t.lastLine = line
 	name, args, _ := strings.Cut(line, " ")
 	args = strings.TrimSpace(args)
 	c := lookup(name)
@@ -100,21 +103,32 @@ func (t *Term) Exec(line string) (err error) {
 	return c.fn(t, args)
 }
 
-// PrintError prints err as the REPL does: one line, styled, or a JSON
-// object with "error".
-func (t *Term) PrintError(err error) {
+// PrintError prints err, the failure of the last command line Exec ran,
+// as the REPL does: one line, styled, or a JSON object {"command",
+// "error"}.
+func (t *Term) PrintError(err error) { t.printErrorFor(t.lastLine, err) }
+
+// printErrorFor prints err as the failure of command line cmd. Inside a
+// running command (a display failing at a stop) the JSON "command" is
+// that command's line.
+func (t *Term) printErrorFor(cmd string, err error) {
 	if t.opts.json {
-		t.writeJSON(map[string]any{"command": t.cmd, "error": err.Error()})
+		if t.cmd != "" {
+			cmd = t.cmd
+		}
+		t.writeJSON(&object{keys: []string{"command", "error"}, vals: []any{cmd, err.Error()}})
 		return
 	}
 	fmt.Fprintln(t.Out, t.st.Error.Render("error: "+err.Error()))
 }
 
 // emit prints one command result: as JSON {"command", "kind", "result"}, or
-// as the text text() renders.
+// as the text text() renders. NaN and ±Inf are written as the strings
+// "NaN", "Inf" and "-Inf", undefined statistics as null and empty lists as
+// [] (see jsonValue).
 func (t *Term) emit(kind string, v any, text func() string) {
 	if t.opts.json {
-		t.writeJSON(map[string]any{"command": t.cmd, "kind": kind, "result": v})
+		t.writeJSON(&object{keys: []string{"command", "kind", "result"}, vals: []any{t.cmd, kind, jsonValue(reflect.ValueOf(v))}})
 		return
 	}
 	s := text()
@@ -124,10 +138,10 @@ func (t *Term) emit(kind string, v any, text func() string) {
 	io.WriteString(t.Out, s)
 }
 
-func (t *Term) writeJSON(v any) {
-	b, err := json.Marshal(v)
+func (t *Term) writeJSON(o *object) {
+	b, err := marshalResult(o)
 	if err != nil {
-		b, _ = json.Marshal(map[string]any{"command": t.cmd, "error": "json: " + err.Error()})
+		b, _ = json.Marshal(map[string]any{"command": t.cmd, "error": "internal error: the result cannot be written as JSON: " + err.Error()})
 	}
 	t.Out.Write(append(b, '\n'))
 }
@@ -160,7 +174,7 @@ func (t *Term) RunScript(r io.Reader, name string) error {
 			return err
 		}
 		if err != nil {
-			t.PrintError(fmt.Errorf("%s:%d: %w", name, n, err))
+			t.printErrorFor(line, fmt.Errorf("%s:%d: %w", name, n, err))
 			failed++
 			if !t.opts.continueOnError {
 				return fmt.Errorf("%w: %s:%d: %v", ErrScript, name, n, err)

@@ -220,9 +220,9 @@ func (s *Session) runJob(j *job, prefill bool, batch [][]int32) (err error) {
 		}
 		j.next = argmax(l)
 		j.done.Prefill = true
-		j.done.Generated = make([][]int32, len(batch))
+		j.done.Generated = emptyLists(len(batch))
 	} else {
-		j.done.Generated = make([][]int32, len(j.next))
+		j.done.Generated = emptyLists(len(j.next))
 	}
 	for {
 		s.mu.Lock()
@@ -245,6 +245,15 @@ func (s *Session) runJob(j *job, prefill bool, batch [][]int32) (err error) {
 		j.done.DecodeSteps++
 		j.next = argmax(l)
 	}
+}
+
+// emptyLists returns n empty (not nil) token lists.
+func emptyLists(n int) [][]int32 {
+	out := make([][]int32, n)
+	for i := range out {
+		out[i] = []int32{}
+	}
+	return out
 }
 
 // wait receives the job's events until a stop or its end.

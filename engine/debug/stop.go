@@ -47,7 +47,7 @@ type TensorShape struct {
 type Done struct {
 	Prefill       bool      `json:"prefill"`
 	DecodeSteps   int       `json:"decode_steps"`
-	Generated     [][]int32 `json:"generated,omitempty"`
+	Generated     [][]int32 `json:"generated"` // one list per sequence, empty after a prefill alone
 	GeneratedText []string  `json:"generated_text,omitempty"`
 	Next          []int32   `json:"next"`
 	NextText      []string  `json:"next_text,omitempty"`
