@@ -83,16 +83,20 @@ func init() {
 		// data
 		{aliases: []string{"print", "p"}, group: "data", usage: "print TENSOR[ROWS, COLS] [--rank R] [--seq S] [--tokens A:B]",
 			help: "Statistics of a tensor at the stop, one row per rank, or its values.\n" +
-				"Columns: shape, dtype, sharding, then the statistics of `set stats` (std is the population std, ddof=0 like torch.std(unbiased=False)), " +
+				"Columns: shape, dtype, sharding, then the statistics of `set stats` (std is the population std, ddof=0 like torch.std(unbiased=False); " +
+				"mean, std, min, max, absmax and l2 are over finite elements and show — when there is none), " +
 				"and for replicated tensors max |Δ| against rank 0. Sharded tensors get a `gathered` row, partial sums a `sum` row. " +
 				"--seq S selects one sequence of the batch, --tokens A:B its tokens (or the batch's). " +
 				"With an index, prints values: print hidden_states[3, :8] (rows after --seq/--tokens; columns of each rank's tensor, and of the full tensor in the gathered row).",
 			complete: completeTensors, fn: cmdPrint},
 		{aliases: []string{"hist"}, group: "data", usage: "hist TENSOR [--rank R] [--seq S] [--tokens A:B]",
-			help:     "Terminal histogram of a tensor's finite values.\nDefault source: rank 0 for replicated tensors, the gathered tensor for sharded or partial ones.",
+			help: "Terminal histogram of a tensor's finite values.\nDefault source: rank 0 for replicated tensors, the gathered tensor for sharded or partial ones. " +
+				"Bins are [lo, hi), the last [lo, hi]; a tensor of one value is the single bin [v, v]. NaN and Inf are counted below the bars.",
 			complete: completeTensors, fn: cmdHist},
 		{aliases: []string{"top"}, group: "data", usage: "top TENSOR [K] [--rank R] [--seq S] [--tokens A:B]",
-			help:     "The K (10) channels with the largest |value| (massive activations).\nEach with its value, the token where it occurs (sequence, position) and its ratio to the median |value|.",
+			help: "The K (10) channels with the largest |value| (massive activations).\nEach with its value, its ratio to the median |value| (— when the median is 0), " +
+				"and the batch token where it occurs (sequence, position). Where the tensor's rows are not the batch's tokens one to one " +
+				"(lm_head's logits: one row per sequence's last token) a row column gives the tensor's row.",
 			complete: completeTensors, fn: cmdTop},
 		{aliases: []string{"ranks"}, group: "data", usage: "ranks TENSOR [--seq S] [--tokens A:B]",
 			help:     "Compare a tensor between every pair of ranks.\nRelations: equal, diverged (with the first differing [row, col] and max |Δ|), shard of (different columns of one tensor), addends (partial sums).",

@@ -31,7 +31,10 @@ import (
 // zeros alone count over every tensor of the site, so `nan` alone means "a
 // NaN anywhere here". In a watch, every STAT alone applies to the watched
 // tensor: `watch stream absmax > 500`. Comparisons give 1 or 0; a
-// comparison with a NaN statistic is false.
+// comparison with NaN is false, != included. The statistics over finite
+// elements (mean, std, min, max, absmax, l2) of a tensor with no finite
+// element are NaN (undefined), so `std(x) == 0` does not hold for an
+// all-NaN x; test `nan(x) > 0` for that.
 type Cond struct {
 	Src     string
 	root    node
@@ -172,6 +175,12 @@ func (n *binNode) eval(env condEnv) float64 {
 		return b2f(n.l.eval(env) != 0 || n.r.eval(env) != 0)
 	}
 	a, b := n.l.eval(env), n.r.eval(env)
+	switch n.op {
+	case "==", "!=", "<", "<=", ">", ">=":
+		if a != a || b != b { // NaN: an undefined statistic; no comparison holds, != neither
+			return 0
+		}
+	}
 	switch n.op {
 	case "+":
 		return a + b

@@ -298,15 +298,20 @@ func (s *Session) Hist(name string, bins int, sl Slice) (*HistReport, error) {
 	return rep, err
 }
 
-// TopEntry is a channel with the largest |value| and where it occurs: the
-// token's sequence and position in it (Seq -1 when rows are not tokens).
+// TopEntry is a channel with the largest |value| and where it occurs: Row
+// is the row of the site tensor, Token the batch token that row belongs to
+// (they differ at lm_head, whose logits rows are each sequence's last
+// token only: Batch.LogitRows), and the token's sequence and position in
+// it. Token, Seq and Pos are -1 when the rows are not tokens.
 type TopEntry struct {
 	inspect.Channel
-	Seq int `json:"seq"`
-	Pos int `json:"pos"`
+	Token int `json:"token"`
+	Seq   int `json:"seq"`
+	Pos   int `json:"pos"`
 }
 
-// TopReport is `top TENSOR K`: the K channels with the largest |value|.
+// TopReport is `top TENSOR K`: the K channels with the largest |value|
+// and the median |value| of the source (0: no ratio is given).
 type TopReport struct {
 	Site     string     `json:"site"`
 	Tensor   string     `json:"tensor"`
@@ -334,15 +339,15 @@ func (s *Session) Top(name string, k int, sl Slice) (*TopReport, error) {
 		v := d.F32()
 		rep = &TopReport{Site: st.ev.Site.Path, Tensor: name, Step: st.ev.Step, Source: src, MedianAb: inspect.MedianAbs(v)}
 		b := st.ev.Batch
-		tok := tokenRows(b, rows(l.parts[0]))
+		tok := tokenRows(st.ev.Site, b, rows(l.parts[0]))
 		seqOf := b.SeqOf()
 		for _, c := range inspect.TopChannels(v, d.Rows(), d.Cols(), k, base) {
-			e := TopEntry{Channel: c, Seq: -1, Pos: -1}
+			e := TopEntry{Channel: c, Token: -1, Seq: -1, Pos: -1}
 			row := c.Row + l.rows.Lo
 			e.Row = row
 			if tok != nil {
 				t := tok[row]
-				e.Seq, e.Pos = b.Seqs[seqOf[t]], int(b.Pos[t])
+				e.Token, e.Seq, e.Pos = t, b.Seqs[seqOf[t]], int(b.Pos[t])
 			}
 			rep.Channels = append(rep.Channels, e)
 		}
