@@ -131,7 +131,10 @@ func init() {
 		{aliases: []string{"show"}, group: "session", usage: "show [OPTION]",
 			help: "Show options and their values.", complete: completeOptions, fn: cmdShow},
 		{aliases: []string{"source"}, group: "session", usage: "source FILE", noRepeat: true,
-			help: "Run the commands of FILE, one per line (# starts a comment).", complete: completeFiles, fn: cmdSource},
+			help: "Run the commands of FILE, one per line (# starts a comment).\n" +
+				"It stops at the first failing command (`set errors continue`: goes on). A script cannot source itself, directly or through others. " +
+				"Ctrl-C stops the script after the command under way; `hsdb -x` then exits with status 130, and with 1 when a command failed, quit or no quit.",
+			complete: completeFiles, fn: cmdSource},
 		{aliases: []string{"echo"}, group: "session", usage: "echo TEXT",
 			help: "Print TEXT.", fn: cmdEcho},
 		{aliases: []string{"help", "h"}, group: "session", usage: "help [COMMAND]",

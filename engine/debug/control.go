@@ -177,8 +177,8 @@ func (s *Session) Kill() {
 }
 
 // Interrupt asks a running pass to stop at the next site every rank has
-// yet to reach (Ctrl-C). Safe from any goroutine; it reports whether a pass
-// was running.
+// yet to reach (Ctrl-C); from then until the stop, OnTrace receives no more
+// lines. Safe from any goroutine; it reports whether a pass was running.
 func (s *Session) Interrupt() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -186,6 +186,7 @@ func (s *Session) Interrupt() bool {
 		return false
 	}
 	s.interruptAt = s.maxSeen + 1
+	s.traceMuted = true
 	return true
 }
 
@@ -193,7 +194,7 @@ func (s *Session) Interrupt() bool {
 // decode steps.
 func (s *Session) start(prefill bool, steps int) (*Outcome, error) {
 	s.mu.Lock()
-	s.maxSeen, s.interruptAt, s.mode, s.genLeft, s.running, s.watchStep = -1, -1, resumeMode{}, steps, true, -1
+	s.maxSeen, s.interruptAt, s.mode, s.genLeft, s.running, s.watchStep, s.traceMuted = -1, -1, resumeMode{}, steps, true, -1, false
 	s.mu.Unlock()
 	j := &job{events: make(chan any, 64), reqs: make(chan request), next: s.next}
 	s.job = j
@@ -262,15 +263,21 @@ func (s *Session) wait() (*Outcome, error) {
 	for ev := range j.events {
 		switch ev := ev.(type) {
 		case TraceLine:
-			if s.OnTrace != nil {
+			s.mu.Lock()
+			muted := s.traceMuted
+			s.mu.Unlock()
+			if s.OnTrace != nil && !muted {
 				s.OnTrace(ev)
 			}
 		case *Stop:
+			s.mu.Lock()
+			s.traceMuted = false
+			s.mu.Unlock()
 			c := *ev
 			return &Outcome{Stop: &c}, nil
 		case doneMsg:
 			s.mu.Lock()
-			s.running = false
+			s.running, s.traceMuted = false, false
 			s.mu.Unlock()
 			s.job = nil
 			s.next = j.next

@@ -53,6 +53,9 @@ type Session struct {
 	genLeft     int   // decode steps still to run in the current job
 	running     bool  // a pass is running (not stopped)
 	watchStep   int   // the step the watches' previous values belong to
+	// traceMuted: an interrupt came; trace lines are dropped until the pass
+	// stops (sites queued or visited on the way to the stop are not shown).
+	traceMuted bool
 }
 
 // Sentinel errors callers test with errors.Is.
