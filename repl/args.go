@@ -171,10 +171,12 @@ func unescape(s string) (string, error) {
 }
 
 // sliceFlags takes --rank R, --seq S and --tokens A:B (also --flag=value)
-// out of args and returns the rest.
+// out of args and returns the rest. Errors: an unknown flag, a flag given
+// twice, a flag without its value, a bad value.
 func sliceFlags(args []string) (hsdbg.Slice, []string, error) {
 	sl := hsdbg.All
 	var rest []string
+	seen := map[string]bool{}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if !strings.HasPrefix(a, "--") {
@@ -182,6 +184,15 @@ func sliceFlags(args []string) (hsdbg.Slice, []string, error) {
 			continue
 		}
 		name, val, has := strings.Cut(a[2:], "=")
+		switch name {
+		case "rank", "seq", "tokens":
+		default:
+			return sl, nil, fmt.Errorf("unknown flag --%s (want --rank, --seq or --tokens)", name)
+		}
+		if seen[name] {
+			return sl, nil, fmt.Errorf("--%s given twice: give it once", name)
+		}
+		seen[name] = true
 		if !has {
 			if i+1 >= len(args) {
 				return sl, nil, fmt.Errorf("--%s needs a value", name)
@@ -199,8 +210,6 @@ func sliceFlags(args []string) (hsdbg.Slice, []string, error) {
 			var r hsdbg.Range
 			r, err = hsdbg.ParseRange(val)
 			sl.Tokens = &r
-		default:
-			err = fmt.Errorf("unknown flag --%s (want --rank, --seq or --tokens)", name)
 		}
 		if err != nil {
 			return sl, nil, err

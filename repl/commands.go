@@ -66,7 +66,8 @@ func init() {
 			help: "Stop at every site matching SITE, when COND holds on some rank.\n" +
 				"SITE is a module path without `model.`, with `*` for any one component and a-b for a range: layers.3, layers.*.mlp, layers.2-5, lm_head. " +
 				"COND is an expression over statistics of the site's tensors on a rank: absmax(residual) > 1e4, std(hidden_states) == 0, nan, inf, rank == 3; " +
-				"statistics: mean std min max absmax l2 nan inf zeros count; names: rank step layer tokens; operators: == != < <= > >= && || ! + - * / ( ).",
+				"statistics: mean std min max absmax l2 nan inf zeros count; names: rank step layer tokens; operators: == != < <= > >= && || ! + - * / ( ). " +
+				"A condition that can hold on no rank of the world (rank == 3 at world size 2) is refused.",
 			complete: completeBreak, fn: cmdBreak},
 		{aliases: []string{"tbreak"}, group: "breakpoints", usage: "tbreak SITE [if COND]", noRepeat: true,
 			help: "Like break, but deleted after it stops once.", complete: completeBreak, fn: cmdTbreak},
@@ -103,7 +104,8 @@ func init() {
 			help:     "Compare a tensor between every pair of ranks.\nRelations: equal, diverged (with the first differing [row, col] and max |Δ|), shard of (different columns of one tensor), addends (partial sums).",
 			complete: completeTensors, fn: cmdRanks},
 		{aliases: []string{"display"}, group: "data", usage: "display [TENSOR [flags]]",
-			help:     "Print TENSOR (as print does) at every stop; without arguments, list the displays.",
+			help: "Print TENSOR (as print does) at every stop; without arguments, list the displays.\n" +
+				"The tensor name (some site must show it) and --rank are checked when the display is set; a stop whose site does not show the tensor skips it.",
 			complete: completeTensors, fn: cmdDisplay},
 		{aliases: []string{"undisplay"}, group: "data", usage: "undisplay [N...]",
 			help: "Remove displays N, or all.", fn: cmdUndisplay},

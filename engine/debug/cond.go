@@ -232,3 +232,53 @@ func isStat(name string) bool {
 }
 
 func statList() string { return strings.Join(inspect.StatNames, ", ") }
+
+// rankOnly is the environment of a comparison of rank with a number.
+type rankOnly int
+
+func (r rankOnly) stats(string) (inspect.Stats, bool) { return inspect.Stats{}, false }
+func (r rankOnly) variable(string) float64            { return float64(r) }
+
+// CheckRanks returns an error wrapping ErrRank when the condition requires
+// a comparison of rank with a number that holds on no rank of a world of
+// world ranks (`rank == 3` at world size 2): such a breakpoint could never
+// fire. Only comparisons joined to the whole condition by && are checked;
+// one under || or ! may be false without making the condition false.
+func (c *Cond) CheckRanks(world int) error {
+	var bad string
+	var walk func(n node)
+	walk = func(n node) {
+		b, ok := n.(*binNode)
+		if !ok || bad != "" {
+			return
+		}
+		if b.op == "&&" {
+			walk(b.l)
+			walk(b.r)
+			return
+		}
+		v, num := b.l, b.r
+		if _, isNum := v.(*numNode); isNum {
+			v, num = num, v
+		}
+		vn, isVar := v.(*varNode)
+		nn, isNum := num.(*numNode)
+		if !isVar || vn.name != "rank" || !isNum {
+			return
+		}
+		for r := range world {
+			if b.eval(rankOnly(r)) != 0 {
+				return
+			}
+		}
+		bad = fmt.Sprintf("rank %s %g", b.op, nn.v)
+		if b.l == num {
+			bad = fmt.Sprintf("%g %s rank", nn.v, b.op)
+		}
+	}
+	walk(c.root)
+	if bad == "" {
+		return nil
+	}
+	return fmt.Errorf("%w: condition %q can never hold: %s is false on every rank of this world of %d (ranks 0-%d)", ErrRank, c.Src, bad, world, world-1)
+}

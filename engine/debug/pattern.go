@@ -52,9 +52,9 @@ func ParsePattern(src string) (*Pattern, error) {
 			}
 			p.comps = append(p.comps, comp{rng: true, lo: lo, hi: hi})
 		default:
-			for j := 0; j < len(c); j++ {
-				if !isLetter(c[j]) && !isDigit(c[j]) {
-					return nil, fmt.Errorf("site %q: unexpected %q in component %q", src, c[j], c)
+			for _, r := range c {
+				if !isLetterR(r) && !isDigitR(r) {
+					return nil, fmt.Errorf("site %q: unexpected %q in component %q (site paths are ASCII: letters, digits, _)", src, r, c)
 				}
 			}
 			p.comps = append(p.comps, comp{lit: c})

@@ -355,3 +355,21 @@ func (s *Session) Top(name string, k int, sl Slice) (*TopReport, error) {
 	})
 	return rep, err
 }
+
+// CheckTensor checks what can be checked of `print name` with sl before any
+// stop (a display is checked when it is set, not at every stop): that some
+// site of the model shows a tensor called name and that sl.Rank, when
+// given, is a rank of the world. Errors: ErrNoTensor, ErrRank.
+func (s *Session) CheckTensor(name string, sl Slice) error {
+	if sl.Rank >= 0 {
+		if err := s.checkRank(sl.Rank); err != nil {
+			return err
+		}
+	}
+	for _, st := range s.E.Tree.Sites {
+		if contains(st.Tensors, name) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: no site shows a tensor named %q (%s)", ErrNoTensor, name, tensorHint(s.E.Tree.Sites))
+}
