@@ -51,7 +51,11 @@ func Run(s *hsdbg.Session, c RunConfig) int {
 			}
 		}
 		m := s.Model()
-		fmt.Fprintf(c.Out, "hsdb: %s (%s, %d layers) on %d rank(s), %s. `help` lists the commands.\n", m.Path, m.Arch, m.Layers, m.World, m.Devices[0])
+		layers := fmt.Sprintf("%d layers", m.Layers)
+		if m.Loaded.Partial {
+			layers = "decoder " + m.Loaded.String()
+		}
+		fmt.Fprintf(c.Out, "hsdb: %s (%s, %s) on %d rank(s), %s. `help` lists the commands.\n", m.Path, m.Arch, layers, m.World, m.Devices[0])
 		err = t.Interactive(hist)
 	}
 	code := t.exitStatus(err, script)

@@ -29,7 +29,11 @@ func (t *Term) modelText(m hsdbg.ModelInfo) string {
 	add("path", m.Path)
 	add("architecture", m.Arch+" ("+m.ModelType+")")
 	add("hidden_size", strconv.Itoa(m.Hidden))
-	add("num_hidden_layers", strconv.Itoa(m.Layers))
+	layers := strconv.Itoa(m.Layers)
+	if l := m.Loaded; l.Partial {
+		layers += "  " + t.st.Warn.Render(fmt.Sprintf("loaded: only %s; embeddings feed layer %d directly", l, l.First))
+	}
+	add("num_hidden_layers", layers)
 	add("heads", fmt.Sprintf("%d query, %d key/value, head_dim %d", m.Heads, m.KVHeads, m.HeadDim))
 	add("intermediate_size", strconv.Itoa(m.Intermediate))
 	add("vocab_size", strconv.Itoa(m.Vocab))

@@ -42,7 +42,7 @@ func (s *Session) Break(pattern, cond string, temporary bool) (*Breakpoint, erro
 	}
 	sites, err := p.Sites(s.E.Tree)
 	if err != nil {
-		return nil, err
+		return nil, s.noSite(err)
 	}
 	b := &Breakpoint{Kind: "break", Pattern: pattern, Enabled: true, Temporary: temporary, Sites: len(sites), at: make([]bool, len(s.E.Tree.Sites))}
 	for _, st := range sites {

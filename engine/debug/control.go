@@ -55,7 +55,23 @@ func (s *Session) Run() (*Outcome, error) {
 		return nil, fmt.Errorf("run: %w: give a batch first (input ids 1,2,3 ; ids 4,5 — or input text \"...\")", ErrNoInput)
 	}
 	s.Kill()
-	return s.start(true, 0)
+	return s.noted(s.start(true, 0))
+}
+
+// noted adds the partial-load note (LayerSpan.PartialNote) to the outcome
+// of a command that starts a job.
+func (s *Session) noted(o *Outcome, err error) (*Outcome, error) {
+	note := s.LoadedLayers().PartialNote()
+	if note == "" || o == nil {
+		return o, err
+	}
+	if o.Stop != nil {
+		o.Stop.Notes = append(o.Stop.Notes, note)
+	}
+	if o.Done != nil {
+		o.Done.Notes = append(o.Done.Notes, note)
+	}
+	return o, err
 }
 
 // Gen runs n decode steps (greedy: each sequence is fed its argmax token),
@@ -82,7 +98,7 @@ func (s *Session) Gen(n int) (*Outcome, error) {
 			return nil, fmt.Errorf("gen %d: sequence %d has %d tokens and would pass max_position_embeddings %d", n, i, len(q), s.E.Dims.MaxPos)
 		}
 	}
-	return s.start(false, n)
+	return s.noted(s.start(false, n))
 }
 
 // Continue resumes until the next breakpoint, watch or the end.
@@ -125,7 +141,7 @@ func (s *Session) Until(pattern string) (*Outcome, error) {
 	}
 	sites, err := p.Sites(s.E.Tree)
 	if err != nil {
-		return nil, err
+		return nil, s.noSite(err)
 	}
 	at := make([]bool, len(s.E.Tree.Sites))
 	for _, st := range sites {

@@ -11,25 +11,28 @@ import (
 // and sizes (config.json names), parameter count, stored and activation
 // dtypes, world size and device memory per rank in bytes.
 type ModelInfo struct {
-	Path         string   `json:"path"`
-	Arch         string   `json:"arch"`
-	ModelType    string   `json:"model_type"`
-	Hidden       int      `json:"hidden_size"`
-	Layers       int      `json:"num_hidden_layers"`
-	Heads        int      `json:"num_attention_heads"`
-	KVHeads      int      `json:"num_key_value_heads"`
-	HeadDim      int      `json:"head_dim"`
-	Intermediate int      `json:"intermediate_size"`
-	Vocab        int      `json:"vocab_size"`
-	MaxPos       int      `json:"max_position_embeddings"`
-	Tied         bool     `json:"tie_word_embeddings"`
-	DType        string   `json:"dtype"`
-	ActDType     string   `json:"activation_dtype"`
-	Params       int64    `json:"params"`
-	World        int      `json:"world_size"`
-	Devices      []string `json:"devices"`
-	Memory       []int64  `json:"memory_bytes"`
-	Skipped      string   `json:"skipped,omitempty"`
+	Path      string `json:"path"`
+	Arch      string `json:"arch"`
+	ModelType string `json:"model_type"`
+	Hidden    int    `json:"hidden_size"`
+	Layers    int    `json:"num_hidden_layers"`
+	// Loaded are the decoder layers this session holds (Partial with
+	// --layers A-B).
+	Loaded       LayerSpan `json:"loaded_layers"`
+	Heads        int       `json:"num_attention_heads"`
+	KVHeads      int       `json:"num_key_value_heads"`
+	HeadDim      int       `json:"head_dim"`
+	Intermediate int       `json:"intermediate_size"`
+	Vocab        int       `json:"vocab_size"`
+	MaxPos       int       `json:"max_position_embeddings"`
+	Tied         bool      `json:"tie_word_embeddings"`
+	DType        string    `json:"dtype"`
+	ActDType     string    `json:"activation_dtype"`
+	Params       int64     `json:"params"`
+	World        int       `json:"world_size"`
+	Devices      []string  `json:"devices"`
+	Memory       []int64   `json:"memory_bytes"`
+	Skipped      string    `json:"skipped,omitempty"`
 }
 
 // Model returns `info model`.
@@ -37,7 +40,8 @@ func (s *Session) Model() ModelInfo {
 	e, d := s.E, s.E.Dims
 	mi := ModelInfo{Path: e.Path, Arch: d.Arch, ModelType: d.ModelType, Hidden: d.Hidden, Layers: d.Layers, Heads: d.Heads, KVHeads: d.KVHeads,
 		HeadDim: d.HeadDim, Intermediate: d.Intermediate, Vocab: d.Vocab, MaxPos: d.MaxPos, Tied: d.Tied, DType: d.DType.String(),
-		ActDType: e.Device(0).ActDType().String(), Params: e.Tree.Root.NumParams(), World: e.World, Memory: e.MemoryInUse(), Skipped: e.Skipped}
+		ActDType: e.Device(0).ActDType().String(), Params: e.Tree.Root.NumParams(), World: e.World, Memory: e.MemoryInUse(), Skipped: e.Skipped,
+		Loaded: s.LoadedLayers()}
 	for r := range e.World {
 		mi.Devices = append(mi.Devices, e.Device(r).Name())
 	}
@@ -165,7 +169,7 @@ func (s *Session) ModuleTree(path string) ([]TreeNode, error) {
 	if path != "" {
 		st, err := ResolveSite(s.E.Tree, path)
 		if err != nil {
-			return nil, err
+			return nil, s.noSite(err)
 		}
 		root = s.E.Tree.Module(st.Path)
 	}
