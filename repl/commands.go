@@ -117,7 +117,8 @@ func init() {
 
 		// model
 		{aliases: []string{"info", "i"}, group: "model", usage: "info model|layers|ranks|memory|sites|break|display",
-			help: "Facts about the model and the session.\nmodel: architecture, sizes, dtypes, parameters, world size; layers: decoder layers; ranks: device and weight shards per rank; " +
+			help: "Facts about the model and the session.\nmodel: architecture, sizes, dtypes, parameters, world size; layers: decoder layers; " +
+				"ranks: device and weight shards per rank (embeddings and lm_head as real rows of the vocabulary with vLLM's padded range, each run of decoder layers split alike once, which routed experts each rank holds); " +
 				"memory: device bytes per rank; sites: every site in visit order with its tensors; break: breakpoints and watches; display: displays.",
 			complete: words("model", "layers", "ranks", "memory", "sites", "break", "display"), fn: cmdInfo},
 		{aliases: []string{"tree"}, group: "model", usage: "tree [SITE]",

@@ -89,6 +89,10 @@ func (t *Term) valuesText(rep *hsdbg.ValuesReport) string {
 		if v.Rank < 0 {
 			label = t.st.Dim.Render(v.Label)
 		}
+		if v.Missing != "" {
+			fmt.Fprintf(&b, "%s  %s  %s\n", label, v.Shard, t.st.Dim.Render("no values: "+v.Missing))
+			return
+		}
 		fmt.Fprintf(&b, "%s  [%d:%d, %d:%d]  %s\n", label, v.Rows.Lo, v.Rows.Hi, v.Cols.Lo, v.Cols.Hi, v.Shard)
 		for i, row := range v.Values {
 			cells := make([]string, len(row))

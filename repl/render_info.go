@@ -61,12 +61,32 @@ func (t *Term) layersText(ls []hsdbg.LayerInfo) string {
 	return tb.render(t.st)
 }
 
+// rankInfoText renders `info ranks`: per rank, the split weights outside
+// the decoder layers, then each run of layers split alike with its split
+// weights (names relative to the layer) and where its experts are.
 func (t *Term) rankInfoText(rs []hsdbg.RankInfo) string {
 	var b strings.Builder
 	for _, r := range rs {
 		fmt.Fprintf(&b, "rank %d  %s  activations %s\n", r.Rank, r.Device, r.ActDType)
 		for _, s := range r.Shards {
 			fmt.Fprintf(&b, "  %s\n", s)
+		}
+		for _, l := range r.Layers {
+			what := fmt.Sprintf("layer %d", l.First)
+			if l.Last > l.First {
+				what = fmt.Sprintf("layers %d-%d (each split alike)", l.First, l.Last)
+			}
+			if len(l.Shards) == 0 && len(l.Experts) == 0 {
+				fmt.Fprintf(&b, "  %s: no split weights\n", t.st.Site.Render(what))
+				continue
+			}
+			fmt.Fprintf(&b, "  %s:\n", t.st.Site.Render(what))
+			for _, s := range l.Shards {
+				fmt.Fprintf(&b, "    %s\n", s)
+			}
+			for _, x := range l.Experts {
+				fmt.Fprintf(&b, "    %s\n", x)
+			}
 		}
 	}
 	return b.String()

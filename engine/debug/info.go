@@ -1,9 +1,6 @@
 package debug
 
 import (
-	"fmt"
-	"strings"
-
 	"hsdb/engine/model"
 )
 
@@ -71,36 +68,6 @@ func (s *Session) Layers() []LayerInfo {
 			li.Modules = append(li.Modules, c.Class)
 		}
 		out = append(out, li)
-	}
-	return out
-}
-
-// RankInfo is one row of `info ranks`: the rank's device, activation
-// dtype, and the slices of the split weights it holds (the TP plan, from
-// the first layer, the embedding and the LM head).
-type RankInfo struct {
-	Rank     int      `json:"rank"`
-	Device   string   `json:"device"`
-	ActDType string   `json:"activation_dtype"`
-	Shards   []string `json:"shards"`
-}
-
-// RankInfos returns `info ranks`.
-func (s *Session) RankInfos() []RankInfo {
-	var split []model.Param
-	for _, p := range s.E.Tree.Params() {
-		if p.Dim >= 0 && (strings.Contains(p.Name, "layers.0.") || !strings.Contains(p.Name, "layers.")) {
-			split = append(split, p)
-		}
-	}
-	var out []RankInfo
-	for r := range s.E.World {
-		ri := RankInfo{Rank: r, Device: s.E.Device(r).Name(), ActDType: s.E.Device(r).ActDType().String()}
-		for _, p := range split {
-			rg := p.Ranges[r]
-			ri.Shards = append(ri.Shards, fmt.Sprintf("%s dim %d [%d:%d] of %d", strings.TrimPrefix(p.Name, "model."), p.Dim, rg[0], rg[1], p.Shape[p.Dim]))
-		}
-		out = append(out, ri)
 	}
 	return out
 }
