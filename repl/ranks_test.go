@@ -34,7 +34,7 @@ func rankSection(out string, r int) string {
 	if end := strings.Index(rest, fmt.Sprintf("\nrank %d  ", r+1)); end >= 0 {
 		rest = rest[:end+1]
 	}
-	return out[start : start+1] + rest
+	return out[start:start+1] + rest
 }
 
 // TestInfoRanksExpertsPerRank: DeepSeek-V3's fixture (8 routed experts,

@@ -39,7 +39,28 @@ func (t *Term) modelText(m hsdbg.ModelInfo) string {
 	add("vocab_size", strconv.Itoa(m.Vocab))
 	add("max_position", strconv.Itoa(m.MaxPos))
 	add("tied embeddings", strconv.FormatBool(m.Tied))
-	add("dtype", m.DType+" (activations "+m.ActDType+")")
+	add("dtype", m.DType+" (config.json)")
+	w := m.Weights
+	add("weights stored", dtypeCounts(w.Stored, w.Err))
+	kept := dtypeCounts(w.Kept, w.Err)
+	if w.Converted != "" {
+		kept += " (" + w.Converted + ")"
+	} else if w.Dequantized > 0 {
+		kept += " (fp8 dequantized to f32)"
+	}
+	add("weights kept as", kept)
+	if w.Dequantized > 0 {
+		add("fp8", fmt.Sprintf("%d tensors were stored as fp8 and dequantized on load (`info model --fp8` lists them)", w.Dequantized))
+	}
+	add("activations", m.ActDType)
+	if n := len(w.Unused); n > 0 {
+		show := w.Unused[:min(n, 4)]
+		more := ""
+		if n > len(show) {
+			more = fmt.Sprintf(" and %d more (`info model --unused` lists them)", n-len(show))
+		}
+		add("unused tensors", t.st.Warn.Render(fmt.Sprintf("warning: %d checkpoint tensors are not used by %s: %s%s", n, m.Arch, strings.Join(show, ", "), more)))
+	}
 	add("parameters", strconv.FormatInt(m.Params, 10))
 	add("world size", strconv.Itoa(m.World))
 	var per []string
@@ -51,6 +72,30 @@ func (t *Term) modelText(m hsdbg.ModelInfo) string {
 		add("not loaded", m.Skipped)
 	}
 	return tb.render(t.st)
+}
+
+// dtypeCounts renders "f8e4m3 104 tensors, f32 25 tensors" (or why it
+// is unknown).
+func dtypeCounts(cs []hsdbg.DTypeCount, err string) string {
+	if len(cs) == 0 {
+		if err != "" {
+			return "unknown: " + err
+		}
+		return "unknown"
+	}
+	var parts []string
+	for _, c := range cs {
+		parts = append(parts, fmt.Sprintf("%s %d tensors", c.DType, c.Tensors))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// namesText renders a list of tensor names under a heading, or none.
+func namesText(names []string, heading, none string) string {
+	if len(names) == 0 {
+		return none
+	}
+	return heading + "\n  " + strings.Join(names, "\n  ")
 }
 
 func (t *Term) layersText(ls []hsdbg.LayerInfo) string {

@@ -42,6 +42,7 @@ func runDebugger(args []string, io stdio) int {
 		return 1
 	}
 	s := hsdbg.New(e)
+	s.Options, _ = m.options() // m.load succeeded with them
 	if tok, err := e.Tokenizer(); err == nil {
 		s.Tok = tok
 	} else {

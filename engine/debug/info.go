@@ -5,8 +5,10 @@ import (
 )
 
 // ModelInfo is `info model`: where the model came from, its architecture
-// and sizes (config.json names), parameter count, stored and activation
-// dtypes, world size and device memory per rank in bytes.
+// and sizes (config.json names), parameter count, the config's dtype, the
+// weights' stored and kept dtypes (with fp8 dequantization and unused
+// checkpoint tensors), the activation dtype, world size and device memory
+// per rank in bytes.
 type ModelInfo struct {
 	Path      string `json:"path"`
 	Arch      string `json:"arch"`
@@ -23,13 +25,16 @@ type ModelInfo struct {
 	Vocab        int       `json:"vocab_size"`
 	MaxPos       int       `json:"max_position_embeddings"`
 	Tied         bool      `json:"tie_word_embeddings"`
-	DType        string    `json:"dtype"`
-	ActDType     string    `json:"activation_dtype"`
-	Params       int64     `json:"params"`
-	World        int       `json:"world_size"`
-	Devices      []string  `json:"devices"`
-	Memory       []int64   `json:"memory_bytes"`
-	Skipped      string    `json:"skipped,omitempty"`
+	// DType is config.json's torch_dtype; Weights what the checkpoint and
+	// the ranks hold.
+	DType    string       `json:"dtype"`
+	Weights  WeightDTypes `json:"weights"`
+	ActDType string       `json:"activation_dtype"`
+	Params   int64        `json:"params"`
+	World    int          `json:"world_size"`
+	Devices  []string     `json:"devices"`
+	Memory   []int64      `json:"memory_bytes"`
+	Skipped  string       `json:"skipped,omitempty"`
 }
 
 // Model returns `info model`.
@@ -38,7 +43,7 @@ func (s *Session) Model() ModelInfo {
 	mi := ModelInfo{Path: e.Path, Arch: d.Arch, ModelType: d.ModelType, Hidden: d.Hidden, Layers: d.Layers, Heads: d.Heads, KVHeads: d.KVHeads,
 		HeadDim: d.HeadDim, Intermediate: d.Intermediate, Vocab: d.Vocab, MaxPos: d.MaxPos, Tied: d.Tied, DType: d.DType.String(),
 		ActDType: e.Device(0).ActDType().String(), Params: e.Tree.Root.NumParams(), World: e.World, Memory: e.MemoryInUse(), Skipped: e.Skipped,
-		Loaded: s.LoadedLayers()}
+		Loaded: s.LoadedLayers(), Weights: s.weightDTypes()}
 	for r := range e.World {
 		mi.Devices = append(mi.Devices, e.Device(r).Name())
 	}

@@ -34,6 +34,10 @@ type Session struct {
 	// OnTrace, when set, receives a line for every site a pass visits while
 	// tracing is on, on the goroutine that called Run, Continue, etc.
 	OnTrace func(TraceLine)
+	// Options are those E was opened with (the front end sets them; the
+	// zero value means weights kept as stored). `info model` reads DType
+	// to say what the weights were converted to.
+	Options engine.Options
 
 	batch [][]int32
 	job   *job
