@@ -85,6 +85,15 @@ func TestAllNaNStatsShowDash(t *testing.T) {
 		t.Errorf("JSON nan %v", st["nan"])
 	}
 	f.AssertExec("hist hidden_states --tokens 0:1", "mean —  std —  min —  max —", "no finite values", "not shown: 64 NaN, 0 Inf")
+	f.opts.json = true
+	f.buf.Reset()
+	if err := f.Term.Exec("hist hidden_states --tokens 0:1"); err != nil {
+		t.Fatal(err)
+	}
+	if out := f.buf.String(); !strings.Contains(out, `"hist":{"lo":null,"hi":null,"counts":[],"nan":64,"inf":0}`) || !strings.Contains(out, `"mean":null`) {
+		t.Fatalf("JSON hist: %s", out)
+	}
+	f.opts.json = false
 	// With the other two tokens in, the statistics are defined again.
 	if r := tableRows(f.Exec("print hidden_states"))[2]; r[5] == "—" || r[11] != "64" {
 		t.Fatalf("whole tensor row %v", r)
