@@ -91,6 +91,19 @@ func TestJSONErrorHasCommandLine(t *testing.T) {
 	if m["command"] != "frobnicate now" || m["error"] != `stdin:2: unknown command "frobnicate": `+"`help`"+` lists the commands` {
 		t.Fatalf("error object %v", m)
 	}
+	// In a sourced script the failing line is named, not the source line.
+	p := t.TempDir() + "/inner.hsdb"
+	writeFile(t, p, "echo in\nprint nothing\n")
+	f.buf.Reset()
+	f.RunScript(strings.NewReader("source "+p+"\n"), "stdin")
+	lines = strings.Split(strings.TrimSpace(f.buf.String()), "\n")
+	m = nil
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &m); err != nil || len(lines) != 2 {
+		t.Fatalf("%v: %q", err, lines)
+	}
+	if m["command"] != "print nothing" || !strings.HasPrefix(m["error"], p+":2: ") {
+		t.Fatalf("nested error object %v", m)
+	}
 }
 
 // TestJSONEmptyListsNotNull: ranks at --tp 1 has "pairs": [] and a run

@@ -114,19 +114,20 @@ func (t *Term) Exec(line string) (err error) {
 	return c.fn(t, args)
 }
 
-// PrintError prints err, the failure of the last command line Exec ran,
-// as the REPL does: one line, styled, or a JSON object {"command",
-// "error"}.
-func (t *Term) PrintError(err error) { t.printErrorFor(t.lastLine, err) }
+// PrintError prints err as the REPL does: one line, styled, or a JSON
+// object {"command", "error"} naming the command running (a display
+// failing at the stop of `run`), else the last command line Exec ran.
+func (t *Term) PrintError(err error) {
+	cmd := t.cmd
+	if cmd == "" {
+		cmd = t.lastLine
+	}
+	t.printErrorFor(cmd, err)
+}
 
-// printErrorFor prints err as the failure of command line cmd. Inside a
-// running command (a display failing at a stop) the JSON "command" is
-// that command's line.
+// printErrorFor prints err as the failure of command line cmd.
 func (t *Term) printErrorFor(cmd string, err error) {
 	if t.opts.json {
-		if t.cmd != "" {
-			cmd = t.cmd
-		}
 		t.writeJSON(&object{keys: []string{"command", "error"}, vals: []any{cmd, err.Error()}})
 		return
 	}
