@@ -34,6 +34,10 @@ type Session struct {
 	// OnTrace, when set, receives a line for every site a pass visits while
 	// tracing is on, on the goroutine that called Run, Continue, etc.
 	OnTrace func(TraceLine)
+	// Options are those E was opened with (the front end sets them; the
+	// zero value means weights kept as stored). `info model` reads DType
+	// to say what the weights were converted to.
+	Options engine.Options
 
 	batch [][]int32
 	job   *job
@@ -53,6 +57,9 @@ type Session struct {
 	genLeft     int   // decode steps still to run in the current job
 	running     bool  // a pass is running (not stopped)
 	watchStep   int   // the step the watches' previous values belong to
+	// traceMuted: an interrupt came; trace lines are dropped until the pass
+	// stops (sites queued or visited on the way to the stop are not shown).
+	traceMuted bool
 }
 
 // Sentinel errors callers test with errors.Is.
