@@ -25,7 +25,9 @@ var ErrShardMismatch = errors.New("shards do not fit together")
 // collective after the site would: Replicated gives rank 0's copy; Sharded
 // places each rank's columns at [Start, End) of a [rows, Full] tensor (vLLM's
 // all-gather on the last dim; ranks whose ranges coincide, as replicated kv
-// heads do, must hold equal values); Partial sums the parts (the all-reduce
+// heads do, must hold equal values; a range may be shorter than the other
+// ranks' or empty, as the last vocab shards are once the padding is
+// dropped, with Data [rows, End-Start]); Partial sums the parts (the all-reduce
 // of a row-parallel linear). The result is a new [rows, cols] F32 tensor
 // except for Replicated. Errors wrap ErrShape or ErrShardMismatch and name
 // the ranks and columns.
@@ -73,8 +75,12 @@ func placeShards(parts []Part, rows int) (*tensor.Tensor, error) {
 	for _, p := range parts {
 		s := p.Shard
 		w := s.End - s.Start
-		if s.Full != full || s.Start < 0 || s.End > full || w != p.Data.Cols() {
-			return nil, fmt.Errorf("%w: rank %d holds %d columns labelled %s (full %d)", ErrShape, p.Rank, p.Data.Cols(), s, full)
+		if s.Full != full || s.Start < 0 || s.End > full || w < 0 || w != p.Data.Cols() {
+			hint := ""
+			if p.Data.Cols() > w && s.End == full {
+				hint = ": more columns than its range, as if padding past the full width were kept"
+			}
+			return nil, fmt.Errorf("%w: rank %d holds %d columns labelled %s (full %d)%s", ErrShape, p.Rank, p.Data.Cols(), s, full, hint)
 		}
 		src := p.Data.F32()
 		for c := s.Start; c < s.End; c++ {

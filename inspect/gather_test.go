@@ -72,3 +72,49 @@ func TestGatherErrors(t *testing.T) {
 		t.Errorf("width: %v", err)
 	}
 }
+
+// TestGatherClippedVocabShards: vLLM pads a vocabulary of 101 to 128 and
+// splits it evenly; with the padding dropped each rank holds its real
+// columns only. Over 4 ranks of 32 padded columns rank 3 holds 96:101 (5
+// columns); over 8 ranks of 16 rank 6 holds 96:101 and rank 7 none
+// ([rows, 0]). Both gather to the [2, 101] tensor whose element [r, c] is
+// 1000·r + c (built here, independent of the split).
+func TestGatherClippedVocabShards(t *testing.T) {
+	const vocab, rows = 101, 2
+	for _, world := range []int{4, 8} {
+		per := 128 / world
+		var parts []Part
+		for r := range world {
+			lo, hi := min(r*per, vocab), min((r+1)*per, vocab)
+			v := make([]float32, 0, rows*(hi-lo))
+			for i := range rows {
+				for c := lo; c < hi; c++ {
+					v = append(v, float32(1000*i+c))
+				}
+			}
+			parts = append(parts, Part{Rank: r, Shard: sh(lo, hi, vocab), Data: tensor.FromF32(v, rows, hi-lo)})
+		}
+		if w := parts[world-1].Data.Cols(); (world == 4 && w != 5) || (world == 8 && w != 0) {
+			t.Fatalf("world %d: last rank has %d columns", world, w)
+		}
+		g, err := Gather(parts)
+		if err != nil {
+			t.Fatalf("world %d: %v", world, err)
+		}
+		if g.Rows() != rows || g.Cols() != vocab {
+			t.Fatalf("world %d: gathered %v", world, g.Shape)
+		}
+		for i, x := range g.F32() {
+			if want := float32(1000*(i/vocab) + i%vocab); x != want {
+				t.Fatalf("world %d: element %d = %v, want %v", world, i, x, want)
+			}
+		}
+		// A rank whose data still has its padded width is refused, naming
+		// it.
+		bad := append([]Part(nil), parts...)
+		bad[world-1].Data = tensor.New(tensor.F32, rows, per)
+		if _, err := Gather(bad); !errors.Is(err, ErrShape) {
+			t.Fatalf("world %d: padded data under a clipped label: %v", world, err)
+		}
+	}
+}

@@ -5,13 +5,24 @@ import "math"
 // Hist is a histogram of the finite values of a tensor over Bins equal-width
 // bins spanning [Lo, Hi] (the finite minimum and maximum); the last bin
 // includes Hi. NaN and Inf count the values left out. When every finite
-// value is equal (Lo == Hi) there is a single bin.
+// value is equal (Lo == Hi) there is a single bin; when none is finite
+// there is none (Counts empty, Lo and Hi without meaning: NullFields).
 type Hist struct {
 	Lo     float64 `json:"lo"`
 	Hi     float64 `json:"hi"`
 	Counts []int64 `json:"counts"`
 	NaN    int64   `json:"nan"`
 	Inf    int64   `json:"inf"`
+}
+
+// NullFields returns the JSON names of the fields without a value: Lo and
+// Hi when no value is finite (no bins), for encoders that write them as
+// null.
+func (h Hist) NullFields() []string {
+	if len(h.Counts) > 0 {
+		return nil
+	}
+	return []string{"lo", "hi"}
 }
 
 // Edge returns the lower edge of bin i (Edge(len(Counts)) is Hi).

@@ -8,8 +8,10 @@ import (
 
 // Stats are the statistics hsdb prints for a tensor or a slice of one. Mean,
 // Std, Min, Max, AbsMax and L2 are over the finite elements only (NaN and
-// ±Inf are counted apart, so one NaN does not hide the rest of the tensor);
-// they are 0 when no element is finite.
+// ±Inf are counted apart, so one NaN does not hide the rest of the tensor).
+// When no element is finite (an all-NaN tensor, an empty shard) they are
+// undefined: Defined is false, the fields hold 0, Get returns NaN for them
+// and NullFields names them (front ends print "—" and JSON null).
 //
 // Std is the population standard deviation, sqrt(Σ(x-mean)²/n) with n the
 // finite count (numpy.std's default ddof=0 and torch.std(unbiased=False);
@@ -49,14 +51,46 @@ func Of(v []float32) Stats { return FromMoments(tensor.MomentsF32(v)) }
 // Finite returns the number of finite elements.
 func (s Stats) Finite() int64 { return s.Count - s.NaN - s.Inf }
 
+// Defined reports whether the statistics over finite elements (mean, std,
+// min, max, absmax, l2) have a value: some element is finite.
+func (s Stats) Defined() bool { return s.Finite() > 0 }
+
+// finiteStats are the statistics taken over finite elements only.
+var finiteStats = []string{"mean", "std", "min", "max", "absmax", "l2"}
+
+// IsFiniteStat reports whether the statistic called name is taken over the
+// finite elements (and so is undefined when there are none).
+func IsFiniteStat(name string) bool {
+	for _, n := range finiteStats {
+		if n == name || (name == "norm" && n == "l2") {
+			return true
+		}
+	}
+	return false
+}
+
+// NullFields returns the JSON names of the statistics that are undefined
+// (mean, std, min, max, absmax, l2 when no element is finite), nil when
+// all are defined: encoders write them as null rather than 0.
+func (s Stats) NullFields() []string {
+	if s.Defined() {
+		return nil
+	}
+	return append([]string(nil), finiteStats...)
+}
+
 // Bad reports whether any element is NaN or ±Inf.
 func (s Stats) Bad() bool { return s.NaN > 0 || s.Inf > 0 }
 
 // Get returns the statistic called name ("mean", "std", "min", "max",
 // "absmax", "l2" or its alias "norm", "nan", "inf", "zeros", "count") and
-// whether the name is known. The names are those of the debugger's
-// conditions and of `set stats`.
+// whether the name is known; an undefined statistic (no finite element) is
+// NaN, so that every comparison with it is false. The names are those of
+// the debugger's conditions and of `set stats`.
 func (s Stats) Get(name string) (float64, bool) {
+	if !s.Defined() && IsFiniteStat(name) {
+		return math.NaN(), true
+	}
 	switch name {
 	case "mean":
 		return s.Mean, true

@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -87,8 +88,48 @@ func TestTopChannels(t *testing.T) {
 	}
 	// sorted |v|: .05 .1 .2 .3 .4 .5 .6 .7 .8 .9 5 100 → median (.5+.6)/2
 	med := (0.5 + 0.6) / 2
-	if math.Abs(MedianAbs(v)-med) > 1e-7 || math.Abs(top[0].Ratio-100/med) > 1e-4 {
+	if math.Abs(MedianAbs(v)-med) > 1e-7 || top[0].Ratio == nil || math.Abs(*top[0].Ratio-100/med) > 1e-4 {
 		t.Fatalf("median %v ratio %v", MedianAbs(v), top[0].Ratio)
+	}
+}
+
+// TestTopRatioZeroMedian: in [2, 3] with four zeros of six the median
+// |value| is 0; no entry gets a ratio (not +Inf, not 0/0).
+func TestTopRatioZeroMedian(t *testing.T) {
+	top := TopChannels([]float32{0, 0, 3, 0, 0, -1}, 2, 3, 3, 0)
+	if MedianAbs([]float32{0, 0, 3, 0, 0, -1}) != 0 || len(top) != 3 {
+		t.Fatalf("%+v", top)
+	}
+	for _, c := range top {
+		if c.Ratio != nil {
+			t.Fatalf("channel %d: ratio %v with a zero median", c.Col, *c.Ratio)
+		}
+	}
+}
+
+// TestStatsUndefinedWithoutFiniteElements: an all-NaN tensor has counts but
+// no mean, std, min, max, absmax or l2: Get gives NaN for them and
+// NullFields names them; one finite element defines them again.
+func TestStatsUndefinedWithoutFiniteElements(t *testing.T) {
+	nan := float32(math.NaN())
+	s := Of([]float32{nan, nan, float32(math.Inf(1))})
+	if s.Defined() || s.Count != 3 || s.NaN != 2 || s.Inf != 1 {
+		t.Fatalf("%+v", s)
+	}
+	for _, n := range []string{"mean", "std", "min", "max", "absmax", "l2", "norm"} {
+		if v, ok := s.Get(n); !ok || !math.IsNaN(v) {
+			t.Errorf("%s = %v, want NaN", n, v)
+		}
+	}
+	if v, _ := s.Get("nan"); v != 2 {
+		t.Errorf("nan = %v", v)
+	}
+	if got := fmt.Sprint(s.NullFields()); got != "[mean std min max absmax l2]" {
+		t.Errorf("NullFields %s", got)
+	}
+	s = Of([]float32{nan, -2})
+	if v, _ := s.Get("min"); !s.Defined() || v != -2 || s.NullFields() != nil {
+		t.Errorf("one finite element: %+v", s)
 	}
 }
 

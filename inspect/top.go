@@ -7,16 +7,18 @@ import (
 
 // Channel is one feature column of a [tokens, features] tensor with its
 // largest finite magnitude: Value is the signed element of largest |value|
-// in the column and Row the row (token) where it first occurs. Sun et al.
+// in the column and Row the row of the data where it first occurs (a token
+// of the batch only where every token has a row; see debug.TopEntry). Sun et al.
 // 2024, "Massive Activations in Large Language Models", find such channels
 // at magnitudes about 1e3-1e4 × the median |value|.
 type Channel struct {
 	Col   int     `json:"channel"`
-	Row   int     `json:"token"`
+	Row   int     `json:"row"`
 	Value float64 `json:"value"`
-	// Ratio is |Value| divided by the median |value| of the whole tensor
-	// (+Inf when that median is 0).
-	Ratio float64 `json:"ratio_to_median"`
+	// Ratio is |Value| divided by the median |value| of the whole tensor;
+	// nil when that median is 0 (most entries are zero: no ratio means
+	// anything, and 0/0 would be NaN).
+	Ratio *float64 `json:"ratio_to_median"`
 }
 
 // TopChannels returns the k columns of v ([rows, cols] row-major) with the
@@ -55,9 +57,8 @@ func TopChannels(v []float32, rows, cols, k, colBase int) []Channel {
 	for i := range out {
 		out[i].Col += colBase
 		if med > 0 {
-			out[i].Ratio = math.Abs(out[i].Value) / med
-		} else {
-			out[i].Ratio = math.Inf(1)
+			r := math.Abs(out[i].Value) / med
+			out[i].Ratio = &r
 		}
 	}
 	return out

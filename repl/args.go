@@ -4,44 +4,55 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	hsdbg "hsdb/engine/debug"
 )
 
-// splitArgs splits a command's arguments on blanks, keeping "double" or
-// 'single' quoted text as one argument (backslash escapes the next
-// character inside double quotes).
+// splitArgs splits a command's arguments on blanks. "Double-quoted" text
+// is one argument with Go/JSON escapes (\n \t \r \\ \" \' \/ \b \f \a \v
+// \xHH \uXXXX \UXXXXXXXX, JSON's surrogate pairs); 'single-quoted' text is
+// taken as it is. Quoted and plain text next to each other join into one
+// argument, as in a shell. Errors: an unterminated quote, an unknown or
+// malformed escape (naming it).
 func splitArgs(s string) ([]string, error) {
 	var out []string
 	var cur strings.Builder
-	in, quote := false, byte(0)
-	for i := 0; i < len(s); i++ {
+	in := false
+	for i := 0; i < len(s); {
 		c := s[i]
 		switch {
-		case quote != 0:
-			if c == quote {
-				quote = 0
-			} else if c == '\\' && quote == '"' && i+1 < len(s) {
-				i++
-				cur.WriteByte(s[i])
-			} else {
-				cur.WriteByte(c)
+		case c == '"':
+			j, err := closingQuote(s, i)
+			if err != nil {
+				return nil, err
 			}
-		case c == '"' || c == '\'':
-			quote, in = c, true
+			text, err := unescape(s[i+1 : j])
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", s[i:j+1], err)
+			}
+			cur.WriteString(text)
+			in, i = true, j+1
+		case c == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return nil, fmt.Errorf("unterminated ' quote")
+			}
+			cur.WriteString(s[i+1 : i+1+j])
+			in, i = true, i+j+2
 		case c == ' ' || c == '\t':
 			if in {
 				out = append(out, cur.String())
 				cur.Reset()
 				in = false
 			}
+			i++
 		default:
 			cur.WriteByte(c)
 			in = true
+			i++
 		}
-	}
-	if quote != 0 {
-		return nil, fmt.Errorf("unterminated %c quote", quote)
 	}
 	if in {
 		out = append(out, cur.String())
@@ -49,11 +60,123 @@ func splitArgs(s string) ([]string, error) {
 	return out, nil
 }
 
+// closingQuote returns the index of the '"' that closes the one at s[i],
+// skipping backslash escapes.
+func closingQuote(s string, i int) (int, error) {
+	for j := i + 1; j < len(s); j++ {
+		switch s[j] {
+		case '\\':
+			j++
+		case '"':
+			return j, nil
+		}
+	}
+	return 0, fmt.Errorf("unterminated \" quote")
+}
+
+// splitOutside splits s at every sep outside quotes ("..." with escapes,
+// '...'), so that `input text "a; b" ; ids 1,2` is two parts.
+func splitOutside(s string, sep byte) ([]string, error) {
+	var parts []string
+	last := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '"':
+			j, err := closingQuote(s, i)
+			if err != nil {
+				return nil, err
+			}
+			i = j
+		case '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return nil, fmt.Errorf("unterminated ' quote")
+			}
+			i += j + 1
+		case sep:
+			parts = append(parts, s[last:i])
+			last = i + 1
+		}
+	}
+	return append(parts, s[last:]), nil
+}
+
+// unescape resolves the escapes of the inside of a double-quoted string.
+func unescape(s string) (string, error) {
+	if !strings.Contains(s, "\\") {
+		return s, nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' {
+			b.WriteByte(s[i])
+			continue
+		}
+		if i+1 >= len(s) {
+			return "", fmt.Errorf("a lone \\ at the end")
+		}
+		i++
+		switch c := s[i]; c {
+		case 'n':
+			b.WriteByte('\n')
+		case 't':
+			b.WriteByte('\t')
+		case 'r':
+			b.WriteByte('\r')
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'a':
+			b.WriteByte('\a')
+		case 'v':
+			b.WriteByte('\v')
+		case '\\', '"', '\'', '/':
+			b.WriteByte(c)
+		case 'x', 'u', 'U':
+			n := map[byte]int{'x': 2, 'u': 4, 'U': 8}[c]
+			if i+n >= len(s) {
+				return "", fmt.Errorf("\\%c needs %d hex digits", c, n)
+			}
+			v, err := strconv.ParseUint(s[i+1:i+1+n], 16, 32)
+			if err != nil {
+				return "", fmt.Errorf("\\%c%s: want %d hex digits", c, s[i+1:i+1+n], n)
+			}
+			i += n
+			r := rune(v)
+			if c == 'x' {
+				b.WriteByte(byte(v))
+				continue
+			}
+			if utf16.IsSurrogate(r) { // JSON writes characters past U+FFFF as \uD83D\uDE00
+				if i+6 < len(s) && s[i+1] == '\\' && s[i+2] == 'u' {
+					lo, err := strconv.ParseUint(s[i+3:i+7], 16, 32)
+					if r2 := utf16.DecodeRune(r, rune(lo)); err == nil && r2 != utf8.RuneError {
+						b.WriteRune(r2)
+						i += 6
+						continue
+					}
+				}
+				return "", fmt.Errorf("\\u%04X is half of a surrogate pair without its other half", v)
+			}
+			if !utf8.ValidRune(r) {
+				return "", fmt.Errorf("\\%c%s is not a Unicode character", c, s[i-n+1:i+1])
+			}
+			b.WriteRune(r)
+		default:
+			return "", fmt.Errorf("unknown escape \\%c (want \\n \\t \\r \\\\ \\\" \\uXXXX ...)", c)
+		}
+	}
+	return b.String(), nil
+}
+
 // sliceFlags takes --rank R, --seq S and --tokens A:B (also --flag=value)
-// out of args and returns the rest.
+// out of args and returns the rest. Errors: an unknown flag, a flag given
+// twice, a flag without its value, a bad value.
 func sliceFlags(args []string) (hsdbg.Slice, []string, error) {
 	sl := hsdbg.All
 	var rest []string
+	seen := map[string]bool{}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if !strings.HasPrefix(a, "--") {
@@ -61,6 +184,15 @@ func sliceFlags(args []string) (hsdbg.Slice, []string, error) {
 			continue
 		}
 		name, val, has := strings.Cut(a[2:], "=")
+		switch name {
+		case "rank", "seq", "tokens":
+		default:
+			return sl, nil, fmt.Errorf("unknown flag --%s (want --rank, --seq or --tokens)", name)
+		}
+		if seen[name] {
+			return sl, nil, fmt.Errorf("--%s given twice: give it once", name)
+		}
+		seen[name] = true
 		if !has {
 			if i+1 >= len(args) {
 				return sl, nil, fmt.Errorf("--%s needs a value", name)
@@ -78,8 +210,6 @@ func sliceFlags(args []string) (hsdbg.Slice, []string, error) {
 			var r hsdbg.Range
 			r, err = hsdbg.ParseRange(val)
 			sl.Tokens = &r
-		default:
-			err = fmt.Errorf("unknown flag --%s (want --rank, --seq or --tokens)", name)
 		}
 		if err != nil {
 			return sl, nil, err

@@ -41,12 +41,14 @@ func cmdWatch(t *Term, args string) error {
 	return nil
 }
 
-func parseIDs(args string) ([]int, error) {
+// parseIDs parses the numbers of breakpoints or displays (what names
+// them in the error: "breakpoint", "display").
+func parseIDs(args, what string) ([]int, error) {
 	var ids []int
 	for _, f := range strings.Fields(args) {
 		n, err := strconv.Atoi(f)
 		if err != nil || n < 1 {
-			return nil, fmt.Errorf("%q is not a breakpoint number", f)
+			return nil, fmt.Errorf("%q is not a %s number (`info %s` lists them)", f, what, map[string]string{"breakpoint": "break", "display": "display"}[what])
 		}
 		ids = append(ids, n)
 	}
@@ -54,7 +56,7 @@ func parseIDs(args string) ([]int, error) {
 }
 
 func cmdDelete(t *Term, args string) error {
-	ids, err := parseIDs(args)
+	ids, err := parseIDs(args, "breakpoint")
 	if err != nil {
 		return fmt.Errorf("delete: %w", err)
 	}
@@ -65,7 +67,7 @@ func cmdDelete(t *Term, args string) error {
 }
 
 func cmdEnable(t *Term, args string, on bool) error {
-	ids, err := parseIDs(args)
+	ids, err := parseIDs(args, "breakpoint")
 	if err == nil {
 		err = t.S.Enable(on, ids...)
 	}

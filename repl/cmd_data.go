@@ -136,8 +136,15 @@ func cmdDisplay(t *Term, args string) error {
 	if err != nil {
 		return fmt.Errorf("display: %w", err)
 	}
-	if _, _, _, err := tensorArgs("display", name+" "+rest); err != nil {
+	tensor, extra, sl, err := tensorArgs("display", name+" "+rest)
+	if err != nil {
 		return err
+	}
+	if len(extra) > 0 {
+		return fmt.Errorf("display: unexpected %q", strings.Join(extra, " "))
+	}
+	if err := t.S.CheckTensor(tensor, sl); err != nil {
+		return fmt.Errorf("display: %w", err)
 	}
 	if hasIndex {
 		if _, err := hsdbg.ParseIndex(index); err != nil {
@@ -170,7 +177,7 @@ func showDisplaysList(t *Term) error {
 }
 
 func cmdUndisplay(t *Term, args string) error {
-	ids, err := parseIDs(args)
+	ids, err := parseIDs(args, "display")
 	if err != nil {
 		return fmt.Errorf("undisplay: %w", err)
 	}

@@ -6,10 +6,20 @@ import (
 )
 
 func cmdInfo(t *Term, args string) error {
-	switch strings.TrimSpace(args) {
+	switch strings.Join(strings.Fields(args), " ") {
 	case "model":
 		m := t.S.Model()
 		t.emit("model", m, func() string { return t.modelText(m) })
+	case "model --fp8":
+		n := t.S.FP8Tensors()
+		t.emit("fp8", n, func() string {
+			return namesText(n, fmt.Sprintf("%d tensors were stored as fp8 (e4m3 with block scales) and dequantized on load:", len(n)), "no tensor was stored as fp8")
+		})
+	case "model --unused":
+		n := t.S.Model().Weights.Unused
+		t.emit("unused", n, func() string {
+			return namesText(n, fmt.Sprintf("%d checkpoint tensors are not used by the model:", len(n)), "every checkpoint tensor is used")
+		})
 	case "layers":
 		l := t.S.Layers()
 		t.emit("layers", l, func() string { return t.layersText(l) })
@@ -27,7 +37,7 @@ func cmdInfo(t *Term, args string) error {
 	case "display":
 		return showDisplaysList(t)
 	default:
-		return fmt.Errorf("info: want one of model, layers, ranks, memory, sites, break, display")
+		return fmt.Errorf("info: want one of model [--fp8|--unused], layers, ranks, memory, sites, break, display")
 	}
 	return nil
 }

@@ -20,7 +20,11 @@ type batchView struct {
 func cmdInput(t *Term, args string) error {
 	if args != "" {
 		var seqs [][]int32
-		for _, part := range strings.Split(args, ";") {
+		parts, err := splitOutside(args, ';')
+		if err != nil {
+			return fmt.Errorf("input: %w", err)
+		}
+		for _, part := range parts {
 			kind, rest, _ := strings.Cut(strings.TrimSpace(part), " ")
 			rest = strings.TrimSpace(rest)
 			switch kind {
@@ -32,8 +36,11 @@ func cmdInput(t *Term, args string) error {
 				seqs = append(seqs, ids)
 			case "text":
 				a, err := splitArgs(rest)
-				if err != nil || len(a) != 1 {
-					return fmt.Errorf("input text: want one quoted text: input text \"Once upon a time\"")
+				if err != nil {
+					return fmt.Errorf("input text: %w", err)
+				}
+				if len(a) != 1 {
+					return fmt.Errorf("input text: want one quoted text: input text \"Once upon a time\" (escapes as in Go or JSON: \\n \\t \\\" \\uXXXX)")
 				}
 				ids, err := t.S.Encode(a[0])
 				if err != nil {
@@ -42,7 +49,10 @@ func cmdInput(t *Term, args string) error {
 				seqs = append(seqs, ids)
 			case "file":
 				a, err := splitArgs(rest)
-				if err != nil || len(a) != 1 {
+				if err != nil {
+					return fmt.Errorf("input file: %w", err)
+				}
+				if len(a) != 1 {
 					return fmt.Errorf("input file: want one path")
 				}
 				more, err := t.S.ReadJSONL(a[0])

@@ -15,7 +15,12 @@ func cmdSet(t *Term, args string) error {
 	if val == "" {
 		return fmt.Errorf("set %s: want a value: %s", o.name, o.values)
 	}
+	// A rejected value leaves every option as it was, whatever the setter
+	// did before failing.
+	saved := t.opts
 	if err := o.set(t, val); err != nil {
+		t.opts = saved
+		t.restyle()
 		return fmt.Errorf("set %s: %w", o.name, err)
 	}
 	return nil

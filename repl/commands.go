@@ -36,8 +36,9 @@ func init() {
 		{aliases: []string{"input"}, group: "running", noRepeat: true,
 			usage: `input ids 1,2,3 [; ids 4,5] | input text "..." [; text "..."] | input file F.jsonl | input`,
 			help: "Set the token batch of the next run.\n" +
-				"Sequences are separated by ';' and flattened into one batch as vLLM does ([tokens] with seq_lens). " +
-				"`text` encodes with the model's tokenizer and prepends BOS; `file` reads JSON lines, each {\"text\": ...} or {\"input_ids\": [...]}. " +
+				"Sequences are separated by ';' (outside quotes) and flattened into one batch as vLLM does ([tokens] with seq_lens). " +
+				"`text` encodes with the model's tokenizer and prepends BOS; a \"quoted\" text takes Go/JSON escapes (\\n \\t \\\\ \\\" \\uXXXX), a 'single-quoted' one none. " +
+				"`file` reads JSON lines, each {\"text\": ...} or {\"input_ids\": [...]}. " +
 				"Without arguments, shows the batch.",
 			complete: completeInput, fn: cmdInput},
 		{aliases: []string{"run", "r"}, group: "running", noRepeat: true, usage: "run",
@@ -65,7 +66,8 @@ func init() {
 			help: "Stop at every site matching SITE, when COND holds on some rank.\n" +
 				"SITE is a module path without `model.`, with `*` for any one component and a-b for a range: layers.3, layers.*.mlp, layers.2-5, lm_head. " +
 				"COND is an expression over statistics of the site's tensors on a rank: absmax(residual) > 1e4, std(hidden_states) == 0, nan, inf, rank == 3; " +
-				"statistics: mean std min max absmax l2 nan inf zeros count; names: rank step layer tokens; operators: == != < <= > >= && || ! + - * / ( ).",
+				"statistics: mean std min max absmax l2 nan inf zeros count; names: rank step layer tokens; operators: == != < <= > >= && || ! + - * / ( ). " +
+				"A condition that can hold on no rank of the world (rank == 3 at world size 2) is refused.",
 			complete: completeBreak, fn: cmdBreak},
 		{aliases: []string{"tbreak"}, group: "breakpoints", usage: "tbreak SITE [if COND]", noRepeat: true,
 			help: "Like break, but deleted after it stops once.", complete: completeBreak, fn: cmdTbreak},
@@ -83,22 +85,27 @@ func init() {
 		// data
 		{aliases: []string{"print", "p"}, group: "data", usage: "print TENSOR[ROWS, COLS] [--rank R] [--seq S] [--tokens A:B]",
 			help: "Statistics of a tensor at the stop, one row per rank, or its values.\n" +
-				"Columns: shape, dtype, sharding, then the statistics of `set stats` (std is the population std, ddof=0 like torch.std(unbiased=False)), " +
+				"Columns: shape, dtype, sharding, then the statistics of `set stats` (std is the population std, ddof=0 like torch.std(unbiased=False); " +
+				"mean, std, min, max, absmax and l2 are over finite elements and show — when there is none), " +
 				"and for replicated tensors max |Δ| against rank 0. Sharded tensors get a `gathered` row, partial sums a `sum` row. " +
 				"--seq S selects one sequence of the batch, --tokens A:B its tokens (or the batch's). " +
 				"With an index, prints values: print hidden_states[3, :8] (rows after --seq/--tokens; columns of each rank's tensor, and of the full tensor in the gathered row).",
 			complete: completeTensors, fn: cmdPrint},
 		{aliases: []string{"hist"}, group: "data", usage: "hist TENSOR [--rank R] [--seq S] [--tokens A:B]",
-			help:     "Terminal histogram of a tensor's finite values.\nDefault source: rank 0 for replicated tensors, the gathered tensor for sharded or partial ones.",
+			help: "Terminal histogram of a tensor's finite values.\nDefault source: rank 0 for replicated tensors, the gathered tensor for sharded or partial ones. " +
+				"Bins are [lo, hi), the last [lo, hi]; a tensor of one value is the single bin [v, v]. NaN and Inf are counted below the bars.",
 			complete: completeTensors, fn: cmdHist},
 		{aliases: []string{"top"}, group: "data", usage: "top TENSOR [K] [--rank R] [--seq S] [--tokens A:B]",
-			help:     "The K (10) channels with the largest |value| (massive activations).\nEach with its value, the token where it occurs (sequence, position) and its ratio to the median |value|.",
+			help: "The K (10) channels with the largest |value| (massive activations).\nEach with its value, its ratio to the median |value| (— when the median is 0), " +
+				"and the batch token where it occurs (sequence, position). Where the tensor's rows are not the batch's tokens one to one " +
+				"(lm_head's logits: one row per sequence's last token) a row column gives the tensor's row.",
 			complete: completeTensors, fn: cmdTop},
 		{aliases: []string{"ranks"}, group: "data", usage: "ranks TENSOR [--seq S] [--tokens A:B]",
 			help:     "Compare a tensor between every pair of ranks.\nRelations: equal, diverged (with the first differing [row, col] and max |Δ|), shard of (different columns of one tensor), addends (partial sums).",
 			complete: completeTensors, fn: cmdRanks},
 		{aliases: []string{"display"}, group: "data", usage: "display [TENSOR [flags]]",
-			help:     "Print TENSOR (as print does) at every stop; without arguments, list the displays.",
+			help: "Print TENSOR (as print does) at every stop; without arguments, list the displays.\n" +
+				"The tensor name (some site must show it) and --rank are checked when the display is set; a stop whose site does not show the tensor skips it.",
 			complete: completeTensors, fn: cmdDisplay},
 		{aliases: []string{"undisplay"}, group: "data", usage: "undisplay [N...]",
 			help: "Remove displays N, or all.", fn: cmdUndisplay},
@@ -135,8 +142,10 @@ func init() {
 			complete: completeFiles, fn: cmdDiff},
 
 		// model
-		{aliases: []string{"info", "i"}, group: "model", usage: "info model|layers|ranks|memory|sites|break|display",
-			help: "Facts about the model and the session.\nmodel: architecture, sizes, dtypes, parameters, world size; layers: decoder layers; ranks: device and weight shards per rank; " +
+		{aliases: []string{"info", "i"}, group: "model", usage: "info model [--fp8|--unused]|layers|ranks|memory|sites|break|display",
+			help: "Facts about the model and the session.\nmodel: architecture, sizes, loaded layers, dtypes (config, weights as stored and as kept, fp8 dequantized, activations), " +
+				"unused checkpoint tensors, parameters, world size; --fp8 lists the tensors stored as fp8, --unused the checkpoint tensors the model does not use; layers: decoder layers; " +
+				"ranks: device and weight shards per rank (embeddings and lm_head as real rows of the vocabulary with vLLM's padded range, each run of decoder layers split alike once, which routed experts each rank holds); " +
 				"memory: device bytes per rank; sites: every site in visit order with its tensors; break: breakpoints and watches; display: displays.",
 			complete: words("model", "layers", "ranks", "memory", "sites", "break", "display"), fn: cmdInfo},
 		{aliases: []string{"tree"}, group: "model", usage: "tree [SITE]",
@@ -144,12 +153,18 @@ func init() {
 
 		// session
 		{aliases: []string{"set"}, group: "session", usage: "set OPTION VALUE", noRepeat: true,
-			help:     "Set an option (`show` lists them): colour, precision, stats, errors, echo, bins, width, json.",
+			help: "Set an option (`show` lists them): colour, precision, stats, errors, echo, bins, width, json.\n" +
+				"A value the option does not take is an error and leaves the option as it was. " +
+				"With json on (or hsdb --json) each result is one line {\"command\", \"kind\", \"result\"} and each error {\"command\", \"error\"}; " +
+				"NaN and ±Inf are written as the strings \"NaN\", \"Inf\" and \"-Inf\", statistics left undefined by a tensor with no finite element as null, and empty lists as [].",
 			complete: completeOptions, fn: cmdSet},
 		{aliases: []string{"show"}, group: "session", usage: "show [OPTION]",
 			help: "Show options and their values.", complete: completeOptions, fn: cmdShow},
 		{aliases: []string{"source"}, group: "session", usage: "source FILE", noRepeat: true,
-			help: "Run the commands of FILE, one per line (# starts a comment).", complete: completeFiles, fn: cmdSource},
+			help: "Run the commands of FILE, one per line (# starts a comment).\n" +
+				"It stops at the first failing command (`set errors continue`: goes on). A script cannot source itself, directly or through others. " +
+				"Ctrl-C stops the script after the command under way; `hsdb -x` then exits with status 130, and with 1 when a command failed, quit or no quit.",
+			complete: completeFiles, fn: cmdSource},
 		{aliases: []string{"echo"}, group: "session", usage: "echo TEXT",
 			help: "Print TEXT.", fn: cmdEcho},
 		{aliases: []string{"help", "h"}, group: "session", usage: "help [COMMAND]",

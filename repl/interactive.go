@@ -29,10 +29,10 @@ func (i *interrupts) hit(now time.Time) bool {
 	return quit
 }
 
-// catchInterrupts turns SIGINT into Session.Interrupt until stop is
-// called; a second SIGINT within a second runs exit (which must end the
-// process).
-func (t *Term) catchInterrupts(exit func()) (stop func()) {
+// catchInterrupts turns SIGINT into Term.interrupt until stop is called;
+// a second SIGINT within a second runs exit (which must end the process).
+// script says whether a script (-x, stdin) is what runs.
+func (t *Term) catchInterrupts(exit func(), script bool) (stop func()) {
 	sig := make(chan os.Signal, 4)
 	signal.Notify(sig, os.Interrupt)
 	done := make(chan struct{})
@@ -45,11 +45,7 @@ func (t *Term) catchInterrupts(exit func()) (stop func()) {
 					exit()
 					return
 				}
-				if t.S.Interrupt() {
-					fmt.Fprintln(t.Out, "^C: stopping at the next site (Ctrl-C again within a second quits)")
-				} else {
-					fmt.Fprintln(t.Out, "^C (Ctrl-C again within a second quits)")
-				}
+				fmt.Fprintln(t.Out, t.interrupt(script))
 			case <-done:
 				return
 			}
@@ -59,6 +55,24 @@ func (t *Term) catchInterrupts(exit func()) (stop func()) {
 		signal.Stop(sig)
 		close(done)
 	}
+}
+
+// interrupt is what one Ctrl-C does; it may be called from any goroutine
+// and returns the line to print. A running forward pass stops at the next
+// site, and a running script (hsdb -x, commands on stdin, `source`) stops
+// after the command under way: in a script run by hsdb -x or from stdin,
+// hsdb then exits with status 130. In the interactive REPL the session
+// stays, stopped at the site.
+func (t *Term) interrupt(script bool) string {
+	t.interrupted.Store(true)
+	running := t.S.Interrupt()
+	switch {
+	case script:
+		return "^C: stopping the script (exit status 130; Ctrl-C again within a second quits now)"
+	case running:
+		return "^C: stopping at the next site (Ctrl-C again within a second quits)"
+	}
+	return "^C (Ctrl-C again within a second quits)"
 }
 
 // Interactive runs the read-eval-print loop on a terminal: readline with
@@ -84,7 +98,7 @@ func (t *Term) Interactive(historyFile string) error {
 		rl.Close()
 		fmt.Fprintln(t.Out, "quit")
 		os.Exit(130)
-	})
+	}, false)
 	defer stop()
 	for {
 		line, err := rl.Readline()
@@ -102,7 +116,7 @@ func (t *Term) Interactive(historyFile string) error {
 			return nil
 		}
 		if err != nil {
-			t.PrintError(err)
+			t.printErrorFor(line, err)
 		}
 	}
 }

@@ -22,23 +22,28 @@ type RunConfig struct {
 	History string
 }
 
-// Run runs the debugger over s and returns the exit status: with a script
-// (or stdin not a terminal) it runs the commands and returns 1 when one
-// failed; otherwise it starts the REPL.
+// Run runs the debugger over s and returns the exit status. With a script
+// (or stdin not a terminal) it runs the commands and returns 1 when any
+// command failed (a quit after the failure included; `set errors continue`
+// only lets the script go on), 130 when Ctrl-C stopped the script (128 +
+// SIGINT, as shells report it), else 0. Otherwise it starts the REPL,
+// which returns 0 at quit or Ctrl-D.
 func Run(s *hsdbg.Session, c RunConfig) int {
 	t := New(s, c.Out, Config{JSON: c.JSON, Terminal: c.Terminal})
 	defer t.Close()
 	var err error
+	script := true
 	switch {
 	case c.Script != "":
-		stop := t.catchInterrupts(func() { os.Exit(130) })
+		stop := t.catchInterrupts(func() { os.Exit(130) }, true)
 		err = t.Source(c.Script)
 		stop()
 	case !c.Terminal:
-		stop := t.catchInterrupts(func() { os.Exit(130) })
+		stop := t.catchInterrupts(func() { os.Exit(130) }, true)
 		err = t.RunScript(c.In, "stdin")
 		stop()
 	default:
+		script = false
 		hist := c.History
 		if hist == "" {
 			if home, herr := os.UserHomeDir(); herr == nil {
@@ -46,14 +51,29 @@ func Run(s *hsdbg.Session, c RunConfig) int {
 			}
 		}
 		m := s.Model()
-		fmt.Fprintf(c.Out, "hsdb: %s (%s, %d layers) on %d rank(s), %s. `help` lists the commands.\n", m.Path, m.Arch, m.Layers, m.World, m.Devices[0])
+		layers := fmt.Sprintf("%d layers", m.Layers)
+		if m.Loaded.Partial {
+			layers = "decoder " + m.Loaded.String()
+		}
+		fmt.Fprintf(c.Out, "hsdb: %s (%s, %s) on %d rank(s), %s. `help` lists the commands.\n", m.Path, m.Arch, layers, m.World, m.Devices[0])
 		err = t.Interactive(hist)
 	}
-	if err == nil || errors.Is(err, ErrQuit) {
-		return 0
-	}
-	if !errors.Is(err, ErrScript) {
+	code := t.exitStatus(err, script)
+	if code != 0 && !errors.Is(err, ErrScript) && err != nil {
 		fmt.Fprintln(c.Err, "hsdb:", err)
+	}
+	return code
+}
+
+// exitStatus maps how a session ended to hsdb's exit status (see Run).
+func (t *Term) exitStatus(err error, script bool) int {
+	switch {
+	case errors.Is(err, ErrInterrupted):
+		return 130
+	case script && (t.failed > 0 || errors.Is(err, ErrScript)):
+		return 1
+	case err == nil || errors.Is(err, ErrQuit):
+		return 0
 	}
 	return 1
 }

@@ -27,6 +27,8 @@ func defaultOptions() options {
 }
 
 // option is one settable option: its name, allowed values, and accessors.
+// set must leave the option unchanged when it returns an error (cmdSet
+// also restores every option then).
 type option struct {
 	name, values, help string
 	get                func(t *Term) string
@@ -58,6 +60,28 @@ func intIn(v string, lo, hi int) (int, error) {
 	return n, nil
 }
 
+// setInt stores v in *dst when it is an integer in [lo, hi]; otherwise it
+// returns the error and leaves *dst as it was.
+func setInt(dst *int, v string, lo, hi int) error {
+	n, err := intIn(v, lo, hi)
+	if err != nil {
+		return err
+	}
+	*dst = n
+	return nil
+}
+
+// setOnOff stores v in *dst when it is on or off (true/false, 1/0);
+// otherwise it returns the error and leaves *dst as it was.
+func setOnOff(dst *bool, v string) error {
+	b, err := onOff(v)
+	if err != nil {
+		return err
+	}
+	*dst = b
+	return nil
+}
+
 var optionTable = []option{
 	{"colour", "on|off|auto", "colour and bold in tables (auto: when the output is a terminal)",
 		func(t *Term) string { return t.opts.colour },
@@ -71,7 +95,7 @@ var optionTable = []option{
 		}},
 	{"precision", "1-17", "significant digits of printed statistics",
 		func(t *Term) string { return strconv.Itoa(t.opts.precision) },
-		func(t *Term, v string) (err error) { t.opts.precision, err = intIn(v, 1, 17); return err }},
+		func(t *Term, v string) error { return setInt(&t.opts.precision, v, 1, 17) }},
 	{"stats", strings.Join(inspect.StatNames, ","), "statistics `print` shows, in order",
 		func(t *Term) string { return strings.Join(t.opts.stats, ",") },
 		func(t *Term, v string) error {
@@ -103,19 +127,21 @@ var optionTable = []option{
 		}},
 	{"echo", "on|off", "scripts print each command before its output",
 		func(t *Term) string { return showOnOff(t.opts.echo) },
-		func(t *Term, v string) (err error) { t.opts.echo, err = onOff(v); return err }},
+		func(t *Term, v string) error { return setOnOff(&t.opts.echo, v) }},
 	{"bins", "1-200", "histogram bins",
 		func(t *Term) string { return strconv.Itoa(t.opts.bins) },
-		func(t *Term, v string) (err error) { t.opts.bins, err = intIn(v, 1, 200); return err }},
+		func(t *Term, v string) error { return setInt(&t.opts.bins, v, 1, 200) }},
 	{"width", "10-200", "histogram bar width in characters",
 		func(t *Term) string { return strconv.Itoa(t.opts.width) },
-		func(t *Term, v string) (err error) { t.opts.width, err = intIn(v, 10, 200); return err }},
-	{"json", "on|off", "print one JSON object per command result",
+		func(t *Term, v string) error { return setInt(&t.opts.width, v, 10, 200) }},
+	{"json", "on|off", "print one JSON object per command result (NaN, Inf, -Inf as strings; undefined statistics as null)",
 		func(t *Term) string { return showOnOff(t.opts.json) },
-		func(t *Term, v string) (err error) {
-			t.opts.json, err = onOff(v)
+		func(t *Term, v string) error {
+			if err := setOnOff(&t.opts.json, v); err != nil {
+				return err
+			}
 			t.restyle()
-			return err
+			return nil
 		}},
 }
 

@@ -7,14 +7,30 @@ import (
 	"strings"
 
 	hsdbg "hsdb/engine/debug"
+	"hsdb/inspect"
 )
 
 func (t *Term) heading(site, tensor string, step int, extra string) string {
 	return fmt.Sprintf("%s %s  %s%s", t.st.Site.Render(site), tensor, stepName(step), extra)
 }
 
+// undefined is what a statistic with no value shows (no finite element,
+// no ratio to a zero median).
+const undefined = "—"
+
+// stat formats a statistic over finite elements: "—" when s has none.
+func (t *Term) stat(s inspect.Stats, v float64) string {
+	if !s.Defined() {
+		return undefined
+	}
+	return t.num(v)
+}
+
 func (t *Term) statCell(r hsdbg.RankStats, name string) string {
 	v, _ := r.Stats.Get(name)
+	if inspect.IsFiniteStat(name) {
+		return t.stat(r.Stats, v)
+	}
 	switch name {
 	case "nan", "inf", "zeros", "count":
 		s := strconv.FormatInt(int64(v), 10)
@@ -73,6 +89,10 @@ func (t *Term) valuesText(rep *hsdbg.ValuesReport) string {
 		if v.Rank < 0 {
 			label = t.st.Dim.Render(v.Label)
 		}
+		if v.Missing != "" {
+			fmt.Fprintf(&b, "%s  %s  %s\n", label, v.Shard, t.st.Dim.Render("no values: "+v.Missing))
+			return
+		}
 		fmt.Fprintf(&b, "%s  [%d:%d, %d:%d]  %s\n", label, v.Rows.Lo, v.Rows.Hi, v.Cols.Lo, v.Cols.Hi, v.Shard)
 		for i, row := range v.Values {
 			cells := make([]string, len(row))
@@ -97,13 +117,25 @@ func (t *Term) valuesText(rep *hsdbg.ValuesReport) string {
 func (t *Term) histText(rep *hsdbg.HistReport) string {
 	var b strings.Builder
 	h := rep.Hist
+	st := rep.Stats
 	fmt.Fprintf(&b, "%s\n%s %s  mean %s  std %s  min %s  max %s\n", t.heading(rep.Site, rep.Tensor, rep.Step, ""), rep.Source,
-		t.st.Shape.Render(shape(rep.Shape)), t.num(rep.Stats.Mean), t.num(rep.Stats.Std), t.num(rep.Stats.Min), t.num(rep.Stats.Max))
+		t.st.Shape.Render(shape(rep.Shape)), t.stat(st, st.Mean), t.stat(st, st.Std), t.stat(st, st.Min), t.stat(st, st.Max))
+	if len(h.Counts) == 0 {
+		b.WriteString(t.st.Bad.Render("no finite values") + "\n")
+	}
 	var peak int64
 	for _, c := range h.Counts {
 		peak = max(peak, c)
 	}
-	tb := newTable().alignRight(0, 1, 3)
+	// Bins are [lo, hi) but the last, which holds the maximum: [lo, hi].
+	// One bin of equal ends is the single value every element has: [v, v].
+	los, his := make([]string, len(h.Counts)), make([]string, len(h.Counts))
+	wlo, whi := 0, 0
+	for i := range h.Counts {
+		los[i], his[i] = t.num(h.Edge(i)), t.num(h.Edge(i+1))
+		wlo, whi = max(wlo, len(los[i])), max(whi, len(his[i]))
+	}
+	tb := newTable().alignRight(2)
 	for i, c := range h.Counts {
 		n := 0
 		if peak > 0 {
@@ -112,7 +144,11 @@ func (t *Term) histText(rep *hsdbg.HistReport) string {
 		if c > 0 && n == 0 {
 			n = 1
 		}
-		tb.add("["+t.num(h.Edge(i)), t.num(h.Edge(i+1))+")", strings.Repeat("█", n), strconv.FormatInt(c, 10))
+		end := ")"
+		if i == len(h.Counts)-1 {
+			end = "]"
+		}
+		tb.add(fmt.Sprintf("[%*s, %*s%s", wlo, los[i], whi, his[i], end), strings.Repeat("█", n), strconv.FormatInt(c, 10))
 	}
 	b.WriteString(tb.render(t.st))
 	if h.NaN > 0 || h.Inf > 0 {
@@ -121,20 +157,43 @@ func (t *Term) histText(rep *hsdbg.HistReport) string {
 	return b.String()
 }
 
+// topText renders top's table. The token column is the batch token; where
+// the tensor's rows are not the batch's tokens one to one (lm_head's
+// last-token logits, rows that are not tokens) a row column says which row
+// of the tensor it is.
 func (t *Term) topText(rep *hsdbg.TopReport) string {
-	tb := newTable("#", "channel", "value", "×median", "token", "seq", "pos").alignRight(0, 1, 2, 3, 4, 5, 6)
-	for i, c := range rep.Channels {
-		seq, pos := "", ""
-		if c.Seq >= 0 {
-			seq, pos = strconv.Itoa(c.Seq), strconv.Itoa(c.Pos)
-		}
-		ratio := t.num(c.Ratio)
-		if c.Ratio >= 100 {
-			ratio = t.st.Warn.Render(ratio)
-		}
-		tb.add(strconv.Itoa(i+1), strconv.Itoa(c.Col), t.num(c.Value), ratio, strconv.Itoa(c.Row), seq, pos)
+	rowCol := false
+	for _, c := range rep.Channels {
+		rowCol = rowCol || c.Token != c.Row
 	}
-	return fmt.Sprintf("%s\n%s, median |value| %s\n%s", t.heading(rep.Site, rep.Tensor, rep.Step, ""), rep.Source, t.num(rep.MedianAb), tb.render(t.st))
+	head := []string{"#", "channel", "value", "×median", "token", "seq", "pos"}
+	if rowCol {
+		head = append(head, "row")
+	}
+	tb := newTable(head...).alignRight(0, 1, 2, 3, 4, 5, 6, 7)
+	for i, c := range rep.Channels {
+		tok, seq, pos := "", "", ""
+		if c.Token >= 0 {
+			tok, seq, pos = strconv.Itoa(c.Token), strconv.Itoa(c.Seq), strconv.Itoa(c.Pos)
+		}
+		ratio := undefined
+		if c.Ratio != nil {
+			ratio = t.num(*c.Ratio)
+			if *c.Ratio >= 100 {
+				ratio = t.st.Warn.Render(ratio)
+			}
+		}
+		cells := []string{strconv.Itoa(i + 1), strconv.Itoa(c.Col), t.num(c.Value), ratio, tok, seq, pos}
+		if rowCol {
+			cells = append(cells, strconv.Itoa(c.Row))
+		}
+		tb.add(cells...)
+	}
+	med := t.num(rep.MedianAb)
+	if rep.MedianAb == 0 {
+		med += " (no ratio to a zero median: " + undefined + ")"
+	}
+	return fmt.Sprintf("%s\n%s, median |value| %s\n%s", t.heading(rep.Site, rep.Tensor, rep.Step, ""), rep.Source, med, tb.render(t.st))
 }
 
 func (t *Term) ranksText(rep *hsdbg.RanksReport) string {

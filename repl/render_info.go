@@ -29,13 +29,38 @@ func (t *Term) modelText(m hsdbg.ModelInfo) string {
 	add("path", m.Path)
 	add("architecture", m.Arch+" ("+m.ModelType+")")
 	add("hidden_size", strconv.Itoa(m.Hidden))
-	add("num_hidden_layers", strconv.Itoa(m.Layers))
+	layers := strconv.Itoa(m.Layers)
+	if l := m.Loaded; l.Partial {
+		layers += "  " + t.st.Warn.Render(fmt.Sprintf("loaded: only %s; embeddings feed layer %d directly", l, l.First))
+	}
+	add("num_hidden_layers", layers)
 	add("heads", fmt.Sprintf("%d query, %d key/value, head_dim %d", m.Heads, m.KVHeads, m.HeadDim))
 	add("intermediate_size", strconv.Itoa(m.Intermediate))
 	add("vocab_size", strconv.Itoa(m.Vocab))
 	add("max_position", strconv.Itoa(m.MaxPos))
 	add("tied embeddings", strconv.FormatBool(m.Tied))
-	add("dtype", m.DType+" (activations "+m.ActDType+")")
+	add("dtype", m.DType+" (config.json)")
+	w := m.Weights
+	add("weights stored", dtypeCounts(w.Stored, w.Err))
+	kept := dtypeCounts(w.Kept, w.Err)
+	if w.Converted != "" {
+		kept += " (" + w.Converted + ")"
+	} else if w.Dequantized > 0 {
+		kept += " (fp8 dequantized to f32)"
+	}
+	add("weights kept as", kept)
+	if w.Dequantized > 0 {
+		add("fp8", fmt.Sprintf("%d tensors were stored as fp8 and dequantized on load (`info model --fp8` lists them)", w.Dequantized))
+	}
+	add("activations", m.ActDType)
+	if n := len(w.Unused); n > 0 {
+		show := w.Unused[:min(n, 4)]
+		more := ""
+		if n > len(show) {
+			more = fmt.Sprintf(" and %d more (`info model --unused` lists them)", n-len(show))
+		}
+		add("unused tensors", t.st.Warn.Render(fmt.Sprintf("warning: %d checkpoint tensors are not used by %s: %s%s", n, m.Arch, strings.Join(show, ", "), more)))
+	}
 	add("parameters", strconv.FormatInt(m.Params, 10))
 	add("world size", strconv.Itoa(m.World))
 	var per []string
@@ -49,6 +74,30 @@ func (t *Term) modelText(m hsdbg.ModelInfo) string {
 	return tb.render(t.st)
 }
 
+// dtypeCounts renders "f8e4m3 104 tensors, f32 25 tensors" (or why it
+// is unknown).
+func dtypeCounts(cs []hsdbg.DTypeCount, err string) string {
+	if len(cs) == 0 {
+		if err != "" {
+			return "unknown: " + err
+		}
+		return "unknown"
+	}
+	var parts []string
+	for _, c := range cs {
+		parts = append(parts, fmt.Sprintf("%s %d tensors", c.DType, c.Tensors))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// namesText renders a list of tensor names under a heading, or none.
+func namesText(names []string, heading, none string) string {
+	if len(names) == 0 {
+		return none
+	}
+	return heading + "\n  " + strings.Join(names, "\n  ")
+}
+
 func (t *Term) layersText(ls []hsdbg.LayerInfo) string {
 	tb := newTable("layer", "site", "class", "params", "modules").alignRight(0, 3)
 	for _, l := range ls {
@@ -57,12 +106,32 @@ func (t *Term) layersText(ls []hsdbg.LayerInfo) string {
 	return tb.render(t.st)
 }
 
+// rankInfoText renders `info ranks`: per rank, the split weights outside
+// the decoder layers, then each run of layers split alike with its split
+// weights (names relative to the layer) and where its experts are.
 func (t *Term) rankInfoText(rs []hsdbg.RankInfo) string {
 	var b strings.Builder
 	for _, r := range rs {
 		fmt.Fprintf(&b, "rank %d  %s  activations %s\n", r.Rank, r.Device, r.ActDType)
 		for _, s := range r.Shards {
 			fmt.Fprintf(&b, "  %s\n", s)
+		}
+		for _, l := range r.Layers {
+			what := fmt.Sprintf("layer %d", l.First)
+			if l.Last > l.First {
+				what = fmt.Sprintf("layers %d-%d (each split alike)", l.First, l.Last)
+			}
+			if len(l.Shards) == 0 && len(l.Experts) == 0 {
+				fmt.Fprintf(&b, "  %s: no split weights\n", t.st.Site.Render(what))
+				continue
+			}
+			fmt.Fprintf(&b, "  %s:\n", t.st.Site.Render(what))
+			for _, s := range l.Shards {
+				fmt.Fprintf(&b, "    %s\n", s)
+			}
+			for _, x := range l.Experts {
+				fmt.Fprintf(&b, "    %s\n", x)
+			}
 		}
 	}
 	return b.String()

@@ -53,10 +53,19 @@ func (t *Term) stopText(s *hsdbg.Stop) string {
 	for i, n := range s.SeqLens {
 		seqs = append(seqs, fmt.Sprintf("seq %d: %d", s.Seqs[i], n))
 	}
-	return fmt.Sprintf("Stopped at %s (%s)  %s  tokens %d (%s)  %s\n  %s",
+	return fmt.Sprintf("Stopped at %s (%s)  %s  tokens %d (%s)  %s\n  %s%s",
 		t.st.Site.Render(s.Site), s.Class, stepName(s.Step), s.Tokens, strings.Join(seqs, ", "),
 		t.st.Warn.Render("["+strings.Join(s.Reasons, "; ")+"]"),
-		t.st.Dim.Render("tensors: "+strings.Join(s.Tensors, ", ")))
+		t.st.Dim.Render("tensors: "+strings.Join(s.Tensors, ", ")), t.notesText(s.Notes))
+}
+
+// notesText renders notes, one "note:" line each (after a newline).
+func (t *Term) notesText(notes []string) string {
+	var b strings.Builder
+	for _, n := range notes {
+		b.WriteString("\n" + t.st.Warn.Render("note: "+n))
+	}
+	return b.String()
 }
 
 func (t *Term) doneText(d *hsdbg.Done) string {
@@ -87,6 +96,9 @@ func (t *Term) doneText(d *hsdbg.Done) string {
 			line += " " + t.st.Dim.Render(strconv.Quote(d.NextText[i]))
 		}
 		b.WriteString(line + "\n")
+	}
+	if n := t.notesText(d.Notes); n != "" {
+		b.WriteString(n[1:] + "\n")
 	}
 	return b.String()
 }

@@ -1,14 +1,14 @@
 package repl
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"reflect"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 
 	hsdbg "hsdb/engine/debug"
 	"hsdb/inspect"
@@ -18,8 +18,12 @@ import (
 var ErrQuit = errors.New("quit")
 
 // ErrScript is wrapped by RunScript's error when a command of the script
-// failed.
+// failed; the failure has been printed already.
 var ErrScript = errors.New("script failed")
+
+// ErrInterrupted is wrapped by RunScript's error when Ctrl-C stopped the
+// script (hsdb then exits with status 130).
+var ErrInterrupted = errors.New("interrupted by Ctrl-C")
 
 // Term is one debugger front end over a session: it runs command lines and
 // prints their results to Out as styled text or, with JSON, as one JSON
@@ -33,9 +37,18 @@ type Term struct {
 	terminal bool // Out is a terminal: colour "auto" means on
 	displays []display
 	nextDisp int
-	last     string // the last command line, repeated by an empty line
-	depth    int    // nesting of `source`
-	cmd      string // the command line being run (for JSON output)
+	last     string   // the last command line, repeated by an empty line
+	depth    int      // nesting of `source`
+	scripts  []string // names of the scripts being run, outermost first
+	sourcing []string // absolute paths of the script files being run
+	// failed counts the commands of scripts that failed in this session
+	// (the exit status of `hsdb -x` is 1 when it is not 0, quit or no quit).
+	failed int
+	// interrupted is set by Ctrl-C while a script runs: the script stops
+	// after the command under way.
+	interrupted atomic.Bool
+	cmd         string // the command line being run (for JSON output)
+	lastLine    string // the last command line Exec ran (for PrintError)
 	// capt holds this session's captures, subscribed to every pass (nil
 	// until the first capture command).
 	capt *inspect.Capturer
@@ -82,6 +95,7 @@ func (t *Term) Exec(line string) (err error) {
 		}
 		line = t.last
 	}
+	t.lastLine = line
 	name, args, _ := strings.Cut(line, " ")
 	args = strings.TrimSpace(args)
 	c := lookup(name)
@@ -105,20 +119,32 @@ func (t *Term) Exec(line string) (err error) {
 }
 
 // PrintError prints err as the REPL does: one line, styled, or a JSON
-// object with "error".
+// object {"command", "error"} naming the command running (a display
+// failing at the stop of `run`), else the last command line Exec ran.
 func (t *Term) PrintError(err error) {
+	cmd := t.cmd
+	if cmd == "" {
+		cmd = t.lastLine
+	}
+	t.printErrorFor(cmd, err)
+}
+
+// printErrorFor prints err as the failure of command line cmd.
+func (t *Term) printErrorFor(cmd string, err error) {
 	if t.opts.json {
-		t.writeJSON(map[string]any{"command": t.cmd, "error": err.Error()})
+		t.writeJSON(&object{keys: []string{"command", "error"}, vals: []any{cmd, err.Error()}})
 		return
 	}
 	fmt.Fprintln(t.Out, t.st.Error.Render("error: "+err.Error()))
 }
 
 // emit prints one command result: as JSON {"command", "kind", "result"}, or
-// as the text text() renders.
+// as the text text() renders. NaN and ±Inf are written as the strings
+// "NaN", "Inf" and "-Inf", undefined statistics as null and empty lists as
+// [] (see jsonValue).
 func (t *Term) emit(kind string, v any, text func() string) {
 	if t.opts.json {
-		t.writeJSON(map[string]any{"command": t.cmd, "kind": kind, "result": v})
+		t.writeJSON(&object{keys: []string{"command", "kind", "result"}, vals: []any{t.cmd, kind, jsonValue(reflect.ValueOf(v))}})
 		return
 	}
 	s := text()
@@ -128,66 +154,12 @@ func (t *Term) emit(kind string, v any, text func() string) {
 	io.WriteString(t.Out, s)
 }
 
-func (t *Term) writeJSON(v any) {
-	b, err := json.Marshal(v)
+func (t *Term) writeJSON(o *object) {
+	b, err := marshalResult(o)
 	if err != nil {
-		b, _ = json.Marshal(map[string]any{"command": t.cmd, "error": "json: " + err.Error()})
+		b, _ = json.Marshal(map[string]any{"command": t.cmd, "error": "internal error: the result cannot be written as JSON: " + err.Error()})
 	}
 	t.Out.Write(append(b, '\n'))
-}
-
-// RunScript runs the commands of r (named name in messages) one per line.
-// It stops at the first failing command, printing "name:line: error", and
-// returns an error wrapping ErrScript, unless `set errors continue` is in
-// force: then it goes on and returns ErrScript at the end if any command
-// failed. quit ends the script (and returns ErrQuit).
-func (t *Term) RunScript(r io.Reader, name string) error {
-	if t.depth >= 16 {
-		return fmt.Errorf("source %s: scripts nested more than 16 deep", name)
-	}
-	t.depth++
-	defer func() { t.depth-- }()
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<16), 1<<24)
-	failed := 0
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		if t.opts.echo && !t.opts.json {
-			fmt.Fprintln(t.Out, t.st.Prompt.Render("(hsdb)")+" "+line)
-		}
-		t.last = ""
-		err := t.Exec(line)
-		if errors.Is(err, ErrQuit) {
-			return err
-		}
-		if err != nil {
-			t.PrintError(fmt.Errorf("%s:%d: %w", name, n, err))
-			failed++
-			if !t.opts.continueOnError {
-				return fmt.Errorf("%w: %s:%d: %v", ErrScript, name, n, err)
-			}
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	if failed > 0 {
-		return fmt.Errorf("%w: %d command(s) of %s failed", ErrScript, failed, name)
-	}
-	return nil
-}
-
-// Source runs the script at path (the `source` command and `hsdb -x`).
-func (t *Term) Source(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("source: %w", err)
-	}
-	defer f.Close()
-	return t.RunScript(f, path)
 }
 
 // Close ends the session's forward pass, if one is stopped.

@@ -469,7 +469,7 @@ func TestInfoAndTree(t *testing.T) {
 	f.AssertExec("info model", "LlamaForCausalLM (llama)", "hidden_size        64", "8 query, 4 key/value, head_dim 8",
 		"parameters         "+strconv.FormatInt(e.Tree.Root.NumParams(), 10), "world size         2")
 	f.AssertExec("info layers", "4  model.layers.4  LlamaDecoderLayer", "RMSNorm, LlamaAttention, RMSNorm, LlamaMLP")
-	f.AssertExec("info ranks", "rank 1  cpu:1  activations f32", "layers.0.self_attn.q_proj.weight dim 0 [32:64] of 64")
+	f.AssertExec("info ranks", "rank 1  cpu:1  activations f32", "  layers 0-4 (each split alike):\n    self_attn.q_proj.weight dim 0 [32:64] of 64")
 	f.AssertExec("info memory", "rank", "kv cache")
 	out := f.Exec("info sites")
 	if n := len(tableRows(out)) - 1; n != len(e.Tree.Sites) {

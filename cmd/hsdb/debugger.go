@@ -17,14 +17,16 @@ func init() { debugger = runDebugger }
 // runDebugger is `hsdb [--model PATH] [--tp N] [--device cpu|cuda] [--dtype
 // f32|bf16|f16] [-x SCRIPT] [--json]`: it loads the model (the embedded
 // stories260K without --model) and runs the script, the commands on stdin
-// when it is not a terminal, or the REPL. Exit status: 0, 1 when a command
-// of a script failed or the model did not load, 2 for bad flags.
+// when it is not a terminal, or the REPL. Exit status: 0; 1 when a command
+// of a script failed (a later quit does not clear it) or the model did not
+// load; 2 for bad flags; 130 when Ctrl-C stopped a script (the REPL stays
+// on Ctrl-C).
 func runDebugger(args []string, io stdio) int {
 	fs := flag.NewFlagSet("hsdb", flag.ContinueOnError)
 	fs.SetOutput(io.Err)
 	var m modelFlags
 	m.register(fs)
-	script := fs.String("x", "", "run the debugger commands of this file and exit (non-zero on the first failing command)")
+	script := fs.String("x", "", "run the debugger commands of this file and exit (status 1 if a command failed, 130 on Ctrl-C)")
 	jsonOut := fs.Bool("json", false, "print one JSON object per command result")
 	history := fs.String("history", "", "readline history file (default ~/.hsdb_history)")
 	if err := fs.Parse(args); err != nil {
@@ -40,6 +42,7 @@ func runDebugger(args []string, io stdio) int {
 		return 1
 	}
 	s := hsdbg.New(e)
+	s.Options, _ = m.options() // m.load succeeded with them
 	if tok, err := e.Tokenizer(); err == nil {
 		s.Tok = tok
 	} else {

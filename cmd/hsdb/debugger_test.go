@@ -64,3 +64,24 @@ func TestBadInvocations(t *testing.T) {
 		t.Errorf("missing script: exit %d %s", code, errs)
 	}
 }
+
+// TestDTypeFlagReachesInfoModel: --dtype bf16 on the float32 llama fixture
+// (29 tensors) shows in info model as the dtype the weights are kept in,
+// next to the stored f32.
+func TestDTypeFlagReachesInfoModel(t *testing.T) {
+	code, out, errs := runWithStdin([]string{"--model", "../../testdata/hf/llama", "--dtype", "bf16"}, "info model\n")
+	if code != 0 || !strings.Contains(out, "weights stored     f32 29 tensors\n") || !strings.Contains(out, "weights kept as    bf16 29 tensors (--dtype bf16)\n") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+}
+
+// TestScriptExitStatus: a failure stays in the exit status when the script
+// then quits.
+func TestScriptExitStatus(t *testing.T) {
+	if code, out, _ := runWithStdin(nil, "set errors continue\nprint x\nquit\n"); code != 1 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	if code, out, _ := runWithStdin(nil, "echo fine\nquit\n"); code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+}

@@ -33,7 +33,8 @@ type Breakpoint struct {
 // Break adds a breakpoint at pattern with an optional condition (""), one
 // shot when temporary. Errors: a bad pattern, a pattern matching no site
 // (ErrNoSite), a malformed condition (ErrCond), a condition reading a
-// tensor none of the matched sites shows (ErrNoTensor).
+// tensor none of the matched sites shows (ErrNoTensor), a condition that
+// holds on no rank of the world (ErrRank, Cond.CheckRanks).
 func (s *Session) Break(pattern, cond string, temporary bool) (*Breakpoint, error) {
 	p, err := ParsePattern(pattern)
 	if err != nil {
@@ -41,7 +42,7 @@ func (s *Session) Break(pattern, cond string, temporary bool) (*Breakpoint, erro
 	}
 	sites, err := p.Sites(s.E.Tree)
 	if err != nil {
-		return nil, err
+		return nil, s.noSite(err)
 	}
 	b := &Breakpoint{Kind: "break", Pattern: pattern, Enabled: true, Temporary: temporary, Sites: len(sites), at: make([]bool, len(s.E.Tree.Sites))}
 	for _, st := range sites {
@@ -50,6 +51,9 @@ func (s *Session) Break(pattern, cond string, temporary bool) (*Breakpoint, erro
 	if cond != "" {
 		c, err := ParseCond(cond, "")
 		if err != nil {
+			return nil, err
+		}
+		if err := c.CheckRanks(s.E.World); err != nil {
 			return nil, err
 		}
 		for _, name := range c.Tensors() {
@@ -64,7 +68,8 @@ func (s *Session) Break(pattern, cond string, temporary bool) (*Breakpoint, erro
 
 // Watch adds a watch on tensor with condition cond, whose bare statistics
 // apply to tensor ("absmax > 500"). Errors: no site shows tensor
-// (ErrNoTensor), a malformed condition (ErrCond).
+// (ErrNoTensor), a malformed condition (ErrCond), a condition that holds on
+// no rank (ErrRank).
 func (s *Session) Watch(tensor, cond string) (*Breakpoint, error) {
 	b := &Breakpoint{Kind: "watch", Tensor: tensor, Enabled: true, at: make([]bool, len(s.E.Tree.Sites))}
 	var with []*model.Site
@@ -80,6 +85,9 @@ func (s *Session) Watch(tensor, cond string) (*Breakpoint, error) {
 	b.Sites = len(with)
 	c, err := ParseCond(cond, tensor)
 	if err != nil {
+		return nil, err
+	}
+	if err := c.CheckRanks(s.E.World); err != nil {
 		return nil, err
 	}
 	for _, name := range c.Tensors() {

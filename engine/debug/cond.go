@@ -31,7 +31,10 @@ import (
 // zeros alone count over every tensor of the site, so `nan` alone means "a
 // NaN anywhere here". In a watch, every STAT alone applies to the watched
 // tensor: `watch stream absmax > 500`. Comparisons give 1 or 0; a
-// comparison with a NaN statistic is false.
+// comparison with NaN is false, != included. The statistics over finite
+// elements (mean, std, min, max, absmax, l2) of a tensor with no finite
+// element are NaN (undefined), so `std(x) == 0` does not hold for an
+// all-NaN x; test `nan(x) > 0` for that.
 type Cond struct {
 	Src     string
 	root    node
@@ -173,6 +176,12 @@ func (n *binNode) eval(env condEnv) float64 {
 	}
 	a, b := n.l.eval(env), n.r.eval(env)
 	switch n.op {
+	case "==", "!=", "<", "<=", ">", ">=":
+		if a != a || b != b { // NaN: an undefined statistic; no comparison holds, != neither
+			return 0
+		}
+	}
+	switch n.op {
 	case "+":
 		return a + b
 	case "-":
@@ -223,3 +232,53 @@ func isStat(name string) bool {
 }
 
 func statList() string { return strings.Join(inspect.StatNames, ", ") }
+
+// rankOnly is the environment of a comparison of rank with a number.
+type rankOnly int
+
+func (r rankOnly) stats(string) (inspect.Stats, bool) { return inspect.Stats{}, false }
+func (r rankOnly) variable(string) float64            { return float64(r) }
+
+// CheckRanks returns an error wrapping ErrRank when the condition requires
+// a comparison of rank with a number that holds on no rank of a world of
+// world ranks (`rank == 3` at world size 2): such a breakpoint could never
+// fire. Only comparisons joined to the whole condition by && are checked;
+// one under || or ! may be false without making the condition false.
+func (c *Cond) CheckRanks(world int) error {
+	var bad string
+	var walk func(n node)
+	walk = func(n node) {
+		b, ok := n.(*binNode)
+		if !ok || bad != "" {
+			return
+		}
+		if b.op == "&&" {
+			walk(b.l)
+			walk(b.r)
+			return
+		}
+		v, num := b.l, b.r
+		if _, isNum := v.(*numNode); isNum {
+			v, num = num, v
+		}
+		vn, isVar := v.(*varNode)
+		nn, isNum := num.(*numNode)
+		if !isVar || vn.name != "rank" || !isNum {
+			return
+		}
+		for r := range world {
+			if b.eval(rankOnly(r)) != 0 {
+				return
+			}
+		}
+		bad = fmt.Sprintf("rank %s %g", b.op, nn.v)
+		if b.l == num {
+			bad = fmt.Sprintf("%g %s rank", nn.v, b.op)
+		}
+	}
+	walk(c.root)
+	if bad == "" {
+		return nil
+	}
+	return fmt.Errorf("%w: condition %q can never hold: %s is false on every rank of this world of %d (ranks 0-%d)", ErrRank, c.Src, bad, world, world-1)
+}

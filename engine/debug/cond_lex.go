@@ -32,33 +32,36 @@ func (t token) String() string {
 }
 
 // lex splits a condition into tokens. Words "and", "or", "not" are the
-// operators &&, ||, !.
-func lex(src string) ([]token, error) {
+// operators &&, ||, !. It works on runes, so columns count characters and a
+// stray non-ASCII character is named as typed.
+func lex(text string) ([]token, error) {
+	src := []rune(text)
 	var out []token
 	i := 0
+	word := func(a, b int) string { return string(src[a:b]) }
 	for i < len(src) {
 		c := src[i]
 		switch {
 		case c == ' ' || c == '\t':
 			i++
-		case isDigit(c) || (c == '.' && i+1 < len(src) && isDigit(src[i+1])):
+		case isDigitR(c) || (c == '.' && i+1 < len(src) && isDigitR(src[i+1])):
 			j := i
-			for j < len(src) && (isDigit(src[j]) || src[j] == '.' || src[j] == 'e' || src[j] == 'E' ||
+			for j < len(src) && (isDigitR(src[j]) || src[j] == '.' || src[j] == 'e' || src[j] == 'E' ||
 				((src[j] == '+' || src[j] == '-') && j > i && (src[j-1] == 'e' || src[j-1] == 'E'))) {
 				j++
 			}
-			v, err := strconv.ParseFloat(src[i:j], 64)
+			v, err := strconv.ParseFloat(word(i, j), 64)
 			if err != nil {
-				return nil, &CondError{Src: src, Col: i + 1, Msg: fmt.Sprintf("bad number %q", src[i:j])}
+				return nil, &CondError{Src: text, Col: i + 1, Msg: fmt.Sprintf("bad number %q", word(i, j))}
 			}
-			out = append(out, token{kind: tNum, text: src[i:j], num: v, col: i + 1})
+			out = append(out, token{kind: tNum, text: word(i, j), num: v, col: i + 1})
 			i = j
-		case isLetter(c):
+		case isLetterR(c):
 			j := i
-			for j < len(src) && (isLetter(src[j]) || isDigit(src[j])) {
+			for j < len(src) && (isLetterR(src[j]) || isDigitR(src[j])) {
 				j++
 			}
-			w := src[i:j]
+			w := word(i, j)
 			switch strings.ToLower(w) {
 			case "and":
 				out = append(out, token{kind: tOp, text: "&&", col: i + 1})
@@ -73,7 +76,7 @@ func lex(src string) ([]token, error) {
 		default:
 			two := ""
 			if i+1 < len(src) {
-				two = src[i : i+2]
+				two = word(i, i+2)
 			}
 			switch two {
 			case "==", "!=", "<=", ">=", "&&", "||":
@@ -81,15 +84,15 @@ func lex(src string) ([]token, error) {
 				i += 2
 				continue
 			}
-			if strings.IndexByte("<>!+-*/()", c) >= 0 {
+			if strings.ContainsRune("<>!+-*/()", c) {
 				out = append(out, token{kind: tOp, text: string(c), col: i + 1})
 				i++
 				continue
 			}
 			if c == '=' {
-				return nil, &CondError{Src: src, Col: i + 1, Msg: "'=' is not an operator; compare with '=='"}
+				return nil, &CondError{Src: text, Col: i + 1, Msg: "'=' is not an operator; compare with '=='"}
 			}
-			return nil, &CondError{Src: src, Col: i + 1, Msg: fmt.Sprintf("unexpected character %q", c)}
+			return nil, &CondError{Src: text, Col: i + 1, Msg: fmt.Sprintf("unexpected character %q", c)}
 		}
 	}
 	return append(out, token{kind: tEOF, col: len(src) + 1}), nil
@@ -97,3 +100,8 @@ func lex(src string) ([]token, error) {
 
 func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
 func isLetter(c byte) bool { return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') }
+
+// isDigitR and isLetterR are isDigit and isLetter on runes: names are
+// ASCII (HF module paths, tensor and statistic names).
+func isDigitR(r rune) bool  { return r < 128 && isDigit(byte(r)) }
+func isLetterR(r rune) bool { return r < 128 && isLetter(byte(r)) }

@@ -21,7 +21,8 @@ func fmtG(f float64) string { return strconv.FormatFloat(f, 'f', 6, 64) }
 // TestCondEval: values worked out by hand against a fake site whose
 // residual has absmax 2e4 and hidden_states std 0.
 func TestCondEval(t *testing.T) {
-	env := fakeEnv{"residual": {AbsMax: 2e4, Count: 10}, "hidden_states": {Std: 0, Mean: 1}, "": {NaN: 1}}
+	env := fakeEnv{"residual": {AbsMax: 2e4, Count: 10}, "hidden_states": {Std: 0, Mean: 1, Count: 4}, "": {NaN: 1, Count: 1},
+		"dead": {Count: 4, NaN: 4}}
 	for src, want := range map[string]float64{
 		"absmax(residual) > 1e4":                     1,
 		"std(hidden_states) == 0":                    1,
@@ -33,6 +34,11 @@ func TestCondEval(t *testing.T) {
 		"(layer + 1) * tokens":                       24,
 		"absmax(residual) / count(residual) >= 2000": 1,
 		"!(rank == 3) || inf":                        0,
+		// dead is all NaN: its std is undefined (NaN), so no comparison
+		// with it holds, while its NaN count is 4.
+		"std(dead) == 0": 0,
+		"std(dead) != 0": 0,
+		"nan(dead) == 4": 1,
 	} {
 		c, err := ParseCond(src, "")
 		if err != nil {

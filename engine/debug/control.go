@@ -55,7 +55,23 @@ func (s *Session) Run() (*Outcome, error) {
 		return nil, fmt.Errorf("run: %w: give a batch first (input ids 1,2,3 ; ids 4,5 — or input text \"...\")", ErrNoInput)
 	}
 	s.Kill()
-	return s.start(true, 0)
+	return s.noted(s.start(true, 0))
+}
+
+// noted adds the partial-load note (LayerSpan.PartialNote) to the outcome
+// of a command that starts a job.
+func (s *Session) noted(o *Outcome, err error) (*Outcome, error) {
+	note := s.LoadedLayers().PartialNote()
+	if note == "" || o == nil {
+		return o, err
+	}
+	if o.Stop != nil {
+		o.Stop.Notes = append(o.Stop.Notes, note)
+	}
+	if o.Done != nil {
+		o.Done.Notes = append(o.Done.Notes, note)
+	}
+	return o, err
 }
 
 // Gen runs n decode steps (greedy: each sequence is fed its argmax token),
@@ -82,7 +98,7 @@ func (s *Session) Gen(n int) (*Outcome, error) {
 			return nil, fmt.Errorf("gen %d: sequence %d has %d tokens and would pass max_position_embeddings %d", n, i, len(q), s.E.Dims.MaxPos)
 		}
 	}
-	return s.start(false, n)
+	return s.noted(s.start(false, n))
 }
 
 // Continue resumes until the next breakpoint, watch or the end.
@@ -125,7 +141,7 @@ func (s *Session) Until(pattern string) (*Outcome, error) {
 	}
 	sites, err := p.Sites(s.E.Tree)
 	if err != nil {
-		return nil, err
+		return nil, s.noSite(err)
 	}
 	at := make([]bool, len(s.E.Tree.Sites))
 	for _, st := range sites {
@@ -177,8 +193,8 @@ func (s *Session) Kill() {
 }
 
 // Interrupt asks a running pass to stop at the next site every rank has
-// yet to reach (Ctrl-C). Safe from any goroutine; it reports whether a pass
-// was running.
+// yet to reach (Ctrl-C); from then until the stop, OnTrace receives no more
+// lines. Safe from any goroutine; it reports whether a pass was running.
 func (s *Session) Interrupt() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -186,6 +202,7 @@ func (s *Session) Interrupt() bool {
 		return false
 	}
 	s.interruptAt = s.maxSeen + 1
+	s.traceMuted = true
 	return true
 }
 
@@ -193,7 +210,7 @@ func (s *Session) Interrupt() bool {
 // decode steps.
 func (s *Session) start(prefill bool, steps int) (*Outcome, error) {
 	s.mu.Lock()
-	s.maxSeen, s.interruptAt, s.mode, s.genLeft, s.running, s.watchStep = -1, -1, resumeMode{}, steps, true, -1
+	s.maxSeen, s.interruptAt, s.mode, s.genLeft, s.running, s.watchStep, s.traceMuted = -1, -1, resumeMode{}, steps, true, -1, false
 	s.mu.Unlock()
 	j := &job{events: make(chan any, 64), reqs: make(chan request), next: s.next}
 	s.job = j
@@ -220,9 +237,9 @@ func (s *Session) runJob(j *job, prefill bool, batch [][]int32) (err error) {
 		}
 		j.next = argmax(l)
 		j.done.Prefill = true
-		j.done.Generated = make([][]int32, len(batch))
+		j.done.Generated = emptyLists(len(batch))
 	} else {
-		j.done.Generated = make([][]int32, len(j.next))
+		j.done.Generated = emptyLists(len(j.next))
 	}
 	for {
 		s.mu.Lock()
@@ -247,21 +264,36 @@ func (s *Session) runJob(j *job, prefill bool, batch [][]int32) (err error) {
 	}
 }
 
+// emptyLists returns n empty (not nil) token lists.
+func emptyLists(n int) [][]int32 {
+	out := make([][]int32, n)
+	for i := range out {
+		out[i] = []int32{}
+	}
+	return out
+}
+
 // wait receives the job's events until a stop or its end.
 func (s *Session) wait() (*Outcome, error) {
 	j := s.job
 	for ev := range j.events {
 		switch ev := ev.(type) {
 		case TraceLine:
-			if s.OnTrace != nil {
+			s.mu.Lock()
+			muted := s.traceMuted
+			s.mu.Unlock()
+			if s.OnTrace != nil && !muted {
 				s.OnTrace(ev)
 			}
 		case *Stop:
+			s.mu.Lock()
+			s.traceMuted = false
+			s.mu.Unlock()
 			c := *ev
 			return &Outcome{Stop: &c}, nil
 		case doneMsg:
 			s.mu.Lock()
-			s.running = false
+			s.running, s.traceMuted = false, false
 			s.mu.Unlock()
 			s.job = nil
 			s.next = j.next

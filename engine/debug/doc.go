@@ -9,6 +9,9 @@
 // Every result is a plain struct of host data (numbers, shapes, strings)
 // that a front end prints or encodes as JSON: no backend tensor, device or
 // terminal type leaves this package. It imports engine, engine/model,
-// engine/tensor and inspect; it must not import a backend implementation,
+// engine/tensor, inspect, and engine/safetensors and engine/stories (to read
+// the checkpoint's headers again for `info model`'s stored dtypes); it must
+// not import a backend implementation, an architecture (engine/arch: what
+// it needs of the TP plan it reads from the module tree's parameters),
 // repl/ or any terminal library.
 package debug

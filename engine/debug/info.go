@@ -1,35 +1,40 @@
 package debug
 
 import (
-	"fmt"
-	"strings"
-
 	"hsdb/engine/model"
 )
 
 // ModelInfo is `info model`: where the model came from, its architecture
-// and sizes (config.json names), parameter count, stored and activation
-// dtypes, world size and device memory per rank in bytes.
+// and sizes (config.json names), parameter count, the config's dtype, the
+// weights' stored and kept dtypes (with fp8 dequantization and unused
+// checkpoint tensors), the activation dtype, world size and device memory
+// per rank in bytes.
 type ModelInfo struct {
-	Path         string   `json:"path"`
-	Arch         string   `json:"arch"`
-	ModelType    string   `json:"model_type"`
-	Hidden       int      `json:"hidden_size"`
-	Layers       int      `json:"num_hidden_layers"`
-	Heads        int      `json:"num_attention_heads"`
-	KVHeads      int      `json:"num_key_value_heads"`
-	HeadDim      int      `json:"head_dim"`
-	Intermediate int      `json:"intermediate_size"`
-	Vocab        int      `json:"vocab_size"`
-	MaxPos       int      `json:"max_position_embeddings"`
-	Tied         bool     `json:"tie_word_embeddings"`
-	DType        string   `json:"dtype"`
-	ActDType     string   `json:"activation_dtype"`
-	Params       int64    `json:"params"`
-	World        int      `json:"world_size"`
-	Devices      []string `json:"devices"`
-	Memory       []int64  `json:"memory_bytes"`
-	Skipped      string   `json:"skipped,omitempty"`
+	Path      string `json:"path"`
+	Arch      string `json:"arch"`
+	ModelType string `json:"model_type"`
+	Hidden    int    `json:"hidden_size"`
+	Layers    int    `json:"num_hidden_layers"`
+	// Loaded are the decoder layers this session holds (Partial with
+	// --layers A-B).
+	Loaded       LayerSpan `json:"loaded_layers"`
+	Heads        int       `json:"num_attention_heads"`
+	KVHeads      int       `json:"num_key_value_heads"`
+	HeadDim      int       `json:"head_dim"`
+	Intermediate int       `json:"intermediate_size"`
+	Vocab        int       `json:"vocab_size"`
+	MaxPos       int       `json:"max_position_embeddings"`
+	Tied         bool      `json:"tie_word_embeddings"`
+	// DType is config.json's torch_dtype; Weights what the checkpoint and
+	// the ranks hold.
+	DType    string       `json:"dtype"`
+	Weights  WeightDTypes `json:"weights"`
+	ActDType string       `json:"activation_dtype"`
+	Params   int64        `json:"params"`
+	World    int          `json:"world_size"`
+	Devices  []string     `json:"devices"`
+	Memory   []int64      `json:"memory_bytes"`
+	Skipped  string       `json:"skipped,omitempty"`
 }
 
 // Model returns `info model`.
@@ -37,7 +42,8 @@ func (s *Session) Model() ModelInfo {
 	e, d := s.E, s.E.Dims
 	mi := ModelInfo{Path: e.Path, Arch: d.Arch, ModelType: d.ModelType, Hidden: d.Hidden, Layers: d.Layers, Heads: d.Heads, KVHeads: d.KVHeads,
 		HeadDim: d.HeadDim, Intermediate: d.Intermediate, Vocab: d.Vocab, MaxPos: d.MaxPos, Tied: d.Tied, DType: d.DType.String(),
-		ActDType: e.Device(0).ActDType().String(), Params: e.Tree.Root.NumParams(), World: e.World, Memory: e.MemoryInUse(), Skipped: e.Skipped}
+		ActDType: e.Device(0).ActDType().String(), Params: e.Tree.Root.NumParams(), World: e.World, Memory: e.MemoryInUse(), Skipped: e.Skipped,
+		Loaded: s.LoadedLayers(), Weights: s.weightDTypes()}
 	for r := range e.World {
 		mi.Devices = append(mi.Devices, e.Device(r).Name())
 	}
@@ -67,36 +73,6 @@ func (s *Session) Layers() []LayerInfo {
 			li.Modules = append(li.Modules, c.Class)
 		}
 		out = append(out, li)
-	}
-	return out
-}
-
-// RankInfo is one row of `info ranks`: the rank's device, activation
-// dtype, and the slices of the split weights it holds (the TP plan, from
-// the first layer, the embedding and the LM head).
-type RankInfo struct {
-	Rank     int      `json:"rank"`
-	Device   string   `json:"device"`
-	ActDType string   `json:"activation_dtype"`
-	Shards   []string `json:"shards"`
-}
-
-// RankInfos returns `info ranks`.
-func (s *Session) RankInfos() []RankInfo {
-	var split []model.Param
-	for _, p := range s.E.Tree.Params() {
-		if p.Dim >= 0 && (strings.Contains(p.Name, "layers.0.") || !strings.Contains(p.Name, "layers.")) {
-			split = append(split, p)
-		}
-	}
-	var out []RankInfo
-	for r := range s.E.World {
-		ri := RankInfo{Rank: r, Device: s.E.Device(r).Name(), ActDType: s.E.Device(r).ActDType().String()}
-		for _, p := range split {
-			rg := p.Ranges[r]
-			ri.Shards = append(ri.Shards, fmt.Sprintf("%s dim %d [%d:%d] of %d", strings.TrimPrefix(p.Name, "model."), p.Dim, rg[0], rg[1], p.Shape[p.Dim]))
-		}
-		out = append(out, ri)
 	}
 	return out
 }
@@ -165,7 +141,7 @@ func (s *Session) ModuleTree(path string) ([]TreeNode, error) {
 	if path != "" {
 		st, err := ResolveSite(s.E.Tree, path)
 		if err != nil {
-			return nil, err
+			return nil, s.noSite(err)
 		}
 		root = s.E.Tree.Module(st.Path)
 	}

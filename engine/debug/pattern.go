@@ -52,9 +52,9 @@ func ParsePattern(src string) (*Pattern, error) {
 			}
 			p.comps = append(p.comps, comp{rng: true, lo: lo, hi: hi})
 		default:
-			for j := 0; j < len(c); j++ {
-				if !isLetter(c[j]) && !isDigit(c[j]) {
-					return nil, fmt.Errorf("site %q: unexpected %q in component %q", src, c[j], c)
+			for _, r := range c {
+				if !isLetterR(r) && !isDigitR(r) {
+					return nil, fmt.Errorf("site %q: unexpected %q in component %q (site paths are ASCII: letters, digits, _)", src, r, c)
 				}
 			}
 			p.comps = append(p.comps, comp{lit: c})
@@ -106,18 +106,22 @@ func (p *Pattern) Sites(t *model.Tree) ([]*model.Site, error) {
 	return out, nil
 }
 
-// siteHint summarises a tree's sites for error messages: the layer range.
+// siteHint summarises a tree's sites for error messages: the numbers of
+// its decoder layers (a tree loaded with --layers 2-3 has layers 2-3).
 func siteHint(t *model.Tree) string {
-	layers := 0
+	lo, hi := -1, -1
 	for _, s := range t.Sites {
 		if s.Layer >= 0 && s.Depth == 2 {
-			layers++
+			if lo < 0 || s.Layer < lo {
+				lo = s.Layer
+			}
+			hi = max(hi, s.Layer)
 		}
 	}
-	if layers == 0 {
+	if lo < 0 {
 		return "no decoder layers"
 	}
-	return fmt.Sprintf("layers 0-%d", layers-1)
+	return fmt.Sprintf("layers %d-%d", lo, hi)
 }
 
 // ResolveSite returns the one site at path ("model." may be omitted; a

@@ -169,21 +169,27 @@ type ValuesReport struct {
 }
 
 // RankValues are one rank's selected values, Values[i][j] being row
-// Rows.Lo+i, column Cols.Lo+j (rows counted in the whole tensor).
+// Rows.Lo+i, column Cols.Lo+j (rows counted in the whole tensor). Missing
+// says why a rank shows none when the column index lies outside its own
+// columns (a sharded tensor whose ranks hold different widths: the last
+// vocab shard, a rank holding only padding).
 type RankValues struct {
-	Rank   int         `json:"rank"`
-	Label  string      `json:"label"`
-	Shard  string      `json:"shard"`
-	Rows   Range       `json:"rows"`
-	Cols   Range       `json:"cols"`
-	Values [][]float64 `json:"values"`
+	Rank    int         `json:"rank"`
+	Label   string      `json:"label"`
+	Shard   string      `json:"shard"`
+	Rows    Range       `json:"rows"`
+	Cols    Range       `json:"cols"`
+	Values  [][]float64 `json:"values"`
+	Missing string      `json:"missing,omitempty"`
 }
 
 // MaxValues is the most values one print of values shows per rank.
 const MaxValues = 4096
 
 // Values returns the elements idx selects (rows counted within the rows sl
-// selects). Errors: as Print, an index out of range, more than MaxValues
+// selects). A column index outside one rank's columns leaves that rank
+// without values (RankValues.Missing). Errors: as Print, a row index out of
+// range, a column index that selects nothing anywhere, more than MaxValues
 // values.
 func (s *Session) Values(name string, idx Index, sl Slice) (*ValuesReport, error) {
 	var rep *ValuesReport
@@ -198,16 +204,23 @@ func (s *Session) Values(name string, idx Index, sl Slice) (*ValuesReport, error
 		}
 		rr.Lo, rr.Hi = rr.Lo+l.rows.Lo, rr.Hi+l.rows.Lo
 		rep = &ValuesReport{Site: st.ev.Site.Path, Tensor: name, Step: st.ev.Step}
+		var colErr error // the first column index that selected nothing
+		shown := 0
 		pick := func(label string, rank int, shard string, data func(c0, c1 int) *tensor.Tensor, ncols int) (*RankValues, error) {
+			rv := &RankValues{Rank: rank, Label: label, Shard: shard, Rows: rr, Values: [][]float64{}}
 			cr, err := idx.Cols.resolve(ncols, "column")
 			if err != nil {
-				return nil, fmt.Errorf("%s (%s): %w", name, label, err)
+				if colErr == nil {
+					colErr = fmt.Errorf("%s (%s): %w", name, label, err)
+				}
+				rv.Missing = fmt.Sprintf("the index selects none of its %d columns", ncols)
+				return rv, nil
 			}
 			if n := (rr.Hi - rr.Lo) * (cr.Hi - cr.Lo); n > MaxValues {
 				return nil, fmt.Errorf("%s[%d:%d, %d:%d] is %d values, more than %d: narrow the index", name, rr.Lo, rr.Hi, cr.Lo, cr.Hi, n, MaxValues)
 			}
 			h := data(cr.Lo, cr.Hi)
-			rv := &RankValues{Rank: rank, Label: label, Shard: shard, Rows: rr, Cols: cr}
+			rv.Cols = cr
 			v, w := h.F32(), cr.Hi-cr.Lo
 			for i := 0; i < rr.Hi-rr.Lo; i++ {
 				row := make([]float64, w)
@@ -216,6 +229,7 @@ func (s *Session) Values(name string, idx Index, sl Slice) (*ValuesReport, error
 				}
 				rv.Values = append(rv.Values, row)
 			}
+			shown++
 			return rv, nil
 		}
 		for r, t := range l.parts {
@@ -229,18 +243,25 @@ func (s *Session) Values(name string, idx Index, sl Slice) (*ValuesReport, error
 			}
 			rep.Ranks = append(rep.Ranks, *rv)
 		}
-		if sl.Rank >= 0 {
-			return nil
+		if sl.Rank < 0 {
+			g, label, err := l.gathered()
+			if err != nil {
+				return err
+			}
+			if g != nil {
+				off := rr.Lo - l.rows.Lo
+				rep.Gathered, err = pick(label, -1, "full", func(c0, c1 int) *tensor.Tensor {
+					return hostSlice(g, off, off+rr.Hi-rr.Lo, c0, c1)
+				}, g.Cols())
+				if err != nil {
+					return err
+				}
+			}
 		}
-		g, label, err := l.gathered()
-		if err != nil || g == nil {
-			return err
+		if shown == 0 {
+			return colErr
 		}
-		off := rr.Lo - l.rows.Lo
-		rep.Gathered, err = pick(label, -1, "full", func(c0, c1 int) *tensor.Tensor {
-			return hostSlice(g, off, off+rr.Hi-rr.Lo, c0, c1)
-		}, g.Cols())
-		return err
+		return nil
 	})
 	return rep, err
 }
@@ -298,15 +319,20 @@ func (s *Session) Hist(name string, bins int, sl Slice) (*HistReport, error) {
 	return rep, err
 }
 
-// TopEntry is a channel with the largest |value| and where it occurs: the
-// token's sequence and position in it (Seq -1 when rows are not tokens).
+// TopEntry is a channel with the largest |value| and where it occurs: Row
+// is the row of the site tensor, Token the batch token that row belongs to
+// (they differ at lm_head, whose logits rows are each sequence's last
+// token only: Batch.LogitRows), and the token's sequence and position in
+// it. Token, Seq and Pos are -1 when the rows are not tokens.
 type TopEntry struct {
 	inspect.Channel
-	Seq int `json:"seq"`
-	Pos int `json:"pos"`
+	Token int `json:"token"`
+	Seq   int `json:"seq"`
+	Pos   int `json:"pos"`
 }
 
-// TopReport is `top TENSOR K`: the K channels with the largest |value|.
+// TopReport is `top TENSOR K`: the K channels with the largest |value|
+// and the median |value| of the source (0: no ratio is given).
 type TopReport struct {
 	Site     string     `json:"site"`
 	Tensor   string     `json:"tensor"`
@@ -334,19 +360,37 @@ func (s *Session) Top(name string, k int, sl Slice) (*TopReport, error) {
 		v := d.F32()
 		rep = &TopReport{Site: st.ev.Site.Path, Tensor: name, Step: st.ev.Step, Source: src, MedianAb: inspect.MedianAbs(v)}
 		b := st.ev.Batch
-		tok := tokenRows(b, rows(l.parts[0]))
+		tok := tokenRows(st.ev.Site, b, rows(l.parts[0]))
 		seqOf := b.SeqOf()
 		for _, c := range inspect.TopChannels(v, d.Rows(), d.Cols(), k, base) {
-			e := TopEntry{Channel: c, Seq: -1, Pos: -1}
+			e := TopEntry{Channel: c, Token: -1, Seq: -1, Pos: -1}
 			row := c.Row + l.rows.Lo
 			e.Row = row
 			if tok != nil {
 				t := tok[row]
-				e.Seq, e.Pos = b.Seqs[seqOf[t]], int(b.Pos[t])
+				e.Token, e.Seq, e.Pos = t, b.Seqs[seqOf[t]], int(b.Pos[t])
 			}
 			rep.Channels = append(rep.Channels, e)
 		}
 		return nil
 	})
 	return rep, err
+}
+
+// CheckTensor checks what can be checked of `print name` with sl before any
+// stop (a display is checked when it is set, not at every stop): that some
+// site of the model shows a tensor called name and that sl.Rank, when
+// given, is a rank of the world. Errors: ErrNoTensor, ErrRank.
+func (s *Session) CheckTensor(name string, sl Slice) error {
+	if sl.Rank >= 0 {
+		if err := s.checkRank(sl.Rank); err != nil {
+			return err
+		}
+	}
+	for _, st := range s.E.Tree.Sites {
+		if contains(st.Tensors, name) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: no site shows a tensor named %q (%s)", ErrNoTensor, name, tensorHint(s.E.Tree.Sites))
 }

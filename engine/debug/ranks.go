@@ -27,7 +27,7 @@ type RankPair struct {
 }
 
 // RanksReport is `ranks TENSOR`: the sharding label of each rank and every
-// pair of ranks compared.
+// pair of ranks compared (empty, not nil, with one rank).
 type RanksReport struct {
 	Site   string     `json:"site"`
 	Tensor string     `json:"tensor"`
@@ -46,7 +46,7 @@ func (s *Session) Ranks(name string, sl Slice) (*RanksReport, error) {
 		if err != nil {
 			return err
 		}
-		rep = &RanksReport{Site: st.ev.Site.Path, Tensor: name, Step: st.ev.Step}
+		rep = &RanksReport{Site: st.ev.Site.Path, Tensor: name, Step: st.ev.Step, Pairs: []RankPair{}}
 		data := make([][]float32, len(l.parts))
 		get := func(r int) []float32 {
 			if data[r] == nil {

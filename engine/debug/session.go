@@ -39,6 +39,10 @@ type Session struct {
 	// stop there. Change them only between commands (no pass running; a
 	// stopped pass sees the change from the next site on).
 	Observers []model.Hook
+	// Options are those E was opened with (the front end sets them; the
+	// zero value means weights kept as stored). `info model` reads DType
+	// to say what the weights were converted to.
+	Options engine.Options
 
 	batch [][]int32
 	job   *job
@@ -58,6 +62,9 @@ type Session struct {
 	genLeft     int   // decode steps still to run in the current job
 	running     bool  // a pass is running (not stopped)
 	watchStep   int   // the step the watches' previous values belong to
+	// traceMuted: an interrupt came; trace lines are dropped until the pass
+	// stops (sites queued or visited on the way to the stop are not shown).
+	traceMuted bool
 }
 
 // Sentinel errors callers test with errors.Is.

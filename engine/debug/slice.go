@@ -52,11 +52,16 @@ func ParseRange(s string) (Range, error) {
 	return r, nil
 }
 
-// tokenRows maps the rows of a site tensor to token indices of the step's
-// batch: every token (identity), or one row per logits row (lm_head when
-// only the last token of each sequence is computed). nil: the rows are not
-// per-token.
-func tokenRows(b *model.Batch, n int) []int {
+// LMHeadSite is the path of the site whose tensors have one row per logits
+// row of the step (Batch.LogitRows: each sequence's last token unless all
+// logits are asked for): vLLM's and HF's lm_head.
+const LMHeadSite = "lm_head"
+
+// tokenRows maps the rows of a site tensor with n rows to token indices of
+// the step's batch: every token (identity), or, at the lm_head site, one
+// row per logits row (Batch.LogitRows). nil: the rows are not per-token
+// (a [1, experts] load at a MoE gate, even in a batch of one sequence).
+func tokenRows(site *model.Site, b *model.Batch, n int) []int {
 	if n == b.Tokens() {
 		out := make([]int, n)
 		for i := range out {
@@ -64,7 +69,7 @@ func tokenRows(b *model.Batch, n int) []int {
 		}
 		return out
 	}
-	if lr := b.LogitRows(); n == len(lr) {
+	if lr := b.LogitRows(); site.Path == LMHeadSite && n == len(lr) {
 		out := make([]int, n)
 		for i, t := range lr {
 			out[i] = int(t)
@@ -81,7 +86,7 @@ func rowRange(st *stopCtx, n int, sl Slice, name string) (Range, error) {
 		return Range{0, n}, nil
 	}
 	b := st.ev.Batch
-	tok := tokenRows(b, n)
+	tok := tokenRows(st.ev.Site, b, n)
 	if tok == nil {
 		return Range{}, fmt.Errorf("%s has %d rows, not one per token of the batch (%d): --seq and --tokens do not apply", name, n, b.Tokens())
 	}

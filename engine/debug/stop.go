@@ -21,6 +21,9 @@ type Stop struct {
 	Breakpoints []int `json:"breakpoints,omitempty"`
 	// Tensors are the names the site shows (what print accepts here).
 	Tensors []string `json:"tensors"`
+	// Notes say what makes this pass differ from the full model's (only
+	// some decoder layers loaded); set on the first stop of `run` and `gen`.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // TraceLine is one site visited while tracing: the site and the shape and
@@ -47,11 +50,13 @@ type TensorShape struct {
 type Done struct {
 	Prefill       bool      `json:"prefill"`
 	DecodeSteps   int       `json:"decode_steps"`
-	Generated     [][]int32 `json:"generated,omitempty"`
+	Generated     [][]int32 `json:"generated"` // one list per sequence, empty after a prefill alone
 	GeneratedText []string  `json:"generated_text,omitempty"`
 	Next          []int32   `json:"next"`
 	NextText      []string  `json:"next_text,omitempty"`
 	SeqLens       []int     `json:"seq_lens"`
+	// Notes: as Stop.Notes, when `run` or `gen` ran to the end at once.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Outcome is what a command that runs the model returns: a Stop, or Done

@@ -1,0 +1,110 @@
+package repl
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"hsdb/engine"
+	"hsdb/engine/safetensors"
+	"hsdb/engine/tensor"
+)
+
+// rewriteLlama copies the llama fixture (29 float32 tensors) to a new
+// directory with every tensor converted by conv and the tensors of extra
+// added.
+func rewriteLlama(t *testing.T, conv tensor.DType, extra map[string]*tensor.Tensor) string {
+	t.Helper()
+	const src = "../testdata/hf/llama"
+	f, err := safetensors.Open(src + "/model.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var ts []safetensors.Named
+	for _, n := range f.Names() {
+		x, err := f.Tensor(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts = append(ts, safetensors.Named{Name: n, T: x.Convert(conv)})
+	}
+	for n, x := range extra {
+		ts = append(ts, safetensors.Named{Name: n, T: x})
+	}
+	dir := t.TempDir()
+	if err := safetensors.WriteFile(filepath.Join(dir, "model.safetensors"), ts, nil); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := os.ReadFile(src + "/config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "config.json"), string(cfg))
+	return dir
+}
+
+// TestInfoModelDTypes: info model tells the checkpoint's dtype from the
+// dtype the weights are kept in and the activations': a BF16 copy of the
+// llama fixture's 29 tensors is stored and kept as bf16; the f32 fixture
+// loaded with --dtype bf16 is stored f32, kept bf16; the FP8 fixture has
+// 104 fp8 weights (its safetensors header) dequantized to f32, listed by
+// info model --fp8.
+func TestInfoModelDTypes(t *testing.T) {
+	f := openFake(t, rewriteLlama(t, tensor.BF16, nil), engine.Options{})
+	f.AssertExec("info model", "weights stored     bf16 29 tensors\n", "weights kept as    bf16 29 tensors\n", "activations        f32\n")
+
+	o := engine.Options{DType: tensor.BF16}
+	f = openFake(t, "../testdata/hf/llama", o)
+	f.S.Options = o
+	f.AssertExec("info model", "weights stored     f32 29 tensors\n", "weights kept as    bf16 29 tensors (--dtype bf16)\n")
+	f.AssertExec("info model --fp8", "no tensor was stored as fp8")
+
+	const fp8 = "../testdata/hf/deepseek_v3_fp8"
+	h, err := safetensors.Open(fp8 + "/model.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	var want []string
+	for _, n := range h.Names() {
+		if ti, _ := h.Info(n); ti.DType == tensor.F8E4M3 {
+			want = append(want, n)
+		}
+	}
+	f = openFake(t, fp8, engine.Options{})
+	f.AssertExec("info model", "weights stored     fp8_e4m3 104 tensors, f32 25 tensors\n", "weights kept as    f32 129 tensors (fp8 dequantized to f32)\n",
+		"104 tensors were stored as fp8 and dequantized on load")
+	out := f.AssertExec("info model --fp8", "104 tensors were stored as fp8 (e4m3 with block scales) and dequantized on load:\n")
+	listed := strings.Fields(strings.SplitN(out, "\n", 2)[1])
+	if len(listed) != len(want) || len(want) != 104 {
+		t.Fatalf("listed %d fp8 tensors, the header has %d", len(listed), len(want))
+	}
+	inHeader := map[string]bool{}
+	for _, n := range want {
+		inHeader[n] = true
+	}
+	for _, n := range listed {
+		if !inHeader[n] {
+			t.Fatalf("%s listed as fp8 but stored otherwise", n)
+		}
+	}
+	w := f.jsonExec("info model")[0]["result"].(map[string]any)["weights"].(map[string]any)
+	if w["fp8_dequantized"].(float64) != 104 || len(w["unused_tensors"].([]any)) != 0 {
+		t.Fatalf("JSON weights %v", w)
+	}
+}
+
+// TestInfoModelWarnsUnusedTensors: a checkpoint with a tensor no module
+// reads shows it as a warning in info model and in info model --unused.
+func TestInfoModelWarnsUnusedTensors(t *testing.T) {
+	dir := rewriteLlama(t, tensor.F32, map[string]*tensor.Tensor{"model.vision_tower.proj.weight": tensor.FromF32([]float32{1, 2}, 2)})
+	f := openFake(t, dir, engine.Options{})
+	f.AssertExec("info model", "unused tensors     warning: 1 checkpoint tensors are not used by LlamaForCausalLM: model.vision_tower.proj.weight\n")
+	f.AssertExec("info model --unused", "1 checkpoint tensors are not used by the model:\n  model.vision_tower.proj.weight")
+	f = openFake(t, "../testdata/hf/llama", engine.Options{})
+	if out := f.Exec("info model"); strings.Contains(out, "unused") {
+		t.Fatalf("clean checkpoint warns:\n%s", out)
+	}
+}

@@ -1,0 +1,106 @@
+package repl
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// maxScriptDepth is how deep `source` may nest (recursion through
+// different names of one file is caught by the depth).
+const maxScriptDepth = 16
+
+// RunScript runs the commands of r (named name in messages) one per line.
+// It stops at the first failing command, printing "name:line: error", and
+// returns an error wrapping ErrScript, unless `set errors continue` is in
+// force: then it goes on and returns ErrScript at the end if any command
+// failed. A failure inside a sourced script is printed once, by the script
+// it happened in. quit ends the script: it returns ErrQuit, wrapping
+// ErrScript as well when a command had failed. Ctrl-C (Term.interrupt)
+// stops the script after the command under way, with ErrInterrupted.
+func (t *Term) RunScript(r io.Reader, name string) error {
+	if t.depth >= maxScriptDepth {
+		return fmt.Errorf("source %s: scripts nested more than %d deep (%s)", name, maxScriptDepth, strings.Join(t.scripts, " → "))
+	}
+	if t.depth == 0 {
+		t.interrupted.Store(false)
+	}
+	t.depth++
+	t.scripts = append(t.scripts, name)
+	defer func() {
+		t.depth--
+		t.scripts = t.scripts[:len(t.scripts)-1]
+	}()
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<16), 1<<24)
+	failed := 0
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if t.interrupted.Load() {
+			return fmt.Errorf("%w: %s stopped before line %d", ErrInterrupted, name, n)
+		}
+		if t.opts.echo && !t.opts.json {
+			fmt.Fprintln(t.Out, t.st.Prompt.Render("(hsdb)")+" "+line)
+		}
+		t.last = ""
+		err := t.Exec(line)
+		switch {
+		case errors.Is(err, ErrInterrupted):
+			return err
+		case errors.Is(err, ErrQuit):
+			if failed > 0 || errors.Is(err, ErrScript) {
+				return fmt.Errorf("%w at %s:%d after failed commands: %w", ErrQuit, name, n, ErrScript)
+			}
+			return err
+		case err != nil:
+			failed++
+			if !errors.Is(err, ErrScript) { // a sourced script prints its own failures
+				t.failed++
+				t.printErrorFor(line, fmt.Errorf("%s:%d: %w", name, n, err))
+			}
+			if !t.opts.continueOnError {
+				return fmt.Errorf("%w: %s:%d: %v", ErrScript, name, n, err)
+			}
+		}
+		if t.interrupted.Load() {
+			return fmt.Errorf("%w: %s stopped after line %d", ErrInterrupted, name, n)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if failed > 0 {
+		return fmt.Errorf("%w: %d command(s) of %s failed", ErrScript, failed, name)
+	}
+	return nil
+}
+
+// Source runs the script at path (the `source` command and `hsdb -x`). A
+// script that is already running (it sources itself, directly or through
+// others) is an error naming the chain.
+func (t *Term) Source(path string) error {
+	key := path
+	if abs, err := filepath.Abs(path); err == nil {
+		key = abs
+	}
+	for _, s := range t.sourcing {
+		if s == key {
+			return fmt.Errorf("source %s: it is already running (%s → %s): a script cannot source itself", path, strings.Join(t.scripts, " → "), path)
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("source: %w", err)
+	}
+	defer f.Close()
+	t.sourcing = append(t.sourcing, key)
+	defer func() { t.sourcing = t.sourcing[:len(t.sourcing)-1] }()
+	return t.RunScript(f, path)
+}
