@@ -276,3 +276,42 @@ func TestGPUPrefillProfile(t *testing.T) {
 	}
 	t.Logf("one prefill of %d×%d tokens, %.1f ms wall (profiled):\n%s", benchSeqs, benchSeqLen, float64(wall)/1e6, cuda.FormatProfile(rows))
 }
+
+// TestGPUMemoryPerRank checks issue 6's memory bound on the benchmark model
+// (HSDB_BENCH_MODEL, one rank): during a prefill of 4 × 1024 tokens the
+// GPU's peak holds no more than the weights, the KV cache and one decoder
+// layer's activations, plus 10 %. One layer's activations are counted from
+// the dims, for T tokens in the activation dtype (2 bytes in bf16): the
+// layer's input pair and the normed pair (4·T·H), q, k, v and their rotated
+// copies (2·T·(Hq + 2·Hkv)), the attention output and o_proj's (2·T·H),
+// the attention scratch of one chunk of 1024 queries (heads·1024·1024·(4 +
+// 2): f32 scores and bf16 probabilities), gate, up and their product (3·T·I)
+// and down_proj's output (T·H).
+func TestGPUMemoryPerRank(t *testing.T) {
+	e := benchSetup(t)
+	g := e.ranks[0].dev.(*cuda.Device).GPU()
+	if err := g.ResetPeak(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Prefill(benchEngine.ids, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	st, err := g.MemoryStats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := e.Dims
+	T, H, I := int64(benchSeqs*benchSeqLen), int64(d.Hidden), int64(d.Intermediate)
+	hq, hkv := int64(d.Heads*d.HeadDim), int64(d.KVHeads*d.HeadDim)
+	es := int64(e.ranks[0].dev.ActDType().Size())
+	layer := es*(4*T*H+2*T*(hq+2*hkv)+2*T*H+3*T*I+T*H) + int64(d.Heads)*1024*1024*(4+es)
+	weights, kv, act := st.Peak[cuda.Weights], st.Peak[cuda.KVCache], st.Peak[cuda.Activations]
+	bound := (weights + kv + layer) * 11 / 10
+	t.Logf("BENCH memory weights=%.2fGiB kv=%.2fGiB activations_peak=%.2fGiB one_layer=%.2fGiB peak_total=%.2fGiB bound=%.2fGiB",
+		gib(weights), gib(kv), gib(act), gib(layer), gib(weights+kv+act), gib(bound))
+	if weights+kv+act > bound {
+		t.Errorf("peak %.2f GiB exceeds weights + KV cache + one layer's activations + 10%% = %.2f GiB", gib(weights+kv+act), gib(bound))
+	}
+}
+
+func gib(n int64) float64 { return float64(n) / (1 << 30) }

@@ -44,7 +44,7 @@ python3 scripts/bench/make_llama8b.py --out "$model" 2>&1 | tee "$out/make.log"
 
 stamp "2. hsdb: (d) first stop, (a) prefill, (b) prefill with captures"
 (cd engine && HSDB_BENCH_MODEL=$model HSDB_BENCH_OUT=$out "$root/bin/engine.test" \
-	-test.run '^TestGPUTimeToFirstStop$' -test.bench '^BenchmarkGPUPrefill' -test.benchtime 10x -test.v -test.timeout 8m) 2>&1 | tee "$out/hsdb.log"
+	-test.run '^(TestGPUTimeToFirstStop|TestGPUMemoryPerRank)$' -test.bench '^BenchmarkGPUPrefill' -test.benchtime 10x -test.v -test.timeout 8m) 2>&1 | tee "$out/hsdb.log"
 
 stamp "3. (c) statistics at a stop, 8 virtual ranks"
 (cd engine/backend/cuda && "$root/bin/cuda.test" -test.run '^$' -test.bench '^BenchmarkStopMoments8Ranks$' -test.benchtime 20x -test.timeout 5m) 2>&1 | tee "$out/moments.log"

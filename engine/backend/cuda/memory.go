@@ -93,10 +93,19 @@ func (d *GPU) SetMemoryLimit(bytes int64) error {
 func (d *GPU) MemoryStats() (MemoryStats, error) {
 	var s MemoryStats
 	err := d.Do(func() error {
-		s = MemoryStats{InUse: d.pool.inUse, Cached: d.pool.cached, Limit: d.pool.limit}
+		s = MemoryStats{InUse: d.pool.inUse, Peak: d.pool.peak, Cached: d.pool.cached, Limit: d.pool.limit}
 		return nil
 	})
 	return s, err
+}
+
+// ResetPeak starts the peak accounting of MemoryStats afresh from what is
+// in use now.
+func (d *GPU) ResetPeak() error {
+	return d.Do(func() error {
+		d.pool.peak = d.pool.inUse
+		return nil
+	})
 }
 
 // TrimCache frees every cached (unused) block back to the driver.

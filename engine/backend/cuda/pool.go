@@ -107,6 +107,9 @@ type pool struct {
 	inUse   [numClasses]int64
 	live    map[Ptr]int64 // allocated block -> bucket size
 	limit   int64
+	// peak is the most bytes in use at once, per class, since the pool was
+	// made or ResetPeak.
+	peak [numClasses]int64
 }
 
 func newPool(ordinal int, a allocator, meminfo func() (int64, int64, error)) *pool {
@@ -150,6 +153,7 @@ func (p *pool) alloc(n int64, c MemClass) (Ptr, int64, error) {
 		p.cache[b] = l[:len(l)-1]
 		p.cached -= b
 		p.inUse[c] += b
+		p.peak[c] = max(p.peak[c], p.inUse[c])
 		p.live[ptr] = b
 		return ptr, b, nil
 	}
@@ -172,6 +176,7 @@ func (p *pool) alloc(n int64, c MemClass) (Ptr, int64, error) {
 		return 0, 0, fmt.Errorf("cuda:%d: allocating %s for %s: %w", p.ordinal, formatBytes(n), c, err)
 	}
 	p.inUse[c] += b
+	p.peak[c] = max(p.peak[c], p.inUse[c])
 	p.live[ptr] = b
 	return ptr, b, nil
 }
@@ -234,6 +239,7 @@ func (p *pool) releaseAll() error {
 // so slightly above the bytes requested).
 type MemoryStats struct {
 	InUse  [numClasses]int64 // indexed by MemClass
+	Peak   [numClasses]int64 // the most in use at once per class since ResetPeak
 	Cached int64             // freed blocks kept for reuse
 	Limit  int64             // SetMemoryLimit's cap, 0 if none
 }
