@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"hsdb/engine/backend"
 	"hsdb/engine/tensor"
 )
 
@@ -134,6 +135,86 @@ func attnBench(b *testing.B, decode bool) {
 
 func BenchmarkAttentionPrefill4096(b *testing.B)   { attnBench(b, false) }
 func BenchmarkAttentionDecode64x4096(b *testing.B) { attnBench(b, true) }
+
+// prefill4x1024 is the engine benchmark's prefill batch: 4 sequences of
+// 1024 tokens from position 0, sequence s at cache rows s·1024.., with
+// Llama-3-8B's attention shape (32 query and 8 KV heads of dim 128). pairs
+// counts the (query, key) pairs causal attention visits: 4·1024·1025/2.
+const (
+	pfSeqs, pfLen, pfHeads, pfKVHeads, pfDim = 4, 1024, 32, 8, 128
+	pfPairs                                  = pfSeqs * pfLen * (pfLen + 1) / 2
+)
+
+func prefill4x1024() (base, pos []int32) {
+	for s := range pfSeqs {
+		for i := range pfLen {
+			base, pos = append(base, int32(s*pfLen)), append(pos, int32(i))
+		}
+	}
+	return base, pos
+}
+
+// reportAttn reports device ms per call and TFLOP/s of the causal score
+// and value products (2 GEMMs × 2 flops per multiply-add × pairs × heads ×
+// dim). H200 dense bf16 peak is about 989 TFLOP/s; FlashAttention-2
+// (mma.sync, no wgmma) reaches roughly 250-350 on an H100.
+func reportAttn(b *testing.B, ms float64) {
+	b.ReportMetric(ms, "device-ms/op")
+	b.ReportMetric(4*float64(pfPairs)*pfHeads*pfDim/(ms/1e3)/1e12, "TFLOP/s")
+}
+
+// BenchmarkFlashAttentionPrefill times the fused kernel alone
+// (GPU.FlashAttention, bf16) on one layer of the 4 × 1024-token prefill.
+func BenchmarkFlashAttentionPrefill(b *testing.B) {
+	d := gpu(b)
+	base, pos := prefill4x1024()
+	tiles := FlashTiles(base, pos, 0)
+	tb := uploadBytes(b, d, flashTileBytes(tiles))
+	T := len(base)
+	kc := filled(b, d, T*pfKVHeads*pfDim, tensor.BF16)
+	vc := filled(b, d, T*pfKVHeads*pfDim, tensor.BF16)
+	q := filled(b, d, T*pfHeads*pfDim, tensor.BF16)
+	out := filled(b, d, T*pfHeads*pfDim, tensor.BF16)
+	p := AttnParams{Heads: pfHeads, KVHeads: pfKVHeads, HeadDimK: pfDim, HeadDimV: pfDim, Scale: 0.088}
+	reportAttn(b, deviceTime(b, d, func() error {
+		return d.FlashAttention(out.Ptr(), q.Ptr(), kc.Ptr(), vc.Ptr(), tb.Ptr(), len(tiles), p, tensor.BF16)
+	}))
+}
+
+// BenchmarkRankAttentionPrefill4x1024 times the backend op a bf16 model's
+// layer calls (Device.Attention, output allocation and host-side set-up
+// included) on the 4 × 1024-token prefill, with the fused kernel and with
+// the GEMM path it replaces (HSDB_CUDA_FLASH=0: cuBLAS q·kᵀ, masked
+// softmax, cuBLAS P·v).
+func BenchmarkRankAttentionPrefill4x1024(b *testing.B) {
+	g := gpu(b)
+	base, pos := prefill4x1024()
+	T := len(base)
+	dev := newDevice(g, gpuMemory{g}, "bench", 0, tensor.BF16)
+	b.Cleanup(func() { dev.Close() })
+	tensorOf := func(rows, cols int) backend.Tensor {
+		buf := filled(b, g, rows*cols, tensor.BF16)
+		x := dev.Zeros(tensor.BF16, rows, cols).(*Tensor)
+		if err := g.CopyDevice(x.ptr(), buf.Ptr(), int64(rows*cols*2)); err != nil {
+			b.Fatal(err)
+		}
+		return x
+	}
+	q, k, v := tensorOf(T, pfHeads*pfDim), tensorOf(T, pfKVHeads*pfDim), tensorOf(T, pfKVHeads*pfDim)
+	a := &backend.AttnArgs{Heads: pfHeads, KVHeads: pfKVHeads, DK: pfDim, DV: pfDim, Scale: 0.088, Base: base, Pos: pos}
+	for _, path := range []string{"flash", "gemm"} {
+		b.Run(path, func(b *testing.B) {
+			flashAttn = path == "flash"
+			defer func() { flashAttn = true }()
+			reportAttn(b, deviceTime(b, g, func() error {
+				dev.PushScope()
+				dev.Attention(q, k, v, a)
+				dev.PopScope()
+				return nil
+			}))
+		})
+	}
+}
 
 // BenchmarkStopMoments8Ranks times what a stop costs for `print
 // hidden_states` at --tp 8 on one GPU: the statistics of a [8192, 7168]

@@ -11,9 +11,12 @@
 // keeps its own scopes and memory accounting. Activations are f32, bf16 or
 // f16 (the model's dtype); every kernel and GEMM accumulates in f32. Op
 // outputs live in scopes freed by PopScope; Upload and Zeros are
-// persistent. Prefill attention runs as HF's eager attention (cuBLAS
-// q·kᵀ, masked softmax in f32, cuBLAS ·v); decode and short prompts use
-// the tiled kernels. HSDB_CUDA_PROFILE=1 times every op with events
+// persistent. Prefill attention in bf16/f16 with head dim 64 or 128 runs
+// the fused tensor-core kernel of kernels/flash_attention.cu
+// (FlashAttention-2; HSDB_CUDA_FLASH=0 turns it off); other prefills run
+// as HF's eager attention (cuBLAS q·kᵀ, masked softmax in f32, cuBLAS ·v),
+// which keeps f32 exactly comparable with the CPU backend; decode uses the
+// tiled kernels. HSDB_CUDA_PROFILE=1 times every op with events
 // (ProfileReport).
 //
 // The runtime layer beneath it, so that each op is a thin launch:
@@ -24,8 +27,9 @@
 //     every rank and engine of a process the same GPU value.
 //   - Kernels from package kernels (embedded PTX), loaded lazily per module
 //     and cached; typed launch wrappers (RMSNorm, AddRMSNorm, Embedding,
-//     RoPE, KVCacheWrite, Attention, AttnSoftmax, SiluMul, Add, Scale,
-//     Cast, FP8Dequant, GatherRows, MoECombine, Copy2D, Moments).
+//     RoPE, KVCacheWrite, Attention, FlashAttention, AttnSoftmax, SiluMul,
+//     Add, Scale, Cast, FP8Dequant, GatherRows, MoECombine, Copy2D,
+//     Moments).
 //   - A caching device memory pool (plain cuMemAlloc, never managed memory)
 //     with per-class accounting and an *OOMError that says what holds the
 //     memory; pinned host buffers and events for asynchronous readback.

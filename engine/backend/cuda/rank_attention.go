@@ -27,6 +27,11 @@ var (
 	attnChunk = envInt("HSDB_CUDA_ATTN_CHUNK", 1024)
 	// attnScratch caps the bytes of one chunk's scores and probabilities.
 	attnScratch int64 = 512 << 20
+	// flashAttn: bf16/f16 batches with a prefill run use the fused kernel
+	// of kernels/flash_attention.cu (FlashAttention-2) where its head dims
+	// fit; HSDB_CUDA_FLASH=0 turns it off, for comparison with the GEMM
+	// path.
+	flashAttn = os.Getenv("HSDB_CUDA_FLASH") != "0"
 )
 
 func envInt(name string, def int) int {
@@ -88,13 +93,16 @@ func slotLayout(cacheRows int, base, pos []int32) (slots []int32, numSlots, capa
 // for q [tokens, Heads*DK] (backend.AttnArgs). Out: [tokens, Heads*DV] in
 // q's dtype. Scores and softmax are f32.
 //
-// A batch with a run of at least attnGEMMMinRun tokens of one sequence (a
-// prefill) runs as HF's eager attention does: S = q·kᵀ·scale by cuBLAS in
-// f32, the masked softmax (kernels/softmax.cu) rounded to the activation
-// dtype, then P·v by cuBLAS, chunked over queries. Other batches (decode,
-// short prompts) use attention.cu's tiled kernels, which see the cache as
-// [slots, capacity] (slotLayout); if it cannot be seen so, the GEMM path
-// serves them too.
+// A bf16 or f16 batch with a run of two or more tokens of one sequence (a
+// prefill, whole or chunked) and equal head dims of 64 or 128 runs the
+// fused tensor-core kernel (GPU.FlashAttention; HF's SDPA/flash-attn
+// path), unless HSDB_CUDA_FLASH=0. Otherwise a batch with a run of at
+// least attnGEMMMinRun tokens (every f32 prefill) runs as HF's eager
+// attention does: S = q·kᵀ·scale by cuBLAS in f32, the masked softmax
+// (kernels/softmax.cu) rounded to the activation dtype, then P·v by
+// cuBLAS, chunked over queries. Other batches (decode, short prompts) use
+// attention.cu's tiled kernels, which see the cache as [slots, capacity]
+// (slotLayout); if it cannot be seen so, the GEMM path serves them too.
 func (d *Device) Attention(q, k, v backend.Tensor, a *backend.AttnArgs) backend.Tensor {
 	const op = "attention"
 	qt, kt, vt := d.get(op, q), d.get(op, k), d.get(op, v)
@@ -118,8 +126,9 @@ func (d *Device) Attention(q, k, v backend.Tensor, a *backend.AttnArgs) backend.
 	}
 	var slots []int32
 	var numSlots, capacity int
-	useGEMM := longest >= attnGEMMMinRun
-	if !useGEMM {
+	flash := useFlash(qt.dt, a, longest)
+	useGEMM := !flash && longest >= attnGEMMMinRun
+	if !flash && !useGEMM {
 		var ok bool
 		slots, numSlots, capacity, ok = slotLayout(kt.rows(), a.Base, a.Pos)
 		useGEMM = !ok
@@ -129,6 +138,9 @@ func (d *Device) Attention(q, k, v backend.Tensor, a *backend.AttnArgs) backend.
 		var err error
 		if y, err = d.output(qt.dt, T, a.Heads*a.DV); err != nil || T == 0 {
 			return err
+		}
+		if flash {
+			return d.attentionFlash(y, qt, kt, vt, a)
 		}
 		if useGEMM {
 			return d.attentionGEMM(y, qt, kt, vt, a, runs)
@@ -141,6 +153,27 @@ func (d *Device) Attention(q, k, v backend.Tensor, a *backend.AttnArgs) backend.
 			AttnParams{Heads: a.Heads, KVHeads: a.KVHeads, HeadDimK: a.DK, HeadDimV: a.DV, Window: a.Window, Scale: a.Scale}, qt.dt)
 	})
 	return y
+}
+
+// useFlash reports whether Attention runs the fused kernel for a batch of
+// dtype dt whose longest run of one sequence has longest tokens: flashAttn
+// is on, the kernel handles dt and the head dims, and the batch is not
+// decode only (a lone token per sequence keeps the decode kernel).
+func useFlash(dt tensor.DType, a *backend.AttnArgs, longest int) bool {
+	return flashAttn && longest > 1 && flashSupported(dt, a.DK, a.DV)
+}
+
+// attentionFlash is Attention with GPU.FlashAttention (GPU thread). The
+// tile array is built on the host and uploaded through the per-step
+// upload cache, so every layer of a step reuses one copy.
+func (d *Device) attentionFlash(y, qt, kt, vt *Tensor, a *backend.AttnArgs) error {
+	tiles := FlashTiles(a.Base, a.Pos, a.Window)
+	tp, err := d.upload(flashTileBytes(tiles))
+	if err != nil {
+		return err
+	}
+	return d.g.FlashAttention(y.ptr(), qt.ptr(), kt.ptr(), vt.ptr(), tp, len(tiles),
+		AttnParams{Heads: a.Heads, KVHeads: a.KVHeads, HeadDimK: a.DK, HeadDimV: a.DV, Window: a.Window, Scale: a.Scale}, qt.dt)
 }
 
 // tokenBatch returns a TokenBatch for slots and positions, reusing the

@@ -1,0 +1,136 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+
+	"hsdb/engine/tensor"
+)
+
+// Tile sizes of kernels/flash_attention.cu (FA_BM queries per block, FA_BN
+// keys per shared-memory tile) and its block size.
+const (
+	flashBM      = 64
+	flashBN      = 64
+	flashThreads = 128
+)
+
+// FlashTile is one query tile of FlashAttention: N consecutive tokens T0,
+// T0+1, ... of the flattened batch (1 <= N <= 64), all of one sequence, at
+// the consecutive positions Pos0 .. Pos0+N-1, whose key at position j is
+// cache row Base+j (backend.AttnArgs' Base and Pos). The kernel reads it as
+// an int4 {T0, Base, Pos0, N}.
+type FlashTile struct{ T0, Base, Pos0, N int32 }
+
+// keyTiles is the number of 64-key tiles the tile's block walks: keys from
+// the first token's lower bound (Pos0-window+1, at least 0, with a
+// window; else 0) to the last token's position, as the kernel computes
+// them.
+func (t FlashTile) keyTiles(window int) int {
+	first := 0
+	if window > 0 {
+		first = max(0, int(t.Pos0)-window+1)
+	}
+	return (int(t.Pos0)+int(t.N)-1-first)/flashBN + 1
+}
+
+// FlashTiles splits a flattened batch (token t of the sequence whose
+// position 0 is cache row base[t], at position pos[t]) into the query
+// tiles of FlashAttention: a tile ends where the sequence (base) changes,
+// where positions stop being consecutive, or at 64 tokens. The tiles are
+// ordered by the number of key tiles they walk, most first (ties in batch
+// order), so that the longest blocks of a causal prefill start first and
+// the short ones fill the tail of the grid (FlashAttention-2 schedules the
+// same way). base and pos must have the same length.
+func FlashTiles(base, pos []int32, window int) []FlashTile {
+	var tiles []FlashTile
+	for t := 0; t < len(base); {
+		n := 1
+		for t+n < len(base) && n < flashBM && base[t+n] == base[t] && pos[t+n] == pos[t]+int32(n) {
+			n++
+		}
+		tiles = append(tiles, FlashTile{T0: int32(t), Base: base[t], Pos0: pos[t], N: int32(n)})
+		t += n
+	}
+	slices.SortStableFunc(tiles, func(a, b FlashTile) int { return cmp.Compare(b.keyTiles(window), a.keyTiles(window)) })
+	return tiles
+}
+
+// flashTileBytes encodes tiles as the kernel's int4 array (little-endian
+// int32 T0, Base, Pos0, N each).
+func flashTileBytes(tiles []FlashTile) []byte {
+	out := make([]byte, 0, 16*len(tiles))
+	for _, t := range tiles {
+		for _, v := range [4]int32{t.T0, t.Base, t.Pos0, t.N} {
+			out = binary.LittleEndian.AppendUint32(out, uint32(v))
+		}
+	}
+	return out
+}
+
+// flashSupported reports whether FlashAttention handles dtype dt with key
+// and value head dims dk, dv: bf16 or f16 (the tensor cores' inputs) and
+// dk == dv in {64, 128} (the kernel's instantiations).
+func flashSupported(dt tensor.DType, dk, dv int) bool {
+	return (dt == tensor.BF16 || dt == tensor.F16) && dk == dv && (dk == 64 || dk == 128)
+}
+
+// flashSmem is flash_attention's dynamic shared memory in bytes: K and V
+// tiles of 64 rows of head dim + 8 (padding) elements, two stages each.
+func flashSmem(dim int) int { return 4 * flashBN * (dim + 8) * 2 }
+
+// FlashAttention computes causal attention with the fused tensor-core
+// kernel of kernels/flash_attention.cu (FlashAttention-2, Dao 2023): for
+// each of nTiles query tiles (tiles: the device copy of FlashTiles' int4
+// array) and query head h, the tile's tokens t at positions p attend to
+// the keys j of their sequence with max(0, p-Window+1) <= j <= p (0 <= j
+// without a window): out[t, h] = softmax_j(Scale·q[t,h]·k[Base+j, h/g])·
+// v[Base+j, h/g], g = Heads/KVHeads. q [tokens, QStride] and out [tokens,
+// OutStride] hold head h at columns h·HeadDim..; k and v are caches
+// [rows, KVHeads·HeadDim]. The caller guarantees that every cache row
+// Base+j for 0 <= j <= a tile's last position lies inside the caches and
+// holds that position's key and value (backend.AttnArgs). Scores, softmax
+// and accumulation are f32; the probabilities are rounded to dt for the
+// P·V product and the output once to dt.
+//
+// It returns an error wrapping ErrBadArgument for a dtype other than bf16
+// or f16, head dims other than HeadDimK == HeadDimV in {64, 128}, strides
+// that are not multiples of 8 elements, device pointers that are not
+// 16-byte aligned (the kernel copies 16-byte chunks), or more than 2³¹-1
+// blocks.
+func (d *GPU) FlashAttention(out, q, k, v, tiles Ptr, nTiles int, p AttnParams, dt tensor.DType) error {
+	if err := p.check(); err != nil {
+		return err
+	}
+	if !flashSupported(dt, p.HeadDimK, p.HeadDimV) {
+		return fmt.Errorf("%w: flash attention: dtype %s, head dims %d, %d (want bf16 or f16 with equal head dims 64 or 128)",
+			ErrBadArgument, dt, p.HeadDimK, p.HeadDimV)
+	}
+	if p.QStride%8 != 0 || p.OutStride%8 != 0 {
+		return fmt.Errorf("%w: flash attention: q stride %d and output stride %d must be multiples of 8 elements", ErrBadArgument, p.QStride, p.OutStride)
+	}
+	for _, x := range []Ptr{out, q, k, v, tiles} {
+		if x%16 != 0 {
+			return fmt.Errorf("%w: flash attention: device pointer %#x is not 16-byte aligned", ErrBadArgument, uint64(x))
+		}
+	}
+	if nTiles < 0 || int64(nTiles)*int64(p.Heads) > math.MaxInt32 {
+		return fmt.Errorf("%w: flash attention: %d tiles × %d heads blocks", ErrBadArgument, nTiles, p.Heads)
+	}
+	sfx := "bf16"
+	if dt == tensor.F16 {
+		sfx = "f16"
+	}
+	dim := p.HeadDimK
+	scaleLog2 := float32(float64(p.Scale) * math.Log2E)
+	return d.Do(func() error {
+		return d.launch("flash_attention", "flash_attention_"+sfx, dim3{x: uint32(nTiles * p.Heads)}, dim3{x: flashThreads}, flashSmem(dim),
+			out, q, k, v, tiles, int32(p.Heads), int32(p.Heads/p.KVHeads), int32(dim),
+			int64(p.QStride), int64(p.KVHeads*dim), int64(p.OutStride), int32(p.Window), scaleLog2)
+	})
+}
