@@ -20,11 +20,9 @@ type deepseekLayer struct {
 
 // deepseekRank is one rank's share of a DeepSeek-architecture model.
 type deepseekRank struct {
-	c                                        *DeepseekConfig
-	embed, head, norm                        backend.Tensor
-	vocab                                    [2]int
-	layers                                   []*deepseekLayer
-	siteEmbed, siteModel, siteNorm, siteHead *model.Site
+	ends
+	c      *DeepseekConfig
+	layers []*deepseekLayer
 }
 
 // Load reads rank l.Rank's shard of the embeddings, the selected decoder
@@ -46,17 +44,9 @@ func (c *DeepseekConfig) Load(l *model.Loader, t *model.Tree) (model.RankModel, 
 		l.Report.Unused = unusedTensors(src, lay, c.NumHiddenLayers)
 	}
 	H := c.HiddenSize
-	vocab := model.PlanVocab(c.VocabSize, l.World)
-	m := &deepseekRank{c: c, vocab: vocab.Range(l.Rank)}
+	m := &deepseekRank{c: c}
 	lm := ld.Pp(lay.model)
-	m.embed = lm.Rows("embed_tokens.weight", []int{c.VocabSize, H}, m.vocab[0], m.vocab[1])
-	if c.TieWordEmbeddings {
-		m.head = m.embed
-	} else {
-		m.head = ld.Rows(lay.head, []int{c.VocabSize, H}, m.vocab[0], m.vocab[1])
-	}
-	m.norm = lm.Full("norm.weight", H)
-	m.siteEmbed, m.siteModel, m.siteNorm, m.siteHead = t.Site("model.embed_tokens"), t.Site("model"), t.Site("model.norm"), t.Site("lm_head")
+	m.ends = loadEnds(&ld, lm, t, lay.head, c.VocabSize, H, c.TieWordEmbeddings, c.RMSNormEps)
 	for i := c.layers.First; i <= c.layers.Last; i++ {
 		ll := lm.Pp("layers").PpI(i)
 		p := fmt.Sprintf("model.layers.%d", i)
@@ -80,54 +70,11 @@ func (c *DeepseekConfig) Load(l *model.Loader, t *model.Tree) (model.RankModel, 
 // Forward runs one step on rank r: vLLM DeepseekV2Model.forward and
 // compute_logits. With --layers A-B, layer A receives the embeddings.
 func (m *deepseekRank) Forward(r *model.Rank, b *model.Batch) backend.Tensor {
-	dev, c := r.Dev, m.c
-	vocab := model.PlanVocab(c.VocabSize, r.World)
-	r.Enter(m.siteModel)
-	part := dev.Embedding(m.embed, b.IDs, m.vocab[0])
-	h := r.Comm.AllReduceSum(part)
-	r.Leaf(m.siteEmbed, nil, func() []model.SiteTensor {
-		return []model.SiteTensor{{Name: "partial", T: part, Shard: partial}, {Name: "hidden_states", T: h, Shard: rep(h)}}
+	h := m.embedTokens(r, b)
+	h, res := runLayers(r.Dev, h, len(m.layers), func(i int, h, res backend.Tensor) (backend.Tensor, backend.Tensor) {
+		return m.layer(r, b, m.layers[i], h, res)
 	})
-	var res backend.Tensor
-	for _, L := range m.layers {
-		dev.PushScope()
-		h2, res2 := m.layer(r, b, L, h, res)
-		dev.PopScope(h2, res2)
-		freeStream(dev, h, res)
-		h, res = h2, res2
-	}
-	eps := float32(c.RMSNormEps)
-	r.Enter(m.siteNorm, h, res)
-	var normed backend.Tensor
-	if res == nil {
-		normed = dev.RMSNorm(h, m.norm, eps)
-	} else {
-		normed, _ = dev.AddRMSNorm(h, res, m.norm, eps)
-	}
-	r.Exit(m.siteNorm, func() []model.SiteTensor {
-		ts := []model.SiteTensor{{Name: "input", T: h, Shard: rep(h)}}
-		if res != nil {
-			ts = append(ts, model.SiteTensor{Name: "input_residual", T: res, Shard: rep(res)})
-		}
-		return append(ts, model.SiteTensor{Name: "hidden_states", T: normed, Shard: rep(normed)})
-	})
-	r.Exit(m.siteModel, func() []model.SiteTensor {
-		return []model.SiteTensor{{Name: "hidden_states", T: normed, Shard: rep(normed)}}
-	})
-	rows := b.LogitRows()
-	x := normed
-	if len(rows) != b.Tokens() {
-		x = dev.GatherRows(normed, rows)
-	}
-	logits := dev.Linear(x, m.head, nil)
-	r.Leaf(m.siteHead, x, func() []model.SiteTensor {
-		return []model.SiteTensor{{Name: "input", T: x, Shard: rep(x)}, logitsShard(dev, logits, m.vocab, m.c.VocabSize)}
-	})
-	full := r.Comm.AllGatherCols(logits)
-	if vocab.Padded != c.VocabSize {
-		full = dev.SliceCols(full, 0, c.VocabSize)
-	}
-	return full
+	return m.logits(r, b, h, res)
 }
 
 // layer runs one decoder layer (vLLM DeepseekV2DecoderLayer.forward) on the

@@ -224,14 +224,12 @@ type llamaSites struct {
 
 // llamaRank is one rank's share of a Llama-family model.
 type llamaRank struct {
-	c                                        *LlamaConfig
-	embed, head, norm                        backend.Tensor
-	vocab                                    [2]int
-	layers                                   []*llamaLayer
-	plan                                     model.HeadPlan
-	invFreq                                  []float32
-	mscale                                   float32
-	siteEmbed, siteModel, siteNorm, siteHead *model.Site
+	ends
+	c       *LlamaConfig
+	layers  []*llamaLayer
+	plan    model.HeadPlan
+	invFreq []float32
+	mscale  float32
 }
 
 // Load reads rank l.Rank's shard of every weight.
@@ -242,18 +240,10 @@ func (c *LlamaConfig) Load(l *model.Loader, t *model.Tree) (model.RankModel, err
 	if err != nil {
 		return nil, err
 	}
-	vocab := model.PlanVocab(c.VocabSize, world)
-	m := &llamaRank{c: c, plan: plan, vocab: vocab.Range(rank)}
+	m := &llamaRank{c: c, plan: plan}
 	m.invFreq, m.mscale = c.RoPE.InvFreq(hd)
 	lm := l.Pp("model")
-	m.embed = lm.Rows("embed_tokens.weight", []int{c.VocabSize, H}, m.vocab[0], m.vocab[1])
-	if c.TieWordEmbeddings {
-		m.head = m.embed
-	} else {
-		m.head = l.Rows("lm_head.weight", []int{c.VocabSize, H}, m.vocab[0], m.vocab[1])
-	}
-	m.norm = lm.Full("norm.weight", H)
-	m.siteEmbed, m.siteModel, m.siteNorm, m.siteHead = t.Site("model.embed_tokens"), t.Site("model"), t.Site("model.norm"), t.Site("lm_head")
+	m.ends = loadEnds(l, lm, t, "lm_head.weight", c.VocabSize, H, c.TieWordEmbeddings, c.RMSNormEps)
 	qc, kvc := model.Scaled(plan.Q(rank), hd), model.Scaled(plan.KV(rank), hd)
 	ic := model.Even(I, world, rank)
 	bias := func(ll *model.Loader, on bool, n string, full int, r [2]int) backend.Tensor {
@@ -304,15 +294,6 @@ func (c *LlamaConfig) Load(l *model.Loader, t *model.Tree) (model.RankModel, err
 	return m, nil
 }
 
-// freeStream frees a layer's input pair once the next pair exists (at layer
-// 0 the residual is nil).
-func freeStream(dev backend.Device, h, res backend.Tensor) {
-	dev.Free(h)
-	if res != nil && res != h {
-		dev.Free(res)
-	}
-}
-
 func rep(t backend.Tensor) model.Sharding { return model.Sharding{Kind: model.Replicated} }
 
 func shard(r [2]int, full int) model.Sharding {
@@ -323,45 +304,11 @@ var partial = model.Sharding{Kind: model.Partial}
 
 // Forward runs one step on rank r (vLLM LlamaModel.forward + compute_logits).
 func (m *llamaRank) Forward(r *model.Rank, b *model.Batch) backend.Tensor {
-	dev := r.Dev
-	c := m.c
-	vocab := model.PlanVocab(c.VocabSize, r.World)
-	r.Enter(m.siteModel)
-	part := dev.Embedding(m.embed, b.IDs, m.vocab[0])
-	h := r.Comm.AllReduceSum(part)
-	r.Leaf(m.siteEmbed, nil, func() []model.SiteTensor {
-		return []model.SiteTensor{{Name: "partial", T: part, Shard: partial}, {Name: "hidden_states", T: h, Shard: rep(h)}}
+	h := m.embedTokens(r, b)
+	h, res := runLayers(r.Dev, h, len(m.layers), func(i int, h, res backend.Tensor) (backend.Tensor, backend.Tensor) {
+		return m.layer(r, b, i, m.layers[i], h, res)
 	})
-	var res backend.Tensor
-	for i, L := range m.layers {
-		dev.PushScope()
-		h2, res2 := m.layer(r, b, i, L, h, res)
-		dev.PopScope(h2, res2)
-		freeStream(dev, h, res)
-		h, res = h2, res2
-	}
-	r.Enter(m.siteNorm, h, res)
-	normed, _ := dev.AddRMSNorm(h, res, m.norm, float32(c.RMSNormEps))
-	r.Exit(m.siteNorm, func() []model.SiteTensor {
-		return []model.SiteTensor{{Name: "input", T: h, Shard: rep(h)}, {Name: "input_residual", T: res, Shard: rep(res)}, {Name: "hidden_states", T: normed, Shard: rep(normed)}}
-	})
-	r.Exit(m.siteModel, func() []model.SiteTensor {
-		return []model.SiteTensor{{Name: "hidden_states", T: normed, Shard: rep(normed)}}
-	})
-	rows := b.LogitRows()
-	x := normed
-	if len(rows) != b.Tokens() {
-		x = dev.GatherRows(normed, rows)
-	}
-	logits := dev.Linear(x, m.head, nil)
-	r.Leaf(m.siteHead, x, func() []model.SiteTensor {
-		return []model.SiteTensor{{Name: "input", T: x, Shard: rep(x)}, logitsShard(dev, logits, m.vocab, m.c.VocabSize)}
-	})
-	full := r.Comm.AllGatherCols(logits)
-	if vocab.Padded != c.VocabSize {
-		full = dev.SliceCols(full, 0, c.VocabSize)
-	}
-	return full
+	return m.logits(r, b, h, res)
 }
 
 // layer runs decoder layer i: vLLM LlamaDecoderLayer.forward.
@@ -465,24 +412,4 @@ func (m *llamaRank) mlp(r *model.Rank, L *llamaLayer, x backend.Tensor) backend.
 		return []model.SiteTensor{{Name: "input", T: x, Shard: rep(x)}, {Name: "output", T: out, Shard: rep(out)}}
 	})
 	return out
-}
-
-// logitsShard is a rank's lm_head output as the site shows it: its columns
-// of the real vocabulary only. vLLM pads the vocabulary to a multiple of 64
-// before splitting it (VocabParallelEmbedding), so a rank's padded range
-// [r0, r1) may run past vocab_size; the padding columns are dropped here, as
-// vLLM's LogitsProcessor drops them, so that statistics see only real
-// tokens. A rank that holds only padding shows [tokens, 0].
-func logitsShard(dev backend.Device, logits backend.Tensor, r [2]int, vocab int) model.SiteTensor {
-	end := min(r[1], vocab)
-	start := min(r[0], end)
-	sh := model.Sharding{Kind: model.Sharded, Start: start, End: end, Full: vocab}
-	rows := logits.Shape()[0]
-	switch {
-	case end-start == r[1]-r[0]:
-		return model.SiteTensor{Name: "logits", T: logits, Shard: sh}
-	case end == start:
-		return model.SiteTensor{Name: "logits", Host: tensor.New(tensor.F32, rows, 0), Shard: sh}
-	}
-	return model.SiteTensor{Name: "logits", T: dev.SliceCols(logits, 0, end-start), Shard: sh}
 }
