@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -165,17 +166,5 @@ func (cf *CaptureFile) Structure() []string {
 }
 
 func sameTensorKind(a, b *Value) bool {
-	return a.Kind == KindTensor && b.Kind == KindTensor && a.Tensor.DType == b.Tensor.DType && equalInts(a.Tensor.Shape, b.Tensor.Shape)
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
+	return a.Kind == KindTensor && b.Kind == KindTensor && a.Tensor.DType == b.Tensor.DType && slices.Equal(a.Tensor.Shape, b.Tensor.Shape)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"hsdb/engine/tensor"
@@ -97,7 +98,7 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 	for i := range l.Entries {
 		for j := i + 1; j < len(l.Entries); j++ {
 			a, b := l.Entries[i].T, l.Entries[j].T
-			if a.DType == b.DType && equalInts(a.Shape, b.Shape) && bytes.Equal(a.Data, b.Data) {
+			if a.DType == b.DType && slices.Equal(a.Shape, b.Shape) && bytes.Equal(a.Data, b.Data) {
 				same = append(same, l.Entries[i].Key+" = "+l.Entries[j].Key)
 			}
 		}

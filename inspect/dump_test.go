@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -193,7 +194,7 @@ func TestDumpRoundTripEmbedded(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if x.DType != dt || !equalInts(x.Shape, []int{len(seqs[s]), 64}) {
+					if x.DType != dt || !slices.Equal(x.Shape, []int{len(seqs[s]), 64}) {
 						t.Fatalf("%s: %s %v", k, x.DType, x.Shape)
 					}
 					want := got[s].Tensors[k].F32()

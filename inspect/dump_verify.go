@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -81,7 +82,7 @@ func verifyFile(path string, rec SeqRecord, want map[string][]float32, dt tensor
 			return fmt.Errorf("%w: %s: %w", ErrInvalid, path, err)
 		}
 		r := rec.Tensors[name]
-		if t.DType.SafetensorsName() != r.DType || !equalInts(t.Shape, r.Shape) {
+		if t.DType.SafetensorsName() != r.DType || !slices.Equal(t.Shape, r.Shape) {
 			return fmt.Errorf("%w: %s: %s reads as %s %s, recorded %s %s", ErrInvalid, path, name, t.DType, tensor.ShapeString(t.Shape), r.DType, tensor.ShapeString(r.Shape))
 		}
 		if got := sha256Hex(t.Data); got != r.SHA256 {

@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -173,7 +174,7 @@ func diagnoseShapes(f *shapeFacts) *Diagnosis {
 	}
 	shape := f.entries[0].T.Shape
 	for _, e := range f.entries[1:] {
-		if !equalInts(e.T.Shape, shape) {
+		if !slices.Equal(e.T.Shape, shape) {
 			var ss []string
 			for _, e := range f.entries {
 				ss = append(ss, e.Key+" "+tensor.ShapeString(e.T.Shape))

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -69,7 +70,7 @@ func checkStructure(t *testing.T, file, path string, v *Value, want any) {
 			for _, d := range w["shape"].([]any) {
 				shape = append(shape, int(d.(float64)))
 			}
-			if v.Tensor.DType != torchDType[dt] || !equalInts(v.Tensor.Shape, shape) {
+			if v.Tensor.DType != torchDType[dt] || !slices.Equal(v.Tensor.Shape, shape) {
 				t.Fatalf("%s %s: %s %v, want %s %v", file, path, v.Tensor.DType, v.Tensor.Shape, dt, shape)
 			}
 			return
@@ -229,7 +230,7 @@ func TestReadTorchStrides(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := cf.Root.Tensor.ToF32()
-	if !equalF32(got, []float32{1, 3, 2, 4}) || !equalInts(cf.Root.Tensor.Shape, []int{2, 2}) {
+	if !equalF32(got, []float32{1, 3, 2, 4}) || !slices.Equal(cf.Root.Tensor.Shape, []int{2, 2}) {
 		t.Fatalf("got %v %v", cf.Root.Tensor.Shape, got)
 	}
 	// offset 3, stride (1, 2): reaches storage[3+1+2] = storage[6], past the end.

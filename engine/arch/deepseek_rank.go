@@ -81,38 +81,12 @@ func (m *deepseekRank) Forward(r *model.Rank, b *model.Batch) backend.Tensor {
 // un-summed pair (h, res) and returns the next pair; res is nil for the
 // first layer run.
 func (m *deepseekRank) layer(r *model.Rank, b *model.Batch, L *deepseekLayer, h, res backend.Tensor) (backend.Tensor, backend.Tensor) {
-	dev := r.Dev
-	eps := float32(m.c.RMSNormEps)
-	r.Enter(L.site, h, res)
-	var x backend.Tensor
-	inH, inRes := h, res
-	if res == nil {
-		x, res = dev.RMSNorm(h, L.inNorm, eps), h
-	} else {
-		x, res = dev.AddRMSNorm(h, res, L.inNorm, eps)
-	}
-	r.Leaf(L.inSite, inH, func() []model.SiteTensor {
-		ts := []model.SiteTensor{{Name: "input", T: inH, Shard: rep(inH)}}
-		if inRes != nil {
-			ts = append(ts, model.SiteTensor{Name: "input_residual", T: inRes, Shard: rep(inRes)})
-		}
-		return append(ts, model.SiteTensor{Name: "hidden_states", T: x, Shard: rep(x)}, model.SiteTensor{Name: "residual", T: res, Shard: rep(res)})
-	})
-	attn := L.attn.forward(r, b, L.index, x)
-	r.Enter(L.postSite, attn, res)
-	x2, res2 := dev.AddRMSNorm(attn, res, L.postNorm, eps)
-	r.Exit(L.postSite, func() []model.SiteTensor {
-		return []model.SiteTensor{{Name: "input", T: attn, Shard: rep(attn)}, {Name: "input_residual", T: res, Shard: rep(res)}, {Name: "hidden_states", T: x2, Shard: rep(x2)}, {Name: "residual", T: res2, Shard: rep(res2)}}
-	})
-	var out backend.Tensor
-	if L.moe != nil {
-		out = L.moe.forward(r, b, x2)
-	} else {
-		out = L.dense.forward(r, x2)
-	}
-	r.Exit(L.site, func() []model.SiteTensor {
-		stream := dev.Add(out, res2)
-		return []model.SiteTensor{{Name: "hidden_states", T: out, Shard: rep(out)}, {Name: "residual", T: res2, Shard: rep(res2)}, {Name: "stream", T: stream, Shard: rep(stream)}}
-	})
-	return out, res2
+	return decoderLayer(r, normSites{L.site, L.inSite, L.postSite}, L.inNorm, L.postNorm, float32(m.c.RMSNormEps), h, res,
+		func(x backend.Tensor) backend.Tensor { return L.attn.forward(r, b, L.index, x) },
+		func(x backend.Tensor) backend.Tensor {
+			if L.moe != nil {
+				return L.moe.forward(r, b, x)
+			}
+			return L.dense.forward(r, x)
+		})
 }

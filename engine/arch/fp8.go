@@ -2,6 +2,7 @@ package arch
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"hsdb/engine/model"
@@ -86,7 +87,7 @@ func dequantFP8Block(w, scale *tensor.Tensor, bh, bw int) (*tensor.Tensor, error
 	rows, cols := w.Shape[n-2], w.Shape[n-1]
 	br, bc := (rows+bh-1)/bh, (cols+bw-1)/bw
 	want := append(append([]int(nil), w.Shape[:n-2]...), br, bc)
-	if !sameInts(scale.Shape, want) {
+	if !slices.Equal(scale.Shape, want) {
 		return nil, fmt.Errorf("dequantize: scale shape %s for weight %s with %d×%d blocks, want %s",
 			tensor.ShapeString(scale.Shape), tensor.ShapeString(w.Shape), bh, bw, tensor.ShapeString(want))
 	}
@@ -106,16 +107,4 @@ func dequantFP8Block(w, scale *tensor.Tensor, bh, bw int) (*tensor.Tensor, error
 		}
 	}
 	return out, nil
-}
-
-func sameInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -1,6 +1,7 @@
 package arch
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,7 +28,7 @@ func TestDequantFP8Block(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.DType != tensor.F32 || !sameInts(got.Shape, []int{3, 5}) {
+	if got.DType != tensor.F32 || !slices.Equal(got.Shape, []int{3, 5}) {
 		t.Fatalf("got %s %v", got.DType, got.Shape)
 	}
 	for i, v := range got.F32() {

@@ -313,35 +313,10 @@ func (m *llamaRank) Forward(r *model.Rank, b *model.Batch) backend.Tensor {
 
 // layer runs decoder layer i: vLLM LlamaDecoderLayer.forward.
 func (m *llamaRank) layer(r *model.Rank, b *model.Batch, i int, L *llamaLayer, h, res backend.Tensor) (backend.Tensor, backend.Tensor) {
-	dev, c, s := r.Dev, m.c, &L.sites
-	eps := float32(c.RMSNormEps)
-	r.Enter(s.layer, h, res)
-	var x backend.Tensor
-	inH, inRes := h, res
-	if res == nil {
-		x, res = dev.RMSNorm(h, L.inNorm, eps), h
-	} else {
-		x, res = dev.AddRMSNorm(h, res, L.inNorm, eps)
-	}
-	r.Leaf(s.inNorm, inH, func() []model.SiteTensor {
-		ts := []model.SiteTensor{{Name: "input", T: inH, Shard: rep(inH)}}
-		if inRes != nil {
-			ts = append(ts, model.SiteTensor{Name: "input_residual", T: inRes, Shard: rep(inRes)})
-		}
-		return append(ts, model.SiteTensor{Name: "hidden_states", T: x, Shard: rep(x)}, model.SiteTensor{Name: "residual", T: res, Shard: rep(res)})
-	})
-	attn := m.attention(r, b, i, L, x)
-	r.Enter(s.postNorm, attn, res)
-	x2, res2 := dev.AddRMSNorm(attn, res, L.postNorm, eps)
-	r.Exit(s.postNorm, func() []model.SiteTensor {
-		return []model.SiteTensor{{Name: "input", T: attn, Shard: rep(attn)}, {Name: "input_residual", T: res, Shard: rep(res)}, {Name: "hidden_states", T: x2, Shard: rep(x2)}, {Name: "residual", T: res2, Shard: rep(res2)}}
-	})
-	out := m.mlp(r, L, x2)
-	r.Exit(s.layer, func() []model.SiteTensor {
-		stream := dev.Add(out, res2)
-		return []model.SiteTensor{{Name: "hidden_states", T: out, Shard: rep(out)}, {Name: "residual", T: res2, Shard: rep(res2)}, {Name: "stream", T: stream, Shard: rep(stream)}}
-	})
-	return out, res2
+	s := &L.sites
+	return decoderLayer(r, normSites{s.layer, s.inNorm, s.postNorm}, L.inNorm, L.postNorm, float32(m.c.RMSNormEps), h, res,
+		func(x backend.Tensor) backend.Tensor { return m.attention(r, b, i, L, x) },
+		func(x backend.Tensor) backend.Tensor { return m.mlp(r, L, x) })
 }
 
 // attention is vLLM LlamaAttention.forward: qkv_proj → (q/k norm) → rotary →

@@ -2,6 +2,7 @@ package arch
 
 import (
 	"fmt"
+	"slices"
 
 	"hsdb/engine/backend"
 	"hsdb/engine/model"
@@ -141,7 +142,7 @@ func loadBias(l *model.Loader, n string, experts int) []float32 {
 	}
 	name := l.Name(n)
 	dt, shape, _ := l.Src.Meta(name)
-	if !sameInts(shape, []int{experts}) || !dt.IsFloat() || dt == tensor.F8E4M3 {
+	if !slices.Equal(shape, []int{experts}) || !dt.IsFloat() || dt == tensor.F8E4M3 {
 		l.Fail(fmt.Errorf("%w: tensor %s is %s %s, the config implies float [%d]", model.ErrWeight, name, dt, tensor.ShapeString(shape), experts))
 		return nil
 	}

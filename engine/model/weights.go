@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"hsdb/engine/backend"
@@ -119,7 +120,7 @@ func (l *Loader) fetch(n string, shape []int) *tensor.Tensor {
 		l.Fail(fmt.Errorf("%w: tensor %s is missing from the checkpoint (expected shape %v)", ErrWeight, name, tensor.ShapeString(shape)))
 		return nil
 	}
-	if !sameShape(got, shape) {
+	if !slices.Equal(got, shape) {
 		l.Fail(fmt.Errorf("%w: tensor %s has shape %s in the checkpoint, the config implies %s", ErrWeight, name, tensor.ShapeString(got), tensor.ShapeString(shape)))
 		return nil
 	}
@@ -176,7 +177,7 @@ func (l *Loader) Full(n string, shape ...int) backend.Tensor {
 // past the end of the tensor (vocab padding) are zero.
 func (l *Loader) Rows(n string, shape []int, r0, r1 int) backend.Tensor {
 	if rv, ok := l.Src.(rowViewer); ok && r1 <= shape[0] && *l.err == nil {
-		if dt, got, ok := l.Src.Meta(l.Name(n)); ok && sameShape(got, shape) && dt != tensor.F8E4M3 {
+		if dt, got, ok := l.Src.Meta(l.Name(n)); ok && slices.Equal(got, shape) && dt != tensor.F8E4M3 {
 			t, err := rv.RowsView(l.Name(n), r0, r1)
 			if err != nil {
 				return l.Fail(fmt.Errorf("%w: %w", ErrWeight, err))
@@ -245,16 +246,4 @@ func (l *Loader) RowBlocks(n string, shape []int, ranges [][2]int) backend.Tenso
 // reading the rest of the tensor (engine/safetensors sources).
 type rowViewer interface {
 	RowsView(name string, a, b int) (*tensor.Tensor, error)
-}
-
-func sameShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -42,7 +42,7 @@ func TestReadPythonFile(t *testing.T) {
 	}
 	defer f.Close()
 	ti, ok := f.Info("a")
-	if !ok || ti.DType != tensor.F32 || !equalShape(ti.Shape, []int{2}) || ti.Begin != 0 || ti.End != 8 || ti.Offset != 64 {
+	if !ok || ti.DType != tensor.F32 || !slices.Equal(ti.Shape, []int{2}) || ti.Begin != 0 || ti.End != 8 || ti.Offset != 64 {
 		t.Fatalf("Info(a) = %+v, %v", ti, ok)
 	}
 	a, err := f.Tensor("a")
@@ -152,7 +152,7 @@ func TestRoundTripEveryDType(t *testing.T) {
 			t.Fatal(err)
 		}
 		ti, _ := f.Info(n.Name)
-		if got.DType != n.T.DType || !equalShape(got.Shape, []int{2, 3}) || !bytes.Equal(got.Data, n.T.Data) {
+		if got.DType != n.T.DType || !slices.Equal(got.Shape, []int{2, 3}) || !bytes.Equal(got.Data, n.T.Data) {
 			t.Errorf("%s: got %s %v % x, want %s [2 3] % x", n.Name, got.DType, got.Shape, got.Data, n.T.DType, n.T.Data)
 		}
 		if &got.Data[0] != &f.data[ti.Offset] {
@@ -218,7 +218,7 @@ func TestRowsViewAndBytesRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !equalShape(r.Shape, []int{2, 3}) || !slices.Equal(r.F32(), []float32{3, 4, 5, 6, 7, 8}) {
+	if !slices.Equal(r.Shape, []int{2, 3}) || !slices.Equal(r.F32(), []float32{3, 4, 5, 6, 7, 8}) {
 		t.Errorf("rows [1,3) = %v %v, want [2 3] [3 4 5 6 7 8]", r.Shape, r.F32())
 	}
 	ti, _ := f.Info("w")
@@ -229,7 +229,7 @@ func TestRowsViewAndBytesRead(t *testing.T) {
 		t.Errorf("BytesRead = %d, want 36", got)
 	}
 	empty, err := f.RowsView("w", 2, 2)
-	if err != nil || len(empty.Data) != 0 || !equalShape(empty.Shape, []int{0, 3}) {
+	if err != nil || len(empty.Data) != 0 || !slices.Equal(empty.Shape, []int{0, 3}) {
 		t.Errorf("RowsView(2,2) = %v, %v", empty, err)
 	}
 	for _, ab := range [][2]int{{3, 2}, {0, 5}, {-1, 1}} {

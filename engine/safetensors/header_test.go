@@ -3,6 +3,7 @@ package safetensors
 import (
 	"encoding/binary"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -151,7 +152,7 @@ func TestOpenAccepts(t *testing.T) {
 			}
 			for i, n := range c.names {
 				ti, ok := f.Info(n)
-				if !ok || !equalShape(ti.Shape, c.shapes[i]) {
+				if !ok || !slices.Equal(ti.Shape, c.shapes[i]) {
 					t.Errorf("Info(%q) = %+v, %v; want shape %v", n, ti, ok, c.shapes[i])
 				}
 			}

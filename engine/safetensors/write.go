@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"syscall"
@@ -256,7 +257,7 @@ func verifyWritten(path string, tensors []Named, metadata map[string]string) err
 	}
 	for i, ti := range f.infos {
 		want := tensors[i]
-		if ti.Name != want.Name || ti.DType != want.T.DType || !equalShape(ti.Shape, want.T.Shape) {
+		if ti.Name != want.Name || ti.DType != want.T.DType || !slices.Equal(ti.Shape, want.T.Shape) {
 			return fmt.Errorf("%s: %w: tensor %d reads as %q %s %s, wrote %q %s %s", path, ErrVerify, i,
 				ti.Name, ti.DType, tensor.ShapeString(ti.Shape), want.Name, want.T.DType, tensor.ShapeString(want.T.Shape))
 		}
@@ -274,18 +275,6 @@ func verifyWritten(path string, tensors []Named, metadata map[string]string) err
 		}
 	}
 	return nil
-}
-
-func equalShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // syncDir fsyncs a directory so a rename in it is durable.
