@@ -8,10 +8,12 @@ import (
 )
 
 // Attention computes causal softmax attention for each token and query head
-// over its sequence's cache rows (backend.AttnArgs). Scores and the softmax
-// are float32 with a float64 running sum, and the max is subtracted first, as
-// PyTorch's softmax does; the exponential is expNeg (within 2 ulp). Work is
-// split over (token, kv head) pairs.
+// over its sequence's cache rows (backend.AttnArgs): q [tokens, Heads*DK],
+// k [cacheRows, KVHeads*DK], v [cacheRows, KVHeads*DV], all f32; out
+// [tokens, Heads*DV] f32. For each head, the scores q·k are one dotRows
+// call over the key rows, the softmax is softmaxScaled, and the output is
+// one accumRows call over the value rows. Work is split over (token, kv
+// head) pairs.
 func (d *Device) Attention(q, k, v backend.Tensor, a *backend.AttnArgs) backend.Tensor {
 	qt, kt, vt := host(q), host(k), host(v)
 	T := qt.Rows()
@@ -33,12 +35,11 @@ func (d *Device) Attention(q, k, v backend.Tensor, a *backend.AttnArgs) backend.
 		maxLen = max(maxLen, int(p)+1)
 	}
 	// One unit of work is one (token, kv head) pair with the group of query
-	// heads that share that kv head, so each key and value row is read once
-	// per group and a single decode token still spreads over the cores.
+	// heads that share that kv head, so the head's key and value rows are
+	// still in cache for the group's second query head, and a single decode
+	// token still spreads over the cores.
 	parallelFor(T*a.KVHeads, T*a.Heads*maxLen*(a.DK+a.DV), func(lo, hi int) {
-		scores := make([]float32, group*maxLen)
-		mx := make([]float32, group)
-		inv := make([]float32, group)
+		scores := make([]float32, maxLen)
 		for u := lo; u < hi; u++ {
 			t, kh := u/a.KVHeads, u%a.KVHeads
 			base, pos := int(a.Base[t]), int(a.Pos[t])
@@ -48,58 +49,42 @@ func (d *Device) Attention(q, k, v backend.Tensor, a *backend.AttnArgs) backend.
 			}
 			n := pos - first + 1
 			q0 := t*a.Heads*a.DK + kh*group*a.DK
-			for g := range group {
-				mx[g] = float32(math.Inf(-1))
-			}
 			ko := (base+first)*kcols + kh*a.DK
-			for j := range n {
-				kr := kv[ko : ko+a.DK]
-				for g := range group {
-					qr := qv[q0+g*a.DK : q0+(g+1)*a.DK]
-					qr = qr[:len(kr)]
-					var s0, s1 float32
-					c := 0
-					for ; c+1 < len(kr); c += 2 {
-						s0 += qr[c] * kr[c]
-						s1 += qr[c+1] * kr[c+1]
-					}
-					if c < len(kr) {
-						s0 += qr[c] * kr[c]
-					}
-					sc := (s0 + s1) * a.Scale
-					scores[g*maxLen+j] = sc
-					if sc > mx[g] {
-						mx[g] = sc
-					}
-				}
-				ko += kcols
-			}
-			for g := range group {
-				sc := scores[g*maxLen : g*maxLen+n]
-				var sum float64
-				m := mx[g]
-				for j, s := range sc {
-					e := expNeg(s - m)
-					sc[j] = e
-					sum += float64(e)
-				}
-				inv[g] = float32(1 / sum)
-			}
-			o0 := t*outCols + kh*group*a.DV
 			vo := (base+first)*vcols + kh*a.DV
-			for j := range n {
-				vr := vv[vo : vo+a.DV]
-				for g := range group {
-					out := y[o0+g*a.DV : o0+(g+1)*a.DV]
-					out = out[:len(vr)]
-					p := scores[g*maxLen+j] * inv[g]
-					for c, x := range vr {
-						out[c] += p * x
-					}
-				}
-				vo += vcols
+			o0 := t*outCols + kh*group*a.DV
+			for g := range group {
+				sc := scores[:n]
+				dotRows(sc, kv[ko:], kcols, qv[q0+g*a.DK:q0+(g+1)*a.DK])
+				softmaxScaled(sc, a.Scale)
+				accumRows(y[o0+g*a.DV:o0+(g+1)*a.DV], vv[vo:], vcols, sc)
 			}
 		}
 	})
 	return wrap(y, T, outCols)
+}
+
+// softmaxScaled replaces the scores s [keys] of one query head by
+// softmax(scale·s) in place, as PyTorch's softmax over scaled scores: the
+// scaled scores are rounded to float32, their maximum m subtracted, e^(x-m)
+// taken by expNeg and summed in float64, and each term multiplied by the
+// float32 reciprocal of the sum. A NaN score makes every output NaN.
+func softmaxScaled(s []float32, scale float32) {
+	m := float32(math.Inf(-1))
+	for i, v := range s {
+		v *= scale
+		s[i] = v
+		if v > m {
+			m = v
+		}
+	}
+	var sum float64
+	for i, v := range s {
+		e := expNeg(v - m)
+		s[i] = e
+		sum += float64(e)
+	}
+	inv := float32(1 / sum)
+	for i := range s {
+		s[i] *= inv
+	}
 }

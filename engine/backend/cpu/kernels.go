@@ -1,0 +1,117 @@
+package cpu
+
+import (
+	"fmt"
+
+	"hsdb/engine/backend"
+)
+
+// The float32 inner loops every heavy op is built from. Each has a portable
+// Go version (kernelsGo) and, on amd64 with AVX2 and FMA, an assembly one
+// (kernels_amd64.s) chosen at start-up; see kernels_amd64.go. The assembly
+// sums in eight lanes with fused multiply-adds, so it rounds differently
+// from the Go loops (within the float32 dot-product error bound, which the
+// tests check against float64), but a row's result depends only on that
+// row's data and length, never on how many rows a call covers, so a token
+// gives the same bits in a prefill batch as alone.
+
+// dotRows sets y[r] = Σ_{c<len(x)} w[r·stride+c]·x[c] for every r <
+// len(y): the product of len(y) rows of w, stride elements apart, with the
+// vector x. Linear calls it with stride = in (rows of a [out, in] weight),
+// attention with stride = the cache row width (one head's slice of each key
+// row). It panics if w is too short.
+func dotRows(y, w []float32, stride int, x []float32) {
+	if len(y) == 0 {
+		return
+	}
+	if need := (len(y)-1)*stride + len(x); stride < 0 || len(w) < need {
+		panic(&backend.DeviceError{Device: "cpu", Op: "dot_rows", Err: fmt.Errorf("%d rows of %d with stride %d need %d weights, have %d", len(y), len(x), stride, need, len(w))})
+	}
+	if len(x) == 0 {
+		clear(y)
+		return
+	}
+	dotRowsKernel(y, w, stride, x)
+}
+
+// accumRows adds Σ_{r<len(p)} p[r]·w[r·stride : r·stride+len(y)] to y: a
+// weighted sum of len(p) rows of w, stride elements apart (attention's
+// probabilities times the value rows of one head). It panics if w is too
+// short.
+func accumRows(y, w []float32, stride int, p []float32) {
+	if len(y) == 0 || len(p) == 0 {
+		return
+	}
+	if need := (len(p)-1)*stride + len(y); stride < 0 || len(w) < need {
+		panic(&backend.DeviceError{Device: "cpu", Op: "accum_rows", Err: fmt.Errorf("%d rows of %d with stride %d need %d values, have %d", len(p), len(y), stride, need, len(w))})
+	}
+	accumRowsKernel(y, w, stride, p)
+}
+
+// dotRowsGo is dotRows in portable Go: four rows at a time share the loads
+// of x.
+func dotRowsGo(y, w []float32, stride int, x []float32) {
+	n := len(x)
+	r := 0
+	for ; r+4 <= len(y); r += 4 {
+		o := r * stride
+		y[r], y[r+1], y[r+2], y[r+3] = dot4(x, w[o:o+n], w[o+stride:o+stride+n], w[o+2*stride:o+2*stride+n], w[o+3*stride:o+3*stride+n])
+	}
+	for ; r < len(y); r++ {
+		y[r] = dot(x, w[r*stride:r*stride+n])
+	}
+}
+
+// accumRowsGo is accumRows in portable Go.
+func accumRowsGo(y, w []float32, stride int, p []float32) {
+	n := len(y)
+	for r, pr := range p {
+		row := w[r*stride : r*stride+n]
+		for c, v := range row {
+			y[c] += pr * v
+		}
+	}
+}
+
+// dot returns Σ a[i]·b[i] with four partial sums (len(b) >= len(a)).
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// dot4 returns the dot products of x with four rows at once, loading x once.
+func dot4(x, w0, w1, w2, w3 []float32) (s0, s1, s2, s3 float32) {
+	n := len(x)
+	w0, w1, w2, w3 = w0[:n], w1[:n], w2[:n], w3[:n]
+	var a0, a1, a2, a3 float32
+	i := 0
+	for ; i+2 <= n; i += 2 {
+		x0, x1 := x[i], x[i+1]
+		s0 += x0 * w0[i]
+		a0 += x1 * w0[i+1]
+		s1 += x0 * w1[i]
+		a1 += x1 * w1[i+1]
+		s2 += x0 * w2[i]
+		a2 += x1 * w2[i+1]
+		s3 += x0 * w3[i]
+		a3 += x1 * w3[i+1]
+	}
+	for ; i < n; i++ {
+		s0 += x[i] * w0[i]
+		s1 += x[i] * w1[i]
+		s2 += x[i] * w2[i]
+		s3 += x[i] * w3[i]
+	}
+	return s0 + a0, s1 + a1, s2 + a2, s3 + a3
+}

@@ -1,0 +1,180 @@
+package cpu
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// kernelLengths are row lengths around the eight-lane chunks and the
+// four-row groups of the assembly: empty, single, one short of, at and one
+// past a multiple of 8, and long rows.
+var kernelLengths = []int{0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 63, 64, 65, 128, 172, 255}
+
+// kernelImpls are the versions of the kernels to test: the Go loops always,
+// the dispatching entry (assembly where the CPU has it) too.
+var kernelImpls = []struct {
+	name  string
+	dot   func(y, w []float32, stride int, x []float32)
+	accum func(y, w []float32, stride int, p []float32)
+}{
+	{"go", dotRowsGo, accumRowsGo},
+	{"dispatch", dotRowsKernel, accumRowsKernel},
+}
+
+// gamma is the float32 error bound of an n-term sum of products, (n+2)·u
+// relative to Σ|aᵢbᵢ| with u = 2⁻²⁴ (Higham, Accuracy and Stability of
+// Numerical Algorithms, §3.1: γₙ for any summation order, fused or not),
+// plus a margin of 2.
+func gamma(n int) float64 { return 2 * float64(n+2) * 0x1p-24 }
+
+// guarded returns rows rows of n random values stride apart, with NaN in the
+// gaps and in 16 elements after the last row, so a kernel that reads past a
+// row's end returns NaN.
+func guarded(rng *rand.Rand, rows, n, stride int) []float32 {
+	w := make([]float32, max(0, (rows-1)*stride+n)+16)
+	for i := range w {
+		w[i] = float32(math.NaN())
+	}
+	for r := range rows {
+		for c := range n {
+			w[r*stride+c] = float32(rng.NormFloat64())
+		}
+	}
+	return w[:max(0, (rows-1)*stride+n)]
+}
+
+// TestDotRowsAgainstFloat64: every row count 0..9 and row length of
+// kernelLengths, with rows packed and with a gap, against float64 sums:
+// within γₙ·Σ|wx|, and never reading the NaN guards.
+func TestDotRowsAgainstFloat64(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, impl := range kernelImpls {
+		for _, n := range kernelLengths {
+			for rows := range 10 {
+				for _, stride := range []int{n, n + 5} {
+					w := guarded(rng, rows, n, stride)
+					x := guarded(rng, 1, n, n)
+					y := make([]float32, rows+1)
+					y[rows] = 42 // past the output: must stay
+					if n == 0 {
+						for r := range rows {
+							y[r] = 1 // an empty row's dot is 0
+						}
+						dotRows(y[:rows], w, stride, x)
+					} else if rows > 0 {
+						impl.dot(y[:rows], w, stride, x)
+					}
+					for r := range rows {
+						var want, mag float64
+						for c := range n {
+							p := float64(w[r*stride+c]) * float64(x[c])
+							want += p
+							mag += math.Abs(p)
+						}
+						if d := math.Abs(float64(y[r]) - want); !(d <= gamma(n)*mag) {
+							t.Fatalf("%s: rows %d n %d stride %d: y[%d] = %v, want %v (error %.3g > %.3g)", impl.name, rows, n, stride, r, y[r], want, d, gamma(n)*mag)
+						}
+					}
+					if y[rows] != 42 {
+						t.Fatalf("%s: rows %d n %d: wrote past the output", impl.name, rows, n)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestAccumRowsAgainstFloat64: y += Σ p[r]·w[r] for row counts 0..9 and
+// 255, widths of kernelLengths, into a y that already holds values, against
+// float64; the element after y must stay untouched.
+func TestAccumRowsAgainstFloat64(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, impl := range kernelImpls {
+		for _, n := range kernelLengths {
+			for _, rows := range []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 255} {
+				for _, stride := range []int{n, n + 3} {
+					w := guarded(rng, rows, n, stride)
+					p := guarded(rng, 1, rows, rows)
+					y := make([]float32, n+1)
+					for c := range n {
+						y[c] = float32(rng.NormFloat64())
+					}
+					y[n] = 42
+					y0 := append([]float32(nil), y...)
+					if n == 0 || rows == 0 {
+						accumRows(y[:n], w, stride, p)
+					} else {
+						impl.accum(y[:n], w, stride, p)
+					}
+					for c := range n {
+						want, mag := float64(y0[c]), math.Abs(float64(y0[c]))
+						for r := range rows {
+							v := float64(p[r]) * float64(w[r*stride+c])
+							want += v
+							mag += math.Abs(v)
+						}
+						if d := math.Abs(float64(y[c]) - want); !(d <= gamma(rows+1)*mag) {
+							t.Fatalf("%s: rows %d n %d stride %d: y[%d] = %v, want %v (error %.3g)", impl.name, rows, n, stride, c, y[c], want, d)
+						}
+					}
+					if y[n] != 42 {
+						t.Fatalf("%s: rows %d n %d: wrote past y", impl.name, rows, n)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestDotRowsSameBitsAnyRowCount: a row's dot product has the same bits
+// whether it is computed alone or inside a group of four (prefill and
+// decode agree bit for bit).
+func TestDotRowsSameBitsAnyRowCount(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, n := range []int{5, 8, 29, 64, 172} {
+		w, x := guarded(rng, 9, n, n), guarded(rng, 1, n, n)
+		all := make([]float32, 9)
+		dotRows(all, w, n, x)
+		for r := range 9 {
+			one := make([]float32, 1)
+			dotRows(one, w[r*n:], n, x)
+			if math.Float32bits(one[0]) != math.Float32bits(all[r]) {
+				t.Fatalf("n %d row %d: alone %v, in a batch %v", n, r, one[0], all[r])
+			}
+		}
+	}
+}
+
+// TestKernelsRejectShortInput: a w shorter than the rows need panics with a
+// DeviceError instead of reading past it.
+func TestKernelsRejectShortInput(t *testing.T) {
+	for name, f := range map[string]func(){
+		"dot":   func() { dotRows(make([]float32, 2), make([]float32, 9), 5, make([]float32, 5)) },
+		"accum": func() { accumRows(make([]float32, 5), make([]float32, 9), 5, make([]float32, 2)) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic for a short w", name)
+				}
+			}()
+			f()
+		}()
+	}
+}
+
+// BenchmarkDotRows times a [512, 64] × [64] product (stories260K's
+// lm_head): GFLOP/s.
+func BenchmarkDotRows(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	w, x, y := guarded(rng, 512, 64, 64), guarded(rng, 1, 64, 64), make([]float32, 512)
+	for _, impl := range kernelImpls {
+		b.Run(impl.name, func(b *testing.B) {
+			for range b.N {
+				impl.dot(y, w, 64, x)
+			}
+			b.ReportMetric(2*512*64*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
