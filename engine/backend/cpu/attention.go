@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"fmt"
-	"math"
 
 	"hsdb/engine/backend"
 )
@@ -63,28 +62,3 @@ func (d *Device) Attention(q, k, v backend.Tensor, a *backend.AttnArgs) backend.
 	return wrap(y, T, outCols)
 }
 
-// softmaxScaled replaces the scores s [keys] of one query head by
-// softmax(scale·s) in place, as PyTorch's softmax over scaled scores: the
-// scaled scores are rounded to float32, their maximum m subtracted, e^(x-m)
-// taken by expNeg and summed in float64, and each term multiplied by the
-// float32 reciprocal of the sum. A NaN score makes every output NaN.
-func softmaxScaled(s []float32, scale float32) {
-	m := float32(math.Inf(-1))
-	for i, v := range s {
-		v *= scale
-		s[i] = v
-		if v > m {
-			m = v
-		}
-	}
-	var sum float64
-	for i, v := range s {
-		e := expNeg(v - m)
-		s[i] = e
-		sum += float64(e)
-	}
-	inv := float32(1 / sum)
-	for i := range s {
-		s[i] *= inv
-	}
-}

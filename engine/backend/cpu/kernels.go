@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"math"
 
 	"hsdb/engine/backend"
 )
@@ -46,6 +47,43 @@ func accumRows(y, w []float32, stride int, p []float32) {
 		panic(&backend.DeviceError{Device: "cpu", Op: "accum_rows", Err: fmt.Errorf("%d rows of %d with stride %d need %d values, have %d", len(p), len(y), stride, need, len(w))})
 	}
 	accumRowsKernel(y, w, stride, p)
+}
+
+// softmaxScaled replaces the scores s [keys] of one query head by
+// softmax(scale·s) in place, as PyTorch's CPU softmax over the scaled
+// scores: each scaled score is rounded to float32, the maximum m is
+// subtracted, e^(x-m) is taken by expNeg (within 2 ulp), the terms are
+// summed, and each is multiplied by the float32 reciprocal of the sum.
+// PyTorch sums in float32 vector lanes; so does the assembly (eight lanes),
+// the Go version sums in float64. A NaN score makes every output NaN, as in
+// PyTorch.
+func softmaxScaled(s []float32, scale float32) {
+	if len(s) == 0 {
+		return
+	}
+	softmaxKernel(s, scale)
+}
+
+// softmaxGo is softmaxScaled in portable Go.
+func softmaxGo(s []float32, scale float32) {
+	m := float32(math.Inf(-1))
+	for i, v := range s {
+		v *= scale
+		s[i] = v
+		if v > m {
+			m = v
+		}
+	}
+	var sum float64
+	for i, v := range s {
+		e := expNeg(v - m)
+		s[i] = e
+		sum += float64(e)
+	}
+	inv := float32(1 / sum)
+	for i := range s {
+		s[i] *= inv
+	}
 }
 
 // dotRowsGo is dotRows in portable Go: four rows at a time share the loads

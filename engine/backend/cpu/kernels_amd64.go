@@ -36,3 +36,16 @@ func accumRowsKernel(y, w []float32, stride int, p []float32) {
 	}
 	accumRowsGo(y, w, stride, p)
 }
+
+// softmaxAVX2 is softmaxScaled for n ≥ 1 scores (float32 sum).
+//
+//go:noescape
+func softmaxAVX2(s *float32, n int, scale float32)
+
+func softmaxKernel(s []float32, scale float32) {
+	if useAVX2 {
+		softmaxAVX2(&s[0], len(s), scale)
+		return
+	}
+	softmaxGo(s, scale)
+}

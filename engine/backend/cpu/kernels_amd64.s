@@ -261,3 +261,226 @@ msum:
 adone:
 	VZEROUPPER
 	RET
+
+// expConsts<>: the constants of expNeg (exp.go), each in eight lanes.
+// +0: log₂e
+DATA expConsts<>+0(SB)/8, $0x3fb8aa3b3fb8aa3b
+DATA expConsts<>+8(SB)/8, $0x3fb8aa3b3fb8aa3b
+DATA expConsts<>+16(SB)/8, $0x3fb8aa3b3fb8aa3b
+DATA expConsts<>+24(SB)/8, $0x3fb8aa3b3fb8aa3b
+// +32: 0.5
+DATA expConsts<>+32(SB)/8, $0x3f0000003f000000
+DATA expConsts<>+40(SB)/8, $0x3f0000003f000000
+DATA expConsts<>+48(SB)/8, $0x3f0000003f000000
+DATA expConsts<>+56(SB)/8, $0x3f0000003f000000
+// +64: ln2, high bits
+DATA expConsts<>+64(SB)/8, $0x3f3172003f317200
+DATA expConsts<>+72(SB)/8, $0x3f3172003f317200
+DATA expConsts<>+80(SB)/8, $0x3f3172003f317200
+DATA expConsts<>+88(SB)/8, $0x3f3172003f317200
+// +96: ln2 - ln2hi
+DATA expConsts<>+96(SB)/8, $0x35bfbe8e35bfbe8e
+DATA expConsts<>+104(SB)/8, $0x35bfbe8e35bfbe8e
+DATA expConsts<>+112(SB)/8, $0x35bfbe8e35bfbe8e
+DATA expConsts<>+120(SB)/8, $0x35bfbe8e35bfbe8e
+// +128: 1/720
+DATA expConsts<>+128(SB)/8, $0x3ab60b613ab60b61
+DATA expConsts<>+136(SB)/8, $0x3ab60b613ab60b61
+DATA expConsts<>+144(SB)/8, $0x3ab60b613ab60b61
+DATA expConsts<>+152(SB)/8, $0x3ab60b613ab60b61
+// +160: 1/120
+DATA expConsts<>+160(SB)/8, $0x3c0888893c088889
+DATA expConsts<>+168(SB)/8, $0x3c0888893c088889
+DATA expConsts<>+176(SB)/8, $0x3c0888893c088889
+DATA expConsts<>+184(SB)/8, $0x3c0888893c088889
+// +192: 1/24
+DATA expConsts<>+192(SB)/8, $0x3d2aaaab3d2aaaab
+DATA expConsts<>+200(SB)/8, $0x3d2aaaab3d2aaaab
+DATA expConsts<>+208(SB)/8, $0x3d2aaaab3d2aaaab
+DATA expConsts<>+216(SB)/8, $0x3d2aaaab3d2aaaab
+// +224: 1/6
+DATA expConsts<>+224(SB)/8, $0x3e2aaaab3e2aaaab
+DATA expConsts<>+232(SB)/8, $0x3e2aaaab3e2aaaab
+DATA expConsts<>+240(SB)/8, $0x3e2aaaab3e2aaaab
+DATA expConsts<>+248(SB)/8, $0x3e2aaaab3e2aaaab
+// +256: 1/2
+DATA expConsts<>+256(SB)/8, $0x3f0000003f000000
+DATA expConsts<>+264(SB)/8, $0x3f0000003f000000
+DATA expConsts<>+272(SB)/8, $0x3f0000003f000000
+DATA expConsts<>+280(SB)/8, $0x3f0000003f000000
+// +288: 1
+DATA expConsts<>+288(SB)/8, $0x3f8000003f800000
+DATA expConsts<>+296(SB)/8, $0x3f8000003f800000
+DATA expConsts<>+304(SB)/8, $0x3f8000003f800000
+DATA expConsts<>+312(SB)/8, $0x3f8000003f800000
+// +320: -87.33, below which e^x underflows
+DATA expConsts<>+320(SB)/8, $0xc2aea8f6c2aea8f6
+DATA expConsts<>+328(SB)/8, $0xc2aea8f6c2aea8f6
+DATA expConsts<>+336(SB)/8, $0xc2aea8f6c2aea8f6
+DATA expConsts<>+344(SB)/8, $0xc2aea8f6c2aea8f6
+// +352: -Inf
+DATA expConsts<>+352(SB)/8, $0xff800000ff800000
+DATA expConsts<>+360(SB)/8, $0xff800000ff800000
+DATA expConsts<>+368(SB)/8, $0xff800000ff800000
+DATA expConsts<>+376(SB)/8, $0xff800000ff800000
+// +384: int32 127, the exponent bias
+DATA expConsts<>+384(SB)/8, $0x7f0000007f
+DATA expConsts<>+392(SB)/8, $0x7f0000007f
+DATA expConsts<>+400(SB)/8, $0x7f0000007f
+DATA expConsts<>+408(SB)/8, $0x7f0000007f
+GLOBL expConsts<>(SB), RODATA|NOPTR, $416
+
+#define LOG2E expConsts<>+0(SB)
+#define HALF expConsts<>+32(SB)
+#define LN2HI expConsts<>+64(SB)
+#define LN2LO expConsts<>+96(SB)
+#define C6 expConsts<>+128(SB)
+#define C5 expConsts<>+160(SB)
+#define C4 expConsts<>+192(SB)
+#define C3 expConsts<>+224(SB)
+#define C2 expConsts<>+256(SB)
+#define ONE expConsts<>+288(SB)
+#define MIN expConsts<>+320(SB)
+#define NEGINF expConsts<>+352(SB)
+#define BIAS expConsts<>+384(SB)
+
+// EXPNEG sets out = e^x for the eight lanes of x <= 0 as expNeg does:
+// n = floor(x·log₂e + 0.5), r = x - n·ln2 (in two parts), e^r by the
+// degree-6 Taylor polynomial (Horner, fused), times 2^n built in the
+// exponent bits; lanes where x < -87.33 give 0, NaN lanes NaN. t1, t2 are
+// clobbered.
+#define EXPNEG(x, out, t1, t2) \
+	VMOVUPS      HALF, out; \
+	VFMADD231PS  LOG2E, x, out; \
+	VROUNDPS     $1, out, out; \
+	VMOVUPS      x, t1; \
+	VFNMADD231PS LN2HI, out, t1; \
+	VFNMADD231PS LN2LO, out, t1; \
+	VMOVUPS      C6, t2; \
+	VFMADD213PS  C5, t1, t2; \
+	VFMADD213PS  C4, t1, t2; \
+	VFMADD213PS  C3, t1, t2; \
+	VFMADD213PS  C2, t1, t2; \
+	VFMADD213PS  ONE, t1, t2; \
+	VFMADD213PS  ONE, t1, t2; \
+	VCVTTPS2DQ   out, out; \
+	VPADDD       BIAS, out, out; \
+	VPSLLD       $23, out, out; \
+	VMULPS       out, t2, out; \
+	VCMPPS       $5, MIN, x, t1; \
+	VANDPS       t1, out, out
+
+// func softmaxAVX2(s *float32, n int, scale float32)
+//
+// s[0:n] = softmax(scale·s) in three passes over s: scale in place and
+// take the maximum m; e = EXPNEG(s - m) in place, summed in eight float32
+// lanes (then lanes (0+4)+(2+6) + (1+5)+(3+7)... by VHADDPS); multiply by
+// the float32 1/sum. The last n%8 elements go through masked loads and
+// stores; their missing lanes count as -Inf for the maximum and 0 for the
+// sum.
+//
+// Registers: DI s, R8 bytes of the unmasked part, AX n%8, BX byte offset,
+// Y14 tail mask, Y12 scale then 1/sum, Y13 -Inf, Y11 m, Y10 the sum.
+TEXT ·softmaxAVX2(SB), NOSPLIT, $0-20
+	MOVQ s+0(FP), DI
+	MOVQ n+8(FP), R8
+	MOVQ R8, AX
+	ANDQ $7, AX
+	MOVQ $8, BX
+	SUBQ AX, BX
+	LEAQ tailMask<>(SB), R10
+	VMOVDQU (R10)(BX*4), Y14
+	ANDQ $-8, R8
+	SHLQ $2, R8
+	VBROADCASTSS scale+16(FP), Y12
+	VMOVUPS NEGINF, Y13
+
+	// Pass 1: s *= scale, Y0 = lane-wise maximum.
+	VMOVUPS Y13, Y0
+	XORQ    BX, BX
+	CMPQ    BX, R8
+	JGE     maxtail
+
+maxloop:
+	VMULPS  (DI)(BX*1), Y12, Y1
+	VMOVUPS Y1, (DI)(BX*1)
+	VMAXPS  Y1, Y0, Y0
+	ADDQ    $32, BX
+	CMPQ    BX, R8
+	JLT     maxloop
+
+maxtail:
+	TESTQ AX, AX
+	JZ    maxreduce
+	VMASKMOVPS (DI)(BX*1), Y14, Y1
+	VMULPS     Y1, Y12, Y1
+	VMASKMOVPS Y1, Y14, (DI)(BX*1)
+	VBLENDVPS  Y14, Y1, Y13, Y1
+	VMAXPS     Y1, Y0, Y0
+
+maxreduce:
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VMAXPS       X1, X0, X0
+	VBROADCASTSS X0, Y11
+
+	// Pass 2: s = e^(s-m), Y10 = lane-wise sum.
+	VXORPS Y10, Y10, Y10
+	XORQ   BX, BX
+	CMPQ   BX, R8
+	JGE    exptail
+
+exploop:
+	VMOVUPS (DI)(BX*1), Y1
+	VSUBPS  Y11, Y1, Y1
+	EXPNEG(Y1, Y2, Y3, Y4)
+	VMOVUPS Y2, (DI)(BX*1)
+	VADDPS  Y2, Y10, Y10
+	ADDQ    $32, BX
+	CMPQ    BX, R8
+	JLT     exploop
+
+exptail:
+	TESTQ AX, AX
+	JZ    expreduce
+	VMASKMOVPS (DI)(BX*1), Y14, Y1
+	VSUBPS     Y11, Y1, Y1
+	EXPNEG(Y1, Y2, Y3, Y4)
+	VANDPS     Y14, Y2, Y2
+	VMASKMOVPS Y2, Y14, (DI)(BX*1)
+	VADDPS     Y2, Y10, Y10
+
+expreduce:
+	VEXTRACTF128 $1, Y10, X1
+	VADDPS       X1, X10, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VMOVSS       ONE, X1
+	VDIVSS       X0, X1, X1
+	VBROADCASTSS X1, Y12
+
+	// Pass 3: s *= 1/sum.
+	XORQ BX, BX
+	CMPQ BX, R8
+	JGE  normtail
+
+normloop:
+	VMULPS  (DI)(BX*1), Y12, Y1
+	VMOVUPS Y1, (DI)(BX*1)
+	ADDQ    $32, BX
+	CMPQ    BX, R8
+	JLT     normloop
+
+normtail:
+	TESTQ AX, AX
+	JZ    sdone
+	VMASKMOVPS (DI)(BX*1), Y14, Y1
+	VMULPS     Y1, Y12, Y1
+	VMASKMOVPS Y1, Y14, (DI)(BX*1)
+
+sdone:
+	VZEROUPPER
+	RET

@@ -8,3 +8,5 @@ const useAVX2 = false
 func dotRowsKernel(y, w []float32, stride int, x []float32) { dotRowsGo(y, w, stride, x) }
 
 func accumRowsKernel(y, w []float32, stride int, p []float32) { accumRowsGo(y, w, stride, p) }
+
+func softmaxKernel(s []float32, scale float32) { softmaxGo(s, scale) }

@@ -178,3 +178,95 @@ func BenchmarkDotRows(b *testing.B) {
 		})
 	}
 }
+
+// TestSoftmaxAgainstFloat64: softmax(scale·s) for lengths of kernelLengths
+// with scores spread so that exponents reach the float32 underflow, against
+// float64: each probability within (8+n+|x-m|)·2⁻²⁴ relative (2 ulp = 4u
+// for the exponential, the float32 sum's γₙ, the reciprocal and the
+// product, and the rounding of x-m, which the exponential turns into a
+// relative error of |x-m|·u) or 1e-37 absolute where it is (sub)normal-tiny;
+// the element after s stays.
+func TestSoftmaxAgainstFloat64(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	impls := map[string]func([]float32, float32){"go": softmaxGo, "dispatch": softmaxKernel}
+	for name, f := range impls {
+		for _, n := range kernelLengths[1:] {
+			for _, spread := range []float64{1, 30, 200} {
+				s := make([]float32, n+1)
+				for i := range n {
+					s[i] = float32(spread * rng.NormFloat64())
+				}
+				s[n] = 42
+				const scale = 0.35355339 // 1/sqrt(8)
+				want := make([]float64, n)
+				m := math.Inf(-1)
+				for i := range n {
+					want[i] = float64(s[i] * scale) // the scaled score rounds to float32 first
+					m = math.Max(m, want[i])
+				}
+				sum := 0.0
+				tol := make([]float64, n)
+				for i := range want {
+					tol[i] = (8 + float64(n) + m - want[i]) * 0x1p-24
+					want[i] = math.Exp(want[i] - m)
+					sum += want[i]
+				}
+				f(s[:n], scale)
+				for i := range n {
+					w := want[i] / sum
+					if d := math.Abs(float64(s[i]) - w); !(d <= tol[i]*w || d <= 1e-37) {
+						t.Fatalf("%s: n %d spread %v: p[%d] = %v, want %v (relative error %.3g)", name, n, spread, i, s[i], w, d/w)
+					}
+				}
+				if s[n] != 42 {
+					t.Fatalf("%s: n %d: wrote past s", name, n)
+				}
+			}
+		}
+	}
+}
+
+// TestSoftmaxNaN: one NaN score makes the whole row NaN (as PyTorch's
+// softmax); -Inf scores get probability 0.
+func TestSoftmaxNaN(t *testing.T) {
+	impls := map[string]func([]float32, float32){"go": softmaxGo, "dispatch": softmaxKernel}
+	for name, f := range impls {
+		for _, n := range []int{3, 8, 11} {
+			s := make([]float32, n)
+			s[n-1] = float32(math.NaN())
+			f(s, 1)
+			for i, v := range s {
+				if !math.IsNaN(float64(v)) {
+					t.Fatalf("%s: n %d: p[%d] = %v with a NaN score", name, n, i, v)
+				}
+			}
+			s = make([]float32, n) // zeros: uniform 1/(n-1) but for one -Inf
+			s[n/2] = float32(math.Inf(-1))
+			f(s, 1)
+			for i, v := range s {
+				want := float32(1 / float64(n-1))
+				if i == n/2 {
+					want = 0
+				}
+				if math.Abs(float64(v-want)) > 1e-7 {
+					t.Fatalf("%s: n %d: p[%d] = %v, want %v", name, n, i, v, want)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkSoftmax times a softmax over 256 scores (stories260K's longest
+// context): ns per score.
+func BenchmarkSoftmax(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	s := guarded(rng, 1, 256, 256)
+	for name, f := range map[string]func([]float32, float32){"go": softmaxGo, "dispatch": softmaxKernel} {
+		b.Run(name, func(b *testing.B) {
+			for range b.N {
+				f(s, 1)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/256, "ns/score")
+		})
+	}
+}
