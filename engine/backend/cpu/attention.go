@@ -61,4 +61,3 @@ func (d *Device) Attention(q, k, v backend.Tensor, a *backend.AttnArgs) backend.
 	})
 	return wrap(y, T, outCols)
 }
-
