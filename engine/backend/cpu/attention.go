@@ -27,7 +27,6 @@ func (d *Device) Attention(q, k, v backend.Tensor, a *backend.AttnArgs) backend.
 	qv, kv, vv := f32(q), f32(k), f32(v)
 	outCols := a.Heads * a.DV
 	y := make([]float32, T*outCols)
-	group := a.Heads / a.KVHeads
 	kcols, vcols := kt.Cols(), vt.Cols()
 	maxLen := 0
 	for _, p := range a.Pos {
@@ -37,27 +36,44 @@ func (d *Device) Attention(q, k, v backend.Tensor, a *backend.AttnArgs) backend.
 	// heads that share that kv head, so the head's key and value rows are
 	// still in cache for the group's second query head, and a single decode
 	// token still spreads over the cores.
-	parallelFor(T*a.KVHeads, T*a.Heads*maxLen*(a.DK+a.DV), func(lo, hi int) {
-		scores := make([]float32, maxLen)
-		for u := lo; u < hi; u++ {
-			t, kh := u/a.KVHeads, u%a.KVHeads
-			base, pos := int(a.Base[t]), int(a.Pos[t])
-			first := 0
-			if a.Window > 0 && pos-a.Window+1 > 0 {
-				first = pos - a.Window + 1
-			}
-			n := pos - first + 1
-			q0 := t*a.Heads*a.DK + kh*group*a.DK
-			ko := (base+first)*kcols + kh*a.DK
-			vo := (base+first)*vcols + kh*a.DV
-			o0 := t*outCols + kh*group*a.DV
-			for g := range group {
-				sc := scores[:n]
-				dotRows(sc, kv[ko:], kcols, qv[q0+g*a.DK:q0+(g+1)*a.DK])
-				softmaxScaled(sc, a.Scale)
-				accumRows(y[o0+g*a.DV:o0+(g+1)*a.DV], vv[vo:], vcols, sc)
-			}
-		}
-	})
+	units, work := T*a.KVHeads, T*a.Heads*maxLen*(a.DK+a.DV)
+	if parallel(units, work) {
+		parallelFor(units, func(lo, hi int) { attend(y, qv, kv, vv, kcols, vcols, maxLen, a, lo, hi) })
+	} else {
+		attend(y, qv, kv, vv, kcols, vcols, maxLen, a, 0, units)
+	}
 	return wrap(y, T, outCols)
+}
+
+// attend computes the output rows of attention units [lo, hi) (unit u is
+// token u/KVHeads with kv head u%KVHeads and its group of query heads) into
+// y [tokens, Heads*DV], from q [tokens, Heads*DK] and the caches k [rows,
+// kcols], v [rows, vcols]; no sequence attends to more than maxLen keys.
+func attend(y, q, k, v []float32, kcols, vcols, maxLen int, a *backend.AttnArgs, lo, hi int) {
+	var buf [512]float32
+	scores := buf[:]
+	if maxLen > len(buf) {
+		scores = make([]float32, maxLen)
+	}
+	group := a.Heads / a.KVHeads
+	outCols := a.Heads * a.DV
+	for u := lo; u < hi; u++ {
+		t, kh := u/a.KVHeads, u%a.KVHeads
+		base, pos := int(a.Base[t]), int(a.Pos[t])
+		first := 0
+		if a.Window > 0 && pos-a.Window+1 > 0 {
+			first = pos - a.Window + 1
+		}
+		n := pos - first + 1
+		q0 := t*a.Heads*a.DK + kh*group*a.DK
+		ko := (base+first)*kcols + kh*a.DK
+		vo := (base+first)*vcols + kh*a.DV
+		o0 := t*outCols + kh*group*a.DV
+		for g := range group {
+			sc := scores[:n]
+			dotRows(sc, k[ko:], kcols, q[q0+g*a.DK:q0+(g+1)*a.DK])
+			softmaxScaled(sc, a.Scale)
+			accumRows(y[o0+g*a.DV:o0+(g+1)*a.DV], v[vo:], vcols, sc)
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"hsdb/engine/backend"
 	"hsdb/engine/tensor"
@@ -71,7 +72,43 @@ func f32(t backend.Tensor) []float32 {
 	return h.F32()
 }
 
-func wrap(v []float32, shape ...int) Tensor { return Tensor{tensor.FromF32(v, shape...)} }
+// boxed is an op output's tensor header together with room for its shape,
+// so that wrap allocates once.
+type boxed struct {
+	t     tensor.Tensor
+	shape [3]int
+}
+
+// wrap returns v [shape] as an f32 tensor without copying v: the header and
+// the shape (up to 3 dims) are one allocation.
+func wrap(v []float32, shape ...int) Tensor {
+	if tensor.Numel(shape) != len(v) {
+		panic(&backend.DeviceError{Device: "cpu", Op: "wrap", Err: fmt.Errorf("%d values for shape %v", len(v), append([]int(nil), shape...))}) // a copy, so shape does not escape
+	}
+	b := &boxed{}
+	var dims []int
+	if len(shape) <= len(b.shape) {
+		n := copy(b.shape[:], shape)
+		dims = b.shape[:n:n]
+	} else {
+		dims = append([]int(nil), shape...)
+	}
+	var data []byte
+	if len(v) > 0 {
+		data = unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 4*len(v))
+	}
+	b.t = tensor.Tensor{Shape: dims, DType: tensor.F32, Data: data}
+	return Tensor{&b.t}
+}
+
+// f32View returns t's values as float32: a view of an F32 tensor, a widened
+// copy of any other dtype (small parameters such as norm weights).
+func f32View(t *tensor.Tensor) []float32 {
+	if t.DType == tensor.F32 {
+		return t.F32()
+	}
+	return t.ToF32()
+}
 
 // Upload wraps t as a device tensor. Aligned data is aliased, not copied.
 func (d *Device) Upload(t *tensor.Tensor) backend.Tensor {

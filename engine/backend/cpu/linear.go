@@ -29,21 +29,15 @@ func (d *Device) Linear(x, w, b backend.Tensor) backend.Tensor {
 		if bt.Numel() != out {
 			panic(&backend.DeviceError{Device: d.name, Op: "linear", Err: fmt.Errorf("bias %v for %d outputs", bt.Shape, out)})
 		}
-		bias = bt.ToF32()
+		bias = f32View(bt)
 	}
 	rb := linearBlockRows(out, in, T*out*in)
 	blocks := (out + rb - 1) / rb
-	parallelFor(blocks, T*out*in, func(lo, hi int) {
-		var scratch []float32
-		for blk := lo; blk < hi; blk++ {
-			o0 := blk * rb
-			o1 := min(o0+rb, out)
-			wrows := weightRows(wt, o0, o1, &scratch)
-			for t := range T {
-				dotRows(y[t*out+o0:t*out+o1], wrows, in, xv[t*in:(t+1)*in])
-			}
-		}
-	})
+	if parallel(blocks, T*out*in) {
+		parallelFor(blocks, func(lo, hi int) { linearBlocks(y, xv, wt, T, rb, lo, hi) })
+	} else {
+		linearBlocks(y, xv, wt, T, rb, 0, blocks)
+	}
 	if bias != nil {
 		for t := range T {
 			row := y[t*out : (t+1)*out]
@@ -53,6 +47,21 @@ func (d *Device) Linear(x, w, b backend.Tensor) backend.Tensor {
 		}
 	}
 	return wrap(y, T, out)
+}
+
+// linearBlocks computes y [T, out] = x [T, in] · wᵀ for the output
+// features of blocks [lo, hi) of rb rows of w [out, in].
+func linearBlocks(y, x []float32, w *tensor.Tensor, T, rb, lo, hi int) {
+	out, in := w.Rows(), w.Cols()
+	var scratch []float32
+	for blk := lo; blk < hi; blk++ {
+		o0 := blk * rb
+		o1 := min(o0+rb, out)
+		wrows := weightRows(w, o0, o1, &scratch)
+		for t := range T {
+			dotRows(y[t*out+o0:t*out+o1], wrows, in, x[t*in:(t+1)*in])
+		}
+	}
 }
 
 // weightRows returns rows [o0,o1) of w as float32: a view for F32 weights, or

@@ -13,7 +13,7 @@ import (
 func (d *Device) RMSNorm(x, w backend.Tensor, eps float32) backend.Tensor {
 	xt := host(x)
 	n := xt.Cols()
-	wv := host(w).ToF32()
+	wv := f32View(host(w))
 	if len(wv) != n {
 		panic(&backend.DeviceError{Device: d.name, Op: "rmsnorm", Err: fmt.Errorf("weight of %d elements for rows of %d", len(wv), n)})
 	}

@@ -219,3 +219,22 @@ func BenchmarkLinear(b *testing.B) {
 	}
 	b.ReportMetric(2*64*4096*4096*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
+
+// TestWrapShapes: wrap keeps the values and any number of dims, and a
+// shape that does not match the values panics with a DeviceError.
+func TestWrapShapes(t *testing.T) {
+	v := []float32{1, 2, 3, 4}
+	for _, shape := range [][]int{{4}, {2, 2}, {1, 2, 2}, {1, 2, 1, 2}} {
+		w := wrap(v, shape...)
+		if got := w.Shape(); len(got) != len(shape) || tensor.Numel(got) != 4 || got[len(got)-1] != shape[len(shape)-1] {
+			t.Fatalf("wrap(%v): shape %v", shape, got)
+		}
+		near(t, "wrap", f64(w.F32()), f64(v), 0)
+	}
+	defer func() {
+		if _, ok := recover().(*backend.DeviceError); !ok {
+			t.Fatal("wrap of 4 values as [3] did not panic with a DeviceError")
+		}
+	}()
+	wrap(v, 3)
+}

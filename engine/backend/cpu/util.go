@@ -48,18 +48,20 @@ func startPool() {
 	}
 }
 
-// parallelFor runs body over [0, n) split into contiguous chunks, on up to
-// `workers` goroutines when work (an estimate of multiply-adds) is large
-// enough, else inline. body must not panic (ops check their arguments before
-// splitting work).
-func parallelFor(n int, work int, body func(lo, hi int)) {
-	w := workers
-	if work < parallelMin || n < 2 || w < 2 {
-		body(0, n)
-		return
-	}
+// parallel reports whether an op of n independent units and about work
+// multiply-adds is worth splitting over the pool. Ops check it before
+// building the closure for parallelFor, so that the inline path allocates
+// nothing.
+func parallel(n, work int) bool {
+	return work >= parallelMin && n >= 2 && workers >= 2
+}
+
+// parallelFor runs body over [0, n) split into contiguous chunks, one per
+// worker, the caller running the first. body must not panic (ops check
+// their arguments before splitting work).
+func parallelFor(n int, body func(lo, hi int)) {
 	poolOnce.Do(startPool)
-	w = min(w, n)
+	w := min(workers, n)
 	size := (n + w - 1) / w
 	var wg sync.WaitGroup
 	for lo := size; lo < n; lo += size {
