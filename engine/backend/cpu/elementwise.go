@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"fmt"
-	"math"
 
 	"hsdb/engine/backend"
 	"hsdb/engine/tensor"
@@ -35,14 +34,12 @@ func (d *Device) Scale(a backend.Tensor, s float32) backend.Tensor {
 	return wrap(y, host(a).Shape...)
 }
 
-// SiluMul returns silu(gate)·up with silu(x) = x / (1 + e^-x), as PyTorch's
-// F.silu computes it.
+// SiluMul returns silu(gate)·up for gate, up [rows, n] f32, with silu(x) =
+// x / (1 + e^-x) as PyTorch's F.silu (see siluMul for the rounding).
 func (d *Device) SiluMul(gate, up backend.Tensor) backend.Tensor {
 	sameShape("silu_mul", host(gate), host(up))
 	g, u := f32(gate), f32(up)
 	y := make([]float32, len(g))
-	for i, v := range g {
-		y[i] = v / (1 + float32(math.Exp(float64(-v)))) * u[i]
-	}
+	siluMul(y, g, u)
 	return wrap(y, host(gate).Shape...)
 }

@@ -86,6 +86,27 @@ func softmaxGo(s []float32, scale float32) {
 	}
 }
 
+// siluMul sets y[i] = silu(g[i])·u[i] with silu(x) = x/(1+e^-x), PyTorch's
+// F.silu (vLLM SiluAndMul); len(g) and len(u) must be at least len(y). The
+// assembly takes e^-|x| by expNeg's polynomial (so nothing overflows) and
+// forms x/(1+e^-x) as x/(1+e) for x >= 0 and x·e/(1+e) for x < 0: within
+// a few ulp of the float64 result. The Go version uses math.Exp in float64.
+func siluMul(y, g, u []float32) {
+	if len(y) == 0 {
+		return
+	}
+	g, u = g[:len(y)], u[:len(y)]
+	siluMulKernel(y, g, u)
+}
+
+// siluMulGo is siluMul in portable Go.
+func siluMulGo(y, g, u []float32) {
+	u = u[:len(g)]
+	for i, v := range g {
+		y[i] = v / (1 + float32(math.Exp(float64(-v)))) * u[i]
+	}
+}
+
 // dotRowsGo is dotRows in portable Go: four rows at a time share the loads
 // of x.
 func dotRowsGo(y, w []float32, stride int, x []float32) {

@@ -49,3 +49,16 @@ func softmaxKernel(s []float32, scale float32) {
 	}
 	softmaxGo(s, scale)
 }
+
+// siluMulAVX2 is siluMul for n ≥ 1 elements.
+//
+//go:noescape
+func siluMulAVX2(y, gate, up *float32, n int)
+
+func siluMulKernel(y, g, u []float32) {
+	if useAVX2 {
+		siluMulAVX2(&y[0], &g[0], &u[0], len(y))
+		return
+	}
+	siluMulGo(y, g, u)
+}

@@ -328,7 +328,12 @@ DATA expConsts<>+384(SB)/8, $0x7f0000007f
 DATA expConsts<>+392(SB)/8, $0x7f0000007f
 DATA expConsts<>+400(SB)/8, $0x7f0000007f
 DATA expConsts<>+408(SB)/8, $0x7f0000007f
-GLOBL expConsts<>(SB), RODATA|NOPTR, $416
+// +416: the float32 sign bit
+DATA expConsts<>+416(SB)/8, $0x8000000080000000
+DATA expConsts<>+424(SB)/8, $0x8000000080000000
+DATA expConsts<>+432(SB)/8, $0x8000000080000000
+DATA expConsts<>+440(SB)/8, $0x8000000080000000
+GLOBL expConsts<>(SB), RODATA|NOPTR, $448
 
 #define LOG2E expConsts<>+0(SB)
 #define HALF expConsts<>+32(SB)
@@ -343,6 +348,7 @@ GLOBL expConsts<>(SB), RODATA|NOPTR, $416
 #define MIN expConsts<>+320(SB)
 #define NEGINF expConsts<>+352(SB)
 #define BIAS expConsts<>+384(SB)
+#define SIGN expConsts<>+416(SB)
 
 // EXPNEG sets out = e^x for the eight lanes of x <= 0 as expNeg does:
 // n = floor(x·log₂e + 0.5), r = x - n·ln2 (in two parts), e^r by the
@@ -482,5 +488,62 @@ normtail:
 	VMASKMOVPS Y1, Y14, (DI)(BX*1)
 
 sdone:
+	VZEROUPPER
+	RET
+
+// SILUDIV sets out = silu(x)·u for eight lanes from e = e^-|x| (EXPNEG of
+// x with its sign bit set): x/(1+e) where x >= 0 and x·e/(1+e) where x < 0
+// (both are x/(1+e^-x), the second without overflowing e^-x). e and t are
+// clobbered. (g would name the goroutine register.)
+#define SILUDIV(x, e, u, out, t) \
+	VMULPS    e, x, t;               \
+	VBLENDVPS x, t, x, out;          \
+	VADDPS    ONE, e, e;             \
+	VDIVPS    e, out, out;           \
+	VMULPS    u, out, out
+
+// func siluMulAVX2(y, gate, up *float32, n int)
+//
+// y[i] = silu(gate[i])·up[i] (SiLU and multiply, vLLM's SiluAndMul) for n
+// elements, eight at a time, the last n%8 masked.
+TEXT ·siluMulAVX2(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), DI
+	MOVQ gate+8(FP), SI
+	MOVQ up+16(FP), DX
+	MOVQ n+24(FP), R8
+	MOVQ R8, AX
+	ANDQ $7, AX
+	MOVQ $8, BX
+	SUBQ AX, BX
+	LEAQ tailMask<>(SB), R10
+	VMOVDQU (R10)(BX*4), Y14
+	ANDQ $-8, R8
+	SHLQ $2, R8
+	XORQ BX, BX
+	CMPQ BX, R8
+	JGE  silutail
+
+siluloop:
+	VMOVUPS (SI)(BX*1), Y0
+	VMOVUPS (DX)(BX*1), Y1
+	VORPS   SIGN, Y0, Y3
+	EXPNEG(Y3, Y4, Y5, Y6)
+	SILUDIV(Y0, Y4, Y1, Y2, Y5)
+	VMOVUPS Y2, (DI)(BX*1)
+	ADDQ    $32, BX
+	CMPQ    BX, R8
+	JLT     siluloop
+
+silutail:
+	TESTQ AX, AX
+	JZ    siludone
+	VMASKMOVPS (SI)(BX*1), Y14, Y0
+	VMASKMOVPS (DX)(BX*1), Y14, Y1
+	VORPS      SIGN, Y0, Y3
+	EXPNEG(Y3, Y4, Y5, Y6)
+	SILUDIV(Y0, Y4, Y1, Y2, Y5)
+	VMASKMOVPS Y2, Y14, (DI)(BX*1)
+
+siludone:
 	VZEROUPPER
 	RET

@@ -10,3 +10,5 @@ func dotRowsKernel(y, w []float32, stride int, x []float32) { dotRowsGo(y, w, st
 func accumRowsKernel(y, w []float32, stride int, p []float32) { accumRowsGo(y, w, stride, p) }
 
 func softmaxKernel(s []float32, scale float32) { softmaxGo(s, scale) }
+
+func siluMulKernel(y, g, u []float32) { siluMulGo(y, g, u) }

@@ -270,3 +270,52 @@ func BenchmarkSoftmax(b *testing.B) {
 		})
 	}
 }
+
+// TestSiluMulAgainstFloat64: silu(g)·u for lengths of kernelLengths with g
+// spread over ±100 (through e^-x overflow and underflow), against float64
+// x/(1+e^-x)·u: within 10·2⁻²⁴ relative (2 ulp = 4u for the exponential,
+// one rounding each for the product, the sum, the division and the
+// multiply by u, and slack) or 1e-35·|u| absolute (below x = -87.33 the
+// float32 exponential underflows to 0, where |silu(x)| <= 87.33·e^-87.33
+// < 1.1e-36); the element after y stays.
+func TestSiluMulAgainstFloat64(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	impls := map[string]func(y, g, u []float32){"go": siluMulGo, "dispatch": siluMulKernel}
+	for name, f := range impls {
+		for _, n := range kernelLengths[1:] {
+			g, u, y := make([]float32, n), make([]float32, n), make([]float32, n+1)
+			for i := range n {
+				g[i] = float32(30 * rng.NormFloat64())
+				u[i] = float32(rng.NormFloat64())
+			}
+			g[0] = []float32{0, -100, 100, -88.5, 89}[n%5]
+			y[n] = 42
+			f(y[:n], g, u)
+			for i := range n {
+				x := float64(g[i])
+				want := x / (1 + math.Exp(-x)) * float64(u[i])
+				if d := math.Abs(float64(y[i]) - want); !(d <= 10*0x1p-24*math.Abs(want) || d <= 1e-35*math.Abs(float64(u[i]))) {
+					t.Fatalf("%s: n %d: silu(%v)·%v = %v, want %v", name, n, g[i], u[i], y[i], want)
+				}
+			}
+			if y[n] != 42 {
+				t.Fatalf("%s: n %d: wrote past y", name, n)
+			}
+		}
+	}
+}
+
+// TestSiluMulSpecial: silu(+Inf) = +Inf, silu(-Inf) = NaN (−Inf/Inf, as
+// PyTorch), silu(NaN) = NaN, silu(-0) = -0, each times 1.
+func TestSiluMulSpecial(t *testing.T) {
+	inf, nan := float32(math.Inf(1)), float32(math.NaN())
+	g := []float32{inf, -inf, nan, float32(math.Copysign(0, -1))}
+	impls := map[string]func(y, g, u []float32){"go": siluMulGo, "dispatch": siluMulKernel}
+	for name, f := range impls {
+		y := make([]float32, len(g))
+		f(y, g, []float32{1, 1, 1, 1})
+		if !math.IsInf(float64(y[0]), 1) || !math.IsNaN(float64(y[1])) || !math.IsNaN(float64(y[2])) || y[3] != 0 || !math.Signbit(float64(y[3])) {
+			t.Fatalf("%s: silu of [+Inf -Inf NaN -0] = %v", name, y)
+		}
+	}
+}
