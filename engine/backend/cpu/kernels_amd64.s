@@ -23,12 +23,15 @@ GLOBL tailMask<>(SB), RODATA|NOPTR, $64
 //
 // y[r] = Σ_c w[r·stride+c]·x[c]. Each row accumulates in one register of
 // eight lanes (lane i sums elements c ≡ i mod 8, fused multiply-add), then
-// the lanes are added as ((0+1)+(2+3)) + ((4+5)+(6+7)); four rows run side
-// by side and share the reduction, which adds in the same order.
+// the lanes are added as ((0+1)+(2+3)) + ((4+5)+(6+7)); eight rows (then
+// four, then one) run side by side, so eight independent multiply-add
+// chains hide the FMA latency, and share the reduction, which adds in the
+// same order for every group size.
 //
 // Registers: DI y, SI row 0 of the group, R11-R13 rows 1-3, DX x, CX rows
 // left, R8 bytes of the unmasked part of a row, R9 stride in bytes, AX n%8,
-// BX byte offset in the row, Y14 the tail mask, Y13 x's masked tail.
+// BX byte offset in the row (a pointer into x in rows8), R10 4·stride,
+// Y14 the tail mask, Y13 x's masked tail.
 TEXT ·dotRowsAVX2(SB), NOSPLIT, $0-48
 	MOVQ y+0(FP), DI
 	MOVQ w+8(FP), SI
@@ -46,8 +49,89 @@ TEXT ·dotRowsAVX2(SB), NOSPLIT, $0-48
 	ANDQ $-8, R8
 	SHLQ $2, R8
 	TESTQ AX, AX
-	JZ   rows4
+	JZ   rows8
 	VMASKMOVPS (DX)(R8*1), Y14, Y13
+
+rows8:
+	// Groups of eight rows: SI, R11-R13 point at rows 0-3 and, offset by
+	// R10 = 4·stride, rows 4-7; they advance with BX through x.
+	CMPQ CX, $8
+	JLT  rows4
+	LEAQ (SI)(R9*1), R11
+	LEAQ (SI)(R9*2), R12
+	LEAQ (R11)(R9*2), R13
+	LEAQ (R9)(R9*1), R10
+	SHLQ $1, R10
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ DX, BX
+	LEAQ (DX)(R8*1), R8
+	CMPQ BX, R8
+	JGE  tail8
+
+loop8:
+	VMOVUPS     (BX), Y8
+	VFMADD231PS (SI), Y8, Y0
+	VFMADD231PS (R11), Y8, Y1
+	VFMADD231PS (R12), Y8, Y2
+	VFMADD231PS (R13), Y8, Y3
+	VFMADD231PS (SI)(R10*1), Y8, Y4
+	VFMADD231PS (R11)(R10*1), Y8, Y5
+	VFMADD231PS (R12)(R10*1), Y8, Y6
+	VFMADD231PS (R13)(R10*1), Y8, Y7
+	ADDQ        $32, BX
+	ADDQ        $32, SI
+	ADDQ        $32, R11
+	ADDQ        $32, R12
+	ADDQ        $32, R13
+	CMPQ        BX, R8
+	JLT         loop8
+
+tail8:
+	SUBQ DX, R8 // back to the byte count; SI is R8 past its row start
+	TESTQ AX, AX
+	JZ    reduce8
+	VMASKMOVPS  (SI), Y14, Y9
+	VFMADD231PS Y9, Y13, Y0
+	VMASKMOVPS  (R11), Y14, Y10
+	VFMADD231PS Y10, Y13, Y1
+	VMASKMOVPS  (R12), Y14, Y11
+	VFMADD231PS Y11, Y13, Y2
+	VMASKMOVPS  (R13), Y14, Y12
+	VFMADD231PS Y12, Y13, Y3
+	VMASKMOVPS  (SI)(R10*1), Y14, Y9
+	VFMADD231PS Y9, Y13, Y4
+	VMASKMOVPS  (R11)(R10*1), Y14, Y10
+	VFMADD231PS Y10, Y13, Y5
+	VMASKMOVPS  (R12)(R10*1), Y14, Y11
+	VFMADD231PS Y11, Y13, Y6
+	VMASKMOVPS  (R13)(R10*1), Y14, Y12
+	VFMADD231PS Y12, Y13, Y7
+
+reduce8:
+	// As reduce4 for rows 0-3 and 4-7, then the low halves of both (lanes
+	// 0-3 of each row) plus the high halves: the same order as reduce4.
+	VHADDPS    Y1, Y0, Y0
+	VHADDPS    Y3, Y2, Y2
+	VHADDPS    Y5, Y4, Y4
+	VHADDPS    Y7, Y6, Y6
+	VHADDPS    Y2, Y0, Y0
+	VHADDPS    Y6, Y4, Y4
+	VPERM2F128 $0x20, Y4, Y0, Y1
+	VPERM2F128 $0x31, Y4, Y0, Y2
+	VADDPS     Y2, Y1, Y1
+	VMOVUPS    Y1, (DI)
+	ADDQ       $32, DI
+	SUBQ       R8, SI
+	LEAQ       (SI)(R9*8), SI
+	SUBQ       $8, CX
+	JMP        rows8
 
 rows4:
 	CMPQ CX, $4

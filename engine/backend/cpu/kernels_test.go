@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -164,18 +165,21 @@ func TestKernelsRejectShortInput(t *testing.T) {
 	}
 }
 
-// BenchmarkDotRows times a [512, 64] × [64] product (stories260K's
-// lm_head): GFLOP/s.
+// BenchmarkDotRows times dotRows on stories260K's projection shapes
+// ([rows, n] weight times [n]) and its lm_head: GFLOP/s.
 func BenchmarkDotRows(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 1))
-	w, x, y := guarded(rng, 512, 64, 64), guarded(rng, 1, 64, 64), make([]float32, 512)
-	for _, impl := range kernelImpls {
-		b.Run(impl.name, func(b *testing.B) {
-			for range b.N {
-				impl.dot(y, w, 64, x)
-			}
-			b.ReportMetric(2*512*64*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-		})
+	for _, sh := range [][2]int{{64, 64}, {172, 64}, {64, 172}, {512, 64}} {
+		rows, n := sh[0], sh[1]
+		w, x, y := guarded(rng, rows, n, n), guarded(rng, 1, n, n), make([]float32, rows)
+		for _, impl := range kernelImpls {
+			b.Run(fmt.Sprintf("%dx%d/%s", rows, n, impl.name), func(b *testing.B) {
+				for range b.N {
+					impl.dot(y, w, n, x)
+				}
+				b.ReportMetric(2*float64(rows*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
 	}
 }
 
