@@ -26,7 +26,7 @@ func (d *Device) Attention(q, k, v backend.Tensor, a *backend.AttnArgs) backend.
 	}
 	qv, kv, vv := f32(q), f32(k), f32(v)
 	outCols := a.Heads * a.DV
-	y := make([]float32, T*outCols)
+	res, y := d.newOutput(true, T, outCols) // accumRows adds into it
 	kcols, vcols := kt.Cols(), vt.Cols()
 	maxLen := 0
 	for _, p := range a.Pos {
@@ -42,7 +42,7 @@ func (d *Device) Attention(q, k, v backend.Tensor, a *backend.AttnArgs) backend.
 	} else {
 		attend(y, qv, kv, vv, kcols, vcols, maxLen, a, 0, units)
 	}
-	return wrap(y, T, outCols)
+	return res
 }
 
 // attend computes the output rows of attention units [lo, hi) (unit u is

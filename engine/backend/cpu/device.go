@@ -22,13 +22,15 @@ func (t Tensor) DType() tensor.DType { return t.Tensor.DType }
 
 // Device is the CPU backend device for one rank. It is safe for use by one
 // goroutine at a time (each virtual rank owns its Device); its ops use a
-// shared pool of worker goroutines for large products.
+// shared pool of worker goroutines for large products. Small op outputs
+// made inside a scope are reused after the scope closes (arena.go).
 type Device struct {
 	name string
 	mu   sync.Mutex
 	held map[*tensor.Tensor]int64 // persistent tensors (Upload, Zeros) and their bytes
 	// inUse is the sum of held.
 	inUse atomic.Int64
+	ar    arena // op outputs of the open scopes, and reusable buffers
 }
 
 // New returns a CPU device named "cpu" (or "cpu:RANK" when rank >= 0, so
@@ -51,7 +53,8 @@ func (d *Device) ActDType() tensor.DType { return tensor.F32 }
 // MemoryInUse returns the bytes of persistent tensors: weights made by
 // Upload (aliased pages of a mapped checkpoint count too: they become
 // resident as they are read) and caches made by Zeros, less what Free gave
-// back. Op outputs are garbage-collected and not counted.
+// back. Op outputs are not counted (nor the at most 16 MiB of buffers kept
+// for reuse, arena.go).
 func (d *Device) MemoryInUse() int64 { return d.inUse.Load() }
 
 func host(t backend.Tensor) *tensor.Tensor {
@@ -141,21 +144,38 @@ func (d *Device) Zeros(dt tensor.DType, shape ...int) backend.Tensor {
 	return Tensor{t}
 }
 
-// Alloc returns a zeroed float32 activation tensor.
-func (d *Device) Alloc(shape ...int) backend.Tensor { return Tensor{tensor.New(tensor.F32, shape...)} }
+// Alloc returns a zeroed float32 activation tensor [shape], owned by the
+// current scope like an op output.
+func (d *Device) Alloc(shape ...int) backend.Tensor {
+	t, _ := d.newOutput(true, shape...)
+	return t
+}
 
-// Free stops counting a persistent tensor; its memory returns when the
-// garbage collector runs (or, for a mapped weight, when the mapping closes).
+// newOutput returns an op output tensor [shape] f32 and its values: zeroed
+// if zero is set, else stale values the op must overwrite entirely.
+func (d *Device) newOutput(zero bool, shape ...int) (Tensor, []float32) {
+	v := d.output(tensor.Numel(shape), zero)
+	return wrap(v, shape...), v
+}
+
+// Free ends t's life: a persistent tensor stops being counted (its memory
+// returns when the garbage collector runs or, for a mapped weight, when the
+// mapping closes); an op output owned by an open scope is reused by later
+// ops. t must not be used afterwards; a second Free does nothing.
 func (d *Device) Free(t backend.Tensor) {
 	h, ok := t.(Tensor)
 	if !ok {
 		return
 	}
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	if n, held := d.held[h.Tensor]; held {
+	n, held := d.held[h.Tensor]
+	if held {
 		d.inUse.Add(-n)
 		delete(d.held, h.Tensor)
+	}
+	d.mu.Unlock()
+	if !held {
+		d.ar.freeOutput(t)
 	}
 }
 
@@ -211,9 +231,3 @@ func (d *Device) Moments(t backend.Tensor, r0, r1, c0, c1 int) tensor.Moments {
 	}
 	return m
 }
-
-// PushScope does nothing on the CPU: op outputs are garbage-collected.
-func (d *Device) PushScope() {}
-
-// PopScope does nothing on the CPU: op outputs are garbage-collected.
-func (d *Device) PopScope(keep ...backend.Tensor) {}

@@ -17,21 +17,22 @@ func sameShape(op string, a, b *tensor.Tensor) {
 func (d *Device) Add(a, b backend.Tensor) backend.Tensor {
 	sameShape("add", host(a), host(b))
 	av, bv := f32(a), f32(b)
-	y := make([]float32, len(av))
+	res, y := d.newOutput(false, host(a).Shape...)
+	bv = bv[:len(av)]
 	for i := range y {
 		y[i] = av[i] + bv[i]
 	}
-	return wrap(y, host(a).Shape...)
+	return res
 }
 
 // Scale returns a · s elementwise.
 func (d *Device) Scale(a backend.Tensor, s float32) backend.Tensor {
 	av := f32(a)
-	y := make([]float32, len(av))
+	res, y := d.newOutput(false, host(a).Shape...)
 	for i, v := range av {
 		y[i] = v * s
 	}
-	return wrap(y, host(a).Shape...)
+	return res
 }
 
 // SiluMul returns silu(gate)·up for gate, up [rows, n] f32, with silu(x) =
@@ -39,7 +40,7 @@ func (d *Device) Scale(a backend.Tensor, s float32) backend.Tensor {
 func (d *Device) SiluMul(gate, up backend.Tensor) backend.Tensor {
 	sameShape("silu_mul", host(gate), host(up))
 	g, u := f32(gate), f32(up)
-	y := make([]float32, len(g))
+	res, y := d.newOutput(false, host(gate).Shape...)
 	siluMul(y, g, u)
-	return wrap(y, host(gate).Shape...)
+	return res
 }

@@ -22,7 +22,7 @@ func (d *Device) Linear(x, w, b backend.Tensor) backend.Tensor {
 		panic(&backend.DeviceError{Device: d.name, Op: "linear", Err: fmt.Errorf("x %v and weight %v: inner dims %d != %d", xt.Shape, wt.Shape, in, win)})
 	}
 	xv := f32(x)
-	y := make([]float32, T*out)
+	res, y := d.newOutput(false, T, out) // dotRows writes every element
 	var bias []float32
 	if b != nil {
 		bt := host(b)
@@ -46,7 +46,7 @@ func (d *Device) Linear(x, w, b backend.Tensor) backend.Tensor {
 			}
 		}
 	}
-	return wrap(y, T, out)
+	return res
 }
 
 // linearBlocks computes y [T, out] = x [T, in] · wᵀ for the output

@@ -19,7 +19,7 @@ func (d *Device) RoPE(x backend.Tensor, a *backend.RoPEArgs) backend.Tensor {
 		panic(&backend.DeviceError{Device: d.name, Op: "rope", Err: fmt.Errorf("x %v for %d heads of %d, %d positions, %d frequencies", xt.Shape, a.Heads, a.HeadDim, len(a.Pos), len(a.InvFreq))})
 	}
 	xv := f32(x)
-	y := make([]float32, len(xv))
+	res, y := d.newOutput(false, xt.Shape...) // every head is written whole
 	cos := make([]float32, half)
 	sin := make([]float32, half)
 	for t := range T {
@@ -47,5 +47,5 @@ func (d *Device) RoPE(x backend.Tensor, a *backend.RoPEArgs) backend.Tensor {
 			}
 		}
 	}
-	return wrap(y, xt.Shape...)
+	return res
 }
