@@ -30,7 +30,8 @@ type Device struct {
 	held map[*tensor.Tensor]int64 // persistent tensors (Upload, Zeros) and their bytes
 	// inUse is the sum of held.
 	inUse atomic.Int64
-	ar    arena // op outputs of the open scopes, and reusable buffers
+	ar    arena     // op outputs of the open scopes, and reusable buffers
+	rope  ropeCache // the last RoPE call's cos and sin
 }
 
 // New returns a CPU device named "cpu" (or "cpu:RANK" when rank >= 0, so

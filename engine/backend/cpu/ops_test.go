@@ -269,3 +269,19 @@ func TestSplitMatchesInline(t *testing.T) {
 		}
 	}
 }
+
+// TestRoPECacheFollowsArgs: one device rotating by positions A, then B of
+// the same length, then A with another scale, then A again gives what a
+// fresh device gives each time (the cache never serves stale angles).
+func TestRoPECacheFollowsArgs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 20))
+	x := randT(rng, 2, 8)
+	d := New(-1)
+	for _, c := range []struct {
+		pos    []int32
+		mscale float32
+	}{{[]int32{3, 4}, 1}, {[]int32{3, 5}, 1}, {[]int32{3, 4}, 1.5}, {[]int32{3, 4}, 1}} {
+		a := &backend.RoPEArgs{Heads: 2, HeadDim: 4, Pos: c.pos, InvFreq: []float32{1, 0.01}, MScale: c.mscale}
+		near(t, "rope", f64(vals(d.RoPE(x, a))), f64(vals(New(-1).RoPE(x, a))), 0)
+	}
+}
