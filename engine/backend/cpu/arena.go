@@ -7,21 +7,24 @@ import (
 	"unsafe"
 
 	"hsdb/engine/backend"
+	"hsdb/engine/tensor"
 )
 
 // Scoped reuse of op outputs. backend.Device's contract is that PopScope
 // frees every op output made since the matching PushScope except those it
 // keeps, and that Free ends a tensor's life; the CUDA backend returns that
 // memory to its pool. The CPU device does the same for small outputs: their
-// float32 buffers go back to per-size free lists and serve later outputs,
-// so a decode step allocates (and the garbage collector scans and clears)
-// far less. Outputs larger than recycleMax, outputs made outside any scope,
-// and kept outputs of the outermost scope are left to the garbage collector,
-// as every output was before.
+// float32 buffers, with their tensor headers, go back to per-size free
+// lists and serve later outputs, so a decode step allocates (and the
+// garbage collector scans and clears) almost nothing. Outputs larger than
+// recycleMax, outputs made outside any scope, and kept outputs of the
+// outermost scope are left to the garbage collector, as every output was
+// before.
 //
 // A tensor used after its scope closed would read another output's values;
-// with HSDB_CPU_POISON=1 in the environment, recycled buffers are filled
-// with NaN so that such a use shows as NaN in every test.
+// with HSDB_CPU_POISON=1 in the environment, closed scopes' buffers are
+// filled with NaN and never reused, so that such a use shows as NaN in
+// every test.
 
 const (
 	// recycleMax is the largest output (float32 elements, 1 MiB) whose
@@ -32,71 +35,94 @@ const (
 	retainMax = 16 << 20
 )
 
-// poisonRecycled fills recycled buffers with NaN (HSDB_CPU_POISON=1).
-var poisonRecycled = os.Getenv("HSDB_CPU_POISON") == "1"
+// poisonFreed fills the buffers of closed scopes and freed outputs with
+// NaN; reuseFreed puts them on the free lists. HSDB_CPU_POISON=1 sets the
+// first and clears the second, so a stale tensor stays NaN.
+var (
+	poisonFreed = os.Getenv("HSDB_CPU_POISON") == "1"
+	reuseFreed  = !poisonFreed
+)
 
-// arena is a device's open scopes and free buffers. Buffers are full
-// slices of capacity 2^class float32; class is bits.Len(n-1) for n
-// elements.
+// slot is one reusable op output: its tensor header with room for the
+// shape, and its buffer of capacity 2^class float32 (class = bits.Len(n-1)
+// for n elements).
+type slot struct {
+	boxed
+	data []float32
+}
+
+// arena is a device's open scopes and free slots.
 type arena struct {
-	scopes    [][][]float32 // open scopes (depth = len), each the buffers it owns
-	spare     [][][]float32 // emptied owner lists, reused by PushScope
-	free      [recycleClass + 1][][]float32
+	scopes    [][]*slot // open scopes (depth = len), each the slots it owns
+	spare     [][]*slot // emptied owner lists, reused by PushScope
+	free      [recycleClass + 1][]*slot
 	freeBytes int
 }
 
-// output returns n float32 for an op output, zeroed if zero is set (else
-// holding stale values the op must overwrite), owned by the innermost scope
-// when there is one and n is at most recycleMax.
-func (d *Device) output(n int, zero bool) []float32 {
+// newOutput returns an op output tensor [shape] f32 and its values: zeroed
+// if zero is set, else stale values the op must overwrite entirely. Outputs
+// of at most recycleMax elements made inside a scope belong to the
+// innermost scope and reuse a free slot of their size class when there is
+// one.
+func (d *Device) newOutput(zero bool, shape ...int) (Tensor, []float32) {
+	n := tensor.Numel(shape)
 	a := &d.ar
 	if len(a.scopes) == 0 || n == 0 || n > recycleMax {
-		return make([]float32, n)
+		v := make([]float32, n)
+		return wrap(v, shape...), v
 	}
 	c := bits.Len(uint(n - 1))
-	var b []float32
+	var s *slot
 	if fl := a.free[c]; len(fl) > 0 {
-		b = fl[len(fl)-1]
+		s = fl[len(fl)-1]
+		fl[len(fl)-1] = nil
 		a.free[c] = fl[:len(fl)-1]
-		a.freeBytes -= 4 * cap(b)
+		a.freeBytes -= 4 * cap(s.data)
 		if zero {
-			clear(b[:n])
+			clear(s.data[:n])
 		}
 	} else {
-		b = make([]float32, 1<<c)
+		s = &slot{data: make([]float32, 1<<c)}
 	}
 	top := len(a.scopes) - 1
-	a.scopes[top] = append(a.scopes[top], b)
-	return b[:n]
+	a.scopes[top] = append(a.scopes[top], s)
+	v := s.data[:n]
+	if len(shape) > len(s.shape) {
+		return wrap(v, shape...), v
+	}
+	k := copy(s.shape[:], shape)
+	s.t = tensor.Tensor{Shape: s.shape[:k:k], DType: tensor.F32, Data: unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 4*n)}
+	return Tensor{&s.t}, v
 }
 
-// recycle puts buffer b on its free list, or leaves it to the garbage
+// recycle puts slot s on its free list, or leaves it to the garbage
 // collector when the lists hold retainMax bytes.
-func (a *arena) recycle(b []float32) {
-	if a.freeBytes+4*cap(b) > retainMax {
-		return
-	}
-	if poisonRecycled {
+func (a *arena) recycle(s *slot) {
+	if poisonFreed {
 		nan := float32(math.NaN())
-		for i := range b {
-			b[i] = nan
+		for i := range s.data {
+			s.data[i] = nan
 		}
 	}
-	c := bits.Len(uint(cap(b) - 1))
-	a.free[c] = append(a.free[c], b)
-	a.freeBytes += 4 * cap(b)
+	if !reuseFreed || a.freeBytes+4*cap(s.data) > retainMax {
+		return
+	}
+	c := bits.Len(uint(cap(s.data) - 1))
+	a.free[c] = append(a.free[c], s)
+	a.freeBytes += 4 * cap(s.data)
 }
 
-// owner returns the index in bufs of the buffer that holds t's data, or -1.
-func owner(bufs [][]float32, t backend.Tensor) int {
+// owner returns the index in slots of the slot whose buffer holds t's data
+// (t is its output or a view of it), or -1.
+func owner(slots []*slot, t backend.Tensor) int {
 	h, ok := t.(Tensor)
 	if !ok || h.Tensor == nil || len(h.Data) == 0 {
 		return -1
 	}
 	p := uintptr(unsafe.Pointer(&h.Data[0]))
-	for i, b := range bufs {
-		start := uintptr(unsafe.Pointer(&b[:1][0]))
-		if p >= start && p < start+4*uintptr(cap(b)) {
+	for i, s := range slots {
+		start := uintptr(unsafe.Pointer(&s.data[:1][0]))
+		if p >= start && p < start+4*uintptr(cap(s.data)) {
 			return i
 		}
 	}
@@ -107,11 +133,11 @@ func owner(bufs [][]float32, t backend.Tensor) int {
 // are reused once it closes.
 func (d *Device) PushScope() {
 	a := &d.ar
-	var bufs [][]float32
+	var slots []*slot
 	if n := len(a.spare); n > 0 {
-		bufs, a.spare = a.spare[n-1], a.spare[:n-1]
+		slots, a.spare = a.spare[n-1], a.spare[:n-1]
 	}
-	a.scopes = append(a.scopes, bufs)
+	a.scopes = append(a.scopes, slots)
 }
 
 // PopScope closes the innermost scope: the outputs it owns are reused by
@@ -140,13 +166,13 @@ func (d *Device) PopScope(keep ...backend.Tensor) {
 	a.close(top)
 }
 
-// close recycles the buffers of a closed scope and keeps its list.
-func (a *arena) close(bufs [][]float32) {
-	for i, b := range bufs {
-		a.recycle(b)
-		bufs[i] = nil
+// close recycles the slots of a closed scope and keeps its list.
+func (a *arena) close(slots []*slot) {
+	for i, s := range slots {
+		a.recycle(s)
+		slots[i] = nil
 	}
-	a.spare = append(a.spare, bufs[:0])
+	a.spare = append(a.spare, slots[:0])
 }
 
 // ScopeDepth returns the number of open scopes (the forward driver's
@@ -164,16 +190,16 @@ func (d *Device) UnwindScopes(depth int) {
 	}
 }
 
-// freeOutput recycles the buffer of op output t if an open scope owns it
+// freeOutput recycles the slot of op output t if an open scope owns it
 // (Free of an activation); it reports whether one did.
 func (a *arena) freeOutput(t backend.Tensor) bool {
-	for s := len(a.scopes) - 1; s >= 0; s-- {
-		bufs := a.scopes[s]
-		if i := owner(bufs, t); i >= 0 {
-			a.recycle(bufs[i])
-			bufs[i] = bufs[len(bufs)-1]
-			bufs[len(bufs)-1] = nil
-			a.scopes[s] = bufs[:len(bufs)-1]
+	for d := len(a.scopes) - 1; d >= 0; d-- {
+		slots := a.scopes[d]
+		if i := owner(slots, t); i >= 0 {
+			a.recycle(slots[i])
+			slots[i] = slots[len(slots)-1]
+			slots[len(slots)-1] = nil
+			a.scopes[d] = slots[:len(slots)-1]
 			return true
 		}
 	}

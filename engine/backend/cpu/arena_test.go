@@ -11,11 +11,20 @@ import (
 
 func dataPtr(t backend.Tensor) uintptr { return uintptr(unsafe.Pointer(&host(t).Data[0])) }
 
+// freedMode sets poisonFreed and reuseFreed for one test, whatever
+// HSDB_CPU_POISON says.
+func freedMode(t *testing.T, poison, reuse bool) {
+	savedP, savedR := poisonFreed, reuseFreed
+	poisonFreed, reuseFreed = poison, reuse
+	t.Cleanup(func() { poisonFreed, reuseFreed = savedP, savedR })
+}
+
 // TestScopeReusesOutputs: after PopScope an output's buffer serves the next
 // output of its size class; a kept output (or the tensor a kept view shows)
 // keeps its values and is not handed out again; outside any scope nothing
 // is reused.
 func TestScopeReusesOutputs(t *testing.T) {
+	freedMode(t, false, true)
 	d := New(-1)
 	x := wrap([]float32{1, 2, 3, 4, 5, 6}, 2, 3)
 	d.PushScope() // step
@@ -46,6 +55,7 @@ func TestScopeReusesOutputs(t *testing.T) {
 // buffer; a second Free of it does nothing (two later outputs get two
 // buffers).
 func TestFreeOutputOnce(t *testing.T) {
+	freedMode(t, false, true)
 	d := New(-1)
 	x := wrap([]float32{1, 2, 3, 4}, 1, 4)
 	d.PushScope()
@@ -67,6 +77,7 @@ func TestFreeOutputOnce(t *testing.T) {
 
 // TestUnwindScopes: UnwindScopes(1) closes every scope above the first.
 func TestUnwindScopes(t *testing.T) {
+	freedMode(t, false, true)
 	d := New(-1)
 	for range 4 {
 		d.PushScope()
@@ -86,9 +97,7 @@ func TestUnwindScopes(t *testing.T) {
 // on buffers recycled full of NaN, as on fresh zeroed memory, so no op
 // leaves an element of a reused buffer unwritten.
 func TestOpsOverwriteReusedBuffers(t *testing.T) {
-	saved := poisonRecycled
-	poisonRecycled = true
-	defer func() { poisonRecycled = saved }()
+	freedMode(t, true, true)
 	rng := rand.New(rand.NewPCG(17, 18))
 	x, r := randT(rng, 3, 16), randT(rng, 3, 16)
 	w, nw := randT(rng, 24, 16), randT(rng, 16)
@@ -127,6 +136,7 @@ func TestOpsOverwriteReusedBuffers(t *testing.T) {
 // TestRetainBound: closing a scope keeps at most retainMax bytes of
 // buffers for reuse.
 func TestRetainBound(t *testing.T) {
+	freedMode(t, false, true)
 	d := New(-1)
 	d.PushScope()
 	for range 2 * retainMax / (4 * recycleMax) {
@@ -139,4 +149,24 @@ func TestRetainBound(t *testing.T) {
 	if d.ar.freeBytes == 0 {
 		t.Fatal("nothing kept for reuse")
 	}
+}
+
+// TestPoisonShowsStaleUse: as with HSDB_CPU_POISON=1, a tensor read after
+// its scope closed shows NaN, and later outputs read right.
+func TestPoisonShowsStaleUse(t *testing.T) {
+	freedMode(t, true, false)
+	d := New(-1)
+	x := wrap([]float32{1, 2}, 1, 2)
+	d.PushScope()
+	stale := d.Scale(x, 2)
+	d.PopScope()
+	d.PushScope()
+	defer d.PopScope()
+	fresh := d.Scale(x, 3)
+	for i, v := range vals(stale) {
+		if !math.IsNaN(float64(v)) {
+			t.Fatalf("stale[%d] = %v, want NaN", i, v)
+		}
+	}
+	near(t, "fresh", f64(vals(fresh)), []float64{3, 6}, 0)
 }

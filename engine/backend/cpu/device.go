@@ -152,13 +152,6 @@ func (d *Device) Alloc(shape ...int) backend.Tensor {
 	return t
 }
 
-// newOutput returns an op output tensor [shape] f32 and its values: zeroed
-// if zero is set, else stale values the op must overwrite entirely.
-func (d *Device) newOutput(zero bool, shape ...int) (Tensor, []float32) {
-	v := d.output(tensor.Numel(shape), zero)
-	return wrap(v, shape...), v
-}
-
 // Free ends t's life: a persistent tensor stops being counted (its memory
 // returns when the garbage collector runs or, for a mapped weight, when the
 // mapping closes); an op output owned by an open scope is reused by later
