@@ -108,7 +108,7 @@ func siluMulGo(y, g, u []float32) {
 }
 
 // dotRowsGo is dotRows in portable Go: four rows at a time share the loads
-// of x.
+// of x (dot4), the rest go one by one (dot), in the same order.
 func dotRowsGo(y, w []float32, stride int, x []float32) {
 	n := len(x)
 	r := 0
@@ -132,24 +132,26 @@ func accumRowsGo(y, w []float32, stride int, p []float32) {
 	}
 }
 
-// dot returns Σ a[i]·b[i] with four partial sums (len(b) >= len(a)).
+// dot returns Σ a[i]·b[i] (len(b) >= len(a)) with two partial sums, even
+// and odd elements (a last odd element goes to the even sum), added at the
+// end: the order dot4 uses for each of its rows, so a row gives the same
+// bits either way.
 func dot(a, b []float32) float32 {
 	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
+	var s0, s1 float32
 	i := 0
-	for ; i+4 <= len(a); i += 4 {
+	for ; i+2 <= len(a); i += 2 {
 		s0 += a[i] * b[i]
 		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
 	}
 	for ; i < len(a); i++ {
 		s0 += a[i] * b[i]
 	}
-	return (s0 + s1) + (s2 + s3)
+	return s0 + s1
 }
 
-// dot4 returns the dot products of x with four rows at once, loading x once.
+// dot4 returns the dot products of x with four rows at once, loading x
+// once; each row sums as dot does.
 func dot4(x, w0, w1, w2, w3 []float32) (s0, s1, s2, s3 float32) {
 	n := len(x)
 	w0, w1, w2, w3 = w0[:n], w1[:n], w2[:n], w3[:n]

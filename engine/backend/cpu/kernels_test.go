@@ -129,19 +129,21 @@ func TestAccumRowsAgainstFloat64(t *testing.T) {
 }
 
 // TestDotRowsSameBitsAnyRowCount: a row's dot product has the same bits
-// whether it is computed alone or inside a group of four (prefill and
-// decode agree bit for bit).
+// whether it is computed alone or inside a group of four or eight, in the
+// Go and the assembly kernels (so prefill and decode agree bit for bit).
 func TestDotRowsSameBitsAnyRowCount(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	for _, n := range []int{5, 8, 29, 64, 172} {
-		w, x := guarded(rng, 9, n, n), guarded(rng, 1, n, n)
-		all := make([]float32, 9)
-		dotRows(all, w, n, x)
-		for r := range 9 {
-			one := make([]float32, 1)
-			dotRows(one, w[r*n:], n, x)
-			if math.Float32bits(one[0]) != math.Float32bits(all[r]) {
-				t.Fatalf("n %d row %d: alone %v, in a batch %v", n, r, one[0], all[r])
+	for _, impl := range kernelImpls {
+		for _, n := range []int{5, 8, 29, 64, 172} {
+			w, x := guarded(rng, 13, n, n), guarded(rng, 1, n, n)
+			all := make([]float32, 13)
+			impl.dot(all, w, n, x)
+			for r := range 13 {
+				one := make([]float32, 1)
+				impl.dot(one, w[r*n:], n, x)
+				if math.Float32bits(one[0]) != math.Float32bits(all[r]) {
+					t.Fatalf("%s: n %d row %d: alone %v, in a batch %v", impl.name, n, r, one[0], all[r])
+				}
 			}
 		}
 	}
