@@ -73,16 +73,21 @@ func (d *Device) newOutput(zero bool, shape ...int) (Tensor, []float32) {
 	}
 	c := bits.Len(uint(n - 1))
 	var s *slot
-	if fl := a.free[c]; len(fl) > 0 {
-		s = fl[len(fl)-1]
-		fl[len(fl)-1] = nil
-		a.free[c] = fl[:len(fl)-1]
+	if m := len(a.free[c]); m > 0 {
+		// The popped entry is left in the list's spare capacity: the slot
+		// is live anyway, and clearing it would cost a write barrier.
+		s = a.free[c][m-1]
+		a.free[c] = a.free[c][:m-1]
 		a.freeBytes -= 4 * cap(s.data)
 		if zero {
 			clear(s.data[:n])
 		}
 	} else {
 		s = &slot{data: make([]float32, 1<<c)}
+		// The header's slices point into the slot for good; reuse only
+		// changes their lengths, which stores no pointer (no GC write
+		// barrier).
+		s.t = tensor.Tensor{Shape: s.shape[:0], DType: tensor.F32, Data: unsafe.Slice((*byte)(unsafe.Pointer(&s.data[0])), 4*cap(s.data))}
 	}
 	top := len(a.scopes) - 1
 	a.scopes[top] = append(a.scopes[top], s)
@@ -91,7 +96,8 @@ func (d *Device) newOutput(zero bool, shape ...int) (Tensor, []float32) {
 		return wrap(v, shape...), v
 	}
 	k := copy(s.shape[:], shape)
-	s.t = tensor.Tensor{Shape: s.shape[:k:k], DType: tensor.F32, Data: unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 4*n)}
+	s.t.Shape = s.t.Shape[:k]
+	s.t.Data = s.t.Data[:4*n]
 	return Tensor{&s.t}, v
 }
 
