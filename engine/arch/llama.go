@@ -230,6 +230,13 @@ type llamaRank struct {
 	plan    model.HeadPlan
 	invFreq []float32
 	mscale  float32
+	// args holds the RoPE and attention arguments of the layer being run,
+	// so that a step does not allocate them (one rank runs on one
+	// goroutine).
+	args struct {
+		rope backend.RoPEArgs
+		attn backend.AttnArgs
+	}
 }
 
 // Load reads rank l.Rank's shard of every weight.
@@ -342,14 +349,18 @@ func (m *llamaRank) attention(r *model.Rank, b *model.Batch, i int, L *llamaLaye
 			return []model.SiteTensor{{Name: "k", T: k, Shard: shard(L.kvCols, kvFull)}}
 		})
 	}
-	q = dev.RoPE(q, &backend.RoPEArgs{Heads: nq, HeadDim: hd, Pos: b.Pos, InvFreq: m.invFreq, MScale: m.mscale})
-	k = dev.RoPE(k, &backend.RoPEArgs{Heads: nkv, HeadDim: hd, Pos: b.Pos, InvFreq: m.invFreq, MScale: m.mscale})
+	args := &m.args // reused: the arguments escape to the device interface
+	args.rope = backend.RoPEArgs{Heads: nq, HeadDim: hd, Pos: b.Pos, InvFreq: m.invFreq, MScale: m.mscale}
+	q = dev.RoPE(q, &args.rope)
+	args.rope.Heads = nkv
+	k = dev.RoPE(k, &args.rope)
 	r.Leaf(s.rope, q, func() []model.SiteTensor {
 		return []model.SiteTensor{{Name: "q", T: q, Shard: shard(L.qCols, qFull)}, {Name: "k", T: k, Shard: shard(L.kvCols, kvFull)}}
 	})
 	kv := r.KV.Layers[i]
 	base, pos := kv.Store(dev, b, k, v)
-	o := dev.Attention(q, kv.K, kv.V, &backend.AttnArgs{Heads: nq, KVHeads: nkv, DK: hd, DV: hd, Scale: float32(1 / math.Sqrt(float64(hd))), Window: L.window, Base: base, Pos: pos})
+	args.attn = backend.AttnArgs{Heads: nq, KVHeads: nkv, DK: hd, DV: hd, Scale: float32(1 / math.Sqrt(float64(hd))), Window: L.window, Base: base, Pos: pos}
+	o := dev.Attention(q, kv.K, kv.V, &args.attn)
 	r.Leaf(s.core, q, func() []model.SiteTensor {
 		return []model.SiteTensor{{Name: "attn_out", T: o, Shard: shard(L.qCols, qFull)}}
 	})

@@ -212,7 +212,7 @@ func (s *Session) start(prefill bool, steps int) (*Outcome, error) {
 	s.mu.Lock()
 	s.maxSeen, s.interruptAt, s.mode, s.genLeft, s.running, s.watchStep, s.traceMuted = -1, -1, resumeMode{}, steps, true, -1, false
 	s.mu.Unlock()
-	j := &job{events: make(chan any, 64), reqs: make(chan request), next: s.next}
+	j := &job{events: make(chan any), reqs: make(chan request), next: s.next}
 	s.job = j
 	batch := s.batch
 	go func() {

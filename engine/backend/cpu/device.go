@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"hsdb/engine/backend"
 	"hsdb/engine/tensor"
@@ -21,13 +22,16 @@ func (t Tensor) DType() tensor.DType { return t.Tensor.DType }
 
 // Device is the CPU backend device for one rank. It is safe for use by one
 // goroutine at a time (each virtual rank owns its Device); its ops use a
-// shared pool of worker goroutines for large products.
+// shared pool of worker goroutines for large products. Small op outputs
+// made inside a scope are reused after the scope closes (arena.go).
 type Device struct {
 	name string
 	mu   sync.Mutex
 	held map[*tensor.Tensor]int64 // persistent tensors (Upload, Zeros) and their bytes
 	// inUse is the sum of held.
 	inUse atomic.Int64
+	ar    arena     // op outputs of the open scopes, and reusable buffers
+	rope  ropeCache // the last RoPE call's cos and sin
 }
 
 // New returns a CPU device named "cpu" (or "cpu:RANK" when rank >= 0, so
@@ -50,7 +54,8 @@ func (d *Device) ActDType() tensor.DType { return tensor.F32 }
 // MemoryInUse returns the bytes of persistent tensors: weights made by
 // Upload (aliased pages of a mapped checkpoint count too: they become
 // resident as they are read) and caches made by Zeros, less what Free gave
-// back. Op outputs are garbage-collected and not counted.
+// back. Op outputs are not counted (nor the at most 16 MiB of buffers kept
+// for reuse, arena.go).
 func (d *Device) MemoryInUse() int64 { return d.inUse.Load() }
 
 func host(t backend.Tensor) *tensor.Tensor {
@@ -71,7 +76,43 @@ func f32(t backend.Tensor) []float32 {
 	return h.F32()
 }
 
-func wrap(v []float32, shape ...int) Tensor { return Tensor{tensor.FromF32(v, shape...)} }
+// boxed is an op output's tensor header together with room for its shape,
+// so that wrap allocates once.
+type boxed struct {
+	t     tensor.Tensor
+	shape [3]int
+}
+
+// wrap returns v [shape] as an f32 tensor without copying v: the header and
+// the shape (up to 3 dims) are one allocation.
+func wrap(v []float32, shape ...int) Tensor {
+	if tensor.Numel(shape) != len(v) {
+		panic(&backend.DeviceError{Device: "cpu", Op: "wrap", Err: fmt.Errorf("%d values for shape %v", len(v), append([]int(nil), shape...))}) // a copy, so shape does not escape
+	}
+	b := &boxed{}
+	var dims []int
+	if len(shape) <= len(b.shape) {
+		n := copy(b.shape[:], shape)
+		dims = b.shape[:n:n]
+	} else {
+		dims = append([]int(nil), shape...)
+	}
+	var data []byte
+	if len(v) > 0 {
+		data = unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 4*len(v))
+	}
+	b.t = tensor.Tensor{Shape: dims, DType: tensor.F32, Data: data}
+	return Tensor{&b.t}
+}
+
+// f32View returns t's values as float32: a view of an F32 tensor, a widened
+// copy of any other dtype (small parameters such as norm weights).
+func f32View(t *tensor.Tensor) []float32 {
+	if t.DType == tensor.F32 {
+		return t.F32()
+	}
+	return t.ToF32()
+}
 
 // Upload wraps t as a device tensor. Aligned data is aliased, not copied.
 func (d *Device) Upload(t *tensor.Tensor) backend.Tensor {
@@ -104,21 +145,31 @@ func (d *Device) Zeros(dt tensor.DType, shape ...int) backend.Tensor {
 	return Tensor{t}
 }
 
-// Alloc returns a zeroed float32 activation tensor.
-func (d *Device) Alloc(shape ...int) backend.Tensor { return Tensor{tensor.New(tensor.F32, shape...)} }
+// Alloc returns a zeroed float32 activation tensor [shape], owned by the
+// current scope like an op output.
+func (d *Device) Alloc(shape ...int) backend.Tensor {
+	t, _ := d.newOutput(true, shape...)
+	return t
+}
 
-// Free stops counting a persistent tensor; its memory returns when the
-// garbage collector runs (or, for a mapped weight, when the mapping closes).
+// Free ends t's life: a persistent tensor stops being counted (its memory
+// returns when the garbage collector runs or, for a mapped weight, when the
+// mapping closes); an op output owned by an open scope is reused by later
+// ops. t must not be used afterwards; a second Free does nothing.
 func (d *Device) Free(t backend.Tensor) {
 	h, ok := t.(Tensor)
 	if !ok {
 		return
 	}
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	if n, held := d.held[h.Tensor]; held {
+	n, held := d.held[h.Tensor]
+	if held {
 		d.inUse.Add(-n)
 		delete(d.held, h.Tensor)
+	}
+	d.mu.Unlock()
+	if !held {
+		d.ar.freeOutput(t)
 	}
 }
 
@@ -174,9 +225,3 @@ func (d *Device) Moments(t backend.Tensor, r0, r1, c0, c1 int) tensor.Moments {
 	}
 	return m
 }
-
-// PushScope does nothing on the CPU: op outputs are garbage-collected.
-func (d *Device) PushScope() {}
-
-// PopScope does nothing on the CPU: op outputs are garbage-collected.
-func (d *Device) PopScope(keep ...backend.Tensor) {}

@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"fmt"
-	"math"
 
 	"hsdb/engine/backend"
 	"hsdb/engine/tensor"
@@ -18,31 +17,30 @@ func sameShape(op string, a, b *tensor.Tensor) {
 func (d *Device) Add(a, b backend.Tensor) backend.Tensor {
 	sameShape("add", host(a), host(b))
 	av, bv := f32(a), f32(b)
-	y := make([]float32, len(av))
+	res, y := d.newOutput(false, host(a).Shape...)
+	bv = bv[:len(av)]
 	for i := range y {
 		y[i] = av[i] + bv[i]
 	}
-	return wrap(y, host(a).Shape...)
+	return res
 }
 
 // Scale returns a · s elementwise.
 func (d *Device) Scale(a backend.Tensor, s float32) backend.Tensor {
 	av := f32(a)
-	y := make([]float32, len(av))
+	res, y := d.newOutput(false, host(a).Shape...)
 	for i, v := range av {
 		y[i] = v * s
 	}
-	return wrap(y, host(a).Shape...)
+	return res
 }
 
-// SiluMul returns silu(gate)·up with silu(x) = x / (1 + e^-x), as PyTorch's
-// F.silu computes it.
+// SiluMul returns silu(gate)·up for gate, up [rows, n] f32, with silu(x) =
+// x / (1 + e^-x) as PyTorch's F.silu (see siluMul for the rounding).
 func (d *Device) SiluMul(gate, up backend.Tensor) backend.Tensor {
 	sameShape("silu_mul", host(gate), host(up))
 	g, u := f32(gate), f32(up)
-	y := make([]float32, len(g))
-	for i, v := range g {
-		y[i] = v / (1 + float32(math.Exp(float64(-v)))) * u[i]
-	}
-	return wrap(y, host(gate).Shape...)
+	res, y := d.newOutput(false, host(gate).Shape...)
+	siluMul(y, g, u)
+	return res
 }

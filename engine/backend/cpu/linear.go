@@ -10,9 +10,10 @@ import (
 // Linear computes y = x·Wᵀ + b: x [tokens, in] f32, w [out, in] f32/bf16/f16
 // (nn.Linear's layout), b [out] or nil. Out: [tokens, out] f32.
 //
-// Work is split over output features; each worker widens a block of weight
-// rows to float32 once and reuses it for a block of tokens, so bf16 weights
-// cost one conversion per row per 32 tokens.
+// Work is split over blocks of output features (linearBlockRows); each
+// worker widens a block of weight rows to float32 once and runs every token
+// through it with dotRows while it is in cache, so bf16 weights cost one
+// conversion per row per call.
 func (d *Device) Linear(x, w, b backend.Tensor) backend.Tensor {
 	xt, wt := host(x), host(w)
 	T, in := xt.Rows(), xt.Cols()
@@ -21,26 +22,22 @@ func (d *Device) Linear(x, w, b backend.Tensor) backend.Tensor {
 		panic(&backend.DeviceError{Device: d.name, Op: "linear", Err: fmt.Errorf("x %v and weight %v: inner dims %d != %d", xt.Shape, wt.Shape, in, win)})
 	}
 	xv := f32(x)
-	y := make([]float32, T*out)
+	res, y := d.newOutput(false, T, out) // dotRows writes every element
 	var bias []float32
 	if b != nil {
 		bt := host(b)
 		if bt.Numel() != out {
 			panic(&backend.DeviceError{Device: d.name, Op: "linear", Err: fmt.Errorf("bias %v for %d outputs", bt.Shape, out)})
 		}
-		bias = bt.ToF32()
+		bias = f32View(bt)
 	}
-	const ob = 4 // weight rows per micro-kernel
-	blocks := (out + ob - 1) / ob
-	parallelFor(blocks, T*out*in, func(lo, hi int) {
-		var scratch []float32
-		for blk := lo; blk < hi; blk++ {
-			o0 := blk * ob
-			o1 := min(o0+ob, out)
-			wrows := weightRows(wt, o0, o1, &scratch)
-			linearBlock(y, xv, wrows, T, in, out, o0, o1)
-		}
-	})
+	rb := linearBlockRows(out, in, T*out*in)
+	blocks := (out + rb - 1) / rb
+	if parallel(blocks, T*out*in) {
+		parallelFor(blocks, func(lo, hi int) { linearBlocks(y, xv, wt, T, rb, lo, hi) })
+	} else {
+		linearBlocks(y, xv, wt, T, rb, 0, blocks)
+	}
 	if bias != nil {
 		for t := range T {
 			row := y[t*out : (t+1)*out]
@@ -49,7 +46,22 @@ func (d *Device) Linear(x, w, b backend.Tensor) backend.Tensor {
 			}
 		}
 	}
-	return wrap(y, T, out)
+	return res
+}
+
+// linearBlocks computes y [T, out] = x [T, in] · wᵀ for the output
+// features of blocks [lo, hi) of rb rows of w [out, in].
+func linearBlocks(y, x []float32, w *tensor.Tensor, T, rb, lo, hi int) {
+	out, in := w.Rows(), w.Cols()
+	var scratch []float32
+	for blk := lo; blk < hi; blk++ {
+		o0 := blk * rb
+		o1 := min(o0+rb, out)
+		wrows := weightRows(w, o0, o1, &scratch)
+		for t := range T {
+			dotRows(y[t*out+o0:t*out+o1], wrows, in, x[t*in:(t+1)*in])
+		}
+	}
 }
 
 // weightRows returns rows [o0,o1) of w as float32: a view for F32 weights, or
@@ -83,63 +95,15 @@ func weightRows(w *tensor.Tensor, o0, o1 int, scratch *[]float32) []float32 {
 	return s
 }
 
-// linearBlock computes y[t, o0:o1] for all tokens t from the widened weight
-// rows w [(o1-o0), in].
-func linearBlock(y, x, w []float32, T, in, out, o0, o1 int) {
-	n := o1 - o0
-	for t := range T {
-		xr := x[t*in : (t+1)*in]
-		yr := y[t*out : (t+1)*out]
-		if n == 4 {
-			s0, s1, s2, s3 := dot4(xr, w[:in], w[in:2*in], w[2*in:3*in], w[3*in:4*in])
-			yr[o0], yr[o0+1], yr[o0+2], yr[o0+3] = s0, s1, s2, s3
-			continue
-		}
-		for j := range n {
-			yr[o0+j] = dot(xr, w[j*in:(j+1)*in])
-		}
+// linearBlockRows returns how many weight rows one unit of Linear's work
+// covers: about 16 KiB of float32 weights (so a block stays in the L1 cache
+// while every token passes through it), a multiple of 4 (dotRows' group),
+// and small enough that a product worth splitting (work >= parallelMin
+// multiply-adds) gives every worker a block.
+func linearBlockRows(out, in, work int) int {
+	rb := max(4, (16<<10)/4/max(in, 1)/4*4)
+	if work >= parallelMin && workers > 1 {
+		rb = min(rb, max(4, (out+workers-1)/workers+3)/4*4)
 	}
-}
-
-// dot returns Σ a[i]·b[i] with four partial sums (len(b) >= len(a)).
-func dot(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
-// dot4 returns the dot products of x with four rows at once, loading x once.
-func dot4(x, w0, w1, w2, w3 []float32) (s0, s1, s2, s3 float32) {
-	n := len(x)
-	w0, w1, w2, w3 = w0[:n], w1[:n], w2[:n], w3[:n]
-	var a0, a1, a2, a3 float32
-	i := 0
-	for ; i+2 <= n; i += 2 {
-		x0, x1 := x[i], x[i+1]
-		s0 += x0 * w0[i]
-		a0 += x1 * w0[i+1]
-		s1 += x0 * w1[i]
-		a1 += x1 * w1[i+1]
-		s2 += x0 * w2[i]
-		a2 += x1 * w2[i+1]
-		s3 += x0 * w3[i]
-		a3 += x1 * w3[i+1]
-	}
-	for ; i < n; i++ {
-		s0 += x[i] * w0[i]
-		s1 += x[i] * w1[i]
-		s2 += x[i] * w2[i]
-		s3 += x[i] * w3[i]
-	}
-	return s0 + a0, s1 + a1, s2 + a2, s3 + a3
+	return rb
 }

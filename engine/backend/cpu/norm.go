@@ -13,16 +13,16 @@ import (
 func (d *Device) RMSNorm(x, w backend.Tensor, eps float32) backend.Tensor {
 	xt := host(x)
 	n := xt.Cols()
-	wv := host(w).ToF32()
+	wv := f32View(host(w))
 	if len(wv) != n {
 		panic(&backend.DeviceError{Device: d.name, Op: "rmsnorm", Err: fmt.Errorf("weight of %d elements for rows of %d", len(wv), n)})
 	}
 	xv := f32(x)
-	y := make([]float32, len(xv))
+	res, y := d.newOutput(false, xt.Shape...)
 	for r := 0; r < xt.Rows(); r++ {
 		rmsRow(y[r*n:(r+1)*n], xv[r*n:(r+1)*n], wv, eps)
 	}
-	return wrap(y, xt.Shape...)
+	return res
 }
 
 func rmsRow(y, x, w []float32, eps float32) {

@@ -42,8 +42,7 @@ func f64(v []float32) []float64 {
 
 // TestLinearAgainstFloat64: y = x·Wᵀ + b for f32 and bf16 weights against a
 // float64 reference over the same (bf16-rounded) weights, with sizes that
-// are not multiples of the 4-row micro-kernel, large enough to run in
-// parallel.
+// are not multiples of the 4-row micro-kernel.
 func TestLinearAgainstFloat64(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	d := New(-1)
@@ -218,4 +217,71 @@ func BenchmarkLinear(b *testing.B) {
 		d.Linear(x, w, nil)
 	}
 	b.ReportMetric(2*64*4096*4096*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+// TestWrapShapes: wrap keeps the values and any number of dims, and a
+// shape that does not match the values panics with a DeviceError.
+func TestWrapShapes(t *testing.T) {
+	v := []float32{1, 2, 3, 4}
+	for _, shape := range [][]int{{4}, {2, 2}, {1, 2, 2}, {1, 2, 1, 2}} {
+		w := wrap(v, shape...)
+		if got := w.Shape(); len(got) != len(shape) || tensor.Numel(got) != 4 || got[len(got)-1] != shape[len(shape)-1] {
+			t.Fatalf("wrap(%v): shape %v", shape, got)
+		}
+		near(t, "wrap", f64(w.F32()), f64(v), 0)
+	}
+	defer func() {
+		if _, ok := recover().(*backend.DeviceError); !ok {
+			t.Fatal("wrap of 4 values as [3] did not panic with a DeviceError")
+		}
+	}()
+	wrap(v, 3)
+}
+
+// TestSplitMatchesInline: Linear and Attention give the same bits when their
+// work is split over the worker pool (parallelMin forced to 1) as inline:
+// every output element is computed by the same kernel calls either way.
+func TestSplitMatchesInline(t *testing.T) {
+	if workers < 2 {
+		t.Skip("one worker: nothing is split")
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	d := New(-1)
+	x, w, b := randT(rng, 5, 67), randT(rng, 203, 67), randT(rng, 203)
+	heads, kvh, dk := 4, 2, 8
+	k, v := randT(rng, 40, kvh*dk), randT(rng, 40, kvh*dk)
+	q := randT(rng, 3, heads*dk)
+	a := &backend.AttnArgs{Heads: heads, KVHeads: kvh, DK: dk, DV: dk, Scale: 0.35, Base: []int32{0, 0, 20}, Pos: []int32{17, 18, 9}}
+	run := func() ([]float32, []float32) { return vals(d.Linear(x, w, b)), vals(d.Attention(q, k, v, a)) }
+	lin, att := run()
+	saved := parallelMin
+	parallelMin = 1
+	defer func() { parallelMin = saved }()
+	if !parallel(2, 1) {
+		t.Fatal("parallelMin = 1 does not split")
+	}
+	lin2, att2 := run()
+	for what, p := range map[string][2][]float32{"linear": {lin, lin2}, "attention": {att, att2}} {
+		for i := range p[0] {
+			if math.Float32bits(p[0][i]) != math.Float32bits(p[1][i]) {
+				t.Fatalf("%s[%d]: inline %v, split %v", what, i, p[0][i], p[1][i])
+			}
+		}
+	}
+}
+
+// TestRoPECacheFollowsArgs: one device rotating by positions A, then B of
+// the same length, then A with another scale, then A again gives what a
+// fresh device gives each time (the cache never serves stale angles).
+func TestRoPECacheFollowsArgs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 20))
+	x := randT(rng, 2, 8)
+	d := New(-1)
+	for _, c := range []struct {
+		pos    []int32
+		mscale float32
+	}{{[]int32{3, 4}, 1}, {[]int32{3, 5}, 1}, {[]int32{3, 4}, 1.5}, {[]int32{3, 4}, 1}} {
+		a := &backend.RoPEArgs{Heads: 2, HeadDim: 4, Pos: c.pos, InvFreq: []float32{1, 0.01}, MScale: c.mscale}
+		near(t, "rope", f64(vals(d.RoPE(x, a))), f64(vals(New(-1).RoPE(x, a))), 0)
+	}
 }

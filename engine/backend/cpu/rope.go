@@ -3,14 +3,16 @@ package cpu
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"hsdb/engine/backend"
 )
 
-// RoPE rotates each head of x [tokens, Heads*HeadDim] by position (see
-// backend.RoPEArgs). The angle pos·inv_freq is formed in float32 and its
-// cosine and sine rounded to float32, as HF's rotary embedding does in
-// float32.
+// RoPE rotates each head of x [tokens, Heads*HeadDim] f32 by position (see
+// backend.RoPEArgs); out [tokens, Heads*HeadDim] f32. The angle
+// pos·inv_freq is formed in float32 and its cosine and sine rounded to
+// float32, as HF's rotary embedding does in float32; the device keeps them
+// for the next call with the same positions (ropeCache).
 func (d *Device) RoPE(x backend.Tensor, a *backend.RoPEArgs) backend.Tensor {
 	xt := host(x)
 	T, cols := xt.Rows(), xt.Cols()
@@ -19,16 +21,10 @@ func (d *Device) RoPE(x backend.Tensor, a *backend.RoPEArgs) backend.Tensor {
 		panic(&backend.DeviceError{Device: d.name, Op: "rope", Err: fmt.Errorf("x %v for %d heads of %d, %d positions, %d frequencies", xt.Shape, a.Heads, a.HeadDim, len(a.Pos), len(a.InvFreq))})
 	}
 	xv := f32(x)
-	y := make([]float32, len(xv))
-	cos := make([]float32, half)
-	sin := make([]float32, half)
+	res, y := d.newOutput(false, xt.Shape...) // every head is written whole
+	cos, sin := d.rope.angles(a)
 	for t := range T {
-		p := float32(a.Pos[t])
-		for i, f := range a.InvFreq {
-			ang := float64(p * f)
-			cos[i] = float32(math.Cos(ang)) * a.MScale
-			sin[i] = float32(math.Sin(ang)) * a.MScale
-		}
+		cos, sin := cos[t*half:(t+1)*half], sin[t*half:(t+1)*half]
 		for h := range a.Heads {
 			off := t*cols + h*a.HeadDim
 			src, dst := xv[off:off+a.HeadDim], y[off:off+a.HeadDim]
@@ -47,5 +43,45 @@ func (d *Device) RoPE(x backend.Tensor, a *backend.RoPEArgs) backend.Tensor {
 			}
 		}
 	}
-	return wrap(y, xt.Shape...)
+	return res
+}
+
+// ropeCache keeps the cos and sin of the last RoPE call: every layer's q and
+// k of a step rotate by the same positions and frequencies, so a decode step
+// computes them once instead of twice per layer.
+type ropeCache struct {
+	pos      []int32
+	invFreq  []float32
+	mscale   float32
+	cos, sin []float32 // [tokens, HeadDim/2], times mscale
+}
+
+// ropeCacheMax is the most cos (and sin) values kept between calls; larger
+// tables (long prefills) are computed per call.
+const ropeCacheMax = 1 << 16
+
+// angles returns cos(pos·f)·MScale and sin(pos·f)·MScale for every token
+// and frequency of a ([tokens, HeadDim/2] each): the angle is formed in
+// float32, its cosine and sine taken in float64 and rounded to float32, as
+// HF's float32 rotary embedding. They come from the cache when a has the
+// same positions, frequencies and scale as the call that filled it.
+func (c *ropeCache) angles(a *backend.RoPEArgs) (cos, sin []float32) {
+	half, T := len(a.InvFreq), len(a.Pos)
+	if c.mscale == a.MScale && slices.Equal(c.pos, a.Pos) && slices.Equal(c.invFreq, a.InvFreq) && len(c.cos) == T*half {
+		return c.cos, c.sin
+	}
+	cos, sin = make([]float32, T*half), make([]float32, T*half)
+	for t, p := range a.Pos {
+		for i, f := range a.InvFreq {
+			ang := float64(float32(p) * f)
+			cos[t*half+i] = float32(math.Cos(ang)) * a.MScale
+			sin[t*half+i] = float32(math.Sin(ang)) * a.MScale
+		}
+	}
+	if T*half <= ropeCacheMax {
+		c.pos = append(c.pos[:0], a.Pos...)
+		c.invFreq = append(c.invFreq[:0], a.InvFreq...)
+		c.mscale, c.cos, c.sin = a.MScale, cos, sin
+	}
+	return cos, sin
 }

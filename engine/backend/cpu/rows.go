@@ -11,7 +11,7 @@ import (
 func (d *Device) Embedding(table backend.Tensor, ids []int32, start int) backend.Tensor {
 	tt := host(table)
 	V, H := tt.Rows(), tt.Cols()
-	y := make([]float32, len(ids)*H)
+	res, y := d.newOutput(true, len(ids), H) // ids outside the shard stay 0
 	var scratch []float32
 	for i, id := range ids {
 		r := int(id) - start
@@ -20,7 +20,7 @@ func (d *Device) Embedding(table backend.Tensor, ids []int32, start int) backend
 		}
 		copy(y[i*H:(i+1)*H], weightRows(tt, r, r+1, &scratch))
 	}
-	return wrap(y, len(ids), H)
+	return res
 }
 
 // SliceCols copies columns [c0, c1) of x.
@@ -37,14 +37,15 @@ func (d *Device) ConcatCols(xs ...backend.Tensor) backend.Tensor {
 		}
 		cols += host(x).Cols()
 	}
-	y := make([]float32, 0, rows*cols)
+	res, y := d.newOutput(false, rows, cols)
+	o := 0
 	for r := range rows {
 		for _, x := range xs {
 			c := host(x).Cols()
-			y = append(y, f32(x)[r*c:(r+1)*c]...)
+			o += copy(y[o:], f32(x)[r*c:(r+1)*c])
 		}
 	}
-	return wrap(y, rows, cols)
+	return res
 }
 
 // GatherRows returns the rows x[idx[i]].
@@ -52,14 +53,16 @@ func (d *Device) GatherRows(x backend.Tensor, idx []int32) backend.Tensor {
 	xt := host(x)
 	c := xt.Cols()
 	xv := f32(x)
-	y := make([]float32, len(idx)*c)
-	for i, r := range idx {
+	for _, r := range idx {
 		if int(r) < 0 || int(r) >= xt.Rows() {
 			panic(&backend.DeviceError{Device: d.name, Op: "gather_rows", Err: fmt.Errorf("row %d of %v", r, xt.Shape)})
 		}
+	}
+	res, y := d.newOutput(false, len(idx), c)
+	for i, r := range idx {
 		copy(y[i*c:(i+1)*c], xv[int(r)*c:(int(r)+1)*c])
 	}
-	return wrap(y, len(idx), c)
+	return res
 }
 
 // ScatterAddRows adds w[i]·src[i] into dst[idx[i]] in place.
