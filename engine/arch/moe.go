@@ -161,7 +161,10 @@ func (L *moeLayer) forward(r *model.Rank, b *model.Batch, x backend.Tensor) back
 	T, E, k := b.Tokens(), d.experts, d.route.topK
 	r.Enter(L.site, x)
 
-	logits := dev.Linear(x, L.gate, nil) // [T, E]
+	// HF's DeepseekV3TopkRouter / DeepseekV2 gate compute the logits in
+	// float32 whatever the model's dtype; so do we, so that bf16 runs route
+	// as HF's do.
+	logits := dev.Linear(dev.ToF32(x), L.gate, nil) // [T, E] f32
 	ids, w := L.route.route(dev.ToHost(logits, 0, T, 0, E).F32(), T)
 	load := expertLoad(ids, E)
 	idsT := idsTensor(ids, T, k)

@@ -114,6 +114,11 @@ type Device interface {
 	Add(a, b Tensor) Tensor
 	// Scale returns a · s elementwise.
 	Scale(a Tensor, s float32) Tensor
+	// ToF32 returns x converted to float32 (x itself when it already is):
+	// a scoped activation, for the few computations HF does in float32
+	// whatever the model's dtype (DeepSeek's router logits,
+	// DeepseekV3TopkRouter's F.linear on hidden_states.float()).
+	ToF32(x Tensor) Tensor
 	// SiluMul returns silu(gate) · up elementwise (vLLM's SiluAndMul on the
 	// two halves of gate_up_proj's output; silu(x) = x·sigmoid(x)).
 	SiluMul(gate, up Tensor) Tensor

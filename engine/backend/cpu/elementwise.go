@@ -44,3 +44,9 @@ func (d *Device) SiluMul(gate, up backend.Tensor) backend.Tensor {
 	siluMul(y, g, u)
 	return res
 }
+
+// ToF32 returns x: CPU activations are float32 already.
+func (d *Device) ToF32(x backend.Tensor) backend.Tensor {
+	f32(x)
+	return x
+}

@@ -239,6 +239,26 @@ func (d *Device) Scale(a backend.Tensor, s float32) backend.Tensor {
 	return y
 }
 
+// ToF32 returns x converted to float32, a scoped activation (x itself when
+// it is float32 already).
+func (d *Device) ToF32(x backend.Tensor) backend.Tensor {
+	const op = "to_f32"
+	xt := d.get(op, x)
+	d.float(op, xt)
+	if xt.dt == tensor.F32 {
+		return x
+	}
+	var y *Tensor
+	d.do(op, func() error {
+		var err error
+		if y, err = d.output(tensor.F32, xt.shape...); err != nil || xt.numel() == 0 {
+			return err
+		}
+		return d.g.Cast(y.ptr(), xt.ptr(), int64(xt.numel()), xt.dt, tensor.F32)
+	})
+	return y
+}
+
 // SiluMul returns silu(gate)·up elementwise, silu(g) = g/(1+e^-g) (vLLM
 // SiluAndMul).
 func (d *Device) SiluMul(gate, up backend.Tensor) backend.Tensor {
