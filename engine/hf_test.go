@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"strconv"
 	"testing"
 
 	"hsdb/engine/safetensors"
@@ -58,22 +59,19 @@ func (r *hfReference) tensor(t testing.TB, name string) *tensor.Tensor {
 
 // checkHFParity runs fixture name with opts and compares every decoder
 // layer's stream (= HF's decoder layer output) and the logits with HF's
-// from refFile (reference.safetensors in f32, reference_bf16.safetensors):
-// within tol of each tensor's max |value| when cosMin is 0, else by cosine
-// similarity >= cosMin (bf16 runs).
-func checkHFParity(t *testing.T, name string, opts Options, tol, cosMin float64, refFile string) {
+// float32 values: within tol of each tensor's max |value| when cosMin is 0;
+// otherwise (bf16 runs) by cosine similarity, at least bf16Floor(cosMin, HF's
+// own bf16 cosine).
+func checkHFParity(t *testing.T, name string, opts Options, tol, cosMin float64) {
 	ref, dir := loadReference(t, name)
-	want, err := safetensors.Open(dir + "/" + refFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer want.Close()
-	wantT := func(n string) []float32 {
-		x, err := want.Tensor(n)
+	var hfBF16 map[string]string // HF's bf16 run: its cosine with f32 per tensor
+	if cosMin > 0 {
+		f, err := safetensors.Open(dir + "/reference_bf16.safetensors")
 		if err != nil {
 			t.Fatal(err)
 		}
-		return x.ToF32()
+		hfBF16 = f.Metadata()
+		f.Close()
 	}
 	e, err := Open(dir, opts)
 	if err != nil {
@@ -85,15 +83,17 @@ func checkHFParity(t *testing.T, name string, opts Options, tol, cosMin float64,
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmp := func(what string, got, want []float32) {
+	cmp := func(what, key string, got []float32) {
 		t.Helper()
+		want := ref.tensor(t, key).ToF32()
 		if cosMin > 0 {
-			min := cosMin
-			if what == "logits" {
-				min = 1 - 10*(1-cosMin) // the head adds a final norm and a vocab projection in bf16
+			hf, err := strconv.ParseFloat(hfBF16["cosine_with_f32."+key], 64)
+			if err != nil {
+				t.Fatalf("reference_bf16.safetensors: no cosine for %s: %v", key, err)
 			}
+			min := bf16Floor(cosMin, hf)
 			if c := cosine(got, want); c < min {
-				t.Errorf("%s %+v: %s cosine %.6f with HF, want >= %v", name, opts, what, c, min)
+				t.Errorf("%s %+v: %s cosine %.6f with HF f32, want >= %.6f (HF's own bf16 run: %.6f)", name, opts, what, c, min, hf)
 			}
 			return
 		}
@@ -103,15 +103,23 @@ func checkHFParity(t *testing.T, name string, opts Options, tol, cosMin float64,
 	}
 	for i := range e.Dims.Layers {
 		k := fmt.Sprintf("model.layers.%d/stream", i)
-		want := wantT(fmt.Sprintf("layer.%d", i))
 		if len(rec.got[k]) != e.World {
 			t.Fatalf("%s: stream of layer %d seen on %d ranks, want %d", name, i, len(rec.got[k]), e.World)
 		}
 		for r, got := range rec.got[k] {
-			cmp(fmt.Sprintf("rank %d layer %d stream", r, i), got.F32(), want)
+			cmp(fmt.Sprintf("rank %d layer %d stream", r, i), fmt.Sprintf("layer.%d", i), got.F32())
 		}
 	}
-	cmp("logits", logits.Values.F32(), wantT("logits"))
+	cmp("logits", "logits", logits.Values.F32())
+}
+
+// bf16Floor is the cosine a bf16 run must reach against float32 values:
+// target (issue 6: 0.9999 per layer), unless bf16 rounding alone does not
+// allow it — HF transformers' own bf16 run of the same checkpoint reaches
+// only hf (0.99977 on the DeepSeek-V3 fixture's last layer) — and then
+// hsdb's error 1-cos may be at most 1.5 times HF's.
+func bf16Floor(target, hf float64) float64 {
+	return min(target, 1-1.5*(1-hf))
 }
 
 var llamaFamily = []string{"llama", "llama3", "mistral", "qwen2", "qwen3"}
@@ -126,7 +134,7 @@ func TestHFParityLlamaFamily(t *testing.T) {
 		for _, name := range llamaFamily {
 			for _, tp := range []int{1, 2, 4} {
 				t.Run(fmt.Sprintf("%s/tp%d", name, tp), func(t *testing.T) {
-					checkHFParity(t, name, Options{TP: tp, Device: dev}, relTol(dev), 0, "reference.safetensors")
+					checkHFParity(t, name, Options{TP: tp, Device: dev}, relTol(dev), 0)
 				})
 			}
 		}
@@ -134,14 +142,15 @@ func TestHFParityLlamaFamily(t *testing.T) {
 }
 
 // TestHFParityBF16: on CUDA with bf16 weights and activations, every layer's
-// stream keeps a cosine similarity of at least 0.9999 with HF's own bf16 run
-// (reference_bf16.safetensors; issue 6's bf16 tolerance), the logits 0.999.
+// stream and the logits keep a cosine similarity with HF's float32 values of
+// at least 0.9999 (issue 6's bf16 tolerance), or, where HF's own bf16 run
+// does not reach that, within 1.5 times HF's bf16 error (bf16Floor).
 func TestHFParityBF16(t *testing.T) {
 	requireCUDA(t)
 	for _, name := range llamaFamily {
 		for _, tp := range []int{1, 2} {
 			t.Run(fmt.Sprintf("%s/tp%d", name, tp), func(t *testing.T) {
-				checkHFParity(t, name, Options{TP: tp, Device: "cuda", DType: tensor.BF16}, 0, 0.9999, "reference_bf16.safetensors")
+				checkHFParity(t, name, Options{TP: tp, Device: "cuda", DType: tensor.BF16}, 0, 0.9999)
 			})
 		}
 	}

@@ -269,14 +269,13 @@ func TestHFParityDeepseekRoPE(t *testing.T) {
 }
 
 // TestHFParityDeepseekBF16 runs the DeepSeek fixtures on CUDA in bf16 (issue
-// 5's bf16 tolerance): every layer's stream keeps a cosine similarity of at
-// least 0.9999 with HF transformers' own bf16 run of the same checkpoint
-// (reference_bf16.safetensors, scripts/fixtures/make_bf16_references.py on
-// the GPU machine), at --tp 1 and 2. HF's bf16 run is itself only 0.9997 to
-// 0.9999 from its float32 one on these fixtures (recorded in that file's
-// metadata), so float32 values are not the reference for bf16. Expert
-// choices are compared in the f32 runs of hfParity. Skipped where no CUDA
-// backend is present.
+// 5's bf16 tolerance), at --tp 1 and 2: every layer's stream keeps a cosine
+// similarity with HF's float32 values of at least 0.9999 or, where HF
+// transformers' own bf16 run of the same checkpoint does not reach that
+// (0.99977 on deepseek_v3's last layer: bf16 rounding alone; recorded in
+// reference_bf16.safetensors by scripts/fixtures/make_bf16_references.py),
+// an error 1-cos at most 1.5 times HF's. Expert choices are compared in the
+// f32 runs of hfParity. Skipped where no CUDA backend is present.
 func TestHFParityDeepseekBF16(t *testing.T) {
 	for _, name := range []string{"deepseek_v3", "deepseek_v2"} {
 		f := loadFixture(t, name)
@@ -295,16 +294,21 @@ func TestHFParityDeepseekBF16(t *testing.T) {
 				if _, err := e.Prefill(f.seqs, rec, true); err != nil {
 					t.Fatal(err)
 				}
-				bf16, _ := readSafetensors(t, filepath.Join(f.dir, "reference_bf16.safetensors"))
+				_, hf := readSafetensors(t, filepath.Join(f.dir, "reference_bf16.safetensors"))
 				for i := range e.Dims.Layers {
-					want := bf16[fmt.Sprintf("layer.%d", i)].ToF32()
+					want := f.ref[fmt.Sprintf("layer.%d", i)].ToF32()
+					hfCos, err := strconv.ParseFloat(hf[fmt.Sprintf("cosine_with_f32.layer.%d", i)], 64)
+					if err != nil {
+						t.Fatalf("reference_bf16.safetensors: layer %d: %v", i, err)
+					}
+					floor := min(0.9999, 1-1.5*(1-hfCos))
 					for r := range tp {
 						got := rankTensor(rec, fmt.Sprintf("model.layers.%d/stream", i), r)
 						if got == nil {
 							t.Fatalf("layer %d rank %d: no stream recorded", i, r)
 						}
-						if c := cosine(got.ToF32(), want); c < 0.9999 {
-							t.Errorf("layer %d rank %d: cosine %.6f with HF's bf16 run, want >= 0.9999", i, r, c)
+						if c := cosine(got.ToF32(), want); c < floor {
+							t.Errorf("layer %d rank %d: cosine %.6f with HF f32, want >= %.6f (HF's own bf16 run: %.6f)", i, r, c, floor, hfCos)
 						}
 					}
 				}
