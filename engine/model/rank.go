@@ -97,5 +97,7 @@ func (r *Rank) visit(ev *Event, tensors func() []SiteTensor) {
 // forward step; the driver returns Err.
 type StopError struct{ Err error }
 
+// Error returns the hook's error message.
 func (e *StopError) Error() string { return e.Err.Error() }
+// Unwrap returns the cause, for errors.Is and errors.As.
 func (e *StopError) Unwrap() error { return e.Err }
