@@ -174,6 +174,7 @@ type DeviceError struct {
 
 // Error returns the message: device, op and cause.
 func (e *DeviceError) Error() string { return fmt.Sprintf("%s: %s: %v", e.Device, e.Op, e.Err) }
+
 // Unwrap returns the cause, for errors.Is and errors.As.
 func (e *DeviceError) Unwrap() error { return e.Err }
 

@@ -99,5 +99,6 @@ type StopError struct{ Err error }
 
 // Error returns the hook's error message.
 func (e *StopError) Error() string { return e.Err.Error() }
+
 // Unwrap returns the cause, for errors.Is and errors.As.
 func (e *StopError) Unwrap() error { return e.Err }
