@@ -3,6 +3,9 @@
 // to an HF directory by `hsdb convert llama2c` (scripts/convert-stories.sh
 // regenerates it): config.json, model.safetensors (float32), tokenizer.bin
 // (llama2.c format) and tokenizer.model (SentencePiece).
+//
+// It holds data only and imports nothing of hsdb; engine.LoadDefault reads
+// it.
 package stories
 
 import "embed"
