@@ -1,7 +1,6 @@
 package tokenizer
 
 import (
-	"container/heap"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -147,9 +146,9 @@ func (b *hfBPE) tokenize(dst []int32, word string) []int32 {
 
 // merge appends the BPE ids of word to dst (tokenize without the cache).
 func (b *hfBPE) merge(dst []int32, word string) []int32 {
-	syms := make([]hfSym, 0, len(word))
+	syms := make([]bpeSym, 0, len(word))
 	add := func(id int32) {
-		syms = append(syms, hfSym{id: id, prev: len(syms) - 1, next: len(syms) + 1})
+		syms = append(syms, bpeSym{id: id, prev: len(syms) - 1, next: len(syms) + 1})
 	}
 	unkPending := false
 	for i, r := range word {
@@ -243,67 +242,11 @@ func (c *hfCache) put(word string, ids []int32) {
 	c.mu.Unlock()
 }
 
-type hfSym struct {
-	id         int32
-	prev, next int
-	dead       bool
-}
-
 // mergeAll merges syms in place: lowest rank first, then lowest position,
 // as word.rs merge_all's BinaryHeap orders Merge{pos, rank, new_id}.
-func (b *hfBPE) mergeAll(syms []hfSym) {
-	h := &hfHeap{}
-	push := func(left int) {
-		if left < 0 || syms[left].next < 0 {
-			return
-		}
-		r := syms[left].next
-		if m, ok := b.merges[uint64(uint32(syms[left].id))<<32|uint64(uint32(syms[r].id))]; ok {
-			heap.Push(h, hfCand{rank: m.rank, pos: left, id: m.id, left: syms[left].id, right: syms[r].id})
-		}
-	}
-	for i := 0; i+1 < len(syms); i++ {
-		push(i)
-	}
-	for h.Len() > 0 {
-		c := heap.Pop(h).(hfCand)
-		l := &syms[c.pos]
-		// A stale entry: the pair at pos is no longer (left, right).
-		if l.dead || l.id != c.left || l.next < 0 || syms[l.next].id != c.right {
-			continue
-		}
-		r := l.next
-		l.id = c.id
-		syms[r].dead = true
-		l.next = syms[r].next
-		if l.next >= 0 {
-			syms[l.next].prev = c.pos
-		}
-		push(l.prev)
-		push(c.pos)
-	}
-}
-
-type hfCand struct {
-	rank, id    int32
-	pos         int
-	left, right int32
-}
-
-type hfHeap []hfCand
-
-func (h hfHeap) Len() int { return len(h) }
-func (h hfHeap) Less(i, j int) bool {
-	if h[i].rank != h[j].rank {
-		return h[i].rank < h[j].rank
-	}
-	return h[i].pos < h[j].pos
-}
-func (h hfHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *hfHeap) Push(x any)   { *h = append(*h, x.(hfCand)) }
-func (h *hfHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+func (b *hfBPE) mergeAll(syms []bpeSym) {
+	mergePairs(syms, func(left, right int32) (int32, float64, bool) {
+		m, ok := b.merges[uint64(uint32(left))<<32|uint64(uint32(right))]
+		return m.id, float64(m.rank), ok
+	})
 }

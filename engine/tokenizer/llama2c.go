@@ -1,7 +1,6 @@
 package tokenizer
 
 import (
-	"container/heap"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -189,97 +188,22 @@ func (t *Llama2C) Encode(text string) ([]int32, error) {
 
 // merge applies run.c's greedy highest-score merges to ids in place.
 func (t *Llama2C) merge(ids []int32) []int32 {
-	n := len(ids)
-	if n < 2 {
+	if len(ids) < 2 {
 		return ids
 	}
-	// Doubly linked list over positions; a position keeps its original index
-	// so "leftmost" is the smallest index among live positions.
-	sym := make([]l2cSym, n)
-	for i, id := range ids {
-		sym[i] = l2cSym{id: id, prev: i - 1, next: i + 1}
-	}
-	sym[n-1].next = -1
-	h := &l2cHeap{}
+	syms := newSyms(ids)
 	var buf []byte
-	push := func(left int) {
-		if left < 0 {
-			return
-		}
-		right := sym[left].next
-		if right < 0 {
-			return
-		}
-		buf = append(append(buf[:0], t.pieces[sym[left].id]...), t.pieces[sym[right].id]...)
+	mergePairs(syms, func(left, right int32) (int32, float64, bool) {
+		buf = append(append(buf[:0], t.pieces[left]...), t.pieces[right]...)
 		id, ok := t.lookup[string(buf)] // no allocation for a map key conversion
 		// run.c starts its search at best_score = -1e10 and compares with
 		// '>', so pieces scored at or below that (or NaN) never merge.
 		if !ok || !(t.scores[id] > llama2cMinScore) {
-			return
+			return 0, 0, false
 		}
-		heap.Push(h, l2cCand{score: t.scores[id], left: left, leftID: sym[left].id, rightID: sym[right].id, merged: id})
-	}
-	for i := 0; i < n-1; i++ {
-		push(i)
-	}
-	for h.Len() > 0 {
-		c := heap.Pop(h).(l2cCand)
-		l := &sym[c.left]
-		// Skip stale candidates: the left symbol was merged away or changed,
-		// or its right neighbour is no longer the pair it was built from.
-		if l.dead || l.id != c.leftID || l.next < 0 || sym[l.next].id != c.rightID {
-			continue
-		}
-		r := l.next
-		l.id = c.merged
-		sym[r].dead = true
-		l.next = sym[r].next
-		if l.next >= 0 {
-			sym[l.next].prev = c.left
-		}
-		push(l.prev)
-		push(c.left)
-	}
-	out := ids[:0]
-	for i := 0; i >= 0; i = sym[i].next {
-		out = append(out, sym[i].id)
-	}
-	return out
-}
-
-type l2cSym struct {
-	id         int32
-	prev, next int
-	dead       bool
-}
-
-// l2cCand is a possible merge of the live pair starting at position left.
-type l2cCand struct {
-	score           float32
-	left            int
-	leftID, rightID int32
-	merged          int32
-}
-
-// l2cHeap pops the highest score first and, among equal scores, the
-// leftmost pair, which is the pair run.c's scan (strict > over i ascending)
-// selects.
-type l2cHeap []l2cCand
-
-func (h l2cHeap) Len() int { return len(h) }
-func (h l2cHeap) Less(i, j int) bool {
-	if h[i].score != h[j].score {
-		return h[i].score > h[j].score
-	}
-	return h[i].left < h[j].left
-}
-func (h l2cHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *l2cHeap) Push(x any)   { *h = append(*h, x.(l2cCand)) }
-func (h *l2cHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+		return id, -float64(t.scores[id]), true
+	})
+	return liveIDs(syms, ids[:0])
 }
 
 // DecodePiece is run.c decode(prev, id): the piece of id, with one leading
