@@ -131,6 +131,9 @@ func parseDeepseek(raw map[string]json.RawMessage, v *deepseekVariant) (*Deepsee
 	if c.QKRopeHeadDim%2 != 0 {
 		return nil, fail("qk_rope_head_dim %d must be even for RoPE", c.QKRopeHeadDim)
 	}
+	if !(c.RMSNormEps > 0) || c.RMSNormEps > 1 {
+		return nil, fail("rms_norm_eps %v must be in (0, 1]", c.RMSNormEps)
+	}
 	if c.HiddenAct != "silu" {
 		return nil, fail("hidden_act %q is not supported (silu is)", c.HiddenAct)
 	}

@@ -90,6 +90,9 @@ func parseLlama(raw map[string]json.RawMessage, v *llamaVariant) (*LlamaConfig, 
 	if c.HiddenAct != "silu" {
 		return nil, fmt.Errorf("config.json (%s): hidden_act %q is not supported (silu is)", v.arch, c.HiddenAct)
 	}
+	if !(c.RMSNormEps > 0) || c.RMSNormEps > 1 {
+		return nil, fmt.Errorf("config.json (%s): rms_norm_eps %v must be in (0, 1]", v.arch, c.RMSNormEps)
+	}
 	rope, err := model.ParseRoPE(raw, c.MaxPositionEmbeddings, v.defTheta)
 	if err != nil {
 		return nil, fmt.Errorf("config.json (%s): %w", v.arch, err)

@@ -3,6 +3,7 @@ package debug
 import (
 	"errors"
 	"fmt"
+	"math"
 	"runtime/debug"
 
 	"hsdb/engine"
@@ -18,6 +19,8 @@ type job struct {
 	stop   *stopCtx // set while stopped (written by the pass, read while it waits)
 	next   []int32
 	done   Done
+	// badLogits notes the sequences whose last logits held NaN or Inf.
+	badLogits []string
 }
 
 type doneMsg struct{ err error }
@@ -235,7 +238,7 @@ func (s *Session) runJob(j *job, prefill bool, batch [][]int32) (err error) {
 		if err != nil {
 			return err
 		}
-		j.next = argmax(l)
+		j.next, j.badLogits = argmax(l)
 		j.done.Prefill = true
 		j.done.Generated = emptyLists(len(batch))
 	} else {
@@ -260,7 +263,7 @@ func (s *Session) runJob(j *job, prefill bool, batch [][]int32) (err error) {
 			j.done.Generated[i] = append(j.done.Generated[i], id)
 		}
 		j.done.DecodeSteps++
-		j.next = argmax(l)
+		j.next, j.badLogits = argmax(l)
 	}
 }
 
@@ -305,6 +308,7 @@ func (s *Session) wait() (*Outcome, error) {
 			}
 			d := j.done
 			d.Next = j.next
+			d.Notes = append(d.Notes, j.badLogits...)
 			for _, q := range s.E.Sequences() {
 				d.SeqLens = append(d.SeqLens, len(q))
 			}
@@ -321,14 +325,27 @@ func (s *Session) wait() (*Outcome, error) {
 }
 
 // argmax returns each logits row's greedy token (engine.Sampler at
-// temperature 0: lowest id on ties, as llama2.c's sample_argmax).
-func argmax(l *engine.Logits) []int32 {
+// temperature 0: lowest id on ties, as llama2.c's sample_argmax) and, for
+// rows holding NaN or Inf, a note naming the sequence: such a row has no
+// meaningful next token.
+func argmax(l *engine.Logits) ([]int32, []string) {
 	g := engine.NewSampler(0, 0)
 	out := make([]int32, len(l.Rows))
+	var bad []string
 	for i := range out {
-		out[i] = g.Sample(l.Row(i))
+		row := l.Row(i)
+		out[i] = g.Sample(row)
+		n := 0
+		for _, v := range row {
+			if v != v || math.IsInf(float64(v), 0) {
+				n++
+			}
+		}
+		if n > 0 {
+			bad = append(bad, fmt.Sprintf("seq %d: the logits hold %d NaN/Inf of %d, so its next token %d means nothing (break ... if nan finds where they start)", i, n, len(row), out[i]))
+		}
 	}
-	return out
+	return out, bad
 }
 
 // at runs fn on the stopped pass's goroutine, where the tensors are valid,
