@@ -3,7 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"math"
+	"hsdb/engine/enginetest"
 	"slices"
 	"testing"
 
@@ -21,17 +21,6 @@ func requireCUDA(t *testing.T) {
 	}
 }
 
-// cosine returns a·b / (|a|·|b|) in float64.
-func cosine(a, b []float32) float64 {
-	var ab, aa, bb float64
-	for i := range a {
-		ab += float64(a[i]) * float64(b[i])
-		aa += float64(a[i]) * float64(a[i])
-		bb += float64(b[i]) * float64(b[i])
-	}
-	return ab / math.Sqrt(aa*bb)
-}
-
 // TestCUDAMatchesCPU runs the same batch on both backends, at --tp 1 and
 // --tp 2 (two virtual ranks on one GPU), and compares every layer's stream
 // and the logits on every rank with the CPU backend, the independent
@@ -47,30 +36,30 @@ func TestCUDAMatchesCPU(t *testing.T) {
 	for _, dt := range []tensor.DType{tensor.F32, tensor.BF16} {
 		for _, tp := range []int{1, 2} {
 			t.Run(fmt.Sprintf("%s/tp%d", dt, tp), func(t *testing.T) {
-				ref := &recorder{want: layerOutputs, names: []string{"stream"}}
+				ref := &enginetest.Recorder{Sites: enginetest.LayerOutputs, Names: []string{"stream"}}
 				lref, err := loadStoriesOpts(t, Options{TP: tp, DType: dt}).Prefill(prompts, ref, true)
 				if err != nil {
 					t.Fatal(err)
 				}
-				rec := &recorder{want: layerOutputs, names: []string{"stream"}}
+				rec := &enginetest.Recorder{Sites: enginetest.LayerOutputs, Names: []string{"stream"}}
 				lgot, err := loadStoriesOpts(t, Options{TP: tp, DType: dt, Device: "cuda"}).Prefill(prompts, rec, true)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if len(rec.got) != len(ref.got) || len(ref.got) == 0 {
-					t.Fatalf("cuda recorded %d site tensors, cpu %d", len(rec.got), len(ref.got))
+				if len(rec.Got) != len(ref.Got) || len(ref.Got) == 0 {
+					t.Fatalf("cuda recorded %d site tensors, cpu %d", len(rec.Got), len(ref.Got))
 				}
 				compare := func(what string, got, want []float32, cosMin float64) {
 					if dt == tensor.F32 {
-						if d := maxRelDiff(got, want); d > 1e-4 {
+						if d := enginetest.MaxRelDiff(got, want); d > 1e-4 {
 							t.Errorf("%s: rel diff %.3g vs cpu", what, d)
 						}
-					} else if c := cosine(got, want); !(c >= cosMin) {
+					} else if c := enginetest.Cosine(got, want); !(c >= cosMin) {
 						t.Errorf("%s: cosine %.6f vs cpu, want >= %g", what, c, cosMin)
 					}
 				}
-				for k, want := range ref.got {
-					for r, g := range rec.got[k] {
+				for k, want := range ref.Got {
+					for r, g := range rec.Got[k] {
 						compare(fmt.Sprintf("rank %d %s", r, k), g.F32(), want[r].F32(), 0.9999)
 					}
 				}

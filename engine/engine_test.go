@@ -3,7 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"math"
+	"hsdb/engine/enginetest"
 	"strings"
 	"testing"
 
@@ -19,57 +19,6 @@ func loadStories(t testing.TB, tp int) *Engine {
 	return loadStoriesOn(t, "cpu", tp)
 }
 
-// recorder is a hook that copies chosen tensors of chosen sites to the host
-// for every rank.
-type recorder struct {
-	want   func(s *model.Site) bool
-	names  []string
-	got    map[string][]*tensor.Tensor // "site/name" -> per rank
-	visits []string
-}
-
-func (r *recorder) Want(ev *model.Event) bool { return r.want(ev.Site) }
-
-func (r *recorder) Visit(ev *model.Event, ranks []*model.RankView) error {
-	if r.got == nil {
-		r.got = map[string][]*tensor.Tensor{}
-	}
-	r.visits = append(r.visits, ev.Site.Path)
-	for _, v := range ranks {
-		for _, st := range v.Tensors {
-			if len(r.names) > 0 && !contains(r.names, st.Name) {
-				continue
-			}
-			s := st.T.Shape()
-			h := v.Device.ToHost(st.T, 0, s[0], 0, tensor.Numel(s[1:]))
-			k := ev.Site.Path + "/" + st.Name
-			r.got[k] = append(r.got[k], h)
-		}
-	}
-	return nil
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
-}
-
-func layerOutputs(s *model.Site) bool { return s.Layer >= 0 && s.Depth == 2 }
-
-// maxRelDiff returns max|a-b| / max|b|.
-func maxRelDiff(a, b []float32) float64 {
-	var d, m float64
-	for i := range a {
-		d = math.Max(d, math.Abs(float64(a[i]-b[i])))
-		m = math.Max(m, math.Abs(float64(b[i])))
-	}
-	return d / m
-}
-
 var prompts = [][]int32{{1, 403, 407, 261, 378, 365, 271}, {1, 64}, {1, 400, 281, 350, 305, 258, 333, 294, 300, 406, 270, 290}}
 
 // TestTPEqualsTP1: the same batch at --tp 2 and 4 gives every layer's stream
@@ -79,29 +28,29 @@ func TestTPEqualsTP1(t *testing.T) { forEachDevice(t, testTPEqualsTP1) }
 
 func testTPEqualsTP1(t *testing.T, dev string) {
 	tol := relTol(dev)
-	ref := &recorder{want: layerOutputs, names: []string{"stream"}}
+	ref := &enginetest.Recorder{Sites: enginetest.LayerOutputs, Names: []string{"stream"}}
 	l1, err := loadStoriesOn(t, dev, 1).Prefill(prompts, ref, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tp := range []int{2, 4} {
-		rec := &recorder{want: layerOutputs, names: []string{"stream"}}
+		rec := &enginetest.Recorder{Sites: enginetest.LayerOutputs, Names: []string{"stream"}}
 		ln, err := loadStoriesOn(t, dev, tp).Prefill(prompts, rec, true)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for k, want := range ref.got {
-			got := rec.got[k]
+		for k, want := range ref.Got {
+			got := rec.Got[k]
 			if len(got) != tp {
 				t.Fatalf("tp %d: %s seen on %d ranks", tp, k, len(got))
 			}
 			for r, g := range got {
-				if d := maxRelDiff(g.F32(), want[0].F32()); d > tol {
+				if d := enginetest.MaxRelDiff(g.F32(), want[0].F32()); d > tol {
 					t.Errorf("tp %d rank %d %s: rel diff %.3g", tp, r, k, d)
 				}
 			}
 		}
-		if d := maxRelDiff(ln.Values.F32(), l1.Values.F32()); d > tol {
+		if d := enginetest.MaxRelDiff(ln.Values.F32(), l1.Values.F32()); d > tol {
 			t.Errorf("tp %d logits rel diff %.3g", tp, d)
 		}
 	}
@@ -113,7 +62,7 @@ func TestSitesVisitedInTreeOrder(t *testing.T) { forEachDevice(t, testSitesVisit
 
 func testSitesVisitedInTreeOrder(t *testing.T, dev string) {
 	e := loadStoriesOn(t, dev, 2)
-	rec := &recorder{want: func(*model.Site) bool { return true }, names: []string{"-"}}
+	rec := &enginetest.Recorder{Sites: func(*model.Site) bool { return true }, Names: []string{"-"}}
 	if _, err := e.Prefill(prompts[:1], rec, false); err != nil {
 		t.Fatal(err)
 	}
@@ -121,8 +70,8 @@ func testSitesVisitedInTreeOrder(t *testing.T, dev string) {
 	for _, s := range e.Tree.Sites {
 		want = append(want, s.Path)
 	}
-	if strings.Join(rec.visits, " ") != strings.Join(want, " ") {
-		t.Fatalf("visited\n%v\nwant\n%v", rec.visits, want)
+	if strings.Join(rec.Visits, " ") != strings.Join(want, " ") {
+		t.Fatalf("visited\n%v\nwant\n%v", rec.Visits, want)
 	}
 	// model + embed_tokens + 5 layers × 12 (layer, 2 norms, self_attn with
 	// qkv/rotary/attn/o_proj, mlp with gate_up/act/down) + norm + lm_head.
@@ -146,7 +95,7 @@ func testBatchIsolation(t *testing.T, dev string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := maxRelDiff(all.Row(s), one.Row(0)); d > relTol(dev) {
+		if d := enginetest.MaxRelDiff(all.Row(s), one.Row(0)); d > relTol(dev) {
 			t.Errorf("sequence %d: batched vs alone rel diff %.3g", s, d)
 		}
 	}
@@ -173,7 +122,7 @@ func testDecodeMatchesPrefill(t *testing.T, dev string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := maxRelDiff(l.Row(0), ref.Row(p)); d > relTol(dev) {
+		if d := enginetest.MaxRelDiff(l.Row(0), ref.Row(p)); d > relTol(dev) {
 			t.Errorf("position %d: decode vs prefill rel diff %.3g", p, d)
 		}
 	}

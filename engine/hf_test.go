@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"hsdb/engine/enginetest"
 	"strconv"
 	"testing"
 
@@ -78,7 +79,7 @@ func checkHFParity(t *testing.T, name string, opts Options, tol, cosMin float64)
 		t.Fatal(err)
 	}
 	defer e.Close()
-	rec := &recorder{want: layerOutputs, names: []string{"stream"}}
+	rec := &enginetest.Recorder{Sites: enginetest.LayerOutputs, Names: []string{"stream"}}
 	logits, err := e.Prefill(ref.seqs, rec, true)
 	if err != nil {
 		t.Fatal(err)
@@ -92,21 +93,21 @@ func checkHFParity(t *testing.T, name string, opts Options, tol, cosMin float64)
 				t.Fatalf("reference_bf16.safetensors: no cosine for %s: %v", key, err)
 			}
 			min := bf16Floor(cosMin, hf)
-			if c := cosine(got, want); c < min {
+			if c := enginetest.Cosine(got, want); c < min {
 				t.Errorf("%s %+v: %s cosine %.6f with HF f32, want >= %.6f (HF's own bf16 run: %.6f)", name, opts, what, c, min, hf)
 			}
 			return
 		}
-		if d := maxRelDiff(got, want); d > tol {
+		if d := enginetest.MaxRelDiff(got, want); d > tol {
 			t.Errorf("%s %+v: %s differs from HF by %.3g of max|x|", name, opts, what, d)
 		}
 	}
 	for i := range e.Dims.Layers {
 		k := fmt.Sprintf("model.layers.%d/stream", i)
-		if len(rec.got[k]) != e.World {
-			t.Fatalf("%s: stream of layer %d seen on %d ranks, want %d", name, i, len(rec.got[k]), e.World)
+		if len(rec.Got[k]) != e.World {
+			t.Fatalf("%s: stream of layer %d seen on %d ranks, want %d", name, i, len(rec.Got[k]), e.World)
 		}
-		for r, got := range rec.got[k] {
+		for r, got := range rec.Got[k] {
 			cmp(fmt.Sprintf("rank %d layer %d stream", r, i), fmt.Sprintf("layer.%d", i), got.F32())
 		}
 	}

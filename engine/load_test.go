@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"hsdb/engine/enginetest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,7 +41,7 @@ func testConvertedEqualsLlama2C(t *testing.T, dev string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := maxRelDiff(got.Values.F32(), ref.Values.F32()); d > relTol(dev) {
+		if d := enginetest.MaxRelDiff(got.Values.F32(), ref.Values.F32()); d > relTol(dev) {
 			t.Errorf("%s: logits rel diff %.3g", e.Path, d)
 		}
 		e.Close()

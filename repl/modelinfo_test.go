@@ -1,12 +1,11 @@
 package repl
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"hsdb/engine"
+	"hsdb/engine/enginetest"
 	"hsdb/engine/safetensors"
 	"hsdb/engine/tensor"
 )
@@ -16,33 +15,7 @@ import (
 // added.
 func rewriteLlama(t *testing.T, conv tensor.DType, extra map[string]*tensor.Tensor) string {
 	t.Helper()
-	const src = "../testdata/hf/llama"
-	f, err := safetensors.Open(src + "/model.safetensors")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var ts []safetensors.Named
-	for _, n := range f.Names() {
-		x, err := f.Tensor(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ts = append(ts, safetensors.Named{Name: n, T: x.Convert(conv)})
-	}
-	for n, x := range extra {
-		ts = append(ts, safetensors.Named{Name: n, T: x})
-	}
-	dir := t.TempDir()
-	if err := safetensors.WriteFile(filepath.Join(dir, "model.safetensors"), ts, nil); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := os.ReadFile(src + "/config.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(dir, "config.json"), string(cfg))
-	return dir
+	return enginetest.CopyHF(t, "../testdata/hf/llama", func(_ string, x *tensor.Tensor) *tensor.Tensor { return x.Convert(conv) }, extra)
 }
 
 // TestInfoModelDTypes: info model tells the checkpoint's dtype from the

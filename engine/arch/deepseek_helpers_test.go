@@ -2,7 +2,6 @@ package arch_test
 
 import (
 	"encoding/json"
-	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -155,67 +154,6 @@ func load(t testing.TB, cfg string, src model.WeightSource, opts engine.Options)
 		t.Fatal(err)
 	}
 	return e
-}
-
-// recorder copies chosen tensors of chosen sites to the host, per rank.
-type recorder struct {
-	want   func(s *model.Site) bool
-	names  []string
-	got    map[string][]*tensor.Tensor // "site/name" -> per rank
-	shards map[string][]model.Sharding
-	visits []string
-}
-
-func (r *recorder) Want(ev *model.Event) bool { return r.want(ev.Site) }
-
-func (r *recorder) Visit(ev *model.Event, ranks []*model.RankView) error {
-	if r.got == nil {
-		r.got, r.shards = map[string][]*tensor.Tensor{}, map[string][]model.Sharding{}
-	}
-	r.visits = append(r.visits, ev.Site.Path)
-	for _, v := range ranks {
-		for _, st := range v.Tensors {
-			if len(r.names) > 0 && !contains(r.names, st.Name) {
-				continue
-			}
-			h := st.Host
-			if st.T != nil {
-				s := st.T.Shape()
-				h = v.Device.ToHost(st.T, 0, s[0], 0, tensor.Numel(s[1:]))
-			}
-			k := ev.Site.Path + "/" + st.Name
-			r.got[k] = append(r.got[k], h)
-			r.shards[k] = append(r.shards[k], st.Shard)
-		}
-	}
-	return nil
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
-}
-
-func layerOutputs(s *model.Site) bool { return s.Layer >= 0 && s.Depth == 2 }
-
-// maxRelDiff returns max|a-b| / max|b|.
-func maxRelDiff(a, b []float32) float64 {
-	if len(a) != len(b) {
-		return math.Inf(1)
-	}
-	var d, m float64
-	for i := range a {
-		d = math.Max(d, math.Abs(float64(a[i]-b[i])))
-		m = math.Max(m, math.Abs(float64(b[i])))
-	}
-	if m == 0 {
-		return d
-	}
-	return d / m
 }
 
 // prompts are three sequences of 7, 3 and 12 tokens (the fixtures' lengths).

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hsdb/engine/enginetest"
 	"math"
 	"os"
 	"path/filepath"
@@ -141,9 +142,9 @@ func hfParityRun(t *testing.T, f *hfFixture, name string, o engine.Options, tol 
 			t.Errorf("dequantized %d tensors, the fixture quantized %s", len(e.Report.Dequantized), want)
 		}
 	}
-	rec := &recorder{want: func(s *model.Site) bool {
-		return layerOutputs(s) || strings.HasSuffix(s.Path, ".self_attn") || strings.HasSuffix(s.Path, ".mlp.gate")
-	}, names: []string{"stream", "c_kv", "logits", "topk_ids", "topk_weights"}}
+	rec := &enginetest.Recorder{Sites: func(s *model.Site) bool {
+		return enginetest.LayerOutputs(s) || strings.HasSuffix(s.Path, ".self_attn") || strings.HasSuffix(s.Path, ".mlp.gate")
+	}, Names: []string{"stream", "c_kv", "logits", "topk_ids", "topk_weights"}}
 	logits, err := e.Prefill(f.seqs, rec, true)
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +160,7 @@ func hfParityRun(t *testing.T, f *hfFixture, name string, o engine.Options, tol 
 			t.Errorf("%s was not recorded", what)
 			return
 		}
-		if d := maxRelDiff(got.ToF32(), want.ToF32()); d > tol {
+		if d := enginetest.MaxRelDiff(got.ToF32(), want.ToF32()); d > tol {
 			t.Errorf("%s vs HF %s: rel diff %.3g", what, ref, d)
 		}
 	}
@@ -167,24 +168,17 @@ func hfParityRun(t *testing.T, f *hfFixture, name string, o engine.Options, tol 
 	for i := range e.Dims.Layers {
 		p := fmt.Sprintf("model.layers.%d", i)
 		for r := range o.TP {
-			check(fmt.Sprintf("rank %d %s stream", r, p), rankTensor(rec, p+"/stream", r), fmt.Sprintf("layer.%d", i))
-			check(fmt.Sprintf("rank %d %s c_kv", r, p), rankTensor(rec, p+".self_attn/c_kv", r), fmt.Sprintf("attn.%d.c_kv", i))
+			check(fmt.Sprintf("rank %d %s stream", r, p), rec.Rank(p+"/stream", r), fmt.Sprintf("layer.%d", i))
+			check(fmt.Sprintf("rank %d %s c_kv", r, p), rec.Rank(p+".self_attn/c_kv", r), fmt.Sprintf("attn.%d.c_kv", i))
 		}
 		if _, ok := f.ref[fmt.Sprintf("router.%d.topk_ids", i)]; !ok {
 			continue
 		}
 		g := p + ".mlp.gate/"
-		check(g+"logits", rankTensor(rec, g+"logits", 0), fmt.Sprintf("router.%d.logits", i))
-		compareRouting(t, g, rankTensor(rec, g+"topk_ids", 0), rankTensor(rec, g+"topk_weights", 0),
+		check(g+"logits", rec.Rank(g+"logits", 0), fmt.Sprintf("router.%d.logits", i))
+		compareRouting(t, g, rec.Rank(g+"topk_ids", 0), rec.Rank(g+"topk_weights", 0),
 			f.ref[fmt.Sprintf("router.%d.topk_ids", i)], f.ref[fmt.Sprintf("router.%d.topk_weights", i)], tol)
 	}
-}
-
-func rankTensor(r *recorder, k string, rank int) *tensor.Tensor {
-	if v := r.got[k]; rank < len(v) {
-		return v[rank]
-	}
-	return nil
 }
 
 // compareRouting checks per token that the chosen experts are HF's (as sets:
@@ -256,7 +250,7 @@ func TestHFParityDeepseekRoPE(t *testing.T) {
 			if !ok {
 				t.Skip("reference has no rope.inv_freq")
 			}
-			if d := maxRelDiff(inv, want.ToF32()); d > 1e-6 {
+			if d := enginetest.MaxRelDiff(inv, want.ToF32()); d > 1e-6 {
 				t.Errorf("inv_freq %v, HF %v", inv, want.ToF32())
 			}
 			if s, ok := f.meta["rope_attention_scaling"]; ok {
@@ -290,7 +284,7 @@ func TestHFParityDeepseekBF16(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer e.Close()
-				rec := &recorder{want: layerOutputs, names: []string{"stream"}}
+				rec := &enginetest.Recorder{Sites: enginetest.LayerOutputs, Names: []string{"stream"}}
 				if _, err := e.Prefill(f.seqs, rec, true); err != nil {
 					t.Fatal(err)
 				}
@@ -303,11 +297,11 @@ func TestHFParityDeepseekBF16(t *testing.T) {
 					}
 					floor := min(0.9999, 1-1.5*(1-hfCos))
 					for r := range tp {
-						got := rankTensor(rec, fmt.Sprintf("model.layers.%d/stream", i), r)
+						got := rec.Rank(fmt.Sprintf("model.layers.%d/stream", i), r)
 						if got == nil {
 							t.Fatalf("layer %d rank %d: no stream recorded", i, r)
 						}
-						if c := cosine(got.ToF32(), want); c < floor {
+						if c := enginetest.Cosine(got.ToF32(), want); c < floor {
 							t.Errorf("layer %d rank %d: cosine %.6f with HF f32, want >= %.6f (HF's own bf16 run: %.6f)", i, r, c, floor, hfCos)
 						}
 					}
@@ -315,15 +309,4 @@ func TestHFParityDeepseekBF16(t *testing.T) {
 			})
 		}
 	}
-}
-
-// cosine returns a·b / (|a| |b|) in float64.
-func cosine(a, b []float32) float64 {
-	var ab, aa, bb float64
-	for i := range a {
-		ab += float64(a[i]) * float64(b[i])
-		aa += float64(a[i]) * float64(a[i])
-		bb += float64(b[i]) * float64(b[i])
-	}
-	return ab / math.Sqrt(aa*bb)
 }

@@ -2,6 +2,7 @@ package arch_test
 
 import (
 	"errors"
+	"hsdb/engine/enginetest"
 	"math"
 	"regexp"
 	"sort"
@@ -31,8 +32,8 @@ func TestDeepseekLayerRange(t *testing.T) {
 			w[name] = tensor.New(tensor.F32, tt.Shape...)
 		}
 	}
-	want := func(s *model.Site) bool { return layerOutputs(s) }
-	ref := &recorder{want: want, names: []string{"stream"}}
+	want := func(s *model.Site) bool { return enginetest.LayerOutputs(s) }
+	ref := &enginetest.Recorder{Sites: want, Names: []string{"stream"}}
 	full, err := load(t, v3Config, &model.MapSource{Name: "v3", Tensors: w}, engine.Options{TP: 1}).Prefill(prompts, ref, true)
 	if err != nil {
 		t.Fatal(err)
@@ -68,20 +69,20 @@ func TestDeepseekLayerRange(t *testing.T) {
 			t.Fatalf("site %s of a layer that was not selected", s.Path)
 		}
 	}
-	rec := &recorder{want: want, names: []string{"stream"}}
+	rec := &enginetest.Recorder{Sites: want, Names: []string{"stream"}}
 	cut, err := e.Prefill(prompts, rec, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range []string{"model.layers.2/stream", "model.layers.3/stream"} {
-		if len(rec.got[k]) != 1 {
+		if len(rec.Got[k]) != 1 {
 			t.Fatalf("%s not recorded", k)
 		}
-		if d := maxRelDiff(rec.got[k][0].F32(), ref.got[k][0].F32()); d > 1e-6 {
+		if d := enginetest.MaxRelDiff(rec.Got[k][0].F32(), ref.Got[k][0].F32()); d > 1e-6 {
 			t.Errorf("%s: rel diff %.3g from the full model", k, d)
 		}
 	}
-	if d := maxRelDiff(cut.Values.F32(), full.Values.F32()); d > 1e-6 {
+	if d := enginetest.MaxRelDiff(cut.Values.F32(), full.Values.F32()); d > 1e-6 {
 		t.Errorf("logits rel diff %.3g from the full model", d)
 	}
 }
@@ -171,7 +172,7 @@ func TestDeepseekFP8(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := maxRelDiff(lq.Values.F32(), ld.Values.F32()); d > 1e-6 {
+	if d := enginetest.MaxRelDiff(lq.Values.F32(), ld.Values.F32()); d > 1e-6 {
 		t.Errorf("fp8 vs dequantized logits rel diff %.3g", d)
 	}
 	if len(eq.Report.Dequantized) != n || n == 0 {
@@ -231,7 +232,7 @@ func TestDeepseekTextConfigWrapper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := maxRelDiff(got.Values.F32(), want.Values.F32()); d > 0 {
+	if d := enginetest.MaxRelDiff(got.Values.F32(), want.Values.F32()); d > 0 {
 		t.Errorf("wrapped checkpoint logits rel diff %.3g", d)
 	}
 	if e.Dims.Arch != "DeepseekV3ForCausalLM" || !strings.Contains(e.Skipped, "text_config") {
@@ -276,7 +277,7 @@ func TestDeepseekFusedExperts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := maxRelDiff(got.Values.F32(), want.Values.F32()); d > 0 {
+		if d := enginetest.MaxRelDiff(got.Values.F32(), want.Values.F32()); d > 0 {
 			t.Errorf("%+v: fused vs per-expert logits rel diff %.3g", o, d)
 		}
 	}

@@ -3,6 +3,7 @@ package arch_test
 import (
 	"errors"
 	"fmt"
+	"hsdb/engine/enginetest"
 	"strings"
 	"testing"
 
@@ -29,24 +30,24 @@ func TestDeepseekSplitsEqualTP1(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := randWeights(parseCfg(t, tc.cfg), tc.seed, 0.05)
 			src := &model.MapSource{Name: tc.name, Tensors: w}
-			want := func(s *model.Site) bool { return layerOutputs(s) || strings.HasSuffix(s.Path, ".mlp.gate") }
+			want := func(s *model.Site) bool { return enginetest.LayerOutputs(s) || strings.HasSuffix(s.Path, ".mlp.gate") }
 			names := []string{"stream", "topk_ids"}
-			ref := &recorder{want: want, names: names}
+			ref := &enginetest.Recorder{Sites: want, Names: names}
 			l1, err := load(t, tc.cfg, src, engine.Options{TP: 1}).Prefill(prompts, ref, true)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, o := range []engine.Options{{TP: 2}, {TP: 4}, {TP: 2, EP: true}, {TP: 4, EP: true}} {
-				rec := &recorder{want: want, names: names}
+				rec := &enginetest.Recorder{Sites: want, Names: names}
 				ln, err := load(t, tc.cfg, src, o).Prefill(prompts, rec, true)
 				if err != nil {
 					t.Fatalf("%+v: %v", o, err)
 				}
-				if len(rec.got) != len(ref.got) || len(ref.got) == 0 {
-					t.Fatalf("%+v: %d recorded tensors, tp 1 has %d", o, len(rec.got), len(ref.got))
+				if len(rec.Got) != len(ref.Got) || len(ref.Got) == 0 {
+					t.Fatalf("%+v: %d recorded tensors, tp 1 has %d", o, len(rec.Got), len(ref.Got))
 				}
-				for k, wantT := range ref.got {
-					got := rec.got[k]
+				for k, wantT := range ref.Got {
+					got := rec.Got[k]
 					if len(got) != o.TP {
 						t.Fatalf("%+v: %s seen on %d ranks", o, k, len(got))
 					}
@@ -57,12 +58,12 @@ func TestDeepseekSplitsEqualTP1(t *testing.T) {
 							}
 							continue
 						}
-						if d := maxRelDiff(g.F32(), wantT[0].F32()); d > 1e-5 {
+						if d := enginetest.MaxRelDiff(g.F32(), wantT[0].F32()); d > 1e-5 {
 							t.Errorf("%+v rank %d %s: rel diff %.3g", o, r, k, d)
 						}
 					}
 				}
-				if d := maxRelDiff(ln.Values.F32(), l1.Values.F32()); d > 1e-5 {
+				if d := enginetest.MaxRelDiff(ln.Values.F32(), l1.Values.F32()); d > 1e-5 {
 					t.Errorf("%+v logits rel diff %.3g", o, d)
 				}
 			}
@@ -97,7 +98,7 @@ func TestDeepseekSitesInTreeOrder(t *testing.T) {
 	}{{"v3", v3Config, 4 + 4*(3+9) + 4 + 3*7}, {"v2", v2Config, 4 + 3*(3+8) + 4 + 2*7}} {
 		w := randWeights(parseCfg(t, c.cfg), 3, 0.05)
 		e := load(t, c.cfg, &model.MapSource{Name: c.name, Tensors: w}, engine.Options{TP: 2, EP: true})
-		rec := &recorder{want: func(*model.Site) bool { return true }, names: []string{"-"}}
+		rec := &enginetest.Recorder{Sites: func(*model.Site) bool { return true }, Names: []string{"-"}}
 		if _, err := e.Prefill(prompts[:2], rec, false); err != nil {
 			t.Fatal(err)
 		}
@@ -105,8 +106,8 @@ func TestDeepseekSitesInTreeOrder(t *testing.T) {
 		for _, s := range e.Tree.Sites {
 			want = append(want, s.Path)
 		}
-		if strings.Join(rec.visits, " ") != strings.Join(want, " ") {
-			t.Fatalf("%s visited\n%v\nwant\n%v", c.name, rec.visits, want)
+		if strings.Join(rec.Visits, " ") != strings.Join(want, " ") {
+			t.Fatalf("%s visited\n%v\nwant\n%v", c.name, rec.Visits, want)
 		}
 		if len(want) != c.sites {
 			t.Errorf("%s: %d sites, want %d", c.name, len(want), c.sites)
@@ -137,7 +138,7 @@ func BenchmarkDeepseekPrefill(b *testing.B) {
 func TestDeepseekAttentionShapes(t *testing.T) {
 	w := randWeights(parseCfg(t, v3Config), 5, 0.05)
 	e := load(t, v3Config, &model.MapSource{Name: "v3", Tensors: w}, engine.Options{TP: 2})
-	rec := &recorder{want: func(s *model.Site) bool { return s.Path == "model.layers.1.self_attn" }}
+	rec := &enginetest.Recorder{Sites: func(s *model.Site) bool { return s.Path == "model.layers.1.self_attn" }}
 	if _, err := e.Prefill(prompts, rec, false); err != nil {
 		t.Fatal(err)
 	}
@@ -150,20 +151,20 @@ func TestDeepseekAttentionShapes(t *testing.T) {
 		{"k", []int{T, 2 * 32}, model.Sharded}, {"v", []int{T, 2 * 20}, model.Sharded}, {"attn_out", []int{T, 2 * 20}, model.Sharded},
 		{"output", []int{T, 96}, model.Replicated}} {
 		k := "model.layers.1.self_attn/" + c.name
-		got := rec.got[k]
+		got := rec.Got[k]
 		if len(got) != 2 {
 			t.Fatalf("%s on %d ranks", k, len(got))
 		}
 		for r, g := range got {
-			if !sameShape(g.Shape, c.shape) || rec.shards[k][r].Kind != c.kind {
-				t.Errorf("rank %d %s: %v %v, want %v %v", r, c.name, g.Shape, rec.shards[k][r], c.shape, c.kind)
+			if !sameShape(g.Shape, c.shape) || rec.Shards[k][r].Kind != c.kind {
+				t.Errorf("rank %d %s: %v %v, want %v %v", r, c.name, g.Shape, rec.Shards[k][r], c.shape, c.kind)
 			}
 		}
-		if c.kind == model.Replicated && maxRelDiff(got[1].F32(), got[0].F32()) != 0 {
+		if c.kind == model.Replicated && enginetest.MaxRelDiff(got[1].F32(), got[0].F32()) != 0 {
 			t.Errorf("%s differs between ranks", c.name)
 		}
 		if c.kind == model.Sharded {
-			if s := rec.shards[k][1]; s.Start != s.End-s.Start || s.Full != 2*(s.End-s.Start) {
+			if s := rec.Shards[k][1]; s.Start != s.End-s.Start || s.Full != 2*(s.End-s.Start) {
 				t.Errorf("rank 1 %s shard %v", c.name, s)
 			}
 		}
@@ -188,12 +189,12 @@ func sameShape(a, b []int) bool {
 func TestDeepseekGateSite(t *testing.T) {
 	w := randWeights(parseCfg(t, v3Config), 6, 0.05)
 	e := load(t, v3Config, &model.MapSource{Name: "v3", Tensors: w}, engine.Options{TP: 4, EP: true})
-	rec := &recorder{want: func(s *model.Site) bool { return s.Path == "model.layers.1.mlp.gate" }}
+	rec := &enginetest.Recorder{Sites: func(s *model.Site) bool { return s.Path == "model.layers.1.mlp.gate" }}
 	if _, err := e.Prefill(prompts, rec, false); err != nil {
 		t.Fatal(err)
 	}
 	k := "model.layers.1.mlp.gate/"
-	ids, wts, load := rec.got[k+"topk_ids"][0], rec.got[k+"topk_weights"][0], rec.got[k+"tokens_per_expert"][0]
+	ids, wts, load := rec.Got[k+"topk_ids"][0], rec.Got[k+"topk_weights"][0], rec.Got[k+"tokens_per_expert"][0]
 	if !sameShape(ids.Shape, []int{22, 2}) || ids.DType != tensor.I64 || !sameShape(wts.Shape, []int{22, 2}) {
 		t.Fatalf("topk_ids %v %s, topk_weights %v", ids.Shape, ids.DType, wts.Shape)
 	}
@@ -210,8 +211,8 @@ func TestDeepseekGateSite(t *testing.T) {
 			t.Fatalf("token %d weights sum to %v", tok, s)
 		}
 	}
-	for r, l := range rec.got[k+"local_load"] {
-		sh := rec.shards[k+"local_load"][r]
+	for r, l := range rec.Got[k+"local_load"] {
+		sh := rec.Shards[k+"local_load"][r]
 		if sh.Kind != model.Sharded || sh.Start != 2*r || sh.End != 2*r+2 || l.Int(0) != load.Int(2*r) || l.Int(1) != load.Int(2*r+1) {
 			t.Errorf("rank %d local load %v (%v), experts %d-%d have %d, %d", r, l.ToF32(), sh, 2*r, 2*r+1, load.Int(2*r), load.Int(2*r+1))
 		}
@@ -238,7 +239,7 @@ func TestDeepseekDecodeMatchesPrefill(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := maxRelDiff(l.Row(0), ref.Row(p)); d > 1e-5 {
+			if d := enginetest.MaxRelDiff(l.Row(0), ref.Row(p)); d > 1e-5 {
 				t.Errorf("%s position %d: decode vs prefill rel diff %.3g", tc.name, p, d)
 			}
 		}

@@ -2,13 +2,11 @@ package debug
 
 import (
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"hsdb/engine"
-	"hsdb/engine/safetensors"
+	"hsdb/engine/enginetest"
 	"hsdb/engine/tensor"
 )
 
@@ -16,33 +14,14 @@ import (
 // the end with a note that the next tokens mean nothing (regression: `run`
 // printed "next 0" silently).
 func TestNaNLogitsNoted(t *testing.T) {
-	src, err := safetensors.Open("../../testdata/hf/llama/model.safetensors")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	var named []safetensors.Named
-	for _, n := range src.Names() {
-		x, err := src.Tensor(n)
-		if err != nil {
-			t.Fatal(err)
+	dir := enginetest.CopyHF(t, "../../testdata/hf/llama", func(name string, x *tensor.Tensor) *tensor.Tensor {
+		if name != "model.norm.weight" {
+			return x
 		}
-		c := tensor.New(x.DType, x.Shape...)
-		copy(c.Data, x.Data)
-		if n == "model.norm.weight" {
-			c.F32()[3] = float32(math.NaN())
-		}
-		named = append(named, safetensors.Named{Name: n, T: c})
-	}
-	dir := t.TempDir()
-	if err := safetensors.WriteFile(filepath.Join(dir, "model.safetensors"), named, nil); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := os.ReadFile("../../testdata/hf/llama/config.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(dir, "config.json"), cfg, 0o644)
+		c := x.Convert(tensor.F32)
+		c.F32()[3] = float32(math.NaN())
+		return c
+	}, nil)
 	e, err := engine.Open(dir, engine.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,141 @@
+// Package enginetest holds what the engine's and the architectures' tests
+// share: a hook that records site tensors on every rank, the comparisons
+// the parity tests use, and a copy of an HF fixture with edited tensors.
+// Only tests import it; it imports engine/model, engine/tensor and
+// engine/safetensors.
+package enginetest
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"hsdb/engine/model"
+	"hsdb/engine/safetensors"
+	"hsdb/engine/tensor"
+)
+
+// Recorder is a model.Hook that copies the tensors named in Names (all when
+// empty) of the sites Sites accepts to the host, for every rank: Got["site/
+// name"][rank] (host tensors as they are, device tensors through ToHost),
+// their labels in Shards, and the sites visited in order in Visits.
+type Recorder struct {
+	Sites  func(s *model.Site) bool
+	Names  []string
+	Got    map[string][]*tensor.Tensor
+	Shards map[string][]model.Sharding
+	Visits []string
+}
+
+// Want reports whether Sites accepts the event's site.
+func (r *Recorder) Want(ev *model.Event) bool { return r.Sites(ev.Site) }
+
+// Visit copies the chosen tensors of every rank.
+func (r *Recorder) Visit(ev *model.Event, ranks []*model.RankView) error {
+	if r.Got == nil {
+		r.Got, r.Shards = map[string][]*tensor.Tensor{}, map[string][]model.Sharding{}
+	}
+	r.Visits = append(r.Visits, ev.Site.Path)
+	for _, v := range ranks {
+		for _, st := range v.Tensors {
+			if len(r.Names) > 0 && !slices.Contains(r.Names, st.Name) {
+				continue
+			}
+			x := st.Host
+			if st.T != nil {
+				s := st.T.Shape()
+				x = v.Device.ToHost(st.T, 0, s[0], 0, tensor.Numel(s[1:]))
+			}
+			k := ev.Site.Path + "/" + st.Name
+			r.Got[k] = append(r.Got[k], x)
+			r.Shards[k] = append(r.Shards[k], st.Shard)
+		}
+	}
+	return nil
+}
+
+// Rank returns rank's copy of "site/name", or nil.
+func (r *Recorder) Rank(key string, rank int) *tensor.Tensor {
+	if v := r.Got[key]; rank < len(v) {
+		return v[rank]
+	}
+	return nil
+}
+
+// LayerOutputs selects the decoder layers' output sites (model.layers.i).
+func LayerOutputs(s *model.Site) bool { return s.Layer >= 0 && s.Depth == 2 }
+
+// MaxRelDiff returns max|a-b| / max|b| (max|a-b| when b is all zero, +Inf
+// when the lengths differ): the parity tests' measure.
+func MaxRelDiff(a, b []float32) float64 {
+	if len(a) != len(b) {
+		return math.Inf(1)
+	}
+	var d, m float64
+	for i := range a {
+		d = math.Max(d, math.Abs(float64(a[i]-b[i])))
+		m = math.Max(m, math.Abs(float64(b[i])))
+	}
+	if m == 0 {
+		return d
+	}
+	return d / m
+}
+
+// Cosine returns a·b / (|a| |b|) in float64.
+func Cosine(a, b []float32) float64 {
+	var ab, aa, bb float64
+	for i := range a {
+		ab += float64(a[i]) * float64(b[i])
+		aa += float64(a[i]) * float64(a[i])
+		bb += float64(b[i]) * float64(b[i])
+	}
+	return ab / math.Sqrt(aa*bb)
+}
+
+// CopyHF copies the HF fixture directory src (config.json and
+// model.safetensors) to a new temporary directory, passing every tensor
+// through edit (which may return it unchanged, a converted copy, or a
+// modified copy: src's tensors alias its mapping and must not be written)
+// and adding extra; it returns the new directory.
+func CopyHF(t testing.TB, src string, edit func(name string, x *tensor.Tensor) *tensor.Tensor, extra map[string]*tensor.Tensor) string {
+	t.Helper()
+	f, err := safetensors.Open(filepath.Join(src, "model.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var ts []safetensors.Named
+	for _, n := range f.Names() {
+		x, err := f.Tensor(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if edit != nil {
+			x = edit(n, x)
+		}
+		ts = append(ts, safetensors.Named{Name: n, T: x})
+	}
+	names := make([]string, 0, len(extra))
+	for n := range extra {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		ts = append(ts, safetensors.Named{Name: n, T: extra[n]})
+	}
+	dir := t.TempDir()
+	if err := safetensors.WriteFile(filepath.Join(dir, "model.safetensors"), ts, nil); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := os.ReadFile(filepath.Join(src, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
