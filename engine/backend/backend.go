@@ -69,6 +69,15 @@ type Device interface {
 	// its dtype. The CPU backend may alias t's data (which must then stay
 	// unchanged).
 	Upload(t *tensor.Tensor) Tensor
+	// UploadQuantized makes a persistent device tensor of a quantized
+	// linear weight (fp8 block-scaled, int4 group-scaled: see
+	// tensor.QuantFormat) whose Shape is the logical [out, in] and which
+	// Linear accepts as its weight. A device that computes only on dense
+	// weights (the CPU backend) dequantizes it to dt, the weight dtype the
+	// user asked for (Invalid: f32); a device that keeps it quantized (the
+	// CUDA backend) stores data and scales as they are and reports the
+	// quantized storage dtype. q must pass Check.
+	UploadQuantized(q *tensor.Quantized, dt tensor.DType) Tensor
 	// Zeros allocates a persistent zeroed tensor (KV caches).
 	Zeros(dt tensor.DType, shape ...int) Tensor
 	// Alloc allocates a zeroed activation tensor (ActDType) owned by the

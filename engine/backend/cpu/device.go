@@ -126,6 +126,16 @@ func (d *Device) Upload(t *tensor.Tensor) backend.Tensor {
 	return Tensor{t}
 }
 
+// UploadQuantized dequantizes q exactly (tensor.Quantized.Dequantize) and
+// uploads it as dt (Invalid: f32): the CPU backend computes on dense weights.
+func (d *Device) UploadQuantized(q *tensor.Quantized, dt tensor.DType) backend.Tensor {
+	w := q.Dequantize()
+	if dt != tensor.Invalid && dt != tensor.F32 {
+		w = w.Convert(dt)
+	}
+	return d.Upload(w)
+}
+
 func (d *Device) hold(t *tensor.Tensor) {
 	d.mu.Lock()
 	defer d.mu.Unlock()

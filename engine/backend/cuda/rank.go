@@ -270,6 +270,16 @@ func (d *Device) Upload(t *tensor.Tensor) backend.Tensor {
 	return x
 }
 
+// UploadQuantized dequantizes q on the host (tensor.Quantized.Dequantize)
+// and uploads it as dt (Invalid: bf16); weights kept quantized on the device
+// replace this where a kernel consumes the format.
+func (d *Device) UploadQuantized(q *tensor.Quantized, dt tensor.DType) backend.Tensor {
+	if dt == tensor.Invalid {
+		dt = tensor.BF16
+	}
+	return d.Upload(q.Dequantize().Convert(dt))
+}
+
 // Zeros allocates a persistent zeroed tensor (class kv: the KV caches).
 func (d *Device) Zeros(dt tensor.DType, shape ...int) backend.Tensor {
 	x, err := d.newTensor(dt, shape, KVCache, false)

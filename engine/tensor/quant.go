@@ -1,0 +1,190 @@
+package tensor
+
+import (
+	"fmt"
+	"slices"
+)
+
+// QuantFormat names how a Quantized weight stores its values.
+type QuantFormat uint8
+
+const (
+	// QuantFP8Block is DeepSeek-V3's block-scaled fp8 (HF FineGrainedFP8,
+	// DeepSeek-V3 inference/kernel.py weight_dequant): Data is F8E4M3
+	// [out, in]; Scale is a float tensor [ceil(out/Block[0]),
+	// ceil(in/Block[1])] (the checkpoint's `weight_scale_inv`); the weight is
+	// f32(Data[i, j]) · Scale[i/Block[0], j/Block[1]].
+	QuantFP8Block QuantFormat = iota + 1
+	// QuantInt4Group is compressed-tensors' pack-quantized symmetric W4A16
+	// (compressed_tensors/compressors/quantized_compressors/pack_quantized.py,
+	// as Kimi-K2-Thinking and Kimi-K2.5 ship their routed experts): Data is
+	// I32 [out, ceil(in/8)], eight consecutive input columns per word,
+	// column 8w+i in bits [4i, 4i+4) stored as q+8 for q in [-8, 7]; Scale is
+	// BF16 (or another float dtype) [out, ceil(in/Block[1])] with Block[0] =
+	// 1; the weight is (((word >> 4i) & 0xF) − 8) · Scale[row, col/Block[1]].
+	QuantInt4Group
+)
+
+// String returns "fp8_block" or "int4_group".
+func (f QuantFormat) String() string {
+	switch f {
+	case QuantFP8Block:
+		return "fp8_block"
+	case QuantInt4Group:
+		return "int4_group"
+	}
+	return fmt.Sprintf("quant(%d)", uint8(f))
+}
+
+// Quantized is a 2-D linear weight [out, in] kept in a quantized storage
+// format (see QuantFormat for each format's layout, dtypes and source). It is
+// what a loader hands a device that keeps weights quantized (the CUDA
+// backend); the CPU backend dequantizes it on upload. Shape is the logical
+// [out, in] of the dequantized weight.
+type Quantized struct {
+	Format QuantFormat
+	Shape  [2]int
+	Data   *Tensor
+	Scale  *Tensor
+	Block  [2]int // [rows, cols] of one scale's block; Int4: [1, group_size]
+}
+
+// Check returns an error unless Data and Scale have the dtypes and shapes the
+// format requires for Shape and Block; the message names both shapes.
+func (q *Quantized) Check() error {
+	out, in := q.Shape[0], q.Shape[1]
+	bh, bw := q.Block[0], q.Block[1]
+	if out <= 0 || in <= 0 || bh <= 0 || bw <= 0 || q.Data == nil || q.Scale == nil {
+		return fmt.Errorf("%s weight: shape %v, block %v: want positive sizes and both data and scale", q.Format, q.Shape, q.Block)
+	}
+	if !q.Scale.DType.IsFloat() || q.Scale.DType == F8E4M3 {
+		return fmt.Errorf("%s weight: scale dtype %s, want a float dtype", q.Format, q.Scale.DType)
+	}
+	var wantData []int
+	var dt DType
+	switch q.Format {
+	case QuantFP8Block:
+		wantData, dt = []int{out, in}, F8E4M3
+	case QuantInt4Group:
+		if bh != 1 {
+			return fmt.Errorf("int4_group weight: block %v, want [1, group_size]", q.Block)
+		}
+		wantData, dt = []int{out, (in + 7) / 8}, I32
+	default:
+		return fmt.Errorf("quantized weight: unknown format %d", q.Format)
+	}
+	wantScale := []int{(out + bh - 1) / bh, (in + bw - 1) / bw}
+	if q.Data.DType != dt || !slices.Equal(q.Data.Shape, wantData) {
+		return fmt.Errorf("%s weight [%d, %d]: data is %s %s, want %s %s", q.Format, out, in, q.Data.DType, ShapeString(q.Data.Shape), dt, ShapeString(wantData))
+	}
+	if !slices.Equal(q.Scale.Shape, wantScale) {
+		return fmt.Errorf("%s weight [%d, %d] with %d×%d blocks: scale is %s, want %s", q.Format, out, in, bh, bw, ShapeString(q.Scale.Shape), ShapeString(wantScale))
+	}
+	return nil
+}
+
+// Bytes returns the storage the weight occupies: data plus scales.
+func (q *Quantized) Bytes() int64 { return int64(len(q.Data.Data) + len(q.Scale.Data)) }
+
+// Dequantize returns the weight as a new F32 tensor [out, in], computed
+// exactly as the format's reference does (one float32 multiply per element).
+// q must pass Check.
+func (q *Quantized) Dequantize() *Tensor {
+	out, in := q.Shape[0], q.Shape[1]
+	bh, bw := q.Block[0], q.Block[1]
+	sc := q.Scale.Shape[1]
+	sv := q.Scale.ToF32()
+	res := New(F32, out, in)
+	ov := res.F32()
+	switch q.Format {
+	case QuantFP8Block:
+		for i := range out {
+			srow := sv[(i/bh)*sc : (i/bh+1)*sc]
+			for j := range in {
+				ov[i*in+j] = FP8E4M3ToF32(q.Data.Data[i*in+j]) * srow[j/bw]
+			}
+		}
+	case QuantInt4Group:
+		words := q.Data.Shape[1]
+		for i := range out {
+			srow := sv[i*sc : (i+1)*sc]
+			for j := range in {
+				o := (i*words + j/8) * 4
+				w := uint32(q.Data.Data[o]) | uint32(q.Data.Data[o+1])<<8 | uint32(q.Data.Data[o+2])<<16 | uint32(q.Data.Data[o+3])<<24
+				v := int32((w>>(4*uint(j%8)))&0xF) - 8
+				ov[i*in+j] = float32(v) * srow[j/bw]
+			}
+		}
+	}
+	return res
+}
+
+// SliceRows returns output rows [a, b) as a Quantized weight sharing no
+// memory with q. a must be a multiple of Block[0] (so that the shard's
+// blocks are whole blocks of the original); the error says which boundary
+// does not align.
+func (q *Quantized) SliceRows(a, b int) (*Quantized, error) {
+	out := q.Shape[0]
+	if a < 0 || b > out || a >= b {
+		return nil, fmt.Errorf("%s weight [%d, %d]: rows %d:%d out of range", q.Format, out, q.Shape[1], a, b)
+	}
+	if a%q.Block[0] != 0 || (b%q.Block[0] != 0 && b != out) {
+		return nil, fmt.Errorf("%s weight [%d, %d]: rows %d:%d do not fall on its %d-row scale blocks", q.Format, out, q.Shape[1], a, b, q.Block[0])
+	}
+	bh := q.Block[0]
+	return &Quantized{Format: q.Format, Shape: [2]int{b - a, q.Shape[1]}, Block: q.Block,
+		Data: copyRows(q.Data, a, b), Scale: copyRows(q.Scale, a/bh, (b+bh-1)/bh)}, nil
+}
+
+// SliceCols returns input columns [a, b) as a Quantized weight sharing no
+// memory with q. a must be a multiple of Block[1] (and, for Int4, of 8, one
+// packed word); the error says which boundary does not align.
+func (q *Quantized) SliceCols(a, b int) (*Quantized, error) {
+	in := q.Shape[1]
+	if a < 0 || b > in || a >= b {
+		return nil, fmt.Errorf("%s weight [%d, %d]: columns %d:%d out of range", q.Format, q.Shape[0], in, a, b)
+	}
+	bw := q.Block[1]
+	unit := bw
+	if q.Format == QuantInt4Group {
+		unit = lcm(bw, 8)
+	}
+	if a%unit != 0 || (b%unit != 0 && b != in) {
+		return nil, fmt.Errorf("%s weight [%d, %d]: columns %d:%d do not fall on its %d-column blocks", q.Format, q.Shape[0], in, a, b, unit)
+	}
+	r := &Quantized{Format: q.Format, Shape: [2]int{q.Shape[0], b - a}, Block: q.Block}
+	switch q.Format {
+	case QuantFP8Block:
+		r.Data = copyCols(q.Data, a, b)
+	case QuantInt4Group:
+		r.Data = copyCols(q.Data, a/8, (b+7)/8)
+	}
+	r.Scale = copyCols(q.Scale, a/bw, (b+bw-1)/bw)
+	return r, nil
+}
+
+func lcm(a, b int) int {
+	x, y := a, b
+	for y != 0 {
+		x, y = y, x%y
+	}
+	return a / x * b
+}
+
+// copyRows returns rows [a, b) of 2-D t as a new tensor.
+func copyRows(t *Tensor, a, b int) *Tensor {
+	out := New(t.DType, b-a, t.Shape[1])
+	rb := t.Shape[1] * t.DType.Size()
+	copy(out.Data, t.Data[a*rb:b*rb])
+	return out
+}
+
+// copyCols returns columns [a, b) of 2-D t as a new tensor.
+func copyCols(t *Tensor, a, b int) *Tensor {
+	rows, cols, es := t.Shape[0], t.Shape[1], t.DType.Size()
+	out := New(t.DType, rows, b-a)
+	for r := range rows {
+		copy(out.Data[r*(b-a)*es:(r+1)*(b-a)*es], t.Data[(r*cols+a)*es:(r*cols+b)*es])
+	}
+	return out
+}
