@@ -1,0 +1,24 @@
+package model
+
+import "hsdb/engine/tensor"
+
+// QuantScheme tells a Loader how a checkpoint stores its quantized linear
+// weights (config.json's quantization_config): DeepSeek-V3's block-scaled
+// fp8 (`weight` + `weight_scale_inv`), compressed-tensors' pack-quantized
+// int4 (`weight_packed` + `weight_scale` + `weight_shape`). Implementations
+// live in engine/quant.
+type QuantScheme interface {
+	// String describes the scheme for `info model`: "fp8 e4m3, 128×128
+	// blocks", "compressed-tensors int4 symmetric, group 32".
+	String() string
+	// Load returns the stored quantized form of the dense linear weight
+	// name ("model.layers.3.mlp.experts.7.down_proj.weight") whose logical
+	// shape is [out, in], or (nil, nil) when the checkpoint stores that
+	// weight dense. An error names the tensor and what was expected (a
+	// missing scale, a packed shape that disagrees with [out, in]).
+	Load(src WeightSource, name string, out, in int) (*tensor.Quantized, error)
+	// Stored returns the checkpoint tensor names that hold weight name's
+	// data in this scheme (for byte accounting and unused-tensor reports);
+	// nil when it is stored dense.
+	Stored(src WeightSource, name string) []string
+}
