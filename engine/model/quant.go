@@ -21,4 +21,9 @@ type QuantScheme interface {
 	// data in this scheme (for byte accounting and unused-tensor reports);
 	// nil when it is stored dense.
 	Stored(src WeightSource, name string) []string
+	// Planned returns the bytes weight name of logical shape [out, in]
+	// occupies when stored in this scheme (data plus scales), and whether
+	// the scheme quantizes it, from the config alone (no weights read):
+	// what `hsdb plan` and the loader's memory check count.
+	Planned(name string, out, in int) (bytes int64, quantized bool)
 }
