@@ -93,13 +93,13 @@ func checkHFParity(t *testing.T, name string, opts Options, tol, cosMin float64)
 				t.Fatalf("reference_bf16.safetensors: no cosine for %s: %v", key, err)
 			}
 			min := bf16Floor(cosMin, hf)
-			if c := enginetest.Cosine(got, want); c < min {
-				t.Errorf("%s %+v: %s cosine %.6f with HF f32, want >= %.6f (HF's own bf16 run: %.6f)", name, opts, what, c, min, hf)
+			if err := enginetest.CheckCosine(got, want, min); err != nil {
+				t.Errorf("%s %+v: %s vs HF f32: %v (HF's own bf16 run: %.6f)", name, opts, what, err, hf)
 			}
 			return
 		}
-		if d := enginetest.MaxRelDiff(got, want); d > tol {
-			t.Errorf("%s %+v: %s differs from HF by %.3g of max|x|", name, opts, what, d)
+		if err := enginetest.CheckClose(got, want, tol); err != nil {
+			t.Errorf("%s %+v: %s differs from HF by %v of max|x|", name, opts, what, err)
 		}
 	}
 	for i := range e.Dims.Layers {
