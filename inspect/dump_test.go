@@ -3,6 +3,7 @@ package inspect
 import (
 	"errors"
 	"fmt"
+	"hsdb/engine/enginetest"
 	"math"
 	"os"
 	"path/filepath"
@@ -76,15 +77,6 @@ func readDumpSeq(t *testing.T, dir string, m *Manifest, i int) *safetensors.File
 	return f
 }
 
-func maxRel(a, b []float32) float64 {
-	var d, m float64
-	for i := range a {
-		d = math.Max(d, math.Abs(float64(a[i]-b[i])))
-		m = math.Max(m, math.Abs(float64(b[i])))
-	}
-	return d / m
-}
-
 // TestDumpRoundTripHF: capture the stream of every layer of testdata/hf/llama
 // at tp 1 and 2 for the fixture's three sequences, dump, re-read: each file
 // holds input_ids and hidden_states.{i} equal (bit for bit) to what was
@@ -140,8 +132,8 @@ func TestDumpRoundTripHF(t *testing.T) {
 						hfName = "layer.2"
 					}
 					want, _ := ref.RowsView(hfName, starts[s], starts[s]+len(seqs[s]))
-					if d := maxRel(got.F32(), want.ToF32()); d > 1e-5 {
-						t.Errorf("seq %d %s vs HF %s: %.3g of max|x|", s, key, hfName, d)
+					if err := enginetest.CheckClose(got.F32(), want.ToF32(), 1e-5); err != nil {
+						t.Errorf("seq %d %s vs HF %s: %v of max|x|", s, key, hfName, err)
 					}
 				}
 			}
@@ -216,8 +208,8 @@ func TestDumpRoundTripEmbedded(t *testing.T) {
 		}
 		for s := range seqs {
 			for k, v := range got[s].Tensors {
-				if d := maxRel(v.F32(), base[s].Tensors[k].F32()); d > 1e-5 {
-					t.Errorf("seq %d %s: tp 2 vs tp 1 %.3g", s, k, d)
+				if err := enginetest.CheckClose(v.F32(), base[s].Tensors[k].F32(), 1e-5); err != nil {
+					t.Errorf("seq %d %s: tp 2 vs tp 1 %v", s, k, err)
 				}
 			}
 		}
@@ -374,8 +366,8 @@ func TestCapturerDecodeAppends(t *testing.T) {
 		if fmt.Sprint(got[s].IDs) != fmt.Sprint(want[s].IDs) {
 			t.Fatalf("seq %d ids %v, want %v", s, got[s].IDs, want[s].IDs)
 		}
-		if d := maxRel(got[s].Tensors["hidden_states.3"].F32(), want[s].Tensors["hidden_states.3"].F32()); d > 1e-5 {
-			t.Errorf("seq %d: decode rows vs prefill %.3g", s, d)
+		if err := enginetest.CheckClose(got[s].Tensors["hidden_states.3"].F32(), want[s].Tensors["hidden_states.3"].F32(), 1e-5); err != nil {
+			t.Errorf("seq %d: decode rows vs prefill %v", s, err)
 		}
 	}
 }

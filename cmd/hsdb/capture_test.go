@@ -4,7 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"math"
+	"hsdb/engine/enginetest"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -165,8 +165,8 @@ func TestCaptureKillResume(t *testing.T) {
 		e.Prefill([][]int32{seq}, c, false)
 		alone, _, _ := c.Result()
 		got, _ := f.Tensor("hidden_states.3")
-		if d := maxRel(got.F32(), alone[0].Tensors["hidden_states.3"].F32()); d > 1e-5 {
-			t.Errorf("%s: batched vs alone %.3g", rec.ID, d)
+		if err := enginetest.CheckClose(got.F32(), alone[0].Tensors["hidden_states.3"].F32(), 1e-5); err != nil {
+			t.Errorf("%s: batched vs alone %v", rec.ID, err)
 		}
 		_, hasMask := f.Info("loss_mask")
 		if hasMask != rec.LossMask || hasMask != (rec.Index%3 == 0) {
@@ -179,15 +179,6 @@ func TestCaptureKillResume(t *testing.T) {
 	if code != 1 || !strings.Contains(errs, "dump exists; give --force") {
 		t.Fatalf("rerun: exit %d %s", code, errs)
 	}
-}
-
-func maxRel(a, b []float32) float64 {
-	var d, m float64
-	for i := range a {
-		d = math.Max(d, math.Abs(float64(a[i]-b[i])))
-		m = math.Max(m, math.Abs(float64(b[i])))
-	}
-	return d / m
 }
 
 // TestCaptureIDsHF: --ids on the HF llama fixture at --tp 2 writes the
@@ -237,8 +228,8 @@ func TestCaptureIDsHF(t *testing.T) {
 		}
 		got, _ := f.Tensor("hidden_states.0")
 		want, _ := ref.RowsView("hf_hidden_states.1", off, off+n)
-		if d := maxRel(got.F32(), want.ToF32()); d > 1e-5 {
-			t.Errorf("sequence %d: %.3g from HF", i, d)
+		if err := enginetest.CheckClose(got.F32(), want.ToF32(), 1e-5); err != nil {
+			t.Errorf("sequence %d: %v from HF", i, err)
 		}
 		f.Close()
 		off += n
