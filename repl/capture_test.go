@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"hsdb/engine"
-	hsdbg "hsdb/engine/debug"
 	"hsdb/engine/safetensors"
-	"hsdb/inspect"
+	"hsdb/inspect/capture"
+	hsdbg "hsdb/inspect/debug"
 )
 
 // newHFFake drives a Term over the HF llama fixture (testdata/hf/llama), at
@@ -67,7 +67,7 @@ func TestCaptureDumpCheckREPL(t *testing.T) {
 	f.AssertExec("capture list", "captured: seq 0: 7 tokens, seq 1: 3 tokens, seq 2: 12 tokens")
 	dir := filepath.Join(t.TempDir(), "dump")
 	f.AssertExec("dump "+dir, "dumped 3 sequence(s) (7, 3, 12 tokens)", "pass  replicas equal")
-	m, err := inspect.ReadManifest(dir)
+	m, err := capture.ReadManifest(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
