@@ -30,40 +30,39 @@ type deepseekVariant struct {
 // DeepseekV2Config, DeepseekV3Config; Kimi-K2's config). Absent fields take
 // HF's defaults for the architecture.
 type DeepseekConfig struct {
-	Architectures         []string   `json:"architectures"`
-	ModelType             string     `json:"model_type"`
-	VocabSize             int        `json:"vocab_size"`
-	HiddenSize            int        `json:"hidden_size"`
-	IntermediateSize      int        `json:"intermediate_size"`
-	MoeIntermediateSize   int        `json:"moe_intermediate_size"`
-	NumHiddenLayers       int        `json:"num_hidden_layers"`
-	NumAttentionHeads     int        `json:"num_attention_heads"`
-	MaxPositionEmbeddings int        `json:"max_position_embeddings"`
-	RMSNormEps            float64    `json:"rms_norm_eps"`
-	HiddenAct             string     `json:"hidden_act"`
-	TieWordEmbeddings     bool       `json:"tie_word_embeddings"`
-	AttentionBias         bool       `json:"attention_bias"`
-	MLPBias               bool       `json:"mlp_bias"`
-	QLoraRank             *int       `json:"q_lora_rank"` // null: q_proj (DeepSeek-V2-Lite)
-	KVLoraRank            int        `json:"kv_lora_rank"`
-	QKNopeHeadDim         int        `json:"qk_nope_head_dim"`
-	QKRopeHeadDim         int        `json:"qk_rope_head_dim"`
-	VHeadDim              int        `json:"v_head_dim"`
-	NRoutedExperts        *int       `json:"n_routed_experts"` // null: every layer dense
-	NSharedExperts        *int       `json:"n_shared_experts"`
-	NumExpertsPerTok      *int       `json:"num_experts_per_tok"`
-	NGroup                *int       `json:"n_group"`
-	TopkGroup             *int       `json:"topk_group"`
-	TopkMethod            string     `json:"topk_method"`
-	ScoringFunc           string     `json:"scoring_func"`
-	NormTopkProb          bool       `json:"norm_topk_prob"`
-	RoutedScalingFactor   float64    `json:"routed_scaling_factor"`
-	FirstKDenseReplace    int        `json:"first_k_dense_replace"`
-	MoeLayerFreq          int        `json:"moe_layer_freq"`
-	RopeInterleave        bool       `json:"rope_interleave"`
-	QuantizationConfig    *FP8Config `json:"quantization_config"`
-	TorchDType            string     `json:"torch_dtype"`
-	DTypeField            string     `json:"dtype"`
+	Architectures         []string `json:"architectures"`
+	ModelType             string   `json:"model_type"`
+	VocabSize             int      `json:"vocab_size"`
+	HiddenSize            int      `json:"hidden_size"`
+	IntermediateSize      int      `json:"intermediate_size"`
+	MoeIntermediateSize   int      `json:"moe_intermediate_size"`
+	NumHiddenLayers       int      `json:"num_hidden_layers"`
+	NumAttentionHeads     int      `json:"num_attention_heads"`
+	MaxPositionEmbeddings int      `json:"max_position_embeddings"`
+	RMSNormEps            float64  `json:"rms_norm_eps"`
+	HiddenAct             string   `json:"hidden_act"`
+	TieWordEmbeddings     bool     `json:"tie_word_embeddings"`
+	AttentionBias         bool     `json:"attention_bias"`
+	MLPBias               bool     `json:"mlp_bias"`
+	QLoraRank             *int     `json:"q_lora_rank"` // null: q_proj (DeepSeek-V2-Lite)
+	KVLoraRank            int      `json:"kv_lora_rank"`
+	QKNopeHeadDim         int      `json:"qk_nope_head_dim"`
+	QKRopeHeadDim         int      `json:"qk_rope_head_dim"`
+	VHeadDim              int      `json:"v_head_dim"`
+	NRoutedExperts        *int     `json:"n_routed_experts"` // null: every layer dense
+	NSharedExperts        *int     `json:"n_shared_experts"`
+	NumExpertsPerTok      *int     `json:"num_experts_per_tok"`
+	NGroup                *int     `json:"n_group"`
+	TopkGroup             *int     `json:"topk_group"`
+	TopkMethod            string   `json:"topk_method"`
+	ScoringFunc           string   `json:"scoring_func"`
+	NormTopkProb          bool     `json:"norm_topk_prob"`
+	RoutedScalingFactor   float64  `json:"routed_scaling_factor"`
+	FirstKDenseReplace    int      `json:"first_k_dense_replace"`
+	MoeLayerFreq          int      `json:"moe_layer_freq"`
+	RopeInterleave        bool     `json:"rope_interleave"`
+	TorchDType            string   `json:"torch_dtype"`
+	DTypeField            string   `json:"dtype"`
 	// RoPE is the rotary embedding of the qk_rope_head_dim part, from
 	// rope_parameters (transformers 5) or rope_theta + rope_scaling.
 	RoPE model.RoPEConfig `json:"-"`
@@ -139,11 +138,6 @@ func parseDeepseek(raw map[string]json.RawMessage, v *deepseekVariant) (*Deepsee
 	}
 	if c.AttentionBias || c.MLPBias {
 		return nil, fail("attention_bias/mlp_bias true is not supported (no DeepSeek-architecture checkpoint uses biases)")
-	}
-	if c.QuantizationConfig != nil {
-		if err := c.QuantizationConfig.check(); err != nil {
-			return nil, fail("%w", err)
-		}
 	}
 	rope, err := model.ParseRoPE(raw, c.MaxPositionEmbeddings, 10000)
 	if err != nil {
@@ -375,17 +369,6 @@ func (c *DeepseekConfig) Validate(world int) error {
 		}
 	}
 	return nil
-}
-
-// Dequantizer returns the loader's fp8 hook when config.json has a block-fp8
-// quantization_config (DeepSeek-V3, Kimi-K2): fp8 weights are dequantized to
-// float32 with their weight_scale_inv blocks. It returns nil otherwise.
-func (c *DeepseekConfig) Dequantizer(src model.WeightSource) func(string, *tensor.Tensor) (*tensor.Tensor, error) {
-	if c.QuantizationConfig == nil {
-		return nil
-	}
-	b := c.QuantizationConfig.WeightBlockSize
-	return fp8Dequantizer(src, b[0], b[1])
 }
 
 // Tree builds vLLM's module tree: DeepseekV3ForCausalLM (or V2) >

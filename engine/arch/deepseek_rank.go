@@ -37,9 +37,6 @@ func (c *DeepseekConfig) Load(l *model.Loader, t *model.Tree) (model.RankModel, 
 	src := fusedExperts{l.Src}
 	ld := *l
 	ld.Src = src
-	if dq := c.Dequantizer(src); dq != nil {
-		ld.Dequant = dq
-	}
 	if l.Rank == 0 {
 		l.Report.Unused = unusedTensors(src, lay, c.NumHiddenLayers)
 	}

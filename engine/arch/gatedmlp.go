@@ -46,9 +46,9 @@ func addGatedMLP(parent *model.Module, name, class string, H, I, world int, redu
 func loadGatedMLP(l *model.Loader, t *model.Tree, path string, H, I int, reduce bool) *gatedMLP {
 	ic := model.Even(I, l.World, l.Rank)
 	m := &gatedMLP{cols: ic, full: I, reduce: reduce}
-	m.wGate = l.Rows("gate_proj.weight", []int{I, H}, ic[0], ic[1])
-	m.wUp = l.Rows("up_proj.weight", []int{I, H}, ic[0], ic[1])
-	m.wDown = l.Cols("down_proj.weight", []int{H, I}, ic[0], ic[1])
+	m.wGate = l.Linear("gate_proj.weight", I, H, ic, [2]int{0, H})
+	m.wUp = l.Linear("up_proj.weight", I, H, ic, [2]int{0, H})
+	m.wDown = l.Linear("down_proj.weight", H, I, [2]int{0, H}, ic)
 	m.site, m.gateUp, m.act, m.down = t.Site(path), t.Site(path+".gate_up_proj"), t.Site(path+".act_fn"), t.Site(path+".down_proj")
 	return m
 }

@@ -101,20 +101,20 @@ func loadMLA(l *model.Loader, t *model.Tree, path string, d *mlaDims) *mlaLayer 
 	L := &mlaLayer{d: d, heads: d.headRange(l.Rank, l.World)}
 	rows := func(w int) [2]int { return model.Scaled(L.heads, w) }
 	if d.qLora > 0 {
-		L.wqa = l.Full("q_a_proj.weight", d.qLora, H)
+		L.wqa = l.Linear("q_a_proj.weight", d.qLora, H, [2]int{0, d.qLora}, [2]int{0, H})
 		L.qaNorm = l.Full("q_a_layernorm.weight", d.qLora)
 		r := rows(qk)
-		L.wqb = l.Rows("q_b_proj.weight", []int{d.heads * qk, d.qLora}, r[0], r[1])
+		L.wqb = l.Linear("q_b_proj.weight", d.heads*qk, d.qLora, r, [2]int{0, d.qLora})
 	} else {
 		r := rows(qk)
-		L.wq = l.Rows("q_proj.weight", []int{d.heads * qk, H}, r[0], r[1])
+		L.wq = l.Linear("q_proj.weight", d.heads*qk, H, r, [2]int{0, H})
 	}
-	L.wkva = l.Full("kv_a_proj_with_mqa.weight", d.kvLora+d.rope, H)
+	L.wkva = l.Linear("kv_a_proj_with_mqa.weight", d.kvLora+d.rope, H, [2]int{0, d.kvLora + d.rope}, [2]int{0, H})
 	L.kvaNorm = l.Full("kv_a_layernorm.weight", d.kvLora)
 	r := rows(d.nope + d.vdim)
-	L.wkvb = l.Rows("kv_b_proj.weight", []int{d.heads * (d.nope + d.vdim), d.kvLora}, r[0], r[1])
+	L.wkvb = l.Linear("kv_b_proj.weight", d.heads*(d.nope+d.vdim), d.kvLora, r, [2]int{0, d.kvLora})
 	c := rows(d.vdim)
-	L.wo = l.Cols("o_proj.weight", []int{H, d.heads * d.vdim}, c[0], c[1])
+	L.wo = l.Linear("o_proj.weight", H, d.heads*d.vdim, [2]int{0, H}, c)
 	s := func(n string) *model.Site { return t.Site(path + "." + n) }
 	L.site, L.fused, L.qaN, L.qb, L.qp = t.Site(path), s("fused_qkv_a_proj"), s("q_a_layernorm"), s("q_b_proj"), s("q_proj")
 	L.kva, L.kvaN, L.kvb, L.rope, L.core, L.o = s("kv_a_proj_with_mqa"), s("kv_a_layernorm"), s("kv_b_proj"), s("rotary_emb"), s("attn"), s("o_proj")

@@ -122,9 +122,9 @@ func loadMoE(l *model.Loader, t *model.Tree, path string, d *moeDims) *moeLayer 
 	}
 	for e := L.local[0]; e < L.local[1]; e++ {
 		x := l.Pp("experts").PpI(e)
-		L.wGate = append(L.wGate, x.Rows("gate_proj.weight", []int{I, H}, L.cols[0], L.cols[1]))
-		L.wUp = append(L.wUp, x.Rows("up_proj.weight", []int{I, H}, L.cols[0], L.cols[1]))
-		L.wDown = append(L.wDown, x.Cols("down_proj.weight", []int{H, I}, L.cols[0], L.cols[1]))
+		L.wGate = append(L.wGate, x.Linear("gate_proj.weight", I, H, L.cols, [2]int{0, H}))
+		L.wUp = append(L.wUp, x.Linear("up_proj.weight", I, H, L.cols, [2]int{0, H}))
+		L.wDown = append(L.wDown, x.Linear("down_proj.weight", H, I, [2]int{0, H}, L.cols))
 	}
 	if d.sharedInter > 0 {
 		L.shared = loadGatedMLP(l.Pp("shared_experts"), t, path+".shared_experts", H, d.sharedInter, false)
