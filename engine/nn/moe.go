@@ -28,7 +28,7 @@ import (
 // partials.
 type MoE struct {
 	c                *MoEConfig
-	route            Router         // with this layer's correction bias
+	router           Router         // with this layer's correction bias
 	gate             backend.Tensor // [experts, hidden], replicated
 	local            [2]int         // experts this rank computes
 	experts          []expert       // the local experts
@@ -90,7 +90,7 @@ func NewMoE(b Builder, c *MoEConfig) *MoE {
 	mb := b.Module(c.Class, names...)
 	world, rank := b.World(), b.Rank()
 	H, E, I := c.Hidden, c.Experts, c.Inter
-	m := &MoE{c: c, route: c.Route, site: mb.Site(), local: [2]int{0, E}, localLab: Rep}
+	m := &MoE{c: c, router: c.Route, site: mb.Site(), local: [2]int{0, E}, localLab: Rep}
 	if c.EP {
 		m.local = ExpertRange(E, world, rank)
 		m.localLab = Sharded(m.local, E)
@@ -101,7 +101,7 @@ func NewMoE(b Builder, c *MoEConfig) *MoE {
 	if c.Bias {
 		gb.param(gb.path+".e_score_correction_bias", []int{E}, -1, nil)
 		if gb.l != nil {
-			m.route.bias = loadBias(gb.l, "e_score_correction_bias", E)
+			m.router.bias = loadBias(gb.l, "e_score_correction_bias", E)
 		}
 	}
 	xb := mb.Pp("experts").Module("FusedMoE", "input", "expert_load", "output")
@@ -164,7 +164,7 @@ type routing struct {
 func (m *MoE) Forward(r *model.Rank, b *model.Batch, x backend.Tensor) backend.Tensor {
 	dev := r.Dev
 	r.Enter(m.site, x)
-	rt := m.routeTokens(r, b, x)
+	rt := m.route(r, b, x)
 	acc := m.routedExperts(r, b, x, rt)
 	sum := acc
 	var sh backend.Tensor
@@ -184,16 +184,16 @@ func (m *MoE) Forward(r *model.Rank, b *model.Batch, x backend.Tensor) backend.T
 	return out
 }
 
-// routeTokens is the gate (vLLM GateLinear + its top-k): router logits in
+// route is the gate (vLLM GateLinear + its top-k): router logits in
 // float32 (HF's DeepseekV3TopkRouter / DeepseekV2 gate compute them in
 // float32 whatever the model's dtype, so bf16 runs route as HF's do), the
 // host Router's choice, and every routing tensor the sites show, made here
 // once. It emits the gate's site.
-func (m *MoE) routeTokens(r *model.Rank, b *model.Batch, x backend.Tensor) *routing {
+func (m *MoE) route(r *model.Rank, b *model.Batch, x backend.Tensor) *routing {
 	dev := r.Dev
-	T, E, k := b.Tokens(), m.c.Experts, m.route.TopK
+	T, E, k := b.Tokens(), m.c.Experts, m.router.TopK
 	rt := &routing{logits: dev.Linear(dev.ToF32(x), m.gate, nil)}
-	rt.ids, rt.w = m.route.Route(dev.ToHost(rt.logits, 0, T, 0, E).F32(), T)
+	rt.ids, rt.w = m.router.Route(dev.ToHost(rt.logits, 0, T, 0, E).F32(), T)
 	load := expertLoad(rt.ids, E)
 	ids := make([]int64, len(rt.ids))
 	for i, e := range rt.ids {
@@ -215,7 +215,7 @@ func (m *MoE) routeTokens(r *model.Rank, b *model.Batch, x backend.Tensor) *rout
 // routing weights. It emits the experts' site.
 func (m *MoE) routedExperts(r *model.Rank, b *model.Batch, x backend.Tensor, rt *routing) backend.Tensor {
 	dev := r.Dev
-	T, k := b.Tokens(), m.route.TopK
+	T, k := b.Tokens(), m.router.TopK
 	r.Enter(m.exp, x)
 	n := len(m.experts)
 	rows := make([][]int32, n)

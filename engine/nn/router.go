@@ -27,12 +27,12 @@ import (
 //
 // All arithmetic is float32 as PyTorch's, so the chosen ids match HF's.
 type Router struct {
-	Experts, TopK     int
-	Groups, TopkGroup int
+	Experts, TopK     int       // n_routed_experts, num_experts_per_tok
+	Groups, TopkGroup int       // n_group, topk_group (1, 1: no group limit)
 	Sigmoid           bool      // scoring_func sigmoid (else softmax)
-	bias              []float32 // e_score_correction_bias [experts], or nil
-	NormTopK          bool
-	Scale             float32 // routed_scaling_factor
+	NormTopK          bool      // norm_topk_prob
+	Scale             float32   // routed_scaling_factor
+	bias              []float32 // e_score_correction_bias [experts] of one layer (loaded by NewMoE), or nil
 }
 
 // Route returns, for logits [tokens·experts] (row-major), the chosen expert
