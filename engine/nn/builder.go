@@ -104,21 +104,11 @@ func (b Builder) Module(class string, tensors ...string) Builder {
 // Module).
 func (b Builder) Site() *model.Site { return b.mod.Site }
 
-// Path returns b's module path.
-func (b Builder) Path() string { return b.path }
-
 // World returns the tensor-parallel world size.
 func (b Builder) World() int { return b.s.world }
 
 // Rank returns the rank being loaded (0 in tree mode).
 func (b Builder) Rank() int { return b.s.rank }
-
-// Loading reports whether b loads weights (load mode).
-func (b Builder) Loading() bool { return b.l != nil }
-
-// Loader returns the loader positioned at b's checkpoint names, or nil in
-// tree mode.
-func (b Builder) Loader() *model.Loader { return b.l }
 
 // Ranges returns f(rank) for every rank of the world: a split's per-rank
 // [start, end) ranges.

@@ -45,6 +45,7 @@ func (o Out) WithBias(on bool) Out { o.Bias = on; return o }
 type Linear struct {
 	site *model.Site
 	ws   []colWeight
+	outs []backend.Tensor // Forward's result, reused (one rank runs on one goroutine)
 }
 
 type colWeight struct {
@@ -122,18 +123,20 @@ func newLinear(b, parent Builder, class string, in int, outs []Out) *Linear {
 		}
 		L.ws = append(L.ws, cw)
 	}
+	L.outs = make([]backend.Tensor, len(names)-1)
 	return L
 }
 
 // Forward computes every weight on x [tokens, in] (replicated), emits the
 // site and returns the output parts in declared order, each [tokens,
-// units_r·width].
+// units_r·width]. The slice is the block's own and is overwritten by the
+// next Forward.
 func (L *Linear) Forward(r *model.Rank, x backend.Tensor) []backend.Tensor {
 	dev := r.Dev
-	var outs []backend.Tensor
+	outs, k := L.outs, 0
 	for i := range L.ws {
 		w := &L.ws[i]
-		outs = append(outs, w.split(dev, dev.Linear(x, w.w, w.b))...)
+		k = w.split(dev, dev.Linear(x, w.w, w.b), outs, k)
 	}
 	r.Leaf(L.site, x, func() []model.SiteTensor {
 		ts := []model.SiteTensor{{Name: "input", T: x, Shard: Rep}}
@@ -152,28 +155,29 @@ func (L *Linear) Forward(r *model.Rank, x backend.Tensor) []backend.Tensor {
 // Forward1 is Forward for a block with one output part.
 func (L *Linear) Forward1(r *model.Rank, x backend.Tensor) backend.Tensor { return L.Forward(r, x)[0] }
 
-// split returns y [tokens, units·width] as its parts, each [tokens,
-// units·part width].
-func (w *colWeight) split(dev backend.Device, y backend.Tensor) []backend.Tensor {
+// split stores y [tokens, units·width] as its parts, each [tokens,
+// units·part width], in out from index k, and returns the next index.
+func (w *colWeight) split(dev backend.Device, y backend.Tensor, out []backend.Tensor, k int) int {
 	if len(w.parts) == 1 {
-		return []backend.Tensor{y}
+		out[k] = y
+		return k + 1
 	}
 	T := y.Shape()[0]
 	per := y
 	if w.units > 1 {
 		per = dev.Reshape(y, T*w.units, w.width)
 	}
-	out := make([]backend.Tensor, len(w.parts))
 	off := 0
-	for i, p := range w.parts {
+	for _, p := range w.parts {
 		s := dev.SliceCols(per, off, off+p.Width)
 		if w.units > 1 {
 			s = dev.Reshape(s, T, w.units*p.Width)
 		}
-		out[i] = s
+		out[k] = s
+		k++
 		off += p.Width
 	}
-	return out
+	return k
 }
 
 // RowLinear is one rank's share of vLLM's RowParallelLinear: weight [out,
