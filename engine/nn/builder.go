@@ -129,6 +129,27 @@ func (b Builder) param(name string, shape []int, dim int, ranges [][2]int) {
 	}
 }
 
+// linear declares and loads the linear weight "weight" [out, in] at b's
+// position, as a parameter of on's module (a merged module holds weights
+// named under its parent): split over rows (dim 0) or columns (dim 1) by
+// ranges, or replicated (dim -1, ranges nil). In load mode it returns the
+// rank's share through model.Loader.Linear, and so through the
+// checkpoint's QuantScheme; in tree mode, nil.
+func (b Builder) linear(on Builder, out, in, dim int, ranges [][2]int) backend.Tensor {
+	if b.l == nil {
+		on.mod.Params = append(on.mod.Params, model.Param{Name: b.path + ".weight", Shape: []int{out, in}, Dim: dim, Ranges: ranges, Linear: true})
+		return nil
+	}
+	rows, cols := [2]int{0, out}, [2]int{0, in}
+	switch dim {
+	case 0:
+		rows = ranges[b.s.rank]
+	case 1:
+		cols = ranges[b.s.rank]
+	}
+	return b.l.Linear("weight", out, in, rows, cols)
+}
+
 // Full declares (tree mode) and loads (load mode) the replicated parameter n
 // of b's module ("weight" of a norm) with the given shape.
 func (b Builder) Full(n string, shape ...int) backend.Tensor {

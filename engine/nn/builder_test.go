@@ -43,10 +43,10 @@ func gqaBuild(class string) func(vb nn.Builder) attnBlocks {
 func TestTreeOfQKVWithReplicatedKVHead(t *testing.T) {
 	tr := nn.Tree("TestForCausalLM", 2, gqaBuild("TestAttention"))
 	want := []model.Param{
-		{Name: "self_attn.q_proj.weight", Shape: []int{8, 3}, Dim: 0, Ranges: [][2]int{{0, 4}, {4, 8}}},
-		{Name: "self_attn.k_proj.weight", Shape: []int{2, 3}, Dim: 0, Ranges: [][2]int{{0, 2}, {0, 2}}},
-		{Name: "self_attn.v_proj.weight", Shape: []int{2, 3}, Dim: 0, Ranges: [][2]int{{0, 2}, {0, 2}}},
-		{Name: "self_attn.o_proj.weight", Shape: []int{3, 8}, Dim: 1, Ranges: [][2]int{{0, 4}, {4, 8}}},
+		{Name: "self_attn.q_proj.weight", Shape: []int{8, 3}, Dim: 0, Ranges: [][2]int{{0, 4}, {4, 8}}, Linear: true},
+		{Name: "self_attn.k_proj.weight", Shape: []int{2, 3}, Dim: 0, Ranges: [][2]int{{0, 2}, {0, 2}}, Linear: true},
+		{Name: "self_attn.v_proj.weight", Shape: []int{2, 3}, Dim: 0, Ranges: [][2]int{{0, 2}, {0, 2}}, Linear: true},
+		{Name: "self_attn.o_proj.weight", Shape: []int{3, 8}, Dim: 1, Ranges: [][2]int{{0, 4}, {4, 8}}, Linear: true},
 	}
 	got := tr.Params()
 	if fmt.Sprint(got) != fmt.Sprint(want) {

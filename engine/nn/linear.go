@@ -105,20 +105,17 @@ func newLinear(b, parent Builder, class string, in int, outs []Out) *Linear {
 		}
 		full := o.Split.Size()
 		dim, ranges := o.Split.dim(0), o.Split.FeatureRanges()
-		mb.param(wb.path+".weight", []int{full, in}, dim, ranges)
-		if o.Bias {
-			mb.param(wb.path+".bias", []int{full}, dim, ranges)
-		}
 		u := o.Split.Local(rank)
 		cw := colWeight{parts: o.Parts, width: o.Split.Width, units: u[1] - u[0]}
 		for _, p := range o.Parts {
 			cw.labels = append(cw.labels, o.Split.Label(rank, p.Width))
 		}
-		if l := wb.l; l != nil {
-			rows := o.Split.Features(rank)
-			cw.w = l.Linear("weight", full, in, rows, [2]int{0, in})
-			if o.Bias {
-				cw.b = l.Rows("bias", []int{full}, rows[0], rows[1])
+		cw.w = wb.linear(mb, full, in, dim, ranges)
+		if o.Bias {
+			mb.param(wb.path+".bias", []int{full}, dim, ranges)
+			if wb.l != nil {
+				rows := o.Split.Features(rank)
+				cw.b = wb.l.Rows("bias", []int{full}, rows[0], rows[1])
 			}
 		}
 		L.ws = append(L.ws, cw)
@@ -202,13 +199,10 @@ func NewRowParallel(b Builder, in Split, out int, bias, reduce bool) *RowLinear 
 	}
 	mb := b.Module("RowParallelLinear", names...)
 	L := &RowLinear{site: mb.Site(), in: in.Label(b.Rank(), in.Width), reduce: reduce}
-	mb.param(b.path+".weight", []int{out, in.Size()}, in.dim(1), in.FeatureRanges())
+	L.w = b.linear(mb, out, in.Size(), in.dim(1), in.FeatureRanges())
 	if bias {
 		mb.param(b.path+".bias", []int{out}, -1, nil)
-	}
-	if b.l != nil {
-		L.w = b.l.Linear("weight", out, in.Size(), [2]int{0, out}, in.Features(b.Rank()))
-		if bias && b.Rank() == 0 {
+		if b.l != nil && b.Rank() == 0 {
 			L.b = b.l.Full("bias", out)
 		}
 	}

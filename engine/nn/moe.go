@@ -109,15 +109,13 @@ func NewMoE(b Builder, c *MoEConfig) *MoE {
 	for e := range E {
 		eb := xb.PpI(e)
 		rows := b.Ranges(func(r int) [2]int { return c.expertRows(e, world, r) })
-		xb.param(eb.path+".gate_proj.weight", []int{I, H}, 0, rows)
-		xb.param(eb.path+".up_proj.weight", []int{I, H}, 0, rows)
-		xb.param(eb.path+".down_proj.weight", []int{H, I}, 1, rows)
-		if l := eb.l; l != nil && e >= m.local[0] && e < m.local[1] {
-			cols := rows[rank]
-			m.experts = append(m.experts, expert{
-				gate: l.Linear("gate_proj.weight", I, H, cols, [2]int{0, H}),
-				up:   l.Linear("up_proj.weight", I, H, cols, [2]int{0, H}),
-				down: l.Linear("down_proj.weight", H, I, [2]int{0, H}, cols)})
+		if b.l != nil && (e < m.local[0] || e >= m.local[1]) {
+			continue // another rank's expert
+		}
+		x := expert{gate: eb.Pp("gate_proj").linear(xb, I, H, 0, rows), up: eb.Pp("up_proj").linear(xb, I, H, 0, rows),
+			down: eb.Pp("down_proj").linear(xb, H, I, 1, rows)}
+		if b.l != nil {
+			m.experts = append(m.experts, x)
 		}
 	}
 	if c.SharedInter > 0 {
