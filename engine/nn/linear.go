@@ -1,6 +1,8 @@
 package nn
 
 import (
+	"fmt"
+
 	"hsdb/engine/backend"
 	"hsdb/engine/model"
 )
@@ -102,6 +104,13 @@ func newLinear(b, parent Builder, class string, in int, outs []Out) *Linear {
 		wb := b
 		if o.Weight != "" {
 			wb = parent.Pp(o.Weight)
+		}
+		w := 0
+		for _, p := range o.Parts {
+			w += p.Width
+		}
+		if w != o.Split.Width {
+			panic(fmt.Sprintf("nn: %s: the parts of %s are %d features wide, its units %d", b.path, wb.path, w, o.Split.Width))
 		}
 		full := o.Split.Size()
 		dim, ranges := o.Split.dim(0), o.Split.FeatureRanges()
