@@ -4,9 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"hsdb/engine/enginetest"
-
 	"hsdb/engine"
+	"hsdb/engine/enginetest"
 	"hsdb/engine/model"
 	"hsdb/engine/tensor"
 )
