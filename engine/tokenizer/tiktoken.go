@@ -41,8 +41,9 @@ type Tiktoken struct {
 	// does before tiktoken sees it (see kimiPieces).
 	kimiChunks bool
 	cache      hfCache
-	noCache    bool      // benchmarks only: merge every piece anew
-	pool       sync.Pool // *runeText
+	noCache    bool       // benchmarks only: merge every piece anew
+	pool       sync.Pool  // *tiktokenScratch
+	byteID     [256]int32 // rank of each single byte
 }
 
 // Limits on a rank file: Kimi-K2's has 163,584 ranks in about 2.4 MB and
@@ -104,6 +105,9 @@ func newTiktoken(name string, ranks map[string]int32, tokens []string, kind spli
 		toks[i] = &hfAddedToken{ID: id, Content: s, Special: true}
 	}
 	t.special = newAddedMatcher(pats, toks)
+	for b := range t.byteID {
+		t.byteID[b] = ranks[string([]byte{byte(b)})] // all 256 exist (ParseTiktokenRanks)
+	}
 	for _, id := range []int32{bos, eos} {
 		if id >= int32(n) {
 			return nil, fmt.Errorf("%s: %w: BOS/EOS id %d is outside the %d ids", name, ErrFormat, id, n)
@@ -255,22 +259,21 @@ func (t *Tiktoken) Encode(text string) ([]int32, error) {
 	if !utf8.ValidString(text) {
 		return nil, fmt.Errorf("%s: %w", t.name, ErrInvalidUTF8)
 	}
-	rt, _ := t.pool.Get().(*runeText)
-	if rt == nil {
-		rt = &runeText{}
+	sc, _ := t.pool.Get().(*tiktokenScratch)
+	if sc == nil {
+		sc = &tiktokenScratch{}
 	}
-	defer t.pool.Put(rt)
+	defer t.pool.Put(sc)
 	ids := make([]int32, 0, len(text)/3+1)
-	var spans [][2]int
 	encode := func(s string) {
 		for _, seg := range t.special.split(s) {
 			if seg.id >= 0 {
 				ids = append(ids, seg.id)
 				continue
 			}
-			spans = t.split.split(rt, seg.text, spans[:0])
-			for _, sp := range spans {
-				ids = t.bpe(ids, seg.text[sp[0]:sp[1]])
+			sc.spans = t.split.split(&sc.rt, seg.text, sc.spans[:0])
+			for _, sp := range sc.spans {
+				ids = t.bpe(sc, ids, seg.text[sp[0]:sp[1]])
 			}
 		}
 	}
@@ -284,24 +287,33 @@ func (t *Tiktoken) Encode(text string) ([]int32, error) {
 	return ids, nil
 }
 
+// tiktokenScratch is one Encode call's reusable storage.
+type tiktokenScratch struct {
+	rt    runeText
+	spans [][2]int
+	syms  []bpeSym
+	heap  candHeap
+	buf   []byte
+}
+
 // bpe appends the ids of one piece: its own rank when it is a token
 // (tiktoken checks that before merging), else the merged bytes.
-func (t *Tiktoken) bpe(dst []int32, piece string) []int32 {
+func (t *Tiktoken) bpe(sc *tiktokenScratch, dst []int32, piece string) []int32 {
 	if id, ok := t.ranks[piece]; ok {
 		return append(dst, id)
 	}
 	if ids, ok := t.cache.get(piece); ok && !t.noCache {
 		return append(dst, ids...)
 	}
-	syms := make([]bpeSym, len(piece))
+	syms := sc.syms[:0]
 	for i := 0; i < len(piece); i++ {
-		syms[i] = bpeSym{id: t.ranks[piece[i:i+1]], prev: i - 1, next: i + 1}
+		syms = append(syms, bpeSym{id: t.byteID[piece[i]], prev: i - 1, next: i + 1})
 	}
 	syms[len(syms)-1].next = -1
-	var buf []byte
-	mergePairs(syms, func(left, right int32) (int32, float64, bool) {
-		buf = append(append(buf[:0], t.tokens[left]...), t.tokens[right]...)
-		r, ok := t.ranks[string(buf)]
+	sc.syms = syms
+	mergePairsWith(syms, &sc.heap, func(left, right int32) (int32, float64, bool) {
+		sc.buf = append(append(sc.buf[:0], t.tokens[left]...), t.tokens[right]...)
+		r, ok := t.ranks[string(sc.buf)]
 		return r, float64(r), ok
 	})
 	start := len(dst)
