@@ -43,11 +43,11 @@ const (
 // tiktoken.model (ranks, see ParseTiktokenRanks), split with PatternKimi,
 // with the special tokens of Kimi's layout (see KimiReservedSpecials) named
 // by the tokenizer_config.json in the same directory, or, without that
-// file, Kimi's released defaults: [BOS] and [EOS] at the first two special
-// ids, the rest "<|reserved_token_i|>" (the chat tokens <|im_end|>, ...
-// then have their reserved names). Encode follows Kimi's
-// TikTokenTokenizer.encode with its defaults (special tokens in the text
-// are encoded as such; text cut as kimiPieces describes).
+// file or its added_tokens_decoder, Kimi's released defaults: [BOS] and
+// [EOS] at the first two special ids, the rest "<|reserved_token_i|>" (the
+// chat tokens <|im_end|>, ... then have their reserved names). Encode
+// follows Kimi's TikTokenTokenizer.encode with its defaults (special tokens
+// in the text are encoded as such; text cut as kimiPieces describes).
 //
 // Errors name the file: the rank file's (ParseTiktokenRanks) and, in
 // tokenizer_config.json, bad JSON, an added_tokens_decoder id that is not

@@ -23,7 +23,10 @@ import (
 // are encoded as their ids, never split: tiktoken's
 // encode(text, allowed_special="all"), the policy of Kimi's
 // TikTokenTokenizer.encode (allow_special_tokens=True, its default) and of
-// hsdb's `input text`.
+// hsdb's `input text`. Where one special token's text is a prefix of
+// another's at the same place, the longest wins (tiktoken's alternation
+// follows a hash map's order there; Kimi's and OpenAI's specials have no
+// such pairs).
 //
 // LoadKimi builds one from a Kimi-K2 / Kimi-K2.5 model directory;
 // NewTiktoken from a rank file, one of the known patterns and a table of
