@@ -41,6 +41,7 @@ func runDebugger(args []string, io stdio) int {
 		fmt.Fprintln(io.Err, "hsdb:", err)
 		return 1
 	}
+	defer e.Close()
 	s := hsdbg.New(e)
 	s.Options, _ = m.options() // m.load succeeded with them
 	if tok, err := e.Tokenizer(); err == nil {

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"hsdb/engine"
 	"hsdb/engine/model"
 	"hsdb/engine/tensor"
+	"hsdb/engine/worker"
 )
 
 // modelFlags are the flags every command that loads a model takes.
@@ -20,6 +22,11 @@ type modelFlags struct {
 	ep     bool
 	moe    string
 	layers string
+	// rank workers (engine/worker)
+	workers       bool
+	listen        string
+	workerTimeout time.Duration
+	log           io.Writer // where the front's notes go (set by load)
 }
 
 func (m *modelFlags) register(fs *flag.FlagSet) {
@@ -30,6 +37,9 @@ func (m *modelFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&m.ep, "ep", false, "MoE models: whole experts per rank (expert parallel, over the --tp ranks) instead of splitting each expert")
 	fs.StringVar(&m.moe, "moe", "tp", "MoE expert split: tp (each expert's intermediate split over ranks, vLLM's default) or ep (same as --ep)")
 	fs.StringVar(&m.layers, "layers", "", "load only decoder layers A-B (with embeddings, final norm and head), e.g. 58-60")
+	fs.BoolVar(&m.workers, "workers", false, "run each rank in its own worker process (hsdb worker), so a failing rank never ends the session")
+	fs.StringVar(&m.listen, "listen", "", "run the ranks in workers that join at this address (hsdb worker --connect ADDR --token T, started by a launcher); prints the token")
+	fs.DurationVar(&m.workerTimeout, "worker-timeout", 10*time.Minute, "with workers: how long a worker may go without a message (computing, or in a collective) before it is declared hung and killed")
 }
 
 func (m *modelFlags) options() (engine.Options, error) {
@@ -74,8 +84,18 @@ func (m *modelFlags) load(w io.Writer) (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	if m.workers || m.listen != "" {
+		f, err := worker.Start(m.model, o, worker.Config{Listen: m.listen, Spawn: m.listen == "", Timeout: m.workerTimeout, Log: w})
+		if err != nil {
+			return nil, err
+		}
+		o.Workers = f
+	}
 	e, err := engine.Open(m.model, o)
 	if err != nil {
+		if o.Workers != nil {
+			o.Workers.Close()
+		}
 		return nil, err
 	}
 	if e.Skipped != "" {

@@ -72,25 +72,32 @@ func (r *Rank) visit(ev *Event, tensors func() []SiteTensor) {
 		}
 		view.Frames = append(view.Frames, fr)
 	}
-	p := r.Pass
-	var err error
-	if r.World == 1 || p.Group == nil {
-		err = p.Hook.Visit(ev, []*RankView{view})
-	} else {
-		res := p.Group.Exchange(r.Index, view, func(vals []any) any {
-			views := make([]*RankView, len(vals))
-			for i, v := range vals {
-				views[i] = v.(*RankView)
-			}
-			return p.Hook.Visit(ev, views)
-		})
-		if res != nil {
-			err = res.(error)
-		}
-	}
-	if err != nil {
+	if err := r.Pass.Meet(r.Index, r.World, ev, view); err != nil {
 		panic(&StopError{Err: err})
 	}
+}
+
+// Meet is one rank's arrival at a wanted site: with World 1 or no Group the
+// hook visits this view alone; otherwise the rank waits in Group until every
+// rank has arrived, the last one calls Hook.Visit with all views in rank
+// order, and every rank gets its error. A rank whose forward pass runs in a
+// worker process meets here through its front-side stand-in
+// (engine/worker). It panics with ErrAborted when the group is aborted.
+func (p *Pass) Meet(rank, world int, ev *Event, view *RankView) error {
+	if world == 1 || p.Group == nil {
+		return p.Hook.Visit(ev, []*RankView{view})
+	}
+	res := p.Group.Exchange(rank, view, func(vals []any) any {
+		views := make([]*RankView, len(vals))
+		for i, v := range vals {
+			views[i] = v.(*RankView)
+		}
+		return p.Hook.Visit(ev, views)
+	})
+	if res != nil {
+		return res.(error)
+	}
+	return nil
 }
 
 // StopError is the panic value that carries a Hook.Visit error out of the

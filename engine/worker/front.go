@@ -1,0 +1,441 @@
+package worker
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"time"
+
+	"hsdb/engine"
+	"hsdb/engine/model"
+)
+
+// Config is how a front runs its rank workers.
+type Config struct {
+	// Listen is the address workers join at; "" means loopback on any
+	// free port (127.0.0.1:0). A non-loopback address accepts workers of
+	// other hosts, which must present the session's token.
+	Listen string
+	// Spawn starts the world's workers as child processes of this host
+	// (Command); false waits for them to join (`hsdb worker --connect
+	// ADDR --token T`, started by a launcher: ssh, srun, a Kubernetes
+	// job).
+	Spawn bool
+	// Command is a spawned worker's program and leading arguments;
+	// empty means this executable with "worker" (the `hsdb worker`
+	// subcommand). --connect, --rank and the token (in TokenEnv) are
+	// added.
+	Command []string
+	// Token is the session token workers must present; "" makes a random
+	// one (printed to Log when not spawning).
+	Token string
+	// Timeout bounds every wait on a worker: a step message (a worker
+	// computing or stuck in a collective longer than this is declared
+	// hung and killed), joining and loading. 0 means 10 minutes.
+	Timeout time.Duration
+	// Log receives the front's notes (the address and token to give
+	// launchers, refused workers) and spawned workers' stderr, each line
+	// prefixed with its rank; nil drops them.
+	Log io.Writer
+
+	onListen func(addr string) // tests: called with the address once listening
+}
+
+// Front runs a world's ranks in worker processes: engine.Workers for the
+// front's engine (pass it in engine.Options.Workers).
+type Front struct {
+	cfg   Config
+	ln    net.Listener
+	token string
+	tmpl  assign
+	world int
+	joins chan *joined
+	hub   *hub
+	sites []*model.Site
+
+	mu    sync.Mutex
+	ranks []*remoteRank
+	log   sync.Mutex
+}
+
+var _ engine.Workers = (*Front)(nil)
+
+// joined is a worker that presented the right token and version.
+type joined struct {
+	c *conn
+	h hello
+}
+
+// Start listens, starts or waits for one worker per rank of opts.TP, has
+// each load its rank of the model at path (the path as the user gave it:
+// workers on other hosts resolve it themselves) and returns when all are
+// loaded. Errors: the listener, a worker that exits or fails to load
+// (naming its rank and why), the timeout.
+func Start(path string, opts engine.Options, cfg Config) (*Front, error) {
+	world := max(opts.TP, 1)
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 10 * time.Minute
+	}
+	addr := cfg.Listen
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--listen %s: %w", addr, err)
+	}
+	f := &Front{cfg: cfg, ln: ln, token: cfg.Token, world: world, joins: make(chan *joined), hub: newHub(world),
+		ranks: make([]*remoteRank, world)}
+	if f.token == "" {
+		var b [16]byte
+		rand.Read(b[:])
+		f.token = hex.EncodeToString(b[:])
+	}
+	f.tmpl = assign{World: world, Model: path, Device: opts.Device, DType: opts.DType, EP: opts.EP}
+	if opts.Layers != nil {
+		f.tmpl.Layers = opts.Layers.String()
+	}
+	go f.accept()
+	if cfg.onListen != nil {
+		cfg.onListen(ln.Addr().String())
+	}
+	if !cfg.Spawn {
+		f.note("hsdb: waiting for %d worker(s): hsdb worker --connect %s --token %s", world, ln.Addr(), f.token)
+	}
+	all := make([]int, world)
+	for r := range all {
+		all[r] = r
+	}
+	if err := f.start(all); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// Addr returns the address workers join at.
+func (f *Front) Addr() string { return f.ln.Addr().String() }
+
+// Token returns the session token.
+func (f *Front) Token() string { return f.token }
+
+// PID returns the process id of rank r's worker (as it reported it).
+func (f *Front) PID(r int) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.ranks[r].pid
+}
+
+func (f *Front) note(format string, args ...any) {
+	if f.cfg.Log == nil {
+		return
+	}
+	f.log.Lock()
+	defer f.log.Unlock()
+	fmt.Fprintf(f.cfg.Log, format+"\n", args...)
+}
+
+// accept greets every connection: a hello with the right version and
+// token joins; anything else is refused with the reason and closed.
+func (f *Front) accept() {
+	for {
+		nc, err := f.ln.Accept()
+		if err != nil {
+			return
+		}
+		go f.greet(nc)
+	}
+}
+
+func (f *Front) greet(nc net.Conn) {
+	c := newConn(nc)
+	k, d, err := c.recv(30 * time.Second)
+	if err != nil || k != kindHello {
+		f.note("hsdb: refused a connection from %s: no worker hello", nc.RemoteAddr())
+		c.close()
+		return
+	}
+	var h hello
+	if err := h.dec(d); err != nil {
+		f.refuse(c, fmt.Sprintf("a malformed hello (%v)", err))
+		return
+	}
+	if h.Version != Version {
+		f.refuse(c, fmt.Sprintf("worker protocol version %d, this front speaks %d (install the same hsdb on every host)", h.Version, Version))
+		return
+	}
+	if !checkToken(h.Token, f.token) {
+		f.note("hsdb: refused a worker from %s (pid %d on %s): wrong token", nc.RemoteAddr(), h.PID, h.Host)
+		f.refuse(c, "wrong token")
+		return
+	}
+	select {
+	case f.joins <- &joined{c: c, h: h}:
+	case <-time.After(f.cfg.Timeout):
+		f.refuse(c, "no rank is waiting for a worker")
+	}
+}
+
+func (f *Front) refuse(c *conn, why string) {
+	var e enc
+	e.str(why)
+	c.send(kindError, &e)
+	c.close()
+}
+
+// start brings up workers for ranks need (spawning them when Spawn) and
+// waits until each has loaded its rank.
+func (f *Front) start(need []int) error {
+	procs := map[int]*process{}
+	if f.cfg.Spawn {
+		for _, r := range need {
+			p, err := f.spawn(r)
+			if err != nil {
+				return err
+			}
+			procs[r] = p
+		}
+	}
+	waiting := map[int]bool{}
+	for _, r := range need {
+		waiting[r] = true
+	}
+	type result struct {
+		r   *remoteRank
+		err error
+	}
+	results := make(chan result, len(need))
+	deadline := time.After(f.cfg.Timeout)
+	for assigned := 0; assigned < len(need); {
+		var exited <-chan struct{}
+		var exitRank int
+		for r, p := range procs { // any spawned worker that dies before joining
+			if waiting[r] {
+				exited, exitRank = p.exited, r
+				break
+			}
+		}
+		select {
+		case j := <-f.joins:
+			r := j.h.Rank
+			if r < 0 {
+				for _, n := range need {
+					if waiting[n] {
+						r = n
+						break
+					}
+				}
+			}
+			if r < 0 || !waiting[r] {
+				f.refuse(j.c, fmt.Sprintf("rank %d is not waiting for a worker", j.h.Rank))
+				continue
+			}
+			waiting[r] = false
+			assigned++
+			rr := &remoteRank{f: f, rank: r, c: j.c, host: j.h.Host, pid: j.h.PID, proc: procs[r]}
+			go func() {
+				err := rr.load(f.tmpl)
+				results <- result{rr, err}
+			}()
+		case <-exited:
+			p := procs[exitRank]
+			return fmt.Errorf("rank %d: the worker exited before joining (%v)%s", exitRank, p.err, p.stderr.suffix())
+		case <-deadline:
+			return fmt.Errorf("%w: %d worker(s) did not join %s within %s", engine.ErrWorker, len(need)-assigned, f.ln.Addr(), f.cfg.Timeout)
+		}
+	}
+	var first error
+	for range need {
+		res := <-results
+		if res.err != nil {
+			res.r.kill()
+			if first == nil {
+				first = res.err
+			}
+			continue
+		}
+		f.mu.Lock()
+		f.ranks[res.r.rank] = res.r
+		f.mu.Unlock()
+	}
+	return first
+}
+
+// process is a spawned worker: its exit status once it has exited, and the
+// tail of its stderr.
+type process struct {
+	cmd    *exec.Cmd
+	exited chan struct{}
+	err    error
+	stderr *tail
+}
+
+func (f *Front) spawn(rank int) (*process, error) {
+	argv := f.cfg.Command
+	if len(argv) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("starting rank %d's worker: %w", rank, err)
+		}
+		argv = []string{exe, "worker"}
+	}
+	args := append(append([]string(nil), argv[1:]...), "--connect", f.ln.Addr().String(), "--rank", strconv.Itoa(rank))
+	cmd := exec.Command(argv[0], args...)
+	cmd.Env = append(os.Environ(), TokenEnv+"="+f.token, spawnedEnv+"=1")
+	p := &process{cmd: cmd, exited: make(chan struct{}), stderr: &tail{f: f, rank: rank}}
+	cmd.Stderr = p.stderr
+	cmd.Stdout = p.stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting rank %d's worker (%s): %w", rank, argv[0], err)
+	}
+	go func() {
+		p.err = cmd.Wait()
+		if p.err == nil {
+			p.err = errors.New("exit status 0")
+		}
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// spawnedEnv marks a worker started by a front: it ignores the terminal's
+// Ctrl-C, which the front turns into a stop at the next site.
+const spawnedEnv = "HSDB_WORKER_SPAWNED"
+
+// Spawned reports whether this process is a worker a front started.
+func Spawned() bool { return os.Getenv(spawnedEnv) == "1" }
+
+// tail keeps the last line a worker wrote to stderr (for fault reports)
+// and passes every line to the front's log, prefixed with the rank.
+type tail struct {
+	f    *Front
+	rank int
+	mu   sync.Mutex
+	buf  []byte
+	last string
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	for {
+		i := bytes.IndexByte(t.buf, '\n')
+		if i < 0 {
+			break
+		}
+		line := string(bytes.TrimSpace(t.buf[:i]))
+		t.buf = t.buf[i+1:]
+		if line != "" {
+			t.last = line
+			t.f.note("[rank %d] %s", t.rank, line)
+		}
+	}
+	if len(t.buf) > 4096 {
+		t.buf = t.buf[len(t.buf)-4096:]
+	}
+	return len(p), nil
+}
+
+// suffix is "; last words: LINE" when the worker wrote any, else "".
+func (t *tail) suffix() string {
+	if t == nil {
+		return ""
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	last := t.last
+	if last == "" {
+		last = string(bytes.TrimSpace(t.buf))
+	}
+	if last == "" {
+		return ""
+	}
+	return "; its last stderr line: " + last
+}
+
+// Ranks returns the world's ranks.
+func (f *Front) Ranks() []engine.RemoteRank {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]engine.RemoteRank, len(f.ranks))
+	for i, r := range f.ranks {
+		out[i] = r
+	}
+	return out
+}
+
+// Bind gives the front the module tree whose sites the workers' site
+// indices name; each worker's tree must have as many sites.
+func (f *Front) Bind(t *model.Tree) error {
+	f.sites = t.Sites
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, r := range f.ranks {
+		if r.sites != len(t.Sites) {
+			return fmt.Errorf("rank %d (pid %d on %s) built a model of %d sites, the front %d: do the hosts see the same model files?", r.rank, r.pid, r.host, r.sites, len(t.Sites))
+		}
+	}
+	return nil
+}
+
+// Begin readies the workers for a step: a prefill first starts fresh
+// workers in place of dead ones; a decode step with a dead worker fails.
+func (f *Front) Begin(prefill bool) error {
+	var dead []int
+	var why error
+	f.mu.Lock()
+	for _, r := range f.ranks {
+		if err := r.failed(); err != nil {
+			dead = append(dead, r.rank)
+			why = err
+		}
+	}
+	f.mu.Unlock()
+	if len(dead) > 0 {
+		if !prefill {
+			return fmt.Errorf("%w; its KV cache went with it: `run` starts a fresh worker and a new prefill", why)
+		}
+		if !f.cfg.Spawn {
+			f.note("hsdb: waiting for workers for rank(s) %v: hsdb worker --connect %s --token %s", dead, f.ln.Addr(), f.token)
+		}
+		if err := f.start(dead); err != nil {
+			return err
+		}
+		f.mu.Lock()
+		for _, r := range dead {
+			if s := f.ranks[r].sites; f.sites != nil && s != len(f.sites) {
+				f.mu.Unlock()
+				return fmt.Errorf("rank %d's new worker built a model of %d sites, the front %d", r, s, len(f.sites))
+			}
+		}
+		f.mu.Unlock()
+	}
+	f.hub.g.Reset()
+	return nil
+}
+
+// Abort wakes the ranks waiting in a collective of the current step.
+func (f *Front) Abort(cause error) { f.hub.g.Abort(cause) }
+
+// Close stops every worker (quit, then a kill after 5 s) and the listener.
+func (f *Front) Close() error {
+	f.ln.Close()
+	f.mu.Lock()
+	ranks := append([]*remoteRank(nil), f.ranks...)
+	f.mu.Unlock()
+	for _, r := range ranks {
+		if r != nil {
+			r.quit()
+		}
+	}
+	return nil
+}

@@ -1,0 +1,295 @@
+package worker
+
+import (
+	"fmt"
+
+	"hsdb/engine"
+	"hsdb/engine/model"
+	"hsdb/engine/tensor"
+)
+
+// Message kinds. The worker speaks first (hello); then the front assigns a
+// rank and the worker loads it. In a step the worker drives (want, visit,
+// collective, done) and the front answers; while a visit is open the
+// front drives (moments, to-host, memory, then resume or abort).
+const (
+	kindError byte = iota + 1
+	kindHello
+	kindAssign
+	kindLoaded
+	kindStep
+	kindWant
+	kindAnswer
+	kindVisit
+	kindMoments
+	kindMomentsReply
+	kindToHost
+	kindValues
+	kindResume
+	kindAbort
+	kindCollective
+	kindDone
+	kindMemory
+	kindMemoryReply
+	kindQuit
+)
+
+func kindName(k byte) string {
+	names := []string{"?", "error", "hello", "assign", "loaded", "step", "want", "answer", "visit", "moments", "moments reply",
+		"to-host", "values", "resume", "abort", "collective", "done", "memory", "memory reply", "quit"}
+	if int(k) < len(names) {
+		return names[k]
+	}
+	return fmt.Sprintf("kind %d", k)
+}
+
+// Collective operations a CPU worker asks of the front's hub.
+const (
+	opAllReduceSum  byte = 1
+	opAllGatherCols byte = 2
+)
+
+// hello is a worker's first message: the protocol version, the session
+// token, where it runs, and the rank it asks for (-1: any).
+type hello struct {
+	Version uint32
+	Token   string
+	Host    string
+	PID     int
+	Rank    int
+}
+
+func (h *hello) enc(e *enc) {
+	e.u32(h.Version)
+	e.str(h.Token)
+	e.str(h.Host)
+	e.int(h.PID)
+	e.i64(int64(h.Rank))
+}
+
+func (h *hello) dec(d *dec) error {
+	h.Version = d.u32()
+	h.Token = d.str()
+	h.Host = d.str()
+	h.PID = d.int()
+	h.Rank = int(d.i64())
+	if d.err == nil && (h.Rank < -1 || h.Rank >= 1<<20) {
+		d.fail("rank %d", h.Rank)
+	}
+	return d.err
+}
+
+// assign tells a worker its rank and what to load: the model path as the
+// user gave it and the load options (engine.Options' plain fields).
+type assign struct {
+	Rank, World int
+	Model       string
+	Device      string
+	DType       tensor.DType
+	EP          bool
+	Layers      string // model.LayerRange.String(), "" for all
+}
+
+func (a *assign) enc(e *enc) {
+	e.int(a.Rank)
+	e.int(a.World)
+	e.str(a.Model)
+	e.str(a.Device)
+	e.u8(byte(a.DType))
+	e.bool(a.EP)
+	e.str(a.Layers)
+}
+
+func (a *assign) dec(d *dec) error {
+	a.Rank, a.World = d.int(), d.int()
+	a.Model, a.Device = d.str(), d.str()
+	a.DType = tensor.DType(d.u8())
+	a.EP = d.bool()
+	a.Layers = d.str()
+	if d.err == nil && (a.World < 1 || a.Rank >= a.World) {
+		d.fail("rank %d of a world of %d", a.Rank, a.World)
+	}
+	return d.err
+}
+
+// options returns the engine options a worker loads its rank with.
+func (a *assign) options() (engine.Options, error) {
+	o := engine.Options{TP: a.World, Device: a.Device, DType: a.DType, EP: a.EP}
+	if a.Layers != "" {
+		lr, err := model.ParseLayerRange(a.Layers)
+		if err != nil {
+			return o, err
+		}
+		o.Layers = &lr
+	}
+	return o, nil
+}
+
+// loaded is a worker's answer to assign: its device, activation dtype,
+// memory and what the load read.
+type loaded struct {
+	Device   string
+	ActDType tensor.DType
+	Memory   int64
+	Report   model.LoadReport
+}
+
+func (l *loaded) enc(e *enc) {
+	e.str(l.Device)
+	e.u8(byte(l.ActDType))
+	e.i64(l.Memory)
+	e.strs(l.Report.Dequantized)
+	e.str(l.Report.Format)
+	e.strs(l.Report.Unused)
+	e.i64(l.Report.Bytes)
+}
+
+func (l *loaded) dec(d *dec) error {
+	l.Device = d.str()
+	l.ActDType = tensor.DType(d.u8())
+	l.Memory = d.i64()
+	l.Report.Dequantized = d.strs()
+	l.Report.Format = d.str()
+	l.Report.Unused = d.strs()
+	l.Report.Bytes = d.i64()
+	return d.err
+}
+
+// encBatch and decBatch carry a step's batch.
+func encBatch(e *enc, b *model.Batch) {
+	e.i32s(b.IDs)
+	e.i32s(b.Pos)
+	e.ints(b.SeqLens)
+	e.ints(b.Seqs)
+	e.ints(b.Slots)
+	e.int(b.Step)
+	e.bool(b.AllLogits)
+}
+
+func decBatch(d *dec) *model.Batch {
+	b := &model.Batch{IDs: d.i32s(), Pos: d.i32s(), SeqLens: d.ints(), Seqs: d.ints(), Slots: d.ints(), Step: d.int(), AllLogits: d.bool()}
+	return b
+}
+
+// siteTensor describes one tensor of a visit: name, shape, dtype and
+// sharding label; Host carries small host data (router choices) whole.
+type siteTensor struct {
+	Name  string
+	Shape []int
+	DType tensor.DType
+	Shard model.Sharding
+	Host  *tensor.Tensor
+}
+
+// visit is a worker's arrival at a wanted site: the site's index in the
+// module tree's visit order, the step, the tensors and the call chain
+// (site index and input shapes per frame).
+type visit struct {
+	Site    int
+	Step    int
+	Tensors []siteTensor
+	Frames  []visitFrame
+}
+
+type visitFrame struct {
+	Site   int
+	Inputs [][]int
+}
+
+func (v *visit) enc(e *enc) {
+	e.int(v.Site)
+	e.int(v.Step)
+	e.u32(uint32(len(v.Tensors)))
+	for _, t := range v.Tensors {
+		e.str(t.Name)
+		e.ints(t.Shape)
+		e.u8(byte(t.DType))
+		e.u8(byte(t.Shard.Kind))
+		e.int(t.Shard.Start)
+		e.int(t.Shard.End)
+		e.int(t.Shard.Full)
+		e.bool(t.Host != nil)
+		if t.Host != nil {
+			e.tensor(t.Host)
+		}
+	}
+	e.u32(uint32(len(v.Frames)))
+	for _, f := range v.Frames {
+		e.int(f.Site)
+		e.u32(uint32(len(f.Inputs)))
+		for _, in := range f.Inputs {
+			e.ints(in)
+		}
+	}
+}
+
+func (v *visit) dec(d *dec) error {
+	v.Site, v.Step = d.int(), d.int()
+	n := d.count(8)
+	for range n {
+		t := siteTensor{Name: d.str(), Shape: d.shape(), DType: tensor.DType(d.u8())}
+		t.Shard = model.Sharding{Kind: model.ShardKind(d.u8()), Start: d.int(), End: d.int(), Full: d.int()}
+		if d.bool() {
+			t.Host = d.tensor()
+		}
+		v.Tensors = append(v.Tensors, t)
+	}
+	n = d.count(8)
+	for range n {
+		f := visitFrame{Site: d.int()}
+		m := d.count(4)
+		for range m {
+			f.Inputs = append(f.Inputs, d.shape())
+		}
+		v.Frames = append(v.Frames, f)
+	}
+	return d.err
+}
+
+// region is rows [R0,R1) × columns [C0,C1) of visit tensor T.
+type region struct{ T, R0, R1, C0, C1 int }
+
+func (r region) enc(e *enc) { e.int(r.T); e.int(r.R0); e.int(r.R1); e.int(r.C0); e.int(r.C1) }
+func (r *region) dec(d *dec) error {
+	r.T, r.R0, r.R1, r.C0, r.C1 = d.int(), d.int(), d.int(), d.int(), d.int()
+	return d.err
+}
+
+func encMoments(e *enc, m tensor.Moments) {
+	e.i64(m.Count)
+	e.i64(m.NaN)
+	e.i64(m.Inf)
+	e.i64(m.Zeros)
+	for _, f := range []float64{m.Sum, m.SumSq, m.Min, m.Max, m.AbsMax} {
+		e.f64(f)
+	}
+}
+
+func decMoments(d *dec) tensor.Moments {
+	return tensor.Moments{Count: d.i64(), NaN: d.i64(), Inf: d.i64(), Zeros: d.i64(), Sum: d.f64(), SumSq: d.f64(), Min: d.f64(), Max: d.f64(), AbsMax: d.f64()}
+}
+
+// done ends a step: the logits when asked for, or the worker's error
+// (Aborted: it was an abort caused elsewhere).
+type done struct {
+	Err     string
+	Aborted bool
+	Logits  *tensor.Tensor
+}
+
+func (m *done) enc(e *enc) {
+	e.str(m.Err)
+	e.bool(m.Aborted)
+	e.bool(m.Logits != nil)
+	if m.Logits != nil {
+		e.tensor(m.Logits)
+	}
+}
+
+func (m *done) dec(d *dec) error {
+	m.Err, m.Aborted = d.str(), d.bool()
+	if d.bool() {
+		m.Logits = d.tensor()
+	}
+	return d.err
+}

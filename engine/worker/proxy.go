@@ -1,0 +1,159 @@
+package worker
+
+import (
+	"fmt"
+
+	"hsdb/engine/backend"
+	"hsdb/engine/tensor"
+)
+
+// handle is a tensor of an open visit on a worker: its index in the
+// visit's tensors, shape and dtype; valid only during that visit.
+type handle struct {
+	r     *remoteRank
+	gen   uint64
+	idx   int
+	shape []int
+	dt    tensor.DType
+}
+
+func (h handle) Shape() []int        { return h.shape }
+func (h handle) DType() tensor.DType { return h.dt }
+
+// proxy is the front's backend.Device for a worker's rank: the debugger
+// reads statistics (Moments) and value slices (ToHost) of a stop's
+// tensors through it, computed on the worker so that only the results
+// cross. The compute ops run only in the worker: called here, they panic
+// with a *backend.DeviceError. A worker that fails under a query panics
+// with a DeviceError wrapping engine.ErrWorker.
+type proxy struct{ r *remoteRank }
+
+var _ backend.Device = proxy{}
+
+// Name returns the worker's device name ("cpu:1"), as an in-process rank
+// names it.
+func (p proxy) Name() string { return p.r.devName }
+
+// ActDType returns the worker's activation dtype.
+func (p proxy) ActDType() tensor.DType { return p.r.act }
+
+// MemoryInUse returns the worker's device bytes in use (the last known
+// value when it cannot answer).
+func (p proxy) MemoryInUse() int64 {
+	p.r.queryMemory()
+	return p.r.memory
+}
+
+// Moments reduces a region of a visit's tensor on the worker.
+func (p proxy) Moments(t backend.Tensor, r0, r1, c0, c1 int) tensor.Moments {
+	d := p.query("moments", kindMoments, kindMomentsReply, t, r0, r1, c0, c1)
+	m := decMoments(d)
+	if d.err != nil {
+		p.panic("moments", p.r.fault(d.err))
+	}
+	return m
+}
+
+// ToHost copies a region of a visit's tensor from the worker as f32.
+func (p proxy) ToHost(t backend.Tensor, r0, r1, c0, c1 int) *tensor.Tensor {
+	d := p.query("to-host", kindToHost, kindValues, t, r0, r1, c0, c1)
+	h := d.tensor()
+	if d.err == nil && (h.DType != tensor.F32 || len(h.Shape) != 2 || h.Shape[0] != r1-r0 || h.Shape[1] != c1-c0) {
+		d.fail("values of %s %v for rows %d:%d, columns %d:%d", h.DType, h.Shape, r0, r1, c0, c1)
+	}
+	if d.err != nil {
+		p.panic("to-host", p.r.fault(d.err))
+	}
+	return h
+}
+
+func (p proxy) query(op string, kind, want byte, t backend.Tensor, r0, r1, c0, c1 int) *dec {
+	h, ok := t.(handle)
+	if !ok || h.r != p.r {
+		p.panic(op, fmt.Errorf("a %T is not a tensor of this worker", t))
+	}
+	r := p.r
+	r.mu.Lock()
+	live := r.open && r.gen == h.gen
+	r.mu.Unlock()
+	if !live {
+		p.panic(op, fmt.Errorf("the tensor belongs to a visit that has ended"))
+	}
+	if err := r.failed(); err != nil {
+		p.panic(op, err)
+	}
+	r.call.Lock()
+	defer r.call.Unlock()
+	var e enc
+	region{T: h.idx, R0: r0, R1: r1, C0: c0, C1: c1}.enc(&e)
+	if err := r.c.send(kind, &e); err != nil {
+		p.panic(op, r.fault(err))
+	}
+	k, d, err := r.c.recv(0)
+	if err != nil {
+		p.panic(op, r.fault(err))
+	}
+	if k == kindError {
+		p.panic(op, fmt.Errorf("%s", d.str()))
+	}
+	if k != want {
+		p.panic(op, r.fault(fmt.Errorf("protocol: a %s message where %s was expected", kindName(k), kindName(want))))
+	}
+	return d
+}
+
+func (p proxy) panic(op string, err error) {
+	panic(&backend.DeviceError{Device: p.r.devName, Op: op, Err: err})
+}
+
+func (p proxy) unavailable(op string) {
+	p.panic(op, fmt.Errorf("runs only in rank %d's worker process", p.r.rank))
+}
+
+func (p proxy) Upload(*tensor.Tensor) backend.Tensor { p.unavailable("upload"); return nil }
+func (p proxy) UploadQuantized(*tensor.Quantized, tensor.DType) backend.Tensor {
+	p.unavailable("upload")
+	return nil
+}
+func (p proxy) Zeros(tensor.DType, ...int) backend.Tensor     { p.unavailable("zeros"); return nil }
+func (p proxy) Alloc(...int) backend.Tensor                   { p.unavailable("alloc"); return nil }
+func (p proxy) Free(backend.Tensor)                           { p.unavailable("free") }
+func (p proxy) PushScope()                                    { p.unavailable("scope") }
+func (p proxy) PopScope(...backend.Tensor)                    { p.unavailable("scope") }
+func (p proxy) Reshape(backend.Tensor, ...int) backend.Tensor { p.unavailable("reshape"); return nil }
+func (p proxy) Embedding(backend.Tensor, []int32, int) backend.Tensor {
+	p.unavailable("embedding")
+	return nil
+}
+func (p proxy) Linear(_, _, _ backend.Tensor) backend.Tensor { p.unavailable("linear"); return nil }
+func (p proxy) RMSNorm(_, _ backend.Tensor, _ float32) backend.Tensor {
+	p.unavailable("rmsnorm")
+	return nil
+}
+func (p proxy) AddRMSNorm(_, _, _ backend.Tensor, _ float32) (backend.Tensor, backend.Tensor) {
+	p.unavailable("add-rmsnorm")
+	return nil, nil
+}
+func (p proxy) Add(_, _ backend.Tensor) backend.Tensor       { p.unavailable("add"); return nil }
+func (p proxy) Scale(backend.Tensor, float32) backend.Tensor { p.unavailable("scale"); return nil }
+func (p proxy) ToF32(backend.Tensor) backend.Tensor          { p.unavailable("to-f32"); return nil }
+func (p proxy) SiluMul(_, _ backend.Tensor) backend.Tensor   { p.unavailable("silu-mul"); return nil }
+func (p proxy) RoPE(backend.Tensor, *backend.RoPEArgs) backend.Tensor {
+	p.unavailable("rope")
+	return nil
+}
+func (p proxy) SliceCols(backend.Tensor, int, int) backend.Tensor { p.unavailable("slice"); return nil }
+func (p proxy) ConcatCols(...backend.Tensor) backend.Tensor       { p.unavailable("concat"); return nil }
+func (p proxy) GatherRows(backend.Tensor, []int32) backend.Tensor {
+	p.unavailable("gather")
+	return nil
+}
+func (p proxy) ScatterAddRows(_, _ backend.Tensor, _ []int32, _ []float32) {
+	p.unavailable("scatter-add")
+}
+func (p proxy) CopyRows(backend.Tensor, int, backend.Tensor, int, int) { p.unavailable("copy-rows") }
+func (p proxy) WriteRows(_, _ backend.Tensor, _ []int32)               { p.unavailable("write-rows") }
+func (p proxy) Attention(_, _, _ backend.Tensor, _ *backend.AttnArgs) backend.Tensor {
+	p.unavailable("attention")
+	return nil
+}

@@ -1,0 +1,354 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"hsdb/engine"
+	"hsdb/engine/backend"
+	"hsdb/engine/model"
+	"hsdb/engine/tensor"
+)
+
+// remoteRank is the front's stand-in for one worker: it drives the
+// worker's steps (engine.RemoteRank) and serves the debugger's queries at
+// a stop through its proxy device.
+type remoteRank struct {
+	f    *Front
+	rank int
+	c    *conn
+	host string
+	pid  int
+	proc *process // nil for a worker that joined by itself
+
+	devName string
+	act     tensor.DType
+	memory  int64 // last reported bytes in use
+	cache   int64 // last reported KV-cache bytes
+	report  model.LoadReport
+	sites   int
+
+	// call serializes the front's own requests (queries at a stop,
+	// memory); steps are driven by the rank's goroutine.
+	call sync.Mutex
+	mu   sync.Mutex
+	dead error // set once the worker failed
+	// gen numbers visits: a handle is valid only during the visit that
+	// made it (gen equal and open).
+	gen  uint64
+	open bool
+	// where the worker last was: the site and step of its last want or
+	// visit.
+	lastSite string
+	lastStep int
+}
+
+var _ engine.RemoteRank = (*remoteRank)(nil)
+
+// load sends the assignment and waits for the worker's report.
+func (r *remoteRank) load(tmpl assign) error {
+	a := tmpl
+	a.Rank = r.rank
+	var e enc
+	a.enc(&e)
+	r.c.timeout = r.f.cfg.Timeout
+	if err := r.c.send(kindAssign, &e); err != nil {
+		return r.fault(err)
+	}
+	r.c.limit = maxFrame
+	d, err := r.c.expect(kindLoaded, 0)
+	if err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) || errors.Is(err, io.EOF) {
+			return r.fault(err)
+		}
+		return fmt.Errorf("rank %d (pid %d on %s): %w", r.rank, r.pid, r.host, err)
+	}
+	var l loaded
+	if err := l.dec(d); err != nil {
+		return r.fault(err)
+	}
+	sites := d.int()
+	if d.err != nil {
+		return r.fault(d.err)
+	}
+	r.devName, r.act, r.memory, r.report, r.sites = l.Device, l.ActDType, l.Memory, l.Report, sites
+	return nil
+}
+
+// failed returns why the worker is gone, or nil.
+func (r *remoteRank) failed() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.dead
+}
+
+// fault marks the worker failed with cause (a broken connection, a
+// timeout, a protocol error) and returns the report: rank, host, pid, how
+// it ended, its last stderr line and where it was. A worker that is still
+// running (hung) is killed.
+func (r *remoteRank) fault(cause error) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.dead != nil {
+		return r.dead
+	}
+	r.c.close()
+	how := cause.Error()
+	var ne net.Error
+	switch {
+	case errors.As(cause, &ne) && ne.Timeout():
+		how = fmt.Sprintf("stopped answering for %s (hung in a collective or a kernel?): killed", r.f.cfg.Timeout)
+		r.killLocked()
+	case errors.Is(cause, io.EOF) || errors.Is(cause, syscall.ECONNRESET) || errors.Is(cause, net.ErrClosed) || errors.Is(cause, syscall.EPIPE):
+		how = "the worker died"
+	}
+	if p := r.proc; p != nil {
+		select {
+		case <-p.exited:
+			how += " (" + p.err.Error() + ")"
+		case <-time.After(2 * time.Second):
+		}
+	}
+	where := ""
+	if r.lastSite != "" {
+		where = fmt.Sprintf("; it was at %s, step %d", r.lastSite, r.lastStep)
+	}
+	var last string
+	if r.proc != nil {
+		last = r.proc.stderr.suffix()
+	}
+	r.dead = fmt.Errorf("%w: rank %d (pid %d on %s): %s%s%s", engine.ErrWorker, r.rank, r.pid, r.host, how, last, where)
+	return r.dead
+}
+
+func (r *remoteRank) killLocked() {
+	if r.proc != nil {
+		r.proc.cmd.Process.Kill()
+	} else if h, _ := os.Hostname(); h == r.host && r.pid > 0 {
+		if p, err := os.FindProcess(r.pid); err == nil {
+			p.Kill()
+		}
+	}
+}
+
+// kill ends the worker's process (a failed load).
+func (r *remoteRank) kill() {
+	r.c.close()
+	if r.proc != nil {
+		r.proc.cmd.Process.Kill()
+	}
+}
+
+// quit asks a live worker to end and waits for a spawned one (5 s, then a
+// kill).
+func (r *remoteRank) quit() {
+	if r.failed() == nil {
+		r.call.Lock()
+		r.c.timeout = time.Second
+		r.c.send(kindQuit, &enc{})
+		r.call.Unlock()
+	}
+	r.c.close()
+	if p := r.proc; p != nil {
+		select {
+		case <-p.exited:
+		case <-time.After(5 * time.Second):
+			p.cmd.Process.Kill()
+			<-p.exited
+		}
+	}
+}
+
+// Report returns what the worker's load read.
+func (r *remoteRank) Report() model.LoadReport { return r.report }
+
+// Device returns the proxy device.
+func (r *remoteRank) Device() backend.Device { return proxy{r} }
+
+// CacheBytes returns the worker's KV-cache bytes (the last known value
+// when it cannot answer).
+func (r *remoteRank) CacheBytes() int64 {
+	r.queryMemory()
+	return r.cache
+}
+
+// queryMemory refreshes memory and cache from the worker, quietly keeping
+// the last values when it cannot answer.
+func (r *remoteRank) queryMemory() {
+	if r.failed() != nil {
+		return
+	}
+	r.call.Lock()
+	defer r.call.Unlock()
+	if err := r.c.send(kindMemory, &enc{}); err != nil {
+		r.fault(err)
+		return
+	}
+	d, err := r.c.expect(kindMemoryReply, 0)
+	if err != nil {
+		r.fault(err)
+		return
+	}
+	m, c := d.i64(), d.i64()
+	if d.err == nil {
+		r.memory, r.cache = m, c
+	}
+}
+
+// event checks a site index and step from the worker against the step.
+func (r *remoteRank) event(site, step int, b *model.Batch) (*model.Event, error) {
+	if site < 0 || site >= len(r.f.sites) || step != b.Step {
+		return nil, fmt.Errorf("protocol: site %d of %d, step %d in step %d", site, len(r.f.sites), step, b.Step)
+	}
+	s := r.f.sites[site]
+	r.mu.Lock()
+	r.lastSite, r.lastStep = s.Path, step
+	r.mu.Unlock()
+	return &model.Event{Site: s, Step: step, Batch: b}, nil
+}
+
+// Forward runs step b on the worker (see engine.RemoteRank).
+func (r *remoteRank) Forward(pass *model.Pass, b *model.Batch, logits bool) (*tensor.Tensor, error) {
+	if err := r.failed(); err != nil {
+		return nil, err
+	}
+	var e enc
+	encBatch(&e, b)
+	e.bool(pass.Hook != nil)
+	e.bool(logits)
+	if err := r.c.send(kindStep, &e); err != nil {
+		return nil, r.fault(err)
+	}
+	var stopErr error // the hook's error or an abort, returned as it is
+	for {
+		k, d, err := r.c.recv(0)
+		if err != nil {
+			return nil, r.fault(err)
+		}
+		var reply enc
+		rk := kindResume
+		switch k {
+		case kindWant:
+			site, step := d.int(), d.int()
+			if d.err != nil || pass.Hook == nil {
+				return nil, r.fault(fmt.Errorf("protocol: a bad want (%v)", d.err))
+			}
+			ev, err := r.event(site, step, b)
+			if err != nil {
+				return nil, r.fault(err)
+			}
+			rk = kindAnswer
+			reply.bool(pass.Hook.Want(ev))
+		case kindVisit:
+			var v visit
+			if err := v.dec(d); err != nil || pass.Hook == nil {
+				return nil, r.fault(fmt.Errorf("protocol: a bad visit (%v)", err))
+			}
+			ev, err := r.event(v.Site, v.Step, b)
+			if err != nil {
+				return nil, r.fault(err)
+			}
+			view, err := r.view(&v)
+			if err != nil {
+				return nil, r.fault(err)
+			}
+			if err := r.meet(pass, ev, view); err != nil {
+				stopErr = err
+				rk = kindAbort
+				reply.str(err.Error())
+			}
+		case kindCollective:
+			op := d.u8()
+			t := d.tensor()
+			if d.err != nil {
+				return nil, r.fault(d.err)
+			}
+			res, err := r.f.hub.do(r.rank, op, t)
+			if err != nil {
+				stopErr = err
+				rk = kindAbort
+				reply.str(err.Error())
+			} else {
+				rk = kindValues
+				reply.tensor(res)
+			}
+		case kindDone:
+			var m done
+			if err := m.dec(d); err != nil {
+				return nil, r.fault(err)
+			}
+			if stopErr != nil {
+				return nil, stopErr
+			}
+			if m.Err != "" {
+				if m.Aborted {
+					return nil, fmt.Errorf("%w: rank %d: %s", backend.ErrAborted, r.rank, m.Err)
+				}
+				return nil, fmt.Errorf("%s (worker pid %d on %s)", m.Err, r.pid, r.host)
+			}
+			if logits && m.Logits == nil {
+				return nil, r.fault(errors.New("protocol: a step without its logits"))
+			}
+			return m.Logits, nil
+		default:
+			return nil, r.fault(fmt.Errorf("protocol: a %s message in a step", kindName(k)))
+		}
+		if err := r.c.send(rk, &reply); err != nil {
+			return nil, r.fault(err)
+		}
+	}
+}
+
+// view builds the rank's view of a visit: device tensors become handles
+// served by the worker, host tensors come whole.
+func (r *remoteRank) view(v *visit) (*model.RankView, error) {
+	r.mu.Lock()
+	r.gen++
+	gen := r.gen
+	r.mu.Unlock()
+	view := &model.RankView{Rank: r.rank, World: r.f.world, Device: proxy{r}}
+	for i, t := range v.Tensors {
+		st := model.SiteTensor{Name: t.Name, Shard: t.Shard}
+		if t.Host != nil {
+			st.Host = t.Host
+		} else {
+			st.T = handle{r: r, gen: gen, idx: i, shape: t.Shape, dt: t.DType}
+		}
+		view.Tensors = append(view.Tensors, st)
+	}
+	for _, f := range v.Frames {
+		if f.Site >= len(r.f.sites) {
+			return nil, fmt.Errorf("protocol: frame site %d of %d", f.Site, len(r.f.sites))
+		}
+		view.Frames = append(view.Frames, model.Frame{Site: r.f.sites[f.Site], Inputs: f.Inputs})
+	}
+	return view, nil
+}
+
+// meet joins the other ranks at the site (model.Pass.Meet) with the visit
+// open; an abort of the rendezvous becomes the returned error.
+func (r *remoteRank) meet(pass *model.Pass, ev *model.Event, view *model.RankView) (err error) {
+	r.mu.Lock()
+	r.open = true
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.open = false
+		r.mu.Unlock()
+		if p := recover(); p != nil {
+			e, ok := p.(error)
+			if !ok {
+				panic(p)
+			}
+			err = e
+		}
+	}()
+	return pass.Meet(r.rank, r.f.world, ev, view)
+}

@@ -1,0 +1,168 @@
+package debug
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"hsdb/engine"
+	"hsdb/engine/model"
+	"hsdb/engine/worker"
+	"hsdb/inspect/client"
+)
+
+// testWorkerEnv makes this test binary a rank worker (the fault tests
+// start workers by running it again).
+const testWorkerEnv = "HSDB_TEST_WORKER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(testWorkerEnv) == "1" {
+		fs := flag.NewFlagSet("worker", flag.ExitOnError)
+		connect := fs.String("connect", "", "")
+		rank := fs.Int("rank", -1, "")
+		fs.Parse(os.Args[1:])
+		if err := worker.Serve(worker.WorkerConfig{Connect: *connect, Token: os.Getenv(worker.TokenEnv), Rank: *rank}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// workerSession is a session over stories260K with tp ranks in worker
+// processes.
+func workerSession(t *testing.T, tp int) (*Session, *worker.Front) {
+	t.Helper()
+	t.Setenv(testWorkerEnv, "1")
+	f, err := worker.Start(storiesBin, engine.Options{TP: tp}, worker.Config{Spawn: true, Command: []string{os.Args[0]}, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.LoadLlama2C(storiesBin, engine.Options{TP: tp, Workers: f})
+	if err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	s := New(e)
+	if err := s.SetBatch(twoSeqs); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Kill(); e.Close() })
+	return s, f
+}
+
+// killAt is an observer that SIGKILLs a process the first time any rank
+// reaches site: a worker dying in the middle of a pass.
+type killAt struct {
+	site string
+	pid  int
+	once sync.Once
+}
+
+func (k *killAt) Want(ev *model.Event) bool {
+	if ev.Site.Path == k.site {
+		k.once.Do(func() { syscall.Kill(k.pid, syscall.SIGKILL) })
+	}
+	return false
+}
+
+func (k *killAt) Visit(*model.Event, []*model.RankView) error { return nil }
+
+// TestWorkerKilledMidPass: SIGKILL one rank's worker in the middle of a
+// pass. The pass fails with an error naming that rank, its pid and the
+// site it was at; the session keeps its breakpoints and the captures
+// recorded before the kill; the next `run` starts a fresh worker and
+// stops at the breakpoint with the numbers of an in-process session.
+func TestWorkerKilledMidPass(t *testing.T) {
+	s, f := workerSession(t, 2)
+	l := NewLocal(s)
+	if _, err := l.Break("layers.3", "", false); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.CaptureLayers([]int{0}, "stream"); err != nil {
+		t.Fatal(err)
+	}
+	pid := f.PID(1)
+	s.Observers = append(s.Observers, &killAt{site: "model.layers.2.mlp", pid: pid})
+	_, err := l.Run()
+	if err == nil {
+		t.Fatal("the pass survived the kill of rank 1's worker")
+	}
+	if !errors.Is(err, engine.ErrWorker) || !strings.Contains(err.Error(), "rank 1") || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", pid)) ||
+		!strings.Contains(err.Error(), "model.layers.2") {
+		t.Fatalf("the fault report: %v; want rank 1, pid %d and the site (model.layers.2...)", err, pid)
+	}
+	t.Logf("the fault: %v", err)
+	bps, _ := l.Breakpoints()
+	if len(bps) != 1 || bps[0].Pattern != "layers.3" {
+		t.Errorf("breakpoints after the fault: %+v", bps)
+	}
+	cl, cerr := l.Captures()
+	if cerr != nil || len(cl.Sequences) != 2 || cl.Sequences[0].Rows["hidden_states.0"] != len(twoSeqs[0]) {
+		t.Errorf("captures after the fault: %+v (%v): want layer 0 of both sequences", cl, cerr)
+	}
+	// the next run: a fresh worker for rank 1, and the numbers of an
+	// in-process session
+	s.Observers = s.Observers[:len(s.Observers)-1]
+	o, err := l.Run()
+	mustStop(t, o, err, "model.layers.3")
+	if f.PID(1) == pid {
+		t.Errorf("rank 1 still has the killed worker's pid %d", pid)
+	}
+	got, err := l.Print("stream", client.All)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := NewLocal(newSession(t, 2))
+	if _, err := ref.Break("layers.3", "", false); err != nil {
+		t.Fatal(err)
+	}
+	o, err = ref.Run()
+	mustStop(t, o, err, "model.layers.3")
+	want, err := ref.Print("stream", client.All)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Ranks) != 2 || len(want.Ranks) != 2 {
+		t.Fatalf("ranks: %d through workers, %d in process", len(got.Ranks), len(want.Ranks))
+	}
+	for r := range 2 {
+		g, w := got.Ranks[r].Stats, want.Ranks[r].Stats
+		if g != w {
+			t.Errorf("rank %d stream at model.layers.3: %+v through workers, %+v in process", r, g, w)
+		}
+	}
+}
+
+// TestWorkerKilledAtStop: a worker killed while the pass is stopped makes
+// the next query fail with an error naming its rank (no internal error),
+// `continue` end the pass with the fault, and `run` start over.
+func TestWorkerKilledAtStop(t *testing.T) {
+	s, f := workerSession(t, 2)
+	l := NewLocal(s)
+	if _, err := l.Break("layers.1", "", false); err != nil {
+		t.Fatal(err)
+	}
+	o, err := l.Run()
+	mustStop(t, o, err, "model.layers.1")
+	syscall.Kill(f.PID(0), syscall.SIGKILL)
+	time.Sleep(100 * time.Millisecond)
+	if _, err := l.Print("stream", client.All); !errors.Is(err, engine.ErrWorker) || !strings.Contains(err.Error(), "rank 0") || strings.Contains(err.Error(), "internal error") {
+		t.Errorf("print after the kill: %v, want the fault of rank 0", err)
+	}
+	if _, err := l.Continue(); !errors.Is(err, engine.ErrWorker) || !strings.Contains(err.Error(), "rank 0") {
+		t.Errorf("continue after the kill: %v, want the fault of rank 0", err)
+	}
+	o, err = l.Run()
+	mustStop(t, o, err, "model.layers.1")
+	if _, err := l.Print("stream", client.All); err != nil {
+		t.Errorf("print after a fresh run: %v", err)
+	}
+}
