@@ -1,7 +1,8 @@
 // Command hsdb is the hidden-state debugger: gdb for the forward pass of
 // large language models.
 //
-//	hsdb [--model PATH] [--tp N] [--device cpu|cuda] [--dtype f32|bf16|f16] [-x SCRIPT] [--json]
+//	hsdb [--model PATH] [--tp N] [--device cpu|cuda] [--dtype f32|bf16|f16] [--workers | --listen ADDR] [-x SCRIPT] [--json]
+//	hsdb worker --connect HOST:PORT [--token T] [--rank R]
 //	hsdb generate [--model PATH] [--ids 1,2,3 | --prompt TEXT] [-n STEPS] [--temperature T] [--json]
 //	hsdb convert llama2c IN.bin --tokenizer tok.bin --out DIR
 //
@@ -67,7 +68,7 @@ func hsdbMain(args []string, io stdio) int {
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "hsdb: the hidden-state debugger (gdb for the forward pass of LLMs)")
-	fmt.Fprintln(w, "\nusage:\n  hsdb [--model PATH] [--tp N] [--device cpu|cuda] [--dtype f32|bf16|f16] [-x SCRIPT] [--json]")
+	fmt.Fprintln(w, "\nusage:\n  hsdb [--model PATH] [--tp N] [--device cpu|cuda] [--dtype f32|bf16|f16] [--workers | --listen ADDR] [-x SCRIPT] [--json]")
 	names := make([]string, 0, len(subcommands))
 	for n := range subcommands {
 		names = append(names, n)

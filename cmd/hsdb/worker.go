@@ -5,7 +5,6 @@ import (
 	"fmt"
 	goio "io"
 	"os"
-	"os/signal"
 	"time"
 
 	"hsdb/engine/worker"
@@ -41,9 +40,6 @@ func runWorker(args []string, io stdio) int {
 	}
 	if *token == "" {
 		*token = os.Getenv(worker.TokenEnv)
-	}
-	if worker.Spawned() { // the front turns the terminal's Ctrl-C into a stop at the next site
-		signal.Ignore(os.Interrupt)
 	}
 	if err := worker.Serve(worker.WorkerConfig{Connect: *connect, Token: *token, Rank: *rank, Dial: *dial, Log: workerLog(io)}); err != nil {
 		fmt.Fprintln(io.Err, "hsdb worker:", err)

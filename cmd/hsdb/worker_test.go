@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"os"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // TestMain lets the test binary serve as `hsdb worker`: --workers starts
@@ -52,5 +56,71 @@ func TestWorkerFlags(t *testing.T) {
 	}
 	if code, _, errs := runWithStdin([]string{"worker", "--connect", "127.0.0.1:1", "--dial-timeout", "1s"}, ""); code != 1 || !strings.Contains(errs, "127.0.0.1:1") {
 		t.Errorf("hsdb worker --connect to nothing: exit %d, %q", code, errs)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent writers.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestListenWorkersJoin: `hsdb --listen 127.0.0.1:0 --tp 2` prints the
+// command a launcher runs (address and token); two `hsdb worker --connect
+// ADDR --token T` join, one with a wrong token first (refused, exit 1),
+// and the quickstart prints what the in-process session prints.
+func TestListenWorkersJoin(t *testing.T) {
+	args := []string{"--tp", "2", "-x", "../../scripts/quickstart.hsdb"}
+	_, want, _ := runWithStdin(args, "")
+	var out bytes.Buffer
+	var errb lockedBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- hsdbMain(append([]string{"--listen", "127.0.0.1:0"}, args...), stdio{In: strings.NewReader(""), Out: &out, Err: &errb})
+	}()
+	re := regexp.MustCompile(`hsdb worker --connect (\S+) --token (\S+)`)
+	var m []string
+	for i := 0; i < 500 && m == nil; i++ {
+		m = re.FindStringSubmatch(errb.String())
+		time.Sleep(10 * time.Millisecond)
+	}
+	if m == nil {
+		t.Fatalf("the front printed no worker command:\n%s", errb.String())
+	}
+	if !strings.HasPrefix(m[1], "127.0.0.1:") {
+		t.Errorf("the front listens on %s", m[1])
+	}
+	if code, _, errs := runWithStdin([]string{"worker", "--connect", m[1], "--token", "not-" + m[2]}, ""); code != 1 || !strings.Contains(errs, "wrong token") {
+		t.Errorf("a worker with a wrong token: exit %d, %q", code, errs)
+	}
+	workers := make(chan int, 2)
+	for range 2 {
+		go func() {
+			code, _, _ := runWithStdin([]string{"worker", "--connect", m[1], "--token", m[2]}, "")
+			workers <- code
+		}()
+	}
+	if code := <-done; code != 0 {
+		t.Fatalf("the front: exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	if out.String() != want {
+		t.Errorf("with joined workers:\n%s\nin process:\n%s", out.String(), want)
+	}
+	for range 2 {
+		if code := <-workers; code != 0 {
+			t.Errorf("a worker ended with exit %d", code)
+		}
 	}
 }

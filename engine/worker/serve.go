@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/signal"
 	"time"
 
 	"hsdb/engine"
@@ -51,7 +52,14 @@ type server struct {
 // the rank it is assigned and serves the front's steps until the front
 // quits (nil) or the connection ends (an error). A refused hello (wrong
 // token, wrong version, no free rank) is an error with the front's reason.
+//
+// A worker a front started (Spawned) ignores SIGINT: the terminal's Ctrl-C
+// reaches the whole process group, and the front turns it into a stop at
+// the next site.
 func Serve(cfg WorkerConfig) error {
+	if Spawned() {
+		signal.Ignore(os.Interrupt)
+	}
 	dial := cfg.Dial
 	if dial == 0 {
 		dial = 30 * time.Second

@@ -39,9 +39,15 @@ func TestMain(m *testing.M) {
 // workerSession is a session over stories260K with tp ranks in worker
 // processes.
 func workerSession(t *testing.T, tp int) (*Session, *worker.Front) {
+	return workerSessionTimeout(t, tp, time.Minute)
+}
+
+// workerSessionTimeout is workerSession with the front's per-message
+// timeout.
+func workerSessionTimeout(t *testing.T, tp int, timeout time.Duration) (*Session, *worker.Front) {
 	t.Helper()
 	t.Setenv(testWorkerEnv, "1")
-	f, err := worker.Start(storiesBin, engine.Options{TP: tp}, worker.Config{Spawn: true, Command: []string{os.Args[0]}, Timeout: time.Minute})
+	f, err := worker.Start(storiesBin, engine.Options{TP: tp}, worker.Config{Spawn: true, Command: []string{os.Args[0]}, Timeout: timeout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,12 +69,23 @@ func workerSession(t *testing.T, tp int) (*Session, *worker.Front) {
 type killAt struct {
 	site string
 	pid  int
+	sig  syscall.Signal // 0: SIGKILL
+	do   func()         // instead of a signal
 	once sync.Once
 }
 
 func (k *killAt) Want(ev *model.Event) bool {
 	if ev.Site.Path == k.site {
-		k.once.Do(func() { syscall.Kill(k.pid, syscall.SIGKILL) })
+		k.once.Do(func() {
+			switch {
+			case k.do != nil:
+				k.do()
+			case k.sig != 0:
+				syscall.Kill(k.pid, k.sig)
+			default:
+				syscall.Kill(k.pid, syscall.SIGKILL)
+			}
+		})
 	}
 	return false
 }
@@ -164,5 +181,64 @@ func TestWorkerKilledAtStop(t *testing.T) {
 	mustStop(t, o, err, "model.layers.1")
 	if _, err := l.Print("stream", client.All); err != nil {
 		t.Errorf("print after a fresh run: %v", err)
+	}
+}
+
+// TestWorkerHungIsKilled: a worker that stops answering (SIGSTOP: as a
+// rank stuck in a collective or a kernel) is declared hung after the
+// front's timeout, killed, and reported with its rank; `run` then starts
+// a fresh worker.
+func TestWorkerHungIsKilled(t *testing.T) {
+	s, f := workerSessionTimeout(t, 2, time.Second)
+	l := NewLocal(s)
+	pid := f.PID(1)
+	s.Observers = append(s.Observers, &killAt{site: "model.layers.1", pid: pid, sig: syscall.SIGSTOP})
+	_, err := l.Run()
+	if !errors.Is(err, engine.ErrWorker) || !strings.Contains(err.Error(), "rank 1") || !strings.Contains(err.Error(), "stopped answering") {
+		t.Fatalf("run with a hung worker: %v, want rank 1 reported as hung", err)
+	}
+	if syscall.Kill(pid, 0) == nil {
+		var ws syscall.WaitStatus
+		if p, _ := syscall.Wait4(pid, &ws, syscall.WNOHANG, nil); p != pid {
+			time.Sleep(500 * time.Millisecond)
+			if syscall.Kill(pid, 0) == nil {
+				t.Errorf("the hung worker %d is still running", pid)
+			}
+		}
+	}
+	s.Observers = s.Observers[:len(s.Observers)-1]
+	o, err := l.Run()
+	if err != nil || o.Done == nil {
+		t.Fatalf("run after the hang: %+v %v", o, err)
+	}
+}
+
+// TestWorkersInterrupt: Ctrl-C while workers compute stops the pass at the
+// next site (the front's hook answers every worker's want); the workers
+// ignore the terminal's SIGINT themselves; the pass then finishes with the
+// next tokens of an in-process session.
+func TestWorkersInterrupt(t *testing.T) {
+	s, f := workerSession(t, 2)
+	l := NewLocal(s)
+	s.Observers = append(s.Observers, &killAt{site: "model.layers.1.mlp", do: func() {
+		syscall.Kill(f.PID(0), syscall.SIGINT)
+		syscall.Kill(f.PID(1), syscall.SIGINT)
+		s.Interrupt()
+	}})
+	o, err := l.Run()
+	if err != nil || o.Stop == nil || strings.Join(o.Stop.Reasons, ";") != "interrupted" {
+		t.Fatalf("run interrupted: %+v %v", o, err)
+	}
+	o, err = l.Continue()
+	if err != nil || o.Done == nil {
+		t.Fatalf("continue: %+v %v", o, err)
+	}
+	ref := newSession(t, 2)
+	want, err := ref.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(o.Done.Next) != fmt.Sprint(want.Done.Next) {
+		t.Errorf("next tokens through workers %v, in process %v", o.Done.Next, want.Done.Next)
 	}
 }
