@@ -85,7 +85,8 @@ type Engine struct {
 }
 
 type rankState struct {
-	index int // the rank's index in the world
+	index int        // the rank's index in the world
+	pipe  model.Pipe // a worker's pipeline stage (WorkerRank.Pipe), or nil
 	dev   backend.Device
 	comm  backend.Comm
 	model model.RankModel
@@ -221,7 +222,11 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 		if r == 0 {
 			e.Report.Unused = l.Report.Unused
 		}
-		e.ranks = append(e.ranks, &rankState{index: r, dev: devs[i], comm: comms[i], model: rm, cache: model.NewCache(e.Dims.Layers)})
+		rs := &rankState{index: r, dev: devs[i], comm: comms[i], model: rm, cache: model.NewCache(e.Dims.Layers)}
+		if opts.Worker != nil {
+			rs.pipe = opts.Worker.Pipe
+		}
+		e.ranks = append(e.ranks, rs)
 	}
 	if e.Report.Unused == nil && opts.Layers == nil {
 		e.Report.Unused = unusedByTree(src, e.Tree, qs)

@@ -69,6 +69,9 @@ type WorkerRank struct {
 	Rank int
 	Dev  backend.Device
 	Comm backend.Comm
+	// Pipe, when set, makes the rank one pipeline stage's (model.Pipe);
+	// Options.Layers then selects the stage's layers.
+	Pipe model.Pipe
 }
 
 // loadRemote builds the front's engine over opts.Workers: it loads
@@ -100,7 +103,8 @@ func loadRemote(e *Engine, opts Options) (*Engine, error) {
 
 // RunStep runs step b on the one rank of a worker's engine (Options.Worker)
 // with hook, whose Visit sees this rank's view alone; it returns the step's
-// logits [rows, vocab] (f32) when logits is true. The batch comes from the
+// logits [rows, vocab] (f32) when logits is true (nil on a pipeline stage
+// before the last). The batch comes from the
 // front as it built it (engine/worker). Errors: as Prefill's.
 func (e *Engine) RunStep(b *model.Batch, hook model.Hook, logits bool) (out *tensor.Tensor, err error) {
 	if len(e.ranks) != 1 || e.workers != nil {
@@ -122,7 +126,7 @@ func (e *Engine) RunStep(b *model.Batch, hook model.Hook, logits bool) (out *ten
 // forwardRank runs b on local rank rs and returns its logits when logits
 // is true; failures panic (the caller recovers them with rankError).
 func (e *Engine) forwardRank(rs *rankState, pass *model.Pass, b *model.Batch, logits bool) *tensor.Tensor {
-	r := &model.Rank{Index: rs.index, World: e.World, Dev: rs.dev, Comm: rs.comm, KV: rs.cache, Pass: pass}
+	r := &model.Rank{Index: rs.index, World: e.World, Dev: rs.dev, Comm: rs.comm, KV: rs.cache, Pass: pass, Pipe: rs.pipe}
 	if u, ok := rs.dev.(scopeUnwinder); ok { // a stop or failure mid-step frees the step's activations
 		depth := u.ScopeDepth()
 		defer u.UnwindScopes(depth)
@@ -130,7 +134,7 @@ func (e *Engine) forwardRank(rs *rankState, pass *model.Pass, b *model.Batch, lo
 	rs.dev.PushScope()
 	out := rs.model.Forward(r, b)
 	var res *tensor.Tensor
-	if logits {
+	if logits && out != nil { // nil: a pipeline stage before the last
 		s := out.Shape()
 		res = rs.dev.ToHost(out, 0, s[0], 0, tensor.Numel(s[1:]))
 	}

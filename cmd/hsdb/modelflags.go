@@ -26,6 +26,7 @@ type modelFlags struct {
 	workers       bool
 	listen        string
 	workerTimeout time.Duration
+	pp            int
 	log           io.Writer // where the front's notes go (set by load)
 }
 
@@ -39,6 +40,7 @@ func (m *modelFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&m.layers, "layers", "", "load only decoder layers A-B (with embeddings, final norm and head), e.g. 58-60")
 	fs.BoolVar(&m.workers, "workers", false, "run each rank in its own worker process (hsdb worker), so a failing rank never ends the session")
 	fs.StringVar(&m.listen, "listen", "", "run the ranks in workers that join at this address (hsdb worker --connect ADDR --token T, started by a launcher); prints the token")
+	fs.IntVar(&m.pp, "pp", 1, "pipeline stages (with --workers or --listen): decoder layers split into N stages, each a --tp group of workers")
 	fs.DurationVar(&m.workerTimeout, "worker-timeout", 10*time.Minute, "with workers: how long a worker may go without a message (computing, or in a collective) before it is declared hung and killed")
 }
 
@@ -84,8 +86,14 @@ func (m *modelFlags) load(w io.Writer) (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	if m.pp < 1 {
+		return nil, fmt.Errorf("--pp %d: want at least one stage", m.pp)
+	}
+	if m.pp > 1 && !m.workers && m.listen == "" {
+		return nil, fmt.Errorf("--pp %d: pipeline stages run in workers: add --workers (or --listen ADDR)", m.pp)
+	}
 	if m.workers || m.listen != "" {
-		f, err := worker.Start(m.model, o, worker.Config{Listen: m.listen, Spawn: m.listen == "", Timeout: m.workerTimeout, Log: w})
+		f, err := worker.Start(m.model, o, worker.Config{Listen: m.listen, Spawn: m.listen == "", Timeout: m.workerTimeout, Log: w, PP: m.pp})
 		if err != nil {
 			return nil, err
 		}

@@ -3,11 +3,15 @@ package main
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"hsdb/engine/enginetest"
+	"hsdb/engine/safetensors"
 )
 
 // TestMain lets the test binary serve as `hsdb worker`: --workers starts
@@ -122,5 +126,73 @@ func TestListenWorkersJoin(t *testing.T) {
 		if code := <-workers; code != 0 {
 			t.Errorf("a worker ended with exit %d", code)
 		}
+	}
+}
+
+// TestPipelineBreakAndCapture: `hsdb --listen 127.0.0.1:0 --pp 2 --tp 2`
+// with four `hsdb worker --connect` (stories260K: layers 0-2 in stage 0,
+// 3-4 in stage 1) stops at a breakpoint in the second stage (bt names the
+// stage's devices), and the dump of a first-stage and a second-stage
+// layer equals the one an in-process --tp 1 session writes within 1e-5.
+func TestPipelineBreakAndCapture(t *testing.T) {
+	script := func(dir string) string {
+		return "input ids 1,403,407,261,378,365 ; ids 1,400,281,350\nbreak layers.4\ncapture layers 1,4\nrun\nbt\nprint stream\ncontinue\ndump " + dir + "\n"
+	}
+	tmp := t.TempDir()
+	one, pp := filepath.Join(tmp, "tp1"), filepath.Join(tmp, "pp2")
+	if code, out, errs := runWithStdin([]string{"--tp", "1"}, script(one)); code != 0 {
+		t.Fatalf("--tp 1: exit %d\n%s\n%s", code, out, errs)
+	}
+	var out bytes.Buffer
+	var errb lockedBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- hsdbMain([]string{"--listen", "127.0.0.1:0", "--pp", "2", "--tp", "2"}, stdio{In: strings.NewReader(script(pp)), Out: &out, Err: &errb})
+	}()
+	re := regexp.MustCompile(`hsdb worker --connect (\S+) --token (\S+)`)
+	var m []string
+	for i := 0; i < 500 && m == nil; i++ {
+		m = re.FindStringSubmatch(errb.String())
+		time.Sleep(10 * time.Millisecond)
+	}
+	if m == nil {
+		t.Fatalf("the front printed no worker command:\n%s", errb.String())
+	}
+	for range 4 {
+		go runWithStdin([]string{"worker", "--connect", m[1], "--token", m[2]}, "")
+	}
+	if code := <-done; code != 0 {
+		t.Fatalf("--pp 2 --tp 2: exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	for _, w := range []string{"Stopped at model.layers.4 (LlamaDecoderLayer)", "on: cpu:2 (stage 1), cpu:3 (stage 1)", "Finished: prefill"} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("--pp 2 output lacks %q:\n%s", w, out.String())
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(one, "*.safetensors"))
+	if len(files) != 2 {
+		t.Fatalf("the --tp 1 dump holds %d files, want 2", len(files))
+	}
+	for _, fa := range files {
+		a, err := safetensors.Open(fa)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := safetensors.Open(filepath.Join(pp, filepath.Base(fa)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"hidden_states.1", "hidden_states.4"} {
+			x, err1 := a.Tensor(k)
+			y, err2 := b.Tensor(k)
+			if err1 != nil || err2 != nil {
+				t.Fatalf("%s %s: %v %v", filepath.Base(fa), k, err1, err2)
+			}
+			if err := enginetest.CheckClose(y.ToF32(), x.ToF32(), 1e-5); err != nil {
+				t.Errorf("%s %s: --pp 2 --tp 2 vs --tp 1: %v", filepath.Base(fa), k, err)
+			}
+		}
+		a.Close()
+		b.Close()
 	}
 }

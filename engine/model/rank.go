@@ -22,6 +22,11 @@ type Rank struct {
 	Comm         backend.Comm
 	KV           *Cache
 	Pass         *Pass
+	// Pipe, when set, makes this rank one pipeline stage's: it receives
+	// the previous stage's hidden_states and residual instead of embedding
+	// the tokens, and sends its last layer's pair on instead of running
+	// the final norm and head (see Pipe).
+	Pipe Pipe
 
 	frames []frame
 }
@@ -53,6 +58,32 @@ func (r *Rank) Exit(site *Site, tensors func() []SiteTensor) {
 	if n := len(r.frames); n > 0 && r.frames[n-1].site == site {
 		r.frames = r.frames[:n-1]
 	}
+}
+
+// Leave pops site's frame without emitting the site: a pipeline stage
+// that hands its output on before the module returns (the module's site
+// belongs to the stage that finishes it).
+func (r *Rank) Leave(site *Site) {
+	if n := len(r.frames); n > 0 && r.frames[n-1].site == site {
+		r.frames = r.frames[:n-1]
+	}
+}
+
+// Pipe connects one pipeline stage of a rank to its neighbours (vLLM's
+// pipeline parallelism: decoder layers split into consecutive stages, each
+// a tensor-parallel group; the IntermediateTensors hidden_states and
+// residual [tokens, hidden] pass from a stage to the next, between ranks
+// of the same tensor-parallel index).
+type Pipe interface {
+	// First reports whether the stage embeds the tokens; Last whether it
+	// runs the final norm and the LM head.
+	First() bool
+	Last() bool
+	// Recv returns the previous stage's hidden_states and residual on r's
+	// device, as scoped activations.
+	Recv(r *Rank) (h, res backend.Tensor)
+	// Send hands the stage's hidden_states and residual to the next stage.
+	Send(r *Rank, h, res backend.Tensor)
 }
 
 // Leaf is Enter followed by Exit for a module without children.

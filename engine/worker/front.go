@@ -16,6 +16,8 @@ import (
 
 	"hsdb/engine"
 	"hsdb/engine/model"
+	"hsdb/engine/modelpath"
+	"hsdb/engine/tensor"
 )
 
 // Config is how a front runs its rank workers.
@@ -45,6 +47,13 @@ type Config struct {
 	// launchers, refused workers) and spawned workers' stderr, each line
 	// prefixed with its rank; nil drops them.
 	Log io.Writer
+	// PP is the number of pipeline stages (--pp; 0 means 1): the decoder
+	// layers are split into PP consecutive stages as vLLM's
+	// get_pp_indices splits them, each stage a tensor-parallel group of
+	// its own workers (PP × TP workers; worker slot = stage × TP + rank).
+	// hidden_states and residual pass from a stage to the next through
+	// the front.
+	PP int
 
 	onListen func(addr string) // tests: called with the address once listening
 }
@@ -52,17 +61,22 @@ type Config struct {
 // Front runs a world's ranks in worker processes: engine.Workers for the
 // front's engine (pass it in engine.Options.Workers).
 type Front struct {
-	cfg   Config
-	ln    net.Listener
-	token string
-	tmpl  assign
-	world int
-	joins chan *joined
-	hub   *hub
-	sites []*model.Site
+	cfg    Config
+	ln     net.Listener
+	token  string
+	tmpl   assign
+	world  int                // tensor-parallel ranks per stage
+	pp     int                // pipeline stages
+	stages []model.LayerRange // each stage's decoder layers (pp > 1)
+	joins  chan *joined
+	hub    *hub
+	sites  map[string]*model.Site
+	// pipes[s][r] holds stage s-1's output for rank r of stage s during a
+	// step.
+	pipes [][]chan [2]*tensor.Tensor
 
 	mu    sync.Mutex
-	ranks []*remoteRank
+	slots []*remoteRank // pp × world workers, slot = stage × world + rank
 	log   sync.Mutex
 }
 
@@ -92,14 +106,37 @@ func Start(path string, opts engine.Options, cfg Config) (*Front, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--listen %s: %w", addr, err)
 	}
-	f := &Front{cfg: cfg, ln: ln, token: cfg.Token, world: world, joins: make(chan *joined), hub: newHub(world),
-		ranks: make([]*remoteRank, world)}
+	pp := max(cfg.PP, 1)
+	f := &Front{cfg: cfg, ln: ln, token: cfg.Token, world: world, pp: pp, joins: make(chan *joined), hub: newHub(world),
+		slots: make([]*remoteRank, pp*world)}
+	if pp > 1 {
+		if opts.Layers != nil {
+			ln.Close()
+			return nil, fmt.Errorf("--pp %d with --layers: give one or the other", pp)
+		}
+		d, err := modelpath.ConfigDims(path)
+		if err != nil {
+			ln.Close()
+			return nil, err
+		}
+		if f.stages, err = StageLayers(d.Layers, pp); err != nil {
+			ln.Close()
+			return nil, err
+		}
+		f.pipes = make([][]chan [2]*tensor.Tensor, pp)
+		for s := range f.pipes {
+			f.pipes[s] = make([]chan [2]*tensor.Tensor, world)
+			for r := range f.pipes[s] {
+				f.pipes[s][r] = make(chan [2]*tensor.Tensor, 1)
+			}
+		}
+	}
 	if f.token == "" {
 		var b [16]byte
 		rand.Read(b[:])
 		f.token = hex.EncodeToString(b[:])
 	}
-	f.tmpl = assign{World: world, Model: path, Device: opts.Device, DType: opts.DType, EP: opts.EP}
+	f.tmpl = assign{World: world, Stages: pp, Model: path, Device: opts.Device, DType: opts.DType, EP: opts.EP}
 	if opts.Layers != nil {
 		f.tmpl.Layers = opts.Layers.String()
 	}
@@ -108,9 +145,9 @@ func Start(path string, opts engine.Options, cfg Config) (*Front, error) {
 		cfg.onListen(ln.Addr().String())
 	}
 	if !cfg.Spawn {
-		f.note("hsdb: waiting for %d worker(s): hsdb worker --connect %s --token %s", world, ln.Addr(), f.token)
+		f.note("hsdb: waiting for %d worker(s): hsdb worker --connect %s --token %s", pp*world, ln.Addr(), f.token)
 	}
-	all := make([]int, world)
+	all := make([]int, pp*world)
 	for r := range all {
 		all[r] = r
 	}
@@ -127,11 +164,36 @@ func (f *Front) Addr() string { return f.ln.Addr().String() }
 // Token returns the session token.
 func (f *Front) Token() string { return f.token }
 
-// PID returns the process id of rank r's worker (as it reported it).
-func (f *Front) PID(r int) int {
+// PID returns the process id of the worker in slot (stage × TP + rank),
+// as it reported it.
+func (f *Front) PID(slot int) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.ranks[r].pid
+	return f.slots[slot].pid
+}
+
+// StageLayers splits n decoder layers into pp consecutive stages as vLLM's
+// get_pp_indices does (vllm/distributed/utils.py): n/pp layers each, the
+// remainder one more each on the stages before the last, from the
+// second-last backwards. Error: fewer layers than stages.
+func StageLayers(n, pp int) ([]model.LayerRange, error) {
+	if pp < 1 || n < pp {
+		return nil, fmt.Errorf("--pp %d: the model has %d decoder layers; every stage needs at least one", pp, n)
+	}
+	parts := make([]int, pp)
+	for i := range parts {
+		parts[i] = n / pp
+	}
+	for i := 2; i < n%pp+2; i++ {
+		parts[pp-i]++
+	}
+	out := make([]model.LayerRange, pp)
+	first := 0
+	for i, k := range parts {
+		out[i] = model.LayerRange{First: first, Last: first + k - 1}
+		first += k
+	}
+	return out, nil
 }
 
 func (f *Front) note(format string, args ...any) {
@@ -240,7 +302,7 @@ func (f *Front) start(need []int) error {
 			}
 			waiting[r] = false
 			assigned++
-			rr := &remoteRank{f: f, rank: r, c: j.c, host: j.h.Host, pid: j.h.PID, proc: procs[r]}
+			rr := &remoteRank{f: f, slot: r, rank: r % f.world, stage: r / f.world, c: j.c, host: j.h.Host, pid: j.h.PID, proc: procs[r]}
 			go func() {
 				err := rr.load(f.tmpl)
 				results <- result{rr, err}
@@ -263,7 +325,7 @@ func (f *Front) start(need []int) error {
 			continue
 		}
 		f.mu.Lock()
-		f.ranks[res.r.rank] = res.r
+		f.slots[res.r.slot] = res.r
 		f.mu.Unlock()
 	}
 	return first
@@ -362,26 +424,35 @@ func (t *tail) suffix() string {
 	return "; its last stderr line: " + last
 }
 
-// Ranks returns the world's ranks.
+// Ranks returns the world's ranks: each drives its workers of every
+// stage in turn.
 func (f *Front) Ranks() []engine.RemoteRank {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := make([]engine.RemoteRank, len(f.ranks))
-	for i, r := range f.ranks {
-		out[i] = r
+	out := make([]engine.RemoteRank, f.world)
+	for r := range out {
+		out[r] = chain{f: f, rank: r}
 	}
 	return out
 }
 
-// Bind gives the front the module tree whose sites the workers' site
-// indices name; each worker's tree must have as many sites.
-func (f *Front) Bind(t *model.Tree) error {
-	f.sites = t.Sites
+// slot returns the worker in slot i.
+func (f *Front) slot(i int) *remoteRank {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for _, r := range f.ranks {
-		if r.sites != len(t.Sites) {
-			return fmt.Errorf("rank %d (pid %d on %s) built a model of %d sites, the front %d: do the hosts see the same model files?", r.rank, r.pid, r.host, r.sites, len(t.Sites))
+	return f.slots[i]
+}
+
+// Bind gives the front the module tree whose sites the workers' messages
+// name by path; every site of every worker's model must be one of them.
+func (f *Front) Bind(t *model.Tree) error {
+	f.sites = map[string]*model.Site{}
+	for _, s := range t.Sites {
+		f.sites[s.Path] = s
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, r := range f.slots {
+		if err := r.checkSites(); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -393,9 +464,9 @@ func (f *Front) Begin(prefill bool) error {
 	var dead []int
 	var why error
 	f.mu.Lock()
-	for _, r := range f.ranks {
+	for _, r := range f.slots {
 		if err := r.failed(); err != nil {
-			dead = append(dead, r.rank)
+			dead = append(dead, r.slot)
 			why = err
 		}
 	}
@@ -405,19 +476,26 @@ func (f *Front) Begin(prefill bool) error {
 			return fmt.Errorf("%w; its KV cache went with it: `run` starts a fresh worker and a new prefill", why)
 		}
 		if !f.cfg.Spawn {
-			f.note("hsdb: waiting for workers for rank(s) %v: hsdb worker --connect %s --token %s", dead, f.ln.Addr(), f.token)
+			f.note("hsdb: waiting for workers for slot(s) %v: hsdb worker --connect %s --token %s --rank SLOT", dead, f.ln.Addr(), f.token)
 		}
 		if err := f.start(dead); err != nil {
 			return err
 		}
-		f.mu.Lock()
-		for _, r := range dead {
-			if s := f.ranks[r].sites; f.sites != nil && s != len(f.sites) {
-				f.mu.Unlock()
-				return fmt.Errorf("rank %d's new worker built a model of %d sites, the front %d", r, s, len(f.sites))
+		if f.sites != nil {
+			for _, i := range dead {
+				if err := f.slot(i).checkSites(); err != nil {
+					return err
+				}
 			}
 		}
-		f.mu.Unlock()
+	}
+	for _, st := range f.pipes {
+		for _, ch := range st {
+			select {
+			case <-ch:
+			default:
+			}
+		}
 	}
 	f.hub.g.Reset()
 	return nil
@@ -430,7 +508,7 @@ func (f *Front) Abort(cause error) { f.hub.g.Abort(cause) }
 func (f *Front) Close() error {
 	f.ln.Close()
 	f.mu.Lock()
-	ranks := append([]*remoteRank(nil), f.ranks...)
+	ranks := append([]*remoteRank(nil), f.slots...)
 	f.mu.Unlock()
 	for _, r := range ranks {
 		if r != nil {

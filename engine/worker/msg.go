@@ -32,11 +32,15 @@ const (
 	kindMemory
 	kindMemoryReply
 	kindQuit
+	kindPipeSend
+	kindPipeRecv
+	kindPipeData
 )
 
 func kindName(k byte) string {
 	names := []string{"?", "error", "hello", "assign", "loaded", "step", "want", "answer", "visit", "moments", "moments reply",
-		"to-host", "values", "resume", "abort", "collective", "done", "memory", "memory reply", "quit"}
+		"to-host", "values", "resume", "abort", "collective", "done", "memory", "memory reply", "quit",
+		"pipe send", "pipe receive", "pipe data"}
 	if int(k) < len(names) {
 		return names[k]
 	}
@@ -80,19 +84,27 @@ func (h *hello) dec(d *dec) error {
 }
 
 // assign tells a worker its rank and what to load: the model path as the
-// user gave it and the load options (engine.Options' plain fields).
+// user gave it and the load options (engine.Options' plain fields). With
+// pipeline stages, Slot is the worker's index over all stages (stage ×
+// world + rank), Stage of Stages its stage and Layers the stage's decoder
+// layers.
 type assign struct {
-	Rank, World int
-	Model       string
-	Device      string
-	DType       tensor.DType
-	EP          bool
-	Layers      string // model.LayerRange.String(), "" for all
+	Rank, World   int
+	Slot          int
+	Stage, Stages int
+	Model         string
+	Device        string
+	DType         tensor.DType
+	EP            bool
+	Layers        string // model.LayerRange.String(), "" for all
 }
 
 func (a *assign) enc(e *enc) {
 	e.int(a.Rank)
 	e.int(a.World)
+	e.int(a.Slot)
+	e.int(a.Stage)
+	e.int(a.Stages)
 	e.str(a.Model)
 	e.str(a.Device)
 	e.u8(byte(a.DType))
@@ -102,12 +114,13 @@ func (a *assign) enc(e *enc) {
 
 func (a *assign) dec(d *dec) error {
 	a.Rank, a.World = d.int(), d.int()
+	a.Slot, a.Stage, a.Stages = d.int(), d.int(), d.int()
 	a.Model, a.Device = d.str(), d.str()
 	a.DType = tensor.DType(d.u8())
 	a.EP = d.bool()
 	a.Layers = d.str()
-	if d.err == nil && (a.World < 1 || a.Rank >= a.World) {
-		d.fail("rank %d of a world of %d", a.Rank, a.World)
+	if d.err == nil && (a.World < 1 || a.Rank >= a.World || a.Stages < 1 || a.Stage >= a.Stages) {
+		d.fail("rank %d of a world of %d, stage %d of %d", a.Rank, a.World, a.Stage, a.Stages)
 	}
 	return d.err
 }
@@ -132,6 +145,7 @@ type loaded struct {
 	ActDType tensor.DType
 	Memory   int64
 	Report   model.LoadReport
+	Sites    []string // the paths of the sites the worker's model has
 }
 
 func (l *loaded) enc(e *enc) {
@@ -142,6 +156,7 @@ func (l *loaded) enc(e *enc) {
 	e.str(l.Report.Format)
 	e.strs(l.Report.Unused)
 	e.i64(l.Report.Bytes)
+	e.strs(l.Sites)
 }
 
 func (l *loaded) dec(d *dec) error {
@@ -152,6 +167,7 @@ func (l *loaded) dec(d *dec) error {
 	l.Report.Format = d.str()
 	l.Report.Unused = d.strs()
 	l.Report.Bytes = d.i64()
+	l.Sites = d.strs()
 	return d.err
 }
 
@@ -181,23 +197,24 @@ type siteTensor struct {
 	Host  *tensor.Tensor
 }
 
-// visit is a worker's arrival at a wanted site: the site's index in the
-// module tree's visit order, the step, the tensors and the call chain
-// (site index and input shapes per frame).
+// visit is a worker's arrival at a wanted site: the site's path, the
+// step, the tensors and the call chain (site path and input shapes per
+// frame). Sites go by path: a pipeline stage's model holds only its
+// layers' sites.
 type visit struct {
-	Site    int
+	Site    string
 	Step    int
 	Tensors []siteTensor
 	Frames  []visitFrame
 }
 
 type visitFrame struct {
-	Site   int
+	Site   string
 	Inputs [][]int
 }
 
 func (v *visit) enc(e *enc) {
-	e.int(v.Site)
+	e.str(v.Site)
 	e.int(v.Step)
 	e.u32(uint32(len(v.Tensors)))
 	for _, t := range v.Tensors {
@@ -215,7 +232,7 @@ func (v *visit) enc(e *enc) {
 	}
 	e.u32(uint32(len(v.Frames)))
 	for _, f := range v.Frames {
-		e.int(f.Site)
+		e.str(f.Site)
 		e.u32(uint32(len(f.Inputs)))
 		for _, in := range f.Inputs {
 			e.ints(in)
@@ -224,7 +241,7 @@ func (v *visit) enc(e *enc) {
 }
 
 func (v *visit) dec(d *dec) error {
-	v.Site, v.Step = d.int(), d.int()
+	v.Site, v.Step = d.str(), d.int()
 	n := d.count(8)
 	for range n {
 		t := siteTensor{Name: d.str(), Shape: d.shape(), DType: tensor.DType(d.u8())}
@@ -236,7 +253,7 @@ func (v *visit) dec(d *dec) error {
 	}
 	n = d.count(8)
 	for range n {
-		f := visitFrame{Site: d.int()}
+		f := visitFrame{Site: d.str()}
 		m := d.count(4)
 		for range m {
 			f.Inputs = append(f.Inputs, d.shape())

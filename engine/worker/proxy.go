@@ -31,8 +31,13 @@ type proxy struct{ r *remoteRank }
 var _ backend.Device = proxy{}
 
 // Name returns the worker's device name ("cpu:1"), as an in-process rank
-// names it.
-func (p proxy) Name() string { return p.r.devName }
+// names it; with pipeline stages, its stage too ("cpu:3 (stage 1)").
+func (p proxy) Name() string {
+	if p.r.f.pp > 1 {
+		return fmt.Sprintf("%s (stage %d)", p.r.devName, p.r.stage)
+	}
+	return p.r.devName
+}
 
 // ActDType returns the worker's activation dtype.
 func (p proxy) ActDType() tensor.DType { return p.r.act }

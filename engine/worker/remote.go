@@ -20,19 +20,21 @@ import (
 // worker's steps (engine.RemoteRank) and serves the debugger's queries at
 // a stop through its proxy device.
 type remoteRank struct {
-	f    *Front
-	rank int
-	c    *conn
-	host string
-	pid  int
-	proc *process // nil for a worker that joined by itself
+	f     *Front
+	slot  int // stage × world + rank
+	rank  int // tensor-parallel rank within the stage
+	stage int
+	c     *conn
+	host  string
+	pid   int
+	proc  *process // nil for a worker that joined by itself
 
 	devName string
 	act     tensor.DType
 	memory  int64 // last reported bytes in use
 	cache   int64 // last reported KV-cache bytes
 	report  model.LoadReport
-	sites   int
+	paths   []string // the paths of the sites of the worker's model
 
 	// call serializes the front's own requests (queries at a stop,
 	// memory); steps are driven by the rank's goroutine.
@@ -49,12 +51,13 @@ type remoteRank struct {
 	lastStep int
 }
 
-var _ engine.RemoteRank = (*remoteRank)(nil)
-
 // load sends the assignment and waits for the worker's report.
 func (r *remoteRank) load(tmpl assign) error {
 	a := tmpl
-	a.Rank = r.rank
+	a.Rank, a.Slot, a.Stage = r.rank, r.slot, r.stage
+	if r.f.stages != nil {
+		a.Layers = r.f.stages[r.stage].String()
+	}
 	var e enc
 	a.enc(&e)
 	r.c.timeout = r.f.cfg.Timeout
@@ -68,17 +71,33 @@ func (r *remoteRank) load(tmpl assign) error {
 		if errors.As(err, &ne) || errors.Is(err, io.EOF) {
 			return r.fault(err)
 		}
-		return fmt.Errorf("rank %d (pid %d on %s): %w", r.rank, r.pid, r.host, err)
+		return fmt.Errorf("%s (pid %d on %s): %w", r.who(), r.pid, r.host, err)
 	}
 	var l loaded
 	if err := l.dec(d); err != nil {
 		return r.fault(err)
 	}
-	sites := d.int()
-	if d.err != nil {
-		return r.fault(d.err)
+	r.devName, r.act, r.memory, r.report, r.paths = l.Device, l.ActDType, l.Memory, l.Report, l.Sites
+	return nil
+}
+
+// who names the worker in messages: its rank, and its stage when there
+// are several.
+func (r *remoteRank) who() string {
+	if r.f.pp > 1 {
+		return fmt.Sprintf("rank %d of stage %d", r.rank, r.stage)
 	}
-	r.devName, r.act, r.memory, r.report, r.sites = l.Device, l.ActDType, l.Memory, l.Report, sites
+	return fmt.Sprintf("rank %d", r.rank)
+}
+
+// checkSites fails unless every site of the worker's model is one of the
+// front's (Bind).
+func (r *remoteRank) checkSites() error {
+	for _, p := range r.paths {
+		if r.f.sites[p] == nil {
+			return fmt.Errorf("%s (pid %d on %s) has a site %s the front's model lacks: do the hosts see the same model files?", r.who(), r.pid, r.host, p)
+		}
+	}
 	return nil
 }
 
@@ -124,7 +143,7 @@ func (r *remoteRank) fault(cause error) error {
 	if r.proc != nil {
 		last = r.proc.stderr.suffix()
 	}
-	r.dead = fmt.Errorf("%w: rank %d (pid %d on %s): %s%s%s", engine.ErrWorker, r.rank, r.pid, r.host, how, last, where)
+	r.dead = fmt.Errorf("%w: %s (pid %d on %s): %s%s%s", engine.ErrWorker, r.who(), r.pid, r.host, how, last, where)
 	return r.dead
 }
 
@@ -166,19 +185,6 @@ func (r *remoteRank) quit() {
 	}
 }
 
-// Report returns what the worker's load read.
-func (r *remoteRank) Report() model.LoadReport { return r.report }
-
-// Device returns the proxy device.
-func (r *remoteRank) Device() backend.Device { return proxy{r} }
-
-// CacheBytes returns the worker's KV-cache bytes (the last known value
-// when it cannot answer).
-func (r *remoteRank) CacheBytes() int64 {
-	r.queryMemory()
-	return r.cache
-}
-
 // queryMemory refreshes memory and cache from the worker, quietly keeping
 // the last values when it cannot answer.
 func (r *remoteRank) queryMemory() {
@@ -202,20 +208,20 @@ func (r *remoteRank) queryMemory() {
 	}
 }
 
-// event checks a site index and step from the worker against the step.
-func (r *remoteRank) event(site, step int, b *model.Batch) (*model.Event, error) {
-	if site < 0 || site >= len(r.f.sites) || step != b.Step {
-		return nil, fmt.Errorf("protocol: site %d of %d, step %d in step %d", site, len(r.f.sites), step, b.Step)
-	}
+// event checks a site path and step from the worker against the step.
+func (r *remoteRank) event(site string, step int, b *model.Batch) (*model.Event, error) {
 	s := r.f.sites[site]
+	if s == nil || step != b.Step {
+		return nil, fmt.Errorf("protocol: site %q, step %d in step %d", site, step, b.Step)
+	}
 	r.mu.Lock()
 	r.lastSite, r.lastStep = s.Path, step
 	r.mu.Unlock()
 	return &model.Event{Site: s, Step: step, Batch: b}, nil
 }
 
-// Forward runs step b on the worker (see engine.RemoteRank).
-func (r *remoteRank) Forward(pass *model.Pass, b *model.Batch, logits bool) (*tensor.Tensor, error) {
+// forward runs step b on the worker (see engine.RemoteRank.Forward).
+func (r *remoteRank) forward(pass *model.Pass, b *model.Batch, logits bool) (*tensor.Tensor, error) {
 	if err := r.failed(); err != nil {
 		return nil, err
 	}
@@ -236,7 +242,7 @@ func (r *remoteRank) Forward(pass *model.Pass, b *model.Batch, logits bool) (*te
 		rk := kindResume
 		switch k {
 		case kindWant:
-			site, step := d.int(), d.int()
+			site, step := d.str(), d.int()
 			if d.err != nil || pass.Hook == nil {
 				return nil, r.fault(fmt.Errorf("protocol: a bad want (%v)", d.err))
 			}
@@ -279,6 +285,30 @@ func (r *remoteRank) Forward(pass *model.Pass, b *model.Batch, logits bool) (*te
 				rk = kindValues
 				reply.tensor(res)
 			}
+		case kindPipeSend:
+			h, res := d.tensor(), d.tensor()
+			if d.err != nil || r.stage+1 >= r.f.pp {
+				return nil, r.fault(fmt.Errorf("protocol: a bad pipe send from stage %d of %d (%v)", r.stage, r.f.pp, d.err))
+			}
+			select {
+			case r.f.pipes[r.stage+1][r.rank] <- [2]*tensor.Tensor{h, res}:
+			default:
+				return nil, r.fault(fmt.Errorf("protocol: a second pipe send in one step"))
+			}
+		case kindPipeRecv:
+			if r.stage == 0 {
+				return nil, r.fault(fmt.Errorf("protocol: stage 0 asked for a previous stage's output"))
+			}
+			select {
+			case x := <-r.f.pipes[r.stage][r.rank]:
+				rk = kindPipeData
+				reply.tensor(x[0])
+				reply.tensor(x[1])
+			default:
+				stopErr = fmt.Errorf("%s: no output from stage %d in this step", r.who(), r.stage-1)
+				rk = kindAbort
+				reply.str(stopErr.Error())
+			}
 		case kindDone:
 			var m done
 			if err := m.dec(d); err != nil {
@@ -289,7 +319,7 @@ func (r *remoteRank) Forward(pass *model.Pass, b *model.Batch, logits bool) (*te
 			}
 			if m.Err != "" {
 				if m.Aborted {
-					return nil, fmt.Errorf("%w: rank %d: %s", backend.ErrAborted, r.rank, m.Err)
+					return nil, fmt.Errorf("%w: %s: %s", backend.ErrAborted, r.who(), m.Err)
 				}
 				return nil, fmt.Errorf("%s (worker pid %d on %s)", m.Err, r.pid, r.host)
 			}
@@ -324,10 +354,11 @@ func (r *remoteRank) view(v *visit) (*model.RankView, error) {
 		view.Tensors = append(view.Tensors, st)
 	}
 	for _, f := range v.Frames {
-		if f.Site >= len(r.f.sites) {
-			return nil, fmt.Errorf("protocol: frame site %d of %d", f.Site, len(r.f.sites))
+		st := r.f.sites[f.Site]
+		if st == nil {
+			return nil, fmt.Errorf("protocol: a frame at an unknown site %q", f.Site)
 		}
-		view.Frames = append(view.Frames, model.Frame{Site: r.f.sites[f.Site], Inputs: f.Inputs})
+		view.Frames = append(view.Frames, model.Frame{Site: st, Inputs: f.Inputs})
 	}
 	return view, nil
 }

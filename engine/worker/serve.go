@@ -116,22 +116,30 @@ func (s *server) load(a *assign) error {
 	switch a.Device {
 	case "", "cpu":
 		name := -1
-		if a.World > 1 {
-			name = a.Rank
+		if a.World*a.Stages > 1 {
+			name = a.Slot
 		}
 		s.dev = cpu.New(name)
 	default:
 		return fmt.Errorf("%w: --device %s: this worker runs CPU ranks only", engine.ErrDevice, a.Device)
 	}
 	opts.Worker = &engine.WorkerRank{Rank: a.Rank, Dev: s.dev, Comm: &wireComm{s: s, world: a.World}}
+	if a.Stages > 1 {
+		if opts.Layers == nil {
+			return fmt.Errorf("worker rank %d: stage %d of %d without its layers", a.Rank, a.Stage, a.Stages)
+		}
+		opts.Worker.Pipe = &wirePipe{s: s, stage: a.Stage, stages: a.Stages}
+	}
 	s.e, err = engine.Open(a.Model, opts)
 	if err != nil {
 		return err
 	}
 	l := loaded{Device: s.dev.Name(), ActDType: s.dev.ActDType(), Memory: s.dev.MemoryInUse(), Report: s.e.Report}
+	for _, st := range s.e.Tree.Sites {
+		l.Sites = append(l.Sites, st.Path)
+	}
 	var e enc
 	l.enc(&e)
-	e.int(len(s.e.Tree.Sites))
 	return s.c.send(kindLoaded, &e)
 }
 
@@ -223,7 +231,7 @@ type wireHook struct{ s *server }
 
 func (h wireHook) Want(ev *model.Event) bool {
 	var e enc
-	e.int(ev.Site.Index)
+	e.str(ev.Site.Path)
 	e.int(ev.Step)
 	k, d := h.s.call(kindWant, &e)
 	if k != kindAnswer {
@@ -236,7 +244,7 @@ func (h wireHook) Want(ev *model.Event) bool {
 func (h wireHook) Visit(ev *model.Event, views []*model.RankView) error {
 	s := h.s
 	v := views[0]
-	msg := visit{Site: ev.Site.Index, Step: ev.Step}
+	msg := visit{Site: ev.Site.Path, Step: ev.Step}
 	for _, t := range v.Tensors {
 		st := siteTensor{Name: t.Name, Shape: t.Shape(), Shard: t.Shard, Host: t.Host}
 		if t.T != nil {
@@ -247,7 +255,7 @@ func (h wireHook) Visit(ev *model.Event, views []*model.RankView) error {
 		msg.Tensors = append(msg.Tensors, st)
 	}
 	for _, f := range v.Frames {
-		msg.Frames = append(msg.Frames, visitFrame{Site: f.Site.Index, Inputs: f.Inputs})
+		msg.Frames = append(msg.Frames, visitFrame{Site: f.Site.Path, Inputs: f.Inputs})
 	}
 	var e enc
 	msg.enc(&e)
@@ -369,4 +377,50 @@ func (c *wireComm) collective(op byte, t backend.Tensor) backend.Tensor {
 // checkToken compares tokens in constant time.
 func checkToken(got, want string) bool {
 	return subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+}
+
+// wirePipe is a CPU worker's pipeline link (model.Pipe): its stage's
+// output goes to the front, which hands it to the next stage's worker of
+// the same tensor-parallel rank when that one asks for its input.
+type wirePipe struct {
+	s             *server
+	stage, stages int
+}
+
+func (p *wirePipe) First() bool { return p.stage == 0 }
+func (p *wirePipe) Last() bool  { return p.stage == p.stages-1 }
+
+func (p *wirePipe) Send(r *model.Rank, h, res backend.Tensor) {
+	var e enc
+	for _, t := range []backend.Tensor{h, res} {
+		ct, ok := t.(cpu.Tensor)
+		if !ok {
+			panic(&backend.DeviceError{Device: p.s.dev.Name(), Op: "pipe send", Err: fmt.Errorf("a %T where a CPU tensor was expected", t)})
+		}
+		e.tensor(ct.Tensor)
+	}
+	k, d := p.s.call(kindPipeSend, &e)
+	switch k {
+	case kindResume:
+		return
+	case kindAbort:
+		panic(fmt.Errorf("%w: %s", backend.ErrAborted, d.str()))
+	}
+	p.s.fail(fmt.Errorf("protocol: a %s message where the pipe's acknowledgement was expected", kindName(k)))
+}
+
+func (p *wirePipe) Recv(r *model.Rank) (h, res backend.Tensor) {
+	k, d := p.s.call(kindPipeRecv, &enc{})
+	switch k {
+	case kindPipeData:
+		a, b := d.tensor(), d.tensor()
+		if d.err != nil {
+			p.s.fail(d.err)
+		}
+		return cpu.Tensor{Tensor: a}, cpu.Tensor{Tensor: b}
+	case kindAbort:
+		panic(fmt.Errorf("%w: %s", backend.ErrAborted, d.str()))
+	}
+	p.s.fail(fmt.Errorf("protocol: a %s message where the previous stage's output was expected", kindName(k)))
+	return nil, nil
 }
