@@ -196,3 +196,22 @@ func TestPipelineBreakAndCapture(t *testing.T) {
 		b.Close()
 	}
 }
+
+// TestWorkersDecode: decode steps through workers (each worker keeps its
+// rank's KV cache) print what the in-process ranks print — the generated
+// tokens, a conditional breakpoint in a decode step and its statistics —
+// with --workers and with --workers --pp 2 (whose memory lines differ:
+// every stage holds the embeddings and the head).
+func TestWorkersDecode(t *testing.T) {
+	script := "input ids 1,403,407,261,378,365 ; ids 1,400,281,350\nrun\ngen 5\nbreak layers.1 if step == 7\ngen 3\nprint stream\ncontinue\n"
+	_, want, _ := runWithStdin([]string{"--tp", "2"}, script)
+	if !strings.Contains(want, "Finished: 3 decode step(s)") || !strings.Contains(want, "step 7 (decode)") {
+		t.Fatalf("the in-process session did not decode:\n%s", want)
+	}
+	for _, extra := range [][]string{{"--workers"}, {"--workers", "--pp", "2"}} {
+		code, got, errs := runWithStdin(append(extra, "--tp", "2"), script)
+		if code != 0 || got != want {
+			t.Errorf("%v: exit %d\n%s\n%s\nin process:\n%s", extra, code, got, errs, want)
+		}
+	}
+}
