@@ -464,13 +464,21 @@ func (f *Front) Begin(prefill bool) error {
 	var dead []int
 	var why error
 	f.mu.Lock()
-	for _, r := range f.slots {
+	slots := append([]*remoteRank(nil), f.slots...)
+	f.mu.Unlock()
+	for _, r := range slots {
+		if p := r.proc; p != nil && r.failed() == nil { // a spawned worker that died between steps
+			select {
+			case <-p.exited:
+				r.fault(io.EOF)
+			default:
+			}
+		}
 		if err := r.failed(); err != nil {
 			dead = append(dead, r.slot)
 			why = err
 		}
 	}
-	f.mu.Unlock()
 	if len(dead) > 0 {
 		if !prefill {
 			return fmt.Errorf("%w; its KV cache went with it: `run` starts a fresh worker and a new prefill", why)

@@ -242,3 +242,27 @@ func TestWorkersInterrupt(t *testing.T) {
 		t.Errorf("next tokens through workers %v, in process %v", o.Done.Next, want.Done.Next)
 	}
 }
+
+// TestWorkerDiedBetweenPasses: a spawned worker that dies while no pass
+// runs is replaced before the next `run`, which then succeeds.
+func TestWorkerDiedBetweenPasses(t *testing.T) {
+	s, f := workerSession(t, 2)
+	l := NewLocal(s)
+	first, err := l.Run()
+	if err != nil || first.Done == nil {
+		t.Fatalf("run: %+v %v", first, err)
+	}
+	pid := f.PID(1)
+	syscall.Kill(pid, syscall.SIGKILL)
+	for i := 0; i < 100 && syscall.Kill(pid, 0) == nil; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond)
+	o, err := l.Run()
+	if err != nil || o.Done == nil {
+		t.Fatalf("run after the worker died between passes: %+v %v", o, err)
+	}
+	if fmt.Sprint(o.Done.Next) != fmt.Sprint(first.Done.Next) || f.PID(1) == pid {
+		t.Errorf("next tokens %v (first run %v), rank 1's pid %d (was %d)", o.Done.Next, first.Done.Next, f.PID(1), pid)
+	}
+}
