@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"hsdb/engine/backend"
 	"hsdb/engine/model"
 	"hsdb/engine/tensor"
 )
@@ -223,7 +224,7 @@ func (c *DeepseekConfig) buildMoE() error {
 	if c.TopkGroup != nil && *c.TopkGroup > 0 {
 		topkGroup = *c.TopkGroup
 	}
-	g := router{experts: E, topK: k, groups: groups, topkGroup: topkGroup, normTopK: c.NormTopkProb, scale: float32(c.RoutedScalingFactor)}
+	g := backend.RouteArgs{Experts: E, TopK: k, Groups: groups, TopKGroup: topkGroup, NormTopK: c.NormTopkProb, Scale: float32(c.RoutedScalingFactor)}
 	d := &moeDims{hidden: c.HiddenSize, experts: E, inter: c.MoeIntermediateSize, sharedInter: c.MoeIntermediateSize * shared}
 	if c.v.v3 {
 		// HF DeepseekV3 hard-codes sigmoid scores, the correction bias and
@@ -231,28 +232,28 @@ func (c *DeepseekConfig) buildMoE() error {
 		if c.ScoringFunc != "sigmoid" || c.TopkMethod != "noaux_tc" {
 			return fmt.Errorf("scoring_func %q / topk_method %q: DeepseekV3ForCausalLM routes with sigmoid / noaux_tc only", c.ScoringFunc, c.TopkMethod)
 		}
-		g.sigmoid, d.bias, d.class = true, true, "DeepseekV3MoE"
+		g.Sigmoid, d.bias, d.class = true, true, "DeepseekV3MoE"
 	} else {
 		if c.ScoringFunc != "softmax" {
 			return fmt.Errorf("scoring_func %q: DeepseekV2ForCausalLM routes with softmax only", c.ScoringFunc)
 		}
 		switch c.TopkMethod {
 		case "greedy":
-			g.groups, g.topkGroup = 1, 1
+			g.Groups, g.TopKGroup = 1, 1
 		case "group_limited_greedy":
 		default:
 			return fmt.Errorf("topk_method %q: DeepseekV2ForCausalLM supports greedy and group_limited_greedy", c.TopkMethod)
 		}
 		d.class = "DeepseekV2MoE"
 	}
-	if E%g.groups != 0 {
-		return fmt.Errorf("n_routed_experts %d is not divisible by n_group %d", E, g.groups)
+	if E%g.Groups != 0 {
+		return fmt.Errorf("n_routed_experts %d is not divisible by n_group %d", E, g.Groups)
 	}
-	if g.topkGroup > g.groups {
-		return fmt.Errorf("topk_group %d exceeds n_group %d", g.topkGroup, g.groups)
+	if g.TopKGroup > g.Groups {
+		return fmt.Errorf("topk_group %d exceeds n_group %d", g.TopKGroup, g.Groups)
 	}
-	if per := E / g.groups; g.groups > 1 && g.topkGroup < g.groups && k > g.topkGroup*per {
-		return fmt.Errorf("num_experts_per_tok %d exceeds the %d experts of topk_group %d groups", k, g.topkGroup*per, g.topkGroup)
+	if per := E / g.Groups; g.Groups > 1 && g.TopKGroup < g.Groups && k > g.TopKGroup*per {
+		return fmt.Errorf("num_experts_per_tok %d exceeds the %d experts of topk_group %d groups", k, g.TopKGroup*per, g.TopKGroup)
 	}
 	d.route = g
 	c.moe = d
@@ -282,7 +283,7 @@ func (c *DeepseekConfig) buildDims() {
 	if c.moe != nil {
 		named["moe_intermediate_size"] = c.moe.inter
 		named["n_routed_experts"] = c.moe.experts
-		named["num_experts_per_tok"] = c.moe.route.topK
+		named["num_experts_per_tok"] = c.moe.route.TopK
 		if c.moe.sharedInter > 0 {
 			named["moe_intermediate_size*n_shared_experts"] = c.moe.sharedInter
 		}

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"hsdb/engine/backend"
+	"hsdb/engine/backend/moeref"
 	"hsdb/engine/model"
 	"hsdb/engine/tensor"
 )
@@ -32,7 +33,7 @@ type moeDims struct {
 	sharedInter            int // moe_intermediate_size · n_shared_experts (0: none)
 	ep                     bool
 	bias                   bool // the gate has e_score_correction_bias
-	route                  router
+	route                  backend.RouteArgs
 	class                  string // vLLM MoE block class
 }
 
@@ -96,14 +97,13 @@ func addMoE(layer *model.Module, d *moeDims, world int) *model.Module {
 
 // moeLayer is one rank's share of one MoE layer.
 type moeLayer struct {
-	d          *moeDims
-	route      router         // with this layer's correction bias
-	gate       backend.Tensor // [experts, hidden], replicated
-	local      [2]int         // experts this rank computes
-	cols       [2]int         // each local expert's intermediate rows this rank holds
-	wGate, wUp []backend.Tensor
-	wDown      []backend.Tensor // per local expert: [I_r, hidden], [I_r, hidden], [hidden, I_r]
-	shared     *gatedMLP
+	d       *moeDims
+	route   backend.RouteArgs // with this layer's correction bias
+	gate    backend.Tensor    // [experts, hidden], replicated
+	local   [2]int            // experts this rank computes
+	cols    [2]int            // each local expert's intermediate rows this rank holds
+	experts backend.Tensor    // the local experts' gate/up [I_r, hidden] and down [hidden, I_r] (Device.Experts)
+	shared  *gatedMLP
 
 	site, gateSite, expSite *model.Site
 }
@@ -118,13 +118,17 @@ func loadMoE(l *model.Loader, t *model.Tree, path string, d *moeDims) *moeLayer 
 	}
 	L.gate = l.Full("gate.weight", E, H)
 	if d.bias {
-		L.route.bias = loadBias(l, "gate.e_score_correction_bias", E)
+		L.route.Bias = loadBias(l, "gate.e_score_correction_bias", E)
 	}
+	var wGate, wUp, wDown []backend.Tensor
 	for e := L.local[0]; e < L.local[1]; e++ {
 		x := l.Pp("experts").PpI(e)
-		L.wGate = append(L.wGate, x.Rows("gate_proj.weight", []int{I, H}, L.cols[0], L.cols[1]))
-		L.wUp = append(L.wUp, x.Rows("up_proj.weight", []int{I, H}, L.cols[0], L.cols[1]))
-		L.wDown = append(L.wDown, x.Cols("down_proj.weight", []int{H, I}, L.cols[0], L.cols[1]))
+		wGate = append(wGate, x.Rows("gate_proj.weight", []int{I, H}, L.cols[0], L.cols[1]))
+		wUp = append(wUp, x.Rows("up_proj.weight", []int{I, H}, L.cols[0], L.cols[1]))
+		wDown = append(wDown, x.Cols("down_proj.weight", []int{H, I}, L.cols[0], L.cols[1]))
+	}
+	if l.Err() == nil && len(wGate) > 0 {
+		L.experts = l.Dev.Experts(L.local[0], wGate, wUp, wDown)
 	}
 	if d.sharedInter > 0 {
 		L.shared = loadGatedMLP(l.Pp("shared_experts"), t, path+".shared_experts", H, d.sharedInter, false)
@@ -158,56 +162,44 @@ func loadBias(l *model.Loader, n string, experts int) []float32 {
 // the all-reduced output [tokens, hidden].
 func (L *moeLayer) forward(r *model.Rank, b *model.Batch, x backend.Tensor) backend.Tensor {
 	dev, d := r.Dev, L.d
-	T, E, k := b.Tokens(), d.experts, d.route.topK
+	T, E, k := b.Tokens(), d.experts, d.route.TopK
 	r.Enter(L.site, x)
 
 	// HF's DeepseekV3TopkRouter / DeepseekV2 gate compute the logits in
 	// float32 whatever the model's dtype; so do we, so that bf16 runs route
 	// as HF's do.
 	logits := dev.Linear(dev.ToF32(x), L.gate, nil) // [T, E] f32
-	ids, w := L.route.route(dev.ToHost(logits, 0, T, 0, E).F32(), T)
-	load := expertLoad(ids, E)
-	idsT := idsTensor(ids, T, k)
-	wT := tensor.FromF32(w, T, k)
-	loadT := tensor.FromI64(load, 1, E) // one row, so a rank's expert range is a column range
-
-	localT := tensor.FromI64(load[L.local[0]:L.local[1]], 1, L.local[1]-L.local[0])
+	idsD, wD := dev.Route(logits, &L.route)
+	// The ids and weights stay on the device; a watched site copies them
+	// (and the loads derived from them) to the host, once.
+	var host *moeHost
+	toHost := func() *moeHost {
+		if host == nil {
+			host = newMoEHost(dev, idsD, wD, T, k, E, L.local)
+		}
+		return host
+	}
 	localShard := model.Sharding{Kind: model.Replicated}
 	if d.ep {
 		localShard = shard(L.local, E)
 	}
 	hostRep := model.Sharding{Kind: model.Replicated}
 	r.Leaf(L.gateSite, x, func() []model.SiteTensor {
+		h := toHost()
 		return []model.SiteTensor{{Name: "input", T: x, Shard: rep(x)}, {Name: "logits", T: logits, Shard: rep(logits)},
-			{Name: "topk_ids", Host: idsT, Shard: hostRep}, {Name: "topk_weights", Host: wT, Shard: hostRep},
-			{Name: "tokens_per_expert", Host: loadT, Shard: hostRep}, {Name: "local_load", Host: localT, Shard: localShard}}
+			{Name: "topk_ids", Host: h.ids, Shard: hostRep}, {Name: "topk_weights", Host: h.w, Shard: hostRep},
+			{Name: "tokens_per_expert", Host: h.load, Shard: hostRep}, {Name: "local_load", Host: h.local, Shard: localShard}}
 	})
 
 	r.Enter(L.expSite, x)
-	n := L.local[1] - L.local[0]
-	rows := make([][]int32, n)
-	wts := make([][]float32, n)
-	for t := range T {
-		for j := range k {
-			if e := int(ids[t*k+j]) - L.local[0]; e >= 0 && e < n {
-				rows[e] = append(rows[e], int32(t))
-				wts[e] = append(wts[e], w[t*k+j])
-			}
-		}
-	}
-	acc := dev.Alloc(T, d.hidden)
-	for e := range n {
-		if len(rows[e]) == 0 {
-			continue
-		}
-		dev.PushScope()
-		xe := dev.GatherRows(x, rows[e])
-		a := dev.SiluMul(dev.Linear(xe, L.wGate[e], nil), dev.Linear(xe, L.wUp[e], nil))
-		dev.ScatterAddRows(acc, dev.Linear(a, L.wDown[e], nil), rows[e], wts[e])
-		dev.PopScope()
+	var acc backend.Tensor
+	if L.experts != nil {
+		acc = dev.RoutedExperts(x, idsD, wD, L.experts)
+	} else {
+		acc = dev.Alloc(T, d.hidden)
 	}
 	r.Exit(L.expSite, func() []model.SiteTensor {
-		return []model.SiteTensor{{Name: "input", T: x, Shard: rep(x)}, {Name: "expert_load", Host: localT, Shard: localShard}, {Name: "output", T: acc, Shard: partial}}
+		return []model.SiteTensor{{Name: "input", T: x, Shard: rep(x)}, {Name: "expert_load", Host: toHost().local, Shard: localShard}, {Name: "output", T: acc, Shard: partial}}
 	})
 
 	sum := acc
@@ -218,8 +210,9 @@ func (L *moeLayer) forward(r *model.Rank, b *model.Batch, x backend.Tensor) back
 	}
 	out := r.Comm.AllReduceSum(sum)
 	r.Exit(L.site, func() []model.SiteTensor {
-		ts := []model.SiteTensor{{Name: "input", T: x, Shard: rep(x)}, {Name: "topk_ids", Host: idsT, Shard: hostRep},
-			{Name: "topk_weights", Host: wT, Shard: hostRep}, {Name: "routed", T: acc, Shard: partial}}
+		h := toHost()
+		ts := []model.SiteTensor{{Name: "input", T: x, Shard: rep(x)}, {Name: "topk_ids", Host: h.ids, Shard: hostRep},
+			{Name: "topk_weights", Host: h.w, Shard: hostRep}, {Name: "routed", T: acc, Shard: partial}}
 		if sh != nil {
 			ts = append(ts, model.SiteTensor{Name: "shared", T: sh, Shard: partial})
 		}
@@ -228,10 +221,27 @@ func (L *moeLayer) forward(r *model.Rank, b *model.Batch, x backend.Tensor) back
 	return out
 }
 
-func idsTensor(ids []int32, T, k int) *tensor.Tensor {
-	v := make([]int64, len(ids))
-	for i, e := range ids {
-		v[i] = int64(e)
+// moeHost is a MoE layer's routing on the host, for watched sites:
+// topk_ids [T, k] I64 and topk_weights [T, k] F32 (HF's dtypes), tokens per
+// expert [1, E] and the rank's local load [1, experts_r] (I64).
+type moeHost struct {
+	ids, w, load, local *tensor.Tensor
+}
+
+// newMoEHost copies the device's ids and weights [T, k] to the host and
+// counts the loads (moeref.ExpertLoad).
+func newMoEHost(dev backend.Device, ids, w backend.Tensor, T, k, E int, local [2]int) *moeHost {
+	idf := dev.ToHost(ids, 0, T, 0, k).ToF32() // ids < 2^24 are exact in f32
+	v := make([]int32, len(idf))
+	iv := make([]int64, len(idf))
+	for i, f := range idf {
+		v[i], iv[i] = int32(f), int64(f)
 	}
-	return tensor.FromI64(v, T, k)
+	load := moeref.ExpertLoad(v, E)
+	return &moeHost{
+		ids:   tensor.FromI64(iv, T, k),
+		w:     tensor.FromF32(dev.ToHost(w, 0, T, 0, k).ToF32(), T, k),
+		load:  tensor.FromI64(load, 1, E), // one row, so a rank's expert range is a column range
+		local: tensor.FromI64(load[local[0]:local[1]], 1, local[1]-local[0]),
+	}
 }

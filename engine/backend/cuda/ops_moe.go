@@ -1,0 +1,108 @@
+//go:build cuda
+
+package cuda
+
+/*
+#include "shim_moe.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+
+	"hsdb/engine/tensor"
+)
+
+// MoERoute selects experts on the device with kernels/moe_route.cu's
+// moe_route, the rule of engine/backend/moeref.Route: logits [tokens,
+// experts] f32, bias [experts] f32 (0: none); writes ids [tokens, k] int32
+// and weights [tokens, k] f32. groups <= 1 means no group limit.
+func (d *GPU) MoERoute(ids, weights, logits, bias Ptr, tokens, experts, k, groups, topkGroup int, sigmoid, norm bool, scale float32) error {
+	if tokens < 0 || experts <= 0 || k <= 0 || k > experts || tokens > 1<<31-1 {
+		return fmt.Errorf("%w: moe_route: %d tokens, %d experts, top_k %d", ErrBadArgument, tokens, experts, k)
+	}
+	if groups < 1 {
+		groups, topkGroup = 1, 1
+	}
+	if experts%groups != 0 || topkGroup < 1 || topkGroup > groups {
+		return fmt.Errorf("%w: moe_route: %d experts in %d groups, topk_group %d", ErrBadArgument, experts, groups, topkGroup)
+	}
+	smem := (3*experts + 2*groups) * 4
+	if smem > 48<<10 {
+		return fmt.Errorf("%w: moe_route: %d experts need %d bytes of shared memory", ErrBadArgument, experts, smem)
+	}
+	if tokens == 0 {
+		return nil
+	}
+	threads := min(1024, (experts+31)/32*32)
+	b := func(v bool) int32 {
+		if v {
+			return 1
+		}
+		return 0
+	}
+	return d.Do(func() error {
+		return d.launch("moe_route", "moe_route", dim3{x: uint32(tokens)}, dim3{x: uint32(threads)}, smem,
+			logits, ids, weights, bias, int32(experts), int32(k), int32(groups), int32(topkGroup), b(sigmoid), b(norm), scale)
+	})
+}
+
+// MoEAlign permutes n routed slots by expert on the device
+// (kernels/moe_route.cu's moe_count and moe_place; vLLM's
+// moe_align_block_size without padding): for the local experts [first,
+// first+nlocal) of ids [n] int32 (slot t·k+j), counts [nlocal] gets each
+// expert's slots, srcToken [n] the token of each permuted row (experts in
+// id order, slots in order within one), slotRow [n] each slot's permuted
+// row or -1 for an expert that is not local.
+func (d *GPU) MoEAlign(counts, srcToken, slotRow, ids Ptr, n, k, first, nlocal int) error {
+	if n < 0 || k <= 0 || nlocal <= 0 || n > 1<<31-1 {
+		return fmt.Errorf("%w: moe_align: %d slots, top_k %d, %d local experts", ErrBadArgument, n, k, nlocal)
+	}
+	return d.Do(func() error {
+		if err := d.launch("moe_route", "moe_count", dim3{x: uint32(nlocal + 1)}, dim3{x: 256}, 0,
+			ids, int32(n), int32(first), int32(nlocal), counts, slotRow); err != nil {
+			return err
+		}
+		return d.launch("moe_route", "moe_place", dim3{x: uint32(nlocal)}, dim3{x: 256}, 0,
+			ids, int32(n), int32(k), int32(first), counts, srcToken, slotRow)
+	})
+}
+
+// ExpertGEMMs computes, for each expert e with rows[e] > 0, the rows of
+// c [Σrows, n] that belong to it as a's rows [Σrows, k] times w[e]ᵀ (w[e]
+// [n, k], nn.Linear's layout): the grouped GEMM of one MoE projection,
+// expert blocks consecutive in id order. One cgo call issues every
+// expert's cublasGemmEx (shim_moe.c). dt: f32, bf16 or f16.
+func (d *GPU) ExpertGEMMs(c, a Ptr, w []Ptr, rows []int32, n, k int, dt tensor.DType) error {
+	cdt, ok := cudaDataType(dt)
+	if !ok {
+		return fmt.Errorf("%w: expert gemm dtype %s", ErrBadArgument, dt)
+	}
+	if len(w) != len(rows) || n <= 0 || k <= 0 || n > 1<<31-1 || k > 1<<31-1 {
+		return fmt.Errorf("%w: expert gemm: %d weights for %d experts, n %d, k %d", ErrBadArgument, len(w), len(rows), n, k)
+	}
+	if len(w) == 0 {
+		return nil
+	}
+	return d.Do(func() error {
+		h, err := d.cublas()
+		if err != nil {
+			return err
+		}
+		ws := make([]C.ulonglong, len(w))
+		for i, p := range w {
+			ws[i] = C.ulonglong(p)
+		}
+		rs := make([]C.int, len(rows))
+		for i, r := range rows {
+			rs[i] = C.int(r)
+		}
+		s := C.hsdb_gemm_experts(h.h, C.int(len(w)), (*C.int)(unsafe.Pointer(&rs[0])), (*C.ulonglong)(unsafe.Pointer(&ws[0])),
+			C.int(n), C.int(k), C.ulonglong(a), C.ulonglong(c), cdt, C.int(dt.Size()))
+		if err := blasCheck("cublasGemmEx", s); err != nil {
+			return fmt.Errorf("cuda:%d: expert gemms of %d experts [*, %d]x[%d, %d]ᵀ %s: %w", d.ordinal, len(w), k, n, k, dt, err)
+		}
+		return nil
+	})
+}

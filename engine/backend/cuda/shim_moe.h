@@ -1,0 +1,12 @@
+// shim_moe.h: the routed experts' GEMMs of one MoE layer in one cgo call
+// (shim_moe.c), over the cuBLAS entry points of shim_blas.h.
+#pragma once
+#include "shim_blas.h"
+
+// hsdb_gemm_experts runs, for each expert e < n with rows[e] > 0, the
+// row-major C_e [rows[e], N] = A_e [rows[e], K] · W_eᵀ (W_e = w[e], [N, K],
+// nn.Linear's layout) where A_e and C_e are consecutive row blocks of A
+// and C (expert 0's rows first). dt is the cudaDataType of A, W and C, es
+// its size in bytes; CUBLAS_COMPUTE_32F. Returns the first failing status.
+cublasStatus_t hsdb_gemm_experts(cublasHandle_t h, int n, const int* rows, const unsigned long long* w, int N, int K,
+                                 unsigned long long A, unsigned long long C, cudaDataType dt, int es);
