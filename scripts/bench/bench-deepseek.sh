@@ -21,16 +21,17 @@
 #
 # Checkpoints (28 GB bf16 + 15 GB fp8) are written once to
 # $HSDB_BENCH_DS (default /tmp/hsdb-bench/deepseek-v3-2l) and reused.
-# Binaries come from $HSDB_BIN (default bin/). BENCH_TP8=0 or BENCH_FP8=0
+# Binaries come from $HSDB_BIN (default bin/), the engine tests run in
+# $HSDB_ROOT/engine (default: this checkout). BENCH_TP8=0 or BENCH_FP8=0
 # skip (b) or (c). Needs python3 with torch, transformers, safetensors.
 set -uo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+bin=$(cd "${HSDB_BIN:-$here/../../bin}" && pwd)
+root=${HSDB_ROOT:-$(cd "$here/../.." && pwd)} # the checkout whose engine/ the tests run in
 cd "$root"
 out=${OUT:-$root/bench-out}
 mkdir -p "$out"
 ds=${HSDB_BENCH_DS:-/tmp/hsdb-bench/deepseek-v3-2l}
-bin=${HSDB_BIN:-$root/bin}
-bin=$(cd "$bin" && pwd)
 source "$root/scripts/cuda-libs.sh"
 if [[ ! -x $bin/engine.test ]]; then
 	echo "bench-deepseek.sh: $bin/engine.test missing; run scripts/build-gpu-tests.sh" >&2
@@ -42,7 +43,7 @@ stamp() { echo "[$(($(date +%s) - t0)) s] $*"; }
 fp8_args=()
 [[ ${BENCH_FP8:-1} == 0 ]] && fp8_args=(--no-fp8)
 stamp "1. checkpoints in $ds"
-python3 scripts/bench/make_deepseek.py --out "$ds" "${fp8_args[@]}" 2>&1 | tee "$out/make.log"
+python3 "$here/make_deepseek.py" --out "$ds" "${fp8_args[@]}" 2>&1 | tee "$out/make.log"
 [[ ${PIPESTATUS[0]} -eq 0 ]] || { echo "bench-deepseek.sh: writing the checkpoint failed" >&2; exit 1; }
 
 # hsdb NAME MODEL TP [ITERS]: the prefill benchmark (logits, ids and a
@@ -61,8 +62,8 @@ hsdb() {
 
 hsdb tp1 "$ds/bf16" 1
 stamp "HF transformers on bf16"
-python3 scripts/bench/hf_prefill.py --model "$ds/bf16" --ids "$out/tp1/ids.json" --iters 10 \
-	--hsdb-logits "$out/tp1/hsdb_logits.f32" 2>&1 | tee "$out/hf.log"
+python3 "$here/hf_prefill.py" --model "$ds/bf16" --ids "$out/tp1/ids.json" --iters 10 \
+	--hsdb-logits "$out/tp1/hsdb_logits.f32" ${BENCH_REF_F32:+--ref-f32} 2>&1 | tee "$out/hf.log"
 if [[ ${BENCH_TP8:-1} != 0 ]]; then
 	HSDB_CUDA_VIRTUAL=1 hsdb tp8 "$ds/bf16" 8 3
 fi

@@ -3,12 +3,16 @@
 package cuda
 
 /*
+#include <stdlib.h>
 #include "shim_moe.h"
 */
 import "C"
 
 import (
+	"encoding/binary"
 	"fmt"
+	"os"
+	"sync"
 	"unsafe"
 
 	"hsdb/engine/tensor"
@@ -69,12 +73,39 @@ func (d *GPU) MoEAlign(counts, srcToken, slotRow, ids Ptr, n, k, first, nlocal i
 	})
 }
 
+// moeGEMM is how ExpertGEMMs runs the experts' GEMMs: "grouped" (one
+// cublasGemmGroupedBatchedEx call per projection, where the cuBLAS has it)
+// or "loop" (one cublasGemmEx per expert from one cgo call); set by
+// HSDB_MOE_GEMM, default grouped (scripts/bench/bench-deepseek.sh
+// measures both).
+var moeGEMM = os.Getenv("HSDB_MOE_GEMM")
+
+var (
+	groupedOnce sync.Once
+	groupedOK   bool
+)
+
+// haveGrouped reports whether the opened cuBLAS has
+// cublasGemmGroupedBatchedEx (after the handle exists: blasLib is set).
+func haveGrouped() bool {
+	groupedOnce.Do(func() {
+		if blasLib == "" {
+			return
+		}
+		lib := C.CString(blasLib)
+		defer C.free(unsafe.Pointer(lib))
+		groupedOK = C.hsdb_moe_open(lib) == 1
+	})
+	return groupedOK
+}
+
 // ExpertGEMMs computes, for each expert e with rows[e] > 0, the rows of
 // c [Σrows, n] that belong to it as a's rows [Σrows, k] times w[e]ᵀ (w[e]
 // [n, k], nn.Linear's layout): the grouped GEMM of one MoE projection,
-// expert blocks consecutive in id order. One cgo call issues every
-// expert's cublasGemmEx (shim_moe.c). dt: f32, bf16 or f16.
-func (d *GPU) ExpertGEMMs(c, a Ptr, w []Ptr, rows []int32, n, k int, dt tensor.DType) error {
+// expert blocks consecutive in id order. scratch holds 24·len(w) bytes of
+// device memory for the problems' address arrays (grouped mode). dt: f32,
+// bf16 or f16.
+func (d *GPU) ExpertGEMMs(c, a Ptr, w []Ptr, rows []int32, n, k int, dt tensor.DType, scratch Ptr) error {
 	cdt, ok := cudaDataType(dt)
 	if !ok {
 		return fmt.Errorf("%w: expert gemm dtype %s", ErrBadArgument, dt)
@@ -85,10 +116,45 @@ func (d *GPU) ExpertGEMMs(c, a Ptr, w []Ptr, rows []int32, n, k int, dt tensor.D
 	if len(w) == 0 {
 		return nil
 	}
+	es := int64(dt.Size())
 	return d.Do(func() error {
 		h, err := d.cublas()
 		if err != nil {
 			return err
+		}
+		if moeGEMM != "loop" && scratch != 0 && haveGrouped() {
+			// Problems: the experts with rows, their A, W and C addresses.
+			var nz []C.int
+			addr := make([]byte, 0, 24*len(w))
+			var as, ws, cs []uint64
+			off := int64(0)
+			for e, r := range rows {
+				if r > 0 {
+					nz = append(nz, C.int(r))
+					as = append(as, uint64(a.Add(off*int64(k)*es)))
+					ws = append(ws, uint64(w[e]))
+					cs = append(cs, uint64(c.Add(off*int64(n)*es)))
+				}
+				off += int64(r)
+			}
+			if len(nz) == 0 {
+				return nil
+			}
+			for _, v := range [][]uint64{as, ws, cs} {
+				for _, x := range v {
+					addr = binary.LittleEndian.AppendUint64(addr, x)
+				}
+			}
+			if err := d.CopyToDevice(scratch, addr); err != nil {
+				return err
+			}
+			m := int64(8 * len(nz))
+			s := C.hsdb_gemm_experts_grouped(h.h, C.int(len(nz)), &nz[0], C.int(n), C.int(k),
+				C.ulonglong(scratch), C.ulonglong(scratch.Add(m)), C.ulonglong(scratch.Add(2*m)), cdt)
+			if err := blasCheck("cublasGemmGroupedBatchedEx", s); err != nil {
+				return fmt.Errorf("cuda:%d: grouped expert gemms of %d experts [*, %d]x[%d, %d]ᵀ %s: %w", d.ordinal, len(nz), k, n, k, dt, err)
+			}
+			return nil
 		}
 		ws := make([]C.ulonglong, len(w))
 		for i, p := range w {
@@ -98,8 +164,7 @@ func (d *GPU) ExpertGEMMs(c, a Ptr, w []Ptr, rows []int32, n, k int, dt tensor.D
 		for i, r := range rows {
 			rs[i] = C.int(r)
 		}
-		s := C.hsdb_gemm_experts(h.h, C.int(len(w)), (*C.int)(unsafe.Pointer(&rs[0])), (*C.ulonglong)(unsafe.Pointer(&ws[0])),
-			C.int(n), C.int(k), C.ulonglong(a), C.ulonglong(c), cdt, C.int(dt.Size()))
+		s := C.hsdb_gemm_experts(h.h, C.int(len(w)), &rs[0], &ws[0], C.int(n), C.int(k), C.ulonglong(a), C.ulonglong(c), cdt, C.int(es))
 		if err := blasCheck("cublasGemmEx", s); err != nil {
 			return fmt.Errorf("cuda:%d: expert gemms of %d experts [*, %d]x[%d, %d]ᵀ %s: %w", d.ordinal, len(w), k, n, k, dt, err)
 		}

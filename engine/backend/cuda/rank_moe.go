@@ -149,12 +149,15 @@ func (d *Device) RoutedExperts(x, ids, weights, experts backend.Tensor) backend.
 			return err
 		}
 		slots := T * k
-		idx, err := d.mem.alloc(int64(4*(n+2*slots)), Activations)
+		// counts [n], srcTok and slotRow [slots] int32, then the GEMMs'
+		// address arrays (3n uint64, 8-byte aligned: n+2·slots is even).
+		idx, err := d.mem.alloc(int64(4*(n+2*slots+2)+24*n), Activations)
 		if err != nil {
 			return err
 		}
 		defer d.mem.free([]block{{idx, Activations}})
 		counts, srcTok, slotRow := idx, idx.Add(int64(4*n)), idx.Add(int64(4*(n+slots)))
+		addrs := idx.Add(int64(4*(n+2*slots)+7) &^ 7)
 		if err := d.g.MoEAlign(counts, srcTok, slotRow, it.ptr(), slots, k, set.first, n); err != nil {
 			return err
 		}
@@ -184,13 +187,13 @@ func (d *Device) RoutedExperts(x, ids, weights, experts backend.Tensor) backend.
 			if err := d.g.GatherRows(xp, xt.ptr(), srcTok, N, H, T, dt); err != nil {
 				return err
 			}
-			if err := d.g.ExpertGEMMs(h13, xp, ptrs(set.w13), rows, 2*I, H, dt); err != nil {
+			if err := d.g.ExpertGEMMs(h13, xp, ptrs(set.w13), rows, 2*I, H, dt, addrs); err != nil {
 				return err
 			}
 			if err := d.g.SiluMul(act, h13, h13.Add(int64(I)*es), N, I, 2*I, 2*I, dt); err != nil {
 				return err
 			}
-			if err := d.g.ExpertGEMMs(xp, act, ptrs(set.w2), rows, H, I, dt); err != nil {
+			if err := d.g.ExpertGEMMs(xp, act, ptrs(set.w2), rows, H, I, dt, addrs); err != nil {
 				return err
 			}
 			yp = xp

@@ -10,3 +10,15 @@
 // its size in bytes; CUBLAS_COMPUTE_32F. Returns the first failing status.
 cublasStatus_t hsdb_gemm_experts(cublasHandle_t h, int n, const int* rows, const unsigned long long* w, int N, int K,
                                  unsigned long long A, unsigned long long C, cudaDataType dt, int es);
+
+// hsdb_moe_open resolves cublasGemmGroupedBatchedEx (cuBLAS 12.5 and later)
+// from lib, the cuBLAS that shim_blas.c opened (dlopen returns its handle
+// again). Returns 1 when the entry point exists, else 0.
+int hsdb_moe_open(const char* lib);
+
+// hsdb_gemm_experts_grouped is hsdb_gemm_experts as one
+// cublasGemmGroupedBatchedEx call: n groups of one problem each (experts
+// with rows[e] > 0 only), the device arrays a, w, c holding each problem's
+// A_e, W_e and C_e addresses (n entries each).
+cublasStatus_t hsdb_gemm_experts_grouped(cublasHandle_t h, int n, const int* rows, int N, int K, unsigned long long a,
+                                         unsigned long long w, unsigned long long c, cudaDataType dt);
