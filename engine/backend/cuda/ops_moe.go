@@ -171,3 +171,32 @@ func (d *GPU) ExpertGEMMs(c, a Ptr, w []Ptr, rows []int32, n, k int, dt tensor.D
 		return nil
 	})
 }
+
+// FP8DequantBatch widens batch fp8 weights [rows, cols] (w and s: device
+// arrays of the data and f32 scale addresses; scales [ceil(rows/bh),
+// ceil(cols/bw)]) into out [batch, rows, cols] of dt with
+// kernels/fp8.cu's fp8_dequant_batch. vec selects the 8-element path
+// (cols and bw multiples of 8, data 8-byte aligned).
+func (d *GPU) FP8DequantBatch(out, w, s Ptr, batch, rows, cols, bh, bw int, vec bool, dt tensor.DType) error {
+	sfx, err := suffix("fp8_dequant_batch", dt)
+	if err != nil {
+		return err
+	}
+	if batch <= 0 || rows <= 0 || cols <= 0 || bh <= 0 || bw <= 0 || batch > 65535 {
+		return fmt.Errorf("%w: fp8 dequant of %d weights [%d, %d] in %d×%d blocks", ErrBadArgument, batch, rows, cols, bh, bw)
+	}
+	n := int64(rows) * int64(cols)
+	if vec {
+		n /= 8
+	}
+	g := d.flatGrid(n)
+	g.x = max(1, g.x/uint32(min(batch, 32)))
+	g.y = uint32(batch)
+	v := int32(0)
+	if vec {
+		v = 1
+	}
+	return d.Do(func() error {
+		return d.launch("fp8", "fp8_dequant_batch_"+sfx, g, dim3{x: 256}, 0, out, w, s, int64(rows), int64(cols), int32(bh), int32(bw), v)
+	})
+}

@@ -30,10 +30,16 @@ type expertSet struct {
 	first         int
 	inter, hidden int
 	w13, w2       []*Tensor
+	q             *fp8Experts // the experts kept in fp8 (rank_fp8.go) instead of w13, w2
 }
 
 // Shape returns [experts, inter, hidden].
-func (e *expertSet) Shape() []int { return []int{len(e.w13), e.inter, e.hidden} }
+func (e *expertSet) Shape() []int {
+	if e.q != nil {
+		return []int{len(e.q.down), e.inter, e.hidden}
+	}
+	return []int{len(e.w13), e.inter, e.hidden}
+}
 
 // DType returns the dtype the experts compute in.
 func (e *expertSet) DType() tensor.DType { return e.dev.act }
@@ -78,14 +84,22 @@ func (d *Device) Experts(first int, gate, up, down []backend.Tensor) backend.Ten
 	g0 := d.get(op, gate[0])
 	I, H := g0.rows(), g0.cols()
 	set := &expertSet{dev: d, first: first, inter: I, hidden: H}
-	es := int64(d.act.Size())
+	gs, us, ds := make([]*Tensor, n), make([]*Tensor, n), make([]*Tensor, n)
 	for e := range n {
-		gt, ut, dn := d.get(op, gate[e]), d.get(op, up[e]), d.get(op, down[e])
-		for _, t := range []*Tensor{gt, ut, dn} {
-			d.float(op, t)
-		}
+		gs[e], us[e], ds[e] = d.get(op, gate[e]), d.get(op, up[e]), d.get(op, down[e])
+		gt, ut, dn := gs[e], us[e], ds[e]
 		if gt.rows() != I || gt.cols() != H || ut.rows() != I || ut.cols() != H || dn.rows() != H || dn.cols() != I {
 			d.badArg(op, "expert %d: gate %v, up %v, down %v; want [%d, %d], [%d, %d], [%d, %d]", first+e, gt.shape, ut.shape, dn.shape, I, H, I, H, H, I)
+		}
+	}
+	if set.q = d.fp8ExpertSet(op, first, gs, us, ds); set.q != nil {
+		return set
+	}
+	es := int64(d.act.Size())
+	for e := range n {
+		gt, ut, dn := gs[e], us[e], ds[e]
+		for _, t := range []*Tensor{gt, ut, dn} {
+			d.float(op, t)
 		}
 		var w13, w2 *Tensor
 		d.do(op, func() error {
@@ -141,6 +155,9 @@ func (d *Device) RoutedExperts(x, ids, weights, experts backend.Tensor) backend.
 		d.badArg(op, "x %v %s (want [*, %d] %s), ids %v %s, weights %v %s", xt.shape, xt.dt, H, d.act, it.shape, it.dt, wt.shape, wt.dt)
 	}
 	k, n := it.cols(), len(set.w13)
+	if set.q != nil {
+		n = len(set.q.down)
+	}
 	dt, es := d.act, int64(d.act.Size())
 	var y *Tensor
 	d.do(op, func() error {
@@ -150,8 +167,9 @@ func (d *Device) RoutedExperts(x, ids, weights, experts backend.Tensor) backend.
 		}
 		slots := T * k
 		// counts [n], srcTok and slotRow [slots] int32, then the GEMMs'
-		// address arrays (3n uint64, 8-byte aligned: n+2·slots is even).
-		idx, err := d.mem.alloc(int64(4*(n+2*slots+2)+24*n), Activations)
+		// address arrays (3n uint64, 8-byte aligned) and fp8 widening's
+		// (2·2n uint64).
+		idx, err := d.mem.alloc(int64(4*(n+2*slots+2)+56*n), Activations)
 		if err != nil {
 			return err
 		}
@@ -187,13 +205,23 @@ func (d *Device) RoutedExperts(x, ids, weights, experts backend.Tensor) backend.
 			if err := d.g.GatherRows(xp, xt.ptr(), srcTok, N, H, T, dt); err != nil {
 				return err
 			}
-			if err := d.g.ExpertGEMMs(h13, xp, ptrs(set.w13), rows, 2*I, H, dt, addrs); err != nil {
+			if set.q != nil {
+				err = d.fp8ExpertGEMMs(h13, xp, set.q.gateUp, 2, set.q.l13, rows, 2*I, H, dt, addrs)
+			} else {
+				err = d.g.ExpertGEMMs(h13, xp, ptrs(set.w13), rows, 2*I, H, dt, addrs)
+			}
+			if err != nil {
 				return err
 			}
 			if err := d.g.SiluMul(act, h13, h13.Add(int64(I)*es), N, I, 2*I, 2*I, dt); err != nil {
 				return err
 			}
-			if err := d.g.ExpertGEMMs(xp, act, ptrs(set.w2), rows, H, I, dt, addrs); err != nil {
+			if set.q != nil {
+				err = d.fp8ExpertGEMMs(xp, act, set.q.down, 1, set.q.l2, rows, H, I, dt, addrs)
+			} else {
+				err = d.g.ExpertGEMMs(xp, act, ptrs(set.w2), rows, H, I, dt, addrs)
+			}
+			if err != nil {
 				return err
 			}
 			yp = xp
