@@ -73,12 +73,35 @@ func (d *GPU) MoEAlign(counts, srcToken, slotRow, ids Ptr, n, k, first, nlocal i
 	})
 }
 
-// moeGEMM is how ExpertGEMMs runs the experts' GEMMs: "grouped" (one
-// cublasGemmGroupedBatchedEx call per projection, where the cuBLAS has it)
-// or "loop" (one cublasGemmEx per expert from one cgo call); set by
-// HSDB_MOE_GEMM, default grouped (scripts/bench/bench-deepseek.sh
-// measures both).
+// moeGEMM is how ExpertGEMMs runs the experts' GEMMs, set by
+// HSDB_MOE_GEMM: "streams" (default: one cublasGemmEx per expert, spread
+// over HSDB_MOE_STREAMS side streams forked from and joined into the GPU's
+// stream, so that the small GEMMs of 128-odd rows each fill the GPU
+// together), "loop" (the same GEMMs one after another on the GPU's stream)
+// or "grouped" (one cublasGemmGroupedBatchedEx call per projection, where
+// the cuBLAS has it). Measured on one H200, DeepSeek-V3 shapes (256
+// experts, 4096 tokens, top 8; scripts/bench/bench-deepseek.sh): loop
+// 29.1 ms per prefill, grouped 33.3 ms; see the package doc for streams.
 var moeGEMM = os.Getenv("HSDB_MOE_GEMM")
+
+// moeStreams are each GPU's side streams for the experts' GEMMs, made on
+// first use on the GPU's thread; they live as long as the process (the
+// GPUs are shared process-wide).
+var moeStreams = map[*GPU]*C.struct_hsdb_moe_streams{}
+var moeStreamsMu sync.Mutex
+
+// sideStreams returns g's side streams (GPU thread), or nil when they
+// cannot be made (the caller falls back to the loop).
+func (d *GPU) sideStreams() *C.struct_hsdb_moe_streams {
+	moeStreamsMu.Lock()
+	defer moeStreamsMu.Unlock()
+	m, ok := moeStreams[d]
+	if !ok {
+		m = C.hsdb_moe_streams_new()
+		moeStreams[d] = m
+	}
+	return m
+}
 
 var (
 	groupedOnce sync.Once
@@ -122,7 +145,7 @@ func (d *GPU) ExpertGEMMs(c, a Ptr, w []Ptr, rows []int32, n, k int, dt tensor.D
 		if err != nil {
 			return err
 		}
-		if moeGEMM != "loop" && scratch != 0 && haveGrouped() {
+		if moeGEMM == "grouped" && scratch != 0 && haveGrouped() {
 			// Problems: the experts with rows, their A, W and C addresses.
 			var nz []C.int
 			addr := make([]byte, 0, 24*len(w))
@@ -164,7 +187,12 @@ func (d *GPU) ExpertGEMMs(c, a Ptr, w []Ptr, rows []int32, n, k int, dt tensor.D
 		for i, r := range rows {
 			rs[i] = C.int(r)
 		}
-		s := C.hsdb_gemm_experts(h.h, C.int(len(w)), &rs[0], &ws[0], C.int(n), C.int(k), C.ulonglong(a), C.ulonglong(c), cdt, C.int(es))
+		var s C.cublasStatus_t
+		if m := d.sideStreams(); moeGEMM != "loop" && m != nil {
+			s = C.hsdb_gemm_experts_multi(m, d.stream, C.int(len(w)), &rs[0], &ws[0], C.int(n), C.int(k), C.ulonglong(a), C.ulonglong(c), cdt, C.int(es))
+		} else {
+			s = C.hsdb_gemm_experts(h.h, C.int(len(w)), &rs[0], &ws[0], C.int(n), C.int(k), C.ulonglong(a), C.ulonglong(c), cdt, C.int(es))
+		}
 		if err := blasCheck("cublasGemmEx", s); err != nil {
 			return fmt.Errorf("cuda:%d: expert gemms of %d experts [*, %d]x[%d, %d]ᵀ %s: %w", d.ordinal, len(w), k, n, k, dt, err)
 		}

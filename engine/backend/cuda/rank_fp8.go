@@ -80,12 +80,16 @@ func fp8Of(w *Tensor) *fp8Layout { return w.st.fp8 }
 func fp8Vec(L *fp8Layout) bool { return L.in%8 == 0 && L.bw%8 == 0 }
 
 // fp8Widen widens the fp8 weights ws (one layout L) into out [len(ws),
-// L.out, L.in] of dtype dt with one launch (GPU thread). addr is device
-// scratch of 16·len(ws) bytes for the address arrays.
-func (d *Device) fp8Widen(out Ptr, ws []*Tensor, L *fp8Layout, dt tensor.DType, addr Ptr) error {
+// L.out, L.in] of dtype dt with one launch (GPU thread).
+func (d *Device) fp8Widen(out Ptr, ws []*Tensor, L *fp8Layout, dt tensor.DType) error {
 	if len(ws) == 0 {
 		return nil
 	}
+	addr, err := d.mem.alloc(int64(16*len(ws)), Activations) // the kernel's address arrays
+	if err != nil {
+		return err
+	}
+	defer d.mem.free([]block{{addr, Activations}})
 	buf := make([]byte, 0, 16*len(ws))
 	for _, w := range ws {
 		buf = binary.LittleEndian.AppendUint64(buf, uint64(w.ptr()))
@@ -120,13 +124,12 @@ func (d *Device) linearFP8(op string, xt, wt *Tensor, b backend.Tensor) backend.
 		if y, err = d.output(dt, T, L.out); err != nil || T == 0 || L.out == 0 {
 			return err
 		}
-		n := int64(L.out) * int64(L.in) * int64(dt.Size())
-		scratch, err := d.mem.alloc(n+256, Activations)
+		scratch, err := d.mem.alloc(int64(L.out)*int64(L.in)*int64(dt.Size()), Activations)
 		if err != nil {
 			return err
 		}
 		defer d.mem.free([]block{{scratch, Activations}})
-		if err := d.fp8Widen(scratch, []*Tensor{wt}, L, dt, scratch.Add(n)); err != nil {
+		if err := d.fp8Widen(scratch, []*Tensor{wt}, L, dt); err != nil {
 			return err
 		}
 		return d.g.Linear(y.ptr(), xt.ptr(), scratch, T, in, L.out, dt, dt)
@@ -141,10 +144,10 @@ func (d *Device) fp8ToHost(x *Tensor, r0, r1, c0, c1 int) *tensor.Tensor {
 	var tmp *Tensor
 	d.do("to_host", func() error {
 		var err error
-		if tmp, err = d.output(tensor.F32, L.out+1, L.in); err != nil { // the extra row holds the address arrays
+		if tmp, err = d.output(tensor.F32, L.out, L.in); err != nil {
 			return err
 		}
-		return d.fp8Widen(tmp.ptr(), []*Tensor{x}, L, tensor.F32, tmp.ptr().Add(int64(L.out)*int64(L.in)*4))
+		return d.fp8Widen(tmp.ptr(), []*Tensor{x}, L, tensor.F32)
 	})
 	defer d.Free(tmp)
 	return d.ToHost(tmp, r0, r1, c0, c1)
@@ -189,8 +192,8 @@ func (d *Device) fp8ExpertSet(op string, first int, gate, up, down []*Tensor) *f
 // fp8ExpertGEMMs is ExpertGEMMs over fp8 experts (GPU thread): chunk by
 // chunk of experts whose widened weights fit fp8ChunkBytes, the chunk's
 // weights (ws: per expert wPer tensors of layout L, stacked into [N, K]
-// per expert) are widened into scratch and multiplied. addr holds 24·n +
-// 16·wPer·n bytes.
+// per expert) are widened into scratch and multiplied. addr holds 24·n
+// bytes (ExpertGEMMs' address arrays).
 func (d *Device) fp8ExpertGEMMs(c, a Ptr, ws []*Tensor, wPer int, L *fp8Layout, rows []int32, N, K int, dt tensor.DType, addr Ptr) error {
 	es := int64(dt.Size())
 	per := int64(N) * int64(K) * es
@@ -204,7 +207,7 @@ func (d *Device) fp8ExpertGEMMs(c, a Ptr, ws []*Tensor, wPer int, L *fp8Layout, 
 	off := int64(0)
 	for c0 := 0; c0 < n; c0 += chunk {
 		c1 := min(n, c0+chunk)
-		if err := d.fp8Widen(scratch, ws[c0*wPer:c1*wPer], L, dt, addr.Add(int64(24*n))); err != nil {
+		if err := d.fp8Widen(scratch, ws[c0*wPer:c1*wPer], L, dt); err != nil {
 			return err
 		}
 		wp := make([]Ptr, c1-c0)

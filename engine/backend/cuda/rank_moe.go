@@ -167,9 +167,8 @@ func (d *Device) RoutedExperts(x, ids, weights, experts backend.Tensor) backend.
 		}
 		slots := T * k
 		// counts [n], srcTok and slotRow [slots] int32, then the GEMMs'
-		// address arrays (3n uint64, 8-byte aligned) and fp8 widening's
-		// (2·2n uint64).
-		idx, err := d.mem.alloc(int64(4*(n+2*slots+2)+56*n), Activations)
+		// address arrays (3n uint64, 8-byte aligned).
+		idx, err := d.mem.alloc(int64(4*(n+2*slots+2)+24*n), Activations)
 		if err != nil {
 			return err
 		}

@@ -63,3 +63,63 @@ cublasStatus_t hsdb_gemm_experts_grouped(cublasHandle_t h, int n, const int* row
     free(ab);
     return s;
 }
+
+typedef CUresult (*wait_fn)(CUstream, CUevent, unsigned int);
+static wait_fn p_wait;
+
+struct hsdb_moe_streams* hsdb_moe_streams_new(void) {
+    if (p_wait == NULL) {
+        void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+        if (h == NULL) return NULL;
+        p_wait = (wait_fn)dlsym(h, "cuStreamWaitEvent");
+        if (p_wait == NULL) return NULL;
+    }
+    struct hsdb_moe_streams* m = (struct hsdb_moe_streams*)calloc(1, sizeof *m);
+    if (m == NULL) return NULL;
+    if (hsdb_cuEventCreate(&m->fork, 2) != 0) goto fail;  // CU_EVENT_DISABLE_TIMING
+    for (int i = 0; i < HSDB_MOE_STREAMS; i++) {
+        if (hsdb_cuStreamCreate(&m->s[i], 1) != 0 || hsdb_cuEventCreate(&m->join[i], 2) != 0 ||
+            hsdb_cublasCreate(&m->h[i]) != 0 || hsdb_cublasSetStream(m->h[i], (cudaStream_t)m->s[i]) != 0)
+            goto fail;
+    }
+    return m;
+fail:
+    for (int i = 0; i < HSDB_MOE_STREAMS; i++) {
+        if (m->h[i]) hsdb_cublasDestroy(m->h[i]);
+        if (m->join[i]) hsdb_cuEventDestroy(m->join[i]);
+        if (m->s[i]) hsdb_cuStreamDestroy(m->s[i]);
+    }
+    if (m->fork) hsdb_cuEventDestroy(m->fork);
+    free(m);
+    return NULL;
+}
+
+cublasStatus_t hsdb_gemm_experts_multi(struct hsdb_moe_streams* m, CUstream main, int n, const int* rows,
+                                       const unsigned long long* w, int N, int K, unsigned long long A,
+                                       unsigned long long C, cudaDataType dt, int es) {
+    const float one = 1.f, zero = 0.f;
+    const cublasStatus_t internal = 14;  // CUBLAS_STATUS_INTERNAL_ERROR
+    if (hsdb_cuEventRecord(m->fork, main) != 0) return internal;
+    for (int i = 0; i < HSDB_MOE_STREAMS; i++)
+        if (p_wait(m->s[i], m->fork, 0) != 0) return internal;
+    long long load[HSDB_MOE_STREAMS] = {0};
+    unsigned long long a = A, c = C;
+    cublasStatus_t st = 0;
+    for (int e = 0; e < n && st == 0; e++) {
+        int r = rows[e];
+        if (r <= 0) continue;
+        int best = 0;
+        for (int i = 1; i < HSDB_MOE_STREAMS; i++)
+            if (load[i] < load[best]) best = i;
+        load[best] += r;
+        st = hsdb_cublasGemmEx(m->h[best], 1, 0, N, r, K, &one, (const void*)w[e], dt, K, (const void*)a, dt, K, &zero,
+                               (void*)c, dt, N, 68, -1);
+        a += (unsigned long long)r * (unsigned long long)K * (unsigned long long)es;
+        c += (unsigned long long)r * (unsigned long long)N * (unsigned long long)es;
+    }
+    // Join even after a failure, so main never runs ahead of queued GEMMs.
+    for (int i = 0; i < HSDB_MOE_STREAMS; i++) {
+        if (hsdb_cuEventRecord(m->join[i], m->s[i]) != 0 || p_wait(main, m->join[i], 0) != 0) return internal;
+    }
+    return st;
+}

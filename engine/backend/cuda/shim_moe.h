@@ -22,3 +22,28 @@ int hsdb_moe_open(const char* lib);
 // A_e, W_e and C_e addresses (n entries each).
 cublasStatus_t hsdb_gemm_experts_grouped(cublasHandle_t h, int n, const int* rows, int N, int K, unsigned long long a,
                                          unsigned long long w, unsigned long long c, cudaDataType dt);
+
+#include "shim_driver.h"
+
+// hsdb_moe_streams: HSDB_MOE_STREAMS extra non-blocking streams, each with
+// its own cuBLAS handle and a join event, and the fork event, so that the
+// experts' small GEMMs run side by side instead of one after another.
+#define HSDB_MOE_STREAMS 4
+struct hsdb_moe_streams {
+    CUstream s[HSDB_MOE_STREAMS];
+    cublasHandle_t h[HSDB_MOE_STREAMS];
+    CUevent fork;
+    CUevent join[HSDB_MOE_STREAMS];
+};
+
+// hsdb_moe_streams_new creates the streams, handles and events in the
+// current context (the GPU's thread); NULL when one cannot be made or the
+// driver lacks cuStreamWaitEvent.
+struct hsdb_moe_streams* hsdb_moe_streams_new(void);
+
+// hsdb_gemm_experts_multi is hsdb_gemm_experts with the experts spread over
+// m's streams (each expert to the stream with the fewest rows so far),
+// forked from and joined back into main: main's later work waits for all.
+cublasStatus_t hsdb_gemm_experts_multi(struct hsdb_moe_streams* m, CUstream main, int n, const int* rows,
+                                       const unsigned long long* w, int N, int K, unsigned long long A,
+                                       unsigned long long C, cudaDataType dt, int es);
