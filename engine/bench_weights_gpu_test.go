@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"hsdb/engine/backend/cuda"
+	"hsdb/engine/backend/cuda/driver"
 )
 
 // TestGPUBenchWeights logs the bytes of weights HSDB_BENCH_MODEL keeps on
@@ -15,7 +16,7 @@ func TestGPUBenchWeights(t *testing.T) {
 	e := benchSetup(t)
 	var n int64
 	for _, r := range e.ranks {
-		n += r.dev.(*cuda.Device).MemoryByClass()[cuda.Weights]
+		n += r.dev.(*cuda.Device).MemoryByClass()[driver.Weights]
 	}
 	t.Logf("BENCH weights_bytes=%d (%.2f GiB over %d ranks)", n, gib(n), len(e.ranks))
 }

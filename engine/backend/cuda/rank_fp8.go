@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"hsdb/engine/backend"
+	"hsdb/engine/backend/cuda/driver"
 	"hsdb/engine/tensor"
 )
 
@@ -54,7 +55,7 @@ func (d *Device) uploadFP8(q *tensor.Quantized) backend.Tensor {
 	}
 	L.scaleOff = (int64(len(q.Data.Data)) + 255) &^ 255
 	total := L.scaleOff + int64(len(scale.Data))
-	x, err := d.newTensor(tensor.F8E4M3, []int{int(total)}, Weights, false)
+	x, err := d.newTensor(tensor.F8E4M3, []int{int(total)}, driver.Weights, false)
 	if err == nil {
 		buf := make([]byte, total)
 		copy(buf, q.Data.Data)
@@ -81,15 +82,15 @@ func fp8Vec(L *fp8Layout) bool { return L.in%8 == 0 && L.bw%8 == 0 }
 
 // fp8Widen widens the fp8 weights ws (one layout L) into out [len(ws),
 // L.out, L.in] of dtype dt with one launch (GPU thread).
-func (d *Device) fp8Widen(out Ptr, ws []*Tensor, L *fp8Layout, dt tensor.DType) error {
+func (d *Device) fp8Widen(out driver.Ptr, ws []*Tensor, L *fp8Layout, dt tensor.DType) error {
 	if len(ws) == 0 {
 		return nil
 	}
-	addr, err := d.mem.alloc(int64(16*len(ws)), Activations) // the kernel's address arrays
+	addr, err := d.mem.alloc(int64(16*len(ws)), driver.Activations) // the kernel's address arrays
 	if err != nil {
 		return err
 	}
-	defer d.mem.free([]block{{addr, Activations}})
+	defer d.mem.free([]block{{addr, driver.Activations}})
 	buf := make([]byte, 0, 16*len(ws))
 	for _, w := range ws {
 		buf = binary.LittleEndian.AppendUint64(buf, uint64(w.ptr()))
@@ -124,11 +125,11 @@ func (d *Device) linearFP8(op string, xt, wt *Tensor, b backend.Tensor) backend.
 		if y, err = d.output(dt, T, L.out); err != nil || T == 0 || L.out == 0 {
 			return err
 		}
-		scratch, err := d.mem.alloc(int64(L.out)*int64(L.in)*int64(dt.Size()), Activations)
+		scratch, err := d.mem.alloc(int64(L.out)*int64(L.in)*int64(dt.Size()), driver.Activations)
 		if err != nil {
 			return err
 		}
-		defer d.mem.free([]block{{scratch, Activations}})
+		defer d.mem.free([]block{{scratch, driver.Activations}})
 		if err := d.fp8Widen(scratch, []*Tensor{wt}, L, dt); err != nil {
 			return err
 		}
@@ -194,23 +195,23 @@ func (d *Device) fp8ExpertSet(op string, first int, gate, up, down []*Tensor) *f
 // weights (ws: per expert wPer tensors of layout L, stacked into [N, K]
 // per expert) are widened into scratch and multiplied. addr holds 24·n
 // bytes (ExpertGEMMs' address arrays).
-func (d *Device) fp8ExpertGEMMs(c, a Ptr, ws []*Tensor, wPer int, L *fp8Layout, rows []int32, N, K int, dt tensor.DType, addr Ptr) error {
+func (d *Device) fp8ExpertGEMMs(c, a driver.Ptr, ws []*Tensor, wPer int, L *fp8Layout, rows []int32, N, K int, dt tensor.DType, addr driver.Ptr) error {
 	es := int64(dt.Size())
 	per := int64(N) * int64(K) * es
 	n := len(rows)
 	chunk := int(max(1, min(int64(n), fp8ChunkBytes/per)))
-	scratch, err := d.mem.alloc(int64(chunk)*per, Activations)
+	scratch, err := d.mem.alloc(int64(chunk)*per, driver.Activations)
 	if err != nil {
 		return err
 	}
-	defer d.mem.free([]block{{scratch, Activations}})
+	defer d.mem.free([]block{{scratch, driver.Activations}})
 	off := int64(0)
 	for c0 := 0; c0 < n; c0 += chunk {
 		c1 := min(n, c0+chunk)
 		if err := d.fp8Widen(scratch, ws[c0*wPer:c1*wPer], L, dt); err != nil {
 			return err
 		}
-		wp := make([]Ptr, c1-c0)
+		wp := make([]driver.Ptr, c1-c0)
 		cnt := int64(0)
 		for i := range wp {
 			wp[i] = scratch.Add(int64(i) * per)

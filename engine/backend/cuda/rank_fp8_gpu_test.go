@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"hsdb/engine/backend"
+	"hsdb/engine/backend/cuda/driver"
 	"hsdb/engine/tensor"
 )
 
@@ -39,9 +40,9 @@ func TestRankFP8Linear(t *testing.T) {
 		for _, c := range []struct{ out, in int }{{300, 200}, {128, 256}, {70, 203}} {
 			name := fmt.Sprintf("fp8/%dx%d", c.out, c.in)
 			q := p.randFP8(c.out, c.in, 128, 128)
-			before := p.g.MemoryByClass()[Weights]
+			before := p.g.MemoryByClass()[driver.Weights]
 			w := p.g.UploadQuantized(q, tensor.Invalid)
-			got := p.g.MemoryByClass()[Weights] - before
+			got := p.g.MemoryByClass()[driver.Weights] - before
 			if w.DType() != tensor.F8E4M3 || got > int64(c.out*c.in)+256+int64(4*len(q.Scale.F32())) || got < int64(c.out*c.in) {
 				t.Errorf("%s: weight %s holding %d bytes; want fp8 data %d + scales", name, w.DType(), got, c.out*c.in)
 			}

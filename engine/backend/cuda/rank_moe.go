@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"hsdb/engine/backend"
+	"hsdb/engine/backend/cuda/driver"
 	"hsdb/engine/tensor"
 )
 
@@ -104,7 +105,7 @@ func (d *Device) Experts(first int, gate, up, down []backend.Tensor) backend.Ten
 		var w13, w2 *Tensor
 		d.do(op, func() error {
 			var err error
-			if w13, err = d.newTensor(d.act, []int{2 * I, H}, Weights, false); err != nil {
+			if w13, err = d.newTensor(d.act, []int{2 * I, H}, driver.Weights, false); err != nil {
 				return err
 			}
 			half := int64(I) * int64(H) * es
@@ -119,7 +120,7 @@ func (d *Device) Experts(first int, gate, up, down []backend.Tensor) backend.Ten
 			}
 			w2 = dn
 			if dn.dt != d.act {
-				if w2, err = d.newTensor(d.act, dn.shape, Weights, false); err != nil {
+				if w2, err = d.newTensor(d.act, dn.shape, driver.Weights, false); err != nil {
 					return err
 				}
 				return d.g.Cast(w2.ptr(), dn.ptr(), int64(dn.numel()), dn.dt, d.act)
@@ -168,11 +169,11 @@ func (d *Device) RoutedExperts(x, ids, weights, experts backend.Tensor) backend.
 		slots := T * k
 		// counts [n], srcTok and slotRow [slots] int32, then the GEMMs'
 		// address arrays (3n uint64, 8-byte aligned).
-		idx, err := d.mem.alloc(int64(4*(n+2*slots+2)+24*n), Activations)
+		idx, err := d.mem.alloc(int64(4*(n+2*slots+2)+24*n), driver.Activations)
 		if err != nil {
 			return err
 		}
-		defer d.mem.free([]block{{idx, Activations}})
+		defer d.mem.free([]block{{idx, driver.Activations}})
 		counts, srcTok, slotRow := idx, idx.Add(int64(4*n)), idx.Add(int64(4*(n+slots)))
 		addrs := idx.Add(int64(4*(n+2*slots)+7) &^ 7)
 		if err := d.g.MoEAlign(counts, srcTok, slotRow, it.ptr(), slots, k, set.first, n); err != nil {
@@ -191,13 +192,13 @@ func (d *Device) RoutedExperts(x, ids, weights, experts backend.Tensor) backend.
 		if N > slots {
 			return fmt.Errorf("moe_align counted %d routed rows for %d slots", N, slots)
 		}
-		var yp Ptr
+		var yp driver.Ptr
 		if N > 0 {
-			bufs, err := d.mem.alloc(int64(N)*es*int64(H+2*I+I), Activations)
+			bufs, err := d.mem.alloc(int64(N)*es*int64(H+2*I+I), driver.Activations)
 			if err != nil {
 				return err
 			}
-			defer d.mem.free([]block{{bufs, Activations}})
+			defer d.mem.free([]block{{bufs, driver.Activations}})
 			xp := bufs                                 // [N, H] gathered tokens, later the w2 output
 			h13 := bufs.Add(int64(N) * es * int64(H))  // [N, 2I]
 			act := h13.Add(int64(N) * es * int64(2*I)) // [N, I]
@@ -231,8 +232,8 @@ func (d *Device) RoutedExperts(x, ids, weights, experts backend.Tensor) backend.
 }
 
 // ptrs returns the device addresses of ts.
-func ptrs(ts []*Tensor) []Ptr {
-	out := make([]Ptr, len(ts))
+func ptrs(ts []*Tensor) []driver.Ptr {
+	out := make([]driver.Ptr, len(ts))
 	for i, t := range ts {
 		out[i] = t.ptr()
 	}
