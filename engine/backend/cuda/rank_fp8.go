@@ -77,8 +77,11 @@ func (d *Device) uploadFP8(q *tensor.Quantized) backend.Tensor {
 func fp8Of(w *Tensor) *fp8Layout { return w.st.fp8 }
 
 // fp8Vec reports whether fp8_dequant_batch may widen 8 elements at a time
-// for weights of layout L (the data base is 256-byte aligned).
-func fp8Vec(L *fp8Layout) bool { return L.in%8 == 0 && L.bw%8 == 0 }
+// for weights of layout L (the data base is 256-byte aligned, outputs come
+// from the pool).
+func fp8Vec(L *fp8Layout) bool {
+	return L.in%8 == 0 && L.bw%8 == 0 && int64(L.out)*int64(L.in)/8 < 1<<32
+}
 
 // fp8Widen widens the fp8 weights ws (one layout L) into out [len(ws),
 // L.out, L.in] of dtype dt with one launch (GPU thread).
