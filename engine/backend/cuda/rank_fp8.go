@@ -27,6 +27,14 @@ import (
 // f32(q)·scale computed exactly, rounded once to the activation dtype.
 // Block-scaled fp8 GEMMs (cuBLASLt's VEC128/BLK128x128 scales, DeepGEMM)
 // would also quantize the activations; this backend does not.
+//
+// Measured on one H200 (scripts/bench/bench-deepseek.sh, DeepSeek-V3's
+// shapes, 2 layers, 4 × 1024 tokens): weights 15.8 GB in fp8 against 27.9
+// GB in bf16; a prefill 46.2 ms against 28.5 ms, the routed experts 25.4 ms
+// of device time against 8.6 ms (widening writes a bf16 copy of every
+// expert each step and the GEMMs read it back). A GEMM that widens fp8
+// tiles in shared memory (vLLM's fused_moe with fp8_w8a16, Marlin) would
+// read one byte per weight and remove that traffic; it is not written yet.
 
 // fp8ChunkBytes bounds the scratch RoutedExperts widens fp8 experts into.
 var fp8ChunkBytes int64 = 2 << 30
