@@ -19,8 +19,10 @@ import (
 // issued in one cgo call (ExpertGEMMs) after one copy of the per-expert
 // row counts to the host (the GEMM sizes; [experts] int32 per layer).
 // vLLM's fused_moe does the grouped GEMM in one Triton kernel reading the
-// expert offsets on the device; cuBLAS per-expert GEMMs are what this
-// backend measured first (scripts/bench/bench-deepseek.sh).
+// expert offsets on the device; here the per-expert cuBLAS GEMMs run on
+// side streams (driver.ExpertGEMMs, which records what was measured).
+// A watched site that shows topk_ids copies the routing to the host then
+// (nn.MoE), never otherwise.
 
 // expertSet is a rank's routed experts of one MoE layer (backend.MoE
 // Experts): per expert, gate_proj and up_proj stacked as w13 [2·inter,
