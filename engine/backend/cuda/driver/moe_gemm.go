@@ -19,25 +19,26 @@ import (
 )
 
 // moeGEMM is how ExpertGEMMs runs the experts' GEMMs, set by
-// HSDB_MOE_GEMM: "" (default) is "streams" for experts of at least
-// moeStreamsMinWeight elements and "loop" below; "streams" spreads one
+// HSDB_MOE_GEMM: "" (default) is "streams" for expert weights of at least
+// moeStreamsMinWeight elements and "grouped" below; "streams" spreads one
 // cublasGemmEx per expert over HSDB_MOE_STREAMS side streams forked from
 // and joined into the GPU's stream, so that the small GEMMs (about 128
 // rows each) fill the GPU together; "loop" issues the same GEMMs one after
 // another on the GPU's stream; "grouped" makes one
-// cublasGemmGroupedBatchedEx call per projection, where the cuBLAS has it.
-// Measured on one H200 with DeepSeek-V3's shapes (256 experts, 4096 tokens,
-// top 8, --tp 1; scripts/bench/bench-deepseek.sh, HSDB_CUDA_PROFILE=1):
-// routed experts 9.0 ms of device time on side streams, 10.4-10.5 ms on
-// the loop; a whole prefill 27.9 ms (streams), 29.1 ms (loop), 33.3 ms
-// (grouped).
+// cublasGemmGroupedBatchedEx call per projection, where the cuBLAS has it
+// (else the loop). Measured on one H200 with DeepSeek-V3's shapes (256
+// experts, 4096 tokens, top 8; scripts/bench/bench-deepseek.sh,
+// HSDB_CUDA_PROFILE=1): at --tp 1 ([4096, 7168] and [7168, 2048] expert
+// weights) a prefill takes 27.9 ms on side streams (routed experts 8.6-9.0
+// ms of device time), 29.1 ms on the loop (10.4 ms), 33.3 ms grouped; at
+// --tp 8 on virtual ranks ([512, 7168] and [7168, 256]: 4096 tiny GEMMs
+// per layer, bound by launching them) 54.4 ms grouped, 94.4 ms on the
+// loop, 100.0 ms on side streams.
 var moeGEMM = os.Getenv("HSDB_MOE_GEMM")
 
 // moeStreamsMinWeight is the smallest expert weight (n·k elements) whose
-// GEMMs go to the side streams by default: below it (DeepSeek-V3's experts
-// split 8 ways, [512, 7168]) the GEMMs are too short for the fork and join
-// to pay (measured: --tp 8 on virtual ranks, 54 ms per prefill on the
-// loop, 100 ms on side streams).
+// GEMMs go to the side streams by default; smaller ones go to one grouped
+// GEMM (see moeGEMM).
 const moeStreamsMinWeight = 8 << 20
 
 // moeStreams are each GPU's side streams for the experts' GEMMs, made on
@@ -101,7 +102,14 @@ func (d *GPU) ExpertGEMMs(c, a Ptr, w []Ptr, rows []int32, n, k int, dt tensor.D
 		if err != nil {
 			return err
 		}
-		if moeGEMM == "grouped" && scratch != 0 && haveGrouped() {
+		mode := moeGEMM
+		if mode == "" {
+			mode = "grouped"
+			if int64(n)*int64(k) >= moeStreamsMinWeight {
+				mode = "streams"
+			}
+		}
+		if mode == "grouped" && scratch != 0 && haveGrouped() {
 			// Problems: the experts with rows, their A, W and C addresses.
 			var nz []C.int
 			addr := make([]byte, 0, 24*len(w))
@@ -144,7 +152,7 @@ func (d *GPU) ExpertGEMMs(c, a Ptr, w []Ptr, rows []int32, n, k int, dt tensor.D
 			rs[i] = C.int(r)
 		}
 		var s C.cublasStatus_t
-		if m := d.sideStreams(); moeGEMM != "loop" && (moeGEMM == "streams" || int64(n)*int64(k) >= moeStreamsMinWeight) && m != nil {
+		if m := d.sideStreams(); mode == "streams" && m != nil {
 			s = C.hsdb_gemm_experts_multi(m, d.stream, C.int(len(w)), &rs[0], &ws[0], C.int(n), C.int(k), C.ulonglong(a), C.ulonglong(c), cdt, C.int(es))
 		} else {
 			s = C.hsdb_gemm_experts(h.h, C.int(len(w)), &rs[0], &ws[0], C.int(n), C.int(k), C.ulonglong(a), C.ulonglong(c), cdt, C.int(es))
