@@ -162,3 +162,15 @@ func (p proxy) Attention(_, _, _ backend.Tensor, _ *backend.AttnArgs) backend.Te
 	p.unavailable("attention")
 	return nil
 }
+func (p proxy) Route(backend.Tensor, *backend.RouteArgs) (backend.Tensor, backend.Tensor) {
+	p.unavailable("route")
+	return nil, nil
+}
+func (p proxy) Experts(int, []backend.Tensor, []backend.Tensor, []backend.Tensor) backend.Tensor {
+	p.unavailable("experts")
+	return nil
+}
+func (p proxy) RoutedExperts(_, _, _, _ backend.Tensor) backend.Tensor {
+	p.unavailable("routed-experts")
+	return nil
+}
