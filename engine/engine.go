@@ -193,7 +193,7 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 		}
 		ranks, devs, comms = []int{w.Rank}, []backend.Device{w.Dev}, []backend.Comm{w.Comm}
 	} else {
-		devs, comms, e.commGroup, err = newDevices(opts, world, activationDType(opts, cfg.Dims()))
+		devs, comms, e.commGroup, err = newDevices(opts, world, ActivationDType(opts, cfg.Dims()))
 		if err != nil {
 			return nil, err
 		}
@@ -282,10 +282,10 @@ func appendNew(dst, add []string) []string {
 	return dst
 }
 
-// activationDType is the dtype a device computes in: --dtype when given,
+// ActivationDType is the dtype a device computes in: --dtype when given,
 // else the model's (config.json torch_dtype, as HF's dtype="auto" loads
 // it); anything but f32, bf16 and f16 computes in f32.
-func activationDType(opts Options, d *model.Dims) tensor.DType {
+func ActivationDType(opts Options, d *model.Dims) tensor.DType {
 	dt := opts.DType
 	if dt == tensor.Invalid {
 		dt = d.DType

@@ -27,6 +27,7 @@ type modelFlags struct {
 	listen        string
 	workerTimeout time.Duration
 	pp            int
+	workerBin     string
 	log           io.Writer // where the front's notes go (set by load)
 }
 
@@ -40,6 +41,7 @@ func (m *modelFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&m.layers, "layers", "", "load only decoder layers A-B (with embeddings, final norm and head), e.g. 58-60")
 	fs.BoolVar(&m.workers, "workers", false, "run each rank in its own worker process (hsdb worker), so a failing rank never ends the session")
 	fs.StringVar(&m.listen, "listen", "", "run the ranks in workers that join at this address (hsdb worker --connect ADDR --token T, started by a launcher); prints the token")
+	fs.StringVar(&m.workerBin, "worker-bin", "", "the hsdb binary --workers starts as `hsdb worker` (default: this one; a -tags cuda build for --device cuda)")
 	fs.IntVar(&m.pp, "pp", 1, "pipeline stages (with --workers or --listen): decoder layers split into N stages, each a --tp group of workers")
 	fs.DurationVar(&m.workerTimeout, "worker-timeout", 10*time.Minute, "with workers: how long a worker may go without a message (computing, or in a collective) before it is declared hung and killed")
 }
@@ -93,7 +95,11 @@ func (m *modelFlags) load(w io.Writer) (*engine.Engine, error) {
 		return nil, fmt.Errorf("--pp %d: pipeline stages run in workers: add --workers (or --listen ADDR)", m.pp)
 	}
 	if m.workers || m.listen != "" {
-		f, err := worker.Start(m.model, o, worker.Config{Listen: m.listen, Spawn: m.listen == "", Timeout: m.workerTimeout, Log: w, PP: m.pp})
+		cfg := worker.Config{Listen: m.listen, Spawn: m.listen == "", Timeout: m.workerTimeout, Log: w, PP: m.pp}
+		if m.workerBin != "" {
+			cfg.Command = []string{m.workerBin, "worker"}
+		}
+		f, err := worker.Start(m.model, o, cfg)
 		if err != nil {
 			return nil, err
 		}

@@ -137,6 +137,14 @@ func Start(path string, opts engine.Options, cfg Config) (*Front, error) {
 		f.token = hex.EncodeToString(b[:])
 	}
 	f.tmpl = assign{World: world, Stages: pp, Model: path, Device: opts.Device, DType: opts.DType, EP: opts.EP}
+	if opts.Device == "cuda" {
+		d, err := modelpath.ConfigDims(path)
+		if err != nil {
+			ln.Close()
+			return nil, err
+		}
+		f.tmpl.ActDType = engine.ActivationDType(opts, d)
+	}
 	if opts.Layers != nil {
 		f.tmpl.Layers = opts.Layers.String()
 	}

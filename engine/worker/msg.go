@@ -97,6 +97,10 @@ type assign struct {
 	DType         tensor.DType
 	EP            bool
 	Layers        string // model.LayerRange.String(), "" for all
+	// ActDType is the activation dtype a CUDA worker computes in
+	// (engine.ActivationDType of the front's config; the worker makes its
+	// device before it reads the model).
+	ActDType tensor.DType
 }
 
 func (a *assign) enc(e *enc) {
@@ -110,6 +114,7 @@ func (a *assign) enc(e *enc) {
 	e.u8(byte(a.DType))
 	e.bool(a.EP)
 	e.str(a.Layers)
+	e.u8(byte(a.ActDType))
 }
 
 func (a *assign) dec(d *dec) error {
@@ -119,6 +124,7 @@ func (a *assign) dec(d *dec) error {
 	a.DType = tensor.DType(d.u8())
 	a.EP = d.bool()
 	a.Layers = d.str()
+	a.ActDType = tensor.DType(d.u8())
 	if d.err == nil && (a.World < 1 || a.Rank >= a.World || a.Stages < 1 || a.Stage >= a.Stages) {
 		d.fail("rank %d of a world of %d, stage %d of %d", a.Rank, a.World, a.Stage, a.Stages)
 	}

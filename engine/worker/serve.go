@@ -45,8 +45,13 @@ type server struct {
 	front string
 	// broken is set when the connection broke inside a step (the step is
 	// then unwound by a panic and the worker ends).
-	broken error
+	broken   error
+	closeDev func() error // releases a CUDA device's memory, or nil
 }
+
+// newCUDADevice makes a CUDA worker's device; set by the cuda build
+// (device_cuda.go), nil otherwise.
+var newCUDADevice func(a *assign) (backend.Device, error)
 
 // Serve runs a worker: it connects to the front, presents the token, loads
 // the rank it is assigned and serves the front's steps until the front
@@ -120,8 +125,18 @@ func (s *server) load(a *assign) error {
 			name = a.Slot
 		}
 		s.dev = cpu.New(name)
+	case "cuda":
+		if newCUDADevice == nil {
+			return fmt.Errorf("%w: --device cuda: this worker was built without CUDA support (build hsdb with -tags cuda, or give --worker-bin a cuda build)", engine.ErrDevice)
+		}
+		if s.dev, err = newCUDADevice(a); err != nil {
+			return err
+		}
+		if c, ok := s.dev.(io.Closer); ok {
+			s.closeDev = c.Close
+		}
 	default:
-		return fmt.Errorf("%w: --device %s: this worker runs CPU ranks only", engine.ErrDevice, a.Device)
+		return fmt.Errorf("%w: --device %q: want cpu or cuda", engine.ErrDevice, a.Device)
 	}
 	opts.Worker = &engine.WorkerRank{Rank: a.Rank, Dev: s.dev, Comm: &wireComm{s: s, world: a.World}}
 	if a.Stages > 1 {
@@ -164,6 +179,9 @@ func (s *server) serve() error {
 				return err
 			}
 		case kindQuit:
+			if s.closeDev != nil {
+				s.closeDev()
+			}
 			return nil
 		default:
 			return fmt.Errorf("worker rank %d: protocol: a %s message between steps", s.rank, kindName(k))
@@ -352,13 +370,9 @@ func (c *wireComm) collective(op byte, t backend.Tensor) backend.Tensor {
 	if c.world == 1 {
 		return t
 	}
-	ct, ok := t.(cpu.Tensor)
-	if !ok {
-		panic(&backend.DeviceError{Device: c.s.dev.Name(), Op: "collective", Err: fmt.Errorf("a %T where a CPU tensor was expected", t)})
-	}
 	var e enc
 	e.u8(op)
-	e.tensor(ct.Tensor)
+	e.tensor(c.s.toHost(t))
 	k, d := c.s.call(kindCollective, &e)
 	switch k {
 	case kindValues:
@@ -366,7 +380,7 @@ func (c *wireComm) collective(op byte, t backend.Tensor) backend.Tensor {
 		if d.err != nil {
 			c.s.fail(d.err)
 		}
-		return cpu.Tensor{Tensor: h}
+		return c.s.fromHost(h)
 	case kindAbort:
 		panic(fmt.Errorf("%w: %s", backend.ErrAborted, d.str()))
 	}
@@ -393,11 +407,7 @@ func (p *wirePipe) Last() bool  { return p.stage == p.stages-1 }
 func (p *wirePipe) Send(r *model.Rank, h, res backend.Tensor) {
 	var e enc
 	for _, t := range []backend.Tensor{h, res} {
-		ct, ok := t.(cpu.Tensor)
-		if !ok {
-			panic(&backend.DeviceError{Device: p.s.dev.Name(), Op: "pipe send", Err: fmt.Errorf("a %T where a CPU tensor was expected", t)})
-		}
-		e.tensor(ct.Tensor)
+		e.tensor(p.s.toHost(t))
 	}
 	k, d := p.s.call(kindPipeSend, &e)
 	switch k {
@@ -417,10 +427,44 @@ func (p *wirePipe) Recv(r *model.Rank) (h, res backend.Tensor) {
 		if d.err != nil {
 			p.s.fail(d.err)
 		}
-		return cpu.Tensor{Tensor: a}, cpu.Tensor{Tensor: b}
+		return p.s.fromHost(a), p.s.fromHost(b)
 	case kindAbort:
 		panic(fmt.Errorf("%w: %s", backend.ErrAborted, d.str()))
 	}
 	p.s.fail(fmt.Errorf("protocol: a %s message where the previous stage's output was expected", kindName(k)))
 	return nil, nil
+}
+
+// toHost returns a whole activation as a host f32 tensor of its shape: a
+// CPU tensor as it is, a device tensor copied (exact for bf16 and f16).
+func (s *server) toHost(t backend.Tensor) *tensor.Tensor {
+	if ct, ok := t.(cpu.Tensor); ok && ct.Tensor.DType == tensor.F32 {
+		return ct.Tensor
+	}
+	sh := t.Shape()
+	rows, cols := 1, 1
+	if len(sh) > 0 {
+		rows, cols = sh[0], tensor.Numel(sh[1:])
+	}
+	h := s.dev.ToHost(t, 0, rows, 0, cols)
+	h.Shape = append([]int(nil), sh...)
+	return h
+}
+
+// fromHost makes a scoped activation of the worker's device from host f32
+// values: a CPU tensor wraps them; a device tensor is uploaded in the
+// activation dtype and copied into an activation of the step's scope.
+func (s *server) fromHost(h *tensor.Tensor) backend.Tensor {
+	if _, ok := s.dev.(*cpu.Device); ok {
+		return cpu.Tensor{Tensor: h}
+	}
+	src := h
+	if act := s.dev.ActDType(); act != tensor.F32 {
+		src = h.Convert(act)
+	}
+	up := s.dev.Upload(src)
+	out := s.dev.Alloc(h.Shape...)
+	s.dev.CopyRows(out, 0, up, 0, h.Rows())
+	s.dev.Free(up)
+	return out
 }
