@@ -59,6 +59,7 @@ type storage struct {
 	scope *scope
 	freed atomic.Bool
 	casts map[tensor.DType]*Tensor
+	int4  *int4Layout // packed int4 weight (rank_int4.go); nil for dense storage
 }
 
 // scope is the set of op outputs allocated since its PushScope.
@@ -270,10 +271,14 @@ func (d *Device) Upload(t *tensor.Tensor) backend.Tensor {
 	return x
 }
 
-// UploadQuantized dequantizes q on the host (tensor.Quantized.Dequantize)
-// and uploads it as dt (Invalid: bf16); weights kept quantized on the device
-// replace this where a kernel consumes the format.
+// UploadQuantized keeps int4 group-scaled weights packed on the device
+// (rank_int4.go: data plus scales, logical shape [out, in], dtype I32);
+// other formats it dequantizes on the host (tensor.Quantized.Dequantize)
+// and uploads as dt (Invalid: bf16).
 func (d *Device) UploadQuantized(q *tensor.Quantized, dt tensor.DType) backend.Tensor {
+	if q.Format == tensor.QuantInt4Group {
+		return d.uploadInt4(q)
+	}
 	if dt == tensor.Invalid {
 		dt = tensor.BF16
 	}

@@ -1,0 +1,219 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+
+	"hsdb/engine/backend"
+	"hsdb/engine/tensor"
+)
+
+// INT4 weights kept packed on the GPU (W4A16): compressed-tensors'
+// pack-quantized group-scaled int4 (tensor.QuantInt4Group), as Kimi-K2-
+// Thinking and Kimi-K2.5 store their routed experts. A 1 T-parameter model
+// would need 2 TB in bf16; packed it needs 0.5 byte per parameter plus one
+// bf16 scale per group of 32 (0.5625 byte in all).
+//
+// Linear on such a weight takes one of two paths (kernels/int4.cu):
+//   - at most int4GEMVTokens tokens: int4_gemv, a fused W4A16 kernel that
+//     reads each packed word once per 8 tokens and multiplies in f32 (the
+//     regime of decode and of a routed expert's handful of tokens, bound by
+//     reading the weight);
+//   - more tokens: int4_dequant into a bf16/f16/f32 scratch of the
+//     activation dtype, freed right after a cuBLAS GEMM reads it (the pool
+//     hands the same block to the next expert), as vLLM's dequantize-then-
+//     GEMM fallbacks do.
+// Both compute q·scale exactly in f32; the scratch path rounds it once to
+// the activation dtype (as the same checkpoint dequantized to bf16 on load).
+
+// int4GEMVTokens is the largest token count Linear sends to the fused
+// W4A16 kernel, and int4ChunkBytes the size of the scratch the other path
+// dequantizes into: the weight goes through it a block of rows at a time,
+// each block GEMMed while it is still in L2 (0: the whole weight at once).
+// BenchmarkKimiMoEInt4 measures the choices against bf16 weights.
+var (
+	int4GEMVTokens       = 16
+	int4ChunkBytes int64 = 8 << 20
+)
+
+// int4Layout is how one packed weight lies in its storage: the packed
+// words [out, words] uint32 first, then the scales [out, groups] (bf16, or
+// f32 when the checkpoint's scales are not bf16) at scaleOff.
+type int4Layout struct {
+	out, in, words, groups, group int
+	scaleOff                      int64
+	scaleF32                      bool
+}
+
+// uploadInt4 copies q's packed words and scales into one persistent
+// allocation (class weights: data plus scales, nothing dequantized) and
+// returns a tensor of logical shape [out, in] and dtype I32 (the packed
+// storage) that Linear recognizes.
+func (d *Device) uploadInt4(q *tensor.Quantized) backend.Tensor {
+	const op = "upload int4"
+	if err := q.Check(); err != nil {
+		d.badArg(op, "%v", err)
+	}
+	out, in := q.Shape[0], q.Shape[1]
+	L := &int4Layout{out: out, in: in, words: q.Data.Shape[1], groups: q.Scale.Shape[1], group: q.Block[1]}
+	scale := q.Scale
+	if scale.DType != tensor.BF16 {
+		scale, L.scaleF32 = scale.Convert(tensor.F32), true // f16/f32 scales widen exactly
+	}
+	L.scaleOff = (int64(len(q.Data.Data)) + 255) &^ 255
+	total := L.scaleOff + int64(len(scale.Data))
+	x, err := d.newTensor(tensor.I32, []int{int((total + 3) / 4)}, Weights, false)
+	if err == nil {
+		buf := make([]byte, x.st.bytes)
+		copy(buf, q.Data.Data)
+		copy(buf[L.scaleOff:], scale.Data)
+		if err = d.mem.copyIn(x.ptr(), buf); err != nil {
+			d.Free(x)
+		}
+	}
+	if err != nil {
+		panic(d.fail(op, fmt.Errorf("[%d, %d] in %d-column groups: %w", out, in, L.group, err)))
+	}
+	x.shape = []int{out, in}
+	x.st.int4 = L
+	return x
+}
+
+// int4Of returns the packed layout of weight w, or nil for a dense tensor:
+// the dispatch point for ops that take weights (Linear here; a grouped
+// expert GEMM may call int4Dense for the experts a step touches).
+func int4Of(w *Tensor) *int4Layout { return w.st.int4 }
+
+// linearInt4 computes y = x·Wᵀ for packed W (see the file comment). x is
+// [tokens, in] in the activation dtype; there is no bias (no DeepSeek or
+// Kimi linear has one; a biased linear is stored dense).
+func (d *Device) linearInt4(op string, xt, wt *Tensor, b backend.Tensor) backend.Tensor {
+	L := int4Of(wt)
+	d.float(op, xt)
+	if !isNil(b) {
+		d.badArg(op, "int4 weight [%d, %d] with a bias is not supported", L.out, L.in)
+	}
+	T, in := xt.rows(), xt.cols()
+	if in != L.in {
+		d.badArg(op, "x %v and int4 weight [%d, %d]: inner dims %d != %d", xt.shape, L.out, L.in, in, L.in)
+	}
+	dt := xt.dt
+	var y *Tensor
+	var scratch *Tensor
+	d.do(op, func() error {
+		var err error
+		if y, err = d.output(dt, T, L.out); err != nil || T == 0 || L.out == 0 {
+			return err
+		}
+		sp := wt.ptr().Add(L.scaleOff)
+		if T <= int4GEMVTokens && L.in%32 == 0 && L.group%32 == 0 {
+			return d.g.Int4GEMV(y.ptr(), xt.ptr(), wt.ptr(), sp, L, T, dt)
+		}
+		es := int64(dt.Size())
+		rows := L.out
+		if int4ChunkBytes > 0 {
+			rows = int(min(int64(L.out), max(int4ChunkBytes/(int64(L.in)*es), 1)))
+		}
+		if scratch, err = d.output(dt, rows, L.in); err != nil {
+			return err
+		}
+		sb := int64(2)
+		if L.scaleF32 {
+			sb = 4
+		}
+		for r0 := 0; r0 < L.out; r0 += rows {
+			n := min(rows, L.out-r0)
+			part := &int4Layout{out: n, in: L.in, words: L.words, groups: L.groups, group: L.group, scaleF32: L.scaleF32}
+			if err := d.g.Int4Dequant(scratch.ptr(), wt.ptr().Add(int64(r0)*int64(L.words)*4), sp.Add(int64(r0)*int64(L.groups)*sb), part, dt); err != nil {
+				return err
+			}
+			g := GEMM{M: T, N: n, K: L.in, TransB: true, LDC: L.out, Alpha: 1, In: dt, Out: dt}
+			if err := d.g.MatMul(g, y.ptr().Add(int64(r0)*es), xt.ptr(), scratch.ptr()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	d.Free(scratch) // queued work that reads it completes first
+	return y
+}
+
+// int4Dense returns packed weight wt dequantized into a scoped scratch
+// tensor [out, in] of dtype dt (GPU thread; the caller frees it once the
+// ops reading it are queued).
+func (d *Device) int4Dense(wt *Tensor, dt tensor.DType) (*Tensor, error) {
+	L := int4Of(wt)
+	s, err := d.output(dt, L.out, L.in)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.g.Int4Dequant(s.ptr(), wt.ptr(), wt.ptr().Add(L.scaleOff), L, dt); err != nil {
+		d.Free(s)
+		return nil, err
+	}
+	return s, nil
+}
+
+// Int4Dequant writes the packed weight (words at packed, scales at scale,
+// laid out as L says) dequantized to out [L.out, L.in] of dtype to.
+func (d *GPU) Int4Dequant(out, packed, scale Ptr, L *int4Layout, to tensor.DType) error {
+	sfx, err := suffix("int4 dequant", to)
+	if err != nil {
+		return err
+	}
+	n := int64(L.out) * int64(L.words)
+	return d.Do(func() error {
+		return d.launch("int4", "int4_dequant_"+sfx, d.flatGrid(n), dim3{x: 256}, 0,
+			out, packed, scale, b2i(L.scaleF32), int64(L.out), int64(L.in), int64(L.words), int64(L.groups), int32(L.group))
+	})
+}
+
+// Int4GEMV computes y [T, L.out] = x [T, L.in] · Wᵀ with the fused W4A16
+// kernel (L.in and L.group multiples of 32), in dtype dt with f32 sums.
+func (d *GPU) Int4GEMV(y, x, packed, scale Ptr, L *int4Layout, T int, dt tensor.DType) error {
+	sfx, err := suffix("int4 gemv", dt)
+	if err != nil {
+		return err
+	}
+	if L.in%32 != 0 || L.group%32 != 0 || T > 1<<30 {
+		return fmt.Errorf("%w: int4 gemv of [%d, %d] (group %d) for %d tokens", ErrBadArgument, L.out, L.in, L.group, T)
+	}
+	const rowsPerBlock = 4
+	grid := dim3{x: uint32((L.out + rowsPerBlock - 1) / rowsPerBlock), y: uint32((T + 7) / 8)}
+	return d.Do(func() error {
+		return d.launch("int4", "int4_gemv_"+sfx, grid, dim3{x: 32 * rowsPerBlock}, 0,
+			y, x, packed, scale, b2i(L.scaleF32), int32(T), int32(L.in), int32(L.out), int32(L.groups), int32(L.group))
+	})
+}
+
+func b2i(b bool) int32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// int4ToHost returns rows [r0,r1) × columns [c0,c1) of packed weight x
+// dequantized to f32 (what `print` of a weight shows): the whole weight is
+// dequantized into a device scratch and copied; only the slice is kept.
+func (d *Device) int4ToHost(x *Tensor, r0, r1, c0, c1 int) *tensor.Tensor {
+	const op = "to_host int4"
+	L := int4Of(x)
+	full := tensor.New(tensor.F32, L.out, L.in)
+	var s *Tensor
+	d.do(op, func() error {
+		var err error
+		if s, err = d.int4Dense(x, tensor.F32); err != nil {
+			return err
+		}
+		return d.g.CopyToHost(full.Data, s.ptr())
+	})
+	d.Free(s)
+	out := tensor.New(tensor.F32, r1-r0, c1-c0)
+	ov, fv := out.F32(), full.F32()
+	for r := r0; r < r1; r++ {
+		copy(ov[(r-r0)*(c1-c0):(r-r0+1)*(c1-c0)], fv[r*L.in+c0:r*L.in+c1])
+	}
+	return out
+}

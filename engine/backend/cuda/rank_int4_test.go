@@ -1,0 +1,114 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"hsdb/engine/tensor"
+)
+
+// packInt4 packs q (values in [-8, 7], [rows, cols] row-major) as
+// compressed-tensors' pack_to_int32 does: q+8, column 8w+i in bits
+// [4i, 4i+4) of word w.
+func packInt4(q []int8, rows, cols int) *tensor.Tensor {
+	words := (cols + 7) / 8
+	t := tensor.New(tensor.I32, rows, words)
+	for r := range rows {
+		for c := range cols {
+			o := (r*words + c/8) * 4
+			w := binary.LittleEndian.Uint32(t.Data[o:])
+			w |= uint32(int32(q[r*cols+c])+8) << (4 * uint(c%8))
+			binary.LittleEndian.PutUint32(t.Data[o:], w)
+		}
+	}
+	return t
+}
+
+// randomInt4 returns a random int4 weight [rows, cols] with group scales
+// of dtype sdt (values of about 0.02, a trained expert's).
+func randomInt4(rng *rand.Rand, rows, cols, group int, sdt tensor.DType) *tensor.Quantized {
+	q := make([]int8, rows*cols)
+	for i := range q {
+		q[i] = int8(rng.IntN(16) - 8)
+	}
+	groups := (cols + group - 1) / group
+	s := make([]float32, rows*groups)
+	for i := range s {
+		s[i] = float32(0.005 + 0.01*rng.Float64())
+	}
+	return &tensor.Quantized{Format: tensor.QuantInt4Group, Shape: [2]int{rows, cols}, Block: [2]int{1, group},
+		Data: packInt4(q, rows, cols), Scale: tensor.FromF32(s, rows, groups).Convert(sdt)}
+}
+
+// TestInt4LinearMatchesCPU: Linear on a packed int4 weight equals the CPU
+// backend's Linear on the same weight dequantized exactly (the CPU's
+// UploadQuantized, tensor.Quantized.Dequantize), on both paths: the fused
+// W4A16 kernel (tokens <= int4GEMVTokens) and dequantize-to-scratch + GEMM
+// (more tokens; there the reference weight is rounded to the activation
+// dtype as the scratch is). The weight occupies exactly its packed words
+// plus scales, and ToHost of it returns the dequantized values.
+func TestInt4LinearMatchesCPU(t *testing.T) {
+	forActDTypes(t, func(t *testing.T, p *pair) {
+		for _, sdt := range []tensor.DType{tensor.BF16, tensor.F32} {
+			const out, in, group = 72, 256, 32
+			q := randomInt4(p.rng, out, in, group, sdt)
+			before := p.g.MemoryInUse()
+			gw := p.g.UploadQuantized(q, tensor.Invalid)
+			// Packed words (out·in/2 bytes, 256-aligned) then the scales.
+			want := int64((out*in/2+255)&^255) + int64(out*(in/group)*sdt.Size())
+			if got := p.g.MemoryInUse() - before; got != want {
+				t.Errorf("scales %s: int4 weight [%d, %d] holds %d bytes on the device, want %d", sdt, out, in, got, want)
+			}
+			exact := q.Dequantize()
+			var sub []float32
+			for r := 3; r < out; r++ {
+				sub = append(sub, exact.F32()[r*in+8:r*in+40]...)
+			}
+			if d := maxAbs(p.g.ToHost(gw, 3, out, 8, 40).F32(), sub); !(d == 0) {
+				t.Errorf("scales %s: ToHost of the int4 weight differs from Dequantize by %g", sdt, d)
+			}
+			cwExact := p.c.Upload(exact)
+			cwRounded := p.c.Upload(exact.Convert(p.dt).Convert(tensor.F32))
+			// The scratch path whole, and in blocks of 20 rows (72 = 3·20 + 12).
+			for _, chunk := range []int64{int4ChunkBytes, int64(20 * in * p.dt.Size())} {
+				saved := int4ChunkBytes
+				int4ChunkBytes = chunk
+				for _, T := range []int{1, 5, 8, 9, 16, 17, 40} {
+					gx, cx := p.act(T, in, 1)
+					cw := cwExact
+					if T > int4GEMVTokens {
+						cw = cwRounded
+					}
+					scale := 0.02 * 8 * 4 // |w|·sqrt(in)
+					p.check(fmt.Sprintf("scales %s chunk %d tokens %d", sdt, chunk, T), p.g.Linear(gx, gw, nil), p.c.Linear(cx, cw, nil), scale)
+				}
+				int4ChunkBytes = saved
+			}
+			p.g.Free(gw)
+		}
+	})
+}
+
+func maxAbs(a, b []float32) float64 {
+	if len(a) != len(b) || len(a) == 0 {
+		return -1 // never <= a tolerance... and never == 0
+	}
+	m := 0.0
+	for i := range a {
+		d := float64(a[i] - b[i])
+		if d != d {
+			return d
+		}
+		if d < 0 {
+			d = -d
+		}
+		if !(d <= m) {
+			m = d
+		}
+	}
+	return m
+}
