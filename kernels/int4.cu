@@ -15,78 +15,167 @@ __device__ __forceinline__ float int4_scale(const void* scale, int scale_f32, lo
     return scale_f32 ? ((const float*)scale)[i] : bf16_to_f32(((const bf16_t*)scale)[i]);
 }
 
+// Eight consecutive elements as f32 from a 16-byte-aligned address, and
+// back (rounded once): one or two vector accesses instead of eight.
+template <typename X> struct vec8;
+template <> struct vec8<bf16> {
+    static __device__ __forceinline__ void load(const bf16_t* p, float* v) {
+        uint4 u = *(const uint4*)p;
+        unsigned w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            v[2 * i] = __uint_as_float(w[i] << 16);
+            v[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
+        }
+    }
+    static __device__ __forceinline__ void store(bf16_t* p, const float* v) {
+        uint4 u;
+        u.x = f32_to_bf16(v[0]) | ((unsigned)f32_to_bf16(v[1]) << 16);
+        u.y = f32_to_bf16(v[2]) | ((unsigned)f32_to_bf16(v[3]) << 16);
+        u.z = f32_to_bf16(v[4]) | ((unsigned)f32_to_bf16(v[5]) << 16);
+        u.w = f32_to_bf16(v[6]) | ((unsigned)f32_to_bf16(v[7]) << 16);
+        *(uint4*)p = u;
+    }
+};
+template <> struct vec8<f16> {
+    static __device__ __forceinline__ void load(const f16_t* p, float* v) {
+        uint4 u = *(const uint4*)p;
+        unsigned w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            v[2 * i] = f16_to_f32((f16_t)(w[i] & 0xffffu));
+            v[2 * i + 1] = f16_to_f32((f16_t)(w[i] >> 16));
+        }
+    }
+    static __device__ __forceinline__ void store(f16_t* p, const float* v) {
+        uint4 u;
+        u.x = f32_to_f16(v[0]) | ((unsigned)f32_to_f16(v[1]) << 16);
+        u.y = f32_to_f16(v[2]) | ((unsigned)f32_to_f16(v[3]) << 16);
+        u.z = f32_to_f16(v[4]) | ((unsigned)f32_to_f16(v[5]) << 16);
+        u.w = f32_to_f16(v[6]) | ((unsigned)f32_to_f16(v[7]) << 16);
+        *(uint4*)p = u;
+    }
+};
+template <> struct vec8<float> {
+    static __device__ __forceinline__ void load(const float* p, float* v) {
+        float4 a = *(const float4*)p, b = *(const float4*)(p + 4);
+        v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
+    }
+    static __device__ __forceinline__ void store(float* p, const float* v) {
+        *(float4*)p = make_float4(v[0], v[1], v[2], v[3]);
+        *(float4*)(p + 4) = make_float4(v[4], v[5], v[6], v[7]);
+    }
+};
+
+// The eight weights of packed word v at scale s.
+__device__ __forceinline__ void int4_word(unsigned v, float s, float* w) {
+#pragma unroll
+    for (int k = 0; k < 8; k++) w[k] = (float)((int)((v >> (4 * k)) & 0xfu) - 8) * s;
+}
+
 // int4_dequant_DST: out [rows, cols] = the dequantized weight, rounded once
 // to DST (the bf16/f16/f32 scratch a cuBLAS GEMM then reads). One word (8
-// columns) per thread iteration.
-#define INT4_DEQUANT(dn, D)                                                                         \
-    extern "C" __global__ void int4_dequant_##dn(st<D>* out, const unsigned* packed, const void* scale, \
-                                                 int scale_f32, long long rows, long long cols,     \
-                                                 long long words, long long groups, int group) {    \
-        GRID_STRIDE(i, rows * words) {                                                              \
-            long long r = i / words, w = i % words;                                                 \
-            unsigned v = packed[i];                                                                 \
-            for (int k = 0; k < 8; k++) {                                                           \
-                long long c = w * 8 + k;                                                            \
-                if (c >= cols) break;                                                               \
-                float q = (float)((int)((v >> (4 * k)) & 0xfu) - 8);                                \
-                elem<D>::store(out, r * cols + c, q * int4_scale(scale, scale_f32, r * groups + c / group)); \
-            }                                                                                       \
-        }                                                                                           \
+// columns) per thread iteration, stored with one vector store when cols % 8
+// == 0 and group % 8 == 0 (out 16-byte aligned), element by element
+// otherwise.
+template <typename D>
+__device__ __forceinline__ void int4_dequant(st<D>* out, const unsigned* packed, const void* scale, int scale_f32,
+                                             long long rows, long long cols, long long words, long long groups,
+                                             int group) {
+    bool vec = cols % 8 == 0 && group % 8 == 0;
+    GRID_STRIDE(i, rows * words) {
+        long long r = i / words, w = i % words;
+        unsigned v = packed[i];
+        if (vec) {
+            float f[8];
+            int4_word(v, int4_scale(scale, scale_f32, r * groups + (w * 8) / group), f);
+            vec8<D>::store(out + r * cols + w * 8, f);
+            continue;
+        }
+        for (int k = 0; k < 8; k++) {
+            long long c = w * 8 + k;
+            if (c >= cols) break;
+            float q = (float)((int)((v >> (4 * k)) & 0xfu) - 8);
+            elem<D>::store(out, r * cols + c, q * int4_scale(scale, scale_f32, r * groups + c / group));
+        }
+    }
+}
+
+#define INT4_DEQUANT(dn, D)                                                                            \
+    extern "C" __global__ void int4_dequant_##dn(st<D>* out, const unsigned* packed, const void* scale,    \
+                                                 int scale_f32, long long rows, long long cols,        \
+                                                 long long words, long long groups, int group) {       \
+        int4_dequant<D>(out, packed, scale, scale_f32, rows, cols, words, groups, group);               \
     }
 HSDB_DTYPES(INT4_DEQUANT)
 
-// int4_gemv_X: y[t, n] = Σ_c x[t, c] · w[n, c] for the tokens t of this
-// block's chunk (blockIdx.y · 8 .. +8, at most T), reading each packed word
-// once per chunk: the W4A16 path for few tokens per weight (decode, a
-// routed expert's handful of tokens), where the GEMM is bound by reading
-// the weight and int4 reads a quarter of bf16's bytes. One warp per output
-// row n (blockDim.x/32 rows per block); lane j takes 4 words (32 columns,
-// one scale group) at a time. Requires cols % 32 == 0 and group % 32 == 0
-// (the caller falls back to int4_dequant + GEMM otherwise). x and y are
-// [T, cols] and [T, rows] of X.
-#define INT4_TT 8
-template <typename X>
+// int4_gemvTT_X: y[t, n] = Σ_c x[t, c] · w[n, c] for the TT tokens of this
+// block's chunk (tokens blockIdx.y·TT .. +TT, at most T), reading each
+// packed word once per chunk: the W4A16 path for few tokens per weight
+// (decode, a routed expert's handful of tokens), bound by reading the weight,
+// of which int4 reads a quarter of bf16's bytes. One warp per output row n
+// (blockDim.x/32 rows per block); lane j takes 4 words (32 columns, one
+// scale group) at a time, UNROLL groups in flight. Requires cols % 32 == 0,
+// group % 32 == 0 and x 16-byte aligned (the caller falls back to
+// int4_dequant + GEMM otherwise). x and y are [T, cols] and [T, rows] of X.
+#define INT4_UNROLL 4
+template <typename X, int TT>
 __device__ __forceinline__ void int4_gemv(st<X>* y, const st<X>* x, const unsigned* packed, const void* scale,
                                           int scale_f32, int T, int cols, int rows, int groups, int group) {
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     int n = blockIdx.x * (blockDim.x >> 5) + warp;
-    int t0 = blockIdx.y * INT4_TT;
+    int t0 = blockIdx.y * TT;
     if (n >= rows) return;  // the whole warp leaves together
-    int nt = min(INT4_TT, T - t0);
-    float acc[INT4_TT];
+    int nt = min(TT, T - t0);
+    float acc[TT];
 #pragma unroll
-    for (int t = 0; t < INT4_TT; t++) acc[t] = 0.f;
+    for (int t = 0; t < TT; t++) acc[t] = 0.f;
     const uint4* prow = (const uint4*)(packed + (long long)n * (cols / 8));
     int quads = cols / 32;
-    for (int j = lane; j < quads; j += 32) {
-        uint4 p = prow[j];
-        float s = int4_scale(scale, scale_f32, (long long)n * groups + (j * 32) / group);
-        unsigned ws[4] = {p.x, p.y, p.z, p.w};
-        float wv[32];
+    for (int j0 = lane; j0 < quads; j0 += 32 * INT4_UNROLL) {
+        uint4 p[INT4_UNROLL];
+        float s[INT4_UNROLL];
 #pragma unroll
-        for (int k = 0; k < 32; k++) wv[k] = (float)((int)((ws[k >> 3] >> (4 * (k & 7))) & 0xfu) - 8) * s;
+        for (int u = 0; u < INT4_UNROLL; u++) {
+            int j = j0 + 32 * u;
+            if (j < quads) {
+                p[u] = prow[j];
+                s[u] = int4_scale(scale, scale_f32, (long long)n * groups + (j * 32) / group);
+            }
+        }
 #pragma unroll
-        for (int t = 0; t < INT4_TT; t++) {
-            if (t < nt) {
-                const st<X>* xr = x + (long long)(t0 + t) * cols + j * 32;
-                float a = 0.f;
+        for (int u = 0; u < INT4_UNROLL; u++) {
+            int j = j0 + 32 * u;
+            if (j >= quads) break;
+            unsigned ws[4] = {p[u].x, p[u].y, p[u].z, p[u].w};
 #pragma unroll
-                for (int k = 0; k < 32; k++) a += wv[k] * elem<X>::load(xr, k);
-                acc[t] += a;
+            for (int q = 0; q < 4; q++) {
+                float w[8];
+                int4_word(ws[q], s[u], w);
+#pragma unroll
+                for (int t = 0; t < TT; t++) {
+                    if (t < nt) {
+                        float xv[8];
+                        vec8<X>::load(x + (long long)(t0 + t) * cols + j * 32 + q * 8, xv);
+#pragma unroll
+                        for (int k = 0; k < 8; k++) acc[t] += w[k] * xv[k];
+                    }
+                }
             }
         }
     }
 #pragma unroll
-    for (int t = 0; t < INT4_TT; t++) {
+    for (int t = 0; t < TT; t++) {
         float v = warp_sum(acc[t]);
         if (lane == 0 && t < nt) elem<X>::store(y, (long long)(t0 + t) * rows + n, v);
     }
 }
 
-#define INT4_GEMV(xn, X)                                                                            \
-    extern "C" __global__ void int4_gemv_##xn(st<X>* y, const st<X>* x, const unsigned* packed,     \
-                                              const void* scale, int scale_f32, int T, int cols,   \
-                                              int rows, int groups, int group) {                   \
-        int4_gemv<X>(y, x, packed, scale, scale_f32, T, cols, rows, groups, group);                 \
+#define INT4_GEMV_TT(xn, X, TT)                                                                        \
+    extern "C" __global__ void int4_gemv##TT##_##xn(st<X>* y, const st<X>* x, const unsigned* packed,  \
+                                                    const void* scale, int scale_f32, int T, int cols, \
+                                                    int rows, int groups, int group) {                 \
+        int4_gemv<X, TT>(y, x, packed, scale, scale_f32, T, cols, rows, groups, group);                 \
     }
+#define INT4_GEMV(xn, X) INT4_GEMV_TT(xn, X, 1) INT4_GEMV_TT(xn, X, 2) INT4_GEMV_TT(xn, X, 4) INT4_GEMV_TT(xn, X, 8)
 HSDB_DTYPES(INT4_GEMV)

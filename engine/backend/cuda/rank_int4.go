@@ -29,12 +29,12 @@ import (
 
 // int4GEMVTokens is the largest token count Linear sends to the fused
 // W4A16 kernel, and int4ChunkBytes the size of the scratch the other path
-// dequantizes into: the weight goes through it a block of rows at a time,
-// each block GEMMed while it is still in L2 (0: the whole weight at once).
-// BenchmarkKimiMoEInt4 measures the choices against bf16 weights.
+// dequantizes into (0: the whole weight at once; otherwise a block of rows
+// at a time, each GEMMed while it is still in L2). BenchmarkKimiMoEInt4 and
+// BenchmarkInt4Linear measure the choices against bf16 weights.
 var (
 	int4GEMVTokens       = 16
-	int4ChunkBytes int64 = 8 << 20
+	int4ChunkBytes int64 = 0
 )
 
 // int4Layout is how one packed weight lies in its storage: the packed
@@ -107,7 +107,7 @@ func (d *Device) linearInt4(op string, xt, wt *Tensor, b backend.Tensor) backend
 			return err
 		}
 		sp := wt.ptr().Add(L.scaleOff)
-		if T <= int4GEMVTokens && L.in%32 == 0 && L.group%32 == 0 {
+		if T <= int4GEMVTokens && L.in%32 == 0 && L.group%32 == 0 && xt.ptr()%16 == 0 {
 			return d.g.Int4GEMV(y.ptr(), xt.ptr(), wt.ptr(), sp, L, T, dt)
 		}
 		es := int64(dt.Size())
@@ -135,7 +135,9 @@ func (d *Device) linearInt4(op string, xt, wt *Tensor, b backend.Tensor) backend
 		}
 		return nil
 	})
-	d.Free(scratch) // queued work that reads it completes first
+	if scratch != nil {
+		d.Free(scratch) // queued work that reads it completes first
+	}
 	return y
 }
 
@@ -170,7 +172,8 @@ func (d *GPU) Int4Dequant(out, packed, scale Ptr, L *int4Layout, to tensor.DType
 }
 
 // Int4GEMV computes y [T, L.out] = x [T, L.in] · Wᵀ with the fused W4A16
-// kernel (L.in and L.group multiples of 32), in dtype dt with f32 sums.
+// kernel (L.in and L.group multiples of 32, x 16-byte aligned), in dtype
+// dt with f32 sums; tokens go in chunks of 1, 2, 4 or 8 per block row.
 func (d *GPU) Int4GEMV(y, x, packed, scale Ptr, L *int4Layout, T int, dt tensor.DType) error {
 	sfx, err := suffix("int4 gemv", dt)
 	if err != nil {
@@ -180,9 +183,16 @@ func (d *GPU) Int4GEMV(y, x, packed, scale Ptr, L *int4Layout, T int, dt tensor.
 		return fmt.Errorf("%w: int4 gemv of [%d, %d] (group %d) for %d tokens", ErrBadArgument, L.out, L.in, L.group, T)
 	}
 	const rowsPerBlock = 4
-	grid := dim3{x: uint32((L.out + rowsPerBlock - 1) / rowsPerBlock), y: uint32((T + 7) / 8)}
+	tt := 8
+	for _, c := range []int{1, 2, 4} {
+		if T <= c {
+			tt = c
+			break
+		}
+	}
+	grid := dim3{x: uint32((L.out + rowsPerBlock - 1) / rowsPerBlock), y: uint32((T + tt - 1) / tt)}
 	return d.Do(func() error {
-		return d.launch("int4", "int4_gemv_"+sfx, grid, dim3{x: 32 * rowsPerBlock}, 0,
+		return d.launch("int4", fmt.Sprintf("int4_gemv%d_%s", tt, sfx), grid, dim3{x: 32 * rowsPerBlock}, 0,
 			y, x, packed, scale, b2i(L.scaleF32), int32(T), int32(L.in), int32(L.out), int32(L.groups), int32(L.group))
 	})
 }
@@ -209,7 +219,9 @@ func (d *Device) int4ToHost(x *Tensor, r0, r1, c0, c1 int) *tensor.Tensor {
 		}
 		return d.g.CopyToHost(full.Data, s.ptr())
 	})
-	d.Free(s)
+	if s != nil {
+		d.Free(s)
+	}
 	out := tensor.New(tensor.F32, r1-r0, c1-c0)
 	ov, fv := out.F32(), full.F32()
 	for r := r0; r < r1; r++ {
