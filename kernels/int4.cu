@@ -113,69 +113,97 @@ HSDB_DTYPES(INT4_DEQUANT)
 // block's chunk (tokens blockIdx.y·TT .. +TT, at most T), reading each
 // packed word once per chunk: the W4A16 path for few tokens per weight
 // (decode, a routed expert's handful of tokens), bound by reading the weight,
-// of which int4 reads a quarter of bf16's bytes. One warp per output row n
-// (blockDim.x/32 rows per block); lane j takes 4 words (32 columns, one
-// scale group) at a time, UNROLL groups in flight. Requires cols % 32 == 0,
-// group % 32 == 0 and x 16-byte aligned (the caller falls back to
-// int4_dequant + GEMM otherwise). x and y are [T, cols] and [T, rows] of X.
-#define INT4_UNROLL 4
-template <typename X, int TT>
+// of which int4 reads a quarter of bf16's bytes. A block computes R
+// consecutive output rows (each activation vector loaded serves R rows); its
+// warps split the columns (lane j of warp w takes 4 words = 32 columns = one
+// scale group of each row at a time, U groups in flight) and their partial
+// sums meet in shared memory. Requires cols % 32 == 0, group % 32 == 0 and
+// x 16-byte aligned (the caller falls back to int4_dequant + GEMM
+// otherwise). x and y are [T, cols] and [T, rows] of X.
+#define INT4_WARPS 4
+template <typename X, int TT, int R, int U>
 __device__ __forceinline__ void int4_gemv(st<X>* y, const st<X>* x, const unsigned* packed, const void* scale,
                                           int scale_f32, int T, int cols, int rows, int groups, int group) {
+    __shared__ float red[INT4_WARPS][TT][R];
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    int n = blockIdx.x * (blockDim.x >> 5) + warp;
+    int n0 = blockIdx.x * R;
     int t0 = blockIdx.y * TT;
-    if (n >= rows) return;  // the whole warp leaves together
-    int nt = min(TT, T - t0);
-    float acc[TT];
+    int nt = min(TT, T - t0), nr = min(R, rows - n0);
+    float acc[TT][R];
 #pragma unroll
-    for (int t = 0; t < TT; t++) acc[t] = 0.f;
-    const uint4* prow = (const uint4*)(packed + (long long)n * (cols / 8));
+    for (int t = 0; t < TT; t++)
+#pragma unroll
+        for (int r = 0; r < R; r++) acc[t][r] = 0.f;
     int quads = cols / 32;
-    for (int j0 = lane; j0 < quads; j0 += 32 * INT4_UNROLL) {
-        uint4 p[INT4_UNROLL];
-        float s[INT4_UNROLL];
+    for (int j0 = warp * 32 + lane; j0 < quads; j0 += INT4_WARPS * 32 * U) {
+        uint4 p[U][R];
+        float s[U][R];
 #pragma unroll
-        for (int u = 0; u < INT4_UNROLL; u++) {
-            int j = j0 + 32 * u;
-            if (j < quads) {
-                p[u] = prow[j];
-                s[u] = int4_scale(scale, scale_f32, (long long)n * groups + (j * 32) / group);
+        for (int u = 0; u < U; u++) {
+            int j = j0 + INT4_WARPS * 32 * u;
+#pragma unroll
+            for (int r = 0; r < R; r++) {
+                p[u][r] = make_uint4(0x88888888u, 0x88888888u, 0x88888888u, 0x88888888u);  // q = 0
+                s[u][r] = 0.f;
+                if (j < quads && r < nr) {
+                    long long n = n0 + r;
+                    p[u][r] = ((const uint4*)(packed + n * (cols / 8)))[j];
+                    s[u][r] = int4_scale(scale, scale_f32, n * groups + (j * 32) / group);
+                }
             }
         }
 #pragma unroll
-        for (int u = 0; u < INT4_UNROLL; u++) {
-            int j = j0 + 32 * u;
+        for (int u = 0; u < U; u++) {
+            int j = j0 + INT4_WARPS * 32 * u;
             if (j >= quads) break;
-            unsigned ws[4] = {p[u].x, p[u].y, p[u].z, p[u].w};
 #pragma unroll
             for (int q = 0; q < 4; q++) {
-                float w[8];
-                int4_word(ws[q], s[u], w);
+                float w[R][8];
+#pragma unroll
+                for (int r = 0; r < R; r++) {
+                    unsigned v = q == 0 ? p[u][r].x : q == 1 ? p[u][r].y : q == 2 ? p[u][r].z : p[u][r].w;
+                    int4_word(v, s[u][r], w[r]);
+                }
 #pragma unroll
                 for (int t = 0; t < TT; t++) {
                     if (t < nt) {
                         float xv[8];
                         vec8<X>::load(x + (long long)(t0 + t) * cols + j * 32 + q * 8, xv);
 #pragma unroll
-                        for (int k = 0; k < 8; k++) acc[t] += w[k] * xv[k];
+                        for (int r = 0; r < R; r++)
+#pragma unroll
+                            for (int k = 0; k < 8; k++) acc[t][r] += w[r][k] * xv[k];
                     }
                 }
             }
         }
     }
 #pragma unroll
-    for (int t = 0; t < TT; t++) {
-        float v = warp_sum(acc[t]);
-        if (lane == 0 && t < nt) elem<X>::store(y, (long long)(t0 + t) * rows + n, v);
+    for (int t = 0; t < TT; t++)
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            float v = warp_sum(acc[t][r]);
+            if (lane == 0) red[warp][t][r] = v;
+        }
+    __syncthreads();
+    int i = threadIdx.x;
+    if (i < TT * R) {
+        int t = i / R, r = i % R;
+        float v = 0.f;
+#pragma unroll
+        for (int w = 0; w < INT4_WARPS; w++) v += red[w][t][r];
+        if (t < nt && r < nr) elem<X>::store(y, (long long)(t0 + t) * rows + n0 + r, v);
     }
 }
 
-#define INT4_GEMV_TT(xn, X, TT)                                                                        \
+// Rows per block: 1 for one or two tokens (the most warps in flight), 4 for
+// four or eight (each activation load serves four rows). INT4_WARPS warps.
+#define INT4_GEMV_TT(xn, X, TT, R, U)                                                                  \
     extern "C" __global__ void int4_gemv##TT##_##xn(st<X>* y, const st<X>* x, const unsigned* packed,  \
                                                     const void* scale, int scale_f32, int T, int cols, \
                                                     int rows, int groups, int group) {                 \
-        int4_gemv<X, TT>(y, x, packed, scale, scale_f32, T, cols, rows, groups, group);                 \
+        int4_gemv<X, TT, R, U>(y, x, packed, scale, scale_f32, T, cols, rows, groups, group);           \
     }
-#define INT4_GEMV(xn, X) INT4_GEMV_TT(xn, X, 1) INT4_GEMV_TT(xn, X, 2) INT4_GEMV_TT(xn, X, 4) INT4_GEMV_TT(xn, X, 8)
+#define INT4_GEMV(xn, X) \
+    INT4_GEMV_TT(xn, X, 1, 1, 4) INT4_GEMV_TT(xn, X, 2, 1, 4) INT4_GEMV_TT(xn, X, 4, 4, 2) INT4_GEMV_TT(xn, X, 8, 4, 2)
 HSDB_DTYPES(INT4_GEMV)

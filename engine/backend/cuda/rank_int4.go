@@ -33,7 +33,7 @@ import (
 // at a time, each GEMMed while it is still in L2). BenchmarkKimiMoEInt4 and
 // BenchmarkInt4Linear measure the choices against bf16 weights.
 var (
-	int4GEMVTokens       = 16
+	int4GEMVTokens       = 4
 	int4ChunkBytes int64 = 0
 )
 
@@ -182,7 +182,7 @@ func (d *GPU) Int4GEMV(y, x, packed, scale Ptr, L *int4Layout, T int, dt tensor.
 	if L.in%32 != 0 || L.group%32 != 0 || T > 1<<30 {
 		return fmt.Errorf("%w: int4 gemv of [%d, %d] (group %d) for %d tokens", ErrBadArgument, L.out, L.in, L.group, T)
 	}
-	const rowsPerBlock = 4
+	const warps = 4 // kernels/int4.cu: INT4_WARPS, splitting the columns
 	tt := 8
 	for _, c := range []int{1, 2, 4} {
 		if T <= c {
@@ -190,9 +190,13 @@ func (d *GPU) Int4GEMV(y, x, packed, scale Ptr, L *int4Layout, T int, dt tensor.
 			break
 		}
 	}
+	rowsPerBlock := 1 // kernels/int4.cu: INT4_GEMV
+	if tt >= 4 {
+		rowsPerBlock = 4
+	}
 	grid := dim3{x: uint32((L.out + rowsPerBlock - 1) / rowsPerBlock), y: uint32((T + tt - 1) / tt)}
 	return d.Do(func() error {
-		return d.launch("int4", fmt.Sprintf("int4_gemv%d_%s", tt, sfx), grid, dim3{x: 32 * rowsPerBlock}, 0,
+		return d.launch("int4", fmt.Sprintf("int4_gemv%d_%s", tt, sfx), grid, dim3{x: 32 * warps}, 0,
 			y, x, packed, scale, b2i(L.scaleF32), int32(T), int32(L.in), int32(L.out), int32(L.groups), int32(L.group))
 	})
 }

@@ -73,10 +73,14 @@ func TestInt4LinearMatchesCPU(t *testing.T) {
 			}
 			cwExact := p.c.Upload(exact)
 			cwRounded := p.c.Upload(exact.Convert(p.dt).Convert(tensor.F32))
-			// The scratch path whole, and in blocks of 20 rows (72 = 3·20 + 12).
-			for _, chunk := range []int64{0, int64(20 * in * p.dt.Size())} {
-				saved := int4ChunkBytes
-				int4ChunkBytes = chunk
+			// Every token count through the fused kernel, then through the
+			// scratch path whole and in blocks of 20 rows (72 = 3·20 + 12).
+			for _, mode := range []struct {
+				gemv  int
+				chunk int64
+			}{{40, 0}, {0, 0}, {0, int64(20 * in * p.dt.Size())}} {
+				savedG, savedC := int4GEMVTokens, int4ChunkBytes
+				int4GEMVTokens, int4ChunkBytes = mode.gemv, mode.chunk
 				for _, T := range []int{1, 2, 3, 4, 5, 8, 9, 16, 17, 40} {
 					gx, cx := p.act(T, in, 1)
 					cw := cwExact
@@ -84,9 +88,9 @@ func TestInt4LinearMatchesCPU(t *testing.T) {
 						cw = cwRounded
 					}
 					scale := 0.02 * 8 * 4 // |w|·sqrt(in)
-					p.check(fmt.Sprintf("scales %s chunk %d tokens %d", sdt, chunk, T), p.g.Linear(gx, gw, nil), p.c.Linear(cx, cw, nil), scale)
+					p.check(fmt.Sprintf("scales %s %+v tokens %d", sdt, mode, T), p.g.Linear(gx, gw, nil), p.c.Linear(cx, cw, nil), scale)
 				}
-				int4ChunkBytes = saved
+				int4GEMVTokens, int4ChunkBytes = savedG, savedC
 			}
 			p.g.Free(gw)
 		}
