@@ -10,8 +10,9 @@ import (
 	"strings"
 	"sync/atomic"
 
-	hsdbg "hsdb/engine/debug"
-	"hsdb/inspect"
+	"hsdb/inspect/capture"
+	"hsdb/inspect/client"
+	hsdbg "hsdb/inspect/debug"
 )
 
 // ErrQuit is returned by Exec for `quit`: the caller ends the session.
@@ -51,7 +52,7 @@ type Term struct {
 	lastLine    string // the last command line Exec ran (for PrintError)
 	// capt holds this session's captures, subscribed to every pass (nil
 	// until the first capture command).
-	capt *inspect.Capturer
+	capt *capture.Capturer
 }
 
 type display struct {
@@ -71,7 +72,7 @@ func New(s *hsdbg.Session, out io.Writer, cfg Config) *Term {
 	t := &Term{S: s, Out: out, opts: defaultOptions(), terminal: cfg.Terminal, nextDisp: 1}
 	t.opts.json = cfg.JSON
 	t.restyle()
-	s.OnTrace = func(l hsdbg.TraceLine) { t.emit("trace", l, func() string { return t.traceText(l) }) }
+	s.OnTrace = func(l client.TraceLine) { t.emit("trace", l, func() string { return t.traceText(l) }) }
 	return t
 }
 

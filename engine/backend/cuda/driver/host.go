@@ -1,0 +1,206 @@
+//go:build cuda
+
+package driver
+
+// #include "shim_driver.h"
+import "C"
+
+import (
+	"fmt"
+	"sync/atomic"
+	"unsafe"
+)
+
+// HostBuffer is page-locked (pinned) host memory from cuMemHostAlloc, the
+// destination of asynchronous device-to-host copies: the DMA engine writes
+// it directly while the host goes on queueing work.
+type HostBuffer struct {
+	d     *GPU
+	p     unsafe.Pointer
+	size  int64
+	freed atomic.Bool
+}
+
+// AllocHost returns n bytes (n > 0) of pinned host memory, usable with
+// CopyToHostAsync. Pinned memory is a scarce system resource: free it when
+// done. Returns the driver's *Error on failure.
+func (d *GPU) AllocHost(n int64) (*HostBuffer, error) {
+	if n <= 0 {
+		return nil, fmt.Errorf("%w: cuda:%d: pinned buffer of %d bytes", ErrBadArgument, d.ordinal, n)
+	}
+	h := &HostBuffer{d: d, size: n}
+	err := d.Do(func() error {
+		return check("cuMemHostAlloc", C.hsdb_cuMemHostAlloc(&h.p, C.size_t(n), 1)) // CU_MEMHOSTALLOC_PORTABLE
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cuda:%d: pinning %s of host memory: %w", d.ordinal, formatBytes(n), err)
+	}
+	return h, nil
+}
+
+// Bytes returns the buffer's memory as a byte slice (valid until Free; its
+// contents are defined only after the Event of a copy into it has been
+// waited for).
+func (h *HostBuffer) Bytes() []byte { return unsafe.Slice((*byte)(h.p), h.size) }
+
+// Free releases the pinned memory; a second Free is a no-op.
+func (h *HostBuffer) Free() error {
+	if h == nil || h.freed.Swap(true) {
+		return nil
+	}
+	return h.d.Do(func() error { return check("cuMemFreeHost", C.hsdb_cuMemFreeHost(h.p)) })
+}
+
+// Event marks a point in a device's stream; Wait blocks until the device
+// has passed it.
+type Event struct {
+	d    *GPU
+	e    C.CUevent
+	done atomic.Bool
+}
+
+// record creates and records an event (device thread only). timing
+// selects an event that can be used with elapsed.
+func (d *GPU) record(timing bool) (*Event, error) {
+	ev := &Event{d: d}
+	flags := C.uint(2) // CU_EVENT_DISABLE_TIMING
+	if timing {
+		flags = 0
+	}
+	if err := check("cuEventCreate", C.hsdb_cuEventCreate(&ev.e, flags)); err != nil {
+		return nil, err
+	}
+	if err := check("cuEventRecord", C.hsdb_cuEventRecord(ev.e, d.stream)); err != nil {
+		C.hsdb_cuEventDestroy(ev.e)
+		return nil, err
+	}
+	return ev, nil
+}
+
+// Wait blocks until the device reached the event, then releases it. It
+// returns the first asynchronous error of the work before it. A second Wait
+// returns nil at once.
+func (e *Event) Wait() error {
+	if e.done.Swap(true) {
+		return nil
+	}
+	return e.d.Do(func() error {
+		err := check("cuEventSynchronize", C.hsdb_cuEventSynchronize(e.e))
+		C.hsdb_cuEventDestroy(e.e)
+		return err
+	})
+}
+
+// CopyToHostAsync queues a copy of n bytes from src into dst at byte offset
+// off, after all queued work, and returns at once; the bytes are in dst
+// once the returned Event's Wait returns.
+func (d *GPU) CopyToHostAsync(dst *HostBuffer, off int64, src Ptr, n int64) (*Event, error) {
+	if off < 0 || n < 0 || off+n > dst.size {
+		return nil, fmt.Errorf("%w: cuda:%d: copying %d bytes to offset %d of a %d-byte pinned buffer", ErrBadArgument, d.ordinal, n, off, dst.size)
+	}
+	var ev *Event
+	err := d.Do(func() error {
+		if n > 0 {
+			if err := check("cuMemcpyDtoHAsync", C.hsdb_cuMemcpyDtoHAsync(unsafe.Add(dst.p, off), C.CUdeviceptr(src), C.size_t(n), d.stream)); err != nil {
+				return err
+			}
+		}
+		var err error
+		ev, err = d.record(false)
+		return err
+	})
+	return ev, err
+}
+
+// Time runs f on the device thread between two timing events and returns
+// the device time it queued, in milliseconds (cuEventElapsedTime, about
+// 0.5 µs resolution). It waits for the work to finish.
+func (d *GPU) Time(f func() error) (ms float64, err error) {
+	err = d.Do(func() error {
+		a, err := d.record(true)
+		if err != nil {
+			return err
+		}
+		defer C.hsdb_cuEventDestroy(a.e)
+		if err := f(); err != nil {
+			return err
+		}
+		b, err := d.record(true)
+		if err != nil {
+			return err
+		}
+		defer C.hsdb_cuEventDestroy(b.e)
+		if err := check("cuEventSynchronize", C.hsdb_cuEventSynchronize(b.e)); err != nil {
+			return err
+		}
+		var m C.float
+		if err := check("cuEventElapsedTime", C.hsdb_cuEventElapsedTime(&m, a.e, b.e)); err != nil {
+			return err
+		}
+		ms = float64(m)
+		return nil
+	})
+	return ms, err
+}
+
+// pinnedCache keeps small pinned buffers for the device's own readbacks
+// (statistics), since cuMemHostAlloc costs far more than a copy. GPU
+// thread only.
+type pinnedCache struct {
+	free map[int64][]unsafe.Pointer
+}
+
+func (c *pinnedCache) get(n int64) (unsafe.Pointer, int64, error) {
+	b := bucket(n)
+	if l := c.free[b]; len(l) > 0 {
+		p := l[len(l)-1]
+		c.free[b] = l[:len(l)-1]
+		return p, b, nil
+	}
+	var p unsafe.Pointer
+	if err := check("cuMemHostAlloc", C.hsdb_cuMemHostAlloc(&p, C.size_t(b), 1)); err != nil {
+		return nil, 0, err
+	}
+	return p, b, nil
+}
+
+func (c *pinnedCache) put(p unsafe.Pointer, b int64) {
+	if c.free == nil {
+		c.free = map[int64][]unsafe.Pointer{}
+	}
+	c.free[b] = append(c.free[b], p)
+}
+
+func (c *pinnedCache) release() {
+	for _, l := range c.free {
+		for _, p := range l {
+			C.hsdb_cuMemFreeHost(p)
+		}
+	}
+	c.free = nil
+}
+
+// ReadSmall copies len(dst) bytes from the device at src into dst through a
+// cached pinned staging buffer and waits for the stream: the readback of a
+// small device result (a statistics record) without a cuMemHostAlloc per
+// call. Work queued before it on the stream completes first.
+func (d *GPU) ReadSmall(dst []byte, src Ptr) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	return d.Do(func() error {
+		host, hb, err := d.pinned.get(int64(len(dst)))
+		if err != nil {
+			return err
+		}
+		defer d.pinned.put(host, hb)
+		if err := check("cuMemcpyDtoHAsync", C.hsdb_cuMemcpyDtoHAsync(host, C.CUdeviceptr(src), C.size_t(len(dst)), d.stream)); err != nil {
+			return err
+		}
+		if err := check("cuStreamSynchronize", C.hsdb_cuStreamSynchronize(d.stream)); err != nil {
+			return err
+		}
+		copy(dst, unsafe.Slice((*byte)(host), len(dst)))
+		return nil
+	})
+}

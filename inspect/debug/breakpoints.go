@@ -1,0 +1,204 @@
+package debug
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"hsdb/engine/model"
+	"hsdb/inspect/client"
+)
+
+// Breakpoint is a breakpoint (Kind "break": stop at the sites Pattern
+// matches, when Cond holds) or a watch (Kind "watch": stop at the first site
+// showing Tensor where Cond becomes true, i.e. holds on some rank where it
+// did not hold at the previous site showing Tensor in the same step). They
+// share one numbering, as gdb's.
+type Breakpoint struct {
+	ID        int    `json:"id"`
+	Kind      string `json:"kind"`
+	Pattern   string `json:"site,omitempty"`
+	Tensor    string `json:"tensor,omitempty"`
+	Cond      string `json:"cond,omitempty"`
+	Enabled   bool   `json:"enabled"`
+	Temporary bool   `json:"temporary"`
+	Hits      int    `json:"hits"`
+	// Sites is how many sites of the model it can stop at.
+	Sites int `json:"sites"`
+
+	cond *Cond
+	at   []bool // by site Index
+	prev bool   // watch: the condition's value at the previous site
+}
+
+// Break adds a breakpoint at pattern with an optional condition (""), one
+// shot when temporary. Errors: a bad pattern, a pattern matching no site
+// (ErrNoSite), a malformed condition (ErrCond), a condition reading a
+// tensor none of the matched sites shows (ErrNoTensor), a condition that
+// holds on no rank of the world (ErrRank, Cond.CheckRanks).
+func (s *Session) Break(pattern, cond string, temporary bool) (*Breakpoint, error) {
+	p, err := ParsePattern(pattern)
+	if err != nil {
+		return nil, err
+	}
+	sites, err := p.Sites(s.E.Tree)
+	if err != nil {
+		return nil, s.noSite(err)
+	}
+	b := &Breakpoint{Kind: "break", Pattern: pattern, Enabled: true, Temporary: temporary, Sites: len(sites), at: make([]bool, len(s.E.Tree.Sites))}
+	for _, st := range sites {
+		b.at[st.Index] = true
+	}
+	if cond != "" {
+		c, err := ParseCond(cond, "")
+		if err != nil {
+			return nil, err
+		}
+		if err := c.CheckRanks(s.E.World); err != nil {
+			return nil, err
+		}
+		for _, name := range c.Tensors() {
+			if !anyShows(sites, name) {
+				return nil, fmt.Errorf("%w: condition reads %q, which %s does not show (%s)", client.ErrNoTensor, name, pattern, tensorHint(sites))
+			}
+		}
+		b.cond, b.Cond = c, cond
+	}
+	return s.add(b), nil
+}
+
+// Watch adds a watch on tensor with condition cond, whose bare statistics
+// apply to tensor ("absmax > 500"). Errors: no site shows tensor
+// (ErrNoTensor), a malformed condition (ErrCond), a condition that holds on
+// no rank (ErrRank).
+func (s *Session) Watch(tensor, cond string) (*Breakpoint, error) {
+	b := &Breakpoint{Kind: "watch", Tensor: tensor, Enabled: true, at: make([]bool, len(s.E.Tree.Sites))}
+	var with []*model.Site
+	for _, st := range s.E.Tree.Sites {
+		if contains(st.Tensors, tensor) {
+			b.at[st.Index] = true
+			with = append(with, st)
+		}
+	}
+	if len(with) == 0 {
+		return nil, fmt.Errorf("%w: no site shows a tensor named %q (%s)", client.ErrNoTensor, tensor, tensorHint(s.E.Tree.Sites))
+	}
+	b.Sites = len(with)
+	c, err := ParseCond(cond, tensor)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.CheckRanks(s.E.World); err != nil {
+		return nil, err
+	}
+	for _, name := range c.Tensors() {
+		if name != tensor {
+			return nil, fmt.Errorf("%w: a watch on %q reads only %q; %q is another tensor", client.ErrNoTensor, tensor, tensor, name)
+		}
+	}
+	b.cond, b.Cond = c, cond
+	return s.add(b), nil
+}
+
+func (s *Session) add(b *Breakpoint) *Breakpoint {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b.ID = s.nextID
+	s.nextID++
+	s.bps = append(s.bps, b)
+	c := *b
+	return &c
+}
+
+// Breakpoints returns a copy of every breakpoint and watch, by id.
+func (s *Session) Breakpoints() []Breakpoint {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Breakpoint, len(s.bps))
+	for i, b := range s.bps {
+		out[i] = *b
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// Delete removes breakpoints by id, or all of them when ids is empty; an
+// unknown id is an error and deletes nothing.
+func (s *Session) Delete(ids ...int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(ids) == 0 {
+		s.bps = nil
+		return nil
+	}
+	if err := s.known(ids); err != nil {
+		return err
+	}
+	keep := s.bps[:0]
+	for _, b := range s.bps {
+		if !containsInt(ids, b.ID) {
+			keep = append(keep, b)
+		}
+	}
+	s.bps = keep
+	return nil
+}
+
+// Enable enables or disables breakpoints by id (all when ids is empty).
+func (s *Session) Enable(on bool, ids ...int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.known(ids); err != nil {
+		return err
+	}
+	for _, b := range s.bps {
+		if len(ids) == 0 || containsInt(ids, b.ID) {
+			b.Enabled = on
+		}
+	}
+	return nil
+}
+
+func (s *Session) known(ids []int) error {
+	for _, id := range ids {
+		found := false
+		for _, b := range s.bps {
+			found = found || b.ID == id
+		}
+		if !found {
+			return fmt.Errorf("no breakpoint number %d (`info break` lists them)", id)
+		}
+	}
+	return nil
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func anyShows(sites []*model.Site, name string) bool {
+	for _, s := range sites {
+		if contains(s.Tensors, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// tensorHint lists the tensor names the sites show, for messages.
+func tensorHint(sites []*model.Site) string {
+	var names []string
+	for _, s := range sites {
+		for _, n := range s.Tensors {
+			if !contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	return "tensors there: " + strings.Join(names, ", ")
+}

@@ -1,0 +1,371 @@
+package debug
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime/debug"
+
+	"hsdb/engine"
+	"hsdb/inspect/client"
+)
+
+// job is one run of the model in its own goroutine: a prefill and/or decode
+// steps. events carries TraceLines, *Stops and the final doneMsg to the
+// session's goroutine; reqs carries queries and the resume to a stopped
+// Visit.
+type job struct {
+	events chan any
+	reqs   chan request
+	stop   *stopCtx // set while stopped (written by the pass, read while it waits)
+	next   []int32
+	done   client.Done
+	// badLogits notes the sequences whose last logits held NaN or Inf.
+	badLogits []string
+}
+
+type doneMsg struct{ err error }
+
+// request is sent to a stopped pass: a query run on the pass's goroutine
+// (where its tensors are valid), or the resume (err non-nil aborts the
+// pass with it).
+type request struct {
+	fn     func()
+	resume bool
+	err    error
+	done   chan struct{}
+}
+
+func (r request) run() {
+	defer close(r.done)
+	r.fn()
+}
+
+// Stopped returns the current stop, or nil when no pass is stopped.
+func (s *Session) Stopped() *client.Stop {
+	if s.job == nil || s.job.stop == nil {
+		return nil
+	}
+	c := *s.job.stop.info
+	return &c
+}
+
+// Run starts a forward pass (a prefill) over the batch, aborting a stopped
+// one, and returns at the first stop or when the pass ends. Errors:
+// ErrNoInput, a forward error (device, bad id), never the abort of the old
+// pass.
+func (s *Session) Run() (*client.Outcome, error) {
+	if len(s.batch) == 0 {
+		return nil, fmt.Errorf("run: %w: give a batch first (input ids 1,2,3 ; ids 4,5 — or input text \"...\")", client.ErrNoInput)
+	}
+	s.Kill()
+	return s.noted(s.start(true, 0))
+}
+
+// noted adds the partial-load note (LayerSpan.PartialNote) to the outcome
+// of a command that starts a job.
+func (s *Session) noted(o *client.Outcome, err error) (*client.Outcome, error) {
+	note := s.LoadedLayers().PartialNote()
+	if note == "" || o == nil {
+		return o, err
+	}
+	if o.Stop != nil {
+		o.Stop.Notes = append(o.Stop.Notes, note)
+	}
+	if o.Done != nil {
+		o.Done.Notes = append(o.Done.Notes, note)
+	}
+	return o, err
+}
+
+// Gen runs n decode steps (greedy: each sequence is fed its argmax token),
+// stopping at breakpoints inside each. When stopped, the current step is
+// finished first; otherwise decoding continues the last completed prefill.
+// Errors: n < 1, nothing to continue, a sequence that would pass
+// max_position_embeddings.
+func (s *Session) Gen(n int) (*client.Outcome, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("gen %d: want at least one step", n)
+	}
+	seqs := s.E.Sequences()
+	if s.job != nil {
+		s.mu.Lock()
+		s.genLeft = n
+		s.mu.Unlock()
+		return s.resume(resumeMode{}, nil)
+	}
+	if len(s.next) == 0 || len(seqs) == 0 {
+		return nil, fmt.Errorf("gen: no completed prefill to continue: `run` first")
+	}
+	for i, q := range seqs {
+		if len(q)+n > s.E.Dims.MaxPos {
+			return nil, fmt.Errorf("gen %d: sequence %d has %d tokens and would pass max_position_embeddings %d", n, i, len(q), s.E.Dims.MaxPos)
+		}
+	}
+	return s.noted(s.start(false, n))
+}
+
+// Continue resumes until the next breakpoint, watch or the end.
+func (s *Session) Continue() (*client.Outcome, error) { return s.resume(resumeMode{}, nil) }
+
+// Step resumes until the next site, entering sub-modules.
+func (s *Session) Step() (*client.Outcome, error) {
+	return s.resumeFromStop(func(st *stopCtx) (resumeMode, error) {
+		return resumeMode{kind: "step", what: "step"}, nil
+	})
+}
+
+// Next resumes until the next site at the current depth or shallower
+// (stepping over sub-modules; leaving the enclosing module stops at its
+// site).
+func (s *Session) Next() (*client.Outcome, error) {
+	return s.resumeFromStop(func(st *stopCtx) (resumeMode, error) {
+		return resumeMode{kind: "next", depth: st.ev.Site.Depth, what: "next"}, nil
+	})
+}
+
+// Finish resumes until the enclosing module's site: the module the stopped
+// site is a part of returns. Error: the site is outermost.
+func (s *Session) Finish() (*client.Outcome, error) {
+	return s.resumeFromStop(func(st *stopCtx) (resumeMode, error) {
+		p := st.ev.Site.Parent
+		if p == nil {
+			return resumeMode{}, fmt.Errorf("finish: %s is outermost: nothing encloses it (use continue)", st.ev.Site.Path)
+		}
+		return resumeMode{kind: "finish", parent: p, what: "finish " + p.Path}, nil
+	})
+}
+
+// Until resumes until a site matching pattern (or a breakpoint). Errors: a
+// bad pattern or one matching no site.
+func (s *Session) Until(pattern string) (*client.Outcome, error) {
+	p, err := ParsePattern(pattern)
+	if err != nil {
+		return nil, err
+	}
+	sites, err := p.Sites(s.E.Tree)
+	if err != nil {
+		return nil, s.noSite(err)
+	}
+	at := make([]bool, len(s.E.Tree.Sites))
+	for _, st := range sites {
+		at[st.Index] = true
+	}
+	return s.resumeFromStop(func(*stopCtx) (resumeMode, error) {
+		return resumeMode{kind: "until", at: at, what: "until " + pattern}, nil
+	})
+}
+
+func (s *Session) resumeFromStop(mode func(*stopCtx) (resumeMode, error)) (*client.Outcome, error) {
+	if s.job == nil || s.job.stop == nil {
+		return nil, client.ErrNotStopped
+	}
+	m, err := mode(s.job.stop)
+	if err != nil {
+		return nil, err
+	}
+	m.from = s.job.stop.key
+	return s.resume(m, nil)
+}
+
+// resume sets the mode and lets the stopped pass go on, then waits.
+func (s *Session) resume(m resumeMode, abort error) (*client.Outcome, error) {
+	if s.job == nil || s.job.stop == nil {
+		return nil, fmt.Errorf("%w: `run` starts one", client.ErrNotStopped)
+	}
+	s.mu.Lock()
+	s.mode = m
+	s.running = true
+	s.mu.Unlock()
+	s.job.stop = nil
+	s.job.reqs <- request{resume: true, err: abort}
+	return s.wait()
+}
+
+// Kill aborts a stopped pass (its forward call returns ErrKilled) and
+// waits for its goroutine to end. It does nothing when no job exists.
+func (s *Session) Kill() {
+	if s.job == nil {
+		return
+	}
+	if s.job.stop != nil {
+		s.resume(resumeMode{}, client.ErrKilled)
+	}
+	for s.job != nil {
+		s.wait()
+	}
+}
+
+// Interrupt asks a running pass to stop at the next site every rank has
+// yet to reach (Ctrl-C); from then until the stop, OnTrace receives no more
+// lines. Safe from any goroutine; it reports whether a pass was running.
+func (s *Session) Interrupt() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.running {
+		return false
+	}
+	s.interruptAt = s.maxSeen + 1
+	s.traceMuted = true
+	return true
+}
+
+// start launches a job: a prefill of the batch when prefill, then steps
+// decode steps.
+func (s *Session) start(prefill bool, steps int) (*client.Outcome, error) {
+	s.mu.Lock()
+	s.maxSeen, s.interruptAt, s.mode, s.genLeft, s.running, s.watchStep, s.traceMuted = -1, -1, resumeMode{}, steps, true, -1, false
+	s.mu.Unlock()
+	j := &job{events: make(chan any), reqs: make(chan request), next: s.next}
+	s.job = j
+	batch := s.batch
+	go func() {
+		err := s.runJob(j, prefill, batch)
+		j.events <- doneMsg{err: err}
+	}()
+	return s.wait()
+}
+
+func (s *Session) runJob(j *job, prefill bool, batch [][]int32) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("internal error in the forward driver: %v\n%s", p, debug.Stack())
+		}
+	}()
+	h := s.passHook()
+	if prefill {
+		j.next = nil
+		l, err := s.E.Prefill(batch, h, false)
+		if err != nil {
+			return err
+		}
+		j.next, j.badLogits = argmax(l)
+		j.done.Prefill = true
+		j.done.Generated = emptyLists(len(batch))
+	} else {
+		j.done.Generated = emptyLists(len(j.next))
+	}
+	for {
+		s.mu.Lock()
+		n := s.genLeft
+		if n > 0 {
+			s.genLeft--
+		}
+		s.mu.Unlock()
+		if n <= 0 {
+			return nil
+		}
+		ids := j.next
+		l, err := s.E.Decode(ids, h)
+		if err != nil {
+			return err
+		}
+		for i, id := range ids {
+			j.done.Generated[i] = append(j.done.Generated[i], id)
+		}
+		j.done.DecodeSteps++
+		j.next, j.badLogits = argmax(l)
+	}
+}
+
+// emptyLists returns n empty (not nil) token lists.
+func emptyLists(n int) [][]int32 {
+	out := make([][]int32, n)
+	for i := range out {
+		out[i] = []int32{}
+	}
+	return out
+}
+
+// wait receives the job's events until a stop or its end.
+func (s *Session) wait() (*client.Outcome, error) {
+	j := s.job
+	for ev := range j.events {
+		switch ev := ev.(type) {
+		case client.TraceLine:
+			s.mu.Lock()
+			muted := s.traceMuted
+			s.mu.Unlock()
+			if s.OnTrace != nil && !muted {
+				s.OnTrace(ev)
+			}
+		case *client.Stop:
+			s.mu.Lock()
+			s.traceMuted = false
+			s.mu.Unlock()
+			c := *ev
+			return &client.Outcome{Stop: &c}, nil
+		case doneMsg:
+			s.mu.Lock()
+			s.running, s.traceMuted = false, false
+			s.mu.Unlock()
+			s.job = nil
+			s.next = j.next
+			if ev.err != nil {
+				if errors.Is(ev.err, client.ErrKilled) {
+					return nil, nil
+				}
+				return nil, ev.err
+			}
+			d := j.done
+			d.Next = j.next
+			d.Notes = append(d.Notes, j.badLogits...)
+			for _, q := range s.E.Sequences() {
+				d.SeqLens = append(d.SeqLens, len(q))
+			}
+			if s.Tok != nil {
+				for i, g := range d.Generated {
+					d.GeneratedText = append(d.GeneratedText, s.Tok.Decode(g))
+					d.NextText = append(d.NextText, s.Tok.Decode(d.Next[i:i+1]))
+				}
+			}
+			return &client.Outcome{Done: &d}, nil
+		}
+	}
+	return nil, fmt.Errorf("internal error: the job ended without a result")
+}
+
+// argmax returns each logits row's greedy token (engine.Sampler at
+// temperature 0: lowest id on ties, as llama2.c's sample_argmax) and, for
+// rows holding NaN or Inf, a note naming the sequence: such a row has no
+// meaningful next token.
+func argmax(l *engine.Logits) ([]int32, []string) {
+	g := engine.NewSampler(0, 0)
+	out := make([]int32, len(l.Rows))
+	var bad []string
+	for i := range out {
+		row := l.Row(i)
+		out[i] = g.Sample(row)
+		n := 0
+		for _, v := range row {
+			if v != v || math.IsInf(float64(v), 0) {
+				n++
+			}
+		}
+		if n > 0 {
+			bad = append(bad, fmt.Sprintf("seq %d: the logits hold %d NaN/Inf of %d, so its next token %d means nothing (break ... if nan finds where they start)", i, n, len(row), out[i]))
+		}
+	}
+	return out, bad
+}
+
+// at runs fn on the stopped pass's goroutine, where the tensors are valid,
+// and turns a panic in fn into an error.
+func (s *Session) at(fn func(st *stopCtx) error) error {
+	if s.job == nil || s.job.stop == nil {
+		return fmt.Errorf("%w: `run` to a breakpoint first", client.ErrNotStopped)
+	}
+	st := s.job.stop
+	var err error
+	req := request{done: make(chan struct{}), fn: func() {
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("internal error at %s: %v\n%s", st.ev.Site.Path, p, debug.Stack())
+			}
+		}()
+		err = fn(st)
+	}}
+	s.job.reqs <- req
+	<-req.done
+	return err
+}

@@ -1,0 +1,142 @@
+package debug
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"hsdb/engine/model"
+	"hsdb/inspect/client"
+)
+
+// Pattern selects sites by path. It is a dot-separated path whose
+// components may be `*` (any one component) or a range `a-b` of integers
+// (inclusive): "layers.*.mlp", "layers.2-5", "lm_head",
+// "model.layers.3.self_attn.o_proj". The "model." prefix may be left out, as
+// everywhere in hsdb. A pattern matches a path with the same number of
+// components only: "layers.3" is the decoder layer's output site, not its
+// sub-modules.
+type Pattern struct {
+	Src   string
+	comps []comp
+}
+
+type comp struct {
+	lit    string
+	star   bool
+	lo, hi int
+	rng    bool
+}
+
+// ParsePattern parses a site pattern; errors name the bad component.
+func ParsePattern(src string) (*Pattern, error) {
+	if src == "" {
+		return nil, fmt.Errorf("empty site pattern")
+	}
+	p := &Pattern{Src: src}
+	for i, c := range strings.Split(src, ".") {
+		switch {
+		case c == "":
+			return nil, fmt.Errorf("site %q: empty component %d", src, i+1)
+		case c == "*":
+			p.comps = append(p.comps, comp{star: true})
+		case strings.Contains(c, "-"):
+			a, b, _ := strings.Cut(c, "-")
+			lo, err1 := strconv.Atoi(a)
+			hi, err2 := strconv.Atoi(b)
+			if err1 != nil || err2 != nil || lo < 0 || hi < lo {
+				return nil, fmt.Errorf("site %q: range %q: want a-b with 0 <= a <= b", src, c)
+			}
+			p.comps = append(p.comps, comp{rng: true, lo: lo, hi: hi})
+		default:
+			for _, r := range c {
+				if !isLetterR(r) && !isDigitR(r) {
+					return nil, fmt.Errorf("site %q: unexpected %q in component %q (site paths are ASCII: letters, digits, _)", src, r, c)
+				}
+			}
+			p.comps = append(p.comps, comp{lit: c})
+		}
+	}
+	return p, nil
+}
+
+// Match reports whether path (a full site path) matches.
+func (p *Pattern) Match(path string) bool {
+	parts := strings.Split(path, ".")
+	if p.matchParts(parts) {
+		return true
+	}
+	return len(parts) > 1 && parts[0] == "model" && p.matchParts(parts[1:])
+}
+
+func (p *Pattern) matchParts(parts []string) bool {
+	if len(parts) != len(p.comps) {
+		return false
+	}
+	for i, c := range p.comps {
+		switch {
+		case c.star:
+		case c.rng:
+			n, err := strconv.Atoi(parts[i])
+			if err != nil || n < c.lo || n > c.hi {
+				return false
+			}
+		case c.lit != parts[i]:
+			return false
+		}
+	}
+	return true
+}
+
+// Sites returns the sites of t that p matches, in visit order; none is an
+// error wrapping ErrNoSite that says what the model has.
+func (p *Pattern) Sites(t *model.Tree) ([]*model.Site, error) {
+	var out []*model.Site
+	for _, s := range t.Sites {
+		if p.Match(s.Path) {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: %q matches no site of this model (%s; `info sites` lists them)", client.ErrNoSite, p.Src, siteHint(t))
+	}
+	return out, nil
+}
+
+// siteHint summarises a tree's sites for error messages: the numbers of
+// its decoder layers (a tree loaded with --layers 2-3 has layers 2-3).
+func siteHint(t *model.Tree) string {
+	lo, hi := -1, -1
+	for _, s := range t.Sites {
+		if s.Layer >= 0 && s.Depth == 2 {
+			if lo < 0 || s.Layer < lo {
+				lo = s.Layer
+			}
+			hi = max(hi, s.Layer)
+		}
+	}
+	if lo < 0 {
+		return "no decoder layers"
+	}
+	return fmt.Sprintf("layers %d-%d", lo, hi)
+}
+
+// ResolveSite returns the one site at path ("model." may be omitted; a
+// pattern must match exactly one site).
+func ResolveSite(t *model.Tree, path string) (*model.Site, error) {
+	if s := t.Site(path); s != nil {
+		return s, nil
+	}
+	p, err := ParsePattern(path)
+	if err != nil {
+		return nil, err
+	}
+	sites, err := p.Sites(t)
+	if err != nil {
+		return nil, err
+	}
+	if len(sites) > 1 {
+		return nil, fmt.Errorf("site %q matches %d sites (%s, %s, ...): name one", path, len(sites), sites[0].Path, sites[1].Path)
+	}
+	return sites[0], nil
+}
