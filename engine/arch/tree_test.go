@@ -67,8 +67,8 @@ func TestLlamaFP8(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := enginetest.MaxRelDiff(lq.Values.F32(), ld.Values.F32()); !(d <= 1e-6) {
-			t.Errorf("%s: fp8 vs dequantized logits rel diff %.3g", optName(o), d)
+		if err := enginetest.CheckClose(lq.Values.F32(), ld.Values.F32(), 1e-6); err != nil {
+			t.Errorf("%s: fp8 vs dequantized logits: %v", optName(o), err)
 		}
 		if len(eq.Report.Dequantized) != n || eq.Report.Format != "fp8 e4m3, 32×32 blocks" {
 			t.Errorf("%s: report lists %d fp8 weights (%q), the checkpoint has %d", optName(o), len(eq.Report.Dequantized), eq.Report.Format, n)
