@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"hsdb/engine/backend"
+	"hsdb/engine/backend/cuda/driver"
 	"hsdb/engine/tensor"
 )
 
@@ -112,7 +113,7 @@ func BenchmarkKimiMoEInt4(b *testing.B) {
 // same checkpoint dequantized on load.
 func dequantOnDevice(b *testing.B, d *Device, w *Tensor) backend.Tensor {
 	L := int4Of(w)
-	x, err := d.newTensor(tensor.BF16, []int{L.out, L.in}, Weights, false)
+	x, err := d.newTensor(tensor.BF16, []int{L.out, L.in}, driver.Weights, false)
 	if err != nil {
 		b.Fatal(err)
 	}

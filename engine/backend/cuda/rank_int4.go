@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"hsdb/engine/backend"
+	"hsdb/engine/backend/cuda/driver"
 	"hsdb/engine/tensor"
 )
 
@@ -63,7 +64,7 @@ func (d *Device) uploadInt4(q *tensor.Quantized) backend.Tensor {
 	}
 	L.scaleOff = (int64(len(q.Data.Data)) + 255) &^ 255
 	total := L.scaleOff + int64(len(scale.Data))
-	x, err := d.newTensor(tensor.I32, []int{int((total + 3) / 4)}, Weights, false)
+	x, err := d.newTensor(tensor.I32, []int{int((total + 3) / 4)}, driver.Weights, false)
 	if err == nil {
 		buf := make([]byte, x.st.bytes)
 		copy(buf, q.Data.Data)
@@ -128,7 +129,7 @@ func (d *Device) linearInt4(op string, xt, wt *Tensor, b backend.Tensor) backend
 			if err := d.g.Int4Dequant(scratch.ptr(), wt.ptr().Add(int64(r0)*int64(L.words)*4), sp.Add(int64(r0)*int64(L.groups)*sb), part, dt); err != nil {
 				return err
 			}
-			g := GEMM{M: T, N: n, K: L.in, TransB: true, LDC: L.out, Alpha: 1, In: dt, Out: dt}
+			g := driver.GEMM{M: T, N: n, K: L.in, TransB: true, LDC: L.out, Alpha: 1, In: dt, Out: dt}
 			if err := d.g.MatMul(g, y.ptr().Add(int64(r0)*es), xt.ptr(), scratch.ptr()); err != nil {
 				return err
 			}
@@ -159,7 +160,7 @@ func (d *Device) int4Dense(wt *Tensor, dt tensor.DType) (*Tensor, error) {
 
 // Int4Dequant writes the packed weight (words at packed, scales at scale,
 // laid out as L says) dequantized to out [L.out, L.in] of dtype to.
-func (d *GPU) Int4Dequant(out, packed, scale Ptr, L *int4Layout, to tensor.DType) error {
+func (d *GPU) Int4Dequant(out, packed, scale driver.Ptr, L *int4Layout, to tensor.DType) error {
 	sfx, err := suffix("int4 dequant", to)
 	if err != nil {
 		return err
@@ -174,13 +175,13 @@ func (d *GPU) Int4Dequant(out, packed, scale Ptr, L *int4Layout, to tensor.DType
 // Int4GEMV computes y [T, L.out] = x [T, L.in] · Wᵀ with the fused W4A16
 // kernel (L.in and L.group multiples of 32, x 16-byte aligned), in dtype
 // dt with f32 sums; tokens go in chunks of 1, 2, 4 or 8 per block row.
-func (d *GPU) Int4GEMV(y, x, packed, scale Ptr, L *int4Layout, T int, dt tensor.DType) error {
+func (d *GPU) Int4GEMV(y, x, packed, scale driver.Ptr, L *int4Layout, T int, dt tensor.DType) error {
 	sfx, err := suffix("int4 gemv", dt)
 	if err != nil {
 		return err
 	}
 	if L.in%32 != 0 || L.group%32 != 0 || T > 1<<30 {
-		return fmt.Errorf("%w: int4 gemv of [%d, %d] (group %d) for %d tokens", ErrBadArgument, L.out, L.in, L.group, T)
+		return fmt.Errorf("%w: int4 gemv of [%d, %d] (group %d) for %d tokens", driver.ErrBadArgument, L.out, L.in, L.group, T)
 	}
 	const warps = 4 // kernels/int4.cu: INT4_WARPS, splitting the columns
 	tt := 8

@@ -1,0 +1,164 @@
+package arch_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"hsdb/engine"
+	"hsdb/engine/enginetest"
+	"hsdb/engine/tensor"
+)
+
+// Kimi-K2-Thinking and Kimi-K2.5 as released, in miniature
+// (scripts/fixtures/make_kimi_fixtures.py, HF transformers 5.17): one random
+// DeepSeek-V3-architecture model routed as Kimi configures it (n_group 1,
+// topk_group 1, sigmoid + e_score_correction_bias, routed_scaling_factor
+// 2.827; 32 experts, top-8) whose routed experts are compressed-tensors
+// pack-quantized int4 (group 32) and every other weight bf16, written twice:
+// testdata/hf/kimi_k2_thinking (flat config, one model.safetensors) and
+// testdata/hf/kimi_k25 (KimiK25ForConditionalGeneration wrapper: text_config
+// with its quantization_config, language_model.-prefixed tensors, vision
+// tensors, two shards with an index). reference.safetensors holds HF's
+// float32 outputs on exactly the stored values.
+
+// loadKimiFixture reads a Kimi fixture's reference and sequences; the
+// weights are opened by engine.LoadDir from the directory as a user's are.
+func loadKimiFixture(t *testing.T, name string) *hfFixture {
+	t.Helper()
+	dir := fixtureDir(t, name)
+	f := &hfFixture{dir: dir}
+	var err error
+	if f.config, err = os.ReadFile(filepath.Join(dir, "config.json")); err != nil {
+		t.Fatal(err)
+	}
+	f.ref, f.meta = readSafetensors(t, filepath.Join(dir, "reference.safetensors"))
+	ids, lens := f.ref["input_ids"], f.ref["seq_lens"]
+	off := 0
+	for s := range lens.Numel() {
+		n := int(lens.Int(s))
+		seq := make([]int32, n)
+		for i := range n {
+			seq[i] = int32(ids.Int(off + i))
+		}
+		f.seqs = append(f.seqs, seq)
+		off += n
+	}
+	return f
+}
+
+// TestHFParityKimi: both layouts load from their directories and match HF
+// per layer (every rank's stream, c_kv, the router's logits and weights,
+// the logits) within 1e-5 on the CPU at --tp 1, 2, 4 and --tp 2/4 --ep, the
+// routed top-8 sets identical per token; with a CUDA backend the same in f32
+// within 1e-4 (the int4 experts kept packed there). Every int4 weight loads
+// through the compressed-tensors scheme, the wrapper reports its vision
+// tensors unused and says the text model alone was loaded.
+func TestHFParityKimi(t *testing.T) {
+	opts := append(slices.Clone(parityOptions), engine.Options{TP: 4, EP: true})
+	for _, name := range []string{"kimi_k2_thinking", "kimi_k25"} {
+		f := loadKimiFixture(t, name)
+		for _, dev := range []string{"cpu", "cuda"} {
+			tol := 1e-5
+			if dev == "cuda" {
+				tol = 1e-4
+			}
+			for _, o := range opts {
+				o.Device = dev
+				t.Run(name+"/"+dev+"/"+optName(o), func(t *testing.T) {
+					e, err := engine.LoadDir(f.dir, o)
+					if errors.Is(err, engine.ErrDevice) {
+						t.Skipf("no %s backend here: %v", o.Device, err)
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer e.Close()
+					checkKimiLoad(t, f, name, e)
+					hfParityCheck(t, f, e, o, tol)
+				})
+			}
+		}
+	}
+}
+
+// checkKimiLoad checks what the load reports: the int4 weights it read
+// through the scheme (all of the fixture's, whatever the split), the scheme,
+// and for the wrapper the skipped vision part.
+func checkKimiLoad(t *testing.T, f *hfFixture, name string, e *engine.Engine) {
+	t.Helper()
+	if want := f.meta["int4_weights"]; strconv.Itoa(len(e.Report.Dequantized)) != want {
+		t.Errorf("%d weights loaded through the quant scheme, the fixture quantized %s", len(e.Report.Dequantized), want)
+	}
+	for _, n := range e.Report.Dequantized {
+		if !strings.Contains(n, ".mlp.experts.") {
+			t.Errorf("%s loaded as int4; only routed experts are quantized", n)
+		}
+	}
+	if e.Quant == nil || !strings.Contains(e.Quant.String(), "int4 symmetric, group 32") {
+		t.Errorf("scheme %v, want compressed-tensors int4 symmetric, group 32", e.Quant)
+	}
+	unused := slices.Clone(e.Report.Unused)
+	sort.Strings(unused)
+	var want []string
+	if name == "kimi_k25" {
+		want = strings.Split(f.meta["unused_in_kimi_k25"], ",")
+		if !strings.Contains(e.Skipped, "text_config") {
+			t.Errorf("Skipped = %q, want it to say only text_config's model was loaded", e.Skipped)
+		}
+	}
+	if !slices.Equal(unused, want) {
+		t.Errorf("unused tensors %v, want %v", unused, want)
+	}
+}
+
+// TestHFParityKimiBF16 runs both layouts on CUDA in bf16 with the int4
+// experts kept packed, at --tp 1 and 2: every layer's stream keeps a cosine
+// with HF's float32 values at least that of HF transformers' own bf16 run
+// of the same weights (reference_bf16.safetensors) less 1.5 times its error,
+// or 0.9999. Skipped without a CUDA backend.
+func TestHFParityKimiBF16(t *testing.T) {
+	for _, name := range []string{"kimi_k2_thinking", "kimi_k25"} {
+		f := loadKimiFixture(t, name)
+		for _, tp := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s/tp%d", name, tp), func(t *testing.T) {
+				e, err := engine.LoadDir(f.dir, engine.Options{TP: tp, Device: "cuda", DType: tensor.BF16})
+				if errors.Is(err, engine.ErrDevice) {
+					t.Skipf("no cuda backend here: %v", err)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer e.Close()
+				rec := &enginetest.Recorder{Sites: enginetest.LayerOutputs, Names: []string{"stream"}}
+				if _, err := e.Prefill(f.seqs, rec, true); err != nil {
+					t.Fatal(err)
+				}
+				_, hf := readSafetensors(t, filepath.Join(f.dir, "reference_bf16.safetensors"))
+				for i := range e.Dims.Layers {
+					want := f.ref[fmt.Sprintf("layer.%d", i)].ToF32()
+					hfCos, err := strconv.ParseFloat(hf[fmt.Sprintf("cosine_with_f32.layer.%d", i)], 64)
+					if err != nil {
+						t.Fatalf("reference_bf16.safetensors: layer %d: %v", i, err)
+					}
+					floor := min(0.9999, 1-1.5*(1-hfCos))
+					for r := range tp {
+						got := rec.Rank(fmt.Sprintf("model.layers.%d/stream", i), r)
+						if got == nil {
+							t.Fatalf("layer %d rank %d: no stream recorded", i, r)
+						}
+						if err := enginetest.CheckCosine(got.ToF32(), want, floor); err != nil {
+							t.Errorf("layer %d rank %d: %v (HF's own bf16 run: cosine %.6f)", i, r, err, hfCos)
+						}
+					}
+				}
+			})
+		}
+	}
+}
