@@ -12,9 +12,11 @@ func cmdInfo(t *Term, args string) error {
 		t.emit("model", m, func() string { return t.modelText(m) })
 	case "model --fp8":
 		n := t.S.FP8Tensors()
-		t.emit("fp8", n, func() string {
-			return namesText(n, fmt.Sprintf("%d tensors were stored as fp8 (e4m3 with block scales) and dequantized on load:", len(n)), "no tensor was stored as fp8")
-		})
+		head := fmt.Sprintf("%d tensors were stored as fp8 (e4m3 with block scales) and dequantized on load:", len(n))
+		if f := t.S.Model().Weights.QuantFormat; f != "" && !strings.HasPrefix(f, "fp8") {
+			head = fmt.Sprintf("%d linear weights were stored as %s:", len(n), f)
+		}
+		t.emit("fp8", n, func() string { return namesText(n, head, "no tensor was stored as fp8") })
 	case "model --unused":
 		n := t.S.Model().Weights.Unused
 		t.emit("unused", n, func() string {
