@@ -13,6 +13,7 @@ import (
 
 	"hsdb/engine"
 	"hsdb/engine/enginetest"
+	"hsdb/engine/model"
 	"hsdb/engine/tensor"
 )
 
@@ -174,5 +175,70 @@ func TestHFParityKimiBF16(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestKimiBadInput: a damaged Kimi checkpoint or config fails the load with
+// one error naming the tensor or field: a weight_shape that disagrees with
+// the config, a packed tensor of the wrong shape, scales that disagree with
+// group_size, a missing scale, an unknown format or num_bits, an asymmetric
+// scheme without zero points.
+func TestKimiBadInput(t *testing.T) {
+	f := loadKimiFixture(t, "kimi_k2_thinking")
+	base, _ := readSafetensors(t, filepath.Join(f.dir, "model.safetensors"))
+	const down, up = "model.layers.1.mlp.experts.5.down_proj", "model.layers.2.mlp.experts.3.up_proj"
+	i32 := func(v ...int32) *tensor.Tensor {
+		x := tensor.New(tensor.I32, len(v))
+		for i, a := range v {
+			x.Data[4*i], x.Data[4*i+1], x.Data[4*i+2], x.Data[4*i+3] = byte(a), byte(a>>8), byte(a>>16), byte(a>>24)
+		}
+		return x
+	}
+	for _, tc := range []struct {
+		what   string
+		edit   func(w map[string]*tensor.Tensor)
+		config func(string) string
+		want   string
+	}{
+		{what: "weight_shape", edit: func(w map[string]*tensor.Tensor) { w[down+".weight_shape"] = i32(96, 160) },
+			want: down + ".weight_shape is [96, 160], the config implies [96, 128]"},
+		{what: "packed shape", edit: func(w map[string]*tensor.Tensor) { w[down+".weight_packed"] = tensor.New(tensor.I32, 96, 12) },
+			want: down + ".weight_packed is i32 [96, 12], weight_shape [96, 128] packs to i32 [96, 16]"},
+		{what: "group size", edit: func(w map[string]*tensor.Tensor) { w[up+".weight_scale"] = tensor.New(tensor.BF16, 128, 2) },
+			want: up + ".weight_packed / " + up + ".weight_scale (group_size 32)"},
+		{what: "missing scale", edit: func(w map[string]*tensor.Tensor) { delete(w, up+".weight_scale") },
+			want: "has no scale tensor " + up + ".weight_scale"},
+		{what: "format", config: func(c string) string {
+			return strings.Replace(c, `"format": "pack-quantized"`, `"format": "marlin-24"`, 1)
+		},
+			want: `quantization_config: format "marlin-24" is not supported`},
+		{what: "num_bits", config: func(c string) string { return strings.Replace(c, `"num_bits": 4`, `"num_bits": 8`, 1) },
+			want: "config_groups.group_0.weights.num_bits 8 is not supported"},
+		{what: "asymmetric", config: func(c string) string { return strings.Replace(c, `"symmetric": true`, `"symmetric": false`, 1) },
+			want: "symmetric is false but the checkpoint has no zero points model.layers.1.mlp.experts.0.gate_proj.weight_zero_point"},
+	} {
+		t.Run(tc.what, func(t *testing.T) {
+			w := make(map[string]*tensor.Tensor, len(base))
+			for k, v := range base {
+				w[k] = v
+			}
+			cfg := string(f.config)
+			if tc.edit != nil {
+				tc.edit(w)
+			}
+			if tc.config != nil {
+				if cfg = tc.config(cfg); cfg == string(f.config) {
+					t.Fatal("the config edit did not apply")
+				}
+			}
+			e, err := engine.LoadSource(f.dir, []byte(cfg), &model.MapSource{Name: f.dir, Tensors: w}, engine.Options{TP: 2})
+			if err == nil {
+				e.Close()
+				t.Fatalf("loaded; want an error containing %q", tc.want)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q\nwant one containing %q", err, tc.want)
+			}
+		})
 	}
 }

@@ -275,7 +275,7 @@ func (c *Compressed) Load(src model.WeightSource, name string, out, in int) (*te
 	_, _, hasPacked := src.Meta(packed)
 	if g == nil {
 		if hasPacked {
-			return nil, fmt.Errorf("%w: %s: the checkpoint stores %s packed but quantization_config does not quantize module %s (%s)", model.ErrWeight, name, packed, mod, why)
+			return nil, fmt.Errorf("%s: the checkpoint stores %s packed but quantization_config does not quantize module %s (%s)", name, packed, mod, why)
 		}
 		return nil, nil
 	}
@@ -283,17 +283,17 @@ func (c *Compressed) Load(src model.WeightSource, name string, out, in int) (*te
 		if _, _, dense := src.Meta(name); dense {
 			return nil, nil
 		}
-		return nil, fmt.Errorf("%w: %s: quantization_config (%s) quantizes module %s but the checkpoint has neither %s nor %s", model.ErrWeight, name, g.name, mod, packed, name)
+		return nil, fmt.Errorf("%s: quantization_config (%s) quantizes module %s but the checkpoint has neither %s nor %s", name, g.name, mod, packed, name)
 	}
 	if !g.w.Symmetric {
 		zp := mod + ".weight_zero_point"
 		if _, _, ok := src.Meta(zp); !ok {
-			return nil, fmt.Errorf("%w: %s: quantization_config.%s.weights.symmetric is false but the checkpoint has no zero points %s", model.ErrWeight, packed, g.name, zp)
+			return nil, fmt.Errorf("%s: quantization_config.config_groups.%s.weights.symmetric is false but the checkpoint has no zero points %s", packed, g.name, zp)
 		}
-		return nil, fmt.Errorf("%w: %s: asymmetric int4 (%s with zero points) is not supported; symmetric is", model.ErrWeight, packed, g.name)
+		return nil, fmt.Errorf("%s: asymmetric int4 (%s with zero points) is not supported; symmetric is", packed, g.name)
 	}
 	if _, _, ok := src.Meta(mod + ".weight_g_idx"); ok {
-		return nil, fmt.Errorf("%w: %s: activation-order tensor %s.weight_g_idx is not supported", model.ErrWeight, packed, mod)
+		return nil, fmt.Errorf("%s: activation-order tensor %s.weight_g_idx is not supported", packed, mod)
 	}
 	if err := checkWeightShape(src, mod+".weight_shape", out, in); err != nil {
 		return nil, err
@@ -301,23 +301,23 @@ func (c *Compressed) Load(src model.WeightSource, name string, out, in int) (*te
 	gs := *g.w.GroupSize
 	pt, err := src.Tensor(packed)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", model.ErrWeight, err)
+		return nil, err
 	}
 	words := (in + 7) / 8
 	if pt.DType != tensor.I32 || len(pt.Shape) != 2 || pt.Shape[0] != out || pt.Shape[1] != words {
-		return nil, fmt.Errorf("%w: %s is %s %s, weight_shape [%d, %d] packs to %s [%d, %d]", model.ErrWeight, packed, pt.DType, tensor.ShapeString(pt.Shape), out, in, tensor.I32, out, words)
+		return nil, fmt.Errorf("%s is %s %s, weight_shape [%d, %d] packs to %s [%d, %d]", packed, pt.DType, tensor.ShapeString(pt.Shape), out, in, tensor.I32, out, words)
 	}
 	scale := mod + ".weight_scale"
 	if _, _, ok := src.Meta(scale); !ok {
-		return nil, fmt.Errorf("%w: %s has no scale tensor %s in the checkpoint", model.ErrWeight, packed, scale)
+		return nil, fmt.Errorf("%s has no scale tensor %s in the checkpoint", packed, scale)
 	}
 	st, err := src.Tensor(scale)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", model.ErrWeight, err)
+		return nil, err
 	}
 	q := &tensor.Quantized{Format: tensor.QuantInt4Group, Shape: [2]int{out, in}, Data: pt, Scale: st, Block: [2]int{1, gs}}
 	if err := q.Check(); err != nil {
-		return nil, fmt.Errorf("%w: %s / %s (group_size %d): %w", model.ErrWeight, packed, scale, gs, err)
+		return nil, fmt.Errorf("%s / %s (group_size %d): %w", packed, scale, gs, err)
 	}
 	return q, nil
 }
@@ -325,17 +325,17 @@ func (c *Compressed) Load(src model.WeightSource, name string, out, in int) (*te
 // checkWeightShape checks that tensor n is an integer [2] holding [out, in].
 func checkWeightShape(src model.WeightSource, n string, out, in int) error {
 	if _, _, ok := src.Meta(n); !ok {
-		return fmt.Errorf("%w: %s is missing from the checkpoint (want [%d, %d])", model.ErrWeight, n, out, in)
+		return fmt.Errorf("%s is missing from the checkpoint (want [%d, %d])", n, out, in)
 	}
 	t, err := src.Tensor(n)
 	if err != nil {
-		return fmt.Errorf("%w: %w", model.ErrWeight, err)
+		return err
 	}
 	if (t.DType != tensor.I32 && t.DType != tensor.I64) || len(t.Shape) != 1 || t.Shape[0] != 2 {
-		return fmt.Errorf("%w: %s is %s %s, want i32 [2] = [out, in]", model.ErrWeight, n, t.DType, tensor.ShapeString(t.Shape))
+		return fmt.Errorf("%s is %s %s, want i32 [2] = [out, in]", n, t.DType, tensor.ShapeString(t.Shape))
 	}
 	if o, i := t.Int(0), t.Int(1); o != int64(out) || i != int64(in) {
-		return fmt.Errorf("%w: %s is [%d, %d], the config implies [%d, %d]", model.ErrWeight, n, o, i, out, in)
+		return fmt.Errorf("%s is [%d, %d], the config implies [%d, %d]", n, o, i, out, in)
 	}
 	return nil
 }

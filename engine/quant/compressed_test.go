@@ -3,7 +3,6 @@ package quant
 import (
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 
@@ -175,7 +174,7 @@ func TestCompressedBadInput(t *testing.T) {
 		src, mod := expertSource(t)
 		tc.edit(src, mod)
 		_, err := c.Load(src, mod+".weight", tc.outIn[0], tc.outIn[1])
-		if err == nil || !errors.Is(err, model.ErrWeight) || !strings.Contains(err.Error(), tc.want) {
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one containing %q", tc.what, err, tc.want)
 		}
 	}
