@@ -25,9 +25,9 @@ import (
 // and the weight is (((word >> 4i) & 0xF) − 8) · scale (tensor.QuantInt4Group).
 // Modules the config does not quantize keep their dense M.weight.
 
-// CompressedWeights is one config group's "weights" quantization arguments
+// compressedWeights is one config group's "weights" quantization arguments
 // (compressed_tensors.quantization.QuantizationArgs).
-type CompressedWeights struct {
+type compressedWeights struct {
 	NumBits   int     `json:"num_bits"`
 	Type      string  `json:"type"`
 	Symmetric bool    `json:"symmetric"`
@@ -41,7 +41,7 @@ type CompressedWeights struct {
 type compressedGroup struct {
 	name    string
 	targets []matcher
-	w       CompressedWeights
+	w       compressedWeights
 }
 
 // matcher is one target or ignore entry: "re:<pattern>" matches a module
@@ -88,7 +88,7 @@ type compressedConfig struct {
 	Format       string `json:"format"`
 	ConfigGroups map[string]struct {
 		Targets           []string           `json:"targets"`
-		Weights           *CompressedWeights `json:"weights"`
+		Weights           *compressedWeights `json:"weights"`
 		InputActivations  json.RawMessage    `json:"input_activations"`
 		OutputActivations json.RawMessage    `json:"output_activations"`
 		Format            string             `json:"format"`
