@@ -14,6 +14,7 @@ import (
 	"hsdb/engine"
 	"hsdb/engine/enginetest"
 	"hsdb/engine/model"
+	"hsdb/engine/safetensors"
 	"hsdb/engine/tensor"
 )
 
@@ -240,5 +241,51 @@ func TestKimiBadInput(t *testing.T) {
 				t.Errorf("error %q\nwant one containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestKimiEstimate: the weight estimate made before loading (headers only)
+// equals the sum over the checkpoint's text-model tensors computed here
+// from the same headers: bf16 weights at 2 bytes, the f32 correction biases
+// at 4, each int4 expert (weight_shape [out, in]) dequantized to float32 at
+// out·in·4 bytes, plus the vocabulary padding rows (101 -> 128) of the
+// embedding and lm_head, for the flat layout and the wrapper's
+// language_model. names.
+func TestKimiEstimate(t *testing.T) {
+	for _, name := range []string{"kimi_k2_thinking", "kimi_k25"} {
+		dir := fixtureDir(t, name)
+		e, err := engine.LoadDir(dir, engine.Options{TP: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		set, err := safetensors.OpenDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want int64
+		for _, n := range set.Names() {
+			if !strings.HasPrefix(n, "model.") && !strings.HasPrefix(n, "lm_head.") && !strings.HasPrefix(n, "language_model.") {
+				continue // the vision tower is not loaded
+			}
+			ti, _ := set.Info(n)
+			switch {
+			case strings.HasSuffix(n, ".weight_shape"):
+				x, err := set.Tensor(n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want += x.Int(0) * x.Int(1) * 4
+			case strings.HasSuffix(n, ".weight_packed"), strings.HasSuffix(n, ".weight_scale"):
+			default:
+				want += int64(tensor.Numel(ti.Shape) * ti.DType.Size())
+			}
+		}
+		const hidden, vocab, padded = 96, 101, 128
+		want += 2 * (padded - vocab) * hidden * 2 // embed_tokens and lm_head, bf16
+		if e.Estimate[0] != want {
+			t.Errorf("%s: estimate %d bytes, the headers say %d", name, e.Estimate[0], want)
+		}
+		set.Close()
+		e.Close()
 	}
 }
