@@ -48,8 +48,7 @@ type compressedGroup struct {
 // name when the pattern matches at its start (Python's re.match, as
 // compressed-tensors' _match_name does), any other string matches the name
 // exactly or, for "Linear", every linear module (compressed-tensors'
-// _match_class on torch.nn.Linear; every weight a Loader asks the scheme
-// about is a linear layer's).
+// _match_class on torch.nn.Linear; see isLinear).
 type matcher struct {
 	raw string
 	re  *regexp.Regexp
@@ -71,7 +70,16 @@ func (m matcher) match(module string) bool {
 	if m.re != nil {
 		return m.re.MatchString(module)
 	}
-	return m.raw == module || m.raw == "Linear"
+	return m.raw == module || (m.raw == "Linear" && isLinear(module))
+}
+
+// isLinear reports whether module is an nn.Linear in HF's DeepSeek-V3 /
+// Kimi-K2 model, which a class target "Linear" selects: not the embedding,
+// not an RMSNorm, not the MoE router mlp.gate (DeepseekV3TopkRouter holds
+// its weight as a bare parameter). Plan-time byte counts (Planned) ask
+// about every weight; the loader asks only about linear ones.
+func isLinear(module string) bool {
+	return !strings.HasSuffix(module, "embed_tokens") && !strings.HasSuffix(module, "norm") && !strings.HasSuffix(module, ".gate")
 }
 
 // Compressed is model.QuantScheme for compressed-tensors pack-quantized int4

@@ -46,6 +46,12 @@ func TestCompressedMatchesKimiIgnoreList(t *testing.T) {
 		"language_model.model.layers.1.self_attn.o_proj.weight":           false,
 		"model.layers.3.mlp.experts.7.gate_proj.weight_scale":             false, // not a weight
 		"language_model.model.layers.9.mlp.shared_experts.up_proj.weight": false,
+		// Not nn.Linear modules, so the class target "Linear" skips them.
+		"model.embed_tokens.weight":                      false,
+		"model.norm.weight":                              false,
+		"model.layers.3.input_layernorm.weight":          false,
+		"model.layers.3.self_attn.kv_a_layernorm.weight": false,
+		"model.layers.3.mlp.gate.weight":                 false,
 	} {
 		if got := c.Quantizes(name); got != want {
 			t.Errorf("Quantizes(%s) = %v, want %v", name, got, want)
@@ -56,6 +62,17 @@ func TestCompressedMatchesKimiIgnoreList(t *testing.T) {
 	c2 := mustParse(t, strings.Replace(kimiQuantConfig, `"lm_head", `, `"lm_head", "re:layers\\.5", `, 1))
 	if !c2.Quantizes("model.layers.5.mlp.experts.0.up_proj.weight") {
 		t.Errorf("re:layers\\.5 matched model.layers.5... although re.match anchors at the start")
+	}
+	// Kimi-K2.5's expert gate_proj [2048, 7168]: 896 words and 224 bf16
+	// scales per row, plus the 8-byte weight_shape; the router, norms and
+	// embeddings are not planned as int4.
+	if b, ok := c.Planned("language_model.model.layers.3.mlp.experts.0.gate_proj.weight", 2048, 7168); !ok || b != 2048*896*4+2048*224*2+8 {
+		t.Errorf("Planned(expert) = %d, %v; want %d, true", b, ok, 2048*896*4+2048*224*2+8)
+	}
+	for _, n := range []string{"model.layers.3.mlp.gate.weight", "model.embed_tokens.weight", "lm_head.weight", "model.layers.3.self_attn.q_b_proj.weight"} {
+		if b, ok := c.Planned(n, 384, 7168); ok || b != 0 {
+			t.Errorf("Planned(%s) = %d, %v; want dense", n, b, ok)
+		}
 	}
 	if !strings.Contains(c.String(), "int4 symmetric, group 32") {
 		t.Errorf("String() = %q", c.String())
