@@ -119,11 +119,14 @@ HSDB_DTYPES(INT4_DEQUANT)
 // scale group of each row at a time, U groups in flight) and their partial
 // sums meet in shared memory. Requires cols % 32 == 0, group % 32 == 0 and
 // x 16-byte aligned (the caller falls back to int4_dequant + GEMM
-// otherwise). x and y are [T, cols] and [T, rows] of X.
+// otherwise). x is [T, cols] and y [T, rows] with row stride ldy (≥ rows:
+// a column block of a wider output, as an expert's gate and up halves of
+// w13's), both of X.
 #define INT4_WARPS 4
 template <typename X, int TT, int R, int U>
 __device__ __forceinline__ void int4_gemv(st<X>* y, const st<X>* x, const unsigned* packed, const void* scale,
-                                          int scale_f32, int T, int cols, int rows, int groups, int group) {
+                                          int scale_f32, int T, int cols, int rows, int ldy, int groups,
+                                          int group) {
     __shared__ float red[INT4_WARPS][TT][R];
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     int n0 = blockIdx.x * R;
@@ -192,7 +195,7 @@ __device__ __forceinline__ void int4_gemv(st<X>* y, const st<X>* x, const unsign
         float v = 0.f;
 #pragma unroll
         for (int w = 0; w < INT4_WARPS; w++) v += red[w][t][r];
-        if (t < nt && r < nr) elem<X>::store(y, (long long)(t0 + t) * rows + n0 + r, v);
+        if (t < nt && r < nr) elem<X>::store(y, (long long)(t0 + t) * ldy + n0 + r, v);
     }
 }
 
@@ -201,8 +204,8 @@ __device__ __forceinline__ void int4_gemv(st<X>* y, const st<X>* x, const unsign
 #define INT4_GEMV_TT(xn, X, TT, R, U)                                                                  \
     extern "C" __global__ void int4_gemv##TT##_##xn(st<X>* y, const st<X>* x, const unsigned* packed,  \
                                                     const void* scale, int scale_f32, int T, int cols, \
-                                                    int rows, int groups, int group) {                 \
-        int4_gemv<X, TT, R, U>(y, x, packed, scale, scale_f32, T, cols, rows, groups, group);           \
+                                                    int rows, int ldy, int groups, int group) {        \
+        int4_gemv<X, TT, R, U>(y, x, packed, scale, scale_f32, T, cols, rows, ldy, groups, group);      \
     }
 #define INT4_GEMV(xn, X) \
     INT4_GEMV_TT(xn, X, 1, 1, 4) INT4_GEMV_TT(xn, X, 2, 1, 4) INT4_GEMV_TT(xn, X, 4, 4, 2) INT4_GEMV_TT(xn, X, 8, 4, 2)

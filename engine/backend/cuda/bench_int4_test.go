@@ -3,6 +3,7 @@
 package cuda
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -15,18 +16,18 @@ import (
 
 // BenchmarkKimiMoEInt4 times the routed experts of Kimi-K2.5-shaped MoE
 // layers (hidden 7168, 384 experts of moe_intermediate 2048, top-8, 2
-// layers, random INT4 weights with bf16 group-32 scales) computed the way
-// engine/arch's MoE block computes them (per expert: GatherRows, gate and up
-// Linear, SiluMul, down Linear, ScatterAddRows), once with the weights
-// kept packed (UploadQuantized) and once with the same checkpoint
+// layers, random INT4 weights with bf16 group-32 scales) computed as
+// engine/nn's MoE block computes them on the GPU (backend.MoE: Experts once
+// at load, RoutedExperts per step on random top-8 routing), once with the
+// weights kept packed (UploadQuantized) and once with the same checkpoint
 // dequantized to bf16 on load, for several batch sizes, in one run. It
 // prints device ms per forward of the two layers and the speed of the
 // packed path relative to bf16 (bf16 ms / int4 ms: ≥ 1 means packed is at
-// least as fast), plus the variants of the packed path (fused kernel off,
-// scratch in 8 MiB blocks), and the bytes per parameter the packed weights
-// occupy. Needs about 90 GB of device memory.
+// least as fast), the packed path without its fused kernel for lightly
+// routed experts, and the bytes per parameter the packed weights occupy.
+// Needs about 90 GB of device memory.
 //
-//	scripts: .gpu/kimi/cuda.test -test.run '^$' -test.bench KimiMoEInt4 -test.benchtime 1x
+//	.gpu/kimi/cuda.test -test.run '^$' -test.bench KimiMoEInt4 -test.benchtime 1x
 func BenchmarkKimiMoEInt4(b *testing.B) {
 	devs, _ := virtualRanksOn(b, 1, tensor.BF16)
 	d := devs[0]
@@ -40,37 +41,44 @@ func BenchmarkKimiMoEInt4(b *testing.B) {
 		}
 	}
 	shapes := [3][2]int{{I, H}, {I, H}, {H, I}} // gate_proj, up_proj, down_proj
-	var packed, dense [layers][E][3]backend.Tensor
-	before := d.MemoryInUse()
+	var packed, dense [layers]backend.Tensor
+	var packedBytes int64 // layer 0's packed experts on the device
 	for l := range layers {
+		m0 := d.MemoryInUse()
+		var ws [3][]backend.Tensor
 		for e := range E {
 			for j, s := range shapes {
-				packed[l][e][j] = d.UploadQuantized(pool[s][(l*E+e+j)%3], tensor.Invalid)
+				ws[j] = append(ws[j], d.UploadQuantized(pool[s][(l*E+e+j)%3], tensor.Invalid))
 			}
 		}
-	}
-	packedBytes := d.MemoryInUse() - before
-	params := int64(layers) * E * 3 * H * I
-	for l := range layers {
-		for e := range E {
-			for j := range 3 {
-				dense[l][e][j] = dequantOnDevice(b, d, packed[l][e][j].(*Tensor))
+		packed[l] = d.Experts(0, ws[0], ws[1], ws[2])
+		if l == 0 {
+			packedBytes = d.MemoryInUse() - m0
+		}
+		var ds [3][]backend.Tensor
+		for j := range 3 {
+			for _, w := range ws[j] {
+				ds[j] = append(ds[j], dequantOnDevice(b, d, w.(*Tensor)))
 			}
 		}
+		dense[l] = d.Experts(0, ds[0], ds[1], ds[2])
 	}
-	denseBytes := d.MemoryInUse() - before - packedBytes
-	fmt.Printf("set-up %.1fs; packed weights %.4f byte/param (%d bytes for %d params); bf16 copy %.4f byte/param\n",
-		time.Since(t0).Seconds(), float64(packedBytes)/float64(params), packedBytes, params, float64(denseBytes)/float64(params))
-	b.ReportMetric(float64(packedBytes)/float64(params), "int4-byte/param")
+	perLayer := int64(E) * 3 * H * I
+	fmt.Printf("set-up %.1fs; packed experts %.4f byte/param (%d bytes for one layer's %d params)\n",
+		time.Since(t0).Seconds(), float64(packedBytes)/float64(perLayer), packedBytes, perLayer)
+	b.ReportMetric(float64(packedBytes)/float64(perLayer), "int4-byte/param")
 
-	fmt.Printf("%7s %12s %10s %10s %8s  %s\n", "tokens", "tok/expert", "bf16 ms", "int4 ms", "speed", "variants (int4 ms)")
+	fmt.Printf("%7s %12s %10s %10s %8s  %s\n", "tokens", "tok/expert", "bf16 ms", "int4 ms", "speed", "int4 without the fused kernel (ms)")
 	for _, T := range []int{1, 8, 64, 512, 2048, 8192} {
 		x := d.Upload(tensor.FromF32(randn(rng, T*H, 1), T, H).Convert(tensor.BF16))
-		routes, weights := randomRoutes(rng, T, E, K)
-		run := func(w *[layers][E][3]backend.Tensor) float64 {
+		ids, wts := randomTopK(rng, T, E, K)
+		it, wt := d.Upload(ids), d.Upload(wts)
+		run := func(sets *[layers]backend.Tensor) float64 {
 			step := func() error {
 				for l := range layers {
-					moeExperts(d, x, &w[l], routes, weights)
+					d.PushScope()
+					d.RoutedExperts(x, it, wt, sets[l])
+					d.PopScope()
 				}
 				return nil
 			}
@@ -90,22 +98,15 @@ func BenchmarkKimiMoEInt4(b *testing.B) {
 			return ms / iters
 		}
 		msDense, msPacked := run(&dense), run(&packed)
-		variants := ""
-		if T*K/E <= int4GEMVTokens {
-			saved := int4GEMVTokens
-			int4GEMVTokens = 0
-			variants += fmt.Sprintf("dequant+GEMM only %.2f", run(&packed))
-			int4GEMVTokens = saved
-		}
-		if T*K/E >= 1 {
-			saved := int4ChunkBytes
-			int4ChunkBytes = 8 << 20
-			variants += fmt.Sprintf("  scratch in 8 MiB blocks %.2f", run(&packed))
-			int4ChunkBytes = saved
-		}
-		fmt.Printf("%7d %12.2f %10.2f %10.2f %7.2fx  %s\n", T, float64(T*K)/E, msDense, msPacked, msDense/msPacked, variants)
+		saved := int4GEMVTokens
+		int4GEMVTokens = 0
+		msNoGEMV := run(&packed)
+		int4GEMVTokens = saved
+		fmt.Printf("%7d %12.2f %10.2f %10.2f %7.2fx  %.2f\n", T, float64(T*K)/E, msDense, msPacked, msDense/msPacked, msNoGEMV)
 		b.ReportMetric(msDense/msPacked, fmt.Sprintf("speed-vs-bf16-T%d", T))
 		d.Free(x)
+		d.Free(it)
+		d.Free(wt)
 	}
 }
 
@@ -121,33 +122,18 @@ func dequantOnDevice(b *testing.B, d *Device, w *Tensor) backend.Tensor {
 	return x
 }
 
-// randomRoutes picks k distinct experts per token uniformly with random
-// weights: per expert the tokens routed to it and their weights.
-func randomRoutes(rng *rand.Rand, tokens, experts, k int) ([][]int32, [][]float32) {
-	routes, weights := make([][]int32, experts), make([][]float32, experts)
+// randomTopK picks k distinct experts per token uniformly with random
+// weights: ids [tokens, k] I32 and weights [tokens, k] F32 (Route's output).
+func randomTopK(rng *rand.Rand, tokens, experts, k int) (*tensor.Tensor, *tensor.Tensor) {
+	ids := tensor.New(tensor.I32, tokens, k)
+	w := make([]float32, tokens*k)
 	for t := range tokens {
-		for _, e := range rng.Perm(experts)[:k] {
-			routes[e] = append(routes[e], int32(t))
-			weights[e] = append(weights[e], float32(rng.Float64()))
+		for j, e := range rng.Perm(experts)[:k] {
+			binary.LittleEndian.PutUint32(ids.Data[4*(t*k+j):], uint32(e))
+			w[t*k+j] = float32(rng.Float64())
 		}
 	}
-	return routes, weights
-}
-
-// moeExperts runs one layer's routed experts on x [tokens, hidden] as
-// engine/arch's MoE block does and leaves the sum in a scoped accumulator.
-func moeExperts(d *Device, x backend.Tensor, w *[384][3]backend.Tensor, routes [][]int32, weights [][]float32) {
-	d.PushScope()
-	acc := d.Alloc(x.Shape()...)
-	for e, idx := range routes {
-		if len(idx) == 0 {
-			continue
-		}
-		xe := d.GatherRows(x, idx)
-		h := d.SiluMul(d.Linear(xe, w[e][0], nil), d.Linear(xe, w[e][1], nil))
-		d.ScatterAddRows(acc, d.Linear(h, w[e][2], nil), idx, weights[e])
-	}
-	d.PopScope()
+	return ids, tensor.FromF32(w, tokens, k)
 }
 
 // BenchmarkInt4Linear times one Linear on Kimi-K2.5's expert shapes

@@ -113,7 +113,7 @@ func (d *Device) linearInt4(op string, xt, wt *Tensor, b backend.Tensor) backend
 		}
 		sp := wt.ptr().Add(L.scaleOff)
 		if T <= int4GEMVTokens && L.in%32 == 0 && L.group%32 == 0 && xt.ptr()%16 == 0 {
-			return d.g.Int4GEMV(y.ptr(), xt.ptr(), wt.ptr(), sp, L, T, dt)
+			return d.g.Int4GEMV(y.ptr(), xt.ptr(), wt.ptr(), sp, L, T, L.out, dt)
 		}
 		es := int64(dt.Size())
 		rows := L.out
@@ -176,16 +176,17 @@ func (d *GPU) Int4Dequant(out, packed, scale driver.Ptr, L *int4Layout, to tenso
 	})
 }
 
-// Int4GEMV computes y [T, L.out] = x [T, L.in] · Wᵀ with the fused W4A16
+// Int4GEMV computes y [T, L.out] (row stride ldy ≥ L.out elements) = x
+// [T, L.in] · Wᵀ with the fused W4A16
 // kernel (L.in and L.group multiples of 32, x 16-byte aligned), in dtype
 // dt with f32 sums; tokens go in chunks of 1, 2, 4 or 8 per block row.
-func (d *GPU) Int4GEMV(y, x, packed, scale driver.Ptr, L *int4Layout, T int, dt tensor.DType) error {
+func (d *GPU) Int4GEMV(y, x, packed, scale driver.Ptr, L *int4Layout, T, ldy int, dt tensor.DType) error {
 	sfx, err := suffix("int4 gemv", dt)
 	if err != nil {
 		return err
 	}
-	if L.in%32 != 0 || L.group%32 != 0 || T > 1<<30 {
-		return fmt.Errorf("%w: int4 gemv of [%d, %d] (group %d) for %d tokens", driver.ErrBadArgument, L.out, L.in, L.group, T)
+	if L.in%32 != 0 || L.group%32 != 0 || T > 1<<30 || ldy < L.out || ldy > 1<<30 {
+		return fmt.Errorf("%w: int4 gemv of [%d, %d] (group %d) for %d tokens, output stride %d", driver.ErrBadArgument, L.out, L.in, L.group, T, ldy)
 	}
 	const warps = 4 // kernels/int4.cu: INT4_WARPS, splitting the columns
 	tt := 8
@@ -202,7 +203,7 @@ func (d *GPU) Int4GEMV(y, x, packed, scale driver.Ptr, L *int4Layout, T int, dt 
 	grid := dim3{x: uint32((L.out + rowsPerBlock - 1) / rowsPerBlock), y: uint32((T + tt - 1) / tt)}
 	return d.Do(func() error {
 		return d.launch("int4", fmt.Sprintf("int4_gemv%d_%s", tt, sfx), grid, dim3{x: 32 * warps}, 0,
-			y, x, packed, scale, b2i(L.scaleF32), int32(T), int32(L.in), int32(L.out), int32(L.groups), int32(L.group))
+			y, x, packed, scale, b2i(L.scaleF32), int32(T), int32(L.in), int32(L.out), int32(ldy), int32(L.groups), int32(L.group))
 	})
 }
 
@@ -237,4 +238,111 @@ func (d *Device) int4ToHost(x *Tensor, r0, r1, c0, c1 int) *tensor.Tensor {
 		copy(ov[(r-r0)*(c1-c0):(r-r0+1)*(c1-c0)], fv[r*L.in+c0:r*L.in+c1])
 	}
 	return out
+}
+
+// int4Experts are a MoE layer's routed experts kept packed in int4 (the
+// backend.MoE path, nn.MoE): per expert gate and up (dequantized together
+// into one [2·inter, hidden] w13, gate rows first) and down.
+type int4Experts struct {
+	gateUp []*Tensor // gate_0, up_0, gate_1, up_1, ...
+	down   []*Tensor
+}
+
+// int4ChunkExpertBytes bounds the scratch RoutedExperts dequantizes a
+// layer's touched int4 experts into before their grouped GEMMs.
+var int4ChunkExpertBytes int64 = 2 << 30
+
+// int4ExpertSet checks that gate, up and down are packed int4 weights of
+// shapes [I, H], [I, H], [H, I] and returns them as an int4Experts, or nil
+// when gate[0] is not int4.
+func (d *Device) int4ExpertSet(op string, first int, gate, up, down []*Tensor) *int4Experts {
+	if int4Of(gate[0]) == nil {
+		return nil
+	}
+	e := &int4Experts{}
+	for i := range gate {
+		for _, w := range []*Tensor{gate[i], up[i], down[i]} {
+			if int4Of(w) == nil {
+				d.badArg(op, "expert %d: gate_proj is int4 but a projection is %v %s", first+i, w.shape, w.dt)
+			}
+		}
+		e.gateUp = append(e.gateUp, gate[i], up[i])
+		e.down = append(e.down, down[i])
+	}
+	return e
+}
+
+// int4ExpertGEMMs is ExpertGEMMs over packed int4 experts (GPU thread). An
+// expert this step routes at most int4GEMVTokens rows to runs the fused
+// W4A16 kernel on its packed words (each of its wPer weights into its
+// column block of c); the other touched experts (rows[e] > 0; untouched
+// ones cost nothing) are dequantized, as many at a time as fit
+// int4ChunkExpertBytes, into a scratch of dtype dt (per expert its wPer
+// weights stacked into [N, K]) right before their grouped GEMM. a's and
+// c's rows are the experts' rows in id order; addr holds 24·len(rows)
+// bytes.
+func (d *Device) int4ExpertGEMMs(c, a driver.Ptr, ws []*Tensor, wPer int, rows []int32, N, K int, dt tensor.DType, addr driver.Ptr) error {
+	es := int64(dt.Size())
+	per := int64(N) * int64(K) * es
+	start := make([]int64, len(rows)) // each expert's first row in a and c
+	var touched []int
+	off := int64(0)
+	for e, r := range rows {
+		start[e] = off
+		off += int64(r)
+		switch {
+		case r == 0:
+		case int(r) <= int4GEMVTokens && K%32 == 0 && a%16 == 0 && es*int64(K)%16 == 0 && int4Of(ws[e*wPer]).group%32 == 0:
+			// A handful of rows: the fused kernel straight from the
+			// packed words, each weight into its column block of c.
+			col := int64(0)
+			for _, w := range ws[e*wPer : (e+1)*wPer] {
+				L := int4Of(w)
+				if err := d.g.Int4GEMV(c.Add((start[e]*int64(N)+col)*es), a.Add(start[e]*int64(K)*es), w.ptr(), w.ptr().Add(L.scaleOff), L, int(r), N, dt); err != nil {
+					return err
+				}
+				col += int64(L.out)
+			}
+		default:
+			touched = append(touched, e)
+		}
+	}
+	if len(touched) == 0 {
+		return nil
+	}
+	// The dequantized experts' rows need not be consecutive any more
+	// (GEMV'd experts sit between them): one grouped GEMM per run of
+	// consecutive touched experts, at most chunk experts each.
+	chunk := int(max(1, min(int64(len(touched)), int4ChunkExpertBytes/per)))
+	scratch, err := d.mem.alloc(int64(chunk)*per, driver.Activations)
+	if err != nil {
+		return err
+	}
+	defer d.mem.free([]block{{scratch, driver.Activations}})
+	for c0 := 0; c0 < len(touched); {
+		c1 := c0 + 1
+		for c1 < len(touched) && c1-c0 < chunk && start[touched[c1]] == start[touched[c1-1]]+int64(rows[touched[c1-1]]) {
+			c1++
+		}
+		group := touched[c0:c1]
+		c0 = c1
+		wp := make([]driver.Ptr, len(group))
+		rr := make([]int32, len(group))
+		for i, e := range group {
+			wp[i], rr[i] = scratch.Add(int64(i)*per), rows[e]
+			part := wp[i]
+			for _, w := range ws[e*wPer : (e+1)*wPer] {
+				L := int4Of(w)
+				if err := d.g.Int4Dequant(part, w.ptr(), w.ptr().Add(L.scaleOff), L, dt); err != nil {
+					return err
+				}
+				part = part.Add(int64(L.out) * int64(L.in) * es)
+			}
+		}
+		s := start[group[0]]
+		if err := d.g.ExpertGEMMs(c.Add(s*int64(N)*es), a.Add(s*int64(K)*es), wp, rr, N, K, dt, addr); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"hsdb/engine/backend"
 	"hsdb/engine/tensor"
 )
 
@@ -115,4 +116,55 @@ func maxAbs(a, b []float32) float64 {
 		}
 	}
 	return m
+}
+
+// TestRankInt4RoutedExperts: routed experts kept packed in int4 (the
+// backend.MoE path: experts with at most int4GEMVTokens rows through the
+// fused kernel, the others dequantized chunk by chunk, the chunk shrunk to
+// 3 experts here) match the CPU backend's expert loop over the same experts
+// dequantized exactly on upload, on identical expert ids, with 61 tokens
+// (most experts dequantized) and 5 (most through the fused kernel), all
+// experts local and a rank's block of them.
+func TestRankInt4RoutedExperts(t *testing.T) {
+	old := int4ChunkExpertBytes
+	defer func() { int4ChunkExpertBytes = old }()
+	forActDTypes(t, func(t *testing.T, p *pair) {
+		const H, I, E = 256, 128, 8
+		int4ChunkExpertBytes = int64(3 * 2 * I * H * p.dt.Size())
+		a := backend.RouteArgs{Experts: E, TopK: 3, Groups: 1, TopKGroup: 1, Sigmoid: true, NormTopK: true, Scale: 2.827}
+		for _, T := range []int{61, 5} {
+			lg, lc, _ := p.f32Logits(T, E, false)
+			ids, w := p.g.Route(lg, &a)
+			idc, wc := p.c.Route(lc, &a)
+			x, xc := p.act(T, H, 1)
+			for _, local := range [][2]int{{0, E}, {2, 7}} {
+				var gg, gu, gd, cg, cu, cd []backend.Tensor
+				for range local[1] - local[0] {
+					for i, shape := range [][2]int{{I, H}, {I, H}, {H, I}} {
+						q := randomInt4(p.rng, shape[0], shape[1], 32, tensor.BF16)
+						g, c := p.g.UploadQuantized(q, tensor.Invalid), p.c.UploadQuantized(q, tensor.Invalid)
+						switch i {
+						case 0:
+							gg, cg = append(gg, g), append(cg, c)
+						case 1:
+							gu, cu = append(gu, g), append(cu, c)
+						default:
+							gd, cd = append(gd, g), append(cd, c)
+						}
+					}
+				}
+				got := p.g.RoutedExperts(x, ids, w, p.g.Experts(local[0], gg, gu, gd))
+				want := p.c.RoutedExperts(xc, idc, wc, p.c.Experts(local[0], cg, cu, cd))
+				at, rt := p.tols(1)
+				if p.dt != tensor.F32 {
+					at, rt = 4*at, 4*rt // the dequantized experts' weights are rounded to bf16
+				}
+				name := fmt.Sprintf("int4 routed_experts/T%d/%d-%d", T, local[0], local[1])
+				assertClose(t, name, p.g.ToHost(got, 0, T, 0, H).F32(), p.c.ToHost(want, 0, T, 0, H).F32(), at, rt)
+				if m := p.c.Moments(want, 0, T, 0, H); !(m.SumSq > 0) {
+					t.Errorf("%s: the CPU reference is all zero", name)
+				}
+			}
+		}
+	})
 }

@@ -103,6 +103,9 @@ func (d *Device) Embedding(table backend.Tensor, ids []int32, start int) backend
 func (d *Device) Linear(x, w, b backend.Tensor) backend.Tensor {
 	const op = "linear"
 	xt, wt := d.get(op, x), d.get(op, w)
+	if fp8Of(wt) != nil {
+		return d.linearFP8(op, xt, wt, b)
+	}
 	if int4Of(wt) != nil {
 		return d.linearInt4(op, xt, wt, b)
 	}
@@ -544,6 +547,9 @@ func (d *Device) ToHost(t backend.Tensor, r0, r1, c0, c1 int) *tensor.Tensor {
 	const op = "to_host"
 	x := d.get(op, t)
 	d.checkSlice(op, x, r0, r1, c0, c1)
+	if fp8Of(x) != nil {
+		return d.fp8ToHost(x, r0, r1, c0, c1)
+	}
 	if int4Of(x) != nil {
 		return d.int4ToHost(x, r0, r1, c0, c1)
 	}
