@@ -1,4 +1,4 @@
-package inspect
+package check
 
 import (
 	"archive/zip"
