@@ -77,6 +77,7 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 	if err != nil {
 		return nil, err
 	}
+	defer w.Close() // the lock is released however the job ends
 	maxTok := opts.MaxBatchTokens
 	if maxTok <= 0 {
 		maxTok = 4096
