@@ -101,10 +101,10 @@ func runCapture(args []string, io stdio) int {
 	defer e.Close()
 	var in *capture.Inputs
 	if *ids != "" {
-		in, err = capture.ParseIDsList(*ids)
+		in, err = capture.ParseIDsList(*ids, capture.LimitsOf(e.Dims))
 	} else {
 		tok, _ := e.Tokenizer()
-		in, err = capture.ReadJSONL(*data, tok)
+		in, err = capture.ReadJSONL(*data, tok, capture.LimitsOf(e.Dims))
 	}
 	if err != nil {
 		return fail(2, "%v", err)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"hsdb/engine"
+	"hsdb/engine/model"
 	"hsdb/engine/safetensors"
 	"hsdb/engine/tensor"
 )
@@ -350,7 +351,7 @@ func TestCase6DiskFullResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	tok, _ := e.Tokenizer()
-	in, err := ReadJSONL("../../testdata/stories260K/stories200.jsonl", tok)
+	in, err := ReadJSONL("../../testdata/stories260K/stories200.jsonl", tok, LimitsOf(e.Dims))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,5 +376,84 @@ func TestCase6DiskFullResume(t *testing.T) {
 	}
 	if res.Skipped != 15 || res.Done != 40 {
 		t.Fatalf("resume skipped %d and finished %d, want 15 and 40", res.Skipped, res.Done)
+	}
+}
+
+// cancelAt cancels a job's context when the pass reaches a site, then
+// waits (up to a second) until the job's stop hook has placed its stop,
+// as a SIGTERM arriving mid-row would; it records the last site any rank
+// asked about.
+type cancelAt struct {
+	site   string
+	cancel context.CancelFunc
+	hook   func() *stopHook
+	mu     sync.Mutex
+	last   string
+}
+
+func (c *cancelAt) Want(ev *model.Event) bool {
+	c.mu.Lock()
+	c.last = ev.Site.Path
+	c.mu.Unlock()
+	return ev.Site.Path == c.site
+}
+
+func (c *cancelAt) Visit(ev *model.Event, _ []*model.RankView) error {
+	c.cancel()
+	for start := time.Now(); time.Since(start) < time.Second; time.Sleep(time.Millisecond) {
+		if h := c.hook(); h != nil {
+			h.mu.Lock()
+			placed := h.stopAt >= 0
+			h.mu.Unlock()
+			if placed {
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// TestCase14InterruptMidPass: case 14's other half — a cancelled context
+// (SIGTERM, Ctrl-C) stops the forward pass at the next site, not at the
+// end of the row: cancelled at model.layers.1, the pass never reaches
+// lm_head, the job returns ErrInterrupted, and nothing of that batch is
+// kept.
+func TestCase14InterruptMidPass(t *testing.T) {
+	e, err := engine.Open("", engine.Options{TP: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := ParseIDsList("1,2,3,4;1,5,6", LimitsOf(e.Dims))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var live *stopHook
+	var liveMu sync.Mutex
+	ca := &cancelAt{site: "model.layers.1", cancel: cancel, hook: func() *stopHook { liveMu.Lock(); defer liveMu.Unlock(); return live }}
+	tg := targetOf(e)
+	tg.Prefill = func(s [][]int32, h model.Hook) error {
+		liveMu.Lock()
+		live, _ = h.(*stopHook)
+		liveMu.Unlock()
+		_, err := e.Prefill(s, model.MultiHook{ca, h}, false)
+		return err
+	}
+	out := filepath.Join(t.TempDir(), "o")
+	res, err := RunCaptureJob(ctx, tg, in, JobOptions{Layers: []int{0, 3}, Out: out})
+	if !errors.Is(err, ErrInterrupted) || !strings.Contains(err.Error(), "in the forward pass of sequences 0..1") {
+		t.Fatalf("err = %v", err)
+	}
+	if ca.last == "lm_head" || strings.HasPrefix(ca.last, "model.norm") || strings.HasPrefix(ca.last, "model.layers.4") {
+		t.Fatalf("the pass went on to %s after the cancel", ca.last)
+	}
+	t.Logf("cancelled at model.layers.1; the last site asked about: %s", ca.last)
+	if res.Done != 0 {
+		t.Fatalf("%d sequences recorded from an interrupted pass", res.Done)
+	}
+	m, err := ReadManifest(out + PartialSuffix)
+	if err != nil || len(m.Sequences) != 0 {
+		t.Fatalf("staging manifest: %v %+v", err, m)
 	}
 }
