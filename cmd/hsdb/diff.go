@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 
 	"hsdb/inspect/check"
@@ -9,45 +8,69 @@ import (
 
 func init() {
 	register(&subcommand{name: "diff",
-		usage:   "diff PATH --model MODEL [--layers 2,30,58,60] [--tp N] [--seq-lens 512,259]",
-		summary: "run hsdb's forward pass on a capture's input_ids and report, per layer, how far the capture is and the first layer where it departs; exit 0 none departs, 1 one does, 2 unreadable",
+		usage:   diffUsage,
+		summary: "run hsdb's forward pass on a capture's input_ids and report, per layer, how far the capture is and the first layer where it departs; exit 0 none departs, 1 one does, 2 unreadable or nothing comparable",
 		run:     runDiff})
 }
 
+const diffUsage = "diff PATH --model MODEL [--layers 2,30,58,60] [--tp N] [--ep] [--seq-lens 512,259] [--json]"
+
+// runDiff is `hsdb diff`. Exit status: 0 every labelled layer is within
+// tolerance; 1 a layer departs; 2 the input is unreadable, or nothing in
+// it could be compared (no entry aligns with input_ids, or none claims a
+// layer): no verdict, which a script must not read as a pass.
 func runDiff(args []string, io stdio) int {
-	fs := flag.NewFlagSet("diff", flag.ContinueOnError)
-	fs.SetOutput(io.Err)
+	fs := newFlagSet("diff", io)
 	var cf checkFlags
 	cf.register(fs)
 	path, err := parseWithPath(fs, args)
-	if err != nil {
-		fmt.Fprintln(io.Err, "hsdb diff:", err)
+	if done, code := helpOrError(fs, flagErr(err), io, diffUsage); done {
+		return code
+	}
+	fail := func(err error) int {
+		if cf.json {
+			return printCheckJSON(io, checkResult{Command: "diff", Path: path, Exit: 2, Failed: true, Error: err.Error()})
+		}
+		fmt.Fprintf(io.Err, "hsdb diff: %v\n", err)
 		return 2
 	}
+	if err != nil {
+		return fail(err)
+	}
+	cf.parsed(fs)
 	opts, done, err := cf.options(io, "diff", true)
 	if err != nil {
-		fmt.Fprintln(io.Err, "hsdb diff:", err)
-		return 2
+		return fail(err)
 	}
 	defer done()
 	rep := check.CheckPath(path, opts)
 	if rep.Err != nil {
-		fmt.Fprintf(io.Err, "hsdb diff: %v\n", rep.Err)
-		return 2
+		return fail(rep.Err)
 	}
-	departs := false
+	departs, comparable := false, false
+	var out []string
 	for _, f := range rep.Files {
 		lines, d := f.DiffLines()
-		departs = departs || d
-		for _, l := range lines {
-			fmt.Fprintln(io.Out, l)
+		if f.Comparable() {
+			comparable, departs = true, departs || d
 		}
+		out = append(out, lines...)
 	}
+	code := 0
 	switch {
 	case rep.Unreadable():
-		return 2
+		code = 2
 	case departs:
-		return 1
+		code = 1
+	case !comparable:
+		code = 2
+		out = append(out, "nothing comparable: no verdict (exit 2)")
 	}
-	return 0
+	if cf.json {
+		return printCheckJSON(io, checkResult{Command: "diff", Path: path, Exit: code, Failed: code != 0, Lines: out})
+	}
+	for _, l := range out {
+		fmt.Fprintln(io.Out, l)
+	}
+	return code
 }
