@@ -1,0 +1,92 @@
+package repl
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"hsdb/engine"
+	hsdbg "hsdb/inspect/debug"
+)
+
+// TestSnakeCase: untagged field names become snake_case JSON keys,
+// acronyms kept whole.
+func TestSnakeCase(t *testing.T) {
+	for in, want := range map[string]string{"Site": "site", "MaxRelDiff": "max_rel_diff", "SHA256": "sha256", "HFIndex": "hf_index",
+		"WorstRank": "worst_rank", "ID": "id", "InputSHA256": "input_sha256", "L2": "l2"} {
+		if got := snakeCase(in); got != want {
+			t.Errorf("snakeCase(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// assertSnakeKeys fails on any object key of v (recursively) that is not
+// lower-case snake_case.
+func assertSnakeKeys(t *testing.T, where string, v any) {
+	t.Helper()
+	switch x := v.(type) {
+	case map[string]any:
+		for k, c := range x {
+			if k != strings.ToLower(k) || strings.ContainsAny(k, " -") {
+				t.Errorf("%s: key %q is not snake_case", where, k)
+			}
+			assertSnakeKeys(t, where+"."+k, c)
+		}
+	case []any:
+		for _, c := range x {
+			assertSnakeKeys(t, where, c)
+		}
+	}
+}
+
+// TestCase22CaptureJSONKeys: cases/README.md case 22 — `capture layers 1`
+// under --json lists its specs with snake_case keys (site, tensor, layer,
+// key), as every other result; so do the other capture commands' results.
+func TestCase22CaptureJSONKeys(t *testing.T) {
+	f := newFake(t, 1)
+	res := f.jsonExec("capture layers 1")
+	specs := res[0]["result"].(map[string]any)["specs"].([]any)
+	s0 := specs[0].(map[string]any)
+	if s0["site"] != "model.layers.1" || s0["layer"] != float64(1) || s0["key"] != "hidden_states.1" {
+		t.Fatalf("spec %v", s0)
+	}
+	f.Exec("input ids 1,403,407")
+	for _, line := range []string{"capture", "run", "info model", "info break", "capture site layers.1.mlp output"} {
+		for _, r := range f.jsonExec(line) {
+			assertSnakeKeys(t, line, r)
+		}
+	}
+}
+
+// TestCase17CaptureSiteNotPerToken: case 17 — `capture site lm_head
+// logits` (one row per sequence in a prefill: only the last token's
+// logits are computed) and the MoE gate's tokens_per_expert (one count per
+// expert) are refused at `capture site`; the layer captures asked for
+// next run and dump as usual.
+func TestCase17CaptureSiteNotPerToken(t *testing.T) {
+	f := newFake(t, 1)
+	f.AssertError("capture site lm_head logits", "lm_head logits is not one row per token (one row per sequence")
+	f.AssertError("capture site lm_head input", "is not one row per token")
+	f.AssertExec("capture layers 0,2")
+	f.Exec("input ids 1,403,407 ; ids 1,400")
+	f.Exec("run")
+	dir := t.TempDir() + "/D"
+	f.AssertExec("dump "+dir, "validated")
+
+	e, err := engine.Open("../testdata/hf/deepseek_v3", engine.Options{TP: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newFakeEngine(t, e)
+	d.AssertError("capture site layers.1.mlp.gate tokens_per_expert", "tokens_per_expert is not one row per token (one count per routed expert)")
+	d.AssertExec("capture site layers.1.mlp.gate topk_ids") // [tokens, top_k]: per token
+}
+
+// newFakeEngine is newFake over an already opened engine (no tokenizer).
+func newFakeEngine(t *testing.T, e *engine.Engine) *fakeTerm {
+	t.Helper()
+	buf := &bytes.Buffer{}
+	f := &fakeTerm{Term: New(hsdbg.New(e), buf, Config{}), t: t, buf: buf}
+	t.Cleanup(f.Close)
+	return f
+}
