@@ -1,6 +1,7 @@
 package repl
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -156,7 +157,11 @@ func cmdDisplay(t *Term, args string) error {
 	t.displays = append(t.displays, d)
 	t.emit("display", d, func() string { return fmt.Sprintf("display %d: print %s", d.ID, d.Expr) })
 	if t.S.Stopped() != nil {
-		return t.printExpr(d.Expr, fmt.Sprintf("display %d: ", d.ID))
+		// As at every later stop (showDisplays): a stop whose site does
+		// not show the tensor skips the display, without an error.
+		if err := t.printExpr(d.Expr, fmt.Sprintf("display %d: ", d.ID)); err != nil && !errors.Is(err, client.ErrNoTensor) {
+			return err
+		}
 	}
 	return nil
 }

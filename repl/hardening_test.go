@@ -90,3 +90,48 @@ func newFakeEngine(t *testing.T, e *engine.Engine) *fakeTerm {
 	t.Cleanup(f.Close)
 	return f
 }
+
+// TestCase18DisplayAbsentTensor: case 18 — in a -x script, `display
+// stream` at a stop in lm_head (which shows input and logits, not stream)
+// registers the display with no error (the script goes on to echo), as
+// `help display` says; the display prints at the next stop that shows
+// stream.
+func TestCase18DisplayAbsentTensor(t *testing.T) {
+	f := newFake(t, 1)
+	f.Exec("input ids 1,2,3")
+	f.Exec("break lm_head")
+	f.Exec("break layers.1")
+	f.Exec("run")
+	f.Exec("continue")
+	out := f.AssertExec("display stream", "display 1: print stream")
+	if strings.Contains(out, "rank") {
+		t.Fatalf("display printed a tensor lm_head does not show:\n%s", out)
+	}
+	f.AssertExec("echo next", "next")
+	f.AssertExec("run", "display 1: ")
+}
+
+// TestCase23StopLineBigBatch: case 23 — a batch of 64 sequences (lengths
+// 1..64 tokens of id 1, so 2080 tokens, shortest 1, longest 64) stops with
+// a one-line account; `info batch` lists every sequence; a batch of two
+// still lists both on the stop line.
+func TestCase23StopLineBigBatch(t *testing.T) {
+	f := newFake(t, 1)
+	var seqs []string
+	for n := 1; n <= 64; n++ {
+		seqs = append(seqs, "ids "+strings.TrimSuffix(strings.Repeat("1,", n), ","))
+	}
+	f.Exec("input " + strings.Join(seqs, " ; "))
+	f.Exec("break layers.2")
+	out := f.AssertExec("run", "tokens 2080 in 64 sequences (shortest 1, longest 64; info batch lists them)")
+	first := strings.SplitN(out, "\n", 2)[0]
+	if !strings.HasPrefix(first, "Stopped at model.layers.2") || !strings.Contains(first, "[breakpoint 1]") {
+		t.Fatalf("the stop line is not one line:\n%s", out)
+	}
+	list := f.AssertExec("info batch", "step 0 (prefill): 64 sequences, 2080 tokens", "  seq 0: 1 tokens", "  seq 63: 64 tokens")
+	if n := strings.Count(list, "\n  seq "); n != 64 {
+		t.Fatalf("info batch lists %d sequences", n)
+	}
+	f.Exec("input ids 1,2,3 ; ids 1,5")
+	f.AssertExec("run", "tokens 5 (seq 0: 3, seq 1: 2)")
+}
