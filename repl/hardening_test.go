@@ -2,6 +2,7 @@ package repl
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 
@@ -134,4 +135,31 @@ func TestCase23StopLineBigBatch(t *testing.T) {
 	}
 	f.Exec("input ids 1,2,3 ; ids 1,5")
 	f.AssertExec("run", "tokens 5 (seq 0: 3, seq 1: 2)")
+}
+
+// TestCase16CaptureArmedMidSequence: case 16 — `capture layers 1` after
+// `run`, then `gen 5`: the capture holds only the generated tokens, not
+// the prompt they continue, so `dump` refuses it (naming the sequence and
+// the position it started at) and nothing is written for `check` to
+// contradict; armed before `run`, the same session dumps a file `check`
+// passes against the model.
+func TestCase16CaptureArmedMidSequence(t *testing.T) {
+	f := newFake(t, 1)
+	f.Exec(`input text "Once upon a time"`)
+	f.Exec("run")
+	f.Exec("capture layers 1")
+	f.Exec("gen 5")
+	dir := t.TempDir()
+	f.AssertError("dump "+dir+"/x", "sequence 0: the capture was armed after its first")
+	if _, err := os.Stat(dir + "/x"); !os.IsNotExist(err) {
+		t.Fatalf("a dump was written: %v", err)
+	}
+	f.Exec("capture clear")
+	f.Exec("capture layers 1")
+	f.Exec("run")
+	f.Exec("gen 5")
+	f.AssertExec("dump "+dir+"/y", "validated")
+	if out := f.AssertExec("check "+dir+"/y", "pass"); strings.Contains(out, "FAIL") {
+		t.Fatalf("check of the dump:\n%s", out)
+	}
 }

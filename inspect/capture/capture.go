@@ -314,13 +314,21 @@ func (c *Capturer) Visit(ev *model.Event, ranks []*model.RankView) error {
 }
 
 // recordIDs appends each sequence's tokens of batch b (a prefill, step 0,
-// starts the sequence over).
+// starts the sequence over). A sequence first seen after its start — a
+// capture armed after `run`, then `gen` — is refused (the capture's error,
+// returned at dump): its file would hold the generated tokens without the
+// prompt they continue, which no check can reproduce.
 func (c *Capturer) recordIDs(b *model.Batch) {
 	c.batch = b
 	for s, n := range b.SeqLens {
 		num := b.Seqs[s]
 		ids := b.IDs[b.SeqStart(s) : b.SeqStart(s)+n]
 		sc := c.seqs[num]
+		if sc == nil && b.Step > 0 && len(b.Pos) > b.SeqStart(s) && b.Pos[b.SeqStart(s)] > 0 {
+			pos := b.Pos[b.SeqStart(s)]
+			c.fail(fmt.Errorf("%w: sequence %d: the capture was armed after its first %d tokens had run, so it holds only the tokens from position %d on (decode step %d); `run` again (then `gen`) to capture whole sequences",
+				ErrCapture, num, pos, pos, b.Step))
+		}
 		if sc == nil || b.Step == 0 {
 			sc = &SeqCapture{Seq: num, Tensors: map[string]*tensor.Tensor{}}
 			c.seqs[num] = sc
