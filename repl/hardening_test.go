@@ -87,7 +87,7 @@ func TestCase17CaptureSiteNotPerToken(t *testing.T) {
 func newFakeEngine(t *testing.T, e *engine.Engine) *fakeTerm {
 	t.Helper()
 	buf := &bytes.Buffer{}
-	f := &fakeTerm{Term: New(hsdbg.New(e), buf, Config{}), t: t, buf: buf}
+	f := &fakeTerm{Term: New(hsdbg.NewLocal(hsdbg.New(e)), buf, Config{}), t: t, buf: buf}
 	t.Cleanup(f.Close)
 	return f
 }

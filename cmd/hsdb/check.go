@@ -11,6 +11,8 @@ import (
 	"hsdb/engine"
 	"hsdb/engine/modelpath"
 	"hsdb/inspect/check"
+	"hsdb/inspect/client"
+	hsdbg "hsdb/inspect/debug"
 )
 
 func init() {
@@ -19,6 +21,8 @@ func init() {
 		summary: "validate capture files (hsdb dumps, safetensors, torch .pt): structure, rules, shape forensics, layer matching; exit 0 valid, 1 problems, 2 unreadable",
 		run:     runCheck})
 }
+
+const checkUsage = "check PATH [--model MODEL] [--layers 2,30,58,60] [--tp N] [--seq-lens 512,259] [--no-model] [--json]"
 
 // checkFlags are check's and diff's flags: the shared ones (flagTable:
 // the model group, --layers, --json, --no-model) and --seq-lens.
@@ -32,45 +36,70 @@ func (c *checkFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.seqLens, "seq-lens", "", "lengths of the sequences a file holds, when known (e.g. 512,259)")
 }
 
-// options builds the check options: the model's sizes from its config
+// checker is how check and diff run: through the debugger's client over
+// the loaded model (c), or, without a model that loads (or with
+// --no-model), from opts alone (the config's sizes when --model names one).
+type checker struct {
+	c    client.Client
+	req  client.CheckRequest
+	opts check.CheckOptions
+	done func()
+}
+
+// run checks path (diff: compares it with the model) and returns the
+// report and the error when nothing could be read.
+func (k *checker) run(path string, diff bool) (client.CheckReport, error) {
+	switch {
+	case k.c != nil && diff:
+		return k.c.Diff(path, k.req)
+	case k.c != nil:
+		return k.c.Check(path, k.req)
+	case diff:
+		return check.CheckPath(path, k.opts).DiffReport()
+	}
+	return check.CheckPath(path, k.opts).CheckReport()
+}
+
+// checker builds the check options: the model's sizes from its config
 // (always, without weights), and the loaded model when it loads (a
 // warning otherwise: shapes are then checked from config.json alone)
 // unless --no-model. needEngine (diff) makes a load failure, or
 // --no-model, an error. --tp, when given, is both the world size the
-// capture is examined at and the one the model runs at (1 otherwise). The
-// returned func releases the model.
-func (c *checkFlags) options(io stdio, cmd string, needEngine bool) (check.CheckOptions, func(), error) {
-	var o check.CheckOptions
-	done := func() {}
+// capture is examined at and the one the model runs at (1 otherwise; the
+// forensics then try 2, 4, 8, 16). Its done releases the model.
+func (c *checkFlags) checker(io stdio, cmd string, needEngine bool) (*checker, error) {
+	k := &checker{done: func() {}}
 	if c.set["tp"] {
-		o.TP = c.tp
+		k.req.TP, k.opts.TP = c.tp, c.tp
 	} else {
 		c.tp = 1
 	}
+	k.req.NoModel = c.noModel
 	if c.layers != "" {
-		ls, err := check.ParseLayers(c.layers)
+		ls, err := client.ParseLayers(c.layers)
 		if err != nil {
-			return o, done, fmt.Errorf("--layers: %w", err)
+			return k, fmt.Errorf("--layers: %w", err)
 		}
-		o.Layers = ls
+		k.req.Layers, k.opts.Layers = ls, ls
 	}
 	if c.seqLens != "" {
 		for _, f := range strings.Split(c.seqLens, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(f))
 			if err != nil || n <= 0 {
-				return o, done, fmt.Errorf("--seq-lens: %q is not a positive length", f)
+				return k, fmt.Errorf("--seq-lens: %q is not a positive length", f)
 			}
-			o.SeqLens = append(o.SeqLens, n)
+			k.req.SeqLens = append(k.req.SeqLens, n)
 		}
+		k.opts.SeqLens = k.req.SeqLens
 	}
 	if needEngine && c.noModel {
-		return o, done, fmt.Errorf("--no-model: %s compares the capture with hsdb's own forward pass, which needs the model", cmd)
+		return k, fmt.Errorf("--no-model: %s compares the capture with hsdb's own forward pass, which needs the model", cmd)
 	}
 	if c.model == "" {
 		if needEngine {
-			return o, done, fmt.Errorf("--model is required: %s compares the capture with hsdb's own forward pass", cmd)
+			return k, fmt.Errorf("--model is required: %s compares the capture with hsdb's own forward pass", cmd)
 		}
-		return o, done, nil
+		return k, nil
 	}
 	path := c.model
 	if path == "embedded" {
@@ -78,54 +107,62 @@ func (c *checkFlags) options(io stdio, cmd string, needEngine bool) (check.Check
 	}
 	d, err := modelpath.ConfigDims(path)
 	if err != nil {
-		return o, done, err
+		return k, err
 	}
-	o.Dims = d
+	k.opts.Dims = d
 	if c.noModel {
-		return o, done, nil
+		return k, nil
 	}
 	eo, err := c.modelFlags.options()
 	if err != nil {
-		return o, done, err
+		return k, err
 	}
 	e, err := engine.Open(path, eo)
 	if err != nil {
 		if needEngine {
-			return o, done, err
+			return k, err
 		}
 		fmt.Fprintf(io.Err, "hsdb %s: cannot run the model (%v); shapes are checked against config.json alone, without layer matching\n", cmd, err)
-		return o, done, nil
+		return k, nil
 	}
-	for k, v := range e.Dims.Named {
-		if _, ok := d.Named[k]; !ok {
-			d.Named[k] = v
-		}
-	}
-	o.Model = targetOf(e)
-	return o, func() { e.Close() }, nil
+	l := hsdbg.NewLocal(hsdbg.New(e))
+	k.c = l
+	k.done = func() { l.Close(); e.Close() }
+	return k, nil
 }
 
-// checkResult is `check --json`'s and `diff --json`'s object: the REPL's
-// check result with the exit status.
+// checkResult is `check --json`'s and `diff --json`'s one object: the
+// client's report (snake_case, as the REPL's) with the command, the exit
+// status and the error when nothing could be read.
 type checkResult struct {
-	Command string   `json:"command"`
-	Path    string   `json:"path"`
-	Exit    int      `json:"exit"`
-	Failed  bool     `json:"failed"`
-	Error   string   `json:"error,omitempty"`
-	Lines   []string `json:"lines"`
+	Command string `json:"command"`
+	client.CheckReport
+	Exit  int    `json:"exit"`
+	Error string `json:"error,omitempty"`
 }
 
-func printCheckJSON(io stdio, r checkResult) int {
-	if r.Lines == nil {
-		r.Lines = []string{}
+// finishCheck prints a check or diff result (text or --json) and returns
+// its exit status.
+func finishCheck(io stdio, asJSON bool, r checkResult, err error) int {
+	if err != nil {
+		r.Error = err.Error()
 	}
-	b, _ := json.Marshal(r)
-	fmt.Fprintln(io.Out, string(b))
+	if asJSON {
+		if r.Lines == nil {
+			r.Lines = []string{}
+		}
+		b, _ := json.Marshal(r)
+		fmt.Fprintln(io.Out, string(b))
+		return r.Exit
+	}
+	for _, l := range r.Lines {
+		fmt.Fprintln(io.Out, l)
+	}
+	if err != nil && len(r.Lines) == 0 {
+		fmt.Fprintf(io.Err, "hsdb %s: %v\n", r.Command, err)
+	}
 	return r.Exit
 }
-
-const checkUsage = "check PATH [--model MODEL] [--layers 2,30,58,60] [--tp N] [--seq-lens 512,259] [--no-model] [--json]"
 
 func runCheck(args []string, io stdio) int {
 	fs := newFlagSet("check", io)
@@ -140,47 +177,21 @@ func runCheck(args []string, io stdio) int {
 		return 2
 	}
 	cf.parsed(fs)
-	opts, done, err := cf.options(io, "check", false)
+	k, err := cf.checker(io, "check", false)
 	if err != nil {
-		if cf.json {
-			return printCheckJSON(io, checkResult{Command: "check", Path: path, Exit: 2, Failed: true, Error: err.Error()})
-		}
-		fmt.Fprintln(io.Err, "hsdb check:", err)
-		return 2
+		return finishCheck(io, cf.json, checkResult{Command: "check", CheckReport: client.CheckReport{Path: path, Failed: true}, Exit: 2}, err)
 	}
-	defer done()
-	rep := check.CheckPath(path, opts)
-	code := 0
+	defer k.done()
+	rep, err := k.run(path, false)
+	r := checkResult{Command: "check", CheckReport: rep}
 	switch {
-	case rep.Unreadable():
-		code = 2
-	case rep.Failed():
-		code = 1
+	case err != nil:
+		r.Exit = 2
+	case rep.Failed:
+		r.Exit = 1
 	}
-	if cf.json {
-		r := checkResult{Command: "check", Path: path, Exit: code, Failed: code != 0, Lines: rep.Lines()}
-		if rep.Err != nil {
-			r.Error = rep.Err.Error()
-		}
-		return printCheckJSON(io, r)
-	}
-	for _, l := range rep.Lines() {
-		fmt.Fprintln(io.Out, l)
-	}
-	return code
+	return finishCheck(io, cf.json, r, err)
 }
-
-// flagErr keeps a flag package error (a bad flag, -h) for helpOrError; a
-// missing or extra PATH is reported by the caller.
-func flagErr(err error) error {
-	if err != nil && (errors.Is(err, flag.ErrHelp) || !errors.Is(err, errPath)) {
-		return err
-	}
-	return nil
-}
-
-// errPath marks parseWithPath's own errors (no PATH, two PATHs).
-var errPath = errors.New("PATH")
 
 // parseWithPath parses flags given before or after the one PATH argument.
 func parseWithPath(fs *flag.FlagSet, args []string) (string, error) {
@@ -203,3 +214,15 @@ func parseWithPath(fs *flag.FlagSet, args []string) (string, error) {
 	}
 	return path, nil
 }
+
+// flagErr keeps a flag package error (a bad flag, -h) for helpOrError; a
+// missing or extra PATH is reported by the caller.
+func flagErr(err error) error {
+	if err != nil && (errors.Is(err, flag.ErrHelp) || !errors.Is(err, errPath)) {
+		return err
+	}
+	return nil
+}
+
+// errPath marks parseWithPath's own errors (no PATH, two PATHs).
+var errPath = errors.New("PATH")

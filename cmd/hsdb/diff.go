@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 
-	"hsdb/inspect/check"
+	"hsdb/inspect/client"
 )
 
 func init() {
@@ -27,50 +27,25 @@ func runDiff(args []string, io stdio) int {
 	if done, code := helpOrError(fs, flagErr(err), io, diffUsage); done {
 		return code
 	}
-	fail := func(err error) int {
-		if cf.json {
-			return printCheckJSON(io, checkResult{Command: "diff", Path: path, Exit: 2, Failed: true, Error: err.Error()})
-		}
-		fmt.Fprintf(io.Err, "hsdb diff: %v\n", err)
+	if err != nil {
+		fmt.Fprintln(io.Err, "hsdb diff:", err)
 		return 2
 	}
-	if err != nil {
-		return fail(err)
-	}
 	cf.parsed(fs)
-	opts, done, err := cf.options(io, "diff", true)
+	k, err := cf.checker(io, "diff", true)
 	if err != nil {
-		return fail(err)
+		return finishCheck(io, cf.json, checkResult{Command: "diff", CheckReport: client.CheckReport{Path: path, Failed: true}, Exit: 2}, err)
 	}
-	defer done()
-	rep := check.CheckPath(path, opts)
-	if rep.Err != nil {
-		return fail(rep.Err)
-	}
-	departs, comparable := false, false
-	var out []string
-	for _, f := range rep.Files {
-		lines, d := f.DiffLines()
-		if f.Comparable() {
-			comparable, departs = true, departs || d
-		}
-		out = append(out, lines...)
-	}
-	code := 0
+	defer k.done()
+	rep, err := k.run(path, true)
+	r := checkResult{Command: "diff", CheckReport: rep}
 	switch {
-	case rep.Unreadable():
-		code = 2
-	case departs:
-		code = 1
-	case !comparable:
-		code = 2
-		out = append(out, "nothing comparable: no verdict (exit 2)")
+	case err != nil:
+		r.Exit = 2
+	case rep.Failed:
+		r.Exit = 1
+	case !rep.Comparable:
+		r.Exit = 2
 	}
-	if cf.json {
-		return printCheckJSON(io, checkResult{Command: "diff", Path: path, Exit: code, Failed: code != 0, Lines: out})
-	}
-	for _, l := range out {
-		fmt.Fprintln(io.Out, l)
-	}
-	return code
+	return finishCheck(io, cf.json, r, err)
 }

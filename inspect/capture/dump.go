@@ -6,8 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"hsdb/engine/safetensors"
@@ -468,12 +466,4 @@ func diskFull(err error) error {
 		return fmt.Errorf("%w: %w", safetensors.ErrDiskFull, err)
 	}
 	return err
-}
-
-func joinInts(xs []int) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = strconv.Itoa(x)
-	}
-	return strings.Join(s, ",")
 }
