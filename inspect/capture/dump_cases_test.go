@@ -457,3 +457,33 @@ func TestCase14InterruptMidPass(t *testing.T) {
 		t.Fatalf("staging manifest: %v %+v", err, m)
 	}
 }
+
+// TestFinishChecksListedFiles: Finish looks before the rename — a file the
+// manifest lists but the staging directory lost is refused (nothing is
+// published, the staging directory stays for a resume); a temporary left
+// by a write cut short is removed, not published.
+func TestFinishChecksListedFiles(t *testing.T) {
+	seqs, reps, info := smallCapture(t)
+	out := filepath.Join(t.TempDir(), "o")
+	w, err := ResumeDump(out, info, DumpOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Add(seqs, reps); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := ReadManifest(w.Stage())
+	os.Remove(filepath.Join(w.Stage(), m.Sequences[2].File))
+	if _, err := w.Finish(len(seqs)); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "its file is missing") {
+		t.Fatalf("finish with a lost file: %v", err)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatalf("published without its files: %v", err)
+	}
+	// The resume rewrites the lost sequence; a stray temporary is dropped.
+	os.WriteFile(filepath.Join(out+PartialSuffix, ".seq_000003.safetensors.tmp-42"), []byte("cut"), 0o644)
+	if err := runJob(out, seqs, reps, info, -1); err != nil {
+		t.Fatal(err)
+	}
+	assertPublished(t, out, seqs)
+}
