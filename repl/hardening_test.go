@@ -163,3 +163,25 @@ func TestCase16CaptureArmedMidSequence(t *testing.T) {
 		t.Fatalf("check of the dump:\n%s", out)
 	}
 }
+
+// TestCase2And3DumpForceForeign: cases 2 and 3 as the REPL meets them —
+// `dump f --force` onto an ordinary file and onto a directory holding
+// notes.txt are refused, and both keep their contents.
+func TestCase2And3DumpForceForeign(t *testing.T) {
+	f := newFake(t, 1)
+	f.Exec("input ids 1,2,3")
+	f.Exec("capture layers 1")
+	f.Exec("run")
+	dir := t.TempDir()
+	os.WriteFile(dir+"/f", []byte("data\n"), 0o644)
+	f.AssertError("dump "+dir+"/f --force", "is a regular file")
+	os.Mkdir(dir+"/u", 0o755)
+	os.WriteFile(dir+"/u/notes.txt", []byte("mine"), 0o644)
+	f.AssertError("dump "+dir+"/u --force", "has no hsdb manifest")
+	if b, _ := os.ReadFile(dir + "/f"); string(b) != "data\n" {
+		t.Fatalf("f holds %q", b)
+	}
+	if b, _ := os.ReadFile(dir + "/u/notes.txt"); string(b) != "mine" {
+		t.Fatalf("u/notes.txt holds %q", b)
+	}
+}
