@@ -82,3 +82,31 @@ func TestCase15OutOfVocabLastRow(t *testing.T) {
 	stdout, errs, code := runHsdb(t, "capture", "--layers", "1", "--data", data, "--out", out)
 	assertRefusedBeforeWork(t, out, stdout, errs, code, `d.jsonl:3 (sequence 2, id "2"): input_ids[2] = 99999 is not a token id of the model (vocab_size 512)`)
 }
+
+// TestCase4CheckManifestLeaves: case 4 through the CLI — `hsdb check` of a
+// dump whose manifest lists "../../../etc/hostname" refuses it (exit 2,
+// the field named) and prints nothing of the file outside.
+func TestCase4CheckManifestLeaves(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "dump")
+	if _, errs, code := runHsdb(t, "capture", "--layers", "1", "--ids", "1,2,3;1,5", "--out", out); code != 0 {
+		t.Fatalf("capture: exit %d %s", code, errs)
+	}
+	p := filepath.Join(out, "manifest.json")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = []byte(strings.Replace(string(b), `"file": "seq_000001.safetensors"`, `"file": "../../../etc/hostname"`, 1))
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.ReadFile("/etc/hostname")
+	stdout, errs, code := runHsdb(t, "check", out)
+	all := stdout + errs
+	if code != 2 || !strings.Contains(all, `sequences[1].file: "../../../etc/hostname" is not a file name inside the dump directory`) {
+		t.Fatalf("exit %d\n%s", code, all)
+	}
+	if h := strings.TrimSpace(string(host)); h != "" && strings.Contains(all, h) && !strings.Contains(out, h) {
+		t.Fatalf("check printed the outside file's bytes:\n%s", all)
+	}
+}
