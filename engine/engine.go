@@ -147,7 +147,7 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 	if opts.Layers != nil {
 		ls, ok := cfg.(model.LayerSelector)
 		if !ok {
-			return nil, fmt.Errorf("%s: --layers %s: %s cannot load a range of layers", path, opts.Layers, cfg.Dims().Arch)
+			return nil, fmt.Errorf("%s: --load-layers %s: %s cannot load a range of layers", path, opts.Layers, cfg.Dims().Arch)
 		}
 		if err := ls.SelectLayers(*opts.Layers); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)

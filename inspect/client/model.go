@@ -129,7 +129,7 @@ type LayerSpan struct {
 	Partial bool `json:"partial"`
 }
 
-// String says what is loaded: "layers 2-3 of 0-3 (--layers 2-3)", or
+// String says what is loaded: "layers 2-3 of 0-3 (--load-layers 2-3)", or
 // "layers 0-3" for all of them.
 func (sp LayerSpan) String() string {
 	if sp.First < 0 {
@@ -138,7 +138,7 @@ func (sp LayerSpan) String() string {
 	if !sp.Partial {
 		return fmt.Sprintf("layers 0-%d", sp.Last)
 	}
-	return fmt.Sprintf("layers %d-%d of 0-%d (--layers %d-%d)", sp.First, sp.Last, sp.Total-1, sp.First, sp.Last)
+	return fmt.Sprintf("layers %d-%d of 0-%d (--load-layers %d-%d)", sp.First, sp.Last, sp.Total-1, sp.First, sp.Last)
 }
 
 // PartialNote explains what a partial load means for a run ("" for a full
@@ -148,7 +148,7 @@ func (sp LayerSpan) PartialNote() string {
 	if !sp.Partial || sp.First < 0 {
 		return ""
 	}
-	s := fmt.Sprintf("only decoder layers %d-%d of 0-%d are loaded (--layers %d-%d)", sp.First, sp.Last, sp.Total-1, sp.First, sp.Last)
+	s := fmt.Sprintf("only decoder layers %d-%d of 0-%d are loaded (--load-layers %d-%d)", sp.First, sp.Last, sp.Total-1, sp.First, sp.Last)
 	if sp.First > 0 {
 		s += fmt.Sprintf(": the embeddings feed layer %d directly, so its input, the hidden states after it and the logits differ from the full model's", sp.First)
 	} else {
