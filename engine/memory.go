@@ -124,7 +124,7 @@ func checkMemory(perRank []int64, opts Options) error {
 	for r, b := range perRank {
 		per[r] = fmt.Sprintf("rank %d %s", r, FormatBytes(b))
 	}
-	return fmt.Errorf("%w: the weights need %s: %s, but %s is available; load fewer decoder layers with --layers A-B or use more devices",
+	return fmt.Errorf("%w: the weights need %s: %s, but %s is available; load fewer decoder layers with --load-layers A-B or use more devices",
 		ErrMemory, strings.Join(per, ", "), what, FormatBytes(avail))
 }
 
