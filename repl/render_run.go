@@ -56,7 +56,7 @@ func (t *Term) stopText(s *client.Stop) string {
 	return fmt.Sprintf("Stopped at %s (%s)  %s  tokens %d (%s)  %s\n  %s%s",
 		t.st.Site.Render(s.Site), s.Class, stepName(s.Step), s.Tokens, strings.Join(seqs, ", "),
 		t.st.Warn.Render("["+strings.Join(s.Reasons, "; ")+"]"),
-		t.st.Dim.Render("tensors: "+strings.Join(s.Tensors, ", ")), t.notesText(s.Notes))
+		t.st.Dim.Render("tensors: "+strings.Join(s.Tensors, ", ")), t.notesText(s.Notes)+t.editsText(s.Edits))
 }
 
 // notesText renders notes, one "note:" line each (after a newline).

@@ -130,3 +130,8 @@ func (m *CausalLM) Forward(r *model.Rank, b *model.Batch) backend.Tensor {
 	}
 	return m.head.Forward(r, x)
 }
+
+// Lens returns the final norm and this rank's LM head rows (model.Lens).
+func (m *CausalLM) Lens() model.Lens {
+	return model.Lens{Norm: m.norm.w, Eps: m.norm.eps, Head: m.head.w, Vocab: m.head.vocab, VocabSize: m.head.vocabSize}
+}

@@ -137,6 +137,30 @@ type Client interface {
 	// (capture.ErrInterrupted).
 	CaptureJob(ctx context.Context, req JobRequest) (*JobResult, error)
 
+	// SetVar edits a tensor of the stopped site in place (`set var`); the
+	// pass continues with the edited values. Errors: ErrNotStopped,
+	// ErrNoTensor, ErrRank, ErrConsumed, a bad index or value; the pass is
+	// untouched on error.
+	SetVar(req EditRequest) (Edit, error)
+	// Patch replaces a tensor of the stopped site (or arms the replacement
+	// for the next run when req.Site is set) with a dump's. Errors: as
+	// SetVar, the dump's (unreadable, no such tensor), ErrMismatch.
+	Patch(req PatchRequest) (Edit, error)
+	// Edits lists the edits of the current pass and the persistent and
+	// armed ones (`info edits`).
+	Edits() ([]Edit, error)
+	// DeleteEdits forgets edits ids (all when none is given); values
+	// already written stay written.
+	DeleteEdits(ids ...int) error
+	// Lens applies the final norm and lm_head to the stopped layer's
+	// stream: each sequence's top k tokens (`lens`).
+	Lens(k int) (*LensReport, error)
+	// AttnProbs recomputes the attention probabilities of one head and
+	// sequence at the stopped attention site. Errors: ErrNotStopped, no
+	// attention at the site, ErrHead, a sequence not starting at position 0
+	// in this step.
+	AttnProbs(head, seq int) (*AttnReport, error)
+
 	// Close ends the session: a stopped pass is aborted.
 	Close() error
 }

@@ -59,6 +59,7 @@ func (s *Session) Run() (*client.Outcome, error) {
 		return nil, fmt.Errorf("run: %w: give a batch first (input ids 1,2,3 ; ids 4,5 — or input text \"...\")", client.ErrNoInput)
 	}
 	s.Kill()
+	s.resetPassEdits()
 	return s.noted(s.start(true, 0))
 }
 

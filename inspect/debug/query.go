@@ -273,6 +273,9 @@ func (s *Session) Top(name string, k int, sl client.Slice) (*client.TopReport, e
 		seqOf := b.SeqOf()
 		for _, c := range stats.TopChannels(v, d.Rows(), d.Cols(), k, base) {
 			e := client.TopEntry{Channel: c, Token: -1, Seq: -1, Pos: -1}
+			if name == "logits" && st.ev.Site.Path == client.LMHeadSite && s.Tok != nil {
+				e.Text = s.Tok.Decode([]int32{int32(c.Col)})
+			}
 			row := c.Row + l.rows.Lo
 			e.Row = row
 			if tok != nil {

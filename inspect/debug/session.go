@@ -65,6 +65,8 @@ type Session struct {
 	// traceMuted: an interrupt came; trace lines are dropped until the pass
 	// stops (sites queued or visited on the way to the stop are not shown).
 	traceMuted bool
+	// iv are the edits (`set var`, `patch`), guarded by mu.
+	iv interventions
 }
 
 // New returns a session over e with no batch and no breakpoints.

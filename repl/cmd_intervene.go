@@ -1,0 +1,298 @@
+package repl
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"hsdb/inspect/client"
+)
+
+// cmdSetVar runs `set var TENSOR[ROWS, COLS] = VALUE [--rank R] [--seq S]
+// [--tokens A:B] [--persist]`. VALUE is a number, nan, inf or -inf
+// (assigned), or an operator and a number applied to the tensor itself:
+// `* 0.5`, `+ 1`, also written `stream * 0.5`.
+func cmdSetVar(t *Term, args string) error {
+	lhs, rhs, ok := strings.Cut(args, "=")
+	if !ok {
+		return fmt.Errorf("set var: want TENSOR[ROWS, COLS] = VALUE")
+	}
+	name, index, hasIndex, rest, err := cutIndex(strings.TrimSpace(lhs))
+	if err != nil {
+		return fmt.Errorf("set var: %w", err)
+	}
+	if name == "" {
+		return fmt.Errorf("set var: which tensor? (at a stop, `print` lists them)")
+	}
+	req := client.EditRequest{Tensor: name, HasIndex: hasIndex, Op: "="}
+	if hasIndex {
+		if req.Index, err = client.ParseIndex(index); err != nil {
+			return fmt.Errorf("set var: %w", err)
+		}
+	}
+	words, err := splitArgs(rest + " " + rhs)
+	if err != nil {
+		return fmt.Errorf("set var: %w", err)
+	}
+	var kept []string
+	for _, w := range words {
+		if w == "--persist" {
+			req.Persist = true
+			continue
+		}
+		kept = append(kept, w)
+	}
+	sl, vals, err := sliceFlags(kept)
+	if err != nil {
+		return fmt.Errorf("set var: %w", err)
+	}
+	req.Slice = sl
+	if len(vals) > 0 && vals[0] == name {
+		vals = vals[1:]
+		if len(vals) == 0 {
+			return fmt.Errorf("set var: %s = %s changes nothing: give an operator and a number (%s * 0.5)", name, name, name)
+		}
+	}
+	expr := strings.Join(vals, "")
+	if expr == "" {
+		return fmt.Errorf("set var: no value after '='")
+	}
+	if strings.ContainsRune("*/+", rune(expr[0])) || (len(expr) > 1 && expr[0] == '-' && len(vals) > 1) {
+		req.Op, expr = expr[:1], expr[1:]
+	}
+	if req.Value, err = parseValue(expr); err != nil {
+		return fmt.Errorf("set var: %w", err)
+	}
+	e, err := t.c.SetVar(req)
+	if err != nil {
+		return fmt.Errorf("set var: %w", err)
+	}
+	t.emit("edit", e, func() string { return fmt.Sprintf("edit %d: %s", e.ID, e.Text) })
+	return nil
+}
+
+// parseValue parses a number, nan, inf, +inf or -inf.
+func parseValue(s string) (float64, error) {
+	switch strings.ToLower(s) {
+	case "nan":
+		return math.NaN(), nil
+	case "inf", "+inf":
+		return math.Inf(1), nil
+	case "-inf":
+		return math.Inf(-1), nil
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, fmt.Errorf("value %q: want a number, nan, inf or -inf, or an operator and a number (* 0.5, + 1)", s)
+	}
+	return v, nil
+}
+
+func cmdPatch(t *Term, args string) error {
+	a, err := splitArgs(args)
+	if err != nil {
+		return fmt.Errorf("patch: %w", err)
+	}
+	sl, rest, err := sliceFlags(a)
+	if err != nil {
+		return fmt.Errorf("patch: %w", err)
+	}
+	if sl.Rank >= 0 || sl.Tokens != nil {
+		return fmt.Errorf("patch: only --seq applies (a patch replaces whole sequences on every rank)")
+	}
+	if len(rest) != 3 || rest[1] != "from" {
+		return fmt.Errorf("patch: want TENSOR from DUMP [--seq S] at a stop, or SITE.TENSOR from DUMP to arm it for the next run")
+	}
+	req := client.PatchRequest{Tensor: rest[0], Dump: rest[2], Seq: sl.Seq}
+	if i := strings.LastIndexByte(rest[0], '.'); i >= 0 {
+		req.Site, req.Tensor = rest[0][:i], rest[0][i+1:]
+	}
+	e, err := t.c.Patch(req)
+	if err != nil {
+		return err
+	}
+	t.emit("edit", e, func() string { return fmt.Sprintf("edit %d: %s", e.ID, e.Text) })
+	return nil
+}
+
+func showEdits(t *Term) error {
+	es, err := t.c.Edits()
+	if err != nil {
+		return err
+	}
+	t.emit("edits", es, func() string {
+		if len(es) == 0 {
+			return "No edits."
+		}
+		tb := newTable("id", "site", "step", "tensor", "rows", "cols", "rank", "what", "persist", "armed", "applied").alignRight(0, 2, 10)
+		for _, e := range es {
+			rank := "all"
+			if e.Rank >= 0 {
+				rank = strconv.Itoa(e.Rank)
+			}
+			tb.add(strconv.Itoa(e.ID), e.Site, strconv.Itoa(e.Step), e.Tensor, fmt.Sprintf("%d:%d", e.Rows.Lo, e.Rows.Hi),
+				fmt.Sprintf("%d:%d", e.Cols.Lo, e.Cols.Hi), rank, e.What, yesNo(e.Persist), yesNo(e.Armed), strconv.Itoa(e.Applied))
+		}
+		return tb.render(t.st)
+	})
+	return nil
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func cmdDeleteEdits(t *Term, args string) error {
+	var ids []int
+	for _, f := range strings.Fields(args) {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			return fmt.Errorf("delete edits: %q is not an edit number (`info edits` lists them)", f)
+		}
+		ids = append(ids, n)
+	}
+	if err := t.c.DeleteEdits(ids...); err != nil {
+		return err
+	}
+	return showEdits(t)
+}
+
+func cmdLens(t *Term, args string) error {
+	k := 5
+	if f := strings.Fields(args); len(f) > 1 {
+		return fmt.Errorf("lens: unexpected %q", strings.Join(f[1:], " "))
+	} else if len(f) == 1 {
+		var err error
+		if k, err = strconv.Atoi(f[0]); err != nil || k < 1 {
+			return fmt.Errorf("lens: K %q: want a positive integer", f[0])
+		}
+	}
+	rep, err := t.c.Lens(k)
+	if err != nil {
+		return err
+	}
+	t.emit("lens", rep, func() string {
+		var b strings.Builder
+		b.WriteString(t.heading(rep.Site, rep.Tensor+" → norm → lm_head", rep.Step, "") + "\n")
+		for _, s := range rep.Seqs {
+			tb := newTable("#", "id", "text", "logit", "prob").alignRight(0, 1, 3, 4)
+			for i, x := range s.Top {
+				tb.add(strconv.Itoa(i+1), strconv.Itoa(int(x.ID)), strconv.Quote(x.Text), t.num(x.Logit), t.num(x.Prob))
+			}
+			fmt.Fprintf(&b, "seq %d (row %d):\n%s", s.Seq, s.Row, tb.render(t.st))
+		}
+		return b.String()
+	})
+	return nil
+}
+
+// attnArgs takes --head H out of args (print attn_probs).
+func attnArgs(args string) (head int, rest string, err error) {
+	f, err := splitArgs(args)
+	if err != nil {
+		return 0, "", err
+	}
+	head = -1
+	var kept []string
+	for i := 0; i < len(f); i++ {
+		name, val, has := strings.Cut(f[i], "=")
+		if name != "--head" {
+			kept = append(kept, f[i])
+			continue
+		}
+		if !has {
+			if i+1 >= len(f) {
+				return 0, "", fmt.Errorf("--head needs a value")
+			}
+			i++
+			val = f[i]
+		}
+		if head, err = strconv.Atoi(val); err != nil {
+			return 0, "", fmt.Errorf("--head %q: want an integer", val)
+		}
+	}
+	if head == -1 {
+		return 0, "", fmt.Errorf("attn_probs: which head? give --head H")
+	}
+	return head, strings.Join(kept, " "), nil
+}
+
+// printAttn runs `print attn_probs --head H [--seq S]`.
+func (t *Term) printAttn(args string) error {
+	head, rest, err := attnArgs(args)
+	if err != nil {
+		return fmt.Errorf("print: %w", err)
+	}
+	a, _ := splitArgs(rest)
+	sl, extra, err := sliceFlags(a)
+	if err != nil {
+		return fmt.Errorf("print: %w", err)
+	}
+	if len(extra) > 1 || sl.Rank >= 0 || sl.Tokens != nil {
+		return fmt.Errorf("print attn_probs: only --head H and --seq S apply")
+	}
+	rep, err := t.c.AttnProbs(head, sl.Seq)
+	if err != nil {
+		return err
+	}
+	t.emit("attn_probs", rep, func() string { return t.attnText(rep) })
+	return nil
+}
+
+// maxAttnShown is the widest attention matrix printed as text (JSON has
+// it all).
+const maxAttnShown = 32
+
+func (t *Term) attnText(rep *client.AttnReport) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\nhead %d of %d (kv head %d) on rank %s, seq %d, scale %s",
+		t.heading(rep.Site, "attn_probs", rep.Step, ""), rep.Head, rep.Heads, rep.KVHead, joinInts(rep.Ranks), rep.Seq, t.num(rep.Scale))
+	if rep.Window > 0 {
+		fmt.Fprintf(&b, ", window %d", rep.Window)
+	}
+	n := len(rep.Probs)
+	shown := min(n, maxAttnShown)
+	head := []string{"query\\key"}
+	for j := range shown {
+		head = append(head, strconv.Itoa(j))
+	}
+	head = append(head, "sum")
+	tb := newTable(head...)
+	for i := range shown {
+		cells := []string{strconv.Itoa(i)}
+		for j := range shown {
+			c := ""
+			if j <= i && rep.Probs[i][j] != 0 {
+				c = strconv.FormatFloat(rep.Probs[i][j], 'f', 3, 64)
+			}
+			cells = append(cells, c)
+		}
+		tb.add(append(cells, t.num(rep.RowSums[i]))...)
+	}
+	b.WriteString("\n" + tb.render(t.st))
+	if shown < n {
+		fmt.Fprintf(&b, "(first %d of %d tokens; --json has all)\n", shown, n)
+	}
+	return b.String()
+}
+
+func joinInts(xs []int) string {
+	var s []string
+	for _, x := range xs {
+		s = append(s, strconv.Itoa(x))
+	}
+	return strings.Join(s, ",")
+}
+
+// editsText renders a stop's edits, one "edited:" line each.
+func (t *Term) editsText(edits []string) string {
+	var b strings.Builder
+	for _, e := range edits {
+		b.WriteString("\n" + t.st.Warn.Render("edited: "+e))
+	}
+	return b.String()
+}
