@@ -128,7 +128,7 @@ func init() {
 				"At a stop, TENSOR of the stopped site; with SITE.TENSOR, armed for the next run (`info edits` shows it armed). DUMP is an hsdb dump holding that tensor: " +
 				"a layer capture (`capture layers` with the same --what) or a site capture (`capture site`). Each sequence of the batch (or only --seq S) takes the dump's sequence of the same number, " +
 				"row by position; the lengths and widths must agree (the ids may differ: clean vs corrupted prompt — the edit says how many do). Sharded tensors: each rank takes its columns. " +
-				"Patching stream puts the change into hidden_states (see `set var`). Reset by `run` as edits are.",
+				"Patching stream writes hidden_states and zeros residual (see `set var`). Reset by `run` as edits are.",
 			complete: completeFiles, fn: cmdPatch},
 		{aliases: []string{"lens"}, group: "interventions", usage: "lens [K]",
 			help: "The logit lens: the final norm and lm_head applied to the stopped layer's stream (or the embeddings at model.embed_tokens).\n" +
@@ -179,7 +179,8 @@ func init() {
 				"`set var` writes into the live tensor and the pass continues with it: VALUE is a number, nan, inf or -inf, or an operator and number applied to the tensor itself " +
 				"(`* 0.5`, `+ 1`, `- 2`, `/ 4`, also written `stream * 0.5`). Rows as print counts them (after --seq/--tokens); columns of the full tensor (a sharded tensor's ranks each write the columns they hold). " +
 				"Every rank's copy, or --rank R's only (a replicated tensor then diverges on R, as `ranks` shows). Only tensors the pass reads after the stop can be edited (outputs; not a module's input). " +
-				"At a decoder layer, stream = hidden_states + residual is made for the stop only: editing it adds the change (new − old) to hidden_states, so the pair vLLM passes on sums to the edited stream; residual is kept. " +
+				"At a decoder layer, stream = hidden_states + residual is made for the stop only: editing it writes the edited stream into hidden_states and zeros residual in the edited rows, " +
+				"so the pair vLLM passes on sums exactly to the edited stream (hidden_states and residual then no longer hold their own halves). " +
 				"A partial sum takes = and + only with --rank. Edits are listed by `info edits`, shown at every later stop and in a dump's manifest (\"edits\"), and reset by `run`; " +
 				"--persist applies the edit again at the same site and step of every later run (ablations) until `delete edits`.\n" +
 				"A value the option does not take is an error and leaves the option as it was. " +

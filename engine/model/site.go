@@ -78,12 +78,13 @@ type SiteTensor struct {
 	// for what was consumed before the site (a module's input, a partial
 	// sum already all-reduced) and for copies made only for the site.
 	Writable bool
-	// DeltaInto, when set, names the writable tensor of the same site that
-	// an edit of this derived one goes into: a decoder layer's stream =
-	// hidden_states + residual is computed for the site only, so an edit of
-	// stream adds its change (new - old) to hidden_states and the pair the
-	// next layer sums stays consistent with the edited stream.
-	DeltaInto string
+	// SumOf, when set, names the writable tensors of the same site whose
+	// sum this derived one is: a decoder layer's stream = hidden_states +
+	// residual is computed for the site only. An edit of it writes the new
+	// value into the first and zeros the others, so that the sum the pass
+	// computes next (vLLM's fused add of the pair) is exactly the edited
+	// value.
+	SumOf []string
 	// Attn, on an attention site's query tensor, says how its rows attend
 	// to the keys (for the debugger's attention probabilities).
 	Attn *AttnGeometry

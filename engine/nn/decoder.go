@@ -48,7 +48,7 @@ func (d *DecoderLayer) Forward(r *model.Rank, b *model.Batch, h, res backend.Ten
 	r.Exit(d.site, func() []model.SiteTensor {
 		stream := r.Dev.Add(out, res2)
 		return []model.SiteTensor{{Name: "hidden_states", T: out, Shard: Rep, Writable: true}, {Name: "residual", T: res2, Shard: Rep, Writable: true},
-			{Name: "stream", T: stream, Shard: Rep, DeltaInto: "hidden_states"}}
+			{Name: "stream", T: stream, Shard: Rep, SumOf: []string{"hidden_states", "residual"}}}
 	})
 	return out, res2
 }

@@ -61,23 +61,20 @@ func write(v *model.RankView, w rankWrite) error {
 	return nil
 }
 
-// commit writes every rank's planned rows, including for a derived tensor
-// (DeltaInto) its change into the tensor it derives from, so the pass reads
-// values consistent with the edit.
+// commit writes every rank's planned rows; for a derived sum (SumOf: a
+// decoder layer's stream) it writes the new rows into the first addend
+// (hidden_states) and zeros the others (residual), so the pass's next sum
+// of the pair is exactly the edited value.
 func commit(st *stopCtx, ws []rankWrite) error {
 	for _, w := range ws {
 		v := st.views[w.rank]
 		t, _ := v.Tensor(w.name)
-		if t.DeltaInto != "" {
-			old := toHost(v, t, w.r0, w.r1, 0, cols(t))
-			into, _ := v.Tensor(t.DeltaInto)
-			base := toHost(v, into, w.r0, w.r1, 0, cols(into))
-			nb, o, n := base.F32(), old.F32(), w.data.F32()
-			out := make([]float32, len(nb))
-			for i := range nb {
-				out[i] = nb[i] + (n[i] - o[i])
+		for i, name := range t.SumOf {
+			d := w.data
+			if i > 0 {
+				d = tensor.FromF32(make([]float32, d.Numel()), d.Shape...)
 			}
-			if err := write(v, rankWrite{rank: w.rank, name: t.DeltaInto, r0: w.r0, r1: w.r1, data: tensor.FromF32(out, w.r1-w.r0, cols(into))}); err != nil {
+			if err := write(v, rankWrite{rank: w.rank, name: name, r0: w.r0, r1: w.r1, data: d}); err != nil {
 				return err
 			}
 		}
@@ -96,10 +93,10 @@ func checkWritable(st *stopCtx, name string) error {
 		if !ok {
 			return fmt.Errorf("%w: %s shows no %q", client.ErrNoTensor, st.ev.Site.Path, name)
 		}
-		if t.T == nil || !(t.Writable || t.DeltaInto != "") {
+		if t.T == nil || !(t.Writable || len(t.SumOf) > 0) {
 			var w []string
 			for _, x := range v.Tensors {
-				if x.Writable || x.DeltaInto != "" {
+				if x.Writable || len(x.SumOf) > 0 {
 					w = append(w, x.Name)
 				}
 			}

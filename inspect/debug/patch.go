@@ -64,25 +64,35 @@ func readPatch(dir, site, name string) (map[int]patchSeq, string, error) {
 		if err != nil {
 			return nil, "", fmt.Errorf("patch: %w", err)
 		}
-		t, err := f.Tensor(key)
-		var ids *tensor.Tensor
-		if err == nil {
-			ids, err = f.Tensor("input_ids")
-		}
+		ps, err := readPatchSeq(f, key)
 		f.Close()
 		if err != nil {
 			return nil, "", fmt.Errorf("patch: %s: %w", p, err)
 		}
-		if len(t.Shape) != 2 || t.Shape[0] != ids.Numel() {
-			return nil, "", fmt.Errorf("patch: %s: %w: %s is %s for %d input_ids", p, client.ErrMismatch, key, tensor.ShapeString(t.Shape), ids.Numel())
-		}
-		ps := patchSeq{rows: tensor.FromF32(t.ToF32(), t.Shape...)}
-		for i := range ids.Numel() {
-			ps.ids = append(ps.ids, int32(ids.Int(i)))
-		}
 		out[sr.Index] = ps
 	}
 	return out, key, nil
+}
+
+// readPatchSeq copies tensor key and input_ids out of f (whose mapping
+// ends when f is closed).
+func readPatchSeq(f *safetensors.File, key string) (patchSeq, error) {
+	t, err := f.Tensor(key)
+	if err != nil {
+		return patchSeq{}, err
+	}
+	ids, err := f.Tensor("input_ids")
+	if err != nil {
+		return patchSeq{}, err
+	}
+	if len(t.Shape) != 2 || t.Shape[0] != ids.Numel() {
+		return patchSeq{}, fmt.Errorf("%w: %s is %s for %d input_ids", client.ErrMismatch, key, tensor.ShapeString(t.Shape), ids.Numel())
+	}
+	ps := patchSeq{rows: tensor.FromF32(t.ToF32(), t.Shape...)}
+	for i := range ids.Numel() {
+		ps.ids = append(ps.ids, int32(ids.Int(i)))
+	}
+	return ps, nil
 }
 
 // Patch replaces a tensor of the stopped site, or arms the replacement for
