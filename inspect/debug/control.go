@@ -311,6 +311,9 @@ func (s *Session) wait() (*client.Outcome, error) {
 			d := j.done
 			d.Next = j.next
 			d.Notes = append(d.Notes, j.badLogits...)
+			s.mu.Lock()
+			d.Notes = append(d.Notes, s.editTexts()...)
+			s.mu.Unlock()
 			for _, q := range s.E.Sequences() {
 				d.SeqLens = append(d.SeqLens, len(q))
 			}

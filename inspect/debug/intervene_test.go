@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"testing"
 
 	"hsdb/engine/model"
@@ -95,6 +96,9 @@ func TestSetVarZeroLastStream(t *testing.T) {
 				if v != 0 {
 					t.Fatalf("logit %d is %g, want exactly 0 (every logit)", i, v)
 				}
+			}
+			if len(d.Notes) != 1 || !strings.HasPrefix(d.Notes[0], "edit 1: model.layers.") {
+				t.Errorf("end of the edited pass notes %q, want the edit", d.Notes)
 			}
 			if d.Next[0] != 0 || d.Next[1] != 0 {
 				t.Errorf("next tokens %v, want [0 0]: the lowest id among equal logits", d.Next)
