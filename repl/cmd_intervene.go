@@ -296,3 +296,60 @@ func (t *Term) editsText(edits []string) string {
 	}
 	return b.String()
 }
+
+func cmdSave(t *Term, args string) error {
+	name, extra, sl, err := tensorArgs("save", args)
+	if err != nil {
+		return err
+	}
+	if len(extra) != 1 {
+		return fmt.Errorf("save: want TENSOR FILE.safetensors|FILE.npy [--rank R] [--seq S] [--tokens A:B]")
+	}
+	rep, err := t.c.Save(name, extra[0], sl)
+	if err != nil {
+		return err
+	}
+	t.emit("save", rep, func() string {
+		key := ""
+		if rep.Key != "" {
+			key = " as " + rep.Key
+		}
+		return fmt.Sprintf("saved %s %s%s (%s, rows %d:%d) to %s%s", rep.Tensor, shapeText(rep.Shape), key, rep.Source, rep.Rows.Lo, rep.Rows.Hi, rep.Path, "")
+	})
+	return nil
+}
+
+func shapeText(s []int) string {
+	var p []string
+	for _, x := range s {
+		p = append(p, strconv.Itoa(x))
+	}
+	return "[" + strings.Join(p, ", ") + "]"
+}
+
+func cmdCompare(t *Term, args string) error {
+	a, err := splitArgs(args)
+	if err != nil {
+		return fmt.Errorf("compare: %w", err)
+	}
+	if len(a) != 1 {
+		return fmt.Errorf("compare: want DUMP (an hsdb dump of the same inputs)")
+	}
+	rep, err := t.c.Compare(a[0])
+	if err != nil {
+		return err
+	}
+	t.emit("compare", rep, func() string {
+		tb := newTable("tensor", "key", "seq", "tokens", "cosine", "max |Δ|", "max |ref|", "first departure", "ids differ").alignRight(2, 3, 4, 5, 6, 7, 8)
+		for _, r := range rep.Rows {
+			first := "none"
+			if r.FirstToken >= 0 {
+				first = t.st.Warn.Render("token " + strconv.Itoa(r.FirstToken))
+			}
+			tb.add(r.Tensor, r.Key, strconv.Itoa(r.Seq), strconv.Itoa(r.Tokens), t.num(r.Cosine), t.num(r.MaxAbs), t.num(r.RefMax), first, strconv.Itoa(r.IDsDiffer))
+		}
+		return fmt.Sprintf("%s vs %s (departs: cosine < %g or max |Δ| > %g of max |ref|)\n%s",
+			t.heading(rep.Site, "compare", rep.Step, ""), rep.Dump, rep.CosMin, rep.Rel, tb.render(t.st))
+	})
+	return nil
+}

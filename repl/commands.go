@@ -123,6 +123,18 @@ func init() {
 			complete: words("on", "off"), fn: cmdTrace},
 
 		// interventions
+		{aliases: []string{"save"}, group: "interventions", usage: "save TENSOR FILE.safetensors|FILE.npy [--rank R] [--seq S] [--tokens A:B]", noRepeat: true,
+			help: "Write a tensor at the stop to a file, as f32 [rows, cols].\n" +
+				"The full tensor (sharded: gathered; partial: summed; replicated: rank 0's copy), or --rank R's own; rows as print selects them. " +
+				".safetensors holds it under SITE:TENSOR with the site, step, source, rows and the pass's edits as metadata; .npy is NumPy's format 1.0 ('<f4'). " +
+				"Written under a temporary name, read back and compared, then renamed into place.",
+			complete: completeTensors, fn: cmdSave},
+		{aliases: []string{"compare"}, group: "interventions", usage: "compare DUMP", noRepeat: true,
+			help: "Compare the stop's tensors with a dump of the same inputs (live diff).\n" +
+				"Every tensor of the stopped site the dump holds (a layer capture of the same half, or a site capture), per sequence, rows by position: cosine, max |Δ|, " +
+				"the reference's max |value| and the first token whose row departs (cosine below, or max |Δ| above, the tolerance `diff` uses for the dump's dtype); " +
+				"ids that differ from the dump's are counted.",
+			complete: completeFiles, fn: cmdCompare},
 		{aliases: []string{"patch"}, group: "interventions", usage: "patch TENSOR from DUMP [--seq S] | patch SITE.TENSOR from DUMP", noRepeat: true,
 			help: "Replace a tensor with the one captured in another run (activation patching), and continue with it.\n" +
 				"At a stop, TENSOR of the stopped site; with SITE.TENSOR, armed for the next run (`info edits` shows it armed). DUMP is an hsdb dump holding that tensor: " +

@@ -160,6 +160,13 @@ type Client interface {
 	// attention at the site, ErrHead, a sequence not starting at position 0
 	// in this step.
 	AttnProbs(head, seq int) (*AttnReport, error)
+	// Save writes a tensor at the stop to a .safetensors or .npy file (f32;
+	// gathered over the ranks, or sl.Rank's). Errors: as Print, a path of
+	// another extension, the file system's.
+	Save(name, path string, sl Slice) (*SaveReport, error)
+	// Compare compares the stop's tensors with those a dump of the same
+	// inputs holds for the site (`compare`).
+	Compare(dump string) (*CompareReport, error)
 
 	// Close ends the session: a stopped pass is aborted.
 	Close() error

@@ -97,3 +97,50 @@ type AttnReport struct {
 	Probs   [][]float64 `json:"probs"`
 	RowSums []float64   `json:"row_sums"`
 }
+
+// SaveReport is `save TENSOR FILE`: what was written where — the site,
+// tensor and step, the file and its format (safetensors or npy), the
+// shape [rows, cols] in f32, and the source (the gathered or summed full
+// tensor, rank 0's copy of a replicated one, or the rank asked for).
+type SaveReport struct {
+	Site   string `json:"site"`
+	Tensor string `json:"tensor"`
+	Step   int    `json:"step"`
+	Path   string `json:"path"`
+	Format string `json:"format"`
+	Key    string `json:"key,omitempty"`
+	Shape  []int  `json:"shape"`
+	Source string `json:"source"`
+	Rows   Range  `json:"rows"`
+}
+
+// CompareRow is one tensor of the stop against a dump, for one sequence:
+// the dump key, cosine and max |Δ| over the sequence's rows of this step,
+// the reference's max |value|, and the first token (position in the
+// sequence) whose row departs beyond the tolerance (-1: none). IDsDiffer
+// counts the tokens whose ids differ from the dump's (the comparison
+// assumes the same inputs).
+type CompareRow struct {
+	Tensor     string  `json:"tensor"`
+	Key        string  `json:"key"`
+	Seq        int     `json:"seq"`
+	Tokens     int     `json:"tokens"`
+	Cosine     float64 `json:"cosine"`
+	MaxAbs     float64 `json:"max_abs_diff"`
+	RefMax     float64 `json:"ref_max_abs"`
+	FirstToken int     `json:"first_token"`
+	IDsDiffer  int     `json:"ids_differ"`
+}
+
+// CompareReport is `compare DUMP` at a stop: every tensor of the site the
+// dump holds, per sequence, with the tolerance used (cosine at least
+// CosMin and max |Δ| at most Rel of the reference's max |value|, the
+// dump's dtype's, as `diff` uses).
+type CompareReport struct {
+	Site   string       `json:"site"`
+	Step   int          `json:"step"`
+	Dump   string       `json:"dump"`
+	CosMin float64      `json:"cos_min"`
+	Rel    float64      `json:"rel"`
+	Rows   []CompareRow `json:"rows"`
+}

@@ -19,3 +19,11 @@ func (l *Local) Lens(k int) (*client.LensReport, error) { return l.s.Lens(k) }
 
 // AttnProbs recomputes one head's attention probabilities at the stop.
 func (l *Local) AttnProbs(head, seq int) (*client.AttnReport, error) { return l.s.AttnProbs(head, seq) }
+
+// Save writes a tensor at the stop to a file.
+func (l *Local) Save(name, path string, sl client.Slice) (*client.SaveReport, error) {
+	return l.s.Save(name, path, sl)
+}
+
+// Compare compares the stop's tensors with a dump's.
+func (l *Local) Compare(dump string) (*client.CompareReport, error) { return l.s.Compare(dump) }

@@ -33,45 +33,64 @@ func readPatch(dir, site, name string) (map[int]patchSeq, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("patch: %w", err)
 	}
-	key := ""
+	key := dumpKey(m, site, name)
+	if key == "" {
+		return nil, "", fmt.Errorf("patch: %w: dump %s holds no %s of %s (it holds: %s)", client.ErrNoTensor, dir, name, site, dumpHolds(m))
+	}
+	out, err := readDumpSeqs(dir, m, key)
+	return out, key, err
+}
+
+// dumpKey returns the key under which dump m holds tensor name of site, or
+// "": hidden_states.{i} for decoder layer i's output when the dump
+// captured that half (its What), or a site capture's SITE:TENSOR.
+func dumpKey(m *capture.Manifest, site, name string) string {
+	for _, si := range m.Capture.Sites {
+		if si.Site == site && si.Tensor == name {
+			return si.Key
+		}
+	}
 	if g := layerSite.FindStringSubmatch(site); g != nil && m.Capture.What == name {
 		i, _ := strconv.Atoi(g[1])
 		for _, l := range m.Capture.Layers {
 			if l == i {
-				key = fmt.Sprintf("hidden_states.%d", i)
+				return fmt.Sprintf("hidden_states.%d", i)
 			}
 		}
 	}
+	return ""
+}
+
+// dumpHolds lists what dump m holds, for messages.
+func dumpHolds(m *capture.Manifest) string {
+	var has []string
+	for _, l := range m.Capture.Layers {
+		has = append(has, fmt.Sprintf("model.layers.%d %s", l, m.Capture.What))
+	}
 	for _, si := range m.Capture.Sites {
-		if si.Site == site && si.Tensor == name {
-			key = si.Key
-		}
+		has = append(has, si.Site+" "+si.Tensor)
 	}
-	if key == "" {
-		var has []string
-		for _, l := range m.Capture.Layers {
-			has = append(has, fmt.Sprintf("model.layers.%d %s", l, m.Capture.What))
-		}
-		for _, si := range m.Capture.Sites {
-			has = append(has, si.Site+" "+si.Tensor)
-		}
-		return nil, "", fmt.Errorf("patch: %w: dump %s holds no %s of %s (it holds: %s)", client.ErrNoTensor, dir, name, site, strings.Join(has, "; "))
-	}
+	return strings.Join(has, "; ")
+}
+
+// readDumpSeqs reads key and input_ids of every sequence of the dump at
+// dir, by the sequence's index in the dump's input.
+func readDumpSeqs(dir string, m *capture.Manifest, key string) (map[int]patchSeq, error) {
 	out := map[int]patchSeq{}
 	for _, sr := range m.Sequences {
 		p := filepath.Join(dir, sr.File)
 		f, err := safetensors.Open(p)
 		if err != nil {
-			return nil, "", fmt.Errorf("patch: %w", err)
+			return nil, err
 		}
 		ps, err := readPatchSeq(f, key)
 		f.Close()
 		if err != nil {
-			return nil, "", fmt.Errorf("patch: %s: %w", p, err)
+			return nil, fmt.Errorf("%s: %w", p, err)
 		}
 		out[sr.Index] = ps
 	}
-	return out, key, nil
+	return out, nil
 }
 
 // readPatchSeq copies tensor key and input_ids out of f (whose mapping
