@@ -353,3 +353,53 @@ func cmdCompare(t *Term, args string) error {
 	})
 	return nil
 }
+
+// cmdFrame runs `frame [N]`, `up [N]` (dir -1) and `down [N]` (dir +1).
+func cmdFrame(t *Term, args string, dir int) error {
+	cmd := map[int]string{0: "frame", -1: "up", 1: "down"}[dir]
+	f := strings.Fields(args)
+	if len(f) > 1 {
+		return fmt.Errorf("%s: unexpected %q", cmd, strings.Join(f[1:], " "))
+	}
+	var fr client.Frame
+	var err error
+	switch {
+	case dir == 0 && len(f) == 0:
+		fr, err = t.c.CurrentFrame()
+	case dir == 0:
+		n, aerr := strconv.Atoi(f[0])
+		if aerr != nil {
+			return fmt.Errorf("frame %q: want a level of `bt`", f[0])
+		}
+		fr, err = t.c.SelectFrame(n)
+	default:
+		n := 1
+		if len(f) == 1 {
+			if n, err = strconv.Atoi(f[0]); err != nil || n < 1 {
+				return fmt.Errorf("%s %q: want a positive count", cmd, f[0])
+			}
+		}
+		cur, cerr := t.c.CurrentFrame()
+		if cerr != nil {
+			return fmt.Errorf("%s: %w", cmd, cerr)
+		}
+		fr, err = t.c.SelectFrame(cur.Level + dir*n)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", cmd, err)
+	}
+	t.emit("frame", fr, func() string {
+		var ts []string
+		if len(fr.Outputs) > 0 {
+			for _, x := range fr.Outputs[0] {
+				ts = append(ts, x.Name+" "+shapeText(x.Shape))
+			}
+		}
+		shown := "(none: this module has no inputs)"
+		if len(ts) > 0 {
+			shown = strings.Join(ts, ", ")
+		}
+		return fmt.Sprintf("#%d  %s  %s\n  %s", fr.Level, t.st.Site.Render(fr.Site), fr.Class, t.st.Dim.Render("tensors: "+shown))
+	})
+	return nil
+}

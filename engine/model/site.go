@@ -120,6 +120,9 @@ func (s SiteTensor) Shape() []int {
 type Frame struct {
 	Site   *Site
 	Inputs [][]int
+	// In are the inputs themselves (replicated in every block of
+	// engine/nn), valid only during Hook.Visit.
+	In []backend.Tensor
 }
 
 // Event identifies one visit of a site: which site, in which step (0 is the

@@ -164,6 +164,13 @@ type Client interface {
 	// gathered over the ranks, or sl.Rank's). Errors: as Print, a path of
 	// another extension, the file system's.
 	Save(name, path string, sl Slice) (*SaveReport, error)
+	// SelectFrame makes the tensor queries look at `bt` level level: the
+	// stopped site (the deepest level) or an enclosing module, whose
+	// tensors are its inputs; Outputs of the result name them. Reset at
+	// every stop. Errors: ErrNotStopped, a level out of range.
+	SelectFrame(level int) (Frame, error)
+	// CurrentFrame returns the frame the queries look at.
+	CurrentFrame() (Frame, error)
 	// Compare compares the stop's tensors with those a dump of the same
 	// inputs holds for the site (`compare`).
 	Compare(dump string) (*CompareReport, error)

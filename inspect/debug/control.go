@@ -291,6 +291,7 @@ func (s *Session) wait() (*client.Outcome, error) {
 				s.OnTrace(ev)
 			}
 		case *client.Stop:
+			s.frame = 0
 			s.mu.Lock()
 			s.traceMuted = false
 			s.mu.Unlock()
@@ -360,6 +361,9 @@ func (s *Session) at(fn func(st *stopCtx) error) error {
 		return fmt.Errorf("%w: `run` to a breakpoint first", client.ErrNotStopped)
 	}
 	st := s.job.stop
+	if s.frame > 0 {
+		st = frameCtx(st, s.frame)
+	}
 	var err error
 	req := request{done: make(chan struct{}), fn: func() {
 		defer func() {

@@ -100,11 +100,11 @@ func checkWritable(st *stopCtx, name string) error {
 					w = append(w, x.Name)
 				}
 			}
-			hint := "nothing here is"
+			hint := "nothing at this site can be edited"
 			if len(w) > 0 {
-				hint = strings.Join(w, ", ") + " can be"
+				hint = strings.Join(w, ", ") + " can be edited here"
 			}
-			return fmt.Errorf("%w: %s at %s was read by the pass before this stop (or is a copy made for the site), so an edit would change nothing downstream; %s edited here — edit it where it is made (an input is the output of the site before)",
+			return fmt.Errorf("%w: %s at %s was read by the pass before this stop (or is a copy made for the site), so an edit would change nothing downstream; %s — edit a tensor where it is made (a module's input is the output of the site before it)",
 				client.ErrConsumed, name, st.ev.Site.Path, hint)
 		}
 	}

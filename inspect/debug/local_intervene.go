@@ -27,3 +27,9 @@ func (l *Local) Save(name, path string, sl client.Slice) (*client.SaveReport, er
 
 // Compare compares the stop's tensors with a dump's.
 func (l *Local) Compare(dump string) (*client.CompareReport, error) { return l.s.Compare(dump) }
+
+// SelectFrame selects the `bt` level the queries look at.
+func (l *Local) SelectFrame(level int) (client.Frame, error) { return l.s.SelectFrame(level) }
+
+// CurrentFrame returns the selected frame.
+func (l *Local) CurrentFrame() (client.Frame, error) { return l.s.CurrentFrame() }
