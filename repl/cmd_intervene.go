@@ -190,52 +190,23 @@ func cmdLens(t *Term, args string) error {
 	return nil
 }
 
-// attnArgs takes --head H out of args (print attn_probs).
-func attnArgs(args string) (head int, rest string, err error) {
-	f, err := splitArgs(args)
-	if err != nil {
-		return 0, "", err
-	}
-	head = -1
-	var kept []string
-	for i := 0; i < len(f); i++ {
-		name, val, has := strings.Cut(f[i], "=")
-		if name != "--head" {
-			kept = append(kept, f[i])
-			continue
-		}
-		if !has {
-			if i+1 >= len(f) {
-				return 0, "", fmt.Errorf("--head needs a value")
-			}
-			i++
-			val = f[i]
-		}
-		if head, err = strconv.Atoi(val); err != nil {
-			return 0, "", fmt.Errorf("--head %q: want an integer", val)
-		}
-	}
-	if head == -1 {
-		return 0, "", fmt.Errorf("attn_probs: which head? give --head H")
-	}
-	return head, strings.Join(kept, " "), nil
-}
-
 // printAttn runs `print attn_probs --head H [--seq S]`.
 func (t *Term) printAttn(args string) error {
-	head, rest, err := attnArgs(args)
+	a, err := splitArgs(args)
 	if err != nil {
 		return fmt.Errorf("print: %w", err)
 	}
-	a, _ := splitArgs(rest)
 	sl, extra, err := sliceFlags(a)
 	if err != nil {
 		return fmt.Errorf("print: %w", err)
 	}
-	if len(extra) > 1 || sl.Rank >= 0 || sl.Tokens != nil {
+	if len(extra) > 0 || sl.Rank >= 0 || sl.Tokens != nil {
 		return fmt.Errorf("print attn_probs: only --head H and --seq S apply")
 	}
-	rep, err := t.c.AttnProbs(head, sl.Seq)
+	if sl.Head == nil {
+		return fmt.Errorf("print attn_probs: which head? give --head H")
+	}
+	rep, err := t.c.AttnProbs(*sl.Head, sl.Seq)
 	if err != nil {
 		return err
 	}

@@ -96,7 +96,8 @@ func init() {
 				"Recomputed at the stop from the site's q and k on the rank that holds head H (H counts the model's heads; the rank is shown): softmax(q·kᵀ·scale) in float64 over the causal keys of the same sequence " +
 				"(Mistral: the sliding window's), query head h reading kv head h / (heads/kv_heads) as HF's repeat_kv; for MLA q and k are the per-head [nope | rope] vectors and the scale includes YaRN's mscale². " +
 				"Rows are queries, columns keys, with each row's sum; text shows the first 32 tokens, --json all of them (HF's output_attentions[layer][0, H]). " +
-				"The keys are the step's own, so only a sequence that starts in this step (the prefill) is shown. Also reachable as `attn_probs ...`.",
+				"The keys are the step's own, so only a sequence that starts in this step (the prefill) is shown. " +
+				"`hist attn_probs --head H --seq S` and `top attn_probs K --head H --seq S` look at the attended entries (top: key positions as channels, query tokens as rows). Also reachable as `attn_probs ...`.",
 			fn: func(t *Term, a string) error { return t.printAttn(a) }},
 		{aliases: []string{"hist"}, group: "data", usage: "hist TENSOR [--rank R] [--seq S] [--tokens A:B]",
 			help: "Terminal histogram of a tensor's finite values.\nDefault source: rank 0 for replicated tensors, the gathered tensor for sharded or partial ones. " +

@@ -6,6 +6,7 @@ import (
 
 	"hsdb/engine/model"
 	"hsdb/inspect/client"
+	"hsdb/inspect/stats"
 )
 
 // AttnProbs recomputes the attention probabilities of query head head
@@ -21,7 +22,16 @@ import (
 // attention, ErrHead, a bad sequence.
 func (s *Session) AttnProbs(head, seq int) (*client.AttnReport, error) {
 	var rep *client.AttnReport
-	err := s.at(func(st *stopCtx) error {
+	err := s.at(func(st *stopCtx) (err error) {
+		rep, err = attnProbs(st, head, seq)
+		return err
+	})
+	return rep, err
+}
+
+// attnProbs computes AttnProbs at st.
+func attnProbs(st *stopCtx, head, seq int) (rep *client.AttnReport, err error) {
+	err = func() error {
 		var q model.SiteTensor
 		for _, t := range st.views[0].Tensors {
 			if t.Attn != nil {
@@ -104,6 +114,72 @@ func (s *Session) AttnProbs(head, seq int) (*client.AttnReport, error) {
 			rep.RowSums = append(rep.RowSums, sum)
 		}
 		return nil
-	})
+	}()
 	return rep, err
+}
+
+// attnValues returns the attended entries of rep (key j of query i within
+// the causal window), row by row, for hist.
+func attnValues(rep *client.AttnReport) []float32 {
+	var out []float32
+	for i, row := range rep.Probs {
+		lo := 0
+		if rep.Window > 0 {
+			lo = max(0, i-rep.Window+1)
+		}
+		for j := lo; j <= i; j++ {
+			out = append(out, float32(row[j]))
+		}
+	}
+	return out
+}
+
+// attnSource labels an attention report as hist and top name their source.
+func attnSource(rep *client.AttnReport) string {
+	return fmt.Sprintf("head %d of %d (kv head %d) on rank %d, seq %d", rep.Head, rep.Heads, rep.KVHead, rep.Rank, rep.Seq)
+}
+
+// AttnProbsName is the name hist and top accept for the attention
+// probabilities of one head (Slice.Head) at an attention site.
+const AttnProbsName = "attn_probs"
+
+// attnSlice computes the attention report hist and top look at: head
+// sl.Head (required), sequence sl.Seq; --rank and --tokens do not apply.
+func attnSlice(st *stopCtx, sl client.Slice) (*client.AttnReport, error) {
+	if sl.Head == nil {
+		return nil, fmt.Errorf("attn_probs: which head? give --head H")
+	}
+	if sl.Rank >= 0 || sl.Tokens != nil {
+		return nil, fmt.Errorf("attn_probs: only --head H and --seq S apply (the head's rank is found)")
+	}
+	return attnProbs(st, *sl.Head, sl.Seq)
+}
+
+// attnTop is top over one head's probabilities: channels are key
+// positions, rows query tokens of the sequence.
+func attnTop(st *stopCtx, sl client.Slice, k int, rep **client.TopReport) error {
+	a, err := attnSlice(st, sl)
+	if err != nil {
+		return err
+	}
+	n := len(a.Probs)
+	v := make([]float32, 0, n*n)
+	for _, row := range a.Probs {
+		for _, x := range row {
+			v = append(v, float32(x))
+		}
+	}
+	b := st.ev.Batch
+	r0 := b.SeqStart(a.Seq)
+	r := &client.TopReport{Site: st.ev.Site.Path, Tensor: AttnProbsName, Step: st.ev.Step, Source: attnSource(a), MedianAb: stats.MedianAbs(attnValues(a))}
+	for _, c := range stats.TopChannels(v, n, n, k, 0) {
+		c.Ratio = nil // against the attended entries' median, not the masked zeros'
+		if r.MedianAb > 0 {
+			x := math.Abs(c.Value) / r.MedianAb
+			c.Ratio = &x
+		}
+		r.Channels = append(r.Channels, client.TopEntry{Channel: c, Token: r0 + c.Row, Seq: b.Seqs[a.Seq], Pos: c.Row})
+	}
+	*rep = r
+	return nil
 }

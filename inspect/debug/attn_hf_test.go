@@ -7,6 +7,7 @@ import (
 
 	"hsdb/engine"
 	"hsdb/engine/safetensors"
+	"hsdb/inspect/client"
 )
 
 // attn_probs equals HF transformers' output_attentions (eager attention,
@@ -104,5 +105,55 @@ func TestAttnProbsMatchHF(t *testing.T) {
 		}
 		ref.Close()
 		probs.Close()
+	}
+}
+
+// hist and top on attn_probs look at the attended entries of one head:
+// hist counts n(n+1)/2 entries of a causal n-token sequence; top's first
+// channel is the largest probability, found here by scanning the report,
+// and its row is that query.
+func TestAttnHistTop(t *testing.T) {
+	s := newSession(t, 2)
+	if _, err := s.Break("layers.0.self_attn.attn", "", false); err != nil {
+		t.Fatal(err)
+	}
+	stopped(t)(s.Run())
+	head := 5
+	rep, err := s.AttnProbs(head, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(rep.Probs)
+	h, err := s.Hist(AttnProbsName, 10, client.Slice{Rank: -1, Seq: 0, Head: &head})
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, c := range h.Hist.Counts {
+		total += int(c)
+	}
+	if total != n*(n+1)/2 {
+		t.Errorf("hist counts %d entries, want %d", total, n*(n+1)/2)
+	}
+	best, bi, bj := -1.0, 0, 0
+	for i, row := range rep.Probs {
+		for j, x := range row {
+			if x > best {
+				best, bi, bj = x, i, j
+			}
+		}
+	}
+	top, err := s.Top(AttnProbsName, 1, client.Slice{Rank: -1, Seq: 0, Head: &head})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := top.Channels[0]; c.Col != bj || c.Row != bi || float64(float32(best)) != c.Value || c.Pos != bi {
+		t.Errorf("top %+v, want key %d query %d value %g", c, bj, bi, best)
+	}
+	if _, err := s.Hist(AttnProbsName, 10, client.All); err == nil {
+		t.Errorf("hist attn_probs without --head accepted")
+	}
+	if _, err := s.Print("attn_out", client.Slice{Rank: -1, Seq: -1, Head: &head}); err == nil {
+		t.Errorf("--head on attn_out accepted")
 	}
 }
