@@ -204,7 +204,7 @@ func init() {
 				"At a decoder layer, stream = hidden_states + residual is made for the stop only: editing it writes the edited stream into hidden_states and zeros residual in the edited rows, " +
 				"so the pair vLLM passes on sums exactly to the edited stream (hidden_states and residual then no longer hold their own halves). " +
 				"A partial sum takes = and + only with --rank. Edits are listed by `info edits`, shown at every later stop and in a dump's manifest (\"edits\"), and reset by `run`; " +
-				"--persist applies the edit again at the same site and step of every later run (ablations) until `delete edits`.\n" +
+				"--persist applies the edit again at the same site and step of every later run (ablations) until `delete edits`; a run where it no longer fits (another batch) stops with its error.\n" +
 				"A value the option does not take is an error and leaves the option as it was. " +
 				"With json on (or hsdb --json) each result is one line {\"command\", \"kind\", \"result\"} and each error {\"command\", \"error\"}; " +
 				"NaN and ±Inf are written as the strings \"NaN\", \"Inf\" and \"-Inf\", statistics left undefined by a tensor with no finite element as null, and empty lists as [].",

@@ -362,3 +362,57 @@ func TestPatchReproducesRunA(t *testing.T) {
 		})
 	}
 }
+
+// A sharded tensor's columns are the full tensor's: zeroing q's columns
+// 0:4 and 60:64 of 64 (stories260K: 8 heads of 8) writes rank 0's first
+// and the last rank's last columns only; a partial sum refuses `=` on
+// every rank.
+func TestSetVarShardedColumns(t *testing.T) {
+	for _, tp := range []int{2, 4} {
+		t.Run(fmt.Sprint("tp", tp), func(t *testing.T) {
+			s := newSession(t, tp)
+			if _, err := s.Break("layers.0.self_attn.qkv_proj", "", false); err != nil {
+				t.Fatal(err)
+			}
+			stopped(t)(s.Run())
+			all := client.Index{Rows: client.IndexSpec{}, Cols: client.IndexSpec{}}
+			before, err := s.Values("q", all, client.All)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range []client.IndexSpec{{Lo: 0, Hi: 4, HasLo: true, HasHi: true}, {Lo: 60, Hi: 64, HasLo: true, HasHi: true}} {
+				if _, err := s.SetVar(client.EditRequest{Tensor: "q", HasIndex: true, Index: client.Index{Cols: c}, Slice: client.All, Op: "=", Value: 0}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			after, err := s.Values("q", all, client.All)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := 64 / tp
+			for r := range tp {
+				for i, row := range after.Ranks[r].Values {
+					for j, x := range row {
+						full := r*w + j
+						want := before.Ranks[r].Values[i][j]
+						if full < 4 || full >= 60 {
+							want = 0
+						}
+						if x != want {
+							t.Fatalf("rank %d q[%d, %d] (full column %d) = %g, want %g", r, i, j, full, x, want)
+						}
+					}
+				}
+			}
+			s.Kill()
+			s.Delete()
+			if _, err := s.Break("layers.0.self_attn.o_proj", "", false); err != nil {
+				t.Fatal(err)
+			}
+			stopped(t)(s.Run())
+			if _, err := s.SetVar(client.EditRequest{Tensor: "partial", Slice: client.All, Op: "=", Value: 0}); !errors.Is(err, client.ErrConsumed) {
+				t.Errorf("edit of o_proj's all-reduced partial sum: %v, want ErrConsumed", err)
+			}
+		})
+	}
+}
