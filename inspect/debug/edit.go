@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"hsdb/engine/model"
 	"hsdb/engine/tensor"
@@ -20,6 +21,10 @@ type interventions struct {
 	nextID  int
 	pass    []*edit
 	pending []*edit
+	// npending mirrors len(pending) for the hook's Want, which asks at
+	// every site of every rank and so avoids the lock when nothing is
+	// pending.
+	npending atomic.Int32
 }
 
 // edit is one intervention: its listing and the function that computes the
@@ -252,6 +257,7 @@ func (s *Session) applyNow(e *edit) (client.Edit, error) {
 	if e.Persist {
 		e.Text += " persistent"
 		s.iv.pending = append(s.iv.pending, e)
+		s.iv.npending.Store(int32(len(s.iv.pending)))
 	}
 	s.iv.pass = append(s.iv.pass, e)
 	s.job.stop.info.Edits = s.editTexts()
@@ -309,6 +315,7 @@ func (s *Session) DeleteEdits(ids ...int) error {
 		return slices.DeleteFunc(es, func(e *edit) bool { return len(ids) == 0 || slices.Contains(ids, e.ID) })
 	}
 	s.iv.pass, s.iv.pending = keep(s.iv.pass), keep(s.iv.pending)
+	s.iv.npending.Store(int32(len(s.iv.pending)))
 	return nil
 }
 
@@ -319,9 +326,12 @@ func (s *Session) resetPassEdits() {
 	s.mu.Unlock()
 }
 
-// wantsEdit reports whether a pending edit is due at ev (s.mu held by the
-// caller or only read between commands).
+// wantsEdit reports whether a pending edit is due at ev (safe from the
+// rank goroutines: it takes s.mu when something is pending).
 func (s *Session) wantsEdit(ev *model.Event) bool {
+	if s.iv.npending.Load() == 0 {
+		return false
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, e := range s.iv.pending {
@@ -359,6 +369,7 @@ func (s *Session) applyPending(ev *model.Event, views []*model.RankView) error {
 			e.Armed = false
 			e.Text = strings.TrimSuffix(e.Text, " armed")
 			s.iv.pending = slices.DeleteFunc(s.iv.pending, func(x *edit) bool { return x == e })
+			s.iv.npending.Store(int32(len(s.iv.pending)))
 		}
 		s.iv.pass = append(s.iv.pass, e)
 		s.mu.Unlock()

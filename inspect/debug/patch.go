@@ -156,6 +156,7 @@ func (s *Session) Patch(req client.PatchRequest) (client.Edit, error) {
 	e.ID, e.Site, e.Armed, e.siteIdx = s.iv.nextID, site, true, s.E.Tree.Site(site).Index
 	e.Text = fmt.Sprintf("%s %s %s (step 0, every rank) armed", site, req.Tensor, e.What)
 	s.iv.pending = append(s.iv.pending, e)
+	s.iv.npending.Store(int32(len(s.iv.pending)))
 	return e.Edit, nil
 }
 
