@@ -18,9 +18,11 @@ func cmdInfo(t *Term, args string) error {
 		if err != nil {
 			return err
 		}
-		t.emit("fp8", n, func() string {
-			return namesText(n, fmt.Sprintf("%d tensors were stored as fp8 (e4m3 with block scales) and dequantized on load:", len(n)), "no tensor was stored as fp8")
-		})
+		head := fmt.Sprintf("%d tensors were stored as fp8 (e4m3 with block scales) and dequantized on load:", len(n))
+		if m, err := t.c.Model(); err == nil && m.Weights.QuantFormat != "" && !strings.HasPrefix(m.Weights.QuantFormat, "fp8") {
+			head = fmt.Sprintf("%d linear weights were stored as %s:", len(n), m.Weights.QuantFormat)
+		}
+		t.emit("fp8", n, func() string { return namesText(n, head, "no tensor was stored as fp8") })
 	case "model --unused":
 		m, err := t.c.Model()
 		if err != nil {

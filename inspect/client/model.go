@@ -106,8 +106,15 @@ type WeightDTypes struct {
 	Kept        []DTypeCount `json:"kept"`
 	Converted   string       `json:"converted_by,omitempty"` // "--dtype bf16" when the load converted
 	Dequantized int          `json:"fp8_dequantized"`
-	Unused      []string     `json:"unused_tensors"`
-	Err         string       `json:"error,omitempty"`
+	// QuantFormat is the scheme the Dequantized tensors were read through
+	// (QuantScheme.String: "fp8 e4m3, 128×128 blocks", "compressed-tensors
+	// pack-quantized int4 symmetric, group 32 (W4A16)"); empty for none.
+	// Packed says whether the ranks keep them quantized (the CUDA backend's
+	// int4) rather than dequantized.
+	QuantFormat string   `json:"quant_format,omitempty"`
+	Packed      bool     `json:"quant_packed,omitempty"`
+	Unused      []string `json:"unused_tensors"`
+	Err         string   `json:"error,omitempty"`
 }
 
 // LayerSpan is the decoder layers a session's engine loaded: First..Last
