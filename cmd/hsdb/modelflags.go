@@ -13,37 +13,104 @@ import (
 	"hsdb/engine/worker"
 )
 
-// modelFlags are the flags every command that loads a model takes.
+// modelFlags holds the shared flags (flagTable) a subcommand registered.
 type modelFlags struct {
-	model  string
-	tp     int
-	device string
-	dtype  string
-	ep     bool
-	moe    string
-	layers string
+	model     string
+	tp        int
+	device    string
+	dtype     string
+	ep        bool
+	moe       string
+	loadRange string // --load-layers A-B
+	layers    string // --layers 2,30,58,60: the captured (or expected) layers
+	json      bool
+	noModel   bool
+	set       map[string]bool // flags given on the command line (after parse)
 	// rank workers (engine/worker)
 	workers       bool
 	listen        string
-	workerTimeout time.Duration
 	pp            int
+	workerTimeout time.Duration
 	workerBin     string
-	log           io.Writer // where the front's notes go (set by load)
 }
 
-func (m *modelFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&m.model, "model", "", "model: an HF directory (config.json + safetensors), a llama2.c .bin, or empty for the embedded stories260K")
-	fs.IntVar(&m.tp, "tp", 1, "tensor-parallel world size (ranks)")
-	fs.StringVar(&m.device, "device", "cpu", "cpu or cuda")
-	fs.StringVar(&m.dtype, "dtype", "", "convert weights on load: f32, bf16 or f16 (default: as stored)")
-	fs.BoolVar(&m.ep, "ep", false, "MoE models: whole experts per rank (expert parallel, over the --tp ranks) instead of splitting each expert")
-	fs.StringVar(&m.moe, "moe", "tp", "MoE expert split: tp (each expert's intermediate split over ranks, vLLM's default) or ep (same as --ep)")
-	fs.StringVar(&m.layers, "layers", "", "load only decoder layers A-B (with embeddings, final norm and head), e.g. 58-60")
-	fs.BoolVar(&m.workers, "workers", false, "run each rank in its own worker process (hsdb worker), so a failing rank never ends the session")
-	fs.StringVar(&m.listen, "listen", "", "run the ranks in workers that join at this address (hsdb worker --connect ADDR --token T, started by a launcher); prints the token")
-	fs.StringVar(&m.workerBin, "worker-bin", "", "the hsdb binary --workers starts as `hsdb worker` (default: this one; a -tags cuda build for --device cuda)")
-	fs.IntVar(&m.pp, "pp", 1, "pipeline stages (with --workers or --listen): decoder layers split into N stages, each a --tp group of workers")
-	fs.DurationVar(&m.workerTimeout, "worker-timeout", 10*time.Minute, "with workers: how long a worker may go without a message (computing, or in a collective) before it is declared hung and killed")
+// flagDef is one entry of the shared flag table: a flag with the same
+// name, type, default and meaning in every subcommand that takes it.
+type flagDef struct {
+	name, usage string
+	bind        func(fs *flag.FlagSet, m *modelFlags, name, usage string)
+}
+
+func strFlag(field func(*modelFlags) *string, def string) func(*flag.FlagSet, *modelFlags, string, string) {
+	return func(fs *flag.FlagSet, m *modelFlags, name, usage string) { fs.StringVar(field(m), name, def, usage) }
+}
+
+func boolFlag(field func(*modelFlags) *bool) func(*flag.FlagSet, *modelFlags, string, string) {
+	return func(fs *flag.FlagSet, m *modelFlags, name, usage string) { fs.BoolVar(field(m), name, false, usage) }
+}
+
+// flagTable is the one table of the flags several subcommands share
+// (hsdb, generate, capture, check, diff): each subcommand registers the
+// groups it takes (modelGroup and the names it lists), never its own
+// variant, so that a flag means the same everywhere. --layers is always
+// a list of decoder layers captured or expected; the range of layers to
+// load is --load-layers.
+var flagTable = []flagDef{
+	{"model", "model: an HF directory (config.json + safetensors), a llama2.c .bin, \"embedded\" or empty for the embedded stories260K (check: empty means no model)", strFlag(func(m *modelFlags) *string { return &m.model }, "")},
+	{"tp", "tensor-parallel world size (ranks) the model runs at (check, diff: also the world size the capture ran at, for shard forensics; default there: try 2, 4, 8, 16)",
+		func(fs *flag.FlagSet, m *modelFlags, name, usage string) { fs.IntVar(&m.tp, name, 1, usage) }},
+	{"device", "cpu or cuda", strFlag(func(m *modelFlags) *string { return &m.device }, "cpu")},
+	{"dtype", "convert weights on load: f32, bf16 or f16 (default: as stored)", strFlag(func(m *modelFlags) *string { return &m.dtype }, "")},
+	{"ep", "MoE models: whole experts per rank (expert parallel, over the --tp ranks) instead of splitting each expert", boolFlag(func(m *modelFlags) *bool { return &m.ep })},
+	{"moe", "MoE expert split: tp (each expert's intermediate split over ranks, vLLM's default) or ep (same as --ep)", strFlag(func(m *modelFlags) *string { return &m.moe }, "tp")},
+	{"load-layers", "load only decoder layers A-B (with embeddings, final norm and head), e.g. 58-60", strFlag(func(m *modelFlags) *string { return &m.loadRange }, "")},
+	{"layers", "decoder layers captured (capture) or expected in the capture, in order (check, diff), e.g. 2,30,58,60 (EAGLE-3: 2, N/2, N-3)", strFlag(func(m *modelFlags) *string { return &m.layers }, "")},
+	{"json", "print the result as JSON (the debugger: one object per command result)", boolFlag(func(m *modelFlags) *bool { return &m.json })},
+	{"no-model", "do not run the model (check: structure, rules and shape forensics only)", boolFlag(func(m *modelFlags) *bool { return &m.noModel })},
+	{"workers", "run each rank in its own worker process (hsdb worker), so that a failing rank never ends the session", boolFlag(func(m *modelFlags) *bool { return &m.workers })},
+	{"listen", "run the ranks in workers that join at this address (hsdb worker --connect ADDR --token T, started by a launcher: ssh, srun, a Kubernetes job); prints the token",
+		strFlag(func(m *modelFlags) *string { return &m.listen }, "")},
+	{"pp", "pipeline stages (with --workers or --listen): the decoder layers split into N stages as vLLM splits them, each a --tp group of workers",
+		func(fs *flag.FlagSet, m *modelFlags, name, usage string) { fs.IntVar(&m.pp, name, 1, usage) }},
+	{"worker-timeout", "with workers: how long a worker may go without a message (computing, or in a collective) before it is declared hung and killed",
+		func(fs *flag.FlagSet, m *modelFlags, name, usage string) {
+			fs.DurationVar(&m.workerTimeout, name, 10*time.Minute, usage)
+		}},
+	{"worker-bin", "the hsdb binary --workers starts as hsdb worker (default: this one; a -tags cuda build for --device cuda)", strFlag(func(m *modelFlags) *string { return &m.workerBin }, "")},
+}
+
+// modelGroup names the flags of every subcommand that loads a model.
+var modelGroup = []string{"model", "tp", "device", "dtype", "ep", "moe", "load-layers", "workers", "listen", "pp", "worker-timeout", "worker-bin"}
+
+// register adds the model group and the other named shared flags to fs.
+// A subcommand that loads a model but has no capture list (hsdb,
+// generate) gets a --layers that refuses with the hint to --load-layers
+// (the spelling it had before).
+func (m *modelFlags) register(fs *flag.FlagSet, names ...string) {
+	want := map[string]bool{}
+	for _, n := range append(append([]string{}, modelGroup...), names...) {
+		want[n] = true
+	}
+	for _, d := range flagTable {
+		if want[d.name] {
+			d.bind(fs, m, d.name, d.usage)
+		}
+	}
+	if !want["layers"] {
+		fs.Func("layers", hiddenUsage, func(v string) error {
+			return fmt.Errorf("--layers names the layers a capture holds (capture, check, diff); to load only decoder layers %s use --load-layers %s", v, v)
+		})
+	}
+}
+
+// hiddenUsage marks a flag that help listings leave out.
+const hiddenUsage = "(hidden)"
+
+// parsed records which flags the command line gave (for defaults that
+// differ by subcommand, as check's --tp).
+func (m *modelFlags) parsed(fs *flag.FlagSet) {
+	m.set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { m.set[f.Name] = true })
 }
 
 func (m *modelFlags) options() (engine.Options, error) {
@@ -59,10 +126,10 @@ func (m *modelFlags) options() (engine.Options, error) {
 	default:
 		return o, fmt.Errorf("--moe %q: want tp or ep", m.moe)
 	}
-	if m.layers != "" {
-		lr, err := model.ParseLayerRange(m.layers)
+	if m.loadRange != "" {
+		lr, err := model.ParseLayerRange(m.loadRange)
 		if err != nil {
-			return o, err
+			return o, fmt.Errorf("--load-layers %q: want A-B or A, decoder layer indices from 0 with A <= B", m.loadRange)
 		}
 		o.Layers = &lr
 	}
@@ -88,6 +155,10 @@ func (m *modelFlags) load(w io.Writer) (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	path := m.model
+	if path == "embedded" {
+		path = ""
+	}
 	if m.pp < 1 {
 		return nil, fmt.Errorf("--pp %d: want at least one stage", m.pp)
 	}
@@ -99,13 +170,13 @@ func (m *modelFlags) load(w io.Writer) (*engine.Engine, error) {
 		if m.workerBin != "" {
 			cfg.Command = []string{m.workerBin, "worker"}
 		}
-		f, err := worker.Start(m.model, o, cfg)
+		f, err := worker.Start(path, o, cfg)
 		if err != nil {
 			return nil, err
 		}
 		o.Workers = f
 	}
-	e, err := engine.Open(m.model, o)
+	e, err := engine.Open(path, o)
 	if err != nil {
 		if o.Workers != nil {
 			o.Workers.Close()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	goio "io"
 	"os"
@@ -11,9 +10,12 @@ import (
 )
 
 func init() {
-	register(&subcommand{name: "worker", usage: "worker --connect HOST:PORT [--token T] [--rank R]",
+	register(&subcommand{name: "worker", usage: workerUsage,
 		summary: "run one rank of a session started with --workers or --listen (its launcher starts one per rank)", run: runWorker})
 }
+
+// workerUsage is `hsdb worker`'s synopsis.
+const workerUsage = "worker --connect HOST:PORT [--token T] [--rank R] [--dial-timeout D]"
 
 // runWorker is `hsdb worker`: it joins the front at --connect with the
 // session token (--token, else $HSDB_WORKER_TOKEN), loads the rank it is
@@ -21,14 +23,13 @@ func init() {
 // 0 when the front ended the session, 1 on a refusal or a failure, 2 for
 // bad flags.
 func runWorker(args []string, io stdio) int {
-	fs := flag.NewFlagSet("hsdb worker", flag.ContinueOnError)
-	fs.SetOutput(io.Err)
+	fs := newFlagSet("worker", io)
 	connect := fs.String("connect", "", "the front's address HOST:PORT (its --listen, printed when it starts)")
 	token := fs.String("token", "", "the session token the front printed (default $"+worker.TokenEnv+")")
-	rank := fs.Int("rank", -1, "the rank to run (default: the next free one)")
+	rank := fs.Int("rank", -1, "the slot to run: stage × --tp + rank (-1: the next free one)")
 	dial := fs.Duration("dial-timeout", 30*time.Second, "how long to try to reach the front")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if done, code := parseArgs(fs, args, io, workerUsage); done {
+		return code
 	}
 	if *connect == "" || fs.NArg() > 0 {
 		fmt.Fprintln(io.Err, "hsdb worker: usage: hsdb worker --connect HOST:PORT [--token T] [--rank R]")
