@@ -337,6 +337,10 @@ func (e *Engine) MemoryInUse() []int64 {
 	return out
 }
 
+// Remote reports whether the ranks run in worker processes
+// (Options.Workers): their weights and compute are not in this process.
+func (e *Engine) Remote() bool { return e.workers != nil }
+
 // CacheBytes returns each rank's KV-cache bytes.
 func (e *Engine) CacheBytes() []int64 {
 	if e.workers != nil {
@@ -366,6 +370,9 @@ func LoadLlama2C(path string, opts Options) (*Engine, error) {
 // Lens returns rank r's final norm and LM head, ok=false when the
 // architecture does not expose them.
 func (e *Engine) Lens(r int) (model.Lens, bool) {
+	if e.workers != nil { // the weights live in the workers
+		return model.Lens{}, false
+	}
 	lm, ok := e.ranks[r].model.(model.LensModel)
 	if !ok {
 		return model.Lens{}, false

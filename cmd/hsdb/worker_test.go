@@ -215,3 +215,64 @@ func TestWorkersDecode(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkersInterventions: the stop-time views and edits print through
+// workers what they print in process — attention probabilities, frames
+// and their inputs, a dump, patch and compare against it, save, and a
+// persistent set var whose write the worker makes into its live tensor —
+// and the saved file is byte-for-byte the same.
+func TestWorkersInterventions(t *testing.T) {
+	script := func(dir string) string {
+		return strings.ReplaceAll(`input ids 1,403,407,261,378,365 ; ids 1,400,281,350
+capture layers 1,3
+break layers.2.self_attn.attn
+run
+print attn_probs --head 1 --seq 1
+frame 3
+print input --rank 1
+up
+bt
+continue
+dump DIR/dump
+delete
+break layers.3
+run
+patch stream from DIR/dump
+compare DIR/dump
+save stream DIR/stream.npy --rank 1
+set var stream[0:2, 0:4] = 1 --persist
+set var hidden_states[5, :] = 0 --rank 1
+ranks hidden_states
+info edits
+continue
+`, "DIR", dir)
+	}
+	tmp := t.TempDir()
+	a, b := filepath.Join(tmp, "a"), filepath.Join(tmp, "b")
+	for _, d := range []string{a, b} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, want, errs := runWithStdin([]string{"--tp", "2"}, script(a))
+	if code != 0 {
+		t.Fatalf("in process: exit %d\n%s\n%s", code, want, errs)
+	}
+	code, got, errs := runWithStdin([]string{"--workers", "--tp", "2"}, script(b))
+	if code != 0 {
+		t.Fatalf("--workers: exit %d\n%s\n%s", code, got, errs)
+	}
+	if strings.ReplaceAll(got, b, a) != want {
+		t.Errorf("--workers:\n%s\nin process:\n%s", got, want)
+	}
+	for _, w := range []string{"query\\key", "edit 2: model.layers.3 stream[0:2, 0:4] = 1", "diverged"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("the output lacks %q", w)
+		}
+	}
+	x, err1 := os.ReadFile(filepath.Join(a, "stream.npy"))
+	y, err2 := os.ReadFile(filepath.Join(b, "stream.npy"))
+	if err1 != nil || err2 != nil || !bytes.Equal(x, y) || len(x) < 10*64*4 {
+		t.Errorf("saved stream: %d and %d bytes (%v %v), want the same", len(x), len(y), err1, err2)
+	}
+}

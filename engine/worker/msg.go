@@ -35,12 +35,14 @@ const (
 	kindPipeSend
 	kindPipeRecv
 	kindPipeData
+	kindWriteRows
+	kindWritten
 )
 
 func kindName(k byte) string {
 	names := []string{"?", "error", "hello", "assign", "loaded", "step", "want", "answer", "visit", "moments", "moments reply",
 		"to-host", "values", "resume", "abort", "collective", "done", "memory", "memory reply", "quit",
-		"pipe send", "pipe receive", "pipe data"}
+		"pipe send", "pipe receive", "pipe data", "write rows", "written"}
 	if int(k) < len(names) {
 		return names[k]
 	}
@@ -196,11 +198,14 @@ func decBatch(d *dec) *model.Batch {
 // siteTensor describes one tensor of a visit: name, shape, dtype and
 // sharding label; Host carries small host data (router choices) whole.
 type siteTensor struct {
-	Name  string
-	Shape []int
-	DType tensor.DType
-	Shard model.Sharding
-	Host  *tensor.Tensor
+	Name     string
+	Shape    []int
+	DType    tensor.DType
+	Shard    model.Sharding
+	Host     *tensor.Tensor
+	Writable bool
+	SumOf    []string
+	Attn     *model.AttnGeometry
 }
 
 // visit is a worker's arrival at a wanted site: the site's path, the
@@ -214,9 +219,13 @@ type visit struct {
 	Frames  []visitFrame
 }
 
+// visitFrame is one frame of a visit: its site, and its inputs' shapes
+// and dtypes (the inputs are tensors of the visit too, numbered after the
+// site's tensors, frame by frame).
 type visitFrame struct {
-	Site   string
-	Inputs [][]int
+	Site     string
+	Inputs   [][]int
+	InDTypes []tensor.DType
 }
 
 func (v *visit) enc(e *enc) {
@@ -235,13 +244,24 @@ func (v *visit) enc(e *enc) {
 		if t.Host != nil {
 			e.tensor(t.Host)
 		}
+		e.bool(t.Writable)
+		e.strs(t.SumOf)
+		e.bool(t.Attn != nil)
+		if a := t.Attn; a != nil {
+			e.str(a.Key)
+			for _, v := range []int{a.Heads, a.KVHeads, a.DK, a.FirstHead, a.FirstKVHead, a.TotalHeads, a.TotalKVHeads, a.Window} {
+				e.int(v)
+			}
+			e.f64(float64(a.Scale))
+		}
 	}
 	e.u32(uint32(len(v.Frames)))
 	for _, f := range v.Frames {
 		e.str(f.Site)
 		e.u32(uint32(len(f.Inputs)))
-		for _, in := range f.Inputs {
+		for i, in := range f.Inputs {
 			e.ints(in)
+			e.u8(byte(f.InDTypes[i]))
 		}
 	}
 }
@@ -255,6 +275,14 @@ func (v *visit) dec(d *dec) error {
 		if d.bool() {
 			t.Host = d.tensor()
 		}
+		t.Writable = d.bool()
+		t.SumOf = d.strs()
+		if d.bool() {
+			a := &model.AttnGeometry{Key: d.str(), Heads: d.int(), KVHeads: d.int(), DK: d.int(), FirstHead: d.int(), FirstKVHead: d.int(),
+				TotalHeads: d.int(), TotalKVHeads: d.int(), Window: d.int()}
+			a.Scale = float32(d.f64())
+			t.Attn = a
+		}
 		v.Tensors = append(v.Tensors, t)
 	}
 	n = d.count(8)
@@ -263,6 +291,7 @@ func (v *visit) dec(d *dec) error {
 		m := d.count(4)
 		for range m {
 			f.Inputs = append(f.Inputs, d.shape())
+			f.InDTypes = append(f.InDTypes, tensor.DType(d.u8()))
 		}
 		v.Frames = append(v.Frames, f)
 	}

@@ -74,8 +74,17 @@ func (p proxy) ToHost(t backend.Tensor, r0, r1, c0, c1 int) *tensor.Tensor {
 
 func (p proxy) query(op string, kind, want byte, t backend.Tensor, r0, r1, c0, c1 int) *dec {
 	h, ok := t.(handle)
-	if !ok || h.r != p.r {
+	if !ok {
 		p.panic(op, fmt.Errorf("a %T is not a tensor of this worker", t))
+	}
+	return p.call(op, kind, want, h, func(e *enc) { region{T: h.idx, R0: r0, R1: r1, C0: c0, C1: c1}.enc(e) })
+}
+
+// call sends a request about handle h of the open visit (its payload
+// written by body) and returns the reply of kind want.
+func (p proxy) call(op string, kind, want byte, h handle, body func(e *enc)) *dec {
+	if h.r != p.r {
+		p.panic(op, fmt.Errorf("a tensor of rank %d's worker on rank %d's", h.r.rank, p.r.rank))
 	}
 	r := p.r
 	r.mu.Lock()
@@ -90,7 +99,7 @@ func (p proxy) query(op string, kind, want byte, t backend.Tensor, r0, r1, c0, c
 	r.call.Lock()
 	defer r.call.Unlock()
 	var e enc
-	region{T: h.idx, R0: r0, R1: r1, C0: c0, C1: c1}.enc(&e)
+	body(&e)
 	if err := r.c.send(kind, &e); err != nil {
 		p.panic(op, r.fault(err))
 	}
@@ -115,14 +124,51 @@ func (p proxy) unavailable(op string) {
 	p.panic(op, fmt.Errorf("runs only in rank %d's worker process", p.r.rank))
 }
 
-func (p proxy) Upload(*tensor.Tensor) backend.Tensor { p.unavailable("upload"); return nil }
+// hostData is what Upload gives the debugger's edits (`set var`,
+// `patch`: Upload, CopyRows into a stop's tensor, Free): the rows stay on
+// the host until CopyRows sends them to the worker, which writes them into
+// its live tensor.
+type hostData struct{ t *tensor.Tensor }
+
+func (h hostData) Shape() []int        { return h.t.Shape }
+func (h hostData) DType() tensor.DType { return h.t.DType }
+
+// Upload keeps t on the host for a CopyRows into a stop's tensor.
+func (p proxy) Upload(t *tensor.Tensor) backend.Tensor { return hostData{t} }
+
+// Free releases an Upload (nothing to do) or, for anything else, is not
+// available in the front.
+func (p proxy) Free(t backend.Tensor) {
+	if _, ok := t.(hostData); !ok {
+		p.unavailable("free")
+	}
+}
+
+// CopyRows writes n rows of an Upload from srcRow into a stop's tensor
+// from dstRow, on the worker (a debugger edit). Other copies run only in
+// the worker.
+func (p proxy) CopyRows(dst backend.Tensor, dstRow int, src backend.Tensor, srcRow, n int) {
+	h, ok1 := dst.(handle)
+	up, ok2 := src.(hostData)
+	if !ok1 || !ok2 {
+		p.unavailable("copy-rows")
+	}
+	if srcRow < 0 || n < 0 || srcRow+n > up.t.Rows() {
+		p.panic("copy-rows", fmt.Errorf("rows %d:%d of an upload of %d rows", srcRow, srcRow+n, up.t.Rows()))
+	}
+	rows := up.t.SliceRows(srcRow, srcRow+n)
+	p.call("write-rows", kindWriteRows, kindWritten, h, func(e *enc) {
+		e.int(h.idx)
+		e.int(dstRow)
+		e.tensor(rows)
+	})
+}
 func (p proxy) UploadQuantized(*tensor.Quantized, tensor.DType) backend.Tensor {
 	p.unavailable("upload")
 	return nil
 }
 func (p proxy) Zeros(tensor.DType, ...int) backend.Tensor     { p.unavailable("zeros"); return nil }
 func (p proxy) Alloc(...int) backend.Tensor                   { p.unavailable("alloc"); return nil }
-func (p proxy) Free(backend.Tensor)                           { p.unavailable("free") }
 func (p proxy) PushScope()                                    { p.unavailable("scope") }
 func (p proxy) PopScope(...backend.Tensor)                    { p.unavailable("scope") }
 func (p proxy) Reshape(backend.Tensor, ...int) backend.Tensor { p.unavailable("reshape"); return nil }
@@ -156,8 +202,7 @@ func (p proxy) GatherRows(backend.Tensor, []int32) backend.Tensor {
 func (p proxy) ScatterAddRows(_, _ backend.Tensor, _ []int32, _ []float32) {
 	p.unavailable("scatter-add")
 }
-func (p proxy) CopyRows(backend.Tensor, int, backend.Tensor, int, int) { p.unavailable("copy-rows") }
-func (p proxy) WriteRows(_, _ backend.Tensor, _ []int32)               { p.unavailable("write-rows") }
+func (p proxy) WriteRows(_, _ backend.Tensor, _ []int32) { p.unavailable("write-rows") }
 func (p proxy) Attention(_, _, _ backend.Tensor, _ *backend.AttnArgs) backend.Tensor {
 	p.unavailable("attention")
 	return nil

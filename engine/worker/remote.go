@@ -345,7 +345,7 @@ func (r *remoteRank) view(v *visit) (*model.RankView, error) {
 	r.mu.Unlock()
 	view := &model.RankView{Rank: r.rank, World: r.f.world, Device: proxy{r}}
 	for i, t := range v.Tensors {
-		st := model.SiteTensor{Name: t.Name, Shard: t.Shard}
+		st := model.SiteTensor{Name: t.Name, Shard: t.Shard, Writable: t.Writable, SumOf: t.SumOf, Attn: t.Attn}
 		if t.Host != nil {
 			st.Host = t.Host
 		} else {
@@ -353,12 +353,18 @@ func (r *remoteRank) view(v *visit) (*model.RankView, error) {
 		}
 		view.Tensors = append(view.Tensors, st)
 	}
+	next := len(v.Tensors) // frame inputs are numbered after the site's tensors
 	for _, f := range v.Frames {
 		st := r.f.sites[f.Site]
-		if st == nil {
-			return nil, fmt.Errorf("protocol: a frame at an unknown site %q", f.Site)
+		if st == nil || len(f.InDTypes) != len(f.Inputs) {
+			return nil, fmt.Errorf("protocol: a frame at site %q (known: %v) with %d inputs and %d dtypes", f.Site, st != nil, len(f.Inputs), len(f.InDTypes))
 		}
-		view.Frames = append(view.Frames, model.Frame{Site: st, Inputs: f.Inputs})
+		fr := model.Frame{Site: st, Inputs: f.Inputs}
+		for i, shape := range f.Inputs {
+			fr.In = append(fr.In, handle{r: r, gen: gen, idx: next, shape: shape, dt: f.InDTypes[i]})
+			next++
+		}
+		view.Frames = append(view.Frames, fr)
 	}
 	return view, nil
 }

@@ -37,11 +37,15 @@ type WorkerConfig struct {
 
 // server is one worker process's side of the session.
 type server struct {
-	c     *conn
-	e     *engine.Engine
-	dev   backend.Device
-	rank  int
-	view  *model.RankView // the open visit's view, nil outside a visit
+	c    *conn
+	e    *engine.Engine
+	dev  backend.Device
+	rank int
+	view *model.RankView // the open visit's view, nil outside a visit
+	// flat are the open visit's tensors as the front numbers them: the
+	// site's (nil for host data), then each frame's inputs in order.
+	flat  []backend.Tensor
+	names []string
 	front string
 	// broken is set when the connection broke inside a step (the step is
 	// then unwound by a panic and the worker ends).
@@ -263,8 +267,10 @@ func (h wireHook) Visit(ev *model.Event, views []*model.RankView) error {
 	s := h.s
 	v := views[0]
 	msg := visit{Site: ev.Site.Path, Step: ev.Step}
+	s.flat, s.names = s.flat[:0], s.names[:0]
 	for _, t := range v.Tensors {
-		st := siteTensor{Name: t.Name, Shape: t.Shape(), Shard: t.Shard, Host: t.Host}
+		s.flat, s.names = append(s.flat, t.T), append(s.names, t.Name)
+		st := siteTensor{Name: t.Name, Shape: t.Shape(), Shard: t.Shard, Host: t.Host, Writable: t.Writable, SumOf: t.SumOf, Attn: t.Attn}
 		if t.T != nil {
 			st.DType = t.T.DType()
 		} else {
@@ -273,7 +279,15 @@ func (h wireHook) Visit(ev *model.Event, views []*model.RankView) error {
 		msg.Tensors = append(msg.Tensors, st)
 	}
 	for _, f := range v.Frames {
-		msg.Frames = append(msg.Frames, visitFrame{Site: f.Site.Path, Inputs: f.Inputs})
+		vf := visitFrame{Site: f.Site.Path, Inputs: f.Inputs}
+		for i, in := range f.In {
+			vf.InDTypes = append(vf.InDTypes, in.DType())
+			s.flat, s.names = append(s.flat, in), append(s.names, fmt.Sprintf("input %d of %s", i, f.Site.Path))
+		}
+		for len(vf.InDTypes) < len(vf.Inputs) { // a frame without its tensors (none today)
+			vf.InDTypes = append(vf.InDTypes, tensor.Invalid)
+		}
+		msg.Frames = append(msg.Frames, vf)
 	}
 	var e enc
 	msg.enc(&e)
@@ -289,6 +303,10 @@ func (h wireHook) Visit(ev *model.Event, views []*model.RankView) error {
 		case kindMoments, kindToHost:
 			var e enc
 			rk := s.query(k, d, &e)
+			k, d = s.call(rk, &e)
+		case kindWriteRows:
+			var e enc
+			rk := s.writeRows(d, &e)
 			k, d = s.call(rk, &e)
 		case kindMemory:
 			var e enc
@@ -310,18 +328,18 @@ func (s *server) query(k byte, d *dec, e *enc) (reply byte) {
 		e.str(err.Error())
 		return kindError
 	}
-	if r.T >= len(s.view.Tensors) || s.view.Tensors[r.T].T == nil {
+	if r.T >= len(s.flat) || s.flat[r.T] == nil {
 		e.str(fmt.Sprintf("worker rank %d: no device tensor %d at this site", s.rank, r.T))
 		return kindError
 	}
-	t := s.view.Tensors[r.T].T
+	t := s.flat[r.T]
 	sh := t.Shape()
 	rows, cols := 1, 1
 	if len(sh) > 0 {
 		rows, cols = sh[0], tensor.Numel(sh[1:])
 	}
 	if r.R0 > r.R1 || r.R1 > rows || r.C0 > r.C1 || r.C1 > cols {
-		e.str(fmt.Sprintf("worker rank %d: region rows %d:%d, columns %d:%d outside %s [%d, %d]", s.rank, r.R0, r.R1, r.C0, r.C1, s.view.Tensors[r.T].Name, rows, cols))
+		e.str(fmt.Sprintf("worker rank %d: region rows %d:%d, columns %d:%d outside %s [%d, %d]", s.rank, r.R0, r.R1, r.C0, r.C1, s.names[r.T], rows, cols))
 		return kindError
 	}
 	defer func() {
@@ -467,4 +485,47 @@ func (s *server) fromHost(h *tensor.Tensor) backend.Tensor {
 	s.dev.CopyRows(out, 0, up, 0, h.Rows())
 	s.dev.Free(up)
 	return out
+}
+
+// writeRows writes rows into a tensor of the open visit (a debugger edit:
+// `set var`, `patch`): tensor index, first row and the rows in the
+// tensor's dtype; it replies kindWritten, or kindError for a bad request
+// or a failed device op.
+func (s *server) writeRows(d *dec, e *enc) (reply byte) {
+	idx, row := d.int(), d.int()
+	data := d.tensor()
+	if d.err != nil {
+		e.str(d.err.Error())
+		return kindError
+	}
+	if idx >= len(s.flat) || s.flat[idx] == nil {
+		e.str(fmt.Sprintf("worker rank %d: no device tensor %d at this site", s.rank, idx))
+		return kindError
+	}
+	t := s.flat[idx]
+	sh := t.Shape()
+	rows, cols := 1, 1
+	if len(sh) > 0 {
+		rows, cols = sh[0], tensor.Numel(sh[1:])
+	}
+	if data.DType != t.DType() || data.Cols() != cols || row+data.Rows() > rows {
+		e.str(fmt.Sprintf("worker rank %d: rows %d:%d of %s %v into %s (%s) [%d, %d]", s.rank, row, row+data.Rows(), data.DType, data.Shape, s.names[idx], t.DType(), rows, cols))
+		return kindError
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			var de *backend.DeviceError
+			if err, ok := p.(error); ok && errors.As(err, &de) {
+				e.b = e.b[:0]
+				e.str(fmt.Sprintf("worker rank %d: %v", s.rank, de))
+				reply = kindError
+				return
+			}
+			panic(p)
+		}
+	}()
+	up := s.dev.Upload(data)
+	s.dev.CopyRows(t, row, up, 0, data.Rows())
+	s.dev.Free(up)
+	return kindWritten
 }

@@ -32,9 +32,10 @@ func validMessages() [][]byte {
 		encBatch(e, &model.Batch{IDs: []int32{1, 2}, Pos: []int32{0, 1}, SeqLens: []int{2}, Seqs: []int{0}, Slots: []int{0}})
 	})
 	add(func(e *enc) {
-		(&visit{Site: "model.layers.0", Tensors: []siteTensor{{Name: "h", Shape: []int{2, 3}, DType: tensor.F32},
+		(&visit{Site: "model.layers.0", Tensors: []siteTensor{{Name: "h", Shape: []int{2, 3}, DType: tensor.F32, Writable: true, SumOf: []string{"a", "b"}},
+			{Name: "q", Shape: []int{2, 8}, DType: tensor.F32, Attn: &model.AttnGeometry{Key: "k", Heads: 2, KVHeads: 1, DK: 4, TotalHeads: 4, TotalKVHeads: 2, Scale: 0.5}},
 			{Name: "ids", Shape: []int{2, 1}, Host: tensor.FromI64([]int64{3, 4}, 2, 1)}},
-			Frames: []visitFrame{{Site: "model", Inputs: [][]int{{2, 3}}}}}).enc(e)
+			Frames: []visitFrame{{Site: "model", Inputs: [][]int{{2, 3}}, InDTypes: []tensor.DType{tensor.F32}}}}).enc(e)
 	})
 	add(func(e *enc) { (&done{Logits: tensor.FromF32([]float32{1, 2}, 1, 2)}).enc(e) })
 	add(func(e *enc) { region{T: 1, R0: 0, R1: 2, C0: 0, C1: 3}.enc(e) })
