@@ -130,6 +130,11 @@ func (e *Engine) run(b *model.Batch, hook model.Hook) (*Logits, error) {
 		e.siteGroup.Abort(err)
 	}
 	runRank := func(i int) {
+		defer func() {
+			if p := recover(); p != nil {
+				fail(i, rankError(i, p))
+			}
+		}()
 		if e.workers != nil {
 			out, err := e.workers.Ranks()[i].Forward(pass, b, i == 0)
 			if err != nil {
@@ -138,11 +143,6 @@ func (e *Engine) run(b *model.Batch, hook model.Hook) (*Logits, error) {
 			results[i] = out
 			return
 		}
-		defer func() {
-			if p := recover(); p != nil {
-				fail(i, rankError(i, p))
-			}
-		}()
 		results[i] = e.forwardRank(e.ranks[i], pass, b, i == 0)
 	}
 	if e.World == 1 {

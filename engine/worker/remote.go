@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"sync"
 	"syscall"
 	"time"
@@ -147,13 +146,12 @@ func (r *remoteRank) fault(cause error) error {
 	return r.dead
 }
 
+// killLocked kills a spawned worker's process. A worker that joined by
+// itself is only disconnected (it ends when it next talks to the front):
+// the front never signals a process id a peer reported.
 func (r *remoteRank) killLocked() {
 	if r.proc != nil {
 		r.proc.cmd.Process.Kill()
-	} else if h, _ := os.Hostname(); h == r.host && r.pid > 0 {
-		if p, err := os.FindProcess(r.pid); err == nil {
-			p.Kill()
-		}
 	}
 }
 
@@ -220,11 +218,21 @@ func (r *remoteRank) event(site string, step int, b *model.Batch) (*model.Event,
 	return &model.Event{Site: s, Step: step, Batch: b}, nil
 }
 
-// forward runs step b on the worker (see engine.RemoteRank.Forward).
+// forward runs step b on the worker (see engine.RemoteRank.Forward). A
+// panic in the front's hook leaves the worker mid-step: the worker is
+// marked failed (the next prefill replaces it) and the panic goes on to
+// the engine, which reports it as the rank's internal error.
 func (r *remoteRank) forward(pass *model.Pass, b *model.Batch, logits bool) (*tensor.Tensor, error) {
 	if err := r.failed(); err != nil {
 		return nil, err
 	}
+	defer func() {
+		if p := recover(); p != nil {
+			r.fault(fmt.Errorf("the front failed in the middle of a step: %v", p))
+			r.killLocked()
+			panic(p)
+		}
+	}()
 	var e enc
 	encBatch(&e, b)
 	e.bool(pass.Hook != nil)

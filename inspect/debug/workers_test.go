@@ -266,3 +266,40 @@ func TestWorkerDiedBetweenPasses(t *testing.T) {
 		t.Errorf("next tokens %v (first run %v), rank 1's pid %d (was %d)", o.Done.Next, first.Done.Next, f.PID(1), pid)
 	}
 }
+
+// panicAt is an observer whose Want panics at site: a bug in the front's
+// hook in the middle of a pass.
+type panicAt struct{ site string }
+
+func (p panicAt) Want(ev *model.Event) bool {
+	if ev.Site.Path == p.site {
+		panic("observer bug")
+	}
+	return false
+}
+
+func (panicAt) Visit(*model.Event, []*model.RankView) error { return nil }
+
+// TestWorkersFrontPanic: a panic in the front's hook mid-pass is the
+// pass's internal error, not the end of the process; the workers it left
+// mid-step are replaced and the next run gives the in-process tokens.
+func TestWorkersFrontPanic(t *testing.T) {
+	s, _ := workerSession(t, 2)
+	l := NewLocal(s)
+	s.Observers = append(s.Observers, panicAt{site: "model.layers.1"})
+	if _, err := l.Run(); err == nil || !strings.Contains(err.Error(), "observer bug") {
+		t.Fatalf("run with a panicking observer: %v", err)
+	}
+	s.Observers = s.Observers[:len(s.Observers)-1]
+	o, err := l.Run()
+	if err != nil || o.Done == nil {
+		t.Fatalf("run after the panic: %+v %v", o, err)
+	}
+	want, err := newSession(t, 2).Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(o.Done.Next) != fmt.Sprint(want.Done.Next) {
+		t.Errorf("next tokens %v, in process %v", o.Done.Next, want.Done.Next)
+	}
+}
