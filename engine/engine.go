@@ -11,6 +11,7 @@ import (
 	"hsdb/engine/backend/cpu"
 	"hsdb/engine/llama2c"
 	"hsdb/engine/model"
+	"hsdb/engine/plan"
 	"hsdb/engine/tensor"
 	"hsdb/engine/tokenizer"
 
@@ -54,7 +55,7 @@ type Engine struct {
 	World  int
 	Report model.LoadReport
 	// Estimate is the bytes of weights each rank was expected to hold,
-	// computed from the module tree before loading (EstimateWeights).
+	// from the memory plan checked before loading (plan.New).
 	Estimate []int64
 	// Skipped says what of the checkpoint was not loaded (a multimodal
 	// wrapper's vision tower), or "".
@@ -148,11 +149,18 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 	if err := cfg.Validate(world); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	tree := cfg.Tree(world)
-	estimate := EstimateWeights(tree, world, src, opts.DType)
-	if err := checkMemory(estimate, opts); err != nil {
+	if err := model.CheckTreeSize(cfg.Dims(), world); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	tree := cfg.Tree(world)
+	mem, err := loadPlan(cfg, tree, world, src, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := mem.Check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	estimate := mem.Weights()
 	devs, comms, g, err := newDevices(opts, world, activationDType(opts, cfg.Dims()))
 	if err != nil {
 		return nil, err
@@ -235,19 +243,9 @@ func appendNew(dst, add []string) []string {
 	return dst
 }
 
-// activationDType is the dtype a device computes in: --dtype when given,
-// else the model's (config.json torch_dtype, as HF's dtype="auto" loads
-// it); anything but f32, bf16 and f16 computes in f32.
+// activationDType is the dtype a device computes in (plan.ActivationDType).
 func activationDType(opts Options, d *model.Dims) tensor.DType {
-	dt := opts.DType
-	if dt == tensor.Invalid {
-		dt = d.DType
-	}
-	switch dt {
-	case tensor.F32, tensor.BF16, tensor.F16:
-		return dt
-	}
-	return tensor.F32
+	return plan.ActivationDType(opts.DType, d)
 }
 
 // loadRank runs cfg.Load, turning a device failure while uploading (out of

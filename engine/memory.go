@@ -2,52 +2,31 @@ package engine
 
 import (
 	"bufio"
-	"errors"
-	"fmt"
 	"os"
 	"strconv"
 	"strings"
 
 	"hsdb/engine/model"
+	"hsdb/engine/plan"
 	"hsdb/engine/tensor"
 )
 
-// ErrMemory is returned by a load whose weights would not fit in the memory
-// available to the ranks; the message gives the estimate per rank.
-var ErrMemory = errors.New("not enough memory")
+// ErrMemory is returned by a load whose plan does not fit in the memory
+// available to the ranks; the message names the rank and the shortfall.
+// It is plan.ErrMemory.
+var ErrMemory = plan.ErrMemory
 
 // EstimateWeights returns the bytes of weights each of world ranks will hold
 // once tree t is loaded from src with weights converted to dt (Invalid: kept
 // as stored, except that fp8 and f64 weights become float32, as the loader
-// does). It reads only tensor headers (src.Meta); a parameter the source does
-// not list under its tree name (a prefixed or fused layout) is counted at the
-// dtype of the first parameter it does list.
+// does). It is the weights part of the memory plan (plan.New with no
+// tokens) and reads only tensor headers (src.Meta).
 func EstimateWeights(t *model.Tree, world int, src model.WeightSource, dt tensor.DType) []int64 {
-	params := t.Params()
-	fallback := tensor.F32
-	for _, p := range params {
-		if d, _, ok := src.Meta(p.Name); ok {
-			fallback = d
-			break
-		}
+	p, err := plan.New(t, &model.Dims{DType: tensor.F32}, plan.Options{World: world, DType: dt, Src: src, Dequantize: true})
+	if err != nil {
+		return nil
 	}
-	out := make([]int64, world)
-	for _, p := range params {
-		size := dt
-		if size == tensor.Invalid {
-			size = fallback
-			if d, _, ok := src.Meta(p.Name); ok {
-				size = d
-			}
-			if size == tensor.F8E4M3 || size == tensor.F64 || !size.IsFloat() {
-				size = tensor.F32
-			}
-		}
-		for r := range world {
-			out[r] += int64(tensor.Numel(p.RankShape(r))) * int64(size.Size())
-		}
-	}
-	return out
+	return p.Weights()
 }
 
 // availableMemory returns the bytes the ranks of opts.Device can hold
@@ -59,7 +38,7 @@ func availableMemory(opts Options) (bytes int64, ok bool) {
 	if opts.MemoryLimit > 0 {
 		return opts.MemoryLimit, true
 	}
-	if opts.Device != "" && opts.Device != "cpu" {
+	if !onCPU(opts) {
 		return 0, false
 	}
 	f, err := os.Open("/proc/meminfo")
@@ -81,45 +60,31 @@ func availableMemory(opts Options) (bytes int64, ok bool) {
 	return 0, false
 }
 
-// checkMemory returns an error wrapping ErrMemory when the estimate does not
-// fit in what is available (summed over ranks on the CPU, where the virtual
-// ranks share the host; per rank on a GPU).
-func checkMemory(perRank []int64, opts Options) error {
-	avail, ok := availableMemory(opts)
-	if !ok {
-		return nil
+// onCPU reports whether opts loads on the CPU backend.
+func onCPU(opts Options) bool { return opts.Device == "" || opts.Device == "cpu" }
+
+// loadPlan is the memory plan LoadSource checks before reading any weight:
+// the weights as the backend keeps them (the CPU backend dequantizes
+// quantized weights on load; a GPU keeps them as stored), no tokens (the
+// KV cache grows with the input later), against what availableMemory
+// reports (all ranks together on the CPU, whose virtual ranks share the
+// host; per rank on a GPU).
+func loadPlan(cfg model.Config, t *model.Tree, world int, src model.WeightSource, opts Options) (*plan.Plan, error) {
+	avail, _ := availableMemory(opts)
+	return plan.New(t, cfg.Dims(), plan.Options{World: world, DType: opts.DType, Src: src, Quant: quantScheme(cfg),
+		Dequantize: onCPU(opts), DeviceBytes: avail, Shared: onCPU(opts), Act: plan.ActivationDType(opts.DType, cfg.Dims())})
+}
+
+// quantScheme returns the checkpoint's quantization scheme when the config
+// has one (config.json's quantization_config, parsed by the architecture),
+// else nil.
+func quantScheme(cfg model.Config) model.QuantScheme {
+	if q, ok := cfg.(interface{ Quant() model.QuantScheme }); ok {
+		return q.Quant()
 	}
-	var total, most int64
-	for _, b := range perRank {
-		total += b
-		most = max(most, b)
-	}
-	need, what := total, fmt.Sprintf("%s in all for %d ranks sharing the host", FormatBytes(total), len(perRank))
-	if opts.Device != "" && opts.Device != "cpu" {
-		need, what = most, FormatBytes(most)+" on the largest rank"
-	}
-	if need <= avail {
-		return nil
-	}
-	per := make([]string, len(perRank))
-	for r, b := range perRank {
-		per[r] = fmt.Sprintf("rank %d %s", r, FormatBytes(b))
-	}
-	return fmt.Errorf("%w: the weights need %s: %s, but %s is available; load fewer decoder layers with --layers A-B or use more devices",
-		ErrMemory, strings.Join(per, ", "), what, FormatBytes(avail))
+	return nil
 }
 
 // FormatBytes renders a byte count in binary units: "1.5 GiB", "312 MiB",
-// "900 B".
-func FormatBytes(n int64) string {
-	const k = 1024
-	switch {
-	case n >= k*k*k:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(k*k*k))
-	case n >= k*k:
-		return fmt.Sprintf("%.0f MiB", float64(n)/(k*k))
-	case n >= k:
-		return fmt.Sprintf("%.0f KiB", float64(n)/k)
-	}
-	return fmt.Sprintf("%d B", n)
-}
+// "900 B" (plan.FormatBytes).
+func FormatBytes(n int64) string { return plan.FormatBytes(n) }
