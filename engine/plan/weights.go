@@ -10,7 +10,7 @@ import (
 
 // weights is the weight part of a plan.
 type weights struct {
-	bytes, quant []int64     // per rank: all weights, the quantized part
+	bytes, quant []int64      // per rank: all weights, the quantized part
 	dense        tensor.DType // dtype dense weights are counted at without a checkpoint
 	dequant      tensor.DType // dtype quantized weights become when dequantized
 }
