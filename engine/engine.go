@@ -124,35 +124,10 @@ func newDevices(opts Options, world int, act tensor.DType) ([]backend.Device, []
 // weight (named with its expected shape).
 func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Options) (*Engine, error) {
 	world := max(opts.TP, 1)
-	cfg, skipped, err := model.ParseConfig(configJSON)
+	cfg, skipped, tree, err := buildTree(configJSON, world, opts)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, explainLimit(err, src, configJSON))
 	}
-	if opts.EP {
-		ep, ok := cfg.(model.ExpertParallel)
-		if !ok {
-			return nil, fmt.Errorf("%s: --ep: %s has no routed experts", path, cfg.Dims().Arch)
-		}
-		if err := ep.SetExpertParallel(true); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-	}
-	if opts.Layers != nil {
-		ls, ok := cfg.(model.LayerSelector)
-		if !ok {
-			return nil, fmt.Errorf("%s: --layers %s: %s cannot load a range of layers", path, opts.Layers, cfg.Dims().Arch)
-		}
-		if err := ls.SelectLayers(*opts.Layers); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-	}
-	if err := cfg.Validate(world); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if err := model.CheckTreeSize(cfg.Dims(), world); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	tree := cfg.Tree(world)
 	mem, err := loadPlan(cfg, tree, world, src, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

@@ -45,7 +45,7 @@ func LoadDir(dir string, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("--model %s: %w (an HF model directory needs config.json)", dir, err)
 	}
 	if _, _, err := model.ParseConfig(cfg); err != nil { // before touching the weights
-		return nil, fmt.Errorf("--model %s: %w", dir, err)
+		return nil, fmt.Errorf("--model %s: %w", dir, explainDirLimit(err, dir, cfg))
 	}
 	set, err := safetensors.OpenDir(dir)
 	if err != nil {

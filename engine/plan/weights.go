@@ -107,14 +107,14 @@ func storedQuantized(o Options, p model.Param) bool {
 // checkpoint does not list under any known layout, a fused expert tensor,
 // takes the dtype of the first it does list); without one config.json's
 // dtype. DeepSeek's router correction bias (e_score_correction_bias) is
-// float32 whatever the model dtype, as vLLM's deepseek_v2.py creates it and
-// the checkpoints store it.
+// float32 whatever the model dtype or --dtype, as vLLM's deepseek_v2.py
+// creates it, the checkpoints store it and engine/arch keeps it.
 func denseDType(name string, o Options, dense, fallback tensor.DType) tensor.DType {
-	if o.DType != tensor.Invalid {
-		return o.DType
-	}
 	if strings.HasSuffix(name, "e_score_correction_bias") {
 		return tensor.F32
+	}
+	if o.DType != tensor.Invalid {
+		return o.DType
 	}
 	if o.Src == nil {
 		return dense

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"hsdb/engine"
+	"hsdb/engine/model"
+	"hsdb/engine/plan"
+	"hsdb/engine/tensor"
+)
+
+func init() {
+	register(&subcommand{name: "plan",
+		usage:   "plan --model DIR [--tp N] [--ep] [--device-memory 141GiB] [--max-tokens T] [--dtype bf16] [--layers A-B] [--json]",
+		summary: "memory per rank (weights as kept, KV cache, one layer's activations) and whether it fits, from config.json alone (weights optional); exit 1 when it does not fit",
+		run:     runPlan})
+}
+
+func runPlan(args []string, io stdio) int {
+	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
+	fs.SetOutput(io.Err)
+	dir := fs.String("model", "", "model directory: config.json, with or without its safetensors")
+	tp := fs.Int("tp", 1, "tensor-parallel world size (ranks)")
+	ep := fs.Bool("ep", false, "MoE models: whole experts per rank (expert parallel) instead of splitting each expert")
+	devMem := fs.String("device-memory", "141GiB", "memory of one device: 141GiB (H200), 80GiB, 96GB, or bytes")
+	tokens := fs.Int("max-tokens", plan.DefaultTokens, "tokens the KV cache holds and one forward step computes")
+	dtype := fs.String("dtype", "", "keep dense weights as f32, bf16 or f16 (default: as stored, or config.json's dtype)")
+	layers := fs.String("layers", "", "plan only decoder layers A-B (with embeddings, final norm and head)")
+	asJSON := fs.Bool("json", false, `print {"ranks": [...], "device_bytes": ..., "fits": ...}`)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	fail := func(code int, format string, a ...any) int {
+		fmt.Fprintf(io.Err, "hsdb plan: "+format+"\n", a...)
+		return code
+	}
+	if fs.NArg() > 0 {
+		return fail(2, "unexpected arguments %q", fs.Args())
+	}
+	if *dir == "" {
+		return fail(2, "--model DIR is required (a directory holding config.json)")
+	}
+	if *tp < 1 || *tp > 1<<12 {
+		return fail(2, "--tp %d: want 1 to 4096 ranks", *tp)
+	}
+	if *tokens < 0 || *tokens > 1<<30 {
+		return fail(2, "--max-tokens %d: want 0 to %d", *tokens, 1<<30)
+	}
+	mem, err := parseBytes(*devMem)
+	if err != nil {
+		return fail(2, "--device-memory: %v", err)
+	}
+	o := engine.PlanOptions{TP: *tp, EP: *ep, Tokens: *tokens, DeviceBytes: mem}
+	if *layers != "" {
+		lr, err := model.ParseLayerRange(*layers)
+		if err != nil {
+			return fail(2, "%v", err)
+		}
+		o.Layers = &lr
+	}
+	if *dtype != "" {
+		dt, err := tensor.ParseDType(*dtype)
+		if err != nil || (dt != tensor.F32 && dt != tensor.BF16 && dt != tensor.F16) {
+			return fail(2, "--dtype %q: dense weights can be kept as f32, bf16 or f16", *dtype)
+		}
+		o.DType = dt
+	}
+	p, err := engine.PlanDir(*dir, o)
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	if *asJSON {
+		b, err := json.MarshalIndent(p, "", "  ")
+		if err != nil {
+			return fail(1, "%v", err)
+		}
+		fmt.Fprintln(io.Out, string(b))
+	} else {
+		printPlan(io.Out, *dir, p)
+	}
+	if !p.Fits {
+		return 1
+	}
+	return 0
+}
+
+// printPlan renders a plan as a table with decimal and binary units.
+func printPlan(w io.Writer, dir string, p *engine.DirPlan) {
+	from := "config.json alone (no weights)"
+	if p.Checkpoint {
+		from = "config.json and the checkpoint's tensor headers"
+	}
+	fmt.Fprintf(w, "%s %s at --tp %d, from %s; %d tokens\n", dir, p.Arch, p.World, from, p.Tokens)
+	q := p.Quant
+	if q == "" {
+		q = "none"
+	}
+	fmt.Fprintf(w, "weights: quantized %s; dense %s; activations and KV cache %s\n", q, p.Dense, p.Act)
+	if p.KVConvention != "" {
+		fmt.Fprintf(w, "KV cache: %s\n", p.KVConvention)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "rank\tweights\tof which quantized\tKV cache\tactivations\ttotal\t")
+	for _, r := range p.Ranks {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t\n", r.Rank, both(r.Weights), both(r.QuantizedWeights), both(r.KV), both(r.Activations), both(r.Total))
+	}
+	tw.Flush()
+	switch err := p.Check(); {
+	case p.DeviceBytes <= 0:
+		fmt.Fprintln(w, "fits: not checked (no --device-memory)")
+	case err == nil:
+		most := int64(0)
+		for _, r := range p.Ranks {
+			most = max(most, r.Total)
+		}
+		fmt.Fprintf(w, "fits: yes, every rank within %s (the fullest has %s left)\n", both(p.DeviceBytes), both(p.DeviceBytes-most))
+	default:
+		fmt.Fprintf(w, "fits: no, %s\n", strings.TrimPrefix(err.Error(), plan.ErrMemory.Error()+": "))
+	}
+	if p.Skipped != "" {
+		fmt.Fprintf(w, "note: %s\n", p.Skipped)
+	}
+	for _, n := range p.NotCounted {
+		fmt.Fprintf(w, "not counted: %s\n", n)
+	}
+}
+
+// both renders bytes in GB and GiB: "85.1 GB (79.3 GiB)".
+func both(n int64) string {
+	return fmt.Sprintf("%.2f GB (%s)", float64(n)/1e9, plan.FormatBytes(n))
+}
+
+// parseBytes reads a memory size: a number with a unit (B, KB, MB, GB, TB
+// decimal; KiB, MiB, GiB, TiB binary; K, M, G, T binary, as nvidia-smi's
+// MiB), or plain bytes. Errors name the text.
+func parseBytes(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	num, unit := t, ""
+	if i >= 0 {
+		num, unit = t[:i], strings.TrimSpace(t[i:])
+	}
+	units := map[string]float64{"": 1, "B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12,
+		"KIB": 1 << 10, "MIB": 1 << 20, "GIB": 1 << 30, "TIB": 1 << 40, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+	mult, ok := units[strings.ToUpper(unit)]
+	v, err := strconv.ParseFloat(num, 64)
+	if !ok || err != nil {
+		return 0, fmt.Errorf("%q: want a size such as 141GiB, 80GB or 1073741824", s)
+	}
+	b := v * mult
+	if !(b > 0) || b > math.MaxInt64/2 || math.IsInf(b, 0) {
+		return 0, fmt.Errorf("%q: want a positive size below 4 EiB", s)
+	}
+	return int64(b), nil
+}

@@ -1,0 +1,98 @@
+package engine_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"hsdb/engine"
+)
+
+// dsV3Rank is a hand count of one rank's weight bytes of DeepSeek-V3
+// (testdata/configs/deepseek-v3/config.json) at --tp 8 without --ep, from
+// the model's structure as vLLM shards it (deepseek_v2.py): quant(out, in)
+// is the bytes of one rank's [out, in] shard of a linear weight the
+// checkpoint quantizes, dense(n) the bytes of n elements at bf16.
+//
+//	vocab 129280 = 8 × 16160 (a multiple of 64: no padding)
+//	embed_tokens, lm_head   2 × dense(16160 × 7168)       vocab-parallel
+//	norm                    dense(7168)
+//	61 layers:
+//	  input/post_attention_layernorm  2 × dense(7168)
+//	  q_a_proj                quant(1536, 7168)            replicated
+//	  kv_a_proj_with_mqa      quant(512+64, 7168)          replicated
+//	  q_a_layernorm, kv_a_layernorm  dense(1536) + dense(512)
+//	  q_b_proj                quant(128·192/8, 1536)       heads split
+//	  kv_b_proj               quant(128·256/8, 512)        heads split
+//	  o_proj                  quant(7168, 128·128/8)       heads split (input)
+//	3 dense layers (first_k_dense_replace): gate, up quant(18432/8, 7168), down quant(7168, 18432/8)
+//	58 MoE layers:
+//	  gate.weight             dense(256 × 7168)            replicated, never quantized
+//	  e_score_correction_bias 256 × 4 bytes (float32)
+//	  256 routed experts + 1 shared expert, each: gate, up quant(2048/8, 7168), down quant(7168, 2048/8)
+func dsV3Rank(quant func(out, in int64) int64, dense func(n int64) int64) int64 {
+	perLayer := 2*dense(7168) + quant(1536, 7168) + quant(576, 7168) + dense(1536) + dense(512) +
+		quant(128*192/8, 1536) + quant(128*256/8, 512) + quant(7168, 128*128/8)
+	denseMLP := 2*quant(18432/8, 7168) + quant(7168, 18432/8)
+	expert := 2*quant(2048/8, 7168) + quant(7168, 2048/8)
+	moe := dense(256*7168) + 256*4 + 257*expert
+	return 2*dense(16160*7168) + dense(7168) + 61*perLayer + 3*denseMLP + 58*moe
+}
+
+func bf16Bytes(n int64) int64 { return 2 * n }
+
+// fp8Block is DeepSeek-V3's storage of a [out, in] weight: one float8_e4m3fn
+// byte per element and one float32 weight_scale_inv per 128×128 block.
+func fp8Block(out, in int64) int64 { return out*in + (out+127)/128*((in+127)/128)*4 }
+
+// withoutQuant writes DeepSeek-V3's config.json with its quantization_config
+// removed (a bf16 checkpoint of the same model) into a temporary directory.
+func withoutQuant(t *testing.T) string {
+	t.Helper()
+	raw, err := os.ReadFile("../testdata/configs/deepseek-v3/config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(raw)
+	i := strings.Index(s, `"quantization_config"`)
+	j := strings.Index(s, `"rms_norm_eps"`)
+	if i < 0 || j < i {
+		t.Fatal("config.json has no quantization_config before rms_norm_eps")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(s[:i]+s[j:]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestPlanDeepseekV3BF16: without its fp8 quantization DeepSeek-V3 needs
+// dsV3Rank(bf16) bytes per rank at --tp 8, about 169.6 GB: more than an
+// H200's 141 GiB, so the plan says it does not fit and names the rank and
+// the shortfall.
+func TestPlanDeepseekV3BF16(t *testing.T) {
+	want := dsV3Rank(func(out, in int64) int64 { return 2 * out * in }, bf16Bytes)
+	p, err := engine.PlanDir(withoutQuant(t), engine.PlanOptions{TP: 8, Tokens: 4096, DeviceBytes: 141 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Ranks) != 8 {
+		t.Fatalf("%d ranks, want 8", len(p.Ranks))
+	}
+	for _, r := range p.Ranks {
+		if r.Weights != want || r.QuantizedWeights != 0 {
+			t.Errorf("rank %d: weights %d (quantized %d), hand count %d", r.Rank, r.Weights, r.QuantizedWeights, want)
+		}
+	}
+	if p.Fits {
+		t.Error("bf16 DeepSeek-V3 fits 141 GiB per rank at --tp 8")
+	}
+	err = p.Check()
+	if err == nil || !strings.Contains(err.Error(), "rank 0 needs") || !strings.Contains(err.Error(), "short") {
+		t.Errorf("Check() = %v, want the rank and its shortfall", err)
+	}
+	if len(p.NotCounted) != 1 || !strings.Contains(p.NotCounted[0], "num_nextn_predict_layers 1") {
+		t.Errorf("not counted: %q, want the MTP layer", p.NotCounted)
+	}
+}
