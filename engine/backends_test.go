@@ -51,11 +51,11 @@ func TestCUDAMatchesCPU(t *testing.T) {
 				}
 				compare := func(what string, got, want []float32, cosMin float64) {
 					if dt == tensor.F32 {
-						if d := enginetest.MaxRelDiff(got, want); d > 1e-4 {
-							t.Errorf("%s: rel diff %.3g vs cpu", what, d)
+						if err := enginetest.CheckClose(got, want, 1e-4); err != nil {
+							t.Errorf("%s: rel diff %v vs cpu", what, err)
 						}
-					} else if c := enginetest.Cosine(got, want); !(c >= cosMin) {
-						t.Errorf("%s: cosine %.6f vs cpu, want >= %g", what, c, cosMin)
+					} else if err := enginetest.CheckCosine(got, want, cosMin); err != nil {
+						t.Errorf("%s vs cpu: %v", what, err)
 					}
 				}
 				for k, want := range ref.Got {

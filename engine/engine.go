@@ -93,6 +93,10 @@ var ErrDevice = errors.New("device")
 // computes in f32). newCUDADevices is set by the cuda build (cuda.go).
 var newCUDADevices func(world int, act tensor.DType) ([]backend.Device, []backend.Comm, *backend.Group, error)
 
+// wrapCPU wraps each CPU rank's device; tests replace it to inject a
+// faulty op (a NaN-writing Add) and prove the parity tests catch it.
+var wrapCPU = func(d backend.Device) backend.Device { return d }
+
 func newDevices(opts Options, world int, act tensor.DType) ([]backend.Device, []backend.Comm, *backend.Group, error) {
 	switch opts.Device {
 	case "", "cpu":
@@ -105,7 +109,7 @@ func newDevices(opts Options, world int, act tensor.DType) ([]backend.Device, []
 			if world > 1 {
 				name = r
 			}
-			devs[r] = cpu.New(name)
+			devs[r] = wrapCPU(cpu.New(name))
 			cs[r] = comms[r]
 		}
 		return devs, cs, g, nil

@@ -45,13 +45,13 @@ func testTPEqualsTP1(t *testing.T, dev string) {
 				t.Fatalf("tp %d: %s seen on %d ranks", tp, k, len(got))
 			}
 			for r, g := range got {
-				if d := enginetest.MaxRelDiff(g.F32(), want[0].F32()); d > tol {
-					t.Errorf("tp %d rank %d %s: rel diff %.3g", tp, r, k, d)
+				if err := enginetest.CheckClose(g.F32(), want[0].F32(), tol); err != nil {
+					t.Errorf("tp %d rank %d %s: rel diff %v", tp, r, k, err)
 				}
 			}
 		}
-		if d := enginetest.MaxRelDiff(ln.Values.F32(), l1.Values.F32()); d > tol {
-			t.Errorf("tp %d logits rel diff %.3g", tp, d)
+		if err := enginetest.CheckClose(ln.Values.F32(), l1.Values.F32(), tol); err != nil {
+			t.Errorf("tp %d logits rel diff %v", tp, err)
 		}
 	}
 }
@@ -95,8 +95,8 @@ func testBatchIsolation(t *testing.T, dev string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := enginetest.MaxRelDiff(all.Row(s), one.Row(0)); d > relTol(dev) {
-			t.Errorf("sequence %d: batched vs alone rel diff %.3g", s, d)
+		if err := enginetest.CheckClose(all.Row(s), one.Row(0), relTol(dev)); err != nil {
+			t.Errorf("sequence %d: batched vs alone rel diff %v", s, err)
 		}
 	}
 }
@@ -122,8 +122,8 @@ func testDecodeMatchesPrefill(t *testing.T, dev string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := enginetest.MaxRelDiff(l.Row(0), ref.Row(p)); d > relTol(dev) {
-			t.Errorf("position %d: decode vs prefill rel diff %.3g", p, d)
+		if err := enginetest.CheckClose(l.Row(0), ref.Row(p), relTol(dev)); err != nil {
+			t.Errorf("position %d: decode vs prefill rel diff %v", p, err)
 		}
 	}
 }

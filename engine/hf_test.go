@@ -64,6 +64,14 @@ func (r *hfReference) tensor(t testing.TB, name string) *tensor.Tensor {
 // otherwise (bf16 runs) by cosine similarity, at least bf16Floor(cosMin, HF's
 // own bf16 cosine).
 func checkHFParity(t *testing.T, name string, opts Options, tol, cosMin float64) {
+	for _, err := range hfParityErrors(t, name, opts, tol, cosMin) {
+		t.Error(err)
+	}
+}
+
+// hfParityErrors is checkHFParity's comparison, returning one error per
+// tensor that departs from HF (or cannot be compared).
+func hfParityErrors(t *testing.T, name string, opts Options, tol, cosMin float64) []error {
 	ref, dir := loadReference(t, name)
 	var hfBF16 map[string]string // HF's bf16 run: its cosine with f32 per tensor
 	if cosMin > 0 {
@@ -84,22 +92,21 @@ func checkHFParity(t *testing.T, name string, opts Options, tol, cosMin float64)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var errs []error
 	cmp := func(what, key string, got []float32) {
-		t.Helper()
 		want := ref.tensor(t, key).ToF32()
 		if cosMin > 0 {
 			hf, err := strconv.ParseFloat(hfBF16["cosine_with_f32."+key], 64)
 			if err != nil {
 				t.Fatalf("reference_bf16.safetensors: no cosine for %s: %v", key, err)
 			}
-			min := bf16Floor(cosMin, hf)
-			if c := enginetest.Cosine(got, want); c < min {
-				t.Errorf("%s %+v: %s cosine %.6f with HF f32, want >= %.6f (HF's own bf16 run: %.6f)", name, opts, what, c, min, hf)
+			if err := enginetest.CheckCosine(got, want, bf16Floor(cosMin, hf)); err != nil {
+				errs = append(errs, fmt.Errorf("%s %+v: %s vs HF f32: %v (HF's own bf16 run: %.6f)", name, opts, what, err, hf))
 			}
 			return
 		}
-		if d := enginetest.MaxRelDiff(got, want); d > tol {
-			t.Errorf("%s %+v: %s differs from HF by %.3g of max|x|", name, opts, what, d)
+		if err := enginetest.CheckClose(got, want, tol); err != nil {
+			errs = append(errs, fmt.Errorf("%s %+v: %s vs HF: %v", name, opts, what, err))
 		}
 	}
 	for i := range e.Dims.Layers {
@@ -112,6 +119,7 @@ func checkHFParity(t *testing.T, name string, opts Options, tol, cosMin float64)
 		}
 	}
 	cmp("logits", "logits", logits.Values.F32())
+	return errs
 }
 
 // bf16Floor is the cosine a bf16 run must reach against float32 values:

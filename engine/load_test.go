@@ -41,8 +41,8 @@ func testConvertedEqualsLlama2C(t *testing.T, dev string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := enginetest.MaxRelDiff(got.Values.F32(), ref.Values.F32()); d > relTol(dev) {
-			t.Errorf("%s: logits rel diff %.3g", e.Path, d)
+		if err := enginetest.CheckClose(got.Values.F32(), ref.Values.F32(), relTol(dev)); err != nil {
+			t.Errorf("%s: logits rel diff %v", e.Path, err)
 		}
 		e.Close()
 	}

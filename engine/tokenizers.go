@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"hsdb/engine/modelpath"
 	"hsdb/engine/stories"
 	"hsdb/engine/tokenizer"
 )
@@ -27,22 +28,23 @@ func (e *Engine) Tokenizer() (tokenizer.Tokenizer, error) {
 }
 
 func findTokenizer(path string) (tokenizer.Tokenizer, error) {
-	if path == DefaultModelPath {
+	mp, err := modelpath.Resolve(path)
+	if err != nil {
+		return nil, err
+	}
+	if mp.Kind == modelpath.KindEmbedded {
 		data, err := stories.Files.ReadFile("model/tokenizer.bin")
 		if err != nil {
 			return nil, err
 		}
 		return asTokenizer(tokenizer.ParseLlama2C(data, "tokenizer.bin"))
 	}
-	dir := path
-	if st, err := os.Stat(path); err == nil && !st.IsDir() {
-		dir = filepath.Dir(path)
-	}
+	dir := mp.Dir
 	try := []string{"tokenizer.json", "tokenizer.model", "tokenizer.bin"}
-	if strings.HasSuffix(path, ".bin") {
+	if mp.Kind == modelpath.KindLlama2C {
 		if m, _ := filepath.Glob(filepath.Join(dir, "tok*.bin")); len(m) > 0 {
 			for _, f := range m {
-				if f != path {
+				if f != mp.File {
 					try = append(try, filepath.Base(f))
 				}
 			}

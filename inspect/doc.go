@@ -1,21 +1,16 @@
-// Package inspect computes what hsdb shows about a tensor: statistics
-// (count, mean, std, min, max, absmax, L2 norm, NaN, Inf and zero counts)
-// from one-pass float64 accumulators, histograms, the channels with the
-// largest magnitudes ("massive activations"), the gathered full tensor of a
-// sharded or partial (pre-all-reduce) tensor, and element-wise comparison of
-// two ranks' copies.
+// Package inspect is the debugger layer above the engine; its code lives in
+// the packages below it, from the bottom up:
 //
-// Captures, dumps and checks: a Capturer hook records chosen layers or site
-// tensors per sequence, assembled across ranks; Dump and RunCaptureJob write
-// design.md's dump atomically and re-validated; CheckPath reads hsdb dumps,
-// safetensors and torch.save files (allowlisted unpickling, no code runs),
-// applies the validation rules, explains wrong shapes in config terms, and
-// with a Target (the engine's prefill) names what each tensor really is
-// (Match) and where it departs. inspect reaches the engine only through
-// Target.
+//   - inspect/stats: statistics of host tensors (the library the debugger
+//     and the capture tools compute with).
+//   - inspect/capture: recording tensors during passes, dumps and their
+//     manifests, the capture job, the validation rule names.
+//   - inspect/check: reading anyone's capture files, validating them,
+//     shape forensics and layer matching (check and diff).
+//   - inspect/debug: the debugger core (delve's pkg/proc role): sessions,
+//     breakpoints, stepping, queries at a stop.
 //
-// It works on host data (engine/tensor) and on the plain sharding labels of
-// engine/model. It returns structs and plain numbers; it must not import a
-// backend implementation (engine/backend/...), the engine driver, repl/ or
-// any terminal styling: only repl/ renders.
+// Each may import the engine layer (engine/...) and the packages listed
+// before it, never one after it, nor repl/ or cmd/. Nothing under engine/
+// imports inspect.
 package inspect

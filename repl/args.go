@@ -7,7 +7,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	hsdbg "hsdb/engine/debug"
+	hsdbg "hsdb/inspect/debug"
 )
 
 // splitArgs splits a command's arguments on blanks. "Double-quoted" text

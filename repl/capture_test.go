@@ -3,16 +3,16 @@ package repl
 import (
 	"bytes"
 	"fmt"
-	"math"
+	"hsdb/engine/enginetest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"hsdb/engine"
-	hsdbg "hsdb/engine/debug"
 	"hsdb/engine/safetensors"
-	"hsdb/inspect"
+	"hsdb/inspect/capture"
+	hsdbg "hsdb/inspect/debug"
 )
 
 // newHFFake drives a Term over the HF llama fixture (testdata/hf/llama), at
@@ -67,7 +67,7 @@ func TestCaptureDumpCheckREPL(t *testing.T) {
 	f.AssertExec("capture list", "captured: seq 0: 7 tokens, seq 1: 3 tokens, seq 2: 12 tokens")
 	dir := filepath.Join(t.TempDir(), "dump")
 	f.AssertExec("dump "+dir, "dumped 3 sequence(s) (7, 3, 12 tokens)", "pass  replicas equal")
-	m, err := inspect.ReadManifest(dir)
+	m, err := capture.ReadManifest(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,8 +80,8 @@ func TestCaptureDumpCheckREPL(t *testing.T) {
 		for l, name := range map[int]string{0: "hf_hidden_states.1", 2: "layer.2"} {
 			got, _ := sf.Tensor(fmt.Sprintf("hidden_states.%d", l))
 			want, _ := ref.RowsView(name, off, off+n)
-			if d := maxRel(got.F32(), want.ToF32()); d > 1e-5 {
-				t.Errorf("sequence %d layer %d vs HF %s: %.3g", i, l, name, d)
+			if err := enginetest.CheckClose(got.F32(), want.ToF32(), 1e-5); err != nil {
+				t.Errorf("sequence %d layer %d vs HF %s: %v", i, l, name, err)
 			}
 		}
 		sf.Close()
@@ -112,8 +112,8 @@ func TestCaptureWhileStopped(t *testing.T) {
 	}
 	rows := seqs[0].Tensors["hidden_states.3"].F32()
 	want := g.got["residual"][0].F32()[:len(rows)] // sequence 0 is rows 0..5 of the batch
-	if d := maxRel(rows, want); d != 0 {
-		t.Fatalf("captured residual of layer 3 differs from an independent hook's: %.3g", d)
+	if err := enginetest.CheckClose(rows, want, 0); err != nil {
+		t.Fatalf("captured residual of layer 3 differs from an independent hook's: %v", err)
 	}
 	f.Exec("delete")
 	f.AssertExec("check ../testdata/captures/good.safetensors --no-model", "pass  structure")
@@ -133,15 +133,6 @@ func TestCheckDiffREPL(t *testing.T) {
 	if r["failed"] != true || !strings.Contains(fmt.Sprint(r["lines"]), "48 = hidden_size / 2") {
 		t.Fatalf("%v", r)
 	}
-}
-
-func maxRel(a, b []float32) float64 {
-	var d, m float64
-	for i := range a {
-		d = math.Max(d, math.Abs(float64(a[i]-b[i])))
-		m = math.Max(m, math.Abs(float64(b[i])))
-	}
-	return d / m
 }
 
 var _ = os.Remove

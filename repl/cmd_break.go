@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	hsdbg "hsdb/engine/debug"
+	hsdbg "hsdb/inspect/debug"
 )
 
 func cmdBreak(t *Term, args string) error  { return breakAt(t, args, false) }

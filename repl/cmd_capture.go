@@ -5,17 +5,19 @@ import (
 	"strconv"
 	"strings"
 
-	hsdbg "hsdb/engine/debug"
 	"hsdb/engine/model"
+	"hsdb/engine/modelpath"
 	"hsdb/engine/tensor"
-	"hsdb/inspect"
+	"hsdb/inspect/capture"
+	"hsdb/inspect/check"
+	hsdbg "hsdb/inspect/debug"
 )
 
 // capturer returns the session's capturer, creating it (and subscribing it
 // to every pass, beside the debugger's own hook) on first use.
-func (t *Term) capturer() *inspect.Capturer {
+func (t *Term) capturer() *capture.Capturer {
 	if t.capt == nil {
-		t.capt = inspect.NewCapturer(t.S.Tree(), t.S.E.Dims.Layers)
+		t.capt = capture.NewCapturer(t.S.Tree(), t.S.E.Dims.Layers)
 		t.S.Observers = append(t.S.Observers, t.capt)
 	}
 	return t.capt
@@ -23,7 +25,7 @@ func (t *Term) capturer() *inspect.Capturer {
 
 // captureView is `capture list`'s result.
 type captureView struct {
-	Specs     []inspect.CaptureSpec `json:"specs"`
+	Specs     []capture.CaptureSpec `json:"specs"`
 	What      string                `json:"what"`
 	Sequences []captureSeq          `json:"sequences"`
 }
@@ -45,7 +47,7 @@ func cmdCapture(t *Term, args string) error {
 	c := t.capturer()
 	switch a[0] {
 	case "layers", "layer":
-		what := inspect.WhatStream
+		what := capture.WhatStream
 		var rest []string
 		for i := 1; i < len(a); i++ {
 			switch {
@@ -61,7 +63,7 @@ func cmdCapture(t *Term, args string) error {
 		if len(rest) != 1 {
 			return fmt.Errorf("capture layers: want a layer list, e.g. capture layers 2,30,58,60 [--what stream|hidden_states|residual]")
 		}
-		layers, err := inspect.ParseLayers(rest[0])
+		layers, err := check.ParseLayers(rest[0])
 		if err != nil {
 			return fmt.Errorf("capture layers: %w", err)
 		}
@@ -84,7 +86,7 @@ func cmdCapture(t *Term, args string) error {
 	return t.showCaptures(c)
 }
 
-func (t *Term) showCaptures(c *inspect.Capturer) error {
+func (t *Term) showCaptures(c *capture.Capturer) error {
 	seqs, _, err := c.Result()
 	v := captureView{Specs: c.List(), What: c.What()}
 	for _, s := range seqs {
@@ -118,7 +120,7 @@ func (t *Term) showCaptures(c *inspect.Capturer) error {
 // dumpView is `dump`'s result.
 type dumpView struct {
 	Dir      string            `json:"dir"`
-	Manifest *inspect.Manifest `json:"manifest"`
+	Manifest *capture.Manifest `json:"manifest"`
 }
 
 func cmdDump(t *Term, args string) error {
@@ -127,7 +129,7 @@ func cmdDump(t *Term, args string) error {
 		return fmt.Errorf("dump: %w", err)
 	}
 	var dir string
-	var opts inspect.DumpOptions
+	var opts capture.DumpOptions
 	for i := 0; i < len(a); i++ {
 		switch {
 		case a[i] == "--force":
@@ -167,13 +169,13 @@ func cmdDump(t *Term, args string) error {
 		return fmt.Errorf("dump: no sequence captured yet: `run` first")
 	}
 	e := t.S.E
-	info := inspect.DumpInfo{Model: inspect.ModelInfoFor(e.Path, e.Dims, e.World, e.Device(0).Name()), Layers: c.Layers(), What: c.What()}
+	info := capture.DumpInfo{Model: capture.ModelInfoFor(e.Path, e.Dims, e.World, e.Device(0).Name()), Layers: c.Layers(), What: c.What()}
 	for _, s := range specs {
 		if s.Layer < 0 {
-			info.Sites = append(info.Sites, inspect.SiteInfo{Site: s.Site, Tensor: s.Tensor, Key: s.Key})
+			info.Sites = append(info.Sites, capture.SiteInfo{Site: s.Site, Tensor: s.Tensor, Key: s.Key})
 		}
 	}
-	m, err := inspect.Dump(dir, seqs, reps, info, opts)
+	m, err := capture.Dump(dir, seqs, reps, info, opts)
 	if err != nil {
 		return err
 	}
@@ -207,8 +209,8 @@ type checkView struct {
 // into check options over the session's model: its sizes (with every
 // integer of its config.json), and its forward pass for layer matching
 // unless --no-model.
-func (t *Term) checkArgs(cmd, args string) (string, inspect.CheckOptions, error) {
-	var o inspect.CheckOptions
+func (t *Term) checkArgs(cmd, args string) (string, check.CheckOptions, error) {
+	var o check.CheckOptions
 	a, err := splitArgs(args)
 	if err != nil {
 		return "", o, fmt.Errorf("%s: %w", cmd, err)
@@ -233,7 +235,7 @@ func (t *Term) checkArgs(cmd, args string) (string, inspect.CheckOptions, error)
 			if err != nil {
 				return "", o, err
 			}
-			if o.Layers, err = inspect.ParseLayers(v); err != nil {
+			if o.Layers, err = check.ParseLayers(v); err != nil {
 				return "", o, fmt.Errorf("%s --layers: %w", cmd, err)
 			}
 		case "--tp":
@@ -272,7 +274,7 @@ func (t *Term) checkArgs(cmd, args string) (string, inspect.CheckOptions, error)
 		return "", o, fmt.Errorf("%s: want PATH [--layers 2,30] [--tp N] [--seq-lens 512,259] [--no-model]", cmd)
 	}
 	e := t.S.E
-	d, err := inspect.ConfigDims(e.Path)
+	d, err := modelpath.ConfigDims(e.Path)
 	if err != nil {
 		cp := *e.Dims
 		d = &cp
@@ -290,7 +292,7 @@ func (t *Term) checkArgs(cmd, args string) (string, inspect.CheckOptions, error)
 		return "", o, fmt.Errorf("%s: %w: finish it (continue) or start over (run) first, or give --no-model", cmd, hsdbg.ErrBusy)
 	}
 	if useModel {
-		o.Model = &inspect.Target{Dims: e.Dims, Tree: e.Tree, Info: inspect.ModelInfoFor(e.Path, e.Dims, e.World, e.Device(0).Name()),
+		o.Model = &capture.Target{Dims: e.Dims, Tree: e.Tree, Info: capture.ModelInfoFor(e.Path, e.Dims, e.World, e.Device(0).Name()),
 			Prefill: func(seqs [][]int32, h model.Hook) error {
 				return t.S.Borrow(func() error { _, err := e.Prefill(seqs, h, false); return err })
 			}}
@@ -303,7 +305,7 @@ func cmdCheck(t *Term, args string) error {
 	if err != nil {
 		return err
 	}
-	rep := inspect.CheckPath(path, o)
+	rep := check.CheckPath(path, o)
 	if err := unreadable(rep); err != nil {
 		return fmt.Errorf("check: %w", err)
 	}
@@ -320,7 +322,7 @@ func cmdDiff(t *Term, args string) error {
 	if o.Model == nil {
 		return fmt.Errorf("diff: compares with hsdb's forward pass: drop --no-model")
 	}
-	rep := inspect.CheckPath(path, o)
+	rep := check.CheckPath(path, o)
 	if err := unreadable(rep); err != nil {
 		return fmt.Errorf("diff: %w", err)
 	}
@@ -336,7 +338,7 @@ func cmdDiff(t *Term, args string) error {
 
 // unreadable returns why a check could not read its input at all (the
 // path, or every file), or nil.
-func unreadable(rep *inspect.PathReport) error {
+func unreadable(rep *check.PathReport) error {
 	if rep.Err != nil {
 		return rep.Err
 	}

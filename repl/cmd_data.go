@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	hsdbg "hsdb/engine/debug"
+	hsdbg "hsdb/inspect/debug"
 )
 
 // tensorArgs parses "TENSOR [extra...] [--rank R] [--seq S] [--tokens A:B]".

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	hsdbg "hsdb/engine/debug"
+	hsdbg "hsdb/inspect/debug"
 )
 
 // batchView is what `input` reports: the sequences with their lengths.

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	hsdbg "hsdb/engine/debug"
+	hsdbg "hsdb/inspect/debug"
 )
 
 // completer completes the word under the cursor for readline: command

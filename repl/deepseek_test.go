@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"hsdb/engine"
-	hsdbg "hsdb/engine/debug"
 	"hsdb/engine/safetensors"
-	"hsdb/inspect"
+	hsdbg "hsdb/inspect/debug"
+	"hsdb/inspect/stats"
 )
 
 // TestDeepseekSession drives the debugger on the DeepSeek-V3 fixture at
@@ -58,7 +58,7 @@ func TestDeepseekSession(t *testing.T) {
 	f.Exec("break layers.1.mlp.gate")
 	f.AssertExec("run", "Stopped at model.layers.1.self_attn (DeepseekV2MLAAttention)")
 
-	want := inspect.Of(get("attn.1.c_kv"))
+	want := stats.Of(get("attn.1.c_kv"))
 	rows := tableRows(f.Exec("print c_kv"))
 	shape := fmt.Sprintf("[%d, 40]", T)
 	for r := range 2 {

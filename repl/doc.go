@@ -4,7 +4,7 @@
 // FILE`, `source FILE`), the text rendering of results with the lipgloss
 // styles of styles.go, and `--json` output (one object per command result).
 //
-// It drives the model only through engine/debug's Session, whose results
+// It drives the model only through inspect/debug's Session, whose results
 // are plain structs: it must not import engine/backend or any backend
 // implementation, and it never sees a device tensor.
 package repl

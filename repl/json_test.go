@@ -8,10 +8,10 @@ import (
 	"testing"
 
 	"hsdb/engine"
-	hsdbg "hsdb/engine/debug"
 	"hsdb/engine/llama2c"
 	"hsdb/engine/model"
 	"hsdb/engine/tokenizer"
+	hsdbg "hsdb/inspect/debug"
 )
 
 // newFakeWith is newFake on stories260K with the embedding of token 1

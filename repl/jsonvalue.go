@@ -27,7 +27,7 @@ import (
 // encoding/json).
 
 // nuller is implemented by results some of whose fields have no value;
-// NullFields returns their JSON names (inspect.Stats: mean, std, ... when no
+// NullFields returns their JSON names (stats.Stats: mean, std, ... when no
 // element is finite).
 type nuller interface{ NullFields() []string }
 

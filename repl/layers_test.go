@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"hsdb/engine"
-	hsdbg "hsdb/engine/debug"
 	"hsdb/engine/model"
+	hsdbg "hsdb/inspect/debug"
 )
 
 // TestPartialLoadMessagesSayWhatIsLoaded: DeepSeek-V3's fixture has 4

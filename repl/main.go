@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	hsdbg "hsdb/engine/debug"
+	hsdbg "hsdb/inspect/debug"
 )
 
 // RunConfig is how `hsdb` runs the debugger: a script (-x), JSON output,

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"hsdb/inspect"
+	"hsdb/inspect/stats"
 )
 
 // options are what `set` changes and `show` lists.
@@ -96,14 +96,14 @@ var optionTable = []option{
 	{"precision", "1-17", "significant digits of printed statistics",
 		func(t *Term) string { return strconv.Itoa(t.opts.precision) },
 		func(t *Term, v string) error { return setInt(&t.opts.precision, v, 1, 17) }},
-	{"stats", strings.Join(inspect.StatNames, ","), "statistics `print` shows, in order",
+	{"stats", strings.Join(stats.StatNames, ","), "statistics `print` shows, in order",
 		func(t *Term) string { return strings.Join(t.opts.stats, ",") },
 		func(t *Term, v string) error {
 			var out []string
 			for _, s := range strings.Split(v, ",") {
 				s = strings.TrimSpace(s)
-				if _, ok := (inspect.Stats{}).Get(s); !ok || s == "norm" {
-					return fmt.Errorf("statistic %q: want some of %s", s, strings.Join(inspect.StatNames, ","))
+				if _, ok := (stats.Stats{}).Get(s); !ok || s == "norm" {
+					return fmt.Errorf("statistic %q: want some of %s", s, strings.Join(stats.StatNames, ","))
 				}
 				out = append(out, s)
 			}

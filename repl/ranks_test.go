@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"hsdb/engine"
-	hsdbg "hsdb/engine/debug"
+	hsdbg "hsdb/inspect/debug"
 )
 
 func openFake(t *testing.T, dir string, o engine.Options) *fakeTerm {

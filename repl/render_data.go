@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	hsdbg "hsdb/engine/debug"
-	"hsdb/inspect"
+	hsdbg "hsdb/inspect/debug"
+	"hsdb/inspect/stats"
 )
 
 func (t *Term) heading(site, tensor string, step int, extra string) string {
@@ -19,7 +19,7 @@ func (t *Term) heading(site, tensor string, step int, extra string) string {
 const undefined = "—"
 
 // stat formats a statistic over finite elements: "—" when s has none.
-func (t *Term) stat(s inspect.Stats, v float64) string {
+func (t *Term) stat(s stats.Stats, v float64) string {
 	if !s.Defined() {
 		return undefined
 	}
@@ -28,7 +28,7 @@ func (t *Term) stat(s inspect.Stats, v float64) string {
 
 func (t *Term) statCell(r hsdbg.RankStats, name string) string {
 	v, _ := r.Stats.Get(name)
-	if inspect.IsFiniteStat(name) {
+	if stats.IsFiniteStat(name) {
 		return t.stat(r.Stats, v)
 	}
 	switch name {

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	hsdbg "hsdb/engine/debug"
+	hsdbg "hsdb/inspect/debug"
 )
 
 // byteSize formats a byte count in binary units.

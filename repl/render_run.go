@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
-	hsdbg "hsdb/engine/debug"
 	"hsdb/engine/tensor"
+	hsdbg "hsdb/inspect/debug"
 )
 
 // num formats a statistic with the precision option's significant digits.

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	hsdbg "hsdb/engine/debug"
-	"hsdb/inspect"
+	hsdbg "hsdb/inspect/debug"
+	"hsdb/inspect/stats"
 )
 
 // TestBadValuesStandOut: with colour on, a NaN count and a diverged rank
@@ -15,8 +15,8 @@ import (
 func TestBadValuesStandOut(t *testing.T) {
 	d := 0.5
 	rep := &hsdbg.TensorReport{Site: "model.layers.1", Tensor: "residual", Rows: hsdbg.Range{Lo: 0, Hi: 4}, Seq: -1, Ranks: []hsdbg.RankStats{
-		{Rank: 0, Shape: []int{4, 8}, DType: "bf16", Shard: "replicated", Stats: inspect.Stats{Count: 32, NaN: 3, Mean: 1.25}},
-		{Rank: 1, Shape: []int{4, 8}, DType: "bf16", Shard: "replicated", Stats: inspect.Stats{Count: 32, Mean: 1.5}, DiffRank0: &d, Diverged: true},
+		{Rank: 0, Shape: []int{4, 8}, DType: "bf16", Shard: "replicated", Stats: stats.Stats{Count: 32, NaN: 3, Mean: 1.25}},
+		{Rank: 1, Shape: []int{4, 8}, DType: "bf16", Shard: "replicated", Stats: stats.Stats{Count: 32, Mean: 1.5}, DiffRank0: &d, Diverged: true},
 	}}
 	var buf bytes.Buffer
 	tm := &Term{Out: &buf, opts: defaultOptions(), terminal: true}

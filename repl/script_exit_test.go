@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	hsdbg "hsdb/engine/debug"
+	hsdbg "hsdb/inspect/debug"
 )
 
 // TestQuitKeepsFailureStatus: under `set errors continue` a failed command

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"hsdb/engine"
-	hsdbg "hsdb/engine/debug"
+	hsdbg "hsdb/inspect/debug"
 )
 
 func runScript(t *testing.T, tp int, script string, jsonOut bool) (int, string, string) {

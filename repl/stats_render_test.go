@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"hsdb/engine"
-	hsdbg "hsdb/engine/debug"
+	hsdbg "hsdb/inspect/debug"
 )
 
 // TestTopZeroMedianShowsDash: at a DeepSeek MoE layer's experts, 5 tokens

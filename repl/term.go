@@ -10,8 +10,8 @@ import (
 	"strings"
 	"sync/atomic"
 
-	hsdbg "hsdb/engine/debug"
-	"hsdb/inspect"
+	"hsdb/inspect/capture"
+	hsdbg "hsdb/inspect/debug"
 )
 
 // ErrQuit is returned by Exec for `quit`: the caller ends the session.
@@ -51,7 +51,7 @@ type Term struct {
 	lastLine    string // the last command line Exec ran (for PrintError)
 	// capt holds this session's captures, subscribed to every pass (nil
 	// until the first capture command).
-	capt *inspect.Capturer
+	capt *capture.Capturer
 }
 
 type display struct {

@@ -10,10 +10,10 @@ import (
 	"testing"
 
 	"hsdb/engine"
-	hsdbg "hsdb/engine/debug"
 	"hsdb/engine/model"
 	"hsdb/engine/tensor"
 	"hsdb/engine/tokenizer"
+	hsdbg "hsdb/inspect/debug"
 )
 
 const (

@@ -13,7 +13,8 @@
 # then tars fixtures/ (with the logs) into $OUT/fixtures.tar.gz, split into
 # 15 MiB parts fixtures.tar.gz.partN if larger than that. Exit status is
 # non-zero if any step failed; whatever was written is packed regardless.
-# Unpack with:  tar -xzf fixtures.tar.gz -C testdata/   (-> testdata/fixtures/)
+# Unpack as testdata/README.md says (the parts go to testdata/hf, testdata/captures,
+# testdata/fixture-logs and engine/tokenizer/testdata).
 set -uo pipefail
 
 export PYTHONUNBUFFERED=1

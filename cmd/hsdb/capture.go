@@ -17,7 +17,8 @@ import (
 	"hsdb/engine"
 	"hsdb/engine/model"
 	"hsdb/engine/tensor"
-	"hsdb/inspect"
+	"hsdb/inspect/capture"
+	"hsdb/inspect/check"
 )
 
 func init() {
@@ -27,10 +28,11 @@ func init() {
 		run:     runCapture})
 }
 
-// targetOf wraps an engine for inspect (which does not import the engine
-// driver): sizes, tree, manifest description and a prefill.
-func targetOf(e *engine.Engine) *inspect.Target {
-	return &inspect.Target{Dims: e.Dims, Tree: e.Tree, Info: inspect.ModelInfoFor(e.Path, e.Dims, e.World, e.Device(0).Name()),
+// targetOf wraps an engine for inspect/capture and inspect/check (which do
+// not import the engine driver): sizes, tree, manifest description and a
+// prefill.
+func targetOf(e *engine.Engine) *capture.Target {
+	return &capture.Target{Dims: e.Dims, Tree: e.Tree, Info: capture.ModelInfoFor(e.Path, e.Dims, e.World, e.Device(0).Name()),
 		Prefill: func(s [][]int32, h model.Hook) error { _, err := e.Prefill(s, h, false); return err }}
 }
 
@@ -79,11 +81,11 @@ func runCapture(args []string, io stdio) int {
 	if *layersArg == "" || *out == "" || (*ids == "") == (*data == "") {
 		return fail(2, "need --layers, --out and one of --ids or --data (see hsdb help)")
 	}
-	layers, err := inspect.ParseLayers(*layersArg)
+	layers, err := check.ParseLayers(*layersArg)
 	if err != nil {
 		return fail(2, "--layers: %v", err)
 	}
-	if _, err := inspect.ParseWhat(*what); err != nil {
+	if _, err := capture.ParseWhat(*what); err != nil {
 		return fail(2, "%v", err)
 	}
 	var dt tensor.DType
@@ -97,12 +99,12 @@ func runCapture(args []string, io stdio) int {
 		return fail(1, "%v", err)
 	}
 	defer e.Close()
-	var in *inspect.Inputs
+	var in *capture.Inputs
 	if *ids != "" {
-		in, err = inspect.ParseIDsList(*ids)
+		in, err = capture.ParseIDsList(*ids)
 	} else {
 		tok, _ := e.Tokenizer()
-		in, err = inspect.ReadJSONL(*data, tok)
+		in, err = capture.ReadJSONL(*data, tok)
 	}
 	if err != nil {
 		return fail(2, "%v", err)
@@ -110,14 +112,14 @@ func runCapture(args []string, io stdio) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	prog := newProgress(io.Err, len(in.Seqs))
-	res, err := inspect.RunCaptureJob(ctx, targetOf(e), in, inspect.JobOptions{Layers: layers, What: *what, Out: *out, Force: *force, DType: dt,
+	res, err := capture.RunCaptureJob(ctx, targetOf(e), in, capture.JobOptions{Layers: layers, What: *what, Out: *out, Force: *force, DType: dt,
 		MaxBatchTokens: *maxTok, Progress: prog.update, AfterBatch: captureAfterBatch})
 	prog.finish()
 	if res != nil {
 		fmt.Fprintln(io.Out, throughput(res.JobProgress))
 	}
 	if err != nil {
-		if errors.Is(err, inspect.ErrInterrupted) {
+		if errors.Is(err, capture.ErrInterrupted) {
 			return fail(130, "%v", err)
 		}
 		return fail(1, "%v", err)
@@ -133,7 +135,7 @@ func runCapture(args []string, io stdio) int {
 
 // throughput is the job's summary line: sequences and tokens per second
 // over the forward passes this process ran.
-func throughput(p inspect.JobProgress) string {
+func throughput(p capture.JobProgress) string {
 	secs := p.Elapsed.Seconds()
 	ran := p.Done - p.Skipped
 	s := fmt.Sprintf("captured %d of %d sequences (%d skipped, already validated), %d tokens in %.2fs", ran, p.Total, p.Skipped, p.Tokens, secs)
@@ -162,7 +164,7 @@ func newProgress(w io.Writer, total int) *progress {
 	return p
 }
 
-func (p *progress) update(s inspect.JobProgress) {
+func (p *progress) update(s capture.JobProgress) {
 	secs := s.Elapsed.Seconds()
 	var tps float64
 	if secs > 0 {

@@ -4,7 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"math"
+	"hsdb/engine/enginetest"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -13,8 +13,10 @@ import (
 	"testing"
 
 	"hsdb/engine"
+	"hsdb/engine/modelpath"
 	"hsdb/engine/safetensors"
-	"hsdb/inspect"
+	"hsdb/inspect/capture"
+	"hsdb/inspect/check"
 )
 
 // writeJSONL writes n sequences of random token ids (PCG seed 7, lengths
@@ -102,7 +104,7 @@ func TestCaptureKillResume(t *testing.T) {
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Fatalf("a killed job left %s: %v", out, err)
 	}
-	m, err := inspect.ReadManifest(out + inspect.PartialSuffix)
+	m, err := capture.ReadManifest(out + capture.PartialSuffix)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,10 +115,10 @@ func TestCaptureKillResume(t *testing.T) {
 	// file, a file no journal line lists,
 	stray := []string{".seq_000020.safetensors.tmp-123", "seq_000099.safetensors"}
 	for _, s := range stray {
-		os.WriteFile(filepath.Join(out+inspect.PartialSuffix, s), []byte("cut short"), 0o644)
+		os.WriteFile(filepath.Join(out+capture.PartialSuffix, s), []byte("cut short"), 0o644)
 	}
 	// and a journal line cut short.
-	j, err := os.OpenFile(filepath.Join(out+inspect.PartialSuffix, inspect.JournalName), os.O_WRONLY|os.O_APPEND, 0)
+	j, err := os.OpenFile(filepath.Join(out+capture.PartialSuffix, capture.JournalName), os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +131,7 @@ func TestCaptureKillResume(t *testing.T) {
 	if !strings.Contains(stdout, fmt.Sprintf("captured %d of 24 sequences (%d skipped, already validated)", 24-done, done)) {
 		t.Fatalf("resume output:\n%s", stdout)
 	}
-	if _, err := os.Stat(out + inspect.PartialSuffix); !os.IsNotExist(err) {
+	if _, err := os.Stat(out + capture.PartialSuffix); !os.IsNotExist(err) {
 		t.Fatal("the staging directory is still there")
 	}
 	for _, s := range stray {
@@ -137,7 +139,7 @@ func TestCaptureKillResume(t *testing.T) {
 			t.Fatalf("%s survived the resume", s)
 		}
 	}
-	m, err = inspect.ReadManifest(out)
+	m, err = capture.ReadManifest(out)
 	if err != nil || !m.Complete || len(m.Sequences) != 24 {
 		t.Fatalf("final manifest: %v %+v", err, m)
 	}
@@ -145,8 +147,8 @@ func TestCaptureKillResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, _ := inspect.ConfigDims("")
-	if pr := inspect.CheckPath(out, inspect.CheckOptions{Dims: d, Model: targetOf(e)}); pr.Failed() {
+	d, _ := modelpath.ConfigDims("")
+	if pr := check.CheckPath(out, check.CheckOptions{Dims: d, Model: targetOf(e)}); pr.Failed() {
 		t.Fatalf("check of the resumed dump:\n%s", strings.Join(pr.Lines(), "\n"))
 	}
 	// Each sequence alone through a fresh capturer gives the dumped rows.
@@ -160,13 +162,13 @@ func TestCaptureKillResume(t *testing.T) {
 		for i := range seq {
 			seq[i] = int32(ids.Int(i))
 		}
-		c := inspect.NewCapturer(e.Tree, e.Dims.Layers)
+		c := capture.NewCapturer(e.Tree, e.Dims.Layers)
 		c.AddLayers([]int{1, 3}, "")
 		e.Prefill([][]int32{seq}, c, false)
 		alone, _, _ := c.Result()
 		got, _ := f.Tensor("hidden_states.3")
-		if d := maxRel(got.F32(), alone[0].Tensors["hidden_states.3"].F32()); d > 1e-5 {
-			t.Errorf("%s: batched vs alone %.3g", rec.ID, d)
+		if err := enginetest.CheckClose(got.F32(), alone[0].Tensors["hidden_states.3"].F32(), 1e-5); err != nil {
+			t.Errorf("%s: batched vs alone %v", rec.ID, err)
 		}
 		_, hasMask := f.Info("loss_mask")
 		if hasMask != rec.LossMask || hasMask != (rec.Index%3 == 0) {
@@ -179,15 +181,6 @@ func TestCaptureKillResume(t *testing.T) {
 	if code != 1 || !strings.Contains(errs, "dump exists; give --force") {
 		t.Fatalf("rerun: exit %d %s", code, errs)
 	}
-}
-
-func maxRel(a, b []float32) float64 {
-	var d, m float64
-	for i := range a {
-		d = math.Max(d, math.Abs(float64(a[i]-b[i])))
-		m = math.Max(m, math.Abs(float64(b[i])))
-	}
-	return d / m
 }
 
 // TestCaptureIDsHF: --ids on the HF llama fixture at --tp 2 writes the
@@ -225,7 +218,7 @@ func TestCaptureIDsHF(t *testing.T) {
 	if !strings.Contains(errs, "capture: 3/3 sequences") {
 		t.Errorf("progress lines:\n%s", errs)
 	}
-	m, err := inspect.ReadManifest(out)
+	m, err := capture.ReadManifest(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,8 +230,8 @@ func TestCaptureIDsHF(t *testing.T) {
 		}
 		got, _ := f.Tensor("hidden_states.0")
 		want, _ := ref.RowsView("hf_hidden_states.1", off, off+n)
-		if d := maxRel(got.F32(), want.ToF32()); d > 1e-5 {
-			t.Errorf("sequence %d: %.3g from HF", i, d)
+		if err := enginetest.CheckClose(got.F32(), want.ToF32(), 1e-5); err != nil {
+			t.Errorf("sequence %d: %v from HF", i, err)
 		}
 		f.Close()
 		off += n

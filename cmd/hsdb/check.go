@@ -7,7 +7,8 @@ import (
 	"strings"
 
 	"hsdb/engine"
-	"hsdb/inspect"
+	"hsdb/engine/modelpath"
+	"hsdb/inspect/check"
 )
 
 func init() {
@@ -36,12 +37,12 @@ func (c *checkFlags) register(fs *flag.FlagSet) {
 // warning otherwise: shapes are then checked from config.json alone).
 // needEngine makes a load failure an error. The returned func releases
 // the model.
-func (c *checkFlags) options(io stdio, cmd string, needEngine bool) (inspect.CheckOptions, func(), error) {
-	var o inspect.CheckOptions
+func (c *checkFlags) options(io stdio, cmd string, needEngine bool) (check.CheckOptions, func(), error) {
+	var o check.CheckOptions
 	done := func() {}
 	o.TP = c.tp
 	if c.layers != "" {
-		ls, err := inspect.ParseLayers(c.layers)
+		ls, err := check.ParseLayers(c.layers)
 		if err != nil {
 			return o, done, fmt.Errorf("--layers: %w", err)
 		}
@@ -66,7 +67,7 @@ func (c *checkFlags) options(io stdio, cmd string, needEngine bool) (inspect.Che
 	if path == "embedded" {
 		path = ""
 	}
-	d, err := inspect.ConfigDims(path)
+	d, err := modelpath.ConfigDims(path)
 	if err != nil {
 		return o, done, err
 	}
@@ -104,7 +105,7 @@ func runCheck(args []string, io stdio) int {
 		return 2
 	}
 	defer done()
-	rep := inspect.CheckPath(path, opts)
+	rep := check.CheckPath(path, opts)
 	for _, l := range rep.Lines() {
 		fmt.Fprintln(io.Out, l)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 
-	hsdbg "hsdb/engine/debug"
+	hsdbg "hsdb/inspect/debug"
 	"hsdb/repl"
 )
 

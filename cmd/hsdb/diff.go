@@ -4,7 +4,7 @@ import (
 	"flag"
 	"fmt"
 
-	"hsdb/inspect"
+	"hsdb/inspect/check"
 )
 
 func init() {
@@ -30,7 +30,7 @@ func runDiff(args []string, io stdio) int {
 		return 2
 	}
 	defer done()
-	rep := inspect.CheckPath(path, opts)
+	rep := check.CheckPath(path, opts)
 	if rep.Err != nil {
 		fmt.Fprintf(io.Err, "hsdb diff: %v\n", rep.Err)
 		return 2

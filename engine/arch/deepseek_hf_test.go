@@ -160,8 +160,8 @@ func hfParityRun(t *testing.T, f *hfFixture, name string, o engine.Options, tol 
 			t.Errorf("%s was not recorded", what)
 			return
 		}
-		if d := enginetest.MaxRelDiff(got.ToF32(), want.ToF32()); d > tol {
-			t.Errorf("%s vs HF %s: rel diff %.3g", what, ref, d)
+		if err := enginetest.CheckClose(got.ToF32(), want.ToF32(), tol); err != nil {
+			t.Errorf("%s vs HF %s: rel diff %v", what, ref, err)
 		}
 	}
 	check("logits", logits.Values, "logits")
@@ -250,8 +250,8 @@ func TestHFParityDeepseekRoPE(t *testing.T) {
 			if !ok {
 				t.Skip("reference has no rope.inv_freq")
 			}
-			if d := enginetest.MaxRelDiff(inv, want.ToF32()); d > 1e-6 {
-				t.Errorf("inv_freq %v, HF %v", inv, want.ToF32())
+			if err := enginetest.CheckClose(inv, want.ToF32(), 1e-6); err != nil {
+				t.Errorf("inv_freq %v, HF %v: %v", inv, want.ToF32(), err)
 			}
 			if s, ok := f.meta["rope_attention_scaling"]; ok {
 				if hf, err := strconv.ParseFloat(s, 64); err == nil && math.Abs(float64(ms)-hf) > 1e-6 {
@@ -301,8 +301,8 @@ func TestHFParityDeepseekBF16(t *testing.T) {
 						if got == nil {
 							t.Fatalf("layer %d rank %d: no stream recorded", i, r)
 						}
-						if c := enginetest.Cosine(got.ToF32(), want); c < floor {
-							t.Errorf("layer %d rank %d: cosine %.6f with HF f32, want >= %.6f (HF's own bf16 run: %.6f)", i, r, c, floor, hfCos)
+						if err := enginetest.CheckCosine(got.ToF32(), want, floor); err != nil {
+							t.Errorf("layer %d rank %d vs HF f32: %v (HF's own bf16 run: %.6f)", i, r, err, hfCos)
 						}
 					}
 				}

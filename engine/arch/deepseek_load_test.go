@@ -78,12 +78,12 @@ func TestDeepseekLayerRange(t *testing.T) {
 		if len(rec.Got[k]) != 1 {
 			t.Fatalf("%s not recorded", k)
 		}
-		if d := enginetest.MaxRelDiff(rec.Got[k][0].F32(), ref.Got[k][0].F32()); d > 1e-6 {
-			t.Errorf("%s: rel diff %.3g from the full model", k, d)
+		if err := enginetest.CheckClose(rec.Got[k][0].F32(), ref.Got[k][0].F32(), 1e-6); err != nil {
+			t.Errorf("%s: rel diff %v from the full model", k, err)
 		}
 	}
-	if d := enginetest.MaxRelDiff(cut.Values.F32(), full.Values.F32()); d > 1e-6 {
-		t.Errorf("logits rel diff %.3g from the full model", d)
+	if err := enginetest.CheckClose(cut.Values.F32(), full.Values.F32(), 1e-6); err != nil {
+		t.Errorf("logits rel diff %v from the full model", err)
 	}
 }
 
@@ -172,8 +172,8 @@ func TestDeepseekFP8(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := enginetest.MaxRelDiff(lq.Values.F32(), ld.Values.F32()); d > 1e-6 {
-		t.Errorf("fp8 vs dequantized logits rel diff %.3g", d)
+	if err := enginetest.CheckClose(lq.Values.F32(), ld.Values.F32(), 1e-6); err != nil {
+		t.Errorf("fp8 vs dequantized logits rel diff %v", err)
 	}
 	if len(eq.Report.Dequantized) != n || n == 0 {
 		t.Errorf("report lists %d dequantized tensors, the checkpoint has %d", len(eq.Report.Dequantized), n)
@@ -232,8 +232,8 @@ func TestDeepseekTextConfigWrapper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := enginetest.MaxRelDiff(got.Values.F32(), want.Values.F32()); d > 0 {
-		t.Errorf("wrapped checkpoint logits rel diff %.3g", d)
+	if err := enginetest.CheckClose(got.Values.F32(), want.Values.F32(), 0); err != nil {
+		t.Errorf("wrapped checkpoint logits rel diff %v", err)
 	}
 	if e.Dims.Arch != "DeepseekV3ForCausalLM" || !strings.Contains(e.Skipped, "text_config") {
 		t.Errorf("arch %s, skipped %q", e.Dims.Arch, e.Skipped)
@@ -277,8 +277,8 @@ func TestDeepseekFusedExperts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := enginetest.MaxRelDiff(got.Values.F32(), want.Values.F32()); d > 0 {
-			t.Errorf("%+v: fused vs per-expert logits rel diff %.3g", o, d)
+		if err := enginetest.CheckClose(got.Values.F32(), want.Values.F32(), 0); err != nil {
+			t.Errorf("%+v: fused vs per-expert logits rel diff %v", o, err)
 		}
 	}
 }

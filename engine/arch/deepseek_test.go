@@ -58,13 +58,13 @@ func TestDeepseekSplitsEqualTP1(t *testing.T) {
 							}
 							continue
 						}
-						if d := enginetest.MaxRelDiff(g.F32(), wantT[0].F32()); d > 1e-5 {
-							t.Errorf("%+v rank %d %s: rel diff %.3g", o, r, k, d)
+						if err := enginetest.CheckClose(g.F32(), wantT[0].F32(), 1e-5); err != nil {
+							t.Errorf("%+v rank %d %s: rel diff %v", o, r, k, err)
 						}
 					}
 				}
-				if d := enginetest.MaxRelDiff(ln.Values.F32(), l1.Values.F32()); d > 1e-5 {
-					t.Errorf("%+v logits rel diff %.3g", o, d)
+				if err := enginetest.CheckClose(ln.Values.F32(), l1.Values.F32(), 1e-5); err != nil {
+					t.Errorf("%+v logits rel diff %v", o, err)
 				}
 			}
 		})
@@ -160,8 +160,10 @@ func TestDeepseekAttentionShapes(t *testing.T) {
 				t.Errorf("rank %d %s: %v %v, want %v %v", r, c.name, g.Shape, rec.Shards[k][r], c.shape, c.kind)
 			}
 		}
-		if c.kind == model.Replicated && enginetest.MaxRelDiff(got[1].F32(), got[0].F32()) != 0 {
-			t.Errorf("%s differs between ranks", c.name)
+		if c.kind == model.Replicated {
+			if err := enginetest.CheckClose(got[1].F32(), got[0].F32(), 0); err != nil {
+				t.Errorf("%s differs between ranks: %v", c.name, err)
+			}
 		}
 		if c.kind == model.Sharded {
 			if s := rec.Shards[k][1]; s.Start != s.End-s.Start || s.Full != 2*(s.End-s.Start) {
@@ -239,8 +241,8 @@ func TestDeepseekDecodeMatchesPrefill(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := enginetest.MaxRelDiff(l.Row(0), ref.Row(p)); d > 1e-5 {
-				t.Errorf("%s position %d: decode vs prefill rel diff %.3g", tc.name, p, d)
+			if err := enginetest.CheckClose(l.Row(0), ref.Row(p), 1e-5); err != nil {
+				t.Errorf("%s position %d: decode vs prefill rel diff %v", tc.name, p, err)
 			}
 		}
 	}

@@ -6,7 +6,6 @@
 package enginetest
 
 import (
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -66,34 +65,6 @@ func (r *Recorder) Rank(key string, rank int) *tensor.Tensor {
 
 // LayerOutputs selects the decoder layers' output sites (model.layers.i).
 func LayerOutputs(s *model.Site) bool { return s.Layer >= 0 && s.Depth == 2 }
-
-// MaxRelDiff returns max|a-b| / max|b| (max|a-b| when b is all zero, +Inf
-// when the lengths differ): the parity tests' measure.
-func MaxRelDiff(a, b []float32) float64 {
-	if len(a) != len(b) {
-		return math.Inf(1)
-	}
-	var d, m float64
-	for i := range a {
-		d = math.Max(d, math.Abs(float64(a[i]-b[i])))
-		m = math.Max(m, math.Abs(float64(b[i])))
-	}
-	if m == 0 {
-		return d
-	}
-	return d / m
-}
-
-// Cosine returns a·b / (|a| |b|) in float64.
-func Cosine(a, b []float32) float64 {
-	var ab, aa, bb float64
-	for i := range a {
-		ab += float64(a[i]) * float64(b[i])
-		aa += float64(a[i]) * float64(a[i])
-		bb += float64(b[i]) * float64(b[i])
-	}
-	return ab / math.Sqrt(aa*bb)
-}
 
 // CopyHF copies the HF fixture directory src (config.json and
 // model.safetensors) to a new temporary directory, passing every tensor

@@ -3,7 +3,7 @@ package tensor
 import "math"
 
 // Moments holds the one-pass accumulators of a tensor slice from which every
-// statistic hsdb prints is derived (inspect.Stats): the element count, the
+// statistic hsdb prints is derived (inspect/stats.Stats): the element count, the
 // NaN, ±Inf and exact-zero counts, and over the finite elements only their
 // sum, sum of squares, minimum, maximum and largest magnitude. Sums are
 // float64 whatever the tensor's dtype. Backends compute Moments where the

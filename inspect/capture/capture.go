@@ -1,0 +1,333 @@
+package capture
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"hsdb/engine/model"
+	"hsdb/engine/tensor"
+)
+
+// What a layer capture records at a decoder layer's output site
+// (model.layers.{i}), in vLLM's terms.
+const (
+	// WhatStream is hidden_states + residual: the decoder layer's output as
+	// HF returns it, = HF output_hidden_states[i+1] (the default; EAGLE-3
+	// draft training reads these).
+	WhatStream = "stream"
+	// WhatHidden is vLLM's un-summed hidden_states half (the MLP output).
+	WhatHidden = "hidden_states"
+	// WhatResidual is vLLM's residual half.
+	WhatResidual = "residual"
+)
+
+// ParseWhat checks a --what value: stream, hidden_states or residual ("" is
+// stream).
+func ParseWhat(s string) (string, error) {
+	switch s {
+	case "", WhatStream:
+		return WhatStream, nil
+	case WhatHidden, WhatResidual:
+		return s, nil
+	}
+	return "", fmt.Errorf("--what %q: want stream (hidden_states + residual), hidden_states or residual", s)
+}
+
+// ErrCapture marks a capture request hsdb cannot honour: a layer outside
+// the model, a site or tensor the model does not have, a layer already
+// captured as another kind.
+var ErrCapture = errors.New("invalid capture")
+
+// CaptureSpec is one captured (site, tensor) pair and the key it is
+// stored under: "hidden_states.{layer}" for a layer capture (design.md's
+// dump layout), "SITE:TENSOR" for a site capture.
+type CaptureSpec struct {
+	Site   string
+	Tensor string
+	Layer  int // decoder layer of a layer capture; -1 for a site capture
+	Key    string
+}
+
+// SeqCapture is what was captured for one sequence: its token ids and, per
+// key, a [len, width] tensor (float32, or a site's host dtype), rows in
+// token order. Decode steps append rows; a new prefill of the sequence
+// number starts it over.
+type SeqCapture struct {
+	Seq     int // the sequence's number in its batch (model.Batch.Seqs)
+	IDs     []int32
+	Tensors map[string]*tensor.Tensor
+	// LossMask is the input's loss mask [len] (0/1), or nil; set by the
+	// caller (the batch job) since a forward pass has none.
+	LossMask []int64
+	// ID names the sequence in a dump's manifest (the input's id, or its
+	// index); set by the caller, "" means Seq.
+	ID string
+}
+
+// Len returns the sequence's token count.
+func (s *SeqCapture) Len() int { return len(s.IDs) }
+
+// Capturer records chosen tensors during forward passes: a model.Hook to
+// compose with the debugger's breakpoints through model.MultiHook. Per-token
+// tensors are split per sequence of the flattened batch, gathered across
+// ranks when sharded (all-gather along columns) or summed when partial,
+// and, when replicated, checked across ranks (Gathered.MaxRankDiff, kept
+// per key in Replicas). The REPL's `capture layers`, `capture site`,
+// `capture list` and `capture clear` map onto AddLayers, AddSite, List and
+// Clear; Result and Take hand the captures to Dump. Methods are safe to
+// call between forward passes; Want and Visit are the hook's.
+type Capturer struct {
+	tree   *model.Tree
+	layers int
+	mu     sync.Mutex
+	specs  []CaptureSpec
+	bySite map[string][]int // site path -> spec indices
+	what   string           // the kind of the layer captures ("" until the first)
+	seqs   map[int]*SeqCapture
+	batch  *model.Batch // the batch whose ids were recorded last
+	reps   map[string]ReplicaRecord
+	err    error // first Visit error, returned by Result
+}
+
+// NewCapturer returns an empty capturer for a model with this tree and
+// number of decoder layers.
+func NewCapturer(tree *model.Tree, layers int) *Capturer {
+	return &Capturer{tree: tree, layers: layers, bySite: map[string][]int{}, seqs: map[int]*SeqCapture{}, reps: map[string]ReplicaRecord{}}
+}
+
+// AddLayers captures `what` (WhatStream, WhatHidden, WhatResidual) at the
+// output site of each decoder layer, stored as hidden_states.{layer}.
+// Errors (ErrCapture): a layer outside [0, num_hidden_layers), a what other
+// than the three, a layer already captured, or a what other than the one
+// earlier layers were captured as (a dump holds one kind per layer key;
+// use AddSite for a second).
+func (c *Capturer) AddLayers(layers []int, what string) error {
+	what, err := ParseWhat(what)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrCapture, err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.what != "" && c.what != what && c.hasLayerSpecs() {
+		return fmt.Errorf("%w: layers are already captured as %s; `capture clear` first, or `capture site model.layers.N %s`", ErrCapture, c.what, what)
+	}
+	for _, l := range layers {
+		if l < 0 || l >= c.layers {
+			return fmt.Errorf("%w: layer %d: the model has layers 0..%d", ErrCapture, l, c.layers-1)
+		}
+		key := fmt.Sprintf("hidden_states.%d", l)
+		for _, s := range c.specs {
+			if s.Key == key {
+				return fmt.Errorf("%w: layer %d is already captured", ErrCapture, l)
+			}
+		}
+	}
+	for _, l := range layers {
+		site := fmt.Sprintf("model.layers.%d", l)
+		if c.tree != nil && c.tree.Site(site) == nil {
+			return fmt.Errorf("%w: the model has no site %s", ErrCapture, site)
+		}
+		c.add(CaptureSpec{Site: site, Tensor: what, Layer: l, Key: fmt.Sprintf("hidden_states.%d", l)})
+	}
+	c.what = what
+	return nil
+}
+
+func (c *Capturer) hasLayerSpecs() bool {
+	for _, s := range c.specs {
+		if s.Layer >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Capturer) add(s CaptureSpec) {
+	c.bySite[s.Site] = append(c.bySite[s.Site], len(c.specs))
+	c.specs = append(c.specs, s)
+}
+
+// AddSite captures tensor name at site ("model." may be omitted), stored as
+// "SITE:TENSOR". The tensor must be per-token ([tokens, ...]). Errors
+// (ErrCapture): no such site, a tensor the site does not show (the error
+// lists what it shows), already captured.
+func (c *Capturer) AddSite(site, name string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.tree.Site(site)
+	if s == nil {
+		return fmt.Errorf("%w: no site %q", ErrCapture, site)
+	}
+	found := false
+	for _, t := range s.Tensors {
+		found = found || t == name
+	}
+	if !found {
+		return fmt.Errorf("%w: site %s shows %s, not %q", ErrCapture, s.Path, strings.Join(s.Tensors, ", "), name)
+	}
+	key := s.Path + ":" + name
+	for _, x := range c.specs {
+		if x.Key == key || (x.Site == s.Path && x.Tensor == name) {
+			return fmt.Errorf("%w: %s %s is already captured (as %s)", ErrCapture, s.Path, name, x.Key)
+		}
+	}
+	c.add(CaptureSpec{Site: s.Path, Tensor: name, Layer: -1, Key: key})
+	return nil
+}
+
+// List returns the capture specs in the order added.
+func (c *Capturer) List() []CaptureSpec {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]CaptureSpec(nil), c.specs...)
+}
+
+// What returns the kind the layer captures record ("" when none).
+func (c *Capturer) What() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.what
+}
+
+// Layers returns the captured decoder layers in the order added.
+func (c *Capturer) Layers() []int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []int
+	for _, s := range c.specs {
+		if s.Layer >= 0 {
+			out = append(out, s.Layer)
+		}
+	}
+	return out
+}
+
+// Clear forgets every spec and everything captured.
+func (c *Capturer) Clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.specs, c.bySite, c.what = nil, map[string][]int{}, ""
+	c.resetLocked()
+}
+
+func (c *Capturer) resetLocked() {
+	c.seqs, c.batch, c.err = map[int]*SeqCapture{}, nil, nil
+	c.reps = map[string]ReplicaRecord{}
+}
+
+// Result returns the sequences captured so far, by sequence number, and
+// the cross-rank checks per key. The tensors are the capturer's own: do
+// not modify them. Error: the first failure while capturing (a tensor that
+// is not per-token, shards that do not cover the tensor).
+func (c *Capturer) Result() ([]*SeqCapture, map[string]ReplicaRecord, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*SeqCapture
+	for _, s := range c.seqs {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	reps := map[string]ReplicaRecord{}
+	for k, v := range c.reps {
+		reps[k] = v
+	}
+	return out, reps, c.err
+}
+
+// Take is Result followed by forgetting the captured data (the specs stay),
+// for a batch job that dumps after every forward pass.
+func (c *Capturer) Take() ([]*SeqCapture, map[string]ReplicaRecord, error) {
+	seqs, reps, err := c.Result()
+	c.mu.Lock()
+	c.resetLocked()
+	c.mu.Unlock()
+	return seqs, reps, err
+}
+
+// Want reports whether ev's site has a capture. It reads only the spec
+// table, which does not change during a pass.
+func (c *Capturer) Want(ev *model.Event) bool {
+	return len(c.bySite[ev.Site.Path]) > 0
+}
+
+// Visit copies the wanted tensors of every rank to the host, assembles
+// them (gatherSite) and appends each sequence's rows. It never stops the
+// pass: a failure is kept and returned by Result.
+func (c *Capturer) Visit(ev *model.Event, ranks []*model.RankView) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b := ev.Batch
+	if c.batch != b {
+		c.recordIDs(b)
+	}
+	for _, i := range c.bySite[ev.Site.Path] {
+		spec := c.specs[i]
+		g, err := GatherSite(spec.Site, spec.Tensor, ranks)
+		if err != nil {
+			c.fail(err)
+			continue
+		}
+		if g.T.Rows() != b.Tokens() || len(g.T.Shape) < 2 {
+			c.fail(fmt.Errorf("%w: %s %s is %s, not per-token [%d, ...]: it cannot be split per sequence", ErrCapture, spec.Site, spec.Tensor, tensor.ShapeString(g.T.Shape), b.Tokens()))
+			continue
+		}
+		if len(ranks) > 1 && (strings.HasPrefix(g.How, "replicated") || strings.HasPrefix(g.How, "gathered")) {
+			r := c.reps[spec.Key]
+			r.Ranks = len(ranks)
+			if g.MaxRankDiff >= r.MaxRelDiff {
+				r.MaxRelDiff, r.WorstRank = g.MaxRankDiff, g.WorstRank
+			}
+			r.OK = r.MaxRelDiff <= ReplicaTol
+			c.reps[spec.Key] = r
+		}
+		for s, n := range b.SeqLens {
+			sc := c.seqs[b.Seqs[s]]
+			rows := g.T.SliceRows(b.SeqStart(s), b.SeqStart(s)+n)
+			if old := sc.Tensors[spec.Key]; old != nil && b.Step > 0 {
+				sc.Tensors[spec.Key] = appendRows(old, rows)
+			} else {
+				sc.Tensors[spec.Key] = cloneTensor(rows)
+			}
+		}
+	}
+	return nil
+}
+
+// recordIDs appends each sequence's tokens of batch b (a prefill, step 0,
+// starts the sequence over).
+func (c *Capturer) recordIDs(b *model.Batch) {
+	c.batch = b
+	for s, n := range b.SeqLens {
+		num := b.Seqs[s]
+		ids := b.IDs[b.SeqStart(s) : b.SeqStart(s)+n]
+		sc := c.seqs[num]
+		if sc == nil || b.Step == 0 {
+			sc = &SeqCapture{Seq: num, Tensors: map[string]*tensor.Tensor{}}
+			c.seqs[num] = sc
+		}
+		sc.IDs = append(sc.IDs, ids...)
+	}
+}
+
+func (c *Capturer) fail(err error) {
+	if c.err == nil {
+		c.err = err
+	}
+}
+
+func cloneTensor(t *tensor.Tensor) *tensor.Tensor {
+	out := tensor.New(t.DType, t.Shape...)
+	copy(out.Data, t.Data)
+	return out
+}
+
+// appendRows returns a new tensor holding a's rows then b's.
+func appendRows(a, b *tensor.Tensor) *tensor.Tensor {
+	shape := append([]int{a.Rows() + b.Rows()}, a.Shape[1:]...)
+	out := &tensor.Tensor{Shape: shape, DType: a.DType, Data: make([]byte, 0, len(a.Data)+len(b.Data))}
+	out.Data = append(append(out.Data, a.Data...), b.Data...)
+	return out
+}

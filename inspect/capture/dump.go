@@ -1,0 +1,549 @@
+package capture
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"hsdb/engine/safetensors"
+	"hsdb/engine/tensor"
+)
+
+// Dump errors, for errors.Is.
+var (
+	// ErrExists: the dump directory exists and --force was not given.
+	ErrExists = errors.New("dump exists")
+	// ErrInvalid: a sequence failed validation (a shape, a checksum, a
+	// value re-read differently, NaN or Inf, two identical layers); nothing
+	// of it was kept.
+	ErrInvalid = errors.New("capture failed validation")
+	// ErrJobMismatch: a batch job's staging directory was started by a job
+	// with other inputs, layers or model.
+	ErrJobMismatch = errors.New("staging directory belongs to another job")
+)
+
+// PartialSuffix is appended to a batch job's dump directory while it is
+// being written ("out" is staged in "out.partial"); the directory is
+// renamed to its final name only once complete and validated.
+const PartialSuffix = ".partial"
+
+// DumpInfo is what a dump's manifest says about the model and the capture.
+type DumpInfo struct {
+	Model  ModelInfo
+	Layers []int      // captured decoder layers, in order
+	What   string     // WhatStream, WhatHidden or WhatResidual
+	Sites  []SiteInfo // site captures
+	// Job identifies a batch job's inputs (nil for a one-shot dump).
+	Job *JobInfo
+}
+
+// DumpOptions controls writing.
+type DumpOptions struct {
+	// Force replaces an existing dump (and, for a batch job, a staging
+	// directory of another job).
+	Force bool
+	// DType is the dtype of float captures in the files: F32, BF16 or F16
+	// (round to nearest even). Invalid takes the model's dtype when it is
+	// one of those, else F32.
+	DType tensor.DType
+}
+
+// DumpWriter writes a dump sequence by sequence into a staging directory
+// and renames it into place when Finish has validated everything, so a
+// reader never sees a partial dump at the final path. The batch job's
+// staging directory (DIR.partial) survives an interruption and is resumed;
+// a one-shot dump (Dump) uses a temporary directory removed on failure.
+type DumpWriter struct {
+	dir, stage string
+	resumable  bool
+	m          *Manifest
+	dtype      tensor.DType
+	hidden     int
+	byID       map[string]int // sequence id -> index in m.Sequences
+	journal    *os.File       // a batch job's append-only record of validated sequences
+}
+
+// dumpTestHook, when set by a test, runs before each sequence file is
+// written and can fail it (injecting ENOSPC); nil in normal use.
+var dumpTestHook func(path string) error
+
+// dumpDType picks the files' float dtype.
+func dumpDType(opts DumpOptions, model string) (tensor.DType, error) {
+	switch opts.DType {
+	case tensor.F32, tensor.BF16, tensor.F16:
+		return opts.DType, nil
+	case tensor.Invalid:
+		if dt, err := tensor.ParseDType(model); err == nil && (dt == tensor.BF16 || dt == tensor.F16) {
+			return dt, nil
+		}
+		return tensor.F32, nil
+	}
+	return tensor.Invalid, fmt.Errorf("dump dtype %s: want f32, bf16 or f16", opts.DType)
+}
+
+func newManifest(info DumpInfo, dt tensor.DType) *Manifest {
+	m := &Manifest{Format: ManifestFormat, HsdbVersion: Version(), Created: time.Now().UTC().Format(time.RFC3339),
+		Model: info.Model, Job: info.Job,
+		Capture:  CaptureInfo{Layers: append([]int{}, info.Layers...), What: info.What, Sites: info.Sites, DType: dt.SafetensorsName()},
+		Replicas: map[string]ReplicaRecord{}, Sequences: []SeqRecord{}}
+	if info.What == WhatStream && len(info.Layers) > 0 {
+		m.Capture.HFIndex = map[string]int{}
+		last := info.Model.Dims["num_hidden_layers"] - 1
+		for _, l := range info.Layers {
+			idx := l + 1
+			if l == last {
+				idx = -1
+			}
+			m.Capture.HFIndex[fmt.Sprintf("hidden_states.%d", l)] = idx
+		}
+		m.Capture.HFNote = "hidden_states.{i} (stream = hidden_states + residual) equals HF output_hidden_states[i+1]; index 0 is the embeddings, and HF's last entry has the final norm applied, so the last decoder layer (-1 here) has no HF index"
+	}
+	return m
+}
+
+// CreateDump starts a one-shot dump of dir: a temporary staging directory
+// beside it. Errors: ErrExists when dir exists without opts.Force; a bad
+// dtype; the staging directory cannot be created (permission, disk full:
+// the OS error, named).
+func CreateDump(dir string, info DumpInfo, opts DumpOptions) (*DumpWriter, error) {
+	w, err := prepare(dir, info, opts)
+	if err != nil {
+		return nil, err
+	}
+	stage, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp-")
+	if err != nil {
+		return nil, fmt.Errorf("dump %s: creating the staging directory: %w", dir, diskFull(err))
+	}
+	w.stage = stage
+	return w, nil
+}
+
+// ResumeDump starts or resumes a batch job's dump of dir in DIR.partial.
+// A staging directory of the same job (same JobInfo input digest, layers,
+// what, dtype and model config digest) is resumed: sequences its manifest
+// lists as validated whose files still hold the recorded checksums count as
+// done (Done), everything else in it is discarded. A staging directory of
+// another job is an ErrJobMismatch unless opts.Force, which starts over.
+// Errors also: ErrExists (dir exists, without Force), I/O errors named.
+func ResumeDump(dir string, info DumpInfo, opts DumpOptions) (*DumpWriter, error) {
+	w, err := prepare(dir, info, opts)
+	if err != nil {
+		return nil, err
+	}
+	w.resumable = true
+	w.stage = dir + PartialSuffix
+	old, err := ReadManifest(w.stage)
+	switch {
+	case err == nil:
+		if why := sameJob(old, w.m); why != "" {
+			if !opts.Force {
+				return nil, fmt.Errorf("dump %s: %w: %s was started by another job (%s); remove it or give --force to start over", dir, ErrJobMismatch, w.stage, why)
+			}
+			if err := os.RemoveAll(w.stage); err != nil {
+				return nil, fmt.Errorf("dump %s: removing %s: %w", dir, w.stage, err)
+			}
+		} else {
+			w.m.Created = old.Created
+			w.keepValidated(old)
+		}
+	case errors.Is(err, fs.ErrNotExist):
+		if _, serr := os.Stat(w.stage); serr == nil && !opts.Force {
+			return nil, fmt.Errorf("dump %s: %w: %s exists without a manifest; remove it or give --force", dir, ErrJobMismatch, w.stage)
+		}
+		if err := os.RemoveAll(w.stage); err != nil {
+			return nil, fmt.Errorf("dump %s: removing %s: %w", dir, w.stage, err)
+		}
+	default:
+		if !opts.Force {
+			return nil, fmt.Errorf("dump %s: %w (give --force to start over)", dir, err)
+		}
+		if err := os.RemoveAll(w.stage); err != nil {
+			return nil, fmt.Errorf("dump %s: removing %s: %w", dir, w.stage, err)
+		}
+	}
+	if err := os.MkdirAll(w.stage, 0o755); err != nil {
+		return nil, fmt.Errorf("dump %s: creating %s: %w", dir, w.stage, diskFull(err))
+	}
+	w.removeStrays()
+	if err := w.startJournal(); err != nil {
+		return nil, fmt.Errorf("dump %s: %w", dir, diskFull(err))
+	}
+	return w, nil
+}
+
+func prepare(dir string, info DumpInfo, opts DumpOptions) (*DumpWriter, error) {
+	if dir == "" {
+		return nil, fmt.Errorf("dump: no directory given")
+	}
+	dir = filepath.Clean(dir)
+	if _, err := os.Stat(dir); err == nil && !opts.Force {
+		return nil, fmt.Errorf("dump %s: %w; give --force to replace it", dir, ErrExists)
+	}
+	dt, err := dumpDType(opts, info.Model.DType)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := ParseWhat(info.What); err != nil && len(info.Layers) > 0 {
+		return nil, err
+	}
+	return &DumpWriter{dir: dir, m: newManifest(info, dt), dtype: dt, hidden: info.Model.Dims["hidden_size"], byID: map[string]int{}}, nil
+}
+
+// sameJob says why two manifests describe different jobs ("" when the
+// same).
+func sameJob(a, b *Manifest) string {
+	switch {
+	case (a.Job == nil) != (b.Job == nil) || (a.Job != nil && (a.Job.InputSHA256 != b.Job.InputSHA256 || a.Job.Sequences != b.Job.Sequences)):
+		return "other inputs"
+	case joinInts(a.Capture.Layers) != joinInts(b.Capture.Layers):
+		return fmt.Sprintf("layers %s, now %s", joinInts(a.Capture.Layers), joinInts(b.Capture.Layers))
+	case a.Capture.What != b.Capture.What:
+		return fmt.Sprintf("what %s, now %s", a.Capture.What, b.Capture.What)
+	case a.Capture.DType != b.Capture.DType:
+		return fmt.Sprintf("dtype %s, now %s", a.Capture.DType, b.Capture.DType)
+	case a.Model.ConfigSHA256 != b.Model.ConfigSHA256:
+		return "another model config"
+	case a.Model.WorldSize != b.Model.WorldSize:
+		return fmt.Sprintf("tp %d, now %d", a.Model.WorldSize, b.Model.WorldSize)
+	}
+	return ""
+}
+
+// keepValidated carries over the validated sequences of a resumed staging
+// directory whose files are intact (every tensor's sha256 as recorded).
+func (w *DumpWriter) keepValidated(old *Manifest) {
+	for k, v := range old.Replicas {
+		w.m.Replicas[k] = v
+	}
+	for _, rec := range old.Sequences {
+		if !rec.Validated {
+			continue
+		}
+		if err := verifyFile(filepath.Join(w.stage, rec.File), rec, nil, w.dtype); err != nil {
+			continue
+		}
+		w.byID[rec.ID] = len(w.m.Sequences)
+		w.m.Sequences = append(w.m.Sequences, rec)
+	}
+}
+
+// removeStrays deletes files of the staging directory the manifest does
+// not list (temporary files of an interrupted write, files of sequences
+// that never validated).
+func (w *DumpWriter) removeStrays() {
+	keep := map[string]bool{ManifestName: true, JournalName: true}
+	for _, r := range w.m.Sequences {
+		keep[r.File] = true
+	}
+	ents, _ := os.ReadDir(w.stage)
+	for _, e := range ents {
+		if !keep[e.Name()] {
+			os.RemoveAll(filepath.Join(w.stage, e.Name()))
+		}
+	}
+}
+
+// Done reports whether sequence id is already written and validated (a
+// resumed job skips it).
+func (w *DumpWriter) Done(id string) bool {
+	_, ok := w.byID[id]
+	return ok
+}
+
+// Count returns the number of sequences written and validated so far.
+func (w *DumpWriter) Count() int { return len(w.m.Sequences) }
+
+// Stage returns the staging directory.
+func (w *DumpWriter) Stage() string { return w.stage }
+
+// Add writes one safetensors file per sequence (input_ids [len] I64,
+// loss_mask [len] I64 when given, hidden_states.{layer} [len, hidden] and
+// site captures [len, width] in the dump dtype), each atomically
+// (safetensors.WriteFile: temporary file, fsync, re-read, rename), then
+// re-reads it and validates it (verifyFile): names, shapes, dtypes, the
+// sha256 of each tensor, values equal to the captured values, all finite,
+// layers pairwise different. Only then is it recorded in the manifest (for
+// a batch job, rewritten atomically after each call). reps are the
+// cross-rank checks of the pass (merged per key). Errors: ErrInvalid
+// naming the sequence and what failed (its file is removed);
+// safetensors.ErrDiskFull; other I/O errors naming the file.
+func (w *DumpWriter) Add(seqs []*SeqCapture, reps map[string]ReplicaRecord) error {
+	for k, r := range reps {
+		old, ok := w.m.Replicas[k]
+		if !ok || r.MaxRelDiff > old.MaxRelDiff {
+			old.MaxRelDiff, old.WorstRank = r.MaxRelDiff, r.WorstRank
+		}
+		old.Ranks = r.Ranks
+		old.OK = old.MaxRelDiff <= ReplicaTol
+		w.m.Replicas[k] = old
+	}
+	for _, s := range seqs {
+		id := s.ID
+		if id == "" {
+			id = fmt.Sprint(s.Seq)
+		}
+		if w.Done(id) {
+			return fmt.Errorf("dump %s: sequence %s is already in the dump", w.dir, id)
+		}
+		rec, err := w.writeSeq(s, id)
+		if err != nil {
+			return err
+		}
+		w.byID[id] = len(w.m.Sequences)
+		w.m.Sequences = append(w.m.Sequences, rec)
+	}
+	if w.resumable {
+		if err := w.appendJournal(w.m.Sequences[len(w.m.Sequences)-len(seqs):], reps); err != nil {
+			return fmt.Errorf("dump %s: %w", w.dir, diskFull(err))
+		}
+	}
+	return nil
+}
+
+// seqTensors builds the file's tensors in writing order (8-byte elements
+// first, so every tensor starts aligned) and the expected f32 values of
+// the float ones (what was captured, rounded to the dump dtype).
+func (w *DumpWriter) seqTensors(s *SeqCapture) ([]safetensors.Named, map[string][]float32, error) {
+	n := s.Len()
+	ids := make([]int64, n)
+	for i, v := range s.IDs {
+		ids[i] = int64(v)
+	}
+	out := []safetensors.Named{{Name: "input_ids", T: tensor.FromI64(ids, n)}}
+	if s.LossMask != nil {
+		if len(s.LossMask) != n {
+			return nil, nil, fmt.Errorf("%w: loss_mask has %d elements, the sequence %d tokens", ErrInvalid, len(s.LossMask), n)
+		}
+		out = append(out, safetensors.Named{Name: "loss_mask", T: tensor.FromI64(s.LossMask, n)})
+	}
+	want := map[string][]float32{}
+	var keys []string
+	for _, l := range w.m.Capture.Layers {
+		keys = append(keys, fmt.Sprintf("hidden_states.%d", l))
+	}
+	for _, si := range w.m.Capture.Sites {
+		keys = append(keys, si.Key)
+	}
+	var floats []safetensors.Named
+	for _, k := range keys {
+		t, ok := s.Tensors[k]
+		if !ok {
+			return nil, nil, fmt.Errorf("%w: nothing was captured for %s (did the forward pass reach its site?)", ErrInvalid, k)
+		}
+		if t.Rows() != n {
+			return nil, nil, fmt.Errorf("%w: %s has %d rows for %d tokens", ErrInvalid, k, t.Rows(), n)
+		}
+		if !t.DType.IsFloat() {
+			out = append(out, safetensors.Named{Name: k, T: t})
+			continue
+		}
+		ct := t
+		if t.DType != w.dtype {
+			ct = t.Convert(w.dtype)
+		}
+		want[k] = ct.ToF32()
+		floats = append(floats, safetensors.Named{Name: k, T: ct})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].T.DType.Size() > out[j].T.DType.Size() })
+	return append(out, floats...), want, nil
+}
+
+func (w *DumpWriter) writeSeq(s *SeqCapture, id string) (SeqRecord, error) {
+	file := fmt.Sprintf("seq_%06d.safetensors", s.Seq)
+	path := filepath.Join(w.stage, file)
+	rec := SeqRecord{ID: id, Index: s.Seq, Length: s.Len(), File: file, LossMask: s.LossMask != nil, Tensors: map[string]TensorRecord{}}
+	named, want, err := w.seqTensors(s)
+	if err != nil {
+		return rec, fmt.Errorf("dump %s: sequence %s: %w", w.dir, id, err)
+	}
+	for _, nt := range named {
+		rec.Tensors[nt.Name] = TensorRecord{Shape: append([]int(nil), nt.T.Shape...), DType: nt.T.DType.SafetensorsName(), SHA256: sha256Hex(nt.T.Data)}
+	}
+	if problems := contentProblems(named, w.m.Capture.Layers, w.hidden); len(problems) > 0 {
+		return rec, fmt.Errorf("dump %s: sequence %s: %w: %s", w.dir, id, ErrInvalid, strings.Join(problems, "; "))
+	}
+	meta := map[string]string{"format": "pt", "hsdb": ManifestFormat, "sequence": id, "what": w.m.Capture.What, "layers": joinInts(w.m.Capture.Layers)}
+	if dumpTestHook != nil {
+		if err := dumpTestHook(path); err != nil {
+			return rec, fmt.Errorf("dump %s: sequence %s: writing %s: %w", w.dir, id, path, diskFull(err))
+		}
+	}
+	if err := safetensors.WriteFile(path, named, meta); err != nil {
+		return rec, fmt.Errorf("dump %s: sequence %s: %w", w.dir, id, err)
+	}
+	if err := verifyFile(path, rec, want, w.dtype); err != nil {
+		os.Remove(path)
+		return rec, fmt.Errorf("dump %s: sequence %s: %w", w.dir, id, err)
+	}
+	rec.Validated = true
+	return rec, nil
+}
+
+// Finish validates the whole dump (every sequence validated, the layers as
+// requested, replicated tensors equal across ranks), writes the final
+// manifest (Complete) and renames the staging directory to the dump's
+// path, replacing an existing dump when Force was given (the old one is
+// moved aside first and removed after). expected is the number of
+// sequences the dump must hold (0: any). On failure a one-shot dump's
+// staging directory is removed; a batch job's stays for a resume.
+func (w *DumpWriter) Finish(expected int) (*Manifest, error) {
+	res := w.validateDump(expected)
+	w.m.Validation = res
+	for _, r := range res {
+		if r.Status == Fail.String() {
+			if !w.resumable {
+				w.Abort()
+			}
+			return w.m, fmt.Errorf("dump %s: %w: %s: %s", w.dir, ErrInvalid, r.Rule, r.Detail)
+		}
+	}
+	w.m.Complete = true
+	w.closeJournal()
+	if err := writeManifest(w.stage, w.m); err != nil {
+		if !w.resumable {
+			w.Abort()
+		}
+		return w.m, fmt.Errorf("dump %s: %w", w.dir, diskFull(err))
+	}
+	if err := os.Remove(filepath.Join(w.stage, JournalName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return w.m, fmt.Errorf("dump %s: %w", w.dir, err)
+	}
+	if err := os.Chmod(w.stage, 0o755); err != nil {
+		return w.m, fmt.Errorf("dump %s: %w", w.dir, err)
+	}
+	var aside string
+	if _, err := os.Stat(w.dir); err == nil {
+		aside = fmt.Sprintf("%s.old-%d", w.dir, time.Now().UnixNano())
+		if err := os.Rename(w.dir, aside); err != nil {
+			return w.m, fmt.Errorf("dump %s: moving the existing dump aside: %w", w.dir, err)
+		}
+	}
+	if err := os.Rename(w.stage, w.dir); err != nil {
+		if aside != "" {
+			os.Rename(aside, w.dir)
+		}
+		return w.m, fmt.Errorf("dump %s: renaming %s into place: %w", w.dir, w.stage, err)
+	}
+	if err := syncDir(filepath.Dir(w.dir)); err != nil {
+		return w.m, fmt.Errorf("dump %s: written, but %w", w.dir, err)
+	}
+	if aside != "" {
+		if err := os.RemoveAll(aside); err != nil {
+			return w.m, fmt.Errorf("dump %s: written; the replaced dump %s could not be removed: %w", w.dir, aside, err)
+		}
+	}
+	return w.m, nil
+}
+
+// validateDump applies the dump-level rules.
+func (w *DumpWriter) validateDump(expected int) []ValidationRecord {
+	var out []ValidationRecord
+	add := func(rule string, ok bool, format string, a ...any) {
+		st := Pass
+		if !ok {
+			st = Fail
+		}
+		out = append(out, ValidationRecord{Rule: rule, Status: st.String(), Detail: fmt.Sprintf(format, a...)})
+	}
+	n := len(w.m.Sequences)
+	if expected > 0 {
+		add("sequence count", n == expected, "%d sequences, %d expected", n, expected)
+	} else {
+		add("sequence count", n > 0, "%d sequences", n)
+	}
+	var bad []string
+	for _, r := range w.m.Sequences {
+		if !r.Validated {
+			bad = append(bad, r.ID)
+		}
+	}
+	add("validated", len(bad) == 0, "%d of %d files re-read and validated%s", n-len(bad), n, listNote(bad))
+	add(RuleLayerCount, len(w.m.Capture.Layers)+len(w.m.Capture.Sites) > 0, "layers %s (%s)%s", joinInts(w.m.Capture.Layers), w.m.Capture.What, sitesNote(w.m.Capture.Sites))
+	var reps []string
+	ok := true
+	for _, k := range sortedKeys(w.m.Replicas) {
+		r := w.m.Replicas[k]
+		ok = ok && r.OK
+		if !r.OK {
+			reps = append(reps, fmt.Sprintf("%s: rank %d differs by %.3g", k, r.WorstRank, r.MaxRelDiff))
+		}
+	}
+	switch {
+	case len(w.m.Replicas) == 0:
+		out = append(out, ValidationRecord{Rule: RuleReplicas, Status: Skip.String(), Detail: "one rank"})
+	case ok:
+		add(RuleReplicas, true, "%d captured tensors equal on every rank", len(w.m.Replicas))
+	default:
+		add(RuleReplicas, false, "%s", strings.Join(reps, "; "))
+	}
+	return out
+}
+
+func listNote(ids []string) string {
+	if len(ids) == 0 {
+		return ""
+	}
+	if len(ids) > 5 {
+		ids = append(ids[:5:5], "...")
+	}
+	return "; not validated: " + strings.Join(ids, ", ")
+}
+
+func sitesNote(s []SiteInfo) string {
+	if len(s) == 0 {
+		return ""
+	}
+	var k []string
+	for _, x := range s {
+		k = append(k, x.Key)
+	}
+	return ", sites " + strings.Join(k, ", ")
+}
+
+// Abort removes a one-shot dump's staging directory (a batch job's is kept
+// for a resume; Abort removes it too when called explicitly).
+func (w *DumpWriter) Abort() {
+	w.closeJournal()
+	if w.stage != "" {
+		os.RemoveAll(w.stage)
+	}
+}
+
+// Dump writes captured sequences as a dump directory in one go (the REPL's
+// `dump DIR [--force]`): CreateDump, Add, Finish. A failure leaves no
+// partial dump (the staging directory is removed) and the error says what
+// happened: ErrExists, ErrInvalid, safetensors.ErrDiskFull, or the OS
+// error of the failing step, naming the path.
+func Dump(dir string, seqs []*SeqCapture, reps map[string]ReplicaRecord, info DumpInfo, opts DumpOptions) (*Manifest, error) {
+	w, err := CreateDump(dir, info, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.Add(seqs, reps); err != nil {
+		w.Abort()
+		return nil, err
+	}
+	return w.Finish(len(seqs))
+}
+
+// diskFull marks ENOSPC with safetensors.ErrDiskFull.
+func diskFull(err error) error {
+	if err != nil && errors.Is(err, errNoSpace) && !errors.Is(err, safetensors.ErrDiskFull) {
+		return fmt.Errorf("%w: %w", safetensors.ErrDiskFull, err)
+	}
+	return err
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}

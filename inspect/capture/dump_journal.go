@@ -1,0 +1,128 @@
+package capture
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// JournalName is the append-only record of a batch job's staging
+// directory: one JSON object per line, {"seq": SeqRecord} for each
+// validated sequence or {"replicas": {...}} for the cross-rank checks of a
+// batch. Finish folds it into manifest.json and removes it.
+const JournalName = "journal.jsonl"
+
+type journalEntry struct {
+	Seq      *SeqRecord               `json:"seq,omitempty"`
+	Replicas map[string]ReplicaRecord `json:"replicas,omitempty"`
+}
+
+// startJournal writes the staging header (manifest.json without
+// sequences) and a fresh journal holding the sequences kept from an
+// earlier run, then opens the journal for appending.
+func (w *DumpWriter) startJournal() error {
+	hdr := *w.m
+	hdr.Sequences, hdr.Replicas = []SeqRecord{}, nil
+	if err := writeManifest(w.stage, &hdr); err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	for i := range w.m.Sequences {
+		b, _ := json.Marshal(journalEntry{Seq: &w.m.Sequences[i]})
+		buf.Write(append(b, '\n'))
+	}
+	if len(w.m.Replicas) > 0 {
+		b, _ := json.Marshal(journalEntry{Replicas: w.m.Replicas})
+		buf.Write(append(b, '\n'))
+	}
+	p := filepath.Join(w.stage, JournalName)
+	if err := writeFileAtomic(p, buf.Bytes()); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("opening %s: %w", p, err)
+	}
+	w.journal = f
+	return nil
+}
+
+// appendJournal records validated sequences and a batch's replica checks,
+// then fsyncs, so a kill after it returns keeps them.
+func (w *DumpWriter) appendJournal(recs []SeqRecord, reps map[string]ReplicaRecord) error {
+	var buf bytes.Buffer
+	for i := range recs {
+		b, _ := json.Marshal(journalEntry{Seq: &recs[i]})
+		buf.Write(append(b, '\n'))
+	}
+	if len(reps) > 0 {
+		b, _ := json.Marshal(journalEntry{Replicas: reps})
+		buf.Write(append(b, '\n'))
+	}
+	if _, err := w.journal.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("appending to %s: %w", w.journal.Name(), err)
+	}
+	if err := w.journal.Sync(); err != nil {
+		return fmt.Errorf("fsync of %s: %w", w.journal.Name(), err)
+	}
+	return nil
+}
+
+func (w *DumpWriter) closeJournal() {
+	if w.journal != nil {
+		w.journal.Close()
+		w.journal = nil
+	}
+}
+
+// readJournal folds DIR/journal.jsonl, if present, into m: sequences
+// appended in order (a later record of the same id replaces an earlier
+// one), replica checks merged by their worst difference. A last line cut
+// short by a kill is ignored.
+func readJournal(dir string, m *Manifest) error {
+	b, err := os.ReadFile(filepath.Join(dir, JournalName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	idx := map[string]int{}
+	for i, r := range m.Sequences {
+		idx[r.ID] = i
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 1<<20), 1<<28)
+	for sc.Scan() {
+		var e journalEntry
+		if json.Unmarshal(sc.Bytes(), &e) != nil {
+			break
+		}
+		if e.Seq != nil {
+			if i, ok := idx[e.Seq.ID]; ok {
+				m.Sequences[i] = *e.Seq
+			} else {
+				idx[e.Seq.ID] = len(m.Sequences)
+				m.Sequences = append(m.Sequences, *e.Seq)
+			}
+		}
+		for k, r := range e.Replicas {
+			if m.Replicas == nil {
+				m.Replicas = map[string]ReplicaRecord{}
+			}
+			old, ok := m.Replicas[k]
+			if !ok || r.MaxRelDiff > old.MaxRelDiff {
+				old.MaxRelDiff, old.WorstRank = r.MaxRelDiff, r.WorstRank
+			}
+			old.Ranks = r.Ranks
+			old.OK = old.MaxRelDiff <= ReplicaTol
+			m.Replicas[k] = old
+		}
+	}
+	return nil
+}

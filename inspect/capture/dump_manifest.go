@@ -1,0 +1,225 @@
+package capture
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+)
+
+// ManifestFormat identifies the dump layout manifest.json describes.
+const ManifestFormat = "hsdb-capture-dump/1"
+
+// ManifestName is the manifest's file name inside a dump directory.
+const ManifestName = "manifest.json"
+
+// ErrManifest marks a manifest.json that cannot be read or is not an hsdb
+// dump manifest.
+var ErrManifest = errors.New("invalid dump manifest")
+
+// Manifest is a dump's manifest.json (design.md, "Dump format"): the
+// model, what was captured, every sequence with its file and the sha256 of
+// each tensor, the validation results and the cross-rank checks.
+type Manifest struct {
+	Format      string `json:"format"` // ManifestFormat
+	HsdbVersion string `json:"hsdb_version"`
+	Created     string `json:"created"` // RFC 3339, UTC
+	// Complete is true once every sequence is written and validated and
+	// the dump was renamed into place; a staging directory's manifest
+	// (a batch job in progress) has false.
+	Complete bool        `json:"complete"`
+	Model    ModelInfo   `json:"model"`
+	Capture  CaptureInfo `json:"capture"`
+	// Job identifies a batch job's inputs so that a resumed job can tell
+	// its own staging directory from another's (nil for REPL dumps).
+	Job       *JobInfo                 `json:"job,omitempty"`
+	Sequences []SeqRecord              `json:"sequences"`
+	Replicas  map[string]ReplicaRecord `json:"replicas,omitempty"`
+	// Validation is the dump-level result of design.md's rules.
+	Validation []ValidationRecord `json:"validation,omitempty"`
+}
+
+// ModelInfo describes the model a dump came from.
+type ModelInfo struct {
+	Path         string         `json:"path"`
+	ConfigSHA256 string         `json:"config_sha256"` // sha256 of config.json's bytes (or of the config hsdb derived)
+	Arch         string         `json:"arch"`
+	ModelType    string         `json:"model_type"`
+	Dims         map[string]int `json:"dims"` // hidden_size, num_hidden_layers, vocab_size and every named size
+	WorldSize    int            `json:"world_size"`
+	Device       string         `json:"device"`
+	DType        string         `json:"dtype"` // the model's dtype (config torch_dtype/dtype)
+}
+
+// CaptureInfo says what a dump holds.
+type CaptureInfo struct {
+	Layers []int `json:"layers"` // decoder layers, in the order captured
+	// What is stream (hidden_states + residual, HF output_hidden_states[i+1]),
+	// hidden_states or residual (vLLM's un-summed halves).
+	What  string     `json:"what"`
+	Sites []SiteInfo `json:"sites,omitempty"` // captures of other site tensors
+	DType string     `json:"dtype"`           // dtype of the captured tensors in the files
+	// HFIndex maps each hidden_states.{layer} key to its index in HF's
+	// output_hidden_states (layer i → i+1) when What is stream, and -1 for
+	// the last layer: HF's last entry is post final norm, not the layer's
+	// raw output. HFNote says so in words.
+	HFIndex map[string]int `json:"hf_output_hidden_states_index,omitempty"`
+	HFNote  string         `json:"hf_note,omitempty"`
+}
+
+// SiteInfo is one `capture site SITE TENSOR` entry: the site path, the
+// tensor name and the key it is stored under ("SITE:TENSOR").
+type SiteInfo struct {
+	Site   string `json:"site"`
+	Tensor string `json:"tensor"`
+	Key    string `json:"key"`
+}
+
+// JobInfo identifies a batch job's inputs: sha256 of the input
+// description (the --ids string or the JSONL file's bytes) and the number of
+// sequences.
+type JobInfo struct {
+	InputSHA256 string `json:"input_sha256"`
+	Input       string `json:"input"`
+	Sequences   int    `json:"sequences"`
+}
+
+// SeqRecord is one sequence of a dump.
+type SeqRecord struct {
+	ID       string                  `json:"id"`    // the input's id, or its index
+	Index    int                     `json:"index"` // position in the input
+	Length   int                     `json:"length"`
+	File     string                  `json:"file"` // relative to the dump directory
+	LossMask bool                    `json:"loss_mask"`
+	Tensors  map[string]TensorRecord `json:"tensors"`
+	// Validated is true once the file was re-read and every check passed.
+	Validated bool `json:"validated"`
+}
+
+// TensorRecord is one tensor of a sequence file: shape, dtype
+// (safetensors name, "F32") and the sha256 of its raw little-endian bytes.
+type TensorRecord struct {
+	Shape  []int  `json:"shape"`
+	DType  string `json:"dtype"`
+	SHA256 string `json:"sha256"`
+}
+
+// ReplicaRecord is the cross-rank check of one replicated captured tensor
+// over a whole dump: how many ranks, the largest relative difference found
+// (Gathered.MaxRankDiff) and on which rank, and whether it is within
+// ReplicaTol.
+type ReplicaRecord struct {
+	Ranks      int     `json:"ranks"`
+	MaxRelDiff float64 `json:"max_rel_diff"`
+	WorstRank  int     `json:"worst_rank"`
+	OK         bool    `json:"ok"`
+}
+
+// ReplicaTol is the largest relative difference between ranks' copies of a
+// replicated tensor that still counts as equal: ranks compute replicated
+// tensors from identical inputs with identical kernels (NCCL's all-reduce
+// leaves the same sum on every rank), so only the order of a reduction
+// computing the compared moments may differ.
+const ReplicaTol = 1e-6
+
+// ValidationRecord is one rule's result as the manifest stores it.
+type ValidationRecord struct {
+	Rule   string `json:"rule"`
+	Status string `json:"status"` // pass, FAIL, skip
+	Detail string `json:"detail,omitempty"`
+}
+
+// ReadManifest reads DIR/manifest.json and, for a batch job's staging
+// directory, folds in its journal (JournalName) of the sequences validated
+// so far. Errors: the file's (os.ErrNotExist when absent) or ErrManifest
+// for bad JSON, another format or an unreadable journal.
+func ReadManifest(dir string) (*Manifest, error) {
+	p := filepath.Join(dir, ManifestName)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, err
+	}
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w: %v", p, ErrManifest, err)
+	}
+	if m.Format != ManifestFormat {
+		return nil, fmt.Errorf("%s: %w: format %q, want %q", p, ErrManifest, m.Format, ManifestFormat)
+	}
+	if err := readJournal(dir, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w: %v", dir, ErrManifest, err)
+	}
+	return &m, nil
+}
+
+// writeManifest writes m to DIR/manifest.json atomically (temporary file,
+// fsync, rename, fsync of the directory).
+func writeManifest(dir string, m *Manifest) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(dir, ManifestName), append(b, '\n'))
+}
+
+// writeFileAtomic writes data to path through a temporary file in the same
+// directory: write, fsync, rename, fsync the directory.
+func writeFileAtomic(path string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("writing %s: fsync: %w", path, err)
+	}
+	if err = f.Chmod(0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err = os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("writing %s: rename: %w", path, err)
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("fsync of directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+// Version returns hsdb's version as the Go build records it: the main
+// module's version, with the VCS revision when the build has one.
+func Version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" {
+			v += " " + s.Value
+		}
+	}
+	return v
+}

@@ -1,0 +1,40 @@
+package capture
+
+// Status is the outcome of one validation rule.
+type Status uint8
+
+const (
+	// Pass: the rule holds.
+	Pass Status = iota
+	// Fail: the rule is violated; the file is not a valid capture.
+	Fail
+	// Skip: the rule could not be checked (no model given, no layers
+	// requested, not an hsdb dump); Detail says what it needs.
+	Skip
+)
+
+// String returns "pass", "FAIL" or "skip".
+func (s Status) String() string {
+	switch s {
+	case Pass:
+		return "pass"
+	case Fail:
+		return "FAIL"
+	}
+	return "skip"
+}
+
+// Rule names, in the order check reports them (design.md, "Validation
+// rules").
+const (
+	RuleStructure  = "structure"       // input_ids and hidden states found, ids integer
+	RuleLayerCount = "layer count"     // as many layers as requested, with the labels requested
+	RuleShape      = "shape"           // every entry [len(input_ids), hidden_size]
+	RuleOneSeq     = "one sequence"    // not a flattened batch of several sequences
+	RuleDType      = "dtype"           // float, one dtype, as declared; loss_mask matches
+	RuleFinite     = "finite"          // no NaN or Inf
+	RuleDistinct   = "layers distinct" // no two layers hold identical data
+	RuleReplicas   = "replicas equal"  // replicated tensors equal across ranks (recorded at capture)
+	RuleChecksums  = "checksums"       // sha256 of each tensor as the manifest records
+	RuleMatch      = "matches model"   // close to hsdb's forward pass at the layer claimed
+)

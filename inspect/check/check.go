@@ -1,0 +1,233 @@
+package check
+
+import (
+	"fmt"
+	"strings"
+
+	"hsdb/engine/model"
+	"hsdb/engine/tensor"
+	"hsdb/inspect/capture"
+)
+
+// RuleResult is one validation rule of design.md applied to one file.
+type RuleResult struct {
+	Rule   string // "shape", "finite", ...
+	Status capture.Status
+	Detail string
+}
+
+// CheckOptions says what check knows beyond the file.
+type CheckOptions struct {
+	// Dims are the model's sizes (ConfigDims, or a loaded engine's Dims
+	// merged in); nil when no model was given: shapes are then checked
+	// against input_ids and each other only.
+	Dims *model.Dims
+	// Model, when non-nil, runs hsdb's own forward pass on each file's
+	// input_ids for layer matching (Match). It must be the model of Dims.
+	Model *capture.Target
+	// Layers are the requested layers (--layers), or nil.
+	Layers []int
+	// TP is the tensor-parallel world size the capture ran at (--tp), for
+	// shard forensics; 0 tries 2, 4, 8 and 16.
+	TP int
+	// SeqLens are known lengths of the sequences a file holds (--seq-lens),
+	// or nil.
+	SeqLens []int
+	// DType is the declared dtype of the hidden states (an hsdb manifest's),
+	// or tensor.Invalid for any float dtype.
+	DType tensor.DType
+	// Expected, when non-nil, are the sha256 digests a manifest records per
+	// tensor name (hsdb dumps); nil skips the checksum rule.
+	Expected map[string]string
+	// Replicas is the cross-rank check an hsdb manifest recorded (the
+	// worst over its captured keys), or nil for files that record none.
+	Replicas *capture.ReplicaRecord
+	// What is the kind the layer labels claim: WhatStream ("" too),
+	// WhatHidden or WhatResidual (an hsdb manifest's capture.what).
+	What string
+}
+
+// Report is check's verdict on one capture file.
+type Report struct {
+	Path      string
+	Format    string
+	Schema    string
+	Structure []string
+	// Err is set when the file could not be read (check exits 2); the
+	// other fields are then empty.
+	Err       error
+	Rules     []RuleResult
+	Diagnoses []Diagnosis
+	// Matches are the layer-matching results per entry (with an engine).
+	Matches []EntryMatch
+	// SeqLens are the sequences the file was found to hold: from
+	// --seq-lens, a seq_lens tensor, or found by the forward pass; nil when
+	// unknown (one sequence assumed).
+	SeqLens []int
+
+	matchErr error // the forward pass of layer matching failed
+}
+
+// Failed reports whether any rule failed or the file was unreadable.
+func (r *Report) Failed() bool {
+	if r.Err != nil {
+		return true
+	}
+	for _, x := range r.Rules {
+		if x.Status == capture.Fail {
+			return true
+		}
+	}
+	return false
+}
+
+// Rule returns the result of the named rule.
+func (r *Report) Rule(name string) (RuleResult, bool) {
+	for _, x := range r.Rules {
+		if x.Rule == name {
+			return x, true
+		}
+	}
+	return RuleResult{}, false
+}
+
+// Lines renders the report as plain text: the structure, each rule as
+// pass/FAIL/skip, the layer matches and the diagnoses.
+func (r *Report) Lines() []string {
+	out := []string{r.Path + ":"}
+	if r.Err != nil {
+		return append(out, "  cannot read: "+r.Err.Error())
+	}
+	out = append(out, "  format: "+r.Format, "  layout: "+r.Schema)
+	for _, s := range r.Structure {
+		out = append(out, "    "+s)
+	}
+	for _, x := range r.Rules {
+		line := fmt.Sprintf("  %-4s  %-16s", x.Status, x.Rule)
+		if x.Detail != "" {
+			line += "  " + x.Detail
+		}
+		out = append(out, strings.TrimRight(line, " "))
+	}
+	if len(r.Matches) > 0 {
+		out = append(out, "  layer matching (hsdb forward pass on input_ids):")
+		for _, m := range r.Matches {
+			out = append(out, "    "+m.String())
+		}
+	}
+	for _, d := range r.Diagnoses {
+		out = append(out, "  diagnosis: "+d.Sentence)
+		if d.Cause != "" {
+			out = append(out, "    most likely cause: "+d.Cause)
+		}
+	}
+	return out
+}
+
+// CheckFile reads one capture file and applies every validation rule of
+// design.md, with shape forensics in the model's terms and, with
+// opts.Model, layer matching against hsdb's forward pass. It never
+// returns nil: an unreadable file gives a Report whose Err is set (wrapping
+// ErrUnreadable or ErrForbiddenGlobal).
+func CheckFile(path string, opts CheckOptions) *Report {
+	r := &Report{Path: path}
+	cf, err := ReadCaptureFile(path)
+	if err != nil {
+		r.Err = err
+		return r
+	}
+	r.Format = cf.Format
+	r.Structure = cf.Structure()
+	if len(cf.PickleGlobals) > 0 {
+		r.Structure = append(r.Structure, "pickle globals: "+strings.Join(cf.PickleGlobals, ", "))
+	}
+	l := InterpretCapture(cf)
+	r.Schema = l.Schema
+	if opts.What == "" {
+		opts.What = l.What
+	}
+	checkLayout(r, l, opts)
+	if opts.Expected != nil {
+		r.Rules = append(r.Rules, checksumRule(cf, opts.Expected))
+	}
+	return r
+}
+
+// checksumRule compares the sha256 of every tensor of a safetensors file
+// with what a manifest recorded.
+func checksumRule(cf *CaptureFile, want map[string]string) RuleResult {
+	res := RuleResult{Rule: capture.RuleChecksums}
+	var bad []string
+	seen := map[string]bool{}
+	for i, k := range cf.Root.Keys {
+		v := cf.Root.Fields[i]
+		if v.Kind != KindTensor {
+			continue
+		}
+		seen[k] = true
+		w, ok := want[k]
+		switch {
+		case !ok:
+			bad = append(bad, k+" is not in the manifest")
+		case sha256Hex(v.Tensor.Data) != w:
+			bad = append(bad, fmt.Sprintf("%s has sha256 %.12s…, the manifest records %.12s…", k, sha256Hex(v.Tensor.Data), w))
+		}
+	}
+	for _, k := range sortedKeys(want) {
+		if !seen[k] {
+			bad = append(bad, k+" is missing")
+		}
+	}
+	if len(bad) > 0 {
+		res.Status, res.Detail = capture.Fail, strings.Join(bad, "; ")
+		return res
+	}
+	res.Status, res.Detail = capture.Pass, fmt.Sprintf("%d tensors as the manifest records", len(want))
+	return res
+}
+
+// checkLayout runs the rules on an interpreted file.
+func checkLayout(r *Report, l *Layout, opts CheckOptions) {
+	if !l.Labelled && len(opts.Layers) == len(l.Entries) {
+		for i := range l.Entries {
+			l.Entries[i].Layer = opts.Layers[i]
+		}
+	}
+	r.SeqLens = opts.SeqLens
+	if r.SeqLens == nil {
+		r.SeqLens = l.SeqLens
+	}
+	if opts.Model != nil && len(l.Entries) > 0 && l.InputIDs != nil {
+		ms, found, err := Match(opts.Model, l, MatchOptions{TP: opts.TP, SeqLens: r.SeqLens, What: opts.What})
+		r.matchErr = err
+		r.Matches = ms
+		if r.SeqLens == nil && len(found) > 1 {
+			r.SeqLens = found
+		}
+	}
+	r.Rules = rulesFor(r, l, opts)
+	f := &shapeFacts{entries: l.Entries, idsLen: l.idsLen(), seqLens: r.SeqLens, hidden: hiddenOf(opts.Dims),
+		layers: len(opts.Layers), tp: opts.TP, named: map[string]int{}}
+	if opts.Dims != nil {
+		f.named = opts.Dims.Named
+	}
+	if d := diagnoseShapes(f); d != nil {
+		r.Diagnoses = append(r.Diagnoses, *d)
+	}
+	r.Diagnoses = append(r.Diagnoses, finiteDiagnoses(l)...)
+	r.Diagnoses = append(r.Diagnoses, mergeDiagnoses(matchDiagnoses(r.Matches))...)
+}
+
+// mergeDiagnoses joins consecutive diagnoses with the same cause into one
+// (three layers that are all rank shards read as one finding).
+func mergeDiagnoses(ds []Diagnosis) []Diagnosis {
+	var out []Diagnosis
+	for _, d := range ds {
+		if n := len(out); n > 0 && d.Cause != "" && out[n-1].Cause == d.Cause {
+			out[n-1].Sentence += "; " + d.Sentence
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}

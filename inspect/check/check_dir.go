@@ -1,0 +1,228 @@
+package check
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"hsdb/engine/tensor"
+	"hsdb/inspect/capture"
+)
+
+// PathReport is check's verdict on a file or a directory: an hsdb dump
+// (manifest.json), or a directory of capture files from any tool.
+type PathReport struct {
+	Path string
+	// Manifest is the dump's manifest, nil for other directories and files.
+	Manifest *capture.Manifest
+	// Rules are the directory-level rules (an hsdb dump: complete, every
+	// listed file present and none unlisted, the sequence count).
+	Rules []RuleResult
+	Files []*Report
+	// Err is set when the path itself cannot be read (missing, empty
+	// directory, bad manifest).
+	Err error
+}
+
+// Failed reports whether anything failed or could not be read.
+func (p *PathReport) Failed() bool {
+	if p.Err != nil {
+		return true
+	}
+	for _, r := range p.Rules {
+		if r.Status == capture.Fail {
+			return true
+		}
+	}
+	for _, f := range p.Files {
+		if f.Failed() {
+			return true
+		}
+	}
+	return false
+}
+
+// Unreadable reports whether the input could not be read at all: the path
+// or manifest failed, or every file was unreadable (check exits 2).
+func (p *PathReport) Unreadable() bool {
+	if p.Err != nil {
+		return true
+	}
+	if len(p.Files) == 0 {
+		return false
+	}
+	for _, f := range p.Files {
+		if f.Err == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// Lines renders the report: each file's, then the directory rules and a
+// summary line.
+func (p *PathReport) Lines() []string {
+	var out []string
+	if p.Err != nil {
+		return []string{p.Path + ": cannot read: " + p.Err.Error()}
+	}
+	for _, f := range p.Files {
+		out = append(out, f.Lines()...)
+	}
+	if p.Manifest != nil || len(p.Files) > 1 {
+		out = append(out, p.Path+":")
+		if m := p.Manifest; m != nil {
+			out = append(out, fmt.Sprintf("  hsdb dump of %s (%s, tp %d): layers %s (%s), %s, %d sequences", m.Model.Path, m.Model.Arch,
+				m.Model.WorldSize, joinInts(m.Capture.Layers), m.Capture.What, m.Capture.DType, len(m.Sequences)))
+		}
+		for _, x := range p.Rules {
+			out = append(out, strings.TrimRight(fmt.Sprintf("  %-4s  %-16s  %s", x.Status, x.Rule, x.Detail), " "))
+		}
+		bad, unread := 0, 0
+		for _, f := range p.Files {
+			if f.Err != nil {
+				unread++
+			} else if f.Failed() {
+				bad++
+			}
+		}
+		out = append(out, fmt.Sprintf("  %d files: %d valid, %d invalid, %d unreadable", len(p.Files), len(p.Files)-bad-unread, bad, unread))
+	}
+	return out
+}
+
+// captureExts are the file names a directory check reads.
+var captureExts = []string{".safetensors", ".pt", ".pth", ".bin"}
+
+// CheckPath checks a capture file, or every capture file of a directory
+// (*.safetensors, *.pt, *.pth, *.bin, sorted by name). A directory with
+// manifest.json is checked as an hsdb dump: the manifest supplies the
+// requested layers, what they claim, the dtype, the cross-rank checks and
+// each tensor's sha256 (unless opts sets them), and the directory rules
+// check that it is complete, that every file it lists exists and that no
+// other capture file is there.
+func CheckPath(path string, opts CheckOptions) *PathReport {
+	p := &PathReport{Path: path}
+	st, err := os.Stat(path)
+	if err != nil {
+		p.Err = fmt.Errorf("%w: %w", ErrUnreadable, err)
+		return p
+	}
+	if !st.IsDir() {
+		p.Files = []*Report{CheckFile(path, opts)}
+		return p
+	}
+	m, err := capture.ReadManifest(path)
+	switch {
+	case err == nil:
+		p.Manifest = m
+		checkDump(p, m, opts)
+		return p
+	case !errors.Is(err, fs.ErrNotExist):
+		p.Err = err
+		return p
+	}
+	ents, err := os.ReadDir(path)
+	if err != nil {
+		p.Err = fmt.Errorf("%w: %w", ErrUnreadable, err)
+		return p
+	}
+	var names []string
+	for _, e := range ents {
+		if !e.IsDir() && hasCaptureExt(e.Name()) {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		p.Err = fmt.Errorf("%w: %s holds no capture files (%s)", ErrUnreadable, path, strings.Join(captureExts, ", "))
+		return p
+	}
+	for _, n := range names {
+		p.Files = append(p.Files, CheckFile(filepath.Join(path, n), opts))
+	}
+	return p
+}
+
+func hasCaptureExt(name string) bool {
+	for _, e := range captureExts {
+		if strings.HasSuffix(name, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkDump checks an hsdb dump directory against its manifest.
+func checkDump(p *PathReport, m *capture.Manifest, opts CheckOptions) {
+	add := func(rule string, st capture.Status, format string, a ...any) {
+		p.Rules = append(p.Rules, RuleResult{Rule: rule, Status: st, Detail: fmt.Sprintf(format, a...)})
+	}
+	if m.Complete {
+		add("complete", capture.Pass, "the manifest marks the dump complete")
+	} else {
+		add("complete", capture.Fail, "the manifest is not marked complete (an interrupted batch job's staging directory?)")
+	}
+	if opts.Layers == nil {
+		opts.Layers = m.Capture.Layers
+	}
+	if opts.What == "" {
+		opts.What = m.Capture.What
+	}
+	if opts.DType == tensor.Invalid {
+		opts.DType, _ = tensor.FromSafetensors(m.Capture.DType)
+	}
+	if len(m.Replicas) > 0 {
+		worst := capture.ReplicaRecord{OK: true}
+		for _, r := range m.Replicas {
+			worst.Ranks = r.Ranks
+			if r.MaxRelDiff >= worst.MaxRelDiff {
+				worst.MaxRelDiff, worst.WorstRank = r.MaxRelDiff, r.WorstRank
+			}
+			worst.OK = worst.OK && r.OK
+		}
+		opts.Replicas = &worst
+	}
+	listed := map[string]bool{}
+	var missing []string
+	for _, rec := range m.Sequences {
+		listed[rec.File] = true
+		fp := filepath.Join(p.Path, rec.File)
+		if _, err := os.Stat(fp); err != nil {
+			missing = append(missing, rec.File)
+			continue
+		}
+		o := opts
+		o.Expected = map[string]string{}
+		for k, t := range rec.Tensors {
+			o.Expected[k] = t.SHA256
+		}
+		p.Files = append(p.Files, CheckFile(fp, o))
+	}
+	var extra []string
+	ents, _ := os.ReadDir(p.Path)
+	for _, e := range ents {
+		if hasCaptureExt(e.Name()) && !listed[e.Name()] {
+			extra = append(extra, e.Name())
+		}
+	}
+	switch {
+	case len(missing) > 0:
+		add("files", capture.Fail, "listed but missing: %s", strings.Join(missing, ", "))
+	case len(extra) > 0:
+		add("files", capture.Fail, "not in the manifest: %s", strings.Join(extra, ", "))
+	default:
+		add("files", capture.Pass, "%d files, as the manifest lists", len(m.Sequences))
+	}
+	if j := m.Job; j != nil {
+		if len(m.Sequences) == j.Sequences {
+			add("sequence count", capture.Pass, "%d sequences, as the job's input", j.Sequences)
+		} else {
+			add("sequence count", capture.Fail, "%d sequences, the job's input has %d", len(m.Sequences), j.Sequences)
+		}
+	}
+}

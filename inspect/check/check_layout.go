@@ -1,0 +1,214 @@
+package check
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"hsdb/engine/tensor"
+	"hsdb/inspect/capture"
+)
+
+// Layout is a capture file interpreted as hidden-state captures: which
+// tensor holds the token ids, the loss mask, and each captured entry with
+// the layer it claims to be.
+type Layout struct {
+	// Schema names the layout recognised: "hsdb dump (input_ids,
+	// hidden_states.{layer})", "speculators (input_ids, hidden_states
+	// list, loss_mask)", ...
+	Schema   string
+	InputIDs *tensor.Tensor // [len] integer token ids, or nil
+	LossMask *tensor.Tensor // [len], or nil
+	// SeqLens are sequence lengths the file itself records (a seq_lens
+	// tensor), or nil.
+	SeqLens []int
+	Entries []Entry
+	// Labelled says the layers of Entries come from the file (keys or
+	// metadata); otherwise they are -1, or the caller's --layers.
+	Labelled bool
+	// Problems are structural problems found while interpreting (no
+	// hidden states at all, input_ids not integer, ...).
+	Problems []string
+	// What is the kind an hsdb sequence file's metadata says its layers
+	// hold (WhatStream, WhatHidden, WhatResidual), or "".
+	What string
+}
+
+// Entry is one captured hidden-state tensor of a file: its key path in the
+// file ("hidden_states[1]", "hidden_states.30"), the decoder layer it is
+// labelled with (-1 when the file does not say), and the tensor.
+type Entry struct {
+	Key   string
+	Layer int
+	T     *tensor.Tensor
+}
+
+var layerKey = regexp.MustCompile(`^(?:model\.)?(?:hidden_states|layers?|hs|h)[._\[]?(-?\d+)\]?$`)
+
+// InterpretCapture finds the captured entries of a file. It understands
+// hsdb's dump layout (input_ids, hidden_states.{layer} [len, hidden],
+// loss_mask), the speculators/EAGLE-3 layout (a dict with input_ids, a
+// hidden_states list of per-layer tensors, loss_mask), a hidden_states
+// tensor [layers, len, hidden] or [len, hidden], keys named by layer
+// (layers.30, layer_30, h.30), and a bare list of tensors. Layer labels come
+// from keys or a safetensors "layers" metadata entry ("0,1,2"). The result
+// always has Entries or a Problem saying why not.
+func InterpretCapture(cf *CaptureFile) *Layout {
+	l := &Layout{}
+	root := cf.Root
+	if root.Kind == KindList || root.Kind == KindTuple {
+		l.Schema = "a bare list of tensors"
+		l.addList("top", root)
+		return l
+	}
+	if root.Kind != KindDict {
+		l.Problems = append(l.Problems, "the top-level object is not a dict or a list")
+		return l
+	}
+	for _, k := range []string{"input_ids", "ids", "tokens", "token_ids"} {
+		if v := root.Get(k); v != nil && v.Kind == KindTensor {
+			l.InputIDs = v.Tensor
+			break
+		}
+	}
+	if v := root.Get("loss_mask"); v != nil && v.Kind == KindTensor {
+		l.LossMask = v.Tensor
+	}
+	if v := root.Get("seq_lens"); v != nil && v.Kind == KindTensor {
+		for i := range v.Tensor.Numel() {
+			l.SeqLens = append(l.SeqLens, int(v.Tensor.Int(i)))
+		}
+	}
+	if l.InputIDs != nil && l.InputIDs.DType.IsFloat() {
+		l.Problems = append(l.Problems, fmt.Sprintf("input_ids is %s, not an integer dtype", l.InputIDs.DType))
+	}
+	hs := root.Get("hidden_states")
+	switch {
+	case hs != nil && (hs.Kind == KindList || hs.Kind == KindTuple):
+		l.Schema = "speculators (dict: input_ids, hidden_states list, loss_mask)"
+		l.addList("hidden_states", hs)
+	case hs != nil && hs.Kind == KindTensor && len(hs.Tensor.Shape) == 3:
+		l.Schema = "dict with hidden_states [layers, len, hidden]"
+		t := hs.Tensor
+		per := t.Numel() / max(t.Shape[0], 1) * t.DType.Size()
+		for i := range t.Shape[0] {
+			l.Entries = append(l.Entries, Entry{Key: fmt.Sprintf("hidden_states[%d]", i), Layer: -1,
+				T: &tensor.Tensor{Shape: append([]int(nil), t.Shape[1:]...), DType: t.DType, Data: t.Data[i*per : (i+1)*per]}})
+		}
+	case hs != nil && hs.Kind == KindTensor:
+		l.Schema = "dict with one hidden_states tensor"
+		l.Entries = append(l.Entries, Entry{Key: "hidden_states", Layer: -1, T: hs.Tensor})
+	default:
+		var keyed []Entry
+		for i, k := range root.Keys {
+			m := layerKey.FindStringSubmatch(k)
+			if m == nil || root.Fields[i].Kind != KindTensor {
+				continue
+			}
+			n, _ := strconv.Atoi(m[1])
+			keyed = append(keyed, Entry{Key: k, Layer: n, T: root.Fields[i].Tensor})
+		}
+		sort.SliceStable(keyed, func(i, j int) bool { return keyed[i].Layer < keyed[j].Layer })
+		l.Entries = keyed
+		l.Labelled = len(keyed) > 0
+		l.Schema = "tensors keyed by layer"
+		if len(keyed) > 0 && strings.HasPrefix(keyed[0].Key, "hidden_states.") {
+			l.Schema = "hsdb dump (input_ids, hidden_states.{layer}, loss_mask)"
+		}
+	}
+	if !l.Labelled {
+		l.labelFromMetadata(cf.Metadata)
+	}
+	if w, err := capture.ParseWhat(cf.Metadata["what"]); err == nil && cf.Metadata["hsdb"] != "" {
+		l.What = w
+	}
+	if len(l.Entries) == 0 {
+		l.Problems = append(l.Problems, fmt.Sprintf("no hidden states found (keys: %s); expected hidden_states (a list of per-layer tensors) or hidden_states.{layer} tensors", strings.Join(root.Keys, ", ")))
+	}
+	if l.InputIDs == nil {
+		l.Problems = append(l.Problems, "no input_ids: the capture cannot be tied to its tokens")
+	}
+	return l
+}
+
+// addList appends every tensor item of a list as an entry; nested lists of
+// tensors (per-token rows of one layer) are stacked when their shapes agree.
+func (l *Layout) addList(name string, v *Value) {
+	for i, it := range v.Items {
+		key := fmt.Sprintf("%s[%d]", name, i)
+		switch it.Kind {
+		case KindTensor:
+			l.Entries = append(l.Entries, Entry{Key: key, Layer: -1, T: it.Tensor})
+		default:
+			l.Problems = append(l.Problems, fmt.Sprintf("%s is not a tensor", key))
+		}
+	}
+}
+
+// labelFromMetadata labels entries from a "layers" metadata value "0,1,2".
+func (l *Layout) labelFromMetadata(meta map[string]string) {
+	s, ok := meta["layers"]
+	if !ok {
+		return
+	}
+	layers, err := ParseLayers(s)
+	if err != nil || len(layers) != len(l.Entries) {
+		return
+	}
+	for i := range l.Entries {
+		l.Entries[i].Layer = layers[i]
+	}
+	l.Labelled = true
+}
+
+// ParseLayers reads a layer list "2,30,58,60" (spaces allowed, ranges
+// "0-3" allowed) into ints in the order given. Errors: an empty list, a
+// non-integer, a negative layer, a layer given twice.
+func ParseLayers(s string) ([]int, error) {
+	var out []int
+	seen := map[int]bool{}
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' }) {
+		lo, hi := f, f
+		if a, b, ok := strings.Cut(f, "-"); ok && a != "" {
+			lo, hi = a, b
+		}
+		a, err1 := strconv.Atoi(lo)
+		b, err2 := strconv.Atoi(hi)
+		if err1 != nil || err2 != nil || a < 0 || b < a {
+			return nil, fmt.Errorf("layer %q is not a non-negative integer or range a-b", f)
+		}
+		for n := a; n <= b; n++ {
+			if seen[n] {
+				return nil, fmt.Errorf("layer %d given twice", n)
+			}
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no layers in %q", s)
+	}
+	return out, nil
+}
+
+// idsLen returns the number of token ids, or -1 without input_ids.
+func (l *Layout) idsLen() int {
+	if l.InputIDs == nil {
+		return -1
+	}
+	return l.InputIDs.Numel()
+}
+
+// ids returns the token ids as int32.
+func (l *Layout) ids() []int32 {
+	if l.InputIDs == nil {
+		return nil
+	}
+	out := make([]int32, l.InputIDs.Numel())
+	for i := range out {
+		out[i] = int32(l.InputIDs.Int(i))
+	}
+	return out
+}

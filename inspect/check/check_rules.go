@@ -1,0 +1,312 @@
+package check
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"hsdb/engine/tensor"
+	"hsdb/inspect/capture"
+)
+
+// rulesFor applies design.md's validation rules to an interpreted file.
+func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
+	var out []RuleResult
+	add := func(rule string, st capture.Status, format string, a ...any) {
+		out = append(out, RuleResult{Rule: rule, Status: st, Detail: fmt.Sprintf(format, a...)})
+	}
+	// structure
+	if len(l.Problems) > 0 {
+		add(capture.RuleStructure, capture.Fail, "%s", strings.Join(l.Problems, "; "))
+	} else {
+		add(capture.RuleStructure, capture.Pass, "input_ids %s %s, %d hidden-state entr%s", tensor.ShapeString(l.InputIDs.Shape), l.InputIDs.DType, len(l.Entries), ies(len(l.Entries)))
+	}
+	// layer count and labels
+	labels := entryLabels(l.Entries)
+	switch {
+	case len(opts.Layers) == 0:
+		add(capture.RuleLayerCount, capture.Skip, "no --layers requested (%d entries%s)", len(l.Entries), labelNote(labels))
+	case len(l.Entries) != len(opts.Layers):
+		add(capture.RuleLayerCount, capture.Fail, "%d entries, %d layer%s requested (%s)", len(l.Entries), len(opts.Layers), plural(len(opts.Layers)), joinInts(opts.Layers))
+	case l.Labelled && joinInts(labels) != joinInts(opts.Layers):
+		add(capture.RuleLayerCount, capture.Fail, "labelled layers %s, requested %s", joinInts(labels), joinInts(opts.Layers))
+	default:
+		add(capture.RuleLayerCount, capture.Pass, "%d layers: %s", len(opts.Layers), joinInts(opts.Layers))
+	}
+	// shape
+	hidden := hiddenOf(opts.Dims)
+	n := l.idsLen()
+	var bad []string
+	for _, e := range l.Entries {
+		s := e.T.Shape
+		switch {
+		case len(s) != 2:
+			bad = append(bad, fmt.Sprintf("%s is %s, not 2-D", e.Key, tensor.ShapeString(s)))
+		case n >= 0 && s[0] != n:
+			bad = append(bad, fmt.Sprintf("%s has %d rows, len(input_ids) = %d", e.Key, s[0], n))
+		case hidden > 0 && s[1] != hidden:
+			bad = append(bad, fmt.Sprintf("%s has width %d, hidden_size = %d", e.Key, s[1], hidden))
+		case hidden == 0 && s[1] != l.Entries[0].T.Shape[len(l.Entries[0].T.Shape)-1]:
+			bad = append(bad, fmt.Sprintf("%s has width %d, %s %d", e.Key, s[1], l.Entries[0].Key, l.Entries[0].T.Shape[len(l.Entries[0].T.Shape)-1]))
+		}
+	}
+	switch {
+	case len(l.Entries) == 0:
+		add(capture.RuleShape, capture.Skip, "no entries")
+	case len(bad) > 0:
+		more := ""
+		if len(bad) > 3 {
+			more = fmt.Sprintf(" (and %d more)", len(bad)-3)
+			bad = bad[:3]
+		}
+		add(capture.RuleShape, capture.Fail, "%s%s", strings.Join(bad, "; "), more)
+	case hidden == 0:
+		add(capture.RuleShape, capture.Pass, "every entry %s (hidden_size unknown: give --model)", tensor.ShapeString(l.Entries[0].T.Shape))
+	default:
+		add(capture.RuleShape, capture.Pass, "every entry [%d, %d] = [len(input_ids), hidden_size]", n, hidden)
+	}
+	// one sequence
+	switch {
+	case len(r.SeqLens) > 1:
+		add(capture.RuleOneSeq, capture.Fail, "%d sequences flattened into one: %s tokens", len(r.SeqLens), joinIntsSep(r.SeqLens, " + "))
+	case len(r.SeqLens) == 1 || len(r.Matches) > 0 && anyClose(r.Matches):
+		add(capture.RuleOneSeq, capture.Pass, "the capture matches input_ids run as one sequence")
+	default:
+		add(capture.RuleOneSeq, capture.Skip, "not checked: give --model (a forward pass finds flattened batches) or --seq-lens")
+	}
+	// dtype
+	out = append(out, dtypeRule(l, opts.DType))
+	// finite
+	var nonFinite []string
+	for _, e := range l.Entries {
+		if !e.T.DType.IsFloat() {
+			continue
+		}
+		m := tensor.MomentsF32(e.T.ToF32())
+		if m.NaN+m.Inf > 0 {
+			nonFinite = append(nonFinite, fmt.Sprintf("%s: %d NaN, %d Inf", e.Key, m.NaN, m.Inf))
+		}
+	}
+	if len(nonFinite) > 0 {
+		add(capture.RuleFinite, capture.Fail, "%s", strings.Join(nonFinite, "; "))
+	} else {
+		add(capture.RuleFinite, capture.Pass, "no NaN or Inf")
+	}
+	// layers distinct
+	var same []string
+	for i := range l.Entries {
+		for j := i + 1; j < len(l.Entries); j++ {
+			a, b := l.Entries[i].T, l.Entries[j].T
+			if a.DType == b.DType && slices.Equal(a.Shape, b.Shape) && bytes.Equal(a.Data, b.Data) {
+				same = append(same, l.Entries[i].Key+" = "+l.Entries[j].Key)
+			}
+		}
+	}
+	switch {
+	case len(l.Entries) < 2:
+		add(capture.RuleDistinct, capture.Skip, "fewer than two entries")
+	case len(same) > 0:
+		add(capture.RuleDistinct, capture.Fail, "identical: %s", strings.Join(same, ", "))
+	default:
+		add(capture.RuleDistinct, capture.Pass, "%d entries pairwise different", len(l.Entries))
+	}
+	// replicas
+	if rr := opts.Replicas; rr == nil {
+		add(capture.RuleReplicas, capture.Skip, "the file records no cross-rank check (only hsdb dumps do)")
+	} else if rr.OK {
+		add(capture.RuleReplicas, capture.Pass, "%d ranks agree (max relative difference %.3g)", rr.Ranks, rr.MaxRelDiff)
+	} else {
+		add(capture.RuleReplicas, capture.Fail, "rank %d differs from rank 0 by %.3g (relative) at capture", rr.WorstRank, rr.MaxRelDiff)
+	}
+	// checksums are applied by the dump checker, which has the raw tensors
+	// matches model
+	if r.matchErr != nil {
+		add(capture.RuleMatch, capture.Fail, "the forward pass failed: %v", r.matchErr)
+	} else {
+		out = append(out, matchRule(r.Matches, opts))
+	}
+	return out
+}
+
+func dtypeRule(l *Layout, declared tensor.DType) RuleResult {
+	res := RuleResult{Rule: capture.RuleDType}
+	var problems []string
+	var dt tensor.DType
+	for i, e := range l.Entries {
+		if !e.T.DType.IsFloat() {
+			problems = append(problems, fmt.Sprintf("%s is %s, not a float dtype", e.Key, e.T.DType))
+			continue
+		}
+		if i == 0 {
+			dt = e.T.DType
+		} else if e.T.DType != dt {
+			problems = append(problems, fmt.Sprintf("%s is %s, %s is %s", e.Key, e.T.DType, l.Entries[0].Key, dt))
+		}
+	}
+	if declared != tensor.Invalid && dt != tensor.Invalid && dt != declared {
+		problems = append(problems, fmt.Sprintf("hidden states are %s, the manifest declares %s", dt, declared))
+	}
+	if m := l.LossMask; m != nil {
+		if m.Numel() != l.idsLen() {
+			problems = append(problems, fmt.Sprintf("loss_mask has %d elements, input_ids %d", m.Numel(), l.idsLen()))
+		}
+		for i := range m.Numel() {
+			if v := m.At(i); v != 0 && v != 1 {
+				problems = append(problems, fmt.Sprintf("loss_mask[%d] = %g, not 0 or 1", i, v))
+				break
+			}
+		}
+	}
+	if len(problems) > 0 {
+		res.Status, res.Detail = capture.Fail, strings.Join(problems, "; ")
+		return res
+	}
+	res.Status = capture.Pass
+	res.Detail = fmt.Sprintf("hidden states %s", dt)
+	if l.InputIDs != nil {
+		res.Detail += ", input_ids " + l.InputIDs.DType.String()
+	}
+	if l.LossMask != nil {
+		res.Detail += ", loss_mask " + l.LossMask.DType.String() + " of 0/1"
+	}
+	return res
+}
+
+func matchRule(ms []EntryMatch, opts CheckOptions) RuleResult {
+	res := RuleResult{Rule: capture.RuleMatch}
+	if opts.Model == nil {
+		res.Status, res.Detail = capture.Skip, "no --model loaded: layer matching needs hsdb's own forward pass"
+		return res
+	}
+	if len(ms) == 0 {
+		res.Status, res.Detail = capture.Skip, "nothing to match: no input_ids, or no entry whose rows align with them"
+		return res
+	}
+	var bad, ok []string
+	for _, m := range ms {
+		switch {
+		case m.HasClaimed && m.Close:
+			ok = append(ok, fmt.Sprintf("layer %d cos %.6f", m.Label, m.ClaimedScore.Cos))
+		case m.HasClaimed:
+			bad = append(bad, fmt.Sprintf("%s (labelled layer %d) matches %s", m.Key, m.Label, m.Best))
+		case m.Label >= 0:
+			bad = append(bad, fmt.Sprintf("%s (labelled layer %d) cannot be the layer's output: it matches %s", m.Key, m.Label, m.Best))
+		case m.Best.Kind == CandStream && m.Best.World == 0 && m.Tol.Close(m.BestScore):
+			ok = append(ok, fmt.Sprintf("%s = stream of layer %d", m.Key, m.Best.Layer))
+		default:
+			bad = append(bad, fmt.Sprintf("%s matches %s", m.Key, m.Best))
+		}
+	}
+	if len(bad) > 0 {
+		res.Status, res.Detail = capture.Fail, strings.Join(bad, "; ")
+		return res
+	}
+	res.Status, res.Detail = capture.Pass, strings.Join(ok, ", ")
+	return res
+}
+
+func anyClose(ms []EntryMatch) bool {
+	for _, m := range ms {
+		if m.Tol.Close(m.BestScore) {
+			return true
+		}
+	}
+	return false
+}
+
+// finiteDiagnoses locates NaN and Inf: per entry, the count and the first
+// positions (token, channel).
+func finiteDiagnoses(l *Layout) []Diagnosis {
+	var out []Diagnosis
+	for _, e := range l.Entries {
+		if !e.T.DType.IsFloat() {
+			continue
+		}
+		v := e.T.ToF32()
+		cols := max(e.T.Cols(), 1)
+		var nan, inf int
+		var pos []string
+		for i, x := range v {
+			isNaN, isInf := math.IsNaN(float64(x)), math.IsInf(float64(x), 0)
+			if !isNaN && !isInf {
+				continue
+			}
+			if isNaN {
+				nan++
+			} else {
+				inf++
+			}
+			if len(pos) < 5 {
+				pos = append(pos, fmt.Sprintf("(token %d, channel %d)", i/cols, i%cols))
+			}
+		}
+		if nan+inf == 0 {
+			continue
+		}
+		lab := ""
+		if e.Layer >= 0 {
+			lab = fmt.Sprintf(" (layer %d)", e.Layer)
+		}
+		out = append(out, Diagnosis{
+			Sentence: fmt.Sprintf("%d NaN and %d Inf in %s%s at %s", nan, inf, e.Key, lab, strings.Join(pos, ", ")),
+			Cause:    "non-finite values in the capture: an overflow in the model's dtype upstream, uninitialized memory written out, or corruption after the forward pass (compare with --model)",
+		})
+	}
+	return out
+}
+
+func entryLabels(es []Entry) []int {
+	out := make([]int, len(es))
+	for i, e := range es {
+		out[i] = e.Layer
+	}
+	return out
+}
+
+func labelNote(labels []int) string {
+	for _, l := range labels {
+		if l < 0 {
+			return ", unlabelled"
+		}
+	}
+	if len(labels) == 0 {
+		return ""
+	}
+	return ", labelled " + joinInts(labels)
+}
+
+func joinInts(xs []int) string { return joinIntsSep(xs, ",") }
+
+func joinIntsSep(xs []int, sep string) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, sep)
+}
+
+func ies(n int) string {
+	if n == 1 {
+		return "y"
+	}
+	return "ies"
+}
+
+func sha256Hex(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,74 @@
+package check
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"hsdb/engine"
+	"hsdb/engine/modelpath"
+	"hsdb/inspect/capture"
+)
+
+// captureAndDump runs seqs through e with layers captured and dumps them.
+func captureAndDump(t *testing.T, e *engine.Engine, seqs [][]int32, layers []int, what, dir string) *capture.Manifest {
+	t.Helper()
+	c := capture.NewCapturer(e.Tree, e.Dims.Layers)
+	if err := c.AddLayers(layers, what); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Prefill(seqs, c, false); err != nil {
+		t.Fatal(err)
+	}
+	got, reps, err := c.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := capture.ModelInfoFor(e.Path, e.Dims, e.World, e.Device(0).Name())
+	m, err := capture.Dump(dir, got, reps, capture.DumpInfo{Model: info, Layers: layers, What: what}, capture.DumpOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestDumpPassesCheck: a dump of every layer's stream of testdata/hf/llama
+// for three sequences of lengths 7, 3 and 12, written at tp 1 and
+// 2, passes check with the model (every rule, layer matching included).
+func TestDumpPassesCheck(t *testing.T) {
+	seqs := [][]int32{{1, 2, 3, 4, 5, 6, 7}, {8, 9, 10}, {11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22}}
+	for _, tp := range []int{1, 2} {
+		t.Run(fmt.Sprintf("tp%d", tp), func(t *testing.T) {
+			e, err := engine.Open("../../testdata/hf/llama", engine.Options{TP: tp})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			dir := filepath.Join(t.TempDir(), "dump")
+			captureAndDump(t, e, seqs, []int{0, 1, 2}, capture.WhatStream, dir)
+			d, _ := modelpath.ConfigDims("../../testdata/hf/llama")
+			if pr := CheckPath(dir, CheckOptions{Dims: d, Model: targetOf(e)}); pr.Failed() {
+				t.Fatalf("check of the dump:\n%s", strings.Join(pr.Lines(), "\n"))
+			}
+		})
+	}
+}
+
+// TestDumpResidualChecksAlone: a dump of the residual half, checked file by
+// file without its manifest, is judged against the residual (its metadata
+// says what it holds), and against nothing else.
+func TestDumpResidualChecksAlone(t *testing.T) {
+	e := llamaEngine(t)
+	dir := filepath.Join(t.TempDir(), "d")
+	m := captureAndDump(t, e, [][]int32{{5, 6, 7, 8}, {9, 10, 11}}, []int{0, 2}, capture.WhatResidual, dir)
+	d, _ := modelpath.ConfigDims("../../testdata/hf/llama")
+	r := CheckFile(filepath.Join(dir, m.Sequences[1].File), CheckOptions{Dims: d, Model: targetOf(e)})
+	if r.Failed() || len(r.Matches) != 2 || r.Matches[1].Claimed.Kind != CandResidual || !r.Matches[1].Close {
+		t.Fatalf("%s", strings.Join(r.Lines(), "\n"))
+	}
+	r = CheckFile(filepath.Join(dir, m.Sequences[1].File), CheckOptions{Dims: d, Model: targetOf(e), What: capture.WhatStream})
+	if x, _ := r.Rule(capture.RuleMatch); x.Status != capture.Fail {
+		t.Fatalf("claimed stream: %s %s", x.Status, x.Detail)
+	}
+}

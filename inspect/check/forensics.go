@@ -1,0 +1,332 @@
+package check
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"hsdb/engine/model"
+	"hsdb/engine/tensor"
+)
+
+// widthPriority orders config sizes when several equal the same number:
+// the ones a wrong capture most often holds come first.
+var widthPriority = []string{"hidden_size", "kv_lora_rank", "q_lora_rank", "kv_lora_rank+qk_rope_head_dim",
+	"num_attention_heads*head_dim", "num_key_value_heads*head_dim", "num_attention_heads*qk_head_dim",
+	"num_attention_heads*v_head_dim", "intermediate_size", "moe_intermediate_size", "vocab_size", "head_dim",
+	"qk_head_dim", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"}
+
+// isWidthName reports whether a config field is a width (a size a tensor's
+// last dimension can have) rather than a count or a setting.
+func isWidthName(n string) bool {
+	return strings.Contains(n, "size") || strings.Contains(n, "dim") || strings.Contains(n, "lora_rank") ||
+		strings.ContainsAny(n, "*+")
+}
+
+// widthNames returns the config widths in priority order.
+func widthNames(named map[string]int) []string {
+	rank := map[string]int{}
+	for i, n := range widthPriority {
+		rank[n] = i
+	}
+	var out []string
+	for n := range named {
+		if isWidthName(n) {
+			out = append(out, n)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		ri, iok := rank[out[i]]
+		rj, jok := rank[out[j]]
+		switch {
+		case iok && jok:
+			return ri < rj
+		case iok != jok:
+			return iok
+		}
+		return out[i] < out[j]
+	})
+	return out
+}
+
+// shardableNames are the widths tensor parallelism splits (vLLM's
+// column-parallel outputs and a hidden state sharded by a missing gather).
+var shardableNames = []string{"hidden_size", "intermediate_size", "moe_intermediate_size", "num_attention_heads*head_dim",
+	"num_key_value_heads*head_dim", "num_attention_heads*qk_head_dim", "num_attention_heads*v_head_dim", "vocab_size"}
+
+// ExplainWidth lists the ways size w reads in the model's terms, most
+// likely first: config widths it equals ("kv_lora_rank"), and widths it
+// equals divided by a tensor-parallel world size ("hidden_size / 2"). With
+// tp > 1 only that world size is tried, after the exact sizes; with tp 0,
+// shard readings (over 2, 4, 8 and 16) are tried only when no config size
+// equals w exactly, since several splits of several sizes often coincide.
+func ExplainWidth(w int, named map[string]int, tp int) []string {
+	var out []string
+	for _, n := range widthNames(named) {
+		if named[n] == w {
+			out = append(out, n)
+		}
+	}
+	if len(out) > 0 && tp <= 1 {
+		return out // an exact size explains it; shard readings would be coincidences
+	}
+	tps := []int{2, 4, 8, 16}
+	if tp > 1 {
+		tps = []int{tp}
+	}
+	for _, n := range shardableNames {
+		v := named[n]
+		for _, t := range tps {
+			if v > 0 && v%t == 0 && v/t == w {
+				out = append(out, fmt.Sprintf("%s / %d", n, t))
+			}
+		}
+	}
+	return out
+}
+
+// shardOf returns the world size t for which w = hidden/t (the first of
+// the candidates), or 0.
+func shardOf(w, hidden, tp int) int {
+	tps := []int{2, 4, 8, 16}
+	if tp > 1 {
+		tps = []int{tp}
+	}
+	for _, t := range tps {
+		if hidden%t == 0 && hidden/t == w {
+			return t
+		}
+	}
+	return 0
+}
+
+// shapeFacts is what shape forensics knows about one file.
+type shapeFacts struct {
+	entries []Entry
+	idsLen  int   // len(input_ids), -1 unknown
+	seqLens []int // known sequence lengths (more than one: a flattened batch)
+	hidden  int   // hidden_size, 0 unknown
+	layers  int   // requested layer count, 0 unknown
+	tp      int
+	named   map[string]int
+}
+
+// Diagnosis is one finding of check, in the model's terms: what was found
+// (Sentence, e.g. "771 tensors of [512]: 771 = 512 + 259 (tokens of
+// sequences 0 and 1, flattened); 512 = kv_lora_rank, not hidden_size 7168;
+// expected 4 tensors of [seq_len, 7168]") and the most likely cause in one
+// sentence.
+type Diagnosis struct {
+	Sentence string
+	Cause    string
+}
+
+// seqSum renders "512 + 259 (tokens of sequences 0 and 1, flattened)".
+func seqSum(lens []int) string {
+	parts := make([]string, len(lens))
+	for i, n := range lens {
+		parts[i] = fmt.Sprint(n)
+	}
+	which := fmt.Sprintf("sequences 0..%d", len(lens)-1)
+	if len(lens) == 2 {
+		which = "sequences 0 and 1"
+	}
+	if len(lens) > 8 {
+		return fmt.Sprintf("the sum of %d sequence lengths (tokens of %s, flattened)", len(lens), which)
+	}
+	return strings.Join(parts, " + ") + " (tokens of " + which + ", flattened)"
+}
+
+func sum(xs []int) int {
+	s := 0
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}
+
+// widthClause explains a width that is not hidden_size.
+func (f *shapeFacts) widthClause(w int) (clause, what string, shard int) {
+	ex := ExplainWidth(w, f.named, f.tp)
+	hid := ""
+	if f.hidden > 0 {
+		hid = fmt.Sprintf(", not hidden_size %d", f.hidden)
+	}
+	if len(ex) == 0 {
+		return fmt.Sprintf("%d matches no size of the config%s", w, hid), "", 0
+	}
+	if f.hidden > 0 {
+		shard = shardOf(w, f.hidden, f.tp)
+	}
+	clause = fmt.Sprintf("%d = %s%s", w, strings.Join(ex, " = "), hid)
+	if shard > 0 {
+		clause = fmt.Sprintf("%d = hidden_size / %d (one rank's column shard at tp %d)%s", w, shard, shard, hid)
+	}
+	return clause, ex[0], shard
+}
+
+// diagnoseShapes explains entries whose shapes are not [len, hidden], or
+// that hold several sequences. It returns nil when the shapes are right.
+func diagnoseShapes(f *shapeFacts) *Diagnosis {
+	if len(f.entries) == 0 {
+		return nil
+	}
+	shape := f.entries[0].T.Shape
+	for _, e := range f.entries[1:] {
+		if !slices.Equal(e.T.Shape, shape) {
+			var ss []string
+			for _, e := range f.entries {
+				ss = append(ss, e.Key+" "+tensor.ShapeString(e.T.Shape))
+			}
+			return &Diagnosis{Sentence: "entries have different shapes: " + strings.Join(ss, ", "),
+				Cause: "entries of one file should all be [seq_len, hidden_size]; these were cut from different tensors"}
+		}
+	}
+	n := len(f.entries)
+	flat := len(f.seqLens) > 1
+	H := "hidden_size"
+	if f.hidden > 0 {
+		H = fmt.Sprint(f.hidden)
+	}
+	expect := func() string {
+		k := "one tensor"
+		if f.layers > 0 {
+			k = fmt.Sprintf("%d tensor%s", f.layers, plural(f.layers))
+		} else if len(shape) == 2 {
+			k = fmt.Sprintf("%d tensor%s", n, plural(n))
+		}
+		s := fmt.Sprintf("expected %s of [seq_len, %s]", k, H)
+		if f.layers <= 0 && len(shape) != 2 {
+			s += " per layer"
+		}
+		if flat {
+			s += " per sequence"
+		}
+		return s
+	}
+	ratio := func() string {
+		K := f.layers
+		if K <= 0 && len(shape) == 2 {
+			K = n
+		}
+		tokens := f.idsLen
+		if flat {
+			tokens = sum(f.seqLens)
+		}
+		if K <= 0 || tokens <= 0 || f.hidden <= 0 {
+			return ""
+		}
+		found := n * tensor.Numel(shape)
+		want := K * tokens * f.hidden
+		if found == want {
+			return ""
+		}
+		return fmt.Sprintf(" (found %d elements, expected %d: ratio %.3g)", found, want, float64(found)/float64(want))
+	}
+	switch len(shape) {
+	case 1:
+		w := shape[0]
+		var parts []string
+		switch {
+		case flat && sum(f.seqLens) == n:
+			parts = append(parts, fmt.Sprintf("%d = %s", n, seqSum(f.seqLens)))
+		case n == f.idsLen:
+			parts = append(parts, fmt.Sprintf("%d = len(input_ids) (one tensor per token)", n))
+		}
+		var what string
+		var shard int
+		if f.hidden > 0 && w == f.hidden {
+			parts = append(parts, fmt.Sprintf("%d = hidden_size", w))
+		} else {
+			var c string
+			c, what, shard = f.widthClause(w)
+			parts = append(parts, c)
+		}
+		d := &Diagnosis{Sentence: fmt.Sprintf("%d tensors of [%d]: %s; %s%s", n, w, strings.Join(parts, "; "), expect(), ratio())}
+		split := ""
+		if flat {
+			split = fmt.Sprintf(", of a flattened batch (split it per sequence by seq_lens %v)", f.seqLens)
+		}
+		switch {
+		case f.hidden > 0 && w == f.hidden:
+			d.Cause = "the rows of one layer were written one tensor per token" + split + "; stack them into one [seq_len, hidden_size] tensor per layer"
+		case shard > 0:
+			d.Cause = fmt.Sprintf("one tensor per token of a rank's column shard was written%s: the hidden states were never all-gathered over the %d ranks nor stacked per layer", split, shard)
+		default:
+			d.Cause = fmt.Sprintf("the hook captured a per-token tensor of width %d%s instead of the decoder-layer output and wrote one tensor per token%s; capture model.layers.{i} (hidden_states + residual) as [seq_len, hidden_size]",
+				w, latentName(what), split)
+		}
+		return d
+	case 2:
+		r, w := shape[0], shape[1]
+		rowsBad := flat && r == sum(f.seqLens)
+		rowsOther := !flat && f.idsLen >= 0 && r != f.idsLen
+		widthBad := f.hidden > 0 && w != f.hidden
+		if !rowsBad && !rowsOther && !widthBad {
+			return nil
+		}
+		var parts []string
+		if rowsBad {
+			parts = append(parts, fmt.Sprintf("%d = %s", r, seqSum(f.seqLens)))
+		}
+		if rowsOther {
+			parts = append(parts, fmt.Sprintf("%d rows but len(input_ids) = %d", r, f.idsLen))
+		}
+		var what string
+		var shard int
+		if widthBad {
+			var c string
+			c, what, shard = f.widthClause(w)
+			parts = append(parts, c)
+		}
+		d := &Diagnosis{Sentence: fmt.Sprintf("%d tensor%s of [%d, %d]: %s; %s%s", n, plural(n), r, w, strings.Join(parts, "; "), expect(), ratio())}
+		var causes []string
+		if rowsBad {
+			causes = append(causes, fmt.Sprintf("the flattened token batch (vLLM's [tokens, hidden] layout) was written as one sequence; split it by seq_lens %v", f.seqLens))
+		}
+		if rowsOther {
+			causes = append(causes, "the hidden states and input_ids come from different token batches")
+		}
+		switch {
+		case shard > 0:
+			causes = append(causes, fmt.Sprintf("a tensor-parallel rank wrote its own column shard: the hidden states were never all-gathered over the %d ranks", shard))
+		case widthBad:
+			causes = append(causes, fmt.Sprintf("the capture holds a tensor of width %d%s, not the decoder-layer output (hidden_size %d)", w, latentName(what), f.hidden))
+		}
+		d.Cause = strings.Join(causes, "; and ")
+		return d
+	}
+	return &Diagnosis{Sentence: fmt.Sprintf("%d tensor%s of %s: %s", n, plural(n), tensor.ShapeString(shape), expect()),
+		Cause: "each captured layer should be one 2-D [seq_len, hidden_size] tensor per sequence"}
+}
+
+// latentName describes a config width for the cause sentence.
+func latentName(name string) string {
+	switch name {
+	case "":
+		return ""
+	case "kv_lora_rank":
+		return " (kv_lora_rank: MLA's compressed KV c_kv)"
+	case "q_lora_rank":
+		return " (q_lora_rank: MLA's compressed query)"
+	case "kv_lora_rank+qk_rope_head_dim":
+		return " (kv_a_proj_with_mqa's output: c_kv and the RoPE key)"
+	}
+	return " (" + name + ")"
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// hiddenOf returns the model's hidden size, or 0.
+func hiddenOf(d *model.Dims) int {
+	if d == nil {
+		return 0
+	}
+	return d.Hidden
+}

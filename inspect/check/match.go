@@ -1,0 +1,275 @@
+package check
+
+import (
+	"fmt"
+
+	"hsdb/engine/tensor"
+	"hsdb/inspect/capture"
+)
+
+// MatchOptions tunes Match.
+type MatchOptions struct {
+	// TP is the world size the capture ran at, for shard candidates; 0
+	// takes hidden_size / width.
+	TP int
+	// SeqLens are the lengths of the sequences the file holds (flattened
+	// in order); nil runs input_ids as one sequence and splits it where the
+	// capture stops matching (a flattened batch).
+	SeqLens []int
+	// What is the kind the labels claim (CandStream when "").
+	What string
+	// Tol overrides the dtype's default tolerance (ToleranceFor) when
+	// CosMin > 0.
+	Tol Tolerance
+}
+
+// EntryMatch is what one captured entry really is: the best match over
+// the embeddings and layers × {hidden_states, residual, stream, normed
+// stream} × {full, rank shard} (and any site tensor when the width fits
+// none of those), and how close the entry is to what its label claims.
+type EntryMatch struct {
+	Key string // entry key; "hidden_states[0]..hidden_states[18] (stacked)" for per-token entries
+	// Stacked is the number of per-token entries stacked into this one
+	// (0 for a 2-D entry).
+	Stacked int
+	// Label is the layer the file claims (-1 unknown).
+	Label int
+	Rows  int
+	// Claimed is the candidate the label names (Label's What, full width);
+	// HasClaimed is false when the label is unknown or no such candidate
+	// has the entry's shape.
+	Claimed      Candidate
+	HasClaimed   bool
+	ClaimedScore Score
+	Best         Candidate
+	BestScore    Score
+	// Close says the claimed candidate is within Tol (false without one).
+	Close bool
+	Tol   Tolerance
+	// FirstBadRow is the first token row where the claimed candidate departs
+	// beyond Tol (-1 when none, or without a claimed candidate).
+	FirstBadRow int
+}
+
+// String renders one line: "hidden_states[1] labelled layer 1: stream of
+// layer 1 (cos 1.000000, max|Δ| 2.4e-07) ok".
+func (m EntryMatch) String() string {
+	lab := "unlabelled"
+	if m.Label >= 0 {
+		lab = fmt.Sprintf("labelled layer %d", m.Label)
+	}
+	s := fmt.Sprintf("%s %s: best %s (cos %.6f, max|Δ| %.3g)", m.Key, lab, m.Best, m.BestScore.Cos, m.BestScore.MaxAbs)
+	if m.HasClaimed {
+		verdict := "close"
+		if !m.Close {
+			verdict = "DEPARTS"
+			if m.FirstBadRow >= 0 {
+				verdict += fmt.Sprintf(" from token %d", m.FirstBadRow)
+			}
+		}
+		s += fmt.Sprintf("; claimed %s: cos %.6f, max|Δ| %.3g, %s", m.Claimed, m.ClaimedScore.Cos, m.ClaimedScore.MaxAbs, verdict)
+	}
+	return s
+}
+
+// Match runs hsdb's forward pass (e.Prefill) on the layout's input_ids and names what
+// each captured entry really is (EntryMatch). Entries are compared as
+// [rows, width] with rows = len(input_ids); 1-D entries, one per token,
+// are stacked into one [tokens, width] target first. Without SeqLens the
+// ids run as one sequence and, where every captured row up to some token
+// matches and the rows after it stop matching, the batch is split there
+// and run again (positions restart at a sequence boundary): the returned
+// lengths are the sequences found (one element when the file is one
+// sequence). The target's sequences are replaced (Match runs prefills).
+// Errors: the forward pass's (a token id outside the vocabulary, a device
+// failure) or a site tensor missing on a rank.
+func Match(e *capture.Target, l *Layout, opts MatchOptions) ([]EntryMatch, []int, error) {
+	ids := l.ids()
+	targets := buildTargets(l)
+	if len(ids) == 0 || len(targets) == 0 {
+		return nil, nil, nil
+	}
+	what := opts.What
+	if what == "" {
+		what = CandStream
+	}
+	hidden := e.Dims.Hidden
+	normFor := map[int]bool{}
+	anySite := false
+	for _, t := range targets {
+		if t.label >= 0 {
+			for _, d := range []int{-1, 0, 1} {
+				if n := t.label + d; n >= 0 && n < e.Dims.Layers {
+					normFor[n] = true
+				}
+			}
+		}
+		if t.w != hidden && (t.w > hidden || hidden%t.w != 0) {
+			anySite = true
+		}
+	}
+	if len(normFor) == 0 && e.Dims.Layers <= 64 {
+		for n := range e.Dims.Layers {
+			normFor[n] = true
+		}
+	}
+	run := func(lens []int) ([]*target, error) {
+		for _, t := range targets {
+			t.accs = nil
+		}
+		h := &matchHook{layers: e.Dims.Layers, hidden: hidden, tp: opts.TP, targets: targets, anySite: anySite,
+			normFor: normFor, xhat: map[int]*tensor.Tensor{}}
+		var seqs [][]int32
+		off := 0
+		for _, n := range lens {
+			seqs = append(seqs, ids[off:off+n])
+			off += n
+		}
+		if err := e.Prefill(seqs, h); err != nil {
+			return nil, err
+		}
+		return targets, h.err
+	}
+	tolFor := func(t *target) Tolerance {
+		if opts.Tol.CosMin > 0 {
+			return opts.Tol
+		}
+		return ToleranceFor(t.dtype)
+	}
+	lens := []int{len(ids)}
+	if s := opts.SeqLens; len(s) > 0 && sum(s) == len(ids) {
+		lens = s
+	}
+	if _, err := run(lens); err != nil {
+		return nil, nil, err
+	}
+	if opts.SeqLens == nil {
+		for range 64 {
+			start := len(ids) - lens[len(lens)-1]
+			k := boundary(targets, start, tolFor)
+			if k < 0 {
+				break
+			}
+			trial := append(append([]int(nil), lens[:len(lens)-1]...), k-start, len(ids)-k)
+			if _, err := run(trial); err != nil {
+				return nil, nil, err
+			}
+			if !confirmed(targets, k, tolFor) {
+				if _, err := run(lens); err != nil {
+					return nil, nil, err
+				}
+				break
+			}
+			lens = trial
+		}
+	}
+	var out []EntryMatch
+	for _, t := range targets {
+		out = append(out, entryMatch(t, what, tolFor(t)))
+	}
+	return out, lens, nil
+}
+
+// buildTargets turns a layout's entries into matching targets: 2-D entries
+// whose rows equal len(input_ids) one each, or 1-D entries (one per token)
+// stacked into one.
+func buildTargets(l *Layout) []*target {
+	n := l.idsLen()
+	var out []*target
+	if len(l.Entries) == n && n > 0 && len(l.Entries[0].T.Shape) == 1 {
+		w := l.Entries[0].T.Shape[0]
+		t := &target{key: fmt.Sprintf("%s..%s (stacked)", l.Entries[0].Key, l.Entries[n-1].Key), label: -1,
+			stacked: n, dtype: l.Entries[0].T.DType, rows: n, w: w}
+		for _, e := range l.Entries {
+			if len(e.T.Shape) != 1 || e.T.Shape[0] != w || !e.T.DType.IsFloat() {
+				return nil
+			}
+			t.x = append(t.x, e.T.ToF32()...)
+		}
+		return []*target{t}
+	}
+	for _, e := range l.Entries {
+		if len(e.T.Shape) != 2 || e.T.Shape[0] != n || !e.T.DType.IsFloat() {
+			continue
+		}
+		out = append(out, &target{key: e.Key, label: e.Layer, dtype: e.T.DType, x: e.T.ToF32(), rows: n, w: e.T.Shape[1]})
+	}
+	return out
+}
+
+// best returns the target's best candidate over rows [r0, r1): highest
+// cosine, then smallest max |Δ|.
+func (t *target) best(r0, r1 int) (*rowAcc, Score) {
+	var ba *rowAcc
+	var bs Score
+	for _, a := range t.accs {
+		s := a.score(r0, r1)
+		if ba == nil || s.Cos > bs.Cos+1e-12 || (s.Cos > bs.Cos-1e-12 && s.Rel() < bs.Rel()) {
+			ba, bs = a, s
+		}
+	}
+	return ba, bs
+}
+
+// boundary finds where a flattened batch's next sequence starts: over the
+// targets, the smallest row k > start such that the target's best
+// candidate (over rows from start) matches every row in [start, k) and not
+// row k. -1 when every target matches to the end or from no row at all.
+func boundary(targets []*target, start int, tolFor func(*target) Tolerance) int {
+	k := -1
+	for _, t := range targets {
+		a, s := t.best(start, t.rows)
+		if a == nil {
+			continue
+		}
+		tol := tolFor(t)
+		r := start
+		for r < t.rows && a.rowGood(r, tol, s.RefMax) {
+			r++
+		}
+		if r > start && r < t.rows && (k < 0 || r < k) {
+			k = r
+		}
+	}
+	return k
+}
+
+// confirmed checks, after a split at row k, that some target now matches
+// its best candidate at row k.
+func confirmed(targets []*target, k int, tolFor func(*target) Tolerance) bool {
+	for _, t := range targets {
+		a, s := t.best(k, t.rows)
+		if a != nil && a.rowGood(k, tolFor(t), s.RefMax) {
+			return true
+		}
+	}
+	return false
+}
+
+func entryMatch(t *target, what string, tol Tolerance) EntryMatch {
+	m := EntryMatch{Key: t.key, Label: t.label, Rows: t.rows, Tol: tol, FirstBadRow: -1, Stacked: t.stacked}
+	if a, s := t.best(0, t.rows); a != nil {
+		m.Best, m.BestScore = a.cand, s
+	}
+	if t.label < 0 {
+		return m
+	}
+	for _, a := range t.accs {
+		c := a.cand
+		if c.Kind == what && c.Layer == t.label && c.World == 0 {
+			m.Claimed, m.HasClaimed = c, true
+			m.ClaimedScore = a.score(0, t.rows)
+			m.Close = tol.Close(m.ClaimedScore)
+			if !m.Close {
+				for r := range t.rows {
+					if !a.rowGood(r, tol, m.ClaimedScore.RefMax) {
+						m.FirstBadRow = r
+						break
+					}
+				}
+			}
+			break
+		}
+	}
+	return m
+}

@@ -1,0 +1,469 @@
+package check
+
+import (
+	"archive/zip"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/nlpodyssey/gopickle/pickle"
+	"github.com/nlpodyssey/gopickle/types"
+
+	"hsdb/engine/tensor"
+)
+
+// ErrForbiddenGlobal marks a pickle that names a Python global outside the
+// reader's allowlist (ReadTorch). Such a file is refused before anything it
+// names could be called; hsdb never executes pickled code.
+var ErrForbiddenGlobal = errors.New("pickle names a forbidden global")
+
+// ErrUnreadable marks a capture file hsdb cannot read: not a safetensors
+// file or a torch.save zip archive, a corrupt archive or pickle, a tensor
+// whose storage is too short for its shape and strides.
+var ErrUnreadable = errors.New("unreadable capture file")
+
+// torchStorages maps the storage classes torch.save names in its persistent
+// ids (torch/storage.py _LegacyStorage subclasses) to dtypes.
+var torchStorages = map[string]tensor.DType{
+	"FloatStorage":    tensor.F32,
+	"DoubleStorage":   tensor.F64,
+	"HalfStorage":     tensor.F16,
+	"BFloat16Storage": tensor.BF16,
+	"LongStorage":     tensor.I64,
+	"IntStorage":      tensor.I32,
+	"ShortStorage":    tensor.I16,
+	"CharStorage":     tensor.I8,
+	"ByteStorage":     tensor.U8,
+	"BoolStorage":     tensor.Bool,
+}
+
+// AllowedPickleGlobals lists the only globals ReadTorch lets a pickle name:
+// what torch.save needs to rebuild tensors (torch/_utils.py
+// _rebuild_tensor_v2 and _rebuild_parameter, the legacy storage classes)
+// and collections.OrderedDict (the backward-hooks argument, and dicts).
+// This is a subset of what torch.load(weights_only=True) accepts
+// (torch/_weights_only_unpickler.py).
+func AllowedPickleGlobals() []string {
+	out := []string{"collections.OrderedDict", "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_parameter"}
+	for n := range torchStorages {
+		out = append(out, "torch."+n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// storageClass is what FindClass returns for torch.XStorage: the dtype of a
+// storage named in a persistent id.
+type storageClass struct{ dtype tensor.DType }
+
+// storage is one rebuilt torch storage: the raw little-endian bytes of
+// numel elements of dtype, from the archive's data/KEY record.
+type storage struct {
+	key   string
+	dtype tensor.DType
+	data  []byte
+}
+
+func (s *storage) numel() int { return len(s.data) / s.dtype.Size() }
+
+// rebuildTensorV2 is torch._utils._rebuild_tensor_v2(storage,
+// storage_offset, size, stride, requires_grad, backward_hooks[, metadata]):
+// it copies the strided view into a new contiguous host tensor.
+type rebuildTensorV2 struct{}
+
+// Call rebuilds the tensor (gopickle calls it for REDUCE).
+func (rebuildTensorV2) Call(args ...interface{}) (interface{}, error) {
+	if len(args) < 4 {
+		return nil, fmt.Errorf("_rebuild_tensor_v2: %d arguments, want at least 4", len(args))
+	}
+	st, ok := args[0].(*storage)
+	if !ok {
+		return nil, fmt.Errorf("_rebuild_tensor_v2: first argument is %T, want a storage", args[0])
+	}
+	off, err := pyInt(args[1])
+	if err != nil {
+		return nil, fmt.Errorf("_rebuild_tensor_v2 storage_offset: %w", err)
+	}
+	size, err := pyInts(args[2])
+	if err != nil {
+		return nil, fmt.Errorf("_rebuild_tensor_v2 size: %w", err)
+	}
+	stride, err := pyInts(args[3])
+	if err != nil {
+		return nil, fmt.Errorf("_rebuild_tensor_v2 stride: %w", err)
+	}
+	return stridedCopy(st, off, size, stride)
+}
+
+// rebuildParameter is torch._utils._rebuild_parameter(data, requires_grad,
+// backward_hooks): an nn.Parameter is its data here.
+type rebuildParameter struct{}
+
+// Call returns the parameter's data tensor.
+func (rebuildParameter) Call(args ...interface{}) (interface{}, error) {
+	if len(args) < 1 {
+		return nil, fmt.Errorf("_rebuild_parameter: no arguments")
+	}
+	if _, ok := args[0].(*tensor.Tensor); !ok {
+		return nil, fmt.Errorf("_rebuild_parameter: data is %T, want a tensor", args[0])
+	}
+	return args[0], nil
+}
+
+// stridedCopy gathers the view (offset, size, stride) of st, in elements as
+// torch counts them, into a contiguous row-major tensor. Every index the
+// view can address must lie inside the storage.
+func stridedCopy(st *storage, off int, size, stride []int) (*tensor.Tensor, error) {
+	if len(size) != len(stride) {
+		return nil, fmt.Errorf("tensor size %v and stride %v differ in rank", size, stride)
+	}
+	numel := 1
+	last := off
+	for i, d := range size {
+		if d < 0 || stride[i] < 0 {
+			return nil, fmt.Errorf("negative size or stride in %v / %v", size, stride)
+		}
+		if d > 0 && numel > (1<<40)/d {
+			return nil, fmt.Errorf("size %v is too large", size)
+		}
+		numel *= d
+		if d > 0 {
+			last += (d - 1) * stride[i]
+		}
+	}
+	if off < 0 || (numel > 0 && last >= st.numel()) {
+		return nil, fmt.Errorf("storage %s holds %d elements but the tensor of size %v, stride %v at offset %d reaches element %d",
+			st.key, st.numel(), size, stride, off, last)
+	}
+	if numel > 64*max(st.numel(), 1<<16) {
+		return nil, fmt.Errorf("a view of %d elements over storage %s of %d: refused (an expanded view this large would only exhaust memory)", numel, st.key, st.numel())
+	}
+	es := st.dtype.Size()
+	out := tensor.New(st.dtype, size...)
+	if numel == 0 {
+		return out, nil
+	}
+	idx := make([]int, len(size))
+	for n := range numel {
+		src := off
+		for i, v := range idx {
+			src += v * stride[i]
+		}
+		copy(out.Data[n*es:(n+1)*es], st.data[src*es:(src+1)*es])
+		for i := len(idx) - 1; i >= 0; i-- {
+			idx[i]++
+			if idx[i] < size[i] {
+				break
+			}
+			idx[i] = 0
+		}
+	}
+	return out, nil
+}
+
+// pyInt converts a pickled Python int to int.
+func pyInt(v interface{}) (int, error) {
+	switch x := v.(type) {
+	case int:
+		return x, nil
+	case int64:
+		return int(x), nil
+	case bool:
+		if x {
+			return 1, nil
+		}
+		return 0, nil
+	case *big.Int:
+		if x.IsInt64() {
+			return int(x.Int64()), nil
+		}
+		return 0, fmt.Errorf("integer %s out of range", x)
+	}
+	return 0, fmt.Errorf("%T is not an integer", v)
+}
+
+// pyInts converts a pickled tuple (or list) of ints.
+func pyInts(v interface{}) ([]int, error) {
+	var items []interface{}
+	switch x := v.(type) {
+	case *types.Tuple:
+		items = *x
+	case *types.List:
+		items = *x
+	default:
+		return nil, fmt.Errorf("%T is not a tuple of integers", v)
+	}
+	out := make([]int, len(items))
+	for i, it := range items {
+		n, err := pyInt(it)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = n
+	}
+	return out, nil
+}
+
+// ReadTorch reads a torch.save file (the zip archive format of PyTorch ≥ 1.6,
+// torch/serialization.py _save: ARCHIVE/data.pkl, ARCHIVE/data/KEY per
+// storage, ARCHIVE/byteorder) into a Value tree of dicts, lists, tuples,
+// scalars and tensors. The pickle's opcodes are first scanned for every
+// global they name (scanPickleGlobals); any global outside the allowlist
+// (AllowedPickleGlobals) — os.system, builtins.eval, a user class — is
+// refused with ErrForbiddenGlobal naming it, before anything is unpickled.
+// The pickle is then read with github.com/nlpodyssey/gopickle, whose
+// FindClass is held to the same allowlist; nothing in the file is ever
+// executed. Tensors honour storage_offset and strides (views of
+// one storage, as torch.unbind makes, come out right) and are returned
+// contiguous. Errors: ErrForbiddenGlobal; ErrUnreadable (not a zip archive,
+// the legacy pre-1.6 format, TorchScript, no data.pkl, a big-endian
+// archive, a missing or short storage record, a malformed pickle), each
+// naming the file.
+func ReadTorch(path string) (*CaptureFile, error) {
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		if isLegacyTorch(path) {
+			return nil, fmt.Errorf("%s: %w: the legacy torch.save format (_use_new_zipfile_serialization=False) is not supported; re-save it with torch.save's defaults", path, ErrUnreadable)
+		}
+		return nil, fmt.Errorf("%s: %w: not a torch.save zip archive: %v", path, ErrUnreadable, err)
+	}
+	defer zr.Close()
+	records := map[string]*zip.File{}
+	var pkl *zip.File
+	for _, f := range zr.File {
+		records[f.Name] = f
+		base := f.Name[strings.LastIndex(f.Name, "/")+1:]
+		if base == "constants.pkl" {
+			return nil, fmt.Errorf("%s: %w: a TorchScript archive (torch.jit.save), not a torch.save file", path, ErrUnreadable)
+		}
+		if base == "data.pkl" && pkl == nil {
+			pkl = f
+		}
+	}
+	if pkl == nil {
+		return nil, fmt.Errorf("%s: %w: the zip archive has no data.pkl (not written by torch.save)", path, ErrUnreadable)
+	}
+	prefix := strings.TrimSuffix(pkl.Name, "data.pkl")
+	if bo, ok := records[prefix+"byteorder"]; ok {
+		b, err := readRecord(bo, 16)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w: %v", path, ErrUnreadable, err)
+		}
+		if s := strings.TrimSpace(string(b)); s != "little" {
+			return nil, fmt.Errorf("%s: %w: byteorder is %q; only little-endian archives are supported", path, ErrUnreadable, s)
+		}
+	}
+	pdata, err := readRecord(pkl, 1<<30)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %v", path, ErrUnreadable, err)
+	}
+	cf := &CaptureFile{Path: path, Format: "torch.save zip archive (" + strings.TrimSuffix(prefix, "/") + "/data.pkl)"}
+	globals, err := scanPickleGlobals(pdata)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: data.pkl: %v", path, ErrUnreadable, err)
+	}
+	allowed := AllowedPickleGlobals()
+	var forbidden []string
+	for _, g := range globals {
+		if !slices.Contains(allowed, g) {
+			forbidden = append(forbidden, g)
+		}
+	}
+	if len(forbidden) > 0 {
+		return nil, fmt.Errorf("%s: %w %s: refused without unpickling (allowed: %s)", path, ErrForbiddenGlobal,
+			strings.Join(forbidden, ", "), strings.Join(allowed, ", "))
+	}
+	cf.PickleGlobals = globals
+	storages := map[string]*storage{}
+	u := pickle.NewUnpickler(bytes.NewReader(pdata))
+	u.FindClass = func(module, name string) (interface{}, error) {
+		full := module + "." + name
+		switch {
+		case full == "torch._utils._rebuild_tensor_v2":
+			return rebuildTensorV2{}, nil
+		case full == "torch._utils._rebuild_parameter":
+			return rebuildParameter{}, nil
+		case module == "torch":
+			if dt, ok := torchStorages[name]; ok {
+				return &storageClass{dt}, nil
+			}
+		}
+		return nil, fmt.Errorf("%w %s (allowed: %s)", ErrForbiddenGlobal, full, strings.Join(AllowedPickleGlobals(), ", "))
+	}
+	u.PersistentLoad = func(pid interface{}) (interface{}, error) {
+		t, ok := pid.(*types.Tuple)
+		if !ok || len(*t) < 5 {
+			return nil, fmt.Errorf("persistent id %#v is not ('storage', class, key, location, numel)", pid)
+		}
+		if s, _ := (*t)[0].(string); s != "storage" {
+			return nil, fmt.Errorf("persistent id of kind %v, want 'storage'", (*t)[0])
+		}
+		sc, ok := (*t)[1].(*storageClass)
+		if !ok {
+			return nil, fmt.Errorf("persistent id names storage class %T", (*t)[1])
+		}
+		key, ok := (*t)[2].(string)
+		if !ok {
+			return nil, fmt.Errorf("persistent id storage key %v is not a string", (*t)[2])
+		}
+		numel, err := pyInt((*t)[4])
+		if err != nil || numel < 0 {
+			return nil, fmt.Errorf("persistent id numel %v: %v", (*t)[4], err)
+		}
+		if st, ok := storages[key]; ok {
+			return st, nil
+		}
+		rec, ok := records[prefix+"data/"+key]
+		if !ok {
+			return nil, fmt.Errorf("storage %s: the archive has no record %sdata/%s", key, prefix, key)
+		}
+		want := int64(numel) * int64(sc.dtype.Size())
+		b, err := readRecord(rec, want)
+		if err != nil {
+			return nil, fmt.Errorf("storage %s: %w", key, err)
+		}
+		if int64(len(b)) < want {
+			return nil, fmt.Errorf("storage %s: %d bytes, want %d (%d × %s)", key, len(b), want, numel, sc.dtype)
+		}
+		st := &storage{key: key, dtype: sc.dtype, data: b[:want]}
+		storages[key] = st
+		return st, nil
+	}
+	raw, err := safeLoad(&u)
+	if err != nil {
+		if errors.Is(err, ErrForbiddenGlobal) {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return nil, fmt.Errorf("%s: %w: data.pkl: %v", path, ErrUnreadable, err)
+	}
+	root, err := toValue(raw, 0)
+	if err != nil {
+		if errors.Is(err, ErrForbiddenGlobal) {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return nil, fmt.Errorf("%s: %w: %v", path, ErrUnreadable, err)
+	}
+	cf.Root = root
+	return cf, nil
+}
+
+// safeLoad runs the unpickler, turning a panic inside gopickle (malformed
+// input it does not check) into an error.
+func safeLoad(u *pickle.Unpickler) (v interface{}, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			v, err = nil, fmt.Errorf("malformed pickle: %v", p)
+		}
+	}()
+	return u.Load()
+}
+
+// readRecord reads a zip record, refusing more than limit bytes (a record
+// claiming more than its storage needs is not read past that).
+func readRecord(f *zip.File, limit int64) ([]byte, error) {
+	r, err := f.Open()
+	if err != nil {
+		return nil, fmt.Errorf("record %s: %w", f.Name, err)
+	}
+	defer r.Close()
+	b, err := io.ReadAll(io.LimitReader(r, limit))
+	if err != nil {
+		return nil, fmt.Errorf("record %s: %w", f.Name, err)
+	}
+	return b, nil
+}
+
+// isLegacyTorch reports whether path starts with a pickle (protocol 2)
+// followed by torch's legacy magic number 0x1950a86a20f9469cfc6c.
+func isLegacyTorch(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b := make([]byte, 16)
+	n, _ := io.ReadFull(f, b)
+	return n >= 2 && b[0] == 0x80 && bytes.Contains(b[:n], []byte{0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19})
+}
+
+// toValue converts what gopickle built into a Value tree. Anything but
+// dicts, lists, tuples, scalars and rebuilt tensors names the global it came
+// from (gopickle builds collections.OrderedDict, __builtin__.object and
+// copy_reg._reconstructor itself, without asking FindClass).
+func toValue(v interface{}, depth int) (*Value, error) {
+	if depth > 64 {
+		return nil, fmt.Errorf("structure nested deeper than 64 levels")
+	}
+	switch x := v.(type) {
+	case *tensor.Tensor:
+		return &Value{Kind: KindTensor, Tensor: x}, nil
+	case nil, bool, int, int64, float64, string, *big.Int:
+		return &Value{Kind: KindScalar, Scalar: x}, nil
+	case *types.List:
+		return listValue(KindList, *x, depth)
+	case *types.Tuple:
+		return listValue(KindTuple, *x, depth)
+	case *types.Dict:
+		d := &Value{Kind: KindDict}
+		for _, e := range *x {
+			if err := d.addEntry(e.Key, e.Value, depth); err != nil {
+				return nil, err
+			}
+		}
+		return d, nil
+	case *types.OrderedDict:
+		d := &Value{Kind: KindDict}
+		for el := x.List.Front(); el != nil; el = el.Next() {
+			e := el.Value.(*types.OrderedDictEntry)
+			if err := d.addEntry(e.Key, e.Value, depth); err != nil {
+				return nil, err
+			}
+		}
+		return d, nil
+	case *types.GenericObject:
+		return nil, fmt.Errorf("%w %s.%s (an object of a class outside the allowlist)", ErrForbiddenGlobal, x.Class.Module, x.Class.Name)
+	case *types.GenericClass:
+		return nil, fmt.Errorf("%w %s.%s", ErrForbiddenGlobal, x.Module, x.Name)
+	case *types.ObjectClass:
+		return nil, fmt.Errorf("%w __builtin__.object", ErrForbiddenGlobal)
+	case *types.Reconstructor:
+		return nil, fmt.Errorf("%w copy_reg._reconstructor", ErrForbiddenGlobal)
+	case *types.OrderedDictClass:
+		return nil, fmt.Errorf("%w collections.OrderedDict used as a value", ErrForbiddenGlobal)
+	case *storage:
+		return nil, fmt.Errorf("a bare storage (%s) outside a tensor", x.key)
+	}
+	return nil, fmt.Errorf("unsupported pickled value of Go type %T", v)
+}
+
+func listValue(kind ValueKind, items []interface{}, depth int) (*Value, error) {
+	l := &Value{Kind: kind, Items: make([]*Value, 0, len(items))}
+	for _, it := range items {
+		c, err := toValue(it, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		l.Items = append(l.Items, c)
+	}
+	return l, nil
+}
+
+func (d *Value) addEntry(k, v interface{}, depth int) error {
+	key := fmt.Sprint(k)
+	if s, ok := k.(string); ok {
+		key = s
+	}
+	c, err := toValue(v, depth+1)
+	if err != nil {
+		return fmt.Errorf("[%q]: %w", key, err)
+	}
+	d.Keys = append(d.Keys, key)
+	d.Fields = append(d.Fields, c)
+	return nil
+}

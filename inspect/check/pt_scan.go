@@ -1,0 +1,187 @@
+package check
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"strconv"
+)
+
+// scanPickleGlobals walks a pickle's opcodes without building anything
+// (as Python's pickletools.genops does) and returns every global it names,
+// "module.name", in first-use order: GLOBAL and INST carry the names inline;
+// STACK_GLOBAL takes them from the two values pushed just before it, which
+// torch.save and Python's pickler always emit as string literals or memo
+// gets of them. A STACK_GLOBAL whose names are not such strings, an
+// extension-registry opcode (EXT1/2/4), an unknown opcode or a truncated
+// stream is an error: the caller then refuses the file, so nothing the
+// scanner cannot name is ever built.
+func scanPickleGlobals(data []byte) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	record := func(g string) {
+		if !seen[g] {
+			seen[g] = true
+			out = append(out, g)
+		}
+	}
+	memo := map[int]*string{}
+	var recent [2]*string // the last two values pushed; nil when not a string
+	push := func(s *string) { recent[0], recent[1] = recent[1], s }
+	pos := 0
+	need := func(n int) ([]byte, error) {
+		if n < 0 || pos+n > len(data) {
+			return nil, fmt.Errorf("pickle truncated at byte %d", pos)
+		}
+		b := data[pos : pos+n]
+		pos += n
+		return b, nil
+	}
+	line := func() (string, error) {
+		i := bytes.IndexByte(data[pos:], '\n')
+		if i < 0 {
+			return "", fmt.Errorf("pickle truncated at byte %d (no newline)", pos)
+		}
+		s := string(data[pos : pos+i])
+		pos += i + 1
+		return s, nil
+	}
+	lenArg := func(width int) (int, error) {
+		b, err := need(width)
+		if err != nil {
+			return 0, err
+		}
+		var n uint64
+		switch width {
+		case 1:
+			n = uint64(b[0])
+		case 4:
+			n = uint64(binary.LittleEndian.Uint32(b))
+		case 8:
+			n = binary.LittleEndian.Uint64(b)
+		}
+		if n > uint64(len(data)) {
+			return 0, fmt.Errorf("pickle length %d at byte %d exceeds the stream", n, pos)
+		}
+		return int(n), nil
+	}
+	str := func(width int) error {
+		n, err := lenArg(width)
+		if err != nil {
+			return err
+		}
+		b, err := need(n)
+		if err != nil {
+			return err
+		}
+		s := string(b)
+		push(&s)
+		return nil
+	}
+	for pos < len(data) {
+		op := data[pos]
+		at := pos
+		pos++
+		var err error
+		switch op {
+		case '.': // STOP
+			return out, nil
+		case '(', '0', '1', '2', 'a', 'b', 'd', 'e', 'l', 's', 'u', 't', 'R', 'o', 0x81, 0x85, 0x86, 0x87,
+			'Q', 0x90, 0x91, 0x92, 0x97, 0x98:
+			push(nil) // value-producing or stack-reshaping: the top is no longer a known string
+		case 'N', '}', ']', ')', 0x88, 0x89, 0x8f:
+			push(nil)
+		case 0x94: // MEMOIZE
+			memo[len(memo)] = recent[1]
+		case 'K', 0x80: // BININT1, PROTO
+			_, err = need(1)
+			push(nil)
+		case 'M':
+			_, err = need(2)
+			push(nil)
+		case 'J':
+			_, err = need(4)
+			push(nil)
+		case 'G':
+			_, err = need(8)
+			push(nil)
+		case 0x95: // FRAME: its length, then the frame's opcodes inline
+			_, err = lenArg(8) // a frame longer than the stream would make the unpickler allocate it
+		case 'h', 'j', 'q', 'r': // BINGET, LONG_BINGET, BINPUT, LONG_BINPUT
+			w := 1
+			if op == 'j' || op == 'r' {
+				w = 4
+			}
+			var b []byte
+			if b, err = need(w); err == nil {
+				idx := int(b[0])
+				if w == 4 {
+					idx = int(binary.LittleEndian.Uint32(b))
+				}
+				if op == 'h' || op == 'j' {
+					push(memo[idx])
+				} else {
+					memo[idx] = recent[1]
+				}
+			}
+		case 'g', 'p': // GET, PUT with a decimal line
+			var s string
+			if s, err = line(); err == nil {
+				idx, _ := strconv.Atoi(s)
+				if op == 'g' {
+					push(memo[idx])
+				} else {
+					memo[idx] = recent[1]
+				}
+			}
+		case 'I', 'L', 'F', 'P':
+			_, err = line()
+			push(nil)
+		case 'S', 'V': // STRING, UNICODE: a line
+			var s string
+			if s, err = line(); err == nil {
+				push(&s)
+			}
+		case 'c', 'i': // GLOBAL, INST: module and name lines
+			var m, n string
+			if m, err = line(); err == nil {
+				if n, err = line(); err == nil {
+					record(m + "." + n)
+				}
+			}
+			push(nil)
+		case 0x93: // STACK_GLOBAL
+			if recent[0] == nil || recent[1] == nil {
+				return out, fmt.Errorf("STACK_GLOBAL at byte %d takes its names from values that are not string literals", at)
+			}
+			record(*recent[0] + "." + *recent[1])
+			push(nil)
+		case 'U', 'C', 0x8c: // SHORT_BINSTRING, SHORT_BINBYTES, SHORT_BINUNICODE
+			err = str(1)
+		case 'T', 'B', 'X': // BINSTRING, BINBYTES, BINUNICODE
+			err = str(4)
+		case 0x8d, 0x8e, 0x96: // BINUNICODE8, BINBYTES8, BYTEARRAY8
+			err = str(8)
+		case 0x8a: // LONG1
+			var n int
+			if n, err = lenArg(1); err == nil {
+				_, err = need(n)
+			}
+			push(nil)
+		case 0x8b: // LONG4
+			var n int
+			if n, err = lenArg(4); err == nil {
+				_, err = need(n)
+			}
+			push(nil)
+		case 0x82, 0x83, 0x84:
+			return out, fmt.Errorf("extension-registry opcode 0x%02x at byte %d names a global hsdb cannot see", op, at)
+		default:
+			return out, fmt.Errorf("unknown pickle opcode 0x%02x at byte %d", op, at)
+		}
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, fmt.Errorf("pickle ends without STOP")
+}

@@ -1,0 +1,122 @@
+package debug
+
+import (
+	"fmt"
+	"sort"
+
+	"hsdb/engine/model"
+	"hsdb/engine/modelpath"
+	"hsdb/engine/safetensors"
+	"hsdb/engine/stories"
+	"hsdb/engine/tensor"
+)
+
+// DTypeCount is how many of the model's weight tensors have one dtype.
+type DTypeCount struct {
+	DType   string `json:"dtype"`
+	Tensors int    `json:"tensors"`
+}
+
+// WeightDTypes is what `info model` says of the weights' dtypes: how the
+// checkpoint stores the model's weight tensors (Stored, most common first;
+// headers read again from the checkpoint), the dtype the ranks keep them
+// in (Kept: --dtype when given, else as stored with fp8 and f64 as f32, as
+// model.Loader converts them), how many fp8 tensors were dequantized on
+// load (their names: Session.FP8Tensors), and the checkpoint tensors the
+// model does not use (engine.LoadReport.Unused). Err says why Stored is
+// empty (a checkpoint that could not be read again).
+type WeightDTypes struct {
+	Stored      []DTypeCount `json:"stored"`
+	Kept        []DTypeCount `json:"kept"`
+	Converted   string       `json:"converted_by,omitempty"` // "--dtype bf16" when the load converted
+	Dequantized int          `json:"fp8_dequantized"`
+	Unused      []string     `json:"unused_tensors"`
+	Err         string       `json:"error,omitempty"`
+}
+
+// FP8Tensors returns the checkpoint tensors that were stored as fp8
+// (float8_e4m3fn with block scales) and dequantized on load, in load order.
+func (s *Session) FP8Tensors() []string {
+	return append([]string{}, s.E.Report.Dequantized...)
+}
+
+// weightDTypes fills WeightDTypes from the checkpoint's headers, the load
+// options and the engine's load report.
+func (s *Session) weightDTypes() WeightDTypes {
+	w := WeightDTypes{Stored: []DTypeCount{}, Kept: []DTypeCount{}, Dequantized: len(s.E.Report.Dequantized),
+		Unused: append([]string{}, s.E.Report.Unused...)}
+	stored, err := storedDTypes(s.E.Path, s.E.Tree.Params())
+	if err != nil {
+		w.Err = err.Error()
+	}
+	kept := map[tensor.DType]int{}
+	for dt, n := range stored {
+		k := dt
+		switch {
+		case s.Options.DType != tensor.Invalid:
+			k = s.Options.DType
+		case dt == tensor.F8E4M3 || dt == tensor.F64:
+			k = tensor.F32
+		}
+		kept[k] += n
+	}
+	if s.Options.DType != tensor.Invalid {
+		w.Converted = "--dtype " + s.Options.DType.String()
+	}
+	w.Stored, w.Kept = counts(stored), counts(kept)
+	return w
+}
+
+func counts(m map[tensor.DType]int) []DTypeCount {
+	out := []DTypeCount{}
+	for dt, n := range m {
+		out = append(out, DTypeCount{DType: dt.String(), Tensors: n})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Tensors != out[j].Tensors {
+			return out[i].Tensors > out[j].Tensors
+		}
+		return out[i].DType < out[j].DType
+	})
+	return out
+}
+
+// storedDTypes counts params by the dtype the checkpoint at path stores
+// them in, reading only headers: the embedded default model, an HF
+// directory (or its config.json), or a llama2.c .bin (float32 throughout).
+// A param the checkpoint does not list under its name is not counted.
+func storedDTypes(path string, params []model.Param) (map[tensor.DType]int, error) {
+	out := map[tensor.DType]int{}
+	var info func(string) (tensor.DType, bool)
+	mp, err := modelpath.Resolve(path)
+	if err != nil {
+		return out, fmt.Errorf("%s: cannot read the checkpoint's dtypes: %w", path, err)
+	}
+	switch mp.Kind {
+	case modelpath.KindEmbedded:
+		b, err := stories.Files.ReadFile("model/model.safetensors")
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", path, err)
+		}
+		f, err := safetensors.FromBytes(path, b)
+		if err != nil {
+			return out, err
+		}
+		info = func(n string) (tensor.DType, bool) { ti, ok := f.Info(n); return ti.DType, ok }
+	case modelpath.KindLlama2C:
+		info = func(string) (tensor.DType, bool) { return tensor.F32, true } // llama2.c's legacy format is float32
+	default:
+		set, err := safetensors.OpenDir(mp.Dir)
+		if err != nil {
+			return out, err
+		}
+		defer set.Close()
+		info = func(n string) (tensor.DType, bool) { ti, ok := set.Info(n); return ti.DType, ok }
+	}
+	for _, p := range params {
+		if dt, ok := info(p.Name); ok {
+			out[dt]++
+		}
+	}
+	return out, nil
+}

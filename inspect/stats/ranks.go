@@ -1,0 +1,53 @@
+package stats
+
+import (
+	"fmt"
+	"math"
+)
+
+// Diff compares two copies of the same tensor element by element (two ranks'
+// copies of a replicated tensor, or two ranks holding the same shard).
+// Elements are equal when their float32 values are equal or both are NaN.
+type Diff struct {
+	// Equal: every element is equal.
+	Equal bool `json:"equal"`
+	// Differ counts the unequal elements.
+	Differ int64 `json:"differ"`
+	// First is the flat index of the first unequal element (-1 when Equal),
+	// with the two values there.
+	First  int     `json:"first"`
+	FirstA float64 `json:"first_a"`
+	FirstB float64 `json:"first_b"`
+	// MaxAbs is the largest |a-b| over elements where both are finite, and
+	// MaxAt its flat index (-1 when no finite pair differs).
+	MaxAbs float64 `json:"max_abs_diff"`
+	MaxAt  int     `json:"max_at"`
+}
+
+// ErrShape is wrapped by comparisons and gathers of tensors whose shapes do
+// not fit together.
+var ErrShape = fmt.Errorf("shape mismatch")
+
+// Compare compares a and b, which must have the same length.
+func Compare(a, b []float32) (Diff, error) {
+	if len(a) != len(b) {
+		return Diff{}, fmt.Errorf("%w: %d elements vs %d", ErrShape, len(a), len(b))
+	}
+	d := Diff{Equal: true, First: -1, MaxAt: -1}
+	for i, x := range a {
+		y := b[i]
+		if x == y || (x != x && y != y) {
+			continue
+		}
+		if d.Equal {
+			d.Equal, d.First, d.FirstA, d.FirstB = false, i, float64(x), float64(y)
+		}
+		d.Differ++
+		if fx, fy := float64(x), float64(y); !math.IsInf(fx, 0) && !math.IsInf(fy, 0) && fx == fx && fy == fy {
+			if ad := math.Abs(fx - fy); ad > d.MaxAbs {
+				d.MaxAbs, d.MaxAt = ad, i
+			}
+		}
+	}
+	return d, nil
+}
