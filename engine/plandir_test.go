@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,5 +95,33 @@ func TestPlanDeepseekV3BF16(t *testing.T) {
 	}
 	if len(p.NotCounted) != 1 || !strings.Contains(p.NotCounted[0], "num_nextn_predict_layers 1") {
 		t.Errorf("not counted: %q, want the MTP layer", p.NotCounted)
+	}
+}
+
+// TestLoadRefusedPerDevice: on a GPU each rank must fit its own device.
+// testdata/hf/llama (float32, vocabulary 101 tied, hidden 96, 3 layers, 8
+// heads and 2 kv heads of 12, intermediate 160) at --tp 2 puts on each
+// rank, by hand: embeddings 64·96·4 = 24576 (101 padded to 128), norm 384,
+// and per layer norms 768, q 48·96·4 = 18432, k and v 2·12·96·4 = 9216, o
+// 18432, gate and up 2·80·96·4 = 61440, down 30720: 139008 × 3 = 417024;
+// 441984 bytes (432 KiB) in all. With 400 KiB per device the load is
+// refused before any device is opened (the cuda device is not even built
+// in), naming the rank and the 32 KiB it lacks.
+func TestLoadRefusedPerDevice(t *testing.T) {
+	_, err := engine.Open("../testdata/hf/llama", engine.Options{TP: 2, Device: "cuda", MemoryLimit: 400 << 10})
+	if !errors.Is(err, engine.ErrMemory) {
+		t.Fatalf("err = %v, want ErrMemory", err)
+	}
+	for _, want := range []string{"rank 0 needs 432 KiB (weights 432 KiB", "its device has 400 KiB: 32 KiB short", "2 of 2 ranks"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q does not say %q", err, want)
+		}
+	}
+	p, err := engine.PlanDir("../testdata/hf/llama", engine.PlanOptions{TP: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := p.Weights(); w[0] != 441984 || w[1] != 441984 || !p.Checkpoint {
+		t.Errorf("plan with the checkpoint: weights %v (checkpoint %v), want 441984 per rank", w, p.Checkpoint)
 	}
 }
