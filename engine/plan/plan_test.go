@@ -44,6 +44,15 @@ func (blockQuant) Planned(name string, out, in int) (int64, bool) {
 	return int64(out*in + (out+15)/16*((in+15)/16)*4), true
 }
 
+// quantizeAll is blockQuant that says yes to every weight name, as a
+// scheme that trusts its caller to ask only about linear layers does
+// (compressed-tensors' "Linear" target).
+type quantizeAll struct{ blockQuant }
+
+func (quantizeAll) Planned(name string, out, in int) (int64, bool) {
+	return int64(out*in + (out+15)/16*((in+15)/16)*4), true
+}
+
 func tree(t *testing.T, cfgJSON string, world int, ep bool) (*model.Tree, *model.Dims) {
 	t.Helper()
 	cfg, _, err := model.ParseConfig([]byte(cfgJSON))
@@ -107,8 +116,17 @@ func TestPlanTinyV3(t *testing.T) {
 			t.Errorf("ep=%v: fits %v, check %v with a device of %d", ep, p.Fits, p.Check(), p.DeviceBytes)
 		}
 	}
+	// Only linear layers are asked: embeddings, LM head and router stay
+	// dense under a scheme that would quantize anything.
 	tr, d := tree(t, tinyV3, 2, false)
-	p, err := plan.New(tr, d, plan.Options{World: 2, Quant: blockQuant{}, Dequantize: true})
+	p, err := plan.New(tr, d, plan.Options{World: 2, Quant: quantizeAll{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := p.Ranks[0]; r.Weights != 51056 || r.QuantizedWeights != 33312 {
+		t.Errorf("a scheme quantizing every name: %+v, want 51056 (33312 quantized)", r)
+	}
+	p, err = plan.New(tr, d, plan.Options{World: 2, Quant: blockQuant{}, Dequantize: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,8 +17,8 @@ type weights struct {
 
 // newWeights counts every parameter of t on every rank: rank r's share is
 // Param.RankShape(r) (a rank without a share, an expert placed on another
-// rank under --ep, counts nothing). A 2-D weight the quantization scheme
-// stores quantized counts Quant.Planned(name, rows, cols) of the rank's
+// rank under --ep, counts nothing). A linear layer's 2-D weight
+// (linearClasses) the quantization scheme stores quantized counts Quant.Planned(name, rows, cols) of the rank's
 // shard (data plus scales; with a checkpoint, only weights the checkpoint
 // stores quantized, Quant.Stored); every other parameter counts its
 // elements × the dtype it is kept in (denseDType).
@@ -44,10 +44,11 @@ func newWeights(t *model.Tree, d *model.Dims, o Options, world int) (*weights, e
 			}
 		}
 	}
+	linear := linearParams(t)
 	all := make([]counter, world)
 	qs := make([]counter, world)
 	for _, p := range t.Params() {
-		quantized := o.Quant != nil && len(p.Shape) == 2 && storedQuantized(o, p)
+		quantized := o.Quant != nil && linear[p.Name] && len(p.Shape) == 2 && storedQuantized(o, p)
 		for r := range world {
 			shape := p.RankShape(r)
 			n, ok := numel(shape)
@@ -82,6 +83,34 @@ func newWeights(t *model.Tree, d *model.Dims, o Options, world int) (*weights, e
 		}
 	}
 	return w, nil
+}
+
+// linearClasses are the vLLM module classes whose weights a quantization
+// scheme applies to: the linear layers built with the model's quant_config
+// (vLLM's LinearBase subclasses and FusedMoE). The embeddings
+// (VocabParallelEmbedding), the LM head (ParallelLMHead) and the router
+// (GateLinear: deepseek_v2.py builds the gate with quant_config=None) stay
+// dense, as a Loader only asks the scheme about linear layers.
+var linearClasses = map[string]bool{"ColumnParallelLinear": true, "RowParallelLinear": true, "MergedColumnParallelLinear": true,
+	"QKVParallelLinear": true, "ReplicatedLinear": true, "FusedMoE": true}
+
+// linearParams returns the names of the parameters that belong to modules
+// of a linearClasses class.
+func linearParams(t *model.Tree) map[string]bool {
+	out := map[string]bool{}
+	var walk func(m *model.Module)
+	walk = func(m *model.Module) {
+		if linearClasses[m.Class] {
+			for _, p := range m.Params {
+				out[p.Name] = true
+			}
+		}
+		for _, c := range m.Children {
+			walk(c)
+		}
+	}
+	walk(t.Root)
+	return out
 }
 
 // storedQuantized reports whether weight p is kept in o.Quant's format: with
