@@ -154,7 +154,10 @@ func sizeValue(field string, v json.RawMessage, limit int64) (n int64, present b
 	if !f.IsInt() {
 		return 0, false, &LimitError{Field: field, Value: text, Want: want}
 	}
-	if f.Sign() < 0 || f.Cmp(new(big.Float).SetInt64(limit)) > 0 {
+	if f.Sign() < 0 {
+		return 0, false, &LimitError{Field: field, Value: text, Want: want}
+	}
+	if f.Cmp(new(big.Float).SetInt64(limit)) > 0 {
 		return 0, false, &LimitError{Field: field, Value: text, Want: fmt.Sprintf("at most %d", limit)}
 	}
 	i, _ := f.Int64()

@@ -27,7 +27,7 @@ func TestCheckBounds(t *testing.T) {
 		{`{"num_attention_heads": 1099511627776}`, "num_attention_heads 1099511627776 is out of range (want at most 4096)"},
 		{`{"vocab_size": 1e400}`, "vocab_size 1e400 is out of range (want at most 16777216)"},
 		{`{"hidden_size": 18446744073709551617}`, "hidden_size 18446744073709551617 is out of range"},
-		{`{"hidden_size": -7168}`, "hidden_size -7168 is out of range (want at most 262144)"},
+		{`{"hidden_size": -7168}`, "hidden_size -7168 is out of range (want an integer from 0 to 262144)"},
 		{`{"intermediate_size": 2.5}`, "intermediate_size 2.5 is out of range (want an integer from 0 to 1048576)"},
 		{`{"intermediate_size": "18432"}`, `intermediate_size "18432" is out of range (want an integer from 0 to 1048576)`},
 		{`{"dtype": "float7"}`, `dtype "float7" is out of range (want one of float32, bfloat16, float16, float64)`},
