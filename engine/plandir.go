@@ -59,18 +59,25 @@ func PlanDir(dir string, o PlanOptions) (*DirPlan, error) {
 	case !errors.Is(err, safetensors.ErrEmptyDir):
 		return nil, fmt.Errorf("--model %s: %w", dir, err)
 	}
+	p, err := PlanConfig(cfgJSON, src, o)
+	if err != nil {
+		return nil, fmt.Errorf("--model %s: %w", dir, err)
+	}
+	return p, nil
+}
+
+// PlanConfig plans the model config.json bytes cfgJSON describe, with the
+// tensor headers of src when it is not nil (PlanDir without the files).
+func PlanConfig(cfgJSON []byte, src model.WeightSource, o PlanOptions) (*DirPlan, error) {
 	world := max(o.TP, 1)
 	cfg, skipped, tree, err := buildTree(cfgJSON, world, Options{TP: world, EP: o.EP, Layers: o.Layers})
 	if err != nil {
-		if src != nil {
-			err = explainLimit(err, src, cfgJSON)
-		}
-		return nil, fmt.Errorf("--model %s: %w", dir, err)
+		return nil, explainLimit(err, src, cfgJSON)
 	}
 	p, err := plan.New(tree, cfg.Dims(), plan.Options{World: world, Tokens: o.Tokens, DeviceBytes: o.DeviceBytes, DType: o.DType,
 		Act: plan.ActivationDType(o.DType, cfg.Dims()), Quant: quantScheme(cfg), Src: src})
 	if err != nil {
-		return nil, fmt.Errorf("--model %s: %w", dir, err)
+		return nil, err
 	}
 	dp := &DirPlan{Plan: p, Arch: cfg.Dims().Arch, Checkpoint: src != nil, Skipped: skipped}
 	if n := nextnLayers(cfgJSON); n > 0 {

@@ -65,10 +65,17 @@ var SizeLimits = []SizeLimit{
 	{"max_position_embeddings", 1 << 28},
 }
 
+// MaxExpertLayers bounds num_hidden_layers × (routed experts + 1), which
+// the module tree's parameter count follows (DeepSeek-V3: 61 × 257 ≈
+// 1.6e4, Kimi-K2: 61 × 385 ≈ 2.3e4); the tree of the bound holds about
+// 4e5 parameters (tens of MB).
+const MaxExpertLayers = 1 << 17
+
 // MaxTreeEntries bounds layers × (routed experts + 1) × world size, the
-// number of per-rank parameter entries a module tree holds (DeepSeek-V3 at
-// --tp 8: 61 × 257 × 8 ≈ 1.3e5), so that building the tree for a plan or a
-// load takes bounded memory.
+// number of per-rank shard entries a module tree holds (DeepSeek-V3 at
+// --tp 8: 61 × 257 × 8 ≈ 1.3e5; at --tp 64, 1e6 entries take about 130 MB
+// and 0.4 s to plan), so that building the tree for a plan or a load takes
+// bounded memory and time.
 const MaxTreeEntries = 1 << 22
 
 // ConfigDTypes are the values config.json's dtype / torch_dtype may take
@@ -103,7 +110,7 @@ func (e *LimitError) Unwrap() error { return ErrConfigLimit }
 // of them is used: each present size must be a non-negative integer (JSON
 // integer syntax or an integral number such as 1e3) no larger than its
 // limit; dtype and torch_dtype must be one of ConfigDTypes; and layers ×
-// (routed experts + 1) must stay within MaxTreeEntries. The first
+// (routed experts + 1) must stay within MaxExpertLayers. The first
 // violation is returned as a *LimitError naming the field.
 func CheckBounds(raw map[string]json.RawMessage) error {
 	vals := map[string]int64{}
@@ -126,9 +133,9 @@ func CheckBounds(raw map[string]json.RawMessage) error {
 		}
 	}
 	experts := max(vals["n_routed_experts"], vals["num_experts"], vals["num_local_experts"])
-	if layers := vals["num_hidden_layers"]; layers*(experts+1) > MaxTreeEntries {
+	if layers := vals["num_hidden_layers"]; layers*(experts+1) > MaxExpertLayers {
 		return &LimitError{Field: "num_hidden_layers", Value: fmt.Sprint(layers),
-			Want: fmt.Sprintf("num_hidden_layers × (routed experts + 1) at most %d; with %d experts that is at most %d layers", MaxTreeEntries, experts, MaxTreeEntries/(experts+1))}
+			Want: fmt.Sprintf("num_hidden_layers × (routed experts + 1) at most %d; with %d experts that is at most %d layers", MaxExpertLayers, experts, MaxExpertLayers/(experts+1))}
 	}
 	return nil
 }

@@ -34,7 +34,9 @@ func TestCheckBounds(t *testing.T) {
 		{`{"torch_dtype": "float7"}`, `torch_dtype "float7" is out of range (want one of float32, bfloat16, float16, float64)`},
 		{`{"torch_dtype": "int8"}`, `torch_dtype "int8" is out of range`},
 		{`{"torch_dtype": 16}`, `torch_dtype 16 is out of range`},
-		{`{"num_hidden_layers": 4096, "n_routed_experts": 16384}`, "num_hidden_layers 4096 is out of range (want num_hidden_layers × (routed experts + 1) at most 4194304; with 16384 experts that is at most 255 layers)"},
+		{`{"num_hidden_layers": 4096, "n_routed_experts": 16384}`, "num_hidden_layers 4096 is out of range (want num_hidden_layers × (routed experts + 1) at most 131072; with 16384 experts that is at most 7 layers)"},
+		{`{"num_hidden_layers": 341, "num_experts": 384}`, "num_hidden_layers 341 is out of range (want num_hidden_layers × (routed experts + 1) at most 131072; with 384 experts that is at most 340 layers)"},
+		{`{"num_hidden_layers": 340, "n_routed_experts": 384, "num_experts_per_tok": 8}`, ""},
 	} {
 		var raw map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(c.json), &raw); err != nil {
