@@ -108,8 +108,18 @@ func printPlan(w io.Writer, dir string, p *engine.DirPlan) {
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "rank\tweights\tof which quantized\tKV cache\tactivations\ttotal\t")
-	for _, r := range p.Ranks {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t\n", r.Rank, both(r.Weights), both(r.QuantizedWeights), both(r.KV), both(r.Activations), both(r.Total))
+	for i := 0; i < len(p.Ranks); { // consecutive ranks with the same plan share a row
+		r, j := p.Ranks[i], i+1
+		for j < len(p.Ranks) && p.Ranks[j].Weights == r.Weights && p.Ranks[j].QuantizedWeights == r.QuantizedWeights &&
+			p.Ranks[j].KV == r.KV && p.Ranks[j].Activations == r.Activations {
+			j++
+		}
+		ranks := fmt.Sprint(r.Rank)
+		if j > i+1 {
+			ranks = fmt.Sprintf("%d-%d", r.Rank, p.Ranks[j-1].Rank)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", ranks, both(r.Weights), both(r.QuantizedWeights), both(r.KV), both(r.Activations), both(r.Total))
+		i = j
 	}
 	tw.Flush()
 	switch err := p.Check(); {
@@ -132,8 +142,12 @@ func printPlan(w io.Writer, dir string, p *engine.DirPlan) {
 	}
 }
 
-// both renders bytes in GB and GiB: "85.1 GB (79.3 GiB)".
+// both renders bytes in GB and GiB from 1 GB on ("85.14 GB (79.3 GiB)"),
+// in binary units below ("274 MiB").
 func both(n int64) string {
+	if n < 1e9 {
+		return plan.FormatBytes(n)
+	}
 	return fmt.Sprintf("%.2f GB (%s)", float64(n)/1e9, plan.FormatBytes(n))
 }
 
