@@ -48,7 +48,15 @@ func newWeights(t *model.Tree, d *model.Dims, o Options, world int) (*weights, e
 	all := make([]counter, world)
 	qs := make([]counter, world)
 	for _, p := range t.Params() {
-		quantized := o.Quant != nil && linear[p.Name] && len(p.Shape) == 2 && storedQuantized(o, p)
+		// A candidate for the scheme; from the config alone Planned decides
+		// below, with a checkpoint Stored has decided.
+		quantized := o.Quant != nil && linear[p.Name] && len(p.Shape) == 2 && (o.Src == nil || storedQuantized(o, p))
+		if quantized && o.Dequantize && o.Src == nil {
+			_, quantized = o.Quant.Planned(p.Name, p.Shape[0], p.Shape[1])
+		}
+		var last [2]int // the previous rank's shard shape and its Planned bytes (ranks mostly share shapes)
+		var lastBytes int64
+		lastQ := false
 		for r := range world {
 			shape := p.RankShape(r)
 			n, ok := numel(shape)
@@ -59,10 +67,13 @@ func newWeights(t *model.Tree, d *model.Dims, o Options, world int) (*weights, e
 				continue
 			}
 			if quantized && !o.Dequantize {
-				b, q := o.Quant.Planned(p.Name, shape[0], shape[1])
-				if q {
-					all[r].add(b)
-					qs[r].add(b)
+				if r == 0 || last != [2]int{shape[0], shape[1]} {
+					last = [2]int{shape[0], shape[1]}
+					lastBytes, lastQ = o.Quant.Planned(p.Name, shape[0], shape[1])
+				}
+				if lastQ {
+					all[r].add(lastBytes)
+					qs[r].add(lastBytes)
 					continue
 				}
 			}
@@ -113,15 +124,9 @@ func linearParams(t *model.Tree) map[string]bool {
 	return out
 }
 
-// storedQuantized reports whether weight p is kept in o.Quant's format: with
-// a checkpoint, when it stores p that way (Quant.Stored under one of the
-// layouts of meta); from the config alone, when the scheme quantizes a
-// weight of p's name and shape (Quant.Planned).
+// storedQuantized reports whether the checkpoint stores weight p in
+// o.Quant's format (Quant.Stored, under one of the layouts of meta).
 func storedQuantized(o Options, p model.Param) bool {
-	if o.Src == nil {
-		_, q := o.Quant.Planned(p.Name, p.Shape[0], p.Shape[1])
-		return q
-	}
 	for _, n := range candidates(p.Name) {
 		if o.Quant.Stored(o.Src, n) != nil {
 			return true
