@@ -27,16 +27,8 @@ func explainLimit(err error, src model.WeightSource, cfgJSON []byte) error {
 	if !ok {
 		return err
 	}
-	implied := impliedBy(le.Field, lister.Names(), src, cfgJSON)
-	if implied == "" {
-		return err
-	}
-	out := *le
-	out.Implied = implied
-	if strings.HasPrefix(err.Error(), "text_config: ") {
-		return fmt.Errorf("text_config: %w", &out)
-	}
-	return &out
+	le.Implied = impliedBy(le.Field, lister.Names(), src, cfgJSON) // the error was made by this parse: filled in place
+	return err
 }
 
 // explainDirLimit is explainLimit for a model directory: it opens the

@@ -86,6 +86,7 @@ var ConfigDTypes = []string{"float32", "bfloat16", "float16", "float64"}
 // written, and what was expected. Implied, when set, says what the
 // checkpoint's weights imply for the field (LoadDir adds it).
 type LimitError struct {
+	Where   string // the object: "config.json", "config.json: text_config"
 	Field   string // "num_hidden_layers"
 	Value   string // as written in config.json: "1e9", "1099511627776"
 	Want    string // "at most 4096", "an integer", "one of float32, ..."
@@ -93,9 +94,12 @@ type LimitError struct {
 }
 
 // Error renders "config.json: num_hidden_layers 1e9 is out of range (want at
-// most 4096); the checkpoint holds 3 layers".
+// most 4096); the checkpoint holds 3 decoder layers (layers 0-2)".
 func (e *LimitError) Error() string {
-	s := fmt.Sprintf("config.json: %s %s is out of range (want %s)", e.Field, e.Value, e.Want)
+	s := fmt.Sprintf("%s %s is out of range (want %s)", e.Field, e.Value, e.Want)
+	if e.Where != "" {
+		s = e.Where + ": " + s
+	}
 	if e.Implied != "" {
 		s += "; " + e.Implied
 	}
@@ -111,8 +115,17 @@ func (e *LimitError) Unwrap() error { return ErrConfigLimit }
 // integer syntax or an integral number such as 1e3) no larger than its
 // limit; dtype and torch_dtype must be one of ConfigDTypes; and layers ×
 // (routed experts + 1) must stay within MaxExpertLayers. The first
-// violation is returned as a *LimitError naming the field.
-func CheckBounds(raw map[string]json.RawMessage) error {
+// violation is returned as a *LimitError naming the field, in the object
+// where names ("config.json", "config.json: text_config").
+func CheckBounds(raw map[string]json.RawMessage, where string) error {
+	err := checkBounds(raw)
+	if le, ok := err.(*LimitError); ok {
+		le.Where = where
+	}
+	return err
+}
+
+func checkBounds(raw map[string]json.RawMessage) error {
 	vals := map[string]int64{}
 	for _, l := range SizeLimits {
 		v, ok := raw[l.Field]

@@ -42,7 +42,7 @@ func TestCheckBounds(t *testing.T) {
 		if err := json.Unmarshal([]byte(c.json), &raw); err != nil {
 			t.Fatal(err)
 		}
-		err := model.CheckBounds(raw)
+		err := model.CheckBounds(raw, "config.json")
 		if c.want == "" {
 			if err != nil {
 				t.Errorf("%s: %v", c.json, err)
@@ -73,7 +73,7 @@ func TestCheckBoundsParseConfig(t *testing.T) {
 	for _, c := range []struct{ cfg, want string }{
 		{`{"architectures": ["BoundsTestForCausalLM"], "num_hidden_layers": 1e9}`, "config.json: num_hidden_layers 1e9"},
 		{`{"architectures": ["Wrapper"], "num_hidden_layers": 1e9, "text_config": {"architectures": ["BoundsTestForCausalLM"], "num_attention_heads": 1099511627776}}`,
-			"text_config: config.json: num_attention_heads 1099511627776"},
+			"config.json: text_config: num_attention_heads 1099511627776"},
 	} {
 		before := boundsParsed
 		_, _, err := model.ParseConfig([]byte(c.cfg))

@@ -99,7 +99,7 @@ func ParseConfig(data []byte) (cfg Config, skipped string, err error) {
 	}
 	_ = json.Unmarshal(data, &head)
 	if a := lookup(head.Architectures, head.ModelType); a != nil {
-		if err := CheckBounds(raw); err != nil {
+		if err := CheckBounds(raw, "config.json"); err != nil {
 			return nil, "", err
 		}
 		cfg, err := a.Parse(raw)
@@ -116,8 +116,8 @@ func ParseConfig(data []byte) (cfg Config, skipped string, err error) {
 		}
 		_ = json.Unmarshal(tc, &ih)
 		if a := lookup(ih.Architectures, ih.ModelType); a != nil {
-			if err := CheckBounds(inner); err != nil {
-				return nil, "", fmt.Errorf("text_config: %w", err)
+			if err := CheckBounds(inner, "config.json: text_config"); err != nil {
+				return nil, "", err
 			}
 			cfg, err := a.Parse(inner)
 			return cfg, fmt.Sprintf("%v (model_type %q) wraps the language model in text_config; only it is loaded", head.Architectures, head.ModelType), err
