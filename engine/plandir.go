@@ -29,20 +29,20 @@ type PlanOptions struct {
 type DirPlan struct {
 	*plan.Plan
 	Arch string `json:"architecture"`
-	// Checkpoint is true when the directory held safetensors whose headers
-	// gave the dtypes; false for config.json alone.
-	Checkpoint bool `json:"checkpoint"`
 	// Skipped says what of a wrapper config was left out (Kimi-K2.5's
 	// vision tower), or "".
 	Skipped string `json:"skipped,omitempty"`
 	// NotCounted lists parts of the checkpoint the plan leaves out, and why.
 	NotCounted []string `json:"not_counted,omitempty"`
+	// Notes says what else the plan is based on (a partial download).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // PlanDir plans the model in dir from its config.json alone, or with the
 // tensor headers of its safetensors when there are any (no tensor data is
-// read). The quantized weights the config declares count at their stored
-// size: a GPU keeps them quantized. Errors name the file or field: no
+// read; an index whose shards are not downloaded yet plans from config.json
+// alone, with a note). The quantized weights the config declares count at
+// their stored size: a GPU keeps them quantized. Errors name the file or field: no
 // config.json, a config out of bounds (with what the weights imply), a
 // split the model does not allow, a broken checkpoint.
 func PlanDir(dir string, o PlanOptions) (*DirPlan, error) {
@@ -51,17 +51,23 @@ func PlanDir(dir string, o PlanOptions) (*DirPlan, error) {
 		return nil, fmt.Errorf("--model %s: %w (a model directory needs config.json)", dir, err)
 	}
 	var src model.WeightSource
+	var note string
 	set, err := safetensors.OpenDir(dir)
 	switch {
 	case err == nil:
 		defer set.Close()
 		src = stSource{set}
+	case errors.Is(err, safetensors.ErrShardMissing):
+		note = fmt.Sprintf("the shard index names files that are not here (%v): planned from config.json alone", err)
 	case !errors.Is(err, safetensors.ErrEmptyDir):
 		return nil, fmt.Errorf("--model %s: %w", dir, err)
 	}
 	p, err := PlanConfig(cfgJSON, src, o)
 	if err != nil {
 		return nil, fmt.Errorf("--model %s: %w", dir, err)
+	}
+	if note != "" {
+		p.Notes = append(p.Notes, note)
 	}
 	return p, nil
 }
@@ -79,7 +85,7 @@ func PlanConfig(cfgJSON []byte, src model.WeightSource, o PlanOptions) (*DirPlan
 	if err != nil {
 		return nil, err
 	}
-	dp := &DirPlan{Plan: p, Arch: cfg.Dims().Arch, Checkpoint: src != nil, Skipped: skipped}
+	dp := &DirPlan{Plan: p, Arch: cfg.Dims().Arch, Skipped: skipped}
 	if n := nextnLayers(cfgJSON); n > 0 {
 		dp.NotCounted = append(dp.NotCounted, fmt.Sprintf("num_nextn_predict_layers %d: the multi-token-prediction layer(s) after layer %d, which vLLM loads only as a speculative-decoding draft (DeepSeekMTP), not with %s",
 			n, cfg.Dims().Layers-1, cfg.Dims().Arch))

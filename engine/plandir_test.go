@@ -125,3 +125,25 @@ func TestLoadRefusedPerDevice(t *testing.T) {
 		t.Errorf("plan with the checkpoint: weights %v (checkpoint %v), want 441984 per rank", w, p.Checkpoint)
 	}
 }
+
+// TestPlanIndexOnly: a directory with config.json and the shard index but
+// no shards (what a user has before the 700 GB download) plans as
+// config.json says, and says it read no tensor headers.
+func TestPlanIndexOnly(t *testing.T) {
+	dir := withoutQuant(t)
+	index := `{"metadata": {"total_size": 1}, "weight_map": {"model.embed_tokens.weight": "model-00001-of-00163.safetensors",
+"lm_head.weight": "model-00163-of-00163.safetensors"}}`
+	if err := os.WriteFile(filepath.Join(dir, "model.safetensors.index.json"), []byte(index), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := engine.PlanDir(dir, engine.PlanOptions{TP: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := dsV3Rank(func(out, in int64) int64 { return 2 * out * in }, bf16Bytes); p.Ranks[0].Weights != want || p.Checkpoint {
+		t.Errorf("weights %d (checkpoint %v), want the config-only %d", p.Ranks[0].Weights, p.Checkpoint, want)
+	}
+	if len(p.Notes) != 1 || !strings.Contains(p.Notes[0], "model-00001-of-00163.safetensors") {
+		t.Errorf("notes %q, want the missing shard named", p.Notes)
+	}
+}

@@ -93,7 +93,7 @@ func runPlan(args []string, io stdio) int {
 
 // printPlan renders a plan as a table with decimal and binary units.
 func printPlan(w io.Writer, dir string, p *engine.DirPlan) {
-	from := "config.json alone (no weights)"
+	from := "config.json alone (no tensor headers)"
 	if p.Checkpoint {
 		from = "config.json and the checkpoint's tensor headers"
 	}
@@ -136,6 +136,9 @@ func printPlan(w io.Writer, dir string, p *engine.DirPlan) {
 	}
 	if p.Skipped != "" {
 		fmt.Fprintf(w, "note: %s\n", p.Skipped)
+	}
+	for _, n := range p.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	for _, n := range p.NotCounted {
 		fmt.Fprintf(w, "not counted: %s\n", n)

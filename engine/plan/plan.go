@@ -73,7 +73,10 @@ type Plan struct {
 	Fits        bool  `json:"fits"`
 	Shared      bool  `json:"shared,omitempty"`
 	World       int   `json:"world_size"`
-	Tokens      int   `json:"max_tokens"`
+	// Checkpoint is true when tensor headers gave the stored dtypes; false
+	// for a plan from config.json alone.
+	Checkpoint bool `json:"checkpoint"`
+	Tokens     int  `json:"max_tokens"`
 	// Quant describes the quantization counted ("" when dense), Dense the
 	// dtype dense weights are counted at, Act the activation/KV dtype.
 	Quant string `json:"quantization,omitempty"`
@@ -99,7 +102,7 @@ func New(t *model.Tree, d *model.Dims, o Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.Dense = w.dense.String()
+	p.Dense, p.Checkpoint = w.dense.String(), w.found
 	if o.Quant != nil {
 		p.Quant = o.Quant.String()
 		if o.Dequantize {

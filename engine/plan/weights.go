@@ -13,6 +13,7 @@ type weights struct {
 	bytes, quant []int64      // per rank: all weights, the quantized part
 	dense        tensor.DType // dtype dense weights are counted at without a checkpoint
 	dequant      tensor.DType // dtype quantized weights become when dequantized
+	found        bool         // the checkpoint's headers gave at least one parameter's dtype
 }
 
 // newWeights counts every parameter of t on every rank: rank r's share is
@@ -35,11 +36,11 @@ func newWeights(t *model.Tree, d *model.Dims, o Options, world int) (*weights, e
 	if w.dequant == tensor.Invalid {
 		w.dequant = tensor.F32 // the loader dequantizes to float32 (model.Loader)
 	}
-	fallback := tensor.Invalid
+	fallback := w.dense // a checkpoint without readable headers (an index whose shards are not downloaded) plans as config.json says
 	if o.Src != nil {
 		for _, p := range t.Params() {
 			if dt, _, ok := meta(o.Src, p.Name); ok {
-				fallback = dt
+				fallback, w.found = dt, true
 				break
 			}
 		}
@@ -139,8 +140,8 @@ func storedQuantized(o Options, p model.Param) bool {
 // else with a checkpoint its stored dtype (fp8 without a scheme, f64 and
 // non-float dtypes become float32, as model.Loader does; a parameter the
 // checkpoint does not list under any known layout, a fused expert tensor,
-// takes the dtype of the first it does list); without one config.json's
-// dtype. DeepSeek's router correction bias (e_score_correction_bias) is
+// takes the dtype of the first it does list, or config.json's when it
+// lists none); without one config.json's dtype. DeepSeek's router correction bias (e_score_correction_bias) is
 // float32 whatever the model dtype or --dtype, as vLLM's deepseek_v2.py
 // creates it, the checkpoints store it and engine/arch keeps it.
 func denseDType(name string, o Options, dense, fallback tensor.DType) tensor.DType {
