@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"hsdb/engine/model"
+	"hsdb/engine/quant"
 	"hsdb/engine/safetensors"
 	"hsdb/engine/tensor"
 )
@@ -46,6 +47,9 @@ func LoadDir(dir string, opts Options) (*Engine, error) {
 	}
 	if _, _, err := model.ParseConfig(cfg); err != nil { // before touching the weights
 		return nil, fmt.Errorf("--model %s: %w", dir, explainDirLimit(err, dir, cfg))
+	}
+	if _, err := quant.FromConfig(cfg); err != nil {
+		return nil, fmt.Errorf("--model %s: %w", dir, err)
 	}
 	set, err := safetensors.OpenDir(dir)
 	if err != nil {

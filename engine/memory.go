@@ -64,25 +64,16 @@ func availableMemory(opts Options) (bytes int64, ok bool) {
 func onCPU(opts Options) bool { return opts.Device == "" || opts.Device == "cpu" }
 
 // loadPlan is the memory plan LoadSource checks before reading any weight:
-// the weights as the backend keeps them (the CPU backend dequantizes
+// the weights as the backend keeps them (qs: the checkpoint's quantization
+// scheme, or nil) (the CPU backend dequantizes
 // quantized weights on load; a GPU keeps them as stored), no tokens (the
 // KV cache grows with the input later), against what availableMemory
 // reports (all ranks together on the CPU, whose virtual ranks share the
 // host; per rank on a GPU).
-func loadPlan(cfg model.Config, t *model.Tree, world int, src model.WeightSource, opts Options) (*plan.Plan, error) {
+func loadPlan(cfg model.Config, t *model.Tree, world int, src model.WeightSource, qs model.QuantScheme, opts Options) (*plan.Plan, error) {
 	avail, _ := availableMemory(opts)
-	return plan.New(t, cfg.Dims(), plan.Options{World: world, DType: opts.DType, Src: src, Quant: quantScheme(cfg),
+	return plan.New(t, cfg.Dims(), plan.Options{World: world, DType: opts.DType, Src: src, Quant: qs,
 		Dequantize: onCPU(opts), DeviceBytes: avail, Shared: onCPU(opts), Act: plan.ActivationDType(opts.DType, cfg.Dims())})
-}
-
-// quantScheme returns the checkpoint's quantization scheme when the config
-// has one (config.json's quantization_config, parsed by the architecture),
-// else nil.
-func quantScheme(cfg model.Config) model.QuantScheme {
-	if q, ok := cfg.(interface{ Quant() model.QuantScheme }); ok {
-		return q.Quant()
-	}
-	return nil
 }
 
 // FormatBytes renders a byte count in binary units: "1.5 GiB", "312 MiB",

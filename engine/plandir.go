@@ -9,6 +9,7 @@ import (
 
 	"hsdb/engine/model"
 	"hsdb/engine/plan"
+	"hsdb/engine/quant"
 	"hsdb/engine/safetensors"
 	"hsdb/engine/tensor"
 )
@@ -80,8 +81,12 @@ func PlanConfig(cfgJSON []byte, src model.WeightSource, o PlanOptions) (*DirPlan
 	if err != nil {
 		return nil, explainLimit(err, src, cfgJSON)
 	}
+	qs, err := quant.FromConfig(cfgJSON)
+	if err != nil {
+		return nil, err
+	}
 	p, err := plan.New(tree, cfg.Dims(), plan.Options{World: world, Tokens: o.Tokens, DeviceBytes: o.DeviceBytes, DType: o.DType,
-		Act: plan.ActivationDType(o.DType, cfg.Dims()), Quant: quantScheme(cfg), Src: src})
+		Act: plan.ActivationDType(o.DType, cfg.Dims()), Quant: qs, Src: src})
 	if err != nil {
 		return nil, err
 	}

@@ -147,3 +147,28 @@ func TestPlanIndexOnly(t *testing.T) {
 		t.Errorf("notes %q, want the missing shard named", p.Notes)
 	}
 }
+
+// TestPlanDeepseekV3FP8: DeepSeek-V3 as released (fp8 e4m3 with a float32
+// scale per 128×128 block, testdata/configs/deepseek-v3, through
+// engine/quant's scheme) at --tp 8 keeps dsV3Rank(fp8Block, bf16) bytes per
+// rank, about 85.1 GB: within 80-88 GB and, with the KV cache and
+// activations of 4096 tokens, within an H200's 141 GiB.
+func TestPlanDeepseekV3FP8(t *testing.T) {
+	want := dsV3Rank(fp8Block, bf16Bytes)
+	dense := dsV3Rank(func(int64, int64) int64 { return 0 }, bf16Bytes)
+	if !(want >= 80e9 && want <= 88e9) {
+		t.Fatalf("hand count %d bytes per rank is outside 80-88 GB", want)
+	}
+	p, err := engine.PlanDir("../testdata/configs/deepseek-v3", engine.PlanOptions{TP: 8, Tokens: 4096, DeviceBytes: 141 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range p.Ranks {
+		if r.Weights != want || r.QuantizedWeights != want-dense {
+			t.Errorf("rank %d: weights %d (quantized %d), hand count %d (%d)", r.Rank, r.Weights, r.QuantizedWeights, want, want-dense)
+		}
+	}
+	if !p.Fits || p.Check() != nil || p.DeviceBytes != 141<<30 {
+		t.Errorf("fits %v (%v) for %d bytes per device", p.Fits, p.Check(), p.DeviceBytes)
+	}
+}

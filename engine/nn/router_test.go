@@ -1,4 +1,4 @@
-package arch
+package nn
 
 import (
 	"math"
@@ -10,9 +10,9 @@ import (
 
 func sig(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 
-func checkRoute(t *testing.T, name string, g *router, logits []float32, wantIDs []int32, wantW []float64) {
+func checkRoute(t *testing.T, name string, g *Router, logits []float32, wantIDs []int32, wantW []float64) {
 	t.Helper()
-	ids, w := g.route(logits, 1)
+	ids, w := g.Route(logits, 1)
 	for j := range wantIDs {
 		if ids[j] != wantIDs[j] || math.Abs(float64(w[j])-wantW[j]) > 1e-6 {
 			t.Fatalf("%s: ids %v weights %v, want %v %v", name, ids, w, wantIDs, wantW)
@@ -30,7 +30,7 @@ func checkRoute(t *testing.T, name string, g *router, logits []float32, wantIDs 
 // the highest score of all.
 func TestRouterGroupedSigmoid(t *testing.T) {
 	x := []float32{3, -3, 2.5, 2.4, 0, 0, -1, 2.8}
-	g := &router{experts: 8, topK: 2, groups: 4, topkGroup: 2, sigmoid: true, bias: make([]float32, 8), normTopK: true, scale: 2.5}
+	g := &Router{Experts: 8, TopK: 2, Groups: 4, TopkGroup: 2, Sigmoid: true, bias: make([]float32, 8), NormTopK: true, Scale: 2.5}
 	s7, s2 := sig(2.8), sig(2.5)
 	checkRoute(t, "no bias", g, x, []int32{7, 2}, []float64{2.5 * s7 / (s7 + s2), 2.5 * s2 / (s7 + s2)})
 
@@ -57,14 +57,14 @@ func TestRouterSoftmax(t *testing.T) {
 	// Greedy top 2 of softmax([1, 2, 3, 4]): experts 3 and 2, weights their
 	// probabilities (not renormalised), scaled by 1.
 	sum := math.Exp(1) + math.Exp(2) + math.Exp(3) + math.Exp(4)
-	g := &router{experts: 4, topK: 2, groups: 1, topkGroup: 1, scale: 1}
+	g := &Router{Experts: 4, TopK: 2, Groups: 1, TopkGroup: 1, Scale: 1}
 	checkRoute(t, "greedy", g, []float32{1, 2, 3, 4}, []int32{3, 2}, []float64{math.Exp(4) / sum, math.Exp(3) / sum})
 
 	// Group-limited: 2 groups of 2, keep 1 by its best probability.
 	// logits [5, 0, 4, 4.5]: group 0's best is expert 0 (5) against group
 	// 1's 4.5, so experts 0 and 1 are chosen although 3 and 2 score higher
 	// than 1. With norm_topk_prob the two weights sum to 1, then ×2.
-	g = &router{experts: 4, topK: 2, groups: 2, topkGroup: 1, normTopK: true, scale: 2}
+	g = &Router{Experts: 4, TopK: 2, Groups: 2, TopkGroup: 1, NormTopK: true, Scale: 2}
 	p0, p1 := math.Exp(5), math.Exp(0)
 	checkRoute(t, "group limited", g, []float32{5, 0, 4, 4.5}, []int32{0, 1}, []float64{2 * p0 / (p0 + p1), 2 * p1 / (p0 + p1)})
 }
@@ -78,7 +78,7 @@ func TestExpertLoadAndRange(t *testing.T) {
 	}
 	want := [][2]int{{0, 3}, {3, 6}, {6, 8}, {8, 10}}
 	for r, w := range want {
-		if got := expertRange(10, 4, r); got != w {
+		if got := ExpertRange(10, 4, r); got != w {
 			t.Errorf("rank %d: experts %v, want %v", r, got, w)
 		}
 	}

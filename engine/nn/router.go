@@ -1,11 +1,11 @@
-package arch
+package nn
 
 import (
 	"math"
 	"sort"
 )
 
-// router is a DeepSeek MoE gate's selection rule, applied on the host to the
+// Router is a DeepSeek MoE gate's selection rule, applied on the host to the
 // router logits [tokens, experts] (computed in float32 from the gate weight,
 // as HF's DeepseekV3TopkRouter and vLLM's GateLinear do). It follows HF
 // transformers 5.x:
@@ -26,31 +26,31 @@ import (
 //     (+1e-20) when norm_topk_prob, then multiplied by routed_scaling_factor.
 //
 // All arithmetic is float32 as PyTorch's, so the chosen ids match HF's.
-type router struct {
-	experts, topK     int
-	groups, topkGroup int
-	sigmoid           bool      // scoring_func sigmoid (else softmax)
-	bias              []float32 // e_score_correction_bias [experts], or nil
-	normTopK          bool
-	scale             float32 // routed_scaling_factor
+type Router struct {
+	Experts, TopK     int       // n_routed_experts, num_experts_per_tok
+	Groups, TopkGroup int       // n_group, topk_group (1, 1: no group limit)
+	Sigmoid           bool      // scoring_func sigmoid (else softmax)
+	NormTopK          bool      // norm_topk_prob
+	Scale             float32   // routed_scaling_factor
+	bias              []float32 // e_score_correction_bias [experts] of one layer (loaded by NewMoE), or nil
 }
 
-// route returns, for logits [tokens·experts] (row-major), the chosen expert
+// Route returns, for logits [tokens·experts] (row-major), the chosen expert
 // ids [tokens·topK] (best first) and their weights [tokens·topK].
-func (g *router) route(logits []float32, tokens int) (ids []int32, weights []float32) {
-	E, k := g.experts, g.topK
+func (g *Router) Route(logits []float32, tokens int) (ids []int32, weights []float32) {
+	E, k := g.Experts, g.TopK
 	ids = make([]int32, tokens*k)
 	weights = make([]float32, tokens*k)
 	scores := make([]float32, E)
 	choice := make([]float32, E)
 	order := make([]int, E)
-	per := E / max(g.groups, 1)
-	groupScore := make([]float32, max(g.groups, 1))
+	per := E / max(g.Groups, 1)
+	groupScore := make([]float32, max(g.Groups, 1))
 	groupOrder := make([]int, len(groupScore))
 	keep := make([]bool, len(groupScore))
 	for t := range tokens {
 		row := logits[t*E : (t+1)*E]
-		if g.sigmoid {
+		if g.Sigmoid {
 			for e, x := range row {
 				scores[e] = sigmoid32(x)
 			}
@@ -63,7 +63,7 @@ func (g *router) route(logits []float32, tokens int) (ids []int32, weights []flo
 				choice[e] += g.bias[e]
 			}
 		}
-		if g.groups > 1 && g.topkGroup < g.groups {
+		if g.Groups > 1 && g.TopkGroup < g.Groups {
 			for gi := range groupScore {
 				grp := choice[gi*per : (gi+1)*per]
 				if g.bias != nil {
@@ -74,7 +74,7 @@ func (g *router) route(logits []float32, tokens int) (ids []int32, weights []flo
 			}
 			topIndices(groupOrder, groupScore)
 			clear(keep)
-			for _, gi := range groupOrder[:g.topkGroup] {
+			for _, gi := range groupOrder[:g.TopkGroup] {
 				keep[gi] = true
 			}
 			for e := range choice {
@@ -91,14 +91,14 @@ func (g *router) route(logits []float32, tokens int) (ids []int32, weights []flo
 			sum += scores[e]
 		}
 		w := weights[t*k : (t+1)*k]
-		if g.normTopK {
+		if g.NormTopK {
 			den := sum + 1e-20
 			for j := range w {
 				w[j] /= den
 			}
 		}
 		for j := range w {
-			w[j] *= g.scale
+			w[j] *= g.Scale
 		}
 	}
 	return ids, weights
