@@ -19,10 +19,12 @@ type weights struct {
 // newWeights counts every parameter of t on every rank: rank r's share is
 // Param.RankShape(r) (a rank without a share, an expert placed on another
 // rank under --ep, counts nothing). A linear layer's 2-D weight
-// (linearClasses) the quantization scheme stores quantized counts Quant.Planned(name, rows, cols) of the rank's
-// shard (data plus scales; with a checkpoint, only weights the checkpoint
-// stores quantized, Quant.Stored); every other parameter counts its
-// elements × the dtype it is kept in (denseDType).
+// (linearClasses) that the quantization scheme stores quantized counts
+// Quant.Planned(name, rows, cols) of the rank's shard (data plus scales;
+// with a checkpoint, only weights the checkpoint stores quantized,
+// Quant.Stored), or with o.Dequantize its elements at --dtype or float32;
+// every other parameter counts its elements × the dtype it is kept in
+// (denseDType).
 func newWeights(t *model.Tree, d *model.Dims, o Options, world int) (*weights, error) {
 	w := &weights{bytes: make([]int64, world), quant: make([]int64, world)}
 	w.dense = o.DType
@@ -36,7 +38,9 @@ func newWeights(t *model.Tree, d *model.Dims, o Options, world int) (*weights, e
 	if w.dequant == tensor.Invalid {
 		w.dequant = tensor.F32 // the loader dequantizes to float32 (model.Loader)
 	}
-	fallback := w.dense // a checkpoint without readable headers (an index whose shards are not downloaded) plans as config.json says
+	// A checkpoint without readable headers (an index whose shards are not
+	// downloaded yet) plans as config.json says.
+	fallback := w.dense
 	if o.Src != nil {
 		for _, p := range t.Params() {
 			if dt, _, ok := meta(o.Src, p.Name); ok {
