@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"hsdb/engine"
+	"hsdb/engine/safetensors"
+	"hsdb/engine/tensor"
 )
 
 // dsV3Rank is a hand count of one rank's weight bytes of DeepSeek-V3
@@ -170,5 +172,45 @@ func TestPlanDeepseekV3FP8(t *testing.T) {
 	}
 	if !p.Fits || p.Check() != nil || p.DeviceBytes != 141<<30 {
 		t.Errorf("fits %v (%v) for %d bytes per device", p.Fits, p.Check(), p.DeviceBytes)
+	}
+}
+
+// TestPlanCheckpointBytes: at --tp 1 the plan of a checkpoint is the bytes
+// its safetensors headers give for every tensor (data, fp8 weights and
+// their float32 block scales, as the fixture script wrote them) plus
+// vLLM's vocabulary padding: 101 rows padded to 128, 27 rows of hidden 96
+// in float32 per table (two tables; one for llama's tied embeddings).
+func TestPlanCheckpointBytes(t *testing.T) {
+	for _, c := range []struct {
+		dir    string
+		tables int64
+		quant  bool
+	}{{"deepseek_v3_fp8", 2, true}, {"llama", 1, false}} {
+		dir := "../testdata/hf/" + c.dir
+		f, err := safetensors.Open(filepath.Join(dir, "model.safetensors"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stored, fp8 int64
+		for _, n := range f.Names() {
+			ti, _ := f.Info(n)
+			stored += ti.Bytes()
+			if ti.DType == tensor.F8E4M3 {
+				sc, ok := f.Info(n + "_scale_inv")
+				if !ok {
+					t.Fatalf("%s: %s has no scale", c.dir, n)
+				}
+				fp8 += ti.Bytes() + sc.Bytes()
+			}
+		}
+		f.Close()
+		p, err := engine.PlanDir(dir, engine.PlanOptions{TP: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := p.Ranks[0]
+		if want := stored + c.tables*27*96*4; r.Weights != want || r.QuantizedWeights != fp8 || !p.Checkpoint || (fp8 > 0) != c.quant {
+			t.Errorf("%s: weights %d (quantized %d), the checkpoint holds %d (fp8 and scales %d) + padding", c.dir, r.Weights, r.QuantizedWeights, stored, fp8)
+		}
 	}
 }
