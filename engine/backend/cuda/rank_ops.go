@@ -103,6 +103,9 @@ func (d *Device) Embedding(table backend.Tensor, ids []int32, start int) backend
 func (d *Device) Linear(x, w, b backend.Tensor) backend.Tensor {
 	const op = "linear"
 	xt, wt := d.get(op, x), d.get(op, w)
+	if fp8Of(wt) != nil {
+		return d.linearFP8(op, xt, wt, b)
+	}
 	d.float(op, xt)
 	d.float(op, wt)
 	T, in := xt.rows(), xt.cols()
@@ -541,6 +544,9 @@ func (d *Device) ToHost(t backend.Tensor, r0, r1, c0, c1 int) *tensor.Tensor {
 	const op = "to_host"
 	x := d.get(op, t)
 	d.checkSlice(op, x, r0, r1, c0, c1)
+	if fp8Of(x) != nil {
+		return d.fp8ToHost(x, r0, r1, c0, c1)
+	}
 	h := tensor.New(x.dt, r1-r0, c1-c0)
 	if len(h.Data) > 0 {
 		es, cols := int64(x.dt.Size()), int64(x.cols())
