@@ -35,7 +35,7 @@ type Options struct {
 	// intermediate dimension (--moe tp, the default). Only models with
 	// routed experts accept it.
 	EP bool
-	// Layers, when set (--layers A-B), builds and loads only these decoder
+	// Layers, when set (--load-layers A-B), builds and loads only these decoder
 	// layers with the embeddings, final norm and LM head.
 	Layers *model.LayerRange
 	// MemoryLimit is the memory, in bytes, the weights may take (summed over

@@ -18,12 +18,16 @@ import (
 type PlanOptions struct {
 	TP     int               // --tp; 0 means 1
 	EP     bool              // --ep: routed experts placed whole per rank
-	Layers *model.LayerRange // --layers A-B, or nil for every layer
+	Layers *model.LayerRange // --load-layers A-B, or nil for every layer
 	DType  tensor.DType      // --dtype for dense weights; Invalid: as stored / config.json
 	// Tokens (--max-tokens) is the KV cache's tokens and one step's tokens.
 	Tokens int
 	// DeviceBytes is one device's memory (--device-memory); 0: not checked.
 	DeviceBytes int64
+	// Device is the backend planned for: "cuda" (or "") keeps quantized
+	// weights at their stored size, one device per rank; "cpu" dequantizes
+	// them on load and its virtual ranks share the host's DeviceBytes.
+	Device string
 }
 
 // DirPlan is the memory plan of a model directory, with what it is based on.
@@ -85,8 +89,13 @@ func PlanConfig(cfgJSON []byte, src model.WeightSource, o PlanOptions) (*DirPlan
 	if err != nil {
 		return nil, err
 	}
+	cpu := o.Device == "cpu"
+	act := plan.ActivationDType(o.DType, cfg.Dims())
+	if cpu {
+		act = tensor.F32 // the CPU backend computes in float32
+	}
 	p, err := plan.New(tree, cfg.Dims(), plan.Options{World: world, Tokens: o.Tokens, DeviceBytes: o.DeviceBytes, DType: o.DType,
-		Act: plan.ActivationDType(o.DType, cfg.Dims()), Quant: qs, Src: src})
+		Act: act, Quant: qs, Src: src, Dequantize: cpu, Shared: cpu})
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +127,7 @@ func buildTree(cfgJSON []byte, world int, opts Options) (model.Config, string, *
 	if opts.Layers != nil {
 		ls, ok := cfg.(model.LayerSelector)
 		if !ok {
-			return nil, "", nil, fmt.Errorf("--layers %s: %s cannot load a range of layers", opts.Layers, cfg.Dims().Arch)
+			return nil, "", nil, fmt.Errorf("--load-layers %s: %s cannot load a range of layers", opts.Layers, cfg.Dims().Arch)
 		}
 		if err := ls.SelectLayers(*opts.Layers); err != nil {
 			return nil, "", nil, err

@@ -191,7 +191,7 @@ func TestPlanCheckpointBytes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var stored, fp8 int64
+		var stored, fp8, fp8Data int64
 		for _, n := range f.Names() {
 			ti, _ := f.Info(n)
 			stored += ti.Bytes()
@@ -201,6 +201,7 @@ func TestPlanCheckpointBytes(t *testing.T) {
 					t.Fatalf("%s: %s has no scale", c.dir, n)
 				}
 				fp8 += ti.Bytes() + sc.Bytes()
+				fp8Data += ti.Bytes()
 			}
 		}
 		f.Close()
@@ -211,6 +212,64 @@ func TestPlanCheckpointBytes(t *testing.T) {
 		r := p.Ranks[0]
 		if want := stored + c.tables*27*96*4; r.Weights != want || r.QuantizedWeights != fp8 || !p.Checkpoint || (fp8 > 0) != c.quant {
 			t.Errorf("%s: weights %d (quantized %d), the checkpoint holds %d (fp8 and scales %d) + padding", c.dir, r.Weights, r.QuantizedWeights, stored, fp8)
+		}
+		// On the CPU, which dequantizes on load, each fp8 byte becomes a
+		// float32 and the scales are not kept.
+		p, err = engine.PlanDir(dir, engine.PlanOptions{TP: 1, Device: "cpu"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := stored - fp8 + 4*fp8Data + c.tables*27*96*4; p.Ranks[0].Weights != want || p.Ranks[0].QuantizedWeights != 0 || p.Act != "f32" {
+			t.Errorf("%s on the CPU: weights %d (quantized %d, activations %s), want %d", c.dir, p.Ranks[0].Weights, p.Ranks[0].QuantizedWeights, p.Act, want)
+		}
+	}
+}
+
+// kimiRank is a hand count of one rank's weight bytes of Kimi-K2.5
+// (testdata/configs/kimi-k2.5, its text_config) at --tp 8: routed experts
+// int4 (int4(out, in): 0.5 byte per weight packed in int32 words, a bf16
+// scale per 32 inputs and the 8-byte int32 weight_shape), everything the
+// ignore list names (attention, shared experts, the dense layer-0 MLP,
+// lm_head) and the embeddings, norms and router in bf16.
+//
+//	vocab 163840 = 8 × 20480: embed_tokens, lm_head 2 × dense(20480 × 7168); norm dense(7168)
+//	61 layers (64 heads, 8 per rank): norms 2 × dense(7168), q_a dense(1536 × 7168),
+//	  kv_a dense(576 × 7168), q_a/kv_a_layernorm dense(1536) + dense(512),
+//	  q_b dense(8·192 × 1536), kv_b dense(8·256 × 512), o dense(7168 × 8·128)
+//	layer 0 (first_k_dense_replace 1): gate, up, down 3 × dense(18432/8 × 7168)
+//	60 MoE layers: router dense(384 × 7168), bias 384 × 4 bytes, shared expert
+//	  3 × dense(2048/8 × 7168), experts: tp — 384 × (2 int4(256, 7168) + int4(7168, 256));
+//	  ep — 48 whole experts × (2 int4(2048, 7168) + int4(7168, 2048))
+func kimiRank(ep bool) (total, quantized int64) {
+	dense := bf16Bytes
+	int4 := func(out, in int64) int64 { return out*((in+7)/8)*4 + out*((in+31)/32)*2 + 8 }
+	experts := 384 * (2*int4(256, 7168) + int4(7168, 256))
+	if ep {
+		experts = 48 * (2*int4(2048, 7168) + int4(7168, 2048))
+	}
+	perLayer := 2*dense(7168) + dense(1536*7168) + dense(576*7168) + dense(1536) + dense(512) +
+		dense(8*192*1536) + dense(8*256*512) + dense(7168*8*128)
+	moe := dense(384*7168) + 384*4 + 3*dense(256*7168) + experts
+	return 2*dense(20480*7168) + dense(7168) + 61*perLayer + 3*dense(2304*7168) + 60*moe, 60 * experts
+}
+
+// TestPlanKimiK25: Kimi-K2.5 as released (compressed-tensors int4 experts,
+// the multimodal wrapper) fits 8 × 141 GiB at --tp 8, with and without
+// --ep, at the hand count of kimiRank (about 76.2 GB per rank).
+func TestPlanKimiK25(t *testing.T) {
+	for _, ep := range []bool{false, true} {
+		want, quantized := kimiRank(ep)
+		p, err := engine.PlanDir("../testdata/configs/kimi-k2.5", engine.PlanOptions{TP: 8, EP: ep, Tokens: 4096, DeviceBytes: 141 << 30})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range p.Ranks {
+			if r.Weights != want || r.QuantizedWeights != quantized {
+				t.Errorf("ep=%v rank %d: weights %d (quantized %d), hand count %d (%d)", ep, r.Rank, r.Weights, r.QuantizedWeights, want, quantized)
+			}
+		}
+		if !p.Fits || p.Skipped == "" || len(p.NotCounted) != 0 {
+			t.Errorf("ep=%v: fits %v, skipped %q, not counted %q", ep, p.Fits, p.Skipped, p.NotCounted)
 		}
 	}
 }

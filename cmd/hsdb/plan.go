@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -11,31 +10,28 @@ import (
 	"text/tabwriter"
 
 	"hsdb/engine"
-	"hsdb/engine/model"
 	"hsdb/engine/plan"
-	"hsdb/engine/tensor"
 )
 
 func init() {
-	register(&subcommand{name: "plan",
-		usage:   "plan --model DIR [--tp N] [--ep] [--device-memory 141GiB] [--max-tokens T] [--dtype bf16] [--layers A-B] [--json]",
+	register(&subcommand{name: "plan", usage: planUsage,
 		summary: "memory per rank (weights as kept, KV cache, one layer's activations) and whether it fits, from config.json alone (weights optional); exit 1 when it does not fit",
 		run:     runPlan})
 }
 
+const planUsage = "plan --model DIR [--tp N] [--ep] [--device-memory 141GiB] [--max-tokens T] [--dtype bf16] [--load-layers A-B] [--device cuda|cpu] [--json]"
+
 func runPlan(args []string, io stdio) int {
-	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
-	fs.SetOutput(io.Err)
-	dir := fs.String("model", "", "model directory: config.json, with or without its safetensors")
-	tp := fs.Int("tp", 1, "tensor-parallel world size (ranks)")
-	ep := fs.Bool("ep", false, "MoE models: whole experts per rank (expert parallel) instead of splitting each expert")
-	devMem := fs.String("device-memory", "141GiB", "memory of one device: 141GiB (H200), 80GiB, 96GB, or bytes")
+	fs := newFlagSet("plan", io)
+	var mf modelFlags
+	mf.register(fs, "json")
+	// A plan is for GPUs unless --device cpu is given (the CPU backend
+	// dequantizes quantized weights on load and its ranks share the host).
+	mf.device, fs.Lookup("device").DefValue = "cuda", "cuda"
+	devMem := fs.String("device-memory", "141GiB", "memory of one device (--device cpu: of the host): 141GiB (H200), 80GiB, 96GB, or bytes")
 	tokens := fs.Int("max-tokens", plan.DefaultTokens, "tokens the KV cache holds and one forward step computes")
-	dtype := fs.String("dtype", "", "keep dense weights as f32, bf16 or f16 (default: as stored, or config.json's dtype)")
-	layers := fs.String("layers", "", "plan only decoder layers A-B (with embeddings, final norm and head)")
-	asJSON := fs.Bool("json", false, `print {"ranks": [...], "device_bytes": ..., "fits": ...}`)
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if done, code := parseArgs(fs, args, io, planUsage); done {
+		return code
 	}
 	fail := func(code int, format string, a ...any) int {
 		fmt.Fprintf(io.Err, "hsdb plan: "+format+"\n", a...)
@@ -44,11 +40,11 @@ func runPlan(args []string, io stdio) int {
 	if fs.NArg() > 0 {
 		return fail(2, "unexpected arguments %q", fs.Args())
 	}
-	if *dir == "" {
+	if mf.model == "" {
 		return fail(2, "--model DIR is required (a directory holding config.json)")
 	}
-	if *tp < 1 || *tp > 1<<12 {
-		return fail(2, "--tp %d: want 1 to 4096 ranks", *tp)
+	if mf.tp > 1<<12 {
+		return fail(2, "--tp %d: want 1 to 4096 ranks", mf.tp)
 	}
 	if *tokens < 0 || *tokens > 1<<30 {
 		return fail(2, "--max-tokens %d: want 0 to %d", *tokens, 1<<30)
@@ -57,33 +53,23 @@ func runPlan(args []string, io stdio) int {
 	if err != nil {
 		return fail(2, "--device-memory: %v", err)
 	}
-	o := engine.PlanOptions{TP: *tp, EP: *ep, Tokens: *tokens, DeviceBytes: mem}
-	if *layers != "" {
-		lr, err := model.ParseLayerRange(*layers)
-		if err != nil {
-			return fail(2, "%v", err)
-		}
-		o.Layers = &lr
+	eo, err := mf.options()
+	if err != nil {
+		return fail(2, "%v", err)
 	}
-	if *dtype != "" {
-		dt, err := tensor.ParseDType(*dtype)
-		if err != nil || (dt != tensor.F32 && dt != tensor.BF16 && dt != tensor.F16) {
-			return fail(2, "--dtype %q: dense weights can be kept as f32, bf16 or f16", *dtype)
-		}
-		o.DType = dt
-	}
-	p, err := engine.PlanDir(*dir, o)
+	p, err := engine.PlanDir(mf.model, engine.PlanOptions{TP: eo.TP, EP: eo.EP, Layers: eo.Layers, DType: eo.DType,
+		Tokens: *tokens, DeviceBytes: mem, Device: eo.Device})
 	if err != nil {
 		return fail(1, "%v", err)
 	}
-	if *asJSON {
+	if mf.json {
 		b, err := json.MarshalIndent(p, "", "  ")
 		if err != nil {
 			return fail(1, "%v", err)
 		}
 		fmt.Fprintln(io.Out, string(b))
 	} else {
-		printPlan(io.Out, *dir, p)
+		printPlan(io.Out, mf.model, p)
 	}
 	if !p.Fits {
 		return 1

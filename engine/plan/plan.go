@@ -169,7 +169,7 @@ func (p *Plan) Check() error {
 		if total <= p.DeviceBytes {
 			return nil
 		}
-		return fmt.Errorf("%w: the %d ranks sharing the host need %s in all (%s) but %s is available: %s short; load fewer decoder layers with --layers A-B or use more devices",
+		return fmt.Errorf("%w: the %d ranks sharing the host need %s in all (%s) but %s is available: %s short; load fewer decoder layers with --load-layers A-B or use more devices",
 			ErrMemory, len(p.Ranks), FormatBytes(total), strings.Join(per, ", "), FormatBytes(p.DeviceBytes), FormatBytes(total-p.DeviceBytes))
 	}
 	worst := -1
@@ -188,7 +188,7 @@ func (p *Plan) Check() error {
 			over++
 		}
 	}
-	return fmt.Errorf("%w: rank %d needs %s (weights %s, KV cache %s, activations %s) but its device has %s: %s short (%d of %d ranks do not fit); load fewer decoder layers with --layers A-B or use more devices",
+	return fmt.Errorf("%w: rank %d needs %s (weights %s, KV cache %s, activations %s) but its device has %s: %s short (%d of %d ranks do not fit); load fewer decoder layers with --load-layers A-B or use more devices",
 		ErrMemory, r.Rank, FormatBytes(r.Total), FormatBytes(r.Weights), FormatBytes(r.KV), FormatBytes(r.Activations),
 		FormatBytes(p.DeviceBytes), FormatBytes(r.Total-p.DeviceBytes), over, len(p.Ranks))
 }
