@@ -106,7 +106,7 @@ const AttentionScratch = 512 << 20
 // activationBytes is the peak, over the decoder layers, of the tensors one
 // layer holds on rank r during a forward step of tokens tokens (T below),
 // in act bytes per value unless noted. It follows hsdb's forward pass
-// (engine/arch llama.go, mla.go, moe.go, gatedmlp.go) and counts, for the
+// (engine/nn attention.go, mla.go, mlp.go, moe.go) and counts, for the
 // stage of the layer that holds most:
 //
 //   - always: hidden_states and residual (the un-summed pair vLLM's layers

@@ -147,7 +147,7 @@ func storedQuantized(o Options, p model.Param) bool {
 // takes the dtype of the first it does list, or config.json's when it
 // lists none); without one config.json's dtype. DeepSeek's router correction bias (e_score_correction_bias) is
 // float32 whatever the model dtype or --dtype, as vLLM's deepseek_v2.py
-// creates it, the checkpoints store it and engine/arch keeps it.
+// creates it, the checkpoints store it and engine/nn keeps it.
 func denseDType(name string, o Options, dense, fallback tensor.DType) tensor.DType {
 	if strings.HasSuffix(name, "e_score_correction_bias") {
 		return tensor.F32
