@@ -40,8 +40,11 @@ type Options struct {
 	Layers *model.LayerRange
 	// MemoryLimit is the memory, in bytes, the weights may take (summed over
 	// the virtual ranks on the CPU, per rank on a GPU); 0 means what the
-	// machine reports (MemAvailable on the CPU). A load whose estimate
-	// exceeds it fails with ErrMemory before reading any weight.
+	// machine reports (MemAvailable on the CPU; on GPUs each GPU's free
+	// memory once the devices are open, shared by the ranks placed on it).
+	// A load whose memory plan (engine/plan, weights only) exceeds it fails
+	// with ErrMemory, naming the rank or GPU and the shortfall, before
+	// reading any weight.
 	MemoryLimit int64
 }
 
@@ -160,6 +163,12 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 		}
 		if c, ok := comms[r].(io.Closer); ok {
 			e.closers = append(e.closers, c.Close)
+		}
+	}
+	if mem.DeviceBytes == 0 { // no limit known before the devices: ask the GPUs (before any weight is read)
+		if err := checkDevices(mem, devs); err != nil {
+			e.Close()
+			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 	}
 	for r := range world {

@@ -2,10 +2,12 @@ package engine
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
 
+	"hsdb/engine/backend"
 	"hsdb/engine/model"
 	"hsdb/engine/plan"
 	"hsdb/engine/tensor"
@@ -69,11 +71,46 @@ func onCPU(opts Options) bool { return opts.Device == "" || opts.Device == "cpu"
 // quantized weights on load; a GPU keeps them as stored), no tokens (the
 // KV cache grows with the input later), against what availableMemory
 // reports (all ranks together on the CPU, whose virtual ranks share the
-// host; per rank on a GPU).
+// host; per rank on a GPU). Without a known limit on GPUs, LoadSource
+// checks the same plan against the GPUs' free memory (checkDevices).
 func loadPlan(cfg model.Config, t *model.Tree, world int, src model.WeightSource, qs model.QuantScheme, opts Options) (*plan.Plan, error) {
 	avail, _ := availableMemory(opts)
 	return plan.New(t, cfg.Dims(), plan.Options{World: world, DType: opts.DType, Src: src, Quant: qs,
 		Dequantize: onCPU(opts), DeviceBytes: avail, Shared: onCPU(opts), Act: plan.ActivationDType(opts.DType, cfg.Dims())})
+}
+
+// memInfoer is implemented by a device that reports its GPU's memory
+// (the CUDA backend): the GPU's name, shared by the ranks placed on it,
+// and its free and total bytes.
+type memInfoer interface {
+	MemInfo() (name string, free, total int64, err error)
+}
+
+// checkDevices checks the plan against the free memory of the GPUs the
+// ranks were placed on (plan.CheckDevices; several ranks on one GPU share
+// it). Devices that do not report their memory (the CPU backend) are not
+// checked; a device that fails to report is an error naming its rank.
+func checkDevices(p *plan.Plan, devs []backend.Device) error {
+	var gpus []plan.DeviceMemory
+	index := map[string]int{}
+	for r, d := range devs {
+		mi, ok := d.(memInfoer)
+		if !ok {
+			continue
+		}
+		name, free, _, err := mi.MemInfo()
+		if err != nil {
+			return fmt.Errorf("rank %d: device memory: %w", r, err)
+		}
+		i, seen := index[name]
+		if !seen {
+			i = len(gpus)
+			index[name] = i
+			gpus = append(gpus, plan.DeviceMemory{Name: name, Free: free})
+		}
+		gpus[i].Ranks = append(gpus[i].Ranks, r)
+	}
+	return p.CheckDevices(gpus)
 }
 
 // FormatBytes renders a byte count in binary units: "1.5 GiB", "312 MiB",

@@ -1,6 +1,7 @@
 package plan_test
 
 import (
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -192,5 +193,23 @@ func TestPlanCheckpointDTypes(t *testing.T) {
 	}
 	if r := p.Ranks[0]; r.QuantizedWeights != 2080 || r.Weights != dense+2080 {
 		t.Errorf("weights %d (quantized %d), want %d (2080)", r.Weights, r.QuantizedWeights, dense+2080)
+	}
+}
+
+// TestCheckDevices: each GPU must hold the ranks placed on it; the error
+// names the GPU short of most, its ranks and the shortfall.
+func TestCheckDevices(t *testing.T) {
+	p := &plan.Plan{Ranks: []plan.Rank{{Rank: 0, Total: 600 << 20}, {Rank: 1, Total: 600 << 20}, {Rank: 2, Total: 100 << 20}}}
+	if err := p.CheckDevices([]plan.DeviceMemory{{"cuda:0", []int{0}, 1 << 30}, {"cuda:1", []int{1, 2}, 1 << 30}}); err != nil {
+		t.Errorf("fits: %v", err)
+	}
+	err := p.CheckDevices([]plan.DeviceMemory{{"cuda:0", []int{0, 1, 2}, 1 << 30}})
+	if !errors.Is(err, plan.ErrMemory) || !strings.Contains(err.Error(),
+		"cuda:0 has 1.0 GiB free but the 3 ranks on it need 1.3 GiB (rank 0 600 MiB, rank 1 600 MiB, rank 2 100 MiB): 276 MiB short") {
+		t.Errorf("err = %v", err)
+	}
+	err = p.CheckDevices([]plan.DeviceMemory{{"cuda:0", []int{0}, 500 << 20}, {"cuda:1", []int{1}, 100 << 20}, {"cuda:2", []int{2}, 1 << 30}})
+	if !errors.Is(err, plan.ErrMemory) || !strings.Contains(err.Error(), "cuda:1 has 100 MiB free but rank 1 needs 600 MiB: 500 MiB short") {
+		t.Errorf("err = %v", err)
 	}
 }
