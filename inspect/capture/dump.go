@@ -38,6 +38,9 @@ type DumpInfo struct {
 	Sites  []SiteInfo // site captures
 	// Job identifies a batch job's inputs (nil for a one-shot dump).
 	Job *JobInfo
+	// Edits describe the debugger's edits (`set var`, `patch`) applied in
+	// the pass the captures come from: values that are not the model's own.
+	Edits []string
 }
 
 // DumpOptions controls writing.
@@ -91,7 +94,7 @@ func dumpDType(opts DumpOptions, model string) (tensor.DType, error) {
 
 func newManifest(info DumpInfo, dt tensor.DType) *Manifest {
 	m := &Manifest{Format: ManifestFormat, HsdbVersion: Version(), Created: time.Now().UTC().Format(time.RFC3339),
-		Model: info.Model, Job: info.Job,
+		Model: info.Model, Job: info.Job, Edits: info.Edits,
 		Capture:  CaptureInfo{Layers: append([]int{}, info.Layers...), What: info.What, Sites: info.Sites, DType: dt.SafetensorsName()},
 		Replicas: map[string]ReplicaRecord{}, Sequences: []SeqRecord{}}
 	if info.What == WhatStream && len(info.Layers) > 0 {
