@@ -10,26 +10,12 @@ import (
 	"hsdb/engine/backend"
 	"hsdb/engine/model"
 	"hsdb/engine/plan"
-	"hsdb/engine/tensor"
 )
 
 // ErrMemory is returned by a load whose plan does not fit in the memory
 // available to the ranks; the message names the rank and the shortfall.
 // It is plan.ErrMemory.
 var ErrMemory = plan.ErrMemory
-
-// EstimateWeights returns the bytes of weights each of world ranks will hold
-// once tree t is loaded from src with weights converted to dt (Invalid: kept
-// as stored, except that fp8 and f64 weights become float32, as the loader
-// does). It is the weights part of the memory plan (plan.New with no
-// tokens) and reads only tensor headers (src.Meta).
-func EstimateWeights(t *model.Tree, world int, src model.WeightSource, dt tensor.DType) []int64 {
-	p, err := plan.New(t, &model.Dims{DType: tensor.F32}, plan.Options{World: world, DType: dt, Src: src, Dequantize: true})
-	if err != nil {
-		return nil
-	}
-	return p.Weights()
-}
 
 // availableMemory returns the bytes the ranks of opts.Device can hold
 // weights in: opts.MemoryLimit when set, else for the CPU backend (whose
