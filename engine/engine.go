@@ -11,6 +11,7 @@ import (
 	"hsdb/engine/backend/cpu"
 	"hsdb/engine/llama2c"
 	"hsdb/engine/model"
+	"hsdb/engine/plan"
 	"hsdb/engine/quant"
 	"hsdb/engine/tensor"
 	"hsdb/engine/tokenizer"
@@ -39,12 +40,15 @@ type Options struct {
 	Layers *model.LayerRange
 	// MemoryLimit is the memory, in bytes, the weights may take (summed over
 	// the virtual ranks on the CPU, per rank on a GPU); 0 means what the
-	// machine reports (MemAvailable on the CPU). A load whose estimate
-	// exceeds it fails with ErrMemory before reading any weight.
+	// machine reports (MemAvailable on the CPU; on GPUs each GPU's free
+	// memory once the devices are open, shared by the ranks placed on it).
+	// A load whose memory plan (engine/plan, weights only) exceeds it fails
+	// with ErrMemory, naming the rank or GPU and the shortfall, before
+	// reading any weight.
 	MemoryLimit int64
 	// Workers, when set, runs the ranks in worker processes (--workers):
 	// the engine loads no weights and drives each rank through
-	// Workers.Ranks (see Workers).
+	// Workers.Ranks (see Workers); the workers check their own memory.
 	Workers Workers
 	// Worker, when set, makes this the engine of one worker process: only
 	// rank Worker.Rank of the TP world is loaded, onto Worker.Dev, and
@@ -66,7 +70,7 @@ type Engine struct {
 	// (config.json's quantization_config), or nil.
 	Quant model.QuantScheme
 	// Estimate is the bytes of weights each rank was expected to hold,
-	// computed from the module tree before loading (EstimateWeights).
+	// from the memory plan checked before loading (plan.New).
 	Estimate []int64
 	// Skipped says what of the checkpoint was not loaded (a multimodal
 	// wrapper's vision tower), or "".
@@ -142,44 +146,26 @@ func newDevices(opts Options, world int, act tensor.DType) ([]backend.Device, []
 // weight (named with its expected shape).
 func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Options) (*Engine, error) {
 	world := max(opts.TP, 1)
-	cfg, skipped, err := model.ParseConfig(configJSON)
+	cfg, skipped, tree, err := buildTree(configJSON, world, opts)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if opts.EP {
-		ep, ok := cfg.(model.ExpertParallel)
-		if !ok {
-			return nil, fmt.Errorf("%s: --ep: %s has no routed experts", path, cfg.Dims().Arch)
-		}
-		if err := ep.SetExpertParallel(true); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-	}
-	if opts.Layers != nil {
-		ls, ok := cfg.(model.LayerSelector)
-		if !ok {
-			return nil, fmt.Errorf("%s: --load-layers %s: %s cannot load a range of layers", path, opts.Layers, cfg.Dims().Arch)
-		}
-		if err := ls.SelectLayers(*opts.Layers); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-	}
-	if err := cfg.Validate(world); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, explainLimit(err, src, configJSON))
 	}
 	qs, err := quant.FromConfig(configJSON)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	tree := cfg.Tree(world)
-	estimate := EstimateWeights(tree, world, src, opts.DType)
-	if err := checkMemory(estimate, opts); err != nil {
+	mem, err := loadPlan(cfg, tree, world, src, qs, opts)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	estimate := mem.Weights()
 	e := &Engine{Path: path, Config: cfg, Dims: cfg.Dims(), Tree: tree, World: world, Skipped: skipped, Estimate: estimate, Quant: qs,
 		siteGroup: backend.NewGroup(world)}
-	if opts.Workers != nil {
+	if opts.Workers != nil { // the workers plan and check their own memory
 		return loadRemote(e, opts)
+	}
+	if err := mem.Check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	ranks := make([]int, world)
 	for r := range ranks {
@@ -193,7 +179,7 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 		}
 		ranks, devs, comms = []int{w.Rank}, []backend.Device{w.Dev}, []backend.Comm{w.Comm}
 	} else {
-		devs, comms, e.commGroup, err = newDevices(opts, world, ActivationDType(opts, cfg.Dims()))
+		devs, comms, e.commGroup, err = newDevices(opts, world, activationDType(opts, cfg.Dims()))
 		if err != nil {
 			return nil, err
 		}
@@ -204,6 +190,12 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 		}
 		if c, ok := comms[r].(io.Closer); ok {
 			e.closers = append(e.closers, c.Close)
+		}
+	}
+	if mem.DeviceBytes == 0 && opts.Worker == nil { // no limit known before the devices: ask the GPUs (before any weight is read)
+		if err := checkDevices(mem, devs); err != nil {
+			e.Close()
+			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 	}
 	for i, r := range ranks {
@@ -282,19 +274,9 @@ func appendNew(dst, add []string) []string {
 	return dst
 }
 
-// ActivationDType is the dtype a device computes in: --dtype when given,
-// else the model's (config.json torch_dtype, as HF's dtype="auto" loads
-// it); anything but f32, bf16 and f16 computes in f32.
-func ActivationDType(opts Options, d *model.Dims) tensor.DType {
-	dt := opts.DType
-	if dt == tensor.Invalid {
-		dt = d.DType
-	}
-	switch dt {
-	case tensor.F32, tensor.BF16, tensor.F16:
-		return dt
-	}
-	return tensor.F32
+// activationDType is the dtype a device computes in (plan.ActivationDType).
+func activationDType(opts Options, d *model.Dims) tensor.DType {
+	return plan.ActivationDType(opts.DType, d)
 }
 
 // loadRank runs cfg.Load, turning a device failure while uploading (out of
@@ -368,7 +350,7 @@ func LoadLlama2C(path string, opts Options) (*Engine, error) {
 }
 
 // Lens returns rank r's final norm and LM head, ok=false when the
-// architecture does not expose them.
+// architecture does not expose them or the ranks run in workers (Remote).
 func (e *Engine) Lens(r int) (model.Lens, bool) {
 	if e.workers != nil { // the weights live in the workers
 		return model.Lens{}, false

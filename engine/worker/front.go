@@ -12,6 +12,7 @@ import (
 	"hsdb/engine"
 	"hsdb/engine/model"
 	"hsdb/engine/modelpath"
+	"hsdb/engine/plan"
 	"hsdb/engine/tensor"
 )
 
@@ -138,7 +139,7 @@ func Start(path string, opts engine.Options, cfg Config) (*Front, error) {
 			ln.Close()
 			return nil, err
 		}
-		f.tmpl.ActDType = engine.ActivationDType(opts, d)
+		f.tmpl.ActDType = plan.ActivationDType(opts.DType, d)
 	}
 	if opts.Layers != nil {
 		f.tmpl.Layers = opts.Layers.String()

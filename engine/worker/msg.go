@@ -100,7 +100,7 @@ type assign struct {
 	EP            bool
 	Layers        string // model.LayerRange.String(), "" for all
 	// ActDType is the activation dtype a CUDA worker computes in
-	// (engine.ActivationDType of the front's config; the worker makes its
+	// (plan.ActivationDType of the front's config; the worker makes its
 	// device before it reads the model).
 	ActDType tensor.DType
 }
