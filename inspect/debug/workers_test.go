@@ -45,9 +45,16 @@ func workerSession(t *testing.T, tp int) (*Session, *worker.Front) {
 // workerSessionTimeout is workerSession with the front's per-message
 // timeout.
 func workerSessionTimeout(t *testing.T, tp int, timeout time.Duration) (*Session, *worker.Front) {
+	return workerSessionConfig(t, tp, worker.Config{Timeout: timeout})
+}
+
+// workerSessionConfig is workerSession with the front's configuration
+// (pipeline stages, timeout).
+func workerSessionConfig(t *testing.T, tp int, cfg worker.Config) (*Session, *worker.Front) {
 	t.Helper()
 	t.Setenv(testWorkerEnv, "1")
-	f, err := worker.Start(storiesBin, engine.Options{TP: tp}, worker.Config{Spawn: true, Command: []string{os.Args[0]}, Timeout: timeout})
+	cfg.Spawn, cfg.Command = true, []string{os.Args[0]}
+	f, err := worker.Start(storiesBin, engine.Options{TP: tp}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,5 +308,45 @@ func TestWorkersFrontPanic(t *testing.T) {
 	}
 	if fmt.Sprint(o.Done.Next) != fmt.Sprint(want.Done.Next) {
 		t.Errorf("next tokens %v, in process %v", o.Done.Next, want.Done.Next)
+	}
+}
+
+// TestPipelineWorkerKilled: with --pp 2 --tp 2, a second-stage worker
+// killed while the first stage computes fails the pass naming its rank
+// and stage; the session keeps its breakpoint in the second stage, and the
+// next run stops there with the in-process statistics.
+func TestPipelineWorkerKilled(t *testing.T) {
+	s, f := workerSessionConfig(t, 2, worker.Config{PP: 2, Timeout: time.Minute})
+	l := NewLocal(s)
+	if _, err := l.Break("layers.4", "", false); err != nil {
+		t.Fatal(err)
+	}
+	pid := f.PID(3) // slot 3: rank 1 of stage 1 (layers 3-4)
+	s.Observers = append(s.Observers, &killAt{site: "model.layers.1", pid: pid})
+	_, err := l.Run()
+	if !errors.Is(err, engine.ErrWorker) || !strings.Contains(err.Error(), "rank 1 of stage 1") {
+		t.Fatalf("run with a killed second-stage worker: %v", err)
+	}
+	s.Observers = s.Observers[:len(s.Observers)-1]
+	o, err := l.Run()
+	mustStop(t, o, err, "model.layers.4")
+	got, err := l.Print("stream", client.All)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := NewLocal(newSession(t, 2))
+	if _, err := ref.Break("layers.4", "", false); err != nil {
+		t.Fatal(err)
+	}
+	o, err = ref.Run()
+	mustStop(t, o, err, "model.layers.4")
+	want, err := ref.Print("stream", client.All)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r := range 2 {
+		if got.Ranks[r].Stats != want.Ranks[r].Stats {
+			t.Errorf("rank %d stream at model.layers.4: %+v through stages, %+v in process", r, got.Ranks[r].Stats, want.Ranks[r].Stats)
+		}
 	}
 }
