@@ -276,3 +276,31 @@ continue
 		t.Errorf("saved stream: %d and %d bytes (%v %v), want the same", len(x), len(y), err1, err2)
 	}
 }
+
+// TestWorkersCaptureJob: `hsdb capture --workers` writes the same bytes
+// as the in-process capture job (itself checked against HF in
+// inspect/capture's tests).
+func TestWorkersCaptureJob(t *testing.T) {
+	tmp := t.TempDir()
+	for _, c := range []struct {
+		dir   string
+		extra []string
+	}{{"a", nil}, {"b", []string{"--workers"}}, {"c", []string{"--workers", "--pp", "2"}}} {
+		args := append([]string{"capture", "--tp", "2", "--layers", "1,3", "--ids", "1,403,407;1,400,281,350", "--out", filepath.Join(tmp, c.dir)}, c.extra...)
+		if code, out, errs := runWithStdin(args, ""); code != 0 {
+			t.Fatalf("%v: exit %d\n%s\n%s", args, code, out, errs)
+		}
+	}
+	for _, f := range []string{"seq_000000.safetensors", "seq_000001.safetensors"} {
+		a, err := os.ReadFile(filepath.Join(tmp, "a", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range []string{"b", "c"} {
+			b, err := os.ReadFile(filepath.Join(tmp, d, f))
+			if err != nil || !bytes.Equal(a, b) {
+				t.Errorf("%s/%s differs from the in-process capture (%v)", d, f, err)
+			}
+		}
+	}
+}
