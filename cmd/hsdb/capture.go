@@ -23,8 +23,8 @@ import (
 
 func init() {
 	register(&subcommand{name: "capture",
-		usage:   "capture [--model PATH] [--tp N] --layers 2,30,58,60 [--what stream|hidden_states|residual] (--ids \"1,2,3;4,5\" | --data F.jsonl) --out DIR [--max-batch-tokens T] [--save-dtype f32|bf16|f16] [--force]",
-		summary: "export the hidden states of chosen layers for many sequences as a validated dump (resumable)",
+		usage:   "capture [--model PATH] [--tp N] [--format hsdb|speculators|specforge] [--layers eagle3|IDS] [--what stream|hidden_states|residual] (--ids \"1,2,3;4,5\" | --data F.jsonl) --out DIR [--max-batch-tokens T] [--save-dtype f32|bf16|f16] [--compress] [--writers N] [--force]",
+		summary: "export the hidden states of chosen layers for many sequences as validated files: hsdb's dump, or speculators' / SpecForge's training samples (resumable)",
 		run:     runCapture})
 }
 
@@ -60,7 +60,10 @@ func runCapture(args []string, io stdio) int {
 	fs.SetOutput(io.Err)
 	var mf modelFlags
 	registerModelFlagsExcept(fs, &mf, "layers") // --layers here names the captured layers
-	layersArg := fs.String("layers", "", "decoder layers to capture, e.g. 2,30,58,60 (EAGLE-3: 2, N/2, N-3)")
+	layersArg := fs.String("layers", "eagle3", "layer ids in the --format's own convention (hsdb: decoder layer outputs 0..L-1; speculators: residual-stream positions 0..L, 0 = embeddings; specforge: SGLang ids 0..L-1), or eagle3 for the format's EAGLE-3 default")
+	formatArg := fs.String("format", "hsdb", "files to write: hsdb (manifest + seq_N.safetensors), speculators (hs_{idx}.safetensors) or specforge (rows_*/data_{idx}.ckpt)")
+	compress := fs.Bool("compress", false, "gzip SpecForge samples (data_{idx}.ckpt.gz)")
+	writers := fs.Int("writers", 4, "sequence files written and validated at once, while the next batch runs")
 	what := fs.String("what", "stream", "stream (hidden_states + residual = HF output_hidden_states[i+1]), hidden_states or residual")
 	ids := fs.String("ids", "", `token ids: sequences separated by ';', e.g. "1,2,3;4,5"`)
 	data := fs.String("data", "", `JSONL input: {"input_ids": [...], "loss_mask": [...]} or {"text": "..."} per line, optional "id"`)
@@ -78,15 +81,18 @@ func runCapture(args []string, io stdio) int {
 	if fs.NArg() > 0 {
 		return fail(2, "unexpected argument %q", fs.Arg(0))
 	}
-	if *layersArg == "" || *out == "" || (*ids == "") == (*data == "") {
-		return fail(2, "need --layers, --out and one of --ids or --data (see hsdb help)")
+	if *out == "" || (*ids == "") == (*data == "") {
+		return fail(2, "need --out and one of --ids or --data (see hsdb help)")
 	}
-	layers, err := check.ParseLayers(*layersArg)
+	format, err := capture.ParseFormat(*formatArg)
 	if err != nil {
-		return fail(2, "--layers: %v", err)
+		return fail(2, "%v", err)
 	}
 	if _, err := capture.ParseWhat(*what); err != nil {
 		return fail(2, "%v", err)
+	}
+	if *compress && format != capture.FormatSpecForge {
+		return fail(2, "--compress: %s files have no compressed form their trainer reads (only specforge's .ckpt.gz)", format)
 	}
 	var dt tensor.DType
 	if *saveDType != "" {
@@ -109,11 +115,21 @@ func runCapture(args []string, io stdio) int {
 	if err != nil {
 		return fail(2, "%v", err)
 	}
+	if err := in.Validate(e.Dims.Vocab, e.Dims.MaxPos); err != nil {
+		return fail(2, "%v", err)
+	}
+	plan, err := capture.PlanLayers(format, *layersArg, e.Dims.Layers, check.ParseLayers)
+	if err != nil {
+		return fail(2, "%v", err)
+	}
+	for _, l := range plan.Lines {
+		fmt.Fprintln(io.Out, l)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	prog := newProgress(io.Err, len(in.Seqs))
-	res, err := capture.RunCaptureJob(ctx, targetOf(e), in, capture.JobOptions{Layers: layers, What: *what, Out: *out, Force: *force, DType: dt,
-		MaxBatchTokens: *maxTok, Progress: prog.update, AfterBatch: captureAfterBatch})
+	res, err := capture.RunCaptureJob(ctx, targetOf(e), in, capture.JobOptions{Plan: plan, What: *what, Out: *out, Force: *force, DType: dt,
+		MaxBatchTokens: *maxTok, Progress: prog.update, AfterBatch: captureAfterBatch, Compress: *compress, Writers: *writers})
 	prog.finish()
 	if res != nil {
 		fmt.Fprintln(io.Out, throughput(res.JobProgress))
@@ -125,7 +141,12 @@ func runCapture(args []string, io stdio) int {
 		return fail(1, "%v", err)
 	}
 	m := res.Manifest
-	fmt.Fprintf(io.Out, "dump %s: %d sequences, layers %v (%s), %s, model %s (tp %d)\n", *out, len(m.Sequences), m.Capture.Layers, m.Capture.What, m.Capture.DType, m.Model.Path, m.Model.WorldSize)
+	if format == capture.FormatHsdb {
+		fmt.Fprintf(io.Out, "dump %s: %d sequences, layers %v (%s), %s, model %s (tp %d)\n", *out, len(m.Sequences), m.Capture.Layers, m.Capture.What, m.Capture.DType, m.Model.Path, m.Model.WorldSize)
+	} else {
+		fmt.Fprintf(io.Out, "%s %s: %d samples, %s ids %v (hsdb layers %v), %s, model %s (tp %d); manifest.json is hsdb's sidecar (the trainer ignores it)\n", format, *out, len(m.Sequences), format, m.Capture.FormatIDs, m.Capture.Layers, m.Capture.DType, m.Model.Path, m.Model.WorldSize)
+	}
+	fmt.Fprintln(io.Out, diskLine(res.JobProgress, m))
 	fmt.Fprintln(io.Out, "validation:")
 	for _, v := range m.Validation {
 		fmt.Fprintf(io.Out, "  %-4s  %-16s  %s\n", v.Status, v.Rule, v.Detail)
@@ -141,6 +162,24 @@ func throughput(p capture.JobProgress) string {
 	s := fmt.Sprintf("captured %d of %d sequences (%d skipped, already validated), %d tokens in %.2fs", ran, p.Total, p.Skipped, p.Tokens, secs)
 	if secs > 0 && ran > 0 {
 		s += fmt.Sprintf(": %.1f sequences/s, %.0f tokens/s", float64(ran)/secs, float64(p.Tokens)/secs)
+	}
+	return s
+}
+
+// diskLine says what the files cost: tensor bytes per token (the format's
+// payload, ids included) and file bytes per sample and per token (headers
+// and, for .ckpt.gz, compression included).
+func diskLine(p capture.JobProgress, m *capture.Manifest) string {
+	var bytes, tokens int64
+	for _, r := range m.Sequences {
+		tokens += int64(r.Length)
+		if r.Bytes > 0 {
+			bytes += r.Bytes
+		}
+	}
+	s := fmt.Sprintf("disk: %d bytes per token of tensors", p.BytesPerToken)
+	if bytes > 0 && len(m.Sequences) > 0 {
+		s += fmt.Sprintf("; files %d bytes in all, %.0f per sample, %.1f per token", bytes, float64(bytes)/float64(len(m.Sequences)), float64(bytes)/float64(tokens))
 	}
 	return s
 }
@@ -171,7 +210,7 @@ func (p *progress) update(s capture.JobProgress) {
 		tps = float64(s.Tokens) / secs
 	}
 	if p.bar != nil {
-		p.bar.Describe(fmt.Sprintf("capture (%.0f tokens/s)", tps))
+		p.bar.Describe(fmt.Sprintf("capture (%.0f tokens/s, %s/s to disk)", tps, humanBytes(float64(s.Bytes)/max(secs, 1e-9))))
 		p.bar.Set(s.Done)
 		return
 	}
@@ -182,8 +221,23 @@ func (p *progress) update(s capture.JobProgress) {
 		if secs > 0 {
 			sps = float64(ran) / secs
 		}
-		fmt.Fprintf(p.w, "capture: %d/%d sequences, %d tokens, %.1f sequences/s, %.0f tokens/s\n", s.Done, s.Total, s.Tokens, sps, tps)
+		line := fmt.Sprintf("capture: %d/%d sequences, %d tokens, %.1f sequences/s, %.0f tokens/s, %d bytes/token", s.Done, s.Total, s.Tokens, sps, tps, s.BytesPerToken)
+		if ran > 0 && s.Bytes > 0 {
+			line += fmt.Sprintf(", %.0f bytes/sample, %s/s to disk", float64(s.Bytes)/float64(ran), humanBytes(float64(s.Bytes)/max(secs, 1e-9)))
+		}
+		fmt.Fprintln(p.w, line)
 	}
+}
+
+// humanBytes writes a byte count with a binary unit ("1.5 GiB").
+func humanBytes(b float64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	i := 0
+	for b >= 1024 && i < len(units)-1 {
+		b /= 1024
+		i++
+	}
+	return fmt.Sprintf("%.1f %s", b, units[i])
 }
 
 func (p *progress) finish() {

@@ -21,6 +21,28 @@ type InputSeq struct {
 	ID       string
 	IDs      []int32
 	LossMask []int64
+	// Where names the row for errors: "train.jsonl:12" or "--ids sequence 3".
+	Where string
+}
+
+// Validate checks every sequence against the model before the first batch
+// runs: no token id at or above vocab_size (the embedding has no row for
+// it) and no sequence longer than max_position_embeddings (the positions
+// the model was trained for; 0 skips that check). The error names the row
+// (file and line, or --ids sequence), the sequence id and the offending
+// position and value.
+func (in *Inputs) Validate(vocab, maxPos int) error {
+	for _, s := range in.Seqs {
+		if maxPos > 0 && len(s.IDs) > maxPos {
+			return fmt.Errorf("%s (sequence %s): %d tokens, longer than the model's max_position_embeddings %d", s.Where, s.ID, len(s.IDs), maxPos)
+		}
+		for j, v := range s.IDs {
+			if vocab > 0 && int(v) >= vocab {
+				return fmt.Errorf("%s (sequence %s): input_ids[%d] = %d is outside the vocabulary (vocab_size %d)", s.Where, s.ID, j, v, vocab)
+			}
+		}
+	}
+	return nil
 }
 
 // Inputs is a batch job's input with the JobInfo that identifies it.
@@ -46,7 +68,7 @@ func ParseIDsList(s string) (*Inputs, error) {
 		if len(ids) == 0 {
 			return nil, fmt.Errorf("--ids: sequence %d is empty", i)
 		}
-		in.Seqs = append(in.Seqs, InputSeq{ID: strconv.Itoa(i), IDs: ids})
+		in.Seqs = append(in.Seqs, InputSeq{ID: strconv.Itoa(i), IDs: ids, Where: fmt.Sprintf("--ids sequence %d", i)})
 	}
 	h := sha256.Sum256([]byte(s))
 	in.Job = JobInfo{InputSHA256: hex.EncodeToString(h[:]), Input: "--ids", Sequences: len(in.Seqs)}
@@ -90,7 +112,7 @@ func ReadJSONL(path string, tok tokenizer.Tokenizer) (*Inputs, error) {
 		if err := dec.Decode(&r); err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
-		s := InputSeq{ID: strconv.Itoa(len(in.Seqs))}
+		s := InputSeq{ID: strconv.Itoa(len(in.Seqs)), Where: where}
 		if len(r.ID) > 0 && string(r.ID) != "null" {
 			var str string
 			if json.Unmarshal(r.ID, &str) == nil {

@@ -1,10 +1,13 @@
 package capture
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"hsdb/engine/tensor"
@@ -33,6 +36,16 @@ type JobOptions struct {
 	// AfterBatch, when set, is called after each batch is written (tests
 	// use it to stop a job midway).
 	AfterBatch func(done int)
+	// Plan, when set, chooses the file format and what is captured
+	// (PlanLayers); Layers is then ignored. nil writes hsdb's own dump of
+	// Layers.
+	Plan *Plan
+	// Compress gzips SpecForge samples (.ckpt.gz).
+	Compress bool
+	// Writers is how many sequence files are written and validated at
+	// once (0: 4). Files of one batch are written while the next batch's
+	// forward pass runs.
+	Writers int
 }
 
 // JobProgress is a batch job's state: sequences done (including those a
@@ -43,6 +56,11 @@ type JobProgress struct {
 	Skipped     int // sequences found validated in the staging directory
 	Tokens      int64
 	Elapsed     time.Duration
+	// Bytes are the bytes of the files written by this process (tensors
+	// and headers), BytesPerToken the captured tensor bytes per token
+	// (ids included) the format stores.
+	Bytes         int64
+	BytesPerToken int64
 }
 
 // JobResult summarises a finished job.
@@ -68,20 +86,40 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 	if err != nil {
 		return nil, err
 	}
+	plan := opts.Plan
+	if plan == nil {
+		plan = &Plan{Format: FormatHsdb, IDs: opts.Layers}
+		for _, l := range opts.Layers {
+			plan.Srcs = append(plan.Srcs, Source{Layer: l})
+		}
+	}
+	if plan.Format != FormatHsdb && what != WhatStream {
+		return nil, fmt.Errorf("%w: --what %s: %s files hold the residual stream (hidden_states + residual); only hsdb's own dump holds vLLM's halves", ErrFormat, what, plan.Format)
+	}
 	c := NewCapturer(e.Tree, e.Dims.Layers)
-	if err := c.AddLayers(opts.Layers, what); err != nil {
+	if err := c.AddLayers(plan.HsdbLayers(), what); err != nil && len(plan.HsdbLayers()) > 0 {
 		return nil, err
 	}
+	for _, src := range plan.Srcs {
+		if src.Embed || src.Norm {
+			site, name, _ := strings.Cut(src.Key(), ":")
+			if err := c.AddSite(site, name); err != nil {
+				return nil, err
+			}
+		}
+	}
 	job := in.Job
-	w, err := ResumeDump(opts.Out, DumpInfo{Model: e.Info, Layers: opts.Layers, What: what, Job: &job}, DumpOptions{Force: opts.Force, DType: opts.DType})
+	info := DumpInfo{Model: e.Info, Layers: plan.HsdbLayers(), What: what, Job: &job, Plan: plan}
+	w, err := ResumeDump(opts.Out, info, DumpOptions{Force: opts.Force, DType: opts.DType, Compress: opts.Compress})
 	if err != nil {
 		return nil, err
 	}
+	w.SetWriters(cmp.Or(opts.Writers, 4))
 	maxTok := opts.MaxBatchTokens
 	if maxTok <= 0 {
 		maxTok = 4096
 	}
-	res := &JobResult{JobProgress: JobProgress{Total: len(in.Seqs)}}
+	res := &JobResult{JobProgress: JobProgress{Total: len(in.Seqs), BytesPerToken: w.bytesPerToken(len(plan.Srcs))}}
 	var todo []int
 	for i, s := range in.Seqs {
 		if w.Done(s.ID) {
@@ -91,6 +129,7 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 		todo = append(todo, i)
 	}
 	res.Done = res.Skipped
+	var mu sync.Mutex // res, between this loop and the writer
 	report := func() {
 		res.Elapsed = time.Since(start)
 		if opts.Progress != nil {
@@ -98,8 +137,67 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 		}
 	}
 	report()
+	// The writer: one goroutine taking finished batches in order, writing
+	// and validating their files (w.workers at once) while the next
+	// forward pass runs. Its first error stops the job.
+	type written struct {
+		got    []*SeqCapture
+		reps   map[string]ReplicaRecord
+		tokens int
+	}
+	queue := make(chan written, 1)
+	var werr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for b := range queue {
+			mu.Lock()
+			failed := werr != nil
+			mu.Unlock()
+			if failed {
+				continue
+			}
+			before := w.bytesWritten()
+			err := w.Add(b.got, b.reps)
+			mu.Lock()
+			if err != nil {
+				werr = err
+			} else {
+				res.Done += len(b.got)
+				res.Tokens += int64(b.tokens)
+				res.Bytes += w.bytesWritten() - before
+				report()
+			}
+			n := res.Done
+			mu.Unlock()
+			if err == nil && opts.AfterBatch != nil {
+				opts.AfterBatch(n)
+			}
+		}
+	}()
+	writerErr := func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		return werr
+	}
+	stop := func(err error) (*JobResult, error) {
+		close(queue)
+		<-done
+		if we := writerErr(); we != nil {
+			return res, we
+		}
+		return res, err
+	}
 	for len(todo) > 0 {
+		if err := writerErr(); err != nil {
+			return stop(nil)
+		}
 		if err := ctx.Err(); err != nil {
+			close(queue)
+			<-done
+			if we := writerErr(); we != nil {
+				return res, we
+			}
 			return res, fmt.Errorf("%w after %d of %d sequences; %s keeps them: run the same command again to resume", ErrInterrupted, res.Done, res.Total, w.Stage())
 		}
 		var batch []int
@@ -114,31 +212,26 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 			seqs[j] = in.Seqs[i].IDs
 		}
 		if err := e.Prefill(seqs, c); err != nil {
-			return res, fmt.Errorf("sequences %s..%s: %w", in.Seqs[batch[0]].ID, in.Seqs[batch[len(batch)-1]].ID, err)
+			return stop(fmt.Errorf("sequences %s..%s: %w", in.Seqs[batch[0]].ID, in.Seqs[batch[len(batch)-1]].ID, err))
 		}
 		got, reps, err := c.Take()
 		if err != nil {
-			return res, err
+			return stop(err)
 		}
 		if len(got) != len(batch) {
-			return res, fmt.Errorf("%w: the forward pass captured %d sequences of a batch of %d", ErrInvalid, len(got), len(batch))
+			return stop(fmt.Errorf("%w: the forward pass captured %d sequences of a batch of %d", ErrInvalid, len(got), len(batch)))
 		}
 		for j, sc := range got {
 			src := in.Seqs[batch[j]]
 			if !slices.Equal(sc.IDs, src.IDs) {
-				return res, fmt.Errorf("%w: sequence %s: captured token ids differ from the input", ErrInvalid, src.ID)
+				return stop(fmt.Errorf("%w: sequence %s: captured token ids differ from the input", ErrInvalid, src.ID))
 			}
 			sc.Seq, sc.ID, sc.LossMask = batch[j], src.ID, src.LossMask
 		}
-		if err := w.Add(got, reps); err != nil {
-			return res, err
-		}
-		res.Done += len(batch)
-		res.Tokens += int64(tokens)
-		report()
-		if opts.AfterBatch != nil {
-			opts.AfterBatch(res.Done)
-		}
+		queue <- written{got: got, reps: reps, tokens: tokens}
+	}
+	if _, err := stop(nil); err != nil {
+		return res, err
 	}
 	m, err := w.Finish(len(in.Seqs))
 	res.Manifest = m

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -41,6 +40,10 @@ type DumpInfo struct {
 	Sites  []SiteInfo // site captures
 	// Job identifies a batch job's inputs (nil for a one-shot dump).
 	Job *JobInfo
+	// Plan, when its Format is not FormatHsdb, writes the trainer's
+	// per-sample files (dump_format.go) from the plan's sources instead of
+	// hsdb's seq files; Layers must then be Plan.HsdbLayers().
+	Plan *Plan
 }
 
 // DumpOptions controls writing.
@@ -52,6 +55,10 @@ type DumpOptions struct {
 	// (round to nearest even). Invalid takes the model's dtype when it is
 	// one of those, else F32.
 	DType tensor.DType
+	// Compress gzips SpecForge samples (data_{idx}.ckpt.gz, as
+	// prepare_hidden_states.py --compress does); other formats have no
+	// compressed variant their trainer reads.
+	Compress bool
 }
 
 // DumpWriter writes a dump sequence by sequence into a staging directory
@@ -67,6 +74,9 @@ type DumpWriter struct {
 	hidden     int
 	byID       map[string]int // sequence id -> index in m.Sequences
 	journal    *os.File       // a batch job's append-only record of validated sequences
+	plan       *Plan          // a trainer format's plan; nil for hsdb's own files
+	compress   bool
+	workers    int // files written at once by Add (SetWriters)
 }
 
 // dumpTestHook, when set by a test, runs before each sequence file is
@@ -192,7 +202,14 @@ func prepare(dir string, info DumpInfo, opts DumpOptions) (*DumpWriter, error) {
 	if _, err := ParseWhat(info.What); err != nil && len(info.Layers) > 0 {
 		return nil, err
 	}
-	return &DumpWriter{dir: dir, m: newManifest(info, dt), dtype: dt, hidden: info.Model.Dims["hidden_size"], byID: map[string]int{}}, nil
+	w := &DumpWriter{dir: dir, m: newManifest(info, dt), dtype: dt, hidden: info.Model.Dims["hidden_size"], byID: map[string]int{}}
+	if info.Plan != nil && info.Plan.Format != FormatHsdb {
+		w.plan, w.compress = info.Plan, opts.Compress
+		w.m.Capture.Format, w.m.Capture.FormatIDs, w.m.Capture.Mapping, w.m.Capture.Compressed = string(info.Plan.Format), info.Plan.IDs, info.Plan.Lines, opts.Compress
+	} else if opts.Compress {
+		return nil, fmt.Errorf("%w: --compress: only SpecForge samples have a compressed form their trainer reads (.ckpt.gz)", ErrFormat)
+	}
+	return w, nil
 }
 
 // sameJob says why two manifests describe different jobs ("" when the
@@ -203,6 +220,8 @@ func sameJob(a, b *Manifest) string {
 		return "other inputs"
 	case joinInts(a.Capture.Layers) != joinInts(b.Capture.Layers):
 		return fmt.Sprintf("layers %s, now %s", joinInts(a.Capture.Layers), joinInts(b.Capture.Layers))
+	case a.Capture.Format != b.Capture.Format || joinInts(a.Capture.FormatIDs) != joinInts(b.Capture.FormatIDs) || a.Capture.Compressed != b.Capture.Compressed:
+		return fmt.Sprintf("format %s ids %s, now %s ids %s", a.Capture.Format, joinInts(a.Capture.FormatIDs), b.Capture.Format, joinInts(b.Capture.FormatIDs))
 	case a.Capture.What != b.Capture.What:
 		return fmt.Sprintf("what %s, now %s", a.Capture.What, b.Capture.What)
 	case a.Capture.DType != b.Capture.DType:
@@ -225,7 +244,13 @@ func (w *DumpWriter) keepValidated(old *Manifest) {
 		if !rec.Validated {
 			continue
 		}
-		if err := verifyFile(filepath.Join(w.stage, rec.File), rec, nil, w.dtype); err != nil {
+		var err error
+		if w.plan != nil {
+			err = verifyTrainerFile(filepath.Join(w.stage, rec.File), w.plan.Format, rec, nil, nil)
+		} else {
+			err = verifyFile(filepath.Join(w.stage, rec.File), rec, nil, w.dtype)
+		}
+		if err != nil {
 			continue
 		}
 		w.byID[rec.ID] = len(w.m.Sequences)
@@ -239,14 +264,24 @@ func (w *DumpWriter) keepValidated(old *Manifest) {
 func (w *DumpWriter) removeStrays() {
 	keep := map[string]bool{ManifestName: true, JournalName: true}
 	for _, r := range w.m.Sequences {
-		keep[r.File] = true
-	}
-	ents, _ := os.ReadDir(w.stage)
-	for _, e := range ents {
-		if !keep[e.Name()] {
-			os.RemoveAll(filepath.Join(w.stage, e.Name()))
+		keep[filepath.FromSlash(r.File)] = true
+		if d, _, ok := strings.Cut(r.File, "/"); ok {
+			keep[d] = true // a SpecForge rows_ directory
 		}
 	}
+	filepath.WalkDir(w.stage, func(p string, d fs.DirEntry, err error) error {
+		rel, _ := filepath.Rel(w.stage, p)
+		if err != nil || rel == "." {
+			return nil
+		}
+		if !keep[rel] {
+			os.RemoveAll(p)
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+		}
+		return nil
+	})
 }
 
 // Done reports whether sequence id is already written and validated (a
@@ -261,129 +296,6 @@ func (w *DumpWriter) Count() int { return len(w.m.Sequences) }
 
 // Stage returns the staging directory.
 func (w *DumpWriter) Stage() string { return w.stage }
-
-// Add writes one safetensors file per sequence (input_ids [len] I64,
-// loss_mask [len] I64 when given, hidden_states.{layer} [len, hidden] and
-// site captures [len, width] in the dump dtype), each atomically
-// (safetensors.WriteFile: temporary file, fsync, re-read, rename), then
-// re-reads it and validates it (verifyFile): names, shapes, dtypes, the
-// sha256 of each tensor, values equal to the captured values, all finite,
-// layers pairwise different. Only then is it recorded in the manifest (for
-// a batch job, rewritten atomically after each call). reps are the
-// cross-rank checks of the pass (merged per key). Errors: ErrInvalid
-// naming the sequence and what failed (its file is removed);
-// safetensors.ErrDiskFull; other I/O errors naming the file.
-func (w *DumpWriter) Add(seqs []*SeqCapture, reps map[string]ReplicaRecord) error {
-	for k, r := range reps {
-		old, ok := w.m.Replicas[k]
-		if !ok || r.MaxRelDiff > old.MaxRelDiff {
-			old.MaxRelDiff, old.WorstRank = r.MaxRelDiff, r.WorstRank
-		}
-		old.Ranks = r.Ranks
-		old.OK = old.MaxRelDiff <= ReplicaTol
-		w.m.Replicas[k] = old
-	}
-	for _, s := range seqs {
-		id := s.ID
-		if id == "" {
-			id = fmt.Sprint(s.Seq)
-		}
-		if w.Done(id) {
-			return fmt.Errorf("dump %s: sequence %s is already in the dump", w.dir, id)
-		}
-		rec, err := w.writeSeq(s, id)
-		if err != nil {
-			return err
-		}
-		w.byID[id] = len(w.m.Sequences)
-		w.m.Sequences = append(w.m.Sequences, rec)
-	}
-	if w.resumable {
-		if err := w.appendJournal(w.m.Sequences[len(w.m.Sequences)-len(seqs):], reps); err != nil {
-			return fmt.Errorf("dump %s: %w", w.dir, diskFull(err))
-		}
-	}
-	return nil
-}
-
-// seqTensors builds the file's tensors in writing order (8-byte elements
-// first, so every tensor starts aligned) and the expected f32 values of
-// the float ones (what was captured, rounded to the dump dtype).
-func (w *DumpWriter) seqTensors(s *SeqCapture) ([]safetensors.Named, map[string][]float32, error) {
-	n := s.Len()
-	ids := make([]int64, n)
-	for i, v := range s.IDs {
-		ids[i] = int64(v)
-	}
-	out := []safetensors.Named{{Name: "input_ids", T: tensor.FromI64(ids, n)}}
-	if s.LossMask != nil {
-		if len(s.LossMask) != n {
-			return nil, nil, fmt.Errorf("%w: loss_mask has %d elements, the sequence %d tokens", ErrInvalid, len(s.LossMask), n)
-		}
-		out = append(out, safetensors.Named{Name: "loss_mask", T: tensor.FromI64(s.LossMask, n)})
-	}
-	want := map[string][]float32{}
-	var keys []string
-	for _, l := range w.m.Capture.Layers {
-		keys = append(keys, fmt.Sprintf("hidden_states.%d", l))
-	}
-	for _, si := range w.m.Capture.Sites {
-		keys = append(keys, si.Key)
-	}
-	var floats []safetensors.Named
-	for _, k := range keys {
-		t, ok := s.Tensors[k]
-		if !ok {
-			return nil, nil, fmt.Errorf("%w: nothing was captured for %s (did the forward pass reach its site?)", ErrInvalid, k)
-		}
-		if t.Rows() != n {
-			return nil, nil, fmt.Errorf("%w: %s has %d rows for %d tokens", ErrInvalid, k, t.Rows(), n)
-		}
-		if !t.DType.IsFloat() {
-			out = append(out, safetensors.Named{Name: k, T: t})
-			continue
-		}
-		ct := t
-		if t.DType != w.dtype {
-			ct = t.Convert(w.dtype)
-		}
-		want[k] = ct.ToF32()
-		floats = append(floats, safetensors.Named{Name: k, T: ct})
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].T.DType.Size() > out[j].T.DType.Size() })
-	return append(out, floats...), want, nil
-}
-
-func (w *DumpWriter) writeSeq(s *SeqCapture, id string) (SeqRecord, error) {
-	file := fmt.Sprintf("seq_%06d.safetensors", s.Seq)
-	path := filepath.Join(w.stage, file)
-	rec := SeqRecord{ID: id, Index: s.Seq, Length: s.Len(), File: file, LossMask: s.LossMask != nil, Tensors: map[string]TensorRecord{}}
-	named, want, err := w.seqTensors(s)
-	if err != nil {
-		return rec, fmt.Errorf("dump %s: sequence %s: %w", w.dir, id, err)
-	}
-	for _, nt := range named {
-		rec.Tensors[nt.Name] = TensorRecord{Shape: append([]int(nil), nt.T.Shape...), DType: nt.T.DType.SafetensorsName(), SHA256: sha256Hex(nt.T.Data)}
-	}
-	if problems := contentProblems(named, w.m.Capture.Layers, w.hidden); len(problems) > 0 {
-		return rec, fmt.Errorf("dump %s: sequence %s: %w: %s", w.dir, id, ErrInvalid, strings.Join(problems, "; "))
-	}
-	meta := map[string]string{"format": "pt", "hsdb": ManifestFormat, "sequence": id, "what": w.m.Capture.What, "layers": joinInts(w.m.Capture.Layers)}
-	if dumpTestHook != nil {
-		if err := dumpTestHook(path); err != nil {
-			return rec, fmt.Errorf("dump %s: sequence %s: writing %s: %w", w.dir, id, path, diskFull(err))
-		}
-	}
-	if err := safetensors.WriteFile(path, named, meta); err != nil {
-		return rec, fmt.Errorf("dump %s: sequence %s: %w", w.dir, id, err)
-	}
-	if err := verifyFile(path, rec, want, w.dtype); err != nil {
-		os.Remove(path)
-		return rec, fmt.Errorf("dump %s: sequence %s: %w", w.dir, id, err)
-	}
-	rec.Validated = true
-	return rec, nil
-}
 
 // Finish validates the whole dump (every sequence validated, the layers as
 // requested, replicated tensors equal across ranks), writes the final
@@ -464,7 +376,11 @@ func (w *DumpWriter) validateDump(expected int) []ValidationRecord {
 		}
 	}
 	add("validated", len(bad) == 0, "%d of %d files re-read and validated%s", n-len(bad), n, listNote(bad))
-	add(RuleLayerCount, len(w.m.Capture.Layers)+len(w.m.Capture.Sites) > 0, "layers %s (%s)%s", joinInts(w.m.Capture.Layers), w.m.Capture.What, sitesNote(w.m.Capture.Sites))
+	if w.plan != nil {
+		add(RuleLayerCount, len(w.plan.IDs) > 0, "%s ids %s", w.plan.Format, joinInts(w.plan.IDs))
+	} else {
+		add(RuleLayerCount, len(w.m.Capture.Layers)+len(w.m.Capture.Sites) > 0, "layers %s (%s)%s", joinInts(w.m.Capture.Layers), w.m.Capture.What, sitesNote(w.m.Capture.Sites))
+	}
 	var reps []string
 	ok := true
 	for _, k := range sortedKeys(w.m.Replicas) {

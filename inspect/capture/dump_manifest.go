@@ -67,6 +67,14 @@ type CaptureInfo struct {
 	// raw output. HFNote says so in words.
 	HFIndex map[string]int `json:"hf_output_hidden_states_index,omitempty"`
 	HFNote  string         `json:"hf_note,omitempty"`
+	// Format is the trainer layout of the files (FormatSpeculators,
+	// FormatSpecForge), "" for hsdb's own; FormatIDs are the layer ids in
+	// that format's convention and Mapping says what each is in every
+	// convention (Plan.Lines). Compressed: SpecForge's .ckpt.gz.
+	Format     string   `json:"format,omitempty"`
+	FormatIDs  []int    `json:"format_layer_ids,omitempty"`
+	Mapping    []string `json:"mapping,omitempty"`
+	Compressed bool     `json:"compressed,omitempty"`
 }
 
 // SiteInfo is one `capture site SITE TENSOR` entry: the site path, the
@@ -96,6 +104,10 @@ type SeqRecord struct {
 	Tensors  map[string]TensorRecord `json:"tensors"`
 	// Validated is true once the file was re-read and every check passed.
 	Validated bool `json:"validated"`
+	// FileSHA256 and Bytes are the whole file's digest and size (trainer
+	// formats; hsdb's own files record per-tensor digests only).
+	FileSHA256 string `json:"file_sha256,omitempty"`
+	Bytes      int64  `json:"bytes,omitempty"`
 }
 
 // TensorRecord is one tensor of a sequence file: shape, dtype

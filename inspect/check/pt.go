@@ -226,7 +226,7 @@ func pyInts(v interface{}) ([]int, error) {
 // archive, a missing or short storage record, a malformed pickle), each
 // naming the file.
 func ReadTorch(path string) (*CaptureFile, error) {
-	zr, err := zip.OpenReader(path)
+	zr, err := openTorchZip(path)
 	if err != nil {
 		if isLegacyTorch(path) {
 			return nil, fmt.Errorf("%s: %w: the legacy torch.save format (_use_new_zipfile_serialization=False) is not supported; re-save it with torch.save's defaults", path, ErrUnreadable)
