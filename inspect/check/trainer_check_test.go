@@ -186,4 +186,3 @@ func TestListIndexKeysWithMetadata(t *testing.T) {
 		t.Fatalf("without metadata the keys claim layers 0 and 1:\n%s", strings.Join(r.Lines(), "\n"))
 	}
 }
-
