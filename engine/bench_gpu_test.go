@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"hsdb/engine/backend/cuda"
+	"hsdb/engine/backend/cuda/driver"
 	"hsdb/engine/model"
 )
 
@@ -150,8 +151,8 @@ func TestGPUTimeToFirstStop(t *testing.T) {
 // Wait collects the copies.
 type capture struct {
 	layers map[int]int // layer -> buffer index
-	bufs   [][]*cuda.HostBuffer
-	events []*cuda.Event
+	bufs   [][]*driver.HostBuffer
+	events []*driver.Event
 	err    error
 }
 
@@ -198,7 +199,7 @@ func benchPrefill(b *testing.B, withCapture bool) {
 		}
 		bytes := int64(benchSeqs * benchSeqLen * e.Dims.Hidden * e.ranks[0].dev.ActDType().Size())
 		for r := range e.World {
-			var bufs []*cuda.HostBuffer
+			var bufs []*driver.HostBuffer
 			for range benchCaptureLayers {
 				h, err := e.ranks[r].dev.(*cuda.Device).AllocHost(bytes)
 				if err != nil {
@@ -255,14 +256,14 @@ func BenchmarkGPUPrefillCapture(b *testing.B) { benchPrefill(b, true) }
 // HSDB_BENCH_MODEL goes, per op kind, when HSDB_CUDA_PROFILE=1 (skips
 // otherwise: profiling adds two events per op).
 func TestGPUPrefillProfile(t *testing.T) {
-	if !cuda.ProfileEnabled() {
+	if !driver.ProfileEnabled() {
 		t.Skip("HSDB_CUDA_PROFILE=1 is not set")
 	}
 	e := benchSetup(t)
 	if _, err := e.Prefill(benchEngine.ids, nil, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cuda.ProfileReport(); err != nil { // forget the warm-up
+	if _, err := driver.ProfileReport(); err != nil { // forget the warm-up
 		t.Fatal(err)
 	}
 	t0 := time.Now()
@@ -270,11 +271,11 @@ func TestGPUPrefillProfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	wall := time.Since(t0)
-	rows, err := cuda.ProfileReport()
+	rows, err := driver.ProfileReport()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("one prefill of %d×%d tokens, %.1f ms wall (profiled):\n%s", benchSeqs, benchSeqLen, float64(wall)/1e6, cuda.FormatProfile(rows))
+	t.Logf("one prefill of %d×%d tokens, %.1f ms wall (profiled):\n%s", benchSeqs, benchSeqLen, float64(wall)/1e6, driver.FormatProfile(rows))
 }
 
 // TestGPUMemoryPerRank checks issue 6's memory bound on the benchmark model
@@ -305,7 +306,7 @@ func TestGPUMemoryPerRank(t *testing.T) {
 	hq, hkv := int64(d.Heads*d.HeadDim), int64(d.KVHeads*d.HeadDim)
 	es := int64(e.ranks[0].dev.ActDType().Size())
 	layer := es*(4*T*H+2*T*(hq+2*hkv)+2*T*H+3*T*I+T*H) + int64(d.Heads)*1024*1024*(4+es)
-	weights, kv, act := st.Peak[cuda.Weights], st.Peak[cuda.KVCache], st.Peak[cuda.Activations]
+	weights, kv, act := st.Peak[driver.Weights], st.Peak[driver.KVCache], st.Peak[driver.Activations]
 	bound := (weights + kv + layer) * 11 / 10
 	t.Logf("BENCH memory weights=%.2fGiB kv=%.2fGiB activations_peak=%.2fGiB one_layer=%.2fGiB peak_total=%.2fGiB bound=%.2fGiB",
 		gib(weights), gib(kv), gib(act), gib(layer), gib(weights+kv+act), gib(bound))

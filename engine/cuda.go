@@ -8,6 +8,7 @@ import (
 
 	"hsdb/engine/backend"
 	"hsdb/engine/backend/cuda"
+	"hsdb/engine/backend/cuda/driver"
 	"hsdb/engine/tensor"
 )
 
@@ -19,7 +20,7 @@ func init() { newCUDADevices = cudaDevices }
 func cudaDevices(world int, act tensor.DType) ([]backend.Device, []backend.Comm, *backend.Group, error) {
 	devs, comms, g, err := cuda.NewRanks(world, act)
 	if err != nil {
-		if errors.Is(err, cuda.ErrNoDriver) || errors.Is(err, cuda.ErrNoDevice) {
+		if errors.Is(err, driver.ErrNoDriver) || errors.Is(err, driver.ErrNoDevice) {
 			return nil, nil, nil, fmt.Errorf("%w: --device cuda: %w", ErrDevice, err)
 		}
 		return nil, nil, nil, fmt.Errorf("--device cuda: %w", err)

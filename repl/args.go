@@ -7,7 +7,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	hsdbg "hsdb/inspect/debug"
+	"hsdb/inspect/client"
 )
 
 // splitArgs splits a command's arguments on blanks. "Double-quoted" text
@@ -173,8 +173,8 @@ func unescape(s string) (string, error) {
 // sliceFlags takes --rank R, --seq S and --tokens A:B (also --flag=value)
 // out of args and returns the rest. Errors: an unknown flag, a flag given
 // twice, a flag without its value, a bad value.
-func sliceFlags(args []string) (hsdbg.Slice, []string, error) {
-	sl := hsdbg.All
+func sliceFlags(args []string) (client.Slice, []string, error) {
+	sl := client.All
 	var rest []string
 	seen := map[string]bool{}
 	for i := 0; i < len(args); i++ {
@@ -207,8 +207,8 @@ func sliceFlags(args []string) (hsdbg.Slice, []string, error) {
 		case "seq":
 			sl.Seq, err = nonNeg("--seq", val)
 		case "tokens":
-			var r hsdbg.Range
-			r, err = hsdbg.ParseRange(val)
+			var r client.Range
+			r, err = client.ParseRange(val)
 			sl.Tokens = &r
 		}
 		if err != nil {

@@ -10,7 +10,7 @@ import (
 	"hsdb/engine/tensor"
 	"hsdb/inspect/capture"
 	"hsdb/inspect/check"
-	hsdbg "hsdb/inspect/debug"
+	"hsdb/inspect/client"
 )
 
 // capturer returns the session's capturer, creating it (and subscribing it
@@ -289,7 +289,7 @@ func (t *Term) checkArgs(cmd, args string) (string, check.CheckOptions, error) {
 	}
 	o.Dims = d
 	if useModel && t.S.Stopped() != nil {
-		return "", o, fmt.Errorf("%s: %w: finish it (continue) or start over (run) first, or give --no-model", cmd, hsdbg.ErrBusy)
+		return "", o, fmt.Errorf("%s: %w: finish it (continue) or start over (run) first, or give --no-model", cmd, client.ErrBusy)
 	}
 	if useModel {
 		o.Model = &capture.Target{Dims: e.Dims, Tree: e.Tree, Info: capture.ModelInfoFor(e.Path, e.Dims, e.World, e.Device(0).Name()),

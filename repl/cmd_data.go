@@ -5,14 +5,14 @@ import (
 	"strconv"
 	"strings"
 
-	hsdbg "hsdb/inspect/debug"
+	"hsdb/inspect/client"
 )
 
 // tensorArgs parses "TENSOR [extra...] [--rank R] [--seq S] [--tokens A:B]".
-func tensorArgs(cmd, args string) (string, []string, hsdbg.Slice, error) {
+func tensorArgs(cmd, args string) (string, []string, client.Slice, error) {
 	a, err := splitArgs(args)
 	if err != nil {
-		return "", nil, hsdbg.All, fmt.Errorf("%s: %w", cmd, err)
+		return "", nil, client.All, fmt.Errorf("%s: %w", cmd, err)
 	}
 	sl, rest, err := sliceFlags(a)
 	if err != nil {
@@ -28,7 +28,7 @@ func cmdPrint(t *Term, args string) error {
 	if strings.TrimSpace(args) == "" {
 		st := t.S.Stopped()
 		if st == nil {
-			return fmt.Errorf("print: %w", hsdbg.ErrNotStopped)
+			return fmt.Errorf("print: %w", client.ErrNotStopped)
 		}
 		return fmt.Errorf("print: which tensor? %s shows %s", st.Site, strings.Join(st.Tensors, ", "))
 	}
@@ -50,7 +50,7 @@ func (t *Term) printExpr(args, title string) error {
 		return fmt.Errorf("print: unexpected %q", strings.Join(extra, " "))
 	}
 	if hasIndex {
-		idx, err := hsdbg.ParseIndex(index)
+		idx, err := client.ParseIndex(index)
 		if err != nil {
 			return fmt.Errorf("print: %w", err)
 		}
@@ -147,7 +147,7 @@ func cmdDisplay(t *Term, args string) error {
 		return fmt.Errorf("display: %w", err)
 	}
 	if hasIndex {
-		if _, err := hsdbg.ParseIndex(index); err != nil {
+		if _, err := client.ParseIndex(index); err != nil {
 			return fmt.Errorf("display: %w", err)
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	hsdbg "hsdb/inspect/debug"
+	"hsdb/inspect/client"
 )
 
 // batchView is what `input` reports: the sequences with their lengths.
@@ -29,7 +29,7 @@ func cmdInput(t *Term, args string) error {
 			rest = strings.TrimSpace(rest)
 			switch kind {
 			case "ids":
-				ids, err := hsdbg.ParseIDs(rest)
+				ids, err := client.ParseIDs(rest)
 				if err != nil {
 					return fmt.Errorf("input: %w", err)
 				}
@@ -113,7 +113,7 @@ func cmdGen(t *Term, args string) error {
 
 // outcome prints the result of a command that ran the model: the stop and
 // the displays, or the end of the job.
-func (t *Term) outcome(o *hsdbg.Outcome, err error) error {
+func (t *Term) outcome(o *client.Outcome, err error) error {
 	if err != nil {
 		return err
 	}
@@ -135,7 +135,7 @@ func (t *Term) outcome(o *hsdbg.Outcome, err error) error {
 func (t *Term) showDisplays() {
 	for _, d := range t.displays {
 		err := t.printExpr(d.Expr, fmt.Sprintf("display %d: ", d.ID))
-		if errors.Is(err, hsdbg.ErrNoTensor) {
+		if errors.Is(err, client.ErrNoTensor) {
 			continue
 		}
 		if err != nil {

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	hsdbg "hsdb/inspect/debug"
+	"hsdb/inspect/client"
 	"hsdb/inspect/stats"
 )
 
@@ -26,7 +26,7 @@ func (t *Term) stat(s stats.Stats, v float64) string {
 	return t.num(v)
 }
 
-func (t *Term) statCell(r hsdbg.RankStats, name string) string {
+func (t *Term) statCell(r client.RankStats, name string) string {
 	v, _ := r.Stats.Get(name)
 	if stats.IsFiniteStat(name) {
 		return t.stat(r.Stats, v)
@@ -43,7 +43,7 @@ func (t *Term) statCell(r hsdbg.RankStats, name string) string {
 }
 
 // printText renders print's table: one row per rank, then the gathered row.
-func (t *Term) printText(rep *hsdbg.TensorReport) string {
+func (t *Term) printText(rep *client.TensorReport) string {
 	extra := fmt.Sprintf("  rows %d:%d", rep.Rows.Lo, rep.Rows.Hi)
 	if rep.Seq >= 0 {
 		extra += fmt.Sprintf(" (seq %d)", rep.Seq)
@@ -54,7 +54,7 @@ func (t *Term) printText(rep *hsdbg.TensorReport) string {
 	for i := 4; i < len(head); i++ {
 		tb.alignRight(i)
 	}
-	row := func(r hsdbg.RankStats, label string) {
+	row := func(r client.RankStats, label string) {
 		cells := []string{label, t.st.Shape.Render(shape(r.Shape)), r.DType, r.Shard}
 		if strings.HasPrefix(r.Shard, "sharded") || r.Shard == "partial(sum)" {
 			cells[3] = t.st.Warn.Render(r.Shard)
@@ -81,10 +81,10 @@ func (t *Term) printText(rep *hsdbg.TensorReport) string {
 	return t.heading(rep.Site, rep.Tensor, rep.Step, extra) + "\n" + tb.render(t.st)
 }
 
-func (t *Term) valuesText(rep *hsdbg.ValuesReport) string {
+func (t *Term) valuesText(rep *client.ValuesReport) string {
 	var b strings.Builder
 	b.WriteString(t.heading(rep.Site, rep.Tensor, rep.Step, "") + "\n")
-	one := func(v hsdbg.RankValues) {
+	one := func(v client.RankValues) {
 		label := "rank " + v.Label
 		if v.Rank < 0 {
 			label = t.st.Dim.Render(v.Label)
@@ -114,7 +114,7 @@ func (t *Term) valuesText(rep *hsdbg.ValuesReport) string {
 	return b.String()
 }
 
-func (t *Term) histText(rep *hsdbg.HistReport) string {
+func (t *Term) histText(rep *client.HistReport) string {
 	var b strings.Builder
 	h := rep.Hist
 	st := rep.Stats
@@ -161,7 +161,7 @@ func (t *Term) histText(rep *hsdbg.HistReport) string {
 // the tensor's rows are not the batch's tokens one to one (lm_head's
 // last-token logits, rows that are not tokens) a row column says which row
 // of the tensor it is.
-func (t *Term) topText(rep *hsdbg.TopReport) string {
+func (t *Term) topText(rep *client.TopReport) string {
 	rowCol := false
 	for _, c := range rep.Channels {
 		rowCol = rowCol || c.Token != c.Row
@@ -196,7 +196,7 @@ func (t *Term) topText(rep *hsdbg.TopReport) string {
 	return fmt.Sprintf("%s\n%s, median |value| %s\n%s", t.heading(rep.Site, rep.Tensor, rep.Step, ""), rep.Source, med, tb.render(t.st))
 }
 
-func (t *Term) ranksText(rep *hsdbg.RanksReport) string {
+func (t *Term) ranksText(rep *client.RanksReport) string {
 	var b strings.Builder
 	b.WriteString(t.heading(rep.Site, rep.Tensor, rep.Step, "") + "\n")
 	for r, s := range rep.Shards {
@@ -244,7 +244,7 @@ func shapesPerRank(per [][]int) string {
 	return strings.Join(parts, " ")
 }
 
-func (t *Term) backtraceText(frames []hsdbg.Frame) string {
+func (t *Term) backtraceText(frames []client.Frame) string {
 	var b strings.Builder
 	for _, f := range frames {
 		site := f.Site

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	hsdbg "hsdb/inspect/debug"
+	"hsdb/inspect/client"
 )
 
 // byteSize formats a byte count in binary units.
@@ -23,7 +23,7 @@ func byteSize(n int64) string {
 	return ""
 }
 
-func (t *Term) modelText(m hsdbg.ModelInfo) string {
+func (t *Term) modelText(m client.ModelInfo) string {
 	tb := newTable()
 	add := func(k, v string) { tb.add(t.st.Dim.Render(k), v) }
 	add("path", m.Path)
@@ -76,7 +76,7 @@ func (t *Term) modelText(m hsdbg.ModelInfo) string {
 
 // dtypeCounts renders "f8e4m3 104 tensors, f32 25 tensors" (or why it
 // is unknown).
-func dtypeCounts(cs []hsdbg.DTypeCount, err string) string {
+func dtypeCounts(cs []client.DTypeCount, err string) string {
 	if len(cs) == 0 {
 		if err != "" {
 			return "unknown: " + err
@@ -98,7 +98,7 @@ func namesText(names []string, heading, none string) string {
 	return heading + "\n  " + strings.Join(names, "\n  ")
 }
 
-func (t *Term) layersText(ls []hsdbg.LayerInfo) string {
+func (t *Term) layersText(ls []client.LayerInfo) string {
 	tb := newTable("layer", "site", "class", "params", "modules").alignRight(0, 3)
 	for _, l := range ls {
 		tb.add(strconv.Itoa(l.Layer), t.st.Site.Render(l.Site), l.Class, strconv.FormatInt(l.Params, 10), strings.Join(l.Modules, ", "))
@@ -109,7 +109,7 @@ func (t *Term) layersText(ls []hsdbg.LayerInfo) string {
 // rankInfoText renders `info ranks`: per rank, the split weights outside
 // the decoder layers, then each run of layers split alike with its split
 // weights (names relative to the layer) and where its experts are.
-func (t *Term) rankInfoText(rs []hsdbg.RankInfo) string {
+func (t *Term) rankInfoText(rs []client.RankInfo) string {
 	var b strings.Builder
 	for _, r := range rs {
 		fmt.Fprintf(&b, "rank %d  %s  activations %s\n", r.Rank, r.Device, r.ActDType)
@@ -137,7 +137,7 @@ func (t *Term) rankInfoText(rs []hsdbg.RankInfo) string {
 	return b.String()
 }
 
-func (t *Term) memoryText(ms []hsdbg.MemoryInfo) string {
+func (t *Term) memoryText(ms []client.MemoryInfo) string {
 	tb := newTable("rank", "in use", "kv cache").alignRight(0, 1, 2)
 	for _, m := range ms {
 		tb.add(strconv.Itoa(m.Rank), byteSize(m.InUse), byteSize(m.KVCache))
@@ -145,7 +145,7 @@ func (t *Term) memoryText(ms []hsdbg.MemoryInfo) string {
 	return tb.render(t.st)
 }
 
-func (t *Term) sitesText(ss []hsdbg.SiteInfo) string {
+func (t *Term) sitesText(ss []client.SiteInfo) string {
 	tb := newTable("#", "site", "class", "tensors").alignRight(0)
 	for _, s := range ss {
 		tb.add(strconv.Itoa(s.Index), strings.Repeat("  ", s.Depth-1)+t.st.Site.Render(s.Site), s.Class, strings.Join(s.Tensors, ", "))
@@ -153,7 +153,7 @@ func (t *Term) sitesText(ss []hsdbg.SiteInfo) string {
 	return tb.render(t.st)
 }
 
-func (t *Term) treeText(nodes []hsdbg.TreeNode) string {
+func (t *Term) treeText(nodes []client.TreeNode) string {
 	var b strings.Builder
 	for _, n := range nodes {
 		ind := strings.Repeat("  ", n.Depth)

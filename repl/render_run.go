@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"hsdb/engine/tensor"
+	"hsdb/inspect/client"
 	hsdbg "hsdb/inspect/debug"
 )
 
@@ -48,7 +49,7 @@ func (t *Term) batchText(v batchView) string {
 
 // stopText: "Stopped at model.layers.2 (LlamaDecoderLayer)  step 0 (prefill)
 // tokens 8 (seq 0: 5, seq 1: 3)  [breakpoint 1]".
-func (t *Term) stopText(s *hsdbg.Stop) string {
+func (t *Term) stopText(s *client.Stop) string {
 	var seqs []string
 	for i, n := range s.SeqLens {
 		seqs = append(seqs, fmt.Sprintf("seq %d: %d", s.Seqs[i], n))
@@ -68,7 +69,7 @@ func (t *Term) notesText(notes []string) string {
 	return b.String()
 }
 
-func (t *Term) doneText(d *hsdbg.Done) string {
+func (t *Term) doneText(d *client.Done) string {
 	var b strings.Builder
 	what := "prefill"
 	if d.DecodeSteps > 0 {
@@ -103,7 +104,7 @@ func (t *Term) doneText(d *hsdbg.Done) string {
 	return b.String()
 }
 
-func (t *Term) traceText(l hsdbg.TraceLine) string {
+func (t *Term) traceText(l client.TraceLine) string {
 	var parts []string
 	for _, ts := range l.Tensors {
 		parts = append(parts, ts.Name+" "+t.st.Shape.Render(shape(ts.Shape)))

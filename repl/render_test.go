@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	hsdbg "hsdb/inspect/debug"
+	"hsdb/inspect/client"
 	"hsdb/inspect/stats"
 )
 
@@ -14,7 +14,7 @@ import (
 // with colour off the same table is plain text.
 func TestBadValuesStandOut(t *testing.T) {
 	d := 0.5
-	rep := &hsdbg.TensorReport{Site: "model.layers.1", Tensor: "residual", Rows: hsdbg.Range{Lo: 0, Hi: 4}, Seq: -1, Ranks: []hsdbg.RankStats{
+	rep := &client.TensorReport{Site: "model.layers.1", Tensor: "residual", Rows: client.Range{Lo: 0, Hi: 4}, Seq: -1, Ranks: []client.RankStats{
 		{Rank: 0, Shape: []int{4, 8}, DType: "bf16", Shard: "replicated", Stats: stats.Stats{Count: 32, NaN: 3, Mean: 1.25}},
 		{Rank: 1, Shape: []int{4, 8}, DType: "bf16", Shard: "replicated", Stats: stats.Stats{Count: 32, Mean: 1.5}, DiffRank0: &d, Diverged: true},
 	}}

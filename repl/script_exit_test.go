@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	hsdbg "hsdb/inspect/debug"
+	"hsdb/inspect/client"
 )
 
 // TestQuitKeepsFailureStatus: under `set errors continue` a failed command
@@ -43,7 +43,7 @@ func TestScriptInterruptStopsScript(t *testing.T) {
 	f := newFake(t, 2)
 	show := f.S.OnTrace
 	n := 0
-	f.S.OnTrace = func(l hsdbg.TraceLine) {
+	f.S.OnTrace = func(l client.TraceLine) {
 		if n++; n == 20 {
 			f.Term.interrupt(true)
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"hsdb/engine"
+	"hsdb/inspect/client"
 	hsdbg "hsdb/inspect/debug"
 )
 
@@ -97,7 +98,7 @@ func TestScriptJSON(t *testing.T) {
 		}
 		kinds[m.Kind]++
 		if m.Kind == "stop" && m.Command == "run" {
-			var st hsdbg.Stop
+			var st client.Stop
 			json.Unmarshal(m.Result, &st)
 			if st.Site != "model.layers.2" || st.Tokens != 10 || len(st.SeqLens) != 2 || st.Reasons[0] != "breakpoint 1" {
 				t.Fatalf("stop %+v", st)

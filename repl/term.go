@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"hsdb/inspect/capture"
+	"hsdb/inspect/client"
 	hsdbg "hsdb/inspect/debug"
 )
 
@@ -71,7 +72,7 @@ func New(s *hsdbg.Session, out io.Writer, cfg Config) *Term {
 	t := &Term{S: s, Out: out, opts: defaultOptions(), terminal: cfg.Terminal, nextDisp: 1}
 	t.opts.json = cfg.JSON
 	t.restyle()
-	s.OnTrace = func(l hsdbg.TraceLine) { t.emit("trace", l, func() string { return t.traceText(l) }) }
+	s.OnTrace = func(l client.TraceLine) { t.emit("trace", l, func() string { return t.traceText(l) }) }
 	return t
 }
 

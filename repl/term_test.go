@@ -13,6 +13,7 @@ import (
 	"hsdb/engine/model"
 	"hsdb/engine/tensor"
 	"hsdb/engine/tokenizer"
+	"hsdb/inspect/client"
 	hsdbg "hsdb/inspect/debug"
 )
 
@@ -642,7 +643,7 @@ func TestCtrlCDuringLongGen(t *testing.T) {
 	f.Exec("run")
 	n := 0
 	f.S.SetTrace(true)
-	f.S.OnTrace = func(hsdbg.TraceLine) {
+	f.S.OnTrace = func(client.TraceLine) {
 		if n++; n == 100 {
 			f.S.Interrupt()
 		}

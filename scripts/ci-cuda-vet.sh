@@ -7,7 +7,7 @@
 #    They need only a C compiler and libdl: libcuda, cuBLAS and NCCL are
 #    opened with dlopen at run time and their types declared by hand.
 # 2. The hand-written declarations are checked against NVIDIA's real
-#    headers: each function pointer type of engine/backend/cuda/shim_*.h is
+#    headers: each function pointer type of engine/backend/cuda/driver/shim_*.h is
 #    initialised with the real function from cuda.h / cublas_api.h, so a
 #    wrong parameter type or count fails the C compiler. The headers come
 #    from Debian's nvidia-cuda-dev package (contrib/non-free, enabled by
@@ -16,7 +16,7 @@
 #    ./usr/include is extracted (dpkg -x would write 2.8 GB). Where the
 #    headers are already installed in /usr/include they are used instead,
 #    unless --download is given.
-# 3. go test -tags cuda ./kernels ./engine/backend/cuda ./engine: the PTX is fresh,
+# 3. go test -tags cuda ./kernels ./engine/backend/cuda/... ./engine: the PTX is fresh,
 #    the pool logic passes, and every GPU test skips with its reason.
 set -euo pipefail
 
@@ -59,14 +59,14 @@ HSDB_CU_FUNCS(CHK_CU)
 HSDB_BLAS_FUNCS(CHK_BLAS)
 C
 status=0
-gcc -fsyntax-only -Wall -Werror -I "$inc" -I "$root/engine/backend/cuda" "$check" 2>"$check.log" || status=$?
+gcc -fsyntax-only -Wall -Werror -I "$inc" -I "$root/engine/backend/cuda/driver" "$check" 2>"$check.log" || status=$?
 head -c 4000 "$check.log"; rm -f "$check.log"
 rm -f "$check"
 if [[ $status -ne 0 ]]; then
-	echo "ci-cuda-vet.sh: a declaration in engine/backend/cuda/shim_*.h does not match NVIDIA's header" >&2
+	echo "ci-cuda-vet.sh: a declaration in engine/backend/cuda/driver/shim_*.h does not match NVIDIA's header" >&2
 	exit 1
 fi
 echo "ok"
 
-echo "== go test -tags cuda ./kernels ./engine/backend/cuda ./engine"
-go test -tags cuda ./kernels ./engine/backend/cuda ./engine
+echo "== go test -tags cuda ./kernels ./engine/backend/cuda/... ./engine"
+go test -tags cuda ./kernels ./engine/backend/cuda/... ./engine

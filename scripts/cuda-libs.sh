@@ -1,5 +1,5 @@
 # cuda-libs.sh: sourced by gpu-test.sh and bench-gpu.sh. hsdb opens cuBLAS
-# and NCCL with dlopen (engine/backend/cuda: blas.go, nccl.go), looking on
+# and NCCL with dlopen (engine/backend/cuda/driver: blas.go, nccl.go), looking on
 # the loader path and in /usr/local/cuda/lib64. A machine whose CUDA
 # libraries come only with PyTorch's pip wheels (site-packages/nvidia/...)
 # has them elsewhere: this sets HSDB_CUBLAS and HSDB_NCCL to those copies

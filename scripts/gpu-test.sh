@@ -9,6 +9,7 @@
 # Each binary runs from its package's directory (tests read ../testdata):
 #   bin/engine.test   engine/              forward-pass tests on cpu and cuda, cuda-vs-cpu parity
 #   bin/cuda.test     engine/backend/cuda  kernels, backend ops vs the CPU backend, collectives
+#   bin/driver.test   engine/backend/cuda/driver  the CUDA runtime: device thread, memory, modules, cuBLAS
 #   bin/kernels.test  kernels/             PTX freshness (no GPU needed)
 # then the CUDA layer's benchmarks once (GEMM, statistics, attention).
 # Exits non-zero when a test fails, or when the GPU tests skipped (no GPU
@@ -53,6 +54,7 @@ run() { # name dir args...
 
 : >"$out/summary.txt"
 run kernels kernels -test.v -test.count=1
+run driver engine/backend/cuda/driver -test.v -test.count=1 -test.timeout=10m
 run cuda engine/backend/cuda -test.v -test.count=1 -test.timeout=10m
 # The engine tests run --tp 4 too: on a machine with fewer GPUs than that,
 # all ranks share GPU 0 (virtual ranks); the NCCL path (one rank per GPU) is

@@ -76,7 +76,7 @@ fi
 
 nvcc --version | tail -n 2
 
-# 3. what the Go build needs. Nothing to link: engine/backend/cuda loads the
+# 3. what the Go build needs. Nothing to link: engine/backend/cuda/driver loads the
 # driver (libcuda.so.1), cuBLAS and NCCL with dlopen at run time and declares
 # the few C types it uses itself, so `go build -tags cuda ./...` needs only a
 # C compiler and libdl, no CUDA headers and no libcuda stub. A binary built

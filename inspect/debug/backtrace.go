@@ -1,27 +1,19 @@
 package debug
 
-// Frame is one level of the call chain at a stop, outermost first: the
-// module's vLLM class, its site path ("" for the root model object, which
-// has no site), and per rank the shapes of its inputs (Inputs[rank]) and,
-// for the innermost frame (the stopped site), of its outputs.
-type Frame struct {
-	Level   int             `json:"level"`
-	Class   string          `json:"class"`
-	Site    string          `json:"site"`
-	Inputs  [][][]int       `json:"inputs"`
-	Outputs [][]TensorShape `json:"outputs,omitempty"`
-}
+import (
+	"hsdb/inspect/client"
+)
 
 // Backtrace returns the call chain at the stop: the root module
 // (LlamaForCausalLM), then every module entered and not yet returned, down
 // to the stopped site.
-func (s *Session) Backtrace() ([]Frame, error) {
-	var out []Frame
+func (s *Session) Backtrace() ([]client.Frame, error) {
+	var out []client.Frame
 	err := s.at(func(st *stopCtx) error {
-		out = append(out, Frame{Level: 0, Class: s.E.Tree.Root.Class})
+		out = append(out, client.Frame{Level: 0, Class: s.E.Tree.Root.Class})
 		v0 := st.views[0]
 		for i, f := range v0.Frames {
-			fr := Frame{Level: i + 1, Class: f.Site.Class, Site: f.Site.Path}
+			fr := client.Frame{Level: i + 1, Class: f.Site.Class, Site: f.Site.Path}
 			for _, v := range st.views {
 				var in [][]int
 				if i < len(v.Frames) {
@@ -33,7 +25,7 @@ func (s *Session) Backtrace() ([]Frame, error) {
 		}
 		last := &out[len(out)-1]
 		if last.Site != st.ev.Site.Path {
-			out = append(out, Frame{Level: len(out), Class: st.ev.Site.Class, Site: st.ev.Site.Path})
+			out = append(out, client.Frame{Level: len(out), Class: st.ev.Site.Class, Site: st.ev.Site.Path})
 			last = &out[len(out)-1]
 		}
 		for _, v := range st.views {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"hsdb/engine/model"
+	"hsdb/inspect/client"
 )
 
 // Breakpoint is a breakpoint (Kind "break": stop at the sites Pattern
@@ -58,7 +59,7 @@ func (s *Session) Break(pattern, cond string, temporary bool) (*Breakpoint, erro
 		}
 		for _, name := range c.Tensors() {
 			if !anyShows(sites, name) {
-				return nil, fmt.Errorf("%w: condition reads %q, which %s does not show (%s)", ErrNoTensor, name, pattern, tensorHint(sites))
+				return nil, fmt.Errorf("%w: condition reads %q, which %s does not show (%s)", client.ErrNoTensor, name, pattern, tensorHint(sites))
 			}
 		}
 		b.cond, b.Cond = c, cond
@@ -80,7 +81,7 @@ func (s *Session) Watch(tensor, cond string) (*Breakpoint, error) {
 		}
 	}
 	if len(with) == 0 {
-		return nil, fmt.Errorf("%w: no site shows a tensor named %q (%s)", ErrNoTensor, tensor, tensorHint(s.E.Tree.Sites))
+		return nil, fmt.Errorf("%w: no site shows a tensor named %q (%s)", client.ErrNoTensor, tensor, tensorHint(s.E.Tree.Sites))
 	}
 	b.Sites = len(with)
 	c, err := ParseCond(cond, tensor)
@@ -92,7 +93,7 @@ func (s *Session) Watch(tensor, cond string) (*Breakpoint, error) {
 	}
 	for _, name := range c.Tensors() {
 		if name != tensor {
-			return nil, fmt.Errorf("%w: a watch on %q reads only %q; %q is another tensor", ErrNoTensor, tensor, tensor, name)
+			return nil, fmt.Errorf("%w: a watch on %q reads only %q; %q is another tensor", client.ErrNoTensor, tensor, tensor, name)
 		}
 	}
 	b.cond, b.Cond = c, cond

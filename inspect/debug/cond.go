@@ -1,10 +1,10 @@
 package debug
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
+	"hsdb/inspect/client"
 	"hsdb/inspect/stats"
 )
 
@@ -54,11 +54,8 @@ func (e *CondError) Error() string {
 	return fmt.Sprintf("condition %q: column %d: %s", e.Src, e.Col, e.Msg)
 }
 
-// ErrCond is wrapped by every CondError (errors.Is(err, ErrCond)).
-var ErrCond = errors.New("malformed condition")
-
 // Unwrap makes errors.Is(err, ErrCond) hold.
-func (e *CondError) Unwrap() error { return ErrCond }
+func (e *CondError) Unwrap() error { return client.ErrCond }
 
 // ParseCond parses src. watched is the tensor of a watch ("" for a
 // breakpoint condition): bare statistic names then refer to it. Errors are
@@ -280,5 +277,5 @@ func (c *Cond) CheckRanks(world int) error {
 	if bad == "" {
 		return nil
 	}
-	return fmt.Errorf("%w: condition %q can never hold: %s is false on every rank of this world of %d (ranks 0-%d)", ErrRank, c.Src, bad, world, world-1)
+	return fmt.Errorf("%w: condition %q can never hold: %s is false on every rank of this world of %d (ranks 0-%d)", client.ErrRank, c.Src, bad, world, world-1)
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"testing"
 
+	"hsdb/inspect/client"
 	"hsdb/inspect/stats"
 )
 
@@ -76,7 +77,7 @@ func TestCondErrors(t *testing.T) {
 		"foo > 1":                 `condition "foo > 1": column 1: unknown name "foo" (want a statistic mean, std, min, max, absmax, l2, nan, inf, zeros, count, or [rank step layer tokens])`,
 	} {
 		_, err := ParseCond(src, "")
-		if err == nil || err.Error() != want || !errors.Is(err, ErrCond) {
+		if err == nil || err.Error() != want || !errors.Is(err, client.ErrCond) {
 			t.Errorf("%q:\n got %v\nwant %s", src, err, want)
 		}
 	}
@@ -113,31 +114,31 @@ func TestPattern(t *testing.T) {
 }
 
 func TestIndexAndRange(t *testing.T) {
-	idx, err := ParseIndex("3, :8")
+	idx, err := client.ParseIndex("3, :8")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, _ := idx.Rows.resolve(10, "row")
-	c, _ := idx.Cols.resolve(64, "column")
-	if r != (Range{3, 4}) || c != (Range{0, 8}) {
+	r, _ := idx.Rows.Resolve(10, "row")
+	c, _ := idx.Cols.Resolve(64, "column")
+	if r != (client.Range{Lo: 3, Hi: 4}) || c != (client.Range{Lo: 0, Hi: 8}) {
 		t.Fatalf("%v %v", r, c)
 	}
-	idx, _ = ParseIndex("-1")
-	r, _ = idx.Rows.resolve(10, "row")
-	c, _ = idx.Cols.resolve(64, "column")
-	if r != (Range{9, 10}) || c != (Range{0, 64}) {
+	idx, _ = client.ParseIndex("-1")
+	r, _ = idx.Rows.Resolve(10, "row")
+	c, _ = idx.Cols.Resolve(64, "column")
+	if r != (client.Range{Lo: 9, Hi: 10}) || c != (client.Range{Lo: 0, Hi: 64}) {
 		t.Fatalf("%v %v", r, c)
 	}
-	if _, err := idx.Rows.resolve(0, "row"); err == nil {
+	if _, err := idx.Rows.Resolve(0, "row"); err == nil {
 		t.Fatal("index into empty accepted")
 	}
-	if _, err := ParseIndex("1,2,3"); err == nil {
+	if _, err := client.ParseIndex("1,2,3"); err == nil {
 		t.Fatal("3-d index accepted")
 	}
-	if g, err := ParseRange("2:"); err != nil || g != (Range{2, -1}) {
+	if g, err := client.ParseRange("2:"); err != nil || g != (client.Range{Lo: 2, Hi: -1}) {
 		t.Fatal(g, err)
 	}
-	if _, err := ParseRange("5:2"); err == nil {
+	if _, err := client.ParseRange("5:2"); err == nil {
 		t.Fatal("empty range accepted")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 
 	"hsdb/engine"
+	"hsdb/inspect/client"
 )
 
 // job is one run of the model in its own goroutine: a prefill and/or decode
@@ -18,7 +19,7 @@ type job struct {
 	reqs   chan request
 	stop   *stopCtx // set while stopped (written by the pass, read while it waits)
 	next   []int32
-	done   Done
+	done   client.Done
 	// badLogits notes the sequences whose last logits held NaN or Inf.
 	badLogits []string
 }
@@ -41,7 +42,7 @@ func (r request) run() {
 }
 
 // Stopped returns the current stop, or nil when no pass is stopped.
-func (s *Session) Stopped() *Stop {
+func (s *Session) Stopped() *client.Stop {
 	if s.job == nil || s.job.stop == nil {
 		return nil
 	}
@@ -53,9 +54,9 @@ func (s *Session) Stopped() *Stop {
 // one, and returns at the first stop or when the pass ends. Errors:
 // ErrNoInput, a forward error (device, bad id), never the abort of the old
 // pass.
-func (s *Session) Run() (*Outcome, error) {
+func (s *Session) Run() (*client.Outcome, error) {
 	if len(s.batch) == 0 {
-		return nil, fmt.Errorf("run: %w: give a batch first (input ids 1,2,3 ; ids 4,5 — or input text \"...\")", ErrNoInput)
+		return nil, fmt.Errorf("run: %w: give a batch first (input ids 1,2,3 ; ids 4,5 — or input text \"...\")", client.ErrNoInput)
 	}
 	s.Kill()
 	return s.noted(s.start(true, 0))
@@ -63,7 +64,7 @@ func (s *Session) Run() (*Outcome, error) {
 
 // noted adds the partial-load note (LayerSpan.PartialNote) to the outcome
 // of a command that starts a job.
-func (s *Session) noted(o *Outcome, err error) (*Outcome, error) {
+func (s *Session) noted(o *client.Outcome, err error) (*client.Outcome, error) {
 	note := s.LoadedLayers().PartialNote()
 	if note == "" || o == nil {
 		return o, err
@@ -82,7 +83,7 @@ func (s *Session) noted(o *Outcome, err error) (*Outcome, error) {
 // finished first; otherwise decoding continues the last completed prefill.
 // Errors: n < 1, nothing to continue, a sequence that would pass
 // max_position_embeddings.
-func (s *Session) Gen(n int) (*Outcome, error) {
+func (s *Session) Gen(n int) (*client.Outcome, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("gen %d: want at least one step", n)
 	}
@@ -105,10 +106,10 @@ func (s *Session) Gen(n int) (*Outcome, error) {
 }
 
 // Continue resumes until the next breakpoint, watch or the end.
-func (s *Session) Continue() (*Outcome, error) { return s.resume(resumeMode{}, nil) }
+func (s *Session) Continue() (*client.Outcome, error) { return s.resume(resumeMode{}, nil) }
 
 // Step resumes until the next site, entering sub-modules.
-func (s *Session) Step() (*Outcome, error) {
+func (s *Session) Step() (*client.Outcome, error) {
 	return s.resumeFromStop(func(st *stopCtx) (resumeMode, error) {
 		return resumeMode{kind: "step", what: "step"}, nil
 	})
@@ -117,7 +118,7 @@ func (s *Session) Step() (*Outcome, error) {
 // Next resumes until the next site at the current depth or shallower
 // (stepping over sub-modules; leaving the enclosing module stops at its
 // site).
-func (s *Session) Next() (*Outcome, error) {
+func (s *Session) Next() (*client.Outcome, error) {
 	return s.resumeFromStop(func(st *stopCtx) (resumeMode, error) {
 		return resumeMode{kind: "next", depth: st.ev.Site.Depth, what: "next"}, nil
 	})
@@ -125,7 +126,7 @@ func (s *Session) Next() (*Outcome, error) {
 
 // Finish resumes until the enclosing module's site: the module the stopped
 // site is a part of returns. Error: the site is outermost.
-func (s *Session) Finish() (*Outcome, error) {
+func (s *Session) Finish() (*client.Outcome, error) {
 	return s.resumeFromStop(func(st *stopCtx) (resumeMode, error) {
 		p := st.ev.Site.Parent
 		if p == nil {
@@ -137,7 +138,7 @@ func (s *Session) Finish() (*Outcome, error) {
 
 // Until resumes until a site matching pattern (or a breakpoint). Errors: a
 // bad pattern or one matching no site.
-func (s *Session) Until(pattern string) (*Outcome, error) {
+func (s *Session) Until(pattern string) (*client.Outcome, error) {
 	p, err := ParsePattern(pattern)
 	if err != nil {
 		return nil, err
@@ -155,9 +156,9 @@ func (s *Session) Until(pattern string) (*Outcome, error) {
 	})
 }
 
-func (s *Session) resumeFromStop(mode func(*stopCtx) (resumeMode, error)) (*Outcome, error) {
+func (s *Session) resumeFromStop(mode func(*stopCtx) (resumeMode, error)) (*client.Outcome, error) {
 	if s.job == nil || s.job.stop == nil {
-		return nil, ErrNotStopped
+		return nil, client.ErrNotStopped
 	}
 	m, err := mode(s.job.stop)
 	if err != nil {
@@ -168,9 +169,9 @@ func (s *Session) resumeFromStop(mode func(*stopCtx) (resumeMode, error)) (*Outc
 }
 
 // resume sets the mode and lets the stopped pass go on, then waits.
-func (s *Session) resume(m resumeMode, abort error) (*Outcome, error) {
+func (s *Session) resume(m resumeMode, abort error) (*client.Outcome, error) {
 	if s.job == nil || s.job.stop == nil {
-		return nil, fmt.Errorf("%w: `run` starts one", ErrNotStopped)
+		return nil, fmt.Errorf("%w: `run` starts one", client.ErrNotStopped)
 	}
 	s.mu.Lock()
 	s.mode = m
@@ -188,7 +189,7 @@ func (s *Session) Kill() {
 		return
 	}
 	if s.job.stop != nil {
-		s.resume(resumeMode{}, ErrKilled)
+		s.resume(resumeMode{}, client.ErrKilled)
 	}
 	for s.job != nil {
 		s.wait()
@@ -211,7 +212,7 @@ func (s *Session) Interrupt() bool {
 
 // start launches a job: a prefill of the batch when prefill, then steps
 // decode steps.
-func (s *Session) start(prefill bool, steps int) (*Outcome, error) {
+func (s *Session) start(prefill bool, steps int) (*client.Outcome, error) {
 	s.mu.Lock()
 	s.maxSeen, s.interruptAt, s.mode, s.genLeft, s.running, s.watchStep, s.traceMuted = -1, -1, resumeMode{}, steps, true, -1, false
 	s.mu.Unlock()
@@ -277,23 +278,23 @@ func emptyLists(n int) [][]int32 {
 }
 
 // wait receives the job's events until a stop or its end.
-func (s *Session) wait() (*Outcome, error) {
+func (s *Session) wait() (*client.Outcome, error) {
 	j := s.job
 	for ev := range j.events {
 		switch ev := ev.(type) {
-		case TraceLine:
+		case client.TraceLine:
 			s.mu.Lock()
 			muted := s.traceMuted
 			s.mu.Unlock()
 			if s.OnTrace != nil && !muted {
 				s.OnTrace(ev)
 			}
-		case *Stop:
+		case *client.Stop:
 			s.mu.Lock()
 			s.traceMuted = false
 			s.mu.Unlock()
 			c := *ev
-			return &Outcome{Stop: &c}, nil
+			return &client.Outcome{Stop: &c}, nil
 		case doneMsg:
 			s.mu.Lock()
 			s.running, s.traceMuted = false, false
@@ -301,7 +302,7 @@ func (s *Session) wait() (*Outcome, error) {
 			s.job = nil
 			s.next = j.next
 			if ev.err != nil {
-				if errors.Is(ev.err, ErrKilled) {
+				if errors.Is(ev.err, client.ErrKilled) {
 					return nil, nil
 				}
 				return nil, ev.err
@@ -318,7 +319,7 @@ func (s *Session) wait() (*Outcome, error) {
 					d.NextText = append(d.NextText, s.Tok.Decode(d.Next[i:i+1]))
 				}
 			}
-			return &Outcome{Done: &d}, nil
+			return &client.Outcome{Done: &d}, nil
 		}
 	}
 	return nil, fmt.Errorf("internal error: the job ended without a result")
@@ -352,7 +353,7 @@ func argmax(l *engine.Logits) ([]int32, []string) {
 // and turns a panic in fn into an error.
 func (s *Session) at(fn func(st *stopCtx) error) error {
 	if s.job == nil || s.job.stop == nil {
-		return fmt.Errorf("%w: `run` to a breakpoint first", ErrNotStopped)
+		return fmt.Errorf("%w: `run` to a breakpoint first", client.ErrNotStopped)
 	}
 	st := s.job.stop
 	var err error

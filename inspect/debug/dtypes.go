@@ -9,30 +9,8 @@ import (
 	"hsdb/engine/safetensors"
 	"hsdb/engine/stories"
 	"hsdb/engine/tensor"
+	"hsdb/inspect/client"
 )
-
-// DTypeCount is how many of the model's weight tensors have one dtype.
-type DTypeCount struct {
-	DType   string `json:"dtype"`
-	Tensors int    `json:"tensors"`
-}
-
-// WeightDTypes is what `info model` says of the weights' dtypes: how the
-// checkpoint stores the model's weight tensors (Stored, most common first;
-// headers read again from the checkpoint), the dtype the ranks keep them
-// in (Kept: --dtype when given, else as stored with fp8 and f64 as f32, as
-// model.Loader converts them), how many fp8 tensors were dequantized on
-// load (their names: Session.FP8Tensors), and the checkpoint tensors the
-// model does not use (engine.LoadReport.Unused). Err says why Stored is
-// empty (a checkpoint that could not be read again).
-type WeightDTypes struct {
-	Stored      []DTypeCount `json:"stored"`
-	Kept        []DTypeCount `json:"kept"`
-	Converted   string       `json:"converted_by,omitempty"` // "--dtype bf16" when the load converted
-	Dequantized int          `json:"fp8_dequantized"`
-	Unused      []string     `json:"unused_tensors"`
-	Err         string       `json:"error,omitempty"`
-}
 
 // FP8Tensors returns the checkpoint tensors that were stored as fp8
 // (float8_e4m3fn with block scales) and dequantized on load, in load order.
@@ -42,8 +20,8 @@ func (s *Session) FP8Tensors() []string {
 
 // weightDTypes fills WeightDTypes from the checkpoint's headers, the load
 // options and the engine's load report.
-func (s *Session) weightDTypes() WeightDTypes {
-	w := WeightDTypes{Stored: []DTypeCount{}, Kept: []DTypeCount{}, Dequantized: len(s.E.Report.Dequantized),
+func (s *Session) weightDTypes() client.WeightDTypes {
+	w := client.WeightDTypes{Stored: []client.DTypeCount{}, Kept: []client.DTypeCount{}, Dequantized: len(s.E.Report.Dequantized),
 		Unused: append([]string{}, s.E.Report.Unused...)}
 	stored, err := storedDTypes(s.E.Path, s.E.Tree.Params())
 	if err != nil {
@@ -67,10 +45,10 @@ func (s *Session) weightDTypes() WeightDTypes {
 	return w
 }
 
-func counts(m map[tensor.DType]int) []DTypeCount {
-	out := []DTypeCount{}
+func counts(m map[tensor.DType]int) []client.DTypeCount {
+	out := []client.DTypeCount{}
 	for dt, n := range m {
-		out = append(out, DTypeCount{DType: dt.String(), Tensors: n})
+		out = append(out, client.DTypeCount{DType: dt.String(), Tensors: n})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Tensors != out[j].Tensors {

@@ -6,6 +6,7 @@ import (
 
 	"hsdb/engine/model"
 	"hsdb/engine/tensor"
+	"hsdb/inspect/client"
 	"hsdb/inspect/stats"
 )
 
@@ -75,13 +76,13 @@ func (h hook) Visit(ev *model.Event, views []*model.RankView) error {
 	st := &stopCtx{ev: ev, views: views, key: k}
 	reasons, ids := s.reasons(st)
 	if s.Tracing() {
-		j.events <- TraceLine{Step: ev.Step, Site: ev.Site.Path, Class: ev.Site.Class, Depth: ev.Site.Depth, Tensors: shapesOf(views[0])}
+		j.events <- client.TraceLine{Step: ev.Step, Site: ev.Site.Path, Class: ev.Site.Class, Depth: ev.Site.Depth, Tensors: shapesOf(views[0])}
 	}
 	if len(reasons) == 0 {
 		return nil
 	}
 	b := ev.Batch
-	st.info = &Stop{Site: ev.Site.Path, Class: ev.Site.Class, Depth: ev.Site.Depth, Layer: ev.Site.Layer, Step: ev.Step,
+	st.info = &client.Stop{Site: ev.Site.Path, Class: ev.Site.Class, Depth: ev.Site.Depth, Layer: ev.Site.Layer, Step: ev.Step,
 		Tokens: b.Tokens(), SeqLens: append([]int(nil), b.SeqLens...), Seqs: append([]int(nil), b.Seqs...),
 		Reasons: reasons, Breakpoints: ids}
 	for _, t := range views[0].Tensors {
@@ -98,7 +99,7 @@ func (h hook) Visit(ev *model.Event, views []*model.RankView) error {
 		}
 		req.run()
 	}
-	return ErrKilled
+	return client.ErrKilled
 }
 
 // reasons evaluates why the pass should stop at st: the interrupt, the

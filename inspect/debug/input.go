@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
+
+	"hsdb/inspect/client"
 )
 
 // SetBatch makes seqs the token batch of the next `run` (flattened as vLLM
@@ -37,32 +38,15 @@ func (s *Session) SetBatch(seqs [][]int32) error {
 // Batch returns the current token batch (nil before `input`).
 func (s *Session) Batch() [][]int32 { return s.batch }
 
-// ParseIDs parses a comma-separated list of token ids ("1, 17,250").
-func ParseIDs(text string) ([]int32, error) {
-	var out []int32
-	for i, f := range strings.Split(text, ",") {
-		f = strings.TrimSpace(f)
-		if f == "" {
-			return nil, fmt.Errorf("ids %q: item %d is empty", text, i+1)
-		}
-		v, err := strconv.ParseInt(f, 10, 32)
-		if err != nil {
-			return nil, fmt.Errorf("ids %q: item %d %q is not an integer", text, i+1, f)
-		}
-		out = append(out, int32(v))
-	}
-	return out, nil
-}
-
 // Encode returns BOS followed by the tokenizer's ids of text (llama2.c's
 // run.c and vLLM's default for Llama tokenizers both prepend BOS). Errors:
 // ErrNoTokenizer, or the tokenizer's own.
 func (s *Session) Encode(text string) ([]int32, error) {
 	if s.Tok == nil {
 		if s.TokErr != nil {
-			return nil, fmt.Errorf("input text: %w: %v; give ids instead (input ids 1,2,3)", ErrNoTokenizer, s.TokErr)
+			return nil, fmt.Errorf("input text: %w: %v; give ids instead (input ids 1,2,3)", client.ErrNoTokenizer, s.TokErr)
 		}
-		return nil, fmt.Errorf("input text: %w; give ids instead (input ids 1,2,3)", ErrNoTokenizer)
+		return nil, fmt.Errorf("input text: %w; give ids instead (input ids 1,2,3)", client.ErrNoTokenizer)
 	}
 	ids, err := s.Tok.Encode(text)
 	if err != nil {

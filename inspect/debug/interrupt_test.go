@@ -1,6 +1,7 @@
 package debug
 
 import (
+	"hsdb/inspect/client"
 	"strings"
 	"testing"
 )
@@ -13,7 +14,7 @@ func TestTraceStopsAtInterrupt(t *testing.T) {
 	s := newSession(t, 2)
 	s.SetTrace(true)
 	n, after, interrupted := 0, 0, false
-	s.OnTrace = func(TraceLine) {
+	s.OnTrace = func(client.TraceLine) {
 		n++
 		if interrupted {
 			after++

@@ -1,15 +1,11 @@
 package debug
 
 import (
-	"errors"
 	"fmt"
 
 	"hsdb/engine/model"
+	"hsdb/inspect/client"
 )
-
-// ErrBusy: the engine is in the middle of a pass the session stopped, so it
-// cannot run another forward pass (Borrow).
-var ErrBusy = errors.New("a forward pass is stopped")
 
 // passHook is the hook a pass runs: the session's observers, then the
 // debugger's own hook. It reads Observers at every site, so observers added
@@ -53,7 +49,7 @@ func (o observed) Visit(ev *model.Event, views []*model.RankView) error {
 // pass is stopped, or fn's.
 func (s *Session) Borrow(fn func() error) error {
 	if s.job != nil {
-		return fmt.Errorf("%w: finish it (continue) or start over (run) first", ErrBusy)
+		return fmt.Errorf("%w: finish it (continue) or start over (run) first", client.ErrBusy)
 	}
 	s.next = nil
 	return fn()

@@ -3,6 +3,8 @@ package debug
 import (
 	"errors"
 	"testing"
+
+	"hsdb/inspect/client"
 )
 
 // TestObserversSeeEveryPass: an observer hook sees its site once per pass
@@ -20,7 +22,7 @@ func TestObserversSeeEveryPass(t *testing.T) {
 	if len(obs.got["stream"]) != 2 {
 		t.Fatalf("observer saw %d ranks of stream at the stop", len(obs.got["stream"]))
 	}
-	if err := s.Borrow(func() error { return nil }); !errors.Is(err, ErrBusy) {
+	if err := s.Borrow(func() error { return nil }); !errors.Is(err, client.ErrBusy) {
 		t.Fatalf("borrow while stopped: %v", err)
 	}
 	if o, err := s.Continue(); err != nil || o.Done == nil {

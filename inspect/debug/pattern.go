@@ -1,12 +1,12 @@
 package debug
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"hsdb/engine/model"
+	"hsdb/inspect/client"
 )
 
 // Pattern selects sites by path. It is a dot-separated path whose
@@ -27,9 +27,6 @@ type comp struct {
 	lo, hi int
 	rng    bool
 }
-
-// ErrNoSite is wrapped when a pattern or path names no site of the model.
-var ErrNoSite = errors.New("no such site")
 
 // ParsePattern parses a site pattern; errors name the bad component.
 func ParsePattern(src string) (*Pattern, error) {
@@ -101,7 +98,7 @@ func (p *Pattern) Sites(t *model.Tree) ([]*model.Site, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: %q matches no site of this model (%s; `info sites` lists them)", ErrNoSite, p.Src, siteHint(t))
+		return nil, fmt.Errorf("%w: %q matches no site of this model (%s; `info sites` lists them)", client.ErrNoSite, p.Src, siteHint(t))
 	}
 	return out, nil
 }

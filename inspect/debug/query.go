@@ -6,36 +6,9 @@ import (
 
 	"hsdb/engine/model"
 	"hsdb/engine/tensor"
+	"hsdb/inspect/client"
 	"hsdb/inspect/stats"
 )
-
-// TensorReport is `print TENSOR`: one row of statistics per rank over the
-// selected rows, and for sharded or partial tensors (world > 1) a row for
-// the gathered full tensor (Rank -1; Label "gathered" or "sum").
-type TensorReport struct {
-	Site     string      `json:"site"`
-	Tensor   string      `json:"tensor"`
-	Step     int         `json:"step"`
-	Rows     Range       `json:"rows"`
-	Seq      int         `json:"seq"`
-	Ranks    []RankStats `json:"ranks"`
-	Gathered *RankStats  `json:"gathered,omitempty"`
-}
-
-// RankStats is one row of a TensorReport: the shape of the selected slice,
-// the device dtype, the sharding label, the statistics and, for a
-// replicated tensor on ranks other than 0, the largest |Δ| against rank 0
-// over the slice (Diverged: some element differs, NaNs included).
-type RankStats struct {
-	Rank  int    `json:"rank"`
-	Label string `json:"label"`
-	Shape []int  `json:"shape"`
-	DType string `json:"dtype"`
-	Shard string `json:"shard"`
-	stats.Stats
-	DiffRank0 *float64 `json:"max_abs_diff_rank0,omitempty"`
-	Diverged  bool     `json:"diverged,omitempty"`
-}
 
 // located is a tensor found on every rank at a stop, with the row range a
 // Slice selects.
@@ -43,11 +16,11 @@ type located struct {
 	st    *stopCtx
 	name  string
 	parts []model.SiteTensor // by rank
-	rows  Range
+	rows  client.Range
 	kind  model.ShardKind
 }
 
-func (s *Session) locate(st *stopCtx, name string, sl Slice) (*located, error) {
+func (s *Session) locate(st *stopCtx, name string, sl client.Slice) (*located, error) {
 	if sl.Rank >= 0 {
 		if err := s.checkRank(sl.Rank); err != nil {
 			return nil, err
@@ -61,7 +34,7 @@ func (s *Session) locate(st *stopCtx, name string, sl Slice) (*located, error) {
 			for _, t := range v.Tensors {
 				names = append(names, t.Name)
 			}
-			return nil, fmt.Errorf("%w: %s shows %s, not %q", ErrNoTensor, st.ev.Site.Path, strings.Join(names, ", "), name)
+			return nil, fmt.Errorf("%w: %s shows %s, not %q", client.ErrNoTensor, st.ev.Site.Path, strings.Join(names, ", "), name)
 		}
 		l.parts = append(l.parts, t)
 	}
@@ -115,20 +88,20 @@ func dtypeOf(t model.SiteTensor) string {
 // Print returns the statistics of tensor name at the stop over sl.
 // Errors: ErrNotStopped, ErrNoTensor, ErrRank, a bad sequence or token
 // range, shards that do not fit together (stats.ErrShardMismatch).
-func (s *Session) Print(name string, sl Slice) (*TensorReport, error) {
-	var rep *TensorReport
+func (s *Session) Print(name string, sl client.Slice) (*client.TensorReport, error) {
+	var rep *client.TensorReport
 	err := s.at(func(st *stopCtx) error {
 		l, err := s.locate(st, name, sl)
 		if err != nil {
 			return err
 		}
-		rep = &TensorReport{Site: st.ev.Site.Path, Tensor: name, Step: st.ev.Step, Rows: l.rows, Seq: sl.Seq}
+		rep = &client.TensorReport{Site: st.ev.Site.Path, Tensor: name, Step: st.ev.Step, Rows: l.rows, Seq: sl.Seq}
 		var ref []float32
 		for r, t := range l.parts {
 			if sl.Rank >= 0 && r != sl.Rank {
 				continue
 			}
-			row := RankStats{Rank: r, Label: fmt.Sprint(r), Shape: l.rowsShape(r), DType: dtypeOf(t), Shard: t.Shard.String(),
+			row := client.RankStats{Rank: r, Label: fmt.Sprint(r), Shape: l.rowsShape(r), DType: dtypeOf(t), Shard: t.Shard.String(),
 				Stats: stats.FromMoments(moments(st.views[r], t, l.rows.Lo, l.rows.Hi, 0, cols(t)))}
 			if l.kind == model.Replicated && r > 0 {
 				if ref == nil {
@@ -151,64 +124,35 @@ func (s *Session) Print(name string, sl Slice) (*TensorReport, error) {
 		}
 		gs := l.rowsShape(0)
 		gs[len(gs)-1] = g.Cols()
-		rep.Gathered = &RankStats{Rank: -1, Label: label, Shape: gs, DType: dtypeOf(l.parts[0]), Shard: "full", Stats: stats.Of(g.F32())}
+		rep.Gathered = &client.RankStats{Rank: -1, Label: label, Shape: gs, DType: dtypeOf(l.parts[0]), Shard: "full", Stats: stats.Of(g.F32())}
 		return nil
 	})
 	return rep, err
 }
-
-// ValuesReport is `print TENSOR[rows, cols]`: the values per rank (columns
-// index each rank's own tensor) and, for sharded or partial tensors, of the
-// gathered full tensor (columns index the full tensor).
-type ValuesReport struct {
-	Site     string       `json:"site"`
-	Tensor   string       `json:"tensor"`
-	Step     int          `json:"step"`
-	Ranks    []RankValues `json:"ranks"`
-	Gathered *RankValues  `json:"gathered,omitempty"`
-}
-
-// RankValues are one rank's selected values, Values[i][j] being row
-// Rows.Lo+i, column Cols.Lo+j (rows counted in the whole tensor). Missing
-// says why a rank shows none when the column index lies outside its own
-// columns (a sharded tensor whose ranks hold different widths: the last
-// vocab shard, a rank holding only padding).
-type RankValues struct {
-	Rank    int         `json:"rank"`
-	Label   string      `json:"label"`
-	Shard   string      `json:"shard"`
-	Rows    Range       `json:"rows"`
-	Cols    Range       `json:"cols"`
-	Values  [][]float64 `json:"values"`
-	Missing string      `json:"missing,omitempty"`
-}
-
-// MaxValues is the most values one print of values shows per rank.
-const MaxValues = 4096
 
 // Values returns the elements idx selects (rows counted within the rows sl
 // selects). A column index outside one rank's columns leaves that rank
 // without values (RankValues.Missing). Errors: as Print, a row index out of
 // range, a column index that selects nothing anywhere, more than MaxValues
 // values.
-func (s *Session) Values(name string, idx Index, sl Slice) (*ValuesReport, error) {
-	var rep *ValuesReport
+func (s *Session) Values(name string, idx client.Index, sl client.Slice) (*client.ValuesReport, error) {
+	var rep *client.ValuesReport
 	err := s.at(func(st *stopCtx) error {
 		l, err := s.locate(st, name, sl)
 		if err != nil {
 			return err
 		}
-		rr, err := idx.Rows.resolve(l.rows.Hi-l.rows.Lo, "row")
+		rr, err := idx.Rows.Resolve(l.rows.Hi-l.rows.Lo, "row")
 		if err != nil {
 			return fmt.Errorf("%s%s: %w", name, tensor.ShapeString(l.rowsShape(0)), err)
 		}
 		rr.Lo, rr.Hi = rr.Lo+l.rows.Lo, rr.Hi+l.rows.Lo
-		rep = &ValuesReport{Site: st.ev.Site.Path, Tensor: name, Step: st.ev.Step}
+		rep = &client.ValuesReport{Site: st.ev.Site.Path, Tensor: name, Step: st.ev.Step}
 		var colErr error // the first column index that selected nothing
 		shown := 0
-		pick := func(label string, rank int, shard string, data func(c0, c1 int) *tensor.Tensor, ncols int) (*RankValues, error) {
-			rv := &RankValues{Rank: rank, Label: label, Shard: shard, Rows: rr, Values: [][]float64{}}
-			cr, err := idx.Cols.resolve(ncols, "column")
+		pick := func(label string, rank int, shard string, data func(c0, c1 int) *tensor.Tensor, ncols int) (*client.RankValues, error) {
+			rv := &client.RankValues{Rank: rank, Label: label, Shard: shard, Rows: rr, Values: [][]float64{}}
+			cr, err := idx.Cols.Resolve(ncols, "column")
 			if err != nil {
 				if colErr == nil {
 					colErr = fmt.Errorf("%s (%s): %w", name, label, err)
@@ -216,8 +160,8 @@ func (s *Session) Values(name string, idx Index, sl Slice) (*ValuesReport, error
 				rv.Missing = fmt.Sprintf("the index selects none of its %d columns", ncols)
 				return rv, nil
 			}
-			if n := (rr.Hi - rr.Lo) * (cr.Hi - cr.Lo); n > MaxValues {
-				return nil, fmt.Errorf("%s[%d:%d, %d:%d] is %d values, more than %d: narrow the index", name, rr.Lo, rr.Hi, cr.Lo, cr.Hi, n, MaxValues)
+			if n := (rr.Hi - rr.Lo) * (cr.Hi - cr.Lo); n > client.MaxValues {
+				return nil, fmt.Errorf("%s[%d:%d, %d:%d] is %d values, more than %d: narrow the index", name, rr.Lo, rr.Hi, cr.Lo, cr.Hi, n, client.MaxValues)
 			}
 			h := data(cr.Lo, cr.Hi)
 			rv.Cols = cr
@@ -269,7 +213,7 @@ func (s *Session) Values(name string, idx Index, sl Slice) (*ValuesReport, error
 // source picks the data hist and top look at: rank sl.Rank when given,
 // else the gathered tensor for sharded/partial tensors, else rank 0. It
 // returns the data, its first column in the full tensor, and a label.
-func (l *located) source(sl Slice) (*tensor.Tensor, int, string, error) {
+func (l *located) source(sl client.Slice) (*tensor.Tensor, int, string, error) {
 	if sl.Rank >= 0 {
 		t := l.parts[sl.Rank]
 		base := 0
@@ -288,21 +232,9 @@ func (l *located) source(sl Slice) (*tensor.Tensor, int, string, error) {
 	return l.host(0), 0, "rank 0 (" + l.parts[0].Shard.String() + ")", nil
 }
 
-// HistReport is `hist TENSOR`: a histogram of one rank's or the gathered
-// tensor's selected values, with their statistics.
-type HistReport struct {
-	Site   string      `json:"site"`
-	Tensor string      `json:"tensor"`
-	Step   int         `json:"step"`
-	Source string      `json:"source"`
-	Shape  []int       `json:"shape"`
-	Stats  stats.Stats `json:"stats"`
-	Hist   stats.Hist  `json:"hist"`
-}
-
 // Hist returns a histogram of tensor name in bins bins.
-func (s *Session) Hist(name string, bins int, sl Slice) (*HistReport, error) {
-	var rep *HistReport
+func (s *Session) Hist(name string, bins int, sl client.Slice) (*client.HistReport, error) {
+	var rep *client.HistReport
 	err := s.at(func(st *stopCtx) error {
 		l, err := s.locate(st, name, sl)
 		if err != nil {
@@ -313,41 +245,18 @@ func (s *Session) Hist(name string, bins int, sl Slice) (*HistReport, error) {
 			return err
 		}
 		v := d.F32()
-		rep = &HistReport{Site: st.ev.Site.Path, Tensor: name, Step: st.ev.Step, Source: src, Shape: d.Shape, Stats: stats.Of(v), Hist: stats.Histogram(v, bins)}
+		rep = &client.HistReport{Site: st.ev.Site.Path, Tensor: name, Step: st.ev.Step, Source: src, Shape: d.Shape, Stats: stats.Of(v), Hist: stats.Histogram(v, bins)}
 		return nil
 	})
 	return rep, err
 }
 
-// TopEntry is a channel with the largest |value| and where it occurs: Row
-// is the row of the site tensor, Token the batch token that row belongs to
-// (they differ at lm_head, whose logits rows are each sequence's last
-// token only: Batch.LogitRows), and the token's sequence and position in
-// it. Token, Seq and Pos are -1 when the rows are not tokens.
-type TopEntry struct {
-	stats.Channel
-	Token int `json:"token"`
-	Seq   int `json:"seq"`
-	Pos   int `json:"pos"`
-}
-
-// TopReport is `top TENSOR K`: the K channels with the largest |value|
-// and the median |value| of the source (0: no ratio is given).
-type TopReport struct {
-	Site     string     `json:"site"`
-	Tensor   string     `json:"tensor"`
-	Step     int        `json:"step"`
-	Source   string     `json:"source"`
-	MedianAb float64    `json:"median_abs"`
-	Channels []TopEntry `json:"channels"`
-}
-
 // Top returns the k channels of tensor name with the largest |value|.
-func (s *Session) Top(name string, k int, sl Slice) (*TopReport, error) {
+func (s *Session) Top(name string, k int, sl client.Slice) (*client.TopReport, error) {
 	if k < 1 {
 		return nil, fmt.Errorf("top: K %d: want at least 1", k)
 	}
-	var rep *TopReport
+	var rep *client.TopReport
 	err := s.at(func(st *stopCtx) error {
 		l, err := s.locate(st, name, sl)
 		if err != nil {
@@ -358,12 +267,12 @@ func (s *Session) Top(name string, k int, sl Slice) (*TopReport, error) {
 			return err
 		}
 		v := d.F32()
-		rep = &TopReport{Site: st.ev.Site.Path, Tensor: name, Step: st.ev.Step, Source: src, MedianAb: stats.MedianAbs(v)}
+		rep = &client.TopReport{Site: st.ev.Site.Path, Tensor: name, Step: st.ev.Step, Source: src, MedianAb: stats.MedianAbs(v)}
 		b := st.ev.Batch
 		tok := tokenRows(st.ev.Site, b, rows(l.parts[0]))
 		seqOf := b.SeqOf()
 		for _, c := range stats.TopChannels(v, d.Rows(), d.Cols(), k, base) {
-			e := TopEntry{Channel: c, Token: -1, Seq: -1, Pos: -1}
+			e := client.TopEntry{Channel: c, Token: -1, Seq: -1, Pos: -1}
 			row := c.Row + l.rows.Lo
 			e.Row = row
 			if tok != nil {
@@ -381,7 +290,7 @@ func (s *Session) Top(name string, k int, sl Slice) (*TopReport, error) {
 // stop (a display is checked when it is set, not at every stop): that some
 // site of the model shows a tensor called name and that sl.Rank, when
 // given, is a rank of the world. Errors: ErrNoTensor, ErrRank.
-func (s *Session) CheckTensor(name string, sl Slice) error {
+func (s *Session) CheckTensor(name string, sl client.Slice) error {
 	if sl.Rank >= 0 {
 		if err := s.checkRank(sl.Rank); err != nil {
 			return err
@@ -392,5 +301,5 @@ func (s *Session) CheckTensor(name string, sl Slice) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: no site shows a tensor named %q (%s)", ErrNoTensor, name, tensorHint(s.E.Tree.Sites))
+	return fmt.Errorf("%w: no site shows a tensor named %q (%s)", client.ErrNoTensor, name, tensorHint(s.E.Tree.Sites))
 }

@@ -2,120 +2,13 @@ package debug
 
 import (
 	"encoding/json"
-	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"hsdb/engine/model"
+	"hsdb/inspect/client"
 )
-
-// RankInfo is one rank of `info ranks`: its device and activation dtype,
-// and the slices of the split weights it holds (the TP plan, read from the
-// module tree's model.Param ranges): Shards are those outside the decoder
-// layers (embeddings, lm_head), Layers those of the decoder layers, one
-// entry per run of layers split alike.
-type RankInfo struct {
-	Rank     int          `json:"rank"`
-	Device   string       `json:"device"`
-	ActDType string       `json:"activation_dtype"`
-	Shards   []ShardInfo  `json:"shards"`
-	Layers   []LayerShard `json:"layers"`
-}
-
-// ShardInfo is a split weight on one rank: its name (without "model."; in
-// a LayerShard relative to the layer, "self_attn.o_proj.weight"), the
-// dimension split, and the rank's rows or columns [Lo, Hi) of the Full
-// ones the tensor has. Padded is the rank's range in the padded split
-// when it runs past the tensor (vLLM pads the vocabulary to a multiple of
-// 64 before splitting it: VocabParallelEmbedding); Lo == Hi then means the
-// rank holds padding only.
-type ShardInfo struct {
-	Name   string  `json:"name"`
-	Dim    int     `json:"dim"`
-	Lo     int     `json:"lo"`
-	Hi     int     `json:"hi"`
-	Full   int     `json:"full"`
-	Padded *[2]int `json:"padded,omitempty"`
-}
-
-// String renders "embed_tokens.weight dim 0 [64:101] of 101 (padded
-// [64:128])".
-func (si ShardInfo) String() string {
-	s := fmt.Sprintf("%s dim %d [%d:%d] of %d", si.Name, si.Dim, si.Lo, si.Hi, si.Full)
-	if si.Padded != nil {
-		s += fmt.Sprintf(" (padded [%d:%d])", si.Padded[0], si.Padded[1])
-		if si.Lo == si.Hi {
-			s += ": padding only"
-		}
-	}
-	return s
-}
-
-// LayerShard is what one rank holds of decoder layers First..Last, which
-// are all split alike: the split weights of one of them (names relative to
-// the layer) and, for a mixture-of-experts layer, where its routed experts
-// are.
-type LayerShard struct {
-	First   int          `json:"first"`
-	Last    int          `json:"last"`
-	Shards  []ShardInfo  `json:"shards"`
-	Experts []ExpertInfo `json:"experts,omitempty"`
-}
-
-// ExpertInfo is how the routed experts of one MoE block ("mlp.experts")
-// sit on a rank: the experts of Total it computes (IDs, ascending), and
-// whether it holds them whole (expert parallel, vLLM's
-// --enable-expert-parallel: each rank a block of experts) or only rows
-// [Rows[0], Rows[1]) of each expert's Inter intermediate rows
-// (tensor-parallel experts, vLLM's default). No IDs: the rank holds no
-// expert.
-type ExpertInfo struct {
-	Module string `json:"module"`
-	Total  int    `json:"total"`
-	IDs    []int  `json:"experts"`
-	Whole  bool   `json:"whole"`
-	Rows   [2]int `json:"rows"`
-	Inter  int    `json:"intermediate"`
-}
-
-// String renders "mlp.experts: experts 0-3 of 8, whole (expert parallel)"
-// or "mlp.experts: all 8 experts, rows [0:18] of 36 of each (tensor
-// parallel)".
-func (x ExpertInfo) String() string {
-	all := len(x.IDs) == x.Total
-	what := fmt.Sprintf("experts %s of %d", idList(x.IDs), x.Total)
-	if all {
-		what = fmt.Sprintf("all %d experts", x.Total)
-	}
-	switch {
-	case len(x.IDs) == 0:
-		return fmt.Sprintf("%s: no expert of %d", x.Module, x.Total)
-	case x.Whole && !all:
-		return fmt.Sprintf("%s: %s, whole (expert parallel)", x.Module, what)
-	case x.Whole:
-		return fmt.Sprintf("%s: %s, whole", x.Module, what)
-	}
-	return fmt.Sprintf("%s: %s, rows [%d:%d] of %d of each (tensor parallel)", x.Module, what, x.Rows[0], x.Rows[1], x.Inter)
-}
-
-// idList renders ascending ids with runs collapsed: "0-3", "0,2,5-7".
-func idList(ids []int) string {
-	var parts []string
-	for i := 0; i < len(ids); {
-		j := i
-		for j+1 < len(ids) && ids[j+1] == ids[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, fmt.Sprintf("%d-%d", ids[i], ids[j]))
-		} else {
-			parts = append(parts, strconv.Itoa(ids[i]))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ",")
-}
 
 var (
 	layerParam  = regexp.MustCompile(`^model\.layers\.(\d+)\.(.+)$`)
@@ -123,11 +16,11 @@ var (
 )
 
 // RankInfos returns `info ranks`.
-func (s *Session) RankInfos() []RankInfo {
-	var out []RankInfo
+func (s *Session) RankInfos() []client.RankInfo {
+	var out []client.RankInfo
 	for r := range s.E.World {
-		out = append(out, RankInfo{Rank: r, Device: s.E.Device(r).Name(), ActDType: s.E.Device(r).ActDType().String(),
-			Shards: []ShardInfo{}, Layers: []LayerShard{}})
+		out = append(out, client.RankInfo{Rank: r, Device: s.E.Device(r).Name(), ActDType: s.E.Device(r).ActDType().String(),
+			Shards: []client.ShardInfo{}, Layers: []client.LayerShard{}})
 	}
 	// Outside the layers: every split parameter; inside: per layer.
 	var order []int // layer indices in tree order
@@ -154,7 +47,7 @@ func (s *Session) RankInfos() []RankInfo {
 	// entry.
 	key := ""
 	for _, i := range order {
-		per := make([]LayerShard, len(out))
+		per := make([]client.LayerShard, len(out))
 		var k strings.Builder
 		for r := range out {
 			per[r] = layerShard(byLayer[i], r)
@@ -177,10 +70,10 @@ func (s *Session) RankInfos() []RankInfo {
 }
 
 // shardOf is rank r's slice of split parameter p.
-func shardOf(p model.Param, r int) ShardInfo {
+func shardOf(p model.Param, r int) client.ShardInfo {
 	full := p.Shape[p.Dim]
 	rg := p.Ranges[r]
-	si := ShardInfo{Name: p.Name, Dim: p.Dim, Full: full, Lo: rg[0], Hi: rg[1]}
+	si := client.ShardInfo{Name: p.Name, Dim: p.Dim, Full: full, Lo: rg[0], Hi: rg[1]}
 	if rg[1] > full {
 		si.Hi = full
 		si.Lo = min(rg[0], full)
@@ -192,9 +85,9 @@ func shardOf(p model.Param, r int) ShardInfo {
 // layerShard is what rank r holds of one layer whose parameters (names
 // relative to the layer) are ps: its split weights, and its experts
 // summarised per MoE block.
-func layerShard(ps []model.Param, r int) LayerShard {
-	ls := LayerShard{Shards: []ShardInfo{}}
-	experts := map[string]*ExpertInfo{}
+func layerShard(ps []model.Param, r int) client.LayerShard {
+	ls := client.LayerShard{Shards: []client.ShardInfo{}}
+	experts := map[string]*client.ExpertInfo{}
 	var blocks []string
 	for _, p := range ps {
 		m := expertParam.FindStringSubmatch(p.Name)
@@ -207,7 +100,7 @@ func layerShard(ps []model.Param, r int) LayerShard {
 		e, _ := strconv.Atoi(m[2])
 		x := experts[m[1]]
 		if x == nil {
-			x = &ExpertInfo{Module: m[1], IDs: []int{}, Whole: true}
+			x = &client.ExpertInfo{Module: m[1], IDs: []int{}, Whole: true}
 			experts[m[1]] = x
 			blocks = append(blocks, m[1])
 		}

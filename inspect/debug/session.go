@@ -1,12 +1,12 @@
 package debug
 
 import (
-	"errors"
 	"fmt"
 	"sync"
 
 	"hsdb/engine"
 	"hsdb/engine/model"
+	"hsdb/inspect/client"
 )
 
 // Tokenizer is what a session needs of a model's tokenizer;
@@ -33,7 +33,7 @@ type Session struct {
 	TokErr error
 	// OnTrace, when set, receives a line for every site a pass visits while
 	// tracing is on, on the goroutine that called Run, Continue, etc.
-	OnTrace func(TraceLine)
+	OnTrace func(client.TraceLine)
 	// Observers are hooks every pass runs alongside the debugger's own
 	// (captures): each sees the sites it wants before the debugger may
 	// stop there. Change them only between commands (no pass running; a
@@ -67,23 +67,6 @@ type Session struct {
 	traceMuted bool
 }
 
-// Sentinel errors callers test with errors.Is.
-var (
-	// ErrNotStopped: the command needs a pass stopped at a site.
-	ErrNotStopped = errors.New("the forward pass is not stopped at a site")
-	// ErrNoInput: `run` without a token batch.
-	ErrNoInput = errors.New("no input")
-	// ErrNoTokenizer: `input text` on a model without a tokenizer.
-	ErrNoTokenizer = errors.New("this model has no tokenizer")
-	// ErrRank: a rank outside [0, world).
-	ErrRank = errors.New("rank out of range")
-	// ErrNoTensor: the site shows no tensor of that name.
-	ErrNoTensor = errors.New("no such tensor")
-	// ErrKilled is the error a pass is aborted with when the session
-	// restarts or ends it while stopped.
-	ErrKilled = errors.New("forward pass aborted by the debugger")
-)
-
 // New returns a session over e with no batch and no breakpoints.
 func New(e *engine.Engine) *Session {
 	return &Session{E: e, interruptAt: -1, maxSeen: -1, nextID: 1}
@@ -113,7 +96,7 @@ func (s *Session) Tracing() bool {
 // checkRank returns an ErrRank error unless 0 <= r < world.
 func (s *Session) checkRank(r int) error {
 	if r < 0 || r >= s.E.World {
-		return fmt.Errorf("%w: rank %d: the world has %d rank(s), 0-%d", ErrRank, r, s.E.World, s.E.World-1)
+		return fmt.Errorf("%w: rank %d: the world has %d rank(s), 0-%d", client.ErrRank, r, s.E.World, s.E.World-1)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"hsdb/engine"
 	"hsdb/engine/model"
 	"hsdb/engine/tensor"
+	"hsdb/inspect/client"
 )
 
 const storiesBin = "../../testdata/stories260K/stories260K.bin"
@@ -30,14 +31,14 @@ func newSession(t testing.TB, tp int) *Session {
 }
 
 // expect returns a checker of a run command's result: a stop at site.
-func expect(t testing.TB, site string) func(*Outcome, error) *Stop {
-	return func(o *Outcome, err error) *Stop {
+func expect(t testing.TB, site string) func(*client.Outcome, error) *client.Stop {
+	return func(o *client.Outcome, err error) *client.Stop {
 		t.Helper()
 		return mustStop(t, o, err, site)
 	}
 }
 
-func mustStop(t testing.TB, o *Outcome, err error, site string) *Stop {
+func mustStop(t testing.TB, o *client.Outcome, err error, site string) *client.Stop {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +114,7 @@ func TestBreakPrintMatchesReference(t *testing.T) {
 		}
 		ref := reference(t, tp, "model.layers.2")
 		for _, name := range []string{"hidden_states", "residual", "stream"} {
-			rep, err := s.Print(name, All)
+			rep, err := s.Print(name, client.All)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -131,12 +132,12 @@ func TestBreakPrintMatchesReference(t *testing.T) {
 			}
 		}
 		// --seq 1 --tokens 1:3: rows 6 and 7 of the batch.
-		rep, err := s.Print("stream", Slice{Rank: tp - 1, Seq: 1, Tokens: &Range{1, 3}})
+		rep, err := s.Print("stream", client.Slice{Rank: tp - 1, Seq: 1, Tokens: &client.Range{Lo: 1, Hi: 3}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		m, _, _ := naive(ref["stream"][tp-1].F32()[6*64 : 8*64])
-		if len(rep.Ranks) != 1 || rep.Ranks[0].Rank != tp-1 || !near(rep.Ranks[0].Mean, m) || rep.Rows != (Range{6, 8}) {
+		if len(rep.Ranks) != 1 || rep.Ranks[0].Rank != tp-1 || !near(rep.Ranks[0].Mean, m) || rep.Rows != (client.Range{Lo: 6, Hi: 8}) {
 			t.Fatalf("slice: %+v", rep)
 		}
 		s.Kill()
@@ -153,7 +154,7 @@ func TestShardedGatheredRow(t *testing.T) {
 	}
 	expect(t, "model.layers.1.self_attn.qkv_proj")(s.Run())
 	ref := reference(t, 2, "model.layers.1.self_attn.qkv_proj")
-	rep, err := s.Print("q", All)
+	rep, err := s.Print("q", client.All)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,8 +171,8 @@ func TestShardedGatheredRow(t *testing.T) {
 	if rep.Ranks[1].Shard != "sharded(dim=-1, 32:64 of 64)" {
 		t.Fatalf("shard label %q", rep.Ranks[1].Shard)
 	}
-	idx, _ := ParseIndex("2, 30:34")
-	vr, err := s.Values("q", idx, All)
+	idx, _ := client.ParseIndex("2, 30:34")
+	vr, err := s.Values("q", idx, client.All)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,11 +185,11 @@ func TestShardedGatheredRow(t *testing.T) {
 	if vr.Ranks[1].Values[0][0] != float64(ref["q"][1].F32()[2*32+30]) {
 		t.Fatalf("rank 1 local values %v", vr.Ranks[1].Values)
 	}
-	rr, err := s.Ranks("q", All)
+	rr, err := s.Ranks("q", client.All)
 	if err != nil || len(rr.Pairs) != 1 || rr.Pairs[0].Relation != "shard of" {
 		t.Fatalf("ranks %+v %v", rr, err)
 	}
-	rr, err = s.Ranks("input", All)
+	rr, err = s.Ranks("input", client.All)
 	if err != nil || rr.Pairs[0].Relation != "equal" {
 		t.Fatalf("ranks input %+v %v", rr, err)
 	}
@@ -200,15 +201,15 @@ func TestPartialSum(t *testing.T) {
 	s := newSession(t, 2)
 	s.Break("layers.0.self_attn.o_proj", "", false)
 	expect(t, "model.layers.0.self_attn.o_proj")(s.Run())
-	p, err := s.Print("partial", All)
+	p, err := s.Print("partial", client.All)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, _ := s.Print("output", All)
+	o, _ := s.Print("output", client.All)
 	if p.Gathered == nil || p.Gathered.Label != "sum" || !near(p.Gathered.Mean, o.Ranks[0].Mean) || !near(p.Gathered.AbsMax, o.Ranks[0].AbsMax) {
 		t.Fatalf("sum %+v output %+v", p.Gathered, o.Ranks[0])
 	}
-	rr, _ := s.Ranks("partial", All)
+	rr, _ := s.Ranks("partial", client.All)
 	if rr.Pairs[0].Relation != "addends" {
 		t.Fatalf("%+v", rr.Pairs)
 	}
@@ -231,7 +232,7 @@ func TestSteppingFollowsTree(t *testing.T) {
 	expect(t, "model.layers.1")(s.Next())
 	expect(t, "model.layers.2")(s.Next())
 	expect(t, "model.norm")(s.Until("norm"))
-	if _, err := s.Until("layers.9"); !errors.Is(err, ErrNoSite) {
+	if _, err := s.Until("layers.9"); !errors.Is(err, client.ErrNoSite) {
 		t.Fatalf("until layers.9: %v", err)
 	}
 	expect(t, "model")(s.Step())
@@ -242,7 +243,7 @@ func TestSteppingFollowsTree(t *testing.T) {
 	if err != nil || o.Done == nil || len(o.Done.Next) != 2 {
 		t.Fatalf("continue: %+v %v", o, err)
 	}
-	if _, err := s.Step(); !errors.Is(err, ErrNotStopped) {
+	if _, err := s.Step(); !errors.Is(err, client.ErrNotStopped) {
 		t.Fatalf("step after the end: %v", err)
 	}
 }
@@ -361,7 +362,7 @@ func TestGenStopsInDecodeSteps(t *testing.T) {
 	}
 	s.Break("lm_head", "", false)
 	for k := 1; k <= 3; k++ {
-		var o *Outcome
+		var o *client.Outcome
 		if k == 1 {
 			o, err = s.Gen(3)
 		} else {
@@ -400,7 +401,7 @@ func TestInterruptStopsAtNextSite(t *testing.T) {
 	// Interrupt as soon as tracing shows the pass running.
 	s.SetTrace(true)
 	n := 0
-	s.OnTrace = func(TraceLine) {
+	s.OnTrace = func(client.TraceLine) {
 		n++
 		if n == 5 {
 			s.Interrupt()
@@ -429,7 +430,7 @@ func TestErrors(t *testing.T) {
 		{second(s.Break("layers.1", "absmax(residual >", false)), `condition "absmax(residual >": column 17: expected ')' after absmax(residual, found ">"`},
 		{second(s.Break("layers.1", "absmax(q) > 1", false)), `condition reads "q", which layers.1 does not show`},
 		{second(s.Watch("nosuch", "absmax > 1")), `no site shows a tensor named "nosuch"`},
-		{second(s.Print("hidden_states", All)), "not stopped"},
+		{second(s.Print("hidden_states", client.All)), "not stopped"},
 		{s.SetBatch([][]int32{{1, 999}}), "token id 999 (sequence 0, token 1) is outside the vocabulary [0, 512)"},
 		{s.Delete(42), "no breakpoint number 42"},
 	}
@@ -444,10 +445,10 @@ func TestErrors(t *testing.T) {
 		err  error
 		want string
 	}{
-		{second(s.Print("q", All)), `model.layers.0 shows hidden_states, residual, stream, not "q"`},
-		{second(s.Print("stream", Slice{Rank: 2, Seq: -1})), "rank 2: the world has 2 rank(s), 0-1"},
-		{second(s.Print("stream", Slice{Rank: -1, Seq: 5})), "--seq 5: step 0's batch has sequences [0 1]"},
-		{second(s.Print("stream", Slice{Rank: -1, Seq: 1, Tokens: &Range{2, 9}})), "--tokens 2:9: sequence 1 has 3 tokens"},
+		{second(s.Print("q", client.All)), `model.layers.0 shows hidden_states, residual, stream, not "q"`},
+		{second(s.Print("stream", client.Slice{Rank: 2, Seq: -1})), "rank 2: the world has 2 rank(s), 0-1"},
+		{second(s.Print("stream", client.Slice{Rank: -1, Seq: 5})), "--seq 5: step 0's batch has sequences [0 1]"},
+		{second(s.Print("stream", client.Slice{Rank: -1, Seq: 1, Tokens: &client.Range{Lo: 2, Hi: 9}})), "--tokens 2:9: sequence 1 has 3 tokens"},
 	} {
 		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
 			t.Errorf("got %v\nwant %q", c.err, c.want)

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"hsdb/engine/backend/cuda/driver"
 	"hsdb/engine/tensor"
 )
 
@@ -25,8 +26,8 @@ type TokenBatch struct {
 	tokens    int
 	numSlots  int
 	capacity  int
-	slot, pos *Buffer // [tokens] int32
-	tiles     *Buffer // [nTiles] int2 {first token, count}
+	slot, pos *driver.Buffer // [tokens] int32
+	tiles     *driver.Buffer // [nTiles] int2 {first token, count}
 	nTiles    int
 	singles   bool // every tile is one token: the decode kernel fits
 }
@@ -38,14 +39,14 @@ type TokenBatch struct {
 // ErrBadArgument naming the first bad token.
 func (d *GPU) NewTokenBatch(slots, positions []int32, numSlots, capacity int) (*TokenBatch, error) {
 	if len(slots) != len(positions) {
-		return nil, fmt.Errorf("%w: token batch: %d slots but %d positions", ErrBadArgument, len(slots), len(positions))
+		return nil, fmt.Errorf("%w: token batch: %d slots but %d positions", driver.ErrBadArgument, len(slots), len(positions))
 	}
 	for t := range slots {
 		if s := int(slots[t]); s < 0 || s >= numSlots {
-			return nil, fmt.Errorf("%w: token batch: token %d has slot %d, want [0, %d)", ErrBadArgument, t, s, numSlots)
+			return nil, fmt.Errorf("%w: token batch: token %d has slot %d, want [0, %d)", driver.ErrBadArgument, t, s, numSlots)
 		}
 		if p := int(positions[t]); p < 0 || p >= capacity {
-			return nil, fmt.Errorf("%w: token batch: token %d (slot %d) has position %d, want [0, %d) (KV cache capacity)", ErrBadArgument, t, slots[t], p, capacity)
+			return nil, fmt.Errorf("%w: token batch: token %d (slot %d) has position %d, want [0, %d) (KV cache capacity)", driver.ErrBadArgument, t, slots[t], p, capacity)
 		}
 	}
 	b := &TokenBatch{d: d, tokens: len(slots), numSlots: numSlots, capacity: capacity, singles: true}
@@ -64,12 +65,12 @@ func (d *GPU) NewTokenBatch(slots, positions []int32, numSlots, capacity int) (*
 		t += n
 	}
 	var err error
-	up := func(data []byte) *Buffer {
+	up := func(data []byte) *driver.Buffer {
 		if err != nil {
 			return nil
 		}
-		var buf *Buffer
-		buf, err = d.Alloc(int64(len(data)), Activations)
+		var buf *driver.Buffer
+		buf, err = d.Alloc(int64(len(data)), driver.Activations)
 		if err == nil {
 			err = d.CopyToDevice(buf.Ptr(), data)
 		}
@@ -98,15 +99,15 @@ func (b *TokenBatch) Tokens() int { return b.tokens }
 
 // Positions returns the device array of positions [tokens] int32 (for
 // RoPE).
-func (b *TokenBatch) Positions() Ptr { return b.pos.Ptr() }
+func (b *TokenBatch) Positions() driver.Ptr { return b.pos.Ptr() }
 
 // SlotIDs returns the device array of slots [tokens] int32.
-func (b *TokenBatch) SlotIDs() Ptr { return b.slot.Ptr() }
+func (b *TokenBatch) SlotIDs() driver.Ptr { return b.slot.Ptr() }
 
 // Free releases the batch's device arrays.
 func (b *TokenBatch) Free() error {
 	var first error
-	for _, x := range []*Buffer{b.slot, b.pos, b.tiles} {
+	for _, x := range []*driver.Buffer{b.slot, b.pos, b.tiles} {
 		if err := x.Free(); err != nil && first == nil {
 			first = err
 		}
@@ -117,13 +118,13 @@ func (b *TokenBatch) Free() error {
 // KVCacheWrite scatters src rows into the cache: cache[slot[t], pos[t], :]
 // = src[t*srcStride : t*srcStride+width] for every token of b. cache is
 // [numSlots, capacity, width] (width = kv_heads·head_dim) of dtype dt.
-func (d *GPU) KVCacheWrite(cache, src Ptr, b *TokenBatch, width, srcStride int, dt tensor.DType) error {
+func (d *GPU) KVCacheWrite(cache, src driver.Ptr, b *TokenBatch, width, srcStride int, dt tensor.DType) error {
 	sfx, err := suffix("kv_cache_write", dt)
 	if err != nil {
 		return err
 	}
 	if width <= 0 || srcStride < width {
-		return fmt.Errorf("%w: kv cache write: width %d, source stride %d", ErrBadArgument, width, srcStride)
+		return fmt.Errorf("%w: kv cache write: width %d, source stride %d", driver.ErrBadArgument, width, srcStride)
 	}
 	return d.Do(func() error {
 		return d.launch("attention", "kv_cache_write_"+sfx, dim3{x: uint32(b.tokens)}, dim3{x: rowThreads(width)}, 0,
@@ -144,10 +145,10 @@ type AttnParams struct {
 
 func (p *AttnParams) check() error {
 	if p.Heads <= 0 || p.KVHeads <= 0 || p.Heads%p.KVHeads != 0 {
-		return fmt.Errorf("%w: attention: %d query heads are not a multiple of %d kv heads", ErrBadArgument, p.Heads, p.KVHeads)
+		return fmt.Errorf("%w: attention: %d query heads are not a multiple of %d kv heads", driver.ErrBadArgument, p.Heads, p.KVHeads)
 	}
 	if p.HeadDimK <= 0 || p.HeadDimV <= 0 || p.Window < 0 {
-		return fmt.Errorf("%w: attention: head dims %d, %d, window %d", ErrBadArgument, p.HeadDimK, p.HeadDimV, p.Window)
+		return fmt.Errorf("%w: attention: head dims %d, %d, window %d", driver.ErrBadArgument, p.HeadDimK, p.HeadDimV, p.Window)
 	}
 	if p.QStride == 0 {
 		p.QStride = p.Heads * p.HeadDimK
@@ -156,7 +157,7 @@ func (p *AttnParams) check() error {
 		p.OutStride = p.Heads * p.HeadDimV
 	}
 	if p.QStride < p.Heads*p.HeadDimK || p.OutStride < p.Heads*p.HeadDimV {
-		return fmt.Errorf("%w: attention: q stride %d or output stride %d shorter than its heads", ErrBadArgument, p.QStride, p.OutStride)
+		return fmt.Errorf("%w: attention: q stride %d or output stride %d shorter than its heads", driver.ErrBadArgument, p.QStride, p.OutStride)
 	}
 	return nil
 }
@@ -176,7 +177,7 @@ func prefillSmem(dk, dv int) int {
 // already hold this batch's keys (KVCacheWrite). A batch of single-token
 // tiles (decode) uses the decode kernel, anything else the tiled prefill
 // kernel; both give the same result up to f32 summation order.
-func (d *GPU) Attention(out, q, kCache, vCache Ptr, b *TokenBatch, p AttnParams, dt tensor.DType) error {
+func (d *GPU) Attention(out, q, kCache, vCache driver.Ptr, b *TokenBatch, p AttnParams, dt tensor.DType) error {
 	if b.singles && p.HeadDimK <= decodeMax && p.HeadDimV <= decodeMax {
 		return d.AttentionDecode(out, q, kCache, vCache, b, p, dt)
 	}
@@ -185,7 +186,7 @@ func (d *GPU) Attention(out, q, kCache, vCache Ptr, b *TokenBatch, p AttnParams,
 
 // AttentionPrefill is Attention with the tiled online-softmax kernel (16
 // query tokens of one slot against 32 keys at a time in shared memory).
-func (d *GPU) AttentionPrefill(out, q, kCache, vCache Ptr, b *TokenBatch, p AttnParams, dt tensor.DType) error {
+func (d *GPU) AttentionPrefill(out, q, kCache, vCache driver.Ptr, b *TokenBatch, p AttnParams, dt tensor.DType) error {
 	sfx, err := suffix("attention", dt)
 	if err != nil {
 		return err
@@ -195,7 +196,7 @@ func (d *GPU) AttentionPrefill(out, q, kCache, vCache Ptr, b *TokenBatch, p Attn
 	}
 	smem := prefillSmem(p.HeadDimK, p.HeadDimV)
 	if smem > 227<<10 {
-		return fmt.Errorf("%w: attention: head dims %d, %d need %d bytes of shared memory (max 227 KiB)", ErrBadArgument, p.HeadDimK, p.HeadDimV, smem)
+		return fmt.Errorf("%w: attention: head dims %d, %d need %d bytes of shared memory (max 227 KiB)", driver.ErrBadArgument, p.HeadDimK, p.HeadDimV, smem)
 	}
 	return d.Do(func() error {
 		return d.launch("attention", "attention_prefill_"+sfx, dim3{x: uint32(b.nTiles), y: uint32(p.Heads)}, dim3{x: 128}, smem,
@@ -206,7 +207,7 @@ func (d *GPU) AttentionPrefill(out, q, kCache, vCache Ptr, b *TokenBatch, p Attn
 
 // AttentionDecode is Attention with one block per (token, head), four warps
 // splitting the keys; head dims at most 256.
-func (d *GPU) AttentionDecode(out, q, kCache, vCache Ptr, b *TokenBatch, p AttnParams, dt tensor.DType) error {
+func (d *GPU) AttentionDecode(out, q, kCache, vCache driver.Ptr, b *TokenBatch, p AttnParams, dt tensor.DType) error {
 	sfx, err := suffix("attention", dt)
 	if err != nil {
 		return err
@@ -215,7 +216,7 @@ func (d *GPU) AttentionDecode(out, q, kCache, vCache Ptr, b *TokenBatch, p AttnP
 		return err
 	}
 	if p.HeadDimK > decodeMax || p.HeadDimV > decodeMax {
-		return fmt.Errorf("%w: attention decode: head dims %d, %d exceed %d", ErrBadArgument, p.HeadDimK, p.HeadDimV, decodeMax)
+		return fmt.Errorf("%w: attention decode: head dims %d, %d exceed %d", driver.ErrBadArgument, p.HeadDimK, p.HeadDimV, decodeMax)
 	}
 	return d.Do(func() error {
 		return d.launch("attention", "attention_decode_"+sfx, dim3{x: uint32(b.tokens), y: uint32(p.Heads)}, dim3{x: 128}, 0,

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"hsdb/engine/backend/cuda/driver"
 	"hsdb/engine/tensor"
 )
 
@@ -152,12 +153,14 @@ func TestAttention(t *testing.T) {
 			}
 			for _, k := range []struct {
 				name string
-				run  func(out Ptr) error
+				run  func(out driver.Ptr) error
 			}{
-				{"prefill", func(out Ptr) error {
+				{"prefill", func(out driver.Ptr) error {
 					return d.AttentionPrefill(out, qb.Ptr(), kCache.Ptr(), vCache.Ptr(), batch, p, dt)
 				}},
-				{"decode", func(out Ptr) error { return d.AttentionDecode(out, qb.Ptr(), kCache.Ptr(), vCache.Ptr(), batch, p, dt) }},
+				{"decode", func(out driver.Ptr) error {
+					return d.AttentionDecode(out, qb.Ptr(), kCache.Ptr(), vCache.Ptr(), batch, p, dt)
+				}},
 			} {
 				out := poisoned(t, d, n*c.heads*c.dv, dt)
 				if err := k.run(out.Ptr()); err != nil {

@@ -3,6 +3,7 @@
 package cuda
 
 import (
+	"hsdb/engine/backend/cuda/driver"
 	"math/rand/v2"
 	"testing"
 
@@ -14,12 +15,12 @@ import (
 // values: a 1 Mi-element random block uploaded once and copied on the
 // device to fill the rest (generating 64 Mi values on the host would
 // dominate the benchmark's set-up).
-func filled(b *testing.B, d *GPU, n int, dt tensor.DType) *Buffer {
+func filled(b *testing.B, d *GPU, n int, dt tensor.DType) *driver.Buffer {
 	b.Helper()
 	rng := rand.New(rand.NewPCG(51, 52))
 	blk := min(n, 1<<20)
 	src := upload(b, d, randn(rng, blk, 1), dt)
-	buf, err := d.Alloc(int64(n*dt.Size()), Activations)
+	buf, err := d.Alloc(int64(n*dt.Size()), driver.Activations)
 	if err != nil {
 		b.Fatal(err)
 	}

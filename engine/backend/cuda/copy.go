@@ -2,6 +2,8 @@
 
 package cuda
 
+import "hsdb/engine/backend/cuda/driver"
+
 import "fmt"
 
 // copyUnit returns the widest element size in bytes (8, 4, 2 or 1) that
@@ -29,9 +31,9 @@ func copyUnit(vals ...int64) int64 {
 // are contiguous on both sides is one cuMemcpyDtoDAsync. It returns an error
 // wrapping ErrBadArgument for negative sizes or a pitch shorter than a row
 // (other than a source pitch of 0).
-func (d *GPU) Copy2D(dst Ptr, dstPitch int64, src Ptr, srcPitch int64, rows int, rowBytes int64) error {
+func (d *GPU) Copy2D(dst driver.Ptr, dstPitch int64, src driver.Ptr, srcPitch int64, rows int, rowBytes int64) error {
 	if rows < 0 || rowBytes < 0 || dstPitch < rowBytes || (srcPitch != 0 && srcPitch < rowBytes) {
-		return fmt.Errorf("%w: copy2d of %d rows of %d bytes with pitches %d (dst) and %d (src)", ErrBadArgument, rows, rowBytes, dstPitch, srcPitch)
+		return fmt.Errorf("%w: copy2d of %d rows of %d bytes with pitches %d (dst) and %d (src)", driver.ErrBadArgument, rows, rowBytes, dstPitch, srcPitch)
 	}
 	if rows == 0 || rowBytes == 0 {
 		return nil

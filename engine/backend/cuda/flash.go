@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 
+	"hsdb/engine/backend/cuda/driver"
 	"hsdb/engine/tensor"
 )
 
@@ -103,24 +104,24 @@ func flashSmem(dim int) int { return 4 * flashBN * (dim + 8) * 2 }
 // that are not multiples of 8 elements, device pointers that are not
 // 16-byte aligned (the kernel copies 16-byte chunks), or more than 2³¹-1
 // blocks.
-func (d *GPU) FlashAttention(out, q, k, v, tiles Ptr, nTiles int, p AttnParams, dt tensor.DType) error {
+func (d *GPU) FlashAttention(out, q, k, v, tiles driver.Ptr, nTiles int, p AttnParams, dt tensor.DType) error {
 	if err := p.check(); err != nil {
 		return err
 	}
 	if !flashSupported(dt, p.HeadDimK, p.HeadDimV) {
 		return fmt.Errorf("%w: flash attention: dtype %s, head dims %d, %d (want bf16 or f16 with equal head dims 64 or 128)",
-			ErrBadArgument, dt, p.HeadDimK, p.HeadDimV)
+			driver.ErrBadArgument, dt, p.HeadDimK, p.HeadDimV)
 	}
 	if p.QStride%8 != 0 || p.OutStride%8 != 0 {
-		return fmt.Errorf("%w: flash attention: q stride %d and output stride %d must be multiples of 8 elements", ErrBadArgument, p.QStride, p.OutStride)
+		return fmt.Errorf("%w: flash attention: q stride %d and output stride %d must be multiples of 8 elements", driver.ErrBadArgument, p.QStride, p.OutStride)
 	}
-	for _, x := range []Ptr{out, q, k, v, tiles} {
+	for _, x := range []driver.Ptr{out, q, k, v, tiles} {
 		if x%16 != 0 {
-			return fmt.Errorf("%w: flash attention: device pointer %#x is not 16-byte aligned", ErrBadArgument, uint64(x))
+			return fmt.Errorf("%w: flash attention: device pointer %#x is not 16-byte aligned", driver.ErrBadArgument, uint64(x))
 		}
 	}
 	if nTiles < 0 || int64(nTiles)*int64(p.Heads) > math.MaxInt32 {
-		return fmt.Errorf("%w: flash attention: %d tiles × %d heads blocks", ErrBadArgument, nTiles, p.Heads)
+		return fmt.Errorf("%w: flash attention: %d tiles × %d heads blocks", driver.ErrBadArgument, nTiles, p.Heads)
 	}
 	sfx := "bf16"
 	if dt == tensor.F16 {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"hsdb/engine/backend"
+	"hsdb/engine/backend/cuda/driver"
 	"hsdb/engine/tensor"
 )
 
@@ -187,7 +188,7 @@ func TestFlashAttentionArgs(t *testing.T) {
 		name string
 		p    AttnParams
 		dt   tensor.DType
-		ptr  Ptr
+		ptr  driver.Ptr
 	}{
 		{"f32", ok, tensor.F32, buf.Ptr()},
 		{"dk96", AttnParams{Heads: 4, KVHeads: 2, HeadDimK: 96, HeadDimV: 96}, tensor.BF16, buf.Ptr()},

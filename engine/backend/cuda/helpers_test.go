@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"hsdb/engine/backend/cuda/driver"
 	"hsdb/engine/tensor"
 )
 
@@ -23,9 +24,9 @@ var (
 // the test with the reason when this machine has no usable GPU.
 func gpu(t testing.TB) *GPU {
 	t.Helper()
-	testDevOnce.Do(func() { testDev, testDevErr = SharedGPU(0) })
+	testDevOnce.Do(func() { testDev, testDevErr = sharedGPU(0) })
 	if testDevErr != nil {
-		if errorsIsNoGPU(testDevErr) {
+		if driver.NoGPU(testDevErr) {
 			t.Skipf("no CUDA GPU here: %v", testDevErr)
 		}
 		t.Fatalf("opening cuda:0: %v", testDevErr)
@@ -57,15 +58,15 @@ func roundTo(v []float32, dt tensor.DType) []float32 {
 }
 
 // upload copies v, converted to dt, into a new device buffer.
-func upload(t testing.TB, d *GPU, v []float32, dt tensor.DType) *Buffer {
+func upload(t testing.TB, d *GPU, v []float32, dt tensor.DType) *driver.Buffer {
 	t.Helper()
 	data := tensor.FromF32(append([]float32(nil), v...), len(v)).Convert(dt).Data
 	return uploadBytes(t, d, data)
 }
 
-func uploadBytes(t testing.TB, d *GPU, data []byte) *Buffer {
+func uploadBytes(t testing.TB, d *GPU, data []byte) *driver.Buffer {
 	t.Helper()
-	b, err := d.Alloc(int64(len(data)), Activations)
+	b, err := d.Alloc(int64(len(data)), driver.Activations)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func uploadBytes(t testing.TB, d *GPU, data []byte) *Buffer {
 	return b
 }
 
-func uploadI32(t testing.TB, d *GPU, v []int32) *Buffer {
+func uploadI32(t testing.TB, d *GPU, v []int32) *driver.Buffer {
 	t.Helper()
 	return uploadBytes(t, d, int32Bytes(v))
 }
@@ -84,9 +85,9 @@ func uploadI32(t testing.TB, d *GPU, v []int32) *Buffer {
 // poisoned returns a device buffer of n elements of dt filled with 0xff
 // bytes (NaN in f32, bf16 and f16), so any element a kernel fails to write
 // shows up as NaN.
-func poisoned(t testing.TB, d *GPU, n int, dt tensor.DType) *Buffer {
+func poisoned(t testing.TB, d *GPU, n int, dt tensor.DType) *driver.Buffer {
 	t.Helper()
-	b, err := d.Alloc(int64(n*dt.Size()), Activations)
+	b, err := d.Alloc(int64(n*dt.Size()), driver.Activations)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func poisoned(t testing.TB, d *GPU, n int, dt tensor.DType) *Buffer {
 }
 
 // download reads n elements of dt back as float32.
-func download(t testing.TB, d *GPU, b *Buffer, n int, dt tensor.DType) []float32 {
+func download(t testing.TB, d *GPU, b *driver.Buffer, n int, dt tensor.DType) []float32 {
 	t.Helper()
 	host := tensor.New(dt, n)
 	if err := d.CopyToHost(host.Data, b.Ptr()); err != nil {
@@ -157,4 +158,4 @@ func assertClose(t testing.TB, name string, got, want []float32, atol, rtol floa
 
 func dtName(op string, dt tensor.DType) string { return fmt.Sprintf("%s/%s", op, dt) }
 
-func errorsIsBadArgument(err error) bool { return errors.Is(err, ErrBadArgument) }
+func errorsIsBadArgument(err error) bool { return errors.Is(err, driver.ErrBadArgument) }

@@ -5,6 +5,7 @@ package cuda
 import (
 	"fmt"
 
+	"hsdb/engine/backend/cuda/driver"
 	"hsdb/engine/tensor"
 )
 
@@ -19,7 +20,7 @@ func suffix(op string, dt tensor.DType) (string, error) {
 	case tensor.F16:
 		return "f16", nil
 	}
-	return "", fmt.Errorf("%w: %s: dtype %s (want f32, bf16 or f16)", ErrBadArgument, op, dt)
+	return "", fmt.Errorf("%w: %s: dtype %s (want f32, bf16 or f16)", driver.ErrBadArgument, op, dt)
 }
 
 // rowThreads is the block size of a one-block-per-row kernel over cols
@@ -34,16 +35,16 @@ func rowThreads(cols int) uint32 {
 // threads a block: enough blocks to fill the GPU several times, no more.
 func (d *GPU) flatGrid(n int64) dim3 {
 	b := (n + 255) / 256
-	return dim3{x: uint32(min(b, int64(max(d.sms, 1))*32))}
+	return dim3{x: uint32(min(b, int64(max(d.SMs(), 1))*32))}
 }
 
 // checkRows validates the row count of a one-block-per-row launch.
 func checkRows(op string, rows, cols int) error {
 	if rows < 0 || cols < 0 {
-		return fmt.Errorf("%w: %s: negative shape [%d, %d]", ErrBadArgument, op, rows, cols)
+		return fmt.Errorf("%w: %s: negative shape [%d, %d]", driver.ErrBadArgument, op, rows, cols)
 	}
 	if rows > 1<<31-1 || cols > 1<<31-1 {
-		return fmt.Errorf("%w: %s: shape [%d, %d] exceeds the kernel's 32-bit grid", ErrBadArgument, op, rows, cols)
+		return fmt.Errorf("%w: %s: shape [%d, %d] exceeds the kernel's 32-bit grid", driver.ErrBadArgument, op, rows, cols)
 	}
 	return nil
 }
@@ -51,7 +52,7 @@ func checkRows(op string, rows, cols int) error {
 // RMSNorm computes out[r, :] = x[r, :] · rsqrt(mean(x[r, :]²) + eps) · w for
 // x, out [rows, cols] and w [cols], all of dtype dt, in f32 with one final
 // rounding (HF LlamaRMSNorm, vLLM RMSNorm). out may equal x.
-func (d *GPU) RMSNorm(out, x, w Ptr, rows, cols int, eps float32, dt tensor.DType) error {
+func (d *GPU) RMSNorm(out, x, w driver.Ptr, rows, cols int, eps float32, dt tensor.DType) error {
 	sfx, err := suffix("rmsnorm", dt)
 	if err != nil {
 		return err
@@ -68,7 +69,7 @@ func (d *GPU) RMSNorm(out, x, w Ptr, rows, cols int, eps float32, dt tensor.DTyp
 // AddRMSNorm is vLLM's fused_add_rms_norm: resOut = x + res (rounded to
 // dt), out = RMSNorm(resOut)·w; x, res, out, resOut [rows, cols], w [cols].
 // out may equal x and resOut may equal res (vLLM updates both in place).
-func (d *GPU) AddRMSNorm(out, resOut, x, res, w Ptr, rows, cols int, eps float32, dt tensor.DType) error {
+func (d *GPU) AddRMSNorm(out, resOut, x, res, w driver.Ptr, rows, cols int, eps float32, dt tensor.DType) error {
 	sfx, err := suffix("add_rmsnorm", dt)
 	if err != nil {
 		return err
@@ -87,7 +88,7 @@ func (d *GPU) AddRMSNorm(out, resOut, x, res, w Ptr, rows, cols int, eps float32
 // [start, end) of the vocabulary; the all-reduce over ranks completes it).
 // out [tokens, hidden], ids [tokens] int32 on the device, table
 // [end-start, hidden], dtype dt.
-func (d *GPU) Embedding(out, ids, table Ptr, tokens, hidden, start, end int, dt tensor.DType) error {
+func (d *GPU) Embedding(out, ids, table driver.Ptr, tokens, hidden, start, end int, dt tensor.DType) error {
 	sfx, err := suffix("embedding", dt)
 	if err != nil {
 		return err
@@ -96,7 +97,7 @@ func (d *GPU) Embedding(out, ids, table Ptr, tokens, hidden, start, end int, dt 
 		return err
 	}
 	if start < 0 || end < start || end > 1<<31-1 {
-		return fmt.Errorf("%w: embedding: vocab range [%d, %d)", ErrBadArgument, start, end)
+		return fmt.Errorf("%w: embedding: vocab range [%d, %d)", driver.ErrBadArgument, start, end)
 	}
 	return d.Do(func() error {
 		return d.launch("embedding", "embedding_"+sfx, dim3{x: uint32(tokens)}, dim3{x: rowThreads(hidden)}, 0,
@@ -108,7 +109,7 @@ func (d *GPU) Embedding(out, ids, table Ptr, tokens, hidden, start, end int, dt 
 // + c] for out [rows, cols] (vLLM SiluAndMul; silu(g) = g/(1+e^-g)). With
 // vLLM's merged gate_up [rows, 2*cols]: gate = x, up = x.Add(cols*size),
 // strides 2*cols.
-func (d *GPU) SiluMul(out, gate, up Ptr, rows, cols, gateStride, upStride int, dt tensor.DType) error {
+func (d *GPU) SiluMul(out, gate, up driver.Ptr, rows, cols, gateStride, upStride int, dt tensor.DType) error {
 	sfx, err := suffix("silu_mul", dt)
 	if err != nil {
 		return err
@@ -117,9 +118,9 @@ func (d *GPU) SiluMul(out, gate, up Ptr, rows, cols, gateStride, upStride int, d
 		return err
 	}
 	if gateStride < cols || upStride < cols {
-		return fmt.Errorf("%w: silu_mul: strides %d, %d shorter than %d columns", ErrBadArgument, gateStride, upStride, cols)
+		return fmt.Errorf("%w: silu_mul: strides %d, %d shorter than %d columns", driver.ErrBadArgument, gateStride, upStride, cols)
 	}
-	g := dim3{x: uint32(min(rows, max(d.sms, 1)*16))}
+	g := dim3{x: uint32(min(rows, max(d.SMs(), 1)*16))}
 	return d.Do(func() error {
 		return d.launch("elementwise", "silu_mul_"+sfx, g, dim3{x: rowThreads(cols)}, 0,
 			out, gate, up, int64(rows), int32(cols), int64(gateStride), int64(upStride))
@@ -127,7 +128,7 @@ func (d *GPU) SiluMul(out, gate, up Ptr, rows, cols, gateStride, upStride int, d
 }
 
 // Add computes out[i] = a[i] + b[i] for n elements of dt.
-func (d *GPU) Add(out, a, b Ptr, n int64, dt tensor.DType) error {
+func (d *GPU) Add(out, a, b driver.Ptr, n int64, dt tensor.DType) error {
 	sfx, err := suffix("add", dt)
 	if err != nil {
 		return err
@@ -136,7 +137,7 @@ func (d *GPU) Add(out, a, b Ptr, n int64, dt tensor.DType) error {
 }
 
 // Scale computes out[i] = a[i] · s for n elements of dt.
-func (d *GPU) Scale(out, a Ptr, s float32, n int64, dt tensor.DType) error {
+func (d *GPU) Scale(out, a driver.Ptr, s float32, n int64, dt tensor.DType) error {
 	sfx, err := suffix("scale", dt)
 	if err != nil {
 		return err
@@ -148,7 +149,7 @@ func (d *GPU) Scale(out, a Ptr, s float32, n int64, dt tensor.DType) error {
 
 // Cast converts n elements from dtype from to dtype to (f32, bf16, f16;
 // round to nearest even, as PyTorch's .to). from == to is a device copy.
-func (d *GPU) Cast(out, in Ptr, n int64, from, to tensor.DType) error {
+func (d *GPU) Cast(out, in driver.Ptr, n int64, from, to tensor.DType) error {
 	if from == to {
 		return d.CopyDevice(out, in, n*int64(from.Size()))
 	}
@@ -170,12 +171,12 @@ func (d *GPU) Cast(out, in Ptr, n int64, from, to tensor.DType) error {
 // [rows, cols] of dtype to (f32 or bf16): out = w · scaleInv[r/blockRows,
 // c/blockCols], DeepSeek-V3's weight_scale_inv with weight_block_size
 // [128, 128].
-func (d *GPU) FP8Dequant(out, w, scaleInv Ptr, rows, cols, blockRows, blockCols int, to tensor.DType) error {
+func (d *GPU) FP8Dequant(out, w, scaleInv driver.Ptr, rows, cols, blockRows, blockCols int, to tensor.DType) error {
 	if to != tensor.F32 && to != tensor.BF16 {
-		return fmt.Errorf("%w: fp8 dequant to %s (want f32 or bf16)", ErrBadArgument, to)
+		return fmt.Errorf("%w: fp8 dequant to %s (want f32 or bf16)", driver.ErrBadArgument, to)
 	}
 	if rows < 0 || cols < 0 || blockRows <= 0 || blockCols <= 0 {
-		return fmt.Errorf("%w: fp8 dequant of [%d, %d] with blocks [%d, %d]", ErrBadArgument, rows, cols, blockRows, blockCols)
+		return fmt.Errorf("%w: fp8 dequant of [%d, %d] with blocks [%d, %d]", driver.ErrBadArgument, rows, cols, blockRows, blockCols)
 	}
 	n := int64(rows) * int64(cols)
 	return d.Do(func() error {
@@ -188,7 +189,7 @@ func (d *GPU) FP8Dequant(out, w, scaleInv Ptr, rows, cols, blockRows, blockCols 
 // collecting the tokens routed to one expert. out [n, cols], src
 // [srcRows, cols], idx [n] int32 on the device. An index outside
 // [0, srcRows) yields a NaN row (validate indices on the host first).
-func (d *GPU) GatherRows(out, src, idx Ptr, n, cols, srcRows int, dt tensor.DType) error {
+func (d *GPU) GatherRows(out, src, idx driver.Ptr, n, cols, srcRows int, dt tensor.DType) error {
 	sfx, err := suffix("gather_rows", dt)
 	if err != nil {
 		return err
@@ -208,7 +209,7 @@ func (d *GPU) GatherRows(out, src, idx Ptr, n, cols, srcRows int, dt tensor.DTyp
 // order, rounded once. out [tokens, cols]; src [srcRows, cols] the expert
 // outputs; rows [tokens*topk] int32 (-1 skips a slot) and weight
 // [tokens*topk] f32 on the device.
-func (d *GPU) MoECombine(out, src, rows, weight Ptr, tokens, topk, cols, srcRows int, accumulate bool, dt tensor.DType) error {
+func (d *GPU) MoECombine(out, src, rows, weight driver.Ptr, tokens, topk, cols, srcRows int, accumulate bool, dt tensor.DType) error {
 	sfx, err := suffix("moe_combine", dt)
 	if err != nil {
 		return err
@@ -217,7 +218,7 @@ func (d *GPU) MoECombine(out, src, rows, weight Ptr, tokens, topk, cols, srcRows
 		return err
 	}
 	if topk <= 0 {
-		return fmt.Errorf("%w: moe_combine: topk %d", ErrBadArgument, topk)
+		return fmt.Errorf("%w: moe_combine: topk %d", driver.ErrBadArgument, topk)
 	}
 	acc := int32(0)
 	if accumulate {
@@ -249,7 +250,7 @@ type RoPEParams struct {
 // p·invFreq[i] in f32, (a, b) ← (a cos f − b sin f, b cos f + a sin f)·MScale
 // (RoFormer, Su et al. 2021). positions [Tokens] int32 and invFreq
 // [RotDim/2] f32 are on the device.
-func (d *GPU) RoPE(x, positions, invFreq Ptr, p RoPEParams, dt tensor.DType) error {
+func (d *GPU) RoPE(x, positions, invFreq driver.Ptr, p RoPEParams, dt tensor.DType) error {
 	sfx, err := suffix("rope", dt)
 	if err != nil {
 		return err
@@ -257,7 +258,7 @@ func (d *GPU) RoPE(x, positions, invFreq Ptr, p RoPEParams, dt tensor.DType) err
 	if p.RotDim <= 0 || p.RotDim%2 != 0 || p.RotOffset < 0 || p.RotOffset+p.RotDim > p.HeadStride ||
 		p.Heads <= 0 || p.Heads*p.HeadStride > p.RowStride || p.Tokens < 0 {
 		return fmt.Errorf("%w: rope: rot_dim %d at offset %d of head stride %d, %d heads in row stride %d",
-			ErrBadArgument, p.RotDim, p.RotOffset, p.HeadStride, p.Heads, p.RowStride)
+			driver.ErrBadArgument, p.RotDim, p.RotOffset, p.HeadStride, p.Heads, p.RowStride)
 	}
 	il := int32(0)
 	if p.Interleaved {

@@ -3,6 +3,7 @@
 package cuda
 
 import (
+	"hsdb/engine/backend/cuda/driver"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -346,8 +347,8 @@ func TestBadArguments(t *testing.T) {
 		"rope odd dim":   d.RoPE(0, 0, 0, RoPEParams{Tokens: 1, Heads: 1, RowStride: 8, HeadStride: 8, RotDim: 7, MScale: 1}, tensor.F32),
 		"fp8 to f16":     d.FP8Dequant(0, 0, 0, 1, 1, 128, 128, tensor.F16),
 		"silu stride":    d.SiluMul(0, 0, 0, 1, 10, 5, 10, tensor.F32),
-		"matmul k=0":     d.MatMul(GEMM{M: 1, N: 1, K: 0, In: tensor.F32, Out: tensor.F32}, 0, 0, 0),
-		"matmul out f16": d.MatMul(GEMM{M: 1, N: 1, K: 1, In: tensor.BF16, Out: tensor.F16}, 0, 0, 0),
+		"matmul k=0":     d.MatMul(driver.GEMM{M: 1, N: 1, K: 0, In: tensor.F32, Out: tensor.F32}, 0, 0, 0),
+		"matmul out f16": d.MatMul(driver.GEMM{M: 1, N: 1, K: 1, In: tensor.BF16, Out: tensor.F16}, 0, 0, 0),
 	}
 	for name, err := range checks {
 		if !errorsIsBadArgument(err) {

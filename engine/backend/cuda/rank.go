@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"hsdb/engine/backend"
+	"hsdb/engine/backend/cuda/driver"
 	"hsdb/engine/tensor"
 )
 
@@ -47,15 +48,15 @@ func (t *Tensor) cols() int {
 
 func (t *Tensor) numel() int { return tensor.Numel(t.shape) }
 
-func (t *Tensor) ptr() Ptr { return t.st.ptr }
+func (t *Tensor) ptr() driver.Ptr { return t.st.ptr }
 
 // storage is one device allocation and who owns it: the scope it belongs to
 // (nil: persistent) and, for persistent float tensors, copies converted to
 // other dtypes on first use (see Device.as).
 type storage struct {
-	ptr   Ptr
+	ptr   driver.Ptr
 	bytes int64
-	class MemClass
+	class driver.MemClass
 	scope *scope
 	freed atomic.Bool
 	casts map[tensor.DType]*Tensor
@@ -99,7 +100,7 @@ type Device struct {
 	mu      sync.Mutex
 	scopes  []*scope
 	live    map[*storage]struct{}
-	inUse   [numClasses]int64
+	inUse   [driver.NumClasses]int64
 	closed  bool
 	uploads uploadCache
 }
@@ -131,7 +132,7 @@ func (d *Device) fail(op string, err error) *backend.DeviceError {
 
 // badArg panics with an ErrBadArgument DeviceError for op.
 func (d *Device) badArg(op, format string, args ...any) {
-	panic(d.fail(op, fmt.Errorf("%w: %s", ErrBadArgument, fmt.Sprintf(format, args...))))
+	panic(d.fail(op, fmt.Errorf("%w: %s", driver.ErrBadArgument, fmt.Sprintf(format, args...))))
 }
 
 // do runs f on the GPU's thread as op (timed under HSDB_CUDA_PROFILE=1)
@@ -141,12 +142,12 @@ func (d *Device) do(op string, f func() error) {
 	closed := d.closed
 	d.mu.Unlock()
 	if closed {
-		panic(d.fail(op, ErrClosed))
+		panic(d.fail(op, driver.ErrClosed))
 	}
 	if d.g == nil {
-		panic(d.fail(op, fmt.Errorf("%w: no GPU behind this device", ErrNoDevice)))
+		panic(d.fail(op, fmt.Errorf("%w: no GPU behind this device", driver.ErrNoDevice)))
 	}
-	if err := d.g.Do(func() error { return d.g.profiled(op, f) }); err != nil {
+	if err := d.g.Do(func() error { return d.g.Profiled(op, f) }); err != nil {
 		panic(d.fail(op, err))
 	}
 }
@@ -177,7 +178,7 @@ func (d *Device) float(op string, x *Tensor) {
 func checkShape(shape []int) error {
 	for _, n := range shape {
 		if n < 0 {
-			return fmt.Errorf("%w: negative dimension in shape %v", ErrBadArgument, shape)
+			return fmt.Errorf("%w: negative dimension in shape %v", driver.ErrBadArgument, shape)
 		}
 	}
 	return nil
@@ -186,7 +187,7 @@ func checkShape(shape []int) error {
 // newTensor allocates a tensor of dtype dt and shape for class c, owned by
 // the innermost scope when scoped (and a scope is open), else persistent.
 // Called on the GPU thread inside an op, or from any goroutine.
-func (d *Device) newTensor(dt tensor.DType, shape []int, c MemClass, scoped bool) (*Tensor, error) {
+func (d *Device) newTensor(dt tensor.DType, shape []int, c driver.MemClass, scoped bool) (*Tensor, error) {
 	if err := checkShape(shape); err != nil {
 		return nil, err
 	}
@@ -194,10 +195,10 @@ func (d *Device) newTensor(dt tensor.DType, shape []int, c MemClass, scoped bool
 	closed := d.closed
 	d.mu.Unlock()
 	if closed {
-		return nil, ErrClosed
+		return nil, driver.ErrClosed
 	}
 	n := int64(tensor.Numel(shape)) * int64(dt.Size())
-	var p Ptr
+	var p driver.Ptr
 	if n > 0 {
 		var err error
 		if p, err = d.mem.alloc(n, c); err != nil {
@@ -219,7 +220,7 @@ func (d *Device) newTensor(dt tensor.DType, shape []int, c MemClass, scoped bool
 // output allocates an op output (scoped, class activations) on the GPU
 // thread; use inside do.
 func (d *Device) output(dt tensor.DType, shape ...int) (*Tensor, error) {
-	return d.newTensor(dt, shape, Activations, true)
+	return d.newTensor(dt, shape, driver.Activations, true)
 }
 
 // detach marks st freed and removes it from its scope and the live set;
@@ -258,7 +259,7 @@ func (d *Device) Upload(t *tensor.Tensor) backend.Tensor {
 	if len(t.Data) != t.Numel()*t.DType.Size() {
 		d.badArg("upload", "host tensor %v %s holds %d bytes", t.Shape, t.DType, len(t.Data))
 	}
-	x, err := d.newTensor(t.DType, t.Shape, Weights, false)
+	x, err := d.newTensor(t.DType, t.Shape, driver.Weights, false)
 	if err == nil && len(t.Data) > 0 {
 		if err = d.mem.copyIn(x.ptr(), t.Data); err != nil {
 			d.Free(x)
@@ -282,7 +283,7 @@ func (d *Device) UploadQuantized(q *tensor.Quantized, dt tensor.DType) backend.T
 
 // Zeros allocates a persistent zeroed tensor (class kv: the KV caches).
 func (d *Device) Zeros(dt tensor.DType, shape ...int) backend.Tensor {
-	x, err := d.newTensor(dt, shape, KVCache, false)
+	x, err := d.newTensor(dt, shape, driver.KVCache, false)
 	if err == nil && x.st.bytes > 0 {
 		if err = d.mem.zero(x.ptr(), x.st.bytes); err != nil {
 			d.Free(x)
@@ -297,7 +298,7 @@ func (d *Device) Zeros(dt tensor.DType, shape ...int) backend.Tensor {
 // Alloc allocates a zeroed activation tensor (ActDType) in the current
 // scope.
 func (d *Device) Alloc(shape ...int) backend.Tensor {
-	x, err := d.newTensor(d.act, shape, Activations, true)
+	x, err := d.newTensor(d.act, shape, driver.Activations, true)
 	if err == nil && x.st.bytes > 0 {
 		if err = d.mem.zero(x.ptr(), x.st.bytes); err != nil {
 			d.Free(x)

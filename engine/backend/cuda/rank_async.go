@@ -6,15 +6,16 @@ import (
 	"fmt"
 
 	"hsdb/engine/backend"
+	"hsdb/engine/backend/cuda/driver"
 )
 
 // AllocHost returns n bytes of pinned host memory on the rank's GPU, the
 // destination of CopyRowsToHost (GPU.AllocHost). Pinning is slow
 // (milliseconds per hundred MiB): allocate capture buffers once, before
 // the forward pass.
-func (d *Device) AllocHost(n int64) (*HostBuffer, error) {
+func (d *Device) AllocHost(n int64) (*driver.HostBuffer, error) {
 	if d.g == nil {
-		return nil, fmt.Errorf("%s: %w", d.name, ErrNoDevice)
+		return nil, fmt.Errorf("%s: %w", d.name, driver.ErrNoDevice)
 	}
 	return d.g.AllocHost(n)
 }
@@ -26,16 +27,16 @@ func (d *Device) AllocHost(n int64) (*HostBuffer, error) {
 // of `stream` at several layers uses so that it costs a copy, not a stop.
 // Errors wrap ErrBadArgument for rows outside t or a destination too
 // small, or are the driver's.
-func (d *Device) CopyRowsToHost(t backend.Tensor, r0, r1 int, dst *HostBuffer, off int64) (*Event, error) {
+func (d *Device) CopyRowsToHost(t backend.Tensor, r0, r1 int, dst *driver.HostBuffer, off int64) (*driver.Event, error) {
 	x, ok := t.(*Tensor)
 	if !ok || x == nil || x.st.freed.Load() {
-		return nil, fmt.Errorf("%w: %s: copy to host: %T is not a live CUDA tensor", ErrBadArgument, d.name, t)
+		return nil, fmt.Errorf("%w: %s: copy to host: %T is not a live CUDA tensor", driver.ErrBadArgument, d.name, t)
 	}
 	if r0 < 0 || r1 > x.rows() || r0 > r1 {
-		return nil, fmt.Errorf("%w: %s: copy to host: rows [%d, %d) of %v", ErrBadArgument, d.name, r0, r1, x.shape)
+		return nil, fmt.Errorf("%w: %s: copy to host: rows [%d, %d) of %v", driver.ErrBadArgument, d.name, r0, r1, x.shape)
 	}
 	rb := int64(x.cols() * x.dt.Size())
-	var ev *Event
+	var ev *driver.Event
 	var err error
 	func() {
 		defer func() {

@@ -3,6 +3,7 @@
 package cuda
 
 import (
+	"hsdb/engine/backend/cuda/driver"
 	"os"
 	"slices"
 	"strconv"
@@ -252,26 +253,26 @@ func (d *Device) attentionGEMM(y, qt, kt, vt *Tensor, a *backend.AttnArgs, runs 
 
 // attnChunk computes queries [c0, c0+qn) of run r against keys at
 // positions [klo, klo+kn) of its sequence (GPU thread).
-func (d *Device) attnChunk(y, qt, kt, vt *Tensor, a *backend.AttnArgs, r attnRun, c0, qn, klo, kn int, posp Ptr,
+func (d *Device) attnChunk(y, qt, kt, vt *Tensor, a *backend.AttnArgs, r attnRun, c0, qn, klo, kn int, posp driver.Ptr,
 	G, qld, old, kld, vld int, es int64) error {
 	dt := qt.dt
 	sBytes := int64(a.Heads) * int64(qn) * int64(kn) * 4
 	pBytes := int64(a.Heads) * int64(qn) * int64(kn) * es
-	s, err := d.mem.alloc(sBytes, Activations)
+	s, err := d.mem.alloc(sBytes, driver.Activations)
 	if err != nil {
 		return err
 	}
-	defer d.mem.free([]block{{s, Activations}})
-	p, err := d.mem.alloc(pBytes, Activations)
+	defer d.mem.free([]block{{s, driver.Activations}})
+	p, err := d.mem.alloc(pBytes, driver.Activations)
 	if err != nil {
 		return err
 	}
-	defer d.mem.free([]block{{p, Activations}})
+	defer d.mem.free([]block{{p, driver.Activations}})
 	t0 := int64(r.t0 + c0)
 	k0 := int64(r.base + klo) // first key's cache row
 	plane := int64(qn) * int64(kn)
 	for i := range G {
-		g := GEMM{M: qn, N: kn, K: a.DK, TransB: true, LDA: qld, LDB: kld, LDC: kn,
+		g := driver.GEMM{M: qn, N: kn, K: a.DK, TransB: true, LDA: qld, LDB: kld, LDC: kn,
 			Batch: a.KVHeads, StrideA: int64(G * a.DK), StrideB: int64(a.DK), StrideC: int64(G) * plane,
 			Alpha: a.Scale, In: dt, Out: tensor.F32}
 		if err := d.g.MatMul(g, s.Add(int64(i)*plane*4), qt.ptr().Add((t0*int64(qld)+int64(i*a.DK))*es), kt.ptr().Add(k0*int64(kld)*es)); err != nil {
@@ -282,7 +283,7 @@ func (d *Device) attnChunk(y, qt, kt, vt *Tensor, a *backend.AttnArgs, r attnRun
 		return err
 	}
 	for i := range G {
-		g := GEMM{M: qn, N: a.DV, K: kn, LDA: kn, LDB: vld, LDC: old,
+		g := driver.GEMM{M: qn, N: a.DV, K: kn, LDA: kn, LDB: vld, LDC: old,
 			Batch: a.KVHeads, StrideA: int64(G) * plane, StrideB: int64(a.DV), StrideC: int64(G * a.DV),
 			Alpha: 1, In: dt, Out: dt}
 		if err := d.g.MatMul(g, y.ptr().Add((t0*int64(old)+int64(i*a.DV))*es), p.Add(int64(i)*plane*es), vt.ptr().Add(k0*int64(vld)*es)); err != nil {

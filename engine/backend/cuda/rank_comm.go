@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"hsdb/engine/backend"
+	"hsdb/engine/backend/cuda/driver"
 	"hsdb/engine/tensor"
 )
 
@@ -27,9 +28,9 @@ type Comm struct {
 	dev   *Device
 	rank  int
 	world int
-	nccl  *NCCLComm      // NCCL flavour
-	group *backend.Group // in-process flavour
-	devs  []*Device      // in-process: every rank's device
+	nccl  *driver.NCCLComm // NCCL flavour
+	group *backend.Group   // in-process flavour
+	devs  []*Device        // in-process: every rank's device
 }
 
 var _ backend.Comm = (*Comm)(nil)
@@ -140,11 +141,11 @@ func (c *Comm) AllGatherCols(t backend.Tensor) backend.Tensor {
 			if rows == 1 {
 				return c.nccl.AllGather(x.ptr(), y.ptr(), x.numel(), x.dt)
 			}
-			tmp, err := c.dev.mem.alloc(y.st.bytes, Activations)
+			tmp, err := c.dev.mem.alloc(y.st.bytes, driver.Activations)
 			if err != nil {
 				return err
 			}
-			defer c.dev.mem.free([]block{{tmp, Activations}})
+			defer c.dev.mem.free([]block{{tmp, driver.Activations}})
 			if err := c.nccl.AllGather(x.ptr(), tmp, x.numel(), x.dt); err != nil {
 				return err
 			}
@@ -211,14 +212,14 @@ const (
 func plan(world, count int, forceVirtual bool) (placement, error) {
 	switch {
 	case world < 1:
-		return 0, fmt.Errorf("%w: world size %d", ErrBadArgument, world)
+		return 0, fmt.Errorf("%w: world size %d", driver.ErrBadArgument, world)
 	case world == 1 || count == 1 || forceVirtual:
 		return virtualRanks, nil
 	case world <= count:
 		return oneRankPerGPU, nil
 	}
 	return 0, fmt.Errorf("%w: --tp %d on %d GPUs: NCCL needs one GPU per rank; use --tp %d or less, or run all %d ranks on one GPU (CUDA_VISIBLE_DEVICES=0 or HSDB_CUDA_VIRTUAL=1)",
-		ErrBadArgument, world, count, count, world)
+		driver.ErrBadArgument, world, count, count, world)
 }
 
 // NewRanks returns the devices and communicators of a tensor-parallel group
@@ -230,9 +231,9 @@ func plan(world, count int, forceVirtual bool) (placement, error) {
 // ErrNoNCCL or an *NCCLError when the communicators cannot be made.
 func NewRanks(world int, act tensor.DType) ([]*Device, []*Comm, *backend.Group, error) {
 	if act != tensor.F32 && act != tensor.BF16 && act != tensor.F16 {
-		return nil, nil, nil, fmt.Errorf("%w: activation dtype %s (want f32, bf16 or f16)", ErrBadArgument, act)
+		return nil, nil, nil, fmt.Errorf("%w: activation dtype %s (want f32, bf16 or f16)", driver.ErrBadArgument, act)
 	}
-	count, err := DeviceCount()
+	count, err := driver.DeviceCount()
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -243,7 +244,7 @@ func NewRanks(world int, act tensor.DType) ([]*Device, []*Comm, *backend.Group, 
 	devs := make([]*Device, world)
 	comms := make([]*Comm, world)
 	if place == virtualRanks {
-		g, err := SharedGPU(0)
+		g, err := sharedGPU(0)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -260,14 +261,16 @@ func NewRanks(world int, act tensor.DType) ([]*Device, []*Comm, *backend.Group, 
 		}
 		return devs, comms, group, nil
 	}
-	gpus := make([]*GPU, world)
+	gpus := make([]*driver.GPU, world)
 	for r := range world {
-		if gpus[r], err = SharedGPU(r); err != nil {
+		g, err := sharedGPU(r)
+		if err != nil {
 			return nil, nil, nil, err
 		}
-		devs[r] = newDevice(gpus[r], gpuMemory{gpus[r]}, fmt.Sprintf("cuda:%d", r), r, act)
+		gpus[r] = g.GPU
+		devs[r] = newDevice(g, gpuMemory{g}, fmt.Sprintf("cuda:%d", r), r, act)
 	}
-	nc, err := InitComms(gpus)
+	nc, err := driver.InitComms(gpus)
 	if err != nil {
 		return nil, nil, nil, err
 	}

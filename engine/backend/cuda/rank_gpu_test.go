@@ -13,6 +13,7 @@ import (
 
 	"hsdb/engine/backend"
 	"hsdb/engine/backend/cpu"
+	"hsdb/engine/backend/cuda/driver"
 	"hsdb/engine/tensor"
 )
 
@@ -281,11 +282,11 @@ func TestRankScopesOnGPU(t *testing.T) {
 	d.Free(x)
 	d.PopScope()
 	after, _ := d.g.MemoryStats()
-	if got := d.MemoryByClass(); got[Activations] != 0 {
+	if got := d.MemoryByClass(); got[driver.Activations] != 0 {
 		t.Errorf("rank holds %v bytes by class after the scopes", got)
 	}
-	if after.InUse[Activations] >= held.InUse[Activations] {
-		t.Errorf("pool activations %d after, %d while a scope held x", after.InUse[Activations], held.InUse[Activations])
+	if after.InUse[driver.Activations] >= held.InUse[driver.Activations] {
+		t.Errorf("pool activations %d after, %d while a scope held x", after.InUse[driver.Activations], held.InUse[driver.Activations])
 	}
 }
 
@@ -298,18 +299,18 @@ func TestRankWeightCastOnce(t *testing.T) {
 	x := d.Alloc(4, 16)
 	d.Linear(x, w, nil)
 	d.Linear(x, w, nil)
-	if got := d.MemoryByClass()[Weights]; got != 2048+1024 {
+	if got := d.MemoryByClass()[driver.Weights]; got != 2048+1024 {
 		t.Errorf("weights %d bytes after two uses, want 3072 (the f32 weight and one bf16 copy)", got)
 	}
 	d.Free(w)
-	if got := d.MemoryByClass()[Weights]; got != 0 {
+	if got := d.MemoryByClass()[driver.Weights]; got != 0 {
 		t.Errorf("weights %d bytes after Free", got)
 	}
 	// An activation of the wrong dtype is refused, not converted.
 	x32 := d.Reshape(d.Upload(tensor.New(tensor.F32, 4, 16)), 4, 16)
 	d.PushScope()
 	a := d.Scale(x32, 1) // a scoped f32 activation
-	wantDeviceError(t, "activation dtype", "linear", ErrBadArgument, func() { d.Linear(d.Alloc(4, 16), a, nil) })
+	wantDeviceError(t, "activation dtype", "linear", driver.ErrBadArgument, func() { d.Linear(d.Alloc(4, 16), a, nil) })
 	d.PopScope()
 }
 
@@ -364,13 +365,13 @@ func TestInProcessCollectives(t *testing.T) {
 // reassembled along columns.
 func TestNCCLRanks(t *testing.T) {
 	gpu(t)
-	if n, _ := DeviceCount(); n < 2 {
+	if n, _ := driver.DeviceCount(); n < 2 {
 		t.Skipf("one GPU: NCCL ranks need two")
 	}
 	if os.Getenv("HSDB_CUDA_VIRTUAL") == "1" {
 		t.Skipf("HSDB_CUDA_VIRTUAL=1 puts every rank on GPU 0")
 	}
-	if _, err := NCCLVersion(); err != nil {
+	if _, err := driver.NCCLVersion(); err != nil {
 		t.Skipf("no NCCL: %v", err)
 	}
 	devs, comms, group, err := NewRanks(2, tensor.F32)

@@ -2,10 +2,12 @@
 
 package cuda
 
+import "hsdb/engine/backend/cuda/driver"
+
 // block is one allocation handed back to a memory.
 type block struct {
-	ptr   Ptr
-	class MemClass
+	ptr   driver.Ptr
+	class driver.MemClass
 }
 
 // memory is what a rank Device's bookkeeping needs beneath it: stream-
@@ -14,28 +16,22 @@ type block struct {
 // a fake, so that logic is exercised on machines without a GPU.
 type memory interface {
 	// alloc returns n > 0 bytes for class c, or an *OOMError.
-	alloc(n int64, c MemClass) (Ptr, error)
+	alloc(n int64, c driver.MemClass) (driver.Ptr, error)
 	// free returns blocks to the pool (stream-ordered: queued work that
 	// still reads them completes first).
 	free(bs []block) error
 	// zero sets n bytes at p to 0.
-	zero(p Ptr, n int64) error
+	zero(p driver.Ptr, n int64) error
 	// copyIn copies src to p; src may be reused when it returns.
-	copyIn(p Ptr, src []byte) error
+	copyIn(p driver.Ptr, src []byte) error
 }
 
 // gpuMemory is memory on a GPU: its pool and stream. Every call runs on the
 // GPU's thread (inline when already there, as inside an op).
 type gpuMemory struct{ g *GPU }
 
-func (m gpuMemory) alloc(n int64, c MemClass) (Ptr, error) {
-	var p Ptr
-	err := m.g.Do(func() error {
-		var err error
-		p, _, err = m.g.pool.alloc(n, c)
-		return err
-	})
-	return p, err
+func (m gpuMemory) alloc(n int64, c driver.MemClass) (driver.Ptr, error) {
+	return m.g.AllocBlock(n, c)
 }
 
 func (m gpuMemory) free(bs []block) error {
@@ -45,7 +41,7 @@ func (m gpuMemory) free(bs []block) error {
 			if b.ptr == 0 {
 				continue
 			}
-			if err := m.g.pool.put(b.ptr, b.class); err != nil && first == nil {
+			if err := m.g.FreeBlock(b.ptr, b.class); err != nil && first == nil {
 				first = err
 			}
 		}
@@ -53,5 +49,5 @@ func (m gpuMemory) free(bs []block) error {
 	})
 }
 
-func (m gpuMemory) zero(p Ptr, n int64) error      { return m.g.Memset(p, 0, n) }
-func (m gpuMemory) copyIn(p Ptr, src []byte) error { return m.g.CopyToDevice(p, src) }
+func (m gpuMemory) zero(p driver.Ptr, n int64) error      { return m.g.Memset(p, 0, n) }
+func (m gpuMemory) copyIn(p driver.Ptr, src []byte) error { return m.g.CopyToDevice(p, src) }

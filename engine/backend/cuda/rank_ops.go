@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"hsdb/engine/backend"
+	"hsdb/engine/backend/cuda/driver"
 	"hsdb/engine/tensor"
 )
 
@@ -24,7 +25,7 @@ func isNil(t backend.Tensor) bool {
 // converted once with the cast kernel and kept with x, so later ops reuse
 // it and Free(x) frees it too. An activation of the wrong dtype is an
 // error: ops never convert activations silently.
-func (d *Device) as(x *Tensor, dt tensor.DType) (Ptr, error) {
+func (d *Device) as(x *Tensor, dt tensor.DType) (driver.Ptr, error) {
 	if x.dt == dt {
 		return x.ptr(), nil
 	}
@@ -34,12 +35,12 @@ func (d *Device) as(x *Tensor, dt tensor.DType) (Ptr, error) {
 	c := x.st.casts[dt]
 	owner.mu.Unlock()
 	if !persistent {
-		return 0, fmt.Errorf("%w: activation %v has dtype %s where %s was expected", ErrBadArgument, x.shape, x.dt, dt)
+		return 0, fmt.Errorf("%w: activation %v has dtype %s where %s was expected", driver.ErrBadArgument, x.shape, x.dt, dt)
 	}
 	if c != nil {
 		return c.ptr(), nil
 	}
-	c, err := owner.newTensor(dt, x.shape, Weights, false)
+	c, err := owner.newTensor(dt, x.shape, driver.Weights, false)
 	if err != nil {
 		return 0, fmt.Errorf("converting weight %v from %s to %s: %w", x.shape, x.dt, dt, err)
 	}
@@ -146,7 +147,7 @@ func (d *Device) Linear(x, w, b backend.Tensor) backend.Tensor {
 		if err != nil {
 			return err
 		}
-		return d.g.MatMul(GEMM{M: T, N: out, K: in, TransB: true, Alpha: 1, Beta: beta, In: dt, Out: dt}, y.ptr(), xt.ptr(), wp)
+		return d.g.MatMul(driver.GEMM{M: T, N: out, K: in, TransB: true, Alpha: 1, Beta: beta, In: dt, Out: dt}, y.ptr(), xt.ptr(), wp)
 	})
 	return y
 }
@@ -401,7 +402,7 @@ func (d *Device) GatherRows(x backend.Tensor, idx []int32) backend.Tensor {
 // scatterRows writes row i of src [n, width] to row rows[i] of dst
 // [dstRows, width] (GPU thread): kernels/attention.cu's kv_cache_write
 // over a single slot of dstRows positions. rows is a device int32 array.
-func (d *Device) scatterRows(dst, src, rows Ptr, n, width, dstRows int, dt tensor.DType) error {
+func (d *Device) scatterRows(dst, src, rows driver.Ptr, n, width, dstRows int, dt tensor.DType) error {
 	sfx, err := suffix("scatter_rows", dt)
 	if err != nil || n == 0 || width == 0 {
 		return err
@@ -477,11 +478,11 @@ func (d *Device) ScatterAddRows(dst, src backend.Tensor, idx []int32, w []float3
 			return err
 		}
 		n := int64(len(touched) * cols * dx.dt.Size())
-		tmp, err := d.mem.alloc(n, Activations)
+		tmp, err := d.mem.alloc(n, driver.Activations)
 		if err != nil {
 			return err
 		}
-		defer d.mem.free([]block{{tmp, Activations}})
+		defer d.mem.free([]block{{tmp, driver.Activations}})
 		if err := d.g.GatherRows(tmp, dx.ptr(), tp, len(touched), cols, dx.rows(), dx.dt); err != nil {
 			return err
 		}
@@ -549,11 +550,11 @@ func (d *Device) ToHost(t backend.Tensor, r0, r1, c0, c1 int) *tensor.Tensor {
 				return d.g.CopyToHost(h.Data, src)
 			}
 			n := int64(len(h.Data))
-			tmp, err := d.mem.alloc(n, Activations)
+			tmp, err := d.mem.alloc(n, driver.Activations)
 			if err != nil {
 				return err
 			}
-			defer d.mem.free([]block{{tmp, Activations}})
+			defer d.mem.free([]block{{tmp, driver.Activations}})
 			w := int64(c1-c0) * es
 			if err := d.g.Copy2D(tmp, w, src, cols*es, r1-r0, w); err != nil {
 				return err

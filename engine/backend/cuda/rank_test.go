@@ -12,6 +12,7 @@ import (
 
 	"hsdb/engine/backend"
 	"hsdb/engine/backend/cpu"
+	"hsdb/engine/backend/cuda/driver"
 	"hsdb/engine/tensor"
 )
 
@@ -26,27 +27,27 @@ import (
 // double free the bookkeeping lets through).
 type fakeMem struct {
 	mu            sync.Mutex
-	next          Ptr
-	live          map[Ptr]int64
+	next          driver.Ptr
+	live          map[driver.Ptr]int64
 	limit         int64 // bytes; 0 = none
 	used          int64
 	allocs, frees int
-	zeroed        map[Ptr]bool
-	copied        map[Ptr][]byte
+	zeroed        map[driver.Ptr]bool
+	copied        map[driver.Ptr][]byte
 }
 
 func newFakeMem() *fakeMem {
-	return &fakeMem{next: 1 << 20, live: map[Ptr]int64{}, zeroed: map[Ptr]bool{}, copied: map[Ptr][]byte{}}
+	return &fakeMem{next: 1 << 20, live: map[driver.Ptr]int64{}, zeroed: map[driver.Ptr]bool{}, copied: map[driver.Ptr][]byte{}}
 }
 
-func (f *fakeMem) alloc(n int64, c MemClass) (Ptr, error) {
+func (f *fakeMem) alloc(n int64, c driver.MemClass) (driver.Ptr, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.limit > 0 && f.used+n > f.limit {
-		return 0, &OOMError{Requested: n, Class: c, Limit: f.limit}
+		return 0, &driver.OOMError{Requested: n, Class: c, Limit: f.limit}
 	}
 	p := f.next
-	f.next += Ptr(n+4095) &^ 4095
+	f.next += driver.Ptr(n+4095) &^ 4095
 	f.live[p] = n
 	f.used += n
 	f.allocs++
@@ -71,14 +72,14 @@ func (f *fakeMem) free(bs []block) error {
 	return nil
 }
 
-func (f *fakeMem) zero(p Ptr, n int64) error {
+func (f *fakeMem) zero(p driver.Ptr, n int64) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.zeroed[p] = true
 	return nil
 }
 
-func (f *fakeMem) copyIn(p Ptr, src []byte) error {
+func (f *fakeMem) copyIn(p driver.Ptr, src []byte) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.copied[p] = append([]byte(nil), src...)
@@ -166,7 +167,7 @@ func TestScopes(t *testing.T) {
 	if got := d.MemoryInUse(); got != 64+256 {
 		t.Errorf("MemoryInUse after the step %d, want 320", got)
 	}
-	wantDeviceError(t, "use after free", "add", ErrBadArgument, func() { d.Add(h1, h1) })
+	wantDeviceError(t, "use after free", "add", driver.ErrBadArgument, func() { d.Add(h1, h1) })
 }
 
 // TestPopScopeKeepOutermost: a tensor kept by the outermost scope becomes
@@ -226,7 +227,7 @@ func TestReshapeSharesStorage(t *testing.T) {
 		t.Fatalf("%d live, %d frees; want 0 and 1", f.liveCount(), f.frees)
 	}
 	d.PopScope()
-	wantDeviceError(t, "reshape count", "reshape", ErrBadArgument, func() { d.Reshape(d.Zeros(tensor.F32, 4, 6), 5, 5) })
+	wantDeviceError(t, "reshape count", "reshape", driver.ErrBadArgument, func() { d.Reshape(d.Zeros(tensor.F32, 4, 6), 5, 5) })
 }
 
 // TestOutOfMemory: an allocation the memory refuses panics with a
@@ -238,8 +239,8 @@ func TestOutOfMemory(t *testing.T) {
 	d.Upload(tensor.New(tensor.F32, 200)) // 800 B
 	p := panicOf(func() { d.Alloc(100) })
 	de, ok := p.(*backend.DeviceError)
-	var oom *OOMError
-	if !ok || !errors.Is(de, ErrOutOfMemory) || !errors.As(de, &oom) || oom.Requested != 400 || de.Op != "alloc" {
+	var oom *driver.OOMError
+	if !ok || !errors.Is(de, driver.ErrOutOfMemory) || !errors.As(de, &oom) || oom.Requested != 400 || de.Op != "alloc" {
 		t.Fatalf("panic %v, want a DeviceError from alloc wrapping an *OOMError for 400 bytes", p)
 	}
 	if d.MemoryInUse() != 800 {
@@ -262,7 +263,7 @@ func TestClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.Free(x) // harmless
-	wantDeviceError(t, "alloc after close", "alloc", ErrClosed, func() { d.Alloc(4) })
+	wantDeviceError(t, "alloc after close", "alloc", driver.ErrClosed, func() { d.Alloc(4) })
 }
 
 // TestMemoryPerRank: two ranks over one memory account separately.
@@ -335,14 +336,14 @@ func TestArgumentChecks(t *testing.T) {
 	}
 	before := f.allocs
 	for _, c := range cases {
-		wantDeviceError(t, c.name, c.op, ErrBadArgument, c.f)
+		wantDeviceError(t, c.name, c.op, driver.ErrBadArgument, c.f)
 	}
 	if f.allocs != before {
 		t.Errorf("%d allocations by ops that failed their checks", f.allocs-before)
 	}
 	// Consistent arguments pass the checks and reach the (absent) GPU.
-	wantDeviceError(t, "valid add", "add", ErrNoDevice, func() { d.Add(x, x) })
-	wantDeviceError(t, "valid attention", "attention", ErrNoDevice, attn(func(*backend.AttnArgs) {}))
+	wantDeviceError(t, "valid add", "add", driver.ErrNoDevice, func() { d.Add(x, x) })
+	wantDeviceError(t, "valid attention", "attention", driver.ErrNoDevice, attn(func(*backend.AttnArgs) {}))
 }
 
 // TestPlan: where the ranks go for each machine shape.
@@ -364,7 +365,7 @@ func TestPlan(t *testing.T) {
 	for _, c := range cases {
 		got, err := plan(c.world, c.gpus, c.force)
 		if c.err != "" {
-			if err == nil || !errors.Is(err, ErrBadArgument) || !strings.Contains(err.Error(), c.err) {
+			if err == nil || !errors.Is(err, driver.ErrBadArgument) || !strings.Contains(err.Error(), c.err) {
 				t.Errorf("plan(%d, %d): %v, want an error naming %q", c.world, c.gpus, err, c.err)
 			}
 			continue
@@ -471,7 +472,7 @@ func TestInProcessCommErrors(t *testing.T) {
 	for _, p := range panics {
 		err, _ := p.(error)
 		switch {
-		case errors.Is(err, ErrBadArgument):
+		case errors.Is(err, driver.ErrBadArgument):
 			bad++
 		case errors.Is(err, backend.ErrAborted):
 			aborted++

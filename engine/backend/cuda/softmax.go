@@ -5,6 +5,7 @@ package cuda
 import (
 	"fmt"
 
+	"hsdb/engine/backend/cuda/driver"
 	"hsdb/engine/tensor"
 )
 
@@ -20,13 +21,13 @@ const softmaxSmemMax = 200 << 10
 // (kernels/softmax.cu; HF eager attention's softmax in f32 then cast).
 // pos [qn] int32 is on the device. It returns an error wrapping
 // ErrBadArgument for non-positive sizes.
-func (d *GPU) AttnSoftmax(p, s, pos Ptr, heads, qn, kn, key0, window int, dt tensor.DType) error {
+func (d *GPU) AttnSoftmax(p, s, pos driver.Ptr, heads, qn, kn, key0, window int, dt tensor.DType) error {
 	sfx, err := suffix("attn_softmax", dt)
 	if err != nil {
 		return err
 	}
 	if heads <= 0 || qn <= 0 || kn <= 0 || key0 < 0 || window < 0 || int64(heads)*int64(qn) > 1<<31-1 {
-		return fmt.Errorf("%w: attn_softmax: %d heads × %d queries × %d keys from %d, window %d", ErrBadArgument, heads, qn, kn, key0, window)
+		return fmt.Errorf("%w: attn_softmax: %d heads × %d queries × %d keys from %d, window %d", driver.ErrBadArgument, heads, qn, kn, key0, window)
 	}
 	smem, cached := 0, int32(0)
 	if 4*kn <= softmaxSmemMax {

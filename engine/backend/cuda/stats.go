@@ -2,15 +2,12 @@
 
 package cuda
 
-// #include "shim_driver.h"
-import "C"
-
 import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"unsafe"
 
+	"hsdb/engine/backend/cuda/driver"
 	"hsdb/engine/tensor"
 )
 
@@ -24,14 +21,14 @@ const momentsBytes = 72
 // squares, min, max and absmax, field for field tensor.Moments. Only the
 // 72-byte result crosses to the host (through pinned memory). It returns
 // an error wrapping ErrBadArgument for a slice outside the tensor.
-func (d *GPU) Moments(x Ptr, dt tensor.DType, rows, cols, r0, r1, c0, c1 int) (tensor.Moments, error) {
+func (d *GPU) Moments(x driver.Ptr, dt tensor.DType, rows, cols, r0, r1, c0, c1 int) (tensor.Moments, error) {
 	var m tensor.Moments
 	sfx, err := suffix("stats", dt)
 	if err != nil {
 		return m, err
 	}
 	if r0 < 0 || r1 < r0 || r1 > rows || c0 < 0 || c1 < c0 || c1 > cols {
-		return m, fmt.Errorf("%w: stats: slice [%d:%d, %d:%d] of [%d, %d]", ErrBadArgument, r0, r1, c0, c1, rows, cols)
+		return m, fmt.Errorf("%w: stats: slice [%d:%d, %d:%d] of [%d, %d]", driver.ErrBadArgument, r0, r1, c0, c1, rows, cols)
 	}
 	if r1 == r0 || c1 == c0 {
 		return m, nil
@@ -40,13 +37,13 @@ func (d *GPU) Moments(x Ptr, dt tensor.DType, rows, cols, r0, r1, c0, c1 int) (t
 	// over gx, about four blocks per SM in all.
 	w := c1 - c0
 	gy := min(max((w+2047)/2048, 1), 64)
-	gx := min(max(4*max(d.sms, 1)/gy, 1), r1-r0)
+	gx := min(max(4*max(d.SMs(), 1)/gy, 1), r1-r0)
 	err = d.Do(func() error {
-		part, _, err := d.pool.alloc(int64(gx*gy+1)*momentsBytes, Activations)
+		part, err := d.AllocBlock(int64(gx*gy+1)*momentsBytes, driver.Activations)
 		if err != nil {
 			return err
 		}
-		defer d.pool.put(part, Activations)
+		defer d.FreeBlock(part, driver.Activations)
 		final := part.Add(int64(gx*gy) * momentsBytes)
 		if err := d.launch("stats", "stats_"+sfx, dim3{x: uint32(gx), y: uint32(gy)}, dim3{x: 256}, 0,
 			part, x, int64(cols), int64(r0), int64(r1), int64(c0), int64(c1)); err != nil {
@@ -55,18 +52,11 @@ func (d *GPU) Moments(x Ptr, dt tensor.DType, rows, cols, r0, r1, c0, c1 int) (t
 		if err := d.launch("stats", "stats_final", dim3{x: 1}, dim3{x: 256}, 0, final, part, int32(gx*gy)); err != nil {
 			return err
 		}
-		host, hb, err := d.pinned.get(momentsBytes)
-		if err != nil {
+		var host [momentsBytes]byte
+		if err := d.ReadSmall(host[:], final); err != nil {
 			return err
 		}
-		defer d.pinned.put(host, hb)
-		if err := check("cuMemcpyDtoHAsync", C.hsdb_cuMemcpyDtoHAsync(host, C.CUdeviceptr(final), momentsBytes, d.stream)); err != nil {
-			return err
-		}
-		if err := check("cuStreamSynchronize", C.hsdb_cuStreamSynchronize(d.stream)); err != nil {
-			return err
-		}
-		m = decodeMoments(unsafe.Slice((*byte)(host), momentsBytes))
+		m = decodeMoments(host[:])
 		return nil
 	})
 	return m, err

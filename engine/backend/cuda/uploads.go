@@ -5,6 +5,8 @@ package cuda
 import (
 	"bytes"
 	"unsafe"
+
+	"hsdb/engine/backend/cuda/driver"
 )
 
 // uploadSlots is how many recent host arrays a rank keeps on the device.
@@ -18,7 +20,7 @@ const uploadSlots = 16
 // recently used first. Used on the GPU thread inside a rank's ops.
 type uploadCache struct {
 	entries []*uploadEntry
-	zeros   Ptr // int32 zeros, zerosN of them
+	zeros   driver.Ptr // int32 zeros, zerosN of them
 	zerosN  int
 	// batch is the last attention TokenBatch, for batchSlots and
 	// batchPos (see Device.tokenBatch).
@@ -28,12 +30,12 @@ type uploadCache struct {
 
 type uploadEntry struct {
 	data []byte
-	p    Ptr
+	p    driver.Ptr
 }
 
 // upload returns a device copy of data (nil Ptr for no data), reusing one
 // made earlier with the same bytes.
-func (d *Device) upload(data []byte) (Ptr, error) {
+func (d *Device) upload(data []byte) (driver.Ptr, error) {
 	if len(data) == 0 {
 		return 0, nil
 	}
@@ -45,19 +47,19 @@ func (d *Device) upload(data []byte) (Ptr, error) {
 			return e.p, nil
 		}
 	}
-	p, err := d.mem.alloc(int64(len(data)), Activations)
+	p, err := d.mem.alloc(int64(len(data)), driver.Activations)
 	if err != nil {
 		return 0, err
 	}
 	if err := d.mem.copyIn(p, data); err != nil {
-		d.mem.free([]block{{p, Activations}})
+		d.mem.free([]block{{p, driver.Activations}})
 		return 0, err
 	}
 	e := &uploadEntry{data: append([]byte(nil), data...), p: p}
 	if len(c.entries) == uploadSlots {
 		old := c.entries[uploadSlots-1]
 		c.entries = c.entries[:uploadSlots-1]
-		if err := d.mem.free([]block{{old.p, Activations}}); err != nil {
+		if err := d.mem.free([]block{{old.p, driver.Activations}}); err != nil {
 			return 0, err
 		}
 	}
@@ -66,7 +68,7 @@ func (d *Device) upload(data []byte) (Ptr, error) {
 }
 
 // uploadI32 is upload of an int32 array.
-func (d *Device) uploadI32(v []int32) (Ptr, error) {
+func (d *Device) uploadI32(v []int32) (driver.Ptr, error) {
 	if len(v) == 0 {
 		return 0, nil
 	}
@@ -74,7 +76,7 @@ func (d *Device) uploadI32(v []int32) (Ptr, error) {
 }
 
 // uploadF32 is upload of a float32 array.
-func (d *Device) uploadF32(v []float32) (Ptr, error) {
+func (d *Device) uploadF32(v []float32) (driver.Ptr, error) {
 	if len(v) == 0 {
 		return 0, nil
 	}
@@ -83,22 +85,22 @@ func (d *Device) uploadF32(v []float32) (Ptr, error) {
 
 // zerosI32 returns a device array of at least n int32 zeros (the slot
 // column of a row scatter through kv_cache_write).
-func (d *Device) zerosI32(n int) (Ptr, error) {
+func (d *Device) zerosI32(n int) (driver.Ptr, error) {
 	c := &d.uploads
 	if n <= c.zerosN {
 		return c.zeros, nil
 	}
 	size := max(n, 2*c.zerosN, 1024)
-	p, err := d.mem.alloc(int64(4*size), Activations)
+	p, err := d.mem.alloc(int64(4*size), driver.Activations)
 	if err != nil {
 		return 0, err
 	}
 	if err := d.mem.zero(p, int64(4*size)); err != nil {
-		d.mem.free([]block{{p, Activations}})
+		d.mem.free([]block{{p, driver.Activations}})
 		return 0, err
 	}
 	if c.zeros != 0 {
-		if err := d.mem.free([]block{{c.zeros, Activations}}); err != nil {
+		if err := d.mem.free([]block{{c.zeros, driver.Activations}}); err != nil {
 			return 0, err
 		}
 	}
@@ -110,15 +112,15 @@ func (d *Device) zerosI32(n int) (Ptr, error) {
 func (c *uploadCache) drain() []block {
 	var bs []block
 	for _, e := range c.entries {
-		bs = append(bs, block{e.p, Activations})
+		bs = append(bs, block{e.p, driver.Activations})
 	}
 	if c.zeros != 0 {
-		bs = append(bs, block{c.zeros, Activations})
+		bs = append(bs, block{c.zeros, driver.Activations})
 	}
 	if c.batch != nil {
-		for _, b := range []*Buffer{c.batch.slot, c.batch.pos, c.batch.tiles} {
-			if b != nil && b.ptr != 0 && !b.freed.Swap(true) {
-				bs = append(bs, block{b.ptr, b.class})
+		for _, b := range []*driver.Buffer{c.batch.slot, c.batch.pos, c.batch.tiles} {
+			if p, c, ok := b.Detach(); ok {
+				bs = append(bs, block{p, c})
 			}
 		}
 	}

@@ -1,6 +1,6 @@
 //go:build cuda
 
-package cuda
+package driver
 
 // #include "shim_driver.h"
 import "C"
@@ -218,6 +218,9 @@ func (d *GPU) Name() string { return d.name }
 
 // TotalMemory returns the device's memory in bytes.
 func (d *GPU) TotalMemory() int64 { return d.totalMem }
+
+// SMs returns the number of streaming multiprocessors (132 on an H200).
+func (d *GPU) SMs() int { return d.sms }
 
 // ComputeCapability returns the major and minor compute capability (9, 0
 // for H100/H200).

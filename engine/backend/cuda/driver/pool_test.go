@@ -1,6 +1,6 @@
 //go:build cuda
 
-package cuda
+package driver
 
 import (
 	"errors"
@@ -149,7 +149,7 @@ func TestPoolReleaseAll(t *testing.T) {
 	if err := p.releaseAll(); err != nil {
 		t.Fatal(err)
 	}
-	if f.used != 0 || len(f.sizes) != 0 || p.cached != 0 || p.inUse != [numClasses]int64{} {
+	if f.used != 0 || len(f.sizes) != 0 || p.cached != 0 || p.inUse != [NumClasses]int64{} {
 		t.Fatalf("after releaseAll: driver holds %d bytes, pool cached %d in use %v", f.used, p.cached, p.inUse)
 	}
 }

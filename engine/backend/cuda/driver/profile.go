@@ -1,6 +1,6 @@
 //go:build cuda
 
-package cuda
+package driver
 
 // #include "shim_driver.h"
 import "C"
@@ -29,10 +29,10 @@ type profRec struct {
 	host time.Duration
 }
 
-// profiled runs f (on the device thread) and, when profiling, records
+// Profiled runs f (on the device thread) and, when profiling, records
 // timing events before and after the work it queues. An event failure
 // drops the record rather than failing the op.
-func (d *GPU) profiled(op string, f func() error) error {
+func (d *GPU) Profiled(op string, f func() error) error {
 	if !profileOn {
 		return f()
 	}

@@ -1,6 +1,6 @@
 //go:build cuda
 
-package cuda
+package driver
 
 // #include "shim_driver.h"
 import "C"
@@ -178,4 +178,29 @@ func (c *pinnedCache) release() {
 		}
 	}
 	c.free = nil
+}
+
+// ReadSmall copies len(dst) bytes from the device at src into dst through a
+// cached pinned staging buffer and waits for the stream: the readback of a
+// small device result (a statistics record) without a cuMemHostAlloc per
+// call. Work queued before it on the stream completes first.
+func (d *GPU) ReadSmall(dst []byte, src Ptr) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	return d.Do(func() error {
+		host, hb, err := d.pinned.get(int64(len(dst)))
+		if err != nil {
+			return err
+		}
+		defer d.pinned.put(host, hb)
+		if err := check("cuMemcpyDtoHAsync", C.hsdb_cuMemcpyDtoHAsync(host, C.CUdeviceptr(src), C.size_t(len(dst)), d.stream)); err != nil {
+			return err
+		}
+		if err := check("cuStreamSynchronize", C.hsdb_cuStreamSynchronize(d.stream)); err != nil {
+			return err
+		}
+		copy(dst, unsafe.Slice((*byte)(host), len(dst)))
+		return nil
+	})
 }

@@ -1,6 +1,6 @@
 //go:build cuda
 
-package cuda
+package driver
 
 // #include "shim_driver.h"
 import "C"
@@ -164,4 +164,33 @@ func (d *GPU) Memset(dst Ptr, v byte, n int64) error {
 	return d.Do(func() error {
 		return check("cuMemsetD8Async", C.hsdb_cuMemsetD8Async(C.CUdeviceptr(dst), C.uchar(v), C.size_t(n), d.stream))
 	})
+}
+
+// AllocBlock returns n > 0 bytes from the device's pool for class c, without
+// a Buffer around them: the caller (a rank's scope bookkeeping) frees them
+// with FreeBlock. It returns an *OOMError as Alloc does.
+func (d *GPU) AllocBlock(n int64, c MemClass) (Ptr, error) {
+	var p Ptr
+	err := d.Do(func() error {
+		var err error
+		p, _, err = d.pool.alloc(n, c)
+		return err
+	})
+	return p, err
+}
+
+// FreeBlock returns a block from AllocBlock (or Detach) to the pool,
+// stream-ordered: queued work that still reads it completes first.
+func (d *GPU) FreeBlock(p Ptr, c MemClass) error {
+	return d.Do(func() error { return d.pool.put(p, c) })
+}
+
+// Detach hands the buffer's block to the caller, who frees it with
+// FreeBlock: it returns the pointer and class and marks the buffer freed,
+// or ok false when the buffer is nil, empty or already freed.
+func (b *Buffer) Detach() (p Ptr, c MemClass, ok bool) {
+	if b == nil || b.ptr == 0 || b.freed.Swap(true) {
+		return 0, 0, false
+	}
+	return b.ptr, b.class, true
 }

@@ -1,6 +1,6 @@
 //go:build cuda
 
-package cuda
+package driver
 
 import (
 	"errors"
@@ -24,7 +24,7 @@ const (
 	Weights     MemClass = iota // model parameters, loaded once
 	KVCache                     // the attention KV cache
 	Activations                 // per-forward tensors and scratch
-	numClasses
+	NumClasses                  // the number of classes (not a class): the length of per-class arrays
 )
 
 // String returns "weights", "kv" or "activations".
@@ -61,7 +61,7 @@ type OOMError struct {
 	Class     MemClass
 	Free      int64 // the driver's free bytes on the device (all processes)
 	Total     int64 // the device's bytes
-	InUse     [numClasses]int64
+	InUse     [NumClasses]int64
 	Cached    int64 // freed by hsdb and kept for reuse (already released before failing)
 	Limit     int64 // SetMemoryLimit's cap, 0 if none
 	Cause     error // the driver's error, nil when the limit refused
@@ -104,12 +104,12 @@ type pool struct {
 	meminfo func() (free, total int64, err error)
 	cache   map[int64][]Ptr // bucket size -> free blocks
 	cached  int64
-	inUse   [numClasses]int64
+	inUse   [NumClasses]int64
 	live    map[Ptr]int64 // allocated block -> bucket size
 	limit   int64
 	// peak is the most bytes in use at once, per class, since the pool was
 	// made or ResetPeak.
-	peak [numClasses]int64
+	peak [NumClasses]int64
 }
 
 func newPool(ordinal int, a allocator, meminfo func() (int64, int64, error)) *pool {
@@ -144,7 +144,7 @@ func (p *pool) total() int64 {
 // driver (or the limit) refuses, it releases the cache and tries once more,
 // then returns an *OOMError.
 func (p *pool) alloc(n int64, c MemClass) (Ptr, int64, error) {
-	if c < 0 || c >= numClasses {
+	if c < 0 || c >= NumClasses {
 		return 0, 0, fmt.Errorf("%w: memory class %d", ErrBadArgument, int(c))
 	}
 	b := bucket(n)
@@ -231,15 +231,15 @@ func (p *pool) releaseAll() error {
 		}
 		delete(p.live, ptr)
 	}
-	p.inUse = [numClasses]int64{}
+	p.inUse = [NumClasses]int64{}
 	return first
 }
 
 // MemoryStats is a device's allocation accounting in bytes (bucket sizes,
 // so slightly above the bytes requested).
 type MemoryStats struct {
-	InUse  [numClasses]int64 // indexed by MemClass
-	Peak   [numClasses]int64 // the most in use at once per class since ResetPeak
+	InUse  [NumClasses]int64 // indexed by MemClass
+	Peak   [NumClasses]int64 // the most in use at once per class since ResetPeak
 	Cached int64             // freed blocks kept for reuse
 	Limit  int64             // SetMemoryLimit's cap, 0 if none
 }

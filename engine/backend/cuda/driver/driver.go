@@ -1,6 +1,6 @@
 //go:build cuda
 
-package cuda
+package driver
 
 /*
 #cgo LDFLAGS: -ldl
@@ -116,7 +116,7 @@ func DriverVersion() (int, error) {
 	return int(v), nil
 }
 
-// errorsIsNoGPU reports whether err means there is no usable GPU here.
-func errorsIsNoGPU(err error) bool {
+// NoGPU reports whether err means there is no usable GPU here.
+func NoGPU(err error) bool {
 	return errors.Is(err, ErrNoDriver) || errors.Is(err, ErrNoDevice)
 }

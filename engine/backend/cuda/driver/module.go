@@ -1,6 +1,6 @@
 //go:build cuda
 
-package cuda
+package driver
 
 /*
 #include <stdlib.h>
@@ -31,8 +31,8 @@ type function struct {
 	maxSmem int
 }
 
-// dim3 is a CUDA grid or block size.
-type dim3 struct{ x, y, z uint32 }
+// Dim3 is a CUDA grid or block size; Launch treats a zero Y or Z as 1.
+type Dim3 struct{ X, Y, Z uint32 }
 
 // module loads kernels/ptx/NAME.ptx on first use (device thread only); the
 // driver JIT-compiles it for this GPU. A JIT failure returns the driver's
@@ -78,7 +78,7 @@ func (d *GPU) function(mod, fn string) (*function, error) {
 	return f, nil
 }
 
-// launch runs kernel mod/fn on the device's stream (device thread only).
+// Launch runs kernel mod/fn on the device's stream (device thread only).
 // args are the kernel's parameters in order, each one of Ptr (a device
 // pointer), int32 (C int), int64 (long long), uint32 (unsigned) or float32
 // (float); anything else is a programming error reported as an error.
@@ -86,7 +86,7 @@ func (d *GPU) function(mod, fn string) (*function, error) {
 // function is opted in first. With HSDB_CUDA_SYNC=1 the stream is
 // synchronised after the launch, so an asynchronous fault is reported by
 // the kernel that caused it.
-func (d *GPU) launch(mod, fn string, grid, block dim3, smem int, args ...any) error {
+func (d *GPU) Launch(mod, fn string, grid, block Dim3, smem int, args ...any) error {
 	f, err := d.function(mod, fn)
 	if err != nil {
 		return err
@@ -118,23 +118,23 @@ func (d *GPU) launch(mod, fn string, grid, block dim3, smem int, args ...any) er
 			return fmt.Errorf("cuda: %s argument %d has Go type %T (want Ptr, int32, int64, uint32 or float32)", fn, i, a)
 		}
 	}
-	if grid.y == 0 {
-		grid.y = 1
+	if grid.Y == 0 {
+		grid.Y = 1
 	}
-	if grid.z == 0 {
-		grid.z = 1
+	if grid.Z == 0 {
+		grid.Z = 1
 	}
-	if block.y == 0 {
-		block.y = 1
+	if block.Y == 0 {
+		block.Y = 1
 	}
-	if block.z == 0 {
-		block.z = 1
+	if block.Z == 0 {
+		block.Z = 1
 	}
-	if grid.x == 0 {
+	if grid.X == 0 {
 		return nil // nothing to do: an empty tensor
 	}
-	r := C.hsdb_launch(f.h, C.uint(grid.x), C.uint(grid.y), C.uint(grid.z), C.uint(block.x), C.uint(block.y),
-		C.uint(block.z), C.uint(smem), d.stream, unsafe.Pointer(&buf[0]), C.int(len(args)))
+	r := C.hsdb_launch(f.h, C.uint(grid.X), C.uint(grid.Y), C.uint(grid.Z), C.uint(block.X), C.uint(block.Y),
+		C.uint(block.Z), C.uint(smem), d.stream, unsafe.Pointer(&buf[0]), C.int(len(args)))
 	if err := check("cuLaunchKernel", r); err != nil {
 		return fmt.Errorf("cuda:%d: launching %s grid %v block %v smem %d: %w", d.ordinal, fn, grid, block, smem, err)
 	}
