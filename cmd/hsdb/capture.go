@@ -69,7 +69,8 @@ func runCapture(args []string, io stdio) int {
 	data := fs.String("data", "", `JSONL input: {"input_ids": [...], "loss_mask": [...]} or {"text": "..."} per line, optional "id"`)
 	out := fs.String("out", "", "dump directory (written as DIR.partial until complete)")
 	maxTok := fs.Int("max-batch-tokens", 4096, "tokens per forward pass: sequences are packed into flattened batches up to this size")
-	saveDType := fs.String("save-dtype", "", "dtype of the hidden states in the files: f32, bf16 or f16 (default: the model's)")
+	saveDType := fs.String("save-dtype", "", "dtype of the hidden states in the files: f32, bf16 or f16 (default: bf16 for speculators and specforge, as their trainers read them; the model's for hsdb)")
+	baseline := fs.Int("prefill-baseline", 0, "before the job, time this many forward passes of its first batch without capturing or writing, and report the job's end-to-end tokens/s against them")
 	force := fs.Bool("force", false, "replace an existing dump, or another job's DIR.partial")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -125,6 +126,16 @@ func runCapture(args []string, io stdio) int {
 	for _, l := range plan.Lines {
 		fmt.Fprintln(io.Out, l)
 	}
+	if dt == tensor.Invalid && format != capture.FormatHsdb {
+		dt = tensor.BF16 // speculators' BaseDataset and SpecForge's trainer take bf16 hidden states
+	}
+	var baseTPS float64
+	if *baseline > 0 {
+		if baseTPS, err = prefillBaseline(e, in, *maxTok, *baseline); err != nil {
+			return fail(1, "--prefill-baseline: %v", err)
+		}
+		fmt.Fprintf(io.Out, "prefill baseline: %.0f tokens/s (%d passes of the first batch, no capture, no files)\n", baseTPS, *baseline)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	prog := newProgress(io.Err, len(in.Seqs))
@@ -133,6 +144,9 @@ func runCapture(args []string, io stdio) int {
 	prog.finish()
 	if res != nil {
 		fmt.Fprintln(io.Out, throughput(res.JobProgress))
+		if secs := res.Elapsed.Seconds(); baseTPS > 0 && secs > 0 && res.Tokens > 0 {
+			fmt.Fprintf(io.Out, "end-to-end %.0f tokens/s = %.1f%% of the prefill baseline %.0f tokens/s\n", float64(res.Tokens)/secs, 100*float64(res.Tokens)/secs/baseTPS, baseTPS)
+		}
 	}
 	if err != nil {
 		if errors.Is(err, capture.ErrInterrupted) {
@@ -164,6 +178,35 @@ func throughput(p capture.JobProgress) string {
 		s += fmt.Sprintf(": %.1f sequences/s, %.0f tokens/s", float64(ran)/secs, float64(p.Tokens)/secs)
 	}
 	return s
+}
+
+// prefillBaseline times n forward passes (after one warm-up) of the job's
+// first batch — its first sequences packed up to maxTok tokens, as the job
+// packs them — with no hook: the pure prefill throughput the job's
+// end-to-end rate is compared with, measured in the same process.
+func prefillBaseline(e *engine.Engine, in *capture.Inputs, maxTok, n int) (float64, error) {
+	if maxTok <= 0 {
+		maxTok = 4096
+	}
+	var seqs [][]int32
+	tokens := 0
+	for _, s := range in.Seqs {
+		if len(seqs) > 0 && tokens+len(s.IDs) > maxTok {
+			break
+		}
+		seqs = append(seqs, s.IDs)
+		tokens += len(s.IDs)
+	}
+	if _, err := e.Prefill(seqs, nil, false); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	for range n {
+		if _, err := e.Prefill(seqs, nil, false); err != nil {
+			return 0, err
+		}
+	}
+	return float64(n*tokens) / time.Since(start).Seconds(), nil
 }
 
 // diskLine says what the files cost: tensor bytes per token (the format's

@@ -64,7 +64,7 @@ func TestCaptureSpeculatorsHF(t *testing.T) {
 	defer ref.Close()
 	ids, lens := fixtureIDs(t, ref)
 	out := filepath.Join(t.TempDir(), "hs")
-	stdout, errs, code := runHsdb(t, "capture", "--model", "../../testdata/hf/llama", "--tp", "2", "--format", "speculators", "--layers", "0,1,2,3", "--ids", ids, "--out", out)
+	stdout, errs, code := runHsdb(t, "capture", "--model", "../../testdata/hf/llama", "--tp", "2", "--format", "speculators", "--layers", "0,1,2,3", "--save-dtype", "f32", "--ids", ids, "--out", out)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, errs)
 	}
@@ -122,7 +122,7 @@ func TestCaptureSpecForgeHF(t *testing.T) {
 	ids, lens := fixtureIDs(t, ref)
 	for _, gz := range []bool{false, true} {
 		out := filepath.Join(t.TempDir(), "sf")
-		args := []string{"capture", "--model", "../../testdata/hf/llama", "--format", "specforge", "--layers", "0,1,2", "--ids", ids, "--out", out}
+		args := []string{"capture", "--model", "../../testdata/hf/llama", "--format", "specforge", "--layers", "0,1,2", "--save-dtype", "f32", "--ids", ids, "--out", out}
 		ext := ".ckpt"
 		if gz {
 			args, ext = append(args, "--compress"), ".ckpt.gz"
@@ -210,15 +210,21 @@ func TestCaptureFormatResume(t *testing.T) {
 	if kept < 8 || kept == 24 {
 		t.Fatalf("%d sequences validated before the kill", kept)
 	}
-	stdout, errs, code := runHsdb(t, args...)
+	stdout, errs, code := runHsdb(t, append(args, "--prefill-baseline", "2")...)
 	if code != 0 {
 		t.Fatalf("resume: exit %d\n%s\n%s", code, stdout, errs)
+	}
+	// bf16 by default: 3 ids × hidden 64 × 2 bytes + the 8-byte token id.
+	for _, want := range []string{"disk: 392 bytes per token of tensors", "prefill baseline: ", "% of the prefill baseline"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("resume output lacks %q:\n%s", want, stdout)
+		}
 	}
 	if !strings.Contains(stdout, fmt.Sprintf("(%d skipped, already validated)", kept)) {
 		t.Errorf("resume did not skip %d:\n%s", kept, stdout)
 	}
 	m, err = capture.ReadManifest(out)
-	if err != nil || len(m.Sequences) != 24 || m.Capture.Format != "speculators" {
+	if err != nil || len(m.Sequences) != 24 || m.Capture.Format != "speculators" || m.Capture.DType != "BF16" {
 		t.Fatalf("final manifest: %v, %+v", err, m)
 	}
 	for _, rec := range m.Sequences {
