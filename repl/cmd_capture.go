@@ -130,10 +130,22 @@ func cmdDump(t *Term, args string) error {
 	}
 	var dir string
 	var opts capture.DumpOptions
+	format := capture.FormatHsdb
 	for i := 0; i < len(a); i++ {
 		switch {
 		case a[i] == "--force":
 			opts.Force = true
+		case a[i] == "--compress":
+			opts.Compress = true
+		case (a[i] == "--format" && i+1 < len(a)) || strings.HasPrefix(a[i], "--format="):
+			v := strings.TrimPrefix(a[i], "--format=")
+			if a[i] == "--format" {
+				v = a[i+1]
+				i++
+			}
+			if format, err = capture.ParseFormat(v); err != nil {
+				return fmt.Errorf("dump: %w", err)
+			}
 		case (a[i] == "--dtype" && i+1 < len(a)) || strings.HasPrefix(a[i], "--dtype="):
 			v := strings.TrimPrefix(a[i], "--dtype=")
 			if a[i] == "--dtype" {
@@ -146,7 +158,7 @@ func cmdDump(t *Term, args string) error {
 			}
 			opts.DType = dt
 		case strings.HasPrefix(a[i], "--"):
-			return fmt.Errorf("dump: unknown flag %s (want --force, --dtype)", a[i])
+			return fmt.Errorf("dump: unknown flag %s (want --force, --dtype, --format, --compress)", a[i])
 		case dir == "":
 			dir = a[i]
 		default:
@@ -154,7 +166,7 @@ func cmdDump(t *Term, args string) error {
 		}
 	}
 	if dir == "" {
-		return fmt.Errorf("dump: want DIR [--force] [--dtype f32|bf16|f16]")
+		return fmt.Errorf("dump: want DIR [--force] [--dtype f32|bf16|f16] [--format hsdb|speculators|specforge] [--compress]")
 	}
 	c := t.capturer()
 	specs := c.List()
@@ -174,6 +186,12 @@ func cmdDump(t *Term, args string) error {
 		if s.Layer < 0 {
 			info.Sites = append(info.Sites, capture.SiteInfo{Site: s.Site, Tensor: s.Tensor, Key: s.Key})
 		}
+	}
+	if info.Plan, err = capture.PlanCaptured(format, specs, c.What(), e.Dims.Layers); err != nil {
+		return fmt.Errorf("dump: %w", err)
+	}
+	if info.Plan != nil {
+		info.Layers, info.Sites = info.Plan.HsdbLayers(), nil
 	}
 	m, err := capture.Dump(dir, seqs, reps, info, opts)
 	if err != nil {

@@ -126,9 +126,6 @@ func runCapture(args []string, io stdio) int {
 	for _, l := range plan.Lines {
 		fmt.Fprintln(io.Out, l)
 	}
-	if dt == tensor.Invalid && format != capture.FormatHsdb {
-		dt = tensor.BF16 // speculators' BaseDataset and SpecForge's trainer take bf16 hidden states
-	}
 	var baseTPS float64
 	if *baseline > 0 {
 		if baseTPS, err = prefillBaseline(e, in, *maxTok, *baseline); err != nil {

@@ -265,7 +265,7 @@ func (c *Capturer) Visit(ev *model.Event, ranks []*model.RankView) error {
 	}
 	for _, i := range c.bySite[ev.Site.Path] {
 		spec := c.specs[i]
-		g, err := GatherSite(spec.Site, spec.Tensor, ranks)
+		g, err := gatherSite(spec.Site, spec.Tensor, ranks, true)
 		if err != nil {
 			c.fail(err)
 			continue

@@ -195,6 +195,9 @@ func prepare(dir string, info DumpInfo, opts DumpOptions) (*DumpWriter, error) {
 	if _, err := os.Stat(dir); err == nil && !opts.Force {
 		return nil, fmt.Errorf("dump %s: %w; give --force to replace it", dir, ErrExists)
 	}
+	if info.Plan != nil && info.Plan.Format != FormatHsdb && opts.DType == tensor.Invalid {
+		opts.DType = tensor.BF16 // speculators' BaseDataset and SpecForge's trainer take bf16 hidden states
+	}
 	dt, err := dumpDType(opts, info.Model.DType)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package capture
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -139,6 +140,11 @@ func PlanLayers(f Format, spec string, layers int, parse func(string) ([]int, er
 	var ids []int
 	if s := strings.TrimSpace(spec); s == "" || strings.EqualFold(s, "eagle3") {
 		ids = Eagle3IDs(f, L)
+		p, err := PlanLayers(f, joinInts(ids), L, parseInts)
+		if err != nil {
+			return nil, fmt.Errorf("%w: --layers eagle3 is %s ids %s for %d decoder layers, which does not work here (%v); give --layers explicitly", ErrFormat, f, joinInts(ids), L, err)
+		}
+		return p, nil
 	} else {
 		var err error
 		if ids, err = parse(s); err != nil {
@@ -220,4 +226,63 @@ func (p *Plan) HsdbLayers() []int {
 		}
 	}
 	return out
+}
+
+// parseInts reads "1,2,3" (the eagle3 default's own ids, possibly
+// negative, so that PlanLayers reports them).
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// PlanCaptured makes a plan for format f from what a capturer records (the
+// REPL's `capture layers` and `capture site`, then `dump --format`):
+// speculators ids are the captured layers + 1, led by id 0 when the
+// embeddings (model.embed_tokens hidden_states) are captured; SpecForge
+// ids are the captured layers, and the final norm's output (model.norm
+// hidden_states) must be captured for its hidden_state. what must be the
+// stream. Errors (ErrFormat) say what to capture.
+func PlanCaptured(f Format, specs []CaptureSpec, what string, layers int) (*Plan, error) {
+	if f == FormatHsdb {
+		return nil, nil
+	}
+	if w, _ := ParseWhat(what); w != WhatStream {
+		return nil, fmt.Errorf("%w: %s files hold the residual stream; the layers are captured as %s", ErrFormat, f, what)
+	}
+	var ids []int
+	embed, norm := false, false
+	for _, s := range specs {
+		switch {
+		case s.Key == EmbedKey:
+			embed = true
+		case s.Key == NormKey:
+			norm = true
+		case s.Layer >= 0:
+			ids = append(ids, s.Layer)
+		}
+	}
+	switch f {
+	case FormatSpeculators:
+		for i := range ids {
+			ids[i]++
+		}
+		if embed {
+			ids = append([]int{0}, ids...)
+		}
+	case FormatSpecForge:
+		if !norm {
+			return nil, fmt.Errorf("%w: specforge files hold the final norm's output as hidden_state: `capture site model.norm hidden_states` and run again", ErrFormat)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, fmt.Errorf("%w: no layers are captured for %s: `capture layers ...` first", ErrFormat, f)
+	}
+	return PlanLayers(f, joinInts(ids), layers, parseInts)
 }
