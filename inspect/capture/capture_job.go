@@ -69,21 +69,29 @@ type JobResult struct {
 	JobProgress
 }
 
-// RunCaptureJob captures opts.Layers of every input sequence and dumps one
-// file per sequence into opts.Out (design.md's dump format), packing
-// sequences into flattened batches of at most MaxBatchTokens tokens. It
-// writes into OUT.partial (ResumeDump): sequences already validated there
-// by an earlier run of the same job are skipped, every batch's files are
-// validated and recorded before the next batch runs, and the directory is
-// renamed to OUT only when all sequences are in and Finish's checks pass.
-// ctx cancelled between batches returns ErrInterrupted with the work so
-// far kept. Errors also: the forward pass's, the capture's and the dump's
-// (ErrInvalid, ErrExists, ErrJobMismatch, safetensors.ErrDiskFull), each
-// naming the sequence or file.
+// RunCaptureJob captures what opts.Plan names (or opts.Layers of hsdb's
+// own dump) for every input sequence and writes one file per sequence into
+// opts.Out in the plan's format (design.md's dump, speculators'
+// hs_{idx}.safetensors or SpecForge's rows_*/data_{idx}.ckpt), packing
+// sequences into flattened batches of at most MaxBatchTokens tokens. Input
+// rows are first checked against vocab_size and max_position_embeddings
+// (Inputs.Validate). It writes into OUT.partial (ResumeDump): sequences
+// already validated there by an earlier run of the same job are skipped;
+// each batch's files are written and validated by a writer goroutine
+// (opts.Writers files at once) while the next batch's forward pass runs,
+// and recorded in order; the directory is renamed to OUT only when all
+// sequences are in and Finish's checks pass. ctx cancelled between batches
+// returns ErrInterrupted with the work so far kept. Errors also: the
+// forward pass's, the capture's and the dump's (ErrInvalid, ErrExists,
+// ErrJobMismatch, ErrFormat, safetensors.ErrDiskFull), each naming the
+// sequence or file; the first writer error stops the job.
 func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) (*JobResult, error) {
 	start := time.Now()
 	what, err := ParseWhat(opts.What)
 	if err != nil {
+		return nil, err
+	}
+	if err := in.Validate(e.Dims.Vocab, e.Dims.MaxPos); err != nil {
 		return nil, err
 	}
 	plan := opts.Plan
