@@ -188,18 +188,20 @@ def main():
     ap.add_argument("--device", default="cpu", help="hsdb's --device")
     ap.add_argument("--work", default=None)
     ap.add_argument("--out", default=os.environ.get("OUT"))
+    ap.add_argument("--fixtures", default="testdata/hf/llama,testdata/hf/deepseek_v3", help="comma-separated HF fixture directories")
+    ap.add_argument("--json", default="check_formats.json", help="file name of the results under --out")
     args = ap.parse_args()
     torch.set_num_threads(min(8, os.cpu_count() or 1))
     work = args.work or tempfile.mkdtemp(prefix="hsdb-formats-")
     log(f"torch {torch.__version__}, files in {work}")
     results, allok = {}, True
-    for fixture in ("testdata/hf/llama", "testdata/hf/deepseek_v3"):
+    for fixture in args.fixtures.split(","):
         model = load_hf(fixture)
         L = model.config.num_hidden_layers
         seqs = sequences(fixture)
         refs = [hf_ref(model, s) for s in seqs]
         idarg = ";".join(",".join(str(x) for x in s) for s in seqs)
-        fx = os.path.basename(fixture)
+        fx = os.path.basename(fixture) + ("" if args.device == "cpu" else "_" + args.device)
         for tp in (1, 2):
             base = [args.hsdb, "capture", "--model", fixture, "--tp", str(tp), "--device", args.device, "--ids", idarg, "--force"]
             d = os.path.join(work, f"{fx}_tp{tp}_speculators")
@@ -212,7 +214,7 @@ def main():
     log("summary: " + ", ".join(f"{k} {'pass' if v['pass'] else 'FAIL'}" for k, v in results.items()))
     if args.out:
         os.makedirs(args.out, exist_ok=True)
-        with open(os.path.join(args.out, "check_formats.json"), "w") as f:
+        with open(os.path.join(args.out, args.json), "w") as f:
             json.dump({"torch": torch.__version__, "results": results}, f, indent=2)
     sys.exit(0 if allok else 1)
 

@@ -26,6 +26,9 @@ stamp() { echo "[$(($(date +%s) - t0)) s] $*"; }
 stamp "1. trainer formats vs HF (fixtures, hsdb on the CPU)"
 python3 "$root/scripts/check_formats.py" --hsdb "$hsdb" --device cpu --out "$out" 2>&1 | tee "$out/check_formats.log"
 [[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
+stamp "1b. the llama fixture with hsdb --device cuda"
+python3 "$root/scripts/check_formats.py" --hsdb "$hsdb" --device cuda --fixtures testdata/hf/llama --json check_formats_cuda.json --out "$out" 2>&1 | tee "$out/check_formats_cuda.log"
+[[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
 
 stamp "2. Llama-3-8B shape: checkpoint"
 model=${HSDB_BENCH_MODEL:-/tmp/hsdb-bench/llama3-8b-random}
