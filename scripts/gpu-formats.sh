@@ -23,12 +23,14 @@ status=0
 t0=$(date +%s)
 stamp() { echo "[$(($(date +%s) - t0)) s] $*"; }
 
+if [[ ${SKIP_FIXTURES:-0} != 1 ]]; then
 stamp "1. trainer formats vs HF (fixtures, hsdb on the CPU)"
 python3 "$root/scripts/check_formats.py" --hsdb "$hsdb" --device cpu --out "$out" 2>&1 | tee "$out/check_formats.log"
 [[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
 stamp "1b. the llama fixture with hsdb --device cuda"
 python3 "$root/scripts/check_formats.py" --hsdb "$hsdb" --device cuda --fixtures testdata/hf/llama --json check_formats_cuda.json --out "$out" 2>&1 | tee "$out/check_formats_cuda.log"
 [[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
+fi
 
 stamp "2. Llama-3-8B shape: checkpoint"
 model=${HSDB_BENCH_MODEL:-/tmp/hsdb-bench/llama3-8b-random}
@@ -41,9 +43,12 @@ with open(sys.argv[1], "w") as f:
     for i in range(int(sys.argv[2])):
         f.write(json.dumps({"input_ids": [r.randrange(128256) for _ in range(1024)]}) + "\n")
 PY
-stamp "3. capture --format speculators of $n x 1024 tokens"
+stamp "2b. the disk: 2 GiB written with O_DIRECT (dd), for the bound on bytes/s"
+dd if=/dev/zero of="$work/dd.bin" bs=32M count=64 oflag=direct 2>&1 | tail -1 | tee "$out/dd.log"
+rm -f "$work/dd.bin"
+stamp "3. capture --format speculators of $n x 1024 tokens, ${WRITERS:-16} writers"
 "$hsdb" capture --model "$model" --device cuda --format speculators --data "$work/bench.jsonl" --out "$work/hs" \
-	--max-batch-tokens 4096 --prefill-baseline 5 --writers 8 2>"$out/capture_progress.log" | tee "$out/capture.log"
+	--max-batch-tokens 4096 --prefill-baseline 5 --writers "${WRITERS:-16}" 2>"$out/capture_progress.log" | tee "$out/capture.log"
 [[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
 tail -3 "$out/capture_progress.log"
 python3 - "$work/hs" "$n" <<'PY' | tee -a "$out/capture.log"

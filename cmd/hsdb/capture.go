@@ -63,7 +63,7 @@ func runCapture(args []string, io stdio) int {
 	layersArg := fs.String("layers", "eagle3", "layer ids in the --format's own convention (hsdb: decoder layer outputs 0..L-1; speculators: residual-stream positions 0..L, 0 = embeddings; specforge: SGLang ids 0..L-1), or eagle3 for the format's EAGLE-3 default")
 	formatArg := fs.String("format", "hsdb", "files to write: hsdb (manifest + seq_N.safetensors), speculators (hs_{idx}.safetensors) or specforge (rows_*/data_{idx}.ckpt)")
 	compress := fs.Bool("compress", false, "gzip SpecForge samples (data_{idx}.ckpt.gz)")
-	writers := fs.Int("writers", 4, "sequence files written and validated at once, while the next batch runs")
+	writers := fs.Int("writers", 8, "sequence files written and validated at once, while the next batch runs")
 	what := fs.String("what", "stream", "stream (hidden_states + residual = HF output_hidden_states[i+1]), hidden_states or residual")
 	ids := fs.String("ids", "", `token ids: sequences separated by ';', e.g. "1,2,3;4,5"`)
 	data := fs.String("data", "", `JSONL input: {"input_ids": [...], "loss_mask": [...]} or {"text": "..."} per line, optional "id"`)

@@ -122,7 +122,6 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 	if err != nil {
 		return nil, err
 	}
-	w.SetWriters(cmp.Or(opts.Writers, 4))
 	maxTok := opts.MaxBatchTokens
 	if maxTok <= 0 {
 		maxTok = 4096
@@ -145,35 +144,47 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 		}
 	}
 	report()
-	// The writer: one goroutine taking finished batches in order, writing
-	// and validating their files (w.workers at once) while the next
-	// forward pass runs. Its first error stops the job.
-	type written struct {
-		got    []*SeqCapture
+	// Files are written by up to `writers` goroutines at once, across
+	// batches, while the next forward passes run (the forward pass waits
+	// only when that many are in flight); a committer records each batch in
+	// input order once all its files are validated. The first error stops
+	// the job; files written after it are discarded by the resume.
+	writers := cmp.Or(opts.Writers, 4)
+	sem := make(chan struct{}, writers)
+	type pending struct {
+		ids    []string
+		recs   []SeqRecord
+		errs   []error
+		wg     sync.WaitGroup
 		reps   map[string]ReplicaRecord
 		tokens int
 	}
-	queue := make(chan written, 1)
+	queue := make(chan *pending, len(in.Seqs)+1)
 	var werr error
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for b := range queue {
+		for p := range queue {
+			p.wg.Wait()
 			mu.Lock()
 			failed := werr != nil
 			mu.Unlock()
 			if failed {
 				continue
 			}
-			before := w.bytesWritten()
-			err := w.Add(b.got, b.reps)
+			err := errors.Join(p.errs...)
+			if err == nil {
+				err = w.commit(p.ids, p.recs, p.reps)
+			}
 			mu.Lock()
 			if err != nil {
 				werr = err
 			} else {
-				res.Done += len(b.got)
-				res.Tokens += int64(b.tokens)
-				res.Bytes += w.bytesWritten() - before
+				res.Done += len(p.ids)
+				res.Tokens += int64(p.tokens)
+				for _, r := range p.recs {
+					res.Bytes += recBytes(r)
+				}
 				report()
 			}
 			n := res.Done
@@ -201,12 +212,7 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 			return stop(nil)
 		}
 		if err := ctx.Err(); err != nil {
-			close(queue)
-			<-done
-			if we := writerErr(); we != nil {
-				return res, we
-			}
-			return res, fmt.Errorf("%w after %d of %d sequences; %s keeps them: run the same command again to resume", ErrInterrupted, res.Done, res.Total, w.Stage())
+			return stop(fmt.Errorf("%w after %d of %d sequences; %s keeps them: run the same command again to resume", ErrInterrupted, res.Done, res.Total, w.Stage()))
 		}
 		var batch []int
 		tokens := 0
@@ -229,14 +235,24 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 		if len(got) != len(batch) {
 			return stop(fmt.Errorf("%w: the forward pass captured %d sequences of a batch of %d", ErrInvalid, len(got), len(batch)))
 		}
+		p := &pending{ids: make([]string, len(got)), recs: make([]SeqRecord, len(got)), errs: make([]error, len(got)), reps: reps, tokens: tokens}
 		for j, sc := range got {
 			src := in.Seqs[batch[j]]
 			if !slices.Equal(sc.IDs, src.IDs) {
 				return stop(fmt.Errorf("%w: sequence %s: captured token ids differ from the input", ErrInvalid, src.ID))
 			}
 			sc.Seq, sc.ID, sc.LossMask = batch[j], src.ID, src.LossMask
+			p.ids[j] = seqID(sc)
 		}
-		queue <- written{got: got, reps: reps, tokens: tokens}
+		for j, sc := range got {
+			sem <- struct{}{}
+			p.wg.Add(1)
+			go func() {
+				defer func() { <-sem; p.wg.Done() }()
+				p.recs[j], p.errs[j] = w.writeSeq(sc, p.ids[j])
+			}()
+		}
+		queue <- p
 	}
 	if _, err := stop(nil); err != nil {
 		return res, err

@@ -4,8 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/gzip"
-	"crypto/sha256"
-	"encoding/hex"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -58,9 +57,8 @@ func (w *DumpWriter) trainerSources(s *SeqCapture) ([]*tensor.Tensor, error) {
 		if t.DType != w.dtype {
 			t = t.Convert(w.dtype)
 		}
-		m := tensor.MomentsF32(t.ToF32())
-		if m.NaN+m.Inf > 0 {
-			return nil, fmt.Errorf("%w: %s has %d NaN and %d Inf", ErrInvalid, src.Key(), m.NaN, m.Inf)
+		if nan, inf := nonFinite(t); nan+inf > 0 {
+			return nil, fmt.Errorf("%w: %s has %d NaN and %d Inf", ErrInvalid, src.Key(), nan, inf)
 		}
 		out[i] = t
 	}
@@ -72,6 +70,41 @@ func (w *DumpWriter) trainerSources(s *SeqCapture) ([]*tensor.Tensor, error) {
 		}
 	}
 	return out, nil
+}
+
+// nonFinite counts NaN and Inf in a float tensor from its bits (an
+// exponent of all ones: Inf with a zero mantissa, NaN otherwise), without
+// widening to float32.
+func nonFinite(t *tensor.Tensor) (nan, inf int) {
+	var exp, man uint32
+	size := t.DType.Size()
+	switch t.DType {
+	case tensor.BF16:
+		exp, man = 0x7f80, 0x007f
+	case tensor.F16:
+		exp, man = 0x7c00, 0x03ff
+	case tensor.F32:
+		exp, man = 0x7f800000, 0x007fffff
+	default:
+		m := tensor.MomentsF32(t.ToF32())
+		return int(m.NaN), int(m.Inf)
+	}
+	for i := 0; i+size <= len(t.Data); i += size {
+		var v uint32
+		if size == 2 {
+			v = uint32(binary.LittleEndian.Uint16(t.Data[i:]))
+		} else {
+			v = binary.LittleEndian.Uint32(t.Data[i:])
+		}
+		if v&exp == exp {
+			if v&man != 0 {
+				nan++
+			} else {
+				inf++
+			}
+		}
+	}
+	return nan, inf
 }
 
 // interleave lays k tensors [n, h] of one dtype side by side per row:
@@ -118,6 +151,11 @@ func (w *DumpWriter) trainerTensors(s *SeqCapture, srcs []*tensor.Tensor) []safe
 // encodeTrainerFile returns the bytes of the file.
 func (w *DumpWriter) encodeTrainerFile(named []safetensors.Named, id string) ([]byte, error) {
 	var buf bytes.Buffer
+	size := 1 << 12
+	for _, nt := range named {
+		size += len(nt.T.Data)
+	}
+	buf.Grow(size)
 	if w.plan.Format == FormatSpeculators {
 		meta := map[string]string{"format": "pt", "hsdb": ManifestFormat, "sequence": id,
 			"convention": string(FormatSpeculators), "layer_ids": joinInts(w.plan.IDs)}
@@ -362,18 +400,4 @@ func readTorchSaveBytes(path string, data []byte, rec SeqRecord) (map[string]*te
 		return nil, fmt.Errorf("%s: %d records, torch.save writes %d", path, len(recs), len(want)+len(order))
 	}
 	return out, nil
-}
-
-// fileSHA256 hashes a file's bytes.
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -54,6 +54,33 @@ func (w *DumpWriter) writeAll(seqs []*SeqCapture, ids []string) ([]SeqRecord, er
 // naming the sequence and what failed (its file is removed);
 // safetensors.ErrDiskFull; other I/O errors naming the file.
 func (w *DumpWriter) Add(seqs []*SeqCapture, reps map[string]ReplicaRecord) error {
+	ids := make([]string, len(seqs))
+	for i, s := range seqs {
+		ids[i] = seqID(s)
+		if w.Done(ids[i]) {
+			return fmt.Errorf("dump %s: sequence %s is already in the dump", w.dir, ids[i])
+		}
+	}
+	recs, err := w.writeAll(seqs, ids)
+	if err != nil {
+		return err
+	}
+	return w.commit(ids, recs, reps)
+}
+
+// seqID is the id a sequence is recorded under: its input id, or its
+// index.
+func seqID(s *SeqCapture) string {
+	if s.ID == "" {
+		return fmt.Sprint(s.Seq)
+	}
+	return s.ID
+}
+
+// commit records validated sequences (ids and their records, in order)
+// and a pass's cross-rank checks in the manifest and, for a batch job, the
+// journal (fsynced). Only one goroutine may commit at a time.
+func (w *DumpWriter) commit(ids []string, recs []SeqRecord, reps map[string]ReplicaRecord) error {
 	for k, r := range reps {
 		old, ok := w.m.Replicas[k]
 		if !ok || r.MaxRelDiff > old.MaxRelDiff {
@@ -63,26 +90,12 @@ func (w *DumpWriter) Add(seqs []*SeqCapture, reps map[string]ReplicaRecord) erro
 		old.OK = old.MaxRelDiff <= ReplicaTol
 		w.m.Replicas[k] = old
 	}
-	ids := make([]string, len(seqs))
-	for i, s := range seqs {
-		ids[i] = s.ID
-		if ids[i] == "" {
-			ids[i] = fmt.Sprint(s.Seq)
-		}
-		if w.Done(ids[i]) {
-			return fmt.Errorf("dump %s: sequence %s is already in the dump", w.dir, ids[i])
-		}
-	}
-	recs, err := w.writeAll(seqs, ids)
-	if err != nil {
-		return err
-	}
 	for i, rec := range recs {
 		w.byID[ids[i]] = len(w.m.Sequences)
 		w.m.Sequences = append(w.m.Sequences, rec)
 	}
 	if w.resumable {
-		if err := w.appendJournal(w.m.Sequences[len(w.m.Sequences)-len(seqs):], reps); err != nil {
+		if err := w.appendJournal(w.m.Sequences[len(w.m.Sequences)-len(recs):], reps); err != nil {
 			return fmt.Errorf("dump %s: %w", w.dir, diskFull(err))
 		}
 	}
@@ -171,20 +184,16 @@ func (w *DumpWriter) writeSeq(s *SeqCapture, id string) (SeqRecord, error) {
 	return rec, nil
 }
 
-// bytesWritten sums the recorded file sizes of the sequences written so
-// far (trainer formats record them; hsdb's own files are summed from
-// their tensors).
-func (w *DumpWriter) bytesWritten() int64 {
+// recBytes is what a written sequence's file holds: its recorded size
+// (trainer formats), or the sum of its tensors (hsdb's own files).
+func recBytes(r SeqRecord) int64 {
+	if r.Bytes > 0 {
+		return r.Bytes
+	}
 	var n int64
-	for _, r := range w.m.Sequences {
-		if r.Bytes > 0 {
-			n += r.Bytes
-			continue
-		}
-		for _, t := range r.Tensors {
-			dt, _ := tensor.FromSafetensors(t.DType)
-			n += int64(tensor.Numel(t.Shape) * dt.Size())
-		}
+	for _, t := range r.Tensors {
+		dt, _ := tensor.FromSafetensors(t.DType)
+		n += int64(tensor.Numel(t.Shape) * dt.Size())
 	}
 	return n
 }

@@ -90,3 +90,22 @@ func TestWriteTorchSaveLayout(t *testing.T) {
 		t.Errorf("data.pkl lacks BFloat16Storage or hidden_state's size (1, 3, 2) and stride (6, 2, 1): %q", recs["archive/data.pkl"])
 	}
 }
+
+// TestNonFinite counts NaN and Inf from the bits of bf16, f16 and f32
+// tensors holding 1, +Inf, -Inf, NaN, 0 (bit patterns from IEEE 754 and
+// bfloat16's definition as the top half of a float32).
+func TestNonFinite(t *testing.T) {
+	for _, c := range []struct {
+		dt   tensor.DType
+		bits []byte
+	}{
+		{tensor.BF16, []byte{0x80, 0x3f, 0x80, 0x7f, 0x80, 0xff, 0xc0, 0x7f, 0, 0}},
+		{tensor.F16, []byte{0x00, 0x3c, 0x00, 0x7c, 0x00, 0xfc, 0x00, 0x7e, 0, 0}},
+		{tensor.F32, []byte{0, 0, 0x80, 0x3f, 0, 0, 0x80, 0x7f, 0, 0, 0x80, 0xff, 0, 0, 0xc0, 0x7f, 0, 0, 0, 0}},
+	} {
+		nan, inf := nonFinite(&tensor.Tensor{Shape: []int{5}, DType: c.dt, Data: c.bits})
+		if nan != 1 || inf != 2 {
+			t.Errorf("%s: %d NaN, %d Inf; want 1 and 2", c.dt, nan, inf)
+		}
+	}
+}
