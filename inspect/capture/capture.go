@@ -289,7 +289,10 @@ func (c *Capturer) Visit(ev *model.Event, ranks []*model.RankView) error {
 			if old := sc.Tensors[spec.Key]; old != nil && b.Step > 0 {
 				sc.Tensors[spec.Key] = appendRows(old, rows)
 			} else {
-				sc.Tensors[spec.Key] = cloneTensor(rows)
+				// g.T is this visit's own host copy (gatherSite allocates it),
+				// so each sequence keeps its rows without a second copy on
+				// the forward pass's path.
+				sc.Tensors[spec.Key] = rows
 			}
 		}
 	}

@@ -249,7 +249,7 @@ func (w *DumpWriter) keepValidated(old *Manifest) {
 		}
 		var err error
 		if w.plan != nil {
-			err = verifyTrainerFile(filepath.Join(w.stage, rec.File), w.plan.Format, rec, nil, nil)
+			err = verifyTrainerFile(filepath.Join(w.stage, rec.File), w.plan.Format, rec, nil, nil, nil)
 		} else {
 			err = verifyFile(filepath.Join(w.stage, rec.File), rec, nil, w.dtype)
 		}

@@ -213,10 +213,10 @@ func (w *DumpWriter) writeTrainerSeq(s *SeqCapture, id string) (SeqRecord, error
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fail(diskFull(err))
 	}
-	if err := writeFileAtomic(path, data); err != nil {
+	if err := writeFileSynced(path, data); err != nil { // the directory is fsynced by commit
 		return fail(diskFull(err))
 	}
-	if err := verifyTrainerFile(path, w.plan.Format, rec, s.IDs, srcs); err != nil {
+	if err := verifyTrainerFile(path, w.plan.Format, rec, data, s.IDs, srcs); err != nil {
 		os.Remove(path)
 		return fail(err)
 	}
@@ -225,7 +225,8 @@ func (w *DumpWriter) writeTrainerSeq(s *SeqCapture, id string) (SeqRecord, error
 }
 
 // verifyTrainerFile re-reads a trainer file from disk and checks it
-// against its record: the file's sha256; for speculators, the safetensors
+// against its record: the file's bytes equal to wrote (a fresh write), or
+// its sha256 as recorded (a resume, wrote nil); for speculators, the safetensors
 // header parsed afresh (hidden_states and token_ids only, each with the
 // recorded shape, dtype and sha256); for SpecForge, the zip archive read
 // afresh (after gunzip for .gz): exactly the records torch.save writes,
@@ -235,13 +236,20 @@ func (w *DumpWriter) writeTrainerSeq(s *SeqCapture, id string) (SeqRecord, error
 // the file (hidden_states[:, j], aux_hidden_state's j-th block of columns,
 // hidden_state) must equal srcs[j] byte for byte. Errors wrap ErrInvalid
 // and name the file and tensor.
-func verifyTrainerFile(path string, f Format, rec SeqRecord, ids []int32, srcs []*tensor.Tensor) error {
+func verifyTrainerFile(path string, f Format, rec SeqRecord, wrote []byte, ids []int32, srcs []*tensor.Tensor) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("%w: re-reading %s: %w", ErrInvalid, path, err)
 	}
-	if got := sha256Hex(data); rec.FileSHA256 != "" && got != rec.FileSHA256 {
-		return fmt.Errorf("%w: %s has sha256 %s, recorded %s", ErrInvalid, path, got, rec.FileSHA256)
+	switch {
+	case wrote != nil: // a fresh write: the bytes on disk are the bytes whose sha256 was recorded
+		if !bytes.Equal(data, wrote) {
+			return fmt.Errorf("%w: %s reads back %d bytes that differ from the %d written", ErrInvalid, path, len(data), len(wrote))
+		}
+	case rec.FileSHA256 != "":
+		if got := sha256Hex(data); got != rec.FileSHA256 {
+			return fmt.Errorf("%w: %s has sha256 %s, recorded %s", ErrInvalid, path, got, rec.FileSHA256)
+		}
 	}
 	var ts map[string]*tensor.Tensor
 	if f == FormatSpeculators {
@@ -262,8 +270,16 @@ func verifyTrainerFile(path string, f Format, rec SeqRecord, ids []int32, srcs [
 		if !ok {
 			return fmt.Errorf("%w: %s holds no %s", ErrInvalid, path, name)
 		}
-		if t.DType.SafetensorsName() != r.DType || !slices.Equal(t.Shape, r.Shape) || sha256Hex(t.Data) != r.SHA256 {
-			return fmt.Errorf("%w: %s: %s reads as %s %s (sha256 %s), recorded %s %s (%s)", ErrInvalid, path, name, t.DType, tensor.ShapeString(t.Shape), sha256Hex(t.Data)[:12], r.DType, tensor.ShapeString(r.Shape), r.SHA256[:12])
+		if t.DType.SafetensorsName() != r.DType || !slices.Equal(t.Shape, r.Shape) {
+			return fmt.Errorf("%w: %s: %s reads as %s %s, recorded %s %s", ErrInvalid, path, name, t.DType, tensor.ShapeString(t.Shape), r.DType, tensor.ShapeString(r.Shape))
+		}
+		// A fresh write compares the file's sha256 (above) and every layer
+		// byte for byte with what was captured (below); a resume has only
+		// the records, so each tensor's digest is checked too.
+		if srcs == nil || name == "token_ids" || name == "input_ids" || name == "loss_mask" {
+			if got := sha256Hex(t.Data); got != r.SHA256 {
+				return fmt.Errorf("%w: %s: %s has sha256 %s, recorded %s", ErrInvalid, path, name, got, r.SHA256)
+			}
 		}
 	}
 	if len(ts) != len(rec.Tensors) {

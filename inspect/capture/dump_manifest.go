@@ -178,7 +178,18 @@ func writeManifest(dir string, m *Manifest) error {
 
 // writeFileAtomic writes data to path through a temporary file in the same
 // directory: write, fsync, rename, fsync the directory.
-func writeFileAtomic(path string, data []byte) (err error) {
+func writeFileAtomic(path string, data []byte) error {
+	if err := writeFileSynced(path, data); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// writeFileSynced is writeFileAtomic without the directory's fsync: the
+// file's bytes are durable when it returns, its name once the caller
+// fsyncs the directory (the capture job does so once per batch, before the
+// journal records the batch's files).
+func writeFileSynced(path string, data []byte) (err error) {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -205,7 +216,7 @@ func writeFileAtomic(path string, data []byte) (err error) {
 	if err = os.Rename(f.Name(), path); err != nil {
 		return fmt.Errorf("writing %s: rename: %w", path, err)
 	}
-	return syncDir(dir)
+	return nil
 }
 
 func syncDir(dir string) error {

@@ -90,6 +90,17 @@ func (w *DumpWriter) commit(ids []string, recs []SeqRecord, reps map[string]Repl
 		old.OK = old.MaxRelDiff <= ReplicaTol
 		w.m.Replicas[k] = old
 	}
+	if w.plan != nil { // trainer files were renamed without a directory fsync: make the names durable first
+		dirs := map[string]bool{w.stage: true} // the stage holds SpecForge's rows_ directories
+		for _, rec := range recs {
+			dirs[filepath.Dir(filepath.Join(w.stage, filepath.FromSlash(rec.File)))] = true
+		}
+		for d := range dirs {
+			if err := syncDir(d); err != nil {
+				return fmt.Errorf("dump %s: %w", w.dir, diskFull(err))
+			}
+		}
+	}
 	for i, rec := range recs {
 		w.byID[ids[i]] = len(w.m.Sequences)
 		w.m.Sequences = append(w.m.Sequences, rec)
