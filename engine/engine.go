@@ -11,6 +11,7 @@ import (
 	"hsdb/engine/backend/cpu"
 	"hsdb/engine/llama2c"
 	"hsdb/engine/model"
+	"hsdb/engine/quant"
 	"hsdb/engine/tensor"
 	"hsdb/engine/tokenizer"
 
@@ -53,6 +54,9 @@ type Engine struct {
 	Tree   *model.Tree
 	World  int
 	Report model.LoadReport
+	// Quant is how the checkpoint stores its quantized linear weights
+	// (config.json's quantization_config), or nil.
+	Quant model.QuantScheme
 	// Estimate is the bytes of weights each rank was expected to hold,
 	// computed from the module tree before loading (EstimateWeights).
 	Estimate []int64
@@ -152,6 +156,10 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 	if err := cfg.Validate(world); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	qs, err := quant.FromConfig(configJSON)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	tree := cfg.Tree(world)
 	estimate := EstimateWeights(tree, world, src, opts.DType)
 	if err := checkMemory(estimate, opts); err != nil {
@@ -161,7 +169,7 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{Path: path, Config: cfg, Dims: cfg.Dims(), Tree: tree, World: world, Skipped: skipped, Estimate: estimate,
+	e := &Engine{Path: path, Config: cfg, Dims: cfg.Dims(), Tree: tree, World: world, Skipped: skipped, Estimate: estimate, Quant: qs,
 		commGroup: g, siteGroup: backend.NewGroup(world)}
 	for r := range world { // device memory, NCCL communicators
 		if c, ok := devs[r].(io.Closer); ok {
@@ -173,11 +181,7 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 	}
 	for r := range world {
 		l := model.NewLoader(src, devs[r], r, world, opts.DType)
-		if dq, ok := cfg.(interface {
-			Dequantizer(model.WeightSource) func(string, *tensor.Tensor) (*tensor.Tensor, error)
-		}); ok {
-			l.Dequant = dq.Dequantizer(src)
-		}
+		l.Quant = qs
 		rm, err := loadRank(cfg, l, e.Tree)
 		if err != nil {
 			e.Close()
@@ -185,13 +189,16 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 		}
 		e.Report.Bytes += l.Report.Bytes
 		e.Report.Dequantized = appendNew(e.Report.Dequantized, l.Report.Dequantized)
+		if l.Report.Format != "" {
+			e.Report.Format = l.Report.Format
+		}
 		if r == 0 {
 			e.Report.Unused = l.Report.Unused
 		}
 		e.ranks = append(e.ranks, &rankState{dev: devs[r], comm: comms[r], model: rm, cache: model.NewCache(e.Dims.Layers)})
 	}
 	if e.Report.Unused == nil && opts.Layers == nil {
-		e.Report.Unused = unusedByTree(src, e.Tree)
+		e.Report.Unused = unusedByTree(src, e.Tree, qs)
 	}
 	return e, nil
 }
@@ -199,10 +206,11 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 // unusedByTree lists the checkpoint's tensors that no parameter of the
 // module tree names (a checkpoint of another architecture than config.json
 // says, layers beyond num_hidden_layers), as HF's "Some weights of the
-// checkpoint were not used" warning does. fp8 scales of used weights and
-// the rotary inv_freq buffers old HF checkpoints carry are not reported.
-// Sources that cannot list their tensors give nil.
-func unusedByTree(src model.WeightSource, t *model.Tree) []string {
+// checkpoint were not used" warning does. The tensors a quantized weight is
+// stored in (qs.Stored: fp8 scales) and the rotary inv_freq buffers old HF
+// checkpoints carry are not reported. Sources that cannot list their
+// tensors give nil.
+func unusedByTree(src model.WeightSource, t *model.Tree, qs model.QuantScheme) []string {
 	lister, ok := src.(interface{ Names() []string })
 	if !ok {
 		return nil
@@ -210,11 +218,15 @@ func unusedByTree(src model.WeightSource, t *model.Tree) []string {
 	used := map[string]bool{}
 	for _, p := range t.Params() {
 		used[p.Name] = true
+		if qs != nil {
+			for _, n := range qs.Stored(src, p.Name) {
+				used[n] = true
+			}
+		}
 	}
 	var out []string
 	for _, n := range lister.Names() {
-		base, isScale := strings.CutSuffix(n, "_scale_inv")
-		if used[n] || (isScale && used[base]) || strings.HasSuffix(n, "rotary_emb.inv_freq") {
+		if used[n] || strings.HasSuffix(n, "rotary_emb.inv_freq") {
 			continue
 		}
 		out = append(out, n)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"hsdb/engine/model"
+	"hsdb/engine/quant"
 	"hsdb/engine/safetensors"
 	"hsdb/engine/tensor"
 )
@@ -45,6 +46,9 @@ func LoadDir(dir string, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("--model %s: %w (an HF model directory needs config.json)", dir, err)
 	}
 	if _, _, err := model.ParseConfig(cfg); err != nil { // before touching the weights
+		return nil, fmt.Errorf("--model %s: %w", dir, err)
+	}
+	if _, err := quant.FromConfig(cfg); err != nil {
 		return nil, fmt.Errorf("--model %s: %w", dir, err)
 	}
 	set, err := safetensors.OpenDir(dir)

@@ -15,10 +15,10 @@ import (
 	"golang.org/x/term"
 
 	"hsdb/engine"
-	"hsdb/engine/model"
 	"hsdb/engine/tensor"
 	"hsdb/inspect/capture"
-	"hsdb/inspect/check"
+	"hsdb/inspect/client"
+	hsdbg "hsdb/inspect/debug"
 )
 
 func init() {
@@ -26,14 +26,6 @@ func init() {
 		usage:   "capture [--model PATH] [--tp N] [--format hsdb|speculators|specforge] [--layers eagle3|IDS] [--what stream|hidden_states|residual] (--ids \"1,2,3;4,5\" | --data F.jsonl) --out DIR [--max-batch-tokens T] [--save-dtype f32|bf16|f16] [--compress] [--writers N] [--force]",
 		summary: "export the hidden states of chosen layers for many sequences as validated files: hsdb's dump, or speculators' / SpecForge's training samples (resumable)",
 		run:     runCapture})
-}
-
-// targetOf wraps an engine for inspect/capture and inspect/check (which do
-// not import the engine driver): sizes, tree, manifest description and a
-// prefill.
-func targetOf(e *engine.Engine) *capture.Target {
-	return &capture.Target{Dims: e.Dims, Tree: e.Tree, Info: capture.ModelInfoFor(e.Path, e.Dims, e.World, e.Device(0).Name()),
-		Prefill: func(s [][]int32, h model.Hook) error { _, err := e.Prefill(s, h, false); return err }}
 }
 
 // registerModelFlagsExcept registers the model flags on fs but those named
@@ -95,9 +87,8 @@ func runCapture(args []string, io stdio) int {
 	if *compress && format != capture.FormatSpecForge {
 		return fail(2, "--compress: %s files have no compressed form their trainer reads (only specforge's .ckpt.gz)", format)
 	}
-	var dt tensor.DType
 	if *saveDType != "" {
-		if dt, err = tensor.ParseDType(*saveDType); err != nil || (dt != tensor.F32 && dt != tensor.BF16 && dt != tensor.F16) {
+		if dt, err := tensor.ParseDType(*saveDType); err != nil || (dt != tensor.F32 && dt != tensor.BF16 && dt != tensor.F16) {
 			return fail(2, "--save-dtype %q: want f32, bf16 or f16", *saveDType)
 		}
 	}
@@ -119,7 +110,7 @@ func runCapture(args []string, io stdio) int {
 	if err := in.Validate(e.Dims.Vocab, e.Dims.MaxPos); err != nil {
 		return fail(2, "%v", err)
 	}
-	plan, err := capture.PlanLayers(format, *layersArg, e.Dims.Layers, check.ParseLayers)
+	plan, err := capture.PlanLayers(format, *layersArg, e.Dims.Layers, client.ParseLayers)
 	if err != nil {
 		return fail(2, "%v", err)
 	}
@@ -136,7 +127,9 @@ func runCapture(args []string, io stdio) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	prog := newProgress(io.Err, len(in.Seqs))
-	res, err := capture.RunCaptureJob(ctx, targetOf(e), in, capture.JobOptions{Plan: plan, What: *what, Out: *out, Force: *force, DType: dt,
+	c := hsdbg.NewLocal(hsdbg.New(e))
+	defer c.Close()
+	res, err := c.CaptureJob(ctx, client.JobRequest{Plan: plan, What: *what, Inputs: in, Out: *out, Force: *force, DType: *saveDType,
 		MaxBatchTokens: *maxTok, Progress: prog.update, AfterBatch: captureAfterBatch, Compress: *compress, Writers: *writers})
 	prog.finish()
 	if res != nil {

@@ -6,14 +6,15 @@ import (
 	"math"
 
 	"hsdb/engine/model"
+	"hsdb/engine/nn"
 	"hsdb/engine/tensor"
 )
 
 // DeepSeek-V2 and DeepSeek-V3 (HF transformers 5.x modeling_deepseek_v2.py,
 // modeling_deepseek_v3.py; vLLM deepseek_v2.py, which runs both and Kimi-K2):
 // a Llama-style pre-norm decoder whose attention is multi-head latent
-// attention (mla.go) and whose MLP is dense in the first
-// first_k_dense_replace layers and a mixture of experts after (moe.go).
+// attention (nn.MLA) and whose MLP is dense in the first
+// first_k_dense_replace layers and a mixture of experts after (nn.MoE).
 // Kimi-K2 (model_type kimi_k2) is DeepseekV3ForCausalLM with other sizes;
 // Kimi-K2.5 wraps it in a multimodal config whose text_config is read here
 // (model.ParseConfig unwraps it; the loader skips the vision tensors).
@@ -30,48 +31,47 @@ type deepseekVariant struct {
 // DeepseekV2Config, DeepseekV3Config; Kimi-K2's config). Absent fields take
 // HF's defaults for the architecture.
 type DeepseekConfig struct {
-	Architectures         []string   `json:"architectures"`
-	ModelType             string     `json:"model_type"`
-	VocabSize             int        `json:"vocab_size"`
-	HiddenSize            int        `json:"hidden_size"`
-	IntermediateSize      int        `json:"intermediate_size"`
-	MoeIntermediateSize   int        `json:"moe_intermediate_size"`
-	NumHiddenLayers       int        `json:"num_hidden_layers"`
-	NumAttentionHeads     int        `json:"num_attention_heads"`
-	MaxPositionEmbeddings int        `json:"max_position_embeddings"`
-	RMSNormEps            float64    `json:"rms_norm_eps"`
-	HiddenAct             string     `json:"hidden_act"`
-	TieWordEmbeddings     bool       `json:"tie_word_embeddings"`
-	AttentionBias         bool       `json:"attention_bias"`
-	MLPBias               bool       `json:"mlp_bias"`
-	QLoraRank             *int       `json:"q_lora_rank"` // null: q_proj (DeepSeek-V2-Lite)
-	KVLoraRank            int        `json:"kv_lora_rank"`
-	QKNopeHeadDim         int        `json:"qk_nope_head_dim"`
-	QKRopeHeadDim         int        `json:"qk_rope_head_dim"`
-	VHeadDim              int        `json:"v_head_dim"`
-	NRoutedExperts        *int       `json:"n_routed_experts"` // null: every layer dense
-	NSharedExperts        *int       `json:"n_shared_experts"`
-	NumExpertsPerTok      *int       `json:"num_experts_per_tok"`
-	NGroup                *int       `json:"n_group"`
-	TopkGroup             *int       `json:"topk_group"`
-	TopkMethod            string     `json:"topk_method"`
-	ScoringFunc           string     `json:"scoring_func"`
-	NormTopkProb          bool       `json:"norm_topk_prob"`
-	RoutedScalingFactor   float64    `json:"routed_scaling_factor"`
-	FirstKDenseReplace    int        `json:"first_k_dense_replace"`
-	MoeLayerFreq          int        `json:"moe_layer_freq"`
-	RopeInterleave        bool       `json:"rope_interleave"`
-	QuantizationConfig    *FP8Config `json:"quantization_config"`
-	TorchDType            string     `json:"torch_dtype"`
-	DTypeField            string     `json:"dtype"`
+	Architectures         []string `json:"architectures"`
+	ModelType             string   `json:"model_type"`
+	VocabSize             int      `json:"vocab_size"`
+	HiddenSize            int      `json:"hidden_size"`
+	IntermediateSize      int      `json:"intermediate_size"`
+	MoeIntermediateSize   int      `json:"moe_intermediate_size"`
+	NumHiddenLayers       int      `json:"num_hidden_layers"`
+	NumAttentionHeads     int      `json:"num_attention_heads"`
+	MaxPositionEmbeddings int      `json:"max_position_embeddings"`
+	RMSNormEps            float64  `json:"rms_norm_eps"`
+	HiddenAct             string   `json:"hidden_act"`
+	TieWordEmbeddings     bool     `json:"tie_word_embeddings"`
+	AttentionBias         bool     `json:"attention_bias"`
+	MLPBias               bool     `json:"mlp_bias"`
+	QLoraRank             *int     `json:"q_lora_rank"` // null: q_proj (DeepSeek-V2-Lite)
+	KVLoraRank            int      `json:"kv_lora_rank"`
+	QKNopeHeadDim         int      `json:"qk_nope_head_dim"`
+	QKRopeHeadDim         int      `json:"qk_rope_head_dim"`
+	VHeadDim              int      `json:"v_head_dim"`
+	NRoutedExperts        *int     `json:"n_routed_experts"` // null: every layer dense
+	NSharedExperts        *int     `json:"n_shared_experts"`
+	NumExpertsPerTok      *int     `json:"num_experts_per_tok"`
+	NGroup                *int     `json:"n_group"`
+	TopkGroup             *int     `json:"topk_group"`
+	TopkMethod            string   `json:"topk_method"`
+	ScoringFunc           string   `json:"scoring_func"`
+	NormTopkProb          bool     `json:"norm_topk_prob"`
+	RoutedScalingFactor   float64  `json:"routed_scaling_factor"`
+	FirstKDenseReplace    int      `json:"first_k_dense_replace"`
+	MoeLayerFreq          int      `json:"moe_layer_freq"`
+	RopeInterleave        bool     `json:"rope_interleave"`
+	TorchDType            string   `json:"torch_dtype"`
+	DTypeField            string   `json:"dtype"`
 	// RoPE is the rotary embedding of the qk_rope_head_dim part, from
 	// rope_parameters (transformers 5) or rope_theta + rope_scaling.
 	RoPE model.RoPEConfig `json:"-"`
 
 	v      *deepseekVariant
 	dims   model.Dims
-	mla    *mlaDims
-	moe    *moeDims // nil when the model has no routed experts
+	mla    *nn.MLAConfig
+	moe    *nn.MoEConfig // nil when the model has no routed experts
 	layers model.LayerRange
 }
 
@@ -140,11 +140,6 @@ func parseDeepseek(raw map[string]json.RawMessage, v *deepseekVariant) (*Deepsee
 	if c.AttentionBias || c.MLPBias {
 		return nil, fail("attention_bias/mlp_bias true is not supported (no DeepSeek-architecture checkpoint uses biases)")
 	}
-	if c.QuantizationConfig != nil {
-		if err := c.QuantizationConfig.check(); err != nil {
-			return nil, fail("%w", err)
-		}
-	}
 	rope, err := model.ParseRoPE(raw, c.MaxPositionEmbeddings, 10000)
 	if err != nil {
 		return nil, fail("%w", err)
@@ -166,22 +161,22 @@ func parseDeepseek(raw map[string]json.RawMessage, v *deepseekVariant) (*Deepsee
 
 // buildMLA derives the attention's sizes, RoPE and softmax scale.
 func (c *DeepseekConfig) buildMLA() error {
-	d := &mlaDims{hidden: c.HiddenSize, heads: c.NumAttentionHeads, kvLora: c.KVLoraRank, nope: c.QKNopeHeadDim,
-		rope: c.QKRopeHeadDim, vdim: c.VHeadDim, attnClass: "DeepseekV2MLAAttention", ropeClass: "RotaryEmbedding",
+	d := &nn.MLAConfig{Hidden: c.HiddenSize, Heads: c.NumAttentionHeads, KVLora: c.KVLoraRank, Nope: c.QKNopeHeadDim,
+		Rope: c.QKRopeHeadDim, V: c.VHeadDim, Class: "DeepseekV2MLAAttention", RopeClass: "RotaryEmbedding",
 		// HF builds q_a_layernorm and kv_a_layernorm with the RMSNorm default
 		// eps 1e-6, not rms_norm_eps (vLLM uses rms_norm_eps; released
 		// checkpoints set it to 1e-6 so the two agree).
-		eps: 1e-6,
+		Eps: 1e-6,
 		// HF V2 rotates adjacent pairs (view_as_complex); V3 does when
 		// rope_interleave (its default).
-		interleaved: !c.v.v3 || c.RopeInterleave}
+		Interleaved: !c.v.v3 || c.RopeInterleave}
 	if c.QLoraRank != nil {
-		d.qLora = *c.QLoraRank
+		d.QLora = *c.QLoraRank
 	}
-	d.invFreq, d.mscale = c.RoPE.InvFreq(d.rope)
-	scale := 1 / math.Sqrt(float64(d.nope+d.rope))
+	d.InvFreq, d.MScale = c.RoPE.InvFreq(d.Rope)
+	scale := 1 / math.Sqrt(float64(d.QK()))
 	if c.RoPE.Type == "yarn" {
-		d.ropeClass = "DeepseekScalingRotaryEmbedding"
+		d.RopeClass = "DeepseekScalingRotaryEmbedding"
 		// DeepSeek's softmax-scale correction (HF DeepseekV3Attention and,
 		// since transformers PR 47435, DeepseekV2Attention; vLLM): times
 		// yarn_get_mscale(factor, mscale_all_dim)².
@@ -190,7 +185,7 @@ func (c *DeepseekConfig) buildMLA() error {
 			scale *= m * m
 		}
 	}
-	d.scale = float32(scale)
+	d.Scale = float32(scale)
 	c.mla = d
 	return nil
 }
@@ -223,38 +218,38 @@ func (c *DeepseekConfig) buildMoE() error {
 	if c.TopkGroup != nil && *c.TopkGroup > 0 {
 		topkGroup = *c.TopkGroup
 	}
-	g := router{experts: E, topK: k, groups: groups, topkGroup: topkGroup, normTopK: c.NormTopkProb, scale: float32(c.RoutedScalingFactor)}
-	d := &moeDims{hidden: c.HiddenSize, experts: E, inter: c.MoeIntermediateSize, sharedInter: c.MoeIntermediateSize * shared}
+	g := nn.Router{Experts: E, TopK: k, Groups: groups, TopkGroup: topkGroup, NormTopK: c.NormTopkProb, Scale: float32(c.RoutedScalingFactor)}
+	d := &nn.MoEConfig{Hidden: c.HiddenSize, Experts: E, Inter: c.MoeIntermediateSize, SharedInter: c.MoeIntermediateSize * shared, SharedClass: mlpClass}
 	if c.v.v3 {
 		// HF DeepseekV3 hard-codes sigmoid scores, the correction bias and
 		// grouped top-k (noaux_tc) whatever scoring_func/topk_method say.
 		if c.ScoringFunc != "sigmoid" || c.TopkMethod != "noaux_tc" {
 			return fmt.Errorf("scoring_func %q / topk_method %q: DeepseekV3ForCausalLM routes with sigmoid / noaux_tc only", c.ScoringFunc, c.TopkMethod)
 		}
-		g.sigmoid, d.bias, d.class = true, true, "DeepseekV3MoE"
+		g.Sigmoid, d.Bias, d.Class = true, true, "DeepseekV3MoE"
 	} else {
 		if c.ScoringFunc != "softmax" {
 			return fmt.Errorf("scoring_func %q: DeepseekV2ForCausalLM routes with softmax only", c.ScoringFunc)
 		}
 		switch c.TopkMethod {
 		case "greedy":
-			g.groups, g.topkGroup = 1, 1
+			g.Groups, g.TopkGroup = 1, 1
 		case "group_limited_greedy":
 		default:
 			return fmt.Errorf("topk_method %q: DeepseekV2ForCausalLM supports greedy and group_limited_greedy", c.TopkMethod)
 		}
-		d.class = "DeepseekV2MoE"
+		d.Class = "DeepseekV2MoE"
 	}
-	if E%g.groups != 0 {
-		return fmt.Errorf("n_routed_experts %d is not divisible by n_group %d", E, g.groups)
+	if E%g.Groups != 0 {
+		return fmt.Errorf("n_routed_experts %d is not divisible by n_group %d", E, g.Groups)
 	}
-	if g.topkGroup > g.groups {
-		return fmt.Errorf("topk_group %d exceeds n_group %d", g.topkGroup, g.groups)
+	if g.TopkGroup > g.Groups {
+		return fmt.Errorf("topk_group %d exceeds n_group %d", g.TopkGroup, g.Groups)
 	}
-	if per := E / g.groups; g.groups > 1 && g.topkGroup < g.groups && k > g.topkGroup*per {
-		return fmt.Errorf("num_experts_per_tok %d exceeds the %d experts of topk_group %d groups", k, g.topkGroup*per, g.topkGroup)
+	if per := E / g.Groups; g.Groups > 1 && g.TopkGroup < g.Groups && k > g.TopkGroup*per {
+		return fmt.Errorf("num_experts_per_tok %d exceeds the %d experts of topk_group %d groups", k, g.TopkGroup*per, g.TopkGroup)
 	}
-	d.route = g
+	d.Route = g
 	c.moe = d
 	return nil
 }
@@ -270,25 +265,25 @@ func (c *DeepseekConfig) buildDims() {
 		}
 	}
 	d := c.mla
-	qk := d.nope + d.rope
-	named := map[string]int{"hidden_size": c.HiddenSize, "intermediate_size": c.IntermediateSize, "num_attention_heads": d.heads,
-		"vocab_size": c.VocabSize, "num_hidden_layers": c.NumHiddenLayers, "kv_lora_rank": d.kvLora, "qk_nope_head_dim": d.nope,
-		"qk_rope_head_dim": d.rope, "v_head_dim": d.vdim, "qk_head_dim": qk, "kv_lora_rank+qk_rope_head_dim": d.kvLora + d.rope,
-		"num_attention_heads*qk_head_dim": d.heads * qk, "num_attention_heads*v_head_dim": d.heads * d.vdim,
-		"num_attention_heads*(qk_nope_head_dim+v_head_dim)": d.heads * (d.nope + d.vdim)}
-	if d.qLora > 0 {
-		named["q_lora_rank"] = d.qLora
+	qk := d.QK()
+	named := map[string]int{"hidden_size": c.HiddenSize, "intermediate_size": c.IntermediateSize, "num_attention_heads": d.Heads,
+		"vocab_size": c.VocabSize, "num_hidden_layers": c.NumHiddenLayers, "kv_lora_rank": d.KVLora, "qk_nope_head_dim": d.Nope,
+		"qk_rope_head_dim": d.Rope, "v_head_dim": d.V, "qk_head_dim": qk, "kv_lora_rank+qk_rope_head_dim": d.KVLora + d.Rope,
+		"num_attention_heads*qk_head_dim": d.Heads * qk, "num_attention_heads*v_head_dim": d.Heads * d.V,
+		"num_attention_heads*(qk_nope_head_dim+v_head_dim)": d.Heads * (d.Nope + d.V)}
+	if d.QLora > 0 {
+		named["q_lora_rank"] = d.QLora
 	}
 	if c.moe != nil {
-		named["moe_intermediate_size"] = c.moe.inter
-		named["n_routed_experts"] = c.moe.experts
-		named["num_experts_per_tok"] = c.moe.route.topK
-		if c.moe.sharedInter > 0 {
-			named["moe_intermediate_size*n_shared_experts"] = c.moe.sharedInter
+		named["moe_intermediate_size"] = c.moe.Inter
+		named["n_routed_experts"] = c.moe.Experts
+		named["num_experts_per_tok"] = c.moe.Route.TopK
+		if c.moe.SharedInter > 0 {
+			named["moe_intermediate_size*n_shared_experts"] = c.moe.SharedInter
 		}
 	}
 	c.dims = model.Dims{Arch: c.v.arch, ModelType: c.ModelType, Hidden: c.HiddenSize, Layers: c.NumHiddenLayers, Vocab: c.VocabSize,
-		Heads: d.heads, KVHeads: d.heads, HeadDim: qk, Intermediate: c.IntermediateSize, MaxPos: c.MaxPositionEmbeddings,
+		Heads: d.Heads, KVHeads: d.Heads, HeadDim: qk, Intermediate: c.IntermediateSize, MaxPos: c.MaxPositionEmbeddings,
 		DType: dt, Tied: c.TieWordEmbeddings, Named: named}
 }
 
@@ -343,7 +338,7 @@ func (c *DeepseekConfig) SetExpertParallel(on bool) error {
 		return fmt.Errorf("--ep: %s has no routed experts (n_routed_experts is null)", c.v.arch)
 	}
 	if c.moe != nil {
-		c.moe.ep = on
+		c.moe.EP = on
 	}
 	return nil
 }
@@ -364,54 +359,15 @@ func (c *DeepseekConfig) Validate(world int) error {
 	}
 	if c.moe != nil && c.hasMoE() {
 		m := c.moe
-		if m.ep && m.experts < world {
-			return fmt.Errorf("--ep over %d ranks: n_routed_experts %d leaves a rank without experts", world, m.experts)
+		if m.EP && m.Experts < world {
+			return fmt.Errorf("--ep over %d ranks: n_routed_experts %d leaves a rank without experts", world, m.Experts)
 		}
-		if !m.ep && m.inter%world != 0 {
-			return fmt.Errorf("moe_intermediate_size %d is not divisible by --tp %d (tensor-parallel experts; --ep places whole experts instead)", m.inter, world)
+		if !m.EP && m.Inter%world != 0 {
+			return fmt.Errorf("moe_intermediate_size %d is not divisible by --tp %d (tensor-parallel experts; --ep places whole experts instead)", m.Inter, world)
 		}
-		if m.sharedInter%world != 0 {
-			return fmt.Errorf("moe_intermediate_size*n_shared_experts %d (shared experts) is not divisible by --tp %d", m.sharedInter, world)
+		if m.SharedInter%world != 0 {
+			return fmt.Errorf("moe_intermediate_size*n_shared_experts %d (shared experts) is not divisible by --tp %d", m.SharedInter, world)
 		}
 	}
 	return nil
-}
-
-// Dequantizer returns the loader's fp8 hook when config.json has a block-fp8
-// quantization_config (DeepSeek-V3, Kimi-K2): fp8 weights are dequantized to
-// float32 with their weight_scale_inv blocks. It returns nil otherwise.
-func (c *DeepseekConfig) Dequantizer(src model.WeightSource) func(string, *tensor.Tensor) (*tensor.Tensor, error) {
-	if c.QuantizationConfig == nil {
-		return nil
-	}
-	b := c.QuantizationConfig.WeightBlockSize
-	return fp8Dequantizer(src, b[0], b[1])
-}
-
-// Tree builds vLLM's module tree: DeepseekV3ForCausalLM (or V2) >
-// DeepseekV2Model > (VocabParallelEmbedding, DeepseekV2DecoderLayer for
-// each selected layer, RMSNorm) and ParallelLMHead.
-func (c *DeepseekConfig) Tree(world int) *model.Tree {
-	H := c.HiddenSize
-	vocab := model.PlanVocab(c.VocabSize, world)
-	t := model.NewTree(c.v.arch)
-	m := t.Root.Add("model", "DeepseekV2Model", "hidden_states")
-	m.Add("embed_tokens", "VocabParallelEmbedding", "partial", "hidden_states").Param("weight", []int{c.VocabSize, H}, 0, vocab.Ranges(world))
-	for i := c.layers.First; i <= c.layers.Last; i++ {
-		l := m.Add(fmt.Sprintf("layers.%d", i), "DeepseekV2DecoderLayer", "hidden_states", "residual", "stream")
-		l.Add("input_layernorm", "RMSNorm", "input", "input_residual", "hidden_states", "residual").Param("weight", []int{H}, -1, nil)
-		addMLA(l, c.mla, world)
-		l.Add("post_attention_layernorm", "RMSNorm", "input", "input_residual", "hidden_states", "residual").Param("weight", []int{H}, -1, nil)
-		if c.isMoE(i) {
-			addMoE(l, c.moe, world)
-		} else {
-			addGatedMLP(l, "mlp", "DeepseekV2MLP", H, c.IntermediateSize, world, true)
-		}
-	}
-	m.Add("norm", "RMSNorm", "input", "input_residual", "hidden_states").Param("weight", []int{H}, -1, nil)
-	head := t.Root.Add("lm_head", "ParallelLMHead", "input", "logits")
-	if !c.TieWordEmbeddings {
-		head.Param("weight", []int{c.VocabSize, H}, 0, vocab.Ranges(world))
-	}
-	return t.Finish()
 }

@@ -1,92 +1,67 @@
 package arch
 
 import (
-	"fmt"
+	"strings"
 
-	"hsdb/engine/backend"
 	"hsdb/engine/model"
+	"hsdb/engine/nn"
 )
 
-// deepseekLayer is one rank's decoder layer: vLLM DeepseekV2DecoderLayer.
-type deepseekLayer struct {
-	index            int
-	inNorm, postNorm backend.Tensor // [hidden]
-	attn             *mlaLayer
-	dense            *gatedMLP // first_k_dense_replace layers
-	moe              *moeLayer // the others
-
-	site, inSite, postSite *model.Site
-}
-
-// deepseekRank is one rank's share of a DeepSeek-architecture model.
-type deepseekRank struct {
-	ends
-	c      *DeepseekConfig
-	layers []*deepseekLayer
+// Tree builds vLLM's module tree for world ranks: DeepseekV3ForCausalLM (or
+// V2) > DeepseekV2Model > (VocabParallelEmbedding, DeepseekV2DecoderLayer
+// for each selected layer, RMSNorm) and ParallelLMHead.
+func (c *DeepseekConfig) Tree(world int) *model.Tree {
+	return nn.Tree(c.v.arch, world, func(vb nn.Builder) *nn.CausalLM { return c.build(vb, lmLayouts[0]) })
 }
 
 // Load reads rank l.Rank's shard of the embeddings, the selected decoder
 // layers, the final norm and the LM head, and nothing else (so --layers reads
-// only the shards that hold them). Errors name the missing or misshapen
-// tensor with the shape the config implies.
+// only the shards that hold them), from wherever the checkpoint keeps the
+// language model (lmLayout) and in either expert layout (fusedExperts).
+// Errors name the missing or misshapen tensor with the shape the config
+// implies.
 func (c *DeepseekConfig) Load(l *model.Loader, t *model.Tree) (model.RankModel, error) {
 	lay, err := findLayout(l.Src, c.TieWordEmbeddings)
 	if err != nil {
 		return nil, err
 	}
-	src := fusedExperts{l.Src}
 	ld := *l
-	ld.Src = src
-	if dq := c.Dequantizer(src); dq != nil {
-		ld.Dequant = dq
-	}
+	ld.Src = fusedExperts{l.Src}
 	if l.Rank == 0 {
-		l.Report.Unused = unusedTensors(src, lay, c.NumHiddenLayers)
+		l.Report.Unused = unusedTensors(ld.Src, lay, c.NumHiddenLayers)
 	}
-	H := c.HiddenSize
-	m := &deepseekRank{c: c}
-	lm := ld.Pp(lay.model)
-	m.ends = loadEnds(&ld, lm, t, lay.head, c.VocabSize, H, c.TieWordEmbeddings, c.RMSNormEps)
-	for i := c.layers.First; i <= c.layers.Last; i++ {
-		ll := lm.Pp("layers").PpI(i)
-		p := fmt.Sprintf("model.layers.%d", i)
-		L := &deepseekLayer{index: i, site: t.Site(p), inSite: t.Site(p + ".input_layernorm"), postSite: t.Site(p + ".post_attention_layernorm")}
-		L.inNorm = ll.Full("input_layernorm.weight", H)
-		L.postNorm = ll.Full("post_attention_layernorm.weight", H)
-		L.attn = loadMLA(ll.Pp("self_attn"), t, p+".self_attn", c.mla)
-		if c.isMoE(i) {
-			L.moe = loadMoE(ll.Pp("mlp"), t, p+".mlp", c.moe)
-		} else {
-			L.dense = loadGatedMLP(ll.Pp("mlp"), t, p+".mlp", H, c.IntermediateSize, true)
+	return nn.Load(&ld, t, func(vb nn.Builder) *nn.CausalLM { return c.build(vb, lay) })
+}
+
+// layersName is the module (and checkpoint) name of the decoder layers'
+// container under the model: "model.layers.3".
+const layersName = "layers"
+
+// mlpClass is vLLM's class of the dense layers' MLP and of the shared
+// experts.
+const mlpClass = "DeepseekV2MLP"
+
+// build declares the model once (vLLM DeepseekV2ForCausalLM, which runs V2,
+// V3 and Kimi-K2), its checkpoint names under lay: MLA attention in every
+// layer, a dense SwiGLU MLP in the first first_k_dense_replace layers and
+// the MoE block after.
+func (c *DeepseekConfig) build(vb nn.Builder, lay lmLayout) *nn.CausalLM {
+	H, eps := c.HiddenSize, c.RMSNormEps
+	lm := nn.LM{ModelClass: "DeepseekV2Model", Vocab: c.VocabSize, Hidden: H, Eps: eps, Tied: c.TieWordEmbeddings,
+		ModelWeights: lay.model, HeadWeights: strings.TrimSuffix(lay.head, ".weight")}
+	return nn.NewCausalLM(vb, lm, func(m nn.Builder) []*nn.DecoderLayer {
+		var layers []*nn.DecoderLayer
+		for i := c.layers.First; i <= c.layers.Last; i++ {
+			layers = append(layers, nn.NewDecoderLayer(m.Pp(layersName).PpI(i), "DeepseekV2DecoderLayer", H, eps,
+				func(l nn.Builder) nn.Block { return nn.NewMLA(l.Pp("self_attn"), c.mla, i) },
+				func(l nn.Builder) nn.Block {
+					mlp := l.Pp("mlp")
+					if c.isMoE(i) {
+						return nn.NewMoE(mlp, c.moe)
+					}
+					return nn.NewGatedMLP(mlp, mlpClass, H, c.IntermediateSize, false, true)
+				}))
 		}
-		m.layers = append(m.layers, L)
-	}
-	if err := l.Err(); err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
-// Forward runs one step on rank r: vLLM DeepseekV2Model.forward and
-// compute_logits. With --layers A-B, layer A receives the embeddings.
-func (m *deepseekRank) Forward(r *model.Rank, b *model.Batch) backend.Tensor {
-	h := m.embedTokens(r, b)
-	h, res := runLayers(r.Dev, h, len(m.layers), func(i int, h, res backend.Tensor) (backend.Tensor, backend.Tensor) {
-		return m.layer(r, b, m.layers[i], h, res)
+		return layers
 	})
-	return m.logits(r, b, h, res)
-}
-
-// layer runs one decoder layer (vLLM DeepseekV2DecoderLayer.forward) on the
-// un-summed pair (h, res) and returns the next pair; res is nil for the
-// first layer run.
-func (m *deepseekRank) layer(r *model.Rank, b *model.Batch, L *deepseekLayer, h, res backend.Tensor) (backend.Tensor, backend.Tensor) {
-	return decoderLayer(r, normSites{L.site, L.inSite, L.postSite}, L.inNorm, L.postNorm, float32(m.c.RMSNormEps), h, res,
-		func(x backend.Tensor) backend.Tensor { return L.attn.forward(r, b, L.index, x) },
-		func(x backend.Tensor) backend.Tensor {
-			if L.moe != nil {
-				return L.moe.forward(r, b, x)
-			}
-			return L.dense.forward(r, x)
-		})
 }

@@ -70,7 +70,7 @@ func unusedTensors(src model.WeightSource, lay lmLayout, layers int) []string {
 		return nil
 	}
 	var out []string
-	layerPrefix := lay.model + ".layers."
+	layerPrefix := lay.model + "." + layersName + "."
 	for _, n := range lister.Names() {
 		switch {
 		case n == lay.head:

@@ -3,10 +3,9 @@ package arch
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 
-	"hsdb/engine/backend"
 	"hsdb/engine/model"
+	"hsdb/engine/nn"
 	"hsdb/engine/tensor"
 )
 
@@ -141,264 +140,34 @@ func (c *LlamaConfig) window(layer int) int {
 	return c.v.window(c, layer)
 }
 
-// Tree builds vLLM's module tree: LlamaForCausalLM > LlamaModel >
-// (VocabParallelEmbedding, LlamaDecoderLayer × L, RMSNorm) and ParallelLMHead.
-func (c *LlamaConfig) Tree(world int) *model.Tree {
-	v := c.v
-	H, I, hd := c.HiddenSize, c.IntermediateSize, c.HeadDimField
-	plan, _ := model.PlanHeads(c.NumAttentionHeads, c.NumKeyValueHeads, world)
-	vocab := model.PlanVocab(c.VocabSize, world)
-	qr, kvr := make([][2]int, world), make([][2]int, world)
-	for r := range world {
-		qr[r] = model.Scaled(plan.Q(r), hd)
-		kvr[r] = model.Scaled(plan.KV(r), hd)
-	}
-	t := model.NewTree(v.arch)
-	m := t.Root.Add("model", v.modelClass, "hidden_states")
-	m.Add("embed_tokens", "VocabParallelEmbedding", "partial", "hidden_states").
-		Param("weight", []int{c.VocabSize, H}, 0, vocab.Ranges(world))
-	for i := range c.NumHiddenLayers {
-		l := m.Add(fmt.Sprintf("layers.%d", i), v.layerClass, "hidden_states", "residual", "stream")
-		l.Add("input_layernorm", "RMSNorm", "input", "input_residual", "hidden_states", "residual").Param("weight", []int{H}, -1, nil)
-		a := l.Add("self_attn", v.attnClass, "input", "output")
-		qkv := a.Add("qkv_proj", "QKVParallelLinear", "input", "q", "k", "v")
-		for _, p := range []struct {
-			n   string
-			out int
-			r   [][2]int
-		}{{"q_proj", c.NumAttentionHeads * hd, qr}, {"k_proj", c.NumKeyValueHeads * hd, kvr}, {"v_proj", c.NumKeyValueHeads * hd, kvr}} {
-			qkv.Params = append(qkv.Params, model.Param{Name: a.Path + "." + p.n + ".weight", Shape: []int{p.out, H}, Dim: 0, Ranges: p.r})
-			if v.qkvBias || c.AttentionBias {
-				qkv.Params = append(qkv.Params, model.Param{Name: a.Path + "." + p.n + ".bias", Shape: []int{p.out}, Dim: 0, Ranges: p.r})
-			}
-		}
-		if v.qkNorm {
-			a.Add("q_norm", "RMSNorm", "q").Param("weight", []int{hd}, -1, nil)
-			a.Add("k_norm", "RMSNorm", "k").Param("weight", []int{hd}, -1, nil)
-		}
-		a.Add("rotary_emb", "RotaryEmbedding", "q", "k")
-		a.Add("attn", "Attention", "attn_out")
-		o := a.Add("o_proj", "RowParallelLinear", "input", "partial", "output").Param("weight", []int{H, c.NumAttentionHeads * hd}, 1, qr)
-		if c.AttentionBias {
-			o.Param("bias", []int{H}, -1, nil)
-		}
-		l.Add("post_attention_layernorm", "RMSNorm", "input", "input_residual", "hidden_states", "residual").Param("weight", []int{H}, -1, nil)
-		mlp := l.Add("mlp", v.mlpClass, "input", "output")
-		gu := mlp.Add("gate_up_proj", "MergedColumnParallelLinear", "input", "gate", "up")
-		ir := model.EvenRanges(I, world)
-		for _, n := range []string{"gate_proj", "up_proj"} {
-			gu.Params = append(gu.Params, model.Param{Name: mlp.Path + "." + n + ".weight", Shape: []int{I, H}, Dim: 0, Ranges: ir})
-			if c.MLPBias {
-				gu.Params = append(gu.Params, model.Param{Name: mlp.Path + "." + n + ".bias", Shape: []int{I}, Dim: 0, Ranges: ir})
-			}
-		}
-		mlp.Add("act_fn", "SiluAndMul", "output")
-		d := mlp.Add("down_proj", "RowParallelLinear", "input", "partial", "output").Param("weight", []int{H, I}, 1, ir)
-		if c.MLPBias {
-			d.Param("bias", []int{H}, -1, nil)
-		}
-	}
-	m.Add("norm", "RMSNorm", "input", "input_residual", "hidden_states").Param("weight", []int{H}, -1, nil)
-	head := t.Root.Add("lm_head", "ParallelLMHead", "input", "logits")
-	if !c.TieWordEmbeddings {
-		head.Param("weight", []int{c.VocabSize, H}, 0, vocab.Ranges(world))
-	}
-	return t.Finish()
-}
+// Tree builds vLLM's module tree for world ranks: LlamaForCausalLM >
+// LlamaModel > (VocabParallelEmbedding, LlamaDecoderLayer × L, RMSNorm) and
+// ParallelLMHead.
+func (c *LlamaConfig) Tree(world int) *model.Tree { return nn.Tree(c.v.arch, world, c.build) }
 
-// llamaLayer is one rank's decoder layer i.
-type llamaLayer struct {
-	inNorm, postNorm backend.Tensor // [hidden]
-	wq, wk, wv       backend.Tensor // [heads_r*hd, hidden], [kv_r*hd, hidden]
-	bq, bk, bv       backend.Tensor // biases or nil
-	qNorm, kNorm     backend.Tensor // [hd] (Qwen3) or nil
-	wo, bo           backend.Tensor // [hidden, heads_r*hd]; bias on rank 0 only
-	wGate, wUp       backend.Tensor // [I/tp, hidden]
-	bGate, bUp       backend.Tensor
-	wDown, bDown     backend.Tensor // [hidden, I/tp]
-	sites            llamaSites
-	window           int
-	qCols, kvCols    [2]int // this rank's q and kv feature ranges
-}
-
-type llamaSites struct {
-	layer, inNorm, attn, qkv, qNorm, kNorm, rope, core, o, postNorm, mlp, gateUp, act, down *model.Site
-}
-
-// llamaRank is one rank's share of a Llama-family model.
-type llamaRank struct {
-	ends
-	c       *LlamaConfig
-	layers  []*llamaLayer
-	plan    model.HeadPlan
-	invFreq []float32
-	mscale  float32
-	// args holds the RoPE and attention arguments of the layer being run,
-	// so that a step does not allocate them (one rank runs on one
-	// goroutine).
-	args struct {
-		rope backend.RoPEArgs
-		attn backend.AttnArgs
-	}
-}
-
-// Load reads rank l.Rank's shard of every weight.
+// Load reads rank l.Rank's shard of every weight into the blocks of tree t.
 func (c *LlamaConfig) Load(l *model.Loader, t *model.Tree) (model.RankModel, error) {
-	world, rank := l.World, l.Rank
-	H, I, hd := c.HiddenSize, c.IntermediateSize, c.HeadDimField
-	plan, err := model.PlanHeads(c.NumAttentionHeads, c.NumKeyValueHeads, world)
-	if err != nil {
-		return nil, err
-	}
-	m := &llamaRank{c: c, plan: plan}
-	m.invFreq, m.mscale = c.RoPE.InvFreq(hd)
-	lm := l.Pp("model")
-	m.ends = loadEnds(l, lm, t, "lm_head.weight", c.VocabSize, H, c.TieWordEmbeddings, c.RMSNormEps)
-	qc, kvc := model.Scaled(plan.Q(rank), hd), model.Scaled(plan.KV(rank), hd)
-	ic := model.Even(I, world, rank)
-	bias := func(ll *model.Loader, on bool, n string, full int, r [2]int) backend.Tensor {
-		if !on {
-			return nil
+	return nn.Load(l, t, c.build)
+}
+
+// build declares the model once (vLLM LlamaForCausalLM): its tree, its
+// loading and its sites all come from here.
+func (c *LlamaConfig) build(vb nn.Builder) *nn.CausalLM {
+	H, eps := c.HiddenSize, c.RMSNormEps
+	invFreq, mscale := c.RoPE.InvFreq(c.HeadDimField)
+	lm := nn.LM{ModelClass: c.v.modelClass, Vocab: c.VocabSize, Hidden: H, Eps: eps, Tied: c.TieWordEmbeddings}
+	return nn.NewCausalLM(vb, lm, func(m nn.Builder) []*nn.DecoderLayer {
+		var layers []*nn.DecoderLayer
+		for i := range c.NumHiddenLayers {
+			attn := nn.AttentionConfig{Class: c.v.attnClass, Hidden: H, Heads: c.NumAttentionHeads, KVHeads: c.NumKeyValueHeads,
+				HeadDim: c.HeadDimField, QKVBias: c.v.qkvBias || c.AttentionBias, OBias: c.AttentionBias, QKNorm: c.v.qkNorm, Eps: eps,
+				Layer: i, Window: c.window(i), InvFreq: invFreq, MScale: mscale}
+			layers = append(layers, nn.NewDecoderLayer(m.Pp("layers").PpI(i), c.v.layerClass, H, eps,
+				func(l nn.Builder) nn.Block { return nn.NewAttention(l.Pp("self_attn"), attn) },
+				func(l nn.Builder) nn.Block {
+					return nn.NewGatedMLP(l.Pp("mlp"), c.v.mlpClass, H, c.IntermediateSize, c.MLPBias, true)
+				}))
 		}
-		return ll.Rows(n, []int{full}, r[0], r[1])
-	}
-	for i := range c.NumHiddenLayers {
-		ll := lm.Pp("layers").PpI(i)
-		a, mp := ll.Pp("self_attn"), ll.Pp("mlp")
-		L := &llamaLayer{qCols: qc, kvCols: kvc, window: c.window(i)}
-		L.inNorm = ll.Full("input_layernorm.weight", H)
-		L.postNorm = ll.Full("post_attention_layernorm.weight", H)
-		qb := c.v.qkvBias || c.AttentionBias
-		L.wq = a.Rows("q_proj.weight", []int{c.NumAttentionHeads * hd, H}, qc[0], qc[1])
-		L.wk = a.Rows("k_proj.weight", []int{c.NumKeyValueHeads * hd, H}, kvc[0], kvc[1])
-		L.wv = a.Rows("v_proj.weight", []int{c.NumKeyValueHeads * hd, H}, kvc[0], kvc[1])
-		L.bq = bias(a, qb, "q_proj.bias", c.NumAttentionHeads*hd, qc)
-		L.bk = bias(a, qb, "k_proj.bias", c.NumKeyValueHeads*hd, kvc)
-		L.bv = bias(a, qb, "v_proj.bias", c.NumKeyValueHeads*hd, kvc)
-		if c.v.qkNorm {
-			L.qNorm = a.Full("q_norm.weight", hd)
-			L.kNorm = a.Full("k_norm.weight", hd)
-		}
-		L.wo = a.Cols("o_proj.weight", []int{H, c.NumAttentionHeads * hd}, qc[0], qc[1])
-		if c.AttentionBias && rank == 0 {
-			L.bo = a.Full("o_proj.bias", H)
-		}
-		L.wGate = mp.Rows("gate_proj.weight", []int{I, H}, ic[0], ic[1])
-		L.wUp = mp.Rows("up_proj.weight", []int{I, H}, ic[0], ic[1])
-		L.bGate = bias(mp, c.MLPBias, "gate_proj.bias", I, ic)
-		L.bUp = bias(mp, c.MLPBias, "up_proj.bias", I, ic)
-		L.wDown = mp.Cols("down_proj.weight", []int{H, I}, ic[0], ic[1])
-		if c.MLPBias && rank == 0 {
-			L.bDown = mp.Full("down_proj.bias", H)
-		}
-		p := fmt.Sprintf("model.layers.%d", i)
-		s := &L.sites
-		s.layer, s.inNorm, s.attn, s.qkv = t.Site(p), t.Site(p+".input_layernorm"), t.Site(p+".self_attn"), t.Site(p+".self_attn.qkv_proj")
-		s.qNorm, s.kNorm, s.rope, s.core, s.o = t.Site(p+".self_attn.q_norm"), t.Site(p+".self_attn.k_norm"), t.Site(p+".self_attn.rotary_emb"), t.Site(p+".self_attn.attn"), t.Site(p+".self_attn.o_proj")
-		s.postNorm, s.mlp, s.gateUp, s.act, s.down = t.Site(p+".post_attention_layernorm"), t.Site(p+".mlp"), t.Site(p+".mlp.gate_up_proj"), t.Site(p+".mlp.act_fn"), t.Site(p+".mlp.down_proj")
-		m.layers = append(m.layers, L)
-	}
-	if err := l.Err(); err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
-func rep(t backend.Tensor) model.Sharding { return model.Sharding{Kind: model.Replicated} }
-
-func shard(r [2]int, full int) model.Sharding {
-	return model.Sharding{Kind: model.Sharded, Start: r[0], End: r[1], Full: full}
-}
-
-var partial = model.Sharding{Kind: model.Partial}
-
-// Forward runs one step on rank r (vLLM LlamaModel.forward + compute_logits).
-func (m *llamaRank) Forward(r *model.Rank, b *model.Batch) backend.Tensor {
-	h := m.embedTokens(r, b)
-	h, res := runLayers(r.Dev, h, len(m.layers), func(i int, h, res backend.Tensor) (backend.Tensor, backend.Tensor) {
-		return m.layer(r, b, i, m.layers[i], h, res)
+		return layers
 	})
-	return m.logits(r, b, h, res)
-}
-
-// layer runs decoder layer i: vLLM LlamaDecoderLayer.forward.
-func (m *llamaRank) layer(r *model.Rank, b *model.Batch, i int, L *llamaLayer, h, res backend.Tensor) (backend.Tensor, backend.Tensor) {
-	s := &L.sites
-	return decoderLayer(r, normSites{s.layer, s.inNorm, s.postNorm}, L.inNorm, L.postNorm, float32(m.c.RMSNormEps), h, res,
-		func(x backend.Tensor) backend.Tensor { return m.attention(r, b, i, L, x) },
-		func(x backend.Tensor) backend.Tensor { return m.mlp(r, L, x) })
-}
-
-// attention is vLLM LlamaAttention.forward: qkv_proj → (q/k norm) → rotary →
-// attention over the KV cache → o_proj (row-parallel, all-reduce).
-func (m *llamaRank) attention(r *model.Rank, b *model.Batch, i int, L *llamaLayer, x backend.Tensor) backend.Tensor {
-	dev, c, s := r.Dev, m.c, &L.sites
-	hd := c.HeadDimField
-	nq, nkv := m.plan.QPerRank, m.plan.KVPerRank
-	qFull, kvFull := c.NumAttentionHeads*hd, c.NumKeyValueHeads*hd
-	r.Enter(s.attn, x)
-	q := dev.Linear(x, L.wq, L.bq)
-	k := dev.Linear(x, L.wk, L.bk)
-	v := dev.Linear(x, L.wv, L.bv)
-	r.Leaf(s.qkv, x, func() []model.SiteTensor {
-		return []model.SiteTensor{{Name: "input", T: x, Shard: rep(x)}, {Name: "q", T: q, Shard: shard(L.qCols, qFull)}, {Name: "k", T: k, Shard: shard(L.kvCols, kvFull)}, {Name: "v", T: v, Shard: shard(L.kvCols, kvFull)}}
-	})
-	T := b.Tokens()
-	if L.qNorm != nil {
-		q = dev.Reshape(dev.RMSNorm(dev.Reshape(q, T*nq, hd), L.qNorm, float32(c.RMSNormEps)), T, nq*hd)
-		r.Leaf(s.qNorm, q, func() []model.SiteTensor { return []model.SiteTensor{{Name: "q", T: q, Shard: shard(L.qCols, qFull)}} })
-		k = dev.Reshape(dev.RMSNorm(dev.Reshape(k, T*nkv, hd), L.kNorm, float32(c.RMSNormEps)), T, nkv*hd)
-		r.Leaf(s.kNorm, k, func() []model.SiteTensor {
-			return []model.SiteTensor{{Name: "k", T: k, Shard: shard(L.kvCols, kvFull)}}
-		})
-	}
-	args := &m.args // reused: the arguments escape to the device interface
-	args.rope = backend.RoPEArgs{Heads: nq, HeadDim: hd, Pos: b.Pos, InvFreq: m.invFreq, MScale: m.mscale}
-	q = dev.RoPE(q, &args.rope)
-	args.rope.Heads = nkv
-	k = dev.RoPE(k, &args.rope)
-	r.Leaf(s.rope, q, func() []model.SiteTensor {
-		return []model.SiteTensor{{Name: "q", T: q, Shard: shard(L.qCols, qFull)}, {Name: "k", T: k, Shard: shard(L.kvCols, kvFull)}}
-	})
-	kv := r.KV.Layers[i]
-	base, pos := kv.Store(dev, b, k, v)
-	args.attn = backend.AttnArgs{Heads: nq, KVHeads: nkv, DK: hd, DV: hd, Scale: float32(1 / math.Sqrt(float64(hd))), Window: L.window, Base: base, Pos: pos}
-	o := dev.Attention(q, kv.K, kv.V, &args.attn)
-	r.Leaf(s.core, q, func() []model.SiteTensor {
-		return []model.SiteTensor{{Name: "attn_out", T: o, Shard: shard(L.qCols, qFull)}}
-	})
-	p := dev.Linear(o, L.wo, L.bo)
-	out := r.Comm.AllReduceSum(p)
-	r.Leaf(s.o, o, func() []model.SiteTensor {
-		return []model.SiteTensor{{Name: "input", T: o, Shard: shard(L.qCols, qFull)}, {Name: "partial", T: p, Shard: partial}, {Name: "output", T: out, Shard: rep(out)}}
-	})
-	r.Exit(s.attn, func() []model.SiteTensor {
-		return []model.SiteTensor{{Name: "input", T: x, Shard: rep(x)}, {Name: "output", T: out, Shard: rep(out)}}
-	})
-	return out
-}
-
-// mlp is vLLM LlamaMLP.forward: gate_up_proj (column-parallel) → SiluAndMul →
-// down_proj (row-parallel, all-reduce).
-func (m *llamaRank) mlp(r *model.Rank, L *llamaLayer, x backend.Tensor) backend.Tensor {
-	dev, s := r.Dev, &L.sites
-	I := m.c.IntermediateSize
-	ic := model.Even(I, r.World, r.Index)
-	r.Enter(s.mlp, x)
-	g := dev.Linear(x, L.wGate, L.bGate)
-	u := dev.Linear(x, L.wUp, L.bUp)
-	r.Leaf(s.gateUp, x, func() []model.SiteTensor {
-		return []model.SiteTensor{{Name: "input", T: x, Shard: rep(x)}, {Name: "gate", T: g, Shard: shard(ic, I)}, {Name: "up", T: u, Shard: shard(ic, I)}}
-	})
-	a := dev.SiluMul(g, u)
-	r.Leaf(s.act, g, func() []model.SiteTensor { return []model.SiteTensor{{Name: "output", T: a, Shard: shard(ic, I)}} })
-	p := dev.Linear(a, L.wDown, L.bDown)
-	out := r.Comm.AllReduceSum(p)
-	r.Leaf(s.down, a, func() []model.SiteTensor {
-		return []model.SiteTensor{{Name: "input", T: a, Shard: shard(ic, I)}, {Name: "partial", T: p, Shard: partial}, {Name: "output", T: out, Shard: rep(out)}}
-	})
-	r.Exit(s.mlp, func() []model.SiteTensor {
-		return []model.SiteTensor{{Name: "input", T: x, Shard: rep(x)}, {Name: "output", T: out, Shard: rep(out)}}
-	})
-	return out
 }

@@ -23,12 +23,15 @@ type Module struct {
 // shape, and how the ranks split it: Dim -1 replicated, 0 split over rows
 // (column-parallel outputs, vocab shards), 1 split over columns
 // (row-parallel inputs). Ranges[r] is rank r's [start, end) along Dim (may
-// extend past the tensor for vocab padding).
+// extend past the tensor for vocab padding). Linear marks a linear layer's
+// weight [out, in], which the loader reads through the checkpoint's
+// QuantScheme (Loader.Linear): the weights QuantScheme.Planned applies to.
 type Param struct {
 	Name   string
 	Shape  []int
 	Dim    int
 	Ranges [][2]int
+	Linear bool
 }
 
 // RankShape returns the shape rank r holds.

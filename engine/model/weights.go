@@ -24,10 +24,16 @@ type WeightSource interface {
 // shape or dtype).
 var ErrWeight = errors.New("weight")
 
-// LoadReport collects what loading did: tensors that were dequantized from
-// fp8, tensors in the checkpoint that were not used, bytes uploaded.
+// LoadReport collects what loading did: linear weights the checkpoint
+// stores quantized, tensors in the checkpoint that were not used, bytes
+// uploaded.
 type LoadReport struct {
+	// Dequantized lists the linear weights (HF names) that the checkpoint
+	// stores quantized and that were loaded through the QuantScheme (and
+	// dequantized on devices that compute on dense weights, as the CPU
+	// backend does); Format names the scheme (QuantScheme.String).
 	Dequantized []string
+	Format      string
 	// Unused lists checkpoint tensors the model never reads (a multimodal
 	// wrapper's vision tower, DeepSeek-V3's multi-token-prediction layer),
 	// when the architecture can tell; filled by rank 0's load.
@@ -45,14 +51,14 @@ type Loader struct {
 	Src         WeightSource
 	Dev         backend.Device
 	Rank, World int
-	// DType converts weights on load (Invalid keeps the stored dtype). FP8
-	// weights are always dequantized, to DType or to bf16.
+	// DType converts weights on load (Invalid keeps the stored dtype;
+	// quantized weights a device dequantizes become float32).
 	DType tensor.DType
-	// Dequant, when set, turns a stored fp8 weight into a float tensor (the
-	// architecture supplies DeepSeek's block-scale rule); it gets the tensor
-	// name and the stored tensor.
-	Dequant func(name string, t *tensor.Tensor) (*tensor.Tensor, error)
-	Report  *LoadReport
+	// Quant, when set, is how the checkpoint stores its quantized linear
+	// weights (config.json's quantization_config, engine/quant); Linear
+	// loads through it.
+	Quant  QuantScheme
+	Report *LoadReport
 
 	prefix string
 	err    *error
@@ -72,6 +78,15 @@ func (l *Loader) Pp(p string) *Loader {
 	} else {
 		c.prefix = c.prefix + "." + p
 	}
+	return &c
+}
+
+// At returns a loader whose names are prefixed with prefix instead (a
+// multimodal wrapper's "language_model.model" where the module path says
+// "model").
+func (l *Loader) At(prefix string) *Loader {
+	c := *l
+	c.prefix = prefix
 	return &c
 }
 
@@ -130,17 +145,12 @@ func (l *Loader) fetch(n string, shape []int) *tensor.Tensor {
 		return nil
 	}
 	if t.DType == tensor.F8E4M3 {
-		if l.Dequant == nil {
+		if l.Quant == nil {
 			l.Fail(fmt.Errorf("%w: tensor %s is fp8 but the config has no quantization_config to dequantize it", ErrWeight, name))
-			return nil
+		} else {
+			l.Fail(fmt.Errorf("%w: tensor %s is fp8 but is not a linear weight (%s quantizes linear weights only)", ErrWeight, name, l.Quant))
 		}
-		d, err := l.Dequant(name, t)
-		if err != nil {
-			l.Fail(fmt.Errorf("%w: %s: %w", ErrWeight, name, err))
-			return nil
-		}
-		l.Report.Dequantized = append(l.Report.Dequantized, name)
-		t = d
+		return nil
 	}
 	if !t.DType.IsFloat() {
 		l.Fail(fmt.Errorf("%w: tensor %s has dtype %s, a float dtype was expected", ErrWeight, name, t.DType))
@@ -210,15 +220,21 @@ func (l *Loader) Cols(n string, shape []int, c0, c1 int) backend.Tensor {
 	if t == nil {
 		return nil
 	}
+	return l.finish(sliceCols(t, c0, c1))
+}
+
+// sliceCols returns columns [c0, c1) of 2-D t: t itself when that is the
+// whole tensor (one rank, no copy), else a copy.
+func sliceCols(t *tensor.Tensor, c0, c1 int) *tensor.Tensor {
 	rows, cols, es := t.Rows(), t.Cols(), t.DType.Size()
-	if c0 == 0 && c1 == cols { // one rank: the whole tensor, no copy
-		return l.finish(t)
+	if c0 == 0 && c1 == cols {
+		return t
 	}
 	out := tensor.New(t.DType, rows, c1-c0)
 	for r := range rows {
 		copy(out.Data[r*(c1-c0)*es:(r+1)*(c1-c0)*es], t.Data[(r*cols+c0)*es:(r*cols+c1)*es])
 	}
-	return l.finish(out)
+	return out
 }
 
 // RowBlocks loads the concatenation of row ranges of tensor n (a rank's

@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strings"
 
-	"hsdb/engine/backend"
 	"hsdb/engine/model"
 	"hsdb/engine/tensor"
 	"hsdb/inspect/stats"
@@ -42,13 +41,6 @@ type Gathered struct {
 // disagree where they overlap).
 func GatherSite(site string, name string, ranks []*model.RankView) (*Gathered, error) {
 	return gatherSite(site, name, ranks, false)
-}
-
-// rawHoster is a device that copies rows to the host in the tensor's own
-// dtype (the CUDA backend's ToHostRaw), sparing ToHost's float32
-// conversion.
-type rawHoster interface {
-	ToHostRaw(t backend.Tensor, r0, r1 int) *tensor.Tensor
 }
 
 // gatherSite is GatherSite; with raw, a replicated tensor on a device
@@ -93,7 +85,7 @@ func gatherSite(site string, name string, ranks []*model.RankView, raw bool) (*G
 	}
 	cols := tensor.Numel(shape[1:])
 	var out *tensor.Tensor
-	if rh, ok := ranks[0].Device.(rawHoster); ok && raw {
+	if rh, ok := ranks[0].Device.(model.RawHoster); ok && raw {
 		out = rh.ToHostRaw(sts[0].T, 0, rows).Reshape(rows, cols)
 	} else {
 		out = ranks[0].Device.ToHost(sts[0].T, 0, rows, 0, cols)

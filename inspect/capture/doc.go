@@ -8,8 +8,7 @@
 // manifest and inspect/check share: the manifest types, the validation
 // rule names and their Status, and Target (a model to run passes on).
 //
-// It imports engine/model, engine/backend (the device interface, for
-// ToHostRaw), engine/tensor, engine/safetensors,
+// It imports engine/model, engine/tensor, engine/safetensors,
 // engine/tokenizer, engine/modelpath and inspect/stats. It uses the engine
 // through Target only: it must not import the engine driver, a backend,
 // inspect/check, inspect/debug, repl/ or cmd/.

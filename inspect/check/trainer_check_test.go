@@ -13,6 +13,7 @@ import (
 	"hsdb/engine/safetensors"
 	"hsdb/engine/tensor"
 	"hsdb/inspect/capture"
+	"hsdb/inspect/client"
 )
 
 var trainerSeqs = [][]int32{{1, 2, 3, 4, 5, 6, 7}, {8, 9, 10}, {11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22}}
@@ -21,7 +22,7 @@ var trainerSeqs = [][]int32{{1, 2, 3, 4, 5, 6, 7}, {8, 9, 10}, {11, 12, 13, 14, 
 // convention) over trainerSeqs and returns the directory.
 func writeTrainer(t *testing.T, e *engine.Engine, f capture.Format, ids string) string {
 	t.Helper()
-	plan, err := capture.PlanLayers(f, ids, e.Dims.Layers, ParseLayers)
+	plan, err := capture.PlanLayers(f, ids, e.Dims.Layers, client.ParseLayers)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,16 @@
-package arch
+// Package moeref is the host reference of DeepSeek MoE routing: the pure-Go
+// selection rule that the CPU backend runs and that tests hold every
+// device's Route to (identical expert ids).
+package moeref
 
 import (
 	"math"
 	"sort"
+
+	"hsdb/engine/backend"
 )
 
-// router is a DeepSeek MoE gate's selection rule, applied on the host to the
+// Route applies a DeepSeek MoE gate's selection rule a on the host to the
 // router logits [tokens, experts] (computed in float32 from the gate weight,
 // as HF's DeepseekV3TopkRouter and vLLM's GateLinear do). It follows HF
 // transformers 5.x:
@@ -26,31 +31,23 @@ import (
 //     (+1e-20) when norm_topk_prob, then multiplied by routed_scaling_factor.
 //
 // All arithmetic is float32 as PyTorch's, so the chosen ids match HF's.
-type router struct {
-	experts, topK     int
-	groups, topkGroup int
-	sigmoid           bool      // scoring_func sigmoid (else softmax)
-	bias              []float32 // e_score_correction_bias [experts], or nil
-	normTopK          bool
-	scale             float32 // routed_scaling_factor
-}
-
-// route returns, for logits [tokens·experts] (row-major), the chosen expert
-// ids [tokens·topK] (best first) and their weights [tokens·topK].
-func (g *router) route(logits []float32, tokens int) (ids []int32, weights []float32) {
-	E, k := g.experts, g.topK
+//
+// It returns, for logits [tokens·experts] (row-major), the chosen expert ids
+// [tokens·TopK] (best first) and their weights [tokens·TopK].
+func Route(g *backend.RouteArgs, logits []float32, tokens int) (ids []int32, weights []float32) {
+	E, k := g.Experts, g.TopK
 	ids = make([]int32, tokens*k)
 	weights = make([]float32, tokens*k)
 	scores := make([]float32, E)
 	choice := make([]float32, E)
 	order := make([]int, E)
-	per := E / max(g.groups, 1)
-	groupScore := make([]float32, max(g.groups, 1))
+	per := E / max(g.Groups, 1)
+	groupScore := make([]float32, max(g.Groups, 1))
 	groupOrder := make([]int, len(groupScore))
 	keep := make([]bool, len(groupScore))
 	for t := range tokens {
 		row := logits[t*E : (t+1)*E]
-		if g.sigmoid {
+		if g.Sigmoid {
 			for e, x := range row {
 				scores[e] = sigmoid32(x)
 			}
@@ -59,14 +56,14 @@ func (g *router) route(logits []float32, tokens int) (ids []int32, weights []flo
 		}
 		for e := range choice {
 			choice[e] = scores[e]
-			if g.bias != nil {
-				choice[e] += g.bias[e]
+			if g.Bias != nil {
+				choice[e] += g.Bias[e]
 			}
 		}
-		if g.groups > 1 && g.topkGroup < g.groups {
+		if g.Groups > 1 && g.TopKGroup < g.Groups {
 			for gi := range groupScore {
 				grp := choice[gi*per : (gi+1)*per]
-				if g.bias != nil {
+				if g.Bias != nil {
 					groupScore[gi] = top2Sum(grp)
 				} else {
 					groupScore[gi] = maxOf(grp)
@@ -74,7 +71,7 @@ func (g *router) route(logits []float32, tokens int) (ids []int32, weights []flo
 			}
 			topIndices(groupOrder, groupScore)
 			clear(keep)
-			for _, gi := range groupOrder[:g.topkGroup] {
+			for _, gi := range groupOrder[:g.TopKGroup] {
 				keep[gi] = true
 			}
 			for e := range choice {
@@ -91,22 +88,22 @@ func (g *router) route(logits []float32, tokens int) (ids []int32, weights []flo
 			sum += scores[e]
 		}
 		w := weights[t*k : (t+1)*k]
-		if g.normTopK {
+		if g.NormTopK {
 			den := sum + 1e-20
 			for j := range w {
 				w[j] /= den
 			}
 		}
 		for j := range w {
-			w[j] *= g.scale
+			w[j] *= g.Scale
 		}
 	}
 	return ids, weights
 }
 
-// expertLoad counts, for ids [tokens·k], how many tokens each of experts
+// ExpertLoad counts, for ids [tokens·k], how many tokens each of experts
 // experts received: tokens per expert [experts].
-func expertLoad(ids []int32, experts int) []int64 {
+func ExpertLoad(ids []int32, experts int) []int64 {
 	n := make([]int64, experts)
 	for _, e := range ids {
 		n[e]++

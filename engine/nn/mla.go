@@ -1,0 +1,142 @@
+package nn
+
+import (
+	"hsdb/engine/backend"
+	"hsdb/engine/model"
+)
+
+// MLA is one rank's share of multi-head latent attention (DeepSeek-V2,
+// arXiv:2405.04434 §2.1; HF modeling_deepseek_v3.py DeepseekV3Attention,
+// modeling_deepseek_v2.py DeepseekV2Attention; vLLM deepseek_v2.py
+// DeepseekV2MLAAttention):
+//
+//	q      = q_b_proj(q_a_layernorm(q_a_proj(x)))   or q_proj(x) without q_lora_rank
+//	         [tokens, heads·(qk_nope+qk_rope)], per head [q_nope | q_pe]
+//	kv_a   = kv_a_proj_with_mqa(x) = [kv_c | k_pe]   [tokens, kv_lora_rank + qk_rope]
+//	c_kv   = kv_a_layernorm(kv_c)                    [tokens, kv_lora_rank], the latent
+//	kv     = kv_b_proj(c_kv)                         per head [k_nope | v]
+//	q_pe, k_pe rotated by RoPE (k_pe is one head shared by all heads)
+//	k      = per head [k_nope | k_pe]
+//	out    = o_proj(softmax(q·kᵀ·scale)·v)
+//
+// Split as vLLM splits it: q_a_proj and kv_a_proj_with_mqa replicated (vLLM
+// fuses them into fused_qkv_a_proj with disable_tp), q_b_proj / q_proj and
+// kv_b_proj column-parallel by heads, o_proj row-parallel with an
+// all-reduce. The KV cache holds the expanded per-head k and v, as HF's
+// cache does (vLLM caches the latent; the attention output is the same).
+type MLA struct {
+	c          *MLAConfig
+	site       *model.Site
+	fused      *Linear // fused_qkv_a_proj [q_c | kv_c | k_pe] (q_lora_rank), or nil
+	kva        *Linear // kv_a_proj_with_mqa [kv_c | k_pe] without q_lora_rank
+	qaNorm     *RMSNorm
+	q          *Linear // q_b_proj, or q_proj without q_lora_rank
+	kvaNorm    *RMSNorm
+	kvb        *Linear // kv_b_proj [k_nope | v] per head
+	rope, core *model.Site
+	o          *RowLinear
+	nh, layer  int // this rank's heads; the decoder layer (KV cache slot)
+	qLab, vLab model.Sharding
+	qPeLab     model.Sharding
+}
+
+// MLAConfig is one model's MLA: sizes as config.json names them and the
+// rules derived from it.
+type MLAConfig struct {
+	Class, RopeClass string // vLLM classes of self_attn and rotary_emb
+	Hidden, Heads    int
+	QLora            int // q_lora_rank; 0 when the model uses q_proj (DeepSeek-V2-Lite)
+	KVLora           int // kv_lora_rank
+	Nope, Rope, V    int // qk_nope_head_dim, qk_rope_head_dim, v_head_dim
+	Eps              float64
+	Interleaved      bool      // RoPE on adjacent pairs (rope_interleave; always for V2)
+	Scale            float32   // softmax scale: qk_head_dim^-0.5 · mscale(factor, mscale_all_dim)²
+	InvFreq          []float32 // [qk_rope/2]
+	MScale           float32   // YaRN attention factor on cos and sin
+}
+
+// QK returns qk_head_dim = qk_nope_head_dim + qk_rope_head_dim.
+func (c *MLAConfig) QK() int { return c.Nope + c.Rope }
+
+// NewMLA declares the attention at b (the layer's "self_attn") of decoder
+// layer `layer` (its KV cache slot). The heads must divide over b's ranks
+// (the config validated it).
+func NewMLA(b Builder, c *MLAConfig, layer int) *MLA {
+	ab := b.Module(c.Class, "input", "q", "c_kv", "k_pe", "k", "v", "attn_out", "output")
+	H, qk, rank := c.Hidden, c.QK(), b.Rank()
+	hs := Even(b, c.Heads, 1)
+	h := hs.Local(rank)
+	a := &MLA{c: c, site: ab.Site(), nh: h[1] - h[0], layer: layer,
+		qLab: hs.Label(rank, qk), vLab: hs.Label(rank, c.V), qPeLab: hs.Label(rank, c.Rope)}
+	heads := func(w int) Split { return Split{Units: c.Heads, Width: w, Ranges: hs.Ranges} }
+	kvA := []Part{P("kv_c", c.KVLora), P("k_pe", c.Rope)}
+	if c.QLora > 0 {
+		a.fused = NewMerged(ab, "fused_qkv_a_proj", "MergedColumnParallelLinear", H,
+			O("q_a_proj", Replicated(1, c.QLora), P("q_c", c.QLora)), O("kv_a_proj_with_mqa", Replicated(1, c.KVLora+c.Rope), kvA...))
+		a.qaNorm = NewRMSNorm(ab.Pp("q_a_layernorm"), c.QLora, c.Eps, "input", "output")
+		a.q = NewColumnParallel(ab.Pp("q_b_proj"), c.QLora, heads(qk), false, P("q", qk))
+	} else {
+		a.q = NewColumnParallel(ab.Pp("q_proj"), H, heads(qk), false, P("q", qk))
+		a.kva = NewReplicatedLinear(ab.Pp("kv_a_proj_with_mqa"), H, c.KVLora+c.Rope, kvA...)
+	}
+	a.kvaNorm = NewRMSNorm(ab.Pp("kv_a_layernorm"), c.KVLora, c.Eps, "input", "c_kv")
+	a.kvb = NewColumnParallel(ab.Pp("kv_b_proj"), c.KVLora, heads(c.Nope+c.V), false, P("k_nope", c.Nope), P("v", c.V))
+	a.rope = ab.Pp("rotary_emb").Module(c.RopeClass, "q_pe", "k_pe").Site()
+	a.core = ab.Pp("attn").Module("Attention", "q", "k", "v", "attn_out").Site()
+	a.o = NewRowParallel(ab.Pp("o_proj"), heads(c.V), H, false, true)
+	return a
+}
+
+// Forward runs the attention on x [tokens, hidden] (replicated) and returns
+// the all-reduced output [tokens, hidden].
+func (a *MLA) Forward(r *model.Rank, b *model.Batch, x backend.Tensor) backend.Tensor {
+	dev, c := r.Dev, a.c
+	T, nh, qk := b.Tokens(), a.nh, c.QK()
+	r.Enter(a.site, x)
+
+	var q, kvC, kPe backend.Tensor
+	if a.fused != nil {
+		f := a.fused.Forward(r, x) // q_c, kv_c, k_pe
+		q = a.q.Forward1(r, a.qaNorm.Forward(r, f[0]))
+		kvC, kPe = f[1], f[2]
+	} else {
+		q = a.q.Forward1(r, x)
+		f := a.kva.Forward(r, x)
+		kvC, kPe = f[0], f[1]
+	}
+	cKV := a.kvaNorm.Forward(r, kvC)
+	kv := a.kvb.Forward(r, cKV)
+	kNope := dev.Reshape(kv[0], T*nh, c.Nope) // [T·nh, nope]
+	v := kv[1]                                // [T, nh·v]
+
+	q3 := dev.Reshape(q, T*nh, qk)
+	qNope := dev.SliceCols(q3, 0, c.Nope)
+	qPe := dev.Reshape(dev.SliceCols(q3, c.Nope, qk), T, nh*c.Rope)
+	qPe = dev.RoPE(qPe, &backend.RoPEArgs{Heads: nh, HeadDim: c.Rope, Pos: b.Pos, InvFreq: c.InvFreq, MScale: c.MScale, Interleaved: c.Interleaved})
+	kPe = dev.RoPE(kPe, &backend.RoPEArgs{Heads: 1, HeadDim: c.Rope, Pos: b.Pos, InvFreq: c.InvFreq, MScale: c.MScale, Interleaved: c.Interleaved})
+	r.Leaf(a.rope, qPe, func() []model.SiteTensor {
+		return []model.SiteTensor{{Name: "q_pe", T: qPe, Shard: a.qPeLab}, {Name: "k_pe", T: kPe, Shard: Rep}}
+	})
+
+	qFull := dev.Reshape(dev.ConcatCols(qNope, dev.Reshape(qPe, T*nh, c.Rope)), T, nh*qk)
+	bcast := make([]int32, T*nh) // row t·nh+h of the per-head layout takes token t's shared k_pe
+	for i := range bcast {
+		bcast[i] = int32(i / nh)
+	}
+	kFull := dev.Reshape(dev.ConcatCols(kNope, dev.GatherRows(kPe, bcast)), T, nh*qk)
+
+	cache := r.KV.Layers[a.layer]
+	base, pos := cache.Store(dev, b, kFull, v)
+	o := dev.Attention(qFull, cache.K, cache.V, &backend.AttnArgs{Heads: nh, KVHeads: nh, DK: qk, DV: c.V, Scale: c.Scale, Base: base, Pos: pos})
+	r.Leaf(a.core, qFull, func() []model.SiteTensor {
+		return []model.SiteTensor{{Name: "q", T: qFull, Shard: a.qLab}, {Name: "k", T: kFull, Shard: a.qLab}, {Name: "v", T: v, Shard: a.vLab}, {Name: "attn_out", T: o, Shard: a.vLab}}
+	})
+
+	out := a.o.Forward(r, o)
+	r.Exit(a.site, func() []model.SiteTensor {
+		return []model.SiteTensor{{Name: "input", T: x, Shard: Rep}, {Name: "q", T: qFull, Shard: a.qLab}, {Name: "c_kv", T: cKV, Shard: Rep},
+			{Name: "k_pe", T: kPe, Shard: Rep}, {Name: "k", T: kFull, Shard: a.qLab}, {Name: "v", T: v, Shard: a.vLab},
+			{Name: "attn_out", T: o, Shard: a.vLab}, {Name: "output", T: out, Shard: Rep}}
+	})
+	return out
+}

@@ -1,0 +1,49 @@
+package quant
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"hsdb/engine/model"
+)
+
+// Parse returns the scheme config.json's quantization_config raw describes,
+// chosen by its quant_method, or nil for an absent or null
+// quantization_config (dense weights). An unknown quant_method, or a field
+// the scheme does not support, is an error naming the field.
+func Parse(raw json.RawMessage) (model.QuantScheme, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var head struct {
+		QuantMethod string `json:"quant_method"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil {
+		return nil, fmt.Errorf("quantization_config: %w", err)
+	}
+	switch head.QuantMethod {
+	case "fp8":
+		return parseFP8(raw)
+	}
+	return nil, fmt.Errorf("quantization_config: quant_method %q is not supported (hsdb reads \"fp8\": block-scaled fp8)", head.QuantMethod)
+}
+
+// FromConfig returns the scheme of config.json (its bytes): the top-level
+// quantization_config, or that of text_config when a multimodal wrapper
+// nests the language model there; nil when there is none.
+func FromConfig(configJSON []byte) (model.QuantScheme, error) {
+	var top struct {
+		Quant      json.RawMessage `json:"quantization_config"`
+		TextConfig *struct {
+			Quant json.RawMessage `json:"quantization_config"`
+		} `json:"text_config"`
+	}
+	if err := json.Unmarshal(configJSON, &top); err != nil {
+		return nil, fmt.Errorf("config.json: %w", err)
+	}
+	raw := top.Quant
+	if (len(raw) == 0 || string(raw) == "null") && top.TextConfig != nil {
+		raw = top.TextConfig.Quant
+	}
+	return Parse(raw)
+}
