@@ -210,6 +210,18 @@ func TestCaptureFormatResume(t *testing.T) {
 	if kept < 8 || kept == 24 {
 		t.Fatalf("%d sequences validated before the kill", kept)
 	}
+	// A kept file changed on disk since (one byte of a hidden state) no
+	// longer has its recorded sha256: the resume writes it again.
+	bad := filepath.Join(out+capture.PartialSuffix, m.Sequences[0].File)
+	b, err := os.ReadFile(bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)-1] ^= 1
+	if err := os.WriteFile(bad, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	kept--
 	stdout, errs, code := runHsdb(t, append(args, "--prefill-baseline", "2")...)
 	if code != 0 {
 		t.Fatalf("resume: exit %d\n%s\n%s", code, stdout, errs)
@@ -226,6 +238,9 @@ func TestCaptureFormatResume(t *testing.T) {
 	m, err = capture.ReadManifest(out)
 	if err != nil || len(m.Sequences) != 24 || m.Capture.Format != "speculators" || m.Capture.DType != "BF16" {
 		t.Fatalf("final manifest: %v, %+v", err, m)
+	}
+	if pr := check.CheckPath(out, check.CheckOptions{}); pr.Failed() {
+		t.Errorf("check of the resumed samples:\n%s", strings.Join(pr.Lines(), "\n"))
 	}
 	for _, rec := range m.Sequences {
 		if rec.File != fmt.Sprintf("hs_%d.safetensors", rec.Index) || rec.FileSHA256 == "" {
