@@ -1,6 +1,7 @@
 package repl
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -161,7 +162,11 @@ func cmdDisplay(t *Term, args string) error {
 	if st, err := t.c.Stopped(); err != nil {
 		return err
 	} else if st != nil {
-		return t.printExpr(d.Expr, fmt.Sprintf("display %d: ", d.ID))
+		// As at every later stop (showDisplays): a stop whose site does
+		// not show the tensor skips the display, without an error.
+		if err := t.printExpr(d.Expr, fmt.Sprintf("display %d: ", d.ID)); err != nil && !errors.Is(err, client.ErrNoTensor) {
+			return err
+		}
 	}
 	return nil
 }

@@ -128,7 +128,8 @@ func init() {
 			help: "Write the captures as a validated dump: DIR/manifest.json and one safetensors file per sequence.\n" +
 				"Each file holds input_ids [len] (i64) and hidden_states.{layer} [len, hidden] (site captures as SITE:TENSOR) in the model's dtype or --dtype. " +
 				"Written in a temporary directory, each file re-read and checked (shapes, sha256 of every tensor, values equal to what was captured, all finite, layers distinct), then renamed into place. " +
-				"An existing DIR is never replaced without --force; a failure leaves nothing behind. " +
+				"An existing DIR is never replaced without --force, and --force replaces only a dump hsdb wrote (its manifest lists every file in it): never an ordinary file, a directory holding other files, the home or working directory. " +
+				"One job at a time writes DIR (an advisory lock beside it, .DIR.lock, released on exit however the process ends); a failure leaves nothing behind, and the staging directories of killed dumps (.DIR.tmp-PID-*) are removed by the next dump of DIR. " +
 				"--format speculators writes hs_{idx}.safetensors instead (hidden_states [len, n_ids, hidden] + token_ids, as speculators trains on them: ids are the captured layers + 1, with 0 first when `capture site model.embed_tokens hidden_states` is on); " +
 				"--format specforge writes rows_{g}-{g+2000}/data_{idx}.ckpt torch.save archives (aux_hidden_state = the captured layers concatenated, hidden_state = `capture site model.norm hidden_states`; --compress: .ckpt.gz). " +
 				"Both bf16 unless --dtype, with manifest.json beside them as hsdb's sidecar (the trainers ignore it).",
@@ -137,7 +138,10 @@ func init() {
 			help: "Validate a capture file or directory: hsdb dumps, safetensors, torch .pt (no pickled code runs).\n" +
 				"Prints the structure, every validation rule as pass/FAIL/skip, shape forensics in the model's terms (which config size a wrong width equals, " +
 				"whether a count is a flattened batch) and, unless --no-model, what each tensor really is by running this model on the file's input_ids " +
-				"(best match over layers × hidden_states/residual/stream/normed stream × full/rank shard). Needs no stopped pass.",
+				"(best match over layers × hidden_states/residual/stream/normed stream × full/rank shard). Needs no stopped pass.\n" +
+				"Hostile files are refused with the bound they hit, before the work: a dump manifest's files must be plain names inside the dump; a torch .pt's data.pkl at most 64 MiB " +
+				"(from the zip entry's declared size, before inflating), its records at most the file's size + 256 MiB in all, the pickle's values at most 2^20 once shared references are expanded, " +
+				"nested at most 64 deep, numbers at most 4096 bits, views at most 4 × their storages + 1 MiB, unpickling at most 10 s; only the globals torch.save needs are allowed.",
 			complete: completeFiles, fn: cmdCheck},
 		{aliases: []string{"diff"}, group: "captures", usage: "diff PATH [--layers 2,30] [--tp N] [--seq-lens 512,259]", noRepeat: true,
 			help: "Compare a capture with this model's forward pass on its input_ids, layer by layer.\n" +
@@ -145,12 +149,13 @@ func init() {
 			complete: completeFiles, fn: cmdDiff},
 
 		// model
-		{aliases: []string{"info", "i"}, group: "model", usage: "info model [--fp8|--unused]|layers|ranks|memory|sites|break|display",
+		{aliases: []string{"info", "i"}, group: "model", usage: "info model [--fp8|--unused]|layers|ranks|memory|sites|break|display|batch",
 			help: "Facts about the model and the session.\nmodel: architecture, sizes, loaded layers, dtypes (config, weights as stored and as kept, fp8 dequantized, activations), " +
 				"unused checkpoint tensors, parameters, world size; --fp8 lists the tensors stored as fp8, --unused the checkpoint tensors the model does not use; layers: decoder layers; " +
 				"ranks: device and weight shards per rank (embeddings and lm_head as real rows of the vocabulary with vLLM's padded range, each run of decoder layers split alike once, which routed experts each rank holds); " +
-				"memory: device bytes per rank; sites: every site in visit order with its tensors; break: breakpoints and watches; display: displays.",
-			complete: words("model", "layers", "ranks", "memory", "sites", "break", "display"), fn: cmdInfo},
+				"memory: device bytes per rank; sites: every site in visit order with its tensors; break: breakpoints and watches; display: displays; " +
+				"batch: the sequences of the stopped step, one a line (a stop line lists at most 4), or the batch input set.",
+			complete: words("model", "layers", "ranks", "memory", "sites", "break", "display", "batch"), fn: cmdInfo},
 		{aliases: []string{"tree"}, group: "model", usage: "tree [SITE]",
 			help: "The module tree (vLLM classes) with parameter counts and each weight's per-rank shard shape.", complete: completeSites, fn: cmdTree},
 

@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -23,49 +23,35 @@ import (
 
 func init() {
 	register(&subcommand{name: "capture",
-		usage:   "capture [--model PATH] [--tp N] [--format hsdb|speculators|specforge] [--layers eagle3|IDS] [--what stream|hidden_states|residual] (--ids \"1,2,3;4,5\" | --data F.jsonl) --out DIR [--max-batch-tokens T] [--save-dtype f32|bf16|f16] [--compress] [--writers N] [--force]",
+		usage:   captureUsage,
 		summary: "export the hidden states of chosen layers for many sequences as validated files: hsdb's dump, or speculators' / SpecForge's training samples (resumable)",
 		run:     runCapture})
-}
-
-// registerModelFlagsExcept registers the model flags on fs but those named
-// (a subcommand that gives the name another meaning).
-func registerModelFlagsExcept(fs *flag.FlagSet, mf *modelFlags, except ...string) {
-	all := flag.NewFlagSet("model", flag.ContinueOnError)
-	mf.register(all)
-	all.VisitAll(func(f *flag.Flag) {
-		for _, x := range except {
-			if f.Name == x {
-				return
-			}
-		}
-		fs.Var(f.Value, f.Name, f.Usage)
-	})
 }
 
 // captureAfterBatch, when set by a test, is called after each batch is
 // written (to stop the process midway); nil in normal use.
 var captureAfterBatch func(done int)
 
+const captureUsage = "capture [--model PATH] [--tp N] [--format hsdb|speculators|specforge] [--layers eagle3|IDS] [--what stream|hidden_states|residual] (--ids \"1,2,3;4,5\" | --data F.jsonl) --out DIR [--max-batch-tokens T] [--save-dtype f32|bf16|f16] [--compress] [--writers N] [--prefill-baseline N] [--force] [--json]"
+
 func runCapture(args []string, io stdio) int {
-	fs := flag.NewFlagSet("capture", flag.ContinueOnError)
-	fs.SetOutput(io.Err)
+	fs := newFlagSet("capture", io)
 	var mf modelFlags
-	registerModelFlagsExcept(fs, &mf, "layers") // --layers here names the captured layers
-	layersArg := fs.String("layers", "eagle3", "layer ids in the --format's own convention (hsdb: decoder layer outputs 0..L-1; speculators: residual-stream positions 0..L, 0 = embeddings; specforge: SGLang ids 0..L-1), or eagle3 for the format's EAGLE-3 default")
-	formatArg := fs.String("format", "hsdb", "files to write: hsdb (manifest + seq_N.safetensors), speculators (hs_{idx}.safetensors) or specforge (rows_*/data_{idx}.ckpt)")
-	compress := fs.Bool("compress", false, "gzip SpecForge samples (data_{idx}.ckpt.gz)")
-	writers := fs.Int("writers", 8, "sequence files written and validated at once, while the next batch runs")
+	mf.register(fs, "layers", "json")
+	layersArg := &mf.layers
 	what := fs.String("what", "stream", "stream (hidden_states + residual = HF output_hidden_states[i+1]), hidden_states or residual")
 	ids := fs.String("ids", "", `token ids: sequences separated by ';', e.g. "1,2,3;4,5"`)
 	data := fs.String("data", "", `JSONL input: {"input_ids": [...], "loss_mask": [...]} or {"text": "..."} per line, optional "id"`)
 	out := fs.String("out", "", "dump directory (written as DIR.partial until complete)")
 	maxTok := fs.Int("max-batch-tokens", 4096, "tokens per forward pass: sequences are packed into flattened batches up to this size")
 	saveDType := fs.String("save-dtype", "", "dtype of the hidden states in the files: f32, bf16 or f16 (default: bf16 for speculators and specforge, as their trainers read them; the model's for hsdb)")
+	formatArg := fs.String("format", "hsdb", "files to write: hsdb (manifest + seq_N.safetensors), speculators (hs_{idx}.safetensors) or specforge (rows_*/data_{idx}.ckpt); --layers is then in that format's ids (hsdb: decoder layer outputs 0..L-1; speculators: residual-stream positions 0..L, 0 = embeddings; specforge: SGLang ids 0..L-1), eagle3 (the default) for its EAGLE-3 ids")
+	compress := fs.Bool("compress", false, "gzip SpecForge samples (data_{idx}.ckpt.gz)")
+	writers := fs.Int("writers", 8, "sequence files written and validated at once, while the next batch runs")
 	baseline := fs.Int("prefill-baseline", 0, "before the job, time this many forward passes of its first batch without capturing or writing, and report the job's end-to-end tokens/s against them")
-	force := fs.Bool("force", false, "replace an existing dump, or another job's DIR.partial")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	force := fs.Bool("force", false, "replace an existing dump, or another job's DIR.partial (only what hsdb wrote: its manifest proves it)")
+	if done, code := parseArgs(fs, args, io, captureUsage); done {
+		return code
 	}
 	fail := func(code int, format string, a ...any) int {
 		fmt.Fprintf(io.Err, "hsdb capture: "+format+"\n", a...)
@@ -99,30 +85,31 @@ func runCapture(args []string, io stdio) int {
 	defer e.Close()
 	var in *capture.Inputs
 	if *ids != "" {
-		in, err = capture.ParseIDsList(*ids)
+		in, err = capture.ParseIDsList(*ids, capture.LimitsOf(e.Dims))
 	} else {
 		tok, _ := e.Tokenizer()
-		in, err = capture.ReadJSONL(*data, tok)
+		in, err = capture.ReadJSONL(*data, tok, capture.LimitsOf(e.Dims))
 	}
 	if err != nil {
-		return fail(2, "%v", err)
-	}
-	if err := in.Validate(e.Dims.Vocab, e.Dims.MaxPos); err != nil {
 		return fail(2, "%v", err)
 	}
 	plan, err := capture.PlanLayers(format, *layersArg, e.Dims.Layers, client.ParseLayers)
 	if err != nil {
 		return fail(2, "%v", err)
 	}
-	for _, l := range plan.Lines {
-		fmt.Fprintln(io.Out, l)
+	if !mf.json {
+		for _, l := range plan.Lines {
+			fmt.Fprintln(io.Out, l)
+		}
 	}
 	var baseTPS float64
 	if *baseline > 0 {
 		if baseTPS, err = prefillBaseline(e, in, *maxTok, *baseline); err != nil {
 			return fail(1, "--prefill-baseline: %v", err)
 		}
-		fmt.Fprintf(io.Out, "prefill baseline: %.0f tokens/s (%d passes of the first batch, no capture, no files)\n", baseTPS, *baseline)
+		if !mf.json {
+			fmt.Fprintf(io.Out, "prefill baseline: %.0f tokens/s (%d passes of the first batch, no capture, no files)\n", baseTPS, *baseline)
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -131,7 +118,10 @@ func runCapture(args []string, io stdio) int {
 	defer c.Close()
 	res, err := c.CaptureJob(ctx, client.JobRequest{Plan: plan, What: *what, Inputs: in, Out: *out, Force: *force, DType: *saveDType,
 		MaxBatchTokens: *maxTok, Progress: prog.update, AfterBatch: captureAfterBatch, Compress: *compress, Writers: *writers})
-	prog.finish()
+	prog.finish(err == nil)
+	if mf.json {
+		return captureJSON(io, *out, res, err)
+	}
 	if res != nil {
 		fmt.Fprintln(io.Out, throughput(res.JobProgress))
 		if secs := res.Elapsed.Seconds(); baseTPS > 0 && secs > 0 && res.Tokens > 0 {
@@ -217,6 +207,17 @@ func diskLine(p capture.JobProgress, m *capture.Manifest) string {
 	return s
 }
 
+// humanBytes writes a byte count with a binary unit ("1.5 GiB").
+func humanBytes(b float64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	i := 0
+	for b >= 1024 && i < len(units)-1 {
+		b /= 1024
+		i++
+	}
+	return fmt.Sprintf("%.1f %s", b, units[i])
+}
+
 // progress shows a batch job's progress: a progress bar
 // (github.com/schollz/progressbar) on a terminal, one plain line per
 // batch otherwise (logs, pipes, tests).
@@ -229,11 +230,15 @@ type progress struct {
 func newProgress(w io.Writer, total int) *progress {
 	p := &progress{w: w}
 	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		p.bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription("capture"),
-			progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("seq"),
-			progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionFullWidth())
+		p.bar = newBar(w, total)
 	}
 	return p
+}
+
+func newBar(w io.Writer, total int) *progressbar.ProgressBar {
+	return progressbar.NewOptions(total, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription("capture"),
+		progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("seq"),
+		progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionFullWidth())
 }
 
 func (p *progress) update(s capture.JobProgress) {
@@ -243,7 +248,7 @@ func (p *progress) update(s capture.JobProgress) {
 		tps = float64(s.Tokens) / secs
 	}
 	if p.bar != nil {
-		p.bar.Describe(fmt.Sprintf("capture (%.0f tokens/s, %s/s to disk)", tps, humanBytes(float64(s.Bytes)/max(secs, 1e-9))))
+		p.bar.Describe(fmt.Sprintf("capture (%.0f tokens/s, %d bytes/token, %s/s to disk)", tps, s.BytesPerToken, humanBytes(float64(s.Bytes)/max(secs, 1e-9))))
 		p.bar.Set(s.Done)
 		return
 	}
@@ -262,20 +267,56 @@ func (p *progress) update(s capture.JobProgress) {
 	}
 }
 
-// humanBytes writes a byte count with a binary unit ("1.5 GiB").
-func humanBytes(b float64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	i := 0
-	for b >= 1024 && i < len(units)-1 {
-		b /= 1024
-		i++
-	}
-	return fmt.Sprintf("%.1f %s", b, units[i])
-}
-
-func (p *progress) finish() {
+// finish ends the bar: filled when the job completed, left where it
+// stopped otherwise (Ctrl-C, an error), so that it never shows 100 % for
+// a job that did not finish.
+func (p *progress) finish(completed bool) {
 	if p.bar != nil {
-		p.bar.Finish()
+		if completed {
+			p.bar.Finish()
+		} else {
+			p.bar.Exit()
+		}
 		fmt.Fprintln(p.w)
 	}
+}
+
+// captureResult is `hsdb capture --json`'s one object (snake_case, as
+// every JSON result of hsdb).
+type captureResult struct {
+	Command    string                     `json:"command"`
+	Out        string                     `json:"out"`
+	Error      string                     `json:"error,omitempty"`
+	Exit       int                        `json:"exit"`
+	Captured   int                        `json:"captured"`
+	Skipped    int                        `json:"skipped"`
+	Total      int                        `json:"total"`
+	Tokens     int64                      `json:"tokens"`
+	Seconds    float64                    `json:"seconds"`
+	Sequences  int                        `json:"sequences,omitempty"`
+	Layers     []int                      `json:"layers,omitempty"`
+	What       string                     `json:"what,omitempty"`
+	DType      string                     `json:"dtype,omitempty"`
+	Validation []capture.ValidationRecord `json:"validation,omitempty"`
+}
+
+// captureJSON prints the job's result (or its error) as one JSON object
+// on stdout and returns the exit status: 0, 1 failed, 130 interrupted.
+func captureJSON(io stdio, out string, res *capture.JobResult, err error) int {
+	r := captureResult{Command: "capture", Out: out}
+	if res != nil {
+		r.Captured, r.Skipped, r.Total, r.Tokens, r.Seconds = res.Done-res.Skipped, res.Skipped, res.Total, res.Tokens, res.Elapsed.Seconds()
+		if m := res.Manifest; m != nil && err == nil {
+			r.Sequences, r.Layers, r.What, r.DType, r.Validation = len(m.Sequences), m.Capture.Layers, m.Capture.What, m.Capture.DType, m.Validation
+		}
+	}
+	if err != nil {
+		r.Error, r.Exit = err.Error(), 1
+		if errors.Is(err, capture.ErrInterrupted) {
+			r.Exit = 130
+		}
+	}
+	b, _ := json.Marshal(r)
+	fmt.Fprintln(io.Out, string(b))
+	return r.Exit
 }

@@ -21,28 +21,6 @@ type InputSeq struct {
 	ID       string
 	IDs      []int32
 	LossMask []int64
-	// Where names the row for errors: "train.jsonl:12" or "--ids sequence 3".
-	Where string
-}
-
-// Validate checks every sequence against the model before the first batch
-// runs: no token id at or above vocab_size (the embedding has no row for
-// it) and no sequence longer than max_position_embeddings (the positions
-// the model was trained for; 0 skips that check). The error names the row
-// (file and line, or --ids sequence), the sequence id and the offending
-// position and value.
-func (in *Inputs) Validate(vocab, maxPos int) error {
-	for _, s := range in.Seqs {
-		if maxPos > 0 && len(s.IDs) > maxPos {
-			return fmt.Errorf("%s (sequence %s): %d tokens, longer than the model's max_position_embeddings %d", s.Where, s.ID, len(s.IDs), maxPos)
-		}
-		for j, v := range s.IDs {
-			if vocab > 0 && int(v) >= vocab {
-				return fmt.Errorf("%s (sequence %s): input_ids[%d] = %d is outside the vocabulary (vocab_size %d)", s.Where, s.ID, j, v, vocab)
-			}
-		}
-	}
-	return nil
 }
 
 // Inputs is a batch job's input with the JobInfo that identifies it.
@@ -52,9 +30,10 @@ type Inputs struct {
 }
 
 // ParseIDsList reads --ids "1,2,3;4,5": sequences separated by ';', ids by
-// ',' or spaces. Sequence ids are their indices. Errors name the sequence
-// and the offending token.
-func ParseIDsList(s string) (*Inputs, error) {
+// ',' or spaces. Sequence ids are their indices. Each sequence is checked
+// against lim (length, token ids). Errors name the sequence and the
+// offending token or limit.
+func ParseIDsList(s string, lim Limits) (*Inputs, error) {
 	in := &Inputs{}
 	for i, part := range strings.Split(s, ";") {
 		var ids []int32
@@ -68,7 +47,10 @@ func ParseIDsList(s string) (*Inputs, error) {
 		if len(ids) == 0 {
 			return nil, fmt.Errorf("--ids: sequence %d is empty", i)
 		}
-		in.Seqs = append(in.Seqs, InputSeq{ID: strconv.Itoa(i), IDs: ids, Where: fmt.Sprintf("--ids sequence %d", i)})
+		if why := lim.check(ids); why != "" {
+			return nil, fmt.Errorf("--ids: sequence %d: %s", i, why)
+		}
+		in.Seqs = append(in.Seqs, InputSeq{ID: strconv.Itoa(i), IDs: ids})
 	}
 	h := sha256.Sum256([]byte(s))
 	in.Job = JobInfo{InputSHA256: hex.EncodeToString(h[:]), Input: "--ids", Sequences: len(in.Seqs)}
@@ -90,8 +72,10 @@ type jsonlRow struct {
 // (string or number) names the sequence in the manifest, else its line
 // index among the sequences. Errors name the file and line: bad JSON,
 // neither input_ids nor text, a negative id, a loss_mask of another length
-// or with values other than 0 and 1, text without a tokenizer.
-func ReadJSONL(path string, tok tokenizer.Tokenizer) (*Inputs, error) {
+// or with values other than 0 and 1, text without a tokenizer, and a row
+// over lim (more tokens than max_position_embeddings, an id outside the
+// vocabulary) — all found while reading, before any forward pass.
+func ReadJSONL(path string, tok tokenizer.Tokenizer, lim Limits) (*Inputs, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("--data: %w", err)
@@ -112,7 +96,7 @@ func ReadJSONL(path string, tok tokenizer.Tokenizer) (*Inputs, error) {
 		if err := dec.Decode(&r); err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
-		s := InputSeq{ID: strconv.Itoa(len(in.Seqs)), Where: where}
+		s := InputSeq{ID: strconv.Itoa(len(in.Seqs))}
 		if len(r.ID) > 0 && string(r.ID) != "null" {
 			var str string
 			if json.Unmarshal(r.ID, &str) == nil {
@@ -146,6 +130,9 @@ func ReadJSONL(path string, tok tokenizer.Tokenizer) (*Inputs, error) {
 		}
 		if len(s.IDs) == 0 {
 			return nil, fmt.Errorf("%s: the sequence is empty", where)
+		}
+		if why := lim.check(s.IDs); why != "" {
+			return nil, fmt.Errorf("%s (sequence %d, id %q): %s", where, len(in.Seqs), s.ID, why)
 		}
 		if r.LossMask != nil {
 			if r.InputIDs == nil {

@@ -73,16 +73,18 @@ type JobResult struct {
 // own dump) for every input sequence and writes one file per sequence into
 // opts.Out in the plan's format (design.md's dump, speculators'
 // hs_{idx}.safetensors or SpecForge's rows_*/data_{idx}.ckpt), packing
-// sequences into flattened batches of at most MaxBatchTokens tokens. Input
-// rows are first checked against vocab_size and max_position_embeddings
-// (Inputs.Validate). It writes into OUT.partial (ResumeDump): sequences
-// already validated there by an earlier run of the same job are skipped;
-// each batch's files are written and validated by a writer goroutine
-// (opts.Writers files at once) while the next batch's forward pass runs,
-// and recorded in order; the directory is renamed to OUT only when all
-// sequences are in and Finish's checks pass. ctx cancelled between batches
-// returns ErrInterrupted with the work so far kept. Errors also: the
-// forward pass's, the capture's and the dump's (ErrInvalid, ErrExists,
+// sequences into flattened batches of at most MaxBatchTokens tokens. Every
+// sequence is first checked against the model's Limits (length, token
+// ids), so a bad row is named before any forward pass. It writes into
+// OUT.partial (ResumeDump): sequences already validated there by an
+// earlier run of the same job are skipped; each batch's files are written
+// and validated by up to opts.Writers goroutines while the next batch's
+// forward pass runs, and recorded in order; the directory is renamed to
+// OUT only when all sequences are in and Finish's checks pass. ctx
+// cancelled returns ErrInterrupted with the work so far kept: between
+// batches, or within a pass at its next site (stopHook), so that Ctrl-C
+// and SIGTERM are honoured during a long row too. Errors also: the forward
+// pass's, the capture's and the dump's (ErrInvalid, ErrExists,
 // ErrJobMismatch, ErrFormat, safetensors.ErrDiskFull), each naming the
 // sequence or file; the first writer error stops the job.
 func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) (*JobResult, error) {
@@ -91,7 +93,7 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 	if err != nil {
 		return nil, err
 	}
-	if err := in.Validate(e.Dims.Vocab, e.Dims.MaxPos); err != nil {
+	if err := in.Check(LimitsOf(e.Dims)); err != nil {
 		return nil, err
 	}
 	plan := opts.Plan
@@ -122,10 +124,21 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 	if err != nil {
 		return nil, err
 	}
+	defer w.Close() // the lock is released however the job ends
 	maxTok := opts.MaxBatchTokens
 	if maxTok <= 0 {
 		maxTok = 4096
 	}
+	hook := newStopHook(c, len(e.Tree.Sites))
+	jobDone := make(chan struct{})
+	defer close(jobDone)
+	go func() {
+		select {
+		case <-ctx.Done():
+			hook.stop()
+		case <-jobDone:
+		}
+	}()
 	res := &JobResult{JobProgress: JobProgress{Total: len(in.Seqs), BytesPerToken: w.bytesPerToken(len(plan.Srcs))}}
 	var todo []int
 	for i, s := range in.Seqs {
@@ -157,7 +170,6 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 		errs   []error
 		wg     sync.WaitGroup
 		reps   map[string]ReplicaRecord
-		tokens int
 	}
 	queue := make(chan *pending, len(in.Seqs)+1)
 	var werr error
@@ -166,30 +178,36 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 		defer close(done)
 		for p := range queue {
 			p.wg.Wait()
-			mu.Lock()
-			failed := werr != nil
-			mu.Unlock()
-			if failed {
-				continue
+			// Every file validated is recorded, those of a batch with a
+			// failed file too (a full disk keeps what was written for the
+			// resume); the first error ends the job.
+			var ids []string
+			var recs []SeqRecord
+			var ferr error
+			for j := range p.ids {
+				if p.errs[j] != nil {
+					ferr = cmp.Or(ferr, p.errs[j])
+					continue
+				}
+				ids, recs = append(ids, p.ids[j]), append(recs, p.recs[j])
 			}
-			err := errors.Join(p.errs...)
-			if err == nil {
-				err = w.commit(p.ids, p.recs, p.reps)
-			}
+			cerr := w.commit(ids, recs, p.reps)
 			mu.Lock()
-			if err != nil {
-				werr = err
-			} else {
-				res.Done += len(p.ids)
-				res.Tokens += int64(p.tokens)
-				for _, r := range p.recs {
+			if cerr == nil {
+				res.Done += len(ids)
+				for _, r := range recs {
+					res.Tokens += int64(r.Length)
 					res.Bytes += recBytes(r)
 				}
 				report()
 			}
+			if werr == nil {
+				werr = cmp.Or(ferr, cerr)
+			}
+			ok := ferr == nil && cerr == nil
 			n := res.Done
 			mu.Unlock()
-			if err == nil && opts.AfterBatch != nil {
+			if ok && opts.AfterBatch != nil {
 				opts.AfterBatch(n)
 			}
 		}
@@ -207,12 +225,20 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 		}
 		return res, err
 	}
+	interrupted := func(where string) (*JobResult, error) {
+		close(queue)
+		<-done // res is the writer's until it has drained
+		if we := writerErr(); we != nil {
+			return res, we
+		}
+		return res, fmt.Errorf("%w%s after %d of %d sequences; %s keeps them: run the same command again to resume", ErrInterrupted, where, res.Done, res.Total, w.Stage())
+	}
 	for len(todo) > 0 {
 		if err := writerErr(); err != nil {
 			return stop(nil)
 		}
 		if err := ctx.Err(); err != nil {
-			return stop(fmt.Errorf("%w after %d of %d sequences; %s keeps them: run the same command again to resume", ErrInterrupted, res.Done, res.Total, w.Stage()))
+			return interrupted("")
 		}
 		var batch []int
 		tokens := 0
@@ -225,7 +251,10 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 		for j, i := range batch {
 			seqs[j] = in.Seqs[i].IDs
 		}
-		if err := e.Prefill(seqs, c); err != nil {
+		if err := e.Prefill(seqs, hook); err != nil {
+			if errors.Is(err, ErrInterrupted) || ctx.Err() != nil {
+				return interrupted(fmt.Sprintf(" in the forward pass of sequences %s..%s,", in.Seqs[batch[0]].ID, in.Seqs[batch[len(batch)-1]].ID))
+			}
 			return stop(fmt.Errorf("sequences %s..%s: %w", in.Seqs[batch[0]].ID, in.Seqs[batch[len(batch)-1]].ID, err))
 		}
 		got, reps, err := c.Take()
@@ -235,7 +264,7 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 		if len(got) != len(batch) {
 			return stop(fmt.Errorf("%w: the forward pass captured %d sequences of a batch of %d", ErrInvalid, len(got), len(batch)))
 		}
-		p := &pending{ids: make([]string, len(got)), recs: make([]SeqRecord, len(got)), errs: make([]error, len(got)), reps: reps, tokens: tokens}
+		p := &pending{ids: make([]string, len(got)), recs: make([]SeqRecord, len(got)), errs: make([]error, len(got)), reps: reps}
 		for j, sc := range got {
 			src := in.Seqs[batch[j]]
 			if !slices.Equal(sc.IDs, src.IDs) {

@@ -237,6 +237,9 @@ func (w *DumpWriter) writeTrainerSeq(s *SeqCapture, id string) (SeqRecord, error
 // hidden_state) must equal srcs[j] byte for byte. Errors wrap ErrInvalid
 // and name the file and tensor.
 func verifyTrainerFile(path string, f Format, rec SeqRecord, wrote []byte, ids []int32, srcs []*tensor.Tensor) error {
+	if err := CheckSeqPath(strings.TrimSuffix(path, filepath.FromSlash(rec.File)), rec.File); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("%w: re-reading %s: %w", ErrInvalid, path, err)

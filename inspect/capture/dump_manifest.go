@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
+	"strings"
 )
 
 // ManifestFormat identifies the dump layout manifest.json describes.
@@ -163,8 +165,54 @@ func ReadManifest(dir string) (*Manifest, error) {
 	if err := readJournal(dir, &m); err != nil {
 		return nil, fmt.Errorf("%s: %w: %v", dir, ErrManifest, err)
 	}
+	for i, r := range m.Sequences {
+		if err := CheckSeqFileName(r.File); err != nil {
+			return nil, fmt.Errorf("%s: %w: sequences[%d].file: %v", p, ErrManifest, i, err)
+		}
+	}
 	return &m, nil
 }
+
+// CheckSeqFileName says why name cannot be a file a manifest lists: a
+// dump is flat, so a sequence's file is a plain name inside the dump
+// directory — not empty, not "." or "..", no path separator, not absolute
+// — except SpecForge's one level of grouping, exactly
+// rows_{g}-{g+2000}/data_{idx}.ckpt[.gz] (specforgeFile). Readers (check,
+// resume) never open a path that leaves the dump, as the writer never
+// writes one.
+func CheckSeqFileName(name string) error {
+	if specforgeFile.MatchString(name) {
+		return nil
+	}
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\\x00") || !filepath.IsLocal(name) {
+		return fmt.Errorf("%q is not a file name inside the dump directory (a path leaving it is refused)", name)
+	}
+	return nil
+}
+
+// CheckSeqPath says why dir/name (a name CheckSeqFileName allows) must not
+// be opened: a component that is not there, a symbolic link or not a
+// regular file (its directory, for SpecForge's rows_ grouping, not a real
+// directory) — so reads stay inside the dump.
+func CheckSeqPath(dir, name string) error {
+	p := dir
+	parts := strings.Split(name, "/")
+	for i, c := range parts {
+		p = filepath.Join(p, c)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		if last := i == len(parts)-1; (last && !fi.Mode().IsRegular()) || (!last && !fi.IsDir()) {
+			return fmt.Errorf("%s is a %s, not a plain %s inside the dump", p, fi.Mode().Type(), map[bool]string{true: "file", false: "directory"}[last])
+		}
+	}
+	return nil
+}
+
+// specforgeFile is the one nested name a manifest may list: SpecForge's
+// rows_{g}-{g+2000}/data_{idx}.ckpt or .ckpt.gz (trainerFile).
+var specforgeFile = regexp.MustCompile(`^rows_[0-9]+-[0-9]+/data_[0-9]+\.ckpt(\.gz)?$`)
 
 // writeManifest writes m to DIR/manifest.json atomically (temporary file,
 // fsync, rename, fsync of the directory).

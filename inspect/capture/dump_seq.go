@@ -6,112 +6,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 
 	"hsdb/engine/safetensors"
 	"hsdb/engine/tensor"
 )
-
-// SetWriters sets how many sequence files Add writes and validates at
-// once (each on its own goroutine: building, sha256, fsync and the
-// re-read are CPU and disk work that overlap); n < 1 means 1. Sequences
-// are still recorded in order.
-func (w *DumpWriter) SetWriters(n int) { w.workers = n }
-
-// writeAll writes seqs' files, up to w.workers at once, and returns their
-// records in order, or the first sequence's error.
-func (w *DumpWriter) writeAll(seqs []*SeqCapture, ids []string) ([]SeqRecord, error) {
-	recs := make([]SeqRecord, len(seqs))
-	errs := make([]error, len(seqs))
-	sem := make(chan struct{}, max(w.workers, 1))
-	var wg sync.WaitGroup
-	for i, s := range seqs {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			recs[i], errs[i] = w.writeSeq(s, ids[i])
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	return recs, nil
-}
-
-// Add writes one safetensors file per sequence (input_ids [len] I64,
-// loss_mask [len] I64 when given, hidden_states.{layer} [len, hidden] and
-// site captures [len, width] in the dump dtype), each atomically
-// (safetensors.WriteFile: temporary file, fsync, re-read, rename), then
-// re-reads it and validates it (verifyFile): names, shapes, dtypes, the
-// sha256 of each tensor, values equal to the captured values, all finite,
-// layers pairwise different. Only then is it recorded in the manifest (for
-// a batch job, rewritten atomically after each call). reps are the
-// cross-rank checks of the pass (merged per key). Errors: ErrInvalid
-// naming the sequence and what failed (its file is removed);
-// safetensors.ErrDiskFull; other I/O errors naming the file.
-func (w *DumpWriter) Add(seqs []*SeqCapture, reps map[string]ReplicaRecord) error {
-	ids := make([]string, len(seqs))
-	for i, s := range seqs {
-		ids[i] = seqID(s)
-		if w.Done(ids[i]) {
-			return fmt.Errorf("dump %s: sequence %s is already in the dump", w.dir, ids[i])
-		}
-	}
-	recs, err := w.writeAll(seqs, ids)
-	if err != nil {
-		return err
-	}
-	return w.commit(ids, recs, reps)
-}
-
-// seqID is the id a sequence is recorded under: its input id, or its
-// index.
-func seqID(s *SeqCapture) string {
-	if s.ID == "" {
-		return fmt.Sprint(s.Seq)
-	}
-	return s.ID
-}
-
-// commit records validated sequences (ids and their records, in order)
-// and a pass's cross-rank checks in the manifest and, for a batch job, the
-// journal (fsynced). Only one goroutine may commit at a time.
-func (w *DumpWriter) commit(ids []string, recs []SeqRecord, reps map[string]ReplicaRecord) error {
-	for k, r := range reps {
-		old, ok := w.m.Replicas[k]
-		if !ok || r.MaxRelDiff > old.MaxRelDiff {
-			old.MaxRelDiff, old.WorstRank = r.MaxRelDiff, r.WorstRank
-		}
-		old.Ranks = r.Ranks
-		old.OK = old.MaxRelDiff <= ReplicaTol
-		w.m.Replicas[k] = old
-	}
-	if w.plan != nil { // trainer files were renamed without a directory fsync: make the names durable first
-		dirs := map[string]bool{w.stage: true} // the stage holds SpecForge's rows_ directories
-		for _, rec := range recs {
-			dirs[filepath.Dir(filepath.Join(w.stage, filepath.FromSlash(rec.File)))] = true
-		}
-		for d := range dirs {
-			if err := syncDir(d); err != nil {
-				return fmt.Errorf("dump %s: %w", w.dir, diskFull(err))
-			}
-		}
-	}
-	for i, rec := range recs {
-		w.byID[ids[i]] = len(w.m.Sequences)
-		w.m.Sequences = append(w.m.Sequences, rec)
-	}
-	if w.resumable {
-		if err := w.appendJournal(w.m.Sequences[len(w.m.Sequences)-len(recs):], reps); err != nil {
-			return fmt.Errorf("dump %s: %w", w.dir, diskFull(err))
-		}
-	}
-	return nil
-}
 
 // seqTensors builds the file's tensors in writing order (8-byte elements
 // first, so every tensor starts aligned) and the expected f32 values of
@@ -193,6 +91,84 @@ func (w *DumpWriter) writeSeq(s *SeqCapture, id string) (SeqRecord, error) {
 	}
 	rec.Validated = true
 	return rec, nil
+}
+
+// checkStage is Finish's last look before the rename: every file the
+// manifest lists is in the staging directory as a regular file of the
+// size its tensors need at least, and nothing else is (temporaries of a
+// write cut short are removed; anything else is an error).
+func (w *DumpWriter) checkStage() error {
+	for _, r := range w.m.Sequences {
+		fi, err := os.Lstat(filepath.Join(w.stage, filepath.FromSlash(r.File)))
+		if err != nil {
+			return fmt.Errorf("%w: sequence %s: its file is missing from %s: %v", ErrInvalid, r.ID, w.stage, err)
+		}
+		need := int64(0)
+		for _, t := range r.Tensors {
+			n := int64(1)
+			for _, d := range t.Shape {
+				n *= int64(d)
+			}
+			if dt, err := tensor.ParseDType(t.DType); err == nil {
+				need += n * int64(dt.Size())
+			}
+		}
+		if r.Bytes > 0 { // a trainer file records its exact size (a .ckpt.gz is smaller than its tensors)
+			need = r.Bytes
+		}
+		if !fi.Mode().IsRegular() || fi.Size() < need {
+			return fmt.Errorf("%w: sequence %s: %s is a %s of %d bytes, want a file of at least %d", ErrInvalid, r.ID, r.File, kindOf(fi), fi.Size(), need)
+		}
+	}
+	w.removeStrays()
+	return nil
+}
+
+// seqID is the id a sequence is recorded under: its input id, or its
+// index.
+func seqID(s *SeqCapture) string {
+	if s.ID == "" {
+		return fmt.Sprint(s.Seq)
+	}
+	return s.ID
+}
+
+// commit records validated sequences (ids and their records, in order)
+// and a pass's cross-rank checks in the manifest and, for a batch job, the
+// journal (fsynced), as Add does for the sequences it writes itself; the
+// capture job writes files on several goroutines and commits each batch
+// here once all are validated. Only one goroutine may commit at a time.
+func (w *DumpWriter) commit(ids []string, recs []SeqRecord, reps map[string]ReplicaRecord) error {
+	for k, r := range reps {
+		old, ok := w.m.Replicas[k]
+		if !ok || r.MaxRelDiff > old.MaxRelDiff {
+			old.MaxRelDiff, old.WorstRank = r.MaxRelDiff, r.WorstRank
+		}
+		old.Ranks = r.Ranks
+		old.OK = old.MaxRelDiff <= ReplicaTol
+		w.m.Replicas[k] = old
+	}
+	if w.plan != nil { // trainer files were renamed without a directory fsync: make the names durable first
+		dirs := map[string]bool{w.stage: true} // the stage holds SpecForge's rows_ directories
+		for _, rec := range recs {
+			dirs[filepath.Dir(filepath.Join(w.stage, filepath.FromSlash(rec.File)))] = true
+		}
+		for d := range dirs {
+			if err := syncDir(d); err != nil {
+				return fmt.Errorf("dump %s: %w", w.dir, diskFull(err))
+			}
+		}
+	}
+	for i, rec := range recs {
+		w.byID[ids[i]] = len(w.m.Sequences)
+		w.m.Sequences = append(w.m.Sequences, rec)
+	}
+	if w.resumable {
+		if err := w.appendJournal(recs, reps); err != nil {
+			return fmt.Errorf("dump %s: %w", w.dir, diskFull(err))
+		}
+	}
+	return nil
 }
 
 // recBytes is what a written sequence's file holds: its recorded size

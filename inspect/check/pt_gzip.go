@@ -20,7 +20,8 @@ const maxGunzip = 4 << 30
 // back by OfflineEagle3Dataset._open_file the same way).
 type torchZip struct {
 	*zip.Reader
-	f *os.File
+	f    *os.File
+	size int64 // bytes of the archive: the file's, or the gunzipped archive's
 }
 
 func (z *torchZip) Close() error {
@@ -58,7 +59,7 @@ func openTorchZip(path string) (*torchZip, error) {
 		if err != nil {
 			return nil, fmt.Errorf("gunzipped: %w", err)
 		}
-		return &torchZip{Reader: zr}, nil
+		return &torchZip{Reader: zr, size: int64(len(data))}, nil
 	}
 	st, err := f.Stat()
 	if err != nil {
@@ -70,5 +71,5 @@ func openTorchZip(path string) (*torchZip, error) {
 		f.Close()
 		return nil, err
 	}
-	return &torchZip{Reader: zr, f: f}, nil
+	return &torchZip{Reader: zr, f: f, size: st.Size()}, nil
 }

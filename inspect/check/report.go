@@ -10,14 +10,20 @@ func (p *PathReport) CheckReport() (client.CheckReport, error) {
 }
 
 // DiffReport is p as `diff` reports it: each file's DiffLines, Failed when
-// an entry departs from the model; and the error when nothing could be
-// read (ReadError).
+// an entry of a comparable file departs from the model, Comparable when
+// any file had something to judge (Report.Comparable); and the error when
+// nothing could be read (ReadError).
 func (p *PathReport) DiffReport() (client.CheckReport, error) {
 	v := client.CheckReport{Path: p.Path, Files: len(p.Files)}
 	for _, f := range p.Files {
 		lines, departs := f.DiffLines()
 		v.Lines = append(v.Lines, lines...)
-		v.Failed = v.Failed || departs
+		if f.Comparable() {
+			v.Comparable, v.Failed = true, v.Failed || departs
+		}
+	}
+	if !v.Comparable && len(p.Files) > 0 {
+		v.Lines = append(v.Lines, "nothing comparable: no verdict")
 	}
 	return v, p.ReadError()
 }
