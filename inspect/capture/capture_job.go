@@ -165,11 +165,11 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 	writers := cmp.Or(opts.Writers, 4)
 	sem := make(chan struct{}, writers)
 	type pending struct {
-		ids    []string
-		recs   []SeqRecord
-		errs   []error
-		wg     sync.WaitGroup
-		reps   map[string]ReplicaRecord
+		ids  []string
+		recs []SeqRecord
+		errs []error
+		wg   sync.WaitGroup
+		reps map[string]ReplicaRecord
 	}
 	queue := make(chan *pending, len(in.Seqs)+1)
 	var werr error

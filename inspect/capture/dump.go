@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"hsdb/engine/safetensors"
@@ -85,6 +86,20 @@ type DumpWriter struct {
 // dumpTestHook, when set by a test, runs before each sequence file is
 // written and can fail it (injecting ENOSPC); nil in normal use.
 var dumpTestHook func(path string) error
+
+// dumpTestHookMu serialises dumpTestHook's calls: a capture job writes
+// files on several goroutines.
+var dumpTestHookMu sync.Mutex
+
+// runTestHook calls dumpTestHook, if set, one call at a time.
+func runTestHook(path string) error {
+	if dumpTestHook == nil {
+		return nil
+	}
+	dumpTestHookMu.Lock()
+	defer dumpTestHookMu.Unlock()
+	return dumpTestHook(path)
+}
 
 // dumpDType picks the files' float dtype.
 func dumpDType(opts DumpOptions, model string) (tensor.DType, error) {

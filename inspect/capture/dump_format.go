@@ -206,7 +206,7 @@ func (w *DumpWriter) writeTrainerSeq(s *SeqCapture, id string) (SeqRecord, error
 	}
 	rec.FileSHA256, rec.Bytes = sha256Hex(data), int64(len(data))
 	if dumpTestHook != nil {
-		if err := dumpTestHook(path); err != nil {
+		if err := runTestHook(path); err != nil {
 			return fail(fmt.Errorf("writing %s: %w", path, diskFull(err)))
 		}
 	}

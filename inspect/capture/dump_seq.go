@@ -78,7 +78,7 @@ func (w *DumpWriter) writeSeq(s *SeqCapture, id string) (SeqRecord, error) {
 	}
 	meta := map[string]string{"format": "pt", "hsdb": ManifestFormat, "sequence": id, "what": w.m.Capture.What, "layers": joinInts(w.m.Capture.Layers)}
 	if dumpTestHook != nil {
-		if err := dumpTestHook(path); err != nil {
+		if err := runTestHook(path); err != nil {
 			return rec, fmt.Errorf("dump %s: sequence %s: writing %s: %w", w.dir, id, path, diskFull(err))
 		}
 	}
