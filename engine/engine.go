@@ -311,3 +311,13 @@ func LoadLlama2C(path string, opts Options) (*Engine, error) {
 	}
 	return LoadSource(path, ck.ConfigJSON(), &model.MapSource{Name: path, Tensors: ck.Tensors}, opts)
 }
+
+// Lens returns rank r's final norm and LM head, ok=false when the
+// architecture does not expose them.
+func (e *Engine) Lens(r int) (model.Lens, bool) {
+	lm, ok := e.ranks[r].model.(model.LensModel)
+	if !ok {
+		return model.Lens{}, false
+	}
+	return lm.Lens(), true
+}

@@ -156,3 +156,21 @@ func isWrapper(archs []string, raw map[string]json.RawMessage) bool {
 	}
 	return false
 }
+
+// Lens is one rank's final norm and LM head, for the logit lens
+// (nostalgebraist 2020: the final norm and unembedding applied to an inner
+// layer's stream): Norm [hidden] with Eps (the model's last RMSNorm), Head
+// [vocab_r, hidden], the rank's rows [Vocab[0], Vocab[1]) of vLLM's padded
+// vocabulary, of which those below VocabSize are real tokens.
+type Lens struct {
+	Norm      backend.Tensor
+	Eps       float32
+	Head      backend.Tensor
+	Vocab     [2]int
+	VocabSize int
+}
+
+// LensModel is a RankModel that exposes its final norm and LM head.
+type LensModel interface {
+	Lens() Lens
+}

@@ -47,7 +47,8 @@ func (d *DecoderLayer) Forward(r *model.Rank, b *model.Batch, h, res backend.Ten
 	out := d.mlp.Forward(r, b, x2)
 	r.Exit(d.site, func() []model.SiteTensor {
 		stream := r.Dev.Add(out, res2)
-		return []model.SiteTensor{{Name: "hidden_states", T: out, Shard: Rep}, {Name: "residual", T: res2, Shard: Rep}, {Name: "stream", T: stream, Shard: Rep}}
+		return []model.SiteTensor{{Name: "hidden_states", T: out, Shard: Rep, Writable: true}, {Name: "residual", T: res2, Shard: Rep, Writable: true},
+			{Name: "stream", T: stream, Shard: Rep, SumOf: []string{"hidden_states", "residual"}}}
 	})
 	return out, res2
 }
@@ -121,11 +122,16 @@ func (m *CausalLM) Forward(r *model.Rank, b *model.Batch) backend.Tensor {
 	}
 	normed, _ := m.norm.Forward(r, h, res)
 	r.Exit(m.site, func() []model.SiteTensor {
-		return []model.SiteTensor{{Name: "hidden_states", T: normed, Shard: Rep}}
+		return []model.SiteTensor{{Name: "hidden_states", T: normed, Shard: Rep, Writable: true}}
 	})
 	x := normed
 	if rows := b.LogitRows(); len(rows) != b.Tokens() {
 		x = dev.GatherRows(normed, rows)
 	}
 	return m.head.Forward(r, x)
+}
+
+// Lens returns the final norm and this rank's LM head rows (model.Lens).
+func (m *CausalLM) Lens() model.Lens {
+	return model.Lens{Norm: m.norm.w, Eps: m.norm.eps, Head: m.head.w, Vocab: m.head.vocab, VocabSize: m.head.vocabSize}
 }

@@ -40,6 +40,9 @@ type DumpInfo struct {
 	Sites  []SiteInfo // site captures
 	// Job identifies a batch job's inputs (nil for a one-shot dump).
 	Job *JobInfo
+	// Edits describe the debugger's edits (`set var`, `patch`) applied in
+	// the pass the captures come from: values that are not the model's own.
+	Edits []string
 	// Plan, when its Format is not FormatHsdb, writes the trainer's
 	// per-sample files (dump_format.go) from the plan's sources instead of
 	// hsdb's seq files; Layers must then be Plan.HsdbLayers().
@@ -117,7 +120,7 @@ func dumpDType(opts DumpOptions, model string) (tensor.DType, error) {
 
 func newManifest(info DumpInfo, dt tensor.DType) *Manifest {
 	m := &Manifest{Format: ManifestFormat, HsdbVersion: Version(), Created: time.Now().UTC().Format(time.RFC3339),
-		Model: info.Model, Job: info.Job,
+		Model: info.Model, Job: info.Job, Edits: info.Edits,
 		Capture:  CaptureInfo{Layers: append([]int{}, info.Layers...), What: info.What, Sites: info.Sites, DType: dt.SafetensorsName()},
 		Replicas: map[string]ReplicaRecord{}, Sequences: []SeqRecord{}}
 	if info.What == WhatStream && len(info.Layers) > 0 {

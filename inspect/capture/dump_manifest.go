@@ -36,7 +36,10 @@ type Manifest struct {
 	Capture  CaptureInfo `json:"capture"`
 	// Job identifies a batch job's inputs so that a resumed job can tell
 	// its own staging directory from another's (nil for REPL dumps).
-	Job       *JobInfo                 `json:"job,omitempty"`
+	Job *JobInfo `json:"job,omitempty"`
+	// Edits, when present, say the captured values were changed by the
+	// debugger's edits (`set var`, `patch`) in the pass they come from.
+	Edits     []string                 `json:"edits,omitempty"`
 	Sequences []SeqRecord              `json:"sequences"`
 	Replicas  map[string]ReplicaRecord `json:"replicas,omitempty"`
 	// Validation is the dump-level result of design.md's rules.
