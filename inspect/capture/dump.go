@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"time"
 
 	"hsdb/engine/safetensors"
@@ -41,6 +43,10 @@ type DumpInfo struct {
 	// Edits describe the debugger's edits (`set var`, `patch`) applied in
 	// the pass the captures come from: values that are not the model's own.
 	Edits []string
+	// Plan, when its Format is not FormatHsdb, writes the trainer's
+	// per-sample files (dump_format.go) from the plan's sources instead of
+	// hsdb's seq files; Layers must then be Plan.HsdbLayers().
+	Plan *Plan
 }
 
 // DumpOptions controls writing.
@@ -52,6 +58,10 @@ type DumpOptions struct {
 	// (round to nearest even). Invalid takes the model's dtype when it is
 	// one of those, else F32.
 	DType tensor.DType
+	// Compress gzips SpecForge samples (data_{idx}.ckpt.gz, as
+	// prepare_hidden_states.py --compress does); other formats have no
+	// compressed variant their trainer reads.
+	Compress bool
 }
 
 // DumpWriter writes a dump sequence by sequence into a staging directory
@@ -68,6 +78,8 @@ type DumpWriter struct {
 	byID       map[string]int // sequence id -> index in m.Sequences
 	journal    *os.File       // a batch job's append-only record of validated sequences
 	lock       *dumpLock      // held until Finish, Abort or Close
+	plan       *Plan          // a trainer format's plan; nil for hsdb's own files
+	compress   bool
 	// Leftovers are staging directories of earlier dumps of the same path
 	// that CreateDump found beside it but could not tell were hsdb's (so
 	// left in place); the caller names them.
@@ -77,6 +89,20 @@ type DumpWriter struct {
 // dumpTestHook, when set by a test, runs before each sequence file is
 // written and can fail it (injecting ENOSPC); nil in normal use.
 var dumpTestHook func(path string) error
+
+// dumpTestHookMu serialises dumpTestHook's calls: a capture job writes
+// files on several goroutines.
+var dumpTestHookMu sync.Mutex
+
+// runTestHook calls dumpTestHook, if set, one call at a time.
+func runTestHook(path string) error {
+	if dumpTestHook == nil {
+		return nil
+	}
+	dumpTestHookMu.Lock()
+	defer dumpTestHookMu.Unlock()
+	return dumpTestHook(path)
+}
 
 // dumpDType picks the files' float dtype.
 func dumpDType(opts DumpOptions, model string) (tensor.DType, error) {
@@ -201,6 +227,12 @@ func prepare(dir string, info DumpInfo, opts DumpOptions) (*DumpWriter, error) {
 		return nil, fmt.Errorf("dump: no directory given")
 	}
 	dir = filepath.Clean(dir)
+	if info.Plan != nil && info.Plan.Format != FormatHsdb && opts.DType == tensor.Invalid {
+		opts.DType = tensor.BF16 // speculators' BaseDataset and SpecForge's trainer take bf16 hidden states
+	}
+	if (info.Plan == nil || info.Plan.Format == FormatHsdb) && opts.Compress {
+		return nil, fmt.Errorf("%w: --compress: only SpecForge samples have a compressed form their trainer reads (.ckpt.gz)", ErrFormat)
+	}
 	dt, err := dumpDType(opts, info.Model.DType)
 	if err != nil {
 		return nil, err
@@ -225,7 +257,12 @@ func prepare(dir string, info DumpInfo, opts DumpOptions) (*DumpWriter, error) {
 			return nil, fmt.Errorf("dump %s: --force replaces only a dump hsdb wrote: %w", dir, err)
 		}
 	}
-	return &DumpWriter{dir: dir, m: newManifest(info, dt), dtype: dt, hidden: info.Model.Dims["hidden_size"], byID: map[string]int{}, lock: lock}, nil
+	w := &DumpWriter{dir: dir, m: newManifest(info, dt), dtype: dt, hidden: info.Model.Dims["hidden_size"], byID: map[string]int{}, lock: lock}
+	if info.Plan != nil && info.Plan.Format != FormatHsdb {
+		w.plan, w.compress = info.Plan, opts.Compress
+		w.m.Capture.Format, w.m.Capture.FormatIDs, w.m.Capture.Mapping, w.m.Capture.Compressed = string(info.Plan.Format), info.Plan.IDs, info.Plan.Lines, opts.Compress
+	}
+	return w, nil
 }
 
 // removeOwned removes a staging directory after checking that it holds
@@ -248,6 +285,8 @@ func sameJob(a, b *Manifest) string {
 		return "other inputs"
 	case joinInts(a.Capture.Layers) != joinInts(b.Capture.Layers):
 		return fmt.Sprintf("layers %s, now %s", joinInts(a.Capture.Layers), joinInts(b.Capture.Layers))
+	case a.Capture.Format != b.Capture.Format || joinInts(a.Capture.FormatIDs) != joinInts(b.Capture.FormatIDs) || a.Capture.Compressed != b.Capture.Compressed:
+		return fmt.Sprintf("format %s ids %s, now %s ids %s", a.Capture.Format, joinInts(a.Capture.FormatIDs), b.Capture.Format, joinInts(b.Capture.FormatIDs))
 	case a.Capture.What != b.Capture.What:
 		return fmt.Sprintf("what %s, now %s", a.Capture.What, b.Capture.What)
 	case a.Capture.DType != b.Capture.DType:
@@ -270,7 +309,13 @@ func (w *DumpWriter) keepValidated(old *Manifest) {
 		if !rec.Validated {
 			continue
 		}
-		if err := verifyFile(filepath.Join(w.stage, rec.File), rec, nil, w.dtype); err != nil {
+		var err error
+		if w.plan != nil {
+			err = verifyTrainerFile(filepath.Join(w.stage, filepath.FromSlash(rec.File)), w.plan.Format, rec, nil, nil, nil)
+		} else {
+			err = verifyFile(filepath.Join(w.stage, rec.File), rec, nil, w.dtype)
+		}
+		if err != nil {
 			continue
 		}
 		w.byID[rec.ID] = len(w.m.Sequences)
@@ -284,14 +329,24 @@ func (w *DumpWriter) keepValidated(old *Manifest) {
 func (w *DumpWriter) removeStrays() {
 	keep := map[string]bool{ManifestName: true, JournalName: true}
 	for _, r := range w.m.Sequences {
-		keep[r.File] = true
-	}
-	ents, _ := os.ReadDir(w.stage)
-	for _, e := range ents {
-		if !keep[e.Name()] {
-			os.RemoveAll(filepath.Join(w.stage, e.Name()))
+		keep[filepath.FromSlash(r.File)] = true
+		if d, _, ok := strings.Cut(r.File, "/"); ok {
+			keep[d] = true // a SpecForge rows_ directory
 		}
 	}
+	filepath.WalkDir(w.stage, func(p string, d fs.DirEntry, err error) error {
+		rel, _ := filepath.Rel(w.stage, p)
+		if err != nil || rel == "." {
+			return nil
+		}
+		if !keep[rel] {
+			os.RemoveAll(p)
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+		}
+		return nil
+	})
 }
 
 // Done reports whether sequence id is already written and validated (a
