@@ -282,7 +282,7 @@ func (c *Capturer) Visit(ev *model.Event, ranks []*model.RankView) error {
 	}
 	for _, i := range c.bySite[ev.Site.Path] {
 		spec := c.specs[i]
-		g, err := GatherSite(spec.Site, spec.Tensor, ranks)
+		g, err := gatherSite(spec.Site, spec.Tensor, ranks, true)
 		if err != nil {
 			c.fail(err)
 			continue
@@ -306,7 +306,10 @@ func (c *Capturer) Visit(ev *model.Event, ranks []*model.RankView) error {
 			if old := sc.Tensors[spec.Key]; old != nil && b.Step > 0 {
 				sc.Tensors[spec.Key] = appendRows(old, rows)
 			} else {
-				sc.Tensors[spec.Key] = cloneTensor(rows)
+				// g.T is this visit's own host copy (gatherSite allocates it),
+				// so each sequence keeps its rows without a second copy on
+				// the forward pass's path.
+				sc.Tensors[spec.Key] = rows
 			}
 		}
 	}

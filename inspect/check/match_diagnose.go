@@ -1,6 +1,9 @@
 package check
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // matchDiagnoses explains entries that are not what their label claims
 // (or, unlabelled, not a decoder layer's stream), naming what they match
@@ -41,6 +44,9 @@ func matchDiagnoses(ms []EntryMatch) []Diagnosis {
 			d.Sentence = fmt.Sprintf("%s (unlabelled) matches %s (cos %.6f, max|Δ| %.3g)", m.Key, b, s.Cos, s.MaxAbs)
 		}
 		d.Cause = matchCause(m.Label, b)
+		if strings.Contains(m.Key, "speculators id") && b.Kind == CandStream && b.World == 0 && b.Layer == m.Label+1 {
+			d.Cause = fmt.Sprintf("a wrong layer-id convention: the ids are SGLang's (SpecForge: id s = decoder layer s's output), not speculators' (id k = the stream entering layer k = decoder layer k-1's output); this is speculators id %d = SGLang id %d", b.Layer+1, b.Layer)
+		}
 		out = append(out, d)
 	}
 	return out

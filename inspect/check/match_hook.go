@@ -14,7 +14,8 @@ import (
 type target struct {
 	key     string
 	label   int
-	stacked int // > 0: this many per-token entries stacked into rows
+	kind    string // Entry.Kind: what a trainer format claims instead of a layer
+	stacked int    // > 0: this many per-token entries stacked into rows
 	dtype   tensor.DType
 	x       []float32
 	rows, w int
