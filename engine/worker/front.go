@@ -35,10 +35,14 @@ type Config struct {
 	// Token is the session token workers must present; "" makes a random
 	// one (printed to Log when not spawning).
 	Token string
-	// Timeout bounds every wait on a worker: a step message (a worker
-	// computing or stuck in a collective longer than this is declared
-	// hung and killed), joining and loading. 0 means 10 minutes.
+	// Timeout bounds every wait on a worker but its load: a step message
+	// (a worker computing or stuck in a collective longer than this is
+	// declared hung and killed) and joining. 0 means 10 minutes.
 	Timeout time.Duration
+	// LoadTimeout bounds the wait for a worker to load its rank; 0 waits
+	// until it answers or its connection ends (a large checkpoint on a
+	// cold disk can take longer than any step).
+	LoadTimeout time.Duration
 	// Log receives the front's notes (the address and token to give
 	// launchers, refused workers) and spawned workers' stderr, each line
 	// prefixed with its rank; nil drops them.

@@ -64,7 +64,11 @@ func (r *remoteRank) load(tmpl assign) error {
 		return r.fault(err)
 	}
 	r.c.limit = maxFrame
-	d, err := r.c.expect(kindLoaded, 0)
+	wait := r.f.cfg.LoadTimeout // loading a large checkpoint may take long: by default, until the worker answers or dies
+	if wait <= 0 {
+		wait = -1
+	}
+	d, err := r.c.expect(kindLoaded, wait)
 	if err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) || errors.Is(err, io.EOF) {

@@ -65,7 +65,8 @@ func (c *conn) send(kind byte, e *enc) error {
 	return c.w.Flush()
 }
 
-// recv reads one frame, waiting at most timeout (0: the connection's).
+// recv reads one frame, waiting at most timeout (0: the connection's;
+// negative: no limit).
 func (c *conn) recv(timeout time.Duration) (byte, *dec, error) {
 	if timeout == 0 {
 		timeout = c.timeout
