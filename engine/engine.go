@@ -46,6 +46,14 @@ type Options struct {
 	// with ErrMemory, naming the rank or GPU and the shortfall, before
 	// reading any weight.
 	MemoryLimit int64
+	// Workers, when set, runs the ranks in worker processes (--workers):
+	// the engine loads no weights and drives each rank through
+	// Workers.Ranks (see Workers); the workers check their own memory.
+	Workers Workers
+	// Worker, when set, makes this the engine of one worker process: only
+	// rank Worker.Rank of the TP world is loaded, onto Worker.Dev, and
+	// RunStep runs it.
+	Worker *WorkerRank
 }
 
 // Engine is a loaded model split over World ranks, ready to run forward
@@ -77,9 +85,12 @@ type Engine struct {
 	tok       tokenizer.Tokenizer
 	tokErr    error
 	weights   interface{ BytesRead() int64 }
+	workers   Workers // the ranks' worker processes (Options.Workers), or nil
 }
 
 type rankState struct {
+	index int        // the rank's index in the world
+	pipe  model.Pipe // a worker's pipeline stage (WorkerRank.Pipe), or nil
 	dev   backend.Device
 	comm  backend.Comm
 	model model.RankModel
@@ -147,17 +158,33 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	estimate := mem.Weights()
+	e := &Engine{Path: path, Config: cfg, Dims: cfg.Dims(), Tree: tree, World: world, Skipped: skipped, Estimate: estimate, Quant: qs,
+		siteGroup: backend.NewGroup(world)}
+	if opts.Workers != nil { // the workers plan and check their own memory
+		return loadRemote(e, opts)
+	}
 	if err := mem.Check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	estimate := mem.Weights()
-	devs, comms, g, err := newDevices(opts, world, activationDType(opts, cfg.Dims()))
-	if err != nil {
-		return nil, err
+	ranks := make([]int, world)
+	for r := range ranks {
+		ranks[r] = r
 	}
-	e := &Engine{Path: path, Config: cfg, Dims: cfg.Dims(), Tree: tree, World: world, Skipped: skipped, Estimate: estimate, Quant: qs,
-		commGroup: g, siteGroup: backend.NewGroup(world)}
-	for r := range world { // device memory, NCCL communicators
+	var devs []backend.Device
+	var comms []backend.Comm
+	if w := opts.Worker; w != nil {
+		if w.Rank < 0 || w.Rank >= world {
+			return nil, fmt.Errorf("%s: worker rank %d outside the world of %d", path, w.Rank, world)
+		}
+		ranks, devs, comms = []int{w.Rank}, []backend.Device{w.Dev}, []backend.Comm{w.Comm}
+	} else {
+		devs, comms, e.commGroup, err = newDevices(opts, world, activationDType(opts, cfg.Dims()))
+		if err != nil {
+			return nil, err
+		}
+	}
+	for r := range devs { // device memory, NCCL communicators
 		if c, ok := devs[r].(io.Closer); ok {
 			e.closers = append(e.closers, c.Close)
 		}
@@ -165,14 +192,14 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 			e.closers = append(e.closers, c.Close)
 		}
 	}
-	if mem.DeviceBytes == 0 { // no limit known before the devices: ask the GPUs (before any weight is read)
+	if mem.DeviceBytes == 0 && opts.Worker == nil { // no limit known before the devices: ask the GPUs (before any weight is read)
 		if err := checkDevices(mem, devs); err != nil {
 			e.Close()
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 	}
-	for r := range world {
-		l := model.NewLoader(src, devs[r], r, world, opts.DType)
+	for i, r := range ranks {
+		l := model.NewLoader(src, devs[i], r, world, opts.DType)
 		l.Quant = qs
 		rm, err := loadRank(cfg, l, e.Tree)
 		if err != nil {
@@ -187,7 +214,11 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 		if r == 0 {
 			e.Report.Unused = l.Report.Unused
 		}
-		e.ranks = append(e.ranks, &rankState{dev: devs[r], comm: comms[r], model: rm, cache: model.NewCache(e.Dims.Layers)})
+		rs := &rankState{index: r, dev: devs[i], comm: comms[i], model: rm, cache: model.NewCache(e.Dims.Layers)}
+		if opts.Worker != nil {
+			rs.pipe = opts.Worker.Pipe
+		}
+		e.ranks = append(e.ranks, rs)
 	}
 	if e.Report.Unused == nil && opts.Layers == nil {
 		e.Report.Unused = unusedByTree(src, e.Tree, qs)
@@ -263,20 +294,44 @@ func loadRank(cfg model.Config, l *model.Loader, t *model.Tree) (rm model.RankMo
 	return cfg.Load(l, t)
 }
 
-// Device returns rank r's device (for statistics at a stop).
-func (e *Engine) Device(r int) backend.Device { return e.ranks[r].dev }
+// Device returns rank r's device (for statistics at a stop): under
+// Workers, the front's stand-in for the worker's.
+func (e *Engine) Device(r int) backend.Device {
+	if e.workers != nil {
+		return e.workers.Ranks()[r].Device()
+	}
+	return e.ranks[r].dev
+}
 
 // MemoryInUse returns each rank's device bytes in use (weights, KV cache).
 func (e *Engine) MemoryInUse() []int64 {
-	out := make([]int64, len(e.ranks))
-	for i, r := range e.ranks {
-		out[i] = r.dev.MemoryInUse()
+	if e.workers == nil {
+		out := make([]int64, len(e.ranks))
+		for i, r := range e.ranks {
+			out[i] = r.dev.MemoryInUse()
+		}
+		return out
+	}
+	out := make([]int64, e.World)
+	for r := range out {
+		out[r] = e.Device(r).MemoryInUse()
 	}
 	return out
 }
 
+// Remote reports whether the ranks run in worker processes
+// (Options.Workers): their weights and compute are not in this process.
+func (e *Engine) Remote() bool { return e.workers != nil }
+
 // CacheBytes returns each rank's KV-cache bytes.
 func (e *Engine) CacheBytes() []int64 {
+	if e.workers != nil {
+		out := make([]int64, e.World)
+		for r, rr := range e.workers.Ranks() {
+			out[r] = rr.CacheBytes()
+		}
+		return out
+	}
 	out := make([]int64, len(e.ranks))
 	for i, r := range e.ranks {
 		out[i] = r.cache.Bytes(r.dev.ActDType())
@@ -295,8 +350,11 @@ func LoadLlama2C(path string, opts Options) (*Engine, error) {
 }
 
 // Lens returns rank r's final norm and LM head, ok=false when the
-// architecture does not expose them.
+// architecture does not expose them or the ranks run in workers (Remote).
 func (e *Engine) Lens(r int) (model.Lens, bool) {
+	if e.workers != nil { // the weights live in the workers
+		return model.Lens{}, false
+	}
 	lm, ok := e.ranks[r].model.(model.LensModel)
 	if !ok {
 		return model.Lens{}, false

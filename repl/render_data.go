@@ -287,6 +287,9 @@ func (t *Term) backtraceText(frames []client.Frame) string {
 			}
 			fmt.Fprintf(&b, "    %s out: %s\n", strings.Repeat("  ", f.Level), strings.Join(outs, ", "))
 		}
+		if len(f.Devices) > 0 {
+			fmt.Fprintf(&b, "    %s on: %s\n", strings.Repeat("  ", f.Level), strings.Join(f.Devices, ", "))
+		}
 	}
 	return b.String()
 }

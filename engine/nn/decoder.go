@@ -102,12 +102,18 @@ func NewCausalLM(root Builder, c LM, layers func(model Builder) []*DecoderLayer)
 
 // Forward runs one step on rank r (vLLM's model forward and
 // compute_logits) and returns the logits of b.LogitRows() [rows,
-// vocab_size], gathered over ranks.
+// vocab_size], gathered over ranks. As a pipeline stage (r.Pipe) a later
+// stage starts from the received pair instead of the embeddings, and a
+// stage before the last sends its pair on and returns nil.
 func (m *CausalLM) Forward(r *model.Rank, b *model.Batch) backend.Tensor {
 	dev := r.Dev
 	r.Enter(m.site)
-	h := m.embed.Forward(r, b.IDs)
-	var res backend.Tensor
+	var h, res backend.Tensor
+	if p := r.Pipe; p != nil && !p.First() { // a later pipeline stage
+		h, res = p.Recv(r)
+	} else {
+		h = m.embed.Forward(r, b.IDs)
+	}
 	for _, L := range m.layers {
 		// Each layer in its own device scope: memory holds one layer's
 		// activations; the input pair is freed once the next exists.
@@ -119,6 +125,11 @@ func (m *CausalLM) Forward(r *model.Rank, b *model.Batch) backend.Tensor {
 			dev.Free(res)
 		}
 		h, res = h2, res2
+	}
+	if p := r.Pipe; p != nil && !p.Last() { // the next stage goes on from here
+		p.Send(r, h, res)
+		r.Leave(m.site)
+		return nil
 	}
 	normed, _ := m.norm.Forward(r, h, res)
 	r.Exit(m.site, func() []model.SiteTensor {

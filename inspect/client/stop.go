@@ -77,4 +77,8 @@ type Frame struct {
 	Site    string          `json:"site"`
 	Inputs  [][][]int       `json:"inputs"`
 	Outputs [][]TensorShape `json:"outputs,omitempty"`
+	// Devices, on the innermost frame, names each rank's device at the
+	// stop when it is one part of the rank's (a pipeline stage's worker:
+	// "cpu:2 (stage 1)"); empty otherwise.
+	Devices []string `json:"devices,omitempty"`
 }

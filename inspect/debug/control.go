@@ -368,6 +368,10 @@ func (s *Session) at(fn func(st *stopCtx) error) error {
 	req := request{done: make(chan struct{}), fn: func() {
 		defer func() {
 			if p := recover(); p != nil {
+				if e, ok := p.(error); ok && errors.Is(e, engine.ErrWorker) { // a rank worker died under the query
+					err = e
+					return
+				}
 				err = fmt.Errorf("internal error at %s: %v\n%s", st.ev.Site.Path, p, debug.Stack())
 			}
 		}()

@@ -39,6 +39,9 @@ func (s *Session) Lens(k int) (*client.LensReport, error) {
 		vocab := 0
 		for r, v := range st.views {
 			lw, ok := s.E.Lens(r)
+			if !ok && s.E.Remote() {
+				return fmt.Errorf("lens: not available with the ranks in worker processes (--workers): the final norm and lm_head live in the workers")
+			}
 			if !ok {
 				return fmt.Errorf("lens: this architecture does not expose its final norm and lm_head")
 			}
