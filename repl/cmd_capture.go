@@ -288,6 +288,9 @@ func (t *Term) checkArgs(cmd, args string) (string, check.CheckOptions, error) {
 		}
 	}
 	o.Dims = d
+	if data, _, err := modelpath.ConfigJSON(e.Path); err == nil {
+		o.BOS, o.HasBOS, o.Constants, _ = check.ConfigFacts(data)
+	}
 	if useModel && t.S.Stopped() != nil {
 		return "", o, fmt.Errorf("%s: %w: finish it (continue) or start over (run) first, or give --no-model", cmd, client.ErrBusy)
 	}

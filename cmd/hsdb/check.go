@@ -13,8 +13,8 @@ import (
 
 func init() {
 	register(&subcommand{name: "check",
-		usage:   "check PATH [--model MODEL] [--layers 2,30,58,60] [--tp N] [--seq-lens 512,259]",
-		summary: "validate capture files (hsdb dumps, safetensors, torch .pt): structure, rules, shape forensics, layer matching; exit 0 valid, 1 problems, 2 unreadable",
+		usage:   "check PATH [--model MODEL] [--layers 2,30,58,60] [--tp N] [--seq-lens 512,259] [--json] [--summary|--full]",
+		summary: "validate capture files (hsdb dumps, safetensors, torch .pt): structure, rules, value conditions, and with --model what each tensor is on values (scale, row alignment, site, shard); exit 0 valid, 1 problems, 2 unreadable or nothing comparable",
 		run:     runCheck})
 }
 
@@ -22,6 +22,7 @@ func init() {
 type checkFlags struct {
 	model, layers, seqLens, device string
 	tp                             int
+	json, summary, full            bool
 }
 
 func (c *checkFlags) register(fs *flag.FlagSet) {
@@ -30,6 +31,26 @@ func (c *checkFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.tp, "tp", 0, "tensor-parallel world size the capture ran at (for shard forensics; default: try 2, 4, 8, 16)")
 	fs.StringVar(&c.seqLens, "seq-lens", "", "lengths of the sequences a file holds, when known (e.g. 512,259)")
 	fs.StringVar(&c.device, "device", "cpu", "device for hsdb's own forward pass: cpu or cuda")
+	fs.BoolVar(&c.json, "json", false, "print one JSON object per file (stable snake_case keys)")
+	fs.BoolVar(&c.summary, "summary", false, "for a directory: counts per finding and the first files of each (the default above 20 files)")
+	fs.BoolVar(&c.full, "full", false, "for a directory: every file's full report, however many")
+}
+
+// print renders a path report as the flags ask: JSON lines, a summary
+// (asked, or a directory of more than 20 files without --full), or lines.
+func (c *checkFlags) print(io stdio, rep *check.PathReport, lines func() []string) {
+	var out []string
+	switch {
+	case c.json:
+		out = rep.JSONLines()
+	case c.summary || !c.full && len(rep.Files) > 20:
+		out = rep.SummaryLines(3)
+	default:
+		out = lines()
+	}
+	for _, l := range out {
+		fmt.Fprintln(io.Out, l)
+	}
 }
 
 // options builds the check options: the model's sizes from its config
@@ -72,6 +93,9 @@ func (c *checkFlags) options(io stdio, cmd string, needEngine bool) (check.Check
 		return o, done, err
 	}
 	o.Dims = d
+	if data, _, err := modelpath.ConfigJSON(path); err == nil {
+		o.BOS, o.HasBOS, o.Constants, _ = check.ConfigFacts(data)
+	}
 	e, err := engine.Open(path, engine.Options{TP: 1, Device: c.device})
 	if err != nil {
 		if needEngine {
@@ -106,16 +130,8 @@ func runCheck(args []string, io stdio) int {
 	}
 	defer done()
 	rep := check.CheckPath(path, opts)
-	for _, l := range rep.Lines() {
-		fmt.Fprintln(io.Out, l)
-	}
-	switch {
-	case rep.Unreadable():
-		return 2
-	case rep.Failed():
-		return 1
-	}
-	return 0
+	cf.print(io, rep, rep.Lines)
+	return int(rep.Verdict())
 }
 
 // parseWithPath parses flags given before or after the one PATH argument.

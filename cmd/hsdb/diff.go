@@ -9,8 +9,8 @@ import (
 
 func init() {
 	register(&subcommand{name: "diff",
-		usage:   "diff PATH --model MODEL [--layers 2,30,58,60] [--tp N] [--seq-lens 512,259]",
-		summary: "run hsdb's forward pass on a capture's input_ids and report, per layer, how far the capture is and the first layer where it departs; exit 0 none departs, 1 one does, 2 unreadable",
+		usage:   "diff PATH --model MODEL [--layers 2,30,58,60] [--tp N] [--seq-lens 512,259] [--json] [--summary|--full]",
+		summary: "run hsdb's forward pass on a capture's input_ids and report, per layer, how far the capture is, the first layer where it departs and what it is instead; the same engine and verdict as check: exit 0 valid, 1 problems, 2 unreadable or nothing comparable",
 		run:     runDiff})
 }
 
@@ -35,19 +35,13 @@ func runDiff(args []string, io stdio) int {
 		fmt.Fprintf(io.Err, "hsdb diff: %v\n", rep.Err)
 		return 2
 	}
-	departs := false
-	for _, f := range rep.Files {
-		lines, d := f.DiffLines()
-		departs = departs || d
-		for _, l := range lines {
-			fmt.Fprintln(io.Out, l)
+	cf.print(io, rep, func() []string {
+		var out []string
+		for _, f := range rep.Files {
+			lines, _ := f.DiffLines()
+			out = append(out, lines...)
 		}
-	}
-	switch {
-	case rep.Unreadable():
-		return 2
-	case departs:
-		return 1
-	}
-	return 0
+		return out
+	})
+	return int(rep.Verdict())
 }

@@ -72,6 +72,10 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 	}
 	// one sequence
 	switch {
+	case len(r.Chunks) > 0:
+		add(capture.RuleOneSeq, capture.Fail, "chunk boundar%s without context at token %s: the rows from there match the ids run as a fresh sequence", ies(len(r.Chunks)), joinInts(r.Chunks))
+	case len(r.SeqLens) > 1 && r.declared:
+		add(capture.RuleOneSeq, capture.Pass, "%d sequences flattened, split by the file's own seq_lens tensor: %s tokens", len(r.SeqLens), joinIntsSep(r.SeqLens, " + "))
 	case len(r.SeqLens) > 1:
 		add(capture.RuleOneSeq, capture.Fail, "%d sequences flattened into one: %s tokens", len(r.SeqLens), joinIntsSep(r.SeqLens, " + "))
 	case len(r.SeqLens) == 1 || len(r.Matches) > 0 && anyClose(r.Matches):
@@ -189,17 +193,23 @@ func matchRule(ms []EntryMatch, opts CheckOptions) RuleResult {
 	}
 	var bad, ok []string
 	for _, m := range ms {
+		verb := "matches"
+		if !m.best().Close {
+			verb = "is closest to"
+		}
 		switch {
+		case m.Condition != "":
+			bad = append(bad, fmt.Sprintf("%s holds %s", m.Key, m.Condition))
 		case m.HasClaimed && m.Close:
 			ok = append(ok, fmt.Sprintf("layer %d cos %.6f", m.Label, m.ClaimedScore.Cos))
 		case m.HasClaimed:
-			bad = append(bad, fmt.Sprintf("%s (labelled layer %d) matches %s", m.Key, m.Label, m.Best))
+			bad = append(bad, fmt.Sprintf("%s (labelled layer %d) departs (cos %.6f); it %s %s", m.Key, m.Label, m.ClaimedScore.Cos, verb, m.best()))
 		case m.Label >= 0:
-			bad = append(bad, fmt.Sprintf("%s (labelled layer %d) cannot be the layer's output: it matches %s", m.Key, m.Label, m.Best))
-		case m.Best.Kind == CandStream && m.Best.World == 0 && m.Tol.Close(m.BestScore):
+			bad = append(bad, fmt.Sprintf("%s (labelled layer %d) cannot be the layer's output: it %s %s", m.Key, m.Label, verb, m.best()))
+		case m.ok():
 			ok = append(ok, fmt.Sprintf("%s = stream of layer %d", m.Key, m.Best.Layer))
 		default:
-			bad = append(bad, fmt.Sprintf("%s matches %s", m.Key, m.Best))
+			bad = append(bad, fmt.Sprintf("%s %s %s", m.Key, verb, m.best()))
 		}
 	}
 	if len(bad) > 0 {

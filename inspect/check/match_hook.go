@@ -19,6 +19,10 @@ type target struct {
 	x       []float32
 	rows, w int
 	accs    []*rowAcc
+	// cond is what is wrong with the values alone (valueCondition); skip
+	// is set with it: no explanation is looked for.
+	cond string
+	skip bool
 }
 
 // matchHook compares targets with hsdb's tensors while a forward pass runs:
