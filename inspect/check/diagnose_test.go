@@ -156,7 +156,7 @@ func TestDiagnoseFaultKinds(t *testing.T) {
 	ll := loadRef(t, "llama")
 	ids2, a2, b2 := ll.seq(2) // 12 tokens
 	ids0, a0, b0 := ll.seq(0) // 7 tokens, starts with token 20
-	_, a1, b1 := ll.seq(1) // 3 tokens
+	_, a1, b1 := ll.seq(1)    // 3 tokens
 	const H = 96
 	lo := func() CheckOptions { return optsFor(t, "llama", llamaEngine(t)) }
 	type tc struct {
