@@ -73,7 +73,7 @@ func TestOpenErrors(t *testing.T) {
 // not parse loads, and Tokenizer returns the parse error (regression: a
 // typed nil pointer panicked at VocabSize).
 func TestBadTokenizerIsAnError(t *testing.T) {
-	for _, name := range []string{"tokenizer.json", "tokenizer.model", "tokenizer.bin"} {
+	for _, name := range []string{"tokenizer.json", "tiktoken.model", "tokenizer.model", "tokenizer.bin"} {
 		dir := t.TempDir()
 		for _, f := range []string{"config.json", "model.safetensors"} {
 			data, err := os.ReadFile("../testdata/hf/llama/" + f)

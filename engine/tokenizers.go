@@ -12,10 +12,12 @@ import (
 )
 
 // Tokenizer returns the model's tokenizer, loading it on first use: for a
-// directory, tokenizer.json (HF), else tokenizer.model (SentencePiece), else
-// tokenizer.bin (llama2.c); for a llama2.c checkpoint, tokenizer.bin or
-// tok*.bin beside it; for the embedded model, its tokenizer.bin. The error
-// says which files were looked for.
+// directory, tokenizer.json (HF), else tiktoken.model (Kimi-K2/K2.5's
+// tiktoken ranks, with tokenizer_config.json's special tokens), else
+// tokenizer.model (SentencePiece), else tokenizer.bin (llama2.c); for a
+// llama2.c checkpoint, tokenizer.bin or tok*.bin beside it; for the
+// embedded model, its tokenizer.bin. The error says which files were looked
+// for.
 func (e *Engine) Tokenizer() (tokenizer.Tokenizer, error) {
 	if e.tok != nil || e.tokErr != nil {
 		return e.tok, e.tokErr
@@ -40,7 +42,7 @@ func findTokenizer(path string) (tokenizer.Tokenizer, error) {
 		return asTokenizer(tokenizer.ParseLlama2C(data, "tokenizer.bin"))
 	}
 	dir := mp.Dir
-	try := []string{"tokenizer.json", "tokenizer.model", "tokenizer.bin"}
+	try := []string{"tokenizer.json", "tiktoken.model", "tokenizer.model", "tokenizer.bin"}
 	if mp.Kind == modelpath.KindLlama2C {
 		if m, _ := filepath.Glob(filepath.Join(dir, "tok*.bin")); len(m) > 0 {
 			for _, f := range m {
@@ -60,6 +62,8 @@ func findTokenizer(path string) (tokenizer.Tokenizer, error) {
 		switch {
 		case name == "tokenizer.json":
 			return asTokenizer(tokenizer.LoadHF(p))
+		case name == "tiktoken.model":
+			return asTokenizer(tokenizer.LoadKimi(p))
 		case strings.HasSuffix(name, ".model"):
 			return asTokenizer(tokenizer.LoadSentencePiece(p))
 		default:

@@ -24,7 +24,7 @@ func newHFFake(t *testing.T, tp int) *fakeTerm {
 		t.Fatal(err)
 	}
 	buf := &bytes.Buffer{}
-	f := &fakeTerm{Term: New(hsdbg.New(e), buf, Config{}), t: t, buf: buf}
+	f := newFakeOn(t, hsdbg.New(e), buf)
 	t.Cleanup(f.Close)
 	return f
 }
@@ -106,11 +106,22 @@ func TestCaptureWhileStopped(t *testing.T) {
 	f.AssertError("check ../testdata/captures/good.safetensors", "a forward pass is stopped")
 	f.Exec("continue")
 	g := reference(t, 2, "model.layers.3")
-	seqs, _, err := f.capt.Result()
+	dir := filepath.Join(t.TempDir(), "d")
+	f.Exec("dump " + dir) // f32, as captured: the file holds the recorded values
+	m, err := capture.ReadManifest(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := seqs[0].Tensors["hidden_states.3"].F32()
+	sf, err := safetensors.Open(filepath.Join(dir, m.Sequences[0].File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sf.Close()
+	got, err := sf.Tensor("hidden_states.3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := got.F32()
 	want := g.got["residual"][0].F32()[:len(rows)] // sequence 0 is rows 0..5 of the batch
 	if err := enginetest.CheckClose(rows, want, 0); err != nil {
 		t.Fatalf("captured residual of layer 3 differs from an independent hook's: %v", err)

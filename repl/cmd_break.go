@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	hsdbg "hsdb/inspect/debug"
+	"hsdb/inspect/client"
 )
 
 func cmdBreak(t *Term, args string) error  { return breakAt(t, args, false) }
@@ -20,7 +20,7 @@ func breakAt(t *Term, args string, temp bool) error {
 	if site == "" || strings.ContainsAny(site, " \t") {
 		return fmt.Errorf("break: want SITE [if COND], e.g. break layers.*.mlp if absmax(output) > 100")
 	}
-	b, err := t.S.Break(site, cond, temp)
+	b, err := t.c.Break(site, cond, temp)
 	if err != nil {
 		return err
 	}
@@ -33,7 +33,7 @@ func cmdWatch(t *Term, args string) error {
 	if tensor == "" || strings.TrimSpace(cond) == "" {
 		return fmt.Errorf("watch: want TENSOR COND, e.g. watch stream absmax > 500")
 	}
-	b, err := t.S.Watch(tensor, strings.TrimSpace(cond))
+	b, err := t.c.Watch(tensor, strings.TrimSpace(cond))
 	if err != nil {
 		return err
 	}
@@ -60,7 +60,7 @@ func cmdDelete(t *Term, args string) error {
 	if err != nil {
 		return fmt.Errorf("delete: %w", err)
 	}
-	if err := t.S.Delete(ids...); err != nil {
+	if err := t.c.Delete(ids...); err != nil {
 		return fmt.Errorf("delete: %w", err)
 	}
 	return showBreakpoints(t)
@@ -69,7 +69,7 @@ func cmdDelete(t *Term, args string) error {
 func cmdEnable(t *Term, args string, on bool) error {
 	ids, err := parseIDs(args, "breakpoint")
 	if err == nil {
-		err = t.S.Enable(on, ids...)
+		err = t.c.Enable(on, ids...)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", map[bool]string{true: "enable", false: "disable"}[on], err)
@@ -78,9 +78,12 @@ func cmdEnable(t *Term, args string, on bool) error {
 }
 
 func showBreakpoints(t *Term) error {
-	bps := t.S.Breakpoints()
+	bps, err := t.c.Breakpoints()
+	if err != nil {
+		return err
+	}
 	if bps == nil {
-		bps = []hsdbg.Breakpoint{}
+		bps = []client.Breakpoint{}
 	}
 	t.emit("breakpoints", bps, func() string { return t.breakpointsText(bps) })
 	return nil

@@ -5,36 +5,9 @@ import (
 	"strconv"
 	"strings"
 
-	"hsdb/engine/model"
-	"hsdb/engine/modelpath"
 	"hsdb/engine/tensor"
-	"hsdb/inspect/capture"
-	"hsdb/inspect/check"
 	"hsdb/inspect/client"
 )
-
-// capturer returns the session's capturer, creating it (and subscribing it
-// to every pass, beside the debugger's own hook) on first use.
-func (t *Term) capturer() *capture.Capturer {
-	if t.capt == nil {
-		t.capt = capture.NewCapturer(t.S.Tree(), t.S.E.Dims.Layers)
-		t.S.Observers = append(t.S.Observers, t.capt)
-	}
-	return t.capt
-}
-
-// captureView is `capture list`'s result.
-type captureView struct {
-	Specs     []capture.CaptureSpec `json:"specs"`
-	What      string                `json:"what"`
-	Sequences []captureSeq          `json:"sequences"`
-}
-
-type captureSeq struct {
-	Seq    int            `json:"seq"`
-	Tokens int            `json:"tokens"`
-	Rows   map[string]int `json:"rows"`
-}
 
 func cmdCapture(t *Term, args string) error {
 	a, err := splitArgs(args)
@@ -44,10 +17,9 @@ func cmdCapture(t *Term, args string) error {
 	if len(a) == 0 {
 		a = []string{"list"}
 	}
-	c := t.capturer()
 	switch a[0] {
 	case "layers", "layer":
-		what := capture.WhatStream
+		what := "" // stream
 		var rest []string
 		for i := 1; i < len(a); i++ {
 			switch {
@@ -63,39 +35,35 @@ func cmdCapture(t *Term, args string) error {
 		if len(rest) != 1 {
 			return fmt.Errorf("capture layers: want a layer list, e.g. capture layers 2,30,58,60 [--what stream|hidden_states|residual]")
 		}
-		layers, err := check.ParseLayers(rest[0])
+		layers, err := client.ParseLayers(rest[0])
 		if err != nil {
 			return fmt.Errorf("capture layers: %w", err)
 		}
-		if err := c.AddLayers(layers, what); err != nil {
+		if err := t.c.CaptureLayers(layers, what); err != nil {
 			return err
 		}
 	case "site":
 		if len(a) != 3 {
 			return fmt.Errorf("capture site: want SITE TENSOR, e.g. capture site layers.3.mlp output")
 		}
-		if err := c.AddSite(a[1], a[2]); err != nil {
+		if err := t.c.CaptureSite(a[1], a[2]); err != nil {
 			return err
 		}
 	case "clear":
-		c.Clear()
+		if err := t.c.ClearCaptures(); err != nil {
+			return err
+		}
 	case "list":
 	default:
 		return fmt.Errorf("capture: unknown %q: want layers, site, list or clear", a[0])
 	}
-	return t.showCaptures(c)
+	return t.showCaptures()
 }
 
-func (t *Term) showCaptures(c *capture.Capturer) error {
-	seqs, _, err := c.Result()
-	v := captureView{Specs: c.List(), What: c.What()}
-	for _, s := range seqs {
-		cs := captureSeq{Seq: s.Seq, Tokens: s.Len(), Rows: map[string]int{}}
-		for k, x := range s.Tensors {
-			cs.Rows[k] = x.Rows()
-		}
-		v.Sequences = append(v.Sequences, cs)
-	}
+// showCaptures prints `capture list`, then returns the recording's error
+// if it failed.
+func (t *Term) showCaptures() error {
+	v, err := t.c.Captures()
 	t.emit("captures", v, func() string {
 		if len(v.Specs) == 0 {
 			return t.st.Dim.Render("no captures (capture layers 2,30 [--what stream|hidden_states|residual], capture site SITE TENSOR)")
@@ -119,8 +87,8 @@ func (t *Term) showCaptures(c *capture.Capturer) error {
 
 // dumpView is `dump`'s result.
 type dumpView struct {
-	Dir      string            `json:"dir"`
-	Manifest *capture.Manifest `json:"manifest"`
+	Dir      string           `json:"dir"`
+	Manifest *client.Manifest `json:"manifest"`
 }
 
 func cmdDump(t *Term, args string) error {
@@ -129,7 +97,7 @@ func cmdDump(t *Term, args string) error {
 		return fmt.Errorf("dump: %w", err)
 	}
 	var dir string
-	var opts capture.DumpOptions
+	var opts client.DumpRequest
 	for i := 0; i < len(a); i++ {
 		switch {
 		case a[i] == "--force":
@@ -144,7 +112,7 @@ func cmdDump(t *Term, args string) error {
 			if err != nil || (dt != tensor.F32 && dt != tensor.BF16 && dt != tensor.F16) {
 				return fmt.Errorf("dump --dtype %q: want f32, bf16 or f16", v)
 			}
-			opts.DType = dt
+			opts.DType = dt.String()
 		case strings.HasPrefix(a[i], "--"):
 			return fmt.Errorf("dump: unknown flag %s (want --force, --dtype)", a[i])
 		case dir == "":
@@ -156,26 +124,7 @@ func cmdDump(t *Term, args string) error {
 	if dir == "" {
 		return fmt.Errorf("dump: want DIR [--force] [--dtype f32|bf16|f16]")
 	}
-	c := t.capturer()
-	specs := c.List()
-	if len(specs) == 0 {
-		return fmt.Errorf("dump: nothing is captured: `capture layers ...` then `run` first")
-	}
-	seqs, reps, err := c.Result()
-	if err != nil {
-		return fmt.Errorf("dump: the capture failed: %w", err)
-	}
-	if len(seqs) == 0 {
-		return fmt.Errorf("dump: no sequence captured yet: `run` first")
-	}
-	e := t.S.E
-	info := capture.DumpInfo{Model: capture.ModelInfoFor(e.Path, e.Dims, e.World, e.Device(0).Name()), Layers: c.Layers(), What: c.What()}
-	for _, s := range specs {
-		if s.Layer < 0 {
-			info.Sites = append(info.Sites, capture.SiteInfo{Site: s.Site, Tensor: s.Tensor, Key: s.Key})
-		}
-	}
-	m, err := capture.Dump(dir, seqs, reps, info, opts)
+	m, err := t.c.Dump(dir, opts)
 	if err != nil {
 		return err
 	}
@@ -206,17 +155,14 @@ type checkView struct {
 }
 
 // checkArgs reads PATH [--layers L] [--tp N] [--seq-lens A,B] [--no-model]
-// into check options over the session's model: its sizes (with every
-// integer of its config.json), and its forward pass for layer matching
-// unless --no-model.
-func (t *Term) checkArgs(cmd, args string) (string, check.CheckOptions, error) {
-	var o check.CheckOptions
+// into a check request over the session's model.
+func checkArgs(cmd, args string) (string, client.CheckRequest, error) {
+	var o client.CheckRequest
 	a, err := splitArgs(args)
 	if err != nil {
 		return "", o, fmt.Errorf("%s: %w", cmd, err)
 	}
 	var path string
-	useModel := true
 	for i := 0; i < len(a); i++ {
 		flag, val, hasVal := strings.Cut(a[i], "=")
 		needVal := func() (string, error) {
@@ -235,7 +181,7 @@ func (t *Term) checkArgs(cmd, args string) (string, check.CheckOptions, error) {
 			if err != nil {
 				return "", o, err
 			}
-			if o.Layers, err = check.ParseLayers(v); err != nil {
+			if o.Layers, err = client.ParseLayers(v); err != nil {
 				return "", o, fmt.Errorf("%s --layers: %w", cmd, err)
 			}
 		case "--tp":
@@ -259,7 +205,7 @@ func (t *Term) checkArgs(cmd, args string) (string, check.CheckOptions, error) {
 				o.SeqLens = append(o.SeqLens, n)
 			}
 		case "--no-model":
-			useModel = false
+			o.NoModel = true
 		default:
 			if strings.HasPrefix(a[i], "--") {
 				return "", o, fmt.Errorf("%s: unknown flag %s (want --layers, --tp, --seq-lens, --no-model)", cmd, a[i])
@@ -273,81 +219,37 @@ func (t *Term) checkArgs(cmd, args string) (string, check.CheckOptions, error) {
 	if path == "" {
 		return "", o, fmt.Errorf("%s: want PATH [--layers 2,30] [--tp N] [--seq-lens 512,259] [--no-model]", cmd)
 	}
-	e := t.S.E
-	d, err := modelpath.ConfigDims(e.Path)
-	if err != nil {
-		cp := *e.Dims
-		d = &cp
-	}
-	if d.Named == nil {
-		d.Named = map[string]int{}
-	}
-	for k, v := range e.Dims.Named {
-		if _, ok := d.Named[k]; !ok {
-			d.Named[k] = v
-		}
-	}
-	o.Dims = d
-	if data, _, err := modelpath.ConfigJSON(e.Path); err == nil {
-		o.BOS, o.HasBOS, o.Constants, _ = check.ConfigFacts(data)
-	}
-	if useModel && t.S.Stopped() != nil {
-		return "", o, fmt.Errorf("%s: %w: finish it (continue) or start over (run) first, or give --no-model", cmd, client.ErrBusy)
-	}
-	if useModel {
-		o.Model = &capture.Target{Dims: e.Dims, Tree: e.Tree, Info: capture.ModelInfoFor(e.Path, e.Dims, e.World, e.Device(0).Name()),
-			Prefill: func(seqs [][]int32, h model.Hook) error {
-				return t.S.Borrow(func() error { _, err := e.Prefill(seqs, h, false); return err })
-			}}
-	}
 	return path, o, nil
 }
 
 func cmdCheck(t *Term, args string) error {
-	path, o, err := t.checkArgs("check", args)
+	path, o, err := checkArgs("check", args)
 	if err != nil {
 		return err
 	}
-	rep := check.CheckPath(path, o)
-	if err := unreadable(rep); err != nil {
+	rep, err := t.c.Check(path, o)
+	if err != nil {
 		return fmt.Errorf("check: %w", err)
 	}
-	v := checkView{Path: path, Failed: rep.Failed(), Lines: rep.Lines()}
+	v := checkView{Path: path, Failed: rep.Failed, Lines: rep.Lines}
 	t.emit("check", v, func() string { return t.verdictText(v.Lines, v.Failed) })
 	return nil
 }
 
 func cmdDiff(t *Term, args string) error {
-	path, o, err := t.checkArgs("diff", args)
+	path, o, err := checkArgs("diff", args)
 	if err != nil {
 		return err
 	}
-	if o.Model == nil {
+	if o.NoModel {
 		return fmt.Errorf("diff: compares with hsdb's forward pass: drop --no-model")
 	}
-	rep := check.CheckPath(path, o)
-	if err := unreadable(rep); err != nil {
+	rep, err := t.c.Diff(path, o)
+	if err != nil {
 		return fmt.Errorf("diff: %w", err)
 	}
-	v := checkView{Path: path}
-	for _, f := range rep.Files {
-		lines, departs := f.DiffLines()
-		v.Lines = append(v.Lines, lines...)
-		v.Failed = v.Failed || departs
-	}
+	v := checkView{Path: path, Failed: rep.Failed, Lines: rep.Lines}
 	t.emit("diff", v, func() string { return t.verdictText(v.Lines, v.Failed) })
-	return nil
-}
-
-// unreadable returns why a check could not read its input at all (the
-// path, or every file), or nil.
-func unreadable(rep *check.PathReport) error {
-	if rep.Err != nil {
-		return rep.Err
-	}
-	if rep.Unreadable() {
-		return rep.Files[0].Err
-	}
 	return nil
 }
 

@@ -26,7 +26,10 @@ func tensorArgs(cmd, args string) (string, []string, client.Slice, error) {
 
 func cmdPrint(t *Term, args string) error {
 	if strings.TrimSpace(args) == "" {
-		st := t.S.Stopped()
+		st, err := t.c.Stopped()
+		if err != nil {
+			return err
+		}
 		if st == nil {
 			return fmt.Errorf("print: %w", client.ErrNotStopped)
 		}
@@ -54,14 +57,14 @@ func (t *Term) printExpr(args, title string) error {
 		if err != nil {
 			return fmt.Errorf("print: %w", err)
 		}
-		rep, err := t.S.Values(name, idx, sl)
+		rep, err := t.c.Values(name, idx, sl)
 		if err != nil {
 			return err
 		}
 		t.emit("values", rep, func() string { return title + t.valuesText(rep) })
 		return nil
 	}
-	rep, err := t.S.Print(name, sl)
+	rep, err := t.c.Print(name, sl)
 	if err != nil {
 		return err
 	}
@@ -77,7 +80,7 @@ func cmdHist(t *Term, args string) error {
 	if len(extra) > 0 {
 		return fmt.Errorf("hist: unexpected %q", strings.Join(extra, " "))
 	}
-	rep, err := t.S.Hist(name, t.opts.bins, sl)
+	rep, err := t.c.Hist(name, t.opts.bins, sl)
 	if err != nil {
 		return err
 	}
@@ -99,7 +102,7 @@ func cmdTop(t *Term, args string) error {
 			return fmt.Errorf("top: K %q: want a positive integer", extra[0])
 		}
 	}
-	rep, err := t.S.Top(name, k, sl)
+	rep, err := t.c.Top(name, k, sl)
 	if err != nil {
 		return err
 	}
@@ -118,7 +121,7 @@ func cmdRanks(t *Term, args string) error {
 	if sl.Rank >= 0 {
 		return fmt.Errorf("ranks compares every rank: --rank does not apply")
 	}
-	rep, err := t.S.Ranks(name, sl)
+	rep, err := t.c.Ranks(name, sl)
 	if err != nil {
 		return err
 	}
@@ -143,7 +146,7 @@ func cmdDisplay(t *Term, args string) error {
 	if len(extra) > 0 {
 		return fmt.Errorf("display: unexpected %q", strings.Join(extra, " "))
 	}
-	if err := t.S.CheckTensor(tensor, sl); err != nil {
+	if err := t.c.CheckTensor(tensor, sl); err != nil {
 		return fmt.Errorf("display: %w", err)
 	}
 	if hasIndex {
@@ -155,7 +158,9 @@ func cmdDisplay(t *Term, args string) error {
 	t.nextDisp++
 	t.displays = append(t.displays, d)
 	t.emit("display", d, func() string { return fmt.Sprintf("display %d: print %s", d.ID, d.Expr) })
-	if t.S.Stopped() != nil {
+	if st, err := t.c.Stopped(); err != nil {
+		return err
+	} else if st != nil {
 		return t.printExpr(d.Expr, fmt.Sprintf("display %d: ", d.ID))
 	}
 	return nil
@@ -217,7 +222,7 @@ func cmdBacktrace(t *Term, args string) error {
 	if args != "" {
 		return fmt.Errorf("bt takes no arguments")
 	}
-	frames, err := t.S.Backtrace()
+	frames, err := t.c.Backtrace()
 	if err != nil {
 		return err
 	}
@@ -228,14 +233,21 @@ func cmdBacktrace(t *Term, args string) error {
 func cmdTrace(t *Term, args string) error {
 	switch strings.TrimSpace(args) {
 	case "on":
-		t.S.SetTrace(true)
+		if err := t.c.SetTrace(true); err != nil {
+			return err
+		}
 	case "off":
-		t.S.SetTrace(false)
+		if err := t.c.SetTrace(false); err != nil {
+			return err
+		}
 	case "":
 	default:
 		return fmt.Errorf("trace: want on or off")
 	}
-	on := t.S.Tracing()
+	on, err := t.c.Tracing()
+	if err != nil {
+		return err
+	}
 	t.emit("trace", map[string]bool{"on": on}, func() string { return "trace " + showOnOff(on) })
 	return nil
 }

@@ -8,29 +8,51 @@ import (
 func cmdInfo(t *Term, args string) error {
 	switch strings.Join(strings.Fields(args), " ") {
 	case "model":
-		m := t.S.Model()
+		m, err := t.c.Model()
+		if err != nil {
+			return err
+		}
 		t.emit("model", m, func() string { return t.modelText(m) })
 	case "model --fp8":
-		n := t.S.FP8Tensors()
+		n, err := t.c.FP8Tensors()
+		if err != nil {
+			return err
+		}
 		t.emit("fp8", n, func() string {
 			return namesText(n, fmt.Sprintf("%d tensors were stored as fp8 (e4m3 with block scales) and dequantized on load:", len(n)), "no tensor was stored as fp8")
 		})
 	case "model --unused":
-		n := t.S.Model().Weights.Unused
+		m, err := t.c.Model()
+		if err != nil {
+			return err
+		}
+		n := m.Weights.Unused
 		t.emit("unused", n, func() string {
 			return namesText(n, fmt.Sprintf("%d checkpoint tensors are not used by the model:", len(n)), "every checkpoint tensor is used")
 		})
 	case "layers":
-		l := t.S.Layers()
+		l, err := t.c.Layers()
+		if err != nil {
+			return err
+		}
 		t.emit("layers", l, func() string { return t.layersText(l) })
 	case "ranks":
-		r := t.S.RankInfos()
+		r, err := t.c.RankInfos()
+		if err != nil {
+			return err
+		}
 		t.emit("ranks", r, func() string { return t.rankInfoText(r) })
 	case "memory":
-		m := t.S.Memory()
+		m, err := t.c.Memory()
+		if err != nil {
+			return err
+		}
 		t.emit("memory", m, func() string { return t.memoryText(m) })
 	case "sites":
-		s := t.S.Sites()
+		s, err := t.c.Sites()
+		if err != nil {
+			return err
+		}
 		t.emit("sites", s, func() string { return t.sitesText(s) })
 	case "break", "breakpoints", "watch":
 		return showBreakpoints(t)
@@ -43,7 +65,7 @@ func cmdInfo(t *Term, args string) error {
 }
 
 func cmdTree(t *Term, args string) error {
-	nodes, err := t.S.ModuleTree(strings.TrimSpace(args))
+	nodes, err := t.c.ModuleTree(strings.TrimSpace(args))
 	if err != nil {
 		return err
 	}

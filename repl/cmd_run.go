@@ -42,7 +42,7 @@ func cmdInput(t *Term, args string) error {
 				if len(a) != 1 {
 					return fmt.Errorf("input text: want one quoted text: input text \"Once upon a time\" (escapes as in Go or JSON: \\n \\t \\\" \\uXXXX)")
 				}
-				ids, err := t.S.Encode(a[0])
+				ids, err := t.c.Encode(a[0])
 				if err != nil {
 					return err
 				}
@@ -55,7 +55,7 @@ func cmdInput(t *Term, args string) error {
 				if len(a) != 1 {
 					return fmt.Errorf("input file: want one path")
 				}
-				more, err := t.S.ReadJSONL(a[0])
+				more, err := t.c.ReadJSONL(a[0])
 				if err != nil {
 					return err
 				}
@@ -64,11 +64,14 @@ func cmdInput(t *Term, args string) error {
 				return fmt.Errorf("input: %q: want ids, text or file (input ids 1,2,3 ; ids 4,5)", kind)
 			}
 		}
-		if err := t.S.SetBatch(seqs); err != nil {
+		if err := t.c.SetBatch(seqs); err != nil {
 			return err
 		}
 	}
-	b := t.S.Batch()
+	b, err := t.c.Batch()
+	if err != nil {
+		return err
+	}
 	if b == nil {
 		return fmt.Errorf("input: no batch yet: input ids 1,2,3 ; ids 4,5")
 	}
@@ -76,8 +79,8 @@ func cmdInput(t *Term, args string) error {
 	for _, q := range b {
 		v.SeqLens = append(v.SeqLens, len(q))
 		v.Tokens += len(q)
-		if t.S.Tok != nil {
-			v.Text = append(v.Text, t.S.Decode(q))
+		if text, err := t.c.Decode(q); err == nil {
+			v.Text = append(v.Text, text)
 		}
 	}
 	t.emit("batch", v, func() string { return t.batchText(v) })
@@ -88,19 +91,19 @@ func cmdRun(t *Term, args string) error {
 	if args != "" {
 		return fmt.Errorf("run takes no arguments (set the batch with input)")
 	}
-	return t.outcome(t.S.Run())
+	return t.outcome(t.c.Run())
 }
 
-func cmdContinue(t *Term, _ string) error { return t.outcome(t.S.Continue()) }
-func cmdStep(t *Term, _ string) error     { return t.outcome(t.S.Step()) }
-func cmdNext(t *Term, _ string) error     { return t.outcome(t.S.Next()) }
-func cmdFinish(t *Term, _ string) error   { return t.outcome(t.S.Finish()) }
+func cmdContinue(t *Term, _ string) error { return t.outcome(t.c.Continue()) }
+func cmdStep(t *Term, _ string) error     { return t.outcome(t.c.Step()) }
+func cmdNext(t *Term, _ string) error     { return t.outcome(t.c.Next()) }
+func cmdFinish(t *Term, _ string) error   { return t.outcome(t.c.Finish()) }
 
 func cmdUntil(t *Term, args string) error {
 	if args == "" {
 		return fmt.Errorf("until: which site? until layers.3")
 	}
-	return t.outcome(t.S.Until(args))
+	return t.outcome(t.c.Until(args))
 }
 
 func cmdGen(t *Term, args string) error {
@@ -108,7 +111,7 @@ func cmdGen(t *Term, args string) error {
 	if err != nil {
 		return fmt.Errorf("gen: want a number of decode steps: gen 8")
 	}
-	return t.outcome(t.S.Gen(n))
+	return t.outcome(t.c.Gen(n))
 }
 
 // outcome prints the result of a command that ran the model: the stop and

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	hsdbg "hsdb/inspect/debug"
+	"hsdb/inspect/client"
 )
 
 // completer completes the word under the cursor for readline: command
@@ -81,8 +81,12 @@ func completeSites(t *Term, args []string, word string) []string {
 	depth := strings.Count(word, ".")
 	seen := map[string]bool{}
 	var out []string
-	for _, s := range t.S.Tree().Sites {
-		p := strings.TrimPrefix(s.Path, "model.")
+	sites, err := t.c.Sites()
+	if err != nil {
+		return nil
+	}
+	for _, s := range sites {
+		p := strings.TrimPrefix(s.Site, "model.")
 		parts := strings.Split(p, ".")
 		if len(parts) <= depth {
 			continue
@@ -105,12 +109,20 @@ func completeTensors(t *Term, args []string, word string) []string {
 	if len(args) > 0 {
 		return nil
 	}
-	if st := t.S.Stopped(); st != nil {
+	st, err := t.c.Stopped()
+	if err != nil {
+		return nil
+	}
+	if st != nil {
 		return st.Tensors
+	}
+	sites, err := t.c.Sites()
+	if err != nil {
+		return nil
 	}
 	seen := map[string]bool{}
 	var out []string
-	for _, s := range t.S.Tree().Sites {
+	for _, s := range sites {
 		for _, n := range s.Tensors {
 			if !seen[n] {
 				seen[n] = true
@@ -172,5 +184,5 @@ func completeBreak(t *Term, args []string, word string) []string {
 	case args[1] != "if":
 		return nil
 	}
-	return append(hsdbg.CondWords(), completeTensors(t, nil, word)...)
+	return append(client.CondWords(), completeTensors(t, nil, word)...)
 }

@@ -51,7 +51,7 @@ func TestDeepseekSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	buf := &bytes.Buffer{}
-	f := &fakeTerm{Term: New(hsdbg.New(e), buf, Config{}), t: t, buf: buf}
+	f := newFakeOn(t, hsdbg.New(e), buf)
 	t.Cleanup(f.Close)
 	f.Exec("input " + strings.Join(parts, " ; "))
 	f.Exec("break layers.1.self_attn")

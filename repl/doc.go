@@ -4,9 +4,11 @@
 // FILE`, `source FILE`), the text rendering of results with the lipgloss
 // styles of styles.go, and `--json` output (one object per command result).
 //
-// It drives the model only through inspect/debug's Session, whose results
-// are plain structs: it must not import engine/backend or any backend
-// implementation, and it never sees a device tensor.
+// It drives the debugger only through an inspect/client.Client, whose
+// arguments and results are plain structs: it must not import the engine,
+// inspect/debug, inspect/capture, inspect/check or any backend, and it never
+// sees a device tensor. cmd/hsdb hands it the in-process client
+// (debug.Local); its tests also run it on a stub client with no model.
 package repl
 
 //go:generate go run ./internal/gendoc ../README.md

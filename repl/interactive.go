@@ -65,7 +65,7 @@ func (t *Term) catchInterrupts(exit func(), script bool) (stop func()) {
 // stays, stopped at the site.
 func (t *Term) interrupt(script bool) string {
 	t.interrupted.Store(true)
-	running := t.S.Interrupt()
+	running := t.c.Interrupt()
 	switch {
 	case script:
 		return "^C: stopping the script (exit status 130; Ctrl-C again within a second quits now)"

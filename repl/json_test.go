@@ -32,7 +32,7 @@ func newFakeWith(t *testing.T, tp int, edit func(emb []float32)) *fakeTerm {
 		t.Fatal(err)
 	}
 	buf := &bytes.Buffer{}
-	f := &fakeTerm{Term: New(s, buf, Config{}), t: t, buf: buf}
+	f := newFakeOn(t, s, buf)
 	t.Cleanup(f.Close)
 	return f
 }

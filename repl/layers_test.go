@@ -20,7 +20,7 @@ func TestPartialLoadMessagesSayWhatIsLoaded(t *testing.T) {
 		t.Fatal(err)
 	}
 	buf := &bytes.Buffer{}
-	f := &fakeTerm{Term: New(hsdbg.New(e), buf, Config{}), t: t, buf: buf}
+	f := newFakeOn(t, hsdbg.New(e), buf)
 	t.Cleanup(f.Close)
 	const loaded = "this session loaded only decoder layers 2-3 of 0-3 (--layers 2-3)"
 	f.AssertError("break layers.1", `"layers.1" matches no site of this model (layers 2-3; `)

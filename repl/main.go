@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	hsdbg "hsdb/inspect/debug"
+	"hsdb/inspect/client"
 )
 
 // RunConfig is how `hsdb` runs the debugger: a script (-x), JSON output,
@@ -22,14 +22,14 @@ type RunConfig struct {
 	History string
 }
 
-// Run runs the debugger over s and returns the exit status. With a script
+// Run runs the debugger c and returns the exit status. With a script
 // (or stdin not a terminal) it runs the commands and returns 1 when any
 // command failed (a quit after the failure included; `set errors continue`
 // only lets the script go on), 130 when Ctrl-C stopped the script (128 +
 // SIGINT, as shells report it), else 0. Otherwise it starts the REPL,
 // which returns 0 at quit or Ctrl-D.
-func Run(s *hsdbg.Session, c RunConfig) int {
-	t := New(s, c.Out, Config{JSON: c.JSON, Terminal: c.Terminal})
+func Run(dbg client.Client, c RunConfig) int {
+	t := New(dbg, c.Out, Config{JSON: c.JSON, Terminal: c.Terminal})
 	defer t.Close()
 	var err error
 	script := true
@@ -50,7 +50,11 @@ func Run(s *hsdbg.Session, c RunConfig) int {
 				hist = filepath.Join(home, ".hsdb_history")
 			}
 		}
-		m := s.Model()
+		m, merr := dbg.Model()
+		if merr != nil {
+			fmt.Fprintln(c.Err, "hsdb:", merr)
+			return 1
+		}
 		layers := fmt.Sprintf("%d layers", m.Layers)
 		if m.Loaded.Partial {
 			layers = "decoder " + m.Loaded.String()

@@ -30,7 +30,7 @@ func TestInfoModelDTypes(t *testing.T) {
 
 	o := engine.Options{DType: tensor.BF16}
 	f = openFake(t, "../testdata/hf/llama", o)
-	f.S.Options = o
+	f.s.Options = o
 	f.AssertExec("info model", "weights stored     f32 29 tensors\n", "weights kept as    bf16 29 tensors (--dtype bf16)\n")
 	f.AssertExec("info model --fp8", "no tensor was stored as fp8")
 

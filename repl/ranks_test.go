@@ -19,7 +19,7 @@ func openFake(t *testing.T, dir string, o engine.Options) *fakeTerm {
 		t.Fatal(err)
 	}
 	buf := &bytes.Buffer{}
-	f := &fakeTerm{Term: New(hsdbg.New(e), buf, Config{}), t: t, buf: buf}
+	f := newFakeOn(t, hsdbg.New(e), buf)
 	t.Cleanup(f.Close)
 	return f
 }

@@ -7,7 +7,6 @@ import (
 
 	"hsdb/engine/tensor"
 	"hsdb/inspect/client"
-	hsdbg "hsdb/inspect/debug"
 )
 
 // num formats a statistic with the precision option's significant digits.
@@ -113,7 +112,7 @@ func (t *Term) traceText(l client.TraceLine) string {
 		t.st.Site.Render(l.Site), l.Class, strings.Join(parts, ", "))
 }
 
-func (t *Term) bpCreatedText(b *hsdbg.Breakpoint) string {
+func (t *Term) bpCreatedText(b client.Breakpoint) string {
 	if b.Kind == "watch" {
 		return fmt.Sprintf("Watch %d: %s %s (at %d sites showing %s)", b.ID, b.Tensor, b.Cond, b.Sites, b.Tensor)
 	}
@@ -128,7 +127,7 @@ func (t *Term) bpCreatedText(b *hsdbg.Breakpoint) string {
 	return s
 }
 
-func (t *Term) breakpointsText(bps []hsdbg.Breakpoint) string {
+func (t *Term) breakpointsText(bps []client.Breakpoint) string {
 	if len(bps) == 0 {
 		return "no breakpoints or watches"
 	}

@@ -41,9 +41,9 @@ func TestQuitKeepsFailureStatus(t *testing.T) {
 // commands after it do not run and the exit status is 130.
 func TestScriptInterruptStopsScript(t *testing.T) {
 	f := newFake(t, 2)
-	show := f.S.OnTrace
+	show := f.s.OnTrace
 	n := 0
-	f.S.OnTrace = func(l client.TraceLine) {
+	f.s.OnTrace = func(l client.TraceLine) {
 		if n++; n == 20 {
 			f.Term.interrupt(true)
 		}
@@ -61,7 +61,7 @@ func TestScriptInterruptStopsScript(t *testing.T) {
 	// In the REPL the same interrupt keeps the session: the next command
 	// starts afresh.
 	f.interrupted.Store(false)
-	f.S.OnTrace = show
+	f.s.OnTrace = show
 	f.AssertExec("trace off", "trace off")
 	f.AssertExec("c", "Finished: prefill")
 }

@@ -19,7 +19,7 @@ func runScript(t *testing.T, tp int, script string, jsonOut bool) (int, string, 
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	code := Run(hsdbg.New(e), RunConfig{Script: script, JSON: jsonOut, Out: &out, Err: &errb})
+	code := Run(hsdbg.NewLocal(hsdbg.New(e)), RunConfig{Script: script, JSON: jsonOut, Out: &out, Err: &errb})
 	return code, out.String(), errb.String()
 }
 

@@ -22,7 +22,7 @@ func TestTopZeroMedianShowsDash(t *testing.T) {
 		t.Fatal(err)
 	}
 	buf := &bytes.Buffer{}
-	f := &fakeTerm{Term: New(hsdbg.New(e), buf, Config{}), t: t, buf: buf}
+	f := newFakeOn(t, hsdbg.New(e), buf)
 	t.Cleanup(f.Close)
 	f.Exec("input ids 1,2,3,4,5")
 	f.Exec("break layers.1.mlp.experts")

@@ -10,9 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"hsdb/inspect/capture"
 	"hsdb/inspect/client"
-	hsdbg "hsdb/inspect/debug"
 )
 
 // ErrQuit is returned by Exec for `quit`: the caller ends the session.
@@ -30,9 +28,9 @@ var ErrInterrupted = errors.New("interrupted by Ctrl-C")
 // prints their results to Out as styled text or, with JSON, as one JSON
 // object per result. Tests drive it with Exec, as a user would type.
 type Term struct {
-	S   *hsdbg.Session
 	Out io.Writer
 
+	c        client.Client
 	opts     options
 	st       *Styles
 	terminal bool // Out is a terminal: colour "auto" means on
@@ -50,9 +48,6 @@ type Term struct {
 	interrupted atomic.Bool
 	cmd         string // the command line being run (for JSON output)
 	lastLine    string // the last command line Exec ran (for PrintError)
-	// capt holds this session's captures, subscribed to every pass (nil
-	// until the first capture command).
-	capt *capture.Capturer
 }
 
 type display struct {
@@ -67,12 +62,12 @@ type Config struct {
 	Terminal bool
 }
 
-// New returns a Term over s printing to out.
-func New(s *hsdbg.Session, out io.Writer, cfg Config) *Term {
-	t := &Term{S: s, Out: out, opts: defaultOptions(), terminal: cfg.Terminal, nextDisp: 1}
+// New returns a Term over the debugger c printing to out.
+func New(c client.Client, out io.Writer, cfg Config) *Term {
+	t := &Term{c: c, Out: out, opts: defaultOptions(), terminal: cfg.Terminal, nextDisp: 1}
 	t.opts.json = cfg.JSON
 	t.restyle()
-	s.OnTrace = func(l client.TraceLine) { t.emit("trace", l, func() string { return t.traceText(l) }) }
+	c.OnTrace(func(l client.TraceLine) { t.emit("trace", l, func() string { return t.traceText(l) }) })
 	return t
 }
 
@@ -164,4 +159,4 @@ func (t *Term) writeJSON(o *object) {
 }
 
 // Close ends the session's forward pass, if one is stopped.
-func (t *Term) Close() { t.S.Kill() }
+func (t *Term) Close() { t.c.Close() }

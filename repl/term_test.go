@@ -23,10 +23,19 @@ const (
 )
 
 // fakeTerm drives a Term as a user would, colour off, collecting output.
+// s is the session behind the Term's client, for tests that set it up or
+// read it between commands.
 type fakeTerm struct {
 	*Term
+	s   *hsdbg.Session
 	t   *testing.T
 	buf *bytes.Buffer
+}
+
+// newFakeOn returns a fakeTerm over s through its in-process client,
+// printing to buf.
+func newFakeOn(t *testing.T, s *hsdbg.Session, buf *bytes.Buffer) *fakeTerm {
+	return &fakeTerm{Term: New(hsdbg.NewLocal(s), buf, Config{}), s: s, t: t, buf: buf}
 }
 
 func newFake(t *testing.T, tp int) *fakeTerm {
@@ -42,7 +51,7 @@ func newFake(t *testing.T, tp int) *fakeTerm {
 	}
 	s.Tok = tok
 	buf := &bytes.Buffer{}
-	f := &fakeTerm{Term: New(s, buf, Config{}), t: t, buf: buf}
+	f := newFakeOn(t, s, buf)
 	t.Cleanup(f.Close)
 	return f
 }
@@ -334,10 +343,10 @@ func TestBacktraceAgainstTree(t *testing.T) {
 	f.Exec("run")
 	out := f.Exec("bt")
 	var want []string
-	for s := f.S.Tree().Site("model.layers.1.self_attn.o_proj"); s != nil; s = s.Parent {
+	for s := f.s.Tree().Site("model.layers.1.self_attn.o_proj"); s != nil; s = s.Parent {
 		want = append([]string{s.Path + "  " + s.Class}, want...)
 	}
-	want = append([]string{"(root)  " + f.S.Tree().Root.Class}, want...)
+	want = append([]string{"(root)  " + f.s.Tree().Root.Class}, want...)
 	lines := strings.Split(out, "\n")
 	j := 0
 	for _, l := range lines {
@@ -362,8 +371,8 @@ func TestSteppingCommands(t *testing.T) {
 	f.Exec(batchCmd)
 	f.Exec("tbreak layers.0.self_attn.qkv_proj")
 	f.AssertExec("run", "Stopped at model.layers.0.self_attn.qkv_proj", "[breakpoint 1]")
-	sites := f.S.Tree().Sites
-	i := f.S.Tree().Site("model.layers.0.self_attn.qkv_proj").Index
+	sites := f.s.Tree().Sites
+	i := f.s.Tree().Site("model.layers.0.self_attn.qkv_proj").Index
 	f.AssertExec("step", "Stopped at "+sites[i+1].Path+" ", "[step]")
 	f.AssertExec("", "Stopped at "+sites[i+2].Path+" ", "[step]") // empty line repeats step
 	f.AssertExec("finish", "Stopped at model.layers.0.self_attn (LlamaAttention)", "[finish model.layers.0.self_attn]")
@@ -451,7 +460,7 @@ func TestDisplayAndTrace(t *testing.T) {
 		}
 	}
 	var want []string
-	for _, s := range f.S.Tree().Sites {
+	for _, s := range f.s.Tree().Sites {
 		want = append(want, s.Path)
 	}
 	if strings.Join(visited, " ") != strings.Join(want, " ") {
@@ -466,7 +475,7 @@ func TestDisplayAndTrace(t *testing.T) {
 // TestInfoAndTree: facts checked against the engine's own tree and dims.
 func TestInfoAndTree(t *testing.T) {
 	f := newFake(t, 2)
-	e := f.S.E
+	e := f.s.E
 	f.AssertExec("info model", "LlamaForCausalLM (llama)", "hidden_size        64", "8 query, 4 key/value, head_dim 8",
 		"parameters         "+strconv.FormatInt(e.Tree.Root.NumParams(), 10), "world size         2")
 	f.AssertExec("info layers", "4  model.layers.4  LlamaDecoderLayer", "RMSNorm, LlamaAttention, RMSNorm, LlamaMLP")
@@ -503,7 +512,7 @@ func TestInputForms(t *testing.T) {
 	f.AssertError("input ids 1,x", `item 2 "x" is not an integer`)
 	f.AssertError("input ids 1,600", "token id 600 (sequence 0, token 1) is outside the vocabulary [0, 512)")
 	f.AssertError("input words 1", `"words": want ids, text or file`)
-	f.S.Tok = nil
+	f.s.Tok = nil
 	f.AssertError(`input text "hi"`, "this model has no tokenizer")
 }
 
@@ -642,14 +651,14 @@ func TestCtrlCDuringLongGen(t *testing.T) {
 	f.Exec(batchCmd)
 	f.Exec("run")
 	n := 0
-	f.S.SetTrace(true)
-	f.S.OnTrace = func(client.TraceLine) {
+	f.s.SetTrace(true)
+	f.s.OnTrace = func(client.TraceLine) {
 		if n++; n == 100 {
-			f.S.Interrupt()
+			f.s.Interrupt()
 		}
 	}
 	f.AssertExec("gen 50", "Stopped at ", "[interrupted]", "(decode)")
-	f.S.SetTrace(false)
+	f.s.SetTrace(false)
 	f.AssertExec("bt", "#0  (root)  LlamaForCausalLM")
 	f.AssertExec("c", "Finished: 50 decode step(s)")
 }

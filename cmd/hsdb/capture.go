@@ -14,11 +14,10 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
-	"hsdb/engine"
-	"hsdb/engine/model"
 	"hsdb/engine/tensor"
 	"hsdb/inspect/capture"
-	"hsdb/inspect/check"
+	"hsdb/inspect/client"
+	hsdbg "hsdb/inspect/debug"
 )
 
 func init() {
@@ -26,14 +25,6 @@ func init() {
 		usage:   "capture [--model PATH] [--tp N] --layers 2,30,58,60 [--what stream|hidden_states|residual] (--ids \"1,2,3;4,5\" | --data F.jsonl) --out DIR [--max-batch-tokens T] [--save-dtype f32|bf16|f16] [--force]",
 		summary: "export the hidden states of chosen layers for many sequences as a validated dump (resumable)",
 		run:     runCapture})
-}
-
-// targetOf wraps an engine for inspect/capture and inspect/check (which do
-// not import the engine driver): sizes, tree, manifest description and a
-// prefill.
-func targetOf(e *engine.Engine) *capture.Target {
-	return &capture.Target{Dims: e.Dims, Tree: e.Tree, Info: capture.ModelInfoFor(e.Path, e.Dims, e.World, e.Device(0).Name()),
-		Prefill: func(s [][]int32, h model.Hook) error { _, err := e.Prefill(s, h, false); return err }}
 }
 
 // registerModelFlagsExcept registers the model flags on fs but those named
@@ -81,16 +72,15 @@ func runCapture(args []string, io stdio) int {
 	if *layersArg == "" || *out == "" || (*ids == "") == (*data == "") {
 		return fail(2, "need --layers, --out and one of --ids or --data (see hsdb help)")
 	}
-	layers, err := check.ParseLayers(*layersArg)
+	layers, err := client.ParseLayers(*layersArg)
 	if err != nil {
 		return fail(2, "--layers: %v", err)
 	}
 	if _, err := capture.ParseWhat(*what); err != nil {
 		return fail(2, "%v", err)
 	}
-	var dt tensor.DType
 	if *saveDType != "" {
-		if dt, err = tensor.ParseDType(*saveDType); err != nil || (dt != tensor.F32 && dt != tensor.BF16 && dt != tensor.F16) {
+		if dt, err := tensor.ParseDType(*saveDType); err != nil || (dt != tensor.F32 && dt != tensor.BF16 && dt != tensor.F16) {
 			return fail(2, "--save-dtype %q: want f32, bf16 or f16", *saveDType)
 		}
 	}
@@ -112,7 +102,9 @@ func runCapture(args []string, io stdio) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	prog := newProgress(io.Err, len(in.Seqs))
-	res, err := capture.RunCaptureJob(ctx, targetOf(e), in, capture.JobOptions{Layers: layers, What: *what, Out: *out, Force: *force, DType: dt,
+	c := hsdbg.NewLocal(hsdbg.New(e))
+	defer c.Close()
+	res, err := c.CaptureJob(ctx, client.JobRequest{Layers: layers, What: *what, Inputs: in, Out: *out, Force: *force, DType: *saveDType,
 		MaxBatchTokens: *maxTok, Progress: prog.update, AfterBatch: captureAfterBatch})
 	prog.finish()
 	if res != nil {

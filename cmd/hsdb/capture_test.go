@@ -13,10 +13,10 @@ import (
 	"testing"
 
 	"hsdb/engine"
-	"hsdb/engine/modelpath"
 	"hsdb/engine/safetensors"
 	"hsdb/inspect/capture"
-	"hsdb/inspect/check"
+	"hsdb/inspect/client"
+	hsdbg "hsdb/inspect/debug"
 )
 
 // writeJSONL writes n sequences of random token ids (PCG seed 7, lengths
@@ -147,9 +147,8 @@ func TestCaptureKillResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, _ := modelpath.ConfigDims("")
-	if pr := check.CheckPath(out, check.CheckOptions{Dims: d, Model: targetOf(e)}); pr.Failed() {
-		t.Fatalf("check of the resumed dump:\n%s", strings.Join(pr.Lines(), "\n"))
+	if rep, err := hsdbg.NewLocal(hsdbg.New(e)).Check(out, client.CheckRequest{}); err != nil || rep.Failed {
+		t.Fatalf("check of the resumed dump: %v\n%s", err, strings.Join(rep.Lines, "\n"))
 	}
 	// Each sequence alone through a fresh capturer gives the dumped rows.
 	for _, rec := range m.Sequences {

@@ -9,6 +9,8 @@ import (
 	"hsdb/engine"
 	"hsdb/engine/modelpath"
 	"hsdb/inspect/check"
+	"hsdb/inspect/client"
+	hsdbg "hsdb/inspect/debug"
 )
 
 func init() {
@@ -36,53 +38,71 @@ func (c *checkFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.full, "full", false, "for a directory: every file's full report, however many")
 }
 
-// print renders a path report as the flags ask: JSON lines, a summary
-// (asked, or a directory of more than 20 files without --full), or lines.
-func (c *checkFlags) print(io stdio, rep *check.PathReport, lines func() []string) {
-	var out []string
+// output is the client.CheckRequest.Output the flags ask for.
+func (c *checkFlags) output() string {
 	switch {
 	case c.json:
-		out = rep.JSONLines()
-	case c.summary || !c.full && len(rep.Files) > 20:
-		out = rep.SummaryLines(3)
-	default:
-		out = lines()
+		return "json"
+	case c.summary:
+		return "summary"
+	case c.full:
+		return "full"
 	}
-	for _, l := range out {
-		fmt.Fprintln(io.Out, l)
-	}
+	return ""
 }
 
-// options builds the check options: the model's sizes from its config
+// checker is how check and diff run: through the debugger's client over
+// the loaded model (c), or, without a model that loads, from opts alone
+// (the config's sizes when --model names one).
+type checker struct {
+	c    client.Client
+	req  client.CheckRequest
+	opts check.CheckOptions
+	done func()
+}
+
+// run checks path (diff: compares it with the model) and returns the
+// report and the error when nothing could be read.
+func (k *checker) run(path string, diff bool) (client.CheckReport, error) {
+	switch {
+	case k.c != nil && diff:
+		return k.c.Diff(path, k.req)
+	case k.c != nil:
+		return k.c.Check(path, k.req)
+	}
+	return check.CheckPath(path, k.opts).Report(diff, k.req.Output)
+}
+
+// checker builds the check options: the model's sizes from its config
 // (always, without weights), and the loaded model when it loads (a
 // warning otherwise: shapes are then checked from config.json alone).
-// needEngine makes a load failure an error. The returned func releases
-// the model.
-func (c *checkFlags) options(io stdio, cmd string, needEngine bool) (check.CheckOptions, func(), error) {
-	var o check.CheckOptions
-	done := func() {}
-	o.TP = c.tp
+// needEngine makes a load failure an error. Its done releases the model.
+func (c *checkFlags) checker(io stdio, cmd string, needEngine bool) (*checker, error) {
+	k := &checker{done: func() {}}
+	k.req.TP, k.opts.TP = c.tp, c.tp
+	k.req.Output = c.output()
 	if c.layers != "" {
-		ls, err := check.ParseLayers(c.layers)
+		ls, err := client.ParseLayers(c.layers)
 		if err != nil {
-			return o, done, fmt.Errorf("--layers: %w", err)
+			return k, fmt.Errorf("--layers: %w", err)
 		}
-		o.Layers = ls
+		k.req.Layers, k.opts.Layers = ls, ls
 	}
 	if c.seqLens != "" {
 		for _, f := range strings.Split(c.seqLens, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(f))
 			if err != nil || n <= 0 {
-				return o, done, fmt.Errorf("--seq-lens: %q is not a positive length", f)
+				return k, fmt.Errorf("--seq-lens: %q is not a positive length", f)
 			}
-			o.SeqLens = append(o.SeqLens, n)
+			k.req.SeqLens = append(k.req.SeqLens, n)
 		}
+		k.opts.SeqLens = k.req.SeqLens
 	}
 	if c.model == "" {
 		if needEngine {
-			return o, done, fmt.Errorf("--model is required: %s compares the capture with hsdb's own forward pass", cmd)
+			return k, fmt.Errorf("--model is required: %s compares the capture with hsdb's own forward pass", cmd)
 		}
-		return o, done, nil
+		return k, nil
 	}
 	path := c.model
 	if path == "embedded" {
@@ -90,27 +110,24 @@ func (c *checkFlags) options(io stdio, cmd string, needEngine bool) (check.Check
 	}
 	d, err := modelpath.ConfigDims(path)
 	if err != nil {
-		return o, done, err
+		return k, err
 	}
-	o.Dims = d
+	k.opts.Dims = d
 	if data, _, err := modelpath.ConfigJSON(path); err == nil {
-		o.BOS, o.HasBOS, o.Constants, _ = check.ConfigFacts(data)
+		k.opts.BOS, k.opts.HasBOS, k.opts.Constants, _ = check.ConfigFacts(data)
 	}
 	e, err := engine.Open(path, engine.Options{TP: 1, Device: c.device})
 	if err != nil {
 		if needEngine {
-			return o, done, err
+			return k, err
 		}
 		fmt.Fprintf(io.Err, "hsdb %s: cannot run the model (%v); shapes are checked against config.json alone, without layer matching\n", cmd, err)
-		return o, done, nil
+		return k, nil
 	}
-	for k, v := range e.Dims.Named {
-		if _, ok := d.Named[k]; !ok {
-			d.Named[k] = v
-		}
-	}
-	o.Model = targetOf(e)
-	return o, func() { e.Close() }, nil
+	l := hsdbg.NewLocal(hsdbg.New(e))
+	k.c = l
+	k.done = func() { l.Close(); e.Close() }
+	return k, nil
 }
 
 func runCheck(args []string, io stdio) int {
@@ -123,15 +140,20 @@ func runCheck(args []string, io stdio) int {
 		fmt.Fprintln(io.Err, "hsdb check:", err)
 		return 2
 	}
-	opts, done, err := cf.options(io, "check", false)
+	k, err := cf.checker(io, "check", false)
 	if err != nil {
 		fmt.Fprintln(io.Err, "hsdb check:", err)
 		return 2
 	}
-	defer done()
-	rep := check.CheckPath(path, opts)
-	cf.print(io, rep, rep.Lines)
-	return int(rep.Verdict())
+	defer k.done()
+	rep, err := k.run(path, false)
+	for _, l := range rep.Lines {
+		fmt.Fprintln(io.Out, l)
+	}
+	if err != nil {
+		return 2
+	}
+	return rep.Exit
 }
 
 // parseWithPath parses flags given before or after the one PATH argument.

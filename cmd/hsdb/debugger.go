@@ -48,7 +48,7 @@ func runDebugger(args []string, io stdio) int {
 	} else {
 		s.TokErr = err
 	}
-	return repl.Run(s, repl.RunConfig{Script: *script, JSON: *jsonOut, In: io.In, Out: io.Out, Err: io.Err,
+	return repl.Run(hsdbg.NewLocal(s), repl.RunConfig{Script: *script, JSON: *jsonOut, In: io.In, Out: io.Out, Err: io.Err,
 		Terminal: isTerminal(io.In) && isTerminal(io.Out), History: *history})
 }
 

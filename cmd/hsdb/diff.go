@@ -3,8 +3,6 @@ package main
 import (
 	"flag"
 	"fmt"
-
-	"hsdb/inspect/check"
 )
 
 func init() {
@@ -24,24 +22,22 @@ func runDiff(args []string, io stdio) int {
 		fmt.Fprintln(io.Err, "hsdb diff:", err)
 		return 2
 	}
-	opts, done, err := cf.options(io, "diff", true)
+	k, err := cf.checker(io, "diff", true)
 	if err != nil {
 		fmt.Fprintln(io.Err, "hsdb diff:", err)
 		return 2
 	}
-	defer done()
-	rep := check.CheckPath(path, opts)
-	if rep.Err != nil {
-		fmt.Fprintf(io.Err, "hsdb diff: %v\n", rep.Err)
+	defer k.done()
+	rep, err := k.run(path, true)
+	if err != nil && rep.Files == 0 {
+		fmt.Fprintf(io.Err, "hsdb diff: %v\n", err)
 		return 2
 	}
-	cf.print(io, rep, func() []string {
-		var out []string
-		for _, f := range rep.Files {
-			lines, _ := f.DiffLines()
-			out = append(out, lines...)
-		}
-		return out
-	})
-	return int(rep.Verdict())
+	for _, l := range rep.Lines {
+		fmt.Fprintln(io.Out, l)
+	}
+	if err != nil {
+		return 2
+	}
+	return rep.Exit
 }

@@ -1,7 +1,5 @@
 package tokenizer
 
-import "container/heap"
-
 // bpeSym is one symbol of a word being merged: its token id and its live
 // neighbours' positions (-1 at the ends). A merged-away symbol is dead.
 type bpeSym struct {
@@ -34,25 +32,33 @@ func liveIDs(syms []bpeSym, out []int32) []int32 {
 // pair(left, right) says whether two adjacent tokens merge, into which id,
 // and with what priority; the lowest priority merges first, ties going to
 // the leftmost pair. That is HF tokenizers' word.rs merge_all (priority =
-// merge rank) and llama2.c run.c's encode loop (priority = −score, its
-// strict '>' scan picking the leftmost best), done with a heap of candidate
-// pairs instead of rescans: O(n log n).
+// merge rank), llama2.c run.c's encode loop (priority = −score, its
+// strict '>' scan picking the leftmost best) and tiktoken's
+// _byte_pair_merge (priority = rank of the merged bytes), done with a heap
+// of candidate pairs instead of rescans: O(n log n).
 func mergePairs(syms []bpeSym, pair func(left, right int32) (merged int32, prio float64, ok bool)) {
-	h := &candHeap{}
+	var h candHeap
+	mergePairsWith(syms, &h, pair)
+}
+
+// mergePairsWith is mergePairs with a caller's heap, whose storage it
+// reuses (it is left empty).
+func mergePairsWith(syms []bpeSym, h *candHeap, pair func(left, right int32) (merged int32, prio float64, ok bool)) {
+	*h = (*h)[:0]
 	push := func(left int) {
 		if left < 0 || syms[left].next < 0 {
 			return
 		}
 		r := syms[left].next
 		if id, prio, ok := pair(syms[left].id, syms[r].id); ok {
-			heap.Push(h, mergeCand{prio: prio, pos: left, merged: id, left: syms[left].id, right: syms[r].id})
+			h.push(mergeCand{prio: prio, pos: left, merged: id, left: syms[left].id, right: syms[r].id})
 		}
 	}
 	for i := 0; i+1 < len(syms); i++ {
 		push(i)
 	}
-	for h.Len() > 0 {
-		c := heap.Pop(h).(mergeCand)
+	for len(*h) > 0 {
+		c := h.pop()
 		l := &syms[c.pos]
 		// A stale candidate: the pair at pos is no longer (left, right).
 		if l.dead || l.id != c.left || l.next < 0 || syms[l.next].id != c.right {
@@ -78,21 +84,51 @@ type mergeCand struct {
 	left, right int32
 }
 
-// candHeap pops the lowest priority first, then the leftmost position.
+// candHeap is a binary min-heap of candidates: the lowest priority first,
+// then the leftmost position (typed, so pushing allocates nothing beyond
+// the slice).
 type candHeap []mergeCand
 
-func (h candHeap) Len() int { return len(h) }
-func (h candHeap) Less(i, j int) bool {
+func (h candHeap) less(i, j int) bool {
 	if h[i].prio != h[j].prio {
 		return h[i].prio < h[j].prio
 	}
 	return h[i].pos < h[j].pos
 }
-func (h candHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *candHeap) Push(x any)   { *h = append(*h, x.(mergeCand)) }
-func (h *candHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+
+func (h *candHeap) push(c mergeCand) {
+	*h = append(*h, c)
+	a := *h
+	for i := len(a) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !a.less(i, p) {
+			break
+		}
+		a[i], a[p] = a[p], a[i]
+		i = p
+	}
+}
+
+func (h *candHeap) pop() mergeCand {
+	a := *h
+	top := a[0]
+	n := len(a) - 1
+	a[0] = a[n]
+	a = a[:n]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < n && a.less(l, m) {
+			m = l
+		}
+		if l+1 < n && a.less(l+1, m) {
+			m = l + 1
+		}
+		if m == i {
+			break
+		}
+		a[i], a[m] = a[m], a[i]
+		i = m
+	}
+	*h = a
+	return top
 }

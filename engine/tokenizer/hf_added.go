@@ -23,6 +23,7 @@ type hfAddedToken struct {
 // with MatchKind::LeftmostLongest there), each then checked for single_word
 // and widened for lstrip/rstrip (find_matches).
 type addedMatcher struct {
+	first   [256]bool      // whether some pattern starts with the byte
 	byFirst map[byte][]int // first byte -> indexes into pats, longest first
 	pats    []string
 	toks    []*hfAddedToken
@@ -38,6 +39,7 @@ func newAddedMatcher(pats []string, toks []*hfAddedToken) *addedMatcher {
 			continue
 		}
 		m.byFirst[p[0]] = append(m.byFirst[p[0]], i)
+		m.first[p[0]] = true
 	}
 	for _, idx := range m.byFirst {
 		sort.SliceStable(idx, func(a, b int) bool { return len(pats[idx[a]]) > len(pats[idx[b]]) })
@@ -93,6 +95,9 @@ func (m *addedMatcher) split(s string) []segment {
 }
 
 func (m *addedMatcher) longestAt(s string, pos int) (int, bool) {
+	if !m.first[s[pos]] {
+		return 0, false
+	}
 	for _, k := range m.byFirst[s[pos]] {
 		p := m.pats[k]
 		if len(p) <= len(s)-pos && s[pos:pos+len(p)] == p {

@@ -121,4 +121,5 @@ var (
 	_ Tokenizer = (*Llama2C)(nil)
 	_ Tokenizer = (*SentencePiece)(nil)
 	_ Tokenizer = (*HF)(nil)
+	_ Tokenizer = (*Tiktoken)(nil)
 )

@@ -1,5 +1,10 @@
 package capture
 
+import (
+	"strconv"
+	"strings"
+)
+
 // Status is the outcome of one validation rule.
 type Status uint8
 
@@ -40,3 +45,13 @@ const (
 	RuleChecksums  = "checksums"       // sha256 of each tensor as the manifest records
 	RuleMatch      = "matches model"   // close to hsdb's forward pass at the layer claimed
 )
+
+// joinInts renders layers as a manifest and rule details write them:
+// "2,30,58,60".
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}

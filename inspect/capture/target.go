@@ -2,11 +2,13 @@ package capture
 
 import "hsdb/engine/model"
 
-// Target is a model capture and check run forward passes on, without importing the
-// engine driver: its sizes and module tree, a prefill that runs sequences
-// as one flattened batch (vLLM's token batch, each sequence from position
-// 0) with a hook, and what a dump's manifest says about it. cmd/hsdb and
-// the REPL build it from an *engine.Engine:
+// Target is a model capture and check run forward passes on, without
+// importing the engine driver: its sizes and module tree, a prefill that
+// runs sequences as one flattened batch (vLLM's token batch, each sequence
+// from position 0) with a hook, and what a dump's manifest says about it.
+// The in-process debugger (inspect/debug.Local) builds it from its
+// *engine.Engine, each prefill borrowing the engine from the session;
+// tests build it the same way:
 //
 //	capture.Target{Dims: e.Dims, Tree: e.Tree, Info: capture.ModelInfoFor(e.Path, e.Dims, e.World, e.Device(0).Name()),
 //		Prefill: func(s [][]int32, h model.Hook) error { _, err := e.Prefill(s, h, false); return err }}

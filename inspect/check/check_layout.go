@@ -9,6 +9,7 @@ import (
 
 	"hsdb/engine/tensor"
 	"hsdb/inspect/capture"
+	"hsdb/inspect/client"
 )
 
 // Layout is a capture file interpreted as hidden-state captures: which
@@ -153,7 +154,7 @@ func (l *Layout) labelFromMetadata(meta map[string]string) {
 	if !ok {
 		return
 	}
-	layers, err := ParseLayers(s)
+	layers, err := client.ParseLayers(s)
 	if err != nil || len(layers) != len(l.Entries) {
 		return
 	}
@@ -161,36 +162,6 @@ func (l *Layout) labelFromMetadata(meta map[string]string) {
 		l.Entries[i].Layer = layers[i]
 	}
 	l.Labelled = true
-}
-
-// ParseLayers reads a layer list "2,30,58,60" (spaces allowed, ranges
-// "0-3" allowed) into ints in the order given. Errors: an empty list, a
-// non-integer, a negative layer, a layer given twice.
-func ParseLayers(s string) ([]int, error) {
-	var out []int
-	seen := map[int]bool{}
-	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' }) {
-		lo, hi := f, f
-		if a, b, ok := strings.Cut(f, "-"); ok && a != "" {
-			lo, hi = a, b
-		}
-		a, err1 := strconv.Atoi(lo)
-		b, err2 := strconv.Atoi(hi)
-		if err1 != nil || err2 != nil || a < 0 || b < a {
-			return nil, fmt.Errorf("layer %q is not a non-negative integer or range a-b", f)
-		}
-		for n := a; n <= b; n++ {
-			if seen[n] {
-				return nil, fmt.Errorf("layer %d given twice", n)
-			}
-			seen[n] = true
-			out = append(out, n)
-		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no layers in %q", s)
-	}
-	return out, nil
 }
 
 // idsLen returns the number of token ids, or -1 without input_ids.

@@ -6,8 +6,9 @@
 // the model on the file's input_ids to name what each tensor really is
 // (Match) and where it departs (Departure).
 //
-// It imports engine/model, engine/tensor, engine/safetensors and
+// It imports engine/model, engine/tensor, engine/safetensors,
 // inspect/capture (the manifest, rule names and Target it shares with
-// dumps). It must not import the engine driver, a backend, inspect/debug,
+// dumps) and inspect/client (the plain report a front end gets:
+// PathReport.CheckReport, DiffReport). It must not import the engine driver, a backend, inspect/debug,
 // repl/ or cmd/.
 package check

@@ -98,7 +98,7 @@ type DTypeCount struct {
 // headers read again from the checkpoint), the dtype the ranks keep them
 // in (Kept: --dtype when given, else as stored with fp8 and f64 as f32, as
 // model.Loader converts them), how many fp8 tensors were dequantized on
-// load (their names: Session.FP8Tensors), and the checkpoint tensors the
+// load (their names: Client.FP8Tensors), and the checkpoint tensors the
 // model does not use (engine.LoadReport.Unused). Err says why Stored is
 // empty (a checkpoint that could not be read again).
 type WeightDTypes struct {

@@ -208,12 +208,6 @@ func b2f(b bool) float64 {
 	return 0
 }
 
-// condVars are the names a condition may use alone.
-var condVars = []string{"rank", "step", "layer", "tokens"}
-
-// CondWords lists every word a condition knows (for completion).
-func CondWords() []string { return append(append([]string(nil), stats.StatNames...), condVars...) }
-
 func contains(xs []string, x string) bool {
 	for _, y := range xs {
 		if y == x {

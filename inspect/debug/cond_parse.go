@@ -1,6 +1,10 @@
 package debug
 
-import "fmt"
+import (
+	"fmt"
+
+	"hsdb/inspect/client"
+)
 
 // parser is a recursive-descent parser over the tokens of one condition.
 type parser struct {
@@ -140,7 +144,7 @@ func (p *parser) name(t token) (node, error) {
 		}
 		return &statNode{stat: t.text, tensor: arg.text}, nil
 	}
-	if contains(condVars, t.text) {
+	if contains(client.CondVars, t.text) {
 		return &varNode{name: t.text}, nil
 	}
 	if isStat(t.text) {
@@ -153,5 +157,5 @@ func (p *parser) name(t token) (node, error) {
 		}
 		return nil, p.errAt(t, fmt.Sprintf("%s needs a tensor: %s(hidden_states)", t.text, t.text))
 	}
-	return nil, p.errAt(t, fmt.Sprintf("unknown name %q (want a statistic %s, or %v)", t.text, statList(), condVars))
+	return nil, p.errAt(t, fmt.Sprintf("unknown name %q (want a statistic %s, or %v)", t.text, statList(), client.CondVars))
 }

@@ -6,12 +6,18 @@
 // top channels, rank comparison, call chain) and about the model (module
 // tree, layers, ranks, memory, sites).
 //
-// Every result is a plain struct of host data (numbers, shapes, strings)
-// that a front end prints or encodes as JSON: no backend tensor, device or
-// terminal type leaves this package. It imports engine, engine/model,
-// engine/tensor, inspect/stats, and engine/modelpath, engine/safetensors and
-// engine/stories (to read the checkpoint's headers again for `info model`'s
-// stored dtypes); it must not import a backend implementation, an
+// Local wraps a Session as the in-process inspect/client.Client, adding the
+// session's captures, dumps, checks, diffs and capture jobs (inspect/capture
+// and inspect/check over this engine's forward pass): front ends hold only
+// the Client.
+//
+// Every result is a plain struct of inspect/client (numbers, shapes,
+// strings) that a front end prints or encodes as JSON: no backend tensor,
+// device or terminal type leaves this package. It imports engine,
+// engine/model, engine/tensor, inspect/stats, inspect/client,
+// inspect/capture, inspect/check, and engine/modelpath, engine/safetensors
+// and engine/stories (to read the checkpoint's headers again for `info
+// model`'s stored dtypes); it must not import a backend implementation, an
 // architecture (engine/arch: what it needs of the TP plan it reads from the
 // module tree's parameters), repl/, cmd/ or any terminal library.
 package debug

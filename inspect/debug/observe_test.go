@@ -13,7 +13,7 @@ import (
 // pass is stopped and afterwards `gen` needs a new run.
 func TestObserversSeeEveryPass(t *testing.T) {
 	s := newSession(t, 2)
-	obs := &capture{site: "model.layers.2"}
+	obs := &siteCopy{site: "model.layers.2"}
 	s.Observers = append(s.Observers, obs)
 	if _, err := s.Break("layers.2", "", false); err != nil {
 		t.Fatal(err)

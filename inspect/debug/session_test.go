@@ -52,16 +52,16 @@ func mustStop(t testing.TB, o *client.Outcome, err error, site string) *client.S
 	return o.Stop
 }
 
-// capture is an independent hook that copies every tensor of one site to
+// siteCopy is an independent hook that copies every tensor of one site to
 // the host on every rank: the reference the session's numbers are checked
 // against.
-type capture struct {
+type siteCopy struct {
 	site string
 	got  map[string][]*tensor.Tensor
 }
 
-func (c *capture) Want(ev *model.Event) bool { return ev.Site.Path == c.site && ev.Step == 0 }
-func (c *capture) Visit(ev *model.Event, ranks []*model.RankView) error {
+func (c *siteCopy) Want(ev *model.Event) bool { return ev.Site.Path == c.site && ev.Step == 0 }
+func (c *siteCopy) Visit(ev *model.Event, ranks []*model.RankView) error {
 	c.got = map[string][]*tensor.Tensor{}
 	for _, v := range ranks {
 		for _, st := range v.Tensors {
@@ -77,7 +77,7 @@ func reference(t *testing.T, tp int, site string) map[string][]*tensor.Tensor {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &capture{site: site}
+	c := &siteCopy{site: site}
 	if _, err := e.Prefill(twoSeqs, c, false); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,46 @@
+package check
+
+import "hsdb/inspect/client"
+
+// CheckReport is p as `check` reports it to a front end: its lines,
+// whether it failed, how many files the path held, the verdict's exit
+// code; and the error when nothing could be read (ReadError).
+func (p *PathReport) CheckReport() (client.CheckReport, error) { return p.Report(false, "") }
+
+// DiffReport is p as `diff` reports it: each file's DiffLines; Failed and
+// Exit are check's verdict on the same files (one engine, one answer).
+func (p *PathReport) DiffReport() (client.CheckReport, error) { return p.Report(true, "") }
+
+// Report renders p for a front end as `diff` (diff) or `check` prints it,
+// in the output asked (client.CheckRequest.Output: "", "json", "summary",
+// "full"); Failed and Exit are the shared verdict (Verdict).
+func (p *PathReport) Report(diff bool, output string) (client.CheckReport, error) {
+	v := p.Verdict()
+	r := client.CheckReport{Path: p.Path, Files: len(p.Files), Failed: v != VerdictValid, Exit: int(v)}
+	switch {
+	case output == "json":
+		r.Lines = p.JSONLines()
+	case output == "summary" || output == "" && len(p.Files) > 20:
+		r.Lines = p.SummaryLines(3)
+	case diff:
+		for _, f := range p.Files {
+			lines, _ := f.DiffLines()
+			r.Lines = append(r.Lines, lines...)
+		}
+	default:
+		r.Lines = p.Lines()
+	}
+	return r, p.ReadError()
+}
+
+// ReadError returns why the path could not be read at all (the path
+// itself, or every file it holds), or nil.
+func (p *PathReport) ReadError() error {
+	if p.Err != nil {
+		return p.Err
+	}
+	if p.Unreadable() {
+		return p.Files[0].Err
+	}
+	return nil
+}

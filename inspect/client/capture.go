@@ -1,0 +1,150 @@
+package client
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"hsdb/inspect/capture"
+)
+
+// Breakpoint is a breakpoint or watch as `info break` lists it: Kind
+// "breakpoint" (Pattern: a site pattern) or "watch" (Tensor), its
+// condition, whether it is enabled or one-shot, how often it stopped, and
+// how many sites of the model it can stop at. Breakpoints and watches
+// share one numbering, as gdb's.
+type Breakpoint struct {
+	ID        int    `json:"id"`
+	Kind      string `json:"kind"`
+	Pattern   string `json:"site,omitempty"`
+	Tensor    string `json:"tensor,omitempty"`
+	Cond      string `json:"cond,omitempty"`
+	Enabled   bool   `json:"enabled"`
+	Temporary bool   `json:"temporary"`
+	Hits      int    `json:"hits"`
+	Sites     int    `json:"sites"`
+}
+
+// CaptureSpec is one recorded tensor: a decoder layer's output (Layer >=
+// 0, Key "hidden_states.{layer}") or a site's tensor (Layer -1, Key
+// "SITE:TENSOR"); inspect/capture's type.
+type CaptureSpec = capture.CaptureSpec
+
+// CaptureList is `capture list`: what is captured (in order), what a layer
+// capture records (stream, hidden_states or residual), and per sequence
+// recorded so far its token count and the rows of each key.
+type CaptureList struct {
+	Specs     []CaptureSpec `json:"specs"`
+	What      string        `json:"what"`
+	Sequences []CapturedSeq `json:"sequences"`
+}
+
+// CapturedSeq is one sequence's recording: its number in the batch, its
+// tokens, and the rows recorded per capture key (decode steps add rows).
+type CapturedSeq struct {
+	Seq    int            `json:"seq"`
+	Tokens int            `json:"tokens"`
+	Rows   map[string]int `json:"rows"`
+}
+
+// DumpRequest is how `dump` writes: Force replaces an existing directory;
+// DType ("" for the model's; f32, bf16 or f16) is the dtype of the
+// captured tensors in the files.
+type DumpRequest struct {
+	Force bool
+	DType string
+}
+
+// Manifest is a dump's manifest.json (design.md; inspect/capture's type).
+type Manifest = capture.Manifest
+
+// CheckRequest is what `check` and `diff` know beyond the path: the layers
+// the capture should hold (nil: unknown), the tensor-parallel world size it
+// ran at (0: try 2, 4, 8, 16), the sequence lengths a file holds (nil:
+// unknown), and NoModel to check from config.json alone without running
+// this model.
+type CheckRequest struct {
+	Layers  []int
+	TP      int
+	SeqLens []int
+	NoModel bool
+	// Output is how the report's Lines render: "" (full text; a
+	// directory of more than 20 files is summarized), "json" (one JSON
+	// object per file, snake_case keys), "summary" (counts per finding and
+	// the first files of each) or "full" (every file's text, however many).
+	Output string
+}
+
+// CheckReport is `check`'s or `diff`'s report on a path: its lines as hsdb
+// prints them, whether it failed (check: a rule failed or a file could not
+// be read; diff: an entry departs from the model), and how many capture
+// files the path held (0 when the path itself could not be read).
+type CheckReport struct {
+	Path   string   `json:"path"`
+	Failed bool     `json:"failed"`
+	Lines  []string `json:"lines"`
+	Files  int      `json:"files"`
+	// Exit is the verdict check and diff share, as their exit code: 0
+	// valid, 1 problems found, 2 unreadable or nothing comparable.
+	Exit int `json:"exit"`
+}
+
+// Inputs are the sequences of a capture job (inspect/capture's type: ids,
+// optional loss masks, sequence ids, where they came from).
+type Inputs = capture.Inputs
+
+// JobRequest is `hsdb capture`: the layers to record (what: stream,
+// hidden_states or residual), the inputs, the dump directory Out (Force
+// replaces an existing one or another job's staging directory), the dtype
+// of the files ("" for the model's; f32, bf16 or f16) and the tokens of
+// one flattened batch (0: 4096). Progress, when set, is called before the
+// first batch and after each; AfterBatch after each batch is written
+// (tests stop a job midway with it).
+type JobRequest struct {
+	Layers         []int
+	What           string
+	Inputs         *Inputs
+	Out            string
+	Force          bool
+	DType          string
+	MaxBatchTokens int
+	Progress       func(JobProgress)
+	AfterBatch     func(done int)
+}
+
+// JobProgress is a capture job's state (inspect/capture's type).
+type JobProgress = capture.JobProgress
+
+// JobResult is a finished capture job: its manifest and final progress
+// (inspect/capture's type).
+type JobResult = capture.JobResult
+
+// ParseLayers reads a layer list "2,30,58,60" (spaces allowed, ranges
+// "0-3" allowed) into ints in the order given. Errors: an empty list, a
+// non-integer, a negative layer, a layer given twice.
+func ParseLayers(s string) ([]int, error) {
+	var out []int
+	seen := map[int]bool{}
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' }) {
+		lo, hi := f, f
+		if a, b, ok := strings.Cut(f, "-"); ok && a != "" {
+			lo, hi = a, b
+		}
+		a, err1 := strconv.Atoi(lo)
+		b, err2 := strconv.Atoi(hi)
+		if err1 != nil || err2 != nil || a < 0 || b < a {
+			return nil, fmt.Errorf("layer %q is not a non-negative integer or range a-b", f)
+		}
+		for n := a; n <= b; n++ {
+			if seen[n] {
+				return nil, fmt.Errorf("layer %d given twice", n)
+			}
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no layers in %q", s)
+	}
+	return out, nil
+}

@@ -1,0 +1,142 @@
+package client
+
+import "context"
+
+// Client is what a front end (repl/, cmd/hsdb) asks of the debugger: the
+// seam between them, after delve's service.Client. Every argument and
+// result is a plain value of this package (or of inspect/capture's
+// manifest and job types, which are design.md's JSON formats), and every
+// failure an error value, so that the seam can carry a process boundary
+// (rank workers) without changing a front end. A *model.Tree, a hook, a
+// tensor of a backend or an engine never crosses it.
+//
+// Two things still cross as Go functions and would become streamed
+// events over a wire: the trace lines of OnTrace and the capture job's
+// progress (JobRequest.Progress).
+//
+// debug.Local is the in-process implementation. Methods that run the model
+// (Run, Continue, ..., Check with the model, Diff, CaptureJob) block until
+// the pass stops or ends; Interrupt may be called from another goroutine
+// meanwhile. A Client is used by one front end at a time.
+type Client interface {
+	// Model returns `info model`.
+	Model() (ModelInfo, error)
+	// FP8Tensors returns the names of the checkpoint tensors stored as fp8
+	// (`info model --fp8`).
+	FP8Tensors() ([]string, error)
+	// Layers returns `info layers`.
+	Layers() ([]LayerInfo, error)
+	// RankInfos returns `info ranks`.
+	RankInfos() ([]RankInfo, error)
+	// Memory returns `info memory`: device bytes per rank.
+	Memory() ([]MemoryInfo, error)
+	// Sites returns every site of the model in visit order (`info sites`).
+	Sites() ([]SiteInfo, error)
+	// ModuleTree returns the module tree under path ("" for all), in call
+	// order (`tree`). Error: ErrNoSite.
+	ModuleTree(path string) ([]TreeNode, error)
+
+	// SetBatch sets the token batch of the next run: one id list per
+	// sequence, flattened into one batch as vLLM does.
+	SetBatch(seqs [][]int32) error
+	// Batch returns the current batch (nil before SetBatch).
+	Batch() ([][]int32, error)
+	// Encode returns BOS followed by the tokenizer's ids of text. Errors:
+	// ErrNoTokenizer, or the tokenizer's own.
+	Encode(text string) ([]int32, error)
+	// Decode returns the text of ids. Error: ErrNoTokenizer.
+	Decode(ids []int32) (string, error)
+	// ReadJSONL reads the token batch of a JSON-lines file on the
+	// debugger's side, each line {"text": ...} or {"input_ids": [...]}.
+	ReadJSONL(path string) ([][]int32, error)
+
+	// Run starts a prefill over the batch and runs it to the first stop or
+	// to its end. Errors: ErrNoInput, or the engine's.
+	Run() (*Outcome, error)
+	// Gen runs n decode steps (see `gen`).
+	Gen(n int) (*Outcome, error)
+	// Continue resumes the stopped pass until the next stop or the end.
+	Continue() (*Outcome, error)
+	// Step resumes until the next site, entering sub-modules.
+	Step() (*Outcome, error)
+	// Next resumes until the next site at the same depth or shallower.
+	Next() (*Outcome, error)
+	// Finish resumes until the enclosing module returns.
+	Finish() (*Outcome, error)
+	// Until resumes until a site matching pattern.
+	Until(pattern string) (*Outcome, error)
+	// Stopped returns the current stop, or nil when no pass is stopped.
+	Stopped() (*Stop, error)
+	// Interrupt asks the running pass to stop at its next site (Ctrl-C);
+	// it reports whether a pass was running. Safe from any goroutine.
+	Interrupt() bool
+	// Kill aborts a stopped pass (ErrKilled inside it); a no-op otherwise.
+	Kill() error
+
+	// Break adds a breakpoint at a site pattern with a condition ("" for
+	// none), one-shot when temporary. Errors: ErrNoSite, ErrCond,
+	// ErrNoTensor, ErrRank.
+	Break(pattern, cond string, temporary bool) (Breakpoint, error)
+	// Watch adds a watch: stop where cond on tensor becomes true.
+	Watch(tensor, cond string) (Breakpoint, error)
+	// Breakpoints lists the breakpoints and watches by id.
+	Breakpoints() ([]Breakpoint, error)
+	// Delete deletes breakpoints ids, or all of them when none is given.
+	Delete(ids ...int) error
+	// Enable enables (on) or disables breakpoints ids, or all.
+	Enable(on bool, ids ...int) error
+
+	// Print returns the statistics of a tensor at the stop, per rank.
+	// Errors: ErrNotStopped, ErrNoTensor, ErrRank, a bad slice.
+	Print(name string, sl Slice) (*TensorReport, error)
+	// Values returns the values idx selects of a tensor at the stop.
+	Values(name string, idx Index, sl Slice) (*ValuesReport, error)
+	// Hist returns a histogram of a tensor's finite values with bins bins.
+	Hist(name string, bins int, sl Slice) (*HistReport, error)
+	// Top returns the k channels of largest |value| of a tensor.
+	Top(name string, k int, sl Slice) (*TopReport, error)
+	// Ranks compares a tensor between every pair of ranks.
+	Ranks(name string, sl Slice) (*RanksReport, error)
+	// CheckTensor reports whether print would accept name and sl at the
+	// stop, without computing anything (for `display`).
+	CheckTensor(name string, sl Slice) error
+	// Backtrace returns the call chain at the stop, outermost first.
+	Backtrace() ([]Frame, error)
+	// SetTrace turns tracing on or off: each site the pass visits is then
+	// reported to the OnTrace function.
+	SetTrace(on bool) error
+	// Tracing reports whether tracing is on.
+	Tracing() (bool, error)
+	// OnTrace sets the function that receives trace lines while a pass
+	// runs (called on the pass's goroutine, before the command returns);
+	// nil drops them.
+	OnTrace(fn func(TraceLine))
+
+	// CaptureLayers records each pass's decoder layers (their output site,
+	// what: stream, hidden_states or residual) for Dump.
+	CaptureLayers(layers []int, what string) error
+	// CaptureSite records a per-token tensor of a site for Dump.
+	CaptureSite(site, tensor string) error
+	// ClearCaptures forgets every capture and what was recorded.
+	ClearCaptures() error
+	// Captures returns what is captured and recorded so far (`capture
+	// list`); the error says why the recording failed, if it did, with the
+	// list filled all the same.
+	Captures() (CaptureList, error)
+	// Dump writes the recorded captures to dir as a validated dump and
+	// returns its manifest (see `dump`).
+	Dump(dir string, opts DumpRequest) (*Manifest, error)
+	// Check validates the capture file or directory at path against this
+	// model (`check`); its error is nil when the path was read at all.
+	Check(path string, opts CheckRequest) (CheckReport, error)
+	// Diff compares a capture with this model's forward pass layer by
+	// layer (`diff`).
+	Diff(path string, opts CheckRequest) (CheckReport, error)
+	// CaptureJob runs `hsdb capture`: the layers of many sequences written
+	// to a resumable dump. Canceling ctx stops it after the batch under way
+	// (capture.ErrInterrupted).
+	CaptureJob(ctx context.Context, req JobRequest) (*JobResult, error)
+
+	// Close ends the session: a stopped pass is aborted.
+	Close() error
+}

@@ -1,0 +1,170 @@
+package debug
+
+import (
+	"context"
+	"fmt"
+
+	"hsdb/engine/model"
+	"hsdb/engine/modelpath"
+	"hsdb/engine/tensor"
+	"hsdb/inspect/capture"
+	"hsdb/inspect/check"
+	"hsdb/inspect/client"
+)
+
+// capturer returns the session's capturer, creating it (and subscribing it
+// to every pass, beside the debugger's own hook) on first use.
+func (l *Local) capturer() *capture.Capturer {
+	if l.capt == nil {
+		l.capt = capture.NewCapturer(l.s.E.Tree, l.s.E.Dims.Layers)
+		l.s.Observers = append(l.s.Observers, l.capt)
+	}
+	return l.capt
+}
+
+// CaptureLayers records decoder layers' outputs of every pass.
+func (l *Local) CaptureLayers(layers []int, what string) error {
+	return l.capturer().AddLayers(layers, what)
+}
+
+// CaptureSite records a site's per-token tensor of every pass.
+func (l *Local) CaptureSite(site, tensor string) error { return l.capturer().AddSite(site, tensor) }
+
+// ClearCaptures forgets every capture.
+func (l *Local) ClearCaptures() error { l.capturer().Clear(); return nil }
+
+// Captures returns what is captured and recorded so far, and the
+// recording's error.
+func (l *Local) Captures() (client.CaptureList, error) {
+	c := l.capturer()
+	seqs, _, err := c.Result()
+	v := client.CaptureList{Specs: c.List(), What: c.What()}
+	for _, s := range seqs {
+		cs := client.CapturedSeq{Seq: s.Seq, Tokens: s.Len(), Rows: map[string]int{}}
+		for k, x := range s.Tensors {
+			cs.Rows[k] = x.Rows()
+		}
+		v.Sequences = append(v.Sequences, cs)
+	}
+	return v, err
+}
+
+// modelInfo describes the loaded model for a dump's manifest.
+func (l *Local) modelInfo() capture.ModelInfo {
+	e := l.s.E
+	return capture.ModelInfoFor(e.Path, e.Dims, e.World, e.Device(0).Name())
+}
+
+// Dump writes the recorded captures to dir as a validated dump.
+func (l *Local) Dump(dir string, opts client.DumpRequest) (*client.Manifest, error) {
+	var o capture.DumpOptions
+	o.Force = opts.Force
+	if opts.DType != "" {
+		dt, err := tensor.ParseDType(opts.DType)
+		if err != nil || (dt != tensor.F32 && dt != tensor.BF16 && dt != tensor.F16) {
+			return nil, fmt.Errorf("dump --dtype %q: want f32, bf16 or f16", opts.DType)
+		}
+		o.DType = dt
+	}
+	c := l.capturer()
+	specs := c.List()
+	if len(specs) == 0 {
+		return nil, fmt.Errorf("dump: nothing is captured: `capture layers ...` then `run` first")
+	}
+	seqs, reps, err := c.Result()
+	if err != nil {
+		return nil, fmt.Errorf("dump: the capture failed: %w", err)
+	}
+	if len(seqs) == 0 {
+		return nil, fmt.Errorf("dump: no sequence captured yet: `run` first")
+	}
+	info := capture.DumpInfo{Model: l.modelInfo(), Layers: c.Layers(), What: c.What()}
+	for _, s := range specs {
+		if s.Layer < 0 {
+			info.Sites = append(info.Sites, capture.SiteInfo{Site: s.Site, Tensor: s.Tensor, Key: s.Key})
+		}
+	}
+	return capture.Dump(dir, seqs, reps, info, o)
+}
+
+// target is this engine as check and the capture job run it: each prefill
+// borrows the engine from the session (client.ErrBusy while a pass is
+// stopped).
+func (l *Local) target() *capture.Target {
+	e := l.s.E
+	return &capture.Target{Dims: e.Dims, Tree: e.Tree, Info: l.modelInfo(),
+		Prefill: func(seqs [][]int32, h model.Hook) error {
+			return l.s.Borrow(func() error { _, err := e.Prefill(seqs, h, false); return err })
+		}}
+}
+
+// checkOptions are check's options over this model: its sizes (with every
+// integer of its config.json), and its forward pass for layer matching
+// unless req.NoModel. Error: client.ErrBusy while a pass is stopped and
+// the model is wanted.
+func (l *Local) checkOptions(req client.CheckRequest) (check.CheckOptions, error) {
+	o := check.CheckOptions{Layers: req.Layers, TP: req.TP, SeqLens: req.SeqLens}
+	e := l.s.E
+	d, err := modelpath.ConfigDims(e.Path)
+	if err != nil {
+		cp := *e.Dims
+		d = &cp
+	}
+	if d.Named == nil {
+		d.Named = map[string]int{}
+	}
+	for k, v := range e.Dims.Named {
+		if _, ok := d.Named[k]; !ok {
+			d.Named[k] = v
+		}
+	}
+	o.Dims = d
+	if data, _, err := modelpath.ConfigJSON(e.Path); err == nil {
+		o.BOS, o.HasBOS, o.Constants, _ = check.ConfigFacts(data)
+	}
+	if req.NoModel {
+		return o, nil
+	}
+	if l.s.Stopped() != nil {
+		return o, fmt.Errorf("%w: finish it (continue) or start over (run) first, or give --no-model", client.ErrBusy)
+	}
+	o.Model = l.target()
+	return o, nil
+}
+
+// Check validates the captures at path against this model.
+func (l *Local) Check(path string, req client.CheckRequest) (client.CheckReport, error) {
+	o, err := l.checkOptions(req)
+	if err != nil {
+		return client.CheckReport{Path: path}, err
+	}
+	return check.CheckPath(path, o).Report(false, req.Output)
+}
+
+// Diff compares the captures at path with this model's forward pass.
+func (l *Local) Diff(path string, req client.CheckRequest) (client.CheckReport, error) {
+	if req.NoModel {
+		return client.CheckReport{Path: path}, fmt.Errorf("diff compares with hsdb's forward pass: it needs the model")
+	}
+	o, err := l.checkOptions(req)
+	if err != nil {
+		return client.CheckReport{Path: path}, err
+	}
+	return check.CheckPath(path, o).Report(true, req.Output)
+}
+
+// CaptureJob runs `hsdb capture` on this engine.
+func (l *Local) CaptureJob(ctx context.Context, req client.JobRequest) (*client.JobResult, error) {
+	var dt tensor.DType
+	if req.DType != "" {
+		var err error
+		if dt, err = tensor.ParseDType(req.DType); err != nil || (dt != tensor.F32 && dt != tensor.BF16 && dt != tensor.F16) {
+			return nil, fmt.Errorf("--save-dtype %q: want f32, bf16 or f16", req.DType)
+		}
+	}
+	if req.Inputs == nil {
+		return nil, fmt.Errorf("capture job: no inputs")
+	}
+	return capture.RunCaptureJob(ctx, l.target(), req.Inputs, capture.JobOptions{Layers: req.Layers, What: req.What, Out: req.Out,
+		Force: req.Force, DType: dt, MaxBatchTokens: req.MaxBatchTokens, Progress: req.Progress, AfterBatch: req.AfterBatch})
+}
