@@ -137,7 +137,7 @@ func (r *Report) Lines() []string {
 			out = append(out, "    most likely cause: "+d.Cause)
 		}
 	}
-	return out
+	return append(out, "  verdict: "+r.Verdict().String())
 }
 
 // CheckFile reads one capture file and applies every validation rule of

@@ -67,6 +67,8 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 		add(capture.RuleShape, capture.Fail, "%s%s", strings.Join(bad, "; "), more)
 	case hidden == 0:
 		add(capture.RuleShape, capture.Pass, "every entry %s (hidden_size unknown: give --model)", tensor.ShapeString(l.Entries[0].T.Shape))
+	case n < 0:
+		add(capture.RuleShape, capture.Pass, "every entry [rows, %d] (width hidden_size; rows not checked without input_ids)", hidden)
 	default:
 		add(capture.RuleShape, capture.Pass, "every entry [%d, %d] = [len(input_ids), hidden_size]", n, hidden)
 	}

@@ -55,6 +55,16 @@ func (p *PathReport) Verdict() Verdict {
 	if p.Err != nil || p.Unreadable() {
 		return VerdictUnreadable
 	}
+	if len(p.Files) == 1 && len(p.Rules) == 0 {
+		return p.Files[0].Verdict()
+	}
+	all2 := len(p.Files) > 0
+	for _, f := range p.Files {
+		all2 = all2 && f.Verdict() == VerdictUnreadable
+	}
+	if all2 {
+		return VerdictUnreadable
+	}
 	v := VerdictValid
 	for _, r := range p.Rules {
 		if r.Status == capture.Fail {
