@@ -58,8 +58,10 @@ func cmdInfo(t *Term, args string) error {
 		return showBreakpoints(t)
 	case "display":
 		return showDisplaysList(t)
+	case "inject", "faults":
+		return showFaults(t)
 	default:
-		return fmt.Errorf("info: want one of model [--fp8|--unused], layers, ranks, memory, sites, break, display")
+		return fmt.Errorf("info: want one of model [--fp8|--unused], layers, ranks, memory, sites, break, display, inject")
 	}
 	return nil
 }

@@ -130,6 +130,9 @@ func init() {
 				"Written in a temporary directory, each file re-read and checked (shapes, sha256 of every tensor, values equal to what was captured, all finite, layers distinct), then renamed into place. " +
 				"An existing DIR is never replaced without --force; a failure leaves nothing behind.",
 			complete: completeFiles, fn: cmdDump},
+		{aliases: []string{"inject"}, group: "captures", noRepeat: true,
+			usage: "inject FAULT [VALUE] [at SITE] [--rank R] [--token T --channel C] | inject clear | inject",
+			help:  injectHelp(), complete: completeFaults, fn: cmdInject},
 		{aliases: []string{"check"}, group: "captures", usage: "check PATH [--layers 2,30] [--tp N] [--seq-lens 512,259] [--no-model]", noRepeat: true,
 			help: "Validate a capture file or directory: hsdb dumps, safetensors, torch .pt (no pickled code runs).\n" +
 				"Prints the structure, every validation rule as pass/FAIL/skip, shape forensics in the model's terms (which config size a wrong width equals, " +
@@ -142,12 +145,12 @@ func init() {
 			complete: completeFiles, fn: cmdDiff},
 
 		// model
-		{aliases: []string{"info", "i"}, group: "model", usage: "info model [--fp8|--unused]|layers|ranks|memory|sites|break|display",
+		{aliases: []string{"info", "i"}, group: "model", usage: "info model [--fp8|--unused]|layers|ranks|memory|sites|break|display|inject",
 			help: "Facts about the model and the session.\nmodel: architecture, sizes, loaded layers, dtypes (config, weights as stored and as kept, fp8 dequantized, activations), " +
 				"unused checkpoint tensors, parameters, world size; --fp8 lists the tensors stored as fp8, --unused the checkpoint tensors the model does not use; layers: decoder layers; " +
 				"ranks: device and weight shards per rank (embeddings and lm_head as real rows of the vocabulary with vLLM's padded range, each run of decoder layers split alike once, which routed experts each rank holds); " +
-				"memory: device bytes per rank; sites: every site in visit order with its tensors; break: breakpoints and watches; display: displays.",
-			complete: words("model", "layers", "ranks", "memory", "sites", "break", "display"), fn: cmdInfo},
+				"memory: device bytes per rank; sites: every site in visit order with its tensors; break: breakpoints and watches; display: displays; inject: the injected faults.",
+			complete: words("model", "layers", "ranks", "memory", "sites", "break", "display", "inject"), fn: cmdInfo},
 		{aliases: []string{"tree"}, group: "model", usage: "tree [SITE]",
 			help: "The module tree (vLLM classes) with parameter counts and each weight's per-rank shard shape.", complete: completeSites, fn: cmdTree},
 

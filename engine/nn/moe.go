@@ -191,7 +191,16 @@ func (m *MoE) route(r *model.Rank, b *model.Batch, x backend.Tensor) *routing {
 	dev := r.Dev
 	T, E, k := b.Tokens(), m.c.Experts, m.router.TopK
 	rt := &routing{logits: dev.Linear(dev.ToF32(x), m.gate, nil)}
-	rt.ids, rt.w = m.router.Route(dev.ToHost(rt.logits, 0, T, 0, E).F32(), T)
+	g := &m.router
+	if _, soft := r.Fault(model.FaultRouterSoftmax, m.gSite); soft {
+		c := *g
+		c.Sigmoid, g = false, &c
+	}
+	if _, nob := r.Fault(model.FaultRouterNoBias, m.gSite); nob {
+		c := *g
+		c.bias, g = nil, &c
+	}
+	rt.ids, rt.w = g.Route(dev.ToHost(rt.logits, 0, T, 0, E).F32(), T)
 	load := expertLoad(rt.ids, E)
 	ids := make([]int64, len(rt.ids))
 	for i, e := range rt.ids {

@@ -78,6 +78,9 @@ func (p *PathReport) Lines() []string {
 		if m := p.Manifest; m != nil {
 			out = append(out, fmt.Sprintf("  hsdb dump of %s (%s, tp %d): layers %s (%s), %s, %d sequences", m.Model.Path, m.Model.Arch,
 				m.Model.WorldSize, joinInts(m.Capture.Layers), m.Capture.What, m.Capture.DType, len(m.Sequences)))
+			if len(m.Faults) > 0 {
+				out = append(out, "  written under INJECTED FAULTS (a rehearsal, not training data): "+strings.Join(m.Faults, "; "))
+			}
 		}
 		for _, x := range p.Rules {
 			out = append(out, strings.TrimRight(fmt.Sprintf("  %-4s  %-16s  %s", x.Status, x.Rule, x.Detail), " "))
@@ -161,6 +164,9 @@ func hasCaptureExt(name string) bool {
 func checkDump(p *PathReport, m *capture.Manifest, opts CheckOptions) {
 	add := func(rule string, st capture.Status, format string, a ...any) {
 		p.Rules = append(p.Rules, RuleResult{Rule: rule, Status: st, Detail: fmt.Sprintf(format, a...)})
+	}
+	if len(m.Faults) > 0 {
+		add("no injected faults", capture.Fail, "recorded under `inject`: %s (a rehearsal of a bug, not data to train on)", strings.Join(m.Faults, "; "))
 	}
 	if m.Complete {
 		add("complete", capture.Pass, "the manifest marks the dump complete")

@@ -224,11 +224,11 @@ func explanationCause(label int, x Explanation) string {
 	}
 	switch x.Align {
 	case AlignShift:
-		causes = append(causes, fmt.Sprintf("the rows are misaligned with input_ids by %+d: hidden states and ids were cut at different offsets (a position slip between sequences, speculators #279)", x.Shift))
+		causes = append(causes, fmt.Sprintf("the rows are misaligned with input_ids by %+d: hidden states and ids were cut at different offsets (a position slip between sequences; speculators #279, PR #365; EAGLE #317)", x.Shift))
 	case AlignOrder:
-		causes = append(causes, fmt.Sprintf("the sequences of the batch were written in another order than their input_ids (order %s: string-sorted request ids?, speculators PR #365)", joinInts(x.Order)))
+		causes = append(causes, fmt.Sprintf("the sequences of the batch were written in another order than their input_ids (order %s: string-sorted request ids?; speculators #279, PR #365)", joinInts(x.Order)))
 	case AlignLabels:
-		causes = append(causes, "the labels (input_ids shifted left by one) were saved as input_ids (EAGLE #317)")
+		causes = append(causes, "the labels (input_ids shifted left by one) were saved as input_ids (EAGLE #317; speculators #279)")
 	case AlignBOSDropped:
 		causes = append(causes, "the forward pass saw a BOS that the file's input_ids and rows leave out")
 	case AlignBOSAdded:
