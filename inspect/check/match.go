@@ -145,7 +145,9 @@ func Match(e *capture.Target, l *Layout, opts MatchOptions) (*MatchResult, error
 			}
 		}
 	}
-	anySite = len(targets) > 0 // every site whose width fits is a candidate (c_kv even where it divides hidden_size)
+	for _, t := range targets {
+		anySite = anySite || t.w != hidden // not a layer output's width: site tensors are the candidates
+	}
 	if len(normFor) == 0 && e.Dims.Layers <= 64 {
 		for n := range e.Dims.Layers {
 			normFor[n] = true
@@ -199,6 +201,15 @@ func Match(e *capture.Target, l *Layout, opts MatchOptions) (*MatchResult, error
 				break
 			}
 			lens = trial
+		}
+	}
+	if !anySite && !allOK(targets, what, tolFor) {
+		// an entry of hidden_size's width is not what it claims: every site
+		// tensor of a fitting width becomes a candidate too (a second pass,
+		// so that good files cost one)
+		anySite = true
+		if _, err := run(lens); err != nil {
+			return nil, err
 		}
 	}
 	res := &MatchResult{Runs: lens}
@@ -365,4 +376,15 @@ func entryMatch(t *target, what string, tol Tolerance) EntryMatch {
 		}
 	}
 	return m
+}
+
+// allOK reports whether every target is what it claims (or, unlabelled,
+// a layer's stream) within its tolerance.
+func allOK(targets []*target, what string, tolFor func(*target) Tolerance) bool {
+	for _, t := range targets {
+		if !entryMatch(t, what, tolFor(t)).ok() || t.cond != "" {
+			return false
+		}
+	}
+	return true
 }
