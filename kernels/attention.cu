@@ -32,7 +32,16 @@ __device__ void kv_cache_write(st<T>* cache, const st<T>* src, const int* slot, 
     int s = slot[t], p = pos[t];
     if (s < 0 || s >= slots || p < 0 || p >= capacity) return;
     st<T>* dst = cache + ((long long)s * capacity + p) * width;
-    for (int c = threadIdx.x; c < width; c += blockDim.x) dst[c] = src[t * src_ld + c];
+    const st<T>* row = src + t * src_ld;
+    // Rows of whole, aligned 16-byte chunks move as uint4.
+    const int bytes = width * (int)sizeof(st<T>);
+    if ((bytes & 15) == 0 && (((unsigned long long)row | (unsigned long long)dst) & 15) == 0) {
+        const uint4* s4 = (const uint4*)row;
+        uint4* d4 = (uint4*)dst;
+        for (int c = threadIdx.x; c < bytes / 16; c += blockDim.x) d4[c] = s4[c];
+        return;
+    }
+    for (int c = threadIdx.x; c < width; c += blockDim.x) dst[c] = row[c];
 }
 
 // Prefill: one block of 128 threads per (query tile, head). A query tile is

@@ -2,12 +2,14 @@
 // (FlashAttention-2, Dao 2023: a tile of queries per block, a loop over key
 // tiles with the online softmax of Milakov & Gimelshein 2018, the scores
 // never written to memory) for bf16 and f16 activations, head dims 64 and
-// 128, f32 accumulation and softmax.
+// 128, and q·k over 192 with values of 128 (DeepSeek's MLA: qk_nope 128 +
+// qk_rope 64, v_head_dim 128), f32 accumulation and softmax.
 //
 // Layout (row-major; backend.AttnArgs, engine/backend/backend.go):
-//   q   [tokens, q_ld]          query head h at columns [h*D, (h+1)*D)
-//   k,v [cache rows, kv_ld]     kv_ld = kv_heads*D; kv head g at [g*D, (g+1)*D)
-//   out [tokens, o_ld]          head h at columns [h*D, (h+1)*D)
+//   q   [tokens, q_ld]          query head h at columns [h*DK, (h+1)*DK)
+//   k   [cache rows, k_ld]      kv head g at columns [g*DK, (g+1)*DK)
+//   v   [cache rows, v_ld]      kv head g at columns [g*DV, (g+1)*DV)
+//   out [tokens, o_ld]          head h at columns [h*DV, (h+1)*DV)
 //   tiles [ntiles] int4 {t0, base, p0, n}: tokens t0..t0+n-1 (1 <= n <= 64)
 //     of one sequence at the consecutive positions p0..p0+n-1, whose key j
 //     is cache row base+j (the host builds them from AttnArgs' Base and Pos,
@@ -59,6 +61,9 @@
 // spill of prefetch addresses outside the MMA loops; with 2 it uses 229
 // and spills nothing.
 #define FA_MIN_BLOCKS 3
+// DeepSeek's MLA (flash_attention_mla_DT: q·k over qk_nope+qk_rope = 192
+// dims, values of v_head_dim = 128): 2 x 84 KiB of shared memory per SM.
+#define FA_MLA_MIN_BLOCKS 2
 #define NEG_INF __int_as_float(0xff800000)
 
 // Operand traits: mma and packing of two f32 into a b16x2 register (low
@@ -142,19 +147,21 @@ __device__ __forceinline__ void fa_load_rows(st<T>* dst, const st<T>* src, long 
     }
 }
 
-template <typename T, int D>
+template <typename T, int DK, int DV>
 __device__ __forceinline__ void flash_attention(st<T>* out, const st<T>* q, const st<T>* k, const st<T>* v,
                                                 const int4* tiles, int heads, int group, long long q_ld,
-                                                long long kv_ld, long long o_ld, int window, float scale_log2) {
+                                                long long k_ld, long long v_ld, long long o_ld, int window,
+                                                float scale_log2) {
     // Shared memory: K and V tiles [2 stages][64 keys][D+8]. The 8-element
     // pad makes the row stride (D+8)*2 bytes = 16 mod 128, so the 8 rows an
     // ldmatrix phase reads fall in 8 different 16-byte bank groups (no
     // conflicts) and every row start stays 16-byte aligned for cp.async.
     // The query tile [64][D+8] borrows K's stage 1 before the loop.
-    constexpr int LD = D + 8, TILE = FA_BN * LD;
+    // K rows hold DK elements (the q·k width), V rows DV (MLA: 192, 128).
+    constexpr int LD = DK + 8, TILE = FA_BN * LD, LDV = DV + 8, TILEV = FA_BN * LDV;
     extern __shared__ __align__(16) unsigned char fa_smem[];
     st<T>* Ks = (st<T>*)fa_smem;  // [2][FA_BN][LD]
-    st<T>* Vs = Ks + 2 * TILE;    // [2][FA_BN][LD]
+    st<T>* Vs = Ks + 2 * TILE;    // [2][FA_BN][LDV]
     st<T>* Qs = Ks + TILE;        // [FA_BM][LD], prologue only
 
     // Block b is head b % heads of tile b / heads: the host orders the
@@ -175,25 +182,24 @@ __device__ __forceinline__ void flash_attention(st<T>* out, const st<T>* q, cons
     const int kend = p0 + n - 1;
     const int ntiles = (kend - kstart) / FA_BN + 1;
 
-    const st<T>* qg = q + (long long)t0 * q_ld + (long long)h * D;
-    const long long kvoff = (long long)base * kv_ld + (long long)(h / group) * D;
-    const st<T>* kg = k + kvoff;  // key j of the sequence: kg + j*kv_ld
-    const st<T>* vg = v + kvoff;
+    const st<T>* qg = q + (long long)t0 * q_ld + (long long)h * DK;
+    const st<T>* kg = k + (long long)base * k_ld + (long long)(h / group) * DK;  // key j: kg + j*k_ld
+    const st<T>* vg = v + (long long)base * v_ld + (long long)(h / group) * DV;  // value j: vg + j*v_ld
 
     // Prologue: Q (rows >= n zero-filled) and key tile 0, then Q into
     // registers as A fragments: qf[kk] is rows 16w..16w+15, dims 16kk..16kk+15.
     // ldmatrix lane l addresses row l%16, column 8(l/16) of that block, so
     // matrices 0..3 are (rows 0-7, cols 0-7), (rows 8-15, cols 0-7),
     // (rows 0-7, cols 8-15), (rows 8-15, cols 8-15) = A regs 0..3.
-    fa_load_rows<T, D>(Qs, qg, q_ld, 0, n - 1);
-    fa_load_rows<T, D>(Ks, kg, kv_ld, kstart, kend);
-    fa_load_rows<T, D>(Vs, vg, kv_ld, kstart, kend);
+    fa_load_rows<T, DK>(Qs, qg, q_ld, 0, n - 1);
+    fa_load_rows<T, DK>(Ks, kg, k_ld, kstart, kend);
+    fa_load_rows<T, DV>(Vs, vg, v_ld, kstart, kend);
     cp_async_commit();
     cp_async_wait_all();
     __syncthreads();
-    unsigned qf[D / 16][4];
+    unsigned qf[DK / 16][4];
 #pragma unroll
-    for (int kk = 0; kk < D / 16; kk++) ldsm_x4(qf[kk], Qs + (warp * 16 + (lane & 15)) * LD + kk * 16 + (lane >> 4) * 8);
+    for (int kk = 0; kk < DK / 16; kk++) ldsm_x4(qf[kk], Qs + (warp * 16 + (lane & 15)) * LD + kk * 16 + (lane >> 4) * 8);
     __syncthreads();  // Qs (K stage 1) is free before the loop's first prefetch writes it
 
     // This thread's two rows (of the C layout): tile rows 16w+g and
@@ -211,9 +217,9 @@ __device__ __forceinline__ void flash_attention(st<T>* out, const st<T>* q, cons
     // rescale by the same alpha since m is quad-uniform), o = unnormalised
     // output, o[dn] = dims 8dn+2c, 8dn+2c+1 of both rows (C layout).
     float m[2] = {NEG_INF, NEG_INF}, l[2] = {0.f, 0.f};
-    float o[D / 8][4];
+    float o[DV / 8][4];
 #pragma unroll
-    for (int dn = 0; dn < D / 8; dn++) o[dn][0] = o[dn][1] = o[dn][2] = o[dn][3] = 0.f;
+    for (int dn = 0; dn < DV / 8; dn++) o[dn][0] = o[dn][1] = o[dn][2] = o[dn][3] = 0.f;
 
     // A warp needs the element mask only on tiles that cross its rows'
     // causal diagonal or window edge. Its rows' positions are
@@ -231,12 +237,12 @@ __device__ __forceinline__ void flash_attention(st<T>* out, const st<T>* q, cons
         // the barrier at the end of iteration it-1, after its last read of
         // that stage (tile it-1), and before any thread gets here.
         if (it + 1 < ntiles) {
-            fa_load_rows<T, D>(Ks + (buf ^ 1) * TILE, kg, kv_ld, j0 + FA_BN, kend);
-            fa_load_rows<T, D>(Vs + (buf ^ 1) * TILE, vg, kv_ld, j0 + FA_BN, kend);
+            fa_load_rows<T, DK>(Ks + (buf ^ 1) * TILE, kg, k_ld, j0 + FA_BN, kend);
+            fa_load_rows<T, DV>(Vs + (buf ^ 1) * TILEV, vg, v_ld, j0 + FA_BN, kend);
         }
         cp_async_commit();
         const st<T>* Kb = Ks + buf * TILE;
-        const st<T>* Vb = Vs + buf * TILE;
+        const st<T>* Vb = Vs + buf * TILEV;
 
         // S = Q·Kᵀ: s[nt] is keys j0+8nt..j0+8nt+7 (C layout: s[nt][0..1]
         // row g keys j0+8nt+2c+{0,1}, s[nt][2..3] row g+8). B[k=dim][n=key]
@@ -250,7 +256,7 @@ __device__ __forceinline__ void flash_attention(st<T>* out, const st<T>* q, cons
 #pragma unroll
         for (int nt = 0; nt < FA_BN / 8; nt++) s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.f;
 #pragma unroll
-        for (int kk = 0; kk < D / 16; kk++) {
+        for (int kk = 0; kk < DK / 16; kk++) {
 #pragma unroll
             for (int nn = 0; nn < FA_BN / 16; nn++) {
                 unsigned b[4];
@@ -309,7 +315,7 @@ __device__ __forceinline__ void flash_attention(st<T>* out, const st<T>* q, cons
 #pragma unroll
         for (int i = 0; i < 2; i++) l[i] = l[i] * alpha[i] + rs[i];
 #pragma unroll
-        for (int dn = 0; dn < D / 8; dn++) {
+        for (int dn = 0; dn < DV / 8; dn++) {
             o[dn][0] *= alpha[0];
             o[dn][1] *= alpha[0];
             o[dn][2] *= alpha[1];
@@ -335,9 +341,9 @@ __device__ __forceinline__ void flash_attention(st<T>* out, const st<T>* q, cons
             pa[2] = fa_op<T>::pack(s[2 * kk + 1][0], s[2 * kk + 1][1]);
             pa[3] = fa_op<T>::pack(s[2 * kk + 1][2], s[2 * kk + 1][3]);
 #pragma unroll
-            for (int dn = 0; dn < D / 16; dn++) {
+            for (int dn = 0; dn < DV / 16; dn++) {
                 unsigned b[4];
-                ldsm_x4_trans(b, Vb + (kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * LD + dn * 16 + (lane >> 4) * 8);
+                ldsm_x4_trans(b, Vb + (kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * LDV + dn * 16 + (lane >> 4) * 8);
                 fa_op<T>::mma(o[2 * dn], pa, b[0], b[1]);
                 fa_op<T>::mma(o[2 * dn + 1], pa, b[2], b[3]);
             }
@@ -363,34 +369,42 @@ __device__ __forceinline__ void flash_attention(st<T>* out, const st<T>* q, cons
         const int r = warp * 16 + g + 8 * i;
         if (r >= n) continue;
         const float inv = l[i] > 0.f ? 1.f / l[i] : 0.f;
-        unsigned* orow = (unsigned*)(out + (long long)(t0 + r) * o_ld + (long long)h * D);
+        unsigned* orow = (unsigned*)(out + (long long)(t0 + r) * o_ld + (long long)h * DV);
 #pragma unroll
-        for (int dn = 0; dn < D / 8; dn++) orow[dn * 4 + c] = fa_op<T>::pack(o[dn][2 * i] * inv, o[dn][2 * i + 1] * inv);
+        for (int dn = 0; dn < DV / 8; dn++) orow[dn * 4 + c] = fa_op<T>::pack(o[dn][2 * i] * inv, o[dn][2 * i + 1] * inv);
     }
 }
 
 // flash_attention_DT: grid ntiles*heads blocks of 128 threads, dynamic
-// shared memory 4*64*(head_dim+8)*2 bytes; head_dim 64 or 128 (the host
-// refuses others). scale_log2 = scale·log2(e) (the softmax runs in base 2).
+// shared memory 4*64*(head_dim+8)*2 bytes; head_dim 64 or 128 for q, k and
+// v (the host refuses others). flash_attention_mla_DT: q and k 192 wide, v
+// and out 128 (DeepSeek's MLA), shared memory 2*64*(200+136)*2 bytes.
+// scale_log2 = scale·log2(e) (the softmax runs in base 2); k_ld and v_ld
+// are the caches' row strides.
 template <typename T>
 __device__ __forceinline__ void flash_attention_dispatch(st<T>* out, const st<T>* q, const st<T>* k, const st<T>* v,
                                                          const int4* tiles, int heads, int group, int head_dim,
-                                                         long long q_ld, long long kv_ld, long long o_ld, int window,
-                                                         float scale_log2) {
+                                                         long long q_ld, long long k_ld, long long v_ld,
+                                                         long long o_ld, int window, float scale_log2) {
     if (head_dim == 128)
-        flash_attention<T, 128>(out, q, k, v, tiles, heads, group, q_ld, kv_ld, o_ld, window, scale_log2);
+        flash_attention<T, 128, 128>(out, q, k, v, tiles, heads, group, q_ld, k_ld, v_ld, o_ld, window, scale_log2);
     else
-        flash_attention<T, 64>(out, q, k, v, tiles, heads, group, q_ld, kv_ld, o_ld, window, scale_log2);
+        flash_attention<T, 64, 64>(out, q, k, v, tiles, heads, group, q_ld, k_ld, v_ld, o_ld, window, scale_log2);
 }
 
-extern "C" __launch_bounds__(FA_THREADS, FA_MIN_BLOCKS) __global__ void flash_attention_bf16(
-    bf16_t* out, const bf16_t* q, const bf16_t* k, const bf16_t* v, const int4* tiles, int heads, int group,
-    int head_dim, long long q_ld, long long kv_ld, long long o_ld, int window, float scale_log2) {
-    flash_attention_dispatch<bf16>(out, q, k, v, tiles, heads, group, head_dim, q_ld, kv_ld, o_ld, window, scale_log2);
-}
-
-extern "C" __launch_bounds__(FA_THREADS, FA_MIN_BLOCKS) __global__ void flash_attention_f16(
-    f16_t* out, const f16_t* q, const f16_t* k, const f16_t* v, const int4* tiles, int heads, int group,
-    int head_dim, long long q_ld, long long kv_ld, long long o_ld, int window, float scale_log2) {
-    flash_attention_dispatch<f16>(out, q, k, v, tiles, heads, group, head_dim, q_ld, kv_ld, o_ld, window, scale_log2);
-}
+#define FA_ENTRY(name, T)                                                                                         \
+    extern "C" __launch_bounds__(FA_THREADS, FA_MIN_BLOCKS) __global__ void flash_attention_##name(             \
+        st<T>* out, const st<T>* q, const st<T>* k, const st<T>* v, const int4* tiles, int heads, int group,    \
+        int head_dim, long long q_ld, long long k_ld, long long v_ld, long long o_ld, int window,                \
+        float scale_log2) {                                                                                      \
+        flash_attention_dispatch<T>(out, q, k, v, tiles, heads, group, head_dim, q_ld, k_ld, v_ld, o_ld, window, \
+                                    scale_log2);                                                                 \
+    }                                                                                                            \
+    extern "C" __launch_bounds__(FA_THREADS, FA_MLA_MIN_BLOCKS) __global__ void flash_attention_mla_##name(     \
+        st<T>* out, const st<T>* q, const st<T>* k, const st<T>* v, const int4* tiles, int heads, int group,    \
+        long long q_ld, long long k_ld, long long v_ld, long long o_ld, int window, float scale_log2) {         \
+        flash_attention<T, 192, 128>(out, q, k, v, tiles, heads, group, q_ld, k_ld, v_ld, o_ld, window,         \
+                                     scale_log2);                                                                \
+    }
+FA_ENTRY(bf16, bf16)
+FA_ENTRY(f16, f16)

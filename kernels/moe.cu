@@ -16,7 +16,16 @@ __device__ void gather_rows(st<T>* out, const st<T>* src, const int* idx, int co
         return;
     }
     const st<T>* row = src + (long long)r * cols;
-    for (int c = threadIdx.x; c < cols; c += blockDim.x) out[i * cols + c] = row[c];
+    st<T>* o = out + i * cols;
+    // Rows of whole, aligned 16-byte chunks move as uint4.
+    const int bytes = cols * (int)sizeof(st<T>);
+    if ((bytes & 15) == 0 && (((unsigned long long)row | (unsigned long long)o) & 15) == 0) {
+        const uint4* s4 = (const uint4*)row;
+        uint4* o4 = (uint4*)o;
+        for (int c = threadIdx.x; c < bytes / 16; c += blockDim.x) o4[c] = s4[c];
+        return;
+    }
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) o[c] = row[c];
 }
 
 // moe_combine_DT: the weighted scatter-add of expert outputs back to tokens,

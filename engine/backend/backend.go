@@ -153,6 +153,9 @@ type Device interface {
 	// for q [tokens, Heads*DK], as AttnArgs describes (softmax in float32).
 	// Out: [tokens, Heads*DV].
 	Attention(q, k, v Tensor, a *AttnArgs) Tensor
+
+	// MoE: routing and routed experts (moe.go).
+	MoE
 }
 
 // Comm is one rank's view of the collectives of a tensor-parallel group of

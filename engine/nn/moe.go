@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"hsdb/engine/backend"
+	"hsdb/engine/backend/moeref"
 	"hsdb/engine/model"
 	"hsdb/engine/tensor"
 )
@@ -31,15 +32,10 @@ type MoE struct {
 	router           Router         // with this layer's correction bias
 	gate             backend.Tensor // [experts, hidden], replicated
 	local            [2]int         // experts this rank computes
-	experts          []expert       // the local experts
+	experts          backend.Tensor // the local experts (backend.MoE.Experts), nil without any
 	shared           *GatedMLP
 	localLab         model.Sharding
 	site, gSite, exp *model.Site
-}
-
-// expert is one routed expert's share on this rank.
-type expert struct {
-	gate, up, down backend.Tensor // [I_r, hidden], [I_r, hidden], [hidden, I_r]
 }
 
 // MoEConfig is one model's MoE layers.
@@ -106,17 +102,18 @@ func NewMoE(b Builder, c *MoEConfig) *MoE {
 	}
 	xb := mb.Pp("experts").Module("FusedMoE", "input", "expert_load", "output")
 	m.exp = xb.Site()
+	var gate, up, down []backend.Tensor // per local expert: [I_r, hidden], [I_r, hidden], [hidden, I_r]
 	for e := range E {
 		eb := xb.PpI(e)
 		rows := b.Ranges(func(r int) [2]int { return c.expertRows(e, world, r) })
 		if b.l != nil && (e < m.local[0] || e >= m.local[1]) {
 			continue // another rank's expert
 		}
-		x := expert{gate: eb.Pp("gate_proj").linear(xb, I, H, 0, rows), up: eb.Pp("up_proj").linear(xb, I, H, 0, rows),
-			down: eb.Pp("down_proj").linear(xb, H, I, 1, rows)}
-		if b.l != nil {
-			m.experts = append(m.experts, x)
-		}
+		g, u, d := eb.Pp("gate_proj").linear(xb, I, H, 0, rows), eb.Pp("up_proj").linear(xb, I, H, 0, rows), eb.Pp("down_proj").linear(xb, H, I, 1, rows)
+		gate, up, down = append(gate, g), append(up, u), append(down, d)
+	}
+	if b.l != nil && b.l.Err() == nil && len(gate) > 0 {
+		m.experts = b.l.Dev.Experts(m.local[0], gate, up, down)
 	}
 	if c.SharedInter > 0 {
 		m.shared = NewGatedMLP(mb.Pp("shared_experts"), c.SharedClass, H, c.SharedInter, false, false)
@@ -146,15 +143,46 @@ func loadBias(l *model.Loader, n string, experts int) []float32 {
 }
 
 // routing is one step's expert choice: what the gate site shows and what
-// the routed experts compute.
+// the routed experts compute. ids and w stay on the device; the host copies
+// (and the loads counted from them) are made once, when a watched site asks
+// (host).
 type routing struct {
 	logits backend.Tensor // [tokens, experts] f32
-	ids    []int32        // [tokens·top_k], best first
-	w      []float32      // [tokens·top_k]
+	ids    backend.Tensor // [tokens, top_k] I32, best first
+	w      backend.Tensor // [tokens, top_k] F32
+	h      *routingHost
+}
+
+// routingHost is a routing on the host, as the sites show it.
+type routingHost struct {
 	idsT   *tensor.Tensor // topk_ids [tokens, top_k] I64
 	wT     *tensor.Tensor // topk_weights [tokens, top_k] F32
 	loadT  *tensor.Tensor // tokens_per_expert [1, experts] I64
 	localT *tensor.Tensor // the local experts' tokens [1, local experts] I64
+}
+
+// host copies the routing to the host on first use (ids < 2^24 are exact
+// in the f32 ToHost returns) and counts the loads (moeref.ExpertLoad).
+func (rt *routing) host(dev backend.Device, E int, local [2]int) *routingHost {
+	if rt.h != nil {
+		return rt.h
+	}
+	s := rt.ids.Shape()
+	T, k := s[0], s[1]
+	idf := dev.ToHost(rt.ids, 0, T, 0, k).F32()
+	ids := make([]int32, len(idf))
+	ids64 := make([]int64, len(idf))
+	for i, f := range idf {
+		ids[i], ids64[i] = int32(f), int64(f)
+	}
+	load := moeref.ExpertLoad(ids, E)
+	rt.h = &routingHost{
+		idsT:   tensor.FromI64(ids64, T, k),
+		wT:     tensor.FromF32(dev.ToHost(rt.w, 0, T, 0, k).F32(), T, k),
+		loadT:  tensor.FromI64(load, 1, E), // one row, so a rank's expert range is a column range
+		localT: tensor.FromI64(load[local[0]:local[1]], 1, local[1]-local[0]),
+	}
+	return rt.h
 }
 
 // Forward runs the block on x [tokens, hidden] (replicated) and returns the
@@ -172,8 +200,9 @@ func (m *MoE) Forward(r *model.Rank, b *model.Batch, x backend.Tensor) backend.T
 	}
 	out := r.Comm.AllReduceSum(sum)
 	r.Exit(m.site, func() []model.SiteTensor {
-		ts := []model.SiteTensor{{Name: "input", T: x, Shard: Rep}, {Name: "topk_ids", Host: rt.idsT, Shard: Rep},
-			{Name: "topk_weights", Host: rt.wT, Shard: Rep}, {Name: "routed", T: acc, Shard: Partial}}
+		h := rt.host(dev, m.c.Experts, m.local)
+		ts := []model.SiteTensor{{Name: "input", T: x, Shard: Rep}, {Name: "topk_ids", Host: h.idsT, Shard: Rep},
+			{Name: "topk_weights", Host: h.wT, Shard: Rep}, {Name: "routed", T: acc, Shard: Partial}}
 		if sh != nil {
 			ts = append(ts, model.SiteTensor{Name: "shared", T: sh, Shard: Partial})
 		}
@@ -184,12 +213,11 @@ func (m *MoE) Forward(r *model.Rank, b *model.Batch, x backend.Tensor) backend.T
 
 // route is the gate (vLLM GateLinear + its top-k): router logits in
 // float32 (HF's DeepseekV3TopkRouter / DeepseekV2 gate compute them in
-// float32 whatever the model's dtype, so bf16 runs route as HF's do), the
-// host Router's choice, and every routing tensor the sites show, made here
-// once. It emits the gate's site.
+// float32 whatever the model's dtype, so bf16 runs route as HF's do) and
+// the Router's choice, both on the device (backend.MoE.Route; the ids equal
+// the host reference's). It emits the gate's site.
 func (m *MoE) route(r *model.Rank, b *model.Batch, x backend.Tensor) *routing {
 	dev := r.Dev
-	T, E, k := b.Tokens(), m.c.Experts, m.router.TopK
 	rt := &routing{logits: dev.Linear(dev.ToF32(x), m.gate, nil)}
 	g := &m.router
 	if _, soft := r.Fault(model.FaultRouterSoftmax, m.gSite); soft {
@@ -200,54 +228,30 @@ func (m *MoE) route(r *model.Rank, b *model.Batch, x backend.Tensor) *routing {
 		c := *g
 		c.bias, g = nil, &c
 	}
-	rt.ids, rt.w = g.Route(dev.ToHost(rt.logits, 0, T, 0, E).F32(), T)
-	load := expertLoad(rt.ids, E)
-	ids := make([]int64, len(rt.ids))
-	for i, e := range rt.ids {
-		ids[i] = int64(e)
-	}
-	rt.idsT, rt.wT = tensor.FromI64(ids, T, k), tensor.FromF32(rt.w, T, k)
-	rt.loadT = tensor.FromI64(load, 1, E) // one row, so a rank's expert range is a column range
-	rt.localT = tensor.FromI64(load[m.local[0]:m.local[1]], 1, m.local[1]-m.local[0])
+	rt.ids, rt.w = dev.Route(rt.logits, g.args())
 	r.Leaf(m.gSite, x, func() []model.SiteTensor {
+		h := rt.host(dev, m.c.Experts, m.local)
 		return []model.SiteTensor{{Name: "input", T: x, Shard: Rep}, {Name: "logits", T: rt.logits, Shard: Rep},
-			{Name: "topk_ids", Host: rt.idsT, Shard: Rep}, {Name: "topk_weights", Host: rt.wT, Shard: Rep},
-			{Name: "tokens_per_expert", Host: rt.loadT, Shard: Rep}, {Name: "local_load", Host: rt.localT, Shard: m.localLab}}
+			{Name: "topk_ids", Host: h.idsT, Shard: Rep}, {Name: "topk_weights", Host: h.wT, Shard: Rep},
+			{Name: "tokens_per_expert", Host: h.loadT, Shard: Rep}, {Name: "local_load", Host: h.localT, Shard: m.localLab}}
 	})
 	return rt
 }
 
 // routedExperts is FusedMoE: each local expert's SwiGLU on the tokens routed
-// to it, scattered into the rank's partial sum [tokens, hidden] with the
-// routing weights. It emits the experts' site.
+// to it, summed into the rank's partial sum [tokens, hidden] with the
+// routing weights (backend.MoE.RoutedExperts). It emits the experts' site.
 func (m *MoE) routedExperts(r *model.Rank, b *model.Batch, x backend.Tensor, rt *routing) backend.Tensor {
 	dev := r.Dev
-	T, k := b.Tokens(), m.router.TopK
 	r.Enter(m.exp, x)
-	n := len(m.experts)
-	rows := make([][]int32, n)
-	wts := make([][]float32, n)
-	for t := range T {
-		for j := range k {
-			if e := int(rt.ids[t*k+j]) - m.local[0]; e >= 0 && e < n {
-				rows[e] = append(rows[e], int32(t))
-				wts[e] = append(wts[e], rt.w[t*k+j])
-			}
-		}
-	}
-	acc := dev.Alloc(T, m.c.Hidden)
-	for e, ex := range m.experts {
-		if len(rows[e]) == 0 {
-			continue
-		}
-		dev.PushScope()
-		xe := dev.GatherRows(x, rows[e])
-		a := dev.SiluMul(dev.Linear(xe, ex.gate, nil), dev.Linear(xe, ex.up, nil))
-		dev.ScatterAddRows(acc, dev.Linear(a, ex.down, nil), rows[e], wts[e])
-		dev.PopScope()
+	var acc backend.Tensor
+	if m.experts != nil {
+		acc = dev.RoutedExperts(x, rt.ids, rt.w, m.experts)
+	} else {
+		acc = dev.Alloc(b.Tokens(), m.c.Hidden)
 	}
 	r.Exit(m.exp, func() []model.SiteTensor {
-		return []model.SiteTensor{{Name: "input", T: x, Shard: Rep}, {Name: "expert_load", Host: rt.localT, Shard: m.localLab}, {Name: "output", T: acc, Shard: Partial}}
+		return []model.SiteTensor{{Name: "input", T: x, Shard: Rep}, {Name: "expert_load", Host: rt.host(dev, m.c.Experts, m.local).localT, Shard: m.localLab}, {Name: "output", T: acc, Shard: Partial}}
 	})
 	return acc
 }

@@ -6,7 +6,11 @@ attn_implementation="sdpa" on cuda:0, 4 sequences of 1024 tokens as one
 computes them), no KV cache. Prints tokens/s, and the agreement of its last-
 token logits with hsdb's (cosine, max |diff|), then one JSON line.
 
-Usage: hf_prefill.py --model DIR --ids ids.json [--hsdb-logits F] [--iters N]
+With --ref-f32 it then reloads the model in float32 and prints, per
+sequence, the cosine of hsdb's and HF bf16's last-token logits against the
+float32 ones: how far each bf16 run is from the exact computation.
+
+Usage: hf_prefill.py --model DIR --ids ids.json [--hsdb-logits F] [--iters N] [--ref-f32]
 """
 import argparse
 import json
@@ -17,13 +21,13 @@ import torch
 from transformers import AutoModelForCausalLM
 
 
-def load(path):
+def load(path, dtype=torch.bfloat16):
     kw = dict(attn_implementation="sdpa")
     try:
-        m = AutoModelForCausalLM.from_pretrained(path, dtype=torch.bfloat16, device_map="cuda", **kw)
+        m = AutoModelForCausalLM.from_pretrained(path, dtype=dtype, device_map="cuda", **kw)
     except Exception as e:  # older transformers (torch_dtype) or no accelerate for device_map
         print(f"hf_prefill: from_pretrained(dtype=, device_map=) failed ({e}); loading on the CPU, then .to(cuda)")
-        m = AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.bfloat16, **kw).to("cuda")
+        m = AutoModelForCausalLM.from_pretrained(path, torch_dtype=dtype, **kw).to("cuda")
     return m.eval()
 
 
@@ -33,6 +37,7 @@ def main():
     ap.add_argument("--ids", required=True)
     ap.add_argument("--hsdb-logits")
     ap.add_argument("--iters", type=int, default=10)
+    ap.add_argument("--ref-f32", action="store_true")
     args = ap.parse_args()
     t0 = time.time()
     model = load(args.model)
@@ -63,6 +68,21 @@ def main():
         top = (h.argmax(-1) == logits.argmax(-1)).float().mean().item()
         res.update(logits_cos_min=cos.min().item(), logits_maxdiff=diff, top1_agree=top)
         print(f"last-token logits hsdb vs HF: cosine min {cos.min().item():.6f}, max |diff| {diff:.4g}, top-1 agreement {top:.2f}")
+        print("  per sequence: " + " ".join(f"{c:.6f}" for c in cos.tolist()))
+    if args.ref_f32:
+        del model
+        torch.cuda.empty_cache()
+        model = load(args.model, torch.float32)
+        with torch.inference_mode():
+            out = model(input_ids=ids, use_cache=False, logits_to_keep=1)
+            ref = out.logits[:, -1, :].float()
+        c_hf = torch.nn.functional.cosine_similarity(logits, ref, dim=-1)
+        res.update(hf_bf16_vs_f32_cos_min=c_hf.min().item())
+        print("HF bf16 vs HF f32 last-token cosine per sequence: " + " ".join(f"{c:.6f}" for c in c_hf.tolist()))
+        if args.hsdb_logits:
+            c_h = torch.nn.functional.cosine_similarity(h, ref, dim=-1)
+            res.update(hsdb_vs_f32_cos_min=c_h.min().item())
+            print("hsdb bf16 vs HF f32 last-token cosine per sequence: " + " ".join(f"{c:.6f}" for c in c_h.tolist()))
     print("JSON " + json.dumps(res))
 
 

@@ -6,10 +6,10 @@ import "hsdb/engine/backend/cuda/driver"
 
 import "fmt"
 
-// copyUnit returns the widest element size in bytes (8, 4, 2 or 1) that
-// divides every one of vals: the unit copy2d moves.
+// copyUnit returns the widest element size in bytes (16, 8, 4, 2 or 1)
+// that divides every one of vals: the unit copy2d moves.
 func copyUnit(vals ...int64) int64 {
-	for _, u := range []int64{8, 4, 2} {
+	for _, u := range []int64{16, 8, 4, 2} {
 		ok := true
 		for _, v := range vals {
 			if v%u != 0 {
@@ -43,10 +43,8 @@ func (d *GPU) Copy2D(dst driver.Ptr, dstPitch int64, src driver.Ptr, srcPitch in
 	}
 	u := copyUnit(int64(dst), int64(src), dstPitch, srcPitch, rowBytes)
 	cols := rowBytes / u
-	bx := min((cols+255)/256, 1024)
-	by := min(rows, 65535)
 	return d.Do(func() error {
-		return d.launch("copy", fmt.Sprintf("copy2d_u%d", 8*u), dim3{x: uint32(bx), y: uint32(by)}, dim3{x: 256}, 0,
+		return d.launch("copy", fmt.Sprintf("copy2d_u%d", 8*u), d.flatGrid(int64(rows)*cols), dim3{x: 256}, 0,
 			dst, src, int64(rows), cols, dstPitch/u, srcPitch/u)
 	})
 }

@@ -76,14 +76,15 @@ func flashTileBytes(tiles []FlashTile) []byte {
 
 // flashSupported reports whether FlashAttention handles dtype dt with key
 // and value head dims dk, dv: bf16 or f16 (the tensor cores' inputs) and
-// dk == dv in {64, 128} (the kernel's instantiations).
+// dk == dv in {64, 128}, or dk 192 with dv 128 (DeepSeek's MLA: qk_nope
+// 128 + qk_rope 64, v_head_dim 128): the kernel's instantiations.
 func flashSupported(dt tensor.DType, dk, dv int) bool {
-	return (dt == tensor.BF16 || dt == tensor.F16) && dk == dv && (dk == 64 || dk == 128)
+	return (dt == tensor.BF16 || dt == tensor.F16) && ((dk == dv && (dk == 64 || dk == 128)) || (dk == 192 && dv == 128))
 }
 
 // flashSmem is flash_attention's dynamic shared memory in bytes: K and V
 // tiles of 64 rows of head dim + 8 (padding) elements, two stages each.
-func flashSmem(dim int) int { return 4 * flashBN * (dim + 8) * 2 }
+func flashSmem(dk, dv int) int { return 2 * flashBN * (dk + 8 + dv + 8) * 2 }
 
 // FlashAttention computes causal attention with the fused tensor-core
 // kernel of kernels/flash_attention.cu (FlashAttention-2, Dao 2023): for
@@ -100,7 +101,8 @@ func flashSmem(dim int) int { return 4 * flashBN * (dim + 8) * 2 }
 // P·V product and the output once to dt.
 //
 // It returns an error wrapping ErrBadArgument for a dtype other than bf16
-// or f16, head dims other than HeadDimK == HeadDimV in {64, 128}, strides
+// or f16, head dims other than HeadDimK == HeadDimV in {64, 128} or 192
+// and 128 (MLA), strides
 // that are not multiples of 8 elements, device pointers that are not
 // 16-byte aligned (the kernel copies 16-byte chunks), or more than 2³¹-1
 // blocks.
@@ -109,7 +111,7 @@ func (d *GPU) FlashAttention(out, q, k, v, tiles driver.Ptr, nTiles int, p AttnP
 		return err
 	}
 	if !flashSupported(dt, p.HeadDimK, p.HeadDimV) {
-		return fmt.Errorf("%w: flash attention: dtype %s, head dims %d, %d (want bf16 or f16 with equal head dims 64 or 128)",
+		return fmt.Errorf("%w: flash attention: dtype %s, head dims %d, %d (want bf16 or f16 with equal head dims 64 or 128, or 192 and 128)",
 			driver.ErrBadArgument, dt, p.HeadDimK, p.HeadDimV)
 	}
 	if p.QStride%8 != 0 || p.OutStride%8 != 0 {
@@ -127,11 +129,17 @@ func (d *GPU) FlashAttention(out, q, k, v, tiles driver.Ptr, nTiles int, p AttnP
 	if dt == tensor.F16 {
 		sfx = "f16"
 	}
-	dim := p.HeadDimK
+	dk, dv := p.HeadDimK, p.HeadDimV
 	scaleLog2 := float32(float64(p.Scale) * math.Log2E)
+	grid, smem := dim3{x: uint32(nTiles * p.Heads)}, flashSmem(dk, dv)
 	return d.Do(func() error {
-		return d.launch("flash_attention", "flash_attention_"+sfx, dim3{x: uint32(nTiles * p.Heads)}, dim3{x: flashThreads}, flashSmem(dim),
-			out, q, k, v, tiles, int32(p.Heads), int32(p.Heads/p.KVHeads), int32(dim),
-			int64(p.QStride), int64(p.KVHeads*dim), int64(p.OutStride), int32(p.Window), scaleLog2)
+		if dk != dv {
+			return d.launch("flash_attention", "flash_attention_mla_"+sfx, grid, dim3{x: flashThreads}, smem,
+				out, q, k, v, tiles, int32(p.Heads), int32(p.Heads/p.KVHeads),
+				int64(p.QStride), int64(p.KVHeads*dk), int64(p.KVHeads*dv), int64(p.OutStride), int32(p.Window), scaleLog2)
+		}
+		return d.launch("flash_attention", "flash_attention_"+sfx, grid, dim3{x: flashThreads}, smem,
+			out, q, k, v, tiles, int32(p.Heads), int32(p.Heads/p.KVHeads), int32(dk),
+			int64(p.QStride), int64(p.KVHeads*dk), int64(p.KVHeads*dv), int64(p.OutStride), int32(p.Window), scaleLog2)
 	})
 }

@@ -84,10 +84,11 @@ func TestFlashTiles(t *testing.T) {
 }
 
 // refFlash is causal attention in float64 over host copies (the textbook
-// softmax(q·kᵀ·scale)·v), tokens addressed as backend.AttnArgs does.
-func refFlash(q, k, v []float32, base, pos []int32, heads, kvHeads, dim, window int, scale float64) []float32 {
+// softmax(q·kᵀ·scale)·v), tokens addressed as backend.AttnArgs does; q and
+// k heads are dk wide, v and output heads dv.
+func refFlash(q, k, v []float32, base, pos []int32, heads, kvHeads, dk, dv, window int, scale float64) []float32 {
 	g := heads / kvHeads
-	out := make([]float32, len(base)*heads*dim)
+	out := make([]float32, len(base)*heads*dv)
 	for t := range base {
 		p := int(pos[t])
 		lo := 0
@@ -96,8 +97,8 @@ func refFlash(q, k, v []float32, base, pos []int32, heads, kvHeads, dim, window 
 		}
 		for h := range heads {
 			kvh := h / g
-			qr := q[(t*heads+h)*dim : (t*heads+h+1)*dim]
-			row := func(c []float32, j int) []float32 {
+			qr := q[(t*heads+h)*dk : (t*heads+h+1)*dk]
+			row := func(c []float32, j, dim int) []float32 {
 				r := (int(base[t]) + j) * kvHeads * dim
 				return c[r+kvh*dim : r+(kvh+1)*dim]
 			}
@@ -105,7 +106,7 @@ func refFlash(q, k, v []float32, base, pos []int32, heads, kvHeads, dim, window 
 			m := math.Inf(-1)
 			for j := lo; j <= p; j++ {
 				dot := 0.0
-				for i, x := range row(k, j) {
+				for i, x := range row(k, j, dk) {
 					dot += float64(qr[i]) * float64(x)
 				}
 				sc[j-lo] = dot * scale
@@ -116,12 +117,12 @@ func refFlash(q, k, v []float32, base, pos []int32, heads, kvHeads, dim, window 
 				sc[i] = math.Exp(sc[i] - m)
 				sum += sc[i]
 			}
-			for e := range dim {
+			for e := range dv {
 				acc := 0.0
 				for j := lo; j <= p; j++ {
-					acc += sc[j-lo] * float64(row(v, j)[e])
+					acc += sc[j-lo] * float64(row(v, j, dv)[e])
 				}
-				out[(t*heads+h)*dim+e] = float32(acc / sum)
+				out[(t*heads+h)*dv+e] = float32(acc / sum)
 			}
 		}
 	}
@@ -141,39 +142,40 @@ func TestFlashAttention(t *testing.T) {
 	d := gpu(t)
 	base, pos := mixedFlashBatch()
 	const rows = 1280
-	type cfg struct{ dim, heads, kvHeads, window int }
+	type cfg struct{ dim, heads, kvHeads, window, dv int }
 	var cfgs []cfg
 	for _, dim := range []int{64, 128} {
 		for _, g := range []int{1, 4, 8} {
 			for _, w := range []int{0, 50} {
-				cfgs = append(cfgs, cfg{dim, 2 * g, 2, w})
+				cfgs = append(cfgs, cfg{dim, 2 * g, 2, w, dim})
 			}
 		}
 	}
 	// A window shorter than a key tile, and a window of one key (each
-	// token sees only itself: out = v).
-	cfgs = append(cfgs, cfg{64, 4, 1, 7}, cfg{128, 2, 2, 1})
+	// token sees only itself: out = v); DeepSeek's MLA (q·k over 192, v
+	// 128; MHA as HF's expanded cache, and GQA 2 for the kernel's kv
+	// addressing).
+	cfgs = append(cfgs, cfg{64, 4, 1, 7, 64}, cfg{128, 2, 2, 1, 128}, cfg{192, 4, 4, 0, 128}, cfg{192, 4, 2, 50, 128})
 	for ci, c := range cfgs {
 		for _, dt := range []tensor.DType{tensor.BF16, tensor.F16} {
-			name := fmt.Sprintf("flash/d%d/h%d-kv%d/window%d/%s", c.dim, c.heads, c.kvHeads, c.window, dt)
+			name := fmt.Sprintf("flash/d%d-%d/h%d-kv%d/window%d/%s", c.dim, c.dv, c.heads, c.kvHeads, c.window, dt)
 			rng := rand.New(rand.NewPCG(uint64(ci), uint64(dt)))
-			kw := c.kvHeads * c.dim
-			kh := flashCache(rng, base, pos, rows, kw, dt)
-			vh := flashCache(rng, base, pos, rows, kw, dt)
+			kh := flashCache(rng, base, pos, rows, c.kvHeads*c.dim, dt)
+			vh := flashCache(rng, base, pos, rows, c.kvHeads*c.dv, dt)
 			T := len(base)
 			q := roundTo(randn(rng, T*c.heads*c.dim, 2), dt)
 			scale := 1 / math.Sqrt(float64(c.dim))
-			out := poisoned(t, d, T*c.heads*c.dim, dt)
+			out := poisoned(t, d, T*c.heads*c.dv, dt)
 			tiles := FlashTiles(base, pos, c.window)
 			tb := uploadBytes(t, d, flashTileBytes(tiles))
-			p := AttnParams{Heads: c.heads, KVHeads: c.kvHeads, HeadDimK: c.dim, HeadDimV: c.dim, Window: c.window, Scale: float32(scale)}
+			p := AttnParams{Heads: c.heads, KVHeads: c.kvHeads, HeadDimK: c.dim, HeadDimV: c.dv, Window: c.window, Scale: float32(scale)}
 			if err := d.FlashAttention(out.Ptr(), upload(t, d, q, dt).Ptr(), upload(t, d, kh, dt).Ptr(), upload(t, d, vh, dt).Ptr(),
 				tb.Ptr(), len(tiles), p, dt); err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
-			want := refFlash(q, kh, vh, base, pos, c.heads, c.kvHeads, c.dim, c.window, float64(p.Scale))
+			want := refFlash(q, kh, vh, base, pos, c.heads, c.kvHeads, c.dim, c.dv, c.window, float64(p.Scale))
 			at, rt := tol(dt)
-			assertClose(t, name, download(t, d, out, T*c.heads*c.dim, dt), want, at, rt)
+			assertClose(t, name, download(t, d, out, T*c.heads*c.dv, dt), want, at, rt)
 		}
 	}
 }
@@ -193,6 +195,7 @@ func TestFlashAttentionArgs(t *testing.T) {
 		{"f32", ok, tensor.F32, buf.Ptr()},
 		{"dk96", AttnParams{Heads: 4, KVHeads: 2, HeadDimK: 96, HeadDimV: 96}, tensor.BF16, buf.Ptr()},
 		{"dk!=dv", AttnParams{Heads: 4, KVHeads: 2, HeadDimK: 128, HeadDimV: 64}, tensor.BF16, buf.Ptr()},
+		{"dk192-dv192", AttnParams{Heads: 4, KVHeads: 2, HeadDimK: 192, HeadDimV: 192}, tensor.BF16, buf.Ptr()},
 		{"stride", AttnParams{Heads: 4, KVHeads: 2, HeadDimK: 64, HeadDimV: 64, QStride: 260}, tensor.BF16, buf.Ptr()},
 		{"misaligned", ok, tensor.BF16, buf.Ptr().Add(2)},
 	} {
@@ -212,12 +215,12 @@ func TestRankFlashAttentionMatchesCPU(t *testing.T) {
 	for _, dt := range []tensor.DType{tensor.BF16, tensor.F16} {
 		t.Run(dt.String(), func(t *testing.T) {
 			p := newPair(t, dt)
-			for _, c := range []struct{ heads, kvHeads, dim, window int }{{8, 2, 128, 0}, {8, 8, 64, 0}, {8, 1, 128, 50}} {
-				name := fmt.Sprintf("attention/d%d/h%d-kv%d/window%d", c.dim, c.heads, c.kvHeads, c.window)
+			for _, c := range []struct{ heads, kvHeads, dim, window, dv int }{{8, 2, 128, 0, 128}, {8, 8, 64, 0, 64}, {8, 1, 128, 50, 128}, {8, 8, 192, 0, 128}} {
+				name := fmt.Sprintf("attention/d%d-%d/h%d-kv%d/window%d", c.dim, c.dv, c.heads, c.kvHeads, c.window)
 				k, kc := p.act(1280, c.kvHeads*c.dim, 1)
-				v, vc := p.act(1280, c.kvHeads*c.dim, 1)
+				v, vc := p.act(1280, c.kvHeads*c.dv, 1)
 				q, qc := p.act(len(base), c.heads*c.dim, 2)
-				a := &backend.AttnArgs{Heads: c.heads, KVHeads: c.kvHeads, DK: c.dim, DV: c.dim, Window: c.window,
+				a := &backend.AttnArgs{Heads: c.heads, KVHeads: c.kvHeads, DK: c.dim, DV: c.dv, Window: c.window,
 					Scale: float32(1 / math.Sqrt(float64(c.dim))), Base: base, Pos: pos}
 				if !useFlash(dt, a, 130) || useFlash(tensor.F32, a, 130) || useFlash(dt, a, 1) {
 					t.Fatalf("%s: useFlash picks %v for %s prefill, %v for f32, %v for decode", name,
@@ -228,7 +231,7 @@ func TestRankFlashAttentionMatchesCPU(t *testing.T) {
 				flashAttn = false
 				gemm := p.g.Attention(q, k, v, a)
 				flashAttn = true
-				cols := c.heads * c.dim
+				cols := c.heads * c.dv
 				at, rt := p.tols(2)
 				assertClose(t, name+"/flash-vs-gemm", p.g.ToHost(flash, 0, len(base), 0, cols).F32(),
 					p.g.ToHost(gemm, 0, len(base), 0, cols).F32(), at, rt)

@@ -60,6 +60,7 @@ type storage struct {
 	scope *scope
 	freed atomic.Bool
 	casts map[tensor.DType]*Tensor
+	fp8   *fp8Layout // fp8 block-scaled weight (rank_fp8.go); nil for dense storage
 }
 
 // scope is the set of op outputs allocated since its PushScope.
@@ -271,10 +272,14 @@ func (d *Device) Upload(t *tensor.Tensor) backend.Tensor {
 	return x
 }
 
-// UploadQuantized dequantizes q on the host (tensor.Quantized.Dequantize)
-// and uploads it as dt (Invalid: bf16); weights kept quantized on the device
-// replace this where a kernel consumes the format.
+// UploadQuantized keeps fp8 block-scaled weights as they are stored
+// (rank_fp8.go: fp8 data plus f32 scales, logical shape [out, in], dtype
+// F8E4M3); other formats it dequantizes on the host
+// (tensor.Quantized.Dequantize) and uploads as dt (Invalid: bf16).
 func (d *Device) UploadQuantized(q *tensor.Quantized, dt tensor.DType) backend.Tensor {
+	if q.Format == tensor.QuantFP8Block {
+		return d.uploadFP8(q)
+	}
 	if dt == tensor.Invalid {
 		dt = tensor.BF16
 	}

@@ -407,7 +407,7 @@ func TestCopyUnit(t *testing.T) {
 	for _, c := range []struct {
 		vals []int64
 		want int64
-	}{{[]int64{4096, 64, 128}, 8}, {[]int64{4096, 12, 128}, 4}, {[]int64{4098, 64}, 2}, {[]int64{3, 64}, 1}} {
+	}{{[]int64{4096, 64, 128}, 16}, {[]int64{4096, 8, 128}, 8}, {[]int64{4096, 12, 128}, 4}, {[]int64{4098, 64}, 2}, {[]int64{3, 64}, 1}} {
 		if got := copyUnit(c.vals...); got != c.want {
 			t.Errorf("copyUnit(%v) = %d, want %d", c.vals, got, c.want)
 		}

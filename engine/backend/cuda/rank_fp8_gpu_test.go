@@ -1,0 +1,107 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"hsdb/engine/backend"
+	"hsdb/engine/backend/cuda/driver"
+	"hsdb/engine/tensor"
+)
+
+// randFP8 returns a random fp8 block-scaled weight [out, in] with bh × bw
+// blocks: fp8 bytes of N(0, 1) values (never NaN) and scales in [0.01,
+// 0.03), so the weight is about N(0, 0.02²) as the checkpoints are.
+func (p *pair) randFP8(out, in, bh, bw int) *tensor.Quantized {
+	data := tensor.New(tensor.F8E4M3, out, in)
+	for i, v := range randn(p.rng, out*in, 1) {
+		data.Data[i] = tensor.F32ToFP8E4M3(v)
+	}
+	sr, sc := (out+bh-1)/bh, (in+bw-1)/bw
+	sv := make([]float32, sr*sc)
+	for i := range sv {
+		sv[i] = 0.01 + 0.02*p.rng.Float32()
+	}
+	return &tensor.Quantized{Format: tensor.QuantFP8Block, Shape: [2]int{out, in}, Data: data, Scale: tensor.FromF32(sv, sr, sc), Block: [2]int{bh, bw}}
+}
+
+// TestRankFP8Linear: a fp8 weight stays fp8 on the GPU (weights memory is
+// its data plus scales, half of bf16), reads back as
+// tensor.Quantized.Dequantize (the independent host reference: f32(q) ·
+// scale), and Linear on it matches the CPU backend's Linear on the
+// dequantized weight: within one rounding of the output in f32, and one
+// more (the widened weight's) in bf16. Shapes with partial edge blocks and
+// an input width that is not a multiple of 8 (the scalar widening path).
+func TestRankFP8Linear(t *testing.T) {
+	forActDTypes(t, func(t *testing.T, p *pair) {
+		for _, c := range []struct{ out, in int }{{300, 200}, {128, 256}, {70, 203}} {
+			name := fmt.Sprintf("fp8/%dx%d", c.out, c.in)
+			q := p.randFP8(c.out, c.in, 128, 128)
+			before := p.g.MemoryByClass()[driver.Weights]
+			w := p.g.UploadQuantized(q, tensor.Invalid)
+			got := p.g.MemoryByClass()[driver.Weights] - before
+			if w.DType() != tensor.F8E4M3 || got > int64(c.out*c.in)+256+int64(4*len(q.Scale.F32())) || got < int64(c.out*c.in) {
+				t.Errorf("%s: weight %s holding %d bytes; want fp8 data %d + scales", name, w.DType(), got, c.out*c.in)
+			}
+			wc := p.c.UploadQuantized(q, tensor.Invalid)
+			assertClose(t, name+"/to_host", p.g.ToHost(w, 0, c.out, 0, c.in).F32(), q.Dequantize().F32(), 0, 0)
+			x, xc := p.act(37, c.in, 1)
+			scale := 0.02 * math.Sqrt(float64(c.in))
+			at, rt := p.tols(scale)
+			if p.dt != tensor.F32 {
+				at, rt = 2*at, 2*rt
+			}
+			assertClose(t, name+"/linear", p.g.ToHost(p.g.Linear(x, w, nil), 0, 37, 0, c.out).F32(),
+				p.c.ToHost(p.c.Linear(xc, wc, nil), 0, 37, 0, c.out).F32(), at, rt)
+		}
+	})
+}
+
+// TestRankFP8RoutedExperts: routed experts kept in fp8 (widened chunk by
+// chunk: the chunk is shrunk to 3 experts here) match the CPU backend's
+// expert loop over the same experts dequantized on upload, on identical
+// expert ids, all experts local and a rank's block of them.
+func TestRankFP8RoutedExperts(t *testing.T) {
+	old := fp8ChunkBytes
+	defer func() { fp8ChunkBytes = old }()
+	forActDTypes(t, func(t *testing.T, p *pair) {
+		const T, H, I, E = 61, 256, 128, 8
+		fp8ChunkBytes = int64(3 * 2 * I * H * p.dt.Size())
+		a := backend.RouteArgs{Experts: E, TopK: 3, Groups: 1, TopKGroup: 1, Sigmoid: true, NormTopK: true, Scale: 1.5}
+		lg, lc, _ := p.f32Logits(T, E, false)
+		ids, w := p.g.Route(lg, &a)
+		idc, wc := p.c.Route(lc, &a)
+		x, xc := p.act(T, H, 1)
+		for _, local := range [][2]int{{0, E}, {2, 7}} {
+			var gg, gu, gd, cg, cu, cd []backend.Tensor
+			for range local[1] - local[0] {
+				for i, shape := range [][2]int{{I, H}, {I, H}, {H, I}} {
+					q := p.randFP8(shape[0], shape[1], 128, 128)
+					g, c := p.g.UploadQuantized(q, tensor.Invalid), p.c.UploadQuantized(q, tensor.Invalid)
+					switch i {
+					case 0:
+						gg, cg = append(gg, g), append(cg, c)
+					case 1:
+						gu, cu = append(gu, g), append(cu, c)
+					default:
+						gd, cd = append(gd, g), append(cd, c)
+					}
+				}
+			}
+			got := p.g.RoutedExperts(x, ids, w, p.g.Experts(local[0], gg, gu, gd))
+			want := p.c.RoutedExperts(xc, idc, wc, p.c.Experts(local[0], cg, cu, cd))
+			at, rt := p.tols(1)
+			if p.dt != tensor.F32 {
+				at, rt = 4*at, 4*rt
+			}
+			name := fmt.Sprintf("fp8 routed_experts/%d-%d", local[0], local[1])
+			assertClose(t, name, p.g.ToHost(got, 0, T, 0, H).F32(), p.c.ToHost(want, 0, T, 0, H).F32(), at, rt)
+			if m := p.c.Moments(want, 0, T, 0, H); !(m.SumSq > 0) {
+				t.Errorf("%s: the CPU reference is all zero", name)
+			}
+		}
+	})
+}

@@ -1,0 +1,232 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+
+	"hsdb/engine/backend"
+	"hsdb/engine/backend/cuda/driver"
+	"hsdb/engine/tensor"
+)
+
+// Row-wise ops (gather, scatter-add, copies and writes of rows) and the
+// read-backs a debugger uses at a stop (ToHost, Moments).
+
+// checkIndices panics unless every index is in [0, n) (n rows of what).
+func (d *Device) checkIndices(op string, idx []int32, n int, what string) {
+	for i, r := range idx {
+		if r < 0 || int(r) >= n {
+			d.badArg(op, "index %d is %d, outside the %d rows of %s", i, r, n, what)
+		}
+	}
+}
+
+// GatherRows returns x[idx[i]] for each i: [len(idx), cols].
+func (d *Device) GatherRows(x backend.Tensor, idx []int32) backend.Tensor {
+	const op = "gather_rows"
+	xt := d.get(op, x)
+	d.float(op, xt)
+	d.checkIndices(op, idx, xt.rows(), fmt.Sprint(xt.shape))
+	var y *Tensor
+	d.do(op, func() error {
+		var err error
+		if y, err = d.output(xt.dt, len(idx), xt.cols()); err != nil || len(idx) == 0 {
+			return err
+		}
+		ip, err := d.uploadI32(idx)
+		if err != nil {
+			return err
+		}
+		return d.g.GatherRows(y.ptr(), xt.ptr(), ip, len(idx), xt.cols(), xt.rows(), xt.dt)
+	})
+	return y
+}
+
+// scatterRows writes row i of src [n, width] to row rows[i] of dst
+// [dstRows, width] (GPU thread): kernels/attention.cu's kv_cache_write
+// over a single slot of dstRows positions. rows is a device int32 array.
+func (d *Device) scatterRows(dst, src, rows driver.Ptr, n, width, dstRows int, dt tensor.DType) error {
+	sfx, err := suffix("scatter_rows", dt)
+	if err != nil || n == 0 || width == 0 {
+		return err
+	}
+	z, err := d.zerosI32(n)
+	if err != nil {
+		return err
+	}
+	return d.g.launch("attention", "kv_cache_write_"+sfx, dim3{x: uint32(n)}, dim3{x: rowThreads(width)}, 0,
+		dst, src, z, rows, int32(width), int64(width), int32(1), int32(dstRows))
+}
+
+// ScatterAddRows adds w[i]·src[i] to dst[idx[i]] in place (MoE combine; w
+// nil means ones). Rows named more than once get every addend, summed in
+// f32 in index order and rounded once: the touched rows of dst are
+// gathered, combined by kernels/moe.cu's moe_combine and written back.
+func (d *Device) ScatterAddRows(dst, src backend.Tensor, idx []int32, w []float32) {
+	const op = "scatter_add_rows"
+	dx, sx := d.get(op, dst), d.get(op, src)
+	d.float(op, dx)
+	if sx.dt != dx.dt || sx.cols() != dx.cols() || sx.rows() != len(idx) || (w != nil && len(w) != len(idx)) {
+		d.badArg(op, "dst %v %s src %v %s with %d indices and %d weights", dx.shape, dx.dt, sx.shape, sx.dt, len(idx), len(w))
+	}
+	d.checkIndices(op, idx, dx.rows(), "dst "+fmt.Sprint(dx.shape))
+	if len(idx) == 0 || dx.cols() == 0 {
+		return
+	}
+	// touched[u] is a dst row; lists[u] the source rows adding to it.
+	var touched []int32
+	var lists [][]int32
+	at := map[int32]int{}
+	for i, r := range idx {
+		u, ok := at[r]
+		if !ok {
+			u = len(touched)
+			at[r] = u
+			touched = append(touched, r)
+			lists = append(lists, nil)
+		}
+		lists[u] = append(lists[u], int32(i))
+	}
+	topk := 0
+	for _, l := range lists {
+		topk = max(topk, len(l))
+	}
+	rows := make([]int32, len(touched)*topk)
+	weights := make([]float32, len(touched)*topk)
+	for u, l := range lists {
+		for k := range topk {
+			j := u*topk + k
+			rows[j] = -1
+			if k < len(l) {
+				rows[j] = l[k]
+				weights[j] = 1
+				if w != nil {
+					weights[j] = w[l[k]]
+				}
+			}
+		}
+	}
+	cols := dx.cols()
+	d.do(op, func() error {
+		tp, err := d.uploadI32(touched)
+		if err != nil {
+			return err
+		}
+		rp, err := d.uploadI32(rows)
+		if err != nil {
+			return err
+		}
+		wp, err := d.uploadF32(weights)
+		if err != nil {
+			return err
+		}
+		n := int64(len(touched) * cols * dx.dt.Size())
+		tmp, err := d.mem.alloc(n, driver.Activations)
+		if err != nil {
+			return err
+		}
+		defer d.mem.free([]block{{tmp, driver.Activations}})
+		if err := d.g.GatherRows(tmp, dx.ptr(), tp, len(touched), cols, dx.rows(), dx.dt); err != nil {
+			return err
+		}
+		if err := d.g.MoECombine(tmp, sx.ptr(), rp, wp, len(touched), topk, cols, sx.rows(), true, dx.dt); err != nil {
+			return err
+		}
+		return d.scatterRows(dx.ptr(), tmp, tp, len(touched), cols, dx.rows(), dx.dt)
+	})
+}
+
+// CopyRows copies n rows of src from srcRow into dst from dstRow (same
+// columns and dtype).
+func (d *Device) CopyRows(dst backend.Tensor, dstRow int, src backend.Tensor, srcRow, n int) {
+	const op = "copy_rows"
+	dx, sx := d.get(op, dst), d.get(op, src)
+	if sx.cols() != dx.cols() || sx.dt != dx.dt || n < 0 || dstRow < 0 || srcRow < 0 || dstRow+n > dx.rows() || srcRow+n > sx.rows() {
+		d.badArg(op, "%d rows from %v %s at %d to %v %s at %d", n, sx.shape, sx.dt, srcRow, dx.shape, dx.dt, dstRow)
+	}
+	rb := int64(dx.cols() * dx.dt.Size())
+	d.do(op, func() error {
+		return d.g.CopyDevice(dx.ptr().Add(int64(dstRow)*rb), sx.ptr().Add(int64(srcRow)*rb), int64(n)*rb)
+	})
+}
+
+// WriteRows copies row i of src into row rows[i] of dst (the KV-cache
+// write).
+func (d *Device) WriteRows(dst, src backend.Tensor, rows []int32) {
+	const op = "write_rows"
+	dx, sx := d.get(op, dst), d.get(op, src)
+	d.float(op, dx)
+	if sx.cols() != dx.cols() || sx.dt != dx.dt || sx.rows() != len(rows) {
+		d.badArg(op, "%v %s into %v %s at %d rows", sx.shape, sx.dt, dx.shape, dx.dt, len(rows))
+	}
+	d.checkIndices(op, rows, dx.rows(), "dst "+fmt.Sprint(dx.shape))
+	d.do(op, func() error {
+		rp, err := d.uploadI32(rows)
+		if err != nil {
+			return err
+		}
+		return d.scatterRows(dx.ptr(), sx.ptr(), rp, len(rows), dx.cols(), dx.rows(), dx.dt)
+	})
+}
+
+// checkSlice panics unless [r0:r1, c0:c1] lies inside x.
+func (d *Device) checkSlice(op string, x *Tensor, r0, r1, c0, c1 int) {
+	if r0 < 0 || r1 > x.rows() || r0 > r1 || c0 < 0 || c1 > x.cols() || c0 > c1 {
+		d.badArg(op, "slice [%d:%d, %d:%d] out of range for %v", r0, r1, c0, c1, x.shape)
+	}
+}
+
+// ToHost copies rows [r0,r1) and columns [c0,c1) of t to a new host f32
+// tensor [r1-r0, c1-c0]; only that slice crosses the bus (a column slice
+// is packed on the device first), and the widening to f32 happens on the
+// host.
+func (d *Device) ToHost(t backend.Tensor, r0, r1, c0, c1 int) *tensor.Tensor {
+	const op = "to_host"
+	x := d.get(op, t)
+	d.checkSlice(op, x, r0, r1, c0, c1)
+	if fp8Of(x) != nil {
+		return d.fp8ToHost(x, r0, r1, c0, c1)
+	}
+	h := tensor.New(x.dt, r1-r0, c1-c0)
+	if len(h.Data) > 0 {
+		es, cols := int64(x.dt.Size()), int64(x.cols())
+		d.do(op, func() error {
+			src := x.ptr().Add((int64(r0)*cols + int64(c0)) * es)
+			if c0 == 0 && c1 == x.cols() {
+				return d.g.CopyToHost(h.Data, src)
+			}
+			n := int64(len(h.Data))
+			tmp, err := d.mem.alloc(n, driver.Activations)
+			if err != nil {
+				return err
+			}
+			defer d.mem.free([]block{{tmp, driver.Activations}})
+			w := int64(c1-c0) * es
+			if err := d.g.Copy2D(tmp, w, src, cols*es, r1-r0, w); err != nil {
+				return err
+			}
+			return d.g.CopyToHost(h.Data, tmp)
+		})
+	}
+	if x.dt == tensor.F32 {
+		return h
+	}
+	return tensor.FromF32(h.ToF32(), r1-r0, c1-c0)
+}
+
+// Moments reduces rows [r0,r1) × columns [c0,c1) of t on the device
+// (kernels/stats.cu); only the 72-byte result crosses to the host.
+func (d *Device) Moments(t backend.Tensor, r0, r1, c0, c1 int) tensor.Moments {
+	const op = "moments"
+	x := d.get(op, t)
+	d.float(op, x)
+	d.checkSlice(op, x, r0, r1, c0, c1)
+	var m tensor.Moments
+	d.do(op, func() error {
+		var err error
+		m, err = d.g.Moments(x.ptr(), x.dt, x.rows(), x.cols(), r0, r1, c0, c1)
+		return err
+	})
+	return m
+}

@@ -1,0 +1,22 @@
+//go:build cuda
+
+package engine
+
+import (
+	"testing"
+
+	"hsdb/engine/backend/cuda"
+	"hsdb/engine/backend/cuda/driver"
+)
+
+// TestGPUBenchWeights logs the bytes of weights HSDB_BENCH_MODEL keeps on
+// the GPU, summed over ranks (what `info memory` reports as weights), for
+// scripts/bench/bench-deepseek.sh to compare the fp8 and bf16 variants.
+func TestGPUBenchWeights(t *testing.T) {
+	e := benchSetup(t)
+	var n int64
+	for _, r := range e.ranks {
+		n += r.dev.(*cuda.Device).MemoryByClass()[driver.Weights]
+	}
+	t.Logf("BENCH weights_bytes=%d (%.2f GiB over %d ranks)", n, gib(n), len(e.ranks))
+}

@@ -1,0 +1,76 @@
+// fp8.cu: block-scaled fp8 weights kept on the GPU (DeepSeek-V3's
+// float8_e4m3fn weight + float32 weight_scale_inv per bh × bw block, HF
+// FineGrainedFP8 / DeepSeek-V3 inference/kernel.py weight_dequant) widened
+// just before a GEMM reads them: a batch of weights in one launch, so a MoE
+// layer's experts need one launch per chunk, not one per expert.
+#include "common.cuh"
+
+// fp8_dequant_batch_DT: for b = blockIdx.y < batch, weight b is w[b]
+// ([rows, cols] fp8, row-major) with scales s[b] ([ceil(rows/bh),
+// ceil(cols/bw)] f32); out + b*rows*cols [rows, cols] DT receives
+// f32(w) · scale, rounded once (exactly tensor.Quantized.Dequantize, then
+// one rounding to DT). w and s are device arrays of device addresses. With
+// vec != 0 (cols and bw multiples of 8, rows·cols/8 < 2^32, every w[b]
+// 8-byte aligned and out 32-byte aligned) each thread widens 8 consecutive
+// elements of one scale block with one 8-byte load and 16-byte stores.
+// fp8_store8 writes 8 consecutive elements v to p (16-byte aligned for
+// bf16/f16, 32-byte for f32) with 16-byte stores, each rounded once.
+template <typename T>
+__device__ __forceinline__ void fp8_store8(st<T>* p, const float (&v)[8]);
+template <>
+__device__ __forceinline__ void fp8_store8<float>(float* p, const float (&v)[8]) {
+    ((float4*)p)[0] = make_float4(v[0], v[1], v[2], v[3]);
+    ((float4*)p)[1] = make_float4(v[4], v[5], v[6], v[7]);
+}
+template <typename T>
+__device__ __forceinline__ void fp8_store8(st<T>* p, const float (&v)[8]) {
+    unsigned u[4];
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        st<T> lo, hi;
+        elem<T>::store(&lo, 0, v[2 * j]);
+        elem<T>::store(&hi, 0, v[2 * j + 1]);
+        u[j] = (unsigned)lo | ((unsigned)hi << 16);
+    }
+    *(uint4*)p = make_uint4(u[0], u[1], u[2], u[3]);
+}
+
+template <typename T>
+__device__ void fp8_dequant_batch(st<T>* out, const unsigned long long* w, const unsigned long long* s, long long rows,
+                                  long long cols, int bh, int bw, int vec) {
+    const long long b = blockIdx.y;
+    const fp8_t* wb = (const fp8_t*)w[b];
+    const float* sb = (const float*)s[b];
+    st<T>* ob = out + b * rows * cols;
+    const long long scols = (cols + bw - 1) / bw;
+    if (vec) {
+        // 8 elements per step; a matrix of fewer than 2^34 elements keeps
+        // the step index and its row in 32 bits (cheap division).
+        const unsigned c8 = (unsigned)(cols / 8), n8 = (unsigned)(rows * cols / 8);
+        for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n8; i += gridDim.x * blockDim.x) {
+            unsigned r = i / c8, c = (i - r * c8) * 8;
+            float sc = sb[(long long)(r / bh) * scols + c / bw];
+            uint2 q = ((const uint2*)wb)[i];
+            float v[8];
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                v[j] = fp8e4m3_to_f32((fp8_t)(q.x >> (8 * j))) * sc;
+                v[4 + j] = fp8e4m3_to_f32((fp8_t)(q.y >> (8 * j))) * sc;
+            }
+            fp8_store8<T>(ob + (long long)i * 8, v);
+        }
+        return;
+    }
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < rows * cols; i += (long long)gridDim.x * blockDim.x) {
+        long long r = i / cols, c = i - r * cols;
+        elem<T>::store(ob, i, fp8e4m3_to_f32(wb[i]) * sb[(r / bh) * scols + c / bw]);
+    }
+}
+
+#define INST(name, T)                                                                                         \
+    extern "C" __global__ void fp8_dequant_batch_##name(st<T>* out, const unsigned long long* w,               \
+                                                        const unsigned long long* s, long long rows,           \
+                                                        long long cols, int bh, int bw, int vec) {             \
+        fp8_dequant_batch<T>(out, w, s, rows, cols, bh, bw, vec);                                             \
+    }
+HSDB_DTYPES(INST)
