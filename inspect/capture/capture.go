@@ -290,7 +290,7 @@ func (c *Capturer) Visit(ev *model.Event, ranks []*model.RankView) error {
 		for s, n := range b.SeqLens {
 			sc := c.seqs[b.Seqs[s]]
 			rows := cloneTensor(g.T.SliceRows(b.SeqStart(s), b.SeqStart(s)+n))
-			c.applyFaults(spec, rows)
+			rows = c.applyFaults(spec, rows, len(ranks))
 			if old := sc.Tensors[spec.Key]; old != nil && b.Step > 0 {
 				sc.Tensors[spec.Key] = appendRows(old, rows)
 			} else {

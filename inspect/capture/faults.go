@@ -24,12 +24,20 @@ const (
 	// FaultNaNAt records a NaN at token Token, channel Channel of each
 	// sequence.
 	FaultNaNAt = "nan-at"
+	// FaultKeepShard records rank Rank's column shard of each layer output
+	// ([len, hidden/world]) instead of the full tensor: a hook that saves
+	// what its own rank holds.
+	FaultKeepShard = "keep-shard"
+	// FaultGatherRows records the world's column shards concatenated along
+	// rows ([world·len, hidden/world]): an all-gather on the wrong
+	// dimension (torch.cat(..., dim=0)).
+	FaultGatherRows = "gather-rows"
 )
 
 // IsRecordFault reports whether kind is a fault the Capturer applies.
 func IsRecordFault(kind string) bool {
 	switch kind {
-	case FaultNoResidual, FaultScaleResidual, FaultShiftRows, FaultNaNAt:
+	case FaultNoResidual, FaultScaleResidual, FaultShiftRows, FaultNaNAt, FaultKeepShard, FaultGatherRows:
 		return true
 	}
 	return false
@@ -78,26 +86,27 @@ func (c *Capturer) faultTensor(spec CaptureSpec) string {
 	if spec.Layer < 0 || spec.Tensor != WhatStream {
 		return spec.Tensor
 	}
-	if _, ok := c.faults.Find(FaultNoResidual, spec.Site, -1); ok {
+	if _, ok := c.find(FaultNoResidual, spec.Site); ok {
 		return WhatHidden
 	}
 	return spec.Tensor
 }
 
-// applyFaults changes one sequence's recorded rows x [n, width] (a fresh
-// copy) as the faults at spec's site say.
-func (c *Capturer) applyFaults(spec CaptureSpec, x *tensor.Tensor) {
+// applyFaults returns one sequence's recorded rows x [n, width] (a fresh
+// copy, changed in place) as the faults at spec's site say, for a pass
+// over world ranks.
+func (c *Capturer) applyFaults(spec CaptureSpec, x *tensor.Tensor, world int) *tensor.Tensor {
 	if spec.Layer < 0 || len(c.faults) == 0 || x.DType != tensor.F32 {
-		return
+		return x
 	}
 	v := x.F32()
 	n, w := x.Rows(), x.Cols()
-	if f, ok := c.faults.Find(FaultScaleResidual, spec.Site, -1); ok {
+	if f, ok := c.find(FaultScaleResidual, spec.Site); ok {
 		for i := range v {
 			v[i] *= float32(f.Value)
 		}
 	}
-	if f, ok := c.faults.Find(FaultShiftRows, spec.Site, -1); ok && n > 1 {
+	if f, ok := c.find(FaultShiftRows, spec.Site); ok && n > 1 {
 		k := int(f.Value)
 		src := append([]float32(nil), v...)
 		for r := range n {
@@ -105,7 +114,46 @@ func (c *Capturer) applyFaults(spec CaptureSpec, x *tensor.Tensor) {
 			copy(v[r*w:(r+1)*w], src[from*w:(from+1)*w])
 		}
 	}
-	if f, ok := c.faults.Find(FaultNaNAt, spec.Site, -1); ok && f.Token < n && f.Channel < w {
+	if f, ok := c.find(FaultNaNAt, spec.Site); ok && f.Token < n && f.Channel < w {
 		v[f.Token*w+f.Channel] = float32(math.NaN())
 	}
+	if world < 2 || w%world != 0 {
+		return x
+	}
+	sw := w / world
+	if f, ok := c.find(FaultKeepShard, spec.Site); ok {
+		r := max(f.Rank, 0) % world
+		out := tensor.New(tensor.F32, n, sw)
+		o := out.F32()
+		for i := range n {
+			copy(o[i*sw:(i+1)*sw], v[i*w+r*sw:i*w+(r+1)*sw])
+		}
+		return out
+	}
+	if _, ok := c.find(FaultGatherRows, spec.Site); ok {
+		out := tensor.New(tensor.F32, world*n, sw)
+		o := out.F32()
+		for r := range world {
+			for i := range n {
+				copy(o[(r*n+i)*sw:(r*n+i+1)*sw], v[i*w+r*sw:i*w+(r+1)*sw])
+			}
+		}
+		return out
+	}
+	return x
+}
+
+// find returns the recording fault of kind at site; a recording fault's
+// Rank is not a filter (keep-shard's is the rank whose shard is kept).
+func (c *Capturer) find(kind, site string) (model.Fault, bool) {
+	for _, f := range c.faults {
+		if f.Kind == kind {
+			f2 := f
+			f2.Rank = -1
+			if _, ok := (model.Faults{f2}).Find(kind, site, 0); ok {
+				return f, true
+			}
+		}
+	}
+	return model.Fault{}, false
 }

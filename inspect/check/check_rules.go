@@ -202,6 +202,8 @@ func matchRule(ms []EntryMatch, opts CheckOptions) RuleResult {
 		switch {
 		case m.Condition != "":
 			bad = append(bad, fmt.Sprintf("%s holds %s", m.Key, m.Condition))
+		case m.Regathered > 0:
+			bad = append(bad, fmt.Sprintf("%s holds %d column shards stacked along rows; side by side it %s %s", m.Key, m.Regathered, verb, m.best()))
 		case m.HasClaimed && m.Close:
 			ok = append(ok, fmt.Sprintf("layer %d cos %.6f", m.Label, m.ClaimedScore.Cos))
 		case m.HasClaimed:

@@ -267,6 +267,19 @@ func TestDiagnoseFaultKinds(t *testing.T) {
 				}
 				return writeCapture(t, ids2, map[int][]float32{1: x}, H)
 			}},
+		{name: "all-gather along rows at tp 2", v: VerdictProblems, opts: lo,
+			want: []string{"24 rows = 2 × len(input_ids) 12 and 48 = hidden_size / 2: the column shards of 2 ranks stacked along rows",
+				"its 2 row blocks put side by side match stream of layer 1 (cos 1.000000"},
+			path: func() string {
+				x := ll.rows(t, "layer.1", a2, b2)
+				var s []float32
+				for r := range 2 {
+					for i := range 12 {
+						s = append(s, x[i*H+r*48:i*H+(r+1)*48]...)
+					}
+				}
+				return writeCapture(t, ids2, map[int][]float32{1: s}, 48)
+			}},
 		{name: "shard of tp 4", v: VerdictProblems, opts: lo,
 			want: []string{"matches stream of layer 1, columns 24:48 (rank 1 of tp 4) (cos 1.000000", "rank 1 of 4"},
 			path: func() string {

@@ -324,6 +324,11 @@ func diagnoseShapes(f *shapeFacts) *Diagnosis {
 		if !rowsBad && !rowsOther && !widthBad {
 			return nil
 		}
+		if k := wrongDimGather(r, w, f.idsLen, f.hidden); k > 0 {
+			return &Diagnosis{Sentence: fmt.Sprintf("%d tensor%s of [%d, %d]: %d rows = %d × len(input_ids) %d and %d = hidden_size / %d: the column shards of %d ranks stacked along rows; %s%s",
+				n, plural(n), r, w, r, k, f.idsLen, w, k, k, expect(), f.shapeOnly()),
+				Cause: fmt.Sprintf("the hidden states were all-gathered along the wrong dimension (torch.cat(shards, dim=0)): concatenate the %d tensor-parallel shards along the hidden dimension", k)}
+		}
 		var parts []string
 		if rowsBad {
 			parts = append(parts, fmt.Sprintf("%d = %s", r, seqSum(f.seqLens)))
@@ -389,4 +394,16 @@ func hiddenOf(d *model.Dims) int {
 		return 0
 	}
 	return d.Hidden
+}
+
+// wrongDimGather returns k when rows r = k·ids and width w = hidden / k
+// for some k ≥ 2: k column shards concatenated along rows. 0 otherwise.
+func wrongDimGather(r, w, ids, hidden int) int {
+	if ids <= 0 || hidden <= 0 || w <= 0 || r%ids != 0 {
+		return 0
+	}
+	if k := r / ids; k >= 2 && w*k == hidden {
+		return k
+	}
+	return 0
 }

@@ -81,6 +81,10 @@ type EntryMatch struct {
 	// FirstBadRow is the first token row where the claimed candidate departs
 	// beyond Tol (-1 when none, or without a claimed candidate).
 	FirstBadRow int
+	// Regathered > 0 says the entry held that many column shards stacked
+	// along rows (an all-gather on the wrong dimension) and was compared
+	// with them put back side by side.
+	Regathered int
 	// Condition names what is wrong with the values alone ("all zeros",
 	// "every row constant", "saturated ..."), or "": no match is claimed
 	// for such an entry.
@@ -125,7 +129,7 @@ func (m EntryMatch) String() string {
 // failure) or a site tensor missing on a rank.
 func Match(e *capture.Target, l *Layout, opts MatchOptions) (*MatchResult, error) {
 	ids := l.ids()
-	targets := buildTargets(l)
+	targets := buildTargets(l, e.Dims.Hidden)
 	if len(ids) == 0 || len(targets) == 0 {
 		return &MatchResult{}, nil
 	}
@@ -270,7 +274,7 @@ func classifyRuns(ids []int32, runs []int, opts MatchOptions) (seqs, chunks []in
 // buildTargets turns a layout's entries into matching targets: 2-D entries
 // whose rows equal len(input_ids) one each, or 1-D entries (one per token)
 // stacked into one.
-func buildTargets(l *Layout) []*target {
+func buildTargets(l *Layout, hidden int) []*target {
 	n := l.idsLen()
 	var out []*target
 	if len(l.Entries) == n && n > 0 && len(l.Entries[0].T.Shape) == 1 {
@@ -288,6 +292,12 @@ func buildTargets(l *Layout) []*target {
 		return []*target{t}
 	}
 	for _, e := range l.Entries {
+		if len(e.T.Shape) == 2 && e.T.DType.IsFloat() {
+			if k := wrongDimGather(e.T.Shape[0], e.T.Shape[1], n, hidden); k > 0 {
+				out = append(out, regathered(e, n, k))
+				continue
+			}
+		}
 		if len(e.T.Shape) != 2 || e.T.Shape[0] != n || !e.T.DType.IsFloat() {
 			continue
 		}
@@ -351,7 +361,7 @@ func confirmed(targets []*target, k int, tolFor func(*target) Tolerance) bool {
 }
 
 func entryMatch(t *target, what string, tol Tolerance) EntryMatch {
-	m := EntryMatch{Key: t.key, Label: t.label, Rows: t.rows, Tol: tol, FirstBadRow: -1, Stacked: t.stacked}
+	m := EntryMatch{Key: t.key, Label: t.label, Rows: t.rows, Tol: tol, FirstBadRow: -1, Stacked: t.stacked, Regathered: t.regather}
 	if a, s := t.best(0, t.rows); a != nil {
 		m.Best, m.BestScore = a.cand, s
 	}
@@ -387,4 +397,22 @@ func allOK(targets []*target, what string, tolFor func(*target) Tolerance) bool 
 		}
 	}
 	return true
+}
+
+// regathered puts the k column shards an entry [k·n, w] holds stacked
+// along rows back side by side: a target [n, k·w] whose row i is the
+// entry's rows i, n+i, … (wrongDimGather).
+func regathered(e Entry, n, k int) *target {
+	x := e.T.ToF32()
+	w := e.T.Shape[1]
+	out := make([]float32, n*k*w)
+	for j := range k {
+		for i := range n {
+			copy(out[i*k*w+j*w:i*k*w+(j+1)*w], x[(j*n+i)*w:(j*n+i+1)*w])
+		}
+	}
+	t := &target{key: e.Key + " (its row blocks side by side)", label: e.Layer, dtype: e.T.DType, x: out, rows: n, w: k * w, regather: k}
+	t.cond = valueCondition(t.x, t.rows, t.w, t.dtype)
+	t.skip = t.cond != ""
+	return t
 }

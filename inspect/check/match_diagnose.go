@@ -37,7 +37,7 @@ func (m EntryMatch) best() Explanation {
 // ok reports whether the entry is what it claims, or, unlabelled, a
 // decoder layer's stream.
 func (m EntryMatch) ok() bool {
-	if m.Condition != "" {
+	if m.Condition != "" || m.Regathered > 0 {
 		return false
 	}
 	if m.HasClaimed {
@@ -60,6 +60,13 @@ func matchDiagnoses(ms []EntryMatch) []Diagnosis {
 		head := m.Key
 		if m.Label >= 0 {
 			head = fmt.Sprintf("%s: labelled layer %d", m.Key, m.Label)
+		}
+		if m.Regathered > 0 {
+			if b := m.best(); b.Close {
+				out = append(out, Diagnosis{Sentence: fmt.Sprintf("%s: its %d row blocks put side by side match %s", head, m.Regathered, m.reading()),
+					Cause: fmt.Sprintf("an all-gather on the wrong dimension: the %d ranks' column shards were concatenated along rows (dim 0) instead of the hidden dimension", m.Regathered)})
+				continue
+			}
 		}
 		if m.ok() {
 			if m.Label < 0 && m.Stacked > 0 { // say what the per-token rows are once stacked

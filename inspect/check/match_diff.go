@@ -69,6 +69,13 @@ func (r *Report) DiffLines() (lines []string, departs bool) {
 		}
 		lines = append(lines, fmt.Sprintf("  first departure: layer %d (%s) from token %d: cos %.6f, max|Δ| %.3g (tolerance: cos ≥ %g, max|Δ| ≤ %g of max|x| %.3g); %s %s",
 			d.Label, d.Key, d.FirstBadRow, d.ClaimedScore.Cos, d.ClaimedScore.MaxAbs, d.Tol.CosMin, d.Tol.Rel, d.ClaimedScore.RefMax, verb, d.reading()))
+	case firstLayoutProblem(r.Matches) != nil:
+		m := firstLayoutProblem(r.Matches)
+		what := m.Condition
+		if m.Regathered > 0 {
+			what = fmt.Sprintf("%d column shards stacked along rows; side by side: %s", m.Regathered, m.reading())
+		}
+		lines = append(lines, fmt.Sprintf("  first problem: %s holds %s", m.Key, what))
 	default:
 		labelled := false
 		for _, m := range r.Matches {
@@ -103,4 +110,16 @@ func (r *Report) verdictLines() []string {
 		}
 	}
 	return out
+}
+
+// firstLayoutProblem is the first entry whose values are wrong in a way no
+// departure measures (a value condition, shards stacked along rows), or
+// nil.
+func firstLayoutProblem(ms []EntryMatch) *EntryMatch {
+	for i := range ms {
+		if ms[i].Condition != "" || ms[i].Regathered > 0 {
+			return &ms[i]
+		}
+	}
+	return nil
 }

@@ -12,13 +12,14 @@ import (
 // target is one captured tensor being matched: its rows [rows, w] as
 // float32 and the candidates compared with it so far.
 type target struct {
-	key     string
-	label   int
-	stacked int // > 0: this many per-token entries stacked into rows
-	dtype   tensor.DType
-	x       []float32
-	rows, w int
-	accs    []*rowAcc
+	key      string
+	label    int
+	stacked  int // > 0: this many per-token entries stacked into rows
+	regather int // > 0: this many row blocks put side by side (regathered)
+	dtype    tensor.DType
+	x        []float32
+	rows, w  int
+	accs     []*rowAcc
 	// cond is what is wrong with the values alone (valueCondition); skip
 	// is set with it: no explanation is looked for.
 	cond string

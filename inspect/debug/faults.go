@@ -50,6 +50,9 @@ func (s *Session) Inject(cf client.Fault) error {
 			f.Rank = w - 1
 		}
 	}
+	if (f.Kind == capture.FaultKeepShard || f.Kind == capture.FaultGatherRows) && w == 1 {
+		return fmt.Errorf("inject %s: one rank holds the whole tensor: the fault needs tp > 1", f.Kind)
+	}
 	if f.Rank >= w {
 		return fmt.Errorf("inject %s: --rank %d, the model runs on %d rank(s)", f.Kind, f.Rank, w)
 	}

@@ -27,7 +27,7 @@ func TestFaultKindsDocumented(t *testing.T) {
 		}
 	}
 	applied = append(applied, engineKinds...)
-	for _, k := range []string{capture.FaultNoResidual, capture.FaultScaleResidual, capture.FaultShiftRows, capture.FaultNaNAt} {
+	for _, k := range []string{capture.FaultNoResidual, capture.FaultScaleResidual, capture.FaultShiftRows, capture.FaultNaNAt, capture.FaultKeepShard, capture.FaultGatherRows} {
 		applied = append(applied, k)
 	}
 	slices.Sort(doc)
@@ -68,7 +68,7 @@ func runInjected(t *testing.T, path string, tp int, seq []int32, layers []int, c
 		t.Fatal(err)
 	}
 	if err := l.Inject(c.fault); err != nil {
-		if c.fault.Kind == model.FaultPerturbRank && tp < c.minTP {
+		if refusedBelow(c.fault.Kind) && tp < c.minTP {
 			return client.CheckReport{}, nil, nil, err
 		}
 		t.Fatal(err)
@@ -133,6 +133,10 @@ func TestInjectNamed(t *testing.T) {
 		{fault: client.Fault{Kind: capture.FaultScaleResidual, Rank: -1}, want: []string{"scaled by 0.5 (= 1/2)"}},
 		{fault: client.Fault{Kind: capture.FaultShiftRows, Rank: -1}, want: []string{"with rows shifted by +1 (row i holds token i+1)"}},
 		{fault: client.Fault{Kind: capture.FaultNaNAt, Rank: -1, Token: 3, Channel: 5, Site: "model.layers.2"}, want: []string{"1 NaN and 0 Inf in hidden_states.2 (layer 2) at (token 3, channel 5)"}},
+		{fault: client.Fault{Kind: capture.FaultKeepShard, Rank: 1, Site: "model.layers.2"}, minTP: 2, dumpErr: "hidden_states.2 is [10,",
+			want: []string{"matches stream of layer 2, columns", "(rank 1 of tp"}},
+		{fault: client.Fault{Kind: capture.FaultGatherRows, Rank: -1, Site: "model.layers.4"}, minTP: 2, dumpErr: "hidden_states.4",
+			want: []string{"first problem: hidden_states.4 (its row blocks side by side) holds", "column shards stacked along rows; side by side", "put side by side match stream of layer 4 (cos 1.000000"}},
 		{fault: client.Fault{Kind: model.FaultPerturbRank, Rank: -1, Site: "model.layers.2"}, minTP: 2, dumpErr: "hidden_states.2: rank",
 			want: []string{"first departure: layer 4"}},
 		{fault: client.Fault{Kind: model.FaultSkipAllReduce, Rank: -1, Site: "model.layers.2.self_attn.o_proj"}, minTP: 2, dumpErr: "hidden_states.2: rank",
@@ -158,7 +162,7 @@ func TestInjectNamed(t *testing.T) {
 			for _, c := range m.cases {
 				t.Run(fmt.Sprintf("%s/tp%d/%s", m.name, tp, c.fault.Kind), func(t *testing.T) {
 					rep, o, man, derr := runInjected(t, m.path, tp, m.seq, m.layers, c)
-					if c.fault.Kind == model.FaultPerturbRank && tp < c.minTP {
+					if refusedBelow(c.fault.Kind) && tp < c.minTP {
 						if derr == nil || !strings.Contains(derr.Error(), "needs tp > 1") {
 							t.Errorf("perturb-rank at tp %d: %v", tp, derr)
 						}
@@ -166,7 +170,8 @@ func TestInjectNamed(t *testing.T) {
 					}
 					text := strings.Join(rep.Lines, "\n")
 					switch {
-					case c.dumpErr != "" && tp >= c.minTP && (derr == nil || !strings.Contains(derr.Error(), c.dumpErr) || !strings.Contains(derr.Error(), "differs by")):
+					case c.dumpErr != "" && tp >= c.minTP && (derr == nil || !strings.Contains(derr.Error(), c.dumpErr) ||
+						strings.HasSuffix(c.dumpErr, ": rank") && !strings.Contains(derr.Error(), "differs by")):
 						t.Errorf("dump error %v, want %q", derr, c.dumpErr)
 					case (c.dumpErr == "" || tp < c.minTP) && derr != nil && c.fault.Kind != capture.FaultNaNAt:
 						t.Errorf("dump: %v", derr)
@@ -195,4 +200,9 @@ func TestInjectNamed(t *testing.T) {
 			}
 		}
 	}
+}
+
+// refusedBelow: faults inject refuses where they cannot act (one rank).
+func refusedBelow(kind string) bool {
+	return kind == model.FaultPerturbRank || kind == capture.FaultKeepShard || kind == capture.FaultGatherRows
 }
