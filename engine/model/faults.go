@@ -28,7 +28,27 @@ const (
 	// hidden_states is scaled by 1 + Value (1e-2 when 0): a rank that
 	// diverged (a nondeterministic kernel, a stale buffer).
 	FaultPerturbRank = "perturb-rank"
+	// FaultChunkNoContext: attention computes every token at position
+	// Token or later as if the sequence started at Token (a chunked
+	// prefill whose second chunk ran without the first chunk's KV cache);
+	// positions, and so RoPE, continue.
+	FaultChunkNoContext = "chunk-no-context"
 )
+
+// ChunkAttention applies FaultChunkNoContext at chunk k to an attention
+// step's per-token cache rows base and positions pos (backend.AttnArgs):
+// a token at position p ≥ k attends from its sequence's row k on, as
+// position p − k. It returns new slices; base and pos are not changed.
+func ChunkAttention(base, pos []int32, k int) ([]int32, []int32) {
+	b2, p2 := append([]int32(nil), base...), append([]int32(nil), pos...)
+	for t, p := range pos {
+		if int(p) >= k {
+			b2[t] += int32(k)
+			p2[t] -= int32(k)
+		}
+	}
+	return b2, p2
+}
 
 // Fault is one injected fault: its kind, the sites it applies to (a site
 // path or a prefix of one, "model.layers.3"; "" for every site the kind

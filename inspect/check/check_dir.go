@@ -203,6 +203,9 @@ func checkDump(p *PathReport, m *capture.Manifest, opts CheckOptions) {
 			continue
 		}
 		o := opts
+		if o.SeqLens == nil && rec.Length > 0 {
+			o.SeqLens = []int{rec.Length} // an hsdb dump holds one sequence per file
+		}
 		o.Expected = map[string]string{}
 		for k, t := range rec.Tensors {
 			o.Expected[k] = t.SHA256

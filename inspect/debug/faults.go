@@ -14,7 +14,7 @@ import (
 // engineKinds and recordKinds are the kinds the engine's blocks and the
 // capturer apply (client.FaultKinds documents them; a test checks both
 // lists against it).
-var engineKinds = []string{model.FaultSkipAllReduce, model.FaultVocabPadding, model.FaultRouterSoftmax, model.FaultRouterNoBias, model.FaultPerturbRank}
+var engineKinds = []string{model.FaultSkipAllReduce, model.FaultVocabPadding, model.FaultRouterSoftmax, model.FaultRouterNoBias, model.FaultPerturbRank, model.FaultChunkNoContext}
 
 // faultKind returns the table entry of kind.
 func faultKind(kind string) (client.FaultKind, bool) {
@@ -60,6 +60,13 @@ func (s *Session) Inject(cf client.Fault) error {
 		return fmt.Errorf("inject %s: no site %s (info sites lists them)", f.Kind, f.Site)
 	}
 	switch {
+	case f.Kind == model.FaultChunkNoContext:
+		if f.Token < 1 {
+			return fmt.Errorf("inject %s: give --token K, the first token of the second chunk (K ≥ 1)", f.Kind)
+		}
+		if !s.anySite(f.Site, func(st *model.Site) bool { return strings.HasSuffix(st.Path, ".self_attn") }) {
+			return fmt.Errorf("inject %s: no attention (self_attn) at %s", f.Kind, f.Site)
+		}
 	case k.Recorded || f.Kind == model.FaultPerturbRank:
 		if f.Site != "" && !s.anySite(f.Site, func(st *model.Site) bool { return st.Layer >= 0 }) {
 			return fmt.Errorf("inject %s: %s is not in a decoder layer", f.Kind, f.Site)

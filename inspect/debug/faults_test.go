@@ -137,6 +137,7 @@ func TestInjectNamed(t *testing.T) {
 			want: []string{"matches stream of layer 2, columns", "(rank 1 of tp"}},
 		{fault: client.Fault{Kind: capture.FaultGatherRows, Rank: -1, Site: "model.layers.4"}, minTP: 2, dumpErr: "hidden_states.4",
 			want: []string{"first problem: hidden_states.4 (its row blocks side by side) holds", "column shards stacked along rows; side by side", "put side by side match stream of layer 4 (cos 1.000000"}},
+		{fault: client.Fault{Kind: model.FaultChunkNoContext, Rank: -1, Token: 6}, want: []string{"chunk boundary without context at token 6", "vLLM #52909"}},
 		{fault: client.Fault{Kind: model.FaultPerturbRank, Rank: -1, Site: "model.layers.2"}, minTP: 2, dumpErr: "hidden_states.2: rank",
 			want: []string{"first departure: layer 4"}},
 		{fault: client.Fault{Kind: model.FaultSkipAllReduce, Rank: -1, Site: "model.layers.2.self_attn.o_proj"}, minTP: 2, dumpErr: "hidden_states.2: rank",
@@ -144,6 +145,7 @@ func TestInjectNamed(t *testing.T) {
 	}
 	ds := []faultCase{
 		{fault: client.Fault{Kind: capture.FaultScaleResidual, Rank: -1}, want: []string{"scaled by 0.4 (= 1/routed_scaling_factor)", "vLLM #13232"}},
+		{fault: client.Fault{Kind: model.FaultChunkNoContext, Rank: -1, Token: 5}, want: []string{"chunk boundary without context at token 5"}},
 		{fault: client.Fault{Kind: model.FaultRouterSoftmax, Rank: -1}, want: []string{"the first departure is at layer 1, the first MoE layer captured", "TRT-Model-Connect #662"}},
 		{fault: client.Fault{Kind: model.FaultRouterNoBias, Rank: -1}, want: []string{"the first departure is at layer 1, the first MoE layer captured"}},
 		{fault: client.Fault{Kind: model.FaultVocabPadding, Rank: -1}, minTP: 2, want: []string{"first departure: layer 0"}},
