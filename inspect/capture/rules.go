@@ -44,6 +44,7 @@ const (
 	RuleReplicas   = "replicas equal"  // replicated tensors equal across ranks (recorded at capture)
 	RuleChecksums  = "checksums"       // sha256 of each tensor as the manifest records
 	RuleMatch      = "matches model"   // close to hsdb's forward pass at the layer claimed
+	RuleRouter     = "router top-k"    // captured router choices equal the model's on the file's ids
 )
 
 // joinInts renders layers as a manifest and rule details write them:

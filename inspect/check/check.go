@@ -163,6 +163,17 @@ func CheckFile(path string, opts CheckOptions) *Report {
 		opts.What = l.What
 	}
 	checkLayout(r, l, opts)
+	if rs := routerEntries(cf); len(rs) > 0 && opts.Model != nil && l.InputIDs != nil && r.matchErr == nil {
+		lens := r.SeqLens
+		if sum(lens) != l.idsLen() {
+			lens = []int{l.idsLen()}
+		}
+		rule, d := routerRule(opts.Model, l.ids(), lens, rs)
+		r.Rules = append(r.Rules, rule)
+		if d != nil {
+			r.Diagnoses = append(r.Diagnoses, *d)
+		}
+	}
 	if opts.Expected != nil {
 		r.Rules = append(r.Rules, checksumRule(cf, opts.Expected))
 	}

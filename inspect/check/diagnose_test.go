@@ -336,6 +336,49 @@ func TestDiagnoseDeepSeek(t *testing.T) {
 		!strings.Contains(text, "TRT-Model-Connect #662") {
 		t.Errorf("MoE: %s\n%s", r.Verdict(), text)
 	}
+	// HF's router choices (router.1.topk_ids) beside HF's layer 1 pass the
+	// router rule; with token 4's two experts replaced by two others the
+	// layer and token are named.
+	topk := ds.t["router.1.topk_ids"]
+	k := topk.Cols()
+	hfIDs := make([]int64, 0, 12*k)
+	for i := a2 * k; i < b2*k; i++ {
+		hfIDs = append(hfIDs, topk.Int(i))
+	}
+	mk := func(ids []int64) string {
+		return writeCapture(t, ids2, map[int][]float32{1: ds.rows(t, "layer.1", a2, b2)}, 96,
+			safetensors.Named{Name: "router.1.topk_ids", T: tensor.FromI64(ids, 12, k)})
+	}
+	r, text = verdictOf(t, mk(hfIDs), o)
+	if x, _ := r.Rule(capture.RuleRouter); r.Verdict() != VerdictValid || x.Status != capture.Pass {
+		t.Errorf("HF's routing: %s\n%s", r.Verdict(), text)
+	}
+	bad := append([]int64(nil), hfIDs...)
+	used := map[int64]bool{bad[4*k]: true, bad[4*k+1]: true}
+	j := 0
+	for e := int64(0); e < 8 && j < k; e++ {
+		if !used[e] {
+			bad[4*k+j] = e
+			j++
+		}
+	}
+	r, text = verdictOf(t, mk(bad), o)
+	want := fmt.Sprintf("the router at layer 1 chose other experts than the model's for 1 of 12 tokens (first token 4: %v", sortedPair(bad[4*k:5*k]))
+	if r.Verdict() != VerdictProblems || !strings.Contains(text, want) {
+		t.Errorf("other experts: lacks %q\n%s", want, text)
+	}
+}
+
+func sortedPair(x []int64) []int64 {
+	y := append([]int64(nil), x...)
+	for i := range y {
+		for j := i + 1; j < len(y); j++ {
+			if y[j] < y[i] {
+				y[i], y[j] = y[j], y[i]
+			}
+		}
+	}
+	return y
 }
 
 // TestSeedCaseTinyAndReal: the seed's fault — each token's c_kv written as

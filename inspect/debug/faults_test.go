@@ -48,6 +48,7 @@ type faultCase struct {
 	// pipeline would have written them.
 	dumpErr string
 	want    []string // in check's and diff's report
+	sites   []string // site captures (SITE:TENSOR) beside the layers
 }
 
 // runInjected opens model at tp, captures layers while fault is injected,
@@ -66,6 +67,12 @@ func runInjected(t *testing.T, path string, tp int, seq []int32, layers []int, c
 	}
 	if err := l.CaptureLayers(layers, capture.WhatStream); err != nil {
 		t.Fatal(err)
+	}
+	for _, st := range c.sites {
+		site, tensor, _ := strings.Cut(st, ":")
+		if err := l.CaptureSite(site, tensor); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := l.Inject(c.fault); err != nil {
 		if refusedBelow(c.fault.Kind) && tp < c.minTP {
@@ -146,7 +153,10 @@ func TestInjectNamed(t *testing.T) {
 	ds := []faultCase{
 		{fault: client.Fault{Kind: capture.FaultScaleResidual, Rank: -1}, want: []string{"scaled by 0.4 (= 1/routed_scaling_factor)", "vLLM #13232"}},
 		{fault: client.Fault{Kind: model.FaultChunkNoContext, Rank: -1, Token: 5}, want: []string{"chunk boundary without context at token 5"}},
-		{fault: client.Fault{Kind: model.FaultRouterSoftmax, Rank: -1}, want: []string{"the first departure is at layer 1, the first MoE layer captured", "TRT-Model-Connect #662"}},
+		{fault: client.Fault{Kind: model.FaultRouterSoftmax, Rank: -1}, sites: []string{"model.layers.1.mlp.gate:topk_ids", "model.layers.1.mlp.gate:topk_weights"},
+			want: []string{"the first departure is at layer 1, the first MoE layer captured", "TRT-Model-Connect #662", "the router at layer 1 chose the model's experts but weighted them differently"}},
+		{fault: client.Fault{Kind: model.FaultRouterNoBias, Rank: -1, Site: "model.layers.1"}, sites: []string{"model.layers.1.mlp.gate:topk_ids"},
+			want: []string{"the router at layer 1 chose other experts than the model's"}},
 		{fault: client.Fault{Kind: model.FaultRouterNoBias, Rank: -1}, want: []string{"the first departure is at layer 1, the first MoE layer captured"}},
 		{fault: client.Fault{Kind: model.FaultVocabPadding, Rank: -1}, minTP: 2, want: []string{"first departure: layer 0"}},
 		{fault: client.Fault{Kind: model.FaultSkipAllReduce, Rank: -1, Site: "model.layers.3.self_attn.o_proj"}, minTP: 2, dumpErr: "hidden_states.3: rank",
