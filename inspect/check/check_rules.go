@@ -78,6 +78,9 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 		add(capture.RuleOneSeq, capture.Fail, "chunk boundar%s without context at token %s: the rows from there match the ids run as a fresh sequence", ies(len(r.Chunks)), joinInts(r.Chunks))
 	case len(r.SeqLens) > 1 && r.declared:
 		add(capture.RuleOneSeq, capture.Pass, "%d sequences flattened, split by the file's own seq_lens tensor: %s tokens", len(r.SeqLens), joinIntsSep(r.SeqLens, " + "))
+	case len(r.SeqLens) > 1 && r.ambiguous:
+		add(capture.RuleOneSeq, capture.Fail, "%d sequences flattened into one: %s tokens (the rows restart where a new sequence would; without a BOS at the restart the ids cannot tell this from a chunked prefill without context: --seq-lens or the file's seq_lens decides)",
+			len(r.SeqLens), joinIntsSep(r.SeqLens, " + "))
 	case len(r.SeqLens) > 1:
 		add(capture.RuleOneSeq, capture.Fail, "%d sequences flattened into one: %s tokens", len(r.SeqLens), joinIntsSep(r.SeqLens, " + "))
 	case len(r.SeqLens) == 1 || len(r.Matches) > 0 && anyClose(r.Matches):

@@ -102,7 +102,11 @@ func (m EntryMatch) String() string {
 	if m.Label >= 0 {
 		lab = fmt.Sprintf("labelled layer %d", m.Label)
 	}
-	s := fmt.Sprintf("%s %s: best %s (cos %.6f, max|Δ| %.3g)", m.Key, lab, m.Best, m.BestScore.Cos, m.BestScore.MaxAbs)
+	b := m.best()
+	s := fmt.Sprintf("%s %s: best %s (cos %.6f, max|Δ| %.3g)", m.Key, lab, b, b.Score.Cos, b.Score.MaxAbs)
+	if m.Condition != "" {
+		s = fmt.Sprintf("%s %s: holds %s", m.Key, lab, m.Condition)
+	}
 	if m.HasClaimed {
 		verdict := "close"
 		if !m.Close {
