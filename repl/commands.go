@@ -136,12 +136,15 @@ func init() {
 		{aliases: []string{"check"}, group: "captures", usage: "check PATH [--layers 2,30] [--tp N] [--seq-lens 512,259] [--no-model]", noRepeat: true,
 			help: "Validate a capture file or directory: hsdb dumps, safetensors, torch .pt (no pickled code runs).\n" +
 				"Prints the structure, every validation rule as pass/FAIL/skip, shape forensics in the model's terms (which config size a wrong width equals, " +
-				"whether a count is a flattened batch) and, unless --no-model, what each tensor really is by running this model on the file's input_ids " +
-				"(best match over layers × hidden_states/residual/stream/normed stream × full/rank shard). Needs no stopped pass.",
+				"whether a count is a flattened batch; said to rest on shapes alone with --no-model), value conditions (all zeros, constant rows, NaN/Inf, saturation, a misaligned loss_mask) and, " +
+				"unless --no-model, what each tensor really is by running this model on the file's input_ids: every explanation scored on values " +
+				"(layers × hidden_states/residual/stream/normed stream × full/rank shard, site tensors of a fitting width, row shifts, sequence order, BOS, labels, chunk restarts, a fitted scale named by a config constant), " +
+				"the best and the runner-up with their scores; captured router top-k compared with the model's. The same verdict as diff. Needs no stopped pass.",
 			complete: completeFiles, fn: cmdCheck},
 		{aliases: []string{"diff"}, group: "captures", usage: "diff PATH [--layers 2,30] [--tp N] [--seq-lens 512,259]", noRepeat: true,
 			help: "Compare a capture with this model's forward pass on its input_ids, layer by layer.\n" +
-				"Per entry: the cosine and max |Δ| against the layer it claims and what it best matches; then the first layer (and token) where it departs beyond tolerance.",
+				"Per entry: the cosine and max |Δ| against the layer it claims and its best explanation on values; then the first layer (and token) where it departs beyond tolerance, " +
+				"and check's verdict on the same file (one engine: diff fails exactly when check does).",
 			complete: completeFiles, fn: cmdDiff},
 
 		// model
