@@ -34,7 +34,7 @@ type Options struct {
 	// intermediate dimension (--moe tp, the default). Only models with
 	// routed experts accept it.
 	EP bool
-	// Layers, when set (--layers A-B), builds and loads only these decoder
+	// Layers, when set (--load-layers A-B), builds and loads only these decoder
 	// layers with the embeddings, final norm and LM head.
 	Layers *model.LayerRange
 	// MemoryLimit is the memory, in bytes, the weights may take (summed over
@@ -149,7 +149,7 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 	if opts.Layers != nil {
 		ls, ok := cfg.(model.LayerSelector)
 		if !ok {
-			return nil, fmt.Errorf("%s: --layers %s: %s cannot load a range of layers", path, opts.Layers, cfg.Dims().Arch)
+			return nil, fmt.Errorf("%s: --load-layers %s: %s cannot load a range of layers", path, opts.Layers, cfg.Dims().Arch)
 		}
 		if err := ls.SelectLayers(*opts.Layers); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
@@ -312,4 +312,14 @@ func LoadLlama2C(path string, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	return LoadSource(path, ck.ConfigJSON(), &model.MapSource{Name: path, Tensors: ck.Tensors}, opts)
+}
+
+// Lens returns rank r's final norm and LM head, ok=false when the
+// architecture does not expose them.
+func (e *Engine) Lens(r int) (model.Lens, bool) {
+	lm, ok := e.ranks[r].model.(model.LensModel)
+	if !ok {
+		return model.Lens{}, false
+	}
+	return lm.Lens(), true
 }

@@ -20,13 +20,32 @@ var ErrMemory = errors.New("not enough memory")
 // once tree t is loaded from src with weights converted to dt (Invalid: kept
 // as stored, except that fp8 and f64 weights become float32, as the loader
 // does). It reads only tensor headers (src.Meta); a parameter the source does
-// not list under its tree name (a prefixed or fused layout) is counted at the
-// dtype of the first parameter it does list.
+// not list under its tree name, a wrapper's language_model. name or as
+// packed int4 (a fused layout) is counted at the dtype of the first
+// parameter it does list.
 func EstimateWeights(t *model.Tree, world int, src model.WeightSource, dt tensor.DType) []int64 {
 	params := t.Params()
+	// A multimodal wrapper (Kimi-K2.5) stores the text model under
+	// "language_model."; a compressed-tensors int4 weight is stored as
+	// <module>.weight_packed, which the CPU backend dequantizes to float32
+	// (or --dtype) and the CUDA backend keeps at 0.5625 byte per parameter,
+	// counted here as dequantized.
+	meta := func(n string) (tensor.DType, bool) {
+		for _, c := range []string{n, "language_model." + n} {
+			if d, _, ok := src.Meta(c); ok {
+				return d, true
+			}
+			if mod, ok := strings.CutSuffix(c, ".weight"); ok {
+				if _, _, ok := src.Meta(mod + ".weight_packed"); ok {
+					return tensor.F32, true
+				}
+			}
+		}
+		return tensor.Invalid, false
+	}
 	fallback := tensor.F32
 	for _, p := range params {
-		if d, _, ok := src.Meta(p.Name); ok {
+		if d, ok := meta(p.Name); ok {
 			fallback = d
 			break
 		}
@@ -36,7 +55,7 @@ func EstimateWeights(t *model.Tree, world int, src model.WeightSource, dt tensor
 		size := dt
 		if size == tensor.Invalid {
 			size = fallback
-			if d, _, ok := src.Meta(p.Name); ok {
+			if d, ok := meta(p.Name); ok {
 				size = d
 			}
 			if size == tensor.F8E4M3 || size == tensor.F64 || !size.IsFloat() {
@@ -105,7 +124,7 @@ func checkMemory(perRank []int64, opts Options) error {
 	for r, b := range perRank {
 		per[r] = fmt.Sprintf("rank %d %s", r, FormatBytes(b))
 	}
-	return fmt.Errorf("%w: the weights need %s: %s, but %s is available; load fewer decoder layers with --layers A-B or use more devices",
+	return fmt.Errorf("%w: the weights need %s: %s, but %s is available; load fewer decoder layers with --load-layers A-B or use more devices",
 		ErrMemory, strings.Join(per, ", "), what, FormatBytes(avail))
 }
 

@@ -248,7 +248,7 @@ func cmdDiff(t *Term, args string) error {
 	if err != nil {
 		return fmt.Errorf("diff: %w", err)
 	}
-	v := checkView{Path: path, Failed: rep.Failed, Lines: rep.Lines}
+	v := checkView{Path: path, Failed: rep.Failed || !rep.Comparable, Lines: rep.Lines} // no verdict is not a pass
 	t.emit("diff", v, func() string { return t.verdictText(v.Lines, v.Failed) })
 	return nil
 }

@@ -1,6 +1,7 @@
 package repl
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -44,6 +45,9 @@ func (t *Term) printExpr(args, title string) error {
 	name, index, hasIndex, rest, err := cutIndex(strings.TrimSpace(args))
 	if err != nil {
 		return fmt.Errorf("print: %w", err)
+	}
+	if name == "attn_probs" && !hasIndex {
+		return t.printAttn(rest)
 	}
 	_, extra, sl, err := tensorArgs("print", name+" "+rest)
 	if err != nil {
@@ -161,7 +165,11 @@ func cmdDisplay(t *Term, args string) error {
 	if st, err := t.c.Stopped(); err != nil {
 		return err
 	} else if st != nil {
-		return t.printExpr(d.Expr, fmt.Sprintf("display %d: ", d.ID))
+		// As at every later stop (showDisplays): a stop whose site does
+		// not show the tensor skips the display, without an error.
+		if err := t.printExpr(d.Expr, fmt.Sprintf("display %d: ", d.ID)); err != nil && !errors.Is(err, client.ErrNoTensor) {
+			return err
+		}
 	}
 	return nil
 }

@@ -18,9 +18,11 @@ func cmdInfo(t *Term, args string) error {
 		if err != nil {
 			return err
 		}
-		t.emit("fp8", n, func() string {
-			return namesText(n, fmt.Sprintf("%d tensors were stored as fp8 (e4m3 with block scales) and dequantized on load:", len(n)), "no tensor was stored as fp8")
-		})
+		head := fmt.Sprintf("%d tensors were stored as fp8 (e4m3 with block scales) and dequantized on load:", len(n))
+		if m, err := t.c.Model(); err == nil && m.Weights.QuantFormat != "" && !strings.HasPrefix(m.Weights.QuantFormat, "fp8") {
+			head = fmt.Sprintf("%d linear weights were stored as %s:", len(n), m.Weights.QuantFormat)
+		}
+		t.emit("fp8", n, func() string { return namesText(n, head, "no tensor was stored as fp8") })
 	case "model --unused":
 		m, err := t.c.Model()
 		if err != nil {
@@ -58,10 +60,14 @@ func cmdInfo(t *Term, args string) error {
 		return showBreakpoints(t)
 	case "display":
 		return showDisplaysList(t)
+	case "batch":
+		return showBatch(t)
+	case "edits":
+		return showEdits(t)
 	case "inject", "faults":
 		return showFaults(t)
 	default:
-		return fmt.Errorf("info: want one of model [--fp8|--unused], layers, ranks, memory, sites, break, display, inject")
+		return fmt.Errorf("info: want one of model [--fp8|--unused], layers, ranks, memory, sites, break, display, batch, edits, inject")
 	}
 	return nil
 }
@@ -72,5 +78,37 @@ func cmdTree(t *Term, args string) error {
 		return err
 	}
 	t.emit("tree", nodes, func() string { return t.treeText(nodes) })
+	return nil
+}
+
+// batchSeqView is one sequence of `info batch`.
+type batchSeqView struct {
+	Seq    int `json:"seq"`
+	Tokens int `json:"tokens"`
+}
+
+// showBatch is `info batch`: the sequences of the stopped pass's step (its
+// number and token count each, one a line), or, with no pass stopped, the
+// batch `input` set.
+func showBatch(t *Term) error {
+	s, err := t.c.Stopped()
+	if err != nil {
+		return err
+	}
+	if s == nil {
+		return cmdInput(t, "")
+	}
+	v := make([]batchSeqView, len(s.SeqLens))
+	for i, n := range s.SeqLens {
+		v[i] = batchSeqView{Seq: s.Seqs[i], Tokens: n}
+	}
+	t.emit("batch", v, func() string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s: %d sequences, %d tokens\n", stepName(s.Step), len(v), s.Tokens)
+		for _, q := range v {
+			fmt.Fprintf(&b, "  seq %d: %d tokens\n", q.Seq, q.Tokens)
+		}
+		return b.String()
+	})
 	return nil
 }

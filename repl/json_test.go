@@ -160,7 +160,7 @@ func TestJSONValueRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"a":"-Inf","b":0.1,"c":"outer","d":[],"f":null,"g":{},"h":[["NaN",1.5],[]],"j":{"a":"2","z":"1"},"Plain":false}`
+	want := `{"a":"-Inf","b":0.1,"c":"outer","d":[],"f":null,"g":{},"h":[["NaN",1.5],[]],"j":{"a":"2","z":"1"},"plain":false}` // an untagged field: its name in snake_case
 	if string(b) != want {
 		t.Fatalf("got  %s\nwant %s", b, want)
 	}

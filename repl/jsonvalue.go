@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"unicode"
 )
 
 // --json output has to encode every result, including the values a
@@ -229,7 +230,7 @@ func collectFields(v reflect.Value, depth int, out *[]field) {
 			continue
 		}
 		if name == "" {
-			name = sf.Name
+			name = snakeCase(sf.Name)
 		}
 		*out = append(*out, field{name: name, depth: depth, v: fv, omit: strings.Contains(","+opts+",", ",omitempty,")})
 	}
@@ -265,4 +266,26 @@ func asObject(v reflect.Value) (*object, bool) {
 // marshalResult encodes v for --json output (see jsonValue).
 func marshalResult(v any) ([]byte, error) {
 	return json.Marshal(jsonValue(reflect.ValueOf(v)))
+}
+
+// snakeCase is the JSON name of a struct field without a json tag:
+// "MaxRelDiff" → "max_rel_diff", "SHA256" → "sha256", "HFIndex" →
+// "hf_index" (a run of capitals is one word; its last capital starts the
+// next word when a lower-case letter follows). Every result key is snake_case,
+// as the tagged ones are, whoever forgot a tag.
+func snakeCase(s string) string {
+	r := []rune(s)
+	var b strings.Builder
+	for i, c := range r {
+		up := unicode.IsUpper(c)
+		if up && i > 0 {
+			prev := r[i-1]
+			nextLower := i+1 < len(r) && unicode.IsLower(r[i+1])
+			if unicode.IsLower(prev) || unicode.IsDigit(prev) && !unicode.IsUpper(r[max(i-2, 0)]) || (unicode.IsUpper(prev) && nextLower) {
+				b.WriteByte('_')
+			}
+		}
+		b.WriteRune(unicode.ToLower(c))
+	}
+	return b.String()
 }

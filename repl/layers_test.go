@@ -22,18 +22,18 @@ func TestPartialLoadMessagesSayWhatIsLoaded(t *testing.T) {
 	buf := &bytes.Buffer{}
 	f := newFakeOn(t, hsdbg.New(e), buf)
 	t.Cleanup(f.Close)
-	const loaded = "this session loaded only decoder layers 2-3 of 0-3 (--layers 2-3)"
+	const loaded = "this session loaded only decoder layers 2-3 of 0-3 (--load-layers 2-3)"
 	f.AssertError("break layers.1", `"layers.1" matches no site of this model (layers 2-3; `)
 	f.AssertError("break layers.1", loaded)
 	f.AssertError("tree layers.0", loaded)
 	f.AssertError("until layers.0", loaded)
-	f.AssertExec("info model", "num_hidden_layers  4  loaded: only layers 2-3 of 0-3 (--layers 2-3); embeddings feed layer 2 directly")
+	f.AssertExec("info model", "num_hidden_layers  4  loaded: only layers 2-3 of 0-3 (--load-layers 2-3); embeddings feed layer 2 directly")
 	res := f.jsonExec("info model")[0]["result"].(map[string]any)["loaded_layers"].(map[string]any)
 	if res["first"].(float64) != 2 || res["last"].(float64) != 3 || res["total"].(float64) != 4 || res["partial"] != true {
 		t.Fatalf("loaded_layers %v", res)
 	}
 	f.Exec("input ids 1,2,3")
-	const note = "note: only decoder layers 2-3 of 0-3 are loaded (--layers 2-3): the embeddings feed layer 2 directly"
+	const note = "note: only decoder layers 2-3 of 0-3 are loaded (--load-layers 2-3): the embeddings feed layer 2 directly"
 	f.AssertExec("run", "Finished: prefill", note)
 	f.Exec("break layers.2")
 	f.AssertExec("run", "Stopped at model.layers.2 ", note)

@@ -81,3 +81,19 @@ func TestInfoModelWarnsUnusedTensors(t *testing.T) {
 		t.Fatalf("clean checkpoint warns:\n%s", out)
 	}
 }
+
+// TestInfoModelKimi: info model on the Kimi-K2.5 fixture (a multimodal
+// wrapper whose routed experts are compressed-tensors int4) says the
+// language model alone was loaded from text_config, names the four vision
+// tensors it did not read, and counts the 192 int4 weights (the fixture
+// generator quantized 2 layers × 32 experts × 3 projections) by the scheme
+// that read them, dequantized on the CPU.
+func TestInfoModelKimi(t *testing.T) {
+	f := openFake(t, "../testdata/hf/kimi_k25", engine.Options{})
+	f.AssertExec("info model",
+		"weights stored     bf16 41 tensors, f32 2 tensors, int4 (packed) 192 tensors\n",
+		"192 linear weights stored as compressed-tensors pack-quantized int4 symmetric, group 32 (W4A16), dequantized on load",
+		"not loaded         [KimiK25ForConditionalGeneration] (model_type \"kimi_k25\") wraps the language model in text_config; only it is loaded (the vision_config model's tensors are not read)",
+		"4 checkpoint tensors are not used by DeepseekV3ForCausalLM: mm_projector.pre_norm.weight, mm_projector.proj.0.weight, vision_tower.encoder.blocks.0.wqkv.weight, vision_tower.patch_embed.proj.weight")
+	f.AssertExec("info model --fp8", "192 linear weights were stored as compressed-tensors pack-quantized int4 symmetric, group 32 (W4A16):\n  language_model.model.layers.1.mlp.experts.0.gate_proj.weight\n")
+}

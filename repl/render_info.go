@@ -43,14 +43,22 @@ func (t *Term) modelText(m client.ModelInfo) string {
 	w := m.Weights
 	add("weights stored", dtypeCounts(w.Stored, w.Err))
 	kept := dtypeCounts(w.Kept, w.Err)
+	fp8 := w.QuantFormat == "" || strings.HasPrefix(w.QuantFormat, "fp8")
 	if w.Converted != "" {
 		kept += " (" + w.Converted + ")"
-	} else if w.Dequantized > 0 {
+	} else if w.Dequantized > 0 && fp8 {
 		kept += " (fp8 dequantized to f32)"
+	} else if w.Dequantized > 0 && !w.Packed {
+		kept += " (int4 dequantized to f32)"
 	}
 	add("weights kept as", kept)
-	if w.Dequantized > 0 {
+	switch {
+	case w.Dequantized > 0 && fp8:
 		add("fp8", fmt.Sprintf("%d tensors were stored as fp8 and dequantized on load (`info model --fp8` lists them)", w.Dequantized))
+	case w.Dequantized > 0 && w.Packed:
+		add("quantized", fmt.Sprintf("%d linear weights stored as %s, kept packed on the device (`info model --fp8` lists them)", w.Dequantized, w.QuantFormat))
+	case w.Dequantized > 0:
+		add("quantized", fmt.Sprintf("%d linear weights stored as %s, dequantized on load (`info model --fp8` lists them)", w.Dequantized, w.QuantFormat))
 	}
 	add("activations", m.ActDType)
 	if n := len(w.Unused); n > 0 {

@@ -46,17 +46,35 @@ func (t *Term) batchText(v batchView) string {
 	return b.String()
 }
 
+// stopSeqsInline is the most sequences a stop line lists one by one; a
+// larger batch is summarised (count, shortest, longest) so that the line
+// stays one line, and `info batch` lists them.
+const stopSeqsInline = 4
+
 // stopText: "Stopped at model.layers.2 (LlamaDecoderLayer)  step 0 (prefill)
-// tokens 8 (seq 0: 5, seq 1: 3)  [breakpoint 1]".
+// tokens 8 (seq 0: 5, seq 1: 3)  [breakpoint 1]", or for a big batch
+// "tokens 640 in 64 sequences (shortest 3, longest 20; info batch lists them)".
 func (t *Term) stopText(s *client.Stop) string {
-	var seqs []string
-	for i, n := range s.SeqLens {
-		seqs = append(seqs, fmt.Sprintf("seq %d: %d", s.Seqs[i], n))
-	}
-	return fmt.Sprintf("Stopped at %s (%s)  %s  tokens %d (%s)  %s\n  %s%s",
-		t.st.Site.Render(s.Site), s.Class, stepName(s.Step), s.Tokens, strings.Join(seqs, ", "),
+	return fmt.Sprintf("Stopped at %s (%s)  %s  tokens %d %s  %s\n  %s%s",
+		t.st.Site.Render(s.Site), s.Class, stepName(s.Step), s.Tokens, stopSeqs(s),
 		t.st.Warn.Render("["+strings.Join(s.Reasons, "; ")+"]"),
-		t.st.Dim.Render("tensors: "+strings.Join(s.Tensors, ", ")), t.notesText(s.Notes))
+		t.st.Dim.Render("tensors: "+strings.Join(s.Tensors, ", ")), t.notesText(s.Notes)+t.editsText(s.Edits))
+}
+
+// stopSeqs is the stop line's account of the batch's sequences.
+func stopSeqs(s *client.Stop) string {
+	if len(s.SeqLens) <= stopSeqsInline {
+		var seqs []string
+		for i, n := range s.SeqLens {
+			seqs = append(seqs, fmt.Sprintf("seq %d: %d", s.Seqs[i], n))
+		}
+		return "(" + strings.Join(seqs, ", ") + ")"
+	}
+	lo, hi := s.SeqLens[0], s.SeqLens[0]
+	for _, n := range s.SeqLens {
+		lo, hi = min(lo, n), max(hi, n)
+	}
+	return fmt.Sprintf("in %d sequences (shortest %d, longest %d; info batch lists them)", len(s.SeqLens), lo, hi)
 }
 
 // notesText renders notes, one "note:" line each (after a newline).

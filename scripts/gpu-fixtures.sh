@@ -9,6 +9,7 @@
 # Steps, each run even if an earlier one failed:
 #   A  scripts/fixtures/make_hf_fixtures.py      -> fixtures/hf/...
 #   B  scripts/fixtures/make_capture_fixtures.py -> fixtures/captures/...
+#   K  scripts/fixtures/make_kimi_fixtures.py    -> fixtures/hf/kimi_k2_thinking, kimi_k25
 #   T  scripts/tokenizer_reference.py (only if present) -> fixtures/tokenizer/...
 # then tars fixtures/ (with the logs) into $OUT/fixtures.tar.gz, split into
 # 15 MiB parts fixtures.tar.gz.partN if larger than that. Exit status is
@@ -50,9 +51,10 @@ step() {  # step NAME TIMEOUT_S CMD...
   return $rc
 }
 
-rc_a=0 rc_b=0 rc_t=skipped
+rc_a=0 rc_b=0 rc_k=0 rc_t=skipped
 step A 240 "$PY" scripts/fixtures/make_hf_fixtures.py --out "$OUT_TMP" || rc_a=$?
 step B 150 "$PY" scripts/fixtures/make_capture_fixtures.py --out "$OUT_TMP" || rc_b=$?
+step K 200 "$PY" scripts/fixtures/make_kimi_fixtures.py --out "$OUT_TMP" || rc_k=$?
 if [ -f scripts/tokenizer_reference.py ]; then
   rc_t=0
   step T 120 "$PY" scripts/tokenizer_reference.py --out "$OUT_TMP/tokenizer" || rc_t=$?
@@ -91,12 +93,13 @@ for rel in ("hf/MANIFEST.json", "captures/EXPECTED.json"):
 EOF
 echo "step A (hf fixtures):      rc=$rc_a"
 echo "step B (capture fixtures): rc=$rc_b"
+echo "step K (kimi fixtures):    rc=$rc_k"
 echo "step T (tokenizer):        rc=$rc_t"
 ls -l "$OUT"/fixtures.tar.gz* 2>/dev/null
 echo "tar size: $size bytes; total time $(( $(date +%s) - t0 ))s"
 rm -rf "$WORK"
 
-if [ "$rc_a" != 0 ] || [ "$rc_b" != 0 ] || { [ "$rc_t" != skipped ] && [ "$rc_t" != 0 ]; }; then
+if [ "$rc_a" != 0 ] || [ "$rc_b" != 0 ] || [ "$rc_k" != 0 ] || { [ "$rc_t" != skipped ] && [ "$rc_t" != 0 ]; }; then
   exit 1
 fi
 exit 0

@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -22,45 +22,31 @@ import (
 
 func init() {
 	register(&subcommand{name: "capture",
-		usage:   "capture [--model PATH] [--tp N] --layers 2,30,58,60 [--what stream|hidden_states|residual] (--ids \"1,2,3;4,5\" | --data F.jsonl) --out DIR [--max-batch-tokens T] [--save-dtype f32|bf16|f16] [--force]",
+		usage:   captureUsage,
 		summary: "export the hidden states of chosen layers for many sequences as a validated dump (resumable)",
 		run:     runCapture})
-}
-
-// registerModelFlagsExcept registers the model flags on fs but those named
-// (a subcommand that gives the name another meaning).
-func registerModelFlagsExcept(fs *flag.FlagSet, mf *modelFlags, except ...string) {
-	all := flag.NewFlagSet("model", flag.ContinueOnError)
-	mf.register(all)
-	all.VisitAll(func(f *flag.Flag) {
-		for _, x := range except {
-			if f.Name == x {
-				return
-			}
-		}
-		fs.Var(f.Value, f.Name, f.Usage)
-	})
 }
 
 // captureAfterBatch, when set by a test, is called after each batch is
 // written (to stop the process midway); nil in normal use.
 var captureAfterBatch func(done int)
 
+const captureUsage = "capture [--model PATH] [--tp N] --layers 2,30,58,60 [--what stream|hidden_states|residual] (--ids \"1,2,3;4,5\" | --data F.jsonl) --out DIR [--max-batch-tokens T] [--save-dtype f32|bf16|f16] [--force] [--json]"
+
 func runCapture(args []string, io stdio) int {
-	fs := flag.NewFlagSet("capture", flag.ContinueOnError)
-	fs.SetOutput(io.Err)
+	fs := newFlagSet("capture", io)
 	var mf modelFlags
-	registerModelFlagsExcept(fs, &mf, "layers") // --layers here names the captured layers
-	layersArg := fs.String("layers", "", "decoder layers to capture, e.g. 2,30,58,60 (EAGLE-3: 2, N/2, N-3)")
+	mf.register(fs, "layers", "json")
+	layersArg := &mf.layers
 	what := fs.String("what", "stream", "stream (hidden_states + residual = HF output_hidden_states[i+1]), hidden_states or residual")
 	ids := fs.String("ids", "", `token ids: sequences separated by ';', e.g. "1,2,3;4,5"`)
 	data := fs.String("data", "", `JSONL input: {"input_ids": [...], "loss_mask": [...]} or {"text": "..."} per line, optional "id"`)
 	out := fs.String("out", "", "dump directory (written as DIR.partial until complete)")
 	maxTok := fs.Int("max-batch-tokens", 4096, "tokens per forward pass: sequences are packed into flattened batches up to this size")
 	saveDType := fs.String("save-dtype", "", "dtype of the hidden states in the files: f32, bf16 or f16 (default: the model's)")
-	force := fs.Bool("force", false, "replace an existing dump, or another job's DIR.partial")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	force := fs.Bool("force", false, "replace an existing dump, or another job's DIR.partial (only what hsdb wrote: its manifest proves it)")
+	if done, code := parseArgs(fs, args, io, captureUsage); done {
+		return code
 	}
 	fail := func(code int, format string, a ...any) int {
 		fmt.Fprintf(io.Err, "hsdb capture: "+format+"\n", a...)
@@ -91,10 +77,10 @@ func runCapture(args []string, io stdio) int {
 	defer e.Close()
 	var in *capture.Inputs
 	if *ids != "" {
-		in, err = capture.ParseIDsList(*ids)
+		in, err = capture.ParseIDsList(*ids, capture.LimitsOf(e.Dims))
 	} else {
 		tok, _ := e.Tokenizer()
-		in, err = capture.ReadJSONL(*data, tok)
+		in, err = capture.ReadJSONL(*data, tok, capture.LimitsOf(e.Dims))
 	}
 	if err != nil {
 		return fail(2, "%v", err)
@@ -106,7 +92,10 @@ func runCapture(args []string, io stdio) int {
 	defer c.Close()
 	res, err := c.CaptureJob(ctx, client.JobRequest{Layers: layers, What: *what, Inputs: in, Out: *out, Force: *force, DType: *saveDType,
 		MaxBatchTokens: *maxTok, Progress: prog.update, AfterBatch: captureAfterBatch})
-	prog.finish()
+	prog.finish(err == nil)
+	if mf.json {
+		return captureJSON(io, *out, res, err)
+	}
 	if res != nil {
 		fmt.Fprintln(io.Out, throughput(res.JobProgress))
 	}
@@ -149,11 +138,15 @@ type progress struct {
 func newProgress(w io.Writer, total int) *progress {
 	p := &progress{w: w}
 	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		p.bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription("capture"),
-			progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("seq"),
-			progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionFullWidth())
+		p.bar = newBar(w, total)
 	}
 	return p
+}
+
+func newBar(w io.Writer, total int) *progressbar.ProgressBar {
+	return progressbar.NewOptions(total, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription("capture"),
+		progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("seq"),
+		progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionFullWidth())
 }
 
 func (p *progress) update(s capture.JobProgress) {
@@ -178,9 +171,56 @@ func (p *progress) update(s capture.JobProgress) {
 	}
 }
 
-func (p *progress) finish() {
+// finish ends the bar: filled when the job completed, left where it
+// stopped otherwise (Ctrl-C, an error), so that it never shows 100 % for
+// a job that did not finish.
+func (p *progress) finish(completed bool) {
 	if p.bar != nil {
-		p.bar.Finish()
+		if completed {
+			p.bar.Finish()
+		} else {
+			p.bar.Exit()
+		}
 		fmt.Fprintln(p.w)
 	}
+}
+
+// captureResult is `hsdb capture --json`'s one object (snake_case, as
+// every JSON result of hsdb).
+type captureResult struct {
+	Command    string                     `json:"command"`
+	Out        string                     `json:"out"`
+	Error      string                     `json:"error,omitempty"`
+	Exit       int                        `json:"exit"`
+	Captured   int                        `json:"captured"`
+	Skipped    int                        `json:"skipped"`
+	Total      int                        `json:"total"`
+	Tokens     int64                      `json:"tokens"`
+	Seconds    float64                    `json:"seconds"`
+	Sequences  int                        `json:"sequences,omitempty"`
+	Layers     []int                      `json:"layers,omitempty"`
+	What       string                     `json:"what,omitempty"`
+	DType      string                     `json:"dtype,omitempty"`
+	Validation []capture.ValidationRecord `json:"validation,omitempty"`
+}
+
+// captureJSON prints the job's result (or its error) as one JSON object
+// on stdout and returns the exit status: 0, 1 failed, 130 interrupted.
+func captureJSON(io stdio, out string, res *capture.JobResult, err error) int {
+	r := captureResult{Command: "capture", Out: out}
+	if res != nil {
+		r.Captured, r.Skipped, r.Total, r.Tokens, r.Seconds = res.Done-res.Skipped, res.Skipped, res.Total, res.Tokens, res.Elapsed.Seconds()
+		if m := res.Manifest; m != nil && err == nil {
+			r.Sequences, r.Layers, r.What, r.DType, r.Validation = len(m.Sequences), m.Capture.Layers, m.Capture.What, m.Capture.DType, m.Validation
+		}
+	}
+	if err != nil {
+		r.Error, r.Exit = err.Error(), 1
+		if errors.Is(err, capture.ErrInterrupted) {
+			r.Exit = 130
+		}
+	}
+	b, _ := json.Marshal(r)
+	fmt.Fprintln(io.Out, string(b))
+	return r.Exit
 }

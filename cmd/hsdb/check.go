@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"strconv"
@@ -15,30 +17,31 @@ import (
 
 func init() {
 	register(&subcommand{name: "check",
-		usage:   "check PATH [--model MODEL] [--layers 2,30,58,60] [--tp N] [--seq-lens 512,259] [--json] [--summary|--full]",
+		usage:   checkUsage,
 		summary: "validate capture files (hsdb dumps, safetensors, torch .pt): structure, rules, value conditions, and with --model what each tensor is on values (scale, row alignment, site, shard); exit 0 valid, 1 problems, 2 unreadable or nothing comparable",
 		run:     runCheck})
 }
 
-// checkFlags are the flags check and diff share.
+const checkUsage = "check PATH [--model MODEL] [--layers 2,30,58,60] [--tp N] [--seq-lens 512,259] [--no-model] [--json] [--summary|--full]"
+
+// checkFlags are check's and diff's flags: the shared ones (flagTable:
+// the model group, --layers, --json, --no-model), --seq-lens, and
+// --summary/--full for directories.
 type checkFlags struct {
-	model, layers, seqLens, device string
-	tp                             int
-	json, summary, full            bool
+	modelFlags
+	seqLens       string
+	summary, full bool
 }
 
 func (c *checkFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.model, "model", "", "the model the capture came from (an HF directory, a llama2.c .bin, or \"embedded\"): its sizes explain wrong shapes and its forward pass names what each tensor is")
-	fs.StringVar(&c.layers, "layers", "", "the layers the capture should hold, in order, e.g. 2,30,58,60")
-	fs.IntVar(&c.tp, "tp", 0, "tensor-parallel world size the capture ran at (for shard forensics; default: try 2, 4, 8, 16)")
+	c.modelFlags.register(fs, "layers", "json", "no-model")
 	fs.StringVar(&c.seqLens, "seq-lens", "", "lengths of the sequences a file holds, when known (e.g. 512,259)")
-	fs.StringVar(&c.device, "device", "cpu", "device for hsdb's own forward pass: cpu or cuda")
-	fs.BoolVar(&c.json, "json", false, "print one JSON object per file (stable snake_case keys)")
 	fs.BoolVar(&c.summary, "summary", false, "for a directory: counts per finding and the first files of each (the default above 20 files)")
 	fs.BoolVar(&c.full, "full", false, "for a directory: every file's full report, however many")
 }
 
-// output is the client.CheckRequest.Output the flags ask for.
+// output is the client.CheckRequest.Output the flags ask for: --json
+// prints one object per file.
 func (c *checkFlags) output() string {
 	switch {
 	case c.json:
@@ -52,8 +55,8 @@ func (c *checkFlags) output() string {
 }
 
 // checker is how check and diff run: through the debugger's client over
-// the loaded model (c), or, without a model that loads, from opts alone
-// (the config's sizes when --model names one).
+// the loaded model (c), or, without a model that loads (or with
+// --no-model), from opts alone (the config's sizes when --model names one).
 type checker struct {
 	c    client.Client
 	req  client.CheckRequest
@@ -75,11 +78,19 @@ func (k *checker) run(path string, diff bool) (client.CheckReport, error) {
 
 // checker builds the check options: the model's sizes from its config
 // (always, without weights), and the loaded model when it loads (a
-// warning otherwise: shapes are then checked from config.json alone).
-// needEngine makes a load failure an error. Its done releases the model.
+// warning otherwise: shapes are then checked from config.json alone)
+// unless --no-model. needEngine (diff) makes a load failure, or
+// --no-model, an error. --tp, when given, is both the world size the
+// capture is examined at and the one the model runs at (1 otherwise; the
+// forensics then try 2, 4, 8, 16). Its done releases the model.
 func (c *checkFlags) checker(io stdio, cmd string, needEngine bool) (*checker, error) {
 	k := &checker{done: func() {}}
-	k.req.TP, k.opts.TP = c.tp, c.tp
+	if c.set["tp"] {
+		k.req.TP, k.opts.TP = c.tp, c.tp
+	} else {
+		c.tp = 1
+	}
+	k.req.NoModel = c.noModel
 	k.req.Output = c.output()
 	if c.layers != "" {
 		ls, err := client.ParseLayers(c.layers)
@@ -97,6 +108,9 @@ func (c *checkFlags) checker(io stdio, cmd string, needEngine bool) (*checker, e
 			k.req.SeqLens = append(k.req.SeqLens, n)
 		}
 		k.opts.SeqLens = k.req.SeqLens
+	}
+	if needEngine && c.noModel {
+		return k, fmt.Errorf("--no-model: %s compares the capture with hsdb's own forward pass, which needs the model", cmd)
 	}
 	if c.model == "" {
 		if needEngine {
@@ -116,7 +130,14 @@ func (c *checkFlags) checker(io stdio, cmd string, needEngine bool) (*checker, e
 	if data, _, err := modelpath.ConfigJSON(path); err == nil {
 		k.opts.BOS, k.opts.HasBOS, k.opts.Constants, _ = check.ConfigFacts(data)
 	}
-	e, err := engine.Open(path, engine.Options{TP: 1, Device: c.device})
+	if c.noModel {
+		return k, nil
+	}
+	eo, err := c.modelFlags.options()
+	if err != nil {
+		return k, err
+	}
+	e, err := engine.Open(path, eo)
 	if err != nil {
 		if needEngine {
 			return k, err
@@ -130,30 +151,69 @@ func (c *checkFlags) checker(io stdio, cmd string, needEngine bool) (*checker, e
 	return k, nil
 }
 
+// checkResult is `check --json`'s and `diff --json`'s one object: the
+// client's report (snake_case, as the REPL's) with the command, the exit
+// status and the error when nothing could be read.
+type checkResult struct {
+	Command string `json:"command"`
+	client.CheckReport
+	Error string `json:"error,omitempty"`
+}
+
+// finishCheck prints a check or diff result (text or --json) and returns
+// its exit status.
+func finishCheck(io stdio, asJSON bool, r checkResult, err error) int {
+	if err != nil {
+		r.Error = err.Error()
+	}
+	if asJSON && len(r.Lines) > 0 {
+		// the report's lines are already one JSON object per file
+		for _, l := range r.Lines {
+			fmt.Fprintln(io.Out, l)
+		}
+		return r.Exit
+	}
+	if asJSON {
+		if r.Lines == nil {
+			r.Lines = []string{}
+		}
+		b, _ := json.Marshal(r)
+		fmt.Fprintln(io.Out, string(b))
+		return r.Exit
+	}
+	for _, l := range r.Lines {
+		fmt.Fprintln(io.Out, l)
+	}
+	if err != nil && len(r.Lines) == 0 {
+		fmt.Fprintf(io.Err, "hsdb %s: %v\n", r.Command, err)
+	}
+	return r.Exit
+}
+
 func runCheck(args []string, io stdio) int {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(io.Err)
+	fs := newFlagSet("check", io)
 	var cf checkFlags
 	cf.register(fs)
 	path, err := parseWithPath(fs, args)
+	if done, code := helpOrError(fs, flagErr(err), io, checkUsage); done {
+		return code
+	}
 	if err != nil {
 		fmt.Fprintln(io.Err, "hsdb check:", err)
 		return 2
 	}
+	cf.parsed(fs)
 	k, err := cf.checker(io, "check", false)
 	if err != nil {
-		fmt.Fprintln(io.Err, "hsdb check:", err)
-		return 2
+		return finishCheck(io, cf.json, checkResult{Command: "check", CheckReport: client.CheckReport{Path: path, Failed: true, Exit: 2}}, err)
 	}
 	defer k.done()
 	rep, err := k.run(path, false)
-	for _, l := range rep.Lines {
-		fmt.Fprintln(io.Out, l)
-	}
+	r := checkResult{Command: "check", CheckReport: rep}
 	if err != nil {
-		return 2
+		r.Exit = 2
 	}
-	return rep.Exit
+	return finishCheck(io, cf.json, r, err)
 }
 
 // parseWithPath parses flags given before or after the one PATH argument.
@@ -167,13 +227,25 @@ func parseWithPath(fs *flag.FlagSet, args []string) (string, error) {
 			break
 		}
 		if path != "" {
-			return "", fmt.Errorf("one PATH expected, got %q and %q", path, fs.Arg(0))
+			return "", fmt.Errorf("%w: one expected, got %q and %q", errPath, path, fs.Arg(0))
 		}
 		path = fs.Arg(0)
 		args = fs.Args()[1:]
 	}
 	if path == "" {
-		return "", fmt.Errorf("no PATH given")
+		return "", fmt.Errorf("no %w given", errPath)
 	}
 	return path, nil
 }
+
+// flagErr keeps a flag package error (a bad flag, -h) for helpOrError; a
+// missing or extra PATH is reported by the caller.
+func flagErr(err error) error {
+	if err != nil && (errors.Is(err, flag.ErrHelp) || !errors.Is(err, errPath)) {
+		return err
+	}
+	return nil
+}
+
+// errPath marks parseWithPath's own errors (no PATH, two PATHs).
+var errPath = errors.New("PATH")

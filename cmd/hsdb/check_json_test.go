@@ -33,11 +33,12 @@ func TestCheckDiffAgree(t *testing.T) {
 		}
 		lines := strings.Split(strings.TrimSpace(out), "\n")
 		var obj struct {
-			Path     string `json:"path"`
-			Verdict  string `json:"verdict"`
-			ExitCode int    `json:"exit_code"`
+			Command string `json:"command"`
+			Path    string `json:"path"`
+			Verdict string `json:"verdict"`
+			Exit    int    `json:"exit"`
 		}
-		if len(lines) != 1 || json.Unmarshal([]byte(lines[0]), &obj) != nil || obj.ExitCode != cc || obj.Path == "" {
+		if len(lines) != 1 || json.Unmarshal([]byte(lines[0]), &obj) != nil || obj.Exit != cc || obj.Path == "" || obj.Command != "check" {
 			t.Errorf("%s: --json output %q (exit %d)", e.Name(), out, cc)
 		}
 	}

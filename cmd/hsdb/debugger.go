@@ -22,15 +22,9 @@ func init() { debugger = runDebugger }
 // load; 2 for bad flags; 130 when Ctrl-C stopped a script (the REPL stays
 // on Ctrl-C).
 func runDebugger(args []string, io stdio) int {
-	fs := flag.NewFlagSet("hsdb", flag.ContinueOnError)
-	fs.SetOutput(io.Err)
-	var m modelFlags
-	m.register(fs)
-	script := fs.String("x", "", "run the debugger commands of this file and exit (status 1 if a command failed, 130 on Ctrl-C)")
-	jsonOut := fs.Bool("json", false, "print one JSON object per command result")
-	history := fs.String("history", "", "readline history file (default ~/.hsdb_history)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	fs, m, script, history := debuggerFlags(io)
+	if done, code := parseArgs(fs, args, io, debuggerUsage); done {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(io.Err, "hsdb: unexpected %q (`hsdb help` lists the subcommands)\n", fs.Arg(0))
@@ -48,8 +42,22 @@ func runDebugger(args []string, io stdio) int {
 	} else {
 		s.TokErr = err
 	}
-	return repl.Run(hsdbg.NewLocal(s), repl.RunConfig{Script: *script, JSON: *jsonOut, In: io.In, Out: io.Out, Err: io.Err,
+	return repl.Run(hsdbg.NewLocal(s), repl.RunConfig{Script: *script, JSON: m.json, In: io.In, Out: io.Out, Err: io.Err,
 		Terminal: isTerminal(io.In) && isTerminal(io.Out), History: *history})
+}
+
+// debuggerUsage is the debugger's synopsis.
+const debuggerUsage = "[--model PATH] [--tp N] [--device cpu|cuda] [--dtype f32|bf16|f16] [--ep] [--load-layers A-B] [-x SCRIPT] [--json] [--history FILE]"
+
+// debuggerFlags is the debugger's flag set: the shared model flags and
+// --json (flagTable), -x and --history.
+func debuggerFlags(io stdio) (*flag.FlagSet, *modelFlags, *string, *string) {
+	fs := newFlagSet("hsdb", io)
+	m := &modelFlags{}
+	m.register(fs, "json")
+	script := fs.String("x", "", "run the debugger commands of this file and exit (status 1 if a command failed, 130 on Ctrl-C)")
+	history := fs.String("history", "", "readline history file (default ~/.hsdb_history)")
+	return fs, m, script, history
 }
 
 func isTerminal(f any) bool {

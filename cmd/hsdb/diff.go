@@ -1,43 +1,46 @@
 package main
 
 import (
-	"flag"
 	"fmt"
+
+	"hsdb/inspect/client"
 )
 
 func init() {
 	register(&subcommand{name: "diff",
-		usage:   "diff PATH --model MODEL [--layers 2,30,58,60] [--tp N] [--seq-lens 512,259] [--json] [--summary|--full]",
+		usage:   diffUsage,
 		summary: "run hsdb's forward pass on a capture's input_ids and report, per layer, how far the capture is, the first layer where it departs and what it is instead; the same engine and verdict as check: exit 0 valid, 1 problems, 2 unreadable or nothing comparable",
 		run:     runDiff})
 }
 
+const diffUsage = "diff PATH --model MODEL [--layers 2,30,58,60] [--tp N] [--ep] [--seq-lens 512,259] [--json] [--summary|--full]"
+
+// runDiff is `hsdb diff`. Exit status: check's verdict on the same files
+// (one engine): 0 valid; 1 problems found (a layer departs, or another
+// rule fails); 2 the input is unreadable, or nothing in it could be
+// compared: no verdict, which a script must not read as a pass.
 func runDiff(args []string, io stdio) int {
-	fs := flag.NewFlagSet("diff", flag.ContinueOnError)
-	fs.SetOutput(io.Err)
+	fs := newFlagSet("diff", io)
 	var cf checkFlags
 	cf.register(fs)
 	path, err := parseWithPath(fs, args)
+	if done, code := helpOrError(fs, flagErr(err), io, diffUsage); done {
+		return code
+	}
 	if err != nil {
 		fmt.Fprintln(io.Err, "hsdb diff:", err)
 		return 2
 	}
+	cf.parsed(fs)
 	k, err := cf.checker(io, "diff", true)
 	if err != nil {
-		fmt.Fprintln(io.Err, "hsdb diff:", err)
-		return 2
+		return finishCheck(io, cf.json, checkResult{Command: "diff", CheckReport: client.CheckReport{Path: path, Failed: true, Exit: 2}}, err)
 	}
 	defer k.done()
 	rep, err := k.run(path, true)
-	if err != nil && rep.Files == 0 {
-		fmt.Fprintf(io.Err, "hsdb diff: %v\n", err)
-		return 2
-	}
-	for _, l := range rep.Lines {
-		fmt.Fprintln(io.Out, l)
-	}
+	r := checkResult{Command: "diff", CheckReport: rep}
 	if err != nil {
-		return 2
+		r.Exit = 2
 	}
-	return rep.Exit
+	return finishCheck(io, cf.json, r, err)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"math"
 	"strconv"
@@ -12,7 +11,7 @@ import (
 )
 
 func init() {
-	register(&subcommand{name: "generate", usage: "generate [--model PATH] [--tp N] [--ids 1,2,3 | --prompt TEXT] [-n STEPS] [--temperature T] [--seed S] [--json]",
+	register(&subcommand{name: "generate", usage: generateUsage,
 		summary: "run the model and print what it generates (greedy by default; like llama2.c's run.c)", run: runGenerate})
 }
 
@@ -32,20 +31,21 @@ func parseIDs(s string) ([]int32, error) {
 	return out, nil
 }
 
+const generateUsage = "generate [--model PATH] [--tp N] [--load-layers A-B] [--ids 1,2,3 | --prompt TEXT] [-n STEPS] [--temperature T] [--seed S] [--json]"
+
 func runGenerate(args []string, io stdio) int {
-	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
-	fs.SetOutput(io.Err)
+	fs := newFlagSet("generate", io)
 	var mf modelFlags
-	mf.register(fs)
+	mf.register(fs, "json")
 	ids := fs.String("ids", "", "prompt token ids, e.g. 1,2,3 (default: BOS alone)")
 	prompt := fs.String("prompt", "", "prompt text, encoded with the model's tokenizer after BOS")
 	steps := fs.Int("n", 256, "positions to run, prompt included (run.c's -n)")
 	temp := fs.Float64("temperature", 0, "sampling temperature; 0 is greedy")
 	seed := fs.Uint64("seed", 1, "random seed for sampling")
-	asJSON := fs.Bool("json", false, "print {\"ids\": [...], \"text\": ...} instead of streaming text")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if done, code := parseArgs(fs, args, io, generateUsage); done {
+		return code
 	}
+	asJSON := &mf.json
 	if fs.NArg() > 0 {
 		fmt.Fprintf(io.Err, "hsdb generate: unexpected arguments %q (the prompt goes in --prompt or --ids)\n", fs.Args())
 		return 2

@@ -1,7 +1,7 @@
 // Command hsdb is the hidden-state debugger: gdb for the forward pass of
 // large language models.
 //
-//	hsdb [--model PATH] [--tp N] [--device cpu|cuda] [--dtype f32|bf16|f16] [-x SCRIPT] [--json]
+//	hsdb [--model PATH] [--tp N] [--device cpu|cuda] [--dtype f32|bf16|f16] [--load-layers A-B] [-x SCRIPT] [--json]
 //	hsdb generate [--model PATH] [--ids 1,2,3 | --prompt TEXT] [-n STEPS] [--temperature T] [--json]
 //	hsdb convert llama2c IN.bin --tokenizer tok.bin --out DIR
 //
@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"sort"
 )
 
@@ -50,8 +51,12 @@ func main() {
 // status.
 func hsdbMain(args []string, io stdio) int {
 	if len(args) > 0 {
-		if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		switch args[0] {
+		case "help", "-h", "--help", "-help":
 			usage(io.Out)
+			return 0
+		case "version", "--version", "-version":
+			fmt.Fprintln(io.Out, versionLine(debug.ReadBuildInfo()))
 			return 0
 		}
 		if c, ok := subcommands[args[0]]; ok {
@@ -65,9 +70,14 @@ func hsdbMain(args []string, io stdio) int {
 	return debugger(args, io)
 }
 
+// usage is `hsdb --help`: the debugger's usage and flags, every
+// subcommand, and how to see a subcommand's flags.
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "hsdb: the hidden-state debugger (gdb for the forward pass of LLMs)")
-	fmt.Fprintln(w, "\nusage:\n  hsdb [--model PATH] [--tp N] [--device cpu|cuda] [--dtype f32|bf16|f16] [-x SCRIPT] [--json]")
+	fmt.Fprintf(w, "\nusage:\n  hsdb %s\n\nflags:\n", debuggerUsage)
+	fs, _, _, _ := debuggerFlags(stdio{Err: io.Discard})
+	printFlags(w, fs)
+	fmt.Fprintln(w, "\nsubcommands (hsdb CMD --help lists a command's flags):")
 	names := make([]string, 0, len(subcommands))
 	for n := range subcommands {
 		names = append(names, n)
@@ -76,4 +86,5 @@ func usage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  hsdb %s\n      %s\n", subcommands[n].usage, subcommands[n].summary)
 	}
+	fmt.Fprintln(w, "  hsdb --version\n      print the version and the commit hsdb was built from")
 }

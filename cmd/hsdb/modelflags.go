@@ -11,25 +11,88 @@ import (
 	"hsdb/engine/tensor"
 )
 
-// modelFlags are the flags every command that loads a model takes.
+// modelFlags holds the shared flags (flagTable) a subcommand registered.
 type modelFlags struct {
-	model  string
-	tp     int
-	device string
-	dtype  string
-	ep     bool
-	moe    string
-	layers string
+	model     string
+	tp        int
+	device    string
+	dtype     string
+	ep        bool
+	moe       string
+	loadRange string // --load-layers A-B
+	layers    string // --layers 2,30,58,60: the captured (or expected) layers
+	json      bool
+	noModel   bool
+	set       map[string]bool // flags given on the command line (after parse)
 }
 
-func (m *modelFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&m.model, "model", "", "model: an HF directory (config.json + safetensors), a llama2.c .bin, or empty for the embedded stories260K")
-	fs.IntVar(&m.tp, "tp", 1, "tensor-parallel world size (ranks)")
-	fs.StringVar(&m.device, "device", "cpu", "cpu or cuda")
-	fs.StringVar(&m.dtype, "dtype", "", "convert weights on load: f32, bf16 or f16 (default: as stored)")
-	fs.BoolVar(&m.ep, "ep", false, "MoE models: whole experts per rank (expert parallel, over the --tp ranks) instead of splitting each expert")
-	fs.StringVar(&m.moe, "moe", "tp", "MoE expert split: tp (each expert's intermediate split over ranks, vLLM's default) or ep (same as --ep)")
-	fs.StringVar(&m.layers, "layers", "", "load only decoder layers A-B (with embeddings, final norm and head), e.g. 58-60")
+// flagDef is one entry of the shared flag table: a flag with the same
+// name, type, default and meaning in every subcommand that takes it.
+type flagDef struct {
+	name, usage string
+	bind        func(fs *flag.FlagSet, m *modelFlags, name, usage string)
+}
+
+func strFlag(field func(*modelFlags) *string, def string) func(*flag.FlagSet, *modelFlags, string, string) {
+	return func(fs *flag.FlagSet, m *modelFlags, name, usage string) { fs.StringVar(field(m), name, def, usage) }
+}
+
+func boolFlag(field func(*modelFlags) *bool) func(*flag.FlagSet, *modelFlags, string, string) {
+	return func(fs *flag.FlagSet, m *modelFlags, name, usage string) { fs.BoolVar(field(m), name, false, usage) }
+}
+
+// flagTable is the one table of the flags several subcommands share
+// (hsdb, generate, capture, check, diff): each subcommand registers the
+// groups it takes (modelGroup and the names it lists), never its own
+// variant, so that a flag means the same everywhere. --layers is always
+// a list of decoder layers captured or expected; the range of layers to
+// load is --load-layers.
+var flagTable = []flagDef{
+	{"model", "model: an HF directory (config.json + safetensors), a llama2.c .bin, \"embedded\" or empty for the embedded stories260K (check: empty means no model)", strFlag(func(m *modelFlags) *string { return &m.model }, "")},
+	{"tp", "tensor-parallel world size (ranks) the model runs at (check, diff: also the world size the capture ran at, for shard forensics; default there: try 2, 4, 8, 16)",
+		func(fs *flag.FlagSet, m *modelFlags, name, usage string) { fs.IntVar(&m.tp, name, 1, usage) }},
+	{"device", "cpu or cuda", strFlag(func(m *modelFlags) *string { return &m.device }, "cpu")},
+	{"dtype", "convert weights on load: f32, bf16 or f16 (default: as stored)", strFlag(func(m *modelFlags) *string { return &m.dtype }, "")},
+	{"ep", "MoE models: whole experts per rank (expert parallel, over the --tp ranks) instead of splitting each expert", boolFlag(func(m *modelFlags) *bool { return &m.ep })},
+	{"moe", "MoE expert split: tp (each expert's intermediate split over ranks, vLLM's default) or ep (same as --ep)", strFlag(func(m *modelFlags) *string { return &m.moe }, "tp")},
+	{"load-layers", "load only decoder layers A-B (with embeddings, final norm and head), e.g. 58-60", strFlag(func(m *modelFlags) *string { return &m.loadRange }, "")},
+	{"layers", "decoder layers captured (capture) or expected in the capture, in order (check, diff), e.g. 2,30,58,60 (EAGLE-3: 2, N/2, N-3)", strFlag(func(m *modelFlags) *string { return &m.layers }, "")},
+	{"json", "print the result as JSON (the debugger: one object per command result)", boolFlag(func(m *modelFlags) *bool { return &m.json })},
+	{"no-model", "do not run the model (check: structure, rules and shape forensics only)", boolFlag(func(m *modelFlags) *bool { return &m.noModel })},
+}
+
+// modelGroup names the flags of every subcommand that loads a model.
+var modelGroup = []string{"model", "tp", "device", "dtype", "ep", "moe", "load-layers"}
+
+// register adds the model group and the other named shared flags to fs.
+// A subcommand that loads a model but has no capture list (hsdb,
+// generate) gets a --layers that refuses with the hint to --load-layers
+// (the spelling it had before).
+func (m *modelFlags) register(fs *flag.FlagSet, names ...string) {
+	want := map[string]bool{}
+	for _, n := range append(append([]string{}, modelGroup...), names...) {
+		want[n] = true
+	}
+	for _, d := range flagTable {
+		if want[d.name] {
+			d.bind(fs, m, d.name, d.usage)
+		}
+	}
+	if !want["layers"] {
+		fs.Func("layers", hiddenUsage, func(v string) error {
+			return fmt.Errorf("--layers names the layers a capture holds (capture, check, diff); to load only decoder layers %s use --load-layers %s", v, v)
+		})
+	}
+}
+
+// hiddenUsage marks a flag that help listings leave out.
+const hiddenUsage = "(hidden)"
+
+// parsed records which flags the command line gave (for defaults that
+// differ by subcommand, as check's --tp).
+func (m *modelFlags) parsed(fs *flag.FlagSet) {
+	m.set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { m.set[f.Name] = true })
 }
 
 func (m *modelFlags) options() (engine.Options, error) {
@@ -45,10 +108,10 @@ func (m *modelFlags) options() (engine.Options, error) {
 	default:
 		return o, fmt.Errorf("--moe %q: want tp or ep", m.moe)
 	}
-	if m.layers != "" {
-		lr, err := model.ParseLayerRange(m.layers)
+	if m.loadRange != "" {
+		lr, err := model.ParseLayerRange(m.loadRange)
 		if err != nil {
-			return o, err
+			return o, fmt.Errorf("--load-layers %q: want A-B or A, decoder layer indices from 0 with A <= B", m.loadRange)
 		}
 		o.Layers = &lr
 	}
@@ -74,7 +137,11 @@ func (m *modelFlags) load(w io.Writer) (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, err := engine.Open(m.model, o)
+	path := m.model
+	if path == "embedded" {
+		path = ""
+	}
+	e, err := engine.Open(path, o)
 	if err != nil {
 		return nil, err
 	}

@@ -320,7 +320,7 @@ func (c *DeepseekConfig) hasMoE() bool {
 }
 
 // SelectLayers restricts the model to decoder layers r.First..r.Last
-// (--layers): only they, the embeddings, the final norm and the LM head are
+// (--load-layers): only they, the embeddings, the final norm and the LM head are
 // built and loaded.
 func (c *DeepseekConfig) SelectLayers(r model.LayerRange) error {
 	if err := r.Check(c.NumHiddenLayers); err != nil {

@@ -142,6 +142,14 @@ func hfParityRun(t *testing.T, f *hfFixture, name string, o engine.Options, tol 
 			t.Errorf("dequantized %d tensors, the fixture quantized %s", len(e.Report.Dequantized), want)
 		}
 	}
+	hfParityCheck(t, f, e, o, tol)
+}
+
+// hfParityCheck runs the fixture's sequences on e and compares every
+// layer's stream on every rank, the latent c_kv, the router's logits,
+// experts and weights, and the logits with HF's reference within tol.
+func hfParityCheck(t *testing.T, f *hfFixture, e *engine.Engine, o engine.Options, tol float64) {
+	t.Helper()
 	rec := &enginetest.Recorder{Sites: func(s *model.Site) bool {
 		return enginetest.LayerOutputs(s) || strings.HasSuffix(s.Path, ".self_attn") || strings.HasSuffix(s.Path, ".mlp.gate")
 	}, Names: []string{"stream", "c_kv", "logits", "topk_ids", "topk_weights"}}

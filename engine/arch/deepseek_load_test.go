@@ -107,7 +107,7 @@ func TestDeepseekMemoryEstimate(t *testing.T) {
 	}
 	src := newCounting("v3", w)
 	_, err := engine.LoadSource("test", []byte(v3Config), src, engine.Options{TP: 2, EP: true, MemoryLimit: total / 2})
-	if !errors.Is(err, engine.ErrMemory) || !strings.Contains(err.Error(), "rank 0 ") || !strings.Contains(err.Error(), "rank 1 ") || !strings.Contains(err.Error(), "--layers") {
+	if !errors.Is(err, engine.ErrMemory) || !strings.Contains(err.Error(), "rank 0 ") || !strings.Contains(err.Error(), "rank 1 ") || !strings.Contains(err.Error(), "--load-layers") {
 		t.Fatalf("err = %v", err)
 	}
 	if src.bytes.Load() != 0 {

@@ -258,7 +258,7 @@ func TestDeepseekSplitErrors(t *testing.T) {
 	}{
 		{engine.Options{TP: 3}, "num_attention_heads 4 is not divisible by --tp 3"},
 		{engine.Options{TP: 8}, "num_attention_heads 4 is not divisible by --tp 8"},
-		{engine.Options{Layers: &model.LayerRange{First: 2, Last: 4}}, "--layers 2-4: the model has decoder layers 0-3"},
+		{engine.Options{Layers: &model.LayerRange{First: 2, Last: 4}}, "--load-layers 2-4: the model has decoder layers 0-3"},
 	} {
 		_, err := engine.LoadSource("test", []byte(v3Config), src, c.opts)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

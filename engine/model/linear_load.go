@@ -74,6 +74,10 @@ func (l *Loader) quantized(name string, q *tensor.Quantized, rows, cols [2]int) 
 		dt = tensor.F32
 	}
 	x := l.Dev.UploadQuantized(s, dt)
-	l.Report.Bytes += int64(tensor.Numel(x.Shape())) * int64(x.DType().Size())
+	if x.DType().IsFloat() { // dequantized on upload
+		l.Report.Bytes += int64(tensor.Numel(x.Shape())) * int64(x.DType().Size())
+	} else { // kept quantized (the CUDA backend's int4): data plus scales
+		l.Report.Bytes += s.Bytes()
+	}
 	return x
 }

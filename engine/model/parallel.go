@@ -7,7 +7,7 @@ import (
 )
 
 // LayerRange is a closed range of decoder layers, First..Last (0-based), as
-// the user gives it with --layers A-B: only the embeddings, these layers, the
+// the user gives it with --load-layers A-B: only the embeddings, these layers, the
 // final norm and the LM head are built and loaded. Layer First then receives
 // the embeddings as its input, as layer 0 does in the full model.
 type LayerRange struct{ First, Last int }
@@ -18,16 +18,16 @@ func ParseLayerRange(s string) (LayerRange, error) {
 	a, b, found := strings.Cut(strings.TrimSpace(s), "-")
 	first, err := strconv.Atoi(strings.TrimSpace(a))
 	if err != nil {
-		return LayerRange{}, fmt.Errorf("--layers %q: want A-B or A (decoder layer indices from 0)", s)
+		return LayerRange{}, fmt.Errorf("--load-layers %q: want A-B or A (decoder layer indices from 0)", s)
 	}
 	last := first
 	if found {
 		if last, err = strconv.Atoi(strings.TrimSpace(b)); err != nil {
-			return LayerRange{}, fmt.Errorf("--layers %q: want A-B or A (decoder layer indices from 0)", s)
+			return LayerRange{}, fmt.Errorf("--load-layers %q: want A-B or A (decoder layer indices from 0)", s)
 		}
 	}
 	if first < 0 || last < first {
-		return LayerRange{}, fmt.Errorf("--layers %q: want 0 <= A <= B", s)
+		return LayerRange{}, fmt.Errorf("--load-layers %q: want 0 <= A <= B", s)
 	}
 	return LayerRange{First: first, Last: last}, nil
 }
@@ -42,13 +42,13 @@ func (r LayerRange) String() string { return fmt.Sprintf("%d-%d", r.First, r.Las
 // layers (num_hidden_layers).
 func (r LayerRange) Check(n int) error {
 	if r.First < 0 || r.Last < r.First || r.Last >= n {
-		return fmt.Errorf("--layers %s: the model has decoder layers 0-%d (num_hidden_layers %d)", r, n-1, n)
+		return fmt.Errorf("--load-layers %s: the model has decoder layers 0-%d (num_hidden_layers %d)", r, n-1, n)
 	}
 	return nil
 }
 
 // LayerSelector is implemented by a Config that can build and load only a
-// range of its decoder layers (--layers A-B), so that a few layers of a model
+// range of its decoder layers (--load-layers A-B), so that a few layers of a model
 // too large for the machine can be run. The engine calls SelectLayers before
 // Validate, Tree and Load; an error says why the range does not fit.
 type LayerSelector interface {

@@ -71,6 +71,7 @@ func (r *Rank) visit(ev *Event, tensors func() []SiteTensor) {
 		for _, t := range f.in {
 			if t != nil {
 				fr.Inputs = append(fr.Inputs, append([]int(nil), t.Shape()...))
+				fr.In = append(fr.In, t)
 			}
 		}
 		view.Frames = append(view.Frames, fr)

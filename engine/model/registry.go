@@ -112,8 +112,15 @@ func ParseConfig(data []byte) (cfg Config, skipped string, err error) {
 		_ = json.Unmarshal(tc, &ih)
 		if a := lookup(ih.Architectures, ih.ModelType); a != nil {
 			cfg, err := a.Parse(inner)
-			return cfg, fmt.Sprintf("%v (model_type %q) wraps the language model in text_config; only it is loaded", head.Architectures, head.ModelType), err
+			why := fmt.Sprintf("%v (model_type %q) wraps the language model in text_config; only it is loaded", head.Architectures, head.ModelType)
+			if _, ok := raw["vision_config"]; ok {
+				why += " (the vision_config model's tensors are not read)"
+			}
+			return cfg, why, err
 		}
+	}
+	if _, ok := raw["text_config"]; !ok && isWrapper(head.Architectures, raw) {
+		return nil, "", fmt.Errorf("config.json: %v (model_type %q) is a multimodal wrapper but has no text_config: the language model's config (model_type, sizes, quantization_config) belongs there", head.Architectures, head.ModelType)
 	}
 	return nil, "", fmt.Errorf("config.json: architecture %v (model_type %q) is not supported; hsdb knows %s", head.Architectures, head.ModelType, strings.Join(Architectures(), ", "))
 }
@@ -132,4 +139,38 @@ func lookup(archs []string, modelType string) *Architecture {
 		}
 	}
 	return nil
+}
+
+// isWrapper reports whether a config describes a multimodal wrapper around
+// a language model (Kimi-K2.5's KimiK25ForConditionalGeneration, HF's
+// *ForConditionalGeneration classes): a vision_config, or an architecture
+// named ForConditionalGeneration.
+func isWrapper(archs []string, raw map[string]json.RawMessage) bool {
+	if _, ok := raw["vision_config"]; ok {
+		return true
+	}
+	for _, a := range archs {
+		if strings.HasSuffix(a, "ForConditionalGeneration") {
+			return true
+		}
+	}
+	return false
+}
+
+// Lens is one rank's final norm and LM head, for the logit lens
+// (nostalgebraist 2020: the final norm and unembedding applied to an inner
+// layer's stream): Norm [hidden] with Eps (the model's last RMSNorm), Head
+// [vocab_r, hidden], the rank's rows [Vocab[0], Vocab[1]) of vLLM's padded
+// vocabulary, of which those below VocabSize are real tokens.
+type Lens struct {
+	Norm      backend.Tensor
+	Eps       float32
+	Head      backend.Tensor
+	Vocab     [2]int
+	VocabSize int
+}
+
+// LensModel is a RankModel that exposes its final norm and LM head.
+type LensModel interface {
+	Lens() Lens
 }

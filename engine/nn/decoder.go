@@ -50,7 +50,8 @@ func (d *DecoderLayer) Forward(r *model.Rank, b *model.Batch, h, res backend.Ten
 	}
 	r.Exit(d.site, func() []model.SiteTensor {
 		stream := r.Dev.Add(out, res2)
-		return []model.SiteTensor{{Name: "hidden_states", T: out, Shard: Rep}, {Name: "residual", T: res2, Shard: Rep}, {Name: "stream", T: stream, Shard: Rep}}
+		return []model.SiteTensor{{Name: "hidden_states", T: out, Shard: Rep, Writable: true}, {Name: "residual", T: res2, Shard: Rep, Writable: true},
+			{Name: "stream", T: stream, Shard: Rep, SumOf: []string{"hidden_states", "residual"}}}
 	})
 	return out, res2
 }
@@ -124,7 +125,7 @@ func (m *CausalLM) Forward(r *model.Rank, b *model.Batch) backend.Tensor {
 	}
 	normed, _ := m.norm.Forward(r, h, res)
 	r.Exit(m.site, func() []model.SiteTensor {
-		return []model.SiteTensor{{Name: "hidden_states", T: normed, Shard: Rep}}
+		return []model.SiteTensor{{Name: "hidden_states", T: normed, Shard: Rep, Writable: true}}
 	})
 	x := normed
 	if rows := b.LogitRows(); len(rows) != b.Tokens() {
@@ -141,4 +142,9 @@ func perturb(dev backend.Device, x backend.Tensor, rel float64) backend.Tensor {
 		rel = 1e-2
 	}
 	return dev.Scale(x, float32(1+rel))
+}
+
+// Lens returns the final norm and this rank's LM head rows (model.Lens).
+func (m *CausalLM) Lens() model.Lens {
+	return model.Lens{Norm: m.norm.w, Eps: m.norm.eps, Head: m.head.w, Vocab: m.head.vocab, VocabSize: m.head.vocabSize}
 }

@@ -40,7 +40,7 @@ func (e *VocabParallelEmbedding) Forward(r *model.Rank, ids []int32) backend.Ten
 	part := r.Dev.Embedding(e.w, ids, start)
 	h := r.Comm.AllReduceSum(part)
 	r.Leaf(e.site, nil, func() []model.SiteTensor {
-		return []model.SiteTensor{{Name: "partial", T: part, Shard: Partial}, {Name: "hidden_states", T: h, Shard: Rep}}
+		return []model.SiteTensor{{Name: "partial", T: part, Shard: Partial}, {Name: "hidden_states", T: h, Shard: Rep, Writable: true}}
 	})
 	return h
 }

@@ -206,7 +206,7 @@ func (m *MoE) Forward(r *model.Rank, b *model.Batch, x backend.Tensor) backend.T
 		if sh != nil {
 			ts = append(ts, model.SiteTensor{Name: "shared", T: sh, Shard: Partial})
 		}
-		return append(ts, model.SiteTensor{Name: "output", T: out, Shard: Rep})
+		return append(ts, model.SiteTensor{Name: "output", T: out, Shard: Rep, Writable: true})
 	})
 	return out
 }

@@ -24,8 +24,10 @@ func Parse(raw json.RawMessage) (model.QuantScheme, error) {
 	switch head.QuantMethod {
 	case "fp8":
 		return parseFP8(raw)
+	case "compressed-tensors":
+		return parseCompressed(raw)
 	}
-	return nil, fmt.Errorf("quantization_config: quant_method %q is not supported (hsdb reads \"fp8\": block-scaled fp8)", head.QuantMethod)
+	return nil, fmt.Errorf("quantization_config: quant_method %q is not supported (hsdb reads \"fp8\": block-scaled fp8, and \"compressed-tensors\": pack-quantized int4)", head.QuantMethod)
 }
 
 // FromConfig returns the scheme of config.json (its bytes): the top-level

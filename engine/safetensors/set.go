@@ -244,6 +244,9 @@ func (s *Set) Names() []string { return slices.Clone(s.names) }
 // needed. It reports false when the tensor is unknown or its shard fails to
 // open or to match the index; Lookup says which.
 func (s *Set) Info(name string) (TensorInfo, bool) {
+	if _, ok := s.fileOf[name]; !ok { // absent: no "did you mean" search
+		return TensorInfo{}, false
+	}
 	ti, err := s.Lookup(name)
 	return ti, err == nil
 }

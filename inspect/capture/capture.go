@@ -45,10 +45,10 @@ var ErrCapture = errors.New("invalid capture")
 // stored under: "hidden_states.{layer}" for a layer capture (design.md's
 // dump layout), "SITE:TENSOR" for a site capture.
 type CaptureSpec struct {
-	Site   string
-	Tensor string
-	Layer  int // decoder layer of a layer capture; -1 for a site capture
-	Key    string
+	Site   string `json:"site"`
+	Tensor string `json:"tensor"`
+	Layer  int    `json:"layer"` // decoder layer of a layer capture; -1 for a site capture
+	Key    string `json:"key"`
 }
 
 // SeqCapture is what was captured for one sequence: its token ids and, per
@@ -171,6 +171,9 @@ func (c *Capturer) AddSite(site, name string) error {
 	if !found {
 		return fmt.Errorf("%w: site %s shows %s, not %q", ErrCapture, s.Path, strings.Join(s.Tensors, ", "), name)
 	}
+	if why, ok := notPerToken[s.Class+"."+name]; ok {
+		return fmt.Errorf("%w: %s %s is not one row per token (%s); a capture holds [tokens, width] rows of each sequence", ErrCapture, s.Path, name, why)
+	}
 	key := s.Path + ":" + name
 	for _, x := range c.specs {
 		if x.Key == key || (x.Site == s.Path && x.Tensor == name) {
@@ -179,6 +182,20 @@ func (c *Capturer) AddSite(site, name string) error {
 	}
 	c.add(CaptureSpec{Site: s.Path, Tensor: name, Layer: -1, Key: key})
 	return nil
+}
+
+// notPerToken names the site tensors (module class . tensor) whose rows
+// are not the batch's tokens, so a capture of them could never be dumped:
+// they are refused when the capture is asked for, not at dump. The LM
+// head sees only the rows whose logits are computed — each sequence's last
+// token in a prefill, as vLLM's LogitsProcessor gathers them before
+// compute_logits; the MoE gate's load counts have one entry per expert
+// (vLLM's FusedMoE expert load, expert_load_view).
+var notPerToken = map[string]string{
+	"ParallelLMHead.input":         "one row per sequence: the last token's, whose logits are computed",
+	"ParallelLMHead.logits":        "one row per sequence: the last token's, whose logits are computed",
+	"GateLinear.tokens_per_expert": "one count per routed expert",
+	"GateLinear.local_load":        "one count per expert of the rank",
 }
 
 // List returns the capture specs in the order added.
@@ -302,13 +319,21 @@ func (c *Capturer) Visit(ev *model.Event, ranks []*model.RankView) error {
 }
 
 // recordIDs appends each sequence's tokens of batch b (a prefill, step 0,
-// starts the sequence over).
+// starts the sequence over). A sequence first seen after its start — a
+// capture armed after `run`, then `gen` — is refused (the capture's error,
+// returned at dump): its file would hold the generated tokens without the
+// prompt they continue, which no check can reproduce.
 func (c *Capturer) recordIDs(b *model.Batch) {
 	c.batch = b
 	for s, n := range b.SeqLens {
 		num := b.Seqs[s]
 		ids := b.IDs[b.SeqStart(s) : b.SeqStart(s)+n]
 		sc := c.seqs[num]
+		if sc == nil && b.Step > 0 && len(b.Pos) > b.SeqStart(s) && b.Pos[b.SeqStart(s)] > 0 {
+			pos := b.Pos[b.SeqStart(s)]
+			c.fail(fmt.Errorf("%w: sequence %d: the capture was armed after its first %d tokens had run, so it holds only the tokens from position %d on (decode step %d); `run` again (then `gen`) to capture whole sequences",
+				ErrCapture, num, pos, pos, b.Step))
+		}
 		if sc == nil || b.Step == 0 {
 			sc = &SeqCapture{Seq: num, Tensors: map[string]*tensor.Tensor{}}
 			c.seqs[num] = sc

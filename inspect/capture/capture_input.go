@@ -30,9 +30,10 @@ type Inputs struct {
 }
 
 // ParseIDsList reads --ids "1,2,3;4,5": sequences separated by ';', ids by
-// ',' or spaces. Sequence ids are their indices. Errors name the sequence
-// and the offending token.
-func ParseIDsList(s string) (*Inputs, error) {
+// ',' or spaces. Sequence ids are their indices. Each sequence is checked
+// against lim (length, token ids). Errors name the sequence and the
+// offending token or limit.
+func ParseIDsList(s string, lim Limits) (*Inputs, error) {
 	in := &Inputs{}
 	for i, part := range strings.Split(s, ";") {
 		var ids []int32
@@ -45,6 +46,9 @@ func ParseIDsList(s string) (*Inputs, error) {
 		}
 		if len(ids) == 0 {
 			return nil, fmt.Errorf("--ids: sequence %d is empty", i)
+		}
+		if why := lim.check(ids); why != "" {
+			return nil, fmt.Errorf("--ids: sequence %d: %s", i, why)
 		}
 		in.Seqs = append(in.Seqs, InputSeq{ID: strconv.Itoa(i), IDs: ids})
 	}
@@ -68,8 +72,10 @@ type jsonlRow struct {
 // (string or number) names the sequence in the manifest, else its line
 // index among the sequences. Errors name the file and line: bad JSON,
 // neither input_ids nor text, a negative id, a loss_mask of another length
-// or with values other than 0 and 1, text without a tokenizer.
-func ReadJSONL(path string, tok tokenizer.Tokenizer) (*Inputs, error) {
+// or with values other than 0 and 1, text without a tokenizer, and a row
+// over lim (more tokens than max_position_embeddings, an id outside the
+// vocabulary) — all found while reading, before any forward pass.
+func ReadJSONL(path string, tok tokenizer.Tokenizer, lim Limits) (*Inputs, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("--data: %w", err)
@@ -124,6 +130,9 @@ func ReadJSONL(path string, tok tokenizer.Tokenizer) (*Inputs, error) {
 		}
 		if len(s.IDs) == 0 {
 			return nil, fmt.Errorf("%s: the sequence is empty", where)
+		}
+		if why := lim.check(s.IDs); why != "" {
+			return nil, fmt.Errorf("%s (sequence %d, id %q): %s", where, len(in.Seqs), s.ID, why)
 		}
 		if r.LossMask != nil {
 			if r.InputIDs == nil {

@@ -58,8 +58,11 @@ type JobResult struct {
 // by an earlier run of the same job are skipped, every batch's files are
 // validated and recorded before the next batch runs, and the directory is
 // renamed to OUT only when all sequences are in and Finish's checks pass.
-// ctx cancelled between batches returns ErrInterrupted with the work so
-// far kept. Errors also: the forward pass's, the capture's and the dump's
+// Every sequence is first checked against the model's Limits (length,
+// token ids), so a bad row is named before any forward pass. ctx
+// cancelled returns ErrInterrupted with the work so far kept: between
+// batches, or within a pass at its next site (stopHook), so that Ctrl-C
+// and SIGTERM are honoured during a long row too. Errors also: the forward pass's, the capture's and the dump's
 // (ErrInvalid, ErrExists, ErrJobMismatch, safetensors.ErrDiskFull), each
 // naming the sequence or file.
 func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) (*JobResult, error) {
@@ -72,15 +75,29 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 	if err := c.AddLayers(opts.Layers, what); err != nil {
 		return nil, err
 	}
+	if err := in.Check(LimitsOf(e.Dims)); err != nil {
+		return nil, err
+	}
 	job := in.Job
 	w, err := ResumeDump(opts.Out, DumpInfo{Model: e.Info, Layers: opts.Layers, What: what, Job: &job}, DumpOptions{Force: opts.Force, DType: opts.DType})
 	if err != nil {
 		return nil, err
 	}
+	defer w.Close() // the lock is released however the job ends
 	maxTok := opts.MaxBatchTokens
 	if maxTok <= 0 {
 		maxTok = 4096
 	}
+	hook := newStopHook(c, len(e.Tree.Sites))
+	jobDone := make(chan struct{})
+	defer close(jobDone)
+	go func() {
+		select {
+		case <-ctx.Done():
+			hook.stop()
+		case <-jobDone:
+		}
+	}()
 	res := &JobResult{JobProgress: JobProgress{Total: len(in.Seqs)}}
 	var todo []int
 	for i, s := range in.Seqs {
@@ -113,7 +130,11 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 		for j, i := range batch {
 			seqs[j] = in.Seqs[i].IDs
 		}
-		if err := e.Prefill(seqs, c); err != nil {
+		if err := e.Prefill(seqs, hook); err != nil {
+			if errors.Is(err, ErrInterrupted) || ctx.Err() != nil {
+				return res, fmt.Errorf("%w in the forward pass of sequences %s..%s, after %d of %d sequences; %s keeps them: run the same command again to resume",
+					ErrInterrupted, in.Seqs[batch[0]].ID, in.Seqs[batch[len(batch)-1]].ID, res.Done, res.Total, w.Stage())
+			}
 			return res, fmt.Errorf("sequences %s..%s: %w", in.Seqs[batch[0]].ID, in.Seqs[batch[len(batch)-1]].ID, err)
 		}
 		got, reps, err := c.Take()

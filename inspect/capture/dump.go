@@ -6,8 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"time"
 
 	"hsdb/engine/safetensors"
@@ -43,6 +41,9 @@ type DumpInfo struct {
 	// Faults are the faults injected while the data was recorded
 	// (Capturer.Under); nil for a clean run.
 	Faults []string
+	// Edits describe the debugger's edits (`set var`, `patch`) applied in
+	// the pass the captures come from: values that are not the model's own.
+	Edits []string
 }
 
 // DumpOptions controls writing.
@@ -69,6 +70,11 @@ type DumpWriter struct {
 	hidden     int
 	byID       map[string]int // sequence id -> index in m.Sequences
 	journal    *os.File       // a batch job's append-only record of validated sequences
+	lock       *dumpLock      // held until Finish, Abort or Close
+	// Leftovers are staging directories of earlier dumps of the same path
+	// that CreateDump found beside it but could not tell were hsdb's (so
+	// left in place); the caller names them.
+	Leftovers []string
 }
 
 // dumpTestHook, when set by a test, runs before each sequence file is
@@ -91,7 +97,7 @@ func dumpDType(opts DumpOptions, model string) (tensor.DType, error) {
 
 func newManifest(info DumpInfo, dt tensor.DType) *Manifest {
 	m := &Manifest{Format: ManifestFormat, HsdbVersion: Version(), Created: time.Now().UTC().Format(time.RFC3339),
-		Model: info.Model, Job: info.Job, Faults: info.Faults,
+		Model: info.Model, Job: info.Job, Faults: info.Faults, Edits: info.Edits,
 		Capture:  CaptureInfo{Layers: append([]int{}, info.Layers...), What: info.What, Sites: info.Sites, DType: dt.SafetensorsName()},
 		Replicas: map[string]ReplicaRecord{}, Sequences: []SeqRecord{}}
 	if info.What == WhatStream && len(info.Layers) > 0 {
@@ -110,16 +116,22 @@ func newManifest(info DumpInfo, dt tensor.DType) *Manifest {
 }
 
 // CreateDump starts a one-shot dump of dir: a temporary staging directory
-// beside it. Errors: ErrExists when dir exists without opts.Force; a bad
-// dtype; the staging directory cannot be created (permission, disk full:
-// the OS error, named).
+// beside it (".DIR.tmp-PID-*"), under dir's lock (lockDump), after removing
+// the staging directories dead processes left there (removeStaleTemps;
+// those it could not tell are hsdb's are listed in Leftovers). Errors:
+// ErrLocked; ErrExists when dir exists without opts.Force; ErrNotDump when
+// opts.Force would replace something hsdb did not write; a bad dtype; the
+// staging directory cannot be created (permission, disk full: the OS
+// error, named).
 func CreateDump(dir string, info DumpInfo, opts DumpOptions) (*DumpWriter, error) {
 	w, err := prepare(dir, info, opts)
 	if err != nil {
 		return nil, err
 	}
-	stage, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp-")
+	w.Leftovers = removeStaleTemps(w.dir)
+	stage, err := os.MkdirTemp(filepath.Dir(w.dir), fmt.Sprintf("%s%d-", tempPrefix(w.dir), os.Getpid()))
 	if err != nil {
+		w.Close()
 		return nil, fmt.Errorf("dump %s: creating the staging directory: %w", dir, diskFull(err))
 	}
 	w.stage = stage
@@ -138,6 +150,14 @@ func ResumeDump(dir string, info DumpInfo, opts DumpOptions) (*DumpWriter, error
 	if err != nil {
 		return nil, err
 	}
+	if err := w.resume(dir, opts); err != nil {
+		w.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+func (w *DumpWriter) resume(dir string, opts DumpOptions) error {
 	w.resumable = true
 	w.stage = dir + PartialSuffix
 	old, err := ReadManifest(w.stage)
@@ -145,38 +165,38 @@ func ResumeDump(dir string, info DumpInfo, opts DumpOptions) (*DumpWriter, error
 	case err == nil:
 		if why := sameJob(old, w.m); why != "" {
 			if !opts.Force {
-				return nil, fmt.Errorf("dump %s: %w: %s was started by another job (%s); remove it or give --force to start over", dir, ErrJobMismatch, w.stage, why)
+				return fmt.Errorf("dump %s: %w: %s was started by another job (%s); remove it or give --force to start over", dir, ErrJobMismatch, w.stage, why)
 			}
-			if err := os.RemoveAll(w.stage); err != nil {
-				return nil, fmt.Errorf("dump %s: removing %s: %w", dir, w.stage, err)
+			if err := removeOwned(w.stage); err != nil {
+				return fmt.Errorf("dump %s: removing %s: %w", dir, w.stage, err)
 			}
 		} else {
 			w.m.Created = old.Created
 			w.keepValidated(old)
 		}
 	case errors.Is(err, fs.ErrNotExist):
-		if _, serr := os.Stat(w.stage); serr == nil && !opts.Force {
-			return nil, fmt.Errorf("dump %s: %w: %s exists without a manifest; remove it or give --force", dir, ErrJobMismatch, w.stage)
+		if _, serr := os.Lstat(w.stage); serr == nil && !opts.Force {
+			return fmt.Errorf("dump %s: %w: %s exists without a manifest; remove it or give --force", dir, ErrJobMismatch, w.stage)
 		}
-		if err := os.RemoveAll(w.stage); err != nil {
-			return nil, fmt.Errorf("dump %s: removing %s: %w", dir, w.stage, err)
+		if err := removeOwned(w.stage); err != nil {
+			return fmt.Errorf("dump %s: removing %s: %w", dir, w.stage, err)
 		}
 	default:
 		if !opts.Force {
-			return nil, fmt.Errorf("dump %s: %w (give --force to start over)", dir, err)
+			return fmt.Errorf("dump %s: %w (give --force to start over)", dir, err)
 		}
-		if err := os.RemoveAll(w.stage); err != nil {
-			return nil, fmt.Errorf("dump %s: removing %s: %w", dir, w.stage, err)
+		if err := removeOwned(w.stage); err != nil {
+			return fmt.Errorf("dump %s: removing %s: %w", dir, w.stage, err)
 		}
 	}
 	if err := os.MkdirAll(w.stage, 0o755); err != nil {
-		return nil, fmt.Errorf("dump %s: creating %s: %w", dir, w.stage, diskFull(err))
+		return fmt.Errorf("dump %s: creating %s: %w", dir, w.stage, diskFull(err))
 	}
 	w.removeStrays()
 	if err := w.startJournal(); err != nil {
-		return nil, fmt.Errorf("dump %s: %w", dir, diskFull(err))
+		return fmt.Errorf("dump %s: %w", dir, diskFull(err))
 	}
-	return w, nil
+	return nil
 }
 
 func prepare(dir string, info DumpInfo, opts DumpOptions) (*DumpWriter, error) {
@@ -184,9 +204,6 @@ func prepare(dir string, info DumpInfo, opts DumpOptions) (*DumpWriter, error) {
 		return nil, fmt.Errorf("dump: no directory given")
 	}
 	dir = filepath.Clean(dir)
-	if _, err := os.Stat(dir); err == nil && !opts.Force {
-		return nil, fmt.Errorf("dump %s: %w; give --force to replace it", dir, ErrExists)
-	}
 	dt, err := dumpDType(opts, info.Model.DType)
 	if err != nil {
 		return nil, err
@@ -194,7 +211,36 @@ func prepare(dir string, info DumpInfo, opts DumpOptions) (*DumpWriter, error) {
 	if _, err := ParseWhat(info.What); err != nil && len(info.Layers) > 0 {
 		return nil, err
 	}
-	return &DumpWriter{dir: dir, m: newManifest(info, dt), dtype: dt, hidden: info.Model.Dims["hidden_size"], byID: map[string]int{}}, nil
+	if why := protectedDir(dir); why != "" {
+		return nil, fmt.Errorf("dump %s: %w: it is %s", dir, ErrNotDump, why)
+	}
+	lock, err := lockDump(dir)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Lstat(dir); err == nil {
+		if !opts.Force {
+			lock.release()
+			return nil, fmt.Errorf("dump %s: %w; give --force to replace it", dir, ErrExists)
+		}
+		if err := hsdbOwned(dir, false); err != nil {
+			lock.release()
+			return nil, fmt.Errorf("dump %s: --force replaces only a dump hsdb wrote: %w", dir, err)
+		}
+	}
+	return &DumpWriter{dir: dir, m: newManifest(info, dt), dtype: dt, hidden: info.Model.Dims["hidden_size"], byID: map[string]int{}, lock: lock}, nil
+}
+
+// removeOwned removes a staging directory after checking that it holds
+// only what hsdb writes (hsdbOwned); a missing one is no error.
+func removeOwned(stage string) error {
+	if _, err := os.Lstat(stage); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err := hsdbOwned(stage, true); err != nil {
+		return fmt.Errorf("--force replaces only what hsdb wrote: %w", err)
+	}
+	return os.RemoveAll(stage)
 }
 
 // sameJob says why two manifests describe different jobs ("" when the
@@ -270,9 +316,12 @@ func (w *DumpWriter) Stage() string { return w.stage }
 // (safetensors.WriteFile: temporary file, fsync, re-read, rename), then
 // re-reads it and validates it (verifyFile): names, shapes, dtypes, the
 // sha256 of each tensor, values equal to the captured values, all finite,
-// layers pairwise different. Only then is it recorded in the manifest (for
-// a batch job, rewritten atomically after each call). reps are the
-// cross-rank checks of the pass (merged per key). Errors: ErrInvalid
+// layers pairwise different. Only then is it recorded in the manifest;
+// a batch job journals the pass's cross-rank checks first and then each
+// sequence as soon as it is validated (fsynced), so a failure in the
+// middle of a batch — a full disk — keeps every file written before it
+// for the resume. reps are the cross-rank checks of the pass (merged per
+// key). Errors: ErrInvalid
 // naming the sequence and what failed (its file is removed);
 // safetensors.ErrDiskFull; other I/O errors naming the file.
 func (w *DumpWriter) Add(seqs []*SeqCapture, reps map[string]ReplicaRecord) error {
@@ -284,6 +333,11 @@ func (w *DumpWriter) Add(seqs []*SeqCapture, reps map[string]ReplicaRecord) erro
 		old.Ranks = r.Ranks
 		old.OK = old.MaxRelDiff <= ReplicaTol
 		w.m.Replicas[k] = old
+	}
+	if w.resumable && len(reps) > 0 {
+		if err := w.appendJournal(nil, reps); err != nil {
+			return fmt.Errorf("dump %s: %w", w.dir, diskFull(err))
+		}
 	}
 	for _, s := range seqs {
 		id := s.ID
@@ -297,94 +351,15 @@ func (w *DumpWriter) Add(seqs []*SeqCapture, reps map[string]ReplicaRecord) erro
 		if err != nil {
 			return err
 		}
+		if w.resumable {
+			if err := w.appendJournal([]SeqRecord{rec}, nil); err != nil {
+				return fmt.Errorf("dump %s: %w", w.dir, diskFull(err))
+			}
+		}
 		w.byID[id] = len(w.m.Sequences)
 		w.m.Sequences = append(w.m.Sequences, rec)
 	}
-	if w.resumable {
-		if err := w.appendJournal(w.m.Sequences[len(w.m.Sequences)-len(seqs):], reps); err != nil {
-			return fmt.Errorf("dump %s: %w", w.dir, diskFull(err))
-		}
-	}
 	return nil
-}
-
-// seqTensors builds the file's tensors in writing order (8-byte elements
-// first, so every tensor starts aligned) and the expected f32 values of
-// the float ones (what was captured, rounded to the dump dtype).
-func (w *DumpWriter) seqTensors(s *SeqCapture) ([]safetensors.Named, map[string][]float32, error) {
-	n := s.Len()
-	ids := make([]int64, n)
-	for i, v := range s.IDs {
-		ids[i] = int64(v)
-	}
-	out := []safetensors.Named{{Name: "input_ids", T: tensor.FromI64(ids, n)}}
-	if s.LossMask != nil {
-		if len(s.LossMask) != n {
-			return nil, nil, fmt.Errorf("%w: loss_mask has %d elements, the sequence %d tokens", ErrInvalid, len(s.LossMask), n)
-		}
-		out = append(out, safetensors.Named{Name: "loss_mask", T: tensor.FromI64(s.LossMask, n)})
-	}
-	want := map[string][]float32{}
-	var keys []string
-	for _, l := range w.m.Capture.Layers {
-		keys = append(keys, fmt.Sprintf("hidden_states.%d", l))
-	}
-	for _, si := range w.m.Capture.Sites {
-		keys = append(keys, si.Key)
-	}
-	var floats []safetensors.Named
-	for _, k := range keys {
-		t, ok := s.Tensors[k]
-		if !ok {
-			return nil, nil, fmt.Errorf("%w: nothing was captured for %s (did the forward pass reach its site?)", ErrInvalid, k)
-		}
-		if t.Rows() != n {
-			return nil, nil, fmt.Errorf("%w: %s has %d rows for %d tokens", ErrInvalid, k, t.Rows(), n)
-		}
-		if !t.DType.IsFloat() {
-			out = append(out, safetensors.Named{Name: k, T: t})
-			continue
-		}
-		ct := t
-		if t.DType != w.dtype {
-			ct = t.Convert(w.dtype)
-		}
-		want[k] = ct.ToF32()
-		floats = append(floats, safetensors.Named{Name: k, T: ct})
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].T.DType.Size() > out[j].T.DType.Size() })
-	return append(out, floats...), want, nil
-}
-
-func (w *DumpWriter) writeSeq(s *SeqCapture, id string) (SeqRecord, error) {
-	file := fmt.Sprintf("seq_%06d.safetensors", s.Seq)
-	path := filepath.Join(w.stage, file)
-	rec := SeqRecord{ID: id, Index: s.Seq, Length: s.Len(), File: file, LossMask: s.LossMask != nil, Tensors: map[string]TensorRecord{}}
-	named, want, err := w.seqTensors(s)
-	if err != nil {
-		return rec, fmt.Errorf("dump %s: sequence %s: %w", w.dir, id, err)
-	}
-	for _, nt := range named {
-		rec.Tensors[nt.Name] = TensorRecord{Shape: append([]int(nil), nt.T.Shape...), DType: nt.T.DType.SafetensorsName(), SHA256: sha256Hex(nt.T.Data)}
-	}
-	if problems := contentProblems(named, w.m.Capture.Layers, w.hidden); len(problems) > 0 {
-		return rec, fmt.Errorf("dump %s: sequence %s: %w: %s", w.dir, id, ErrInvalid, strings.Join(problems, "; "))
-	}
-	meta := map[string]string{"format": "pt", "hsdb": ManifestFormat, "sequence": id, "what": w.m.Capture.What, "layers": joinInts(w.m.Capture.Layers)}
-	if dumpTestHook != nil {
-		if err := dumpTestHook(path); err != nil {
-			return rec, fmt.Errorf("dump %s: sequence %s: writing %s: %w", w.dir, id, path, diskFull(err))
-		}
-	}
-	if err := safetensors.WriteFile(path, named, meta); err != nil {
-		return rec, fmt.Errorf("dump %s: sequence %s: %w", w.dir, id, err)
-	}
-	if err := verifyFile(path, rec, want, w.dtype); err != nil {
-		os.Remove(path)
-		return rec, fmt.Errorf("dump %s: sequence %s: %w", w.dir, id, err)
-	}
-	rec.Validated = true
-	return rec, nil
 }
 
 // Finish validates the whole dump (every sequence validated, the layers as
@@ -395,6 +370,7 @@ func (w *DumpWriter) writeSeq(s *SeqCapture, id string) (SeqRecord, error) {
 // sequences the dump must hold (0: any). On failure a one-shot dump's
 // staging directory is removed; a batch job's stays for a resume.
 func (w *DumpWriter) Finish(expected int) (*Manifest, error) {
+	defer w.lock.release()
 	res := w.validateDump(expected)
 	w.m.Validation = res
 	for _, r := range res {
@@ -402,16 +378,24 @@ func (w *DumpWriter) Finish(expected int) (*Manifest, error) {
 			if !w.resumable {
 				w.Abort()
 			}
+			w.closeJournal()
 			return w.m, fmt.Errorf("dump %s: %w: %s: %s", w.dir, ErrInvalid, r.Rule, r.Detail)
 		}
 	}
 	w.m.Complete = true
 	w.closeJournal()
-	if err := writeManifest(w.stage, w.m); err != nil {
+	fail := func(err error) (*Manifest, error) {
+		w.m.Complete = false
 		if !w.resumable {
 			w.Abort()
 		}
-		return w.m, fmt.Errorf("dump %s: %w", w.dir, diskFull(err))
+		return w.m, err
+	}
+	if err := w.checkStage(); err != nil {
+		return fail(fmt.Errorf("dump %s: %w", w.dir, err))
+	}
+	if err := writeManifest(w.stage, w.m); err != nil {
+		return fail(fmt.Errorf("dump %s: %w", w.dir, diskFull(err)))
 	}
 	if err := os.Remove(filepath.Join(w.stage, JournalName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return w.m, fmt.Errorf("dump %s: %w", w.dir, err)
@@ -420,7 +404,11 @@ func (w *DumpWriter) Finish(expected int) (*Manifest, error) {
 		return w.m, fmt.Errorf("dump %s: %w", w.dir, err)
 	}
 	var aside string
-	if _, err := os.Stat(w.dir); err == nil {
+	if _, err := os.Lstat(w.dir); err == nil {
+		// prepare checked it with --force; check again under the lock, now.
+		if err := hsdbOwned(w.dir, false); err != nil {
+			return fail(fmt.Errorf("dump %s: --force replaces only a dump hsdb wrote: %w", w.dir, err))
+		}
 		aside = fmt.Sprintf("%s.old-%d", w.dir, time.Now().UnixNano())
 		if err := os.Rename(w.dir, aside); err != nil {
 			return w.m, fmt.Errorf("dump %s: moving the existing dump aside: %w", w.dir, err)
@@ -443,71 +431,6 @@ func (w *DumpWriter) Finish(expected int) (*Manifest, error) {
 	return w.m, nil
 }
 
-// validateDump applies the dump-level rules.
-func (w *DumpWriter) validateDump(expected int) []ValidationRecord {
-	var out []ValidationRecord
-	add := func(rule string, ok bool, format string, a ...any) {
-		st := Pass
-		if !ok {
-			st = Fail
-		}
-		out = append(out, ValidationRecord{Rule: rule, Status: st.String(), Detail: fmt.Sprintf(format, a...)})
-	}
-	n := len(w.m.Sequences)
-	if expected > 0 {
-		add("sequence count", n == expected, "%d sequences, %d expected", n, expected)
-	} else {
-		add("sequence count", n > 0, "%d sequences", n)
-	}
-	var bad []string
-	for _, r := range w.m.Sequences {
-		if !r.Validated {
-			bad = append(bad, r.ID)
-		}
-	}
-	add("validated", len(bad) == 0, "%d of %d files re-read and validated%s", n-len(bad), n, listNote(bad))
-	add(RuleLayerCount, len(w.m.Capture.Layers)+len(w.m.Capture.Sites) > 0, "layers %s (%s)%s", joinInts(w.m.Capture.Layers), w.m.Capture.What, sitesNote(w.m.Capture.Sites))
-	var reps []string
-	ok := true
-	for _, k := range sortedKeys(w.m.Replicas) {
-		r := w.m.Replicas[k]
-		ok = ok && r.OK
-		if !r.OK {
-			reps = append(reps, fmt.Sprintf("%s: rank %d differs by %.3g", k, r.WorstRank, r.MaxRelDiff))
-		}
-	}
-	switch {
-	case len(w.m.Replicas) == 0:
-		out = append(out, ValidationRecord{Rule: RuleReplicas, Status: Skip.String(), Detail: "one rank"})
-	case ok:
-		add(RuleReplicas, true, "%d captured tensors equal on every rank", len(w.m.Replicas))
-	default:
-		add(RuleReplicas, false, "%s", strings.Join(reps, "; "))
-	}
-	return out
-}
-
-func listNote(ids []string) string {
-	if len(ids) == 0 {
-		return ""
-	}
-	if len(ids) > 5 {
-		ids = append(ids[:5:5], "...")
-	}
-	return "; not validated: " + strings.Join(ids, ", ")
-}
-
-func sitesNote(s []SiteInfo) string {
-	if len(s) == 0 {
-		return ""
-	}
-	var k []string
-	for _, x := range s {
-		k = append(k, x.Key)
-	}
-	return ", sites " + strings.Join(k, ", ")
-}
-
 // Abort removes a one-shot dump's staging directory (a batch job's is kept
 // for a resume; Abort removes it too when called explicitly).
 func (w *DumpWriter) Abort() {
@@ -515,6 +438,15 @@ func (w *DumpWriter) Abort() {
 	if w.stage != "" {
 		os.RemoveAll(w.stage)
 	}
+	w.lock.release()
+}
+
+// Close ends the writer without finishing: a batch job's staging
+// directory stays for a resume; the journal is closed and the lock
+// released. Finish and Abort close too; closing twice is harmless.
+func (w *DumpWriter) Close() {
+	w.closeJournal()
+	w.lock.release()
 }
 
 // Dump writes captured sequences as a dump directory in one go (the REPL's

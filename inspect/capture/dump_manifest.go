@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 )
 
 // ManifestFormat identifies the dump layout manifest.json describes.
@@ -34,7 +35,10 @@ type Manifest struct {
 	Capture  CaptureInfo `json:"capture"`
 	// Job identifies a batch job's inputs so that a resumed job can tell
 	// its own staging directory from another's (nil for REPL dumps).
-	Job       *JobInfo                 `json:"job,omitempty"`
+	Job *JobInfo `json:"job,omitempty"`
+	// Edits, when present, say the captured values were changed by the
+	// debugger's edits (`set var`, `patch`) in the pass they come from.
+	Edits     []string                 `json:"edits,omitempty"`
 	Sequences []SeqRecord              `json:"sequences"`
 	Replicas  map[string]ReplicaRecord `json:"replicas,omitempty"`
 	// Validation is the dump-level result of design.md's rules.
@@ -154,7 +158,24 @@ func ReadManifest(dir string) (*Manifest, error) {
 	if err := readJournal(dir, &m); err != nil {
 		return nil, fmt.Errorf("%s: %w: %v", dir, ErrManifest, err)
 	}
+	for i, r := range m.Sequences {
+		if err := CheckSeqFileName(r.File); err != nil {
+			return nil, fmt.Errorf("%s: %w: sequences[%d].file: %v", p, ErrManifest, i, err)
+		}
+	}
 	return &m, nil
+}
+
+// CheckSeqFileName says why name cannot be a file a manifest lists: a
+// dump is flat, so a sequence's file is a plain name inside the dump
+// directory — not empty, not "." or "..", no path separator, not absolute.
+// Readers (check, resume) never open a path that leaves the dump, as the
+// writer never writes one.
+func CheckSeqFileName(name string) error {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\\x00") || !filepath.IsLocal(name) {
+		return fmt.Errorf("%q is not a file name inside the dump directory (a path leaving it is refused)", name)
+	}
+	return nil
 }
 
 // writeManifest writes m to DIR/manifest.json atomically (temporary file,

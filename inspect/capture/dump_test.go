@@ -212,8 +212,9 @@ func TestDumpRoundTripEmbedded(t *testing.T) {
 	}
 }
 
-// TestDumpRefusesExisting: an existing dump is never overwritten without
-// Force; with Force it is replaced.
+// TestDumpRefusesExisting: an existing directory is never overwritten
+// without Force; with Force, one hsdb did not write is refused untouched
+// and a dump hsdb wrote is replaced.
 func TestDumpRefusesExisting(t *testing.T) {
 	e, err := engine.Open("", engine.Options{})
 	if err != nil {
@@ -235,13 +236,21 @@ func TestDumpRefusesExisting(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, "keep.txt")); string(b) != "mine" {
 		t.Fatal("the existing directory was touched")
 	}
+	if _, err := Dump(dir, seqs, reps, info, DumpOptions{Force: true}); !errors.Is(err, ErrNotDump) {
+		t.Fatalf("--force over a directory hsdb did not write: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "keep.txt")); string(b) != "mine" {
+		t.Fatal("--force touched a directory hsdb did not write")
+	}
+	os.RemoveAll(dir)
+	if _, err := Dump(dir, seqs, reps, info, DumpOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	old, _ := ReadManifest(dir)
 	if _, err := Dump(dir, seqs, reps, info, DumpOptions{Force: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "keep.txt")); !os.IsNotExist(err) {
-		t.Fatal("--force did not replace the old dump")
-	}
-	if m, err := ReadManifest(dir); err != nil || !m.Complete {
+	if m, err := ReadManifest(dir); err != nil || !m.Complete || m.Created < old.Created {
 		t.Fatalf("%v %+v", err, m)
 	}
 	assertNoLeftovers(t, filepath.Dir(dir), "d")

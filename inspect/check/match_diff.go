@@ -123,3 +123,19 @@ func firstLayoutProblem(ms []EntryMatch) *EntryMatch {
 	}
 	return nil
 }
+
+// Comparable reports whether diff had anything to judge in the file: it
+// was read, at least one entry's rows aligned with input_ids, and at least
+// one of those claims a layer (a label or --layers). When false, diff has
+// no verdict (`hsdb diff` exits 2: nothing comparable).
+func (r *Report) Comparable() bool {
+	if r.Err != nil {
+		return false
+	}
+	for _, m := range r.Matches {
+		if m.HasClaimed {
+			return true
+		}
+	}
+	return false
+}

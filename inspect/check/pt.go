@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/nlpodyssey/gopickle/pickle"
 	"github.com/nlpodyssey/gopickle/types"
@@ -75,10 +76,10 @@ func (s *storage) numel() int { return len(s.data) / s.dtype.Size() }
 // rebuildTensorV2 is torch._utils._rebuild_tensor_v2(storage,
 // storage_offset, size, stride, requires_grad, backward_hooks[, metadata]):
 // it copies the strided view into a new contiguous host tensor.
-type rebuildTensorV2 struct{}
+type rebuildTensorV2 struct{ b *budget }
 
 // Call rebuilds the tensor (gopickle calls it for REDUCE).
-func (rebuildTensorV2) Call(args ...interface{}) (interface{}, error) {
+func (r rebuildTensorV2) Call(args ...interface{}) (interface{}, error) {
 	if len(args) < 4 {
 		return nil, fmt.Errorf("_rebuild_tensor_v2: %d arguments, want at least 4", len(args))
 	}
@@ -98,7 +99,7 @@ func (rebuildTensorV2) Call(args ...interface{}) (interface{}, error) {
 	if err != nil {
 		return nil, fmt.Errorf("_rebuild_tensor_v2 stride: %w", err)
 	}
-	return stridedCopy(st, off, size, stride)
+	return stridedCopy(st, off, size, stride, r.b)
 }
 
 // rebuildParameter is torch._utils._rebuild_parameter(data, requires_grad,
@@ -119,7 +120,7 @@ func (rebuildParameter) Call(args ...interface{}) (interface{}, error) {
 // stridedCopy gathers the view (offset, size, stride) of st, in elements as
 // torch counts them, into a contiguous row-major tensor. Every index the
 // view can address must lie inside the storage.
-func stridedCopy(st *storage, off int, size, stride []int) (*tensor.Tensor, error) {
+func stridedCopy(st *storage, off int, size, stride []int, b *budget) (*tensor.Tensor, error) {
 	if len(size) != len(stride) {
 		return nil, fmt.Errorf("tensor size %v and stride %v differ in rank", size, stride)
 	}
@@ -145,6 +146,11 @@ func stridedCopy(st *storage, off int, size, stride []int) (*tensor.Tensor, erro
 		return nil, fmt.Errorf("a view of %d elements over storage %s of %d: refused (an expanded view this large would only exhaust memory)", numel, st.key, st.numel())
 	}
 	es := st.dtype.Size()
+	if b != nil {
+		if err := b.takeView(int64(numel)*int64(es), st.key); err != nil {
+			return nil, err
+		}
+	}
 	out := tensor.New(st.dtype, size...)
 	if numel == 0 {
 		return out, nil
@@ -234,6 +240,17 @@ func ReadTorch(path string) (*CaptureFile, error) {
 		return nil, fmt.Errorf("%s: %w: not a torch.save zip archive: %v", path, ErrUnreadable, err)
 	}
 	defer zr.Close()
+	var size int64
+	if fi, err := os.Stat(path); err == nil {
+		size = fi.Size()
+	}
+	return readTorchArchive(path, &zr.Reader, size)
+}
+
+// readTorchArchive is ReadTorch on an opened archive of size bytes on disk
+// (the fuzz targets feed it archives built in memory).
+func readTorchArchive(path string, zr *zip.Reader, size int64) (*CaptureFile, error) {
+	b := &budget{recordLimit: size + MaxRecordSlack}
 	records := map[string]*zip.File{}
 	var pkl *zip.File
 	for _, f := range zr.File {
@@ -251,7 +268,7 @@ func ReadTorch(path string) (*CaptureFile, error) {
 	}
 	prefix := strings.TrimSuffix(pkl.Name, "data.pkl")
 	if bo, ok := records[prefix+"byteorder"]; ok {
-		b, err := readRecord(bo, 16)
+		b, err := b.readRecordWithin(bo, 16)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w: %v", path, ErrUnreadable, err)
 		}
@@ -259,7 +276,11 @@ func ReadTorch(path string) (*CaptureFile, error) {
 			return nil, fmt.Errorf("%s: %w: byteorder is %q; only little-endian archives are supported", path, ErrUnreadable, s)
 		}
 	}
-	pdata, err := readRecord(pkl, 1<<30)
+	if pkl.UncompressedSize64 > MaxPickleBytes {
+		return nil, fmt.Errorf("%s: %w", path, limitErr("%s declares %d bytes uncompressed (%d stored); a pickle may hold at most %d MiB",
+			pkl.Name, pkl.UncompressedSize64, pkl.CompressedSize64, MaxPickleBytes>>20))
+	}
+	pdata, err := b.readRecordWithin(pkl, MaxPickleBytes)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w: %v", path, ErrUnreadable, err)
 	}
@@ -281,12 +302,12 @@ func ReadTorch(path string) (*CaptureFile, error) {
 	}
 	cf.PickleGlobals = globals
 	storages := map[string]*storage{}
-	u := pickle.NewUnpickler(bytes.NewReader(pdata))
+	u := pickle.NewUnpickler(&deadlineReader{data: pdata, deadline: time.Now().Add(MaxUnpickleTime)})
 	u.FindClass = func(module, name string) (interface{}, error) {
 		full := module + "." + name
 		switch {
 		case full == "torch._utils._rebuild_tensor_v2":
-			return rebuildTensorV2{}, nil
+			return rebuildTensorV2{b}, nil
 		case full == "torch._utils._rebuild_parameter":
 			return rebuildParameter{}, nil
 		case module == "torch":
@@ -324,21 +345,28 @@ func ReadTorch(path string) (*CaptureFile, error) {
 			return nil, fmt.Errorf("storage %s: the archive has no record %sdata/%s", key, prefix, key)
 		}
 		want := int64(numel) * int64(sc.dtype.Size())
-		b, err := readRecord(rec, want)
+		if int64(rec.UncompressedSize64) < want {
+			return nil, fmt.Errorf("storage %s: the record declares %d bytes, want %d (%d × %s)", key, rec.UncompressedSize64, want, numel, sc.dtype)
+		}
+		data, err := b.readRecordWithin(rec, want)
 		if err != nil {
 			return nil, fmt.Errorf("storage %s: %w", key, err)
 		}
-		if int64(len(b)) < want {
-			return nil, fmt.Errorf("storage %s: %d bytes, want %d (%d × %s)", key, len(b), want, numel, sc.dtype)
+		if int64(len(data)) < want {
+			return nil, fmt.Errorf("storage %s: %d bytes, want %d (%d × %s)", key, len(data), want, numel, sc.dtype)
 		}
-		st := &storage{key: key, dtype: sc.dtype, data: b[:want]}
+		b.storageBytes += want
+		st := &storage{key: key, dtype: sc.dtype, data: data[:want]}
 		storages[key] = st
 		return st, nil
 	}
 	raw, err := safeLoad(&u)
+	if err == nil {
+		err = expandedSize(raw)
+	}
 	if err != nil {
-		if errors.Is(err, ErrForbiddenGlobal) {
-			return nil, fmt.Errorf("%s: %w", path, err)
+		if errors.Is(err, ErrForbiddenGlobal) || errors.Is(err, ErrUnreadable) {
+			return nil, fmt.Errorf("%s: data.pkl: %w", path, err)
 		}
 		return nil, fmt.Errorf("%s: %w: data.pkl: %v", path, ErrUnreadable, err)
 	}
@@ -390,80 +418,4 @@ func isLegacyTorch(path string) bool {
 	b := make([]byte, 16)
 	n, _ := io.ReadFull(f, b)
 	return n >= 2 && b[0] == 0x80 && bytes.Contains(b[:n], []byte{0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19})
-}
-
-// toValue converts what gopickle built into a Value tree. Anything but
-// dicts, lists, tuples, scalars and rebuilt tensors names the global it came
-// from (gopickle builds collections.OrderedDict, __builtin__.object and
-// copy_reg._reconstructor itself, without asking FindClass).
-func toValue(v interface{}, depth int) (*Value, error) {
-	if depth > 64 {
-		return nil, fmt.Errorf("structure nested deeper than 64 levels")
-	}
-	switch x := v.(type) {
-	case *tensor.Tensor:
-		return &Value{Kind: KindTensor, Tensor: x}, nil
-	case nil, bool, int, int64, float64, string, *big.Int:
-		return &Value{Kind: KindScalar, Scalar: x}, nil
-	case *types.List:
-		return listValue(KindList, *x, depth)
-	case *types.Tuple:
-		return listValue(KindTuple, *x, depth)
-	case *types.Dict:
-		d := &Value{Kind: KindDict}
-		for _, e := range *x {
-			if err := d.addEntry(e.Key, e.Value, depth); err != nil {
-				return nil, err
-			}
-		}
-		return d, nil
-	case *types.OrderedDict:
-		d := &Value{Kind: KindDict}
-		for el := x.List.Front(); el != nil; el = el.Next() {
-			e := el.Value.(*types.OrderedDictEntry)
-			if err := d.addEntry(e.Key, e.Value, depth); err != nil {
-				return nil, err
-			}
-		}
-		return d, nil
-	case *types.GenericObject:
-		return nil, fmt.Errorf("%w %s.%s (an object of a class outside the allowlist)", ErrForbiddenGlobal, x.Class.Module, x.Class.Name)
-	case *types.GenericClass:
-		return nil, fmt.Errorf("%w %s.%s", ErrForbiddenGlobal, x.Module, x.Name)
-	case *types.ObjectClass:
-		return nil, fmt.Errorf("%w __builtin__.object", ErrForbiddenGlobal)
-	case *types.Reconstructor:
-		return nil, fmt.Errorf("%w copy_reg._reconstructor", ErrForbiddenGlobal)
-	case *types.OrderedDictClass:
-		return nil, fmt.Errorf("%w collections.OrderedDict used as a value", ErrForbiddenGlobal)
-	case *storage:
-		return nil, fmt.Errorf("a bare storage (%s) outside a tensor", x.key)
-	}
-	return nil, fmt.Errorf("unsupported pickled value of Go type %T", v)
-}
-
-func listValue(kind ValueKind, items []interface{}, depth int) (*Value, error) {
-	l := &Value{Kind: kind, Items: make([]*Value, 0, len(items))}
-	for _, it := range items {
-		c, err := toValue(it, depth+1)
-		if err != nil {
-			return nil, err
-		}
-		l.Items = append(l.Items, c)
-	}
-	return l, nil
-}
-
-func (d *Value) addEntry(k, v interface{}, depth int) error {
-	key := fmt.Sprint(k)
-	if s, ok := k.(string); ok {
-		key = s
-	}
-	c, err := toValue(v, depth+1)
-	if err != nil {
-		return fmt.Errorf("[%q]: %w", key, err)
-	}
-	d.Keys = append(d.Keys, key)
-	d.Fields = append(d.Fields, c)
-	return nil
 }

@@ -15,7 +15,8 @@ import (
 // gets of them. A STACK_GLOBAL whose names are not such strings, an
 // extension-registry opcode (EXT1/2/4), an unknown opcode or a truncated
 // stream is an error: the caller then refuses the file, so nothing the
-// scanner cannot name is ever built.
+// scanner cannot name is ever built. So is a number literal longer than
+// 4096 bits (decimal text is parsed in quadratic time).
 func scanPickleGlobals(data []byte) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
@@ -135,7 +136,12 @@ func scanPickleGlobals(data []byte) ([]string, error) {
 				}
 			}
 		case 'I', 'L', 'F', 'P':
-			_, err = line()
+			var s string
+			if s, err = line(); err == nil && op != 'P' && len(s) > 1300 {
+				// Go's big.Int parses decimal text in quadratic time: a
+				// number of a million digits would stall the unpickler.
+				err = fmt.Errorf("a number literal of %d characters at byte %d (at most 1300)", len(s), at)
+			}
 			push(nil)
 		case 'S', 'V': // STRING, UNICODE: a line
 			var s string
@@ -171,7 +177,11 @@ func scanPickleGlobals(data []byte) ([]string, error) {
 		case 0x8b: // LONG4
 			var n int
 			if n, err = lenArg(4); err == nil {
-				_, err = need(n)
+				if n > 512 {
+					err = fmt.Errorf("LONG4 of %d bytes at byte %d (at most 512: 4096 bits)", n, at)
+				} else {
+					_, err = need(n)
+				}
 			}
 			push(nil)
 		case 0x82, 0x83, 0x84:

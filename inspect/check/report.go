@@ -17,9 +17,12 @@ func (p *PathReport) DiffReport() (client.CheckReport, error) { return p.Report(
 func (p *PathReport) Report(diff bool, output string) (client.CheckReport, error) {
 	v := p.Verdict()
 	r := client.CheckReport{Path: p.Path, Files: len(p.Files), Failed: v != VerdictValid, Exit: int(v)}
+	for _, f := range p.Files {
+		r.Comparable = r.Comparable || f.Comparable()
+	}
 	switch {
 	case output == "json":
-		r.Lines = p.JSONLines()
+		r.Lines = p.JSONLines(diff)
 	case output == "summary" || output == "" && len(p.Files) > 20:
 		r.Lines = p.SummaryLines(3)
 	case diff:

@@ -122,9 +122,11 @@ func ConfigFacts(data []byte) (bos int32, hasBOS bool, consts map[string]float64
 // FileJSON is one file's report as `--json` prints it (one object per
 // file, stable snake_case keys).
 type FileJSON struct {
+	Command     string          `json:"command"` // check or diff
 	Path        string          `json:"path"`
 	Verdict     string          `json:"verdict"`
-	ExitCode    int             `json:"exit_code"`
+	Exit        int             `json:"exit"`  // the verdict as check's and diff's exit code
+	Lines       []string        `json:"lines"` // the file's report as the command prints it
 	Error       string          `json:"error,omitempty"`
 	Format      string          `json:"format,omitempty"`
 	Layout      string          `json:"layout,omitempty"`
@@ -186,11 +188,18 @@ type DepartureJSON struct {
 	Cos   float64 `json:"cos"`
 }
 
-// JSON returns the file's report for `--json`.
-func (r *Report) JSON() FileJSON {
+// JSON returns the file's report for `--json` of check (diff false) or
+// diff.
+func (r *Report) JSON(diff bool) FileJSON {
 	v := r.Verdict()
-	j := FileJSON{Path: r.Path, Verdict: v.String(), ExitCode: int(v), Format: r.Format, Layout: r.Schema, SeqLens: r.SeqLens, Chunks: r.Chunks,
+	j := FileJSON{Command: "check", Path: r.Path, Verdict: v.String(), Exit: int(v), Format: r.Format, Layout: r.Schema, SeqLens: r.SeqLens, Chunks: r.Chunks,
 		Rules: []RuleJSON{}, Entries: []EntryJSON{}, Diagnoses: []DiagnosisJSON{}}
+	if diff {
+		j.Command = "diff"
+		j.Lines, _ = r.DiffLines()
+	} else {
+		j.Lines = r.Lines()
+	}
 	if r.Err != nil {
 		j.Error = r.Err.Error()
 	}
@@ -223,16 +232,35 @@ func (r *Report) JSON() FileJSON {
 	return j
 }
 
-// JSONLines renders every file of a path as one JSON object per line.
-func (p *PathReport) JSONLines() []string {
+// JSONLines renders every file of a path as one JSON object per line, as
+// check (diff false) or diff reports it; a dump directory's own rules
+// follow as one more object.
+func (p *PathReport) JSONLines(diff bool) []string {
+	cmd := "check"
+	if diff {
+		cmd = "diff"
+	}
 	if p.Err != nil {
-		b, _ := json.Marshal(FileJSON{Path: p.Path, Verdict: VerdictUnreadable.String(), ExitCode: int(VerdictUnreadable), Error: p.Err.Error(),
-			Rules: []RuleJSON{}, Entries: []EntryJSON{}, Diagnoses: []DiagnosisJSON{}})
+		b, _ := json.Marshal(FileJSON{Command: cmd, Path: p.Path, Verdict: VerdictUnreadable.String(), Exit: int(VerdictUnreadable), Error: p.Err.Error(),
+			Lines: []string{}, Rules: []RuleJSON{}, Entries: []EntryJSON{}, Diagnoses: []DiagnosisJSON{}})
 		return []string{string(b)}
 	}
 	var out []string
 	for _, f := range p.Files {
-		b, _ := json.Marshal(f.JSON())
+		b, _ := json.Marshal(f.JSON(diff))
+		out = append(out, string(b))
+	}
+	if len(p.Rules) > 0 {
+		v := p.Verdict()
+		d := FileJSON{Command: cmd, Path: p.Path, Verdict: v.String(), Exit: int(v), Format: "directory", Lines: []string{},
+			Rules: []RuleJSON{}, Entries: []EntryJSON{}, Diagnoses: []DiagnosisJSON{}}
+		if p.Manifest != nil {
+			d.Format = "hsdb dump"
+		}
+		for _, x := range p.Rules {
+			d.Rules = append(d.Rules, RuleJSON{Rule: x.Rule, Status: strings.ToLower(x.Status.String()), Detail: x.Detail})
+		}
+		b, _ := json.Marshal(d)
 		out = append(out, string(b))
 	}
 	return out

@@ -78,12 +78,16 @@ type CheckRequest struct {
 // CheckReport is `check`'s or `diff`'s report on a path: its lines as hsdb
 // prints them, whether it failed (check: a rule failed or a file could not
 // be read; diff: an entry departs from the model), and how many capture
-// files the path held (0 when the path itself could not be read).
+// files the path held (0 when the path itself could not be read). For
+// diff, Comparable says whether any file had an entry to judge (rows
+// aligned with input_ids and a claimed layer); without one diff has no
+// verdict (`hsdb diff` exits 2).
 type CheckReport struct {
-	Path   string   `json:"path"`
-	Failed bool     `json:"failed"`
-	Lines  []string `json:"lines"`
-	Files  int      `json:"files"`
+	Path       string   `json:"path"`
+	Failed     bool     `json:"failed"`
+	Lines      []string `json:"lines"`
+	Files      int      `json:"files"`
+	Comparable bool     `json:"comparable,omitempty"`
 	// Exit is the verdict check and diff share, as their exit code: 0
 	// valid, 1 problems found, 2 unreadable or nothing comparable.
 	Exit int `json:"exit"`

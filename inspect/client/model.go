@@ -106,8 +106,15 @@ type WeightDTypes struct {
 	Kept        []DTypeCount `json:"kept"`
 	Converted   string       `json:"converted_by,omitempty"` // "--dtype bf16" when the load converted
 	Dequantized int          `json:"fp8_dequantized"`
-	Unused      []string     `json:"unused_tensors"`
-	Err         string       `json:"error,omitempty"`
+	// QuantFormat is the scheme the Dequantized tensors were read through
+	// (QuantScheme.String: "fp8 e4m3, 128×128 blocks", "compressed-tensors
+	// pack-quantized int4 symmetric, group 32 (W4A16)"); empty for none.
+	// Packed says whether the ranks keep them quantized (the CUDA backend's
+	// int4) rather than dequantized.
+	QuantFormat string   `json:"quant_format,omitempty"`
+	Packed      bool     `json:"quant_packed,omitempty"`
+	Unused      []string `json:"unused_tensors"`
+	Err         string   `json:"error,omitempty"`
 }
 
 // LayerSpan is the decoder layers a session's engine loaded: First..Last
@@ -122,7 +129,7 @@ type LayerSpan struct {
 	Partial bool `json:"partial"`
 }
 
-// String says what is loaded: "layers 2-3 of 0-3 (--layers 2-3)", or
+// String says what is loaded: "layers 2-3 of 0-3 (--load-layers 2-3)", or
 // "layers 0-3" for all of them.
 func (sp LayerSpan) String() string {
 	if sp.First < 0 {
@@ -131,7 +138,7 @@ func (sp LayerSpan) String() string {
 	if !sp.Partial {
 		return fmt.Sprintf("layers 0-%d", sp.Last)
 	}
-	return fmt.Sprintf("layers %d-%d of 0-%d (--layers %d-%d)", sp.First, sp.Last, sp.Total-1, sp.First, sp.Last)
+	return fmt.Sprintf("layers %d-%d of 0-%d (--load-layers %d-%d)", sp.First, sp.Last, sp.Total-1, sp.First, sp.Last)
 }
 
 // PartialNote explains what a partial load means for a run ("" for a full
@@ -141,7 +148,7 @@ func (sp LayerSpan) PartialNote() string {
 	if !sp.Partial || sp.First < 0 {
 		return ""
 	}
-	s := fmt.Sprintf("only decoder layers %d-%d of 0-%d are loaded (--layers %d-%d)", sp.First, sp.Last, sp.Total-1, sp.First, sp.Last)
+	s := fmt.Sprintf("only decoder layers %d-%d of 0-%d are loaded (--load-layers %d-%d)", sp.First, sp.Last, sp.Total-1, sp.First, sp.Last)
 	if sp.First > 0 {
 		s += fmt.Sprintf(": the embeddings feed layer %d directly, so its input, the hidden states after it and the logits differ from the full model's", sp.First)
 	} else {

@@ -22,6 +22,9 @@ type Stop struct {
 	// Notes say what makes this pass differ from the full model's (only
 	// some decoder layers loaded); set on the first stop of `run` and `gen`.
 	Notes []string `json:"notes,omitempty"`
+	// Edits describe the edits (`set var`, `patch`) applied so far in this
+	// pass: what the stop's values depend on besides the model.
+	Edits []string `json:"edits,omitempty"`
 }
 
 // TraceLine is one site visited while tracing: the site and the shape and

@@ -50,7 +50,13 @@ func lex(text string) ([]token, error) {
 				((src[j] == '+' || src[j] == '-') && j > i && (src[j-1] == 'e' || src[j-1] == 'E'))) {
 				j++
 			}
+			// A literal beyond float64's range rounds to +Inf, as IEEE 754
+			// and Python's float("1e400") round it (and 1e-400 to 0):
+			// `absmax(stream) > 1e400` is then never true, as written.
 			v, err := strconv.ParseFloat(word(i, j), 64)
+			if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+				err = nil
+			}
 			if err != nil {
 				return nil, &CondError{Src: text, Col: i + 1, Msg: fmt.Sprintf("bad number %q", word(i, j))}
 			}

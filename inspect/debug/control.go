@@ -59,6 +59,7 @@ func (s *Session) Run() (*client.Outcome, error) {
 		return nil, fmt.Errorf("run: %w: give a batch first (input ids 1,2,3 ; ids 4,5 — or input text \"...\")", client.ErrNoInput)
 	}
 	s.Kill()
+	s.resetPassEdits()
 	return s.noted(s.start(true, 0))
 }
 
@@ -291,6 +292,7 @@ func (s *Session) wait() (*client.Outcome, error) {
 				s.OnTrace(ev)
 			}
 		case *client.Stop:
+			s.frame = 0
 			s.mu.Lock()
 			s.traceMuted = false
 			s.mu.Unlock()
@@ -311,6 +313,9 @@ func (s *Session) wait() (*client.Outcome, error) {
 			d := j.done
 			d.Next = j.next
 			d.Notes = append(d.Notes, j.badLogits...)
+			s.mu.Lock()
+			d.Notes = append(d.Notes, s.editTexts()...)
+			s.mu.Unlock()
 			for _, q := range s.E.Sequences() {
 				d.SeqLens = append(d.SeqLens, len(q))
 			}
@@ -357,6 +362,9 @@ func (s *Session) at(fn func(st *stopCtx) error) error {
 		return fmt.Errorf("%w: `run` to a breakpoint first", client.ErrNotStopped)
 	}
 	st := s.job.stop
+	if s.frame > 0 {
+		st = frameCtx(st, s.frame)
+	}
 	var err error
 	req := request{done: make(chan struct{}), fn: func() {
 		defer func() {

@@ -3,6 +3,7 @@ package debug
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"hsdb/engine/model"
 	"hsdb/engine/modelpath"
@@ -23,11 +24,19 @@ func (s *Session) FP8Tensors() []string {
 func (s *Session) weightDTypes() client.WeightDTypes {
 	w := client.WeightDTypes{Stored: []client.DTypeCount{}, Kept: []client.DTypeCount{}, Dequantized: len(s.E.Report.Dequantized),
 		Unused: append([]string{}, s.E.Report.Unused...)}
-	stored, err := storedDTypes(s.E.Path, s.E.Tree.Params())
+	w.QuantFormat = s.E.Report.Format
+	stored, packed, err := storedDTypes(s.E.Path, s.E.Tree.Params())
 	if err != nil {
 		w.Err = err.Error()
 	}
 	kept := map[tensor.DType]int{}
+	w.Packed = packed > 0 && s.Options.Device == "cuda"
+	if packed > 0 && !w.Packed { // the CPU backend dequantizes int4 on load
+		kept[tensor.F32] += packed
+		if s.Options.DType != tensor.Invalid {
+			kept = map[tensor.DType]int{s.Options.DType: packed}
+		}
+	}
 	for dt, n := range stored {
 		k := dt
 		switch {
@@ -42,6 +51,12 @@ func (s *Session) weightDTypes() client.WeightDTypes {
 		w.Converted = "--dtype " + s.Options.DType.String()
 	}
 	w.Stored, w.Kept = counts(stored), counts(kept)
+	if packed > 0 {
+		w.Stored = append(w.Stored, client.DTypeCount{DType: "int4 (packed)", Tensors: packed})
+		if w.Packed {
+			w.Kept = append(w.Kept, client.DTypeCount{DType: "int4 (packed)", Tensors: packed})
+		}
+	}
 	return w
 }
 
@@ -62,23 +77,26 @@ func counts(m map[tensor.DType]int) []client.DTypeCount {
 // storedDTypes counts params by the dtype the checkpoint at path stores
 // them in, reading only headers: the embedded default model, an HF
 // directory (or its config.json), or a llama2.c .bin (float32 throughout).
-// A param the checkpoint does not list under its name is not counted.
-func storedDTypes(path string, params []model.Param) (map[tensor.DType]int, error) {
-	out := map[tensor.DType]int{}
+// A param is looked up under its name and under a multimodal wrapper's
+// "language_model." prefix (Kimi-K2.5); packed counts the weights stored
+// as compressed-tensors int4 (<module>.weight_packed). A param the
+// checkpoint does not list is not counted.
+func storedDTypes(path string, params []model.Param) (out map[tensor.DType]int, packed int, err error) {
+	out = map[tensor.DType]int{}
 	var info func(string) (tensor.DType, bool)
 	mp, err := modelpath.Resolve(path)
 	if err != nil {
-		return out, fmt.Errorf("%s: cannot read the checkpoint's dtypes: %w", path, err)
+		return out, 0, fmt.Errorf("%s: cannot read the checkpoint's dtypes: %w", path, err)
 	}
 	switch mp.Kind {
 	case modelpath.KindEmbedded:
 		b, err := stories.Files.ReadFile("model/model.safetensors")
 		if err != nil {
-			return out, fmt.Errorf("%s: %w", path, err)
+			return out, 0, fmt.Errorf("%s: %w", path, err)
 		}
 		f, err := safetensors.FromBytes(path, b)
 		if err != nil {
-			return out, err
+			return out, 0, err
 		}
 		info = func(n string) (tensor.DType, bool) { ti, ok := f.Info(n); return ti.DType, ok }
 	case modelpath.KindLlama2C:
@@ -86,15 +104,24 @@ func storedDTypes(path string, params []model.Param) (map[tensor.DType]int, erro
 	default:
 		set, err := safetensors.OpenDir(mp.Dir)
 		if err != nil {
-			return out, err
+			return out, 0, err
 		}
 		defer set.Close()
 		info = func(n string) (tensor.DType, bool) { ti, ok := set.Info(n); return ti.DType, ok }
 	}
 	for _, p := range params {
-		if dt, ok := info(p.Name); ok {
-			out[dt]++
+		for _, n := range []string{p.Name, "language_model." + p.Name} {
+			if dt, ok := info(n); ok {
+				out[dt]++
+				break
+			}
+			if mod, ok := strings.CutSuffix(n, ".weight"); ok {
+				if _, ok := info(mod + ".weight_packed"); ok {
+					packed++
+					break
+				}
+			}
 		}
 	}
-	return out, nil
+	return out, packed, nil
 }

@@ -78,7 +78,7 @@ func (l *Local) Dump(dir string, opts client.DumpRequest) (*client.Manifest, err
 	if len(seqs) == 0 {
 		return nil, fmt.Errorf("dump: no sequence captured yet: `run` first")
 	}
-	info := capture.DumpInfo{Model: l.modelInfo(), Layers: c.Layers(), What: c.What(), Faults: c.Under()}
+	info := capture.DumpInfo{Model: l.modelInfo(), Layers: c.Layers(), What: c.What(), Faults: c.Under(), Edits: l.s.PassEdits()}
 	for _, s := range specs {
 		if s.Layer < 0 {
 			info.Sites = append(info.Sites, capture.SiteInfo{Site: s.Site, Tensor: s.Tensor, Key: s.Key})

@@ -104,7 +104,7 @@ func (p *Pattern) Sites(t *model.Tree) ([]*model.Site, error) {
 }
 
 // siteHint summarises a tree's sites for error messages: the numbers of
-// its decoder layers (a tree loaded with --layers 2-3 has layers 2-3).
+// its decoder layers (a tree loaded with --load-layers 2-3 has layers 2-3).
 func siteHint(t *model.Tree) string {
 	lo, hi := -1, -1
 	for _, s := range t.Sites {

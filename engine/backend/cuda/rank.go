@@ -60,7 +60,8 @@ type storage struct {
 	scope *scope
 	freed atomic.Bool
 	casts map[tensor.DType]*Tensor
-	fp8   *fp8Layout // fp8 block-scaled weight (rank_fp8.go); nil for dense storage
+	int4  *int4Layout // packed int4 weight (rank_int4.go); nil for dense storage
+	fp8   *fp8Layout  // fp8 block-scaled weight (rank_fp8.go); nil for dense storage
 }
 
 // scope is the set of op outputs allocated since its PushScope.
@@ -274,11 +275,16 @@ func (d *Device) Upload(t *tensor.Tensor) backend.Tensor {
 
 // UploadQuantized keeps fp8 block-scaled weights as they are stored
 // (rank_fp8.go: fp8 data plus f32 scales, logical shape [out, in], dtype
-// F8E4M3); other formats it dequantizes on the host
-// (tensor.Quantized.Dequantize) and uploads as dt (Invalid: bf16).
+// F8E4M3) and int4 group-scaled weights packed (rank_int4.go: data plus
+// scales, logical shape [out, in], dtype I32); other formats it
+// dequantizes on the host (tensor.Quantized.Dequantize) and uploads as dt
+// (Invalid: bf16).
 func (d *Device) UploadQuantized(q *tensor.Quantized, dt tensor.DType) backend.Tensor {
-	if q.Format == tensor.QuantFP8Block {
+	switch q.Format {
+	case tensor.QuantFP8Block:
 		return d.uploadFP8(q)
+	case tensor.QuantInt4Group:
+		return d.uploadInt4(q)
 	}
 	if dt == tensor.Invalid {
 		dt = tensor.BF16

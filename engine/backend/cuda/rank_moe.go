@@ -33,13 +33,17 @@ type expertSet struct {
 	first         int
 	inter, hidden int
 	w13, w2       []*Tensor
-	q             *fp8Experts // the experts kept in fp8 (rank_fp8.go) instead of w13, w2
+	q             *fp8Experts  // the experts kept in fp8 (rank_fp8.go) instead of w13, w2
+	q4            *int4Experts // the experts kept packed in int4 (rank_int4.go) instead of w13, w2
 }
 
 // Shape returns [experts, inter, hidden].
 func (e *expertSet) Shape() []int {
 	if e.q != nil {
 		return []int{len(e.q.down), e.inter, e.hidden}
+	}
+	if e.q4 != nil {
+		return []int{len(e.q4.down), e.inter, e.hidden}
 	}
 	return []int{len(e.w13), e.inter, e.hidden}
 }
@@ -96,6 +100,9 @@ func (d *Device) Experts(first int, gate, up, down []backend.Tensor) backend.Ten
 		}
 	}
 	if set.q = d.fp8ExpertSet(op, first, gs, us, ds); set.q != nil {
+		return set
+	}
+	if set.q4 = d.int4ExpertSet(op, first, gs, us, ds); set.q4 != nil {
 		return set
 	}
 	es := int64(d.act.Size())
@@ -161,6 +168,9 @@ func (d *Device) RoutedExperts(x, ids, weights, experts backend.Tensor) backend.
 	if set.q != nil {
 		n = len(set.q.down)
 	}
+	if set.q4 != nil {
+		n = len(set.q4.down)
+	}
 	dt, es := d.act, int64(d.act.Size())
 	var y *Tensor
 	d.do(op, func() error {
@@ -209,6 +219,8 @@ func (d *Device) RoutedExperts(x, ids, weights, experts backend.Tensor) backend.
 			}
 			if set.q != nil {
 				err = d.fp8ExpertGEMMs(h13, xp, set.q.gateUp, 2, set.q.l13, rows, 2*I, H, dt, addrs)
+			} else if set.q4 != nil {
+				err = d.int4ExpertGEMMs(h13, xp, set.q4.gateUp, 2, rows, 2*I, H, dt, addrs)
 			} else {
 				err = d.g.ExpertGEMMs(h13, xp, ptrs(set.w13), rows, 2*I, H, dt, addrs)
 			}
@@ -220,6 +232,8 @@ func (d *Device) RoutedExperts(x, ids, weights, experts backend.Tensor) backend.
 			}
 			if set.q != nil {
 				err = d.fp8ExpertGEMMs(xp, act, set.q.down, 1, set.q.l2, rows, H, I, dt, addrs)
+			} else if set.q4 != nil {
+				err = d.int4ExpertGEMMs(xp, act, set.q4.down, 1, rows, H, I, dt, addrs)
 			} else {
 				err = d.g.ExpertGEMMs(xp, act, ptrs(set.w2), rows, H, I, dt, addrs)
 			}

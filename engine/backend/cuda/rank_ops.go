@@ -106,6 +106,9 @@ func (d *Device) Linear(x, w, b backend.Tensor) backend.Tensor {
 	if fp8Of(wt) != nil {
 		return d.linearFP8(op, xt, wt, b)
 	}
+	if int4Of(wt) != nil {
+		return d.linearInt4(op, xt, wt, b)
+	}
 	d.float(op, xt)
 	d.float(op, wt)
 	T, in := xt.rows(), xt.cols()

@@ -188,6 +188,9 @@ func (d *Device) ToHost(t backend.Tensor, r0, r1, c0, c1 int) *tensor.Tensor {
 	if fp8Of(x) != nil {
 		return d.fp8ToHost(x, r0, r1, c0, c1)
 	}
+	if int4Of(x) != nil {
+		return d.int4ToHost(x, r0, r1, c0, c1)
+	}
 	h := tensor.New(x.dt, r1-r0, c1-c0)
 	if len(h.Data) > 0 {
 		es, cols := int64(x.dt.Size()), int64(x.cols())

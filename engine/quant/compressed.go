@@ -1,0 +1,388 @@
+package quant
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"hsdb/engine/model"
+	"hsdb/engine/tensor"
+)
+
+// compressed-tensors' pack-quantized format (neuralmagic/compressed-tensors:
+// compressors/quantized_compressors/pack_quantized.py for the tensors,
+// utils/match.py for which modules a config group and the ignore list
+// select), as Kimi-K2-Thinking and Kimi-K2.5 ship their routed experts:
+// W4A16, symmetric int4 with one scale per group of input columns. Per
+// quantized linear module M the checkpoint holds
+//
+//	M.weight_packed  I32 [out, ceil(in/8)]  q+8 for q in [-8, 7], column 8w+i in bits [4i, 4i+4)
+//	M.weight_scale   BF16 [out, in/group_size]
+//	M.weight_shape   I32 (or I64) [2] = [out, in]
+//
+// and the weight is (((word >> 4i) & 0xF) − 8) · scale (tensor.QuantInt4Group).
+// Modules the config does not quantize keep their dense M.weight.
+
+// compressedWeights is one config group's "weights" quantization arguments
+// (compressed_tensors.quantization.QuantizationArgs).
+type compressedWeights struct {
+	NumBits   int     `json:"num_bits"`
+	Type      string  `json:"type"`
+	Symmetric bool    `json:"symmetric"`
+	Strategy  string  `json:"strategy"`
+	GroupSize *int    `json:"group_size"`
+	Dynamic   bool    `json:"dynamic"`
+	Actorder  *string `json:"actorder"`
+}
+
+// compressedGroup is one entry of config_groups.
+type compressedGroup struct {
+	name    string
+	targets []matcher
+	w       compressedWeights
+}
+
+// matcher is one target or ignore entry: "re:<pattern>" matches a module
+// name when the pattern matches at its start (Python's re.match, as
+// compressed-tensors' _match_name does), any other string matches the name
+// exactly or, for "Linear", every linear module (compressed-tensors'
+// _match_class on torch.nn.Linear; see isLinear).
+type matcher struct {
+	raw string
+	re  *regexp.Regexp
+}
+
+func newMatcher(field, s string) (matcher, error) {
+	p, ok := strings.CutPrefix(s, "re:")
+	if !ok {
+		return matcher{raw: s}, nil
+	}
+	re, err := regexp.Compile("^(?:" + p + ")")
+	if err != nil {
+		return matcher{}, fmt.Errorf("quantization_config: %s %q: %w (hsdb compiles it with Go's RE2 syntax)", field, s, err)
+	}
+	return matcher{raw: s, re: re}, nil
+}
+
+func (m matcher) match(module string) bool {
+	if m.re != nil {
+		return m.re.MatchString(module)
+	}
+	return m.raw == module || (m.raw == "Linear" && isLinear(module))
+}
+
+// isLinear reports whether module is an nn.Linear in HF's DeepSeek-V3 /
+// Kimi-K2 model, which a class target "Linear" selects: not the embedding,
+// not an RMSNorm, not the MoE router mlp.gate (DeepseekV3TopkRouter holds
+// its weight as a bare parameter). Plan-time byte counts (Planned) ask
+// about every weight; the loader asks only about linear ones.
+func isLinear(module string) bool {
+	return !strings.HasSuffix(module, "embed_tokens") && !strings.HasSuffix(module, "norm") && !strings.HasSuffix(module, ".gate")
+}
+
+// Compressed is model.QuantScheme for compressed-tensors pack-quantized int4
+// checkpoints (config.json's quantization_config with quant_method
+// "compressed-tensors" and format "pack-quantized").
+type Compressed struct {
+	groups []compressedGroup
+	ignore []matcher
+}
+
+// compressedConfig is the JSON of quantization_config.
+type compressedConfig struct {
+	QuantMethod  string `json:"quant_method"`
+	Format       string `json:"format"`
+	ConfigGroups map[string]struct {
+		Targets           []string           `json:"targets"`
+		Weights           *compressedWeights `json:"weights"`
+		InputActivations  json.RawMessage    `json:"input_activations"`
+		OutputActivations json.RawMessage    `json:"output_activations"`
+		Format            string             `json:"format"`
+	} `json:"config_groups"`
+	Ignore         []string        `json:"ignore"`
+	KVCacheScheme  json.RawMessage `json:"kv_cache_scheme"`
+	SparsityConfig json.RawMessage `json:"sparsity_config"`
+}
+
+func isNull(r json.RawMessage) bool {
+	s := strings.TrimSpace(string(r))
+	return s == "" || s == "null" || s == "{}"
+}
+
+// parseCompressed parses a quantization_config object with quant_method
+// "compressed-tensors". It accepts only what hsdb can load exactly: format
+// pack-quantized, weight-only (no input or output activations, no kv-cache
+// scheme, no sparsity), int weights of 4 bits with strategy group; every
+// other value is an error naming the field and what is supported.
+func parseCompressed(raw json.RawMessage) (*Compressed, error) {
+	var c compressedConfig
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return nil, fmt.Errorf("quantization_config (compressed-tensors): %w", err)
+	}
+	if c.QuantMethod != "compressed-tensors" {
+		return nil, fmt.Errorf("quantization_config: quant_method %q, want \"compressed-tensors\"", c.QuantMethod)
+	}
+	if c.Format != "pack-quantized" {
+		return nil, fmt.Errorf("quantization_config: format %q is not supported (compressed-tensors \"pack-quantized\" is)", c.Format)
+	}
+	if len(c.ConfigGroups) == 0 {
+		return nil, fmt.Errorf("quantization_config: config_groups is empty (want one group with int4 weights)")
+	}
+	if !isNull(c.KVCacheScheme) {
+		return nil, fmt.Errorf("quantization_config: kv_cache_scheme is not supported (want null)")
+	}
+	if !isNull(c.SparsityConfig) {
+		return nil, fmt.Errorf("quantization_config: sparsity_config is not supported (want null or {})")
+	}
+	s := &Compressed{}
+	names := make([]string, 0, len(c.ConfigGroups))
+	for n := range c.ConfigGroups {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		g := c.ConfigGroups[n]
+		f := "config_groups." + n
+		if g.Format != "" && g.Format != "pack-quantized" {
+			return nil, fmt.Errorf("quantization_config: %s.format %q is not supported (pack-quantized is)", f, g.Format)
+		}
+		if !isNull(g.InputActivations) || !isNull(g.OutputActivations) {
+			return nil, fmt.Errorf("quantization_config: %s quantizes activations (input_activations/output_activations); only weight-only W4A16 is supported", f)
+		}
+		if g.Weights == nil {
+			return nil, fmt.Errorf("quantization_config: %s.weights is missing", f)
+		}
+		w := *g.Weights
+		switch {
+		case w.NumBits != 4:
+			return nil, fmt.Errorf("quantization_config: %s.weights.num_bits %d is not supported (4 is)", f, w.NumBits)
+		case w.Type != "int":
+			return nil, fmt.Errorf("quantization_config: %s.weights.type %q is not supported (int is)", f, w.Type)
+		case w.Strategy != "group":
+			return nil, fmt.Errorf("quantization_config: %s.weights.strategy %q is not supported (group is)", f, w.Strategy)
+		case w.GroupSize == nil || *w.GroupSize <= 0:
+			return nil, fmt.Errorf("quantization_config: %s.weights.group_size must be a positive integer for strategy group", f)
+		case w.Dynamic:
+			return nil, fmt.Errorf("quantization_config: %s.weights.dynamic true is not supported (stored scales are)", f)
+		case w.Actorder != nil && *w.Actorder != "":
+			return nil, fmt.Errorf("quantization_config: %s.weights.actorder %q is not supported (null is)", f, *w.Actorder)
+		}
+		if len(g.Targets) == 0 {
+			return nil, fmt.Errorf("quantization_config: %s.targets is empty", f)
+		}
+		cg := compressedGroup{name: n, w: w}
+		for _, t := range g.Targets {
+			m, err := newMatcher(f+".targets", t)
+			if err != nil {
+				return nil, err
+			}
+			cg.targets = append(cg.targets, m)
+		}
+		s.groups = append(s.groups, cg)
+	}
+	for _, t := range c.Ignore {
+		m, err := newMatcher("ignore", t)
+		if err != nil {
+			return nil, err
+		}
+		s.ignore = append(s.ignore, m)
+	}
+	return s, nil
+}
+
+// String describes the scheme: "compressed-tensors pack-quantized int4
+// symmetric, group 32 (W4A16)"; groups that differ are listed.
+func (c *Compressed) String() string {
+	var parts []string
+	for _, g := range c.groups {
+		sym := "symmetric"
+		if !g.w.Symmetric {
+			sym = "asymmetric"
+		}
+		p := fmt.Sprintf("int%d %s, group %d", g.w.NumBits, sym, *g.w.GroupSize)
+		if !contains(parts, p) {
+			parts = append(parts, p)
+		}
+	}
+	return "compressed-tensors pack-quantized " + strings.Join(parts, "; ") + " (W4A16)"
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// moduleNames returns the names a module is matched under: its checkpoint
+// name and, under a multimodal wrapper's "language_model." prefix, the text
+// model's own name (Kimi-K2.5 keeps Kimi-K2's ignore list, written for
+// "lm_head" and "model.layers...").
+func moduleNames(module string) []string {
+	if t, ok := strings.CutPrefix(module, "language_model."); ok {
+		return []string{module, t}
+	}
+	return []string{module}
+}
+
+// group returns the config group that quantizes module (the first in
+// config_groups key order whose targets match), or nil when the module is
+// ignored or targeted by none; why says which ignore entry matched.
+func (c *Compressed) group(module string) (g *compressedGroup, why string) {
+	names := moduleNames(module)
+	for _, ig := range c.ignore {
+		for _, n := range names {
+			if ig.match(n) {
+				return nil, fmt.Sprintf("ignored by %q", ig.raw)
+			}
+		}
+	}
+	for i := range c.groups {
+		for _, t := range c.groups[i].targets {
+			for _, n := range names {
+				if t.match(n) {
+					return &c.groups[i], ""
+				}
+			}
+		}
+	}
+	return nil, "targeted by no config group"
+}
+
+// Quantizes reports whether the config quantizes the linear weight name
+// ("<module>.weight"), from the config alone.
+func (c *Compressed) Quantizes(name string) bool {
+	mod, ok := strings.CutSuffix(name, ".weight")
+	if !ok {
+		return false
+	}
+	g, _ := c.group(mod)
+	return g != nil
+}
+
+// Load returns the stored int4 form of linear weight name
+// ("<module>.weight", logical shape [out, in]) as a tensor.QuantInt4Group
+// weight, or (nil, nil) when the checkpoint stores the module dense (the
+// config ignores it, or it is quantized by the config but saved dense).
+// Errors name the tensor: packed tensors the config does not quantize, a
+// missing weight_packed, weight_scale or weight_shape, a weight_shape other
+// than [out, in], a packed or scale shape that disagrees with weight_shape
+// and the group size, an asymmetric scheme (with or without
+// weight_zero_point), activation-order g_idx.
+func (c *Compressed) Load(src model.WeightSource, name string, out, in int) (*tensor.Quantized, error) {
+	mod, ok := strings.CutSuffix(name, ".weight")
+	if !ok {
+		return nil, nil
+	}
+	g, why := c.group(mod)
+	packed := mod + ".weight_packed"
+	_, _, hasPacked := src.Meta(packed)
+	if g == nil {
+		if hasPacked {
+			return nil, fmt.Errorf("%s: the checkpoint stores %s packed but quantization_config does not quantize module %s (%s)", name, packed, mod, why)
+		}
+		return nil, nil
+	}
+	if !hasPacked {
+		if _, _, dense := src.Meta(name); dense {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("%s: quantization_config (%s) quantizes module %s but the checkpoint has neither %s nor %s", name, g.name, mod, packed, name)
+	}
+	if !g.w.Symmetric {
+		zp := mod + ".weight_zero_point"
+		if _, _, ok := src.Meta(zp); !ok {
+			return nil, fmt.Errorf("%s: quantization_config.config_groups.%s.weights.symmetric is false but the checkpoint has no zero points %s", packed, g.name, zp)
+		}
+		return nil, fmt.Errorf("%s: asymmetric int4 (%s with zero points) is not supported; symmetric is", packed, g.name)
+	}
+	if _, _, ok := src.Meta(mod + ".weight_g_idx"); ok {
+		return nil, fmt.Errorf("%s: activation-order tensor %s.weight_g_idx is not supported", packed, mod)
+	}
+	if err := checkWeightShape(src, mod+".weight_shape", out, in); err != nil {
+		return nil, err
+	}
+	gs := *g.w.GroupSize
+	pt, err := src.Tensor(packed)
+	if err != nil {
+		return nil, err
+	}
+	words := (in + 7) / 8
+	if pt.DType != tensor.I32 || len(pt.Shape) != 2 || pt.Shape[0] != out || pt.Shape[1] != words {
+		return nil, fmt.Errorf("%s is %s %s, weight_shape [%d, %d] packs to %s [%d, %d]", packed, pt.DType, tensor.ShapeString(pt.Shape), out, in, tensor.I32, out, words)
+	}
+	scale := mod + ".weight_scale"
+	if _, _, ok := src.Meta(scale); !ok {
+		return nil, fmt.Errorf("%s has no scale tensor %s in the checkpoint", packed, scale)
+	}
+	st, err := src.Tensor(scale)
+	if err != nil {
+		return nil, err
+	}
+	q := &tensor.Quantized{Format: tensor.QuantInt4Group, Shape: [2]int{out, in}, Data: pt, Scale: st, Block: [2]int{1, gs}}
+	if err := q.Check(); err != nil {
+		return nil, fmt.Errorf("%s / %s (group_size %d): %w", packed, scale, gs, err)
+	}
+	return q, nil
+}
+
+// checkWeightShape checks that tensor n is an integer [2] holding [out, in].
+func checkWeightShape(src model.WeightSource, n string, out, in int) error {
+	if _, _, ok := src.Meta(n); !ok {
+		return fmt.Errorf("%s is missing from the checkpoint (want [%d, %d])", n, out, in)
+	}
+	t, err := src.Tensor(n)
+	if err != nil {
+		return err
+	}
+	if (t.DType != tensor.I32 && t.DType != tensor.I64) || len(t.Shape) != 1 || t.Shape[0] != 2 {
+		return fmt.Errorf("%s is %s %s, want i32 [2] = [out, in]", n, t.DType, tensor.ShapeString(t.Shape))
+	}
+	if o, i := t.Int(0), t.Int(1); o != int64(out) || i != int64(in) {
+		return fmt.Errorf("%s is [%d, %d], the config implies [%d, %d]", n, o, i, out, in)
+	}
+	return nil
+}
+
+// Stored returns the tensors holding weight name when the checkpoint stores
+// it packed (weight_packed, weight_scale, weight_shape and, if present,
+// weight_zero_point and weight_g_idx); nil when it is stored dense.
+func (c *Compressed) Stored(src model.WeightSource, name string) []string {
+	mod, ok := strings.CutSuffix(name, ".weight")
+	if !ok {
+		return nil
+	}
+	if _, _, ok := src.Meta(mod + ".weight_packed"); !ok {
+		return nil
+	}
+	var out []string
+	for _, s := range []string{"weight_packed", "weight_scale", "weight_shape", "weight_zero_point", "weight_g_idx"} {
+		if _, _, ok := src.Meta(mod + "." + s); ok {
+			out = append(out, mod+"."+s)
+		}
+	}
+	return out
+}
+
+// Planned returns the bytes of linear weight name [out, in] when the config
+// quantizes it: 0.5 byte per parameter packed into int32 words
+// (out·ceil(in/8)·4), bf16 scales (out·ceil(in/group_size)·2) and the 8-byte
+// weight_shape; (0, false) for a module stored dense.
+func (c *Compressed) Planned(name string, out, in int) (int64, bool) {
+	mod, ok := strings.CutSuffix(name, ".weight")
+	if !ok {
+		return 0, false
+	}
+	g, _ := c.group(mod)
+	if g == nil {
+		return 0, false
+	}
+	gs := *g.w.GroupSize
+	return int64(out)*int64((in+7)/8)*4 + int64(out)*int64((in+gs-1)/gs)*2 + 8, true
+}
+
+var _ model.QuantScheme = (*Compressed)(nil)

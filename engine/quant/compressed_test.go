@@ -1,0 +1,232 @@
+package quant
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"hsdb/engine/model"
+	"hsdb/engine/tensor"
+)
+
+// kimiQuantConfig is Kimi-K2-Thinking's quantization_config as released
+// (config.json on the Hub; the issue quotes its ignore list).
+const kimiQuantConfig = `{
+  "quant_method": "compressed-tensors", "format": "pack-quantized", "quantization_status": "compressed",
+  "config_groups": {"group_0": {"targets": ["Linear"], "input_activations": null, "output_activations": null,
+    "weights": {"num_bits": 4, "type": "int", "symmetric": true, "strategy": "group", "group_size": 32,
+      "dynamic": false, "actorder": null, "observer": "minmax", "block_structure": null}}},
+  "ignore": ["lm_head", "re:.*self_attn.*", "re:.*shared_experts.*", "re:.*mlp\\.(gate|up|gate_up|down)_proj.*"],
+  "kv_cache_scheme": null
+}`
+
+func mustParse(t *testing.T, s string) *Compressed {
+	t.Helper()
+	c, err := parseCompressed(json.RawMessage(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestCompressedMatchesKimiIgnoreList(t *testing.T) {
+	c := mustParse(t, kimiQuantConfig)
+	for name, want := range map[string]bool{
+		"model.layers.3.mlp.experts.7.gate_proj.weight":                   true,
+		"model.layers.3.mlp.experts.383.down_proj.weight":                 true,
+		"language_model.model.layers.3.mlp.experts.0.up_proj.weight":      true,
+		"model.layers.3.self_attn.q_a_proj.weight":                        false,
+		"model.layers.3.self_attn.kv_b_proj.weight":                       false,
+		"model.layers.3.mlp.shared_experts.down_proj.weight":              false,
+		"model.layers.0.mlp.gate_proj.weight":                             false, // the dense layer-0 MLP
+		"model.layers.0.mlp.down_proj.weight":                             false,
+		"lm_head.weight":                                                  false,
+		"language_model.lm_head.weight":                                   false, // the text model's name under the wrapper
+		"language_model.model.layers.1.self_attn.o_proj.weight":           false,
+		"model.layers.3.mlp.experts.7.gate_proj.weight_scale":             false, // not a weight
+		"language_model.model.layers.9.mlp.shared_experts.up_proj.weight": false,
+		// Not nn.Linear modules, so the class target "Linear" skips them.
+		"model.embed_tokens.weight":                      false,
+		"model.norm.weight":                              false,
+		"model.layers.3.input_layernorm.weight":          false,
+		"model.layers.3.self_attn.kv_a_layernorm.weight": false,
+		"model.layers.3.mlp.gate.weight":                 false,
+	} {
+		if got := c.Quantizes(name); got != want {
+			t.Errorf("Quantizes(%s) = %v, want %v", name, got, want)
+		}
+	}
+	// re: patterns match at the start of the name as Python's re.match does
+	// (compressed-tensors utils/match.py _match_name), not anywhere.
+	c2 := mustParse(t, strings.Replace(kimiQuantConfig, `"lm_head", `, `"lm_head", "re:layers\\.5", `, 1))
+	if !c2.Quantizes("model.layers.5.mlp.experts.0.up_proj.weight") {
+		t.Errorf("re:layers\\.5 matched model.layers.5... although re.match anchors at the start")
+	}
+	// Kimi-K2.5's expert gate_proj [2048, 7168]: 896 words and 224 bf16
+	// scales per row, plus the 8-byte weight_shape; the router, norms and
+	// embeddings are not planned as int4.
+	if b, ok := c.Planned("language_model.model.layers.3.mlp.experts.0.gate_proj.weight", 2048, 7168); !ok || b != 2048*896*4+2048*224*2+8 {
+		t.Errorf("Planned(expert) = %d, %v; want %d, true", b, ok, 2048*896*4+2048*224*2+8)
+	}
+	for _, n := range []string{"model.layers.3.mlp.gate.weight", "model.embed_tokens.weight", "lm_head.weight", "model.layers.3.self_attn.q_b_proj.weight"} {
+		if b, ok := c.Planned(n, 384, 7168); ok || b != 0 {
+			t.Errorf("Planned(%s) = %d, %v; want dense", n, b, ok)
+		}
+	}
+	if !strings.Contains(c.String(), "int4 symmetric, group 32") {
+		t.Errorf("String() = %q", c.String())
+	}
+}
+
+// packRow packs q values in [-8, 7] the way the format specifies: q+8,
+// column 8w+i in bits [4i, 4i+4) of word w.
+func packWords(t *testing.T, rows [][]int) *tensor.Tensor {
+	t.Helper()
+	words := (len(rows[0]) + 7) / 8
+	out := tensor.New(tensor.I32, len(rows), words)
+	for r, row := range rows {
+		for j, q := range row {
+			w := binary.LittleEndian.Uint32(out.Data[(r*words+j/8)*4:])
+			w |= uint32(q+8) << (4 * uint(j%8))
+			binary.LittleEndian.PutUint32(out.Data[(r*words+j/8)*4:], w)
+		}
+	}
+	return out
+}
+
+func i32(v ...int32) *tensor.Tensor {
+	t := tensor.New(tensor.I32, len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(t.Data[4*i:], uint32(x))
+	}
+	return t
+}
+
+func bf16(shape []int, v ...float32) *tensor.Tensor {
+	t := tensor.New(tensor.BF16, shape...)
+	for i, x := range v {
+		binary.LittleEndian.PutUint16(t.Data[2*i:], tensor.F32ToBF16(x))
+	}
+	return t
+}
+
+// expertSource holds one quantized expert weight [2, 16] with group size 8
+// (a config group of 8 so that the hand-derived values stay small).
+func expertSource(t *testing.T) (*model.MapSource, string) {
+	const mod = "model.layers.1.mlp.experts.0.down_proj"
+	// Row 0: q = -8..7; row 1: q = 7..-8.
+	var r0, r1 []int
+	for j := range 16 {
+		r0 = append(r0, j-8)
+		r1 = append(r1, 7-j)
+	}
+	packed := packWords(t, [][]int{r0, r1})
+	// By hand: row 0's stored nibbles are 0..15, so word 0 = 0x76543210 and
+	// word 1 = 0xFEDCBA98.
+	if w0, w1 := binary.LittleEndian.Uint32(packed.Data[0:]), binary.LittleEndian.Uint32(packed.Data[4:]); w0 != 0x76543210 || w1 != 0xFEDCBA98 {
+		t.Fatalf("packing helper: words %#x %#x, want 0x76543210 0xfedcba98", w0, w1)
+	}
+	return &model.MapSource{Name: "fixture", Tensors: map[string]*tensor.Tensor{
+		mod + ".weight_packed": packed,
+		mod + ".weight_scale":  bf16([]int{2, 2}, 0.5, 2, 0.25, -1),
+		mod + ".weight_shape":  i32(2, 16),
+	}}, mod
+}
+
+const group8 = `{"quant_method": "compressed-tensors", "format": "pack-quantized",
+  "config_groups": {"group_0": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int", "symmetric": true, "strategy": "group", "group_size": 8}}},
+  "ignore": ["lm_head"]}`
+
+func TestCompressedLoadDequantizesByHand(t *testing.T) {
+	c := mustParse(t, group8)
+	src, mod := expertSource(t)
+	q, err := c.Load(src, mod+".weight", 2, 16)
+	if err != nil || q == nil {
+		t.Fatalf("Load: %v, %v", q, err)
+	}
+	got := q.Dequantize().F32()
+	// Row 0: (j-8)·0.5 for j < 8, (j-8)·2 after; row 1: (7-j)·0.25, then (7-j)·(-1).
+	for j := range 16 {
+		w0, w1 := float32(j-8)*0.5, float32(7-j)*0.25
+		if j >= 8 {
+			w0, w1 = float32(j-8)*2, float32(7-j)*-1
+		}
+		if got[j] != w0 || got[16+j] != w1 {
+			t.Errorf("column %d: got %v, %v; want %v, %v", j, got[j], got[16+j], w0, w1)
+		}
+	}
+	if s := c.Stored(src, mod+".weight"); len(s) != 3 || s[0] != mod+".weight_packed" {
+		t.Errorf("Stored = %v", s)
+	}
+	// 2 rows × 2 words × 4 bytes + 2 × 2 bf16 scales + 8-byte weight_shape.
+	if b, ok := c.Planned(mod+".weight", 2, 16); !ok || b != 16+8+8 {
+		t.Errorf("Planned = %d, %v; want 32, true", b, ok)
+	}
+	if b, ok := c.Planned("lm_head.weight", 2, 16); ok || b != 0 {
+		t.Errorf("Planned(lm_head) = %d, %v; want 0, false", b, ok)
+	}
+	// An ignored module stored dense loads dense.
+	if q, err := c.Load(src, "lm_head.weight", 2, 16); q != nil || err != nil {
+		t.Errorf("Load(lm_head) = %v, %v; want nil, nil", q, err)
+	}
+}
+
+func TestCompressedBadInput(t *testing.T) {
+	c := mustParse(t, group8)
+	for _, tc := range []struct {
+		what  string
+		edit  func(src *model.MapSource, mod string)
+		want  string
+		outIn [2]int
+	}{
+		{"weight_shape disagrees", func(s *model.MapSource, m string) { s.Tensors[m+".weight_shape"] = i32(2, 24) }, "weight_shape is [2, 24]", [2]int{2, 16}},
+		{"config shape disagrees", func(*model.MapSource, string) {}, "weight_shape is [2, 16], the config implies [2, 24]", [2]int{2, 24}},
+		{"packed shape", func(s *model.MapSource, m string) { s.Tensors[m+".weight_packed"] = tensor.New(tensor.I32, 2, 3) }, "weight_packed is i32 [2, 3]", [2]int{2, 16}},
+		{"group size", func(s *model.MapSource, m string) { s.Tensors[m+".weight_scale"] = bf16([]int{2, 1}, 1, 1) }, "group_size 8", [2]int{2, 16}},
+		{"missing scale", func(s *model.MapSource, m string) { delete(s.Tensors, m+".weight_scale") }, "no scale tensor model.layers.1.mlp.experts.0.down_proj.weight_scale", [2]int{2, 16}},
+		{"missing shape", func(s *model.MapSource, m string) { delete(s.Tensors, m+".weight_shape") }, "weight_shape is missing", [2]int{2, 16}},
+		{"missing everything", func(s *model.MapSource, m string) { delete(s.Tensors, m+".weight_packed") }, "neither model.layers.1.mlp.experts.0.down_proj.weight_packed", [2]int{2, 16}},
+	} {
+		src, mod := expertSource(t)
+		tc.edit(src, mod)
+		_, err := c.Load(src, mod+".weight", tc.outIn[0], tc.outIn[1])
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one containing %q", tc.what, err, tc.want)
+		}
+	}
+	// Packed in the checkpoint but ignored by the config.
+	src, _ := expertSource(t)
+	src.Tensors["lm_head.weight_packed"] = src.Tensors["model.layers.1.mlp.experts.0.down_proj.weight_packed"]
+	if _, err := c.Load(src, "lm_head.weight", 2, 16); err == nil || !strings.Contains(err.Error(), `ignored by "lm_head"`) {
+		t.Errorf("packed ignored module: %v", err)
+	}
+	// Asymmetric without zero points.
+	asym := mustParse(t, strings.Replace(group8, `"symmetric": true`, `"symmetric": false`, 1))
+	src, mod := expertSource(t)
+	if _, err := asym.Load(src, mod+".weight", 2, 16); err == nil || !strings.Contains(err.Error(), "no zero points "+mod+".weight_zero_point") {
+		t.Errorf("asymmetric: %v", err)
+	}
+}
+
+func TestParseCompressedRejects(t *testing.T) {
+	for _, tc := range []struct{ old, new, want string }{
+		{`"format": "pack-quantized"`, `"format": "int-quantized"`, `format "int-quantized"`},
+		{`"num_bits": 4`, `"num_bits": 8`, "weights.num_bits 8"},
+		{`"type": "int"`, `"type": "float"`, `weights.type "float"`},
+		{`"strategy": "group"`, `"strategy": "channel"`, `weights.strategy "channel"`},
+		{`, "group_size": 8`, ``, "weights.group_size"},
+		{`"targets": ["Linear"], `, `"targets": ["Linear"], "input_activations": {"num_bits": 8}, `, "input_activations"},
+		{`"ignore": ["lm_head"]`, `"ignore": ["re:(?=x)"]`, `ignore "re:(?=x)"`},
+		{`"quant_method": "compressed-tensors"`, `"quant_method": "awq"`, `quant_method "awq"`},
+	} {
+		s := strings.Replace(group8, tc.old, tc.new, 1)
+		if s == group8 {
+			t.Fatalf("edit %q did not apply", tc.old)
+		}
+		_, err := parseCompressed(json.RawMessage(s))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s → %s: error %v, want one containing %q", tc.old, tc.new, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,106 @@
+package capture
+
+import (
+	"fmt"
+	"sync"
+
+	"hsdb/engine/model"
+)
+
+// Limits are what a model accepts of one input sequence, checked while a
+// batch job's input is read (ReadJSONL, ParseIDsList) and again before
+// its first forward pass (RunCaptureJob), so that a bad row is named
+// before any work: at most MaxPositions tokens (max_position_embeddings,
+// as the REPL's `input` enforces) and token ids below Vocab (vocab_size).
+// A zero field is not checked.
+type Limits struct {
+	MaxPositions int
+	Vocab        int
+}
+
+// LimitsOf returns a model's limits from its config dimensions.
+func LimitsOf(d *model.Dims) Limits {
+	if d == nil {
+		return Limits{}
+	}
+	return Limits{MaxPositions: d.MaxPos, Vocab: d.Vocab}
+}
+
+// check says what is wrong with a sequence of ids ("" when nothing).
+func (l Limits) check(ids []int32) string {
+	if l.MaxPositions > 0 && len(ids) > l.MaxPositions {
+		return fmt.Sprintf("%d tokens, more than max_position_embeddings %d", len(ids), l.MaxPositions)
+	}
+	if l.Vocab > 0 {
+		for j, v := range ids {
+			if int(v) >= l.Vocab || v < 0 {
+				return fmt.Sprintf("input_ids[%d] = %d is not a token id of the model (vocab_size %d)", j, v, l.Vocab)
+			}
+		}
+	}
+	return ""
+}
+
+// Check validates every sequence against l. Errors name the sequence (its
+// index and id) and the limit.
+func (in *Inputs) Check(l Limits) error {
+	for i, s := range in.Seqs {
+		if why := l.check(s.IDs); why != "" {
+			return fmt.Errorf("%s: sequence %d (id %q): %s", in.Job.Input, i, s.ID, why)
+		}
+	}
+	return nil
+}
+
+// stopHook wraps a job's capturer so that a cancelled context (Ctrl-C,
+// SIGTERM) stops the forward pass at the next site, not at the end of a
+// long row. Ranks must answer Want alike, so, as inspect/debug's
+// Session.Interrupt does, the stop is placed after every site any rank has
+// asked about; every rank then asks for that site and Visit returns
+// ErrInterrupted, which ends the pass on all ranks.
+type stopHook struct {
+	inner   model.Hook
+	sites   int64 // sites of the tree, for a key that orders steps and sites
+	mu      sync.Mutex
+	maxSeen int64
+	stopAt  int64 // -1: none
+}
+
+func newStopHook(inner model.Hook, sites int) *stopHook {
+	return &stopHook{inner: inner, sites: int64(sites) + 1, maxSeen: -1, stopAt: -1}
+}
+
+func (h *stopHook) key(ev *model.Event) int64 { return int64(ev.Step)*h.sites + int64(ev.Site.Index) }
+
+// Want implements model.Hook.
+func (h *stopHook) Want(ev *model.Event) bool {
+	k := h.key(ev)
+	h.mu.Lock()
+	if k > h.maxSeen {
+		h.maxSeen = k
+	}
+	stop := h.stopAt >= 0 && k >= h.stopAt
+	h.mu.Unlock()
+	return stop || h.inner.Want(ev)
+}
+
+// Visit implements model.Hook.
+func (h *stopHook) Visit(ev *model.Event, ranks []*model.RankView) error {
+	h.mu.Lock()
+	stop := h.stopAt >= 0 && h.key(ev) >= h.stopAt
+	h.mu.Unlock()
+	if stop {
+		return ErrInterrupted
+	}
+	if h.inner.Want(ev) {
+		return h.inner.Visit(ev, ranks)
+	}
+	return nil
+}
+
+// stop asks the running pass to end at the next site no rank has reached.
+func (h *stopHook) stop() {
+	h.mu.Lock()
+	h.stopAt = h.maxSeen + 1
+	h.mu.Unlock()
+}

@@ -1,0 +1,119 @@
+package capture
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"hsdb/engine/safetensors"
+	"hsdb/engine/tensor"
+)
+
+// seqTensors builds the file's tensors in writing order (8-byte elements
+// first, so every tensor starts aligned) and the expected f32 values of
+// the float ones (what was captured, rounded to the dump dtype).
+func (w *DumpWriter) seqTensors(s *SeqCapture) ([]safetensors.Named, map[string][]float32, error) {
+	n := s.Len()
+	ids := make([]int64, n)
+	for i, v := range s.IDs {
+		ids[i] = int64(v)
+	}
+	out := []safetensors.Named{{Name: "input_ids", T: tensor.FromI64(ids, n)}}
+	if s.LossMask != nil {
+		if len(s.LossMask) != n {
+			return nil, nil, fmt.Errorf("%w: loss_mask has %d elements, the sequence %d tokens", ErrInvalid, len(s.LossMask), n)
+		}
+		out = append(out, safetensors.Named{Name: "loss_mask", T: tensor.FromI64(s.LossMask, n)})
+	}
+	want := map[string][]float32{}
+	var keys []string
+	for _, l := range w.m.Capture.Layers {
+		keys = append(keys, fmt.Sprintf("hidden_states.%d", l))
+	}
+	for _, si := range w.m.Capture.Sites {
+		keys = append(keys, si.Key)
+	}
+	var floats []safetensors.Named
+	for _, k := range keys {
+		t, ok := s.Tensors[k]
+		if !ok {
+			return nil, nil, fmt.Errorf("%w: nothing was captured for %s (did the forward pass reach its site?)", ErrInvalid, k)
+		}
+		if t.Rows() != n {
+			return nil, nil, fmt.Errorf("%w: %s has %d rows for %d tokens", ErrInvalid, k, t.Rows(), n)
+		}
+		if !t.DType.IsFloat() {
+			out = append(out, safetensors.Named{Name: k, T: t})
+			continue
+		}
+		ct := t
+		if t.DType != w.dtype {
+			ct = t.Convert(w.dtype)
+		}
+		want[k] = ct.ToF32()
+		floats = append(floats, safetensors.Named{Name: k, T: ct})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].T.DType.Size() > out[j].T.DType.Size() })
+	return append(out, floats...), want, nil
+}
+
+func (w *DumpWriter) writeSeq(s *SeqCapture, id string) (SeqRecord, error) {
+	file := fmt.Sprintf("seq_%06d.safetensors", s.Seq)
+	path := filepath.Join(w.stage, file)
+	rec := SeqRecord{ID: id, Index: s.Seq, Length: s.Len(), File: file, LossMask: s.LossMask != nil, Tensors: map[string]TensorRecord{}}
+	named, want, err := w.seqTensors(s)
+	if err != nil {
+		return rec, fmt.Errorf("dump %s: sequence %s: %w", w.dir, id, err)
+	}
+	for _, nt := range named {
+		rec.Tensors[nt.Name] = TensorRecord{Shape: append([]int(nil), nt.T.Shape...), DType: nt.T.DType.SafetensorsName(), SHA256: sha256Hex(nt.T.Data)}
+	}
+	if problems := contentProblems(named, w.m.Capture.Layers, w.hidden); len(problems) > 0 {
+		return rec, fmt.Errorf("dump %s: sequence %s: %w: %s", w.dir, id, ErrInvalid, strings.Join(problems, "; "))
+	}
+	meta := map[string]string{"format": "pt", "hsdb": ManifestFormat, "sequence": id, "what": w.m.Capture.What, "layers": joinInts(w.m.Capture.Layers)}
+	if dumpTestHook != nil {
+		if err := dumpTestHook(path); err != nil {
+			return rec, fmt.Errorf("dump %s: sequence %s: writing %s: %w", w.dir, id, path, diskFull(err))
+		}
+	}
+	if err := safetensors.WriteFile(path, named, meta); err != nil {
+		return rec, fmt.Errorf("dump %s: sequence %s: %w", w.dir, id, err)
+	}
+	if err := verifyFile(path, rec, want, w.dtype); err != nil {
+		os.Remove(path)
+		return rec, fmt.Errorf("dump %s: sequence %s: %w", w.dir, id, err)
+	}
+	rec.Validated = true
+	return rec, nil
+}
+
+// checkStage is Finish's last look before the rename: every file the
+// manifest lists is in the staging directory as a regular file of the
+// size its tensors need at least, and nothing else is (temporaries of a
+// write cut short are removed; anything else is an error).
+func (w *DumpWriter) checkStage() error {
+	for _, r := range w.m.Sequences {
+		fi, err := os.Lstat(filepath.Join(w.stage, r.File))
+		if err != nil {
+			return fmt.Errorf("%w: sequence %s: its file is missing from %s: %v", ErrInvalid, r.ID, w.stage, err)
+		}
+		need := int64(0)
+		for _, t := range r.Tensors {
+			n := int64(1)
+			for _, d := range t.Shape {
+				n *= int64(d)
+			}
+			if dt, err := tensor.ParseDType(t.DType); err == nil {
+				need += n * int64(dt.Size())
+			}
+		}
+		if !fi.Mode().IsRegular() || fi.Size() < need {
+			return fmt.Errorf("%w: sequence %s: %s is a %s of %d bytes, want a file of at least %d", ErrInvalid, r.ID, r.File, kindOf(fi), fi.Size(), need)
+		}
+	}
+	w.removeStrays()
+	return nil
+}

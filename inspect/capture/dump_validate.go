@@ -1,0 +1,71 @@
+package capture
+
+import (
+	"fmt"
+	"strings"
+)
+
+// validateDump applies the dump-level rules.
+func (w *DumpWriter) validateDump(expected int) []ValidationRecord {
+	var out []ValidationRecord
+	add := func(rule string, ok bool, format string, a ...any) {
+		st := Pass
+		if !ok {
+			st = Fail
+		}
+		out = append(out, ValidationRecord{Rule: rule, Status: st.String(), Detail: fmt.Sprintf(format, a...)})
+	}
+	n := len(w.m.Sequences)
+	if expected > 0 {
+		add("sequence count", n == expected, "%d sequences, %d expected", n, expected)
+	} else {
+		add("sequence count", n > 0, "%d sequences", n)
+	}
+	var bad []string
+	for _, r := range w.m.Sequences {
+		if !r.Validated {
+			bad = append(bad, r.ID)
+		}
+	}
+	add("validated", len(bad) == 0, "%d of %d files re-read and validated%s", n-len(bad), n, listNote(bad))
+	add(RuleLayerCount, len(w.m.Capture.Layers)+len(w.m.Capture.Sites) > 0, "layers %s (%s)%s", joinInts(w.m.Capture.Layers), w.m.Capture.What, sitesNote(w.m.Capture.Sites))
+	var reps []string
+	ok := true
+	for _, k := range sortedKeys(w.m.Replicas) {
+		r := w.m.Replicas[k]
+		ok = ok && r.OK
+		if !r.OK {
+			reps = append(reps, fmt.Sprintf("%s: rank %d differs by %.3g", k, r.WorstRank, r.MaxRelDiff))
+		}
+	}
+	switch {
+	case len(w.m.Replicas) == 0:
+		out = append(out, ValidationRecord{Rule: RuleReplicas, Status: Skip.String(), Detail: "one rank"})
+	case ok:
+		add(RuleReplicas, true, "%d captured tensors equal on every rank", len(w.m.Replicas))
+	default:
+		add(RuleReplicas, false, "%s", strings.Join(reps, "; "))
+	}
+	return out
+}
+
+func listNote(ids []string) string {
+	if len(ids) == 0 {
+		return ""
+	}
+	if len(ids) > 5 {
+		ids = append(ids[:5:5], "...")
+	}
+	return "; not validated: " + strings.Join(ids, ", ")
+}
+
+func sitesNote(s []SiteInfo) string {
+	if len(s) == 0 {
+		return ""
+	}
+	var k []string
+	for _, x := range s {
+		k = append(k, x.Key)
+	}
+	return ", sites " + strings.Join(k, ", ")
+}
