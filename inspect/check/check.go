@@ -76,12 +76,13 @@ type Report struct {
 	// restarted without its earlier tokens' context (a chunked prefill).
 	Chunks []int
 
-	matchErr  error // the forward pass of layer matching failed
-	declared  bool  // SeqLens come from the file's own seq_lens tensor
-	ambiguous bool  // sequence boundaries found without BOS evidence
-	hasModel  bool  // a forward pass ran on the file's ids
-	wantModel bool  // a model was given
-	noEntries bool  // no hidden-state entry or no input_ids: nothing to compare
+	matchErr  error     // the forward pass of layer matching failed
+	declared  bool      // SeqLens come from the file's own seq_lens tensor
+	ambiguous bool      // sequence boundaries found without BOS evidence
+	hasModel  bool      // a forward pass ran on the file's ids
+	wantModel bool      // a model was given
+	noEntries bool      // no hidden-state entry or no input_ids: nothing to compare
+	maskCtx   []spanCtx // the loss_mask's spans in context (a directory judges them together)
 }
 
 // Failed reports whether any rule failed or the file was unreadable.
@@ -243,7 +244,8 @@ func checkLayout(r *Report, l *Layout, opts CheckOptions) {
 	}
 	r.Rules = rulesFor(r, l, opts)
 	values, valueDs := valuesRule(l)
-	mask, maskD := lossMaskRule(l)
+	mask, maskD, ctxs := lossMaskRule(l)
+	r.maskCtx = ctxs
 	r.Rules = insertRules(r.Rules, capture.RuleFinite, values, mask)
 	seqLens := r.SeqLens
 	if r.declared {

@@ -148,7 +148,32 @@ func CheckPath(path string, opts CheckOptions) *PathReport {
 	for _, n := range names {
 		p.Files = append(p.Files, CheckFile(filepath.Join(path, n), opts))
 	}
+	dirMaskRule(p)
 	return p
+}
+
+// dirMaskRule judges the loss_mask's alignment over every file of a
+// directory together when no file has the two spans it takes alone (one
+// answer per file: the usual single-turn data).
+func dirMaskRule(p *PathReport) {
+	var all []spanCtx
+	for _, f := range p.Files {
+		if x, ok := f.Rule(capture.RuleLossMask); ok && x.Status != capture.Skip {
+			return // judged per file
+		}
+		all = append(all, f.maskCtx...)
+	}
+	if len(all) < 2 {
+		return
+	}
+	r, d := maskShiftRule(all, fmt.Sprintf(" over %d files", len(p.Files)))
+	if r.Status == capture.Skip {
+		return
+	}
+	if d != nil {
+		r.Detail += "; " + d.Cause
+	}
+	p.Rules = append(p.Rules, r)
 }
 
 func hasCaptureExt(name string) bool {
@@ -213,6 +238,7 @@ func checkDump(p *PathReport, m *capture.Manifest, opts CheckOptions) {
 		}
 		p.Files = append(p.Files, CheckFile(fp, o))
 	}
+	dirMaskRule(p)
 	var extra []string
 	ents, _ := os.ReadDir(p.Path)
 	for _, e := range ents {

@@ -180,65 +180,87 @@ func maskSpans(m *tensor.Tensor) [][2]int {
 	return out
 }
 
+// spanCtx is what the ids say around one masked span [start, end]: for
+// each shift s in -2..2 (index s+2) the token before the span's start
+// (ids[start-1+s]) and its last token (ids[end+s]), where they exist.
+type spanCtx struct {
+	before, last [5]int32
+	ok           [5]bool
+}
+
+// spanContexts returns the contexts of every span of ids.
+func spanContexts(ids []int32, spans [][2]int) []spanCtx {
+	out := make([]spanCtx, len(spans))
+	for i, sp := range spans {
+		for s := -2; s <= 2; s++ {
+			bi, ei := sp[0]-1+s, sp[1]+s
+			if bi >= 0 && ei >= 0 && ei < len(ids) {
+				out[i].before[s+2], out[i].last[s+2], out[i].ok[s+2] = ids[bi], ids[ei], true
+			}
+		}
+	}
+	return out
+}
+
 // maskShift tests a loss_mask's alignment with input_ids from the ids
 // alone: every masked span (an assistant turn) starts after the same
 // template token and ends at the same end-of-turn token. With at least two
-// spans it returns the shift d (0, ±1, ±2, smallest first) under which the
-// spans agree, moving the mask by d tokens (mask'[i] = mask[i-d]), and the
-// two tokens; ok is false when no shift makes them agree or fewer than two
-// spans can be judged.
-func maskShift(ids []int32, spans [][2]int) (d int, before, last int32, ok bool) {
-	if len(spans) < 2 {
+// spans (of one file, or of every file of a directory) it returns the
+// shift d (0, ±1, ±2, smallest first) under which the spans agree, moving
+// the mask by d tokens (mask'[i] = mask[i-d]), and the two tokens; ok is
+// false when no shift makes them agree or fewer than two spans can be
+// judged.
+func maskShift(ctxs []spanCtx) (d int, before, last int32, ok bool) {
+	if len(ctxs) < 2 {
 		return 0, 0, 0, false
 	}
 	for _, s := range []int{0, 1, -1, 2, -2} {
-		agree, seen := true, 0
-		var b, e int32
-		for _, sp := range spans {
-			bi, ei := sp[0]-1+s, sp[1]+s
-			if bi < 0 || ei >= len(ids) || ei < 0 {
+		agree := true
+		for _, c := range ctxs {
+			if !c.ok[s+2] || c.before[s+2] != ctxs[0].before[s+2] || c.last[s+2] != ctxs[0].last[s+2] {
 				agree = false
 				break
 			}
-			if seen == 0 {
-				b, e = ids[bi], ids[ei]
-			} else if ids[bi] != b || ids[ei] != e {
-				agree = false
-				break
-			}
-			seen++
 		}
-		if agree && seen >= 2 {
-			return s, b, e, true
+		if agree {
+			return s, ctxs[0].before[s+2], ctxs[0].last[s+2], true
 		}
 	}
 	return 0, 0, 0, false
 }
 
-// lossMaskRule checks the loss_mask against input_ids by maskShift.
-func lossMaskRule(l *Layout) (RuleResult, *Diagnosis) {
+// maskShiftRule is the loss_mask rule over span contexts (of one file or
+// of a directory's files, where says which).
+func maskShiftRule(ctxs []spanCtx, where string) (RuleResult, *Diagnosis) {
 	res := RuleResult{Rule: capture.RuleLossMask}
-	if l.LossMask == nil || l.InputIDs == nil || l.LossMask.Numel() != l.idsLen() {
-		res.Status, res.Detail = capture.Skip, "no loss_mask of len(input_ids)"
-		return res, nil
-	}
-	spans := maskSpans(l.LossMask)
-	d, b, e, ok := maskShift(l.ids(), spans)
+	d, b, e, ok := maskShift(ctxs)
 	switch {
-	case len(spans) < 2:
-		res.Status, res.Detail = capture.Skip, fmt.Sprintf("%d masked span%s: alignment with input_ids is judged over two or more", len(spans), plural(len(spans)))
+	case len(ctxs) < 2:
+		res.Status, res.Detail = capture.Skip, fmt.Sprintf("%d masked span%s%s: alignment with input_ids is judged over two or more", len(ctxs), plural(len(ctxs)), where)
 		return res, nil
 	case !ok:
-		res.Status, res.Detail = capture.Skip, fmt.Sprintf("%d masked spans start and end at different tokens under every shift up to ±2: alignment not judged", len(spans))
+		res.Status, res.Detail = capture.Skip, fmt.Sprintf("%d masked spans%s start and end at different tokens under every shift up to ±2: alignment not judged", len(ctxs), where)
 		return res, nil
 	case d == 0:
-		res.Status, res.Detail = capture.Pass, fmt.Sprintf("%d masked spans, each after token %d and ending at token %d", len(spans), b, e)
+		res.Status, res.Detail = capture.Pass, fmt.Sprintf("%d masked spans%s, each after token %d and ending at token %d", len(ctxs), where, b, e)
 		return res, nil
 	}
 	res.Status = capture.Fail
-	res.Detail = fmt.Sprintf("loss_mask is misaligned with input_ids by %+d: moved by %+d token%s, its %d spans each start after token %d and end at token %d", -d, d, plural(abs(d)), len(spans), b, e)
+	res.Detail = fmt.Sprintf("loss_mask is misaligned with input_ids by %+d: moved by %+d token%s, its %d spans%s each start after token %d and end at token %d", -d, d, plural(abs(d)), len(ctxs), where, b, e)
 	return res, &Diagnosis{
-		Sentence: fmt.Sprintf("loss_mask is shifted by %+d relative to input_ids (moving it by %+d aligns all %d spans: after token %d, ending at token %d)", -d, d, len(spans), b, e),
+		Sentence: fmt.Sprintf("loss_mask is shifted by %+d relative to input_ids (moving it by %+d aligns all %d spans%s: after token %d, ending at token %d)", -d, d, len(ctxs), where, b, e),
 		Cause:    "the mask was computed for the labels (input_ids shifted by one) or cut at another offset than the ids, so training weights the wrong tokens (EAGLE #317, SpecForge #885)",
 	}
+}
+
+// lossMaskRule checks the loss_mask against input_ids by maskShift over
+// the file's own spans, and returns their contexts (for a directory's
+// rule over every file).
+func lossMaskRule(l *Layout) (RuleResult, *Diagnosis, []spanCtx) {
+	if l.LossMask == nil || l.InputIDs == nil || l.LossMask.Numel() != l.idsLen() {
+		return RuleResult{Rule: capture.RuleLossMask, Status: capture.Skip, Detail: "no loss_mask of len(input_ids)"}, nil, nil
+	}
+	ctxs := spanContexts(l.ids(), maskSpans(l.LossMask))
+	r, d := maskShiftRule(ctxs, "")
+	return r, d, ctxs
 }

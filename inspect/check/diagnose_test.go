@@ -498,3 +498,50 @@ func TestCorrectLayoutsPass(t *testing.T) {
 		}
 	}
 }
+
+// TestLossMaskShiftOverDirectory: single-turn files (one masked answer
+// each, after template token 7 and ending at end-of-turn token 2) cannot
+// be judged alone; a directory of them is judged together: aligned masks
+// pass, the same masks moved one token left fail naming the shift.
+func TestLossMaskShiftOverDirectory(t *testing.T) {
+	files := [][]int64{{5, 11, 7, 30, 31, 2}, {5, 12, 13, 7, 40, 2}, {5, 7, 50, 51, 52, 2}}
+	for _, c := range []struct {
+		shift int
+		want  string
+		v     Verdict
+	}{{0, "pass  loss_mask         3 masked spans over 3 files, each after token 7 and ending at token 2", VerdictValid},
+		{1, "FAIL  loss_mask         loss_mask is misaligned with input_ids by -1: moved by +1 token, its 3 spans over 3 files each start after token 7 and end at token 2", VerdictProblems}} {
+		dir := t.TempDir()
+		for i, ids := range files {
+			mask := make([]int64, len(ids))
+			for j := range ids {
+				if j > 0 && slicesIndex(ids, 7) < j+c.shift && j+c.shift < len(ids) {
+					mask[j] = 1
+				}
+			}
+			x := make([]float32, len(ids)*4)
+			for k := range x {
+				x[k] = float32((k+i)%5) - 2
+			}
+			named := []safetensors.Named{{Name: "input_ids", T: tensor.FromI64(ids, len(ids))}, {Name: "hidden_states.0", T: tensor.FromF32(x, len(ids), 4)},
+				{Name: "loss_mask", T: tensor.FromI64(mask, len(mask))}}
+			if err := safetensors.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.safetensors", i)), named, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p := CheckPath(dir, CheckOptions{})
+		text := strings.Join(p.Lines(), "\n")
+		if p.Verdict() != c.v || !strings.Contains(text, c.want) {
+			t.Errorf("shift %d: verdict %s, want %s; lacks %q?\n%s", c.shift, p.Verdict(), c.v, c.want, text)
+		}
+	}
+}
+
+func slicesIndex(xs []int64, v int64) int {
+	for i, x := range xs {
+		if x == v {
+			return i
+		}
+	}
+	return -1
+}
