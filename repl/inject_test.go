@@ -34,3 +34,23 @@ func TestInjectCommand(t *testing.T) {
 	}
 	f.AssertExec("help inject", "router-softmax", "TRT-Model-Connect #662", "vLLM #13232")
 }
+
+// TestInjectShowsAtStops: a stop under perturb-rank says it is injected,
+// and `ranks` and `print` show rank 1's copy diverged from rank 0's; after
+// `inject clear` the ranks agree again.
+func TestInjectShowsAtStops(t *testing.T) {
+	f := newFake(t, 2)
+	f.Exec(batchCmd)
+	f.Exec("inject perturb-rank at layers.1")
+	f.Exec("break layers.1")
+	f.AssertExec("run", "INJECTED FAULTS (inject clear removes them): perturb-rank at model.layers.1 on rank 1")
+	f.AssertExec("ranks hidden_states", "0-1    diverged")
+	f.AssertExec("print hidden_states", "DIVERGED")
+	f.Exec("inject clear")
+	if out := f.Exec("run"); strings.Contains(out, "INJECTED") {
+		t.Fatalf("%s", out)
+	}
+	if out := f.Exec("ranks hidden_states"); strings.Contains(out, "diverged") {
+		t.Fatalf("after inject clear: %s", out)
+	}
+}
