@@ -256,12 +256,14 @@ type alignInputs struct {
 // file's own ids; with a known BOS, the ids with BOS prepended (labels
 // saved as input_ids, a dropped BOS row) and, when the ids start with BOS,
 // without it. Each alignment is one extra prefill, run only when some
-// target needs it. It returns the extra explanations per target index.
-func realign(in alignInputs, targets []*target, ms []EntryMatch, tols []Tolerance, consts map[string]float64) (map[int][]Explanation, error) {
+// target needs it: one not solved (a close reading found already) and
+// not solved by the alignments before. It returns the extra explanations
+// per target index.
+func realign(in alignInputs, targets []*target, ms []EntryMatch, tols []Tolerance, consts map[string]float64, solved []bool) (map[int][]Explanation, error) {
 	focus := map[int]Candidate{}
 	want := map[refKey]bool{}
 	for i, t := range targets {
-		if ms[i].HasClaimed && ms[i].Close || t.skip {
+		if ms[i].HasClaimed && ms[i].Close || t.skip || solved[i] {
 			continue
 		}
 		if !ms[i].HasClaimed && ms[i].Label < 0 && ms[i].Best.Kind == CandStream && ms[i].Best.World == 0 && ms[i].Tol.Close(ms[i].BestScore) {
@@ -302,8 +304,11 @@ func realign(in alignInputs, targets []*target, ms []EntryMatch, tols []Toleranc
 		}
 		out[i] = append(out[i], shiftExplanations(t, ref, c, tols[i], consts)...)
 		out[i] = append(out[i], orderExplanation(t, ref, c, in.lens, tols[i], consts)...)
+		if anyCloseExplanation(out[i]) {
+			delete(focus, i)
+		}
 	}
-	if !in.hasBOS || len(in.lens) != 1 {
+	if !in.hasBOS || len(in.lens) != 1 || len(focus) == 0 {
 		return out, nil
 	}
 	n := len(in.ids)

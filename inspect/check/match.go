@@ -228,8 +228,14 @@ func Match(e *capture.Target, l *Layout, opts MatchOptions) (*MatchResult, error
 		res.Entries = append(res.Entries, entryMatch(t, what, tols[i]))
 	}
 	consts := scaleConstants(hidden, opts.Constants)
+	plain := make([][]Explanation, len(targets))
+	solved := make([]bool, len(targets))
+	for i, t := range targets {
+		plain[i] = accExplanations(t, tols[i], consts)
+		solved[i] = anyCloseExplanation(plain[i]) // realigning cannot do better than a close reading
+	}
 	extra, err := realign(alignInputs{ids: ids, lens: lens, bos: opts.BOS, hasBOS: opts.HasBOS, layers: e.Dims.Layers, prefill: e.Prefill},
-		targets, res.Entries, tols, consts)
+		targets, res.Entries, tols, consts, solved)
 	if err != nil {
 		return nil, err
 	}
@@ -239,9 +245,18 @@ func Match(e *capture.Target, l *Layout, opts MatchOptions) (*MatchResult, error
 		if t.cond != "" || m.HasClaimed && m.Close {
 			continue
 		}
-		m.Explanations = topExplanations(append(accExplanations(t, tols[i], consts), extra[i]...), 3)
+		m.Explanations = topExplanations(append(plain[i], extra[i]...), 3)
 	}
 	return res, nil
+}
+
+func anyCloseExplanation(xs []Explanation) bool {
+	for _, x := range xs {
+		if x.Close {
+			return true
+		}
+	}
+	return false
 }
 
 // classifyRuns tells the restarts of a split batch apart: a restart at
