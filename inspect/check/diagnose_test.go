@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"hsdb/engine"
+	"hsdb/engine/model"
 	"hsdb/engine/modelpath"
 	"hsdb/engine/safetensors"
 	"hsdb/engine/tensor"
@@ -544,4 +545,35 @@ func slicesIndex(xs []int64, v int64) int {
 		}
 	}
 	return -1
+}
+
+// TestPrefillsPerFile: a good file costs one forward pass; a file whose
+// entry is not what it claims adds the pass with every site tensor of a
+// fitting width, and one that no reading explains adds the realignment
+// pass (no BOS known: no BOS passes).
+func TestPrefillsPerFile(t *testing.T) {
+	e := llamaEngine(t)
+	n := 0
+	tg := targetOf(e)
+	inner := tg.Prefill
+	tg.Prefill = func(s [][]int32, h model.Hook) error { n++; return inner(s, h) }
+	for _, c := range []struct {
+		file string
+		want int
+	}{{"good_speculators.pt", 1}, {"no_residual.pt", 2}, {"shifted_by_one.pt", 2}} {
+		n = 0
+		CheckFile(filepath.Join(capturesDir, c.file), CheckOptions{Model: tg, Layers: []int{0, 1, 2}})
+		if n != c.want {
+			t.Errorf("%s: %d forward passes, want %d", c.file, n, c.want)
+		}
+	}
+	ll := loadRef(t, "llama")
+	ids2, a2, b2 := ll.seq(2)
+	x := ll.rows(t, "layer.1", a2, b2)
+	p := writeCapture(t, ids2, map[int][]float32{1: append(append([]float32(nil), x[96:]...), x[len(x)-96:]...)}, 96)
+	n = 0
+	CheckFile(p, CheckOptions{Model: tg})
+	if n != 3 {
+		t.Errorf("rows shifted: %d forward passes, want 3 (match, sites, realign)", n)
+	}
 }
