@@ -11,6 +11,7 @@ import (
 	"hsdb/engine/backend/cpu"
 	"hsdb/engine/llama2c"
 	"hsdb/engine/model"
+	"hsdb/engine/plan"
 	"hsdb/engine/quant"
 	"hsdb/engine/tensor"
 	"hsdb/engine/tokenizer"
@@ -39,8 +40,11 @@ type Options struct {
 	Layers *model.LayerRange
 	// MemoryLimit is the memory, in bytes, the weights may take (summed over
 	// the virtual ranks on the CPU, per rank on a GPU); 0 means what the
-	// machine reports (MemAvailable on the CPU). A load whose estimate
-	// exceeds it fails with ErrMemory before reading any weight.
+	// machine reports (MemAvailable on the CPU; on GPUs each GPU's free
+	// memory once the devices are open, shared by the ranks placed on it).
+	// A load whose memory plan (engine/plan, weights only) exceeds it fails
+	// with ErrMemory, naming the rank or GPU and the shortfall, before
+	// reading any weight.
 	MemoryLimit int64
 }
 
@@ -58,7 +62,7 @@ type Engine struct {
 	// (config.json's quantization_config), or nil.
 	Quant model.QuantScheme
 	// Estimate is the bytes of weights each rank was expected to hold,
-	// computed from the module tree before loading (EstimateWeights).
+	// from the memory plan checked before loading (plan.New).
 	Estimate []int64
 	// Skipped says what of the checkpoint was not loaded (a multimodal
 	// wrapper's vision tower), or "".
@@ -133,40 +137,22 @@ func newDevices(opts Options, world int, act tensor.DType) ([]backend.Device, []
 // weight (named with its expected shape).
 func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Options) (*Engine, error) {
 	world := max(opts.TP, 1)
-	cfg, skipped, err := model.ParseConfig(configJSON)
+	cfg, skipped, tree, err := buildTree(configJSON, world, opts)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if opts.EP {
-		ep, ok := cfg.(model.ExpertParallel)
-		if !ok {
-			return nil, fmt.Errorf("%s: --ep: %s has no routed experts", path, cfg.Dims().Arch)
-		}
-		if err := ep.SetExpertParallel(true); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-	}
-	if opts.Layers != nil {
-		ls, ok := cfg.(model.LayerSelector)
-		if !ok {
-			return nil, fmt.Errorf("%s: --load-layers %s: %s cannot load a range of layers", path, opts.Layers, cfg.Dims().Arch)
-		}
-		if err := ls.SelectLayers(*opts.Layers); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-	}
-	if err := cfg.Validate(world); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, explainLimit(err, src, configJSON))
 	}
 	qs, err := quant.FromConfig(configJSON)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	tree := cfg.Tree(world)
-	estimate := EstimateWeights(tree, world, src, opts.DType)
-	if err := checkMemory(estimate, opts); err != nil {
+	mem, err := loadPlan(cfg, tree, world, src, qs, opts)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if err := mem.Check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	estimate := mem.Weights()
 	devs, comms, g, err := newDevices(opts, world, activationDType(opts, cfg.Dims()))
 	if err != nil {
 		return nil, err
@@ -179,6 +165,12 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 		}
 		if c, ok := comms[r].(io.Closer); ok {
 			e.closers = append(e.closers, c.Close)
+		}
+	}
+	if mem.DeviceBytes == 0 { // no limit known before the devices: ask the GPUs (before any weight is read)
+		if err := checkDevices(mem, devs); err != nil {
+			e.Close()
+			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 	}
 	for r := range world {
@@ -253,19 +245,9 @@ func appendNew(dst, add []string) []string {
 	return dst
 }
 
-// activationDType is the dtype a device computes in: --dtype when given,
-// else the model's (config.json torch_dtype, as HF's dtype="auto" loads
-// it); anything but f32, bf16 and f16 computes in f32.
+// activationDType is the dtype a device computes in (plan.ActivationDType).
 func activationDType(opts Options, d *model.Dims) tensor.DType {
-	dt := opts.DType
-	if dt == tensor.Invalid {
-		dt = d.DType
-	}
-	switch dt {
-	case tensor.F32, tensor.BF16, tensor.F16:
-		return dt
-	}
-	return tensor.F32
+	return plan.ActivationDType(opts.DType, d)
 }
 
 // loadRank runs cfg.Load, turning a device failure while uploading (out of

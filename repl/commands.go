@@ -167,12 +167,15 @@ func init() {
 				"Per-token tensors are split per sequence of the flattened batch, gathered across ranks when sharded (summed when partial) " +
 				"and checked across ranks when replicated; decode steps append rows. `list` shows what is captured, `clear` forgets it all.",
 			complete: words("layers", "site", "list", "clear"), fn: cmdCapture},
-		{aliases: []string{"dump"}, group: "captures", usage: "dump DIR [--force] [--dtype f32|bf16|f16]", noRepeat: true,
+		{aliases: []string{"dump"}, group: "captures", usage: "dump DIR [--force] [--dtype f32|bf16|f16] [--format hsdb|speculators|specforge] [--compress]", noRepeat: true,
 			help: "Write the captures as a validated dump: DIR/manifest.json and one safetensors file per sequence.\n" +
 				"Each file holds input_ids [len] (i64) and hidden_states.{layer} [len, hidden] (site captures as SITE:TENSOR) in the model's dtype or --dtype. " +
 				"Written in a temporary directory, each file re-read and checked (shapes, sha256 of every tensor, values equal to what was captured, all finite, layers distinct), then renamed into place. " +
 				"An existing DIR is never replaced without --force, and --force replaces only a dump hsdb wrote (its manifest lists every file in it): never an ordinary file, a directory holding other files, the home or working directory. " +
-				"One job at a time writes DIR (an advisory lock beside it, .DIR.lock, released on exit however the process ends); a failure leaves nothing behind, and the staging directories of killed dumps (.DIR.tmp-PID-*) are removed by the next dump of DIR.",
+				"One job at a time writes DIR (an advisory lock beside it, .DIR.lock, released on exit however the process ends); a failure leaves nothing behind, and the staging directories of killed dumps (.DIR.tmp-PID-*) are removed by the next dump of DIR. " +
+				"--format speculators writes hs_{idx}.safetensors instead (hidden_states [len, n_ids, hidden] + token_ids, as speculators trains on them: ids are the captured layers + 1, with 0 first when `capture site model.embed_tokens hidden_states` is on); " +
+				"--format specforge writes rows_{g}-{g+2000}/data_{idx}.ckpt torch.save archives (aux_hidden_state = the captured layers concatenated, hidden_state = `capture site model.norm hidden_states`; --compress: .ckpt.gz). " +
+				"Both bf16 unless --dtype, with manifest.json beside them as hsdb's sidecar (the trainers ignore it).",
 			complete: completeFiles, fn: cmdDump},
 		{aliases: []string{"inject"}, group: "captures", noRepeat: true,
 			usage: "inject FAULT [VALUE] [at SITE] [--rank R] [--token T --channel C] | inject clear | inject",

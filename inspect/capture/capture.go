@@ -286,7 +286,7 @@ func (c *Capturer) Visit(ev *model.Event, ranks []*model.RankView) error {
 	c.noteFaults()
 	for _, i := range c.bySite[ev.Site.Path] {
 		spec := c.specs[i]
-		g, err := GatherSite(spec.Site, c.faultTensor(spec), ranks)
+		g, err := gatherSite(spec.Site, c.faultTensor(spec), ranks, true)
 		if err != nil {
 			c.fail(err)
 			continue
@@ -306,11 +306,13 @@ func (c *Capturer) Visit(ev *model.Event, ranks []*model.RankView) error {
 		}
 		for s, n := range b.SeqLens {
 			sc := c.seqs[b.Seqs[s]]
-			rows := cloneTensor(g.T.SliceRows(b.SeqStart(s), b.SeqStart(s)+n))
-			rows = c.applyFaults(spec, rows, len(ranks))
+			rows := c.applyFaults(spec, g.T.SliceRows(b.SeqStart(s), b.SeqStart(s)+n), len(ranks))
 			if old := sc.Tensors[spec.Key]; old != nil && b.Step > 0 {
 				sc.Tensors[spec.Key] = appendRows(old, rows)
 			} else {
+				// g.T is this visit's own host copy (gatherSite allocates it),
+				// so each sequence keeps its rows without a second copy on
+				// the forward pass's path (applyFaults changes this copy).
 				sc.Tensors[spec.Key] = rows
 			}
 		}

@@ -92,9 +92,9 @@ func (c *Capturer) faultTensor(spec CaptureSpec) string {
 	return spec.Tensor
 }
 
-// applyFaults returns one sequence's recorded rows x [n, width] (a fresh
-// copy, changed in place) as the faults at spec's site say, for a pass
-// over world ranks.
+// applyFaults returns one sequence's recorded rows x [n, width] (the
+// visit's own host copy, changed in place) as the faults at spec's site
+// say, for a pass over world ranks.
 func (c *Capturer) applyFaults(spec CaptureSpec, x *tensor.Tensor, world int) *tensor.Tensor {
 	if spec.Layer < 0 || len(c.faults) == 0 || x.DType != tensor.F32 {
 		return x

@@ -216,9 +216,9 @@ func checksumRule(cf *CaptureFile, want map[string]string) RuleResult {
 
 // checkLayout runs the rules on an interpreted file.
 func checkLayout(r *Report, l *Layout, opts CheckOptions) {
-	if !l.Labelled && len(opts.Layers) == len(l.Entries) {
-		for i := range l.Entries {
-			l.Entries[i].Layer = opts.Layers[i]
+	if idx := layerEntries(l.Entries); !l.Labelled && len(opts.Layers) == len(idx) {
+		for i, j := range idx {
+			l.Entries[j].Layer = opts.Layers[i]
 		}
 	}
 	r.wantModel = opts.Model != nil

@@ -76,8 +76,13 @@ func (p *PathReport) Lines() []string {
 	if p.Manifest != nil || len(p.Files) > 1 {
 		out = append(out, p.Path+":")
 		if m := p.Manifest; m != nil {
-			out = append(out, fmt.Sprintf("  hsdb dump of %s (%s, tp %d): layers %s (%s), %s, %d sequences", m.Model.Path, m.Model.Arch,
-				m.Model.WorldSize, joinInts(m.Capture.Layers), m.Capture.What, m.Capture.DType, len(m.Sequences)))
+			if m.Capture.Format != "" {
+				out = append(out, fmt.Sprintf("  %s samples by hsdb of %s (%s, tp %d): %s ids %s = hsdb layers %s, %s, %d sequences", m.Capture.Format, m.Model.Path, m.Model.Arch,
+					m.Model.WorldSize, m.Capture.Format, joinInts(m.Capture.FormatIDs), joinInts(m.Capture.Layers), m.Capture.DType, len(m.Sequences)))
+			} else {
+				out = append(out, fmt.Sprintf("  hsdb dump of %s (%s, tp %d): layers %s (%s), %s, %d sequences", m.Model.Path, m.Model.Arch,
+					m.Model.WorldSize, joinInts(m.Capture.Layers), m.Capture.What, m.Capture.DType, len(m.Sequences)))
+			}
 			if len(m.Faults) > 0 {
 				out = append(out, "  written under INJECTED FAULTS (a rehearsal, not training data): "+strings.Join(m.Faults, "; "))
 			}
@@ -99,10 +104,30 @@ func (p *PathReport) Lines() []string {
 }
 
 // captureExts are the file names a directory check reads.
-var captureExts = []string{".safetensors", ".pt", ".pth", ".bin"}
+var captureExts = []string{".safetensors", ".pt", ".pth", ".bin", ".ckpt", ".ckpt.gz"}
+
+// captureFiles lists the capture files under dir, recursively (SpecForge
+// puts samples in rows_{g}-{g+2000}/), as slash-separated paths relative to
+// dir, sorted.
+func captureFiles(dir string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && hasCaptureExt(d.Name()) {
+			rel, _ := filepath.Rel(dir, p)
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out, err
+}
 
 // CheckPath checks a capture file, or every capture file of a directory
-// (*.safetensors, *.pt, *.pth, *.bin, sorted by name). A directory with
+// and its subdirectories (*.safetensors, *.pt, *.pth, *.bin, *.ckpt,
+// *.ckpt.gz, sorted by path). A directory with
 // manifest.json is checked as an hsdb dump: the manifest supplies the
 // requested layers, what they claim, the dtype, the cross-rank checks and
 // each tensor's sha256 (unless opts sets them), and the directory rules
@@ -129,24 +154,17 @@ func CheckPath(path string, opts CheckOptions) *PathReport {
 		p.Err = err
 		return p
 	}
-	ents, err := os.ReadDir(path)
+	names, err := captureFiles(path)
 	if err != nil {
 		p.Err = fmt.Errorf("%w: %w", ErrUnreadable, err)
 		return p
 	}
-	var names []string
-	for _, e := range ents {
-		if !e.IsDir() && hasCaptureExt(e.Name()) {
-			names = append(names, e.Name())
-		}
-	}
-	sort.Strings(names)
 	if len(names) == 0 {
 		p.Err = fmt.Errorf("%w: %s holds no capture files (%s)", ErrUnreadable, path, strings.Join(captureExts, ", "))
 		return p
 	}
 	for _, n := range names {
-		p.Files = append(p.Files, CheckFile(filepath.Join(path, n), opts))
+		p.Files = append(p.Files, CheckFile(filepath.Join(path, filepath.FromSlash(n)), opts))
 	}
 	dirMaskRule(p)
 	return p
@@ -222,8 +240,8 @@ func checkDump(p *PathReport, m *capture.Manifest, opts CheckOptions) {
 	var missing []string
 	for _, rec := range m.Sequences {
 		listed[rec.File] = true
-		fp := filepath.Join(p.Path, rec.File)
-		if fi, err := os.Lstat(fp); err != nil || !fi.Mode().IsRegular() {
+		fp := filepath.Join(p.Path, filepath.FromSlash(rec.File))
+		if err := capture.CheckSeqPath(p.Path, rec.File); err != nil {
 			// Not there, or a link or device: reads stay inside the dump.
 			missing = append(missing, rec.File)
 			continue
@@ -240,10 +258,10 @@ func checkDump(p *PathReport, m *capture.Manifest, opts CheckOptions) {
 	}
 	dirMaskRule(p)
 	var extra []string
-	ents, _ := os.ReadDir(p.Path)
-	for _, e := range ents {
-		if hasCaptureExt(e.Name()) && !listed[e.Name()] {
-			extra = append(extra, e.Name())
+	all, _ := captureFiles(p.Path)
+	for _, n := range all {
+		if !listed[n] {
+			extra = append(extra, n)
 		}
 	}
 	switch {

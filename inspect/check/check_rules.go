@@ -27,12 +27,16 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 		add(capture.RuleStructure, capture.Pass, "input_ids %s %s, %d hidden-state entr%s", tensor.ShapeString(l.InputIDs.Shape), l.InputIDs.DType, len(l.Entries), ies(len(l.Entries)))
 	}
 	// layer count and labels
-	labels := entryLabels(l.Entries)
+	var layered []Entry
+	for _, i := range layerEntries(l.Entries) {
+		layered = append(layered, l.Entries[i])
+	}
+	labels := entryLabels(layered)
 	switch {
 	case len(opts.Layers) == 0:
 		add(capture.RuleLayerCount, capture.Skip, "no --layers requested (%d entries%s)", len(l.Entries), labelNote(labels))
-	case len(l.Entries) != len(opts.Layers):
-		add(capture.RuleLayerCount, capture.Fail, "%d entries, %d layer%s requested (%s)", len(l.Entries), len(opts.Layers), plural(len(opts.Layers)), joinInts(opts.Layers))
+	case len(layered) != len(opts.Layers):
+		add(capture.RuleLayerCount, capture.Fail, "%d layer entries, %d layer%s requested (%s)", len(layered), len(opts.Layers), plural(len(opts.Layers)), joinInts(opts.Layers))
 	case l.Labelled && joinInts(labels) != joinInts(opts.Layers):
 		add(capture.RuleLayerCount, capture.Fail, "labelled layers %s, requested %s", joinInts(labels), joinInts(opts.Layers))
 	default:
@@ -207,8 +211,12 @@ func matchRule(ms []EntryMatch, opts CheckOptions) RuleResult {
 			bad = append(bad, fmt.Sprintf("%s holds %s", m.Key, m.Condition))
 		case m.Regathered > 0:
 			bad = append(bad, fmt.Sprintf("%s holds %d column shards stacked along rows; side by side it %s %s", m.Key, m.Regathered, verb, m.best()))
+		case m.HasClaimed && m.Close && m.Kind != "":
+			ok = append(ok, fmt.Sprintf("%s cos %.6f", m.Kind, m.ClaimedScore.Cos))
 		case m.HasClaimed && m.Close:
 			ok = append(ok, fmt.Sprintf("layer %d cos %.6f", m.Label, m.ClaimedScore.Cos))
+		case m.HasClaimed && m.Kind != "":
+			bad = append(bad, fmt.Sprintf("%s (%s by its format) departs (cos %.6f); it %s %s", m.Key, m.Kind, m.ClaimedScore.Cos, verb, m.best()))
 		case m.HasClaimed:
 			bad = append(bad, fmt.Sprintf("%s (labelled layer %d) departs (cos %.6f); it %s %s", m.Key, m.Label, m.ClaimedScore.Cos, verb, m.best()))
 		case m.Label >= 0:

@@ -66,7 +66,10 @@ type EntryMatch struct {
 	Stacked int
 	// Label is the layer the file claims (-1 unknown).
 	Label int
-	Rows  int
+	// Kind is what a trainer format claims instead of a layer's output
+	// (Entry.Kind: CandEmbed, CandNormed), or "".
+	Kind string
+	Rows int
 	// Claimed is the candidate the label names (Label's What, full width);
 	// HasClaimed is false when the label is unknown or no such candidate
 	// has the entry's shape.
@@ -99,7 +102,10 @@ type EntryMatch struct {
 // layer 1 (cos 1.000000, max|Δ| 2.4e-07) ok".
 func (m EntryMatch) String() string {
 	lab := "unlabelled"
-	if m.Label >= 0 {
+	switch {
+	case m.Kind != "":
+		lab = "by its format the " + m.Kind
+	case m.Label >= 0:
 		lab = fmt.Sprintf("labelled layer %d", m.Label)
 	}
 	b := m.best()
@@ -320,7 +326,7 @@ func buildTargets(l *Layout, hidden int) []*target {
 		if len(e.T.Shape) != 2 || e.T.Shape[0] != n || !e.T.DType.IsFloat() {
 			continue
 		}
-		t := &target{key: e.Key, label: e.Layer, dtype: e.T.DType, x: e.T.ToF32(), rows: n, w: e.T.Shape[1]}
+		t := &target{key: e.Key, label: e.Layer, kind: e.Kind, dtype: e.T.DType, x: e.T.ToF32(), rows: n, w: e.T.Shape[1]}
 		t.cond = valueCondition(t.x, t.rows, t.w, t.dtype)
 		t.skip = t.cond != ""
 		out = append(out, t)
@@ -380,16 +386,19 @@ func confirmed(targets []*target, k int, tolFor func(*target) Tolerance) bool {
 }
 
 func entryMatch(t *target, what string, tol Tolerance) EntryMatch {
-	m := EntryMatch{Key: t.key, Label: t.label, Rows: t.rows, Tol: tol, FirstBadRow: -1, Stacked: t.stacked, Regathered: t.regather}
+	m := EntryMatch{Key: t.key, Label: t.label, Kind: t.kind, Rows: t.rows, Tol: tol, FirstBadRow: -1, Stacked: t.stacked, Regathered: t.regather}
 	if a, s := t.best(0, t.rows); a != nil {
 		m.Best, m.BestScore = a.cand, s
 	}
-	if t.label < 0 {
+	if t.label < 0 && t.kind == "" {
 		return m
+	}
+	if t.kind != "" {
+		what = t.kind
 	}
 	for _, a := range t.accs {
 		c := a.cand
-		if c.Kind == what && c.Layer == t.label && c.World == 0 {
+		if c.Kind == what && (c.Layer == t.label || (what == CandNormed && c.Last) || what == CandEmbed) && c.World == 0 {
 			m.Claimed, m.HasClaimed = c, true
 			m.ClaimedScore = a.score(0, t.rows)
 			m.Close = tol.Close(m.ClaimedScore)

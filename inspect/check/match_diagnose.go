@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"strings"
 
 	"hsdb/engine/model"
 )
@@ -93,6 +94,9 @@ func matchDiagnoses(ms []EntryMatch) []Diagnosis {
 			d.Sentence = fmt.Sprintf("%s (unlabelled) matches %s", m.Key, m.reading())
 		}
 		d.Cause = explanationCause(m.Label, b)
+		if c := b.Cand; strings.Contains(m.Key, "speculators id") && b.Align == AlignNone && !b.scaled() && c.Kind == CandStream && c.World == 0 && c.Layer == m.Label+1 {
+			d.Cause = fmt.Sprintf("a wrong layer-id convention: the ids are SGLang's (SpecForge: id s = decoder layer s's output), not speculators' (id k = the stream entering layer k = decoder layer k-1's output); this is speculators id %d = SGLang id %d", c.Layer+1, c.Layer)
+		}
 		out = append(out, d)
 	}
 	return out

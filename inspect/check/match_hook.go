@@ -14,8 +14,9 @@ import (
 type target struct {
 	key      string
 	label    int
-	stacked  int // > 0: this many per-token entries stacked into rows
-	regather int // > 0: this many row blocks put side by side (regathered)
+	kind     string // Entry.Kind: what a trainer format claims instead of a layer
+	stacked  int    // > 0: this many per-token entries stacked into rows
+	regather int    // > 0: this many row blocks put side by side (regathered)
 	dtype    tensor.DType
 	x        []float32
 	rows, w  int

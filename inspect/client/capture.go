@@ -48,12 +48,20 @@ type CapturedSeq struct {
 }
 
 // DumpRequest is how `dump` writes: Force replaces an existing directory;
-// DType ("" for the model's; f32, bf16 or f16) is the dtype of the
-// captured tensors in the files.
+// DType ("" for the model's, bf16 for a trainer format; f32, bf16 or f16)
+// is the dtype of the captured tensors in the files; Format is hsdb ("")
+// or a trainer's layout, speculators or specforge (capture.PlanCaptured:
+// ids from the captured layers), Compress gzips SpecForge samples.
 type DumpRequest struct {
-	Force bool
-	DType string
+	Force    bool
+	DType    string
+	Format   string
+	Compress bool
 }
+
+// Plan is a capture job's file format and layer ids resolved against the
+// model (inspect/capture's type; capture.PlanLayers makes one).
+type Plan = capture.Plan
 
 // Manifest is a dump's manifest.json (design.md; inspect/capture's type).
 type Manifest = capture.Manifest
@@ -105,6 +113,12 @@ type Inputs = capture.Inputs
 // first batch and after each; AfterBatch after each batch is written
 // (tests stop a job midway with it).
 type JobRequest struct {
+	// Plan, when set, is the format and what to capture (Layers is then
+	// ignored); Compress gzips SpecForge samples; Writers is how many
+	// files are written at once while the next batch runs (0: 4).
+	Plan           *Plan
+	Compress       bool
+	Writers        int
 	Layers         []int
 	What           string
 	Inputs         *Inputs

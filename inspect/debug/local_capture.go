@@ -58,7 +58,11 @@ func (l *Local) modelInfo() capture.ModelInfo {
 // Dump writes the recorded captures to dir as a validated dump.
 func (l *Local) Dump(dir string, opts client.DumpRequest) (*client.Manifest, error) {
 	var o capture.DumpOptions
-	o.Force = opts.Force
+	o.Force, o.Compress = opts.Force, opts.Compress
+	format, err := capture.ParseFormat(opts.Format)
+	if err != nil {
+		return nil, fmt.Errorf("dump: %w", err)
+	}
 	if opts.DType != "" {
 		dt, err := tensor.ParseDType(opts.DType)
 		if err != nil || (dt != tensor.F32 && dt != tensor.BF16 && dt != tensor.F16) {
@@ -83,6 +87,12 @@ func (l *Local) Dump(dir string, opts client.DumpRequest) (*client.Manifest, err
 		if s.Layer < 0 {
 			info.Sites = append(info.Sites, capture.SiteInfo{Site: s.Site, Tensor: s.Tensor, Key: s.Key})
 		}
+	}
+	if info.Plan, err = capture.PlanCaptured(format, specs, c.What(), l.s.E.Dims.Layers); err != nil {
+		return nil, fmt.Errorf("dump: %w", err)
+	}
+	if info.Plan != nil {
+		info.Layers, info.Sites = info.Plan.HsdbLayers(), nil
 	}
 	return capture.Dump(dir, seqs, reps, info, o)
 }
@@ -166,5 +176,6 @@ func (l *Local) CaptureJob(ctx context.Context, req client.JobRequest) (*client.
 		return nil, fmt.Errorf("capture job: no inputs")
 	}
 	return capture.RunCaptureJob(ctx, l.target(), req.Inputs, capture.JobOptions{Layers: req.Layers, What: req.What, Out: req.Out,
-		Force: req.Force, DType: dt, MaxBatchTokens: req.MaxBatchTokens, Progress: req.Progress, AfterBatch: req.AfterBatch})
+		Force: req.Force, DType: dt, MaxBatchTokens: req.MaxBatchTokens, Progress: req.Progress, AfterBatch: req.AfterBatch,
+		Plan: req.Plan, Compress: req.Compress, Writers: req.Writers})
 }
