@@ -75,6 +75,8 @@ type Engine struct {
 	// Skipped says what of the checkpoint was not loaded (a multimodal
 	// wrapper's vision tower), or "".
 	Skipped string
+	// Faults are injected into every pass while set (`inject`; nil: none).
+	Faults model.Faults
 
 	ranks     []*rankState
 	commGroup *backend.Group

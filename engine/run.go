@@ -116,7 +116,7 @@ func (e *Engine) run(b *model.Batch, hook model.Hook) (*Logits, error) {
 		e.commGroup.Reset()
 	}
 	e.siteGroup.Reset()
-	pass := &model.Pass{Hook: hook, Group: e.siteGroup, Batch: b}
+	pass := &model.Pass{Hook: hook, Group: e.siteGroup, Batch: b, Faults: e.Faults}
 	results := make([]*tensor.Tensor, e.World)
 	errs := make([]error, e.World)
 	fail := func(i int, err error) {

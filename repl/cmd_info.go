@@ -64,8 +64,10 @@ func cmdInfo(t *Term, args string) error {
 		return showBatch(t)
 	case "edits":
 		return showEdits(t)
+	case "inject", "faults":
+		return showFaults(t)
 	default:
-		return fmt.Errorf("info: want one of model [--fp8|--unused], layers, ranks, memory, sites, break, display, batch, edits")
+		return fmt.Errorf("info: want one of model [--fp8|--unused], layers, ranks, memory, sites, break, display, batch, edits, inject")
 	}
 	return nil
 }

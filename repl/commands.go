@@ -177,29 +177,35 @@ func init() {
 				"--format specforge writes rows_{g}-{g+2000}/data_{idx}.ckpt torch.save archives (aux_hidden_state = the captured layers concatenated, hidden_state = `capture site model.norm hidden_states`; --compress: .ckpt.gz). " +
 				"Both bf16 unless --dtype, with manifest.json beside them as hsdb's sidecar (the trainers ignore it).",
 			complete: completeFiles, fn: cmdDump},
+		{aliases: []string{"inject"}, group: "captures", noRepeat: true,
+			usage: "inject FAULT [VALUE] [at SITE] [--rank R] [--token T --channel C] | inject clear | inject",
+			help:  injectHelp(), complete: completeFaults, fn: cmdInject},
 		{aliases: []string{"check"}, group: "captures", usage: "check PATH [--layers 2,30] [--tp N] [--seq-lens 512,259] [--no-model]", noRepeat: true,
 			help: "Validate a capture file or directory: hsdb dumps, safetensors, torch .pt (no pickled code runs).\n" +
 				"Prints the structure, every validation rule as pass/FAIL/skip, shape forensics in the model's terms (which config size a wrong width equals, " +
-				"whether a count is a flattened batch) and, unless --no-model, what each tensor really is by running this model on the file's input_ids " +
-				"(best match over layers × hidden_states/residual/stream/normed stream × full/rank shard). Needs no stopped pass.\n" +
+				"whether a count is a flattened batch; said to rest on shapes alone with --no-model), value conditions (all zeros, constant rows, NaN/Inf, saturation, a misaligned loss_mask) and, " +
+				"unless --no-model, what each tensor really is by running this model on the file's input_ids: every explanation scored on values " +
+				"(layers × hidden_states/residual/stream/normed stream × full/rank shard, site tensors of a fitting width, row shifts, sequence order, BOS, labels, chunk restarts, a fitted scale named by a config constant), " +
+				"the best and the runner-up with their scores; captured router top-k compared with the model's. The same verdict as diff. Needs no stopped pass.\n" +
 				"Hostile files are refused with the bound they hit, before the work: a dump manifest's files must be plain names inside the dump; a torch .pt's data.pkl at most 64 MiB " +
 				"(from the zip entry's declared size, before inflating), its records at most the file's size + 256 MiB in all, the pickle's values at most 2^20 once shared references are expanded, " +
 				"nested at most 64 deep, numbers at most 4096 bits, views at most 4 × their storages + 1 MiB, unpickling at most 10 s; only the globals torch.save needs are allowed.",
 			complete: completeFiles, fn: cmdCheck},
 		{aliases: []string{"diff"}, group: "captures", usage: "diff PATH [--layers 2,30] [--tp N] [--seq-lens 512,259]", noRepeat: true,
 			help: "Compare a capture with this model's forward pass on its input_ids, layer by layer.\n" +
-				"Per entry: the cosine and max |Δ| against the layer it claims and what it best matches; then the first layer (and token) where it departs beyond tolerance.",
+				"Per entry: the cosine and max |Δ| against the layer it claims and its best explanation on values; then the first layer (and token) where it departs beyond tolerance, " +
+				"and check's verdict on the same file (one engine: diff fails exactly when check does).",
 			complete: completeFiles, fn: cmdDiff},
 
 		// model
-		{aliases: []string{"info", "i"}, group: "model", usage: "info model [--fp8|--unused]|layers|ranks|memory|sites|break|display|batch|edits",
+		{aliases: []string{"info", "i"}, group: "model", usage: "info model [--fp8|--unused]|layers|ranks|memory|sites|break|display|batch|edits|inject",
 			help: "Facts about the model and the session.\nmodel: architecture, sizes, loaded layers, dtypes (config, weights as stored and as kept, fp8 dequantized, activations), " +
 				"unused checkpoint tensors, parameters, world size; --fp8 lists the tensors stored as fp8, --unused the checkpoint tensors the model does not use; layers: decoder layers; " +
 				"ranks: device and weight shards per rank (embeddings and lm_head as real rows of the vocabulary with vLLM's padded range, each run of decoder layers split alike once, which routed experts each rank holds); " +
 				"memory: device bytes per rank; sites: every site in visit order with its tensors; break: breakpoints and watches; display: displays; " +
 				"batch: the sequences of the stopped step, one a line (a stop line lists at most 4), or the batch input set. " +
-				"edits: the edits (`set var`, `patch`) of the current pass, then persistent and armed ones, with how often each was applied.",
-			complete: words("model", "layers", "ranks", "memory", "sites", "break", "display", "batch", "edits"), fn: cmdInfo},
+				"edits: the edits (`set var`, `patch`) of the current pass, then persistent and armed ones, with how often each was applied. inject: the injected faults.",
+			complete: words("model", "layers", "ranks", "memory", "sites", "break", "display", "batch", "edits", "inject"), fn: cmdInfo},
 		{aliases: []string{"tree"}, group: "model", usage: "tree [SITE]",
 			help: "The module tree (vLLM classes) with parameter counts and each weight's per-rank shard shape.", complete: completeSites, fn: cmdTree},
 

@@ -10,6 +10,9 @@ type Pass struct {
 	Hook  Hook
 	Group *backend.Group
 	Batch *Batch
+	// Faults are the faults injected into this pass (nil: none); blocks
+	// consult them through Rank.Fault.
+	Faults Faults
 }
 
 // Rank is one tensor-parallel rank running a forward step: its index and the

@@ -91,6 +91,9 @@ func (a *Attention) Forward(r *model.Rank, b *model.Batch, x backend.Tensor) bac
 	})
 	kv := r.KV.Layers[a.layer]
 	base, pos := kv.Store(dev, b, k, v)
+	if f, ok := r.Fault(model.FaultChunkNoContext, a.site); ok {
+		base, pos = model.ChunkAttention(base, pos, f.Token)
+	}
 	args.attn = backend.AttnArgs{Heads: a.nq, KVHeads: a.nkv, DK: a.hd, DV: a.hd, Scale: float32(1 / math.Sqrt(float64(a.hd))), Window: a.window, Base: base, Pos: pos}
 	o := dev.Attention(q, kv.K, kv.V, &args.attn)
 	r.Leaf(a.core, q, func() []model.SiteTensor {

@@ -45,6 +45,9 @@ func (d *DecoderLayer) Forward(r *model.Rank, b *model.Batch, h, res backend.Ten
 	a := d.attn.Forward(r, b, x)
 	x2, res2 := d.post.Forward(r, a, res)
 	out := d.mlp.Forward(r, b, x2)
+	if f, ok := r.Fault(model.FaultPerturbRank, d.site); ok {
+		out = perturb(r.Dev, out, f.Value)
+	}
 	r.Exit(d.site, func() []model.SiteTensor {
 		stream := r.Dev.Add(out, res2)
 		return []model.SiteTensor{{Name: "hidden_states", T: out, Shard: Rep, Writable: true}, {Name: "residual", T: res2, Shard: Rep, Writable: true},
@@ -140,6 +143,16 @@ func (m *CausalLM) Forward(r *model.Rank, b *model.Batch) backend.Tensor {
 		x = dev.GatherRows(normed, rows)
 	}
 	return m.head.Forward(r, x)
+}
+
+// perturb returns x scaled by 1 + rel (model.FaultPerturbRank; rel 0
+// takes 1e-2): one rank's replicated copy then differs from the others by
+// rel of its magnitude.
+func perturb(dev backend.Device, x backend.Tensor, rel float64) backend.Tensor {
+	if rel == 0 {
+		rel = 1e-2
+	}
+	return dev.Scale(x, float32(1+rel))
 }
 
 // Lens returns the final norm and this rank's LM head rows (model.Lens).

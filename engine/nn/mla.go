@@ -130,6 +130,9 @@ func (a *MLA) Forward(r *model.Rank, b *model.Batch, x backend.Tensor) backend.T
 
 	cache := r.KV.Layers[a.layer]
 	base, pos := cache.Store(dev, b, kFull, v)
+	if f, ok := r.Fault(model.FaultChunkNoContext, a.site); ok {
+		base, pos = model.ChunkAttention(base, pos, f.Token)
+	}
 	o := dev.Attention(qFull, cache.K, cache.V, &backend.AttnArgs{Heads: nh, KVHeads: nh, DK: qk, DV: c.V, Scale: c.Scale, Base: base, Pos: pos})
 	r.Leaf(a.core, qFull, func() []model.SiteTensor {
 		return []model.SiteTensor{{Name: "q", T: qFull, Shard: a.qLab, Attn: &a.geom}, {Name: "k", T: kFull, Shard: a.qLab}, {Name: "v", T: v, Shard: a.vLab}, {Name: "attn_out", T: o, Shard: a.vLab, Writable: true}}

@@ -39,6 +39,9 @@ type DumpInfo struct {
 	Sites  []SiteInfo // site captures
 	// Job identifies a batch job's inputs (nil for a one-shot dump).
 	Job *JobInfo
+	// Faults are the faults injected while the data was recorded
+	// (Capturer.Under); nil for a clean run.
+	Faults []string
 	// Edits describe the debugger's edits (`set var`, `patch`) applied in
 	// the pass the captures come from: values that are not the model's own.
 	Edits []string
@@ -119,7 +122,7 @@ func dumpDType(opts DumpOptions, model string) (tensor.DType, error) {
 
 func newManifest(info DumpInfo, dt tensor.DType) *Manifest {
 	m := &Manifest{Format: ManifestFormat, HsdbVersion: Version(), Created: time.Now().UTC().Format(time.RFC3339),
-		Model: info.Model, Job: info.Job, Edits: info.Edits,
+		Model: info.Model, Job: info.Job, Faults: info.Faults, Edits: info.Edits,
 		Capture:  CaptureInfo{Layers: append([]int{}, info.Layers...), What: info.What, Sites: info.Sites, DType: dt.SafetensorsName()},
 		Replicas: map[string]ReplicaRecord{}, Sequences: []SeqRecord{}}
 	if info.What == WhatStream && len(info.Layers) > 0 {

@@ -44,6 +44,9 @@ type Manifest struct {
 	Replicas  map[string]ReplicaRecord `json:"replicas,omitempty"`
 	// Validation is the dump-level result of design.md's rules.
 	Validation []ValidationRecord `json:"validation,omitempty"`
+	// Faults are the faults `inject` had injected while the data was
+	// recorded: a rehearsal, not data to train on (absent for clean runs).
+	Faults []string `json:"injected_faults,omitempty"`
 }
 
 // ModelInfo describes the model a dump came from.

@@ -83,6 +83,9 @@ func (p *PathReport) Lines() []string {
 				out = append(out, fmt.Sprintf("  hsdb dump of %s (%s, tp %d): layers %s (%s), %s, %d sequences", m.Model.Path, m.Model.Arch,
 					m.Model.WorldSize, joinInts(m.Capture.Layers), m.Capture.What, m.Capture.DType, len(m.Sequences)))
 			}
+			if len(m.Faults) > 0 {
+				out = append(out, "  written under INJECTED FAULTS (a rehearsal, not training data): "+strings.Join(m.Faults, "; "))
+			}
 		}
 		for _, x := range p.Rules {
 			out = append(out, strings.TrimRight(fmt.Sprintf("  %-4s  %-16s  %s", x.Status, x.Rule, x.Detail), " "))
@@ -163,7 +166,32 @@ func CheckPath(path string, opts CheckOptions) *PathReport {
 	for _, n := range names {
 		p.Files = append(p.Files, CheckFile(filepath.Join(path, filepath.FromSlash(n)), opts))
 	}
+	dirMaskRule(p)
 	return p
+}
+
+// dirMaskRule judges the loss_mask's alignment over every file of a
+// directory together when no file has the two spans it takes alone (one
+// answer per file: the usual single-turn data).
+func dirMaskRule(p *PathReport) {
+	var all []spanCtx
+	for _, f := range p.Files {
+		if x, ok := f.Rule(capture.RuleLossMask); ok && x.Status != capture.Skip {
+			return // judged per file
+		}
+		all = append(all, f.maskCtx...)
+	}
+	if len(all) < 2 {
+		return
+	}
+	r, d := maskShiftRule(all, fmt.Sprintf(" over %d files", len(p.Files)))
+	if r.Status == capture.Skip {
+		return
+	}
+	if d != nil {
+		r.Detail += "; " + d.Cause
+	}
+	p.Rules = append(p.Rules, r)
 }
 
 func hasCaptureExt(name string) bool {
@@ -179,6 +207,9 @@ func hasCaptureExt(name string) bool {
 func checkDump(p *PathReport, m *capture.Manifest, opts CheckOptions) {
 	add := func(rule string, st capture.Status, format string, a ...any) {
 		p.Rules = append(p.Rules, RuleResult{Rule: rule, Status: st, Detail: fmt.Sprintf(format, a...)})
+	}
+	if len(m.Faults) > 0 {
+		add("no injected faults", capture.Fail, "recorded under `inject`: %s (a rehearsal of a bug, not data to train on)", strings.Join(m.Faults, "; "))
 	}
 	if m.Complete {
 		add("complete", capture.Pass, "the manifest marks the dump complete")
@@ -216,12 +247,16 @@ func checkDump(p *PathReport, m *capture.Manifest, opts CheckOptions) {
 			continue
 		}
 		o := opts
+		if o.SeqLens == nil && rec.Length > 0 {
+			o.SeqLens = []int{rec.Length} // an hsdb dump holds one sequence per file
+		}
 		o.Expected = map[string]string{}
 		for k, t := range rec.Tensors {
 			o.Expected[k] = t.SHA256
 		}
 		p.Files = append(p.Files, CheckFile(fp, o))
 	}
+	dirMaskRule(p)
 	var extra []string
 	all, _ := captureFiles(p.Path)
 	for _, n := range all {

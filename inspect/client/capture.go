@@ -76,6 +76,11 @@ type CheckRequest struct {
 	TP      int
 	SeqLens []int
 	NoModel bool
+	// Output is how the report's Lines render: "" (full text; a
+	// directory of more than 20 files is summarized), "json" (one JSON
+	// object per file, snake_case keys), "summary" (counts per finding and
+	// the first files of each) or "full" (every file's text, however many).
+	Output string
 }
 
 // CheckReport is `check`'s or `diff`'s report on a path: its lines as hsdb
@@ -91,6 +96,9 @@ type CheckReport struct {
 	Lines      []string `json:"lines"`
 	Files      int      `json:"files"`
 	Comparable bool     `json:"comparable,omitempty"`
+	// Exit is the verdict check and diff share, as their exit code: 0
+	// valid, 1 problems found, 2 unreadable or nothing comparable.
+	Exit int `json:"exit"`
 }
 
 // Inputs are the sequences of a capture job (inspect/capture's type: ids,

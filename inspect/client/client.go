@@ -175,6 +175,15 @@ type Client interface {
 	// inputs holds for the site (`compare`).
 	Compare(dump string) (*CompareReport, error)
 
+	// Inject adds a fault to every following pass (`inject`): a
+	// computation fault the engine's blocks consult, or a fault on what
+	// captures record. Errors: an unknown kind, a bad rank or site.
+	Inject(f Fault) error
+	// ClearFaults removes every injected fault (`inject clear`).
+	ClearFaults() error
+	// Faults lists the injected faults (`info inject`).
+	Faults() ([]Fault, error)
+
 	// Close ends the session: a stopped pass is aborted.
 	Close() error
 }

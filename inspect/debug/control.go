@@ -66,15 +66,16 @@ func (s *Session) Run() (*client.Outcome, error) {
 // noted adds the partial-load note (LayerSpan.PartialNote) to the outcome
 // of a command that starts a job.
 func (s *Session) noted(o *client.Outcome, err error) (*client.Outcome, error) {
-	note := s.LoadedLayers().PartialNote()
-	if note == "" || o == nil {
-		return o, err
-	}
-	if o.Stop != nil {
-		o.Stop.Notes = append(o.Stop.Notes, note)
-	}
-	if o.Done != nil {
-		o.Done.Notes = append(o.Done.Notes, note)
+	for _, note := range []string{s.LoadedLayers().PartialNote(), s.faultNote()} {
+		if note == "" || o == nil {
+			continue
+		}
+		if o.Stop != nil {
+			o.Stop.Notes = append(o.Stop.Notes, note)
+		}
+		if o.Done != nil {
+			o.Done.Notes = append(o.Done.Notes, note)
+		}
 	}
 	return o, err
 }

@@ -82,7 +82,7 @@ func (l *Local) Dump(dir string, opts client.DumpRequest) (*client.Manifest, err
 	if len(seqs) == 0 {
 		return nil, fmt.Errorf("dump: no sequence captured yet: `run` first")
 	}
-	info := capture.DumpInfo{Model: l.modelInfo(), Layers: c.Layers(), What: c.What(), Edits: l.s.PassEdits()}
+	info := capture.DumpInfo{Model: l.modelInfo(), Layers: c.Layers(), What: c.What(), Faults: c.Under(), Edits: l.s.PassEdits()}
 	for _, s := range specs {
 		if s.Layer < 0 {
 			info.Sites = append(info.Sites, capture.SiteInfo{Site: s.Site, Tensor: s.Tensor, Key: s.Key})
@@ -129,6 +129,9 @@ func (l *Local) checkOptions(req client.CheckRequest) (check.CheckOptions, error
 		}
 	}
 	o.Dims = d
+	if data, _, err := modelpath.ConfigJSON(e.Path); err == nil {
+		o.BOS, o.HasBOS, o.Constants, _ = check.ConfigFacts(data)
+	}
 	if req.NoModel {
 		return o, nil
 	}
@@ -145,7 +148,7 @@ func (l *Local) Check(path string, req client.CheckRequest) (client.CheckReport,
 	if err != nil {
 		return client.CheckReport{Path: path}, err
 	}
-	return check.CheckPath(path, o).CheckReport()
+	return check.CheckPath(path, o).Report(false, req.Output)
 }
 
 // Diff compares the captures at path with this model's forward pass.
@@ -157,7 +160,7 @@ func (l *Local) Diff(path string, req client.CheckRequest) (client.CheckReport, 
 	if err != nil {
 		return client.CheckReport{Path: path}, err
 	}
-	return check.CheckPath(path, o).DiffReport()
+	return check.CheckPath(path, o).Report(true, req.Output)
 }
 
 // CaptureJob runs `hsdb capture` on this engine.

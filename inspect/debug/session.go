@@ -44,6 +44,8 @@ type Session struct {
 	// to say what the weights were converted to.
 	Options engine.Options
 
+	faults model.Faults // injected (Inject), in the order given
+
 	batch [][]int32
 	job   *job
 	// next is the greedy next token of each sequence after the last
