@@ -119,7 +119,7 @@ func (e *Engine) RunStep(b *model.Batch, hook model.Hook, logits bool) (out *ten
 			err = rankError(rs.index, p)
 		}
 	}()
-	pass := &model.Pass{Hook: hook, Batch: b}
+	pass := &model.Pass{Hook: hook, Batch: b, Faults: e.Faults}
 	return e.forwardRank(rs, pass, b, logits), nil
 }
 

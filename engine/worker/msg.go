@@ -345,3 +345,31 @@ func (m *done) dec(d *dec) error {
 	}
 	return d.err
 }
+
+// encFaults writes the faults injected into a step (`inject`), so that a
+// worker's building blocks act on them as the in-process ranks do.
+func encFaults(e *enc, fs model.Faults) {
+	e.u32(uint32(len(fs)))
+	for _, f := range fs {
+		e.str(f.Kind)
+		e.str(f.Site)
+		e.i64(int64(f.Rank)) // -1: every rank
+		e.f64(f.Value)
+		e.i64(int64(f.Token))
+		e.i64(int64(f.Channel))
+	}
+}
+
+// decFaults reads what encFaults wrote; the count is bounded by the bytes
+// left in the message.
+func decFaults(d *dec) model.Faults {
+	n := d.count(4 + 4 + 8 + 8 + 8 + 8)
+	if n == 0 {
+		return nil
+	}
+	fs := make(model.Faults, n)
+	for i := range fs {
+		fs[i] = model.Fault{Kind: d.str(), Site: d.str(), Rank: int(d.i64()), Value: d.f64(), Token: int(d.i64()), Channel: int(d.i64())}
+	}
+	return fs
+}

@@ -241,6 +241,7 @@ func (r *remoteRank) forward(pass *model.Pass, b *model.Batch, logits bool) (*te
 	encBatch(&e, b)
 	e.bool(pass.Hook != nil)
 	e.bool(logits)
+	encFaults(&e, pass.Faults)
 	if err := r.c.send(kindStep, &e); err != nil {
 		return nil, r.fault(err)
 	}

@@ -205,6 +205,7 @@ func (s *server) step(d *dec) error {
 	b := decBatch(d)
 	hooked := d.bool()
 	logits := d.bool()
+	faults := decFaults(d)
 	if d.err != nil {
 		return fmt.Errorf("worker rank %d: %w", s.rank, d.err)
 	}
@@ -212,6 +213,7 @@ func (s *server) step(d *dec) error {
 	if hooked {
 		h = wireHook{s}
 	}
+	s.e.Faults = faults // injected faults act on this rank as in process
 	out, runErr := s.e.RunStep(b, h, logits)
 	if s.broken != nil {
 		return s.broken

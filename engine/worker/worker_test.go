@@ -321,3 +321,39 @@ func TestStageLayers(t *testing.T) {
 		t.Error("2 layers in 3 stages: no error")
 	}
 }
+
+// TestInjectedFaultsReachWorkers: a fault injected into the engine (`inject`)
+// acts on ranks that run in worker processes exactly as on in-process
+// ranks: with the down_proj all-reduce of layer 1 skipped on every rank,
+// each rank's stream of layers 1 and 2 through workers equals the
+// in-process rank's, and the ranks' copies differ from each other (the
+// fault shows).
+func TestInjectedFaultsReachWorkers(t *testing.T) {
+	faults := model.Faults{{Kind: model.FaultSkipAllReduce, Site: "model.layers.1.mlp.down_proj", Rank: -1}}
+	opts := engine.Options{TP: 2}
+	seqs := [][]int32{{1, 403, 407, 261}, {1, 400, 281}}
+	record := func(e *engine.Engine) *enginetest.Recorder {
+		e.Faults = faults
+		rec := &enginetest.Recorder{Sites: enginetest.LayerOutputs, Names: []string{"stream"}}
+		if _, err := e.Prefill(seqs, rec, true); err != nil {
+			t.Fatal(err)
+		}
+		return rec
+	}
+	local, err := engine.Open("", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer local.Close()
+	want := record(local)
+	remote, _ := openWorkers(t, "", opts, Config{})
+	got := record(remote)
+	for _, k := range []string{"model.layers.1/stream", "model.layers.2/stream"} {
+		for r := range 2 {
+			enginetest.AssertClose(t, fmt.Sprintf("rank %d %s through workers", r, k), got.Rank(k, r).F32(), want.Rank(k, r).F32(), 0)
+		}
+		if enginetest.CheckClose(got.Rank(k, 1).F32(), got.Rank(k, 0).F32(), 0) == nil {
+			t.Errorf("%s: ranks agree under skip-allreduce: the fault did not act in the workers", k)
+		}
+	}
+}
