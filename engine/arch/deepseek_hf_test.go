@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -194,7 +195,7 @@ func hfParityCheck(t *testing.T, f *hfFixture, e *engine.Engine, o engine.Option
 // tol.
 func compareRouting(t *testing.T, site string, ids, w, refIDs, refW *tensor.Tensor, tol float64) {
 	t.Helper()
-	if ids == nil || w == nil || refIDs == nil || refW == nil || !sameShape(ids.Shape, refIDs.Shape) {
+	if ids == nil || w == nil || refIDs == nil || refW == nil || !slices.Equal(ids.Shape, refIDs.Shape) {
 		t.Errorf("%s: routing not comparable: %v vs %v", site, shapeOf(ids), shapeOf(refIDs))
 		return
 	}

@@ -124,7 +124,7 @@ func TestDumpRoundTripHF(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if !equalF32(got.F32(), captured[s].Tensors[key].F32()) {
+					if !slices.Equal(got.F32(), captured[s].Tensors[key].F32()) {
 						t.Fatalf("seq %d %s re-read differs from the captured values", s, key)
 					}
 					hfName := fmt.Sprintf("hf_hidden_states.%d", l+1)

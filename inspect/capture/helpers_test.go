@@ -34,17 +34,3 @@ func llamaEngine(t *testing.T) *engine.Engine {
 	}
 	return llamaEng
 }
-
-// equalF32 reports whether a and b hold the same values bit for bit in
-// order (no tolerance: a dump stores what was captured).
-func equalF32(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
