@@ -46,7 +46,7 @@ func TestCUDAWorkersHFParity(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer ref.Close()
-			seqs := hfSeqs(t, ref)
+			seqs := enginetest.HFSeqs(t, ref)
 			e, _ := openWorkers(t, dir, engine.Options{TP: c.tp, Device: "cuda"}, Config{PP: c.pp})
 			rec := &enginetest.Recorder{Sites: enginetest.LayerOutputs, Names: []string{"stream"}}
 			logits, err := e.Prefill(seqs, rec, true)

@@ -56,30 +56,6 @@ func openWorkers(t testing.TB, path string, opts engine.Options, cfg Config) (*e
 	return e, f
 }
 
-// hfSeqs reads a fixture's input sequences.
-func hfSeqs(t testing.TB, f *safetensors.File) [][]int32 {
-	t.Helper()
-	ids, err := f.Tensor("input_ids")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lens, err := f.Tensor("seq_lens")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var seqs [][]int32
-	off := 0
-	for i := range lens.Numel() {
-		var s []int32
-		for j := off; j < off+int(lens.Int(i)); j++ {
-			s = append(s, int32(ids.Int(j)))
-		}
-		seqs = append(seqs, s)
-		off += int(lens.Int(i))
-	}
-	return seqs
-}
-
 // TestHFParityThroughWorkers: with every rank in its own worker process
 // (collectives through the front's hub), each decoder layer's stream on
 // every rank and the logits equal HF transformers' float32 values within
@@ -99,7 +75,7 @@ func TestHFParityThroughWorkers(t *testing.T) {
 			defer ref.Close()
 			e, _ := openWorkers(t, dir, engine.Options{TP: c.tp}, Config{})
 			rec := &enginetest.Recorder{Sites: enginetest.LayerOutputs, Names: []string{"stream"}}
-			logits, err := e.Prefill(hfSeqs(t, ref), rec, true)
+			logits, err := e.Prefill(enginetest.HFSeqs(t, ref), rec, true)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -257,7 +233,7 @@ func TestPipelineStagesMatchTP1(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer ref.Close()
-			seqs := hfSeqs(t, ref)
+			seqs := enginetest.HFSeqs(t, ref)
 			one, err := engine.Open(dir, engine.Options{TP: 1})
 			if err != nil {
 				t.Fatal(err)
