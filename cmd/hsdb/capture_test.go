@@ -192,20 +192,9 @@ func TestCaptureIDsHF(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ref.Close()
-	ids, _ := ref.Tensor("input_ids")
-	lens := []int{7, 3, 12} // testdata/README.md
-	var parts []string
-	off := 0
-	for _, n := range lens {
-		var p []string
-		for j := off; j < off+n; j++ {
-			p = append(p, fmt.Sprint(ids.Int(j)))
-		}
-		parts = append(parts, strings.Join(p, ","))
-		off += n
-	}
+	ids, lens := fixtureIDs(t, ref)
 	out := filepath.Join(t.TempDir(), "d")
-	stdout, errs, code := runHsdb(t, "capture", "--model", "../../testdata/hf/llama", "--tp", "2", "--layers", "0,1", "--ids", strings.Join(parts, ";"), "--out", out)
+	stdout, errs, code := runHsdb(t, "capture", "--model", "../../testdata/hf/llama", "--tp", "2", "--layers", "0,1", "--ids", ids, "--out", out)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, errs)
 	}
@@ -221,7 +210,7 @@ func TestCaptureIDsHF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	off = 0
+	off := 0
 	for i, n := range lens {
 		f, err := safetensors.Open(filepath.Join(out, m.Sequences[i].File))
 		if err != nil {
