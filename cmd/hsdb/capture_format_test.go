@@ -2,10 +2,8 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -175,16 +173,7 @@ func TestCaptureFormatResume(t *testing.T) {
 	data := writeJSONL(t, 24)
 	out := filepath.Join(t.TempDir(), "hs")
 	args := []string{"capture", "--format", "speculators", "--layers", "1,3,5", "--data", data, "--out", out, "--max-batch-tokens", "40"}
-	enc, _ := json.Marshal(args)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCaptureHelperProcess$")
-	cmd.Env = append(os.Environ(), "HSDB_CAPTURE_HELPER=1", "HSDB_CAPTURE_ARGS="+string(enc))
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, stderr := startCaptureHelper(t, args)
 	sc := bufio.NewScanner(stderr)
 	paused := false
 	for sc.Scan() {

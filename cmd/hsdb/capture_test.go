@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hsdb/engine/enginetest"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -50,6 +51,24 @@ func writeJSONL(t *testing.T, n int) string {
 	return p
 }
 
+// startCaptureHelper starts TestCaptureHelperProcess running `hsdb
+// args` (an `hsdb capture` that pauses after 8 batches) and returns the
+// process and its stderr, where it says when it paused.
+func startCaptureHelper(t *testing.T, args []string) (*exec.Cmd, io.ReadCloser) {
+	t.Helper()
+	enc, _ := json.Marshal(args)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCaptureHelperProcess$")
+	cmd.Env = append(os.Environ(), "HSDB_CAPTURE_HELPER=1", "HSDB_CAPTURE_ARGS="+string(enc))
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, stderr
+}
+
 // TestCaptureHelperProcess is not a test: TestCaptureKillResume runs the
 // test binary with HSDB_CAPTURE_HELPER=1 to get an `hsdb capture` process
 // that stops after a few batches and waits to be killed.
@@ -77,16 +96,7 @@ func TestCaptureKillResume(t *testing.T) {
 	data := writeJSONL(t, 24)
 	out := filepath.Join(t.TempDir(), "dump")
 	args := []string{"capture", "--layers", "1,3", "--data", data, "--out", out, "--max-batch-tokens", "40"}
-	enc, _ := json.Marshal(args)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCaptureHelperProcess$")
-	cmd.Env = append(os.Environ(), "HSDB_CAPTURE_HELPER=1", "HSDB_CAPTURE_ARGS="+string(enc))
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, stderr := startCaptureHelper(t, args)
 	done := -1
 	sc := bufio.NewScanner(stderr)
 	var log []string
