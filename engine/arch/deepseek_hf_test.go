@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"hsdb/engine/enginetest"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -198,7 +198,7 @@ func compareRouting(t *testing.T, site string, ids, w, refIDs, refW *tensor.Tens
 		for e, wv := range want {
 			gv, ok := got[e]
 			if !ok {
-				t.Errorf("%s token %d: experts %v, HF chose %v", site, tok, keys(got), keys(want))
+				t.Errorf("%s token %d: experts %v, HF chose %v", site, tok, slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
 				break
 			}
 			if math.Abs(float64(gv-wv)) > tol*math.Max(1, math.Abs(float64(wv))) {
@@ -213,15 +213,6 @@ func shapeOf(t *tensor.Tensor) []int {
 		return nil
 	}
 	return t.Shape
-}
-
-func keys(m map[int64]float32) []int64 {
-	var out []int64
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
 }
 
 // TestHFParityDeepseekRoPE: the inverse frequencies of the rotary part
