@@ -30,13 +30,9 @@ type Breakpoint struct {
 // tensor none of the matched sites shows (ErrNoTensor), a condition that
 // holds on no rank of the world (ErrRank, Cond.CheckRanks).
 func (s *Session) Break(pattern, cond string, temporary bool) (*Breakpoint, error) {
-	p, err := ParsePattern(pattern)
+	sites, err := s.matchSites(pattern)
 	if err != nil {
 		return nil, err
-	}
-	sites, err := p.Sites(s.E.Tree)
-	if err != nil {
-		return nil, s.noSite(err)
 	}
 	b := &Breakpoint{Breakpoint: client.Breakpoint{Kind: "break", Pattern: pattern, Enabled: true, Temporary: temporary, Sites: len(sites)}, at: make([]bool, len(s.E.Tree.Sites))}
 	for _, st := range sites {
