@@ -11,6 +11,7 @@ import (
 	"hsdb/engine/backend/cpu"
 	"hsdb/engine/llama2c"
 	"hsdb/engine/model"
+	"hsdb/engine/plan"
 	"hsdb/engine/quant"
 	"hsdb/engine/tensor"
 	"hsdb/engine/tokenizer"
@@ -39,9 +40,20 @@ type Options struct {
 	Layers *model.LayerRange
 	// MemoryLimit is the memory, in bytes, the weights may take (summed over
 	// the virtual ranks on the CPU, per rank on a GPU); 0 means what the
-	// machine reports (MemAvailable on the CPU). A load whose estimate
-	// exceeds it fails with ErrMemory before reading any weight.
+	// machine reports (MemAvailable on the CPU; on GPUs each GPU's free
+	// memory once the devices are open, shared by the ranks placed on it).
+	// A load whose memory plan (engine/plan, weights only) exceeds it fails
+	// with ErrMemory, naming the rank or GPU and the shortfall, before
+	// reading any weight.
 	MemoryLimit int64
+	// Workers, when set, runs the ranks in worker processes (--workers):
+	// the engine loads no weights and drives each rank through
+	// Workers.Ranks (see Workers); the workers check their own memory.
+	Workers Workers
+	// Worker, when set, makes this the engine of one worker process: only
+	// rank Worker.Rank of the TP world is loaded, onto Worker.Dev, and
+	// RunStep runs it.
+	Worker *WorkerRank
 }
 
 // Engine is a loaded model split over World ranks, ready to run forward
@@ -58,11 +70,13 @@ type Engine struct {
 	// (config.json's quantization_config), or nil.
 	Quant model.QuantScheme
 	// Estimate is the bytes of weights each rank was expected to hold,
-	// computed from the module tree before loading (EstimateWeights).
+	// from the memory plan checked before loading (plan.New).
 	Estimate []int64
 	// Skipped says what of the checkpoint was not loaded (a multimodal
 	// wrapper's vision tower), or "".
 	Skipped string
+	// Faults are injected into every pass while set (`inject`; nil: none).
+	Faults model.Faults
 
 	ranks     []*rankState
 	commGroup *backend.Group
@@ -73,9 +87,12 @@ type Engine struct {
 	tok       tokenizer.Tokenizer
 	tokErr    error
 	weights   interface{ BytesRead() int64 }
+	workers   Workers // the ranks' worker processes (Options.Workers), or nil
 }
 
 type rankState struct {
+	index int        // the rank's index in the world
+	pipe  model.Pipe // a worker's pipeline stage (WorkerRank.Pipe), or nil
 	dev   backend.Device
 	comm  backend.Comm
 	model model.RankModel
@@ -131,47 +148,45 @@ func newDevices(opts Options, world int, act tensor.DType) ([]backend.Device, []
 // weight (named with its expected shape).
 func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Options) (*Engine, error) {
 	world := max(opts.TP, 1)
-	cfg, skipped, err := model.ParseConfig(configJSON)
+	cfg, skipped, tree, err := buildTree(configJSON, world, opts)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if opts.EP {
-		ep, ok := cfg.(model.ExpertParallel)
-		if !ok {
-			return nil, fmt.Errorf("%s: --ep: %s has no routed experts", path, cfg.Dims().Arch)
-		}
-		if err := ep.SetExpertParallel(true); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-	}
-	if opts.Layers != nil {
-		ls, ok := cfg.(model.LayerSelector)
-		if !ok {
-			return nil, fmt.Errorf("%s: --load-layers %s: %s cannot load a range of layers", path, opts.Layers, cfg.Dims().Arch)
-		}
-		if err := ls.SelectLayers(*opts.Layers); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-	}
-	if err := cfg.Validate(world); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, explainLimit(err, src, configJSON))
 	}
 	qs, err := quant.FromConfig(configJSON)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	tree := cfg.Tree(world)
-	estimate := EstimateWeights(tree, world, src, opts.DType)
-	if err := checkMemory(estimate, opts); err != nil {
+	mem, err := loadPlan(cfg, tree, world, src, qs, opts)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	devs, comms, g, err := newDevices(opts, world, activationDType(opts, cfg.Dims()))
-	if err != nil {
-		return nil, err
-	}
+	estimate := mem.Weights()
 	e := &Engine{Path: path, Config: cfg, Dims: cfg.Dims(), Tree: tree, World: world, Skipped: skipped, Estimate: estimate, Quant: qs,
-		commGroup: g, siteGroup: backend.NewGroup(world)}
-	for r := range world { // device memory, NCCL communicators
+		siteGroup: backend.NewGroup(world)}
+	if opts.Workers != nil { // the workers plan and check their own memory
+		return loadRemote(e, opts)
+	}
+	if err := mem.Check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	ranks := make([]int, world)
+	for r := range ranks {
+		ranks[r] = r
+	}
+	var devs []backend.Device
+	var comms []backend.Comm
+	if w := opts.Worker; w != nil {
+		if w.Rank < 0 || w.Rank >= world {
+			return nil, fmt.Errorf("%s: worker rank %d outside the world of %d", path, w.Rank, world)
+		}
+		ranks, devs, comms = []int{w.Rank}, []backend.Device{w.Dev}, []backend.Comm{w.Comm}
+	} else {
+		devs, comms, e.commGroup, err = newDevices(opts, world, activationDType(opts, cfg.Dims()))
+		if err != nil {
+			return nil, err
+		}
+	}
+	for r := range devs { // device memory, NCCL communicators
 		if c, ok := devs[r].(io.Closer); ok {
 			e.closers = append(e.closers, c.Close)
 		}
@@ -179,8 +194,14 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 			e.closers = append(e.closers, c.Close)
 		}
 	}
-	for r := range world {
-		l := model.NewLoader(src, devs[r], r, world, opts.DType)
+	if mem.DeviceBytes == 0 && opts.Worker == nil { // no limit known before the devices: ask the GPUs (before any weight is read)
+		if err := checkDevices(mem, devs); err != nil {
+			e.Close()
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	for i, r := range ranks {
+		l := model.NewLoader(src, devs[i], r, world, opts.DType)
 		l.Quant = qs
 		rm, err := loadRank(cfg, l, e.Tree)
 		if err != nil {
@@ -195,7 +216,11 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 		if r == 0 {
 			e.Report.Unused = l.Report.Unused
 		}
-		e.ranks = append(e.ranks, &rankState{dev: devs[r], comm: comms[r], model: rm, cache: model.NewCache(e.Dims.Layers)})
+		rs := &rankState{index: r, dev: devs[i], comm: comms[i], model: rm, cache: model.NewCache(e.Dims.Layers)}
+		if opts.Worker != nil {
+			rs.pipe = opts.Worker.Pipe
+		}
+		e.ranks = append(e.ranks, rs)
 	}
 	if e.Report.Unused == nil && opts.Layers == nil {
 		e.Report.Unused = unusedByTree(src, e.Tree, qs)
@@ -251,19 +276,9 @@ func appendNew(dst, add []string) []string {
 	return dst
 }
 
-// activationDType is the dtype a device computes in: --dtype when given,
-// else the model's (config.json torch_dtype, as HF's dtype="auto" loads
-// it); anything but f32, bf16 and f16 computes in f32.
+// activationDType is the dtype a device computes in (plan.ActivationDType).
 func activationDType(opts Options, d *model.Dims) tensor.DType {
-	dt := opts.DType
-	if dt == tensor.Invalid {
-		dt = d.DType
-	}
-	switch dt {
-	case tensor.F32, tensor.BF16, tensor.F16:
-		return dt
-	}
-	return tensor.F32
+	return plan.ActivationDType(opts.DType, d)
 }
 
 // loadRank runs cfg.Load, turning a device failure while uploading (out of
@@ -281,20 +296,44 @@ func loadRank(cfg model.Config, l *model.Loader, t *model.Tree) (rm model.RankMo
 	return cfg.Load(l, t)
 }
 
-// Device returns rank r's device (for statistics at a stop).
-func (e *Engine) Device(r int) backend.Device { return e.ranks[r].dev }
+// Device returns rank r's device (for statistics at a stop): under
+// Workers, the front's stand-in for the worker's.
+func (e *Engine) Device(r int) backend.Device {
+	if e.workers != nil {
+		return e.workers.Ranks()[r].Device()
+	}
+	return e.ranks[r].dev
+}
 
 // MemoryInUse returns each rank's device bytes in use (weights, KV cache).
 func (e *Engine) MemoryInUse() []int64 {
-	out := make([]int64, len(e.ranks))
-	for i, r := range e.ranks {
-		out[i] = r.dev.MemoryInUse()
+	if e.workers == nil {
+		out := make([]int64, len(e.ranks))
+		for i, r := range e.ranks {
+			out[i] = r.dev.MemoryInUse()
+		}
+		return out
+	}
+	out := make([]int64, e.World)
+	for r := range out {
+		out[r] = e.Device(r).MemoryInUse()
 	}
 	return out
 }
 
+// Remote reports whether the ranks run in worker processes
+// (Options.Workers): their weights and compute are not in this process.
+func (e *Engine) Remote() bool { return e.workers != nil }
+
 // CacheBytes returns each rank's KV-cache bytes.
 func (e *Engine) CacheBytes() []int64 {
+	if e.workers != nil {
+		out := make([]int64, e.World)
+		for r, rr := range e.workers.Ranks() {
+			out[r] = rr.CacheBytes()
+		}
+		return out
+	}
 	out := make([]int64, len(e.ranks))
 	for i, r := range e.ranks {
 		out[i] = r.cache.Bytes(r.dev.ActDType())
@@ -310,4 +349,17 @@ func LoadLlama2C(path string, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	return LoadSource(path, ck.ConfigJSON(), &model.MapSource{Name: path, Tensors: ck.Tensors}, opts)
+}
+
+// Lens returns rank r's final norm and LM head, ok=false when the
+// architecture does not expose them or the ranks run in workers (Remote).
+func (e *Engine) Lens(r int) (model.Lens, bool) {
+	if e.workers != nil { // the weights live in the workers
+		return model.Lens{}, false
+	}
+	lm, ok := e.ranks[r].model.(model.LensModel)
+	if !ok {
+		return model.Lens{}, false
+	}
+	return lm.Lens(), true
 }

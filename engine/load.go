@@ -46,7 +46,7 @@ func LoadDir(dir string, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("--model %s: %w (an HF model directory needs config.json)", dir, err)
 	}
 	if _, _, err := model.ParseConfig(cfg); err != nil { // before touching the weights
-		return nil, fmt.Errorf("--model %s: %w", dir, err)
+		return nil, fmt.Errorf("--model %s: %w", dir, explainDirLimit(err, dir, cfg))
 	}
 	if _, err := quant.FromConfig(cfg); err != nil {
 		return nil, fmt.Errorf("--model %s: %w", dir, err)

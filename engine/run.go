@@ -107,36 +107,43 @@ func (e *Engine) Sequences() [][]int32 {
 // run executes one step on every rank (one goroutine per rank when World >
 // 1) and returns rank 0's gathered logits.
 func (e *Engine) run(b *model.Batch, hook model.Hook) (*Logits, error) {
+	if e.workers != nil {
+		if err := e.workers.Begin(b.Step == 0); err != nil {
+			return nil, err
+		}
+	}
 	if e.commGroup != nil {
 		e.commGroup.Reset()
 	}
 	e.siteGroup.Reset()
-	pass := &model.Pass{Hook: hook, Group: e.siteGroup, Batch: b}
+	pass := &model.Pass{Hook: hook, Group: e.siteGroup, Batch: b, Faults: e.Faults}
 	results := make([]*tensor.Tensor, e.World)
 	errs := make([]error, e.World)
+	fail := func(i int, err error) {
+		errs[i] = err
+		if e.commGroup != nil {
+			e.commGroup.Abort(err)
+		}
+		if e.workers != nil {
+			e.workers.Abort(err)
+		}
+		e.siteGroup.Abort(err)
+	}
 	runRank := func(i int) {
-		rs := e.ranks[i]
 		defer func() {
 			if p := recover(); p != nil {
-				errs[i] = rankError(i, p)
-				if e.commGroup != nil {
-					e.commGroup.Abort(errs[i])
-				}
-				e.siteGroup.Abort(errs[i])
+				fail(i, rankError(i, p))
 			}
 		}()
-		r := &model.Rank{Index: i, World: e.World, Dev: rs.dev, Comm: rs.comm, KV: rs.cache, Pass: pass}
-		if u, ok := rs.dev.(scopeUnwinder); ok { // a stop or failure mid-step frees the step's activations
-			depth := u.ScopeDepth()
-			defer u.UnwindScopes(depth)
+		if e.workers != nil {
+			out, err := e.workers.Ranks()[i].Forward(pass, b, i == 0)
+			if err != nil {
+				fail(i, err)
+			}
+			results[i] = out
+			return
 		}
-		rs.dev.PushScope()
-		logits := rs.model.Forward(r, b)
-		if i == 0 {
-			s := logits.Shape()
-			results[i] = rs.dev.ToHost(logits, 0, s[0], 0, tensor.Numel(s[1:]))
-		}
-		rs.dev.PopScope()
+		results[i] = e.forwardRank(e.ranks[i], pass, b, i == 0)
 	}
 	if e.World == 1 {
 		runRank(0)

@@ -170,7 +170,7 @@ func unescape(s string) (string, error) {
 	return b.String(), nil
 }
 
-// sliceFlags takes --rank R, --seq S and --tokens A:B (also --flag=value)
+// sliceFlags takes --rank R, --seq S, --tokens A:B and --head H (also --flag=value)
 // out of args and returns the rest. Errors: an unknown flag, a flag given
 // twice, a flag without its value, a bad value.
 func sliceFlags(args []string) (client.Slice, []string, error) {
@@ -185,9 +185,9 @@ func sliceFlags(args []string) (client.Slice, []string, error) {
 		}
 		name, val, has := strings.Cut(a[2:], "=")
 		switch name {
-		case "rank", "seq", "tokens":
+		case "rank", "seq", "tokens", "head":
 		default:
-			return sl, nil, fmt.Errorf("unknown flag --%s (want --rank, --seq or --tokens)", name)
+			return sl, nil, fmt.Errorf("unknown flag --%s (want --rank, --seq or --tokens; --head for attn_probs)", name)
 		}
 		if seen[name] {
 			return sl, nil, fmt.Errorf("--%s given twice: give it once", name)
@@ -210,6 +210,13 @@ func sliceFlags(args []string) (client.Slice, []string, error) {
 			var r client.Range
 			r, err = client.ParseRange(val)
 			sl.Tokens = &r
+		case "head":
+			var h int
+			h, err = strconv.Atoi(val)
+			sl.Head = &h
+			if err != nil {
+				err = fmt.Errorf("--head %q: want an integer", val)
+			}
 		}
 		if err != nil {
 			return sl, nil, err

@@ -147,3 +147,52 @@ func TestCheckDiffREPL(t *testing.T) {
 }
 
 var _ = os.Remove
+
+// TestDumpTrainerFormatsREPL: `dump --format speculators` of captured
+// layers 0 and 2 plus the embeddings writes hs_{idx}.safetensors whose
+// hidden_states[:, j] are HF's output_hidden_states[0], layer.0 and layer.2
+// (speculators ids 0, 1, 3) within 1e-5 (--dtype f32); `dump --format
+// specforge` asks for the final norm until `capture site model.norm
+// hidden_states` is on, then its data_{idx}.ckpt passes check with the
+// model; both name what is missing or wrong before writing anything.
+func TestDumpTrainerFormatsREPL(t *testing.T) {
+	f := newHFFake(t, 1)
+	in, ref, lens := hfBatch(t)
+	f.Exec(in)
+	f.Exec("capture site model.embed_tokens hidden_states")
+	f.Exec("capture layers 0,2")
+	f.Exec("run")
+	dir := filepath.Join(t.TempDir(), "hs")
+	f.AssertError("dump "+dir+" --format eagle", `--format "eagle": want hsdb, speculators or specforge`)
+	f.AssertError("dump "+dir+" --format specforge", "capture site model.norm hidden_states")
+	f.AssertExec("dump "+dir+" --format speculators --dtype f32", "dumped 3 sequence(s)")
+	off := 0
+	for i, n := range lens {
+		sf, err := safetensors.Open(filepath.Join(dir, fmt.Sprintf("hs_%d.safetensors", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs, _ := sf.Tensor("hidden_states")
+		if fmt.Sprint(hs.Shape) != fmt.Sprintf("[%d 3 96]", n) {
+			t.Fatalf("hs_%d: hidden_states %v", i, hs.Shape)
+		}
+		v := hs.F32()
+		for j, name := range []string{"hf_hidden_states.0", "layer.0", "layer.2"} {
+			var got []float32
+			for r := range n {
+				got = append(got, v[(r*3+j)*96:(r*3+j+1)*96]...)
+			}
+			want, _ := ref.RowsView(name, off, off+n)
+			if err := enginetest.CheckClose(got, want.ToF32(), 1e-5); err != nil {
+				t.Errorf("hs_%d hidden_states[:, %d] vs HF %s: %v", i, j, name, err)
+			}
+		}
+		sf.Close()
+		off += n
+	}
+	f.Exec("capture site model.norm hidden_states")
+	f.Exec("run")
+	sfDir := filepath.Join(t.TempDir(), "sf")
+	f.AssertExec("dump "+sfDir+" --format specforge", "dumped 3 sequence(s)")
+	f.AssertExec("check "+sfDir, "pass  matches model", "3 files: 3 valid")
+}

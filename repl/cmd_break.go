@@ -56,6 +56,9 @@ func parseIDs(args, what string) ([]int, error) {
 }
 
 func cmdDelete(t *Term, args string) error {
+	if w, rest, _ := strings.Cut(strings.TrimSpace(args), " "); w == "edits" {
+		return cmdDeleteEdits(t, rest)
+	}
 	ids, err := parseIDs(args, "breakpoint")
 	if err != nil {
 		return fmt.Errorf("delete: %w", err)

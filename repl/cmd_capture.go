@@ -102,6 +102,15 @@ func cmdDump(t *Term, args string) error {
 		switch {
 		case a[i] == "--force":
 			opts.Force = true
+		case a[i] == "--compress":
+			opts.Compress = true
+		case (a[i] == "--format" && i+1 < len(a)) || strings.HasPrefix(a[i], "--format="):
+			v := strings.TrimPrefix(a[i], "--format=")
+			if a[i] == "--format" {
+				v = a[i+1]
+				i++
+			}
+			opts.Format = v
 		case (a[i] == "--dtype" && i+1 < len(a)) || strings.HasPrefix(a[i], "--dtype="):
 			v := strings.TrimPrefix(a[i], "--dtype=")
 			if a[i] == "--dtype" {
@@ -114,7 +123,7 @@ func cmdDump(t *Term, args string) error {
 			}
 			opts.DType = dt.String()
 		case strings.HasPrefix(a[i], "--"):
-			return fmt.Errorf("dump: unknown flag %s (want --force, --dtype)", a[i])
+			return fmt.Errorf("dump: unknown flag %s (want --force, --dtype, --format, --compress)", a[i])
 		case dir == "":
 			dir = a[i]
 		default:
@@ -122,7 +131,7 @@ func cmdDump(t *Term, args string) error {
 		}
 	}
 	if dir == "" {
-		return fmt.Errorf("dump: want DIR [--force] [--dtype f32|bf16|f16]")
+		return fmt.Errorf("dump: want DIR [--force] [--dtype f32|bf16|f16] [--format hsdb|speculators|specforge] [--compress]")
 	}
 	m, err := t.c.Dump(dir, opts)
 	if err != nil {

@@ -46,6 +46,9 @@ func (t *Term) printExpr(args, title string) error {
 	if err != nil {
 		return fmt.Errorf("print: %w", err)
 	}
+	if name == "attn_probs" && !hasIndex {
+		return t.printAttn(rest)
+	}
 	_, extra, sl, err := tensorArgs("print", name+" "+rest)
 	if err != nil {
 		return err

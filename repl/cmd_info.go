@@ -62,8 +62,12 @@ func cmdInfo(t *Term, args string) error {
 		return showDisplaysList(t)
 	case "batch":
 		return showBatch(t)
+	case "edits":
+		return showEdits(t)
+	case "inject", "faults":
+		return showFaults(t)
 	default:
-		return fmt.Errorf("info: want one of model [--fp8|--unused], layers, ranks, memory, sites, break, display, batch")
+		return fmt.Errorf("info: want one of model [--fp8|--unused], layers, ranks, memory, sites, break, display, batch, edits, inject")
 	}
 	return nil
 }

@@ -8,6 +8,9 @@ import (
 func cmdSet(t *Term, args string) error {
 	name, val, _ := strings.Cut(strings.TrimSpace(args), " ")
 	val = strings.TrimSpace(val)
+	if name == "var" {
+		return cmdSetVar(t, val)
+	}
 	o := findOption(name)
 	if o == nil {
 		return fmt.Errorf("set: unknown option %q (want one of %s)", name, strings.Join(optionNames(), ", "))

@@ -24,7 +24,7 @@ func (c *command) summary() string {
 }
 
 // groups orders the groups of `help` and of the README reference.
-var groups = []string{"running", "breakpoints", "data", "captures", "model", "session"}
+var groups = []string{"running", "breakpoints", "data", "interventions", "captures", "model", "session"}
 
 // commands is the one command table; `help`, completion and the README
 // reference are generated from it.
@@ -75,8 +75,8 @@ func init() {
 			help: "Stop at the first site where COND on TENSOR becomes true.\n" +
 				"Statistics written alone apply to TENSOR: watch stream absmax > 500. It fires again only after COND was false at a site showing TENSOR; each step starts afresh.",
 			complete: completeTensors, fn: cmdWatch},
-		{aliases: []string{"delete", "d"}, group: "breakpoints", usage: "delete [N...]", noRepeat: true,
-			help: "Delete breakpoints and watches N, or all of them.", fn: cmdDelete},
+		{aliases: []string{"delete", "d"}, group: "breakpoints", usage: "delete [N...] | delete edits [N...]", noRepeat: true,
+			help: "Delete breakpoints and watches N, or all of them.\n`delete edits` forgets edits N (or all): values already written stay written; persistent ones are no longer applied.", fn: cmdDelete},
 		{aliases: []string{"enable"}, group: "breakpoints", usage: "enable [N...]", noRepeat: true,
 			help: "Enable breakpoints N, or all.", fn: func(t *Term, a string) error { return cmdEnable(t, a, true) }},
 		{aliases: []string{"disable"}, group: "breakpoints", usage: "disable [N...]", noRepeat: true,
@@ -91,6 +91,14 @@ func init() {
 				"--seq S selects one sequence of the batch, --tokens A:B its tokens (or the batch's). " +
 				"With an index, prints values: print hidden_states[3, :8] (rows after --seq/--tokens; columns of each rank's tensor, and of the full tensor in the gathered row).",
 			complete: completeTensors, fn: cmdPrint},
+		{aliases: []string{"attn_probs"}, group: "data", usage: "print attn_probs --head H [--seq S]",
+			help: "Attention probabilities of query head H for sequence S at an attention site (layers.N.self_attn.attn; Llama also at its rotary_emb; DeepSeek also at self_attn).\n" +
+				"Recomputed at the stop from the site's q and k on the rank that holds head H (H counts the model's heads; the rank is shown): softmax(q·kᵀ·scale) in float64 over the causal keys of the same sequence " +
+				"(Mistral: the sliding window's), query head h reading kv head h / (heads/kv_heads) as HF's repeat_kv; for MLA q and k are the per-head [nope | rope] vectors and the scale includes YaRN's mscale². " +
+				"Rows are queries, columns keys, with each row's sum; text shows the first 32 tokens, --json all of them (HF's output_attentions[layer][0, H]). " +
+				"The keys are the step's own, so only a sequence that starts in this step (the prefill) is shown. " +
+				"`hist attn_probs --head H --seq S` and `top attn_probs K --head H --seq S` look at the attended entries (top: key positions as channels, query tokens as rows). Also reachable as `attn_probs ...`.",
+			fn: func(t *Term, a string) error { return t.printAttn(a) }},
 		{aliases: []string{"hist"}, group: "data", usage: "hist TENSOR [--rank R] [--seq S] [--tokens A:B]",
 			help: "Terminal histogram of a tensor's finite values.\nDefault source: rank 0 for replicated tensors, the gathered tensor for sharded or partial ones. " +
 				"Bins are [lo, hi), the last [lo, hi]; a tensor of one value is the single bin [v, v]. NaN and Inf are counted below the bars.",
@@ -98,7 +106,7 @@ func init() {
 		{aliases: []string{"top"}, group: "data", usage: "top TENSOR [K] [--rank R] [--seq S] [--tokens A:B]",
 			help: "The K (10) channels with the largest |value| (massive activations).\nEach with its value, its ratio to the median |value| (— when the median is 0), " +
 				"and the batch token where it occurs (sequence, position). Where the tensor's rows are not the batch's tokens one to one " +
-				"(lm_head's logits: one row per sequence's last token) a row column gives the tensor's row.",
+				"(lm_head's logits: one row per sequence's last token) a row column gives the tensor's row. For lm_head's logits each channel's token text is shown.",
 			complete: completeTensors, fn: cmdTop},
 		{aliases: []string{"ranks"}, group: "data", usage: "ranks TENSOR [--seq S] [--tokens A:B]",
 			help:     "Compare a tensor between every pair of ranks.\nRelations: equal, diverged (with the first differing [row, col] and max |Δ|), shard of (different columns of one tensor), addends (partial sums).",
@@ -111,9 +119,44 @@ func init() {
 			help: "Remove displays N, or all.", fn: cmdUndisplay},
 		{aliases: []string{"bt", "where", "backtrace"}, group: "data", usage: "bt",
 			help: "The call chain at the stop, outermost first.\nEach frame: vLLM class, site, and input shapes per rank; the innermost frame also its output tensors.", fn: cmdBacktrace},
+		{aliases: []string{"frame", "f"}, group: "data", usage: "frame [N]",
+			help: "Look at level N of `bt`: the stopped site (the deepest level) or a module enclosing it.\n" +
+				"The tensors of an enclosing module are its inputs (its outputs do not exist yet): input, and input_residual for a decoder layer's second input (vLLM's residual). " +
+				"print, hist, top, ranks, save, compare and set var then look at them (inputs are read already: set var refuses them). Without N, shows the frame looked at; every stop goes back to the stopped site.",
+			fn: func(t *Term, a string) error { return cmdFrame(t, a, 0) }},
+		{aliases: []string{"up"}, group: "data", usage: "up [N]",
+			help: "Look at the module N (1) levels further out (see frame).", fn: func(t *Term, a string) error { return cmdFrame(t, a, -1) }},
+		{aliases: []string{"down"}, group: "data", usage: "down [N]",
+			help: "Look at the module N (1) levels further in, towards the stopped site (see frame).", fn: func(t *Term, a string) error { return cmdFrame(t, a, 1) }},
 		{aliases: []string{"trace"}, group: "data", usage: "trace on|off",
 			help:     "Print every site the pass visits, with its tensors' shapes on rank 0.",
 			complete: words("on", "off"), fn: cmdTrace},
+
+		// interventions
+		{aliases: []string{"save"}, group: "interventions", usage: "save TENSOR FILE.safetensors|FILE.npy [--rank R] [--seq S] [--tokens A:B]", noRepeat: true,
+			help: "Write a tensor at the stop to a file, as f32 [rows, cols].\n" +
+				"The full tensor (sharded: gathered; partial: summed; replicated: rank 0's copy), or --rank R's own; rows as print selects them. " +
+				".safetensors holds it under SITE:TENSOR with the site, step, source, rows and the pass's edits as metadata; .npy is NumPy's format 1.0 ('<f4'). " +
+				"Written under a temporary name, read back and compared, then renamed into place.",
+			complete: completeTensors, fn: cmdSave},
+		{aliases: []string{"compare"}, group: "interventions", usage: "compare DUMP", noRepeat: true,
+			help: "Compare the stop's tensors with a dump of the same inputs (live diff).\n" +
+				"Every tensor of the stopped site the dump holds (a layer capture of the same half, or a site capture), per sequence, rows by position: cosine, max |Δ|, " +
+				"the reference's max |value| and the first token whose row departs (cosine below, or max |Δ| above, the tolerance `diff` uses for the dump's dtype); " +
+				"ids that differ from the dump's are counted.",
+			complete: completeFiles, fn: cmdCompare},
+		{aliases: []string{"patch"}, group: "interventions", usage: "patch TENSOR from DUMP [--seq S] | patch SITE.TENSOR from DUMP", noRepeat: true,
+			help: "Replace a tensor with the one captured in another run (activation patching), and continue with it.\n" +
+				"At a stop, TENSOR of the stopped site; with SITE.TENSOR, armed for the next run (`info edits` shows it armed). DUMP is an hsdb dump holding that tensor: " +
+				"a layer capture (`capture layers` with the same --what) or a site capture (`capture site`). Each sequence of the batch (or only --seq S) takes the dump's sequence of the same number, " +
+				"row by position; the lengths and widths must agree (the ids may differ: clean vs corrupted prompt — the edit says how many do). Sharded tensors: each rank takes its columns. " +
+				"Patching stream writes hidden_states and zeros residual (see `set var`). Reset by `run` as edits are.",
+			complete: completeFiles, fn: cmdPatch},
+		{aliases: []string{"lens"}, group: "interventions", usage: "lens [K]",
+			help: "The logit lens: the final norm and lm_head applied to the stopped layer's stream (or the embeddings at model.embed_tokens).\n" +
+				"For each sequence's last token of the step, the K (5) tokens of largest logit, decoded, with their softmax probability over the whole vocabulary. " +
+				"Every rank computes its vocabulary shard; at the last layer it equals the model's own logits.",
+			fn: cmdLens},
 
 		// captures
 		{aliases: []string{"capture"}, group: "captures", noRepeat: true,
@@ -124,41 +167,58 @@ func init() {
 				"Per-token tensors are split per sequence of the flattened batch, gathered across ranks when sharded (summed when partial) " +
 				"and checked across ranks when replicated; decode steps append rows. `list` shows what is captured, `clear` forgets it all.",
 			complete: words("layers", "site", "list", "clear"), fn: cmdCapture},
-		{aliases: []string{"dump"}, group: "captures", usage: "dump DIR [--force] [--dtype f32|bf16|f16]", noRepeat: true,
+		{aliases: []string{"dump"}, group: "captures", usage: "dump DIR [--force] [--dtype f32|bf16|f16] [--format hsdb|speculators|specforge] [--compress]", noRepeat: true,
 			help: "Write the captures as a validated dump: DIR/manifest.json and one safetensors file per sequence.\n" +
 				"Each file holds input_ids [len] (i64) and hidden_states.{layer} [len, hidden] (site captures as SITE:TENSOR) in the model's dtype or --dtype. " +
 				"Written in a temporary directory, each file re-read and checked (shapes, sha256 of every tensor, values equal to what was captured, all finite, layers distinct), then renamed into place. " +
 				"An existing DIR is never replaced without --force, and --force replaces only a dump hsdb wrote (its manifest lists every file in it): never an ordinary file, a directory holding other files, the home or working directory. " +
-				"One job at a time writes DIR (an advisory lock beside it, .DIR.lock, released on exit however the process ends); a failure leaves nothing behind, and the staging directories of killed dumps (.DIR.tmp-PID-*) are removed by the next dump of DIR.",
+				"One job at a time writes DIR (an advisory lock beside it, .DIR.lock, released on exit however the process ends); a failure leaves nothing behind, and the staging directories of killed dumps (.DIR.tmp-PID-*) are removed by the next dump of DIR. " +
+				"--format speculators writes hs_{idx}.safetensors instead (hidden_states [len, n_ids, hidden] + token_ids, as speculators trains on them: ids are the captured layers + 1, with 0 first when `capture site model.embed_tokens hidden_states` is on); " +
+				"--format specforge writes rows_{g}-{g+2000}/data_{idx}.ckpt torch.save archives (aux_hidden_state = the captured layers concatenated, hidden_state = `capture site model.norm hidden_states`; --compress: .ckpt.gz). " +
+				"Both bf16 unless --dtype, with manifest.json beside them as hsdb's sidecar (the trainers ignore it).",
 			complete: completeFiles, fn: cmdDump},
+		{aliases: []string{"inject"}, group: "captures", noRepeat: true,
+			usage: "inject FAULT [VALUE] [at SITE] [--rank R] [--token T --channel C] | inject clear | inject",
+			help:  injectHelp(), complete: completeFaults, fn: cmdInject},
 		{aliases: []string{"check"}, group: "captures", usage: "check PATH [--layers 2,30] [--tp N] [--seq-lens 512,259] [--no-model]", noRepeat: true,
 			help: "Validate a capture file or directory: hsdb dumps, safetensors, torch .pt (no pickled code runs).\n" +
 				"Prints the structure, every validation rule as pass/FAIL/skip, shape forensics in the model's terms (which config size a wrong width equals, " +
-				"whether a count is a flattened batch) and, unless --no-model, what each tensor really is by running this model on the file's input_ids " +
-				"(best match over layers × hidden_states/residual/stream/normed stream × full/rank shard). Needs no stopped pass.\n" +
+				"whether a count is a flattened batch; said to rest on shapes alone with --no-model), value conditions (all zeros, constant rows, NaN/Inf, saturation, a misaligned loss_mask) and, " +
+				"unless --no-model, what each tensor really is by running this model on the file's input_ids: every explanation scored on values " +
+				"(layers × hidden_states/residual/stream/normed stream × full/rank shard, site tensors of a fitting width, row shifts, sequence order, BOS, labels, chunk restarts, a fitted scale named by a config constant), " +
+				"the best and the runner-up with their scores; captured router top-k compared with the model's. The same verdict as diff. Needs no stopped pass.\n" +
 				"Hostile files are refused with the bound they hit, before the work: a dump manifest's files must be plain names inside the dump; a torch .pt's data.pkl at most 64 MiB " +
 				"(from the zip entry's declared size, before inflating), its records at most the file's size + 256 MiB in all, the pickle's values at most 2^20 once shared references are expanded, " +
 				"nested at most 64 deep, numbers at most 4096 bits, views at most 4 × their storages + 1 MiB, unpickling at most 10 s; only the globals torch.save needs are allowed.",
 			complete: completeFiles, fn: cmdCheck},
 		{aliases: []string{"diff"}, group: "captures", usage: "diff PATH [--layers 2,30] [--tp N] [--seq-lens 512,259]", noRepeat: true,
 			help: "Compare a capture with this model's forward pass on its input_ids, layer by layer.\n" +
-				"Per entry: the cosine and max |Δ| against the layer it claims and what it best matches; then the first layer (and token) where it departs beyond tolerance.",
+				"Per entry: the cosine and max |Δ| against the layer it claims and its best explanation on values; then the first layer (and token) where it departs beyond tolerance, " +
+				"and check's verdict on the same file (one engine: diff fails exactly when check does).",
 			complete: completeFiles, fn: cmdDiff},
 
 		// model
-		{aliases: []string{"info", "i"}, group: "model", usage: "info model [--fp8|--unused]|layers|ranks|memory|sites|break|display|batch",
+		{aliases: []string{"info", "i"}, group: "model", usage: "info model [--fp8|--unused]|layers|ranks|memory|sites|break|display|batch|edits|inject",
 			help: "Facts about the model and the session.\nmodel: architecture, sizes, loaded layers, dtypes (config, weights as stored and as kept, fp8 dequantized, activations), " +
 				"unused checkpoint tensors, parameters, world size; --fp8 lists the tensors stored as fp8, --unused the checkpoint tensors the model does not use; layers: decoder layers; " +
 				"ranks: device and weight shards per rank (embeddings and lm_head as real rows of the vocabulary with vLLM's padded range, each run of decoder layers split alike once, which routed experts each rank holds); " +
 				"memory: device bytes per rank; sites: every site in visit order with its tensors; break: breakpoints and watches; display: displays; " +
-				"batch: the sequences of the stopped step, one a line (a stop line lists at most 4), or the batch input set.",
-			complete: words("model", "layers", "ranks", "memory", "sites", "break", "display", "batch"), fn: cmdInfo},
+				"batch: the sequences of the stopped step, one a line (a stop line lists at most 4), or the batch input set. " +
+				"edits: the edits (`set var`, `patch`) of the current pass, then persistent and armed ones, with how often each was applied. inject: the injected faults.",
+			complete: words("model", "layers", "ranks", "memory", "sites", "break", "display", "batch", "edits", "inject"), fn: cmdInfo},
 		{aliases: []string{"tree"}, group: "model", usage: "tree [SITE]",
 			help: "The module tree (vLLM classes) with parameter counts and each weight's per-rank shard shape.", complete: completeSites, fn: cmdTree},
 
 		// session
-		{aliases: []string{"set"}, group: "session", usage: "set OPTION VALUE", noRepeat: true,
-			help: "Set an option (`show` lists them): colour, precision, stats, errors, echo, bins, width, json.\n" +
+		{aliases: []string{"set"}, group: "session", usage: "set OPTION VALUE | set var TENSOR[ROWS, COLS] = VALUE [--rank R] [--seq S] [--tokens A:B] [--persist]", noRepeat: true,
+			help: "Set an option (`show` lists them): colour, precision, stats, errors, echo, bins, width, json; or edit a tensor at the stop (`set var`).\n" +
+				"`set var` writes into the live tensor and the pass continues with it: VALUE is a number, nan, inf or -inf, or an operator and number applied to the tensor itself " +
+				"(`* 0.5`, `+ 1`, `- 2`, `/ 4`, also written `stream * 0.5`). Rows as print counts them (after --seq/--tokens); columns of the full tensor (a sharded tensor's ranks each write the columns they hold). " +
+				"Every rank's copy, or --rank R's only (a replicated tensor then diverges on R, as `ranks` shows). Only tensors the pass reads after the stop can be edited (outputs; not a module's input). " +
+				"At a decoder layer, stream = hidden_states + residual is made for the stop only: editing it writes the edited stream into hidden_states and zeros residual in the edited rows, " +
+				"so the pair vLLM passes on sums exactly to the edited stream (hidden_states and residual then no longer hold their own halves). " +
+				"A partial sum takes = and + only with --rank. Edits are listed by `info edits`, shown at every later stop and in a dump's manifest (\"edits\"), and reset by `run`; " +
+				"--persist applies the edit again at the same site and step of every later run (ablations) until `delete edits`; a run where it no longer fits (another batch) stops with its error.\n" +
 				"A value the option does not take is an error and leaves the option as it was. " +
 				"With json on (or hsdb --json) each result is one line {\"command\", \"kind\", \"result\"} and each error {\"command\", \"error\"}; " +
 				"NaN and ±Inf are written as the strings \"NaN\", \"Inf\" and \"-Inf\", statistics left undefined by a tensor with no finite element as null, and empty lists as [].",

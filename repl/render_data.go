@@ -170,6 +170,13 @@ func (t *Term) topText(rep *client.TopReport) string {
 	if rowCol {
 		head = append(head, "row")
 	}
+	texts := false
+	for _, c := range rep.Channels {
+		texts = texts || c.Text != ""
+	}
+	if texts {
+		head = append(head, "text")
+	}
 	tb := newTable(head...).alignRight(0, 1, 2, 3, 4, 5, 6, 7)
 	for i, c := range rep.Channels {
 		tok, seq, pos := "", "", ""
@@ -186,6 +193,9 @@ func (t *Term) topText(rep *client.TopReport) string {
 		cells := []string{strconv.Itoa(i + 1), strconv.Itoa(c.Col), t.num(c.Value), ratio, tok, seq, pos}
 		if rowCol {
 			cells = append(cells, strconv.Itoa(c.Row))
+		}
+		if texts {
+			cells = append(cells, strconv.Quote(c.Text))
 		}
 		tb.add(cells...)
 	}
@@ -276,6 +286,9 @@ func (t *Term) backtraceText(frames []client.Frame) string {
 				outs = append(outs, o.Name+" "+t.st.Shape.Render(shapesPerRank(per)))
 			}
 			fmt.Fprintf(&b, "    %s out: %s\n", strings.Repeat("  ", f.Level), strings.Join(outs, ", "))
+		}
+		if len(f.Devices) > 0 {
+			fmt.Fprintf(&b, "    %s on: %s\n", strings.Repeat("  ", f.Level), strings.Join(f.Devices, ", "))
 		}
 	}
 	return b.String()

@@ -58,7 +58,7 @@ func (t *Term) stopText(s *client.Stop) string {
 	return fmt.Sprintf("Stopped at %s (%s)  %s  tokens %d %s  %s\n  %s%s",
 		t.st.Site.Render(s.Site), s.Class, stepName(s.Step), s.Tokens, stopSeqs(s),
 		t.st.Warn.Render("["+strings.Join(s.Reasons, "; ")+"]"),
-		t.st.Dim.Render("tensors: "+strings.Join(s.Tensors, ", ")), t.notesText(s.Notes))
+		t.st.Dim.Render("tensors: "+strings.Join(s.Tensors, ", ")), t.notesText(s.Notes)+t.editsText(s.Edits))
 }
 
 // stopSeqs is the stop line's account of the batch's sequences.

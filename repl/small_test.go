@@ -23,7 +23,7 @@ func TestSliceFlagErrors(t *testing.T) {
 	f.Exec("break layers.0")
 	f.Exec("run")
 	for line, want := range map[string]string{
-		"print stream --bogus":                   "print: unknown flag --bogus (want --rank, --seq or --tokens)",
+		"print stream --bogus":                   "print: unknown flag --bogus (want --rank, --seq or --tokens; --head for attn_probs)",
 		"hist stream --bogus=1":                  "hist: unknown flag --bogus",
 		"print stream --rank 0 --rank 1":         "print: --rank given twice: give it once",
 		"top stream --seq 0 --seq=1":             "top: --seq given twice",

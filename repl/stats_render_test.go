@@ -143,7 +143,7 @@ func TestTopTokenIsBatchToken(t *testing.T) {
 	row := best / 512
 	token, seq, pos := []int{5, 9}[row], row, []int{5, 3}[row]
 	rows := tableRows(f.Exec("top logits 1"))
-	if h := strings.Join(rows[2], " "); h != "# channel value ×median token seq pos row" {
+	if h := strings.Join(rows[2], " "); h != "# channel value ×median token seq pos row text" {
 		t.Fatalf("header %q", h)
 	}
 	got := rows[len(rows)-1]
@@ -152,5 +152,8 @@ func TestTopTokenIsBatchToken(t *testing.T) {
 		if w != "" && got[i] != w {
 			t.Fatalf("top row %v, want %v (token, seq, pos, row)", got, want)
 		}
+	}
+	if txt := got[len(got)-1]; !strings.HasSuffix(txt, `"`) {
+		t.Fatalf("top row %v: the last cell should be the channel's token text, quoted", got)
 	}
 }

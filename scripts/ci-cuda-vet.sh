@@ -16,8 +16,10 @@
 #    ./usr/include is extracted (dpkg -x would write 2.8 GB). Where the
 #    headers are already installed in /usr/include they are used instead,
 #    unless --download is given.
-# 3. go test -tags cuda ./kernels ./engine/backend/cuda/... ./engine: the PTX is fresh,
-#    the pool logic passes, and every GPU test skips with its reason.
+# 3. go test -tags cuda ./kernels ./engine/backend/cuda/... ./engine ./engine/worker: the PTX is fresh,
+#    the pool logic passes, the rank workers' process path passes in the
+#    cuda build, and every GPU test skips with its reason; then the cuda
+#    build of hsdb (the CUDA worker) links.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -68,5 +70,9 @@ if [[ $status -ne 0 ]]; then
 fi
 echo "ok"
 
-echo "== go test -tags cuda ./kernels ./engine/backend/cuda/... ./engine"
-go test -tags cuda ./kernels ./engine/backend/cuda/... ./engine
+echo "== go test -tags cuda ./kernels ./engine/backend/cuda/... ./engine ./engine/worker"
+go test -tags cuda ./kernels ./engine/backend/cuda/... ./engine ./engine/worker
+# the cuda worker binary (hsdb worker in a -tags cuda build) and its
+# process-path tests (CPU workers spawned from the cuda build)
+echo "== go build -tags cuda ./cmd/hsdb"
+go build -tags cuda -o /dev/null ./cmd/hsdb

@@ -14,6 +14,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
+	"hsdb/engine"
 	"hsdb/engine/tensor"
 	"hsdb/inspect/capture"
 	"hsdb/inspect/client"
@@ -23,7 +24,7 @@ import (
 func init() {
 	register(&subcommand{name: "capture",
 		usage:   captureUsage,
-		summary: "export the hidden states of chosen layers for many sequences as a validated dump (resumable)",
+		summary: "export the hidden states of chosen layers for many sequences as validated files: hsdb's dump, or speculators' / SpecForge's training samples (resumable)",
 		run:     runCapture})
 }
 
@@ -31,7 +32,7 @@ func init() {
 // written (to stop the process midway); nil in normal use.
 var captureAfterBatch func(done int)
 
-const captureUsage = "capture [--model PATH] [--tp N] --layers 2,30,58,60 [--what stream|hidden_states|residual] (--ids \"1,2,3;4,5\" | --data F.jsonl) --out DIR [--max-batch-tokens T] [--save-dtype f32|bf16|f16] [--force] [--json]"
+const captureUsage = "capture [--model PATH] [--tp N] [--format hsdb|speculators|specforge] [--layers eagle3|IDS] [--what stream|hidden_states|residual] (--ids \"1,2,3;4,5\" | --data F.jsonl) --out DIR [--max-batch-tokens T] [--save-dtype f32|bf16|f16] [--compress] [--writers N] [--prefill-baseline N] [--force] [--json]"
 
 func runCapture(args []string, io stdio) int {
 	fs := newFlagSet("capture", io)
@@ -43,7 +44,11 @@ func runCapture(args []string, io stdio) int {
 	data := fs.String("data", "", `JSONL input: {"input_ids": [...], "loss_mask": [...]} or {"text": "..."} per line, optional "id"`)
 	out := fs.String("out", "", "dump directory (written as DIR.partial until complete)")
 	maxTok := fs.Int("max-batch-tokens", 4096, "tokens per forward pass: sequences are packed into flattened batches up to this size")
-	saveDType := fs.String("save-dtype", "", "dtype of the hidden states in the files: f32, bf16 or f16 (default: the model's)")
+	saveDType := fs.String("save-dtype", "", "dtype of the hidden states in the files: f32, bf16 or f16 (default: bf16 for speculators and specforge, as their trainers read them; the model's for hsdb)")
+	formatArg := fs.String("format", "hsdb", "files to write: hsdb (manifest + seq_N.safetensors), speculators (hs_{idx}.safetensors) or specforge (rows_*/data_{idx}.ckpt); --layers is then in that format's ids (hsdb: decoder layer outputs 0..L-1; speculators: residual-stream positions 0..L, 0 = embeddings; specforge: SGLang ids 0..L-1), eagle3 (the default) for its EAGLE-3 ids")
+	compress := fs.Bool("compress", false, "gzip SpecForge samples (data_{idx}.ckpt.gz)")
+	writers := fs.Int("writers", 8, "sequence files written and validated at once, while the next batch runs")
+	baseline := fs.Int("prefill-baseline", 0, "before the job, time this many forward passes of its first batch without capturing or writing, and report the job's end-to-end tokens/s against them")
 	force := fs.Bool("force", false, "replace an existing dump, or another job's DIR.partial (only what hsdb wrote: its manifest proves it)")
 	if done, code := parseArgs(fs, args, io, captureUsage); done {
 		return code
@@ -55,15 +60,18 @@ func runCapture(args []string, io stdio) int {
 	if fs.NArg() > 0 {
 		return fail(2, "unexpected argument %q", fs.Arg(0))
 	}
-	if *layersArg == "" || *out == "" || (*ids == "") == (*data == "") {
-		return fail(2, "need --layers, --out and one of --ids or --data (see hsdb help)")
+	if *out == "" || (*ids == "") == (*data == "") {
+		return fail(2, "need --out and one of --ids or --data (see hsdb help)")
 	}
-	layers, err := client.ParseLayers(*layersArg)
+	format, err := capture.ParseFormat(*formatArg)
 	if err != nil {
-		return fail(2, "--layers: %v", err)
+		return fail(2, "%v", err)
 	}
 	if _, err := capture.ParseWhat(*what); err != nil {
 		return fail(2, "%v", err)
+	}
+	if *compress && format != capture.FormatSpecForge {
+		return fail(2, "--compress: %s files have no compressed form their trainer reads (only specforge's .ckpt.gz)", format)
 	}
 	if *saveDType != "" {
 		if dt, err := tensor.ParseDType(*saveDType); err != nil || (dt != tensor.F32 && dt != tensor.BF16 && dt != tensor.F16) {
@@ -85,19 +93,40 @@ func runCapture(args []string, io stdio) int {
 	if err != nil {
 		return fail(2, "%v", err)
 	}
+	plan, err := capture.PlanLayers(format, *layersArg, e.Dims.Layers, client.ParseLayers)
+	if err != nil {
+		return fail(2, "%v", err)
+	}
+	if !mf.json {
+		for _, l := range plan.Lines {
+			fmt.Fprintln(io.Out, l)
+		}
+	}
+	var baseTPS float64
+	if *baseline > 0 {
+		if baseTPS, err = prefillBaseline(e, in, *maxTok, *baseline); err != nil {
+			return fail(1, "--prefill-baseline: %v", err)
+		}
+		if !mf.json {
+			fmt.Fprintf(io.Out, "prefill baseline: %.0f tokens/s (%d passes of the first batch, no capture, no files)\n", baseTPS, *baseline)
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	prog := newProgress(io.Err, len(in.Seqs))
 	c := hsdbg.NewLocal(hsdbg.New(e))
 	defer c.Close()
-	res, err := c.CaptureJob(ctx, client.JobRequest{Layers: layers, What: *what, Inputs: in, Out: *out, Force: *force, DType: *saveDType,
-		MaxBatchTokens: *maxTok, Progress: prog.update, AfterBatch: captureAfterBatch})
+	res, err := c.CaptureJob(ctx, client.JobRequest{Plan: plan, What: *what, Inputs: in, Out: *out, Force: *force, DType: *saveDType,
+		MaxBatchTokens: *maxTok, Progress: prog.update, AfterBatch: captureAfterBatch, Compress: *compress, Writers: *writers})
 	prog.finish(err == nil)
 	if mf.json {
 		return captureJSON(io, *out, res, err)
 	}
 	if res != nil {
 		fmt.Fprintln(io.Out, throughput(res.JobProgress))
+		if secs := res.Elapsed.Seconds(); baseTPS > 0 && secs > 0 && res.Tokens > 0 {
+			fmt.Fprintf(io.Out, "end-to-end %.0f tokens/s = %.1f%% of the prefill baseline %.0f tokens/s\n", float64(res.Tokens)/secs, 100*float64(res.Tokens)/secs/baseTPS, baseTPS)
+		}
 	}
 	if err != nil {
 		if errors.Is(err, capture.ErrInterrupted) {
@@ -106,7 +135,12 @@ func runCapture(args []string, io stdio) int {
 		return fail(1, "%v", err)
 	}
 	m := res.Manifest
-	fmt.Fprintf(io.Out, "dump %s: %d sequences, layers %v (%s), %s, model %s (tp %d)\n", *out, len(m.Sequences), m.Capture.Layers, m.Capture.What, m.Capture.DType, m.Model.Path, m.Model.WorldSize)
+	if format == capture.FormatHsdb {
+		fmt.Fprintf(io.Out, "dump %s: %d sequences, layers %v (%s), %s, model %s (tp %d)\n", *out, len(m.Sequences), m.Capture.Layers, m.Capture.What, m.Capture.DType, m.Model.Path, m.Model.WorldSize)
+	} else {
+		fmt.Fprintf(io.Out, "%s %s: %d samples, %s ids %v (hsdb layers %v), %s, model %s (tp %d); manifest.json is hsdb's sidecar (the trainer ignores it)\n", format, *out, len(m.Sequences), format, m.Capture.FormatIDs, m.Capture.Layers, m.Capture.DType, m.Model.Path, m.Model.WorldSize)
+	}
+	fmt.Fprintln(io.Out, diskLine(res.JobProgress, m))
 	fmt.Fprintln(io.Out, "validation:")
 	for _, v := range m.Validation {
 		fmt.Fprintf(io.Out, "  %-4s  %-16s  %s\n", v.Status, v.Rule, v.Detail)
@@ -124,6 +158,64 @@ func throughput(p capture.JobProgress) string {
 		s += fmt.Sprintf(": %.1f sequences/s, %.0f tokens/s", float64(ran)/secs, float64(p.Tokens)/secs)
 	}
 	return s
+}
+
+// prefillBaseline times n forward passes (after one warm-up) of the job's
+// first batch — its first sequences packed up to maxTok tokens, as the job
+// packs them — with no hook: the pure prefill throughput the job's
+// end-to-end rate is compared with, measured in the same process.
+func prefillBaseline(e *engine.Engine, in *capture.Inputs, maxTok, n int) (float64, error) {
+	if maxTok <= 0 {
+		maxTok = 4096
+	}
+	var seqs [][]int32
+	tokens := 0
+	for _, s := range in.Seqs {
+		if len(seqs) > 0 && tokens+len(s.IDs) > maxTok {
+			break
+		}
+		seqs = append(seqs, s.IDs)
+		tokens += len(s.IDs)
+	}
+	if _, err := e.Prefill(seqs, nil, false); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	for range n {
+		if _, err := e.Prefill(seqs, nil, false); err != nil {
+			return 0, err
+		}
+	}
+	return float64(n*tokens) / time.Since(start).Seconds(), nil
+}
+
+// diskLine says what the files cost: tensor bytes per token (the format's
+// payload, ids included) and file bytes per sample and per token (headers
+// and, for .ckpt.gz, compression included).
+func diskLine(p capture.JobProgress, m *capture.Manifest) string {
+	var bytes, tokens int64
+	for _, r := range m.Sequences {
+		tokens += int64(r.Length)
+		if r.Bytes > 0 {
+			bytes += r.Bytes
+		}
+	}
+	s := fmt.Sprintf("disk: %d bytes per token of tensors", p.BytesPerToken)
+	if bytes > 0 && len(m.Sequences) > 0 {
+		s += fmt.Sprintf("; files %d bytes in all, %.0f per sample, %.1f per token", bytes, float64(bytes)/float64(len(m.Sequences)), float64(bytes)/float64(tokens))
+	}
+	return s
+}
+
+// humanBytes writes a byte count with a binary unit ("1.5 GiB").
+func humanBytes(b float64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	i := 0
+	for b >= 1024 && i < len(units)-1 {
+		b /= 1024
+		i++
+	}
+	return fmt.Sprintf("%.1f %s", b, units[i])
 }
 
 // progress shows a batch job's progress: a progress bar
@@ -156,7 +248,7 @@ func (p *progress) update(s capture.JobProgress) {
 		tps = float64(s.Tokens) / secs
 	}
 	if p.bar != nil {
-		p.bar.Describe(fmt.Sprintf("capture (%.0f tokens/s)", tps))
+		p.bar.Describe(fmt.Sprintf("capture (%.0f tokens/s, %d bytes/token, %s/s to disk)", tps, s.BytesPerToken, humanBytes(float64(s.Bytes)/max(secs, 1e-9))))
 		p.bar.Set(s.Done)
 		return
 	}
@@ -167,7 +259,11 @@ func (p *progress) update(s capture.JobProgress) {
 		if secs > 0 {
 			sps = float64(ran) / secs
 		}
-		fmt.Fprintf(p.w, "capture: %d/%d sequences, %d tokens, %.1f sequences/s, %.0f tokens/s\n", s.Done, s.Total, s.Tokens, sps, tps)
+		line := fmt.Sprintf("capture: %d/%d sequences, %d tokens, %.1f sequences/s, %.0f tokens/s, %d bytes/token", s.Done, s.Total, s.Tokens, sps, tps, s.BytesPerToken)
+		if ran > 0 && s.Bytes > 0 {
+			line += fmt.Sprintf(", %.0f bytes/sample, %s/s to disk", float64(s.Bytes)/float64(ran), humanBytes(float64(s.Bytes)/max(secs, 1e-9)))
+		}
+		fmt.Fprintln(p.w, line)
 	}
 }
 

@@ -240,14 +240,28 @@ func TestCaptureIDsHF(t *testing.T) {
 // TestCaptureErrors: usage errors exit 2 with one clear message.
 func TestCaptureErrors(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "d")
+	long := filepath.Join(t.TempDir(), "long.jsonl")
+	if err := os.WriteFile(long, []byte("{\"input_ids\": [1, 2]}\n{\"input_ids\": ["+strings.Repeat("3, ", 599)+"3]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		args []string
 		code int
 		want string
 	}{
 		{[]string{"capture", "--layers", "1", "--out", out}, 2, "one of --ids or --data"},
+		{[]string{"capture", "--data", long, "--out", out}, 2, long + ":2 (sequence 1, id \"1\"): 600 tokens, more than max_position_embeddings 512"},
 		{[]string{"capture", "--layers", "1,x", "--ids", "1,2", "--out", out}, 2, `layer "x"`},
-		{[]string{"capture", "--layers", "9", "--ids", "1,2", "--out", out}, 1, "layer 9: the model has layers 0..4"},
+		{[]string{"capture", "--layers", "9", "--ids", "1,2", "--out", out}, 2, "--layers 9: hsdb layers are decoder layers 0..4"},
+		{[]string{"capture", "--format", "eagle", "--ids", "1,2", "--out", out}, 2, `--format "eagle": want hsdb, speculators or specforge`},
+		// The embedded model has 5 decoder layers: speculators ids run 0..5 (5 = the last layer's output), SGLang's 0..4.
+		{[]string{"capture", "--format", "speculators", "--layers", "2,6", "--ids", "1,2", "--out", out}, 2, "--layers 6: speculators ids are residual-stream positions 0..5"},
+		{[]string{"capture", "--format", "specforge", "--layers", "1,2,5", "--ids", "1,2", "--out", out}, 2, "--layers 5: SpecForge (SGLang) ids are decoder layers 0..4"},
+		{[]string{"capture", "--format", "speculators", "--compress", "--ids", "1,2", "--out", out}, 2, "--compress: speculators files have no compressed form"},
+		{[]string{"capture", "--format", "speculators", "--layers", "1,2", "--what", "residual", "--ids", "1,2", "--out", out}, 1, "--what residual: speculators files hold the residual stream"},
+		// vocab_size 512, max_position_embeddings 512 (engine/stories/model/config.json).
+		{[]string{"capture", "--ids", "1,2;3,512,4", "--out", out}, 2, "--ids: sequence 1: input_ids[1] = 512 is not a token id of the model (vocab_size 512)"},
+		{[]string{"capture", "--ids", "1,2;" + strings.Repeat("7,", 512) + "7", "--out", out}, 2, "--ids: sequence 1: 513 tokens, more than max_position_embeddings 512"},
 		{[]string{"capture", "--layers", "1", "--ids", "1,2;", "--out", out}, 2, "sequence 1 is empty"},
 		{[]string{"capture", "--layers", "1", "--what", "mlp", "--ids", "1,2", "--out", out}, 2, `--what "mlp"`},
 	} {

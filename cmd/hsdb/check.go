@@ -18,22 +18,40 @@ import (
 func init() {
 	register(&subcommand{name: "check",
 		usage:   checkUsage,
-		summary: "validate capture files (hsdb dumps, safetensors, torch .pt): structure, rules, shape forensics, layer matching; exit 0 valid, 1 problems, 2 unreadable",
+		summary: "validate capture files (hsdb dumps, safetensors, torch .pt): structure, rules, value conditions, and with --model what each tensor is on values (scale, row alignment, site, shard); exit 0 valid, 1 problems, 2 unreadable or nothing comparable",
 		run:     runCheck})
 }
 
-const checkUsage = "check PATH [--model MODEL] [--layers 2,30,58,60] [--tp N] [--seq-lens 512,259] [--no-model] [--json]"
+const checkUsage = "check PATH [--model MODEL] [--layers 2,30,58,60] [--tp N] [--seq-lens 512,259] [--no-model] [--json] [--summary|--full]"
 
 // checkFlags are check's and diff's flags: the shared ones (flagTable:
-// the model group, --layers, --json, --no-model) and --seq-lens.
+// the model group, --layers, --json, --no-model), --seq-lens, and
+// --summary/--full for directories.
 type checkFlags struct {
 	modelFlags
-	seqLens string
+	seqLens       string
+	summary, full bool
 }
 
 func (c *checkFlags) register(fs *flag.FlagSet) {
 	c.modelFlags.register(fs, "layers", "json", "no-model")
 	fs.StringVar(&c.seqLens, "seq-lens", "", "lengths of the sequences a file holds, when known (e.g. 512,259)")
+	fs.BoolVar(&c.summary, "summary", false, "for a directory: counts per finding and the first files of each (the default above 20 files)")
+	fs.BoolVar(&c.full, "full", false, "for a directory: every file's full report, however many")
+}
+
+// output is the client.CheckRequest.Output the flags ask for: --json
+// prints one object per file.
+func (c *checkFlags) output() string {
+	switch {
+	case c.json:
+		return "json"
+	case c.summary:
+		return "summary"
+	case c.full:
+		return "full"
+	}
+	return ""
 }
 
 // checker is how check and diff run: through the debugger's client over
@@ -54,10 +72,8 @@ func (k *checker) run(path string, diff bool) (client.CheckReport, error) {
 		return k.c.Diff(path, k.req)
 	case k.c != nil:
 		return k.c.Check(path, k.req)
-	case diff:
-		return check.CheckPath(path, k.opts).DiffReport()
 	}
-	return check.CheckPath(path, k.opts).CheckReport()
+	return check.CheckPath(path, k.opts).Report(diff, k.req.Output)
 }
 
 // checker builds the check options: the model's sizes from its config
@@ -75,6 +91,7 @@ func (c *checkFlags) checker(io stdio, cmd string, needEngine bool) (*checker, e
 		c.tp = 1
 	}
 	k.req.NoModel = c.noModel
+	k.req.Output = c.output()
 	if c.layers != "" {
 		ls, err := client.ParseLayers(c.layers)
 		if err != nil {
@@ -110,6 +127,9 @@ func (c *checkFlags) checker(io stdio, cmd string, needEngine bool) (*checker, e
 		return k, err
 	}
 	k.opts.Dims = d
+	if data, _, err := modelpath.ConfigJSON(path); err == nil {
+		k.opts.BOS, k.opts.HasBOS, k.opts.Constants, _ = check.ConfigFacts(data)
+	}
 	if c.noModel {
 		return k, nil
 	}
@@ -137,7 +157,6 @@ func (c *checkFlags) checker(io stdio, cmd string, needEngine bool) (*checker, e
 type checkResult struct {
 	Command string `json:"command"`
 	client.CheckReport
-	Exit  int    `json:"exit"`
 	Error string `json:"error,omitempty"`
 }
 
@@ -146,6 +165,13 @@ type checkResult struct {
 func finishCheck(io stdio, asJSON bool, r checkResult, err error) int {
 	if err != nil {
 		r.Error = err.Error()
+	}
+	if asJSON && len(r.Lines) > 0 {
+		// the report's lines are already one JSON object per file
+		for _, l := range r.Lines {
+			fmt.Fprintln(io.Out, l)
+		}
+		return r.Exit
 	}
 	if asJSON {
 		if r.Lines == nil {
@@ -179,16 +205,13 @@ func runCheck(args []string, io stdio) int {
 	cf.parsed(fs)
 	k, err := cf.checker(io, "check", false)
 	if err != nil {
-		return finishCheck(io, cf.json, checkResult{Command: "check", CheckReport: client.CheckReport{Path: path, Failed: true}, Exit: 2}, err)
+		return finishCheck(io, cf.json, checkResult{Command: "check", CheckReport: client.CheckReport{Path: path, Failed: true, Exit: 2}}, err)
 	}
 	defer k.done()
 	rep, err := k.run(path, false)
 	r := checkResult{Command: "check", CheckReport: rep}
-	switch {
-	case err != nil:
+	if err != nil {
 		r.Exit = 2
-	case rep.Failed:
-		r.Exit = 1
 	}
 	return finishCheck(io, cf.json, r, err)
 }

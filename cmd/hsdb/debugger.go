@@ -35,6 +35,7 @@ func runDebugger(args []string, io stdio) int {
 		fmt.Fprintln(io.Err, "hsdb:", err)
 		return 1
 	}
+	defer e.Close()
 	s := hsdbg.New(e)
 	s.Options, _ = m.options() // m.load succeeded with them
 	if tok, err := e.Tokenizer(); err == nil {
@@ -47,7 +48,7 @@ func runDebugger(args []string, io stdio) int {
 }
 
 // debuggerUsage is the debugger's synopsis.
-const debuggerUsage = "[--model PATH] [--tp N] [--device cpu|cuda] [--dtype f32|bf16|f16] [--ep] [--load-layers A-B] [-x SCRIPT] [--json] [--history FILE]"
+const debuggerUsage = "[--model PATH] [--tp N] [--device cpu|cuda] [--dtype f32|bf16|f16] [--ep] [--load-layers A-B] [--workers | --listen ADDR] [--pp N] [-x SCRIPT] [--json] [--history FILE]"
 
 // debuggerFlags is the debugger's flag set: the shared model flags and
 // --json (flagTable), -x and --history.

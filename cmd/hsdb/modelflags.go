@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"hsdb/engine"
 	"hsdb/engine/model"
 	"hsdb/engine/tensor"
+	"hsdb/engine/worker"
 )
 
 // modelFlags holds the shared flags (flagTable) a subcommand registered.
@@ -24,6 +26,12 @@ type modelFlags struct {
 	json      bool
 	noModel   bool
 	set       map[string]bool // flags given on the command line (after parse)
+	// rank workers (engine/worker)
+	workers       bool
+	listen        string
+	pp            int
+	workerTimeout time.Duration
+	workerBin     string
 }
 
 // flagDef is one entry of the shared flag table: a flag with the same
@@ -59,10 +67,20 @@ var flagTable = []flagDef{
 	{"layers", "decoder layers captured (capture) or expected in the capture, in order (check, diff), e.g. 2,30,58,60 (EAGLE-3: 2, N/2, N-3)", strFlag(func(m *modelFlags) *string { return &m.layers }, "")},
 	{"json", "print the result as JSON (the debugger: one object per command result)", boolFlag(func(m *modelFlags) *bool { return &m.json })},
 	{"no-model", "do not run the model (check: structure, rules and shape forensics only)", boolFlag(func(m *modelFlags) *bool { return &m.noModel })},
+	{"workers", "run each rank in its own worker process (hsdb worker), so that a failing rank never ends the session", boolFlag(func(m *modelFlags) *bool { return &m.workers })},
+	{"listen", "run the ranks in workers that join at this address (hsdb worker --connect ADDR --token T, started by a launcher: ssh, srun, a Kubernetes job); prints the token",
+		strFlag(func(m *modelFlags) *string { return &m.listen }, "")},
+	{"pp", "pipeline stages (with --workers or --listen): the decoder layers split into N stages as vLLM splits them, each a --tp group of workers",
+		func(fs *flag.FlagSet, m *modelFlags, name, usage string) { fs.IntVar(&m.pp, name, 1, usage) }},
+	{"worker-timeout", "with workers: how long a worker may go without a message (computing, or in a collective) before it is declared hung and killed",
+		func(fs *flag.FlagSet, m *modelFlags, name, usage string) {
+			fs.DurationVar(&m.workerTimeout, name, 10*time.Minute, usage)
+		}},
+	{"worker-bin", "the hsdb binary --workers starts as hsdb worker (default: this one; a -tags cuda build for --device cuda)", strFlag(func(m *modelFlags) *string { return &m.workerBin }, "")},
 }
 
 // modelGroup names the flags of every subcommand that loads a model.
-var modelGroup = []string{"model", "tp", "device", "dtype", "ep", "moe", "load-layers"}
+var modelGroup = []string{"model", "tp", "device", "dtype", "ep", "moe", "load-layers", "workers", "listen", "pp", "worker-timeout", "worker-bin"}
 
 // register adds the model group and the other named shared flags to fs.
 // A subcommand that loads a model but has no capture list (hsdb,
@@ -141,8 +159,28 @@ func (m *modelFlags) load(w io.Writer) (*engine.Engine, error) {
 	if path == "embedded" {
 		path = ""
 	}
+	if m.pp < 1 {
+		return nil, fmt.Errorf("--pp %d: want at least one stage", m.pp)
+	}
+	if m.pp > 1 && !m.workers && m.listen == "" {
+		return nil, fmt.Errorf("--pp %d: pipeline stages run in workers: add --workers (or --listen ADDR)", m.pp)
+	}
+	if m.workers || m.listen != "" {
+		cfg := worker.Config{Listen: m.listen, Spawn: m.listen == "", Timeout: m.workerTimeout, Log: w, PP: m.pp}
+		if m.workerBin != "" {
+			cfg.Command = []string{m.workerBin, "worker"}
+		}
+		f, err := worker.Start(path, o, cfg)
+		if err != nil {
+			return nil, err
+		}
+		o.Workers = f
+	}
 	e, err := engine.Open(path, o)
 	if err != nil {
+		if o.Workers != nil {
+			o.Workers.Close()
+		}
 		return nil, err
 	}
 	if e.Skipped != "" {

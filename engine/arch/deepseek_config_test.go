@@ -76,7 +76,8 @@ func TestDeepseekReleasedConfigs(t *testing.T) {
 	}
 }
 
-// TestDeepseekV3Estimate: DeepSeek-V3 in bf16 at --tp 8 needs about
+// TestDeepseekV3Estimate: DeepSeek-V3 dequantized to bf16 (the CPU backend
+// with --dtype bf16; engine.PlanConfig) at --tp 8 needs about
 // 671e9·2/8 bytes per rank (up to 2% more: the replicated latent
 // projections, routers and norms sit on every rank). --layers 58-60 on one
 // rank needs the embeddings and head (2·129280·7168·2 B = 3.45 GiB) plus
@@ -85,14 +86,16 @@ func TestDeepseekReleasedConfigs(t *testing.T) {
 // GiB in all; a 24 GiB machine is told so before anything is read.
 func TestDeepseekV3Estimate(t *testing.T) {
 	empty := &model.MapSource{Name: "empty", Tensors: map[string]*tensor.Tensor{}}
-	cfg, _, _ := model.ParseConfig([]byte(deepseekV3Real))
-	est := engine.EstimateWeights(cfg.Tree(8), 8, empty, tensor.BF16)
-	for r, b := range est {
+	p, err := engine.PlanConfig([]byte(deepseekV3Real), nil, engine.PlanOptions{TP: 8, DType: tensor.BF16, Device: "cpu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, b := range p.Weights() {
 		if want := 671e9 * 2 / 8; float64(b) < want || float64(b) > 1.02*want {
 			t.Errorf("rank %d: %.4g bytes, want about %.4g", r, float64(b), want)
 		}
 	}
-	_, err := engine.LoadSource("DeepSeek-V3", []byte(deepseekV3Real), empty,
+	_, err = engine.LoadSource("DeepSeek-V3", []byte(deepseekV3Real), empty,
 		engine.Options{TP: 1, DType: tensor.BF16, Layers: &model.LayerRange{First: 58, Last: 60}, MemoryLimit: 24 << 30})
 	if err == nil || !strings.Contains(err.Error(), "rank 0 67.8 GiB") || !strings.Contains(err.Error(), "24.0 GiB is available") {
 		t.Errorf("err = %v", err)

@@ -49,8 +49,9 @@ type LlamaConfig struct {
 	DTypeField            string           `json:"dtype"`
 	RoPE                  model.RoPEConfig `json:"-"`
 
-	v    *llamaVariant
-	dims model.Dims
+	v      *llamaVariant
+	dims   model.Dims
+	layers *model.LayerRange // SelectLayers; nil: all
 }
 
 func registerLlama(v *llamaVariant, modelTypes ...string) {
@@ -140,6 +141,17 @@ func (c *LlamaConfig) window(layer int) int {
 	return c.v.window(c, layer)
 }
 
+// SelectLayers restricts the model to decoder layers r.First..r.Last
+// (--layers, a pipeline stage): only they, the embeddings, the final norm
+// and the LM head are built and loaded.
+func (c *LlamaConfig) SelectLayers(r model.LayerRange) error {
+	if err := r.Check(c.NumHiddenLayers); err != nil {
+		return err
+	}
+	c.layers = &r
+	return nil
+}
+
 // Tree builds vLLM's module tree for world ranks: LlamaForCausalLM >
 // LlamaModel > (VocabParallelEmbedding, LlamaDecoderLayer × L, RMSNorm) and
 // ParallelLMHead.
@@ -158,7 +170,11 @@ func (c *LlamaConfig) build(vb nn.Builder) *nn.CausalLM {
 	lm := nn.LM{ModelClass: c.v.modelClass, Vocab: c.VocabSize, Hidden: H, Eps: eps, Tied: c.TieWordEmbeddings}
 	return nn.NewCausalLM(vb, lm, func(m nn.Builder) []*nn.DecoderLayer {
 		var layers []*nn.DecoderLayer
-		for i := range c.NumHiddenLayers {
+		first, last := 0, c.NumHiddenLayers-1
+		if c.layers != nil {
+			first, last = c.layers.First, c.layers.Last
+		}
+		for i := first; i <= last; i++ {
 			attn := nn.AttentionConfig{Class: c.v.attnClass, Hidden: H, Heads: c.NumAttentionHeads, KVHeads: c.NumKeyValueHeads,
 				HeadDim: c.HeadDimField, QKVBias: c.v.qkvBias || c.AttentionBias, OBias: c.AttentionBias, QKNorm: c.v.qkNorm, Eps: eps,
 				Layer: i, Window: c.window(i), InvFreq: invFreq, MScale: mscale}

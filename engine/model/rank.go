@@ -10,6 +10,9 @@ type Pass struct {
 	Hook  Hook
 	Group *backend.Group
 	Batch *Batch
+	// Faults are the faults injected into this pass (nil: none); blocks
+	// consult them through Rank.Fault.
+	Faults Faults
 }
 
 // Rank is one tensor-parallel rank running a forward step: its index and the
@@ -22,6 +25,11 @@ type Rank struct {
 	Comm         backend.Comm
 	KV           *Cache
 	Pass         *Pass
+	// Pipe, when set, makes this rank one pipeline stage's: it receives
+	// the previous stage's hidden_states and residual instead of embedding
+	// the tokens, and sends its last layer's pair on instead of running
+	// the final norm and head (see Pipe).
+	Pipe Pipe
 
 	frames []frame
 }
@@ -55,6 +63,32 @@ func (r *Rank) Exit(site *Site, tensors func() []SiteTensor) {
 	}
 }
 
+// Leave pops site's frame without emitting the site: a pipeline stage
+// that hands its output on before the module returns (the module's site
+// belongs to the stage that finishes it).
+func (r *Rank) Leave(site *Site) {
+	if n := len(r.frames); n > 0 && r.frames[n-1].site == site {
+		r.frames = r.frames[:n-1]
+	}
+}
+
+// Pipe connects one pipeline stage of a rank to its neighbours (vLLM's
+// pipeline parallelism: decoder layers split into consecutive stages, each
+// a tensor-parallel group; the IntermediateTensors hidden_states and
+// residual [tokens, hidden] pass from a stage to the next, between ranks
+// of the same tensor-parallel index).
+type Pipe interface {
+	// First reports whether the stage embeds the tokens; Last whether it
+	// runs the final norm and the LM head.
+	First() bool
+	Last() bool
+	// Recv returns the previous stage's hidden_states and residual on r's
+	// device, as scoped activations.
+	Recv(r *Rank) (h, res backend.Tensor)
+	// Send hands the stage's hidden_states and residual to the next stage.
+	Send(r *Rank, h, res backend.Tensor)
+}
+
 // Leaf is Enter followed by Exit for a module without children.
 func (r *Rank) Leaf(site *Site, in backend.Tensor, tensors func() []SiteTensor) {
 	r.Enter(site, in)
@@ -68,29 +102,37 @@ func (r *Rank) visit(ev *Event, tensors func() []SiteTensor) {
 		for _, t := range f.in {
 			if t != nil {
 				fr.Inputs = append(fr.Inputs, append([]int(nil), t.Shape()...))
+				fr.In = append(fr.In, t)
 			}
 		}
 		view.Frames = append(view.Frames, fr)
 	}
-	p := r.Pass
-	var err error
-	if r.World == 1 || p.Group == nil {
-		err = p.Hook.Visit(ev, []*RankView{view})
-	} else {
-		res := p.Group.Exchange(r.Index, view, func(vals []any) any {
-			views := make([]*RankView, len(vals))
-			for i, v := range vals {
-				views[i] = v.(*RankView)
-			}
-			return p.Hook.Visit(ev, views)
-		})
-		if res != nil {
-			err = res.(error)
-		}
-	}
-	if err != nil {
+	if err := r.Pass.Meet(r.Index, r.World, ev, view); err != nil {
 		panic(&StopError{Err: err})
 	}
+}
+
+// Meet is one rank's arrival at a wanted site: with World 1 or no Group the
+// hook visits this view alone; otherwise the rank waits in Group until every
+// rank has arrived, the last one calls Hook.Visit with all views in rank
+// order, and every rank gets its error. A rank whose forward pass runs in a
+// worker process meets here through its front-side stand-in
+// (engine/worker). It panics with ErrAborted when the group is aborted.
+func (p *Pass) Meet(rank, world int, ev *Event, view *RankView) error {
+	if world == 1 || p.Group == nil {
+		return p.Hook.Visit(ev, []*RankView{view})
+	}
+	res := p.Group.Exchange(rank, view, func(vals []any) any {
+		views := make([]*RankView, len(vals))
+		for i, v := range vals {
+			views[i] = v.(*RankView)
+		}
+		return p.Hook.Visit(ev, views)
+	})
+	if res != nil {
+		return res.(error)
+	}
+	return nil
 }
 
 // StopError is the panic value that carries a Hook.Visit error out of the

@@ -83,7 +83,9 @@ func Architectures() []string {
 }
 
 // ParseConfig decodes config.json bytes and picks the architecture by
-// architectures[0], else by model_type. A config that nests the language
+// architectures[0], else by model_type. Sizes and dtypes are checked
+// against CheckBounds before the architecture reads them (a *LimitError
+// wrapping ErrConfigLimit). A config that nests the language
 // model (text_config, as multimodal wrappers do) is unwrapped; skipped
 // reports what was left out.
 func ParseConfig(data []byte) (cfg Config, skipped string, err error) {
@@ -97,6 +99,9 @@ func ParseConfig(data []byte) (cfg Config, skipped string, err error) {
 	}
 	_ = json.Unmarshal(data, &head)
 	if a := lookup(head.Architectures, head.ModelType); a != nil {
+		if err := CheckBounds(raw, "config.json"); err != nil {
+			return nil, "", err
+		}
 		cfg, err := a.Parse(raw)
 		return cfg, "", err
 	}
@@ -111,6 +116,9 @@ func ParseConfig(data []byte) (cfg Config, skipped string, err error) {
 		}
 		_ = json.Unmarshal(tc, &ih)
 		if a := lookup(ih.Architectures, ih.ModelType); a != nil {
+			if err := CheckBounds(inner, "config.json: text_config"); err != nil {
+				return nil, "", err
+			}
 			cfg, err := a.Parse(inner)
 			why := fmt.Sprintf("%v (model_type %q) wraps the language model in text_config; only it is loaded", head.Architectures, head.ModelType)
 			if _, ok := raw["vision_config"]; ok {
@@ -155,4 +163,22 @@ func isWrapper(archs []string, raw map[string]json.RawMessage) bool {
 		}
 	}
 	return false
+}
+
+// Lens is one rank's final norm and LM head, for the logit lens
+// (nostalgebraist 2020: the final norm and unembedding applied to an inner
+// layer's stream): Norm [hidden] with Eps (the model's last RMSNorm), Head
+// [vocab_r, hidden], the rank's rows [Vocab[0], Vocab[1]) of vLLM's padded
+// vocabulary, of which those below VocabSize are real tokens.
+type Lens struct {
+	Norm      backend.Tensor
+	Eps       float32
+	Head      backend.Tensor
+	Vocab     [2]int
+	VocabSize int
+}
+
+// LensModel is a RankModel that exposes its final norm and LM head.
+type LensModel interface {
+	Lens() Lens
 }

@@ -73,6 +73,38 @@ type SiteTensor struct {
 	T     backend.Tensor
 	Host  *tensor.Tensor
 	Shard Sharding
+	// Writable: the pass reads T after the site, so writing into it at the
+	// stop (the debugger's `set var`, `patch`) changes what follows. False
+	// for what was consumed before the site (a module's input, a partial
+	// sum already all-reduced) and for copies made only for the site.
+	Writable bool
+	// SumOf, when set, names the writable tensors of the same site whose
+	// sum this derived one is: a decoder layer's stream = hidden_states +
+	// residual is computed for the site only. An edit of it writes the new
+	// value into the first and zeros the others, so that the sum the pass
+	// computes next (vLLM's fused add of the pair) is exactly the edited
+	// value.
+	SumOf []string
+	// Attn, on an attention site's query tensor, says how its rows attend
+	// to the keys (for the debugger's attention probabilities).
+	Attn *AttnGeometry
+}
+
+// AttnGeometry describes one rank's causal attention at a site whose query
+// tensor carries it: query Q [tokens, Heads·DK] of global heads
+// FirstHead.., key tensor Key [tokens, KVHeads·DK] of global kv heads
+// FirstKVHead.. (query head h uses kv head h / (TotalHeads/TotalKVHeads), HF
+// repeat_kv), softmax(q·kᵀ·Scale) over the keys of the token's own sequence
+// at positions <= its own (the last Window of them when Window > 0). For
+// DeepSeek's MLA DK is qk_nope + qk_rope (the rope part included) and Scale
+// carries YaRN's mscale².
+type AttnGeometry struct {
+	Key                      string
+	Heads, KVHeads, DK       int
+	FirstHead, FirstKVHead   int
+	TotalHeads, TotalKVHeads int
+	Scale                    float32
+	Window                   int
 }
 
 // Shape returns the tensor's shape whichever side it lives on.
@@ -88,6 +120,9 @@ func (s SiteTensor) Shape() []int {
 type Frame struct {
 	Site   *Site
 	Inputs [][]int
+	// In are the inputs themselves (replicated in every block of
+	// engine/nn), valid only during Hook.Visit.
+	In []backend.Tensor
 }
 
 // Event identifies one visit of a site: which site, in which step (0 is the

@@ -64,11 +64,17 @@ func DimsFromConfigJSON(data []byte, where string) (*model.Dims, error) {
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return nil, fmt.Errorf("%s: not a JSON object: %w", where, err)
 	}
+	if err := model.CheckBounds(raw, where); err != nil { // before any size is used, as model.ParseConfig does
+		return nil, err
+	}
 	named := map[string]int{}
 	collectInts(raw, named)
 	if tc, ok := raw["text_config"]; ok {
 		var inner map[string]json.RawMessage
 		if json.Unmarshal(tc, &inner) == nil {
+			if err := model.CheckBounds(inner, where+": text_config"); err != nil {
+				return nil, err
+			}
 			collectInts(inner, named)
 		}
 	}

@@ -25,6 +25,7 @@ type Attention struct {
 	layer, window int
 	invFreq       []float32
 	mscale        float32
+	geom          model.AttnGeometry // for the debugger's attention probabilities
 	// args holds the RoPE and attention arguments so that a step does not
 	// allocate them (one rank runs on one goroutine).
 	args struct {
@@ -62,7 +63,9 @@ func NewAttention(b Builder, c AttentionConfig) *Attention {
 		a.kNorm = NewRMSNorm(ab.Pp("k_norm"), hd, c.Eps, "", "k")
 	}
 	a.rope = ab.Pp("rotary_emb").Module("RotaryEmbedding", "q", "k").Site()
-	a.core = ab.Pp("attn").Module("Attention", "attn_out").Site()
+	a.core = ab.Pp("attn").Module("Attention", "q", "k", "attn_out").Site()
+	a.geom = model.AttnGeometry{Key: "k", Heads: a.nq, KVHeads: a.nkv, DK: hd, FirstHead: a.qLab.Start / hd, FirstKVHead: a.kvLab.Start / hd,
+		TotalHeads: c.Heads, TotalKVHeads: c.KVHeads, Scale: float32(1 / math.Sqrt(float64(hd))), Window: c.Window}
 	a.o = NewRowParallel(ab.Pp("o_proj"), a.q, c.Hidden, c.OBias, true)
 	return a
 }
@@ -84,16 +87,21 @@ func (a *Attention) Forward(r *model.Rank, b *model.Batch, x backend.Tensor) bac
 	args.rope.Heads = a.nkv
 	k = dev.RoPE(k, &args.rope)
 	r.Leaf(a.rope, q, func() []model.SiteTensor {
-		return []model.SiteTensor{{Name: "q", T: q, Shard: a.qLab}, {Name: "k", T: k, Shard: a.kvLab}}
+		return []model.SiteTensor{{Name: "q", T: q, Shard: a.qLab, Writable: true, Attn: &a.geom}, {Name: "k", T: k, Shard: a.kvLab, Writable: true}}
 	})
 	kv := r.KV.Layers[a.layer]
 	base, pos := kv.Store(dev, b, k, v)
+	if f, ok := r.Fault(model.FaultChunkNoContext, a.site); ok {
+		base, pos = model.ChunkAttention(base, pos, f.Token)
+	}
 	args.attn = backend.AttnArgs{Heads: a.nq, KVHeads: a.nkv, DK: a.hd, DV: a.hd, Scale: float32(1 / math.Sqrt(float64(a.hd))), Window: a.window, Base: base, Pos: pos}
 	o := dev.Attention(q, kv.K, kv.V, &args.attn)
-	r.Leaf(a.core, q, func() []model.SiteTensor { return []model.SiteTensor{{Name: "attn_out", T: o, Shard: a.qLab}} })
+	r.Leaf(a.core, q, func() []model.SiteTensor {
+		return []model.SiteTensor{{Name: "q", T: q, Shard: a.qLab, Attn: &a.geom}, {Name: "k", T: k, Shard: a.kvLab}, {Name: "attn_out", T: o, Shard: a.qLab, Writable: true}}
+	})
 	out := a.o.Forward(r, o)
 	r.Exit(a.site, func() []model.SiteTensor {
-		return []model.SiteTensor{{Name: "input", T: x, Shard: Rep}, {Name: "output", T: out, Shard: Rep}}
+		return []model.SiteTensor{{Name: "input", T: x, Shard: Rep}, {Name: "output", T: out, Shard: Rep, Writable: true}}
 	})
 	return out
 }

@@ -45,9 +45,13 @@ func (d *DecoderLayer) Forward(r *model.Rank, b *model.Batch, h, res backend.Ten
 	a := d.attn.Forward(r, b, x)
 	x2, res2 := d.post.Forward(r, a, res)
 	out := d.mlp.Forward(r, b, x2)
+	if f, ok := r.Fault(model.FaultPerturbRank, d.site); ok {
+		out = perturb(r.Dev, out, f.Value)
+	}
 	r.Exit(d.site, func() []model.SiteTensor {
 		stream := r.Dev.Add(out, res2)
-		return []model.SiteTensor{{Name: "hidden_states", T: out, Shard: Rep}, {Name: "residual", T: res2, Shard: Rep}, {Name: "stream", T: stream, Shard: Rep}}
+		return []model.SiteTensor{{Name: "hidden_states", T: out, Shard: Rep, Writable: true}, {Name: "residual", T: res2, Shard: Rep, Writable: true},
+			{Name: "stream", T: stream, Shard: Rep, SumOf: []string{"hidden_states", "residual"}}}
 	})
 	return out, res2
 }
@@ -101,12 +105,18 @@ func NewCausalLM(root Builder, c LM, layers func(model Builder) []*DecoderLayer)
 
 // Forward runs one step on rank r (vLLM's model forward and
 // compute_logits) and returns the logits of b.LogitRows() [rows,
-// vocab_size], gathered over ranks.
+// vocab_size], gathered over ranks. As a pipeline stage (r.Pipe) a later
+// stage starts from the received pair instead of the embeddings, and a
+// stage before the last sends its pair on and returns nil.
 func (m *CausalLM) Forward(r *model.Rank, b *model.Batch) backend.Tensor {
 	dev := r.Dev
 	r.Enter(m.site)
-	h := m.embed.Forward(r, b.IDs)
-	var res backend.Tensor
+	var h, res backend.Tensor
+	if p := r.Pipe; p != nil && !p.First() { // a later pipeline stage
+		h, res = p.Recv(r)
+	} else {
+		h = m.embed.Forward(r, b.IDs)
+	}
 	for _, L := range m.layers {
 		// Each layer in its own device scope: memory holds one layer's
 		// activations; the input pair is freed once the next exists.
@@ -119,13 +129,33 @@ func (m *CausalLM) Forward(r *model.Rank, b *model.Batch) backend.Tensor {
 		}
 		h, res = h2, res2
 	}
+	if p := r.Pipe; p != nil && !p.Last() { // the next stage goes on from here
+		p.Send(r, h, res)
+		r.Leave(m.site)
+		return nil
+	}
 	normed, _ := m.norm.Forward(r, h, res)
 	r.Exit(m.site, func() []model.SiteTensor {
-		return []model.SiteTensor{{Name: "hidden_states", T: normed, Shard: Rep}}
+		return []model.SiteTensor{{Name: "hidden_states", T: normed, Shard: Rep, Writable: true}}
 	})
 	x := normed
 	if rows := b.LogitRows(); len(rows) != b.Tokens() {
 		x = dev.GatherRows(normed, rows)
 	}
 	return m.head.Forward(r, x)
+}
+
+// perturb returns x scaled by 1 + rel (model.FaultPerturbRank; rel 0
+// takes 1e-2): one rank's replicated copy then differs from the others by
+// rel of its magnitude.
+func perturb(dev backend.Device, x backend.Tensor, rel float64) backend.Tensor {
+	if rel == 0 {
+		rel = 1e-2
+	}
+	return dev.Scale(x, float32(1+rel))
+}
+
+// Lens returns the final norm and this rank's LM head rows (model.Lens).
+func (m *CausalLM) Lens() model.Lens {
+	return model.Lens{Norm: m.norm.w, Eps: m.norm.eps, Head: m.head.w, Vocab: m.head.vocab, VocabSize: m.head.vocabSize}
 }

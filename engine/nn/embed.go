@@ -12,9 +12,10 @@ import (
 // the tokens in its rows (zero elsewhere) and an all-reduce summing the
 // ranks' partial embeddings.
 type VocabParallelEmbedding struct {
-	w     backend.Tensor // [vocab_r, hidden], rows past vocab_size zero
-	vocab [2]int         // this rank's range of the padded vocabulary
-	site  *model.Site
+	w         backend.Tensor // [vocab_r, hidden], rows past vocab_size zero
+	vocab     [2]int         // this rank's range of the padded vocabulary
+	vocabSize int
+	site      *model.Site
 }
 
 // NewVocabParallelEmbedding declares the embedding at b: weight [vocab,
@@ -22,7 +23,7 @@ type VocabParallelEmbedding struct {
 func NewVocabParallelEmbedding(b Builder, vocab, hidden int) *VocabParallelEmbedding {
 	plan := model.PlanVocab(vocab, b.World())
 	mb := b.Module("VocabParallelEmbedding", "partial", "hidden_states")
-	e := &VocabParallelEmbedding{vocab: plan.Range(b.Rank()), site: mb.Site()}
+	e := &VocabParallelEmbedding{vocab: plan.Range(b.Rank()), vocabSize: vocab, site: mb.Site()}
 	mb.param(b.path+".weight", []int{vocab, hidden}, 0, plan.Ranges(b.World()))
 	if b.l != nil {
 		e.w = b.l.Rows("weight", []int{vocab, hidden}, e.vocab[0], e.vocab[1])
@@ -32,10 +33,14 @@ func NewVocabParallelEmbedding(b Builder, vocab, hidden int) *VocabParallelEmbed
 
 // Forward returns the embeddings of ids [tokens, hidden], replicated.
 func (e *VocabParallelEmbedding) Forward(r *model.Rank, ids []int32) backend.Tensor {
-	part := r.Dev.Embedding(e.w, ids, e.vocab[0])
+	start := e.vocab[0]
+	if _, bad := r.Fault(model.FaultVocabPadding, e.site); bad {
+		start = r.Index * ((e.vocabSize + r.World - 1) / r.World) // unpadded offsets over padded rows
+	}
+	part := r.Dev.Embedding(e.w, ids, start)
 	h := r.Comm.AllReduceSum(part)
 	r.Leaf(e.site, nil, func() []model.SiteTensor {
-		return []model.SiteTensor{{Name: "partial", T: part, Shard: Partial}, {Name: "hidden_states", T: h, Shard: Rep}}
+		return []model.SiteTensor{{Name: "partial", T: part, Shard: Partial}, {Name: "hidden_states", T: h, Shard: Rep, Writable: true}}
 	})
 	return h
 }

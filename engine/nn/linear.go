@@ -149,7 +149,7 @@ func (L *Linear) Forward(r *model.Rank, x backend.Tensor) []backend.Tensor {
 		k := 0
 		for _, w := range L.ws {
 			for j, p := range w.parts {
-				ts = append(ts, model.SiteTensor{Name: p.Name, T: outs[k], Shard: w.labels[j]})
+				ts = append(ts, model.SiteTensor{Name: p.Name, T: outs[k], Shard: w.labels[j], Writable: true})
 				k++
 			}
 		}
@@ -225,12 +225,16 @@ func (L *RowLinear) Forward(r *model.Rank, x backend.Tensor) backend.Tensor {
 	p := r.Dev.Linear(x, L.w, L.b)
 	out := p
 	if L.reduce {
-		out = r.Comm.AllReduceSum(p)
+		if _, skip := r.Fault(model.FaultSkipAllReduce, L.site); skip {
+			out = r.Dev.Scale(p, 1) // the partial sum passed on as if reduced (a copy: the site still shows partial apart)
+		} else {
+			out = r.Comm.AllReduceSum(p)
+		}
 	}
 	r.Leaf(L.site, x, func() []model.SiteTensor {
 		ts := []model.SiteTensor{{Name: "input", T: x, Shard: L.in}, {Name: "partial", T: p, Shard: Partial}}
 		if L.reduce {
-			ts = append(ts, model.SiteTensor{Name: "output", T: out, Shard: Rep})
+			ts = append(ts, model.SiteTensor{Name: "output", T: out, Shard: Rep, Writable: true})
 		}
 		return ts
 	})

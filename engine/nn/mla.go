@@ -38,6 +38,7 @@ type MLA struct {
 	nh, layer  int // this rank's heads; the decoder layer (KV cache slot)
 	qLab, vLab model.Sharding
 	qPeLab     model.Sharding
+	geom       model.AttnGeometry // for the debugger's attention probabilities
 }
 
 // MLAConfig is one model's MLA: sizes as config.json names them and the
@@ -84,6 +85,8 @@ func NewMLA(b Builder, c *MLAConfig, layer int) *MLA {
 	a.rope = ab.Pp("rotary_emb").Module(c.RopeClass, "q_pe", "k_pe").Site()
 	a.core = ab.Pp("attn").Module("Attention", "q", "k", "v", "attn_out").Site()
 	a.o = NewRowParallel(ab.Pp("o_proj"), heads(c.V), H, false, true)
+	a.geom = model.AttnGeometry{Key: "k", Heads: a.nh, KVHeads: a.nh, DK: qk, FirstHead: h[0], FirstKVHead: h[0],
+		TotalHeads: c.Heads, TotalKVHeads: c.Heads, Scale: c.Scale}
 	return a
 }
 
@@ -115,7 +118,7 @@ func (a *MLA) Forward(r *model.Rank, b *model.Batch, x backend.Tensor) backend.T
 	qPe = dev.RoPE(qPe, &backend.RoPEArgs{Heads: nh, HeadDim: c.Rope, Pos: b.Pos, InvFreq: c.InvFreq, MScale: c.MScale, Interleaved: c.Interleaved})
 	kPe = dev.RoPE(kPe, &backend.RoPEArgs{Heads: 1, HeadDim: c.Rope, Pos: b.Pos, InvFreq: c.InvFreq, MScale: c.MScale, Interleaved: c.Interleaved})
 	r.Leaf(a.rope, qPe, func() []model.SiteTensor {
-		return []model.SiteTensor{{Name: "q_pe", T: qPe, Shard: a.qPeLab}, {Name: "k_pe", T: kPe, Shard: Rep}}
+		return []model.SiteTensor{{Name: "q_pe", T: qPe, Shard: a.qPeLab, Writable: true}, {Name: "k_pe", T: kPe, Shard: Rep, Writable: true}}
 	})
 
 	qFull := dev.Reshape(dev.ConcatCols(qNope, dev.Reshape(qPe, T*nh, c.Rope)), T, nh*qk)
@@ -127,16 +130,19 @@ func (a *MLA) Forward(r *model.Rank, b *model.Batch, x backend.Tensor) backend.T
 
 	cache := r.KV.Layers[a.layer]
 	base, pos := cache.Store(dev, b, kFull, v)
+	if f, ok := r.Fault(model.FaultChunkNoContext, a.site); ok {
+		base, pos = model.ChunkAttention(base, pos, f.Token)
+	}
 	o := dev.Attention(qFull, cache.K, cache.V, &backend.AttnArgs{Heads: nh, KVHeads: nh, DK: qk, DV: c.V, Scale: c.Scale, Base: base, Pos: pos})
 	r.Leaf(a.core, qFull, func() []model.SiteTensor {
-		return []model.SiteTensor{{Name: "q", T: qFull, Shard: a.qLab}, {Name: "k", T: kFull, Shard: a.qLab}, {Name: "v", T: v, Shard: a.vLab}, {Name: "attn_out", T: o, Shard: a.vLab}}
+		return []model.SiteTensor{{Name: "q", T: qFull, Shard: a.qLab, Attn: &a.geom}, {Name: "k", T: kFull, Shard: a.qLab}, {Name: "v", T: v, Shard: a.vLab}, {Name: "attn_out", T: o, Shard: a.vLab, Writable: true}}
 	})
 
 	out := a.o.Forward(r, o)
 	r.Exit(a.site, func() []model.SiteTensor {
-		return []model.SiteTensor{{Name: "input", T: x, Shard: Rep}, {Name: "q", T: qFull, Shard: a.qLab}, {Name: "c_kv", T: cKV, Shard: Rep},
+		return []model.SiteTensor{{Name: "input", T: x, Shard: Rep}, {Name: "q", T: qFull, Shard: a.qLab, Attn: &a.geom}, {Name: "c_kv", T: cKV, Shard: Rep},
 			{Name: "k_pe", T: kPe, Shard: Rep}, {Name: "k", T: kFull, Shard: a.qLab}, {Name: "v", T: v, Shard: a.vLab},
-			{Name: "attn_out", T: o, Shard: a.vLab}, {Name: "output", T: out, Shard: Rep}}
+			{Name: "attn_out", T: o, Shard: a.vLab}, {Name: "output", T: out, Shard: Rep, Writable: true}}
 	})
 	return out
 }

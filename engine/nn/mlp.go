@@ -43,10 +43,12 @@ func (m *GatedMLP) Forward(r *model.Rank, _ *model.Batch, x backend.Tensor) back
 	r.Enter(m.site, x)
 	gu := m.gateUp.Forward(r, x)
 	a := r.Dev.SiluMul(gu[0], gu[1])
-	r.Leaf(m.act, gu[0], func() []model.SiteTensor { return []model.SiteTensor{{Name: "output", T: a, Shard: m.actDim}} })
+	r.Leaf(m.act, gu[0], func() []model.SiteTensor {
+		return []model.SiteTensor{{Name: "output", T: a, Shard: m.actDim, Writable: true}}
+	})
 	out := m.down.Forward(r, a)
 	r.Exit(m.site, func() []model.SiteTensor {
-		return []model.SiteTensor{{Name: "input", T: x, Shard: Rep}, {Name: "output", T: out, Shard: m.outMark}}
+		return []model.SiteTensor{{Name: "input", T: x, Shard: Rep}, {Name: "output", T: out, Shard: m.outMark, Writable: true}}
 	})
 	return out
 }

@@ -206,7 +206,7 @@ func (m *MoE) Forward(r *model.Rank, b *model.Batch, x backend.Tensor) backend.T
 		if sh != nil {
 			ts = append(ts, model.SiteTensor{Name: "shared", T: sh, Shard: Partial})
 		}
-		return append(ts, model.SiteTensor{Name: "output", T: out, Shard: Rep})
+		return append(ts, model.SiteTensor{Name: "output", T: out, Shard: Rep, Writable: true})
 	})
 	return out
 }
@@ -219,7 +219,16 @@ func (m *MoE) Forward(r *model.Rank, b *model.Batch, x backend.Tensor) backend.T
 func (m *MoE) route(r *model.Rank, b *model.Batch, x backend.Tensor) *routing {
 	dev := r.Dev
 	rt := &routing{logits: dev.Linear(dev.ToF32(x), m.gate, nil)}
-	rt.ids, rt.w = dev.Route(rt.logits, m.router.args())
+	g := &m.router
+	if _, soft := r.Fault(model.FaultRouterSoftmax, m.gSite); soft {
+		c := *g
+		c.Sigmoid, g = false, &c
+	}
+	if _, nob := r.Fault(model.FaultRouterNoBias, m.gSite); nob {
+		c := *g
+		c.bias, g = nil, &c
+	}
+	rt.ids, rt.w = dev.Route(rt.logits, g.args())
 	r.Leaf(m.gSite, x, func() []model.SiteTensor {
 		h := rt.host(dev, m.c.Experts, m.local)
 		return []model.SiteTensor{{Name: "input", T: x, Shard: Rep}, {Name: "logits", T: rt.logits, Shard: Rep},

@@ -31,7 +31,7 @@ func NewRMSNorm(b Builder, dim int, eps float64, in, out string) *RMSNorm {
 func (n *RMSNorm) Forward(r *model.Rank, x backend.Tensor) backend.Tensor {
 	y := r.Dev.RMSNorm(x, n.w, n.eps)
 	r.Leaf(n.site, x, func() []model.SiteTensor {
-		ts := []model.SiteTensor{{Name: n.out, T: y, Shard: Rep}}
+		ts := []model.SiteTensor{{Name: n.out, T: y, Shard: Rep, Writable: true}}
 		if n.in != "" {
 			ts = append([]model.SiteTensor{{Name: n.in, T: x, Shard: Rep}}, ts...)
 		}
@@ -46,7 +46,9 @@ func (n *RMSNorm) Heads(r *model.Rank, x backend.Tensor, heads int, label model.
 	dev := r.Dev
 	T, w := x.Shape()[0], x.Shape()[1]
 	y := dev.Reshape(dev.RMSNorm(dev.Reshape(x, T*heads, w/heads), n.w, n.eps), T, w)
-	r.Leaf(n.site, x, func() []model.SiteTensor { return []model.SiteTensor{{Name: n.out, T: y, Shard: label}} })
+	r.Leaf(n.site, x, func() []model.SiteTensor {
+		return []model.SiteTensor{{Name: n.out, T: y, Shard: label, Writable: true}}
+	})
 	return y
 }
 
@@ -95,9 +97,9 @@ func (n *AddRMSNorm) forward(r *model.Rank, h, res backend.Tensor, frame ...back
 		if res != nil {
 			ts = append(ts, model.SiteTensor{Name: "input_residual", T: res, Shard: Rep})
 		}
-		ts = append(ts, model.SiteTensor{Name: "hidden_states", T: x, Shard: Rep})
+		ts = append(ts, model.SiteTensor{Name: "hidden_states", T: x, Shard: Rep, Writable: true})
 		if n.residualOut {
-			ts = append(ts, model.SiteTensor{Name: "residual", T: sum, Shard: Rep})
+			ts = append(ts, model.SiteTensor{Name: "residual", T: sum, Shard: Rep, Writable: true})
 		}
 		return ts
 	})

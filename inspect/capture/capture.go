@@ -89,7 +89,10 @@ type Capturer struct {
 	seqs   map[int]*SeqCapture
 	batch  *model.Batch // the batch whose ids were recorded last
 	reps   map[string]ReplicaRecord
-	err    error // first Visit error, returned by Result
+	err    error           // first Visit error, returned by Result
+	faults model.Faults    // recording faults (SetFaults)
+	active []string        // every injected fault, as text (SetFaults)
+	under  map[string]bool // faults active while the held data was recorded
 }
 
 // NewCapturer returns an empty capturer for a model with this tree and
@@ -232,7 +235,7 @@ func (c *Capturer) Clear() {
 
 func (c *Capturer) resetLocked() {
 	c.seqs, c.batch, c.err = map[int]*SeqCapture{}, nil, nil
-	c.reps = map[string]ReplicaRecord{}
+	c.reps, c.under = map[string]ReplicaRecord{}, nil
 }
 
 // Result returns the sequences captured so far, by sequence number, and
@@ -280,9 +283,10 @@ func (c *Capturer) Visit(ev *model.Event, ranks []*model.RankView) error {
 	if c.batch != b {
 		c.recordIDs(b)
 	}
+	c.noteFaults()
 	for _, i := range c.bySite[ev.Site.Path] {
 		spec := c.specs[i]
-		g, err := GatherSite(spec.Site, spec.Tensor, ranks)
+		g, err := gatherSite(spec.Site, c.faultTensor(spec), ranks, true)
 		if err != nil {
 			c.fail(err)
 			continue
@@ -302,11 +306,14 @@ func (c *Capturer) Visit(ev *model.Event, ranks []*model.RankView) error {
 		}
 		for s, n := range b.SeqLens {
 			sc := c.seqs[b.Seqs[s]]
-			rows := g.T.SliceRows(b.SeqStart(s), b.SeqStart(s)+n)
+			rows := c.applyFaults(spec, g.T.SliceRows(b.SeqStart(s), b.SeqStart(s)+n), len(ranks))
 			if old := sc.Tensors[spec.Key]; old != nil && b.Step > 0 {
 				sc.Tensors[spec.Key] = appendRows(old, rows)
 			} else {
-				sc.Tensors[spec.Key] = cloneTensor(rows)
+				// g.T is this visit's own host copy (gatherSite allocates it),
+				// so each sequence keeps its rows without a second copy on
+				// the forward pass's path (applyFaults changes this copy).
+				sc.Tensors[spec.Key] = rows
 			}
 		}
 	}

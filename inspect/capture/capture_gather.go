@@ -40,6 +40,13 @@ type Gathered struct {
 // ErrShardMismatch or ErrShape (shards that leave columns uncovered or
 // disagree where they overlap).
 func GatherSite(site string, name string, ranks []*model.RankView) (*Gathered, error) {
+	return gatherSite(site, name, ranks, false)
+}
+
+// gatherSite is GatherSite; with raw, a replicated tensor on a device
+// that has ToHostRaw comes back in its own dtype (bf16 activations stay
+// bf16: what a capture writes), not as float32.
+func gatherSite(site string, name string, ranks []*model.RankView, raw bool) (*Gathered, error) {
 	sts := make([]model.SiteTensor, len(ranks))
 	for i, v := range ranks {
 		st, ok := v.Tensor(name)
@@ -77,12 +84,17 @@ func GatherSite(site string, name string, ranks []*model.RankView) (*Gathered, e
 		return &Gathered{T: full, How: how}, nil
 	}
 	cols := tensor.Numel(shape[1:])
-	out := ranks[0].Device.ToHost(sts[0].T, 0, rows, 0, cols)
+	var out *tensor.Tensor
+	if rh, ok := ranks[0].Device.(model.RawHoster); ok && raw {
+		out = rh.ToHostRaw(sts[0].T, 0, rows).Reshape(rows, cols)
+	} else {
+		out = ranks[0].Device.ToHost(sts[0].T, 0, rows, 0, cols)
+	}
 	g := &Gathered{T: out, How: "replicated"}
 	if len(ranks) == 1 {
 		return g, nil
 	}
-	ref := tensor.MomentsF32(out.F32())
+	ref := tensor.MomentsF32(out.ToF32())
 	for i, v := range ranks[1:] {
 		m := v.Device.Moments(sts[i+1].T, 0, rows, 0, cols)
 		if d := momentsDiff(ref, m); d > g.MaxRankDiff {

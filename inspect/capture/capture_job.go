@@ -1,10 +1,13 @@
 package capture
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"hsdb/engine/tensor"
@@ -33,6 +36,16 @@ type JobOptions struct {
 	// AfterBatch, when set, is called after each batch is written (tests
 	// use it to stop a job midway).
 	AfterBatch func(done int)
+	// Plan, when set, chooses the file format and what is captured
+	// (PlanLayers); Layers is then ignored. nil writes hsdb's own dump of
+	// Layers.
+	Plan *Plan
+	// Compress gzips SpecForge samples (.ckpt.gz).
+	Compress bool
+	// Writers is how many sequence files are written and validated at
+	// once (0: 4). Files of one batch are written while the next batch's
+	// forward pass runs.
+	Writers int
 }
 
 // JobProgress is a batch job's state: sequences done (including those a
@@ -43,6 +56,11 @@ type JobProgress struct {
 	Skipped     int // sequences found validated in the staging directory
 	Tokens      int64
 	Elapsed     time.Duration
+	// Bytes are the bytes of the files written by this process (tensors
+	// and headers), BytesPerToken the captured tensor bytes per token
+	// (ids included) the format stores.
+	Bytes         int64
+	BytesPerToken int64
 }
 
 // JobResult summarises a finished job.
@@ -51,35 +69,58 @@ type JobResult struct {
 	JobProgress
 }
 
-// RunCaptureJob captures opts.Layers of every input sequence and dumps one
-// file per sequence into opts.Out (design.md's dump format), packing
-// sequences into flattened batches of at most MaxBatchTokens tokens. It
-// writes into OUT.partial (ResumeDump): sequences already validated there
-// by an earlier run of the same job are skipped, every batch's files are
-// validated and recorded before the next batch runs, and the directory is
-// renamed to OUT only when all sequences are in and Finish's checks pass.
-// Every sequence is first checked against the model's Limits (length,
-// token ids), so a bad row is named before any forward pass. ctx
+// RunCaptureJob captures what opts.Plan names (or opts.Layers of hsdb's
+// own dump) for every input sequence and writes one file per sequence into
+// opts.Out in the plan's format (design.md's dump, speculators'
+// hs_{idx}.safetensors or SpecForge's rows_*/data_{idx}.ckpt), packing
+// sequences into flattened batches of at most MaxBatchTokens tokens. Every
+// sequence is first checked against the model's Limits (length, token
+// ids), so a bad row is named before any forward pass. It writes into
+// OUT.partial (ResumeDump): sequences already validated there by an
+// earlier run of the same job are skipped; each batch's files are written
+// and validated by up to opts.Writers goroutines while the next batch's
+// forward pass runs, and recorded in order; the directory is renamed to
+// OUT only when all sequences are in and Finish's checks pass. ctx
 // cancelled returns ErrInterrupted with the work so far kept: between
 // batches, or within a pass at its next site (stopHook), so that Ctrl-C
-// and SIGTERM are honoured during a long row too. Errors also: the forward pass's, the capture's and the dump's
-// (ErrInvalid, ErrExists, ErrJobMismatch, safetensors.ErrDiskFull), each
-// naming the sequence or file.
+// and SIGTERM are honoured during a long row too. Errors also: the forward
+// pass's, the capture's and the dump's (ErrInvalid, ErrExists,
+// ErrJobMismatch, ErrFormat, safetensors.ErrDiskFull), each naming the
+// sequence or file; the first writer error stops the job.
 func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) (*JobResult, error) {
 	start := time.Now()
 	what, err := ParseWhat(opts.What)
 	if err != nil {
 		return nil, err
 	}
-	c := NewCapturer(e.Tree, e.Dims.Layers)
-	if err := c.AddLayers(opts.Layers, what); err != nil {
-		return nil, err
-	}
 	if err := in.Check(LimitsOf(e.Dims)); err != nil {
 		return nil, err
 	}
+	plan := opts.Plan
+	if plan == nil {
+		plan = &Plan{Format: FormatHsdb, IDs: opts.Layers}
+		for _, l := range opts.Layers {
+			plan.Srcs = append(plan.Srcs, Source{Layer: l})
+		}
+	}
+	if plan.Format != FormatHsdb && what != WhatStream {
+		return nil, fmt.Errorf("%w: --what %s: %s files hold the residual stream (hidden_states + residual); only hsdb's own dump holds vLLM's halves", ErrFormat, what, plan.Format)
+	}
+	c := NewCapturer(e.Tree, e.Dims.Layers)
+	if err := c.AddLayers(plan.HsdbLayers(), what); err != nil && len(plan.HsdbLayers()) > 0 {
+		return nil, err
+	}
+	for _, src := range plan.Srcs {
+		if src.Embed || src.Norm {
+			site, name, _ := strings.Cut(src.Key(), ":")
+			if err := c.AddSite(site, name); err != nil {
+				return nil, err
+			}
+		}
+	}
 	job := in.Job
-	w, err := ResumeDump(opts.Out, DumpInfo{Model: e.Info, Layers: opts.Layers, What: what, Job: &job}, DumpOptions{Force: opts.Force, DType: opts.DType})
+	info := DumpInfo{Model: e.Info, Layers: plan.HsdbLayers(), What: what, Job: &job, Plan: plan}
+	w, err := ResumeDump(opts.Out, info, DumpOptions{Force: opts.Force, DType: opts.DType, Compress: opts.Compress})
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +139,7 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 		case <-jobDone:
 		}
 	}()
-	res := &JobResult{JobProgress: JobProgress{Total: len(in.Seqs)}}
+	res := &JobResult{JobProgress: JobProgress{Total: len(in.Seqs), BytesPerToken: w.bytesPerToken(len(plan.Srcs))}}
 	var todo []int
 	for i, s := range in.Seqs {
 		if w.Done(s.ID) {
@@ -108,6 +149,7 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 		todo = append(todo, i)
 	}
 	res.Done = res.Skipped
+	var mu sync.Mutex // res, between this loop and the writer
 	report := func() {
 		res.Elapsed = time.Since(start)
 		if opts.Progress != nil {
@@ -115,9 +157,88 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 		}
 	}
 	report()
+	// Files are written by up to `writers` goroutines at once, across
+	// batches, while the next forward passes run (the forward pass waits
+	// only when that many are in flight); a committer records each batch in
+	// input order once all its files are validated. The first error stops
+	// the job; files written after it are discarded by the resume.
+	writers := cmp.Or(opts.Writers, 4)
+	sem := make(chan struct{}, writers)
+	type pending struct {
+		ids  []string
+		recs []SeqRecord
+		errs []error
+		wg   sync.WaitGroup
+		reps map[string]ReplicaRecord
+	}
+	queue := make(chan *pending, len(in.Seqs)+1)
+	var werr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for p := range queue {
+			p.wg.Wait()
+			// Every file validated is recorded, those of a batch with a
+			// failed file too (a full disk keeps what was written for the
+			// resume); the first error ends the job.
+			var ids []string
+			var recs []SeqRecord
+			var ferr error
+			for j := range p.ids {
+				if p.errs[j] != nil {
+					ferr = cmp.Or(ferr, p.errs[j])
+					continue
+				}
+				ids, recs = append(ids, p.ids[j]), append(recs, p.recs[j])
+			}
+			cerr := w.commit(ids, recs, p.reps)
+			mu.Lock()
+			if cerr == nil {
+				res.Done += len(ids)
+				for _, r := range recs {
+					res.Tokens += int64(r.Length)
+					res.Bytes += recBytes(r)
+				}
+				report()
+			}
+			if werr == nil {
+				werr = cmp.Or(ferr, cerr)
+			}
+			ok := ferr == nil && cerr == nil
+			n := res.Done
+			mu.Unlock()
+			if ok && opts.AfterBatch != nil {
+				opts.AfterBatch(n)
+			}
+		}
+	}()
+	writerErr := func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		return werr
+	}
+	stop := func(err error) (*JobResult, error) {
+		close(queue)
+		<-done
+		if we := writerErr(); we != nil {
+			return res, we
+		}
+		return res, err
+	}
+	interrupted := func(where string) (*JobResult, error) {
+		close(queue)
+		<-done // res is the writer's until it has drained
+		if we := writerErr(); we != nil {
+			return res, we
+		}
+		return res, fmt.Errorf("%w%s after %d of %d sequences; %s keeps them: run the same command again to resume", ErrInterrupted, where, res.Done, res.Total, w.Stage())
+	}
 	for len(todo) > 0 {
+		if err := writerErr(); err != nil {
+			return stop(nil)
+		}
 		if err := ctx.Err(); err != nil {
-			return res, fmt.Errorf("%w after %d of %d sequences; %s keeps them: run the same command again to resume", ErrInterrupted, res.Done, res.Total, w.Stage())
+			return interrupted("")
 		}
 		var batch []int
 		tokens := 0
@@ -132,34 +253,38 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 		}
 		if err := e.Prefill(seqs, hook); err != nil {
 			if errors.Is(err, ErrInterrupted) || ctx.Err() != nil {
-				return res, fmt.Errorf("%w in the forward pass of sequences %s..%s, after %d of %d sequences; %s keeps them: run the same command again to resume",
-					ErrInterrupted, in.Seqs[batch[0]].ID, in.Seqs[batch[len(batch)-1]].ID, res.Done, res.Total, w.Stage())
+				return interrupted(fmt.Sprintf(" in the forward pass of sequences %s..%s,", in.Seqs[batch[0]].ID, in.Seqs[batch[len(batch)-1]].ID))
 			}
-			return res, fmt.Errorf("sequences %s..%s: %w", in.Seqs[batch[0]].ID, in.Seqs[batch[len(batch)-1]].ID, err)
+			return stop(fmt.Errorf("sequences %s..%s: %w", in.Seqs[batch[0]].ID, in.Seqs[batch[len(batch)-1]].ID, err))
 		}
 		got, reps, err := c.Take()
 		if err != nil {
-			return res, err
+			return stop(err)
 		}
 		if len(got) != len(batch) {
-			return res, fmt.Errorf("%w: the forward pass captured %d sequences of a batch of %d", ErrInvalid, len(got), len(batch))
+			return stop(fmt.Errorf("%w: the forward pass captured %d sequences of a batch of %d", ErrInvalid, len(got), len(batch)))
 		}
+		p := &pending{ids: make([]string, len(got)), recs: make([]SeqRecord, len(got)), errs: make([]error, len(got)), reps: reps}
 		for j, sc := range got {
 			src := in.Seqs[batch[j]]
 			if !slices.Equal(sc.IDs, src.IDs) {
-				return res, fmt.Errorf("%w: sequence %s: captured token ids differ from the input", ErrInvalid, src.ID)
+				return stop(fmt.Errorf("%w: sequence %s: captured token ids differ from the input", ErrInvalid, src.ID))
 			}
 			sc.Seq, sc.ID, sc.LossMask = batch[j], src.ID, src.LossMask
+			p.ids[j] = seqID(sc)
 		}
-		if err := w.Add(got, reps); err != nil {
-			return res, err
+		for j, sc := range got {
+			sem <- struct{}{}
+			p.wg.Add(1)
+			go func() {
+				defer func() { <-sem; p.wg.Done() }()
+				p.recs[j], p.errs[j] = w.writeSeq(sc, p.ids[j])
+			}()
 		}
-		res.Done += len(batch)
-		res.Tokens += int64(tokens)
-		report()
-		if opts.AfterBatch != nil {
-			opts.AfterBatch(res.Done)
-		}
+		queue <- p
+	}
+	if _, err := stop(nil); err != nil {
+		return res, err
 	}
 	m, err := w.Finish(len(in.Seqs))
 	res.Manifest = m

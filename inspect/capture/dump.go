@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"hsdb/engine/safetensors"
@@ -38,6 +39,16 @@ type DumpInfo struct {
 	Sites  []SiteInfo // site captures
 	// Job identifies a batch job's inputs (nil for a one-shot dump).
 	Job *JobInfo
+	// Faults are the faults injected while the data was recorded
+	// (Capturer.Under); nil for a clean run.
+	Faults []string
+	// Edits describe the debugger's edits (`set var`, `patch`) applied in
+	// the pass the captures come from: values that are not the model's own.
+	Edits []string
+	// Plan, when its Format is not FormatHsdb, writes the trainer's
+	// per-sample files (dump_format.go) from the plan's sources instead of
+	// hsdb's seq files; Layers must then be Plan.HsdbLayers().
+	Plan *Plan
 }
 
 // DumpOptions controls writing.
@@ -49,6 +60,10 @@ type DumpOptions struct {
 	// (round to nearest even). Invalid takes the model's dtype when it is
 	// one of those, else F32.
 	DType tensor.DType
+	// Compress gzips SpecForge samples (data_{idx}.ckpt.gz, as
+	// prepare_hidden_states.py --compress does); other formats have no
+	// compressed variant their trainer reads.
+	Compress bool
 }
 
 // DumpWriter writes a dump sequence by sequence into a staging directory
@@ -65,6 +80,8 @@ type DumpWriter struct {
 	byID       map[string]int // sequence id -> index in m.Sequences
 	journal    *os.File       // a batch job's append-only record of validated sequences
 	lock       *dumpLock      // held until Finish, Abort or Close
+	plan       *Plan          // a trainer format's plan; nil for hsdb's own files
+	compress   bool
 	// Leftovers are staging directories of earlier dumps of the same path
 	// that CreateDump found beside it but could not tell were hsdb's (so
 	// left in place); the caller names them.
@@ -74,6 +91,20 @@ type DumpWriter struct {
 // dumpTestHook, when set by a test, runs before each sequence file is
 // written and can fail it (injecting ENOSPC); nil in normal use.
 var dumpTestHook func(path string) error
+
+// dumpTestHookMu serialises dumpTestHook's calls: a capture job writes
+// files on several goroutines.
+var dumpTestHookMu sync.Mutex
+
+// runTestHook calls dumpTestHook, if set, one call at a time.
+func runTestHook(path string) error {
+	if dumpTestHook == nil {
+		return nil
+	}
+	dumpTestHookMu.Lock()
+	defer dumpTestHookMu.Unlock()
+	return dumpTestHook(path)
+}
 
 // dumpDType picks the files' float dtype.
 func dumpDType(opts DumpOptions, model string) (tensor.DType, error) {
@@ -91,7 +122,7 @@ func dumpDType(opts DumpOptions, model string) (tensor.DType, error) {
 
 func newManifest(info DumpInfo, dt tensor.DType) *Manifest {
 	m := &Manifest{Format: ManifestFormat, HsdbVersion: Version(), Created: time.Now().UTC().Format(time.RFC3339),
-		Model: info.Model, Job: info.Job,
+		Model: info.Model, Job: info.Job, Faults: info.Faults, Edits: info.Edits,
 		Capture:  CaptureInfo{Layers: append([]int{}, info.Layers...), What: info.What, Sites: info.Sites, DType: dt.SafetensorsName()},
 		Replicas: map[string]ReplicaRecord{}, Sequences: []SeqRecord{}}
 	if info.What == WhatStream && len(info.Layers) > 0 {
@@ -132,72 +163,17 @@ func CreateDump(dir string, info DumpInfo, opts DumpOptions) (*DumpWriter, error
 	return w, nil
 }
 
-// ResumeDump starts or resumes a batch job's dump of dir in DIR.partial.
-// A staging directory of the same job (same JobInfo input digest, layers,
-// what, dtype and model config digest) is resumed: sequences its manifest
-// lists as validated whose files still hold the recorded checksums count as
-// done (Done), everything else in it is discarded. A staging directory of
-// another job is an ErrJobMismatch unless opts.Force, which starts over.
-// Errors also: ErrExists (dir exists, without Force), I/O errors named.
-func ResumeDump(dir string, info DumpInfo, opts DumpOptions) (*DumpWriter, error) {
-	w, err := prepare(dir, info, opts)
-	if err != nil {
-		return nil, err
-	}
-	if err := w.resume(dir, opts); err != nil {
-		w.Close()
-		return nil, err
-	}
-	return w, nil
-}
-
-func (w *DumpWriter) resume(dir string, opts DumpOptions) error {
-	w.resumable = true
-	w.stage = dir + PartialSuffix
-	old, err := ReadManifest(w.stage)
-	switch {
-	case err == nil:
-		if why := sameJob(old, w.m); why != "" {
-			if !opts.Force {
-				return fmt.Errorf("dump %s: %w: %s was started by another job (%s); remove it or give --force to start over", dir, ErrJobMismatch, w.stage, why)
-			}
-			if err := removeOwned(w.stage); err != nil {
-				return fmt.Errorf("dump %s: removing %s: %w", dir, w.stage, err)
-			}
-		} else {
-			w.m.Created = old.Created
-			w.keepValidated(old)
-		}
-	case errors.Is(err, fs.ErrNotExist):
-		if _, serr := os.Lstat(w.stage); serr == nil && !opts.Force {
-			return fmt.Errorf("dump %s: %w: %s exists without a manifest; remove it or give --force", dir, ErrJobMismatch, w.stage)
-		}
-		if err := removeOwned(w.stage); err != nil {
-			return fmt.Errorf("dump %s: removing %s: %w", dir, w.stage, err)
-		}
-	default:
-		if !opts.Force {
-			return fmt.Errorf("dump %s: %w (give --force to start over)", dir, err)
-		}
-		if err := removeOwned(w.stage); err != nil {
-			return fmt.Errorf("dump %s: removing %s: %w", dir, w.stage, err)
-		}
-	}
-	if err := os.MkdirAll(w.stage, 0o755); err != nil {
-		return fmt.Errorf("dump %s: creating %s: %w", dir, w.stage, diskFull(err))
-	}
-	w.removeStrays()
-	if err := w.startJournal(); err != nil {
-		return fmt.Errorf("dump %s: %w", dir, diskFull(err))
-	}
-	return nil
-}
-
 func prepare(dir string, info DumpInfo, opts DumpOptions) (*DumpWriter, error) {
 	if dir == "" {
 		return nil, fmt.Errorf("dump: no directory given")
 	}
 	dir = filepath.Clean(dir)
+	if info.Plan != nil && info.Plan.Format != FormatHsdb && opts.DType == tensor.Invalid {
+		opts.DType = tensor.BF16 // speculators' BaseDataset and SpecForge's trainer take bf16 hidden states
+	}
+	if (info.Plan == nil || info.Plan.Format == FormatHsdb) && opts.Compress {
+		return nil, fmt.Errorf("%w: --compress: only SpecForge samples have a compressed form their trainer reads (.ckpt.gz)", ErrFormat)
+	}
 	dt, err := dumpDType(opts, info.Model.DType)
 	if err != nil {
 		return nil, err
@@ -222,7 +198,12 @@ func prepare(dir string, info DumpInfo, opts DumpOptions) (*DumpWriter, error) {
 			return nil, fmt.Errorf("dump %s: --force replaces only a dump hsdb wrote: %w", dir, err)
 		}
 	}
-	return &DumpWriter{dir: dir, m: newManifest(info, dt), dtype: dt, hidden: info.Model.Dims["hidden_size"], byID: map[string]int{}, lock: lock}, nil
+	w := &DumpWriter{dir: dir, m: newManifest(info, dt), dtype: dt, hidden: info.Model.Dims["hidden_size"], byID: map[string]int{}, lock: lock}
+	if info.Plan != nil && info.Plan.Format != FormatHsdb {
+		w.plan, w.compress = info.Plan, opts.Compress
+		w.m.Capture.Format, w.m.Capture.FormatIDs, w.m.Capture.Mapping, w.m.Capture.Compressed = string(info.Plan.Format), info.Plan.IDs, info.Plan.Lines, opts.Compress
+	}
+	return w, nil
 }
 
 // removeOwned removes a staging directory after checking that it holds
@@ -235,60 +216,6 @@ func removeOwned(stage string) error {
 		return fmt.Errorf("--force replaces only what hsdb wrote: %w", err)
 	}
 	return os.RemoveAll(stage)
-}
-
-// sameJob says why two manifests describe different jobs ("" when the
-// same).
-func sameJob(a, b *Manifest) string {
-	switch {
-	case (a.Job == nil) != (b.Job == nil) || (a.Job != nil && (a.Job.InputSHA256 != b.Job.InputSHA256 || a.Job.Sequences != b.Job.Sequences)):
-		return "other inputs"
-	case joinInts(a.Capture.Layers) != joinInts(b.Capture.Layers):
-		return fmt.Sprintf("layers %s, now %s", joinInts(a.Capture.Layers), joinInts(b.Capture.Layers))
-	case a.Capture.What != b.Capture.What:
-		return fmt.Sprintf("what %s, now %s", a.Capture.What, b.Capture.What)
-	case a.Capture.DType != b.Capture.DType:
-		return fmt.Sprintf("dtype %s, now %s", a.Capture.DType, b.Capture.DType)
-	case a.Model.ConfigSHA256 != b.Model.ConfigSHA256:
-		return "another model config"
-	case a.Model.WorldSize != b.Model.WorldSize:
-		return fmt.Sprintf("tp %d, now %d", a.Model.WorldSize, b.Model.WorldSize)
-	}
-	return ""
-}
-
-// keepValidated carries over the validated sequences of a resumed staging
-// directory whose files are intact (every tensor's sha256 as recorded).
-func (w *DumpWriter) keepValidated(old *Manifest) {
-	for k, v := range old.Replicas {
-		w.m.Replicas[k] = v
-	}
-	for _, rec := range old.Sequences {
-		if !rec.Validated {
-			continue
-		}
-		if err := verifyFile(filepath.Join(w.stage, rec.File), rec, nil, w.dtype); err != nil {
-			continue
-		}
-		w.byID[rec.ID] = len(w.m.Sequences)
-		w.m.Sequences = append(w.m.Sequences, rec)
-	}
-}
-
-// removeStrays deletes files of the staging directory the manifest does
-// not list (temporary files of an interrupted write, files of sequences
-// that never validated).
-func (w *DumpWriter) removeStrays() {
-	keep := map[string]bool{ManifestName: true, JournalName: true}
-	for _, r := range w.m.Sequences {
-		keep[r.File] = true
-	}
-	ents, _ := os.ReadDir(w.stage)
-	for _, e := range ents {
-		if !keep[e.Name()] {
-			os.RemoveAll(filepath.Join(w.stage, e.Name()))
-		}
-	}
 }
 
 // Done reports whether sequence id is already written and validated (a

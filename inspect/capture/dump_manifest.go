@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"strings"
 )
@@ -35,11 +36,17 @@ type Manifest struct {
 	Capture  CaptureInfo `json:"capture"`
 	// Job identifies a batch job's inputs so that a resumed job can tell
 	// its own staging directory from another's (nil for REPL dumps).
-	Job       *JobInfo                 `json:"job,omitempty"`
+	Job *JobInfo `json:"job,omitempty"`
+	// Edits, when present, say the captured values were changed by the
+	// debugger's edits (`set var`, `patch`) in the pass they come from.
+	Edits     []string                 `json:"edits,omitempty"`
 	Sequences []SeqRecord              `json:"sequences"`
 	Replicas  map[string]ReplicaRecord `json:"replicas,omitempty"`
 	// Validation is the dump-level result of design.md's rules.
 	Validation []ValidationRecord `json:"validation,omitempty"`
+	// Faults are the faults `inject` had injected while the data was
+	// recorded: a rehearsal, not data to train on (absent for clean runs).
+	Faults []string `json:"injected_faults,omitempty"`
 }
 
 // ModelInfo describes the model a dump came from.
@@ -68,6 +75,14 @@ type CaptureInfo struct {
 	// raw output. HFNote says so in words.
 	HFIndex map[string]int `json:"hf_output_hidden_states_index,omitempty"`
 	HFNote  string         `json:"hf_note,omitempty"`
+	// Format is the trainer layout of the files (FormatSpeculators,
+	// FormatSpecForge), "" for hsdb's own; FormatIDs are the layer ids in
+	// that format's convention and Mapping says what each is in every
+	// convention (Plan.Lines). Compressed: SpecForge's .ckpt.gz.
+	Format     string   `json:"format,omitempty"`
+	FormatIDs  []int    `json:"format_layer_ids,omitempty"`
+	Mapping    []string `json:"mapping,omitempty"`
+	Compressed bool     `json:"compressed,omitempty"`
 }
 
 // SiteInfo is one `capture site SITE TENSOR` entry: the site path, the
@@ -97,6 +112,10 @@ type SeqRecord struct {
 	Tensors  map[string]TensorRecord `json:"tensors"`
 	// Validated is true once the file was re-read and every check passed.
 	Validated bool `json:"validated"`
+	// FileSHA256 and Bytes are the whole file's digest and size (trainer
+	// formats; hsdb's own files record per-tensor digests only).
+	FileSHA256 string `json:"file_sha256,omitempty"`
+	Bytes      int64  `json:"bytes,omitempty"`
 }
 
 // TensorRecord is one tensor of a sequence file: shape, dtype
@@ -162,15 +181,44 @@ func ReadManifest(dir string) (*Manifest, error) {
 
 // CheckSeqFileName says why name cannot be a file a manifest lists: a
 // dump is flat, so a sequence's file is a plain name inside the dump
-// directory — not empty, not "." or "..", no path separator, not absolute.
-// Readers (check, resume) never open a path that leaves the dump, as the
-// writer never writes one.
+// directory — not empty, not "." or "..", no path separator, not absolute
+// — except SpecForge's one level of grouping, exactly
+// rows_{g}-{g+2000}/data_{idx}.ckpt[.gz] (specforgeFile). Readers (check,
+// resume) never open a path that leaves the dump, as the writer never
+// writes one.
 func CheckSeqFileName(name string) error {
+	if specforgeFile.MatchString(name) {
+		return nil
+	}
 	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\\x00") || !filepath.IsLocal(name) {
 		return fmt.Errorf("%q is not a file name inside the dump directory (a path leaving it is refused)", name)
 	}
 	return nil
 }
+
+// CheckSeqPath says why dir/name (a name CheckSeqFileName allows) must not
+// be opened: a component that is not there, a symbolic link or not a
+// regular file (its directory, for SpecForge's rows_ grouping, not a real
+// directory) — so reads stay inside the dump.
+func CheckSeqPath(dir, name string) error {
+	p := dir
+	parts := strings.Split(name, "/")
+	for i, c := range parts {
+		p = filepath.Join(p, c)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		if last := i == len(parts)-1; (last && !fi.Mode().IsRegular()) || (!last && !fi.IsDir()) {
+			return fmt.Errorf("%s is a %s, not a plain %s inside the dump", p, fi.Mode().Type(), map[bool]string{true: "file", false: "directory"}[last])
+		}
+	}
+	return nil
+}
+
+// specforgeFile is the one nested name a manifest may list: SpecForge's
+// rows_{g}-{g+2000}/data_{idx}.ckpt or .ckpt.gz (trainerFile).
+var specforgeFile = regexp.MustCompile(`^rows_[0-9]+-[0-9]+/data_[0-9]+\.ckpt(\.gz)?$`)
 
 // writeManifest writes m to DIR/manifest.json atomically (temporary file,
 // fsync, rename, fsync of the directory).
@@ -184,7 +232,18 @@ func writeManifest(dir string, m *Manifest) error {
 
 // writeFileAtomic writes data to path through a temporary file in the same
 // directory: write, fsync, rename, fsync the directory.
-func writeFileAtomic(path string, data []byte) (err error) {
+func writeFileAtomic(path string, data []byte) error {
+	if err := writeFileSynced(path, data); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// writeFileSynced is writeFileAtomic without the directory's fsync: the
+// file's bytes are durable when it returns, its name once the caller
+// fsyncs the directory (the capture job does so once per batch, before the
+// journal records the batch's files).
+func writeFileSynced(path string, data []byte) (err error) {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -211,7 +270,7 @@ func writeFileAtomic(path string, data []byte) (err error) {
 	if err = os.Rename(f.Name(), path); err != nil {
 		return fmt.Errorf("writing %s: rename: %w", path, err)
 	}
-	return syncDir(dir)
+	return nil
 }
 
 func syncDir(dir string) error {

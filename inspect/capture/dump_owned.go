@@ -17,7 +17,15 @@ var ErrNotDump = errors.New("not an hsdb dump")
 // hsdbFileName matches what a dump directory may hold besides its
 // manifest and journal: sequence files and the temporaries of their and
 // the manifest's atomic writes (safetensors.WriteFile, writeFileAtomic).
-var hsdbFileName = regexp.MustCompile(`^(seq_[0-9]{6,}\.safetensors|\.seq_[0-9]{6,}\.safetensors\.tmp-[0-9]+|\.(manifest\.json|journal\.jsonl)\.tmp-[0-9]+)$`)
+var hsdbFileName = regexp.MustCompile(`^(seq_[0-9]{6,}\.safetensors|\.seq_[0-9]{6,}\.safetensors\.tmp-[0-9]+|\.(manifest\.json|journal\.jsonl)\.tmp-[0-9]+|\.?hs_[0-9]+\.safetensors(\.tmp-[0-9]+)?)$`)
+
+// specforgeDir and specforgeName match SpecForge's grouping directories
+// (rows_{g}-{g+2000}) and what hsdb writes in them: data_{idx}.ckpt[.gz]
+// and the temporaries of their atomic writes.
+var (
+	specforgeDir  = regexp.MustCompile(`^rows_[0-9]+-[0-9]+$`)
+	specforgeName = regexp.MustCompile(`^\.?data_[0-9]+\.ckpt(\.gz)?(\.tmp-[0-9]+)?$`)
+)
 
 // hsdbOwned checks that dir holds only what hsdb writes, so that --force
 // (and the clean-up of a dead job's staging directory) may remove it: a
@@ -59,6 +67,18 @@ func hsdbOwned(dir string, staging bool) error {
 	}
 	for _, e := range ents {
 		n := e.Name()
+		if e.IsDir() && specforgeDir.MatchString(n) { // SpecForge's rows_ grouping: only hsdb's samples inside
+			sub, err := os.ReadDir(filepath.Join(dir, n))
+			if err != nil {
+				return err
+			}
+			for _, f := range sub {
+				if !f.Type().IsRegular() || !(listed[n+"/"+f.Name()] || specforgeName.MatchString(f.Name())) {
+					return fmt.Errorf("%w: %s holds %s/%s, which hsdb did not write", ErrNotDump, dir, n, f.Name())
+				}
+			}
+			continue
+		}
 		if n == ManifestName || n == JournalName || listed[n] {
 			if !e.Type().IsRegular() {
 				return fmt.Errorf("%w: %s in %s is not a regular file", ErrNotDump, n, dir)

@@ -60,6 +60,9 @@ func (w *DumpWriter) seqTensors(s *SeqCapture) ([]safetensors.Named, map[string]
 }
 
 func (w *DumpWriter) writeSeq(s *SeqCapture, id string) (SeqRecord, error) {
+	if w.plan != nil {
+		return w.writeTrainerSeq(s, id)
+	}
 	file := fmt.Sprintf("seq_%06d.safetensors", s.Seq)
 	path := filepath.Join(w.stage, file)
 	rec := SeqRecord{ID: id, Index: s.Seq, Length: s.Len(), File: file, LossMask: s.LossMask != nil, Tensors: map[string]TensorRecord{}}
@@ -75,7 +78,7 @@ func (w *DumpWriter) writeSeq(s *SeqCapture, id string) (SeqRecord, error) {
 	}
 	meta := map[string]string{"format": "pt", "hsdb": ManifestFormat, "sequence": id, "what": w.m.Capture.What, "layers": joinInts(w.m.Capture.Layers)}
 	if dumpTestHook != nil {
-		if err := dumpTestHook(path); err != nil {
+		if err := runTestHook(path); err != nil {
 			return rec, fmt.Errorf("dump %s: sequence %s: writing %s: %w", w.dir, id, path, diskFull(err))
 		}
 	}
@@ -96,7 +99,7 @@ func (w *DumpWriter) writeSeq(s *SeqCapture, id string) (SeqRecord, error) {
 // write cut short are removed; anything else is an error).
 func (w *DumpWriter) checkStage() error {
 	for _, r := range w.m.Sequences {
-		fi, err := os.Lstat(filepath.Join(w.stage, r.File))
+		fi, err := os.Lstat(filepath.Join(w.stage, filepath.FromSlash(r.File)))
 		if err != nil {
 			return fmt.Errorf("%w: sequence %s: its file is missing from %s: %v", ErrInvalid, r.ID, w.stage, err)
 		}
@@ -110,10 +113,86 @@ func (w *DumpWriter) checkStage() error {
 				need += n * int64(dt.Size())
 			}
 		}
+		if r.Bytes > 0 { // a trainer file records its exact size (a .ckpt.gz is smaller than its tensors)
+			need = r.Bytes
+		}
 		if !fi.Mode().IsRegular() || fi.Size() < need {
 			return fmt.Errorf("%w: sequence %s: %s is a %s of %d bytes, want a file of at least %d", ErrInvalid, r.ID, r.File, kindOf(fi), fi.Size(), need)
 		}
 	}
 	w.removeStrays()
 	return nil
+}
+
+// seqID is the id a sequence is recorded under: its input id, or its
+// index.
+func seqID(s *SeqCapture) string {
+	if s.ID == "" {
+		return fmt.Sprint(s.Seq)
+	}
+	return s.ID
+}
+
+// commit records validated sequences (ids and their records, in order)
+// and a pass's cross-rank checks in the manifest and, for a batch job, the
+// journal (fsynced), as Add does for the sequences it writes itself; the
+// capture job writes files on several goroutines and commits each batch
+// here once all are validated. Only one goroutine may commit at a time.
+func (w *DumpWriter) commit(ids []string, recs []SeqRecord, reps map[string]ReplicaRecord) error {
+	for k, r := range reps {
+		old, ok := w.m.Replicas[k]
+		if !ok || r.MaxRelDiff > old.MaxRelDiff {
+			old.MaxRelDiff, old.WorstRank = r.MaxRelDiff, r.WorstRank
+		}
+		old.Ranks = r.Ranks
+		old.OK = old.MaxRelDiff <= ReplicaTol
+		w.m.Replicas[k] = old
+	}
+	if w.plan != nil { // trainer files were renamed without a directory fsync: make the names durable first
+		dirs := map[string]bool{w.stage: true} // the stage holds SpecForge's rows_ directories
+		for _, rec := range recs {
+			dirs[filepath.Dir(filepath.Join(w.stage, filepath.FromSlash(rec.File)))] = true
+		}
+		for d := range dirs {
+			if err := syncDir(d); err != nil {
+				return fmt.Errorf("dump %s: %w", w.dir, diskFull(err))
+			}
+		}
+	}
+	for i, rec := range recs {
+		w.byID[ids[i]] = len(w.m.Sequences)
+		w.m.Sequences = append(w.m.Sequences, rec)
+	}
+	if w.resumable {
+		if err := w.appendJournal(recs, reps); err != nil {
+			return fmt.Errorf("dump %s: %w", w.dir, diskFull(err))
+		}
+	}
+	return nil
+}
+
+// recBytes is what a written sequence's file holds: its recorded size
+// (trainer formats), or the sum of its tensors (hsdb's own files).
+func recBytes(r SeqRecord) int64 {
+	if r.Bytes > 0 {
+		return r.Bytes
+	}
+	var n int64
+	for _, t := range r.Tensors {
+		dt, _ := tensor.FromSafetensors(t.DType)
+		n += int64(tensor.Numel(t.Shape) * dt.Size())
+	}
+	return n
+}
+
+// bytesPerToken is what a token costs in the files, headers aside: k
+// captured vectors of hidden_size in the dump dtype plus the 8-byte token
+// id (and SpecForge's 8-byte loss_mask entry; hsdb's own dump's when the
+// input has one is not counted).
+func (w *DumpWriter) bytesPerToken(k int) int64 {
+	n := int64(k*w.hidden*w.dtype.Size()) + 8
+	if w.plan != nil && w.plan.Format == FormatSpecForge {
+		n += 8
+	}
+	return n
 }

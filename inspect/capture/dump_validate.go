@@ -28,7 +28,11 @@ func (w *DumpWriter) validateDump(expected int) []ValidationRecord {
 		}
 	}
 	add("validated", len(bad) == 0, "%d of %d files re-read and validated%s", n-len(bad), n, listNote(bad))
-	add(RuleLayerCount, len(w.m.Capture.Layers)+len(w.m.Capture.Sites) > 0, "layers %s (%s)%s", joinInts(w.m.Capture.Layers), w.m.Capture.What, sitesNote(w.m.Capture.Sites))
+	if w.plan != nil {
+		add(RuleLayerCount, len(w.plan.IDs) > 0, "%s ids %s", w.plan.Format, joinInts(w.plan.IDs))
+	} else {
+		add(RuleLayerCount, len(w.m.Capture.Layers)+len(w.m.Capture.Sites) > 0, "layers %s (%s)%s", joinInts(w.m.Capture.Layers), w.m.Capture.What, sitesNote(w.m.Capture.Sites))
+	}
 	var reps []string
 	ok := true
 	for _, k := range sortedKeys(w.m.Replicas) {

@@ -38,10 +38,13 @@ const (
 	RuleOneSeq     = "one sequence"    // not a flattened batch of several sequences
 	RuleDType      = "dtype"           // float, one dtype, as declared; loss_mask matches
 	RuleFinite     = "finite"          // no NaN or Inf
+	RuleValues     = "values"          // not all zeros, no constant rows, nothing saturated at a dtype's max
+	RuleLossMask   = "loss_mask"       // loss_mask aligned with input_ids (its spans start and end at the same tokens)
 	RuleDistinct   = "layers distinct" // no two layers hold identical data
 	RuleReplicas   = "replicas equal"  // replicated tensors equal across ranks (recorded at capture)
 	RuleChecksums  = "checksums"       // sha256 of each tensor as the manifest records
 	RuleMatch      = "matches model"   // close to hsdb's forward pass at the layer claimed
+	RuleRouter     = "router top-k"    // captured router choices equal the model's on the file's ids
 )
 
 // joinInts renders layers as a manifest and rule details write them:

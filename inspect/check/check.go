@@ -45,6 +45,14 @@ type CheckOptions struct {
 	// What is the kind the layer labels claim: WhatStream ("" too),
 	// WhatHidden or WhatResidual (an hsdb manifest's capture.what).
 	What string
+	// BOS is the model's bos_token_id when HasBOS (ConfigFacts): it tells
+	// a new sequence from a chunk restart and lets rows be realigned with
+	// BOS added or removed.
+	BOS    int32
+	HasBOS bool
+	// Constants are config floats fitted scale factors are named by
+	// (ConfigFacts: routed_scaling_factor, ...).
+	Constants map[string]float64
 }
 
 // Report is check's verdict on one capture file.
@@ -64,8 +72,17 @@ type Report struct {
 	// --seq-lens, a seq_lens tensor, or found by the forward pass; nil when
 	// unknown (one sequence assumed).
 	SeqLens []int
+	// Chunks are token positions where the forward pass found a sequence
+	// restarted without its earlier tokens' context (a chunked prefill).
+	Chunks []int
 
-	matchErr error // the forward pass of layer matching failed
+	matchErr  error     // the forward pass of layer matching failed
+	declared  bool      // SeqLens come from the file's own seq_lens tensor
+	ambiguous bool      // sequence boundaries found without BOS evidence
+	hasModel  bool      // a forward pass ran on the file's ids
+	wantModel bool      // a model was given
+	noEntries bool      // no hidden-state entry or no input_ids: nothing to compare
+	maskCtx   []spanCtx // the loss_mask's spans in context (a directory judges them together)
 }
 
 // Failed reports whether any rule failed or the file was unreadable.
@@ -121,7 +138,7 @@ func (r *Report) Lines() []string {
 			out = append(out, "    most likely cause: "+d.Cause)
 		}
 	}
-	return out
+	return append(out, "  verdict: "+r.Verdict().String())
 }
 
 // CheckFile reads one capture file and applies every validation rule of
@@ -147,6 +164,17 @@ func CheckFile(path string, opts CheckOptions) *Report {
 		opts.What = l.What
 	}
 	checkLayout(r, l, opts)
+	if rs := routerEntries(cf); len(rs) > 0 && opts.Model != nil && l.InputIDs != nil && r.matchErr == nil {
+		lens := r.SeqLens
+		if sum(lens) != l.idsLen() {
+			lens = []int{l.idsLen()}
+		}
+		rule, d := routerRule(opts.Model, l.ids(), lens, rs)
+		r.Rules = append(r.Rules, rule)
+		if d != nil {
+			r.Diagnoses = append(r.Diagnoses, *d)
+		}
+	}
 	if opts.Expected != nil {
 		r.Rules = append(r.Rules, checksumRule(cf, opts.Expected))
 	}
@@ -188,26 +216,43 @@ func checksumRule(cf *CaptureFile, want map[string]string) RuleResult {
 
 // checkLayout runs the rules on an interpreted file.
 func checkLayout(r *Report, l *Layout, opts CheckOptions) {
-	if !l.Labelled && len(opts.Layers) == len(l.Entries) {
-		for i := range l.Entries {
-			l.Entries[i].Layer = opts.Layers[i]
+	if idx := layerEntries(l.Entries); !l.Labelled && len(opts.Layers) == len(idx) {
+		for i, j := range idx {
+			l.Entries[j].Layer = opts.Layers[i]
 		}
 	}
+	r.wantModel = opts.Model != nil
+	r.noEntries = len(l.Entries) == 0 || l.InputIDs == nil
 	r.SeqLens = opts.SeqLens
 	if r.SeqLens == nil {
 		r.SeqLens = l.SeqLens
+		r.declared = len(l.SeqLens) > 0 && sum(l.SeqLens) == l.idsLen()
 	}
 	if opts.Model != nil && len(l.Entries) > 0 && l.InputIDs != nil {
-		ms, found, err := Match(opts.Model, l, MatchOptions{TP: opts.TP, SeqLens: r.SeqLens, What: opts.What})
+		r.hasModel = true
+		mo := MatchOptions{TP: opts.TP, SeqLens: r.SeqLens, What: opts.What, OneSeq: len(r.SeqLens) == 1,
+			BOS: opts.BOS, HasBOS: opts.HasBOS, Constants: opts.Constants}
+		res, err := Match(opts.Model, l, mo)
 		r.matchErr = err
-		r.Matches = ms
-		if r.SeqLens == nil && len(found) > 1 {
-			r.SeqLens = found
+		if res != nil {
+			r.Matches = res.Entries
+			r.Chunks = res.Chunks
+			if r.SeqLens == nil && len(res.SeqLens) > 1 {
+				r.SeqLens, r.ambiguous = res.SeqLens, res.Ambiguous
+			}
 		}
 	}
 	r.Rules = rulesFor(r, l, opts)
-	f := &shapeFacts{entries: l.Entries, idsLen: l.idsLen(), seqLens: r.SeqLens, hidden: hiddenOf(opts.Dims),
-		layers: len(opts.Layers), tp: opts.TP, named: map[string]int{}}
+	values, valueDs := valuesRule(l)
+	mask, maskD, ctxs := lossMaskRule(l)
+	r.maskCtx = ctxs
+	r.Rules = insertRules(r.Rules, capture.RuleFinite, values, mask)
+	seqLens := r.SeqLens
+	if r.declared {
+		seqLens = nil // the file says how to split its rows: nothing to explain
+	}
+	f := &shapeFacts{entries: l.Entries, idsLen: l.idsLen(), seqLens: seqLens, hidden: hiddenOf(opts.Dims),
+		layers: len(opts.Layers), tp: opts.TP, named: map[string]int{}, model: opts.Model != nil, matches: r.Matches}
 	if opts.Dims != nil {
 		f.named = opts.Dims.Named
 	}
@@ -215,7 +260,29 @@ func checkLayout(r *Report, l *Layout, opts CheckOptions) {
 		r.Diagnoses = append(r.Diagnoses, *d)
 	}
 	r.Diagnoses = append(r.Diagnoses, finiteDiagnoses(l)...)
+	r.Diagnoses = append(r.Diagnoses, valueDs...)
+	if maskD != nil {
+		r.Diagnoses = append(r.Diagnoses, *maskD)
+	}
+	if d := chunkDiagnosis(r); d != nil {
+		r.Diagnoses = append(r.Diagnoses, *d)
+	}
 	r.Diagnoses = append(r.Diagnoses, mergeDiagnoses(matchDiagnoses(r.Matches))...)
+	if d := moeDiagnosis(r.Matches, opts.Dims); d != nil {
+		r.Diagnoses = append(r.Diagnoses, *d)
+	}
+}
+
+// insertRules puts rs right after the rule named after (at the end when
+// it is missing).
+func insertRules(rules []RuleResult, after string, rs ...RuleResult) []RuleResult {
+	for i, x := range rules {
+		if x.Rule == after {
+			out := append(append(append([]RuleResult(nil), rules[:i+1]...), rs...), rules[i+1:]...)
+			return out
+		}
+	}
+	return append(rules, rs...)
 }
 
 // mergeDiagnoses joins consecutive diagnoses with the same cause into one

@@ -76,8 +76,16 @@ func (p *PathReport) Lines() []string {
 	if p.Manifest != nil || len(p.Files) > 1 {
 		out = append(out, p.Path+":")
 		if m := p.Manifest; m != nil {
-			out = append(out, fmt.Sprintf("  hsdb dump of %s (%s, tp %d): layers %s (%s), %s, %d sequences", m.Model.Path, m.Model.Arch,
-				m.Model.WorldSize, joinInts(m.Capture.Layers), m.Capture.What, m.Capture.DType, len(m.Sequences)))
+			if m.Capture.Format != "" {
+				out = append(out, fmt.Sprintf("  %s samples by hsdb of %s (%s, tp %d): %s ids %s = hsdb layers %s, %s, %d sequences", m.Capture.Format, m.Model.Path, m.Model.Arch,
+					m.Model.WorldSize, m.Capture.Format, joinInts(m.Capture.FormatIDs), joinInts(m.Capture.Layers), m.Capture.DType, len(m.Sequences)))
+			} else {
+				out = append(out, fmt.Sprintf("  hsdb dump of %s (%s, tp %d): layers %s (%s), %s, %d sequences", m.Model.Path, m.Model.Arch,
+					m.Model.WorldSize, joinInts(m.Capture.Layers), m.Capture.What, m.Capture.DType, len(m.Sequences)))
+			}
+			if len(m.Faults) > 0 {
+				out = append(out, "  written under INJECTED FAULTS (a rehearsal, not training data): "+strings.Join(m.Faults, "; "))
+			}
 		}
 		for _, x := range p.Rules {
 			out = append(out, strings.TrimRight(fmt.Sprintf("  %-4s  %-16s  %s", x.Status, x.Rule, x.Detail), " "))
@@ -96,10 +104,30 @@ func (p *PathReport) Lines() []string {
 }
 
 // captureExts are the file names a directory check reads.
-var captureExts = []string{".safetensors", ".pt", ".pth", ".bin"}
+var captureExts = []string{".safetensors", ".pt", ".pth", ".bin", ".ckpt", ".ckpt.gz"}
+
+// captureFiles lists the capture files under dir, recursively (SpecForge
+// puts samples in rows_{g}-{g+2000}/), as slash-separated paths relative to
+// dir, sorted.
+func captureFiles(dir string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && hasCaptureExt(d.Name()) {
+			rel, _ := filepath.Rel(dir, p)
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out, err
+}
 
 // CheckPath checks a capture file, or every capture file of a directory
-// (*.safetensors, *.pt, *.pth, *.bin, sorted by name). A directory with
+// and its subdirectories (*.safetensors, *.pt, *.pth, *.bin, *.ckpt,
+// *.ckpt.gz, sorted by path). A directory with
 // manifest.json is checked as an hsdb dump: the manifest supplies the
 // requested layers, what they claim, the dtype, the cross-rank checks and
 // each tensor's sha256 (unless opts sets them), and the directory rules
@@ -126,26 +154,44 @@ func CheckPath(path string, opts CheckOptions) *PathReport {
 		p.Err = err
 		return p
 	}
-	ents, err := os.ReadDir(path)
+	names, err := captureFiles(path)
 	if err != nil {
 		p.Err = fmt.Errorf("%w: %w", ErrUnreadable, err)
 		return p
 	}
-	var names []string
-	for _, e := range ents {
-		if !e.IsDir() && hasCaptureExt(e.Name()) {
-			names = append(names, e.Name())
-		}
-	}
-	sort.Strings(names)
 	if len(names) == 0 {
 		p.Err = fmt.Errorf("%w: %s holds no capture files (%s)", ErrUnreadable, path, strings.Join(captureExts, ", "))
 		return p
 	}
 	for _, n := range names {
-		p.Files = append(p.Files, CheckFile(filepath.Join(path, n), opts))
+		p.Files = append(p.Files, CheckFile(filepath.Join(path, filepath.FromSlash(n)), opts))
 	}
+	dirMaskRule(p)
 	return p
+}
+
+// dirMaskRule judges the loss_mask's alignment over every file of a
+// directory together when no file has the two spans it takes alone (one
+// answer per file: the usual single-turn data).
+func dirMaskRule(p *PathReport) {
+	var all []spanCtx
+	for _, f := range p.Files {
+		if x, ok := f.Rule(capture.RuleLossMask); ok && x.Status != capture.Skip {
+			return // judged per file
+		}
+		all = append(all, f.maskCtx...)
+	}
+	if len(all) < 2 {
+		return
+	}
+	r, d := maskShiftRule(all, fmt.Sprintf(" over %d files", len(p.Files)))
+	if r.Status == capture.Skip {
+		return
+	}
+	if d != nil {
+		r.Detail += "; " + d.Cause
+	}
+	p.Rules = append(p.Rules, r)
 }
 
 func hasCaptureExt(name string) bool {
@@ -161,6 +207,9 @@ func hasCaptureExt(name string) bool {
 func checkDump(p *PathReport, m *capture.Manifest, opts CheckOptions) {
 	add := func(rule string, st capture.Status, format string, a ...any) {
 		p.Rules = append(p.Rules, RuleResult{Rule: rule, Status: st, Detail: fmt.Sprintf(format, a...)})
+	}
+	if len(m.Faults) > 0 {
+		add("no injected faults", capture.Fail, "recorded under `inject`: %s (a rehearsal of a bug, not data to train on)", strings.Join(m.Faults, "; "))
 	}
 	if m.Complete {
 		add("complete", capture.Pass, "the manifest marks the dump complete")
@@ -191,24 +240,28 @@ func checkDump(p *PathReport, m *capture.Manifest, opts CheckOptions) {
 	var missing []string
 	for _, rec := range m.Sequences {
 		listed[rec.File] = true
-		fp := filepath.Join(p.Path, rec.File)
-		if fi, err := os.Lstat(fp); err != nil || !fi.Mode().IsRegular() {
+		fp := filepath.Join(p.Path, filepath.FromSlash(rec.File))
+		if err := capture.CheckSeqPath(p.Path, rec.File); err != nil {
 			// Not there, or a link or device: reads stay inside the dump.
 			missing = append(missing, rec.File)
 			continue
 		}
 		o := opts
+		if o.SeqLens == nil && rec.Length > 0 {
+			o.SeqLens = []int{rec.Length} // an hsdb dump holds one sequence per file
+		}
 		o.Expected = map[string]string{}
 		for k, t := range rec.Tensors {
 			o.Expected[k] = t.SHA256
 		}
 		p.Files = append(p.Files, CheckFile(fp, o))
 	}
+	dirMaskRule(p)
 	var extra []string
-	ents, _ := os.ReadDir(p.Path)
-	for _, e := range ents {
-		if hasCaptureExt(e.Name()) && !listed[e.Name()] {
-			extra = append(extra, e.Name())
+	all, _ := captureFiles(p.Path)
+	for _, n := range all {
+		if !listed[n] {
+			extra = append(extra, n)
 		}
 	}
 	switch {

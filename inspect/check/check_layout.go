@@ -44,6 +44,11 @@ type Entry struct {
 	Key   string
 	Layer int
 	T     *tensor.Tensor
+	// Kind is what a trainer format says the entry is when it is not a
+	// decoder layer's output: CandEmbed (speculators id 0) or CandNormed
+	// (SpecForge's hidden_state, the final norm's output); "" for layer
+	// entries. Entries with a Kind are not counted against --layers.
+	Kind string
 }
 
 var layerKey = regexp.MustCompile(`^(?:model\.)?(?:hidden_states|layers?|hs|h)[._\[]?(-?\d+)\]?$`)
@@ -87,6 +92,10 @@ func InterpretCapture(cf *CaptureFile) *Layout {
 	}
 	hs := root.Get("hidden_states")
 	switch {
+	case root.Get("aux_hidden_state") != nil || root.Get("hidden_state") != nil:
+		l.interpretSpecForge(root)
+	case hs != nil && hs.Kind == KindTensor && len(hs.Tensor.Shape) == 3 && l.InputIDs != nil:
+		l.interpret3D(hs.Tensor, cf.Metadata)
 	case hs != nil && (hs.Kind == KindList || hs.Kind == KindTuple):
 		l.Schema = "speculators (dict: input_ids, hidden_states list, loss_mask)"
 		l.addList("hidden_states", hs)
@@ -118,6 +127,9 @@ func InterpretCapture(cf *CaptureFile) *Layout {
 		if len(keyed) > 0 && strings.HasPrefix(keyed[0].Key, "hidden_states.") {
 			l.Schema = "hsdb dump (input_ids, hidden_states.{layer}, loss_mask)"
 		}
+		if l.listIndexKeys() && l.labelFromMetadata(cf.Metadata) {
+			l.Schema = "hidden_states.0..N-1 list-index keys, layers from __metadata__"
+		}
 	}
 	if !l.Labelled {
 		l.labelFromMetadata(cf.Metadata)
@@ -125,7 +137,7 @@ func InterpretCapture(cf *CaptureFile) *Layout {
 	if w, err := capture.ParseWhat(cf.Metadata["what"]); err == nil && cf.Metadata["hsdb"] != "" {
 		l.What = w
 	}
-	if len(l.Entries) == 0 {
+	if len(l.Entries) == 0 && len(l.Problems) == 0 {
 		l.Problems = append(l.Problems, fmt.Sprintf("no hidden states found (keys: %s); expected hidden_states (a list of per-layer tensors) or hidden_states.{layer} tensors", strings.Join(root.Keys, ", ")))
 	}
 	if l.InputIDs == nil {
@@ -148,20 +160,34 @@ func (l *Layout) addList(name string, v *Value) {
 	}
 }
 
-// labelFromMetadata labels entries from a "layers" metadata value "0,1,2".
-func (l *Layout) labelFromMetadata(meta map[string]string) {
+// labelFromMetadata labels entries from a "layers" metadata value "0,1,2"
+// (hsdb's decoder layers) and reports whether it did.
+func (l *Layout) labelFromMetadata(meta map[string]string) bool {
 	s, ok := meta["layers"]
 	if !ok {
-		return
+		return false
 	}
 	layers, err := client.ParseLayers(s)
 	if err != nil || len(layers) != len(l.Entries) {
-		return
+		return false
 	}
 	for i := range l.Entries {
 		l.Entries[i].Layer = layers[i]
 	}
 	l.Labelled = true
+	return true
+}
+
+// listIndexKeys reports whether the keyed entries are numbered 0..n-1 in
+// order: list positions (hidden_states.0, .1, .2 for a saved Python list),
+// which are layer numbers only if no metadata says otherwise.
+func (l *Layout) listIndexKeys() bool {
+	for i, e := range l.Entries {
+		if e.Layer != i {
+			return false
+		}
+	}
+	return len(l.Entries) > 0
 }
 
 // idsLen returns the number of token ids, or -1 without input_ids.

@@ -27,12 +27,16 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 		add(capture.RuleStructure, capture.Pass, "input_ids %s %s, %d hidden-state entr%s", tensor.ShapeString(l.InputIDs.Shape), l.InputIDs.DType, len(l.Entries), ies(len(l.Entries)))
 	}
 	// layer count and labels
-	labels := entryLabels(l.Entries)
+	var layered []Entry
+	for _, i := range layerEntries(l.Entries) {
+		layered = append(layered, l.Entries[i])
+	}
+	labels := entryLabels(layered)
 	switch {
 	case len(opts.Layers) == 0:
 		add(capture.RuleLayerCount, capture.Skip, "no --layers requested (%d entries%s)", len(l.Entries), labelNote(labels))
-	case len(l.Entries) != len(opts.Layers):
-		add(capture.RuleLayerCount, capture.Fail, "%d entries, %d layer%s requested (%s)", len(l.Entries), len(opts.Layers), plural(len(opts.Layers)), joinInts(opts.Layers))
+	case len(layered) != len(opts.Layers):
+		add(capture.RuleLayerCount, capture.Fail, "%d layer entries, %d layer%s requested (%s)", len(layered), len(opts.Layers), plural(len(opts.Layers)), joinInts(opts.Layers))
 	case l.Labelled && joinInts(labels) != joinInts(opts.Layers):
 		add(capture.RuleLayerCount, capture.Fail, "labelled layers %s, requested %s", joinInts(labels), joinInts(opts.Layers))
 	default:
@@ -67,11 +71,20 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 		add(capture.RuleShape, capture.Fail, "%s%s", strings.Join(bad, "; "), more)
 	case hidden == 0:
 		add(capture.RuleShape, capture.Pass, "every entry %s (hidden_size unknown: give --model)", tensor.ShapeString(l.Entries[0].T.Shape))
+	case n < 0:
+		add(capture.RuleShape, capture.Pass, "every entry [rows, %d] (width hidden_size; rows not checked without input_ids)", hidden)
 	default:
 		add(capture.RuleShape, capture.Pass, "every entry [%d, %d] = [len(input_ids), hidden_size]", n, hidden)
 	}
 	// one sequence
 	switch {
+	case len(r.Chunks) > 0:
+		add(capture.RuleOneSeq, capture.Fail, "chunk boundar%s without context at token %s: the rows from there match the ids run as a fresh sequence", ies(len(r.Chunks)), joinInts(r.Chunks))
+	case len(r.SeqLens) > 1 && r.declared:
+		add(capture.RuleOneSeq, capture.Pass, "%d sequences flattened, split by the file's own seq_lens tensor: %s tokens", len(r.SeqLens), joinIntsSep(r.SeqLens, " + "))
+	case len(r.SeqLens) > 1 && r.ambiguous:
+		add(capture.RuleOneSeq, capture.Fail, "%d sequences flattened into one: %s tokens (the rows restart where a new sequence would; without a BOS at the restart the ids cannot tell this from a chunked prefill without context: --seq-lens or the file's seq_lens decides)",
+			len(r.SeqLens), joinIntsSep(r.SeqLens, " + "))
 	case len(r.SeqLens) > 1:
 		add(capture.RuleOneSeq, capture.Fail, "%d sequences flattened into one: %s tokens", len(r.SeqLens), joinIntsSep(r.SeqLens, " + "))
 	case len(r.SeqLens) == 1 || len(r.Matches) > 0 && anyClose(r.Matches):
@@ -189,17 +202,29 @@ func matchRule(ms []EntryMatch, opts CheckOptions) RuleResult {
 	}
 	var bad, ok []string
 	for _, m := range ms {
+		verb := "matches"
+		if !m.best().Close {
+			verb = "is closest to"
+		}
 		switch {
+		case m.Condition != "":
+			bad = append(bad, fmt.Sprintf("%s holds %s", m.Key, m.Condition))
+		case m.Regathered > 0:
+			bad = append(bad, fmt.Sprintf("%s holds %d column shards stacked along rows; side by side it %s %s", m.Key, m.Regathered, verb, m.best()))
+		case m.HasClaimed && m.Close && m.Kind != "":
+			ok = append(ok, fmt.Sprintf("%s cos %.6f", m.Kind, m.ClaimedScore.Cos))
 		case m.HasClaimed && m.Close:
 			ok = append(ok, fmt.Sprintf("layer %d cos %.6f", m.Label, m.ClaimedScore.Cos))
+		case m.HasClaimed && m.Kind != "":
+			bad = append(bad, fmt.Sprintf("%s (%s by its format) departs (cos %.6f); it %s %s", m.Key, m.Kind, m.ClaimedScore.Cos, verb, m.best()))
 		case m.HasClaimed:
-			bad = append(bad, fmt.Sprintf("%s (labelled layer %d) matches %s", m.Key, m.Label, m.Best))
+			bad = append(bad, fmt.Sprintf("%s (labelled layer %d) departs (cos %.6f); it %s %s", m.Key, m.Label, m.ClaimedScore.Cos, verb, m.best()))
 		case m.Label >= 0:
-			bad = append(bad, fmt.Sprintf("%s (labelled layer %d) cannot be the layer's output: it matches %s", m.Key, m.Label, m.Best))
-		case m.Best.Kind == CandStream && m.Best.World == 0 && m.Tol.Close(m.BestScore):
+			bad = append(bad, fmt.Sprintf("%s (labelled layer %d) cannot be the layer's output: it %s %s", m.Key, m.Label, verb, m.best()))
+		case m.ok():
 			ok = append(ok, fmt.Sprintf("%s = stream of layer %d", m.Key, m.Best.Layer))
 		default:
-			bad = append(bad, fmt.Sprintf("%s matches %s", m.Key, m.Best))
+			bad = append(bad, fmt.Sprintf("%s %s %s", m.Key, verb, m.best()))
 		}
 	}
 	if len(bad) > 0 {

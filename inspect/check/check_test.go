@@ -69,7 +69,7 @@ func TestCheckFixtures(t *testing.T) {
 		{file: "per_token_rows.pt", fail: []string{capture.RuleShape, capture.RuleLayerCount},
 			facts: []string{"12 tensors of [96]: 12 = len(input_ids) (one tensor per token); 96 = hidden_size", "stacked) (unlabelled) matches stream of layer 1"}},
 		{file: "rank_shard.pt", fail: []string{capture.RuleShape, capture.RuleMatch},
-			facts: []string{"3 tensors of [12, 48]: 48 = hidden_size / 2 (one rank's column shard at tp 2), not hidden_size 96", "ratio 0.5",
+			facts: []string{"3 tensors of [12, 48]: 48 = hidden_size / 2 (one rank's column shard at tp 2, measured: cos 1.000000), not hidden_size 96", "ratio 0.5",
 				"labelled layer 1, matches stream of layer 1, columns 0:48 (rank 0 of tp 2) (cos 1.000000", "never all-gathered"}},
 		{file: "no_residual.pt", fail: []string{capture.RuleMatch},
 			facts: []string{"labelled layer 0, matches hidden_states of layer 0", "labelled layer 2, matches hidden_states of layer 2", "residual never added"}},

@@ -110,6 +110,13 @@ type shapeFacts struct {
 	layers  int   // requested layer count, 0 unknown
 	tp      int
 	named   map[string]int
+	// model says a forward pass was available: widths are then read from
+	// the values (matches), never from arithmetic alone.
+	model   bool
+	matches []EntryMatch
+	// both is set by widthClause when, without a model, the width reads
+	// both as a config size and as a rank's shard of hidden_size.
+	both string
 }
 
 // Diagnosis is one finding of check, in the model's terms: what was found
@@ -146,24 +153,72 @@ func sum(xs []int) int {
 	return s
 }
 
-// widthClause explains a width that is not hidden_size.
+// widthClause explains a width that is not hidden_size. With a model the
+// values decide (the best explanation of the first entry compared): a
+// shard reading only when a shard matched, a config size named with the
+// site whose values it holds. Without one every reading of the width is
+// listed (a config size first) and the clause says it rests on shapes.
 func (f *shapeFacts) widthClause(w int) (clause, what string, shard int) {
 	ex := ExplainWidth(w, f.named, f.tp)
 	hid := ""
 	if f.hidden > 0 {
 		hid = fmt.Sprintf(", not hidden_size %d", f.hidden)
 	}
-	if len(ex) == 0 {
+	sh := 0
+	if f.hidden > 0 {
+		sh = shardOf(w, f.hidden, f.tp)
+	}
+	var exact []string
+	for _, n := range ex {
+		if !strings.Contains(n, " / ") {
+			exact = append(exact, n)
+		}
+	}
+	if len(exact) > 0 {
+		what = exact[0]
+	}
+	if f.model && len(f.matches) > 0 {
+		m := f.matches[0]
+		b := m.best()
+		names := w2s(w)
+		if len(exact) > 0 {
+			names = fmt.Sprintf("%d = %s", w, strings.Join(exact, " = "))
+		}
+		switch {
+		case m.Condition != "":
+			return fmt.Sprintf("%s%s (the values hold %s)", names, hid, m.Condition), what, 0
+		case b.Close && b.Cand.World > 0 && (b.Cand.Kind != CandSite):
+			return fmt.Sprintf("%d = hidden_size / %d (one rank's column shard at tp %d, measured: cos %.6f)%s", w, b.Cand.World, b.Cand.World, b.Score.Cos, hid), "", b.Cand.World
+		case b.Close:
+			return fmt.Sprintf("%s%s (measured: the values are %s, cos %.6f)", names, hid, b, b.Score.Cos), what, 0
+		default:
+			return fmt.Sprintf("%s%s (no reading matches the values: closest %s, cos %.6f)", names, hid, b, b.Score.Cos), what, 0
+		}
+	}
+	if len(ex) == 0 && sh == 0 {
 		return fmt.Sprintf("%d matches no size of the config%s", w, hid), "", 0
 	}
-	if f.hidden > 0 {
-		shard = shardOf(w, f.hidden, f.tp)
+	switch {
+	case sh > 0 && len(exact) > 0:
+		f.both = exact[0]
+		return fmt.Sprintf("%d = %s = hidden_size / %d (one rank's column shard at tp %d)%s", w, strings.Join(exact, " = "), sh, sh, hid), what, 0
+	case sh > 0:
+		return fmt.Sprintf("%d = hidden_size / %d (one rank's column shard at tp %d)%s", w, sh, sh, hid), "", sh
 	}
-	clause = fmt.Sprintf("%d = %s%s", w, strings.Join(ex, " = "), hid)
-	if shard > 0 {
-		clause = fmt.Sprintf("%d = hidden_size / %d (one rank's column shard at tp %d)%s", w, shard, shard, hid)
+	return fmt.Sprintf("%d = %s%s", w, strings.Join(ex, " = "), hid), ex[0], 0
+}
+
+func w2s(w int) string { return fmt.Sprint(w) }
+
+// shapeOnly is the note a diagnosis from shapes alone ends with.
+func (f *shapeFacts) shapeOnly() string {
+	if f.model {
+		return ""
 	}
-	return clause, ex[0], shard
+	if f.both != "" {
+		return fmt.Sprintf("; a reading from shapes alone (no --model): %s and a rank's shard of hidden_size have this width, the values would decide", f.both)
+	}
+	return "; a reading from shapes alone (no --model)"
 }
 
 // diagnoseShapes explains entries whose shapes are not [len, hidden], or
@@ -243,7 +298,7 @@ func diagnoseShapes(f *shapeFacts) *Diagnosis {
 			c, what, shard = f.widthClause(w)
 			parts = append(parts, c)
 		}
-		d := &Diagnosis{Sentence: fmt.Sprintf("%d tensors of [%d]: %s; %s%s", n, w, strings.Join(parts, "; "), expect(), ratio())}
+		d := &Diagnosis{Sentence: fmt.Sprintf("%d tensors of [%d]: %s; %s%s%s", n, w, strings.Join(parts, "; "), expect(), ratio(), f.shapeOnly())}
 		split := ""
 		if flat {
 			split = fmt.Sprintf(", of a flattened batch (split it per sequence by seq_lens %v)", f.seqLens)
@@ -253,6 +308,9 @@ func diagnoseShapes(f *shapeFacts) *Diagnosis {
 			d.Cause = "the rows of one layer were written one tensor per token" + split + "; stack them into one [seq_len, hidden_size] tensor per layer"
 		case shard > 0:
 			d.Cause = fmt.Sprintf("one tensor per token of a rank's column shard was written%s: the hidden states were never all-gathered over the %d ranks nor stacked per layer", split, shard)
+		case f.both != "":
+			d.Cause = fmt.Sprintf("either the hook captured a per-token tensor of width %d%s or one rank's column shard, written one tensor per token%s; give --model to tell them apart by value",
+				w, latentName(what), split)
 		default:
 			d.Cause = fmt.Sprintf("the hook captured a per-token tensor of width %d%s instead of the decoder-layer output and wrote one tensor per token%s; capture model.layers.{i} (hidden_states + residual) as [seq_len, hidden_size]",
 				w, latentName(what), split)
@@ -265,6 +323,11 @@ func diagnoseShapes(f *shapeFacts) *Diagnosis {
 		widthBad := f.hidden > 0 && w != f.hidden
 		if !rowsBad && !rowsOther && !widthBad {
 			return nil
+		}
+		if k := wrongDimGather(r, w, f.idsLen, f.hidden); k > 0 {
+			return &Diagnosis{Sentence: fmt.Sprintf("%d tensor%s of [%d, %d]: %d rows = %d × len(input_ids) %d and %d = hidden_size / %d: the column shards of %d ranks stacked along rows; %s%s",
+				n, plural(n), r, w, r, k, f.idsLen, w, k, k, expect(), f.shapeOnly()),
+				Cause: fmt.Sprintf("the hidden states were all-gathered along the wrong dimension (torch.cat(shards, dim=0)): concatenate the %d tensor-parallel shards along the hidden dimension", k)}
 		}
 		var parts []string
 		if rowsBad {
@@ -280,7 +343,7 @@ func diagnoseShapes(f *shapeFacts) *Diagnosis {
 			c, what, shard = f.widthClause(w)
 			parts = append(parts, c)
 		}
-		d := &Diagnosis{Sentence: fmt.Sprintf("%d tensor%s of [%d, %d]: %s; %s%s", n, plural(n), r, w, strings.Join(parts, "; "), expect(), ratio())}
+		d := &Diagnosis{Sentence: fmt.Sprintf("%d tensor%s of [%d, %d]: %s; %s%s%s", n, plural(n), r, w, strings.Join(parts, "; "), expect(), ratio(), f.shapeOnly())}
 		var causes []string
 		if rowsBad {
 			causes = append(causes, fmt.Sprintf("the flattened token batch (vLLM's [tokens, hidden] layout) was written as one sequence; split it by seq_lens %v", f.seqLens))
@@ -291,6 +354,8 @@ func diagnoseShapes(f *shapeFacts) *Diagnosis {
 		switch {
 		case shard > 0:
 			causes = append(causes, fmt.Sprintf("a tensor-parallel rank wrote its own column shard: the hidden states were never all-gathered over the %d ranks", shard))
+		case widthBad && f.both != "":
+			causes = append(causes, fmt.Sprintf("the capture holds a tensor of width %d%s or one rank's column shard; give --model to tell them apart by value", w, latentName(what)))
 		case widthBad:
 			causes = append(causes, fmt.Sprintf("the capture holds a tensor of width %d%s, not the decoder-layer output (hidden_size %d)", w, latentName(what), f.hidden))
 		}
@@ -329,4 +394,16 @@ func hiddenOf(d *model.Dims) int {
 		return 0
 	}
 	return d.Hidden
+}
+
+// wrongDimGather returns k when rows r = k·ids and width w = hidden / k
+// for some k ≥ 2: k column shards concatenated along rows. 0 otherwise.
+func wrongDimGather(r, w, ids, hidden int) int {
+	if ids <= 0 || hidden <= 0 || w <= 0 || r%ids != 0 {
+		return 0
+	}
+	if k := r / ids; k >= 2 && w*k == hidden {
+		return k
+	}
+	return 0
 }

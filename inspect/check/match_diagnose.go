@@ -1,46 +1,102 @@
 package check
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+
+	"hsdb/engine/model"
+)
+
+// reading is the best explanation of an entry with its score and the
+// runner-up's: "stream of layer 0 (cos 1.000000, max|Δ| 0); runner-up:
+// embeddings (cos 0.41)". Without explanations it is the plain best match.
+func (m EntryMatch) reading() string {
+	if m.Condition != "" {
+		return m.Condition
+	}
+	if len(m.Explanations) == 0 {
+		return fmt.Sprintf("%s (cos %.6f, max|Δ| %.3g)", m.Best, m.BestScore.Cos, m.BestScore.MaxAbs)
+	}
+	x := m.Explanations[0]
+	s := fmt.Sprintf("%s (cos %.6f, max|Δ| %.3g)", x, x.Score.Cos, x.Score.MaxAbs)
+	if len(m.Explanations) > 1 {
+		y := m.Explanations[1]
+		s += fmt.Sprintf("; runner-up: %s (cos %.6f, max|Δ| %.3g)", y, y.Score.Cos, y.Score.MaxAbs)
+	}
+	return s
+}
+
+// best returns the entry's best explanation: the first of Explanations,
+// or the plain best match.
+func (m EntryMatch) best() Explanation {
+	if len(m.Explanations) > 0 {
+		return m.Explanations[0]
+	}
+	return Explanation{Cand: m.Best, Scale: 1, Score: m.BestScore, Close: m.Tol.Close(m.BestScore)}
+}
+
+// ok reports whether the entry is what it claims, or, unlabelled, a
+// decoder layer's stream.
+func (m EntryMatch) ok() bool {
+	if m.Condition != "" || m.Regathered > 0 {
+		return false
+	}
+	if m.HasClaimed {
+		return m.Close
+	}
+	b := m.best()
+	return m.Label < 0 && b.Close && b.Cand.Kind == CandStream && b.Cand.World == 0 && b.Align == AlignNone && !b.scaled()
+}
 
 // matchDiagnoses explains entries that are not what their label claims
-// (or, unlabelled, not a decoder layer's stream), naming what they match
-// and the most likely cause.
+// (or, unlabelled, not a decoder layer's stream), naming the best
+// explanation on values with its score, the runner-up, and the most likely
+// cause.
 func matchDiagnoses(ms []EntryMatch) []Diagnosis {
 	var out []Diagnosis
 	for _, m := range ms {
-		if m.HasClaimed && m.Close {
-			continue
+		if m.Condition != "" {
+			continue // the values rule names it
 		}
-		b, s := m.Best, m.BestScore
-		bestClose := m.Tol.Close(s)
 		head := m.Key
 		if m.Label >= 0 {
 			head = fmt.Sprintf("%s: labelled layer %d", m.Key, m.Label)
 		}
-		if !bestClose {
-			if !m.HasClaimed && m.Label >= 0 {
+		if m.Regathered > 0 {
+			if b := m.best(); b.Close {
+				out = append(out, Diagnosis{Sentence: fmt.Sprintf("%s: its %d row blocks put side by side match %s", head, m.Regathered, m.reading()),
+					Cause: fmt.Sprintf("an all-gather on the wrong dimension: the %d ranks' column shards were concatenated along rows (dim 0) instead of the hidden dimension", m.Regathered)})
+				continue
+			}
+		}
+		if m.ok() {
+			if m.Label < 0 && m.Stacked > 0 { // say what the per-token rows are once stacked
+				out = append(out, Diagnosis{Sentence: fmt.Sprintf("%s (unlabelled) matches %s", m.Key, m.reading())})
+			}
+			continue
+		}
+		b := m.best()
+		if !b.Close {
+			if !m.HasClaimed && m.Label >= 0 && len(m.Explanations) == 0 {
 				continue // no candidate of the claimed shape: the shape diagnosis says why
 			}
-			d := Diagnosis{Sentence: fmt.Sprintf("%s, matches nothing hsdb computes within tolerance (closest: %s, cos %.6f, max|Δ| %.3g)", head, b, s.Cos, s.MaxAbs),
+			d := Diagnosis{Sentence: fmt.Sprintf("%s, matches nothing hsdb computes within tolerance under any scale or row alignment tried (closest: %s)", head, m.reading()),
 				Cause: "the values differ from hsdb's forward pass: another model or weights, other input_ids, or a numerical problem upstream"}
 			if m.HasClaimed {
-				d.Sentence = fmt.Sprintf("%s, departs from hsdb's %s (cos %.6f, max|Δ| %.3g, first at token %d); closest: %s (cos %.6f)",
-					head, m.Claimed, m.ClaimedScore.Cos, m.ClaimedScore.MaxAbs, m.FirstBadRow, b, s.Cos)
+				d.Sentence = fmt.Sprintf("%s, departs from hsdb's %s (cos %.6f, max|Δ| %.3g, first at token %d) under every scale and row alignment tried; closest: %s",
+					head, m.Claimed, m.ClaimedScore.Cos, m.ClaimedScore.MaxAbs, m.FirstBadRow, m.reading())
 			}
 			out = append(out, d)
 			continue
 		}
-		if m.Label < 0 && b.Kind == CandStream && b.World == 0 {
-			if m.Stacked > 0 { // say what the per-token rows are once stacked
-				out = append(out, Diagnosis{Sentence: fmt.Sprintf("%s (unlabelled) matches %s (cos %.6f, max|Δ| %.3g)", m.Key, b, s.Cos, s.MaxAbs)})
-			}
-			continue // an unlabelled layer output: nothing wrong to say
-		}
-		d := Diagnosis{Sentence: fmt.Sprintf("%s, matches %s (cos %.6f, max|Δ| %.3g)", head, b, s.Cos, s.MaxAbs)}
+		d := Diagnosis{Sentence: fmt.Sprintf("%s, matches %s", head, m.reading())}
 		if m.Label < 0 {
-			d.Sentence = fmt.Sprintf("%s (unlabelled) matches %s (cos %.6f, max|Δ| %.3g)", m.Key, b, s.Cos, s.MaxAbs)
+			d.Sentence = fmt.Sprintf("%s (unlabelled) matches %s", m.Key, m.reading())
 		}
-		d.Cause = matchCause(m.Label, b)
+		d.Cause = explanationCause(m.Label, b)
+		if c := b.Cand; strings.Contains(m.Key, "speculators id") && b.Align == AlignNone && !b.scaled() && c.Kind == CandStream && c.World == 0 && c.Layer == m.Label+1 {
+			d.Cause = fmt.Sprintf("a wrong layer-id convention: the ids are SGLang's (SpecForge: id s = decoder layer s's output), not speculators' (id k = the stream entering layer k = decoder layer k-1's output); this is speculators id %d = SGLang id %d", c.Layer+1, c.Layer)
+		}
 		out = append(out, d)
 	}
 	return out
@@ -67,5 +123,69 @@ func matchCause(label int, b Candidate) string {
 	case b.Kind == CandResidual:
 		return "only the residual half of vLLM's (hidden_states, residual) pair was captured: capture hidden_states + residual"
 	}
-	return fmt.Sprintf("the capture holds %s %s, not a decoder layer's output", b.Site, b.Tensor)
+	return fmt.Sprintf("the capture holds %s %s%s, not a decoder layer's output", b.Site, b.Tensor, siteName(b))
+}
+
+// siteName says what a site tensor is in MLA/MoE terms, from its path.
+func siteName(c Candidate) string {
+	switch {
+	case hasSuffix(c.Site, "kv_a_layernorm"):
+		return " (MLA's compressed KV c_kv, width kv_lora_rank)"
+	case hasSuffix(c.Site, "q_a_layernorm"):
+		return " (MLA's compressed query, width q_lora_rank)"
+	case hasSuffix(c.Site, "kv_a_proj_with_mqa"):
+		return " (c_kv and the RoPE key k_pe, width kv_lora_rank + qk_rope_head_dim)"
+	case hasSuffix(c.Site, "gate"):
+		return " (the router logits)"
+	case hasSuffix(c.Site, "self_attn") || hasSuffix(c.Site, "o_proj"):
+		return " (the attention output)"
+	case hasSuffix(c.Site, "mlp") || hasSuffix(c.Site, "down_proj"):
+		return " (the MLP output)"
+	}
+	return ""
+}
+
+func hasSuffix(s, suf string) bool { return len(s) >= len(suf) && s[len(s)-len(suf):] == suf }
+
+// chunkDiagnosis names a chunk boundary without context.
+func chunkDiagnosis(r *Report) *Diagnosis {
+	if len(r.Chunks) == 0 {
+		return nil
+	}
+	k := r.Chunks[0]
+	return &Diagnosis{
+		Sentence: fmt.Sprintf("chunk boundary without context at token %s: from token %d the captured rows match hsdb's forward pass restarted at token %d (input_ids[%d:] run as a new sequence), not the sequence run whole",
+			joinInts(r.Chunks), k, k, k),
+		Cause: "a chunked prefill computed its later chunk without the earlier chunk's KV cache (vLLM #52909, PR #43805); the file's metadata or ids say it is one sequence, so this is not a flattened batch",
+	}
+}
+
+// moeDiagnosis attributes a first departure at or just after the first
+// MoE layer, with the dense layers before it matching, to routing or the
+// experts.
+func moeDiagnosis(ms []EntryMatch, d *model.Dims) *Diagnosis {
+	if d == nil || d.Named["n_routed_experts"] == 0 {
+		return nil
+	}
+	first := d.Named["first_k_dense_replace"]
+	dep, ok := Departure(ms)
+	if !ok || dep.Label < first {
+		return nil
+	}
+	denseOK, between := false, false
+	for _, m := range ms {
+		if m.HasClaimed && m.Close && m.Label < first {
+			denseOK = true
+		}
+		if m.HasClaimed && m.Close && m.Label >= first && m.Label < dep.Label {
+			between = true
+		}
+	}
+	if !denseOK || between {
+		return nil
+	}
+	return &Diagnosis{
+		Sentence: fmt.Sprintf("the first departure is at layer %d, the first MoE layer captured (first_k_dense_replace = %d), while the dense layers before it match", dep.Label, first),
+		Cause:    "routing or the experts differ: the router's scoring (sigmoid vs softmax), its e_score_correction_bias, grouped top-k or routed_scaling_factor (TRT-Model-Connect #662); compare the router's top-k at model.layers.N.mlp.gate on these ids (hsdb: break there and print topk_ids)",
+	}
 }

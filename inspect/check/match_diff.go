@@ -23,9 +23,11 @@ func Departure(ms []EntryMatch) (EntryMatch, bool) {
 
 // DiffLines renders a report as `hsdb diff` prints it: per captured entry
 // the layer it claims, its cosine and max |Δ| against hsdb's tensor at that
-// layer and what it best matches, then the first layer where the capture
-// departs from hsdb beyond tolerance (and from which token), or that none
-// does. departs is true when one does or nothing could be compared.
+// layer and its best explanation on values, then the first layer where
+// the capture departs from hsdb beyond tolerance (and from which token),
+// or that none does, and the verdict check gives the same file (one
+// engine: diff fails exactly when check does). departs is true unless the
+// verdict is VerdictValid.
 func (r *Report) DiffLines() (lines []string, departs bool) {
 	lines = append(lines, r.Path+":")
 	if r.Err != nil {
@@ -36,9 +38,10 @@ func (r *Report) DiffLines() (lines []string, departs bool) {
 		if x, ok := r.Rule(capture.RuleMatch); ok && x.Detail != "" {
 			detail = x.Detail
 		}
-		return append(lines, "  nothing compared: "+detail), true
+		lines = append(lines, "  nothing compared: "+detail)
+		return append(lines, r.verdictLines()...), true
 	}
-	lines = append(lines, fmt.Sprintf("  %-22s %6s %10s %10s  %s", "entry", "layer", "cos", "max|Δ|", "best match"))
+	lines = append(lines, fmt.Sprintf("  %-22s %6s %10s %10s  %s", "entry", "layer", "cos", "max|Δ|", "best explanation"))
 	for _, m := range r.Matches {
 		lab, cos, mx := "?", "-", "-"
 		if m.Label >= 0 {
@@ -47,7 +50,12 @@ func (r *Report) DiffLines() (lines []string, departs bool) {
 		if m.HasClaimed {
 			cos, mx = fmt.Sprintf("%.6f", m.ClaimedScore.Cos), fmt.Sprintf("%.3g", m.ClaimedScore.MaxAbs)
 		}
-		lines = append(lines, fmt.Sprintf("  %-22s %6s %10s %10s  %s (cos %.6f)", m.Key, lab, cos, mx, m.Best, m.BestScore.Cos))
+		b := m.best()
+		best := fmt.Sprintf("%s (cos %.6f)", b, b.Score.Cos)
+		if m.Condition != "" {
+			best = m.Condition
+		}
+		lines = append(lines, fmt.Sprintf("  %-22s %6s %10s %10s  %s", m.Key, lab, cos, mx, best))
 	}
 	if len(r.SeqLens) > 1 {
 		lines = append(lines, fmt.Sprintf("  the file holds %d sequences flattened (%s tokens); compared as such", len(r.SeqLens), joinIntsSep(r.SeqLens, " + ")))
@@ -55,19 +63,65 @@ func (r *Report) DiffLines() (lines []string, departs bool) {
 	d, ok := Departure(r.Matches)
 	switch {
 	case ok:
-		lines = append(lines, fmt.Sprintf("  first departure: layer %d (%s) from token %d: cos %.6f, max|Δ| %.3g (tolerance: cos ≥ %g, max|Δ| ≤ %g of max|x| %.3g); it matches %s",
-			d.Label, d.Key, d.FirstBadRow, d.ClaimedScore.Cos, d.ClaimedScore.MaxAbs, d.Tol.CosMin, d.Tol.Rel, d.ClaimedScore.RefMax, d.Best))
-		return lines, true
+		verb := "it matches"
+		if !d.best().Close {
+			verb = "closest"
+		}
+		lines = append(lines, fmt.Sprintf("  first departure: layer %d (%s) from token %d: cos %.6f, max|Δ| %.3g (tolerance: cos ≥ %g, max|Δ| ≤ %g of max|x| %.3g); %s %s",
+			d.Label, d.Key, d.FirstBadRow, d.ClaimedScore.Cos, d.ClaimedScore.MaxAbs, d.Tol.CosMin, d.Tol.Rel, d.ClaimedScore.RefMax, verb, d.reading()))
+	case firstLayoutProblem(r.Matches) != nil:
+		m := firstLayoutProblem(r.Matches)
+		what := m.Condition
+		if m.Regathered > 0 {
+			what = fmt.Sprintf("%d column shards stacked along rows; side by side: %s", m.Regathered, m.reading())
+		}
+		lines = append(lines, fmt.Sprintf("  first problem: %s holds %s", m.Key, what))
 	default:
 		labelled := false
 		for _, m := range r.Matches {
 			labelled = labelled || m.HasClaimed
 		}
 		if !labelled {
-			return append(lines, "  no layer labels: give --layers to compare each entry with the layer it claims"), true
+			lines = append(lines, "  no layer labels: each entry compared with its best explanation only (give --layers to compare with the layer it claims)")
+		} else {
+			lines = append(lines, fmt.Sprintf("  no departure: every labelled layer is within tolerance of hsdb (cos ≥ %g, max|Δ| ≤ %g of max|x|)", r.Matches[0].Tol.CosMin, r.Matches[0].Tol.Rel))
 		}
-		return append(lines, fmt.Sprintf("  no departure: every labelled layer is within tolerance of hsdb (cos ≥ %g, max|Δ| ≤ %g of max|x|)", r.Matches[0].Tol.CosMin, r.Matches[0].Tol.Rel)), false
 	}
+	return append(lines, r.verdictLines()...), r.Verdict() != VerdictValid
+}
+
+// verdictLines are the verdict and, when it is not valid, the failing
+// rules and diagnoses check reports for the same file.
+func (r *Report) verdictLines() []string {
+	v := r.Verdict()
+	out := []string{"  verdict: " + v.String()}
+	if v == VerdictValid {
+		return out
+	}
+	for _, x := range r.Rules {
+		if x.Status == capture.Fail {
+			out = append(out, fmt.Sprintf("  FAIL  %s: %s", x.Rule, x.Detail))
+		}
+	}
+	for _, d := range r.Diagnoses {
+		out = append(out, "  diagnosis: "+d.Sentence)
+		if d.Cause != "" {
+			out = append(out, "    most likely cause: "+d.Cause)
+		}
+	}
+	return out
+}
+
+// firstLayoutProblem is the first entry whose values are wrong in a way no
+// departure measures (a value condition, shards stacked along rows), or
+// nil.
+func firstLayoutProblem(ms []EntryMatch) *EntryMatch {
+	for i := range ms {
+		if ms[i].Condition != "" || ms[i].Regathered > 0 {
+			return &ms[i]
+		}
+	}
+	return nil
 }
 
 // Comparable reports whether diff had anything to judge in the file: it

@@ -12,13 +12,19 @@ import (
 // target is one captured tensor being matched: its rows [rows, w] as
 // float32 and the candidates compared with it so far.
 type target struct {
-	key     string
-	label   int
-	stacked int // > 0: this many per-token entries stacked into rows
-	dtype   tensor.DType
-	x       []float32
-	rows, w int
-	accs    []*rowAcc
+	key      string
+	label    int
+	kind     string // Entry.Kind: what a trainer format claims instead of a layer
+	stacked  int    // > 0: this many per-token entries stacked into rows
+	regather int    // > 0: this many row blocks put side by side (regathered)
+	dtype    tensor.DType
+	x        []float32
+	rows, w  int
+	accs     []*rowAcc
+	// cond is what is wrong with the values alone (valueCondition); skip
+	// is set with it: no explanation is looked for.
+	cond string
+	skip bool
 }
 
 // matchHook compares targets with hsdb's tensors while a forward pass runs:

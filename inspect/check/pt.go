@@ -232,7 +232,7 @@ func pyInts(v interface{}) ([]int, error) {
 // archive, a missing or short storage record, a malformed pickle), each
 // naming the file.
 func ReadTorch(path string) (*CaptureFile, error) {
-	zr, err := zip.OpenReader(path)
+	zr, err := openTorchZip(path)
 	if err != nil {
 		if isLegacyTorch(path) {
 			return nil, fmt.Errorf("%s: %w: the legacy torch.save format (_use_new_zipfile_serialization=False) is not supported; re-save it with torch.save's defaults", path, ErrUnreadable)
@@ -240,11 +240,7 @@ func ReadTorch(path string) (*CaptureFile, error) {
 		return nil, fmt.Errorf("%s: %w: not a torch.save zip archive: %v", path, ErrUnreadable, err)
 	}
 	defer zr.Close()
-	var size int64
-	if fi, err := os.Stat(path); err == nil {
-		size = fi.Size()
-	}
-	return readTorchArchive(path, &zr.Reader, size)
+	return readTorchArchive(path, zr.Reader, zr.size)
 }
 
 // readTorchArchive is ReadTorch on an opened archive of size bytes on disk

@@ -69,7 +69,7 @@ type CaptureFile struct {
 
 // ReadCaptureFile reads a capture file by its content: a safetensors file
 // (8-byte little-endian header length, then a JSON object) or a torch.save
-// zip archive (ReadTorch). Tensors are copied out of the file. Errors wrap
+// zip archive (ReadTorch), gzipped or not (SpecForge's .ckpt.gz). Tensors are copied out of the file. Errors wrap
 // ErrUnreadable (unknown format, corrupt file: the safetensors package's
 // own error is kept in the chain) or ErrForbiddenGlobal, naming the file.
 func ReadCaptureFile(path string) (*CaptureFile, error) {
@@ -83,6 +83,8 @@ func ReadCaptureFile(path string) (*CaptureFile, error) {
 	head = head[:n]
 	switch {
 	case n >= 4 && bytes.Equal(head[:4], []byte("PK\x03\x04")):
+		return ReadTorch(path)
+	case n >= 2 && head[0] == 0x1f && head[1] == 0x8b: // SpecForge's .ckpt.gz: a gzipped torch.save archive
 		return ReadTorch(path)
 	case n == 9 && head[8] == '{' && binary.LittleEndian.Uint64(head) < 1<<30:
 		return readSafetensorsCapture(path)

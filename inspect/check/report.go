@@ -3,29 +3,37 @@ package check
 import "hsdb/inspect/client"
 
 // CheckReport is p as `check` reports it to a front end: its lines,
-// whether it failed, how many files the path held; and the error when
-// nothing could be read (ReadError).
-func (p *PathReport) CheckReport() (client.CheckReport, error) {
-	return client.CheckReport{Path: p.Path, Failed: p.Failed(), Lines: p.Lines(), Files: len(p.Files)}, p.ReadError()
-}
+// whether it failed, how many files the path held, the verdict's exit
+// code; and the error when nothing could be read (ReadError).
+func (p *PathReport) CheckReport() (client.CheckReport, error) { return p.Report(false, "") }
 
-// DiffReport is p as `diff` reports it: each file's DiffLines, Failed when
-// an entry of a comparable file departs from the model, Comparable when
-// any file had something to judge (Report.Comparable); and the error when
-// nothing could be read (ReadError).
-func (p *PathReport) DiffReport() (client.CheckReport, error) {
-	v := client.CheckReport{Path: p.Path, Files: len(p.Files)}
+// DiffReport is p as `diff` reports it: each file's DiffLines; Failed and
+// Exit are check's verdict on the same files (one engine, one answer).
+func (p *PathReport) DiffReport() (client.CheckReport, error) { return p.Report(true, "") }
+
+// Report renders p for a front end as `diff` (diff) or `check` prints it,
+// in the output asked (client.CheckRequest.Output: "", "json", "summary",
+// "full"); Failed and Exit are the shared verdict (Verdict).
+func (p *PathReport) Report(diff bool, output string) (client.CheckReport, error) {
+	v := p.Verdict()
+	r := client.CheckReport{Path: p.Path, Files: len(p.Files), Failed: v != VerdictValid, Exit: int(v)}
 	for _, f := range p.Files {
-		lines, departs := f.DiffLines()
-		v.Lines = append(v.Lines, lines...)
-		if f.Comparable() {
-			v.Comparable, v.Failed = true, v.Failed || departs
+		r.Comparable = r.Comparable || f.Comparable()
+	}
+	switch {
+	case output == "json":
+		r.Lines = p.JSONLines(diff)
+	case output == "summary" || output == "" && len(p.Files) > 20:
+		r.Lines = p.SummaryLines(3)
+	case diff:
+		for _, f := range p.Files {
+			lines, _ := f.DiffLines()
+			r.Lines = append(r.Lines, lines...)
 		}
+	default:
+		r.Lines = p.Lines()
 	}
-	if !v.Comparable && len(p.Files) > 0 {
-		v.Lines = append(v.Lines, "nothing comparable: no verdict")
-	}
-	return v, p.ReadError()
+	return r, p.ReadError()
 }
 
 // ReadError returns why the path could not be read at all (the path

@@ -48,12 +48,20 @@ type CapturedSeq struct {
 }
 
 // DumpRequest is how `dump` writes: Force replaces an existing directory;
-// DType ("" for the model's; f32, bf16 or f16) is the dtype of the
-// captured tensors in the files.
+// DType ("" for the model's, bf16 for a trainer format; f32, bf16 or f16)
+// is the dtype of the captured tensors in the files; Format is hsdb ("")
+// or a trainer's layout, speculators or specforge (capture.PlanCaptured:
+// ids from the captured layers), Compress gzips SpecForge samples.
 type DumpRequest struct {
-	Force bool
-	DType string
+	Force    bool
+	DType    string
+	Format   string
+	Compress bool
 }
+
+// Plan is a capture job's file format and layer ids resolved against the
+// model (inspect/capture's type; capture.PlanLayers makes one).
+type Plan = capture.Plan
 
 // Manifest is a dump's manifest.json (design.md; inspect/capture's type).
 type Manifest = capture.Manifest
@@ -68,6 +76,11 @@ type CheckRequest struct {
 	TP      int
 	SeqLens []int
 	NoModel bool
+	// Output is how the report's Lines render: "" (full text; a
+	// directory of more than 20 files is summarized), "json" (one JSON
+	// object per file, snake_case keys), "summary" (counts per finding and
+	// the first files of each) or "full" (every file's text, however many).
+	Output string
 }
 
 // CheckReport is `check`'s or `diff`'s report on a path: its lines as hsdb
@@ -83,6 +96,9 @@ type CheckReport struct {
 	Lines      []string `json:"lines"`
 	Files      int      `json:"files"`
 	Comparable bool     `json:"comparable,omitempty"`
+	// Exit is the verdict check and diff share, as their exit code: 0
+	// valid, 1 problems found, 2 unreadable or nothing comparable.
+	Exit int `json:"exit"`
 }
 
 // Inputs are the sequences of a capture job (inspect/capture's type: ids,
@@ -97,6 +113,12 @@ type Inputs = capture.Inputs
 // first batch and after each; AfterBatch after each batch is written
 // (tests stop a job midway with it).
 type JobRequest struct {
+	// Plan, when set, is the format and what to capture (Layers is then
+	// ignored); Compress gzips SpecForge samples; Writers is how many
+	// files are written at once while the next batch runs (0: 4).
+	Plan           *Plan
+	Compress       bool
+	Writers        int
 	Layers         []int
 	What           string
 	Inputs         *Inputs

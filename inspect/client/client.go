@@ -137,6 +137,53 @@ type Client interface {
 	// (capture.ErrInterrupted).
 	CaptureJob(ctx context.Context, req JobRequest) (*JobResult, error)
 
+	// SetVar edits a tensor of the stopped site in place (`set var`); the
+	// pass continues with the edited values. Errors: ErrNotStopped,
+	// ErrNoTensor, ErrRank, ErrConsumed, a bad index or value; the pass is
+	// untouched on error.
+	SetVar(req EditRequest) (Edit, error)
+	// Patch replaces a tensor of the stopped site (or arms the replacement
+	// for the next run when req.Site is set) with a dump's. Errors: as
+	// SetVar, the dump's (unreadable, no such tensor), ErrMismatch.
+	Patch(req PatchRequest) (Edit, error)
+	// Edits lists the edits of the current pass and the persistent and
+	// armed ones (`info edits`).
+	Edits() ([]Edit, error)
+	// DeleteEdits forgets edits ids (all when none is given); values
+	// already written stay written.
+	DeleteEdits(ids ...int) error
+	// Lens applies the final norm and lm_head to the stopped layer's
+	// stream: each sequence's top k tokens (`lens`).
+	Lens(k int) (*LensReport, error)
+	// AttnProbs recomputes the attention probabilities of one head and
+	// sequence at the stopped attention site. Errors: ErrNotStopped, no
+	// attention at the site, ErrHead, a sequence not starting at position 0
+	// in this step.
+	AttnProbs(head, seq int) (*AttnReport, error)
+	// Save writes a tensor at the stop to a .safetensors or .npy file (f32;
+	// gathered over the ranks, or sl.Rank's). Errors: as Print, a path of
+	// another extension, the file system's.
+	Save(name, path string, sl Slice) (*SaveReport, error)
+	// SelectFrame makes the tensor queries look at `bt` level level: the
+	// stopped site (the deepest level) or an enclosing module, whose
+	// tensors are its inputs; Outputs of the result name them. Reset at
+	// every stop. Errors: ErrNotStopped, a level out of range.
+	SelectFrame(level int) (Frame, error)
+	// CurrentFrame returns the frame the queries look at.
+	CurrentFrame() (Frame, error)
+	// Compare compares the stop's tensors with those a dump of the same
+	// inputs holds for the site (`compare`).
+	Compare(dump string) (*CompareReport, error)
+
+	// Inject adds a fault to every following pass (`inject`): a
+	// computation fault the engine's blocks consult, or a fault on what
+	// captures record. Errors: an unknown kind, a bad rank or site.
+	Inject(f Fault) error
+	// ClearFaults removes every injected fault (`inject clear`).
+	ClearFaults() error
+	// Faults lists the injected faults (`info inject`).
+	Faults() ([]Fault, error)
+
 	// Close ends the session: a stopped pass is aborted.
 	Close() error
 }

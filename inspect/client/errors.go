@@ -26,6 +26,14 @@ var (
 	ErrRank = errors.New("rank out of range")
 	// ErrNoTensor: the site shows no tensor of that name.
 	ErrNoTensor = errors.New("no such tensor")
+	// ErrConsumed: an edit of a tensor the pass read before the stop (a
+	// module's input), which could change nothing downstream.
+	ErrConsumed = errors.New("tensor already consumed by the pass")
+	// ErrMismatch: a patch whose source does not fit (shape, sequence
+	// count, sequence length).
+	ErrMismatch = errors.New("patch does not fit")
+	// ErrHead: an attention head outside [0, heads).
+	ErrHead = errors.New("head out of range")
 	// ErrKilled is the error a pass is aborted with when the session
 	// restarts or ends it while stopped.
 	ErrKilled = errors.New("forward pass aborted by the debugger")

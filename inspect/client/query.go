@@ -80,9 +80,12 @@ type HistReport struct {
 // it. Token, Seq and Pos are -1 when the rows are not tokens.
 type TopEntry struct {
 	stats.Channel
-	Token int `json:"token"`
-	Seq   int `json:"seq"`
-	Pos   int `json:"pos"`
+	// Text is the token text of the channel when it is a vocabulary id (the
+	// logits of lm_head) and the model has a tokenizer.
+	Text  string `json:"text,omitempty"`
+	Token int    `json:"token"`
+	Seq   int    `json:"seq"`
+	Pos   int    `json:"pos"`
 }
 
 // TopReport is `top TENSOR K`: the K channels with the largest |value|

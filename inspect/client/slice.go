@@ -16,11 +16,14 @@ type Range struct {
 // all (-1), the token rows of one sequence of the step's batch or all (-1),
 // and within those the token rows Tokens (nil: all; Hi -1: to the end),
 // counted from the sequence's first token when Seq is given, else from the
-// batch's.
+// batch's; Head picks the head of attn_probs.
 type Slice struct {
 	Rank   int
 	Seq    int
 	Tokens *Range
+	// Head selects an attention head for attn_probs (hist, top); nil for
+	// every other tensor.
+	Head *int
 }
 
 // All is the Slice of every rank and token.

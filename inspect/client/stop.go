@@ -22,6 +22,9 @@ type Stop struct {
 	// Notes say what makes this pass differ from the full model's (only
 	// some decoder layers loaded); set on the first stop of `run` and `gen`.
 	Notes []string `json:"notes,omitempty"`
+	// Edits describe the edits (`set var`, `patch`) applied so far in this
+	// pass: what the stop's values depend on besides the model.
+	Edits []string `json:"edits,omitempty"`
 }
 
 // TraceLine is one site visited while tracing: the site and the shape and
@@ -74,4 +77,8 @@ type Frame struct {
 	Site    string          `json:"site"`
 	Inputs  [][][]int       `json:"inputs"`
 	Outputs [][]TensorShape `json:"outputs,omitempty"`
+	// Devices, on the innermost frame, names each rank's device at the
+	// stop when it is one part of the rank's (a pipeline stage's worker:
+	// "cpu:2 (stage 1)"); empty otherwise.
+	Devices []string `json:"devices,omitempty"`
 }

@@ -28,8 +28,14 @@ func (s *Session) Backtrace() ([]client.Frame, error) {
 			out = append(out, client.Frame{Level: len(out), Class: st.ev.Site.Class, Site: st.ev.Site.Path})
 			last = &out[len(out)-1]
 		}
-		for _, v := range st.views {
+		staged := false
+		for r, v := range st.views {
 			last.Outputs = append(last.Outputs, shapesOf(v))
+			last.Devices = append(last.Devices, v.Device.Name())
+			staged = staged || v.Device.Name() != s.E.Device(r).Name()
+		}
+		if !staged {
+			last.Devices = nil
 		}
 		return nil
 	})

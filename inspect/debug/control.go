@@ -59,21 +59,23 @@ func (s *Session) Run() (*client.Outcome, error) {
 		return nil, fmt.Errorf("run: %w: give a batch first (input ids 1,2,3 ; ids 4,5 — or input text \"...\")", client.ErrNoInput)
 	}
 	s.Kill()
+	s.resetPassEdits()
 	return s.noted(s.start(true, 0))
 }
 
 // noted adds the partial-load note (LayerSpan.PartialNote) to the outcome
 // of a command that starts a job.
 func (s *Session) noted(o *client.Outcome, err error) (*client.Outcome, error) {
-	note := s.LoadedLayers().PartialNote()
-	if note == "" || o == nil {
-		return o, err
-	}
-	if o.Stop != nil {
-		o.Stop.Notes = append(o.Stop.Notes, note)
-	}
-	if o.Done != nil {
-		o.Done.Notes = append(o.Done.Notes, note)
+	for _, note := range []string{s.LoadedLayers().PartialNote(), s.faultNote()} {
+		if note == "" || o == nil {
+			continue
+		}
+		if o.Stop != nil {
+			o.Stop.Notes = append(o.Stop.Notes, note)
+		}
+		if o.Done != nil {
+			o.Done.Notes = append(o.Done.Notes, note)
+		}
 	}
 	return o, err
 }
@@ -290,6 +292,7 @@ func (s *Session) wait() (*client.Outcome, error) {
 				s.OnTrace(ev)
 			}
 		case *client.Stop:
+			s.frame = 0
 			s.mu.Lock()
 			s.traceMuted = false
 			s.mu.Unlock()
@@ -310,6 +313,9 @@ func (s *Session) wait() (*client.Outcome, error) {
 			d := j.done
 			d.Next = j.next
 			d.Notes = append(d.Notes, j.badLogits...)
+			s.mu.Lock()
+			d.Notes = append(d.Notes, s.editTexts()...)
+			s.mu.Unlock()
 			for _, q := range s.E.Sequences() {
 				d.SeqLens = append(d.SeqLens, len(q))
 			}
@@ -356,10 +362,17 @@ func (s *Session) at(fn func(st *stopCtx) error) error {
 		return fmt.Errorf("%w: `run` to a breakpoint first", client.ErrNotStopped)
 	}
 	st := s.job.stop
+	if s.frame > 0 {
+		st = frameCtx(st, s.frame)
+	}
 	var err error
 	req := request{done: make(chan struct{}), fn: func() {
 		defer func() {
 			if p := recover(); p != nil {
+				if e, ok := p.(error); ok && errors.Is(e, engine.ErrWorker) { // a rank worker died under the query
+					err = e
+					return
+				}
 				err = fmt.Errorf("internal error at %s: %v\n%s", st.ev.Site.Path, p, debug.Stack())
 			}
 		}()

@@ -89,6 +89,7 @@ func (h hook) Visit(ev *model.Event, views []*model.RankView) error {
 		st.info.Tensors = append(st.info.Tensors, t.Name)
 	}
 	s.mu.Lock()
+	st.info.Edits = s.editTexts()
 	s.running = false
 	s.mu.Unlock()
 	j.stop = st

@@ -174,3 +174,15 @@ func (l *Local) Tracing() (bool, error) { return l.s.Tracing(), nil }
 
 // OnTrace sets the receiver of trace lines.
 func (l *Local) OnTrace(fn func(client.TraceLine)) { l.s.OnTrace = fn }
+
+// Inject adds a fault to every following pass.
+func (l *Local) Inject(f client.Fault) error {
+	l.capturer() // subscribed first, so that recording faults reach it
+	return l.s.Inject(f)
+}
+
+// ClearFaults removes every injected fault.
+func (l *Local) ClearFaults() error { l.s.ClearFaults(); return nil }
+
+// Faults lists the injected faults.
+func (l *Local) Faults() ([]client.Fault, error) { return l.s.Faults(), nil }

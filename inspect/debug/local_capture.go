@@ -58,7 +58,11 @@ func (l *Local) modelInfo() capture.ModelInfo {
 // Dump writes the recorded captures to dir as a validated dump.
 func (l *Local) Dump(dir string, opts client.DumpRequest) (*client.Manifest, error) {
 	var o capture.DumpOptions
-	o.Force = opts.Force
+	o.Force, o.Compress = opts.Force, opts.Compress
+	format, err := capture.ParseFormat(opts.Format)
+	if err != nil {
+		return nil, fmt.Errorf("dump: %w", err)
+	}
 	if opts.DType != "" {
 		dt, err := tensor.ParseDType(opts.DType)
 		if err != nil || (dt != tensor.F32 && dt != tensor.BF16 && dt != tensor.F16) {
@@ -78,11 +82,17 @@ func (l *Local) Dump(dir string, opts client.DumpRequest) (*client.Manifest, err
 	if len(seqs) == 0 {
 		return nil, fmt.Errorf("dump: no sequence captured yet: `run` first")
 	}
-	info := capture.DumpInfo{Model: l.modelInfo(), Layers: c.Layers(), What: c.What()}
+	info := capture.DumpInfo{Model: l.modelInfo(), Layers: c.Layers(), What: c.What(), Faults: c.Under(), Edits: l.s.PassEdits()}
 	for _, s := range specs {
 		if s.Layer < 0 {
 			info.Sites = append(info.Sites, capture.SiteInfo{Site: s.Site, Tensor: s.Tensor, Key: s.Key})
 		}
+	}
+	if info.Plan, err = capture.PlanCaptured(format, specs, c.What(), l.s.E.Dims.Layers); err != nil {
+		return nil, fmt.Errorf("dump: %w", err)
+	}
+	if info.Plan != nil {
+		info.Layers, info.Sites = info.Plan.HsdbLayers(), nil
 	}
 	return capture.Dump(dir, seqs, reps, info, o)
 }
@@ -119,6 +129,9 @@ func (l *Local) checkOptions(req client.CheckRequest) (check.CheckOptions, error
 		}
 	}
 	o.Dims = d
+	if data, _, err := modelpath.ConfigJSON(e.Path); err == nil {
+		o.BOS, o.HasBOS, o.Constants, _ = check.ConfigFacts(data)
+	}
 	if req.NoModel {
 		return o, nil
 	}
@@ -135,7 +148,7 @@ func (l *Local) Check(path string, req client.CheckRequest) (client.CheckReport,
 	if err != nil {
 		return client.CheckReport{Path: path}, err
 	}
-	return check.CheckPath(path, o).CheckReport()
+	return check.CheckPath(path, o).Report(false, req.Output)
 }
 
 // Diff compares the captures at path with this model's forward pass.
@@ -147,7 +160,7 @@ func (l *Local) Diff(path string, req client.CheckRequest) (client.CheckReport, 
 	if err != nil {
 		return client.CheckReport{Path: path}, err
 	}
-	return check.CheckPath(path, o).DiffReport()
+	return check.CheckPath(path, o).Report(true, req.Output)
 }
 
 // CaptureJob runs `hsdb capture` on this engine.
@@ -163,5 +176,6 @@ func (l *Local) CaptureJob(ctx context.Context, req client.JobRequest) (*client.
 		return nil, fmt.Errorf("capture job: no inputs")
 	}
 	return capture.RunCaptureJob(ctx, l.target(), req.Inputs, capture.JobOptions{Layers: req.Layers, What: req.What, Out: req.Out,
-		Force: req.Force, DType: dt, MaxBatchTokens: req.MaxBatchTokens, Progress: req.Progress, AfterBatch: req.AfterBatch})
+		Force: req.Force, DType: dt, MaxBatchTokens: req.MaxBatchTokens, Progress: req.Progress, AfterBatch: req.AfterBatch,
+		Plan: req.Plan, Compress: req.Compress, Writers: req.Writers})
 }

@@ -17,7 +17,7 @@ type observed struct{ s *Session }
 
 // Want asks the debugger's hook first (always), then the observers.
 func (o observed) Want(ev *model.Event) bool {
-	want := hook{o.s}.Want(ev)
+	want := hook{o.s}.Want(ev) || o.s.wantsEdit(ev)
 	for _, h := range o.s.Observers {
 		if h.Want(ev) {
 			return true
@@ -29,6 +29,11 @@ func (o observed) Want(ev *model.Event) bool {
 // Visit runs the observers that want the site, then the debugger's hook
 // (which may stop the pass there).
 func (o observed) Visit(ev *model.Event, views []*model.RankView) error {
+	if o.s.wantsEdit(ev) {
+		if err := o.s.applyPending(ev, views); err != nil {
+			return err
+		}
+	}
 	for _, h := range o.s.Observers {
 		if h.Want(ev) {
 			if err := h.Visit(ev, views); err != nil {

@@ -21,6 +21,9 @@ type located struct {
 }
 
 func (s *Session) locate(st *stopCtx, name string, sl client.Slice) (*located, error) {
+	if sl.Head != nil {
+		return nil, fmt.Errorf("--head applies to attn_probs only (print, hist and top attn_probs --head H), not to %s", name)
+	}
 	if sl.Rank >= 0 {
 		if err := s.checkRank(sl.Rank); err != nil {
 			return nil, err
@@ -236,6 +239,15 @@ func (l *located) source(sl client.Slice) (*tensor.Tensor, int, string, error) {
 func (s *Session) Hist(name string, bins int, sl client.Slice) (*client.HistReport, error) {
 	var rep *client.HistReport
 	err := s.at(func(st *stopCtx) error {
+		if name == AttnProbsName {
+			a, err := attnSlice(st, sl)
+			if err != nil {
+				return err
+			}
+			v := attnValues(a)
+			rep = &client.HistReport{Site: st.ev.Site.Path, Tensor: name, Step: st.ev.Step, Source: attnSource(a), Shape: []int{len(a.Probs), len(a.Probs)}, Stats: stats.Of(v), Hist: stats.Histogram(v, bins)}
+			return nil
+		}
 		l, err := s.locate(st, name, sl)
 		if err != nil {
 			return err
@@ -258,6 +270,9 @@ func (s *Session) Top(name string, k int, sl client.Slice) (*client.TopReport, e
 	}
 	var rep *client.TopReport
 	err := s.at(func(st *stopCtx) error {
+		if name == AttnProbsName {
+			return attnTop(st, sl, k, &rep)
+		}
 		l, err := s.locate(st, name, sl)
 		if err != nil {
 			return err
@@ -273,6 +288,9 @@ func (s *Session) Top(name string, k int, sl client.Slice) (*client.TopReport, e
 		seqOf := b.SeqOf()
 		for _, c := range stats.TopChannels(v, d.Rows(), d.Cols(), k, base) {
 			e := client.TopEntry{Channel: c, Token: -1, Seq: -1, Pos: -1}
+			if name == "logits" && st.ev.Site.Path == client.LMHeadSite && s.Tok != nil {
+				e.Text = s.Tok.Decode([]int32{int32(c.Col)})
+			}
 			row := c.Row + l.rows.Lo
 			e.Row = row
 			if tok != nil {

@@ -44,6 +44,8 @@ type Session struct {
 	// to say what the weights were converted to.
 	Options engine.Options
 
+	faults model.Faults // injected (Inject), in the order given
+
 	batch [][]int32
 	job   *job
 	// next is the greedy next token of each sequence after the last
@@ -65,6 +67,12 @@ type Session struct {
 	// traceMuted: an interrupt came; trace lines are dropped until the pass
 	// stops (sites queued or visited on the way to the stop are not shown).
 	traceMuted bool
+	// iv are the edits (`set var`, `patch`), guarded by mu.
+	iv interventions
+	// frame is the `bt` level the queries look at (`frame`, `up`, `down`),
+	// 0 for the stopped site itself; reset at every stop. Used on the
+	// session's goroutine only.
+	frame int
 }
 
 // New returns a session over e with no batch and no breakpoints.

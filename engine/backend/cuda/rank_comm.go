@@ -279,3 +279,25 @@ func NewRanks(world int, act tensor.DType) ([]*Device, []*Comm, *backend.Group, 
 	}
 	return devs, comms, nil, nil
 }
+
+// NewWorkerDevice returns the device of one rank worker process
+// (engine/worker, a process per rank) on GPU ordinal, named name (as
+// messages name it: "cuda:1"), computing in act (f32, bf16 or f16). Its
+// collectives are the worker's, not this package's. Errors: as NewRanks'.
+func NewWorkerDevice(ordinal int, name string, rank int, act tensor.DType) (*Device, error) {
+	if act != tensor.F32 && act != tensor.BF16 && act != tensor.F16 {
+		return nil, fmt.Errorf("%w: activation dtype %s (want f32, bf16 or f16)", driver.ErrBadArgument, act)
+	}
+	count, err := driver.DeviceCount()
+	if err != nil {
+		return nil, err
+	}
+	if ordinal < 0 || ordinal >= count {
+		return nil, fmt.Errorf("%w: GPU %d of %d", driver.ErrBadArgument, ordinal, count)
+	}
+	g, err := sharedGPU(ordinal)
+	if err != nil {
+		return nil, err
+	}
+	return newDevice(g, gpuMemory{g}, name, rank, act), nil
+}

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"hsdb/engine"
+	"hsdb/engine/plan"
+)
+
+func init() {
+	register(&subcommand{name: "plan", usage: planUsage,
+		summary: "memory per rank (weights as kept, KV cache, one layer's activations) and whether it fits, from config.json alone (weights optional); exit 1 when it does not fit",
+		run:     runPlan})
+}
+
+const planUsage = "plan --model DIR [--tp N] [--ep] [--device-memory 141GiB] [--max-tokens T] [--dtype bf16] [--load-layers A-B] [--device cuda|cpu] [--json]"
+
+func runPlan(args []string, io stdio) int {
+	fs := newFlagSet("plan", io)
+	var mf modelFlags
+	mf.register(fs, "json")
+	// A plan is for GPUs unless --device cpu is given (the CPU backend
+	// dequantizes quantized weights on load and its ranks share the host).
+	mf.device, fs.Lookup("device").DefValue = "cuda", "cuda"
+	devMem := fs.String("device-memory", "141GiB", "memory of one device (--device cpu: of the host): 141GiB (H200), 80GiB, 96GB, or bytes")
+	tokens := fs.Int("max-tokens", plan.DefaultTokens, "tokens the KV cache holds and one forward step computes")
+	if done, code := parseArgs(fs, args, io, planUsage); done {
+		return code
+	}
+	fail := func(code int, format string, a ...any) int {
+		fmt.Fprintf(io.Err, "hsdb plan: "+format+"\n", a...)
+		return code
+	}
+	if fs.NArg() > 0 {
+		return fail(2, "unexpected arguments %q", fs.Args())
+	}
+	if mf.model == "" {
+		return fail(2, "--model DIR is required (a directory holding config.json)")
+	}
+	if mf.tp > 1<<12 {
+		return fail(2, "--tp %d: want 1 to 4096 ranks", mf.tp)
+	}
+	if *tokens < 0 || *tokens > 1<<30 {
+		return fail(2, "--max-tokens %d: want 0 to %d", *tokens, 1<<30)
+	}
+	mem, err := parseBytes(*devMem)
+	if err != nil {
+		return fail(2, "--device-memory: %v", err)
+	}
+	eo, err := mf.options()
+	if err != nil {
+		return fail(2, "%v", err)
+	}
+	p, err := engine.PlanDir(mf.model, engine.PlanOptions{TP: eo.TP, EP: eo.EP, Layers: eo.Layers, DType: eo.DType,
+		Tokens: *tokens, DeviceBytes: mem, Device: eo.Device})
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	if mf.json {
+		b, err := json.MarshalIndent(p, "", "  ")
+		if err != nil {
+			return fail(1, "%v", err)
+		}
+		fmt.Fprintln(io.Out, string(b))
+	} else {
+		printPlan(io.Out, mf.model, p)
+	}
+	if !p.Fits {
+		return 1
+	}
+	return 0
+}
+
+// printPlan renders a plan as a table with decimal and binary units.
+func printPlan(w io.Writer, dir string, p *engine.DirPlan) {
+	from := "config.json alone (no tensor headers)"
+	if p.Checkpoint {
+		from = "config.json and the checkpoint's tensor headers"
+	}
+	fmt.Fprintf(w, "%s %s at --tp %d, from %s; %d tokens\n", dir, p.Arch, p.World, from, p.Tokens)
+	q := p.Quant
+	if q == "" {
+		q = "none"
+	}
+	fmt.Fprintf(w, "weights: quantized %s; dense %s; activations and KV cache %s\n", q, p.Dense, p.Act)
+	if p.KVConvention != "" {
+		fmt.Fprintf(w, "KV cache: %s\n", p.KVConvention)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "rank\tweights\tof which quantized\tKV cache\tactivations\ttotal\t")
+	for i := 0; i < len(p.Ranks); { // consecutive ranks with the same plan share a row
+		r, j := p.Ranks[i], i+1
+		for j < len(p.Ranks) && p.Ranks[j].Weights == r.Weights && p.Ranks[j].QuantizedWeights == r.QuantizedWeights &&
+			p.Ranks[j].KV == r.KV && p.Ranks[j].Activations == r.Activations {
+			j++
+		}
+		ranks := fmt.Sprint(r.Rank)
+		if j > i+1 {
+			ranks = fmt.Sprintf("%d-%d", r.Rank, p.Ranks[j-1].Rank)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", ranks, both(r.Weights), both(r.QuantizedWeights), both(r.KV), both(r.Activations), both(r.Total))
+		i = j
+	}
+	tw.Flush()
+	switch err := p.Check(); {
+	case p.DeviceBytes <= 0:
+		fmt.Fprintln(w, "fits: not checked (no --device-memory)")
+	case err == nil:
+		most := int64(0)
+		for _, r := range p.Ranks {
+			most = max(most, r.Total)
+		}
+		fmt.Fprintf(w, "fits: yes, every rank within %s (the fullest has %s left)\n", both(p.DeviceBytes), both(p.DeviceBytes-most))
+	default:
+		fmt.Fprintf(w, "fits: no, %s\n", strings.TrimPrefix(err.Error(), plan.ErrMemory.Error()+": "))
+	}
+	if p.Skipped != "" {
+		fmt.Fprintf(w, "note: %s\n", p.Skipped)
+	}
+	for _, n := range p.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	for _, n := range p.NotCounted {
+		fmt.Fprintf(w, "not counted: %s\n", n)
+	}
+}
+
+// both renders bytes in GB and GiB from 1 GB on ("85.14 GB (79.3 GiB)"),
+// in binary units below ("274 MiB").
+func both(n int64) string {
+	if n < 1e9 {
+		return plan.FormatBytes(n)
+	}
+	return fmt.Sprintf("%.2f GB (%s)", float64(n)/1e9, plan.FormatBytes(n))
+}
+
+// parseBytes reads a memory size: a number with a unit (B, KB, MB, GB, TB
+// decimal; KiB, MiB, GiB, TiB binary; K, M, G, T binary, as nvidia-smi's
+// MiB), or plain bytes. Errors name the text.
+func parseBytes(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	num, unit := t, ""
+	if i >= 0 {
+		num, unit = t[:i], strings.TrimSpace(t[i:])
+	}
+	units := map[string]float64{"": 1, "B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12,
+		"KIB": 1 << 10, "MIB": 1 << 20, "GIB": 1 << 30, "TIB": 1 << 40, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+	mult, ok := units[strings.ToUpper(unit)]
+	v, err := strconv.ParseFloat(num, 64)
+	if !ok || err != nil {
+		return 0, fmt.Errorf("%q: want a size such as 141GiB, 80GB or 1073741824", s)
+	}
+	b := v * mult
+	if !(b > 0) || b > math.MaxInt64/2 || math.IsInf(b, 0) {
+		return 0, fmt.Errorf("%q: want a positive size below 4 EiB", s)
+	}
+	return int64(b), nil
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"hsdb/engine"
+)
+
+// TestPlanCommandJSON: `hsdb plan --json` prints the plan PlanDir computes
+// under the keys the issue names (ranks[].rank, weights_bytes, kv_bytes,
+// activation_bytes, total_bytes; device_bytes; fits), and exits 1 when it
+// does not fit (DeepSeek-V3 at --tp 8 on 8 GiB devices).
+func TestPlanCommandJSON(t *testing.T) {
+	dir := "../../testdata/configs/deepseek-v3"
+	var out, errOut bytes.Buffer
+	code := hsdbMain([]string{"plan", "--model", dir, "--tp", "8", "--device-memory", "8GiB", "--max-tokens", "2048", "--json"}, stdio{Out: &out, Err: &errOut})
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (does not fit); stderr %s", code, errOut.String())
+	}
+	var got struct {
+		DeviceBytes *int64 `json:"device_bytes"`
+		Fits        *bool  `json:"fits"`
+	}
+	dec := json.NewDecoder(strings.NewReader(out.String()))
+	if err := dec.Decode(&got); err != nil {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	var keyed struct {
+		Ranks []map[string]int64 `json:"ranks"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &keyed); err != nil {
+		t.Fatal(err)
+	}
+	want, err := engine.PlanDir(dir, engine.PlanOptions{TP: 8, DeviceBytes: 8 << 30, Tokens: 2048})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.DeviceBytes == nil || *got.DeviceBytes != 8<<30 || got.Fits == nil || *got.Fits || len(keyed.Ranks) != 8 {
+		t.Fatalf("device_bytes %v fits %v ranks %d:\n%s", got.DeviceBytes, got.Fits, len(keyed.Ranks), out.String())
+	}
+	for i, r := range keyed.Ranks {
+		w := want.Ranks[i]
+		if r["rank"] != int64(i) || r["weights_bytes"] != w.Weights || r["kv_bytes"] != w.KV || r["activation_bytes"] != w.Activations || r["total_bytes"] != w.Total {
+			t.Errorf("rank %d: %v, want %+v", i, r, w)
+		}
+	}
+}
+
+// TestPlanCommandErrors: bad flags and absurd configs are one line on
+// stderr naming the flag or field, exit 2 for usage and 1 for the model.
+func TestPlanCommandErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"plan"}, 2, "--model DIR is required"},
+		{[]string{"plan", "--model", "x", "--device-memory", "lots"}, 2, `--device-memory: "lots"`},
+		{[]string{"plan", "--model", "x", "--device-memory", "-5GB"}, 2, "--device-memory"},
+		{[]string{"plan", "--model", "x", "--tp", "0"}, 2, "--tp 0"},
+		{[]string{"plan", "--model", "x", "--dtype", "float7"}, 2, `--dtype: unknown dtype "float7"`},
+		{[]string{"plan", "--model", "x", "--layers", "0-3"}, 2, "use --load-layers 0-3"},
+		{[]string{"plan", "--model", "../../testdata/nothing-here"}, 1, "config.json"},
+	} {
+		var out, errOut bytes.Buffer
+		code := hsdbMain(c.args, stdio{Out: &out, Err: &errOut})
+		if code != c.code || !strings.Contains(errOut.String(), c.want) {
+			t.Errorf("%q: exit %d, stderr %q; want %d and %q", c.args, code, errOut.String(), c.code, c.want)
+		}
+	}
+}
+
+// TestParseBytes: decimal and binary units, as written on spec sheets.
+func TestParseBytes(t *testing.T) {
+	for s, want := range map[string]int64{"141GiB": 141 << 30, "141 GiB": 141 << 30, "80GB": 80e9, "96gb": 96e9, "1.5TiB": 3 << 39, "1073741824": 1 << 30, "512M": 512 << 20} {
+		if got, err := parseBytes(s); err != nil || got != want {
+			t.Errorf("%q: %d, %v; want %d", s, got, err, want)
+		}
+	}
+	for _, s := range []string{"", "GiB", "1e400GB", "0", "12 parsecs", "NaNGB"} {
+		if _, err := parseBytes(s); err == nil {
+			t.Errorf("%q accepted", s)
+		}
+	}
+}

@@ -1,0 +1,223 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"hsdb/engine/model"
+	"hsdb/engine/tensor"
+)
+
+// ErrMemory is wrapped by Plan.Check when a rank's plan exceeds the memory
+// it has; the message names the rank and the shortfall.
+var ErrMemory = errors.New("not enough memory")
+
+// DefaultTokens is `hsdb plan`'s --max-tokens: a prefill of 4 sequences ×
+// 1024 tokens held in the KV cache (the shape of the real-scale benchmark).
+const DefaultTokens = 4096
+
+// Options says what to plan for.
+type Options struct {
+	// World is the tensor-parallel world size (--tp) the tree was built
+	// for; 0 means 1.
+	World int
+	// Tokens (--max-tokens) is how many tokens the KV cache holds and one
+	// forward step computes (a prefill of that many tokens, all sequences
+	// together); 0 plans the weights alone, as the loader does.
+	Tokens int
+	// DeviceBytes is the memory of one device (--device-memory), or with
+	// Shared the memory all ranks share (the CPU backend's virtual ranks
+	// on one host); 0 means unknown: the plan is not checked.
+	DeviceBytes int64
+	Shared      bool
+	// DType converts dense weights on load (--dtype); Invalid keeps them as
+	// stored, or without weights as config.json's dtype says (Dims.DType).
+	DType tensor.DType
+	// Act is the dtype activations and the KV cache are computed in
+	// (ActivationDType); Invalid means f32.
+	Act tensor.DType
+	// Quant is the checkpoint's quantization scheme (quantization_config),
+	// nil for a dense checkpoint.
+	Quant model.QuantScheme
+	// Dequantize counts quantized weights dense, at DType or f32, as a
+	// backend that dequantizes them on load keeps them (the CPU backend).
+	Dequantize bool
+	// Src gives the checkpoint's tensor headers; nil plans from config.json
+	// alone.
+	Src model.WeightSource
+}
+
+// Rank is one rank's plan, in bytes.
+type Rank struct {
+	Rank int `json:"rank"`
+	// Weights is every parameter the rank holds as it will be kept;
+	// QuantizedWeights is the part stored quantized (data and scales).
+	Weights          int64 `json:"weights_bytes"`
+	QuantizedWeights int64 `json:"quantized_weights_bytes"`
+	// KV is the cache for Options.Tokens tokens over the tree's layers
+	// (KVConvention says the layout).
+	KV int64 `json:"kv_bytes"`
+	// Activations is the peak of one decoder layer's live tensors for a
+	// step of Options.Tokens tokens (activationBytes says what is counted).
+	Activations int64 `json:"activation_bytes"`
+	Total       int64 `json:"total_bytes"`
+}
+
+// Plan is the per-rank memory plan of one model at one world size.
+type Plan struct {
+	Ranks []Rank `json:"ranks"`
+	// DeviceBytes is what each rank may use (with Shared, all ranks
+	// together); 0 when unknown.
+	DeviceBytes int64 `json:"device_bytes"`
+	Fits        bool  `json:"fits"`
+	Shared      bool  `json:"shared,omitempty"`
+	World       int   `json:"world_size"`
+	// Checkpoint is true when tensor headers gave the stored dtypes; false
+	// for a plan from config.json alone.
+	Checkpoint bool `json:"checkpoint"`
+	Tokens     int  `json:"max_tokens"`
+	// Quant describes the quantization counted ("" when dense), Dense the
+	// dtype dense weights are counted at, Act the activation/KV dtype.
+	Quant string `json:"quantization,omitempty"`
+	Dense string `json:"dense_dtype"`
+	Act   string `json:"activation_dtype"`
+	// KVConvention says what one token's cache entry holds per layer.
+	KVConvention string `json:"kv_convention,omitempty"`
+}
+
+// New plans tree t (built by Config.Tree for o.World ranks) of a model with
+// sizes d. Errors: a byte count that overflows int64 (ErrOverflow).
+func New(t *model.Tree, d *model.Dims, o Options) (*Plan, error) {
+	world := max(o.World, 1)
+	if o.Tokens < 0 {
+		return nil, fmt.Errorf("--max-tokens %d: want 0 or more", o.Tokens)
+	}
+	act := o.Act
+	if act == tensor.Invalid {
+		act = tensor.F32
+	}
+	p := &Plan{DeviceBytes: o.DeviceBytes, Shared: o.Shared, World: world, Tokens: o.Tokens, Act: act.String()}
+	w, err := newWeights(t, d, o, world)
+	if err != nil {
+		return nil, err
+	}
+	p.Dense, p.Checkpoint = w.dense.String(), w.found
+	if o.Quant != nil {
+		p.Quant = o.Quant.String()
+		if o.Dequantize {
+			p.Quant += fmt.Sprintf(" (dequantized on load to %s)", w.dequant)
+		}
+	}
+	layers := layerParams(t)
+	kvConv, err := kvConvention(layers, d)
+	if err != nil {
+		return nil, err
+	}
+	p.KVConvention = kvConv
+	for r := range world {
+		rk := Rank{Rank: r, Weights: w.bytes[r], QuantizedWeights: w.quant[r]}
+		if o.Tokens > 0 {
+			if rk.KV, err = kvBytes(layers, d, r, int64(o.Tokens), int64(act.Size())); err != nil {
+				return nil, fmt.Errorf("rank %d: %w", r, err)
+			}
+			if rk.Activations, err = activationBytes(layers, d, r, int64(o.Tokens), int64(act.Size())); err != nil {
+				return nil, fmt.Errorf("rank %d: %w", r, err)
+			}
+		}
+		var c counter
+		c.add(rk.Weights)
+		c.add(rk.KV)
+		c.add(rk.Activations)
+		if rk.Total, err = c.value(fmt.Sprintf("rank %d total", r)); err != nil {
+			return nil, err
+		}
+		p.Ranks = append(p.Ranks, rk)
+	}
+	p.Fits = p.Check() == nil
+	return p, nil
+}
+
+// Weights returns each rank's weight bytes.
+func (p *Plan) Weights() []int64 {
+	out := make([]int64, len(p.Ranks))
+	for i, r := range p.Ranks {
+		out[i] = r.Weights
+	}
+	return out
+}
+
+// Check returns nil when every rank fits its device (with Shared, when all
+// ranks together fit the host), or when DeviceBytes is unknown; otherwise
+// an error wrapping ErrMemory naming the rank that is short, by how much,
+// and what its total is made of.
+func (p *Plan) Check() error {
+	if p.DeviceBytes <= 0 {
+		return nil
+	}
+	if p.Shared {
+		var c counter
+		per := make([]string, len(p.Ranks))
+		for i, r := range p.Ranks {
+			c.add(r.Total)
+			per[i] = fmt.Sprintf("rank %d %s", r.Rank, FormatBytes(r.Total))
+		}
+		total, err := c.value("total")
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrMemory, err)
+		}
+		if total <= p.DeviceBytes {
+			return nil
+		}
+		return fmt.Errorf("%w: the %d ranks sharing the host need %s in all (%s) but %s is available: %s short; load fewer decoder layers with --load-layers A-B or use more devices",
+			ErrMemory, len(p.Ranks), FormatBytes(total), strings.Join(per, ", "), FormatBytes(p.DeviceBytes), FormatBytes(total-p.DeviceBytes))
+	}
+	worst := -1
+	for i, r := range p.Ranks {
+		if r.Total > p.DeviceBytes && (worst < 0 || r.Total > p.Ranks[worst].Total) {
+			worst = i
+		}
+	}
+	if worst < 0 {
+		return nil
+	}
+	r := p.Ranks[worst]
+	over := 0
+	for _, x := range p.Ranks {
+		if x.Total > p.DeviceBytes {
+			over++
+		}
+	}
+	return fmt.Errorf("%w: rank %d needs %s (weights %s, KV cache %s, activations %s) but its device has %s: %s short (%d of %d ranks do not fit); load fewer decoder layers with --load-layers A-B or use more devices",
+		ErrMemory, r.Rank, FormatBytes(r.Total), FormatBytes(r.Weights), FormatBytes(r.KV), FormatBytes(r.Activations),
+		FormatBytes(p.DeviceBytes), FormatBytes(r.Total-p.DeviceBytes), over, len(p.Ranks))
+}
+
+// ActivationDType is the dtype a device computes in: dt (--dtype) when
+// given, else the model's (config.json's torch_dtype, as HF's
+// dtype="auto" loads it); anything but f32, bf16 and f16 computes in f32.
+func ActivationDType(dt tensor.DType, d *model.Dims) tensor.DType {
+	if dt == tensor.Invalid {
+		dt = d.DType
+	}
+	switch dt {
+	case tensor.F32, tensor.BF16, tensor.F16:
+		return dt
+	}
+	return tensor.F32
+}
+
+// FormatBytes renders a byte count in binary units: "1.5 GiB", "312 MiB",
+// "900 B".
+func FormatBytes(n int64) string {
+	const k = 1024
+	switch {
+	case n >= k*k*k:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(k*k*k))
+	case n >= k*k:
+		return fmt.Sprintf("%.0f MiB", float64(n)/(k*k))
+	case n >= k:
+		return fmt.Sprintf("%.0f KiB", float64(n)/k)
+	}
+	return fmt.Sprintf("%d B", n)
+}

@@ -1,0 +1,214 @@
+package plan
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"hsdb/engine/model"
+)
+
+// layer is one decoder layer's parameters by their name inside the layer
+// ("self_attn.q_proj.weight", "mlp.experts.7.gate_proj.weight").
+type layer struct {
+	index  int
+	params map[string]model.Param
+}
+
+// layerParams groups the tree's parameters by decoder layer
+// ("model.layers.N."), in layer order.
+func layerParams(t *model.Tree) []layer {
+	by := map[int]map[string]model.Param{}
+	for _, p := range t.Params() {
+		rest, ok := strings.CutPrefix(p.Name, "model.layers.")
+		if !ok {
+			continue
+		}
+		idx, sub, ok := strings.Cut(rest, ".")
+		i, err := strconv.Atoi(idx)
+		if !ok || err != nil {
+			continue
+		}
+		if by[i] == nil {
+			by[i] = map[string]model.Param{}
+		}
+		by[i][sub] = p
+	}
+	out := make([]layer, 0, len(by))
+	for i, ps := range by {
+		out = append(out, layer{index: i, params: ps})
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].index < out[b].index })
+	return out
+}
+
+// rows returns rank r's rows of the layer's parameter sub (0 when absent).
+func (l layer) rows(sub string, r int) int64 {
+	p, ok := l.params[sub]
+	if !ok {
+		return 0
+	}
+	return int64(p.RankShape(r)[0])
+}
+
+// cols returns rank r's columns of the 2-D parameter sub (0 when absent).
+func (l layer) cols(sub string, r int) int64 {
+	p, ok := l.params[sub]
+	if !ok || len(p.Shape) < 2 {
+		return 0
+	}
+	return int64(p.RankShape(r)[1])
+}
+
+// mla reports whether the layer's attention is multi-head latent attention.
+func (l layer) mla() bool {
+	_, ok := l.params["self_attn.kv_b_proj.weight"]
+	return ok
+}
+
+// kvConvention says what the KV cache holds per token and layer.
+func kvConvention(layers []layer, d *model.Dims) (string, error) {
+	if len(layers) == 0 {
+		return "", nil
+	}
+	if layers[0].mla() {
+		lat, rope := d.Named["kv_lora_rank"], d.Named["qk_rope_head_dim"]
+		return fmt.Sprintf("MLA latent as vLLM caches it: kv_lora_rank + qk_rope_head_dim = %d values per token and layer, the same on every rank", lat+rope), nil
+	}
+	return "keys and values of the rank's kv heads, 2 × kv_heads × head_dim values per token and layer (vLLM's paged cache)", nil
+}
+
+// kvBytes is rank r's KV cache for tokens tokens of act bytes per value:
+// for MLA, vLLM's convention (MLACommonBackend's cache of
+// [tokens, kv_lora_rank + qk_rope_head_dim] per layer: the compressed
+// latent after kv_a_layernorm and the rotated rope key, not split over
+// ranks); otherwise K and V of the rank's kv heads ([tokens, kv_heads_r ×
+// head_dim] each, replicated kv heads counted on every rank that holds
+// them).
+func kvBytes(layers []layer, d *model.Dims, r int, tokens, act int64) (int64, error) {
+	var c counter
+	for _, l := range layers {
+		if l.mla() {
+			c.add(tokens, int64(d.Named["kv_lora_rank"]+d.Named["qk_rope_head_dim"]), act)
+			continue
+		}
+		c.add(tokens, 2, l.rows("self_attn.k_proj.weight", r), act)
+	}
+	return c.value("KV cache")
+}
+
+// AttentionScratch caps the attention scores and probabilities one chunk
+// holds (the CUDA backend's attnScratch: longer runs are computed in
+// chunks of queries).
+const AttentionScratch = 512 << 20
+
+// activationBytes is the peak, over the decoder layers, of the tensors one
+// layer holds on rank r during a forward step of tokens tokens (T below),
+// in act bytes per value unless noted. It follows hsdb's forward pass
+// (engine/nn attention.go, mla.go, mlp.go, moe.go) and counts, for the
+// stage of the layer that holds most:
+//
+//   - always: hidden_states and residual (the un-summed pair vLLM's layers
+//     pass on) and the normed input, 3 × [T, hidden];
+//   - GQA attention: q, k, v [T, rows of q/k/v_proj on the rank], the
+//     rotated q and k, attn_out [T, heads_r × head_dim], o_proj's partial
+//     sum and its all-reduce [T, hidden] × 2, and the scores and
+//     probabilities of heads_r × T × T (f32 scores + act probabilities),
+//     capped at AttentionScratch;
+//   - MLA: q_c and its norm [T, q_lora_rank] × 2, kv_a [T, kv_lora_rank +
+//     qk_rope_head_dim], c_kv [T, kv_lora_rank], q [T, heads_r × qk_head_dim],
+//     kv_b [T, heads_r × (qk_nope + v_head_dim)], q_pe [T, heads_r ×
+//     qk_rope], k_pe [T, qk_rope], the assembled q and k [T, heads_r ×
+//     qk_head_dim] × 2, attn_out [T, heads_r × v_head_dim], o_proj's
+//     partial sum and all-reduce, and the scores as above;
+//   - a dense MLP: gate and up [T, I_r] × 2, the product [T, I_r], down's
+//     partial sum and all-reduce [T, hidden] × 2;
+//   - routed experts (every token's top-k rows at once, as vLLM's fused_moe
+//     holds them in its intermediate caches): router logits and scores
+//     float32 [T, experts] × 2, the gathered rows [T·k, hidden], gate and
+//     up [T·k, I_r] × 2 (I_r: the rank's share of moe_intermediate_size,
+//     all of it under --ep), the product [T·k, I_r], the expert outputs
+//     [T·k, hidden], the combined output and its all-reduce [T, hidden] ×
+//     2, and a shared expert like a dense MLP of its size.
+func activationBytes(layers []layer, d *model.Dims, r int, tokens, act int64) (int64, error) {
+	H := int64(d.Hidden)
+	var peak int64
+	for _, l := range layers {
+		attn, err := attentionStage(l, d, r, tokens, act)
+		if err != nil {
+			return 0, err
+		}
+		mlp, err := mlpStage(l, d, r, tokens, act)
+		if err != nil {
+			return 0, err
+		}
+		var c counter
+		c.add(3, tokens, H, act)
+		c.add(max(attn, mlp))
+		v, err := c.value(fmt.Sprintf("layer %d activations", l.index))
+		if err != nil {
+			return 0, err
+		}
+		peak = max(peak, v)
+	}
+	return peak, nil
+}
+
+// attentionStage counts the attention's tensors (activationBytes).
+func attentionStage(l layer, d *model.Dims, r int, T, act int64) (int64, error) {
+	H, hd := int64(d.Hidden), int64(max(d.HeadDim, 1))
+	var c counter
+	var heads int64
+	if l.mla() {
+		qa := l.rows("self_attn.q_a_proj.weight", r)
+		q := l.rows("self_attn.q_b_proj.weight", r) + l.rows("self_attn.q_proj.weight", r)
+		heads = q / hd
+		rope := int64(d.Named["qk_rope_head_dim"])
+		for _, w := range []int64{qa, qa, l.rows("self_attn.kv_a_proj_with_mqa.weight", r), int64(d.Named["kv_lora_rank"]), q,
+			l.rows("self_attn.kv_b_proj.weight", r), heads * rope, rope, q, q, l.cols("self_attn.o_proj.weight", r), H, H} {
+			c.add(T, w, act)
+		}
+	} else {
+		q, k, v := l.rows("self_attn.q_proj.weight", r), l.rows("self_attn.k_proj.weight", r), l.rows("self_attn.v_proj.weight", r)
+		heads = q / hd
+		for _, w := range []int64{q, k, v, q, k, l.cols("self_attn.o_proj.weight", r), H, H} {
+			c.add(T, w, act)
+		}
+	}
+	if scores, ok := mul(heads, T, T, 4+act); !ok || scores > AttentionScratch {
+		c.add(AttentionScratch)
+	} else {
+		c.add(scores)
+	}
+	return c.value(fmt.Sprintf("layer %d attention activations", l.index))
+}
+
+// mlpStage counts the MLP's or MoE block's tensors (activationBytes).
+func mlpStage(l layer, d *model.Dims, r int, T, act int64) (int64, error) {
+	H := int64(d.Hidden)
+	var c counter
+	if i := l.rows("mlp.gate_proj.weight", r); i > 0 {
+		c.add(3, T, i, act)
+		c.add(2, T, H, act)
+	}
+	var experts, inter int64
+	for sub := range l.params {
+		if strings.HasPrefix(sub, "mlp.experts.") && strings.HasSuffix(sub, ".gate_proj.weight") {
+			experts++
+			inter = max(inter, l.rows(sub, r))
+		}
+	}
+	if experts > 0 {
+		k := int64(max(d.Named["num_experts_per_tok"], 1))
+		c.add(2, T, experts, 4)
+		c.add(2, T, k, H, act)
+		c.add(3, T, k, inter, act)
+		c.add(2, T, H, act)
+		if s := l.rows("mlp.shared_experts.gate_proj.weight", r); s > 0 {
+			c.add(3, T, s, act)
+			c.add(T, H, act)
+		}
+	}
+	return c.value(fmt.Sprintf("layer %d MLP activations", l.index))
+}

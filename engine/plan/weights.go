@@ -1,0 +1,191 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+
+	"hsdb/engine/model"
+	"hsdb/engine/tensor"
+)
+
+// weights is the weight part of a plan.
+type weights struct {
+	bytes, quant []int64      // per rank: all weights, the quantized part
+	dense        tensor.DType // dtype dense weights are counted at without a checkpoint
+	dequant      tensor.DType // dtype quantized weights become when dequantized
+	found        bool         // the checkpoint's headers gave at least one parameter's dtype
+}
+
+// newWeights counts every parameter of t on every rank: rank r's share is
+// Param.RankShape(r) (a rank without a share, an expert placed on another
+// rank under --ep, counts nothing). A linear layer's 2-D weight
+// (linearClasses) that the quantization scheme stores quantized counts
+// Quant.Planned(name, rows, cols) of the rank's shard (data plus scales;
+// with a checkpoint, only weights the checkpoint stores quantized,
+// Quant.Stored), or with o.Dequantize its elements at --dtype or float32;
+// every other parameter counts its elements × the dtype it is kept in
+// (denseDType).
+func newWeights(t *model.Tree, d *model.Dims, o Options, world int) (*weights, error) {
+	w := &weights{bytes: make([]int64, world), quant: make([]int64, world)}
+	w.dense = o.DType
+	if w.dense == tensor.Invalid {
+		w.dense = d.DType
+	}
+	if w.dense == tensor.Invalid {
+		w.dense = tensor.F32
+	}
+	w.dequant = o.DType
+	if w.dequant == tensor.Invalid {
+		w.dequant = tensor.F32 // the loader dequantizes to float32 (model.Loader)
+	}
+	// A checkpoint without readable headers (an index whose shards are not
+	// downloaded yet) plans as config.json says.
+	fallback := w.dense
+	if o.Src != nil {
+		for _, p := range t.Params() {
+			if dt, _, ok := meta(o.Src, p.Name); ok {
+				fallback, w.found = dt, true
+				break
+			}
+		}
+	}
+	linear := linearParams(t)
+	all := make([]counter, world)
+	qs := make([]counter, world)
+	for _, p := range t.Params() {
+		// A candidate for the scheme; from the config alone Planned decides
+		// below, with a checkpoint Stored has decided.
+		quantized := o.Quant != nil && linear[p.Name] && len(p.Shape) == 2 && (o.Src == nil || storedQuantized(o, p))
+		if quantized && o.Dequantize && o.Src == nil {
+			_, quantized = o.Quant.Planned(p.Name, p.Shape[0], p.Shape[1])
+		}
+		var last [2]int // the previous rank's shard shape and its Planned bytes (ranks mostly share shapes)
+		var lastBytes int64
+		lastQ := false
+		for r := range world {
+			shape := p.RankShape(r)
+			n, ok := numel(shape)
+			if !ok {
+				return nil, fmt.Errorf("rank %d: %s %v: %w", r, p.Name, shape, ErrOverflow)
+			}
+			if n == 0 {
+				continue
+			}
+			if quantized && !o.Dequantize {
+				if r == 0 || last != [2]int{shape[0], shape[1]} {
+					last = [2]int{shape[0], shape[1]}
+					lastBytes, lastQ = o.Quant.Planned(p.Name, shape[0], shape[1])
+				}
+				if lastQ {
+					all[r].add(lastBytes)
+					qs[r].add(lastBytes)
+					continue
+				}
+			}
+			if quantized && o.Dequantize {
+				all[r].add(n, int64(w.dequant.Size()))
+				continue
+			}
+			all[r].add(n, int64(denseDType(p.Name, o, w.dense, fallback).Size()))
+		}
+	}
+	for r := range world {
+		var err error
+		if w.bytes[r], err = all[r].value(fmt.Sprintf("rank %d weights", r)); err != nil {
+			return nil, err
+		}
+		if w.quant[r], err = qs[r].value(fmt.Sprintf("rank %d quantized weights", r)); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+// linearClasses are the vLLM module classes whose weights a quantization
+// scheme applies to: the linear layers built with the model's quant_config
+// (vLLM's LinearBase subclasses and FusedMoE). The embeddings
+// (VocabParallelEmbedding), the LM head (ParallelLMHead) and the router
+// (GateLinear: deepseek_v2.py builds the gate with quant_config=None) stay
+// dense, as a Loader only asks the scheme about linear layers.
+var linearClasses = map[string]bool{"ColumnParallelLinear": true, "RowParallelLinear": true, "MergedColumnParallelLinear": true,
+	"QKVParallelLinear": true, "ReplicatedLinear": true, "FusedMoE": true}
+
+// linearParams returns the names of the parameters that belong to modules
+// of a linearClasses class.
+func linearParams(t *model.Tree) map[string]bool {
+	out := map[string]bool{}
+	var walk func(m *model.Module)
+	walk = func(m *model.Module) {
+		if linearClasses[m.Class] {
+			for _, p := range m.Params {
+				out[p.Name] = true
+			}
+		}
+		for _, c := range m.Children {
+			walk(c)
+		}
+	}
+	walk(t.Root)
+	return out
+}
+
+// storedQuantized reports whether the checkpoint stores weight p in
+// o.Quant's format (Quant.Stored, under one of the layouts of meta).
+func storedQuantized(o Options, p model.Param) bool {
+	for _, n := range candidates(p.Name) {
+		if o.Quant.Stored(o.Src, n) != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// denseDType is the dtype a dense parameter is kept in: --dtype when given;
+// else with a checkpoint its stored dtype (fp8 without a scheme, f64 and
+// non-float dtypes become float32, as model.Loader does; a parameter the
+// checkpoint does not list under any known layout, a fused expert tensor,
+// takes the dtype of the first it does list, or config.json's when it
+// lists none); without one config.json's dtype. DeepSeek's router correction bias (e_score_correction_bias) is
+// float32 whatever the model dtype or --dtype, as vLLM's deepseek_v2.py
+// creates it, the checkpoints store it and engine/nn keeps it.
+func denseDType(name string, o Options, dense, fallback tensor.DType) tensor.DType {
+	if strings.HasSuffix(name, "e_score_correction_bias") {
+		return tensor.F32
+	}
+	if o.DType != tensor.Invalid {
+		return o.DType
+	}
+	if o.Src == nil {
+		return dense
+	}
+	dt, _, ok := meta(o.Src, name)
+	if !ok {
+		dt = fallback
+	}
+	if dt == tensor.F8E4M3 || dt == tensor.F64 || !dt.IsFloat() {
+		return tensor.F32
+	}
+	return dt
+}
+
+// candidates returns the checkpoint names a tree parameter may be stored
+// under: its own, and under a multimodal wrapper's prefixes
+// ("language_model.model.layers...", "model.language_model.layers...",
+// "language_model.lm_head.weight"; engine/arch's lmLayouts).
+func candidates(name string) []string {
+	out := []string{name, "language_model." + name}
+	if rest, ok := strings.CutPrefix(name, "model."); ok {
+		out = append(out, "model.language_model."+rest)
+	}
+	return out
+}
+
+// meta returns the header of the first candidate name src holds.
+func meta(src model.WeightSource, name string) (tensor.DType, []int, bool) {
+	for _, n := range candidates(name) {
+		if dt, shape, ok := src.Meta(n); ok {
+			return dt, shape, true
+		}
+	}
+	return tensor.Invalid, nil, false
+}

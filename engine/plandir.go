@@ -1,0 +1,162 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"hsdb/engine/model"
+	"hsdb/engine/plan"
+	"hsdb/engine/quant"
+	"hsdb/engine/safetensors"
+	"hsdb/engine/tensor"
+)
+
+// PlanOptions says what PlanDir plans for (`hsdb plan`'s flags).
+type PlanOptions struct {
+	TP     int               // --tp; 0 means 1
+	EP     bool              // --ep: routed experts placed whole per rank
+	Layers *model.LayerRange // --load-layers A-B, or nil for every layer
+	DType  tensor.DType      // --dtype for dense weights; Invalid: as stored / config.json
+	// Tokens (--max-tokens) is the KV cache's tokens and one step's tokens.
+	Tokens int
+	// DeviceBytes is one device's memory (--device-memory); 0: not checked.
+	DeviceBytes int64
+	// Device is the backend planned for: "cuda" (or "") keeps quantized
+	// weights at their stored size, one device per rank; "cpu" dequantizes
+	// them on load and its virtual ranks share the host's DeviceBytes.
+	Device string
+}
+
+// DirPlan is the memory plan of a model directory, with what it is based on.
+type DirPlan struct {
+	*plan.Plan
+	Arch string `json:"architecture"`
+	// Skipped says what of a wrapper config was left out (Kimi-K2.5's
+	// vision tower), or "".
+	Skipped string `json:"skipped,omitempty"`
+	// NotCounted lists parts of the checkpoint the plan leaves out, and why.
+	NotCounted []string `json:"not_counted,omitempty"`
+	// Notes says what else the plan is based on (a partial download).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// PlanDir plans the model in dir from its config.json alone, or with the
+// tensor headers of its safetensors when there are any (no tensor data is
+// read; an index whose shards are not downloaded yet plans from config.json
+// alone, with a note). The quantized weights the config declares count at
+// their stored size: a GPU keeps them quantized. Errors name the file or field: no
+// config.json, a config out of bounds (with what the weights imply), a
+// split the model does not allow, a broken checkpoint.
+func PlanDir(dir string, o PlanOptions) (*DirPlan, error) {
+	cfgJSON, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	if err != nil {
+		return nil, fmt.Errorf("--model %s: %w (a model directory needs config.json)", dir, err)
+	}
+	var src model.WeightSource
+	var note string
+	set, err := safetensors.OpenDir(dir)
+	switch {
+	case err == nil:
+		defer set.Close()
+		src = stSource{set}
+	case errors.Is(err, safetensors.ErrShardMissing):
+		note = fmt.Sprintf("the shard index names files that are not here (%v): planned from config.json alone", err)
+	case !errors.Is(err, safetensors.ErrEmptyDir):
+		return nil, fmt.Errorf("--model %s: %w", dir, err)
+	}
+	p, err := PlanConfig(cfgJSON, src, o)
+	if err != nil {
+		return nil, fmt.Errorf("--model %s: %w", dir, err)
+	}
+	if note != "" {
+		p.Notes = append(p.Notes, note)
+	}
+	return p, nil
+}
+
+// PlanConfig plans the model config.json bytes cfgJSON describe, with the
+// tensor headers of src when it is not nil (PlanDir without the files).
+func PlanConfig(cfgJSON []byte, src model.WeightSource, o PlanOptions) (*DirPlan, error) {
+	world := max(o.TP, 1)
+	cfg, skipped, tree, err := buildTree(cfgJSON, world, Options{TP: world, EP: o.EP, Layers: o.Layers})
+	if err != nil {
+		return nil, explainLimit(err, src, cfgJSON)
+	}
+	qs, err := quant.FromConfig(cfgJSON)
+	if err != nil {
+		return nil, err
+	}
+	cpu := o.Device == "cpu"
+	act := plan.ActivationDType(o.DType, cfg.Dims())
+	if cpu {
+		act = tensor.F32 // the CPU backend computes in float32
+	}
+	p, err := plan.New(tree, cfg.Dims(), plan.Options{World: world, Tokens: o.Tokens, DeviceBytes: o.DeviceBytes, DType: o.DType,
+		Act: act, Quant: qs, Src: src, Dequantize: cpu, Shared: cpu})
+	if err != nil {
+		return nil, err
+	}
+	dp := &DirPlan{Plan: p, Arch: cfg.Dims().Arch, Skipped: skipped}
+	if n := nextnLayers(cfgJSON); n > 0 {
+		dp.NotCounted = append(dp.NotCounted, fmt.Sprintf("num_nextn_predict_layers %d: the multi-token-prediction layer(s) after layer %d, which vLLM loads only as a speculative-decoding draft (DeepSeekMTP), not with %s",
+			n, cfg.Dims().Layers-1, cfg.Dims().Arch))
+	}
+	return dp, nil
+}
+
+// buildTree parses config.json, applies opts' expert parallelism and layer
+// range, checks the split over world ranks and the tree's size, and builds
+// the module tree: the steps a load and a plan share.
+func buildTree(cfgJSON []byte, world int, opts Options) (model.Config, string, *model.Tree, error) {
+	cfg, skipped, err := model.ParseConfig(cfgJSON)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if opts.EP {
+		ep, ok := cfg.(model.ExpertParallel)
+		if !ok {
+			return nil, "", nil, fmt.Errorf("--ep: %s has no routed experts", cfg.Dims().Arch)
+		}
+		if err := ep.SetExpertParallel(true); err != nil {
+			return nil, "", nil, err
+		}
+	}
+	if opts.Layers != nil {
+		ls, ok := cfg.(model.LayerSelector)
+		if !ok {
+			return nil, "", nil, fmt.Errorf("--load-layers %s: %s cannot load a range of layers", opts.Layers, cfg.Dims().Arch)
+		}
+		if err := ls.SelectLayers(*opts.Layers); err != nil {
+			return nil, "", nil, err
+		}
+	}
+	if err := cfg.Validate(world); err != nil {
+		return nil, "", nil, err
+	}
+	if err := model.CheckTreeSize(cfg.Dims(), world); err != nil {
+		return nil, "", nil, err
+	}
+	return cfg, skipped, cfg.Tree(world), nil
+}
+
+// nextnLayers returns config.json's num_nextn_predict_layers (in the
+// object that holds the language model: the top level or text_config), 0
+// when absent.
+func nextnLayers(cfgJSON []byte) int {
+	var c struct {
+		N    int `json:"num_nextn_predict_layers"`
+		Text *struct {
+			N int `json:"num_nextn_predict_layers"`
+		} `json:"text_config"`
+	}
+	if json.Unmarshal(cfgJSON, &c) != nil {
+		return 0
+	}
+	if c.Text != nil && c.Text.N > 0 {
+		return c.Text.N
+	}
+	return c.N
+}

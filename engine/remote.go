@@ -1,0 +1,143 @@
+package engine
+
+import (
+	"fmt"
+
+	"hsdb/engine/backend"
+	"hsdb/engine/model"
+	"hsdb/engine/tensor"
+)
+
+// Workers runs an engine's ranks in worker processes, one per rank
+// (engine/worker's front, `hsdb --workers`): the engine in the front keeps
+// the config, the module tree and the sequences, and drives each rank
+// through its RemoteRank as it drives a local one, so the debugger's hook
+// sees every rank at every wanted site as before. vLLM runs one worker
+// process per GPU for the same reason: a rank that dies takes only its
+// process down.
+type Workers interface {
+	// Ranks returns the world's ranks in rank order.
+	Ranks() []RemoteRank
+	// Bind gives the workers the front's module tree: the sites their
+	// messages name by index. Error: a worker built another tree (another
+	// model's files on its host).
+	Bind(t *model.Tree) error
+	// Begin readies the workers for a step: a prefill (prefill true) first
+	// starts fresh workers in place of dead ones; a decode step fails,
+	// naming the rank, when a worker died since the last prefill (its KV
+	// cache is gone). It also resets the collectives' rendezvous.
+	Begin(prefill bool) error
+	// Abort wakes every rank waiting in a collective of the current step
+	// (they fail with an error wrapping backend.ErrAborted and cause).
+	Abort(cause error)
+	// Close stops the workers.
+	Close() error
+}
+
+// RemoteRank is one rank whose weights, KV cache and forward pass live in
+// a worker process.
+type RemoteRank interface {
+	// Forward runs step b on the worker. Every site the worker reaches is
+	// offered to pass.Hook.Want; at a wanted site the rank meets the others
+	// through pass.Meet with a view whose tensors are handles served by
+	// the worker. It returns the step's logits [rows, vocab] (f32) when
+	// logits is true, else nil. Errors: the hook's Visit error as it is;
+	// an abort caused by another rank (wrapping backend.ErrAborted); the
+	// worker's own failure or death, naming its rank, host, last error and
+	// the site it was at.
+	Forward(pass *model.Pass, b *model.Batch, logits bool) (*tensor.Tensor, error)
+	// Device is the front's stand-in for the worker's device: Name,
+	// ActDType, Moments, ToHost and MemoryInUse are served by the worker
+	// (only the small results cross); the compute ops are not available in
+	// the front.
+	Device() backend.Device
+	// CacheBytes returns the worker's KV-cache bytes.
+	CacheBytes() int64
+	// Report is what the worker's load of its shard read and converted.
+	Report() model.LoadReport
+}
+
+// ErrWorker marks the failure of a rank worker process (it died, stopped
+// answering, or its connection broke); errors.Is finds it in the errors of
+// a step and in the panics of the stand-in device's queries.
+var ErrWorker = fmt.Errorf("rank worker failed")
+
+// WorkerRank makes an engine the share of one worker process
+// (Options.Worker): only rank Rank of the --tp world is loaded, onto Dev,
+// with Comm for the collectives.
+type WorkerRank struct {
+	Rank int
+	Dev  backend.Device
+	Comm backend.Comm
+	// Pipe, when set, makes the rank one pipeline stage's (model.Pipe);
+	// Options.Layers then selects the stage's layers.
+	Pipe model.Pipe
+}
+
+// loadRemote builds the front's engine over opts.Workers: it loads
+// nothing, taking the load report from the workers (rank 0's list of unused
+// tensors).
+func loadRemote(e *Engine, opts Options) (*Engine, error) {
+	rs := opts.Workers.Ranks()
+	if len(rs) != e.World {
+		return nil, fmt.Errorf("%s: %d rank workers for a world of %d", e.Path, len(rs), e.World)
+	}
+	if err := opts.Workers.Bind(e.Tree); err != nil {
+		return nil, fmt.Errorf("%s: %w", e.Path, err)
+	}
+	e.workers = opts.Workers
+	e.closers = append(e.closers, opts.Workers.Close)
+	for r, rr := range rs {
+		rep := rr.Report()
+		e.Report.Bytes += rep.Bytes
+		e.Report.Dequantized = appendNew(e.Report.Dequantized, rep.Dequantized)
+		if rep.Format != "" {
+			e.Report.Format = rep.Format
+		}
+		if r == 0 {
+			e.Report.Unused = rep.Unused
+		}
+	}
+	return e, nil
+}
+
+// RunStep runs step b on the one rank of a worker's engine (Options.Worker)
+// with hook, whose Visit sees this rank's view alone; it returns the step's
+// logits [rows, vocab] (f32) when logits is true (nil on a pipeline stage
+// before the last). The batch comes from the
+// front as it built it (engine/worker). Errors: as Prefill's.
+func (e *Engine) RunStep(b *model.Batch, hook model.Hook, logits bool) (out *tensor.Tensor, err error) {
+	if len(e.ranks) != 1 || e.workers != nil {
+		return nil, fmt.Errorf("RunStep: not a worker's engine")
+	}
+	if err := b.Validate(e.Dims.Vocab); err != nil {
+		return nil, err
+	}
+	rs := e.ranks[0]
+	defer func() {
+		if p := recover(); p != nil {
+			err = rankError(rs.index, p)
+		}
+	}()
+	pass := &model.Pass{Hook: hook, Batch: b, Faults: e.Faults}
+	return e.forwardRank(rs, pass, b, logits), nil
+}
+
+// forwardRank runs b on local rank rs and returns its logits when logits
+// is true; failures panic (the caller recovers them with rankError).
+func (e *Engine) forwardRank(rs *rankState, pass *model.Pass, b *model.Batch, logits bool) *tensor.Tensor {
+	r := &model.Rank{Index: rs.index, World: e.World, Dev: rs.dev, Comm: rs.comm, KV: rs.cache, Pass: pass, Pipe: rs.pipe}
+	if u, ok := rs.dev.(scopeUnwinder); ok { // a stop or failure mid-step frees the step's activations
+		depth := u.ScopeDepth()
+		defer u.UnwindScopes(depth)
+	}
+	rs.dev.PushScope()
+	out := rs.model.Forward(r, b)
+	var res *tensor.Tensor
+	if logits && out != nil { // nil: a pipeline stage before the last
+		s := out.Shape()
+		res = rs.dev.ToHost(out, 0, s[0], 0, tensor.Numel(s[1:]))
+	}
+	rs.dev.PopScope()
+	return res
+}

@@ -1,0 +1,43 @@
+//go:build cuda
+
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"hsdb/engine"
+	"hsdb/engine/backend"
+	"hsdb/engine/backend/cuda"
+	"hsdb/engine/backend/cuda/driver"
+)
+
+func init() { newCUDADevice = cudaWorkerDevice }
+
+// cudaWorkerDevice makes the worker's CUDA device: GPU slot when the
+// machine has a GPU per worker, else GPU 0 for every worker (as the
+// in-process virtual ranks share one GPU; HSDB_CUDA_VIRTUAL=1 forces it).
+// The collectives go through the front (host-staged), not NCCL.
+func cudaWorkerDevice(a *assign) (backend.Device, error) {
+	count, err := driver.DeviceCount()
+	if err != nil {
+		if errors.Is(err, driver.ErrNoDriver) || errors.Is(err, driver.ErrNoDevice) {
+			return nil, fmt.Errorf("%w: --device cuda: %w", engine.ErrDevice, err)
+		}
+		return nil, err
+	}
+	ordinal := 0
+	if n := a.World * a.Stages; n <= count && os.Getenv("HSDB_CUDA_VIRTUAL") != "1" {
+		ordinal = a.Slot
+	}
+	name := fmt.Sprintf("cuda:%d", ordinal)
+	if ordinal == 0 && a.World*a.Stages > 1 && (a.World*a.Stages > count || os.Getenv("HSDB_CUDA_VIRTUAL") == "1") {
+		name = fmt.Sprintf("cuda:0/rank%d", a.Slot)
+	}
+	d, err := cuda.NewWorkerDevice(ordinal, name, a.Rank, a.ActDType)
+	if err != nil {
+		return nil, fmt.Errorf("--device cuda: %w", err)
+	}
+	return d, nil
+}

@@ -1,0 +1,28 @@
+// Package worker runs an engine's tensor-parallel ranks in worker
+// processes, one per rank (`hsdb --workers`, `hsdb worker`), so that a
+// rank that dies (a signal, out of memory, a device error) or hangs takes
+// only its process down and the debugger's session survives, and so that
+// ranks can run on several hosts (`--listen`, pipeline stages with
+// `--pp`). vLLM runs one worker process per GPU for the same reason;
+// delve separates debugger and target.
+//
+// The process boundary is at the rank: the front (Front, an
+// engine.Workers) keeps the debugger, the config, the module tree and the
+// sequences; each worker (Serve) loads its rank's shard and runs the
+// forward pass. At every site a worker asks the front's hook whether it is
+// wanted; at a wanted site the front's stand-in for the rank meets the
+// other ranks (model.Pass.Meet) with a view whose tensors are handles,
+// and the debugger's statistics (Moments) and value slices (ToHost) are
+// computed on the worker (proxy), so only their results cross. The
+// collectives of CPU workers go through the front's hub in rank order,
+// exactly as the in-process CPU communicator sums; a pipeline stage's
+// hidden_states and residual go to the next stage through the front.
+//
+// The protocol (wire.go, msg.go) is length-prefixed binary frames over
+// TCP, versioned; the worker speaks first with the session token, which
+// the front checks in constant time. Every read is bounded (a hello frame
+// by 64 KiB, others by 1 GiB; counts by the bytes left), every wait on a
+// worker by Config.Timeout, and nothing a peer sends is ever executed.
+//
+// It imports the engine and its backends; nothing in engine/ imports it.
+package worker

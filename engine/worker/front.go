@@ -1,0 +1,442 @@
+package worker
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"hsdb/engine"
+	"hsdb/engine/model"
+	"hsdb/engine/modelpath"
+	"hsdb/engine/plan"
+	"hsdb/engine/tensor"
+)
+
+// Config is how a front runs its rank workers.
+type Config struct {
+	// Listen is the address workers join at; "" means loopback on any
+	// free port (127.0.0.1:0). A non-loopback address accepts workers of
+	// other hosts, which must present the session's token.
+	Listen string
+	// Spawn starts the world's workers as child processes of this host
+	// (Command); false waits for them to join (`hsdb worker --connect
+	// ADDR --token T`, started by a launcher: ssh, srun, a Kubernetes
+	// job).
+	Spawn bool
+	// Command is a spawned worker's program and leading arguments;
+	// empty means this executable with "worker" (the `hsdb worker`
+	// subcommand). --connect, --rank and the token (in TokenEnv) are
+	// added.
+	Command []string
+	// Token is the session token workers must present; "" makes a random
+	// one (printed to Log when not spawning).
+	Token string
+	// Timeout bounds every wait on a worker but its load: a step message
+	// (a worker computing or stuck in a collective longer than this is
+	// declared hung and killed) and joining. 0 means 10 minutes.
+	Timeout time.Duration
+	// LoadTimeout bounds the wait for a worker to load its rank; 0 waits
+	// until it answers or its connection ends (a large checkpoint on a
+	// cold disk can take longer than any step).
+	LoadTimeout time.Duration
+	// Log receives the front's notes (the address and token to give
+	// launchers, refused workers) and spawned workers' stderr, each line
+	// prefixed with its rank; nil drops them.
+	Log io.Writer
+	// PP is the number of pipeline stages (--pp; 0 means 1): the decoder
+	// layers are split into PP consecutive stages as vLLM's
+	// get_pp_indices splits them, each stage a tensor-parallel group of
+	// its own workers (PP × TP workers; worker slot = stage × TP + rank).
+	// hidden_states and residual pass from a stage to the next through
+	// the front.
+	PP int
+
+	onListen func(addr string) // tests: called with the address once listening
+}
+
+// Front runs a world's ranks in worker processes: engine.Workers for the
+// front's engine (pass it in engine.Options.Workers).
+type Front struct {
+	cfg    Config
+	ln     net.Listener
+	token  string
+	tmpl   assign
+	world  int                // tensor-parallel ranks per stage
+	pp     int                // pipeline stages
+	stages []model.LayerRange // each stage's decoder layers (pp > 1)
+	joins  chan *joined
+	hub    *hub
+	sites  map[string]*model.Site
+	// pipes[s][r] holds stage s-1's output for rank r of stage s during a
+	// step.
+	pipes [][]chan [2]*tensor.Tensor
+
+	mu    sync.Mutex
+	slots []*remoteRank // pp × world workers, slot = stage × world + rank
+	log   sync.Mutex
+}
+
+var _ engine.Workers = (*Front)(nil)
+
+// joined is a worker that presented the right token and version.
+type joined struct {
+	c *conn
+	h hello
+}
+
+// Start listens, starts or waits for one worker per rank of opts.TP, has
+// each load its rank of the model at path (the path as the user gave it:
+// workers on other hosts resolve it themselves) and returns when all are
+// loaded. Errors: the listener, a worker that exits or fails to load
+// (naming its rank and why), the timeout.
+func Start(path string, opts engine.Options, cfg Config) (*Front, error) {
+	world := max(opts.TP, 1)
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 10 * time.Minute
+	}
+	addr := cfg.Listen
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--listen %s: %w", addr, err)
+	}
+	pp := max(cfg.PP, 1)
+	f := &Front{cfg: cfg, ln: ln, token: cfg.Token, world: world, pp: pp, joins: make(chan *joined), hub: newHub(world),
+		slots: make([]*remoteRank, pp*world)}
+	if pp > 1 {
+		if opts.Layers != nil {
+			ln.Close()
+			return nil, fmt.Errorf("--pp %d with --layers: give one or the other", pp)
+		}
+		d, err := modelpath.ConfigDims(path)
+		if err != nil {
+			ln.Close()
+			return nil, err
+		}
+		if f.stages, err = StageLayers(d.Layers, pp); err != nil {
+			ln.Close()
+			return nil, err
+		}
+		f.pipes = make([][]chan [2]*tensor.Tensor, pp)
+		for s := range f.pipes {
+			f.pipes[s] = make([]chan [2]*tensor.Tensor, world)
+			for r := range f.pipes[s] {
+				f.pipes[s][r] = make(chan [2]*tensor.Tensor, 1)
+			}
+		}
+	}
+	if f.token == "" {
+		var b [16]byte
+		rand.Read(b[:])
+		f.token = hex.EncodeToString(b[:])
+	}
+	f.tmpl = assign{World: world, Stages: pp, Model: path, Device: opts.Device, DType: opts.DType, EP: opts.EP}
+	if opts.Device == "cuda" {
+		d, err := modelpath.ConfigDims(path)
+		if err != nil {
+			ln.Close()
+			return nil, err
+		}
+		f.tmpl.ActDType = plan.ActivationDType(opts.DType, d)
+	}
+	if opts.Layers != nil {
+		f.tmpl.Layers = opts.Layers.String()
+	}
+	go f.accept()
+	if cfg.onListen != nil {
+		cfg.onListen(ln.Addr().String())
+	}
+	if !cfg.Spawn {
+		f.note("hsdb: waiting for %d worker(s): hsdb worker --connect %s --token %s", pp*world, ln.Addr(), f.token)
+	}
+	all := make([]int, pp*world)
+	for r := range all {
+		all[r] = r
+	}
+	if err := f.start(all); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// Addr returns the address workers join at.
+func (f *Front) Addr() string { return f.ln.Addr().String() }
+
+// Token returns the session token.
+func (f *Front) Token() string { return f.token }
+
+// PID returns the process id of the worker in slot (stage × TP + rank),
+// as it reported it.
+func (f *Front) PID(slot int) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.slots[slot].pid
+}
+
+// StageLayers splits n decoder layers into pp consecutive stages as vLLM's
+// get_pp_indices does (vllm/distributed/utils.py): n/pp layers each, the
+// remainder one more each on the stages before the last, from the
+// second-last backwards. Error: fewer layers than stages.
+func StageLayers(n, pp int) ([]model.LayerRange, error) {
+	if pp < 1 || n < pp {
+		return nil, fmt.Errorf("--pp %d: the model has %d decoder layers; every stage needs at least one", pp, n)
+	}
+	parts := make([]int, pp)
+	for i := range parts {
+		parts[i] = n / pp
+	}
+	for i := 2; i < n%pp+2; i++ {
+		parts[pp-i]++
+	}
+	out := make([]model.LayerRange, pp)
+	first := 0
+	for i, k := range parts {
+		out[i] = model.LayerRange{First: first, Last: first + k - 1}
+		first += k
+	}
+	return out, nil
+}
+
+func (f *Front) note(format string, args ...any) {
+	if f.cfg.Log == nil {
+		return
+	}
+	f.log.Lock()
+	defer f.log.Unlock()
+	fmt.Fprintf(f.cfg.Log, format+"\n", args...)
+}
+
+// accept greets every connection: a hello with the right version and
+// token joins; anything else is refused with the reason and closed.
+func (f *Front) accept() {
+	for {
+		nc, err := f.ln.Accept()
+		if err != nil {
+			return
+		}
+		go f.greet(nc)
+	}
+}
+
+func (f *Front) greet(nc net.Conn) {
+	c := newConn(nc)
+	k, d, err := c.recv(30 * time.Second)
+	if err != nil || k != kindHello {
+		f.note("hsdb: refused a connection from %s: no worker hello", nc.RemoteAddr())
+		c.close()
+		return
+	}
+	var h hello
+	if err := h.dec(d); err != nil {
+		f.refuse(c, fmt.Sprintf("a malformed hello (%v)", err))
+		return
+	}
+	if h.Version != Version {
+		f.refuse(c, fmt.Sprintf("worker protocol version %d, this front speaks %d (install the same hsdb on every host)", h.Version, Version))
+		return
+	}
+	if !checkToken(h.Token, f.token) {
+		f.note("hsdb: refused a worker from %s (pid %d on %s): wrong token", nc.RemoteAddr(), h.PID, h.Host)
+		f.refuse(c, "wrong token")
+		return
+	}
+	select {
+	case f.joins <- &joined{c: c, h: h}:
+	case <-time.After(f.cfg.Timeout):
+		f.refuse(c, "no rank is waiting for a worker")
+	}
+}
+
+func (f *Front) refuse(c *conn, why string) {
+	var e enc
+	e.str(why)
+	c.send(kindError, &e)
+	c.close()
+}
+
+// start brings up workers for ranks need (spawning them when Spawn) and
+// waits until each has loaded its rank.
+func (f *Front) start(need []int) error {
+	procs := map[int]*process{}
+	if f.cfg.Spawn {
+		for _, r := range need {
+			p, err := f.spawn(r)
+			if err != nil {
+				return err
+			}
+			procs[r] = p
+		}
+	}
+	waiting := map[int]bool{}
+	for _, r := range need {
+		waiting[r] = true
+	}
+	type result struct {
+		r   *remoteRank
+		err error
+	}
+	results := make(chan result, len(need))
+	deadline := time.After(f.cfg.Timeout)
+	for assigned := 0; assigned < len(need); {
+		var exited <-chan struct{}
+		var exitRank int
+		for r, p := range procs { // any spawned worker that dies before joining
+			if waiting[r] {
+				exited, exitRank = p.exited, r
+				break
+			}
+		}
+		select {
+		case j := <-f.joins:
+			r := j.h.Rank
+			if r < 0 {
+				for _, n := range need {
+					if waiting[n] {
+						r = n
+						break
+					}
+				}
+			}
+			if r < 0 || !waiting[r] {
+				f.refuse(j.c, fmt.Sprintf("rank %d is not waiting for a worker", j.h.Rank))
+				continue
+			}
+			waiting[r] = false
+			assigned++
+			rr := &remoteRank{f: f, slot: r, rank: r % f.world, stage: r / f.world, c: j.c, host: j.h.Host, pid: j.h.PID, proc: procs[r]}
+			go func() {
+				err := rr.load(f.tmpl)
+				results <- result{rr, err}
+			}()
+		case <-exited:
+			p := procs[exitRank]
+			return fmt.Errorf("rank %d: the worker exited before joining (%v)%s", exitRank, p.err, p.stderr.suffix())
+		case <-deadline:
+			return fmt.Errorf("%w: %d worker(s) did not join %s within %s", engine.ErrWorker, len(need)-assigned, f.ln.Addr(), f.cfg.Timeout)
+		}
+	}
+	var first error
+	for range need {
+		res := <-results
+		if res.err != nil {
+			res.r.kill()
+			if first == nil {
+				first = res.err
+			}
+			continue
+		}
+		f.mu.Lock()
+		f.slots[res.r.slot] = res.r
+		f.mu.Unlock()
+	}
+	return first
+}
+
+// Ranks returns the world's ranks: each drives its workers of every
+// stage in turn.
+func (f *Front) Ranks() []engine.RemoteRank {
+	out := make([]engine.RemoteRank, f.world)
+	for r := range out {
+		out[r] = chain{f: f, rank: r}
+	}
+	return out
+}
+
+// slot returns the worker in slot i.
+func (f *Front) slot(i int) *remoteRank {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.slots[i]
+}
+
+// Bind gives the front the module tree whose sites the workers' messages
+// name by path; every site of every worker's model must be one of them.
+func (f *Front) Bind(t *model.Tree) error {
+	f.sites = map[string]*model.Site{}
+	for _, s := range t.Sites {
+		f.sites[s.Path] = s
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, r := range f.slots {
+		if err := r.checkSites(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Begin readies the workers for a step: a prefill first starts fresh
+// workers in place of dead ones; a decode step with a dead worker fails.
+func (f *Front) Begin(prefill bool) error {
+	var dead []int
+	var why error
+	f.mu.Lock()
+	slots := append([]*remoteRank(nil), f.slots...)
+	f.mu.Unlock()
+	for _, r := range slots {
+		if p := r.proc; p != nil && r.failed() == nil { // a spawned worker that died between steps
+			select {
+			case <-p.exited:
+				r.fault(io.EOF)
+			default:
+			}
+		}
+		if err := r.failed(); err != nil {
+			dead = append(dead, r.slot)
+			why = err
+		}
+	}
+	if len(dead) > 0 {
+		if !prefill {
+			return fmt.Errorf("%w; its KV cache went with it: `run` starts a fresh worker and a new prefill", why)
+		}
+		if !f.cfg.Spawn {
+			f.note("hsdb: waiting for workers for slot(s) %v: hsdb worker --connect %s --token %s --rank SLOT", dead, f.ln.Addr(), f.token)
+		}
+		if err := f.start(dead); err != nil {
+			return err
+		}
+		if f.sites != nil {
+			for _, i := range dead {
+				if err := f.slot(i).checkSites(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	for _, st := range f.pipes {
+		for _, ch := range st {
+			select {
+			case <-ch:
+			default:
+			}
+		}
+	}
+	f.hub.g.Reset()
+	return nil
+}
+
+// Abort wakes the ranks waiting in a collective of the current step.
+func (f *Front) Abort(cause error) { f.hub.g.Abort(cause) }
+
+// Close stops every worker (quit, then a kill after 5 s) and the listener.
+func (f *Front) Close() error {
+	f.ln.Close()
+	f.mu.Lock()
+	ranks := append([]*remoteRank(nil), f.slots...)
+	f.mu.Unlock()
+	for _, r := range ranks {
+		if r != nil {
+			r.quit()
+		}
+	}
+	return nil
+}

@@ -1,0 +1,104 @@
+package worker
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+)
+
+// process is a spawned worker: its exit status once it has exited, and the
+// tail of its stderr.
+type process struct {
+	cmd    *exec.Cmd
+	exited chan struct{}
+	err    error
+	stderr *tail
+}
+
+func (f *Front) spawn(rank int) (*process, error) {
+	argv := f.cfg.Command
+	if len(argv) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("starting rank %d's worker: %w", rank, err)
+		}
+		argv = []string{exe, "worker"}
+	}
+	args := append(append([]string(nil), argv[1:]...), "--connect", f.ln.Addr().String(), "--rank", strconv.Itoa(rank))
+	cmd := exec.Command(argv[0], args...)
+	cmd.Env = append(os.Environ(), TokenEnv+"="+f.token, spawnedEnv+"=1")
+	p := &process{cmd: cmd, exited: make(chan struct{}), stderr: &tail{f: f, rank: rank}}
+	cmd.Stderr = p.stderr
+	cmd.Stdout = p.stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting rank %d's worker (%s): %w", rank, argv[0], err)
+	}
+	go func() {
+		p.err = cmd.Wait()
+		if p.err == nil {
+			p.err = errors.New("exit status 0")
+		}
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// spawnedEnv marks a worker started by a front: it ignores the terminal's
+// Ctrl-C, which the front turns into a stop at the next site.
+const spawnedEnv = "HSDB_WORKER_SPAWNED"
+
+// Spawned reports whether this process is a worker a front started.
+func Spawned() bool { return os.Getenv(spawnedEnv) == "1" }
+
+// tail keeps the last line a worker wrote to stderr (for fault reports)
+// and passes every line to the front's log, prefixed with the rank.
+type tail struct {
+	f    *Front
+	rank int
+	mu   sync.Mutex
+	buf  []byte
+	last string
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	for {
+		i := bytes.IndexByte(t.buf, '\n')
+		if i < 0 {
+			break
+		}
+		line := string(bytes.TrimSpace(t.buf[:i]))
+		t.buf = t.buf[i+1:]
+		if line != "" {
+			t.last = line
+			t.f.note("[rank %d] %s", t.rank, line)
+		}
+	}
+	if len(t.buf) > 4096 {
+		t.buf = t.buf[len(t.buf)-4096:]
+	}
+	return len(p), nil
+}
+
+// suffix is "; last words: LINE" when the worker wrote any, else "".
+func (t *tail) suffix() string {
+	if t == nil {
+		return ""
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	last := t.last
+	if last == "" {
+		last = string(bytes.TrimSpace(t.buf))
+	}
+	if last == "" {
+		return ""
+	}
+	return "; its last stderr line: " + last
+}

@@ -1,0 +1,315 @@
+package worker
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"sync"
+	"time"
+	"unsafe"
+
+	"hsdb/engine/tensor"
+)
+
+// Version is the protocol version a worker and a front must share: the
+// hello carries it and a mismatch is refused.
+const Version = 2
+
+// Frame limits: nothing larger is read. A hello is tiny; a data frame holds
+// at most one tensor of a step (an all-reduce of [tokens, hidden] f32, the
+// logits [rows, vocab]).
+const (
+	maxHelloFrame = 64 << 10
+	maxFrame      = 1 << 30
+	maxDims       = 8
+)
+
+// conn is one framed connection: a frame is a little-endian uint32 length,
+// then a kind byte and the payload (length counts both). Reads are bounded
+// by limit and by the per-call deadline; writes by the deadline. Nothing a
+// peer sends is ever executed: every frame is decoded into plain values and
+// checked.
+type conn struct {
+	c       net.Conn
+	r       *bufio.Reader
+	w       *bufio.Writer
+	limit   int
+	timeout time.Duration // per read or write; 0: none
+	wmu     sync.Mutex
+}
+
+func newConn(c net.Conn) *conn {
+	return &conn{c: c, r: bufio.NewReaderSize(c, 64<<10), w: bufio.NewWriterSize(c, 64<<10), limit: maxHelloFrame}
+}
+
+// send writes one frame.
+func (c *conn) send(kind byte, e *enc) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.timeout > 0 {
+		c.c.SetWriteDeadline(time.Now().Add(c.timeout))
+	}
+	var hdr [5]byte
+	binary.LittleEndian.PutUint32(hdr[:4], uint32(len(e.b)+1))
+	hdr[4] = kind
+	if _, err := c.w.Write(hdr[:]); err != nil {
+		return err
+	}
+	if _, err := c.w.Write(e.b); err != nil {
+		return err
+	}
+	return c.w.Flush()
+}
+
+// recv reads one frame, waiting at most timeout (0: the connection's;
+// negative: no limit).
+func (c *conn) recv(timeout time.Duration) (byte, *dec, error) {
+	if timeout == 0 {
+		timeout = c.timeout
+	}
+	if timeout > 0 {
+		c.c.SetReadDeadline(time.Now().Add(timeout))
+	} else {
+		c.c.SetReadDeadline(time.Time{})
+	}
+	var hdr [5]byte
+	if _, err := io.ReadFull(c.r, hdr[:]); err != nil {
+		return 0, nil, err
+	}
+	n := int(binary.LittleEndian.Uint32(hdr[:4]))
+	if n < 1 || n > c.limit {
+		return 0, nil, fmt.Errorf("protocol: a frame of %d bytes (at most %d allowed here)", n, c.limit)
+	}
+	b := make([]byte, n-1)
+	if _, err := io.ReadFull(c.r, b); err != nil {
+		return 0, nil, err
+	}
+	return hdr[4], &dec{b: b}, nil
+}
+
+// expect reads a frame of kind want; a frame of kind kindError is returned
+// as its error, any other kind as a protocol error.
+func (c *conn) expect(want byte, timeout time.Duration) (*dec, error) {
+	k, d, err := c.recv(timeout)
+	if err != nil {
+		return nil, err
+	}
+	if k == kindError {
+		return nil, errors.New(d.str())
+	}
+	if k != want {
+		return nil, fmt.Errorf("protocol: got a %s message where %s was expected", kindName(k), kindName(want))
+	}
+	return d, nil
+}
+
+func (c *conn) close() error { return c.c.Close() }
+
+// enc builds a payload.
+type enc struct{ b []byte }
+
+func (e *enc) u8(v byte)    { e.b = append(e.b, v) }
+func (e *enc) u32(v uint32) { e.b = binary.LittleEndian.AppendUint32(e.b, v) }
+func (e *enc) i64(v int64)  { e.b = binary.LittleEndian.AppendUint64(e.b, uint64(v)) }
+func (e *enc) int(v int)    { e.i64(int64(v)) }
+func (e *enc) f64(v float64) {
+	e.b = binary.LittleEndian.AppendUint64(e.b, math.Float64bits(v))
+}
+func (e *enc) bool(v bool) {
+	if v {
+		e.u8(1)
+	} else {
+		e.u8(0)
+	}
+}
+func (e *enc) str(s string) { e.u32(uint32(len(s))); e.b = append(e.b, s...) }
+func (e *enc) strs(s []string) {
+	e.u32(uint32(len(s)))
+	for _, x := range s {
+		e.str(x)
+	}
+}
+func (e *enc) ints(v []int) {
+	e.u32(uint32(len(v)))
+	for _, x := range v {
+		e.int(x)
+	}
+}
+func (e *enc) i32s(v []int32) {
+	e.u32(uint32(len(v)))
+	for _, x := range v {
+		e.u32(uint32(x))
+	}
+}
+
+// tensor writes a host tensor: dtype, shape, raw little-endian data.
+func (e *enc) tensor(t *tensor.Tensor) {
+	e.u8(byte(t.DType))
+	e.ints(t.Shape)
+	e.u32(uint32(len(t.Data)))
+	e.b = append(e.b, t.Data...)
+}
+
+// f32s writes float32 values as raw little-endian bytes.
+func (e *enc) f32s(v []float32) {
+	e.u32(uint32(len(v)))
+	if len(v) > 0 {
+		e.b = append(e.b, unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 4*len(v))...)
+	}
+}
+
+// dec reads a payload. A read past the end, a count larger than the bytes
+// left or a negative size sets err and yields zero values: check err once
+// after decoding a message.
+type dec struct {
+	b   []byte
+	err error
+}
+
+func (d *dec) fail(format string, args ...any) {
+	if d.err == nil {
+		d.err = fmt.Errorf("protocol: "+format, args...)
+	}
+}
+
+func (d *dec) take(n int) []byte {
+	if d.err != nil {
+		return nil
+	}
+	if n < 0 || n > len(d.b) {
+		d.fail("a field of %d bytes with %d left", n, len(d.b))
+		return nil
+	}
+	v := d.b[:n:n]
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *dec) u8() byte {
+	if b := d.take(1); b != nil {
+		return b[0]
+	}
+	return 0
+}
+func (d *dec) u32() uint32 {
+	if b := d.take(4); b != nil {
+		return binary.LittleEndian.Uint32(b)
+	}
+	return 0
+}
+func (d *dec) i64() int64 {
+	if b := d.take(8); b != nil {
+		return int64(binary.LittleEndian.Uint64(b))
+	}
+	return 0
+}
+
+// int reads an int that must lie in [0, 1<<40) (sizes, indices, counts).
+func (d *dec) int() int {
+	v := d.i64()
+	if v < 0 || v >= 1<<40 {
+		d.fail("an integer field %d out of range", v)
+		return 0
+	}
+	return int(v)
+}
+func (d *dec) f64() float64 { return math.Float64frombits(uint64(d.i64())) }
+func (d *dec) bool() bool   { return d.u8() != 0 }
+
+// count reads an element count and checks that count elements of at least
+// size bytes each fit in what is left.
+func (d *dec) count(size int) int {
+	n := int(d.u32())
+	if d.err == nil && n*size > len(d.b) {
+		d.fail("%d elements of %d bytes with %d bytes left", n, size, len(d.b))
+		return 0
+	}
+	return n
+}
+func (d *dec) str() string { return string(d.take(d.count(1))) }
+func (d *dec) strs() []string {
+	n := d.count(4)
+	out := make([]string, 0, n)
+	for range n {
+		out = append(out, d.str())
+	}
+	return out
+}
+func (d *dec) ints() []int {
+	n := d.count(8)
+	out := make([]int, 0, n)
+	for range n {
+		out = append(out, d.int())
+	}
+	return out
+}
+func (d *dec) i32s() []int32 {
+	n := d.count(4)
+	out := make([]int32, 0, n)
+	for range n {
+		out = append(out, int32(d.u32()))
+	}
+	return out
+}
+
+// shape reads a tensor shape: at most maxDims non-negative dims.
+func (d *dec) shape() []int {
+	s := d.ints()
+	if len(s) > maxDims {
+		d.fail("a shape of %d dimensions", len(s))
+		return nil
+	}
+	return s
+}
+
+// tensor reads a host tensor, checking its byte count against dtype and
+// shape.
+func (d *dec) tensor() *tensor.Tensor {
+	dt := tensor.DType(d.u8())
+	shape := d.shape()
+	data := d.take(d.count(1))
+	if d.err != nil {
+		return nil
+	}
+	if dt.Size() == 0 || !numelFits(shape, len(data)/max(dt.Size(), 1)) || tensor.Numel(shape)*dt.Size() != len(data) {
+		d.fail("a tensor of dtype %d, shape %v with %d bytes", dt, shape, len(data))
+		return nil
+	}
+	t := tensor.New(dt, shape...)
+	copy(t.Data, data)
+	return t
+}
+
+// f32s reads float32 values.
+func (d *dec) f32s() []float32 {
+	n := d.count(4)
+	raw := d.take(4 * n)
+	if d.err != nil {
+		return nil
+	}
+	out := make([]float32, n)
+	if n > 0 {
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(&out[0])), 4*n), raw)
+	}
+	return out
+}
+
+// numelFits reports whether the product of shape is at most limit without
+// overflow.
+func numelFits(shape []int, limit int) bool {
+	n := 1
+	for _, s := range shape {
+		if s < 0 {
+			return false
+		}
+		if s != 0 && n > limit/s {
+			return false
+		}
+		n *= s
+	}
+	return n <= limit
+}

@@ -1,0 +1,154 @@
+package worker
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math/rand"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"hsdb/engine"
+	"hsdb/engine/model"
+	"hsdb/engine/tensor"
+)
+
+// validMessages are encodings of every message a peer decodes, the seeds
+// of the decoding tests.
+func validMessages() [][]byte {
+	var out [][]byte
+	add := func(f func(e *enc)) {
+		var e enc
+		f(&e)
+		out = append(out, e.b)
+	}
+	add(func(e *enc) { (&hello{Version: Version, Token: "t", Host: "h", PID: 7, Rank: -1}).enc(e) })
+	add(func(e *enc) { (&assign{Rank: 1, World: 2, Stages: 1, Model: "m", Layers: "0-1"}).enc(e) })
+	add(func(e *enc) {
+		(&loaded{Device: "cpu:1", ActDType: tensor.F32, Report: model.LoadReport{Unused: []string{"x"}}, Sites: []string{"lm_head"}}).enc(e)
+	})
+	add(func(e *enc) {
+		encBatch(e, &model.Batch{IDs: []int32{1, 2}, Pos: []int32{0, 1}, SeqLens: []int{2}, Seqs: []int{0}, Slots: []int{0}})
+	})
+	add(func(e *enc) {
+		(&visit{Site: "model.layers.0", Tensors: []siteTensor{{Name: "h", Shape: []int{2, 3}, DType: tensor.F32, Writable: true, SumOf: []string{"a", "b"}},
+			{Name: "q", Shape: []int{2, 8}, DType: tensor.F32, Attn: &model.AttnGeometry{Key: "k", Heads: 2, KVHeads: 1, DK: 4, TotalHeads: 4, TotalKVHeads: 2, Scale: 0.5}},
+			{Name: "ids", Shape: []int{2, 1}, Host: tensor.FromI64([]int64{3, 4}, 2, 1)}},
+			Frames: []visitFrame{{Site: "model", Inputs: [][]int{{2, 3}}, InDTypes: []tensor.DType{tensor.F32}}}}).enc(e)
+	})
+	add(func(e *enc) { (&done{Logits: tensor.FromF32([]float32{1, 2}, 1, 2)}).enc(e) })
+	add(func(e *enc) { region{T: 1, R0: 0, R1: 2, C0: 0, C1: 3}.enc(e) })
+	return out
+}
+
+// decodeAll runs every decoder on b; none may panic.
+func decodeAll(b []byte) {
+	var h hello
+	h.dec(&dec{b: b})
+	var a assign
+	a.dec(&dec{b: b})
+	var l loaded
+	l.dec(&dec{b: b})
+	decBatch(&dec{b: b})
+	var v visit
+	v.dec(&dec{b: b})
+	var m done
+	m.dec(&dec{b: b})
+	var r region
+	r.dec(&dec{b: b})
+	(&dec{b: b}).tensor()
+	(&dec{b: b}).f32s()
+}
+
+// TestDecodeNeverPanics: every decoder, on every truncation of a valid
+// message and on 3000 random mutations, returns an error or a value and
+// never panics or allocates past the input (a count larger than the bytes
+// left is an error before any allocation); a truncated message is an
+// error.
+func TestDecodeNeverPanics(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	for _, m := range validMessages() {
+		for n := range len(m) {
+			decodeAll(m[:n])
+		}
+		for range 3000 / len(validMessages()) {
+			b := append([]byte(nil), m...)
+			for range 1 + rng.Intn(4) {
+				b[rng.Intn(len(b))] = byte(rng.Intn(256))
+			}
+			decodeAll(b)
+		}
+	}
+	var v visit
+	m := validMessages()[4]
+	if err := v.dec(&dec{b: m[:len(m)-1]}); err == nil {
+		t.Error("a truncated visit decoded without an error")
+	}
+	// a count of 2^32-1 strings in a few bytes is refused
+	var e enc
+	e.u32(^uint32(0))
+	d := &dec{b: e.b}
+	if s := d.strs(); d.err == nil || len(s) != 0 {
+		t.Errorf("a huge count: %d strings, error %v", len(s), d.err)
+	}
+}
+
+// FuzzDecode is TestDecodeNeverPanics under the fuzzer:
+//
+//	go test ./engine/worker -fuzz FuzzDecode
+func FuzzDecode(f *testing.F) {
+	for _, m := range validMessages() {
+		f.Add(m)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) { decodeAll(b) })
+}
+
+// TestFrontRefusesGarbage: connections that send no hello, a frame larger
+// than a hello may be, or random bytes are closed, and the front then
+// takes a real worker.
+func TestFrontRefusesGarbage(t *testing.T) {
+	ln := make(chan string, 1)
+	cfg := Config{Token: "tok", Timeout: 20 * time.Second, onListen: func(addr string) { ln <- addr }}
+	type res struct {
+		f   *Front
+		err error
+	}
+	started := make(chan res, 1)
+	go func() {
+		f, err := Start(engine.DefaultModelPath, engine.Options{TP: 1}, cfg)
+		started <- res{f, err}
+	}()
+	addr := <-ln
+	var huge [5]byte
+	binary.LittleEndian.PutUint32(huge[:4], 1<<31)
+	huge[4] = kindHello
+	for _, junk := range [][]byte{huge[:], []byte("GET / HTTP/1.1\r\n\r\n"), bytes.Repeat([]byte{0xff}, 64)} {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Write(junk)
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		buf := make([]byte, 1)
+		for {
+			if _, err := c.Read(buf); err != nil {
+				if ne, ok := err.(net.Error); ok && ne.Timeout() {
+					t.Errorf("the front kept a connection that sent %q open", junk[:min(len(junk), 8)])
+				}
+				break
+			}
+		}
+		c.Close()
+	}
+	served := make(chan error, 1)
+	go func() { served <- Serve(WorkerConfig{Connect: addr, Token: "tok", Rank: -1}) }()
+	r := <-started
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	r.f.Close()
+	if err := <-served; err != nil && !strings.Contains(err.Error(), "closed") {
+		t.Errorf("the worker: %v", err)
+	}
+}

@@ -1,0 +1,171 @@
+package debug
+
+import (
+	"fmt"
+	"strings"
+
+	"hsdb/engine/model"
+	"hsdb/engine/modelpath"
+	"hsdb/inspect/capture"
+	"hsdb/inspect/check"
+	"hsdb/inspect/client"
+)
+
+// engineKinds and recordKinds are the kinds the engine's blocks and the
+// capturer apply (client.FaultKinds documents them; a test checks both
+// lists against it).
+var engineKinds = []string{model.FaultSkipAllReduce, model.FaultVocabPadding, model.FaultRouterSoftmax, model.FaultRouterNoBias, model.FaultPerturbRank, model.FaultChunkNoContext}
+
+// faultKind returns the table entry of kind.
+func faultKind(kind string) (client.FaultKind, bool) {
+	for _, k := range client.FaultKinds {
+		if k.Kind == kind {
+			return k, true
+		}
+	}
+	return client.FaultKind{}, false
+}
+
+// Inject adds fault f to every following pass: a computation fault to the
+// engine (its blocks consult it), a recording fault to the captures.
+// Errors: an unknown kind, a rank outside the world, a site that names no
+// site of the model or none the kind acts on (a router fault on a dense
+// model).
+func (s *Session) Inject(cf client.Fault) error {
+	f := model.Fault(cf)
+	k, ok := faultKind(f.Kind)
+	if !ok {
+		var names []string
+		for _, k := range client.FaultKinds {
+			names = append(names, k.Kind)
+		}
+		return fmt.Errorf("inject: unknown fault %q (want one of %s)", f.Kind, strings.Join(names, ", "))
+	}
+	w := s.E.World
+	if f.Kind == model.FaultPerturbRank {
+		if w == 1 {
+			return fmt.Errorf("inject %s: one rank holds the only copy: the fault needs tp > 1", f.Kind)
+		}
+		if f.Rank < 0 {
+			f.Rank = w - 1
+		}
+	}
+	if (f.Kind == capture.FaultKeepShard || f.Kind == capture.FaultGatherRows) && w == 1 {
+		return fmt.Errorf("inject %s: one rank holds the whole tensor: the fault needs tp > 1", f.Kind)
+	}
+	if f.Rank >= w {
+		return fmt.Errorf("inject %s: --rank %d, the model runs on %d rank(s)", f.Kind, f.Rank, w)
+	}
+	if f.Site != "" && !s.anySite(f.Site, nil) {
+		return fmt.Errorf("inject %s: no site %s (info sites lists them)", f.Kind, f.Site)
+	}
+	switch {
+	case f.Kind == model.FaultChunkNoContext:
+		if f.Token < 1 {
+			return fmt.Errorf("inject %s: give --token K, the first token of the second chunk (K ≥ 1)", f.Kind)
+		}
+		if !s.anySite(f.Site, func(st *model.Site) bool { return strings.HasSuffix(st.Path, ".self_attn") }) {
+			return fmt.Errorf("inject %s: no attention (self_attn) at %s", f.Kind, f.Site)
+		}
+	case k.Recorded || f.Kind == model.FaultPerturbRank:
+		if f.Site != "" && !s.anySite(f.Site, func(st *model.Site) bool { return st.Layer >= 0 }) {
+			return fmt.Errorf("inject %s: %s is not in a decoder layer", f.Kind, f.Site)
+		}
+	case !s.anySite(f.Site, func(st *model.Site) bool { return contains(k.Classes, st.Class) && actsOn(f.Kind, st) }):
+		return fmt.Errorf("inject %s: the model has no %s there to act on", f.Kind, strings.Join(k.Classes, " or "))
+	}
+	switch f.Kind {
+	case capture.FaultScaleResidual:
+		if f.Value == 0 {
+			f.Value = 0.5
+			if rsf := s.routedScaling(); rsf > 0 {
+				f.Value = 1 / rsf
+			}
+		}
+	case capture.FaultShiftRows:
+		if f.Value == 0 {
+			f.Value = 1
+		}
+	}
+	s.faults = append(s.faults, f)
+	s.applyFaults()
+	return nil
+}
+
+// actsOn narrows a kind's classes to the sites it really changes: router
+// faults act on an MoE's gate only.
+func actsOn(kind string, st *model.Site) bool {
+	switch kind {
+	case model.FaultSkipAllReduce:
+		return contains(st.Tensors, "output") // a RowParallelLinear that reduces
+	}
+	return true
+}
+
+// anySite reports whether some site's path is at or under prefix ("" any)
+// and passes ok (nil: any).
+func (s *Session) anySite(prefix string, ok func(*model.Site) bool) bool {
+	for _, st := range s.E.Tree.Sites {
+		if (prefix == "" || st.Path == prefix || strings.HasPrefix(st.Path, prefix+".")) && (ok == nil || ok(st)) {
+			return true
+		}
+	}
+	return false
+}
+
+// routedScaling is the model's routed_scaling_factor, or 0.
+func (s *Session) routedScaling() float64 {
+	data, _, err := modelpath.ConfigJSON(s.E.Path)
+	if err != nil {
+		return 0
+	}
+	_, _, consts, err := check.ConfigFacts(data)
+	if err != nil {
+		return 0
+	}
+	return consts["routed_scaling_factor"]
+}
+
+// ClearFaults removes every injected fault.
+func (s *Session) ClearFaults() {
+	s.faults = nil
+	s.applyFaults()
+}
+
+// Faults returns the injected faults, in the order given.
+func (s *Session) Faults() []client.Fault {
+	out := make([]client.Fault, len(s.faults))
+	for i, f := range s.faults {
+		out[i] = client.Fault(f)
+	}
+	return out
+}
+
+// applyFaults hands the computation faults to the engine and every fault
+// to the observers that record (captures).
+func (s *Session) applyFaults() {
+	var eng model.Faults
+	for _, f := range s.faults {
+		if k, _ := faultKind(f.Kind); !k.Recorded {
+			eng = append(eng, f)
+		}
+	}
+	s.E.Faults = eng
+	for _, o := range s.Observers {
+		if c, ok := o.(*capture.Capturer); ok {
+			c.SetFaults(s.faults)
+		}
+	}
+}
+
+// faultNote is the line every outcome carries while faults are injected.
+func (s *Session) faultNote() string {
+	if len(s.faults) == 0 {
+		return ""
+	}
+	var fs []string
+	for _, f := range s.faults {
+		fs = append(fs, f.String())
+	}
+	return "INJECTED FAULTS (inject clear removes them): " + strings.Join(fs, "; ")
+}

@@ -1,0 +1,236 @@
+package debug
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"hsdb/engine/model"
+	"hsdb/engine/safetensors"
+	"hsdb/engine/tensor"
+	"hsdb/inspect/capture"
+	"hsdb/inspect/client"
+)
+
+// patchSeq is one sequence of a dump: its ids and the patched tensor's rows
+// [len, cols] in f32.
+type patchSeq struct {
+	ids  []int32
+	rows *tensor.Tensor
+}
+
+// layerSite matches a decoder layer's output site.
+var layerSite = regexp.MustCompile(`^model\.layers\.(\d+)$`)
+
+// readPatch reads what an hsdb dump holds for tensor name of site: a layer
+// capture (hidden_states.{i}, when the dump captured that half of layer
+// i's output) or a site capture (SITE:TENSOR), for every sequence by its
+// index in the dump's input. Errors name the dump and what it holds.
+func readPatch(dir, site, name string) (map[int]patchSeq, string, error) {
+	m, err := capture.ReadManifest(dir)
+	if err != nil {
+		return nil, "", fmt.Errorf("patch: %w", err)
+	}
+	key := dumpKey(m, site, name)
+	if key == "" {
+		return nil, "", fmt.Errorf("patch: %w: dump %s holds no %s of %s (it holds: %s)", client.ErrNoTensor, dir, name, site, dumpHolds(m))
+	}
+	out, err := readDumpSeqs(dir, m, key)
+	return out, key, err
+}
+
+// dumpKey returns the key under which dump m holds tensor name of site, or
+// "": hidden_states.{i} for decoder layer i's output when the dump
+// captured that half (its What), or a site capture's SITE:TENSOR.
+func dumpKey(m *capture.Manifest, site, name string) string {
+	for _, si := range m.Capture.Sites {
+		if si.Site == site && si.Tensor == name {
+			return si.Key
+		}
+	}
+	if g := layerSite.FindStringSubmatch(site); g != nil && m.Capture.What == name {
+		i, _ := strconv.Atoi(g[1])
+		for _, l := range m.Capture.Layers {
+			if l == i {
+				return fmt.Sprintf("hidden_states.%d", i)
+			}
+		}
+	}
+	return ""
+}
+
+// dumpHolds lists what dump m holds, for messages.
+func dumpHolds(m *capture.Manifest) string {
+	var has []string
+	for _, l := range m.Capture.Layers {
+		has = append(has, fmt.Sprintf("model.layers.%d %s", l, m.Capture.What))
+	}
+	for _, si := range m.Capture.Sites {
+		has = append(has, si.Site+" "+si.Tensor)
+	}
+	return strings.Join(has, "; ")
+}
+
+// readDumpSeqs reads key and input_ids of every sequence of the dump at
+// dir, by the sequence's index in the dump's input.
+func readDumpSeqs(dir string, m *capture.Manifest, key string) (map[int]patchSeq, error) {
+	out := map[int]patchSeq{}
+	for _, sr := range m.Sequences {
+		p := filepath.Join(dir, sr.File)
+		f, err := safetensors.Open(p)
+		if err != nil {
+			return nil, err
+		}
+		ps, err := readPatchSeq(f, key)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		out[sr.Index] = ps
+	}
+	return out, nil
+}
+
+// readPatchSeq copies tensor key and input_ids out of f (whose mapping
+// ends when f is closed).
+func readPatchSeq(f *safetensors.File, key string) (patchSeq, error) {
+	t, err := f.Tensor(key)
+	if err != nil {
+		return patchSeq{}, err
+	}
+	ids, err := f.Tensor("input_ids")
+	if err != nil {
+		return patchSeq{}, err
+	}
+	if len(t.Shape) != 2 || t.Shape[0] != ids.Numel() {
+		return patchSeq{}, fmt.Errorf("%w: %s is %s for %d input_ids", client.ErrMismatch, key, tensor.ShapeString(t.Shape), ids.Numel())
+	}
+	ps := patchSeq{rows: tensor.FromF32(t.ToF32(), t.Shape...)}
+	for i := range ids.Numel() {
+		ps.ids = append(ps.ids, int32(ids.Int(i)))
+	}
+	return ps, nil
+}
+
+// Patch replaces a tensor of the stopped site, or arms the replacement for
+// the next run when req.Site is given (see client.PatchRequest).
+func (s *Session) Patch(req client.PatchRequest) (client.Edit, error) {
+	site := req.Site
+	if site != "" {
+		p, err := ParsePattern(site)
+		if err != nil {
+			return client.Edit{}, err
+		}
+		sites, err := p.Sites(s.E.Tree)
+		if err != nil {
+			return client.Edit{}, s.noSite(err)
+		}
+		if len(sites) != 1 {
+			return client.Edit{}, fmt.Errorf("patch: %s matches %d sites: name one", site, len(sites))
+		}
+		site = sites[0].Path
+		if !contains(sites[0].Tensors, req.Tensor) {
+			return client.Edit{}, fmt.Errorf("patch: %w: %s shows %s, not %q", client.ErrNoTensor, site, strings.Join(sites[0].Tensors, ", "), req.Tensor)
+		}
+	} else {
+		st := s.Stopped()
+		if st == nil {
+			return client.Edit{}, fmt.Errorf("patch: %w: `patch SITE.TENSOR from DUMP` arms a patch for the next run", client.ErrNotStopped)
+		}
+		site = st.Site
+	}
+	src, key, err := readPatch(req.Dump, site, req.Tensor)
+	if err != nil {
+		return client.Edit{}, err
+	}
+	e := &edit{Edit: client.Edit{Tensor: req.Tensor, Rank: -1, What: fmt.Sprintf("= %s from %s", key, req.Dump)}}
+	e.plan = s.patchPlan(req, src, e)
+	if req.Site == "" {
+		return s.applyNow(e)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.iv.nextID++
+	e.ID, e.Site, e.Armed, e.siteIdx = s.iv.nextID, site, true, s.E.Tree.Site(site).Index
+	e.Text = fmt.Sprintf("%s %s %s (step 0, every rank) armed", site, req.Tensor, e.What)
+	s.iv.pending = append(s.iv.pending, e)
+	s.iv.npending.Store(int32(len(s.iv.pending)))
+	return e.Edit, nil
+}
+
+// patchPlan computes each rank's rows of the patched tensor: for every
+// sequence of the batch (or req.Seq), the dump's rows at the tokens'
+// positions, each rank taking the columns it holds.
+func (s *Session) patchPlan(req client.PatchRequest, src map[int]patchSeq, e *edit) func(st *stopCtx) ([]rankWrite, error) {
+	return func(st *stopCtx) ([]rankWrite, error) {
+		if err := checkWritable(st, req.Tensor); err != nil {
+			return nil, err
+		}
+		b := st.ev.Batch
+		if req.Seq >= len(b.SeqLens) {
+			return nil, fmt.Errorf("patch --seq %d: the batch has %d sequence(s)", req.Seq, len(b.SeqLens))
+		}
+		p0, _ := st.views[0].Tensor(req.Tensor)
+		if p0.Shard.Kind == model.Partial {
+			return nil, fmt.Errorf("patch: %s at %s is a partial sum (one addend per rank): patch its all-reduced output", req.Tensor, st.ev.Site.Path)
+		}
+		if rows(p0) != b.Tokens() {
+			return nil, fmt.Errorf("patch: %w: %s at %s has %d rows, not one per token of the batch (%d)", client.ErrMismatch, req.Tensor, st.ev.Site.Path, rows(p0), b.Tokens())
+		}
+		full := cols(p0)
+		if p0.Shard.Kind == model.Sharded {
+			full = p0.Shard.Full
+		}
+		var ws []rankWrite
+		var notes []string
+		for sq, n := range b.SeqLens {
+			if req.Seq >= 0 && sq != req.Seq {
+				continue
+			}
+			num := b.Seqs[sq]
+			ps, ok := src[num]
+			if !ok {
+				return nil, fmt.Errorf("patch: %w: the dump has no sequence %d", client.ErrMismatch, num)
+			}
+			r0 := b.SeqStart(sq)
+			last := int(b.Pos[r0+n-1]) + 1
+			if ps.rows.Cols() != full {
+				return nil, fmt.Errorf("patch: %w: the dump's %s is [%d, %d], the site's %s is [%d, %d]", client.ErrMismatch, req.Tensor, ps.rows.Rows(), ps.rows.Cols(), req.Tensor, b.Tokens(), full)
+			}
+			if (st.ev.Step == 0 && ps.rows.Rows() != n) || ps.rows.Rows() < last {
+				return nil, fmt.Errorf("patch: %w: sequence %d has %d tokens, the dump's sequence %d has %d: patching needs the same positions", client.ErrMismatch, num, last, num, ps.rows.Rows())
+			}
+			differ := 0
+			for i := range n {
+				t := r0 + i
+				if ps.ids[b.Pos[t]] != b.IDs[t] {
+					differ++
+				}
+			}
+			notes = append(notes, fmt.Sprintf("seq %d: %d of %d ids differ", num, differ, n))
+			for r, v := range st.views {
+				t, _ := v.Tensor(req.Tensor)
+				c := cols(t)
+				h := toHost(v, t, r0, r0+n, 0, c)
+				hv, sv := h.F32(), ps.rows.F32()
+				off := 0
+				if t.Shard.Kind == model.Sharded {
+					off = t.Shard.Start
+				}
+				for i := range n {
+					pos := int(b.Pos[r0+i])
+					copy(hv[i*c:(i+1)*c], sv[pos*full+off:pos*full+off+c])
+				}
+				ws = append(ws, rankWrite{rank: r, name: req.Tensor, r0: r0, r1: r0 + n, data: h})
+			}
+		}
+		e.Rows, e.Cols = client.Range{Lo: 0, Hi: b.Tokens()}, client.Range{Lo: 0, Hi: full}
+		if req.Seq >= 0 {
+			e.Rows = client.Range{Lo: b.SeqStart(req.Seq), Hi: b.SeqStart(req.Seq) + b.SeqLens[req.Seq]}
+		}
+		e.What = strings.SplitN(e.What, " (", 2)[0] + " (" + strings.Join(notes, "; ") + ")"
+		return ws, nil
+	}
+}

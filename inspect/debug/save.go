@@ -1,0 +1,122 @@
+package debug
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"hsdb/engine/safetensors"
+	"hsdb/engine/tensor"
+	"hsdb/inspect/client"
+)
+
+// Save writes tensor name at the stop to path: the rows sl selects, f32,
+// as [rows, cols]. The source is what hist reads (located.source): the
+// gathered full tensor of a sharded one, the sum of a partial one, rank 0's
+// copy of a replicated one, or rank sl.Rank's own tensor. path ends in
+// .safetensors (one tensor keyed "SITE:TENSOR", with the site, step,
+// source, rows and the pass's edits as metadata) or .npy (NumPy's format
+// 1.0, '<f4', C order). The file is written under a temporary name,
+// re-read and compared, then renamed into place. Errors: as Print, another
+// extension, the file system's.
+func (s *Session) Save(name, path string, sl client.Slice) (*client.SaveReport, error) {
+	format := strings.TrimPrefix(filepath.Ext(path), ".")
+	if format != "safetensors" && format != "npy" {
+		return nil, fmt.Errorf("save %s: want a .safetensors or .npy file name", path)
+	}
+	var rep *client.SaveReport
+	var data *tensor.Tensor
+	err := s.at(func(st *stopCtx) error {
+		l, err := s.locate(st, name, sl)
+		if err != nil {
+			return err
+		}
+		d, _, src, err := l.source(sl)
+		if err != nil {
+			return err
+		}
+		data = tensor.FromF32(d.F32(), d.Rows(), d.Cols())
+		rep = &client.SaveReport{Site: st.ev.Site.Path, Tensor: name, Step: st.ev.Step, Path: path, Format: format,
+			Shape: []int{d.Rows(), d.Cols()}, Source: src, Rows: l.rows}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if format == "npy" {
+		return rep, writeNPY(path, data)
+	}
+	rep.Key = rep.Site + ":" + name
+	md := map[string]string{"site": rep.Site, "tensor": name, "step": fmt.Sprint(rep.Step), "source": rep.Source,
+		"rows": fmt.Sprintf("%d:%d", rep.Rows.Lo, rep.Rows.Hi)}
+	if e := s.PassEdits(); len(e) > 0 {
+		md["edits"] = strings.Join(e, "\n")
+	}
+	if err := safetensors.WriteFile(path, []safetensors.Named{{Name: rep.Key, T: data}}, md); err != nil {
+		return nil, fmt.Errorf("save: %w", err)
+	}
+	return rep, nil
+}
+
+// npyBytes encodes t [rows, cols] f32 in NumPy's .npy format version 1.0
+// (numpy.lib.format: magic "\x93NUMPY", version 1 0, a little-endian
+// uint16 header length, the header dict padded with spaces and ended by a
+// newline so the data starts at a multiple of 64 bytes, then the data).
+// Written here rather than with a library: the Go .npy packages pull in
+// gonum and move the pickle reader's version.
+func npyBytes(t *tensor.Tensor) []byte {
+	hdr := fmt.Sprintf("{'descr': '<f4', 'fortran_order': False, 'shape': (%d, %d), }", t.Rows(), t.Cols())
+	pad := (64 - (10+len(hdr)+1)%64) % 64
+	hdr += strings.Repeat(" ", pad) + "\n"
+	var b bytes.Buffer
+	b.WriteString("\x93NUMPY\x01\x00")
+	binary.Write(&b, binary.LittleEndian, uint16(len(hdr)))
+	b.WriteString(hdr)
+	for _, v := range t.F32() {
+		binary.Write(&b, binary.LittleEndian, math.Float32bits(v))
+	}
+	return b.Bytes()
+}
+
+// writeNPY writes t to path as .npy through a temporary file: written,
+// synced, re-read and compared, then renamed over path.
+func writeNPY(path string, t *tensor.Tensor) (err error) {
+	data := npyBytes(t)
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("save %s: %w", path, err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("save %s: %w", path, err)
+	}
+	back, err := os.ReadFile(tmp)
+	if err != nil {
+		return fmt.Errorf("save %s: re-reading: %w", path, err)
+	}
+	if !bytes.Equal(back, data) {
+		return fmt.Errorf("save %s: the file read back differs from what was written", path)
+	}
+	if err = os.Chmod(tmp, 0o644); err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		return fmt.Errorf("save %s: %w", path, err)
+	}
+	return nil
+}

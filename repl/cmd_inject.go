@@ -1,0 +1,158 @@
+package repl
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"hsdb/inspect/client"
+)
+
+// injectHelp is `help inject`: the syntax, then every fault of
+// client.FaultKinds with what it does and the report it imitates.
+func injectHelp() string {
+	var b strings.Builder
+	b.WriteString("Rehearse a bug on the loaded model: inject a fault into every following run, then capture, dump and `check`/`diff` to see it named.\n")
+	b.WriteString("`inject clear` removes every fault; `info inject` (or `inject` alone) lists them. While any is active, every run and stop says so and a dump's manifest records them (injected_faults; check then fails the dump). ")
+	b.WriteString("`at SITE` limits a fault to a site or a module prefix (model.layers.1); --rank R to one rank; VALUE is a kind's number. Faults on the computation (the building blocks consult them):")
+	for _, k := range client.FaultKinds {
+		if k.Recorded {
+			continue
+		}
+		fmt.Fprintf(&b, " %s — %s [imitates: %s];", k.Kind, k.Does, k.Imitates)
+	}
+	b.WriteString(" Faults on what is recorded (layer captures):")
+	for _, k := range client.FaultKinds {
+		if k.Recorded {
+			fmt.Fprintf(&b, " %s — %s [imitates: %s];", k.Kind, k.Does, k.Imitates)
+		}
+	}
+	return strings.TrimSuffix(b.String(), ";") + "."
+}
+
+// parseInject reads `FAULT [VALUE] [at SITE] [--rank R] [--token T]
+// [--channel C]`.
+func parseInject(args string) (client.Fault, error) {
+	f := client.Fault{Rank: -1}
+	a := strings.Fields(args)
+	if len(a) == 0 {
+		return f, fmt.Errorf("inject: want FAULT [VALUE] [at SITE] [--rank R] [--token T --channel C], clear, or nothing to list")
+	}
+	f.Kind = a[0]
+	num := func(i int, name string) (int, error) {
+		if i >= len(a) {
+			return 0, fmt.Errorf("inject: %s needs a value", name)
+		}
+		n, err := strconv.Atoi(a[i])
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("inject %s %q: want a non-negative integer", name, a[i])
+		}
+		return n, nil
+	}
+	for i := 1; i < len(a); i++ {
+		var err error
+		switch a[i] {
+		case "at":
+			if i+1 >= len(a) {
+				return f, fmt.Errorf("inject: at needs a SITE")
+			}
+			i++
+			f.Site = a[i]
+			if !strings.HasPrefix(f.Site, "model") && f.Site != "lm_head" {
+				f.Site = "model." + f.Site // model. may be left out, as in break
+			}
+		case "--rank":
+			i++
+			f.Rank, err = num(i, "--rank")
+		case "--token":
+			i++
+			f.Token, err = num(i, "--token")
+		case "--channel":
+			i++
+			f.Channel, err = num(i, "--channel")
+		default:
+			v, perr := strconv.ParseFloat(a[i], 64)
+			if perr != nil || f.Value != 0 {
+				return f, fmt.Errorf("inject %s: unexpected %q", f.Kind, a[i])
+			}
+			f.Value = v
+		}
+		if err != nil {
+			return f, err
+		}
+	}
+	return f, nil
+}
+
+func cmdInject(t *Term, args string) error {
+	switch strings.TrimSpace(args) {
+	case "":
+		return showFaults(t)
+	case "clear":
+		if err := t.c.ClearFaults(); err != nil {
+			return err
+		}
+		return showFaults(t)
+	}
+	f, err := parseInject(args)
+	if err != nil {
+		return err
+	}
+	if err := t.c.Inject(f); err != nil {
+		return err
+	}
+	return showFaults(t)
+}
+
+// faultText renders one fault: "skip-allreduce at model.layers.1 on rank 1".
+func faultText(f client.Fault) string {
+	s := f.Kind
+	if f.Value != 0 {
+		s += fmt.Sprintf(" %g", f.Value)
+	}
+	if f.Token != 0 || f.Channel != 0 {
+		s += fmt.Sprintf(" (token %d, channel %d)", f.Token, f.Channel)
+	}
+	if f.Site != "" {
+		s += " at " + f.Site
+	}
+	if f.Rank >= 0 {
+		s += fmt.Sprintf(" on rank %d", f.Rank)
+	}
+	return s
+}
+
+// showFaults is `info inject`.
+func showFaults(t *Term) error {
+	fs, err := t.c.Faults()
+	if err != nil {
+		return err
+	}
+	t.emit("faults", fs, func() string {
+		if len(fs) == 0 {
+			return "no faults injected"
+		}
+		lines := []string{fmt.Sprintf("%d fault%s injected into every run:", len(fs), map[bool]string{true: "", false: "s"}[len(fs) == 1])}
+		for i, f := range fs {
+			lines = append(lines, fmt.Sprintf("  %d  %s", i+1, faultText(f)))
+		}
+		return strings.Join(lines, "\n")
+	})
+	return nil
+}
+
+// completeFaults completes the fault kinds (and clear) as inject's first
+// word, sites after "at".
+func completeFaults(t *Term, args []string, word string) []string {
+	if len(args) == 0 {
+		ws := []string{"clear"}
+		for _, k := range client.FaultKinds {
+			ws = append(ws, k.Kind)
+		}
+		return withSpace(ws)
+	}
+	if args[len(args)-1] == "at" {
+		return completeSites(t, nil, word)
+	}
+	return nil
+}

@@ -1,0 +1,376 @@
+package repl
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"hsdb/inspect/client"
+)
+
+// cmdSetVar runs `set var TENSOR[ROWS, COLS] = VALUE [--rank R] [--seq S]
+// [--tokens A:B] [--persist]`. VALUE is a number, nan, inf or -inf
+// (assigned), or an operator and a number applied to the tensor itself:
+// `* 0.5`, `+ 1`, also written `stream * 0.5`.
+func cmdSetVar(t *Term, args string) error {
+	lhs, rhs, ok := strings.Cut(args, "=")
+	if !ok {
+		return fmt.Errorf("set var: want TENSOR[ROWS, COLS] = VALUE")
+	}
+	name, index, hasIndex, rest, err := cutIndex(strings.TrimSpace(lhs))
+	if err != nil {
+		return fmt.Errorf("set var: %w", err)
+	}
+	if name == "" {
+		return fmt.Errorf("set var: which tensor? (at a stop, `print` lists them)")
+	}
+	req := client.EditRequest{Tensor: name, HasIndex: hasIndex, Op: "="}
+	if hasIndex {
+		if req.Index, err = client.ParseIndex(index); err != nil {
+			return fmt.Errorf("set var: %w", err)
+		}
+	}
+	words, err := splitArgs(rest + " " + rhs)
+	if err != nil {
+		return fmt.Errorf("set var: %w", err)
+	}
+	var kept []string
+	for _, w := range words {
+		if w == "--persist" {
+			req.Persist = true
+			continue
+		}
+		kept = append(kept, w)
+	}
+	sl, vals, err := sliceFlags(kept)
+	if err != nil {
+		return fmt.Errorf("set var: %w", err)
+	}
+	req.Slice = sl
+	if len(vals) > 0 && vals[0] == name {
+		vals = vals[1:]
+		if len(vals) == 0 {
+			return fmt.Errorf("set var: %s = %s changes nothing: give an operator and a number (%s * 0.5)", name, name, name)
+		}
+	}
+	expr := strings.Join(vals, "")
+	if expr == "" {
+		return fmt.Errorf("set var: no value after '='")
+	}
+	if strings.ContainsRune("*/+", rune(expr[0])) || (len(expr) > 1 && expr[0] == '-' && len(vals) > 1) {
+		req.Op, expr = expr[:1], expr[1:]
+	}
+	if req.Value, err = parseValue(expr); err != nil {
+		return fmt.Errorf("set var: %w", err)
+	}
+	e, err := t.c.SetVar(req)
+	if err != nil {
+		return fmt.Errorf("set var: %w", err)
+	}
+	t.emit("edit", e, func() string { return fmt.Sprintf("edit %d: %s", e.ID, e.Text) })
+	return nil
+}
+
+// parseValue parses a number, nan, inf, +inf or -inf.
+func parseValue(s string) (float64, error) {
+	switch strings.ToLower(s) {
+	case "nan":
+		return math.NaN(), nil
+	case "inf", "+inf":
+		return math.Inf(1), nil
+	case "-inf":
+		return math.Inf(-1), nil
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, fmt.Errorf("value %q: want a number, nan, inf or -inf, or an operator and a number (* 0.5, + 1)", s)
+	}
+	return v, nil
+}
+
+func cmdPatch(t *Term, args string) error {
+	a, err := splitArgs(args)
+	if err != nil {
+		return fmt.Errorf("patch: %w", err)
+	}
+	sl, rest, err := sliceFlags(a)
+	if err != nil {
+		return fmt.Errorf("patch: %w", err)
+	}
+	if sl.Rank >= 0 || sl.Tokens != nil {
+		return fmt.Errorf("patch: only --seq applies (a patch replaces whole sequences on every rank)")
+	}
+	if len(rest) != 3 || rest[1] != "from" {
+		return fmt.Errorf("patch: want TENSOR from DUMP [--seq S] at a stop, or SITE.TENSOR from DUMP to arm it for the next run")
+	}
+	req := client.PatchRequest{Tensor: rest[0], Dump: rest[2], Seq: sl.Seq}
+	if i := strings.LastIndexByte(rest[0], '.'); i >= 0 {
+		req.Site, req.Tensor = rest[0][:i], rest[0][i+1:]
+	}
+	e, err := t.c.Patch(req)
+	if err != nil {
+		return err
+	}
+	t.emit("edit", e, func() string { return fmt.Sprintf("edit %d: %s", e.ID, e.Text) })
+	return nil
+}
+
+func showEdits(t *Term) error {
+	es, err := t.c.Edits()
+	if err != nil {
+		return err
+	}
+	t.emit("edits", es, func() string {
+		if len(es) == 0 {
+			return "No edits."
+		}
+		tb := newTable("id", "site", "step", "tensor", "rows", "cols", "rank", "what", "persist", "armed", "applied").alignRight(0, 2, 10)
+		for _, e := range es {
+			rank := "all"
+			if e.Rank >= 0 {
+				rank = strconv.Itoa(e.Rank)
+			}
+			tb.add(strconv.Itoa(e.ID), e.Site, strconv.Itoa(e.Step), e.Tensor, fmt.Sprintf("%d:%d", e.Rows.Lo, e.Rows.Hi),
+				fmt.Sprintf("%d:%d", e.Cols.Lo, e.Cols.Hi), rank, e.What, yesNo(e.Persist), yesNo(e.Armed), strconv.Itoa(e.Applied))
+		}
+		return tb.render(t.st)
+	})
+	return nil
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func cmdDeleteEdits(t *Term, args string) error {
+	var ids []int
+	for _, f := range strings.Fields(args) {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			return fmt.Errorf("delete edits: %q is not an edit number (`info edits` lists them)", f)
+		}
+		ids = append(ids, n)
+	}
+	if err := t.c.DeleteEdits(ids...); err != nil {
+		return err
+	}
+	return showEdits(t)
+}
+
+func cmdLens(t *Term, args string) error {
+	k := 5
+	if f := strings.Fields(args); len(f) > 1 {
+		return fmt.Errorf("lens: unexpected %q", strings.Join(f[1:], " "))
+	} else if len(f) == 1 {
+		var err error
+		if k, err = strconv.Atoi(f[0]); err != nil || k < 1 {
+			return fmt.Errorf("lens: K %q: want a positive integer", f[0])
+		}
+	}
+	rep, err := t.c.Lens(k)
+	if err != nil {
+		return err
+	}
+	t.emit("lens", rep, func() string {
+		var b strings.Builder
+		b.WriteString(t.heading(rep.Site, rep.Tensor+" → norm → lm_head", rep.Step, "") + "\n")
+		for _, s := range rep.Seqs {
+			tb := newTable("#", "id", "text", "logit", "prob").alignRight(0, 1, 3, 4)
+			for i, x := range s.Top {
+				tb.add(strconv.Itoa(i+1), strconv.Itoa(int(x.ID)), strconv.Quote(x.Text), t.num(x.Logit), t.num(x.Prob))
+			}
+			fmt.Fprintf(&b, "seq %d (row %d):\n%s", s.Seq, s.Row, tb.render(t.st))
+		}
+		return b.String()
+	})
+	return nil
+}
+
+// printAttn runs `print attn_probs --head H [--seq S]`.
+func (t *Term) printAttn(args string) error {
+	a, err := splitArgs(args)
+	if err != nil {
+		return fmt.Errorf("print: %w", err)
+	}
+	sl, extra, err := sliceFlags(a)
+	if err != nil {
+		return fmt.Errorf("print: %w", err)
+	}
+	if len(extra) > 0 || sl.Rank >= 0 || sl.Tokens != nil {
+		return fmt.Errorf("print attn_probs: only --head H and --seq S apply")
+	}
+	if sl.Head == nil {
+		return fmt.Errorf("print attn_probs: which head? give --head H")
+	}
+	rep, err := t.c.AttnProbs(*sl.Head, sl.Seq)
+	if err != nil {
+		return err
+	}
+	t.emit("attn_probs", rep, func() string { return t.attnText(rep) })
+	return nil
+}
+
+// maxAttnShown is the widest attention matrix printed as text (JSON has
+// it all).
+const maxAttnShown = 32
+
+func (t *Term) attnText(rep *client.AttnReport) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\nhead %d of %d (kv head %d) on rank %s, seq %d, scale %s",
+		t.heading(rep.Site, "attn_probs", rep.Step, ""), rep.Head, rep.Heads, rep.KVHead, joinInts(rep.Ranks), rep.Seq, t.num(rep.Scale))
+	if rep.Window > 0 {
+		fmt.Fprintf(&b, ", window %d", rep.Window)
+	}
+	n := len(rep.Probs)
+	shown := min(n, maxAttnShown)
+	head := []string{"query\\key"}
+	for j := range shown {
+		head = append(head, strconv.Itoa(j))
+	}
+	head = append(head, "sum")
+	tb := newTable(head...)
+	for i := range shown {
+		cells := []string{strconv.Itoa(i)}
+		for j := range shown {
+			c := ""
+			if j <= i && rep.Probs[i][j] != 0 {
+				c = strconv.FormatFloat(rep.Probs[i][j], 'f', 3, 64)
+			}
+			cells = append(cells, c)
+		}
+		tb.add(append(cells, t.num(rep.RowSums[i]))...)
+	}
+	b.WriteString("\n" + tb.render(t.st))
+	if shown < n {
+		fmt.Fprintf(&b, "(first %d of %d tokens; --json has all)\n", shown, n)
+	}
+	return b.String()
+}
+
+func joinInts(xs []int) string {
+	var s []string
+	for _, x := range xs {
+		s = append(s, strconv.Itoa(x))
+	}
+	return strings.Join(s, ",")
+}
+
+// editsText renders a stop's edits, one "edited:" line each.
+func (t *Term) editsText(edits []string) string {
+	var b strings.Builder
+	for _, e := range edits {
+		b.WriteString("\n" + t.st.Warn.Render("edited: "+e))
+	}
+	return b.String()
+}
+
+func cmdSave(t *Term, args string) error {
+	name, extra, sl, err := tensorArgs("save", args)
+	if err != nil {
+		return err
+	}
+	if len(extra) != 1 {
+		return fmt.Errorf("save: want TENSOR FILE.safetensors|FILE.npy [--rank R] [--seq S] [--tokens A:B]")
+	}
+	rep, err := t.c.Save(name, extra[0], sl)
+	if err != nil {
+		return err
+	}
+	t.emit("save", rep, func() string {
+		key := ""
+		if rep.Key != "" {
+			key = " as " + rep.Key
+		}
+		return fmt.Sprintf("saved %s %s%s (%s, rows %d:%d) to %s%s", rep.Tensor, shapeText(rep.Shape), key, rep.Source, rep.Rows.Lo, rep.Rows.Hi, rep.Path, "")
+	})
+	return nil
+}
+
+func shapeText(s []int) string {
+	var p []string
+	for _, x := range s {
+		p = append(p, strconv.Itoa(x))
+	}
+	return "[" + strings.Join(p, ", ") + "]"
+}
+
+func cmdCompare(t *Term, args string) error {
+	a, err := splitArgs(args)
+	if err != nil {
+		return fmt.Errorf("compare: %w", err)
+	}
+	if len(a) != 1 {
+		return fmt.Errorf("compare: want DUMP (an hsdb dump of the same inputs)")
+	}
+	rep, err := t.c.Compare(a[0])
+	if err != nil {
+		return err
+	}
+	t.emit("compare", rep, func() string {
+		tb := newTable("tensor", "key", "seq", "tokens", "cosine", "max |Δ|", "max |ref|", "first departure", "ids differ").alignRight(2, 3, 4, 5, 6, 7, 8)
+		for _, r := range rep.Rows {
+			first := "none"
+			if r.FirstToken >= 0 {
+				first = t.st.Warn.Render("token " + strconv.Itoa(r.FirstToken))
+			}
+			tb.add(r.Tensor, r.Key, strconv.Itoa(r.Seq), strconv.Itoa(r.Tokens), t.num(r.Cosine), t.num(r.MaxAbs), t.num(r.RefMax), first, strconv.Itoa(r.IDsDiffer))
+		}
+		return fmt.Sprintf("%s vs %s (departs: cosine < %g or max |Δ| > %g of max |ref|)\n%s",
+			t.heading(rep.Site, "compare", rep.Step, ""), rep.Dump, rep.CosMin, rep.Rel, tb.render(t.st))
+	})
+	return nil
+}
+
+// cmdFrame runs `frame [N]`, `up [N]` (dir -1) and `down [N]` (dir +1).
+func cmdFrame(t *Term, args string, dir int) error {
+	cmd := map[int]string{0: "frame", -1: "up", 1: "down"}[dir]
+	f := strings.Fields(args)
+	if len(f) > 1 {
+		return fmt.Errorf("%s: unexpected %q", cmd, strings.Join(f[1:], " "))
+	}
+	var fr client.Frame
+	var err error
+	switch {
+	case dir == 0 && len(f) == 0:
+		fr, err = t.c.CurrentFrame()
+	case dir == 0:
+		n, aerr := strconv.Atoi(f[0])
+		if aerr != nil {
+			return fmt.Errorf("frame %q: want a level of `bt`", f[0])
+		}
+		fr, err = t.c.SelectFrame(n)
+	default:
+		n := 1
+		if len(f) == 1 {
+			if n, err = strconv.Atoi(f[0]); err != nil || n < 1 {
+				return fmt.Errorf("%s %q: want a positive count", cmd, f[0])
+			}
+		}
+		cur, cerr := t.c.CurrentFrame()
+		if cerr != nil {
+			return fmt.Errorf("%s: %w", cmd, cerr)
+		}
+		fr, err = t.c.SelectFrame(cur.Level + dir*n)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", cmd, err)
+	}
+	t.emit("frame", fr, func() string {
+		var ts []string
+		if len(fr.Outputs) > 0 {
+			for _, x := range fr.Outputs[0] {
+				ts = append(ts, x.Name+" "+shapeText(x.Shape))
+			}
+		}
+		shown := "(none: this module has no inputs)"
+		if len(ts) > 0 {
+			shown = strings.Join(ts, ", ")
+		}
+		return fmt.Sprintf("#%d  %s  %s\n  %s", fr.Level, t.st.Site.Render(fr.Site), fr.Class, t.st.Dim.Render("tensors: "+shown))
+	})
+	return nil
+}
