@@ -3,6 +3,7 @@ package capture
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"hsdb/engine"
 	"hsdb/engine/model"
+	"hsdb/engine/tensor"
 )
 
 // TestNewUser_FifoInDump: a dump whose journal.jsonl or manifest.json is
@@ -133,4 +135,20 @@ func (h *streamCopy) Visit(ev *model.Event, ranks []*model.RankView) error {
 		}
 	}
 	return nil
+}
+
+// TestNewUser_MomentsDiffFailsClosed: two ranks' moments whose sums both
+// overflowed to +Inf gave a NaN difference, and `d > worst` let the
+// replica pass as equal. By hand: equal finite moments differ by 0, a
+// NaN difference counts as 1 (the largest).
+func TestNewUser_MomentsDiffFailsClosed(t *testing.T) {
+	a := tensor.Moments{Count: 4, Sum: 2, SumSq: 4, Min: -1, Max: 2, AbsMax: 2}
+	if d := momentsDiff(a, a); d != 0 {
+		t.Fatalf("equal moments differ by %v, want 0", d)
+	}
+	inf := a
+	inf.Sum, inf.SumSq = math.Inf(1), math.Inf(1)
+	if d := momentsDiff(inf, inf); !(d >= 1) {
+		t.Fatalf("moments with overflowed sums differ by %v, want 1 (not shown equal)", d)
+	}
 }
