@@ -55,7 +55,9 @@ func (s *Sampler) Sample(logits []float32) int32 {
 type GenerateOptions struct {
 	// Steps is the number of forward positions, prompt included, as
 	// llama2.c's -n (run.c's steps): the token sampled at the last position
-	// Steps-1 is the last one returned.
+	// Steps-1 is the last one returned. 0, or more than
+	// max_position_embeddings, means max_position_embeddings (run.c
+	// clamps steps to seq_len the same way).
 	Steps int
 	// Stop ends generation when the sampled token is one of these ids
 	// (run.c stops at BOS = 1).
@@ -77,8 +79,8 @@ func (e *Engine) Generate(prompt []int32, o GenerateOptions) ([]int32, error) {
 	if o.Sampler == nil {
 		o.Sampler = NewSampler(0, 0)
 	}
-	if o.Steps <= 0 {
-		o.Steps = e.Dims.MaxPos
+	if o.Steps <= 0 || (e.Dims.MaxPos > 0 && o.Steps > e.Dims.MaxPos) {
+		o.Steps = e.Dims.MaxPos // run.c: steps > seq_len → seq_len
 	}
 	logits, err := e.Prefill([][]int32{prompt}, o.Hook, false)
 	if err != nil {

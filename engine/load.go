@@ -3,11 +3,12 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"hsdb/engine/model"
+	"hsdb/engine/modelpath"
 	"hsdb/engine/quant"
+	"hsdb/engine/regfile"
 	"hsdb/engine/safetensors"
 	"hsdb/engine/tensor"
 )
@@ -41,7 +42,7 @@ func (s stSource) Meta(name string) (tensor.DType, []int, bool) {
 // tensors stay memory-mapped (each rank's shard is sliced from the mapping
 // without a copy where the layout allows) until Close.
 func LoadDir(dir string, opts Options) (*Engine, error) {
-	cfg, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	cfg, err := regfile.ReadFile(filepath.Join(dir, "config.json"), modelpath.MaxConfigBytes)
 	if err != nil {
 		return nil, fmt.Errorf("--model %s: %w (an HF model directory needs config.json)", dir, err)
 	}

@@ -30,6 +30,7 @@ func (l *Logits) Row(i int) []float32 {
 // the logits of each sequence's last token, or of every token with
 // allLogits. hook (may be nil) observes the step. Errors: an empty batch or
 // sequence, a token id outside the vocabulary (naming sequence and token),
+// a sequence longer than max_position_embeddings,
 // a device failure (naming rank), or the hook's own Visit error.
 func (e *Engine) Prefill(seqs [][]int32, hook model.Hook, allLogits bool) (*Logits, error) {
 	if len(seqs) == 0 {
@@ -51,6 +52,9 @@ func (e *Engine) Prefill(seqs [][]int32, hook model.Hook, allLogits bool) (*Logi
 	if err := b.Validate(e.Dims.Vocab); err != nil {
 		return nil, err
 	}
+	if err := b.CheckPositions(e.Dims.MaxPos); err != nil {
+		return nil, fmt.Errorf("prefill: %w", err)
+	}
 	e.seqs = nil
 	e.step = 0
 	out, err := e.run(b, hook)
@@ -66,6 +70,7 @@ func (e *Engine) Prefill(seqs [][]int32, hook model.Hook, allLogits bool) (*Logi
 
 // Decode appends one token to each sequence of the last prefill (ids[i] to
 // sequence i) and runs one decode step, returning each sequence's logits.
+// Error: a sequence would pass max_position_embeddings (Batch.CheckPositions).
 func (e *Engine) Decode(ids []int32, hook model.Hook) (*Logits, error) {
 	if len(e.seqs) == 0 {
 		return nil, fmt.Errorf("decode: no sequences: run a prefill first")
@@ -83,6 +88,9 @@ func (e *Engine) Decode(ids []int32, hook model.Hook) (*Logits, error) {
 	}
 	if err := b.Validate(e.Dims.Vocab); err != nil {
 		return nil, err
+	}
+	if err := b.CheckPositions(e.Dims.MaxPos); err != nil {
+		return nil, fmt.Errorf("decode: %w", err)
 	}
 	out, err := e.run(b, hook)
 	if err != nil {

@@ -70,7 +70,10 @@ func findTokenizer(path string) (tokenizer.Tokenizer, error) {
 			return asTokenizer(tokenizer.LoadLlama2C(p))
 		}
 	}
-	return nil, fmt.Errorf("no tokenizer for %s: looked for %s in %s (use token ids instead)", path, strings.Join(try, ", "), dir)
+	if filepath.Clean(path) == filepath.Clean(dir) {
+		return nil, fmt.Errorf("no tokenizer in %s (looked for %s)", dir, strings.Join(try, ", "))
+	}
+	return nil, fmt.Errorf("no tokenizer for %s (looked for %s in %s)", path, strings.Join(try, ", "), dir)
 }
 
 // asTokenizer returns t as a Tokenizer, or a nil interface when err is set.

@@ -78,7 +78,7 @@ func runGenerate(args []string, io stdio) int {
 		}
 	case tokErr != nil:
 		if *prompt != "" {
-			fmt.Fprintln(io.Err, "hsdb generate: --prompt needs a tokenizer:", tokErr)
+			fmt.Fprintf(io.Err, "hsdb generate: --prompt needs a tokenizer: %v; give token ids with --ids instead\n", tokErr)
 			return 1
 		}
 		fmt.Fprintln(io.Err, "hsdb generate: no BOS id without a tokenizer; give --ids:", tokErr)

@@ -80,3 +80,22 @@ func (b *Batch) Validate(vocab int) error {
 	}
 	return nil
 }
+
+// CheckPositions returns an error naming the first sequence with a token at
+// position maxPos or beyond (max_position_embeddings: vLLM refuses
+// sequences longer than max_model_len, and each position costs a KV-cache
+// row, so a `gen` of a billion steps would grow the cache until memory runs
+// out). maxPos <= 0 (unknown) checks nothing.
+func (b *Batch) CheckPositions(maxPos int) error {
+	if maxPos <= 0 {
+		return nil
+	}
+	seq := b.SeqOf()
+	for i, p := range b.Pos {
+		if int(p) >= maxPos {
+			s := seq[i]
+			return fmt.Errorf("sequence %d would reach %d tokens, more than max_position_embeddings %d", b.Seqs[s], int(p)+1, maxPos)
+		}
+	}
+	return nil
+}

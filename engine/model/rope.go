@@ -109,6 +109,27 @@ func ParseRoPE(raw map[string]json.RawMessage, maxPos int, defTheta float64) (Ro
 	if c.Theta <= 0 {
 		return c, fmt.Errorf("rope_theta %v must be positive", c.Theta)
 	}
+	// Values the inverse frequencies divide by or take the logarithm of:
+	// 0 or a negative makes them Inf or NaN (every logit NaN), which HF's
+	// rope validation only warns about.
+	if !(c.Factor > 0) {
+		return c, fmt.Errorf("%s: factor %v must be positive", src, c.Factor)
+	}
+	if c.Type == "llama3" && !(c.LowFreqFactor > 0 && c.HighFreqFactor > 0) {
+		return c, fmt.Errorf("%s: low_freq_factor %v and high_freq_factor %v must be positive", src, c.LowFreqFactor, c.HighFreqFactor)
+	}
+	if c.Type == "yarn" {
+		switch {
+		case c.OriginalMax <= 0:
+			return c, fmt.Errorf("%s: yarn original_max_position_embeddings %d must be positive", src, c.OriginalMax)
+		case !(c.BetaFast > 0 && c.BetaSlow > 0):
+			return c, fmt.Errorf("%s: yarn beta_fast %v and beta_slow %v must be positive", src, c.BetaFast, c.BetaSlow)
+		case c.Theta == 1:
+			return c, fmt.Errorf("%s: yarn needs rope_theta other than 1 (its correction range divides by ln(rope_theta))", src)
+		case c.AttentionFactor < 0:
+			return c, fmt.Errorf("%s: attention_factor %v must not be negative", src, c.AttentionFactor)
+		}
+	}
 	if c.Type == "llama3" && (c.OriginalMax <= 0 || c.HighFreqFactor == c.LowFreqFactor) {
 		return c, fmt.Errorf("%s: llama3 scaling needs original_max_position_embeddings and distinct low/high_freq_factor", src)
 	}

@@ -3,11 +3,11 @@ package modelpath
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 
 	"hsdb/engine/llama2c"
 	"hsdb/engine/model"
+	"hsdb/engine/regfile"
 	"hsdb/engine/stories"
 )
 
@@ -50,12 +50,16 @@ func ConfigJSON(path string) ([]byte, string, error) {
 		}
 		return ck.ConfigJSON(), path, nil
 	}
-	b, err := os.ReadFile(p.File)
+	b, err := regfile.ReadFile(p.File, MaxConfigBytes)
 	if err != nil {
 		return nil, p.File, fmt.Errorf("--model %s: %w (an HF model directory needs config.json)", path, err)
 	}
 	return b, p.File, nil
 }
+
+// MaxConfigBytes bounds config.json (Kimi-K2.5's, with its vision config,
+// is under 10 KiB).
+const MaxConfigBytes = 64 << 20
 
 // DimsFromConfigJSON parses config.json bytes into Dims as ConfigDims
 // describes; where names the file in errors.

@@ -162,8 +162,8 @@ func parseCompressed(raw json.RawMessage) (*Compressed, error) {
 			return nil, fmt.Errorf("quantization_config: %s.weights.type %q is not supported (int is)", f, w.Type)
 		case w.Strategy != "group":
 			return nil, fmt.Errorf("quantization_config: %s.weights.strategy %q is not supported (group is)", f, w.Strategy)
-		case w.GroupSize == nil || *w.GroupSize <= 0:
-			return nil, fmt.Errorf("quantization_config: %s.weights.group_size must be a positive integer for strategy group", f)
+		case w.GroupSize == nil || *w.GroupSize <= 0 || *w.GroupSize > tensor.MaxBlock:
+			return nil, fmt.Errorf("quantization_config: %s.weights.group_size must be an integer from 1 to %d for strategy group", f, tensor.MaxBlock)
 		case w.Dynamic:
 			return nil, fmt.Errorf("quantization_config: %s.weights.dynamic true is not supported (stored scales are)", f)
 		case w.Actorder != nil && *w.Actorder != "":
@@ -382,7 +382,7 @@ func (c *Compressed) Planned(name string, out, in int) (int64, bool) {
 		return 0, false
 	}
 	gs := *g.w.GroupSize
-	return int64(out)*int64((in+7)/8)*4 + int64(out)*int64((in+gs-1)/gs)*2 + 8, true
+	return int64(out)*int64(tensor.CeilDiv(in, 8))*4 + int64(out)*int64(tensor.CeilDiv(in, gs))*2 + 8, true
 }
 
 var _ model.QuantScheme = (*Compressed)(nil)

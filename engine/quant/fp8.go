@@ -48,6 +48,9 @@ func parseFP8(raw json.RawMessage) (*FP8Block, error) {
 	if len(c.WeightBlockSize) != 2 || c.WeightBlockSize[0] <= 0 || c.WeightBlockSize[1] <= 0 {
 		return nil, fmt.Errorf("quantization_config: weight_block_size %v: want two positive sizes [rows, cols] (per-tensor fp8 is not supported)", c.WeightBlockSize)
 	}
+	if c.WeightBlockSize[0] > tensor.MaxBlock || c.WeightBlockSize[1] > tensor.MaxBlock {
+		return nil, fmt.Errorf("quantization_config: weight_block_size %v: each size must be at most %d", c.WeightBlockSize, tensor.MaxBlock)
+	}
 	return &FP8Block{Block: [2]int{c.WeightBlockSize[0], c.WeightBlockSize[1]}, Skip: c.ModulesToNotConvert}, nil
 }
 
@@ -114,7 +117,7 @@ func (s *FP8Block) Planned(name string, out, in int) (int64, bool) {
 	if !s.quantizes(name) {
 		return 0, false
 	}
-	br, bc := (out+s.Block[0]-1)/s.Block[0], (in+s.Block[1]-1)/s.Block[1]
+	br, bc := tensor.CeilDiv(out, s.Block[0]), tensor.CeilDiv(in, s.Block[1])
 	return int64(out)*int64(in) + 4*int64(br)*int64(bc), true
 }
 

@@ -3,6 +3,7 @@ package quant
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"hsdb/engine/model"
 )
@@ -14,6 +15,9 @@ import (
 func Parse(raw json.RawMessage) (model.QuantScheme, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
+	}
+	if k := jsonKind(raw); k != "object" {
+		return nil, fmt.Errorf("quantization_config is a JSON %s, want a JSON object with quant_method", k)
 	}
 	var head struct {
 		QuantMethod string `json:"quant_method"`
@@ -48,4 +52,26 @@ func FromConfig(configJSON []byte) (model.QuantScheme, error) {
 		raw = top.TextConfig.Quant
 	}
 	return Parse(raw)
+}
+
+// jsonKind names the JSON type of a value by its first byte: object,
+// array, string, number, true/false ("boolean") or "invalid JSON".
+func jsonKind(raw json.RawMessage) string {
+	s := strings.TrimSpace(string(raw))
+	if s == "" {
+		return "empty value"
+	}
+	switch s[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
 }

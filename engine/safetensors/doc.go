@@ -21,7 +21,9 @@
 // is atomic (temporary file, fsync, re-read and compare, rename, fsync of the
 // directory).
 //
-// This package imports only the standard library and hsdb/engine/tensor. It
-// must not import the architectures, backends, inspect/ or repl/: it is the
-// bottom of the loading stack and everything above may use it.
+// This package imports only the standard library, hsdb/engine/tensor and
+// hsdb/engine/regfile (files are opened only if regular, never waiting on a
+// named pipe). It must not import the architectures, backends, inspect/ or
+// repl/: it is the bottom of the loading stack and everything above may use
+// it.
 package safetensors

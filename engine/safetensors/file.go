@@ -2,10 +2,10 @@ package safetensors
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"sync/atomic"
 
+	"hsdb/engine/regfile"
 	"hsdb/engine/tensor"
 )
 
@@ -36,7 +36,7 @@ type File struct {
 // ErrBadShape, ErrSizeMismatch, ErrBadOffsets, ErrOutOfRange, ErrOverlap,
 // ErrHole or ErrIncomplete, or an *os.PathError for I/O failures.
 func Open(path string) (*File, error) {
-	fd, err := os.Open(path)
+	fd, err := regfile.Open(path) // a named pipe is refused, not waited on
 	if err != nil {
 		return nil, fmt.Errorf("safetensors: %w", err)
 	}

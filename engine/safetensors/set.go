@@ -11,12 +11,17 @@ import (
 	"sort"
 	"sync"
 
+	"hsdb/engine/regfile"
 	"hsdb/engine/tensor"
 )
 
 // IndexName is the file name transformers' save_pretrained gives the index
 // of a sharded checkpoint (SAFE_WEIGHTS_INDEX_NAME in transformers/utils).
 const IndexName = "model.safetensors.index.json"
+
+// MaxIndexBytes bounds model.safetensors.index.json (DeepSeek-V3's, for
+// 91k tensors, is about 9 MB).
+const MaxIndexBytes = 256 << 20
 
 // SingleName is the file name of an unsharded checkpoint (SAFE_WEIGHTS_NAME).
 const SingleName = "model.safetensors"
@@ -125,7 +130,7 @@ func globEscape(p string) string {
 // first opened, every tensor the index assigns to it must be in it, else
 // ErrIndexMismatch naming the index, the file and the tensor.
 func OpenIndex(indexPath string) (*Set, error) {
-	raw, err := os.ReadFile(indexPath)
+	raw, err := regfile.ReadFile(indexPath, MaxIndexBytes)
 	if err != nil {
 		return nil, fmt.Errorf("safetensors: %w", err)
 	}

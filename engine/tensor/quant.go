@@ -49,6 +49,11 @@ type Quantized struct {
 	Block  [2]int // [rows, cols] of one scale's block; Int4: [1, group_size]
 }
 
+// MaxBlock is the largest scale block side (rows or columns) a Quantized
+// weight may have: the CUDA dequantization kernels take block sizes as
+// int32 (kernels/fp8.cu, kernels/int4.cu).
+const MaxBlock = 1<<31 - 1
+
 // Check returns an error unless Data and Scale have the dtypes and shapes the
 // format requires for Shape and Block; the message names both shapes.
 func (q *Quantized) Check() error {
@@ -56,6 +61,9 @@ func (q *Quantized) Check() error {
 	bh, bw := q.Block[0], q.Block[1]
 	if out <= 0 || in <= 0 || bh <= 0 || bw <= 0 || q.Data == nil || q.Scale == nil {
 		return fmt.Errorf("%s weight: shape %v, block %v: want positive sizes and both data and scale", q.Format, q.Shape, q.Block)
+	}
+	if bh > MaxBlock || bw > MaxBlock {
+		return fmt.Errorf("%s weight: block %v: each size must be at most %d (device kernels index blocks in 32 bits)", q.Format, q.Block, MaxBlock)
 	}
 	if !q.Scale.DType.IsFloat() || q.Scale.DType == F8E4M3 {
 		return fmt.Errorf("%s weight: scale dtype %s, want a float dtype", q.Format, q.Scale.DType)
@@ -69,11 +77,11 @@ func (q *Quantized) Check() error {
 		if bh != 1 {
 			return fmt.Errorf("int4_group weight: block %v, want [1, group_size]", q.Block)
 		}
-		wantData, dt = []int{out, (in + 7) / 8}, I32
+		wantData, dt = []int{out, CeilDiv(in, 8)}, I32
 	default:
 		return fmt.Errorf("quantized weight: unknown format %d", q.Format)
 	}
-	wantScale := []int{(out + bh - 1) / bh, (in + bw - 1) / bw}
+	wantScale := []int{CeilDiv(out, bh), CeilDiv(in, bw)}
 	if q.Data.DType != dt || !slices.Equal(q.Data.Shape, wantData) {
 		return fmt.Errorf("%s weight [%d, %d]: data is %s %s, want %s %s", q.Format, out, in, q.Data.DType, ShapeString(q.Data.Shape), dt, ShapeString(wantData))
 	}
@@ -133,7 +141,7 @@ func (q *Quantized) SliceRows(a, b int) (*Quantized, error) {
 	}
 	bh := q.Block[0]
 	return &Quantized{Format: q.Format, Shape: [2]int{b - a, q.Shape[1]}, Block: q.Block,
-		Data: copyRows(q.Data, a, b), Scale: copyRows(q.Scale, a/bh, (b+bh-1)/bh)}, nil
+		Data: copyRows(q.Data, a, b), Scale: copyRows(q.Scale, a/bh, CeilDiv(b, bh))}, nil
 }
 
 // SliceCols returns input columns [a, b) as a Quantized weight sharing no
@@ -157,10 +165,22 @@ func (q *Quantized) SliceCols(a, b int) (*Quantized, error) {
 	case QuantFP8Block:
 		r.Data = copyCols(q.Data, a, b)
 	case QuantInt4Group:
-		r.Data = copyCols(q.Data, a/8, (b+7)/8)
+		r.Data = copyCols(q.Data, a/8, CeilDiv(b, 8))
 	}
-	r.Scale = copyCols(q.Scale, a/bw, (b+bw-1)/bw)
+	r.Scale = copyCols(q.Scale, a/bw, CeilDiv(b, bw))
 	return r, nil
+}
+
+// CeilDiv returns ⌈n/d⌉ for n ≥ 0 and d > 0 without the overflow of
+// (n+d-1)/d: a block size from config.json (weight_block_size, group_size)
+// may be as large as an int holds, where n+d-1 wraps negative and the
+// "number of blocks" becomes 0 — a scale of zero rows would then pass Check
+// and Dequantize index past it.
+func CeilDiv(n, d int) int {
+	if n <= 0 {
+		return 0
+	}
+	return (n-1)/d + 1
 }
 
 func lcm(a, b int) int {

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hsdb/engine/regfile"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"unicode/utf8"
 )
@@ -60,7 +60,7 @@ type hfFileJSON struct {
 // the vocabulary, ...) or ErrUnsupported (a component type this package
 // does not implement), naming the file and the JSON field.
 func LoadHF(path string) (*HF, error) {
-	data, err := os.ReadFile(path)
+	data, err := regfile.ReadFile(path, MaxFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("hf tokenizer: %w", err)
 	}
@@ -69,7 +69,7 @@ func LoadHF(path string) (*HF, error) {
 		return nil, fmt.Errorf("hf tokenizer %s: %w", path, err)
 	}
 	cfgPath := filepath.Join(filepath.Dir(path), "tokenizer_config.json")
-	cfg, err := os.ReadFile(cfgPath)
+	cfg, err := regfile.ReadFile(cfgPath, MaxFileBytes)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:

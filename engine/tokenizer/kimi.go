@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hsdb/engine/regfile"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"unicode"
@@ -64,7 +64,7 @@ func LoadKimi(path string) (*Tiktoken, error) {
 		return nil, fmt.Errorf("kimi tokenizer %s: %w", path, err)
 	}
 	cfgPath := filepath.Join(filepath.Dir(path), "tokenizer_config.json")
-	cfg, err := os.ReadFile(cfgPath)
+	cfg, err := regfile.ReadFile(cfgPath, MaxFileBytes)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		cfg = nil

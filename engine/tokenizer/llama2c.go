@@ -3,8 +3,8 @@ package tokenizer
 import (
 	"encoding/binary"
 	"fmt"
+	"hsdb/engine/regfile"
 	"math"
-	"os"
 	"path/filepath"
 )
 
@@ -46,7 +46,7 @@ const (
 // tokens 3..258 are not "<0x00>".."<0xFF>"), since run.c's byte fallback
 // (id = byte + 3) would then silently produce wrong ids.
 func LoadLlama2C(path string) (*Llama2C, error) {
-	data, err := os.ReadFile(path)
+	data, err := regfile.ReadFile(path, MaxFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("llama2.c tokenizer: %w", err)
 	}

@@ -3,12 +3,12 @@ package tokenizer
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
 	sentencepiece "github.com/eliben/go-sentencepiece"
+	"hsdb/engine/regfile"
 )
 
 // SentencePiece is a SentencePiece BPE model (a `.model` protobuf such as
@@ -49,7 +49,7 @@ const (
 // fall outside the vocabulary, and ErrUnsupported for a model this package
 // cannot encode exactly like SentencePiece (see the type's doc).
 func LoadSentencePiece(path string) (*SentencePiece, error) {
-	data, err := os.ReadFile(path)
+	data, err := regfile.ReadFile(path, MaxFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("sentencepiece: %w", err)
 	}

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
+	"hsdb/engine/regfile"
 	"io"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -209,7 +209,7 @@ func clip(b []byte) string {
 // readRankFile reads path, refusing files over maxRankFileBytes before
 // reading them whole.
 func readRankFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := regfile.Open(path)
 	if err != nil {
 		return nil, err
 	}

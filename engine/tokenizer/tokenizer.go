@@ -123,3 +123,8 @@ var (
 	_ Tokenizer = (*HF)(nil)
 	_ Tokenizer = (*Tiktoken)(nil)
 )
+
+// MaxFileBytes bounds a tokenizer file read whole (tokenizer.json,
+// tokenizer_config.json, tokenizer.model, tokenizer.bin): the largest
+// released tokenizer.json files are tens of MB.
+const MaxFileBytes = 512 << 20

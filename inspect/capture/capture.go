@@ -128,6 +128,9 @@ func (c *Capturer) AddLayers(layers []int, what string) error {
 			}
 		}
 	}
+	if err := c.partialLoad(); err != nil {
+		return err
+	}
 	for _, l := range layers {
 		site := fmt.Sprintf("model.layers.%d", l)
 		if c.tree != nil && c.tree.Site(site) == nil {
@@ -137,6 +140,39 @@ func (c *Capturer) AddLayers(layers []int, what string) error {
 	}
 	c.what = what
 	return nil
+}
+
+// partialLoad refuses captures from a tree whose first decoder layer is
+// not layer 0 (an engine opened with --load-layers A-B, A > 0): layer A
+// then receives the embeddings instead of layer A-1's output, so nothing
+// from it on is the model's forward pass, yet a dump would label it as HF
+// output_hidden_states. A load from layer 0 computes layers 0..B exactly.
+func (c *Capturer) partialLoad() error {
+	if first, last := LoadedLayers(c.tree); first > 0 {
+		return fmt.Errorf("%w: only decoder layers %d-%d are loaded (--load-layers %d-%d): layer %d receives the embeddings instead of layer %d's output, so nothing captured would be the model's hidden states; load from layer 0 (--load-layers 0-%d) or the whole model",
+			ErrCapture, first, last, first, last, first, first-1, last)
+	}
+	return nil
+}
+
+// LoadedLayers returns the first and last decoder layer whose output site
+// the tree holds (the decoder layers are the depth-2 sites with a layer
+// number, as debug.Session.LoadedLayers counts them); -1, -1 for none.
+func LoadedLayers(t *model.Tree) (first, last int) {
+	first, last = -1, -1
+	if t == nil {
+		return first, last
+	}
+	for _, st := range t.Sites {
+		if st.Layer < 0 || st.Depth != 2 {
+			continue
+		}
+		if first < 0 || st.Layer < first {
+			first = st.Layer
+		}
+		last = max(last, st.Layer)
+	}
+	return first, last
 }
 
 func (c *Capturer) hasLayerSpecs() bool {
@@ -163,6 +199,9 @@ func (c *Capturer) AddSite(site, name string) error {
 	s := c.tree.Site(site)
 	if s == nil {
 		return fmt.Errorf("%w: no site %q", ErrCapture, site)
+	}
+	if err := c.partialLoad(); err != nil {
+		return err
 	}
 	found := false
 	for _, t := range s.Tensors {

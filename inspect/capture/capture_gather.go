@@ -106,7 +106,9 @@ func gatherSite(site string, name string, ranks []*model.RankView, raw bool) (*G
 
 // momentsDiff compares two ranks' moments of what must be the same tensor:
 // the largest of |Δsum|/(n·absmax), |Δ√sumsq|/√(n)·absmax, |Δmin| and
-// |Δmax| relative to absmax, and any difference in NaN/Inf counts (1).
+// |Δmax| relative to absmax, and any difference in NaN/Inf counts (1); a
+// difference that cannot be computed (NaN) is 1 too: comparisons fail
+// closed.
 func momentsDiff(a, b tensor.Moments) float64 {
 	if a.Count != b.Count || a.NaN != b.NaN || a.Inf != b.Inf {
 		return 1
@@ -123,5 +125,8 @@ func momentsDiff(a, b tensor.Moments) float64 {
 	d = math.Max(d, math.Abs(math.Sqrt(a.SumSq)-math.Sqrt(b.SumSq))/(math.Sqrt(n)*scale))
 	d = math.Max(d, math.Abs(a.Min-b.Min)/scale)
 	d = math.Max(d, math.Abs(a.Max-b.Max)/scale)
+	if !(d >= 0) { // NaN (sums that overflowed to Inf on both ranks): not shown equal
+		return 1
+	}
 	return d
 }

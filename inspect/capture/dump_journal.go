@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hsdb/engine/regfile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -85,7 +86,7 @@ func (w *DumpWriter) closeJournal() {
 // one), replica checks merged by their worst difference. A last line cut
 // short by a kill is ignored.
 func readJournal(dir string, m *Manifest) error {
-	b, err := os.ReadFile(filepath.Join(dir, JournalName))
+	b, err := regfile.ReadFile(filepath.Join(dir, JournalName), MaxManifestBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

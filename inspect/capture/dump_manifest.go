@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hsdb/engine/regfile"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -151,13 +152,17 @@ type ValidationRecord struct {
 	Detail string `json:"detail,omitempty"`
 }
 
+// MaxManifestBytes bounds manifest.json and its journal (about 1 KiB per
+// sequence: 4 Mi sequences).
+const MaxManifestBytes = 4 << 30
+
 // ReadManifest reads DIR/manifest.json and, for a batch job's staging
 // directory, folds in its journal (JournalName) of the sequences validated
 // so far. Errors: the file's (os.ErrNotExist when absent) or ErrManifest
 // for bad JSON, another format or an unreadable journal.
 func ReadManifest(dir string) (*Manifest, error) {
 	p := filepath.Join(dir, ManifestName)
-	b, err := os.ReadFile(p)
+	b, err := regfile.ReadFile(p, MaxManifestBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -90,15 +90,22 @@ func (p *PathReport) Lines() []string {
 		for _, x := range p.Rules {
 			out = append(out, strings.TrimRight(fmt.Sprintf("  %-4s  %-16s  %s", x.Status, x.Rule, x.Detail), " "))
 		}
-		bad, unread := 0, 0
+		bad, unread, uncompared := 0, 0, 0
 		for _, f := range p.Files {
-			if f.Err != nil {
+			switch {
+			case f.Err != nil:
 				unread++
-			} else if f.Failed() {
+			case f.Failed():
 				bad++
+			case f.Verdict() == VerdictUnreadable: // read, but nothing could be compared
+				uncompared++
 			}
 		}
-		out = append(out, fmt.Sprintf("  %d files: %d valid, %d invalid, %d unreadable", len(p.Files), len(p.Files)-bad-unread, bad, unread))
+		line := fmt.Sprintf("  %d files: %d valid, %d invalid, %d unreadable", len(p.Files), len(p.Files)-bad-unread-uncompared, bad, unread)
+		if uncompared > 0 {
+			line += fmt.Sprintf(", %d not compared", uncompared)
+		}
+		out = append(out, line)
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -137,7 +138,9 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 	}
 	// checksums are applied by the dump checker, which has the raw tensors
 	// matches model
-	if r.matchErr != nil {
+	if errors.Is(r.matchErr, ErrNotLoaded) {
+		add(capture.RuleMatch, capture.Skip, "%v", r.matchErr)
+	} else if r.matchErr != nil {
 		add(capture.RuleMatch, capture.Fail, "the forward pass failed: %v", r.matchErr)
 	} else {
 		out = append(out, matchRule(r.Matches, opts))

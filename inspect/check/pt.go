@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math/big"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/nlpodyssey/gopickle/pickle"
 	"github.com/nlpodyssey/gopickle/types"
 
+	"hsdb/engine/regfile"
 	"hsdb/engine/tensor"
 )
 
@@ -406,7 +406,7 @@ func readRecord(f *zip.File, limit int64) ([]byte, error) {
 // isLegacyTorch reports whether path starts with a pickle (protocol 2)
 // followed by torch's legacy magic number 0x1950a86a20f9469cfc6c.
 func isLegacyTorch(path string) bool {
-	f, err := os.Open(path)
+	f, err := regfile.Open(path)
 	if err != nil {
 		return false
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
+	"hsdb/engine/regfile"
 	"io"
 	"os"
 )
@@ -35,7 +36,7 @@ func (z *torchZip) Close() error {
 // starts with gzip's magic (1f 8b). Errors: the OS's, gzip's (a corrupt or
 // truncated stream), an expansion past maxGunzip, zip's.
 func openTorchZip(path string) (*torchZip, error) {
-	f, err := os.Open(path)
+	f, err := regfile.Open(path)
 	if err != nil {
 		return nil, err
 	}

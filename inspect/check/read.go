@@ -5,11 +5,11 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"sort"
 	"strings"
 
+	"hsdb/engine/regfile"
 	"hsdb/engine/safetensors"
 	"hsdb/engine/tensor"
 )
@@ -73,7 +73,7 @@ type CaptureFile struct {
 // ErrUnreadable (unknown format, corrupt file: the safetensors package's
 // own error is kept in the chain) or ErrForbiddenGlobal, naming the file.
 func ReadCaptureFile(path string) (*CaptureFile, error) {
-	f, err := os.Open(path)
+	f, err := regfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnreadable, err)
 	}

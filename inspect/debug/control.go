@@ -91,6 +91,21 @@ func (s *Session) Gen(n int) (*client.Outcome, error) {
 	}
 	seqs := s.E.Sequences()
 	if s.job != nil {
+		if st := s.job.stop; st != nil && st.ev.Batch != nil {
+			// The stopped step finishes first: each of its sequences then
+			// holds its last position + 1 tokens.
+			b := st.ev.Batch
+			seq := b.SeqOf()
+			after := map[int]int{}
+			for i, p := range b.Pos {
+				after[b.Seqs[seq[i]]] = max(after[b.Seqs[seq[i]]], int(p)+1)
+			}
+			for q, l := range after {
+				if err := genFits(n, q, l, s.E.Dims.MaxPos); err != nil {
+					return nil, err
+				}
+			}
+		}
 		s.mu.Lock()
 		s.genLeft = n
 		s.mu.Unlock()
@@ -100,11 +115,21 @@ func (s *Session) Gen(n int) (*client.Outcome, error) {
 		return nil, fmt.Errorf("gen: no completed prefill to continue: `run` first")
 	}
 	for i, q := range seqs {
-		if len(q)+n > s.E.Dims.MaxPos {
-			return nil, fmt.Errorf("gen %d: sequence %d has %d tokens and would pass max_position_embeddings %d", n, i, len(q), s.E.Dims.MaxPos)
+		if err := genFits(n, i, len(q), s.E.Dims.MaxPos); err != nil {
+			return nil, err
 		}
 	}
 	return s.noted(s.start(false, n))
+}
+
+// genFits says why n decode steps do not fit sequence seq of length tokens
+// under max_position_embeddings maxPos (n > maxPos - tokens: no overflow
+// for any n).
+func genFits(n, seq, tokens, maxPos int) error {
+	if maxPos > 0 && n > maxPos-tokens {
+		return fmt.Errorf("gen %d: sequence %d has %d tokens and would pass max_position_embeddings %d", n, seq, tokens, maxPos)
+	}
+	return nil
 }
 
 // Continue resumes until the next breakpoint, watch or the end.

@@ -1,0 +1,39 @@
+package quant
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestNewUser_HugeBlockSizes: a weight_block_size or group_size beyond
+// int32 (what the device kernels take) is refused at parse, naming the
+// field; before, 2^63-1 passed and a scale of zero rows crashed the load.
+func TestNewUser_HugeBlockSizes(t *testing.T) {
+	for _, c := range []struct{ raw, field string }{
+		{`{"quant_method": "fp8", "fmt": "e4m3", "weight_block_size": [9223372036854775807, 32]}`, "weight_block_size"},
+		{`{"quant_method": "fp8", "weight_block_size": [128, 2147483648]}`, "weight_block_size"},
+		{`{"quant_method": "compressed-tensors", "format": "pack-quantized", "config_groups": {"group_0": {"targets": ["Linear"],
+			"weights": {"num_bits": 4, "type": "int", "symmetric": true, "strategy": "group", "group_size": 4611686018427387904}}}}`, "group_size"},
+	} {
+		s, err := Parse([]byte(c.raw))
+		if err == nil || !strings.Contains(err.Error(), c.field) {
+			t.Errorf("%s: Parse = %v, %v; want an error naming %s", c.raw, s, err, c.field)
+		}
+	}
+	// The bound itself is accepted (one block covers any real weight).
+	if _, err := Parse([]byte(`{"quant_method": "fp8", "weight_block_size": [2147483647, 128]}`)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestNewUser_QuantConfigNotObject: a quantization_config that is not a
+// JSON object is one error naming the field and what was expected, not
+// Go's decoder type names.
+func TestNewUser_QuantConfigNotObject(t *testing.T) {
+	for _, raw := range []string{`5`, `"fp8"`, `[1, 2]`, `true`} {
+		_, err := Parse([]byte(raw))
+		if err == nil || !strings.Contains(err.Error(), "quantization_config") || !strings.Contains(err.Error(), "want a JSON object") || strings.Contains(err.Error(), "Go ") {
+			t.Errorf("quantization_config %s: %v; want one error naming the field and a JSON object", raw, err)
+		}
+	}
+}

@@ -1,0 +1,85 @@
+package regfile
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// ErrNotRegular is wrapped when a path names something other than a
+// regular file (after symbolic links): a directory, named pipe, socket or
+// device.
+var ErrNotRegular = errors.New("not a regular file")
+
+// ErrTooLarge is wrapped when a file is larger than the bound its reader
+// accepts.
+var ErrTooLarge = errors.New("file too large")
+
+// Open opens path for reading and returns it only if it is a regular
+// file. The open is non-blocking (O_NONBLOCK, which a regular file's reads
+// ignore), so a named pipe returns at once and is refused here. Errors:
+// the *fs.PathError of the open, or ErrNotRegular naming the path and what
+// it is.
+func Open(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w (%s)", path, ErrNotRegular, kind(st.Mode()))
+	}
+	return f, nil
+}
+
+// ReadFile reads the regular file at path whole, if it holds at most max
+// bytes. Errors: those of Open, or ErrTooLarge naming the path, its size
+// and the bound (checked before anything is read, and again while reading
+// in case the file grows).
+func ReadFile(path string, max int64) ([]byte, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() > max {
+		return nil, fmt.Errorf("%s: %w: %d bytes, at most %d accepted", path, ErrTooLarge, st.Size(), max)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s: %w: more than %d bytes", path, ErrTooLarge, max)
+	}
+	return b, nil
+}
+
+// kind names a non-regular file mode: "directory", "named pipe", ...
+func kind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "mode " + m.Type().String()
+}

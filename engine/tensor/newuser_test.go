@@ -1,0 +1,56 @@
+package tensor
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+// TestNewUser_HugeBlockEmptyScale: a block size near the int limit (from a
+// hostile weight_block_size or group_size) made (n+b-1)/b wrap to 0 blocks,
+// so a scale of 0 rows passed Check and Dequantize sliced past it (a
+// panic). By hand: ⌈56/(2^63-1)⌉ = 1 scale row, ⌈96/32⌉ = 3 columns.
+func TestNewUser_HugeBlockEmptyScale(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		q      *Quantized
+		wantIn string
+	}{
+		{"fp8 scale of 0 rows", &Quantized{Format: QuantFP8Block, Shape: [2]int{56, 96}, Data: New(F8E4M3, 56, 96),
+			Scale: New(F32, 0, 3), Block: [2]int{math.MaxInt, 32}}, "at most"},
+		{"fp8 huge rows block, right scale", &Quantized{Format: QuantFP8Block, Shape: [2]int{56, 96}, Data: New(F8E4M3, 56, 96),
+			Scale: New(F32, 1, 3), Block: [2]int{math.MaxInt, 32}}, "at most"},
+		{"int4 group of 2^63-1", &Quantized{Format: QuantInt4Group, Shape: [2]int{4, 96}, Data: New(I32, 4, 12),
+			Scale: New(BF16, 4, 0), Block: [2]int{1, math.MaxInt}}, "at most"},
+		{"fp8 block 2^31 over the kernels' int32", &Quantized{Format: QuantFP8Block, Shape: [2]int{56, 96}, Data: New(F8E4M3, 56, 96),
+			Scale: New(F32, 1, 3), Block: [2]int{1 << 31, 32}}, "at most 2147483647"},
+	} {
+		err := c.q.Check()
+		if err == nil || !strings.Contains(err.Error(), c.wantIn) {
+			t.Errorf("%s: Check = %v, want an error containing %q", c.name, err, c.wantIn)
+		}
+	}
+	// The largest accepted block: one block covers the weight, one scale.
+	q := &Quantized{Format: QuantFP8Block, Shape: [2]int{2, 2}, Data: New(F8E4M3, 2, 2), Scale: FromF32([]float32{3}, 1, 1), Block: [2]int{MaxBlock, MaxBlock}}
+	for i := range q.Data.Data {
+		q.Data.Data[i] = 0x38 // e4m3 1.0
+	}
+	if err := q.Check(); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range q.Dequantize().F32() {
+		if v != 3 { // 1.0 · scale 3
+			t.Fatalf("element %d = %v, want 3", i, v)
+		}
+	}
+}
+
+// TestNewUser_CeilDiv: ⌈n/d⌉ by hand, including d = MaxInt where n+d-1
+// overflows.
+func TestNewUser_CeilDiv(t *testing.T) {
+	for _, c := range [][3]int{{0, 5, 0}, {1, 5, 1}, {5, 5, 1}, {6, 5, 2}, {96, 32, 3}, {97, 32, 4}, {56, math.MaxInt, 1}, {math.MaxInt, math.MaxInt, 1}, {math.MaxInt, 2, 1 << 62}} {
+		if got := CeilDiv(c[0], c[1]); got != c[2] {
+			t.Errorf("CeilDiv(%d, %d) = %d, want %d", c[0], c[1], got, c[2])
+		}
+	}
+}
