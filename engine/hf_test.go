@@ -27,26 +27,7 @@ func loadReference(t testing.TB, name string) (*hfReference, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	ids, err := f.Tensor("input_ids")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lens, err := f.Tensor("seq_lens")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref := &hfReference{f: f}
-	off := 0
-	for i := range lens.Numel() {
-		n := int(lens.Int(i))
-		var s []int32
-		for j := off; j < off+n; j++ {
-			s = append(s, int32(ids.Int(j)))
-		}
-		ref.seqs = append(ref.seqs, s)
-		off += n
-	}
-	return ref, dir
+	return &hfReference{f: f, seqs: enginetest.HFSeqs(t, f)}, dir
 }
 
 func (r *hfReference) tensor(t testing.TB, name string) *tensor.Tensor {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"hsdb/engine/enginetest"
@@ -86,7 +87,7 @@ func TestKimiTiktokenDirectory(t *testing.T) {
 		}
 		for i, c := range run.Cases {
 			got, err := tok.Encode(ref.Texts[i])
-			if err != nil || !equalInt32(got, c.IDs) {
+			if err != nil || !slices.Equal(got, c.IDs) {
 				t.Errorf("Encode(%q) = %v %v, tiktoken %v", ref.Texts[i], got, err, c.IDs)
 			}
 			if len(seqs) < 3 && len(c.IDs) > 0 {
@@ -102,16 +103,4 @@ func TestKimiTiktokenDirectory(t *testing.T) {
 	if err != nil || logits == nil {
 		t.Fatalf("prefill of %d encoded sequences: %v", len(seqs), err)
 	}
-}
-
-func equalInt32(a, b []int32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

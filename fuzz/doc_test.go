@@ -8,7 +8,7 @@
 // input, which re-runs it once per byte removed, stays cheap; inputs over
 // a size cap are skipped for the same reason. The seeds run with go test;
 // `go test ./fuzz -fuzz=FuzzX -fuzztime=3m` fuzzes one target (README,
-// "Hostile inputs").
+// "Tests and fixtures").
 package fuzz
 
 import (

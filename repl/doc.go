@@ -5,9 +5,10 @@
 // styles of styles.go, and `--json` output (one object per command result).
 //
 // It drives the debugger only through an inspect/client.Client, whose
-// arguments and results are plain structs: it must not import the engine,
-// inspect/debug, inspect/capture, inspect/check or any backend, and it never
-// sees a device tensor. cmd/hsdb hands it the in-process client
+// arguments and results are plain structs: it imports inspect/client,
+// inspect/stats and engine/tensor (dtype names, shape formatting) and must
+// not import the engine, inspect/debug, inspect/capture, inspect/check or
+// any backend, and it never sees a device tensor. cmd/hsdb hands it the in-process client
 // (debug.Local); its tests also run it on a stub client with no model.
 package repl
 

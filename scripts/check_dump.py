@@ -35,30 +35,13 @@ import argparse
 import hashlib
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
 import torch
 from safetensors.torch import load_file
-from transformers import AutoModelForCausalLM
 
-
-def log(*a):
-    print(*a, flush=True)
-
-
-def load_hf(path):
-    try:
-        m = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, attn_implementation="eager")
-    except TypeError:  # transformers 4.x spells it torch_dtype
-        m = AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.float32, attn_implementation="eager")
-    m.eval()
-    return m
-
-
-def first(o):
-    return o[0] if isinstance(o, (tuple, list)) else o
+from hf_check_common import first, fixture_sequences, load_hf, log, run
 
 
 def hf_layers(model, ids):
@@ -142,16 +125,6 @@ def check_dump(dump, model, results):
     return passed
 
 
-def run(cmd):
-    log("$ " + " ".join(cmd))
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    sys.stdout.write(p.stdout)
-    if p.returncode != 0:
-        sys.stdout.write(p.stderr)
-        raise SystemExit(f"hsdb exited {p.returncode}")
-    return p.stdout
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--hsdb", default="bin/hsdb", help="the hsdb binary (go build -o bin/hsdb ./cmd/hsdb)")
@@ -162,12 +135,7 @@ def main():
     work = args.work or tempfile.mkdtemp(prefix="hsdb-dumps-")
     log(f"torch {torch.__version__}, dumps in {work}")
 
-    ref = load_file("testdata/hf/llama/reference.safetensors")
-    ids, lens = ref["input_ids"].tolist(), ref["seq_lens"].tolist()
-    seqs, off = [], 0
-    for n in lens:
-        seqs.append(",".join(str(x) for x in ids[off:off + n]))
-        off += n
+    seqs = [",".join(str(x) for x in s) for s in fixture_sequences("testdata/hf/llama/reference.safetensors")]
     dumps = []
     for tp in (1, 2):
         for dt in ("f32", "bf16"):

@@ -43,27 +43,13 @@ import gzip
 import io
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
 import torch
 from safetensors.torch import load_file
-from transformers import AutoModelForCausalLM
 
-
-def log(*a):
-    print(*a, flush=True)
-
-
-def load_hf(path):
-    m = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, attn_implementation="eager")
-    m.eval()
-    return m
-
-
-def first(o):
-    return o[0] if isinstance(o, (tuple, list)) else o
+from hf_check_common import first, fixture_sequences, load_hf, log, run
 
 
 def hf_ref(model, ids):
@@ -92,24 +78,8 @@ def within(got, ref):
     return ok, d.max().item() / scale
 
 
-def run(cmd):
-    log("$ " + " ".join(cmd))
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    sys.stdout.write(p.stdout)
-    if p.returncode != 0:
-        sys.stdout.write(p.stderr)
-        raise SystemExit(f"hsdb exited {p.returncode}")
-    return p.stdout
-
-
 def sequences(fixture):
-    ref = load_file(os.path.join(fixture, "reference.safetensors"))
-    ids, lens = ref["input_ids"].tolist(), ref["seq_lens"].tolist()
-    out, off = [], 0
-    for n in lens:
-        out.append(ids[off:off + n])
-        off += n
-    return out
+    return fixture_sequences(os.path.join(fixture, "reference.safetensors"))
 
 
 def check_speculators(d, seqs, refs, L, name, results):

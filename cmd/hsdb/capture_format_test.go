@@ -2,10 +2,8 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,24 +15,20 @@ import (
 	"hsdb/inspect/check"
 )
 
-// fixtureIDs returns the HF llama fixture's three sequences as an --ids
-// argument and their lengths (testdata/README.md: 7, 3, 12 tokens).
+// fixtureIDs returns the HF llama fixture's sequences (seq_lens of its
+// reference.safetensors: 7, 3, 12 tokens, testdata/README.md) as an --ids
+// argument and their lengths.
 func fixtureIDs(t *testing.T, ref *safetensors.File) (string, []int) {
 	t.Helper()
-	ids, err := ref.Tensor("input_ids")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lens := []int{7, 3, 12}
 	var parts []string
-	off := 0
-	for _, n := range lens {
+	var lens []int
+	for _, seq := range enginetest.HFSeqs(t, ref) {
 		var p []string
-		for j := off; j < off+n; j++ {
-			p = append(p, fmt.Sprint(ids.Int(j)))
+		for _, id := range seq {
+			p = append(p, fmt.Sprint(id))
 		}
 		parts = append(parts, strings.Join(p, ","))
-		off += n
+		lens = append(lens, len(seq))
 	}
 	return strings.Join(parts, ";"), lens
 }
@@ -179,16 +173,7 @@ func TestCaptureFormatResume(t *testing.T) {
 	data := writeJSONL(t, 24)
 	out := filepath.Join(t.TempDir(), "hs")
 	args := []string{"capture", "--format", "speculators", "--layers", "1,3,5", "--data", data, "--out", out, "--max-batch-tokens", "40"}
-	enc, _ := json.Marshal(args)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCaptureHelperProcess$")
-	cmd.Env = append(os.Environ(), "HSDB_CAPTURE_HELPER=1", "HSDB_CAPTURE_ARGS="+string(enc))
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, stderr := startCaptureHelper(t, args)
 	sc := bufio.NewScanner(stderr)
 	paused := false
 	for sc.Scan() {

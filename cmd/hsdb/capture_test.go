@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hsdb/engine/enginetest"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -50,6 +51,24 @@ func writeJSONL(t *testing.T, n int) string {
 	return p
 }
 
+// startCaptureHelper starts TestCaptureHelperProcess running `hsdb
+// args` (an `hsdb capture` that pauses after 8 batches) and returns the
+// process and its stderr, where it says when it paused.
+func startCaptureHelper(t *testing.T, args []string) (*exec.Cmd, io.ReadCloser) {
+	t.Helper()
+	enc, _ := json.Marshal(args)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCaptureHelperProcess$")
+	cmd.Env = append(os.Environ(), "HSDB_CAPTURE_HELPER=1", "HSDB_CAPTURE_ARGS="+string(enc))
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, stderr
+}
+
 // TestCaptureHelperProcess is not a test: TestCaptureKillResume runs the
 // test binary with HSDB_CAPTURE_HELPER=1 to get an `hsdb capture` process
 // that stops after a few batches and waits to be killed.
@@ -77,16 +96,7 @@ func TestCaptureKillResume(t *testing.T) {
 	data := writeJSONL(t, 24)
 	out := filepath.Join(t.TempDir(), "dump")
 	args := []string{"capture", "--layers", "1,3", "--data", data, "--out", out, "--max-batch-tokens", "40"}
-	enc, _ := json.Marshal(args)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCaptureHelperProcess$")
-	cmd.Env = append(os.Environ(), "HSDB_CAPTURE_HELPER=1", "HSDB_CAPTURE_ARGS="+string(enc))
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, stderr := startCaptureHelper(t, args)
 	done := -1
 	sc := bufio.NewScanner(stderr)
 	var log []string
@@ -192,20 +202,9 @@ func TestCaptureIDsHF(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ref.Close()
-	ids, _ := ref.Tensor("input_ids")
-	lens := []int{7, 3, 12} // testdata/README.md
-	var parts []string
-	off := 0
-	for _, n := range lens {
-		var p []string
-		for j := off; j < off+n; j++ {
-			p = append(p, fmt.Sprint(ids.Int(j)))
-		}
-		parts = append(parts, strings.Join(p, ","))
-		off += n
-	}
+	ids, lens := fixtureIDs(t, ref)
 	out := filepath.Join(t.TempDir(), "d")
-	stdout, errs, code := runHsdb(t, "capture", "--model", "../../testdata/hf/llama", "--tp", "2", "--layers", "0,1", "--ids", strings.Join(parts, ";"), "--out", out)
+	stdout, errs, code := runHsdb(t, "capture", "--model", "../../testdata/hf/llama", "--tp", "2", "--layers", "0,1", "--ids", ids, "--out", out)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, errs)
 	}
@@ -221,7 +220,7 @@ func TestCaptureIDsHF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	off = 0
+	off := 0
 	for i, n := range lens {
 		f, err := safetensors.Open(filepath.Join(out, m.Sequences[i].File))
 		if err != nil {

@@ -81,18 +81,15 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// TestListenWorkersJoin: `hsdb --listen 127.0.0.1:0 --tp 2` prints the
-// command a launcher runs (address and token); two `hsdb worker --connect
-// ADDR --token T` join, one with a wrong token first (refused, exit 1),
-// and the quickstart prints what the in-process session prints.
-func TestListenWorkersJoin(t *testing.T) {
-	args := []string{"--tp", "2", "-x", "../../scripts/quickstart.hsdb"}
-	_, want, _ := runWithStdin(args, "")
-	var out bytes.Buffer
-	var errb lockedBuffer
+// startListening runs hsdb with args (a front given --listen) on stdin in
+// the background and waits for the worker command it prints; it returns
+// the front's exit code channel and the command's address and token
+// (m[1], m[2]).
+func startListening(t *testing.T, args []string, stdin string, out *bytes.Buffer, errb *lockedBuffer) (chan int, []string) {
+	t.Helper()
 	done := make(chan int, 1)
 	go func() {
-		done <- hsdbMain(append([]string{"--listen", "127.0.0.1:0"}, args...), stdio{In: strings.NewReader(""), Out: &out, Err: &errb})
+		done <- hsdbMain(args, stdio{In: strings.NewReader(stdin), Out: out, Err: errb})
 	}()
 	re := regexp.MustCompile(`hsdb worker --connect (\S+) --token (\S+)`)
 	var m []string
@@ -103,6 +100,19 @@ func TestListenWorkersJoin(t *testing.T) {
 	if m == nil {
 		t.Fatalf("the front printed no worker command:\n%s", errb.String())
 	}
+	return done, m
+}
+
+// TestListenWorkersJoin: `hsdb --listen 127.0.0.1:0 --tp 2` prints the
+// command a launcher runs (address and token); two `hsdb worker --connect
+// ADDR --token T` join, one with a wrong token first (refused, exit 1),
+// and the quickstart prints what the in-process session prints.
+func TestListenWorkersJoin(t *testing.T) {
+	args := []string{"--tp", "2", "-x", "../../scripts/quickstart.hsdb"}
+	_, want, _ := runWithStdin(args, "")
+	var out bytes.Buffer
+	var errb lockedBuffer
+	done, m := startListening(t, append([]string{"--listen", "127.0.0.1:0"}, args...), "", &out, &errb)
 	if !strings.HasPrefix(m[1], "127.0.0.1:") {
 		t.Errorf("the front listens on %s", m[1])
 	}
@@ -145,19 +155,7 @@ func TestPipelineBreakAndCapture(t *testing.T) {
 	}
 	var out bytes.Buffer
 	var errb lockedBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- hsdbMain([]string{"--listen", "127.0.0.1:0", "--pp", "2", "--tp", "2"}, stdio{In: strings.NewReader(script(pp)), Out: &out, Err: &errb})
-	}()
-	re := regexp.MustCompile(`hsdb worker --connect (\S+) --token (\S+)`)
-	var m []string
-	for i := 0; i < 500 && m == nil; i++ {
-		m = re.FindStringSubmatch(errb.String())
-		time.Sleep(10 * time.Millisecond)
-	}
-	if m == nil {
-		t.Fatalf("the front printed no worker command:\n%s", errb.String())
-	}
+	done, m := startListening(t, []string{"--listen", "127.0.0.1:0", "--pp", "2", "--tp", "2"}, script(pp), &out, &errb)
 	for range 4 {
 		go runWithStdin([]string{"worker", "--connect", m[1], "--token", m[2]}, "")
 	}

@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"hsdb/engine/enginetest"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -75,19 +76,8 @@ func loadFixture(t *testing.T, name string) *hfFixture {
 	}
 	f.weights, _ = readSafetensors(t, filepath.Join(dir, "model.safetensors"))
 	f.ref, f.meta = readSafetensors(t, filepath.Join(dir, "reference.safetensors"))
-	ids, lens := f.ref["input_ids"], f.ref["seq_lens"]
-	off := 0
-	for s := range lens.Numel() {
-		n := int(lens.Int(s))
-		seq := make([]int32, n)
-		for i := range n {
-			seq[i] = int32(ids.Int(off + i))
-		}
-		f.seqs = append(f.seqs, seq)
-		off += n
-	}
-	if off != ids.Numel() {
-		t.Fatalf("%s: seq_lens sum to %d, input_ids has %d", dir, off, ids.Numel())
+	if f.seqs, err = enginetest.SplitSeqs(f.ref["input_ids"], f.ref["seq_lens"]); err != nil {
+		t.Fatalf("%s: %v", dir, err)
 	}
 	return f
 }
@@ -194,7 +184,7 @@ func hfParityCheck(t *testing.T, f *hfFixture, e *engine.Engine, o engine.Option
 // tol.
 func compareRouting(t *testing.T, site string, ids, w, refIDs, refW *tensor.Tensor, tol float64) {
 	t.Helper()
-	if ids == nil || w == nil || refIDs == nil || refW == nil || !sameShape(ids.Shape, refIDs.Shape) {
+	if ids == nil || w == nil || refIDs == nil || refW == nil || !slices.Equal(ids.Shape, refIDs.Shape) {
 		t.Errorf("%s: routing not comparable: %v vs %v", site, shapeOf(ids), shapeOf(refIDs))
 		return
 	}
@@ -208,7 +198,7 @@ func compareRouting(t *testing.T, site string, ids, w, refIDs, refW *tensor.Tens
 		for e, wv := range want {
 			gv, ok := got[e]
 			if !ok {
-				t.Errorf("%s token %d: experts %v, HF chose %v", site, tok, keys(got), keys(want))
+				t.Errorf("%s token %d: experts %v, HF chose %v", site, tok, slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
 				break
 			}
 			if math.Abs(float64(gv-wv)) > tol*math.Max(1, math.Abs(float64(wv))) {
@@ -223,15 +213,6 @@ func shapeOf(t *tensor.Tensor) []int {
 		return nil
 	}
 	return t.Shape
-}
-
-func keys(m map[int64]float32) []int64 {
-	var out []int64
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
 }
 
 // TestHFParityDeepseekRoPE: the inverse frequencies of the rotary part
@@ -292,29 +273,39 @@ func TestHFParityDeepseekBF16(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer e.Close()
-				rec := &enginetest.Recorder{Sites: enginetest.LayerOutputs, Names: []string{"stream"}}
-				if _, err := e.Prefill(f.seqs, rec, true); err != nil {
-					t.Fatal(err)
-				}
-				_, hf := readSafetensors(t, filepath.Join(f.dir, "reference_bf16.safetensors"))
-				for i := range e.Dims.Layers {
-					want := f.ref[fmt.Sprintf("layer.%d", i)].ToF32()
-					hfCos, err := strconv.ParseFloat(hf[fmt.Sprintf("cosine_with_f32.layer.%d", i)], 64)
-					if err != nil {
-						t.Fatalf("reference_bf16.safetensors: layer %d: %v", i, err)
-					}
-					floor := min(0.9999, 1-1.5*(1-hfCos))
-					for r := range tp {
-						got := rec.Rank(fmt.Sprintf("model.layers.%d/stream", i), r)
-						if got == nil {
-							t.Fatalf("layer %d rank %d: no stream recorded", i, r)
-						}
-						if err := enginetest.CheckCosine(got.ToF32(), want, floor); err != nil {
-							t.Errorf("layer %d rank %d vs HF f32: %v (HF's own bf16 run: %.6f)", i, r, err, hfCos)
-						}
-					}
-				}
+				checkBF16Streams(t, f, e, tp, 1.5)
 			})
+		}
+	}
+}
+
+// checkBF16Streams prefills f.seqs on the bf16 engine e (tp ranks) and
+// checks every layer's stream on every rank against HF's float32 values
+// (f.ref "layer.N"): its cosine must reach 0.9999 or, where HF
+// transformers' own bf16 run does not (reference_bf16.safetensors'
+// cosine_with_f32.layer.N), an error 1-cos at most factor times HF's.
+func checkBF16Streams(t *testing.T, f *hfFixture, e *engine.Engine, tp int, factor float64) {
+	t.Helper()
+	rec := &enginetest.Recorder{Sites: enginetest.LayerOutputs, Names: []string{"stream"}}
+	if _, err := e.Prefill(f.seqs, rec, true); err != nil {
+		t.Fatal(err)
+	}
+	_, hf := readSafetensors(t, filepath.Join(f.dir, "reference_bf16.safetensors"))
+	for i := range e.Dims.Layers {
+		want := f.ref[fmt.Sprintf("layer.%d", i)].ToF32()
+		hfCos, err := strconv.ParseFloat(hf[fmt.Sprintf("cosine_with_f32.layer.%d", i)], 64)
+		if err != nil {
+			t.Fatalf("reference_bf16.safetensors: layer %d: %v", i, err)
+		}
+		floor := min(0.9999, 1-factor*(1-hfCos))
+		for r := range tp {
+			got := rec.Rank(fmt.Sprintf("model.layers.%d/stream", i), r)
+			if got == nil {
+				t.Fatalf("layer %d rank %d: no stream recorded", i, r)
+			}
+			if err := enginetest.CheckCosine(got.ToF32(), want, floor); err != nil {
+				t.Errorf("layer %d rank %d vs HF f32: %v (HF's own bf16 run: cosine %.6f)", i, r, err, hfCos)
+			}
 		}
 	}
 }

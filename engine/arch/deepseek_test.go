@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"hsdb/engine/enginetest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -156,7 +157,7 @@ func TestDeepseekAttentionShapes(t *testing.T) {
 			t.Fatalf("%s on %d ranks", k, len(got))
 		}
 		for r, g := range got {
-			if !sameShape(g.Shape, c.shape) || rec.Shards[k][r].Kind != c.kind {
+			if !slices.Equal(g.Shape, c.shape) || rec.Shards[k][r].Kind != c.kind {
 				t.Errorf("rank %d %s: %v %v, want %v %v", r, c.name, g.Shape, rec.Shards[k][r], c.shape, c.kind)
 			}
 		}
@@ -173,18 +174,6 @@ func TestDeepseekAttentionShapes(t *testing.T) {
 	}
 }
 
-func sameShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // TestDeepseekGateSite: the gate shows top-k ids and weights per token,
 // tokens per expert summing to tokens·top_k, and under --ep each rank's load
 // is the tokens per expert of its own block of experts.
@@ -197,7 +186,7 @@ func TestDeepseekGateSite(t *testing.T) {
 	}
 	k := "model.layers.1.mlp.gate/"
 	ids, wts, load := rec.Got[k+"topk_ids"][0], rec.Got[k+"topk_weights"][0], rec.Got[k+"tokens_per_expert"][0]
-	if !sameShape(ids.Shape, []int{22, 2}) || ids.DType != tensor.I64 || !sameShape(wts.Shape, []int{22, 2}) {
+	if !slices.Equal(ids.Shape, []int{22, 2}) || ids.DType != tensor.I64 || !slices.Equal(wts.Shape, []int{22, 2}) {
 		t.Fatalf("topk_ids %v %s, topk_weights %v", ids.Shape, ids.DType, wts.Shape)
 	}
 	var total int64

@@ -41,16 +41,8 @@ func loadKimiFixture(t *testing.T, name string) *hfFixture {
 		t.Fatal(err)
 	}
 	f.ref, f.meta = readSafetensors(t, filepath.Join(dir, "reference.safetensors"))
-	ids, lens := f.ref["input_ids"], f.ref["seq_lens"]
-	off := 0
-	for s := range lens.Numel() {
-		n := int(lens.Int(s))
-		seq := make([]int32, n)
-		for i := range n {
-			seq[i] = int32(ids.Int(off + i))
-		}
-		f.seqs = append(f.seqs, seq)
-		off += n
+	if f.seqs, err = enginetest.SplitSeqs(f.ref["input_ids"], f.ref["seq_lens"]); err != nil {
+		t.Fatalf("%s: %v", dir, err)
 	}
 	return f
 }
@@ -148,32 +140,11 @@ func TestHFParityKimiBF16(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer e.Close()
-				rec := &enginetest.Recorder{Sites: enginetest.LayerOutputs, Names: []string{"stream"}}
-				if _, err := e.Prefill(f.seqs, rec, true); err != nil {
-					t.Fatal(err)
+				factor := 1.5
+				if tp > 1 {
+					factor = 3
 				}
-				_, hf := readSafetensors(t, filepath.Join(f.dir, "reference_bf16.safetensors"))
-				for i := range e.Dims.Layers {
-					want := f.ref[fmt.Sprintf("layer.%d", i)].ToF32()
-					hfCos, err := strconv.ParseFloat(hf[fmt.Sprintf("cosine_with_f32.layer.%d", i)], 64)
-					if err != nil {
-						t.Fatalf("reference_bf16.safetensors: layer %d: %v", i, err)
-					}
-					factor := 1.5
-					if tp > 1 {
-						factor = 3
-					}
-					floor := min(0.9999, 1-factor*(1-hfCos))
-					for r := range tp {
-						got := rec.Rank(fmt.Sprintf("model.layers.%d/stream", i), r)
-						if got == nil {
-							t.Fatalf("layer %d rank %d: no stream recorded", i, r)
-						}
-						if err := enginetest.CheckCosine(got.ToF32(), want, floor); err != nil {
-							t.Errorf("layer %d rank %d: %v (HF's own bf16 run: cosine %.6f)", i, r, err, hfCos)
-						}
-					}
-				}
+				checkBF16Streams(t, f, e, tp, factor)
 			})
 		}
 	}

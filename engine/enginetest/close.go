@@ -93,13 +93,3 @@ func AssertClose(t testing.TB, what string, got, want []float32, rtol float64) b
 	}
 	return true
 }
-
-// AssertCosine fails t (without stopping it) unless CheckCosine passes.
-func AssertCosine(t testing.TB, what string, got, want []float32, min float64) bool {
-	t.Helper()
-	if err := CheckCosine(got, want, min); err != nil {
-		t.Errorf("%s: %v", what, err)
-		return false
-	}
-	return true
-}

@@ -1,6 +1,7 @@
 // Package enginetest holds what the engine's and the architectures' tests
 // share: a hook that records site tensors on every rank, the comparisons
-// the parity tests use, and a copy of an HF fixture with edited tensors.
+// the parity tests use, an HF fixture's token sequences (fixture.go) and a
+// copy of an HF fixture with edited tensors.
 // Only tests import it; it imports engine/model, engine/tensor and
 // engine/safetensors.
 package enginetest

@@ -15,6 +15,7 @@
 // labels. An architecture writes one build function and runs it in both
 // modes (Tree, Load), so its tree, loading and sites cannot disagree.
 //
-// It imports engine/model, engine/backend and engine/tensor; never a backend
-// implementation, engine/arch, inspect or repl.
+// It imports engine/model, engine/backend, engine/tensor and
+// engine/backend/moeref (the host reference of MoE routing, no device
+// code); never a backend implementation, engine/arch, inspect or repl.
 package nn

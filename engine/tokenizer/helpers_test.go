@@ -136,15 +136,3 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(code)
 }
-
-func equalIDs(a, b []int32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}

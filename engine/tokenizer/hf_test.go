@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -42,7 +43,7 @@ func TestHFHandDerived(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s Encode(%q): %v", c.tok, c.text, err)
 		}
-		if !equalIDs(got, c.want) {
+		if !slices.Equal(got, c.want) {
 			t.Errorf("%s Encode(%q) = %v, want %v", c.tok, c.text, got, c.want)
 		}
 	}
@@ -151,7 +152,7 @@ func TestHFSyntheticRules(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Encode(%q): %v", c.text, err)
 		}
-		if !equalIDs(got, c.want) {
+		if !slices.Equal(got, c.want) {
 			t.Errorf("Encode(%q) = %v, want %v", c.text, got, c.want)
 		}
 	}
@@ -179,7 +180,7 @@ func TestHFSyntheticRules(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, _ := tk.Encode(v.text); !equalIDs(got, v.want) {
+		if got, _ := tk.Encode(v.text); !slices.Equal(got, v.want) {
 			t.Errorf("%v: Encode(%q) = %v, want %v", v.repl, v.text, got, v.want)
 		}
 	}

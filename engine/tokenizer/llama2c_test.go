@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -55,7 +56,7 @@ func TestLlama2CEncodeHandDerived(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Encode(%q): %v", c.text, err)
 		}
-		if !equalIDs(got, c.want) {
+		if !slices.Equal(got, c.want) {
 			t.Errorf("Encode(%q) = %v, want %v", c.text, got, c.want)
 		}
 	}
@@ -147,7 +148,7 @@ func TestLlama2CMergeMatchesNaiveScan(t *testing.T) {
 			}
 			i = j
 		}
-		if want := naiveLlama2CMerge(tk, pre); !equalIDs(got, want) && !(len(got) == 0 && len(want) == 0) {
+		if want := naiveLlama2CMerge(tk, pre); !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
 			t.Fatalf("Encode(%q) = %v, naive run.c scan gives %v", text, got, want)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -77,7 +78,7 @@ func compareWithReference(t *testing.T, tk Tokenizer, e *expectedFile) {
 			continue
 		}
 		got, err := tk.Encode(c.Text)
-		if err != nil || !equalIDs(got, c.IDs) {
+		if err != nil || !slices.Equal(got, c.IDs) {
 			bad = append(bad, fmt.Sprintf("case %d %q:\n  got  %v %v\n  want %v", i, c.Text, got, err, c.IDs))
 		}
 		if c.Decoded != nil {
@@ -126,7 +127,7 @@ func TestReferenceSentencePiece(t *testing.T) {
 	compareWithReference(t, loadSentencePieceTest(t), e)
 	l2 := loadLlama2CTest(t)
 	for _, c := range e.Cases {
-		if got, _ := l2.Encode(spCanonical(c.Text)); c.Error == "" && !equalIDs(got, c.IDs) {
+		if got, _ := l2.Encode(spCanonical(c.Text)); c.Error == "" && !slices.Equal(got, c.IDs) {
 			t.Errorf("llama2.c Encode(%q) = %v, sentencepiece gives %v for %q", spCanonical(c.Text), got, c.IDs, c.Text)
 		}
 	}

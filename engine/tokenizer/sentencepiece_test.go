@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,10 +46,10 @@ func TestSentencePieceMatchesLlama2C(t *testing.T) {
 		got, _ := sp.Encode(s)
 		exact, _ := l2.Encode(s)
 		canon, _ := l2.Encode(spCanonical(s))
-		if !equalIDs(got, canon) {
+		if !slices.Equal(got, canon) {
 			t.Errorf("%q: sentencepiece %v, llama2.c of %q %v", s, got, spCanonical(s), canon)
 		}
-		if !equalIDs(got, exact) {
+		if !slices.Equal(got, exact) {
 			differ++
 			if spCanonical(s) == s {
 				t.Errorf("%q has no extra spaces, yet sentencepiece %v != llama2.c %v", s, got, exact)
@@ -87,7 +88,7 @@ func TestSentencePieceHandDerived(t *testing.T) {
 	}
 	for _, c := range enc {
 		got, _ := sp.Encode(c.text)
-		if !equalIDs(got, c.want) {
+		if !slices.Equal(got, c.want) {
 			t.Errorf("Encode(%q) = %v, want %v", c.text, got, c.want)
 		}
 	}
@@ -179,7 +180,7 @@ func TestLoadSentencePieceErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := sp.Encode("Once"); !equalIDs(got, []int32{441, 416, 331}) {
+	if got, _ := sp.Encode("Once"); !slices.Equal(got, []int32{441, 416, 331}) {
 		t.Errorf("add_dummy_prefix=false: Encode(Once) = %v, want [441 416 331]", got)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -181,7 +182,7 @@ func TestTiktokenReference(t *testing.T) {
 			for i, c := range run.Cases {
 				text := e.Texts[i]
 				got, err := tk.Encode(text)
-				ok := err == nil && equalIDs(got, c.IDs)
+				ok := err == nil && slices.Equal(got, c.IDs)
 				if !ok {
 					bad = append(bad, fmt.Sprintf("case %d %q:\n  got  %v %v\n  want %v", i, text, got, err, c.IDs))
 				}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -115,7 +116,7 @@ func TestKimiSpecialLayout(t *testing.T) {
 		// Specials in text are single ids; "ab" is rank 256; 'x' is byte 0x78.
 		ids, err := tk.Encode("[BOS]ab<|reserved_token_300|>x[EOS]")
 		want := []int32{n, 256, 300, 'x', n + 1}
-		if err != nil || !equalIDs(ids, want) {
+		if err != nil || !slices.Equal(ids, want) {
 			t.Fatalf("Encode = %v %v, want %v", ids, err, want)
 		}
 		if d := tk.Decode(append(ids, 9999, -1)); d != "[BOS]ab<|reserved_token_300|>x[EOS]" {

@@ -11,7 +11,6 @@ import (
 	"hsdb/engine"
 	"hsdb/engine/enginetest"
 	"hsdb/engine/model"
-	"hsdb/engine/safetensors"
 )
 
 // requireCUDAWorkers skips unless this build has CUDA and a GPU: it loads
@@ -40,41 +39,7 @@ func TestCUDAWorkersHFParity(t *testing.T) {
 		tp, pp int
 	}{{"llama", 1, 1}, {"llama", 2, 1}, {"qwen3", 2, 1}, {"deepseek_v3", 2, 1}, {"llama", 2, 2}} {
 		t.Run(fmt.Sprintf("%s/tp%d/pp%d", c.name, c.tp, c.pp), func(t *testing.T) {
-			dir := "../../testdata/hf/" + c.name
-			ref, err := safetensors.Open(dir + "/reference.safetensors")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ref.Close()
-			seqs := hfSeqs(t, ref)
-			e, _ := openWorkers(t, dir, engine.Options{TP: c.tp, Device: "cuda"}, Config{PP: c.pp})
-			rec := &enginetest.Recorder{Sites: enginetest.LayerOutputs, Names: []string{"stream"}}
-			logits, err := e.Prefill(seqs, rec, true)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := range e.Dims.Layers {
-				want, err := ref.Tensor(fmt.Sprintf("layer.%d", i))
-				if err != nil {
-					t.Fatal(err)
-				}
-				got := rec.Got[fmt.Sprintf("model.layers.%d/stream", i)]
-				if len(got) != c.tp {
-					t.Fatalf("layer %d seen on %d ranks, want %d", i, len(got), c.tp)
-				}
-				for r, g := range got {
-					if err := enginetest.CheckClose(g.F32(), want.ToF32(), 1e-4); err != nil {
-						t.Errorf("rank %d layer %d: %v", r, i, err)
-					}
-				}
-			}
-			want, err := ref.Tensor("logits")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := enginetest.CheckClose(logits.Values.F32(), want.ToF32(), 1e-4); err != nil {
-				t.Errorf("logits: %v", err)
-			}
+			checkWorkersParity(t, c.name, engine.Options{TP: c.tp, Device: "cuda"}, Config{PP: c.pp}, 1e-4)
 		})
 	}
 }

@@ -335,27 +335,12 @@ func (s *server) query(k byte, d *dec, e *enc) (reply byte) {
 		return kindError
 	}
 	t := s.flat[r.T]
-	sh := t.Shape()
-	rows, cols := 1, 1
-	if len(sh) > 0 {
-		rows, cols = sh[0], tensor.Numel(sh[1:])
-	}
+	rows, cols := rowsCols(t.Shape())
 	if r.R0 > r.R1 || r.R1 > rows || r.C0 > r.C1 || r.C1 > cols {
 		e.str(fmt.Sprintf("worker rank %d: region rows %d:%d, columns %d:%d outside %s [%d, %d]", s.rank, r.R0, r.R1, r.C0, r.C1, s.names[r.T], rows, cols))
 		return kindError
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			var de *backend.DeviceError
-			if err, ok := p.(error); ok && errors.As(err, &de) {
-				e.b = e.b[:0]
-				e.str(fmt.Sprintf("worker rank %d: %v", s.rank, de))
-				reply = kindError
-				return
-			}
-			panic(p)
-		}
-	}()
+	defer s.deviceErrorReply(e, &reply)
 	if k == kindMoments {
 		encMoments(e, s.dev.Moments(t, r.R0, r.R1, r.C0, r.C1))
 		return kindMomentsReply
@@ -363,6 +348,31 @@ func (s *server) query(k byte, d *dec, e *enc) (reply byte) {
 	h := s.dev.ToHost(t, r.R0, r.R1, r.C0, r.C1)
 	e.tensor(h)
 	return kindValues
+}
+
+// deviceErrorReply, deferred by a request's handler, turns a
+// *backend.DeviceError panic of a device op into the reply kindError with
+// the error (replacing what was encoded so far); any other panic goes on.
+func (s *server) deviceErrorReply(e *enc, reply *byte) {
+	if p := recover(); p != nil {
+		var de *backend.DeviceError
+		if err, ok := p.(error); ok && errors.As(err, &de) {
+			e.b = e.b[:0]
+			e.str(fmt.Sprintf("worker rank %d: %v", s.rank, de))
+			*reply = kindError
+			return
+		}
+		panic(p)
+	}
+}
+
+// rowsCols reads shape sh as a matrix: [rows, product of the rest]
+// ([1, 1] for a scalar).
+func rowsCols(sh []int) (rows, cols int) {
+	if len(sh) == 0 {
+		return 1, 1
+	}
+	return sh[0], tensor.Numel(sh[1:])
 }
 
 // checkToken compares tokens in constant time.
@@ -386,27 +396,12 @@ func (s *server) writeRows(d *dec, e *enc) (reply byte) {
 		return kindError
 	}
 	t := s.flat[idx]
-	sh := t.Shape()
-	rows, cols := 1, 1
-	if len(sh) > 0 {
-		rows, cols = sh[0], tensor.Numel(sh[1:])
-	}
+	rows, cols := rowsCols(t.Shape())
 	if data.DType != t.DType() || data.Cols() != cols || row+data.Rows() > rows {
 		e.str(fmt.Sprintf("worker rank %d: rows %d:%d of %s %v into %s (%s) [%d, %d]", s.rank, row, row+data.Rows(), data.DType, data.Shape, s.names[idx], t.DType(), rows, cols))
 		return kindError
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			var de *backend.DeviceError
-			if err, ok := p.(error); ok && errors.As(err, &de) {
-				e.b = e.b[:0]
-				e.str(fmt.Sprintf("worker rank %d: %v", s.rank, de))
-				reply = kindError
-				return
-			}
-			panic(p)
-		}
-	}()
+	defer s.deviceErrorReply(e, &reply)
 	up := s.dev.Upload(data)
 	s.dev.CopyRows(t, row, up, 0, data.Rows())
 	s.dev.Free(up)

@@ -101,10 +101,7 @@ func (s *server) toHost(t backend.Tensor) *tensor.Tensor {
 		return ct.Tensor
 	}
 	sh := t.Shape()
-	rows, cols := 1, 1
-	if len(sh) > 0 {
-		rows, cols = sh[0], tensor.Numel(sh[1:])
-	}
+	rows, cols := rowsCols(sh)
 	h := s.dev.ToHost(t, 0, rows, 0, cols)
 	h.Shape = append([]int(nil), sh...)
 	return h

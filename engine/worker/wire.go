@@ -10,7 +10,6 @@ import (
 	"net"
 	"sync"
 	"time"
-	"unsafe"
 
 	"hsdb/engine/tensor"
 )
@@ -154,14 +153,6 @@ func (e *enc) tensor(t *tensor.Tensor) {
 	e.b = append(e.b, t.Data...)
 }
 
-// f32s writes float32 values as raw little-endian bytes.
-func (e *enc) f32s(v []float32) {
-	e.u32(uint32(len(v)))
-	if len(v) > 0 {
-		e.b = append(e.b, unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 4*len(v))...)
-	}
-}
-
 // dec reads a payload. A read past the end, a count larger than the bytes
 // left or a negative size sets err and yields zero values: check err once
 // after decoding a message.
@@ -282,20 +273,6 @@ func (d *dec) tensor() *tensor.Tensor {
 	t := tensor.New(dt, shape...)
 	copy(t.Data, data)
 	return t
-}
-
-// f32s reads float32 values.
-func (d *dec) f32s() []float32 {
-	n := d.count(4)
-	raw := d.take(4 * n)
-	if d.err != nil {
-		return nil
-	}
-	out := make([]float32, n)
-	if n > 0 {
-		copy(unsafe.Slice((*byte)(unsafe.Pointer(&out[0])), 4*n), raw)
-	}
-	return out
 }
 
 // numelFits reports whether the product of shape is at most limit without

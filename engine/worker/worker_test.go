@@ -56,30 +56,6 @@ func openWorkers(t testing.TB, path string, opts engine.Options, cfg Config) (*e
 	return e, f
 }
 
-// hfSeqs reads a fixture's input sequences.
-func hfSeqs(t testing.TB, f *safetensors.File) [][]int32 {
-	t.Helper()
-	ids, err := f.Tensor("input_ids")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lens, err := f.Tensor("seq_lens")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var seqs [][]int32
-	off := 0
-	for i := range lens.Numel() {
-		var s []int32
-		for j := off; j < off+int(lens.Int(i)); j++ {
-			s = append(s, int32(ids.Int(j)))
-		}
-		seqs = append(seqs, s)
-		off += int(lens.Int(i))
-	}
-	return seqs
-}
-
 // TestHFParityThroughWorkers: with every rank in its own worker process
 // (collectives through the front's hub), each decoder layer's stream on
 // every rank and the logits equal HF transformers' float32 values within
@@ -91,41 +67,50 @@ func TestHFParityThroughWorkers(t *testing.T) {
 		tp   int
 	}{{"llama", 2}, {"qwen3", 2}, {"deepseek_v3", 2}, {"llama", 4}} {
 		t.Run(fmt.Sprintf("%s/tp%d", c.name, c.tp), func(t *testing.T) {
-			dir := "../../testdata/hf/" + c.name
-			ref, err := safetensors.Open(dir + "/reference.safetensors")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ref.Close()
-			e, _ := openWorkers(t, dir, engine.Options{TP: c.tp}, Config{})
-			rec := &enginetest.Recorder{Sites: enginetest.LayerOutputs, Names: []string{"stream"}}
-			logits, err := e.Prefill(hfSeqs(t, ref), rec, true)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := range e.Dims.Layers {
-				want, err := ref.Tensor(fmt.Sprintf("layer.%d", i))
-				if err != nil {
-					t.Fatal(err)
-				}
-				got := rec.Got[fmt.Sprintf("model.layers.%d/stream", i)]
-				if len(got) != c.tp {
-					t.Fatalf("layer %d seen on %d ranks, want %d", i, len(got), c.tp)
-				}
-				for r, g := range got {
-					if err := enginetest.CheckClose(g.F32(), want.ToF32(), 1e-5); err != nil {
-						t.Errorf("rank %d layer %d: %v", r, i, err)
-					}
-				}
-			}
-			want, err := ref.Tensor("logits")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := enginetest.CheckClose(logits.Values.F32(), want.ToF32(), 1e-5); err != nil {
-				t.Errorf("logits: %v", err)
-			}
+			checkWorkersParity(t, c.name, engine.Options{TP: c.tp}, Config{}, 1e-5)
 		})
+	}
+}
+
+// checkWorkersParity opens HF fixture name with its ranks in worker
+// processes (opts, cfg) and checks every decoder layer's stream on every
+// rank and the logits against HF transformers' float32 values within tol
+// of each tensor's max |value|.
+func checkWorkersParity(t *testing.T, name string, opts engine.Options, cfg Config, tol float64) {
+	t.Helper()
+	dir := "../../testdata/hf/" + name
+	ref, err := safetensors.Open(dir + "/reference.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	e, _ := openWorkers(t, dir, opts, cfg)
+	rec := &enginetest.Recorder{Sites: enginetest.LayerOutputs, Names: []string{"stream"}}
+	logits, err := e.Prefill(enginetest.HFSeqs(t, ref), rec, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range e.Dims.Layers {
+		want, err := ref.Tensor(fmt.Sprintf("layer.%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := rec.Got[fmt.Sprintf("model.layers.%d/stream", i)]
+		if len(got) != opts.TP {
+			t.Fatalf("layer %d seen on %d ranks, want %d", i, len(got), opts.TP)
+		}
+		for r, g := range got {
+			if err := enginetest.CheckClose(g.F32(), want.ToF32(), tol); err != nil {
+				t.Errorf("rank %d layer %d: %v", r, i, err)
+			}
+		}
+	}
+	want, err := ref.Tensor("logits")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := enginetest.CheckClose(logits.Values.F32(), want.ToF32(), tol); err != nil {
+		t.Errorf("logits: %v", err)
 	}
 }
 
@@ -257,7 +242,7 @@ func TestPipelineStagesMatchTP1(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer ref.Close()
-			seqs := hfSeqs(t, ref)
+			seqs := enginetest.HFSeqs(t, ref)
 			one, err := engine.Open(dir, engine.Options{TP: 1})
 			if err != nil {
 				t.Fatal(err)

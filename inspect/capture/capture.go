@@ -389,12 +389,6 @@ func (c *Capturer) fail(err error) {
 	}
 }
 
-func cloneTensor(t *tensor.Tensor) *tensor.Tensor {
-	out := tensor.New(t.DType, t.Shape...)
-	copy(out.Data, t.Data)
-	return out
-}
-
 // appendRows returns a new tensor holding a's rows then b's.
 func appendRows(a, b *tensor.Tensor) *tensor.Tensor {
 	shape := append([]int{a.Rows() + b.Rows()}, a.Shape[1:]...)

@@ -3,7 +3,6 @@ package capture
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 
 	"hsdb/engine/model"
@@ -130,14 +129,4 @@ func momentsDiff(a, b tensor.Moments) float64 {
 		return 1
 	}
 	return d
-}
-
-// sortedKeys returns a map's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -246,15 +246,7 @@ func (w *DumpWriter) Stage() string { return w.stage }
 // naming the sequence and what failed (its file is removed);
 // safetensors.ErrDiskFull; other I/O errors naming the file.
 func (w *DumpWriter) Add(seqs []*SeqCapture, reps map[string]ReplicaRecord) error {
-	for k, r := range reps {
-		old, ok := w.m.Replicas[k]
-		if !ok || r.MaxRelDiff > old.MaxRelDiff {
-			old.MaxRelDiff, old.WorstRank = r.MaxRelDiff, r.WorstRank
-		}
-		old.Ranks = r.Ranks
-		old.OK = old.MaxRelDiff <= ReplicaTol
-		w.m.Replicas[k] = old
-	}
+	w.mergeReplicas(reps)
 	if w.resumable && len(reps) > 0 {
 		if err := w.appendJournal(nil, reps); err != nil {
 			return fmt.Errorf("dump %s: %w", w.dir, diskFull(err))

@@ -133,12 +133,10 @@ func seqID(s *SeqCapture) string {
 	return s.ID
 }
 
-// commit records validated sequences (ids and their records, in order)
-// and a pass's cross-rank checks in the manifest and, for a batch job, the
-// journal (fsynced), as Add does for the sequences it writes itself; the
-// capture job writes files on several goroutines and commits each batch
-// here once all are validated. Only one goroutine may commit at a time.
-func (w *DumpWriter) commit(ids []string, recs []SeqRecord, reps map[string]ReplicaRecord) error {
+// mergeReplicas adds a pass's cross-rank checks to the manifest's: per
+// key the worst relative difference seen so far (and its rank), the
+// latest rank count, OK while the worst is within ReplicaTol.
+func (w *DumpWriter) mergeReplicas(reps map[string]ReplicaRecord) {
 	for k, r := range reps {
 		old, ok := w.m.Replicas[k]
 		if !ok || r.MaxRelDiff > old.MaxRelDiff {
@@ -148,6 +146,15 @@ func (w *DumpWriter) commit(ids []string, recs []SeqRecord, reps map[string]Repl
 		old.OK = old.MaxRelDiff <= ReplicaTol
 		w.m.Replicas[k] = old
 	}
+}
+
+// commit records validated sequences (ids and their records, in order)
+// and a pass's cross-rank checks in the manifest and, for a batch job, the
+// journal (fsynced), as Add does for the sequences it writes itself; the
+// capture job writes files on several goroutines and commits each batch
+// here once all are validated. Only one goroutine may commit at a time.
+func (w *DumpWriter) commit(ids []string, recs []SeqRecord, reps map[string]ReplicaRecord) error {
+	w.mergeReplicas(reps)
 	if w.plan != nil { // trainer files were renamed without a directory fsync: make the names durable first
 		dirs := map[string]bool{w.stage: true} // the stage holds SpecForge's rows_ directories
 		for _, rec := range recs {

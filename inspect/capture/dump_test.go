@@ -17,34 +17,6 @@ import (
 	"hsdb/engine/tensor"
 )
 
-// hfSeqs returns the token sequences of an HF fixture's reference
-// (testdata/README.md: lengths 7, 3, 12, rows concatenated in order).
-func hfSeqs(t *testing.T, ref *safetensors.File) ([][]int32, []int) {
-	t.Helper()
-	ids, err := ref.Tensor("input_ids")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lens, err := ref.Tensor("seq_lens")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var seqs [][]int32
-	var starts []int
-	off := 0
-	for i := range lens.Numel() {
-		n := int(lens.Int(i))
-		var s []int32
-		for j := off; j < off+n; j++ {
-			s = append(s, int32(ids.Int(j)))
-		}
-		seqs = append(seqs, s)
-		starts = append(starts, off)
-		off += n
-	}
-	return seqs, starts
-}
-
 // captureAndDump runs seqs through e with layers captured and dumps them.
 func captureAndDump(t *testing.T, e *engine.Engine, seqs [][]int32, layers []int, what, dir string) ([]*SeqCapture, *Manifest) {
 	t.Helper()
@@ -91,7 +63,13 @@ func TestDumpRoundTripHF(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ref.Close()
-	seqs, starts := hfSeqs(t, ref)
+	seqs := enginetest.HFSeqs(t, ref)
+	var starts []int // each sequence's first row in the reference
+	off := 0
+	for _, s := range seqs {
+		starts = append(starts, off)
+		off += len(s)
+	}
 	for _, tp := range []int{1, 2} {
 		t.Run(fmt.Sprintf("tp%d", tp), func(t *testing.T) {
 			e, err := engine.Open("../../testdata/hf/llama", engine.Options{TP: tp})
@@ -124,7 +102,7 @@ func TestDumpRoundTripHF(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if !equalF32(got.F32(), captured[s].Tensors[key].F32()) {
+					if !slices.Equal(got.F32(), captured[s].Tensors[key].F32()) {
 						t.Fatalf("seq %d %s re-read differs from the captured values", s, key)
 					}
 					hfName := fmt.Sprintf("hf_hidden_states.%d", l+1)

@@ -2,6 +2,8 @@ package capture
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -35,7 +37,7 @@ func (w *DumpWriter) validateDump(expected int) []ValidationRecord {
 	}
 	var reps []string
 	ok := true
-	for _, k := range sortedKeys(w.m.Replicas) {
+	for _, k := range slices.Sorted(maps.Keys(w.m.Replicas)) {
 		r := w.m.Replicas[k]
 		ok = ok && r.OK
 		if !r.OK {

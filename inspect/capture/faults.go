@@ -1,7 +1,9 @@
 package capture
 
 import (
+	"maps"
 	"math"
+	"slices"
 
 	"hsdb/engine/model"
 	"hsdb/engine/tensor"
@@ -67,7 +69,7 @@ func (c *Capturer) Under() []string {
 	if len(c.under) == 0 {
 		return nil
 	}
-	return sortedKeys(c.under)
+	return slices.Sorted(maps.Keys(c.under))
 }
 
 // noteFaults marks the recorded data as made under the active faults.

@@ -1,9 +1,6 @@
 package capture
 
 import (
-	"sync"
-	"testing"
-
 	"hsdb/engine"
 	"hsdb/engine/model"
 )
@@ -16,35 +13,4 @@ func targetOf(e *engine.Engine) *Target {
 
 func infoOf(e *engine.Engine) ModelInfo {
 	return ModelInfoFor(e.Path, e.Dims, e.World, e.Device(0).Name())
-}
-
-var (
-	llamaOnce sync.Once
-	llamaEng  *engine.Engine
-	llamaErr  error
-)
-
-// llamaEngine loads testdata/hf/llama at --tp 1 once for the tests of this
-// package.
-func llamaEngine(t *testing.T) *engine.Engine {
-	t.Helper()
-	llamaOnce.Do(func() { llamaEng, llamaErr = engine.Open("../../testdata/hf/llama", engine.Options{TP: 1}) })
-	if llamaErr != nil {
-		t.Fatal(llamaErr)
-	}
-	return llamaEng
-}
-
-// equalF32 reports whether a and b hold the same values bit for bit in
-// order (no tolerance: a dump stores what was captured).
-func equalF32(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

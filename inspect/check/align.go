@@ -6,6 +6,7 @@ import (
 	"hsdb/engine/model"
 	"hsdb/engine/tensor"
 	"hsdb/inspect/capture"
+	"hsdb/inspect/stats"
 )
 
 // refKey names one decoder-layer tensor kept for alignment: the layer (-1
@@ -111,7 +112,7 @@ func alignScore(x []float32, ref []float32, w, x0, r0, n int, fit bool) (Score, 
 		mx = math.Max(mx, math.Abs(a-b))
 		rm = math.Max(rm, math.Abs(b))
 	}
-	return Score{Cos: cosine(dot, tt, cc), MaxAbs: mx, RefMax: rm}, f
+	return Score{Cos: stats.Cosine(dot, tt, cc), MaxAbs: mx, RefMax: rm}, f
 }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
@@ -156,7 +157,7 @@ func alignedExplanations(t *target, ref *tensor.Tensor, c Candidate, tol Toleran
 				mx, rm = math.Max(mx, math.Abs(a-r)), math.Max(rm, math.Abs(r))
 			}
 		}
-		s := Score{Cos: cosine(dot, tt, cc), MaxAbs: mx, RefMax: rm}
+		s := Score{Cos: stats.Cosine(dot, tt, cc), MaxAbs: mx, RefMax: rm}
 		x := Explanation{Cand: c, Scale: f, Score: s, Close: tol.Close(s)}
 		if fit {
 			x.Const = nameConstant(f, consts, tol.Rel)

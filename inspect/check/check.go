@@ -2,6 +2,8 @@ package check
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"hsdb/engine/model"
@@ -201,7 +203,7 @@ func checksumRule(cf *CaptureFile, want map[string]string) RuleResult {
 			bad = append(bad, fmt.Sprintf("%s has sha256 %.12s…, the manifest records %.12s…", k, sha256Hex(v.Tensor.Data), w))
 		}
 	}
-	for _, k := range sortedKeys(want) {
+	for _, k := range slices.Sorted(maps.Keys(want)) {
 		if !seen[k] {
 			bad = append(bad, k+" is missing")
 		}

@@ -16,21 +16,30 @@ import (
 )
 
 var (
-	llamaOnce sync.Once
-	llamaEng  *engine.Engine
-	llamaErr  error
+	fixtureMu   sync.Mutex
+	fixtureEngs = map[string]*engine.Engine{}
 )
 
-// llamaEngine is the HF llama fixture the capture fixtures were cut from
-// (testdata/README.md, part B), shared by the tests of this package.
-func llamaEngine(t *testing.T) *engine.Engine {
+// fixtureEngine opens testdata/hf/NAME at --tp 1 once for the tests of
+// this package.
+func fixtureEngine(t *testing.T, name string) *engine.Engine {
 	t.Helper()
-	llamaOnce.Do(func() { llamaEng, llamaErr = engine.Open("../../testdata/hf/llama", engine.Options{TP: 1}) })
-	if llamaErr != nil {
-		t.Fatal(llamaErr)
+	fixtureMu.Lock()
+	defer fixtureMu.Unlock()
+	if e := fixtureEngs[name]; e != nil {
+		return e
 	}
-	return llamaEng
+	e, err := engine.Open("../../testdata/hf/"+name, engine.Options{TP: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixtureEngs[name] = e
+	return e
 }
+
+// llamaEngine is the HF llama fixture the capture fixtures were cut from
+// (testdata/README.md, part B).
+func llamaEngine(t *testing.T) *engine.Engine { return fixtureEngine(t, "llama") }
 
 func llamaCheck(t *testing.T, name string) *Report {
 	t.Helper()

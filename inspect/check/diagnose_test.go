@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"hsdb/engine"
@@ -74,20 +73,8 @@ func (r *hfRef) seq(i int) (ids []int64, a, b int) {
 	return r.ids[a:b], a, b
 }
 
-var (
-	dsOnce sync.Once
-	dsEng  *engine.Engine
-	dsErr  error
-)
-
-func dsEngine(t *testing.T) *engine.Engine {
-	t.Helper()
-	dsOnce.Do(func() { dsEng, dsErr = engine.Open("../../testdata/hf/deepseek_v3", engine.Options{TP: 1}) })
-	if dsErr != nil {
-		t.Fatal(dsErr)
-	}
-	return dsEng
-}
+// dsEngine is the HF DeepSeek-V3 fixture.
+func dsEngine(t *testing.T) *engine.Engine { return fixtureEngine(t, "deepseek_v3") }
 
 // writeCapture writes an hsdb-dump-layout safetensors file: input_ids and
 // hidden_states.{layer} [rows, w], plus extra tensors.

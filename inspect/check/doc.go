@@ -7,8 +7,8 @@
 // (Match) and where it departs (Departure).
 //
 // It imports engine/model, engine/tensor, engine/safetensors,
-// inspect/capture (the manifest, rule names and Target it shares with
-// dumps) and inspect/client (the plain report a front end gets:
-// PathReport.CheckReport, DiffReport). It must not import the engine driver, a backend, inspect/debug,
-// repl/ or cmd/.
+// inspect/stats (Cosine), inspect/capture (the manifest, rule names and
+// Target it shares with dumps) and inspect/client (the plain report a
+// front end gets: PathReport.CheckReport, DiffReport). It must not import
+// the engine driver, a backend, inspect/debug, repl/ or cmd/.
 package check

@@ -2,7 +2,9 @@ package check
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -140,7 +142,7 @@ func scaleConstants(hidden int, consts map[string]float64) map[string]float64 {
 // of f (the closest), or "".
 func nameConstant(f float64, consts map[string]float64, tol float64) string {
 	best, bd := "", math.Inf(1)
-	for _, k := range sortedKeys(consts) {
+	for _, k := range slices.Sorted(maps.Keys(consts)) {
 		d := math.Abs(f/consts[k] - 1)
 		if d <= tol && d < bd {
 			best, bd = k, d

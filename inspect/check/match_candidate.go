@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"hsdb/engine/tensor"
+	"hsdb/inspect/stats"
 )
 
 // Candidate kinds: what a captured tensor can turn out to be.
@@ -152,21 +153,11 @@ func (a *rowAcc) score(r0, r1 int) Score {
 		mx = math.Max(mx, a.maxAbs[r])
 		rm = math.Max(rm, a.refMax[r])
 	}
-	return Score{Cos: cosine(dot, tt, cc), MaxAbs: mx, RefMax: rm}
+	return Score{Cos: stats.Cosine(dot, tt, cc), MaxAbs: mx, RefMax: rm}
 }
 
 // rowGood reports whether row r alone is within tol, judged against the
 // largest value of the whole tensor (refMax).
 func (a *rowAcc) rowGood(r int, tol Tolerance, refMax float64) bool {
-	return cosine(a.dot[r], a.tt[r], a.cc[r]) >= tol.CosMin && a.maxAbs[r] <= tol.Rel*refMax
-}
-
-func cosine(dot, tt, cc float64) float64 {
-	if tt == 0 && cc == 0 {
-		return 1
-	}
-	if tt == 0 || cc == 0 {
-		return 0
-	}
-	return dot / math.Sqrt(tt*cc)
+	return stats.Cosine(a.dot[r], a.tt[r], a.cc[r]) >= tol.CosMin && a.maxAbs[r] <= tol.Rel*refMax
 }

@@ -230,7 +230,7 @@ func TestReadTorchStrides(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := cf.Root.Tensor.ToF32()
-	if !equalF32(got, []float32{1, 3, 2, 4}) || !slices.Equal(cf.Root.Tensor.Shape, []int{2, 2}) {
+	if !slices.Equal(got, []float32{1, 3, 2, 4}) || !slices.Equal(cf.Root.Tensor.Shape, []int{2, 2}) {
 		t.Fatalf("got %v %v", cf.Root.Tensor.Shape, got)
 	}
 	// offset 3, stride (1, 2): reaches storage[3+1+2] = storage[6], past the end.
@@ -238,18 +238,6 @@ func TestReadTorchStrides(t *testing.T) {
 	if !errors.Is(err, ErrUnreadable) || !strings.Contains(err.Error(), "holds 6 elements") {
 		t.Fatalf("out-of-range view: %v", err)
 	}
-}
-
-func equalF32(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestReadCaptureFileErrors: garbage, an empty file and a truncated

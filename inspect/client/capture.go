@@ -9,7 +9,7 @@ import (
 )
 
 // Breakpoint is a breakpoint or watch as `info break` lists it: Kind
-// "breakpoint" (Pattern: a site pattern) or "watch" (Tensor), its
+// "break" (Pattern: a site pattern) or "watch" (Tensor), its
 // condition, whether it is enabled or one-shot, how often it stopped, and
 // how many sites of the model it can stop at. Breakpoints and watches
 // share one numbering, as gdb's.

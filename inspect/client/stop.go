@@ -1,7 +1,5 @@
 package client
 
-import ()
-
 // Stop describes where a pass stopped: the site, the step (0 the prefill,
 // k the k-th decode step of `gen`), the token batch of that step and why.
 // Every rank has reached the site when a Stop is reported.

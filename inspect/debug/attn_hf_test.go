@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"hsdb/engine"
+	"hsdb/engine/enginetest"
 	"hsdb/engine/safetensors"
 	"hsdb/inspect/client"
 )
@@ -26,24 +27,7 @@ func TestAttnProbsMatchHF(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ids, err := ref.Tensor("input_ids")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lens, err := ref.Tensor("seq_lens")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var seqs [][]int32
-		off := 0
-		for i := range lens.Numel() {
-			var q []int32
-			for j := range int(lens.Int(i)) {
-				q = append(q, int32(ids.Int(off+j)))
-			}
-			off += len(q)
-			seqs = append(seqs, q)
-		}
+		seqs := enginetest.HFSeqs(t, ref)
 		for _, tp := range []int{1, 2, 4} {
 			t.Run(fmt.Sprintf("%s/tp%d", name, tp), func(t *testing.T) {
 				e, err := engine.Open(dir, engine.Options{TP: tp})

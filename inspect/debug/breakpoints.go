@@ -13,18 +13,11 @@ import (
 // matches, when Cond holds) or a watch (Kind "watch": stop at the first site
 // showing Tensor where Cond becomes true, i.e. holds on some rank where it
 // did not hold at the previous site showing Tensor in the same step). They
-// share one numbering, as gdb's.
+// share one numbering, as gdb's. Its exported fields are the plain
+// client.Breakpoint a front end gets; the parsed condition and the sites it
+// stops at stay here.
 type Breakpoint struct {
-	ID        int    `json:"id"`
-	Kind      string `json:"kind"`
-	Pattern   string `json:"site,omitempty"`
-	Tensor    string `json:"tensor,omitempty"`
-	Cond      string `json:"cond,omitempty"`
-	Enabled   bool   `json:"enabled"`
-	Temporary bool   `json:"temporary"`
-	Hits      int    `json:"hits"`
-	// Sites is how many sites of the model it can stop at.
-	Sites int `json:"sites"`
+	client.Breakpoint
 
 	cond *Cond
 	at   []bool // by site Index
@@ -37,15 +30,11 @@ type Breakpoint struct {
 // tensor none of the matched sites shows (ErrNoTensor), a condition that
 // holds on no rank of the world (ErrRank, Cond.CheckRanks).
 func (s *Session) Break(pattern, cond string, temporary bool) (*Breakpoint, error) {
-	p, err := ParsePattern(pattern)
+	sites, err := s.matchSites(pattern)
 	if err != nil {
 		return nil, err
 	}
-	sites, err := p.Sites(s.E.Tree)
-	if err != nil {
-		return nil, s.noSite(err)
-	}
-	b := &Breakpoint{Kind: "break", Pattern: pattern, Enabled: true, Temporary: temporary, Sites: len(sites), at: make([]bool, len(s.E.Tree.Sites))}
+	b := &Breakpoint{Breakpoint: client.Breakpoint{Kind: "break", Pattern: pattern, Enabled: true, Temporary: temporary, Sites: len(sites)}, at: make([]bool, len(s.E.Tree.Sites))}
 	for _, st := range sites {
 		b.at[st.Index] = true
 	}
@@ -72,7 +61,7 @@ func (s *Session) Break(pattern, cond string, temporary bool) (*Breakpoint, erro
 // (ErrNoTensor), a malformed condition (ErrCond), a condition that holds on
 // no rank (ErrRank).
 func (s *Session) Watch(tensor, cond string) (*Breakpoint, error) {
-	b := &Breakpoint{Kind: "watch", Tensor: tensor, Enabled: true, at: make([]bool, len(s.E.Tree.Sites))}
+	b := &Breakpoint{Breakpoint: client.Breakpoint{Kind: "watch", Tensor: tensor, Enabled: true}, at: make([]bool, len(s.E.Tree.Sites))}
 	var with []*model.Site
 	for _, st := range s.E.Tree.Sites {
 		if contains(st.Tensors, tensor) {

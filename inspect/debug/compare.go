@@ -8,6 +8,7 @@ import (
 	"hsdb/inspect/capture"
 	"hsdb/inspect/check"
 	"hsdb/inspect/client"
+	"hsdb/inspect/stats"
 )
 
 // Compare compares every tensor of the stopped site that the dump at dir
@@ -87,11 +88,11 @@ func (s *Session) Compare(dir string) (*client.CompareReport, error) {
 					dot, na, nb = dot+rdot, na+ra, nb+rb
 					row.MaxAbs = math.Max(row.MaxAbs, rd)
 					row.RefMax = math.Max(row.RefMax, rmax)
-					if row.FirstToken < 0 && !(cosine(rdot, ra, rb) >= tol.CosMin && rd <= tol.Rel*rmax) {
+					if row.FirstToken < 0 && !(stats.Cosine(rdot, ra, rb) >= tol.CosMin && rd <= tol.Rel*rmax) {
 						row.FirstToken = pos
 					}
 				}
-				row.Cosine = cosine(dot, na, nb)
+				row.Cosine = stats.Cosine(dot, na, nb)
 				rep.Rows = append(rep.Rows, row)
 			}
 		}
@@ -101,15 +102,4 @@ func (s *Session) Compare(dir string) (*client.CompareReport, error) {
 		return nil
 	})
 	return rep, err
-}
-
-// cosine is dot / (|a|·|b|), 1 for two zero vectors, 0 when one is zero.
-func cosine(dot, na, nb float64) float64 {
-	if na == 0 && nb == 0 {
-		return 1
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return dot / math.Sqrt(na*nb)
 }

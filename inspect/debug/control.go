@@ -166,13 +166,9 @@ func (s *Session) Finish() (*client.Outcome, error) {
 // Until resumes until a site matching pattern (or a breakpoint). Errors: a
 // bad pattern or one matching no site.
 func (s *Session) Until(pattern string) (*client.Outcome, error) {
-	p, err := ParsePattern(pattern)
+	sites, err := s.matchSites(pattern)
 	if err != nil {
 		return nil, err
-	}
-	sites, err := p.Sites(s.E.Tree)
-	if err != nil {
-		return nil, s.noSite(err)
 	}
 	at := make([]bool, len(s.E.Tree.Sites))
 	for _, st := range sites {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"hsdb/engine/model"
 	"hsdb/inspect/client"
 )
 
@@ -24,6 +25,21 @@ func (s *Session) LoadedLayers() client.LayerSpan {
 	}
 	sp.Partial = n < sp.Total
 	return sp
+}
+
+// matchSites returns the sites of the model that pattern matches, in
+// visit order. Errors: a bad pattern, or ErrNoSite (saying which layers
+// are loaded when the engine holds only some).
+func (s *Session) matchSites(pattern string) ([]*model.Site, error) {
+	p, err := ParsePattern(pattern)
+	if err != nil {
+		return nil, err
+	}
+	sites, err := p.Sites(s.E.Tree)
+	if err != nil {
+		return nil, s.noSite(err)
+	}
+	return sites, nil
 }
 
 // noSite adds to an ErrNoSite error which layers are loaded when the

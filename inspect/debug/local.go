@@ -102,7 +102,7 @@ func (l *Local) Break(pattern, cond string, temporary bool) (client.Breakpoint, 
 	if err != nil {
 		return client.Breakpoint{}, err
 	}
-	return plainBreakpoint(b), nil
+	return b.Breakpoint, nil
 }
 
 // Watch adds a watch.
@@ -111,7 +111,7 @@ func (l *Local) Watch(tensor, cond string) (client.Breakpoint, error) {
 	if err != nil {
 		return client.Breakpoint{}, err
 	}
-	return plainBreakpoint(b), nil
+	return b.Breakpoint, nil
 }
 
 // Breakpoints lists the breakpoints and watches.
@@ -119,14 +119,9 @@ func (l *Local) Breakpoints() ([]client.Breakpoint, error) {
 	bps := l.s.Breakpoints()
 	out := make([]client.Breakpoint, len(bps))
 	for i := range bps {
-		out[i] = plainBreakpoint(&bps[i])
+		out[i] = bps[i].Breakpoint
 	}
 	return out, nil
-}
-
-func plainBreakpoint(b *Breakpoint) client.Breakpoint {
-	return client.Breakpoint{ID: b.ID, Kind: b.Kind, Pattern: b.Pattern, Tensor: b.Tensor, Cond: b.Cond,
-		Enabled: b.Enabled, Temporary: b.Temporary, Hits: b.Hits, Sites: b.Sites}
 }
 
 // Delete deletes breakpoints.

@@ -2,6 +2,7 @@ package debug
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"hsdb/inspect/client"
@@ -30,7 +31,7 @@ func TestObserversSeeEveryPass(t *testing.T) {
 	}
 	ref := reference(t, 2, "model.layers.2")
 	for r, x := range obs.got["stream"] {
-		if !equalF32(x.F32(), ref["stream"][r].F32()) {
+		if !slices.Equal(x.F32(), ref["stream"][r].F32()) {
 			t.Fatalf("rank %d: the observer's stream differs from an independent run's", r)
 		}
 	}
@@ -41,16 +42,4 @@ func TestObserversSeeEveryPass(t *testing.T) {
 	if _, err := s.Gen(1); err == nil {
 		t.Fatal("gen after a borrow continued the borrowed sequences")
 	}
-}
-
-func equalF32(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

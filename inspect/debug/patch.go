@@ -119,13 +119,9 @@ func readPatchSeq(f *safetensors.File, key string) (patchSeq, error) {
 func (s *Session) Patch(req client.PatchRequest) (client.Edit, error) {
 	site := req.Site
 	if site != "" {
-		p, err := ParsePattern(site)
+		sites, err := s.matchSites(site)
 		if err != nil {
 			return client.Edit{}, err
-		}
-		sites, err := p.Sites(s.E.Tree)
-		if err != nil {
-			return client.Edit{}, s.noSite(err)
 		}
 		if len(sites) != 1 {
 			return client.Edit{}, fmt.Errorf("patch: %s matches %d sites: name one", site, len(sites))

@@ -51,3 +51,17 @@ func Compare(a, b []float32) (Diff, error) {
 	}
 	return d, nil
 }
+
+// Cosine is the cosine similarity dot / sqrt(aa·bb) of two vectors from
+// their accumulated sums dot = Σ aᵢbᵢ, aa = Σ aᵢ², bb = Σ bᵢ² (float64, as
+// torch.nn.functional.cosine_similarity without its eps): 1 for two zero
+// vectors, 0 when only one is zero.
+func Cosine(dot, aa, bb float64) float64 {
+	if aa == 0 && bb == 0 {
+		return 1
+	}
+	if aa == 0 || bb == 0 {
+		return 0
+	}
+	return dot / math.Sqrt(aa*bb)
+}

@@ -145,3 +145,26 @@ func TestCompare(t *testing.T) {
 		t.Fatal("length mismatch accepted")
 	}
 }
+
+// TestCosine: cosine similarity from accumulated sums, against values
+// derived by hand: a = (1, 0), b = (1, 1) gives dot 1, |a|² 1, |b|² 2,
+// cos 1/√2; opposite vectors -1; two zero vectors 1, one zero vector 0;
+// NaN sums give NaN (callers compare with >= and so fail closed).
+func TestCosine(t *testing.T) {
+	for _, c := range []struct {
+		dot, aa, bb, want float64
+	}{
+		{1, 1, 2, 1 / math.Sqrt2},
+		{-4, 4, 4, -1},
+		{0, 0, 0, 1},
+		{0, 0, 3, 0},
+		{0, 5, 0, 0},
+	} {
+		if got := Cosine(c.dot, c.aa, c.bb); !(math.Abs(got-c.want) <= 1e-15) {
+			t.Errorf("Cosine(%v, %v, %v) = %v, want %v", c.dot, c.aa, c.bb, got, c.want)
+		}
+	}
+	if got := Cosine(math.NaN(), 1, 1); !math.IsNaN(got) || got >= 0.99 {
+		t.Errorf("Cosine of NaN sums = %v, want NaN", got)
+	}
+}

@@ -19,7 +19,7 @@ const (
 
 // TokenBatch is the device-side description of one forward's flattened
 // token batch (vLLM's varlen layout): token t belongs to KV-cache slot
-// Slots[t] at position Positions[t]. Built once per forward and shared by
+// slots[t] at position positions[t] (NewTokenBatch). Built once per forward and shared by
 // the KV-cache writes, RoPE and attention of every layer.
 type TokenBatch struct {
 	d         *GPU
@@ -96,13 +96,6 @@ func int32Bytes(v []int32) []byte {
 
 // Tokens returns the number of tokens in the batch.
 func (b *TokenBatch) Tokens() int { return b.tokens }
-
-// Positions returns the device array of positions [tokens] int32 (for
-// RoPE).
-func (b *TokenBatch) Positions() driver.Ptr { return b.pos.Ptr() }
-
-// SlotIDs returns the device array of slots [tokens] int32.
-func (b *TokenBatch) SlotIDs() driver.Ptr { return b.slot.Ptr() }
 
 // Free releases the batch's device arrays.
 func (b *TokenBatch) Free() error {

@@ -71,37 +71,8 @@ func TestRankFP8RoutedExperts(t *testing.T) {
 		const T, H, I, E = 61, 256, 128, 8
 		fp8ChunkBytes = int64(3 * 2 * I * H * p.dt.Size())
 		a := backend.RouteArgs{Experts: E, TopK: 3, Groups: 1, TopKGroup: 1, Sigmoid: true, NormTopK: true, Scale: 1.5}
-		lg, lc, _ := p.f32Logits(T, E, false)
-		ids, w := p.g.Route(lg, &a)
-		idc, wc := p.c.Route(lc, &a)
-		x, xc := p.act(T, H, 1)
-		for _, local := range [][2]int{{0, E}, {2, 7}} {
-			var gg, gu, gd, cg, cu, cd []backend.Tensor
-			for range local[1] - local[0] {
-				for i, shape := range [][2]int{{I, H}, {I, H}, {H, I}} {
-					q := p.randFP8(shape[0], shape[1], 128, 128)
-					g, c := p.g.UploadQuantized(q, tensor.Invalid), p.c.UploadQuantized(q, tensor.Invalid)
-					switch i {
-					case 0:
-						gg, cg = append(gg, g), append(cg, c)
-					case 1:
-						gu, cu = append(gu, g), append(cu, c)
-					default:
-						gd, cd = append(gd, g), append(cd, c)
-					}
-				}
-			}
-			got := p.g.RoutedExperts(x, ids, w, p.g.Experts(local[0], gg, gu, gd))
-			want := p.c.RoutedExperts(xc, idc, wc, p.c.Experts(local[0], cg, cu, cd))
-			at, rt := p.tols(1)
-			if p.dt != tensor.F32 {
-				at, rt = 4*at, 4*rt
-			}
-			name := fmt.Sprintf("fp8 routed_experts/%d-%d", local[0], local[1])
-			assertClose(t, name, p.g.ToHost(got, 0, T, 0, H).F32(), p.c.ToHost(want, 0, T, 0, H).F32(), at, rt)
-			if m := p.c.Moments(want, 0, T, 0, H); !(m.SumSq > 0) {
-				t.Errorf("%s: the CPU reference is all zero", name)
-			}
-		}
+		p.checkQuantizedExperts(t, "fp8 routed_experts", &a, T, H, I, func(rows, cols int) *tensor.Quantized {
+			return p.randFP8(rows, cols, 128, 128)
+		})
 	})
 }

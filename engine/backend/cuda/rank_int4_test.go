@@ -133,38 +133,9 @@ func TestRankInt4RoutedExperts(t *testing.T) {
 		int4ChunkExpertBytes = int64(3 * 2 * I * H * p.dt.Size())
 		a := backend.RouteArgs{Experts: E, TopK: 3, Groups: 1, TopKGroup: 1, Sigmoid: true, NormTopK: true, Scale: 2.827}
 		for _, T := range []int{61, 5} {
-			lg, lc, _ := p.f32Logits(T, E, false)
-			ids, w := p.g.Route(lg, &a)
-			idc, wc := p.c.Route(lc, &a)
-			x, xc := p.act(T, H, 1)
-			for _, local := range [][2]int{{0, E}, {2, 7}} {
-				var gg, gu, gd, cg, cu, cd []backend.Tensor
-				for range local[1] - local[0] {
-					for i, shape := range [][2]int{{I, H}, {I, H}, {H, I}} {
-						q := randomInt4(p.rng, shape[0], shape[1], 32, tensor.BF16)
-						g, c := p.g.UploadQuantized(q, tensor.Invalid), p.c.UploadQuantized(q, tensor.Invalid)
-						switch i {
-						case 0:
-							gg, cg = append(gg, g), append(cg, c)
-						case 1:
-							gu, cu = append(gu, g), append(cu, c)
-						default:
-							gd, cd = append(gd, g), append(cd, c)
-						}
-					}
-				}
-				got := p.g.RoutedExperts(x, ids, w, p.g.Experts(local[0], gg, gu, gd))
-				want := p.c.RoutedExperts(xc, idc, wc, p.c.Experts(local[0], cg, cu, cd))
-				at, rt := p.tols(1)
-				if p.dt != tensor.F32 {
-					at, rt = 4*at, 4*rt // the dequantized experts' weights are rounded to bf16
-				}
-				name := fmt.Sprintf("int4 routed_experts/T%d/%d-%d", T, local[0], local[1])
-				assertClose(t, name, p.g.ToHost(got, 0, T, 0, H).F32(), p.c.ToHost(want, 0, T, 0, H).F32(), at, rt)
-				if m := p.c.Moments(want, 0, T, 0, H); !(m.SumSq > 0) {
-					t.Errorf("%s: the CPU reference is all zero", name)
-				}
-			}
+			p.checkQuantizedExperts(t, fmt.Sprintf("int4 routed_experts/T%d", T), &a, T, H, I, func(rows, cols int) *tensor.Quantized {
+				return randomInt4(p.rng, rows, cols, 32, tensor.BF16)
+			})
 		}
 	})
 }

@@ -154,3 +154,46 @@ func TestRankMoEArgs(t *testing.T) {
 		}()
 	}
 }
+
+// checkQuantizedExperts routes T tokens of random logits by a and compares
+// the GPU's routed experts over quantized weights (quant makes one [rows,
+// cols] weight: gate and up [I, H], down [H, I] per expert) with the CPU
+// backend's expert loop over the same weights dequantized on upload, on
+// identical expert ids: all a.Experts experts local, then a rank's block
+// of them (2-7). Outside f32 the bound is 4 times p.tols(1): the
+// dequantized weights are rounded to the activation dtype.
+func (p *pair) checkQuantizedExperts(t *testing.T, prefix string, a *backend.RouteArgs, T, H, I int, quant func(rows, cols int) *tensor.Quantized) {
+	t.Helper()
+	lg, lc, _ := p.f32Logits(T, a.Experts, false)
+	ids, w := p.g.Route(lg, a)
+	idc, wc := p.c.Route(lc, a)
+	x, xc := p.act(T, H, 1)
+	for _, local := range [][2]int{{0, a.Experts}, {2, 7}} {
+		var gg, gu, gd, cg, cu, cd []backend.Tensor
+		for range local[1] - local[0] {
+			for i, shape := range [][2]int{{I, H}, {I, H}, {H, I}} {
+				q := quant(shape[0], shape[1])
+				g, c := p.g.UploadQuantized(q, tensor.Invalid), p.c.UploadQuantized(q, tensor.Invalid)
+				switch i {
+				case 0:
+					gg, cg = append(gg, g), append(cg, c)
+				case 1:
+					gu, cu = append(gu, g), append(cu, c)
+				default:
+					gd, cd = append(gd, g), append(cd, c)
+				}
+			}
+		}
+		got := p.g.RoutedExperts(x, ids, w, p.g.Experts(local[0], gg, gu, gd))
+		want := p.c.RoutedExperts(xc, idc, wc, p.c.Experts(local[0], cg, cu, cd))
+		at, rt := p.tols(1)
+		if p.dt != tensor.F32 {
+			at, rt = 4*at, 4*rt
+		}
+		name := fmt.Sprintf("%s/%d-%d", prefix, local[0], local[1])
+		assertClose(t, name, p.g.ToHost(got, 0, T, 0, H).F32(), p.c.ToHost(want, 0, T, 0, H).F32(), at, rt)
+		if m := p.c.Moments(want, 0, T, 0, H); !(m.SumSq > 0) {
+			t.Errorf("%s: the CPU reference is all zero", name)
+		}
+	}
+}

@@ -1,6 +1,10 @@
 // Package moeref is the host reference of DeepSeek MoE routing: the pure-Go
 // selection rule that the CPU backend runs and that tests hold every
-// device's Route to (identical expert ids).
+// device's Route to (identical expert ids). engine/nn's router and the
+// CPU backend call it.
+//
+// It imports engine/backend (the gate's parameters) only: no device code,
+// no engine/model, engine/nn or architecture.
 package moeref
 
 import (

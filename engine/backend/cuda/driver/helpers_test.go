@@ -1,18 +1,18 @@
 //go:build cuda
 
-// Test helpers of the driver tests; engine/backend/cuda's helpers_test.go
-// holds the same for the op and rank tests (a test file cannot be shared
-// between the two packages).
+// Test helpers of the driver tests that touch a GPU; engine/backend/cuda's
+// helpers_test.go holds the same for the op and rank tests (they use this
+// package's types, and this package's own tests cannot import a package
+// built on it). The host-side helpers are in internal/cudatest.
 
 package driver
 
 import (
 	"errors"
-	"math"
-	"math/rand/v2"
 	"sync"
 	"testing"
 
+	"hsdb/engine/backend/cuda/internal/cudatest"
 	"hsdb/engine/tensor"
 )
 
@@ -34,29 +34,6 @@ func gpu(t testing.TB) *GPU {
 		t.Fatalf("opening cuda:0: %v", testDevErr)
 	}
 	return testDev
-}
-
-// floatDTypes are the activation dtypes every kernel is instantiated for.
-var floatDTypes = []tensor.DType{tensor.F32, tensor.BF16, tensor.F16}
-
-// randn returns n values from N(0, scale²) that are never exactly zero, so
-// an output left untouched or zeroed by mistake cannot match.
-func randn(rng *rand.Rand, n int, scale float64) []float32 {
-	v := make([]float32, n)
-	for i := range v {
-		x := rng.NormFloat64() * scale
-		if math.Abs(x) < 1e-3*scale {
-			x = 1e-3 * scale
-		}
-		v[i] = float32(x)
-	}
-	return v
-}
-
-// roundTo returns v as the device will hold it in dtype dt: the reference
-// computations start from exactly the values the kernels read.
-func roundTo(v []float32, dt tensor.DType) []float32 {
-	return tensor.FromF32(append([]float32(nil), v...), len(v)).Convert(dt).ToF32()
 }
 
 // upload copies v, converted to dt, into a new device buffer.
@@ -105,52 +82,14 @@ func download(t testing.TB, d *GPU, b *Buffer, n int, dt tensor.DType) []float32
 	return host.ToF32()
 }
 
-// tol is the comparison tolerance for outputs stored in dt: one rounding of
-// the output (bf16 keeps 8 significant bits, f16 11) plus f32 summation
-// order differences.
-func tol(dt tensor.DType) (atol, rtol float64) {
-	switch dt {
-	case tensor.BF16:
-		return 1e-2, 1.6e-2
-	case tensor.F16:
-		return 2e-3, 2e-3
-	}
-	return 1e-5, 1e-5
-}
-
-// assertClose fails when some |got-want| > atol + rtol·|want| or when got
-// has a NaN where want has none; it reports the worst element.
-func assertClose(t testing.TB, name string, got, want []float32, atol, rtol float64) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d values, want %d", name, len(got), len(want))
-	}
-	worst, wi, bad := 0.0, -1, 0
-	for i := range got {
-		g, w := float64(got[i]), float64(want[i])
-		if math.IsNaN(w) {
-			if !math.IsNaN(g) {
-				bad++
-				if wi < 0 {
-					wi = i
-				}
-			}
-			continue
-		}
-		e := math.Abs(g - w)
-		if math.IsNaN(g) || e > atol+rtol*math.Abs(w) {
-			bad++
-			if math.IsNaN(g) {
-				e = math.Inf(1)
-			}
-		}
-		if e > worst || (wi < 0 && bad > 0) {
-			worst, wi = e, i
-		}
-	}
-	if bad > 0 {
-		t.Errorf("%s: %d of %d values off (atol %g rtol %g); worst at %d: got %v want %v", name, bad, len(got), atol, rtol, wi, got[wi], want[wi])
-	}
-}
+// The host-side helpers are cudatest's, shared by the tests of
+// engine/backend/cuda and engine/backend/cuda/driver.
+var (
+	floatDTypes = cudatest.FloatDTypes
+	randn       = cudatest.Randn
+	roundTo     = cudatest.RoundTo
+	tol         = cudatest.Tol
+	assertClose = cudatest.AssertClose
+)
 
 func errorsIsBadArgument(err error) bool { return errors.Is(err, ErrBadArgument) }
