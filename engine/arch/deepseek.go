@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"hsdb/engine/jsonerr"
 	"hsdb/engine/model"
 	"hsdb/engine/nn"
 	"hsdb/engine/tensor"
@@ -110,7 +111,7 @@ func parseDeepseek(raw map[string]json.RawMessage, v *deepseekVariant) (*Deepsee
 	v.defaults(c)
 	data, _ := json.Marshal(raw)
 	if err := json.Unmarshal(data, c); err != nil {
-		return nil, fmt.Errorf("config.json (%s): %w", v.arch, err)
+		return nil, fmt.Errorf("config.json (%s): %w", v.arch, jsonerr.Explain(err))
 	}
 	fail := func(format string, a ...any) error {
 		return fmt.Errorf("config.json (%s): "+format, append([]any{v.arch}, a...)...)
