@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -203,5 +204,24 @@ func TestNewUser_DataRowTypeErrors(t *testing.T) {
 		if err == nil || !strings.HasSuffix(err.Error(), c.want) || strings.Contains(err.Error(), "Go ") {
 			t.Errorf("%s: %v, want %q", c.row, err, c.want)
 		}
+	}
+}
+
+// TestNewUser_NegativeWriters: JobOptions{Writers: -1} (hsdb capture
+// --writers -1) panicked in make(chan); it now runs with the default, and
+// every sequence is written.
+func TestNewUser_NegativeWriters(t *testing.T) {
+	e, err := engine.Open("", engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	in, err := ParseIDsList("1,2,3;1,5", LimitsOf(e.Dims))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := RunCaptureJob(context.Background(), targetOf(e), in, JobOptions{Layers: []int{1}, Out: filepath.Join(t.TempDir(), "o"), Writers: -1})
+	if err != nil || res.Done != 2 {
+		t.Fatalf("RunCaptureJob with Writers -1: %+v, %v; want 2 sequences done", res, err)
 	}
 }
