@@ -81,6 +81,9 @@ func (e *Engine) Generate(prompt []int32, o GenerateOptions) ([]int32, error) {
 	}
 	if o.Steps <= 0 || (e.Dims.MaxPos > 0 && o.Steps > e.Dims.MaxPos) {
 		o.Steps = e.Dims.MaxPos // run.c: steps > seq_len → seq_len
+		if len(prompt) > o.Steps {
+			return nil, fmt.Errorf("generate: the prompt has %d tokens, more than max_position_embeddings %d: nothing would be generated", len(prompt), o.Steps)
+		}
 	}
 	logits, err := e.Prefill([][]int32{prompt}, o.Hook, false)
 	if err != nil {

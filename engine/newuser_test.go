@@ -29,6 +29,14 @@ func TestNewUser_GenerateClampsToMaxPosition(t *testing.T) {
 	if seqs := e.Sequences(); len(seqs) != 1 || len(seqs[0]) != 512 {
 		t.Fatalf("the sequence holds %d tokens, want 512 (the last sampled token is not fed back)", len(seqs[0]))
 	}
+	// A prompt longer than the clamp is an error, not an empty result.
+	long := make([]int32, 600)
+	for i := range long {
+		long[i] = 1
+	}
+	if out, err := e.Generate(long, GenerateOptions{Steps: 1000}); err == nil {
+		t.Fatalf("a 600-token prompt with 512 positions generated %d tokens and no error", len(out))
+	}
 }
 
 // TestNewUser_NoTokenizerMessage: `input text` on a model without a

@@ -30,7 +30,6 @@ func (l *Logits) Row(i int) []float32 {
 // the logits of each sequence's last token, or of every token with
 // allLogits. hook (may be nil) observes the step. Errors: an empty batch or
 // sequence, a token id outside the vocabulary (naming sequence and token),
-// a sequence longer than max_position_embeddings,
 // a device failure (naming rank), or the hook's own Visit error.
 func (e *Engine) Prefill(seqs [][]int32, hook model.Hook, allLogits bool) (*Logits, error) {
 	if len(seqs) == 0 {
@@ -52,9 +51,6 @@ func (e *Engine) Prefill(seqs [][]int32, hook model.Hook, allLogits bool) (*Logi
 	if err := b.Validate(e.Dims.Vocab); err != nil {
 		return nil, err
 	}
-	if err := b.CheckPositions(e.Dims.MaxPos); err != nil {
-		return nil, fmt.Errorf("prefill: %w", err)
-	}
 	e.seqs = nil
 	e.step = 0
 	out, err := e.run(b, hook)
@@ -70,7 +66,10 @@ func (e *Engine) Prefill(seqs [][]int32, hook model.Hook, allLogits bool) (*Logi
 
 // Decode appends one token to each sequence of the last prefill (ids[i] to
 // sequence i) and runs one decode step, returning each sequence's logits.
-// Error: a sequence would pass max_position_embeddings (Batch.CheckPositions).
+// Error: a sequence would pass max_position_embeddings (Batch.CheckPositions:
+// decoding is what grows the KV cache without bound; a prefill, like HF's
+// forward, runs whatever length it is given, which check's layer matching
+// relies on for a flattened batch read as one sequence).
 func (e *Engine) Decode(ids []int32, hook model.Hook) (*Logits, error) {
 	if len(e.seqs) == 0 {
 		return nil, fmt.Errorf("decode: no sequences: run a prefill first")

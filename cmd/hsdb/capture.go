@@ -73,6 +73,12 @@ func runCapture(args []string, io stdio) int {
 	if *compress && format != capture.FormatSpecForge {
 		return fail(2, "--compress: %s files have no compressed form their trainer reads (only specforge's .ckpt.gz)", format)
 	}
+	if *maxTok < 1 {
+		return fail(2, "--max-batch-tokens %d: want at least 1 token per forward pass", *maxTok)
+	}
+	if *writers < 1 || *writers > capture.MaxWriters {
+		return fail(2, "--writers %d: want 1 to %d files in flight", *writers, capture.MaxWriters)
+	}
 	if *saveDType != "" {
 		if dt, err := tensor.ParseDType(*saveDType); err != nil || (dt != tensor.F32 && dt != tensor.BF16 && dt != tensor.F16) {
 			return fail(2, "--save-dtype %q: want f32, bf16 or f16", *saveDType)

@@ -61,7 +61,7 @@ func TestPlanCommandErrors(t *testing.T) {
 		{[]string{"plan", "--model", "x", "--device-memory", "lots"}, 2, `--device-memory: "lots"`},
 		{[]string{"plan", "--model", "x", "--device-memory", "-5GB"}, 2, "--device-memory"},
 		{[]string{"plan", "--model", "x", "--tp", "0"}, 2, "--tp 0"},
-		{[]string{"plan", "--model", "x", "--dtype", "float7"}, 2, `--dtype: unknown dtype "float7"`},
+		{[]string{"plan", "--model", "x", "--dtype", "float7"}, 2, `--dtype "float7": weights can be kept as f32, bf16 or f16`},
 		{[]string{"plan", "--model", "x", "--layers", "0-3"}, 2, "use --load-layers 0-3"},
 		{[]string{"plan", "--model", "../../testdata/nothing-here"}, 1, "config.json"},
 	} {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"hsdb/engine/jsonerr"
 	"hsdb/engine/model"
 	"hsdb/engine/nn"
 	"hsdb/engine/tensor"
@@ -110,7 +111,7 @@ func parseDeepseek(raw map[string]json.RawMessage, v *deepseekVariant) (*Deepsee
 	v.defaults(c)
 	data, _ := json.Marshal(raw)
 	if err := json.Unmarshal(data, c); err != nil {
-		return nil, fmt.Errorf("config.json (%s): %w", v.arch, err)
+		return nil, fmt.Errorf("config.json (%s): %w", v.arch, jsonerr.Explain(err))
 	}
 	fail := func(format string, a ...any) error {
 		return fmt.Errorf("config.json (%s): "+format, append([]any{v.arch}, a...)...)
@@ -212,6 +213,14 @@ func (c *DeepseekConfig) buildMoE() error {
 		return fmt.Errorf("n_shared_experts must not be negative, got %d", shared)
 	}
 	groups, topkGroup := 1, 1
+	// 0 is not "absent": HF's grouped top-k would divide by n_group 0 or
+	// keep no group with topk_group 0, so it is refused, not read as 1.
+	if c.NGroup != nil && *c.NGroup < 1 {
+		return fmt.Errorf("n_group %d must be at least 1 (null means 1)", *c.NGroup)
+	}
+	if c.TopkGroup != nil && *c.TopkGroup < 1 {
+		return fmt.Errorf("topk_group %d must be at least 1 (null means 1)", *c.TopkGroup)
+	}
 	if c.NGroup != nil && *c.NGroup > 0 {
 		groups = *c.NGroup
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"hsdb/engine/jsonerr"
 	"hsdb/engine/model"
 	"hsdb/engine/nn"
 	"hsdb/engine/tensor"
@@ -64,7 +65,7 @@ func parseLlama(raw map[string]json.RawMessage, v *llamaVariant) (*LlamaConfig, 
 	c := &LlamaConfig{v: v, RMSNormEps: 1e-6, HiddenAct: "silu", MaxPositionEmbeddings: 2048}
 	data, _ := json.Marshal(raw)
 	if err := json.Unmarshal(data, c); err != nil {
-		return nil, fmt.Errorf("config.json (%s): %w", v.arch, err)
+		return nil, fmt.Errorf("config.json (%s): %w", v.arch, jsonerr.Explain(err))
 	}
 	c.v = v
 	if c.NumKeyValueHeads == 0 {

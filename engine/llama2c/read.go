@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 
+	"hsdb/engine/regfile"
 	"hsdb/engine/tensor"
 )
 
@@ -36,7 +36,9 @@ var ErrFormat = errors.New("llama2.c checkpoint")
 // Read loads and converts a llama2.c checkpoint. Errors name the file and
 // say which array is short or which header field is invalid.
 func Read(path string) (*Checkpoint, error) {
-	data, err := os.ReadFile(path)
+	// A regular file only: /dev/zero would be read until memory runs out,
+	// a named pipe waited on forever.
+	data, err := regfile.ReadFile(path, math.MaxInt64)
 	if err != nil {
 		return nil, err
 	}

@@ -52,3 +52,14 @@ func TestNewUser_RoPEDegenerate(t *testing.T) {
 		}
 	}
 }
+
+// TestNewUser_TextConfigNotObject: a wrapper whose text_config is not an
+// object named Go's decoder types; it now says what was expected.
+func TestNewUser_TextConfigNotObject(t *testing.T) {
+	for _, tc := range []string{`5`, `[]`, `"llama"`} {
+		_, _, err := ParseConfig([]byte(`{"architectures": ["KimiK25ForConditionalGeneration"], "model_type": "kimi_k25", "text_config": ` + tc + `}`))
+		if err == nil || !strings.Contains(err.Error(), "text_config is "+tc+", want a JSON object") || strings.Contains(err.Error(), "Go value") {
+			t.Errorf("text_config %s: %v", tc, err)
+		}
+	}
+}

@@ -107,6 +107,9 @@ func ParseConfig(data []byte) (cfg Config, skipped string, err error) {
 	}
 	if tc, ok := raw["text_config"]; ok {
 		var inner map[string]json.RawMessage
+		if t := strings.TrimSpace(string(tc)); !strings.HasPrefix(t, "{") {
+			return nil, "", fmt.Errorf("config.json: text_config is %.40s, want a JSON object (the language model's config)", t)
+		}
 		if err := json.Unmarshal(tc, &inner); err != nil {
 			return nil, "", fmt.Errorf("config.json text_config: %w", err)
 		}

@@ -3,6 +3,7 @@ package model
 import (
 	"encoding/json"
 	"fmt"
+	"hsdb/engine/jsonerr"
 	"math"
 )
 
@@ -49,7 +50,7 @@ func ParseRoPE(raw map[string]json.RawMessage, maxPos int, defTheta float64) (Ro
 	c := RoPEConfig{Type: "default", Theta: defTheta, Factor: 1, Truncate: true}
 	if v, ok := raw["rope_theta"]; ok && string(v) != "null" {
 		if err := json.Unmarshal(v, &c.Theta); err != nil {
-			return c, fmt.Errorf("rope_theta: %w", err)
+			return c, fmt.Errorf("rope_theta: %w", jsonerr.Explain(err))
 		}
 	}
 	var r ropeJSON
@@ -57,7 +58,7 @@ func ParseRoPE(raw map[string]json.RawMessage, maxPos int, defTheta float64) (Ro
 	for _, key := range []string{"rope_parameters", "rope_scaling"} {
 		if v, ok := raw[key]; ok && string(v) != "null" {
 			if err := json.Unmarshal(v, &r); err != nil {
-				return c, fmt.Errorf("%s: %w", key, err)
+				return c, fmt.Errorf("%s: %w", key, jsonerr.Explain(err))
 			}
 			src = key
 			break

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"hsdb/engine/jsonerr"
 	"hsdb/engine/model"
 	"hsdb/engine/tensor"
 )
@@ -119,7 +120,7 @@ func isNull(r json.RawMessage) bool {
 func parseCompressed(raw json.RawMessage) (*Compressed, error) {
 	var c compressedConfig
 	if err := json.Unmarshal(raw, &c); err != nil {
-		return nil, fmt.Errorf("quantization_config (compressed-tensors): %w", err)
+		return nil, fmt.Errorf("quantization_config (compressed-tensors): %w", jsonerr.Explain(err))
 	}
 	if c.QuantMethod != "compressed-tensors" {
 		return nil, fmt.Errorf("quantization_config: quant_method %q, want \"compressed-tensors\"", c.QuantMethod)

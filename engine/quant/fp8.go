@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"hsdb/engine/jsonerr"
 	"hsdb/engine/model"
 	"hsdb/engine/tensor"
 )
@@ -40,7 +41,7 @@ type fp8Config struct {
 func parseFP8(raw json.RawMessage) (*FP8Block, error) {
 	var c fp8Config
 	if err := json.Unmarshal(raw, &c); err != nil {
-		return nil, fmt.Errorf("quantization_config (fp8): %w", err)
+		return nil, fmt.Errorf("quantization_config (fp8): %w", jsonerr.Explain(err))
 	}
 	if c.Fmt != "" && c.Fmt != "e4m3" {
 		return nil, fmt.Errorf("quantization_config: fmt %q is not supported (e4m3 is)", c.Fmt)

@@ -37,3 +37,31 @@ func TestNewUser_QuantConfigNotObject(t *testing.T) {
 		}
 	}
 }
+
+// TestNewUser_WrapperQuantConflict: a wrapper whose top-level
+// quantization_config (fp8) differs from text_config's (int4) loaded with
+// the top-level one and failed on a "missing" weight far from the cause;
+// it is now one error naming both fields. The same config in both places
+// (or only one) is accepted.
+func TestNewUser_WrapperQuantConflict(t *testing.T) {
+	const int4 = `{"quant_method": "compressed-tensors", "format": "pack-quantized", "config_groups": {"group_0": {"targets": ["Linear"],
+		"weights": {"num_bits": 4, "type": "int", "symmetric": true, "strategy": "group", "group_size": 32}}}}`
+	const fp8 = `{"quant_method": "fp8", "weight_block_size": [128, 128]}`
+	_, err := FromConfig([]byte(`{"quantization_config": ` + fp8 + `, "text_config": {"quantization_config": ` + int4 + `}}`))
+	if err == nil || !strings.Contains(err.Error(), "quantization_config and text_config.quantization_config differ") {
+		t.Fatalf("conflicting configs: %v", err)
+	}
+	for _, cfg := range []string{
+		`{"quantization_config": ` + int4 + `, "text_config": {"quantization_config": ` + int4 + `}}`,
+		`{"text_config": {"quantization_config": ` + int4 + `}}`,
+		`{"quantization_config": ` + int4 + `, "text_config": {"quantization_config": null}}`,
+	} {
+		s, err := FromConfig([]byte(cfg))
+		if err != nil {
+			t.Fatalf("%s: %v", cfg, err)
+		}
+		if _, ok := s.(*Compressed); !ok {
+			t.Fatalf("%s: scheme %T, want the int4 scheme", cfg, s)
+		}
+	}
+}

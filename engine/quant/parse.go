@@ -3,6 +3,7 @@ package quant
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"hsdb/engine/model"
@@ -36,7 +37,8 @@ func Parse(raw json.RawMessage) (model.QuantScheme, error) {
 
 // FromConfig returns the scheme of config.json (its bytes): the top-level
 // quantization_config, or that of text_config when a multimodal wrapper
-// nests the language model there; nil when there is none.
+// nests the language model there; nil when there is none. Both present
+// and different is an error (which one the weights follow is ambiguous).
 func FromConfig(configJSON []byte) (model.QuantScheme, error) {
 	var top struct {
 		Quant      json.RawMessage `json:"quantization_config"`
@@ -48,7 +50,12 @@ func FromConfig(configJSON []byte) (model.QuantScheme, error) {
 		return nil, fmt.Errorf("config.json: %w", err)
 	}
 	raw := top.Quant
-	if (len(raw) == 0 || string(raw) == "null") && top.TextConfig != nil {
+	if top.TextConfig != nil && !isNull(top.TextConfig.Quant) {
+		if !isNull(raw) && !sameJSON(raw, top.TextConfig.Quant) {
+			// Which one the weights follow is ambiguous (HF reads the
+			// top-level one, the text model was quantized by the other).
+			return nil, fmt.Errorf("config.json: quantization_config and text_config.quantization_config differ; keep the one the checkpoint was written with")
+		}
 		raw = top.TextConfig.Quant
 	}
 	return Parse(raw)
@@ -74,4 +81,13 @@ func jsonKind(raw json.RawMessage) string {
 		return "null"
 	}
 	return "number"
+}
+
+// sameJSON reports whether two JSON values decode to equal values.
+func sameJSON(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"syscall"
 )
@@ -57,7 +58,11 @@ func ReadFile(path string, max int64) ([]byte, error) {
 	if st.Size() > max {
 		return nil, fmt.Errorf("%s: %w: %d bytes, at most %d accepted", path, ErrTooLarge, st.Size(), max)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	limit := max
+	if limit < math.MaxInt64 {
+		limit++ // one byte more shows a file that grew past max
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit))
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package regfile
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -70,6 +71,9 @@ func TestNewUser_ReadFileBound(t *testing.T) {
 	b, err := ReadFile(p, 8)
 	if err != nil || string(b) != `{"a": 1}` {
 		t.Fatalf("ReadFile = %q, %v", b, err)
+	}
+	if b, err := ReadFile(p, math.MaxInt64); err != nil || string(b) != `{"a": 1}` { // no bound: max+1 must not wrap
+		t.Fatalf("ReadFile(MaxInt64) = %q, %v", b, err)
 	}
 	if _, err := ReadFile(p, 7); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("ReadFile over the bound = %v, want ErrTooLarge", err)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hsdb/engine/jsonerr"
 	"hsdb/engine/regfile"
 	"io/fs"
 	"path/filepath"
@@ -157,7 +158,7 @@ func parseHF(data []byte, base string) (*HF, error) {
 func (t *HF) readConfig(data []byte) error {
 	var cfg map[string]json.RawMessage
 	if err := json.Unmarshal(data, &cfg); err != nil {
-		return fmt.Errorf("%w: %v", ErrFormat, err)
+		return fmt.Errorf("%w: %v", ErrFormat, jsonerr.Explain(err))
 	}
 	for _, f := range []struct {
 		key string

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hsdb/engine/jsonerr"
 	"hsdb/engine/regfile"
 	"io/fs"
 	"path/filepath"
@@ -99,7 +100,7 @@ func kimiSpecials(n int, cfgData []byte) (map[string]int32, string, string, erro
 			TokenizerClass string          `json:"tokenizer_class"`
 		}
 		if err := json.Unmarshal(cfgData, &cfg); err != nil {
-			return nil, "", "", fmt.Errorf("%w: %v", ErrFormat, err)
+			return nil, "", "", fmt.Errorf("%w: %v", ErrFormat, jsonerr.Explain(err))
 		}
 		if cfg.TokenizerClass != "" && cfg.TokenizerClass != kimiTokenizerClass {
 			return nil, "", "", fmt.Errorf("%w: tokenizer_class %q: a tiktoken.model directory is read as Kimi's %s only", ErrUnsupported, cfg.TokenizerClass, kimiTokenizerClass)

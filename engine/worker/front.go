@@ -95,6 +95,9 @@ type joined struct {
 // (naming its rank and why), the timeout.
 func Start(path string, opts engine.Options, cfg Config) (*Front, error) {
 	world := max(opts.TP, 1)
+	if err := checkSplit(path, world); err != nil {
+		return nil, err // before any worker is spawned: --tp 4096 would start 4096 processes only to fail
+	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Minute
 	}
@@ -112,7 +115,7 @@ func Start(path string, opts engine.Options, cfg Config) (*Front, error) {
 	if pp > 1 {
 		if opts.Layers != nil {
 			ln.Close()
-			return nil, fmt.Errorf("--pp %d with --layers: give one or the other", pp)
+			return nil, fmt.Errorf("--pp %d with --load-layers: give one or the other", pp)
 		}
 		d, err := modelpath.ConfigDims(path)
 		if err != nil {
@@ -164,6 +167,28 @@ func Start(path string, opts engine.Options, cfg Config) (*Front, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// checkSplit refuses a world size the model's config cannot be split over
+// (model.Config.Validate: heads, kv heads, intermediate sizes), as the
+// workers would each refuse it after starting. A config that does not
+// parse is left to the load, which reports it.
+func checkSplit(path string, world int) error {
+	b, _, err := modelpath.ConfigJSON(path)
+	if err != nil {
+		return nil
+	}
+	c, _, err := model.ParseConfig(b)
+	if err != nil {
+		return nil
+	}
+	if err := c.Validate(world); err != nil {
+		if path == "" {
+			path = "embedded:stories260K"
+		}
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
 }
 
 // Addr returns the address workers join at.

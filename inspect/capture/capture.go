@@ -346,7 +346,14 @@ func (c *Capturer) Visit(ev *model.Event, ranks []*model.RankView) error {
 		for s, n := range b.SeqLens {
 			sc := c.seqs[b.Seqs[s]]
 			rows := c.applyFaults(spec, g.T.SliceRows(b.SeqStart(s), b.SeqStart(s)+n), len(ranks))
-			if old := sc.Tensors[spec.Key]; old != nil && b.Step > 0 {
+			old := sc.Tensors[spec.Key]
+			if old == nil && b.Step > 0 && len(sc.IDs) > n {
+				// Armed while a pass was past this site: its earlier tokens
+				// were never recorded here (other sites' rows were).
+				c.fail(fmt.Errorf("%w: %s: sequence %d's first %d tokens were not recorded (the capture was armed after the pass had left %s); `run` again (then `gen`) to capture whole sequences",
+					ErrCapture, spec.Key, b.Seqs[s], len(sc.IDs)-n, spec.Site))
+			}
+			if old != nil && b.Step > 0 {
 				sc.Tensors[spec.Key] = appendRows(old, rows)
 			} else {
 				// g.T is this visit's own host copy (gatherSite allocates it),

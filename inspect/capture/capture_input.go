@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"hsdb/engine/jsonerr"
 	"hsdb/engine/tokenizer"
 )
 
@@ -94,7 +95,7 @@ func ReadJSONL(path string, tok tokenizer.Tokenizer, lim Limits) (*Inputs, error
 		var r jsonlRow
 		dec := json.NewDecoder(bytes.NewReader(b))
 		if err := dec.Decode(&r); err != nil {
-			return nil, fmt.Errorf("%s: %w", where, err)
+			return nil, fmt.Errorf("%s: %w", where, jsonerr.Explain(err))
 		}
 		s := InputSeq{ID: strconv.Itoa(len(in.Seqs))}
 		if len(r.ID) > 0 && string(r.ID) != "null" {

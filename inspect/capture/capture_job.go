@@ -43,10 +43,15 @@ type JobOptions struct {
 	// Compress gzips SpecForge samples (.ckpt.gz).
 	Compress bool
 	// Writers is how many sequence files are written and validated at
-	// once (0: 4). Files of one batch are written while the next batch's
+	// once (0, a negative count or more than MaxWriters: 4). Files of one batch are written while the next batch's
 	// forward pass runs.
 	Writers int
 }
+
+// MaxWriters bounds JobOptions.Writers: each file in flight holds its
+// sequence's tensors in memory, and the forward pass waits only when this
+// many are in flight.
+const MaxWriters = 256
 
 // JobProgress is a batch job's state: sequences done (including those a
 // resume skipped), their total, tokens run in this process, and time
@@ -162,7 +167,10 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 	// only when that many are in flight); a committer records each batch in
 	// input order once all its files are validated. The first error stops
 	// the job; files written after it are discarded by the resume.
-	writers := cmp.Or(opts.Writers, 4)
+	writers := opts.Writers
+	if writers <= 0 || writers > MaxWriters {
+		writers = 4 // a negative count would panic in make, a huge one lift the back-pressure
+	}
 	sem := make(chan struct{}, writers)
 	type pending struct {
 		ids  []string

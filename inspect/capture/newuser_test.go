@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -150,5 +151,77 @@ func TestNewUser_MomentsDiffFailsClosed(t *testing.T) {
 	inf.Sum, inf.SumSq = math.Inf(1), math.Inf(1)
 	if d := momentsDiff(inf, inf); !(d >= 1) {
 		t.Fatalf("moments with overflowed sums differ by %v, want 1 (not shown equal)", d)
+	}
+}
+
+// TestNewUser_CaptureArmedMidPass: `capture layers 0,1,2` while stopped
+// past layer 0 of the prefill, then `gen`, failed at dump with
+// "hidden_states.0 has 1 rows for 5 tokens", which does not say why. The
+// capture now names the key, the sequence, the tokens it missed and the
+// cause. (Layer 1 armed before the prefill, layer 0 after it: by hand,
+// sequence 0 has 4 prompt tokens layer 0 never saw.)
+func TestNewUser_CaptureArmedMidPass(t *testing.T) {
+	e, err := engine.Open("../../testdata/hf/llama", engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	c := NewCapturer(e.Tree, e.Dims.Layers)
+	if err := c.AddLayers([]int{1}, WhatStream); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Prefill([][]int32{{1, 5, 7, 9}, {1, 3}}, c, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AddLayers([]int{0}, WhatStream); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Decode([]int32{4, 4}, c); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = c.Result()
+	if !errors.Is(err, ErrCapture) || !strings.Contains(err.Error(), "hidden_states.0: sequence 0's first 4 tokens were not recorded") {
+		t.Fatalf("Result = %v, want the armed-mid-pass error naming hidden_states.0 and sequence 0", err)
+	}
+}
+
+// TestNewUser_DataRowTypeErrors: a --data row of the wrong JSON type said
+// "json: cannot unmarshal number 2.5 into Go struct field
+// jsonlRow.input_ids of type int64"; it now names the line, the field and
+// the JSON value expected.
+func TestNewUser_DataRowTypeErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ row, want string }{
+		{`{"input_ids": [1, 2.5, 3]}`, "d.jsonl:1: input_ids: got number 2.5, want an integer"},
+		{`{"input_ids": "1,2"}`, "d.jsonl:1: input_ids: got a JSON string, want an array of integers"},
+		{`[1, 2, 3]`, "d.jsonl:1: got a JSON array, want an object"},
+	} {
+		p := filepath.Join(dir, "d.jsonl")
+		if err := os.WriteFile(p, []byte(c.row+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ReadJSONL(p, nil, Limits{})
+		if err == nil || !strings.HasSuffix(err.Error(), c.want) || strings.Contains(err.Error(), "Go ") {
+			t.Errorf("%s: %v, want %q", c.row, err, c.want)
+		}
+	}
+}
+
+// TestNewUser_NegativeWriters: JobOptions{Writers: -1} (hsdb capture
+// --writers -1) panicked in make(chan); it now runs with the default, and
+// every sequence is written.
+func TestNewUser_NegativeWriters(t *testing.T) {
+	e, err := engine.Open("", engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	in, err := ParseIDsList("1,2,3;1,5", LimitsOf(e.Dims))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := RunCaptureJob(context.Background(), targetOf(e), in, JobOptions{Layers: []int{1}, Out: filepath.Join(t.TempDir(), "o"), Writers: -1})
+	if err != nil || res.Done != 2 {
+		t.Fatalf("RunCaptureJob with Writers -1: %+v, %v; want 2 sequences done", res, err)
 	}
 }

@@ -137,9 +137,15 @@ type JobProgress = capture.JobProgress
 // (inspect/capture's type).
 type JobResult = capture.JobResult
 
+// MaxLayer bounds the layer numbers ParseLayers accepts: config.json's
+// num_hidden_layers is at most 4096 (model.SizeLimits), so a range past it
+// (0-2000000000) is a typo, not a list to build.
+const MaxLayer = 1 << 12
+
 // ParseLayers reads a layer list "2,30,58,60" (spaces allowed, ranges
 // "0-3" allowed) into ints in the order given. Errors: an empty list, a
-// non-integer, a negative layer, a layer given twice.
+// non-integer, a negative layer, a layer of MaxLayer or more, a layer given
+// twice.
 func ParseLayers(s string) ([]int, error) {
 	var out []int
 	seen := map[int]bool{}
@@ -152,6 +158,9 @@ func ParseLayers(s string) ([]int, error) {
 		b, err2 := strconv.Atoi(hi)
 		if err1 != nil || err2 != nil || a < 0 || b < a {
 			return nil, fmt.Errorf("layer %q is not a non-negative integer or range a-b", f)
+		}
+		if b >= MaxLayer {
+			return nil, fmt.Errorf("layer %q: layers are numbered below %d (no model has more decoder layers)", f, MaxLayer)
 		}
 		for n := a; n <= b; n++ {
 			if seen[n] {

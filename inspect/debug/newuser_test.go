@@ -36,12 +36,16 @@ func TestNewUser_GenPastMaxPosition(t *testing.T) {
 	if _, err := s.Gen(math.MaxInt); err == nil || !strings.Contains(err.Error(), "max_position_embeddings 512") {
 		t.Fatalf("gen MaxInt after the prefill: %v, want a max_position_embeddings error", err)
 	}
-	// The engine refuses the step itself, whatever its caller checked.
-	ids := make([]int32, 513)
+	// The engine refuses the decode step itself, whatever its caller
+	// checked: 512 tokens fill stories260K's positions.
+	ids := make([]int32, 512)
 	for i := range ids {
 		ids[i] = 1
 	}
-	if _, err := s.E.Prefill([][]int32{ids}, nil, false); err == nil || !strings.Contains(err.Error(), "513 tokens, more than max_position_embeddings 512") {
-		t.Fatalf("prefill of 513 tokens: %v", err)
+	if _, err := s.E.Prefill([][]int32{ids}, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.E.Decode([]int32{1}, nil); err == nil || !strings.Contains(err.Error(), "513 tokens, more than max_position_embeddings 512") {
+		t.Fatalf("decode past 512 positions: %v", err)
 	}
 }

@@ -1,0 +1,82 @@
+// Package jsonerr words encoding/json's decoding errors for the person who
+// wrote the file: the field path and what was expected, in JSON's terms
+// ("weight_block_size: got a JSON string, want an array of integers"),
+// instead of Go's type names ("cannot unmarshal string into Go struct field
+// fp8Config.weight_block_size of type []int"). It imports only the standard
+// library; readers of config.json, quantization_config, tokenizer configs
+// and --data rows wrap their json.Unmarshal errors with Explain.
+package jsonerr
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+)
+
+// Explain returns err reworded when it is (or wraps) a
+// *json.UnmarshalTypeError: "FIELD: got a JSON VALUE, want WHAT"
+// (FIELD is json's dotted path, absent at the top level). A
+// *json.SyntaxError gets its byte offset. Any other error (nil included)
+// is returned unchanged.
+func Explain(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		got := te.Value
+		if !strings.HasPrefix(got, "number ") {
+			got = "a JSON " + got
+		}
+		msg := fmt.Sprintf("got %s, want %s", got, want(te.Type))
+		if te.Field != "" {
+			msg = te.Field + ": " + msg
+		}
+		return errors.New(msg)
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Errorf("invalid JSON at byte %d: %s", se.Offset, strings.TrimPrefix(se.Error(), "json: "))
+	}
+	return err
+}
+
+// want describes a Go type as the JSON value that decodes into it.
+func want(t reflect.Type) string {
+	if t == nil {
+		return "another value"
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		return want(t.Elem())
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "an array of " + plural(want(t.Elem()))
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return "another value"
+}
+
+// plural turns "an integer" into "integers", "an array of x" into "arrays
+// of x".
+func plural(s string) string {
+	s = strings.TrimPrefix(strings.TrimPrefix(s, "an "), "a ")
+	if rest, ok := strings.CutPrefix(s, "array of "); ok {
+		return "arrays of " + rest
+	}
+	switch s {
+	case "true or false":
+		return "booleans"
+	case "another value":
+		return "values"
+	}
+	return s + "s"
+}

@@ -1,0 +1,47 @@
+package jsonerr
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+)
+
+// TestNewUser_JSONErrorsInJSONTerms: decoding errors name the field and
+// the JSON value expected, not Go's types (each want written by hand).
+func TestNewUser_JSONErrorsInJSONTerms(t *testing.T) {
+	type fp8 struct {
+		WeightBlockSize []int `json:"weight_block_size"`
+	}
+	type row struct {
+		InputIDs []int64 `json:"input_ids"`
+		Text     string  `json:"text"`
+		Cfg      *struct {
+			Eps float64 `json:"eps"`
+		} `json:"cfg"`
+		Tied bool `json:"tie_word_embeddings"`
+	}
+	for _, c := range []struct {
+		in   string
+		into any
+		want string
+	}{
+		{`{"weight_block_size": "32"}`, &fp8{}, "weight_block_size: got a JSON string, want an array of integers"},
+		{`{"weight_block_size": [1e3, 32]}`, &fp8{}, "weight_block_size: got number 1e3, want an integer"},
+		{`{"input_ids": [1, 2.5]}`, &row{}, "input_ids: got number 2.5, want an integer"},
+		{`{"input_ids": "1,2"}`, &row{}, "input_ids: got a JSON string, want an array of integers"},
+		{`{"cfg": {"eps": "small"}}`, &row{}, "cfg.eps: got a JSON string, want a number"},
+		{`{"tie_word_embeddings": "yes"}`, &row{}, "tie_word_embeddings: got a JSON string, want true or false"},
+		{`[1, 2, 3]`, &row{}, "got a JSON array, want an object"},
+		{`5`, &map[string]json.RawMessage{}, "got a JSON number, want an object"},
+		{`{"text": }`, &row{}, "invalid JSON at byte 10: invalid character '}' looking for beginning of value"},
+	} {
+		err := Explain(json.Unmarshal([]byte(c.in), c.into))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s: %v, want %q", c.in, err, c.want)
+		}
+	}
+	other := errors.New("other")
+	if Explain(other) != other || Explain(nil) != nil {
+		t.Error("Explain changed an error that is not json's")
+	}
+}
