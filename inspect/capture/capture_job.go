@@ -160,6 +160,10 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 	res := &JobResult{JobProgress: JobProgress{Total: in.Len(), BytesPerToken: w.bytesPerToken(len(plan.Srcs))}}
 	res.Skipped = w.Count()
 	res.Done = res.Skipped
+	kept := make(map[string]bool, res.Skipped) // w's own set is the committer's once the batches run
+	for _, rec := range w.m.Sequences {
+		kept[rec.ID] = true
+	}
 	rows, err := in.Rows()
 	if err != nil {
 		return nil, err
@@ -186,7 +190,7 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 			if err != nil {
 				return nil, err
 			}
-			if w.Done(s.ID) {
+			if kept[s.ID] {
 				continue
 			}
 			return &row{i, s}, nil
