@@ -209,7 +209,7 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 			return nil, fmt.Errorf("%s: rank %d: %w", path, r, err)
 		}
 		e.Report.Bytes += l.Report.Bytes
-		e.Report.Dequantized = appendNew(e.Report.Dequantized, l.Report.Dequantized)
+		e.Report.Dequantized, e.Report.Formats = appendNewQuant(e.Report.Dequantized, e.Report.Formats, l.Report.Dequantized, l.Report.Formats)
 		if l.Report.Format != "" {
 			e.Report.Format = l.Report.Format
 		}
@@ -260,20 +260,30 @@ func unusedByTree(src model.WeightSource, t *model.Tree, qs model.QuantScheme) [
 	return out
 }
 
-// appendNew appends the names of add that dst does not hold yet, in order
-// (every rank dequantizes its own experts under expert parallelism).
-func appendNew(dst, add []string) []string {
-	seen := make(map[string]bool, len(dst))
-	for _, n := range dst {
+// appendNewQuant appends the names of quantized weights (with their
+// formats: LoadReport.Dequantized and .Formats, index for index) that names
+// does not hold yet, in order (every rank dequantizes its own experts under
+// expert parallelism); a format missing is "".
+func appendNewQuant(names, formats, addNames, addFormats []string) ([]string, []string) {
+	seen := make(map[string]bool, len(names))
+	for _, n := range names {
 		seen[n] = true
 	}
-	for _, n := range add {
-		if !seen[n] {
-			seen[n] = true
-			dst = append(dst, n)
-		}
+	for len(formats) < len(names) {
+		formats = append(formats, "")
 	}
-	return dst
+	for i, n := range addNames {
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		f := ""
+		if i < len(addFormats) {
+			f = addFormats[i]
+		}
+		names, formats = append(names, n), append(formats, f)
+	}
+	return names, formats
 }
 
 // activationDType is the dtype a device computes in (plan.ActivationDType).

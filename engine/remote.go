@@ -90,7 +90,7 @@ func loadRemote(e *Engine, opts Options) (*Engine, error) {
 	for r, rr := range rs {
 		rep := rr.Report()
 		e.Report.Bytes += rep.Bytes
-		e.Report.Dequantized = appendNew(e.Report.Dequantized, rep.Dequantized)
+		e.Report.Dequantized, e.Report.Formats = appendNewQuant(e.Report.Dequantized, e.Report.Formats, rep.Dequantized, rep.Formats)
 		if rep.Format != "" {
 			e.Report.Format = rep.Format
 		}

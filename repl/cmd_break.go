@@ -2,6 +2,7 @@ package repl
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -63,10 +64,41 @@ func cmdDelete(t *Term, args string) error {
 	if err != nil {
 		return fmt.Errorf("delete: %w", err)
 	}
+	before, err := t.c.Breakpoints()
+	if err != nil {
+		return fmt.Errorf("delete: %w", err)
+	}
 	if err := t.c.Delete(ids...); err != nil {
 		return fmt.Errorf("delete: %w", err)
 	}
-	return showBreakpoints(t)
+	bps, err := t.c.Breakpoints()
+	if err != nil {
+		return err
+	}
+	if bps == nil {
+		bps = []client.Breakpoint{}
+	}
+	var gone []string // what Delete removed: listed before, not after
+	for _, b := range before {
+		if !slices.ContainsFunc(bps, func(a client.Breakpoint) bool { return a.ID == b.ID }) {
+			kind := "breakpoint"
+			if b.Kind == "watch" {
+				kind = "watch"
+			}
+			gone = append(gone, fmt.Sprintf("%s %d", kind, b.ID))
+		}
+	}
+	t.emit("breakpoints", bps, func() string {
+		head := "deleted nothing"
+		if len(gone) > 0 {
+			head = "deleted " + strings.Join(gone, ", ")
+		}
+		if len(bps) == 0 {
+			return head + "; no breakpoints or watches left"
+		}
+		return head + "; left:\n" + t.breakpointsText(bps)
+	})
+	return nil
 }
 
 func cmdEnable(t *Term, args string, on bool) error {

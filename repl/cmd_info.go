@@ -19,10 +19,17 @@ func cmdInfo(t *Term, args string) error {
 			return err
 		}
 		head := fmt.Sprintf("%d tensors were stored as fp8 (e4m3 with block scales) and dequantized on load:", len(n))
-		if m, err := t.c.Model(); err == nil && m.Weights.QuantFormat != "" && !strings.HasPrefix(m.Weights.QuantFormat, "fp8") {
-			head = fmt.Sprintf("%d linear weights were stored as %s:", len(n), m.Weights.QuantFormat)
+		none := "no tensor was stored as fp8"
+		if q, err := t.c.QuantizedTensors(); err == nil && len(q) > len(n) {
+			none += fmt.Sprintf(" (%d other quantized weights: `info model --quantized` lists them)", len(q)-len(n))
 		}
-		t.emit("fp8", n, func() string { return namesText(n, head, "no tensor was stored as fp8") })
+		t.emit("fp8", n, func() string { return namesText(n, head, none) })
+	case "model --quantized":
+		q, err := t.c.QuantizedTensors()
+		if err != nil {
+			return err
+		}
+		t.emit("quantized", q, func() string { return quantizedText(q) })
 	case "model --unused":
 		m, err := t.c.Model()
 		if err != nil {
@@ -67,7 +74,7 @@ func cmdInfo(t *Term, args string) error {
 	case "inject", "faults":
 		return showFaults(t)
 	default:
-		return fmt.Errorf("info: want one of model [--fp8|--unused], layers, ranks, memory, sites, break, display, batch, edits, inject")
+		return fmt.Errorf("info: want one of model [--fp8|--quantized|--unused], layers, ranks, memory, sites, break, display, batch, edits, inject")
 	}
 	return nil
 }

@@ -76,7 +76,7 @@ func init() {
 				"Statistics written alone apply to TENSOR: watch stream absmax > 500. It fires again only after COND was false at a site showing TENSOR; each step starts afresh.",
 			complete: completeTensors, fn: cmdWatch},
 		{aliases: []string{"delete", "d"}, group: "breakpoints", usage: "delete [N...] | delete edits [N...]", noRepeat: true,
-			help: "Delete breakpoints and watches N, or all of them.\n`delete edits` forgets edits N (or all): values already written stay written; persistent ones are no longer applied.", fn: cmdDelete},
+			help: "Delete breakpoints and watches N, or all of them; it says which it deleted and lists those left.\n`delete edits` forgets edits N (or all): values already written stay written; persistent ones are no longer applied.", fn: cmdDelete},
 		{aliases: []string{"enable"}, group: "breakpoints", usage: "enable [N...]", noRepeat: true,
 			help: "Enable breakpoints N, or all.", fn: func(t *Term, a string) error { return cmdEnable(t, a, true) }},
 		{aliases: []string{"disable"}, group: "breakpoints", usage: "disable [N...]", noRepeat: true,
@@ -198,9 +198,9 @@ func init() {
 			complete: completeFiles, fn: cmdDiff},
 
 		// model
-		{aliases: []string{"info", "i"}, group: "model", usage: "info model [--fp8|--unused]|layers|ranks|memory|sites|break|display|batch|edits|inject",
+		{aliases: []string{"info", "i"}, group: "model", usage: "info model [--fp8|--quantized|--unused]|layers|ranks|memory|sites|break|display|batch|edits|inject",
 			help: "Facts about the model and the session.\nmodel: architecture, sizes, loaded layers, dtypes (config, weights as stored and as kept, fp8 dequantized, activations), " +
-				"unused checkpoint tensors, parameters, world size; --fp8 lists the tensors stored as fp8, --unused the checkpoint tensors the model does not use; layers: decoder layers; " +
+				"unused checkpoint tensors, parameters, world size; --fp8 lists the tensors stored as fp8 (block scales), --quantized every quantized weight with its format (fp8 block, int4 group), --unused the checkpoint tensors the model does not use; layers: decoder layers; " +
 				"ranks: device and weight shards per rank (embeddings and lm_head as real rows of the vocabulary with vLLM's padded range, each run of decoder layers split alike once, which routed experts each rank holds); " +
 				"memory: device bytes per rank; sites: every site in visit order with its tensors; break: breakpoints and watches; display: displays; " +
 				"batch: the sequences of the stopped step, one a line (a stop line lists at most 4), or the batch input set. " +
@@ -226,7 +226,7 @@ func init() {
 		{aliases: []string{"show"}, group: "session", usage: "show [OPTION]",
 			help: "Show options and their values.", complete: completeOptions, fn: cmdShow},
 		{aliases: []string{"source"}, group: "session", usage: "source FILE", noRepeat: true,
-			help: "Run the commands of FILE, one per line (# starts a comment).\n" +
+			help: "Run the commands of FILE, one per line (# starts a comment; a line may hold 16 MiB).\n" +
 				"It stops at the first failing command (`set errors continue`: goes on). A script cannot source itself, directly or through others. " +
 				"Ctrl-C stops the script after the command under way; `hsdb -x` then exits with status 130, and with 1 when a command failed, quit or no quit.",
 			complete: completeFiles, fn: cmdSource},

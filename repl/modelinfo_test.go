@@ -95,5 +95,69 @@ func TestInfoModelKimi(t *testing.T) {
 		"192 linear weights stored as compressed-tensors pack-quantized int4 symmetric, group 32 (W4A16), dequantized on load",
 		"not loaded         [KimiK25ForConditionalGeneration] (model_type \"kimi_k25\") wraps the language model in text_config; only it is loaded (the vision_config model's tensors are not read)",
 		"4 checkpoint tensors are not used by DeepseekV3ForCausalLM: mm_projector.pre_norm.weight, mm_projector.proj.0.weight, vision_tower.encoder.blocks.0.wqkv.weight, vision_tower.patch_embed.proj.weight")
-	f.AssertExec("info model --fp8", "192 linear weights were stored as compressed-tensors pack-quantized int4 symmetric, group 32 (W4A16):\n  language_model.model.layers.1.mlp.experts.0.gate_proj.weight\n")
+	f.AssertExec("info model --fp8", "no tensor was stored as fp8 (192 other quantized weights: `info model --quantized` lists them)")
+}
+
+// TestInfoModelQuantized: info model --quantized lists every quantized
+// weight with its format, --fp8 only the fp8 ones. The reference is each
+// checkpoint's safetensors headers: the Kimi-K2.5 fixture's 192 I32
+// "<weight>_packed" tensors are int4 group weights and none is fp8; the
+// DeepSeek-V3 fp8 fixture's 104 F8E4M3 tensors are fp8 block weights.
+func TestInfoModelQuantized(t *testing.T) {
+	headerNames := func(files []string, keep func(name string, dt tensor.DType) (string, bool)) map[string]bool {
+		m := map[string]bool{}
+		for _, p := range files {
+			h, err := safetensors.Open(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range h.Names() {
+				ti, _ := h.Info(n)
+				if w, ok := keep(n, ti.DType); ok {
+					m[w] = true
+				}
+			}
+			h.Close()
+		}
+		return m
+	}
+	check := func(out string, want map[string]bool, format string) {
+		t.Helper()
+		lines := strings.Split(out, "\n")[1:]
+		got := 0
+		for _, l := range lines {
+			if l = strings.TrimSpace(l); l == "" {
+				continue
+			}
+			f, name, ok := strings.Cut(l, "  ")
+			name = strings.TrimSpace(name)
+			if !ok || f != format || !want[name] {
+				t.Fatalf("line %q: want %q and a weight of the header's %d", l, format, len(want))
+			}
+			got++
+		}
+		if got != len(want) || got == 0 {
+			t.Fatalf("listed %d weights, the header has %d", got, len(want))
+		}
+	}
+	const kimi = "../testdata/hf/kimi_k25"
+	int4 := headerNames([]string{kimi + "/model-00001-of-00002.safetensors", kimi + "/model-00002-of-00002.safetensors"},
+		func(n string, dt tensor.DType) (string, bool) {
+			w, ok := strings.CutSuffix(n, "_packed")
+			return w, ok && dt == tensor.I32
+		})
+	if len(int4) != 192 {
+		t.Fatalf("the Kimi fixture's header has %d packed weights, its generator wrote 192", len(int4))
+	}
+	f := openFake(t, kimi, engine.Options{})
+	check(f.AssertExec("info model --quantized", "192 linear weights were stored quantized (compressed-tensors pack-quantized int4 symmetric, group 32 (W4A16)):\n"), int4, "int4 group")
+
+	const fp8 = "../testdata/hf/deepseek_v3_fp8"
+	f8 := headerNames([]string{fp8 + "/model.safetensors"}, func(n string, dt tensor.DType) (string, bool) { return n, dt == tensor.F8E4M3 })
+	f = openFake(t, fp8, engine.Options{})
+	check(f.AssertExec("info model --quantized", "104 linear weights were stored quantized (fp8 e4m3, "), f8, "fp8 block")
+	out := f.AssertExec("info model --fp8", "104 tensors were stored as fp8")
+	if n := len(strings.Fields(strings.SplitN(out, "\n", 2)[1])); n != len(f8) {
+		t.Fatalf("--fp8 listed %d, the header has %d fp8 tensors", n, len(f8))
+	}
 }

@@ -2,6 +2,7 @@ package repl
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -56,9 +57,9 @@ func (t *Term) modelText(m client.ModelInfo) string {
 	case w.Dequantized > 0 && fp8:
 		add("fp8", fmt.Sprintf("%d tensors were stored as fp8 and dequantized on load (`info model --fp8` lists them)", w.Dequantized))
 	case w.Dequantized > 0 && w.Packed:
-		add("quantized", fmt.Sprintf("%d linear weights stored as %s, kept packed on the device (`info model --fp8` lists them)", w.Dequantized, w.QuantFormat))
+		add("quantized", fmt.Sprintf("%d linear weights stored as %s, kept packed on the device (`info model --quantized` lists them)", w.Dequantized, w.QuantFormat))
 	case w.Dequantized > 0:
-		add("quantized", fmt.Sprintf("%d linear weights stored as %s, dequantized on load (`info model --fp8` lists them)", w.Dequantized, w.QuantFormat))
+		add("quantized", fmt.Sprintf("%d linear weights stored as %s, dequantized on load (`info model --quantized` lists them)", w.Dequantized, w.QuantFormat))
 	}
 	add("activations", m.ActDType)
 	if n := len(w.Unused); n > 0 {
@@ -104,6 +105,35 @@ func namesText(names []string, heading, none string) string {
 		return none
 	}
 	return heading + "\n  " + strings.Join(names, "\n  ")
+}
+
+// quantizedText renders `info model --quantized`: a heading naming the
+// schemes, then each quantized weight with its format ("fp8 block", "int4
+// group": tensor.QuantFormat with the underscore read as a space).
+func quantizedText(q []client.QuantTensor) string {
+	if len(q) == 0 {
+		return "no weight was stored quantized"
+	}
+	var schemes []string
+	for _, w := range q {
+		if w.Scheme != "" && !slices.Contains(schemes, w.Scheme) {
+			schemes = append(schemes, w.Scheme)
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d linear weights were stored quantized", len(q))
+	if len(schemes) > 0 {
+		fmt.Fprintf(&b, " (%s)", strings.Join(schemes, "; "))
+	}
+	b.WriteString(":")
+	for _, w := range q {
+		f := strings.ReplaceAll(w.Format, "_", " ")
+		if f == "" {
+			f = "?"
+		}
+		fmt.Fprintf(&b, "\n  %-10s  %s", f, w.Name)
+	}
+	return b.String()
 }
 
 func (t *Term) layersText(ls []client.LayerInfo) string {

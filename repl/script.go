@@ -14,6 +14,11 @@ import (
 // different names of one file is caught by the depth).
 const maxScriptDepth = 16
 
+// maxScriptLine is the longest line a script may hold (16 MiB): a line is
+// read whole, so a file without newlines (/dev/zero) stops there with an
+// error naming the file and line, not by exhausting memory.
+const maxScriptLine = 1 << 24
+
 // RunScript runs the commands of r (named name in messages) one per line.
 // It stops at the first failing command, printing "name:line: error", and
 // returns an error wrapping ErrScript, unless `set errors continue` is in
@@ -36,9 +41,11 @@ func (t *Term) RunScript(r io.Reader, name string) error {
 		t.scripts = t.scripts[:len(t.scripts)-1]
 	}()
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<16), 1<<24)
+	sc.Buffer(make([]byte, 1<<16), maxScriptLine)
 	failed := 0
+	lines := 0
 	for n := 1; sc.Scan(); n++ {
+		lines = n
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
@@ -74,7 +81,10 @@ func (t *Term) RunScript(r io.Reader, name string) error {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
+		if errors.Is(err, bufio.ErrTooLong) {
+			return fmt.Errorf("%s:%d: a line longer than %d bytes (the most one script line may hold)", name, lines+1, maxScriptLine)
+		}
+		return fmt.Errorf("%s:%d: %w", name, lines+1, err)
 	}
 	if failed > 0 {
 		return fmt.Errorf("%w: %d command(s) of %s failed", ErrScript, failed, name)

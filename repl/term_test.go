@@ -432,9 +432,9 @@ func TestBreakConditionsAndWatch(t *testing.T) {
 	f.AssertExec("watch stream absmax > "+strconv.FormatFloat(thr, 'f', 4, 64), "Watch 3: stream absmax > ")
 	f.AssertExec("run", "Stopped at model.layers."+strconv.Itoa(first)+" ", "watch 3: stream absmax > ")
 	f.AssertExec("info break", " 3  watch  y", "stream", "1")
-	f.AssertExec("delete 3", " 1  break  n")
+	f.AssertExec("delete 3", "deleted watch 3; left:\n", " 1  break  n")
 	f.AssertExec("enable", " 1  break  y")
-	f.AssertExec("delete", "no breakpoints or watches")
+	f.AssertExec("delete", "deleted breakpoint 1, breakpoint 2; no breakpoints or watches left")
 }
 
 // TestDisplayAndTrace: displays print at every stop; trace prints every

@@ -94,7 +94,7 @@ func runCapture(args []string, io stdio) int {
 		in, err = capture.ParseIDsList(*ids, capture.LimitsOf(e.Dims))
 	} else {
 		tok, _ := e.Tokenizer()
-		in, err = capture.ReadJSONL(*data, tok, capture.LimitsOf(e.Dims))
+		in, err = capture.OpenJSONL(*data, tok, capture.LimitsOf(e.Dims)) // validated here, streamed by the job
 	}
 	if err != nil {
 		return fail(2, "%v", err)
@@ -119,7 +119,7 @@ func runCapture(args []string, io stdio) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	prog := newProgress(io.Err, len(in.Seqs))
+	prog := newProgress(io.Err, in.Len())
 	c := hsdbg.NewLocal(hsdbg.New(e))
 	defer c.Close()
 	res, err := c.CaptureJob(ctx, client.JobRequest{Plan: plan, What: *what, Inputs: in, Out: *out, Force: *force, DType: *saveDType,
@@ -174,9 +174,21 @@ func prefillBaseline(e *engine.Engine, in *capture.Inputs, maxTok, n int) (float
 	if maxTok <= 0 {
 		maxTok = 4096
 	}
+	rows, err := in.Rows()
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
 	var seqs [][]int32
 	tokens := 0
-	for _, s := range in.Seqs {
+	for {
+		_, s, err := rows.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, err
+		}
 		if len(seqs) > 0 && tokens+len(s.IDs) > maxTok {
 			break
 		}

@@ -50,6 +50,7 @@ func (l *Loader) quantized(name string, q *tensor.Quantized, rows, cols [2]int) 
 		return l.Fail(fmt.Errorf("%w: %s: %w", ErrWeight, name, err))
 	}
 	l.Report.Dequantized = append(l.Report.Dequantized, name)
+	l.Report.Formats = append(l.Report.Formats, q.Format.String())
 	l.Report.Format = l.Quant.String()
 	s, err := q, error(nil)
 	if rows != [2]int{0, q.Shape[0]} {

@@ -34,6 +34,10 @@ type LoadReport struct {
 	// backend does); Format names the scheme (QuantScheme.String).
 	Dequantized []string
 	Format      string
+	// Formats holds each Dequantized weight's storage format
+	// (tensor.QuantFormat.String: "fp8_block", "int4_group"), index for
+	// index.
+	Formats []string
 	// Unused lists checkpoint tensors the model never reads (a multimodal
 	// wrapper's vision tower, DeepSeek-V3's multi-token-prediction layer),
 	// when the architecture can tell; filled by rank 0's load.

@@ -76,6 +76,7 @@ func (c chain) Report() model.LoadReport {
 			rep.Format = r.report.Format
 		}
 		rep.Dequantized = append(rep.Dequantized, r.report.Dequantized...)
+		rep.Formats = append(rep.Formats, r.report.Formats...)
 	}
 	return rep
 }

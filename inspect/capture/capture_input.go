@@ -1,13 +1,12 @@
 package capture
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
+	"io"
 	"strconv"
 	"strings"
 
@@ -24,10 +23,14 @@ type InputSeq struct {
 	LossMask []int64
 }
 
-// Inputs is a batch job's input with the JobInfo that identifies it.
+// Inputs is a batch job's input with the JobInfo that identifies it:
+// either held (Seqs: ParseIDsList, ReadJSONL) or, from OpenJSONL, a
+// validated file read row by row as the job runs (Seqs nil; Len and Rows
+// read both kinds).
 type Inputs struct {
 	Seqs []InputSeq
 	Job  JobInfo
+	file *jsonlFile
 }
 
 // ParseIDsList reads --ids "1,2,3;4,5": sequences separated by ';', ids by
@@ -66,105 +69,93 @@ type jsonlRow struct {
 	Text     *string         `json:"text"`
 }
 
-// ReadJSONL reads a batch job's input file, one JSON object per line
-// (blank lines skipped): {"input_ids": [...], "loss_mask": [...]} with an
-// optional "loss_mask" of 0/1 per token, or {"text": "..."} encoded with
-// tok after its BOS (as `hsdb generate --prompt` does); an optional "id"
-// (string or number) names the sequence in the manifest, else its line
-// index among the sequences. Errors name the file and line: bad JSON,
-// neither input_ids nor text, a negative id, a loss_mask of another length
-// or with values other than 0 and 1, text without a tokenizer, and a row
-// over lim (more tokens than max_position_embeddings, an id outside the
-// vocabulary) — all found while reading, before any forward pass.
+// ReadJSONL reads a batch job's input file whole into Inputs.Seqs (tests
+// and small files; `hsdb capture` streams with OpenJSONL). The rows and
+// errors are OpenJSONL's.
 func ReadJSONL(path string, tok tokenizer.Tokenizer, lim Limits) (*Inputs, error) {
-	data, err := os.ReadFile(path)
+	in, err := OpenJSONL(path, tok, lim)
 	if err != nil {
-		return nil, fmt.Errorf("--data: %w", err)
+		return nil, err
 	}
-	in := &Inputs{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 1<<20), 1<<30)
-	line := 0
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
-		where := fmt.Sprintf("%s:%d", path, line)
-		var r jsonlRow
-		dec := json.NewDecoder(bytes.NewReader(b))
-		if err := dec.Decode(&r); err != nil {
-			return nil, fmt.Errorf("%s: %w", where, jsonerr.Explain(err))
-		}
-		s := InputSeq{ID: strconv.Itoa(len(in.Seqs))}
-		if len(r.ID) > 0 && string(r.ID) != "null" {
-			var str string
-			if json.Unmarshal(r.ID, &str) == nil {
-				s.ID = str
-			} else {
-				s.ID = string(r.ID)
-			}
-		}
-		switch {
-		case r.InputIDs != nil:
-			for j, v := range r.InputIDs {
-				if v < 0 || v > 1<<31-1 {
-					return nil, fmt.Errorf("%s: input_ids[%d] = %d is not a token id", where, j, v)
-				}
-				s.IDs = append(s.IDs, int32(v))
-			}
-		case r.Text != nil:
-			if tok == nil {
-				return nil, fmt.Errorf("%s: a \"text\" row needs the model's tokenizer, which was not found", where)
-			}
-			if tok.BOS() >= 0 {
-				s.IDs = append(s.IDs, tok.BOS())
-			}
-			ids, err := tok.Encode(*r.Text)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", where, err)
-			}
-			s.IDs = append(s.IDs, ids...)
-		default:
-			return nil, fmt.Errorf("%s: a row needs \"input_ids\" or \"text\"", where)
-		}
-		if len(s.IDs) == 0 {
-			return nil, fmt.Errorf("%s: the sequence is empty", where)
-		}
-		if why := lim.check(s.IDs); why != "" {
-			return nil, fmt.Errorf("%s (sequence %d, id %q): %s", where, len(in.Seqs), s.ID, why)
-		}
-		if r.LossMask != nil {
-			if r.InputIDs == nil {
-				return nil, fmt.Errorf("%s: loss_mask needs input_ids (a text row's tokens are not known in advance)", where)
-			}
-			if len(r.LossMask) != len(s.IDs) {
-				return nil, fmt.Errorf("%s: loss_mask has %d values for %d input_ids", where, len(r.LossMask), len(s.IDs))
-			}
-			for j, v := range r.LossMask {
-				if v != 0 && v != 1 {
-					return nil, fmt.Errorf("%s: loss_mask[%d] = %d, want 0 or 1", where, j, v)
-				}
-			}
-			s.LossMask = r.LossMask
-		}
-		in.Seqs = append(in.Seqs, s)
+	r, err := in.Rows()
+	if err != nil {
+		return nil, err
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(in.Seqs) == 0 {
-		return nil, fmt.Errorf("%s: no sequences", path)
-	}
-	seen := map[string]int{}
-	for i, s := range in.Seqs {
-		if j, dup := seen[s.ID]; dup {
-			return nil, fmt.Errorf("%s: sequences %d and %d share the id %q", path, j, i, s.ID)
+	defer r.Close()
+	seqs := make([]InputSeq, 0, in.Len())
+	for {
+		_, s, err := r.Next()
+		if err == io.EOF {
+			break
 		}
-		seen[s.ID] = i
+		if err != nil {
+			return nil, err
+		}
+		seqs = append(seqs, s)
 	}
-	h := sha256.Sum256(data)
-	in.Job = JobInfo{InputSHA256: hex.EncodeToString(h[:]), Input: path, Sequences: len(in.Seqs)}
-	return in, nil
+	return &Inputs{Seqs: seqs, Job: in.Job}, nil
+}
+
+// parseRow reads one non-blank line of a JSONL input (OpenJSONL's row
+// format) as sequence number index; where ("file:line") prefixes errors.
+func parseRow(b []byte, where string, index int, tok tokenizer.Tokenizer, lim Limits) (InputSeq, error) {
+	var r jsonlRow
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&r); err != nil {
+		return InputSeq{}, fmt.Errorf("%s: %w", where, jsonerr.Explain(err))
+	}
+	s := InputSeq{ID: strconv.Itoa(index)}
+	if len(r.ID) > 0 && string(r.ID) != "null" {
+		var str string
+		if json.Unmarshal(r.ID, &str) == nil {
+			s.ID = str
+		} else {
+			s.ID = string(r.ID)
+		}
+	}
+	switch {
+	case r.InputIDs != nil:
+		s.IDs = make([]int32, 0, len(r.InputIDs))
+		for j, v := range r.InputIDs {
+			if v < 0 || v > 1<<31-1 {
+				return InputSeq{}, fmt.Errorf("%s: input_ids[%d] = %d is not a token id", where, j, v)
+			}
+			s.IDs = append(s.IDs, int32(v))
+		}
+	case r.Text != nil:
+		if tok == nil {
+			return InputSeq{}, fmt.Errorf("%s: a \"text\" row needs the model's tokenizer, which was not found", where)
+		}
+		if tok.BOS() >= 0 {
+			s.IDs = append(s.IDs, tok.BOS())
+		}
+		ids, err := tok.Encode(*r.Text)
+		if err != nil {
+			return InputSeq{}, fmt.Errorf("%s: %w", where, err)
+		}
+		s.IDs = append(s.IDs, ids...)
+	default:
+		return InputSeq{}, fmt.Errorf("%s: a row needs \"input_ids\" or \"text\"", where)
+	}
+	if len(s.IDs) == 0 {
+		return InputSeq{}, fmt.Errorf("%s: the sequence is empty", where)
+	}
+	if why := lim.check(s.IDs); why != "" {
+		return InputSeq{}, fmt.Errorf("%s (sequence %d, id %q): %s", where, index, s.ID, why)
+	}
+	if r.LossMask != nil {
+		if r.InputIDs == nil {
+			return InputSeq{}, fmt.Errorf("%s: loss_mask needs input_ids (a text row's tokens are not known in advance)", where)
+		}
+		if len(r.LossMask) != len(s.IDs) {
+			return InputSeq{}, fmt.Errorf("%s: loss_mask has %d values for %d input_ids", where, len(r.LossMask), len(s.IDs))
+		}
+		for j, v := range r.LossMask {
+			if v != 0 && v != 1 {
+				return InputSeq{}, fmt.Errorf("%s: loss_mask[%d] = %d, want 0 or 1", where, j, v)
+			}
+		}
+		s.LossMask = r.LossMask
+	}
+	return s, nil
 }

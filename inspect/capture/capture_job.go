@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -48,6 +49,10 @@ type JobOptions struct {
 	Writers int
 }
 
+// rowsHeldHook, when set by a test, is told how many input rows the job
+// holds as each batch is packed (the batch and the row read ahead).
+var rowsHeldHook func(rows int)
+
 // MaxWriters bounds JobOptions.Writers: each file in flight holds its
 // sequence's tensors in memory, and the forward pass waits only when this
 // many are in flight.
@@ -80,7 +85,11 @@ type JobResult struct {
 // hs_{idx}.safetensors or SpecForge's rows_*/data_{idx}.ckpt), packing
 // sequences into flattened batches of at most MaxBatchTokens tokens. Every
 // sequence is first checked against the model's Limits (length, token
-// ids), so a bad row is named before any forward pass. It writes into
+// ids), so a bad row is named before any forward pass (Inputs.Check; an
+// OpenJSONL file validated against the same limits is not read twice).
+// The rows are then read as the batches are packed (Inputs.Rows), so a
+// streamed file costs a batch in memory, not the file; a file changed
+// since it was validated is an error. It writes into
 // OUT.partial (ResumeDump): sequences already validated there by an
 // earlier run of the same job are skipped; each batch's files are written
 // and validated by up to opts.Writers goroutines while the next batch's
@@ -98,7 +107,8 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 	if err != nil {
 		return nil, err
 	}
-	if err := in.Check(LimitsOf(e.Dims)); err != nil {
+	lim := LimitsOf(e.Dims)
+	if err := in.Check(lim); err != nil {
 		return nil, err
 	}
 	plan := opts.Plan
@@ -144,16 +154,49 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 		case <-jobDone:
 		}
 	}()
-	res := &JobResult{JobProgress: JobProgress{Total: len(in.Seqs), BytesPerToken: w.bytesPerToken(len(plan.Srcs))}}
-	var todo []int
-	for i, s := range in.Seqs {
-		if w.Done(s.ID) {
-			res.Skipped++
-			continue
-		}
-		todo = append(todo, i)
-	}
+	// Sequences a resume kept are all of this job's input (ResumeDump
+	// keeps only a staging directory of the same input sha256); the rows
+	// are read as the batches are packed, and theirs skipped.
+	res := &JobResult{JobProgress: JobProgress{Total: in.Len(), BytesPerToken: w.bytesPerToken(len(plan.Srcs))}}
+	res.Skipped = w.Count()
 	res.Done = res.Skipped
+	kept := make(map[string]bool, res.Skipped) // w's own set is the committer's once the batches run
+	for _, rec := range w.m.Sequences {
+		kept[rec.ID] = true
+	}
+	rows, err := in.Rows()
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	type row struct {
+		i int
+		s InputSeq
+	}
+	var next *row // the row read ahead that did not fit the last batch
+	eof := false
+	read := func() (*row, error) {
+		if next != nil {
+			r := next
+			next = nil
+			return r, nil
+		}
+		for !eof {
+			i, s, err := rows.Next()
+			if err == io.EOF {
+				eof = true
+				break
+			}
+			if err != nil {
+				return nil, err
+			}
+			if kept[s.ID] {
+				continue
+			}
+			return &row{i, s}, nil
+		}
+		return nil, nil
+	}
 	var mu sync.Mutex // res, between this loop and the writer
 	report := func() {
 		res.Elapsed = time.Since(start)
@@ -179,7 +222,7 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 		wg   sync.WaitGroup
 		reps map[string]ReplicaRecord
 	}
-	queue := make(chan *pending, len(in.Seqs)+1)
+	queue := make(chan *pending, writers+1) // back-pressure: a batch's files are in flight or queued, not the job's
 	var werr error
 	done := make(chan struct{})
 	go func() {
@@ -241,29 +284,52 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 		}
 		return res, fmt.Errorf("%w%s after %d of %d sequences; %s keeps them: run the same command again to resume", ErrInterrupted, where, res.Done, res.Total, w.Stage())
 	}
-	for len(todo) > 0 {
+	for {
 		if err := writerErr(); err != nil {
 			return stop(nil)
 		}
 		if err := ctx.Err(); err != nil {
 			return interrupted("")
 		}
-		var batch []int
+		var batch []row
 		tokens := 0
-		for len(todo) > 0 && (len(batch) == 0 || tokens+len(in.Seqs[todo[0]].IDs) <= maxTok) {
-			tokens += len(in.Seqs[todo[0]].IDs)
-			batch = append(batch, todo[0])
-			todo = todo[1:]
+		for {
+			r, err := read()
+			if err != nil {
+				return stop(err)
+			}
+			if r == nil {
+				break
+			}
+			if len(batch) > 0 && tokens+len(r.s.IDs) > maxTok {
+				next = r
+				break
+			}
+			if why := lim.check(r.s.IDs); why != "" { // Check passed: only a file changed since fails here
+				return stop(fmt.Errorf("%s: sequence %d (id %q): %s", in.Job.Input, r.i, r.s.ID, why))
+			}
+			tokens += len(r.s.IDs)
+			batch = append(batch, *r)
+		}
+		if len(batch) == 0 {
+			break
+		}
+		if rowsHeldHook != nil {
+			held := len(batch)
+			if next != nil {
+				held++
+			}
+			rowsHeldHook(held)
 		}
 		seqs := make([][]int32, len(batch))
-		for j, i := range batch {
-			seqs[j] = in.Seqs[i].IDs
+		for j, r := range batch {
+			seqs[j] = r.s.IDs
 		}
 		if err := e.Prefill(seqs, hook); err != nil {
 			if errors.Is(err, ErrInterrupted) || ctx.Err() != nil {
-				return interrupted(fmt.Sprintf(" in the forward pass of sequences %s..%s,", in.Seqs[batch[0]].ID, in.Seqs[batch[len(batch)-1]].ID))
+				return interrupted(fmt.Sprintf(" in the forward pass of sequences %s..%s,", batch[0].s.ID, batch[len(batch)-1].s.ID))
 			}
-			return stop(fmt.Errorf("sequences %s..%s: %w", in.Seqs[batch[0]].ID, in.Seqs[batch[len(batch)-1]].ID, err))
+			return stop(fmt.Errorf("sequences %s..%s: %w", batch[0].s.ID, batch[len(batch)-1].s.ID, err))
 		}
 		got, reps, err := c.Take()
 		if err != nil {
@@ -274,11 +340,11 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 		}
 		p := &pending{ids: make([]string, len(got)), recs: make([]SeqRecord, len(got)), errs: make([]error, len(got)), reps: reps}
 		for j, sc := range got {
-			src := in.Seqs[batch[j]]
+			src := batch[j].s
 			if !slices.Equal(sc.IDs, src.IDs) {
 				return stop(fmt.Errorf("%w: sequence %s: captured token ids differ from the input", ErrInvalid, src.ID))
 			}
-			sc.Seq, sc.ID, sc.LossMask = batch[j], src.ID, src.LossMask
+			sc.Seq, sc.ID, sc.LossMask = batch[j].i, src.ID, src.LossMask
 			p.ids[j] = seqID(sc)
 		}
 		for j, sc := range got {
@@ -294,7 +360,7 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 	if _, err := stop(nil); err != nil {
 		return res, err
 	}
-	m, err := w.Finish(len(in.Seqs))
+	m, err := w.Finish(in.Len())
 	res.Manifest = m
 	res.Elapsed = time.Since(start)
 	return res, err

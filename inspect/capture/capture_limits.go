@@ -2,6 +2,7 @@ package capture
 
 import (
 	"fmt"
+	"io"
 	"sync"
 
 	"hsdb/engine/model"
@@ -41,15 +42,31 @@ func (l Limits) check(ids []int32) string {
 	return ""
 }
 
-// Check validates every sequence against l. Errors name the sequence (its
-// index and id) and the limit.
+// Check validates every sequence against l. An OpenJSONL file already
+// validated against l is not read again; otherwise its rows are read in one
+// pass (memory bounded by a row). Errors name the sequence (its index and
+// id) and the limit, or the file's read error.
 func (in *Inputs) Check(l Limits) error {
-	for i, s := range in.Seqs {
+	if in.file != nil && in.file.lim == l {
+		return nil
+	}
+	r, err := in.Rows()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	for {
+		i, s, err := r.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
 		if why := l.check(s.IDs); why != "" {
 			return fmt.Errorf("%s: sequence %d (id %q): %s", in.Job.Input, i, s.ID, why)
 		}
 	}
-	return nil
 }
 
 // stopHook wraps a job's capturer so that a cancelled context (Ctrl-C,

@@ -24,6 +24,9 @@ type Client interface {
 	// FP8Tensors returns the names of the checkpoint tensors stored as fp8
 	// (`info model --fp8`).
 	FP8Tensors() ([]string, error)
+	// QuantizedTensors returns every linear weight the checkpoint stores
+	// quantized, with its format (`info model --quantized`).
+	QuantizedTensors() ([]QuantTensor, error)
 	// Layers returns `info layers`.
 	Layers() ([]LayerInfo, error)
 	// RankInfos returns `info ranks`.

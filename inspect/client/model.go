@@ -117,6 +117,17 @@ type WeightDTypes struct {
 	Err         string   `json:"error,omitempty"`
 }
 
+// QuantTensor is a linear weight the checkpoint stores quantized: its HF
+// name and its storage format (tensor.QuantFormat.String): "fp8_block"
+// (DeepSeek-V3's e4m3 with block scales) or "int4_group"
+// (compressed-tensors pack-quantized int4 with group scales); Scheme is the
+// quantization scheme that read it (WeightDTypes.QuantFormat).
+type QuantTensor struct {
+	Name   string `json:"name"`
+	Format string `json:"format"`
+	Scheme string `json:"scheme"`
+}
+
 // LayerSpan is the decoder layers a session's engine loaded: First..Last
 // (0-based, inclusive) of the model's Total (num_hidden_layers). Partial
 // is true when that is not every layer: the engine was opened with

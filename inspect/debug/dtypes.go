@@ -14,9 +14,31 @@ import (
 )
 
 // FP8Tensors returns the checkpoint tensors that were stored as fp8
-// (float8_e4m3fn with block scales) and dequantized on load, in load order.
+// (float8_e4m3fn with block scales, tensor.QuantFP8Block) and dequantized
+// on load, in load order; never the int4 weights of another scheme.
 func (s *Session) FP8Tensors() []string {
-	return append([]string{}, s.E.Report.Dequantized...)
+	n := []string{}
+	for _, q := range s.QuantizedTensors() {
+		if q.Format == tensor.QuantFP8Block.String() {
+			n = append(n, q.Name)
+		}
+	}
+	return n
+}
+
+// QuantizedTensors returns every linear weight the checkpoint stores
+// quantized, in load order, with its format (engine LoadReport.Formats)
+// and the scheme that read it.
+func (s *Session) QuantizedTensors() []client.QuantTensor {
+	r := s.E.Report
+	q := make([]client.QuantTensor, len(r.Dequantized))
+	for i, n := range r.Dequantized {
+		q[i] = client.QuantTensor{Name: n, Scheme: r.Format}
+		if i < len(r.Formats) {
+			q[i].Format = r.Formats[i]
+		}
+	}
+	return q
 }
 
 // weightDTypes fills WeightDTypes from the checkpoint's headers, the load

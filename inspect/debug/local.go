@@ -27,6 +27,9 @@ func (l *Local) Model() (client.ModelInfo, error) { return l.s.Model(), nil }
 // FP8Tensors returns the checkpoint tensors stored as fp8.
 func (l *Local) FP8Tensors() ([]string, error) { return l.s.FP8Tensors(), nil }
 
+// QuantizedTensors returns every checkpoint weight stored quantized.
+func (l *Local) QuantizedTensors() ([]client.QuantTensor, error) { return l.s.QuantizedTensors(), nil }
+
 // Layers returns `info layers`.
 func (l *Local) Layers() ([]client.LayerInfo, error) { return l.s.Layers(), nil }
 
