@@ -225,6 +225,9 @@ func (w *DumpWriter) Done(id string) bool {
 	return ok
 }
 
+// Count returns the number of sequences written and validated so far.
+func (w *DumpWriter) Count() int { return len(w.m.Sequences) }
+
 // Stage returns the staging directory.
 func (w *DumpWriter) Stage() string { return w.stage }
 
