@@ -98,7 +98,3 @@ func checkDevices(p *plan.Plan, devs []backend.Device) error {
 	}
 	return p.CheckDevices(gpus)
 }
-
-// FormatBytes renders a byte count in binary units: "1.5 GiB", "312 MiB",
-// "900 B" (plan.FormatBytes).
-func FormatBytes(n int64) string { return plan.FormatBytes(n) }

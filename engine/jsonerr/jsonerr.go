@@ -4,10 +4,12 @@
 // instead of Go's type names ("cannot unmarshal string into Go struct field
 // fp8Config.weight_block_size of type []int"). It imports only the standard
 // library; readers of config.json, quantization_config, tokenizer configs
-// and --data rows wrap their json.Unmarshal errors with Explain.
+// and --data rows wrap their json.Unmarshal errors with Explain, and name a
+// value's JSON type with Kind (safetensors headers, quantization_config).
 package jsonerr
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,6 +40,29 @@ func Explain(err error) error {
 		return fmt.Errorf("invalid JSON at byte %d: %s", se.Offset, strings.TrimPrefix(se.Error(), "json: "))
 	}
 	return err
+}
+
+// Kind names the JSON type of a valid JSON value by its first byte, for
+// messages: "object", "array", "string", "boolean", "null" or "number";
+// "nothing" for an empty (or all-whitespace) value.
+func Kind(v []byte) string {
+	v = bytes.TrimLeft(v, " \t\r\n")
+	if len(v) == 0 {
+		return "nothing"
+	}
+	switch v[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
 }
 
 // want describes a Go type as the JSON value that decodes into it.

@@ -45,3 +45,17 @@ func TestNewUser_JSONErrorsInJSONTerms(t *testing.T) {
 		t.Error("Explain changed an error that is not json's")
 	}
 }
+
+// TestKind: the JSON type of each kind of value by RFC 8259's grammar
+// (leading whitespace skipped), and "nothing" for no value.
+func TestKind(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"a": 1}`: "object", ` [1]`: "array", "\n\t\"s\"": "string",
+		"true": "boolean", "false": "boolean", "null": "null",
+		"-1.5e3": "number", "0": "number", "": "nothing", " \r\n": "nothing",
+	} {
+		if got := Kind([]byte(in)); got != want {
+			t.Errorf("Kind(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -90,10 +90,9 @@ func (b *Batch) CheckPositions(maxPos int) error {
 	if maxPos <= 0 {
 		return nil
 	}
-	seq := b.SeqOf()
 	for i, p := range b.Pos {
 		if int(p) >= maxPos {
-			s := seq[i]
+			s := b.SeqOf()[i] // only on the error path: SeqOf allocates per token
 			return fmt.Errorf("sequence %d would reach %d tokens, more than max_position_embeddings %d", b.Seqs[s], int(p)+1, maxPos)
 		}
 	}

@@ -5,5 +5,5 @@
 // and Kimi-K2.5's routed experts). Parse picks the scheme;
 // the loader (model.Loader.Linear) asks it for each linear weight.
 //
-// It imports engine/model and engine/tensor only.
+// It imports engine/model, engine/tensor and engine/jsonerr only.
 package quant

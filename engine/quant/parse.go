@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"strings"
 
+	"hsdb/engine/jsonerr"
 	"hsdb/engine/model"
 )
 
@@ -17,7 +17,7 @@ func Parse(raw json.RawMessage) (model.QuantScheme, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
-	if k := jsonKind(raw); k != "object" {
+	if k := jsonerr.Kind(raw); k != "object" {
 		return nil, fmt.Errorf("quantization_config is a JSON %s, want a JSON object with quant_method", k)
 	}
 	var head struct {
@@ -59,28 +59,6 @@ func FromConfig(configJSON []byte) (model.QuantScheme, error) {
 		raw = top.TextConfig.Quant
 	}
 	return Parse(raw)
-}
-
-// jsonKind names the JSON type of a value by its first byte: object,
-// array, string, number, true/false ("boolean") or "invalid JSON".
-func jsonKind(raw json.RawMessage) string {
-	s := strings.TrimSpace(string(raw))
-	if s == "" {
-		return "empty value"
-	}
-	switch s[0] {
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case '"':
-		return "string"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	}
-	return "number"
 }
 
 // sameJSON reports whether two JSON values decode to equal values.

@@ -21,9 +21,9 @@
 // is atomic (temporary file, fsync, re-read and compare, rename, fsync of the
 // directory).
 //
-// This package imports only the standard library, hsdb/engine/tensor and
+// This package imports only the standard library, hsdb/engine/tensor,
 // hsdb/engine/regfile (files are opened only if regular, never waiting on a
-// named pipe). It must not import the architectures, backends, inspect/ or
+// named pipe) and hsdb/engine/jsonerr (JSON kinds in messages). It must not import the architectures, backends, inspect/ or
 // repl/: it is the bottom of the loading stack and everything above may use
 // it.
 package safetensors

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"hsdb/engine/jsonerr"
 	"hsdb/engine/tensor"
 )
 
@@ -161,7 +162,7 @@ func splitHeader(path string, raw []byte) ([]rawEntry, error) {
 		return nil, fmt.Errorf("%s: %w: %v", path, ErrHeaderJSON, err)
 	}
 	if probe[0] != '{' {
-		return nil, fmt.Errorf("%s: %w: header is a JSON %s", path, ErrHeaderNotObject, jsonKind(probe))
+		return nil, fmt.Errorf("%s: %w: header is a JSON %s", path, ErrHeaderNotObject, jsonerr.Kind(probe))
 	}
 	dec := json.NewDecoder(bytes.NewReader(probe))
 	if _, err := dec.Token(); err != nil { // '{'
@@ -183,35 +184,14 @@ func splitHeader(path string, raw []byte) ([]rawEntry, error) {
 	return out, nil
 }
 
-// jsonKind names the JSON type of a valid JSON value for messages.
-func jsonKind(v []byte) string {
-	v = bytes.TrimLeft(v, " \t\r\n")
-	if len(v) == 0 {
-		return "nothing"
-	}
-	switch v[0] {
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case '"':
-		return "string"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	}
-	return "number"
-}
-
 // parseMetadata decodes __metadata__: an object of strings, or null (the
 // crate's Option<HashMap<String, String>> accepts both).
 func parseMetadata(path string, v json.RawMessage) (map[string]string, error) {
-	if jsonKind(v) == "null" {
+	if jsonerr.Kind(v) == "null" {
 		return nil, nil
 	}
-	if jsonKind(v) != "object" {
-		return nil, fmt.Errorf("%s: %w: it is a JSON %s, expected an object", path, ErrMetadata, jsonKind(v))
+	if jsonerr.Kind(v) != "object" {
+		return nil, fmt.Errorf("%s: %w: it is a JSON %s, expected an object", path, ErrMetadata, jsonerr.Kind(v))
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(v, &m); err != nil {
@@ -220,8 +200,8 @@ func parseMetadata(path string, v json.RawMessage) (map[string]string, error) {
 	out := make(map[string]string, len(m))
 	for k, rv := range m {
 		var s string
-		if jsonKind(rv) != "string" || json.Unmarshal(rv, &s) != nil {
-			return nil, fmt.Errorf("%s: %w: key %q is a JSON %s, expected a string", path, ErrMetadata, k, jsonKind(rv))
+		if jsonerr.Kind(rv) != "string" || json.Unmarshal(rv, &s) != nil {
+			return nil, fmt.Errorf("%s: %w: key %q is a JSON %s, expected a string", path, ErrMetadata, k, jsonerr.Kind(rv))
 		}
 		out[k] = s
 	}
@@ -244,7 +224,7 @@ func parseEntry(path, name string, v json.RawMessage) (TensorInfo, error) {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%s: tensor %q: %w: %s", path, name, ErrTensorEntry, fmt.Sprintf(format, a...))
 	}
-	if k := jsonKind(v); k != "object" {
+	if k := jsonerr.Kind(v); k != "object" {
 		return ti, bad("entry is a JSON %s, expected an object with dtype, shape and data_offsets", k)
 	}
 	var m map[string]json.RawMessage
@@ -259,7 +239,7 @@ func parseEntry(path, name string, v json.RawMessage) (TensorInfo, error) {
 	}
 
 	var dt string
-	if k := jsonKind(m["dtype"]); k != "string" || json.Unmarshal(m["dtype"], &dt) != nil {
+	if k := jsonerr.Kind(m["dtype"]); k != "string" || json.Unmarshal(m["dtype"], &dt) != nil {
 		return ti, bad("dtype is a JSON %s, expected a string", k)
 	}
 	d, ok := tensor.FromSafetensors(dt)
@@ -331,7 +311,7 @@ type jsonInt struct {
 // intArray decodes a JSON array of integers written without fraction or
 // exponent (serde_json refuses 2.0 or 1e3 for usize too).
 func intArray(v json.RawMessage) ([]jsonInt, error) {
-	if k := jsonKind(v); k != "array" {
+	if k := jsonerr.Kind(v); k != "array" {
 		return nil, fmt.Errorf("is a JSON %s, expected an array of integers", k)
 	}
 	var elems []json.RawMessage

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"sync"
 
+	"hsdb/engine/jsonerr"
 	"hsdb/engine/regfile"
 	"hsdb/engine/tensor"
 )
@@ -142,7 +143,7 @@ func OpenIndex(indexPath string) (*Set, error) {
 		return nil, bad("%v", err)
 	}
 	wm, ok := top["weight_map"]
-	if !ok || jsonKind(wm) != "object" {
+	if !ok || jsonerr.Kind(wm) != "object" {
 		return nil, bad("expected a \"weight_map\" object of tensor name to file name")
 	}
 	s := &Set{where: indexPath, dir: filepath.Dir(indexPath), indexPath: indexPath,
@@ -162,8 +163,8 @@ func OpenIndex(indexPath string) (*Set, error) {
 			return nil, bad("%v", err)
 		}
 		var file string
-		if jsonKind(v) != "string" || json.Unmarshal(v, &file) != nil {
-			return nil, bad("weight_map[%q] is a JSON %s, expected a file name", name, jsonKind(v))
+		if jsonerr.Kind(v) != "string" || json.Unmarshal(v, &file) != nil {
+			return nil, bad("weight_map[%q] is a JSON %s, expected a file name", name, jsonerr.Kind(v))
 		}
 		if !filepath.IsLocal(file) {
 			return nil, bad("weight_map[%q] = %q is not a file inside %s", name, file, s.dir)
@@ -189,7 +190,7 @@ func OpenIndex(indexPath string) (*Set, error) {
 			return nil, fmt.Errorf("%s: %w: %s (holding tensor %q) is not a file in %s", indexPath, ErrShardMissing, file, name, s.dir)
 		}
 	}
-	if m, ok := top["metadata"]; ok && jsonKind(m) == "object" {
+	if m, ok := top["metadata"]; ok && jsonerr.Kind(m) == "object" {
 		var mm map[string]json.RawMessage
 		if json.Unmarshal(m, &mm) == nil {
 			s.meta = make(map[string]string, len(mm))

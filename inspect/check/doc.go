@@ -9,6 +9,6 @@
 // It imports engine/model, engine/tensor, engine/safetensors,
 // inspect/stats (Cosine), inspect/capture (the manifest, rule names and
 // Target it shares with dumps) and inspect/client (the plain report a
-// front end gets: PathReport.CheckReport, DiffReport). It must not import
+// front end gets: PathReport.Report). It must not import
 // the engine driver, a backend, inspect/debug, repl/ or cmd/.
 package check

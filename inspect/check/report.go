@@ -2,15 +2,6 @@ package check
 
 import "hsdb/inspect/client"
 
-// CheckReport is p as `check` reports it to a front end: its lines,
-// whether it failed, how many files the path held, the verdict's exit
-// code; and the error when nothing could be read (ReadError).
-func (p *PathReport) CheckReport() (client.CheckReport, error) { return p.Report(false, "") }
-
-// DiffReport is p as `diff` reports it: each file's DiffLines; Failed and
-// Exit are check's verdict on the same files (one engine, one answer).
-func (p *PathReport) DiffReport() (client.CheckReport, error) { return p.Report(true, "") }
-
 // Report renders p for a front end as `diff` (diff) or `check` prints it,
 // in the output asked (client.CheckRequest.Output: "", "json", "summary",
 // "full"); Failed and Exit are the shared verdict (Verdict).

@@ -60,19 +60,27 @@ func mustDone(t *testing.T, o *client.Outcome, err error) *client.Done {
 	return o.Done
 }
 
+// stopAtLastLayer starts a session at tp ranks whose logits rec records
+// and runs it to a stop at the last decoder layer.
+func stopAtLastLayer(t *testing.T, tp int) (*Session, *logitsRec) {
+	t.Helper()
+	s := newSession(t, tp)
+	rec := &logitsRec{}
+	s.Observers = append(s.Observers, rec)
+	if _, err := s.Break(lastLayer(s), "", false); err != nil {
+		t.Fatal(err)
+	}
+	stopped(t)(s.Run())
+	return s, rec
+}
+
 // Zeroing the last layer's stream: the final RMSNorm of a zero row is zero
 // (0 / sqrt(0 + eps) · w) and lm_head of zero is zero, so every logit of
 // every row is exactly 0 and greedy decoding takes the lowest id, 0.
 func TestSetVarZeroLastStream(t *testing.T) {
 	for _, tp := range []int{1, 2, 4} {
 		t.Run(fmt.Sprint("tp", tp), func(t *testing.T) {
-			s := newSession(t, tp)
-			rec := &logitsRec{}
-			s.Observers = append(s.Observers, rec)
-			if _, err := s.Break(lastLayer(s), "", false); err != nil {
-				t.Fatal(err)
-			}
-			stopped(t)(s.Run())
+			s, rec := stopAtLastLayer(t, tp)
 			e, err := s.SetVar(client.EditRequest{Tensor: "stream", Slice: client.All, Op: "=", Value: 0})
 			if err != nil {
 				t.Fatal(err)
@@ -219,13 +227,7 @@ func TestLensLastLayerIsFinalTopK(t *testing.T) {
 	const k = 7
 	for _, tp := range []int{1, 2, 4} {
 		t.Run(fmt.Sprint("tp", tp), func(t *testing.T) {
-			s := newSession(t, tp)
-			rec := &logitsRec{}
-			s.Observers = append(s.Observers, rec)
-			if _, err := s.Break(lastLayer(s), "", false); err != nil {
-				t.Fatal(err)
-			}
-			stopped(t)(s.Run())
+			s, rec := stopAtLastLayer(t, tp)
 			rep, err := s.Lens(k)
 			if err != nil {
 				t.Fatal(err)
