@@ -179,6 +179,25 @@ func (t *runeText) isLo(i int, noHan bool) bool {
 	return c&cLo != 0 && !(noHan && c&cHan != 0)
 }
 
+// upperRun is the start of the two letter alternatives of Kimi's pattern,
+// `[^\r\n\p{L}\p{N}]?` then `UP*` or `UP+`: pass 0 takes the optional
+// P at i (ok false when i is not one), pass 1 leaves it out; p is where the
+// letters start and k the end of the longest run of UP from p.
+func (t *runeText) upperRun(i, pass int, noHan bool) (p, k int, ok bool) {
+	p = i
+	if pass == 0 {
+		if !t.isP(i) {
+			return 0, 0, false
+		}
+		p = i + 1
+	}
+	k = p
+	for k < len(t.r) && t.isUp(k, noHan) {
+		k++
+	}
+	return p, k, true
+}
+
 // foldContraction maps a rune to what (?i) makes it equal among the
 // letters of 's|'t|'re|'ve|'m|'ll|'d: ASCII case, and U+017F (ſ), whose
 // simple case folding is 's'.
@@ -235,16 +254,9 @@ func (t *runeText) matchO200K(i int, kimi bool) int {
 	// P? UP* LO+ C?: P taken first, then not (P ∩ UP are the marks);
 	// UP* gives back one rune at a time until LO+ can start.
 	for pass := 0; pass < 2; pass++ {
-		p := i
-		if pass == 0 {
-			if !t.isP(i) {
-				continue
-			}
-			p = i + 1
-		}
-		k := p
-		for k < n && t.isUp(k, kimi) {
-			k++
+		p, k, ok := t.upperRun(i, pass, kimi)
+		if !ok {
+			continue
 		}
 		for j := k; j >= p; j-- {
 			if j < n && t.isLo(j, kimi) {
@@ -258,16 +270,9 @@ func (t *runeText) matchO200K(i int, kimi bool) int {
 	}
 	// P? UP+ LO* C?
 	for pass := 0; pass < 2; pass++ {
-		p := i
-		if pass == 0 {
-			if !t.isP(i) {
-				continue
-			}
-			p = i + 1
-		}
-		k := p
-		for k < n && t.isUp(k, kimi) {
-			k++
+		p, k, ok := t.upperRun(i, pass, kimi)
+		if !ok {
+			continue
 		}
 		if k == p {
 			continue
