@@ -29,10 +29,17 @@ func refRMSNorm(x, w []float32, rows, cols int, eps float64) []float32 {
 	return out
 }
 
+// TestRMSNorm: cols 1000 (not a multiple of the block size) takes the
+// 16-byte path, 1001 the element path.
 func TestRMSNorm(t *testing.T) {
 	d := gpu(t)
 	rng := rand.New(rand.NewPCG(1, 2))
-	rows, cols := 37, 1000 // cols not a multiple of the block size
+	for _, c := range []struct{ rows, cols int }{{37, 1000}, {5, 1001}} {
+		testRMSNorm(t, d, rng, c.rows, c.cols)
+	}
+}
+
+func testRMSNorm(t *testing.T, d *GPU, rng *rand.Rand, rows, cols int) {
 	for _, dt := range floatDTypes {
 		x := roundTo(randn(rng, rows*cols, 2), dt)
 		w := roundTo(randn(rng, cols, 1), dt)
@@ -46,10 +53,17 @@ func TestRMSNorm(t *testing.T) {
 	}
 }
 
+// TestAddRMSNorm: cols 4096 takes the 16-byte path, 4100 the element path
+// in bf16 and f16.
 func TestAddRMSNorm(t *testing.T) {
 	d := gpu(t)
 	rng := rand.New(rand.NewPCG(3, 4))
-	rows, cols := 19, 4096
+	for _, c := range []struct{ rows, cols int }{{19, 4096}, {3, 4100}} {
+		testAddRMSNorm(t, d, rng, c.rows, c.cols)
+	}
+}
+
+func testAddRMSNorm(t *testing.T, d *GPU, rng *rand.Rand, rows, cols int) {
 	for _, dt := range floatDTypes {
 		x := roundTo(randn(rng, rows*cols, 1), dt)
 		res := roundTo(randn(rng, rows*cols, 3), dt)
