@@ -35,8 +35,10 @@ func (d *GPU) MLAKVWrite(k, v, kv, kPe, rows driver.Ptr, p MLAKVParams, dt tenso
 	if p.Tokens == 0 {
 		return nil
 	}
-	return d.launch("mla", "mla_kv_write_"+sfx, dim3{x: uint32(p.Tokens)}, dim3{x: 256}, 0,
-		k, v, kv, kPe, rows, int32(p.Heads), int32(p.Nope), int32(p.Rope), int32(p.V), int32(p.CacheRows))
+	return d.Do(func() error {
+		return d.launch("mla", "mla_kv_write_"+sfx, dim3{x: uint32(p.Tokens)}, dim3{x: 256}, 0,
+			k, v, kv, kPe, rows, int32(p.Heads), int32(p.Nope), int32(p.Rope), int32(p.V), int32(p.CacheRows))
+	})
 }
 
 // WriteMLAKV writes multi-head latent attention's keys per head [k_nope |
