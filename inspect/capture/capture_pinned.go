@@ -28,8 +28,8 @@ import (
 type pinState struct {
 	batchTokens int
 	pool        *pinnedPool
-	cur         *Arena             // the arena of the pass now running
-	events      []model.CopyEvent  // copies queued in the pass now running
+	cur         *Arena            // the arena of the pass now running
+	events      []model.CopyEvent // copies queued in the pass now running
 	dev         model.AsyncHoster // the device the pool's buffers belong to
 }
 
