@@ -17,12 +17,13 @@ import (
 // pass goes on at once, the DMA engine copying while the next layers
 // run. Each batch's copies land in one Arena of a small pool of pinned
 // buffers allocated once; the batch's sequences hold views of it until
-// their files are written, when the arena goes back to the pool. This is
-// the device-to-host half of vLLM's KV offloading connector (a pinned CPU
-// buffer and cudaMemcpyAsync on a side stream, reused block by block);
-// the capture runs on the rank's own stream, so the copy is ordered after
-// the kernel that produced the tensor and before any later reuse of its
-// device memory.
+// their files are written, when the arena goes back to the pool. The
+// pattern is the device-to-host half of vLLM's CPU KV offloading
+// (vllm/v1/kv_offload/worker/cpu_gpu.py: pinned CPU tensors reused block
+// by block, copies completed by CUDA events); unlike vLLM's side stream,
+// the copy is queued on the rank's own stream, so it is ordered after the
+// kernel that produced the tensor and before any later reuse of its device
+// memory without a cross-stream wait.
 
 // pinState is a Capturer's asynchronous mode (UsePinned).
 type pinState struct {
