@@ -8,7 +8,10 @@
 #
 #   1. inspect/debug's intervention and view tests on CUDA (set var,
 #      patch, lens, attn_probs vs HF, frame, save, compare, top logits),
-#      while the checkpoint is written.
+#      while the checkpoint is written; 1b. scripts/check_formats.py with
+#      hsdb --device cuda: the Llama and DeepSeek fixtures' speculators and
+#      SpecForge files at --tp 1 and 2 against HF transformers
+#      (SKIP_FORMATS=1 skips it).
 #   2. The Llama-3-8B-shaped checkpoint of scripts/bench/make_llama8b.py:
 #      hsdb capture --format speculators (EAGLE-3 ids 2,16,29,32: 4 layers)
 #      of N (default 2000) random sequences of 1024 tokens, bf16,
@@ -55,6 +58,13 @@ echo "debug.test rc=$rc: $p passed, $f failed, $s skipped" | tee "$out/debug_sum
 grep -E -- '--- (FAIL|SKIP)' "$out/debug.log" | head -40
 grep -E -B2 -A10 -- '--- FAIL|^panic' "$out/debug.log" | head -80
 [[ $rc -eq 0 && $f -eq 0 && $s -eq 0 ]] || status=1
+
+if [[ ${SKIP_FORMATS:-0} != 1 ]]; then
+	stamp "1b. trainer files of the HF fixtures written with --device cuda (the asynchronous copies) vs HF"
+	timeout 120 python3 "$root/scripts/check_formats.py" --hsdb "$bin/hsdb" --device cuda --out "$out" --json check_formats_cuda.json >"$out/check_formats_cuda.log" 2>&1 || status=1
+	grep -E '^(PASS|FAIL)' "$out/check_formats_cuda.log" | sort | uniq -c | awk '{print $1, $2}' | tr '\n' ' '
+	echo
+fi
 
 wait "$make_pid" || { tail "$out/make.log"; exit 1; }
 tail -1 "$out/make.log"
