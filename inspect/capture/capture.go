@@ -93,6 +93,7 @@ type Capturer struct {
 	faults model.Faults    // recording faults (SetFaults)
 	active []string        // every injected fault, as text (SetFaults)
 	under  map[string]bool // faults active while the held data was recorded
+	pin    *pinState       // asynchronous copies into pinned memory (UsePinned), or nil
 }
 
 // NewCapturer returns an empty capturer for a model with this tree and
@@ -278,12 +279,16 @@ func (c *Capturer) resetLocked() {
 }
 
 // Result returns the sequences captured so far, by sequence number, and
-// the cross-rank checks per key. The tensors are the capturer's own: do
-// not modify them. Error: the first failure while capturing (a tensor that
-// is not per-token, shards that do not cover the tensor).
+// the cross-rank checks per key, after waiting for the pass's asynchronous
+// copies (UsePinned). The tensors are the capturer's own: do not modify
+// them. Error: the first failure while capturing (a tensor that is not
+// per-token, shards that do not cover the tensor, a failed copy).
 func (c *Capturer) Result() ([]*SeqCapture, map[string]ReplicaRecord, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err := c.waitCopies(); err != nil {
+		c.fail(err)
+	}
 	var out []*SeqCapture
 	for _, s := range c.seqs {
 		out = append(out, s)
@@ -325,7 +330,10 @@ func (c *Capturer) Visit(ev *model.Event, ranks []*model.RankView) error {
 	c.noteFaults()
 	for _, i := range c.bySite[ev.Site.Path] {
 		spec := c.specs[i]
-		g, err := gatherSite(spec.Site, c.faultTensor(spec), ranks, true)
+		g, async, err := c.visitPinned(ev, spec, ranks)
+		if !async && err == nil {
+			g, err = gatherSite(spec.Site, c.faultTensor(spec), ranks, true)
+		}
 		if err != nil {
 			c.fail(err)
 			continue

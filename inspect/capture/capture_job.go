@@ -144,6 +144,12 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 	if maxTok <= 0 {
 		maxTok = 4096
 	}
+	// Captured layers are copied to pinned host memory while the pass goes
+	// on, where the device can (model.AsyncHoster); a pass's buffer is
+	// reused once its files are written: enough buffers for the writers'
+	// files in flight and the pass running, at most 8.
+	c.UsePinned(min(writersOf(opts)+2, 8), maxTok)
+	defer c.ReleasePinned() // after stop(): every writer is done with its buffer
 	hook := newStopHook(c, len(e.Tree.Sites))
 	jobDone := make(chan struct{})
 	defer close(jobDone)
@@ -210,10 +216,7 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 	// only when that many are in flight); a committer records each batch in
 	// input order once all its files are validated. The first error stops
 	// the job; files written after it are discarded by the resume.
-	writers := opts.Writers
-	if writers <= 0 || writers > MaxWriters {
-		writers = 4 // a negative count would panic in make, a huge one lift the back-pressure
-	}
+	writers := writersOf(opts)
 	sem := make(chan struct{}, writers)
 	type pending struct {
 		ids  []string
@@ -331,17 +334,20 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 			}
 			return stop(fmt.Errorf("sequences %s..%s: %w", batch[0].s.ID, batch[len(batch)-1].s.ID, err))
 		}
-		got, reps, err := c.Take()
+		got, reps, arena, err := c.TakeBatch()
 		if err != nil {
+			arena.Done()
 			return stop(err)
 		}
 		if len(got) != len(batch) {
+			arena.Done()
 			return stop(fmt.Errorf("%w: the forward pass captured %d sequences of a batch of %d", ErrInvalid, len(got), len(batch)))
 		}
 		p := &pending{ids: make([]string, len(got)), recs: make([]SeqRecord, len(got)), errs: make([]error, len(got)), reps: reps}
 		for j, sc := range got {
 			src := batch[j].s
 			if !slices.Equal(sc.IDs, src.IDs) {
+				arena.Done()
 				return stop(fmt.Errorf("%w: sequence %s: captured token ids differ from the input", ErrInvalid, src.ID))
 			}
 			sc.Seq, sc.ID, sc.LossMask = batch[j].i, src.ID, src.LossMask
@@ -350,11 +356,13 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 		for j, sc := range got {
 			sem <- struct{}{}
 			p.wg.Add(1)
+			arena.Add(1) // the file's tensors are views of the pass's pinned memory
 			go func() {
-				defer func() { <-sem; p.wg.Done() }()
+				defer func() { arena.Done(); <-sem; p.wg.Done() }()
 				p.recs[j], p.errs[j] = w.writeSeq(sc, p.ids[j])
 			}()
 		}
+		arena.Done() // the writers hold it now; the last gives it back for a later pass
 		queue <- p
 	}
 	if _, err := stop(nil); err != nil {
@@ -364,4 +372,13 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 	res.Manifest = m
 	res.Elapsed = time.Since(start)
 	return res, err
+}
+
+// writersOf is opts.Writers, or 4 when it is not in 1..MaxWriters (a
+// negative count would panic in make, a huge one lift the back-pressure).
+func writersOf(opts JobOptions) int {
+	if opts.Writers <= 0 || opts.Writers > MaxWriters {
+		return 4
+	}
+	return opts.Writers
 }

@@ -36,7 +36,8 @@ type jsonlFile struct {
 // OpenJSONL validates a batch job's input file in one streaming pass and
 // returns Inputs that read its rows again, one at a time, as the job runs
 // (Rows): memory is bounded by one row (at most MaxLineBytes) and the
-// sequence ids seen (for the duplicate check), not by the file. A line is
+// duplicate-id check's buffer (6 MiB; longer files spill sorted runs of id
+// digests to a temporary file: capture_ids.go), not by the file. A line is
 // one JSON object (blank lines skipped): {"input_ids": [...],
 // "loss_mask": [...]} with an optional "loss_mask" of 0/1 per token, or
 // {"text": "..."} encoded with tok after its BOS (as `hsdb generate
@@ -55,19 +56,26 @@ func OpenJSONL(path string, tok tokenizer.Tokenizer, lim Limits) (*Inputs, error
 		return nil, err
 	}
 	defer r.Close()
-	seen := map[string]int{}
+	var ids idCheck // bounded: one id per row would grow with the file
+	defer ids.close()
 	for {
 		i, s, err := r.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
+			// A repeated id before the bad row is the earlier error.
+			if derr := ids.firstDuplicate(in, path, r.index); derr != nil {
+				return nil, derr
+			}
 			return nil, err
 		}
-		if j, dup := seen[s.ID]; dup {
-			return nil, fmt.Errorf("%s:%d: sequences %d and %d share the id %q", path, r.line, j, i, s.ID)
+		if err := ids.add(s.ID, i); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		seen[s.ID] = i
+	}
+	if err := ids.firstDuplicate(in, path, r.index); err != nil {
+		return nil, err
 	}
 	if r.index == 0 {
 		return nil, fmt.Errorf("%s: no sequences", path)

@@ -74,44 +74,63 @@ func (w *DumpWriter) trainerSources(s *SeqCapture) ([]*tensor.Tensor, error) {
 
 // nonFinite counts NaN and Inf in a float tensor from its bits (an
 // exponent of all ones: Inf with a zero mantissa, NaN otherwise), without
-// widening to float32.
+// widening to float32. Eight bytes at a time are tested for a lane with an
+// all-ones exponent first (the zero-lane test of Hacker's Delight 6-1 on
+// the exponent bits XOR the mask); only words with one are counted value
+// by value.
 func nonFinite(t *tensor.Tensor) (nan, inf int) {
 	var exp, man uint32
+	var exp8, ones, highs uint64
 	size := t.DType.Size()
 	switch t.DType {
 	case tensor.BF16:
 		exp, man = 0x7f80, 0x007f
+		exp8, ones, highs = 0x7f807f807f807f80, 0x0001000100010001, 0x8000800080008000
 	case tensor.F16:
 		exp, man = 0x7c00, 0x03ff
+		exp8, ones, highs = 0x7c007c007c007c00, 0x0001000100010001, 0x8000800080008000
 	case tensor.F32:
 		exp, man = 0x7f800000, 0x007fffff
+		exp8, ones, highs = 0x7f8000007f800000, 0x0000000100000001, 0x8000000080000000
 	default:
 		m := tensor.MomentsF32(t.ToF32())
 		return int(m.NaN), int(m.Inf)
 	}
-	for i := 0; i+size <= len(t.Data); i += size {
-		var v uint32
-		if size == 2 {
-			v = uint32(binary.LittleEndian.Uint16(t.Data[i:]))
-		} else {
-			v = binary.LittleEndian.Uint32(t.Data[i:])
-		}
-		if v&exp == exp {
-			if v&man != 0 {
-				nan++
+	count := func(b []byte) {
+		for i := 0; i+size <= len(b); i += size {
+			var v uint32
+			if size == 2 {
+				v = uint32(binary.LittleEndian.Uint16(b[i:]))
 			} else {
-				inf++
+				v = binary.LittleEndian.Uint32(b[i:])
+			}
+			if v&exp == exp {
+				if v&man != 0 {
+					nan++
+				} else {
+					inf++
+				}
 			}
 		}
 	}
+	d := t.Data
+	i := 0
+	for ; i+8 <= len(d); i += 8 {
+		x := binary.LittleEndian.Uint64(d[i:])&exp8 ^ exp8 // a lane is 0 where the exponent is all ones
+		if (x-ones)&^x&highs != 0 {
+			count(d[i : i+8])
+		}
+	}
+	count(d[i:])
 	return nan, inf
 }
 
 // interleave lays k tensors [n, h] of one dtype side by side per row:
 // [n, k·h] (torch.stack(dim=1) then flatten, or torch.cat(dim=-1)).
+// The result is a getBuf buffer.
 func interleave(ts []*tensor.Tensor) []byte {
 	n, rb := ts[0].Shape[0], ts[0].Shape[1]*ts[0].DType.Size()
-	out := make([]byte, 0, n*rb*len(ts))
+	out := getBuf(n * rb * len(ts))[:0]
 	for r := range n {
 		for _, t := range ts {
 			out = append(out, t.Data[r*rb:(r+1)*rb]...)
@@ -120,8 +139,9 @@ func interleave(ts []*tensor.Tensor) []byte {
 	return out
 }
 
-// trainerTensors builds the file's tensors in file order.
-func (w *DumpWriter) trainerTensors(s *SeqCapture, srcs []*tensor.Tensor) []safetensors.Named {
+// trainerTensors builds the file's tensors in file order, and returns the
+// getBuf buffer of the interleaved layers they hold.
+func (w *DumpWriter) trainerTensors(s *SeqCapture, srcs []*tensor.Tensor) ([]safetensors.Named, []byte) {
 	n := s.Len()
 	ids := make([]int64, n)
 	for i, v := range s.IDs {
@@ -130,7 +150,7 @@ func (w *DumpWriter) trainerTensors(s *SeqCapture, srcs []*tensor.Tensor) []safe
 	h, dt := w.hidden, w.dtype
 	if w.plan.Format == FormatSpeculators {
 		hs := &tensor.Tensor{Shape: []int{n, len(srcs), h}, DType: dt, Data: interleave(srcs)}
-		return []safetensors.Named{{Name: "hidden_states", T: hs}, {Name: "token_ids", T: tensor.FromI64(ids, n)}}
+		return []safetensors.Named{{Name: "hidden_states", T: hs}, {Name: "token_ids", T: tensor.FromI64(ids, n)}}, hs.Data
 	}
 	mask := s.LossMask
 	if mask == nil { // SpecForge's reader needs one; a row without loss_mask trains on every token
@@ -139,27 +159,26 @@ func (w *DumpWriter) trainerTensors(s *SeqCapture, srcs []*tensor.Tensor) []safe
 			mask[i] = 1
 		}
 	}
-	aux := srcs[:len(srcs)-1]
+	aux := interleave(srcs[:len(srcs)-1])
 	return []safetensors.Named{
 		{Name: "input_ids", T: tensor.FromI64(ids, n)},
 		{Name: "loss_mask", T: tensor.FromI64(mask, n)},
 		{Name: "hidden_state", T: &tensor.Tensor{Shape: []int{1, n, h}, DType: dt, Data: srcs[len(srcs)-1].Data}},
-		{Name: "aux_hidden_state", T: &tensor.Tensor{Shape: []int{1, n, len(aux) * h}, DType: dt, Data: interleave(aux)}},
-	}
+		{Name: "aux_hidden_state", T: &tensor.Tensor{Shape: []int{1, n, (len(srcs) - 1) * h}, DType: dt, Data: aux}},
+	}, aux
 }
 
 // encodeTrainerFile returns the bytes of the file.
 func (w *DumpWriter) encodeTrainerFile(named []safetensors.Named, id string) ([]byte, error) {
-	var buf bytes.Buffer
 	size := 1 << 12
 	for _, nt := range named {
 		size += len(nt.T.Data)
 	}
-	buf.Grow(size)
+	buf := bytes.NewBuffer(getBuf(size)[:0])
 	if w.plan.Format == FormatSpeculators {
 		meta := map[string]string{"format": "pt", "hsdb": ManifestFormat, "sequence": id,
 			"convention": string(FormatSpeculators), "layer_ids": joinInts(w.plan.IDs)}
-		if err := safetensors.Write(&buf, named, meta); err != nil {
+		if err := safetensors.Write(buf, named, meta); err != nil {
 			return nil, err
 		}
 		return buf.Bytes(), nil
@@ -169,12 +188,12 @@ func (w *DumpWriter) encodeTrainerFile(named []safetensors.Named, id string) ([]
 		ents[i] = TorchEntry{Key: nt.Name, T: nt.T}
 	}
 	if !w.compress {
-		if err := WriteTorchSave(&buf, "archive", ents); err != nil {
+		if err := WriteTorchSave(buf, "archive", ents); err != nil {
 			return nil, err
 		}
 		return buf.Bytes(), nil
 	}
-	zw, _ := gzip.NewWriterLevel(&buf, 6) // SpecForge's default compression_level
+	zw, _ := gzip.NewWriterLevel(buf, 6) // SpecForge's default compression_level
 	if err := WriteTorchSave(zw, "archive", ents); err != nil {
 		return nil, err
 	}
@@ -196,14 +215,16 @@ func (w *DumpWriter) writeTrainerSeq(s *SeqCapture, id string) (SeqRecord, error
 	if err != nil {
 		return fail(err)
 	}
-	named := w.trainerTensors(s, srcs)
+	named, inter := w.trainerTensors(s, srcs)
 	for _, nt := range named {
 		rec.Tensors[nt.Name] = TensorRecord{Shape: append([]int(nil), nt.T.Shape...), DType: nt.T.DType.SafetensorsName(), SHA256: sha256Hex(nt.T.Data)}
 	}
 	data, err := w.encodeTrainerFile(named, id)
+	putBuf(inter) // encoded: the file's bytes hold it now
 	if err != nil {
 		return fail(err)
 	}
+	defer putBuf(data)
 	rec.FileSHA256, rec.Bytes = sha256Hex(data), int64(len(data))
 	if dumpTestHook != nil {
 		if err := runTestHook(path); err != nil {
@@ -240,10 +261,11 @@ func verifyTrainerFile(path string, f Format, rec SeqRecord, wrote []byte, ids [
 	if err := CheckSeqPath(strings.TrimSuffix(path, filepath.FromSlash(rec.File)), rec.File); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	data, err := os.ReadFile(path)
+	data, err := readBack(path, rec.Bytes)
 	if err != nil {
 		return fmt.Errorf("%w: re-reading %s: %w", ErrInvalid, path, err)
 	}
+	defer putBuf(data)
 	switch {
 	case wrote != nil: // a fresh write: the bytes on disk are the bytes whose sha256 was recorded
 		if !bytes.Equal(data, wrote) {

@@ -16,9 +16,12 @@ const storiesBin = "../../testdata/stories260K/stories260K.bin"
 
 var twoSeqs = [][]int32{{1, 403, 407, 261, 378}, {1, 400, 281}}
 
-func newSession(t testing.TB, tp int) *Session {
+func newSession(t testing.TB, tp int) *Session { t.Helper(); return newSessionOn(t, "cpu", tp) }
+
+// newSessionOn is newSession on a device ("cpu" or "cuda").
+func newSessionOn(t testing.TB, dev string, tp int) *Session {
 	t.Helper()
-	e, err := engine.LoadLlama2C(storiesBin, engine.Options{TP: tp})
+	e, err := engine.LoadLlama2C(storiesBin, engine.Options{TP: tp, Device: dev})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,10 +76,16 @@ func (c *siteCopy) Visit(ev *model.Event, ranks []*model.RankView) error {
 }
 
 func reference(t *testing.T, tp int, site string) map[string][]*tensor.Tensor {
-	e, err := engine.LoadLlama2C(storiesBin, engine.Options{TP: tp})
+	return referenceOn(t, "cpu", tp, site)
+}
+
+// referenceOn is reference computed on a device by a separate engine.
+func referenceOn(t *testing.T, dev string, tp int, site string) map[string][]*tensor.Tensor {
+	e, err := engine.LoadLlama2C(storiesBin, engine.Options{TP: tp, Device: dev})
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer e.Close()
 	c := &siteCopy{site: site}
 	if _, err := e.Prefill(twoSeqs, c, false); err != nil {
 		t.Fatal(err)
