@@ -253,7 +253,8 @@ func BenchmarkGPUPrefill(b *testing.B) { benchPrefill(b, false) }
 func BenchmarkGPUPrefillCapture(b *testing.B) { benchPrefill(b, true) }
 
 // TestGPUPrefillProfile prints where the device time of one prefill of
-// HSDB_BENCH_MODEL goes, per op kind, when HSDB_CUDA_PROFILE=1 (skips
+// HSDB_BENCH_MODEL goes, per op kind and op by op in queue order, with the
+// stream's idle time before each op, when HSDB_CUDA_PROFILE=1 (skips
 // otherwise: profiling adds two events per op).
 func TestGPUPrefillProfile(t *testing.T) {
 	if !driver.ProfileEnabled() {
@@ -271,11 +272,12 @@ func TestGPUPrefillProfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	wall := time.Since(t0)
-	rows, err := driver.ProfileReport()
+	trace, err := driver.ProfileTrace()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("one prefill of %d×%d tokens, %.1f ms wall (profiled):\n%s", benchSeqs, benchSeqLen, float64(wall)/1e6, driver.FormatProfile(rows))
+	t.Logf("one prefill of %d×%d tokens, %.1f ms wall (profiled):\n%s", benchSeqs, benchSeqLen, float64(wall)/1e6, driver.FormatProfile(driver.ProfileRows(trace)))
+	t.Logf("the same prefill op by op (gap: the stream idle before the op):\n%s", driver.FormatTrace(trace))
 }
 
 // TestGPUMemoryPerRank checks issue 6's memory bound on the benchmark model

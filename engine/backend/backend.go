@@ -44,12 +44,51 @@ type AttnArgs struct {
 // rotate_half and vLLM's is_neox_style=True; true rotates adjacent pairs
 // (x[2i], x[2i+1]) as llama2.c, GPT-J and DeepSeek with rope_interleave. cos
 // and sin are multiplied by MScale (YaRN's attention factor; 1 otherwise).
+//
+// Stride and Offset place the rotated part inside wider heads: x is then
+// [tokens, Heads*Stride], head h of token t occupies columns [h·Stride,
+// (h+1)·Stride) and only its HeadDim columns from Offset rotate, the others
+// pass unchanged (DeepSeek MLA's query, per head [q_nope | q_pe]: Stride
+// 192, Offset 128, HeadDim 64; HF rotates the q_pe slice and concatenates).
+// Stride 0 means HeadDim (and Offset 0).
 type RoPEArgs struct {
 	Heads, HeadDim int
 	Pos            []int32   // [tokens]
 	InvFreq        []float32 // [HeadDim/2]
 	MScale         float32
 	Interleaved    bool
+	Stride, Offset int
+}
+
+// HeadStride returns the columns per head of the rotated tensor: Stride,
+// or HeadDim when Stride is 0.
+func (a *RoPEArgs) HeadStride() int {
+	if a.Stride == 0 {
+		return a.HeadDim
+	}
+	return a.Stride
+}
+
+// Check reports whether a fits x [tokens, cols]: an even HeadDim inside
+// each head at Offset, Heads heads filling cols, one position per token
+// and HeadDim/2 frequencies.
+func (a *RoPEArgs) Check(tokens, cols int) error {
+	s := a.HeadStride()
+	if a.Heads <= 0 || a.HeadDim <= 0 || a.HeadDim%2 != 0 || a.Offset < 0 || a.Offset+a.HeadDim > s ||
+		cols != a.Heads*s || len(a.Pos) != tokens || len(a.InvFreq) != a.HeadDim/2 {
+		return fmt.Errorf("x [%d, %d] for %d heads of %d columns rotating %d from %d, %d positions, %d frequencies",
+			tokens, cols, a.Heads, s, a.HeadDim, a.Offset, len(a.Pos), len(a.InvFreq))
+	}
+	return nil
+}
+
+// MLAKVArgs describes the key and value write of DeepSeek's multi-head
+// latent attention (WriteMLAKV): Heads heads, qk_nope_head_dim Nope,
+// qk_rope_head_dim Rope, v_head_dim V, and the cache row of each of the
+// step's tokens.
+type MLAKVArgs struct {
+	Heads, Nope, Rope, V int
+	Rows                 []int32 // [tokens]
 }
 
 // Device is one backend device as one rank sees it: it owns tensors and runs
@@ -123,6 +162,13 @@ type Device interface {
 	Add(a, b Tensor) Tensor
 	// Scale returns a · s elementwise.
 	Scale(a Tensor, s float32) Tensor
+	// LinearF32 computes y = x·Wᵀ in float32 for x [tokens, in] in the
+	// activation dtype and w [out, in]: every product is of the exact
+	// float32 widenings of x and w, summed in float32, and y is float32
+	// [tokens, out]. HF computes DeepSeek's router logits so
+	// (DeepseekV3TopkRouter: F.linear(hidden_states.float(),
+	// weight.float())); a device may skip materialising the widened x.
+	LinearF32(x, w Tensor) Tensor
 	// ToF32 returns x converted to float32 (x itself when it already is):
 	// a scoped activation, for the few computations HF does in float32
 	// whatever the model's dtype (DeepSeek's router logits,
@@ -131,8 +177,11 @@ type Device interface {
 	// SiluMul returns silu(gate) · up elementwise (vLLM's SiluAndMul on the
 	// two halves of gate_up_proj's output; silu(x) = x·sigmoid(x)).
 	SiluMul(gate, up Tensor) Tensor
-	// RoPE returns x [tokens, Heads*HeadDim] rotated as RoPEArgs says.
+	// RoPE returns x [tokens, Heads*HeadDim] (or [tokens, Heads*Stride])
+	// rotated as RoPEArgs says.
 	RoPE(x Tensor, a *RoPEArgs) Tensor
+	// RoPEInPlace rotates x as RoPE does, in place.
+	RoPEInPlace(x Tensor, a *RoPEArgs)
 	// SliceCols copies columns [c0, c1) of x [rows, cols] to a new tensor
 	// [rows, c1-c0].
 	SliceCols(x Tensor, c0, c1 int) Tensor
@@ -148,6 +197,15 @@ type Device interface {
 	CopyRows(dst Tensor, dstRow int, src Tensor, srcRow, n int)
 	// WriteRows copies row i of src into row rows[i] of dst (KV-cache write).
 	WriteRows(dst, src Tensor, rows []int32)
+	// WriteMLAKV writes multi-head latent attention's keys and values of
+	// the step's tokens into the cache tensors k [cacheRows,
+	// Heads*(Nope+Rope)] and v [cacheRows, Heads*V] at rows a.Rows[i], from
+	// kv [tokens, Heads*(Nope+V)] (kv_b_proj's output, per head [k_nope |
+	// v]) and kPe [tokens, Rope] (the rotated key part all heads share):
+	// k's row is per head [k_nope | k_pe], v's per head v. HF's
+	// DeepseekV3Attention builds the same keys with k_pe.expand and
+	// torch.cat((k_nope, k_pe)) before its cache update.
+	WriteMLAKV(k, v, kv, kPe Tensor, a *MLAKVArgs)
 	// Attention computes softmax(q·kᵀ·scale)·v per token and head over the
 	// cache tensors k [cacheRows, KVHeads*DK] and v [cacheRows, KVHeads*DV]
 	// for q [tokens, Heads*DK], as AttnArgs describes (softmax in float32).

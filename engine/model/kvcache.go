@@ -77,6 +77,18 @@ func (kv *KVCache) Free(dev backend.Device) {
 // VWidth] at their (slot, position) rows and returns the attention arguments'
 // Base and Pos for the batch.
 func (kv *KVCache) Store(dev backend.Device, b *Batch, k, v backend.Tensor) (base, pos []int32) {
+	rows, base, pos := kv.Place(dev, b, cols(k), cols(v))
+	dev.WriteRows(kv.K, k, rows)
+	dev.WriteRows(kv.V, v, rows)
+	return base, pos
+}
+
+// Place makes room for the step's tokens in a cache of keys kWidth and
+// values vWidth wide (Ensure) and returns each token's cache row (its
+// slot's first row + its position) and the attention arguments' Base and
+// Pos, for a caller that writes the rows itself (Store, or MLA's fused
+// key and value write).
+func (kv *KVCache) Place(dev backend.Device, b *Batch, kWidth, vWidth int) (rows, base, pos []int32) {
 	maxPos := 0
 	for _, p := range b.Pos {
 		maxPos = max(maxPos, int(p))
@@ -85,17 +97,15 @@ func (kv *KVCache) Store(dev backend.Device, b *Batch, k, v backend.Tensor) (bas
 	for _, s := range b.Slots {
 		maxSlot = max(maxSlot, s)
 	}
-	kv.Ensure(dev, maxSlot+1, maxPos+1, cols(k), cols(v))
+	kv.Ensure(dev, maxSlot+1, maxPos+1, kWidth, vWidth)
 	base = make([]int32, len(b.IDs))
-	rows := make([]int32, len(b.IDs))
+	rows = make([]int32, len(b.IDs))
 	seq := b.SeqOf()
 	for t := range b.IDs {
 		base[t] = int32(b.Slots[seq[t]] * kv.Cap)
 		rows[t] = base[t] + b.Pos[t]
 	}
-	dev.WriteRows(kv.K, k, rows)
-	dev.WriteRows(kv.V, v, rows)
-	return base, b.Pos
+	return rows, base, b.Pos
 }
 
 func cols(t backend.Tensor) int {

@@ -158,6 +158,39 @@ func (L *Linear) Forward(r *model.Rank, x backend.Tensor) []backend.Tensor {
 	return outs
 }
 
+// ForwardJoined is Forward for a block with one weight, returning the
+// weight's whole output [tokens, units_r·width], each unit's parts side by
+// side as the weight computes them (kv_b_proj: per head [k_nope | v]),
+// instead of a copy of each part. The site's part tensors are made only
+// when a hook visits it; their values, edited or not, then make the
+// returned output, so what the hook sees and writes is what flows on.
+func (L *Linear) ForwardJoined(r *model.Rank, x backend.Tensor) backend.Tensor {
+	if len(L.ws) != 1 {
+		panic(fmt.Sprintf("nn: ForwardJoined on a block of %d weights", len(L.ws)))
+	}
+	dev, w := r.Dev, &L.ws[0]
+	y := dev.Linear(x, w.w, w.b)
+	var parts []backend.Tensor
+	r.Leaf(L.site, x, func() []model.SiteTensor {
+		parts = make([]backend.Tensor, len(w.parts))
+		w.split(dev, y, parts, 0)
+		ts := []model.SiteTensor{{Name: "input", T: x, Shard: Rep}}
+		for j, p := range w.parts {
+			ts = append(ts, model.SiteTensor{Name: p.Name, T: parts[j], Shard: w.labels[j], Writable: true})
+		}
+		return ts
+	})
+	if parts == nil || len(parts) == 1 {
+		return y
+	}
+	T := y.Shape()[0]
+	per := make([]backend.Tensor, len(parts))
+	for j, p := range parts {
+		per[j] = dev.Reshape(p, T*w.units, w.parts[j].Width)
+	}
+	return dev.Reshape(dev.ConcatCols(per...), T, w.units*w.width)
+}
+
 // Forward1 is Forward for a block with one output part.
 func (L *Linear) Forward1(r *model.Rank, x backend.Tensor) backend.Tensor { return L.Forward(r, x)[0] }
 

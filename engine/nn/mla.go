@@ -108,40 +108,52 @@ func (a *MLA) Forward(r *model.Rank, b *model.Batch, x backend.Tensor) backend.T
 		kvC, kPe = f[0], f[1]
 	}
 	cKV := a.kvaNorm.Forward(r, kvC)
-	kv := a.kvb.Forward(r, cKV)
-	kNope := dev.Reshape(kv[0], T*nh, c.Nope) // [T·nh, nope]
-	v := kv[1]                                // [T, nh·v]
+	kv := a.kvb.ForwardJoined(r, cKV) // [T, nh·(nope+v)], per head [k_nope | v]
 
-	q3 := dev.Reshape(q, T*nh, qk)
-	qNope := dev.SliceCols(q3, 0, c.Nope)
-	qPe := dev.Reshape(dev.SliceCols(q3, c.Nope, qk), T, nh*c.Rope)
-	qPe = dev.RoPE(qPe, &backend.RoPEArgs{Heads: nh, HeadDim: c.Rope, Pos: b.Pos, InvFreq: c.InvFreq, MScale: c.MScale, Interleaved: c.Interleaved})
-	kPe = dev.RoPE(kPe, &backend.RoPEArgs{Heads: 1, HeadDim: c.Rope, Pos: b.Pos, InvFreq: c.InvFreq, MScale: c.MScale, Interleaved: c.Interleaved})
-	r.Leaf(a.rope, qPe, func() []model.SiteTensor {
+	// q is per head [q_nope | q_pe]: rotating its q_pe columns in place
+	// makes it the attention's query [T, nh·qk]; k_pe is one shared head.
+	rope := func(heads, stride, off int) *backend.RoPEArgs {
+		return &backend.RoPEArgs{Heads: heads, HeadDim: c.Rope, Stride: stride, Offset: off, Pos: b.Pos, InvFreq: c.InvFreq,
+			MScale: c.MScale, Interleaved: c.Interleaved}
+	}
+	dev.RoPEInPlace(q, rope(nh, qk, c.Nope))
+	kPe = dev.RoPE(kPe, rope(1, c.Rope, 0))
+	var qPe backend.Tensor // made only when the rope site is visited
+	r.Leaf(a.rope, q, func() []model.SiteTensor {
+		qPe = dev.Reshape(dev.SliceCols(dev.Reshape(q, T*nh, qk), c.Nope, qk), T, nh*c.Rope)
 		return []model.SiteTensor{{Name: "q_pe", T: qPe, Shard: a.qPeLab, Writable: true}, {Name: "k_pe", T: kPe, Shard: Rep, Writable: true}}
 	})
-
-	qFull := dev.Reshape(dev.ConcatCols(qNope, dev.Reshape(qPe, T*nh, c.Rope)), T, nh*qk)
-	bcast := make([]int32, T*nh) // row t·nh+h of the per-head layout takes token t's shared k_pe
-	for i := range bcast {
-		bcast[i] = int32(i / nh)
+	if qPe != nil { // q_pe as the hook left it goes on
+		q3 := dev.Reshape(q, T*nh, qk)
+		q = dev.Reshape(dev.ConcatCols(dev.SliceCols(q3, 0, c.Nope), dev.Reshape(qPe, T*nh, c.Rope)), T, nh*qk)
 	}
-	kFull := dev.Reshape(dev.ConcatCols(kNope, dev.GatherRows(kPe, bcast)), T, nh*qk)
 
+	// Keys per head [k_nope | k_pe] and values straight into the cache.
 	cache := r.KV.Layers[a.layer]
-	base, pos := cache.Store(dev, b, kFull, v)
+	rows, base, pos := cache.Place(dev, b, nh*qk, nh*c.V)
+	dev.WriteMLAKV(cache.K, cache.V, kv, kPe, &backend.MLAKVArgs{Heads: nh, Nope: c.Nope, Rope: c.Rope, V: c.V, Rows: rows})
 	if f, ok := r.Fault(model.FaultChunkNoContext, a.site); ok {
 		base, pos = model.ChunkAttention(base, pos, f.Token)
 	}
-	o := dev.Attention(qFull, cache.K, cache.V, &backend.AttnArgs{Heads: nh, KVHeads: nh, DK: qk, DV: c.V, Scale: c.Scale, Base: base, Pos: pos})
-	r.Leaf(a.core, qFull, func() []model.SiteTensor {
-		return []model.SiteTensor{{Name: "q", T: qFull, Shard: a.qLab, Attn: &a.geom}, {Name: "k", T: kFull, Shard: a.qLab}, {Name: "v", T: v, Shard: a.vLab}, {Name: "attn_out", T: o, Shard: a.vLab, Writable: true}}
+	o := dev.Attention(q, cache.K, cache.V, &backend.AttnArgs{Heads: nh, KVHeads: nh, DK: qk, DV: c.V, Scale: c.Scale, Base: base, Pos: pos})
+	// The sites' k [T, nh·qk] and v [T, nh·v]: the step's cache rows, read
+	// back only when a site is visited.
+	var k, v backend.Tensor
+	kvRows := func() {
+		if k == nil {
+			k, v = dev.GatherRows(cache.K, rows), dev.GatherRows(cache.V, rows)
+		}
+	}
+	r.Leaf(a.core, q, func() []model.SiteTensor {
+		kvRows()
+		return []model.SiteTensor{{Name: "q", T: q, Shard: a.qLab, Attn: &a.geom}, {Name: "k", T: k, Shard: a.qLab}, {Name: "v", T: v, Shard: a.vLab}, {Name: "attn_out", T: o, Shard: a.vLab, Writable: true}}
 	})
 
 	out := a.o.Forward(r, o)
 	r.Exit(a.site, func() []model.SiteTensor {
-		return []model.SiteTensor{{Name: "input", T: x, Shard: Rep}, {Name: "q", T: qFull, Shard: a.qLab, Attn: &a.geom}, {Name: "c_kv", T: cKV, Shard: Rep},
-			{Name: "k_pe", T: kPe, Shard: Rep}, {Name: "k", T: kFull, Shard: a.qLab}, {Name: "v", T: v, Shard: a.vLab},
+		kvRows()
+		return []model.SiteTensor{{Name: "input", T: x, Shard: Rep}, {Name: "q", T: q, Shard: a.qLab, Attn: &a.geom}, {Name: "c_kv", T: cKV, Shard: Rep},
+			{Name: "k_pe", T: kPe, Shard: Rep}, {Name: "k", T: k, Shard: a.qLab}, {Name: "v", T: v, Shard: a.vLab},
 			{Name: "attn_out", T: o, Shard: a.vLab}, {Name: "output", T: out, Shard: Rep, Writable: true}}
 	})
 	return out

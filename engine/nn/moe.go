@@ -218,7 +218,7 @@ func (m *MoE) Forward(r *model.Rank, b *model.Batch, x backend.Tensor) backend.T
 // the host reference's). It emits the gate's site.
 func (m *MoE) route(r *model.Rank, b *model.Batch, x backend.Tensor) *routing {
 	dev := r.Dev
-	rt := &routing{logits: dev.Linear(dev.ToF32(x), m.gate, nil)}
+	rt := &routing{logits: dev.LinearF32(x, m.gate)}
 	g := &m.router
 	if _, soft := r.Fault(model.FaultRouterSoftmax, m.gSite); soft {
 		c := *g

@@ -188,11 +188,13 @@ func (p proxy) AddRMSNorm(_, _, _ backend.Tensor, _ float32) (backend.Tensor, ba
 func (p proxy) Add(_, _ backend.Tensor) backend.Tensor       { p.unavailable("add"); return nil }
 func (p proxy) Scale(backend.Tensor, float32) backend.Tensor { p.unavailable("scale"); return nil }
 func (p proxy) ToF32(backend.Tensor) backend.Tensor          { p.unavailable("to-f32"); return nil }
+func (p proxy) LinearF32(_, _ backend.Tensor) backend.Tensor { p.unavailable("linear-f32"); return nil }
 func (p proxy) SiluMul(_, _ backend.Tensor) backend.Tensor   { p.unavailable("silu-mul"); return nil }
 func (p proxy) RoPE(backend.Tensor, *backend.RoPEArgs) backend.Tensor {
 	p.unavailable("rope")
 	return nil
 }
+func (p proxy) RoPEInPlace(backend.Tensor, *backend.RoPEArgs)     { p.unavailable("rope") }
 func (p proxy) SliceCols(backend.Tensor, int, int) backend.Tensor { p.unavailable("slice"); return nil }
 func (p proxy) ConcatCols(...backend.Tensor) backend.Tensor       { p.unavailable("concat"); return nil }
 func (p proxy) GatherRows(backend.Tensor, []int32) backend.Tensor {
@@ -203,6 +205,9 @@ func (p proxy) ScatterAddRows(_, _ backend.Tensor, _ []int32, _ []float32) {
 	p.unavailable("scatter-add")
 }
 func (p proxy) WriteRows(_, _ backend.Tensor, _ []int32) { p.unavailable("write-rows") }
+func (p proxy) WriteMLAKV(_, _, _, _ backend.Tensor, _ *backend.MLAKVArgs) {
+	p.unavailable("write-mla-kv")
+}
 func (p proxy) Attention(_, _, _ backend.Tensor, _ *backend.AttnArgs) backend.Tensor {
 	p.unavailable("attention")
 	return nil

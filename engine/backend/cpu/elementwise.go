@@ -45,6 +45,9 @@ func (d *Device) SiluMul(gate, up backend.Tensor) backend.Tensor {
 	return res
 }
 
+// LinearF32 is Linear without bias: the CPU computes in float32 anyway.
+func (d *Device) LinearF32(x, w backend.Tensor) backend.Tensor { return d.Linear(x, w, nil) }
+
 // ToF32 returns x: CPU activations are float32 already.
 func (d *Device) ToF32(x backend.Tensor) backend.Tensor {
 	f32(x)

@@ -1,7 +1,6 @@
 package cpu
 
 import (
-	"fmt"
 	"math"
 	"slices"
 
@@ -9,41 +8,57 @@ import (
 )
 
 // RoPE rotates each head of x [tokens, Heads*HeadDim] f32 by position (see
-// backend.RoPEArgs); out [tokens, Heads*HeadDim] f32. The angle
-// pos·inv_freq is formed in float32 and its cosine and sine rounded to
-// float32, as HF's rotary embedding does in float32; the device keeps them
-// for the next call with the same positions (ropeCache).
+// backend.RoPEArgs; with Stride, only each head's HeadDim columns from
+// Offset rotate and the others are copied); out has x's shape, f32. The
+// angle pos·inv_freq is formed in float32 and its cosine and sine rounded
+// to float32, as HF's rotary embedding does in float32; the device keeps
+// them for the next call with the same positions (ropeCache).
 func (d *Device) RoPE(x backend.Tensor, a *backend.RoPEArgs) backend.Tensor {
 	xt := host(x)
-	T, cols := xt.Rows(), xt.Cols()
-	half := a.HeadDim / 2
-	if cols != a.Heads*a.HeadDim || len(a.Pos) != T || len(a.InvFreq) != half || a.HeadDim%2 != 0 {
-		panic(&backend.DeviceError{Device: d.name, Op: "rope", Err: fmt.Errorf("x %v for %d heads of %d, %d positions, %d frequencies", xt.Shape, a.Heads, a.HeadDim, len(a.Pos), len(a.InvFreq))})
+	d.checkRoPE(xt.Rows(), xt.Cols(), a)
+	res, y := d.newOutput(false, xt.Shape...) // every element is written
+	copy(y, f32(x))
+	d.rotate(y, xt.Rows(), xt.Cols(), a)
+	return res
+}
+
+// RoPEInPlace rotates x as RoPE does, in place.
+func (d *Device) RoPEInPlace(x backend.Tensor, a *backend.RoPEArgs) {
+	xt := host(x)
+	d.checkRoPE(xt.Rows(), xt.Cols(), a)
+	d.rotate(f32(x), xt.Rows(), xt.Cols(), a)
+}
+
+func (d *Device) checkRoPE(T, cols int, a *backend.RoPEArgs) {
+	if err := a.Check(T, cols); err != nil {
+		panic(&backend.DeviceError{Device: d.name, Op: "rope", Err: err})
 	}
-	xv := f32(x)
-	res, y := d.newOutput(false, xt.Shape...) // every head is written whole
+}
+
+// rotate rotates the heads of y [T, cols] in place.
+func (d *Device) rotate(y []float32, T, cols int, a *backend.RoPEArgs) {
+	half, stride := a.HeadDim/2, a.HeadStride()
 	cos, sin := d.rope.angles(a)
 	for t := range T {
 		cos, sin := cos[t*half:(t+1)*half], sin[t*half:(t+1)*half]
 		for h := range a.Heads {
-			off := t*cols + h*a.HeadDim
-			src, dst := xv[off:off+a.HeadDim], y[off:off+a.HeadDim]
+			off := t*cols + h*stride + a.Offset
+			v := y[off : off+a.HeadDim]
 			if a.Interleaved {
 				for i := range half {
-					x0, x1 := src[2*i], src[2*i+1]
-					dst[2*i] = x0*cos[i] - x1*sin[i]
-					dst[2*i+1] = x1*cos[i] + x0*sin[i]
+					x0, x1 := v[2*i], v[2*i+1]
+					v[2*i] = x0*cos[i] - x1*sin[i]
+					v[2*i+1] = x1*cos[i] + x0*sin[i]
 				}
 			} else {
 				for i := range half {
-					x0, x1 := src[i], src[i+half]
-					dst[i] = x0*cos[i] - x1*sin[i]
-					dst[i+half] = x1*cos[i] + x0*sin[i]
+					x0, x1 := v[i], v[i+half]
+					v[i] = x0*cos[i] - x1*sin[i]
+					v[i+half] = x1*cos[i] + x0*sin[i]
 				}
 			}
 		}
 	}
-	return res
 }
 
 // ropeCache keeps the cos and sin of the last RoPE call: every layer's q and

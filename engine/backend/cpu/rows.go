@@ -109,3 +109,30 @@ func (d *Device) WriteRows(dst, src backend.Tensor, rows []int32) {
 		copy(dt.Data[int(r)*rb:(int(r)+1)*rb], st.Data[i*rb:(i+1)*rb])
 	}
 }
+
+// WriteMLAKV writes multi-head latent attention's keys [k_nope | k_pe] and
+// values per head into the cache rows a.Rows (backend.Device.WriteMLAKV).
+func (d *Device) WriteMLAKV(k, v, kv, kPe backend.Tensor, a *backend.MLAKVArgs) {
+	kt, vt, st, pt := host(k), host(v), host(kv), host(kPe)
+	H, dk, dkv := a.Heads, a.Nope+a.Rope, a.Nope+a.V
+	T := len(a.Rows)
+	if H <= 0 || a.Nope < 0 || a.Rope < 0 || a.V < 0 || kt.Cols() != H*dk || vt.Cols() != H*a.V || kt.Rows() != vt.Rows() ||
+		st.Rows() != T || st.Cols() != H*dkv || pt.Rows() != T || pt.Cols() != a.Rope {
+		panic(&backend.DeviceError{Device: d.name, Op: "write_mla_kv", Err: fmt.Errorf("k %v v %v from kv %v k_pe %v for %d heads of %d+%d / %d at %d rows",
+			kt.Shape, vt.Shape, st.Shape, pt.Shape, H, a.Nope, a.Rope, a.V, T)})
+	}
+	kd, vd, sv, pv := f32(k), f32(v), f32(kv), f32(kPe)
+	for i, r := range a.Rows {
+		if int(r) < 0 || int(r) >= kt.Rows() {
+			panic(&backend.DeviceError{Device: d.name, Op: "write_mla_kv", Err: fmt.Errorf("row %d outside %v", r, kt.Shape)})
+		}
+		src, pe := sv[i*H*dkv:(i+1)*H*dkv], pv[i*a.Rope:(i+1)*a.Rope]
+		krow, vrow := kd[int(r)*H*dk:(int(r)+1)*H*dk], vd[int(r)*H*a.V:(int(r)+1)*H*a.V]
+		for h := range H {
+			s := src[h*dkv : (h+1)*dkv]
+			copy(krow[h*dk:], s[:a.Nope])
+			copy(krow[h*dk+a.Nope:(h+1)*dk], pe)
+			copy(vrow[h*a.V:(h+1)*a.V], s[a.Nope:])
+		}
+	}
+}

@@ -29,10 +29,17 @@ func refRMSNorm(x, w []float32, rows, cols int, eps float64) []float32 {
 	return out
 }
 
+// TestRMSNorm: cols 1000 (not a multiple of the block size) takes the
+// 16-byte path, 1001 the element path.
 func TestRMSNorm(t *testing.T) {
 	d := gpu(t)
 	rng := rand.New(rand.NewPCG(1, 2))
-	rows, cols := 37, 1000 // cols not a multiple of the block size
+	for _, c := range []struct{ rows, cols int }{{37, 1000}, {5, 1001}} {
+		testRMSNorm(t, d, rng, c.rows, c.cols)
+	}
+}
+
+func testRMSNorm(t *testing.T, d *GPU, rng *rand.Rand, rows, cols int) {
 	for _, dt := range floatDTypes {
 		x := roundTo(randn(rng, rows*cols, 2), dt)
 		w := roundTo(randn(rng, cols, 1), dt)
@@ -46,10 +53,17 @@ func TestRMSNorm(t *testing.T) {
 	}
 }
 
+// TestAddRMSNorm: cols 4096 takes the 16-byte path, 4100 the element path
+// in bf16 and f16.
 func TestAddRMSNorm(t *testing.T) {
 	d := gpu(t)
 	rng := rand.New(rand.NewPCG(3, 4))
-	rows, cols := 19, 4096
+	for _, c := range []struct{ rows, cols int }{{19, 4096}, {3, 4100}} {
+		testAddRMSNorm(t, d, rng, c.rows, c.cols)
+	}
+}
+
+func testAddRMSNorm(t *testing.T, d *GPU, rng *rand.Rand, rows, cols int) {
 	for _, dt := range floatDTypes {
 		x := roundTo(randn(rng, rows*cols, 1), dt)
 		res := roundTo(randn(rng, rows*cols, 3), dt)
@@ -95,10 +109,17 @@ func TestEmbeddingVocabParallel(t *testing.T) {
 	}
 }
 
+// TestSiluMulMergedGateUp: cols 704 takes the 16-byte path in every
+// dtype, 700 in f32 only.
 func TestSiluMulMergedGateUp(t *testing.T) {
 	d := gpu(t)
 	rng := rand.New(rand.NewPCG(7, 8))
-	rows, cols := 23, 700
+	for _, cols := range []int{700, 704} {
+		testSiluMul(t, d, rng, 23, cols)
+	}
+}
+
+func testSiluMul(t *testing.T, d *GPU, rng *rand.Rand, rows, cols int) {
 	for _, dt := range floatDTypes {
 		x := roundTo(randn(rng, rows*2*cols, 2), dt) // [rows, gate | up]
 		xb := upload(t, d, x, dt)

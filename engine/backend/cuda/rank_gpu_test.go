@@ -445,3 +445,40 @@ func TestCopyRowsToHost(t *testing.T) {
 		t.Error("rows past the end were accepted")
 	}
 }
+
+// TestRankLinearF32: router logits from bf16 activations and a bf16 gate
+// weight (one GEMM with float32 output), and from float32 ones, against
+// the float64 dot products of the widened values (each product is exact
+// in float32; only the float32 summation order may differ: 1e-5 of the
+// largest logit).
+func TestRankLinearF32(t *testing.T) {
+	forActDTypes(t, func(t *testing.T, p *pair) {
+		g := p.g
+		g.PushScope()
+		defer g.PopScope()
+		const T, in, out = 37, 300, 24
+		x, _ := p.act(T, in, 1)
+		wv := roundTo(randn(p.rng, out*in, 0.05), p.dt)
+		w := g.Upload(tensor.FromF32(wv, out, in).Convert(p.dt))
+		y := g.LinearF32(x, w)
+		if y.DType() != tensor.F32 || !slices.Equal(y.Shape(), []int{T, out}) {
+			t.Fatalf("LinearF32: %v %s, want [%d %d] f32", y.Shape(), y.DType(), T, out)
+		}
+		xv := g.ToHost(x, 0, T, 0, in).F32()
+		want := make([]float32, T*out)
+		for i := range T {
+			for j := range out {
+				s := 0.0
+				for k := range in {
+					s += float64(xv[i*in+k]) * float64(wv[j*in+k])
+				}
+				want[i*out+j] = float32(s)
+			}
+		}
+		peak := 0.0
+		for _, v := range want {
+			peak = max(peak, math.Abs(float64(v)))
+		}
+		assertClose(t, "linear_f32", g.ToHost(y, 0, T, 0, out).F32(), want, 1e-5*peak, 0)
+	})
+}

@@ -158,6 +158,37 @@ func (d *Device) Linear(x, w, b backend.Tensor) backend.Tensor {
 	return y
 }
 
+// LinearF32 computes y = x·Wᵀ in float32 (backend.Device.LinearF32). For
+// a bf16 or f16 x and a weight stored in the same dtype it is one cuBLAS
+// GEMM of those inputs with float32 output and float32 accumulation: the
+// product of two 16-bit floats is exact in float32, so that is the GEMM of
+// the widened operands, without the widened copies (HF's router logits,
+// F.linear(x.float(), w.float())). Otherwise it is Linear(ToF32(x), w).
+func (d *Device) LinearF32(x, w backend.Tensor) backend.Tensor {
+	const op = "linear_f32"
+	xt, wt := d.get(op, x), d.get(op, w)
+	if xt.dt == tensor.F32 || wt.dt != xt.dt {
+		return d.Linear(d.ToF32(x), w, nil)
+	}
+	d.float(op, xt)
+	T, in, out := xt.rows(), xt.cols(), wt.rows()
+	if wt.cols() != in {
+		d.badArg(op, "x %v and weight %v: inner dims %d != %d", xt.shape, wt.shape, in, wt.cols())
+	}
+	var y *Tensor
+	d.do(op, func() error {
+		var err error
+		if y, err = d.output(tensor.F32, T, out); err != nil || T == 0 || out == 0 {
+			return err
+		}
+		if in == 0 {
+			return d.g.Memset(y.ptr(), 0, y.st.bytes)
+		}
+		return d.g.MatMul(driver.GEMM{M: T, N: out, K: in, TransB: true, Alpha: 1, In: xt.dt, Out: tensor.F32}, y.ptr(), xt.ptr(), wt.ptr())
+	})
+	return y
+}
+
 // RMSNorm computes y = x / sqrt(mean(x²) + eps) · w over each row of x
 // [rows, n], w [n], in f32 with one rounding (HF LlamaRMSNorm). Out: x's
 // shape and dtype.
@@ -285,37 +316,56 @@ func (d *Device) SiluMul(gate, up backend.Tensor) backend.Tensor {
 	return y
 }
 
-// RoPE returns x [tokens, Heads*HeadDim] rotated as backend.RoPEArgs says
-// (a copy of x rotated in place by kernels/rope.cu).
+// RoPE returns x [tokens, Heads*HeadDim] (or [tokens, Heads*Stride])
+// rotated as backend.RoPEArgs says (a copy of x rotated in place by
+// kernels/rope.cu).
 func (d *Device) RoPE(x backend.Tensor, a *backend.RoPEArgs) backend.Tensor {
 	const op = "rope"
 	xt := d.get(op, x)
 	d.float(op, xt)
-	T, cols := xt.rows(), xt.cols()
-	if a.Heads <= 0 || a.HeadDim <= 0 || a.HeadDim%2 != 0 || cols != a.Heads*a.HeadDim || len(a.Pos) != T || len(a.InvFreq) != a.HeadDim/2 {
-		d.badArg(op, "x %v for %d heads of %d, %d positions, %d frequencies", xt.shape, a.Heads, a.HeadDim, len(a.Pos), len(a.InvFreq))
+	if err := a.Check(xt.rows(), xt.cols()); err != nil {
+		d.badArg(op, "%v", err)
 	}
 	var y *Tensor
 	d.do(op, func() error {
 		var err error
-		if y, err = d.output(xt.dt, xt.shape...); err != nil || T == 0 {
+		if y, err = d.output(xt.dt, xt.shape...); err != nil || xt.rows() == 0 {
 			return err
 		}
 		if err := d.g.CopyDevice(y.ptr(), xt.ptr(), y.st.bytes); err != nil {
 			return err
 		}
-		pos, err := d.uploadI32(a.Pos)
-		if err != nil {
-			return err
-		}
-		inv, err := d.uploadF32(a.InvFreq)
-		if err != nil {
-			return err
-		}
-		return d.g.RoPE(y.ptr(), pos, inv, RoPEParams{Tokens: T, Heads: a.Heads, RowStride: cols, HeadStride: a.HeadDim,
-			RotDim: a.HeadDim, Interleaved: a.Interleaved, MScale: a.MScale}, xt.dt)
+		return d.rope(y, a)
 	})
 	return y
+}
+
+// RoPEInPlace rotates x as RoPE does, in place.
+func (d *Device) RoPEInPlace(x backend.Tensor, a *backend.RoPEArgs) {
+	const op = "rope"
+	xt := d.get(op, x)
+	d.float(op, xt)
+	if err := a.Check(xt.rows(), xt.cols()); err != nil {
+		d.badArg(op, "%v", err)
+	}
+	if xt.rows() == 0 {
+		return
+	}
+	d.do(op, func() error { return d.rope(xt, a) })
+}
+
+// rope rotates x in place (GPU thread).
+func (d *Device) rope(x *Tensor, a *backend.RoPEArgs) error {
+	pos, err := d.uploadI32(a.Pos)
+	if err != nil {
+		return err
+	}
+	inv, err := d.uploadF32(a.InvFreq)
+	if err != nil {
+		return err
+	}
+	return d.g.RoPE(x.ptr(), pos, inv, RoPEParams{Tokens: x.rows(), Heads: a.Heads, RowStride: x.cols(), HeadStride: a.HeadStride(),
+		RotOffset: a.Offset, RotDim: a.HeadDim, Interleaved: a.Interleaved, MScale: a.MScale}, x.dt)
 }
 
 // SliceCols copies columns [c0, c1) of x [rows, cols] to a new tensor

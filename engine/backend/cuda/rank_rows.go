@@ -177,10 +177,18 @@ func (d *Device) checkSlice(op string, x *Tensor, r0, r1, c0, c1 int) {
 	}
 }
 
+// widenOnDeviceMax is the largest bf16/f16 read (in f32 bytes) that ToHost
+// widens on the device: one cast kernel, then the f32 copy lands in the
+// result as it is, with no host-side buffer and conversion pass (a
+// prefill's last-token logits). Larger reads cross the bus at 2 bytes an
+// element and widen on the host.
+const widenOnDeviceMax = 4 << 20
+
 // ToHost copies rows [r0,r1) and columns [c0,c1) of t to a new host f32
 // tensor [r1-r0, c1-c0]; only that slice crosses the bus (a column slice
-// is packed on the device first), and the widening to f32 happens on the
-// host.
+// is packed on the device first). A bf16/f16 slice of at most
+// widenOnDeviceMax f32 bytes is widened on the device, a larger one on the
+// host (the widening is exact either way).
 func (d *Device) ToHost(t backend.Tensor, r0, r1, c0, c1 int) *tensor.Tensor {
 	const op = "to_host"
 	x := d.get(op, t)
@@ -190,6 +198,9 @@ func (d *Device) ToHost(t backend.Tensor, r0, r1, c0, c1 int) *tensor.Tensor {
 	}
 	if int4Of(x) != nil {
 		return d.int4ToHost(x, r0, r1, c0, c1)
+	}
+	if n := int64(r1-r0) * int64(c1-c0); (x.dt == tensor.BF16 || x.dt == tensor.F16) && n > 0 && 4*n <= widenOnDeviceMax {
+		return d.toHostWidened(x, r0, r1, c0, c1)
 	}
 	h := tensor.New(x.dt, r1-r0, c1-c0)
 	if len(h.Data) > 0 {
@@ -216,6 +227,35 @@ func (d *Device) ToHost(t backend.Tensor, r0, r1, c0, c1 int) *tensor.Tensor {
 		return h
 	}
 	return tensor.FromF32(h.ToF32(), r1-r0, c1-c0)
+}
+
+// toHostWidened is ToHost of a small bf16/f16 slice: packed (a column
+// slice) and cast to f32 on the device, then copied into the result.
+func (d *Device) toHostWidened(x *Tensor, r0, r1, c0, c1 int) *tensor.Tensor {
+	const op = "to_host"
+	h := tensor.New(tensor.F32, r1-r0, c1-c0)
+	es, cols, n := int64(x.dt.Size()), int64(x.cols()), int64(len(h.Data)/4)
+	d.do(op, func() error {
+		src := x.ptr().Add((int64(r0)*cols + int64(c0)) * es)
+		tmp, err := d.mem.alloc(n*(4+es), driver.Activations)
+		if err != nil {
+			return err
+		}
+		defer d.mem.free([]block{{tmp, driver.Activations}})
+		if c0 != 0 || c1 != x.cols() {
+			packed := tmp.Add(4 * n)
+			w := int64(c1-c0) * es
+			if err := d.g.Copy2D(packed, w, src, cols*es, r1-r0, w); err != nil {
+				return err
+			}
+			src = packed
+		}
+		if err := d.g.Cast(tmp, src, n, x.dt, tensor.F32); err != nil {
+			return err
+		}
+		return d.g.CopyToHost(h.Data, tmp)
+	})
+	return h
 }
 
 // Moments reduces rows [r0,r1) × columns [c0,c1) of t on the device

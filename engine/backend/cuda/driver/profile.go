@@ -53,17 +53,31 @@ type ProfileRow struct {
 	Calls    int
 	DeviceMS float64 // sum of the device time between each call's events
 	HostMS   float64 // sum of the device thread's time queueing the calls
+	// GapMS sums the stream's idle time just before each call: from the
+	// end event of the op queued before it on the same GPU to its own
+	// start event. The GPU waited for the host there (a launch that came
+	// late, or a synchronisation that drained the stream).
+	GapMS float64
 }
 
-// ProfileReport waits for every shared GPU to finish its queued work and
-// returns the per-op-kind totals recorded since the last report, largest
-// device time first, then forgets them. It returns nil without
+// ProfileEvent is one profiled op in queue order on its GPU.
+type ProfileEvent struct {
+	GPU      int // the GPU's ordinal
+	Op       string
+	DeviceMS float64 // between the op's events
+	GapMS    float64 // the stream's idle time before the op (0 for a GPU's first op)
+	HostMS   float64 // the device thread's time queueing it
+}
+
+// ProfileTrace waits for every shared GPU to finish its queued work and
+// returns every op recorded since the last trace or report, in queue
+// order per GPU, then forgets them. It returns nil without
 // HSDB_CUDA_PROFILE=1. Errors are the driver's (a failed synchronise).
-func ProfileReport() ([]ProfileRow, error) {
+func ProfileTrace() ([]ProfileEvent, error) {
 	if !profileOn {
 		return nil, nil
 	}
-	rows := map[string]*ProfileRow{}
+	var out []ProfileEvent
 	for _, g := range openShared() {
 		err := g.Do(func() error {
 			defer func() {
@@ -76,19 +90,18 @@ func ProfileReport() ([]ProfileRow, error) {
 			if err := check("cuStreamSynchronize", C.hsdb_cuStreamSynchronize(g.stream)); err != nil {
 				return err
 			}
+			var prev C.CUevent
 			for _, r := range g.prof {
-				var ms C.float
+				var ms, gap C.float
 				if C.hsdb_cuEventElapsedTime(&ms, r.a, r.b) != 0 {
+					prev = nil
 					continue
 				}
-				row := rows[r.op]
-				if row == nil {
-					row = &ProfileRow{Op: r.op}
-					rows[r.op] = row
+				if prev == nil || C.hsdb_cuEventElapsedTime(&gap, prev, r.a) != 0 || gap < 0 {
+					gap = 0
 				}
-				row.Calls++
-				row.DeviceMS += float64(ms)
-				row.HostMS += float64(r.host) / 1e6
+				prev = r.b
+				out = append(out, ProfileEvent{GPU: g.ordinal, Op: r.op, DeviceMS: float64(ms), GapMS: float64(gap), HostMS: float64(r.host) / 1e6})
 			}
 			return nil
 		})
@@ -96,30 +109,79 @@ func ProfileReport() ([]ProfileRow, error) {
 			return nil, err
 		}
 	}
+	return out, nil
+}
+
+// ProfileReport is ProfileTrace summed per op kind, largest device time
+// first.
+func ProfileReport() ([]ProfileRow, error) {
+	ev, err := ProfileTrace()
+	if err != nil || ev == nil {
+		return nil, err
+	}
+	return ProfileRows(ev), nil
+}
+
+// ProfileRows sums a trace per op kind, largest device time first.
+func ProfileRows(ev []ProfileEvent) []ProfileRow {
+	rows := map[string]*ProfileRow{}
+	for _, e := range ev {
+		row := rows[e.Op]
+		if row == nil {
+			row = &ProfileRow{Op: e.Op}
+			rows[e.Op] = row
+		}
+		row.Calls++
+		row.DeviceMS += e.DeviceMS
+		row.HostMS += e.HostMS
+		row.GapMS += e.GapMS
+	}
 	out := make([]ProfileRow, 0, len(rows))
 	for _, r := range rows {
 		out = append(out, *r)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].DeviceMS > out[j].DeviceMS })
-	return out, nil
+	return out
+}
+
+// FormatTrace renders a trace one op a line (queue order), runs of the
+// same op kind folded into one line with their count.
+func FormatTrace(ev []ProfileEvent) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-4s %-18s %5s %11s %9s %9s\n", "gpu", "op", "runs", "device ms", "gap ms", "host ms")
+	for i := 0; i < len(ev); {
+		j := i + 1
+		for j < len(ev) && ev[j].Op == ev[i].Op && ev[j].GPU == ev[i].GPU {
+			j++
+		}
+		var dev, gap, host float64
+		for _, e := range ev[i:j] {
+			dev, gap, host = dev+e.DeviceMS, gap+e.GapMS, host+e.HostMS
+		}
+		fmt.Fprintf(&b, "%-4d %-18s %5d %11.3f %9.3f %9.3f\n", ev[i].GPU, ev[i].Op, j-i, dev, gap, host)
+		i = j
+	}
+	return b.String()
 }
 
 // FormatProfile renders rows as a table with each kind's share of the
-// device time.
+// device time and the stream's idle time before each kind's calls.
 func FormatProfile(rows []ProfileRow) string {
 	var total float64
 	for _, r := range rows {
 		total += r.DeviceMS
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-18s %7s %11s %7s %10s\n", "op", "calls", "device ms", "share", "host ms")
+	var gaps float64
+	fmt.Fprintf(&b, "%-18s %7s %11s %7s %10s %9s\n", "op", "calls", "device ms", "share", "host ms", "gap ms")
 	for _, r := range rows {
 		share := 0.0
 		if total > 0 {
 			share = 100 * r.DeviceMS / total
 		}
-		fmt.Fprintf(&b, "%-18s %7d %11.3f %6.1f%% %10.3f\n", r.Op, r.Calls, r.DeviceMS, share, r.HostMS)
+		fmt.Fprintf(&b, "%-18s %7d %11.3f %6.1f%% %10.3f %9.3f\n", r.Op, r.Calls, r.DeviceMS, share, r.HostMS, r.GapMS)
+		gaps += r.GapMS
 	}
-	fmt.Fprintf(&b, "%-18s %7s %11.3f\n", "total", "", total)
+	fmt.Fprintf(&b, "%-18s %7s %11.3f %7s %10s %9.3f\n", "total", "", total, "", "", gaps)
 	return b.String()
 }
