@@ -33,8 +33,9 @@ type expertSet struct {
 	first         int
 	inter, hidden int
 	w13, w2       []*Tensor
-	q             *fp8Experts  // the experts kept in fp8 (rank_fp8.go) instead of w13, w2
-	q4            *int4Experts // the experts kept packed in int4 (rank_int4.go) instead of w13, w2
+	q             *fp8Experts     // the experts kept in fp8 (rank_fp8.go) instead of w13, w2
+	q4            *int4Experts    // the experts kept packed in int4 (rank_int4.go) instead of w13, w2
+	gw            *groupedWeights // the weights as the grouped kernel reads them (rank_moe_grouped.go), or nil
 }
 
 // Shape returns [experts, inter, hidden].
@@ -100,9 +101,11 @@ func (d *Device) Experts(first int, gate, up, down []backend.Tensor) backend.Ten
 		}
 	}
 	if set.q = d.fp8ExpertSet(op, first, gs, us, ds); set.q != nil {
+		set.gw = d.groupedExperts(set)
 		return set
 	}
 	if set.q4 = d.int4ExpertSet(op, first, gs, us, ds); set.q4 != nil {
+		set.gw = d.groupedExperts(set)
 		return set
 	}
 	es := int64(d.act.Size())
@@ -144,6 +147,7 @@ func (d *Device) Experts(first int, gate, up, down []backend.Tensor) backend.Ten
 		set.w13 = append(set.w13, w13)
 		set.w2 = append(set.w2, w2)
 	}
+	set.gw = d.groupedExperts(set)
 	return set
 }
 
@@ -177,6 +181,9 @@ func (d *Device) RoutedExperts(x, ids, weights, experts backend.Tensor) backend.
 		var err error
 		if y, err = d.output(dt, T, H); err != nil || T == 0 || H == 0 {
 			return err
+		}
+		if xt.ptr()%16 == 0 && useGroupedKernel(set, T*k) {
+			return d.routedGrouped(y, xt, it, wt, set, T, k)
 		}
 		slots := T * k
 		// counts [n], srcTok and slotRow [slots] int32, then the GEMMs'
