@@ -20,15 +20,15 @@ import (
 // stored in fp8 with 128×128 block scales, and Kimi-K2.5's (384 experts of
 // 2048) packed in int4 with bf16 group-32 scales; each also dequantized to
 // bf16 on load (the same values rounded once). For each token count it
-// prints device ms per layer of: the bf16 experts on cuBLAS (HSDB_MOE_GEMM
-// =cublas: per-expert GEMMs after a host copy of the counts, today's
-// path) and on the grouped kernel with each tile configuration (s, m, l, x:
-// mgTiles) and the default choice; the stored form on its previous path (fp8 widened to a
-// bf16 scratch, int4 fused GEMV / dequantize + cuBLAS) and on the grouped
-// kernel (tiles and default); then the default's speed against bf16 on
-// cuBLAS (>= 1: faster) and the largest relative difference of the
-// kernel's outputs from cuBLAS's on the same weights (bf16) and from the
-// bf16 experts (the stored form). Needs about 45 GB of device memory.
+// prints device ms per layer of the bf16 experts and of the stored form,
+// each on the cuBLAS path (HSDB_MOE_GEMM=cublas: per-expert GEMMs after a
+// host copy of the counts; fp8 widened to a bf16 scratch, int4 through
+// its fused GEMV or dequantized to a scratch), on the grouped kernel with
+// each tile configuration (s, m, l, x: mgTiles) and on the default
+// choice; then the speed of the defaults against bf16 on cuBLAS and of
+// the stored form's default against bf16's default (>= 1: faster), and
+// the largest relative difference of the kernel's outputs from cuBLAS's
+// on the bf16 experts. Needs about 45 GB of device memory.
 //
 //	cuda.test -test.run '^$' -test.bench MoEGrouped -test.benchtime 1x
 func BenchmarkMoEGrouped(b *testing.B) {
@@ -69,8 +69,8 @@ func BenchmarkMoEGrouped(b *testing.B) {
 			b.Fatalf("%s: the grouped kernel does not take the expert sets", m.name)
 		}
 		fmt.Printf("\n%s: %d experts [%d, %d], top %d, one layer; set-up %.1fs\n", m.name, m.E, I, H, K, time.Since(t0).Seconds())
-		fmt.Printf("%6s %8s | %9s %7s %7s %7s %7s %7s | %9s %7s %7s %7s %7s %7s | %6s %6s | %8s %8s\n", "tokens", "rows/exp",
-			"bf16 cuBL", "ks", "km", "kl", "kx", "def", "q before", "ks", "km", "kl", "kx", "def", "bf16x", "qx", "bf16 err", "q err")
+		fmt.Printf("%6s %8s | %9s %7s %7s %7s %7s %7s | %9s %7s %7s %7s %7s %7s | %6s %6s %6s | %8s %8s\n", "tokens", "rows/exp",
+			"bf16 cuBL", "ks", "km", "kl", "kx", "def", "q before", "ks", "km", "kl", "kx", "def", "bf16x", "qx", "q/bdef", "bf16 err", "q err")
 		for _, T := range []int{1, 8, 64, 512, 2048, 4096, 8192} {
 			x := d.Upload(tensor.FromF32(randn(rng, T*H, 1), T, H).Convert(tensor.BF16))
 			ids, wts := randomTopK(rng, T, m.E, K)
@@ -113,9 +113,10 @@ func BenchmarkMoEGrouped(b *testing.B) {
 			ref := out(dense, "cublas", "")
 			errB := relDiff(out(dense, "kernel", ""), ref)
 			errQ := relDiff(out(packed, "kernel", ""), ref)
-			fmt.Printf("%6d %8.2f | %9.3f %7.3f %7.3f %7.3f %7.3f %7.3f | %9.3f %7.3f %7.3f %7.3f %7.3f %7.3f | %5.2fx %5.2fx | %8.2g %8.2g\n",
+			fmt.Printf("%6d %8.2f | %9.3f %7.3f %7.3f %7.3f %7.3f %7.3f | %9.3f %7.3f %7.3f %7.3f %7.3f %7.3f | %5.2fx %5.2fx %5.2fx | %8.2g %8.2g\n",
 				T, float64(T*K)/float64(m.E), row[0][0], row[0][1], row[0][2], row[0][3], row[0][4], row[0][5],
-				row[1][0], row[1][1], row[1][2], row[1][3], row[1][4], row[1][5], row[0][0]/row[0][5], row[0][0]/row[1][5], errB, errQ)
+				row[1][0], row[1][1], row[1][2], row[1][3], row[1][4], row[1][5],
+				row[0][0]/row[0][5], row[0][0]/row[1][5], row[0][5]/row[1][5], errB, errQ)
 			d.Free(x)
 			d.Free(it)
 			d.Free(wt)

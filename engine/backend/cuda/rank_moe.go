@@ -12,15 +12,17 @@ import (
 )
 
 // The MoE ops (backend.MoE) run a DeepSeek MoE layer's routing and routed
-// experts with no host round trip but one: the routing (moe_route), the
-// permutation of the slots by expert (moe_count, moe_place), the gather of
-// the tokens, the combine and SiLU·mul are kernels reading device arrays;
-// the experts' GEMMs are cuBLAS GEMMs, one per expert and projection,
-// issued in one cgo call (ExpertGEMMs) after one copy of the per-expert
-// row counts to the host (the GEMM sizes; [experts] int32 per layer).
-// vLLM's fused_moe does the grouped GEMM in one Triton kernel reading the
-// expert offsets on the device; here the per-expert cuBLAS GEMMs run on
-// side streams (driver.ExpertGEMMs, which records what was measured).
+// experts on the device: the routing (moe_route), the permutation of the
+// slots by expert (moe_count, moe_place), the gather of the tokens, the
+// combine and SiLU·mul are kernels reading device arrays. The experts'
+// GEMMs take one of two paths (rank_moe_grouped.go decides, HSDB_MOE_GEMM
+// overrides): the grouped kernel of kernels/moe_gemm.cu, which reads the
+// expert offsets on the device (no host round trip at all, as vLLM's
+// fused_moe) and the weights as stored; or cuBLAS GEMMs, one per expert
+// and projection, issued in one cgo call (ExpertGEMMs) after one copy of
+// the per-expert row counts to the host (the GEMM sizes; [experts] int32
+// per layer), on side streams (driver.ExpertGEMMs records what was
+// measured).
 // A watched site that shows topk_ids copies the routing to the host then
 // (nn.MoE), never otherwise.
 

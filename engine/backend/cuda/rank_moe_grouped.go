@@ -171,25 +171,32 @@ func useGroupedKernel(set *expertSet, slots int) bool {
 // moeKernelDefault is the default choice between the grouped kernel and
 // the cuBLAS path for a weight kind at rows (average routed rows per
 // local expert), from BenchmarkMoEGrouped on one H200 (DeepSeek-V3's and
-// Kimi-K2.5's expert shapes, one layer): bf16 experts take the kernel up
-// to 48 rows per expert, where it ran 1.1-1.5x cuBLAS's per-expert GEMMs
-// (and needs no host copy of the counts); above, cuBLAS's Hopper GEMMs
-// beat this mma.sync kernel (64 rows: 7.8 ms against 8.7; 128: 8.2
-// against 14.5). Quantized experts take the kernel everywhere: it ran
-// 1.0-30x the widen/dequantize-to-scratch paths (fp8 at 1 token 0.58 ms
-// against 17.1; int4 at 4096 tokens 25.1 against 34.6).
+// Kimi-K2.5's expert shapes, one layer; ms per layer, kernel against the
+// cuBLAS path):
+//   - bf16 experts up to 48 rows per expert: 1.0-1.4x cuBLAS's per-expert
+//     GEMMs (DeepSeek 1 token 0.28 against 0.39, 512 tokens 5.8 against
+//     7.3; Kimi 2048 tokens 9.4 against 10.1), with no host copy of the
+//     counts; above, cuBLAS's Hopper GEMMs beat this mma.sync kernel (64
+//     rows 8.6 against 7.0, 128 rows 14.1 against 8.2);
+//   - fp8 and int4 experts up to 100 rows per expert: 1.2-30x the
+//     widen/dequantize-to-scratch paths (fp8 at 1 token 0.57 against 17.1,
+//     at 64 rows 20.1 against 24.1; int4 at 64 tokens 8.3 against 11.6, at
+//     85 rows 25.0 against 34.5); above (fp8 at 128 rows 29.3 against
+//     25.8, int4 at 171 rows 49.6 against 41.4) the scratch path and
+//     cuBLAS win: widening a tile in shared memory costs about as much
+//     again as the tile's mma.sync work.
 func moeKernelDefault(kind int, rows float64) bool {
 	if kind == mgBF16 {
 		return rows <= 48
 	}
-	return true
+	return rows <= 100
 }
 
 // pickTile returns the tile configuration for rows average routed rows
 // per expert of weight kind kind (moeTile when set), the fastest one
-// BenchmarkMoEGrouped measured: bf16 s up to 8 rows, m above (the kernel
+// BenchmarkMoEGrouped measured: bf16 s up to 8 rows, m above (the default
 // stops at 48); quantized s up to 16 rows (widening a tile costs more
-// than the MMAs of 16 rows), m up to 48, x above.
+// than the MMAs of 16 rows), m up to 48, l above for fp8 and x for int4.
 func pickTile(kind int, rows float64) mgTile {
 	want := moeTile
 	if want == "" {
@@ -198,8 +205,10 @@ func pickTile(kind int, rows float64) mgTile {
 			want = "s"
 		case rows <= 48:
 			want = "m"
-		default:
+		case kind == mgInt4:
 			want = "x"
+		default:
+			want = "l"
 		}
 	}
 	for _, t := range mgTiles {

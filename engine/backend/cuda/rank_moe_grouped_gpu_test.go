@@ -32,15 +32,16 @@ func TestMoEGEMMTiles(t *testing.T) {
 // TestRankGroupedKernelMatchesCPU: the grouped expert kernel
 // (HSDB_MOE_GEMM=kernel: fused gather + gate/up GEMM + SiLU·mul, down GEMM,
 // offsets read on the device) against the CPU backend's expert loop on
-// identical expert ids (moeref's routing on both), for each tile and
-// each stored form of the weights: bf16, fp8 with 128×128 and 32×64 block
-// scales (dequantized exactly on the CPU's upload, tensor.Quantized
-// .Dequantize) and int4 with bf16 group-32 scales. Sizes are no multiples
-// of the tiles (hidden 208/224, intermediate 80/96 against 64-column and
-// 128-row tiles), the routing is ragged with experts that get no token (5
-// tokens over 16 experts), experts spread over several row tiles (300
-// tokens over 8; weight rows over several column tiles), all experts local and a rank's block of them. The bound
-// is 4 bf16 roundings, as the cuBLAS path's test.
+// identical expert ids (moeref's routing on both), for each tile
+// configuration and each stored form of the weights: bf16, fp8 with
+// 128×128 and 32×64 block scales (dequantized exactly on the CPU's upload,
+// tensor.Quantized.Dequantize) and int4 with bf16 and f32 group-32 scales.
+// Sizes are no multiples of the tiles (hidden 48-224, intermediate 24-96
+// against 64-column and 64-256-row tiles; one k tile or several), the
+// routing is ragged with experts that get no token (5 tokens over 16
+// experts), experts spread over several row tiles (300 tokens over 8), all
+// experts local and a rank's block of them. The bound is 4 bf16
+// roundings, as the cuBLAS path's test.
 func TestRankGroupedKernelMatchesCPU(t *testing.T) {
 	oldMode, oldTile := moeGEMMMode, moeTile
 	defer func() { moeGEMMMode, moeTile = oldMode, oldTile }()
@@ -65,6 +66,17 @@ func TestRankGroupedKernelMatchesCPU(t *testing.T) {
 		{"int4", 224, 96, func(rows, cols int) (backend.Tensor, backend.Tensor) {
 			q := randomInt4(p.rng, rows, cols, 32, tensor.BF16)
 			return p.g.UploadQuantized(q, tensor.Invalid), p.c.UploadQuantized(q, tensor.Invalid)
+		}},
+		{"int4-f32-scales", 96, 32, func(rows, cols int) (backend.Tensor, backend.Tensor) {
+			q := randomInt4(p.rng, rows, cols, 32, tensor.F32)
+			return p.g.UploadQuantized(q, tensor.Invalid), p.c.UploadQuantized(q, tensor.Invalid)
+		}},
+		{"fp8-one-k-tile", 48, 32, func(rows, cols int) (backend.Tensor, backend.Tensor) {
+			q := p.randFP8(rows, cols, 128, 128)
+			return p.g.UploadQuantized(q, tensor.Invalid), p.c.UploadQuantized(q, tensor.Invalid)
+		}},
+		{"bf16-one-k-tile", 56, 24, func(rows, cols int) (backend.Tensor, backend.Tensor) {
+			return p.weight(tensor.BF16, 0.1, rows, cols)
 		}},
 	}
 	for _, tile := range mgTiles {
