@@ -244,46 +244,59 @@ __device__ __forceinline__ void moe_gemm(bf16_t* out, const bf16_t* x, const int
         }
     };
 
-    // The scales of the units this thread widens (8 consecutive k of one
-    // weight row each) for k tile kt, as raw bits: f32 for fp8 and f32 int4
-    // scales, bf16 in the low half for bf16 int4 scales. They are loaded
-    // one k tile ahead (widen uses them after the next tile's loads are
-    // issued), so their latency hides behind the MMAs.
+    // The units this thread widens: 8 consecutive k of one weight row each,
+    // the same k offset ck for all (THREADS is a multiple of BK/8) and the
+    // rows tid/(BK/8) + i·THREADS/(BK/8), whose part (gate or up) is fixed
+    // by i alone (THREADS/(BK/8) divides PR). Per unit the row's scale
+    // offset (−1 past N) is computed once, so a k tile costs one division.
+    constexpr int CV_ROWS = THREADS / (BK / 8);
+    static_assert(PR % CV_ROWS == 0, "a unit's part must not depend on the thread");
+    const int ck = (tid % (BK / 8)) * 8;
+    int soff[CV_ITERS];
+#pragma unroll
+    for (int i = 0; i < CV_ITERS; i++) {
+        int wr = n0 + (tid / (BK / 8) + i * CV_ROWS) % PR;
+        soff[i] = wr >= N ? -1 : WK == MG_FP8 ? (wr / qa) * qc : wr * qc;
+    }
+    const unsigned char* sb0 = wb0 + scale_off;
+    const unsigned char* sb1 = wb1 + scale_off;
+
+    // The scales of those units for k tile kt, as raw bits: f32 for fp8 and
+    // f32 int4 scales, bf16 in the low half for bf16 int4 scales (0 past N
+    // or K). They are loaded one k tile ahead (widen uses them after the
+    // next tile's loads are issued), so their latency hides behind the
+    // MMAs.
     auto scales = [&](int kt, unsigned (&sc)[CV_ITERS]) {
+        const int k = kt * BK + ck;
+        const int kq = k / (WK == MG_FP8 ? qb : qa);
 #pragma unroll
         for (int i = 0; i < CV_ITERS; i++) {
-            int u = tid + i * THREADS;
-            int r = u / (BK / 8), k = kt * BK + (u % (BK / 8)) * 8;
-            int p = r / PR, wr = n0 + r % PR;
+            const unsigned char* sb = (i * CV_ROWS) / PR ? sb1 : sb0;
             sc[i] = 0;
-            if (wr < N && k < K) {
-                const unsigned char* sb = (p ? wb1 : wb0) + scale_off;
-                if (WK == MG_FP8) sc[i] = ((const unsigned*)sb)[(long long)(wr / qa) * qc + k / qb];
-                else if (qb) sc[i] = ((const unsigned*)sb)[(long long)wr * qc + k / qa];
-                else sc[i] = ((const bf16_t*)sb)[(long long)wr * qc + k / qa];
+            if (soff[i] >= 0 && k < K) {
+                if (WK == MG_FP8 || qb) sc[i] = ((const unsigned*)sb)[soff[i] + kq];
+                else sc[i] = ((const bf16_t*)sb)[soff[i] + kq];
             }
         }
     };
 
     // widen turns raw stage s (k tile kt) into Bc with the tile's scales
-    // sc: 8 consecutive k of one weight row per step; rows past N and
-    // columns past K become zeros.
+    // sc; rows past N and columns past K become zeros.
     auto widen = [&](int s, int kt, const unsigned (&sc)[CV_ITERS]) {
+        const bool kok = kt * BK + ck < K;
 #pragma unroll
         for (int i = 0; i < CV_ITERS; i++) {
-            int u = tid + i * THREADS;
-            int r = u / (BK / 8), k8 = (u % (BK / 8)) * 8;
-            int wr = n0 + r % PR, k = kt * BK + k8;
+            const int r = tid / (BK / 8) + i * CV_ROWS;
             uint4 v = make_uint4(0, 0, 0, 0);
-            if (wr < N && k < K) {
+            if (soff[i] >= 0 && kok) {
                 if (WK == MG_FP8) {
-                    v = mg_fp8x8(*(const uint2*)(Bs + s * B_STAGE + r * BK + k8), __uint_as_float(sc[i]));
+                    v = mg_fp8x8(*(const uint2*)(Bs + s * B_STAGE + r * BK + ck), __uint_as_float(sc[i]));
                 } else {
-                    unsigned q = *(const unsigned*)(Bs + s * B_STAGE + r * (BK / 2) + k8 / 2);
+                    unsigned q = *(const unsigned*)(Bs + s * B_STAGE + r * (BK / 2) + ck / 2);
                     v = qb ? mg_int4x8_f32(q, __uint_as_float(sc[i])) : mg_int4x8(q, sc[i] | (sc[i] << 16));
                 }
             }
-            *(uint4*)(Bc + r * LDS + k8) = v;
+            *(uint4*)(Bc + r * LDS + ck) = v;
         }
     };
 

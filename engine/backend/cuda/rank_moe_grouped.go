@@ -173,39 +173,41 @@ func useGroupedKernel(set *expertSet, slots int) bool {
 // local expert), from BenchmarkMoEGrouped on one H200 (DeepSeek-V3's and
 // Kimi-K2.5's expert shapes, one layer; ms per layer, kernel against the
 // cuBLAS path):
-//   - bf16 experts up to 48 rows per expert: 1.0-1.4x cuBLAS's per-expert
-//     GEMMs (DeepSeek 1 token 0.28 against 0.39, 512 tokens 5.8 against
-//     7.3; Kimi 2048 tokens 9.4 against 10.1), with no host copy of the
+//   - bf16 experts up to 48 rows per expert: 1.0-1.5x cuBLAS's per-expert
+//     GEMMs (DeepSeek 1 token 0.28 against 0.42, 512 tokens 5.8 against
+//     6.9; Kimi 2048 tokens 9.4 against 10.8), with no host copy of the
 //     counts; above, cuBLAS's Hopper GEMMs beat this mma.sync kernel (64
-//     rows 8.6 against 7.0, 128 rows 14.1 against 8.2);
-//   - fp8 and int4 experts up to 100 rows per expert: 1.2-30x the
-//     widen/dequantize-to-scratch paths (fp8 at 1 token 0.57 against 17.1,
-//     at 64 rows 20.1 against 24.1; int4 at 64 tokens 8.3 against 11.6, at
-//     85 rows 25.0 against 34.5); above (fp8 at 128 rows 29.3 against
-//     25.8, int4 at 171 rows 49.6 against 41.4) the scratch path and
-//     cuBLAS win: widening a tile in shared memory costs about as much
-//     again as the tile's mma.sync work.
+//     rows 8.6 against 7.0, 128 rows 14.3 against 8.2);
+//   - int4 experts at every size measured (1 to 171 rows): 1.2-5x the
+//     fused-GEMV/dequantize-to-scratch path (64 tokens 4.8 against 11.6,
+//     512 tokens 6.9 against 32.5, 171 rows 31.0 against 40.1);
+//   - fp8 experts up to 192 rows: 1.4-57x the widen-to-scratch path (1
+//     token 0.30 against 17.1, 128 rows 17.9 against 25.6); at 256 rows
+//     the scratch path and cuBLAS are as fast (30.5 against 31.3).
 func moeKernelDefault(kind int, rows float64) bool {
-	if kind == mgBF16 {
+	switch kind {
+	case mgBF16:
 		return rows <= 48
+	case mgFP8:
+		return rows <= 192
 	}
-	return rows <= 100
+	return true
 }
 
 // pickTile returns the tile configuration for rows average routed rows
 // per expert of weight kind kind (moeTile when set), the fastest one
 // BenchmarkMoEGrouped measured: bf16 s up to 8 rows, m above (the default
-// stops at 48); quantized s up to 16 rows (widening a tile costs more
-// than the MMAs of 16 rows), m up to 48, l above for fp8 and x for int4.
+// stops at 48); quantized s up to 16 rows, m up to 64, then x for fp8 and
+// l for int4.
 func pickTile(kind int, rows float64) mgTile {
 	want := moeTile
 	if want == "" {
 		switch {
 		case kind == mgBF16 && rows <= 8, kind != mgBF16 && rows <= 16:
 			want = "s"
-		case rows <= 48:
+		case kind == mgBF16 || rows <= 64:
 			want = "m"
-		case kind == mgInt4:
+		case kind == mgFP8:
 			want = "x"
 		default:
 			want = "l"
