@@ -156,8 +156,8 @@ func (d *Device) groupedExperts(set *expertSet) *groupedWeights {
 // useGroupedKernel reports whether RoutedExperts runs set's experts on the
 // grouped kernel for slots routed slots (see moeGEMMMode).
 func useGroupedKernel(set *expertSet, slots int) bool {
-	if set.gw == nil {
-		return false
+	if set.gw == nil || (slots+127)/128+min(set.gw.n, slots) > 65535 {
+		return false // not taken, or more row tiles than a grid holds even at 128 rows
 	}
 	switch moeGEMMMode {
 	case "kernel":

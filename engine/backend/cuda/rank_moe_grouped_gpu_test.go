@@ -127,3 +127,25 @@ func (p *pair) checkGroupedExperts(t *testing.T, prefix string, a *backend.Route
 		}
 	}
 }
+
+// TestMoEGEMMArgs: the launch wrappers refuse sizes the kernels cannot
+// take before touching a GPU (no device needed), and the grouped path is
+// not chosen when the row tiles would not fit a grid.
+func TestMoEGEMMArgs(t *testing.T) {
+	var d GPU // no device: the checks come first
+	if err := d.MoEGEMMTiles(0, 0, 0, 0, 16); !errorsIsBadArgument(err) {
+		t.Errorf("moe_gemm_tiles with no experts: %v", err)
+	}
+	for _, c := range []struct{ n, N, K, tiles, kind int }{{0, 8, 8, 1, mgBF16}, {4, 0, 8, 1, mgBF16}, {4, 8, 8, 65536, mgBF16}, {4, 8, 8, 1, 7}} {
+		if err := d.MoEGEMM(c.kind, true, mgTiles[0], 0, 0, 0, 0, 0, 0, c.n, c.N, c.K, c.tiles, 0, [3]int32{}); !errorsIsBadArgument(err) {
+			t.Errorf("moe_gemm %+v: %v", c, err)
+		}
+	}
+	set := &expertSet{gw: &groupedWeights{n: 384}}
+	if useGroupedKernel(set, 1<<24) {
+		t.Error("2^24 slots (131072 row tiles of 128) took the grouped kernel")
+	}
+	if set.gw = nil; useGroupedKernel(set, 8) {
+		t.Error("a set the kernel does not take took it")
+	}
+}
