@@ -5,6 +5,7 @@ package cuda
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"hsdb/engine/backend"
@@ -13,17 +14,23 @@ import (
 )
 
 // randFP8 returns a random fp8 block-scaled weight [out, in] with bh × bw
-// blocks: fp8 bytes of N(0, 1) values (never NaN) and scales in [0.01,
-// 0.03), so the weight is about N(0, 0.02²) as the checkpoints are.
+// blocks from p's generator (randomFP8).
 func (p *pair) randFP8(out, in, bh, bw int) *tensor.Quantized {
+	return randomFP8(p.rng, out, in, bh, bw)
+}
+
+// randomFP8 returns a random fp8 block-scaled weight [out, in] with bh ×
+// bw blocks: fp8 bytes of N(0, 1) values (never NaN) and scales in [0.01,
+// 0.03), so the weight is about N(0, 0.02²) as the checkpoints are.
+func randomFP8(rng *rand.Rand, out, in, bh, bw int) *tensor.Quantized {
 	data := tensor.New(tensor.F8E4M3, out, in)
-	for i, v := range randn(p.rng, out*in, 1) {
+	for i, v := range randn(rng, out*in, 1) {
 		data.Data[i] = tensor.F32ToFP8E4M3(v)
 	}
 	sr, sc := (out+bh-1)/bh, (in+bw-1)/bw
 	sv := make([]float32, sr*sc)
 	for i := range sv {
-		sv[i] = 0.01 + 0.02*p.rng.Float32()
+		sv[i] = 0.01 + 0.02*rng.Float32()
 	}
 	return &tensor.Quantized{Format: tensor.QuantFP8Block, Shape: [2]int{out, in}, Data: data, Scale: tensor.FromF32(sv, sr, sc), Block: [2]int{bh, bw}}
 }
@@ -60,13 +67,14 @@ func TestRankFP8Linear(t *testing.T) {
 	})
 }
 
-// TestRankFP8RoutedExperts: routed experts kept in fp8 (widened chunk by
-// chunk: the chunk is shrunk to 3 experts here) match the CPU backend's
+// TestRankFP8RoutedExperts: routed experts kept in fp8 on the cuBLAS path
+// (widened chunk by chunk: the chunk is shrunk to 3 experts here) match the CPU backend's
 // expert loop over the same experts dequantized on upload, on identical
 // expert ids, all experts local and a rank's block of them.
 func TestRankFP8RoutedExperts(t *testing.T) {
-	old := fp8ChunkBytes
-	defer func() { fp8ChunkBytes = old }()
+	old, oldMode := fp8ChunkBytes, moeGEMMMode
+	defer func() { fp8ChunkBytes, moeGEMMMode = old, oldMode }()
+	moeGEMMMode = "cublas" // the grouped kernel: TestRankGroupedKernelMatchesCPU
 	forActDTypes(t, func(t *testing.T, p *pair) {
 		const T, H, I, E = 61, 256, 128, 8
 		fp8ChunkBytes = int64(3 * 2 * I * H * p.dt.Size())

@@ -30,10 +30,13 @@ import (
 // bf16): fused 9.9 µs at 1 token and 12.6 µs at 4 against cuBLAS on the
 // bf16 weight's 25.4 and 22.1 µs; from 8 tokens on the scratch path takes
 // 28-45 µs against bf16's 21-29 µs (a tensor-core W4A16 kernel would close
-// that gap: not written yet). The MoE block's routed experts (backend.MoE,
-// int4ExpertGEMMs) launch the fused kernel once per lightly routed expert
-// and projection; one grouped launch over all of them is the next step
-// (BenchmarkKimiMoEInt4 measures the block against bf16 experts).
+// that gap: not written yet). The MoE block's routed experts (backend.MoE)
+// run on the grouped kernel (rank_moe_grouped.go, kernels/moe_gemm.cu:
+// packed tiles widened in shared memory); with HSDB_MOE_GEMM=cublas,
+// int4ExpertGEMMs launches the fused kernel once per lightly routed expert
+// and projection and dequantizes the others to a scratch
+// (BenchmarkKimiMoEInt4 and BenchmarkMoEGrouped measure both against bf16
+// experts).
 
 // int4GEMVTokens is the largest token count Linear sends to the fused
 // W4A16 kernel, and int4ChunkBytes the size of the scratch the other path

@@ -118,16 +118,17 @@ func maxAbs(a, b []float32) float64 {
 	return m
 }
 
-// TestRankInt4RoutedExperts: routed experts kept packed in int4 (the
-// backend.MoE path: experts with at most int4GEMVTokens rows through the
+// TestRankInt4RoutedExperts: routed experts kept packed in int4 on the
+// cuBLAS path (HSDB_MOE_GEMM=cublas: experts with at most int4GEMVTokens rows through the
 // fused kernel, the others dequantized chunk by chunk, the chunk shrunk to
 // 3 experts here) match the CPU backend's expert loop over the same experts
 // dequantized exactly on upload, on identical expert ids, with 61 tokens
 // (most experts dequantized) and 5 (most through the fused kernel), all
 // experts local and a rank's block of them.
 func TestRankInt4RoutedExperts(t *testing.T) {
-	old := int4ChunkExpertBytes
-	defer func() { int4ChunkExpertBytes = old }()
+	old, oldMode := int4ChunkExpertBytes, moeGEMMMode
+	defer func() { int4ChunkExpertBytes, moeGEMMMode = old, oldMode }()
+	moeGEMMMode = "cublas" // the grouped kernel: TestRankGroupedKernelMatchesCPU
 	forActDTypes(t, func(t *testing.T, p *pair) {
 		const H, I, E = 256, 128, 8
 		int4ChunkExpertBytes = int64(3 * 2 * I * H * p.dt.Size())

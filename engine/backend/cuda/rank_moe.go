@@ -12,15 +12,17 @@ import (
 )
 
 // The MoE ops (backend.MoE) run a DeepSeek MoE layer's routing and routed
-// experts with no host round trip but one: the routing (moe_route), the
-// permutation of the slots by expert (moe_count, moe_place), the gather of
-// the tokens, the combine and SiLU·mul are kernels reading device arrays;
-// the experts' GEMMs are cuBLAS GEMMs, one per expert and projection,
-// issued in one cgo call (ExpertGEMMs) after one copy of the per-expert
-// row counts to the host (the GEMM sizes; [experts] int32 per layer).
-// vLLM's fused_moe does the grouped GEMM in one Triton kernel reading the
-// expert offsets on the device; here the per-expert cuBLAS GEMMs run on
-// side streams (driver.ExpertGEMMs, which records what was measured).
+// experts on the device: the routing (moe_route), the permutation of the
+// slots by expert (moe_count, moe_place), the gather of the tokens, the
+// combine and SiLU·mul are kernels reading device arrays. The experts'
+// GEMMs take one of two paths (rank_moe_grouped.go decides, HSDB_MOE_GEMM
+// overrides): the grouped kernel of kernels/moe_gemm.cu, which reads the
+// expert offsets on the device (no host round trip at all, as vLLM's
+// fused_moe) and the weights as stored; or cuBLAS GEMMs, one per expert
+// and projection, issued in one cgo call (ExpertGEMMs) after one copy of
+// the per-expert row counts to the host (the GEMM sizes; [experts] int32
+// per layer), on side streams (driver.ExpertGEMMs records what was
+// measured).
 // A watched site that shows topk_ids copies the routing to the host then
 // (nn.MoE), never otherwise.
 
@@ -33,8 +35,9 @@ type expertSet struct {
 	first         int
 	inter, hidden int
 	w13, w2       []*Tensor
-	q             *fp8Experts  // the experts kept in fp8 (rank_fp8.go) instead of w13, w2
-	q4            *int4Experts // the experts kept packed in int4 (rank_int4.go) instead of w13, w2
+	q             *fp8Experts     // the experts kept in fp8 (rank_fp8.go) instead of w13, w2
+	q4            *int4Experts    // the experts kept packed in int4 (rank_int4.go) instead of w13, w2
+	gw            *groupedWeights // the weights as the grouped kernel reads them (rank_moe_grouped.go), or nil
 }
 
 // Shape returns [experts, inter, hidden].
@@ -100,9 +103,11 @@ func (d *Device) Experts(first int, gate, up, down []backend.Tensor) backend.Ten
 		}
 	}
 	if set.q = d.fp8ExpertSet(op, first, gs, us, ds); set.q != nil {
+		set.gw = d.groupedExperts(set)
 		return set
 	}
 	if set.q4 = d.int4ExpertSet(op, first, gs, us, ds); set.q4 != nil {
+		set.gw = d.groupedExperts(set)
 		return set
 	}
 	es := int64(d.act.Size())
@@ -144,6 +149,7 @@ func (d *Device) Experts(first int, gate, up, down []backend.Tensor) backend.Ten
 		set.w13 = append(set.w13, w13)
 		set.w2 = append(set.w2, w2)
 	}
+	set.gw = d.groupedExperts(set)
 	return set
 }
 
@@ -177,6 +183,9 @@ func (d *Device) RoutedExperts(x, ids, weights, experts backend.Tensor) backend.
 		var err error
 		if y, err = d.output(dt, T, H); err != nil || T == 0 || H == 0 {
 			return err
+		}
+		if xt.ptr()%16 == 0 && useGroupedKernel(set, T*k) {
+			return d.routedGrouped(y, xt, it, wt, set, T, k)
 		}
 		slots := T * k
 		// counts [n], srcTok and slotRow [slots] int32, then the GEMMs'

@@ -80,11 +80,21 @@ func TestRankRouteMatchesReference(t *testing.T) {
 
 // TestRankRoutedExpertsMatchCPU: the device MoE (permute, per-expert
 // GEMMs, SiLU·mul, combine) against the CPU backend's expert-by-expert
-// loop on identical expert ids, in f32 and bf16, with all experts local
+// loop on identical expert ids, in f32 and bf16, on the cuBLAS path and
+// on the grouped kernel (which takes bf16 only), with all experts local
 // and with a rank's block of them (expert parallelism: other experts'
 // slots add nothing). bf16 rounds the gate/up output, the activation and
 // the expert outputs once each: three roundings of tolerance.
 func TestRankRoutedExpertsMatchCPU(t *testing.T) {
+	old := moeGEMMMode
+	defer func() { moeGEMMMode = old }()
+	for _, mode := range []string{"cublas", "kernel"} {
+		moeGEMMMode = mode
+		t.Run(mode, testRoutedExpertsMatchCPU)
+	}
+}
+
+func testRoutedExpertsMatchCPU(t *testing.T) {
 	forActDTypes(t, func(t *testing.T, p *pair) {
 		const T, H, I, E = 77, 128, 64, 16
 		a := backend.RouteArgs{Experts: E, TopK: 4, Groups: 4, TopKGroup: 2, Sigmoid: true, Bias: randn(p.rng, E, 0.1), NormTopK: true, Scale: 2.5}

@@ -33,7 +33,9 @@ import (
 // ms of device time), 29.1 ms on the loop (10.4 ms), 33.3 ms grouped; at
 // --tp 8 on virtual ranks ([512, 7168] and [7168, 256]: 4096 tiny GEMMs
 // per layer, bound by launching them) 54.4 ms grouped, 94.4 ms on the
-// loop, 100.0 ms on side streams.
+// loop, 100.0 ms on side streams. "cublas" and "kernel" mean the default
+// here: they choose between engine/backend/cuda's own grouped kernel and
+// these GEMMs, and "kernel" falls back here for expert sets it does not take.
 var moeGEMM = os.Getenv("HSDB_MOE_GEMM")
 
 // moeStreamsMinWeight is the smallest expert weight (n·k elements) whose
@@ -103,7 +105,7 @@ func (d *GPU) ExpertGEMMs(c, a Ptr, w []Ptr, rows []int32, n, k int, dt tensor.D
 			return err
 		}
 		mode := moeGEMM
-		if mode == "" {
+		if mode == "" || mode == "cublas" || mode == "kernel" {
 			mode = "grouped"
 			if int64(n)*int64(k) >= moeStreamsMinWeight {
 				mode = "streams"

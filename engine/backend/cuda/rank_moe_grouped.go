@@ -1,0 +1,300 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+
+	"hsdb/engine/backend/cuda/driver"
+	"hsdb/engine/tensor"
+)
+
+// The routed experts' own grouped GEMM (kernels/moe_gemm.cu): one launch
+// for the fused gate/up projection with SiLU·mul in its epilogue and one
+// for down_proj, each reading the experts' row offsets on the device, so a
+// MoE layer needs no host round trip at all; the weights are read as they
+// are stored (bf16, fp8 with block scales, packed int4) and widened to
+// bf16 in shared memory. The gate/up GEMM gathers the tokens itself
+// (row r of the permuted matrix reads token srcTok[r] of x), and the
+// routed rows' buffers are sized by the slots (tokens · top_k), an upper
+// bound the host knows without the counts. moe_combine then sums each
+// token's expert outputs in top-k order, as on the cuBLAS path.
+//
+// HSDB_MOE_GEMM selects the path: "kernel" this kernel wherever it
+// applies; "cublas", "streams", "loop" or "grouped" the per-expert cuBLAS
+// GEMMs (driver.ExpertGEMMs; the last three also fix how those run);
+// unset, moeKernelDefault decides per weight kind and rows per expert from
+// what BenchmarkMoEGrouped measured.
+var moeGEMMMode = os.Getenv("HSDB_MOE_GEMM")
+
+// moeTile forces the kernel's tile configuration (an mgTiles name; tests
+// and benchmarks); "" picks it from the rows per expert (pickTile).
+var moeTile = ""
+
+// Weight kinds of kernels/moe_gemm.cu (its kernels' name parts).
+const (
+	mgBF16 = iota
+	mgFP8
+	mgInt4
+)
+
+var mgKindName = [...]string{"bf16", "fp8", "int4"}
+
+// mgTile is one of the kernel's tile configurations (kernels/moe_gemm.cu
+// MG_CFG_*): bm rows × bn weight rows per block, stages of 64 columns.
+type mgTile struct {
+	name            string
+	bm, bn, threads int
+	stages          int
+}
+
+var mgTiles = []mgTile{
+	{"s", 16, 128, 128, 4},
+	{"m", 64, 128, 128, 3},
+	{"l", 128, 128, 256, 3},
+	{"x", 128, 256, 256, 3},
+}
+
+// smem returns the dynamic shared memory the tile needs for weight kind
+// kind: per stage an A tile (bm rows of 72 bf16) and a B tile (bn rows: of
+// 72 bf16, or raw 64 fp8 bytes / 32 int4 bytes), plus one widened B tile
+// for quantized weights.
+func (t mgTile) smem(kind int) int {
+	a := t.bm * 72 * 2
+	b := [...]int{t.bn * 72 * 2, t.bn * 64, t.bn * 32}[kind]
+	s := t.stages * (a + b)
+	if kind != mgBF16 {
+		s += t.bn * 72 * 2
+	}
+	return s
+}
+
+// groupedWeights are an expert set's weights as the kernel reads them:
+// device arrays of their addresses (w13: gate then up per expert, w2: down
+// per expert) and the quantization parameters of each projection (qa, qb,
+// qc and the scales' byte offset, as moe_gemm.cu documents).
+type groupedWeights struct {
+	kind        int
+	addr        *Tensor // [3n] uint64: w13 addresses (2n), then w2 (n)
+	n           int
+	off13, off2 int64
+	q13, q2     [3]int32
+}
+
+// groupedExperts returns set's weights for the grouped kernel, or nil when
+// it does not apply (activations other than bf16, sizes or quantization
+// blocks the kernel's tiles do not cover: those sets keep the cuBLAS path).
+func (d *Device) groupedExperts(set *expertSet) *groupedWeights {
+	I, H := set.inter, set.hidden
+	if d.act != tensor.BF16 || I <= 0 || H <= 0 {
+		return nil
+	}
+	g := &groupedWeights{}
+	var w13, w2 []driver.Ptr
+	switch {
+	case set.q != nil:
+		l13, l2 := set.q.l13, set.q.l2
+		if H%16 != 0 || I%16 != 0 || l13.bw%8 != 0 || l2.bw%8 != 0 {
+			return nil
+		}
+		g.kind, g.off13, g.off2 = mgFP8, l13.scaleOff, l2.scaleOff
+		g.q13 = [3]int32{int32(l13.bh), int32(l13.bw), int32((l13.in + l13.bw - 1) / l13.bw)}
+		g.q2 = [3]int32{int32(l2.bh), int32(l2.bw), int32((l2.in + l2.bw - 1) / l2.bw)}
+		w13, w2 = ptrs(set.q.gateUp), ptrs(set.q.down)
+	case set.q4 != nil:
+		if H%32 != 0 || I%32 != 0 {
+			return nil
+		}
+		l13, l2 := int4Of(set.q4.gateUp[0]), int4Of(set.q4.down[0])
+		for i, w := range set.q4.gateUp {
+			if L := int4Of(w); *L != *l13 {
+				return nil
+			}
+			if L := int4Of(set.q4.down[i/2]); *L != *l2 {
+				return nil
+			}
+		}
+		for _, L := range []*int4Layout{l13, l2} {
+			if L.group%8 != 0 || L.words*8 != L.in {
+				return nil
+			}
+		}
+		g.kind, g.off13, g.off2 = mgInt4, l13.scaleOff, l2.scaleOff
+		g.q13 = [3]int32{int32(l13.group), b2i(l13.scaleF32), int32(l13.groups)}
+		g.q2 = [3]int32{int32(l2.group), b2i(l2.scaleF32), int32(l2.groups)}
+		w13, w2 = ptrs(set.q4.gateUp), ptrs(set.q4.down)
+	default:
+		if H%8 != 0 || I%8 != 0 {
+			return nil
+		}
+		g.kind = mgBF16
+		for _, w := range set.w13 {
+			w13 = append(w13, w.ptr(), w.ptr().Add(int64(I)*int64(H)*2))
+		}
+		w2 = ptrs(set.w2)
+	}
+	g.n = len(w2)
+	buf := make([]byte, 0, 8*(len(w13)+len(w2)))
+	for _, p := range append(w13, w2...) {
+		buf = binary.LittleEndian.AppendUint64(buf, uint64(p))
+	}
+	t, err := d.newTensor(tensor.I32, []int{len(buf) / 4}, driver.Weights, false)
+	if err == nil {
+		if err = d.mem.copyIn(t.ptr(), buf); err != nil {
+			d.Free(t)
+		}
+	}
+	if err != nil {
+		panic(d.fail("experts", fmt.Errorf("the grouped kernel's weight addresses (%d experts): %w", g.n, err)))
+	}
+	g.addr = t
+	return g
+}
+
+// useGroupedKernel reports whether RoutedExperts runs set's experts on the
+// grouped kernel for slots routed slots (see moeGEMMMode).
+func useGroupedKernel(set *expertSet, slots int) bool {
+	if set.gw == nil || (slots+127)/128+min(set.gw.n, slots) > 65535 {
+		return false // not taken, or more row tiles than a grid holds even at 128 rows
+	}
+	switch moeGEMMMode {
+	case "kernel":
+		return true
+	case "":
+		return moeKernelDefault(set.gw.kind, float64(slots)/float64(set.gw.n))
+	}
+	return false
+}
+
+// moeKernelDefault is the default choice between the grouped kernel and
+// the cuBLAS path for a weight kind at rows (average routed rows per
+// local expert), from BenchmarkMoEGrouped on one H200 (DeepSeek-V3's and
+// Kimi-K2.5's expert shapes, one layer; ms per layer, kernel against the
+// cuBLAS path):
+//   - bf16 experts up to 48 rows per expert: 1.0-1.5x cuBLAS's per-expert
+//     GEMMs (DeepSeek 1 token 0.28 against 0.42, 512 tokens 5.8 against
+//     6.9; Kimi 2048 tokens 9.4 against 10.8), with no host copy of the
+//     counts; above, cuBLAS's Hopper GEMMs beat this mma.sync kernel (64
+//     rows 8.6 against 7.0, 128 rows 14.3 against 8.2);
+//   - int4 experts at every size measured (1 to 171 rows): 1.2-5x the
+//     fused-GEMV/dequantize-to-scratch path (64 tokens 4.8 against 11.6,
+//     512 tokens 6.9 against 32.5, 171 rows 31.0 against 40.1);
+//   - fp8 experts up to 192 rows: 1.4-57x the widen-to-scratch path (1
+//     token 0.30 against 17.1, 128 rows 17.9 against 25.6); at 256 rows
+//     the scratch path and cuBLAS are as fast (30.5 against 31.3).
+func moeKernelDefault(kind int, rows float64) bool {
+	switch kind {
+	case mgBF16:
+		return rows <= 48
+	case mgFP8:
+		return rows <= 192
+	}
+	return true
+}
+
+// pickTile returns the tile configuration for rows average routed rows
+// per expert of weight kind kind (moeTile when set), the fastest one
+// BenchmarkMoEGrouped measured: bf16 s up to 8 rows, m above (the default
+// stops at 48); quantized s up to 16 rows, m up to 64, then x for fp8 and
+// l for int4.
+func pickTile(kind int, rows float64) mgTile {
+	want := moeTile
+	if want == "" {
+		switch {
+		case kind == mgBF16 && rows <= 8, kind != mgBF16 && rows <= 16:
+			want = "s"
+		case kind == mgBF16 || rows <= 64:
+			want = "m"
+		case kind == mgFP8:
+			want = "x"
+		default:
+			want = "l"
+		}
+	}
+	for _, t := range mgTiles {
+		if t.name == want {
+			return t
+		}
+	}
+	return mgTiles[2]
+}
+
+// routedGrouped is RoutedExperts on the grouped kernel (GPU thread): y
+// [T, H] from x [T, H] bf16, ids and weights [T, k].
+func (d *Device) routedGrouped(y, xt, it, wt *Tensor, set *expertSet, T, k int) error {
+	g := set.gw
+	n, H, I := g.n, set.hidden, set.inter
+	slots := T * k
+	tile := pickTile(g.kind, float64(slots)/float64(n))
+	maxTiles := (slots+tile.bm-1)/tile.bm + min(n, slots)
+	if maxTiles > 65535 { // the largest row tile needs the fewest
+		tile = mgTiles[2]
+		maxTiles = (slots+tile.bm-1)/tile.bm + min(n, slots)
+	}
+	if maxTiles > 65535 {
+		return fmt.Errorf("%w: grouped expert gemm: %d slots need %d row tiles (at most 65535)", driver.ErrBadArgument, slots, maxTiles)
+	}
+	// counts [n], offsets and tiles [n+1], srcTok and slotRow [slots].
+	idx, err := d.mem.alloc(int64(4*(3*n+2+2*slots)), driver.Activations)
+	if err != nil {
+		return err
+	}
+	defer d.mem.free([]block{{idx, driver.Activations}})
+	counts, offsets, tiles := idx, idx.Add(int64(4*n)), idx.Add(int64(4*(2*n+1)))
+	srcTok, slotRow := idx.Add(int64(4*(3*n+2))), idx.Add(int64(4*(3*n+2+slots)))
+	if err := d.g.MoEAlign(counts, srcTok, slotRow, it.ptr(), slots, k, set.first, n); err != nil {
+		return err
+	}
+	if err := d.g.MoEGEMMTiles(counts, offsets, tiles, n, tile.bm); err != nil {
+		return err
+	}
+	bufs, err := d.mem.alloc(int64(slots)*2*int64(I+H), driver.Activations)
+	if err != nil {
+		return err
+	}
+	defer d.mem.free([]block{{bufs, driver.Activations}})
+	act, y2 := bufs, bufs.Add(int64(slots)*2*int64(I))
+	a := g.addr.ptr()
+	if err := d.g.MoEGEMM(g.kind, true, tile, act, xt.ptr(), srcTok, a, offsets, tiles, n, I, H, maxTiles, g.off13, g.q13); err != nil {
+		return err
+	}
+	if err := d.g.MoEGEMM(g.kind, false, tile, y2, act, 0, a.Add(int64(16*n)), offsets, tiles, n, H, I, maxTiles, g.off2, g.q2); err != nil {
+		return err
+	}
+	return d.g.MoECombine(y.ptr(), y2, slotRow, wt.ptr(), T, k, H, slots, false, tensor.BF16)
+}
+
+// MoEGEMMTiles writes offsets [n+1] (exclusive prefix sums of counts [n]
+// int32) and tiles [n+1] (of ceil(counts/bm)) with
+// kernels/moe_gemm.cu's moe_gemm_tiles.
+func (d *GPU) MoEGEMMTiles(counts, offsets, tiles driver.Ptr, n, bm int) error {
+	if n <= 0 || bm <= 0 {
+		return fmt.Errorf("%w: moe_gemm_tiles: %d experts, row tile %d", driver.ErrBadArgument, n, bm)
+	}
+	return d.Do(func() error {
+		return d.launch("moe_gemm", "moe_gemm_tiles", dim3{x: 1}, dim3{x: 32}, 0, counts, int32(n), int32(bm), offsets, tiles)
+	})
+}
+
+// MoEGEMM launches kernels/moe_gemm.cu's grouped expert GEMM of weight
+// kind kind: with glu, out [rows, N] = silu(x·gateᵀ)·(x·upᵀ) (x rows
+// gathered through xidx), else out [rows, N] = x·wᵀ; wptr holds the
+// experts' weight addresses, offsets and tiles come from MoEGEMMTiles with
+// tile.bm, maxTiles bounds tiles[n] (the grid's rows).
+func (d *GPU) MoEGEMM(kind int, glu bool, tile mgTile, out, x, xidx, wptr, offsets, tiles driver.Ptr, n, N, K, maxTiles int, scaleOff int64, q [3]int32) error {
+	if n <= 0 || N <= 0 || K <= 0 || maxTiles <= 0 || maxTiles > 65535 || kind < 0 || kind >= len(mgKindName) {
+		return fmt.Errorf("%w: moe_gemm: %d experts [%d, %d], %d row tiles", driver.ErrBadArgument, n, N, K, maxTiles)
+	}
+	part, name := tile.bn, "down"
+	if glu {
+		part, name = tile.bn/2, "glu"
+	}
+	fn := fmt.Sprintf("moe_gemm_%s_%s_%s", mgKindName[kind], name, tile.name)
+	grid := dim3{x: uint32((N + part - 1) / part), y: uint32(maxTiles)}
+	return d.Do(func() error {
+		return d.launch("moe_gemm", fn, grid, dim3{x: uint32(tile.threads)}, tile.smem(kind),
+			out, x, xidx, wptr, offsets, tiles, int32(n), int32(N), int32(K), scaleOff, q[0], q[1], q[2])
+	})
+}

@@ -1,0 +1,410 @@
+// moe_gemm.cu: the routed experts' grouped GEMM of one MoE layer in one
+// launch per projection, reading the experts' row offsets on the device
+// (no host round trip for the per-expert counts) and the expert weights in
+// the form they are stored in: bf16, fp8 e4m3 with f32 block scales
+// (DeepSeek-V3's weight_scale_inv), or compressed-tensors pack-quantized
+// int4 (Kimi-K2's weight_packed + bf16 group scales). Quantized weights are
+// widened to bf16 in shared memory, tile by tile, never into a global
+// scratch. Activations bf16, products on the tensor cores (mma.sync
+// m16n8k16, bf16 in, f32 accumulate) fed by ldmatrix from a cp.async
+// multi-stage pipeline (the Ampere GEMM structure of CUTLASS's
+// gemm::warp::MmaTensorOp and vLLM's fused_moe Triton kernel, written here
+// in CUDA; the expert lookup per row tile follows fused_moe's
+// expert_ids-per-block idea, computed by moe_gemm_tiles).
+//
+// Rows. The routed slots are permuted by expert (moe_route.cu's moe_count
+// and moe_place): expert e owns rows [offsets[e], offsets[e+1]) of the
+// permuted matrix. moe_gemm_tiles turns the counts into offsets and into
+// tile starts tiles[e] (Σ_{j<e} ceil(counts[j]/BM)); block row blockIdx.y
+// of a GEMM is row tile blockIdx.y of the expert e with tiles[e] ≤
+// blockIdx.y < tiles[e+1] (blocks past tiles[n] return at once, so the grid
+// is sized by an upper bound the host knows without the counts).
+//
+// Weights. wptr [n·P] holds each expert's weight addresses (P = 2 for the
+// fused gate/up projection: gate_proj then up_proj, each [N, K]; P = 1 for
+// down_proj [N, K]); a quantized weight's scales lie scale_off bytes after
+// its data (engine/backend/cuda rank_fp8.go / rank_int4.go layouts):
+//   bf16: [N, K] bf16
+//   fp8:  [N, K] float8_e4m3fn, scales [ceil(N/qa), qc] f32, block qa × qb
+//         (qc = ceil(K/qb)); w = f32(q)·scale rounded once to bf16, as
+//         fp8_dequant_batch (fp8.cu) writes it
+//   int4: [N, K/8] uint32 (column 8w+i in bits [4i, 4i+4), q+8), scales
+//         [N, qc] bf16 (qb = 0) or f32 (qb = 1), group qa;
+//         w = (q)·scale rounded once to bf16, as int4_dequant (int4.cu)
+// so each product equals the one a bf16 GEMM on the weights dequantized to
+// bf16 computes.
+//
+// Outputs. Gate/up (GLU): out [rows, N] = silu(x·gateᵀ)·(x·upᵀ), the two
+// f32 sums combined in the epilogue (elementwise.cu's silu_mul formula,
+// without rounding the two halves first) and rounded once; each block's
+// B tile holds BN/2 gate rows and the same BN/2 up rows, so one thread owns
+// a gate and an up sum of the same column. Down: out [rows, N] = x·wᵀ.
+// x rows: xidx[r] (the gathered token of permuted row r) when xidx is not
+// null, else r: the gate/up GEMM reads the layer input in token order
+// directly (the gather is fused).
+//
+// Requirements (the host checks them and uses the cuBLAS path otherwise):
+// K % 8 == 0 (bf16), K % 16 == 0 and qb % 8 == 0 (fp8), K % 32 == 0 and
+// qa % 8 == 0 (int4); 16-byte aligned x, weights and outputs.
+#include "common.cuh"
+
+#define MG_BF16 0
+#define MG_FP8 1
+#define MG_INT4 2
+#define MG_BK 64
+#define MG_LDS (MG_BK + 8)  // smem row pitch in bf16: 144 bytes, ldmatrix without bank conflicts
+
+__device__ __forceinline__ unsigned mg_smem_addr(const void* p) {
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+
+// mg_cp16 copies 16 bytes from global src to shared dst, or writes 16 zero
+// bytes when ok is false (src-size 0: nothing is read).
+__device__ __forceinline__ void mg_cp16(void* dst, const void* src, bool ok) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(mg_smem_addr(dst)), "l"(src), "r"(ok ? 16 : 0));
+}
+__device__ __forceinline__ void mg_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void mg_wait() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+__device__ __forceinline__ void mg_ldm_x4(unsigned (&r)[4], const void* p) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(mg_smem_addr(p)));
+}
+__device__ __forceinline__ void mg_mma(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// mg_fp8x8 widens 8 float8_e4m3fn bytes q (lowest first) times scale sc
+// to 8 bf16: each byte converted exactly (cvt.rn.f16x2.e4m3x2: every e4m3
+// value, subnormals and NaN included, is an f16), multiplied in f32 and
+// rounded once (cvt.rn.bf16x2.f32, round to nearest even): f32(q)·scale
+// rounded to bf16, as fp8_dequant_batch.
+__device__ __forceinline__ uint4 mg_fp8x8(uint2 q, float sc) {
+    unsigned w[4];
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        unsigned short b = (unsigned short)(((j < 2 ? q.x : q.y) >> (16 * (j & 1))) & 0xffffu);
+        unsigned h2;
+        asm("cvt.rn.f16x2.e4m3x2 %0, %1;\n" : "=r"(h2) : "h"(b));
+        float lo = f16_to_f32((f16_t)(h2 & 0xffffu)) * sc, hi = f16_to_f32((f16_t)(h2 >> 16)) * sc;
+        asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(w[j]) : "f"(hi), "f"(lo));
+    }
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+// mg_int4x8 widens packed word q (8 nibbles, lowest first, q+8) with the
+// bf16 scale s2 (in both halves) to 8 bf16 (q−8)·scale, rounded once:
+// nibble n becomes the bf16 128+n (n as the mantissa of 2^7), minus 136
+// exactly, times the scale in one bf16 fma (the product is exact before
+// its rounding, so this equals f32(q)·scale rounded to bf16, as
+// int4_dequant). Nibbles j and j+4 go through one bf16x2, then the halves
+// are put back in column order.
+__device__ __forceinline__ uint4 mg_int4x8(unsigned q, unsigned s2) {
+    unsigned p[4];
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        unsigned t = ((q >> (4 * j)) & 0x000f000fu) | 0x43004300u, d;
+        asm("fma.rn.bf16x2 %0, %1, %2, %3;\n" : "=r"(d) : "r"(t), "r"(0x3f803f80u), "r"(0xc308c308u));  // t·1 − 136
+        asm("fma.rn.bf16x2 %0, %1, %2, %3;\n" : "=r"(p[j]) : "r"(d), "r"(s2), "r"(0x80008000u));        // q·s − 0
+    }
+    return make_uint4(__byte_perm(p[0], p[1], 0x5410), __byte_perm(p[2], p[3], 0x5410),
+                      __byte_perm(p[0], p[1], 0x7632), __byte_perm(p[2], p[3], 0x7632));
+}
+
+// mg_int4x8_f32 is mg_int4x8 for f32 scales: (q−8)·scale in f32, rounded
+// once to bf16.
+__device__ __forceinline__ uint4 mg_int4x8_f32(unsigned q, float sc) {
+    unsigned w[4];
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        float lo = (float)((int)((q >> (8 * j)) & 0xfu) - 8) * sc;
+        float hi = (float)((int)((q >> (8 * j + 4)) & 0xfu) - 8) * sc;
+        asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(w[j]) : "f"(hi), "f"(lo));
+    }
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+__device__ __forceinline__ unsigned mg_pack(float lo, float hi) {
+    return (unsigned)f32_to_bf16(lo) | ((unsigned)f32_to_bf16(hi) << 16);
+}
+
+// moe_gemm_tiles: one warp. offsets [n+1] = exclusive prefix sums of
+// counts [n] (offsets[n] = the routed rows), tiles [n+1] = exclusive
+// prefix sums of ceil(counts[e]/bm).
+extern "C" __global__ void moe_gemm_tiles(const int* counts, int n, int bm, int* offsets, int* tiles) {
+    const int lane = threadIdx.x;
+    const int per = (n + 31) / 32, b = min(n, lane * per), e = min(n, b + per);
+    int rs = 0, ts = 0;
+    for (int i = b; i < e; i++) {
+        int c = counts[i];
+        rs += c;
+        ts += (c + bm - 1) / bm;
+    }
+    int ri = rs, ti = ts;
+    for (int o = 1; o < 32; o <<= 1) {
+        int r2 = __shfl_up_sync(0xffffffffu, ri, o), t2 = __shfl_up_sync(0xffffffffu, ti, o);
+        if (lane >= o) ri += r2, ti += t2;
+    }
+    int r = ri - rs, t = ti - ts;
+    for (int i = b; i < e; i++) {
+        int c = counts[i];
+        offsets[i] = r;
+        tiles[i] = t;
+        r += c;
+        t += (c + bm - 1) / bm;
+    }
+    if (lane == 31) offsets[n] = ri, tiles[n] = ti;
+}
+
+// moe_gemm: see the file comment. BM × BN output tile per block (BN weight
+// rows: BN/2 gate + BN/2 up rows with GLU), warps of WM × WN, ST stages of
+// MG_BK columns of K.
+template <int BM, int BN, int WM, int WN, int ST, int WK, bool GLU>
+__device__ __forceinline__ void moe_gemm(bf16_t* out, const bf16_t* x, const int* xidx, const unsigned long long* wptr,
+                                         const int* offsets, const int* tiles, int nexp, int N, int K,
+                                         long long scale_off, int qa, int qb, int qc) {
+    constexpr int BK = MG_BK, LDS = MG_LDS;
+    constexpr int WARPS_N = BN / WN, THREADS = 32 * (BM / WM) * WARPS_N;
+    constexpr int MT = WM / 16, NT = WN / 8, P = GLU ? 2 : 1, PR = BN / P;  // PR: weight rows per part
+    constexpr int A_STAGE = BM * LDS * 2;                                   // bytes
+    constexpr int B_STAGE = WK == MG_BF16 ? BN * LDS * 2 : WK == MG_FP8 ? BN * BK : BN * BK / 2;
+    constexpr int B_CHUNK = WK == MG_BF16 ? 8 : WK == MG_FP8 ? 16 : 32;  // k values per 16-byte copy
+    constexpr int B_CPR = BK / B_CHUNK;                                  // copies per weight row
+    constexpr int A_ITERS = BM * (BK / 8) / THREADS, B_ITERS = BN * B_CPR / THREADS;
+    constexpr int CV_ITERS = BN * (BK / 8) / THREADS;
+    static_assert(A_ITERS * THREADS == BM * (BK / 8) && B_ITERS * THREADS == BN * B_CPR, "tile/thread mismatch");
+    static_assert(CV_ITERS * THREADS == BN * (BK / 8) && NT % (2 * P) == 0, "tile/thread mismatch");
+    extern __shared__ __align__(16) unsigned char mg_smem[];
+    unsigned char* As = mg_smem;
+    unsigned char* Bs = mg_smem + ST * A_STAGE;
+    bf16_t* Bc = (bf16_t*)(Bs + ST * B_STAGE);  // the widened B tile (quantized weights)
+
+    const int tile = blockIdx.y;
+    if (tile >= tiles[nexp]) return;
+    int lo = 0, hi = nexp;  // tiles[lo] <= tile < tiles[hi]
+    while (hi - lo > 1) {
+        int mid = (lo + hi) >> 1;
+        if (tiles[mid] <= tile) lo = mid;
+        else hi = mid;
+    }
+    const int e = lo;
+    const int m0 = offsets[e] + (tile - tiles[e]) * BM, m1 = offsets[e + 1];
+    const int n0 = blockIdx.x * PR;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int wm = warp / WARPS_N, wn = warp % WARPS_N;
+    const int KT = (K + BK - 1) / BK;
+    // The expert's weight (gate and up with GLU), selected by value:
+    // indexing a two-element array by a computed part would put it in local
+    // memory.
+    const unsigned char* wb0 = (const unsigned char*)wptr[(long long)e * P];
+    const unsigned char* wb1 = GLU ? (const unsigned char*)wptr[(long long)e * P + 1] : wb0;
+
+    // This thread's A rows (8 bf16 of one row per copy) and B rows.
+    const int akc = (tid % (BK / 8)) * 8;
+    const bf16_t* arow[A_ITERS];
+#pragma unroll
+    for (int i = 0; i < A_ITERS; i++) {
+        int m = m0 + tid / (BK / 8) + i * (THREADS / (BK / 8));
+        arow[i] = m < m1 ? x + (long long)(xidx ? xidx[m] : m) * K + akc : nullptr;
+    }
+    const int bkc = (tid % B_CPR) * B_CHUNK;
+    const unsigned char* brow[B_ITERS];
+#pragma unroll
+    for (int i = 0; i < B_ITERS; i++) {
+        int r = tid / B_CPR + i * (THREADS / B_CPR);
+        int p = r / PR, wr = n0 + r % PR;
+        long long rowBytes = WK == MG_BF16 ? 2LL * K : WK == MG_FP8 ? (long long)K : K / 2;
+        long long kb = WK == MG_BF16 ? 2LL * bkc : WK == MG_FP8 ? bkc : bkc / 2;
+        brow[i] = wr < N ? (p ? wb1 : wb0) + wr * rowBytes + kb : nullptr;
+    }
+
+    auto load = [&](int s, int kt) {
+        const int k0 = kt * BK;
+#pragma unroll
+        for (int i = 0; i < A_ITERS; i++) {
+            int r = tid / (BK / 8) + i * (THREADS / (BK / 8));
+            bool ok = arow[i] && k0 + akc < K;
+            mg_cp16(As + s * A_STAGE + (r * LDS + akc) * 2, ok ? (const void*)(arow[i] + k0) : (const void*)x, ok);
+        }
+#pragma unroll
+        for (int i = 0; i < B_ITERS; i++) {
+            int r = tid / B_CPR + i * (THREADS / B_CPR);
+            bool ok = brow[i] && k0 + bkc < K;
+            long long kb = WK == MG_BF16 ? 2LL * k0 : WK == MG_FP8 ? k0 : k0 / 2;
+            int dst = WK == MG_BF16 ? (r * LDS + bkc) * 2 : WK == MG_FP8 ? r * BK + bkc : r * (BK / 2) + bkc / 2;
+            mg_cp16(Bs + s * B_STAGE + dst, ok ? (const void*)(brow[i] + kb) : (const void*)x, ok);
+        }
+    };
+
+    // The units this thread widens: 8 consecutive k of one weight row each,
+    // the same k offset ck for all (THREADS is a multiple of BK/8) and the
+    // rows tid/(BK/8) + i·THREADS/(BK/8), whose part (gate or up) is fixed
+    // by i alone (THREADS/(BK/8) divides PR). Per unit the row's scale
+    // offset (−1 past N) is computed once, so a k tile costs one division.
+    constexpr int CV_ROWS = THREADS / (BK / 8);
+    static_assert(PR % CV_ROWS == 0, "a unit's part must not depend on the thread");
+    const int ck = (tid % (BK / 8)) * 8;
+    int soff[CV_ITERS];
+#pragma unroll
+    for (int i = 0; i < CV_ITERS; i++) {
+        int wr = n0 + (tid / (BK / 8) + i * CV_ROWS) % PR;
+        soff[i] = wr >= N ? -1 : WK == MG_FP8 ? (wr / qa) * qc : wr * qc;
+    }
+    const unsigned char* sb0 = wb0 + scale_off;
+    const unsigned char* sb1 = wb1 + scale_off;
+
+    // The scales of those units for k tile kt, as raw bits: f32 for fp8 and
+    // f32 int4 scales, bf16 in the low half for bf16 int4 scales (0 past N
+    // or K). They are loaded one k tile ahead (widen uses them after the
+    // next tile's loads are issued), so their latency hides behind the
+    // MMAs.
+    auto scales = [&](int kt, unsigned (&sc)[CV_ITERS]) {
+        const int k = kt * BK + ck;
+        const int kq = k / (WK == MG_FP8 ? qb : qa);
+#pragma unroll
+        for (int i = 0; i < CV_ITERS; i++) {
+            const unsigned char* sb = (i * CV_ROWS) / PR ? sb1 : sb0;
+            sc[i] = 0;
+            if (soff[i] >= 0 && k < K) {
+                if (WK == MG_FP8 || qb) sc[i] = ((const unsigned*)sb)[soff[i] + kq];
+                else sc[i] = ((const bf16_t*)sb)[soff[i] + kq];
+            }
+        }
+    };
+
+    // widen turns raw stage s (k tile kt) into Bc with the tile's scales
+    // sc; rows past N and columns past K become zeros.
+    auto widen = [&](int s, int kt, const unsigned (&sc)[CV_ITERS]) {
+        const bool kok = kt * BK + ck < K;
+#pragma unroll
+        for (int i = 0; i < CV_ITERS; i++) {
+            const int r = tid / (BK / 8) + i * CV_ROWS;
+            uint4 v = make_uint4(0, 0, 0, 0);
+            if (soff[i] >= 0 && kok) {
+                if (WK == MG_FP8) {
+                    v = mg_fp8x8(*(const uint2*)(Bs + s * B_STAGE + r * BK + ck), __uint_as_float(sc[i]));
+                } else {
+                    unsigned q = *(const unsigned*)(Bs + s * B_STAGE + r * (BK / 2) + ck / 2);
+                    v = qb ? mg_int4x8_f32(q, __uint_as_float(sc[i])) : mg_int4x8(q, sc[i] | (sc[i] << 16));
+                }
+            }
+            *(uint4*)(Bc + r * LDS + ck) = v;
+        }
+    };
+
+    // The smem row of this warp's n8 tile j: with GLU the first NT/2 tiles
+    // are gate rows and the last NT/2 the up rows of the same columns.
+    auto brow_of = [&](int j) {
+        if (GLU) return j < NT / 2 ? wn * (WN / 2) + j * 8 : PR + wn * (WN / 2) + (j - NT / 2) * 8;
+        return wn * WN + j * 8;
+    };
+
+    float acc[MT][NT][4];
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int j = 0; j < NT; j++)
+#pragma unroll
+            for (int c = 0; c < 4; c++) acc[i][j][c] = 0.f;
+
+#pragma unroll
+    for (int s = 0; s < ST - 1; s++) {
+        if (s < KT) load(s, s);
+        mg_commit();
+    }
+    unsigned sc[CV_ITERS];
+    if (WK != MG_BF16) scales(0, sc);
+    for (int kt = 0; kt < KT; kt++) {
+        mg_wait<ST - 2>();
+        __syncthreads();
+        const int s = kt % ST;
+        const bf16_t* Bt = (const bf16_t*)(Bs + s * B_STAGE);
+        if (WK != MG_BF16) {
+            widen(s, kt, sc);
+            if (kt + 1 < KT) scales(kt + 1, sc);
+            __syncthreads();
+            Bt = Bc;
+        }
+        if (kt + ST - 1 < KT) load((kt + ST - 1) % ST, kt + ST - 1);
+        mg_commit();
+        const bf16_t* At = (const bf16_t*)(As + s * A_STAGE);
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; kk++) {
+            unsigned af[MT][4], bfr[NT][2];
+#pragma unroll
+            for (int i = 0; i < MT; i++)
+                mg_ldm_x4(af[i], At + (wm * WM + i * 16 + (lane & 15)) * LDS + kk * 16 + (lane >> 4) * 8);
+#pragma unroll
+            for (int j = 0; j < NT; j += 2) {  // n8 tiles j and j+1 (never split between gate and up)
+                unsigned r[4];
+                mg_ldm_x4(r, Bt + (brow_of(j + (lane >> 4)) + (lane & 7)) * LDS + kk * 16 + ((lane >> 3) & 1) * 8);
+                bfr[j][0] = r[0], bfr[j][1] = r[1], bfr[j + 1][0] = r[2], bfr[j + 1][1] = r[3];
+            }
+#pragma unroll
+            for (int i = 0; i < MT; i++)
+#pragma unroll
+                for (int j = 0; j < NT; j++) mg_mma(acc[i][j], af[i], bfr[j]);
+        }
+    }
+    mg_wait<0>();
+
+    // Epilogue: c0, c1 at (lane/4, 2·(lane%4) + {0, 1}), c2, c3 eight rows below.
+#pragma unroll
+    for (int i = 0; i < MT; i++) {
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            int row = m0 + wm * WM + i * 16 + (lane >> 2) + h * 8;
+            if (row >= m1) continue;
+            bf16_t* o = out + (long long)row * N;
+#pragma unroll
+            for (int j = 0; j < NT / P; j++) {
+                int col = n0 + (GLU ? wn * (WN / 2) : wn * WN) + j * 8 + (lane & 3) * 2;
+                float v[2];
+#pragma unroll
+                for (int c = 0; c < 2; c++) {
+                    v[c] = acc[i][j][2 * h + c];
+                    if (GLU) {
+                        float g = v[c], u = acc[i][j + NT / 2][2 * h + c];
+                        v[c] = g / (1.f + expf(-g)) * u;
+                    }
+                }
+                if (col + 1 < N && (N & 1) == 0) {
+                    *(unsigned*)(o + col) = mg_pack(v[0], v[1]);
+                } else {
+                    if (col < N) o[col] = f32_to_bf16(v[0]);
+                    if (col + 1 < N) o[col + 1] = f32_to_bf16(v[1]);
+                }
+            }
+        }
+    }
+}
+
+// Tile configurations (BM, BN, WM, WN, stages): s for a few rows per expert
+// (decode, small batches: bound by reading the weights), m and l for
+// prefill. The host picks one by the average rows per expert
+// (engine/backend/cuda/rank_moe_grouped.go, which also holds the shared
+// memory each needs).
+#define MG_CFG_s 16, 128, 16, 32, 4
+#define MG_CFG_m 64, 128, 64, 32, 3
+#define MG_CFG_l 128, 128, 64, 32, 3
+#define MG_CFG_x 128, 256, 64, 64, 3
+
+#define MG_INST(wn, WK, cfg, gn, GLU)                                                                  \
+    extern "C" __global__ void moe_gemm_##wn##_##gn##_##cfg(                                                   \
+        bf16_t* out, const bf16_t* x, const int* xidx, const unsigned long long* wptr, const int* offsets,     \
+        const int* tiles, int nexp, int N, int K, long long scale_off, int qa, int qb, int qc) {               \
+        moe_gemm<MG_CFG_##cfg, WK, GLU>(out, x, xidx, wptr, offsets, tiles, nexp, N, K, scale_off, qa, qb, qc); \
+    }
+#define MG_CFGS(wn, WK, gn, GLU) \
+    MG_INST(wn, WK, s, gn, GLU) MG_INST(wn, WK, m, gn, GLU) MG_INST(wn, WK, l, gn, GLU) MG_INST(wn, WK, x, gn, GLU)
+#define MG_KINDS(gn, GLU) MG_CFGS(bf16, MG_BF16, gn, GLU) MG_CFGS(fp8, MG_FP8, gn, GLU) MG_CFGS(int4, MG_INT4, gn, GLU)
+MG_KINDS(glu, true)
+MG_KINDS(down, false)
