@@ -213,11 +213,15 @@ func (s *server) step(d *dec) error {
 	if hooked {
 		h = wireHook{s}
 	}
+	if site := s.kernelFaultSite(); site != "" {
+		h = &kernelFault{inner: h, site: site, dev: s.dev}
+	}
 	s.e.Faults = faults // injected faults act on this rank as in process
 	out, runErr := s.e.RunStep(b, h, logits)
 	if s.broken != nil {
 		return s.broken
 	}
+	s.endIfContextLost(runErr)
 	m := done{Logits: out}
 	if runErr != nil {
 		m.Err, m.Aborted = runErr.Error(), errors.Is(runErr, backend.ErrAborted)

@@ -2,9 +2,6 @@
 
 package driver
 
-// #include "shim_driver.h"
-import "C"
-
 import (
 	"fmt"
 	"os"
@@ -25,7 +22,7 @@ func ProfileEnabled() bool { return profileOn }
 // stream and the host time spent queueing it on the device thread.
 type profRec struct {
 	op   string
-	a, b C.CUevent
+	a, b cuEvent
 	host time.Duration
 }
 
@@ -37,10 +34,11 @@ func (d *GPU) Profiled(op string, f func() error) error {
 		return f()
 	}
 	t0 := time.Now()
-	var a, b C.CUevent
-	okA := C.hsdb_cuEventCreate(&a, 0) == 0 && C.hsdb_cuEventRecord(a, d.stream) == 0
+	a, errA := drv.eventCreate(true)
+	okA := errA == nil && drv.eventRecord(a, d.st) == nil
 	err := f()
-	okB := C.hsdb_cuEventCreate(&b, 0) == 0 && C.hsdb_cuEventRecord(b, d.stream) == 0
+	b, errB := drv.eventCreate(true)
+	okB := errB == nil && drv.eventRecord(b, d.st) == nil
 	if okA && okB {
 		d.prof = append(d.prof, profRec{op: op, a: a, b: b, host: time.Since(t0)})
 	}
@@ -68,17 +66,17 @@ func ProfileReport() ([]ProfileRow, error) {
 		err := g.Do(func() error {
 			defer func() {
 				for _, r := range g.prof {
-					C.hsdb_cuEventDestroy(r.a)
-					C.hsdb_cuEventDestroy(r.b)
+					drv.eventDestroy(r.a)
+					drv.eventDestroy(r.b)
 				}
 				g.prof = nil
 			}()
-			if err := check("cuStreamSynchronize", C.hsdb_cuStreamSynchronize(g.stream)); err != nil {
+			if err := drv.streamSynchronize(g.st); err != nil {
 				return err
 			}
 			for _, r := range g.prof {
-				var ms C.float
-				if C.hsdb_cuEventElapsedTime(&ms, r.a, r.b) != 0 {
+				ms, err := drv.eventElapsed(r.a, r.b)
+				if err != nil {
 					continue
 				}
 				row := rows[r.op]
@@ -87,7 +85,7 @@ func ProfileReport() ([]ProfileRow, error) {
 					rows[r.op] = row
 				}
 				row.Calls++
-				row.DeviceMS += float64(ms)
+				row.DeviceMS += ms
 				row.HostMS += float64(r.host) / 1e6
 			}
 			return nil
