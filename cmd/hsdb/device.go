@@ -29,7 +29,7 @@ func findCUDAWorker() string {
 	if p := os.Getenv(cudaWorkerEnv); p != "" {
 		return p
 	}
-	if exe, err := os.Executable(); err == nil {
+	if exe, err := executable(); err == nil {
 		if p := filepath.Join(filepath.Dir(exe), cudaWorkerName); isExecutable(p) {
 			return p
 		}
@@ -39,6 +39,9 @@ func findCUDAWorker() string {
 	}
 	return ""
 }
+
+// executable is os.Executable (tests stand in another).
+var executable = os.Executable
 
 func isExecutable(p string) bool {
 	st, err := os.Stat(p)

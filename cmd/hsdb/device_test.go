@@ -23,11 +23,15 @@ func fakeCUDAWorker(t *testing.T, out string, code int) string {
 	return p
 }
 
-// noCUDAWorker hides any installed CUDA worker: $HSDB_CUDA_WORKER empty
-// and PATH an empty directory.
+// noCUDAWorker hides any installed CUDA worker: $HSDB_CUDA_WORKER empty,
+// this executable in an empty directory and PATH another.
 func noCUDAWorker(t *testing.T) {
 	t.Setenv(cudaWorkerEnv, "")
 	t.Setenv("PATH", t.TempDir())
+	exe := filepath.Join(t.TempDir(), "hsdb")
+	old := executable
+	executable = func() (string, error) { return exe, nil }
+	t.Cleanup(func() { executable = old })
 }
 
 // TestDeviceChoice: --device defaults to cuda, one worker process per

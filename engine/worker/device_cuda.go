@@ -23,10 +23,10 @@ func init() {
 // 47-bit user address space the driver maps from below).
 const unmappedAddress = driver.Ptr(1<<47 - 1<<20)
 
-// launchOutOfBounds queues a one-element copy2d (kernels/copy.cu) whose
-// destination is unmappedAddress on dev's stream, without waiting: the
-// kernel faults and the next synchronisation of the stream returns
-// CUDA_ERROR_ILLEGAL_ADDRESS (KernelFaultEnv, tests only).
+// launchOutOfBounds launches a one-element copy2d (kernels/copy.cu) whose
+// destination is unmappedAddress on dev's stream and waits for it: the
+// kernel faults and the synchronisation returns CUDA_ERROR_ILLEGAL_ADDRESS
+// at the site that launched it (KernelFaultEnv, tests only).
 func launchOutOfBounds(dev backend.Device) error {
 	d, ok := dev.(*cuda.Device)
 	if !ok {
@@ -34,8 +34,11 @@ func launchOutOfBounds(dev backend.Device) error {
 	}
 	g := d.GPU()
 	return g.Do(func() error {
-		return g.Launch("copy", "copy2d_u8", driver.Dim3{X: 1}, driver.Dim3{X: 1}, 0,
-			unmappedAddress, unmappedAddress, int64(1), int64(1), int64(1), int64(1))
+		if err := g.Launch("copy", "copy2d_u8", driver.Dim3{X: 1}, driver.Dim3{X: 1}, 0,
+			unmappedAddress, unmappedAddress, int64(1), int64(1), int64(1), int64(1)); err != nil {
+			return err
+		}
+		return g.Synchronize()
 	})
 }
 

@@ -34,9 +34,9 @@ func (s *server) endIfContextLost(err error) {
 
 // KernelFaultEnv, a test-only setting "SITE" or "SITE@RANK", names a site
 // at which a CUDA worker (of every rank, or of RANK) launches a kernel that
-// writes to an unmapped device address (the next synchronisation reports
-// CUDA_ERROR_ILLEGAL_ADDRESS): how the GPU tests check that a kernel fault
-// ends that worker and not the session. With KernelFaultOnceEnv naming a
+// writes to an unmapped device address and waits for it (the driver
+// reports CUDA_ERROR_ILLEGAL_ADDRESS): how the GPU tests check that a
+// kernel fault ends that worker and not the session. With KernelFaultOnceEnv naming a
 // file, only a worker that creates the file faults, so the fresh worker
 // the next `run` starts computes normally.
 const (
@@ -65,13 +65,13 @@ func (s *server) kernelFaultSite() string {
 	return site
 }
 
-// injectKernelFault queues the faulting launch on dev; set by the cuda
-// build.
+// injectKernelFault runs the faulting launch on dev and returns the
+// driver's error; set by the cuda build.
 var injectKernelFault func(dev backend.Device) error
 
 // kernelFault is the hook of a step with KernelFaultEnv set: at the named
-// site (the first time) it queues the faulting kernel, then asks the
-// front's hook as usual.
+// site (the first time) it asks the front's hook, then queues the
+// faulting kernel.
 type kernelFault struct {
 	inner model.Hook // nil: the step was not hooked
 	site  string
@@ -80,13 +80,14 @@ type kernelFault struct {
 }
 
 func (k *kernelFault) Want(ev *model.Event) bool {
+	want := k.inner != nil && k.inner.Want(ev) // the front learns the site first
 	if !k.done && ev.Site.Path == k.site {
 		k.done = true
 		if err := injectKernelFault(k.dev); err != nil {
 			panic(&backend.DeviceError{Device: k.dev.Name(), Op: "injected kernel fault", Err: err})
 		}
 	}
-	return k.inner != nil && k.inner.Want(ev)
+	return want
 }
 
 func (k *kernelFault) Visit(ev *model.Event, views []*model.RankView) error {
