@@ -36,10 +36,10 @@ step() { # name dir timeout cmd...
 }
 stamp "1. probe: $("$HSDB_TEST_CUDA_WORKER" --probe 2>&1)"
 step front cmd/hsdb 60 "$bin/cmd.test" -test.run 'CUDAWorker|DeviceChoice' -test.v -test.count 1
-model=${HSDB_BENCH_MODEL:-/tmp/hsdb-bench/llama3-8b-${LAYERS:-8}l}
+model=${HSDB_BENCH_MODEL:-/tmp/hsdb-bench/llama3-8b-${LAYERS:-32}l}
 stamp "checkpoint $model"
-python3 "$bin/make_llama8b.py" --out "$model" --layers "${LAYERS:-8}" 2>&1 | tail -2
-HSDB_BENCH_MODEL=$model step workers engine/worker 110 "$bin/worker.test" -test.run 'TestCUDA' -test.v -test.count 1
+python3 "$bin/make_llama8b.py" --out "$model" --layers "${LAYERS:-32}" 2>&1 | tail -2
+HSDB_WORKER_TRACE=${HSDB_WORKER_TRACE:-1} HSDB_BENCH_MODEL=$model step workers engine/worker 150 "$bin/worker.test" -test.run 'TestCUDA' -test.v -test.count 1
 step moments engine/backend/cuda 30 "$bin/cuda.test" -test.run '^$' -test.bench '^BenchmarkStopMoments8Ranks$' -test.benchtime 20x
 step driver engine/backend/cuda/driver 30 "$bin/driver.test" -test.count 1
 stamp "done, status $status"

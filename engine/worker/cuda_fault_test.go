@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -79,7 +80,11 @@ func TestCUDAWorkersPrefill8B(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer local.Close()
-	remote, _ := openWorkers(t, dir, engine.Options{TP: 1, Device: "cuda"}, Config{})
+	cfg := Config{}
+	if traceOn { // the workers' trace lines reach the test's stderr
+		cfg.Log = os.Stderr
+	}
+	remote, _ := openWorkers(t, dir, engine.Options{TP: 1, Device: "cuda"}, cfg)
 	const iters = 8
 	for _, h := range []model.Hook{nil, model.MultiHook{noSites{}}} {
 		var ns [2]time.Duration
@@ -109,35 +114,65 @@ func TestCUDAWorkersPrefill8B(t *testing.T) {
 }
 
 // momentsAtStop is a hook that stops at one site and there times the
-// statistics of every rank's tensor name, reps times, as the debugger's
-// `print` computes them (rank after rank, on each rank's device).
+// statistics of every rank's tensor name, reps times rank after rank and
+// reps times with every rank at once (as the debugger's `print` computes
+// them: inspect/debug rankMoments), each on the rank's device.
 type momentsAtStop struct {
 	site, name string
 	reps       int
-	ms         []float64
+	seq, par   []float64
 	err        error
 }
 
 func (m *momentsAtStop) Want(ev *model.Event) bool { return ev.Site.Path == m.site }
 
+func (m *momentsAtStop) one(v *model.RankView) error {
+	t, ok := v.Tensor(m.name)
+	if !ok || t.T == nil {
+		return errors.New("no device tensor " + m.name + " at " + m.site)
+	}
+	sh := t.T.Shape()
+	if mo := v.Device.Moments(t.T, 0, sh[0], 0, sh[1]); mo.Count != int64(sh[0]*sh[1]) {
+		return errors.New("moments counted a wrong number of values")
+	}
+	return nil
+}
+
 func (m *momentsAtStop) Visit(ev *model.Event, views []*model.RankView) error {
 	for range m.reps {
 		start := time.Now()
 		for _, v := range views {
-			t, ok := v.Tensor(m.name)
-			if !ok || t.T == nil {
-				m.err = errors.New("no device tensor " + m.name + " at " + m.site)
-				return m.err
-			}
-			sh := t.T.Shape()
-			if mo := v.Device.Moments(t.T, 0, sh[0], 0, sh[1]); mo.Count != int64(sh[0]*sh[1]) {
-				m.err = errors.New("moments counted a wrong number of values")
+			if m.err = m.one(v); m.err != nil {
 				return m.err
 			}
 		}
-		m.ms = append(m.ms, float64(time.Since(start))/1e6)
+		m.seq = append(m.seq, float64(time.Since(start))/1e6)
+	}
+	for range m.reps {
+		start := time.Now()
+		errs := make([]error, len(views))
+		var wg sync.WaitGroup
+		for r, v := range views {
+			wg.Go(func() { errs[r] = m.one(v) })
+		}
+		wg.Wait()
+		if m.err = errors.Join(errs...); m.err != nil {
+			return m.err
+		}
+		m.par = append(m.par, float64(time.Since(start))/1e6)
 	}
 	return errMeasured // the rest of the pass is not needed
+}
+
+// meanBest returns the mean and the least of v without its first value
+// (which warms the pinned staging buffers).
+func meanBest(v []float64) (mean, best float64) {
+	rest := v[1:]
+	best = rest[0]
+	for _, x := range rest {
+		mean, best = mean+x, min(best, x)
+	}
+	return mean / float64(len(rest)), best
 }
 
 // errMeasured ends the pass of TestCUDAWorkersStopMoments8 at its stop.
@@ -166,13 +201,11 @@ func TestCUDAWorkersStopMoments8(t *testing.T) {
 	if _, err := e.Prefill(seqs, h, false); err == nil || !strings.Contains(err.Error(), errMeasured.Error()) {
 		t.Fatalf("the pass went on past its stop: %v", err)
 	}
-	if h.err != nil || len(h.ms) != h.reps {
-		t.Fatalf("%d timings: %v", len(h.ms), h.err)
+	if h.err != nil || len(h.seq) != h.reps || len(h.par) != h.reps {
+		t.Fatalf("%d+%d timings: %v", len(h.seq), len(h.par), h.err)
 	}
-	rest := append([]float64(nil), h.ms[1:]...) // the first warms the pinned staging buffers
-	best, sum := rest[0], 0.0
-	for _, v := range rest {
-		best, sum = min(best, v), sum+v
-	}
-	t.Logf("statistics of hidden_states [8192, 4096] bf16 at a stop, 8 CUDA worker ranks: mean %.3f ms, best %.3f ms over %d stops", sum/float64(len(rest)), best, len(rest))
+	sm, sb := meanBest(h.seq)
+	pm, pb := meanBest(h.par)
+	t.Logf("statistics of hidden_states [8192, 4096] bf16 at a stop, 8 CUDA worker ranks on one GPU: rank after rank mean %.3f ms (best %.3f), all ranks at once mean %.3f ms (best %.3f), %d stops each",
+		sm, sb, pm, pb, h.reps-1)
 }

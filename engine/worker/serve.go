@@ -217,11 +217,16 @@ func (s *server) step(d *dec) error {
 		h = &kernelFault{inner: h, site: site, dev: s.dev}
 	}
 	s.e.Faults = faults // injected faults act on this rank as in process
+	t0 := time.Now()
 	out, runErr := s.e.RunStep(b, h, logits)
 	if s.broken != nil {
 		return s.broken
 	}
 	s.endIfContextLost(runErr)
+	t1 := time.Now()
+	defer func() {
+		trace("worker rank %d: step %.3f ms, reply %.3f ms", s.rank, ms(t1.Sub(t0)), ms(time.Since(t1)))
+	}()
 	m := done{Logits: out}
 	if runErr != nil {
 		m.Err, m.Aborted = runErr.Error(), errors.Is(runErr, backend.ErrAborted)
