@@ -8,8 +8,10 @@ import (
 	"io"
 	"math"
 	"net"
+	"slices"
 	"sync"
 	"time"
+	"unsafe"
 
 	"hsdb/engine/tensor"
 )
@@ -55,6 +57,14 @@ func (c *conn) send(kind byte, e *enc) error {
 	var hdr [5]byte
 	binary.LittleEndian.PutUint32(hdr[:4], uint32(len(e.b)+1))
 	hdr[4] = kind
+	if len(e.b) >= c.w.Size() { // a large frame (logits, a tensor): one writev, no copy through the buffer
+		if err := c.w.Flush(); err != nil {
+			return err
+		}
+		bufs := net.Buffers{hdr[:], e.b}
+		_, err := bufs.WriteTo(c.c)
+		return err
+	}
 	if _, err := c.w.Write(hdr[:]); err != nil {
 		return err
 	}
@@ -147,6 +157,7 @@ func (e *enc) i32s(v []int32) {
 
 // tensor writes a host tensor: dtype, shape, raw little-endian data.
 func (e *enc) tensor(t *tensor.Tensor) {
+	e.b = slices.Grow(e.b, 1+4+8*len(t.Shape)+4+len(t.Data)) // one allocation for a large tensor
 	e.u8(byte(t.DType))
 	e.ints(t.Shape)
 	e.u32(uint32(len(t.Data)))
@@ -269,6 +280,9 @@ func (d *dec) tensor() *tensor.Tensor {
 	if dt.Size() == 0 || !numelFits(shape, len(data)/max(dt.Size(), 1)) || tensor.Numel(shape)*dt.Size() != len(data) {
 		d.fail("a tensor of dtype %d, shape %v with %d bytes", dt, shape, len(data))
 		return nil
+	}
+	if len(data) > 0 && uintptr(unsafe.Pointer(&data[0]))%8 == 0 { // aligned in the frame, which is this message's alone: no copy
+		return &tensor.Tensor{DType: dt, Shape: shape, Data: data}
 	}
 	t := tensor.New(dt, shape...)
 	copy(t.Data, data)
