@@ -120,3 +120,25 @@ print stream
 		t.Errorf("rank 1 printed no stream after the restart")
 	}
 }
+
+// TestCUDAWorkerLens: `lens` with each rank's final norm and lm_head
+// applied in its CUDA worker prints what the CPU ranks print (f32, the
+// printed digits), device names aside.
+func TestCUDAWorkerLens(t *testing.T) {
+	requireCUDAWorkerGPU(t)
+	script := filepath.Join(t.TempDir(), "lens.hsdb")
+	if err := os.WriteFile(script, []byte("input ids 1,403,407,261,378,365 ; ids 1,400,281,350\nbreak layers.1\nrun\nlens 4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, got, errs := runWithStdin([]string{"--device", "cuda", "--tp", "2", "-x", script}, "")
+	if code != 0 || !strings.Contains(got, "stream → norm → lm_head") {
+		t.Fatalf("--device cuda: exit %d\n%s\n%s", code, got, errs)
+	}
+	code, want, errs := runWithStdin([]string{"--device", "cpu", "--tp", "2", "-x", script}, "")
+	if code != 0 {
+		t.Fatalf("--device cpu: exit %d\n%s", code, errs)
+	}
+	if withoutDevices(got) != withoutDevices(want) {
+		t.Errorf("lens on CUDA workers:\n%s\non the CPU:\n%s", got, want)
+	}
+}
