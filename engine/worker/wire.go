@@ -155,12 +155,17 @@ func (e *enc) i32s(v []int32) {
 	}
 }
 
-// tensor writes a host tensor: dtype, shape, raw little-endian data.
+// tensor writes a host tensor: dtype, shape, byte count, 0-7 bytes of
+// padding (a count byte, then zeros) that put the data at an 8-byte
+// offset of the frame, raw little-endian data.
 func (e *enc) tensor(t *tensor.Tensor) {
 	e.b = slices.Grow(e.b, 1+4+8*len(t.Shape)+4+len(t.Data)) // one allocation for a large tensor
 	e.u8(byte(t.DType))
 	e.ints(t.Shape)
 	e.u32(uint32(len(t.Data)))
+	pad := (8 - (len(e.b)+1)%8) % 8 // the data starts 8-aligned in the frame: the receiver uses it in place
+	e.u8(byte(pad))
+	e.b = append(e.b, make([]byte, pad)...)
 	e.b = append(e.b, t.Data...)
 }
 
@@ -273,7 +278,13 @@ func (d *dec) shape() []int {
 func (d *dec) tensor() *tensor.Tensor {
 	dt := tensor.DType(d.u8())
 	shape := d.shape()
-	data := d.take(d.count(1))
+	n := d.count(1)
+	if pad := d.u8(); pad > 7 {
+		d.fail("a tensor's padding of %d bytes (at most 7)", pad)
+	} else {
+		d.take(int(pad))
+	}
+	data := d.take(n)
 	if d.err != nil {
 		return nil
 	}
