@@ -54,6 +54,10 @@ type Options struct {
 	// rank Worker.Rank of the TP world is loaded, onto Worker.Dev, and
 	// RunStep runs it.
 	Worker *WorkerRank
+	// DeviceWhy says how the device was chosen ("--device defaulted to
+	// cuda: hsdb-cuda-worker sees 1 GPU(s)…"); kept as Engine.DeviceWhy
+	// for the banner and `info model`.
+	DeviceWhy string
 }
 
 // Engine is a loaded model split over World ranks, ready to run forward
@@ -72,6 +76,8 @@ type Engine struct {
 	// Estimate is the bytes of weights each rank was expected to hold,
 	// from the memory plan checked before loading (plan.New).
 	Estimate []int64
+	// DeviceWhy is Options.DeviceWhy.
+	DeviceWhy string
 	// Skipped says what of the checkpoint was not loaded (a multimodal
 	// wrapper's vision tower), or "".
 	Skipped string
@@ -117,6 +123,10 @@ var newCUDADevices func(world int, act tensor.DType) ([]backend.Device, []backen
 // faulty op (a NaN-writing Add) and prove the parity tests catch it.
 var wrapCPU = func(d backend.Device) backend.Device { return d }
 
+// CUDABuiltIn reports whether this binary can run CUDA ranks in process
+// (it was built with -tags cuda).
+func CUDABuiltIn() bool { return newCUDADevices != nil }
+
 func newDevices(opts Options, world int, act tensor.DType) ([]backend.Device, []backend.Comm, *backend.Group, error) {
 	switch opts.Device {
 	case "", "cpu":
@@ -161,7 +171,7 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	estimate := mem.Weights()
-	e := &Engine{Path: path, Config: cfg, Dims: cfg.Dims(), Tree: tree, World: world, Skipped: skipped, Estimate: estimate, Quant: qs,
+	e := &Engine{Path: path, Config: cfg, Dims: cfg.Dims(), Tree: tree, World: world, Skipped: skipped, DeviceWhy: opts.DeviceWhy, Estimate: estimate, Quant: qs,
 		siteGroup: backend.NewGroup(world)}
 	if opts.Workers != nil { // the workers plan and check their own memory
 		return loadRemote(e, opts)

@@ -59,7 +59,11 @@ func Run(dbg client.Client, c RunConfig) int {
 		if m.Loaded.Partial {
 			layers = "decoder " + m.Loaded.String()
 		}
-		fmt.Fprintf(c.Out, "hsdb: %s (%s, %s) on %d rank(s), %s. `help` lists the commands.\n", m.Path, m.Arch, layers, m.World, m.Devices[0])
+		dev := m.Devices[0]
+		if m.DeviceWhy != "" {
+			dev += " (" + m.DeviceWhy + ")"
+		}
+		fmt.Fprintf(c.Out, "hsdb: %s (%s, %s) on %d rank(s), %s. `help` lists the commands.\n", m.Path, m.Arch, layers, m.World, dev)
 		err = t.Interactive(hist)
 	}
 	code := t.exitStatus(err, script)

@@ -77,6 +77,9 @@ func (t *Term) modelText(m client.ModelInfo) string {
 		per = append(per, fmt.Sprintf("rank %d %s %s", r, d, byteSize(m.Memory[r])))
 	}
 	add("devices", strings.Join(per, "; "))
+	if m.DeviceWhy != "" {
+		add("device choice", m.DeviceWhy)
+	}
 	if m.Skipped != "" {
 		add("not loaded", m.Skipped)
 	}

@@ -19,7 +19,13 @@
 # 3. go test -tags cuda ./kernels ./engine/backend/cuda/... ./engine ./engine/worker: the PTX is fresh,
 #    the pool logic passes, the rank workers' process path passes in the
 #    cuda build, and every GPU test skips with its reason; then the cuda
-#    build of hsdb (the CUDA worker) links.
+#    build of hsdb links.
+# 4. The CUDA worker over gorgonia.org/cu (cmd/hsdb-cuda-worker, -tags
+#    cuda,cu): vetted and linked against cuda.h and libcuda.so (installed
+#    by scripts/setup-cuda.sh, else the headers and the driver stub
+#    libcuda.so of the same nvidia-cuda-dev package, unpacked as in 2), and
+#    run by the front's process-path test without a GPU: cu's init ends
+#    the worker and the session falls back to cpu or reports the rank.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -42,7 +48,7 @@ if [[ $force_download == 1 || ! -f /usr/include/cuda.h || ! -f /usr/include/cubl
 	(cd "$tmp" && apt-get download -q nvidia-cuda-dev >/dev/null)
 	deb=$(ls "$tmp"/nvidia-cuda-dev_*.deb)
 	mkdir -p "$tmp/root"
-	dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$tmp/root" --wildcards './usr/include/*'
+	dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$tmp/root" --wildcards './usr/include/*' './usr/lib/x86_64-linux-gnu/stubs/libcuda.so'
 	rm -f "$deb"
 	inc=$tmp/root/usr/include
 fi
@@ -76,3 +82,20 @@ go test -tags cuda ./kernels ./engine/backend/cuda/... ./engine ./engine/worker
 # process-path tests (CPU workers spawned from the cuda build)
 echo "== go build -tags cuda ./cmd/hsdb"
 go build -tags cuda -o /dev/null ./cmd/hsdb
+if go list -deps -tags cuda ./cmd/hsdb | grep -q '^gorgonia.org/cu$'; then
+	echo "ci-cuda-vet.sh: the front end (cmd/hsdb) links gorgonia.org/cu; only cmd/hsdb-cuda-worker may" >&2
+	exit 1
+fi
+
+# 4. The CUDA worker over gorgonia.org/cu. cgo finds cuda.h in $inc and
+# libcuda.so in the driver's directory or the toolkit's stubs directory.
+stubs=/usr/lib/x86_64-linux-gnu/stubs
+[[ -n $tmp && -f $tmp/root$stubs/libcuda.so ]] && stubs=$tmp/root$stubs
+export CGO_CFLAGS="-I$inc ${CGO_CFLAGS:-}" CGO_LDFLAGS="-L$stubs ${CGO_LDFLAGS:-}"
+echo "== go vet -tags cuda,cu ./engine/backend/cuda/driver ./cmd/hsdb-cuda-worker (cuda.h from $inc, libcuda.so from the loader path or $stubs)"
+go vet -tags cuda,cu ./engine/backend/cuda/driver ./cmd/hsdb-cuda-worker
+bin=$(mktemp -d)
+go build -tags cuda,cu -o "$bin/hsdb-cuda-worker" ./cmd/hsdb-cuda-worker
+echo "== the front with the CUDA worker and no GPU (go test ./cmd/hsdb -run CUDAWorker)"
+HSDB_TEST_CUDA_WORKER=$bin/hsdb-cuda-worker go test -count=1 -run 'CUDAWorker|DeviceChoice' ./cmd/hsdb
+rm -rf "$bin"

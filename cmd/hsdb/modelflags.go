@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,7 +28,7 @@ type modelFlags struct {
 	noModel   bool
 	set       map[string]bool // flags given on the command line (after parse)
 	// rank workers (engine/worker)
-	workers       bool
+	workers       setBool
 	listen        string
 	pp            int
 	workerTimeout time.Duration
@@ -45,6 +46,29 @@ func strFlag(field func(*modelFlags) *string, def string) func(*flag.FlagSet, *m
 	return func(fs *flag.FlagSet, m *modelFlags, name, usage string) { fs.StringVar(field(m), name, def, usage) }
 }
 
+// setBool is a boolean flag that remembers whether it was given (--workers:
+// --workers=false is not the same as leaving it out).
+type setBool struct{ v, set bool }
+
+func (b *setBool) String() string {
+	if b == nil {
+		return "false"
+	}
+	return strconv.FormatBool(b.v)
+}
+
+func (b *setBool) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	b.v, b.set = v, true
+	return nil
+}
+
+// IsBoolFlag lets it be given without a value.
+func (b *setBool) IsBoolFlag() bool { return true }
+
 func boolFlag(field func(*modelFlags) *bool) func(*flag.FlagSet, *modelFlags, string, string) {
 	return func(fs *flag.FlagSet, m *modelFlags, name, usage string) { fs.BoolVar(field(m), name, false, usage) }
 }
@@ -59,7 +83,7 @@ var flagTable = []flagDef{
 	{"model", "model: an HF directory (config.json + safetensors), a llama2.c .bin, \"embedded\" or empty for the embedded stories260K (check: empty means no model)", strFlag(func(m *modelFlags) *string { return &m.model }, "")},
 	{"tp", "tensor-parallel world size (ranks) the model runs at (check, diff: also the world size the capture ran at, for shard forensics; default there: try 2, 4, 8, 16)",
 		func(fs *flag.FlagSet, m *modelFlags, name, usage string) { fs.IntVar(&m.tp, name, 1, usage) }},
-	{"device", "cpu or cuda", strFlag(func(m *modelFlags) *string { return &m.device }, "cpu")},
+	{"device", "cpu or cuda (default: cuda where hsdb-cuda-worker is installed next to hsdb or on PATH and sees a GPU, one worker process per rank; else cpu)", strFlag(func(m *modelFlags) *string { return &m.device }, "")},
 	{"dtype", "convert weights on load: f32, bf16 or f16 (default: as stored)", strFlag(func(m *modelFlags) *string { return &m.dtype }, "")},
 	{"ep", "MoE models: whole experts per rank (expert parallel, over the --tp ranks) instead of splitting each expert", boolFlag(func(m *modelFlags) *bool { return &m.ep })},
 	{"moe", "MoE expert split: tp (each expert's intermediate split over ranks, vLLM's default) or ep (same as --ep)", strFlag(func(m *modelFlags) *string { return &m.moe }, "tp")},
@@ -67,7 +91,7 @@ var flagTable = []flagDef{
 	{"layers", "decoder layers captured (capture) or expected in the capture, in order (check, diff), e.g. 2,30,58,60 (capture: also eagle3, the format's EAGLE-3 ids: hsdb layers 1, N/2-1, N-4, N-1)", strFlag(func(m *modelFlags) *string { return &m.layers }, "")},
 	{"json", "print the result as JSON (the debugger: one object per command result)", boolFlag(func(m *modelFlags) *bool { return &m.json })},
 	{"no-model", "do not run the model (check: structure, rules and shape forensics only)", boolFlag(func(m *modelFlags) *bool { return &m.noModel })},
-	{"workers", "run each rank in its own worker process (hsdb worker), so that a failing rank never ends the session", boolFlag(func(m *modelFlags) *bool { return &m.workers })},
+	{"workers", "run each rank in its own worker process (hsdb worker; hsdb-cuda-worker for --device cuda, where it is the default), so that a failing rank never ends the session; --workers=false runs CUDA ranks in process (a -tags cuda build)", func(fs *flag.FlagSet, m *modelFlags, name, usage string) { fs.Var(&m.workers, name, usage) }},
 	{"listen", "run the ranks in workers that join at this address (hsdb worker --connect ADDR --token T, started by a launcher: ssh, srun, a Kubernetes job); prints the token",
 		strFlag(func(m *modelFlags) *string { return &m.listen }, "")},
 	{"pp", "pipeline stages (with --workers or --listen): the decoder layers split into N stages as vLLM splits them, each a --tp group of workers",
@@ -76,7 +100,7 @@ var flagTable = []flagDef{
 		func(fs *flag.FlagSet, m *modelFlags, name, usage string) {
 			fs.DurationVar(&m.workerTimeout, name, 10*time.Minute, usage)
 		}},
-	{"worker-bin", "the hsdb binary --workers starts as hsdb worker (default: this one; a -tags cuda build for --device cuda)", strFlag(func(m *modelFlags) *string { return &m.workerBin }, "")},
+	{"worker-bin", "the binary the workers run as BIN worker (default: this hsdb; for --device cuda the installed hsdb-cuda-worker)", strFlag(func(m *modelFlags) *string { return &m.workerBin }, "")},
 }
 
 // modelGroup names the flags of every subcommand that loads a model.
@@ -161,14 +185,16 @@ func (m *modelFlags) load(w io.Writer) (*engine.Engine, error) {
 	if m.pp < 1 {
 		return nil, fmt.Errorf("--pp %d: want at least one stage", m.pp)
 	}
-	if m.pp > 1 && !m.workers && m.listen == "" {
+	dc, err := m.chooseDevice()
+	if err != nil {
+		return nil, err
+	}
+	m.device, o.Device, o.DeviceWhy = dc.device, dc.device, dc.why
+	if m.pp > 1 && !dc.workers && m.listen == "" {
 		return nil, fmt.Errorf("--pp %d: pipeline stages run in workers: add --workers (or --listen ADDR)", m.pp)
 	}
-	if m.workers || m.listen != "" {
-		cfg := worker.Config{Listen: m.listen, Spawn: m.listen == "", Timeout: m.workerTimeout, Log: w, PP: m.pp}
-		if m.workerBin != "" {
-			cfg.Command = []string{m.workerBin, "worker"}
-		}
+	if dc.workers || m.listen != "" {
+		cfg := worker.Config{Listen: m.listen, Spawn: m.listen == "", Timeout: m.workerTimeout, Log: w, PP: m.pp, Command: dc.command}
 		f, err := worker.Start(path, o, cfg)
 		if err != nil {
 			return nil, err

@@ -10,7 +10,9 @@ import (
 	"text/tabwriter"
 
 	"hsdb/engine"
+	"hsdb/engine/modelpath"
 	"hsdb/engine/plan"
+	"hsdb/engine/worker"
 )
 
 func init() {
@@ -19,7 +21,7 @@ func init() {
 		run:     runPlan})
 }
 
-const planUsage = "plan --model DIR [--tp N] [--ep] [--device-memory 141GiB] [--max-tokens T] [--dtype bf16] [--load-layers A-B] [--device cuda|cpu] [--json]"
+const planUsage = "plan --model DIR [--tp N] [--pp N] [--ep] [--device-memory 141GiB] [--max-tokens T] [--dtype bf16] [--load-layers A-B] [--device cuda|cpu] [--json]"
 
 func runPlan(args []string, io stdio) int {
 	fs := newFlagSet("plan", io)
@@ -57,8 +59,11 @@ func runPlan(args []string, io stdio) int {
 	if err != nil {
 		return fail(2, "%v", err)
 	}
-	p, err := engine.PlanDir(mf.model, engine.PlanOptions{TP: eo.TP, EP: eo.EP, Layers: eo.Layers, DType: eo.DType,
-		Tokens: *tokens, DeviceBytes: mem, Device: eo.Device})
+	po := engine.PlanOptions{TP: eo.TP, EP: eo.EP, Layers: eo.Layers, DType: eo.DType, Tokens: *tokens, DeviceBytes: mem, Device: eo.Device}
+	if mf.pp != 1 {
+		return runPlanStages(io, &mf, po, fail)
+	}
+	p, err := engine.PlanDir(mf.model, po)
 	if err != nil {
 		return fail(1, "%v", err)
 	}
@@ -72,6 +77,68 @@ func runPlan(args []string, io stdio) int {
 		printPlan(io.Out, mf.model, p)
 	}
 	if !p.Fits {
+		return 1
+	}
+	return 0
+}
+
+// stagePlan is one pipeline stage's plan in `hsdb plan --pp N --json`.
+type stagePlan struct {
+	Stage  int             `json:"stage"`
+	Layers string          `json:"layers"`
+	Plan   *engine.DirPlan `json:"plan"`
+}
+
+// runPlanStages is `hsdb plan --pp N`: the decoder layers split into N
+// stages as vLLM's get_pp_indices splits them (worker.StageLayers), each
+// stage a --tp group planned with its layers plus the embeddings, final
+// norm and head, which every hsdb stage loads today (vLLM keeps them on
+// the first and last stage only). It fits when every stage does.
+func runPlanStages(io stdio, mf *modelFlags, po engine.PlanOptions, fail func(int, string, ...any) int) int {
+	if mf.pp < 1 {
+		return fail(2, "--pp %d: want at least one stage", mf.pp)
+	}
+	if po.Layers != nil {
+		return fail(2, "--pp %d with --load-layers: each stage's layers come from --pp", mf.pp)
+	}
+	d, err := modelpath.ConfigDims(mf.model)
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	ranges, err := worker.StageLayers(d.Layers, mf.pp)
+	if err != nil {
+		return fail(2, "%v", err)
+	}
+	var stages []stagePlan
+	fits := true
+	for s, lr := range ranges {
+		o := po
+		o.Layers = &lr
+		p, err := engine.PlanDir(mf.model, o)
+		if err != nil {
+			return fail(1, "stage %d: %v", s, err)
+		}
+		stages = append(stages, stagePlan{Stage: s, Layers: lr.String(), Plan: p})
+		fits = fits && p.Fits
+	}
+	if mf.json {
+		b, err := json.MarshalIndent(struct {
+			Stages []stagePlan `json:"stages"`
+			PP     int         `json:"pipeline_stages"`
+			Fits   bool        `json:"fits"`
+		}{stages, mf.pp, fits}, "", "  ")
+		if err != nil {
+			return fail(1, "%v", err)
+		}
+		fmt.Fprintln(io.Out, string(b))
+	} else {
+		fmt.Fprintf(io.Out, "%d pipeline stages of --tp %d (%d workers); each stage also holds the embeddings, final norm and head\n", mf.pp, max(po.TP, 1), mf.pp*max(po.TP, 1))
+		for _, st := range stages {
+			fmt.Fprintf(io.Out, "\nstage %d: decoder layers %s\n", st.Stage, st.Layers)
+			printPlan(io.Out, mf.model, st.Plan)
+		}
+	}
+	if !fits {
 		return 1
 	}
 	return 0

@@ -86,3 +86,60 @@ func TestParseBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanPipelineStages: `hsdb plan --pp 2` on the llama fixture (3
+// layers, hidden 96, 8 heads and 2 kv heads of 12, intermediate 160,
+// vocab 101, tied, f32) splits the layers as vLLM's get_pp_indices does
+// (0-1 and 2) and counts, by hand: a decoder layer 4·(96·96 + 2·96·24 +
+// 96·96 + 3·160·96 + 2·96) = 277248 bytes; the embedding padded to 128
+// rows (vLLM's vocab padding to 64) 4·128·96 = 49152 and the final norm
+// 384 on every stage; the KV cache 2·2·12·4096·4 = 786432 bytes per layer
+// at 4096 tokens. --pp with --load-layers is refused.
+func TestPlanPipelineStages(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := hsdbMain([]string{"plan", "--model", "../../testdata/hf/llama", "--pp", "2", "--json"}, stdio{Out: &out, Err: &errOut})
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	var got struct {
+		Stages []struct {
+			Stage  int    `json:"stage"`
+			Layers string `json:"layers"`
+			Plan   struct {
+				Ranks []map[string]int64 `json:"ranks"`
+			} `json:"plan"`
+		} `json:"stages"`
+		PP   int  `json:"pipeline_stages"`
+		Fits bool `json:"fits"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	const layer, ends, kv = 4 * (96*96 + 2*96*24 + 96*96 + 3*160*96 + 2*96), 4*128*96 + 4*96, 2 * 2 * 12 * 4096 * 4
+	want := []struct {
+		layers string
+		n      int64
+	}{{"0-1", 2}, {"2", 1}}
+	if got.PP != 2 || !got.Fits || len(got.Stages) != 2 {
+		t.Fatalf("%s", out.String())
+	}
+	for i, w := range want {
+		st := got.Stages[i]
+		if st.Stage != i || !strings.HasPrefix(st.Layers, w.layers) || len(st.Plan.Ranks) != 1 {
+			t.Errorf("stage %d: %+v, want layers %s", i, st, w.layers)
+			continue
+		}
+		r := st.Plan.Ranks[0]
+		if r["weights_bytes"] != w.n*layer+ends || r["kv_bytes"] != w.n*kv {
+			t.Errorf("stage %d: weights %d kv %d, want %d and %d", i, r["weights_bytes"], r["kv_bytes"], w.n*layer+ends, w.n*kv)
+		}
+	}
+	errOut.Reset()
+	if code := hsdbMain([]string{"plan", "--model", "../../testdata/hf/llama", "--pp", "2", "--load-layers", "0-1"}, stdio{Out: &out, Err: &errOut}); code != 2 || !strings.Contains(errOut.String(), "--load-layers") {
+		t.Errorf("--pp with --load-layers: exit %d, %q", code, errOut.String())
+	}
+	errOut.Reset()
+	if code := hsdbMain([]string{"plan", "--model", "../../testdata/hf/llama", "--pp", "4"}, stdio{Out: &out, Err: &errOut}); code != 2 || !strings.Contains(errOut.String(), "3 decoder layers") {
+		t.Errorf("--pp 4 of 3 layers: exit %d, %q", code, errOut.String())
+	}
+}

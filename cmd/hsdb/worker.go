@@ -1,10 +1,8 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	goio "io"
-	"os"
-	"time"
 
 	"hsdb/engine/worker"
 )
@@ -21,39 +19,25 @@ const workerUsage = "worker --connect HOST:PORT [--token T] [--rank R] [--dial-t
 // session token (--token, else $HSDB_WORKER_TOKEN), loads the rank it is
 // assigned and serves the session until the front ends it. Exit status:
 // 0 when the front ended the session, 1 on a refusal or a failure, 2 for
-// bad flags.
+// bad flags. cmd/hsdb-cuda-worker is the same over gorgonia.org/cu.
 func runWorker(args []string, io stdio) int {
 	fs := newFlagSet("worker", io)
-	connect := fs.String("connect", "", "the front's address HOST:PORT (its --listen, printed when it starts)")
-	token := fs.String("token", "", "the session token the front printed (default $"+worker.TokenEnv+")")
-	rank := fs.Int("rank", -1, "the slot to run: stage × --tp + rank (-1: the next free one)")
-	dial := fs.Duration("dial-timeout", 30*time.Second, "how long to try to reach the front")
+	var wf worker.Flags
+	wf.Register(fs)
 	if done, code := parseArgs(fs, args, io, workerUsage); done {
 		return code
 	}
-	if *connect == "" || fs.NArg() > 0 {
-		fmt.Fprintln(io.Err, "hsdb worker: usage: hsdb worker --connect HOST:PORT [--token T] [--rank R]")
-		return 2
+	cfg, err := wf.Config(fs.Args(), io.Err)
+	if err != nil {
+		fmt.Fprintln(io.Err, "hsdb worker:", err)
+		if errors.Is(err, worker.ErrUsage) {
+			return 2
+		}
+		return 1
 	}
-	if *rank < -1 {
-		fmt.Fprintf(io.Err, "hsdb worker: --rank %d: want a rank >= 0\n", *rank)
-		return 2
-	}
-	if *token == "" {
-		*token = os.Getenv(worker.TokenEnv)
-	}
-	if err := worker.Serve(worker.WorkerConfig{Connect: *connect, Token: *token, Rank: *rank, Dial: *dial, Log: workerLog(io)}); err != nil {
+	if err := worker.Serve(cfg); err != nil {
 		fmt.Fprintln(io.Err, "hsdb worker:", err)
 		return 1
 	}
 	return 0
-}
-
-// workerLog is where a worker notes its rank: stderr, unless a front
-// started it (the front then speaks for it).
-func workerLog(io stdio) goio.Writer {
-	if worker.Spawned() {
-		return nil
-	}
-	return io.Err
 }

@@ -302,3 +302,28 @@ func TestWorkersCaptureJob(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkersLens: `lens` through worker processes — each rank's final
+// norm and lm_head applied in its worker, on any pipeline stage — prints
+// exactly what the in-process ranks print, at a middle layer and at the
+// last layer (where the lens is the model's own next-token distribution,
+// which intervene_test checks against the logits).
+func TestWorkersLens(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "lens.hsdb")
+	if err := os.WriteFile(script, []byte("input ids 1,403,407,261,378,365 ; ids 1,400,281,350\nbreak layers.1\nbreak layers.4\nrun\nlens 4\ncontinue\nlens 4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, want, errs := runWithStdin([]string{"--tp", "2", "-x", script}, "")
+	if code != 0 || strings.Count(want, "stream → norm → lm_head") != 2 {
+		t.Fatalf("in process: exit %d\n%s\n%s", code, want, errs)
+	}
+	for _, extra := range [][]string{{"--workers"}, {"--workers", "--pp", "2"}} {
+		code, got, errs := runWithStdin(append(extra, "--tp", "2", "-x", script), "")
+		if code != 0 {
+			t.Fatalf("%v: exit %d\n%s\n%s", extra, code, got, errs)
+		}
+		if got != want {
+			t.Errorf("%v prints otherwise:\n%s\nin process:\n%s", extra, got, want)
+		}
+	}
+}

@@ -13,7 +13,34 @@ import (
 	"hsdb/engine/backend/cuda/driver"
 )
 
-func init() { newCUDADevice = cudaWorkerDevice }
+func init() {
+	newCUDADevice = cudaWorkerDevice
+	contextLost = driver.ContextLost
+	injectKernelFault = launchOutOfBounds
+}
+
+// unmappedAddress is a device address no allocation holds (the top of the
+// 47-bit user address space the driver maps from below).
+const unmappedAddress = driver.Ptr(1<<47 - 1<<20)
+
+// launchOutOfBounds launches a one-element copy2d (kernels/copy.cu) whose
+// destination is unmappedAddress on dev's stream and waits for it: the
+// kernel faults and the synchronisation returns CUDA_ERROR_ILLEGAL_ADDRESS
+// at the site that launched it (KernelFaultEnv, tests only).
+func launchOutOfBounds(dev backend.Device) error {
+	d, ok := dev.(*cuda.Device)
+	if !ok {
+		return fmt.Errorf("%s: %s is only for CUDA workers", KernelFaultEnv, dev.Name())
+	}
+	g := d.GPU()
+	return g.Do(func() error {
+		if err := g.Launch("copy", "copy2d_u8", driver.Dim3{X: 1}, driver.Dim3{X: 1}, 0,
+			unmappedAddress, unmappedAddress, int64(1), int64(1), int64(1), int64(1)); err != nil {
+			return err
+		}
+		return g.Synchronize()
+	})
+}
 
 // cudaWorkerDevice makes the worker's CUDA device: GPU slot when the
 // machine has a GPU per worker, else GPU 0 for every worker (as the

@@ -37,12 +37,14 @@ const (
 	kindPipeData
 	kindWriteRows
 	kindWritten
+	kindLens
+	kindLensReply
 )
 
 func kindName(k byte) string {
 	names := []string{"?", "error", "hello", "assign", "loaded", "step", "want", "answer", "visit", "moments", "moments reply",
 		"to-host", "values", "resume", "abort", "collective", "done", "memory", "memory reply", "quit",
-		"pipe send", "pipe receive", "pipe data", "write rows", "written"}
+		"pipe send", "pipe receive", "pipe data", "write rows", "written", "lens", "lens reply"}
 	if int(k) < len(names) {
 		return names[k]
 	}

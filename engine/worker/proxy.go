@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"hsdb/engine/backend"
+	"hsdb/engine/model"
 	"hsdb/engine/tensor"
 )
 
@@ -71,6 +72,37 @@ func (p proxy) ToHost(t backend.Tensor, r0, r1, c0, c1 int) *tensor.Tensor {
 	}
 	return h
 }
+
+// LensLogits applies the worker's final norm and LM head to rows of a
+// visit's tensor there (model.LensDevice) and returns its vocabulary
+// shard's logits, the shard's first token id and vocab_size.
+func (p proxy) LensLogits(t backend.Tensor, rows []int32) (*tensor.Tensor, int, int) {
+	h, ok := t.(handle)
+	if !ok {
+		p.panic("lens", fmt.Errorf("a %T is not a tensor of this worker", t))
+	}
+	d := p.call("lens", kindLens, kindLensReply, h, func(e *enc) {
+		e.int(h.idx)
+		e.u32(uint32(len(rows)))
+		for _, r := range rows {
+			e.u32(uint32(r))
+		}
+	})
+	lo, vocab := d.int(), d.int()
+	var lg *tensor.Tensor
+	if d.bool() {
+		lg = d.tensor()
+		if d.err == nil && (lg.DType != tensor.F32 || len(lg.Shape) != 2 || lg.Shape[0] != len(rows) || lo < 0 || lo+lg.Shape[1] > vocab) {
+			d.fail("lens logits %s %v from token %d of %d for %d rows", lg.DType, lg.Shape, lo, vocab, len(rows))
+		}
+	}
+	if d.err != nil {
+		p.panic("lens", p.r.fault(d.err))
+	}
+	return lg, lo, vocab
+}
+
+var _ model.LensDevice = proxy{}
 
 func (p proxy) query(op string, kind, want byte, t backend.Tensor, r0, r1, c0, c1 int) *dec {
 	h, ok := t.(handle)

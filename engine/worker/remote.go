@@ -237,6 +237,7 @@ func (r *remoteRank) forward(pass *model.Pass, b *model.Batch, logits bool) (*te
 			panic(p)
 		}
 	}()
+	t0 := time.Now()
 	var e enc
 	encBatch(&e, b)
 	e.bool(pass.Hook != nil)
@@ -323,10 +324,12 @@ func (r *remoteRank) forward(pass *model.Pass, b *model.Batch, logits bool) (*te
 				reply.str(stopErr.Error())
 			}
 		case kindDone:
+			t1 := time.Now()
 			var m done
 			if err := m.dec(d); err != nil {
 				return nil, r.fault(err)
 			}
+			trace("front %s: step sent to done received %.3f ms, decoding the reply %.3f ms", r.who(), ms(t1.Sub(t0)), ms(time.Since(t1)))
 			if stopErr != nil {
 				return nil, stopErr
 			}

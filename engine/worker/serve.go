@@ -213,11 +213,20 @@ func (s *server) step(d *dec) error {
 	if hooked {
 		h = wireHook{s}
 	}
+	if site := s.kernelFaultSite(); site != "" {
+		h = &kernelFault{inner: h, site: site, dev: s.dev}
+	}
 	s.e.Faults = faults // injected faults act on this rank as in process
+	t0 := time.Now()
 	out, runErr := s.e.RunStep(b, h, logits)
 	if s.broken != nil {
 		return s.broken
 	}
+	s.endIfContextLost(runErr)
+	t1 := time.Now()
+	defer func() {
+		trace("worker rank %d: step %.3f ms, reply %.3f ms", s.rank, ms(t1.Sub(t0)), ms(time.Since(t1)))
+	}()
 	m := done{Logits: out}
 	if runErr != nil {
 		m.Err, m.Aborted = runErr.Error(), errors.Is(runErr, backend.ErrAborted)
@@ -309,6 +318,10 @@ func (h wireHook) Visit(ev *model.Event, views []*model.RankView) error {
 		case kindWriteRows:
 			var e enc
 			rk := s.writeRows(d, &e)
+			k, d = s.call(rk, &e)
+		case kindLens:
+			var e enc
+			rk := s.lens(d, &e)
 			k, d = s.call(rk, &e)
 		case kindMemory:
 			var e enc
@@ -406,4 +419,47 @@ func (s *server) writeRows(d *dec, e *enc) (reply byte) {
 	s.dev.CopyRows(t, row, up, 0, data.Rows())
 	s.dev.Free(up)
 	return kindWritten
+}
+
+// lens answers the debugger's `lens` on a tensor of the open visit: the
+// rank's final norm and LM head applied to the given rows
+// (model.LensLogits); it replies kindLensReply with the shard's first
+// token id, vocab_size and the logits (or none), or kindError.
+func (s *server) lens(d *dec, e *enc) (reply byte) {
+	idx := d.int()
+	n := d.count(4)
+	rows := make([]int32, 0, n)
+	for range n {
+		rows = append(rows, int32(d.u32()))
+	}
+	if d.err != nil {
+		e.str(d.err.Error())
+		return kindError
+	}
+	if idx < 0 || idx >= len(s.flat) || s.flat[idx] == nil {
+		e.str(fmt.Sprintf("worker rank %d: no device tensor %d at this site", s.rank, idx))
+		return kindError
+	}
+	t := s.flat[idx]
+	tr, _ := rowsCols(t.Shape())
+	for _, r := range rows {
+		if r < 0 || int(r) >= tr {
+			e.str(fmt.Sprintf("worker rank %d: lens row %d outside %s's %d rows", s.rank, r, s.names[idx], tr))
+			return kindError
+		}
+	}
+	lw, ok := s.e.Lens(0)
+	if !ok {
+		e.str(fmt.Sprintf("worker rank %d: this architecture does not expose its final norm and lm_head", s.rank))
+		return kindError
+	}
+	defer s.deviceErrorReply(e, &reply)
+	h, lo := model.LensLogits(s.dev, lw, t, rows)
+	e.int(lo)
+	e.int(lw.VocabSize)
+	e.bool(h != nil)
+	if h != nil {
+		e.tensor(h)
+	}
+	return kindLensReply
 }

@@ -8,15 +8,17 @@ import (
 	"io"
 	"math"
 	"net"
+	"slices"
 	"sync"
 	"time"
+	"unsafe"
 
 	"hsdb/engine/tensor"
 )
 
 // Version is the protocol version a worker and a front must share: the
 // hello carries it and a mismatch is refused.
-const Version = 2
+const Version = 3
 
 // Frame limits: nothing larger is read. A hello is tiny; a data frame holds
 // at most one tensor of a step (an all-reduce of [tokens, hidden] f32, the
@@ -55,6 +57,14 @@ func (c *conn) send(kind byte, e *enc) error {
 	var hdr [5]byte
 	binary.LittleEndian.PutUint32(hdr[:4], uint32(len(e.b)+1))
 	hdr[4] = kind
+	if len(e.b) >= c.w.Size() { // a large frame (logits, a tensor): one writev, no copy through the buffer
+		if err := c.w.Flush(); err != nil {
+			return err
+		}
+		bufs := net.Buffers{hdr[:], e.b}
+		_, err := bufs.WriteTo(c.c)
+		return err
+	}
 	if _, err := c.w.Write(hdr[:]); err != nil {
 		return err
 	}
@@ -145,11 +155,17 @@ func (e *enc) i32s(v []int32) {
 	}
 }
 
-// tensor writes a host tensor: dtype, shape, raw little-endian data.
+// tensor writes a host tensor: dtype, shape, byte count, 0-7 bytes of
+// padding (a count byte, then zeros) that put the data at an 8-byte
+// offset of the frame, raw little-endian data.
 func (e *enc) tensor(t *tensor.Tensor) {
+	e.b = slices.Grow(e.b, 1+4+8*len(t.Shape)+4+len(t.Data)) // one allocation for a large tensor
 	e.u8(byte(t.DType))
 	e.ints(t.Shape)
 	e.u32(uint32(len(t.Data)))
+	pad := (8 - (len(e.b)+1)%8) % 8 // the data starts 8-aligned in the frame: the receiver uses it in place
+	e.u8(byte(pad))
+	e.b = append(e.b, make([]byte, pad)...)
 	e.b = append(e.b, t.Data...)
 }
 
@@ -262,13 +278,22 @@ func (d *dec) shape() []int {
 func (d *dec) tensor() *tensor.Tensor {
 	dt := tensor.DType(d.u8())
 	shape := d.shape()
-	data := d.take(d.count(1))
+	n := d.count(1)
+	if pad := d.u8(); pad > 7 {
+		d.fail("a tensor's padding of %d bytes (at most 7)", pad)
+	} else {
+		d.take(int(pad))
+	}
+	data := d.take(n)
 	if d.err != nil {
 		return nil
 	}
 	if dt.Size() == 0 || !numelFits(shape, len(data)/max(dt.Size(), 1)) || tensor.Numel(shape)*dt.Size() != len(data) {
 		d.fail("a tensor of dtype %d, shape %v with %d bytes", dt, shape, len(data))
 		return nil
+	}
+	if len(data) > 0 && uintptr(unsafe.Pointer(&data[0]))%8 == 0 { // aligned in the frame, which is this message's alone: no copy
+		return &tensor.Tensor{DType: dt, Shape: shape, Data: data}
 	}
 	t := tensor.New(dt, shape...)
 	copy(t.Data, data)

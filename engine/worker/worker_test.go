@@ -22,6 +22,9 @@ const testWorkerEnv = "HSDB_TEST_WORKER"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(testWorkerEnv) == "1" {
+		if os.Getenv(fakeLostEnv) == "1" {
+			fakeContextLoss()
+		}
 		fs := flag.NewFlagSet("worker", flag.ExitOnError)
 		connect := fs.String("connect", "", "")
 		rank := fs.Int("rank", -1, "")

@@ -35,8 +35,11 @@ type ModelInfo struct {
 	Params   int64        `json:"params"`
 	World    int          `json:"world_size"`
 	Devices  []string     `json:"devices"`
-	Memory   []int64      `json:"memory_bytes"`
-	Skipped  string       `json:"skipped,omitempty"`
+	// DeviceWhy says how the device was chosen (--device given or
+	// defaulted, in process or one worker process per rank, and why).
+	DeviceWhy string  `json:"device_why,omitempty"`
+	Memory    []int64 `json:"memory_bytes"`
+	Skipped   string  `json:"skipped,omitempty"`
 }
 
 // LayerInfo is one row of `info layers`: a decoder layer's site, class,

@@ -11,7 +11,7 @@ func (s *Session) Model() client.ModelInfo {
 	mi := client.ModelInfo{Path: e.Path, Arch: d.Arch, ModelType: d.ModelType, Hidden: d.Hidden, Layers: d.Layers, Heads: d.Heads, KVHeads: d.KVHeads,
 		HeadDim: d.HeadDim, Intermediate: d.Intermediate, Vocab: d.Vocab, MaxPos: d.MaxPos, Tied: d.Tied, DType: d.DType.String(),
 		ActDType: e.Device(0).ActDType().String(), Params: e.Tree.Root.NumParams(), World: e.World, Memory: e.MemoryInUse(), Skipped: e.Skipped,
-		Loaded: s.LoadedLayers(), Weights: s.weightDTypes()}
+		Loaded: s.LoadedLayers(), Weights: s.weightDTypes(), DeviceWhy: e.DeviceWhy}
 	for r := range e.World {
 		mi.Devices = append(mi.Devices, e.Device(r).Name())
 	}

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"hsdb/engine/model"
+	"hsdb/engine/tensor"
 	"hsdb/inspect/client"
 )
 
@@ -15,7 +16,8 @@ import (
 // returns its top k tokens with softmax probabilities over the whole
 // vocabulary (the logit lens). Each rank computes its vocabulary shard on
 // its own device (RMSNorm and Linear, no collective: the ranks are waiting
-// at the site) and the shards are joined on the host. Errors:
+// at the site; a rank worker in its process, model.LensDevice) and the
+// shards are joined on the host in rank order. Errors:
 // ErrNotStopped, a site without a stream, k < 1.
 func (s *Session) Lens(k int) (*client.LensReport, error) {
 	if k < 1 {
@@ -38,35 +40,34 @@ func (s *Session) Lens(k int) (*client.LensReport, error) {
 		rows := make([][]float64, len(last))
 		vocab := 0
 		for r, v := range st.views {
-			lw, ok := s.E.Lens(r)
-			if !ok && s.E.Remote() {
-				return fmt.Errorf("lens: not available with the ranks in worker processes (--workers): the final norm and lm_head live in the workers")
-			}
-			if !ok {
-				return fmt.Errorf("lens: this architecture does not expose its final norm and lm_head")
-			}
-			vocab = lw.VocabSize
 			t, _ := v.Tensor(name)
 			if t.T == nil || t.Shard.Kind != model.Replicated {
 				return fmt.Errorf("lens: %s at %s is not a replicated device tensor", name, st.ev.Site.Path)
 			}
-			dev := v.Device
-			x := dev.GatherRows(t.T, last)
-			y := dev.RMSNorm(x, lw.Norm, lw.Eps)
-			lg := dev.Linear(y, lw.Head, nil)
-			end := min(lw.Vocab[1], lw.VocabSize)
-			if end > lw.Vocab[0] {
-				h := dev.ToHost(lg, 0, len(last), 0, end-lw.Vocab[0]).F32()
-				w := end - lw.Vocab[0]
-				for i := range last {
-					for c := range w {
-						rows[i] = append(rows[i], float64(h[i*w+c]))
-					}
+			var h *tensor.Tensor
+			var lo int
+			if ld, ok := v.Device.(model.LensDevice); ok { // a rank worker: its final norm and head live there
+				h, lo, vocab = ld.LensLogits(t.T, last)
+			} else {
+				lw, ok := s.E.Lens(r)
+				if !ok {
+					return fmt.Errorf("lens: this architecture does not expose its final norm and lm_head")
+				}
+				vocab = lw.VocabSize
+				h, lo = model.LensLogits(v.Device, lw, t.T, last)
+			}
+			if h == nil {
+				continue
+			}
+			if h.DType != tensor.F32 || len(h.Shape) != 2 || h.Shape[0] != len(last) || lo+h.Shape[1] > vocab {
+				return fmt.Errorf("internal error: rank %d's lens logits %s %v from token %d, vocab_size %d", r, h.DType, h.Shape, lo, vocab)
+			}
+			w, f := h.Shape[1], h.F32()
+			for i := range last {
+				for c := range w {
+					rows[i] = append(rows[i], float64(f[i*w+c]))
 				}
 			}
-			dev.Free(x)
-			dev.Free(y)
-			dev.Free(lg)
 		}
 		rep = &client.LensReport{Site: st.ev.Site.Path, Step: st.ev.Step, Tensor: name}
 		for i, row := range rows {

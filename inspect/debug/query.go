@@ -3,6 +3,7 @@ package debug
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"hsdb/engine/model"
 	"hsdb/engine/tensor"
@@ -100,12 +101,13 @@ func (s *Session) Print(name string, sl client.Slice) (*client.TensorReport, err
 		}
 		rep = &client.TensorReport{Site: st.ev.Site.Path, Tensor: name, Step: st.ev.Step, Rows: l.rows, Seq: sl.Seq}
 		var ref []float32
+		ms := rankMoments(st.views, l.parts, sl.Rank, l.rows.Lo, l.rows.Hi)
 		for r, t := range l.parts {
 			if sl.Rank >= 0 && r != sl.Rank {
 				continue
 			}
 			row := client.RankStats{Rank: r, Label: fmt.Sprint(r), Shape: l.rowsShape(r), DType: dtypeOf(t), Shard: t.Shard.String(),
-				Stats: stats.FromMoments(moments(st.views[r], t, l.rows.Lo, l.rows.Hi, 0, cols(t)))}
+				Stats: stats.FromMoments(ms[r])}
 			if l.kind == model.Replicated && r > 0 {
 				if ref == nil {
 					ref = l.host(0).F32()
@@ -320,4 +322,33 @@ func (s *Session) CheckTensor(name string, sl client.Slice) error {
 		}
 	}
 	return fmt.Errorf("%w: no site shows a tensor named %q (%s)", client.ErrNoTensor, name, tensorHint(s.E.Tree.Sites))
+}
+
+// rankMoments reduces rows [r0,r1) of every rank's part (of rank only
+// when it is >= 0), one goroutine per rank: ranks in worker processes then
+// compute theirs side by side, the stop costing about one round trip to a
+// worker instead of one per rank. A rank's panic (a device error, a dead
+// worker) is raised again here, the lowest rank's first.
+func rankMoments(views []*model.RankView, parts []model.SiteTensor, only, r0, r1 int) []tensor.Moments {
+	out := make([]tensor.Moments, len(parts))
+	panics := make([]any, len(parts))
+	var wg sync.WaitGroup
+	for r, t := range parts {
+		if only >= 0 && r != only {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { panics[r] = recover() }()
+			out[r] = moments(views[r], t, r0, r1, 0, cols(t))
+		}()
+	}
+	wg.Wait()
+	for _, p := range panics {
+		if p != nil {
+			panic(p)
+		}
+	}
+	return out
 }

@@ -9,7 +9,11 @@ Weights are N(0, 0.02^2) (HF's initializer_range) drawn on the GPU with a
 fixed seed, RMSNorm weights 1. The directory is reused when it already holds
 a complete checkpoint (the index and every shard it names).
 
-Usage: make_llama8b.py --out DIR
+Usage: make_llama8b.py --out DIR [--layers N]
+
+--layers N keeps Llama-3-8B's shapes with N decoder layers instead of 32
+(a quicker checkpoint for measurements that compare two runs of the same
+model, such as workers against in-process ranks).
 """
 import argparse
 import json
@@ -77,7 +81,11 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--shard-gb", type=float, default=4.0)
+    ap.add_argument("--layers", type=int, default=32)
     args = ap.parse_args()
+    if not 1 <= args.layers <= 32:
+        ap.error(f"--layers {args.layers}: want 1 to 32")
+    CONFIG["num_hidden_layers"] = args.layers
     if complete(args.out):
         print(f"make_llama8b: {args.out} already holds the checkpoint")
         return

@@ -39,9 +39,10 @@ type GPU struct {
 	wg     sync.WaitGroup
 
 	// Owned by the device thread.
-	dev    C.CUdevice
-	ctx    C.CUcontext
-	stream C.CUstream
+	dev    cuDevice
+	ctx    cuContext
+	st     cuStream   // the stream, as the driver API (cuAPI) takes it
+	stream C.CUstream // the same stream for the C shims (cuBLAS, NCCL, MoE)
 	mods   map[string]*module
 	funcs  map[string]*function
 	pool   *pool
@@ -113,61 +114,57 @@ func (d *GPU) loop(ready chan<- error) {
 }
 
 func (d *GPU) setup() error {
-	if err := check("cuDeviceGet", C.hsdb_cuDeviceGet(&d.dev, C.int(d.ordinal))); err != nil {
+	var err error
+	if d.dev, err = drv.device(d.ordinal); err != nil {
 		return err
 	}
-	var name [256]C.char
-	if err := check("cuDeviceGetName", C.hsdb_cuDeviceGetName(&name[0], 256, d.dev)); err != nil {
+	if d.name, err = drv.deviceName(d.dev); err != nil {
 		return err
 	}
-	d.name = C.GoString(&name[0])
-	var total C.size_t
-	if err := check("cuDeviceTotalMem", C.hsdb_cuDeviceTotalMem(&total, d.dev)); err != nil {
+	if d.totalMem, err = drv.deviceTotalMem(d.dev); err != nil {
 		return err
 	}
-	d.totalMem = int64(total)
 	for _, a := range []struct {
-		attr C.CUdevice_attribute
+		attr int
 		dst  *int
 	}{{16, &d.sms}, {75, &d.ccMajor}, {76, &d.ccMinor}} { // MULTIPROCESSOR_COUNT, COMPUTE_CAPABILITY_MAJOR/MINOR
-		var v C.int
-		if err := check("cuDeviceGetAttribute", C.hsdb_cuDeviceGetAttribute(&v, a.attr, d.dev)); err != nil {
+		if *a.dst, err = drv.deviceAttribute(d.dev, a.attr); err != nil {
 			return err
 		}
-		*a.dst = int(v)
 	}
-	if err := check("cuDevicePrimaryCtxRetain", C.hsdb_cuDevicePrimaryCtxRetain(&d.ctx, d.dev)); err != nil {
+	if d.ctx, err = drv.primaryCtxRetain(d.dev); err != nil {
 		return err
 	}
-	if err := check("cuCtxSetCurrent", C.hsdb_cuCtxSetCurrent(d.ctx)); err != nil {
-		C.hsdb_cuDevicePrimaryCtxRelease(d.dev)
+	if err := drv.ctxSetCurrent(d.ctx); err != nil {
+		drv.primaryCtxRelease(d.dev)
 		return err
 	}
-	if err := check("cuStreamCreate", C.hsdb_cuStreamCreate(&d.stream, 1)); err != nil { // CU_STREAM_NON_BLOCKING
-		C.hsdb_cuDevicePrimaryCtxRelease(d.dev)
+	if d.st, err = drv.streamCreate(); err != nil {
+		drv.primaryCtxRelease(d.dev)
 		return err
 	}
+	d.stream = rawStream(d.st)
 	d.pool = newPool(d.ordinal, driverAllocator{}, d.memInfo)
 	d.pinned = &pinnedCache{}
 	return nil
 }
 
 func (d *GPU) teardown() {
-	C.hsdb_cuStreamSynchronize(d.stream)
+	drv.streamSynchronize(d.st)
 	for _, r := range d.prof {
-		C.hsdb_cuEventDestroy(r.a)
-		C.hsdb_cuEventDestroy(r.b)
+		drv.eventDestroy(r.a)
+		drv.eventDestroy(r.b)
 	}
 	if d.blas != nil {
 		d.blas.destroy()
 	}
 	for _, m := range d.mods {
-		C.hsdb_cuModuleUnload(m.h)
+		drv.moduleUnload(m.h)
 	}
 	d.pinned.release()
 	d.pool.releaseAll()
-	C.hsdb_cuStreamDestroy(d.stream)
-	C.hsdb_cuDevicePrimaryCtxRelease(d.dev)
+	drv.streamDestroy(d.st)
+	drv.primaryCtxRelease(d.dev)
 }
 
 // Do runs f on the device thread and returns its error. Calls from the
@@ -235,16 +232,12 @@ func (d *GPU) String() string {
 // finished and returns the first asynchronous error (a kernel fault) as a
 // driver *Error.
 func (d *GPU) Synchronize() error {
-	return d.Do(func() error { return check("cuStreamSynchronize", C.hsdb_cuStreamSynchronize(d.stream)) })
+	return d.Do(func() error { return drv.streamSynchronize(d.st) })
 }
 
 // memInfo returns the driver's free and total bytes (device thread only).
 func (d *GPU) memInfo() (free, total int64, err error) {
-	var f, t C.size_t
-	if err := check("cuMemGetInfo", C.hsdb_cuMemGetInfo(&f, &t)); err != nil {
-		return 0, 0, err
-	}
-	return int64(f), int64(t), nil
+	return drv.memGetInfo()
 }
 
 // MemInfo returns the driver's view of free and total device memory in

@@ -16,18 +16,25 @@
 //   - cuBLAS (MatMul, Linear) and NCCL (NCCLComm: AllReduceSum,
 //     AllGather); profiling of ops with events (Profiled, ProfileReport).
 //
-// The driver (libcuda.so.1), cuBLAS and NCCL are all opened with dlopen at
-// run time through small C shims (shim_*.c) that declare the few types they
-// use, so building needs no CUDA header or library, and a binary built with
-// -tags cuda starts anywhere: without a driver or GPU, Open and DeviceCount
-// return ErrNoDriver or ErrNoDevice. HSDB_CUBLAS and HSDB_NCCL name the
-// libraries when they are off the loader path (scripts/cuda-libs.sh finds
+// Every driver call goes through one seam, cuAPI (cuapi.go), with two
+// implementations chosen by build tag. With -tags cuda the driver
+// (libcuda.so.1) is opened with dlopen through a small C shim
+// (shim_driver.c) that declares the few types it uses, so building needs
+// no CUDA header or library, and a binary built so starts anywhere:
+// without a driver or GPU, Open and DeviceCount return ErrNoDriver or
+// ErrNoDevice (the in-process `--device cuda` of hsdb). With -tags cuda,cu
+// the calls go through gorgonia.org/cu, the binding the user chose; cu
+// links -lcuda and its package init calls cuInit and exits the process
+// when there is no GPU (gorgonia/cu#45), so that build is confined to the
+// CUDA worker (cmd/hsdb-cuda-worker), a process that exists only where a
+// GPU is wanted. cuBLAS and NCCL are opened with dlopen in both builds
+// (their sonames differ by CUDA version). HSDB_CUBLAS and HSDB_NCCL name
+// them when they are off the loader path (scripts/cuda-libs.sh finds
 // PyTorch's pip copies); scripts/ci-cuda-vet.sh checks the shims'
-// declarations against NVIDIA's headers. (gorgonia.org/cu was not used: its
-// package init calls os.Exit(1) when cuInit fails, which would kill hsdb on
-// any machine without a usable GPU before main runs.)
+// declarations against NVIDIA's headers and compiles both builds.
 //
-// This package may import engine/tensor and kernels only; it must not
+// This package may import engine/tensor, kernels and (cu tag only)
+// gorgonia.org/cu; it must not
 // import engine/backend or anything above it (repl, inspect, engine,
 // engine/model, the architectures).
 package driver

@@ -2,9 +2,6 @@
 
 package driver
 
-// #include "shim_driver.h"
-import "C"
-
 import (
 	"fmt"
 	"sync/atomic"
@@ -30,7 +27,9 @@ func (d *GPU) AllocHost(n int64) (*HostBuffer, error) {
 	}
 	h := &HostBuffer{d: d, size: n}
 	err := d.Do(func() error {
-		return check("cuMemHostAlloc", C.hsdb_cuMemHostAlloc(&h.p, C.size_t(n), 1)) // CU_MEMHOSTALLOC_PORTABLE
+		var err error
+		h.p, err = drv.memHostAlloc(n)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("cuda:%d: pinning %s of host memory: %w", d.ordinal, formatBytes(n), err)
@@ -48,14 +47,14 @@ func (h *HostBuffer) Free() error {
 	if h == nil || h.freed.Swap(true) {
 		return nil
 	}
-	return h.d.Do(func() error { return check("cuMemFreeHost", C.hsdb_cuMemFreeHost(h.p)) })
+	return h.d.Do(func() error { return drv.memFreeHost(h.p) })
 }
 
 // Event marks a point in a device's stream; Wait blocks until the device
 // has passed it.
 type Event struct {
 	d    *GPU
-	e    C.CUevent
+	e    cuEvent
 	done atomic.Bool
 }
 
@@ -63,15 +62,12 @@ type Event struct {
 // selects an event that can be used with elapsed.
 func (d *GPU) record(timing bool) (*Event, error) {
 	ev := &Event{d: d}
-	flags := C.uint(2) // CU_EVENT_DISABLE_TIMING
-	if timing {
-		flags = 0
-	}
-	if err := check("cuEventCreate", C.hsdb_cuEventCreate(&ev.e, flags)); err != nil {
+	var err error
+	if ev.e, err = drv.eventCreate(timing); err != nil {
 		return nil, err
 	}
-	if err := check("cuEventRecord", C.hsdb_cuEventRecord(ev.e, d.stream)); err != nil {
-		C.hsdb_cuEventDestroy(ev.e)
+	if err := drv.eventRecord(ev.e, d.st); err != nil {
+		drv.eventDestroy(ev.e)
 		return nil, err
 	}
 	return ev, nil
@@ -85,8 +81,8 @@ func (e *Event) Wait() error {
 		return nil
 	}
 	return e.d.Do(func() error {
-		err := check("cuEventSynchronize", C.hsdb_cuEventSynchronize(e.e))
-		C.hsdb_cuEventDestroy(e.e)
+		err := drv.eventSynchronize(e.e)
+		drv.eventDestroy(e.e)
 		return err
 	})
 }
@@ -101,7 +97,7 @@ func (d *GPU) CopyToHostAsync(dst *HostBuffer, off int64, src Ptr, n int64) (*Ev
 	var ev *Event
 	err := d.Do(func() error {
 		if n > 0 {
-			if err := check("cuMemcpyDtoHAsync", C.hsdb_cuMemcpyDtoHAsync(unsafe.Add(dst.p, off), C.CUdeviceptr(src), C.size_t(n), d.stream)); err != nil {
+			if err := drv.copyDtoHAsync(unsafe.Add(dst.p, off), src, n, d.st); err != nil {
 				return err
 			}
 		}
@@ -121,7 +117,7 @@ func (d *GPU) Time(f func() error) (ms float64, err error) {
 		if err != nil {
 			return err
 		}
-		defer C.hsdb_cuEventDestroy(a.e)
+		defer drv.eventDestroy(a.e)
 		if err := f(); err != nil {
 			return err
 		}
@@ -129,16 +125,12 @@ func (d *GPU) Time(f func() error) (ms float64, err error) {
 		if err != nil {
 			return err
 		}
-		defer C.hsdb_cuEventDestroy(b.e)
-		if err := check("cuEventSynchronize", C.hsdb_cuEventSynchronize(b.e)); err != nil {
+		defer drv.eventDestroy(b.e)
+		if err := drv.eventSynchronize(b.e); err != nil {
 			return err
 		}
-		var m C.float
-		if err := check("cuEventElapsedTime", C.hsdb_cuEventElapsedTime(&m, a.e, b.e)); err != nil {
-			return err
-		}
-		ms = float64(m)
-		return nil
+		ms, err = drv.eventElapsed(a.e, b.e)
+		return err
 	})
 	return ms, err
 }
@@ -157,8 +149,8 @@ func (c *pinnedCache) get(n int64) (unsafe.Pointer, int64, error) {
 		c.free[b] = l[:len(l)-1]
 		return p, b, nil
 	}
-	var p unsafe.Pointer
-	if err := check("cuMemHostAlloc", C.hsdb_cuMemHostAlloc(&p, C.size_t(b), 1)); err != nil {
+	p, err := drv.memHostAlloc(b)
+	if err != nil {
 		return nil, 0, err
 	}
 	return p, b, nil
@@ -174,7 +166,7 @@ func (c *pinnedCache) put(p unsafe.Pointer, b int64) {
 func (c *pinnedCache) release() {
 	for _, l := range c.free {
 		for _, p := range l {
-			C.hsdb_cuMemFreeHost(p)
+			drv.memFreeHost(p)
 		}
 	}
 	c.free = nil
@@ -194,10 +186,10 @@ func (d *GPU) ReadSmall(dst []byte, src Ptr) error {
 			return err
 		}
 		defer d.pinned.put(host, hb)
-		if err := check("cuMemcpyDtoHAsync", C.hsdb_cuMemcpyDtoHAsync(host, C.CUdeviceptr(src), C.size_t(len(dst)), d.stream)); err != nil {
+		if err := drv.copyDtoHAsync(host, src, int64(len(dst)), d.st); err != nil {
 			return err
 		}
-		if err := check("cuStreamSynchronize", C.hsdb_cuStreamSynchronize(d.stream)); err != nil {
+		if err := drv.streamSynchronize(d.st); err != nil {
 			return err
 		}
 		copy(dst, unsafe.Slice((*byte)(host), len(dst)))

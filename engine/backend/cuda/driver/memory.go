@@ -2,9 +2,6 @@
 
 package driver
 
-// #include "shim_driver.h"
-import "C"
-
 import (
 	"fmt"
 	"sync/atomic"
@@ -15,15 +12,11 @@ import (
 type driverAllocator struct{}
 
 func (driverAllocator) alloc(n int64) (Ptr, error) {
-	var p C.CUdeviceptr
-	if err := check("cuMemAlloc", C.hsdb_cuMemAlloc(&p, C.size_t(n))); err != nil {
-		return 0, err
-	}
-	return Ptr(p), nil
+	return drv.memAlloc(n)
 }
 
 func (driverAllocator) free(p Ptr) error {
-	return check("cuMemFree", C.hsdb_cuMemFree(C.CUdeviceptr(p)))
+	return drv.memFree(p)
 }
 
 // Buffer is a device allocation from the device's caching pool.
@@ -111,7 +104,7 @@ func (d *GPU) ResetPeak() error {
 // TrimCache frees every cached (unused) block back to the driver.
 func (d *GPU) TrimCache() error {
 	return d.Do(func() error {
-		if err := check("cuStreamSynchronize", C.hsdb_cuStreamSynchronize(d.stream)); err != nil {
+		if err := drv.streamSynchronize(d.st); err != nil {
 			return err
 		}
 		return d.pool.release()
@@ -126,7 +119,7 @@ func (d *GPU) CopyToDevice(dst Ptr, src []byte) error {
 		return nil
 	}
 	return d.Do(func() error {
-		return check("cuMemcpyHtoDAsync", C.hsdb_cuMemcpyHtoDAsync(C.CUdeviceptr(dst), unsafe.Pointer(&src[0]), C.size_t(len(src)), d.stream))
+		return drv.copyHtoDAsync(dst, unsafe.Pointer(&src[0]), int64(len(src)), d.st)
 	})
 }
 
@@ -150,10 +143,10 @@ func (d *GPU) CopyToHost(dst []byte, src Ptr) error {
 		return d.ReadSmall(dst, src)
 	}
 	return d.Do(func() error {
-		if err := check("cuMemcpyDtoHAsync", C.hsdb_cuMemcpyDtoHAsync(unsafe.Pointer(&dst[0]), C.CUdeviceptr(src), C.size_t(len(dst)), d.stream)); err != nil {
+		if err := drv.copyDtoHAsync(unsafe.Pointer(&dst[0]), src, int64(len(dst)), d.st); err != nil {
 			return err
 		}
-		return check("cuStreamSynchronize", C.hsdb_cuStreamSynchronize(d.stream))
+		return drv.streamSynchronize(d.st)
 	})
 }
 
@@ -163,7 +156,7 @@ func (d *GPU) CopyDevice(dst, src Ptr, n int64) error {
 		return nil
 	}
 	return d.Do(func() error {
-		return check("cuMemcpyDtoDAsync", C.hsdb_cuMemcpyDtoDAsync(C.CUdeviceptr(dst), C.CUdeviceptr(src), C.size_t(n), d.stream))
+		return drv.copyDtoDAsync(dst, src, n, d.st)
 	})
 }
 
@@ -174,7 +167,7 @@ func (d *GPU) Memset(dst Ptr, v byte, n int64) error {
 		return nil
 	}
 	return d.Do(func() error {
-		return check("cuMemsetD8Async", C.hsdb_cuMemsetD8Async(C.CUdeviceptr(dst), C.uchar(v), C.size_t(n), d.stream))
+		return drv.memsetD8Async(dst, v, n, d.st)
 	})
 }
 

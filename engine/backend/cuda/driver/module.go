@@ -2,17 +2,10 @@
 
 package driver
 
-/*
-#include <stdlib.h>
-#include "shim_driver.h"
-*/
-import "C"
-
 import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"unsafe"
 
 	"hsdb/kernels"
 )
@@ -20,14 +13,14 @@ import (
 // module is a loaded PTX module (device thread only).
 type module struct {
 	name string
-	h    C.CUmodule
+	h    cuModule
 }
 
 // function is a kernel entry point with the largest dynamic shared memory
 // it has been allowed so far.
 type function struct {
 	name    string
-	h       C.CUfunction
+	h       cuFunction
 	maxSmem int
 }
 
@@ -45,14 +38,13 @@ func (d *GPU) module(name string) (*module, error) {
 	if err != nil {
 		return nil, err
 	}
-	cs := C.CString(src.PTX)
-	defer C.free(unsafe.Pointer(cs))
-	var log [8192]C.char
 	m := &module{name: name}
-	if err := check("cuModuleLoadDataEx", C.hsdb_load_module(&m.h, cs, &log[0], C.size_t(len(log)))); err != nil {
+	h, log, err := drv.moduleLoadPTX(src.PTX)
+	if err != nil {
 		return nil, fmt.Errorf("cuda:%d: loading kernels/ptx/%s.ptx (source %s): %w\n%s", d.ordinal, name,
-			src.SourceSHA256[:12], err, C.GoString(&log[0]))
+			src.SourceSHA256[:12], err, log)
 	}
+	m.h = h
 	d.mods[name] = m
 	return m, nil
 }
@@ -68,10 +60,8 @@ func (d *GPU) function(mod, fn string) (*function, error) {
 	if err != nil {
 		return nil, err
 	}
-	cs := C.CString(fn)
-	defer C.free(unsafe.Pointer(cs))
 	f := &function{name: fn, maxSmem: 48 << 10}
-	if err := check("cuModuleGetFunction", C.hsdb_cuModuleGetFunction(&f.h, m.h, cs)); err != nil {
+	if f.h, err = drv.moduleFunction(m.h, fn); err != nil {
 		return nil, fmt.Errorf("cuda:%d: kernel %s in kernels/%s.cu: %w", d.ordinal, fn, mod, err)
 	}
 	d.funcs[key] = f
@@ -92,15 +82,15 @@ func (d *GPU) Launch(mod, fn string, grid, block Dim3, smem int, args ...any) er
 		return err
 	}
 	if smem > f.maxSmem {
-		if err := check("cuFuncSetAttribute", C.hsdb_cuFuncSetAttribute(f.h, 8, C.int(smem))); err != nil { // MAX_DYNAMIC_SHARED_SIZE_BYTES
+		if err := drv.funcSetMaxDynamicSmem(f.h, smem); err != nil {
 			return fmt.Errorf("cuda:%d: %s needs %d bytes of shared memory: %w", d.ordinal, fn, smem, err)
 		}
 		f.maxSmem = smem
 	}
-	if len(args) > 32 {
-		return fmt.Errorf("cuda: %s: %d kernel arguments, at most 32", fn, len(args))
+	if len(args) > maxKernelArgs {
+		return fmt.Errorf("cuda: %s: %d kernel arguments, at most %d", fn, len(args), maxKernelArgs)
 	}
-	var buf [32 * 8]byte
+	var buf [maxKernelArgs * 8]byte
 	for i, a := range args {
 		s := buf[8*i : 8*i+8]
 		switch v := a.(type) {
@@ -133,13 +123,11 @@ func (d *GPU) Launch(mod, fn string, grid, block Dim3, smem int, args ...any) er
 	if grid.X == 0 {
 		return nil // nothing to do: an empty tensor
 	}
-	r := C.hsdb_launch(f.h, C.uint(grid.X), C.uint(grid.Y), C.uint(grid.Z), C.uint(block.X), C.uint(block.Y),
-		C.uint(block.Z), C.uint(smem), d.stream, unsafe.Pointer(&buf[0]), C.int(len(args)))
-	if err := check("cuLaunchKernel", r); err != nil {
+	if err := drv.launch(f.h, grid, block, smem, d.st, &buf, len(args)); err != nil {
 		return fmt.Errorf("cuda:%d: launching %s grid %v block %v smem %d: %w", d.ordinal, fn, grid, block, smem, err)
 	}
 	if d.sync {
-		if err := check("cuStreamSynchronize", C.hsdb_cuStreamSynchronize(d.stream)); err != nil {
+		if err := drv.streamSynchronize(d.st); err != nil {
 			return fmt.Errorf("cuda:%d: after %s (HSDB_CUDA_SYNC=1): %w", d.ordinal, fn, err)
 		}
 	}

@@ -2,9 +2,6 @@
 
 package driver
 
-// #include "shim_driver.h"
-import "C"
-
 import (
 	"fmt"
 	"os"
@@ -25,7 +22,7 @@ func ProfileEnabled() bool { return profileOn }
 // stream and the host time spent queueing it on the device thread.
 type profRec struct {
 	op   string
-	a, b C.CUevent
+	a, b cuEvent
 	host time.Duration
 }
 
@@ -37,10 +34,11 @@ func (d *GPU) Profiled(op string, f func() error) error {
 		return f()
 	}
 	t0 := time.Now()
-	var a, b C.CUevent
-	okA := C.hsdb_cuEventCreate(&a, 0) == 0 && C.hsdb_cuEventRecord(a, d.stream) == 0
+	a, errA := drv.eventCreate(true)
+	okA := errA == nil && drv.eventRecord(a, d.st) == nil
 	err := f()
-	okB := C.hsdb_cuEventCreate(&b, 0) == 0 && C.hsdb_cuEventRecord(b, d.stream) == 0
+	b, errB := drv.eventCreate(true)
+	okB := errB == nil && drv.eventRecord(b, d.st) == nil
 	if okA && okB {
 		d.prof = append(d.prof, profRec{op: op, a: a, b: b, host: time.Since(t0)})
 	}
@@ -82,26 +80,30 @@ func ProfileTrace() ([]ProfileEvent, error) {
 		err := g.Do(func() error {
 			defer func() {
 				for _, r := range g.prof {
-					C.hsdb_cuEventDestroy(r.a)
-					C.hsdb_cuEventDestroy(r.b)
+					drv.eventDestroy(r.a)
+					drv.eventDestroy(r.b)
 				}
 				g.prof = nil
 			}()
-			if err := check("cuStreamSynchronize", C.hsdb_cuStreamSynchronize(g.stream)); err != nil {
+			if err := drv.streamSynchronize(g.st); err != nil {
 				return err
 			}
-			var prev C.CUevent
+			var prev cuEvent
+			havePrev := false
 			for _, r := range g.prof {
-				var ms, gap C.float
-				if C.hsdb_cuEventElapsedTime(&ms, r.a, r.b) != 0 {
-					prev = nil
+				ms, err := drv.eventElapsed(r.a, r.b)
+				if err != nil {
+					havePrev = false
 					continue
 				}
-				if prev == nil || C.hsdb_cuEventElapsedTime(&gap, prev, r.a) != 0 || gap < 0 {
-					gap = 0
+				gap := 0.0
+				if havePrev {
+					if d, err := drv.eventElapsed(prev, r.a); err == nil && d > 0 {
+						gap = d
+					}
 				}
-				prev = r.b
-				out = append(out, ProfileEvent{GPU: g.ordinal, Op: r.op, DeviceMS: float64(ms), GapMS: float64(gap), HostMS: float64(r.host) / 1e6})
+				prev, havePrev = r.b, true
+				out = append(out, ProfileEvent{GPU: g.ordinal, Op: r.op, DeviceMS: ms, GapMS: gap, HostMS: float64(r.host) / 1e6})
 			}
 			return nil
 		})

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"hsdb/engine"
+)
+
+// cudaWorkerName is the CUDA worker's binary (cmd/hsdb-cuda-worker, built
+// with -tags cuda,cu over gorgonia.org/cu).
+const cudaWorkerName = "hsdb-cuda-worker"
+
+// cudaWorkerEnv names the CUDA worker binary explicitly (tests; a worker
+// installed elsewhere); it is looked for before the default places.
+const cudaWorkerEnv = "HSDB_CUDA_WORKER"
+
+// findCUDAWorker returns the CUDA worker's path: $HSDB_CUDA_WORKER, else
+// hsdb-cuda-worker next to this executable, else on PATH; "" when none
+// is found.
+func findCUDAWorker() string {
+	if p := os.Getenv(cudaWorkerEnv); p != "" {
+		return p
+	}
+	if exe, err := executable(); err == nil {
+		if p := filepath.Join(filepath.Dir(exe), cudaWorkerName); isExecutable(p) {
+			return p
+		}
+	}
+	if p, err := exec.LookPath(cudaWorkerName); err == nil {
+		return p
+	}
+	return ""
+}
+
+// executable is os.Executable (tests stand in another).
+var executable = os.Executable
+
+func isExecutable(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0
+}
+
+// probeTimeout bounds `hsdb-cuda-worker --probe` (cuInit and a device
+// count take well under a second; a wedged driver must not hang hsdb).
+const probeTimeout = 20 * time.Second
+
+// probeCUDAWorker runs `PATH --probe`: its one line ("1 GPU(s), CUDA
+// driver 13.0, driver API gorgonia.org/cu") when it sees a GPU, else an
+// error with the first line it wrote (cu's init reports a missing GPU and
+// exits 1).
+func probeCUDAWorker(path string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	defer cancel()
+	var out bytes.Buffer
+	cmd := exec.CommandContext(ctx, path, "--probe")
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	line, _, _ := strings.Cut(strings.TrimSpace(out.String()), "\n")
+	if err != nil {
+		if line == "" {
+			line = err.Error()
+		}
+		return "", errors.New(line)
+	}
+	return line, nil
+}
+
+// deviceChoice is where a session's ranks run: the device, whether in
+// worker processes and with which command, and why (for the banner and
+// `info model`).
+type deviceChoice struct {
+	device  string
+	workers bool
+	command []string // the worker command, nil: this binary's `hsdb worker`
+	why     string
+}
+
+// chooseDevice decides --device and the worker processes:
+//
+//   - no --device: cuda when the CUDA worker is installed (next to hsdb or
+//     on PATH) and sees a GPU, one worker process per rank; else cpu;
+//   - --device cuda: one CUDA worker per rank (--worker-bin, else the
+//     installed CUDA worker); in process with --workers=false or when no
+//     CUDA worker is installed and this hsdb was built with -tags cuda;
+//   - --device cpu: in process, or hsdb worker processes with --workers.
+func (m *modelFlags) chooseDevice() (deviceChoice, error) {
+	inProcess := m.workers.set && !m.workers.v
+	custom := func() []string {
+		if m.workerBin != "" {
+			return []string{m.workerBin, "worker"}
+		}
+		return nil
+	}
+	switch m.device {
+	case "":
+		path := findCUDAWorker()
+		switch {
+		case inProcess:
+			return deviceChoice{device: "cpu", why: "--device defaulted to cpu (--workers=false: CUDA ranks run in hsdb-cuda-worker processes)"}, nil
+		case m.workerBin != "":
+			return deviceChoice{device: "cpu", workers: m.workers.v, command: custom(), why: "--device defaulted to cpu (--worker-bin given)"}, nil
+		case path == "":
+			return deviceChoice{device: "cpu", workers: m.workers.v, why: "--device defaulted to cpu: no " + cudaWorkerName + " next to hsdb or on PATH"}, nil
+		}
+		line, err := probeCUDAWorker(path)
+		if err != nil {
+			return deviceChoice{device: "cpu", workers: m.workers.v, why: fmt.Sprintf("--device defaulted to cpu: %s found no GPU (%v)", path, err)}, nil
+		}
+		return deviceChoice{device: "cuda", workers: true, command: []string{path},
+			why: fmt.Sprintf("--device defaulted to cuda: %s sees %s; one worker process per rank", path, line)}, nil
+	case "cpu":
+		return deviceChoice{device: "cpu", workers: m.workers.v, command: custom(), why: "--device cpu"}, nil
+	case "cuda":
+		if inProcess {
+			if !engine.CUDABuiltIn() {
+				return deviceChoice{}, fmt.Errorf("--device cuda --workers=false: this hsdb was built without -tags cuda, so CUDA ranks run only in %s processes (drop --workers=false)", cudaWorkerName)
+			}
+			return deviceChoice{device: "cuda", why: "--device cuda, in process (--workers=false; driver API: libcuda via dlopen)"}, nil
+		}
+		if m.workerBin != "" {
+			return deviceChoice{device: "cuda", workers: true, command: custom(), why: "--device cuda, one worker process per rank (--worker-bin " + m.workerBin + ")"}, nil
+		}
+		if path := findCUDAWorker(); path != "" {
+			return deviceChoice{device: "cuda", workers: true, command: []string{path}, why: "--device cuda, one " + path + " process per rank"}, nil
+		}
+		if m.workers.v || m.listen != "" {
+			return deviceChoice{device: "cuda", workers: m.workers.v, why: "--device cuda, ranks in hsdb worker processes of this binary (no " + cudaWorkerName + " found)"}, nil
+		}
+		if engine.CUDABuiltIn() {
+			return deviceChoice{device: "cuda", why: "--device cuda, in process: no " + cudaWorkerName + " next to hsdb or on PATH (a fault in a kernel ends the session)"}, nil
+		}
+		return deviceChoice{}, fmt.Errorf("%w: --device cuda: no %s next to hsdb or on PATH, and this hsdb was built without -tags cuda (README, Install: go install ./cmd/hsdb && go install -tags cuda,cu ./cmd/hsdb-cuda-worker)", engine.ErrDevice, cudaWorkerName)
+	}
+	return deviceChoice{}, fmt.Errorf("--device %q: want cpu or cuda", m.device)
+}
