@@ -135,7 +135,7 @@ func (p proxy) call(op string, kind, want byte, h handle, body func(e *enc)) *de
 	if err := r.c.send(kind, &e); err != nil {
 		p.panic(op, r.fault(err))
 	}
-	k, d, err := r.c.recv(0)
+	k, d, err := r.recvQueued()
 	if err != nil {
 		p.panic(op, r.fault(err))
 	}

@@ -51,6 +51,11 @@ type server struct {
 	// then unwound by a panic and the worker ends).
 	broken   error
 	closeDev func() error // releases a CUDA device's memory, or nil
+	// in carries the front's messages from the reader goroutine (read),
+	// which answers interrupts itself; gate says which sites a step asks
+	// the front about.
+	in   chan frame
+	gate gate
 }
 
 // newCUDADevice makes a CUDA worker's device; set by the cuda build
@@ -165,8 +170,10 @@ func (s *server) load(a *assign) error {
 // serve answers the front between steps: a step runs, memory is reported,
 // quit ends the worker.
 func (s *server) serve() error {
+	s.in = make(chan frame, 1)
+	go s.read()
 	for {
-		k, d, err := s.c.recv(-1)
+		k, d, err := s.next()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return fmt.Errorf("worker rank %d: the front %s closed the session", s.rank, s.front)
@@ -206,9 +213,14 @@ func (s *server) step(d *dec) error {
 	hooked := d.bool()
 	logits := d.bool()
 	faults := decFaults(d)
+	epoch, want := decFilter(d)
 	if d.err != nil {
 		return fmt.Errorf("worker rank %d: %w", s.rank, d.err)
 	}
+	if want != nil && len(want) != len(s.e.Tree.Sites) {
+		return fmt.Errorf("worker rank %d: protocol: a site filter of %d sites for a model of %d", s.rank, len(want), len(s.e.Tree.Sites))
+	}
+	s.gate.begin(b.Step, epoch, want)
 	var h model.Hook
 	if hooked {
 		h = wireHook{s}
@@ -219,6 +231,7 @@ func (s *server) step(d *dec) error {
 	s.e.Faults = faults // injected faults act on this rank as in process
 	t0 := time.Now()
 	out, runErr := s.e.RunStep(b, h, logits)
+	s.gate.end()
 	if s.broken != nil {
 		return s.broken
 	}
@@ -242,7 +255,7 @@ func (s *server) call(kind byte, e *enc) (byte, *dec) {
 	if err := s.c.send(kind, e); err != nil {
 		s.fail(err)
 	}
-	k, d, err := s.c.recv(-1)
+	k, d, err := s.next()
 	if err != nil {
 		s.fail(err)
 	}
@@ -257,12 +270,16 @@ func (s *server) fail(err error) {
 	panic(s.broken)
 }
 
-// wireHook is a worker's model.Hook: Want asks the front's hook, Visit
+// wireHook is a worker's model.Hook: Want asks the front's hook at the
+// sites the front's filter names (every site after an interrupt), Visit
 // opens a visit and serves the front's queries until it resumes or aborts
 // the step.
 type wireHook struct{ s *server }
 
 func (h wireHook) Want(ev *model.Event) bool {
+	if !h.s.gate.ask(ev.Site) {
+		return false // a site the front's hook cannot want: no round trip
+	}
 	var e enc
 	e.str(ev.Site.Path)
 	e.int(ev.Step)
@@ -308,6 +325,11 @@ func (h wireHook) Visit(ev *model.Event, views []*model.RankView) error {
 	for {
 		switch k {
 		case kindResume:
+			ep, want := decFilter(d)
+			if d.err != nil || (want != nil && len(want) != len(s.e.Tree.Sites)) {
+				s.fail(fmt.Errorf("protocol: a bad resume (%v, a filter of %d sites)", d.err, len(want)))
+			}
+			s.gate.set(ep, want)
 			return nil
 		case kindAbort:
 			return errors.New(d.str())

@@ -39,6 +39,7 @@ func validMessages() [][]byte {
 	})
 	add(func(e *enc) { (&done{Logits: tensor.FromF32([]float32{1, 2}, 1, 2)}).enc(e) })
 	add(func(e *enc) { region{T: 1, R0: 0, R1: 2, C0: 0, C1: 3}.enc(e) })
+	add(func(e *enc) { encFilter(e, 3, []bool{true, false, true}) })
 	return out
 }
 
@@ -58,6 +59,7 @@ func decodeAll(b []byte) {
 	var r region
 	r.dec(&dec{b: b})
 	(&dec{b: b}).tensor()
+	decFilter(&dec{b: b})
 }
 
 // TestDecodeNeverPanics: every decoder, on every truncation of a valid
