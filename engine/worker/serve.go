@@ -392,7 +392,7 @@ func (s *server) deviceErrorReply(e *enc, reply *byte) {
 	if p := recover(); p != nil {
 		var de *backend.DeviceError
 		if err, ok := p.(error); ok && errors.As(err, &de) {
-			e.b = e.b[:0]
+			e.reset()
 			e.str(fmt.Sprintf("worker rank %d: %v", s.rank, de))
 			*reply = kindError
 			return
