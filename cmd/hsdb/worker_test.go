@@ -304,10 +304,12 @@ func TestWorkersCaptureJob(t *testing.T) {
 }
 
 // TestWorkersLens: `lens` through worker processes — each rank's final
-// norm and lm_head applied in its worker, on any pipeline stage — prints
-// exactly what the in-process ranks print, at a middle layer and at the
-// last layer (where the lens is the model's own next-token distribution,
-// which intervene_test checks against the logits).
+// norm and lm_head applied in its worker; with --pp 2 a stop at layer 1,
+// in stage 0, which holds no head, sends the rows to the rank's last-stage
+// worker — prints exactly what the in-process ranks print, at a middle
+// layer and at the last layer (where the lens is the model's own
+// next-token distribution, which intervene_test checks against the
+// logits).
 func TestWorkersLens(t *testing.T) {
 	script := filepath.Join(t.TempDir(), "lens.hsdb")
 	if err := os.WriteFile(script, []byte("input ids 1,403,407,261,378,365 ; ids 1,400,281,350\nbreak layers.1\nbreak layers.4\nrun\nlens 4\ncontinue\nlens 4\n"), 0o644); err != nil {

@@ -44,12 +44,13 @@ const (
 	kindLensReply
 	kindInterrupt
 	kindPosition
+	kindLensHost
 )
 
 func kindName(k byte) string {
 	names := []string{"?", "error", "hello", "assign", "loaded", "step", "want", "answer", "visit", "moments", "moments reply",
 		"to-host", "values", "resume", "abort", "collective", "done", "memory", "memory reply", "quit",
-		"pipe send", "pipe receive", "pipe data", "write rows", "written", "lens", "lens reply", "interrupt", "position"}
+		"pipe send", "pipe receive", "pipe data", "write rows", "written", "lens", "lens reply", "interrupt", "position", "lens of host rows"}
 	if int(k) < len(names) {
 		return names[k]
 	}

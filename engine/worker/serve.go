@@ -189,6 +189,12 @@ func (s *server) serve() error {
 			if err := s.memory(); err != nil {
 				return err
 			}
+		case kindLensHost: // an earlier pipeline stage is stopped: this one holds the head
+			var e enc
+			rk := s.lensHost(d, &e)
+			if err := s.c.send(rk, &e); err != nil {
+				return err
+			}
 		case kindQuit:
 			if s.closeDev != nil {
 				s.closeDev()
@@ -441,47 +447,4 @@ func (s *server) writeRows(d *dec, e *enc) (reply byte) {
 	s.dev.CopyRows(t, row, up, 0, data.Rows())
 	s.dev.Free(up)
 	return kindWritten
-}
-
-// lens answers the debugger's `lens` on a tensor of the open visit: the
-// rank's final norm and LM head applied to the given rows
-// (model.LensLogits); it replies kindLensReply with the shard's first
-// token id, vocab_size and the logits (or none), or kindError.
-func (s *server) lens(d *dec, e *enc) (reply byte) {
-	idx := d.int()
-	n := d.count(4)
-	rows := make([]int32, 0, n)
-	for range n {
-		rows = append(rows, int32(d.u32()))
-	}
-	if d.err != nil {
-		e.str(d.err.Error())
-		return kindError
-	}
-	if idx < 0 || idx >= len(s.flat) || s.flat[idx] == nil {
-		e.str(fmt.Sprintf("worker rank %d: no device tensor %d at this site", s.rank, idx))
-		return kindError
-	}
-	t := s.flat[idx]
-	tr, _ := rowsCols(t.Shape())
-	for _, r := range rows {
-		if r < 0 || int(r) >= tr {
-			e.str(fmt.Sprintf("worker rank %d: lens row %d outside %s's %d rows", s.rank, r, s.names[idx], tr))
-			return kindError
-		}
-	}
-	lw, ok := s.e.Lens(0)
-	if !ok {
-		e.str(fmt.Sprintf("worker rank %d: this architecture does not expose its final norm and lm_head", s.rank))
-		return kindError
-	}
-	defer s.deviceErrorReply(e, &reply)
-	h, lo := model.LensLogits(s.dev, lw, t, rows)
-	e.int(lo)
-	e.int(lw.VocabSize)
-	e.bool(h != nil)
-	if h != nil {
-		e.tensor(h)
-	}
-	return kindLensReply
 }
