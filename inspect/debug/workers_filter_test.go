@@ -1,12 +1,17 @@
 package debug
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"hsdb/engine/model"
+	"hsdb/inspect/capture"
 	"hsdb/inspect/client"
 )
 
@@ -134,4 +139,82 @@ func TestWorkersCtrlCWhileComputing(t *testing.T) {
 		return
 	}
 	t.Fatal("no interrupt landed inside a pass")
+}
+
+// cancelIn cancels a capture job's context at its visit of one site, which
+// it watches and says so (model.SiteFilter); last is the last site any rank
+// asked about.
+type cancelIn struct {
+	site   string
+	cancel context.CancelFunc
+	placed chan struct{} // closed once the job's stop is placed
+	mu     sync.Mutex
+	last   string
+}
+
+func (c *cancelIn) Want(ev *model.Event) bool {
+	c.mu.Lock()
+	c.last = ev.Site.Path
+	c.mu.Unlock()
+	return ev.Site.Path == c.site
+}
+func (c *cancelIn) Visit(*model.Event, []*model.RankView) error {
+	c.cancel()
+	select { // as a SIGTERM arriving mid-row: the stop is placed before the pass goes on
+	case <-c.placed:
+	case <-time.After(10 * time.Second):
+	}
+	return nil
+}
+func (c *cancelIn) WantSites(_ int, sites []*model.Site) []bool {
+	w := make([]bool, len(sites))
+	for i, s := range sites {
+		w[i] = s.Path == c.site
+	}
+	return w
+}
+func (c *cancelIn) Passed(*model.Event) {}
+
+// TestWorkersCaptureJobInterrupted: a capture job through workers whose
+// context is cancelled mid-pass (SIGTERM, Ctrl-C) at model.layers.1 stops
+// at the next site — the workers, which asked only at the capture's and
+// the canceller's sites, are told to ask everywhere and where they are is
+// known (they wait at the canceller's site) — so the pass never reaches
+// lm_head, the job returns ErrInterrupted and keeps nothing of
+// that batch, as the in-process job does (inspect/capture's case 14).
+func TestWorkersCaptureJobInterrupted(t *testing.T) {
+	s, f := workerSession(t, 2)
+	l := NewLocal(s)
+	in, err := capture.ParseIDsList("1,2,3,4;1,5,6", capture.LimitsOf(s.E.Dims))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ca := &cancelIn{site: "model.layers.1", cancel: cancel, placed: make(chan struct{})}
+	tg := l.target()
+	interrupt := tg.Interrupt
+	tg.Interrupt = func(done func()) { interrupt(func() { done(); close(ca.placed) }) }
+	prefill := tg.Prefill
+	tg.Prefill = func(seqs [][]int32, h model.Hook) error { return prefill(seqs, model.MultiHook{ca, h}) }
+	before := f.Asked()
+	out := filepath.Join(t.TempDir(), "o")
+	res, err := capture.RunCaptureJob(ctx, tg, in, capture.JobOptions{Layers: []int{0, 3}, Out: out})
+	if !errors.Is(err, capture.ErrInterrupted) {
+		t.Fatalf("err = %v, want ErrInterrupted", err)
+	}
+	ca.mu.Lock()
+	last := ca.last
+	ca.mu.Unlock()
+	if next := s.E.Tree.Sites[s.E.Tree.Site("model.layers.1").Index+1].Path; last != next {
+		t.Errorf("the last site asked about is %s; want %s, the one after model.layers.1", last, next)
+	}
+	// Each rank asks at the capture's sites up to model.layers.1 (layer
+	// 0's), at the canceller's and at the stop: 3 wants, not one per site.
+	if n := f.Asked() - before; n != 2*3 {
+		t.Errorf("the workers asked the front %d times; want 6 (%d sites, 2 ranks)", n, len(s.E.Tree.Sites))
+	}
+	if res.Done != 0 {
+		t.Errorf("%d sequences recorded from an interrupted pass", res.Done)
+	}
 }
