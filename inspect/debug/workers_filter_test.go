@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"hsdb/engine/model"
+	"hsdb/engine/worker"
 	"hsdb/inspect/capture"
 	"hsdb/inspect/client"
 )
@@ -43,46 +44,52 @@ func (o *interruptIn) Passed(*model.Event) {}
 
 // TestWorkersInterruptFiltered: workers that ask the front only at the
 // sites the session may want (here one observer's site) still stop at the
-// next site after an interrupt, the site an in-process session stops at
-// (model.layers.1, the layer's own site right after its mlp), with the
-// same statistics there; until the interrupt they asked only at the
-// observer's site (one want per rank), and the rest of the pass finishes
-// with the in-process next tokens.
+// next site after an interrupt, the site an in-process session stops at,
+// with the same statistics there; until the interrupt they asked only at
+// the observer's site (one want per rank), and the rest of the pass
+// finishes with the in-process next tokens. With --pp 2 (stages: layers
+// 0-2 and 3-4) an interrupt at model.layers.2, stage 0's last site, stops
+// at stage 1's first site, whose step starts after the interrupt.
 func TestWorkersInterruptFiltered(t *testing.T) {
-	s, f := workerSession(t, 2)
-	ref := newSession(t, 2)
-	var stops [2]string
-	var stats [2]string
-	var nexts [2]string
-	for i, ss := range []*Session{s, ref} {
-		ss.Observers = append(ss.Observers, &interruptIn{s: ss, site: "model.layers.1.mlp"})
-		l := NewLocal(ss)
-		o, err := l.Run()
-		if err != nil || o.Stop == nil || strings.Join(o.Stop.Reasons, ";") != "interrupted" {
-			t.Fatalf("session %d: run: %+v %v", i, o, err)
-		}
-		stops[i] = o.Stop.Site
-		if i == 0 {
-			if n := f.Asked(); n != 2*2 { // 2 ranks at the observer's site, then at the stop
-				t.Errorf("workers asked the front %d times before the stop; want 4 (the observer's site and the stop, per rank)", n)
+	for _, c := range []struct {
+		pp         int
+		site, stop string
+	}{{1, "model.layers.1.mlp", "model.layers.1"}, {2, "model.layers.2", "model.layers.3.input_layernorm"}} {
+		t.Run(fmt.Sprintf("pp%d", c.pp), func(t *testing.T) {
+			s, f := workerSessionConfig(t, 2, worker.Config{PP: c.pp, Timeout: time.Minute})
+			ref := newSession(t, 2)
+			var stops, stats, nexts [2]string
+			for i, ss := range []*Session{s, ref} {
+				ss.Observers = append(ss.Observers, &interruptIn{s: ss, site: c.site})
+				l := NewLocal(ss)
+				o, err := l.Run()
+				if err != nil || o.Stop == nil || strings.Join(o.Stop.Reasons, ";") != "interrupted" {
+					t.Fatalf("session %d: run: %+v %v", i, o, err)
+				}
+				stops[i] = o.Stop.Site
+				if i == 0 {
+					if n := f.Asked(); n != 2*2 { // 2 ranks at the observer's site, then at the stop
+						t.Errorf("workers asked the front %d times before the stop; want 4 (the observer's site and the stop, per rank)", n)
+					}
+				}
+				p, err := l.Print(ss.E.Tree.Site(stops[i]).Tensors[0], client.All)
+				if err != nil {
+					t.Fatal(err)
+				}
+				stats[i] = fmt.Sprint(p.Ranks[0].Stats, p.Ranks[1].Stats)
+				o, err = l.Continue()
+				if err != nil || o.Done == nil {
+					t.Fatalf("session %d: continue: %+v %v", i, o, err)
+				}
+				nexts[i] = fmt.Sprint(o.Done.Next)
 			}
-		}
-		p, err := l.Print("stream", client.All)
-		if err != nil {
-			t.Fatal(err)
-		}
-		stats[i] = fmt.Sprint(p.Ranks[0].Stats, p.Ranks[1].Stats)
-		o, err = l.Continue()
-		if err != nil || o.Done == nil {
-			t.Fatalf("session %d: continue: %+v %v", i, o, err)
-		}
-		nexts[i] = fmt.Sprint(o.Done.Next)
-	}
-	if stops[0] != "model.layers.1" || stops[1] != "model.layers.1" {
-		t.Errorf("stopped at %s through workers, %s in process; want model.layers.1", stops[0], stops[1])
-	}
-	if stats[0] != stats[1] || nexts[0] != nexts[1] {
-		t.Errorf("through workers: stream %s, next %s; in process: %s, %s", stats[0], nexts[0], stats[1], nexts[1])
+			if stops[0] != c.stop || stops[1] != c.stop {
+				t.Errorf("stopped at %s through workers, %s in process; want %s", stops[0], stops[1], c.stop)
+			}
+			if stats[0] != stats[1] || nexts[0] != nexts[1] {
+				t.Errorf("through workers: %s, next %s; in process: %s, %s", stats[0], nexts[0], stats[1], nexts[1])
+			}
+		})
 	}
 }
 
