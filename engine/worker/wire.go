@@ -138,15 +138,6 @@ func (e *enc) len() int { return e.n + len(e.b) }
 // reset empties the payload.
 func (e *enc) reset() { e.b, e.parts, e.n = e.b[:0], nil, 0 }
 
-// bytes returns the payload as one slice (tests).
-func (e *enc) bytes() []byte {
-	var out []byte
-	for _, p := range e.parts {
-		out = append(out, p...)
-	}
-	return append(out, e.b...)
-}
-
 func (e *enc) u8(v byte)    { e.b = append(e.b, v) }
 func (e *enc) u32(v uint32) { e.b = binary.LittleEndian.AppendUint32(e.b, v) }
 func (e *enc) i64(v int64)  { e.b = binary.LittleEndian.AppendUint64(e.b, uint64(v)) }

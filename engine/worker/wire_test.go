@@ -44,6 +44,15 @@ func validMessages() [][]byte {
 	return out
 }
 
+// bytes returns e's payload as one slice.
+func (e *enc) bytes() []byte {
+	var out []byte
+	for _, p := range e.parts {
+		out = append(out, p...)
+	}
+	return append(out, e.b...)
+}
+
 // decodeAll runs every decoder on b; none may panic.
 func decodeAll(b []byte) {
 	var h hello
