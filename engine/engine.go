@@ -213,6 +213,9 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 	for i, r := range ranks {
 		l := model.NewLoader(src, devs[i], r, world, opts.DType)
 		l.Quant = qs
+		if w := opts.Worker; w != nil && w.Pipe != nil { // a pipeline stage: its ends only where vLLM places them
+			l.Stage = &model.StageEnds{First: w.Pipe.First(), Last: w.Pipe.Last()}
+		}
 		rm, err := loadRank(cfg, l, e.Tree)
 		if err != nil {
 			e.Close()
@@ -381,5 +384,9 @@ func (e *Engine) Lens(r int) (model.Lens, bool) {
 	if !ok {
 		return model.Lens{}, false
 	}
-	return lm.Lens(), true
+	lw := lm.Lens()
+	if lw.Norm == nil || lw.Head == nil { // a pipeline stage before the last
+		return model.Lens{}, false
+	}
+	return lw, true
 }

@@ -61,8 +61,12 @@ func onCPU(opts Options) bool { return opts.Device == "" || opts.Device == "cpu"
 // checks the same plan against the GPUs' free memory (checkDevices).
 func loadPlan(cfg model.Config, t *model.Tree, world int, src model.WeightSource, qs model.QuantScheme, opts Options) (*plan.Plan, error) {
 	avail, _ := availableMemory(opts)
+	var stage *model.StageEnds
+	if w := opts.Worker; w != nil && w.Pipe != nil { // a pipeline stage holds its ends only where vLLM places them
+		stage = &model.StageEnds{First: w.Pipe.First(), Last: w.Pipe.Last()}
+	}
 	return plan.New(t, cfg.Dims(), plan.Options{World: world, DType: opts.DType, Src: src, Quant: qs,
-		Dequantize: onCPU(opts), DeviceBytes: avail, Shared: onCPU(opts), Act: plan.ActivationDType(opts.DType, cfg.Dims())})
+		Dequantize: onCPU(opts), DeviceBytes: avail, Shared: onCPU(opts), Act: plan.ActivationDType(opts.DType, cfg.Dims()), Stage: stage})
 }
 
 // memInfoer is implemented by a device that reports its GPU's memory

@@ -24,6 +24,10 @@ type PlanOptions struct {
 	Tokens int
 	// DeviceBytes is one device's memory (--device-memory); 0: not checked.
 	DeviceBytes int64
+	// Stage, when set, plans one pipeline stage (`hsdb plan --pp`): the
+	// embedding counted on the first stage only, the final norm and head
+	// on the last (model.StageEnds); Layers gives the stage's layers.
+	Stage *model.StageEnds
 	// Device is the backend planned for: "cuda" (or "") keeps quantized
 	// weights at their stored size, one device per rank; "cpu" dequantizes
 	// them on load and its virtual ranks share the host's DeviceBytes.
@@ -95,7 +99,7 @@ func PlanConfig(cfgJSON []byte, src model.WeightSource, o PlanOptions) (*DirPlan
 		act = tensor.F32 // the CPU backend computes in float32
 	}
 	p, err := plan.New(tree, cfg.Dims(), plan.Options{World: world, Tokens: o.Tokens, DeviceBytes: o.DeviceBytes, DType: o.DType,
-		Act: act, Quant: qs, Src: src, Dequantize: cpu, Shared: cpu})
+		Act: act, Quant: qs, Src: src, Dequantize: cpu, Shared: cpu, Stage: o.Stage})
 	if err != nil {
 		return nil, err
 	}

@@ -30,6 +30,13 @@ type Workers interface {
 	// Abort wakes every rank waiting in a collective of the current step
 	// (they fail with an error wrapping backend.ErrAborted and cause).
 	Abort(cause error)
+	// Interrupt tells the workers of the running step that the hook now
+	// wants more sites than its last model.SiteFilter answer said (an
+	// interrupt: stop at the next site): each asks at every site from now
+	// on and reports where it is, which the front gives the step's hook
+	// (SiteFilter.Passed). done is called once every worker of the step
+	// has reported (or ended its step), from any goroutine.
+	Interrupt(done func())
 	// Close stops the workers.
 	Close() error
 }
@@ -55,6 +62,21 @@ type RemoteRank interface {
 	CacheBytes() int64
 	// Report is what the worker's load of its shard read and converted.
 	Report() model.LoadReport
+}
+
+// Interrupt readies the running pass for a stop at the next site that
+// no rank has reached (Ctrl-C). Ranks in process ask the hook at every
+// site and done runs at once; ranks in worker processes, which ask only
+// at the sites the hook's model.SiteFilter named, are told to ask at every
+// site and report where they are (Workers.Interrupt), and done runs once
+// they all have: the hook may then place its stop after every site any
+// rank has passed.
+func (e *Engine) Interrupt(done func()) {
+	if e.workers == nil {
+		done()
+		return
+	}
+	e.workers.Interrupt(done)
 }
 
 // ErrWorker marks the failure of a rank worker process (it died, stopped

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"hsdb/engine"
+	"hsdb/engine/model"
 	"hsdb/engine/modelpath"
 	"hsdb/engine/plan"
 	"hsdb/engine/worker"
@@ -91,9 +92,10 @@ type stagePlan struct {
 
 // runPlanStages is `hsdb plan --pp N`: the decoder layers split into N
 // stages as vLLM's get_pp_indices splits them (worker.StageLayers), each
-// stage a --tp group planned with its layers plus the embeddings, final
-// norm and head, which every hsdb stage loads today (vLLM keeps them on
-// the first and last stage only). It fits when every stage does.
+// stage a --tp group planned with its layers, the first stage with the
+// embeddings, the last with the final norm and head (and the embeddings
+// when the head is tied to them), as vLLM places them and hsdb's stages
+// load them (model.StageEnds). It fits when every stage does.
 func runPlanStages(io stdio, mf *modelFlags, po engine.PlanOptions, fail func(int, string, ...any) int) int {
 	if mf.pp < 1 {
 		return fail(2, "--pp %d: want at least one stage", mf.pp)
@@ -114,6 +116,7 @@ func runPlanStages(io stdio, mf *modelFlags, po engine.PlanOptions, fail func(in
 	for s, lr := range ranges {
 		o := po
 		o.Layers = &lr
+		o.Stage = &model.StageEnds{First: s == 0, Last: s == len(ranges)-1}
 		p, err := engine.PlanDir(mf.model, o)
 		if err != nil {
 			return fail(1, "stage %d: %v", s, err)
@@ -132,7 +135,7 @@ func runPlanStages(io stdio, mf *modelFlags, po engine.PlanOptions, fail func(in
 		}
 		fmt.Fprintln(io.Out, string(b))
 	} else {
-		fmt.Fprintf(io.Out, "%d pipeline stages of --tp %d (%d workers); each stage also holds the embeddings, final norm and head\n", mf.pp, max(po.TP, 1), mf.pp*max(po.TP, 1))
+		fmt.Fprintf(io.Out, "%d pipeline stages of --tp %d (%d workers); the first stage holds the embeddings, the last the final norm and head (as vLLM places them)\n", mf.pp, max(po.TP, 1), mf.pp*max(po.TP, 1))
 		for _, st := range stages {
 			fmt.Fprintf(io.Out, "\nstage %d: decoder layers %s\n", st.Stage, st.Layers)
 			printPlan(io.Out, mf.model, st.Plan)

@@ -89,51 +89,67 @@ func TestParseBytes(t *testing.T) {
 
 // TestPlanPipelineStages: `hsdb plan --pp 2` on the llama fixture (3
 // layers, hidden 96, 8 heads and 2 kv heads of 12, intermediate 160,
-// vocab 101, tied, f32) splits the layers as vLLM's get_pp_indices does
-// (0-1 and 2) and counts, by hand: a decoder layer 4·(96·96 + 2·96·24 +
-// 96·96 + 3·160·96 + 2·96) = 277248 bytes; the embedding padded to 128
-// rows (vLLM's vocab padding to 64) 4·128·96 = 49152 and the final norm
-// 384 on every stage; the KV cache 2·2·12·4096·4 = 786432 bytes per layer
-// at 4096 tokens. --pp with --load-layers is refused.
+// vocab 101, tied, f32) and the qwen3 fixture (the same but head_dim 16,
+// q/k norms, untied) splits the layers as vLLM's get_pp_indices does (0-1
+// and 2) and counts, by hand: a llama decoder layer 4·(96·96 + 2·96·24 +
+// 96·96 + 3·160·96 + 2·96) = 277248 bytes, a qwen3 one 4·(128·96 +
+// 2·32·96 + 96·128 + 3·160·96 + 2·96 + 2·16) = 308096; the embedding
+// padded to 128 rows (vLLM's vocab padding to 64) 4·128·96 = 49152 on the
+// first stage only, the final norm 384 and the head on the last only, as
+// vLLM places them — the tied head is the embedding, so llama's last stage
+// holds the embedding too, qwen3's its own lm_head of the same size; the
+// KV cache per layer at 4096 tokens 2·2·12·4096·4 = 786432 bytes (llama)
+// and 2·2·16·4096·4 = 1048576 (qwen3). --pp with --load-layers is refused.
 func TestPlanPipelineStages(t *testing.T) {
+	const embed, head, norm = 4 * 128 * 96, 4 * 128 * 96, 4 * 96
+	for _, c := range []struct {
+		name      string
+		layer, kv int64
+		last      int64 // the last stage's ends
+	}{
+		{"llama", 4 * (96*96 + 2*96*24 + 96*96 + 3*160*96 + 2*96), 2 * 2 * 12 * 4096 * 4, embed + norm},
+		{"qwen3", 4 * (128*96 + 2*32*96 + 96*128 + 3*160*96 + 2*96 + 2*16), 2 * 2 * 16 * 4096 * 4, head + norm},
+	} {
+		var out, errOut bytes.Buffer
+		code := hsdbMain([]string{"plan", "--model", "../../testdata/hf/" + c.name, "--pp", "2", "--json"}, stdio{Out: &out, Err: &errOut})
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", c.name, code, errOut.String())
+		}
+		var got struct {
+			Stages []struct {
+				Stage  int    `json:"stage"`
+				Layers string `json:"layers"`
+				Plan   struct {
+					Ranks []map[string]int64 `json:"ranks"`
+				} `json:"plan"`
+			} `json:"stages"`
+			PP   int  `json:"pipeline_stages"`
+			Fits bool `json:"fits"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+			t.Fatalf("%v: %s", err, out.String())
+		}
+		want := []struct {
+			layers string
+			n      int64
+			ends   int64
+		}{{"0-1", 2, embed}, {"2", 1, c.last}}
+		if got.PP != 2 || !got.Fits || len(got.Stages) != 2 {
+			t.Fatalf("%s: %s", c.name, out.String())
+		}
+		for i, w := range want {
+			st := got.Stages[i]
+			if st.Stage != i || !strings.HasPrefix(st.Layers, w.layers) || len(st.Plan.Ranks) != 1 {
+				t.Errorf("%s stage %d: %+v, want layers %s", c.name, i, st, w.layers)
+				continue
+			}
+			r := st.Plan.Ranks[0]
+			if r["weights_bytes"] != w.n*c.layer+w.ends || r["kv_bytes"] != w.n*c.kv {
+				t.Errorf("%s stage %d: weights %d kv %d, want %d and %d", c.name, i, r["weights_bytes"], r["kv_bytes"], w.n*c.layer+w.ends, w.n*c.kv)
+			}
+		}
+	}
 	var out, errOut bytes.Buffer
-	code := hsdbMain([]string{"plan", "--model", "../../testdata/hf/llama", "--pp", "2", "--json"}, stdio{Out: &out, Err: &errOut})
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut.String())
-	}
-	var got struct {
-		Stages []struct {
-			Stage  int    `json:"stage"`
-			Layers string `json:"layers"`
-			Plan   struct {
-				Ranks []map[string]int64 `json:"ranks"`
-			} `json:"plan"`
-		} `json:"stages"`
-		PP   int  `json:"pipeline_stages"`
-		Fits bool `json:"fits"`
-	}
-	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
-		t.Fatalf("%v: %s", err, out.String())
-	}
-	const layer, ends, kv = 4 * (96*96 + 2*96*24 + 96*96 + 3*160*96 + 2*96), 4*128*96 + 4*96, 2 * 2 * 12 * 4096 * 4
-	want := []struct {
-		layers string
-		n      int64
-	}{{"0-1", 2}, {"2", 1}}
-	if got.PP != 2 || !got.Fits || len(got.Stages) != 2 {
-		t.Fatalf("%s", out.String())
-	}
-	for i, w := range want {
-		st := got.Stages[i]
-		if st.Stage != i || !strings.HasPrefix(st.Layers, w.layers) || len(st.Plan.Ranks) != 1 {
-			t.Errorf("stage %d: %+v, want layers %s", i, st, w.layers)
-			continue
-		}
-		r := st.Plan.Ranks[0]
-		if r["weights_bytes"] != w.n*layer+ends || r["kv_bytes"] != w.n*kv {
-			t.Errorf("stage %d: weights %d kv %d, want %d and %d", i, r["weights_bytes"], r["kv_bytes"], w.n*layer+ends, w.n*kv)
-		}
-	}
 	errOut.Reset()
 	if code := hsdbMain([]string{"plan", "--model", "../../testdata/hf/llama", "--pp", "2", "--load-layers", "0-1"}, stdio{Out: &out, Err: &errOut}); code != 2 || !strings.Contains(errOut.String(), "--load-layers") {
 		t.Errorf("--pp with --load-layers: exit %d, %q", code, errOut.String())

@@ -304,10 +304,12 @@ func TestWorkersCaptureJob(t *testing.T) {
 }
 
 // TestWorkersLens: `lens` through worker processes — each rank's final
-// norm and lm_head applied in its worker, on any pipeline stage — prints
-// exactly what the in-process ranks print, at a middle layer and at the
-// last layer (where the lens is the model's own next-token distribution,
-// which intervene_test checks against the logits).
+// norm and lm_head applied in its worker; with --pp 2 a stop at layer 1,
+// in stage 0, which holds no head, sends the rows to the rank's last-stage
+// worker — prints exactly what the in-process ranks print, at a middle
+// layer and at the last layer (where the lens is the model's own
+// next-token distribution, which intervene_test checks against the
+// logits).
 func TestWorkersLens(t *testing.T) {
 	script := filepath.Join(t.TempDir(), "lens.hsdb")
 	if err := os.WriteFile(script, []byte("input ids 1,403,407,261,378,365 ; ids 1,400,281,350\nbreak layers.1\nbreak layers.4\nrun\nlens 4\ncontinue\nlens 4\n"), 0o644); err != nil {
@@ -324,6 +326,59 @@ func TestWorkersLens(t *testing.T) {
 		}
 		if got != want {
 			t.Errorf("%v prints otherwise:\n%s\nin process:\n%s", extra, got, want)
+		}
+	}
+}
+
+// workersFeatures drives the debugger's features whose sites the front's
+// site filter must name for the workers (model.SiteFilter): a conditional
+// breakpoint, a temporary one, a watch, a display, until, next, finish, an
+// edit kept for later steps, lens, an injected fault and decode steps.
+const workersFeatures = `input ids 1,403,407,261,378,365 ; ids 1,400,281,350
+break layers.1 if absmax(stream) > 0 && rank == 1
+tbreak layers.3.mlp.down_proj
+watch stream absmax > 1e9
+display stream
+run
+continue
+print output
+until layers.4.self_attn
+bt
+info ranks
+next
+finish
+set var stream[0, 0:4] = 0 --persist
+lens 3
+inject skip-allreduce at layers.4.mlp.down_proj
+continue
+gen 2
+`
+
+// TestWorkersDebuggerFeatures: the script above prints exactly the same
+// with --workers (workers that ask the front only at the sites the
+// debugger may want) as with the ranks as goroutines (every rank asked at
+// every site), stop for stop and number for number.
+func TestWorkersDebuggerFeatures(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "features.hsdb")
+	if err := os.WriteFile(script, []byte(workersFeatures), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--tp", "2", "-x", script}
+	code, want, errs := runWithStdin(args, "")
+	if code != 0 {
+		t.Fatalf("%v: exit %d\n%s\n%s", args, code, want, errs)
+	}
+	code, got, errs := runWithStdin(append([]string{"--workers"}, args...), "")
+	if code != 0 {
+		t.Fatalf("--workers %v: exit %d\n%s\n%s", args, code, got, errs)
+	}
+	if got != want {
+		t.Errorf("--workers prints otherwise:\n%s\nwithout --workers:\n%s", got, want)
+	}
+	for _, w := range []string{"[breakpoint 1 (absmax(stream) > 0 && rank == 1: true on rank 1)]", "[breakpoint 2]", "[until layers.4.self_attn]",
+		"[next]", "[finish model.layers.4]", "stream → norm → lm_head", "Finished: prefill", "step 1 (decode)", "INJECTED FAULTS"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("the script's output lacks %q:\n%s", w, got)
 		}
 	}
 }

@@ -63,6 +63,10 @@ type Loader struct {
 	// loads through it.
 	Quant  QuantScheme
 	Report *LoadReport
+	// Stage, when set, is the pipeline stage being loaded: its ends are
+	// loaded only as StageEnds says (the embedding on the first stage,
+	// the final norm and LM head on the last).
+	Stage *StageEnds
 
 	prefix string
 	err    *error

@@ -21,6 +21,9 @@ type Builder struct {
 	mod  *model.Module // nearest module at or above path (the root for "")
 	l    *model.Loader // load mode: the loader, prefixed with path's checkpoint name
 	s    *state
+	// skip: in load mode, declare (sites) but load nothing (a pipeline
+	// stage's end held by another stage: model.StageEnds).
+	skip bool
 }
 
 type state struct {
@@ -61,6 +64,18 @@ func (b Builder) Pp(p string) Builder {
 		c.l = c.l.Pp(p)
 	}
 	return c
+}
+
+// loads reports whether b loads weights (load mode, not skipped).
+func (b Builder) loads() bool { return b.l != nil && !b.skip }
+
+// stageHolds returns b, skipped in load mode when the loader's pipeline
+// stage does not hold module path (model.StageEnds.Holds).
+func (b Builder) stageHolds(path string, tied bool) Builder {
+	if b.l != nil && !b.l.Stage.Holds(path, tied) {
+		b.skip = true
+	}
+	return b
 }
 
 // PpI is Pp with an integer component (a layer or expert index).
@@ -154,7 +169,7 @@ func (b Builder) linear(on Builder, out, in, dim int, ranges [][2]int) backend.T
 // of b's module ("weight" of a norm) with the given shape.
 func (b Builder) Full(n string, shape ...int) backend.Tensor {
 	b.param(b.path+"."+n, shape, -1, nil)
-	if b.l == nil {
+	if b.l == nil || b.skip {
 		return nil
 	}
 	return b.l.Full(n, shape...)

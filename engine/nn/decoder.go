@@ -88,10 +88,13 @@ func NewCausalLM(root Builder, c LM, layers func(model Builder) []*DecoderLayer)
 	}
 	mb = mb.Module(c.ModelClass, "hidden_states")
 	m := &CausalLM{site: mb.Site()}
-	m.embed = NewVocabParallelEmbedding(mb.Pp("embed_tokens"), c.Vocab, c.Hidden)
+	// A pipeline stage loads its ends only where vLLM places them
+	// (model.StageEnds): the embedding on the first stage, the final
+	// norm and head on the last.
+	m.embed = NewVocabParallelEmbedding(mb.Pp("embed_tokens").stageHolds(model.EmbedPath, c.Tied), c.Vocab, c.Hidden)
 	m.layers = layers(mb)
-	m.norm = NewAddRMSNorm(mb.Pp("norm"), c.Hidden, c.Eps, false)
-	hb := root.Pp("lm_head")
+	m.norm = NewAddRMSNorm(mb.Pp("norm").stageHolds(model.NormPath, c.Tied), c.Hidden, c.Eps, false)
+	hb := root.Pp("lm_head").stageHolds(model.HeadPath, c.Tied)
 	if c.HeadWeights != "" {
 		hb = hb.Weights(c.HeadWeights)
 	}
@@ -155,7 +158,8 @@ func perturb(dev backend.Device, x backend.Tensor, rel float64) backend.Tensor {
 	return dev.Scale(x, float32(1+rel))
 }
 
-// Lens returns the final norm and this rank's LM head rows (model.Lens).
+// Lens returns the final norm and this rank's LM head rows (model.Lens);
+// their tensors are nil on a pipeline stage that does not hold them.
 func (m *CausalLM) Lens() model.Lens {
 	return model.Lens{Norm: m.norm.w, Eps: m.norm.eps, Head: m.head.w, Vocab: m.head.vocab, VocabSize: m.head.vocabSize}
 }

@@ -25,7 +25,7 @@ func NewVocabParallelEmbedding(b Builder, vocab, hidden int) *VocabParallelEmbed
 	mb := b.Module("VocabParallelEmbedding", "partial", "hidden_states")
 	e := &VocabParallelEmbedding{vocab: plan.Range(b.Rank()), vocabSize: vocab, site: mb.Site()}
 	mb.param(b.path+".weight", []int{vocab, hidden}, 0, plan.Ranges(b.World()))
-	if b.l != nil {
+	if b.loads() {
 		e.w = b.l.Rows("weight", []int{vocab, hidden}, e.vocab[0], e.vocab[1])
 	}
 	return e
@@ -68,7 +68,7 @@ func NewParallelLMHead(b Builder, vocab, hidden int, tied *VocabParallelEmbeddin
 		h.w = tied.w
 	default:
 		mb.param(b.path+".weight", []int{vocab, hidden}, 0, plan.Ranges(b.World()))
-		if b.l != nil {
+		if b.loads() {
 			h.w = b.l.Rows("weight", []int{vocab, hidden}, h.vocab[0], h.vocab[1])
 		}
 	}

@@ -46,6 +46,9 @@ type Options struct {
 	// Src gives the checkpoint's tensor headers; nil plans from config.json
 	// alone.
 	Src model.WeightSource
+	// Stage, when set, plans one pipeline stage (--pp): the tree's ends
+	// are counted only where the stage holds them (model.StageEnds).
+	Stage *model.StageEnds
 }
 
 // Rank is one rank's plan, in bytes.

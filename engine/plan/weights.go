@@ -52,7 +52,11 @@ func newWeights(t *model.Tree, d *model.Dims, o Options, world int) (*weights, e
 	linear := linearParams(t)
 	all := make([]counter, world)
 	qs := make([]counter, world)
+	tied := t.TiedHead()
 	for _, p := range t.Params() {
+		if !o.Stage.Holds(strings.TrimSuffix(p.Name, ".weight"), tied) {
+			continue // another pipeline stage's end
+		}
 		// A candidate for the scheme; from the config alone Planned decides
 		// below, with a checkpoint Stored has decided.
 		quantized := o.Quant != nil && linear[p.Name] && len(p.Shape) == 2 && (o.Src == nil || storedQuantized(o, p))

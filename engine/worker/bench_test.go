@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -9,10 +10,14 @@ import (
 )
 
 // BenchmarkPrefillWorkers measures a prefill of 4 × 256 tokens of the
-// embedded stories260K at --tp 2 with the ranks in process and in worker
-// processes, with a hook that wants nothing (every site still asks the
-// front), and reports the workers' time as a ratio of the in-process time
-// measured in the same run:
+// embedded stories260K at --tp 1 and --tp 2 with the ranks in process, in
+// worker processes that ask the front at every site (the protocol before
+// site filters), and in worker processes that ask only where the hook may
+// want a site (here none), and reports each workers' time as a ratio of
+// the in-process time measured in the same run. At --tp 1 there is no
+// collective: what is left is the step's boundary (the step and done
+// messages); at --tp 2 every all-reduce and all-gather also crosses the
+// front (the CPU workers' hub):
 //
 //	go test ./engine/worker -run '^$' -bench PrefillWorkers -benchtime 20x
 func BenchmarkPrefillWorkers(b *testing.B) {
@@ -22,32 +27,41 @@ func BenchmarkPrefillWorkers(b *testing.B) {
 			seqs[s] = append(seqs[s], int32(1+(s*131+i*7)%500))
 		}
 	}
-	local, err := engine.Open("", engine.Options{TP: 2})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer local.Close()
-	remote, _ := openWorkers(b, "", engine.Options{TP: 2}, Config{})
-	var none model.MultiHook = model.MultiHook{noSites{}}
-	var ns [2]int64
-	for i := 0; i < b.N; i++ {
-		for k, e := range []*engine.Engine{local, remote} {
-			start := nanotime()
-			if _, err := e.Prefill(seqs, none, false); err != nil {
+	for _, tp := range []int{1, 2} {
+		b.Run(fmt.Sprintf("tp%d", tp), func(b *testing.B) {
+			local, err := engine.Open("", engine.Options{TP: tp})
+			if err != nil {
 				b.Fatal(err)
 			}
-			ns[k] += nanotime() - start
-		}
+			defer local.Close()
+			asking, _ := openWorkers(b, "", engine.Options{TP: tp}, Config{askAll: true})
+			filtered, _ := openWorkers(b, "", engine.Options{TP: tp}, Config{})
+			none := model.MultiHook{noSites{}}
+			var ns [3]int64
+			for i := 0; i < b.N; i++ {
+				for k, e := range []*engine.Engine{local, asking, filtered} {
+					start := nanotime()
+					if _, err := e.Prefill(seqs, none, false); err != nil {
+						b.Fatal(err)
+					}
+					ns[k] += nanotime() - start
+				}
+			}
+			b.ReportMetric(float64(ns[0])/float64(b.N)/1e6, "ms/in-process")
+			b.ReportMetric(float64(ns[1])/float64(b.N)/1e6, "ms/workers-asking")
+			b.ReportMetric(float64(ns[2])/float64(b.N)/1e6, "ms/workers")
+			b.ReportMetric(float64(ns[1])/float64(ns[0]), "asking/in-process")
+			b.ReportMetric(float64(ns[2])/float64(ns[0]), "workers/in-process")
+		})
 	}
-	b.ReportMetric(float64(ns[0])/float64(b.N)/1e6, "ms/in-process")
-	b.ReportMetric(float64(ns[1])/float64(b.N)/1e6, "ms/workers")
-	b.ReportMetric(float64(ns[1])/float64(ns[0]), "workers/in-process")
 }
 
-// noSites is a hook that wants no site.
+// noSites is a hook that wants no site and says so (model.SiteFilter).
 type noSites struct{}
 
 func (noSites) Want(*model.Event) bool                      { return false }
 func (noSites) Visit(*model.Event, []*model.RankView) error { return nil }
+func (noSites) WantSites(_ int, sites []*model.Site) []bool { return make([]bool, len(sites)) }
+func (noSites) Passed(*model.Event)                         {}
 
 func nanotime() int64 { return time.Now().UnixNano() }

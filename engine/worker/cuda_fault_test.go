@@ -27,7 +27,7 @@ func TestCUDAWorkerKernelFault(t *testing.T) {
 	t.Setenv(KernelFaultOnceEnv, filepath.Join(t.TempDir(), "fired"))
 	e, _ := openWorkers(t, dir, engine.Options{TP: 2, Device: "cuda"}, Config{Timeout: time.Minute})
 	seqs := [][]int32{{1, 5, 9, 13}, {2, 4}}
-	hook := model.MultiHook{noSites{}} // every site asks the front: it knows where the worker was
+	hook := model.MultiHook{noSites{}} // no site asks the front: the worker's last words say where it was
 	_, err := e.Prefill(seqs, hook, false)
 	if !errors.Is(err, engine.ErrWorker) {
 		t.Fatalf("prefill with a kernel fault: %v, want ErrWorker", err)

@@ -9,14 +9,19 @@
 // The process boundary is at the rank: the front (Front, an
 // engine.Workers) keeps the debugger, the config, the module tree and the
 // sequences; each worker (Serve) loads its rank's shard and runs the
-// forward pass. At every site a worker asks the front's hook whether it is
-// wanted; at a wanted site the front's stand-in for the rank meets the
-// other ranks (model.Pass.Meet) with a view whose tensors are handles,
+// forward pass. A worker asks the front's hook whether a site is wanted
+// only at the sites the hook's model.SiteFilter names (sent with each
+// step and resume; every site for a hook that cannot say, and after an
+// interrupt, which comes as a message of its own); at a wanted site the
+// front's stand-in for the rank meets the other ranks (model.Pass.Meet) with a view whose tensors are handles,
 // and the debugger's statistics (Moments) and value slices (ToHost) are
 // computed on the worker (proxy), so only their results cross. The
 // collectives of CPU workers go through the front's hub in rank order,
 // exactly as the in-process CPU communicator sums; a pipeline stage's
-// hidden_states and residual go to the next stage through the front.
+// hidden_states and residual go to the next stage through the front; a
+// stage holds the model's ends only where vLLM places them (the embedding
+// on the first, the final norm and LM head on the last), so `lens` on an
+// earlier stage's tensor runs on the last stage's worker.
 //
 // The protocol (wire.go, msg.go) is length-prefixed binary frames over
 // TCP, versioned; the worker speaks first with the session token, which

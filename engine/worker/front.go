@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"hsdb/engine"
@@ -56,6 +57,7 @@ type Config struct {
 	PP int
 
 	onListen func(addr string) // tests: called with the address once listening
+	askAll   bool              // tests and benchmarks: ask the front at every site (no site filter)
 }
 
 // Front runs a world's ranks in worker processes: engine.Workers for the
@@ -71,6 +73,7 @@ type Front struct {
 	joins  chan *joined
 	hub    *hub
 	sites  map[string]*model.Site
+	tree   []*model.Site // the front's sites in visit order (Bind)
 	// pipes[s][r] holds stage s-1's output for rank r of stage s during a
 	// step.
 	pipes [][]chan [2]*tensor.Tensor
@@ -78,6 +81,11 @@ type Front struct {
 	mu    sync.Mutex
 	slots []*remoteRank // pp × world workers, slot = stage × world + rank
 	log   sync.Mutex
+
+	intr interrupts
+	// wants counts the want messages workers sent (tests: a site nobody
+	// watches must cost none).
+	wants atomic.Int64
 }
 
 var _ engine.Workers = (*Front)(nil)
@@ -388,6 +396,7 @@ func (f *Front) Bind(t *model.Tree) error {
 	for _, s := range t.Sites {
 		f.sites[s.Path] = s
 	}
+	f.tree = t.Sites
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, r := range f.slots {

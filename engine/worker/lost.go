@@ -25,7 +25,7 @@ func (s *server) endIfContextLost(err error) {
 	if err == nil || contextLost == nil || !contextLost(err) {
 		return
 	}
-	fmt.Fprintf(os.Stderr, "hsdb worker rank %d: the device's context is lost, ending this worker: %v\n", s.rank, err)
+	fmt.Fprintf(os.Stderr, "hsdb worker rank %d: the device's context is lost, ending this worker: %v%s\n", s.rank, err, s.gate.where())
 	if s.c != nil {
 		s.c.close()
 	}

@@ -11,7 +11,10 @@ import (
 // Message kinds. The worker speaks first (hello); then the front assigns a
 // rank and the worker loads it. In a step the worker drives (want, visit,
 // collective, done) and the front answers; while a visit is open the
-// front drives (moments, to-host, memory, then resume or abort).
+// front drives (moments, to-host, memory, then resume or abort). A step
+// and a resume carry the site filter (encFilter); an interrupt may come at
+// any time, and a worker in a step answers it with its position at once
+// (the front reads it in the step).
 const (
 	kindError byte = iota + 1
 	kindHello
@@ -39,12 +42,15 @@ const (
 	kindWritten
 	kindLens
 	kindLensReply
+	kindInterrupt
+	kindPosition
+	kindLensHost
 )
 
 func kindName(k byte) string {
 	names := []string{"?", "error", "hello", "assign", "loaded", "step", "want", "answer", "visit", "moments", "moments reply",
 		"to-host", "values", "resume", "abort", "collective", "done", "memory", "memory reply", "quit",
-		"pipe send", "pipe receive", "pipe data", "write rows", "written", "lens", "lens reply"}
+		"pipe send", "pipe receive", "pipe data", "write rows", "written", "lens", "lens reply", "interrupt", "position", "lens of host rows"}
 	if int(k) < len(names) {
 		return names[k]
 	}

@@ -73,13 +73,19 @@ func (p proxy) ToHost(t backend.Tensor, r0, r1, c0, c1 int) *tensor.Tensor {
 	return h
 }
 
-// LensLogits applies the worker's final norm and LM head to rows of a
-// visit's tensor there (model.LensDevice) and returns its vocabulary
-// shard's logits, the shard's first token id and vocab_size.
+// LensLogits applies the rank's final norm and LM head to rows of a
+// visit's tensor (model.LensDevice) and returns its vocabulary shard's
+// logits, the shard's first token id and vocab_size. On the last pipeline
+// stage (or without stages) the worker that holds the tensor computes
+// them; on an earlier stage, which holds no head (vLLM places it on the
+// last), the rows' values go to the rank's worker of the last stage.
 func (p proxy) LensLogits(t backend.Tensor, rows []int32) (*tensor.Tensor, int, int) {
 	h, ok := t.(handle)
 	if !ok {
 		p.panic("lens", fmt.Errorf("a %T is not a tensor of this worker", t))
+	}
+	if f := p.r.f; p.r.stage != f.pp-1 {
+		return p.lensOnLast(h, rows)
 	}
 	d := p.call("lens", kindLens, kindLensReply, h, func(e *enc) {
 		e.int(h.idx)
@@ -88,18 +94,59 @@ func (p proxy) LensLogits(t backend.Tensor, rows []int32) (*tensor.Tensor, int, 
 			e.u32(uint32(r))
 		}
 	})
+	return p.lensReply(d, len(rows))
+}
+
+// lensReply decodes a lens reply for n rows.
+func (p proxy) lensReply(d *dec, n int) (*tensor.Tensor, int, int) {
 	lo, vocab := d.int(), d.int()
 	var lg *tensor.Tensor
 	if d.bool() {
 		lg = d.tensor()
-		if d.err == nil && (lg.DType != tensor.F32 || len(lg.Shape) != 2 || lg.Shape[0] != len(rows) || lo < 0 || lo+lg.Shape[1] > vocab) {
-			d.fail("lens logits %s %v from token %d of %d for %d rows", lg.DType, lg.Shape, lo, vocab, len(rows))
+		if d.err == nil && (lg.DType != tensor.F32 || len(lg.Shape) != 2 || lg.Shape[0] != n || lo < 0 || lo+lg.Shape[1] > vocab) {
+			d.fail("lens logits %s %v from token %d of %d for %d rows", lg.DType, lg.Shape, lo, vocab, n)
 		}
 	}
 	if d.err != nil {
 		p.panic("lens", p.r.fault(d.err))
 	}
 	return lg, lo, vocab
+}
+
+// lensOnLast is LensLogits for a tensor of an earlier pipeline stage: the
+// rows [len(rows), cols] come to the front as f32 (exact for the
+// activation dtypes) and go to the rank's last-stage worker, idle while an
+// earlier stage is stopped, which applies its norm and head to them.
+func (p proxy) lensOnLast(h handle, rows []int32) (*tensor.Tensor, int, int) {
+	f := p.r.f
+	_, cols := rowsCols(h.shape)
+	x := tensor.New(tensor.F32, len(rows), cols)
+	for i, r := range rows {
+		v := p.ToHost(h, int(r), int(r)+1, 0, cols)
+		copy(x.Data[i*cols*4:(i+1)*cols*4], v.Data)
+	}
+	last := proxy{f.slot((f.pp-1)*f.world + p.r.rank)}
+	if err := last.r.failed(); err != nil {
+		p.panic("lens", err)
+	}
+	last.r.call.Lock()
+	defer last.r.call.Unlock()
+	var e enc
+	e.tensor(x)
+	if err := last.r.c.send(kindLensHost, &e); err != nil {
+		p.panic("lens", last.r.fault(err))
+	}
+	k, d, err := last.r.recvQueued()
+	if err != nil {
+		p.panic("lens", last.r.fault(err))
+	}
+	if k == kindError {
+		p.panic("lens", fmt.Errorf("%s", d.str()))
+	}
+	if k != kindLensReply {
+		p.panic("lens", last.r.fault(fmt.Errorf("protocol: a %s message where a lens reply was expected", kindName(k))))
+	}
+	return last.lensReply(d, len(rows))
 }
 
 var _ model.LensDevice = proxy{}
@@ -135,7 +182,7 @@ func (p proxy) call(op string, kind, want byte, h handle, body func(e *enc)) *de
 	if err := r.c.send(kind, &e); err != nil {
 		p.panic(op, r.fault(err))
 	}
-	k, d, err := r.c.recv(0)
+	k, d, err := r.recvQueued()
 	if err != nil {
 		p.panic(op, r.fault(err))
 	}

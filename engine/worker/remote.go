@@ -33,7 +33,9 @@ type remoteRank struct {
 	memory  int64 // last reported bytes in use
 	cache   int64 // last reported KV-cache bytes
 	report  model.LoadReport
-	paths   []string // the paths of the sites of the worker's model
+	paths   []string      // the paths of the sites of the worker's model
+	sites   []*model.Site // the front's site for each of paths (checkSites)
+	busy    bool          // a step is running on the worker (guarded by f.intr.mu)
 
 	// call serializes the front's own requests (queries at a stop,
 	// memory); steps are driven by the rank's goroutine.
@@ -44,10 +46,17 @@ type remoteRank struct {
 	// made it (gen equal and open).
 	gen  uint64
 	open bool
+	// openPass and openEv are the pass and site of the open visit: where
+	// the worker is while it waits there (for an interrupt).
+	openPass *model.Pass
+	openEv   *model.Event
 	// where the worker last was: the site and step of its last want or
 	// visit.
 	lastSite string
 	lastStep int
+	// queued are position reports read while the front waited for a
+	// query's reply at a stop (recvQueued); the step's loop handles them.
+	queued []*dec
 }
 
 // load sends the assignment and waits for the worker's report.
@@ -96,10 +105,13 @@ func (r *remoteRank) who() string {
 // checkSites fails unless every site of the worker's model is one of the
 // front's (Bind).
 func (r *remoteRank) checkSites() error {
+	r.sites = r.sites[:0]
 	for _, p := range r.paths {
-		if r.f.sites[p] == nil {
+		st := r.f.sites[p]
+		if st == nil {
 			return fmt.Errorf("%s (pid %d on %s) has a site %s the front's model lacks: do the hosts see the same model files?", r.who(), r.pid, r.host, p)
 		}
+		r.sites = append(r.sites, st)
 	}
 	return nil
 }
@@ -140,7 +152,7 @@ func (r *remoteRank) fault(cause error) error {
 	}
 	where := ""
 	if r.lastSite != "" {
-		where = fmt.Sprintf("; it was at %s, step %d", r.lastSite, r.lastStep)
+		where = fmt.Sprintf("; the last site it asked the front about was %s, step %d", r.lastSite, r.lastStep)
 	}
 	var last string
 	if r.proc != nil {
@@ -199,7 +211,10 @@ func (r *remoteRank) queryMemory() {
 		r.fault(err)
 		return
 	}
-	d, err := r.c.expect(kindMemoryReply, 0)
+	k, d, err := r.recvQueued()
+	if err == nil && k != kindMemoryReply {
+		err = fmt.Errorf("protocol: a %s message where a memory reply was expected", kindName(k))
+	}
 	if err != nil {
 		r.fault(err)
 		return
@@ -243,19 +258,30 @@ func (r *remoteRank) forward(pass *model.Pass, b *model.Batch, logits bool) (*te
 	e.bool(pass.Hook != nil)
 	e.bool(logits)
 	encFaults(&e, pass.Faults)
-	if err := r.c.send(kindStep, &e); err != nil {
+	if err := r.sendFiltered(kindStep, &e, pass, b.Step, true); err != nil {
 		return nil, r.fault(err)
 	}
+	defer r.endStep()
 	var stopErr error // the hook's error or an abort, returned as it is
 	for {
+		if err := r.drainPositions(pass, b); err != nil {
+			return nil, r.fault(err)
+		}
 		k, d, err := r.c.recv(0)
 		if err != nil {
 			return nil, r.fault(err)
 		}
 		var reply enc
 		rk := kindResume
+		filtered := false // the reply carries the site filter (a resume after a visit)
 		switch k {
+		case kindPosition:
+			if err := r.positioned(pass, b, d); err != nil {
+				return nil, r.fault(err)
+			}
+			continue // no reply
 		case kindWant:
+			r.f.wants.Add(1)
 			site, step := d.str(), d.int()
 			if d.err != nil || pass.Hook == nil {
 				return nil, r.fault(fmt.Errorf("protocol: a bad want (%v)", d.err))
@@ -283,6 +309,8 @@ func (r *remoteRank) forward(pass *model.Pass, b *model.Batch, logits bool) (*te
 				stopErr = err
 				rk = kindAbort
 				reply.str(err.Error())
+			} else {
+				filtered = true // the hook's state may have changed at the stop
 			}
 		case kindCollective:
 			op := d.u8()
@@ -346,7 +374,12 @@ func (r *remoteRank) forward(pass *model.Pass, b *model.Batch, logits bool) (*te
 		default:
 			return nil, r.fault(fmt.Errorf("protocol: a %s message in a step", kindName(k)))
 		}
-		if err := r.c.send(rk, &reply); err != nil {
+		if filtered {
+			err = r.sendFiltered(rk, &reply, pass, b.Step, false)
+		} else {
+			err = r.c.send(rk, &reply)
+		}
+		if err != nil {
 			return nil, r.fault(err)
 		}
 	}
@@ -389,11 +422,11 @@ func (r *remoteRank) view(v *visit) (*model.RankView, error) {
 // open; an abort of the rendezvous becomes the returned error.
 func (r *remoteRank) meet(pass *model.Pass, ev *model.Event, view *model.RankView) (err error) {
 	r.mu.Lock()
-	r.open = true
+	r.open, r.openPass, r.openEv = true, pass, ev
 	r.mu.Unlock()
 	defer func() {
 		r.mu.Lock()
-		r.open = false
+		r.open, r.openPass, r.openEv = false, nil, nil
 		r.mu.Unlock()
 		if p := recover(); p != nil {
 			e, ok := p.(error)

@@ -51,6 +51,11 @@ type server struct {
 	// then unwound by a panic and the worker ends).
 	broken   error
 	closeDev func() error // releases a CUDA device's memory, or nil
+	// in carries the front's messages from the reader goroutine (read),
+	// which answers interrupts itself; gate says which sites a step asks
+	// the front about.
+	in   chan frame
+	gate gate
 }
 
 // newCUDADevice makes a CUDA worker's device; set by the cuda build
@@ -165,8 +170,10 @@ func (s *server) load(a *assign) error {
 // serve answers the front between steps: a step runs, memory is reported,
 // quit ends the worker.
 func (s *server) serve() error {
+	s.in = make(chan frame, 1)
+	go s.read()
 	for {
-		k, d, err := s.c.recv(-1)
+		k, d, err := s.next()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return fmt.Errorf("worker rank %d: the front %s closed the session", s.rank, s.front)
@@ -180,6 +187,12 @@ func (s *server) serve() error {
 			}
 		case kindMemory:
 			if err := s.memory(); err != nil {
+				return err
+			}
+		case kindLensHost: // an earlier pipeline stage is stopped: this one holds the head
+			var e enc
+			rk := s.lensHost(d, &e)
+			if err := s.c.send(rk, &e); err != nil {
 				return err
 			}
 		case kindQuit:
@@ -206,9 +219,14 @@ func (s *server) step(d *dec) error {
 	hooked := d.bool()
 	logits := d.bool()
 	faults := decFaults(d)
+	epoch, want := decFilter(d)
 	if d.err != nil {
 		return fmt.Errorf("worker rank %d: %w", s.rank, d.err)
 	}
+	if want != nil && len(want) != len(s.e.Tree.Sites) {
+		return fmt.Errorf("worker rank %d: protocol: a site filter of %d sites for a model of %d", s.rank, len(want), len(s.e.Tree.Sites))
+	}
+	s.gate.begin(b.Step, epoch, want)
 	var h model.Hook
 	if hooked {
 		h = wireHook{s}
@@ -219,6 +237,7 @@ func (s *server) step(d *dec) error {
 	s.e.Faults = faults // injected faults act on this rank as in process
 	t0 := time.Now()
 	out, runErr := s.e.RunStep(b, h, logits)
+	s.gate.end()
 	if s.broken != nil {
 		return s.broken
 	}
@@ -242,7 +261,7 @@ func (s *server) call(kind byte, e *enc) (byte, *dec) {
 	if err := s.c.send(kind, e); err != nil {
 		s.fail(err)
 	}
-	k, d, err := s.c.recv(-1)
+	k, d, err := s.next()
 	if err != nil {
 		s.fail(err)
 	}
@@ -257,12 +276,16 @@ func (s *server) fail(err error) {
 	panic(s.broken)
 }
 
-// wireHook is a worker's model.Hook: Want asks the front's hook, Visit
+// wireHook is a worker's model.Hook: Want asks the front's hook at the
+// sites the front's filter names (every site after an interrupt), Visit
 // opens a visit and serves the front's queries until it resumes or aborts
 // the step.
 type wireHook struct{ s *server }
 
 func (h wireHook) Want(ev *model.Event) bool {
+	if !h.s.gate.ask(ev.Site) {
+		return false // a site the front's hook cannot want: no round trip
+	}
 	var e enc
 	e.str(ev.Site.Path)
 	e.int(ev.Step)
@@ -308,6 +331,11 @@ func (h wireHook) Visit(ev *model.Event, views []*model.RankView) error {
 	for {
 		switch k {
 		case kindResume:
+			ep, want := decFilter(d)
+			if d.err != nil || (want != nil && len(want) != len(s.e.Tree.Sites)) {
+				s.fail(fmt.Errorf("protocol: a bad resume (%v, a filter of %d sites)", d.err, len(want)))
+			}
+			s.gate.set(ep, want)
 			return nil
 		case kindAbort:
 			return errors.New(d.str())
@@ -370,7 +398,7 @@ func (s *server) deviceErrorReply(e *enc, reply *byte) {
 	if p := recover(); p != nil {
 		var de *backend.DeviceError
 		if err, ok := p.(error); ok && errors.As(err, &de) {
-			e.b = e.b[:0]
+			e.reset()
 			e.str(fmt.Sprintf("worker rank %d: %v", s.rank, de))
 			*reply = kindError
 			return
@@ -419,47 +447,4 @@ func (s *server) writeRows(d *dec, e *enc) (reply byte) {
 	s.dev.CopyRows(t, row, up, 0, data.Rows())
 	s.dev.Free(up)
 	return kindWritten
-}
-
-// lens answers the debugger's `lens` on a tensor of the open visit: the
-// rank's final norm and LM head applied to the given rows
-// (model.LensLogits); it replies kindLensReply with the shard's first
-// token id, vocab_size and the logits (or none), or kindError.
-func (s *server) lens(d *dec, e *enc) (reply byte) {
-	idx := d.int()
-	n := d.count(4)
-	rows := make([]int32, 0, n)
-	for range n {
-		rows = append(rows, int32(d.u32()))
-	}
-	if d.err != nil {
-		e.str(d.err.Error())
-		return kindError
-	}
-	if idx < 0 || idx >= len(s.flat) || s.flat[idx] == nil {
-		e.str(fmt.Sprintf("worker rank %d: no device tensor %d at this site", s.rank, idx))
-		return kindError
-	}
-	t := s.flat[idx]
-	tr, _ := rowsCols(t.Shape())
-	for _, r := range rows {
-		if r < 0 || int(r) >= tr {
-			e.str(fmt.Sprintf("worker rank %d: lens row %d outside %s's %d rows", s.rank, r, s.names[idx], tr))
-			return kindError
-		}
-	}
-	lw, ok := s.e.Lens(0)
-	if !ok {
-		e.str(fmt.Sprintf("worker rank %d: this architecture does not expose its final norm and lm_head", s.rank))
-		return kindError
-	}
-	defer s.deviceErrorReply(e, &reply)
-	h, lo := model.LensLogits(s.dev, lw, t, rows)
-	e.int(lo)
-	e.int(lw.VocabSize)
-	e.bool(h != nil)
-	if h != nil {
-		e.tensor(h)
-	}
-	return kindLensReply
 }

@@ -18,7 +18,7 @@ import (
 
 // Version is the protocol version a worker and a front must share: the
 // hello carries it and a mismatch is refused.
-const Version = 3
+const Version = 4
 
 // Frame limits: nothing larger is read. A hello is tiny; a data frame holds
 // at most one tensor of a step (an all-reduce of [tokens, hidden] f32, the
@@ -55,13 +55,14 @@ func (c *conn) send(kind byte, e *enc) error {
 		c.c.SetWriteDeadline(time.Now().Add(c.timeout))
 	}
 	var hdr [5]byte
-	binary.LittleEndian.PutUint32(hdr[:4], uint32(len(e.b)+1))
+	binary.LittleEndian.PutUint32(hdr[:4], uint32(e.len()+1))
 	hdr[4] = kind
-	if len(e.b) >= c.w.Size() { // a large frame (logits, a tensor): one writev, no copy through the buffer
+	if e.parts != nil || len(e.b) >= c.w.Size() { // a large frame (logits, a tensor): one writev, no copy through the buffer
 		if err := c.w.Flush(); err != nil {
 			return err
 		}
-		bufs := net.Buffers{hdr[:], e.b}
+		bufs := append(net.Buffers{hdr[:]}, e.parts...)
+		bufs = append(bufs, e.b)
 		_, err := bufs.WriteTo(c.c)
 		return err
 	}
@@ -118,8 +119,24 @@ func (c *conn) expect(want byte, timeout time.Duration) (*dec, error) {
 
 func (c *conn) close() error { return c.c.Close() }
 
-// enc builds a payload.
-type enc struct{ b []byte }
+// enc builds a payload: b, after parts when a large tensor's data was
+// taken by reference (enc.tensor) rather than copied. Send it before the
+// tensor changes.
+type enc struct {
+	b     []byte
+	parts [][]byte // earlier bytes, then large tensors' data, in order
+	n     int      // bytes in parts
+}
+
+// bigData is the size from which enc.tensor refers to a tensor's data
+// instead of copying it (the frame then goes out as one writev).
+const bigData = 32 << 10
+
+// len returns the payload's length.
+func (e *enc) len() int { return e.n + len(e.b) }
+
+// reset empties the payload.
+func (e *enc) reset() { e.b, e.parts, e.n = e.b[:0], nil, 0 }
 
 func (e *enc) u8(v byte)    { e.b = append(e.b, v) }
 func (e *enc) u32(v uint32) { e.b = binary.LittleEndian.AppendUint32(e.b, v) }
@@ -159,13 +176,22 @@ func (e *enc) i32s(v []int32) {
 // padding (a count byte, then zeros) that put the data at an 8-byte
 // offset of the frame, raw little-endian data.
 func (e *enc) tensor(t *tensor.Tensor) {
-	e.b = slices.Grow(e.b, 1+4+8*len(t.Shape)+4+len(t.Data)) // one allocation for a large tensor
+	big := len(t.Data) >= bigData
+	if !big {
+		e.b = slices.Grow(e.b, 1+4+8*len(t.Shape)+4+len(t.Data))
+	}
 	e.u8(byte(t.DType))
 	e.ints(t.Shape)
 	e.u32(uint32(len(t.Data)))
-	pad := (8 - (len(e.b)+1)%8) % 8 // the data starts 8-aligned in the frame: the receiver uses it in place
+	pad := (8 - (e.len()+1)%8) % 8 // the data starts 8-aligned in the frame: the receiver uses it in place
 	e.u8(byte(pad))
 	e.b = append(e.b, make([]byte, pad)...)
+	if big { // by reference: written from where it lies
+		e.parts = append(e.parts, e.b, t.Data)
+		e.n += len(e.b) + len(t.Data)
+		e.b = nil
+		return
+	}
 	e.b = append(e.b, t.Data...)
 }
 

@@ -3,6 +3,7 @@ package worker
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math/rand"
 	"net"
 	"strings"
@@ -21,7 +22,7 @@ func validMessages() [][]byte {
 	add := func(f func(e *enc)) {
 		var e enc
 		f(&e)
-		out = append(out, e.b)
+		out = append(out, e.bytes())
 	}
 	add(func(e *enc) { (&hello{Version: Version, Token: "t", Host: "h", PID: 7, Rank: -1}).enc(e) })
 	add(func(e *enc) { (&assign{Rank: 1, World: 2, Stages: 1, Model: "m", Layers: "0-1"}).enc(e) })
@@ -39,7 +40,17 @@ func validMessages() [][]byte {
 	})
 	add(func(e *enc) { (&done{Logits: tensor.FromF32([]float32{1, 2}, 1, 2)}).enc(e) })
 	add(func(e *enc) { region{T: 1, R0: 0, R1: 2, C0: 0, C1: 3}.enc(e) })
+	add(func(e *enc) { encFilter(e, 3, []bool{true, false, true}) })
 	return out
+}
+
+// bytes returns e's payload as one slice.
+func (e *enc) bytes() []byte {
+	var out []byte
+	for _, p := range e.parts {
+		out = append(out, p...)
+	}
+	return append(out, e.b...)
 }
 
 // decodeAll runs every decoder on b; none may panic.
@@ -58,6 +69,7 @@ func decodeAll(b []byte) {
 	var r region
 	r.dec(&dec{b: b})
 	(&dec{b: b}).tensor()
+	decFilter(&dec{b: b})
 }
 
 // TestDecodeNeverPanics: every decoder, on every truncation of a valid
@@ -149,5 +161,51 @@ func TestFrontRefusesGarbage(t *testing.T) {
 	r.f.Close()
 	if err := <-served; err != nil && !strings.Contains(err.Error(), "closed") {
 		t.Errorf("the worker: %v", err)
+	}
+}
+
+// TestLargeTensorsByReference: a frame whose tensors are large enough to
+// be written from where they lie (enc.tensor, bigData) arrives whole — two
+// such tensors and a small field between them, as a pipeline stage's send
+// has — with every byte, dtype and shape as sent.
+func TestLargeTensorsByReference(t *testing.T) {
+	a, b := net.Pipe()
+	tx, rx := newConn(a), newConn(b)
+	defer tx.close()
+	defer rx.close()
+	rx.limit = maxFrame
+	h := tensor.New(tensor.F32, 100, 200) // 80,000 bytes
+	res := tensor.New(tensor.F32, 3, 5)   // small: copied
+	big2 := tensor.New(tensor.F32, 50, 333)
+	for i := range h.Data {
+		h.Data[i] = byte(i * 7)
+	}
+	for i := range res.Data {
+		res.Data[i] = byte(i + 1)
+	}
+	for i := range big2.Data {
+		big2.Data[i] = byte(i * 13)
+	}
+	var e enc
+	e.tensor(h)
+	e.str("between")
+	e.tensor(res)
+	e.tensor(big2)
+	if e.parts == nil {
+		t.Fatal("a large tensor was copied into the payload")
+	}
+	go tx.send(kindPipeSend, &e)
+	k, d, err := rx.recv(time.Minute)
+	if err != nil || k != kindPipeSend {
+		t.Fatalf("recv: kind %d, %v", k, err)
+	}
+	gh, s, gr, g2 := d.tensor(), d.str(), d.tensor(), d.tensor()
+	if d.err != nil || s != "between" || len(d.b) != 0 {
+		t.Fatalf("decode: %v, %q, %d bytes left", d.err, s, len(d.b))
+	}
+	for i, p := range [][2]*tensor.Tensor{{gh, h}, {gr, res}, {g2, big2}} {
+		if p[0].DType != p[1].DType || fmt.Sprint(p[0].Shape) != fmt.Sprint(p[1].Shape) || !bytes.Equal(p[0].Data, p[1].Data) {
+			t.Errorf("tensor %d: got %s %v, sent %s %v (bytes equal: %v)", i, p[0].DType, p[0].Shape, p[1].DType, p[1].Shape, bytes.Equal(p[0].Data, p[1].Data))
+		}
 	}
 }

@@ -317,6 +317,19 @@ func (c *Capturer) Want(ev *model.Event) bool {
 	return len(c.bySite[ev.Site.Path]) > 0
 }
 
+// WantSites is the capturer's model.SiteFilter: the sites it has a
+// capture at (the spec table does not change during a pass).
+func (c *Capturer) WantSites(step int, sites []*model.Site) []bool {
+	want := make([]bool, len(sites))
+	for i, st := range sites {
+		want[i] = len(c.bySite[st.Path]) > 0
+	}
+	return want
+}
+
+// Passed implements model.SiteFilter: the capturer keeps no position.
+func (c *Capturer) Passed(*model.Event) {}
+
 // Visit copies the wanted tensors of every rank to the host, assembles
 // them (gatherSite) and appends each sequence's rows. It never stops the
 // pass: a failure is kept and returned by Result.

@@ -156,7 +156,7 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 	go func() {
 		select {
 		case <-ctx.Done():
-			hook.stop()
+			hook.stop(e)
 		case <-jobDone:
 		}
 	}()

@@ -81,6 +81,7 @@ type stopHook struct {
 	mu      sync.Mutex
 	maxSeen int64
 	stopAt  int64 // -1: none
+	pending bool  // a stop waits for the workers' positions (Engine.Interrupt)
 }
 
 func newStopHook(inner model.Hook, sites int) *stopHook {
@@ -115,9 +116,43 @@ func (h *stopHook) Visit(ev *model.Event, ranks []*model.RankView) error {
 	return nil
 }
 
-// stop asks the running pass to end at the next site no rank has reached.
-func (h *stopHook) stop() {
+// WantSites implements model.SiteFilter: the capturer's sites, every
+// site once a stop is asked for.
+func (h *stopHook) WantSites(step int, sites []*model.Site) []bool {
 	h.mu.Lock()
-	h.stopAt = h.maxSeen + 1
+	stopping := h.pending || h.stopAt >= 0
 	h.mu.Unlock()
+	if stopping {
+		return nil
+	}
+	return model.WantSitesOf(h.inner, step, sites)
+}
+
+// Passed implements model.SiteFilter: it records how far the ranks got.
+func (h *stopHook) Passed(ev *model.Event) {
+	k := h.key(ev)
+	h.mu.Lock()
+	if k > h.maxSeen {
+		h.maxSeen = k
+	}
+	h.mu.Unlock()
+}
+
+// stop asks the running pass of target e to end at the next site no rank has
+// reached: ranks in worker processes first report where they are
+// (Engine.Interrupt), as they ask only at the capturer's sites.
+func (h *stopHook) stop(e *Target) {
+	h.mu.Lock()
+	h.pending = true
+	h.mu.Unlock()
+	done := func() {
+		h.mu.Lock()
+		h.stopAt, h.pending = h.maxSeen+1, false
+		h.mu.Unlock()
+	}
+	if e.Interrupt == nil {
+		done()
+		return
+	}
+	e.Interrupt(done)
 }

@@ -19,4 +19,9 @@ type Target struct {
 	Tree    *model.Tree
 	Info    ModelInfo
 	Prefill func(seqs [][]int32, hook model.Hook) error
+	// Interrupt, when set, is the engine's Interrupt: ranks that ask the
+	// hook only at the sites its model.SiteFilter names (rank workers)
+	// report where they are before a stop is placed, and done runs then.
+	// Nil runs done at once (ranks that ask at every site).
+	Interrupt func(done func())
 }

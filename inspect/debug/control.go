@@ -224,12 +224,26 @@ func (s *Session) Kill() {
 // lines. Safe from any goroutine; it reports whether a pass was running.
 func (s *Session) Interrupt() bool {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if !s.running {
+		s.mu.Unlock()
 		return false
 	}
-	s.interruptAt = s.maxSeen + 1
 	s.traceMuted = true
+	s.intrPending++
+	run := s.runs
+	s.mu.Unlock()
+	// Ranks in worker processes ask only at the sites the hook's filter
+	// named: the engine first has them ask at every site and report how
+	// far they got (Passed), then the stop goes after all of them.
+	s.E.Interrupt(func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.runs != run {
+			return // the job this interrupt was for has ended
+		}
+		s.intrPending--
+		s.interruptAt = s.maxSeen + 1
+	})
 	return true
 }
 
@@ -238,6 +252,8 @@ func (s *Session) Interrupt() bool {
 func (s *Session) start(prefill bool, steps int) (*client.Outcome, error) {
 	s.mu.Lock()
 	s.maxSeen, s.interruptAt, s.mode, s.genLeft, s.running, s.watchStep, s.traceMuted = -1, -1, resumeMode{}, steps, true, -1, false
+	s.runs++
+	s.intrPending = 0
 	s.mu.Unlock()
 	j := &job{events: make(chan any), reqs: make(chan request), next: s.next}
 	s.job = j

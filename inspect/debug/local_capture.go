@@ -105,7 +105,8 @@ func (l *Local) target() *capture.Target {
 	return &capture.Target{Dims: e.Dims, Tree: e.Tree, Info: l.modelInfo(),
 		Prefill: func(seqs [][]int32, h model.Hook) error {
 			return l.s.Borrow(func() error { _, err := e.Prefill(seqs, h, false); return err })
-		}}
+		},
+		Interrupt: e.Interrupt}
 }
 
 // checkOptions are check's options over this model: its sizes (with every

@@ -59,3 +59,68 @@ func (s *Session) Borrow(fn func() error) error {
 	s.next = nil
 	return fn()
 }
+
+// WantSites is the session's model.SiteFilter: the sites its Want may
+// return true at during step, so that ranks in worker processes ask only
+// there. Every site while tracing, stepping (`step`) or with an interrupt
+// under way; else the resume mode's sites (`next`: depth, `finish`: the
+// parent, `until`: its pattern), enabled breakpoints and watches, armed
+// edits, and the observers' own filters (every site when one cannot say).
+// Computed from state that changes only while the pass is stopped.
+func (o observed) WantSites(step int, sites []*model.Site) []bool {
+	s := o.s
+	want := make([]bool, len(sites))
+	s.mu.Lock()
+	all := s.trace || s.intrPending > 0 || s.interruptAt >= 0 || s.mode.kind == "step"
+	for i, st := range sites {
+		if all {
+			break
+		}
+		m := &s.mode
+		switch m.kind {
+		case "next":
+			want[i] = st.Depth <= m.depth
+		case "finish":
+			want[i] = st == m.parent
+		case "":
+		default:
+			want[i] = st.Index < len(m.at) && m.at[st.Index]
+		}
+		for _, b := range s.bps {
+			want[i] = want[i] || (b.Enabled && st.Index < len(b.at) && b.at[st.Index])
+		}
+		for _, e := range s.iv.pending { // any step: persistent edits come back
+			want[i] = want[i] || e.siteIdx == st.Index
+		}
+	}
+	s.mu.Unlock()
+	if all {
+		return nil
+	}
+	for _, h := range s.Observers {
+		w := model.WantSitesOf(h, step, sites)
+		if w == nil {
+			return nil
+		}
+		for i, v := range w {
+			want[i] = want[i] || v
+		}
+	}
+	return want
+}
+
+// Passed records how far a rank has got, as Want does (for Interrupt).
+func (o observed) Passed(ev *model.Event) {
+	s := o.s
+	k := s.key(ev)
+	s.mu.Lock()
+	if k > s.maxSeen {
+		s.maxSeen = k
+	}
+	s.mu.Unlock()
+	for _, h := range s.Observers {
+		if f, ok := h.(model.SiteFilter); ok {
+			f.Passed(ev)
+		}
+	}
+}

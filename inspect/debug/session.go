@@ -61,9 +61,14 @@ type Session struct {
 	mode        resumeMode
 	maxSeen     int64 // largest site key any rank has asked Want about
 	interruptAt int64 // stop at the first site with key >= this; -1: none
-	genLeft     int   // decode steps still to run in the current job
-	running     bool  // a pass is running (not stopped)
-	watchStep   int   // the step the watches' previous values belong to
+	// intrPending counts interrupts whose interruptAt waits for the
+	// workers' positions (Engine.Interrupt); runs numbers jobs, so that a
+	// late answer does not reach the next one.
+	intrPending int
+	runs        int
+	genLeft     int  // decode steps still to run in the current job
+	running     bool // a pass is running (not stopped)
+	watchStep   int  // the step the watches' previous values belong to
 	// traceMuted: an interrupt came; trace lines are dropped until the pass
 	// stops (sites queued or visited on the way to the stop are not shown).
 	traceMuted bool
