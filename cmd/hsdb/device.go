@@ -91,15 +91,19 @@ func (b *limitedBuffer) String() string {
 	return b.buf.String()
 }
 
-// printable returns s cut to 80 bytes with anything that is not
-// printable text quoted (Go escapes), so a binary answer cannot reach the
-// terminal raw.
+// printable returns s, or when it is not printable text (a binary
+// answer that must not reach the terminal raw) its first 64 bytes quoted
+// with Go escapes; text is cut at 240 bytes (cu's init error, with its
+// URL and the driver's reason at the end, is 140).
 func printable(s string) string {
-	if len(s) > 80 {
-		s = s[:80] + "…"
-	}
 	if !utf8.ValidString(s) || strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+		if len(s) > 64 {
+			return strconv.QuoteToGraphic(s[:64]) + "…"
+		}
 		return strconv.QuoteToGraphic(s)
+	}
+	if len(s) > 240 {
+		return s[:240] + "…"
 	}
 	return s
 }
