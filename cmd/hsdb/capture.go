@@ -129,6 +129,9 @@ func runCapture(args []string, io stdio) int {
 		return captureJSON(io, *out, res, err)
 	}
 	if res != nil {
+		for _, n := range res.Recaptured {
+			fmt.Fprintf(io.Err, "hsdb capture: note: %s\n", n)
+		}
 		fmt.Fprintln(io.Out, throughput(res.JobProgress))
 		if secs := res.Elapsed.Seconds(); baseTPS > 0 && secs > 0 && res.Tokens > 0 {
 			fmt.Fprintf(io.Out, "end-to-end %.0f tokens/s = %.1f%% of the prefill baseline %.0f tokens/s\n", float64(res.Tokens)/secs, 100*float64(res.Tokens)/secs/baseTPS, baseTPS)
@@ -316,6 +319,7 @@ type captureResult struct {
 	What       string                     `json:"what,omitempty"`
 	DType      string                     `json:"dtype,omitempty"`
 	Validation []capture.ValidationRecord `json:"validation,omitempty"`
+	Recaptured []string                   `json:"recaptured,omitempty"` // kept sequences that no longer held their input row
 }
 
 // captureJSON prints the job's result (or its error) as one JSON object
@@ -324,6 +328,7 @@ func captureJSON(io stdio, out string, res *capture.JobResult, err error) int {
 	r := captureResult{Command: "capture", Out: out}
 	if res != nil {
 		r.Captured, r.Skipped, r.Total, r.Tokens, r.Seconds = res.Done-res.Skipped, res.Skipped, res.Total, res.Tokens, res.Elapsed.Seconds()
+		r.Recaptured = res.Recaptured
 		if m := res.Manifest; m != nil && err == nil {
 			r.Sequences, r.Layers, r.What, r.DType, r.Validation = len(m.Sequences), m.Capture.Layers, m.Capture.What, m.Capture.DType, m.Validation
 		}
