@@ -282,13 +282,22 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 		defer mu.Unlock()
 		return werr
 	}
+	// resumable says, on a failure, what the staging directory keeps and
+	// that the same command resumes (a dead rank worker, a full disk, an
+	// input changed: the validated files are not lost).
+	resumable := func(err error) error {
+		if err == nil || w.Count() == 0 {
+			return err
+		}
+		return fmt.Errorf("%w; %s keeps the %d sequences validated so far: the same command resumes from there", err, w.Stage(), w.Count())
+	}
 	stop := func(err error) (*JobResult, error) {
 		close(queue)
 		<-done
 		if we := writerErr(); we != nil {
-			return res, we
+			return res, resumable(we)
 		}
-		return res, err
+		return res, resumable(err)
 	}
 	interrupted := func(where string) (*JobResult, error) {
 		close(queue)

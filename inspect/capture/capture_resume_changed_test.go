@@ -156,3 +156,56 @@ func i64s(b []byte) []int64 {
 	}
 	return out
 }
+
+// TestFailedJobSaysItResumes: a job that fails after validating sequences
+// (here: a row appended to its --data file after it was validated, found
+// at the end of the file) says that the staging directory keeps them and
+// that the same command resumes; restored, the same job resumes skipping
+// exactly as many as the failure said were kept (at least one, at most
+// the file's 12 rows), and completes with 12.
+func TestFailedJobSaysItResumes(t *testing.T) {
+	e, err := engine.Open("../../testdata/hf/llama", engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ref, err := safetensors.Open("../../testdata/hf/llama/reference.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	p := writeHFRows(t, enginetest.HFSeqs(t, ref), 12)
+	orig, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := OpenJSONL(p, nil, LimitsOf(e.Dims))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, append(append([]byte{}, orig...), "{\"input_ids\": [1, 2]}\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "o")
+	opts := JobOptions{Layers: []int{1}, Out: out, MaxBatchTokens: 20, Writers: 1}
+	_, err = RunCaptureJob(context.Background(), targetOf(e), in, opts)
+	var kept int
+	if err == nil || !strings.Contains(err.Error(), "changed while the job ran") {
+		t.Fatalf("got %v, want the change named", err)
+	}
+	msg := err.Error()
+	i := strings.LastIndex(msg, "; "+out+PartialSuffix+" keeps the ")
+	if i < 0 || !strings.HasSuffix(msg, " sequences validated so far: the same command resumes from there") {
+		t.Fatalf("got %q, want what %s keeps and that the same command resumes", msg, out+PartialSuffix)
+	}
+	if _, err := fmt.Sscanf(msg[i:], "; "+out+PartialSuffix+" keeps the %d sequences", &kept); err != nil || kept < 1 || kept > 12 {
+		t.Fatalf("kept %d (%v) in %q", kept, err, msg)
+	}
+	if err := os.WriteFile(p, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := RunCaptureJob(context.Background(), targetOf(e), in, opts)
+	if err != nil || res.Skipped != kept || len(res.Manifest.Sequences) != 12 {
+		t.Fatalf("resume: %v, %v; want %d skipped (as the failure said), 12 in all", res, err, kept)
+	}
+}
