@@ -59,6 +59,9 @@ func isExecutable(p string) bool {
 // variable for tests.
 var probeTimeout = 20 * time.Second
 
+// errProbeTimeout marks a probe that did not answer within probeTimeout.
+var errProbeTimeout = errors.New("did not answer")
+
 // probeOutputLimit bounds what a probe's output is kept of: the real
 // worker writes one short line; anything else on PATH under the worker's
 // name may write without end.
@@ -131,7 +134,7 @@ func probeCUDAWorker(path string) (string, error) {
 	line = strings.TrimSpace(line)
 	switch {
 	case ctx.Err() != nil:
-		return "", fmt.Errorf("its --probe did not answer within %v and was killed", probeTimeout)
+		return "", fmt.Errorf("its --probe %w within %v and was killed", errProbeTimeout, probeTimeout)
 	case err != nil && cmd.Process == nil:
 		return "", fmt.Errorf("it could not be started: %v", err)
 	case err != nil:
@@ -161,6 +164,10 @@ type deviceChoice struct {
 	workers bool
 	command []string // the worker command, nil: this binary's `hsdb worker`
 	why     string
+	// note is said on stderr at load, where the banner is not shown
+	// (scripts, subcommands): the CUDA worker's probe hung, so the start
+	// took probeTimeout longer and the device fell back to cpu.
+	note string
 }
 
 // chooseDevice decides --device and the worker processes:
@@ -192,7 +199,11 @@ func (m *modelFlags) chooseDevice() (deviceChoice, error) {
 		}
 		line, err := probeCUDAWorker(path)
 		if err != nil {
-			return deviceChoice{device: "cpu", workers: m.workers.v, why: fmt.Sprintf("--device defaulted to cpu: %s is not used: %v", path, err)}, nil
+			dc := deviceChoice{device: "cpu", workers: m.workers.v, why: fmt.Sprintf("--device defaulted to cpu: %s is not used: %v", path, err)}
+			if errors.Is(err, errProbeTimeout) {
+				dc.note = dc.why
+			}
+			return dc, nil
 		}
 		return deviceChoice{device: "cuda", workers: true, command: []string{path},
 			why: fmt.Sprintf("--device defaulted to cuda: %s sees %s; one worker process per rank", path, line)}, nil

@@ -116,3 +116,22 @@ func TestDefaultedCUDAWorkerFails(t *testing.T) {
 		t.Errorf("--device cpu: exit %d\n%s\n%s", code, out, errs)
 	}
 }
+
+// TestHungProbeNoted: a CUDA worker whose probe hangs makes the start
+// wait probeTimeout and fall back to cpu; a script (no banner) is told so
+// on stderr, once, and runs on the CPU.
+func TestHungProbeNoted(t *testing.T) {
+	old := probeTimeout
+	probeTimeout = time.Second
+	t.Cleanup(func() { probeTimeout = old })
+	p := scriptWorker(t, "exec sleep 60")
+	script := filepath.Join(t.TempDir(), "info.hsdb")
+	if err := os.WriteFile(script, []byte("info model\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runWithStdin([]string{"-x", script}, "")
+	note := "hsdb: note: --device defaulted to cpu: " + p + " is not used: its --probe did not answer within 1s and was killed\n"
+	if code != 0 || strings.Count(errs, note) != 1 || !strings.Contains(out, "device choice      --device defaulted to cpu") {
+		t.Errorf("exit %d\n%s\n%s", code, out, errs)
+	}
+}

@@ -199,6 +199,9 @@ func (m *modelFlags) load(w io.Writer) (*engine.Engine, error) {
 		return err
 	}
 	m.device, o.Device, o.DeviceWhy = dc.device, dc.device, dc.why
+	if dc.note != "" {
+		fmt.Fprintf(w, "hsdb: note: %s\n", dc.note)
+	}
 	if m.pp > 1 && !dc.workers && m.listen == "" {
 		return nil, fmt.Errorf("--pp %d: pipeline stages run in workers: add --workers (or --listen ADDR)", m.pp)
 	}
