@@ -87,3 +87,26 @@ func TestSaveBadPathAndFrameMoves(t *testing.T) {
 		t.Errorf("files left in d.npy: %v", m)
 	}
 }
+
+// TestPrintListsFrameTensors: `print` without a name lists the tensors of
+// the frame the queries look at (frame/up/down), not the stopped site's:
+// at model.layers.1.self_attn.attn, frame 2 (model.layers.1) shows its
+// inputs input and input_residual, frame 1 (model) has none; back at the
+// site, its own q, k, attn_out (bt's shapes, by hand).
+func TestPrintListsFrameTensors(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "s.hsdb")
+	body := "set errors continue\ninput ids 1,403,407\nbreak layers.1.self_attn.attn\nrun\nframe 2\nprint\nframe 1\nprint\nframe 4\nprint\n"
+	if err := os.WriteFile(script, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, out, errs := runScript(t, 1, script, false)
+	for _, want := range []string{
+		"print: which tensor? frame #2 model.layers.1 shows input, input_residual",
+		"print: frame #1 model has no tensors (this module has no inputs)",
+		"print: which tensor? model.layers.1.self_attn.attn shows q, k, attn_out",
+	} {
+		if !strings.Contains(out+errs, want) {
+			t.Errorf("missing %q in\n%s%s", want, out, errs)
+		}
+	}
+}
