@@ -1,14 +1,11 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -117,7 +114,7 @@ func runCapture(args []string, io stdio) int {
 			fmt.Fprintf(io.Out, "prefill baseline: %.0f tokens/s (%d passes of the first batch, no capture, no files)\n", baseTPS, *baseline)
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(io.Err, *out)
 	defer stop()
 	prog := newProgress(io.Err, in.Len())
 	c := hsdbg.NewLocal(hsdbg.New(e))
