@@ -116,6 +116,12 @@ func runPlanStages(io stdio, mf *modelFlags, po engine.PlanOptions, fail func(in
 		o.Layers = &lr
 		p, err := engine.PlanDir(mf.model, o)
 		if err != nil {
+			// An error of the model at this --tp (heads not divisible, a
+			// bad config) is no stage's: said without a stage when the
+			// whole model's plan fails alike.
+			if _, werr := engine.PlanDir(mf.model, po); werr != nil && werr.Error() == err.Error() {
+				return fail(1, "%v", err)
+			}
 			return fail(1, "stage %d: %v", s, err)
 		}
 		stages = append(stages, stagePlan{Stage: s, Layers: lr.String(), Plan: p})

@@ -150,7 +150,8 @@ func TestPlanPipelineStages(t *testing.T) {
 // the one left over added to the stage before the last → 0-30 and 31-60.
 // The refusal's advice names what --pp accepts (more stages or ranks), not
 // --load-layers, which --pp refuses; without --pp it still names
-// --load-layers. --pp 0 and negative are usage errors (exit 2).
+// --load-layers. --pp 0 and negative are usage errors (exit 2); an error
+// of the model at --tp (not of a stage) names no stage.
 func TestPlanPipelineStagesAdvice(t *testing.T) {
 	var out, errOut bytes.Buffer
 	code := hsdbMain([]string{"plan", "--model", "../../testdata/configs/deepseek-v3", "--tp", "2", "--pp", "2"}, stdio{Out: &out, Err: &errOut})
@@ -163,6 +164,13 @@ func TestPlanPipelineStagesAdvice(t *testing.T) {
 	code = hsdbMain([]string{"plan", "--model", "../../testdata/configs/deepseek-v3", "--tp", "2"}, stdio{Out: &out, Err: &errOut})
 	if code != 1 || !strings.Contains(out.String(), "--load-layers A-B") {
 		t.Errorf("no --pp: exit %d\n%s", code, out.String())
+	}
+	// The llama fixture's 8 heads do not split over 3 ranks: the model's
+	// error at that --tp, no stage's.
+	errOut.Reset()
+	code = hsdbMain([]string{"plan", "--model", "../../testdata/hf/llama", "--pp", "3", "--tp", "3"}, stdio{Out: &out, Err: &errOut})
+	if code != 1 || !strings.Contains(errOut.String(), "num_attention_heads 8 is not divisible by --tp 3") || strings.Contains(errOut.String(), "stage") {
+		t.Errorf("--pp 3 --tp 3: exit %d, %q", code, errOut.String())
 	}
 	for _, pp := range []string{"0", "-1"} {
 		errOut.Reset()
