@@ -91,11 +91,12 @@ func TestSaveBadPathAndFrameMoves(t *testing.T) {
 // TestPrintListsFrameTensors: `print` without a name lists the tensors of
 // the frame the queries look at (frame/up/down), not the stopped site's:
 // at model.layers.1.self_attn.attn, frame 2 (model.layers.1) shows its
-// inputs input and input_residual, frame 1 (model) has none; back at the
-// site, its own q, k, attn_out (bt's shapes, by hand).
+// inputs input and input_residual, frame 1 (model) has none (and `print
+// input` there says so, not "shows , not"); back at the site, its own q,
+// k, attn_out (bt's shapes, by hand).
 func TestPrintListsFrameTensors(t *testing.T) {
 	script := filepath.Join(t.TempDir(), "s.hsdb")
-	body := "set errors continue\ninput ids 1,403,407\nbreak layers.1.self_attn.attn\nrun\nframe 2\nprint\nframe 1\nprint\nframe 4\nprint\n"
+	body := "set errors continue\ninput ids 1,403,407\nbreak layers.1.self_attn.attn\nrun\nframe 2\nprint\nframe 1\nprint\nprint input\nframe 4\nprint\n"
 	if err := os.WriteFile(script, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -103,6 +104,7 @@ func TestPrintListsFrameTensors(t *testing.T) {
 	for _, want := range []string{
 		"print: which tensor? frame #2 model.layers.1 shows input, input_residual",
 		"print: frame #1 model has no tensors (this module has no inputs)",
+		"no such tensor: model shows no tensors (a module without inputs), not \"input\"",
 		"print: which tensor? model.layers.1.self_attn.attn shows q, k, attn_out",
 	} {
 		if !strings.Contains(out+errs, want) {
