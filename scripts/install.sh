@@ -16,7 +16,10 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 gobin=$(go env GOBIN)
-[[ -z $gobin ]] && gobin=$(go env GOPATH)/bin
+if [[ -z $gobin ]]; then # go install writes to the first GOPATH entry's bin
+	gopath=$(go env GOPATH)
+	gobin=${gopath%%:*}/bin
+fi
 go install ./cmd/hsdb
 echo "installed $gobin/hsdb"
 worker=$gobin/hsdb-cuda-worker

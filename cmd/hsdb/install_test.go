@@ -57,4 +57,25 @@ func TestInstallWithoutLibcuda(t *testing.T) {
 			t.Errorf("round %d: installed hsdb --version: %v %s", round, err, v)
 		}
 	}
+	// Without GOBIN, go install writes to the first GOPATH entry's bin
+	// (GOPATH a list); the script says that path, not "a:b/bin".
+	mc, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, second := filepath.Join(dir, "gopath one"), filepath.Join(dir, "gopath2")
+	cmd := exec.Command("bash", "../../scripts/install.sh")
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GOBIN=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "GOPATH="+first+":"+second, "GOMODCACHE="+strings.TrimSpace(string(mc)), "CC="+cc)
+	out, err := cmd.CombinedOutput()
+	if want := "installed " + filepath.Join(first, "bin", "hsdb") + "\n"; err != nil || !strings.HasPrefix(string(out), want) {
+		t.Errorf("GOPATH list: %v\n%s\nwant it to start %q", err, out, want)
+	}
+	if _, err := os.Stat(filepath.Join(first, "bin", "hsdb")); err != nil {
+		t.Errorf("GOPATH list: %v", err)
+	}
 }
