@@ -34,6 +34,20 @@ func cmdPrint(t *Term, args string) error {
 		if st == nil {
 			return fmt.Errorf("print: %w", client.ErrNotStopped)
 		}
+		// The queries look at the frame `frame`/`up`/`down` selected: list
+		// its tensors, not the stopped site's.
+		if fr, ferr := t.c.CurrentFrame(); ferr == nil && fr.Site != st.Site {
+			var names []string
+			if len(fr.Outputs) > 0 {
+				for _, x := range fr.Outputs[0] {
+					names = append(names, x.Name)
+				}
+			}
+			if len(names) == 0 {
+				return fmt.Errorf("print: frame #%d %s has no tensors (this module has no inputs); `down` goes back towards the stopped site %s", fr.Level, fr.Site, st.Site)
+			}
+			return fmt.Errorf("print: which tensor? frame #%d %s shows %s", fr.Level, fr.Site, strings.Join(names, ", "))
+		}
 		return fmt.Errorf("print: which tensor? %s shows %s", st.Site, strings.Join(st.Tensors, ", "))
 	}
 	return t.printExpr(args, "")

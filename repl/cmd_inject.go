@@ -71,7 +71,7 @@ func parseInject(args string) (client.Fault, error) {
 			i++
 			f.Channel, err = num(i, "--channel")
 		default:
-			v, perr := strconv.ParseFloat(a[i], 64)
+			v, perr := parseValue(a[i])
 			if perr != nil || f.Value != 0 {
 				return f, fmt.Errorf("inject %s: unexpected %q", f.Kind, a[i])
 			}

@@ -72,7 +72,10 @@ func cmdSetVar(t *Term, args string) error {
 	return nil
 }
 
-// parseValue parses a number, nan, inf, +inf or -inf.
+// parseValue parses a number, nan, inf, +inf or -inf. A literal beyond
+// float64's range rounds to ±Inf (and 1e-400 to 0), as IEEE 754 and
+// Python's float("1e400") round it and as `break … if` conditions read it
+// (inspect/debug's lexer): `set var stream = 1e400` writes +Inf.
 func parseValue(s string) (float64, error) {
 	switch strings.ToLower(s) {
 	case "nan":
@@ -83,6 +86,9 @@ func parseValue(s string) (float64, error) {
 		return math.Inf(-1), nil
 	}
 	v, err := strconv.ParseFloat(s, 64)
+	if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+		err = nil
+	}
 	if err != nil {
 		return 0, fmt.Errorf("value %q: want a number, nan, inf or -inf, or an operator and a number (* 0.5, + 1)", s)
 	}
@@ -354,7 +360,10 @@ func cmdFrame(t *Term, args string, dir int) error {
 		if cerr != nil {
 			return fmt.Errorf("%s: %w", cmd, cerr)
 		}
-		fr, err = t.c.SelectFrame(cur.Level + dir*n)
+		if fr, err = t.c.SelectFrame(cur.Level + dir*n); err != nil {
+			// The level asked for is computed: say from where.
+			err = fmt.Errorf("%d from frame #%d (%s): %w", n, cur.Level, cur.Site, err)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", cmd, err)

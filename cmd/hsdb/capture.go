@@ -1,14 +1,11 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -117,7 +114,7 @@ func runCapture(args []string, io stdio) int {
 			fmt.Fprintf(io.Out, "prefill baseline: %.0f tokens/s (%d passes of the first batch, no capture, no files)\n", baseTPS, *baseline)
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(io.Err, *out)
 	defer stop()
 	prog := newProgress(io.Err, in.Len())
 	c := hsdbg.NewLocal(hsdbg.New(e))
@@ -129,6 +126,9 @@ func runCapture(args []string, io stdio) int {
 		return captureJSON(io, *out, res, err)
 	}
 	if res != nil {
+		for _, n := range res.Recaptured {
+			fmt.Fprintf(io.Err, "hsdb capture: note: %s\n", n)
+		}
 		fmt.Fprintln(io.Out, throughput(res.JobProgress))
 		if secs := res.Elapsed.Seconds(); baseTPS > 0 && secs > 0 && res.Tokens > 0 {
 			fmt.Fprintf(io.Out, "end-to-end %.0f tokens/s = %.1f%% of the prefill baseline %.0f tokens/s\n", float64(res.Tokens)/secs, 100*float64(res.Tokens)/secs/baseTPS, baseTPS)
@@ -316,6 +316,7 @@ type captureResult struct {
 	What       string                     `json:"what,omitempty"`
 	DType      string                     `json:"dtype,omitempty"`
 	Validation []capture.ValidationRecord `json:"validation,omitempty"`
+	Recaptured []string                   `json:"recaptured,omitempty"` // kept sequences that no longer held their input row
 }
 
 // captureJSON prints the job's result (or its error) as one JSON object
@@ -324,6 +325,7 @@ func captureJSON(io stdio, out string, res *capture.JobResult, err error) int {
 	r := captureResult{Command: "capture", Out: out}
 	if res != nil {
 		r.Captured, r.Skipped, r.Total, r.Tokens, r.Seconds = res.Done-res.Skipped, res.Skipped, res.Total, res.Tokens, res.Elapsed.Seconds()
+		r.Recaptured = res.Recaptured
 		if m := res.Manifest; m != nil && err == nil {
 			r.Sequences, r.Layers, r.What, r.DType, r.Validation = len(m.Sequences), m.Capture.Layers, m.Capture.What, m.Capture.DType, m.Validation
 		}

@@ -8,8 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"hsdb/engine"
 )
@@ -49,26 +55,103 @@ func isExecutable(p string) bool {
 }
 
 // probeTimeout bounds `hsdb-cuda-worker --probe` (cuInit and a device
-// count take well under a second; a wedged driver must not hang hsdb).
-const probeTimeout = 20 * time.Second
+// count take well under a second; a wedged driver must not hang hsdb). A
+// variable for tests.
+var probeTimeout = 20 * time.Second
 
-// probeCUDAWorker runs `PATH --probe`: its one line ("1 GPU(s), CUDA
-// driver 13.0, driver API gorgonia.org/cu") when it sees a GPU, else an
-// error with the first line it wrote (cu's init reports a missing GPU and
-// exits 1).
+// errProbeTimeout marks a probe that did not answer within probeTimeout.
+var errProbeTimeout = errors.New("did not answer")
+
+// probeOutputLimit bounds what a probe's output is kept of: the real
+// worker writes one short line; anything else on PATH under the worker's
+// name may write without end.
+const probeOutputLimit = 4096
+
+// probeLine is the real worker's answer: "N GPU(s), CUDA driver X.Y,
+// driver API NAME" (cmd/hsdb-cuda-worker, --probe).
+var probeLine = regexp.MustCompile(`^([0-9]+) GPU\(s\)(, .*)?$`)
+
+// limitedBuffer keeps the first n bytes written to it and discards the
+// rest, reporting every write as complete so the child never blocks.
+type limitedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	n   int
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if room := b.n - b.buf.Len(); room > 0 {
+		b.buf.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+func (b *limitedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// printable returns s, or when it is not printable text (a binary
+// answer that must not reach the terminal raw) its first 64 bytes quoted
+// with Go escapes; text is cut at 240 bytes (cu's init error, with its
+// URL and the driver's reason at the end, is 140).
+func printable(s string) string {
+	if !utf8.ValidString(s) || strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+		if len(s) > 64 {
+			return strconv.QuoteToGraphic(s[:64]) + "…"
+		}
+		return strconv.QuoteToGraphic(s)
+	}
+	if len(s) > 240 {
+		return s[:240] + "…"
+	}
+	return s
+}
+
+// probeCUDAWorker runs `PATH --probe` in its own process group: its one
+// line ("1 GPU(s), CUDA driver 13.0, driver API gorgonia.org/cu") when it
+// sees at least one GPU, else an error saying what happened: it could not
+// be started, it did not answer within probeTimeout (the whole group is
+// killed then, so a child holding its output open cannot hang hsdb), it
+// exited non-zero (with the first line it wrote: cu's init reports a
+// missing GPU and exits 1), or it answered something other than the
+// worker's probe line (another program under the worker's name, or no
+// GPU).
 func probeCUDAWorker(path string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 	defer cancel()
-	var out bytes.Buffer
+	out := &limitedBuffer{n: probeOutputLimit}
 	cmd := exec.CommandContext(ctx, path, "--probe")
-	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
 	err := cmd.Run()
 	line, _, _ := strings.Cut(strings.TrimSpace(out.String()), "\n")
-	if err != nil {
+	line = strings.TrimSpace(line)
+	switch {
+	case ctx.Err() != nil:
+		return "", fmt.Errorf("its --probe %w within %v and was killed", errProbeTimeout, probeTimeout)
+	case err != nil && cmd.Process == nil:
+		return "", fmt.Errorf("it could not be started: %v", err)
+	case err != nil:
 		if line == "" {
-			line = err.Error()
+			return "", fmt.Errorf("its --probe failed: %v", err)
 		}
-		return "", errors.New(line)
+		return "", fmt.Errorf("its --probe failed (%v): %s", err, printable(line))
+	}
+	m := probeLine.FindStringSubmatch(line)
+	if m == nil {
+		if line == "" {
+			return "", errors.New("its --probe printed nothing (not hsdb's CUDA worker?)")
+		}
+		return "", fmt.Errorf("its --probe answered %s, not \"N GPU(s), …\" (not hsdb's CUDA worker?)", printable(line))
+	}
+	if n, err := strconv.Atoi(m[1]); err != nil || n < 1 {
+		return "", fmt.Errorf("it sees no GPU (%s)", line)
 	}
 	return line, nil
 }
@@ -81,6 +164,10 @@ type deviceChoice struct {
 	workers bool
 	command []string // the worker command, nil: this binary's `hsdb worker`
 	why     string
+	// note is said on stderr at load, where the banner is not shown
+	// (scripts, subcommands): the CUDA worker's probe hung, so the start
+	// took probeTimeout longer and the device fell back to cpu.
+	note string
 }
 
 // chooseDevice decides --device and the worker processes:
@@ -112,7 +199,11 @@ func (m *modelFlags) chooseDevice() (deviceChoice, error) {
 		}
 		line, err := probeCUDAWorker(path)
 		if err != nil {
-			return deviceChoice{device: "cpu", workers: m.workers.v, why: fmt.Sprintf("--device defaulted to cpu: %s found no GPU (%v)", path, err)}, nil
+			dc := deviceChoice{device: "cpu", workers: m.workers.v, why: fmt.Sprintf("--device defaulted to cpu: %s is not used: %v", path, err)}
+			if errors.Is(err, errProbeTimeout) {
+				dc.note = dc.why
+			}
+			return dc, nil
 		}
 		return deviceChoice{device: "cuda", workers: true, command: []string{path},
 			why: fmt.Sprintf("--device defaulted to cuda: %s sees %s; one worker process per rank", path, line)}, nil

@@ -58,7 +58,7 @@ func TestDeviceChoice(t *testing.T) {
 	t.Run("worker sees no GPU", func(t *testing.T) {
 		fakeCUDAWorker(t, "Error in initialization: NoDevice", 1)
 		dc, err := (&modelFlags{}).chooseDevice()
-		if err != nil || dc.device != "cpu" || dc.workers || !strings.Contains(dc.why, "found no GPU (Error in initialization: NoDevice)") {
+		if err != nil || dc.device != "cpu" || dc.workers || !strings.Contains(dc.why, "is not used: its --probe failed (exit status 1): Error in initialization: NoDevice") {
 			t.Errorf("got %+v, %v", dc, err)
 		}
 	})
@@ -120,7 +120,7 @@ func TestCUDAWorkerWithoutGPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errs := runWithStdin([]string{"--tp", "2", "-x", script}, "")
-	if code != 0 || !strings.Contains(out, "rank 1 cpu:1") || !strings.Contains(out, "--device defaulted to cpu: "+bin+" found no GPU") {
+	if code != 0 || !strings.Contains(out, "rank 1 cpu:1") || !strings.Contains(out, "--device defaulted to cpu: "+bin+" is not used: its --probe failed") {
 		t.Errorf("without --device: exit %d\n%s\n%s", code, out, errs)
 	}
 	code, out, errs = runWithStdin([]string{"--device", "cuda", "--tp", "2", "-x", script}, "")

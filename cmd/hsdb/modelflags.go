@@ -185,11 +185,23 @@ func (m *modelFlags) load(w io.Writer) (*engine.Engine, error) {
 	if m.pp < 1 {
 		return nil, fmt.Errorf("--pp %d: want at least one stage", m.pp)
 	}
+	defaulted := m.device == ""
 	dc, err := m.chooseDevice()
 	if err != nil {
 		return nil, err
 	}
+	// hint names the defaulted choice in a failure of its workers: the
+	// user asked for no device, so say which was taken and how to refuse it.
+	hint := func(err error) error {
+		if defaulted && dc.device == "cuda" {
+			return fmt.Errorf("%w (%s; --device cpu runs on the CPU)", err, dc.why)
+		}
+		return err
+	}
 	m.device, o.Device, o.DeviceWhy = dc.device, dc.device, dc.why
+	if dc.note != "" {
+		fmt.Fprintf(w, "hsdb: note: %s\n", dc.note)
+	}
 	if m.pp > 1 && !dc.workers && m.listen == "" {
 		return nil, fmt.Errorf("--pp %d: pipeline stages run in workers: add --workers (or --listen ADDR)", m.pp)
 	}
@@ -197,7 +209,7 @@ func (m *modelFlags) load(w io.Writer) (*engine.Engine, error) {
 		cfg := worker.Config{Listen: m.listen, Spawn: m.listen == "", Timeout: m.workerTimeout, Log: w, PP: m.pp, Command: dc.command}
 		f, err := worker.Start(path, o, cfg)
 		if err != nil {
-			return nil, err
+			return nil, hint(err)
 		}
 		o.Workers = f
 	}
@@ -206,7 +218,7 @@ func (m *modelFlags) load(w io.Writer) (*engine.Engine, error) {
 		if o.Workers != nil {
 			o.Workers.Close()
 		}
-		return nil, err
+		return nil, hint(err)
 	}
 	if e.Skipped != "" {
 		fmt.Fprintf(w, "hsdb: note: %s\n", e.Skipped)

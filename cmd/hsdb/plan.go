@@ -75,7 +75,7 @@ func runPlan(args []string, io stdio) int {
 		}
 		fmt.Fprintln(io.Out, string(b))
 	} else {
-		printPlan(io.Out, mf.model, p)
+		printPlan(io.Out, mf.model, p, plan.FitAdvice)
 	}
 	if !p.Fits {
 		return 1
@@ -119,6 +119,12 @@ func runPlanStages(io stdio, mf *modelFlags, po engine.PlanOptions, fail func(in
 		o.Stage = &model.StageEnds{First: s == 0, Last: s == len(ranges)-1}
 		p, err := engine.PlanDir(mf.model, o)
 		if err != nil {
+			// An error of the model at this --tp (heads not divisible, a
+			// bad config) is no stage's: said without a stage when the
+			// whole model's plan fails alike.
+			if _, werr := engine.PlanDir(mf.model, po); werr != nil && werr.Error() == err.Error() {
+				return fail(1, "%v", err)
+			}
 			return fail(1, "stage %d: %v", s, err)
 		}
 		stages = append(stages, stagePlan{Stage: s, Layers: lr.String(), Plan: p})
@@ -138,7 +144,7 @@ func runPlanStages(io stdio, mf *modelFlags, po engine.PlanOptions, fail func(in
 		fmt.Fprintf(io.Out, "%d pipeline stages of --tp %d (%d workers); the first stage holds the embeddings, the last the final norm and head (as vLLM places them)\n", mf.pp, max(po.TP, 1), mf.pp*max(po.TP, 1))
 		for _, st := range stages {
 			fmt.Fprintf(io.Out, "\nstage %d: decoder layers %s\n", st.Stage, st.Layers)
-			printPlan(io.Out, mf.model, st.Plan)
+			printPlan(io.Out, mf.model, st.Plan, stageAdvice)
 		}
 	}
 	if !fits {
@@ -147,8 +153,13 @@ func runPlanStages(io stdio, mf *modelFlags, po engine.PlanOptions, fail func(in
 	return 0
 }
 
-// printPlan renders a plan as a table with decimal and binary units.
-func printPlan(w io.Writer, dir string, p *engine.DirPlan) {
+// stageAdvice replaces plan.FitAdvice in a --pp plan, where --load-layers
+// is refused (each stage's layers come from --pp).
+const stageAdvice = "use more pipeline stages (--pp) or more ranks per stage (--tp)"
+
+// printPlan renders a plan as a table with decimal and binary units;
+// advice replaces plan.FitAdvice in a refusal (what the user can change).
+func printPlan(w io.Writer, dir string, p *engine.DirPlan, advice string) {
 	from := "config.json alone (no tensor headers)"
 	if p.Checkpoint {
 		from = "config.json and the checkpoint's tensor headers"
@@ -188,7 +199,8 @@ func printPlan(w io.Writer, dir string, p *engine.DirPlan) {
 		}
 		fmt.Fprintf(w, "fits: yes, every rank within %s (the fullest has %s left)\n", both(p.DeviceBytes), both(p.DeviceBytes-most))
 	default:
-		fmt.Fprintf(w, "fits: no, %s\n", strings.TrimPrefix(err.Error(), plan.ErrMemory.Error()+": "))
+		msg := strings.TrimPrefix(err.Error(), plan.ErrMemory.Error()+": ")
+		fmt.Fprintf(w, "fits: no, %s\n", strings.Replace(msg, plan.FitAdvice, advice, 1))
 	}
 	if p.Skipped != "" {
 		fmt.Fprintf(w, "note: %s\n", p.Skipped)

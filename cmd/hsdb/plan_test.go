@@ -159,3 +159,40 @@ func TestPlanPipelineStages(t *testing.T) {
 		t.Errorf("--pp 4 of 3 layers: exit %d, %q", code, errOut.String())
 	}
 }
+
+// TestPlanPipelineStagesAdvice: DeepSeek-V3's released config (61 decoder
+// layers) at --pp 2 --tp 2 does not fit an H200. The stages are vLLM's
+// get_pp_indices split, derived by hand: 61 // 2 = 30 layers per stage,
+// the one left over added to the stage before the last → 0-30 and 31-60.
+// The refusal's advice names what --pp accepts (more stages or ranks), not
+// --load-layers, which --pp refuses; without --pp it still names
+// --load-layers. --pp 0 and negative are usage errors (exit 2); an error
+// of the model at --tp (not of a stage) names no stage.
+func TestPlanPipelineStagesAdvice(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := hsdbMain([]string{"plan", "--model", "../../testdata/configs/deepseek-v3", "--tp", "2", "--pp", "2"}, stdio{Out: &out, Err: &errOut})
+	text := out.String()
+	if code != 1 || !strings.Contains(text, "stage 0: decoder layers 0-30\n") || !strings.Contains(text, "stage 1: decoder layers 31-60\n") ||
+		strings.Count(text, "fits: no, ") != 2 || strings.Count(text, stageAdvice) != 2 || strings.Contains(text, "--load-layers") {
+		t.Errorf("--pp 2: exit %d\n%s%s", code, text, errOut.String())
+	}
+	out.Reset()
+	code = hsdbMain([]string{"plan", "--model", "../../testdata/configs/deepseek-v3", "--tp", "2"}, stdio{Out: &out, Err: &errOut})
+	if code != 1 || !strings.Contains(out.String(), "--load-layers A-B") {
+		t.Errorf("no --pp: exit %d\n%s", code, out.String())
+	}
+	// The llama fixture's 8 heads do not split over 3 ranks: the model's
+	// error at that --tp, no stage's.
+	errOut.Reset()
+	code = hsdbMain([]string{"plan", "--model", "../../testdata/hf/llama", "--pp", "3", "--tp", "3"}, stdio{Out: &out, Err: &errOut})
+	if code != 1 || !strings.Contains(errOut.String(), "num_attention_heads 8 is not divisible by --tp 3") || strings.Contains(errOut.String(), "stage") {
+		t.Errorf("--pp 3 --tp 3: exit %d, %q", code, errOut.String())
+	}
+	for _, pp := range []string{"0", "-1"} {
+		errOut.Reset()
+		code = hsdbMain([]string{"plan", "--model", "../../testdata/hf/llama", "--pp", pp}, stdio{Out: &out, Err: &errOut})
+		if code != 2 || !strings.Contains(errOut.String(), "--pp "+pp+": want at least one stage") {
+			t.Errorf("--pp %s: exit %d, %q", pp, code, errOut.String())
+		}
+	}
+}

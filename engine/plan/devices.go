@@ -43,8 +43,8 @@ func (p *Plan) CheckDevices(devs []DeviceMemory) error {
 		if len(names) > 1 {
 			who = fmt.Sprintf("the %d ranks on it need %s (%s)", len(names), FormatBytes(need), strings.Join(names, ", "))
 		}
-		worst = fmt.Errorf("%w: %s has %s free but %s: %s short; load fewer decoder layers with --load-layers A-B or use more devices",
-			ErrMemory, d.Name, FormatBytes(d.Free), who, FormatBytes(need-d.Free))
+		worst = fmt.Errorf("%w: %s has %s free but %s: %s short; %s",
+			ErrMemory, d.Name, FormatBytes(d.Free), who, FormatBytes(need-d.Free), FitAdvice)
 	}
 	return worst
 }

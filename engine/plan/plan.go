@@ -17,6 +17,11 @@ var ErrMemory = errors.New("not enough memory")
 // 1024 tokens held in the KV cache (the shape of the real-scale benchmark).
 const DefaultTokens = 4096
 
+// FitAdvice ends every ErrMemory refusal: what a user can change so the
+// model fits. A caller planning pipeline stages, where --load-layers does
+// not apply, replaces it (cmd/hsdb plan --pp).
+const FitAdvice = "load fewer decoder layers with --load-layers A-B or use more devices"
+
 // Options says what to plan for.
 type Options struct {
 	// World is the tensor-parallel world size (--tp) the tree was built
@@ -172,8 +177,8 @@ func (p *Plan) Check() error {
 		if total <= p.DeviceBytes {
 			return nil
 		}
-		return fmt.Errorf("%w: the %d ranks sharing the host need %s in all (%s) but %s is available: %s short; load fewer decoder layers with --load-layers A-B or use more devices",
-			ErrMemory, len(p.Ranks), FormatBytes(total), strings.Join(per, ", "), FormatBytes(p.DeviceBytes), FormatBytes(total-p.DeviceBytes))
+		return fmt.Errorf("%w: the %d ranks sharing the host need %s in all (%s) but %s is available: %s short; %s",
+			ErrMemory, len(p.Ranks), FormatBytes(total), strings.Join(per, ", "), FormatBytes(p.DeviceBytes), FormatBytes(total-p.DeviceBytes), FitAdvice)
 	}
 	worst := -1
 	for i, r := range p.Ranks {
@@ -191,9 +196,9 @@ func (p *Plan) Check() error {
 			over++
 		}
 	}
-	return fmt.Errorf("%w: rank %d needs %s (weights %s, KV cache %s, activations %s) but its device has %s: %s short (%d of %d ranks do not fit); load fewer decoder layers with --load-layers A-B or use more devices",
+	return fmt.Errorf("%w: rank %d needs %s (weights %s, KV cache %s, activations %s) but its device has %s: %s short (%d of %d ranks do not fit); %s",
 		ErrMemory, r.Rank, FormatBytes(r.Total), FormatBytes(r.Weights), FormatBytes(r.KV), FormatBytes(r.Activations),
-		FormatBytes(p.DeviceBytes), FormatBytes(r.Total-p.DeviceBytes), over, len(p.Ranks))
+		FormatBytes(p.DeviceBytes), FormatBytes(r.Total-p.DeviceBytes), over, len(p.Ranks), FitAdvice)
 }
 
 // ActivationDType is the dtype a device computes in: dt (--dtype) when

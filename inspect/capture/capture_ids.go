@@ -16,9 +16,10 @@ import (
 // memory, as an external sort finds repeated keys: each row's id is kept
 // as a 128-bit FNV-1a digest with the row's index in a buffer of at most
 // idRunCap entries; a full buffer is sorted and spilled to a temporary
-// file as a sorted run, and at idMaxRuns runs they are merged into one
-// (in a new file, the old one removed), so memory holds one buffer and
-// idMaxRuns small read buffers whatever the file's length. At the end the
+// file (unnamed from its creation: idTempFile) as a sorted run, and at
+// idMaxRuns runs they are merged into one (in a new file, the old one
+// closed), so memory holds one buffer and idMaxRuns small read buffers
+// whatever the file's length. At the end the
 // runs and the buffer are merged: entries with equal digests are rows
 // whose ids are probably equal; the few pairs with the earliest second
 // row are then confirmed by reading those rows' ids again (a digest
@@ -93,9 +94,9 @@ func (c *idCheck) spill() error {
 		return 0
 	})
 	if c.tmp == nil {
-		f, err := os.CreateTemp("", "hsdb-ids-*")
+		f, err := idTempFile()
 		if err != nil {
-			return fmt.Errorf("the duplicate-id check's temporary file: %w", err)
+			return err
 		}
 		c.tmp = f
 	}
@@ -120,9 +121,9 @@ func (c *idCheck) spill() error {
 		return nil
 	}
 	// Merge every run into one, in a new file.
-	f, err := os.CreateTemp("", "hsdb-ids-*")
+	f, err := idTempFile()
 	if err != nil {
-		return fmt.Errorf("the duplicate-id check's temporary file: %w", err)
+		return err
 	}
 	w = bufio.NewWriterSize(f, 1<<16)
 	var n int64
@@ -139,7 +140,6 @@ func (c *idCheck) spill() error {
 	}
 	if err != nil {
 		f.Close()
-		os.Remove(f.Name())
 		return fmt.Errorf("the duplicate-id check's temporary file: %w", err)
 	}
 	c.close()
@@ -264,13 +264,30 @@ func (c *idCheck) candidates(k int) ([]dupPair, error) {
 	return out, err
 }
 
-// close removes the temporary file.
+// close closes the temporary file (its name is gone already: idTempFile).
 func (c *idCheck) close() {
 	if c.tmp != nil {
 		c.tmp.Close()
-		os.Remove(c.tmp.Name())
 		c.tmp = nil
 	}
+}
+
+// idTempFile creates the check's temporary file in os.TempDir and removes
+// its name at once: the open file is read and written through its
+// descriptor and freed when it is closed or the process ends, so a
+// validation pass stopped by SIGTERM, Ctrl-C or kill -9 (before the job's
+// signal handling, while a long --data file is read) leaves no file of
+// 24 bytes per row behind.
+func idTempFile() (*os.File, error) {
+	f, err := os.CreateTemp("", "hsdb-ids-*")
+	if err != nil {
+		return nil, fmt.Errorf("the duplicate-id check's temporary file: %w", err)
+	}
+	if err := os.Remove(f.Name()); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("the duplicate-id check's temporary file: %w", err)
+	}
+	return f, nil
 }
 
 // firstDuplicate returns the error naming the earliest row (below limit)

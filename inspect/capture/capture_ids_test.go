@@ -129,3 +129,35 @@ func TestIDCheckMemory(t *testing.T) {
 		t.Errorf("candidates %v, want %v", got, want)
 	}
 }
+
+// TestIDCheckLeavesNoFile: while the check holds spilled runs (and after
+// a merge of them) its temporary file has no name in the temporary
+// directory, so a process killed during a long --data validation leaves
+// nothing behind; the candidates are still found (rows 10 and 999, by
+// hand as in TestIDCheckMemory).
+func TestIDCheckLeavesNoFile(t *testing.T) {
+	smallIDRuns(t)
+	dir := t.TempDir()
+	t.Setenv("TMPDIR", dir)
+	var c idCheck
+	defer c.close()
+	for i := range 1000 {
+		id := fmt.Sprintf("r%d", i)
+		if i == 999 {
+			id = "r10"
+		}
+		if err := c.add(id, i); err != nil {
+			t.Fatal(err)
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+			t.Fatalf("row %d: %d file(s) named in the temporary directory (%s)", i, len(ents), ents[0].Name())
+		}
+	}
+	if c.tmp == nil {
+		t.Fatal("nothing spilled: the test checks nothing")
+	}
+	got, err := c.candidates(1)
+	if err != nil || fmt.Sprint(got) != fmt.Sprint([]dupPair{{10, 999}}) {
+		t.Errorf("candidates %v, %v", got, err)
+	}
+}

@@ -107,10 +107,14 @@ func parseRow(b []byte, where string, index int, tok tokenizer.Tokenizer, lim Li
 	s := InputSeq{ID: strconv.Itoa(index)}
 	if len(r.ID) > 0 && string(r.ID) != "null" {
 		var str string
-		if json.Unmarshal(r.ID, &str) == nil {
+		var num json.Number
+		switch {
+		case json.Unmarshal(r.ID, &str) == nil:
 			s.ID = str
-		} else {
+		case json.Unmarshal(r.ID, &num) == nil:
 			s.ID = string(r.ID)
+		default: // an array, object or boolean names no sequence
+			return InputSeq{}, fmt.Errorf("%s: \"id\" is %.40s: want a string or a number", where, r.ID)
 		}
 	}
 	switch {

@@ -71,6 +71,10 @@ type JobProgress struct {
 	// (ids included) the format stores.
 	Bytes         int64
 	BytesPerToken int64
+	// Recaptured names the sequences a resume found not holding their
+	// input row (the input changed while an earlier run read it) and
+	// captured again, one line each.
+	Recaptured []string
 }
 
 // JobResult summarises a finished job.
@@ -164,6 +168,13 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 	// keeps only a staging directory of the same input sha256); the rows
 	// are read as the batches are packed, and theirs skipped.
 	res := &JobResult{JobProgress: JobProgress{Total: in.Len(), BytesPerToken: w.bytesPerToken(len(plan.Srcs))}}
+	if w.Count() > 0 {
+		notes, err := w.recheckKept(in)
+		if err != nil {
+			return nil, err
+		}
+		res.Recaptured = notes
+	}
 	res.Skipped = w.Count()
 	res.Done = res.Skipped
 	kept := make(map[string]bool, res.Skipped) // w's own set is the committer's once the batches run
@@ -271,13 +282,22 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 		defer mu.Unlock()
 		return werr
 	}
+	// resumable says, on a failure, what the staging directory keeps and
+	// that the same command resumes (a dead rank worker, a full disk, an
+	// input changed: the validated files are not lost).
+	resumable := func(err error) error {
+		if err == nil || w.Count() == 0 {
+			return err
+		}
+		return fmt.Errorf("%w; %s keeps the %d sequences validated so far: the same command resumes from there", err, w.Stage(), w.Count())
+	}
 	stop := func(err error) (*JobResult, error) {
 		close(queue)
 		<-done
 		if we := writerErr(); we != nil {
-			return res, we
+			return res, resumable(we)
 		}
-		return res, err
+		return res, resumable(err)
 	}
 	interrupted := func(where string) (*JobResult, error) {
 		close(queue)

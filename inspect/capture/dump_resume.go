@@ -3,10 +3,14 @@ package capture
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+
+	"hsdb/engine/tensor"
 )
 
 // Resuming a dump: an interrupted job's staging directory is taken over,
@@ -143,4 +147,92 @@ func (w *DumpWriter) removeStrays() {
 		}
 		return nil
 	})
+}
+
+// keptDiffers says how the sequence a resume kept under s.ID differs from
+// the input row s now read for it: "" when the file holds the row, else
+// what differs (its length, its token ids, its loss_mask), compared
+// through the record's shape and sha256 of the file's ids tensor
+// (input_ids; speculators' token_ids, both i64 little-endian) and
+// loss_mask (hsdb's own dump: present when the row has one; SpecForge:
+// always, all ones for a row without one, as writeTrainerSeq writes it).
+// The whole file's sha256 equals the one the kept job validated, so a row
+// differs only when the --data file was changed while the earlier run read
+// it (that run then failed: "changed while the job ran") and restored
+// since: its file holds the changed row, not this one.
+func (w *DumpWriter) keptDiffers(s InputSeq) string {
+	i, ok := w.byID[s.ID]
+	if !ok {
+		return ""
+	}
+	rec := w.m.Sequences[i]
+	if rec.Length != len(s.IDs) {
+		return fmt.Sprintf("it holds %d tokens, the row %d", rec.Length, len(s.IDs))
+	}
+	ids := make([]int64, len(s.IDs))
+	for j, v := range s.IDs {
+		ids[j] = int64(v)
+	}
+	name := "input_ids"
+	if w.plan != nil && w.plan.Format == FormatSpeculators {
+		name = "token_ids"
+	}
+	if t, ok := rec.Tensors[name]; !ok || t.SHA256 != sha256Hex(tensor.FromI64(ids, len(ids)).Data) {
+		return "its token ids differ from the row's"
+	}
+	mask := s.LossMask
+	if mask == nil && w.plan != nil && w.plan.Format == FormatSpecForge {
+		mask = make([]int64, len(s.IDs))
+		for j := range mask {
+			mask[j] = 1
+		}
+	}
+	t, has := rec.Tensors["loss_mask"]
+	switch {
+	case w.plan == nil && rec.LossMask != (s.LossMask != nil):
+		return "its loss_mask is there where the row has none, or missing"
+	case has && mask != nil && t.SHA256 != sha256Hex(tensor.FromI64(mask, len(mask)).Data):
+		return "its loss_mask differs from the row's"
+	}
+	return ""
+}
+
+// forget drops a kept sequence from the resume, so the job captures its
+// row again (its file is replaced then; until then a later resume finds
+// the journal's stale record differing again).
+func (w *DumpWriter) forget(id string) {
+	i, ok := w.byID[id]
+	if !ok {
+		return
+	}
+	w.m.Sequences = slices.Delete(w.m.Sequences, i, i+1)
+	delete(w.byID, id)
+	for j := i; j < len(w.m.Sequences); j++ {
+		w.byID[w.m.Sequences[j].ID] = j
+	}
+}
+
+// recheckKept reads in once and forgets every kept sequence whose file no
+// longer holds its row (keptDiffers), before the batches run. It returns
+// one line per forgotten sequence, naming it and why, for the job's log.
+func (w *DumpWriter) recheckKept(in *Inputs) ([]string, error) {
+	rows, err := in.Rows()
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var notes []string
+	for {
+		i, s, err := rows.Next()
+		if errors.Is(err, io.EOF) {
+			return notes, nil
+		}
+		if err != nil {
+			return notes, err
+		}
+		if why := w.keptDiffers(s); why != "" {
+			w.forget(s.ID)
+			notes = append(notes, fmt.Sprintf("sequence %d (id %q) in %s does not hold its input row (%s; the input was changed while an earlier run read it): captured again", i, s.ID, w.stage, why))
+		}
+	}
 }

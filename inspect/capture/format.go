@@ -3,6 +3,7 @@ package capture
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -142,7 +143,8 @@ func PlanLayers(f Format, spec string, layers int, parse func(string) ([]int, er
 		ids = Eagle3IDs(f, L)
 		p, err := PlanLayers(f, joinInts(ids), L, parseInts)
 		if err != nil {
-			return nil, fmt.Errorf("%w: --layers eagle3 is %s ids %s for %d decoder layers, which does not work here (%v); give --layers explicitly", ErrFormat, f, joinInts(ids), L, err)
+			return nil, fmt.Errorf("%w: --layers eagle3 is %s ids %s for %d decoder layers, too few layers for EAGLE-3's spread (%s); pass --layers with distinct %s, e.g. --layers %s",
+				ErrFormat, f, joinInts(ids), L, strings.TrimPrefix(err.Error(), ErrFormat.Error()+": "), idRange(f, L), joinInts(eagle3Usable(f, ids, L)))
 		}
 		return p, nil
 	} else {
@@ -189,6 +191,42 @@ func PlanLayers(f Format, spec string, layers int, parse func(string) ([]int, er
 		p.Lines = append(p.Lines, fmt.Sprintf("specforge hidden_state = model.norm's output (final norm applied) = HF output_hidden_states[%d]", L))
 	}
 	return p, nil
+}
+
+// idRange says which ids format f takes for L decoder layers (the ranges
+// PlanLayers enforces).
+func idRange(f Format, L int) string {
+	switch f {
+	case FormatSpeculators:
+		return fmt.Sprintf("speculators ids in 0..%d (0 = the embeddings, %d = the last layer's output)", L, L)
+	case FormatSpecForge:
+		return fmt.Sprintf("SGLang ids in 0..%d (decoder layers whose output is captured)", L-1)
+	}
+	return fmt.Sprintf("hsdb layers in 0..%d", L-1)
+}
+
+// eagle3Usable is what is left of the EAGLE-3 ids when the model is too
+// shallow for them: those in format f's range, each once, ascending (the
+// last is the deepest, as the trainers expect); when none is, the
+// format's last id. Always a list PlanLayers accepts for L >= 1.
+func eagle3Usable(f Format, ids []int, L int) []int {
+	hi := L - 1
+	if f == FormatSpeculators {
+		hi = L
+	}
+	var out []int
+	seen := map[int]bool{}
+	for _, id := range ids {
+		if id >= 0 && id <= hi && !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	if len(out) == 0 {
+		out = []int{hi}
+	}
+	sort.Ints(out)
+	return out
 }
 
 // mappingLine says what id of format f is in every convention: "speculators

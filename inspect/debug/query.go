@@ -38,6 +38,9 @@ func (s *Session) locate(st *stopCtx, name string, sl client.Slice) (*located, e
 			for _, t := range v.Tensors {
 				names = append(names, t.Name)
 			}
+			if len(names) == 0 { // a frame on a module without inputs (`up` to model)
+				return nil, fmt.Errorf("%w: %s shows no tensors (a module without inputs), not %q", client.ErrNoTensor, st.ev.Site.Path, name)
+			}
 			return nil, fmt.Errorf("%w: %s shows %s, not %q", client.ErrNoTensor, st.ev.Site.Path, strings.Join(names, ", "), name)
 		}
 		l.parts = append(l.parts, t)

@@ -3,7 +3,9 @@ package debug
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -27,6 +29,9 @@ func (s *Session) Save(name, path string, sl client.Slice) (*client.SaveReport, 
 	format := strings.TrimPrefix(filepath.Ext(path), ".")
 	if format != "safetensors" && format != "npy" {
 		return nil, fmt.Errorf("save %s: want a .safetensors or .npy file name", path)
+	}
+	if err := savePathOK(path); err != nil {
+		return nil, err
 	}
 	var rep *client.SaveReport
 	var data *tensor.Tensor
@@ -80,6 +85,26 @@ func npyBytes(t *tensor.Tensor) []byte {
 		binary.Write(&b, binary.LittleEndian, math.Float32bits(v))
 	}
 	return b.Bytes()
+}
+
+// savePathOK checks, before anything is computed, that path can be
+// written as a file: its directory exists and is a directory, and path is
+// not a directory itself. Errors name which (the temporary file's name
+// would otherwise be the one reported).
+func savePathOK(path string) error {
+	dir := filepath.Dir(path)
+	switch st, err := os.Stat(dir); {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("save %s: directory %s does not exist", path, dir)
+	case err != nil:
+		return fmt.Errorf("save %s: %w", path, err)
+	case !st.IsDir():
+		return fmt.Errorf("save %s: %s is not a directory", path, dir)
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("save %s: a directory has that name", path)
+	}
+	return nil
 }
 
 // writeNPY writes t to path as .npy through a temporary file: written,

@@ -1,0 +1,45 @@
+package capture
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestEagle3TooShallow: on a model too shallow for EAGLE-3's spread the
+// default --layers eagle3 is refused, and the refusal names the format's
+// id range and a --layers the format accepts. Expectations derived by
+// hand from Eagle3IDs: L = 5 (stories260K): hsdb 1,1,1,4 → 1,4;
+// speculators 2,2,2,5 → 2,5; specforge 1,1,1 → 1. L = 3 (the llama
+// fixture): hsdb 1,0,-1,2 → 0,1,2; specforge 1,0,-1 → 0,1. L = 1: hsdb
+// 1,-1,-3,0 → 0. The suggestion is then accepted by PlanLayers.
+func TestEagle3TooShallow(t *testing.T) {
+	cases := []struct {
+		f         Format
+		L         int
+		rng, want string
+	}{
+		{FormatHsdb, 5, "hsdb layers in 0..4", "1,4"},
+		{FormatSpeculators, 5, "speculators ids in 0..5", "2,5"},
+		{FormatSpecForge, 5, "SGLang ids in 0..4", "1"},
+		{FormatHsdb, 3, "hsdb layers in 0..2", "0,1,2"},
+		{FormatSpecForge, 3, "SGLang ids in 0..2", "0,1"},
+		{FormatHsdb, 1, "hsdb layers in 0..0", "0"},
+	}
+	for _, c := range cases {
+		_, err := PlanLayers(c.f, "eagle3", c.L, parseInts)
+		if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "pass --layers with distinct "+c.rng) ||
+			!strings.HasSuffix(err.Error(), "e.g. --layers "+c.want) || strings.Count(err.Error(), ErrFormat.Error()) != 1 {
+			t.Errorf("%s, %d layers: %v", c.f, c.L, err)
+			continue
+		}
+		if _, err := PlanLayers(c.f, c.want, c.L, parseInts); err != nil {
+			t.Errorf("%s, %d layers: the suggested --layers %s is refused: %v", c.f, c.L, c.want, err)
+		}
+	}
+	// speculators at 3 layers: 2,1,0,3 is in range and distinct (0 = the
+	// embeddings), so eagle3 is taken as it is.
+	if p, err := PlanLayers(FormatSpeculators, "eagle3", 3, parseInts); err != nil || joinInts(p.IDs) != "2,1,0,3" {
+		t.Errorf("speculators, 3 layers: %v, %v", p, err)
+	}
+}

@@ -1,0 +1,114 @@
+package repl
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestSetVarOutOfRangeLiteral: a number beyond float64's range is +Inf or
+// -Inf (1e-400 is 0), as IEEE 754 and Python's float() round it and as
+// `break … if` reads it (cases #25), in `set var` and in `inject`'s value,
+// instead of "want a number". Expected by hand: row 0's two first columns
+// +Inf and row 1's first -Inf make 3 Inf in the printed stream.
+func TestSetVarOutOfRangeLiteral(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "s.hsdb")
+	body := "input ids 1,403,407\nbreak layers.2\nrun\nset var stream[0, 0:2] = 1e400\nset var stream[1, 0] = -1e999\nset var stream[2, 0] = * 1e-400\nprint stream\ninject scale-residual 1e400\n"
+	if err := os.WriteFile(script, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runScript(t, 1, script, false)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	for _, want := range []string{
+		"stream[0:1, 0:2] = +Inf (step 0",
+		"stream[1:2, 0:1] = -Inf (step 0",
+		"stream[2:3, 0:1] * 0 (step 0",
+		"scale-residual +Inf",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in\n%s", want, out)
+		}
+	}
+	var row string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "0     [3, 64]") {
+			row = l
+		}
+	}
+	if f := strings.Fields(row); len(f) != 13 || f[11] != "0" || f[12] != "3" {
+		t.Errorf("print stream: want 0 NaN and 3 Inf, got %q", row)
+	}
+}
+
+// TestSaveBadPathAndFrameMoves: `save` to a path that cannot be a file is
+// refused before anything is computed, naming what is wrong with the path
+// (not the temporary file's name); `up`/`down` past the ends say from
+// which frame the level was counted. Expectations by hand from the paths
+// and from bt at model.layers.2 (#1 model, #2 the stopped site).
+func TestSaveBadPathAndFrameMoves(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f.jsonl")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "d.npy"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "s.hsdb")
+	body := "set errors continue\ninput ids 1,403,407\nbreak layers.2\nrun\n" +
+		"save stream " + filepath.Join(dir, "missing", "x.npy") + "\n" +
+		"save stream " + filepath.Join(dir, "missing", "x.safetensors") + "\n" +
+		"save stream " + filepath.Join(file, "x.npy") + "\n" +
+		"save stream " + filepath.Join(dir, "d.npy") + "\n" +
+		"up 5\ndown 3\n"
+	if err := os.WriteFile(script, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, out, errs := runScript(t, 1, script, false)
+	for _, want := range []string{
+		"save " + filepath.Join(dir, "missing", "x.npy") + ": directory " + filepath.Join(dir, "missing") + " does not exist",
+		"save " + filepath.Join(dir, "missing", "x.safetensors") + ": directory " + filepath.Join(dir, "missing") + " does not exist",
+		"save " + filepath.Join(file, "x.npy") + ": " + file + " is not a directory",
+		"save " + filepath.Join(dir, "d.npy") + ": a directory has that name",
+		"up: 5 from frame #2 (model.layers.2): frame -3: want 1 (outermost module) to 2",
+		"down: 3 from frame #2 (model.layers.2): frame 5: want 1 (outermost module) to 2",
+	} {
+		if !strings.Contains(out+errs, want) {
+			t.Errorf("missing %q in\n%s%s", want, out, errs)
+		}
+	}
+	if strings.Contains(out+errs, ".tmp-") {
+		t.Errorf("an error names a temporary file:\n%s%s", out, errs)
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "d.npy", "*")); len(m) != 0 {
+		t.Errorf("files left in d.npy: %v", m)
+	}
+}
+
+// TestPrintListsFrameTensors: `print` without a name lists the tensors of
+// the frame the queries look at (frame/up/down), not the stopped site's:
+// at model.layers.1.self_attn.attn, frame 2 (model.layers.1) shows its
+// inputs input and input_residual, frame 1 (model) has none (and `print
+// input` there says so, not "shows , not"); back at the site, its own q,
+// k, attn_out (bt's shapes, by hand).
+func TestPrintListsFrameTensors(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "s.hsdb")
+	body := "set errors continue\ninput ids 1,403,407\nbreak layers.1.self_attn.attn\nrun\nframe 2\nprint\nframe 1\nprint\nprint input\nframe 4\nprint\n"
+	if err := os.WriteFile(script, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, out, errs := runScript(t, 1, script, false)
+	for _, want := range []string{
+		"print: which tensor? frame #2 model.layers.1 shows input, input_residual",
+		"print: frame #1 model has no tensors (this module has no inputs)",
+		"no such tensor: model shows no tensors (a module without inputs), not \"input\"",
+		"print: which tensor? model.layers.1.self_attn.attn shows q, k, attn_out",
+	} {
+		if !strings.Contains(out+errs, want) {
+			t.Errorf("missing %q in\n%s%s", want, out, errs)
+		}
+	}
+}
