@@ -14,10 +14,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"hsdb/engine"
+	"hsdb/engine/worker"
 )
 
 // cudaWorkerName is the CUDA worker's binary (cmd/hsdb-cuda-worker, built
@@ -94,23 +93,6 @@ func (b *limitedBuffer) String() string {
 	return b.buf.String()
 }
 
-// printable returns s, or when it is not printable text (a binary
-// answer that must not reach the terminal raw) its first 64 bytes quoted
-// with Go escapes; text is cut at 240 bytes (cu's init error, with its
-// URL and the driver's reason at the end, is 140).
-func printable(s string) string {
-	if !utf8.ValidString(s) || strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
-		if len(s) > 64 {
-			return strconv.QuoteToGraphic(s[:64]) + "…"
-		}
-		return strconv.QuoteToGraphic(s)
-	}
-	if len(s) > 240 {
-		return s[:240] + "…"
-	}
-	return s
-}
-
 // probeCUDAWorker runs `PATH --probe` in its own process group: its one
 // line ("1 GPU(s), CUDA driver 13.0, driver API gorgonia.org/cu") when it
 // sees at least one GPU, else an error saying what happened: it could not
@@ -141,14 +123,14 @@ func probeCUDAWorker(path string) (string, error) {
 		if line == "" {
 			return "", fmt.Errorf("its --probe failed: %v", err)
 		}
-		return "", fmt.Errorf("its --probe failed (%v): %s", err, printable(line))
+		return "", fmt.Errorf("its --probe failed (%v): %s", err, worker.Printable(line))
 	}
 	m := probeLine.FindStringSubmatch(line)
 	if m == nil {
 		if line == "" {
 			return "", errors.New("its --probe printed nothing (not hsdb's CUDA worker?)")
 		}
-		return "", fmt.Errorf("its --probe answered %s, not \"N GPU(s), …\" (not hsdb's CUDA worker?)", printable(line))
+		return "", fmt.Errorf("its --probe answered %s, not \"N GPU(s), …\" (not hsdb's CUDA worker?)", worker.Printable(line))
 	}
 	if n, err := strconv.Atoi(m[1]); err != nil || n < 1 {
 		return "", fmt.Errorf("it sees no GPU (%s)", line)

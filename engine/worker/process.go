@@ -34,6 +34,7 @@ func (f *Front) spawn(rank int) (*process, error) {
 	p := &process{cmd: cmd, exited: make(chan struct{}), stderr: &tail{f: f, rank: rank}}
 	cmd.Stderr = p.stderr
 	cmd.Stdout = p.stderr
+	cmd.SysProcAttr = workerProcAttr()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting rank %d's worker (%s): %w", rank, argv[0], err)
 	}
@@ -76,6 +77,7 @@ func (t *tail) Write(p []byte) (int, error) {
 		line := string(bytes.TrimSpace(t.buf[:i]))
 		t.buf = t.buf[i+1:]
 		if line != "" {
+			line = Printable(line)
 			t.last = line
 			t.f.note("[rank %d] %s", t.rank, line)
 		}
@@ -95,7 +97,7 @@ func (t *tail) suffix() string {
 	defer t.mu.Unlock()
 	last := t.last
 	if last == "" {
-		last = string(bytes.TrimSpace(t.buf))
+		last = Printable(string(bytes.TrimSpace(t.buf)))
 	}
 	if last == "" {
 		return ""

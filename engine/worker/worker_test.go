@@ -21,6 +21,9 @@ import (
 const testWorkerEnv = "HSDB_TEST_WORKER"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(testFrontEnv) != "" {
+		runTestFront(os.Getenv(testFrontEnv))
+	}
 	if os.Getenv(testWorkerEnv) == "1" {
 		if os.Getenv(fakeLostEnv) == "1" {
 			fakeContextLoss()

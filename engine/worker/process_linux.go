@@ -1,0 +1,15 @@
+package worker
+
+import "syscall"
+
+// workerProcAttr asks Linux to SIGKILL a spawned worker when the front
+// that started it is gone (prctl PR_SET_PDEATHSIG through
+// SysProcAttr.Pdeathsig), so a worker stopped by SIGSTOP or wedged in a
+// kernel is not stranded when hsdb exits at once (a second Ctrl-C, a
+// crash). SIGKILL also ends a stopped process. Linux sends it when the OS
+// thread that started the worker exits; the front spawns from ordinary
+// goroutines, which never end their threads (only a goroutine that exits
+// while locked to its thread does), so in practice: when the front exits.
+func workerProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+}

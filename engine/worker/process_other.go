@@ -1,0 +1,9 @@
+//go:build !linux
+
+package worker
+
+import "syscall"
+
+// workerProcAttr is nil off Linux: there is no parent-death signal, and a
+// worker notices a lost front when its connection closes.
+func workerProcAttr() *syscall.SysProcAttr { return nil }
