@@ -52,9 +52,14 @@ type Config struct {
 	// layers are split into PP consecutive stages as vLLM's
 	// get_pp_indices splits them, each stage a tensor-parallel group of
 	// its own workers (PP × TP workers; worker slot = stage × TP + rank).
-	// hidden_states and residual pass from a stage to the next through
-	// the front.
+	// hidden_states and residual pass from a stage's rank r to the next
+	// stage's rank r over a direct link (through the front with Hub).
 	PP int
+	// Hub sends the workers' collectives and stage transfers through the
+	// front (a star: every tensor crosses it twice) instead of over
+	// direct links between the workers (peers.go): for hosts whose
+	// workers cannot reach each other, only the front.
+	Hub bool
 
 	onListen func(addr string) // tests: called with the address once listening
 	askAll   bool              // tests and benchmarks: ask the front at every site (no site filter)
@@ -86,6 +91,13 @@ type Front struct {
 	// wants counts the want messages workers sent (tests: a site nobody
 	// watches must cost none).
 	wants atomic.Int64
+	// seq numbers the steps (Begin): the workers' peer frames and aborts
+	// carry it. gen numbers the generations of direct links (link).
+	seq atomic.Uint64
+	gen int
+	// hubbed counts the tensors the workers sent through the front
+	// (collectives and stage transfers): none with direct links.
+	hubbed atomic.Int64
 }
 
 var _ engine.Workers = (*Front)(nil)
@@ -171,6 +183,10 @@ func Start(path string, opts engine.Options, cfg Config) (*Front, error) {
 		all[r] = r
 	}
 	if err := f.start(all); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := f.link(); err != nil {
 		f.Close()
 		return nil, err
 	}
@@ -445,7 +461,11 @@ func (f *Front) Begin(prefill bool) error {
 				}
 			}
 		}
+		if err := f.link(); err != nil {
+			return err
+		}
 	}
+	f.seq.Add(1)
 	for _, st := range f.pipes {
 		for _, ch := range st {
 			select {
@@ -458,8 +478,12 @@ func (f *Front) Begin(prefill bool) error {
 	return nil
 }
 
-// Abort wakes the ranks waiting in a collective of the current step.
-func (f *Front) Abort(cause error) { f.hub.g.Abort(cause) }
+// Abort wakes the ranks waiting in a collective of the current step, in
+// the hub or for a peer.
+func (f *Front) Abort(cause error) {
+	f.hub.g.Abort(cause)
+	f.abortPeers()
+}
 
 // Close stops every worker (quit, then a kill after 5 s) and the listener.
 func (f *Front) Close() error {

@@ -45,12 +45,19 @@ const (
 	kindInterrupt
 	kindPosition
 	kindLensHost
+	kindPeers
+	kindPeersReady
+	kindPeerHello
+	kindPeerData
+	kindPeerWait
+	kindPeerAbort
 )
 
 func kindName(k byte) string {
 	names := []string{"?", "error", "hello", "assign", "loaded", "step", "want", "answer", "visit", "moments", "moments reply",
 		"to-host", "values", "resume", "abort", "collective", "done", "memory", "memory reply", "quit",
-		"pipe send", "pipe receive", "pipe data", "write rows", "written", "lens", "lens reply", "interrupt", "position", "lens of host rows"}
+		"pipe send", "pipe receive", "pipe data", "write rows", "written", "lens", "lens reply", "interrupt", "position", "lens of host rows",
+		"peers", "peers ready", "peer hello", "peer data", "peer wait", "peer abort"}
 	if int(k) < len(names) {
 		return names[k]
 	}
@@ -162,6 +169,8 @@ type loaded struct {
 	Memory   int64
 	Report   model.LoadReport
 	Sites    []string // the paths of the sites the worker's model has
+	// PeerAddr is where the worker's peers link to it (HOST:PORT).
+	PeerAddr string
 }
 
 func (l *loaded) enc(e *enc) {
@@ -174,6 +183,7 @@ func (l *loaded) enc(e *enc) {
 	e.strs(l.Report.Unused)
 	e.i64(l.Report.Bytes)
 	e.strs(l.Sites)
+	e.str(l.PeerAddr)
 }
 
 func (l *loaded) dec(d *dec) error {
@@ -186,6 +196,7 @@ func (l *loaded) dec(d *dec) error {
 	l.Report.Unused = d.strs()
 	l.Report.Bytes = d.i64()
 	l.Sites = d.strs()
+	l.PeerAddr = d.str()
 	return d.err
 }
 

@@ -235,7 +235,9 @@ func joinWorkers(t *testing.T, path string, opts engine.Options, pp int) (*engin
 // over loopback; layers split as vLLM's get_pp_indices), every decoder
 // layer's stream on every rank equals both HF transformers' values and an
 // in-process --tp 1 run within 1e-5, and so do the logits; the second
-// stage's layers come from the second stage's workers.
+// stage's layers come from the second stage's workers; every collective
+// and stage transfer went over the workers' direct links (none through
+// the front).
 func TestPipelineStagesMatchTP1(t *testing.T) {
 	for _, name := range []string{"llama", "qwen3", "deepseek_v3"} {
 		t.Run(name, func(t *testing.T) {
@@ -287,6 +289,9 @@ func TestPipelineStagesMatchTP1(t *testing.T) {
 			}
 			if err := enginetest.CheckClose(logits.Values.F32(), logits1.Values.F32(), 1e-5); err != nil {
 				t.Errorf("logits vs --tp 1: %v", err)
+			}
+			if n := f.hubbed.Load(); n != 0 {
+				t.Errorf("%d tensors went through the front; with direct links, want none", n)
 			}
 		})
 	}
