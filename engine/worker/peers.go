@@ -368,8 +368,17 @@ func (s *server) link(slot int) *link {
 	return l
 }
 
+// beforePeerSend, when set (only by this package's tests, in their
+// worker processes), is called with the sender's slot and the operation
+// before a peer frame goes out: a test makes a worker die or hang there,
+// in the middle of a collective.
+var beforePeerSend func(slot int, op byte)
+
 // sendPeer sends tensors ts for op of the running step to slot.
 func (s *server) sendPeer(slot int, op byte, ts ...*tensor.Tensor) {
+	if beforePeerSend != nil {
+		beforePeerSend(s.peers.slot, op)
+	}
 	if s.peers.isAborted() {
 		panic(fmt.Errorf("%w: the front aborted the step", backend.ErrAborted))
 	}

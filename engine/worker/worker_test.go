@@ -25,6 +25,7 @@ func TestMain(m *testing.M) {
 		if os.Getenv(fakeLostEnv) == "1" {
 			fakeContextLoss()
 		}
+		peerFaultFromEnv()
 		fs := flag.NewFlagSet("worker", flag.ExitOnError)
 		connect := fs.String("connect", "", "")
 		rank := fs.Int("rank", -1, "")
