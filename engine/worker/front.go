@@ -159,7 +159,7 @@ func Start(path string, opts engine.Options, cfg Config) (*Front, error) {
 		rand.Read(b[:])
 		f.token = hex.EncodeToString(b[:])
 	}
-	f.tmpl = assign{World: world, Stages: pp, Model: path, Device: opts.Device, DType: opts.DType, EP: opts.EP}
+	f.tmpl = assign{World: world, Stages: pp, Model: path, Device: opts.Device, DType: opts.DType, EP: opts.EP, Direct: !cfg.Hub}
 	if opts.Device == "cuda" {
 		d, err := modelpath.ConfigDims(path)
 		if err != nil {
@@ -336,8 +336,8 @@ func (f *Front) start(need []int) error {
 	for assigned := 0; assigned < len(need); {
 		var exited <-chan struct{}
 		var exitRank int
-		for r, p := range procs { // any spawned worker that dies before joining
-			if waiting[r] {
+		for _, r := range need { // the first spawned worker still waiting, should it die before joining (in slot order: the report names the same one every time)
+			if p := procs[r]; p != nil && waiting[r] {
 				exited, exitRank = p.exited, r
 				break
 			}

@@ -24,9 +24,7 @@ func (f *Front) link() error {
 	}
 	for _, r := range slots {
 		var e enc
-		e.int(f.gen)
-		e.i64(int64(f.cfg.Timeout))
-		e.strs(addrs)
+		encPeerList(&e, f.gen, f.cfg.Timeout, addrs)
 		if err := r.c.send(kindPeers, &e); err != nil {
 			return r.fault(err)
 		}

@@ -150,7 +150,7 @@ func (s *server) read() {
 				continue
 			}
 		}
-		if err == nil && k == kindPeerAbort {
+		if err == nil && k == kindPeerAbort && s.peers != nil {
 			seq := uint64(d.i64())
 			if d.err != nil {
 				err = fmt.Errorf("protocol: a bad peer abort (%v)", d.err)
@@ -159,7 +159,7 @@ func (s *server) read() {
 				continue
 			}
 		}
-		if err != nil {
+		if err != nil && s.peers != nil {
 			s.peers.abort(1 << 62) // no step goes on without the front: end any wait for a peer
 		}
 		s.in <- frame{k, d, err}

@@ -118,6 +118,9 @@ type assign struct {
 	// (plan.ActivationDType of the front's config; the worker makes its
 	// device before it reads the model).
 	ActDType tensor.DType
+	// Direct: the worker listens for its peers (peers.go) and reports
+	// where; false (Config.Hub) opens no listener.
+	Direct bool
 }
 
 func (a *assign) enc(e *enc) {
@@ -132,6 +135,7 @@ func (a *assign) enc(e *enc) {
 	e.bool(a.EP)
 	e.str(a.Layers)
 	e.u8(byte(a.ActDType))
+	e.bool(a.Direct)
 }
 
 func (a *assign) dec(d *dec) error {
@@ -142,6 +146,7 @@ func (a *assign) dec(d *dec) error {
 	a.EP = d.bool()
 	a.Layers = d.str()
 	a.ActDType = tensor.DType(d.u8())
+	a.Direct = d.bool()
 	if d.err == nil && (a.World < 1 || a.Rank >= a.World || a.Stages < 1 || a.Stage >= a.Stages) {
 		d.fail("rank %d of a world of %d, stage %d of %d", a.Rank, a.World, a.Stage, a.Stages)
 	}

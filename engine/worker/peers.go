@@ -70,6 +70,41 @@ type peerFrame struct {
 	err error
 }
 
+// encPeerData writes a peer frame's payload: the step sequence, the
+// operation, the tensors.
+func encPeerData(e *enc, seq uint64, op byte, ts ...*tensor.Tensor) {
+	e.i64(int64(seq))
+	e.u8(op)
+	e.u32(uint32(len(ts)))
+	for _, t := range ts {
+		e.tensor(t)
+	}
+}
+
+// decPeerData reads what encPeerData wrote; err is set for a malformed
+// payload (the count of tensors is bounded by the bytes left).
+func decPeerData(d *dec) peerFrame {
+	f := peerFrame{seq: uint64(d.i64()), op: d.u8()}
+	n := d.count(1 + 4 + 4 + 1)
+	for range n {
+		f.ts = append(f.ts, d.tensor())
+	}
+	f.err = d.err
+	return f
+}
+
+// encPeerList and decPeerList carry kindPeers: the link generation, the
+// front's timeout and every slot's peer address.
+func encPeerList(e *enc, gen int, timeout time.Duration, addrs []string) {
+	e.int(gen)
+	e.i64(int64(timeout))
+	e.strs(addrs)
+}
+
+func decPeerList(d *dec) (gen int, timeout time.Duration, addrs []string) {
+	return d.int(), time.Duration(d.i64()), d.strs()
+}
+
 // link is a connection to one peer; its reader goroutine hands the frames
 // on through in.
 type link struct {
@@ -87,12 +122,8 @@ func (l *link) read() {
 			if k != kindPeerData {
 				err = fmt.Errorf("protocol: a %s message on a peer link", kindName(k))
 			} else {
-				f.seq, f.op = uint64(d.i64()), d.u8()
-				n := d.count(1)
-				for range n {
-					f.ts = append(f.ts, d.tensor())
-				}
-				err = d.err
+				f = decPeerData(d)
+				err = f.err
 			}
 		}
 		f.err = err
@@ -264,7 +295,7 @@ func dialPeer(addr string, token string, gen, from, to int, timeout time.Duratio
 // every slot's address; the worker is slot of a world of world ranks in
 // stages stages. It replaces the previous generation's links.
 func (s *server) linkPeers(d *dec, token string, world, stages int) error {
-	gen, timeout, addrs := d.int(), time.Duration(d.i64()), d.strs()
+	gen, timeout, addrs := decPeerList(d)
 	if d.err != nil || timeout <= 0 || len(addrs) != world*stages {
 		return fmt.Errorf("protocol: a bad peer list (%v; %d addresses for %d slots, timeout %s)", d.err, len(addrs), world*stages, timeout)
 	}
@@ -384,12 +415,7 @@ func (s *server) sendPeer(slot int, op byte, ts ...*tensor.Tensor) {
 	}
 	l := s.link(slot)
 	var e enc
-	e.i64(int64(s.peers.seq))
-	e.u8(op)
-	e.u32(uint32(len(ts)))
-	for _, t := range ts {
-		e.tensor(t)
-	}
+	encPeerData(&e, s.peers.seq, op, ts...)
 	if err := l.c.send(kindPeerData, &e); err != nil {
 		panic(fmt.Errorf("%w: worker slot %d: sending to slot %d: %v", backend.ErrAborted, s.peers.slot, slot, err))
 	}
@@ -397,36 +423,51 @@ func (s *server) sendPeer(slot int, op byte, ts ...*tensor.Tensor) {
 
 // recvPeer waits for slot's frame of op in the running step: n tensors.
 // Frames of earlier steps are dropped; a broken link, a protocol error,
-// an abort from the front, or nothing for twice the front's timeout
-// panics with ErrAborted (the front reports the worker that failed).
-// While it waits it tells the front every quarter timeout that it lives.
+// an abort from the front, or nothing for twice the front's timeout (a
+// backstop: the front's own timeout, Config.Timeout, ends the silent
+// peer first, as it ends a rank silent in the hub) panics with
+// ErrAborted (the front reports the worker that failed). While it waits
+// it tells the front every quarter timeout that it lives.
 func (s *server) recvPeer(slot int, op byte, n int) []*tensor.Tensor {
 	p := s.peers
 	l := s.link(slot)
 	p.mu.Lock()
 	timeout := p.m.timeout
 	p.mu.Unlock()
-	tick := time.NewTicker(timeout / 4)
+	tick := time.NewTicker(max(timeout/4, time.Millisecond))
 	defer tick.Stop()
 	start := time.Now()
 	who := fmt.Sprintf("worker slot %d", p.slot)
+	take := func(f peerFrame) []*tensor.Tensor {
+		if f.err != nil {
+			panic(fmt.Errorf("%w: %s: the link to slot %d ended: %v", backend.ErrAborted, who, slot, f.err))
+		}
+		if f.seq < p.seq {
+			return nil // an aborted step's
+		}
+		if f.seq > p.seq || f.op != op || len(f.ts) != n {
+			panic(fmt.Errorf("%w: %s: protocol: slot %d sent op %d with %d tensors of step sequence %d, want op %d with %d of %d",
+				backend.ErrAborted, who, slot, f.op, len(f.ts), f.seq, op, n, p.seq))
+		}
+		return f.ts
+	}
 	for {
+		select { // what has come first: an aborted step's frames go even when this step is aborted too
+		case f := <-l.in:
+			if ts := take(f); ts != nil {
+				return ts
+			}
+			continue
+		default:
+		}
 		if p.isAborted() {
 			panic(fmt.Errorf("%w: %s: the front aborted the step", backend.ErrAborted, who))
 		}
 		select {
 		case f := <-l.in:
-			if f.err != nil {
-				panic(fmt.Errorf("%w: %s: the link to slot %d ended: %v", backend.ErrAborted, who, slot, f.err))
+			if ts := take(f); ts != nil {
+				return ts
 			}
-			if f.seq < p.seq {
-				continue // an aborted step's
-			}
-			if f.seq > p.seq || f.op != op || len(f.ts) != n {
-				panic(fmt.Errorf("%w: %s: protocol: slot %d sent op %d with %d tensors of step sequence %d, want op %d with %d of %d",
-					backend.ErrAborted, who, slot, f.op, len(f.ts), f.seq, op, n, p.seq))
-			}
-			return f.ts
 		case <-p.note:
 		case <-tick.C:
 			if time.Since(start) > 2*timeout {

@@ -16,6 +16,7 @@ import (
 	"hsdb/engine"
 	"hsdb/engine/enginetest"
 	"hsdb/engine/safetensors"
+	"hsdb/engine/tensor"
 )
 
 // peerFaultEnv makes a test's worker in slot 1 fail before its Nth
@@ -216,5 +217,42 @@ func TestPeerFailsMidCollective(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPeerDataRoundTrip: a peer frame's payload decodes to the step
+// sequence, operation and tensors written (values by hand); every
+// truncation and a count of tensors larger than the bytes left is an
+// error.
+func TestPeerDataRoundTrip(t *testing.T) {
+	var e enc
+	encPeerData(&e, 7, peerPipe, tensor.FromF32([]float32{1, -2}, 1, 2), tensor.FromF32([]float32{0.5, 3, 4}, 1, 3))
+	b := e.bytes()
+	f := decPeerData(&dec{b: b})
+	if f.err != nil || f.seq != 7 || f.op != peerPipe || len(f.ts) != 2 {
+		t.Fatalf("decoded seq %d op %d, %d tensors, error %v; want 7, %d, 2", f.seq, f.op, len(f.ts), f.err, peerPipe)
+	}
+	for i, want := range [][]float32{{1, -2}, {0.5, 3, 4}} {
+		got := f.ts[i].F32()
+		if len(got) != len(want) {
+			t.Fatalf("tensor %d: %v, want %v", i, got, want)
+		}
+		for j := range want {
+			if got[j] != want[j] {
+				t.Errorf("tensor %d: %v, want %v", i, got, want)
+			}
+		}
+	}
+	for n := range len(b) {
+		if f := decPeerData(&dec{b: b[:n]}); f.err == nil {
+			t.Errorf("a payload cut to %d of %d bytes decoded without an error", n, len(b))
+		}
+	}
+	var huge enc
+	huge.i64(1)
+	huge.u8(peerReduce)
+	huge.u32(^uint32(0))
+	if f := decPeerData(&dec{b: huge.b}); f.err == nil || len(f.ts) != 0 {
+		t.Errorf("a count of 2^32-1 tensors in no bytes: %d tensors, error %v", len(f.ts), f.err)
 	}
 }

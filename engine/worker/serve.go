@@ -109,12 +109,14 @@ func Serve(cfg WorkerConfig) error {
 		fmt.Fprintf(cfg.Log, "hsdb worker %d: rank %d of %d, loading %s\n", os.Getpid(), a.Rank, a.World, orDefault(a.Model))
 	}
 	s := &server{c: c, rank: a.Rank, front: cfg.Connect, token: cfg.Token, world: a.World, stages: a.Stages}
-	if s.peers, err = listenPeers(nc); err != nil {
-		return err
+	if a.Direct {
+		if s.peers, err = listenPeers(nc); err != nil {
+			return err
+		}
+		defer s.peers.ln.Close()
+		s.peers.slot = a.Slot
+		go s.acceptPeers(cfg.Token)
 	}
-	defer s.peers.ln.Close()
-	s.peers.slot = a.Slot
-	go s.acceptPeers(cfg.Token)
 	if err := s.load(&a); err != nil {
 		var e enc
 		e.str(err.Error())
@@ -169,7 +171,10 @@ func (s *server) load(a *assign) error {
 	if err != nil {
 		return err
 	}
-	l := loaded{Device: s.dev.Name(), ActDType: s.dev.ActDType(), Memory: s.dev.MemoryInUse(), Report: s.e.Report, PeerAddr: s.peers.ln.Addr().String()}
+	l := loaded{Device: s.dev.Name(), ActDType: s.dev.ActDType(), Memory: s.dev.MemoryInUse(), Report: s.e.Report}
+	if s.peers != nil {
+		l.PeerAddr = s.peers.ln.Addr().String()
+	}
 	for _, st := range s.e.Tree.Sites {
 		l.Sites = append(l.Sites, st.Path)
 	}
@@ -208,6 +213,9 @@ func (s *server) serve() error {
 			}
 		case kindPeers:
 			rk, e := kindPeersReady, enc{}
+			if s.peers == nil {
+				return fmt.Errorf("worker rank %d: protocol: a peer list for a worker assigned without direct links", s.rank)
+			}
 			if err := s.linkPeers(d, s.token, s.world, s.stages); err != nil {
 				rk = kindError
 				e.str(err.Error())
@@ -248,7 +256,9 @@ func (s *server) step(d *dec) error {
 		return fmt.Errorf("worker rank %d: protocol: a site filter of %d sites for a model of %d", s.rank, len(want), len(s.e.Tree.Sites))
 	}
 	s.gate.begin(b.Step, epoch, want)
-	s.peers.begin(seq)
+	if s.peers != nil {
+		s.peers.begin(seq)
+	}
 	var h model.Hook
 	if hooked {
 		h = wireHook{s}

@@ -147,6 +147,9 @@ func (s *server) fromHost(h *tensor.Tensor) backend.Tensor {
 // kindPeers message came); until then, and with Config.Hub, collectives
 // and stage transfers go through the front.
 func (s *server) direct() bool {
+	if s.peers == nil {
+		return false
+	}
 	s.peers.mu.Lock()
 	defer s.peers.mu.Unlock()
 	return s.peers.m != nil
