@@ -95,6 +95,9 @@ type Front struct {
 	// carry it. gen numbers the generations of direct links (link).
 	seq atomic.Uint64
 	gen int
+	// relink is set when a step was aborted (a link may have broken with
+	// it) or linking failed: the next step links the workers anew.
+	relink atomic.Bool
 	// hubbed counts the tensors the workers sent through the front
 	// (collectives and stage transfers): none with direct links.
 	hubbed atomic.Int64
@@ -461,7 +464,11 @@ func (f *Front) Begin(prefill bool) error {
 				}
 			}
 		}
+		f.relink.Store(true)
+	}
+	if f.relink.Swap(false) {
 		if err := f.link(); err != nil {
+			f.relink.Store(true)
 			return err
 		}
 	}
@@ -483,6 +490,7 @@ func (f *Front) Begin(prefill bool) error {
 func (f *Front) Abort(cause error) {
 	f.hub.g.Abort(cause)
 	f.abortPeers()
+	f.relink.Store(true)
 }
 
 // Close stops every worker (quit, then a kill after 5 s) and the listener.

@@ -145,12 +145,14 @@ type mesh struct {
 	want    map[int]bool // the slots this worker links to
 	links   map[int]*link
 	mu      sync.Mutex
+	closed  bool
 	arrived chan struct{} // a link was accepted
 }
 
 func (m *mesh) close() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.closed = true
 	for _, l := range m.links {
 		close(l.done)
 		l.c.close()
@@ -253,10 +255,15 @@ func (s *server) acceptPeer(c *conn, token string) {
 func (m *mesh) add(slot int, c *conn) {
 	c.limit = maxFrame
 	l := &link{slot: slot, c: c, in: make(chan peerFrame, 4), done: make(chan struct{})}
-	go l.read()
 	m.mu.Lock()
+	if m.closed { // replaced by a newer generation meanwhile
+		m.mu.Unlock()
+		c.close()
+		return
+	}
 	m.links[slot] = l
 	m.mu.Unlock()
+	go l.read()
 	select {
 	case m.arrived <- struct{}{}:
 	default:
@@ -291,6 +298,22 @@ func dialPeer(addr string, token string, gen, from, to int, timeout time.Duratio
 	return c, nil
 }
 
+// linkTimeout bounds how long a worker tries to link to its peers (all
+// are loaded and listening by then: what takes longer is a host that
+// cannot reach another).
+const linkTimeout = 30 * time.Second
+
+// close ends the listener and the current links.
+func (p *peers) close() {
+	p.ln.Close()
+	p.mu.Lock()
+	m := p.m
+	p.mu.Unlock()
+	if m != nil {
+		m.close()
+	}
+}
+
 // linkPeers builds the links of a kindPeers message: generation, timeout,
 // every slot's address; the worker is slot of a world of world ranks in
 // stages stages. It replaces the previous generation's links.
@@ -322,7 +345,8 @@ func (s *server) linkPeers(d *dec, token string, world, stages int) error {
 	if old != nil {
 		old.close()
 	}
-	deadline := time.Now().Add(timeout)
+	wait := min(timeout, linkTimeout)
+	deadline := time.Now().Add(wait)
 	for peer := range want {
 		if peer > slot {
 			continue
@@ -330,11 +354,12 @@ func (s *server) linkPeers(d *dec, token string, world, stages int) error {
 		for {
 			c, err := dialPeer(addrs[peer], token, gen, slot, peer, time.Until(deadline))
 			if err == nil {
+				c.timeout = timeout
 				m.add(peer, c)
 				break
 			}
 			if time.Now().After(deadline) {
-				return fmt.Errorf("worker slot %d: linking to slot %d at %s: %w", slot, peer, addrs[peer], err)
+				return fmt.Errorf("worker slot %d: linking to slot %d at %s: %w (can the workers' hosts reach each other? else send the tensors through the front: --worker-links hub)", slot, peer, addrs[peer], err)
 			}
 			time.Sleep(20 * time.Millisecond) // a refusal may be a peer that has not yet received this generation
 		}
@@ -349,7 +374,7 @@ func (s *server) linkPeers(d *dec, token string, world, stages int) error {
 		select {
 		case <-m.arrived:
 		case <-time.After(time.Until(deadline)):
-			return fmt.Errorf("worker slot %d: %d of %d peers linked within %s", slot, n, len(want), timeout)
+			return fmt.Errorf("worker slot %d: %d of %d peers linked within %s (can the workers' hosts reach each other? else send the tensors through the front: --worker-links hub)", slot, n, len(want), wait)
 		}
 	}
 }

@@ -113,7 +113,7 @@ func Serve(cfg WorkerConfig) error {
 		if s.peers, err = listenPeers(nc); err != nil {
 			return err
 		}
-		defer s.peers.ln.Close()
+		defer s.peers.close()
 		s.peers.slot = a.Slot
 		go s.acceptPeers(cfg.Token)
 	}
