@@ -162,10 +162,11 @@ func (m *mesh) close() {
 
 // peers is a worker's side of the direct links.
 type peers struct {
-	ln   net.Listener
-	slot int
-	mu   sync.Mutex
-	m    *mesh // the current generation; nil before the first kindPeers
+	ln    net.Listener
+	slot  int // stage × world + rank
+	world int
+	mu    sync.Mutex
+	m     *mesh // the current generation; nil before the first kindPeers
 
 	abortMu sync.Mutex
 	aborted uint64        // the latest step sequence the front aborted

@@ -24,6 +24,11 @@ func listenPeers(front net.Conn) (*peers, error) {
 	return &peers{ln: ln, note: make(chan struct{}, 1)}, nil
 }
 
+// who names slot as its stage and tensor-parallel rank.
+func (p *peers) who(slot int) string {
+	return fmt.Sprintf("rank %d of stage %d", slot%p.world, slot/p.world)
+}
+
 // acceptPeers greets every peer connection (acceptPeer).
 func (s *server) acceptPeers(token string) {
 	for {
@@ -61,12 +66,12 @@ func (s *server) acceptPeer(c *conn, token string) {
 	case m == nil || h.Gen != m.gen:
 		why = fmt.Sprintf("link generation %d is not this worker's", h.Gen)
 	case h.To != p.slot || h.From <= p.slot || !m.want[h.From]:
-		why = fmt.Sprintf("slot %d does not link to slot %d (this worker is slot %d)", h.From, h.To, p.slot)
+		why = fmt.Sprintf("slot %d does not link to slot %d (this worker is slot %d, %s)", h.From, h.To, p.slot, p.who(p.slot))
 	}
 	if why == "" {
 		m.mu.Lock()
 		if m.links[h.From] != nil {
-			why = fmt.Sprintf("slot %d is linked already", h.From)
+			why = fmt.Sprintf("slot %d (%s) is linked already", h.From, p.who(h.From))
 		}
 		m.mu.Unlock()
 	}

@@ -114,7 +114,7 @@ func Serve(cfg WorkerConfig) error {
 			return err
 		}
 		defer s.peers.close()
-		s.peers.slot = a.Slot
+		s.peers.slot, s.peers.world = a.Slot, a.World
 		go s.acceptPeers(cfg.Token)
 	}
 	if err := s.load(&a); err != nil {
