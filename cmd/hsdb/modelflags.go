@@ -33,6 +33,7 @@ type modelFlags struct {
 	pp            int
 	workerTimeout time.Duration
 	workerBin     string
+	workerLinks   string
 }
 
 // flagDef is one entry of the shared flag table: a flag with the same
@@ -100,11 +101,13 @@ var flagTable = []flagDef{
 		func(fs *flag.FlagSet, m *modelFlags, name, usage string) {
 			fs.DurationVar(&m.workerTimeout, name, 10*time.Minute, usage)
 		}},
+	{"worker-links", "with workers: direct (each worker links to its peers: collectives and stage transfers go worker to worker) or hub (they go through the front: for hosts whose workers can reach only the front)",
+		strFlag(func(m *modelFlags) *string { return &m.workerLinks }, "direct")},
 	{"worker-bin", "the binary the workers run as BIN worker (default: this hsdb; for --device cuda the installed hsdb-cuda-worker)", strFlag(func(m *modelFlags) *string { return &m.workerBin }, "")},
 }
 
 // modelGroup names the flags of every subcommand that loads a model.
-var modelGroup = []string{"model", "tp", "device", "dtype", "ep", "moe", "load-layers", "workers", "listen", "pp", "worker-timeout", "worker-bin"}
+var modelGroup = []string{"model", "tp", "device", "dtype", "ep", "moe", "load-layers", "workers", "listen", "pp", "worker-timeout", "worker-links", "worker-bin"}
 
 // register adds the model group and the other named shared flags to fs.
 // A subcommand that loads a model but has no capture list (hsdb,
@@ -185,6 +188,9 @@ func (m *modelFlags) load(w io.Writer) (*engine.Engine, error) {
 	if m.pp < 1 {
 		return nil, fmt.Errorf("--pp %d: want at least one stage", m.pp)
 	}
+	if m.workerLinks != "direct" && m.workerLinks != "hub" {
+		return nil, fmt.Errorf("--worker-links %q: want direct or hub", m.workerLinks)
+	}
 	defaulted := m.device == ""
 	dc, err := m.chooseDevice()
 	if err != nil {
@@ -206,7 +212,7 @@ func (m *modelFlags) load(w io.Writer) (*engine.Engine, error) {
 		return nil, fmt.Errorf("--pp %d: pipeline stages run in workers: add --workers (or --listen ADDR)", m.pp)
 	}
 	if dc.workers || m.listen != "" {
-		cfg := worker.Config{Listen: m.listen, Spawn: m.listen == "", Timeout: m.workerTimeout, Log: w, PP: m.pp, Command: dc.command}
+		cfg := worker.Config{Listen: m.listen, Spawn: m.listen == "", Timeout: m.workerTimeout, Log: w, PP: m.pp, Command: dc.command, Hub: m.workerLinks == "hub"}
 		f, err := worker.Start(path, o, cfg)
 		if err != nil {
 			return nil, hint(err)

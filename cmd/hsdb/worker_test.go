@@ -27,7 +27,9 @@ func TestMain(m *testing.M) {
 // prints exactly what the same script prints with the ranks as goroutines
 // (which TestQuickstartScript and the HF parity tests check): every
 // statistic, gathered tensor, rank comparison, backtrace and the next
-// tokens; also as JSON.
+// tokens; also as JSON, and with the collectives over direct links
+// between the workers (the default) or through the front
+// (--worker-links hub); --worker-links with another value is refused.
 func TestWorkersQuickstart(t *testing.T) {
 	for _, extra := range [][]string{nil, {"--json"}} {
 		args := append([]string{"--tp", "2", "-x", "../../scripts/quickstart.hsdb"}, extra...)
@@ -35,12 +37,18 @@ func TestWorkersQuickstart(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%v: exit %d\n%s", args, code, errs)
 		}
+		for _, links := range []string{"direct", "hub"} {
+			code, got, errs := runWithStdin(append([]string{"--workers", "--worker-links", links}, args...), "")
+			if code != 0 {
+				t.Fatalf("--workers --worker-links %s %v: exit %d\n%s\n%s", links, args, code, got, errs)
+			}
+			if got != want {
+				t.Errorf("--workers --worker-links %s %v prints otherwise:\n%s\nwithout --workers:\n%s", links, args, got, want)
+			}
+		}
 		code, got, errs := runWithStdin(append([]string{"--workers"}, args...), "")
 		if code != 0 {
 			t.Fatalf("--workers %v: exit %d\n%s\n%s", args, code, got, errs)
-		}
-		if got != want {
-			t.Errorf("--workers %v prints otherwise:\n%s\nwithout --workers:\n%s", args, got, want)
 		}
 		end := "Finished: prefill"
 		if extra != nil {
@@ -49,6 +57,14 @@ func TestWorkersQuickstart(t *testing.T) {
 		if !strings.Contains(got, end) || !strings.Contains(got, "gathered") {
 			t.Errorf("--workers %v: the script did not run to its end:\n%s", args, got)
 		}
+	}
+}
+
+// TestWorkerLinksFlag: --worker-links takes direct or hub only.
+func TestWorkerLinksFlag(t *testing.T) {
+	code, _, errs := runWithStdin([]string{"--workers", "--worker-links", "ring", "-x", "../../scripts/quickstart.hsdb"}, "")
+	if code == 0 || !strings.Contains(errs, "--worker-links \"ring\": want direct or hub") {
+		t.Errorf("--worker-links ring: exit %d, %q", code, errs)
 	}
 }
 

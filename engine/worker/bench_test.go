@@ -13,11 +13,13 @@ import (
 // embedded stories260K at --tp 1 and --tp 2 with the ranks in process, in
 // worker processes that ask the front at every site (the protocol before
 // site filters), and in worker processes that ask only where the hook may
-// want a site (here none), and reports each workers' time as a ratio of
-// the in-process time measured in the same run. At --tp 1 there is no
+// want a site (here none) with their collectives over direct links
+// between them (peers.go) and, as before them, through the front's hub
+// (Config.Hub), and reports each workers' time as a ratio of the
+// in-process time measured in the same run. At --tp 1 there is no
 // collective: what is left is the step's boundary (the step and done
-// messages); at --tp 2 every all-reduce and all-gather also crosses the
-// front (the CPU workers' hub):
+// messages); at --tp 2 every all-reduce and all-gather also crosses
+// between the workers, directly or through the front:
 //
 //	go test ./engine/worker -run '^$' -bench PrefillWorkers -benchtime 20x
 func BenchmarkPrefillWorkers(b *testing.B) {
@@ -36,10 +38,11 @@ func BenchmarkPrefillWorkers(b *testing.B) {
 			defer local.Close()
 			asking, _ := openWorkers(b, "", engine.Options{TP: tp}, Config{askAll: true})
 			filtered, _ := openWorkers(b, "", engine.Options{TP: tp}, Config{})
+			hubbed, _ := openWorkers(b, "", engine.Options{TP: tp}, Config{Hub: true})
 			none := model.MultiHook{noSites{}}
-			var ns [3]int64
+			var ns [4]int64
 			for i := 0; i < b.N; i++ {
-				for k, e := range []*engine.Engine{local, asking, filtered} {
+				for k, e := range []*engine.Engine{local, asking, filtered, hubbed} {
 					start := nanotime()
 					if _, err := e.Prefill(seqs, none, false); err != nil {
 						b.Fatal(err)
@@ -51,7 +54,9 @@ func BenchmarkPrefillWorkers(b *testing.B) {
 			b.ReportMetric(float64(ns[1])/float64(b.N)/1e6, "ms/workers-asking")
 			b.ReportMetric(float64(ns[2])/float64(b.N)/1e6, "ms/workers")
 			b.ReportMetric(float64(ns[1])/float64(ns[0]), "asking/in-process")
+			b.ReportMetric(float64(ns[3])/float64(b.N)/1e6, "ms/workers-hub")
 			b.ReportMetric(float64(ns[2])/float64(ns[0]), "workers/in-process")
+			b.ReportMetric(float64(ns[3])/float64(ns[0]), "hub/in-process")
 		})
 	}
 }

@@ -16,9 +16,14 @@
 // front's stand-in for the rank meets the other ranks (model.Pass.Meet) with a view whose tensors are handles,
 // and the debugger's statistics (Moments) and value slices (ToHost) are
 // computed on the worker (proxy), so only their results cross. The
-// collectives of CPU workers go through the front's hub in rank order,
-// exactly as the in-process CPU communicator sums; a pipeline stage's
-// hidden_states and residual go to the next stage through the front; a
+// front sets up direct links between the workers (peers.go: each worker
+// listens, the front hands out the addresses, a link needs the session
+// token and the expected slot): the collectives of a stage's workers
+// exchange their tensors over them and sum in rank order on every rank,
+// exactly as the in-process CPU communicator sums, and a pipeline
+// stage's rank r sends its hidden_states and residual straight to the
+// next stage's rank r. With Config.Hub both go through the front
+// instead (hub.go), for hosts whose workers cannot reach each other. A
 // stage holds the model's ends only where vLLM places them (the embedding
 // on the first, the final norm and LM head on the last), so `lens` on an
 // earlier stage's tensor runs on the last stage's worker.

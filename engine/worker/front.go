@@ -52,9 +52,14 @@ type Config struct {
 	// layers are split into PP consecutive stages as vLLM's
 	// get_pp_indices splits them, each stage a tensor-parallel group of
 	// its own workers (PP × TP workers; worker slot = stage × TP + rank).
-	// hidden_states and residual pass from a stage to the next through
-	// the front.
+	// hidden_states and residual pass from a stage's rank r to the next
+	// stage's rank r over a direct link (through the front with Hub).
 	PP int
+	// Hub sends the workers' collectives and stage transfers through the
+	// front (a star: every tensor crosses it twice) instead of over
+	// direct links between the workers (peers.go): for hosts whose
+	// workers cannot reach each other, only the front.
+	Hub bool
 
 	onListen func(addr string) // tests: called with the address once listening
 	askAll   bool              // tests and benchmarks: ask the front at every site (no site filter)
@@ -86,6 +91,16 @@ type Front struct {
 	// wants counts the want messages workers sent (tests: a site nobody
 	// watches must cost none).
 	wants atomic.Int64
+	// seq numbers the steps (Begin): the workers' peer frames and aborts
+	// carry it. gen numbers the generations of direct links (link).
+	seq atomic.Uint64
+	gen int
+	// relink is set when a step was aborted (a link may have broken with
+	// it) or linking failed: the next step links the workers anew.
+	relink atomic.Bool
+	// hubbed counts the tensors the workers sent through the front
+	// (collectives and stage transfers): none with direct links.
+	hubbed atomic.Int64
 }
 
 var _ engine.Workers = (*Front)(nil)
@@ -147,7 +162,7 @@ func Start(path string, opts engine.Options, cfg Config) (*Front, error) {
 		rand.Read(b[:])
 		f.token = hex.EncodeToString(b[:])
 	}
-	f.tmpl = assign{World: world, Stages: pp, Model: path, Device: opts.Device, DType: opts.DType, EP: opts.EP}
+	f.tmpl = assign{World: world, Stages: pp, Model: path, Device: opts.Device, DType: opts.DType, EP: opts.EP, Direct: !cfg.Hub}
 	if opts.Device == "cuda" {
 		d, err := modelpath.ConfigDims(path)
 		if err != nil {
@@ -174,29 +189,11 @@ func Start(path string, opts engine.Options, cfg Config) (*Front, error) {
 		f.Close()
 		return nil, err
 	}
+	if err := f.link(); err != nil {
+		f.Close()
+		return nil, err
+	}
 	return f, nil
-}
-
-// checkSplit refuses a world size the model's config cannot be split over
-// (model.Config.Validate: heads, kv heads, intermediate sizes), as the
-// workers would each refuse it after starting. A config that does not
-// parse is left to the load, which reports it.
-func checkSplit(path string, world int) error {
-	b, _, err := modelpath.ConfigJSON(path)
-	if err != nil {
-		return nil
-	}
-	c, _, err := model.ParseConfig(b)
-	if err != nil {
-		return nil
-	}
-	if err := c.Validate(world); err != nil {
-		if path == "" {
-			path = "embedded:stories260K"
-		}
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
 }
 
 // Addr returns the address workers join at.
@@ -211,30 +208,6 @@ func (f *Front) PID(slot int) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.slots[slot].pid
-}
-
-// StageLayers splits n decoder layers into pp consecutive stages as vLLM's
-// get_pp_indices does (vllm/distributed/utils.py): n/pp layers each, the
-// remainder one more each on the stages before the last, from the
-// second-last backwards. Error: fewer layers than stages.
-func StageLayers(n, pp int) ([]model.LayerRange, error) {
-	if pp < 1 || n < pp {
-		return nil, fmt.Errorf("--pp %d: the model has %d decoder layers; every stage needs at least one", pp, n)
-	}
-	parts := make([]int, pp)
-	for i := range parts {
-		parts[i] = n / pp
-	}
-	for i := 2; i < n%pp+2; i++ {
-		parts[pp-i]++
-	}
-	out := make([]model.LayerRange, pp)
-	first := 0
-	for i, k := range parts {
-		out[i] = model.LayerRange{First: first, Last: first + k - 1}
-		first += k
-	}
-	return out, nil
 }
 
 func (f *Front) note(format string, args ...any) {
@@ -320,8 +293,8 @@ func (f *Front) start(need []int) error {
 	for assigned := 0; assigned < len(need); {
 		var exited <-chan struct{}
 		var exitRank int
-		for r, p := range procs { // any spawned worker that dies before joining
-			if waiting[r] {
+		for _, r := range need { // the first spawned worker still waiting, should it die before joining (in slot order: the report names the same one every time)
+			if p := procs[r]; p != nil && waiting[r] {
 				exited, exitRank = p.exited, r
 				break
 			}
@@ -445,7 +418,15 @@ func (f *Front) Begin(prefill bool) error {
 				}
 			}
 		}
+		f.relink.Store(true)
 	}
+	if f.relink.Swap(false) {
+		if err := f.link(); err != nil {
+			f.relink.Store(true)
+			return err
+		}
+	}
+	f.seq.Add(1)
 	for _, st := range f.pipes {
 		for _, ch := range st {
 			select {
@@ -458,8 +439,13 @@ func (f *Front) Begin(prefill bool) error {
 	return nil
 }
 
-// Abort wakes the ranks waiting in a collective of the current step.
-func (f *Front) Abort(cause error) { f.hub.g.Abort(cause) }
+// Abort wakes the ranks waiting in a collective of the current step, in
+// the hub or for a peer.
+func (f *Front) Abort(cause error) {
+	f.hub.g.Abort(cause)
+	f.abortPeers()
+	f.relink.Store(true)
+}
 
 // Close stops every worker (quit, then a kill after 5 s) and the listener.
 func (f *Front) Close() error {

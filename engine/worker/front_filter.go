@@ -162,6 +162,9 @@ func (r *remoteRank) endStep() {
 func (r *remoteRank) recvQueued() (byte, *dec, error) {
 	for {
 		k, d, err := r.c.recv(0)
+		if err == nil && k == kindPeerWait {
+			continue // a note of a step's wait that ended as the front asked
+		}
 		if err != nil || k != kindPosition {
 			return k, d, err
 		}

@@ -135,9 +135,10 @@ type frame struct {
 	err error
 }
 
-// read is the worker's reader goroutine: it answers interrupts itself
-// (the worker may be computing) and hands every other message on, in
-// order; it ends after handing on a read error.
+// read is the worker's reader goroutine: it answers interrupts and
+// records peer aborts itself (the worker may be computing or waiting for
+// a peer) and hands every other message on, in order; it ends after
+// handing on a read error.
 func (s *server) read() {
 	for {
 		k, d, err := s.c.recv(-1)
@@ -148,6 +149,18 @@ func (s *server) read() {
 			} else if err = s.gate.interrupt(s, ep); err == nil {
 				continue
 			}
+		}
+		if err == nil && k == kindPeerAbort && s.peers != nil {
+			seq := uint64(d.i64())
+			if d.err != nil {
+				err = fmt.Errorf("protocol: a bad peer abort (%v)", d.err)
+			} else {
+				s.peers.abort(seq)
+				continue
+			}
+		}
+		if err != nil && s.peers != nil {
+			s.peers.abort(1 << 62) // no step goes on without the front: end any wait for a peer
 		}
 		s.in <- frame{k, d, err}
 		if err != nil {

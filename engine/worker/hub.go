@@ -12,8 +12,9 @@ import (
 // comes in over its connection and the in-process CPU communicator
 // (cpu.Comm: rank-ordered sums, column concatenation) combines them, so a
 // world of CPU workers computes exactly what the same world of goroutines
-// does. Tensors cross the front (a star, not a ring): the path exists for
-// CPU ranks (CI, debugging on machines without GPUs), not for speed.
+// does. Tensors cross the front (a star): the path is the fallback to the
+// workers' direct links (peers.go) for hosts whose workers can reach only
+// the front (Config.Hub), not the fast one.
 type hub struct {
 	g     *backend.Group
 	comms []*cpu.Comm

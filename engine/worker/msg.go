@@ -45,12 +45,19 @@ const (
 	kindInterrupt
 	kindPosition
 	kindLensHost
+	kindPeers
+	kindPeersReady
+	kindPeerHello
+	kindPeerData
+	kindPeerWait
+	kindPeerAbort
 )
 
 func kindName(k byte) string {
 	names := []string{"?", "error", "hello", "assign", "loaded", "step", "want", "answer", "visit", "moments", "moments reply",
 		"to-host", "values", "resume", "abort", "collective", "done", "memory", "memory reply", "quit",
-		"pipe send", "pipe receive", "pipe data", "write rows", "written", "lens", "lens reply", "interrupt", "position", "lens of host rows"}
+		"pipe send", "pipe receive", "pipe data", "write rows", "written", "lens", "lens reply", "interrupt", "position", "lens of host rows",
+		"peers", "peers ready", "peer hello", "peer data", "peer wait", "peer abort"}
 	if int(k) < len(names) {
 		return names[k]
 	}
@@ -111,6 +118,9 @@ type assign struct {
 	// (plan.ActivationDType of the front's config; the worker makes its
 	// device before it reads the model).
 	ActDType tensor.DType
+	// Direct: the worker listens for its peers (peers.go) and reports
+	// where; false (Config.Hub) opens no listener.
+	Direct bool
 }
 
 func (a *assign) enc(e *enc) {
@@ -125,6 +135,7 @@ func (a *assign) enc(e *enc) {
 	e.bool(a.EP)
 	e.str(a.Layers)
 	e.u8(byte(a.ActDType))
+	e.bool(a.Direct)
 }
 
 func (a *assign) dec(d *dec) error {
@@ -135,6 +146,7 @@ func (a *assign) dec(d *dec) error {
 	a.EP = d.bool()
 	a.Layers = d.str()
 	a.ActDType = tensor.DType(d.u8())
+	a.Direct = d.bool()
 	if d.err == nil && (a.World < 1 || a.Rank >= a.World || a.Stages < 1 || a.Stage >= a.Stages) {
 		d.fail("rank %d of a world of %d, stage %d of %d", a.Rank, a.World, a.Stage, a.Stages)
 	}
@@ -162,6 +174,8 @@ type loaded struct {
 	Memory   int64
 	Report   model.LoadReport
 	Sites    []string // the paths of the sites the worker's model has
+	// PeerAddr is where the worker's peers link to it (HOST:PORT).
+	PeerAddr string
 }
 
 func (l *loaded) enc(e *enc) {
@@ -174,6 +188,7 @@ func (l *loaded) enc(e *enc) {
 	e.strs(l.Report.Unused)
 	e.i64(l.Report.Bytes)
 	e.strs(l.Sites)
+	e.str(l.PeerAddr)
 }
 
 func (l *loaded) dec(d *dec) error {
@@ -186,6 +201,7 @@ func (l *loaded) dec(d *dec) error {
 	l.Report.Unused = d.strs()
 	l.Report.Bytes = d.i64()
 	l.Sites = d.strs()
+	l.PeerAddr = d.str()
 	return d.err
 }
 

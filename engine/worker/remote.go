@@ -28,14 +28,15 @@ type remoteRank struct {
 	pid   int
 	proc  *process // nil for a worker that joined by itself
 
-	devName string
-	act     tensor.DType
-	memory  int64 // last reported bytes in use
-	cache   int64 // last reported KV-cache bytes
-	report  model.LoadReport
-	paths   []string      // the paths of the sites of the worker's model
-	sites   []*model.Site // the front's site for each of paths (checkSites)
-	busy    bool          // a step is running on the worker (guarded by f.intr.mu)
+	devName  string
+	act      tensor.DType
+	memory   int64 // last reported bytes in use
+	cache    int64 // last reported KV-cache bytes
+	report   model.LoadReport
+	paths    []string      // the paths of the sites of the worker's model
+	peerAddr string        // where its peers link to it
+	sites    []*model.Site // the front's site for each of paths (checkSites)
+	busy     bool          // a step is running on the worker (guarded by f.intr.mu)
 
 	// call serializes the front's own requests (queries at a stop,
 	// memory); steps are driven by the rank's goroutine.
@@ -89,7 +90,7 @@ func (r *remoteRank) load(tmpl assign) error {
 	if err := l.dec(d); err != nil {
 		return r.fault(err)
 	}
-	r.devName, r.act, r.memory, r.report, r.paths = l.Device, l.ActDType, l.Memory, l.Report, l.Sites
+	r.devName, r.act, r.memory, r.report, r.paths, r.peerAddr = l.Device, l.ActDType, l.Memory, l.Report, l.Sites, l.PeerAddr
 	return nil
 }
 
@@ -258,6 +259,7 @@ func (r *remoteRank) forward(pass *model.Pass, b *model.Batch, logits bool) (*te
 	e.bool(pass.Hook != nil)
 	e.bool(logits)
 	encFaults(&e, pass.Faults)
+	e.i64(int64(r.f.seq.Load()))
 	if err := r.sendFiltered(kindStep, &e, pass, b.Step, true); err != nil {
 		return nil, r.fault(err)
 	}
@@ -280,6 +282,11 @@ func (r *remoteRank) forward(pass *model.Pass, b *model.Batch, logits bool) (*te
 				return nil, r.fault(err)
 			}
 			continue // no reply
+		case kindPeerWait: // alive, waiting for a peer: the read's timeout starts again
+			if err := r.peerWait(d); err != nil {
+				return nil, r.fault(err)
+			}
+			continue
 		case kindWant:
 			r.f.wants.Add(1)
 			site, step := d.str(), d.int()
@@ -318,6 +325,7 @@ func (r *remoteRank) forward(pass *model.Pass, b *model.Batch, logits bool) (*te
 			if d.err != nil {
 				return nil, r.fault(d.err)
 			}
+			r.f.hubbed.Add(1)
 			res, err := r.f.hub.do(r.rank, op, t)
 			if err != nil {
 				stopErr = err
@@ -332,6 +340,7 @@ func (r *remoteRank) forward(pass *model.Pass, b *model.Batch, logits bool) (*te
 			if d.err != nil || r.stage+1 >= r.f.pp {
 				return nil, r.fault(fmt.Errorf("protocol: a bad pipe send from stage %d of %d (%v)", r.stage, r.f.pp, d.err))
 			}
+			r.f.hubbed.Add(1)
 			select {
 			case r.f.pipes[r.stage+1][r.rank] <- [2]*tensor.Tensor{h, res}:
 			default:

@@ -56,6 +56,11 @@ type server struct {
 	// the front about.
 	in   chan frame
 	gate gate
+	// peers are the direct links to other workers; token and world and
+	// stages are what linking them needs.
+	peers         *peers
+	token         string
+	world, stages int
 }
 
 // newCUDADevice makes a CUDA worker's device; set by the cuda build
@@ -103,7 +108,15 @@ func Serve(cfg WorkerConfig) error {
 	if cfg.Log != nil {
 		fmt.Fprintf(cfg.Log, "hsdb worker %d: rank %d of %d, loading %s\n", os.Getpid(), a.Rank, a.World, orDefault(a.Model))
 	}
-	s := &server{c: c, rank: a.Rank, front: cfg.Connect}
+	s := &server{c: c, rank: a.Rank, front: cfg.Connect, token: cfg.Token, world: a.World, stages: a.Stages}
+	if a.Direct {
+		if s.peers, err = listenPeers(nc); err != nil {
+			return err
+		}
+		defer s.peers.close()
+		s.peers.slot, s.peers.world = a.Slot, a.World
+		go s.acceptPeers(cfg.Token)
+	}
 	if err := s.load(&a); err != nil {
 		var e enc
 		e.str(err.Error())
@@ -159,6 +172,9 @@ func (s *server) load(a *assign) error {
 		return err
 	}
 	l := loaded{Device: s.dev.Name(), ActDType: s.dev.ActDType(), Memory: s.dev.MemoryInUse(), Report: s.e.Report}
+	if s.peers != nil {
+		l.PeerAddr = s.peers.ln.Addr().String()
+	}
 	for _, st := range s.e.Tree.Sites {
 		l.Sites = append(l.Sites, st.Path)
 	}
@@ -195,6 +211,18 @@ func (s *server) serve() error {
 			if err := s.c.send(rk, &e); err != nil {
 				return err
 			}
+		case kindPeers:
+			rk, e := kindPeersReady, enc{}
+			if s.peers == nil {
+				return fmt.Errorf("worker rank %d: protocol: a peer list for a worker assigned without direct links", s.rank)
+			}
+			if err := s.linkPeers(d, s.token, s.world, s.stages); err != nil {
+				rk = kindError
+				e.str(err.Error())
+			}
+			if err := s.c.send(rk, &e); err != nil {
+				return err
+			}
 		case kindQuit:
 			if s.closeDev != nil {
 				s.closeDev()
@@ -219,6 +247,7 @@ func (s *server) step(d *dec) error {
 	hooked := d.bool()
 	logits := d.bool()
 	faults := decFaults(d)
+	seq := uint64(d.i64())
 	epoch, want := decFilter(d)
 	if d.err != nil {
 		return fmt.Errorf("worker rank %d: %w", s.rank, d.err)
@@ -227,6 +256,9 @@ func (s *server) step(d *dec) error {
 		return fmt.Errorf("worker rank %d: protocol: a site filter of %d sites for a model of %d", s.rank, len(want), len(s.e.Tree.Sites))
 	}
 	s.gate.begin(b.Step, epoch, want)
+	if s.peers != nil {
+		s.peers.begin(seq)
+	}
 	var h model.Hook
 	if hooked {
 		h = wireHook{s}

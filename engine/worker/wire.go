@@ -18,7 +18,7 @@ import (
 
 // Version is the protocol version a worker and a front must share: the
 // hello carries it and a mismatch is refused.
-const Version = 4
+const Version = 5
 
 // Frame limits: nothing larger is read. A hello is tiny; a data frame holds
 // at most one tensor of a step (an all-reduce of [tokens, hidden] f32, the

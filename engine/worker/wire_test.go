@@ -41,6 +41,11 @@ func validMessages() [][]byte {
 	add(func(e *enc) { (&done{Logits: tensor.FromF32([]float32{1, 2}, 1, 2)}).enc(e) })
 	add(func(e *enc) { region{T: 1, R0: 0, R1: 2, C0: 0, C1: 3}.enc(e) })
 	add(func(e *enc) { encFilter(e, 3, []bool{true, false, true}) })
+	add(func(e *enc) { (&peerHello{Version: Version, Token: "t", Gen: 2, From: 3, To: 1}).enc(e) })
+	add(func(e *enc) { encPeerList(e, 2, time.Minute, []string{"127.0.0.1:1", "127.0.0.1:2"}) })
+	add(func(e *enc) {
+		encPeerData(e, 5, peerPipe, tensor.FromF32([]float32{1, 2}, 1, 2), tensor.FromF32([]float32{3, 4, 5}, 1, 3))
+	})
 	return out
 }
 
@@ -70,6 +75,10 @@ func decodeAll(b []byte) {
 	r.dec(&dec{b: b})
 	(&dec{b: b}).tensor()
 	decFilter(&dec{b: b})
+	var ph peerHello
+	ph.dec(&dec{b: b})
+	decPeerList(&dec{b: b})
+	decPeerData(&dec{b: b})
 }
 
 // TestDecodeNeverPanics: every decoder, on every truncation of a valid

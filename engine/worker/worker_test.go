@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -28,6 +29,7 @@ func TestMain(m *testing.M) {
 		if os.Getenv(fakeLostEnv) == "1" {
 			fakeContextLoss()
 		}
+		peerFaultFromEnv()
 		fs := flag.NewFlagSet("worker", flag.ExitOnError)
 		connect := fs.String("connect", "", "")
 		rank := fs.Int("rank", -1, "")
@@ -194,6 +196,14 @@ func (w *syncWriter) Write(p []byte) (int, error) {
 // them as `hsdb worker --connect ADDR --token T` does (Serve, over
 // loopback), each asking for no rank in particular.
 func joinWorkers(t *testing.T, path string, opts engine.Options, pp int) (*engine.Engine, *Front) {
+	return joinWorkersProcs(t, path, opts, pp, 0)
+}
+
+// joinWorkersProcs is joinWorkers with the first procs workers in
+// processes of their own (this test binary as a worker, `--connect ADDR`,
+// the token in TokenEnv), as a launcher on another host starts them; the
+// others run Serve in this process.
+func joinWorkersProcs(t *testing.T, path string, opts engine.Options, pp, procs int) (*engine.Engine, *Front) {
 	t.Helper()
 	ln := make(chan string, 1)
 	cfg := Config{Token: "pp-token", PP: pp, Timeout: time.Minute, onListen: func(addr string) { ln <- addr }}
@@ -208,7 +218,24 @@ func joinWorkers(t *testing.T, path string, opts engine.Options, pp int) (*engin
 	}()
 	addr := <-ln
 	served := make(chan error, pp*opts.TP)
-	for range pp * opts.TP {
+	for i := range pp * opts.TP {
+		if i < procs {
+			cmd := exec.Command(os.Args[0], "--connect", addr)
+			cmd.Env = append(os.Environ(), testWorkerEnv+"=1", TokenEnv+"=pp-token")
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			go func() {
+				err := cmd.Wait()
+				if err != nil {
+					err = fmt.Errorf("worker process: %w: %s", err, stderr.String())
+				}
+				served <- err
+			}()
+			continue
+		}
 		go func() {
 			served <- Serve(WorkerConfig{Connect: addr, Token: "pp-token", Rank: -1, Dial: 5 * time.Second})
 		}()
@@ -235,10 +262,14 @@ func joinWorkers(t *testing.T, path string, opts engine.Options, pp int) (*engin
 }
 
 // TestPipelineStagesMatchTP1: with --pp 2 --tp 2 (four workers joined
-// over loopback; layers split as vLLM's get_pp_indices), every decoder
+// over loopback, two of them processes of their own as `hsdb worker
+// --connect` runs them; layers split as vLLM's get_pp_indices), stopping
+// at every layer's output (in both stages) and copying its values, every decoder
 // layer's stream on every rank equals both HF transformers' values and an
 // in-process --tp 1 run within 1e-5, and so do the logits; the second
-// stage's layers come from the second stage's workers.
+// stage's layers come from the second stage's workers; every collective
+// and stage transfer went over the workers' direct links (none through
+// the front).
 func TestPipelineStagesMatchTP1(t *testing.T) {
 	for _, name := range []string{"llama", "qwen3", "deepseek_v3"} {
 		t.Run(name, func(t *testing.T) {
@@ -259,7 +290,7 @@ func TestPipelineStagesMatchTP1(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			e, f := joinWorkers(t, dir, engine.Options{TP: 2}, 2)
+			e, f := joinWorkersProcs(t, dir, engine.Options{TP: 2}, 2, 2)
 			rec := &enginetest.Recorder{Sites: enginetest.LayerOutputs, Names: []string{"stream"}}
 			logits, err := e.Prefill(seqs, rec, true)
 			if err != nil {
@@ -290,6 +321,9 @@ func TestPipelineStagesMatchTP1(t *testing.T) {
 			}
 			if err := enginetest.CheckClose(logits.Values.F32(), logits1.Values.F32(), 1e-5); err != nil {
 				t.Errorf("logits vs --tp 1: %v", err)
+			}
+			if n := f.hubbed.Load(); n != 0 {
+				t.Errorf("%d tensors went through the front; with direct links, want none", n)
 			}
 		})
 	}
