@@ -33,13 +33,7 @@ func (s *server) lensHost(d *dec, e *enc) (reply byte) {
 		rows[i] = int32(i)
 	}
 	h, lo := model.LensLogits(s.dev, lw, s.fromHost(x), rows)
-	e.int(lo)
-	e.int(lw.VocabSize)
-	e.bool(h != nil)
-	if h != nil {
-		e.tensor(h)
-	}
-	return kindLensReply
+	return lensReply(e, h, lo, lw.VocabSize)
 }
 
 // lens answers the debugger's `lens` on a tensor of the open visit: the
@@ -76,8 +70,16 @@ func (s *server) lens(d *dec, e *enc) (reply byte) {
 	}
 	defer s.deviceErrorReply(e, &reply)
 	h, lo := model.LensLogits(s.dev, lw, t, rows)
+	return lensReply(e, h, lo, lw.VocabSize)
+}
+
+// lensReply encodes a lens answer: the shard's first token id lo,
+// vocab_size, and the logits h [rows, shard vocab] f32 when this rank
+// holds any (nil: none), as the front's lens reader expects it; it
+// returns kindLensReply.
+func lensReply(e *enc, h *tensor.Tensor, lo, vocab int) byte {
 	e.int(lo)
-	e.int(lw.VocabSize)
+	e.int(vocab)
 	e.bool(h != nil)
 	if h != nil {
 		e.tensor(h)
