@@ -75,7 +75,13 @@ func idDigest(id string) (hi, lo uint64) {
 // temporary file's.
 func (c *idCheck) add(id string, row int) error {
 	hi, lo := idDigest(id)
-	c.buf = append(c.buf, idEntry{hi, lo, int64(row)})
+	return c.addEntry(idEntry{hi, lo, int64(row)})
+}
+
+// addEntry records one entry (any key: the journal's sort, dump_stream.go,
+// keys by input index and journal offset); a full buffer is spilled.
+func (c *idCheck) addEntry(e idEntry) error {
+	c.buf = append(c.buf, e)
 	if len(c.buf) < idRunCap {
 		return nil
 	}
@@ -84,15 +90,7 @@ func (c *idCheck) add(id string, row int) error {
 
 // spill writes the sorted buffer as a run; at idMaxRuns runs, merges them.
 func (c *idCheck) spill() error {
-	slices.SortFunc(c.buf, func(a, b idEntry) int {
-		if a.less(b) {
-			return -1
-		}
-		if b.less(a) {
-			return 1
-		}
-		return 0
-	})
+	sortEntries(c.buf)
 	if c.tmp == nil {
 		f, err := idTempFile()
 		if err != nil {
@@ -226,12 +224,9 @@ func (c *idCheck) merge(mem []idEntry, f func(idEntry) error) error {
 	return nil
 }
 
-// candidates returns, of the groups of rows whose ids share a digest, at
-// most k pairs (the group's first two rows) with the earliest second
-// rows, in that order.
-func (c *idCheck) candidates(k int) ([]dupPair, error) {
-	mem := slices.Clone(c.buf)
-	slices.SortFunc(mem, func(a, b idEntry) int {
+// sortEntries sorts es by digest (hi, lo), then row.
+func sortEntries(es []idEntry) {
+	slices.SortFunc(es, func(a, b idEntry) int {
 		if a.less(b) {
 			return -1
 		}
@@ -240,6 +235,21 @@ func (c *idCheck) candidates(k int) ([]dupPair, error) {
 		}
 		return 0
 	})
+}
+
+// each calls f with every entry added, runs and buffer, in sorted order.
+func (c *idCheck) each(f func(idEntry) error) error {
+	mem := slices.Clone(c.buf)
+	sortEntries(mem)
+	return c.merge(mem, f)
+}
+
+// candidates returns, of the groups of rows whose ids share a digest, at
+// most k pairs (the group's first two rows) with the earliest second
+// rows, in that order.
+func (c *idCheck) candidates(k int) ([]dupPair, error) {
+	mem := slices.Clone(c.buf)
+	sortEntries(mem)
 	var out []dupPair
 	var prev idEntry
 	inGroup, have := false, false
