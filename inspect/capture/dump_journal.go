@@ -15,7 +15,9 @@ import (
 // JournalName is the append-only record of a batch job's staging
 // directory: one JSON object per line, {"seq": SeqRecord} for each
 // validated sequence or {"replicas": {...}} for the cross-rank checks of a
-// batch. Finish folds it into manifest.json and removes it.
+// batch. It is the only record of the sequences while a dump is written
+// (a one-shot dump also keeps them in memory): Finish streams it into
+// manifest.json in input order (writeManifestStreamed) and removes it.
 const JournalName = "journal.jsonl"
 
 type journalEntry struct {

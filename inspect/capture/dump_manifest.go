@@ -165,8 +165,10 @@ type ValidationRecord struct {
 	Detail string `json:"detail,omitempty"`
 }
 
-// MaxManifestBytes bounds manifest.json and its journal (about 1 KiB per
-// sequence: 4 Mi sequences).
+// MaxManifestBytes bounds manifest.json and its journal where they are
+// read whole (ReadManifest: check, diff, the REPL; about 1 KiB per
+// sequence: 4 Mi sequences). The capture job itself streams both
+// (dump_stream.go) and is not bound by it.
 const MaxManifestBytes = 4 << 30
 
 // ReadManifest reads DIR/manifest.json and, for a batch job's staging
