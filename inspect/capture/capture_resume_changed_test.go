@@ -121,6 +121,13 @@ func TestResumeAfterInputChanged(t *testing.T) {
 				if got := i64s(ids.Data); fmt.Sprint(got) != fmt.Sprint(seqs[i%len(seqs)]) {
 					t.Errorf("%s: %s %v, want the row's %v", rec.ID, tc.idsKey, got, seqs[i%len(seqs)])
 				}
+				var row []int64
+				for _, v := range seqs[i%len(seqs)] {
+					row = append(row, int64(v))
+				}
+				if rec.Tensors[tc.idsKey].SHA256 != i64SHA(row...) { // the recaptured row's record, not the stale one
+					t.Errorf("%s: manifest's %s sha256 %s, want the row's %s", rec.ID, tc.idsKey, rec.Tensors[tc.idsKey].SHA256, i64SHA(row...))
+				}
 				if i == changed && tc.hsKey != "" {
 					got, err := f.Tensor(tc.hsKey)
 					if err != nil {
