@@ -111,7 +111,7 @@ func (c *idCheck) spill() error {
 		w.Write(b[:])
 	}
 	if err := w.Flush(); err != nil {
-		return fmt.Errorf("the duplicate-id check's temporary file: %w", err)
+		return fmt.Errorf("the external sort's temporary file (duplicate ids, journal order): %w", err)
 	}
 	c.runs = append(c.runs, idRun{off, int64(len(c.buf))})
 	c.buf = c.buf[:0]
@@ -138,7 +138,7 @@ func (c *idCheck) spill() error {
 	}
 	if err != nil {
 		f.Close()
-		return fmt.Errorf("the duplicate-id check's temporary file: %w", err)
+		return fmt.Errorf("the external sort's temporary file (duplicate ids, journal order): %w", err)
 	}
 	c.close()
 	c.tmp, c.runs = f, []idRun{{0, n}}
@@ -166,7 +166,7 @@ func (k *idCursor) next() (bool, error) {
 	}
 	var b [idEntryBytes]byte
 	if _, err := io.ReadFull(k.r, b[:]); err != nil {
-		return false, fmt.Errorf("the duplicate-id check's temporary file: %w", err)
+		return false, fmt.Errorf("the external sort's temporary file (duplicate ids, journal order): %w", err)
 	}
 	k.left--
 	k.cur = idEntry{binary.LittleEndian.Uint64(b[0:]), binary.LittleEndian.Uint64(b[8:]), int64(binary.LittleEndian.Uint64(b[16:]))}
@@ -291,11 +291,11 @@ func (c *idCheck) close() {
 func idTempFile() (*os.File, error) {
 	f, err := os.CreateTemp("", "hsdb-ids-*")
 	if err != nil {
-		return nil, fmt.Errorf("the duplicate-id check's temporary file: %w", err)
+		return nil, fmt.Errorf("the external sort's temporary file (duplicate ids, journal order): %w", err)
 	}
 	if err := os.Remove(f.Name()); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("the duplicate-id check's temporary file: %w", err)
+		return nil, fmt.Errorf("the external sort's temporary file (duplicate ids, journal order): %w", err)
 	}
 	return f, nil
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -340,5 +341,41 @@ func TestJournalRecordsSorted(t *testing.T) {
 	}
 	if r := reps["k"]; len(reps) != 1 || r != (ReplicaRecord{Ranks: 4, MaxRelDiff: 0.5, WorstRank: 3, OK: false}) {
 		t.Fatalf("replicas %+v", reps)
+	}
+}
+
+// TestOwnedStreamsManifest: hsdbOwned (what --force may replace) reads the
+// manifest streamed and looks up only the names hsdb does not give its
+// files. A hand-made dump whose manifest lists seq_000000.safetensors
+// and extra.bin (a name hsdb never writes, but listed) holding both is
+// hsdb's; adding an unlisted notes.txt is refused naming it; extra.bin
+// made a directory is refused as not a regular file; 65 unlisted names
+// are refused at once (maxForeign).
+func TestOwnedStreamsManifest(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "d")
+	os.Mkdir(dir, 0o755)
+	man := `{"format": "hsdb-capture-dump/1", "sequences": [{"id": "0", "file": "seq_000000.safetensors"}, {"id": "1", "file": "extra.bin"}], "complete": true}`
+	os.WriteFile(filepath.Join(dir, ManifestName), []byte(man), 0o644)
+	os.WriteFile(filepath.Join(dir, "seq_000000.safetensors"), nil, 0o644)
+	os.WriteFile(filepath.Join(dir, "extra.bin"), nil, 0o644)
+	if err := hsdbOwned(dir, false); err != nil {
+		t.Fatalf("a dump listing its files: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, "notes.txt"), nil, 0o644)
+	if err := hsdbOwned(dir, false); !errors.Is(err, ErrNotDump) || !strings.Contains(err.Error(), "holds notes.txt, which hsdb did not write") {
+		t.Fatalf("an unlisted notes.txt: %v", err)
+	}
+	os.Remove(filepath.Join(dir, "notes.txt"))
+	os.Remove(filepath.Join(dir, "extra.bin"))
+	os.Mkdir(filepath.Join(dir, "extra.bin"), 0o755)
+	if err := hsdbOwned(dir, false); !errors.Is(err, ErrNotDump) || !strings.Contains(err.Error(), "extra.bin in "+dir+" is not a regular file") {
+		t.Fatalf("a listed directory: %v", err)
+	}
+	os.Remove(filepath.Join(dir, "extra.bin"))
+	for i := range maxForeign + 1 {
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("x%d", i)), nil, 0o644)
+	}
+	if err := hsdbOwned(dir, false); !errors.Is(err, ErrNotDump) || !strings.Contains(err.Error(), "which hsdb did not write") {
+		t.Fatalf("%d unlisted names: %v", maxForeign+1, err)
 	}
 }
