@@ -142,9 +142,9 @@ func runCapture(args []string, io stdio) int {
 	}
 	m := res.Manifest
 	if format == capture.FormatHsdb {
-		fmt.Fprintf(io.Out, "dump %s: %d sequences, layers %v (%s), %s, model %s (tp %d)\n", *out, len(m.Sequences), m.Capture.Layers, m.Capture.What, m.Capture.DType, m.Model.Path, m.Model.WorldSize)
+		fmt.Fprintf(io.Out, "dump %s: %d sequences, layers %v (%s), %s, model %s (tp %d)\n", *out, m.Summary.Sequences, m.Capture.Layers, m.Capture.What, m.Capture.DType, m.Model.Path, m.Model.WorldSize)
 	} else {
-		fmt.Fprintf(io.Out, "%s %s: %d samples, %s ids %v (hsdb layers %v), %s, model %s (tp %d); manifest.json is hsdb's sidecar (the trainer ignores it)\n", format, *out, len(m.Sequences), format, m.Capture.FormatIDs, m.Capture.Layers, m.Capture.DType, m.Model.Path, m.Model.WorldSize)
+		fmt.Fprintf(io.Out, "%s %s: %d samples, %s ids %v (hsdb layers %v), %s, model %s (tp %d); manifest.json is hsdb's sidecar (the trainer ignores it)\n", format, *out, m.Summary.Sequences, format, m.Capture.FormatIDs, m.Capture.Layers, m.Capture.DType, m.Model.Path, m.Model.WorldSize)
 	}
 	fmt.Fprintln(io.Out, diskLine(res.JobProgress, m))
 	fmt.Fprintln(io.Out, "validation:")
@@ -211,16 +211,10 @@ func prefillBaseline(e *engine.Engine, in *capture.Inputs, maxTok, n int) (float
 // payload, ids included) and file bytes per sample and per token (headers
 // and, for .ckpt.gz, compression included).
 func diskLine(p capture.JobProgress, m *capture.Manifest) string {
-	var bytes, tokens int64
-	for _, r := range m.Sequences {
-		tokens += int64(r.Length)
-		if r.Bytes > 0 {
-			bytes += r.Bytes
-		}
-	}
+	bytes, tokens, n := m.Summary.FileBytes, m.Summary.Tokens, m.Summary.Sequences
 	s := fmt.Sprintf("disk: %d bytes per token of tensors", p.BytesPerToken)
-	if bytes > 0 && len(m.Sequences) > 0 {
-		s += fmt.Sprintf("; files %d bytes in all, %.0f per sample, %.1f per token", bytes, float64(bytes)/float64(len(m.Sequences)), float64(bytes)/float64(tokens))
+	if bytes > 0 && n > 0 && tokens > 0 {
+		s += fmt.Sprintf("; files %d bytes in all, %.0f per sample, %.1f per token", bytes, float64(bytes)/float64(n), float64(bytes)/float64(tokens))
 	}
 	return s
 }
@@ -327,7 +321,7 @@ func captureJSON(io stdio, out string, res *capture.JobResult, err error) int {
 		r.Captured, r.Skipped, r.Total, r.Tokens, r.Seconds = res.Done-res.Skipped, res.Skipped, res.Total, res.Tokens, res.Elapsed.Seconds()
 		r.Recaptured = res.Recaptured
 		if m := res.Manifest; m != nil && err == nil {
-			r.Sequences, r.Layers, r.What, r.DType, r.Validation = len(m.Sequences), m.Capture.Layers, m.Capture.What, m.Capture.DType, m.Validation
+			r.Sequences, r.Layers, r.What, r.DType, r.Validation = m.Summary.Sequences, m.Capture.Layers, m.Capture.What, m.Capture.DType, m.Validation
 		}
 	}
 	if err != nil {

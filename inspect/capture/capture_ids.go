@@ -75,7 +75,13 @@ func idDigest(id string) (hi, lo uint64) {
 // temporary file's.
 func (c *idCheck) add(id string, row int) error {
 	hi, lo := idDigest(id)
-	c.buf = append(c.buf, idEntry{hi, lo, int64(row)})
+	return c.addEntry(idEntry{hi, lo, int64(row)})
+}
+
+// addEntry records one entry (any key: the journal's sort, dump_stream.go,
+// keys by input index and journal offset); a full buffer is spilled.
+func (c *idCheck) addEntry(e idEntry) error {
+	c.buf = append(c.buf, e)
 	if len(c.buf) < idRunCap {
 		return nil
 	}
@@ -84,15 +90,7 @@ func (c *idCheck) add(id string, row int) error {
 
 // spill writes the sorted buffer as a run; at idMaxRuns runs, merges them.
 func (c *idCheck) spill() error {
-	slices.SortFunc(c.buf, func(a, b idEntry) int {
-		if a.less(b) {
-			return -1
-		}
-		if b.less(a) {
-			return 1
-		}
-		return 0
-	})
+	sortEntries(c.buf)
 	if c.tmp == nil {
 		f, err := idTempFile()
 		if err != nil {
@@ -113,7 +111,7 @@ func (c *idCheck) spill() error {
 		w.Write(b[:])
 	}
 	if err := w.Flush(); err != nil {
-		return fmt.Errorf("the duplicate-id check's temporary file: %w", err)
+		return fmt.Errorf("the external sort's temporary file (duplicate ids, journal order): %w", err)
 	}
 	c.runs = append(c.runs, idRun{off, int64(len(c.buf))})
 	c.buf = c.buf[:0]
@@ -140,7 +138,7 @@ func (c *idCheck) spill() error {
 	}
 	if err != nil {
 		f.Close()
-		return fmt.Errorf("the duplicate-id check's temporary file: %w", err)
+		return fmt.Errorf("the external sort's temporary file (duplicate ids, journal order): %w", err)
 	}
 	c.close()
 	c.tmp, c.runs = f, []idRun{{0, n}}
@@ -168,7 +166,7 @@ func (k *idCursor) next() (bool, error) {
 	}
 	var b [idEntryBytes]byte
 	if _, err := io.ReadFull(k.r, b[:]); err != nil {
-		return false, fmt.Errorf("the duplicate-id check's temporary file: %w", err)
+		return false, fmt.Errorf("the external sort's temporary file (duplicate ids, journal order): %w", err)
 	}
 	k.left--
 	k.cur = idEntry{binary.LittleEndian.Uint64(b[0:]), binary.LittleEndian.Uint64(b[8:]), int64(binary.LittleEndian.Uint64(b[16:]))}
@@ -226,12 +224,9 @@ func (c *idCheck) merge(mem []idEntry, f func(idEntry) error) error {
 	return nil
 }
 
-// candidates returns, of the groups of rows whose ids share a digest, at
-// most k pairs (the group's first two rows) with the earliest second
-// rows, in that order.
-func (c *idCheck) candidates(k int) ([]dupPair, error) {
-	mem := slices.Clone(c.buf)
-	slices.SortFunc(mem, func(a, b idEntry) int {
+// sortEntries sorts es by digest (hi, lo), then row.
+func sortEntries(es []idEntry) {
+	slices.SortFunc(es, func(a, b idEntry) int {
 		if a.less(b) {
 			return -1
 		}
@@ -240,6 +235,21 @@ func (c *idCheck) candidates(k int) ([]dupPair, error) {
 		}
 		return 0
 	})
+}
+
+// each calls f with every entry added, runs and buffer, in sorted order.
+func (c *idCheck) each(f func(idEntry) error) error {
+	mem := slices.Clone(c.buf)
+	sortEntries(mem)
+	return c.merge(mem, f)
+}
+
+// candidates returns, of the groups of rows whose ids share a digest, at
+// most k pairs (the group's first two rows) with the earliest second
+// rows, in that order.
+func (c *idCheck) candidates(k int) ([]dupPair, error) {
+	mem := slices.Clone(c.buf)
+	sortEntries(mem)
 	var out []dupPair
 	var prev idEntry
 	inGroup, have := false, false
@@ -281,11 +291,11 @@ func (c *idCheck) close() {
 func idTempFile() (*os.File, error) {
 	f, err := os.CreateTemp("", "hsdb-ids-*")
 	if err != nil {
-		return nil, fmt.Errorf("the duplicate-id check's temporary file: %w", err)
+		return nil, fmt.Errorf("the external sort's temporary file (duplicate ids, journal order): %w", err)
 	}
 	if err := os.Remove(f.Name()); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("the duplicate-id check's temporary file: %w", err)
+		return nil, fmt.Errorf("the external sort's temporary file (duplicate ids, journal order): %w", err)
 	}
 	return f, nil
 }

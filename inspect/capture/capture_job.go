@@ -177,10 +177,6 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 	}
 	res.Skipped = w.Count()
 	res.Done = res.Skipped
-	kept := make(map[string]bool, res.Skipped) // w's own set is the committer's once the batches run
-	for _, rec := range w.m.Sequences {
-		kept[rec.ID] = true
-	}
 	rows, err := in.Rows()
 	if err != nil {
 		return nil, err
@@ -207,7 +203,7 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 			if err != nil {
 				return nil, err
 			}
-			if kept[s.ID] {
+			if w.Done(i) { // kept by the resume (recheckKept checked it holds this row); the committer does not change the set
 				continue
 			}
 			return &row{i, s}, nil
@@ -246,7 +242,6 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 			// Every file validated is recorded, those of a batch with a
 			// failed file too (a full disk keeps what was written for the
 			// resume); the first error ends the job.
-			var ids []string
 			var recs []SeqRecord
 			var ferr error
 			for j := range p.ids {
@@ -254,12 +249,12 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 					ferr = cmp.Or(ferr, p.errs[j])
 					continue
 				}
-				ids, recs = append(ids, p.ids[j]), append(recs, p.recs[j])
+				recs = append(recs, p.recs[j])
 			}
-			cerr := w.commit(ids, recs, p.reps)
+			cerr := w.commit(recs, p.reps)
 			mu.Lock()
 			if cerr == nil {
-				res.Done += len(ids)
+				res.Done += len(recs)
 				for _, r := range recs {
 					res.Tokens += int64(r.Length)
 					res.Bytes += recBytes(r)

@@ -135,10 +135,10 @@ func TestPinnedJobMatchesHF(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(res.Manifest.Sequences) != rows {
-				t.Fatalf("manifest lists %d sequences, want %d", len(res.Manifest.Sequences), rows)
+			if len(dumpSeqs(t, res, out)) != rows {
+				t.Fatalf("manifest lists %d sequences, want %d", len(dumpSeqs(t, res, out)), rows)
 			}
-			for _, rec := range res.Manifest.Sequences {
+			for _, rec := range dumpSeqs(t, res, out) {
 				var i int
 				if _, err := fmt.Sscanf(rec.ID, "r%d", &i); err != nil {
 					t.Fatalf("manifest id %q: %v", rec.ID, err)

@@ -102,10 +102,10 @@ func TestResumeAfterInputChanged(t *testing.T) {
 				t.Fatal(err)
 			}
 			if len(res.Recaptured) != 1 || !strings.Contains(res.Recaptured[0], fmt.Sprintf("sequence %d (id \"r%d\")", changed, changed)) ||
-				!strings.Contains(res.Recaptured[0], "token ids differ") || res.Skipped != first.Done-1 || len(res.Manifest.Sequences) != rows {
-				t.Fatalf("resume: recaptured %q, skipped %d (first run %d), %d sequences", res.Recaptured, res.Skipped, first.Done, len(res.Manifest.Sequences))
+				!strings.Contains(res.Recaptured[0], "token ids differ") || res.Skipped != first.Done-1 || len(dumpSeqs(t, res, out)) != rows {
+				t.Fatalf("resume: recaptured %q, skipped %d (first run %d), %d sequences", res.Recaptured, res.Skipped, first.Done, len(dumpSeqs(t, res, out)))
 			}
-			for _, rec := range res.Manifest.Sequences {
+			for _, rec := range dumpSeqs(t, res, out) {
 				var i int
 				if _, err := fmt.Sscanf(rec.ID, "r%d", &i); err != nil {
 					t.Fatal(err)
@@ -120,6 +120,13 @@ func TestResumeAfterInputChanged(t *testing.T) {
 				}
 				if got := i64s(ids.Data); fmt.Sprint(got) != fmt.Sprint(seqs[i%len(seqs)]) {
 					t.Errorf("%s: %s %v, want the row's %v", rec.ID, tc.idsKey, got, seqs[i%len(seqs)])
+				}
+				var row []int64
+				for _, v := range seqs[i%len(seqs)] {
+					row = append(row, int64(v))
+				}
+				if rec.Tensors[tc.idsKey].SHA256 != i64SHA(row...) { // the recaptured row's record, not the stale one
+					t.Errorf("%s: manifest's %s sha256 %s, want the row's %s", rec.ID, tc.idsKey, rec.Tensors[tc.idsKey].SHA256, i64SHA(row...))
 				}
 				if i == changed && tc.hsKey != "" {
 					got, err := f.Tensor(tc.hsKey)
@@ -205,7 +212,7 @@ func TestFailedJobSaysItResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := RunCaptureJob(context.Background(), targetOf(e), in, opts)
-	if err != nil || res.Skipped != kept || len(res.Manifest.Sequences) != 12 {
+	if err != nil || res.Skipped != kept || len(dumpSeqs(t, res, out)) != 12 {
 		t.Fatalf("resume: %v, %v; want %d skipped (as the failure said), 12 in all", res, err, kept)
 	}
 }

@@ -85,10 +85,10 @@ func TestStreamedJobMatchesHF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Skipped != first.Done || res.Done != rows || len(res.Manifest.Sequences) != rows {
-		t.Fatalf("resume skipped %d (first run validated %d), done %d, manifest %d; want %d", res.Skipped, first.Done, res.Done, len(res.Manifest.Sequences), rows)
+	if res.Skipped != first.Done || res.Done != rows || len(dumpSeqs(t, res, out)) != rows {
+		t.Fatalf("resume skipped %d (first run validated %d), done %d, manifest %d; want %d", res.Skipped, first.Done, res.Done, len(dumpSeqs(t, res, out)), rows)
 	}
-	for _, rec := range res.Manifest.Sequences {
+	for _, rec := range dumpSeqs(t, res, out) {
 		var i int
 		if _, err := fmt.Sscanf(rec.ID, "r%d", &i); err != nil {
 			t.Fatalf("manifest id %q: %v", rec.ID, err)

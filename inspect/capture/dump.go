@@ -1,11 +1,13 @@
 package capture
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -77,11 +79,17 @@ type DumpWriter struct {
 	m          *Manifest
 	dtype      tensor.DType
 	hidden     int
-	byID       map[string]int // sequence id -> index in m.Sequences
-	journal    *os.File       // a batch job's append-only record of validated sequences
-	lock       *dumpLock      // held until Finish, Abort or Close
-	plan       *Plan          // a trainer format's plan; nil for hsdb's own files
-	compress   bool
+	// count is the number of sequences recorded (kept by a resume and
+	// committed since); done holds their input indices while a resume's
+	// kept ones are skipped (Add marks its own). The records themselves
+	// are in the journal, not in memory (dump_stream.go); a one-shot
+	// dump (not resumable) also keeps them in m.Sequences for its caller.
+	count    int
+	done     indexSet
+	journal  *os.File  // the append-only record of validated sequences (fsynced for a batch job)
+	lock     *dumpLock // held until Finish, Abort or Close
+	plan     *Plan     // a trainer format's plan; nil for hsdb's own files
+	compress bool
 	// Leftovers are staging directories of earlier dumps of the same path
 	// that CreateDump found beside it but could not tell were hsdb's (so
 	// left in place); the caller names them.
@@ -160,6 +168,10 @@ func CreateDump(dir string, info DumpInfo, opts DumpOptions) (*DumpWriter, error
 		return nil, fmt.Errorf("dump %s: creating the staging directory: %w", dir, diskFull(err))
 	}
 	w.stage = stage
+	if w.journal, err = os.OpenFile(filepath.Join(stage, JournalName), os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
+		w.Abort()
+		return nil, fmt.Errorf("dump %s: %w", dir, diskFull(err))
+	}
 	return w, nil
 }
 
@@ -198,7 +210,7 @@ func prepare(dir string, info DumpInfo, opts DumpOptions) (*DumpWriter, error) {
 			return nil, fmt.Errorf("dump %s: --force replaces only a dump hsdb wrote: %w", dir, err)
 		}
 	}
-	w := &DumpWriter{dir: dir, m: newManifest(info, dt), dtype: dt, hidden: info.Model.Dims["hidden_size"], byID: map[string]int{}, lock: lock}
+	w := &DumpWriter{dir: dir, m: newManifest(info, dt), dtype: dt, hidden: info.Model.Dims["hidden_size"], lock: lock}
 	if info.Plan != nil && info.Plan.Format != FormatHsdb {
 		w.plan, w.compress = info.Plan, opts.Compress
 		w.m.Capture.Format, w.m.Capture.FormatIDs, w.m.Capture.Mapping, w.m.Capture.Compressed = string(info.Plan.Format), info.Plan.IDs, info.Plan.Lines, opts.Compress
@@ -218,15 +230,13 @@ func removeOwned(stage string) error {
 	return os.RemoveAll(stage)
 }
 
-// Done reports whether sequence id is already written and validated (a
-// resumed job skips it).
-func (w *DumpWriter) Done(id string) bool {
-	_, ok := w.byID[id]
-	return ok
-}
+// Done reports whether the sequence of input index i (SeqCapture.Seq,
+// SeqRecord.Index) is already written and validated: kept by a resume (a
+// resumed job skips it) or added by Add.
+func (w *DumpWriter) Done(i int) bool { return w.done.has(i) }
 
 // Count returns the number of sequences written and validated so far.
-func (w *DumpWriter) Count() int { return len(w.m.Sequences) }
+func (w *DumpWriter) Count() int { return w.count }
 
 // Stage returns the staging directory.
 func (w *DumpWriter) Stage() string { return w.stage }
@@ -237,65 +247,48 @@ func (w *DumpWriter) Stage() string { return w.stage }
 // (safetensors.WriteFile: temporary file, fsync, re-read, rename), then
 // re-reads it and validates it (verifyFile): names, shapes, dtypes, the
 // sha256 of each tensor, values equal to the captured values, all finite,
-// layers pairwise different. Only then is it recorded in the manifest;
-// a batch job journals the pass's cross-rank checks first and then each
-// sequence as soon as it is validated (fsynced), so a failure in the
-// middle of a batch — a full disk — keeps every file written before it
-// for the resume. reps are the cross-rank checks of the pass (merged per
-// key). Errors: ErrInvalid
-// naming the sequence and what failed (its file is removed);
-// safetensors.ErrDiskFull; other I/O errors naming the file.
+// layers pairwise different. Only then is it recorded in the journal
+// (commit); a batch job journals the pass's cross-rank checks first and
+// then each sequence as soon as it is validated (fsynced), so a failure
+// in the middle of a batch — a full disk — keeps every file written
+// before it for the resume. reps are the cross-rank checks of the pass
+// (merged per key). Errors: ErrInvalid naming the sequence and what
+// failed (its file is removed); a sequence whose input index is already
+// in the dump; safetensors.ErrDiskFull; other I/O errors naming the file.
 func (w *DumpWriter) Add(seqs []*SeqCapture, reps map[string]ReplicaRecord) error {
-	w.mergeReplicas(reps)
-	if w.resumable && len(reps) > 0 {
-		if err := w.appendJournal(nil, reps); err != nil {
-			return fmt.Errorf("dump %s: %w", w.dir, diskFull(err))
-		}
+	if err := w.commit(nil, reps); err != nil {
+		return err
 	}
 	for _, s := range seqs {
-		id := s.ID
-		if id == "" {
-			id = fmt.Sprint(s.Seq)
-		}
-		if w.Done(id) {
-			return fmt.Errorf("dump %s: sequence %s is already in the dump", w.dir, id)
+		id := seqID(s)
+		if w.Done(s.Seq) {
+			return fmt.Errorf("dump %s: sequence %s (input index %d) is already in the dump", w.dir, id, s.Seq)
 		}
 		rec, err := w.writeSeq(s, id)
 		if err != nil {
 			return err
 		}
-		if w.resumable {
-			if err := w.appendJournal([]SeqRecord{rec}, nil); err != nil {
-				return fmt.Errorf("dump %s: %w", w.dir, diskFull(err))
-			}
+		if err := w.commit([]SeqRecord{rec}, nil); err != nil {
+			return err
 		}
-		w.byID[id] = len(w.m.Sequences)
-		w.m.Sequences = append(w.m.Sequences, rec)
+		w.done.add(s.Seq)
 	}
 	return nil
 }
 
 // Finish validates the whole dump (every sequence validated, the layers as
 // requested, replicated tensors equal across ranks), writes the final
-// manifest (Complete) and renames the staging directory to the dump's
+// manifest (Complete; streamed from the journal in input order,
+// writeManifestStreamed, so that its memory does not grow with the
+// number of sequences) and renames the staging directory to the dump's
 // path, replacing an existing dump when Force was given (the old one is
 // moved aside first and removed after). expected is the number of
 // sequences the dump must hold (0: any). On failure a one-shot dump's
-// staging directory is removed; a batch job's stays for a resume.
+// staging directory is removed; a batch job's stays for a resume. The
+// returned manifest has no Sequences for a batch job (they are in
+// manifest.json; Summary counts them); a one-shot dump's has them.
 func (w *DumpWriter) Finish(expected int) (*Manifest, error) {
 	defer w.lock.release()
-	res := w.validateDump(expected)
-	w.m.Validation = res
-	for _, r := range res {
-		if r.Status == Fail.String() {
-			if !w.resumable {
-				w.Abort()
-			}
-			w.closeJournal()
-			return w.m, fmt.Errorf("dump %s: %w: %s: %s", w.dir, ErrInvalid, r.Rule, r.Detail)
-		}
-	}
-	w.m.Complete = true
 	w.closeJournal()
 	fail := func(err error) (*Manifest, error) {
 		w.m.Complete = false
@@ -304,12 +297,33 @@ func (w *DumpWriter) Finish(expected int) (*Manifest, error) {
 		}
 		return w.m, err
 	}
-	if err := w.checkStage(); err != nil {
+	st, err := w.scanStage()
+	if err != nil {
 		return fail(fmt.Errorf("dump %s: %w", w.dir, err))
 	}
-	if err := writeManifest(w.stage, w.m); err != nil {
+	w.m.Summary = st.sum
+	res := w.validateDump(expected, st.sum.Sequences, st.nbad, st.unvalidated)
+	w.m.Validation = res
+	for _, r := range res {
+		if r.Status == Fail.String() {
+			return fail(fmt.Errorf("dump %s: %w: %s: %s", w.dir, ErrInvalid, r.Rule, r.Detail))
+		}
+	}
+	if st.stageErr != nil {
+		return fail(fmt.Errorf("dump %s: %w", w.dir, st.stageErr))
+	}
+	w.removeStrays(&st.files)
+	w.m.Complete = true
+	n, err := writeManifestStreamed(w.stage, *w.m, func(f func(SeqRecord) error) error {
+		return journalRecords(filepath.Join(w.stage, JournalName), nil, f)
+	})
+	if err == nil && n != st.sum.Sequences {
+		err = fmt.Errorf("%w: the journal lists %d sequences, %d when first read", ErrInvalid, n, st.sum.Sequences)
+	}
+	if err != nil {
 		return fail(fmt.Errorf("dump %s: %w", w.dir, diskFull(err)))
 	}
+	slices.SortStableFunc(w.m.Sequences, func(a, b SeqRecord) int { return cmp.Compare(a.Index, b.Index) }) // a one-shot dump's, as written
 	if err := os.Remove(filepath.Join(w.stage, JournalName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return w.m, fmt.Errorf("dump %s: %w", w.dir, err)
 	}

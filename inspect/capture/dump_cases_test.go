@@ -100,7 +100,7 @@ func runJob(out string, seqs []*SeqCapture, reps map[string]ReplicaRecord, info 
 	defer w.Close()
 	added := 0
 	for _, s := range seqs {
-		if w.Done(s.ID) {
+		if w.Done(s.Seq) {
 			continue
 		}
 		if crashAfter >= 0 && added == crashAfter {

@@ -15,7 +15,9 @@ import (
 // JournalName is the append-only record of a batch job's staging
 // directory: one JSON object per line, {"seq": SeqRecord} for each
 // validated sequence or {"replicas": {...}} for the cross-rank checks of a
-// batch. Finish folds it into manifest.json and removes it.
+// batch. It is the only record of the sequences while a dump is written
+// (a one-shot dump also keeps them in memory): Finish streams it into
+// manifest.json in input order (writeManifestStreamed) and removes it.
 const JournalName = "journal.jsonl"
 
 type journalEntry struct {
@@ -24,25 +26,24 @@ type journalEntry struct {
 }
 
 // startJournal writes the staging header (manifest.json without
-// sequences) and a fresh journal holding the sequences kept from an
-// earlier run, then opens the journal for appending.
-func (w *DumpWriter) startJournal() error {
+// sequences) and puts the journal in place: kept, the temporary journal
+// of the sequences a resume kept (keepValidated), renamed, or an empty
+// one; then opens it for appending.
+func (w *DumpWriter) startJournal(kept string) error {
 	hdr := *w.m
 	hdr.Sequences, hdr.Replicas = []SeqRecord{}, nil
 	if err := writeManifest(w.stage, &hdr); err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	for i := range w.m.Sequences {
-		b, _ := json.Marshal(journalEntry{Seq: &w.m.Sequences[i]})
-		buf.Write(append(b, '\n'))
-	}
-	if len(w.m.Replicas) > 0 {
-		b, _ := json.Marshal(journalEntry{Replicas: w.m.Replicas})
-		buf.Write(append(b, '\n'))
-	}
 	p := filepath.Join(w.stage, JournalName)
-	if err := writeFileAtomic(p, buf.Bytes()); err != nil {
+	if kept != "" {
+		if err := os.Rename(kept, p); err != nil {
+			return fmt.Errorf("writing %s: rename: %w", p, err)
+		}
+		if err := syncDir(w.stage); err != nil {
+			return err
+		}
+	} else if err := writeFileAtomic(p, nil); err != nil {
 		return err
 	}
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0o644)
@@ -54,7 +55,8 @@ func (w *DumpWriter) startJournal() error {
 }
 
 // appendJournal records validated sequences and a batch's replica checks,
-// then fsyncs, so a kill after it returns keeps them.
+// then, for a batch job, fsyncs, so a kill after it returns keeps them (a
+// one-shot dump's temporary staging directory is never resumed).
 func (w *DumpWriter) appendJournal(recs []SeqRecord, reps map[string]ReplicaRecord) error {
 	var buf bytes.Buffer
 	for i := range recs {
@@ -67,6 +69,9 @@ func (w *DumpWriter) appendJournal(recs []SeqRecord, reps map[string]ReplicaReco
 	}
 	if _, err := w.journal.Write(buf.Bytes()); err != nil {
 		return fmt.Errorf("appending to %s: %w", w.journal.Name(), err)
+	}
+	if !w.resumable {
+		return nil
 	}
 	if err := w.journal.Sync(); err != nil {
 		return fmt.Errorf("fsync of %s: %w", w.journal.Name(), err)

@@ -48,6 +48,19 @@ type Manifest struct {
 	// Faults are the faults `inject` had injected while the data was
 	// recorded: a rehearsal, not data to train on (absent for clean runs).
 	Faults []string `json:"injected_faults,omitempty"`
+	// Summary counts the sequences of a dump Finish wrote (not stored in
+	// the file): a batch job's Finish returns the manifest without its
+	// Sequences, which only manifest.json holds.
+	Summary DumpSummary `json:"-"`
+}
+
+// DumpSummary counts a finished dump's sequences: how many, their tokens
+// and the bytes their files hold as recorded (SeqRecord.Bytes: trainer
+// formats; 0 for hsdb's own files).
+type DumpSummary struct {
+	Sequences int
+	Tokens    int64
+	FileBytes int64
 }
 
 // ModelInfo describes the model a dump came from.
@@ -152,8 +165,10 @@ type ValidationRecord struct {
 	Detail string `json:"detail,omitempty"`
 }
 
-// MaxManifestBytes bounds manifest.json and its journal (about 1 KiB per
-// sequence: 4 Mi sequences).
+// MaxManifestBytes bounds manifest.json and its journal where they are
+// read whole (ReadManifest: check, diff, the REPL; about 1 KiB per
+// sequence: 4 Mi sequences). The capture job itself streams both
+// (dump_stream.go) and is not bound by it.
 const MaxManifestBytes = 4 << 30
 
 // ReadManifest reads DIR/manifest.json and, for a batch job's staging

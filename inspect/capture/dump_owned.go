@@ -1,13 +1,19 @@
 package capture
 
 import (
+	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+
+	"hsdb/engine/regfile"
 )
 
 // ErrNotDump: --force was asked to replace a path hsdb did not write (an
@@ -50,46 +56,125 @@ func hsdbOwned(dir string, staging bool) error {
 	if why := protectedDir(dir); why != "" {
 		return fmt.Errorf("%w: %s is %s", ErrNotDump, dir, why)
 	}
-	listed := map[string]bool{}
-	m, err := ReadManifest(dir)
+	hasManifest, err := eachListed(dir, nil)
 	switch {
+	case err == nil && (hasManifest || staging):
 	case err == nil:
-		for _, r := range m.Sequences {
-			listed[r.File] = true
-		}
-	case staging && errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w: %s has no hsdb manifest (%v)", ErrNotDump, dir, fs.ErrNotExist)
 	default:
 		return fmt.Errorf("%w: %s has no hsdb manifest (%v)", ErrNotDump, dir, err)
 	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	for _, e := range ents {
-		n := e.Name()
-		if e.IsDir() && specforgeDir.MatchString(n) { // SpecForge's rows_ grouping: only hsdb's samples inside
-			sub, err := os.ReadDir(filepath.Join(dir, n))
-			if err != nil {
-				return err
-			}
-			for _, f := range sub {
-				if !f.Type().IsRegular() || !(listed[n+"/"+f.Name()] || specforgeName.MatchString(f.Name())) {
-					return fmt.Errorf("%w: %s holds %s/%s, which hsdb did not write", ErrNotDump, dir, n, f.Name())
+	// Names hsdb does not give its files are allowed only when the
+	// manifest (or the journal) lists them: collected here (a few at most;
+	// more is not a dump hsdb wrote) and looked up in a second streamed
+	// read, so that no set of every listed file is held.
+	foreign := map[string]bool{}
+	var ferr error
+	eachEntry(dir, func(n string, isDir bool) {
+		if ferr != nil {
+			return
+		}
+		if isDir && specforgeDir.MatchString(n) { // SpecForge's rows_ grouping: only hsdb's samples inside
+			eachEntry(filepath.Join(dir, n), func(f string, _ bool) {
+				if fi, err := os.Lstat(filepath.Join(dir, n, f)); ferr == nil && (err != nil || !fi.Mode().IsRegular() || !specforgeName.MatchString(f)) {
+					ferr = fmt.Errorf("%w: %s holds %s/%s, which hsdb did not write", ErrNotDump, dir, n, f)
 				}
+			})
+			return
+		}
+		fi, err := os.Lstat(filepath.Join(dir, n))
+		regular := err == nil && fi.Mode().IsRegular()
+		switch {
+		case (n == ManifestName || n == JournalName) && !regular:
+			ferr = fmt.Errorf("%w: %s in %s is not a regular file", ErrNotDump, n, dir)
+		case n == ManifestName || n == JournalName || (regular && hsdbFileName.MatchString(n)):
+		case len(foreign) >= maxForeign:
+			ferr = fmt.Errorf("%w: %s holds %s, which hsdb did not write", ErrNotDump, dir, n)
+		default:
+			foreign[n] = regular
+		}
+	})
+	if ferr != nil || len(foreign) == 0 {
+		return ferr
+	}
+	if _, err := eachListed(dir, func(name string) {
+		if regular, ok := foreign[name]; ok && regular {
+			delete(foreign, name)
+		}
+	}); err != nil {
+		return fmt.Errorf("%w: %s has no hsdb manifest (%v)", ErrNotDump, dir, err)
+	}
+	if len(foreign) > 0 {
+		n := slices.Min(slices.Collect(maps.Keys(foreign)))
+		if _, err := eachListed(dir, func(name string) {
+			if name == n {
+				ferr = fmt.Errorf("%w: %s in %s is not a regular file", ErrNotDump, n, dir)
 			}
-			continue
+		}); err == nil && ferr != nil {
+			return ferr
 		}
-		if n == ManifestName || n == JournalName || listed[n] {
-			if !e.Type().IsRegular() {
-				return fmt.Errorf("%w: %s in %s is not a regular file", ErrNotDump, n, dir)
-			}
-			continue
-		}
-		if !e.Type().IsRegular() || !hsdbFileName.MatchString(n) {
-			return fmt.Errorf("%w: %s holds %s, which hsdb did not write", ErrNotDump, dir, n)
-		}
+		return fmt.Errorf("%w: %s holds %s, which hsdb did not write", ErrNotDump, dir, n)
 	}
 	return nil
+}
+
+// maxForeign bounds the names hsdbOwned looks up in a manifest: files
+// hsdb did not name as it names its own.
+const maxForeign = 64
+
+// eachListed streams DIR/manifest.json (streamManifest) and DIR's journal,
+// calling f, when not nil, with every file they list. It reports whether
+// the manifest is there; errors: ErrManifest (bad JSON, another format, a
+// file name leaving the dump) or the file's.
+func eachListed(dir string, f func(name string)) (bool, error) {
+	p := filepath.Join(dir, ManifestName)
+	mf, err := regfile.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer mf.Close()
+	var hdr Manifest
+	i := 0
+	err = streamManifest(bufio.NewReaderSize(mf, 1<<16), &hdr, func(r SeqRecord) error {
+		if err := CheckSeqFileName(r.File); err != nil {
+			return fmt.Errorf("%s: %w: sequences[%d].file: %v", p, ErrManifest, i, err)
+		}
+		i++
+		if f != nil {
+			f(r.File)
+		}
+		return nil
+	})
+	if err != nil {
+		return true, err
+	}
+	if hdr.Format != ManifestFormat {
+		return true, fmt.Errorf("%s: %w: format %q, want %q", p, ErrManifest, hdr.Format, ManifestFormat)
+	}
+	jf, err := regfile.Open(filepath.Join(dir, JournalName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, nil
+	}
+	if err != nil {
+		return true, err
+	}
+	defer jf.Close()
+	r := bufio.NewReaderSize(jf, 1<<16)
+	var buf []byte
+	for {
+		line, ok, err := readLine(r, buf)
+		buf = line
+		var e journalEntry
+		if err != nil || !ok || json.Unmarshal(line, &e) != nil {
+			return true, nil // the journal ends at its first line that is not a whole entry (journalRecords)
+		}
+		if e.Seq != nil && f != nil && CheckSeqFileName(e.Seq.File) == nil {
+			f(e.Seq.File)
+		}
+	}
 }
 
 // protectedDir says why dir may never be replaced ("" when it may): the

@@ -1,15 +1,18 @@
 package capture
 
 import (
+	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
+	"regexp"
+	"strconv"
 
+	"hsdb/engine/regfile"
 	"hsdb/engine/tensor"
 )
 
@@ -38,7 +41,8 @@ func ResumeDump(dir string, info DumpInfo, opts DumpOptions) (*DumpWriter, error
 func (w *DumpWriter) resume(dir string, opts DumpOptions) error {
 	w.resumable = true
 	w.stage = dir + PartialSuffix
-	old, err := ReadManifest(w.stage)
+	old, err := readStageHeader(w.stage)
+	kept := ""
 	switch {
 	case err == nil:
 		if why := sameJob(old, w.m); why != "" {
@@ -50,7 +54,9 @@ func (w *DumpWriter) resume(dir string, opts DumpOptions) error {
 			}
 		} else {
 			w.m.Created = old.Created
-			w.keepValidated(old)
+			if kept, err = w.keepValidated(); err != nil {
+				return fmt.Errorf("dump %s: %w", dir, diskFull(err))
+			}
 		}
 	case errors.Is(err, fs.ErrNotExist):
 		if _, serr := os.Lstat(w.stage); serr == nil && !opts.Force {
@@ -70,11 +76,35 @@ func (w *DumpWriter) resume(dir string, opts DumpOptions) error {
 	if err := os.MkdirAll(w.stage, 0o755); err != nil {
 		return fmt.Errorf("dump %s: creating %s: %w", dir, w.stage, diskFull(err))
 	}
-	w.removeStrays()
-	if err := w.startJournal(); err != nil {
+	if err := w.startJournal(kept); err != nil {
+		if kept != "" {
+			os.Remove(kept)
+		}
 		return fmt.Errorf("dump %s: %w", dir, diskFull(err))
 	}
+	w.removeStrays(&w.done)
 	return nil
+}
+
+// readStageHeader reads a staging directory's manifest.json (its header:
+// startJournal writes it without sequences, which are in the journal),
+// streamed. Errors: the file's (fs.ErrNotExist when absent) or
+// ErrManifest for bad JSON or another format.
+func readStageHeader(dir string) (*Manifest, error) {
+	p := filepath.Join(dir, ManifestName)
+	f, err := regfile.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var m Manifest
+	if err := streamManifest(bufio.NewReader(f), &m, func(SeqRecord) error { return nil }); err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	if m.Format != ManifestFormat {
+		return nil, fmt.Errorf("%s: %w: format %q, want %q", p, ErrManifest, m.Format, ManifestFormat)
+	}
+	return &m, nil
 }
 
 // sameJob says why two manifests describe different jobs ("" when the
@@ -99,15 +129,30 @@ func sameJob(a, b *Manifest) string {
 	return ""
 }
 
-// keepValidated carries over the validated sequences of a resumed staging
-// directory whose files are intact (every tensor's sha256 as recorded).
-func (w *DumpWriter) keepValidated(old *Manifest) {
-	for k, v := range old.Replicas {
-		w.m.Replicas[k] = v
+// keepValidated carries over the validated sequences of a resumed
+// staging directory whose files are intact (named for their input index
+// within the job's input, every tensor's sha256 as recorded): it reads the
+// old journal in input order (journalRecords), marks each kept index done
+// and writes its record, with the merged replica checks, to a new
+// temporary journal (fsynced), whose path it returns for startJournal.
+// Memory: the sort's buffer and one bit per kept index.
+func (w *DumpWriter) keepValidated() (string, error) {
+	f, err := os.CreateTemp(w.stage, "."+JournalName+".tmp-*")
+	if err != nil {
+		return "", err
 	}
-	for _, rec := range old.Sequences {
-		if !rec.Validated {
-			continue
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	bw := bufio.NewWriterSize(f, 1<<16)
+	reps := map[string]ReplicaRecord{}
+	err = journalRecords(filepath.Join(w.stage, JournalName), reps, func(rec SeqRecord) error {
+		if !rec.Validated || rec.Index < 0 || (w.m.Job != nil && rec.Index >= w.m.Job.Sequences) || rec.File != w.seqFileName(rec.Index) {
+			return nil
 		}
 		var err error
 		if w.plan != nil {
@@ -116,42 +161,92 @@ func (w *DumpWriter) keepValidated(old *Manifest) {
 			err = verifyFile(filepath.Join(w.stage, rec.File), rec, nil, w.dtype)
 		}
 		if err != nil {
-			continue
-		}
-		w.byID[rec.ID] = len(w.m.Sequences)
-		w.m.Sequences = append(w.m.Sequences, rec)
-	}
-}
-
-// removeStrays deletes files of the staging directory the manifest does
-// not list (temporary files of an interrupted write, files of sequences
-// that never validated).
-func (w *DumpWriter) removeStrays() {
-	keep := map[string]bool{ManifestName: true, JournalName: true}
-	for _, r := range w.m.Sequences {
-		keep[filepath.FromSlash(r.File)] = true
-		if d, _, ok := strings.Cut(r.File, "/"); ok {
-			keep[d] = true // a SpecForge rows_ directory
-		}
-	}
-	filepath.WalkDir(w.stage, func(p string, d fs.DirEntry, err error) error {
-		rel, _ := filepath.Rel(w.stage, p)
-		if err != nil || rel == "." {
 			return nil
 		}
-		if !keep[rel] {
-			os.RemoveAll(p)
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
+		b, _ := json.Marshal(journalEntry{Seq: &rec})
+		w.done.add(rec.Index)
+		w.count++
+		_, err = bw.Write(append(b, '\n'))
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	if len(reps) > 0 {
+		mergeReplicaInto(w.m.Replicas, reps)
+		b, _ := json.Marshal(journalEntry{Replicas: reps})
+		bw.Write(append(b, '\n'))
+	}
+	if err := bw.Flush(); err != nil {
+		return "", fmt.Errorf("writing %s: %w", f.Name(), err)
+	}
+	if err := f.Sync(); err != nil {
+		return "", fmt.Errorf("writing %s: fsync: %w", f.Name(), err)
+	}
+	if err := f.Close(); err != nil {
+		return "", fmt.Errorf("writing %s: %w", f.Name(), err)
+	}
+	ok = true
+	return f.Name(), nil
+}
+
+// removeStrays deletes what the staging directory holds besides its
+// manifest, journal and the files of the input indices in listed (named
+// as seqFileName names them): temporary files of an interrupted write,
+// files of sequences that never validated, a SpecForge rows_ directory
+// left empty. The directory is read in batches of entries, not whole.
+func (w *DumpWriter) removeStrays(listed *indexSet) {
+	keep := func(rel string) bool {
+		if rel == ManifestName || rel == JournalName {
+			return true
 		}
-		return nil
+		m := strayIndex.FindStringSubmatch(rel)
+		if m == nil {
+			return false
+		}
+		i, err := strconv.Atoi(m[1])
+		return err == nil && listed.has(i) && rel == w.seqFileName(i)
+	}
+	eachEntry(w.stage, func(name string, dir bool) {
+		if dir && specforgeDir.MatchString(name) && w.plan != nil && w.plan.Format == FormatSpecForge {
+			eachEntry(filepath.Join(w.stage, name), func(sub string, _ bool) {
+				if !keep(name + "/" + sub) {
+					os.RemoveAll(filepath.Join(w.stage, name, sub))
+				}
+			})
+			os.Remove(filepath.Join(w.stage, name)) // only when left empty
+			return
+		}
+		if !keep(name) {
+			os.RemoveAll(filepath.Join(w.stage, name))
+		}
 	})
 }
 
-// keptDiffers says how the sequence a resume kept under s.ID differs from
-// the input row s now read for it: "" when the file holds the row, else
-// what differs (its length, its token ids, its loss_mask), compared
+// strayIndex takes the input index from a sequence file's name.
+var strayIndex = regexp.MustCompile(`^(?:seq|hs|rows_[0-9]+-[0-9]+/data)_([0-9]{1,18})\.`)
+
+// eachEntry calls f with each entry of dir, read 1024 at a time.
+func eachEntry(dir string, f func(name string, isDir bool)) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	for {
+		ents, err := d.ReadDir(1024)
+		for _, e := range ents {
+			f(e.Name(), e.IsDir())
+		}
+		if err != nil || len(ents) == 0 {
+			return
+		}
+	}
+}
+
+// keptDiffers says how the sequence rec a resume kept for input row s
+// differs from it: "" when the file holds the row, else what differs (its
+// id, its length, its token ids, its loss_mask), compared
 // through the record's shape and sha256 of the file's ids tensor
 // (input_ids; speculators' token_ids, both i64 little-endian) and
 // loss_mask (hsdb's own dump: present when the row has one; SpecForge:
@@ -160,12 +255,10 @@ func (w *DumpWriter) removeStrays() {
 // differs only when the --data file was changed while the earlier run read
 // it (that run then failed: "changed while the job ran") and restored
 // since: its file holds the changed row, not this one.
-func (w *DumpWriter) keptDiffers(s InputSeq) string {
-	i, ok := w.byID[s.ID]
-	if !ok {
-		return ""
+func (w *DumpWriter) keptDiffers(rec SeqRecord, s InputSeq) string {
+	if rec.ID != s.ID {
+		return fmt.Sprintf("it holds id %q", rec.ID)
 	}
-	rec := w.m.Sequences[i]
 	if rec.Length != len(s.IDs) {
 		return fmt.Sprintf("it holds %d tokens, the row %d", rec.Length, len(s.IDs))
 	}
@@ -197,30 +290,46 @@ func (w *DumpWriter) keptDiffers(s InputSeq) string {
 	return ""
 }
 
-// forget drops a kept sequence from the resume, so the job captures its
-// row again (its file is replaced then; until then a later resume finds
-// the journal's stale record differing again).
-func (w *DumpWriter) forget(id string) {
-	i, ok := w.byID[id]
-	if !ok {
-		return
-	}
-	w.m.Sequences = slices.Delete(w.m.Sequences, i, i+1)
-	delete(w.byID, id)
-	for j := i; j < len(w.m.Sequences); j++ {
-		w.byID[w.m.Sequences[j].ID] = j
-	}
-}
-
-// recheckKept reads in once and forgets every kept sequence whose file no
-// longer holds its row (keptDiffers), before the batches run. It returns
-// one line per forgotten sequence, naming it and why, for the job's log.
+// recheckKept reads in once, with the journal's kept records (in input
+// order, as keepValidated wrote them) beside it, and forgets every kept
+// sequence whose file no longer holds its row (keptDiffers): its index is
+// no longer done, so the job captures the row again and Finish takes the
+// new record (the later one of an index). It returns one line per
+// forgotten sequence, naming it and why, for the job's log.
 func (w *DumpWriter) recheckKept(in *Inputs) ([]string, error) {
 	rows, err := in.Rows()
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
+	jp := filepath.Join(w.stage, JournalName)
+	jf, err := os.Open(jp)
+	if err != nil {
+		return nil, err
+	}
+	defer jf.Close()
+	jr := bufio.NewReaderSize(jf, 1<<16)
+	var cur *SeqRecord
+	var buf []byte
+	left := w.count // the kept records come first; the journal has nothing else yet
+	advance := func() {
+		cur = nil
+		for left > 0 {
+			line, ok, err := readLine(jr, buf)
+			buf = line
+			if err != nil || !ok {
+				left = 0
+				return
+			}
+			var e journalEntry
+			if json.Unmarshal(line, &e) == nil && e.Seq != nil {
+				left--
+				cur = e.Seq
+				return
+			}
+		}
+	}
+	advance()
 	var notes []string
 	for {
 		i, s, err := rows.Next()
@@ -230,8 +339,15 @@ func (w *DumpWriter) recheckKept(in *Inputs) ([]string, error) {
 		if err != nil {
 			return notes, err
 		}
-		if why := w.keptDiffers(s); why != "" {
-			w.forget(s.ID)
+		for cur != nil && cur.Index < i {
+			advance()
+		}
+		if cur == nil || cur.Index != i {
+			continue
+		}
+		if why := w.keptDiffers(*cur, s); why != "" {
+			w.done.del(i)
+			w.count--
 			notes = append(notes, fmt.Sprintf("sequence %d (id %q) in %s does not hold its input row (%s; the input was changed while an earlier run read it): captured again", i, s.ID, w.stage, why))
 		}
 	}

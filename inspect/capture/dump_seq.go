@@ -93,35 +93,79 @@ func (w *DumpWriter) writeSeq(s *SeqCapture, id string) (SeqRecord, error) {
 	return rec, nil
 }
 
-// checkStage is Finish's last look before the rename: every file the
-// manifest lists is in the staging directory as a regular file of the
-// size its tensors need at least, and nothing else is (temporaries of a
-// write cut short are removed; anything else is an error).
-func (w *DumpWriter) checkStage() error {
-	for _, r := range w.m.Sequences {
-		fi, err := os.Lstat(filepath.Join(w.stage, filepath.FromSlash(r.File)))
-		if err != nil {
-			return fmt.Errorf("%w: sequence %s: its file is missing from %s: %v", ErrInvalid, r.ID, w.stage, err)
-		}
-		need := int64(0)
-		for _, t := range r.Tensors {
-			n := int64(1)
-			for _, d := range t.Shape {
-				n *= int64(d)
+// stageScan is what scanStage found: the dump's summary, the first
+// not-validated ids (at most 6), the input indices of the files listed
+// and the first file that is not as its record says.
+type stageScan struct {
+	sum         DumpSummary
+	unvalidated []string
+	nbad        int
+	files       indexSet
+	stageErr    error
+}
+
+// scanStage is Finish's last look before the rename, reading the
+// journal's records in input order (journalRecords): every file listed is
+// in the staging directory under the name its index gives it
+// (seqFileName), as a regular file of the size its tensors need at least
+// (stageErr names the first that is not). Errors: the journal's I/O.
+func (w *DumpWriter) scanStage() (*stageScan, error) {
+	st := &stageScan{}
+	err := journalRecords(filepath.Join(w.stage, JournalName), nil, func(r SeqRecord) error {
+		st.sum.Sequences++
+		st.sum.Tokens += int64(r.Length)
+		st.sum.FileBytes += r.Bytes
+		if !r.Validated {
+			st.nbad++
+			if len(st.unvalidated) < 6 {
+				st.unvalidated = append(st.unvalidated, r.ID)
 			}
-			if dt, err := tensor.ParseDType(t.DType); err == nil {
-				need += n * int64(dt.Size())
-			}
 		}
-		if r.Bytes > 0 { // a trainer file records its exact size (a .ckpt.gz is smaller than its tensors)
-			need = r.Bytes
+		if st.stageErr == nil {
+			st.stageErr = w.checkSeqFile(r)
 		}
-		if !fi.Mode().IsRegular() || fi.Size() < need {
-			return fmt.Errorf("%w: sequence %s: %s is a %s of %d bytes, want a file of at least %d", ErrInvalid, r.ID, r.File, kindOf(fi), fi.Size(), need)
+		st.files.add(r.Index)
+		return nil
+	})
+	return st, err
+}
+
+// checkSeqFile says why r's file is not as recorded: not named for its
+// index, missing, not a regular file, or shorter than its tensors.
+func (w *DumpWriter) checkSeqFile(r SeqRecord) error {
+	if r.File != w.seqFileName(r.Index) {
+		return fmt.Errorf("%w: sequence %s: its file %q is not the name of input index %d (%q)", ErrInvalid, r.ID, r.File, r.Index, w.seqFileName(r.Index))
+	}
+	fi, err := os.Lstat(filepath.Join(w.stage, filepath.FromSlash(r.File)))
+	if err != nil {
+		return fmt.Errorf("%w: sequence %s: its file is missing from %s: %v", ErrInvalid, r.ID, w.stage, err)
+	}
+	need := int64(0)
+	for _, t := range r.Tensors {
+		n := int64(1)
+		for _, d := range t.Shape {
+			n *= int64(d)
+		}
+		if dt, err := tensor.ParseDType(t.DType); err == nil {
+			need += n * int64(dt.Size())
 		}
 	}
-	w.removeStrays()
+	if r.Bytes > 0 { // a trainer file records its exact size (a .ckpt.gz is smaller than its tensors)
+		need = r.Bytes
+	}
+	if !fi.Mode().IsRegular() || fi.Size() < need {
+		return fmt.Errorf("%w: sequence %s: %s is a %s of %d bytes, want a file of at least %d", ErrInvalid, r.ID, r.File, kindOf(fi), fi.Size(), need)
+	}
 	return nil
+}
+
+// seqFileName is the file the sequence of input index i is written to:
+// hsdb's seq_{i:06d}.safetensors or the plan format's (trainerFile).
+func (w *DumpWriter) seqFileName(i int) string {
+	if w.plan != nil {
+		return trainerFile(w.plan.Format, i, w.compress)
+	}
+	return fmt.Sprintf("seq_%06d.safetensors", i)
 }
 
 // seqID is the id a sequence is recorded under: its input id, or its
@@ -137,23 +181,15 @@ func seqID(s *SeqCapture) string {
 // key the worst relative difference seen so far (and its rank), the
 // latest rank count, OK while the worst is within ReplicaTol.
 func (w *DumpWriter) mergeReplicas(reps map[string]ReplicaRecord) {
-	for k, r := range reps {
-		old, ok := w.m.Replicas[k]
-		if !ok || r.MaxRelDiff > old.MaxRelDiff {
-			old.MaxRelDiff, old.WorstRank = r.MaxRelDiff, r.WorstRank
-		}
-		old.Ranks = r.Ranks
-		old.OK = old.MaxRelDiff <= ReplicaTol
-		w.m.Replicas[k] = old
-	}
+	mergeReplicaInto(w.m.Replicas, reps)
 }
 
-// commit records validated sequences (ids and their records, in order)
-// and a pass's cross-rank checks in the manifest and, for a batch job, the
-// journal (fsynced), as Add does for the sequences it writes itself; the
+// commit records validated sequences (their records, in order)
+// and a pass's cross-rank checks in the journal (fsynced for a batch job;
+// a one-shot dump also keeps the records in m.Sequences), as Add does for the sequences it writes itself; the
 // capture job writes files on several goroutines and commits each batch
 // here once all are validated. Only one goroutine may commit at a time.
-func (w *DumpWriter) commit(ids []string, recs []SeqRecord, reps map[string]ReplicaRecord) error {
+func (w *DumpWriter) commit(recs []SeqRecord, reps map[string]ReplicaRecord) error {
 	w.mergeReplicas(reps)
 	if w.plan != nil { // trainer files were renamed without a directory fsync: make the names durable first
 		dirs := map[string]bool{w.stage: true} // the stage holds SpecForge's rows_ directories
@@ -166,14 +202,15 @@ func (w *DumpWriter) commit(ids []string, recs []SeqRecord, reps map[string]Repl
 			}
 		}
 	}
-	for i, rec := range recs {
-		w.byID[ids[i]] = len(w.m.Sequences)
-		w.m.Sequences = append(w.m.Sequences, rec)
+	if len(recs) == 0 && len(reps) == 0 {
+		return nil
 	}
-	if w.resumable {
-		if err := w.appendJournal(recs, reps); err != nil {
-			return fmt.Errorf("dump %s: %w", w.dir, diskFull(err))
-		}
+	if err := w.appendJournal(recs, reps); err != nil {
+		return fmt.Errorf("dump %s: %w", w.dir, diskFull(err))
+	}
+	w.count += len(recs)
+	if !w.resumable {
+		w.m.Sequences = append(w.m.Sequences, recs...)
 	}
 	return nil
 }

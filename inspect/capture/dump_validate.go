@@ -7,8 +7,9 @@ import (
 	"strings"
 )
 
-// validateDump applies the dump-level rules.
-func (w *DumpWriter) validateDump(expected int) []ValidationRecord {
+// validateDump applies the dump-level rules to a dump of n sequences of
+// which nbad are not validated (bad: the first few of their ids).
+func (w *DumpWriter) validateDump(expected, n, nbad int, bad []string) []ValidationRecord {
 	var out []ValidationRecord
 	add := func(rule string, ok bool, format string, a ...any) {
 		st := Pass
@@ -17,19 +18,12 @@ func (w *DumpWriter) validateDump(expected int) []ValidationRecord {
 		}
 		out = append(out, ValidationRecord{Rule: rule, Status: st.String(), Detail: fmt.Sprintf(format, a...)})
 	}
-	n := len(w.m.Sequences)
 	if expected > 0 {
 		add("sequence count", n == expected, "%d sequences, %d expected", n, expected)
 	} else {
 		add("sequence count", n > 0, "%d sequences", n)
 	}
-	var bad []string
-	for _, r := range w.m.Sequences {
-		if !r.Validated {
-			bad = append(bad, r.ID)
-		}
-	}
-	add("validated", len(bad) == 0, "%d of %d files re-read and validated%s", n-len(bad), n, listNote(bad))
+	add("validated", nbad == 0, "%d of %d files re-read and validated%s", n-nbad, n, listNote(bad))
 	if w.plan != nil {
 		add(RuleLayerCount, len(w.plan.IDs) > 0, "%s ids %s", w.plan.Format, joinInts(w.plan.IDs))
 	} else {
