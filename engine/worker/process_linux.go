@@ -1,6 +1,11 @@
 package worker
 
-import "syscall"
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"syscall"
+)
 
 // workerProcAttr asks Linux to SIGKILL a spawned worker when the front
 // that started it is gone (prctl PR_SET_PDEATHSIG through
@@ -12,4 +17,18 @@ import "syscall"
 // while locked to its thread does), so in practice: when the front exits.
 func workerProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+}
+
+// procStopped reports whether Linux shows process pid stopped by a signal
+// or a tracer (state T or t in /proc/PID/stat, proc(5)).
+func procStopped(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')') // the command name may hold spaces and parentheses
+	if i < 0 || i+2 >= len(b) {
+		return false
+	}
+	return b[i+2] == 'T' || b[i+2] == 't'
 }
