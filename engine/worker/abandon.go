@@ -17,16 +17,23 @@ const abandonGrace = time.Second
 // waited is how long the front had been waiting on it; interrupt says
 // whether it was a running step's interrupt it did not answer (else a
 // request of the front at a stop).
+// joined (set by fault) says the worker joined by itself (--listen): the
+// front only disconnects it, never signalling a process of another host.
 type abandoned struct {
 	waited    time.Duration
 	interrupt bool
+	joined    bool
 }
 
 func (a abandoned) Error() string {
-	if a.interrupt {
-		return fmt.Sprintf("did not answer Ctrl-C within %s (stopped by a signal, or hung in a kernel?): ended (killed), its state being unknown", roundWait(a.waited))
+	end := "ended (killed), its state being unknown"
+	if a.joined {
+		end = "disconnected, its state being unknown (it joined by itself: end its process on its host)"
 	}
-	return fmt.Sprintf("had not answered the front's request for %s when Ctrl-C abandoned it (stopped by a signal, or hung in a kernel?): ended (killed), its state being unknown", roundWait(a.waited))
+	if a.interrupt {
+		return fmt.Sprintf("did not answer Ctrl-C within %s (stopped by a signal, or hung in a kernel?): %s", roundWait(a.waited), end)
+	}
+	return fmt.Sprintf("had not answered the front's request for %s when Ctrl-C abandoned it (stopped by a signal, or hung in a kernel?): %s", roundWait(a.waited), end)
 }
 
 // roundWait rounds a wait for messages: to 0.1 s.

@@ -148,6 +148,7 @@ func (r *remoteRank) fault(cause error) error {
 	var ab abandoned
 	switch {
 	case errors.As(cause, &ab):
+		ab.joined = r.proc == nil
 		how = ab.Error()
 		r.killLocked()
 	case errors.As(cause, &ne) && ne.Timeout():
