@@ -19,16 +19,31 @@ func workerProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 }
 
-// procStopped reports whether Linux shows process pid stopped by a signal
-// or a tracer (state T or t in /proc/PID/stat, proc(5)).
-func procStopped(pid int) bool {
+// procState returns the state letter Linux shows for process pid (the
+// field after the command name in /proc/PID/stat, proc(5)), 0 when there
+// is no such process.
+func procState(pid int) byte {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return false
+		return 0
 	}
 	i := bytes.LastIndexByte(b, ')') // the command name may hold spaces and parentheses
 	if i < 0 || i+2 >= len(b) {
-		return false
+		return 0
 	}
-	return b[i+2] == 'T' || b[i+2] == 't'
+	return b[i+2]
+}
+
+// procStopped reports whether Linux shows process pid stopped by a signal
+// or a tracer (state T or t).
+func procStopped(pid int) bool {
+	s := procState(pid)
+	return s == 'T' || s == 't'
+}
+
+// procGone reports whether process pid has ended: no such process, or a
+// zombie (state Z, X) its parent has yet to reap.
+func procGone(pid int) bool {
+	s := procState(pid)
+	return s == 0 || s == 'Z' || s == 'X'
 }

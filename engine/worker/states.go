@@ -7,13 +7,18 @@ import (
 )
 
 // exitedFault marks a spawned worker that has exited as failed (its
-// exit status in the report); it never waits.
+// exit status in the report): its wait has returned, or Linux shows it
+// gone or a zombie (its wait then returns at once, and the fault takes
+// the status from it). It never waits on a live worker.
 func (r *remoteRank) exitedFault() {
 	if p := r.proc; p != nil && r.failed() == nil {
 		select {
 		case <-p.exited:
 			r.fault(io.EOF)
 		default:
+			if procGone(p.cmd.Process.Pid) {
+				r.fault(io.EOF)
+			}
 		}
 	}
 }
