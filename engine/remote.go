@@ -37,6 +37,16 @@ type Workers interface {
 	// (SiteFilter.Passed). done is called once every worker of the step
 	// has reported (or ended its step), from any goroutine.
 	Interrupt(done func())
+	// Abandon gives up the front's requests at a stop (statistics, values,
+	// memory) that a worker has not answered (Ctrl-C while no pass runs):
+	// it returns one line per such worker naming its rank and how long it
+	// has been silent, and a worker that stays silent for a further
+	// second is ended as failed (its state is unknown), its fault naming
+	// the rank and the wait. Safe from any goroutine; never blocks.
+	Abandon() []string
+	// States returns every worker as `info ranks` shows it, in slot order
+	// (stage × TP + rank), without waiting on any.
+	States() []WorkerState
 	// Close stops the workers.
 	Close() error
 }
@@ -77,6 +87,43 @@ func (e *Engine) Interrupt(done func()) {
 		return
 	}
 	e.workers.Interrupt(done)
+}
+
+// Abandon gives up the requests to rank workers that have not answered
+// (Workers.Abandon); nil without workers.
+func (e *Engine) Abandon() []string {
+	if e.workers == nil {
+		return nil
+	}
+	return e.workers.Abandon()
+}
+
+// WorkerStates returns the state of every rank worker process
+// (Workers.States); nil when the ranks run in this process.
+func (e *Engine) WorkerStates() []WorkerState {
+	if e.workers == nil {
+		return nil
+	}
+	return e.workers.States()
+}
+
+// WorkerState is one rank worker process as the front knows it, read
+// without waiting on the worker.
+type WorkerState struct {
+	Rank  int // tensor-parallel rank
+	Stage int // pipeline stage (0 without --pp)
+	PID   int // the process id the worker reported
+	Host  string
+	// State is "idle" (between passes), "running" (computing a step),
+	// "at a stop", "stopped by a signal" (a spawned worker the OS shows
+	// stopped: SIGSTOP, a debugger) or "failed".
+	State string
+	// Site is where a worker at a stop waits, or the last site it asked
+	// about; "" when none.
+	Site string
+	// Reason is why a failed worker failed: its fault report (rank, host,
+	// how it ended, its last stderr line, where it was).
+	Reason string
 }
 
 // ErrWorker marks the failure of a rank worker process (it died, stopped

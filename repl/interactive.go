@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"time"
 
@@ -62,10 +63,17 @@ func (t *Term) catchInterrupts(exit func(), script bool) (stop func()) {
 // site, and a running script (hsdb -x, commands on stdin, `source`) stops
 // after the command under way: in a script run by hsdb -x or from stdin,
 // hsdb then exits with status 130. In the interactive REPL the session
-// stays, stopped at the site.
+// stays, stopped at the site. At a stop, a command waiting on a rank
+// worker that does not answer (stopped by SIGSTOP, wedged) is abandoned:
+// the worker is ended as failed and the command fails with its report.
 func (t *Term) interrupt(script bool) string {
 	t.interrupted.Store(true)
 	running := t.c.Interrupt()
+	if !running {
+		if late := t.c.Abandon(); len(late) > 0 {
+			return "^C: " + strings.Join(late, "; ") + ": abandoning the request (a worker still silent in a second is ended; `run` starts a fresh one)"
+		}
+	}
 	switch {
 	case script:
 		return "^C: stopping the script (exit status 130; Ctrl-C again within a second quits now)"

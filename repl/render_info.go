@@ -147,13 +147,41 @@ func (t *Term) layersText(ls []client.LayerInfo) string {
 	return tb.render(t.st)
 }
 
-// rankInfoText renders `info ranks`: per rank, the split weights outside
+// workerLine renders one worker process of `info ranks`: "  worker pid
+// 123 on host: at a stop at model.layers.2", its stage when the rank has
+// several, and a failed one marked with its fault report.
+func (t *Term) workerLine(w client.WorkerInfo, stages bool) string {
+	who := "worker"
+	if stages {
+		who = fmt.Sprintf("stage %d worker", w.Stage)
+	}
+	if w.State == "failed" {
+		return fmt.Sprintf("  %s pid %d on %s: %s: %s\n", who, w.PID, w.Host, t.st.Bad.Render("FAILED"), w.Reason)
+	}
+	state := w.State
+	if w.State == "stopped by a signal" {
+		state = t.st.Warn.Render(state)
+	}
+	if w.Site != "" {
+		state += " at " + t.st.Site.Render(w.Site)
+	}
+	if w.State == "stopped by a signal" {
+		state += " (it answers nothing until continued; Ctrl-C abandons a request to it and ends it)"
+	}
+	return fmt.Sprintf("  %s pid %d on %s: %s\n", who, w.PID, w.Host, state)
+}
+
+// rankInfoText renders `info ranks`: per rank, its worker processes (with
+// rank workers), the split weights outside
 // the decoder layers, then each run of layers split alike with its split
 // weights (names relative to the layer) and where its experts are.
 func (t *Term) rankInfoText(rs []client.RankInfo) string {
 	var b strings.Builder
 	for _, r := range rs {
 		fmt.Fprintf(&b, "rank %d  %s  activations %s\n", r.Rank, r.Device, r.ActDType)
+		for _, w := range r.Workers {
+			b.WriteString(t.workerLine(w, len(r.Workers) > 1))
+		}
 		for _, s := range r.Shards {
 			fmt.Fprintf(&b, "  %s\n", s)
 		}

@@ -36,3 +36,28 @@ func TestBadValuesStandOut(t *testing.T) {
 		t.Fatalf("plain:\n%q", plain)
 	}
 }
+
+// TestInfoRanksWorkers: `info ranks` with rank workers prints each rank's
+// worker under the rank line: pid, host and state with its site, a stage
+// when the rank has several workers, and a failed one marked FAILED with
+// its report (lines written out by hand).
+func TestInfoRanksWorkers(t *testing.T) {
+	tm := &Term{Out: &bytes.Buffer{}, opts: defaultOptions()}
+	tm.opts.colour = "off"
+	tm.restyle()
+	rs := []client.RankInfo{
+		{Rank: 0, Device: "cpu:0", ActDType: "f32", Workers: []client.WorkerInfo{{PID: 101, Host: "h", State: "at a stop", Site: "model.layers.2"}}},
+		{Rank: 1, Device: "cpu:1", ActDType: "f32", Workers: []client.WorkerInfo{{PID: 102, Host: "h", State: "failed", Reason: "rank worker failed: rank 1 (pid 102 on h): the worker died (signal: killed)"}}},
+		{Rank: 2, Device: "cpu:2", ActDType: "f32", Workers: []client.WorkerInfo{{Stage: 0, PID: 103, Host: "h", State: "idle"}, {Stage: 1, PID: 104, Host: "g", State: "stopped by a signal", Site: "model.layers.4"}}},
+	}
+	want := "rank 0  cpu:0  activations f32\n" +
+		"  worker pid 101 on h: at a stop at model.layers.2\n" +
+		"rank 1  cpu:1  activations f32\n" +
+		"  worker pid 102 on h: FAILED: rank worker failed: rank 1 (pid 102 on h): the worker died (signal: killed)\n" +
+		"rank 2  cpu:2  activations f32\n" +
+		"  stage 0 worker pid 103 on h: idle\n" +
+		"  stage 1 worker pid 104 on g: stopped by a signal at model.layers.4 (it answers nothing until continued; Ctrl-C abandons a request to it and ends it)\n"
+	if got := tm.rankInfoText(rs); got != want {
+		t.Errorf("info ranks:\n%s\nwant:\n%s", got, want)
+	}
+}

@@ -72,6 +72,9 @@ func (t *Term) RunScript(r io.Reader, name string) error {
 				t.failed++
 				t.printErrorFor(line, fmt.Errorf("%s:%d: %w", name, n, err))
 			}
+			if t.interrupted.Load() { // failed under Ctrl-C (a request to a worker abandoned): the interrupt's status
+				return fmt.Errorf("%w: %s stopped after line %d", ErrInterrupted, name, n)
+			}
 			if !t.opts.continueOnError {
 				return fmt.Errorf("%w: %s:%d: %v", ErrScript, name, n, err)
 			}

@@ -388,6 +388,13 @@ func TestWorkersDebuggerFeatures(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("--workers %v: exit %d\n%s\n%s", args, code, got, errs)
 	}
+	// `info ranks` also lists each rank's worker process under the rank:
+	// one line per rank, the rest as in process.
+	workerLine := regexp.MustCompile(`(?m)^  worker pid \d+ on \S+: at a stop at model\.layers\.4\.self_attn\n`)
+	if n, lines := len(workerLine.FindAllString(got, -1)), 2*strings.Count(workersFeatures, "info ranks"); n != lines || lines == 0 {
+		t.Errorf("--workers: %d worker lines in `info ranks`, want %d (one per rank):\n%s", n, lines, got)
+	}
+	got = workerLine.ReplaceAllString(got, "")
 	if got != want {
 		t.Errorf("--workers prints otherwise:\n%s\nwithout --workers:\n%s", got, want)
 	}

@@ -381,7 +381,8 @@ func (f *Front) Bind(t *model.Tree) error {
 }
 
 // Begin readies the workers for a step: a prefill first starts fresh
-// workers in place of dead ones; a decode step with a dead worker fails.
+// workers in place of dead ones, saying so in the log (which rank, and
+// its fault: why it was ended); a decode step with a dead worker fails.
 func (f *Front) Begin(prefill bool) error {
 	var dead []int
 	var why error
@@ -389,16 +390,13 @@ func (f *Front) Begin(prefill bool) error {
 	slots := append([]*remoteRank(nil), f.slots...)
 	f.mu.Unlock()
 	for _, r := range slots {
-		if p := r.proc; p != nil && r.failed() == nil { // a spawned worker that died between steps
-			select {
-			case <-p.exited:
-				r.fault(io.EOF)
-			default:
-			}
-		}
+		r.exitedFault() // a spawned worker that died between steps
 		if err := r.failed(); err != nil {
 			dead = append(dead, r.slot)
 			why = err
+			if prefill {
+				f.note("hsdb: %s's worker was ended: %v; starting a fresh one", r.who(), err)
+			}
 		}
 	}
 	if len(dead) > 0 {

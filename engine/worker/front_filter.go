@@ -3,6 +3,7 @@ package worker
 import (
 	"fmt"
 	"sync"
+	"time"
 
 	"hsdb/engine/model"
 )
@@ -20,7 +21,10 @@ type interrupts struct {
 // Interrupt tells every worker running a step to ask the front at every
 // site from now on and to report the last site it reached, which is given
 // to the step's hook (model.SiteFilter.Passed); done runs once all have
-// reported or ended their steps (at once when none runs).
+// reported or ended their steps (at once when none runs). A worker that
+// sends nothing within abandonGrace of the interrupt, or leaves a request
+// of the front unanswered as long, is ended as failed (abandon.go), which
+// ends its step with the fault: a stopped worker never blocks Ctrl-C.
 func (f *Front) Interrupt(done func()) {
 	f.intr.mu.Lock()
 	f.intr.epoch++
@@ -56,9 +60,14 @@ func (f *Front) Interrupt(done func()) {
 	for i, ev := range at {
 		hooks[i].Passed(ev)
 	}
+	if len(f.intr.waiting) > 0 { // a worker that does not report within abandonGrace is ended
+		ep, t0 := f.intr.epoch, time.Now()
+		time.AfterFunc(abandonGrace, func() { f.abandonUnreported(ep, t0) })
+	}
 	fire := f.intr.takeLocked()
 	f.intr.mu.Unlock()
 	run(fire)
+	f.Abandon() // a query of the hook (a breakpoint's condition) a worker does not answer
 }
 
 // takeLocked returns the done functions to run when no worker is still
@@ -160,6 +169,8 @@ func (r *remoteRank) endStep() {
 // waiting for this reply (a breakpoint's condition), so the step's loop
 // handles them (drainPositions).
 func (r *remoteRank) recvQueued() (byte, *dec, error) {
+	id := r.beginAsk() // Ctrl-C may abandon it (Abandon)
+	defer r.endAsk(id)
 	for {
 		k, d, err := r.c.recv(0)
 		if err == nil && k == kindPeerWait {

@@ -1,6 +1,11 @@
 package worker
 
-import "syscall"
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"syscall"
+)
 
 // workerProcAttr asks Linux to SIGKILL a spawned worker when the front
 // that started it is gone (prctl PR_SET_PDEATHSIG through
@@ -12,4 +17,33 @@ import "syscall"
 // while locked to its thread does), so in practice: when the front exits.
 func workerProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+}
+
+// procState returns the state letter Linux shows for process pid (the
+// field after the command name in /proc/PID/stat, proc(5)), 0 when there
+// is no such process.
+func procState(pid int) byte {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(b, ')') // the command name may hold spaces and parentheses
+	if i < 0 || i+2 >= len(b) {
+		return 0
+	}
+	return b[i+2]
+}
+
+// procStopped reports whether Linux shows process pid stopped by a signal
+// or a tracer (state T or t).
+func procStopped(pid int) bool {
+	s := procState(pid)
+	return s == 'T' || s == 't'
+}
+
+// procGone reports whether process pid has ended: no such process, or a
+// zombie (state Z, X) its parent has yet to reap.
+func procGone(pid int) bool {
+	s := procState(pid)
+	return s == 0 || s == 'Z' || s == 'X'
 }

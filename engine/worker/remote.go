@@ -55,6 +55,14 @@ type remoteRank struct {
 	// visit.
 	lastSite string
 	lastStep int
+	// asking is when the front's request askID (recvQueued) went out,
+	// zero when no reply is awaited: what Ctrl-C abandons (abandon.go).
+	asking time.Time
+	askID  uint64
+	// reading is when the step's loop began waiting for the worker's next
+	// message, zero while it does anything else (in the hub, in the
+	// hook): only a worker the front is reading from can be silent.
+	reading time.Time
 	// queued are position reports read while the front waited for a
 	// query's reply at a stop (recvQueued); the step's loop handles them.
 	queued []*dec
@@ -137,7 +145,12 @@ func (r *remoteRank) fault(cause error) error {
 	r.c.close()
 	how := cause.Error()
 	var ne net.Error
+	var ab abandoned
 	switch {
+	case errors.As(cause, &ab):
+		ab.joined = r.proc == nil
+		how = ab.Error()
+		r.killLocked()
 	case errors.As(cause, &ne) && ne.Timeout():
 		how = fmt.Sprintf("stopped answering for %s (hung in a collective or a kernel?): killed", r.f.cfg.Timeout)
 		r.killLocked()
@@ -269,7 +282,7 @@ func (r *remoteRank) forward(pass *model.Pass, b *model.Batch, logits bool) (*te
 		if err := r.drainPositions(pass, b); err != nil {
 			return nil, r.fault(err)
 		}
-		k, d, err := r.c.recv(0)
+		k, d, err := r.recvStep()
 		if err != nil {
 			return nil, r.fault(err)
 		}

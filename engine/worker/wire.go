@@ -10,6 +10,7 @@ import (
 	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -41,6 +42,9 @@ type conn struct {
 	limit   int
 	timeout time.Duration // per read or write; 0: none
 	wmu     sync.Mutex
+	// heard is when the last frame's header arrived (Unix ns; 0: none
+	// yet): how the front tells a silent worker from a busy one (abandon.go).
+	heard atomic.Int64
 }
 
 func newConn(c net.Conn) *conn {
@@ -90,6 +94,7 @@ func (c *conn) recv(timeout time.Duration) (byte, *dec, error) {
 	if _, err := io.ReadFull(c.r, hdr[:]); err != nil {
 		return 0, nil, err
 	}
+	c.heard.Store(time.Now().UnixNano())
 	n := int(binary.LittleEndian.Uint32(hdr[:4]))
 	if n < 1 || n > c.limit {
 		return 0, nil, fmt.Errorf("protocol: a frame of %d bytes (at most %d allowed here)", n, c.limit)

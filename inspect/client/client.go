@@ -73,6 +73,13 @@ type Client interface {
 	// Interrupt asks the running pass to stop at its next site (Ctrl-C);
 	// it reports whether a pass was running. Safe from any goroutine.
 	Interrupt() bool
+	// Abandon gives up the requests to rank workers that have not
+	// answered (Ctrl-C while no pass runs: a query at a stop waiting on a
+	// stopped worker). It returns a line per such worker (its rank, how
+	// long it has been silent); one still silent a second later is ended
+	// and reported as failed, and the command waiting on it fails with
+	// that report. Safe from any goroutine; never blocks.
+	Abandon() []string
 	// Kill aborts a stopped pass (ErrKilled inside it); a no-op otherwise.
 	Kill() error
 

@@ -182,6 +182,24 @@ type RankInfo struct {
 	ActDType string       `json:"activation_dtype"`
 	Shards   []ShardInfo  `json:"shards"`
 	Layers   []LayerShard `json:"layers"`
+	// Workers are the rank's worker processes (one per pipeline stage)
+	// when the ranks run in workers (--workers, --listen); empty in
+	// process.
+	Workers []WorkerInfo `json:"workers,omitempty"`
+}
+
+// WorkerInfo is one rank worker process as the front knows it, read
+// without waiting on the worker (engine.WorkerState): its pipeline stage,
+// process id and host, State ("idle", "running", "at a stop", "stopped by
+// a signal", "failed"), the site it is at or last asked about, and for a
+// failed one its fault report.
+type WorkerInfo struct {
+	Stage  int    `json:"stage"`
+	PID    int    `json:"pid"`
+	Host   string `json:"host"`
+	State  string `json:"state"`
+	Site   string `json:"site,omitempty"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // ShardInfo is a split weight on one rank: its name (without "model."; in

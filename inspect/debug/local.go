@@ -93,6 +93,9 @@ func (l *Local) Stopped() (*client.Stop, error) { return l.s.Stopped(), nil }
 // Interrupt asks the running pass to stop at its next site.
 func (l *Local) Interrupt() bool { return l.s.Interrupt() }
 
+// Abandon gives up the requests to workers that have not answered.
+func (l *Local) Abandon() []string { return l.s.E.Abandon() }
+
 // Kill aborts a stopped pass.
 func (l *Local) Kill() error { l.s.Kill(); return nil }
 

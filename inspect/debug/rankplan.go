@@ -15,12 +15,17 @@ var (
 	expertParam = regexp.MustCompile(`^(.+\.experts)\.(\d+)\.(.+)$`)
 )
 
-// RankInfos returns `info ranks`.
+// RankInfos returns `info ranks`: each rank's device, its split weights
+// and, with rank workers, each of its worker processes (pid, host, state,
+// and why a failed one failed), read without waiting on any worker.
 func (s *Session) RankInfos() []client.RankInfo {
 	var out []client.RankInfo
 	for r := range s.E.World {
 		out = append(out, client.RankInfo{Rank: r, Device: s.E.Device(r).Name(), ActDType: s.E.Device(r).ActDType().String(),
 			Shards: []client.ShardInfo{}, Layers: []client.LayerShard{}})
+	}
+	for _, w := range s.E.WorkerStates() {
+		out[w.Rank].Workers = append(out[w.Rank].Workers, client.WorkerInfo{Stage: w.Stage, PID: w.PID, Host: w.Host, State: w.State, Site: w.Site, Reason: w.Reason})
 	}
 	// Outside the layers: every split parameter; inside: per layer.
 	var order []int // layer indices in tree order
