@@ -3,6 +3,8 @@ package worker
 import (
 	"fmt"
 	"net"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -319,4 +321,25 @@ func (s *server) recvPeer(slot int, op byte, n int) []*tensor.Tensor {
 			}
 		}
 	}
+}
+
+// missing lists the slots this worker wants but has no link to yet, in
+// order, each as "rank R of stage S" (slot = S × world + R, world the
+// tensor-parallel size), so a failed linking names the peers that did
+// not answer, not only the worker that waited.
+func (m *mesh) missing(world int) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var slots []int
+	for s := range m.want {
+		if m.links[s] == nil {
+			slots = append(slots, s)
+		}
+	}
+	slices.Sort(slots)
+	parts := make([]string, len(slots))
+	for i, s := range slots {
+		parts[i] = fmt.Sprintf("rank %d of stage %d", s%world, s/world)
+	}
+	return strings.Join(parts, ", ")
 }

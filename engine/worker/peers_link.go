@@ -197,7 +197,7 @@ func (s *server) linkPeers(d *dec, token string, world, stages int) error {
 		select {
 		case <-m.arrived:
 		case <-time.After(time.Until(deadline)):
-			return fmt.Errorf("worker slot %d: %d of %d peers linked within %s (can the workers' hosts reach each other? else send the tensors through the front: --worker-links hub)", slot, n, len(want), wait)
+			return fmt.Errorf("worker slot %d: %d of %d peers linked within %s; not linked: %s (a worker stopped or gone there ends with the next run's timeout; if the workers' hosts cannot reach each other, send the tensors through the front: --worker-links hub)", slot, n, len(want), wait, m.missing(world))
 		}
 	}
 }
