@@ -391,6 +391,9 @@ func (f *Front) Begin(prefill bool) error {
 	f.mu.Unlock()
 	for _, r := range slots {
 		r.exitedFault() // a spawned worker that died between steps
+		if r.proc != nil && r.failed() == nil && procStopped(r.proc.cmd.Process.Pid) {
+			r.fault(stoppedWorker{}) // it could not run the step: the step would wait out the timeout
+		}
 		if err := r.failed(); err != nil {
 			dead = append(dead, r.slot)
 			why = err

@@ -151,6 +151,9 @@ func (r *remoteRank) fault(cause error) error {
 		ab.joined = r.proc == nil
 		how = ab.Error()
 		r.killLocked()
+	case errors.As(cause, &stoppedWorker{}):
+		how = stoppedWorker{}.Error()
+		r.killLocked()
 	case errors.As(cause, &ne) && ne.Timeout():
 		how = fmt.Sprintf("stopped answering for %s (hung in a collective or a kernel?): killed", r.f.cfg.Timeout)
 		r.killLocked()

@@ -61,3 +61,14 @@ func (f *Front) States() []engine.WorkerState {
 	}
 	return out
 }
+
+// stoppedWorker is the fault of a spawned worker that Linux shows stopped
+// by a signal (SIGSTOP, a debugger) when a step begins: it cannot run the
+// step, which would otherwise wait out the worker timeout and fail, so
+// the front ends it (SIGKILL also ends a stopped process) and starts a
+// fresh one with the usual report.
+type stoppedWorker struct{}
+
+func (stoppedWorker) Error() string {
+	return "stopped by a signal (SIGSTOP?) when a step began, so it could not run it: killed"
+}
