@@ -78,19 +78,7 @@ with open(sys.argv[1], "w") as f:
 PY
 }
 sizes() { # DIR N
-	python3 - "$1" "$2" <<'PY'
-import os, struct, sys
-d, n = sys.argv[1], int(sys.argv[2])
-files = [f for f in os.listdir(d) if f.startswith("hs_")]
-size = sum(os.path.getsize(os.path.join(d, f)) for f in files)
-hdr = 0
-for f in files:
-    with open(os.path.join(d, f), "rb") as fh:
-        hdr += 8 + struct.unpack("<Q", fh.read(8))[0]
-tokens = 1024 * len(files)
-print(f"bytes on disk: {len(files)} files of {n} asked, {size} bytes, {size / tokens:.2f} per token; "
-      f"tensor bytes per token {(size - hdr) / tokens:.2f} (4 x 4096 x 2 + 8 = {4 * 4096 * 2 + 8}); header {hdr / len(files):.0f} bytes per file")
-PY
+	python3 "$root/scripts/capture_sizes.py" "$1" "$2"
 }
 capture() { # NAME DIR N: one capture job and its summary
 	local name=$1 dir=$2 k=$3

@@ -51,19 +51,7 @@ stamp "3. capture --format speculators of $n x 1024 tokens, ${WRITERS:-16} write
 	--max-batch-tokens 4096 --prefill-baseline 5 --writers "${WRITERS:-16}" 2>"$out/capture_progress.log" | tee "$out/capture.log"
 [[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
 tail -3 "$out/capture_progress.log"
-python3 - "$work/hs" "$n" <<'PY' | tee -a "$out/capture.log"
-import json, os, struct, sys
-d, n = sys.argv[1], int(sys.argv[2])
-files = [f for f in os.listdir(d) if f.startswith("hs_")]
-size = sum(os.path.getsize(os.path.join(d, f)) for f in files)
-hdr = 0
-for f in files:
-    with open(os.path.join(d, f), "rb") as fh:
-        hdr += 8 + struct.unpack("<Q", fh.read(8))[0]
-tokens = 1024 * len(files)
-print(f"bytes on disk: {len(files)} files, {size} bytes, {size / tokens:.2f} per token; "
-      f"tensor bytes per token {(size - hdr) / tokens:.2f} (4 x 4096 x 2 + 8 = {4 * 4096 * 2 + 8}); header {hdr / len(files):.0f} bytes per file")
-PY
+python3 "$root/scripts/capture_sizes.py" "$work/hs" "$n" | tee -a "$out/capture.log"
 rm -rf "$work"
 stamp "done"
 exit $status

@@ -10,9 +10,7 @@ import (
 
 	"hsdb/engine"
 	"hsdb/engine/backend"
-	"hsdb/engine/enginetest"
 	"hsdb/engine/model"
-	"hsdb/engine/safetensors"
 )
 
 // asyncCPU is a CPU rank's device with model.AsyncHoster as a GPU has it,
@@ -102,16 +100,7 @@ func (a *asyncHook) Visit(ev *model.Event, ranks []*model.RankView) error {
 // buffers (at most the pool's 3, reused, all freed at the end). A job
 // interrupted mid-way frees them too.
 func TestPinnedJobMatchesHF(t *testing.T) {
-	ref, err := safetensors.Open("../../testdata/hf/llama/reference.safetensors")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ref.Close()
-	seqs := enginetest.HFSeqs(t, ref)
-	starts := make([]int, len(seqs))
-	for i := 1; i < len(seqs); i++ {
-		starts[i] = starts[i-1] + len(seqs[i-1])
-	}
+	ref, seqs, starts := hfLlamaRows(t)
 	for _, tp := range []int{1, 2} {
 		t.Run(fmt.Sprint("tp", tp), func(t *testing.T) {
 			e, err := engine.Open("../../testdata/hf/llama", engine.Options{TP: tp})
@@ -138,28 +127,7 @@ func TestPinnedJobMatchesHF(t *testing.T) {
 			if len(dumpSeqs(t, res, out)) != rows {
 				t.Fatalf("manifest lists %d sequences, want %d", len(dumpSeqs(t, res, out)), rows)
 			}
-			for _, rec := range dumpSeqs(t, res, out) {
-				var i int
-				if _, err := fmt.Sscanf(rec.ID, "r%d", &i); err != nil {
-					t.Fatalf("manifest id %q: %v", rec.ID, err)
-				}
-				s := i % len(seqs)
-				f, err := safetensors.Open(filepath.Join(out, rec.File))
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, l := range []int{0, 1} {
-					got, err := f.Tensor(fmt.Sprintf("hidden_states.%d", l))
-					if err != nil {
-						t.Fatal(err)
-					}
-					want, _ := ref.RowsView(fmt.Sprintf("hf_hidden_states.%d", l+1), starts[s], starts[s]+len(seqs[s]))
-					if err := enginetest.CheckClose(got.F32(), want.ToF32(), 1e-5); err != nil {
-						t.Errorf("row %s layer %d vs HF: %v", rec.ID, l, err)
-					}
-				}
-				f.Close()
-			}
+			checkRowsHF(t, ref, seqs, starts, out, dumpSeqs(t, res, out))
 			// Writers 1: min(1+2, 8) = 3 buffers at most, each pass's two
 			// layers copied into one.
 			if a, c := st.allocs.Load(), st.copies.Load(); a < 1 || a > 3 || c < 2*int64(rows)/6 {

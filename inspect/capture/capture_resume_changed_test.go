@@ -27,16 +27,7 @@ import (
 // restored row, and row 8's hidden states equal HF transformers' for its
 // sequence (within 1e-5 of max|x|, TestStreamedJobMatchesHF's bound).
 func TestResumeAfterInputChanged(t *testing.T) {
-	ref, err := safetensors.Open("../../testdata/hf/llama/reference.safetensors")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ref.Close()
-	seqs := enginetest.HFSeqs(t, ref)
-	starts := make([]int, len(seqs))
-	for i := 1; i < len(seqs); i++ {
-		starts[i] = starts[i-1] + len(seqs[i-1])
-	}
+	ref, seqs, starts := hfLlamaRows(t)
 	e, err := engine.Open("../../testdata/hf/llama", engine.Options{})
 	if err != nil {
 		t.Fatal(err)

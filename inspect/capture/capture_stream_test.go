@@ -45,16 +45,7 @@ func writeHFRows(t *testing.T, seqs [][]int32, n int) string {
 // sequence's rows within 1e-5 of max|x| (TestDumpRoundTripHF's bound), the
 // resume skips what the first run validated, and the manifest lists 90.
 func TestStreamedJobMatchesHF(t *testing.T) {
-	ref, err := safetensors.Open("../../testdata/hf/llama/reference.safetensors")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ref.Close()
-	seqs := enginetest.HFSeqs(t, ref)
-	starts := make([]int, len(seqs))
-	for i := 1; i < len(seqs); i++ {
-		starts[i] = starts[i-1] + len(seqs[i-1])
-	}
+	ref, seqs, starts := hfLlamaRows(t)
 	e, err := engine.Open("../../testdata/hf/llama", engine.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -88,28 +79,7 @@ func TestStreamedJobMatchesHF(t *testing.T) {
 	if res.Skipped != first.Done || res.Done != rows || len(dumpSeqs(t, res, out)) != rows {
 		t.Fatalf("resume skipped %d (first run validated %d), done %d, manifest %d; want %d", res.Skipped, first.Done, res.Done, len(dumpSeqs(t, res, out)), rows)
 	}
-	for _, rec := range dumpSeqs(t, res, out) {
-		var i int
-		if _, err := fmt.Sscanf(rec.ID, "r%d", &i); err != nil {
-			t.Fatalf("manifest id %q: %v", rec.ID, err)
-		}
-		s := i % len(seqs)
-		f, err := safetensors.Open(filepath.Join(out, rec.File))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, l := range []int{0, 1} {
-			got, err := f.Tensor(fmt.Sprintf("hidden_states.%d", l))
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, _ := ref.RowsView(fmt.Sprintf("hf_hidden_states.%d", l+1), starts[s], starts[s]+len(seqs[s]))
-			if err := enginetest.CheckClose(got.F32(), want.ToF32(), 1e-5); err != nil {
-				t.Errorf("row %s layer %d vs HF: %v", rec.ID, l, err)
-			}
-		}
-		f.Close()
-	}
+	checkRowsHF(t, ref, seqs, starts, out, dumpSeqs(t, res, out))
 }
 
 // TestStreamedJobRowsHeld: the rows a streamed job holds at once are a

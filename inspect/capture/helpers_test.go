@@ -1,10 +1,14 @@
 package capture
 
 import (
+	"fmt"
+	"path/filepath"
 	"testing"
 
 	"hsdb/engine"
+	"hsdb/engine/enginetest"
 	"hsdb/engine/model"
+	"hsdb/engine/safetensors"
 )
 
 // targetOf wraps an engine as cmd/hsdb does.
@@ -30,4 +34,52 @@ func dumpSeqs(t testing.TB, res *JobResult, out string) []SeqRecord {
 		t.Fatalf("%s lists %d sequences, the job's summary says otherwise (%+v)", out, len(m.Sequences), res)
 	}
 	return m.Sequences
+}
+
+// hfLlamaRows opens the HF Llama fixture's reference (closed when the test
+// ends) and returns it, its sequences and each sequence's first row in
+// the reference's concatenated rows.
+func hfLlamaRows(t *testing.T) (*safetensors.File, [][]int32, []int) {
+	t.Helper()
+	ref, err := safetensors.Open("../../testdata/hf/llama/reference.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ref.Close() })
+	seqs := enginetest.HFSeqs(t, ref)
+	starts := make([]int, len(seqs))
+	for i := 1; i < len(seqs); i++ {
+		starts[i] = starts[i-1] + len(seqs[i-1])
+	}
+	return ref, seqs, starts
+}
+
+// checkRowsHF checks every listed sequence file of the dump in out (ids
+// "r<i>", row i holding sequence i mod len(seqs), as writeHFRows writes
+// them): its hidden_states.0 and .1 equal HF transformers'
+// output_hidden_states[1] and [2] for that sequence within 1e-5 of max|x|.
+func checkRowsHF(t *testing.T, ref *safetensors.File, seqs [][]int32, starts []int, out string, recs []SeqRecord) {
+	t.Helper()
+	for _, rec := range recs {
+		var i int
+		if _, err := fmt.Sscanf(rec.ID, "r%d", &i); err != nil {
+			t.Fatalf("manifest id %q: %v", rec.ID, err)
+		}
+		s := i % len(seqs)
+		f, err := safetensors.Open(filepath.Join(out, rec.File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range []int{0, 1} {
+			got, err := f.Tensor(fmt.Sprintf("hidden_states.%d", l))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := ref.RowsView(fmt.Sprintf("hf_hidden_states.%d", l+1), starts[s], starts[s]+len(seqs[s]))
+			if err := enginetest.CheckClose(got.F32(), want.ToF32(), 1e-5); err != nil {
+				t.Errorf("row %s layer %d vs HF: %v", rec.ID, l, err)
+			}
+		}
+		f.Close()
+	}
 }
