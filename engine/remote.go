@@ -47,6 +47,12 @@ type Workers interface {
 	// States returns every worker as `info ranks` shows it, in slot order
 	// (stage × TP + rank), without waiting on any.
 	States() []WorkerState
+	// Replaced returns, and forgets, one line per worker that Begin
+	// replaced with a fresh one since the last call, naming its rank and
+	// the fault it was ended for (the front's log says the same as it
+	// happens); the debugger adds them to the notes of the outcome of the
+	// command whose pass replaced them, which --json prints too.
+	Replaced() []string
 	// Close stops the workers.
 	Close() error
 }
@@ -105,6 +111,16 @@ func (e *Engine) WorkerStates() []WorkerState {
 		return nil
 	}
 	return e.workers.States()
+}
+
+// WorkerReplacements returns, and forgets, the lines saying which rank
+// workers were replaced since the last call (Workers.Replaced); nil when
+// the ranks run in this process.
+func (e *Engine) WorkerReplacements() []string {
+	if e.workers == nil {
+		return nil
+	}
+	return e.workers.Replaced()
 }
 
 // WorkerState is one rank worker process as the front knows it, read

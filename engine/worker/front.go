@@ -85,7 +85,9 @@ type Front struct {
 
 	mu    sync.Mutex
 	slots []*remoteRank // pp × world workers, slot = stage × world + rank
-	log   sync.Mutex
+	// replaced holds a line per worker Begin replaced, until Replaced.
+	replaced []string
+	log      sync.Mutex
 
 	intr interrupts
 	// wants counts the want messages workers sent (tests: a site nobody
@@ -386,6 +388,7 @@ func (f *Front) Bind(t *model.Tree) error {
 func (f *Front) Begin(prefill bool) error {
 	var dead []int
 	var why error
+	var lines []string
 	f.mu.Lock()
 	slots := append([]*remoteRank(nil), f.slots...)
 	f.mu.Unlock()
@@ -399,6 +402,7 @@ func (f *Front) Begin(prefill bool) error {
 			why = err
 			if prefill {
 				f.note("hsdb: %s's worker was ended: %v; starting a fresh one", r.who(), err)
+				lines = append(lines, fmt.Sprintf("%s's worker was replaced by a fresh one when this pass began; it was ended: %v", r.who(), err))
 			}
 		}
 	}
@@ -420,6 +424,9 @@ func (f *Front) Begin(prefill bool) error {
 			}
 		}
 		f.relink.Store(true)
+		f.mu.Lock()
+		f.replaced = append(f.replaced, lines...)
+		f.mu.Unlock()
 	}
 	if f.relink.Swap(false) {
 		if err := f.link(); err != nil {

@@ -72,3 +72,14 @@ type stoppedWorker struct{}
 func (stoppedWorker) Error() string {
 	return "stopped by a signal (SIGSTOP?) when a step began, so it could not run it: killed"
 }
+
+// Replaced returns, and forgets, a line per worker that a prefill's Begin
+// replaced since the last call (engine.Workers.Replaced): its rank and
+// the fault it was ended for.
+func (f *Front) Replaced() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r := f.replaced
+	f.replaced = nil
+	return r
+}

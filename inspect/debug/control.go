@@ -63,11 +63,16 @@ func (s *Session) Run() (*client.Outcome, error) {
 	return s.noted(s.start(true, 0))
 }
 
-// noted adds the partial-load note (LayerSpan.PartialNote) to the outcome
-// of a command that starts a job.
+// noted adds the partial-load note (LayerSpan.PartialNote), the injected
+// faults and a line per rank worker the pass replaced (engine.Engine.
+// WorkerReplacements) to the outcome of a command that starts a job.
 func (s *Session) noted(o *client.Outcome, err error) (*client.Outcome, error) {
-	for _, note := range []string{s.LoadedLayers().PartialNote(), s.faultNote()} {
-		if note == "" || o == nil {
+	if o == nil {
+		return o, err // replacements wait for the next outcome
+	}
+	notes := append([]string{s.LoadedLayers().PartialNote(), s.faultNote()}, s.E.WorkerReplacements()...)
+	for _, note := range notes {
+		if note == "" {
 			continue
 		}
 		if o.Stop != nil {

@@ -251,7 +251,10 @@ func TestWorkersInterrupt(t *testing.T) {
 }
 
 // TestWorkerDiedBetweenPasses: a spawned worker that dies while no pass
-// runs is replaced before the next `run`, which then succeeds.
+// runs is replaced before the next `run`, which then succeeds, and whose
+// outcome has one note naming rank 1, the dead worker's pid and that a
+// fresh one replaced it (the notes --json prints); the first and a third
+// run's outcomes have no such note.
 func TestWorkerDiedBetweenPasses(t *testing.T) {
 	s, f := workerSession(t, 2)
 	l := NewLocal(s)
@@ -271,6 +274,17 @@ func TestWorkerDiedBetweenPasses(t *testing.T) {
 	}
 	if fmt.Sprint(o.Done.Next) != fmt.Sprint(first.Done.Next) || f.PID(1) == pid {
 		t.Errorf("next tokens %v (first run %v), rank 1's pid %d (was %d)", o.Done.Next, first.Done.Next, f.PID(1), pid)
+	}
+	want := fmt.Sprintf("rank 1's worker was replaced by a fresh one when this pass began; it was ended: %v: rank 1 (pid %d on ", engine.ErrWorker, pid)
+	if n := o.Done.Notes; len(n) != 1 || !strings.HasPrefix(n[0], want) {
+		t.Errorf("the run's notes %q, want one starting %q", n, want)
+	}
+	third, err := l.Run()
+	if err != nil || third.Done == nil {
+		t.Fatalf("third run: %+v %v", third, err)
+	}
+	if len(first.Done.Notes) != 0 || len(third.Done.Notes) != 0 {
+		t.Errorf("notes of runs that replaced no worker: first %q, third %q", first.Done.Notes, third.Done.Notes)
 	}
 }
 
