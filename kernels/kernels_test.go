@@ -101,8 +101,11 @@ func TestEntryPoints(t *testing.T) {
 // gives f32, bf16, f16; other macros name their dtypes in their calls).
 func declaredKernels(src string) []string {
 	var out []string
-	plain := regexp.MustCompile(`__global__ void ([a-z0-9_]+)\(`)
+	plain := regexp.MustCompile(`__global__ void (?:__launch_bounds__\([^)]*\) )?([a-z0-9_]+)\(`) // launch bounds before a name made by a macro: no match
 	for _, m := range plain.FindAllStringSubmatch(src, -1) {
+		if m[1] == "__launch_bounds__" {
+			continue
+		}
 		out = append(out, m[1])
 	}
 	tmpl := regexp.MustCompile(`__global__ void ([a-z0-9_]+)##name\(`)

@@ -47,27 +47,9 @@
 // K % 8 == 0 (bf16), K % 16 == 0 and qb % 8 == 0 (fp8), K % 32 == 0 and
 // qa % 8 == 0 (int4); 16-byte aligned x, weights and outputs.
 #include "common.cuh"
+#include "moe_widen.cuh"
 
-#define MG_BF16 0
-#define MG_FP8 1
-#define MG_INT4 2
-#define MG_BK 64
 #define MG_LDS (MG_BK + 8)  // smem row pitch in bf16: 144 bytes, ldmatrix without bank conflicts
-
-__device__ __forceinline__ unsigned mg_smem_addr(const void* p) {
-    return (unsigned)__cvta_generic_to_shared(p);
-}
-
-// mg_cp16 copies 16 bytes from global src to shared dst, or writes 16 zero
-// bytes when ok is false (src-size 0: nothing is read).
-__device__ __forceinline__ void mg_cp16(void* dst, const void* src, bool ok) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(mg_smem_addr(dst)), "l"(src), "r"(ok ? 16 : 0));
-}
-__device__ __forceinline__ void mg_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void mg_wait() {
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
 
 __device__ __forceinline__ void mg_ldm_x4(unsigned (&r)[4], const void* p) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
@@ -80,60 +62,6 @@ __device__ __forceinline__ void mg_mma(float (&c)[4], const unsigned (&a)[4], co
         "{%0,%1,%2,%3};\n"
         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
-// mg_fp8x8 widens 8 float8_e4m3fn bytes q (lowest first) times scale sc
-// to 8 bf16: each byte converted exactly (cvt.rn.f16x2.e4m3x2: every e4m3
-// value, subnormals and NaN included, is an f16), multiplied in f32 and
-// rounded once (cvt.rn.bf16x2.f32, round to nearest even): f32(q)·scale
-// rounded to bf16, as fp8_dequant_batch.
-__device__ __forceinline__ uint4 mg_fp8x8(uint2 q, float sc) {
-    unsigned w[4];
-#pragma unroll
-    for (int j = 0; j < 4; j++) {
-        unsigned short b = (unsigned short)(((j < 2 ? q.x : q.y) >> (16 * (j & 1))) & 0xffffu);
-        unsigned h2;
-        asm("cvt.rn.f16x2.e4m3x2 %0, %1;\n" : "=r"(h2) : "h"(b));
-        float lo = f16_to_f32((f16_t)(h2 & 0xffffu)) * sc, hi = f16_to_f32((f16_t)(h2 >> 16)) * sc;
-        asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(w[j]) : "f"(hi), "f"(lo));
-    }
-    return make_uint4(w[0], w[1], w[2], w[3]);
-}
-
-// mg_int4x8 widens packed word q (8 nibbles, lowest first, q+8) with the
-// bf16 scale s2 (in both halves) to 8 bf16 (q−8)·scale, rounded once:
-// nibble n becomes the bf16 128+n (n as the mantissa of 2^7), minus 136
-// exactly, times the scale in one bf16 fma (the product is exact before
-// its rounding, so this equals f32(q)·scale rounded to bf16, as
-// int4_dequant). Nibbles j and j+4 go through one bf16x2, then the halves
-// are put back in column order.
-__device__ __forceinline__ uint4 mg_int4x8(unsigned q, unsigned s2) {
-    unsigned p[4];
-#pragma unroll
-    for (int j = 0; j < 4; j++) {
-        unsigned t = ((q >> (4 * j)) & 0x000f000fu) | 0x43004300u, d;
-        asm("fma.rn.bf16x2 %0, %1, %2, %3;\n" : "=r"(d) : "r"(t), "r"(0x3f803f80u), "r"(0xc308c308u));  // t·1 − 136
-        asm("fma.rn.bf16x2 %0, %1, %2, %3;\n" : "=r"(p[j]) : "r"(d), "r"(s2), "r"(0x80008000u));        // q·s − 0
-    }
-    return make_uint4(__byte_perm(p[0], p[1], 0x5410), __byte_perm(p[2], p[3], 0x5410),
-                      __byte_perm(p[0], p[1], 0x7632), __byte_perm(p[2], p[3], 0x7632));
-}
-
-// mg_int4x8_f32 is mg_int4x8 for f32 scales: (q−8)·scale in f32, rounded
-// once to bf16.
-__device__ __forceinline__ uint4 mg_int4x8_f32(unsigned q, float sc) {
-    unsigned w[4];
-#pragma unroll
-    for (int j = 0; j < 4; j++) {
-        float lo = (float)((int)((q >> (8 * j)) & 0xfu) - 8) * sc;
-        float hi = (float)((int)((q >> (8 * j + 4)) & 0xfu) - 8) * sc;
-        asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(w[j]) : "f"(hi), "f"(lo));
-    }
-    return make_uint4(w[0], w[1], w[2], w[3]);
-}
-
-__device__ __forceinline__ unsigned mg_pack(float lo, float hi) {
-    return (unsigned)f32_to_bf16(lo) | ((unsigned)f32_to_bf16(hi) << 16);
 }
 
 // moe_gemm_tiles: one warp. offsets [n+1] = exclusive prefix sums of

@@ -8,6 +8,12 @@
 # .ptx from a fresh one without nvcc. The .ptx files are committed and
 # embedded into the binary by kernels/kernels.go.
 #
+# A module whose source has the line "// build: sm_90a" uses Hopper-only
+# instructions (wgmma) through inline assembly, which nvcc 11.8 passes
+# through unchanged: its PTX is then marked .version 8.0 / .target sm_90a
+# (the first PTX ISA and target with wgmma) so the driver's JIT accepts
+# it; only a device of compute capability 9.0 loads such a module.
+#
 # Needs nvcc (scripts/setup-cuda.sh installs CUDA 11.8). Usage:
 #   scripts/build-kernels.sh           rebuild every module
 #   scripts/build-kernels.sh rope      rebuild kernels/rope.cu only
@@ -49,6 +55,13 @@ for name in "${names[@]}"; do
 	# Relative paths from kernels/ keep the checkout's location out of the
 	# PTX's .file lines, so every machine produces the same bytes.
 	(cd "$kdir" && nvcc "${NVCC_FLAGS[@]}" "$name.cu" -o "$tmp")
+	if grep -qx '// build: sm_90a' "$src"; then
+		grep -qx '.version 7.8' "$tmp" && grep -qx '.target sm_90' "$tmp" || {
+			echo "build-kernels.sh: $name: expected .version 7.8 / .target sm_90 from nvcc to mark sm_90a" >&2
+			exit 1
+		}
+		sed -i -e 's/^\.version 7\.8$/.version 8.0/' -e 's/^\.target sm_90$/.target sm_90a/' "$tmp"
+	fi
 	{
 		echo "// source-sha256: $hash"
 		cat "$tmp"

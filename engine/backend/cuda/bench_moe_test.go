@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,8 +27,8 @@ import (
 // each on the cuBLAS path (HSDB_MOE_GEMM=cublas: per-expert GEMMs after a
 // host copy of the counts; fp8 widened to a bf16 scratch, int4 through
 // its fused GEMV or dequantized to a scratch), on the grouped kernel with
-// each tile configuration (s, m, l, x: mgTiles) and on the default
-// choice; then the speed of the defaults against bf16 on cuBLAS and of
+// each tile configuration (mgTiles: s, m, l, x on mma.sync; w, v, u on wgmma where the device has it) and on the default
+// choice (HSDB_BENCH_TILES=w,r: only the tiles named); then the speed of the defaults against bf16 on cuBLAS and of
 // the stored form's default against bf16's default (>= 1: faster), and
 // the largest relative difference of the kernel's outputs from cuBLAS's
 // on the bf16 experts. Needs about 45 GB of device memory.
@@ -69,8 +72,22 @@ func BenchmarkMoEGrouped(b *testing.B) {
 			b.Fatalf("%s: the grouped kernel does not take the expert sets", m.name)
 		}
 		fmt.Printf("\n%s: %d experts [%d, %d], top %d, one layer; set-up %.1fs\n", m.name, m.E, I, H, K, time.Since(t0).Seconds())
-		fmt.Printf("%6s %8s | %9s %7s %7s %7s %7s %7s | %9s %7s %7s %7s %7s %7s | %6s %6s %6s | %8s %8s\n", "tokens", "rows/exp",
-			"bf16 cuBL", "ks", "km", "kl", "kx", "def", "q before", "ks", "km", "kl", "kx", "def", "bf16x", "qx", "q/bdef", "bf16 err", "q err")
+		var tiles []mgTile
+		only := os.Getenv("HSDB_BENCH_TILES") // e.g. "w,r": time only these tiles
+		for _, t := range mgTiles {
+			if (!t.wg || d.hopper()) && (only == "" || slices.Contains(strings.Split(only, ","), t.name)) {
+				tiles = append(tiles, t)
+			}
+		}
+		head := fmt.Sprintf("%6s %8s", "tokens", "rows/exp")
+		for _, form := range []string{"bf16 cuBL", "q before"} {
+			head += fmt.Sprintf(" | %9s", form)
+			for _, t := range tiles {
+				head += fmt.Sprintf(" %7s", "k"+t.name)
+			}
+			head += fmt.Sprintf(" %7s", "def")
+		}
+		fmt.Printf("%s | %6s %6s %6s | %8s %8s\n", head, "bf16x", "qx", "q/bdef", "bf16 err", "q err")
 		for _, T := range []int{1, 8, 64, 512, 2048, 4096, 8192} {
 			x := d.Upload(tensor.FromF32(randn(rng, T*H, 1), T, H).Convert(tensor.BF16))
 			ids, wts := randomTopK(rng, T, m.E, K)
@@ -102,21 +119,27 @@ func BenchmarkMoEGrouped(b *testing.B) {
 				}
 				return ms / iters
 			}
-			var row [2][6]float64
+			var row [2][]float64 // cuBLAS path, each tile, the default
 			for si, set := range []*expertSet{dense, packed} {
-				row[si][0] = run(set, "cublas", "")
-				for ti, tile := range mgTiles {
-					row[si][1+ti] = run(set, "kernel", tile.name)
+				row[si] = append(row[si], run(set, "cublas", ""))
+				for _, tile := range tiles {
+					row[si] = append(row[si], run(set, "kernel", tile.name))
 				}
-				row[si][5] = run(set, "", "")
+				row[si] = append(row[si], run(set, "", ""))
 			}
 			ref := out(dense, "cublas", "")
 			errB := relDiff(out(dense, "kernel", ""), ref)
 			errQ := relDiff(out(packed, "kernel", ""), ref)
-			fmt.Printf("%6d %8.2f | %9.3f %7.3f %7.3f %7.3f %7.3f %7.3f | %9.3f %7.3f %7.3f %7.3f %7.3f %7.3f | %5.2fx %5.2fx %5.2fx | %8.2g %8.2g\n",
-				T, float64(T*K)/float64(m.E), row[0][0], row[0][1], row[0][2], row[0][3], row[0][4], row[0][5],
-				row[1][0], row[1][1], row[1][2], row[1][3], row[1][4], row[1][5],
-				row[0][0]/row[0][5], row[0][0]/row[1][5], row[0][5]/row[1][5], errB, errQ)
+			line := fmt.Sprintf("%6d %8.2f", T, float64(T*K)/float64(m.E))
+			for si := range row {
+				line += fmt.Sprintf(" | %9.3f", row[si][0])
+				for _, v := range row[si][1:] {
+					line += fmt.Sprintf(" %7.3f", v)
+				}
+			}
+			def := len(tiles) + 1
+			fmt.Printf("%s | %5.2fx %5.2fx %5.2fx | %8.2g %8.2g\n", line,
+				row[0][0]/row[0][def], row[0][0]/row[1][def], row[0][def]/row[1][def], errB, errQ)
 			d.Free(x)
 			d.Free(it)
 			d.Free(wt)

@@ -21,27 +21,27 @@ import (
 // fp8_dequant_batch into a scratch of the activation dtype, freed right
 // after the cuBLAS GEMM that reads it (the pool hands the block to the next
 // weight), as vLLM's dequantize-then-GEMM fallbacks do. The routed experts
-// (RoutedExperts) run on the grouped kernel (rank_moe_grouped.go,
-// kernels/moe_gemm.cu: each weight tile widened in shared memory, one byte
-// read per weight) up to 192 routed rows per expert; above, and with
+// (RoutedExperts) run on the grouped kernels (rank_moe_grouped.go,
+// kernels/moe_gemm.cu and, on Hopper, kernels/moe_wgmma.cu: each weight
+// tile widened in shared memory, one byte read per weight): on Hopper at
+// every size, elsewhere up to 192 routed rows per expert; above, and with
 // HSDB_MOE_GEMM=cublas, they widen a chunk of experts per launch into a
-// scratch of at most fp8ChunkBytes. Activations stay in their dtype (no fp8 activation
-// quantization), so results equal the checkpoint dequantized on load:
-// f32(q)·scale computed exactly, rounded once to the activation dtype.
-// Block-scaled fp8 GEMMs (cuBLASLt's VEC128/BLK128x128 scales, DeepGEMM)
-// would also quantize the activations; this backend does not.
+// scratch of at most fp8ChunkBytes. Activations stay in their dtype (no
+// fp8 activation quantization), so results equal the checkpoint
+// dequantized on load: f32(q)·scale computed exactly, rounded once to the
+// activation dtype (TestMoEGEMMWidensFP8Exactly checks every tile bit for
+// bit). Block-scaled fp8 GEMMs (cuBLASLt's VEC128/BLK128x128 scales,
+// DeepGEMM) would also quantize the activations; this backend does not.
 //
-// Measured on one H200 (scripts/bench/bench-deepseek.sh, DeepSeek-V3's
-// shapes, 2 layers, 4 × 1024 tokens): weights 15.8 GB in fp8 against 27.9
-// GB in bf16; a prefill 46.2 ms against 28.5 ms, the routed experts 25.4 ms
-// of device time against 8.6 ms (widening writes a bf16 copy of every
-// expert each step and the GEMMs read it back). The grouped kernel removes
-// that traffic (BenchmarkMoEGrouped, one layer at 4096 tokens: 17.9 ms
-// against 25.6 on the widening path) and runs within 6% of the bf16
-// experts or faster up to 64 tokens; at prefill sizes bf16 on cuBLAS's
-// wgmma GEMMs stays ahead (8.2 ms) of this mma.sync kernel: a wgmma kernel
-// (sm_90a) consuming fp8 tiles is what would bring fp8 prefill to bf16's
-// time.
+// Measured on one H200 (BenchmarkMoEGrouped, DeepSeek-V3's experts, one
+// layer at 4096 tokens, 128 rows per expert): fp8 on the wgmma tile 13.9
+// ms against 8.1-8.2 for the same experts in bf16 (cuBLAS or the wgmma
+// tile) and 25.1 widening to a scratch. The widening in shared memory
+// costs shared-memory bandwidth the bf16 tile does not spend (the widened
+// tile is written and then read by both warpgroups' MMAs), so fp8 stays
+// slower than bf16 at prefill sizes; the register-operand form (weights
+// widened in registers as wgmma's A) was written and measured slower
+// (28 ms), see the issue notes.
 
 // fp8ChunkBytes bounds the scratch RoutedExperts widens fp8 experts into.
 var fp8ChunkBytes int64 = 2 << 30

@@ -184,7 +184,7 @@ func (d *Device) RoutedExperts(x, ids, weights, experts backend.Tensor) backend.
 		if y, err = d.output(dt, T, H); err != nil || T == 0 || H == 0 {
 			return err
 		}
-		if xt.ptr()%16 == 0 && useGroupedKernel(set, T*k) {
+		if xt.ptr()%16 == 0 && useGroupedKernel(set, T*k, d.hopper()) {
 			return d.routedGrouped(y, xt, it, wt, set, T, k)
 		}
 		slots := T * k

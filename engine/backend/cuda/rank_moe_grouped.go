@@ -11,8 +11,9 @@ import (
 	"hsdb/engine/tensor"
 )
 
-// The routed experts' own grouped GEMM (kernels/moe_gemm.cu): one launch
-// for the fused gate/up projection with SiLU·mul in its epilogue and one
+// The routed experts' own grouped GEMM (kernels/moe_gemm.cu on mma.sync;
+// on Hopper, from a few routed rows per expert on, kernels/moe_wgmma.cu on
+// wgmma with 128 × 256 tiles): one launch for the fused gate/up projection with SiLU·mul in its epilogue and one
 // for down_proj, each reading the experts' row offsets on the device, so a
 // MoE layer needs no host round trip at all; the weights are read as they
 // are stored (bf16, fp8 with block scales, packed int4) and widened to
@@ -42,26 +43,40 @@ const (
 
 var mgKindName = [...]string{"bf16", "fp8", "int4"}
 
-// mgTile is one of the kernel's tile configurations (kernels/moe_gemm.cu
-// MG_CFG_*): bm rows × bn weight rows per block, stages of 64 columns.
+// mgTile is one of the grouped kernels' tile configurations: bm rows × bn
+// weight rows per block, k tiles of 64 in stages. Tiles with wg run on
+// Hopper's wgmma (compute capability 9.0 only) on kernels/moe_wgmma.cu
+// (WG_CFG_*), the others on kernels/moe_gemm.cu (mma.sync; MG_CFG_*).
 type mgTile struct {
 	name            string
 	bm, bn, threads int
 	stages          int
+	wg              bool
 }
 
 var mgTiles = []mgTile{
-	{"s", 16, 128, 128, 4},
-	{"m", 64, 128, 128, 3},
-	{"l", 128, 128, 256, 3},
-	{"x", 128, 256, 256, 3},
+	{"s", 16, 128, 128, 4, false},
+	{"m", 64, 128, 128, 3, false},
+	{"l", 128, 128, 256, 3, false},
+	{"x", 128, 256, 256, 3, false},
+	{"w", 128, 256, 256, 4, true},
 }
 
 // smem returns the dynamic shared memory the tile needs for weight kind
-// kind: per stage an A tile (bm rows of 72 bf16) and a B tile (bn rows: of
-// 72 bf16, or raw 64 fp8 bytes / 32 int4 bytes), plus one widened B tile
-// for quantized weights.
+// kind. mma.sync tiles: per stage an A tile (bm rows of 72 bf16) and a B
+// tile (bn rows: of 72 bf16, or raw 64 fp8 bytes / 32 int4 bytes), plus
+// one widened B tile for quantized weights. wgmma tiles: per stage an A
+// tile (bm rows of 128 bytes) and the raw weight tile (bn rows of 128, 64
+// or 32 bytes), two widened [bn, 64] bf16 tiles for quantized weights,
+// and 1 KiB to align the tiles to the 128-byte swizzle's 1024 bytes.
 func (t mgTile) smem(kind int) int {
+	if t.wg {
+		s := t.stages*(t.bm*128+[...]int{t.bn * 128, t.bn * 64, t.bn * 32}[kind]) + 1024
+		if kind != mgBF16 {
+			s += 2 * t.bn * 128
+		}
+		return s
+	}
 	a := t.bm * 72 * 2
 	b := [...]int{t.bn * 72 * 2, t.bn * 64, t.bn * 32}[kind]
 	s := t.stages * (a + b)
@@ -154,8 +169,9 @@ func (d *Device) groupedExperts(set *expertSet) *groupedWeights {
 }
 
 // useGroupedKernel reports whether RoutedExperts runs set's experts on the
-// grouped kernel for slots routed slots (see moeGEMMMode).
-func useGroupedKernel(set *expertSet, slots int) bool {
+// grouped kernel for slots routed slots (see moeGEMMMode); hopper: the
+// device runs the wgmma tile.
+func useGroupedKernel(set *expertSet, slots int, hopper bool) bool {
 	if set.gw == nil || (slots+127)/128+min(set.gw.n, slots) > 65535 {
 		return false // not taken, or more row tiles than a grid holds even at 128 rows
 	}
@@ -163,46 +179,60 @@ func useGroupedKernel(set *expertSet, slots int) bool {
 	case "kernel":
 		return true
 	case "":
-		return moeKernelDefault(set.gw.kind, float64(slots)/float64(set.gw.n))
+		return moeKernelDefault(set.gw.kind, float64(slots)/float64(set.gw.n), hopper)
 	}
 	return false
 }
 
 // moeKernelDefault is the default choice between the grouped kernel and
 // the cuBLAS path for a weight kind at rows (average routed rows per
-// local expert), from BenchmarkMoEGrouped on one H200 (DeepSeek-V3's and
-// Kimi-K2.5's expert shapes, one layer; ms per layer, kernel against the
-// cuBLAS path):
-//   - bf16 experts up to 48 rows per expert: 1.0-1.5x cuBLAS's per-expert
-//     GEMMs (DeepSeek 1 token 0.28 against 0.42, 512 tokens 5.8 against
-//     6.9; Kimi 2048 tokens 9.4 against 10.8), with no host copy of the
-//     counts; above, cuBLAS's Hopper GEMMs beat this mma.sync kernel (64
-//     rows 8.6 against 7.0, 128 rows 14.3 against 8.2);
+// local expert) on a device with (hopper) or without the wgmma tile, from
+// BenchmarkMoEGrouped on one H200 (DeepSeek-V3's and Kimi-K2.5's expert
+// shapes, one layer; ms per layer, kernel against the cuBLAS path):
+//   - bf16 experts: the wgmma tile up to 128 rows per expert is as fast as
+//     or faster than cuBLAS's per-expert GEMMs (1 token 0.28 against 0.33,
+//     16 rows 5.7 against 6.1, 64 rows 6.1 against 6.9, 128 rows 8.1-8.2
+//     against 8.1-8.2), with no host copy of the counts; at 256 rows
+//     cuBLAS is ahead (12.4 against 14.7). Without it the mma.sync tiles
+//     up to 48 rows (1.0-1.5x cuBLAS; 128 rows 14.3 against 8.2);
 //   - int4 experts at every size measured (1 to 171 rows): 1.2-5x the
-//     fused-GEMV/dequantize-to-scratch path (64 tokens 4.8 against 11.6,
-//     512 tokens 6.9 against 32.5, 171 rows 31.0 against 40.1);
-//   - fp8 experts up to 192 rows: 1.4-57x the widen-to-scratch path (1
-//     token 0.30 against 17.1, 128 rows 17.9 against 25.6); at 256 rows
-//     the scratch path and cuBLAS are as fast (30.5 against 31.3).
-func moeKernelDefault(kind int, rows float64) bool {
+//     fused-GEMV/dequantize-to-scratch path (64 tokens 4.7 against 11.6,
+//     512 tokens 6.9 against 32.5, 171 rows 24.4 against 39.1);
+//   - fp8 experts: on Hopper at every size (the wgmma tile 13.9 ms at 128
+//     rows and 24.5 at 256, against 25.1 and 29.5 widening to a scratch);
+//     without it up to 192 rows (1.4-57x the scratch path: 1 token 0.30
+//     against 17.1, 128 rows 17.9 against 25.6).
+func moeKernelDefault(kind int, rows float64, hopper bool) bool {
 	switch kind {
 	case mgBF16:
-		return rows <= 48
+		return rows <= 48 || (hopper && rows <= 128)
 	case mgFP8:
-		return rows <= 192
+		return hopper || rows <= 192
 	}
 	return true
 }
 
+// wgFrom is, per weight kind, the average routed rows per expert above
+// which pickTile takes the wgmma tile on Hopper.
+var wgFrom = [...]float64{mgBF16: 0, mgFP8: 32, mgInt4: 64}
+
 // pickTile returns the tile configuration for rows average routed rows
 // per expert of weight kind kind (moeTile when set), the fastest one
-// BenchmarkMoEGrouped measured: bf16 s up to 8 rows, m above (the default
-// stops at 48); quantized s up to 16 rows, m up to 64, then x for fp8 and
-// l for int4.
-func pickTile(kind int, rows float64) mgTile {
+// BenchmarkMoEGrouped measured (ms per layer as moeKernelDefault's): with
+// hopper (compute capability 9.0) the wgmma tile w above wgFrom[kind]
+// rows: for bf16 at every size (0.28 against s's 0.29 at 1 token, 4.7
+// against m's 5.1 at 2 rows, 5.7 against 6.0 at 16); for fp8 above 32
+// (64 rows 9.1 against m's 11.5, 128 rows 13.9 against x's 18.1; at 16
+// rows s's 7.2 against 8.6); for int4 above 64 (85 rows 12.9 against l's
+// 16.2, 171 rows 24.4 against 32.2; at 43 rows m's 9.9 against 11.3).
+// Otherwise bf16 s up to 8 rows, m above; quantized s up to 16 rows, m up
+// to 64, then x for fp8 and l for int4.
+func pickTile(kind int, rows float64, hopper bool) mgTile {
 	want := moeTile
 	if want == "" {
 		switch {
+		case hopper && rows > wgFrom[kind]:
+			want = "w"
 		case kind == mgBF16 && rows <= 8, kind != mgBF16 && rows <= 16:
 			want = "s"
 		case kind == mgBF16 || rows <= 64:
@@ -213,12 +243,25 @@ func pickTile(kind int, rows float64) mgTile {
 			want = "l"
 		}
 	}
+	return pickTileNamed(want)
+}
+
+// pickTileNamed returns the tile configuration called name (the l tile
+// for an unknown name).
+func pickTileNamed(name string) mgTile {
 	for _, t := range mgTiles {
-		if t.name == want {
+		if t.name == name {
 			return t
 		}
 	}
 	return mgTiles[2]
+}
+
+// hopper reports whether the device runs kernels/moe_wgmma.cu (sm_90a
+// code: compute capability 9.0 exactly).
+func (d *Device) hopper() bool {
+	major, minor := d.g.ComputeCapability()
+	return major == 9 && minor == 0
 }
 
 // routedGrouped is RoutedExperts on the grouped kernel (GPU thread): y
@@ -227,7 +270,10 @@ func (d *Device) routedGrouped(y, xt, it, wt *Tensor, set *expertSet, T, k int) 
 	g := set.gw
 	n, H, I := g.n, set.hidden, set.inter
 	slots := T * k
-	tile := pickTile(g.kind, float64(slots)/float64(n))
+	tile := pickTile(g.kind, float64(slots)/float64(n), d.hopper())
+	if tile.wg && !d.hopper() {
+		return fmt.Errorf("%w: grouped expert gemm: tile %s needs wgmma (compute capability 9.0)", driver.ErrBadArgument, tile.name)
+	}
 	maxTiles := (slots+tile.bm-1)/tile.bm + min(n, slots)
 	if maxTiles > 65535 { // the largest row tile needs the fewest
 		tile = mgTiles[2]
@@ -278,8 +324,9 @@ func (d *GPU) MoEGEMMTiles(counts, offsets, tiles driver.Ptr, n, bm int) error {
 	})
 }
 
-// MoEGEMM launches kernels/moe_gemm.cu's grouped expert GEMM of weight
-// kind kind: with glu, out [rows, N] = silu(x·gateᵀ)·(x·upᵀ) (x rows
+// MoEGEMM launches the grouped expert GEMM of weight kind kind
+// (kernels/moe_gemm.cu's, or moe_wgmma.cu's for a wgmma
+// tile): with glu, out [rows, N] = silu(x·gateᵀ)·(x·upᵀ) (x rows
 // gathered through xidx), else out [rows, N] = x·wᵀ; wptr holds the
 // experts' weight addresses, offsets and tiles come from MoEGEMMTiles with
 // tile.bm, maxTiles bounds tiles[n] (the grid's rows).
@@ -291,10 +338,15 @@ func (d *GPU) MoEGEMM(kind int, glu bool, tile mgTile, out, x, xidx, wptr, offse
 	if glu {
 		part, name = tile.bn/2, "glu"
 	}
-	fn := fmt.Sprintf("moe_gemm_%s_%s_%s", mgKindName[kind], name, tile.name)
+	mod := "moe_gemm"
+	switch {
+	case tile.wg:
+		mod = "moe_wgmma"
+	}
+	fn := fmt.Sprintf("%s_%s_%s_%s", mod, mgKindName[kind], name, tile.name)
 	grid := dim3{x: uint32((N + part - 1) / part), y: uint32(maxTiles)}
 	return d.Do(func() error {
-		return d.launch("moe_gemm", fn, grid, dim3{x: uint32(tile.threads)}, tile.smem(kind),
+		return d.launch(mod, fn, grid, dim3{x: uint32(tile.threads)}, tile.smem(kind),
 			out, x, xidx, wptr, offsets, tiles, int32(n), int32(N), int32(K), scaleOff, q[0], q[1], q[2])
 	})
 }

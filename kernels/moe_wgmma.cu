@@ -1,0 +1,308 @@
+// moe_wgmma.cu: the routed experts' grouped GEMM on Hopper's warpgroup
+// MMAs (wgmma.mma_async, sm_90a), for prefill-sized batches: the same
+// contract as moe_gemm.cu (read that file's comment: rows permuted by
+// expert with device-side offsets and row-tile starts from moe_gemm_tiles,
+// weights read as stored in bf16, fp8 e4m3 with f32 block scales or packed
+// int4 and widened to bf16 in shared memory with each value rounded once,
+// the gather of the tokens and SiLU·mul fused into the gate/up GEMM), with
+// the products on wgmma instead of mma.sync: one warpgroup issues a
+// 64 × BN × 16 product from two shared-memory descriptors, asynchronously,
+// so the next k tile's widening overlaps the tensor cores' work.
+//
+// build: sm_90a
+// (scripts/build-kernels.sh compiles this file like the others, with CUDA
+// 11.8's nvcc for compute_90, and then marks the PTX .version 8.0 /
+// .target sm_90a: wgmma exists only on sm_90a, CUDA 11.8's front end
+// passes the inline assembly through unchanged, and the driver JIT-
+// compiles the PTX on an H100/H200. A device of another compute capability
+// refuses the module; engine/backend/cuda uses these kernels only on 9.0.)
+//
+// Block: WG warpgroups (128 threads each), BM = 64·WG routed rows (each
+// warpgroup owns 64) × BN weight rows (GLU: BN/2 gate + BN/2 up rows of
+// the same columns), k tiles of 64. Shared memory, 1024-byte aligned:
+//   ST stages of { A: [BM, 64] bf16, W: the raw weight tile }, then, for
+//   quantized weights, two widened [BN, 64] bf16 tiles (double buffered:
+//   one is read by the k tile in flight while the next is written).
+// Every [rows, 64] bf16 tile lies K-major in the 128-byte swizzle
+// (row r's 16-byte chunk c at r·128 + ((c ^ r%8)·16)), the layout wgmma's
+// descriptors call SWIZZLE_128B: no bank conflicts for the cp.async
+// writes, the widening writes or the tensor cores' reads. A descriptor
+// advances by 32 bytes per k16 step inside the 128-byte row.
+//
+// Pipeline per k tile kt (all threads load, each warpgroup multiplies):
+// wait for k tile kt's copies, fence them to the async proxy, barrier
+// (after which every warpgroup's product of tile kt-2 is done, so its
+// stage and widened buffer are free); issue the copies of tile kt+ST-2;
+// widen tile kt (quantized weights); fence, barrier; issue four wgmmas
+// (k16 steps) and wait until at most this group is in flight. Rows of a
+// warpgroup's half past the expert's last row skip their products.
+//
+// Requirements (the host checks them): as moe_gemm.cu's (copies are whole
+// 16-byte chunks, zero-filled past K).
+#include "common.cuh"
+#include "moe_widen.cuh"
+
+// wg_desc is the wgmma shared-memory descriptor of a K-major bf16 tile
+// with 128-byte rows in the 128-byte swizzle at shared address addr
+// (1024-byte aligned): start address >> 4 in bits 0-13, leading byte
+// offset 16 (unused by this layout) in bits 16-29, stride byte offset
+// 1024 (eight rows) in bits 32-45, swizzle mode 1 (128B) in bits 62-63.
+__device__ __forceinline__ unsigned long long wg_desc(unsigned addr) {
+    return (unsigned long long)((addr & 0x3ffffu) >> 4) | (1ull << 16) | (64ull << 32) | (1ull << 62);
+}
+__device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wg_wait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+// wg_proxy_fence makes this thread's shared-memory writes (cp.async,
+// st.shared) visible to the async proxy that wgmma reads through.
+__device__ __forceinline__ void wg_proxy_fence() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+// wg_hold keeps the compiler from moving accesses of the accumulators
+// across the asynchronous MMAs (they are written behind its back).
+template <int R>
+__device__ __forceinline__ void wg_hold(float (&d)[R]) {
+#pragma unroll
+    for (int i = 0; i < R; i++) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// wg_mma_n256: d[64 × 256] += A[64 × 16] · B[256 × 16]ᵀ for one warpgroup, A and
+// B K-major in shared memory (descriptors da, db), f32 accumulators in the
+// m64n256 fragment: thread t holds, for n8 block j, d[4j..4j+3] = rows
+// 16·(t/32) + (t%32)/4 and +8, columns 8j + 2·(t%4) and +1.
+__device__ __forceinline__ void wg_mma_n256(float (&d)[128], unsigned long long da, unsigned long long db) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+        "%128, %129, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+          "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+          "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(da), "l"(db), "r"(1)
+        : "memory");
+}
+
+// moe_wgmma: see the file comment. Arguments as moe_gemm.cu's moe_gemm.
+template <int WG, int BN, int ST, int WK, bool GLU>
+__device__ __forceinline__ void moe_wgmma(bf16_t* out, const bf16_t* x, const int* xidx, const unsigned long long* wptr,
+                                          const int* offsets, const int* tiles, int nexp, int N, int K,
+                                          long long scale_off, int qa, int qb, int qc) {
+    constexpr int BK = MG_BK, BM = 64 * WG, THREADS = 128 * WG;
+    constexpr int P = GLU ? 2 : 1, PR = BN / P;  // PR: weight rows per part
+    constexpr int NACC = BN / 2;                 // accumulators per thread (64·BN / 128)
+    constexpr int A_BYTES = BM * 128, W_BYTES = BN * 128;
+    constexpr int R_BYTES = WK == MG_BF16 ? W_BYTES : WK == MG_FP8 ? BN * 64 : BN * 32;  // raw weight tile
+    constexpr int STAGE = A_BYTES + R_BYTES;
+    constexpr int R_CPR = WK == MG_BF16 ? 8 : WK == MG_FP8 ? 4 : 2;  // 16-byte copies per weight row
+    constexpr int A_ITERS = BM * 8 / THREADS, B_ITERS = BN * R_CPR / THREADS;
+    constexpr int CV_ROWS = THREADS / 8, CV_ITERS = BN / CV_ROWS;  // widening: 8 k of one row per unit
+    static_assert(STAGE % 1024 == 0 && A_ITERS * THREADS == BM * 8 && B_ITERS * THREADS == BN * R_CPR, "tile");
+    static_assert(PR % CV_ROWS == 0, "a widening unit's part must not depend on the thread");
+    static_assert(ST >= 3, "the pipeline keeps one stage in the MMAs and one being read");
+    static_assert(BN == 256, "one wg_mma_n256 per warpgroup and k16 step");
+
+    extern __shared__ unsigned char wg_smem[];
+    const unsigned raw = mg_smem_addr(wg_smem), base = (raw + 1023u) & ~1023u;
+    unsigned char* sm = wg_smem + (base - raw);  // 1024-byte aligned (the host adds 1 KiB)
+
+    const int tile = blockIdx.y;
+    if (tile >= tiles[nexp]) return;
+    int lo = 0, hi = nexp;  // tiles[lo] <= tile < tiles[hi]
+    while (hi - lo > 1) {
+        int mid = (lo + hi) >> 1;
+        if (tiles[mid] <= tile) lo = mid;
+        else hi = mid;
+    }
+    const int e = lo;
+    const int m0 = offsets[e] + (tile - tiles[e]) * BM, m1 = offsets[e + 1];
+    const int n0 = blockIdx.x * PR;
+    const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31, warp = (tid >> 5) & 3;
+    const int KT = (K + BK - 1) / BK;
+    const bool active = m0 + 64 * wg < m1;  // this warpgroup's 64 rows hold a routed row
+    const unsigned char* wb0 = (const unsigned char*)wptr[(long long)e * P];
+    const unsigned char* wb1 = GLU ? (const unsigned char*)wptr[(long long)e * P + 1] : wb0;
+
+    // Copies: A row tid/8 + i·THREADS/8, chunk tid%8; weight row
+    // tid/R_CPR + i·THREADS/R_CPR, chunk tid%R_CPR.
+    const int ac = tid & 7;
+    const bf16_t* arow[A_ITERS];
+#pragma unroll
+    for (int i = 0; i < A_ITERS; i++) {
+        int m = m0 + (tid >> 3) + i * (THREADS / 8);
+        arow[i] = m < m1 ? x + (long long)(xidx ? xidx[m] : m) * K + ac * 8 : nullptr;
+    }
+    const int bc = tid % R_CPR;
+    const long long rowBytes = WK == MG_BF16 ? 2LL * K : WK == MG_FP8 ? (long long)K : K / 2;
+    const unsigned char* brow[B_ITERS];
+#pragma unroll
+    for (int i = 0; i < B_ITERS; i++) {
+        int r = tid / R_CPR + i * (THREADS / R_CPR);
+        int wr = n0 + r % PR;
+        brow[i] = wr < N ? ((r / PR) ? wb1 : wb0) + wr * rowBytes + bc * 16 : nullptr;
+    }
+    auto load = [&](int s, int kt) {
+        unsigned char* st = sm + s * STAGE;
+        const int k0 = kt * BK;
+#pragma unroll
+        for (int i = 0; i < A_ITERS; i++) {
+            int r = (tid >> 3) + i * (THREADS / 8);
+            bool ok = arow[i] && k0 + ac * 8 < K;
+            mg_cp16(st + r * 128 + ((ac ^ (r & 7)) << 4), ok ? (const void*)(arow[i] + k0) : (const void*)x, ok);
+        }
+#pragma unroll
+        for (int i = 0; i < B_ITERS; i++) {
+            int r = tid / R_CPR + i * (THREADS / R_CPR);
+            long long kb = WK == MG_BF16 ? 2LL * k0 : WK == MG_FP8 ? k0 : k0 / 2;
+            int per = WK == MG_BF16 ? 8 : WK == MG_FP8 ? 16 : 32;  // k per copy
+            bool ok = brow[i] && k0 + bc * per < K;
+            int dst = WK == MG_BF16 ? r * 128 + ((bc ^ (r & 7)) << 4) : r * (R_BYTES / BN) + bc * 16;
+            mg_cp16(st + A_BYTES + dst, ok ? (const void*)(brow[i] + kb) : (const void*)x, ok);
+        }
+    };
+
+    // Widening (quantized weights): unit i is row tid/8 + i·CV_ROWS, k
+    // columns ck..ck+7 with ck = 8·(tid%8); its part is fixed by i.
+    const int ck = (tid & 7) * 8;
+    int soff[CV_ITERS];
+#pragma unroll
+    for (int i = 0; i < CV_ITERS; i++) {
+        int wr = n0 + ((tid >> 3) + i * CV_ROWS) % PR;
+        soff[i] = wr >= N ? -1 : WK == MG_FP8 ? (wr / qa) * qc : wr * qc;
+    }
+    const unsigned char* sb0 = wb0 + scale_off;
+    const unsigned char* sb1 = wb1 + scale_off;
+    auto scales = [&](int kt, unsigned (&sc)[CV_ITERS]) {
+        const int k = kt * BK + ck;
+        const int kq = k / (WK == MG_FP8 ? qb : qa);
+#pragma unroll
+        for (int i = 0; i < CV_ITERS; i++) {
+            const unsigned char* sb = (i * CV_ROWS) / PR ? sb1 : sb0;
+            sc[i] = 0;
+            if (soff[i] >= 0 && k < K) {
+                if (WK == MG_FP8 || qb) sc[i] = ((const unsigned*)sb)[soff[i] + kq];
+                else sc[i] = ((const bf16_t*)sb)[soff[i] + kq];
+            }
+        }
+    };
+    auto widen = [&](int s, int kt, unsigned char* dst, const unsigned (&sc)[CV_ITERS]) {
+        const unsigned char* src = sm + s * STAGE + A_BYTES;
+        const bool kok = kt * BK + ck < K;
+#pragma unroll
+        for (int i = 0; i < CV_ITERS; i++) {
+            const int r = (tid >> 3) + i * CV_ROWS;
+            uint4 v = make_uint4(0, 0, 0, 0);
+            if (soff[i] >= 0 && kok) {
+                if (WK == MG_FP8) {
+                    v = mg_fp8x8(*(const uint2*)(src + r * 64 + ck), __uint_as_float(sc[i]));
+                } else {
+                    unsigned q = *(const unsigned*)(src + r * 32 + ck / 2);
+                    v = qb ? mg_int4x8_f32(q, __uint_as_float(sc[i])) : mg_int4x8(q, sc[i] | (sc[i] << 16));
+                }
+            }
+            *(uint4*)(dst + r * 128 + (((tid & 7) ^ (r & 7)) << 4)) = v;
+        }
+    };
+
+    float acc[NACC];
+#pragma unroll
+    for (int i = 0; i < NACC; i++) acc[i] = 0.f;
+
+#pragma unroll
+    for (int s = 0; s < ST - 2; s++) {
+        if (s < KT) load(s, s);
+        mg_commit();
+    }
+    unsigned sc[CV_ITERS];
+    if (WK != MG_BF16) scales(0, sc);
+    for (int kt = 0; kt < KT; kt++) {
+        mg_wait<ST - 3>();
+        wg_proxy_fence();
+        __syncthreads();
+        if (kt + ST - 2 < KT) load((kt + ST - 2) % ST, kt + ST - 2);
+        mg_commit();
+        const int s = kt % ST;
+        unsigned char* wt = sm + s * STAGE + A_BYTES;
+        if (WK != MG_BF16) {
+            wt = sm + ST * STAGE + (kt & 1) * W_BYTES;
+            widen(s, kt, wt, sc);
+            if (kt + 1 < KT) scales(kt + 1, sc);
+            wg_proxy_fence();
+            __syncthreads();
+        }
+        if (active) {
+            const unsigned long long da = wg_desc(base + s * STAGE + wg * 64 * 128);
+            const unsigned long long db = wg_desc(base + (unsigned)(wt - sm));
+            wg_hold(acc);
+            wg_fence();
+#pragma unroll
+            for (int kk = 0; kk < BK / 16; kk++) wg_mma_n256(acc, da + 2 * kk, db + 2 * kk);
+            wg_commit();
+            wg_wait<1>();
+            wg_hold(acc);
+        }
+    }
+    wg_wait<0>();
+    wg_hold(acc);
+    if (!active) return;
+
+    // Epilogue: n8 block j of this thread's rows (GLU: gate block j, up
+    // block j + BN/16 of the same columns), rounded once to bf16.
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int row = m0 + 64 * wg + 16 * warp + (lane >> 2) + 8 * h;
+        if (row >= m1) continue;
+        bf16_t* o = out + (long long)row * N;
+#pragma unroll
+        for (int j = 0; j < BN / 8 / P; j++) {
+            const int col = n0 + j * 8 + (lane & 3) * 2;
+            float v[2];
+#pragma unroll
+            for (int c = 0; c < 2; c++) {
+                v[c] = acc[4 * j + 2 * h + c];
+                if (GLU) {
+                    float g = v[c], u = acc[4 * (j + BN / 16) + 2 * h + c];
+                    v[c] = g / (1.f + expf(-g)) * u;
+                }
+            }
+            if (col + 1 < N && (N & 1) == 0) {
+                *(unsigned*)(o + col) = mg_pack(v[0], v[1]);
+            } else {
+                if (col < N) o[col] = f32_to_bf16(v[0]);
+                if (col + 1 < N) o[col + 1] = f32_to_bf16(v[1]);
+            }
+        }
+    }
+}
+
+// Tile configurations (WG warpgroups, BN, stages), picked by the host
+// (engine/backend/cuda/rank_moe_grouped.go, which holds the shared memory
+// each needs): w 128 × 256 (BenchmarkMoEGrouped measured 128 × 128 and
+// 64 × 256 slower at every size).
+#define WG_CFG_w 2, 256, 4
+#define WG_THREADS_w 256
+
+#define WG_INST(wn, WK, cfg, gn, GLU)                                                                          \
+    extern "C" __global__ void __launch_bounds__(WG_THREADS_##cfg, 1) moe_wgmma_##wn##_##gn##_##cfg(          \
+        bf16_t* out, const bf16_t* x, const int* xidx, const unsigned long long* wptr, const int* offsets,     \
+        const int* tiles, int nexp, int N, int K, long long scale_off, int qa, int qb, int qc) {               \
+        moe_wgmma<WG_CFG_##cfg, WK, GLU>(out, x, xidx, wptr, offsets, tiles, nexp, N, K, scale_off, qa, qb, qc); \
+    }
+#define WG_CFGS(wn, WK, gn, GLU) WG_INST(wn, WK, w, gn, GLU)
+#define WG_KINDS(gn, GLU) WG_CFGS(bf16, MG_BF16, gn, GLU) WG_CFGS(fp8, MG_FP8, gn, GLU) WG_CFGS(int4, MG_INT4, gn, GLU)
+WG_KINDS(glu, true)
+WG_KINDS(down, false)

@@ -1,0 +1,86 @@
+// moe_widen.cuh: what the routed experts' grouped GEMMs share
+// (moe_gemm.cu, mma.sync; moe_wgmma.cu, wgmma): the weight kinds, 16-byte
+// cp.async copies, and the widening of stored expert weights (fp8 e4m3
+// with f32 block scales, packed int4 with bf16 or f32 group scales) to
+// bf16, each value rounded once as the dequantize-on-load kernels round it
+// (fp8.cu's fp8_dequant_batch, int4.cu's int4_dequant).
+#pragma once
+#include "common.cuh"
+
+#define MG_BF16 0
+#define MG_FP8 1
+#define MG_INT4 2
+#define MG_BK 64  // k columns per pipeline stage
+
+__device__ __forceinline__ unsigned mg_smem_addr(const void* p) {
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+
+// mg_cp16 copies 16 bytes from global src to shared dst, or writes 16 zero
+// bytes when ok is false (src-size 0: nothing is read).
+__device__ __forceinline__ void mg_cp16(void* dst, const void* src, bool ok) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(mg_smem_addr(dst)), "l"(src), "r"(ok ? 16 : 0));
+}
+__device__ __forceinline__ void mg_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void mg_wait() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+// mg_fp8x8 widens 8 float8_e4m3fn bytes q (lowest first) times scale sc
+// to 8 bf16: each byte converted exactly (cvt.rn.f16x2.e4m3x2: every e4m3
+// value, subnormals and NaN included, is an f16), multiplied in f32 and
+// rounded once (cvt.rn.bf16x2.f32, round to nearest even): f32(q)·scale
+// rounded to bf16, as fp8_dequant_batch. (Placing the e4m3 bits into a
+// bf16 and scaling by 2^120, which replaces three of the four conversions
+// per pair with integer and bf16 arithmetic, measured slower on an H200:
+// the grouped kernels' fp8 layer at 4096 tokens took 18.6 ms against
+// 13.9.)
+__device__ __forceinline__ uint4 mg_fp8x8(uint2 q, float sc) {
+    unsigned w[4];
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        unsigned short b = (unsigned short)(((j < 2 ? q.x : q.y) >> (16 * (j & 1))) & 0xffffu);
+        unsigned h2;
+        asm("cvt.rn.f16x2.e4m3x2 %0, %1;\n" : "=r"(h2) : "h"(b));
+        float lo = f16_to_f32((f16_t)(h2 & 0xffffu)) * sc, hi = f16_to_f32((f16_t)(h2 >> 16)) * sc;
+        asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(w[j]) : "f"(hi), "f"(lo));
+    }
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+// mg_int4x8 widens packed word q (8 nibbles, lowest first, q+8) with the
+// bf16 scale s2 (in both halves) to 8 bf16 (q−8)·scale, rounded once:
+// nibble n becomes the bf16 128+n (n as the mantissa of 2^7), minus 136
+// exactly, times the scale in one bf16 fma (the product is exact before
+// its rounding, so this equals f32(q)·scale rounded to bf16, as
+// int4_dequant). Nibbles j and j+4 go through one bf16x2, then the halves
+// are put back in column order.
+__device__ __forceinline__ uint4 mg_int4x8(unsigned q, unsigned s2) {
+    unsigned p[4];
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        unsigned t = ((q >> (4 * j)) & 0x000f000fu) | 0x43004300u, d;
+        asm("fma.rn.bf16x2 %0, %1, %2, %3;\n" : "=r"(d) : "r"(t), "r"(0x3f803f80u), "r"(0xc308c308u));  // t·1 − 136
+        asm("fma.rn.bf16x2 %0, %1, %2, %3;\n" : "=r"(p[j]) : "r"(d), "r"(s2), "r"(0x80008000u));        // q·s − 0
+    }
+    return make_uint4(__byte_perm(p[0], p[1], 0x5410), __byte_perm(p[2], p[3], 0x5410),
+                      __byte_perm(p[0], p[1], 0x7632), __byte_perm(p[2], p[3], 0x7632));
+}
+
+// mg_int4x8_f32 is mg_int4x8 for f32 scales: (q−8)·scale in f32, rounded
+// once to bf16.
+__device__ __forceinline__ uint4 mg_int4x8_f32(unsigned q, float sc) {
+    unsigned w[4];
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        float lo = (float)((int)((q >> (8 * j)) & 0xfu) - 8) * sc;
+        float hi = (float)((int)((q >> (8 * j + 4)) & 0xfu) - 8) * sc;
+        asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(w[j]) : "f"(hi), "f"(lo));
+    }
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+__device__ __forceinline__ unsigned mg_pack(float lo, float hi) {
+    return (unsigned)f32_to_bf16(lo) | ((unsigned)f32_to_bf16(hi) << 16);
+}
