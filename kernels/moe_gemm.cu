@@ -172,60 +172,22 @@ __device__ __forceinline__ void moe_gemm(bf16_t* out, const bf16_t* x, const int
         }
     };
 
-    // The units this thread widens: 8 consecutive k of one weight row each,
-    // the same k offset ck for all (THREADS is a multiple of BK/8) and the
-    // rows tid/(BK/8) + i·THREADS/(BK/8), whose part (gate or up) is fixed
-    // by i alone (THREADS/(BK/8) divides PR). Per unit the row's scale
-    // offset (−1 past N) is computed once, so a k tile costs one division.
+    // The units this thread widens (mg_units): rows tid/(BK/8) +
+    // i·THREADS/(BK/8) at k offset 8·(tid % (BK/8)) (THREADS is a multiple
+    // of BK/8, and THREADS/(BK/8) divides PR). Their scales are loaded one
+    // k tile ahead (widen uses them after the next tile's loads are
+    // issued), so their latency hides behind the MMAs.
     constexpr int CV_ROWS = THREADS / (BK / 8);
     static_assert(PR % CV_ROWS == 0, "a unit's part must not depend on the thread");
-    const int ck = (tid % (BK / 8)) * 8;
-    int soff[CV_ITERS];
-#pragma unroll
-    for (int i = 0; i < CV_ITERS; i++) {
-        int wr = n0 + (tid / (BK / 8) + i * CV_ROWS) % PR;
-        soff[i] = wr >= N ? -1 : WK == MG_FP8 ? (wr / qa) * qc : wr * qc;
-    }
-    const unsigned char* sb0 = wb0 + scale_off;
-    const unsigned char* sb1 = wb1 + scale_off;
-
-    // The scales of those units for k tile kt, as raw bits: f32 for fp8 and
-    // f32 int4 scales, bf16 in the low half for bf16 int4 scales (0 past N
-    // or K). They are loaded one k tile ahead (widen uses them after the
-    // next tile's loads are issued), so their latency hides behind the
-    // MMAs.
-    auto scales = [&](int kt, unsigned (&sc)[CV_ITERS]) {
-        const int k = kt * BK + ck;
-        const int kq = k / (WK == MG_FP8 ? qb : qa);
-#pragma unroll
-        for (int i = 0; i < CV_ITERS; i++) {
-            const unsigned char* sb = (i * CV_ROWS) / PR ? sb1 : sb0;
-            sc[i] = 0;
-            if (soff[i] >= 0 && k < K) {
-                if (WK == MG_FP8 || qb) sc[i] = ((const unsigned*)sb)[soff[i] + kq];
-                else sc[i] = ((const bf16_t*)sb)[soff[i] + kq];
-            }
-        }
-    };
+    const mg_units<WK, CV_ITERS, PR> units(tid / (BK / 8), CV_ROWS, (tid % (BK / 8)) * 8, n0, N, qa, qc, wb0, wb1,
+                                           scale_off);
 
     // widen turns raw stage s (k tile kt) into Bc with the tile's scales
     // sc; rows past N and columns past K become zeros.
     auto widen = [&](int s, int kt, const unsigned (&sc)[CV_ITERS]) {
-        const bool kok = kt * BK + ck < K;
 #pragma unroll
-        for (int i = 0; i < CV_ITERS; i++) {
-            const int r = tid / (BK / 8) + i * CV_ROWS;
-            uint4 v = make_uint4(0, 0, 0, 0);
-            if (soff[i] >= 0 && kok) {
-                if (WK == MG_FP8) {
-                    v = mg_fp8x8(*(const uint2*)(Bs + s * B_STAGE + r * BK + ck), __uint_as_float(sc[i]));
-                } else {
-                    unsigned q = *(const unsigned*)(Bs + s * B_STAGE + r * (BK / 2) + ck / 2);
-                    v = qb ? mg_int4x8_f32(q, __uint_as_float(sc[i])) : mg_int4x8(q, sc[i] | (sc[i] << 16));
-                }
-            }
-            *(uint4*)(Bc + r * LDS + ck) = v;
-        }
+        for (int i = 0; i < CV_ITERS; i++)
+            *(uint4*)(Bc + (units.row0 + i * CV_ROWS) * LDS + units.ck) = units.widen(Bs + s * B_STAGE, i, kt, K, sc[i], qb);
     };
 
     // The smem row of this warp's n8 tile j: with GLU the first NT/2 tiles
@@ -249,7 +211,7 @@ __device__ __forceinline__ void moe_gemm(bf16_t* out, const bf16_t* x, const int
         mg_commit();
     }
     unsigned sc[CV_ITERS];
-    if (WK != MG_BF16) scales(0, sc);
+    if (WK != MG_BF16) units.scales(0, K, qa, qb, sc);
     for (int kt = 0; kt < KT; kt++) {
         mg_wait<ST - 2>();
         __syncthreads();
@@ -257,7 +219,7 @@ __device__ __forceinline__ void moe_gemm(bf16_t* out, const bf16_t* x, const int
         const bf16_t* Bt = (const bf16_t*)(Bs + s * B_STAGE);
         if (WK != MG_BF16) {
             widen(s, kt, sc);
-            if (kt + 1 < KT) scales(kt + 1, sc);
+            if (kt + 1 < KT) units.scales(kt + 1, K, qa, qb, sc);
             __syncthreads();
             Bt = Bc;
         }

@@ -175,46 +175,14 @@ __device__ __forceinline__ void moe_wgmma(bf16_t* out, const bf16_t* x, const in
         }
     };
 
-    // Widening (quantized weights): unit i is row tid/8 + i·CV_ROWS, k
-    // columns ck..ck+7 with ck = 8·(tid%8); its part is fixed by i.
-    const int ck = (tid & 7) * 8;
-    int soff[CV_ITERS];
-#pragma unroll
-    for (int i = 0; i < CV_ITERS; i++) {
-        int wr = n0 + ((tid >> 3) + i * CV_ROWS) % PR;
-        soff[i] = wr >= N ? -1 : WK == MG_FP8 ? (wr / qa) * qc : wr * qc;
-    }
-    const unsigned char* sb0 = wb0 + scale_off;
-    const unsigned char* sb1 = wb1 + scale_off;
-    auto scales = [&](int kt, unsigned (&sc)[CV_ITERS]) {
-        const int k = kt * BK + ck;
-        const int kq = k / (WK == MG_FP8 ? qb : qa);
-#pragma unroll
-        for (int i = 0; i < CV_ITERS; i++) {
-            const unsigned char* sb = (i * CV_ROWS) / PR ? sb1 : sb0;
-            sc[i] = 0;
-            if (soff[i] >= 0 && k < K) {
-                if (WK == MG_FP8 || qb) sc[i] = ((const unsigned*)sb)[soff[i] + kq];
-                else sc[i] = ((const bf16_t*)sb)[soff[i] + kq];
-            }
-        }
-    };
+    // Widening (quantized weights, mg_units): rows tid/8 + i·CV_ROWS at k
+    // offset 8·(tid%8), into the swizzled layout (chunk tid%8 of the row).
+    const mg_units<WK, CV_ITERS, PR> units(tid >> 3, CV_ROWS, (tid & 7) * 8, n0, N, qa, qc, wb0, wb1, scale_off);
     auto widen = [&](int s, int kt, unsigned char* dst, const unsigned (&sc)[CV_ITERS]) {
-        const unsigned char* src = sm + s * STAGE + A_BYTES;
-        const bool kok = kt * BK + ck < K;
 #pragma unroll
         for (int i = 0; i < CV_ITERS; i++) {
             const int r = (tid >> 3) + i * CV_ROWS;
-            uint4 v = make_uint4(0, 0, 0, 0);
-            if (soff[i] >= 0 && kok) {
-                if (WK == MG_FP8) {
-                    v = mg_fp8x8(*(const uint2*)(src + r * 64 + ck), __uint_as_float(sc[i]));
-                } else {
-                    unsigned q = *(const unsigned*)(src + r * 32 + ck / 2);
-                    v = qb ? mg_int4x8_f32(q, __uint_as_float(sc[i])) : mg_int4x8(q, sc[i] | (sc[i] << 16));
-                }
-            }
-            *(uint4*)(dst + r * 128 + (((tid & 7) ^ (r & 7)) << 4)) = v;
+            *(uint4*)(dst + r * 128 + (((tid & 7) ^ (r & 7)) << 4)) = units.widen(sm + s * STAGE + A_BYTES, i, kt, K, sc[i], qb);
         }
     };
 
@@ -228,7 +196,7 @@ __device__ __forceinline__ void moe_wgmma(bf16_t* out, const bf16_t* x, const in
         mg_commit();
     }
     unsigned sc[CV_ITERS];
-    if (WK != MG_BF16) scales(0, sc);
+    if (WK != MG_BF16) units.scales(0, K, qa, qb, sc);
     for (int kt = 0; kt < KT; kt++) {
         mg_wait<ST - 3>();
         wg_proxy_fence();
@@ -240,7 +208,7 @@ __device__ __forceinline__ void moe_wgmma(bf16_t* out, const bf16_t* x, const in
         if (WK != MG_BF16) {
             wt = sm + ST * STAGE + (kt & 1) * W_BYTES;
             widen(s, kt, wt, sc);
-            if (kt + 1 < KT) scales(kt + 1, sc);
+            if (kt + 1 < KT) units.scales(kt + 1, K, qa, qb, sc);
             wg_proxy_fence();
             __syncthreads();
         }

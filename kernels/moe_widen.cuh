@@ -84,3 +84,55 @@ __device__ __forceinline__ uint4 mg_int4x8_f32(unsigned q, float sc) {
 __device__ __forceinline__ unsigned mg_pack(float lo, float hi) {
     return (unsigned)f32_to_bf16(lo) | ((unsigned)f32_to_bf16(hi) << 16);
 }
+
+// mg_units is the widening work of one thread of a grouped GEMM block: IT
+// units of 8 consecutive k of one weight row each, local rows row0 +
+// i·step of the block's weight tile (PR rows per part: the gate rows, then
+// the same columns' up rows with GLU; step divides PR, so a unit's part is
+// fixed by i), all at the k offset ck of a k tile. Per unit the row's
+// scale offset (−1 past N) is computed once, so a k tile costs one
+// division. Quantization parameters as moe_gemm.cu's qa, qb, qc.
+template <int WK, int IT, int PR>
+struct mg_units {
+    int soff[IT];
+    const unsigned char *sb0, *sb1;
+    int row0, step, ck;
+
+    __device__ __forceinline__ mg_units(int row0_, int step_, int ck_, int n0, int N, int qa, int qc,
+                                        const unsigned char* wb0, const unsigned char* wb1, long long scale_off)
+        : sb0(wb0 + scale_off), sb1(wb1 + scale_off), row0(row0_), step(step_), ck(ck_) {
+#pragma unroll
+        for (int i = 0; i < IT; i++) {
+            const int wr = n0 + (row0 + i * step) % PR;
+            soff[i] = wr >= N ? -1 : WK == MG_FP8 ? (wr / qa) * qc : wr * qc;
+        }
+    }
+
+    // scales sets sc to the units' scales for k tile kt as raw bits: f32
+    // for fp8 and f32 int4 scales, bf16 in the low half for bf16 int4
+    // scales (qb = 0); 0 past N or K.
+    __device__ __forceinline__ void scales(int kt, int K, int qa, int qb, unsigned (&sc)[IT]) const {
+        const int k = kt * MG_BK + ck;
+        const int kq = k / (WK == MG_FP8 ? qb : qa);
+#pragma unroll
+        for (int i = 0; i < IT; i++) {
+            const unsigned char* sb = (i * step) / PR ? sb1 : sb0;
+            sc[i] = 0;
+            if (soff[i] >= 0 && k < K) {
+                if (WK == MG_FP8 || qb) sc[i] = ((const unsigned*)sb)[soff[i] + kq];
+                else sc[i] = ((const bf16_t*)sb)[soff[i] + kq];
+            }
+        }
+    }
+
+    // widen returns unit i of raw tile raw (k tile kt; rows of MG_BK fp8
+    // bytes or MG_BK/2 int4 bytes) as 8 bf16 with its scale sc, zeros past
+    // N or K.
+    __device__ __forceinline__ uint4 widen(const unsigned char* raw, int i, int kt, int K, unsigned sc, int qb) const {
+        const int r = row0 + i * step;
+        if (soff[i] < 0 || kt * MG_BK + ck >= K) return make_uint4(0, 0, 0, 0);
+        if (WK == MG_FP8) return mg_fp8x8(*(const uint2*)(raw + r * MG_BK + ck), __uint_as_float(sc));
+        const unsigned q = *(const unsigned*)(raw + r * (MG_BK / 2) + ck / 2);
+        return qb ? mg_int4x8_f32(q, __uint_as_float(sc)) : mg_int4x8(q, sc | (sc << 16));
+    }
+};

@@ -26,6 +26,29 @@ func TestReplHelperProcess(t *testing.T) {
 	os.Exit(hsdbMain(strings.Fields(os.Getenv("HSDB_REPL_ARGS")), stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}))
 }
 
+// startReplHelper starts hsdb's main (TestReplHelperProcess) in a child
+// process with args, its stdin and stdout piped, stderr discarded; the
+// child is killed when the test ends.
+func startReplHelper(t *testing.T, args string) (*exec.Cmd, io.WriteCloser, io.ReadCloser) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestReplHelperProcess$")
+	cmd.Env = append(os.Environ(), "HSDB_REPL_HELPER=1", "HSDB_REPL_ARGS="+args)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return cmd, stdin, stdout
+}
+
 // TestCtrlCAtStopAbandonsWorker: `hsdb --workers --tp 2` (each link mode)
 // stopped at layers.2; `info ranks` shows both workers' pids; rank 1's is
 // stopped with SIGSTOP, `print stream` waits on it, and one SIGINT to hsdb
@@ -36,15 +59,7 @@ func TestReplHelperProcess(t *testing.T) {
 func TestCtrlCAtStopAbandonsWorker(t *testing.T) {
 	for _, links := range []string{"direct", "hub"} {
 		t.Run(links, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run=^TestReplHelperProcess$")
-			cmd.Env = append(os.Environ(), "HSDB_REPL_HELPER=1", "HSDB_REPL_ARGS=--workers --tp 2 --worker-links "+links)
-			stdin, _ := cmd.StdinPipe()
-			stdout, _ := cmd.StdoutPipe()
-			cmd.Stderr = io.Discard
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer cmd.Process.Kill()
+			cmd, stdin, stdout := startReplHelper(t, "--workers --tp 2 --worker-links "+links)
 			var mu sync.Mutex
 			var out strings.Builder
 			go func() {

@@ -4,9 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -21,15 +18,7 @@ import (
 // output); the first run's result has no notes and both give the same
 // next token.
 func TestJSONRunSaysWorkerReplaced(t *testing.T) {
-	cmd := exec.Command(os.Args[0], "-test.run=^TestReplHelperProcess$")
-	cmd.Env = append(os.Environ(), "HSDB_REPL_HELPER=1", "HSDB_REPL_ARGS=--workers --tp 2 --json")
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	cmd.Stderr = io.Discard
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
+	cmd, stdin, stdout := startReplHelper(t, "--workers --tp 2 --json")
 	type line struct {
 		Command string          `json:"command"`
 		Error   string          `json:"error"`
