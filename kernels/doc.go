@@ -1,7 +1,10 @@
 // Package kernels holds hsdb's CUDA kernels: the CUDA C sources
-// (kernels/*.cu and the shared kernels/common.cuh), the PTX that
+// (kernels/*.cu and the shared kernels/*.cuh), the PTX that
 // scripts/build-kernels.sh generates from them for compute capability 9.0
-// (kernels/ptx/*.ptx, committed), and the Go embedding of that PTX.
+// (kernels/ptx/*.ptx, committed), and the Go embedding of that PTX. A
+// module marked "// build: sm_90a" (moe_wgmma.cu: Hopper's wgmma through
+// inline assembly) gets PTX for .target sm_90a, which only a device of
+// compute capability 9.0 loads; the host side uses it only there.
 //
 // Every kernel is a plain extern "C" function named op_dtype (rmsnorm_bf16,
 // cast_f32_bf16, stats_final) that computes in f32 and rounds once on store,
