@@ -14,8 +14,9 @@ import (
 // The routed experts' own grouped GEMM (kernels/moe_gemm.cu on mma.sync;
 // on Hopper, from a few routed rows per expert on, kernels/moe_wgmma.cu on
 // wgmma with 128 × 256 tiles): one launch for the fused gate/up
-// projection with SiLU·mul in its epilogue and one for down_proj, each reading the experts' row offsets on the device, so a
-// MoE layer needs no host round trip at all; the weights are read as they
+// projection with SiLU·mul in its epilogue and one for down_proj, each
+// reading the experts' row offsets on the device, so a MoE layer needs no
+// host round trip at all; the weights are read as they
 // are stored (bf16, fp8 with block scales, packed int4) and widened to
 // bf16 in shared memory. The gate/up GEMM gathers the tokens itself
 // (row r of the permuted matrix reads token srcTok[r] of x), and the
