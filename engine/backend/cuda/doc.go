@@ -29,20 +29,22 @@
 // The MoE (backend.MoE, rank_moe.go) runs on the device: routing
 // (kernels/moe_route.cu, the ids of engine/backend/moeref exactly), the
 // permutation of the slots by expert, the gather, SiLU·mul and the
-// weighted combine are kernels; the experts' GEMMs are one cuBLAS GEMM per
-// expert and projection (gate and up stacked as vLLM's w13), issued from
-// one cgo call after one copy of the per-expert row counts to the host.
-// Of the grouped GEMMs measured (driver.ExpertGEMMs: per-expert GEMMs on
-// side streams, the same on one stream, cublasGemmGroupedBatchedEx), side
-// streams are the fastest at DeepSeek-V3's shapes and the default; a
-// grouped GEMM kernel reading the expert offsets on the device (vLLM's
-// fused_moe) would remove the count copy and is not written yet.
+// weighted combine are kernels. The experts' GEMMs run on hsdb's grouped
+// kernels (rank_moe_grouped.go), which read the per-expert row offsets on
+// the device, fuse the gather and SiLU·mul, and read the weights as stored
+// (bf16, fp8, packed int4, widened in shared memory): kernels/moe_gemm.cu
+// on mma.sync for a few rows per expert, kernels/moe_wgmma.cu on Hopper's
+// wgmma (sm_90a) for prefill batches; where cuBLAS measured faster (bf16
+// above 128 rows per expert, and without wgmma above 48), one cuBLAS GEMM
+// per expert and projection (driver.ExpertGEMMs, on side streams by
+// default) after one copy of the counts to the host. moeKernelDefault and
+// pickTile hold the choice and the measurements behind it.
 //
 // fp8 block-scaled weights (tensor.QuantFP8Block) stay fp8 on the device
-// with their f32 scales (rank_fp8.go) and are widened into a scratch of
-// the activation dtype right before each GEMM (per Linear, per chunk of
-// routed experts): memory at the stored size, time above bf16's (the
-// widening writes and reads back a bf16 copy; see rank_fp8.go).
+// with their f32 scales (rank_fp8.go): memory at the stored size. Dense
+// Linears widen them into a scratch of the activation dtype right before
+// the GEMM; the routed experts widen tile by tile inside the grouped
+// kernels (see rank_fp8.go for the times).
 //
 // This package may import engine/tensor, engine/backend, kernels and
 // engine/backend/cuda/driver only (its tests also use engine/backend/cpu
