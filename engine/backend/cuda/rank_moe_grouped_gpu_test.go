@@ -40,7 +40,7 @@ func TestMoEGEMMTiles(t *testing.T) {
 // against 64-column and 64-256-row tiles; one k tile or several), the
 // routing is ragged with experts that get no token (5 tokens over 16
 // experts), experts spread over several row tiles (300 tokens over 8;
-// 1100 over 4 for the wgmma tiles, whose blocks take up to 256 rows), all
+// 1100 over 4 for the wgmma tile too), all
 // experts local and a rank's block of them. The bound is 4 bf16
 // roundings, as the cuBLAS path's test.
 func TestRankGroupedKernelMatchesCPU(t *testing.T) {
@@ -88,7 +88,7 @@ func TestRankGroupedKernelMatchesCPU(t *testing.T) {
 		moeTile = tile.name
 		for _, k := range kinds {
 			cases := []struct{ T, E, topk int }{{5, 16, 2}, {300, 8, 2}}
-			if tile.wg { // experts over several of the wgmma tiles' up to 256 rows
+			if tile.wg { // 275 rows per expert: several of the wgmma tile's 128-row tiles
 				cases = append(cases, struct{ T, E, topk int }{1100, 4, 2})
 			}
 			for _, c := range cases {
