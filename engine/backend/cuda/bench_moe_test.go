@@ -28,9 +28,9 @@ import (
 // host copy of the counts; fp8 widened to a bf16 scratch, int4 through
 // its fused GEMV or dequantized to a scratch), on the grouped kernel with
 // each tile configuration (mgTiles: s, m, l, x on mma.sync; w on wgmma
-// where the device has it) and on the default
-// choice (HSDB_BENCH_TILES=w,r: only the tiles named); then the speed of the defaults against bf16 on cuBLAS and of
-// the stored form's default against bf16's default (>= 1: faster), and
+// where the device has it; HSDB_BENCH_TILES=s,w: only the tiles named)
+// and on the default choice; then the speed of the defaults against bf16
+// on cuBLAS and of the stored form's default against bf16's default (>= 1: faster), and
 // the largest relative difference of the kernel's outputs from cuBLAS's
 // on the bf16 experts. Needs about 45 GB of device memory.
 //

@@ -40,8 +40,8 @@ func TestMoEGEMMTiles(t *testing.T) {
 // against 64-column and 64-256-row tiles; one k tile or several), the
 // routing is ragged with experts that get no token (5 tokens over 16
 // experts), experts spread over several row tiles (300 tokens over 8;
-// 1100 over 4 for the wgmma tile too), all
-// experts local and a rank's block of them. The bound is 4 bf16
+// 1100 over 4 for the wgmma tile too), all experts local and a rank's
+// block of them. The bound is 4 bf16
 // roundings, as the cuBLAS path's test.
 func TestRankGroupedKernelMatchesCPU(t *testing.T) {
 	oldMode, oldTile := moeGEMMMode, moeTile
