@@ -36,10 +36,7 @@ func runPlan(args []string, io stdio) int {
 	if done, code := parseArgs(fs, args, io, planUsage); done {
 		return code
 	}
-	fail := func(code int, format string, a ...any) int {
-		fmt.Fprintf(io.Err, "hsdb plan: "+format+"\n", a...)
-		return code
-	}
+	fail := failer(io, "plan", &mf.json)
 	if fs.NArg() > 0 {
 		return fail(2, "unexpected arguments %q", fs.Args())
 	}
