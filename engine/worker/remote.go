@@ -388,6 +388,9 @@ func (r *remoteRank) forward(pass *model.Pass, b *model.Batch, logits bool) (*te
 			}
 			if m.Err != "" {
 				if m.Aborted {
+					if dead := r.f.deadPeer(r); dead != nil {
+						return nil, dead // the worker whose death aborted this one
+					}
 					return nil, fmt.Errorf("%w: %s: %s", backend.ErrAborted, r.who(), m.Err)
 				}
 				return nil, fmt.Errorf("%s (worker pid %d on %s)", m.Err, r.pid, r.host)
