@@ -172,6 +172,18 @@ func (m *modelFlags) options() (engine.Options, error) {
 	return o, nil
 }
 
+// validateWorkers checks the values of the worker flags (--pp,
+// --worker-links) before anything starts.
+func (m *modelFlags) validateWorkers() error {
+	if m.pp < 1 {
+		return fmt.Errorf("--pp %d: want at least one stage", m.pp)
+	}
+	if m.workerLinks != "direct" && m.workerLinks != "hub" {
+		return fmt.Errorf("--worker-links %q: want direct or hub", m.workerLinks)
+	}
+	return nil
+}
+
 // load opens the model and warns on w about what the load skipped:
 // checkpoint tensors the architecture does not use (a config.json naming
 // the wrong architecture, extra layers) and the parts of a wrapper that
@@ -181,15 +193,12 @@ func (m *modelFlags) load(w io.Writer) (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := m.validateWorkers(); err != nil {
+		return nil, err
+	}
 	path := m.model
 	if path == "embedded" {
 		path = ""
-	}
-	if m.pp < 1 {
-		return nil, fmt.Errorf("--pp %d: want at least one stage", m.pp)
-	}
-	if m.workerLinks != "direct" && m.workerLinks != "hub" {
-		return nil, fmt.Errorf("--worker-links %q: want direct or hub", m.workerLinks)
 	}
 	defaulted := m.device == ""
 	dc, err := m.chooseDevice()
