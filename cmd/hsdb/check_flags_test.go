@@ -15,7 +15,9 @@ import (
 // process regardless. A flag's bad value fails every command; a model
 // that cannot start (no worker binary, --pp without workers) fails
 // capture and diff, and check says so and goes on from config.json
-// alone, as for any model that does not load.
+// alone, as for any model that does not load. plan, which starts no
+// worker, refuses the bad values alike; --worker-timeout 0 or below is a
+// bad value (worker.Config would silently take its 10m default).
 func TestCheckDiffTakeTheWorkerFlags(t *testing.T) {
 	model := "../../testdata/hf/llama"
 	dump := filepath.Join(t.TempDir(), "d")
@@ -31,14 +33,22 @@ func TestCheckDiffTakeTheWorkerFlags(t *testing.T) {
 	}{
 		{[]string{"--pp", "0"}, "--pp 0: want at least one stage", true},
 		{[]string{"--worker-links", "bogus"}, `--worker-links "bogus": want direct or hub`, true},
+		{[]string{"--workers", "--worker-timeout", "-1s"}, "--worker-timeout -1s: want a positive duration", true},
+		{[]string{"--workers", "--worker-timeout", "0s"}, "--worker-timeout 0s: want a positive duration", true},
 		{[]string{"--pp", "2"}, "--pp 2: pipeline stages run in workers", false},
 		{[]string{"--workers", "--worker-bin", bin}, bin, false},
 	} {
-		for _, cmd := range []string{"capture", "check", "diff"} {
+		for _, cmd := range []string{"capture", "check", "diff", "plan"} {
 			args := []string{cmd, "--model", model, "--layers", "0,1"}
+			if cmd == "plan" {
+				if !c.badValue {
+					continue // plan starts nothing
+				}
+				args = []string{cmd, "--model", model}
+			}
 			if cmd == "capture" {
 				args = append(args, "--ids", "1,5,7,9", "--out", filepath.Join(t.TempDir(), "c"))
-			} else {
+			} else if cmd != "plan" {
 				args = append(args, dump)
 			}
 			out.Reset()

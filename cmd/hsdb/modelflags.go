@@ -173,13 +173,16 @@ func (m *modelFlags) options() (engine.Options, error) {
 }
 
 // validateWorkers checks the values of the worker flags (--pp,
-// --worker-links) before anything starts.
+// --worker-links, --worker-timeout) before anything starts.
 func (m *modelFlags) validateWorkers() error {
 	if m.pp < 1 {
 		return fmt.Errorf("--pp %d: want at least one stage", m.pp)
 	}
 	if m.workerLinks != "direct" && m.workerLinks != "hub" {
 		return fmt.Errorf("--worker-links %q: want direct or hub", m.workerLinks)
+	}
+	if m.workerTimeout <= 0 { // worker.Config would take it for its default
+		return fmt.Errorf("--worker-timeout %s: want a positive duration (e.g. 10m)", m.workerTimeout)
 	}
 	return nil
 }

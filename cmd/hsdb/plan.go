@@ -57,6 +57,9 @@ func runPlan(args []string, io stdio) int {
 	if err != nil {
 		return fail(2, "%v", err)
 	}
+	if err := mf.validateWorkers(); err != nil { // the flags plan shares mean the same here
+		return fail(2, "%v", err)
+	}
 	po := engine.PlanOptions{TP: eo.TP, EP: eo.EP, Layers: eo.Layers, DType: eo.DType, Tokens: *tokens, DeviceBytes: mem, Device: eo.Device}
 	if mf.pp != 1 {
 		return runPlanStages(io, &mf, po, fail)
