@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/signal"
 	"time"
@@ -83,7 +82,7 @@ func Serve(cfg WorkerConfig) error {
 	if dial == 0 {
 		dial = 30 * time.Second
 	}
-	nc, err := net.DialTimeout("tcp", cfg.Connect, dial)
+	nc, err := dialFront(cfg.Connect, dial)
 	if err != nil {
 		return fmt.Errorf("worker: --connect %s: %w", cfg.Connect, err)
 	}
