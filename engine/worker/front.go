@@ -255,11 +255,24 @@ func (f *Front) greet(nc net.Conn) {
 		f.refuse(c, "wrong token")
 		return
 	}
+	if n := len(f.slots); h.Rank >= n {
+		// no slot will ever wait for it: refused now, not after the timeout
+		why := f.noSuchSlot(h.Rank)
+		f.note("hsdb: refused a worker from %s (pid %d on %s): %s", nc.RemoteAddr(), h.PID, h.Host, why)
+		f.refuse(c, why)
+		return
+	}
 	select {
 	case f.joins <- &joined{c: c, h: h}:
 	case <-time.After(f.cfg.Timeout):
 		f.refuse(c, "no rank is waiting for a worker")
 	}
+}
+
+// noSuchSlot says that slot is not one of the session's (a worker's
+// --rank is a slot: stage × --tp + rank).
+func (f *Front) noSuchSlot(slot int) string {
+	return fmt.Sprintf("slot %d does not exist: this session has slots 0-%d (stage × --tp + rank: --tp %d, --pp %d)", slot, len(f.slots)-1, f.world, f.pp)
 }
 
 func (f *Front) refuse(c *conn, why string) {

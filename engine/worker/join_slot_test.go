@@ -1,0 +1,56 @@
+package worker
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"hsdb/engine"
+)
+
+// TestJoinNoSuchSlotRefused: with --tp 2 (slots 0 and 1) a worker that
+// asks for --rank 5 is refused at once with the session's slots named,
+// both while the front waits for its workers and once every slot has
+// one (before, it waited --worker-timeout in silence, then heard "no rank
+// is waiting"). The front's timeout here is a minute; the refusal must
+// come within 5 s.
+func TestJoinNoSuchSlotRefused(t *testing.T) {
+	ln := make(chan string, 1)
+	cfg := Config{Token: "tok", Timeout: time.Minute, onListen: func(addr string) { ln <- addr }}
+	type res struct {
+		f   *Front
+		err error
+	}
+	started := make(chan res, 1)
+	go func() {
+		f, err := Start(engine.DefaultModelPath, engine.Options{TP: 2}, cfg)
+		started <- res{f, err}
+	}()
+	addr := <-ln
+	join := func(rank int) error {
+		out := make(chan error, 1)
+		go func() { out <- Serve(WorkerConfig{Connect: addr, Token: "tok", Rank: rank, Dial: 5 * time.Second}) }()
+		select {
+		case err := <-out:
+			return err
+		case <-time.After(5 * time.Second):
+			t.Fatalf("a worker asking for slot %d was not answered within 5 s", rank)
+			return nil
+		}
+	}
+	check := func(when string, err error) {
+		if err == nil || !strings.Contains(err.Error(), "slot 5") || !strings.Contains(err.Error(), "slots 0-1") {
+			t.Errorf("%s: --rank 5: %v; want a refusal naming slot 5 and the session's slots 0-1", when, err)
+		}
+	}
+	check("while the front waits", join(5))
+	for r := range 2 {
+		go Serve(WorkerConfig{Connect: addr, Token: "tok", Rank: r, Dial: 5 * time.Second})
+	}
+	s := <-started
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	defer s.f.Close()
+	check("with every slot taken", join(5))
+}
