@@ -17,7 +17,9 @@ import (
 // capture and diff, and check says so and goes on from config.json
 // alone, as for any model that does not load. plan, which starts no
 // worker, refuses the bad values alike; --worker-timeout 0 or below is a
-// bad value (worker.Config would silently take its 10m default).
+// bad value (worker.Config would silently take its 10m default), and
+// --device other than cpu or cuda is refused by every command (plan
+// planned it as cuda).
 func TestCheckDiffTakeTheWorkerFlags(t *testing.T) {
 	model := "../../testdata/hf/llama"
 	dump := filepath.Join(t.TempDir(), "d")
@@ -35,6 +37,7 @@ func TestCheckDiffTakeTheWorkerFlags(t *testing.T) {
 		{[]string{"--worker-links", "bogus"}, `--worker-links "bogus": want direct or hub`, true},
 		{[]string{"--workers", "--worker-timeout", "-1s"}, "--worker-timeout -1s: want a positive duration", true},
 		{[]string{"--workers", "--worker-timeout", "0s"}, "--worker-timeout 0s: want a positive duration", true},
+		{[]string{"--device", "tpu"}, `--device "tpu": want cpu or cuda`, true},
 		{[]string{"--pp", "2"}, "--pp 2: pipeline stages run in workers", false},
 		{[]string{"--workers", "--worker-bin", bin}, bin, false},
 	} {

@@ -142,6 +142,9 @@ func (m *modelFlags) parsed(fs *flag.FlagSet) {
 
 func (m *modelFlags) options() (engine.Options, error) {
 	o := engine.Options{TP: m.tp, Device: m.device}
+	if m.device != "" && m.device != "cpu" && m.device != "cuda" { // "": chosen by chooseDevice
+		return o, fmt.Errorf("--device %q: want cpu or cuda", m.device)
+	}
 	if m.tp < 1 {
 		return o, fmt.Errorf("--tp %d: the world size must be at least 1", m.tp)
 	}
