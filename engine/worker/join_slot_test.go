@@ -2,6 +2,7 @@ package worker
 
 import (
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -53,4 +54,55 @@ func TestJoinNoSuchSlotRefused(t *testing.T) {
 	}
 	defer s.f.Close()
 	check("with every slot taken", join(5))
+}
+
+// TestJoinedWorkerLogNamesItsStage: with --pp 2 (--tp 1) the two joined
+// workers are both rank 0 of 1, each of its own stage; each one's note
+// must say which stage and layers it loads (stories260K's 5 layers split
+// as vLLM splits them: 0-2 and 3-4), not only "rank 0 of 1" twice.
+func TestJoinedWorkerLogNamesItsStage(t *testing.T) {
+	ln := make(chan string, 1)
+	cfg := Config{Token: "tok", PP: 2, Timeout: time.Minute, onListen: func(addr string) { ln <- addr }}
+	type res struct {
+		f   *Front
+		err error
+	}
+	started := make(chan res, 1)
+	go func() {
+		f, err := Start(engine.DefaultModelPath, engine.Options{TP: 1}, cfg)
+		started <- res{f, err}
+	}()
+	addr := <-ln
+	logs := [2]*lockedLog{{}, {}}
+	for slot := range 2 {
+		go Serve(WorkerConfig{Connect: addr, Token: "tok", Rank: slot, Dial: 5 * time.Second, Log: logs[slot]})
+	}
+	s := <-started
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	defer s.f.Close()
+	for slot, want := range []string{"rank 0 of 1, stage 0 of 2 (decoder layers 0-2)", "rank 0 of 1, stage 1 of 2 (decoder layers 3-4)"} {
+		if got := logs[slot].String(); !strings.Contains(got, want) {
+			t.Errorf("slot %d's note %q, want it to say %q", slot, got, want)
+		}
+	}
+}
+
+// lockedLog is a strings.Builder safe for a worker goroutine's notes.
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -105,7 +105,11 @@ func Serve(cfg WorkerConfig) error {
 	}
 	c.limit = maxFrame
 	if cfg.Log != nil {
-		fmt.Fprintf(cfg.Log, "hsdb worker %d: rank %d of %d, loading %s\n", os.Getpid(), a.Rank, a.World, orDefault(a.Model))
+		stage := "" // two stages' workers share rank numbers: say whose
+		if a.Stages > 1 {
+			stage = fmt.Sprintf(", stage %d of %d (decoder layers %s)", a.Stage, a.Stages, a.Layers)
+		}
+		fmt.Fprintf(cfg.Log, "hsdb worker %d: rank %d of %d%s, loading %s\n", os.Getpid(), a.Rank, a.World, stage, orDefault(a.Model))
 	}
 	s := &server{c: c, rank: a.Rank, front: cfg.Connect, token: cfg.Token, world: a.World, stages: a.Stages}
 	if a.Direct {
