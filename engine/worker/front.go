@@ -414,17 +414,21 @@ func (f *Front) Begin(prefill bool) error {
 			dead = append(dead, r.slot)
 			why = err
 			if prefill {
-				f.note("hsdb: %s's worker was ended: %v; starting a fresh one", r.who(), err)
-				lines = append(lines, fmt.Sprintf("%s's worker was replaced by a fresh one when this pass began; it was ended: %v", r.who(), err))
+				// a joined worker ran elsewhere: the front can only wait for
+				// a worker to join in its place, and says how
+				next, by := "starting a fresh one", "a fresh one"
+				if !f.cfg.Spawn {
+					next = fmt.Sprintf("waiting for a worker to join as slot %d: hsdb worker --connect %s --token %s --rank %d", r.slot, f.ln.Addr(), f.token, r.slot)
+					by = "a worker that joined"
+				}
+				f.note("hsdb: %s's worker was ended: %v; %s", r.who(), err, next)
+				lines = append(lines, fmt.Sprintf("%s's worker was replaced by %s when this pass began; it was ended: %v", r.who(), by, err))
 			}
 		}
 	}
 	if len(dead) > 0 {
 		if !prefill {
 			return fmt.Errorf("%w; its KV cache went with it: `run` starts a fresh worker and a new prefill", why)
-		}
-		if !f.cfg.Spawn {
-			f.note("hsdb: waiting for workers for slot(s) %v: hsdb worker --connect %s --token %s --rank SLOT", dead, f.ln.Addr(), f.token)
 		}
 		if err := f.start(dead); err != nil {
 			return err

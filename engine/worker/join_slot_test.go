@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -105,4 +106,49 @@ func (l *lockedLog) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// TestJoinedWorkerEndedWaitsForAJoin: when a joined worker (--listen) is
+// found dead as a pass begins, the front starts nothing (it cannot: the
+// worker ran on another host): its note must say it waits for a worker
+// to join in that slot, with the command for exactly that slot (--rank
+// 1), not "starting a fresh one". A worker that joins as slot 1 then
+// lets the pass begin.
+func TestJoinedWorkerEndedWaitsForAJoin(t *testing.T) {
+	ln := make(chan string, 1)
+	log := &lockedLog{}
+	cfg := Config{Token: "tok", Timeout: time.Minute, Log: log, onListen: func(addr string) { ln <- addr }}
+	type res struct {
+		f   *Front
+		err error
+	}
+	started := make(chan res, 1)
+	go func() {
+		f, err := Start(engine.DefaultModelPath, engine.Options{TP: 2}, cfg)
+		started <- res{f, err}
+	}()
+	addr := <-ln
+	for slot := range 2 {
+		go Serve(WorkerConfig{Connect: addr, Token: "tok", Rank: slot, Dial: 5 * time.Second})
+	}
+	s := <-started
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	defer s.f.Close()
+	s.f.slot(1).fault(io.EOF) // as when its connection ended
+	begun := make(chan error, 1)
+	go func() { begun <- s.f.Begin(true) }()
+	for end := time.Now().Add(5 * time.Second); !strings.Contains(log.String(), "--rank 1\n") && time.Now().Before(end); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	got := log.String()
+	if strings.Contains(got, "starting a fresh one") || !strings.Contains(got, "rank 1's worker was ended") ||
+		!strings.Contains(got, "waiting for a worker to join as slot 1") || !strings.Contains(got, "hsdb worker --connect "+addr+" --token tok --rank 1\n") {
+		t.Errorf("front's notes:\n%s\nwant: rank 1's worker was ended, waiting for a worker to join as slot 1, with its command", got)
+	}
+	go Serve(WorkerConfig{Connect: addr, Token: "tok", Rank: 1, Dial: 5 * time.Second})
+	if err := <-begun; err != nil {
+		t.Fatalf("Begin after slot 1 joined again: %v", err)
+	}
 }
