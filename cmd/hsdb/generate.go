@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"hsdb/engine"
+	"hsdb/inspect/capture"
 )
 
 func init() {
@@ -15,10 +16,18 @@ func init() {
 		summary: "run the model and print what it generates (greedy by default; like llama2.c's run.c)", run: runGenerate})
 }
 
-// parseIDs reads "1,2,3" (spaces allowed) as token ids.
+// parseIDs reads "1,2,3" (spaces allowed) as token ids; an empty item
+// is an error (capture.SplitIDs).
 func parseIDs(s string) ([]int32, error) {
 	var out []int32
-	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' }) {
+	if strings.TrimSpace(s) == "" {
+		return nil, fmt.Errorf("no token ids in %q", s)
+	}
+	fields, err := capture.SplitIDs(s)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range fields {
 		v, err := strconv.ParseInt(f, 10, 32)
 		if err != nil {
 			return nil, fmt.Errorf("token id %q is not an integer", f)
