@@ -181,7 +181,7 @@ func Start(path string, opts engine.Options, cfg Config) (*Front, error) {
 		cfg.onListen(ln.Addr().String())
 	}
 	if !cfg.Spawn {
-		f.note("hsdb: waiting for %d worker(s): hsdb worker --connect %s --token %s", pp*world, ln.Addr(), f.token)
+		f.note("hsdb: waiting for %d worker(s): hsdb worker --connect %s --token %s", pp*world, f.Addr(), f.token)
 	}
 	all := make([]int, pp*world)
 	for r := range all {
@@ -197,9 +197,6 @@ func Start(path string, opts engine.Options, cfg Config) (*Front, error) {
 	}
 	return f, nil
 }
-
-// Addr returns the address workers join at.
-func (f *Front) Addr() string { return f.ln.Addr().String() }
 
 // Token returns the session token.
 func (f *Front) Token() string { return f.token }
@@ -340,7 +337,7 @@ func (f *Front) start(need []int) error {
 			p := procs[exitRank]
 			return fmt.Errorf("rank %d: the worker exited before joining (%v)%s", exitRank, p.err, p.stderr.suffix())
 		case <-deadline:
-			return fmt.Errorf("%w: %d worker(s) did not join %s within %s", engine.ErrWorker, len(need)-assigned, f.ln.Addr(), f.cfg.Timeout)
+			return fmt.Errorf("%w: %d worker(s) did not join %s within %s", engine.ErrWorker, len(need)-assigned, f.Addr(), f.cfg.Timeout)
 		}
 	}
 	var first error
@@ -418,7 +415,7 @@ func (f *Front) Begin(prefill bool) error {
 				// a worker to join in its place, and says how
 				next, by := "starting a fresh one", "a fresh one"
 				if !f.cfg.Spawn {
-					next = fmt.Sprintf("waiting for a worker to join as slot %d: hsdb worker --connect %s --token %s --rank %d", r.slot, f.ln.Addr(), f.token, r.slot)
+					next = fmt.Sprintf("waiting for a worker to join as slot %d: hsdb worker --connect %s --token %s --rank %d", r.slot, f.Addr(), f.token, r.slot)
 					by = "a worker that joined"
 				}
 				f.note("hsdb: %s's worker was ended: %v; %s", r.who(), err, next)

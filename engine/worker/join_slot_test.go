@@ -2,6 +2,8 @@ package worker
 
 import (
 	"io"
+	"net"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -150,5 +152,42 @@ func TestJoinedWorkerEndedWaitsForAJoin(t *testing.T) {
 	go Serve(WorkerConfig{Connect: addr, Token: "tok", Rank: 1, Dial: 5 * time.Second})
 	if err := <-begun; err != nil {
 		t.Fatalf("Begin after slot 1 joined again: %v", err)
+	}
+}
+
+// TestListenWildcardPrintsAHost: a front listening on every interface
+// (--listen :PORT) prints a join command with this host's name and the
+// port, not the wildcard address ([::]:PORT or 0.0.0.0:PORT), which a
+// worker on another host cannot dial.
+func TestListenWildcardPrintsAHost(t *testing.T) {
+	host, err := os.Hostname()
+	if err != nil {
+		t.Skip(err)
+	}
+	ln := make(chan string, 1)
+	log := &lockedLog{}
+	cfg := Config{Listen: ":0", Token: "tok", Timeout: time.Minute, Log: log, onListen: func(addr string) { ln <- addr }}
+	type res struct {
+		f   *Front
+		err error
+	}
+	started := make(chan res, 1)
+	go func() {
+		f, err := Start(engine.DefaultModelPath, engine.Options{TP: 1}, cfg)
+		started <- res{f, err}
+	}()
+	_, port, err := net.SplitHostPort(<-ln)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go Serve(WorkerConfig{Connect: net.JoinHostPort("127.0.0.1", port), Token: "tok", Rank: -1, Dial: 5 * time.Second})
+	s := <-started
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	defer s.f.Close()
+	want := "hsdb worker --connect " + net.JoinHostPort(host, port) + " --token tok"
+	if got := log.String(); !strings.Contains(got, want) {
+		t.Errorf("front's note %q, want %q", got, want)
 	}
 }
