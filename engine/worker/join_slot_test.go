@@ -4,6 +4,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -189,5 +190,41 @@ func TestListenWildcardPrintsAHost(t *testing.T) {
 	want := "hsdb worker --connect " + net.JoinHostPort(host, port) + " --token tok"
 	if got := log.String(); !strings.Contains(got, want) {
 		t.Errorf("front's note %q, want %q", got, want)
+	}
+}
+
+// TestJoinedWorkerGetsAnAbsoluteModelPath: the front's --model given
+// relative to its working directory (../../testdata/hf/llama) must reach
+// a joined worker as the absolute path it names, so that a worker started
+// in another directory (a launcher's, another host's over a shared
+// filesystem) loads the same model instead of failing with "no such file
+// or directory".
+func TestJoinedWorkerGetsAnAbsoluteModelPath(t *testing.T) {
+	rel := "../../testdata/hf/llama"
+	abs, err := filepath.Abs(rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := make(chan string, 1)
+	log := &lockedLog{}
+	cfg := Config{Token: "tok", Timeout: time.Minute, onListen: func(addr string) { ln <- addr }}
+	type res struct {
+		f   *Front
+		err error
+	}
+	started := make(chan res, 1)
+	go func() {
+		f, err := Start(rel, engine.Options{TP: 1}, cfg)
+		started <- res{f, err}
+	}()
+	addr := <-ln
+	go Serve(WorkerConfig{Connect: addr, Token: "tok", Rank: -1, Dial: 5 * time.Second, Log: log})
+	s := <-started
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	defer s.f.Close()
+	if got := log.String(); !strings.Contains(got, "loading "+abs+"\n") {
+		t.Errorf("the worker's note %q, want it to load %s", got, abs)
 	}
 }
