@@ -302,6 +302,7 @@ func (f *Front) start(need []int) error {
 	}
 	results := make(chan result, len(need))
 	deadline := time.After(f.cfg.Timeout)
+	var joined []*remoteRank
 	for assigned := 0; assigned < len(need); {
 		var exited <-chan struct{}
 		var exitRank int
@@ -329,14 +330,17 @@ func (f *Front) start(need []int) error {
 			waiting[r] = false
 			assigned++
 			rr := &remoteRank{f: f, slot: r, rank: r % f.world, stage: r / f.world, c: j.c, host: j.h.Host, pid: j.h.PID, proc: procs[r]}
+			joined = append(joined, rr)
 			go func() {
 				err := rr.load(f.tmpl)
 				results <- result{rr, err}
 			}()
 		case <-exited:
 			p := procs[exitRank]
+			endStarted(procs, joined)
 			return fmt.Errorf("rank %d: the worker exited before joining (%v)%s", exitRank, p.err, p.stderr.suffix())
 		case <-deadline:
+			endStarted(procs, joined)
 			return fmt.Errorf("%w: %d worker(s) did not join %s within %s", engine.ErrWorker, len(need)-assigned, f.Addr(), f.cfg.Timeout)
 		}
 	}
