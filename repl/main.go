@@ -68,6 +68,11 @@ func Run(dbg client.Client, c RunConfig) int {
 	}
 	code := t.exitStatus(err, script)
 	if code != 0 && !errors.Is(err, ErrScript) && err != nil {
+		if c.JSON && c.Script != "" {
+			// as every failure under --json: one object on stdout
+			t.printErrorFor("source "+c.Script, err)
+			return code
+		}
 		fmt.Fprintln(c.Err, "hsdb:", err)
 	}
 	return code

@@ -51,6 +51,11 @@ func runCapture(args []string, io stdio) int {
 		return code
 	}
 	fail := func(code int, format string, a ...any) int {
+		if mf.json { // the keys of captureJSON's object, as a failed job's
+			b, _ := json.Marshal(captureResult{Command: "capture", Out: *out, Error: fmt.Sprintf(format, a...), Exit: code})
+			fmt.Fprintln(io.Out, string(b))
+			return code
+		}
 		fmt.Fprintf(io.Err, "hsdb capture: "+format+"\n", a...)
 		return code
 	}

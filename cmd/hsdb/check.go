@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"hsdb/engine"
 	"hsdb/engine/modelpath"
 	"hsdb/inspect/check"
 	"hsdb/inspect/client"
@@ -133,11 +132,15 @@ func (c *checkFlags) checker(io stdio, cmd string, needEngine bool) (*checker, e
 	if c.noModel {
 		return k, nil
 	}
-	eo, err := c.modelFlags.options()
-	if err != nil {
+	if _, err := c.modelFlags.options(); err != nil {
 		return k, err
 	}
-	e, err := engine.Open(path, eo)
+	if err := c.validateWorkers(); err != nil {
+		return k, err
+	}
+	// the model loads as every command loads it: the device choice,
+	// --workers, --listen and --pp included
+	e, err := c.modelFlags.load(io.Err)
 	if err != nil {
 		if needEngine {
 			return k, err

@@ -32,8 +32,7 @@ func runDebugger(args []string, io stdio) int {
 	}
 	e, err := m.load(io.Err)
 	if err != nil {
-		fmt.Fprintln(io.Err, "hsdb:", err)
-		return 1
+		return failer(io, "", &m.json)(1, "%v", err)
 	}
 	defer e.Close()
 	s := hsdbg.New(e)

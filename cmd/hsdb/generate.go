@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"hsdb/engine"
+	"hsdb/inspect/capture"
 )
 
 func init() {
@@ -15,10 +16,18 @@ func init() {
 		summary: "run the model and print what it generates (greedy by default; like llama2.c's run.c)", run: runGenerate})
 }
 
-// parseIDs reads "1,2,3" (spaces allowed) as token ids.
+// parseIDs reads "1,2,3" (spaces allowed) as token ids; an empty item
+// is an error (capture.SplitIDs).
 func parseIDs(s string) ([]int32, error) {
 	var out []int32
-	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' }) {
+	if strings.TrimSpace(s) == "" {
+		return nil, fmt.Errorf("no token ids in %q", s)
+	}
+	fields, err := capture.SplitIDs(s)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range fields {
 		v, err := strconv.ParseInt(f, 10, 32)
 		if err != nil {
 			return nil, fmt.Errorf("token id %q is not an integer", f)
@@ -46,26 +55,22 @@ func runGenerate(args []string, io stdio) int {
 		return code
 	}
 	asJSON := &mf.json
+	fail := failer(io, "generate", asJSON)
 	if fs.NArg() > 0 {
-		fmt.Fprintf(io.Err, "hsdb generate: unexpected arguments %q (the prompt goes in --prompt or --ids)\n", fs.Args())
-		return 2
+		return fail(2, "unexpected arguments %q (the prompt goes in --prompt or --ids)", fs.Args())
 	}
 	if *temp < 0 || math.IsNaN(*temp) || math.IsInf(*temp, 0) || *temp > 100 {
-		fmt.Fprintf(io.Err, "hsdb generate: --temperature %v: want 0 (greedy) or a positive number up to 100\n", *temp)
-		return 2
+		return fail(2, "--temperature %v: want 0 (greedy) or a positive number up to 100", *temp)
 	}
 	if *steps < 1 {
-		fmt.Fprintf(io.Err, "hsdb generate: -n %d: want at least 1 position\n", *steps)
-		return 2
+		return fail(2, "-n %d: want at least 1 position", *steps)
 	}
 	if *ids != "" && *prompt != "" {
-		fmt.Fprintln(io.Err, "hsdb generate: give --ids or --prompt, not both")
-		return 2
+		return fail(2, "give --ids or --prompt, not both")
 	}
 	e, err := mf.load(io.Err)
 	if err != nil {
-		fmt.Fprintln(io.Err, "hsdb generate:", err)
-		return 1
+		return fail(1, "%v", err)
 	}
 	defer e.Close()
 	tok, tokErr := e.Tokenizer()
@@ -73,16 +78,13 @@ func runGenerate(args []string, io stdio) int {
 	switch {
 	case *ids != "":
 		if in, err = parseIDs(*ids); err != nil {
-			fmt.Fprintln(io.Err, "hsdb generate: --ids:", err)
-			return 2
+			return fail(2, "--ids: %v", err)
 		}
 	case tokErr != nil:
 		if *prompt != "" {
-			fmt.Fprintf(io.Err, "hsdb generate: --prompt needs a tokenizer: %v; give token ids with --ids instead\n", tokErr)
-			return 1
+			return fail(1, "--prompt needs a tokenizer: %v; give token ids with --ids instead", tokErr)
 		}
-		fmt.Fprintln(io.Err, "hsdb generate: no BOS id without a tokenizer; give --ids:", tokErr)
-		return 1
+		return fail(1, "no BOS id without a tokenizer; give --ids: %v", tokErr)
 	default:
 		if tok.BOS() >= 0 {
 			in = append(in, tok.BOS())
@@ -90,24 +92,20 @@ func runGenerate(args []string, io stdio) int {
 		if *prompt != "" {
 			p, err := tok.Encode(*prompt)
 			if err != nil {
-				fmt.Fprintln(io.Err, "hsdb generate: --prompt:", err)
-				return 1
+				return fail(1, "--prompt: %v", err)
 			}
 			in = append(in, p...)
 		}
 		if len(in) == 0 {
-			fmt.Fprintln(io.Err, "hsdb generate: the tokenizer has no BOS token; give --prompt or --ids")
-			return 2
+			return fail(2, "the tokenizer has no BOS token; give --prompt or --ids")
 		}
 	}
 	if len(in) > *steps {
-		fmt.Fprintf(io.Err, "hsdb generate: the prompt has %d tokens, more than -n %d positions: nothing would be generated\n", len(in), *steps)
-		return 2
+		return fail(2, "the prompt has %d tokens, more than -n %d positions: nothing would be generated", len(in), *steps)
 	}
 	for i, id := range in { // before anything is printed
 		if id < 0 || int(id) >= e.Dims.Vocab {
-			fmt.Fprintf(io.Err, "hsdb generate: prompt token %d is id %d, outside the vocabulary [0, %d)\n", i, id, e.Dims.Vocab)
-			return 1
+			return fail(1, "prompt token %d is id %d, outside the vocabulary [0, %d)", i, id, e.Dims.Vocab)
 		}
 	}
 	var stop []int32
@@ -131,8 +129,10 @@ func runGenerate(args []string, io stdio) int {
 	}
 	out, err := e.Generate(in, o)
 	if err != nil {
-		fmt.Fprintln(io.Err, "\nhsdb generate:", err)
-		return 1
+		if !*asJSON {
+			fmt.Fprintln(io.Err) // after the tokens printed so far
+		}
+		return fail(1, "%v", err)
 	}
 	if *asJSON {
 		res := map[string]any{"prompt_ids": in, "ids": out}
@@ -140,8 +140,7 @@ func runGenerate(args []string, io stdio) int {
 			res["text"] = tok.Decode(out)
 		}
 		if err := json.NewEncoder(io.Out).Encode(res); err != nil {
-			fmt.Fprintln(io.Err, "hsdb generate:", err)
-			return 1
+			return fail(1, "%v", err)
 		}
 		return 0
 	}

@@ -142,6 +142,9 @@ func (m *modelFlags) parsed(fs *flag.FlagSet) {
 
 func (m *modelFlags) options() (engine.Options, error) {
 	o := engine.Options{TP: m.tp, Device: m.device}
+	if m.device != "" && m.device != "cpu" && m.device != "cuda" { // "": chosen by chooseDevice
+		return o, fmt.Errorf("--device %q: want cpu or cuda", m.device)
+	}
 	if m.tp < 1 {
 		return o, fmt.Errorf("--tp %d: the world size must be at least 1", m.tp)
 	}
@@ -172,6 +175,21 @@ func (m *modelFlags) options() (engine.Options, error) {
 	return o, nil
 }
 
+// validateWorkers checks the values of the worker flags (--pp,
+// --worker-links, --worker-timeout) before anything starts.
+func (m *modelFlags) validateWorkers() error {
+	if m.pp < 1 {
+		return fmt.Errorf("--pp %d: want at least one stage", m.pp)
+	}
+	if m.workerLinks != "direct" && m.workerLinks != "hub" {
+		return fmt.Errorf("--worker-links %q: want direct or hub", m.workerLinks)
+	}
+	if m.workerTimeout <= 0 { // worker.Config would take it for its default
+		return fmt.Errorf("--worker-timeout %s: want a positive duration (e.g. 10m)", m.workerTimeout)
+	}
+	return nil
+}
+
 // load opens the model and warns on w about what the load skipped:
 // checkpoint tensors the architecture does not use (a config.json naming
 // the wrong architecture, extra layers) and the parts of a wrapper that
@@ -181,15 +199,12 @@ func (m *modelFlags) load(w io.Writer) (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := m.validateWorkers(); err != nil {
+		return nil, err
+	}
 	path := m.model
 	if path == "embedded" {
 		path = ""
-	}
-	if m.pp < 1 {
-		return nil, fmt.Errorf("--pp %d: want at least one stage", m.pp)
-	}
-	if m.workerLinks != "direct" && m.workerLinks != "hub" {
-		return nil, fmt.Errorf("--worker-links %q: want direct or hub", m.workerLinks)
 	}
 	defaulted := m.device == ""
 	dc, err := m.chooseDevice()

@@ -36,10 +36,7 @@ func runPlan(args []string, io stdio) int {
 	if done, code := parseArgs(fs, args, io, planUsage); done {
 		return code
 	}
-	fail := func(code int, format string, a ...any) int {
-		fmt.Fprintf(io.Err, "hsdb plan: "+format+"\n", a...)
-		return code
-	}
+	fail := failer(io, "plan", &mf.json)
 	if fs.NArg() > 0 {
 		return fail(2, "unexpected arguments %q", fs.Args())
 	}
@@ -58,6 +55,9 @@ func runPlan(args []string, io stdio) int {
 	}
 	eo, err := mf.options()
 	if err != nil {
+		return fail(2, "%v", err)
+	}
+	if err := mf.validateWorkers(); err != nil { // the flags plan shares mean the same here
 		return fail(2, "%v", err)
 	}
 	po := engine.PlanOptions{TP: eo.TP, EP: eo.EP, Layers: eo.Layers, DType: eo.DType, Tokens: *tokens, DeviceBytes: mem, Device: eo.Device}

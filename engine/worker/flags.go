@@ -39,6 +39,9 @@ func (f *Flags) Config(args []string, log io.Writer) (WorkerConfig, error) {
 	if f.connect == "" || len(args) > 0 {
 		return WorkerConfig{}, fmt.Errorf("%w: --connect HOST:PORT [--token T] [--rank R]", ErrUsage)
 	}
+	if f.dial <= 0 {
+		return WorkerConfig{}, fmt.Errorf("%w: --dial-timeout %s: want a positive duration (e.g. 30s)", ErrUsage, f.dial)
+	}
 	if f.rank < -1 {
 		return WorkerConfig{}, fmt.Errorf("%w: --rank %d: want a rank >= 0", ErrUsage, f.rank)
 	}

@@ -164,7 +164,7 @@ func Start(path string, opts engine.Options, cfg Config) (*Front, error) {
 		rand.Read(b[:])
 		f.token = hex.EncodeToString(b[:])
 	}
-	f.tmpl = assign{World: world, Stages: pp, Model: path, Device: opts.Device, DType: opts.DType, EP: opts.EP, Direct: !cfg.Hub}
+	f.tmpl = assign{World: world, Stages: pp, Model: absModel(path), Device: opts.Device, DType: opts.DType, EP: opts.EP, Direct: !cfg.Hub}
 	if opts.Device == "cuda" {
 		d, err := modelpath.ConfigDims(path)
 		if err != nil {
@@ -181,7 +181,7 @@ func Start(path string, opts engine.Options, cfg Config) (*Front, error) {
 		cfg.onListen(ln.Addr().String())
 	}
 	if !cfg.Spawn {
-		f.note("hsdb: waiting for %d worker(s): hsdb worker --connect %s --token %s", pp*world, ln.Addr(), f.token)
+		f.note("hsdb: waiting for %d worker(s): hsdb worker --connect %s --token %s", pp*world, f.Addr(), f.token)
 	}
 	all := make([]int, pp*world)
 	for r := range all {
@@ -197,9 +197,6 @@ func Start(path string, opts engine.Options, cfg Config) (*Front, error) {
 	}
 	return f, nil
 }
-
-// Addr returns the address workers join at.
-func (f *Front) Addr() string { return f.ln.Addr().String() }
 
 // Token returns the session token.
 func (f *Front) Token() string { return f.token }
@@ -255,11 +252,24 @@ func (f *Front) greet(nc net.Conn) {
 		f.refuse(c, "wrong token")
 		return
 	}
+	if n := len(f.slots); h.Rank >= n {
+		// no slot will ever wait for it: refused now, not after the timeout
+		why := f.noSuchSlot(h.Rank)
+		f.note("hsdb: refused a worker from %s (pid %d on %s): %s", nc.RemoteAddr(), h.PID, h.Host, why)
+		f.refuse(c, why)
+		return
+	}
 	select {
 	case f.joins <- &joined{c: c, h: h}:
 	case <-time.After(f.cfg.Timeout):
 		f.refuse(c, "no rank is waiting for a worker")
 	}
+}
+
+// noSuchSlot says that slot is not one of the session's (a worker's
+// --rank is a slot: stage × --tp + rank).
+func (f *Front) noSuchSlot(slot int) string {
+	return fmt.Sprintf("slot %d does not exist: this session has slots 0-%d (stage × --tp + rank: --tp %d, --pp %d)", slot, len(f.slots)-1, f.world, f.pp)
 }
 
 func (f *Front) refuse(c *conn, why string) {
@@ -292,6 +302,7 @@ func (f *Front) start(need []int) error {
 	}
 	results := make(chan result, len(need))
 	deadline := time.After(f.cfg.Timeout)
+	var joined []*remoteRank
 	for assigned := 0; assigned < len(need); {
 		var exited <-chan struct{}
 		var exitRank int
@@ -319,15 +330,18 @@ func (f *Front) start(need []int) error {
 			waiting[r] = false
 			assigned++
 			rr := &remoteRank{f: f, slot: r, rank: r % f.world, stage: r / f.world, c: j.c, host: j.h.Host, pid: j.h.PID, proc: procs[r]}
+			joined = append(joined, rr)
 			go func() {
 				err := rr.load(f.tmpl)
 				results <- result{rr, err}
 			}()
 		case <-exited:
 			p := procs[exitRank]
+			endStarted(procs, joined)
 			return fmt.Errorf("rank %d: the worker exited before joining (%v)%s", exitRank, p.err, p.stderr.suffix())
 		case <-deadline:
-			return fmt.Errorf("%w: %d worker(s) did not join %s within %s", engine.ErrWorker, len(need)-assigned, f.ln.Addr(), f.cfg.Timeout)
+			endStarted(procs, joined)
+			return fmt.Errorf("%w: %d worker(s) did not join %s within %s", engine.ErrWorker, len(need)-assigned, f.Addr(), f.cfg.Timeout)
 		}
 	}
 	var first error
@@ -401,17 +415,21 @@ func (f *Front) Begin(prefill bool) error {
 			dead = append(dead, r.slot)
 			why = err
 			if prefill {
-				f.note("hsdb: %s's worker was ended: %v; starting a fresh one", r.who(), err)
-				lines = append(lines, fmt.Sprintf("%s's worker was replaced by a fresh one when this pass began; it was ended: %v", r.who(), err))
+				// a joined worker ran elsewhere: the front can only wait for
+				// a worker to join in its place, and says how
+				next, by := "starting a fresh one", "a fresh one"
+				if !f.cfg.Spawn {
+					next = fmt.Sprintf("waiting for a worker to join as slot %d: hsdb worker --connect %s --token %s --rank %d", r.slot, f.Addr(), f.token, r.slot)
+					by = "a worker that joined"
+				}
+				f.note("hsdb: %s's worker was ended: %v; %s", r.who(), err, next)
+				lines = append(lines, fmt.Sprintf("%s's worker was replaced by %s when this pass began; it was ended: %v", r.who(), by, err))
 			}
 		}
 	}
 	if len(dead) > 0 {
 		if !prefill {
 			return fmt.Errorf("%w; its KV cache went with it: `run` starts a fresh worker and a new prefill", why)
-		}
-		if !f.cfg.Spawn {
-			f.note("hsdb: waiting for workers for slot(s) %v: hsdb worker --connect %s --token %s --rank SLOT", dead, f.ln.Addr(), f.token)
 		}
 		if err := f.start(dead); err != nil {
 			return err

@@ -28,6 +28,7 @@ const peerFaultEnv = "HSDB_TEST_PEER_FAULT"
 // peerFaultFromEnv sets beforePeerSend in a test's worker process as
 // peerFaultEnv says.
 func peerFaultFromEnv() {
+	peerDelayFromEnv()
 	v := os.Getenv(peerFaultEnv)
 	if v == "" {
 		return

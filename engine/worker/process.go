@@ -48,6 +48,19 @@ func (f *Front) spawn(rank int) (*process, error) {
 	return p, nil
 }
 
+// endStarted ends what a start that failed (a worker exited or did not
+// join in time) brought up: the workers it spawned, joined or not (each
+// with its process group), and the connections of those that joined, so
+// that none runs on until the front exits.
+func endStarted(procs map[int]*process, joined []*remoteRank) {
+	for _, r := range joined {
+		r.c.close()
+	}
+	for _, p := range procs {
+		p.kill()
+	}
+}
+
 // spawnedEnv marks a worker started by a front: it ignores the terminal's
 // Ctrl-C, which the front turns into a stop at the next site.
 const spawnedEnv = "HSDB_WORKER_SPAWNED"

@@ -15,8 +15,19 @@ import (
 // thread that started the worker exits; the front spawns from ordinary
 // goroutines, which never end their threads (only a goroutine that exits
 // while locked to its thread does), so in practice: when the front exits.
+// The worker leads a process group of its own (Setpgid), so that kill
+// ends what a wrapper --worker-bin started too; the terminal's Ctrl-C,
+// which spawned workers ignore, then no longer reaches them at all.
 func workerProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+}
+
+// kill ends the spawned worker and every process of its group (a wrapper
+// script's children included) with SIGKILL.
+func (p *process) kill() {
+	if err := syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		p.cmd.Process.Kill()
+	}
 }
 
 // procState returns the state letter Linux shows for process pid (the

@@ -15,3 +15,6 @@ func procStopped(int) bool { return false }
 // procGone is false off Linux: the front learns of an exit from the
 // process's wait alone.
 func procGone(int) bool { return false }
+
+// kill ends the spawned worker (off Linux: the process alone).
+func (p *process) kill() { p.cmd.Process.Kill() }

@@ -184,7 +184,7 @@ func (r *remoteRank) fault(cause error) error {
 // the front never signals a process id a peer reported.
 func (r *remoteRank) killLocked() {
 	if r.proc != nil {
-		r.proc.cmd.Process.Kill()
+		r.proc.kill()
 	}
 }
 
@@ -192,7 +192,7 @@ func (r *remoteRank) killLocked() {
 func (r *remoteRank) kill() {
 	r.c.close()
 	if r.proc != nil {
-		r.proc.cmd.Process.Kill()
+		r.proc.kill()
 	}
 }
 
@@ -210,7 +210,7 @@ func (r *remoteRank) quit() {
 		select {
 		case <-p.exited:
 		case <-time.After(5 * time.Second):
-			p.cmd.Process.Kill()
+			p.kill()
 			<-p.exited
 		}
 	}
@@ -388,6 +388,9 @@ func (r *remoteRank) forward(pass *model.Pass, b *model.Batch, logits bool) (*te
 			}
 			if m.Err != "" {
 				if m.Aborted {
+					if dead := r.f.deadPeer(r); dead != nil {
+						return nil, dead // the worker whose death aborted this one
+					}
 					return nil, fmt.Errorf("%w: %s: %s", backend.ErrAborted, r.who(), m.Err)
 				}
 				return nil, fmt.Errorf("%s (worker pid %d on %s)", m.Err, r.pid, r.host)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/signal"
 	"time"
@@ -83,7 +82,7 @@ func Serve(cfg WorkerConfig) error {
 	if dial == 0 {
 		dial = 30 * time.Second
 	}
-	nc, err := net.DialTimeout("tcp", cfg.Connect, dial)
+	nc, err := dialFront(cfg.Connect, dial)
 	if err != nil {
 		return fmt.Errorf("worker: --connect %s: %w", cfg.Connect, err)
 	}
@@ -106,7 +105,11 @@ func Serve(cfg WorkerConfig) error {
 	}
 	c.limit = maxFrame
 	if cfg.Log != nil {
-		fmt.Fprintf(cfg.Log, "hsdb worker %d: rank %d of %d, loading %s\n", os.Getpid(), a.Rank, a.World, orDefault(a.Model))
+		stage := "" // two stages' workers share rank numbers: say whose
+		if a.Stages > 1 {
+			stage = fmt.Sprintf(", stage %d of %d (decoder layers %s)", a.Stage, a.Stages, a.Layers)
+		}
+		fmt.Fprintf(cfg.Log, "hsdb worker %d: rank %d of %d%s, loading %s\n", os.Getpid(), a.Rank, a.World, stage, orDefault(a.Model))
 	}
 	s := &server{c: c, rank: a.Rank, front: cfg.Connect, token: cfg.Token, world: a.World, stages: a.Stages}
 	if a.Direct {

@@ -23,6 +23,28 @@ func (r *remoteRank) exitedFault() {
 	}
 }
 
+// deadPeer returns the fault report of a spawned worker other than r
+// that has died, or nil. A worker aborted by its link to a dead peer
+// (direct links: "the link to slot 3 ended") may answer before the front
+// has talked to the dead one, and its abort would be the step's only
+// error; the dead worker is the cause, named with its rank, stage and how
+// it ended, as when the front finds it itself.
+func (f *Front) deadPeer(r *remoteRank) error {
+	f.mu.Lock()
+	slots := append([]*remoteRank(nil), f.slots...)
+	f.mu.Unlock()
+	for _, o := range slots {
+		if o == nil || o == r {
+			continue
+		}
+		o.exitedFault()
+		if err := o.failed(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // States returns every worker as `info ranks` shows it
 // (engine.Workers.States), in slot order, without waiting on any: a
 // spawned worker that has exited is marked failed here, and one the OS

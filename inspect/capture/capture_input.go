@@ -41,7 +41,14 @@ func ParseIDsList(s string, lim Limits) (*Inputs, error) {
 	in := &Inputs{}
 	for i, part := range strings.Split(s, ";") {
 		var ids []int32
-		for _, f := range strings.FieldsFunc(part, func(r rune) bool { return r == ',' || r == ' ' }) {
+		if strings.TrimSpace(part) == "" {
+			return nil, fmt.Errorf("--ids: sequence %d is empty", i)
+		}
+		fields, err := SplitIDs(part)
+		if err != nil {
+			return nil, fmt.Errorf("--ids: sequence %d: %w", i, err)
+		}
+		for _, f := range fields {
 			v, err := strconv.ParseInt(f, 10, 32)
 			if err != nil || v < 0 {
 				return nil, fmt.Errorf("--ids: sequence %d: token id %q is not a non-negative integer", i, f)
@@ -59,6 +66,23 @@ func ParseIDsList(s string, lim Limits) (*Inputs, error) {
 	h := sha256.Sum256([]byte(s))
 	in.Job = JobInfo{InputSHA256: hex.EncodeToString(h[:]), Input: "--ids", Sequences: len(in.Seqs)}
 	return in, nil
+}
+
+// SplitIDs splits a token id list ("1,2,3", "1 2 3" or "1, 2 3") into its
+// items: commas or spaces separate them; an empty item between commas
+// ("1,,2", a leading or trailing comma) is an error naming it, never
+// dropped (it would give another sequence than the one typed). The items
+// are not parsed.
+func SplitIDs(s string) ([]string, error) {
+	var out []string
+	for i, item := range strings.Split(s, ",") {
+		f := strings.Fields(item)
+		if len(f) == 0 {
+			return nil, fmt.Errorf("ids %q: item %d is empty", s, i+1)
+		}
+		out = append(out, f...)
+	}
+	return out, nil
 }
 
 // jsonlRow is one line of a JSONL input.

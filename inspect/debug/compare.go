@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"hsdb/engine/tensor"
-	"hsdb/inspect/capture"
 	"hsdb/inspect/check"
 	"hsdb/inspect/client"
 	"hsdb/inspect/stats"
@@ -22,9 +21,9 @@ import (
 // nothing of the site, a sequence the dump lacks or shorter than the
 // positions of this step.
 func (s *Session) Compare(dir string) (*client.CompareReport, error) {
-	m, err := capture.ReadManifest(dir)
+	m, err := readHsdbDump(dir, "compare")
 	if err != nil {
-		return nil, fmt.Errorf("compare: %w", err)
+		return nil, err
 	}
 	dt, err := tensor.ParseDType(m.Capture.DType)
 	if err != nil {

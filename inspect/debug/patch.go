@@ -29,9 +29,9 @@ var layerSite = regexp.MustCompile(`^model\.layers\.(\d+)$`)
 // i's output) or a site capture (SITE:TENSOR), for every sequence by its
 // index in the dump's input. Errors name the dump and what it holds.
 func readPatch(dir, site, name string) (map[int]patchSeq, string, error) {
-	m, err := capture.ReadManifest(dir)
+	m, err := readHsdbDump(dir, "patch")
 	if err != nil {
-		return nil, "", fmt.Errorf("patch: %w", err)
+		return nil, "", err
 	}
 	key := dumpKey(m, site, name)
 	if key == "" {
@@ -39,6 +39,22 @@ func readPatch(dir, site, name string) (map[int]patchSeq, string, error) {
 	}
 	out, err := readDumpSeqs(dir, m, key)
 	return out, key, err
+}
+
+// readHsdbDump reads the manifest of the hsdb dump at dir for cmd (patch,
+// compare), which read hsdb's own files (seq_N.safetensors holding
+// hidden_states.{layer}): a dump written in a trainer's format
+// (speculators' hs_{idx}.safetensors, SpecForge's torch archives) is
+// refused naming its format, not read as if it were one.
+func readHsdbDump(dir, cmd string) (*capture.Manifest, error) {
+	m, err := capture.ReadManifest(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cmd, err)
+	}
+	if f := m.Capture.Format; f != "" && f != string(capture.FormatHsdb) {
+		return nil, fmt.Errorf("%s: dump %s is in %s format (the trainer's files); %s reads an hsdb dump (dump DIR without --format, or hsdb capture --format hsdb)", cmd, dir, f, cmd)
+	}
+	return m, nil
 }
 
 // dumpKey returns the key under which dump m holds tensor name of site, or
@@ -85,8 +101,11 @@ func readDumpSeqs(dir string, m *capture.Manifest, key string) (map[int]patchSeq
 		}
 		ps, err := readPatchSeq(f, key)
 		f.Close()
+		if err != nil && !strings.Contains(err.Error(), p) { // the reader's errors may name the file already
+			err = fmt.Errorf("%s: %w", p, err)
+		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
+			return nil, err
 		}
 		out[sr.Index] = ps
 	}
