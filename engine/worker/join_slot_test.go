@@ -20,18 +20,8 @@ import (
 // is waiting"). The front's timeout here is a minute; the refusal must
 // come within 5 s.
 func TestJoinNoSuchSlotRefused(t *testing.T) {
-	ln := make(chan string, 1)
-	cfg := Config{Token: "tok", Timeout: time.Minute, onListen: func(addr string) { ln <- addr }}
-	type res struct {
-		f   *Front
-		err error
-	}
-	started := make(chan res, 1)
-	go func() {
-		f, err := Start(engine.DefaultModelPath, engine.Options{TP: 2}, cfg)
-		started <- res{f, err}
-	}()
-	addr := <-ln
+	cfg := Config{Token: "tok", Timeout: time.Minute}
+	addr, started := startListening(t, engine.DefaultModelPath, engine.Options{TP: 2}, cfg)
 	join := func(rank int) error {
 		out := make(chan error, 1)
 		go func() { out <- Serve(WorkerConfig{Connect: addr, Token: "tok", Rank: rank, Dial: 5 * time.Second}) }()
@@ -65,18 +55,8 @@ func TestJoinNoSuchSlotRefused(t *testing.T) {
 // must say which stage and layers it loads (stories260K's 5 layers split
 // as vLLM splits them: 0-2 and 3-4), not only "rank 0 of 1" twice.
 func TestJoinedWorkerLogNamesItsStage(t *testing.T) {
-	ln := make(chan string, 1)
-	cfg := Config{Token: "tok", PP: 2, Timeout: time.Minute, onListen: func(addr string) { ln <- addr }}
-	type res struct {
-		f   *Front
-		err error
-	}
-	started := make(chan res, 1)
-	go func() {
-		f, err := Start(engine.DefaultModelPath, engine.Options{TP: 1}, cfg)
-		started <- res{f, err}
-	}()
-	addr := <-ln
+	cfg := Config{Token: "tok", PP: 2, Timeout: time.Minute}
+	addr, started := startListening(t, engine.DefaultModelPath, engine.Options{TP: 1}, cfg)
 	logs := [2]*lockedLog{{}, {}}
 	for slot := range 2 {
 		go Serve(WorkerConfig{Connect: addr, Token: "tok", Rank: slot, Dial: 5 * time.Second, Log: logs[slot]})
@@ -118,19 +98,9 @@ func (l *lockedLog) String() string {
 // 1), not "starting a fresh one". A worker that joins as slot 1 then
 // lets the pass begin.
 func TestJoinedWorkerEndedWaitsForAJoin(t *testing.T) {
-	ln := make(chan string, 1)
 	log := &lockedLog{}
-	cfg := Config{Token: "tok", Timeout: time.Minute, Log: log, onListen: func(addr string) { ln <- addr }}
-	type res struct {
-		f   *Front
-		err error
-	}
-	started := make(chan res, 1)
-	go func() {
-		f, err := Start(engine.DefaultModelPath, engine.Options{TP: 2}, cfg)
-		started <- res{f, err}
-	}()
-	addr := <-ln
+	cfg := Config{Token: "tok", Timeout: time.Minute, Log: log}
+	addr, started := startListening(t, engine.DefaultModelPath, engine.Options{TP: 2}, cfg)
 	for slot := range 2 {
 		go Serve(WorkerConfig{Connect: addr, Token: "tok", Rank: slot, Dial: 5 * time.Second})
 	}
@@ -165,19 +135,10 @@ func TestListenWildcardPrintsAHost(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	ln := make(chan string, 1)
 	log := &lockedLog{}
-	cfg := Config{Listen: ":0", Token: "tok", Timeout: time.Minute, Log: log, onListen: func(addr string) { ln <- addr }}
-	type res struct {
-		f   *Front
-		err error
-	}
-	started := make(chan res, 1)
-	go func() {
-		f, err := Start(engine.DefaultModelPath, engine.Options{TP: 1}, cfg)
-		started <- res{f, err}
-	}()
-	_, port, err := net.SplitHostPort(<-ln)
+	cfg := Config{Listen: ":0", Token: "tok", Timeout: time.Minute, Log: log}
+	addr, started := startListening(t, engine.DefaultModelPath, engine.Options{TP: 1}, cfg)
+	_, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,19 +166,9 @@ func TestJoinedWorkerGetsAnAbsoluteModelPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln := make(chan string, 1)
 	log := &lockedLog{}
-	cfg := Config{Token: "tok", Timeout: time.Minute, onListen: func(addr string) { ln <- addr }}
-	type res struct {
-		f   *Front
-		err error
-	}
-	started := make(chan res, 1)
-	go func() {
-		f, err := Start(rel, engine.Options{TP: 1}, cfg)
-		started <- res{f, err}
-	}()
-	addr := <-ln
+	cfg := Config{Token: "tok", Timeout: time.Minute}
+	addr, started := startListening(t, rel, engine.Options{TP: 1}, cfg)
 	go Serve(WorkerConfig{Connect: addr, Token: "tok", Rank: -1, Dial: 5 * time.Second, Log: log})
 	s := <-started
 	if s.err != nil {

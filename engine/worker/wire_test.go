@@ -128,18 +128,8 @@ func FuzzDecode(f *testing.F) {
 // than a hello may be, or random bytes are closed, and the front then
 // takes a real worker.
 func TestFrontRefusesGarbage(t *testing.T) {
-	ln := make(chan string, 1)
-	cfg := Config{Token: "tok", Timeout: 20 * time.Second, onListen: func(addr string) { ln <- addr }}
-	type res struct {
-		f   *Front
-		err error
-	}
-	started := make(chan res, 1)
-	go func() {
-		f, err := Start(engine.DefaultModelPath, engine.Options{TP: 1}, cfg)
-		started <- res{f, err}
-	}()
-	addr := <-ln
+	cfg := Config{Token: "tok", Timeout: 20 * time.Second}
+	addr, started := startListening(t, engine.DefaultModelPath, engine.Options{TP: 1}, cfg)
 	var huge [5]byte
 	binary.LittleEndian.PutUint32(huge[:4], 1<<31)
 	huge[4] = kindHello

@@ -127,19 +127,8 @@ func checkWorkersParity(t *testing.T, name string, opts engine.Options, cfg Conf
 // one; --listen binds to loopback by default.
 func TestWrongTokenRefused(t *testing.T) {
 	var log strings.Builder
-	type res struct {
-		f   *Front
-		err error
-	}
-	started := make(chan res, 1)
 	cfg := Config{Token: "right-token", Timeout: 20 * time.Second, Log: &syncWriter{b: &log}}
-	ln := make(chan string, 1)
-	cfg.onListen = func(addr string) { ln <- addr }
-	go func() {
-		f, err := Start(engine.DefaultModelPath, engine.Options{TP: 1}, cfg)
-		started <- res{f, err}
-	}()
-	addr := <-ln
+	addr, started := startListening(t, engine.DefaultModelPath, engine.Options{TP: 1}, cfg)
 	if !strings.HasPrefix(addr, "127.0.0.1:") {
 		t.Errorf("the front listens on %s, want loopback", addr)
 	}
@@ -205,18 +194,8 @@ func joinWorkers(t *testing.T, path string, opts engine.Options, pp int) (*engin
 // others run Serve in this process.
 func joinWorkersProcs(t *testing.T, path string, opts engine.Options, pp, procs int) (*engine.Engine, *Front) {
 	t.Helper()
-	ln := make(chan string, 1)
-	cfg := Config{Token: "pp-token", PP: pp, Timeout: time.Minute, onListen: func(addr string) { ln <- addr }}
-	type res struct {
-		f   *Front
-		err error
-	}
-	started := make(chan res, 1)
-	go func() {
-		f, err := Start(path, opts, cfg)
-		started <- res{f, err}
-	}()
-	addr := <-ln
+	cfg := Config{Token: "pp-token", PP: pp, Timeout: time.Minute}
+	addr, started := startListening(t, path, opts, cfg)
 	served := make(chan error, pp*opts.TP)
 	for i := range pp * opts.TP {
 		if i < procs {
