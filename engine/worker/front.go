@@ -262,7 +262,7 @@ func (f *Front) greet(nc net.Conn) {
 	select {
 	case f.joins <- &joined{c: c, h: h}:
 	case <-time.After(f.cfg.Timeout):
-		f.refuse(c, "no rank is waiting for a worker")
+		f.refuse(c, fmt.Sprintf("no slot of this session waited for a worker within --worker-timeout %s", f.cfg.Timeout))
 	}
 }
 
@@ -324,7 +324,9 @@ func (f *Front) start(need []int) error {
 				}
 			}
 			if r < 0 || !waiting[r] {
-				f.refuse(j.c, fmt.Sprintf("rank %d is not waiting for a worker", j.h.Rank))
+				why := fmt.Sprintf("slot %d already has a worker", j.h.Rank)
+				f.note("hsdb: refused a worker (pid %d on %s): %s", j.h.PID, j.h.Host, why)
+				f.refuse(j.c, why)
 				continue
 			}
 			waiting[r] = false

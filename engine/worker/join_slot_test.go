@@ -179,3 +179,38 @@ func TestJoinedWorkerGetsAnAbsoluteModelPath(t *testing.T) {
 		t.Errorf("the worker's note %q, want it to load %s", got, abs)
 	}
 }
+
+// TestJoinTakenSlotRefused: with --tp 2, a second worker asking for slot
+// 0 while the front still waits for slot 1 is refused at once, told that
+// slot 0 already has a worker (before: "rank 0 is not waiting for a
+// worker"), and the front's log names the refusal; a worker for slot 1
+// then completes the start.
+func TestJoinTakenSlotRefused(t *testing.T) {
+	log := &lockedLog{}
+	cfg := Config{Token: "tok", Timeout: time.Minute, Log: log}
+	addr, started := startListening(t, engine.DefaultModelPath, engine.Options{TP: 2}, cfg)
+	// Two workers ask for slot 0: one takes it (and serves until the
+	// session ends), the other must be refused at once.
+	refused := make(chan error, 2)
+	for range 2 {
+		go func() { refused <- Serve(WorkerConfig{Connect: addr, Token: "tok", Rank: 0, Dial: 5 * time.Second}) }()
+	}
+	var err error
+	select {
+	case err = <-refused:
+	case <-time.After(10 * time.Second):
+		t.Fatal("neither of two workers for slot 0 was answered within 10 s")
+	}
+	if err == nil || !strings.Contains(err.Error(), "slot 0 already has a worker") {
+		t.Fatalf("a second worker for slot 0: %v; want a refusal saying slot 0 already has a worker", err)
+	}
+	go Serve(WorkerConfig{Connect: addr, Token: "tok", Rank: 1, Dial: 5 * time.Second})
+	s := <-started
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	defer s.f.Close()
+	if !strings.Contains(log.String(), "refused a worker") || !strings.Contains(log.String(), "slot 0 already has a worker") {
+		t.Errorf("the front's log %q does not name the refusal", log.String())
+	}
+}
