@@ -251,7 +251,7 @@ func TestCaptureErrors(t *testing.T) {
 		{[]string{"capture", "--layers", "1", "--out", out}, 2, "one of --ids or --data"},
 		{[]string{"capture", "--data", long, "--out", out}, 2, long + ":2 (sequence 1, id \"1\"): 600 tokens, more than max_position_embeddings 512"},
 		{[]string{"capture", "--layers", "1,x", "--ids", "1,2", "--out", out}, 2, `layer "x"`},
-		{[]string{"capture", "--layers", "9", "--ids", "1,2", "--out", out}, 2, "--layers 9: hsdb layers are decoder layers 0..4"},
+		{[]string{"capture", "--layers", "9", "--ids", "1,2", "--out", out}, 2, "invalid capture request: --layers 9: hsdb layers are decoder layers 0..4"},
 		{[]string{"capture", "--format", "eagle", "--ids", "1,2", "--out", out}, 2, `--format "eagle": want hsdb, speculators or specforge`},
 		// The embedded model has 5 decoder layers: speculators ids run 0..5 (5 = the last layer's output), SGLang's 0..4.
 		{[]string{"capture", "--format", "speculators", "--layers", "2,6", "--ids", "1,2", "--out", out}, 2, "--layers 6: speculators ids are residual-stream positions 0..5"},

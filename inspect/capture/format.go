@@ -47,9 +47,10 @@ const (
 // directory (prepare_hidden_states.py's file_group_size default).
 const SpecForgeGroupSize = 2000
 
-// ErrFormat marks an unknown format or layer ids a format's convention
-// does not allow.
-var ErrFormat = errors.New("invalid capture format")
+// ErrFormat marks an unknown format, or layer ids or tensors a format's
+// convention does not allow (its text says "request": a bad --layers is
+// not a bad --format).
+var ErrFormat = errors.New("invalid capture request")
 
 // ParseFormat reads --format: hsdb (also ""), speculators or specforge.
 func ParseFormat(s string) (Format, error) {
