@@ -3,6 +3,7 @@ package repl
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -131,18 +132,23 @@ func showEdits(t *Term) error {
 		if len(es) == 0 {
 			return "No edits."
 		}
-		tb := newTable("id", "site", "step", "tensor", "rows", "cols", "rank", "what", "persist", "armed", "applied").alignRight(0, 2, 10)
-		for _, e := range es {
-			rank := "all"
-			if e.Rank >= 0 {
-				rank = strconv.Itoa(e.Rank)
-			}
-			tb.add(strconv.Itoa(e.ID), e.Site, strconv.Itoa(e.Step), e.Tensor, fmt.Sprintf("%d:%d", e.Rows.Lo, e.Rows.Hi),
-				fmt.Sprintf("%d:%d", e.Cols.Lo, e.Cols.Hi), rank, e.What, yesNo(e.Persist), yesNo(e.Armed), strconv.Itoa(e.Applied))
-		}
-		return tb.render(t.st)
+		return t.editsTable(es)
 	})
 	return nil
+}
+
+// editsTable is the table of edits es (`info edits`).
+func (t *Term) editsTable(es []client.Edit) string {
+	tb := newTable("id", "site", "step", "tensor", "rows", "cols", "rank", "what", "persist", "armed", "applied").alignRight(0, 2, 10)
+	for _, e := range es {
+		rank := "all"
+		if e.Rank >= 0 {
+			rank = strconv.Itoa(e.Rank)
+		}
+		tb.add(strconv.Itoa(e.ID), e.Site, strconv.Itoa(e.Step), e.Tensor, fmt.Sprintf("%d:%d", e.Rows.Lo, e.Rows.Hi),
+			fmt.Sprintf("%d:%d", e.Cols.Lo, e.Cols.Hi), rank, e.What, yesNo(e.Persist), yesNo(e.Armed), strconv.Itoa(e.Applied))
+	}
+	return tb.render(t.st)
 }
 
 func yesNo(b bool) string {
@@ -161,10 +167,37 @@ func cmdDeleteEdits(t *Term, args string) error {
 		}
 		ids = append(ids, n)
 	}
+	before, err := t.c.Edits()
+	if err != nil {
+		return err
+	}
 	if err := t.c.DeleteEdits(ids...); err != nil {
 		return err
 	}
-	return showEdits(t)
+	es, err := t.c.Edits()
+	if err != nil {
+		return err
+	}
+	if es == nil {
+		es = []client.Edit{}
+	}
+	var gone []string // what DeleteEdits removed: listed before, not after (as `delete` reports)
+	for _, b := range before {
+		if !slices.ContainsFunc(es, func(e client.Edit) bool { return e.ID == b.ID }) {
+			gone = append(gone, fmt.Sprintf("edit %d", b.ID))
+		}
+	}
+	t.emit("edits", es, func() string {
+		head := "deleted nothing"
+		if len(gone) > 0 {
+			head = "deleted " + strings.Join(gone, ", ")
+		}
+		if len(es) == 0 {
+			return head + "; no edits left"
+		}
+		return head + "; left:\n" + t.editsTable(es)
+	})
+	return nil
 }
 
 func cmdLens(t *Term, args string) error {
