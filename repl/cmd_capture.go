@@ -49,11 +49,17 @@ func cmdCapture(t *Term, args string) error {
 		if err := t.c.CaptureSite(a[1], a[2]); err != nil {
 			return err
 		}
-	case "clear":
-		if err := t.c.ClearCaptures(); err != nil {
-			return err
+	case "clear", "list":
+		if len(a) > 1 {
+			// `capture clear` forgets them all: a user naming one must
+			// not lose the rest.
+			return fmt.Errorf("capture %s takes no arguments (it %s every capture), got %q", a[0], map[string]string{"clear": "forgets", "list": "lists"}[a[0]], strings.Join(a[1:], " "))
 		}
-	case "list":
+		if a[0] == "clear" {
+			if err := t.c.ClearCaptures(); err != nil {
+				return err
+			}
+		}
 	default:
 		return fmt.Errorf("capture: unknown %q: want layers, site, list or clear", a[0])
 	}
