@@ -177,6 +177,10 @@ func checkArgs(cmd, args string) (string, client.CheckRequest, error) {
 	if err != nil {
 		return "", o, fmt.Errorf("%s: %w", cmd, err)
 	}
+	flags := []string{"--layers", "--tp", "--seq-lens"} // diff runs the model: no --no-model
+	if cmd == "check" {
+		flags = append(flags, "--no-model")
+	}
 	var path string
 	for i := 0; i < len(a); i++ {
 		flag, val, hasVal := strings.Cut(a[i], "=")
@@ -223,7 +227,7 @@ func checkArgs(cmd, args string) (string, client.CheckRequest, error) {
 			o.NoModel = true
 		default:
 			if strings.HasPrefix(a[i], "--") {
-				return "", o, fmt.Errorf("%s: unknown flag %s (want --layers, --tp, --seq-lens, --no-model)", cmd, a[i])
+				return "", o, fmt.Errorf("%s: unknown flag %s (want %s)", cmd, a[i], strings.Join(flags, ", "))
 			}
 			if path != "" {
 				return "", o, fmt.Errorf("%s: one PATH expected, got %q and %q", cmd, path, a[i])
@@ -232,7 +236,7 @@ func checkArgs(cmd, args string) (string, client.CheckRequest, error) {
 		}
 	}
 	if path == "" {
-		return "", o, fmt.Errorf("%s: want PATH [--layers 2,30] [--tp N] [--seq-lens 512,259] [--no-model]", cmd)
+		return "", o, fmt.Errorf("%s: want PATH [--layers 2,30] [--tp N] [--seq-lens 512,259]%s", cmd, map[bool]string{true: " [--no-model]"}[cmd == "check"])
 	}
 	return path, o, nil
 }
