@@ -49,7 +49,8 @@ func cmdSetVar(t *Term, args string) error {
 		return fmt.Errorf("set var: %w", err)
 	}
 	req.Slice = sl
-	if len(vals) > 0 && vals[0] == name {
+	self := len(vals) > 0 && vals[0] == name // `stream * 0.5`: the tensor's own name first
+	if self {
 		vals = vals[1:]
 		if len(vals) == 0 {
 			return fmt.Errorf("set var: %s = %s changes nothing: give an operator and a number (%s * 0.5)", name, name, name)
@@ -59,7 +60,10 @@ func cmdSetVar(t *Term, args string) error {
 	if expr == "" {
 		return fmt.Errorf("set var: no value after '='")
 	}
-	if strings.ContainsRune("*/+", rune(expr[0])) || (len(expr) > 1 && expr[0] == '-' && len(vals) > 1) {
+	// * and / are always operators; a sign is one after the tensor's name
+	// or written apart (`+ 1`, `- 2`), else it belongs to the number
+	// (`+1`, `-2`, `+inf`), for + as for -.
+	if strings.ContainsRune("*/", rune(expr[0])) || (strings.ContainsRune("+-", rune(expr[0])) && (self || len(vals) > 1)) {
 		req.Op, expr = expr[:1], expr[1:]
 	}
 	if req.Value, err = parseValue(expr); err != nil {
