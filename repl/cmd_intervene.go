@@ -312,14 +312,26 @@ func (t *Term) editsText(edits []string) string {
 }
 
 func cmdSave(t *Term, args string) error {
-	name, extra, sl, err := tensorArgs("save", args)
+	a, err := splitArgs(args)
 	if err != nil {
-		return err
+		return fmt.Errorf("save: %w", err)
 	}
+	force := false
+	if i := slices.Index(a, "--force"); i >= 0 {
+		force, a = true, slices.Delete(a, i, i+1)
+	}
+	sl, rest, err := sliceFlags(a)
+	if err != nil {
+		return fmt.Errorf("save: %w", err)
+	}
+	if len(rest) == 0 {
+		return fmt.Errorf("save: which tensor? (at a stop, `print` without a name lists them)")
+	}
+	name, extra := rest[0], rest[1:]
 	if len(extra) != 1 {
-		return fmt.Errorf("save: want TENSOR FILE.safetensors|FILE.npy [--rank R] [--seq S] [--tokens A:B]")
+		return fmt.Errorf("save: want TENSOR FILE.safetensors|FILE.npy [--rank R] [--seq S] [--tokens A:B] [--force]")
 	}
-	rep, err := t.c.Save(name, extra[0], sl)
+	rep, err := t.c.Save(name, extra[0], sl, force)
 	if err != nil {
 		return err
 	}

@@ -140,11 +140,11 @@ func init() {
 			complete: words("on", "off"), fn: cmdTrace},
 
 		// interventions
-		{aliases: []string{"save"}, group: "interventions", usage: "save TENSOR FILE.safetensors|FILE.npy [--rank R] [--seq S] [--tokens A:B]", noRepeat: true,
+		{aliases: []string{"save"}, group: "interventions", usage: "save TENSOR FILE.safetensors|FILE.npy [--rank R] [--seq S] [--tokens A:B] [--force]", noRepeat: true,
 			help: "Write a tensor at the stop to a file, as f32 [rows, cols].\n" +
 				"The full tensor (sharded: gathered; partial: summed; replicated: rank 0's copy), or --rank R's own; rows as print selects them. " +
 				".safetensors holds it under SITE:TENSOR with the site, step, source, rows and the pass's edits as metadata; .npy is NumPy's format 1.0 ('<f4'). " +
-				"Written under a temporary name, read back and compared, then renamed into place.",
+				"Written under a temporary name, read back and compared, then renamed into place. An existing FILE is replaced only with --force.",
 			complete: completeTensors, fn: cmdSave},
 		{aliases: []string{"compare"}, group: "interventions", usage: "compare DUMP", noRepeat: true,
 			help: "Compare the stop's tensors with a dump of the same inputs (live diff).\n" +

@@ -56,7 +56,7 @@ func TestPatchCompareNotADump(t *testing.T) {
 	}
 	stopped(t)(s.Run())
 	file := filepath.Join(t.TempDir(), "a.safetensors")
-	if _, err := s.Save("stream", file, client.All); err != nil {
+	if _, err := s.Save("stream", file, client.All, false); err != nil {
 		t.Fatal(err)
 	}
 	empty := t.TempDir()
