@@ -186,7 +186,7 @@ func (s *Session) Until(pattern string) (*client.Outcome, error) {
 
 func (s *Session) resumeFromStop(mode func(*stopCtx) (resumeMode, error)) (*client.Outcome, error) {
 	if s.job == nil || s.job.stop == nil {
-		return nil, client.ErrNotStopped
+		return nil, fmt.Errorf("%w: `run` to a breakpoint first", client.ErrNotStopped)
 	}
 	m, err := mode(s.job.stop)
 	if err != nil {
