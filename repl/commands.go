@@ -144,7 +144,7 @@ func init() {
 			help: "Write a tensor at the stop to a file, as f32 [rows, cols].\n" +
 				"The full tensor (sharded: gathered; partial: summed; replicated: rank 0's copy), or --rank R's own; rows as print selects them. " +
 				".safetensors holds it under SITE:TENSOR with the site, step, source, rows and the pass's edits as metadata; .npy is NumPy's format 1.0 ('<f4'). " +
-				"Written under a temporary name, read back and compared, then renamed into place. An existing FILE is replaced only with --force.",
+				"Written under a temporary name, read back and compared, then renamed into place. An existing FILE is replaced only with --force, and --force replaces only a .safetensors file save wrote (one SITE:TENSOR with its metadata): never another file, and never a .npy file (it carries no mark of its writer).",
 			complete: completeTensors, fn: cmdSave},
 		{aliases: []string{"compare"}, group: "interventions", usage: "compare DUMP", noRepeat: true,
 			help: "Compare the stop's tensors with a dump of the same inputs (live diff).\n" +

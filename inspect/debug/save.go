@@ -24,7 +24,8 @@ import (
 // source, rows and the pass's edits as metadata) or .npy (NumPy's format
 // 1.0, '<f4', C order). The file is written under a temporary name,
 // re-read and compared, then renamed into place; a file already at path is
-// replaced only with force (as a dump's DIR only with --force). Errors: as
+// replaced only with force, and only when Save wrote it (savedByHsdb; as
+// a dump's DIR only with --force and only when hsdb wrote it). Errors: as
 // Print, another extension, an existing file without force, the file
 // system's.
 func (s *Session) Save(name, path string, sl client.Slice, force bool) (*client.SaveReport, error) {
@@ -109,7 +110,34 @@ func savePathOK(path string, force bool) error {
 	case err == nil && !force:
 		return fmt.Errorf("save %s: the file exists; give --force to replace it", path)
 	case err == nil && !st.Mode().IsRegular():
-		return fmt.Errorf("save %s: not a regular file (%s); --force replaces only a file", path, st.Mode().Type())
+		return fmt.Errorf("save %s: not a regular file (%s); --force replaces only a file save wrote", path, st.Mode().Type())
+	case err == nil:
+		return savedByHsdb(path)
+	}
+	return nil
+}
+
+// savedByHsdb returns nil when the file at path is one Save wrote, the
+// only kind --force replaces (the project's rule: --force only ever
+// replaces what hsdb itself wrote): a .safetensors file holding one tensor
+// keyed SITE:TENSOR with Save's metadata (site, tensor, step, source,
+// rows). A .npy file is never replaced: NumPy's header admits no other
+// keys, so hsdb's .npy cannot be told from anyone's. Errors say which.
+func savedByHsdb(path string) error {
+	if filepath.Ext(path) == ".npy" {
+		return fmt.Errorf("save %s: the file exists, and a .npy file holds no mark of who wrote it, so hsdb never replaces one: remove it or choose another name", path)
+	}
+	f, err := safetensors.Open(path)
+	if err != nil {
+		return fmt.Errorf("save %s: the file exists and is not a tensor hsdb's save wrote (%v); --force replaces only those", path, err)
+	}
+	defer f.Close()
+	md := f.Metadata()
+	names := f.Names()
+	for _, k := range []string{"site", "tensor", "step", "source", "rows"} {
+		if _, ok := md[k]; !ok || len(names) != 1 || names[0] != md["site"]+":"+md["tensor"] {
+			return fmt.Errorf("save %s: the file exists and is not a tensor hsdb's save wrote (%d tensors, metadata without Save's %q); --force replaces only those", path, len(names), k)
+		}
 	}
 	return nil
 }
