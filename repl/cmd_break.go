@@ -13,13 +13,17 @@ func cmdBreak(t *Term, args string) error  { return breakAt(t, args, false) }
 func cmdTbreak(t *Term, args string) error { return breakAt(t, args, true) }
 
 func breakAt(t *Term, args string, temp bool) error {
+	cmd := "break"
+	if temp {
+		cmd = "tbreak"
+	}
 	site, cond, _ := strings.Cut(args, " if ")
 	site, cond = strings.TrimSpace(site), strings.TrimSpace(cond)
 	if strings.HasSuffix(site, " if") || site == "if" {
-		return fmt.Errorf("break: `if` needs a condition: break layers.3 if nan")
+		return fmt.Errorf("%s: `if` needs a condition: %s layers.3 if nan", cmd, cmd)
 	}
 	if site == "" || strings.ContainsAny(site, " \t") {
-		return fmt.Errorf("break: want SITE [if COND], e.g. break layers.*.mlp if absmax(output) > 100")
+		return fmt.Errorf("%s: want SITE [if COND], e.g. %s layers.*.mlp if absmax(output) > 100", cmd, cmd)
 	}
 	b, err := t.c.Break(site, cond, temp)
 	if err != nil {

@@ -49,11 +49,17 @@ func cmdCapture(t *Term, args string) error {
 		if err := t.c.CaptureSite(a[1], a[2]); err != nil {
 			return err
 		}
-	case "clear":
-		if err := t.c.ClearCaptures(); err != nil {
-			return err
+	case "clear", "list":
+		if len(a) > 1 {
+			// `capture clear` forgets them all: a user naming one must
+			// not lose the rest.
+			return fmt.Errorf("capture %s takes no arguments (it %s every capture), got %q", a[0], map[string]string{"clear": "forgets", "list": "lists"}[a[0]], strings.Join(a[1:], " "))
 		}
-	case "list":
+		if a[0] == "clear" {
+			if err := t.c.ClearCaptures(); err != nil {
+				return err
+			}
+		}
 	default:
 		return fmt.Errorf("capture: unknown %q: want layers, site, list or clear", a[0])
 	}
@@ -171,6 +177,10 @@ func checkArgs(cmd, args string) (string, client.CheckRequest, error) {
 	if err != nil {
 		return "", o, fmt.Errorf("%s: %w", cmd, err)
 	}
+	flags := []string{"--layers", "--tp", "--seq-lens"} // diff runs the model: no --no-model
+	if cmd == "check" {
+		flags = append(flags, "--no-model")
+	}
 	var path string
 	for i := 0; i < len(a); i++ {
 		flag, val, hasVal := strings.Cut(a[i], "=")
@@ -217,7 +227,7 @@ func checkArgs(cmd, args string) (string, client.CheckRequest, error) {
 			o.NoModel = true
 		default:
 			if strings.HasPrefix(a[i], "--") {
-				return "", o, fmt.Errorf("%s: unknown flag %s (want --layers, --tp, --seq-lens, --no-model)", cmd, a[i])
+				return "", o, fmt.Errorf("%s: unknown flag %s (want %s)", cmd, a[i], strings.Join(flags, ", "))
 			}
 			if path != "" {
 				return "", o, fmt.Errorf("%s: one PATH expected, got %q and %q", cmd, path, a[i])
@@ -226,7 +236,7 @@ func checkArgs(cmd, args string) (string, client.CheckRequest, error) {
 		}
 	}
 	if path == "" {
-		return "", o, fmt.Errorf("%s: want PATH [--layers 2,30] [--tp N] [--seq-lens 512,259] [--no-model]", cmd)
+		return "", o, fmt.Errorf("%s: want PATH [--layers 2,30] [--tp N] [--seq-lens 512,259]%s", cmd, map[bool]string{true: " [--no-model]"}[cmd == "check"])
 	}
 	return path, o, nil
 }

@@ -241,9 +241,6 @@ func containsInt(xs []int, x int) bool {
 }
 
 func cmdBacktrace(t *Term, args string) error {
-	if args != "" {
-		return fmt.Errorf("bt takes no arguments")
-	}
 	frames, err := t.c.Backtrace()
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package repl
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -74,9 +75,29 @@ func cmdInfo(t *Term, args string) error {
 	case "inject", "faults":
 		return showFaults(t)
 	default:
-		return fmt.Errorf("info: want one of model [--fp8|--quantized|--unused], layers, ranks, memory, sites, break, display, batch, edits, inject")
+		return infoArgsError(args)
 	}
 	return nil
+}
+
+// infoSubs are the words `info` takes first (aliases included).
+var infoSubs = []string{"model", "layers", "ranks", "memory", "sites", "break", "breakpoints", "watch", "display", "batch", "edits", "inject", "faults"}
+
+// infoArgsError says what is wrong with `info ARGS`: a known subcommand
+// given what it does not take is named with that, not answered with the
+// list of subcommands as if it were unknown.
+func infoArgsError(args string) error {
+	const all = "want one of model [--fp8|--quantized|--unused], layers, ranks, memory, sites, break, display, batch, edits, inject"
+	f := strings.Fields(args)
+	switch {
+	case len(f) == 0:
+		return fmt.Errorf("info: %s", all)
+	case f[0] == "model":
+		return fmt.Errorf("info model: unexpected %q (want --fp8, --quantized or --unused)", strings.Join(f[1:], " "))
+	case slices.Contains(infoSubs, f[0]):
+		return fmt.Errorf("info %s: unexpected %q (it takes no arguments)", f[0], strings.Join(f[1:], " "))
+	}
+	return fmt.Errorf("info: %s, not %q", all, f[0])
 }
 
 func cmdTree(t *Term, args string) error {

@@ -3,6 +3,7 @@ package repl
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -48,7 +49,8 @@ func cmdSetVar(t *Term, args string) error {
 		return fmt.Errorf("set var: %w", err)
 	}
 	req.Slice = sl
-	if len(vals) > 0 && vals[0] == name {
+	self := len(vals) > 0 && vals[0] == name // `stream * 0.5`: the tensor's own name first
+	if self {
 		vals = vals[1:]
 		if len(vals) == 0 {
 			return fmt.Errorf("set var: %s = %s changes nothing: give an operator and a number (%s * 0.5)", name, name, name)
@@ -58,7 +60,10 @@ func cmdSetVar(t *Term, args string) error {
 	if expr == "" {
 		return fmt.Errorf("set var: no value after '='")
 	}
-	if strings.ContainsRune("*/+", rune(expr[0])) || (len(expr) > 1 && expr[0] == '-' && len(vals) > 1) {
+	// * and / are always operators; a sign is one after the tensor's name
+	// or written apart (`+ 1`, `- 2`), else it belongs to the number
+	// (`+1`, `-2`, `+inf`), for + as for -.
+	if strings.ContainsRune("*/", rune(expr[0])) || (strings.ContainsRune("+-", rune(expr[0])) && (self || len(vals) > 1)) {
 		req.Op, expr = expr[:1], expr[1:]
 	}
 	if req.Value, err = parseValue(expr); err != nil {
@@ -131,18 +136,23 @@ func showEdits(t *Term) error {
 		if len(es) == 0 {
 			return "No edits."
 		}
-		tb := newTable("id", "site", "step", "tensor", "rows", "cols", "rank", "what", "persist", "armed", "applied").alignRight(0, 2, 10)
-		for _, e := range es {
-			rank := "all"
-			if e.Rank >= 0 {
-				rank = strconv.Itoa(e.Rank)
-			}
-			tb.add(strconv.Itoa(e.ID), e.Site, strconv.Itoa(e.Step), e.Tensor, fmt.Sprintf("%d:%d", e.Rows.Lo, e.Rows.Hi),
-				fmt.Sprintf("%d:%d", e.Cols.Lo, e.Cols.Hi), rank, e.What, yesNo(e.Persist), yesNo(e.Armed), strconv.Itoa(e.Applied))
-		}
-		return tb.render(t.st)
+		return t.editsTable(es)
 	})
 	return nil
+}
+
+// editsTable is the table of edits es (`info edits`).
+func (t *Term) editsTable(es []client.Edit) string {
+	tb := newTable("id", "site", "step", "tensor", "rows", "cols", "rank", "what", "persist", "armed", "applied").alignRight(0, 2, 10)
+	for _, e := range es {
+		rank := "all"
+		if e.Rank >= 0 {
+			rank = strconv.Itoa(e.Rank)
+		}
+		tb.add(strconv.Itoa(e.ID), e.Site, strconv.Itoa(e.Step), e.Tensor, fmt.Sprintf("%d:%d", e.Rows.Lo, e.Rows.Hi),
+			fmt.Sprintf("%d:%d", e.Cols.Lo, e.Cols.Hi), rank, e.What, yesNo(e.Persist), yesNo(e.Armed), strconv.Itoa(e.Applied))
+	}
+	return tb.render(t.st)
 }
 
 func yesNo(b bool) string {
@@ -161,10 +171,37 @@ func cmdDeleteEdits(t *Term, args string) error {
 		}
 		ids = append(ids, n)
 	}
+	before, err := t.c.Edits()
+	if err != nil {
+		return err
+	}
 	if err := t.c.DeleteEdits(ids...); err != nil {
 		return err
 	}
-	return showEdits(t)
+	es, err := t.c.Edits()
+	if err != nil {
+		return err
+	}
+	if es == nil {
+		es = []client.Edit{}
+	}
+	var gone []string // what DeleteEdits removed: listed before, not after (as `delete` reports)
+	for _, b := range before {
+		if !slices.ContainsFunc(es, func(e client.Edit) bool { return e.ID == b.ID }) {
+			gone = append(gone, fmt.Sprintf("edit %d", b.ID))
+		}
+	}
+	t.emit("edits", es, func() string {
+		head := "deleted nothing"
+		if len(gone) > 0 {
+			head = "deleted " + strings.Join(gone, ", ")
+		}
+		if len(es) == 0 {
+			return head + "; no edits left"
+		}
+		return head + "; left:\n" + t.editsTable(es)
+	})
+	return nil
 }
 
 func cmdLens(t *Term, args string) error {
@@ -275,14 +312,26 @@ func (t *Term) editsText(edits []string) string {
 }
 
 func cmdSave(t *Term, args string) error {
-	name, extra, sl, err := tensorArgs("save", args)
+	a, err := splitArgs(args)
 	if err != nil {
-		return err
+		return fmt.Errorf("save: %w", err)
 	}
+	force := false
+	if i := slices.Index(a, "--force"); i >= 0 {
+		force, a = true, slices.Delete(a, i, i+1)
+	}
+	sl, rest, err := sliceFlags(a)
+	if err != nil {
+		return fmt.Errorf("save: %w", err)
+	}
+	if len(rest) == 0 {
+		return fmt.Errorf("save: which tensor? (at a stop, `print` without a name lists them)")
+	}
+	name, extra := rest[0], rest[1:]
 	if len(extra) != 1 {
-		return fmt.Errorf("save: want TENSOR FILE.safetensors|FILE.npy [--rank R] [--seq S] [--tokens A:B]")
+		return fmt.Errorf("save: want TENSOR FILE.safetensors|FILE.npy [--rank R] [--seq S] [--tokens A:B] [--force]")
 	}
-	rep, err := t.c.Save(name, extra[0], sl)
+	rep, err := t.c.Save(name, extra[0], sl, force)
 	if err != nil {
 		return err
 	}

@@ -88,9 +88,6 @@ func cmdInput(t *Term, args string) error {
 }
 
 func cmdRun(t *Term, args string) error {
-	if args != "" {
-		return fmt.Errorf("run takes no arguments (set the batch with input)")
-	}
 	return t.outcome(t.c.Run())
 }
 

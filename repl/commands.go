@@ -14,6 +14,9 @@ type command struct {
 	complete func(t *Term, args []string, word string) []string
 	fn       func(t *Term, args string) error
 	noRepeat bool // an empty line does not repeat it
+	// noArgsHint, for a command whose usage is its bare name (it takes no
+	// arguments: the dispatcher refuses any), is added to that refusal.
+	noArgsHint string
 }
 
 func (c *command) name() string { return c.aliases[0] }
@@ -22,6 +25,10 @@ func (c *command) summary() string {
 	s, _, _ := strings.Cut(c.help, "\n")
 	return s
 }
+
+// noCount is the refusal hint of the commands that resume a pass: gdb
+// takes a repeat count there (`next 3`, `continue 2`), hsdb does not.
+const noCount = "gdb's repeat count is not taken: `until SITE` or `break SITE` stops further on"
 
 // groups orders the groups of `help` and of the README reference.
 var groups = []string{"running", "breakpoints", "data", "interventions", "captures", "model", "session"}
@@ -41,18 +48,18 @@ func init() {
 				"`file` reads JSON lines, each {\"text\": ...} or {\"input_ids\": [...]}. " +
 				"Without arguments, shows the batch.",
 			complete: completeInput, fn: cmdInput},
-		{aliases: []string{"run", "r"}, group: "running", noRepeat: true, usage: "run",
+		{aliases: []string{"run", "r"}, group: "running", noRepeat: true, usage: "run", noArgsHint: "set the batch with input",
 			help: "Start a forward pass (prefill) over the batch.\n" +
 				"A pass already stopped is aborted and started again. It runs to the first breakpoint, watch or Ctrl-C, or to the end, " +
 				"where it prints each sequence's greedy next token.",
 			fn: cmdRun},
-		{aliases: []string{"continue", "c"}, group: "running", usage: "continue",
+		{aliases: []string{"continue", "c"}, group: "running", usage: "continue", noArgsHint: noCount,
 			help: "Resume the stopped pass until the next breakpoint, watch or the end.", fn: cmdContinue},
-		{aliases: []string{"step", "s"}, group: "running", usage: "step",
+		{aliases: []string{"step", "s"}, group: "running", usage: "step", noArgsHint: noCount,
 			help: "Resume until the next site, entering sub-modules.\nSites are visited when their module returns, in the order of `info sites`.", fn: cmdStep},
-		{aliases: []string{"next", "n"}, group: "running", usage: "next",
+		{aliases: []string{"next", "n"}, group: "running", usage: "next", noArgsHint: noCount,
 			help: "Resume until the next site at the same depth or shallower.\nSub-modules of the next module are stepped over; at the last child, stops at the parent's site.", fn: cmdNext},
-		{aliases: []string{"finish"}, group: "running", usage: "finish",
+		{aliases: []string{"finish"}, group: "running", usage: "finish", noArgsHint: noCount,
 			help: "Resume until the enclosing module returns (its site).", fn: cmdFinish},
 		{aliases: []string{"until", "u"}, group: "running", usage: "until SITE",
 			help: "Resume until a site matching SITE (breakpoints still stop).", complete: completeSites, fn: cmdUntil},
@@ -133,11 +140,11 @@ func init() {
 			complete: words("on", "off"), fn: cmdTrace},
 
 		// interventions
-		{aliases: []string{"save"}, group: "interventions", usage: "save TENSOR FILE.safetensors|FILE.npy [--rank R] [--seq S] [--tokens A:B]", noRepeat: true,
+		{aliases: []string{"save"}, group: "interventions", usage: "save TENSOR FILE.safetensors|FILE.npy [--rank R] [--seq S] [--tokens A:B] [--force]", noRepeat: true,
 			help: "Write a tensor at the stop to a file, as f32 [rows, cols].\n" +
 				"The full tensor (sharded: gathered; partial: summed; replicated: rank 0's copy), or --rank R's own; rows as print selects them. " +
 				".safetensors holds it under SITE:TENSOR with the site, step, source, rows and the pass's edits as metadata; .npy is NumPy's format 1.0 ('<f4'). " +
-				"Written under a temporary name, read back and compared, then renamed into place.",
+				"Written under a temporary name, read back and compared, then renamed into place. An existing FILE is replaced only with --force, and --force replaces only a .safetensors file save wrote (one SITE:TENSOR with its metadata): never another file, and never a .npy file (it carries no mark of its writer).",
 			complete: completeTensors, fn: cmdSave},
 		{aliases: []string{"compare"}, group: "interventions", usage: "compare DUMP", noRepeat: true,
 			help: "Compare the stop's tensors with a dump of the same inputs (live diff).\n" +

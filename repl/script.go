@@ -46,7 +46,11 @@ func (t *Term) RunScript(r io.Reader, name string) error {
 	lines := 0
 	for n := 1; sc.Scan(); n++ {
 		lines = n
-		line := strings.TrimSpace(sc.Text())
+		text := sc.Text()
+		if n == 1 {
+			text = strings.TrimPrefix(text, "\ufeff") // a UTF-8 byte order mark ("UTF-8 with BOM" editors)
+		}
+		line := strings.TrimSpace(text)
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}

@@ -103,6 +103,16 @@ func (t *Term) Exec(line string) (err error) {
 	} else {
 		t.last = line
 	}
+	if args != "" && c.usage == c.name() {
+		// A command whose usage is its bare name takes nothing: refuse
+		// what follows instead of ignoring it (gdb's `next 3` would
+		// otherwise quietly do one step).
+		msg := name + " takes no arguments"
+		if c.noArgsHint != "" {
+			msg += " (" + c.noArgsHint + ")"
+		}
+		return errors.New(msg)
+	}
 	prev := t.cmd
 	t.cmd = line
 	defer func() {

@@ -513,7 +513,7 @@ func TestInputForms(t *testing.T) {
 	f.AssertError("input ids 1,600", "token id 600 (sequence 0, token 1) is outside the vocabulary [0, 512)")
 	f.AssertError("input words 1", `"words": want ids, text or file`)
 	f.s.Tok = nil
-	f.AssertError(`input text "hi"`, "this model has no tokenizer")
+	f.AssertError(`input text "hi"`, "this model has no usable tokenizer")
 }
 
 func TestOptionsAndHelp(t *testing.T) {

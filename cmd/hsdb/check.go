@@ -85,6 +85,9 @@ func (k *checker) run(path string, diff bool) (client.CheckReport, error) {
 func (c *checkFlags) checker(io stdio, cmd string, needEngine bool) (*checker, error) {
 	k := &checker{done: func() {}}
 	if c.set["tp"] {
+		if c.tp < 1 { // as the model group refuses it where a model loads; --no-model loads none
+			return k, fmt.Errorf("--tp %d: the world size must be at least 1", c.tp)
+		}
 		k.req.TP, k.opts.TP = c.tp, c.tp
 	} else {
 		c.tp = 1

@@ -152,8 +152,10 @@ func newManifest(info DumpInfo, dt tensor.DType) *Manifest {
 // beside it (".DIR.tmp-PID-*"), under dir's lock (lockDump), after removing
 // the staging directories dead processes left there (removeStaleTemps;
 // those it could not tell are hsdb's are listed in Leftovers). Errors:
-// ErrLocked; ErrExists when dir exists without opts.Force; ErrNotDump when
-// opts.Force would replace something hsdb did not write; a bad dtype; the
+// ErrLocked; ErrExists when dir exists without opts.Force (also
+// ErrNotDump when it is not a dump hsdb wrote: --force is then not
+// offered); ErrNotDump when opts.Force would replace something hsdb did not
+// write; a bad dtype; the
 // staging directory cannot be created (permission, disk full: the OS
 // error, named).
 func CreateDump(dir string, info DumpInfo, opts DumpOptions) (*DumpWriter, error) {
@@ -201,13 +203,18 @@ func prepare(dir string, info DumpInfo, opts DumpOptions) (*DumpWriter, error) {
 		return nil, err
 	}
 	if _, err := os.Lstat(dir); err == nil {
+		// What is there decides the answer: a dump hsdb wrote is replaced
+		// with --force; anything else never is, so --force is not offered.
+		if err := hsdbOwned(dir, false); err != nil {
+			lock.release()
+			if !opts.Force {
+				return nil, &existsNotDump{fmt.Sprintf("dump %s: exists and is %v (--force replaces only a dump hsdb wrote): choose another DIR", dir, err), err}
+			}
+			return nil, fmt.Errorf("dump %s: --force replaces only a dump hsdb wrote: %w", dir, err)
+		}
 		if !opts.Force {
 			lock.release()
 			return nil, fmt.Errorf("dump %s: %w; give --force to replace it", dir, ErrExists)
-		}
-		if err := hsdbOwned(dir, false); err != nil {
-			lock.release()
-			return nil, fmt.Errorf("dump %s: --force replaces only a dump hsdb wrote: %w", dir, err)
 		}
 	}
 	w := &DumpWriter{dir: dir, m: newManifest(info, dt), dtype: dt, hidden: info.Model.Dims["hidden_size"], lock: lock}
@@ -400,3 +407,15 @@ func diskFull(err error) error {
 	}
 	return err
 }
+
+// existsNotDump is the refusal of a DIR that exists and is not a dump hsdb
+// wrote: it is ErrExists (no --force was given) and the ErrNotDump saying
+// what DIR is, in one message that does not offer --force, which would be
+// refused too.
+type existsNotDump struct {
+	msg string
+	err error // the ErrNotDump from hsdbOwned
+}
+
+func (e *existsNotDump) Error() string   { return e.msg }
+func (e *existsNotDump) Unwrap() []error { return []error{ErrExists, e.err} }

@@ -140,8 +140,11 @@ func InterpretCapture(cf *CaptureFile) *Layout {
 	if len(l.Entries) == 0 && len(l.Problems) == 0 {
 		l.Problems = append(l.Problems, fmt.Sprintf("no hidden states found (keys: %s); expected hidden_states (a list of per-layer tensors) or hidden_states.{layer} tensors", strings.Join(root.Keys, ", ")))
 	}
-	if l.InputIDs == nil {
+	switch {
+	case l.InputIDs == nil:
 		l.Problems = append(l.Problems, "no input_ids: the capture cannot be tied to its tokens")
+	case l.InputIDs.Numel() == 0:
+		l.Problems = append(l.Problems, fmt.Sprintf("input_ids is %s: the capture holds no tokens (a trainer would read an empty sequence)", tensor.ShapeString(l.InputIDs.Shape)))
 	}
 	return l
 }

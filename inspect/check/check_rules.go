@@ -78,6 +78,10 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 	}
 	// one sequence
 	switch {
+	case len(opts.SeqLens) > 0 && n >= 0 && sum(opts.SeqLens) != n:
+		add(capture.RuleOneSeq, capture.Fail, "--seq-lens %s sum to %d, but input_ids holds %d tokens", joinInts(opts.SeqLens), sum(opts.SeqLens), n)
+	case len(opts.SeqLens) == 0 && len(l.SeqLens) > 0 && n >= 0 && sum(l.SeqLens) != n:
+		add(capture.RuleOneSeq, capture.Fail, "the file's seq_lens %s sum to %d, but input_ids holds %d tokens", joinInts(l.SeqLens), sum(l.SeqLens), n)
 	case len(r.Chunks) > 0:
 		add(capture.RuleOneSeq, capture.Fail, "chunk boundar%s without context at token %s: the rows from there match the ids run as a fresh sequence", ies(len(r.Chunks)), joinInts(r.Chunks))
 	case len(r.SeqLens) > 1 && r.declared:
@@ -87,8 +91,17 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 			len(r.SeqLens), joinIntsSep(r.SeqLens, " + "))
 	case len(r.SeqLens) > 1:
 		add(capture.RuleOneSeq, capture.Fail, "%d sequences flattened into one: %s tokens", len(r.SeqLens), joinIntsSep(r.SeqLens, " + "))
-	case len(r.SeqLens) == 1 || len(r.Matches) > 0 && anyClose(r.Matches):
+	case len(r.Matches) > 0 && anyClose(r.Matches):
 		add(capture.RuleOneSeq, capture.Pass, "the capture matches input_ids run as one sequence")
+	case len(r.SeqLens) == 1:
+		src, how := "--seq-lens", ""
+		if len(opts.SeqLens) == 0 {
+			src = "the file's seq_lens"
+		}
+		if !r.hasModel {
+			how = " (not matched: no model)"
+		}
+		add(capture.RuleOneSeq, capture.Pass, "one sequence of %d tokens, as %s says%s", r.SeqLens[0], src, how)
 	default:
 		add(capture.RuleOneSeq, capture.Skip, "not checked: give --model (a forward pass finds flattened batches) or --seq-lens")
 	}

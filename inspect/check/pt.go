@@ -237,6 +237,9 @@ func ReadTorch(path string) (*CaptureFile, error) {
 		if isLegacyTorch(path) {
 			return nil, fmt.Errorf("%s: %w: the legacy torch.save format (_use_new_zipfile_serialization=False) is not supported; re-save it with torch.save's defaults", path, ErrUnreadable)
 		}
+		if errors.Is(err, errCutShort) {
+			return nil, fmt.Errorf("%s: %w: %w", path, ErrUnreadable, err)
+		}
 		return nil, fmt.Errorf("%s: %w: not a torch.save zip archive: %v", path, ErrUnreadable, err)
 	}
 	defer zr.Close()

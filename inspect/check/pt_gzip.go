@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"hsdb/engine/regfile"
 	"io"
@@ -32,24 +33,42 @@ func (z *torchZip) Close() error {
 	return nil
 }
 
+// errCutShort marks an archive that ends early: a gzip stream without its
+// end, or a zip archive that starts with a local file header but has no
+// end-of-central-directory record (zip's last bytes), as an interrupted
+// write or copy leaves it.
+var errCutShort = errors.New("a torch.save archive cut short (an interrupted write or copy?)")
+
 // openTorchZip opens path as a zip archive, gunzipping it first when it
-// starts with gzip's magic (1f 8b). Errors: the OS's, gzip's (a corrupt or
-// truncated stream), an expansion past maxGunzip, zip's.
+// starts with gzip's magic (1f 8b). Errors: the OS's, errCutShort (with the
+// file's size), gzip's (a corrupt stream), an expansion past maxGunzip,
+// zip's.
 func openTorchZip(path string) (*torchZip, error) {
 	f, err := regfile.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	var magic [2]byte
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	var magic [4]byte
 	n, _ := io.ReadFull(f, magic[:])
-	if n == 2 && magic == [2]byte{0x1f, 0x8b} {
+	if n >= 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		f.Seek(0, io.SeekStart)
 		defer f.Close()
 		gz, err := gzip.NewReader(f)
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, fmt.Errorf("%w: the gzip header ends early (the file is %d bytes)", errCutShort, st.Size())
+		}
 		if err != nil {
 			return nil, fmt.Errorf("gzip: %w", err)
 		}
 		data, err := io.ReadAll(io.LimitReader(gz, maxGunzip+1))
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, fmt.Errorf("%w: the gzip stream ends before its end marker (the file is %d bytes)", errCutShort, st.Size())
+		}
 		if err != nil {
 			return nil, fmt.Errorf("gzip: %w", err)
 		}
@@ -58,19 +77,24 @@ func openTorchZip(path string) (*torchZip, error) {
 		}
 		zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 		if err != nil {
-			return nil, fmt.Errorf("gunzipped: %w", err)
+			return nil, fmt.Errorf("gunzipped: %w", zipCutShort(err, data[:min(len(data), 4)], int64(len(data))))
 		}
 		return &torchZip{Reader: zr, size: int64(len(data))}, nil
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
 	}
 	zr, err := zip.NewReader(f, st.Size())
 	if err != nil {
 		f.Close()
-		return nil, err
+		return nil, zipCutShort(err, magic[:n], st.Size())
 	}
 	return &torchZip{Reader: zr, f: f, size: st.Size()}, nil
+}
+
+// zipCutShort turns zip's ErrFormat on an archive that starts with a local
+// file header (PK 03 04) but has no end-of-central-directory record into
+// errCutShort naming its size; other errors pass unchanged.
+func zipCutShort(err error, head []byte, size int64) error {
+	if errors.Is(err, zip.ErrFormat) && bytes.HasPrefix(head, []byte("PK\x03\x04")) {
+		return fmt.Errorf("%w: a zip archive without its end-of-central-directory record (the archive is %d bytes)", errCutShort, size)
+	}
+	return err
 }

@@ -2,7 +2,6 @@ package check
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"slices"
@@ -86,7 +85,10 @@ func ReadCaptureFile(path string) (*CaptureFile, error) {
 		return ReadTorch(path)
 	case n >= 2 && head[0] == 0x1f && head[1] == 0x8b: // SpecForge's .ckpt.gz: a gzipped torch.save archive
 		return ReadTorch(path)
-	case n == 9 && head[8] == '{' && binary.LittleEndian.Uint64(head) < 1<<30:
+	case n == 9 && head[8] == '{':
+		// Laid out as safetensors whatever the length says: an absurd
+		// length is the safetensors reader's to name (header too large,
+		// beyond the end of the file), not an unknown format.
 		return readSafetensorsCapture(path)
 	case n >= 2 && head[0] == 0x80:
 		return ReadTorch(path) // reports the legacy format

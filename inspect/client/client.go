@@ -171,9 +171,10 @@ type Client interface {
 	// in this step.
 	AttnProbs(head, seq int) (*AttnReport, error)
 	// Save writes a tensor at the stop to a .safetensors or .npy file (f32;
-	// gathered over the ranks, or sl.Rank's). Errors: as Print, a path of
-	// another extension, the file system's.
-	Save(name, path string, sl Slice) (*SaveReport, error)
+	// gathered over the ranks, or sl.Rank's); an existing file is replaced
+	// only with force. Errors: as Print, a path of another extension, an
+	// existing file without force, the file system's.
+	Save(name, path string, sl Slice, force bool) (*SaveReport, error)
 	// SelectFrame makes the tensor queries look at `bt` level level: the
 	// stopped site (the deepest level) or an enclosing module, whose
 	// tensors are its inputs; Outputs of the result name them. Reset at

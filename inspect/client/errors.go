@@ -20,8 +20,9 @@ var (
 	ErrNotStopped = errors.New("the forward pass is not stopped at a site")
 	// ErrNoInput: `run` without a token batch.
 	ErrNoInput = errors.New("no input")
-	// ErrNoTokenizer: `input text` on a model without a tokenizer.
-	ErrNoTokenizer = errors.New("this model has no tokenizer")
+	// ErrNoTokenizer: `input text` on a model without a tokenizer, or with
+	// one that does not fit it (more tokens than its vocab_size).
+	ErrNoTokenizer = errors.New("this model has no usable tokenizer")
 	// ErrRank: a rank outside [0, world).
 	ErrRank = errors.New("rank out of range")
 	// ErrNoTensor: the site shows no tensor of that name.

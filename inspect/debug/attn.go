@@ -39,7 +39,7 @@ func attnProbs(st *stopCtx, head, seq int) (rep *client.AttnReport, err error) {
 			}
 		}
 		if q.Attn == nil {
-			return fmt.Errorf("attn_probs: %s computes no attention: stop at an attention site (layers.N.self_attn.attn; for Llama also its rotary_emb)", st.ev.Site.Path)
+			return fmt.Errorf("attn_probs: %s computes no attention: stop at an attention site: layers.N.self_attn.attn; with multi-head or grouped-query attention (Llama, Qwen, Mistral) also layers.N.self_attn.rotary_emb; with MLA (DeepSeek, Kimi) also layers.N.self_attn", st.ev.Site.Path)
 		}
 		g := q.Attn
 		if head < 0 || head >= g.TotalHeads {

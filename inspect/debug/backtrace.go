@@ -9,7 +9,7 @@ import (
 // to the stopped site.
 func (s *Session) Backtrace() ([]client.Frame, error) {
 	var out []client.Frame
-	err := s.at(func(st *stopCtx) error {
+	err := s.atStop(func(st *stopCtx) error {
 		out = append(out, client.Frame{Level: 0, Class: s.E.Tree.Root.Class})
 		v0 := st.views[0]
 		for i, f := range v0.Frames {

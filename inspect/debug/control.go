@@ -186,7 +186,7 @@ func (s *Session) Until(pattern string) (*client.Outcome, error) {
 
 func (s *Session) resumeFromStop(mode func(*stopCtx) (resumeMode, error)) (*client.Outcome, error) {
 	if s.job == nil || s.job.stop == nil {
-		return nil, client.ErrNotStopped
+		return nil, fmt.Errorf("%w: `run` to a breakpoint first", client.ErrNotStopped)
 	}
 	m, err := mode(s.job.stop)
 	if err != nil {
@@ -398,13 +398,20 @@ func argmax(l *engine.Logits) ([]int32, []string) {
 }
 
 // at runs fn on the stopped pass's goroutine, where the tensors are valid,
+// on the frame `frame`/`up`/`down` selected (frameCtx),
 // and turns a panic in fn into an error.
-func (s *Session) at(fn func(st *stopCtx) error) error {
+func (s *Session) at(fn func(st *stopCtx) error) error { return s.atFrame(fn, true) }
+
+// atStop is at on the stop itself, whichever frame `frame`/`up`/`down`
+// selected (bt: the whole call chain).
+func (s *Session) atStop(fn func(st *stopCtx) error) error { return s.atFrame(fn, false) }
+
+func (s *Session) atFrame(fn func(st *stopCtx) error, selected bool) error {
 	if s.job == nil || s.job.stop == nil {
 		return fmt.Errorf("%w: `run` to a breakpoint first", client.ErrNotStopped)
 	}
 	st := s.job.stop
-	if s.frame > 0 {
+	if selected && s.frame > 0 {
 		st = frameCtx(st, s.frame)
 	}
 	var err error

@@ -123,11 +123,11 @@ func parseOp(op string, v float64) error {
 		return nil
 	case "/":
 		if v == 0 {
-			return fmt.Errorf("set var: division by 0")
+			return fmt.Errorf("division by 0")
 		}
 		return nil
 	}
-	return fmt.Errorf("set var: operator %q: want =, *, +, - or /", op)
+	return fmt.Errorf("operator %q: want =, *, +, - or /", op)
 }
 
 func applyOp(op string, x, v float64) float64 {
@@ -169,7 +169,7 @@ func (s *Session) opPlan(req client.EditRequest, e *edit) func(st *stopCtx) ([]r
 		if req.HasIndex {
 			r, err := req.Index.Rows.Resolve(l.rows.Hi-l.rows.Lo, "row")
 			if err != nil {
-				return nil, fmt.Errorf("set var %s: %w", req.Tensor, err)
+				return nil, fmt.Errorf("%s: %w", req.Tensor, err)
 			}
 			rr = client.Range{Lo: r.Lo + l.rows.Lo, Hi: r.Hi + l.rows.Lo}
 		}
@@ -181,11 +181,11 @@ func (s *Session) opPlan(req client.EditRequest, e *edit) func(st *stopCtx) ([]r
 		cr := client.Range{Lo: 0, Hi: full}
 		if req.HasIndex {
 			if cr, err = req.Index.Cols.Resolve(full, "column"); err != nil {
-				return nil, fmt.Errorf("set var %s: %w", req.Tensor, err)
+				return nil, fmt.Errorf("%s: %w", req.Tensor, err)
 			}
 		}
 		if l.kind == model.Partial && req.Slice.Rank < 0 && req.Op != "*" && req.Op != "/" {
-			return nil, fmt.Errorf("set var %s: a partial sum's full value is the sum over ranks: `%s` on every rank would apply it %d times; give --rank R, or scale with * or /", req.Tensor, req.Op, len(l.parts))
+			return nil, fmt.Errorf("%s: a partial sum's full value is the sum over ranks: `%s` on every rank would apply it %d times; give --rank R, or scale with * or /", req.Tensor, req.Op, len(l.parts))
 		}
 		e.Rows, e.Cols = rr, cr
 		var ws []rankWrite
@@ -211,7 +211,7 @@ func (s *Session) opPlan(req client.EditRequest, e *edit) func(st *stopCtx) ([]r
 			ws = append(ws, rankWrite{rank: r, name: req.Tensor, r0: rr.Lo, r1: rr.Hi, data: tensor.FromF32(v, rr.Hi-rr.Lo, n)})
 		}
 		if len(ws) == 0 {
-			return nil, fmt.Errorf("set var %s: columns %d:%d are held by no rank selected", req.Tensor, cr.Lo, cr.Hi)
+			return nil, fmt.Errorf("%s: columns %d:%d are held by no rank selected", req.Tensor, cr.Lo, cr.Hi)
 		}
 		return ws, nil
 	}

@@ -2,9 +2,12 @@ package debug
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"hsdb/inspect/client"
@@ -68,42 +71,37 @@ func (s *Session) Decode(ids []int32) string {
 
 // ReadJSONL reads a batch from a JSON-lines file: one object per line with
 // either "text" (encoded as Encode does) or "input_ids" (a list of ints);
-// blank lines are skipped. Errors name the file and line.
+// blank lines are skipped. Errors name the file and line, and the record's
+// fault in JSON's terms (parseJSONLRecord); a line over 64 MiB is refused.
 func (s *Session) ReadJSONL(path string) ([][]int32, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("input file: %w", err)
 	}
 	defer f.Close()
+	const maxLine = 64 << 20
 	var out [][]int32
 	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for n := 1; sc.Scan(); n++ {
+	sc.Buffer(make([]byte, 1<<20), maxLine)
+	n := 1
+	for ; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" {
 			continue
 		}
-		var rec struct {
-			Text     *string  `json:"text"`
-			InputIDs *[]int32 `json:"input_ids"`
-		}
-		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+		text, ids, err := parseJSONLRecord([]byte(line))
+		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
 		}
-		switch {
-		case rec.InputIDs != nil && rec.Text != nil:
-			return nil, fmt.Errorf("%s:%d: both \"text\" and \"input_ids\"; give one", path, n)
-		case rec.InputIDs != nil:
-			out = append(out, *rec.InputIDs)
-		case rec.Text != nil:
-			ids, err := s.Encode(*rec.Text)
-			if err != nil {
+		if text != nil {
+			if ids, err = s.Encode(*text); err != nil {
 				return nil, fmt.Errorf("%s:%d: %w", path, n, err)
 			}
-			out = append(out, ids)
-		default:
-			return nil, fmt.Errorf("%s:%d: want {\"text\": ...} or {\"input_ids\": [...]}", path, n)
 		}
+		out = append(out, ids)
+	}
+	if errors.Is(sc.Err(), bufio.ErrTooLong) {
+		return nil, fmt.Errorf("%s:%d: line longer than %d MiB", path, n, maxLine>>20)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -112,4 +110,72 @@ func (s *Session) ReadJSONL(path string) ([][]int32, error) {
 		return nil, fmt.Errorf("%s: no sequences", path)
 	}
 	return out, nil
+}
+
+// jsonKind names the JSON type of raw (its first byte), for messages.
+func jsonKind(raw json.RawMessage) string {
+	switch b := bytes.TrimSpace(raw); {
+	case len(b) == 0:
+		return "nothing"
+	case b[0] == '{':
+		return "object"
+	case b[0] == '[':
+		return "array"
+	case b[0] == '"':
+		return "string"
+	case b[0] == 't' || b[0] == 'f':
+		return "boolean"
+	case b[0] == 'n':
+		return "null"
+	}
+	return "number"
+}
+
+// parseJSONLRecord reads one `input file` record: {"text": "..."} (text
+// set) or {"input_ids": [ids]} (ids set: non-negative integers that fit
+// int32, at least one). A null field counts as absent. Errors say what the
+// record holds in JSON's terms (an array where an object belongs, a token
+// id that is 1.5 or "2"), never Go's types.
+func parseJSONLRecord(line []byte) (*string, []int32, error) {
+	const want = `want a JSON object {"text": ...} or {"input_ids": [...]}`
+	var rec map[string]json.RawMessage
+	if err := json.Unmarshal(line, &rec); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, nil, fmt.Errorf("%s, got a JSON %s", want, jsonKind(line))
+		}
+		return nil, nil, fmt.Errorf("not valid JSON: %v", err)
+	}
+	textRaw, hasText := rec["text"]
+	idsRaw, hasIDs := rec["input_ids"]
+	hasText = hasText && jsonKind(textRaw) != "null"
+	hasIDs = hasIDs && jsonKind(idsRaw) != "null"
+	switch {
+	case hasText && hasIDs:
+		return nil, nil, fmt.Errorf(`both "text" and "input_ids"; give one`)
+	case hasText:
+		var text string
+		if err := json.Unmarshal(textRaw, &text); err != nil {
+			return nil, nil, fmt.Errorf(`"text" is a JSON %s, want a string`, jsonKind(textRaw))
+		}
+		return &text, nil, nil
+	case hasIDs:
+		var items []json.RawMessage
+		if err := json.Unmarshal(idsRaw, &items); err != nil {
+			return nil, nil, fmt.Errorf(`"input_ids" is a JSON %s, want a list of token ids`, jsonKind(idsRaw))
+		}
+		if len(items) == 0 {
+			return nil, nil, fmt.Errorf("input_ids is empty")
+		}
+		ids := make([]int32, len(items))
+		for i, it := range items {
+			v, err := strconv.ParseInt(string(bytes.TrimSpace(it)), 10, 32)
+			if err != nil || v < 0 {
+				return nil, nil, fmt.Errorf("input_ids[%d] is %s, not a token id (a non-negative integer)", i, bytes.TrimSpace(it))
+			}
+			ids[i] = int32(v)
+		}
+		return nil, ids, nil
+	}
+	return nil, nil, fmt.Errorf(`want {"text": ...} or {"input_ids": [...]}`)
 }

@@ -21,8 +21,8 @@ func (l *Local) Lens(k int) (*client.LensReport, error) { return l.s.Lens(k) }
 func (l *Local) AttnProbs(head, seq int) (*client.AttnReport, error) { return l.s.AttnProbs(head, seq) }
 
 // Save writes a tensor at the stop to a file.
-func (l *Local) Save(name, path string, sl client.Slice) (*client.SaveReport, error) {
-	return l.s.Save(name, path, sl)
+func (l *Local) Save(name, path string, sl client.Slice, force bool) (*client.SaveReport, error) {
+	return l.s.Save(name, path, sl, force)
 }
 
 // Compare compares the stop's tensors with a dump's.

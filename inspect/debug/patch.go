@@ -1,7 +1,10 @@
 package debug
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -46,8 +49,23 @@ func readPatch(dir, site, name string) (map[int]patchSeq, string, error) {
 // hidden_states.{layer}): a dump written in a trainer's format
 // (speculators' hs_{idx}.safetensors, SpecForge's torch archives) is
 // refused naming its format, not read as if it were one.
+//
+// What is not a dump at all (a file such as `save` writes, a directory
+// without manifest.json, a missing path) is named as such, not reported
+// as the failure to open DIR/manifest.json.
 func readHsdbDump(dir, cmd string) (*capture.Manifest, error) {
+	const reads = "reads an hsdb dump directory (DIR/manifest.json and its files, as `dump DIR` writes)"
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("%s: no such dump directory %s: %s %s", cmd, dir, cmd, reads)
+	case err == nil && !st.IsDir():
+		return nil, fmt.Errorf("%s: %s is a file, not a dump directory: %s %s; `check FILE` reads a single capture file", cmd, dir, cmd, reads)
+	}
 	m, err := capture.ReadManifest(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %s holds no manifest.json, so it is not an hsdb dump: %s %s", cmd, dir, cmd, reads)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cmd, err)
 	}

@@ -136,7 +136,15 @@ func ResolveSite(t *model.Tree, path string) (*model.Site, error) {
 		return nil, err
 	}
 	if len(sites) > 1 {
-		return nil, fmt.Errorf("site %q matches %d sites (%s, %s, ...): name one", path, len(sites), sites[0].Path, sites[1].Path)
+		var names []string // all of them up to three, else the first two and "..."
+		for i, st := range sites {
+			if len(sites) > 3 && i == 2 {
+				names = append(names, "...")
+				break
+			}
+			names = append(names, st.Path)
+		}
+		return nil, fmt.Errorf("site %q matches %d sites (%s): name one", path, len(sites), strings.Join(names, ", "))
 	}
 	return sites[0], nil
 }

@@ -156,14 +156,21 @@ func (s *Session) Values(name string, idx client.Index, sl client.Slice) (*clien
 		}
 		rr.Lo, rr.Hi = rr.Lo+l.rows.Lo, rr.Hi+l.rows.Lo
 		rep = &client.ValuesReport{Site: st.ev.Site.Path, Tensor: name, Step: st.ev.Step}
-		var colErr error // the first column index that selected nothing
+		// colErr: why the column index selected nothing, against the
+		// widest view tried (the gathered or summed tensor, else the first
+		// rank), named "rank R" or by the view's label.
+		var colErr error
 		shown := 0
 		pick := func(label string, rank int, shard string, data func(c0, c1 int) *tensor.Tensor, ncols int) (*client.RankValues, error) {
 			rv := &client.RankValues{Rank: rank, Label: label, Shard: shard, Rows: rr, Values: [][]float64{}}
 			cr, err := idx.Cols.Resolve(ncols, "column")
 			if err != nil {
-				if colErr == nil {
-					colErr = fmt.Errorf("%s (%s): %w", name, label, err)
+				view := label
+				if rank >= 0 {
+					view = fmt.Sprintf("rank %d", rank)
+				}
+				if colErr == nil || rank < 0 {
+					colErr = fmt.Errorf("%s (%s): %w", name, view, err)
 				}
 				rv.Missing = fmt.Sprintf("the index selects none of its %d columns", ncols)
 				return rv, nil

@@ -23,14 +23,17 @@ import (
 // .safetensors (one tensor keyed "SITE:TENSOR", with the site, step,
 // source, rows and the pass's edits as metadata) or .npy (NumPy's format
 // 1.0, '<f4', C order). The file is written under a temporary name,
-// re-read and compared, then renamed into place. Errors: as Print, another
-// extension, the file system's.
-func (s *Session) Save(name, path string, sl client.Slice) (*client.SaveReport, error) {
+// re-read and compared, then renamed into place; a file already at path is
+// replaced only with force, and only when Save wrote it (savedByHsdb; as
+// a dump's DIR only with --force and only when hsdb wrote it). Errors: as
+// Print, another extension, an existing file without force, the file
+// system's.
+func (s *Session) Save(name, path string, sl client.Slice, force bool) (*client.SaveReport, error) {
 	format := strings.TrimPrefix(filepath.Ext(path), ".")
 	if format != "safetensors" && format != "npy" {
 		return nil, fmt.Errorf("save %s: want a .safetensors or .npy file name", path)
 	}
-	if err := savePathOK(path); err != nil {
+	if err := savePathOK(path, force); err != nil {
 		return nil, err
 	}
 	var rep *client.SaveReport
@@ -91,7 +94,7 @@ func npyBytes(t *tensor.Tensor) []byte {
 // written as a file: its directory exists and is a directory, and path is
 // not a directory itself. Errors name which (the temporary file's name
 // would otherwise be the one reported).
-func savePathOK(path string) error {
+func savePathOK(path string, force bool) error {
 	dir := filepath.Dir(path)
 	switch st, err := os.Stat(dir); {
 	case errors.Is(err, fs.ErrNotExist):
@@ -101,8 +104,40 @@ func savePathOK(path string) error {
 	case !st.IsDir():
 		return fmt.Errorf("save %s: %s is not a directory", path, dir)
 	}
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
+	switch st, err := os.Lstat(path); {
+	case err == nil && st.IsDir():
 		return fmt.Errorf("save %s: a directory has that name", path)
+	case err == nil && !force:
+		return fmt.Errorf("save %s: the file exists; give --force to replace it", path)
+	case err == nil && !st.Mode().IsRegular():
+		return fmt.Errorf("save %s: not a regular file (%s); --force replaces only a file save wrote", path, st.Mode().Type())
+	case err == nil:
+		return savedByHsdb(path)
+	}
+	return nil
+}
+
+// savedByHsdb returns nil when the file at path is one Save wrote, the
+// only kind --force replaces (the project's rule: --force only ever
+// replaces what hsdb itself wrote): a .safetensors file holding one tensor
+// keyed SITE:TENSOR with Save's metadata (site, tensor, step, source,
+// rows). A .npy file is never replaced: NumPy's header admits no other
+// keys, so hsdb's .npy cannot be told from anyone's. Errors say which.
+func savedByHsdb(path string) error {
+	if filepath.Ext(path) == ".npy" {
+		return fmt.Errorf("save %s: the file exists, and a .npy file holds no mark of who wrote it, so hsdb never replaces one: remove it or choose another name", path)
+	}
+	f, err := safetensors.Open(path)
+	if err != nil {
+		return fmt.Errorf("save %s: the file exists and is not a tensor hsdb's save wrote (%v); --force replaces only those", path, err)
+	}
+	defer f.Close()
+	md := f.Metadata()
+	names := f.Names()
+	for _, k := range []string{"site", "tensor", "step", "source", "rows"} {
+		if _, ok := md[k]; !ok || len(names) != 1 || names[0] != md["site"]+":"+md["tensor"] {
+			return fmt.Errorf("save %s: the file exists and is not a tensor hsdb's save wrote (%d tensors, metadata without Save's %q); --force replaces only those", path, len(names), k)
+		}
 	}
 	return nil
 }

@@ -39,7 +39,7 @@ func TestSaveGathered(t *testing.T) {
 				stopped(t)(s.Run())
 				dir := t.TempDir()
 				npy := filepath.Join(dir, "q.npy")
-				if _, err := s.Save("q", npy, client.All); err != nil {
+				if _, err := s.Save("q", npy, client.All, false); err != nil {
 					t.Fatal(err)
 				}
 				b, err := os.ReadFile(npy)
@@ -65,7 +65,7 @@ func TestSaveGathered(t *testing.T) {
 					}
 				}
 				st := filepath.Join(dir, "q.safetensors")
-				rep, err := s.Save("q", st, client.All)
+				rep, err := s.Save("q", st, client.All, false)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -86,12 +86,12 @@ func TestSaveGathered(t *testing.T) {
 						t.Fatalf("safetensors value %d: %g, want %g", i, v, want[i])
 					}
 				}
-				if _, err := s.Save("q", filepath.Join(dir, "q.txt"), client.All); err == nil {
+				if _, err := s.Save("q", filepath.Join(dir, "q.txt"), client.All, false); err == nil {
 					t.Errorf("a .txt file accepted")
 				}
 				if tp > 1 {
 					r1 := filepath.Join(dir, "r1.npy")
-					if rep, err := s.Save("q", r1, client.Slice{Rank: 1, Seq: -1}); err != nil || rep.Shape[1] != ref[1].Cols() {
+					if rep, err := s.Save("q", r1, client.Slice{Rank: 1, Seq: -1}, false); err != nil || rep.Shape[1] != ref[1].Cols() {
 						t.Errorf("save --rank 1: %+v, %v: want rank 1's %d columns", rep, err, ref[1].Cols())
 					}
 				}

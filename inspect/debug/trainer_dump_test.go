@@ -44,3 +44,30 @@ func TestPatchCompareRefuseTrainerDumps(t *testing.T) {
 		}
 	}
 }
+
+// TestPatchCompareNotADump: patch and compare given what is not a dump —
+// a single capture file (what `save` writes), a directory without a
+// manifest, a path that does not exist — say so, naming the path and what
+// they read, instead of "open FILE/manifest.json: not a directory".
+func TestPatchCompareNotADump(t *testing.T) {
+	s := newSession(t, 1)
+	if _, err := s.Break("layers.2", "", false); err != nil {
+		t.Fatal(err)
+	}
+	stopped(t)(s.Run())
+	file := filepath.Join(t.TempDir(), "a.safetensors")
+	if _, err := s.Save("stream", file, client.All, false); err != nil {
+		t.Fatal(err)
+	}
+	empty := t.TempDir()
+	missing := filepath.Join(t.TempDir(), "nope")
+	for path, want := range map[string]string{file: "is a file, not a dump directory", empty: "holds no manifest.json", missing: "no such dump directory"} {
+		_, perr := s.Patch(client.PatchRequest{Tensor: "stream", Dump: path, Seq: -1})
+		_, cerr := s.Compare(path)
+		for cmd, err := range map[string]error{"patch": perr, "compare": cerr} {
+			if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), path) || strings.Contains(err.Error(), "not a directory") {
+				t.Errorf("%s %s: %v; want %q naming the path", cmd, path, err, want)
+			}
+		}
+	}
+}
