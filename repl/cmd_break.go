@@ -93,16 +93,23 @@ func cmdDelete(t *Term, args string) error {
 		}
 	}
 	t.emit("breakpoints", bps, func() string {
-		head := "deleted nothing"
-		if len(gone) > 0 {
-			head = "deleted " + strings.Join(gone, ", ")
-		}
-		if len(bps) == 0 {
-			return head + "; no breakpoints or watches left"
-		}
-		return head + "; left:\n" + t.breakpointsText(bps)
+		return deletedText(gone, len(bps), "breakpoints or watches", func() string { return t.breakpointsText(bps) })
 	})
 	return nil
+}
+
+// deletedText is what `delete` and `delete edits` print: "deleted X, Y"
+// (or "deleted nothing"), then "no WHAT left" or "left:" and the table of
+// the left entries (left of them).
+func deletedText(gone []string, left int, what string, table func() string) string {
+	head := "deleted nothing"
+	if len(gone) > 0 {
+		head = "deleted " + strings.Join(gone, ", ")
+	}
+	if left == 0 {
+		return head + "; no " + what + " left"
+	}
+	return head + "; left:\n" + table()
 }
 
 func cmdEnable(t *Term, args string, on bool) error {

@@ -192,14 +192,7 @@ func cmdDeleteEdits(t *Term, args string) error {
 		}
 	}
 	t.emit("edits", es, func() string {
-		head := "deleted nothing"
-		if len(gone) > 0 {
-			head = "deleted " + strings.Join(gone, ", ")
-		}
-		if len(es) == 0 {
-			return head + "; no edits left"
-		}
-		return head + "; left:\n" + t.editsTable(es)
+		return deletedText(gone, len(es), "edits", func() string { return t.editsTable(es) })
 	})
 	return nil
 }
