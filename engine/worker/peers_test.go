@@ -76,15 +76,7 @@ func recordLayers(t *testing.T, e *engine.Engine) (*enginetest.Recorder, error) 
 // no tensor crosses the front — and through the front's hub.
 func TestDirectLinksBitIdentical(t *testing.T) {
 	dir := "../../testdata/hf/llama"
-	local, err := engine.Open(dir, engine.Options{TP: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer local.Close()
-	want, err := recordLayers(t, local)
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := inProcessLayers(t, dir)
 	for _, hub := range []bool{false, true} {
 		e, f := openWorkers(t, dir, engine.Options{TP: 2}, Config{Hub: hub, Timeout: time.Minute})
 		got, err := recordLayers(t, e)
@@ -184,15 +176,7 @@ func TestPeerRefusesStrangers(t *testing.T) {
 // starts a fresh worker, relinks and matches the in-process values.
 func TestPeerFailsMidCollective(t *testing.T) {
 	dir := "../../testdata/hf/llama"
-	local, err := engine.Open(dir, engine.Options{TP: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer local.Close()
-	want, err := recordLayers(t, local)
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := inProcessLayers(t, dir)
 	for _, c := range []struct{ how, report string }{{"die", "the worker died"}, {"hang", "stopped answering"}} {
 		t.Run(c.how, func(t *testing.T) {
 			t.Setenv(peerFaultEnv, fmt.Sprintf("%s:4:%s", c.how, filepath.Join(t.TempDir(), "failed")))
@@ -256,4 +240,20 @@ func TestPeerDataRoundTrip(t *testing.T) {
 	if f := decPeerData(&dec{b: huge.b}); f.err == nil || len(f.ts) != 0 {
 		t.Errorf("a count of 2^32-1 tensors in no bytes: %d tensors, error %v", len(f.ts), f.err)
 	}
+}
+
+// inProcessLayers is recordLayers of dir opened in process at --tp 2: the
+// reference the worker runs must equal.
+func inProcessLayers(t *testing.T, dir string) *enginetest.Recorder {
+	t.Helper()
+	local, err := engine.Open(dir, engine.Options{TP: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer local.Close()
+	want, err := recordLayers(t, local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return want
 }

@@ -213,11 +213,7 @@ func TestWorkerHungIsKilled(t *testing.T) {
 			}
 		}
 	}
-	s.Observers = s.Observers[:len(s.Observers)-1]
-	o, err := l.Run()
-	if err != nil || o.Done == nil {
-		t.Fatalf("run after the hang: %+v %v", o, err)
-	}
+	runToEndWithout(t, s, l, "the hang")
 }
 
 // TestWorkersInterrupt: Ctrl-C while workers compute stops the pass at the
@@ -311,11 +307,7 @@ func TestWorkersFrontPanic(t *testing.T) {
 	if _, err := l.Run(); err == nil || !strings.Contains(err.Error(), "observer bug") {
 		t.Fatalf("run with a panicking observer: %v", err)
 	}
-	s.Observers = s.Observers[:len(s.Observers)-1]
-	o, err := l.Run()
-	if err != nil || o.Done == nil {
-		t.Fatalf("run after the panic: %+v %v", o, err)
-	}
+	o := runToEndWithout(t, s, l, "the panic")
 	want, err := newSession(t, 2).Run()
 	if err != nil {
 		t.Fatal(err)
@@ -363,4 +355,17 @@ func TestPipelineWorkerKilled(t *testing.T) {
 			t.Errorf("rank %d stream at model.layers.4: %+v through stages, %+v in process", r, got.Ranks[r].Stats, want.Ranks[r].Stats)
 		}
 	}
+}
+
+// runToEndWithout drops the last observer of s (the test's fault) and
+// runs the next pass through l, which must finish (the session outlived
+// what, named in the failure); it returns that pass's outcome.
+func runToEndWithout(t *testing.T, s *Session, l *Local, what string) *client.Outcome {
+	t.Helper()
+	s.Observers = s.Observers[:len(s.Observers)-1]
+	o, err := l.Run()
+	if err != nil || o.Done == nil {
+		t.Fatalf("run after %s: %+v %v", what, o, err)
+	}
+	return o
 }
