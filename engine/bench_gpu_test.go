@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -235,10 +236,15 @@ func benchPrefill(b *testing.B, withCapture bool) {
 		}
 	}
 	b.ResetTimer()
+	ms := make([]float64, 0, b.N)
 	for range b.N {
+		t0 := time.Now()
 		run()
+		ms = append(ms, float64(time.Since(t0))/1e6)
 	}
 	b.ReportMetric(float64(benchSeqs*benchSeqLen*b.N)/b.Elapsed().Seconds(), "tok/s")
+	slices.Sort(ms)
+	b.Logf("BENCH prefill wall ms: min %.2f median %.2f max %.2f over %d", ms[0], ms[len(ms)/2], ms[len(ms)-1], len(ms))
 }
 
 // BenchmarkGPUPrefill times the prefill of 4 sequences of 1024 tokens of

@@ -18,8 +18,9 @@
 // refuses the module; engine/backend/cuda uses these kernels only on 9.0.)
 //
 // Block: WG warpgroups (128 threads each), BM = 64·WG routed rows (each
-// warpgroup owns 64) × BN weight rows (GLU: BN/2 gate + BN/2 up rows of
-// the same columns), k tiles of 64. Shared memory, 1024-byte aligned:
+// warpgroup owns 64; all load the rows, the first two load and widen the
+// weight tile) × BN weight rows (GLU: BN/2 gate + BN/2 up rows of the same
+// columns), k tiles of 64. Shared memory, 1024-byte aligned:
 //   ST stages of { A: [BM, 64] bf16, W: the raw weight tile }, then, for
 //   quantized weights, two widened [BN, 64] bf16 tiles (double buffered:
 //   one is read by the k tile in flight while the next is written).
@@ -103,15 +104,16 @@ __device__ __forceinline__ void moe_wgmma(bf16_t* out, const bf16_t* x, const in
                                           const int* offsets, const int* tiles, int nexp, int N, int K,
                                           long long scale_off, int qa, int qb, int qc) {
     constexpr int BK = MG_BK, BM = 64 * WG, THREADS = 128 * WG;
+    constexpr int LT = THREADS < 256 ? THREADS : 256;  // threads that load and widen the weight tile
     constexpr int P = GLU ? 2 : 1, PR = BN / P;  // PR: weight rows per part
     constexpr int NACC = BN / 2;                 // accumulators per thread (64·BN / 128)
     constexpr int A_BYTES = BM * 128, W_BYTES = BN * 128;
     constexpr int R_BYTES = WK == MG_BF16 ? W_BYTES : WK == MG_FP8 ? BN * 64 : BN * 32;  // raw weight tile
     constexpr int STAGE = A_BYTES + R_BYTES;
     constexpr int R_CPR = WK == MG_BF16 ? 8 : WK == MG_FP8 ? 4 : 2;  // 16-byte copies per weight row
-    constexpr int A_ITERS = BM * 8 / THREADS, B_ITERS = BN * R_CPR / THREADS;
-    constexpr int CV_ROWS = THREADS / 8, CV_ITERS = BN / CV_ROWS;  // widening: 8 k of one row per unit
-    static_assert(STAGE % 1024 == 0 && A_ITERS * THREADS == BM * 8 && B_ITERS * THREADS == BN * R_CPR, "tile");
+    constexpr int A_ITERS = BM * 8 / THREADS, B_ITERS = BN * R_CPR / LT;
+    constexpr int CV_ROWS = LT / 8, CV_ITERS = BN / CV_ROWS;  // widening: 8 k of one row per unit
+    static_assert(STAGE % 1024 == 0 && A_ITERS * THREADS == BM * 8 && B_ITERS * LT == BN * R_CPR, "tile");
     static_assert(PR % CV_ROWS == 0, "a widening unit's part must not depend on the thread");
     static_assert(ST >= 3, "the pipeline keeps one stage in the MMAs and one being read");
     static_assert(BN == 256, "one wg_mma_n256 per warpgroup and k16 step");
@@ -138,40 +140,49 @@ __device__ __forceinline__ void moe_wgmma(bf16_t* out, const bf16_t* x, const in
     const unsigned char* wb1 = GLU ? (const unsigned char*)wptr[(long long)e * P + 1] : wb0;
 
     // Copies: A row tid/8 + i·THREADS/8, chunk tid%8; weight row
-    // tid/R_CPR + i·THREADS/R_CPR, chunk tid%R_CPR.
+    // tid/R_CPR + i·RS, chunk tid%R_CPR (the first LT threads). Per copy
+    // the thread keeps 32-bit element offsets (A) and two row pointers
+    // with a validity mask (weights), not a 64-bit pointer each: with 128
+    // accumulators a thread of the three-warpgroup tile has 168 registers,
+    // and pointers per copy made ptxas spill inside the k loop.
     const int ac = tid & 7;
-    const bf16_t* arow[A_ITERS];
+    unsigned aoff[A_ITERS];  // x element of the row's chunk (the host keeps rows·K < 2³²), ~0u past the expert
 #pragma unroll
     for (int i = 0; i < A_ITERS; i++) {
         int m = m0 + (tid >> 3) + i * (THREADS / 8);
-        arow[i] = m < m1 ? x + (long long)(xidx ? xidx[m] : m) * K + ac * 8 : nullptr;
+        aoff[i] = m < m1 ? (unsigned)(xidx ? xidx[m] : m) * (unsigned)K + ac * 8 : ~0u;
     }
-    const int bc = tid % R_CPR;
+    constexpr int RS = LT / R_CPR, IPP = PR / RS;  // rows between a thread's copies; copies per part
+    static_assert(PR % RS == 0 && B_ITERS % IPP == 0, "a copy's part must not depend on the thread");
+    const bool wload = tid < LT;  // this thread loads and widens weight-tile chunks
+    const int bc = tid % R_CPR, rr = tid / R_CPR;
     const long long rowBytes = WK == MG_BF16 ? 2LL * K : WK == MG_FP8 ? (long long)K : K / 2;
-    const unsigned char* brow[B_ITERS];
+    const long long wo = (long long)(n0 + rr) * rowBytes + bc * 16, strideB = RS * rowBytes;
+    const unsigned char* const wbase0 = wb0 + wo;
+    const unsigned char* const wbase1 = wb1 + wo;
+    unsigned wvalid = 0;  // bit i: copy i's weight row is below N
 #pragma unroll
-    for (int i = 0; i < B_ITERS; i++) {
-        int r = tid / R_CPR + i * (THREADS / R_CPR);
-        int wr = n0 + r % PR;
-        brow[i] = wr < N ? ((r / PR) ? wb1 : wb0) + wr * rowBytes + bc * 16 : nullptr;
-    }
+    for (int i = 0; i < B_ITERS; i++)
+        if (wload && n0 + rr + (i % IPP) * RS < N) wvalid |= 1u << i;
     auto load = [&](int s, int kt) {
         unsigned char* st = sm + s * STAGE;
         const int k0 = kt * BK;
 #pragma unroll
         for (int i = 0; i < A_ITERS; i++) {
             int r = (tid >> 3) + i * (THREADS / 8);
-            bool ok = arow[i] && k0 + ac * 8 < K;
-            mg_cp16(st + r * 128 + ((ac ^ (r & 7)) << 4), ok ? (const void*)(arow[i] + k0) : (const void*)x, ok);
+            bool ok = aoff[i] != ~0u && k0 + ac * 8 < K;
+            mg_cp16(st + r * 128 + ((ac ^ (r & 7)) << 4), ok ? (const void*)(x + aoff[i] + k0) : (const void*)x, ok);
         }
+        if (!wload) return;
 #pragma unroll
         for (int i = 0; i < B_ITERS; i++) {
-            int r = tid / R_CPR + i * (THREADS / R_CPR);
+            int r = rr + i * RS;
             long long kb = WK == MG_BF16 ? 2LL * k0 : WK == MG_FP8 ? k0 : k0 / 2;
             int per = WK == MG_BF16 ? 8 : WK == MG_FP8 ? 16 : 32;  // k per copy
-            bool ok = brow[i] && k0 + bc * per < K;
+            bool ok = (wvalid >> i & 1) && k0 + bc * per < K;
+            const unsigned char* src = (i / IPP ? wbase1 : wbase0) + (i % IPP) * strideB + kb;
             int dst = WK == MG_BF16 ? r * 128 + ((bc ^ (r & 7)) << 4) : r * (R_BYTES / BN) + bc * 16;
-            mg_cp16(st + A_BYTES + dst, ok ? (const void*)(brow[i] + kb) : (const void*)x, ok);
+            mg_cp16(st + A_BYTES + dst, ok ? (const void*)src : (const void*)x, ok);
         }
     };
 
@@ -179,6 +190,7 @@ __device__ __forceinline__ void moe_wgmma(bf16_t* out, const bf16_t* x, const in
     // offset 8·(tid%8), into the swizzled layout (chunk tid%8 of the row).
     const mg_units<WK, CV_ITERS, PR> units(tid >> 3, CV_ROWS, (tid & 7) * 8, n0, N, qa, qc, wb0, wb1, scale_off);
     auto widen = [&](int s, int kt, unsigned char* dst, const unsigned (&sc)[CV_ITERS]) {
+        if (!wload) return;
 #pragma unroll
         for (int i = 0; i < CV_ITERS; i++) {
             const int r = (tid >> 3) + i * CV_ROWS;
@@ -196,7 +208,7 @@ __device__ __forceinline__ void moe_wgmma(bf16_t* out, const bf16_t* x, const in
         mg_commit();
     }
     unsigned sc[CV_ITERS];
-    if (WK != MG_BF16) units.scales(0, K, qa, qb, sc);
+    if (WK != MG_BF16 && wload) units.scales(0, K, qa, qb, sc);
     for (int kt = 0; kt < KT; kt++) {
         mg_wait<ST - 3>();
         wg_proxy_fence();
@@ -208,7 +220,7 @@ __device__ __forceinline__ void moe_wgmma(bf16_t* out, const bf16_t* x, const in
         if (WK != MG_BF16) {
             wt = sm + ST * STAGE + (kt & 1) * W_BYTES;
             widen(s, kt, wt, sc);
-            if (kt + 1 < KT) units.scales(kt + 1, K, qa, qb, sc);
+            if (kt + 1 < KT && wload) units.scales(kt + 1, K, qa, qb, sc);
             wg_proxy_fence();
             __syncthreads();
         }
@@ -260,9 +272,17 @@ __device__ __forceinline__ void moe_wgmma(bf16_t* out, const bf16_t* x, const in
 // Tile configurations (WG warpgroups, BN, stages), picked by the host
 // (engine/backend/cuda/rank_moe_grouped.go, which holds the shared memory
 // each needs): w 128 × 256 (BenchmarkMoEGrouped measured 128 × 128 and
-// 64 × 256 slower at every size).
+// 64 × 256 slower at every size); y 192 × 256, three warpgroups: an
+// expert of 129 to 192 routed rows (DeepSeek-V3 at 4096 tokens routes 128
+// on average) is one row tile instead of two, so its weights are read from
+// memory and cross L2 once instead of twice. L2 throughput is what bounds
+// the bf16 GEMMs: Nsight Compute on the gate/up GEMM at 4096 tokens
+// measured L2 at 93 % of peak on w (5.50 ms, tensor pipe 58 %) and 88 %
+// on y (4.63 ms, tensor pipe 71 %).
 #define WG_CFG_w 2, 256, 4
 #define WG_THREADS_w 256
+#define WG_CFG_y 3, 256, 4
+#define WG_THREADS_y 384
 
 #define WG_INST(wn, WK, cfg, gn, GLU)                                                                          \
     extern "C" __global__ void __launch_bounds__(WG_THREADS_##cfg, 1) moe_wgmma_##wn##_##gn##_##cfg(          \
@@ -270,7 +290,7 @@ __device__ __forceinline__ void moe_wgmma(bf16_t* out, const bf16_t* x, const in
         const int* tiles, int nexp, int N, int K, long long scale_off, int qa, int qb, int qc) {               \
         moe_wgmma<WG_CFG_##cfg, WK, GLU>(out, x, xidx, wptr, offsets, tiles, nexp, N, K, scale_off, qa, qb, qc); \
     }
-#define WG_CFGS(wn, WK, gn, GLU) WG_INST(wn, WK, w, gn, GLU)
+#define WG_CFGS(wn, WK, gn, GLU) WG_INST(wn, WK, w, gn, GLU) WG_INST(wn, WK, y, gn, GLU)
 #define WG_KINDS(gn, GLU) WG_CFGS(bf16, MG_BF16, gn, GLU) WG_CFGS(fp8, MG_FP8, gn, GLU) WG_CFGS(int4, MG_INT4, gn, GLU)
 WG_KINDS(glu, true)
 WG_KINDS(down, false)

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +29,9 @@ import (
 // host copy of the counts; fp8 widened to a bf16 scratch, int4 through
 // its fused GEMV or dequantized to a scratch), on the grouped kernel with
 // each tile configuration (mgTiles: s, m, l, x on mma.sync; w on wgmma
-// where the device has it; HSDB_BENCH_TILES=s,w: only the tiles named)
+// where the device has it; HSDB_BENCH_TILES=s,w: only the tiles named;
+// HSDB_BENCH_MODELS=Kimi: only the checkpoints whose name holds it;
+// HSDB_BENCH_TOKENS=4096,8192: only those token counts)
 // and on the default choice; then the speed of the defaults against bf16
 // on cuBLAS and of the stored form's default against bf16's default (>= 1: faster), and
 // the largest relative difference of the kernel's outputs from cuBLAS's
@@ -50,7 +53,11 @@ func BenchmarkMoEGrouped(b *testing.B) {
 		{"DeepSeek-V3 experts, fp8 128x128", 256, func(r, c int) *tensor.Quantized { return randomFP8(rng, r, c, 128, 128) }},
 		{"Kimi-K2.5 experts, int4 group 32", 384, func(r, c int) *tensor.Quantized { return randomInt4(rng, r, c, 32, tensor.BF16) }},
 	}
+	onlyModels, onlyTokens := os.Getenv("HSDB_BENCH_MODELS"), os.Getenv("HSDB_BENCH_TOKENS") // e.g. "Kimi", "4096,8192"
 	for _, m := range models {
+		if onlyModels != "" && !strings.Contains(m.name, onlyModels) {
+			continue
+		}
 		t0 := time.Now()
 		pool := map[[2]int][]*tensor.Quantized{}
 		for _, s := range [][2]int{{I, H}, {H, I}} {
@@ -90,6 +97,9 @@ func BenchmarkMoEGrouped(b *testing.B) {
 		}
 		fmt.Printf("%s | %6s %6s %6s | %8s %8s\n", head, "bf16x", "qx", "q/bdef", "bf16 err", "q err")
 		for _, T := range []int{1, 8, 64, 512, 2048, 4096, 8192} {
+			if onlyTokens != "" && !slices.Contains(strings.Split(onlyTokens, ","), strconv.Itoa(T)) {
+				continue
+			}
 			x := d.Upload(tensor.FromF32(randn(rng, T*H, 1), T, H).Convert(tensor.BF16))
 			ids, wts := randomTopK(rng, T, m.E, K)
 			it, wt := d.Upload(ids), d.Upload(wts)

@@ -182,6 +182,30 @@ func BenchmarkFlashAttentionPrefill(b *testing.B) {
 	}))
 }
 
+// BenchmarkFlashAttentionMLAPrefill is BenchmarkFlashAttentionPrefill at
+// DeepSeek-V3's attention shape (128 heads, q·k over qk_nope + qk_rope =
+// 192 dims, v_head_dim 128, one kv head per query head as MLA's prefill
+// expands them); TFLOP/s counts 2·(192 + 128) flops per causal pair and
+// head.
+func BenchmarkFlashAttentionMLAPrefill(b *testing.B) {
+	const heads, dk, dv = 128, 192, 128
+	d := gpu(b)
+	base, pos := prefill4x1024()
+	tiles := FlashTiles(base, pos, 0)
+	tb := uploadBytes(b, d, flashTileBytes(tiles))
+	T := len(base)
+	kc := filled(b, d, T*heads*dk, tensor.BF16)
+	vc := filled(b, d, T*heads*dv, tensor.BF16)
+	q := filled(b, d, T*heads*dk, tensor.BF16)
+	out := filled(b, d, T*heads*dv, tensor.BF16)
+	p := AttnParams{Heads: heads, KVHeads: heads, HeadDimK: dk, HeadDimV: dv, Scale: 0.072}
+	ms := deviceTime(b, d, func() error {
+		return d.FlashAttention(out.Ptr(), q.Ptr(), kc.Ptr(), vc.Ptr(), tb.Ptr(), len(tiles), p, tensor.BF16)
+	})
+	b.ReportMetric(ms, "device-ms/op")
+	b.ReportMetric(2*float64(pfPairs)*heads*(dk+dv)/(ms/1e3)/1e12, "TFLOP/s")
+}
+
 // BenchmarkRankAttentionPrefill4x1024 times the backend op a bf16 model's
 // layer calls (Device.Attention, output allocation and host-side set-up
 // included) on the 4 × 1024-token prefill, with the fused kernel and with

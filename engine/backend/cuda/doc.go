@@ -34,9 +34,9 @@
 // the device, fuse the gather and SiLU·mul, and read the weights as stored
 // (bf16, fp8, packed int4, widened in shared memory): kernels/moe_gemm.cu
 // on mma.sync for a few rows per expert, kernels/moe_wgmma.cu on Hopper's
-// wgmma (sm_90a) for prefill batches; where cuBLAS measured faster (bf16
-// above 128 rows per expert, and without wgmma above 48), one cuBLAS GEMM
-// per expert and projection (driver.ExpertGEMMs, on side streams by
+// wgmma (sm_90a) for prefill batches (tiles of 128 or 192 rows); where
+// cuBLAS measured faster (bf16 above 200 rows per expert, and without
+// wgmma above 48), one cuBLAS GEMM per expert and projection (driver.ExpertGEMMs, on side streams by
 // default) after one copy of the counts to the host. moeKernelDefault and
 // pickTile hold the choice and the measurements behind it.
 //

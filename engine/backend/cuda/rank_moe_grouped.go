@@ -5,7 +5,9 @@ package cuda
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
+	"slices"
 
 	"hsdb/engine/backend/cuda/driver"
 	"hsdb/engine/tensor"
@@ -31,9 +33,11 @@ import (
 // what BenchmarkMoEGrouped measured.
 var moeGEMMMode = os.Getenv("HSDB_MOE_GEMM")
 
-// moeTile forces the kernel's tile configuration (an mgTiles name; tests
-// and benchmarks); "" picks it from the rows per expert (pickTile).
-var moeTile = ""
+// moeTile forces the kernel's tile configuration (an mgTiles name, from
+// HSDB_MOE_TILE or set by tests and benchmarks; a wgmma tile on a device
+// without wgmma is an error at launch); "" picks it from the rows per
+// expert (pickTile).
+var moeTile = os.Getenv("HSDB_MOE_TILE")
 
 // Weight kinds of kernels/moe_gemm.cu (its kernels' name parts).
 const (
@@ -61,6 +65,7 @@ var mgTiles = []mgTile{
 	{"l", 128, 128, 256, 3, false},
 	{"x", 128, 256, 256, 3, false},
 	{"w", 128, 256, 256, 4, true},
+	{"y", 192, 256, 384, 4, true},
 }
 
 // smem returns the dynamic shared memory the tile needs for weight kind
@@ -176,6 +181,9 @@ func useGroupedKernel(set *expertSet, slots int, hopper bool) bool {
 	if set.gw == nil || (slots+127)/128+min(set.gw.n, slots) > 65535 {
 		return false // not taken, or more row tiles than a grid holds even at 128 rows
 	}
+	if int64(slots)*int64(max(set.inter, set.hidden)) >= 1<<32 {
+		return false // the wgmma kernel addresses its input rows with 32-bit element offsets
+	}
 	switch moeGEMMMode {
 	case "kernel":
 		return true
@@ -190,11 +198,12 @@ func useGroupedKernel(set *expertSet, slots int, hopper bool) bool {
 // local expert) on a device with (hopper) or without the wgmma tile, from
 // BenchmarkMoEGrouped on one H200 (DeepSeek-V3's and Kimi-K2.5's expert
 // shapes, one layer; ms per layer, kernel against the cuBLAS path):
-//   - bf16 experts: the wgmma tile up to 128 rows per expert is as fast as
-//     or faster than cuBLAS's per-expert GEMMs (1 token 0.28 against 0.33,
-//     16 rows 5.7 against 6.1, 64 rows 6.1 against 6.9, 128 rows 8.1-8.2
-//     against 8.1-8.2), with no host copy of the counts; at 256 rows
-//     cuBLAS is ahead (12.4 against 14.7). Without it the mma.sync tiles
+//   - bf16 experts: the wgmma tiles up to 200 rows per expert are as fast
+//     as or faster than cuBLAS's per-expert GEMMs (1 token 0.28 against
+//     0.33, 16 rows 5.7 against 6.1, 64 rows 6.1 against 6.9, 128 rows on
+//     y 7.6 against 8.2, Kimi-K2.5's 171 rows on y 12.9 against 15.5),
+//     with no host copy of the counts; at 256 rows cuBLAS is ahead (12.5
+//     against y's 14.5). Without them the mma.sync tiles
 //     up to 48 rows (1.0-1.5x cuBLAS; 128 rows 14.3 against 8.2);
 //   - int4 experts at every size measured (1 to 171 rows): 1.2-5x the
 //     fused-GEMV/dequantize-to-scratch path (64 tokens 4.7 against 11.6,
@@ -206,7 +215,7 @@ func useGroupedKernel(set *expertSet, slots int, hopper bool) bool {
 func moeKernelDefault(kind int, rows float64, hopper bool) bool {
 	switch kind {
 	case mgBF16:
-		return rows <= 48 || (hopper && rows <= 128)
+		return rows <= 48 || (hopper && rows <= 200)
 	case mgFP8:
 		return hopper || rows <= 192
 	}
@@ -214,8 +223,18 @@ func moeKernelDefault(kind int, rows float64, hopper bool) bool {
 }
 
 // wgFrom is, per weight kind, the average routed rows per expert above
-// which pickTile takes the wgmma tile on Hopper.
-var wgFrom = [...]float64{mgBF16: 0, mgFP8: 32, mgInt4: 64}
+// which pickTile takes a wgmma tile on Hopper, and yFrom those above which
+// it takes the three-warpgroup tile y rather than w (BenchmarkMoEGrouped,
+// ms per layer, y against w: bf16 DeepSeek-V3 at 128 rows 7.58 against
+// 8.36, Kimi-K2.5 at 171 rows 12.9 against 15.9, but at 85 rows 10.2
+// against 9.7 and at 64 rows 6.41 against 6.28; int4 at 171 rows 20.4
+// against 26.9, at 85 rows 17.0 against 14.2; fp8 slower on y at every
+// size, 14.2 against 13.7 at 128 rows: its widening needs more registers
+// than y's 168 per thread leave).
+var (
+	wgFrom = [...]float64{mgBF16: 0, mgFP8: 32, mgInt4: 64}
+	yFrom  = [...]float64{mgBF16: 100, mgFP8: math.Inf(1), mgInt4: 128}
+)
 
 // pickTile returns the tile configuration for rows average routed rows
 // per expert of weight kind kind (moeTile when set), the fastest one
@@ -225,13 +244,16 @@ var wgFrom = [...]float64{mgBF16: 0, mgFP8: 32, mgInt4: 64}
 // against m's 5.1 at 2 rows, 5.7 against 6.0 at 16); for fp8 above 32
 // (64 rows 9.1 against m's 11.5, 128 rows 13.9 against x's 18.1; at 16
 // rows s's 7.2 against 8.6); for int4 above 64 (85 rows 12.9 against l's
-// 16.2, 171 rows 24.4 against 32.2; at 43 rows m's 9.9 against 11.3).
+// 16.2, 171 rows 24.4 against 32.2; at 43 rows m's 9.9 against 11.3);
+// and the three-warpgroup tile y instead of w above yFrom[kind] rows.
 // Otherwise bf16 s up to 8 rows, m above; quantized s up to 16 rows, m up
 // to 64, then x for fp8 and l for int4.
 func pickTile(kind int, rows float64, hopper bool) mgTile {
 	want := moeTile
 	if want == "" {
 		switch {
+		case hopper && rows > yFrom[kind]:
+			want = "y"
 		case hopper && rows > wgFrom[kind]:
 			want = "w"
 		case kind == mgBF16 && rows <= 8, kind != mgBF16 && rows <= 16:
@@ -271,6 +293,9 @@ func (d *Device) routedGrouped(y, xt, it, wt *Tensor, set *expertSet, T, k int) 
 	g := set.gw
 	n, H, I := g.n, set.hidden, set.inter
 	slots := T * k
+	if moeTile != "" && !slices.ContainsFunc(mgTiles, func(t mgTile) bool { return t.name == moeTile }) {
+		return fmt.Errorf("%w: grouped expert gemm: HSDB_MOE_TILE=%q is not a tile (s, m, l, x, w or y)", driver.ErrBadArgument, moeTile)
+	}
 	tile := pickTile(g.kind, float64(slots)/float64(n), d.hopper())
 	if tile.wg && !d.hopper() {
 		return fmt.Errorf("%w: grouped expert gemm: tile %s needs wgmma (compute capability 9.0)", driver.ErrBadArgument, tile.name)

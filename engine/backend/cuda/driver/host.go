@@ -172,6 +172,17 @@ func (c *pinnedCache) release() {
 	c.free = nil
 }
 
+// touchPages writes a zero into every 4 KiB page of b, so that the pages of
+// a freshly allocated destination (a prefill's logits: 2 MB that the Go
+// heap may just have taken from the OS) are faulted in while the device is
+// still busy, not after the stream is done, when the copy out of the
+// staging buffer would take each fault on the critical path.
+func touchPages(b []byte) {
+	for i := 0; i < len(b); i += 4096 {
+		b[i] = 0
+	}
+}
+
 // ReadSmall copies len(dst) bytes from the device at src into dst through a
 // cached pinned staging buffer and waits for the stream: the readback of a
 // small device result (a statistics record) without a cuMemHostAlloc per
@@ -189,6 +200,7 @@ func (d *GPU) ReadSmall(dst []byte, src Ptr) error {
 		if err := drv.copyDtoHAsync(host, src, int64(len(dst)), d.st); err != nil {
 			return err
 		}
+		touchPages(dst)
 		if err := drv.streamSynchronize(d.st); err != nil {
 			return err
 		}
