@@ -18,8 +18,8 @@
 // refuses the module; engine/backend/cuda uses these kernels only on 9.0.)
 //
 // Block: WG warpgroups (128 threads each), BM = 64·WG routed rows (each
-// warpgroup owns 64; all load the rows, the first two load and widen the
-// weight tile) × BN weight rows (GLU: BN/2 gate + BN/2 up rows of the same
+// warpgroup owns 64; all load the rows and widen the weight tile, the
+// first two load it) × BN weight rows (GLU: BN/2 gate + BN/2 up rows of the same
 // columns), k tiles of 64. Shared memory, 1024-byte aligned:
 //   ST stages of { A: [BM, 64] bf16, W: the raw weight tile }, then, for
 //   quantized weights, two widened [BN, 64] bf16 tiles (double buffered:
@@ -112,9 +112,12 @@ __device__ __forceinline__ void moe_wgmma(bf16_t* out, const bf16_t* x, const in
     constexpr int STAGE = A_BYTES + R_BYTES;
     constexpr int R_CPR = WK == MG_BF16 ? 8 : WK == MG_FP8 ? 4 : 2;  // 16-byte copies per weight row
     constexpr int A_ITERS = BM * 8 / THREADS, B_ITERS = BN * R_CPR / LT;
-    constexpr int CV_ROWS = LT / 8, CV_ITERS = BN / CV_ROWS;  // widening: 8 k of one row per unit
+    // Widening: every thread, units of 8 k of one row; with three
+    // warpgroups a unit's part depends on the thread and the last round
+    // covers only part of the tile (mg_units' TP).
+    constexpr int CV_ROWS = THREADS / 8, CV_ITERS = (BN + CV_ROWS - 1) / CV_ROWS;
+    constexpr bool CV_TP = PR % CV_ROWS != 0 || CV_ITERS * CV_ROWS != BN;
     static_assert(STAGE % 1024 == 0 && A_ITERS * THREADS == BM * 8 && B_ITERS * LT == BN * R_CPR, "tile");
-    static_assert(PR % CV_ROWS == 0, "a widening unit's part must not depend on the thread");
     static_assert(ST >= 3, "the pipeline keeps one stage in the MMAs and one being read");
     static_assert(BN == 256, "one wg_mma_n256 per warpgroup and k16 step");
 
@@ -154,7 +157,7 @@ __device__ __forceinline__ void moe_wgmma(bf16_t* out, const bf16_t* x, const in
     }
     constexpr int RS = LT / R_CPR, IPP = PR / RS;  // rows between a thread's copies; copies per part
     static_assert(PR % RS == 0 && B_ITERS % IPP == 0, "a copy's part must not depend on the thread");
-    const bool wload = tid < LT;  // this thread loads and widens weight-tile chunks
+    const bool wload = tid < LT;  // this thread loads weight-tile chunks
     const int bc = tid % R_CPR, rr = tid / R_CPR;
     const long long rowBytes = WK == MG_BF16 ? 2LL * K : WK == MG_FP8 ? (long long)K : K / 2;
     const long long wo = (long long)(n0 + rr) * rowBytes + bc * 16, strideB = RS * rowBytes;
@@ -188,13 +191,13 @@ __device__ __forceinline__ void moe_wgmma(bf16_t* out, const bf16_t* x, const in
 
     // Widening (quantized weights, mg_units): rows tid/8 + i·CV_ROWS at k
     // offset 8·(tid%8), into the swizzled layout (chunk tid%8 of the row).
-    const mg_units<WK, CV_ITERS, PR> units(tid >> 3, CV_ROWS, (tid & 7) * 8, n0, N, qa, qc, wb0, wb1, scale_off);
+    const mg_units<WK, CV_ITERS, PR, CV_TP> units(tid >> 3, CV_ROWS, (tid & 7) * 8, n0, N, qa, qc, wb0, wb1, scale_off, BN);
     auto widen = [&](int s, int kt, unsigned char* dst, const unsigned (&sc)[CV_ITERS]) {
-        if (!wload) return;
 #pragma unroll
         for (int i = 0; i < CV_ITERS; i++) {
             const int r = (tid >> 3) + i * CV_ROWS;
-            *(uint4*)(dst + r * 128 + (((tid & 7) ^ (r & 7)) << 4)) = units.widen(sm + s * STAGE + A_BYTES, i, kt, K, sc[i], qb);
+            if (!CV_TP || r < BN)
+                *(uint4*)(dst + r * 128 + (((tid & 7) ^ (r & 7)) << 4)) = units.widen(sm + s * STAGE + A_BYTES, i, kt, K, sc[i], qb);
         }
     };
 
@@ -208,7 +211,7 @@ __device__ __forceinline__ void moe_wgmma(bf16_t* out, const bf16_t* x, const in
         mg_commit();
     }
     unsigned sc[CV_ITERS];
-    if (WK != MG_BF16 && wload) units.scales(0, K, qa, qb, sc);
+    if (WK != MG_BF16) units.scales(0, K, qa, qb, sc);
     for (int kt = 0; kt < KT; kt++) {
         mg_wait<ST - 3>();
         wg_proxy_fence();
@@ -220,7 +223,7 @@ __device__ __forceinline__ void moe_wgmma(bf16_t* out, const bf16_t* x, const in
         if (WK != MG_BF16) {
             wt = sm + ST * STAGE + (kt & 1) * W_BYTES;
             widen(s, kt, wt, sc);
-            if (kt + 1 < KT && wload) units.scales(kt + 1, K, qa, qb, sc);
+            if (kt + 1 < KT) units.scales(kt + 1, K, qa, qb, sc);
             wg_proxy_fence();
             __syncthreads();
         }

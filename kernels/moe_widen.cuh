@@ -88,23 +88,27 @@ __device__ __forceinline__ unsigned mg_pack(float lo, float hi) {
 // mg_units is the widening work of one thread of a grouped GEMM block: IT
 // units of 8 consecutive k of one weight row each, local rows row0 +
 // i·step of the block's weight tile (PR rows per part: the gate rows, then
-// the same columns' up rows with GLU; step divides PR, so a unit's part is
-// fixed by i), all at the k offset ck of a k tile. Per unit the row's
-// scale offset (−1 past N) is computed once, so a k tile costs one
-// division. Quantization parameters as moe_gemm.cu's qa, qb, qc.
-template <int WK, int IT, int PR>
+// the same columns' up rows with GLU), all at the k offset ck of a k tile.
+// Without TP, step divides PR and row0 < step, so a unit's part is fixed
+// by i; with TP it depends on the thread's row0, and units at rows >=
+// nrows (the tile's weight rows) are empty (scale offset −1: they widen to
+// zeros and the caller stores nothing). Per unit the row's scale offset
+// (−1 past N) is computed once, so a k tile costs one division.
+// Quantization parameters as moe_gemm.cu's qa, qb, qc.
+template <int WK, int IT, int PR, bool TP = false>
 struct mg_units {
     int soff[IT];
     const unsigned char *sb0, *sb1;
     int row0, step, ck;
 
     __device__ __forceinline__ mg_units(int row0_, int step_, int ck_, int n0, int N, int qa, int qc,
-                                        const unsigned char* wb0, const unsigned char* wb1, long long scale_off)
+                                        const unsigned char* wb0, const unsigned char* wb1, long long scale_off,
+                                        int nrows = 0)
         : sb0(wb0 + scale_off), sb1(wb1 + scale_off), row0(row0_), step(step_), ck(ck_) {
 #pragma unroll
         for (int i = 0; i < IT; i++) {
             const int wr = n0 + (row0 + i * step) % PR;
-            soff[i] = wr >= N ? -1 : WK == MG_FP8 ? (wr / qa) * qc : wr * qc;
+            soff[i] = wr >= N || (TP && row0 + i * step >= nrows) ? -1 : WK == MG_FP8 ? (wr / qa) * qc : wr * qc;
         }
     }
 
@@ -116,7 +120,7 @@ struct mg_units {
         const int kq = k / (WK == MG_FP8 ? qb : qa);
 #pragma unroll
         for (int i = 0; i < IT; i++) {
-            const unsigned char* sb = (i * step) / PR ? sb1 : sb0;
+            const unsigned char* sb = ((TP ? row0 : 0) + i * step) / PR ? sb1 : sb0;
             sc[i] = 0;
             if (soff[i] >= 0 && k < K) {
                 if (WK == MG_FP8 || qb) sc[i] = ((const unsigned*)sb)[soff[i] + kq];

@@ -225,12 +225,12 @@ func moeKernelDefault(kind int, rows float64, hopper bool) bool {
 // wgFrom is, per weight kind, the average routed rows per expert above
 // which pickTile takes a wgmma tile on Hopper, and yFrom those above which
 // it takes the three-warpgroup tile y rather than w (BenchmarkMoEGrouped,
-// ms per layer, y against w: bf16 DeepSeek-V3 at 128 rows 7.58 against
-// 8.36, Kimi-K2.5 at 171 rows 12.9 against 15.9, but at 85 rows 10.2
-// against 9.7 and at 64 rows 6.41 against 6.28; int4 at 171 rows 20.4
-// against 26.9, at 85 rows 17.0 against 14.2; fp8 slower on y at every
-// size, 14.2 against 13.7 at 128 rows: its widening needs more registers
-// than y's 168 per thread leave).
+// ms per layer, y against w: bf16 DeepSeek-V3 at 128 rows 6.9-7.6
+// against 7.9-8.4, Kimi-K2.5 at 171 rows 13.0 against 15.2-15.9, but at
+// 85 rows 9.6-10.2 against 9.4-9.7 and at 64 rows 6.41 against 6.28; int4
+// at 171 rows 19.1 against 25.8, at 85 rows 15.6 against 13.6; fp8 even
+// at 128 rows, 13.8 against 13.9, and slower at 256, 26.9 against 23.6:
+// y keeps 168 registers per thread and fp8's widening spills there).
 var (
 	wgFrom = [...]float64{mgBF16: 0, mgFP8: 32, mgInt4: 64}
 	yFrom  = [...]float64{mgBF16: 100, mgFP8: math.Inf(1), mgInt4: 128}
