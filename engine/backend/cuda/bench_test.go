@@ -167,19 +167,8 @@ func reportAttn(b *testing.B, ms float64) {
 // BenchmarkFlashAttentionPrefill times the fused kernel alone
 // (GPU.FlashAttention, bf16) on one layer of the 4 × 1024-token prefill.
 func BenchmarkFlashAttentionPrefill(b *testing.B) {
-	d := gpu(b)
-	base, pos := prefill4x1024()
-	tiles := FlashTiles(base, pos, 0)
-	tb := uploadBytes(b, d, flashTileBytes(tiles))
-	T := len(base)
-	kc := filled(b, d, T*pfKVHeads*pfDim, tensor.BF16)
-	vc := filled(b, d, T*pfKVHeads*pfDim, tensor.BF16)
-	q := filled(b, d, T*pfHeads*pfDim, tensor.BF16)
-	out := filled(b, d, T*pfHeads*pfDim, tensor.BF16)
 	p := AttnParams{Heads: pfHeads, KVHeads: pfKVHeads, HeadDimK: pfDim, HeadDimV: pfDim, Scale: 0.088}
-	reportAttn(b, deviceTime(b, d, func() error {
-		return d.FlashAttention(out.Ptr(), q.Ptr(), kc.Ptr(), vc.Ptr(), tb.Ptr(), len(tiles), p, tensor.BF16)
-	}))
+	reportAttn(b, flashPrefillMs(b, p))
 }
 
 // BenchmarkFlashAttentionMLAPrefill is BenchmarkFlashAttentionPrefill at
@@ -188,22 +177,28 @@ func BenchmarkFlashAttentionPrefill(b *testing.B) {
 // expands them); TFLOP/s counts 2·(192 + 128) flops per causal pair and
 // head.
 func BenchmarkFlashAttentionMLAPrefill(b *testing.B) {
-	const heads, dk, dv = 128, 192, 128
+	p := AttnParams{Heads: 128, KVHeads: 128, HeadDimK: 192, HeadDimV: 128, Scale: 0.072}
+	ms := flashPrefillMs(b, p)
+	b.ReportMetric(ms, "device-ms/op")
+	b.ReportMetric(2*float64(pfPairs)*float64(p.Heads*(p.HeadDimK+p.HeadDimV))/(ms/1e3)/1e12, "TFLOP/s")
+}
+
+// flashPrefillMs returns the device ms of one GPU.FlashAttention call
+// (bf16, attention shape p) on the 4 × 1024-token prefill, over filled
+// q, k, v and output buffers.
+func flashPrefillMs(b *testing.B, p AttnParams) float64 {
 	d := gpu(b)
 	base, pos := prefill4x1024()
 	tiles := FlashTiles(base, pos, 0)
 	tb := uploadBytes(b, d, flashTileBytes(tiles))
 	T := len(base)
-	kc := filled(b, d, T*heads*dk, tensor.BF16)
-	vc := filled(b, d, T*heads*dv, tensor.BF16)
-	q := filled(b, d, T*heads*dk, tensor.BF16)
-	out := filled(b, d, T*heads*dv, tensor.BF16)
-	p := AttnParams{Heads: heads, KVHeads: heads, HeadDimK: dk, HeadDimV: dv, Scale: 0.072}
-	ms := deviceTime(b, d, func() error {
+	kc := filled(b, d, T*p.KVHeads*p.HeadDimK, tensor.BF16)
+	vc := filled(b, d, T*p.KVHeads*p.HeadDimV, tensor.BF16)
+	q := filled(b, d, T*p.Heads*p.HeadDimK, tensor.BF16)
+	out := filled(b, d, T*p.Heads*p.HeadDimV, tensor.BF16)
+	return deviceTime(b, d, func() error {
 		return d.FlashAttention(out.Ptr(), q.Ptr(), kc.Ptr(), vc.Ptr(), tb.Ptr(), len(tiles), p, tensor.BF16)
 	})
-	b.ReportMetric(ms, "device-ms/op")
-	b.ReportMetric(2*float64(pfPairs)*heads*(dk+dv)/(ms/1e3)/1e12, "TFLOP/s")
 }
 
 // BenchmarkRankAttentionPrefill4x1024 times the backend op a bf16 model's
