@@ -362,9 +362,15 @@ func (s *Session) wait() (*client.Outcome, error) {
 				d.SeqLens = append(d.SeqLens, len(q))
 			}
 			if s.Tok != nil {
+				seqs := s.E.Sequences() // each the prompt, then its generated tokens
 				for i, g := range d.Generated {
-					d.GeneratedText = append(d.GeneratedText, s.Tok.Decode(g))
-					d.NextText = append(d.NextText, s.Tok.Decode(d.Next[i:i+1]))
+					q := seqs[i]
+					prev := int32(-1)
+					if n := len(q) - len(g) - 1; n >= 0 {
+						prev = q[n]
+					}
+					d.GeneratedText = append(d.GeneratedText, s.pieceText(prev, g))
+					d.NextText = append(d.NextText, s.pieceText(q[len(q)-1], d.Next[i:i+1]))
 				}
 			}
 			return &client.Outcome{Done: &d}, nil
