@@ -44,6 +44,7 @@ func init() {
 			usage: `input ids 1,2,3 [; ids 4,5] | input text "..." [; text "..."] | input file F.jsonl | input`,
 			help: "Set the token batch of the next run.\n" +
 				"Sequences are separated by ';' (outside quotes) and flattened into one batch as vLLM does ([tokens] with seq_lens). " +
+				"`ids` are separated by commas or spaces, in brackets or not, as `input` and `gen` print them ([1, 403, 407]). " +
 				"`text` encodes with the model's tokenizer and prepends BOS; a \"quoted\" text takes Go/JSON escapes (\\n \\t \\\\ \\\" \\uXXXX), a 'single-quoted' one none. " +
 				"`file` reads JSON lines, each {\"text\": ...} or {\"input_ids\": [...]}. " +
 				"Without arguments, shows the batch.",

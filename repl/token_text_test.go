@@ -33,7 +33,7 @@ func TestTokenTextKeepsLeadingSpace(t *testing.T) {
 	f := newFake(t, 1)
 	f.AssertExec("input ids 1,403,407,261", strconv.Quote(prompt))
 	f.AssertExec("run", `next 378 " time"`)
-	f.AssertExec("gen 4", "generated [378 432 383 286] "+strconv.Quote(gen4), `next 261 " a"`)
+	f.AssertExec("gen 4", "generated [378, 432, 383, 286] "+strconv.Quote(gen4), `next 261 " a"`)
 	f.Exec("break layers.4")
 	f.Exec("break lm_head")
 	f.AssertExec("run", "Stopped at model.layers.4 ")
@@ -64,4 +64,42 @@ func TestLensWithoutTokenizer(t *testing.T) {
 	if strings.Contains(out, `""`) || strings.Contains(out, "text") {
 		t.Errorf("lens without a tokenizer shows a text column:\n%s", out)
 	}
+}
+
+// TestIDListsRoundTrip: `input ids` takes a sequence as hsdb prints it
+// ("[1, 403, 407]", the batch line) and, as capture's and generate's --ids
+// do, ids separated by spaces; both were refused ("item 1 \"[1\" is not an
+// integer", "item 1 \"1 403 407\" ..."). gen's generated ids are printed
+// in the same form (they were Go's "[378 432]"), so they paste back.
+func TestIDListsRoundTrip(t *testing.T) {
+	f := newFake(t, 1)
+	want := "  seq 0: [1, 403, 407]\n  seq 1: [1, 400]\n"
+	for _, in := range []string{"input ids 1,403,407 ; ids 1,400", "input ids [1, 403, 407] ; ids [1,400]", "input ids 1 403 407 ; ids 1 400"} {
+		out := f.Exec(in)
+		if got := stripTexts(out); !strings.Contains(got, want) {
+			t.Errorf("%s:\n%s\nwant the lines\n%s", in, out, want)
+		}
+	}
+	f.AssertError("input ids [1, 403", `"[1" is not an integer`)
+	f.Exec("input ids 1,403,407")
+	f.Exec("run")
+	out := f.AssertExec("gen 2", "generated [")
+	_, list, _ := strings.Cut(out, "generated ")
+	list = list[:strings.Index(list, "]")+1]
+	if strings.Count(list, ", ") != 1 {
+		t.Fatalf("generated ids %q: want 2 ids separated by \", \"", list)
+	}
+	f.AssertExec("input ids "+list, "seq 0: "+list)
+}
+
+// stripTexts drops each batch line's decoded text ("  seq 0: [1, 2]  \"..\"").
+func stripTexts(s string) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(s, "\n") {
+		if i := strings.Index(l, "]  \""); i >= 0 {
+			l = l[:i+1] + "\n"
+		}
+		b.WriteString(l)
+	}
+	return b.String()
 }

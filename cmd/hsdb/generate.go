@@ -144,8 +144,12 @@ func runGenerate(args []string, io stdio) int {
 		}
 		return 0
 	}
-	if tok == nil {
-		fmt.Fprintln(io.Out, out)
+	if tok == nil { // the ids as --ids takes them back
+		s := make([]string, len(out))
+		for i, id := range out {
+			s[i] = strconv.Itoa(int(id))
+		}
+		fmt.Fprintln(io.Out, strings.Join(s, ","))
 		return 0
 	}
 	fmt.Fprintln(io.Out)

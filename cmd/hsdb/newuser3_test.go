@@ -3,6 +3,8 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"hsdb/inspect/capture"
@@ -36,5 +38,24 @@ func TestCaptureOutTrailingSlash(t *testing.T) {
 		if _, err := os.Lstat(dir + capture.PartialSuffix); err == nil {
 			t.Errorf("--format %s: %s%s left beside the dump", format, dir, capture.PartialSuffix)
 		}
+	}
+}
+
+// TestGenerateIDsPasteBack: without a tokenizer `hsdb generate` printed the
+// generated ids as Go prints a slice ("[32 32 12]"), which --ids refuses;
+// it prints them as --ids takes them: -n 5 from a 3-token prompt runs
+// positions 0-4 and samples positions 3, 4 and 5 (run.c's -n counts the
+// prompt), so 3 ids separated by commas, which --ids then parses.
+func TestGenerateIDsPasteBack(t *testing.T) {
+	out, errs, code := runHsdb(t, "generate", "--model", "../../testdata/hf/llama", "--ids", "1,2,3", "-n", "5")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	line := strings.TrimSuffix(out, "\n")
+	if !regexp.MustCompile(`^[0-9]+,[0-9]+,[0-9]+$`).MatchString(line) {
+		t.Fatalf("generate printed %q, want 3 comma-separated ids", out)
+	}
+	if _, err := parseIDs(line); err != nil {
+		t.Errorf("--ids refuses what generate printed: %v", err)
 	}
 }
