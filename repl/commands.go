@@ -194,7 +194,7 @@ func init() {
 				"whether a count is a flattened batch; said to rest on shapes alone with --no-model), value conditions (all zeros, constant rows, NaN/Inf, saturation, a misaligned loss_mask) and, " +
 				"unless --no-model, what each tensor really is by running this model on the file's input_ids: every explanation scored on values " +
 				"(layers × hidden_states/residual/stream/normed stream × full/rank shard, site tensors of a fitting width, row shifts, sequence order, BOS, labels, chunk restarts, a fitted scale named by a config constant), " +
-				"the best and the runner-up with their scores; captured router top-k compared with the model's. The same verdict as diff. Needs no stopped pass.\n" +
+				"the best and the runner-up with their scores; captured router top-k compared with the model's. The same verdict as diff. It runs forward passes of its own, so not while a pass is stopped (continue to the end first); --no-model runs none.\n" +
 				"Hostile files are refused with the bound they hit, before the work: a dump manifest's files must be plain names inside the dump; a torch .pt's data.pkl at most 64 MiB " +
 				"(from the zip entry's declared size, before inflating), its records at most the file's size + 256 MiB in all, the pickle's values at most 2^20 once shared references are expanded, " +
 				"nested at most 64 deep, numbers at most 4096 bits, views at most 4 × their storages + 1 MiB, unpickling at most 10 s; only the globals torch.save needs are allowed.",
@@ -202,7 +202,7 @@ func init() {
 		{aliases: []string{"diff"}, group: "captures", usage: "diff PATH [--layers 2,30] [--tp N] [--seq-lens 512,259]", noRepeat: true,
 			help: "Compare a capture with this model's forward pass on its input_ids, layer by layer.\n" +
 				"Per entry: the cosine and max |Δ| against the layer it claims and its best explanation on values; then the first layer (and token) where it departs beyond tolerance, " +
-				"and check's verdict on the same file (one engine: diff fails exactly when check does).",
+				"and check's verdict on the same file (one engine: diff fails exactly when check does). It runs forward passes of its own, so not while a pass is stopped (continue to the end first).",
 			complete: completeFiles, fn: cmdDiff},
 
 		// model

@@ -112,8 +112,9 @@ func (l *Local) target() *capture.Target {
 // checkOptions are check's options over this model: its sizes (with every
 // integer of its config.json), and its forward pass for layer matching
 // unless req.NoModel. Error: client.ErrBusy while a pass is stopped and
-// the model is wanted.
-func (l *Local) checkOptions(req client.CheckRequest) (check.CheckOptions, error) {
+// the model is wanted; cmd ("check" or "diff") decides whether the error
+// offers --no-model, which only check takes.
+func (l *Local) checkOptions(req client.CheckRequest, cmd string) (check.CheckOptions, error) {
 	o := check.CheckOptions{Layers: req.Layers, TP: req.TP, SeqLens: req.SeqLens}
 	e := l.s.E
 	d, err := modelpath.ConfigDims(e.Path)
@@ -137,7 +138,11 @@ func (l *Local) checkOptions(req client.CheckRequest) (check.CheckOptions, error
 		return o, nil
 	}
 	if l.s.Stopped() != nil {
-		return o, fmt.Errorf("%w: finish it (continue) or start over (run) first, or give --no-model", client.ErrBusy)
+		alt := ", or give --no-model"
+		if cmd == "diff" {
+			alt = "" // diff refuses --no-model
+		}
+		return o, fmt.Errorf("%w: %s runs passes of its own; let it finish first (%s)%s", client.ErrBusy, cmd, finishHint, alt)
 	}
 	o.Model = l.target()
 	return o, nil
@@ -145,7 +150,7 @@ func (l *Local) checkOptions(req client.CheckRequest) (check.CheckOptions, error
 
 // Check validates the captures at path against this model.
 func (l *Local) Check(path string, req client.CheckRequest) (client.CheckReport, error) {
-	o, err := l.checkOptions(req)
+	o, err := l.checkOptions(req, "check")
 	if err != nil {
 		return client.CheckReport{Path: path}, err
 	}
@@ -157,7 +162,7 @@ func (l *Local) Diff(path string, req client.CheckRequest) (client.CheckReport, 
 	if req.NoModel {
 		return client.CheckReport{Path: path}, fmt.Errorf("diff compares with hsdb's forward pass: it needs the model")
 	}
-	o, err := l.checkOptions(req)
+	o, err := l.checkOptions(req, "diff")
 	if err != nil {
 		return client.CheckReport{Path: path}, err
 	}

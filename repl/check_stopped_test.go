@@ -1,0 +1,40 @@
+package repl
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCheckDiffAtStop: at a stopped pass check and diff are refused (they
+// run passes of their own), but the refusal told diff to "give
+// --no-model", which diff refuses, and told both to "start over (run)",
+// which stops at the same breakpoint and is refused again; `help check`
+// said it "Needs no stopped pass". Now the refusal says to continue to the
+// end and `disable` the breakpoints, check's alone offers --no-model, and
+// following it works: after disable and continue check runs.
+func TestCheckDiffAtStop(t *testing.T) {
+	f := newFake(t, 1)
+	dir := filepath.Join(t.TempDir(), "d")
+	f.Exec(batchCmd)
+	f.Exec("capture layers 1")
+	f.Exec("run")
+	f.Exec("dump " + dir)
+	f.Exec("break layers.2")
+	f.AssertExec("run", "Stopped at model.layers.2 ")
+	f.AssertError("check "+dir, "or give --no-model")
+	f.buf.Reset()
+	err := f.Term.Exec("diff " + dir)
+	if err == nil || strings.Contains(err.Error(), "--no-model") || !strings.Contains(err.Error(), "continue to the end") {
+		t.Errorf("diff at a stop: %v; want the way to end the pass and no --no-model", err)
+	}
+	f.AssertExec("run", "Stopped at model.layers.2 ") // what "start over (run)" led to
+	f.AssertError("check "+dir, "`disable` keeps the breakpoints")
+	f.AssertExec("check "+dir+" --no-model", "valid")
+	f.Exec("disable")
+	f.AssertExec("continue", "Finished: prefill")
+	f.AssertExec("diff "+dir, "valid")
+	if h := strings.Join(strings.Fields(f.Exec("help check")), " "); strings.Contains(h, "Needs no stopped pass") || !strings.Contains(h, "not while a pass is stopped") {
+		t.Errorf("help check:\n%s", h)
+	}
+}
