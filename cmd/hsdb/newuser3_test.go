@@ -59,3 +59,27 @@ func TestGenerateIDsPasteBack(t *testing.T) {
 		t.Errorf("--ids refuses what generate printed: %v", err)
 	}
 }
+
+// TestCheckSquareSpeculatorsFile: a speculators sample as long as its
+// number of ids (3 tokens, speculators ids 1,2,3) is hidden_states [3, 3,
+// hidden], whose axis order its shape cannot decide; hsdb's own writer
+// marks it (convention speculators, layer_ids), which says [seq, n_ids,
+// hidden], yet check refused it as undecidable ("not guessed": exit 2,
+// "nothing comparable") right after capture wrote and validated it. Now
+// the mark decides and the sample matches the model (exit 0), as the
+// 4-token sample beside it does.
+func TestCheckSquareSpeculatorsFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "hs")
+	const model = "../../testdata/hf/llama"
+	if out, errs, code := runHsdb(t, "capture", "--model", model, "--format", "speculators", "--layers", "1,2,3", "--ids", "1,5,6;1,9,10,11", "--out", dir); code != 0 {
+		t.Fatalf("capture: exit %d\n%s\n%s", code, out, errs)
+	}
+	out, errs, code := runHsdb(t, "check", filepath.Join(dir, "hs_0.safetensors"), "--model", model)
+	if code != 0 || !strings.Contains(out, "verdict: valid") {
+		t.Fatalf("check of the 3-token sample: exit %d\n%s\n%s", code, out, errs)
+	}
+	out, errs, code = runHsdb(t, "check", dir, "--model", model, "--summary")
+	if code != 0 || !strings.Contains(out, "2  valid") {
+		t.Fatalf("check of the dump: exit %d\n%s\n%s", code, out, errs)
+	}
+}
