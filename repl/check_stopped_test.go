@@ -38,3 +38,21 @@ func TestCheckDiffAtStop(t *testing.T) {
 		t.Errorf("help check:\n%s", h)
 	}
 }
+
+// TestDumpLineListsAsTyped: dump's summary wrote the layers as Go prints a
+// slice and the dtype in safetensors' spelling ("layers [1 3] (stream),
+// F32"), unlike `capture layers 1,3` and `--dtype f32`; it now writes them
+// as they are typed, and "none" for a dump of site captures alone.
+func TestDumpLineListsAsTyped(t *testing.T) {
+	f := newFake(t, 1)
+	dir := t.TempDir()
+	f.Exec(batchCmd)
+	f.Exec("capture layers 1,3")
+	f.Exec("run")
+	f.AssertExec("dump "+filepath.Join(dir, "a"), "layers 1,3 (stream), f32\n")
+	f.AssertExec("dump "+filepath.Join(dir, "b")+" --dtype bf16", "layers 1,3 (stream), bf16\n")
+	f.Exec("capture clear")
+	f.Exec("capture site layers.2.mlp output")
+	f.Exec("run")
+	f.AssertExec("dump "+filepath.Join(dir, "c"), "layers none (")
+}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -147,9 +149,9 @@ func runCapture(args []string, io stdio) int {
 	}
 	m := res.Manifest
 	if format == capture.FormatHsdb {
-		fmt.Fprintf(io.Out, "dump %s: %d sequences, layers %v (%s), %s, model %s (tp %d)\n", *out, m.Summary.Sequences, m.Capture.Layers, m.Capture.What, m.Capture.DType, m.Model.Path, m.Model.WorldSize)
+		fmt.Fprintf(io.Out, "dump %s: %d sequences, layers %s (%s), %s, model %s (tp %d)\n", *out, m.Summary.Sequences, commaInts(m.Capture.Layers), m.Capture.What, strings.ToLower(m.Capture.DType), m.Model.Path, m.Model.WorldSize)
 	} else {
-		fmt.Fprintf(io.Out, "%s %s: %d samples, %s ids %v (hsdb layers %v), %s, model %s (tp %d); manifest.json is hsdb's sidecar (the trainer ignores it)\n", format, *out, m.Summary.Sequences, format, m.Capture.FormatIDs, m.Capture.Layers, m.Capture.DType, m.Model.Path, m.Model.WorldSize)
+		fmt.Fprintf(io.Out, "%s %s: %d samples, %s ids %s (hsdb layers %s), %s, model %s (tp %d); manifest.json is hsdb's sidecar (the trainer ignores it)\n", format, *out, m.Summary.Sequences, format, commaInts(m.Capture.FormatIDs), commaInts(m.Capture.Layers), strings.ToLower(m.Capture.DType), m.Model.Path, m.Model.WorldSize)
 	}
 	fmt.Fprintln(io.Out, diskLine(res.JobProgress, m))
 	fmt.Fprintln(io.Out, "validation:")
@@ -338,4 +340,13 @@ func captureJSON(io stdio, out string, res *capture.JobResult, err error) int {
 	b, _ := json.Marshal(r)
 	fmt.Fprintln(io.Out, string(b))
 	return r.Exit
+}
+
+// commaInts writes layers or ids as --layers takes them: "2,30,58".
+func commaInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
 }
