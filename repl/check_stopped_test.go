@@ -56,3 +56,22 @@ func TestDumpLineListsAsTyped(t *testing.T) {
 	f.Exec("run")
 	f.AssertExec("dump "+filepath.Join(dir, "c"), "layers none (")
 }
+
+// TestHelpSubcommand: `help set var` and `help info break` (as gdb users
+// write them) were "unknown command \"set var\""; they show the command's
+// help, which covers its subcommands.
+func TestHelpSubcommand(t *testing.T) {
+	f := newFake(t, 1)
+	f.AssertExec("help set var", "set var TENSOR[ROWS, COLS] = VALUE")
+	f.AssertExec("help info break", "info model [--fp8", "break: breakpoints and watches")
+	f.AssertError("help nosuch thing", `help: unknown command "nosuch"`)
+}
+
+// TestInfoB: gdb's `info b` was refused ("want one of model ..., not
+// \"b\"") though `info breakpoints` worked; it lists the breakpoints.
+func TestInfoB(t *testing.T) {
+	f := newFake(t, 1)
+	f.Exec("break layers.2")
+	f.AssertExec("info b", "layers.2")
+	f.AssertError("info b 1", `info b: unexpected "1"`)
+}

@@ -64,7 +64,7 @@ func cmdInfo(t *Term, args string) error {
 			return err
 		}
 		t.emit("sites", s, func() string { return t.sitesText(s) })
-	case "break", "breakpoints", "watch":
+	case "break", "breakpoints", "b", "watch": // gdb's `info b`
 		return showBreakpoints(t)
 	case "display":
 		return showDisplaysList(t)
@@ -81,7 +81,7 @@ func cmdInfo(t *Term, args string) error {
 }
 
 // infoSubs are the words `info` takes first (aliases included).
-var infoSubs = []string{"model", "layers", "ranks", "memory", "sites", "break", "breakpoints", "watch", "display", "batch", "edits", "inject", "faults"}
+var infoSubs = []string{"model", "layers", "ranks", "memory", "sites", "break", "breakpoints", "b", "watch", "display", "batch", "edits", "inject", "faults"}
 
 // infoArgsError says what is wrong with `info ARGS`: a known subcommand
 // given what it does not take is named with that, not answered with the

@@ -242,7 +242,7 @@ func init() {
 		{aliases: []string{"echo"}, group: "session", usage: "echo TEXT",
 			help: "Print TEXT.", fn: cmdEcho},
 		{aliases: []string{"help", "h"}, group: "session", usage: "help [COMMAND]",
-			help: "List the commands, or explain one.", complete: completeCommands, fn: cmdHelp},
+			help: "List the commands, or explain one (words after the command, as in `help set var` or `help info break`, are covered by its help).", complete: completeCommands, fn: cmdHelp},
 		{aliases: []string{"quit", "q", "exit"}, group: "session", usage: "quit", noRepeat: true,
 			help: "Leave hsdb (Ctrl-D too).", fn: func(*Term, string) error { return ErrQuit }},
 	}
