@@ -75,3 +75,31 @@ func TestInfoB(t *testing.T) {
 	f.AssertExec("info b", "layers.2")
 	f.AssertError("info b 1", `info b: unexpected "1"`)
 }
+
+// TestUntilBehindSaysSo: `until SITE` for a site the step has already
+// passed (layers.0.self_attn is visited before layers.0.mlp, `info
+// sites`) ran the pass to its end and printed only "Finished: prefill",
+// as if the site had been reached or did not matter; the end now notes
+// that the until never stopped. `step` at lm_head, the last site, says the
+// same; an until that stops does not.
+func TestUntilBehindSaysSo(t *testing.T) {
+	f := newFake(t, 1)
+	f.Exec(batchCmd)
+	f.Exec("break layers.0.mlp")
+	f.AssertExec("run", "Stopped at model.layers.0.mlp ")
+	f.AssertExec("until layers.0.self_attn", "Finished: prefill", "note: until layers.0.self_attn: the pass ended before reaching it")
+	f.AssertExec("run", "Stopped at model.layers.0.mlp ")
+	if out := f.AssertExec("until layers.1", "Stopped at model.layers.1 "); strings.Contains(out, "before reaching") {
+		t.Errorf("until that stopped:\n%s", out)
+	}
+	f.Exec("delete")
+	f.Exec("break lm_head")
+	f.AssertExec("run", "Stopped at lm_head ")
+	f.AssertExec("step", "Finished: prefill", "note: step: the pass ended before reaching it")
+	if out := f.AssertExec("run", "Stopped at lm_head "); strings.Contains(out, "before reaching") {
+		t.Errorf("a new run repeats the note:\n%s", out)
+	}
+	if out := f.AssertExec("continue", "Finished: prefill"); strings.Contains(out, "before reaching") {
+		t.Errorf("continue notes an unreached target:\n%s", out)
+	}
+}

@@ -63,7 +63,7 @@ func init() {
 		{aliases: []string{"finish"}, group: "running", usage: "finish", noArgsHint: noCount,
 			help: "Resume until the enclosing module returns (its site).", fn: cmdFinish},
 		{aliases: []string{"until", "u"}, group: "running", usage: "until SITE",
-			help: "Resume until a site matching SITE (breakpoints still stop).", complete: completeSites, fn: cmdUntil},
+			help: "Resume until a site matching SITE (breakpoints still stop).\nA site the step has passed comes again only in the next step (`gen`); a pass that ends first says so, as step, next and finish do.", complete: completeSites, fn: cmdUntil},
 		{aliases: []string{"gen"}, group: "running", usage: "gen N",
 			help: "Run N decode steps, stopping at breakpoints inside each.\n" +
 				"Each sequence is fed its greedy (argmax) token. Stopped in a step, the step is finished first; otherwise decoding continues the last completed run.",

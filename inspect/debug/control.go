@@ -356,6 +356,10 @@ func (s *Session) wait() (*client.Outcome, error) {
 			d.Next = j.next
 			d.Notes = append(d.Notes, j.badLogits...)
 			s.mu.Lock()
+			if s.mode.kind != "" { // a step, next, finish or until the pass ended before
+				d.Notes = append(d.Notes, fmt.Sprintf("%s: the pass ended before reaching it", s.mode.what))
+				s.mode = resumeMode{}
+			}
 			d.Notes = append(d.Notes, s.editTexts()...)
 			s.mu.Unlock()
 			for _, q := range s.E.Sequences() {
