@@ -41,7 +41,7 @@ func runCapture(args []string, io stdio) int {
 	what := fs.String("what", "stream", "stream (hidden_states + residual = HF output_hidden_states[i+1]), hidden_states or residual")
 	ids := fs.String("ids", "", `token ids: sequences separated by ';', e.g. "1,2,3;4,5"`)
 	data := fs.String("data", "", `JSONL input: {"input_ids": [...], "loss_mask": [...]} or {"text": "..."} per line, optional "id"`)
-	out := fs.String("out", "", "dump directory (written as DIR.partial until complete)")
+	out := fs.String("out", "", "dump directory (written as DIR.partial until complete; missing parent directories are made)")
 	maxTok := fs.Int("max-batch-tokens", 4096, "tokens per forward pass: sequences are packed into flattened batches up to this size")
 	saveDType := fs.String("save-dtype", "", "dtype of the hidden states in the files: f32, bf16 or f16 (default: bf16 for speculators and specforge, as their trainers read them; the model's for hsdb)")
 	formatArg := fs.String("format", "hsdb", "files to write: hsdb (manifest + seq_N.safetensors), speculators (hs_{idx}.safetensors) or specforge (rows_*/data_{idx}.ckpt); --layers is then in that format's ids (hsdb: decoder layer outputs 0..L-1; speculators: residual-stream positions 0..L, 0 = embeddings; specforge: SGLang ids 0..L-1), eagle3 (the default) for its EAGLE-3 ids")

@@ -118,3 +118,30 @@ func TestScriptMissingBeforeLoad(t *testing.T) {
 		t.Errorf("-x DIR: exit %d, stderr %q", code, errs)
 	}
 }
+
+// TestCaptureOutMissingParent: README's `--out cache/hidden_states/`
+// (SpecForge's layout) on a fresh machine failed with the lock file's
+// error ("lock cache/.hidden_states.lock: open ...: no such file or
+// directory"); missing parents are made, and a parent that is a file is
+// named as such.
+func TestCaptureOutMissingParent(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "cache", "hidden_states")
+	stdout, errs, code := runHsdb(t, "capture", "--format", "specforge", "--compress", "--layers", "0,1,2", "--ids", "1,403,407;1,400", "--out", out+"/")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, errs)
+	}
+	for _, f := range []string{"manifest.json", "rows_0-2000/data_0.ckpt.gz", "rows_0-2000/data_1.ckpt.gz"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("%v", err)
+		}
+	}
+	file := filepath.Join(dir, "afile")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errs, code = runHsdb(t, "capture", "--layers", "1", "--ids", "1,2", "--out", filepath.Join(file, "d"))
+	if code != 1 || !strings.Contains(errs, "creating its parent directory: mkdir "+file+": not a directory") {
+		t.Errorf("parent is a file: exit %d, stderr %q", code, errs)
+	}
+}
