@@ -103,3 +103,41 @@ func TestUntilBehindSaysSo(t *testing.T) {
 		t.Errorf("continue notes an unreached target:\n%s", out)
 	}
 }
+
+// TestCompletionSetVarCaptureSite: tab completion offered no `var` after
+// `set` and nothing after `set var` (the tensors, as after print), nothing
+// after `capture site` (the sites, as after break) and nothing after
+// `delete` (its `edits`). The expected words are read off `info sites` of
+// stories260K by hand: layer 3 has mlp, and the MLP site shows input,
+// gate and up.
+func TestCompletionSetVarCaptureSite(t *testing.T) {
+	f := newFake(t, 1)
+	c := completer{f.Term}
+	do := func(line string) string {
+		cands, n := c.Do([]rune(line), len([]rune(line)))
+		var out []string
+		for _, r := range cands {
+			out = append(out, line[len(line)-n:]+string(r))
+		}
+		return strings.Join(out, "|")
+	}
+	for line, want := range map[string]string{
+		"set v":                   "var ",
+		"capture site layers.3.m": "layers.3.mlp",
+		"capture s":               "site ",
+		"delete e":                "edits ",
+	} {
+		if got := do(line); got != want {
+			t.Errorf("%q completes to %q, want %q", line, got, want)
+		}
+	}
+	f.Exec(batchCmd)
+	f.Exec("break layers.1.mlp.gate_up_proj")
+	f.Exec("run")
+	if got := do("set var "); got != "input|gate|up" {
+		t.Errorf("set var at the stop completes to %q, want input|gate|up", got)
+	}
+	if got := do("set var gate --r"); got != "--rank " {
+		t.Errorf("set var flags: %q", got)
+	}
+}

@@ -84,7 +84,7 @@ func init() {
 				"Statistics written alone apply to TENSOR: watch stream absmax > 500. It fires again only after COND was false at a site showing TENSOR; each step starts afresh.",
 			complete: completeTensors, fn: cmdWatch},
 		{aliases: []string{"delete", "d"}, group: "breakpoints", usage: "delete [N...] | delete edits [N...]", noRepeat: true,
-			help: "Delete breakpoints and watches N, or all of them; it says which it deleted and lists those left.\n`delete edits` forgets edits N (or all): values already written stay written; persistent ones are no longer applied.", fn: cmdDelete},
+			help: "Delete breakpoints and watches N, or all of them; it says which it deleted and lists those left.\n`delete edits` forgets edits N (or all): values already written stay written; persistent ones are no longer applied.", complete: words("edits"), fn: cmdDelete},
 		{aliases: []string{"enable"}, group: "breakpoints", usage: "enable [N...]", noRepeat: true,
 			help: "Enable breakpoints N, or all.", fn: func(t *Term, a string) error { return cmdEnable(t, a, true) }},
 		{aliases: []string{"disable"}, group: "breakpoints", usage: "disable [N...]", noRepeat: true,
@@ -174,7 +174,7 @@ func init() {
 				"(HF's last entry is post final norm), or vLLM's un-summed hidden_states or residual half. `site` records any per-token tensor of a site. " +
 				"Per-token tensors are split per sequence of the flattened batch, gathered across ranks when sharded (summed when partial) " +
 				"and checked across ranks when replicated; decode steps append rows. `list` shows what is captured, `clear` forgets it all.",
-			complete: words("layers", "site", "list", "clear"), fn: cmdCapture},
+			complete: completeCapture, fn: cmdCapture},
 		{aliases: []string{"dump"}, group: "captures", usage: "dump DIR [--force] [--dtype f32|bf16|f16] [--format hsdb|speculators|specforge] [--compress]", noRepeat: true,
 			help: "Write the captures as a validated dump: DIR/manifest.json and one safetensors file per sequence (DIR's missing parent directories are made).\n" +
 				"Each file holds input_ids [len] (i64) and hidden_states.{layer} [len, hidden] (site captures as SITE:TENSOR) in the model's dtype or --dtype. " +
@@ -231,7 +231,7 @@ func init() {
 				"A value the option does not take is an error and leaves the option as it was. " +
 				"With json on (or hsdb --json) each result is one line {\"command\", \"kind\", \"result\"} and each error {\"command\", \"error\"}; " +
 				"NaN and ±Inf are written as the strings \"NaN\", \"Inf\" and \"-Inf\", statistics left undefined by a tensor with no finite element as null, and empty lists as [].",
-			complete: completeOptions, fn: cmdSet},
+			complete: completeSetOptions, fn: cmdSet},
 		{aliases: []string{"show"}, group: "session", usage: "show [OPTION]",
 			help: "Show options and their values.", complete: completeOptions, fn: cmdShow},
 		{aliases: []string{"source"}, group: "session", usage: "source FILE", noRepeat: true,
