@@ -145,3 +145,29 @@ func TestCaptureOutMissingParent(t *testing.T) {
 		t.Errorf("parent is a file: exit %d, stderr %q", code, errs)
 	}
 }
+
+// TestCheckLayersInFormatIDs: a user who captured with --format
+// speculators --layers 1,2,3 and checks with the same --layers got
+// "labelled layers 0,1,2, requested 1,2,3" and no word on why; check's
+// --layers are hsdb layers (speculators id k = hsdb layer k-1's output,
+// README), so the failure now names the file's speculators ids and the
+// --layers that means them: 0,1,2, which passes.
+func TestCheckLayersInFormatIDs(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "hs")
+	const model = "../../testdata/hf/llama"
+	if out, errs, code := runHsdb(t, "capture", "--model", model, "--format", "speculators", "--layers", "1,2,3", "--ids", "1,5,6,7", "--out", dir); code != 0 {
+		t.Fatalf("capture: exit %d\n%s\n%s", code, out, errs)
+	}
+	file := filepath.Join(dir, "hs_0.safetensors")
+	out, _, code := runHsdb(t, "check", file, "--model", model, "--layers", "1,2,3")
+	want := "1,2,3 are this file's speculators ids (id k = hsdb layer k-1's output, id 0 the embeddings), and check's --layers are hsdb layers: --layers 0,1,2"
+	if code != 1 || !strings.Contains(out, want) {
+		t.Errorf("--layers 1,2,3: exit %d, want 1 and %q in\n%s", code, want, out)
+	}
+	if out, _, code = runHsdb(t, "check", file, "--model", model, "--layers", "0,1,2"); code != 0 {
+		t.Errorf("--layers 0,1,2: exit %d\n%s", code, out)
+	}
+	if out, _, _ = runHsdb(t, "check", file, "--model", model, "--layers", "0,2,1"); strings.Contains(out, "speculators ids") {
+		t.Errorf("--layers 0,2,1 (not the file's ids) names them:\n%s", out)
+	}
+}

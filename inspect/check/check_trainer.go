@@ -146,3 +146,25 @@ func layerEntries(es []Entry) []int {
 	}
 	return out
 }
+
+// speculatorsIDs returns the speculators ids of a file labelled from
+// hsdb's speculators metadata (labelSpeculators: id 0 the embeddings, id k
+// decoder layer k-1's output), in the file's order; false for any other
+// file.
+func (l *Layout) speculatorsIDs() ([]int, bool) {
+	if !l.Labelled || len(l.Entries) == 0 || !strings.Contains(l.Entries[0].Key, "(speculators id ") {
+		return nil, false
+	}
+	ids := make([]int, len(l.Entries))
+	for i, e := range l.Entries {
+		switch e.Kind {
+		case CandEmbed:
+			ids[i] = 0
+		case "":
+			ids[i] = e.Layer + 1
+		default:
+			return nil, false
+		}
+	}
+	return ids, true
+}
