@@ -141,3 +141,26 @@ func TestCompletionSetVarCaptureSite(t *testing.T) {
 		t.Errorf("set var flags: %q", got)
 	}
 }
+
+// TestInputFileLossMaskNoted: `input file` read a training file's rows and
+// silently dropped their loss_mask, so a `dump --format specforge` from it
+// trained on every token (all-ones mask) with no word said; the batch
+// keeps token ids only, so `input` now says how many rows' loss_mask are
+// not kept and where they are (`hsdb capture --data`). A file without
+// loss_mask gets no note.
+func TestInputFileLossMaskNoted(t *testing.T) {
+	f := newFake(t, 1)
+	dir := t.TempDir()
+	masked := filepath.Join(dir, "m.jsonl")
+	writeFile(t, masked, `{"input_ids": [1, 403, 407], "loss_mask": [0, 1, 1]}`+"\n"+`{"input_ids": [1, 400]}`+"\n"+`{"input_ids": [1, 400], "loss_mask": null}`+"\n")
+	f.AssertExec("input file "+masked, "seq 2: [1, 400]", "note: "+masked+": the loss_mask of 1 row(s) is not kept")
+	res := f.jsonExec("input file " + masked)[0]["result"].(map[string]any)
+	if notes, _ := res["notes"].([]any); len(notes) != 1 {
+		t.Errorf("--json notes: %v", res["notes"])
+	}
+	plain := filepath.Join(dir, "p.jsonl")
+	writeFile(t, plain, `{"input_ids": [1, 403, 407]}`+"\n")
+	if out := f.Exec("input file " + plain); strings.Contains(out, "note:") {
+		t.Errorf("a file without loss_mask is noted:\n%s", out)
+	}
+}

@@ -39,6 +39,9 @@ func (t *Term) batchText(v batchView) string {
 		}
 		b.WriteString(line + "\n")
 	}
+	for _, n := range v.Notes {
+		b.WriteString(t.st.Warn.Render("note: "+n) + "\n")
+	}
 	return b.String()
 }
 
