@@ -164,3 +164,16 @@ func TestInputFileLossMaskNoted(t *testing.T) {
 		t.Errorf("a file without loss_mask is noted:\n%s", out)
 	}
 }
+
+// TestUndisplaySaysWhat: `undisplay 1` answered "no displays", the words
+// of `info display` with none set, so removing the last display read as
+// if there had been none; it now says which it removed and what is left,
+// as delete does.
+func TestUndisplaySaysWhat(t *testing.T) {
+	f := newFake(t, 1)
+	f.Exec("display stream")
+	f.Exec("display residual")
+	f.AssertExec("undisplay 1", "deleted display 1; left:\n", "2   residual")
+	f.AssertExec("undisplay", "deleted display 2; no displays left")
+	f.AssertExec("undisplay", "deleted nothing; no displays left")
+}

@@ -190,17 +190,19 @@ func cmdDisplay(t *Term, args string) error {
 
 func showDisplaysList(t *Term) error {
 	ds := append([]display{}, t.displays...)
-	t.emit("displays", ds, func() string {
-		if len(ds) == 0 {
-			return "no displays"
-		}
-		tb := newTable("id", "expression")
-		for _, d := range ds {
-			tb.add(strconv.Itoa(d.ID), d.Expr)
-		}
-		return tb.render(t.st)
-	})
+	t.emit("displays", ds, func() string { return displaysText(t, ds) })
 	return nil
+}
+
+func displaysText(t *Term, ds []display) string {
+	if len(ds) == 0 {
+		return "no displays"
+	}
+	tb := newTable("id", "expression")
+	for _, d := range ds {
+		tb.add(strconv.Itoa(d.ID), d.Expr)
+	}
+	return tb.render(t.st)
 }
 
 func cmdUndisplay(t *Term, args string) error {
@@ -209,8 +211,10 @@ func cmdUndisplay(t *Term, args string) error {
 		return fmt.Errorf("undisplay: %w", err)
 	}
 	if len(ids) == 0 {
-		t.displays = nil
-		return showDisplaysList(t)
+		ids = make([]int, len(t.displays))
+		for i, d := range t.displays {
+			ids[i] = d.ID
+		}
 	}
 	for _, id := range ids {
 		found := false
@@ -221,14 +225,22 @@ func cmdUndisplay(t *Term, args string) error {
 			return fmt.Errorf("undisplay: no display number %d", id)
 		}
 	}
-	keep := t.displays[:0]
+	var keep []display
+	var gone []string
 	for _, d := range t.displays {
-		if !containsInt(ids, d.ID) {
+		if containsInt(ids, d.ID) {
+			gone = append(gone, fmt.Sprintf("display %d", d.ID))
+		} else {
 			keep = append(keep, d)
 		}
 	}
 	t.displays = keep
-	return showDisplaysList(t)
+	ds := append([]display{}, keep...)
+	// as delete says it: what went, then what is left
+	t.emit("displays", ds, func() string {
+		return deletedText(gone, len(ds), "displays", func() string { return displaysText(t, ds) })
+	})
+	return nil
 }
 
 func containsInt(xs []int, x int) bool {

@@ -124,7 +124,7 @@ func init() {
 				"The tensor name (some site must show it) and --rank are checked when the display is set; a stop whose site does not show the tensor skips it.",
 			complete: completeTensors, fn: cmdDisplay},
 		{aliases: []string{"undisplay"}, group: "data", usage: "undisplay [N...]",
-			help: "Remove displays N, or all.", fn: cmdUndisplay},
+			help: "Remove displays N, or all; it says which it removed and lists those left, as delete does.", fn: cmdUndisplay},
 		{aliases: []string{"bt", "where", "backtrace"}, group: "data", usage: "bt",
 			help: "The call chain at the stop, outermost first.\nEach frame: vLLM class, site, and input shapes per rank; the innermost frame also its output tensors.", fn: cmdBacktrace},
 		{aliases: []string{"frame", "f"}, group: "data", usage: "frame [N]",
