@@ -177,3 +177,20 @@ func TestUndisplaySaysWhat(t *testing.T) {
 	f.AssertExec("undisplay", "deleted display 2; no displays left")
 	f.AssertExec("undisplay", "deleted nothing; no displays left")
 }
+
+// TestTopNoFiniteValue: `top` over a tensor holding only NaN (set var
+// writes them) printed "median |value| 0" and an empty table, as if the
+// values were zeros; it now says there is no finite value to rank.
+func TestTopNoFiniteValue(t *testing.T) {
+	f := newFake(t, 1)
+	f.Exec(batchCmd)
+	f.Exec("break layers.2")
+	f.AssertExec("run", "Stopped at model.layers.2 ")
+	f.Exec("set var stream = nan")
+	out := f.AssertExec("top stream 3", "no finite value, nothing to rank")
+	if strings.Contains(out, "median") {
+		t.Errorf("top of NaN shows a median:\n%s", out)
+	}
+	f.Exec("set var hidden_states = 0")
+	f.AssertExec("top hidden_states 3", "median |value| 0 (no ratio to a zero median") // zeros are values: ranked
+}
