@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"hsdb/engine"
 )
 
 // TestCheckDiffAtStop: at a stopped pass check and diff are refused (they
@@ -193,4 +195,22 @@ func TestTopNoFiniteValue(t *testing.T) {
 	}
 	f.Exec("set var hidden_states = 0")
 	f.AssertExec("top hidden_states 3", "median |value| 0 (no ratio to a zero median") // zeros are values: ranked
+}
+
+// TestHFModuleNamesFused: an HF module path whose module vLLM fuses
+// (q_proj, k_proj, v_proj into qkv_proj; gate_proj, up_proj into
+// gate_up_proj; DeepSeek's q_a_proj and kv_a_proj_with_mqa into
+// fused_qkv_a_proj) matched no site and the error said only that; it now
+// names the site standing for it and the tensor holding the module's
+// output, for break and for capture site (whose error did not even list
+// the layers).
+func TestHFModuleNamesFused(t *testing.T) {
+	f := newFake(t, 1)
+	f.AssertError("break layers.0.self_attn.k_proj", "HF's k_proj is fused into vLLM's qkv_proj here: layers.0.self_attn.qkv_proj (tensor k)")
+	f.AssertError("break layers.*.mlp.gate_proj", "HF's gate_proj is fused into vLLM's gate_up_proj here: layers.*.mlp.gate_up_proj (tensor gate)")
+	f.AssertError("capture site layers.1.mlp.up_proj up", "HF's up_proj is fused into vLLM's gate_up_proj here: layers.1.mlp.gate_up_proj (tensor up)")
+	f.AssertError("capture site layers.9.mlp output", "matches no site of this model (layers 0-4;")
+	f.AssertExec("break layers.0.self_attn.qkv_proj", "Breakpoint 1 at layers.0.self_attn.qkv_proj (1 site(s))")
+	ds := openFake(t, "../testdata/hf/deepseek_v3", engine.Options{})
+	ds.AssertError("break layers.0.self_attn.q_a_proj", "HF's q_a_proj is fused into vLLM's fused_qkv_a_proj here: layers.0.self_attn.fused_qkv_a_proj (tensor q_c)")
 }

@@ -27,8 +27,17 @@ func (l *Local) CaptureLayers(layers []int, what string) error {
 	return l.capturer().AddLayers(layers, what)
 }
 
-// CaptureSite records a site's per-token tensor of every pass.
-func (l *Local) CaptureSite(site, tensor string) error { return l.capturer().AddSite(site, tensor) }
+// CaptureSite records a site's per-token tensor of every pass. A site
+// the model does not have is named as break names it (the decoder layers
+// loaded, and the fused site standing for an HF module).
+func (l *Local) CaptureSite(site, tensor string) error {
+	if l.s.E.Tree.Site(site) == nil {
+		if _, err := ResolveSite(l.s.E.Tree, site); err != nil {
+			return fmt.Errorf("%w: %w", capture.ErrCapture, err)
+		}
+	}
+	return l.capturer().AddSite(site, tensor)
+}
 
 // ClearCaptures forgets every capture.
 func (l *Local) ClearCaptures() error { l.capturer().Clear(); return nil }
