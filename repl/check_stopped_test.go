@@ -214,3 +214,13 @@ func TestHFModuleNamesFused(t *testing.T) {
 	ds := openFake(t, "../testdata/hf/deepseek_v3", engine.Options{})
 	ds.AssertError("break layers.0.self_attn.q_a_proj", "HF's q_a_proj is fused into vLLM's fused_qkv_a_proj here: layers.0.self_attn.fused_qkv_a_proj (tensor q_c)")
 }
+
+// TestWatchBareComparison: gdb's `watch x > 3` form, `watch stream > 3`,
+// was answered from the condition lexer ("column 1: expected a number, a
+// name or '(', found \">\""); a tensor has no one value to compare, and
+// the refusal now says to compare a statistic, with the command to type.
+func TestWatchBareComparison(t *testing.T) {
+	f := newFake(t, 1)
+	f.AssertError("watch stream > 3", "watch stream > 3: a condition compares a statistic of the tensor: watch stream absmax > 3")
+	f.AssertExec("watch stream absmax > 3", "Watch 1: stream absmax > 3")
+}
