@@ -195,3 +195,23 @@ func TestEPAndMoETPContradict(t *testing.T) {
 		}
 	}
 }
+
+// TestGeneratePartialLoadWarns: `hsdb generate --load-layers 1-4` on
+// stories260K (layers 0-4) generated from a model missing layer 0, with no
+// word, while the debugger notes it at every run and capture refuses it;
+// generate now warns on stderr (and in --json "notes"), and a load of
+// every layer (0-4) does not.
+func TestGeneratePartialLoadWarns(t *testing.T) {
+	want := "only decoder layers 1-4 of 0-4 are loaded (--load-layers 1-4)"
+	_, errs, code := runHsdb(t, "generate", "--load-layers", "1-4", "-n", "4")
+	if code != 0 || !strings.Contains(errs, "hsdb generate: warning: "+want) {
+		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+	out, _, code := runHsdb(t, "generate", "--load-layers", "1-4", "-n", "4", "--json")
+	if code != 0 || !strings.Contains(out, `"notes":["`+want) {
+		t.Errorf("--json: exit %d, %s", code, out)
+	}
+	if _, errs, code = runHsdb(t, "generate", "--load-layers", "0-4", "-n", "4"); code != 0 || errs != "" {
+		t.Errorf("every layer loaded: exit %d, stderr %q", code, errs)
+	}
+}
