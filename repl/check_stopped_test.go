@@ -224,3 +224,26 @@ func TestWatchBareComparison(t *testing.T) {
 	f.AssertError("watch stream > 3", "watch stream > 3: a condition compares a statistic of the tensor: watch stream absmax > 3")
 	f.AssertExec("watch stream absmax > 3", "Watch 1: stream absmax > 3")
 }
+
+// TestCompareMismatchNamesCompare: `compare DUMP` over a batch with a
+// sequence the dump lacks said "compare: patch does not fit: ...", naming
+// patch, a command the user did not type; the error says the dump does
+// not fit the batch, for compare and patch alike.
+func TestCompareMismatchNamesCompare(t *testing.T) {
+	f := newFake(t, 1)
+	dir := filepath.Join(t.TempDir(), "d")
+	f.Exec(batchCmd)
+	f.Exec("capture layers 3")
+	f.Exec("run")
+	f.Exec("dump " + dir)
+	f.Exec(batchCmd + " ; ids 1,2")
+	f.Exec("break layers.3")
+	f.AssertExec("run", "Stopped at model.layers.3 ")
+	for _, c := range []string{"compare " + dir, "patch stream from " + dir} {
+		f.buf.Reset()
+		err := f.Term.Exec(c)
+		if err == nil || strings.Contains(err.Error(), "patch does not fit") || !strings.Contains(err.Error(), "the dump does not fit the batch") || !strings.Contains(err.Error(), "no sequence 2") {
+			t.Errorf("%s: %v", c, err)
+		}
+	}
+}
