@@ -148,7 +148,9 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 		add(capture.RuleDistinct, capture.Pass, "%d entries pairwise different", len(l.Entries))
 	}
 	// replicas
-	if rr := opts.Replicas; rr == nil {
+	if rr := opts.Replicas; rr == nil && opts.DumpWorld == 1 {
+		add(capture.RuleReplicas, capture.Skip, "the dump ran on one rank (tp 1): no replicas to compare")
+	} else if rr == nil {
 		add(capture.RuleReplicas, capture.Skip, "the file records no cross-rank check (only hsdb dumps do)")
 	} else if rr.OK {
 		add(capture.RuleReplicas, capture.Pass, "%d ranks agree (max relative difference %.3g)", rr.Ranks, rr.MaxRelDiff)
