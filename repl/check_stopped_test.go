@@ -266,3 +266,19 @@ func TestCheckOneRankDump(t *testing.T) {
 	}
 	f.AssertExec("check ../testdata/captures/good.safetensors --no-model", "the file records no cross-rank check (only hsdb dumps do)")
 }
+
+// TestIndexWrittenApart: `print stream [0, :2]` (a space before the
+// index, as gdb's expressions allow) was "unexpected \"[0,\"" and numpy's
+// `stream[0][1]` an unexplained "unexpected \"[1]\""; the first reads as
+// stream[0, :2] (print, set var, display), the second says to write one
+// index. The value printed is the one set var wrote by hand.
+func TestIndexWrittenApart(t *testing.T) {
+	f := newFake(t, 1)
+	f.Exec(batchCmd)
+	f.Exec("break layers.2")
+	f.AssertExec("run", "Stopped at model.layers.2 ")
+	f.AssertExec("set var stream [0, 1] = 7", "stream[0:1, 1:2] = 7 ")
+	f.AssertExec("print stream [0, 1]", "0: [7]")
+	f.AssertExec("print stream  [0, 1] --rank 0", "rank 0  [0:1, 1:2]")
+	f.AssertError("print stream[0][1]", "one index holds rows and columns, stream[0, 1]")
+}

@@ -67,6 +67,9 @@ func (t *Term) printExpr(args, title string) error {
 	if err != nil {
 		return err
 	}
+	if len(extra) > 0 && hasIndex && strings.HasPrefix(extra[0], "[") { // numpy's stream[0][1]
+		return fmt.Errorf("print: unexpected %q: one index holds rows and columns, %s[%s, %s]", strings.Join(extra, " "), name, index, strings.Trim(extra[0], "[]"))
+	}
 	if len(extra) > 0 {
 		return fmt.Errorf("print: unexpected %q", strings.Join(extra, " "))
 	}
