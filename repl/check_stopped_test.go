@@ -78,6 +78,20 @@ func TestInfoB(t *testing.T) {
 	f.AssertError("info b 1", `info b: unexpected "1"`)
 }
 
+// TestInfoFrame: gdb's `info frame` was refused ("want one of model ...,
+// not \"frame\""); it shows the frame looked at, as `frame` does, after
+// `up` too.
+func TestInfoFrame(t *testing.T) {
+	f := newFake(t, 1)
+	f.AssertError("info frame", "not stopped")
+	f.Exec(batchCmd)
+	f.Exec("break layers.1.mlp")
+	f.AssertExec("run", "Stopped at model.layers.1.mlp ")
+	f.AssertExec("info frame", "#3  model.layers.1.mlp  LlamaMLP", "tensors: input [10, 64], output [10, 64]")
+	f.Exec("up")
+	f.AssertExec("info frame", "#2  model.layers.1  LlamaDecoderLayer")
+}
+
 // TestUntilBehindSaysSo: `until SITE` for a site the step has already
 // passed (layers.0.self_attn is visited before layers.0.mlp, `info
 // sites`) ran the pass to its end and printed only "Finished: prefill",

@@ -206,15 +206,15 @@ func init() {
 			complete: completeFiles, fn: cmdDiff},
 
 		// model
-		{aliases: []string{"info", "i"}, group: "model", usage: "info model [--fp8|--quantized|--unused]|layers|ranks|memory|sites|break|display|batch|edits|inject",
+		{aliases: []string{"info", "i"}, group: "model", usage: "info model [--fp8|--quantized|--unused]|layers|ranks|memory|sites|break|display|frame|batch|edits|inject",
 			help: "Facts about the model and the session.\nmodel: architecture, sizes, loaded layers, dtypes (config, weights as stored and as kept, fp8 dequantized, activations), " +
 				"unused checkpoint tensors, parameters, world size; --fp8 lists the tensors stored as fp8 (block scales), --quantized every quantized weight with its format (fp8 block, int4 group), --unused the checkpoint tensors the model does not use; layers: decoder layers; " +
 				"ranks: device and weight shards per rank (embeddings and lm_head as real rows of the vocabulary with vLLM's padded range, each run of decoder layers split alike once, which routed experts each rank holds) and, with rank workers, each rank's worker process: pid, host and state " +
 				"(idle, running, at a stop, stopped by a signal, or FAILED with its fault report), read without waiting on any worker; " +
-				"memory: device bytes per rank; sites: every site in visit order with its tensors; break: breakpoints and watches; display: displays; " +
+				"memory: device bytes per rank; sites: every site in visit order with its tensors; break: breakpoints and watches; display: displays; frame: the frame looked at (as `frame`); " +
 				"batch: the sequences of the stopped step, one a line (a stop line lists at most 4), or the batch input set. " +
 				"edits: the edits (`set var`, `patch`) of the current pass, then persistent and armed ones, with how often each was applied. inject: the injected faults.",
-			complete: words("model", "layers", "ranks", "memory", "sites", "break", "display", "batch", "edits", "inject"), fn: cmdInfo},
+			complete: words("model", "layers", "ranks", "memory", "sites", "break", "display", "frame", "batch", "edits", "inject"), fn: cmdInfo},
 		{aliases: []string{"tree"}, group: "model", usage: "tree [SITE]",
 			help: "The module tree (vLLM classes) with parameter counts and each weight's per-rank shard shape.", complete: completeSites, fn: cmdTree},
 
