@@ -296,3 +296,12 @@ func TestIndexWrittenApart(t *testing.T) {
 	f.AssertExec("print stream  [0, 1] --rank 0", "rank 0  [0:1, 1:2]")
 	f.AssertError("print stream[0][1]", "one index holds rows and columns, stream[0, 1]")
 }
+
+// TestInfoBatchNamesItself: `info batch` before any input failed with
+// "input: no batch yet", naming `input`; it names the command typed.
+func TestInfoBatchNamesItself(t *testing.T) {
+	f := newFake(t, 1)
+	f.AssertError("info batch", "info batch: no batch yet")
+	f.Exec("input ids 1,2")
+	f.AssertExec("info batch", "seq 0: [1, 2]")
+}

@@ -126,6 +126,9 @@ func showBatch(t *Term) error {
 		return err
 	}
 	if s == nil {
+		if b, err := t.c.Batch(); err == nil && b == nil { // named for the command typed, not `input`
+			return fmt.Errorf("info batch: no batch yet: input ids 1,2,3 ; ids 4,5")
+		}
 		return cmdInput(t, "")
 	}
 	v := make([]batchSeqView, len(s.SeqLens))
