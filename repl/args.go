@@ -237,6 +237,11 @@ func nonNeg(flag, v string) (int, error) {
 // the index text ("3, :8", has=true) and the rest.
 func cutIndex(args string) (name, index string, has bool, rest string, err error) {
 	i := strings.IndexAny(args, "[ \t")
+	if i >= 0 && args[i] != '[' {
+		if k := strings.TrimLeft(args[i:], " \t"); strings.HasPrefix(k, "[") { // `stream [0, :4]`: the index written apart
+			args = args[:i] + k
+		}
+	}
 	if i < 0 || args[i] != '[' {
 		name, rest, _ = strings.Cut(args, " ")
 		return name, "", false, rest, nil

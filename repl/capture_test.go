@@ -89,7 +89,7 @@ func TestCaptureDumpCheckREPL(t *testing.T) {
 	}
 	f.AssertExec("check "+dir, "pass  matches model", "valid")
 	f.AssertError("dump "+dir, "dump exists; give --force")
-	f.AssertExec("dump "+dir+" --force --dtype bf16", "BF16")
+	f.AssertExec("dump "+dir+" --force --dtype bf16", ", bf16\n")
 	f.AssertExec("capture clear", "no captures")
 	f.AssertError("dump "+dir+" --force", "nothing is captured")
 }

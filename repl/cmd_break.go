@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"hsdb/inspect/client"
+	"hsdb/inspect/stats"
 )
 
 func cmdBreak(t *Term, args string) error  { return breakAt(t, args, false) }
@@ -38,7 +39,11 @@ func cmdWatch(t *Term, args string) error {
 	if tensor == "" || strings.TrimSpace(cond) == "" {
 		return fmt.Errorf("watch: want TENSOR COND, e.g. watch stream absmax > 500")
 	}
-	b, err := t.c.Watch(tensor, strings.TrimSpace(cond))
+	cond = strings.TrimSpace(cond)
+	if strings.IndexAny(cond[:1], "<>=!") == 0 { // `watch stream > 3`: a tensor has no one value to compare
+		return fmt.Errorf("watch %s %s: a condition compares a statistic of the tensor: watch %s absmax %s (statistics: %s)", tensor, cond, tensor, cond, strings.Join(stats.StatNames, " "))
+	}
+	b, err := t.c.Watch(tensor, cond)
 	if err != nil {
 		return err
 	}

@@ -149,7 +149,11 @@ func cmdDump(t *Term, args string) error {
 		for _, s := range m.Sequences {
 			lens = append(lens, strconv.Itoa(s.Length))
 		}
-		out := fmt.Sprintf("dumped %d sequence(s) (%s tokens) to %s: layers %v (%s), %s\n", len(m.Sequences), strings.Join(lens, ", "), dir, m.Capture.Layers, m.Capture.What, m.Capture.DType)
+		layers := "none"
+		if len(m.Capture.Layers) > 0 {
+			layers = joinInts(m.Capture.Layers) // as capture layers takes them
+		}
+		out := fmt.Sprintf("dumped %d sequence(s) (%s tokens) to %s: layers %s (%s), %s\n", len(m.Sequences), strings.Join(lens, ", "), dir, layers, m.Capture.What, strings.ToLower(m.Capture.DType))
 		for _, r := range m.Validation {
 			st := r.Status
 			if st == "FAIL" {

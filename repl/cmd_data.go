@@ -67,6 +67,9 @@ func (t *Term) printExpr(args, title string) error {
 	if err != nil {
 		return err
 	}
+	if len(extra) > 0 && hasIndex && strings.HasPrefix(extra[0], "[") { // numpy's stream[0][1]
+		return fmt.Errorf("print: unexpected %q: one index holds rows and columns, %s[%s, %s]", strings.Join(extra, " "), name, index, strings.Trim(extra[0], "[]"))
+	}
 	if len(extra) > 0 {
 		return fmt.Errorf("print: unexpected %q", strings.Join(extra, " "))
 	}
@@ -190,17 +193,19 @@ func cmdDisplay(t *Term, args string) error {
 
 func showDisplaysList(t *Term) error {
 	ds := append([]display{}, t.displays...)
-	t.emit("displays", ds, func() string {
-		if len(ds) == 0 {
-			return "no displays"
-		}
-		tb := newTable("id", "expression")
-		for _, d := range ds {
-			tb.add(strconv.Itoa(d.ID), d.Expr)
-		}
-		return tb.render(t.st)
-	})
+	t.emit("displays", ds, func() string { return displaysText(t, ds) })
 	return nil
+}
+
+func displaysText(t *Term, ds []display) string {
+	if len(ds) == 0 {
+		return "no displays"
+	}
+	tb := newTable("id", "expression")
+	for _, d := range ds {
+		tb.add(strconv.Itoa(d.ID), d.Expr)
+	}
+	return tb.render(t.st)
 }
 
 func cmdUndisplay(t *Term, args string) error {
@@ -209,8 +214,10 @@ func cmdUndisplay(t *Term, args string) error {
 		return fmt.Errorf("undisplay: %w", err)
 	}
 	if len(ids) == 0 {
-		t.displays = nil
-		return showDisplaysList(t)
+		ids = make([]int, len(t.displays))
+		for i, d := range t.displays {
+			ids[i] = d.ID
+		}
 	}
 	for _, id := range ids {
 		found := false
@@ -221,14 +228,22 @@ func cmdUndisplay(t *Term, args string) error {
 			return fmt.Errorf("undisplay: no display number %d", id)
 		}
 	}
-	keep := t.displays[:0]
+	var keep []display
+	var gone []string
 	for _, d := range t.displays {
-		if !containsInt(ids, d.ID) {
+		if containsInt(ids, d.ID) {
+			gone = append(gone, fmt.Sprintf("display %d", d.ID))
+		} else {
 			keep = append(keep, d)
 		}
 	}
 	t.displays = keep
-	return showDisplaysList(t)
+	ds := append([]display{}, keep...)
+	// as delete says it: what went, then what is left
+	t.emit("displays", ds, func() string {
+		return deletedText(gone, len(ds), "displays", func() string { return displaysText(t, ds) })
+	})
+	return nil
 }
 
 func containsInt(xs []int, x int) bool {

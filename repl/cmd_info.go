@@ -64,10 +64,12 @@ func cmdInfo(t *Term, args string) error {
 			return err
 		}
 		t.emit("sites", s, func() string { return t.sitesText(s) })
-	case "break", "breakpoints", "watch":
+	case "break", "breakpoints", "b", "watch": // gdb's `info b`
 		return showBreakpoints(t)
 	case "display":
 		return showDisplaysList(t)
+	case "frame": // gdb's: the frame looked at, as `frame` shows it
+		return cmdFrame(t, "", 0)
 	case "batch":
 		return showBatch(t)
 	case "edits":
@@ -81,13 +83,13 @@ func cmdInfo(t *Term, args string) error {
 }
 
 // infoSubs are the words `info` takes first (aliases included).
-var infoSubs = []string{"model", "layers", "ranks", "memory", "sites", "break", "breakpoints", "watch", "display", "batch", "edits", "inject", "faults"}
+var infoSubs = []string{"model", "layers", "ranks", "memory", "sites", "break", "breakpoints", "b", "watch", "display", "frame", "batch", "edits", "inject", "faults"}
 
 // infoArgsError says what is wrong with `info ARGS`: a known subcommand
 // given what it does not take is named with that, not answered with the
 // list of subcommands as if it were unknown.
 func infoArgsError(args string) error {
-	const all = "want one of model [--fp8|--quantized|--unused], layers, ranks, memory, sites, break, display, batch, edits, inject"
+	const all = "want one of model [--fp8|--quantized|--unused], layers, ranks, memory, sites, break, display, frame, batch, edits, inject"
 	f := strings.Fields(args)
 	switch {
 	case len(f) == 0:
@@ -124,6 +126,9 @@ func showBatch(t *Term) error {
 		return err
 	}
 	if s == nil {
+		if b, err := t.c.Batch(); err == nil && b == nil { // named for the command typed, not `input`
+			return fmt.Errorf("info batch: no batch yet: input ids 1,2,3 ; ids 4,5")
+		}
 		return cmdInput(t, "")
 	}
 	v := make([]batchSeqView, len(s.SeqLens))

@@ -214,10 +214,23 @@ func cmdLens(t *Term, args string) error {
 	t.emit("lens", rep, func() string {
 		var b strings.Builder
 		b.WriteString(t.heading(rep.Site, rep.Tensor+" → norm → lm_head", rep.Step, "") + "\n")
+		texts := false // a model without a tokenizer has no text column (as top's)
 		for _, s := range rep.Seqs {
-			tb := newTable("#", "id", "text", "logit", "prob").alignRight(0, 1, 3, 4)
+			for _, x := range s.Top {
+				texts = texts || x.Text != ""
+			}
+		}
+		for _, s := range rep.Seqs {
+			tb := newTable("#", "id", "logit", "prob").alignRight(0, 1, 2, 3)
+			if texts {
+				tb = newTable("#", "id", "text", "logit", "prob").alignRight(0, 1, 3, 4)
+			}
 			for i, x := range s.Top {
-				tb.add(strconv.Itoa(i+1), strconv.Itoa(int(x.ID)), strconv.Quote(x.Text), t.num(x.Logit), t.num(x.Prob))
+				cells := []string{strconv.Itoa(i + 1), strconv.Itoa(int(x.ID)), t.num(x.Logit), t.num(x.Prob)}
+				if texts {
+					cells = slices.Insert(cells, 2, strconv.Quote(x.Text))
+				}
+				tb.add(cells...)
 			}
 			fmt.Fprintf(&b, "seq %d (row %d):\n%s", s.Seq, s.Row, tb.render(t.st))
 		}

@@ -15,9 +15,11 @@ type batchView struct {
 	SeqLens []int     `json:"seq_lens"`
 	Tokens  int       `json:"tokens"`
 	Text    []string  `json:"text,omitempty"`
+	Notes   []string  `json:"notes,omitempty"` // what of the input the batch does not keep
 }
 
 func cmdInput(t *Term, args string) error {
+	var notes []string
 	if args != "" {
 		var seqs [][]int32
 		parts, err := splitOutside(args, ';')
@@ -55,11 +57,12 @@ func cmdInput(t *Term, args string) error {
 				if len(a) != 1 {
 					return fmt.Errorf("input file: want one path")
 				}
-				more, err := t.c.ReadJSONL(a[0])
+				more, n, err := t.c.ReadJSONL(a[0])
 				if err != nil {
 					return err
 				}
 				seqs = append(seqs, more...)
+				notes = append(notes, n...)
 			default:
 				return fmt.Errorf("input: %q: want ids, text or file (input ids 1,2,3 ; ids 4,5)", kind)
 			}
@@ -75,7 +78,7 @@ func cmdInput(t *Term, args string) error {
 	if b == nil {
 		return fmt.Errorf("input: no batch yet: input ids 1,2,3 ; ids 4,5")
 	}
-	v := batchView{Seqs: b}
+	v := batchView{Seqs: b, Notes: notes}
 	for _, q := range b {
 		v.SeqLens = append(v.SeqLens, len(q))
 		v.Tokens += len(q)

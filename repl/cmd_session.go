@@ -77,9 +77,10 @@ func cmdHelp(t *Term, args string) error {
 		t.emit("help", helpIndex(), func() string { return helpText() })
 		return nil
 	}
-	c := lookup(args)
+	name := strings.Fields(args)[0] // `help set var`, `help info break`: the command's help covers them (gdb's help takes them too)
+	c := lookup(name)
 	if c == nil {
-		return fmt.Errorf("help: unknown command %q", args)
+		return fmt.Errorf("help: unknown command %q", name)
 	}
 	h := helpEntry{Name: c.name(), Aliases: c.aliases[1:], Group: c.group, Usage: c.usage, Help: c.help}
 	t.emit("help", h, func() string {

@@ -44,8 +44,9 @@ func init() {
 			usage: `input ids 1,2,3 [; ids 4,5] | input text "..." [; text "..."] | input file F.jsonl | input`,
 			help: "Set the token batch of the next run.\n" +
 				"Sequences are separated by ';' (outside quotes) and flattened into one batch as vLLM does ([tokens] with seq_lens). " +
+				"`ids` are separated by commas or spaces, in brackets or not, as `input` and `gen` print them ([1, 403, 407]). " +
 				"`text` encodes with the model's tokenizer and prepends BOS; a \"quoted\" text takes Go/JSON escapes (\\n \\t \\\\ \\\" \\uXXXX), a 'single-quoted' one none. " +
-				"`file` reads JSON lines, each {\"text\": ...} or {\"input_ids\": [...]}. " +
+				"`file` reads JSON lines, each {\"text\": ...} or {\"input_ids\": [...]}; a row's loss_mask is not kept (the batch is token ids: `dump` writes none, and says so at `input`; `hsdb capture --data` keeps it). " +
 				"Without arguments, shows the batch.",
 			complete: completeInput, fn: cmdInput},
 		{aliases: []string{"run", "r"}, group: "running", noRepeat: true, usage: "run", noArgsHint: "set the batch with input",
@@ -62,7 +63,7 @@ func init() {
 		{aliases: []string{"finish"}, group: "running", usage: "finish", noArgsHint: noCount,
 			help: "Resume until the enclosing module returns (its site).", fn: cmdFinish},
 		{aliases: []string{"until", "u"}, group: "running", usage: "until SITE",
-			help: "Resume until a site matching SITE (breakpoints still stop).", complete: completeSites, fn: cmdUntil},
+			help: "Resume until a site matching SITE (breakpoints still stop).\nA site the step has passed comes again only in the next step (`gen`); a pass that ends first says so, as step, next and finish do.", complete: completeSites, fn: cmdUntil},
 		{aliases: []string{"gen"}, group: "running", usage: "gen N",
 			help: "Run N decode steps, stopping at breakpoints inside each.\n" +
 				"Each sequence is fed its greedy (argmax) token. Stopped in a step, the step is finished first; otherwise decoding continues the last completed run.",
@@ -83,7 +84,7 @@ func init() {
 				"Statistics written alone apply to TENSOR: watch stream absmax > 500. It fires again only after COND was false at a site showing TENSOR; each step starts afresh.",
 			complete: completeTensors, fn: cmdWatch},
 		{aliases: []string{"delete", "d"}, group: "breakpoints", usage: "delete [N...] | delete edits [N...]", noRepeat: true,
-			help: "Delete breakpoints and watches N, or all of them; it says which it deleted and lists those left.\n`delete edits` forgets edits N (or all): values already written stay written; persistent ones are no longer applied.", fn: cmdDelete},
+			help: "Delete breakpoints and watches N, or all of them; it says which it deleted and lists those left.\n`delete edits` forgets edits N (or all): values already written stay written; persistent ones are no longer applied.", complete: words("edits"), fn: cmdDelete},
 		{aliases: []string{"enable"}, group: "breakpoints", usage: "enable [N...]", noRepeat: true,
 			help: "Enable breakpoints N, or all.", fn: func(t *Term, a string) error { return cmdEnable(t, a, true) }},
 		{aliases: []string{"disable"}, group: "breakpoints", usage: "disable [N...]", noRepeat: true,
@@ -123,7 +124,7 @@ func init() {
 				"The tensor name (some site must show it) and --rank are checked when the display is set; a stop whose site does not show the tensor skips it.",
 			complete: completeTensors, fn: cmdDisplay},
 		{aliases: []string{"undisplay"}, group: "data", usage: "undisplay [N...]",
-			help: "Remove displays N, or all.", fn: cmdUndisplay},
+			help: "Remove displays N, or all; it says which it removed and lists those left, as delete does.", fn: cmdUndisplay},
 		{aliases: []string{"bt", "where", "backtrace"}, group: "data", usage: "bt",
 			help: "The call chain at the stop, outermost first.\nEach frame: vLLM class, site, and input shapes per rank; the innermost frame also its output tensors.", fn: cmdBacktrace},
 		{aliases: []string{"frame", "f"}, group: "data", usage: "frame [N]",
@@ -173,9 +174,9 @@ func init() {
 				"(HF's last entry is post final norm), or vLLM's un-summed hidden_states or residual half. `site` records any per-token tensor of a site. " +
 				"Per-token tensors are split per sequence of the flattened batch, gathered across ranks when sharded (summed when partial) " +
 				"and checked across ranks when replicated; decode steps append rows. `list` shows what is captured, `clear` forgets it all.",
-			complete: words("layers", "site", "list", "clear"), fn: cmdCapture},
+			complete: completeCapture, fn: cmdCapture},
 		{aliases: []string{"dump"}, group: "captures", usage: "dump DIR [--force] [--dtype f32|bf16|f16] [--format hsdb|speculators|specforge] [--compress]", noRepeat: true,
-			help: "Write the captures as a validated dump: DIR/manifest.json and one safetensors file per sequence.\n" +
+			help: "Write the captures as a validated dump: DIR/manifest.json and one safetensors file per sequence (DIR's missing parent directories are made).\n" +
 				"Each file holds input_ids [len] (i64) and hidden_states.{layer} [len, hidden] (site captures as SITE:TENSOR) in the model's dtype or --dtype. " +
 				"Written in a temporary directory, each file re-read and checked (shapes, sha256 of every tensor, values equal to what was captured, all finite, layers distinct), then renamed into place. " +
 				"An existing DIR is never replaced without --force, and --force replaces only a dump hsdb wrote (its manifest lists every file in it): never an ordinary file, a directory holding other files, the home or working directory. " +
@@ -193,7 +194,7 @@ func init() {
 				"whether a count is a flattened batch; said to rest on shapes alone with --no-model), value conditions (all zeros, constant rows, NaN/Inf, saturation, a misaligned loss_mask) and, " +
 				"unless --no-model, what each tensor really is by running this model on the file's input_ids: every explanation scored on values " +
 				"(layers × hidden_states/residual/stream/normed stream × full/rank shard, site tensors of a fitting width, row shifts, sequence order, BOS, labels, chunk restarts, a fitted scale named by a config constant), " +
-				"the best and the runner-up with their scores; captured router top-k compared with the model's. The same verdict as diff. Needs no stopped pass.\n" +
+				"the best and the runner-up with their scores; captured router top-k compared with the model's. The same verdict as diff. It runs forward passes of its own, so not while a pass is stopped (continue to the end first); --no-model runs none.\n" +
 				"Hostile files are refused with the bound they hit, before the work: a dump manifest's files must be plain names inside the dump; a torch .pt's data.pkl at most 64 MiB " +
 				"(from the zip entry's declared size, before inflating), its records at most the file's size + 256 MiB in all, the pickle's values at most 2^20 once shared references are expanded, " +
 				"nested at most 64 deep, numbers at most 4096 bits, views at most 4 × their storages + 1 MiB, unpickling at most 10 s; only the globals torch.save needs are allowed.",
@@ -201,19 +202,19 @@ func init() {
 		{aliases: []string{"diff"}, group: "captures", usage: "diff PATH [--layers 2,30] [--tp N] [--seq-lens 512,259]", noRepeat: true,
 			help: "Compare a capture with this model's forward pass on its input_ids, layer by layer.\n" +
 				"Per entry: the cosine and max |Δ| against the layer it claims and its best explanation on values; then the first layer (and token) where it departs beyond tolerance, " +
-				"and check's verdict on the same file (one engine: diff fails exactly when check does).",
+				"and check's verdict on the same file (one engine: diff fails exactly when check does). It runs forward passes of its own, so not while a pass is stopped (continue to the end first).",
 			complete: completeFiles, fn: cmdDiff},
 
 		// model
-		{aliases: []string{"info", "i"}, group: "model", usage: "info model [--fp8|--quantized|--unused]|layers|ranks|memory|sites|break|display|batch|edits|inject",
+		{aliases: []string{"info", "i"}, group: "model", usage: "info model [--fp8|--quantized|--unused]|layers|ranks|memory|sites|break|display|frame|batch|edits|inject",
 			help: "Facts about the model and the session.\nmodel: architecture, sizes, loaded layers, dtypes (config, weights as stored and as kept, fp8 dequantized, activations), " +
 				"unused checkpoint tensors, parameters, world size; --fp8 lists the tensors stored as fp8 (block scales), --quantized every quantized weight with its format (fp8 block, int4 group), --unused the checkpoint tensors the model does not use; layers: decoder layers; " +
 				"ranks: device and weight shards per rank (embeddings and lm_head as real rows of the vocabulary with vLLM's padded range, each run of decoder layers split alike once, which routed experts each rank holds) and, with rank workers, each rank's worker process: pid, host and state " +
 				"(idle, running, at a stop, stopped by a signal, or FAILED with its fault report), read without waiting on any worker; " +
-				"memory: device bytes per rank; sites: every site in visit order with its tensors; break: breakpoints and watches; display: displays; " +
+				"memory: device bytes per rank; sites: every site in visit order with its tensors; break: breakpoints and watches; display: displays; frame: the frame looked at (as `frame`); " +
 				"batch: the sequences of the stopped step, one a line (a stop line lists at most 4), or the batch input set. " +
 				"edits: the edits (`set var`, `patch`) of the current pass, then persistent and armed ones, with how often each was applied. inject: the injected faults.",
-			complete: words("model", "layers", "ranks", "memory", "sites", "break", "display", "batch", "edits", "inject"), fn: cmdInfo},
+			complete: words("model", "layers", "ranks", "memory", "sites", "break", "display", "frame", "batch", "edits", "inject"), fn: cmdInfo},
 		{aliases: []string{"tree"}, group: "model", usage: "tree [SITE]",
 			help: "The module tree (vLLM classes) with parameter counts and each weight's per-rank shard shape.", complete: completeSites, fn: cmdTree},
 
@@ -230,7 +231,7 @@ func init() {
 				"A value the option does not take is an error and leaves the option as it was. " +
 				"With json on (or hsdb --json) each result is one line {\"command\", \"kind\", \"result\"} and each error {\"command\", \"error\"}; " +
 				"NaN and ±Inf are written as the strings \"NaN\", \"Inf\" and \"-Inf\", statistics left undefined by a tensor with no finite element as null, and empty lists as [].",
-			complete: completeOptions, fn: cmdSet},
+			complete: completeSetOptions, fn: cmdSet},
 		{aliases: []string{"show"}, group: "session", usage: "show [OPTION]",
 			help: "Show options and their values.", complete: completeOptions, fn: cmdShow},
 		{aliases: []string{"source"}, group: "session", usage: "source FILE", noRepeat: true,
@@ -241,7 +242,7 @@ func init() {
 		{aliases: []string{"echo"}, group: "session", usage: "echo TEXT",
 			help: "Print TEXT.", fn: cmdEcho},
 		{aliases: []string{"help", "h"}, group: "session", usage: "help [COMMAND]",
-			help: "List the commands, or explain one.", complete: completeCommands, fn: cmdHelp},
+			help: "List the commands, or explain one (words after the command, as in `help set var` or `help info break`, are covered by its help).", complete: completeCommands, fn: cmdHelp},
 		{aliases: []string{"quit", "q", "exit"}, group: "session", usage: "quit", noRepeat: true,
 			help: "Leave hsdb (Ctrl-D too).", fn: func(*Term, string) error { return ErrQuit }},
 	}

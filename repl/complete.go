@@ -138,6 +138,9 @@ func completeOptions(t *Term, args []string, word string) []string {
 	if len(args) == 0 {
 		return withSpace(optionNames())
 	}
+	if args[0] == "var" { // set var TENSOR...
+		return completeTensors(t, args[1:], word)
+	}
 	if len(args) == 1 {
 		if o := findOption(args[0]); o != nil && strings.Contains(o.values, "|") {
 			return withSpace(strings.Split(o.values, "|"))
@@ -185,4 +188,25 @@ func completeBreak(t *Term, args []string, word string) []string {
 		return nil
 	}
 	return append(client.CondWords(), completeTensors(t, nil, word)...)
+}
+
+// completeSetOptions is set's completer: the options, `var`, and after
+// `set var` the tensors, as print offers them.
+func completeSetOptions(t *Term, args []string, word string) []string {
+	if len(args) == 0 {
+		return append(withSpace(optionNames()), "var ")
+	}
+	return completeOptions(t, args, word)
+}
+
+// completeCapture offers capture's subcommands, and after `capture site`
+// the sites, as break offers them.
+func completeCapture(t *Term, args []string, word string) []string {
+	switch {
+	case len(args) == 0:
+		return withSpace([]string{"layers", "site", "list", "clear"})
+	case args[0] == "site" && len(args) == 1:
+		return completeSites(t, nil, word)
+	}
+	return nil
 }

@@ -162,6 +162,9 @@ func (t *Term) histText(rep *client.HistReport) string {
 // last-token logits, rows that are not tokens) a row column says which row
 // of the tensor it is.
 func (t *Term) topText(rep *client.TopReport) string {
+	if len(rep.Channels) == 0 { // every value NaN or Inf: no median, nothing to rank
+		return fmt.Sprintf("%s\n%s: no finite value, nothing to rank (`print` counts the NaN and Inf)", t.heading(rep.Site, rep.Tensor, rep.Step, ""), rep.Source)
+	}
 	rowCol := false
 	for _, c := range rep.Channels {
 		rowCol = rowCol || c.Token != c.Row

@@ -35,7 +35,14 @@ func (t *Term) modelText(m client.ModelInfo) string {
 		layers += "  " + t.st.Warn.Render(fmt.Sprintf("loaded: only %s; embeddings feed layer %d directly", l, l.First))
 	}
 	add("num_hidden_layers", layers)
-	add("heads", fmt.Sprintf("%d query, %d key/value, head_dim %d", m.Heads, m.KVHeads, m.HeadDim))
+	heads := fmt.Sprintf("%d query, %d key/value, head_dim %d", m.Heads, m.KVHeads, m.HeadDim)
+	if a := m.MLA; a != nil { // config.json's head_dim is not the q/k width here
+		heads = fmt.Sprintf("%d (MLA): q/k %d = qk_nope_head_dim %d + qk_rope_head_dim %d, v_head_dim %d, kv_lora_rank %d", m.Heads, a.QKNope+a.QKRope, a.QKNope, a.QKRope, a.VHead, a.KVLoraRank)
+		if a.QLoraRank > 0 {
+			heads += fmt.Sprintf(", q_lora_rank %d", a.QLoraRank)
+		}
+	}
+	add("heads", heads)
 	add("intermediate_size", strconv.Itoa(m.Intermediate))
 	add("vocab_size", strconv.Itoa(m.Vocab))
 	add("max_position", strconv.Itoa(m.MaxPos))

@@ -33,15 +33,14 @@ func (t *Term) batchText(v batchView) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "batch: %d sequence(s), %d tokens (%s)\n", len(v.Seqs), v.Tokens, seqLens(v.SeqLens))
 	for i, q := range v.Seqs {
-		ids := make([]string, len(q))
-		for j, id := range q {
-			ids[j] = strconv.Itoa(int(id))
-		}
-		line := fmt.Sprintf("  seq %d: [%s]", i, strings.Join(ids, ", "))
+		line := fmt.Sprintf("  seq %d: %s", i, idsText(q))
 		if i < len(v.Text) {
 			line += "  " + t.st.Dim.Render(strconv.Quote(v.Text[i]))
 		}
 		b.WriteString(line + "\n")
+	}
+	for _, n := range v.Notes {
+		b.WriteString(t.st.Warn.Render("note: "+n) + "\n")
 	}
 	return b.String()
 }
@@ -86,6 +85,15 @@ func (t *Term) notesText(notes []string) string {
 	return b.String()
 }
 
+// idsText writes token ids as `input ids` takes them back: "[1, 403, 407]".
+func idsText(ids []int32) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = strconv.Itoa(int(id))
+	}
+	return "[" + strings.Join(s, ", ") + "]"
+}
+
 func (t *Term) doneText(d *client.Done) string {
 	var b strings.Builder
 	what := "prefill"
@@ -101,9 +109,9 @@ func (t *Term) doneText(d *client.Done) string {
 		if len(d.Generated) > i && len(d.Generated[i]) > 0 {
 			g := d.Generated[i]
 			if len(g) > 16 {
-				line += fmt.Sprintf(", generated %d tokens (last 16: %v)", len(g), g[len(g)-16:])
+				line += fmt.Sprintf(", generated %d tokens (last 16: %s)", len(g), idsText(g[len(g)-16:]))
 			} else {
-				line += fmt.Sprintf(", generated %v", g)
+				line += ", generated " + idsText(g)
 			}
 			if i < len(d.GeneratedText) {
 				line += " " + t.st.Dim.Render(strconv.Quote(d.GeneratedText[i]))

@@ -402,7 +402,7 @@ func TestGenDecodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	tok, _ := tokenizer.LoadLlama2C(storiesTok)
-	line := "seq 0: 8 tokens, generated [" + strconv.Itoa(int(want[0])) + " " + strconv.Itoa(int(want[1])) + "] " + strconv.Quote(tok.Decode(want[:2])) + ", next " + strconv.Itoa(int(want[2]))
+	line := "seq 0: 8 tokens, generated [" + strconv.Itoa(int(want[0])) + ", " + strconv.Itoa(int(want[1])) + "] " + strconv.Quote(tok.Decode(want[:2])) + ", next " + strconv.Itoa(int(want[2]))
 	if !strings.Contains(out, line) {
 		t.Fatalf("gen:\n%s\nwant %s", out, line)
 	}

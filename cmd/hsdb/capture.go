@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -39,7 +41,7 @@ func runCapture(args []string, io stdio) int {
 	what := fs.String("what", "stream", "stream (hidden_states + residual = HF output_hidden_states[i+1]), hidden_states or residual")
 	ids := fs.String("ids", "", `token ids: sequences separated by ';', e.g. "1,2,3;4,5"`)
 	data := fs.String("data", "", `JSONL input: {"input_ids": [...], "loss_mask": [...]} or {"text": "..."} per line, optional "id"`)
-	out := fs.String("out", "", "dump directory (written as DIR.partial until complete)")
+	out := fs.String("out", "", "dump directory (written as DIR.partial until complete; missing parent directories are made)")
 	maxTok := fs.Int("max-batch-tokens", 4096, "tokens per forward pass: sequences are packed into flattened batches up to this size")
 	saveDType := fs.String("save-dtype", "", "dtype of the hidden states in the files: f32, bf16 or f16 (default: bf16 for speculators and specforge, as their trainers read them; the model's for hsdb)")
 	formatArg := fs.String("format", "hsdb", "files to write: hsdb (manifest + seq_N.safetensors), speculators (hs_{idx}.safetensors) or specforge (rows_*/data_{idx}.ckpt); --layers is then in that format's ids (hsdb: decoder layer outputs 0..L-1; speculators: residual-stream positions 0..L, 0 = embeddings; specforge: SGLang ids 0..L-1), eagle3 (the default) for its EAGLE-3 ids")
@@ -147,9 +149,9 @@ func runCapture(args []string, io stdio) int {
 	}
 	m := res.Manifest
 	if format == capture.FormatHsdb {
-		fmt.Fprintf(io.Out, "dump %s: %d sequences, layers %v (%s), %s, model %s (tp %d)\n", *out, m.Summary.Sequences, m.Capture.Layers, m.Capture.What, m.Capture.DType, m.Model.Path, m.Model.WorldSize)
+		fmt.Fprintf(io.Out, "dump %s: %d sequences, layers %s (%s), %s, model %s (tp %d)\n", *out, m.Summary.Sequences, commaInts(m.Capture.Layers), m.Capture.What, strings.ToLower(m.Capture.DType), m.Model.Path, m.Model.WorldSize)
 	} else {
-		fmt.Fprintf(io.Out, "%s %s: %d samples, %s ids %v (hsdb layers %v), %s, model %s (tp %d); manifest.json is hsdb's sidecar (the trainer ignores it)\n", format, *out, m.Summary.Sequences, format, m.Capture.FormatIDs, m.Capture.Layers, m.Capture.DType, m.Model.Path, m.Model.WorldSize)
+		fmt.Fprintf(io.Out, "%s %s: %d samples, %s ids %s (hsdb layers %s), %s, model %s (tp %d); manifest.json is hsdb's sidecar (the trainer ignores it)\n", format, *out, m.Summary.Sequences, format, commaInts(m.Capture.FormatIDs), commaInts(m.Capture.Layers), strings.ToLower(m.Capture.DType), m.Model.Path, m.Model.WorldSize)
 	}
 	fmt.Fprintln(io.Out, diskLine(res.JobProgress, m))
 	fmt.Fprintln(io.Out, "validation:")
@@ -338,4 +340,13 @@ func captureJSON(io stdio, out string, res *capture.JobResult, err error) int {
 	b, _ := json.Marshal(r)
 	fmt.Fprintln(io.Out, string(b))
 	return r.Exit
+}
+
+// commaInts writes layers or ids as --layers takes them: "2,30,58".
+func commaInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"hsdb/engine/llama2c"
@@ -45,8 +47,13 @@ func runConvert(args []string, io stdio) int {
 		fmt.Fprintln(io.Err, "hsdb convert llama2c: need IN.bin and --out DIR")
 		return 2
 	}
+	// Missing parents are made, as capture --out makes them.
+	if err := os.MkdirAll(filepath.Dir(filepath.Clean(*out)), 0o755); err != nil {
+		fmt.Fprintf(io.Err, "hsdb convert: --out %s: creating its parent directory: %v\n", *out, err)
+		return 1
+	}
 	if err := llama2c.Convert(in, toks, *out, *force); err != nil {
-		fmt.Fprintln(io.Err, "hsdb convert:", err)
+		fmt.Fprintln(io.Err, "hsdb convert:", strings.TrimPrefix(err.Error(), "convert: ")) // once, not "convert: convert:"
 		return 1
 	}
 	fmt.Fprintf(io.Out, "wrote %s (config.json, model.safetensors%s)\n", *out, tokList(toks))

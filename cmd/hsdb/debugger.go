@@ -30,6 +30,13 @@ func runDebugger(args []string, io stdio) int {
 		fmt.Fprintf(io.Err, "hsdb: unexpected %q (`hsdb help` lists the subcommands)\n", fs.Arg(0))
 		return 2
 	}
+	if *script != "" { // before the model loads: a mistyped path must not cost a load of the weights first
+		if st, err := os.Stat(*script); err != nil {
+			return failer(io, "", &m.json)(1, "-x: %v", err)
+		} else if st.IsDir() {
+			return failer(io, "", &m.json)(1, "-x %s: is a directory, not a script", *script)
+		}
+	}
 	e, err := m.load(io.Err)
 	if err != nil {
 		return failer(io, "", &m.json)(1, "%v", err)

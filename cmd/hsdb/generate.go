@@ -9,6 +9,7 @@ import (
 
 	"hsdb/engine"
 	"hsdb/inspect/capture"
+	hsdbg "hsdb/inspect/debug"
 )
 
 func init() {
@@ -73,6 +74,11 @@ func runGenerate(args []string, io stdio) int {
 		return fail(1, "%v", err)
 	}
 	defer e.Close()
+	partial := hsdbg.New(e).LoadedLayers().PartialNote() // as the debugger notes it at every run
+	if partial != "" {
+		partial += ": this is not the model's generation"
+		fmt.Fprintf(io.Err, "hsdb generate: warning: %s\n", partial)
+	}
 	tok, tokErr := e.Tokenizer()
 	var in []int32
 	switch {
@@ -136,6 +142,9 @@ func runGenerate(args []string, io stdio) int {
 	}
 	if *asJSON {
 		res := map[string]any{"prompt_ids": in, "ids": out}
+		if partial != "" {
+			res["notes"] = []string{partial}
+		}
 		if tok != nil {
 			res["text"] = tok.Decode(out)
 		}
@@ -144,8 +153,12 @@ func runGenerate(args []string, io stdio) int {
 		}
 		return 0
 	}
-	if tok == nil {
-		fmt.Fprintln(io.Out, out)
+	if tok == nil { // the ids as --ids takes them back
+		s := make([]string, len(out))
+		for i, id := range out {
+			s[i] = strconv.Itoa(int(id))
+		}
+		fmt.Fprintln(io.Out, strings.Join(s, ","))
 		return 0
 	}
 	fmt.Fprintln(io.Out)

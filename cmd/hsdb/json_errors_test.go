@@ -44,7 +44,7 @@ func TestJSONFailuresAreOneObject(t *testing.T) {
 		{"generate bad id", []string{"generate", "--ids", "1,99999", "-n", "3", "--json"}, "99999", ""},
 		{"generate bad model", []string{"generate", "--model", missing, "--json"}, missing, ""},
 		{"debugger bad model", []string{"--model", missing, "--json", "-x", os.DevNull}, missing, "hsdb"},
-		{"debugger missing script", []string{"--json", "-x", missing}, missing, "source " + missing},
+		{"debugger missing script", []string{"--json", "-x", missing}, missing, "hsdb"}, // refused before the model loads
 	}
 	for _, c := range cases {
 		var out, errOut bytes.Buffer

@@ -87,9 +87,9 @@ var flagTable = []flagDef{
 	{"device", "cpu or cuda (default: cuda where hsdb-cuda-worker is installed next to hsdb or on PATH and sees a GPU, one worker process per rank; else cpu)", strFlag(func(m *modelFlags) *string { return &m.device }, "")},
 	{"dtype", "convert weights on load: f32, bf16 or f16 (default: as stored)", strFlag(func(m *modelFlags) *string { return &m.dtype }, "")},
 	{"ep", "MoE models: whole experts per rank (expert parallel, over the --tp ranks) instead of splitting each expert", boolFlag(func(m *modelFlags) *bool { return &m.ep })},
-	{"moe", "MoE expert split: tp (each expert's intermediate split over ranks, vLLM's default) or ep (same as --ep)", strFlag(func(m *modelFlags) *string { return &m.moe }, "tp")},
+	{"moe", "MoE expert split: tp (each expert's intermediate split over ranks, vLLM's default; the default) or ep (same as --ep)", strFlag(func(m *modelFlags) *string { return &m.moe }, "")},
 	{"load-layers", "load only decoder layers A-B (with embeddings, final norm and head), e.g. 58-60", strFlag(func(m *modelFlags) *string { return &m.loadRange }, "")},
-	{"layers", "decoder layers captured (capture) or expected in the capture, in order (check, diff), e.g. 2,30,58,60 (capture: also eagle3, the format's EAGLE-3 ids: hsdb layers 1, N/2-1, N-4, N-1)", strFlag(func(m *modelFlags) *string { return &m.layers }, "")},
+	{"layers", "decoder layers captured (capture) or expected in the capture, in order (check, diff: hsdb layer numbers whatever the file's format), e.g. 2,30,58,60 (capture: also eagle3, the format's EAGLE-3 ids: hsdb layers 1, N/2-1, N-4, N-1)", strFlag(func(m *modelFlags) *string { return &m.layers }, "")},
 	{"json", "print the result as JSON (the debugger: one object per command result)", boolFlag(func(m *modelFlags) *bool { return &m.json })},
 	{"no-model", "do not run the model (check: structure, rules and shape forensics only)", boolFlag(func(m *modelFlags) *bool { return &m.noModel })},
 	{"workers", "run each rank in its own worker process (hsdb worker; hsdb-cuda-worker for --device cuda, where it is the default), so that a failing rank never ends the session; --workers=false runs CUDA ranks in process (a -tags cuda build)", func(fs *flag.FlagSet, m *modelFlags, name, usage string) { fs.Var(&m.workers, name, usage) }},
@@ -149,7 +149,10 @@ func (m *modelFlags) options() (engine.Options, error) {
 		return o, fmt.Errorf("--tp %d: the world size must be at least 1", m.tp)
 	}
 	switch m.moe {
-	case "tp":
+	case "", "tp": // "": not given, tp
+		if m.ep && m.moe == "tp" {
+			return o, fmt.Errorf("--ep and --moe tp contradict each other: --ep is --moe ep (whole experts per rank); give one")
+		}
 		o.EP = m.ep
 	case "ep":
 		o.EP = true

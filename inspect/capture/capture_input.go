@@ -71,11 +71,16 @@ func ParseIDsList(s string, lim Limits) (*Inputs, error) {
 // SplitIDs splits a token id list ("1,2,3", "1 2 3" or "1, 2 3") into its
 // items: commas or spaces separate them; an empty item between commas
 // ("1,,2", a leading or trailing comma) is an error naming it, never
-// dropped (it would give another sequence than the one typed). The items
-// are not parsed.
+// dropped (it would give another sequence than the one typed). The list
+// may be written in brackets, as hsdb prints a sequence ("[1, 403, 407]",
+// also JSON's and Python's list). The items are not parsed.
 func SplitIDs(s string) ([]string, error) {
 	var out []string
-	for i, item := range strings.Split(s, ",") {
+	list := strings.TrimSpace(s)
+	if strings.HasPrefix(list, "[") && strings.HasSuffix(list, "]") {
+		list = list[1 : len(list)-1]
+	}
+	for i, item := range strings.Split(list, ",") {
 		f := strings.Fields(item)
 		if len(f) == 0 {
 			return nil, fmt.Errorf("ids %q: item %d is empty", s, i+1)

@@ -148,7 +148,8 @@ func newManifest(info DumpInfo, dt tensor.DType) *Manifest {
 	return m
 }
 
-// CreateDump starts a one-shot dump of dir: a temporary staging directory
+// CreateDump starts a one-shot dump of dir (its missing parent directories
+// are made): a temporary staging directory
 // beside it (".DIR.tmp-PID-*"), under dir's lock (lockDump), after removing
 // the staging directories dead processes left there (removeStaleTemps;
 // those it could not tell are hsdb's are listed in Leftovers). Errors:
@@ -197,6 +198,11 @@ func prepare(dir string, info DumpInfo, opts DumpOptions) (*DumpWriter, error) {
 	}
 	if why := protectedDir(dir); why != "" {
 		return nil, fmt.Errorf("dump %s: %w: it is %s", dir, ErrNotDump, why)
+	}
+	// Missing parents are made, as SpecForge's cache/hidden_states/ needs
+	// (its lock and staging directory live beside DIR).
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, fmt.Errorf("dump %s: creating its parent directory: %w", dir, diskFull(err))
 	}
 	lock, err := lockDump(dir)
 	if err != nil {

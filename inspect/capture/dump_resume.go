@@ -31,7 +31,7 @@ func ResumeDump(dir string, info DumpInfo, opts DumpOptions) (*DumpWriter, error
 	if err != nil {
 		return nil, err
 	}
-	if err := w.resume(dir, opts); err != nil {
+	if err := w.resume(w.dir, opts); err != nil { // cleaned: "out/" is staged in "out.partial", not inside out
 		w.Close()
 		return nil, err
 	}

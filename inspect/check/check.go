@@ -44,6 +44,9 @@ type CheckOptions struct {
 	// Replicas is the cross-rank check an hsdb manifest recorded (the
 	// worst over its captured keys), or nil for files that record none.
 	Replicas *capture.ReplicaRecord
+	// DumpWorld is the world size an hsdb manifest records (0 for files
+	// outside a dump): a dump of one rank has no replicas to compare.
+	DumpWorld int
 	// What is the kind the layer labels claim: WhatStream ("" too),
 	// WhatHidden or WhatResidual (an hsdb manifest's capture.what).
 	What string

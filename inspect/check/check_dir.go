@@ -232,6 +232,7 @@ func checkDump(p *PathReport, m *capture.Manifest, opts CheckOptions) {
 	if opts.DType == tensor.Invalid {
 		opts.DType, _ = tensor.FromSafetensors(m.Capture.DType)
 	}
+	opts.DumpWorld = m.Model.WorldSize
 	if len(m.Replicas) > 0 {
 		worst := capture.ReplicaRecord{OK: true}
 		for _, r := range m.Replicas {

@@ -32,13 +32,19 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 		layered = append(layered, l.Entries[i])
 	}
 	labels := entryLabels(layered)
+	// --layers given as the file's own speculators ids (as capture
+	// --format speculators takes them) is named: check takes hsdb layers.
+	formatIDs := ""
+	if ids, ok := l.speculatorsIDs(); ok && joinInts(ids) == joinInts(opts.Layers) && joinInts(ids) != joinInts(labels) {
+		formatIDs = fmt.Sprintf("; %s are this file's speculators ids (id k = hsdb layer k-1's output, id 0 the embeddings), and check's --layers are hsdb layers: --layers %s", joinInts(ids), joinInts(labels))
+	}
 	switch {
 	case len(opts.Layers) == 0:
 		add(capture.RuleLayerCount, capture.Skip, "no --layers requested (%d entries%s)", len(l.Entries), labelNote(labels))
 	case len(layered) != len(opts.Layers):
-		add(capture.RuleLayerCount, capture.Fail, "%d layer entries, %d layer%s requested (%s)", len(layered), len(opts.Layers), plural(len(opts.Layers)), joinInts(opts.Layers))
+		add(capture.RuleLayerCount, capture.Fail, "%d layer entries, %d layer%s requested (%s)%s", len(layered), len(opts.Layers), plural(len(opts.Layers)), joinInts(opts.Layers), formatIDs)
 	case l.Labelled && joinInts(labels) != joinInts(opts.Layers):
-		add(capture.RuleLayerCount, capture.Fail, "labelled layers %s, requested %s", joinInts(labels), joinInts(opts.Layers))
+		add(capture.RuleLayerCount, capture.Fail, "labelled layers %s, requested %s%s", joinInts(labels), joinInts(opts.Layers), formatIDs)
 	default:
 		add(capture.RuleLayerCount, capture.Pass, "%d layers: %s", len(opts.Layers), joinInts(opts.Layers))
 	}
@@ -142,7 +148,9 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 		add(capture.RuleDistinct, capture.Pass, "%d entries pairwise different", len(l.Entries))
 	}
 	// replicas
-	if rr := opts.Replicas; rr == nil {
+	if rr := opts.Replicas; rr == nil && opts.DumpWorld == 1 {
+		add(capture.RuleReplicas, capture.Skip, "the dump ran on one rank (tp 1): no replicas to compare")
+	} else if rr == nil {
 		add(capture.RuleReplicas, capture.Skip, "the file records no cross-rank check (only hsdb dumps do)")
 	} else if rr.OK {
 		add(capture.RuleReplicas, capture.Pass, "%d ranks agree (max relative difference %.3g)", rr.Ranks, rr.MaxRelDiff)

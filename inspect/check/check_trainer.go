@@ -21,13 +21,15 @@ import (
 // when both or neither have it the file is reported, not guessed at.
 // Layer labels come from hsdb's metadata (convention speculators,
 // layer_ids "2,30,58,61": id 0 is the embeddings, id k decoder layer k-1's
-// output).
+// output); that metadata also settles the order of a sequence as long as
+// its number of ids (hsdb's writer stores [seq, n_ids, hidden]).
 func (l *Layout) interpret3D(t *tensor.Tensor, meta map[string]string) {
 	n := l.idsLen()
 	a, b, h := t.Shape[0], t.Shape[1], t.Shape[2]
 	shape := tensor.ShapeString(t.Shape)
+	hsdbWrote := meta["convention"] == "speculators" && len(strings.Split(meta["layer_ids"], ",")) == b
 	switch {
-	case a == n && b == n:
+	case a == n && b == n && !hsdbWrote:
 		l.Schema = "hidden_states [n, n, hidden] beside token ids"
 		l.Problems = append(l.Problems, fmt.Sprintf("hidden_states is %s and len(token_ids) = %d: both leading axes have the sequence's length, so [seq, n_ids, hidden] (speculators) cannot be told from [n_ids, seq, hidden] by shape; not guessed", shape, n))
 		return
@@ -143,4 +145,26 @@ func layerEntries(es []Entry) []int {
 		}
 	}
 	return out
+}
+
+// speculatorsIDs returns the speculators ids of a file labelled from
+// hsdb's speculators metadata (labelSpeculators: id 0 the embeddings, id k
+// decoder layer k-1's output), in the file's order; false for any other
+// file.
+func (l *Layout) speculatorsIDs() ([]int, bool) {
+	if !l.Labelled || len(l.Entries) == 0 || !strings.Contains(l.Entries[0].Key, "(speculators id ") {
+		return nil, false
+	}
+	ids := make([]int, len(l.Entries))
+	for i, e := range l.Entries {
+		switch e.Kind {
+		case CandEmbed:
+			ids[i] = 0
+		case "":
+			ids[i] = e.Layer + 1
+		default:
+			return nil, false
+		}
+	}
+	return ids, true
 }

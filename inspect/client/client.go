@@ -50,8 +50,9 @@ type Client interface {
 	// Decode returns the text of ids. Error: ErrNoTokenizer.
 	Decode(ids []int32) (string, error)
 	// ReadJSONL reads the token batch of a JSON-lines file on the
-	// debugger's side, each line {"text": ...} or {"input_ids": [...]}.
-	ReadJSONL(path string) ([][]int32, error)
+	// debugger's side, each line {"text": ...} or {"input_ids": [...]},
+	// and notes on what the batch does not keep (rows' loss_mask).
+	ReadJSONL(path string) ([][]int32, []string, error)
 
 	// Run starts a prefill over the batch and runs it to the first stop or
 	// to its end. Errors: ErrNoInput, or the engine's.

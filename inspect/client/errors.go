@@ -30,9 +30,9 @@ var (
 	// ErrConsumed: an edit of a tensor the pass read before the stop (a
 	// module's input), which could change nothing downstream.
 	ErrConsumed = errors.New("tensor already consumed by the pass")
-	// ErrMismatch: a patch whose source does not fit (shape, sequence
-	// count, sequence length).
-	ErrMismatch = errors.New("patch does not fit")
+	// ErrMismatch: a dump that does not fit the stop's batch, for patch or
+	// compare (shape, sequence count, sequence length).
+	ErrMismatch = errors.New("the dump does not fit the batch")
 	// ErrHead: an attention head outside [0, heads).
 	ErrHead = errors.New("head out of range")
 	// ErrKilled is the error a pass is aborted with when the session

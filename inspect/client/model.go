@@ -19,14 +19,19 @@ type ModelInfo struct {
 	Layers    int    `json:"num_hidden_layers"`
 	// Loaded are the decoder layers this session holds (Partial with
 	// --layers A-B).
-	Loaded       LayerSpan `json:"loaded_layers"`
-	Heads        int       `json:"num_attention_heads"`
-	KVHeads      int       `json:"num_key_value_heads"`
-	HeadDim      int       `json:"head_dim"`
-	Intermediate int       `json:"intermediate_size"`
-	Vocab        int       `json:"vocab_size"`
-	MaxPos       int       `json:"max_position_embeddings"`
-	Tied         bool      `json:"tie_word_embeddings"`
+	Loaded  LayerSpan `json:"loaded_layers"`
+	Heads   int       `json:"num_attention_heads"`
+	KVHeads int       `json:"num_key_value_heads"`
+	HeadDim int       `json:"head_dim"`
+	// MLA are multi-head latent attention's sizes (DeepSeek, Kimi), nil
+	// for other attention; HeadDim is then qk_head_dim = QKNope + QKRope,
+	// not config.json's head_dim (HF's DeepseekV3Config sets that to
+	// qk_rope_head_dim).
+	MLA          *MLAInfo `json:"mla,omitempty"`
+	Intermediate int      `json:"intermediate_size"`
+	Vocab        int      `json:"vocab_size"`
+	MaxPos       int      `json:"max_position_embeddings"`
+	Tied         bool     `json:"tie_word_embeddings"`
 	// DType is config.json's torch_dtype; Weights what the checkpoint and
 	// the ranks hold.
 	DType    string       `json:"dtype"`
@@ -40,6 +45,19 @@ type ModelInfo struct {
 	DeviceWhy string  `json:"device_why,omitempty"`
 	Memory    []int64 `json:"memory_bytes"`
 	Skipped   string  `json:"skipped,omitempty"`
+}
+
+// MLAInfo are the sizes of multi-head latent attention, named as in
+// DeepSeek-V3's config.json: per head, q and k are [qk_nope | qk_rope]
+// (QKNope + QKRope values) and v is VHead values; the cached latent is
+// KVLoraRank values (plus the shared rope key), and q goes through a
+// QLoraRank latent (0: a plain q_proj).
+type MLAInfo struct {
+	KVLoraRank int `json:"kv_lora_rank"`
+	QLoraRank  int `json:"q_lora_rank"`
+	QKNope     int `json:"qk_nope_head_dim"`
+	QKRope     int `json:"qk_rope_head_dim"`
+	VHead      int `json:"v_head_dim"`
 }
 
 // LayerInfo is one row of `info layers`: a decoder layer's site, class,

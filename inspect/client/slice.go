@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"hsdb/inspect/capture"
 )
 
 // Range is a half-open interval [Lo, Hi) of rows or columns.
@@ -148,14 +150,16 @@ func (sp IndexSpec) Resolve(n int, dim string) (Range, error) {
 	return r, nil
 }
 
-// ParseIDs parses a comma-separated list of token ids ("1, 17,250").
+// ParseIDs parses a list of token ids as `--ids` takes it
+// (capture.SplitIDs): separated by commas or spaces ("1, 17,250", "1 17
+// 250"), in brackets or not ("[1, 17, 250]", as `input` prints a batch).
 func ParseIDs(text string) ([]int32, error) {
 	var out []int32
-	for i, f := range strings.Split(text, ",") {
-		f = strings.TrimSpace(f)
-		if f == "" {
-			return nil, fmt.Errorf("ids %q: item %d is empty", text, i+1)
-		}
+	items, err := capture.SplitIDs(text)
+	if err != nil {
+		return nil, err
+	}
+	for i, f := range items {
 		v, err := strconv.ParseInt(f, 10, 32)
 		if err != nil {
 			return nil, fmt.Errorf("ids %q: item %d %q is not an integer", text, i+1, f)

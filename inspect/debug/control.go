@@ -356,15 +356,25 @@ func (s *Session) wait() (*client.Outcome, error) {
 			d.Next = j.next
 			d.Notes = append(d.Notes, j.badLogits...)
 			s.mu.Lock()
+			if s.mode.kind != "" { // a step, next, finish or until the pass ended before
+				d.Notes = append(d.Notes, fmt.Sprintf("%s: the pass ended before reaching it", s.mode.what))
+				s.mode = resumeMode{}
+			}
 			d.Notes = append(d.Notes, s.editTexts()...)
 			s.mu.Unlock()
 			for _, q := range s.E.Sequences() {
 				d.SeqLens = append(d.SeqLens, len(q))
 			}
 			if s.Tok != nil {
+				seqs := s.E.Sequences() // each the prompt, then its generated tokens
 				for i, g := range d.Generated {
-					d.GeneratedText = append(d.GeneratedText, s.Tok.Decode(g))
-					d.NextText = append(d.NextText, s.Tok.Decode(d.Next[i:i+1]))
+					q := seqs[i]
+					prev := int32(-1)
+					if n := len(q) - len(g) - 1; n >= 0 {
+						prev = q[n]
+					}
+					d.GeneratedText = append(d.GeneratedText, s.pieceText(prev, g))
+					d.NextText = append(d.NextText, s.pieceText(q[len(q)-1], d.Next[i:i+1]))
 				}
 			}
 			return &client.Outcome{Done: &d}, nil

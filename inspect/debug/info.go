@@ -15,6 +15,9 @@ func (s *Session) Model() client.ModelInfo {
 	for r := range e.World {
 		mi.Devices = append(mi.Devices, e.Device(r).Name())
 	}
+	if n := d.Named; n["kv_lora_rank"] > 0 {
+		mi.MLA = &client.MLAInfo{KVLoraRank: n["kv_lora_rank"], QLoraRank: n["q_lora_rank"], QKNope: n["qk_nope_head_dim"], QKRope: n["qk_rope_head_dim"], VHead: n["v_head_dim"]}
+	}
 	return mi
 }
 

@@ -71,45 +71,54 @@ func (s *Session) Decode(ids []int32) string {
 
 // ReadJSONL reads a batch from a JSON-lines file: one object per line with
 // either "text" (encoded as Encode does) or "input_ids" (a list of ints);
-// blank lines are skipped. Errors name the file and line, and the record's
-// fault in JSON's terms (parseJSONLRecord); a line over 64 MiB is refused.
-func (s *Session) ReadJSONL(path string) ([][]int32, error) {
+// blank lines are skipped. A row's loss_mask is not kept (the batch is
+// token ids alone): the notes say how many rows had one. Errors name the
+// file and line, and the record's fault in JSON's terms
+// (parseJSONLRecord); a line over 64 MiB is refused.
+func (s *Session) ReadJSONL(path string) ([][]int32, []string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("input file: %w", err)
+		return nil, nil, fmt.Errorf("input file: %w", err)
 	}
 	defer f.Close()
 	const maxLine = 64 << 20
 	var out [][]int32
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), maxLine)
-	n := 1
+	n, masked := 1, 0
 	for ; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" {
 			continue
 		}
-		text, ids, err := parseJSONLRecord([]byte(line))
+		rec, text, ids, err := parseJSONLRecord([]byte(line))
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
+			return nil, nil, fmt.Errorf("%s:%d: %w", path, n, err)
+		}
+		if m, ok := rec["loss_mask"]; ok && jsonKind(m) != "null" {
+			masked++
 		}
 		if text != nil {
 			if ids, err = s.Encode(*text); err != nil {
-				return nil, fmt.Errorf("%s:%d: %w", path, n, err)
+				return nil, nil, fmt.Errorf("%s:%d: %w", path, n, err)
 			}
 		}
 		out = append(out, ids)
 	}
 	if errors.Is(sc.Err(), bufio.ErrTooLong) {
-		return nil, fmt.Errorf("%s:%d: line longer than %d MiB", path, n, maxLine>>20)
+		return nil, nil, fmt.Errorf("%s:%d: line longer than %d MiB", path, n, maxLine>>20)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: no sequences", path)
+		return nil, nil, fmt.Errorf("%s: no sequences", path)
 	}
-	return out, nil
+	var notes []string
+	if masked > 0 {
+		notes = append(notes, fmt.Sprintf("%s: the loss_mask of %d row(s) is not kept: the debugger's batch is token ids, and `dump` writes no loss_mask (SpecForge's: all ones); `hsdb capture --data %s` keeps it", path, masked, path))
+	}
+	return out, notes, nil
 }
 
 // jsonKind names the JSON type of raw (its first byte), for messages.
@@ -135,16 +144,17 @@ func jsonKind(raw json.RawMessage) string {
 // set) or {"input_ids": [ids]} (ids set: non-negative integers that fit
 // int32, at least one). A null field counts as absent. Errors say what the
 // record holds in JSON's terms (an array where an object belongs, a token
-// id that is 1.5 or "2"), never Go's types.
-func parseJSONLRecord(line []byte) (*string, []int32, error) {
+// id that is 1.5 or "2"), never Go's types. It returns the record's
+// fields too.
+func parseJSONLRecord(line []byte) (map[string]json.RawMessage, *string, []int32, error) {
 	const want = `want a JSON object {"text": ...} or {"input_ids": [...]}`
 	var rec map[string]json.RawMessage
 	if err := json.Unmarshal(line, &rec); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return nil, nil, fmt.Errorf("%s, got a JSON %s", want, jsonKind(line))
+			return nil, nil, nil, fmt.Errorf("%s, got a JSON %s", want, jsonKind(line))
 		}
-		return nil, nil, fmt.Errorf("not valid JSON: %v", err)
+		return nil, nil, nil, fmt.Errorf("not valid JSON: %v", err)
 	}
 	textRaw, hasText := rec["text"]
 	idsRaw, hasIDs := rec["input_ids"]
@@ -152,30 +162,30 @@ func parseJSONLRecord(line []byte) (*string, []int32, error) {
 	hasIDs = hasIDs && jsonKind(idsRaw) != "null"
 	switch {
 	case hasText && hasIDs:
-		return nil, nil, fmt.Errorf(`both "text" and "input_ids"; give one`)
+		return nil, nil, nil, fmt.Errorf(`both "text" and "input_ids"; give one`)
 	case hasText:
 		var text string
 		if err := json.Unmarshal(textRaw, &text); err != nil {
-			return nil, nil, fmt.Errorf(`"text" is a JSON %s, want a string`, jsonKind(textRaw))
+			return nil, nil, nil, fmt.Errorf(`"text" is a JSON %s, want a string`, jsonKind(textRaw))
 		}
-		return &text, nil, nil
+		return rec, &text, nil, nil
 	case hasIDs:
 		var items []json.RawMessage
 		if err := json.Unmarshal(idsRaw, &items); err != nil {
-			return nil, nil, fmt.Errorf(`"input_ids" is a JSON %s, want a list of token ids`, jsonKind(idsRaw))
+			return nil, nil, nil, fmt.Errorf(`"input_ids" is a JSON %s, want a list of token ids`, jsonKind(idsRaw))
 		}
 		if len(items) == 0 {
-			return nil, nil, fmt.Errorf("input_ids is empty")
+			return nil, nil, nil, fmt.Errorf("input_ids is empty")
 		}
 		ids := make([]int32, len(items))
 		for i, it := range items {
 			v, err := strconv.ParseInt(string(bytes.TrimSpace(it)), 10, 32)
 			if err != nil || v < 0 {
-				return nil, nil, fmt.Errorf("input_ids[%d] is %s, not a token id (a non-negative integer)", i, bytes.TrimSpace(it))
+				return nil, nil, nil, fmt.Errorf("input_ids[%d] is %s, not a token id (a non-negative integer)", i, bytes.TrimSpace(it))
 			}
 			ids[i] = int32(v)
 		}
-		return nil, ids, nil
+		return rec, nil, ids, nil
 	}
-	return nil, nil, fmt.Errorf(`want {"text": ...} or {"input_ids": [...]}`)
+	return nil, nil, nil, fmt.Errorf(`want {"text": ...} or {"input_ids": [...]}`)
 }

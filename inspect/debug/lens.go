@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"hsdb/engine/model"
 	"hsdb/engine/tensor"
@@ -74,7 +75,7 @@ func (s *Session) Lens(k int) (*client.LensReport, error) {
 			if len(row) != vocab {
 				return fmt.Errorf("internal error: lens row of %d logits, vocab_size %d", len(row), vocab)
 			}
-			rep.Seqs = append(rep.Seqs, client.LensSeq{Seq: b.Seqs[i], Row: int(last[i]), Top: s.topTokens(row, k)})
+			rep.Seqs = append(rep.Seqs, client.LensSeq{Seq: b.Seqs[i], Row: int(last[i]), Top: s.topTokens(row, k, b.IDs[last[i]])})
 		}
 		return nil
 	})
@@ -82,8 +83,9 @@ func (s *Session) Lens(k int) (*client.LensReport, error) {
 }
 
 // topTokens returns the k largest logits of row (ties: lower id first, as
-// greedy sampling picks) with their softmax probabilities and texts.
-func (s *Session) topTokens(row []float64, k int) []client.LensToken {
+// greedy sampling picks) with their softmax probabilities and texts, each
+// as it would follow prev, the row's token (pieceText).
+func (s *Session) topTokens(row []float64, k int, prev int32) []client.LensToken {
 	mx := math.Inf(-1)
 	for _, v := range row {
 		mx = math.Max(mx, v)
@@ -101,9 +103,28 @@ func (s *Session) topTokens(row []float64, k int) []client.LensToken {
 	for _, i := range idx[:min(k, len(idx))] {
 		t := client.LensToken{ID: int32(i), Logit: row[i], Prob: math.Exp(row[i]-mx) / z}
 		if s.Tok != nil {
-			t.Text = s.Tok.Decode([]int32{int32(i)})
+			t.Text = s.pieceText(prev, []int32{int32(i)})
 		}
 		out = append(out, t)
 	}
 	return out
+}
+
+// pieceText is the text of ids as they follow token prev, concatenated as
+// a streaming generator prints them: tokenizer.DecodePiece, what `hsdb
+// generate` prints and llama2.c run.c's decode(prev, id). A token keeps
+// its leading space unless prev is BOS, so a predicted " time" reads
+// " time" and a space token " ", not "time" and "" as Decode of the token
+// alone gives (Decode takes its first token as a text's first word). ""
+// without a tokenizer.
+func (s *Session) pieceText(prev int32, ids []int32) string {
+	if s.Tok == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, id := range ids {
+		b.WriteString(s.Tok.DecodePiece(prev, id))
+		prev = id
+	}
+	return b.String()
 }

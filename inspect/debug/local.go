@@ -63,8 +63,9 @@ func (l *Local) Decode(ids []int32) (string, error) {
 	return l.s.Decode(ids), nil
 }
 
-// ReadJSONL reads a batch from a JSON-lines file.
-func (l *Local) ReadJSONL(path string) ([][]int32, error) { return l.s.ReadJSONL(path) }
+// ReadJSONL reads a batch from a JSON-lines file, with notes on what of
+// it the batch does not keep.
+func (l *Local) ReadJSONL(path string) ([][]int32, []string, error) { return l.s.ReadJSONL(path) }
 
 // Run starts a prefill over the batch.
 func (l *Local) Run() (*client.Outcome, error) { return l.s.Run() }

@@ -27,8 +27,17 @@ func (l *Local) CaptureLayers(layers []int, what string) error {
 	return l.capturer().AddLayers(layers, what)
 }
 
-// CaptureSite records a site's per-token tensor of every pass.
-func (l *Local) CaptureSite(site, tensor string) error { return l.capturer().AddSite(site, tensor) }
+// CaptureSite records a site's per-token tensor of every pass. A site
+// the model does not have is named as break names it (the decoder layers
+// loaded, and the fused site standing for an HF module).
+func (l *Local) CaptureSite(site, tensor string) error {
+	if l.s.E.Tree.Site(site) == nil {
+		if _, err := ResolveSite(l.s.E.Tree, site); err != nil {
+			return fmt.Errorf("%w: %w", capture.ErrCapture, err)
+		}
+	}
+	return l.capturer().AddSite(site, tensor)
+}
 
 // ClearCaptures forgets every capture.
 func (l *Local) ClearCaptures() error { l.capturer().Clear(); return nil }
@@ -112,8 +121,9 @@ func (l *Local) target() *capture.Target {
 // checkOptions are check's options over this model: its sizes (with every
 // integer of its config.json), and its forward pass for layer matching
 // unless req.NoModel. Error: client.ErrBusy while a pass is stopped and
-// the model is wanted.
-func (l *Local) checkOptions(req client.CheckRequest) (check.CheckOptions, error) {
+// the model is wanted; cmd ("check" or "diff") decides whether the error
+// offers --no-model, which only check takes.
+func (l *Local) checkOptions(req client.CheckRequest, cmd string) (check.CheckOptions, error) {
 	o := check.CheckOptions{Layers: req.Layers, TP: req.TP, SeqLens: req.SeqLens}
 	e := l.s.E
 	d, err := modelpath.ConfigDims(e.Path)
@@ -137,7 +147,11 @@ func (l *Local) checkOptions(req client.CheckRequest) (check.CheckOptions, error
 		return o, nil
 	}
 	if l.s.Stopped() != nil {
-		return o, fmt.Errorf("%w: finish it (continue) or start over (run) first, or give --no-model", client.ErrBusy)
+		alt := ", or give --no-model"
+		if cmd == "diff" {
+			alt = "" // diff refuses --no-model
+		}
+		return o, fmt.Errorf("%w: %s runs passes of its own; let it finish first (%s)%s", client.ErrBusy, cmd, finishHint, alt)
 	}
 	o.Model = l.target()
 	return o, nil
@@ -145,7 +159,7 @@ func (l *Local) checkOptions(req client.CheckRequest) (check.CheckOptions, error
 
 // Check validates the captures at path against this model.
 func (l *Local) Check(path string, req client.CheckRequest) (client.CheckReport, error) {
-	o, err := l.checkOptions(req)
+	o, err := l.checkOptions(req, "check")
 	if err != nil {
 		return client.CheckReport{Path: path}, err
 	}
@@ -157,7 +171,7 @@ func (l *Local) Diff(path string, req client.CheckRequest) (client.CheckReport, 
 	if req.NoModel {
 		return client.CheckReport{Path: path}, fmt.Errorf("diff compares with hsdb's forward pass: it needs the model")
 	}
-	o, err := l.checkOptions(req)
+	o, err := l.checkOptions(req, "diff")
 	if err != nil {
 		return client.CheckReport{Path: path}, err
 	}

@@ -54,11 +54,15 @@ func (o observed) Visit(ev *model.Event, views []*model.RankView) error {
 // pass is stopped, or fn's.
 func (s *Session) Borrow(fn func() error) error {
 	if s.job != nil {
-		return fmt.Errorf("%w: finish it (continue) or start over (run) first", client.ErrBusy)
+		return fmt.Errorf("%w: let it finish first (%s)", client.ErrBusy, finishHint)
 	}
 	s.next = nil
 	return fn()
 }
+
+// finishHint says how a stopped pass ends: `run` would start another,
+// which stops at the same breakpoints.
+const finishHint = "continue to the end; `disable` keeps the breakpoints from stopping it again"
 
 // WantSites is the session's model.SiteFilter: the sites its Want may
 // return true at during step, so that ranks in worker processes ask only

@@ -98,9 +98,45 @@ func (p *Pattern) Sites(t *model.Tree) ([]*model.Site, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: %q matches no site of this model (%s; `info sites` lists them)", client.ErrNoSite, p.Src, siteHint(t))
+		return nil, fmt.Errorf("%w: %q matches no site of this model (%s; `info sites` lists them)%s", client.ErrNoSite, p.Src, siteHint(t), p.fusedHint(t))
 	}
 	return out, nil
+}
+
+// hfFused are HF checkpoint modules that vLLM fuses into one linear, whose
+// site then stands for them: the fused module's name and the tensor of its
+// site that holds the HF module's output (vLLM's QKVParallelLinear,
+// MergedColumnParallelLinear gate_up_proj, DeepSeek's fused_qkv_a_proj).
+var hfFused = map[string][2]string{
+	"q_proj": {"qkv_proj", "q"}, "k_proj": {"qkv_proj", "k"}, "v_proj": {"qkv_proj", "v"},
+	"gate_proj": {"gate_up_proj", "gate"}, "up_proj": {"gate_up_proj", "up"},
+	"q_a_proj": {"fused_qkv_a_proj", "q_c"}, "kv_a_proj_with_mqa": {"fused_qkv_a_proj", "kv_c and k_pe"},
+}
+
+// fusedHint says, for a pattern ending in an HF module that this model
+// fuses (layers.0.self_attn.q_proj), which site to use instead; "" when
+// that does not match either.
+func (p *Pattern) fusedHint(t *model.Tree) string {
+	last := p.comps[len(p.comps)-1]
+	f, ok := hfFused[last.lit]
+	if !ok {
+		return ""
+	}
+	i := strings.LastIndex(p.Src, ".")
+	src := f[0]
+	if i >= 0 {
+		src = p.Src[:i+1] + f[0]
+	}
+	q, err := ParsePattern(src)
+	if err != nil {
+		return ""
+	}
+	for _, st := range t.Sites {
+		if q.Match(st.Path) {
+			return fmt.Sprintf("; HF's %s is fused into vLLM's %s here: %s (tensor %s)", last.lit, f[0], src, f[1])
+		}
+	}
+	return ""
 }
 
 // siteHint summarises a tree's sites for error messages: the numbers of

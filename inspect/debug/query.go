@@ -300,14 +300,16 @@ func (s *Session) Top(name string, k int, sl client.Slice) (*client.TopReport, e
 		seqOf := b.SeqOf()
 		for _, c := range stats.TopChannels(v, d.Rows(), d.Cols(), k, base) {
 			e := client.TopEntry{Channel: c, Token: -1, Seq: -1, Pos: -1}
-			if name == "logits" && st.ev.Site.Path == client.LMHeadSite && s.Tok != nil {
-				e.Text = s.Tok.Decode([]int32{int32(c.Col)})
-			}
 			row := c.Row + l.rows.Lo
 			e.Row = row
+			prev := int32(-1)
 			if tok != nil {
 				t := tok[row]
 				e.Token, e.Seq, e.Pos = t, b.Seqs[seqOf[t]], int(b.Pos[t])
+				prev = b.IDs[t]
+			}
+			if name == "logits" && st.ev.Site.Path == client.LMHeadSite {
+				e.Text = s.pieceText(prev, []int32{int32(c.Col)}) // the token as it follows the row's
 			}
 			rep.Channels = append(rep.Channels, e)
 		}

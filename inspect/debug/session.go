@@ -16,6 +16,9 @@ type Tokenizer interface {
 	Encode(text string) ([]int32, error)
 	// Decode returns the text of ids.
 	Decode(ids []int32) string
+	// DecodePiece returns the text of id printed after prev (llama2.c
+	// run.c's decode(prev, id)): its leading space dropped only after BOS.
+	DecodePiece(prev, id int32) string
 	// BOS is the beginning-of-sequence id, or -1.
 	BOS() int32
 }
