@@ -72,6 +72,9 @@ func PlanDir(dir string, o PlanOptions) (*DirPlan, error) {
 		return nil, fmt.Errorf("--model %s: %w", dir, err)
 	}
 	p, err := PlanConfig(cfgJSON, src, o)
+	if serr := sourceErr(src); serr != nil { // a shard whose headers could not be read is a broken checkpoint, not absent weights
+		return nil, fmt.Errorf("--model %s: %w", dir, serr)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("--model %s: %w", dir, err)
 	}
