@@ -272,7 +272,7 @@ func (c *Compressed) Quantizes(name string) bool {
 // Errors name the tensor: packed tensors the config does not quantize, a
 // missing weight_packed, weight_scale or weight_shape, a weight_shape other
 // than [out, in], a packed or scale shape that disagrees with weight_shape
-// and the group size, an asymmetric scheme (with or without
+// and the group size, a NaN or infinite scale, an asymmetric scheme (with or without
 // weight_zero_point), activation-order g_idx.
 func (c *Compressed) Load(src model.WeightSource, name string, out, in int) (*tensor.Quantized, error) {
 	mod, ok := strings.CutSuffix(name, ".weight")
@@ -327,6 +327,9 @@ func (c *Compressed) Load(src model.WeightSource, name string, out, in int) (*te
 	q := &tensor.Quantized{Format: tensor.QuantInt4Group, Shape: [2]int{out, in}, Data: pt, Scale: st, Block: [2]int{1, gs}}
 	if err := q.Check(); err != nil {
 		return nil, fmt.Errorf("%s / %s (group_size %d): %w", packed, scale, gs, err)
+	}
+	if err := checkScales(scale, st); err != nil {
+		return nil, err
 	}
 	return q, nil
 }

@@ -67,7 +67,8 @@ func scaleName(name string) string { return name + "_scale_inv" }
 // Load returns weight name as a tensor.Quantized when the checkpoint stores
 // it as fp8, or (nil, nil) when it stores it in another dtype (or not at
 // all: the loader then reports it missing). Errors name the tensor: a shape
-// other than [out, in], a missing or misshapen scale.
+// other than [out, in], a missing or misshapen scale, a NaN or infinite
+// scale.
 func (s *FP8Block) Load(src model.WeightSource, name string, out, in int) (*tensor.Quantized, error) {
 	dt, shape, ok := src.Meta(name)
 	if !ok || dt != tensor.F8E4M3 {
@@ -94,6 +95,9 @@ func (s *FP8Block) Load(src model.WeightSource, name string, out, in int) (*tens
 	q := &tensor.Quantized{Format: tensor.QuantFP8Block, Shape: [2]int{out, in}, Data: w, Scale: sc, Block: s.Block}
 	if err := q.Check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if err := checkScales(sn, sc); err != nil {
+		return nil, fmt.Errorf("fp8 weight %s: %w", name, err)
 	}
 	return q, nil
 }
