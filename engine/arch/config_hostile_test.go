@@ -73,3 +73,26 @@ func TestMaxPositionEmbeddingsZeroRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestLlamaExplicitZeroNotDefault: num_key_value_heads 0 or head_dim 0
+// written out in config.json is refused naming the field; hsdb read a 0 as
+// absent and put HF's default in its place (num_attention_heads,
+// hidden_size / num_attention_heads), where HF keeps the 0 and fails. Left
+// out or null, the defaults still apply.
+func TestLlamaExplicitZeroNotDefault(t *testing.T) {
+	const base = `{"architectures":["LlamaForCausalLM"],"hidden_size":64,"intermediate_size":128,"num_hidden_layers":2,
+"num_attention_heads":4,"vocab_size":100,"max_position_embeddings":512`
+	for _, f := range []string{"num_key_value_heads", "head_dim"} {
+		_, _, err := model.ParseConfig([]byte(base + `,"` + f + `":0}`))
+		if err == nil || !strings.Contains(err.Error(), f+" must be positive, got 0") {
+			t.Errorf("%s 0: %v; want an error naming the field", f, err)
+		}
+		cfg, _, err := model.ParseConfig([]byte(base + `,"` + f + `":null}`))
+		if err != nil {
+			t.Fatalf("%s null: %v", f, err)
+		}
+		if d := cfg.Dims(); d.KVHeads != 4 || d.HeadDim != 16 {
+			t.Errorf("%s null: kv heads %d, head_dim %d; want HF's defaults 4 and 64/4 = 16", f, d.KVHeads, d.HeadDim)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package arch
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"hsdb/engine/jsonerr"
 	"hsdb/engine/model"
@@ -68,6 +69,17 @@ func parseLlama(raw map[string]json.RawMessage, v *llamaVariant) (*LlamaConfig, 
 		return nil, fmt.Errorf("config.json (%s): %w", v.arch, jsonerr.Explain(err))
 	}
 	c.v = v
+	// Absent or null, these take HF's defaults below; a 0 written out is not
+	// "absent" (HF keeps it, and its attention then divides by zero), so it
+	// is refused rather than silently replaced by the default.
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"num_key_value_heads", c.NumKeyValueHeads}, {"head_dim", c.HeadDimField}} {
+		if r, ok := raw[f.name]; ok && strings.TrimSpace(string(r)) != "null" && f.v <= 0 {
+			return nil, fmt.Errorf("config.json (%s): %s must be positive, got %d (leave it out or null for HF's default)", v.arch, f.name, f.v)
+		}
+	}
 	if c.NumKeyValueHeads == 0 {
 		c.NumKeyValueHeads = c.NumAttentionHeads
 	}
