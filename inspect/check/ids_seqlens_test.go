@@ -101,3 +101,17 @@ func TestCheckIDsNotTokens(t *testing.T) {
 		t.Errorf("id 2^31 without a model: structure %s %q", st.Status, st.Detail)
 	}
 }
+
+// TestCheckZeroWidthEntry: a hidden-state entry [len, 0] holds no values;
+// without a model (hidden_size unknown) it passed every rule and the file
+// was called valid. It now fails the shape rule naming the entry.
+func TestCheckZeroWidthEntry(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "capture.safetensors")
+	if err := safetensors.WriteFile(p, []safetensors.Named{{Name: "input_ids", T: ids64(1, 2, 3)}, {Name: "hidden_states.1", T: tensor.New(tensor.F32, 3, 0)}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	r := CheckFile(p, CheckOptions{})
+	if st, _ := r.Rule(capture.RuleShape); !r.Failed() || st.Status != capture.Fail || !strings.Contains(st.Detail, "hidden_states.1 is [3, 0]: a hidden state of width 0") {
+		t.Errorf("a [3, 0] entry: shape %s %q; want a failure naming it", st.Status, st.Detail)
+	}
+}
