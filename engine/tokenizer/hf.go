@@ -84,6 +84,9 @@ func LoadHF(path string) (*HF, error) {
 }
 
 func parseHF(data []byte, base string) (*HF, error) {
+	if err := jsonerr.CheckSurrogates(data); err != nil { // encoding/json would decode it to U+FFFD
+		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+	}
 	var f hfFileJSON
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrFormat, jsonerr.Explain(err))
@@ -162,6 +165,9 @@ func parseHF(data []byte, base string) (*HF, error) {
 
 // readConfig takes bos_token and eos_token from tokenizer_config.json.
 func (t *HF) readConfig(data []byte) error {
+	if err := jsonerr.CheckSurrogates(data); err != nil {
+		return fmt.Errorf("%w: %v", ErrFormat, err)
+	}
 	var cfg map[string]json.RawMessage
 	if err := json.Unmarshal(data, &cfg); err != nil {
 		return fmt.Errorf("%w: %v", ErrFormat, jsonerr.Explain(err))

@@ -99,6 +99,9 @@ func kimiSpecials(n int, cfgData []byte) (map[string]int32, string, string, erro
 			EOS            json.RawMessage `json:"eos_token"`
 			TokenizerClass string          `json:"tokenizer_class"`
 		}
+		if err := jsonerr.CheckSurrogates(cfgData); err != nil { // encoding/json would decode it to U+FFFD
+			return nil, "", "", fmt.Errorf("%w: %v", ErrFormat, err)
+		}
 		if err := json.Unmarshal(cfgData, &cfg); err != nil {
 			return nil, "", "", fmt.Errorf("%w: %v", ErrFormat, jsonerr.Explain(err))
 		}
