@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"hsdb/engine/tensor"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -35,5 +36,28 @@ func TestPackedWithoutQuantConfig(t *testing.T) {
 		if strings.Contains(err.Error(), "missing from the checkpoint") {
 			t.Errorf("%s: %v; the weight is not missing, it is packed", c.fixture, err)
 		}
+	}
+}
+
+// TestModuleDenseAndPacked: a Kimi checkpoint holding an expert's weight
+// both packed (weight_packed, the released form) and dense (a stray
+// M.weight, as a half-finished conversion leaves) is refused naming both;
+// it loaded the packed one and never said the dense one was there.
+func TestModuleDenseAndPacked(t *testing.T) {
+	dir := hostileCopy(t, "kimi_k2_thinking")
+	const mod = "model.layers.1.mlp.experts.3.down_proj"
+	hostileTensors(t, filepath.Join(dir, "model.safetensors"), func(m map[string]*tensor.Tensor, order *[]string) {
+		shape := m[mod+".weight_shape"]
+		out, in := int(shape.Int(0)), int(shape.Int(1))
+		m[mod+".weight"] = tensor.New(tensor.BF16, out, in)
+		*order = append(*order, mod+".weight")
+	})
+	e, err := LoadDir(dir, Options{TP: 1})
+	if err == nil {
+		e.Close()
+		t.Fatal("loaded a module stored twice")
+	}
+	if !strings.Contains(err.Error(), "both dense ("+mod+".weight) and packed ("+mod+".weight_packed)") {
+		t.Errorf("%v; want an error naming both tensors", err)
 	}
 }

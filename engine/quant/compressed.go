@@ -270,9 +270,10 @@ func (c *Compressed) Quantizes(name string) bool {
 // weight, or (nil, nil) when the checkpoint stores the module dense (the
 // config ignores it, or it is quantized by the config but saved dense).
 // Errors name the tensor: packed tensors the config does not quantize, a
-// missing weight_packed, weight_scale or weight_shape, a weight_shape other
-// than [out, in], a packed or scale shape that disagrees with weight_shape
-// and the group size, a NaN or infinite scale, an asymmetric scheme (with or without
+// module stored both dense and packed, a missing weight_packed,
+// weight_scale or weight_shape, a weight_shape other than [out, in], a
+// packed or scale shape that disagrees with weight_shape and the group
+// size, a NaN or infinite scale, an asymmetric scheme (with or without
 // weight_zero_point), activation-order g_idx.
 func (c *Compressed) Load(src model.WeightSource, name string, out, in int) (*tensor.Quantized, error) {
 	mod, ok := strings.CutSuffix(name, ".weight")
@@ -288,11 +289,17 @@ func (c *Compressed) Load(src model.WeightSource, name string, out, in int) (*te
 		}
 		return nil, nil
 	}
+	_, _, hasDense := src.Meta(name)
 	if !hasPacked {
-		if _, _, dense := src.Meta(name); dense {
+		if hasDense {
 			return nil, nil
 		}
 		return nil, fmt.Errorf("%s: quantization_config (%s) quantizes module %s but the checkpoint has neither %s nor %s", name, g.name, mod, packed, name)
+	}
+	if hasDense {
+		// Two weights for one module (a half-finished conversion, shards
+		// of two exports mixed): which one the model is cannot be told.
+		return nil, fmt.Errorf("%s: the checkpoint holds module %s both dense (%s) and packed (%s); keep one", name, mod, name, packed)
 	}
 	if !g.w.Symmetric {
 		zp := mod + ".weight_zero_point"
