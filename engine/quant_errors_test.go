@@ -1,10 +1,11 @@
 package engine
 
 import (
-	"hsdb/engine/tensor"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"hsdb/engine/tensor"
 )
 
 // TestPackedWithoutQuantConfig: a Kimi checkpoint whose config.json lost
