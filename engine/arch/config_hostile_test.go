@@ -96,3 +96,30 @@ func TestLlamaExplicitZeroNotDefault(t *testing.T) {
 		}
 	}
 }
+
+// TestSlidingWindowZeroRefused: sliding_window 0 where a layer would use
+// it (Mistral; Qwen2 with use_sliding_window) leaves a token no position to
+// attend to, where hsdb read 0 as "no window" and ran full attention. It is
+// refused naming the field; null, a positive window, and 0 in a Qwen2
+// config that does not use its window still parse.
+func TestSlidingWindowZeroRefused(t *testing.T) {
+	const sizes = `"hidden_size":64,"intermediate_size":128,"num_hidden_layers":2,"num_attention_heads":4,"vocab_size":100,"max_position_embeddings":512`
+	for _, c := range []struct {
+		cfg string
+		ok  bool
+	}{
+		{`{"architectures":["MistralForCausalLM"],` + sizes + `,"sliding_window":0}`, false},
+		{`{"architectures":["Qwen2ForCausalLM"],` + sizes + `,"sliding_window":0,"use_sliding_window":true,"max_window_layers":1}`, false},
+		{`{"architectures":["MistralForCausalLM"],` + sizes + `,"sliding_window":null}`, true},
+		{`{"architectures":["MistralForCausalLM"],` + sizes + `,"sliding_window":4096}`, true},
+		{`{"architectures":["Qwen2ForCausalLM"],` + sizes + `,"sliding_window":0,"use_sliding_window":false}`, true},
+	} {
+		_, _, err := model.ParseConfig([]byte(c.cfg))
+		switch {
+		case c.ok && err != nil:
+			t.Errorf("%s: %v", c.cfg, err)
+		case !c.ok && (err == nil || !strings.Contains(err.Error(), "sliding_window 0")):
+			t.Errorf("%s: %v; want an error naming sliding_window 0", c.cfg, err)
+		}
+	}
+}
