@@ -2,6 +2,7 @@ package quant
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -80,6 +81,36 @@ func TestNonFiniteScalesRefused(t *testing.T) {
 	for _, c := range good {
 		if errF, errI := load(scaleTensor(c.dt, c.bits)); errF != nil || errI != nil {
 			t.Errorf("%s scale with bits %#x: %v / %v; want it loaded", c.dt, c.bits, errF, errI)
+		}
+	}
+}
+
+// TestCheckScalesEveryPosition: a single NaN at each position of a [4, 9]
+// grid (whole 8-byte words and a partial last word, for every dtype) is
+// found at exactly that [row, col]; the grid without it passes.
+func TestCheckScalesEveryPosition(t *testing.T) {
+	nan := map[tensor.DType]uint64{tensor.BF16: 0x7FC1, tensor.F16: 0xFE01, tensor.F32: 0xFF800000, tensor.F64: 0x7FF8000000000001}
+	for dt, bits := range nan {
+		base := tensor.FromF32(make([]float32, 36), 4, 9).Convert(dt)
+		if err := checkScales("s", base); err != nil {
+			t.Fatalf("%s zeros: %v", dt, err)
+		}
+		es := dt.Size()
+		for i := range 36 {
+			g := &tensor.Tensor{Shape: []int{4, 9}, DType: dt, Data: append([]byte(nil), base.Data...)}
+			b := g.Data[i*es : (i+1)*es]
+			switch es {
+			case 2:
+				binary.LittleEndian.PutUint16(b, uint16(bits))
+			case 4:
+				binary.LittleEndian.PutUint32(b, uint32(bits))
+			case 8:
+				binary.LittleEndian.PutUint64(b, bits)
+			}
+			want := fmt.Sprintf("at [%d, %d]", i/9, i%9)
+			if err := checkScales("s", g); err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s, non-finite element %d: %v; want %s", dt, i, err, want)
+			}
 		}
 	}
 }
