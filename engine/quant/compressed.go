@@ -55,10 +55,24 @@ type matcher struct {
 	re  *regexp.Regexp
 }
 
+// Bounds on the "re:" entries of targets and ignore. Each pattern is tried
+// against every linear module (Kimi-K2: 61 layers × 384 experts × 3, about
+// 7·10^4 modules; one match of a ".*" pattern costs about a microsecond), so
+// a config with thousands of them made `hsdb plan` and the load run for
+// minutes (1000 took 66 s); released configs have a handful (Kimi-K2's
+// has 3) and list exact module names, which cost nothing, for the rest.
+const (
+	maxPatterns     = 128
+	maxPatternBytes = 4096
+)
+
 func newMatcher(field, s string) (matcher, error) {
 	p, ok := strings.CutPrefix(s, "re:")
 	if !ok {
 		return matcher{raw: s}, nil
+	}
+	if len(p) > maxPatternBytes {
+		return matcher{}, fmt.Errorf("quantization_config: %s %.40q...: a pattern of %d bytes, more than the %d hsdb compiles", field, s, len(p), maxPatternBytes)
 	}
 	re, err := regexp.Compile("^(?:" + p + ")")
 	if err != nil {
@@ -190,7 +204,28 @@ func parseCompressed(raw json.RawMessage) (*Compressed, error) {
 		}
 		s.ignore = append(s.ignore, m)
 	}
+	if n := s.patterns(); n > maxPatterns {
+		return nil, fmt.Errorf("quantization_config: %d \"re:\" patterns in targets and ignore, more than the %d hsdb matches (each is tried against every linear module); list exact module names instead", n, maxPatterns)
+	}
 	return s, nil
+}
+
+// patterns counts the "re:" entries of the targets and the ignore list.
+func (c *Compressed) patterns() int {
+	n := 0
+	for _, g := range c.groups {
+		for _, t := range g.targets {
+			if t.re != nil {
+				n++
+			}
+		}
+	}
+	for _, m := range c.ignore {
+		if m.re != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // String describes the scheme: "compressed-tensors pack-quantized int4
