@@ -41,7 +41,7 @@ type compressedWeights struct {
 // compressedGroup is one entry of config_groups.
 type compressedGroup struct {
 	name    string
-	targets []matcher
+	targets matchSet
 	w       compressedWeights
 }
 
@@ -102,7 +102,43 @@ func isLinear(module string) bool {
 // "compressed-tensors" and format "pack-quantized").
 type Compressed struct {
 	groups []compressedGroup
-	ignore []matcher
+	ignore matchSet
+}
+
+// matchSet is a list of target or ignore entries: the exact module names
+// in a set (a config may list thousands: each module is one lookup, not a
+// pass over the list), the patterns and class targets in order.
+type matchSet struct {
+	exact map[string]bool
+	rest  []matcher
+}
+
+func (s *matchSet) add(m matcher) {
+	if m.re == nil && m.raw != "Linear" {
+		if s.exact == nil {
+			s.exact = map[string]bool{}
+		}
+		s.exact[m.raw] = true
+		return
+	}
+	s.rest = append(s.rest, m)
+}
+
+// find returns the entry that matches one of names, and whether one does.
+func (s *matchSet) find(names []string) (string, bool) {
+	for _, n := range names {
+		if s.exact[n] {
+			return n, true
+		}
+	}
+	for _, m := range s.rest {
+		for _, n := range names {
+			if m.match(n) {
+				return m.raw, true
+			}
+		}
+	}
+	return "", false
 }
 
 // compressedConfig is the JSON of quantization_config.
@@ -193,7 +229,7 @@ func parseCompressed(raw json.RawMessage) (*Compressed, error) {
 			if err != nil {
 				return nil, err
 			}
-			cg.targets = append(cg.targets, m)
+			cg.targets.add(m)
 		}
 		s.groups = append(s.groups, cg)
 	}
@@ -202,7 +238,7 @@ func parseCompressed(raw json.RawMessage) (*Compressed, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.ignore = append(s.ignore, m)
+		s.ignore.add(m)
 	}
 	if n := s.patterns(); n > maxPatterns {
 		return nil, fmt.Errorf("quantization_config: %d \"re:\" patterns in targets and ignore, more than the %d hsdb matches (each is tried against every linear module); list exact module names instead", n, maxPatterns)
@@ -214,13 +250,13 @@ func parseCompressed(raw json.RawMessage) (*Compressed, error) {
 func (c *Compressed) patterns() int {
 	n := 0
 	for _, g := range c.groups {
-		for _, t := range g.targets {
+		for _, t := range g.targets.rest {
 			if t.re != nil {
 				n++
 			}
 		}
 	}
-	for _, m := range c.ignore {
+	for _, m := range c.ignore.rest {
 		if m.re != nil {
 			n++
 		}
@@ -270,20 +306,12 @@ func moduleNames(module string) []string {
 // ignored or targeted by none; why says which ignore entry matched.
 func (c *Compressed) group(module string) (g *compressedGroup, why string) {
 	names := moduleNames(module)
-	for _, ig := range c.ignore {
-		for _, n := range names {
-			if ig.match(n) {
-				return nil, fmt.Sprintf("ignored by %q", ig.raw)
-			}
-		}
+	if raw, ok := c.ignore.find(names); ok {
+		return nil, fmt.Sprintf("ignored by %q", raw)
 	}
 	for i := range c.groups {
-		for _, t := range c.groups[i].targets {
-			for _, n := range names {
-				if t.match(n) {
-					return &c.groups[i], ""
-				}
-			}
+		if _, ok := c.groups[i].targets.find(names); ok {
+			return &c.groups[i], ""
 		}
 	}
 	return nil, "targeted by no config group"

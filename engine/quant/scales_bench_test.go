@@ -1,6 +1,8 @@
 package quant
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"hsdb/engine/tensor"
@@ -28,4 +30,38 @@ func BenchmarkCheckScales(b *testing.B) {
 			copy(dst, st.Data)
 		}
 	})
+}
+
+// BenchmarkIgnoreList matches the 23,424 routed-expert linear modules of a
+// Kimi-K2-sized model (61 layers × 384 experts; 3 projections cut to 1
+// here) against an ignore list of 4 entries, Kimi-K2's own, and of 20,000
+// exact module names, as llm-compressor writes them: the long list's
+// ns/op over the short one's is what listing names costs a plan or a load.
+func BenchmarkIgnoreList(b *testing.B) {
+	var modules []string
+	for l := range 61 {
+		for e := range 384 {
+			modules = append(modules, fmt.Sprintf("model.layers.%d.mlp.experts.%d.down_proj", l, e))
+		}
+	}
+	kimi := mustParse(b, kimiQuantConfig)
+	var names []string
+	for i := range 20000 {
+		names = append(names, fmt.Sprintf("%q", fmt.Sprintf("model.layers.%d.self_attn.o_proj_%d", i%61, i)))
+	}
+	long := mustParse(b, strings.Replace(kimiQuantConfig, `"ignore": [`, `"ignore": [`+strings.Join(names, ", ")+", ", 1))
+	for _, c := range []struct {
+		name string
+		s    *Compressed
+	}{{"kimi-4", kimi}, {"exact-20000", long}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				for _, m := range modules {
+					if g, _ := c.s.group(m); g == nil {
+						b.Fatalf("%s not quantized", m)
+					}
+				}
+			}
+		})
+	}
 }
