@@ -37,6 +37,10 @@ type fp8Config struct {
 	ModulesToNotConvert []string `json:"modules_to_not_convert"`
 }
 
+// maxSkip bounds modules_to_not_convert (released fp8 configs list a few
+// modules, or none).
+const maxSkip = 4096
+
 // parseFP8 checks an fp8 quantization_config; errors name the field.
 func parseFP8(raw json.RawMessage) (*FP8Block, error) {
 	var c fp8Config
@@ -51,6 +55,17 @@ func parseFP8(raw json.RawMessage) (*FP8Block, error) {
 	}
 	if c.WeightBlockSize[0] > tensor.MaxBlock || c.WeightBlockSize[1] > tensor.MaxBlock {
 		return nil, fmt.Errorf("quantization_config: weight_block_size %v: each size must be at most %d", c.WeightBlockSize, tensor.MaxBlock)
+	}
+	// Each entry is a substring tried against every weight's name (as HF's
+	// FineGrainedFP8 replacement does): "" would keep every module dense,
+	// and a list of millions would cost a plan minutes.
+	if len(c.ModulesToNotConvert) > maxSkip {
+		return nil, fmt.Errorf("quantization_config: modules_to_not_convert has %d entries, more than the %d hsdb matches (each is tried against every weight)", len(c.ModulesToNotConvert), maxSkip)
+	}
+	for i, m := range c.ModulesToNotConvert {
+		if m == "" {
+			return nil, fmt.Errorf("quantization_config: modules_to_not_convert[%d] is empty (it would match every module)", i)
+		}
 	}
 	return &FP8Block{Block: [2]int{c.WeightBlockSize[0], c.WeightBlockSize[1]}, Skip: c.ModulesToNotConvert}, nil
 }

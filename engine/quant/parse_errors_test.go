@@ -65,3 +65,42 @@ func TestCompressedPatternBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestFP8SkipListBounds: an empty modules_to_not_convert entry (a
+// substring of every name: the plan counted every fp8 weight dense while
+// the load read them quantized) and a list over 4096 entries (each tried
+// against every weight) are refused naming the field; a short list parses.
+func TestFP8SkipListBounds(t *testing.T) {
+	cfg := func(skip []string) []byte {
+		b, err := json.Marshal(skip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []byte(`{"quant_method": "fp8", "weight_block_size": [128, 128], "modules_to_not_convert": ` + string(b) + `}`)
+	}
+	big := make([]string, 4097)
+	for i := range big {
+		big[i] = fmt.Sprintf("model.layers.%d.mlp", i)
+	}
+	for _, c := range []struct {
+		skip []string
+		want string
+	}{
+		{[]string{"lm_head", ""}, "modules_to_not_convert[1] is empty"},
+		{big, "modules_to_not_convert has 4097 entries, more than the 4096"},
+	} {
+		if _, err := Parse(cfg(c.skip)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%d entries: %v; want an error containing %q", len(c.skip), err, c.want)
+		}
+	}
+	s, err := Parse(cfg(big[:4096]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, q := s.Planned("model.layers.3.mlp.down_proj.weight", 128, 128); q {
+		t.Error("model.layers.3.mlp.down_proj.weight planned quantized; modules_to_not_convert lists model.layers.3.mlp")
+	}
+	if _, q := s.Planned("model.layers.3.self_attn.o_proj.weight", 128, 128); !q {
+		t.Error("model.layers.3.self_attn.o_proj.weight planned dense; nothing skips it")
+	}
+}
