@@ -33,9 +33,21 @@ var lmLayouts = []lmLayout{
 }
 
 // findLayout returns the layout whose embedding table src holds; the error
-// lists the names tried.
+// lists the names tried, or the tables found when there are several.
 func findLayout(src model.WeightSource, tied bool) (lmLayout, error) {
-	var tried []string
+	var tried, found []string
+	for _, lay := range lmLayouts {
+		n := lay.model + ".embed_tokens.weight"
+		if _, _, ok := src.Meta(n); ok {
+			found = append(found, n)
+		}
+	}
+	if len(found) > 1 {
+		// Two language models' tensors side by side (a wrapper saved over a
+		// plain checkpoint, two exports mixed): which one config.json
+		// describes cannot be told, and the first would be taken silently.
+		return lmLayout{}, fmt.Errorf("%w: the checkpoint holds embedding tables under %d prefixes (%s): keep one language model's tensors", model.ErrWeight, len(found), strings.Join(found, ", "))
+	}
 	for _, lay := range lmLayouts {
 		n := lay.model + ".embed_tokens.weight"
 		tried = append(tried, n)

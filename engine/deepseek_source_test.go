@@ -65,3 +65,28 @@ func TestFusedGateUpOddRows(t *testing.T) {
 		}
 	}
 }
+
+// TestTwoLanguageModelPrefixes: a checkpoint holding the embedding table
+// under two layouts (Kimi-K2.5's language_model.model. and a plain
+// model.) is refused naming both; the plain one was taken first, silently
+// when both were complete, and here with "tensor
+// model.layers.0.input_layernorm.weight is missing" far from the cause.
+func TestTwoLanguageModelPrefixes(t *testing.T) {
+	dir := hostileCopy(t, "kimi_k25")
+	const s2 = "model-00002-of-00002.safetensors"
+	hostileTensors(t, filepath.Join(dir, s2), func(m map[string]*tensor.Tensor, order *[]string) {
+		m["model.embed_tokens.weight"] = tensor.New(tensor.BF16, 101, 96)
+		*order = append(*order, "model.embed_tokens.weight")
+	})
+	hostileJSON(t, filepath.Join(dir, "model.safetensors.index.json"), func(m map[string]any) {
+		m["weight_map"].(map[string]any)["model.embed_tokens.weight"] = s2
+	})
+	e, err := LoadDir(dir, Options{TP: 1})
+	if err == nil {
+		e.Close()
+		t.Fatal("loaded a checkpoint with two embedding tables")
+	}
+	if !strings.Contains(err.Error(), "model.embed_tokens.weight, language_model.model.embed_tokens.weight") {
+		t.Errorf("%v; want an error naming both embedding tables", err)
+	}
+}
