@@ -217,6 +217,10 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 			l.Stage = &model.StageEnds{First: w.Pipe.First(), Last: w.Pipe.Last()}
 		}
 		rm, err := loadRank(cfg, l, e.Tree)
+		if serr := sourceErr(src); serr != nil { // a broken shard, whether or not the load noticed
+			e.Close()
+			return nil, fmt.Errorf("%s: rank %d: %w", path, r, serr)
+		}
 		if err != nil {
 			e.Close()
 			return nil, fmt.Errorf("%s: rank %d: %w", path, r, err)

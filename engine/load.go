@@ -29,6 +29,26 @@ func (s stSource) MetaErr(name string) error {
 	return err
 }
 
+// ShardErr returns the first shard of a sharded checkpoint that failed to
+// open while the load looked tensors up (safetensors.Set.ShardErr); nil for
+// a single file or when every shard consulted opened.
+func (s stSource) ShardErr() error {
+	if se, ok := s.Source.(interface{ ShardErr() error }); ok {
+		return se.ShardErr()
+	}
+	return nil
+}
+
+// sourceErr returns src's ShardErr when it has one: the real cause of a
+// load that found a tensor "missing", and an error of its own when the load
+// took a tensor in that shard for absent and went on without it.
+func sourceErr(src model.WeightSource) error {
+	if se, ok := src.(interface{ ShardErr() error }); ok {
+		return se.ShardErr()
+	}
+	return nil
+}
+
 func (s stSource) Meta(name string) (tensor.DType, []int, bool) {
 	ti, ok := s.Info(name)
 	if !ok {

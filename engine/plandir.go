@@ -4,12 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"hsdb/engine/model"
+	"hsdb/engine/modelpath"
 	"hsdb/engine/plan"
 	"hsdb/engine/quant"
+	"hsdb/engine/regfile"
 	"hsdb/engine/safetensors"
 	"hsdb/engine/tensor"
 )
@@ -55,7 +56,9 @@ type DirPlan struct {
 // config.json, a config out of bounds (with what the weights imply), a
 // split the model does not allow, a broken checkpoint.
 func PlanDir(dir string, o PlanOptions) (*DirPlan, error) {
-	cfgJSON, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	// As LoadDir reads it: a named pipe is refused, not waited on, and a
+	// file over modelpath.MaxConfigBytes is refused before it is read.
+	cfgJSON, err := regfile.ReadFile(filepath.Join(dir, "config.json"), modelpath.MaxConfigBytes)
 	if err != nil {
 		return nil, fmt.Errorf("--model %s: %w (a model directory needs config.json)", dir, err)
 	}
@@ -72,6 +75,9 @@ func PlanDir(dir string, o PlanOptions) (*DirPlan, error) {
 		return nil, fmt.Errorf("--model %s: %w", dir, err)
 	}
 	p, err := PlanConfig(cfgJSON, src, o)
+	if serr := sourceErr(src); serr != nil { // a shard whose headers could not be read is a broken checkpoint, not absent weights
+		return nil, fmt.Errorf("--model %s: %w", dir, serr)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("--model %s: %w", dir, err)
 	}

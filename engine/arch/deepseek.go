@@ -205,6 +205,12 @@ func (c *DeepseekConfig) buildMoE() error {
 	if c.MoeIntermediateSize <= 0 {
 		return fmt.Errorf("moe_intermediate_size must be positive, got %d", c.MoeIntermediateSize)
 	}
+	// The routed experts' sum is multiplied by it in float32 (HF and vLLM):
+	// 1e39 and up is +Inf there and every MoE output Inf or NaN; zero or a
+	// negative factor silences or inverts the routed experts.
+	if f := float32(c.RoutedScalingFactor); !(f > 0) || math.IsInf(float64(f), 0) {
+		return fmt.Errorf("routed_scaling_factor %v must be positive and finite in float32 (at most %g)", c.RoutedScalingFactor, math.MaxFloat32)
+	}
 	shared := 0
 	if c.NSharedExperts != nil {
 		shared = *c.NSharedExperts

@@ -33,9 +33,21 @@ var lmLayouts = []lmLayout{
 }
 
 // findLayout returns the layout whose embedding table src holds; the error
-// lists the names tried.
+// lists the names tried, or the tables found when there are several.
 func findLayout(src model.WeightSource, tied bool) (lmLayout, error) {
-	var tried []string
+	var tried, found []string
+	for _, lay := range lmLayouts {
+		n := lay.model + ".embed_tokens.weight"
+		if _, _, ok := src.Meta(n); ok {
+			found = append(found, n)
+		}
+	}
+	if len(found) > 1 {
+		// Two language models' tensors side by side (a wrapper saved over a
+		// plain checkpoint, two exports mixed): which one config.json
+		// describes cannot be told, and the first would be taken silently.
+		return lmLayout{}, fmt.Errorf("%w: the checkpoint holds embedding tables under %d prefixes (%s): keep one language model's tensors", model.ErrWeight, len(found), strings.Join(found, ", "))
+	}
 	for _, lay := range lmLayouts {
 		n := lay.model + ".embed_tokens.weight"
 		tried = append(tried, n)
@@ -125,6 +137,12 @@ func expertPart(t *tensor.Tensor, e int, part string) (*tensor.Tensor, error) {
 		return nil, fmt.Errorf("fused expert tensor of shape %s has no expert %d", tensor.ShapeString(t.Shape), e)
 	}
 	rows, cols := t.Shape[1], t.Shape[2]
+	if part != "down" && rows%2 != 0 {
+		// transformers 5 splits gate_up_proj[e] into two equal halves; an
+		// odd row count has none (it read gate as rows/2 rows and up as one
+		// more, a shape nobody wrote).
+		return nil, fmt.Errorf("fused expert tensor of shape %s: gate_up_proj needs an even number of rows (gate and up halves of 2·moe_intermediate_size), got %d", tensor.ShapeString(t.Shape), rows)
+	}
 	flat := t.Reshape(t.Shape[0]*rows, cols)
 	switch part {
 	case "gate":
@@ -171,7 +189,11 @@ func (f fusedExperts) Tensor(name string) (*tensor.Tensor, error) {
 	if t.DType == tensor.F8E4M3 {
 		return nil, fmt.Errorf("%s: fused fp8 expert tensors are not supported (DeepSeek's per-expert fp8 layout is)", fused)
 	}
-	return expertPart(t, e, part)
+	x, err := expertPart(t, e, part)
+	if err != nil {
+		return nil, fmt.Errorf("%s (for %s): %w", fused, name, err)
+	}
+	return x, nil
 }
 
 // Names lists the underlying source's names (for the unused-tensor report).

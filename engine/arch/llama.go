@@ -3,6 +3,7 @@ package arch
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"hsdb/engine/jsonerr"
 	"hsdb/engine/model"
@@ -68,6 +69,17 @@ func parseLlama(raw map[string]json.RawMessage, v *llamaVariant) (*LlamaConfig, 
 		return nil, fmt.Errorf("config.json (%s): %w", v.arch, jsonerr.Explain(err))
 	}
 	c.v = v
+	// Absent or null, these take HF's defaults below; a 0 written out is not
+	// "absent" (HF keeps it, and its attention then divides by zero), so it
+	// is refused rather than silently replaced by the default.
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"num_key_value_heads", c.NumKeyValueHeads}, {"head_dim", c.HeadDimField}} {
+		if r, ok := raw[f.name]; ok && strings.TrimSpace(string(r)) != "null" && f.v <= 0 {
+			return nil, fmt.Errorf("config.json (%s): %s must be positive, got %d (leave it out or null for HF's default)", v.arch, f.name, f.v)
+		}
+	}
 	if c.NumKeyValueHeads == 0 {
 		c.NumKeyValueHeads = c.NumAttentionHeads
 	}
@@ -99,6 +111,12 @@ func parseLlama(raw map[string]json.RawMessage, v *llamaVariant) (*LlamaConfig, 
 		return nil, fmt.Errorf("config.json (%s): %w", v.arch, err)
 	}
 	c.RoPE = rope
+	if c.SlidingWindow != nil && *c.SlidingWindow == 0 && c.usesWindow() {
+		// null is "no window"; a window of 0 positions leaves a token no key
+		// to attend to (HF's sliding mask then masks every one), so hsdb's
+		// full attention would silently compute another model.
+		return nil, fmt.Errorf("config.json (%s): sliding_window 0 leaves no position to attend to (want a positive window, or null for none)", v.arch)
+	}
 	dt := tensor.F32
 	for _, s := range []string{c.DTypeField, c.TorchDType} {
 		if s != "" {
@@ -133,6 +151,23 @@ func (c *LlamaConfig) Validate(world int) error {
 		return fmt.Errorf("intermediate_size %d is not divisible by --tp %d", c.IntermediateSize, world)
 	}
 	return nil
+}
+
+// usesWindow reports whether some layer attends through sliding_window
+// (Mistral: every layer when it is set; Qwen2/3: with use_sliding_window,
+// the layers from max_window_layers on).
+func (c *LlamaConfig) usesWindow() bool {
+	if c.v.window == nil {
+		return false
+	}
+	probe, one := *c, 1
+	probe.SlidingWindow = &one
+	for i := range c.NumHiddenLayers {
+		if probe.window(i) != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *LlamaConfig) window(layer int) int {

@@ -113,7 +113,7 @@ func (e *LimitError) Unwrap() error { return ErrConfigLimit }
 // decoded config.json object (or the text_config of a wrapper) before any
 // of them is used: each present size must be a non-negative integer (JSON
 // integer syntax or an integral number such as 1e3) no larger than its
-// limit; dtype and torch_dtype must be one of ConfigDTypes; and layers ×
+// limit (max_position_embeddings at least 1); dtype and torch_dtype must be one of ConfigDTypes; and layers ×
 // (routed experts + 1) must stay within MaxExpertLayers. The first
 // violation is returned as a *LimitError naming the field, in the object
 // where names ("config.json", "config.json: text_config").
@@ -139,6 +139,12 @@ func checkBounds(raw map[string]json.RawMessage) error {
 		if present {
 			vals[l.Field] = n
 		}
+	}
+	if n, ok := vals["max_position_embeddings"]; ok && n < 1 {
+		// Every position would be out of range, and YaRN's default factor
+		// (max_position_embeddings / original_max_position_embeddings)
+		// would be 0.
+		return &LimitError{Field: "max_position_embeddings", Value: fmt.Sprint(n), Want: fmt.Sprintf("an integer from 1 to %d", int64(1<<28))}
 	}
 	for _, f := range []string{"dtype", "torch_dtype"} {
 		if err := checkDType(f, raw[f]); err != nil {

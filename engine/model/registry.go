@@ -122,6 +122,11 @@ func ParseConfig(data []byte) (cfg Config, skipped string, err error) {
 			if err := CheckBounds(inner, "config.json: text_config"); err != nil {
 				return nil, "", err
 			}
+			// The wrapper's own dtype fields (transformers sets the whole
+			// model's dtype there) are checked as a flat config's are.
+			if err := CheckBounds(raw, "config.json"); err != nil {
+				return nil, "", err
+			}
 			cfg, err := a.Parse(inner)
 			why := fmt.Sprintf("%v (model_type %q) wraps the language model in text_config; only it is loaded", head.Architectures, head.ModelType)
 			if _, ok := raw["vision_config"]; ok {
@@ -129,6 +134,9 @@ func ParseConfig(data []byte) (cfg Config, skipped string, err error) {
 			}
 			return cfg, why, err
 		}
+		// The wrapper is recognised by its text_config; the language
+		// model in it is what hsdb does not know.
+		return nil, "", fmt.Errorf("config.json: text_config: architecture %v (model_type %q) is not supported; hsdb knows %s", ih.Architectures, ih.ModelType, strings.Join(Architectures(), ", "))
 	}
 	if _, ok := raw["text_config"]; !ok && isWrapper(head.Architectures, raw) {
 		return nil, "", fmt.Errorf("config.json: %v (model_type %q) is a multimodal wrapper but has no text_config: the language model's config (model_type, sizes, quantization_config) belongs there", head.Architectures, head.ModelType)

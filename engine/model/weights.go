@@ -140,6 +140,13 @@ func (l *Loader) fetch(n string, shape []int) *tensor.Tensor {
 				return nil
 			}
 		}
+		if _, _, packed := l.Src.Meta(name + "_packed"); packed && l.Quant == nil {
+			// compressed-tensors keeps M.weight as M.weight_packed (with
+			// weight_scale and weight_shape): a config.json that lost its
+			// quantization_config reads as if the weight were missing.
+			l.Fail(fmt.Errorf("%w: tensor %s is stored packed as %s_packed (compressed-tensors int4) but config.json has no quantization_config to unpack it (expected shape %v)", ErrWeight, name, name, tensor.ShapeString(shape)))
+			return nil
+		}
 		l.Fail(fmt.Errorf("%w: tensor %s is missing from the checkpoint (expected shape %v)", ErrWeight, name, tensor.ShapeString(shape)))
 		return nil
 	}

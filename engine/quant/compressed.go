@@ -41,7 +41,7 @@ type compressedWeights struct {
 // compressedGroup is one entry of config_groups.
 type compressedGroup struct {
 	name    string
-	targets []matcher
+	targets matchSet
 	w       compressedWeights
 }
 
@@ -55,10 +55,24 @@ type matcher struct {
 	re  *regexp.Regexp
 }
 
+// Bounds on the "re:" entries of targets and ignore. Each pattern is tried
+// against every linear module (Kimi-K2: 61 layers × 384 experts × 3, about
+// 7·10^4 modules; one match of a ".*" pattern costs about a microsecond), so
+// a config with thousands of them made `hsdb plan` and the load run for
+// minutes (1000 took 66 s); released configs have a handful (Kimi-K2's
+// has 3) and list exact module names, which cost nothing, for the rest.
+const (
+	maxPatterns     = 128
+	maxPatternBytes = 4096
+)
+
 func newMatcher(field, s string) (matcher, error) {
 	p, ok := strings.CutPrefix(s, "re:")
 	if !ok {
 		return matcher{raw: s}, nil
+	}
+	if len(p) > maxPatternBytes {
+		return matcher{}, fmt.Errorf("quantization_config: %s %.40q...: a pattern of %d bytes, more than the %d hsdb compiles", field, s, len(p), maxPatternBytes)
 	}
 	re, err := regexp.Compile("^(?:" + p + ")")
 	if err != nil {
@@ -88,7 +102,43 @@ func isLinear(module string) bool {
 // "compressed-tensors" and format "pack-quantized").
 type Compressed struct {
 	groups []compressedGroup
-	ignore []matcher
+	ignore matchSet
+}
+
+// matchSet is a list of target or ignore entries: the exact module names
+// in a set (a config may list thousands: each module is one lookup, not a
+// pass over the list), the patterns and class targets in order.
+type matchSet struct {
+	exact map[string]bool
+	rest  []matcher
+}
+
+func (s *matchSet) add(m matcher) {
+	if m.re == nil && m.raw != "Linear" {
+		if s.exact == nil {
+			s.exact = map[string]bool{}
+		}
+		s.exact[m.raw] = true
+		return
+	}
+	s.rest = append(s.rest, m)
+}
+
+// find returns the entry that matches one of names, and whether one does.
+func (s *matchSet) find(names []string) (string, bool) {
+	for _, n := range names {
+		if s.exact[n] {
+			return n, true
+		}
+	}
+	for _, m := range s.rest {
+		for _, n := range names {
+			if m.match(n) {
+				return m.raw, true
+			}
+		}
+	}
+	return "", false
 }
 
 // compressedConfig is the JSON of quantization_config.
@@ -179,7 +229,7 @@ func parseCompressed(raw json.RawMessage) (*Compressed, error) {
 			if err != nil {
 				return nil, err
 			}
-			cg.targets = append(cg.targets, m)
+			cg.targets.add(m)
 		}
 		s.groups = append(s.groups, cg)
 	}
@@ -188,9 +238,30 @@ func parseCompressed(raw json.RawMessage) (*Compressed, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.ignore = append(s.ignore, m)
+		s.ignore.add(m)
+	}
+	if n := s.patterns(); n > maxPatterns {
+		return nil, fmt.Errorf("quantization_config: %d \"re:\" patterns in targets and ignore, more than the %d hsdb matches (each is tried against every linear module); list exact module names instead", n, maxPatterns)
 	}
 	return s, nil
+}
+
+// patterns counts the "re:" entries of the targets and the ignore list.
+func (c *Compressed) patterns() int {
+	n := 0
+	for _, g := range c.groups {
+		for _, t := range g.targets.rest {
+			if t.re != nil {
+				n++
+			}
+		}
+	}
+	for _, m := range c.ignore.rest {
+		if m.re != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // String describes the scheme: "compressed-tensors pack-quantized int4
@@ -235,20 +306,12 @@ func moduleNames(module string) []string {
 // ignored or targeted by none; why says which ignore entry matched.
 func (c *Compressed) group(module string) (g *compressedGroup, why string) {
 	names := moduleNames(module)
-	for _, ig := range c.ignore {
-		for _, n := range names {
-			if ig.match(n) {
-				return nil, fmt.Sprintf("ignored by %q", ig.raw)
-			}
-		}
+	if raw, ok := c.ignore.find(names); ok {
+		return nil, fmt.Sprintf("ignored by %q", raw)
 	}
 	for i := range c.groups {
-		for _, t := range c.groups[i].targets {
-			for _, n := range names {
-				if t.match(n) {
-					return &c.groups[i], ""
-				}
-			}
+		if _, ok := c.groups[i].targets.find(names); ok {
+			return &c.groups[i], ""
 		}
 	}
 	return nil, "targeted by no config group"
@@ -270,9 +333,10 @@ func (c *Compressed) Quantizes(name string) bool {
 // weight, or (nil, nil) when the checkpoint stores the module dense (the
 // config ignores it, or it is quantized by the config but saved dense).
 // Errors name the tensor: packed tensors the config does not quantize, a
-// missing weight_packed, weight_scale or weight_shape, a weight_shape other
-// than [out, in], a packed or scale shape that disagrees with weight_shape
-// and the group size, an asymmetric scheme (with or without
+// module stored both dense and packed, a missing weight_packed,
+// weight_scale or weight_shape, a weight_shape other than [out, in], a
+// packed or scale shape that disagrees with weight_shape and the group
+// size, a NaN or infinite scale, an asymmetric scheme (with or without
 // weight_zero_point), activation-order g_idx.
 func (c *Compressed) Load(src model.WeightSource, name string, out, in int) (*tensor.Quantized, error) {
 	mod, ok := strings.CutSuffix(name, ".weight")
@@ -288,11 +352,17 @@ func (c *Compressed) Load(src model.WeightSource, name string, out, in int) (*te
 		}
 		return nil, nil
 	}
+	_, _, hasDense := src.Meta(name)
 	if !hasPacked {
-		if _, _, dense := src.Meta(name); dense {
+		if hasDense {
 			return nil, nil
 		}
 		return nil, fmt.Errorf("%s: quantization_config (%s) quantizes module %s but the checkpoint has neither %s nor %s", name, g.name, mod, packed, name)
+	}
+	if hasDense {
+		// Two weights for one module (a half-finished conversion, shards
+		// of two exports mixed): which one the model is cannot be told.
+		return nil, fmt.Errorf("%s: the checkpoint holds module %s both dense (%s) and packed (%s); keep one", name, mod, name, packed)
 	}
 	if !g.w.Symmetric {
 		zp := mod + ".weight_zero_point"
@@ -327,6 +397,9 @@ func (c *Compressed) Load(src model.WeightSource, name string, out, in int) (*te
 	q := &tensor.Quantized{Format: tensor.QuantInt4Group, Shape: [2]int{out, in}, Data: pt, Scale: st, Block: [2]int{1, gs}}
 	if err := q.Check(); err != nil {
 		return nil, fmt.Errorf("%s / %s (group_size %d): %w", packed, scale, gs, err)
+	}
+	if err := checkScales(scale, st); err != nil {
+		return nil, err
 	}
 	return q, nil
 }

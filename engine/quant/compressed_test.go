@@ -21,7 +21,7 @@ const kimiQuantConfig = `{
   "kv_cache_scheme": null
 }`
 
-func mustParse(t *testing.T, s string) *Compressed {
+func mustParse(t testing.TB, s string) *Compressed {
 	t.Helper()
 	c, err := parseCompressed(json.RawMessage(s))
 	if err != nil {

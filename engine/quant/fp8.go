@@ -37,6 +37,10 @@ type fp8Config struct {
 	ModulesToNotConvert []string `json:"modules_to_not_convert"`
 }
 
+// maxSkip bounds modules_to_not_convert (released fp8 configs list a few
+// modules, or none).
+const maxSkip = 4096
+
 // parseFP8 checks an fp8 quantization_config; errors name the field.
 func parseFP8(raw json.RawMessage) (*FP8Block, error) {
 	var c fp8Config
@@ -51,6 +55,17 @@ func parseFP8(raw json.RawMessage) (*FP8Block, error) {
 	}
 	if c.WeightBlockSize[0] > tensor.MaxBlock || c.WeightBlockSize[1] > tensor.MaxBlock {
 		return nil, fmt.Errorf("quantization_config: weight_block_size %v: each size must be at most %d", c.WeightBlockSize, tensor.MaxBlock)
+	}
+	// Each entry is a substring tried against every weight's name (as HF's
+	// FineGrainedFP8 replacement does): "" would keep every module dense,
+	// and a list of millions would cost a plan minutes.
+	if len(c.ModulesToNotConvert) > maxSkip {
+		return nil, fmt.Errorf("quantization_config: modules_to_not_convert has %d entries, more than the %d hsdb matches (each is tried against every weight)", len(c.ModulesToNotConvert), maxSkip)
+	}
+	for i, m := range c.ModulesToNotConvert {
+		if m == "" {
+			return nil, fmt.Errorf("quantization_config: modules_to_not_convert[%d] is empty (it would match every module)", i)
+		}
 	}
 	return &FP8Block{Block: [2]int{c.WeightBlockSize[0], c.WeightBlockSize[1]}, Skip: c.ModulesToNotConvert}, nil
 }
@@ -67,7 +82,8 @@ func scaleName(name string) string { return name + "_scale_inv" }
 // Load returns weight name as a tensor.Quantized when the checkpoint stores
 // it as fp8, or (nil, nil) when it stores it in another dtype (or not at
 // all: the loader then reports it missing). Errors name the tensor: a shape
-// other than [out, in], a missing or misshapen scale.
+// other than [out, in], a missing or misshapen scale, a NaN or infinite
+// scale.
 func (s *FP8Block) Load(src model.WeightSource, name string, out, in int) (*tensor.Quantized, error) {
 	dt, shape, ok := src.Meta(name)
 	if !ok || dt != tensor.F8E4M3 {
@@ -94,6 +110,9 @@ func (s *FP8Block) Load(src model.WeightSource, name string, out, in int) (*tens
 	q := &tensor.Quantized{Format: tensor.QuantFP8Block, Shape: [2]int{out, in}, Data: w, Scale: sc, Block: s.Block}
 	if err := q.Check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if err := checkScales(sn, sc); err != nil {
+		return nil, fmt.Errorf("fp8 weight %s: %w", name, err)
 	}
 	return q, nil
 }

@@ -24,7 +24,7 @@ func Parse(raw json.RawMessage) (model.QuantScheme, error) {
 		QuantMethod string `json:"quant_method"`
 	}
 	if err := json.Unmarshal(raw, &head); err != nil {
-		return nil, fmt.Errorf("quantization_config: %w", err)
+		return nil, fmt.Errorf("quantization_config: %w", jsonerr.Explain(err))
 	}
 	switch head.QuantMethod {
 	case "fp8":
@@ -47,7 +47,7 @@ func FromConfig(configJSON []byte) (model.QuantScheme, error) {
 		} `json:"text_config"`
 	}
 	if err := json.Unmarshal(configJSON, &top); err != nil {
-		return nil, fmt.Errorf("config.json: %w", err)
+		return nil, fmt.Errorf("config.json: %w", jsonerr.Explain(err))
 	}
 	raw := top.Quant
 	if top.TextConfig != nil && !isNull(top.TextConfig.Quant) {

@@ -153,6 +153,9 @@ func splitHeader(path string, raw []byte) ([]rawEntry, error) {
 	if !utf8.Valid(raw) {
 		return nil, fmt.Errorf("%s: %w: header is not valid UTF-8", path, ErrHeaderJSON)
 	}
+	if err := jsonerr.CheckSurrogates(raw); err != nil { // a tensor name encoding/json would turn into U+FFFD
+		return nil, fmt.Errorf("%s: %w: %v", path, ErrHeaderJSON, err)
+	}
 	var probe json.RawMessage
 	if err := json.Unmarshal(raw, &probe); err != nil {
 		var se *json.SyntaxError

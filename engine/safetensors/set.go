@@ -44,7 +44,9 @@ type Set struct {
 	mu          sync.Mutex
 	opened      map[string]*File // shard file name -> opened file
 	closed      bool
-	closedBytes int64 // BytesRead of shards already closed
+	closedBytes int64            // BytesRead of shards already closed
+	shardErr    error            // the first shard that failed to open or to match the index
+	failed      map[string]error // shard file name -> why it failed (not reopened)
 }
 
 // OpenDir opens the checkpoint in dir. It uses, in this order: an index
@@ -223,9 +225,12 @@ func (s *Set) shard(name string) (*File, error) {
 	if f := s.opened[file]; f != nil {
 		return f, nil
 	}
+	if err := s.failed[file]; err != nil { // parsed once: a broken shard is not mapped again per tensor
+		return nil, err
+	}
 	f, err := Open(filepath.Join(s.dir, file))
 	if err != nil {
-		return nil, fmt.Errorf("%s: opening shard %s: %w", s.where, file, err)
+		return nil, s.failShard(file, fmt.Errorf("%s: opening shard %s (which holds tensor %q): %w", s.where, file, name, err))
 	}
 	for _, t := range s.names {
 		if s.fileOf[t] != file {
@@ -233,12 +238,38 @@ func (s *Set) shard(name string) (*File, error) {
 		}
 		if _, ok := f.index[t]; !ok {
 			f.Close()
-			return nil, fmt.Errorf("%s: tensor %q: %w: the index places it in %s, which has %d tensors but not this one",
-				s.indexPath, t, ErrIndexMismatch, file, f.Len())
+			return nil, s.failShard(file, fmt.Errorf("%s: tensor %q: %w: the index places it in %s, which has %d tensors but not this one",
+				s.indexPath, t, ErrIndexMismatch, file, f.Len()))
 		}
 	}
 	s.opened[file] = f
 	return f, nil
+}
+
+// failShard records err as why shard file failed (later lookups in it
+// return err without opening it again) and as the set's ShardErr when it
+// is the first; it returns err. s.mu is held.
+func (s *Set) failShard(file string, err error) error {
+	if s.failed == nil {
+		s.failed = map[string]error{}
+	}
+	s.failed[file] = err
+	if s.shardErr == nil {
+		s.shardErr = err
+	}
+	return err
+}
+
+// ShardErr returns the first error met opening a shard (a corrupt or
+// truncated file, a shard without a tensor the index places in it), or nil.
+// Info reports such a tensor as absent (false); a caller that takes
+// absence to mean "use a default" (a tied LM head, a zero routing bias)
+// checks ShardErr after reading, so that a broken shard is never mistaken
+// for a tensor the checkpoint does not have.
+func (s *Set) ShardErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.shardErr
 }
 
 // Names returns every tensor name of the checkpoint without opening any

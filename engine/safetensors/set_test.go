@@ -258,3 +258,49 @@ func TestSetConcurrent(t *testing.T) {
 		t.Errorf("BytesRead = %d, want %d", s.BytesRead(), 8*6*16)
 	}
 }
+
+// TestShardErrRecordedOnce: a shard that fails to open is reported by
+// ShardErr (the first failure, naming the shard and the tensor looked up)
+// and is not opened again for each of its tensors: a lookup after the file
+// was repaired on disk returns the recorded error. Before, a broken shard
+// of N tensors was mapped, parsed and checked against the index on every
+// lookup (a checkpoint with a misplaced tensor took seconds per load to say
+// so) and nothing remembered that it had failed.
+func TestShardErrRecordedOnce(t *testing.T) {
+	dir, shards := shardedDir(t)
+	p := filepath.Join(dir, shards[1])
+	good, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, good[:len(good)-4], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.ShardErr(); err != nil {
+		t.Fatalf("ShardErr before any lookup = %v", err)
+	}
+	if _, ok := s.Info("layers.0.w"); !ok { // shard 1 is sound
+		t.Fatal("layers.0.w not found")
+	}
+	if err := s.ShardErr(); err != nil {
+		t.Fatalf("ShardErr after a sound shard = %v", err)
+	}
+	_, err1 := s.Lookup("layers.2.w")
+	if !errors.Is(err1, ErrOutOfRange) || !strings.Contains(err1.Error(), shards[1]) || !strings.Contains(err1.Error(), `"layers.2.w"`) {
+		t.Fatalf("Lookup in the truncated shard = %v; want ErrOutOfRange naming %s and the tensor", err1, shards[1])
+	}
+	if err := s.ShardErr(); err == nil || err.Error() != err1.Error() {
+		t.Fatalf("ShardErr = %v, want %v", err, err1)
+	}
+	if err := os.WriteFile(p, good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err2 := s.Lookup("layers.3.w"); err2 == nil || err2.Error() != err1.Error() {
+		t.Fatalf("second lookup in the failed shard = %v; want the recorded %v without reopening it", err2, err1)
+	}
+}

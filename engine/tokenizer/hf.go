@@ -84,9 +84,12 @@ func LoadHF(path string) (*HF, error) {
 }
 
 func parseHF(data []byte, base string) (*HF, error) {
+	if err := jsonerr.CheckSurrogates(data); err != nil { // encoding/json would decode it to U+FFFD
+		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+	}
 	var f hfFileJSON
 	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+		return nil, fmt.Errorf("%w: %v", ErrFormat, jsonerr.Explain(err))
 	}
 	t := &HF{name: "hf:" + base, bos: -1, eos: -1, addedID: map[int32]bool{}, addedByContent: map[string]int32{}, specialIDs: map[int32]bool{}}
 	var err error
@@ -108,14 +111,17 @@ func parseHF(data []byte, base string) (*HF, error) {
 		return nil, fmt.Errorf("%w: decoder is null (only ByteLevel is supported)", ErrUnsupported)
 	}
 	if err := json.Unmarshal(f.Decoder, &dec); err != nil {
-		return nil, fmt.Errorf("%w: decoder: %v", ErrFormat, err)
+		return nil, fmt.Errorf("%w: decoder: %v", ErrFormat, jsonerr.Explain(err))
 	}
 	if dec.Type != "ByteLevel" {
 		return nil, fmt.Errorf("%w: decoder type %q (only ByteLevel is supported)", ErrUnsupported, dec.Type)
 	}
 
 	maxID := int32(-1)
-	for _, id := range t.model.vocab {
+	for tok, id := range t.model.vocab {
+		if id > MaxTokenID {
+			return nil, fmt.Errorf("%w: model.vocab[%q] = %d, more than the largest token id hsdb reads (%d)", ErrFormat, tok, id, MaxTokenID)
+		}
 		maxID = max(maxID, id)
 	}
 	var rawPats, normPats []string
@@ -124,6 +130,9 @@ func parseHF(data []byte, base string) (*HF, error) {
 		a := &f.AddedTokens[i]
 		if a.ID < 0 || a.Content == "" {
 			return nil, fmt.Errorf("%w: added_tokens[%d]: id %d, content %q", ErrFormat, i, a.ID, a.Content)
+		}
+		if a.ID > MaxTokenID {
+			return nil, fmt.Errorf("%w: added_tokens[%d] %q: id %d, more than the largest token id hsdb reads (%d)", ErrFormat, i, a.Content, a.ID, MaxTokenID)
 		}
 		maxID = max(maxID, a.ID)
 		t.addedID[a.ID] = true
@@ -156,6 +165,9 @@ func parseHF(data []byte, base string) (*HF, error) {
 
 // readConfig takes bos_token and eos_token from tokenizer_config.json.
 func (t *HF) readConfig(data []byte) error {
+	if err := jsonerr.CheckSurrogates(data); err != nil {
+		return fmt.Errorf("%w: %v", ErrFormat, err)
+	}
 	var cfg map[string]json.RawMessage
 	if err := json.Unmarshal(data, &cfg); err != nil {
 		return fmt.Errorf("%w: %v", ErrFormat, jsonerr.Explain(err))

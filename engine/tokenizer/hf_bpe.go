@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"encoding/json"
 	"fmt"
+	"hsdb/engine/jsonerr"
 	"strings"
 	"sync"
 )
@@ -47,7 +48,7 @@ func newHFBPE(raw json.RawMessage) (*hfBPE, error) {
 	}
 	var m hfBPEJSON
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("%w: \"model\": %v", ErrFormat, err)
+		return nil, fmt.Errorf("%w: \"model\": %v", ErrFormat, jsonerr.Explain(err))
 	}
 	if m.Type != "BPE" {
 		return nil, fmt.Errorf("%w: model type %q (only BPE is supported)", ErrUnsupported, m.Type)
@@ -103,7 +104,7 @@ func parseMerges(raw json.RawMessage) ([][2]string, error) {
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, fmt.Errorf("%w: model.merges: %v", ErrFormat, err)
+		return nil, fmt.Errorf("%w: model.merges: %v", ErrFormat, jsonerr.Explain(err))
 	}
 	out := make([][2]string, len(items))
 	for i, it := range items {

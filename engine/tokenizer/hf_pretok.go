@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"encoding/json"
 	"fmt"
+	"hsdb/engine/jsonerr"
 
 	"github.com/dlclark/regexp2"
 	"golang.org/x/text/unicode/norm"
@@ -33,7 +34,7 @@ func newHFNormalizer(raw json.RawMessage, path string) (hfNormalizer, error) {
 	}
 	var c hfComponent
 	if err := json.Unmarshal(raw, &c); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrFormat, path, err)
+		return nil, fmt.Errorf("%w: %s: %v", ErrFormat, path, jsonerr.Explain(err))
 	}
 	switch c.Type {
 	case "NFC":
@@ -85,7 +86,7 @@ func newHFPreTokenizer(raw json.RawMessage, path string) (hfPreTokenizer, bool, 
 	}
 	var c hfComponent
 	if err := json.Unmarshal(raw, &c); err != nil {
-		return nil, false, fmt.Errorf("%w: %s: %v", ErrFormat, path, err)
+		return nil, false, fmt.Errorf("%w: %s: %v", ErrFormat, path, jsonerr.Explain(err))
 	}
 	switch c.Type {
 	case "Sequence":

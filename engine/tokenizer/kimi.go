@@ -99,6 +99,9 @@ func kimiSpecials(n int, cfgData []byte) (map[string]int32, string, string, erro
 			EOS            json.RawMessage `json:"eos_token"`
 			TokenizerClass string          `json:"tokenizer_class"`
 		}
+		if err := jsonerr.CheckSurrogates(cfgData); err != nil { // encoding/json would decode it to U+FFFD
+			return nil, "", "", fmt.Errorf("%w: %v", ErrFormat, err)
+		}
 		if err := json.Unmarshal(cfgData, &cfg); err != nil {
 			return nil, "", "", fmt.Errorf("%w: %v", ErrFormat, jsonerr.Explain(err))
 		}
@@ -108,11 +111,19 @@ func kimiSpecials(n int, cfgData []byte) (map[string]int32, string, string, erro
 		if cfg.AddedTokensDecoder != nil {
 			names = map[int]string{}
 		}
+		keyOf := map[int]string{}
 		for key, tok := range cfg.AddedTokensDecoder {
 			id, err := strconv.Atoi(key)
 			if err != nil {
 				return nil, "", "", fmt.Errorf("%w: added_tokens_decoder key %q is not an integer id", ErrFormat, key)
 			}
+			if prev, dup := keyOf[id]; dup {
+				// "163584" and "0163584" (or "+163584"): which text the id
+				// gets would follow Go's map order, differing run to run.
+				a, b := min(prev, key), max(prev, key)
+				return nil, "", "", fmt.Errorf("%w: added_tokens_decoder keys %q and %q are both id %d", ErrFormat, a, b, id)
+			}
+			keyOf[id] = key
 			if id < n || id >= n+KimiReservedSpecials {
 				return nil, "", "", fmt.Errorf("%w: added_tokens_decoder[%q] %q: Kimi's special tokens have ids %d..%d (after the %d ranks)", ErrFormat, key, tok.Content, n, n+KimiReservedSpecials-1, n)
 			}

@@ -79,8 +79,8 @@ func newTiktoken(name string, ranks map[string]int32, tokens []string, kind spli
 	t := &Tiktoken{name: "tiktoken:" + name, split: tiktokenSplitter{kind}, ranks: ranks, bos: bos, eos: eos, specials: map[string]int32{}}
 	n := len(tokens)
 	for s, id := range specials {
-		if s == "" || id < 0 {
-			return nil, fmt.Errorf("%s: %w: special token %q with id %d", name, ErrFormat, s, id)
+		if s == "" || id < 0 || id > MaxTokenID {
+			return nil, fmt.Errorf("%s: %w: special token %q with id %d (want a non-empty text and an id from 0 to %d)", name, ErrFormat, s, id, MaxTokenID)
 		}
 		if int(id) < len(tokens) {
 			return nil, fmt.Errorf("%s: %w: special token %q has id %d, which is the rank of %q", name, ErrFormat, s, id, tokens[id])

@@ -128,3 +128,11 @@ var (
 // tokenizer_config.json, tokenizer.model, tokenizer.bin): the largest
 // released tokenizer.json files are tens of MB.
 const MaxFileBytes = 512 << 20
+
+// MaxTokenID bounds a token id read from a tokenizer file (tokenizer.json's
+// model.vocab and added_tokens, a tiktoken special token's id): 2^24 − 1,
+// one below the largest vocab_size hsdb accepts in config.json
+// (model.SizeLimits; Gemma 3's vocabulary is 262,144). A tokenizer keeps a
+// table indexed by id, so one id of 2·10^9 in an otherwise tiny file would
+// ask for 32 GB.
+const MaxTokenID = 1<<24 - 1

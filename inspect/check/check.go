@@ -87,6 +87,7 @@ type Report struct {
 	hasModel  bool      // a forward pass ran on the file's ids
 	wantModel bool      // a model was given
 	noEntries bool      // no hidden-state entry or no input_ids: nothing to compare
+	badIDs    bool      // input_ids holds values that are no token: never run through the model
 	maskCtx   []spanCtx // the loss_mask's spans in context (a directory judges them together)
 }
 
@@ -169,7 +170,7 @@ func CheckFile(path string, opts CheckOptions) *Report {
 		opts.What = l.What
 	}
 	checkLayout(r, l, opts)
-	if rs := routerEntries(cf); len(rs) > 0 && opts.Model != nil && l.InputIDs != nil && r.matchErr == nil {
+	if rs := routerEntries(cf); len(rs) > 0 && opts.Model != nil && l.InputIDs != nil && r.matchErr == nil && !r.badIDs {
 		lens := r.SeqLens
 		if sum(lens) != l.idsLen() {
 			lens = []int{l.idsLen()}
@@ -226,6 +227,11 @@ func checkLayout(r *Report, l *Layout, opts CheckOptions) {
 			l.Entries[j].Layer = opts.Layers[i]
 		}
 	}
+	// Ids that are no token: reported by the structure rule, never run
+	// through the model (an id past int32 would become another token).
+	idProbs := idProblems(l, opts.Dims)
+	l.Problems = append(l.Problems, idProbs...)
+	r.badIDs = len(idProbs) > 0
 	r.wantModel = opts.Model != nil
 	r.noEntries = len(l.Entries) == 0 || l.InputIDs == nil
 	r.SeqLens = opts.SeqLens
@@ -233,7 +239,7 @@ func checkLayout(r *Report, l *Layout, opts CheckOptions) {
 		r.SeqLens = l.SeqLens
 		r.declared = len(l.SeqLens) > 0 && sum(l.SeqLens) == l.idsLen()
 	}
-	if opts.Model != nil && len(l.Entries) > 0 && l.InputIDs != nil {
+	if opts.Model != nil && len(l.Entries) > 0 && l.InputIDs != nil && !r.badIDs {
 		r.hasModel = true
 		mo := MatchOptions{TP: opts.TP, SeqLens: r.SeqLens, What: opts.What, OneSeq: len(r.SeqLens) == 1,
 			BOS: opts.BOS, HasBOS: opts.HasBOS, Constants: opts.Constants}

@@ -2,11 +2,13 @@ package check
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
+	"hsdb/engine/model"
 	"hsdb/engine/tensor"
 	"hsdb/inspect/capture"
 	"hsdb/inspect/client"
@@ -83,8 +85,12 @@ func InterpretCapture(cf *CaptureFile) *Layout {
 		l.LossMask = v.Tensor
 	}
 	if v := root.Get("seq_lens"); v != nil && v.Kind == KindTensor {
-		for i := range v.Tensor.Numel() {
-			l.SeqLens = append(l.SeqLens, int(v.Tensor.Int(i)))
+		if p := seqLensProblem(v.Tensor, l.idsLen()); p != "" {
+			l.Problems = append(l.Problems, p)
+		} else {
+			for i := range v.Tensor.Numel() {
+				l.SeqLens = append(l.SeqLens, int(v.Tensor.Int(i)))
+			}
 		}
 	}
 	if l.InputIDs != nil && l.InputIDs.DType.IsFloat() {
@@ -211,4 +217,60 @@ func (l *Layout) ids() []int32 {
 		out[i] = int32(l.InputIDs.Int(i))
 	}
 	return out
+}
+
+// seqLensProblem says what is wrong with a file's seq_lens tensor, or "":
+// it must hold integers, each a sequence of at least one token and at most
+// n (len(input_ids); n < 0 when the file has none). A length of 0 or less
+// (which a sum check alone lets through: -5 + 17 = 12) or a float that
+// would be truncated splits the rows at places the file never meant.
+func seqLensProblem(t *tensor.Tensor, n int) string {
+	if t.DType.IsFloat() || t.DType == tensor.Bool {
+		return fmt.Sprintf("seq_lens is %s, not an integer dtype", t.DType)
+	}
+	for i := range t.Numel() {
+		v := t.Int(i)
+		switch {
+		case v < 1:
+			return fmt.Sprintf("seq_lens[%d] is %d: a sequence holds at least one token", i, v)
+		case n >= 0 && v > int64(n):
+			return fmt.Sprintf("seq_lens[%d] is %d, more than the %d tokens of input_ids", i, v, n)
+		}
+	}
+	return ""
+}
+
+// idProblems says what is wrong with the token ids, or nil: an id below 0
+// or beyond int32 (hsdb's and the engines' token type: such an id would be
+// truncated to another token) is never a token; with the model's sizes
+// known, an id at or beyond vocab_size is not one of its tokens. It names
+// the first offending element and how many there are.
+func idProblems(l *Layout, d *model.Dims) []string {
+	t := l.InputIDs
+	if t == nil || t.DType.IsFloat() || t.DType == tensor.Bool {
+		return nil
+	}
+	vocab := int64(math.MaxInt32) + 1
+	what := "not a token id (ids are 0 to 2^31-1)"
+	if d != nil && d.Vocab > 0 {
+		vocab = int64(d.Vocab)
+		what = fmt.Sprintf("outside the model's vocabulary [0, %d)", d.Vocab)
+	}
+	first, count := -1, 0
+	for i := range t.Numel() {
+		if v := t.Int(i); v < 0 || v >= vocab {
+			if first < 0 {
+				first = i
+			}
+			count++
+		}
+	}
+	if first < 0 {
+		return nil
+	}
+	more := ""
+	if count > 1 {
+		more = fmt.Sprintf(" (and %d more)", count-1)
+	}
+	return []string{fmt.Sprintf("input_ids[%d] = %d is %s%s", first, t.Int(first), what, more)}
 }

@@ -57,6 +57,8 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 		switch {
 		case len(s) != 2:
 			bad = append(bad, fmt.Sprintf("%s is %s, not 2-D", e.Key, tensor.ShapeString(s)))
+		case s[1] == 0:
+			bad = append(bad, fmt.Sprintf("%s is %s: a hidden state of width 0 holds no values", e.Key, tensor.ShapeString(s)))
 		case n >= 0 && s[0] != n:
 			bad = append(bad, fmt.Sprintf("%s has %d rows, len(input_ids) = %d", e.Key, s[0], n))
 		case hidden > 0 && s[1] != hidden:

@@ -119,7 +119,11 @@ func (l *Layout) interpretSpecForge(root *Value) {
 		return
 	}
 	h, w, n := last.Shape[1], aux.Shape[1], aux.Shape[0]
-	if h == 0 || w%h != 0 {
+	if w == 0 || h == 0 {
+		l.Problems = append(l.Problems, fmt.Sprintf("aux_hidden_state is %s and hidden_state %s: a width of 0 holds no layer", tensor.ShapeString(aux.Shape), tensor.ShapeString(last.Shape)))
+		return
+	}
+	if w%h != 0 {
 		l.Problems = append(l.Problems, fmt.Sprintf("aux_hidden_state has width %d, not a multiple of hidden_state's %d", w, h))
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/big"
 	"slices"
 	"sort"
@@ -124,8 +125,11 @@ func stridedCopy(st *storage, off int, size, stride []int, b *budget) (*tensor.T
 	if len(size) != len(stride) {
 		return nil, fmt.Errorf("tensor size %v and stride %v differ in rank", size, stride)
 	}
+	if off < 0 {
+		return nil, fmt.Errorf("storage %s: negative storage_offset %d", st.key, off)
+	}
 	numel := 1
-	last := off
+	last := off // the last element the view reaches, computed without overflow
 	for i, d := range size {
 		if d < 0 || stride[i] < 0 {
 			return nil, fmt.Errorf("negative size or stride in %v / %v", size, stride)
@@ -134,11 +138,15 @@ func stridedCopy(st *storage, off int, size, stride []int, b *budget) (*tensor.T
 			return nil, fmt.Errorf("size %v is too large", size)
 		}
 		numel *= d
-		if d > 0 {
+		if d > 1 && stride[i] > 0 {
+			if d-1 > (math.MaxInt-last)/stride[i] { // (d-1)·stride would wrap around and point back into the storage
+				return nil, fmt.Errorf("storage %s holds %d elements but the tensor of size %v, stride %v at offset %d reaches beyond element %d",
+					st.key, st.numel(), size, stride, off, math.MaxInt)
+			}
 			last += (d - 1) * stride[i]
 		}
 	}
-	if off < 0 || (numel > 0 && last >= st.numel()) {
+	if numel > 0 && last >= st.numel() {
 		return nil, fmt.Errorf("storage %s holds %d elements but the tensor of size %v, stride %v at offset %d reaches element %d",
 			st.key, st.numel(), size, stride, off, last)
 	}

@@ -67,8 +67,9 @@ func readTorchBytes(b []byte) (*CaptureFile, error) {
 
 // FuzzReadTorch mutates the pickles of the capture fixtures (the storage
 // records stay those of the fixtures): the reader must return a tree or an
-// error wrapping ErrUnreadable or ErrForbiddenGlobal, never panic or hang.
-// The archive is built in memory, uncompressed: the former target wrote it
+// error wrapping ErrUnreadable or ErrForbiddenGlobal, never panic (not
+// even one the reader recovers from: "runtime error" in the message) or
+// hang. The archive is built in memory, uncompressed: the former target wrote it
 // to disk deflated on every execution, which with the go fuzzer's
 // minimization of each new input (up to a minute at a few hundred
 // executions a second) is what held it to a few thousand executions in 3
@@ -78,10 +79,18 @@ func FuzzReadTorch(f *testing.F) {
 	for _, p := range pkls {
 		f.Add(p)
 	}
+	// A view of 3 elements with stride 2^63-1 (TestReadTorchStrideOverflow):
+	// its size × stride wrapped around; it panicked inside the copy.
+	f.Add([]byte("\x80\x02ctorch._utils\n_rebuild_tensor_v2\n(" +
+		"(X\x07\x00\x00\x00storagectorch\nFloatStorage\nX\x01\x00\x00\x000X\x03\x00\x00\x00cpuK\x06tQ" +
+		"K\x00K\x03\x85\x8a\x08\xff\xff\xff\xff\xff\xff\xff\x7f\x85\x89NtR."))
 	f.Fuzz(func(t *testing.T, pkl []byte) {
 		cf, err := readTorchBytes(storedArchive(pkl, storages))
 		if err != nil && !errors.Is(err, ErrUnreadable) && !errors.Is(err, ErrForbiddenGlobal) {
 			t.Fatalf("error of no kind: %v", err)
+		}
+		if err != nil && strings.Contains(err.Error(), "runtime error") {
+			t.Fatalf("a Go panic turned into an error (an input the reader does not check): %v", err)
 		}
 		if err == nil {
 			cf.Structure()
@@ -125,6 +134,9 @@ func FuzzReadTorchFile(f *testing.F) {
 		cf, err := readTorchBytes(b)
 		if err != nil && !errors.Is(err, ErrUnreadable) && !errors.Is(err, ErrForbiddenGlobal) {
 			t.Fatalf("error of no kind: %v", err)
+		}
+		if err != nil && strings.Contains(err.Error(), "runtime error") {
+			t.Fatalf("a Go panic turned into an error (an input the reader does not check): %v", err)
 		}
 		if err == nil {
 			cf.Structure()

@@ -1,0 +1,117 @@
+package check
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"hsdb/engine/safetensors"
+	"hsdb/engine/tensor"
+	"hsdb/inspect/capture"
+)
+
+// writeIDsCapture writes an hsdb-dump-shaped file: input_ids as given, an
+// optional seq_lens, and hidden_states.1 [len(ids), hidden] of small
+// varied values; it returns the path.
+func writeIDsCapture(t *testing.T, ids, seqLens *tensor.Tensor, hidden int) string {
+	t.Helper()
+	n := ids.Numel()
+	v := make([]float32, n*hidden)
+	for i := range v {
+		v[i] = float32(i%7) - 3
+	}
+	ts := []safetensors.Named{{Name: "input_ids", T: ids}}
+	if seqLens != nil {
+		ts = append(ts, safetensors.Named{Name: "seq_lens", T: seqLens})
+	}
+	ts = append(ts, safetensors.Named{Name: "hidden_states.1", T: tensor.FromF32(v, n, hidden)})
+	p := filepath.Join(t.TempDir(), "capture.safetensors")
+	if err := safetensors.WriteFile(p, ts, nil); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func ids64(v ...int64) *tensor.Tensor { return tensor.FromI64(v, len(v)) }
+
+// TestCheckSeqLensInvalid: a file's seq_lens with a length below 1, above
+// len(input_ids), or of a float dtype fails the structure rule naming the
+// element; before, [-5, 17] on 12 tokens summed to 12 and passed "2
+// sequences flattened, split by the file's own seq_lens tensor: -5 + 17
+// tokens" with the verdict valid, and [5.5, 6.5] was truncated to 5 + 6.
+func TestCheckSeqLensInvalid(t *testing.T) {
+	ids := ids64(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)
+	for _, c := range []struct {
+		lens *tensor.Tensor
+		want string
+	}{
+		{ids64(-5, 17), "seq_lens[0] is -5: a sequence holds at least one token"},
+		{ids64(0, 12), "seq_lens[0] is 0"},
+		{ids64(6, 1<<62), "seq_lens[1] is 4611686018427387904, more than the 12 tokens"},
+		{tensor.FromF32([]float32{5.5, 6.5}, 2), "seq_lens is f32, not an integer dtype"},
+	} {
+		r := CheckFile(writeIDsCapture(t, ids, c.lens, 8), CheckOptions{})
+		st, _ := r.Rule(capture.RuleStructure)
+		if !r.Failed() || st.Status != capture.Fail || !strings.Contains(st.Detail, c.want) {
+			t.Errorf("seq_lens %v: structure %s %q; want a failure naming %q", c.lens.ToF32(), st.Status, st.Detail, c.want)
+		}
+	}
+	r := CheckFile(writeIDsCapture(t, ids, ids64(5, 7), 8), CheckOptions{})
+	if st, _ := r.Rule(capture.RuleOneSeq); r.Failed() || st.Status != capture.Pass || !strings.Contains(st.Detail, "5 + 7") {
+		t.Errorf("seq_lens 5, 7: %v", r.Lines())
+	}
+}
+
+// TestCheckIDsNotTokens: token ids below 0 or beyond int32 fail the
+// structure rule, and with the model's sizes ids at or past vocab_size do;
+// such ids are never run through the model. Before, with the model's
+// config (no forward pass) ids -1 and 1000 on a 101-token vocabulary
+// passed with the verdict valid, and with the model loaded an id of
+// 2^32+5 was truncated to token 5 and matched against it.
+func TestCheckIDsNotTokens(t *testing.T) {
+	e := llamaEngine(t)
+	for _, c := range []struct {
+		ids       *tensor.Tensor
+		model     bool
+		wantModel string
+	}{
+		{ids64(1, -1, 3), false, "input_ids[1] = -1 is outside the model's vocabulary [0, 101)"},
+		{ids64(1, 1000, 3, 2000), false, "input_ids[1] = 1000 is outside the model's vocabulary [0, 101) (and 1 more)"},
+		{ids64(1, 1<<32+5, 3), true, "input_ids[1] = 4294967301 is outside the model's vocabulary [0, 101)"},
+	} {
+		o := CheckOptions{Dims: e.Dims}
+		if c.model {
+			o.Model = targetOf(e)
+		}
+		r := CheckFile(writeIDsCapture(t, c.ids, nil, e.Dims.Hidden), o)
+		st, _ := r.Rule(capture.RuleStructure)
+		if !r.Failed() || st.Status != capture.Fail || !strings.Contains(st.Detail, c.wantModel) {
+			t.Errorf("ids %v: structure %s %q; want a failure naming %q", c.ids.ToF32(), st.Status, st.Detail, c.wantModel)
+		}
+		if c.model && len(r.Matches) > 0 {
+			t.Errorf("ids %v: matched against the model (%d matches); want no forward pass", c.ids.ToF32(), len(r.Matches))
+		}
+	}
+	// Without the model's sizes only what is never a token is refused.
+	if r := CheckFile(writeIDsCapture(t, ids64(1, 1000, 3), nil, 8), CheckOptions{}); r.Failed() {
+		t.Errorf("id 1000 without a model: %v; want valid (any vocabulary may hold it)", r.Lines())
+	}
+	r := CheckFile(writeIDsCapture(t, ids64(1, 1<<31, 3), nil, 8), CheckOptions{})
+	if st, _ := r.Rule(capture.RuleStructure); st.Status != capture.Fail || !strings.Contains(st.Detail, "input_ids[1] = 2147483648 is not a token id") {
+		t.Errorf("id 2^31 without a model: structure %s %q", st.Status, st.Detail)
+	}
+}
+
+// TestCheckZeroWidthEntry: a hidden-state entry [len, 0] holds no values;
+// without a model (hidden_size unknown) it passed every rule and the file
+// was called valid. It now fails the shape rule naming the entry.
+func TestCheckZeroWidthEntry(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "capture.safetensors")
+	if err := safetensors.WriteFile(p, []safetensors.Named{{Name: "input_ids", T: ids64(1, 2, 3)}, {Name: "hidden_states.1", T: tensor.New(tensor.F32, 3, 0)}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	r := CheckFile(p, CheckOptions{})
+	if st, _ := r.Rule(capture.RuleShape); !r.Failed() || st.Status != capture.Fail || !strings.Contains(st.Detail, "hidden_states.1 is [3, 0]: a hidden state of width 0") {
+		t.Errorf("a [3, 0] entry: shape %s %q; want a failure naming it", st.Status, st.Detail)
+	}
+}
