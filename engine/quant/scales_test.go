@@ -17,8 +17,14 @@ import (
 func scaleTensor(dt tensor.DType, bits uint64) *tensor.Tensor {
 	t := tensor.FromF32([]float32{1, 1, 1, 1, 1, 1}, 2, 3).Convert(dt)
 	es := dt.Size()
-	b := t.Data[5*es : 6*es]
-	switch es {
+	putBits(t.Data[5*es:6*es], bits)
+	return t
+}
+
+// putBits writes the low len(b) bytes of bits into b, little-endian (an
+// element of 2, 4 or 8 bytes).
+func putBits(b []byte, bits uint64) {
+	switch len(b) {
 	case 2:
 		binary.LittleEndian.PutUint16(b, uint16(bits))
 	case 4:
@@ -26,7 +32,6 @@ func scaleTensor(dt tensor.DType, bits uint64) *tensor.Tensor {
 	case 8:
 		binary.LittleEndian.PutUint64(b, bits)
 	}
-	return t
 }
 
 // TestNonFiniteScalesRefused: a block scale that is NaN or ±Inf, in every
@@ -98,15 +103,7 @@ func TestCheckScalesEveryPosition(t *testing.T) {
 		es := dt.Size()
 		for i := range 36 {
 			g := &tensor.Tensor{Shape: []int{4, 9}, DType: dt, Data: append([]byte(nil), base.Data...)}
-			b := g.Data[i*es : (i+1)*es]
-			switch es {
-			case 2:
-				binary.LittleEndian.PutUint16(b, uint16(bits))
-			case 4:
-				binary.LittleEndian.PutUint32(b, uint32(bits))
-			case 8:
-				binary.LittleEndian.PutUint64(b, bits)
-			}
+			putBits(g.Data[i*es:(i+1)*es], bits)
 			want := fmt.Sprintf("at [%d, %d]", i/9, i%9)
 			if err := checkScales("s", g); err == nil || !strings.Contains(err.Error(), want) {
 				t.Errorf("%s, non-finite element %d: %v; want %s", dt, i, err, want)
