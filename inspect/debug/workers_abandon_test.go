@@ -66,15 +66,29 @@ func gone(pid int) bool {
 // front once more before that.
 func sigstop(t *testing.T, pid int) {
 	t.Helper()
+	if !stopProcess(pid) {
+		t.Fatalf("worker %d is not stopped a second after SIGSTOP", pid)
+	}
+}
+
+// stopProcess sends pid SIGSTOP and waits, up to a second, until Linux
+// shows it stopped (state T); it reports whether it did. SIGSTOP takes
+// effect only when the thread the kernel picked to take it runs: on a
+// loaded machine that thread can wait for a CPU for milliseconds while
+// the worker's other threads go on, so a worker sent SIGSTOP mid-pass
+// could still finish the pass (the cause of this package's rare failures
+// of TestCtrlCEndsWorkerStoppedMidPass, /proc showing the worker
+// running 2 ms after the signal).
+func stopProcess(pid int) bool {
 	syscall.Kill(pid, syscall.SIGSTOP)
 	for range 500 {
 		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 		if i := bytes.LastIndexByte(b, ')'); i > 0 && i+2 < len(b) && b[i+2] == 'T' {
-			return
+			return true
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	t.Fatalf("worker %d is not stopped a second after SIGSTOP", pid)
+	return false
 }
 
 // stopTimed runs f and fails the test when it takes longer than limit (the
@@ -185,7 +199,9 @@ func TestCtrlCEndsWorkerStoppedMidPass(t *testing.T) {
 		pid := f.PID(1)
 		defer syscall.Kill(pid, syscall.SIGKILL)
 		s.Observers = append(s.Observers, &killAt{site: "model.layers.1", do: func() {
-			syscall.Kill(pid, syscall.SIGSTOP)
+			if !stopProcess(pid) { // before the front answers: the worker cannot go on past this site
+				t.Errorf("worker %d is not stopped a second after SIGSTOP", pid)
+			}
 			go func() {
 				time.Sleep(200 * time.Millisecond)
 				s.Interrupt()

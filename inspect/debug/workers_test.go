@@ -87,6 +87,8 @@ func (k *killAt) Want(ev *model.Event) bool {
 			switch {
 			case k.do != nil:
 				k.do()
+			case k.sig == syscall.SIGSTOP:
+				stopProcess(k.pid) // stopped before the front answers (a late stop lets the worker run on)
 			case k.sig != 0:
 				syscall.Kill(k.pid, k.sig)
 			default:
