@@ -93,6 +93,9 @@ func (c *checkFlags) checker(io stdio, cmd string, needEngine bool) (*checker, e
 		c.tp = 1
 	}
 	k.req.NoModel = c.noModel
+	if c.summary && c.full {
+		return k, fmt.Errorf("--summary and --full ask for two report forms (counts per finding, or every file's report): give one")
+	}
 	k.req.Output = c.output()
 	if c.layers != "" {
 		ls, err := client.ParseLayers(c.layers)

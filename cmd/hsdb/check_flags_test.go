@@ -72,3 +72,18 @@ func TestCheckDiffTakeTheWorkerFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckSummaryAndFullRefused: --summary and --full name two report
+// forms of a directory (usage: [--summary|--full]); given both, check and
+// diff took --summary and dropped --full without a word. Now both refuse
+// the pair, exit 2, naming the two flags.
+func TestCheckSummaryAndFullRefused(t *testing.T) {
+	dir := t.TempDir()
+	for _, cmd := range []string{"check", "diff"} {
+		var out, errOut bytes.Buffer
+		code := hsdbMain([]string{cmd, dir, "--model", "../../testdata/hf/llama", "--summary", "--full"}, stdio{Out: &out, Err: &errOut})
+		if code != 2 || !strings.Contains(errOut.String(), "--summary and --full") {
+			t.Errorf("%s --summary --full: exit %d, stderr %q, stdout %q; want exit 2 naming both flags", cmd, code, errOut.String(), out.String())
+		}
+	}
+}
