@@ -12,6 +12,18 @@ __device__ void embedding(st<T>* out, const int* ids, const st<T>* table, int hi
     int id = ids[t];
     bool mine = id >= start && id < end;
     const st<T>* row = table + (long long)(id - start) * hidden;
+    st<T>* o = out + t * hidden;
+    const int V = 16 / (int)sizeof(st<T>);  // 16-byte copies when the rows allow them
+    if (hidden % V == 0 && (((unsigned long long)o | (unsigned long long)row) & 15) == 0) {
+        const uint4* r4 = (const uint4*)row;
+        uint4* o4 = (uint4*)o;
+        for (int c = threadIdx.x; c < hidden / V; c += blockDim.x) {
+            uint4 v = make_uint4(0, 0, 0, 0);
+            if (mine) v = r4[c];
+            o4[c] = v;
+        }
+        return;
+    }
     for (int c = threadIdx.x; c < hidden; c += blockDim.x) {
         st<T> v = 0;
         if (mine) v = row[c];

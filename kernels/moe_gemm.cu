@@ -117,13 +117,7 @@ __device__ __forceinline__ void moe_gemm(bf16_t* out, const bf16_t* x, const int
 
     const int tile = blockIdx.y;
     if (tile >= tiles[nexp]) return;
-    int lo = 0, hi = nexp;  // tiles[lo] <= tile < tiles[hi]
-    while (hi - lo > 1) {
-        int mid = (lo + hi) >> 1;
-        if (tiles[mid] <= tile) lo = mid;
-        else hi = mid;
-    }
-    const int e = lo;
+    const int e = mg_tile_expert(tiles, nexp, tile);
     const int m0 = offsets[e] + (tile - tiles[e]) * BM, m1 = offsets[e + 1];
     const int n0 = blockIdx.x * PR;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -182,12 +176,12 @@ __device__ __forceinline__ void moe_gemm(bf16_t* out, const bf16_t* x, const int
     const mg_units<WK, CV_ITERS, PR> units(tid / (BK / 8), CV_ROWS, (tid % (BK / 8)) * 8, n0, N, qa, qc, wb0, wb1,
                                            scale_off);
 
-    // widen turns raw stage s (k tile kt) into Bc with the tile's scales
-    // sc; rows past N and columns past K become zeros.
-    auto widen = [&](int s, int kt, const unsigned (&sc)[CV_ITERS]) {
+    // widen turns raw stage s into Bc with the tile's scales sc (f32s: a
+    // constant at each call); rows past N and columns past K become zeros.
+    auto widen = [&](int s, const unsigned (&sc)[CV_ITERS], bool f32s) {
 #pragma unroll
         for (int i = 0; i < CV_ITERS; i++)
-            *(uint4*)(Bc + (units.row0 + i * CV_ROWS) * LDS + units.ck) = units.widen(Bs + s * B_STAGE, i, kt, K, sc[i], qb);
+            *(uint4*)(Bc + (units.row0 + i * CV_ROWS) * LDS + units.ck) = units.widen(Bs + s * B_STAGE, i, sc[i], f32s);
     };
 
     // The smem row of this warp's n8 tile j: with GLU the first NT/2 tiles
@@ -210,16 +204,25 @@ __device__ __forceinline__ void moe_gemm(bf16_t* out, const bf16_t* x, const int
         if (s < KT) load(s, s);
         mg_commit();
     }
+    const bool f32s = WK == MG_INT4 && qb;  // int4 with f32 scales
     unsigned sc[CV_ITERS];
-    if (WK != MG_BF16) units.scales(0, K, qa, qb, sc);
+    if (WK != MG_BF16) {
+        if (f32s) units.scales(0, K, qa, qb, sc, true);
+        else units.scales(0, K, qa, qb, sc, false);
+    }
     for (int kt = 0; kt < KT; kt++) {
         mg_wait<ST - 2>();
         __syncthreads();
         const int s = kt % ST;
         const bf16_t* Bt = (const bf16_t*)(Bs + s * B_STAGE);
         if (WK != MG_BF16) {
-            widen(s, kt, sc);
-            if (kt + 1 < KT) units.scales(kt + 1, K, qa, qb, sc);
+            if (f32s) {  // each branch compiles one scale form
+                widen(s, sc, true);
+                if (kt + 1 < KT) units.scales(kt + 1, K, qa, qb, sc, true);
+            } else {
+                widen(s, sc, false);
+                if (kt + 1 < KT) units.scales(kt + 1, K, qa, qb, sc, false);
+            }
             __syncthreads();
             Bt = Bc;
         }

@@ -127,13 +127,7 @@ __device__ __forceinline__ void moe_wgmma(bf16_t* out, const bf16_t* x, const in
 
     const int tile = blockIdx.y;
     if (tile >= tiles[nexp]) return;
-    int lo = 0, hi = nexp;  // tiles[lo] <= tile < tiles[hi]
-    while (hi - lo > 1) {
-        int mid = (lo + hi) >> 1;
-        if (tiles[mid] <= tile) lo = mid;
-        else hi = mid;
-    }
-    const int e = lo;
+    const int e = mg_tile_expert(tiles, nexp, tile);
     const int m0 = offsets[e] + (tile - tiles[e]) * BM, m1 = offsets[e + 1];
     const int n0 = blockIdx.x * PR;
     const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31, warp = (tid >> 5) & 3;
@@ -192,12 +186,12 @@ __device__ __forceinline__ void moe_wgmma(bf16_t* out, const bf16_t* x, const in
     // Widening (quantized weights, mg_units): rows tid/8 + i·CV_ROWS at k
     // offset 8·(tid%8), into the swizzled layout (chunk tid%8 of the row).
     const mg_units<WK, CV_ITERS, PR, CV_TP> units(tid >> 3, CV_ROWS, (tid & 7) * 8, n0, N, qa, qc, wb0, wb1, scale_off, BN);
-    auto widen = [&](int s, int kt, unsigned char* dst, const unsigned (&sc)[CV_ITERS]) {
+    auto widen = [&](int s, unsigned char* dst, const unsigned (&sc)[CV_ITERS], bool f32s) {  // f32s: a constant at each call
 #pragma unroll
         for (int i = 0; i < CV_ITERS; i++) {
             const int r = (tid >> 3) + i * CV_ROWS;
             if (!CV_TP || r < BN)
-                *(uint4*)(dst + r * 128 + (((tid & 7) ^ (r & 7)) << 4)) = units.widen(sm + s * STAGE + A_BYTES, i, kt, K, sc[i], qb);
+                *(uint4*)(dst + r * 128 + (((tid & 7) ^ (r & 7)) << 4)) = units.widen(sm + s * STAGE + A_BYTES, i, sc[i], f32s);
         }
     };
 
@@ -210,8 +204,12 @@ __device__ __forceinline__ void moe_wgmma(bf16_t* out, const bf16_t* x, const in
         if (s < KT) load(s, s);
         mg_commit();
     }
+    const bool f32s = WK == MG_INT4 && qb;  // int4 with f32 scales
     unsigned sc[CV_ITERS];
-    if (WK != MG_BF16) units.scales(0, K, qa, qb, sc);
+    if (WK != MG_BF16) {
+        if (f32s) units.scales(0, K, qa, qb, sc, true);
+        else units.scales(0, K, qa, qb, sc, false);
+    }
     for (int kt = 0; kt < KT; kt++) {
         mg_wait<ST - 3>();
         wg_proxy_fence();
@@ -222,8 +220,13 @@ __device__ __forceinline__ void moe_wgmma(bf16_t* out, const bf16_t* x, const in
         unsigned char* wt = sm + s * STAGE + A_BYTES;
         if (WK != MG_BF16) {
             wt = sm + ST * STAGE + (kt & 1) * W_BYTES;
-            widen(s, kt, wt, sc);
-            if (kt + 1 < KT) units.scales(kt + 1, K, qa, qb, sc);
+            if (f32s) {  // each branch compiles one scale form
+                widen(s, wt, sc, true);
+                if (kt + 1 < KT) units.scales(kt + 1, K, qa, qb, sc, true);
+            } else {
+                widen(s, wt, sc, false);
+                if (kt + 1 < KT) units.scales(kt + 1, K, qa, qb, sc, false);
+            }
             wg_proxy_fence();
             __syncthreads();
         }

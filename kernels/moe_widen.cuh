@@ -1,9 +1,10 @@
 // moe_widen.cuh: what the routed experts' grouped GEMMs share
-// (moe_gemm.cu, mma.sync; moe_wgmma.cu, wgmma): the weight kinds, 16-byte
-// cp.async copies, and the widening of stored expert weights (fp8 e4m3
-// with f32 block scales, packed int4 with bf16 or f32 group scales) to
-// bf16, each value rounded once as the dequantize-on-load kernels round it
-// (fp8.cu's fp8_dequant_batch, int4.cu's int4_dequant).
+// (moe_gemm.cu, mma.sync; moe_wgmma.cu, wgmma): the weight kinds, the row
+// tile's expert, 16-byte cp.async copies, and the widening of stored
+// expert weights (fp8 e4m3 with f32 block scales, packed int4 with bf16 or
+// f32 group scales) to bf16, each value rounded once as the
+// dequantize-on-load kernels round it (fp8.cu's fp8_dequant_batch,
+// int4.cu's int4_dequant).
 #pragma once
 #include "common.cuh"
 
@@ -25,6 +26,20 @@ __device__ __forceinline__ void mg_commit() { asm volatile("cp.async.commit_grou
 template <int N>
 __device__ __forceinline__ void mg_wait() {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+// mg_tile_expert returns the expert e whose row tiles hold row tile tile:
+// tiles[e] <= tile < tiles[e+1] (tiles [nexp+1] from moe_gemm_tiles, tile <
+// tiles[nexp]; experts without rows have tiles[e] == tiles[e+1] and are
+// never returned), by binary search.
+__device__ __forceinline__ int mg_tile_expert(const int* tiles, int nexp, int tile) {
+    int lo = 0, hi = nexp;  // tiles[lo] <= tile < tiles[hi]
+    while (hi - lo > 1) {
+        int mid = (lo + hi) >> 1;
+        if (tiles[mid] <= tile) lo = mid;
+        else hi = mid;
+    }
+    return lo;
 }
 
 // mg_fp8x8 widens 8 float8_e4m3fn bytes q (lowest first) times scale sc
@@ -113,9 +128,12 @@ struct mg_units {
     }
 
     // scales sets sc to the units' scales for k tile kt as raw bits: f32
-    // for fp8 and f32 int4 scales, bf16 in the low half for bf16 int4
-    // scales (qb = 0); 0 past N or K.
-    __device__ __forceinline__ void scales(int kt, int K, int qa, int qb, unsigned (&sc)[IT]) const {
+    // for fp8 and (f32s) f32 int4 scales, bf16 in the low half for bf16
+    // int4 scales; 0 past N or K. f32s is a constant at each call site.
+    // (Unconditional loads of every unit, selected afterwards, measured
+    // slower in the wgmma kernels' int4 layers: 20.8 ms against 17.6 on
+    // y at 8192 tokens.)
+    __device__ __forceinline__ void scales(int kt, int K, int qa, int qb, unsigned (&sc)[IT], bool f32s) const {
         const int k = kt * MG_BK + ck;
         const int kq = k / (WK == MG_FP8 ? qb : qa);
 #pragma unroll
@@ -123,20 +141,22 @@ struct mg_units {
             const unsigned char* sb = ((TP ? row0 : 0) + i * step) / PR ? sb1 : sb0;
             sc[i] = 0;
             if (soff[i] >= 0 && k < K) {
-                if (WK == MG_FP8 || qb) sc[i] = ((const unsigned*)sb)[soff[i] + kq];
+                if (WK == MG_FP8 || f32s) sc[i] = ((const unsigned*)sb)[soff[i] + kq];
                 else sc[i] = ((const bf16_t*)sb)[soff[i] + kq];
             }
         }
     }
 
-    // widen returns unit i of raw tile raw (k tile kt; rows of MG_BK fp8
-    // bytes or MG_BK/2 int4 bytes) as 8 bf16 with its scale sc, zeros past
-    // N or K.
-    __device__ __forceinline__ uint4 widen(const unsigned char* raw, int i, int kt, int K, unsigned sc, int qb) const {
+    // widen returns unit i of raw tile raw (rows of MG_BK fp8 bytes or
+    // MG_BK/2 int4 bytes) as 8 bf16 with its scale sc (f32s: an int4 f32
+    // scale; pass a constant, so each call site compiles one form). No
+    // branch per unit: past N or K the raw bytes are zero-filled copies
+    // and the scale is 0, so the unit widens to zeros (int4's (0−8)·0 is
+    // −0, which adds nothing to a product).
+    __device__ __forceinline__ uint4 widen(const unsigned char* raw, int i, unsigned sc, bool f32s) const {
         const int r = row0 + i * step;
-        if (soff[i] < 0 || kt * MG_BK + ck >= K) return make_uint4(0, 0, 0, 0);
         if (WK == MG_FP8) return mg_fp8x8(*(const uint2*)(raw + r * MG_BK + ck), __uint_as_float(sc));
         const unsigned q = *(const unsigned*)(raw + r * (MG_BK / 2) + ck / 2);
-        return qb ? mg_int4x8_f32(q, __uint_as_float(sc)) : mg_int4x8(q, sc | (sc << 16));
+        return f32s ? mg_int4x8_f32(q, __uint_as_float(sc)) : mg_int4x8(q, sc | (sc << 16));
     }
 };

@@ -41,6 +41,41 @@ __device__ void rope(st<T>* x, const int* positions, const float* inv_freq, long
     }
 }
 
+// rope_tok is rope with one block per token (grid-stride over tokens):
+// the token's cos and sin, scaled, are computed once into shared memory
+// (rot_dim floats, dynamic) and shared by its heads, instead of one
+// sincosf per head and pair (DeepSeek-V3's q has 128 heads over the same
+// 32 angles). Same f, sincosf and products as rope, so the same bits.
+template <typename T>
+__device__ void rope_tok(st<T>* x, const int* positions, const float* inv_freq, long long tokens, int heads,
+                         long long row_stride, int head_stride, int rot_offset, int rot_dim, int interleaved,
+                         float mscale) {
+    extern __shared__ float rope_cs[];  // [half] c, then [half] s
+    const int half = rot_dim / 2, n = heads * half;
+    for (long long t = blockIdx.x; t < tokens; t += gridDim.x) {
+        __syncthreads();  // the previous token's readers are done
+        const float p = (float)positions[t];
+        for (int j = threadIdx.x; j < half; j += blockDim.x) {
+            float f = p * inv_freq[j];
+            float s, c;
+            sincosf(f, &s, &c);
+            rope_cs[j] = c * mscale;
+            rope_cs[half + j] = s * mscale;
+        }
+        __syncthreads();
+        st<T>* xt = x + t * row_stride + rot_offset;
+        for (int i = threadIdx.x; i < n; i += blockDim.x) {
+            const int h = i / half, j = i - h * half;
+            const long long ia = (long long)h * head_stride + (interleaved ? 2 * j : j);
+            const long long ib = interleaved ? ia + 1 : ia + half;
+            const float c = rope_cs[j], s = rope_cs[half + j];
+            float a = elem<T>::load(xt, ia), b = elem<T>::load(xt, ib);
+            elem<T>::store(xt, ia, a * c - b * s);
+            elem<T>::store(xt, ib, b * c + a * s);
+        }
+    }
+}
+
 #define INST(name, T)                                                                              \
     extern "C" __global__ void rope_##name(st<T>* x, const int* positions, const float* inv_freq,  \
                                            long long tokens, int heads, long long row_stride,      \
@@ -50,3 +85,13 @@ __device__ void rope(st<T>* x, const int* positions, const float* inv_freq, long
                 interleaved, mscale);                                                              \
     }
 HSDB_DTYPES(INST)
+
+#define INST_TOK(name, T)                                                                             \
+    extern "C" __global__ void rope_tok_##name(st<T>* x, const int* positions, const float* inv_freq, \
+                                               long long tokens, int heads, long long row_stride,     \
+                                               int head_stride, int rot_offset, int rot_dim,          \
+                                               int interleaved, float mscale) {                       \
+        rope_tok<T>(x, positions, inv_freq, tokens, heads, row_stride, head_stride, rot_offset, rot_dim, \
+                    interleaved, mscale);                                                             \
+    }
+HSDB_DTYPES(INST_TOK)

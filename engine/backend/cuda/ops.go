@@ -246,6 +246,11 @@ type RoPEParams struct {
 	MScale float32
 }
 
+// ropeTokMaxDim is the largest rotary dim RoPE runs on kernels/rope.cu's
+// rope_tok (its angles in 4·rot_dim bytes of shared memory, under the 48
+// KiB a launch gets without opting in); wider ones take the flat kernel.
+const ropeTokMaxDim = 4096
+
 // RoPE rotates x in place: for pair i of a head at position p, with f =
 // p·invFreq[i] in f32, (a, b) ← (a cos f − b sin f, b cos f + a sin f)·MScale
 // (RoFormer, Su et al. 2021). positions [Tokens] int32 and invFreq
@@ -265,6 +270,15 @@ func (d *GPU) RoPE(x, positions, invFreq driver.Ptr, p RoPEParams, dt tensor.DTy
 		il = 1
 	}
 	n := int64(p.Tokens) * int64(p.Heads) * int64(p.RotDim/2)
+	if p.RotDim <= ropeTokMaxDim && p.Tokens > 0 {
+		// One block per token (up to 65535 blocks, then grid-stride): the
+		// token's angles computed once into 4·RotDim bytes of shared memory.
+		return d.Do(func() error {
+			return d.launch("rope", "rope_tok_"+sfx, dim3{x: uint32(min(p.Tokens, 65535))}, dim3{x: 128}, 4*p.RotDim,
+				x, positions, invFreq, int64(p.Tokens), int32(p.Heads), int64(p.RowStride), int32(p.HeadStride),
+				int32(p.RotOffset), int32(p.RotDim), il, p.MScale)
+		})
+	}
 	return d.Do(func() error {
 		return d.launch("rope", "rope_"+sfx, d.flatGrid(n), dim3{x: 256}, 0,
 			x, positions, invFreq, int64(p.Tokens), int32(p.Heads), int64(p.RowStride), int32(p.HeadStride),

@@ -223,17 +223,19 @@ func moeKernelDefault(kind int, rows float64, hopper bool) bool {
 }
 
 // wgFrom is, per weight kind, the average routed rows per expert above
-// which pickTile takes a wgmma tile on Hopper, and yFrom those above which
-// it takes the three-warpgroup tile y rather than w (BenchmarkMoEGrouped,
-// ms per layer, y against w: bf16 DeepSeek-V3 at 128 rows 6.9-7.6
-// against 7.9-8.4, Kimi-K2.5 at 171 rows 13.0 against 15.2-15.9, but at
-// 85 rows 9.6-10.2 against 9.4-9.7 and at 64 rows 6.41 against 6.28; int4
-// at 171 rows 19.1 against 25.8, at 85 rows 15.6 against 13.6; fp8 even
-// at 128 rows, 13.8 against 13.9, and slower at 256, 26.9 against 23.6:
-// y keeps 168 registers per thread and fp8's widening spills there).
+// which pickTile takes a wgmma tile on Hopper, and yFrom and yTo those
+// above which and up to which it takes the three-warpgroup tile y rather
+// than w (BenchmarkMoEGrouped, ms per layer, y against w: bf16 DeepSeek-V3
+// at 128 rows 6.9-7.6 against 7.9-8.4, Kimi-K2.5 at 171 rows 13.0
+// against 15.2-15.9, but at 85 rows 9.6-10.2 against 9.4-9.7 and at 64
+// rows 6.41 against 6.28; int4 at 171 rows 17.6 against 23.2-24.6, at 85
+// rows 14.3 against 12.2; fp8 at 128 rows 11.7-11.9 against 12.2-12.4,
+// but at 64 rows 10.1-10.3 against 7.9-8.0 and at 256 rows 22.7-23.2
+// against 20.7-21.0).
 var (
 	wgFrom = [...]float64{mgBF16: 0, mgFP8: 32, mgInt4: 64}
-	yFrom  = [...]float64{mgBF16: 100, mgFP8: math.Inf(1), mgInt4: 128}
+	yFrom  = [...]float64{mgBF16: 100, mgFP8: 100, mgInt4: 128}
+	yTo    = [...]float64{mgBF16: math.Inf(1), mgFP8: 200, mgInt4: math.Inf(1)}
 )
 
 // pickTile returns the tile configuration for rows average routed rows
@@ -245,14 +247,15 @@ var (
 // (64 rows 9.1 against m's 11.5, 128 rows 13.9 against x's 18.1; at 16
 // rows s's 7.2 against 8.6); for int4 above 64 (85 rows 12.9 against l's
 // 16.2, 171 rows 24.4 against 32.2; at 43 rows m's 9.9 against 11.3);
-// and the three-warpgroup tile y instead of w above yFrom[kind] rows.
+// and the three-warpgroup tile y instead of w above yFrom[kind] rows up to
+// yTo[kind].
 // Otherwise bf16 s up to 8 rows, m above; quantized s up to 16 rows, m up
 // to 64, then x for fp8 and l for int4.
 func pickTile(kind int, rows float64, hopper bool) mgTile {
 	want := moeTile
 	if want == "" {
 		switch {
-		case hopper && rows > yFrom[kind]:
+		case hopper && rows > yFrom[kind] && rows <= yTo[kind]:
 			want = "y"
 		case hopper && rows > wgFrom[kind]:
 			want = "w"
