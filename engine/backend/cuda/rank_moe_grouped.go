@@ -207,9 +207,9 @@ func useGroupedKernel(set *expertSet, slots int, hopper bool) bool {
 //     up to 48 rows (1.0-1.5x cuBLAS; 128 rows 14.3 against 8.2);
 //   - int4 experts at every size measured (1 to 171 rows): 1.2-5x the
 //     fused-GEMV/dequantize-to-scratch path (64 tokens 4.7 against 11.6,
-//     512 tokens 6.9 against 32.5, 171 rows 24.4 against 39.1);
-//   - fp8 experts: on Hopper at every size (the wgmma tile 13.9 ms at 128
-//     rows and 24.5 at 256, against 25.1 and 29.5 widening to a scratch);
+//     512 tokens 6.9 against 32.5, 171 rows 19.9 against 39.5);
+//   - fp8 experts: on Hopper at every size (the wgmma tiles 11.9 ms at 128
+//     rows and 20.4 at 256, against 26.1 and 30.1 widening to a scratch);
 //     without it up to 192 rows (1.4-57x the scratch path: 1 token 0.30
 //     against 17.1, 128 rows 17.9 against 25.6).
 func moeKernelDefault(kind int, rows float64, hopper bool) bool {
