@@ -76,22 +76,14 @@ __device__ void rope_tok(st<T>* x, const int* positions, const float* inv_freq, 
     }
 }
 
-#define INST(name, T)                                                                              \
-    extern "C" __global__ void rope_##name(st<T>* x, const int* positions, const float* inv_freq,  \
-                                           long long tokens, int heads, long long row_stride,      \
-                                           int head_stride, int rot_offset, int rot_dim,           \
-                                           int interleaved, float mscale) {                        \
-        rope<T>(x, positions, inv_freq, tokens, heads, row_stride, head_stride, rot_offset, rot_dim, \
-                interleaved, mscale);                                                              \
-    }
-HSDB_DTYPES(INST)
-
-#define INST_TOK(name, T)                                                                             \
-    extern "C" __global__ void rope_tok_##name(st<T>* x, const int* positions, const float* inv_freq, \
+// INST_K(kernel, name, T) instantiates kernel<T> as extern "C" kernel_name.
+#define INST_K(kernel, name, T)                                                                       \
+    extern "C" __global__ void kernel##_##name(st<T>* x, const int* positions, const float* inv_freq, \
                                                long long tokens, int heads, long long row_stride,     \
                                                int head_stride, int rot_offset, int rot_dim,          \
                                                int interleaved, float mscale) {                       \
-        rope_tok<T>(x, positions, inv_freq, tokens, heads, row_stride, head_stride, rot_offset, rot_dim, \
-                    interleaved, mscale);                                                             \
+        kernel<T>(x, positions, inv_freq, tokens, heads, row_stride, head_stride, rot_offset, rot_dim, \
+                  interleaved, mscale);                                                               \
     }
-HSDB_DTYPES(INST_TOK)
+#define INST(name, T) INST_K(rope, name, T) INST_K(rope_tok, name, T)
+HSDB_DTYPES(INST)
