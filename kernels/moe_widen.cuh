@@ -130,9 +130,9 @@ struct mg_units {
     // scales sets sc to the units' scales for k tile kt as raw bits: f32
     // for fp8 and (f32s) f32 int4 scales, bf16 in the low half for bf16
     // int4 scales; 0 past N or K. f32s is a constant at each call site.
-    // (Unconditional loads of every unit, selected afterwards, measured
-    // slower in the wgmma kernels' int4 layers: 20.8 ms against 17.6 on
-    // y at 8192 tokens.)
+    // (Unconditional loads of every unit, selected afterwards, measured no
+    // faster in the wgmma kernels' int4 layers: y at 8192 tokens 20.8 ms,
+    // against 17.6 and 19.9 in two runs of this form.)
     __device__ __forceinline__ void scales(int kt, int K, int qa, int qb, unsigned (&sc)[IT], bool f32s) const {
         const int k = kt * MG_BK + ck;
         const int kq = k / (WK == MG_FP8 ? qb : qa);
