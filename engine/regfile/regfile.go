@@ -41,6 +41,16 @@ func Open(path string) (*os.File, error) {
 	return f, nil
 }
 
+// OpenInput is Open for a file of commands or input the user names, where
+// os.DevNull is also taken as the empty input it is (`hsdb -x /dev/null`
+// runs no command): every other non-regular path is refused as Open does.
+func OpenInput(path string) (*os.File, error) {
+	if path == os.DevNull {
+		return os.Open(path)
+	}
+	return Open(path)
+}
+
 // ReadFile reads the regular file at path whole, if it holds at most max
 // bytes. Errors: those of Open, or ErrTooLarge naming the path, its size
 // and the bound (checked before anything is read, and again while reading

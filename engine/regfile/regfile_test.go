@@ -79,3 +79,18 @@ func TestNewUser_ReadFileBound(t *testing.T) {
 		t.Fatalf("ReadFile over the bound = %v, want ErrTooLarge", err)
 	}
 }
+
+// TestOpenInput: os.DevNull is an empty input (`hsdb -x /dev/null`);
+// every other device is refused as Open refuses it.
+func TestOpenInput(t *testing.T) {
+	f, err := OpenInput(os.DevNull)
+	if err != nil {
+		t.Fatalf("OpenInput(%s) = %v", os.DevNull, err)
+	}
+	f.Close()
+	within(t, "OpenInput(/dev/zero)", func() {
+		if _, err := OpenInput("/dev/zero"); !errors.Is(err, ErrNotRegular) {
+			t.Errorf("OpenInput(/dev/zero) = %v, want ErrNotRegular", err)
+		}
+	})
+}

@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
+	"hsdb/engine/regfile"
 	"hsdb/inspect/client"
 )
 
@@ -74,9 +74,11 @@ func (s *Session) Decode(ids []int32) string {
 // blank lines are skipped. A row's loss_mask is not kept (the batch is
 // token ids alone): the notes say how many rows had one. Errors name the
 // file and line, and the record's fault in JSON's terms
-// (parseJSONLRecord); a line over 64 MiB is refused.
+// (parseJSONLRecord); a line over 64 MiB is refused, and so is a path that
+// is not a regular file (a named pipe, /dev/zero: regfile.Open) before
+// anything is read.
 func (s *Session) ReadJSONL(path string) ([][]int32, []string, error) {
-	f, err := os.Open(path)
+	f, err := regfile.Open(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("input file: %w", err)
 	}
