@@ -126,16 +126,16 @@ func init() {
 		{aliases: []string{"undisplay"}, group: "data", usage: "undisplay [N...]",
 			help: "Remove displays N, or all; it says which it removed and lists those left, as delete does.", fn: cmdUndisplay},
 		{aliases: []string{"bt", "where", "backtrace"}, group: "data", usage: "bt",
-			help: "The call chain at the stop, outermost first.\nEach frame: vLLM class, site, and input shapes per rank; the innermost frame also its output tensors.", fn: cmdBacktrace},
+			help: "The call chain at the stop, innermost first, numbered as gdb does: #0 the stopped site, #1 the module enclosing it, and so on outward to the root model.\nEach frame: vLLM class, site, and input shapes per rank; #0 also its output tensors.", fn: cmdBacktrace},
 		{aliases: []string{"frame", "f"}, group: "data", usage: "frame [N]",
-			help: "Look at level N of `bt`: the stopped site (the deepest level) or a module enclosing it.\n" +
+			help: "Look at frame #N of `bt`: #0 the stopped site, N ≥ 1 the module N levels out from it.\n" +
 				"The tensors of an enclosing module are its inputs (its outputs do not exist yet): input, and input_residual for a decoder layer's second input (vLLM's residual). " +
 				"print, hist, top, ranks, save, compare and set var then look at them (inputs are read already: set var refuses them). Without N, shows the frame looked at; every stop goes back to the stopped site.",
 			fn: func(t *Term, a string) error { return cmdFrame(t, a, 0) }},
 		{aliases: []string{"up"}, group: "data", usage: "up [N]",
-			help: "Look at the module N (1) levels further out (see frame).", fn: func(t *Term, a string) error { return cmdFrame(t, a, -1) }},
+			help: "Look at the module N (1) levels further out: frame #(current + N) (see frame).", fn: func(t *Term, a string) error { return cmdFrame(t, a, 1) }},
 		{aliases: []string{"down"}, group: "data", usage: "down [N]",
-			help: "Look at the module N (1) levels further in, towards the stopped site (see frame).", fn: func(t *Term, a string) error { return cmdFrame(t, a, 1) }},
+			help: "Look at the module N (1) levels further in, towards the stopped site #0: frame #(current - N) (see frame).", fn: func(t *Term, a string) error { return cmdFrame(t, a, -1) }},
 		{aliases: []string{"trace"}, group: "data", usage: "trace on|off",
 			help:     "Print every site the pass visits, with its tensors' shapes on rank 0.",
 			complete: words("on", "off"), fn: cmdTrace},
