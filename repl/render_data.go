@@ -202,9 +202,12 @@ func (t *Term) topText(rep *client.TopReport) string {
 		}
 		tb.add(cells...)
 	}
-	med := t.num(rep.MedianAb)
-	if rep.MedianAb == 0 {
-		med += " (no ratio to a zero median: " + undefined + ")"
+	med := "n/a (no finite value)"
+	if m := rep.MedianAb; m != nil {
+		med = t.num(*m)
+		if *m == 0 {
+			med += " (no ratio to a zero median: " + undefined + ")"
+		}
 	}
 	return fmt.Sprintf("%s\n%s, median |value| %s\n%s", t.heading(rep.Site, rep.Tensor, rep.Step, ""), rep.Source, med, tb.render(t.st))
 }
