@@ -86,3 +86,28 @@ func TestHistoryNotRegular(t *testing.T) {
 		t.Errorf("historyPath(missing) = %q, %v; want it kept for readline to create", p, err)
 	}
 }
+
+// TestInputFileTooLarge: `input file` holds the whole batch for one
+// forward pass, so a file over debug.MaxBatchFileBytes (256 MiB) is
+// refused from its size before anything is read, naming the file, its
+// size, the bound and `hsdb capture --data` (a sparse file: no disk used).
+func TestInputFileTooLarge(t *testing.T) {
+	f := newFake(t, 1)
+	p := filepath.Join(t.TempDir(), "big.jsonl")
+	const size = 256<<20 + 1
+	if err := os.WriteFile(p, []byte(`{"input_ids": [1, 2]}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(p, size); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	err := f.Term.Exec("input file " + p)
+	want := "input file: " + p + ": file too large: 268435457 bytes, at most 268435456 accepted: the batch is held whole for one forward pass; `hsdb capture --data` streams larger inputs"
+	if err == nil || err.Error() != want {
+		t.Errorf("input file (256 MiB + 1): %v\nwant %s", err, want)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("refusal took %v: the file was read", d)
+	}
+}
