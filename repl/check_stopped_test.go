@@ -87,9 +87,9 @@ func TestInfoFrame(t *testing.T) {
 	f.Exec(batchCmd)
 	f.Exec("break layers.1.mlp")
 	f.AssertExec("run", "Stopped at model.layers.1.mlp ")
-	f.AssertExec("info frame", "#3  model.layers.1.mlp  LlamaMLP", "tensors: input [10, 64], output [10, 64]")
+	f.AssertExec("info frame", "#0  model.layers.1.mlp  LlamaMLP", "tensors: input [10, 64], output [10, 64]")
 	f.Exec("up")
-	f.AssertExec("info frame", "#2  model.layers.1  LlamaDecoderLayer")
+	f.AssertExec("info frame", "#1  model.layers.1  LlamaDecoderLayer")
 }
 
 // TestUntilBehindSaysSo: `until SITE` for a site the step has already

@@ -123,9 +123,9 @@ func cmdDump(t *Term, args string) error {
 				v = a[i+1]
 				i++
 			}
-			dt, err := tensor.ParseDType(v)
-			if err != nil || (dt != tensor.F32 && dt != tensor.BF16 && dt != tensor.F16) {
-				return fmt.Errorf("dump --dtype %q: want f32, bf16 or f16", v)
+			dt, err := tensor.ParseFloatDType(v)
+			if err != nil {
+				return fmt.Errorf("dump --dtype %w", err)
 			}
 			opts.DType = dt.String()
 		case strings.HasPrefix(a[i], "--"):

@@ -386,9 +386,10 @@ func cmdCompare(t *Term, args string) error {
 	return nil
 }
 
-// cmdFrame runs `frame [N]`, `up [N]` (dir -1) and `down [N]` (dir +1).
+// cmdFrame runs `frame [N]`, `up [N]` (dir +1: outward, to a higher
+// gdb frame number) and `down [N]` (dir -1: towards the stopped site #0).
 func cmdFrame(t *Term, args string, dir int) error {
-	cmd := map[int]string{0: "frame", -1: "up", 1: "down"}[dir]
+	cmd := map[int]string{0: "frame", 1: "up", -1: "down"}[dir]
 	f := strings.Fields(args)
 	if len(f) > 1 {
 		return fmt.Errorf("%s: unexpected %q", cmd, strings.Join(f[1:], " "))

@@ -46,7 +46,7 @@ func init() {
 				"Sequences are separated by ';' (outside quotes) and flattened into one batch as vLLM does ([tokens] with seq_lens). " +
 				"`ids` are separated by commas or spaces, in brackets or not, as `input` and `gen` print them ([1, 403, 407]). " +
 				"`text` encodes with the model's tokenizer and prepends BOS; a \"quoted\" text takes Go/JSON escapes (\\n \\t \\\\ \\\" \\uXXXX), a 'single-quoted' one none. " +
-				"`file` reads JSON lines, each {\"text\": ...} or {\"input_ids\": [...]}; a row's loss_mask is not kept (the batch is token ids: `dump` writes none, and says so at `input`; `hsdb capture --data` keeps it). " +
+				"`file` reads JSON lines (a regular file of at most 256 MiB: the batch is one forward pass), each {\"text\": ...} or {\"input_ids\": [...]}; a row's loss_mask is not kept (the batch is token ids: `dump` writes none, and says so at `input`; `hsdb capture --data` keeps it). " +
 				"Without arguments, shows the batch.",
 			complete: completeInput, fn: cmdInput},
 		{aliases: []string{"run", "r"}, group: "running", noRepeat: true, usage: "run", noArgsHint: "set the batch with input",
@@ -126,16 +126,16 @@ func init() {
 		{aliases: []string{"undisplay"}, group: "data", usage: "undisplay [N...]",
 			help: "Remove displays N, or all; it says which it removed and lists those left, as delete does.", fn: cmdUndisplay},
 		{aliases: []string{"bt", "where", "backtrace"}, group: "data", usage: "bt",
-			help: "The call chain at the stop, outermost first.\nEach frame: vLLM class, site, and input shapes per rank; the innermost frame also its output tensors.", fn: cmdBacktrace},
+			help: "The call chain at the stop, innermost first, numbered as gdb does: #0 the stopped site, #1 the module enclosing it, and so on outward to the root model.\nEach frame: vLLM class, site, and input shapes per rank; #0 also its output tensors.", fn: cmdBacktrace},
 		{aliases: []string{"frame", "f"}, group: "data", usage: "frame [N]",
-			help: "Look at level N of `bt`: the stopped site (the deepest level) or a module enclosing it.\n" +
+			help: "Look at frame #N of `bt`: #0 the stopped site, N ≥ 1 the module N levels out from it.\n" +
 				"The tensors of an enclosing module are its inputs (its outputs do not exist yet): input, and input_residual for a decoder layer's second input (vLLM's residual). " +
 				"print, hist, top, ranks, save, compare and set var then look at them (inputs are read already: set var refuses them). Without N, shows the frame looked at; every stop goes back to the stopped site.",
 			fn: func(t *Term, a string) error { return cmdFrame(t, a, 0) }},
 		{aliases: []string{"up"}, group: "data", usage: "up [N]",
-			help: "Look at the module N (1) levels further out (see frame).", fn: func(t *Term, a string) error { return cmdFrame(t, a, -1) }},
+			help: "Look at the module N (1) levels further out: frame #(current + N) (see frame).", fn: func(t *Term, a string) error { return cmdFrame(t, a, 1) }},
 		{aliases: []string{"down"}, group: "data", usage: "down [N]",
-			help: "Look at the module N (1) levels further in, towards the stopped site (see frame).", fn: func(t *Term, a string) error { return cmdFrame(t, a, 1) }},
+			help: "Look at the module N (1) levels further in, towards the stopped site #0: frame #(current - N) (see frame).", fn: func(t *Term, a string) error { return cmdFrame(t, a, -1) }},
 		{aliases: []string{"trace"}, group: "data", usage: "trace on|off",
 			help:     "Print every site the pass visits, with its tensors' shapes on rank 0.",
 			complete: words("on", "off"), fn: cmdTrace},
@@ -177,7 +177,7 @@ func init() {
 			complete: completeCapture, fn: cmdCapture},
 		{aliases: []string{"dump"}, group: "captures", usage: "dump DIR [--force] [--dtype f32|bf16|f16] [--format hsdb|speculators|specforge] [--compress]", noRepeat: true,
 			help: "Write the captures as a validated dump: DIR/manifest.json and one safetensors file per sequence (DIR's missing parent directories are made).\n" +
-				"Each file holds input_ids [len] (i64) and hidden_states.{layer} [len, hidden] (site captures as SITE:TENSOR) in the model's dtype or --dtype. " +
+				"Each file holds input_ids [len] (i64) and hidden_states.{layer} [len, hidden] (site captures as SITE:TENSOR) in the model's dtype or --dtype (f32, bf16 or f16; PyTorch's names float32, bfloat16, float16, torch.bfloat16, ... too, as `hsdb capture --save-dtype` takes them). " +
 				"Written in a temporary directory, each file re-read and checked (shapes, sha256 of every tensor, values equal to what was captured, all finite, layers distinct), then renamed into place. " +
 				"An existing DIR is never replaced without --force, and --force replaces only a dump hsdb wrote (its manifest lists every file in it): never an ordinary file, a directory holding other files, the home or working directory. " +
 				"One job at a time writes DIR (an advisory lock beside it, .DIR.lock, released on exit however the process ends); a failure leaves nothing behind, and the staging directories of killed dumps (.DIR.tmp-PID-*) are removed by the next dump of DIR. " +

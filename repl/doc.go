@@ -6,7 +6,8 @@
 //
 // It drives the debugger only through an inspect/client.Client, whose
 // arguments and results are plain structs: it imports inspect/client,
-// inspect/stats and engine/tensor (dtype names, shape formatting) and must
+// inspect/stats, engine/tensor (dtype names, shape formatting) and
+// engine/regfile (opening a script: regular files only) and must
 // not import the engine, inspect/debug, inspect/capture, inspect/check or
 // any backend, and it never sees a device tensor. cmd/hsdb hands it the in-process client
 // (debug.Local); its tests also run it on a stub client with no model.

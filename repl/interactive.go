@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"strings"
@@ -11,7 +12,28 @@ import (
 	"time"
 
 	"github.com/chzyer/readline"
+
+	"hsdb/engine/regfile"
 )
+
+// historyPath returns the history file readline may open: path itself
+// when it is a regular file or does not exist yet (readline creates it),
+// "" (no history) for "" and os.DevNull, and an error naming path and what
+// it is otherwise (regfile.Open, which does not block on a named pipe).
+func historyPath(path string) (string, error) {
+	if path == "" || path == os.DevNull {
+		return "", nil
+	}
+	f, err := regfile.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return path, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("history: %w", err)
+	}
+	f.Close()
+	return path, nil
+}
 
 // interrupts decides what a Ctrl-C (SIGINT) does: stop the running forward
 // pass at the next site, or, when a second one comes within a second of the
@@ -87,8 +109,14 @@ func (t *Term) interrupt(script bool) string {
 // history in historyFile ("" for none), tab completion, an empty line
 // repeating the last command, Ctrl-C clearing the line (or, while a pass
 // runs, stopping it at the next site; twice within a second quits), Ctrl-D
-// quitting.
+// quitting. A history file that exists and is not a regular file is
+// refused before readline opens it (it reads a named pipe or /dev/zero
+// without end), except /dev/null, which means no history.
 func (t *Term) Interactive(historyFile string) error {
+	historyFile, err := historyPath(historyFile)
+	if err != nil {
+		return err
+	}
 	rl, err := readline.NewEx(&readline.Config{
 		Prompt:            t.st.Prompt.Render("(hsdb)") + " ",
 		HistoryFile:       historyFile,

@@ -73,8 +73,8 @@ func TestSaveBadPathAndFrameMoves(t *testing.T) {
 		"save " + filepath.Join(dir, "missing", "x.safetensors") + ": directory " + filepath.Join(dir, "missing") + " does not exist",
 		"save " + filepath.Join(file, "x.npy") + ": " + file + " is not a directory",
 		"save " + filepath.Join(dir, "d.npy") + ": a directory has that name",
-		"up: 5 from frame #2 (model.layers.2): frame -3: want 1 (outermost module) to 2",
-		"down: 3 from frame #2 (model.layers.2): frame 5: want 1 (outermost module) to 2",
+		"up: 5 from frame #0 (model.layers.2): frame 5: want 0 (the stopped site model.layers.2) to 1 (model); 2 is the root, which has no site",
+		"down: 3 from frame #0 (model.layers.2): frame -3: want 0 (the stopped site model.layers.2) to 1 (model); 2 is the root, which has no site",
 	} {
 		if !strings.Contains(out+errs, want) {
 			t.Errorf("missing %q in\n%s%s", want, out, errs)
@@ -91,19 +91,19 @@ func TestSaveBadPathAndFrameMoves(t *testing.T) {
 // TestPrintListsFrameTensors: `print` without a name lists the tensors of
 // the frame the queries look at (frame/up/down), not the stopped site's:
 // at model.layers.1.self_attn.attn, frame 2 (model.layers.1) shows its
-// inputs input and input_residual, frame 1 (model) has none (and `print
+// inputs input and input_residual, frame 3 (model) has none (and `print
 // input` there says so, not "shows , not"); back at the site, its own q,
 // k, attn_out (bt's shapes, by hand).
 func TestPrintListsFrameTensors(t *testing.T) {
 	script := filepath.Join(t.TempDir(), "s.hsdb")
-	body := "set errors continue\ninput ids 1,403,407\nbreak layers.1.self_attn.attn\nrun\nframe 2\nprint\nframe 1\nprint\nprint input\nframe 4\nprint\n"
+	body := "set errors continue\ninput ids 1,403,407\nbreak layers.1.self_attn.attn\nrun\nframe 2\nprint\nframe 3\nprint\nprint input\nframe 0\nprint\n"
 	if err := os.WriteFile(script, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, out, errs := runScript(t, 1, script, false)
 	for _, want := range []string{
 		"print: which tensor? frame #2 model.layers.1 shows input, input_residual",
-		"print: frame #1 model has no tensors (this module has no inputs)",
+		"print: frame #3 model has no tensors (this module has no inputs)",
 		"no such tensor: model shows no tensors (a module without inputs), not \"input\"",
 		"print: which tensor? model.layers.1.self_attn.attn shows q, k, attn_out",
 	} {

@@ -202,9 +202,12 @@ func (t *Term) topText(rep *client.TopReport) string {
 		}
 		tb.add(cells...)
 	}
-	med := t.num(rep.MedianAb)
-	if rep.MedianAb == 0 {
-		med += " (no ratio to a zero median: " + undefined + ")"
+	med := "n/a (no finite value)"
+	if m := rep.MedianAb; m != nil {
+		med = t.num(*m)
+		if *m == 0 {
+			med += " (no ratio to a zero median: " + undefined + ")"
+		}
 	}
 	return fmt.Sprintf("%s\n%s, median |value| %s\n%s", t.heading(rep.Site, rep.Tensor, rep.Step, ""), rep.Source, med, tb.render(t.st))
 }
@@ -264,7 +267,7 @@ func (t *Term) backtraceText(frames []client.Frame) string {
 		if site == "" {
 			site = "(root)"
 		}
-		fmt.Fprintf(&b, "#%d  %s%s  %s", f.Level, strings.Repeat("  ", f.Level), t.st.Site.Render(site), f.Class)
+		fmt.Fprintf(&b, "#%d  %s  %s", f.Level, t.st.Site.Render(site), f.Class)
 		if len(f.Inputs) > 0 && len(f.Inputs[0]) > 0 {
 			var ins []string
 			for i := range f.Inputs[0] {
@@ -288,10 +291,10 @@ func (t *Term) backtraceText(frames []client.Frame) string {
 				}
 				outs = append(outs, o.Name+" "+t.st.Shape.Render(shapesPerRank(per)))
 			}
-			fmt.Fprintf(&b, "    %s out: %s\n", strings.Repeat("  ", f.Level), strings.Join(outs, ", "))
+			fmt.Fprintf(&b, "    out: %s\n", strings.Join(outs, ", "))
 		}
 		if len(f.Devices) > 0 {
-			fmt.Fprintf(&b, "    %s on: %s\n", strings.Repeat("  ", f.Level), strings.Join(f.Devices, ", "))
+			fmt.Fprintf(&b, "    on: %s\n", strings.Join(f.Devices, ", "))
 		}
 	}
 	return b.String()

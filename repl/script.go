@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"hsdb/engine/regfile"
 )
 
 // maxScriptDepth is how deep `source` may nest (recursion through
@@ -112,7 +113,7 @@ func (t *Term) Source(path string) error {
 			return fmt.Errorf("source %s: it is already running (%s → %s): a script cannot source itself", path, strings.Join(t.scripts, " → "), path)
 		}
 	}
-	f, err := os.Open(path)
+	f, err := regfile.OpenInput(path) // a named pipe or device is refused, not waited on
 	if err != nil {
 		return fmt.Errorf("source: %w", err)
 	}

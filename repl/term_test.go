@@ -334,8 +334,9 @@ func TestHistTopMatchReference(t *testing.T) {
 	}
 }
 
-// TestBacktraceAgainstTree: bt lists the root class and then the site's
-// ancestors from e.Tree, outermost first, with shapes per rank.
+// TestBacktraceAgainstTree: bt lists the site and its ancestors from
+// e.Tree, innermost first (#0 the site, as gdb numbers frames), then the
+// root class, with shapes per rank.
 func TestBacktraceAgainstTree(t *testing.T) {
 	f := newFake(t, 2)
 	f.Exec(batchCmd)
@@ -344,9 +345,9 @@ func TestBacktraceAgainstTree(t *testing.T) {
 	out := f.Exec("bt")
 	var want []string
 	for s := f.s.Tree().Site("model.layers.1.self_attn.o_proj"); s != nil; s = s.Parent {
-		want = append([]string{s.Path + "  " + s.Class}, want...)
+		want = append(want, s.Path+"  "+s.Class)
 	}
-	want = append([]string{"(root)  " + f.s.Tree().Root.Class}, want...)
+	want = append(want, "(root)  "+f.s.Tree().Root.Class)
 	lines := strings.Split(out, "\n")
 	j := 0
 	for _, l := range lines {
@@ -659,6 +660,6 @@ func TestCtrlCDuringLongGen(t *testing.T) {
 	}
 	f.AssertExec("gen 50", "Stopped at ", "[interrupted]", "(decode)")
 	f.s.SetTrace(false)
-	f.AssertExec("bt", "#0  (root)  LlamaForCausalLM")
+	f.AssertExec("bt", "#0  ", "  (root)  LlamaForCausalLM")
 	f.AssertExec("c", "Finished: 50 decode step(s)")
 }

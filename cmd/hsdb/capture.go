@@ -43,7 +43,7 @@ func runCapture(args []string, io stdio) int {
 	data := fs.String("data", "", `JSONL input: {"input_ids": [...], "loss_mask": [...]} or {"text": "..."} per line, optional "id"`)
 	out := fs.String("out", "", "dump directory (written as DIR.partial until complete; missing parent directories are made)")
 	maxTok := fs.Int("max-batch-tokens", 4096, "tokens per forward pass: sequences are packed into flattened batches up to this size")
-	saveDType := fs.String("save-dtype", "", "dtype of the hidden states in the files: f32, bf16 or f16 (default: bf16 for speculators and specforge, as their trainers read them; the model's for hsdb)")
+	saveDType := fs.String("save-dtype", "", "dtype of the hidden states in the files: f32, bf16 or f16, or PyTorch's names (float32, bfloat16, float16, torch.bfloat16, ...) as dump --dtype takes them (default: bf16 for speculators and specforge, as their trainers read them; the model's for hsdb)")
 	formatArg := fs.String("format", "hsdb", "files to write: hsdb (manifest + seq_N.safetensors), speculators (hs_{idx}.safetensors) or specforge (rows_*/data_{idx}.ckpt); --layers is then in that format's ids (hsdb: decoder layer outputs 0..L-1; speculators: residual-stream positions 0..L, 0 = embeddings; specforge: SGLang ids 0..L-1), eagle3 (the default) for its EAGLE-3 ids")
 	compress := fs.Bool("compress", false, "gzip SpecForge samples (data_{idx}.ckpt.gz)")
 	writers := fs.Int("writers", 8, "sequence files written and validated at once, while the next batch runs")
@@ -84,8 +84,8 @@ func runCapture(args []string, io stdio) int {
 		return fail(2, "--writers %d: want 1 to %d files in flight", *writers, capture.MaxWriters)
 	}
 	if *saveDType != "" {
-		if dt, err := tensor.ParseDType(*saveDType); err != nil || (dt != tensor.F32 && dt != tensor.BF16 && dt != tensor.F16) {
-			return fail(2, "--save-dtype %q: want f32, bf16 or f16", *saveDType)
+		if _, err := tensor.ParseFloatDType(*saveDType); err != nil {
+			return fail(2, "--save-dtype %v", err)
 		}
 	}
 	e, err := mf.load(io.Err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 
+	"hsdb/engine/regfile"
 	hsdbg "hsdb/inspect/debug"
 	"hsdb/repl"
 )
@@ -35,6 +36,11 @@ func runDebugger(args []string, io stdio) int {
 			return failer(io, "", &m.json)(1, "-x: %v", err)
 		} else if st.IsDir() {
 			return failer(io, "", &m.json)(1, "-x %s: is a directory, not a script", *script)
+		}
+		if f, err := regfile.OpenInput(*script); err != nil { // a named pipe or device: refused here, not waited on after the load
+			return failer(io, "", &m.json)(1, "-x: %v", err)
+		} else {
+			f.Close()
 		}
 	}
 	e, err := m.load(io.Err)

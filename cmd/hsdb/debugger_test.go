@@ -25,7 +25,7 @@ func TestQuickstartScript(t *testing.T) {
 			"path               embedded:stories260K",
 			"Stopped at model.layers.2 (LlamaDecoderLayer)  step 0 (prefill)  tokens 10 (seq 0: 6, seq 1: 4)  [breakpoint 1]",
 			"model.layers.2 hidden_states", "model.layers.2 residual", "model.layers.2 stream",
-			"#2      model.layers.2  LlamaDecoderLayer",
+			"#0  model.layers.2  LlamaDecoderLayer", "#2  (root)  LlamaForCausalLM",
 			"Stopped at model.layers.3.mlp.gate_up_proj (MergedColumnParallelLinear)",
 			"Stopped at model.layers.3.mlp (LlamaMLP)", "[finish model.layers.3.mlp]",
 			"Finished: prefill",

@@ -169,9 +169,9 @@ func (m *modelFlags) options() (engine.Options, error) {
 	if m.dtype != "" {
 		// One message for a name that is no dtype at all and for one the
 		// weights cannot be kept in (ParseDType's own list names i64, bool).
-		dt, err := tensor.ParseDType(m.dtype)
-		if err != nil || (dt != tensor.F32 && dt != tensor.BF16 && dt != tensor.F16) {
-			return o, fmt.Errorf("--dtype %q: weights can be kept as f32, bf16 or f16", m.dtype)
+		dt, err := tensor.ParseFloatDType(m.dtype)
+		if err != nil {
+			return o, fmt.Errorf("--dtype %q: weights can be kept as %s", m.dtype, tensor.FloatDTypeNames)
 		}
 		o.DType = dt
 	}

@@ -242,7 +242,7 @@ capture layers 1,3
 break layers.2.self_attn.attn
 run
 print attn_probs --head 1 --seq 1
-frame 3
+frame 1
 print input --rank 1
 up
 bt

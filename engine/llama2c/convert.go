@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"hsdb/engine/regfile"
 	"hsdb/engine/safetensors"
 	"hsdb/engine/tokenizer"
 )
@@ -64,7 +65,7 @@ func Convert(binPath string, tokenizers []string, outDir string, force bool) err
 		if err := checkTokenizer(tk, ck.Header.VocabSize); err != nil {
 			return fmt.Errorf("convert: --tokenizer %s: %w", tk, err)
 		}
-		data, err := os.ReadFile(tk)
+		data, err := regfile.ReadFile(tk, tokenizer.MaxFileBytes)
 		if err != nil {
 			return fmt.Errorf("convert: tokenizer: %w", err)
 		}

@@ -41,6 +41,59 @@ func Open(path string) (*os.File, error) {
 	return f, nil
 }
 
+// OpenInput is Open for a file of commands or input the user names, where
+// os.DevNull is also taken as the empty input it is (`hsdb -x /dev/null`
+// runs no command): every other non-regular path is refused as Open does.
+func OpenInput(path string) (*os.File, error) {
+	if path == os.DevNull {
+		return os.Open(path)
+	}
+	return Open(path)
+}
+
+// OpenBounded is Open for a regular file read as a stream whose content
+// the reader keeps (a batch of token ids): a file over max bytes is
+// refused with ErrTooLarge naming the path, its size and the bound before
+// anything is read, and a read past max bytes (the file grew) fails with
+// ErrTooLarge instead of returning more.
+func OpenBounded(path string, max int64) (io.ReadCloser, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if st.Size() > max {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w: %d bytes, at most %d accepted", path, ErrTooLarge, st.Size(), max)
+	}
+	return &bounded{File: f, path: path, max: max, left: max}, nil
+}
+
+// bounded is a file that fails with ErrTooLarge once more than its bound
+// has been read.
+type bounded struct {
+	*os.File
+	path string
+	max  int64
+	left int64 // bytes that may still be read
+}
+
+func (b *bounded) Read(p []byte) (int, error) {
+	if b.left < int64(len(p)) {
+		p = p[:b.left+1] // one byte more shows a file past the bound
+	}
+	n, err := b.File.Read(p)
+	if int64(n) > b.left {
+		return int(b.left), fmt.Errorf("%s: %w: more than %d bytes", b.path, ErrTooLarge, b.max)
+	}
+	b.left -= int64(n)
+	return n, err
+}
+
 // ReadFile reads the regular file at path whole, if it holds at most max
 // bytes. Errors: those of Open, or ErrTooLarge naming the path, its size
 // and the bound (checked before anything is read, and again while reading

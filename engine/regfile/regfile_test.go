@@ -2,9 +2,11 @@ package regfile
 
 import (
 	"errors"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -78,4 +80,64 @@ func TestNewUser_ReadFileBound(t *testing.T) {
 	if _, err := ReadFile(p, 7); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("ReadFile over the bound = %v, want ErrTooLarge", err)
 	}
+}
+
+// TestOpenInput: os.DevNull is an empty input (`hsdb -x /dev/null`);
+// every other device is refused as Open refuses it.
+func TestOpenInput(t *testing.T) {
+	f, err := OpenInput(os.DevNull)
+	if err != nil {
+		t.Fatalf("OpenInput(%s) = %v", os.DevNull, err)
+	}
+	f.Close()
+	within(t, "OpenInput(/dev/zero)", func() {
+		if _, err := OpenInput("/dev/zero"); !errors.Is(err, ErrNotRegular) {
+			t.Errorf("OpenInput(/dev/zero) = %v, want ErrNotRegular", err)
+		}
+	})
+}
+
+// TestOpenBounded: a file over the bound is refused before it is read; a
+// file within it reads whole; one that grows past the bound after the
+// open fails with ErrTooLarge rather than returning the extra bytes.
+func TestOpenBounded(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "batch.jsonl")
+	if err := os.WriteFile(p, []byte("0123456789"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenBounded(p, 9); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), p+": file too large: 10 bytes, at most 9 accepted") {
+		t.Fatalf("OpenBounded over the bound = %v", err)
+	}
+	r, err := OpenBounded(p, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := io.ReadAll(r); err != nil || string(b) != "0123456789" {
+		t.Fatalf("ReadAll = %q, %v", b, err)
+	}
+	r.Close()
+	r, err = OpenBounded(p, 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("abcdef") // 16 bytes now
+	f.Close()
+	b, err := io.ReadAll(r)
+	if !errors.Is(err, ErrTooLarge) || string(b) != "0123456789ab" {
+		t.Fatalf("grown file: %q, %v; want the first 12 bytes and ErrTooLarge", b, err)
+	}
+	fifo := filepath.Join(t.TempDir(), "p")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	within(t, "OpenBounded(fifo)", func() {
+		if _, err := OpenBounded(fifo, 1<<20); !errors.Is(err, ErrNotRegular) {
+			t.Errorf("OpenBounded(fifo) = %v", err)
+		}
+	})
 }

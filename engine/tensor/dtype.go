@@ -125,3 +125,22 @@ func ParseDType(s string) (DType, error) {
 	}
 	return Invalid, fmt.Errorf("unknown dtype %q (want f32, bf16, f16, fp8_e4m3, i64, i32, i16, i8, u8 or bool)", s)
 }
+
+// FloatDTypeNames names, for messages, the spellings ParseFloatDType
+// accepts.
+const FloatDTypeNames = "f32, bf16 or f16 (also float32, fp32, float, bfloat16, float16, fp16, half; each also as torch.NAME; any case)"
+
+// ParseFloatDType parses a dtype hsdb keeps weights or writes hidden
+// states in: F32, BF16 or F16, spelled as ParseDType takes them (hsdb's
+// short names, PyTorch's torch.bfloat16 / bfloat16 / float32 / float16 /
+// half / float, the safetensors names F32, BF16, F16). It is the one
+// parser of `dump --dtype`, `hsdb capture --save-dtype` and the model's
+// --dtype. Error: the value quoted and FloatDTypeNames, for an unknown
+// name and for another dtype (fp8_e4m3, i64, ...) alike.
+func ParseFloatDType(s string) (DType, error) {
+	dt, err := ParseDType(s)
+	if err != nil || (dt != F32 && dt != BF16 && dt != F16) {
+		return Invalid, fmt.Errorf("%q: want %s", s, FloatDTypeNames)
+	}
+	return dt, nil
+}

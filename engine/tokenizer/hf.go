@@ -153,14 +153,43 @@ func parseHF(data []byte, base string) (*HF, error) {
 	t.rawAdded = newAddedMatcher(rawPats, rawToks)
 	t.normAdded = newAddedMatcher(normPats, normToks)
 	t.vocabSize = int(maxID) + 1
-	t.idToToken = make([]string, t.vocabSize)
-	for tok, id := range t.model.vocab {
-		t.idToToken[id] = tok
-	}
-	for _, a := range f.AddedTokens {
-		t.idToToken[a.ID] = a.Content // an added token wins, as in HF's id_to_token
+	if t.idToToken, err = idTable(t.vocabSize, t.model.vocab, f.AddedTokens); err != nil {
+		return nil, err
 	}
 	return t, nil
+}
+
+// idTable returns the token string of each id below size: model.vocab's,
+// then added_tokens' (an added token that repeats a vocabulary entry with
+// the same id, as DeepSeek-V3's file does, is the same string). Each id
+// must name one string, or Decode would be ambiguous: two model.vocab
+// entries with one id, an added token whose id model.vocab gives to
+// another string, or two added tokens with one id and different contents
+// are ErrFormat naming the id and both strings (huggingface/tokenizers
+// keeps one of them silently).
+func idTable(size int, vocab map[string]int32, added []hfAddedToken) ([]string, error) {
+	tab := make([]string, size)
+	inVocab := make([]bool, size)
+	for tok, id := range vocab {
+		if inVocab[id] {
+			a, b := min(tab[id], tok), max(tab[id], tok) // map order varies: name them sorted
+			return nil, fmt.Errorf("%w: id %d is given to both %q and %q in model.vocab", ErrFormat, id, a, b)
+		}
+		tab[id], inVocab[id] = tok, true
+	}
+	byAdded := map[int32]int{} // id -> index of the first added token with it
+	for i, a := range added {
+		if inVocab[a.ID] && tab[a.ID] != a.Content {
+			return nil, fmt.Errorf("%w: added_tokens[%d] %q has id %d, which model.vocab gives to %q", ErrFormat, i, a.Content, a.ID, tab[a.ID])
+		}
+		if j, ok := byAdded[a.ID]; ok && added[j].Content != a.Content {
+			return nil, fmt.Errorf("%w: added_tokens[%d] %q has id %d, which added_tokens[%d] gives to %q", ErrFormat, i, a.Content, a.ID, j, added[j].Content)
+		} else if !ok {
+			byAdded[a.ID] = i
+		}
+		tab[a.ID] = a.Content
+	}
+	return tab, nil
 }
 
 // readConfig takes bos_token and eos_token from tokenizer_config.json.

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 
+	"hsdb/engine/regfile"
 	"hsdb/engine/tokenizer"
 )
 
@@ -99,7 +100,7 @@ func (in *Inputs) Rows() (*RowReader, error) {
 	if in.file == nil {
 		return &RowReader{seqs: in.Seqs}, nil
 	}
-	fh, err := os.Open(in.file.path)
+	fh, err := regfile.Open(in.file.path) // a named pipe or device is refused, not waited on or read without end
 	if err != nil {
 		return nil, fmt.Errorf("--data: %w", err)
 	}

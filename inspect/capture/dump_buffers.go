@@ -3,8 +3,9 @@ package capture
 import (
 	"fmt"
 	"io"
-	"os"
 	"sync"
+
+	"hsdb/engine/regfile"
 )
 
 // bufPool holds the byte buffers of trainer files (the interleaved
@@ -34,7 +35,7 @@ func putBuf(b []byte) {
 // (its recorded size; 0 when unknown, then its size as the file system
 // says), and an error when the file holds another number of bytes.
 func readBack(path string, want int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := regfile.Open(path) // a named pipe is refused, not waited on
 	if err != nil {
 		return nil, err
 	}
@@ -42,9 +43,6 @@ func readBack(path string, want int64) ([]byte, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is a %s, not a regular file", path, kindOf(fi))
 	}
 	if want <= 0 {
 		want = fi.Size()

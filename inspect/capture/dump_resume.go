@@ -303,7 +303,7 @@ func (w *DumpWriter) recheckKept(in *Inputs) ([]string, error) {
 	}
 	defer rows.Close()
 	jp := filepath.Join(w.stage, JournalName)
-	jf, err := os.Open(jp)
+	jf, err := regfile.Open(jp)
 	if err != nil {
 		return nil, err
 	}

@@ -111,7 +111,8 @@ type Client interface {
 	// CheckTensor reports whether print would accept name and sl at the
 	// stop, without computing anything (for `display`).
 	CheckTensor(name string, sl Slice) error
-	// Backtrace returns the call chain at the stop, outermost first.
+	// Backtrace returns the call chain at the stop, innermost first: Level
+	// 0 the stopped site, counting outward as gdb numbers frames.
 	Backtrace() ([]Frame, error)
 	// SetTrace turns tracing on or off: each site the pass visits is then
 	// reported to the OnTrace function.
@@ -176,8 +177,8 @@ type Client interface {
 	// only with force. Errors: as Print, a path of another extension, an
 	// existing file without force, the file system's.
 	Save(name, path string, sl Slice, force bool) (*SaveReport, error)
-	// SelectFrame makes the tensor queries look at `bt` level level: the
-	// stopped site (the deepest level) or an enclosing module, whose
+	// SelectFrame makes the tensor queries look at `bt` level level (gdb's
+	// numbering): 0 the stopped site, N ≥ 1 the module N levels out, whose
 	// tensors are its inputs; Outputs of the result name them. Reset at
 	// every stop. Errors: ErrNotStopped, a level out of range.
 	SelectFrame(level int) (Frame, error)

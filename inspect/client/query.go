@@ -89,13 +89,15 @@ type TopEntry struct {
 }
 
 // TopReport is `top TENSOR K`: the K channels with the largest |value|
-// and the median |value| of the source (0: no ratio is given).
+// and the median |value| of the source's finite elements (0: no ratio is
+// given; nil, JSON null, when the source has no finite element: then
+// Channels is empty too).
 type TopReport struct {
 	Site     string     `json:"site"`
 	Tensor   string     `json:"tensor"`
 	Step     int        `json:"step"`
 	Source   string     `json:"source"`
-	MedianAb float64    `json:"median_abs"`
+	MedianAb *float64   `json:"median_abs"`
 	Channels []TopEntry `json:"channels"`
 }
 

@@ -65,8 +65,9 @@ type Outcome struct {
 	Done *Done `json:"done,omitempty"`
 }
 
-// Frame is one level of the call chain at a stop, outermost first: the
-// module's vLLM class, its site path ("" for the root model object, which
+// Frame is one level of the call chain at a stop, innermost first and
+// numbered as gdb numbers frames (Level 0 the stopped site, counting
+// outward; the root model object last): the module's vLLM class, its site path ("" for the root model object, which
 // has no site), and per rank the shapes of its inputs (Inputs[rank]) and,
 // for the innermost frame (the stopped site), of its outputs.
 type Frame struct {

@@ -171,11 +171,15 @@ func attnTop(st *stopCtx, sl client.Slice, k int, rep **client.TopReport) error 
 	}
 	b := st.ev.Batch
 	r0 := b.SeqStart(a.Seq)
-	r := &client.TopReport{Site: st.ev.Site.Path, Tensor: AttnProbsName, Step: st.ev.Step, Source: attnSource(a), MedianAb: stats.MedianAbs(attnValues(a))}
+	r := &client.TopReport{Site: st.ev.Site.Path, Tensor: AttnProbsName, Step: st.ev.Step, Source: attnSource(a)}
+	med, ok := stats.MedianAbs(attnValues(a))
+	if ok {
+		r.MedianAb = &med
+	}
 	for _, c := range stats.TopChannels(v, n, n, k, 0) {
 		c.Ratio = nil // against the attended entries' median, not the masked zeros'
-		if r.MedianAb > 0 {
-			x := math.Abs(c.Value) / r.MedianAb
+		if med > 0 {
+			x := math.Abs(c.Value) / med
 			c.Ratio = &x
 		}
 		r.Channels = append(r.Channels, client.TopEntry{Channel: c, Token: r0 + c.Row, Seq: b.Seqs[a.Seq], Pos: c.Row})

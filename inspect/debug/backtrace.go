@@ -4,9 +4,10 @@ import (
 	"hsdb/inspect/client"
 )
 
-// Backtrace returns the call chain at the stop: the root module
-// (LlamaForCausalLM), then every module entered and not yet returned, down
-// to the stopped site.
+// Backtrace returns the call chain at the stop innermost first, numbered
+// as gdb numbers frames: level 0 the stopped site, then every module
+// entered and not yet returned, counting outward, and last the root
+// module (LlamaForCausalLM, which has no site).
 func (s *Session) Backtrace() ([]client.Frame, error) {
 	var out []client.Frame
 	err := s.atStop(func(st *stopCtx) error {
@@ -36,6 +37,13 @@ func (s *Session) Backtrace() ([]client.Frame, error) {
 		}
 		if !staged {
 			last.Devices = nil
+		}
+		// Built outermost first (depth d); gdb's level is len-1-d.
+		for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+			out[i], out[j] = out[j], out[i]
+		}
+		for i := range out {
+			out[i].Level = i
 		}
 		return nil
 	})

@@ -7,8 +7,8 @@ import (
 	"hsdb/inspect/client"
 )
 
-// frameCtx is st seen from `bt` level level (1 the outermost module with a
-// site) of an enclosing module that has not returned yet: its site, and as
+// frameCtx is st seen from depth level (1 the outermost module with a
+// site, counting inward; `bt` numbers frames the other way, see gdbLevel) of an enclosing module that has not returned yet: its site, and as
 // tensors its inputs on every rank ("input", and "input_residual" for a
 // decoder layer's second input, vLLM's residual), replicated as every
 // enclosing block's inputs are. The module's own outputs do not exist yet.
@@ -30,7 +30,8 @@ func frameCtx(st *stopCtx, level int) *stopCtx {
 	return out
 }
 
-// innermost returns the `bt` level of the stopped site.
+// innermost returns the depth of the stopped site: 1 for the outermost
+// module with a site, counting inward (0 is the root model object).
 func innermost(st *stopCtx) int {
 	fs := st.views[0].Frames
 	if n := len(fs); n > 0 && fs[n-1].Site == st.ev.Site {
@@ -40,24 +41,30 @@ func innermost(st *stopCtx) int {
 }
 
 // SelectFrame makes the queries (print, hist, top, ranks, save, compare,
-// set var) look at `bt` level level: the stopped site (its own level,
-// the deepest), or an enclosing module, whose tensors are its inputs
-// (frameCtx). It returns the frame with Outputs naming the tensors the
-// queries now see. Errors: ErrNotStopped, a level outside 1..the stopped
-// site's (0 is the root model object, which has no site).
+// set var) look at `bt` level level, numbered as gdb numbers frames: 0 the
+// stopped site, 1 the module enclosing it, and so on outward; an enclosing
+// module's tensors are its inputs (frameCtx). It returns the frame with
+// Outputs naming the tensors the queries now see. Errors: ErrNotStopped, a
+// level outside 0..the outermost module with a site (the level above it is
+// the root model object, which has no site).
 func (s *Session) SelectFrame(level int) (client.Frame, error) {
 	if s.job == nil || s.job.stop == nil {
 		return client.Frame{}, fmt.Errorf("frame: %w", client.ErrNotStopped)
 	}
 	st := s.job.stop
 	in := innermost(st)
-	if level < 1 || level > in {
-		return client.Frame{}, fmt.Errorf("frame %d: want 1 (outermost module) to %d (the stopped site %s); 0 is the root, which has no site", level, in, st.ev.Site.Path)
+	if level < 0 || level > in-1 {
+		outer := st.ev.Site.Path
+		if fs := st.views[0].Frames; len(fs) > 0 {
+			outer = fs[0].Site.Path
+		}
+		return client.Frame{}, fmt.Errorf("frame %d: want 0 (the stopped site %s) to %d (%s); %d is the root, which has no site",
+			level, st.ev.Site.Path, in-1, outer, in)
 	}
-	if level == in {
+	if level == 0 {
 		s.frame = 0
 	} else {
-		s.frame = level
+		s.frame = in - level // depth
 	}
 	return s.CurrentFrame()
 }
@@ -66,11 +73,11 @@ func (s *Session) SelectFrame(level int) (client.Frame, error) {
 func (s *Session) CurrentFrame() (client.Frame, error) {
 	var fr client.Frame
 	err := s.at(func(st *stopCtx) error {
-		level := s.frame
+		level := s.frame // depth
 		if level == 0 {
 			level = innermost(st)
 		}
-		fr = client.Frame{Level: level, Class: st.ev.Site.Class, Site: st.ev.Site.Path}
+		fr = client.Frame{Level: innermost(s.job.stop) - level, Class: st.ev.Site.Class, Site: st.ev.Site.Path}
 		for _, v := range st.views {
 			var in [][]int
 			if level-1 < len(v.Frames) && v.Frames[level-1].Site == st.ev.Site {

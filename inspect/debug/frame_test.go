@@ -53,18 +53,18 @@ func TestFrameShowsEnclosingInputs(t *testing.T) {
 				if _, err := s.SetVar(client.EditRequest{Tensor: "input", Slice: client.All, Op: "=", Value: 0}); err == nil {
 					t.Errorf("set var on an enclosing module's input accepted")
 				}
-				if _, err := s.SelectFrame(3); err != nil {
+				if _, err := s.SelectFrame(1); err != nil { // #1: the MLP (gdb numbers outward from the stopped site #0)
 					t.Fatal(err)
 				}
 				check("input", post["hidden_states"][0].F32())
-				if _, err := s.SelectFrame(0); err == nil {
-					t.Errorf("frame 0 (the root) accepted")
+				if _, err := s.SelectFrame(4); err == nil {
+					t.Errorf("frame 4 (the root) accepted")
 				}
-				if _, err := s.SelectFrame(5); err == nil {
-					t.Errorf("frame 5 below the stopped site accepted")
+				if _, err := s.SelectFrame(-1); err == nil {
+					t.Errorf("frame -1 below the stopped site accepted")
 				}
-				if fr, err := s.SelectFrame(4); err != nil || fr.Site != "model.layers.2.mlp.down_proj" {
-					t.Fatalf("frame 4: %+v %v", fr, err)
+				if fr, err := s.SelectFrame(0); err != nil || fr.Site != "model.layers.2.mlp.down_proj" {
+					t.Fatalf("frame 0: %+v %v", fr, err)
 				}
 				if _, err := s.SelectFrame(2); err != nil {
 					t.Fatal(err)

@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
+	"hsdb/engine/regfile"
 	"hsdb/inspect/client"
 )
 
@@ -69,14 +69,25 @@ func (s *Session) Decode(ids []int32) string {
 	return s.Tok.Decode(ids)
 }
 
+// MaxBatchFileBytes bounds the JSON-lines file `input file` reads: the
+// batch is held whole for one forward pass, and 256 MiB of JSON is tens of
+// millions of tokens (ids of at most 7 digits and a comma), far past what
+// one pass of the debugger takes.
+const MaxBatchFileBytes = 256 << 20
+
 // ReadJSONL reads a batch from a JSON-lines file: one object per line with
 // either "text" (encoded as Encode does) or "input_ids" (a list of ints);
 // blank lines are skipped. A row's loss_mask is not kept (the batch is
 // token ids alone): the notes say how many rows had one. Errors name the
 // file and line, and the record's fault in JSON's terms
-// (parseJSONLRecord); a line over 64 MiB is refused.
+// (parseJSONLRecord); a line over 64 MiB is refused, and so are, before
+// anything is read, a path that is not a regular file (a named pipe,
+// /dev/zero) and a file over MaxBatchFileBytes (regfile.OpenBounded).
 func (s *Session) ReadJSONL(path string) ([][]int32, []string, error) {
-	f, err := os.Open(path)
+	f, err := regfile.OpenBounded(path, MaxBatchFileBytes)
+	if errors.Is(err, regfile.ErrTooLarge) {
+		return nil, nil, fmt.Errorf("input file: %w: the batch is held whole for one forward pass; `hsdb capture --data` streams larger inputs", err)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("input file: %w", err)
 	}
@@ -108,7 +119,9 @@ func (s *Session) ReadJSONL(path string) ([][]int32, []string, error) {
 	if errors.Is(sc.Err(), bufio.ErrTooLong) {
 		return nil, nil, fmt.Errorf("%s:%d: line longer than %d MiB", path, n, maxLine>>20)
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, regfile.ErrTooLarge) { // it grew past the bound while read
+		return nil, nil, fmt.Errorf("input file: %w", err)
+	} else if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if len(out) == 0 {

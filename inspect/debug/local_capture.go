@@ -73,9 +73,9 @@ func (l *Local) Dump(dir string, opts client.DumpRequest) (*client.Manifest, err
 		return nil, fmt.Errorf("dump: %w", err)
 	}
 	if opts.DType != "" {
-		dt, err := tensor.ParseDType(opts.DType)
-		if err != nil || (dt != tensor.F32 && dt != tensor.BF16 && dt != tensor.F16) {
-			return nil, fmt.Errorf("dump --dtype %q: want f32, bf16 or f16", opts.DType)
+		dt, err := tensor.ParseFloatDType(opts.DType)
+		if err != nil {
+			return nil, fmt.Errorf("dump --dtype %w", err)
 		}
 		o.DType = dt
 	}
@@ -183,8 +183,8 @@ func (l *Local) CaptureJob(ctx context.Context, req client.JobRequest) (*client.
 	var dt tensor.DType
 	if req.DType != "" {
 		var err error
-		if dt, err = tensor.ParseDType(req.DType); err != nil || (dt != tensor.F32 && dt != tensor.BF16 && dt != tensor.F16) {
-			return nil, fmt.Errorf("--save-dtype %q: want f32, bf16 or f16", req.DType)
+		if dt, err = tensor.ParseFloatDType(req.DType); err != nil {
+			return nil, fmt.Errorf("--save-dtype %w", err)
 		}
 	}
 	if req.Inputs == nil {

@@ -294,7 +294,10 @@ func (s *Session) Top(name string, k int, sl client.Slice) (*client.TopReport, e
 			return err
 		}
 		v := d.F32()
-		rep = &client.TopReport{Site: st.ev.Site.Path, Tensor: name, Step: st.ev.Step, Source: src, MedianAb: stats.MedianAbs(v)}
+		rep = &client.TopReport{Site: st.ev.Site.Path, Tensor: name, Step: st.ev.Step, Source: src}
+		if med, ok := stats.MedianAbs(v); ok {
+			rep.MedianAb = &med
+		}
 		b := st.ev.Batch
 		tok := tokenRows(st.ev.Site, b, rows(l.parts[0]))
 		seqOf := b.SeqOf()

@@ -257,8 +257,9 @@ func TestSteppingFollowsTree(t *testing.T) {
 	}
 }
 
-// TestBacktraceMatchesTree: the call chain at a stop is the root class then
-// the site's ancestors from the tree, outermost first.
+// TestBacktraceMatchesTree: the call chain at a stop is the site and its
+// ancestors from the tree, innermost first (level 0 the site, as gdb
+// numbers frames), then the root class.
 func TestBacktraceMatchesTree(t *testing.T) {
 	s := newSession(t, 2)
 	s.Break("layers.3.mlp.down_proj", "", false)
@@ -269,11 +270,14 @@ func TestBacktraceMatchesTree(t *testing.T) {
 	}
 	var want []string
 	for st := s.E.Tree.Site("model.layers.3.mlp.down_proj"); st != nil; st = st.Parent {
-		want = append([]string{st.Path + ":" + st.Class}, want...)
+		want = append(want, st.Path+":"+st.Class)
 	}
-	want = append([]string{":" + s.E.Tree.Root.Class}, want...)
+	want = append(want, ":"+s.E.Tree.Root.Class)
 	var got []string
-	for _, f := range bt {
+	for i, f := range bt {
+		if f.Level != i {
+			t.Errorf("frame %d (%s) has level %d", i, f.Site, f.Level)
+		}
 		got = append(got, f.Site+":"+f.Class)
 	}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
@@ -281,9 +285,9 @@ func TestBacktraceMatchesTree(t *testing.T) {
 	}
 	// down_proj's input on each rank is its shard of the MLP activations:
 	// [8 tokens, 172/2 = 86].
-	last := bt[len(bt)-1]
-	if len(last.Inputs) != 2 || last.Inputs[1][0][1] != 86 || last.Outputs[0][0].Name != "input" {
-		t.Fatalf("last frame %+v", last)
+	site := bt[0]
+	if len(site.Inputs) != 2 || site.Inputs[1][0][1] != 86 || site.Outputs[0][0].Name != "input" {
+		t.Fatalf("frame #0 %+v", site)
 	}
 }
 

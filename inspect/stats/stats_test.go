@@ -88,8 +88,9 @@ func TestTopChannels(t *testing.T) {
 	}
 	// sorted |v|: .05 .1 .2 .3 .4 .5 .6 .7 .8 .9 5 100 → median (.5+.6)/2
 	med := (0.5 + 0.6) / 2
-	if math.Abs(MedianAbs(v)-med) > 1e-7 || top[0].Ratio == nil || math.Abs(*top[0].Ratio-100/med) > 1e-4 {
-		t.Fatalf("median %v ratio %v", MedianAbs(v), top[0].Ratio)
+	got, ok := MedianAbs(v)
+	if !ok || !(math.Abs(got-med) <= 1e-7) || top[0].Ratio == nil || !(math.Abs(*top[0].Ratio-100/med) <= 1e-4) {
+		t.Fatalf("median %v (%v) ratio %v", got, ok, top[0].Ratio)
 	}
 }
 
@@ -97,7 +98,7 @@ func TestTopChannels(t *testing.T) {
 // |value| is 0; no entry gets a ratio (not +Inf, not 0/0).
 func TestTopRatioZeroMedian(t *testing.T) {
 	top := TopChannels([]float32{0, 0, 3, 0, 0, -1}, 2, 3, 3, 0)
-	if MedianAbs([]float32{0, 0, 3, 0, 0, -1}) != 0 || len(top) != 3 {
+	if m, ok := MedianAbs([]float32{0, 0, 3, 0, 0, -1}); m != 0 || !ok || len(top) != 3 {
 		t.Fatalf("%+v", top)
 	}
 	for _, c := range top {
@@ -166,5 +167,23 @@ func TestCosine(t *testing.T) {
 	}
 	if got := Cosine(math.NaN(), 1, 1); !math.IsNaN(got) || got >= 0.99 {
 		t.Errorf("Cosine of NaN sums = %v, want NaN", got)
+	}
+}
+
+// TestMedianAbsNoFinite: a tensor with no finite element has no median
+// |value| (false, not a median of 0); NaN and ±Inf are left out of a mixed
+// one: |{NaN, 2, -Inf, -4, 1}| finite = {1, 2, 4} → 2.
+func TestMedianAbsNoFinite(t *testing.T) {
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	for _, v := range [][]float32{{nan, nan}, {inf, -inf}, {nan, inf}, {}} {
+		if m, ok := MedianAbs(v); ok {
+			t.Errorf("MedianAbs(%v) = %v, true; want no median", v, m)
+		}
+		if top := TopChannels(v, 1, len(v), 3, 0); len(top) != 0 {
+			t.Errorf("TopChannels(%v) = %+v, want none", v, top)
+		}
+	}
+	if m, ok := MedianAbs([]float32{nan, 2, -inf, -4, 1}); !ok || m != 2 {
+		t.Errorf("mixed: %v, %v; want 2", m, ok)
 	}
 }

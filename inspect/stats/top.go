@@ -53,7 +53,7 @@ func TopChannels(v []float32, rows, cols, k, colBase int) []Channel {
 	if len(out) > k {
 		out = out[:k]
 	}
-	med := MedianAbs(v)
+	med, _ := MedianAbs(v) // out is empty when there is no finite element
 	for i := range out {
 		out[i].Col += colBase
 		if med > 0 {
@@ -65,8 +65,10 @@ func TopChannels(v []float32, rows, cols, k, colBase int) []Channel {
 }
 
 // MedianAbs returns the median of |x| over the finite elements of v (the
-// mean of the two middle values for an even count), 0 for none.
-func MedianAbs(v []float32) float64 {
+// mean of the two middle values for an even count, as numpy.median) and
+// true, or 0 and false when v has no finite element (no median exists:
+// callers report it as undefined, never as 0).
+func MedianAbs(v []float32) (float64, bool) {
 	a := make([]float64, 0, len(v))
 	for _, x := range v {
 		f := math.Abs(float64(x))
@@ -75,12 +77,12 @@ func MedianAbs(v []float32) float64 {
 		}
 	}
 	if len(a) == 0 {
-		return 0
+		return 0, false
 	}
 	sort.Float64s(a)
 	n := len(a)
 	if n%2 == 1 {
-		return a[n/2]
+		return a[n/2], true
 	}
-	return (a[n/2-1] + a[n/2]) / 2
+	return (a[n/2-1] + a[n/2]) / 2, true
 }
