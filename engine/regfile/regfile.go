@@ -25,20 +25,26 @@ var ErrTooLarge = errors.New("file too large")
 // the *fs.PathError of the open, or ErrNotRegular naming the path and what
 // it is.
 func Open(path string) (*os.File, error) {
+	f, _, err := openStat(path)
+	return f, err
+}
+
+// openStat is Open that also returns the file's information.
+func openStat(path string) (*os.File, fs.FileInfo, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("%s: %w (%s)", path, ErrNotRegular, kind(st.Mode()))
+		return nil, nil, fmt.Errorf("%s: %w (%s)", path, ErrNotRegular, kind(st.Mode()))
 	}
-	return f, nil
+	return f, st, nil
 }
 
 // OpenInput is Open for a file of commands or input the user names, where
@@ -57,13 +63,8 @@ func OpenInput(path string) (*os.File, error) {
 // anything is read, and a read past max bytes (the file grew) fails with
 // ErrTooLarge instead of returning more.
 func OpenBounded(path string, max int64) (io.ReadCloser, error) {
-	f, err := Open(path)
+	f, st, err := openStat(path)
 	if err != nil {
-		return nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
 		return nil, err
 	}
 	if st.Size() > max {
