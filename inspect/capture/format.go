@@ -144,8 +144,8 @@ func PlanLayers(f Format, spec string, layers int, parse func(string) ([]int, er
 		ids = Eagle3IDs(f, L)
 		p, err := PlanLayers(f, joinInts(ids), L, parseInts)
 		if err != nil {
-			return nil, fmt.Errorf("%w: --layers eagle3 is %s ids %s for %d decoder layers, too few layers for EAGLE-3's spread (%s); pass --layers with distinct %s, e.g. --layers %s",
-				ErrFormat, f, joinInts(ids), L, strings.TrimPrefix(err.Error(), ErrFormat.Error()+": "), idRange(f, L), joinInts(eagle3Usable(f, ids, L)))
+			return nil, fmt.Errorf("%w: --layers eagle3 is %s ids %s for %d decoder layers, too few layers for EAGLE-3's spread (%s); pass --layers with distinct %s, %d where the model has them (%s), e.g. --layers %s",
+				ErrFormat, f, joinInts(ids), L, strings.TrimPrefix(err.Error(), ErrFormat.Error()+": "), idRange(f, L), len(ids), eagle3Reads(f), joinInts(eagle3Usable(f, ids, L)))
 		}
 		return p, nil
 	} else {
@@ -206,10 +206,26 @@ func idRange(f Format, L int) string {
 	return fmt.Sprintf("hsdb layers in 0..%d", L-1)
 }
 
+// eagle3Reads says what EAGLE-3 reads in format f: why a shallow model's
+// --layers should still hold as many ids as Eagle3IDs.
+func eagle3Reads(f Format) string {
+	switch f {
+	case FormatSpeculators:
+		return "speculators trains on hidden_states[:, :-1], three aux ids, and hidden_states[:, -1]"
+	case FormatSpecForge:
+		return "SpecForge's draft reads aux_hidden_state [1, len, 3·hidden]"
+	}
+	return "EAGLE-3's three aux layers and the last"
+}
+
 // eagle3Usable is what is left of the EAGLE-3 ids when the model is too
-// shallow for them: those in format f's range, each once, ascending (the
-// last is the deepest, as the trainers expect); when none is, the
-// format's last id. Always a list PlanLayers accepts for L >= 1.
+// shallow for them: those in format f's range, each once, then the
+// deepest ids of the range not yet taken until the list is as long as
+// ids (EAGLE-3 reads three aux layers: SpecForge's aux_hidden_state is
+// [1, len, 3·hidden], the width its draft's fc takes, and speculators'
+// hidden_states[:, :-1] holds three ids before the last), or the range
+// is used up; ascending (the last is the deepest, as the trainers
+// expect). Always a list PlanLayers accepts for L >= 1.
 func eagle3Usable(f Format, ids []int, L int) []int {
 	hi := L - 1
 	if f == FormatSpeculators {
@@ -223,8 +239,11 @@ func eagle3Usable(f Format, ids []int, L int) []int {
 			out = append(out, id)
 		}
 	}
-	if len(out) == 0 {
-		out = []int{hi}
+	for id := hi; id >= 0 && len(out) < len(ids); id-- {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
 	}
 	sort.Ints(out)
 	return out
