@@ -31,6 +31,12 @@ type Layout struct {
 	// Labelled says the layers of Entries come from the file (keys or
 	// metadata); otherwise they are -1, or the caller's --layers.
 	Labelled bool
+	// Keyed says the entries' layers are their keys' numbers
+	// (hidden_states.{layer}, layers.30): the file holds no order of
+	// layers (a safetensors header has none), so --layers is compared as
+	// a set. Otherwise the entries are in the file's order (a list, a
+	// trainer's [seq, n_ids, hidden]), which a trainer concatenates.
+	Keyed bool
 	// Problems are structural problems found while interpreting (no
 	// hidden states at all, input_ids not integer, ...).
 	Problems []string
@@ -135,6 +141,15 @@ func InterpretCapture(cf *CaptureFile) *Layout {
 		}
 		if l.listIndexKeys() && l.labelFromMetadata(cf.Metadata) {
 			l.Schema = "hidden_states.0..N-1 list-index keys, layers from __metadata__"
+		}
+		// The keys are the layers unless metadata relabelled list
+		// positions with other numbers.
+		l.Keyed = len(keyed) > 0
+		for _, e := range l.Entries {
+			m := layerKey.FindStringSubmatch(e.Key)
+			if n, _ := strconv.Atoi(m[1]); n != e.Layer {
+				l.Keyed = false
+			}
 		}
 	}
 	if !l.Labelled {

@@ -43,6 +43,10 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 		add(capture.RuleLayerCount, capture.Skip, "no --layers requested (%d entries%s)", len(l.Entries), labelNote(labels))
 	case len(layered) != len(opts.Layers):
 		add(capture.RuleLayerCount, capture.Fail, "%d layer entries, %d layer%s requested (%s)%s", len(layered), len(opts.Layers), plural(len(opts.Layers)), joinInts(opts.Layers), formatIDs)
+	case l.Labelled && joinInts(labels) != joinInts(opts.Layers) && sameSet(labels, opts.Layers) && l.Keyed:
+		add(capture.RuleLayerCount, capture.Pass, "%d layers: %s", len(opts.Layers), joinInts(labels))
+	case l.Labelled && joinInts(labels) != joinInts(opts.Layers) && sameSet(labels, opts.Layers):
+		add(capture.RuleLayerCount, capture.Fail, "labelled layers %s, requested %s: the same layers in another order: the file holds %s in this order (the order a trainer concatenates them)%s", joinInts(labels), joinInts(opts.Layers), joinInts(labels), formatIDs)
 	case l.Labelled && joinInts(labels) != joinInts(opts.Layers):
 		add(capture.RuleLayerCount, capture.Fail, "labelled layers %s, requested %s%s", joinInts(labels), joinInts(opts.Layers), formatIDs)
 	default:
@@ -350,4 +354,23 @@ func ies(n int) string {
 func sha256Hex(b []byte) string {
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
+}
+
+// sameSet reports whether a and b hold the same numbers, each as often,
+// in any order.
+func sameSet(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	n := map[int]int{}
+	for _, x := range a {
+		n[x]++
+	}
+	for _, x := range b {
+		n[x]--
+		if n[x] < 0 {
+			return false
+		}
+	}
+	return true
 }
