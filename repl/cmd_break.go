@@ -128,6 +128,22 @@ func cmdEnable(t *Term, args string, on bool) error {
 	return showBreakpoints(t)
 }
 
+// cmdCondition runs `condition N [COND]`.
+func cmdCondition(t *Term, args string) error {
+	n, cond, _ := strings.Cut(strings.TrimSpace(args), " ")
+	if n == "" {
+		return fmt.Errorf("condition: want N [COND], e.g. condition 1 absmax(stream) > 1e4 (condition 1 alone: no condition)")
+	}
+	ids, err := parseIDs(n, "breakpoint")
+	if err == nil {
+		err = t.c.Condition(ids[0], strings.TrimSpace(cond))
+	}
+	if err != nil {
+		return fmt.Errorf("condition: %w", err)
+	}
+	return showBreakpoints(t)
+}
+
 func showBreakpoints(t *Term) error {
 	bps, err := t.c.Breakpoints()
 	if err != nil {

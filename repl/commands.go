@@ -89,6 +89,8 @@ func init() {
 			help: "Enable breakpoints N, or all.", fn: func(t *Term, a string) error { return cmdEnable(t, a, true) }},
 		{aliases: []string{"disable"}, group: "breakpoints", usage: "disable [N...]", noRepeat: true,
 			help: "Disable breakpoints N, or all.", fn: func(t *Term, a string) error { return cmdEnable(t, a, false) }},
+		{aliases: []string{"condition"}, group: "breakpoints", usage: "condition N [COND]", noRepeat: true,
+			help: "Make COND the condition of breakpoint or watch N (as gdb's condition), checked as `break ... if COND` checks it; without COND, breakpoint N stops unconditionally. Lists the breakpoints.", fn: cmdCondition},
 
 		// data
 		{aliases: []string{"print", "p"}, group: "data", usage: "print TENSOR[ROWS, COLS] [--rank R] [--seq S] [--tokens A:B]",
