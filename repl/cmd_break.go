@@ -128,6 +128,27 @@ func cmdEnable(t *Term, args string, on bool) error {
 	return showBreakpoints(t)
 }
 
+// cmdKill runs `kill`: abort the stopped pass.
+func cmdKill(t *Term, args string) error {
+	if strings.TrimSpace(args) != "" {
+		return fmt.Errorf("kill takes no arguments")
+	}
+	st, err := t.c.Stopped()
+	if err != nil {
+		return err
+	}
+	if st == nil {
+		return fmt.Errorf("kill: no forward pass is stopped")
+	}
+	if err := t.c.Kill(); err != nil {
+		return fmt.Errorf("kill: %w", err)
+	}
+	t.emit("kill", map[string]any{"site": st.Site, "step": st.Step}, func() string {
+		return fmt.Sprintf("the pass at %s (step %d) was aborted", st.Site, st.Step)
+	})
+	return nil
+}
+
 // cmdCondition runs `condition N [COND]`.
 func cmdCondition(t *Term, args string) error {
 	n, cond, _ := strings.Cut(strings.TrimSpace(args), " ")

@@ -64,6 +64,8 @@ func init() {
 			help: "Resume until the enclosing module returns (its site).", fn: cmdFinish},
 		{aliases: []string{"until", "u"}, group: "running", usage: "until SITE",
 			help: "Resume until a site matching SITE (breakpoints still stop).\nA site the step has passed comes again only in the next step (`gen`); a pass that ends first says so, as step, next and finish do.", complete: completeSites, fn: cmdUntil},
+		{aliases: []string{"kill", "k"}, group: "running", usage: "kill", noRepeat: true,
+			help: "Abort the stopped forward pass, as gdb's kill ends the program: nothing after the stop runs and the pass prints no result; breakpoints, displays and the batch stay, and what the pass captured before the stop is kept (`dump` then names the layers it never reached). `run` starts a fresh pass.", fn: cmdKill},
 		{aliases: []string{"gen"}, group: "running", usage: "gen N",
 			help: "Run N decode steps, stopping at breakpoints inside each.\n" +
 				"Each sequence is fed its greedy (argmax) token. Stopped in a step, the step is finished first; otherwise decoding continues the last completed run.",
