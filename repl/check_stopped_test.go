@@ -32,6 +32,10 @@ func TestCheckDiffAtStop(t *testing.T) {
 	}
 	f.AssertExec("run", "Stopped at model.layers.2 ") // what "start over (run)" led to
 	f.AssertError("check "+dir, "`disable` keeps the breakpoints")
+	f.AssertError("check "+dir, "or `kill` it")
+	f.AssertExec("kill", "aborted") // the way the hint names
+	f.AssertExec("check "+dir, "valid")
+	f.AssertExec("run", "Stopped at model.layers.2 ")
 	f.AssertExec("check "+dir+" --no-model", "valid")
 	f.Exec("disable")
 	f.AssertExec("continue", "Finished: prefill")
