@@ -35,6 +35,10 @@ type CheckOptions struct {
 	// SeqLens are known lengths of the sequences a file holds (--seq-lens),
 	// or nil.
 	SeqLens []int
+	// SeqLensFrom names where SeqLens come from in the report's words;
+	// "" is "--seq-lens" (the dump directory check sets "the dump's
+	// manifest").
+	SeqLensFrom string
 	// DType is the declared dtype of the hidden states (an hsdb manifest's),
 	// or tensor.Invalid for any float dtype.
 	DType tensor.DType

@@ -257,6 +257,7 @@ func checkDump(p *PathReport, m *capture.Manifest, opts CheckOptions) {
 		o := opts
 		if o.SeqLens == nil && rec.Length > 0 {
 			o.SeqLens = []int{rec.Length} // an hsdb dump holds one sequence per file
+			o.SeqLensFrom = "the dump's manifest"
 		}
 		o.Expected = map[string]string{}
 		for k, t := range rec.Tensors {

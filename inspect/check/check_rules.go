@@ -91,7 +91,7 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 	// one sequence
 	switch {
 	case len(opts.SeqLens) > 0 && n >= 0 && sum(opts.SeqLens) != n:
-		add(capture.RuleOneSeq, capture.Fail, "--seq-lens %s sum to %d, but input_ids holds %d tokens", joinInts(opts.SeqLens), sum(opts.SeqLens), n)
+		add(capture.RuleOneSeq, capture.Fail, "%s %s sum to %d, but input_ids holds %d tokens", seqLensFrom(opts), joinInts(opts.SeqLens), sum(opts.SeqLens), n)
 	case len(opts.SeqLens) == 0 && len(l.SeqLens) > 0 && n >= 0 && sum(l.SeqLens) != n:
 		add(capture.RuleOneSeq, capture.Fail, "the file's seq_lens %s sum to %d, but input_ids holds %d tokens", joinInts(l.SeqLens), sum(l.SeqLens), n)
 	case len(r.Chunks) > 0:
@@ -106,7 +106,7 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 	case len(r.Matches) > 0 && anyClose(r.Matches):
 		add(capture.RuleOneSeq, capture.Pass, "the capture matches input_ids run as one sequence")
 	case len(r.SeqLens) == 1:
-		src, how := "--seq-lens", ""
+		src, how := seqLensFrom(opts), ""
 		if len(opts.SeqLens) == 0 {
 			src = "the file's seq_lens"
 		}
@@ -373,4 +373,13 @@ func sameSet(a, b []int) bool {
 		}
 	}
 	return true
+}
+
+// seqLensFrom names where opts.SeqLens come from: --seq-lens unless the
+// caller says (a dump's manifest).
+func seqLensFrom(opts CheckOptions) string {
+	if opts.SeqLensFrom != "" {
+		return opts.SeqLensFrom
+	}
+	return "--seq-lens"
 }
