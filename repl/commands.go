@@ -129,8 +129,8 @@ func init() {
 			complete: completeTensors, fn: cmdDisplay},
 		{aliases: []string{"undisplay"}, group: "data", usage: "undisplay [N...]",
 			help: "Remove displays N, or all; it says which it removed and lists those left, as delete does.", fn: cmdUndisplay},
-		{aliases: []string{"bt", "where", "backtrace"}, group: "data", usage: "bt",
-			help: "The call chain at the stop, innermost first, numbered as gdb does: #0 the stopped site, #1 the module enclosing it, and so on outward to the root model.\nEach frame: vLLM class, site, and input shapes per rank; #0 also its output tensors.", fn: cmdBacktrace},
+		{aliases: []string{"bt", "where", "backtrace"}, group: "data", usage: "bt [N|-N] [full]",
+			help: "The call chain at the stop, innermost first, numbered as gdb does: #0 the stopped site, #1 the module enclosing it, and so on outward to the root model.\nEach frame: vLLM class, site, and input shapes per rank; #0 also its output tensors. N shows the innermost N frames, -N the outermost N (as gdb's bt N); full is accepted and changes nothing (the frames show their tensors already).", fn: cmdBacktrace},
 		{aliases: []string{"frame", "f"}, group: "data", usage: "frame [N]",
 			help: "Look at frame #N of `bt`: #0 the stopped site, N ≥ 1 the module N levels out from it.\n" +
 				"The tensors of an enclosing module are its inputs (its outputs do not exist yet): input, and input_residual for a decoder layer's second input (vLLM's residual). " +
