@@ -166,6 +166,9 @@ func cmdDump(t *Term, args string) error {
 			layers = joinInts(m.Capture.Layers) // as capture layers takes them
 		}
 		out := fmt.Sprintf("dumped %d sequence(s) (%s tokens) to %s: layers %s (%s), %s\n", len(m.Sequences), strings.Join(lens, ", "), dir, layers, m.Capture.What, strings.ToLower(m.Capture.DType))
+		if n := client.Eagle3AuxNote(m); n != "" {
+			out += t.st.Warn.Render("note: "+n) + "\n"
+		}
 		for _, r := range m.Validation {
 			st := r.Status
 			if st == "FAIL" {

@@ -111,6 +111,9 @@ func runCapture(args []string, io stdio) int {
 		for _, l := range plan.Lines {
 			fmt.Fprintln(io.Out, l)
 		}
+		if n := capture.Eagle3AuxNote(format, plan.IDs); n != "" {
+			fmt.Fprintln(io.Out, "note: "+n)
+		}
 	}
 	var baseTPS float64
 	if *baseline > 0 {

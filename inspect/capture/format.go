@@ -206,6 +206,25 @@ func idRange(f Format, L int) string {
 	return fmt.Sprintf("hsdb layers in 0..%d", L-1)
 }
 
+// Eagle3AuxNote says when a trainer file's aux layers are not the three
+// EAGLE-3's drafts read (their fc takes 3·hidden: SpecForge's
+// aux_hidden_state [1, len, 3·hidden], speculators' hidden_states[:,
+// :-1].flatten(1)); ids are the format's ids in file order. "" when they
+// are, and for hsdb's own format.
+func Eagle3AuxNote(f Format, ids []int) string {
+	switch f {
+	case FormatSpeculators:
+		if n := len(ids) - 1; n != 3 {
+			return fmt.Sprintf("speculators ids %s: the file holds %d aux ids before the last (hidden_states[:, :-1]), EAGLE-3's draft reads 3 (4 ids, e.g. --layers eagle3; the REPL's ids are the captured layers + 1, and 0 with `capture site model.embed_tokens hidden_states`)", joinInts(ids), n)
+		}
+	case FormatSpecForge:
+		if n := len(ids); n != 3 {
+			return fmt.Sprintf("specforge ids %s: aux_hidden_state holds %d layers ([1, len, %d·hidden]), EAGLE-3's draft reads 3 ([1, len, 3·hidden])", joinInts(ids), n, n)
+		}
+	}
+	return ""
+}
+
 // eagle3Reads says what EAGLE-3 reads in format f: why a shallow model's
 // --layers should still hold as many ids as Eagle3IDs.
 func eagle3Reads(f Format) string {

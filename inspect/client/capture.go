@@ -66,6 +66,12 @@ type Plan = capture.Plan
 // Manifest is a dump's manifest.json (design.md; inspect/capture's type).
 type Manifest = capture.Manifest
 
+// Eagle3AuxNote says when a trainer-format dump's aux layers are not the
+// three EAGLE-3's drafts read (capture.Eagle3AuxNote), "" otherwise.
+func Eagle3AuxNote(m *Manifest) string {
+	return capture.Eagle3AuxNote(capture.Format(m.Capture.Format), m.Capture.FormatIDs)
+}
+
 // CheckRequest is what `check` and `diff` know beyond the path: the layers
 // the capture should hold (nil: unknown), the tensor-parallel world size it
 // ran at (0: try 2, 4, 8, 16), the sequence lengths a file holds (nil:
