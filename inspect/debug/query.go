@@ -202,6 +202,9 @@ func (s *Session) Values(name string, idx client.Index, sl client.Slice) (*clien
 			if err != nil {
 				return err
 			}
+			if t.Shard.Kind == model.Sharded && rv.Missing == "" {
+				rv.FullCols = &client.Range{Lo: t.Shard.Start + rv.Cols.Lo, Hi: t.Shard.Start + rv.Cols.Hi}
+			}
 			rep.Ranks = append(rep.Ranks, *rv)
 		}
 		if sl.Rank < 0 {
