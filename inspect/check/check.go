@@ -123,7 +123,7 @@ func (r *Report) Rule(name string) (RuleResult, bool) {
 func (r *Report) Lines() []string {
 	out := []string{r.Path + ":"}
 	if r.Err != nil {
-		return append(out, "  cannot read: "+r.Err.Error())
+		return append(out, "  cannot read: "+r.errText())
 	}
 	out = append(out, "  format: "+r.Format, "  layout: "+r.Schema)
 	for _, s := range r.Structure {
@@ -312,4 +312,10 @@ func mergeDiagnoses(ds []Diagnosis) []Diagnosis {
 		out = append(out, d)
 	}
 	return out
+}
+
+// errText is r.Err without the file's path in front when the reader's
+// error starts with it: the report's lines name the file already.
+func (r *Report) errText() string {
+	return strings.TrimPrefix(r.Err.Error(), r.Path+": ")
 }

@@ -32,7 +32,7 @@ func Departure(ms []EntryMatch) (EntryMatch, bool) {
 func (r *Report) DiffLines() (lines []string, departs bool) {
 	lines = append(lines, r.Path+":")
 	if r.Err != nil {
-		return append(lines, "  cannot read: "+r.Err.Error()), true
+		return append(lines, "  cannot read: "+r.errText()), true
 	}
 	if len(r.Matches) == 0 {
 		detail := "no entry whose rows align with input_ids"
