@@ -135,6 +135,9 @@ func Eagle3IDs(f Format, layers int) []int {
 //     0 <= s < L (SGLang captures before layer s+1); the file also holds
 //     hidden_state, the final norm's output, which takes no id.
 //
+// The trainer formats' ids are put in ascending order, the order vLLM and
+// SGLang collect aux hidden states in while serving the draft.
+//
 // Errors (ErrFormat) name the id, the format's range and what the id
 // would have meant in hsdb's numbering.
 func PlanLayers(f Format, spec string, layers int, parse func(string) ([]int, error)) (*Plan, error) {
@@ -153,6 +156,14 @@ func PlanLayers(f Format, spec string, layers int, parse func(string) ([]int, er
 		if ids, err = parse(s); err != nil {
 			return nil, fmt.Errorf("%w: --layers: %w", ErrFormat, err)
 		}
+	}
+	if f != FormatHsdb {
+		// vLLM and SGLang collect aux hidden states in the decoder loop
+		// (`if idx in self.aux_hidden_state_layers`): ascending, whatever
+		// the order listed. The files keep that order, the draft's
+		// serving order.
+		ids = append([]int(nil), ids...)
+		sort.Ints(ids)
 	}
 	p := &Plan{Format: f, IDs: ids}
 	seen := map[string]bool{}

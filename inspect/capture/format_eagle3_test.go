@@ -45,8 +45,9 @@ func TestEagle3TooShallow(t *testing.T) {
 		}
 	}
 	// speculators at 3 layers: 2,1,0,3 is in range and distinct (0 = the
-	// embeddings), so eagle3 is taken as it is.
-	if p, err := PlanLayers(FormatSpeculators, "eagle3", 3, parseInts); err != nil || joinInts(p.IDs) != "2,1,0,3" {
+	// embeddings), so eagle3 is taken, written ascending as vLLM collects
+	// aux layers (TestTrainerIDsAscending).
+	if p, err := PlanLayers(FormatSpeculators, "eagle3", 3, parseInts); err != nil || joinInts(p.IDs) != "0,1,2,3" {
 		t.Errorf("speculators, 3 layers: %v, %v", p, err)
 	}
 }
