@@ -149,8 +149,11 @@ func (t *Term) editsTable(es []client.Edit) string {
 		if e.Rank >= 0 {
 			rank = strconv.Itoa(e.Rank)
 		}
-		tb.add(strconv.Itoa(e.ID), e.Site, strconv.Itoa(e.Step), e.Tensor, fmt.Sprintf("%d:%d", e.Rows.Lo, e.Rows.Hi),
-			fmt.Sprintf("%d:%d", e.Cols.Lo, e.Cols.Hi), rank, e.What, yesNo(e.Persist), yesNo(e.Armed), strconv.Itoa(e.Applied))
+		rows, cols := fmt.Sprintf("%d:%d", e.Rows.Lo, e.Rows.Hi), fmt.Sprintf("%d:%d", e.Cols.Lo, e.Cols.Hi)
+		if e.Armed && e.Applied == 0 && e.Rows.Hi == e.Rows.Lo { // known when first applied
+			rows, cols = "-", "-"
+		}
+		tb.add(strconv.Itoa(e.ID), e.Site, strconv.Itoa(e.Step), e.Tensor, rows, cols, rank, e.What, yesNo(e.Persist), yesNo(e.Armed), strconv.Itoa(e.Applied))
 	}
 	return tb.render(t.st)
 }
