@@ -149,6 +149,34 @@ func cmdKill(t *Term, args string) error {
 	return nil
 }
 
+// cmdIgnore runs `ignore N COUNT`, answering as gdb does.
+func cmdIgnore(t *Term, args string) error {
+	f := strings.Fields(args)
+	if len(f) != 2 {
+		return fmt.Errorf("ignore: want N COUNT, e.g. ignore 1 2 (pass breakpoint 1 twice)")
+	}
+	ids, err := parseIDs(f[0], "breakpoint")
+	if err != nil {
+		return fmt.Errorf("ignore: %w", err)
+	}
+	n, err := strconv.Atoi(f[1])
+	if err != nil {
+		return fmt.Errorf("ignore: COUNT %q is not a number", f[1])
+	}
+	if err := t.c.Ignore(ids[0], n); err != nil {
+		return fmt.Errorf("ignore: %w", err)
+	}
+	msg := fmt.Sprintf("Will ignore next %d crossings of breakpoint %d.", n, ids[0])
+	switch n {
+	case 0:
+		msg = fmt.Sprintf("Will stop next time breakpoint %d is reached.", ids[0])
+	case 1:
+		msg = fmt.Sprintf("Will ignore next crossing of breakpoint %d.", ids[0])
+	}
+	t.emit("ignore", map[string]int{"id": ids[0], "ignore": n}, func() string { return msg })
+	return nil
+}
+
 // cmdCondition runs `condition N [COND]`.
 func cmdCondition(t *Term, args string) error {
 	n, cond, _ := strings.Cut(strings.TrimSpace(args), " ")

@@ -91,6 +91,8 @@ func init() {
 			help: "Enable breakpoints N, or all.", fn: func(t *Term, a string) error { return cmdEnable(t, a, true) }},
 		{aliases: []string{"disable"}, group: "breakpoints", usage: "disable [N...]", noRepeat: true,
 			help: "Disable breakpoints N, or all.", fn: func(t *Term, a string) error { return cmdEnable(t, a, false) }},
+		{aliases: []string{"ignore"}, group: "breakpoints", usage: "ignore N COUNT", noRepeat: true,
+			help: "Pass breakpoint or watch N the next COUNT times it would stop (as gdb's ignore); the crossings passed still count as hits, and info break shows how many are left.", fn: cmdIgnore},
 		{aliases: []string{"condition"}, group: "breakpoints", usage: "condition N [COND]", noRepeat: true,
 			help: "Make COND the condition of breakpoint or watch N (as gdb's condition), checked as `break ... if COND` checks it; without COND, breakpoint N stops unconditionally. Lists the breakpoints.", fn: cmdCondition},
 

@@ -171,7 +171,11 @@ func (t *Term) breakpointsText(bps []client.Breakpoint) string {
 		if b.Temporary {
 			tmp = "y"
 		}
-		tb.add(strconv.Itoa(b.ID), b.Kind, en, tmp, where, b.Cond, strconv.Itoa(b.Hits))
+		cond := b.Cond
+		if b.Ignore > 0 {
+			cond = strings.TrimSpace(cond + fmt.Sprintf(" (ignore next %d)", b.Ignore))
+		}
+		tb.add(strconv.Itoa(b.ID), b.Kind, en, tmp, where, cond, strconv.Itoa(b.Hits))
 	}
 	return tb.render(t.st)
 }

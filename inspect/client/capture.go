@@ -23,6 +23,9 @@ type Breakpoint struct {
 	Temporary bool   `json:"temporary"`
 	Hits      int    `json:"hits"`
 	Sites     int    `json:"sites"`
+	// Ignore is how many more crossings that would stop are passed
+	// (gdb's ignore count); crossings passed still count as Hits.
+	Ignore int `json:"ignore,omitempty"`
 }
 
 // CaptureSpec is one recorded tensor: a decoder layer's output (Layer >=

@@ -106,6 +106,24 @@ func (s *Session) Condition(id int, cond string) error {
 	return nil
 }
 
+// Ignore makes breakpoint or watch id pass its next count crossings
+// that would stop it, as gdb's `ignore N COUNT`: they still count as
+// hits. Errors: an unknown id, a negative count.
+func (s *Session) Ignore(id, count int) error {
+	if count < 0 {
+		return fmt.Errorf("ignore: COUNT %d: want 0 or more crossings", count)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, b := range s.bps {
+		if b.ID == id {
+			b.Ignore = count
+			return nil
+		}
+	}
+	return fmt.Errorf("no breakpoint number %d (`info break` lists them)", id)
+}
+
 // Watch adds a watch on tensor with condition cond, whose bare statistics
 // apply to tensor ("absmax > 500"). Errors: no site shows tensor
 // (ErrNoTensor), a malformed condition (ErrCond), a condition that holds on
