@@ -232,28 +232,28 @@ func matchRule(ms []EntryMatch, opts CheckOptions) RuleResult {
 	var bad, ok []string
 	for _, m := range ms {
 		verb := "matches"
-		if !m.best().Close {
+		if !m.best().Close && !m.nothing() { // nothing: "matches nothing: ..."
 			verb = "is closest to"
 		}
 		switch {
 		case m.Condition != "":
 			bad = append(bad, fmt.Sprintf("%s holds %s", m.Key, m.Condition))
 		case m.Regathered > 0:
-			bad = append(bad, fmt.Sprintf("%s holds %d column shards stacked along rows; side by side it %s %s", m.Key, m.Regathered, verb, m.best()))
+			bad = append(bad, fmt.Sprintf("%s holds %d column shards stacked along rows; side by side it %s %s", m.Key, m.Regathered, verb, m.bestText()))
 		case m.HasClaimed && m.Close && m.Kind != "":
 			ok = append(ok, fmt.Sprintf("%s cos %.6f", m.Kind, m.ClaimedScore.Cos))
 		case m.HasClaimed && m.Close:
 			ok = append(ok, fmt.Sprintf("layer %d cos %.6f", m.Label, m.ClaimedScore.Cos))
 		case m.HasClaimed && m.Kind != "":
-			bad = append(bad, fmt.Sprintf("%s (%s by its format) departs (cos %.6f); it %s %s", m.Key, m.Kind, m.ClaimedScore.Cos, verb, m.best()))
+			bad = append(bad, fmt.Sprintf("%s (%s by its format) departs (cos %.6f); it %s %s", m.Key, m.Kind, m.ClaimedScore.Cos, verb, m.bestText()))
 		case m.HasClaimed:
-			bad = append(bad, fmt.Sprintf("%s (labelled layer %d) departs (cos %.6f); it %s %s", m.Key, m.Label, m.ClaimedScore.Cos, verb, m.best()))
+			bad = append(bad, fmt.Sprintf("%s (labelled layer %d) departs (cos %.6f); it %s %s", m.Key, m.Label, m.ClaimedScore.Cos, verb, m.bestText()))
 		case m.Label >= 0:
-			bad = append(bad, fmt.Sprintf("%s (labelled layer %d) cannot be the layer's output: it %s %s", m.Key, m.Label, verb, m.best()))
+			bad = append(bad, fmt.Sprintf("%s (labelled layer %d) cannot be the layer's output: it %s %s", m.Key, m.Label, verb, m.bestText()))
 		case m.ok():
 			ok = append(ok, fmt.Sprintf("%s = stream of layer %d", m.Key, m.Best.Layer))
 		default:
-			bad = append(bad, fmt.Sprintf("%s %s %s", m.Key, verb, m.best()))
+			bad = append(bad, fmt.Sprintf("%s %s %s", m.Key, verb, m.bestText()))
 		}
 	}
 	if len(bad) > 0 {

@@ -64,8 +64,11 @@ func (r *Report) DiffLines() (lines []string, departs bool) {
 		}
 		b := m.best()
 		best := fmt.Sprintf("%s (cos %.6f)", b, b.Score.Cos)
-		if m.Condition != "" {
+		switch {
+		case m.Condition != "":
 			best = m.Condition
+		case m.nothing():
+			best = m.nothingText()
 		}
 		lines = append(lines, fmt.Sprintf("  %-*s %6s %10s %10s  %s", w, m.Key, lab, cos, mx, best))
 	}
