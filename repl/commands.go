@@ -65,7 +65,7 @@ func init() {
 		{aliases: []string{"until", "u"}, group: "running", usage: "until SITE",
 			help: "Resume until a site matching SITE (breakpoints still stop).\nA site the step has passed comes again only in the next step (`gen`); a pass that ends first says so, as step, next and finish do.", complete: completeSites, fn: cmdUntil},
 		{aliases: []string{"kill", "k"}, group: "running", usage: "kill", noRepeat: true,
-			help: "Abort the stopped forward pass, as gdb's kill ends the program: nothing after the stop runs and the pass prints no result; breakpoints, displays and the batch stay, and what the pass captured before the stop is kept (`dump` then names the layers it never reached). `run` starts a fresh pass.", fn: cmdKill},
+			help: "Abort the stopped forward pass (as gdb's kill).\nNothing after the stop runs and the pass prints no result; breakpoints, displays and the batch stay, and what the pass captured before the stop is kept (`dump` then names the layers it never reached). `run` starts a fresh pass.", fn: cmdKill},
 		{aliases: []string{"gen"}, group: "running", usage: "gen N",
 			help: "Run N decode steps, stopping at breakpoints inside each.\n" +
 				"Each sequence is fed its greedy (argmax) token. Stopped in a step, the step is finished first; otherwise decoding continues the last completed run.",
@@ -92,9 +92,9 @@ func init() {
 		{aliases: []string{"disable"}, group: "breakpoints", usage: "disable [N...]", noRepeat: true,
 			help: "Disable breakpoints N, or all.", fn: func(t *Term, a string) error { return cmdEnable(t, a, false) }},
 		{aliases: []string{"ignore"}, group: "breakpoints", usage: "ignore N COUNT", noRepeat: true,
-			help: "Pass breakpoint or watch N the next COUNT times it would stop (as gdb's ignore); the crossings passed still count as hits, and info break shows how many are left.", fn: cmdIgnore},
+			help: "Pass breakpoint or watch N the next COUNT times it would stop (as gdb's ignore).\nThe crossings passed still count as hits, and info break shows how many are left.", fn: cmdIgnore},
 		{aliases: []string{"condition"}, group: "breakpoints", usage: "condition N [COND]", noRepeat: true,
-			help: "Make COND the condition of breakpoint or watch N (as gdb's condition), checked as `break ... if COND` checks it; without COND, breakpoint N stops unconditionally. Lists the breakpoints.", fn: cmdCondition},
+			help: "Make COND the condition of breakpoint or watch N (as gdb's condition).\nIt is checked as `break ... if COND` checks it; without COND, breakpoint N stops unconditionally. Lists the breakpoints.", fn: cmdCondition},
 
 		// data
 		{aliases: []string{"print", "p"}, group: "data", usage: "print TENSOR[ROWS, COLS] [--rank R] [--seq S] [--tokens A:B]",
