@@ -16,6 +16,8 @@ type batchView struct {
 	Tokens  int       `json:"tokens"`
 	Text    []string  `json:"text,omitempty"`
 	Notes   []string  `json:"notes,omitempty"` // what of the input the batch does not keep
+	// set: the batch was just set; a big one is summarised (batchText).
+	set bool
 }
 
 func cmdInput(t *Term, args string) error {
@@ -78,7 +80,7 @@ func cmdInput(t *Term, args string) error {
 	if b == nil {
 		return fmt.Errorf("input: no batch yet: input ids 1,2,3 ; ids 4,5")
 	}
-	v := batchView{Seqs: b, Notes: notes}
+	v := batchView{Seqs: b, Notes: notes, set: args != ""}
 	for _, q := range b {
 		v.SeqLens = append(v.SeqLens, len(q))
 		v.Tokens += len(q)
