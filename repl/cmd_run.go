@@ -33,6 +33,9 @@ func cmdInput(t *Term, args string) error {
 			rest = strings.TrimSpace(rest)
 			switch kind {
 			case "ids":
+				if rest == "" {
+					return fmt.Errorf("input ids: want token ids, e.g. input ids 1,403,407 (sequences separated by ';': input ids 1,2 ; ids 3)")
+				}
 				ids, err := client.ParseIDs(rest)
 				if err != nil {
 					return fmt.Errorf("input: %w", err)
