@@ -15,6 +15,12 @@ import (
 // device.
 var ErrNotRegular = errors.New("not a regular file")
 
+// ErrDanglingLink is wrapped when a path is a symbolic link whose target
+// does not exist. It does not match fs.ErrNotExist: the entry is there,
+// broken, and a reader for which the file is optional must not read it as
+// absent.
+var ErrDanglingLink = errors.New("symbolic link")
+
 // ErrTooLarge is wrapped when a file is larger than the bound its reader
 // accepts.
 var ErrTooLarge = errors.New("file too large")
@@ -22,9 +28,9 @@ var ErrTooLarge = errors.New("file too large")
 // Open opens path for reading and returns it only if it is a regular
 // file. The open is non-blocking (O_NONBLOCK, which a regular file's reads
 // ignore), so a named pipe returns at once and is refused here. Errors:
-// the *fs.PathError of the open (for a symbolic link to a missing file,
-// one naming the link and its target, still wrapping fs.ErrNotExist), or
-// ErrNotRegular naming the path and what it is.
+// the *fs.PathError of the open, ErrDanglingLink naming a symbolic link
+// and its missing target, or ErrNotRegular naming the path and what it
+// is.
 func Open(path string) (*os.File, error) {
 	f, _, err := openStat(path)
 	return f, err
@@ -148,8 +154,10 @@ func Present(path string) (bool, error) {
 // dangling rewords err, the failed open of path, when path is a symbolic
 // link whose target does not exist (an HF hub snapshot whose blob was
 // never downloaded): "P is a symbolic link to T, which does not exist",
-// wrapping err (so fs.ErrNotExist still matches). Other errors are
-// returned as they are.
+// wrapping ErrDanglingLink and not fs.ErrNotExist, so that a reader for
+// which an absent file is optional (tokenizer_config.json, a dump's
+// journal or manifest) does not take a broken one for absent. Other errors
+// are returned as they are.
 func dangling(path string, err error) error {
 	if !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -162,11 +170,7 @@ func dangling(path string, err error) error {
 	if rerr != nil {
 		return err
 	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err // the errno alone: the path is named already
-	}
-	return fmt.Errorf("%s is a symbolic link to %s, which does not exist (an incomplete download?): %w", path, target, err)
+	return fmt.Errorf("%s is a %w to %s, which does not exist (an incomplete download?)", path, ErrDanglingLink, target)
 }
 
 // kind names a non-regular file mode: "directory", "named pipe", ...

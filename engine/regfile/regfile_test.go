@@ -154,8 +154,8 @@ func TestDanglingSymlinkNamed(t *testing.T) {
 		t.Skip("symlink:", err)
 	}
 	_, err := Open(link)
-	if !errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("Open(dangling link) = %v, want fs.ErrNotExist", err)
+	if !errors.Is(err, ErrDanglingLink) || errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Open(dangling link) = %v, want ErrDanglingLink and not fs.ErrNotExist", err)
 	}
 	for _, want := range []string{link, "symbolic link", target, "does not exist"} {
 		if !strings.Contains(err.Error(), want) {
