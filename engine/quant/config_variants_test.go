@@ -31,3 +31,27 @@ func TestCompressedTransformConfigRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestFP8ActivationSchemeChecked: a block-fp8 quantization_config whose
+// activation_scheme is not "dynamic" ("static", which needs stored
+// activation scales, or a typo) is refused naming the field, as vLLM's
+// Fp8Config refuses it ("The block-wise quantization only supports dynamic
+// activation scheme"); hsdb read the field and never looked at it, so a
+// static-activation checkpoint loaded with its input scales unused.
+// "dynamic", absent and null (HF FineGrainedFP8Config's default) load.
+func TestFP8ActivationSchemeChecked(t *testing.T) {
+	cfg := func(scheme string) json.RawMessage {
+		return json.RawMessage(`{"quant_method": "fp8", "fmt": "e4m3", "weight_block_size": [128, 128]` + scheme + `}`)
+	}
+	for _, bad := range []string{`"static"`, `"zzz"`, `""`} {
+		_, err := parseFP8(cfg(`, "activation_scheme": ` + bad))
+		if err == nil || !strings.Contains(err.Error(), "activation_scheme "+bad) {
+			t.Errorf("activation_scheme %s: %v, want an error naming activation_scheme %s", bad, err, bad)
+		}
+	}
+	for _, ok := range []string{`, "activation_scheme": "dynamic"`, `, "activation_scheme": null`, ``} {
+		if _, err := parseFP8(cfg(ok)); err != nil {
+			t.Errorf("%q: %v, want it loaded", ok, err)
+		}
+	}
+}
