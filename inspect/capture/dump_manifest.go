@@ -178,7 +178,7 @@ const MaxManifestBytes = 4 << 30
 // for bad JSON (a value of the wrong JSON type named by its field), another
 // format, an unreadable journal, a sequence file name leaving the dump, a
 // negative sequence length or index or job count, or two sequences with
-// one id.
+// one id or one file.
 func ReadManifest(dir string) (*Manifest, error) {
 	p := filepath.Join(dir, ManifestName)
 	b, err := regfile.ReadFile(p, MaxManifestBytes)
@@ -199,6 +199,7 @@ func ReadManifest(dir string) (*Manifest, error) {
 		return nil, fmt.Errorf("%s: %w: job.sequences is %d, want a count (>= 0)", p, ErrManifest, m.Job.Sequences)
 	}
 	firstOf := make(map[string]int, len(m.Sequences)) // id -> first sequence with it
+	fileOf := make(map[string]int, len(m.Sequences))  // file -> first sequence listing it
 	for i, r := range m.Sequences {
 		if err := CheckSeqFileName(r.File); err != nil {
 			return nil, fmt.Errorf("%s: %w: sequences[%d].file: %v", p, ErrManifest, i, err)
@@ -216,6 +217,10 @@ func ReadManifest(dir string) (*Manifest, error) {
 			return nil, fmt.Errorf("%s: %w: sequences[%d] and sequences[%d] both have id %q", p, ErrManifest, j, i, r.ID)
 		}
 		firstOf[r.ID] = i
+		if j, dup := fileOf[r.File]; dup {
+			return nil, fmt.Errorf("%s: %w: sequences[%d] and sequences[%d] both list file %q (one file per sequence)", p, ErrManifest, j, i, r.File)
+		}
+		fileOf[r.File] = i
 	}
 	return &m, nil
 }

@@ -13,7 +13,8 @@ import (
 // terms: a negative sequence length or index was accepted (check then
 // skipped the length rule, whose guard was length > 0), two sequences
 // with one id were accepted (a trainer joining on id gets one sequence's
-// hidden states for the other's), and a value of the wrong JSON type was
+// hidden states for the other's), two sequences listing one file were
+// accepted (one file checked as both), and a value of the wrong JSON type was
 // reported in Go's terms ("cannot unmarshal number 2.5 into Go struct
 // field JobInfo.job.sequences of type int").
 func TestReadManifestFieldsRefused(t *testing.T) {
@@ -25,6 +26,7 @@ func TestReadManifestFieldsRefused(t *testing.T) {
 		{"negative length", `"sequences": [` + strings.Replace(seq, `"length": 3`, `"length": -3`, 1) + `]`, []string{"sequences[0].length", "-3"}},
 		{"negative index", `"sequences": [` + strings.Replace(seq, `"index": 0`, `"index": -1`, 1) + `]`, []string{"sequences[0].index", "-1"}},
 		{"duplicate id", `"sequences": [` + seq + `, ` + strings.Replace(strings.Replace(seq, `"index": 0`, `"index": 1`, 1), "000000", "000001", 1) + `]`, []string{`sequences[0] and sequences[1]`, `id "a"`}},
+		{"duplicate file", `"sequences": [` + seq + `, ` + strings.Replace(strings.Replace(seq, `"index": 0`, `"index": 1`, 1), `"id": "a"`, `"id": "b"`, 1) + `]`, []string{`sequences[0] and sequences[1]`, `file "seq_000000.safetensors"`}},
 		{"negative job count", `"job": {"sequences": -1}, "sequences": []`, []string{"job.sequences", "-1"}},
 		{"float", `"job": {"sequences": 2.5}, "sequences": []`, []string{"job.sequences: got number 2.5"}},
 		{"string", `"complete": "yes", "sequences": []`, []string{"complete: got a JSON string"}},
