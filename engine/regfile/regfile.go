@@ -170,7 +170,7 @@ func dangling(path string, err error) error {
 	if rerr != nil {
 		return err
 	}
-	return fmt.Errorf("%s is a %w to %s, which does not exist (an incomplete download?)", path, ErrDanglingLink, target)
+	return fmt.Errorf("%s is a %w to %s, which does not exist", path, ErrDanglingLink, target)
 }
 
 // kind names a non-regular file mode: "directory", "named pipe", ...
