@@ -258,10 +258,7 @@ func checkDump(p *PathReport, m *capture.Manifest, opts CheckOptions) {
 		if o.SeqLens == nil && rec.Length > 0 {
 			o.SeqLens = []int{rec.Length} // an hsdb dump holds one sequence per file
 		}
-		o.Expected = map[string]string{}
-		for k, t := range rec.Tensors {
-			o.Expected[k] = t.SHA256
-		}
+		o.Expected = rec.Tensors
 		p.Files = append(p.Files, CheckFile(fp, o))
 	}
 	dirMaskRule(p)

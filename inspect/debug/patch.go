@@ -133,11 +133,11 @@ func readDumpSeqs(dir string, m *capture.Manifest, key string) (map[int]patchSeq
 // readPatchSeq copies tensor key and input_ids out of f (whose mapping
 // ends when f is closed).
 func readPatchSeq(f *safetensors.File, key string) (patchSeq, error) {
-	t, err := f.Tensor(key)
+	t, err := f.Copy(key) // another program's dump may be rewritten while read: an error, not SIGBUS
 	if err != nil {
 		return patchSeq{}, err
 	}
-	ids, err := f.Tensor("input_ids")
+	ids, err := f.Copy("input_ids")
 	if err != nil {
 		return patchSeq{}, err
 	}
