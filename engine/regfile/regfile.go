@@ -174,8 +174,15 @@ func dangling(path string, err error) error {
 }
 
 // kind names a non-regular file mode: "directory", "named pipe", ...
+// Kind names what a file mode is, for errors: "a regular file", "a
+// directory", "a named pipe", "a socket", "a character device", "a device",
+// or "mode " and the mode's type bits.
+func Kind(m fs.FileMode) string { return kind(m) }
+
 func kind(m fs.FileMode) string {
 	switch {
+	case m.IsRegular():
+		return "a regular file"
 	case m.IsDir():
 		return "a directory"
 	case m&fs.ModeNamedPipe != 0:

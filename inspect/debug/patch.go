@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"hsdb/engine/model"
+	"hsdb/engine/regfile"
 	"hsdb/engine/safetensors"
 	"hsdb/engine/tensor"
 	"hsdb/inspect/capture"
@@ -60,7 +61,7 @@ func readHsdbDump(dir, cmd string) (*capture.Manifest, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("%s: no such dump directory %s: %s %s", cmd, dir, cmd, reads)
 	case err == nil && !st.IsDir():
-		return nil, fmt.Errorf("%s: %s is a file, not a dump directory: %s %s; `check FILE` reads a single capture file", cmd, dir, cmd, reads)
+		return nil, fmt.Errorf("%s: %s is %s, not a dump directory: %s %s; `check FILE` reads a single capture file", cmd, dir, regfile.Kind(st.Mode()), cmd, reads)
 	}
 	m, err := capture.ReadManifest(dir)
 	if errors.Is(err, fs.ErrNotExist) {
