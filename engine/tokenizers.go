@@ -2,11 +2,11 @@ package engine
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"hsdb/engine/modelpath"
+	"hsdb/engine/regfile"
 	"hsdb/engine/stories"
 	"hsdb/engine/tokenizer"
 )
@@ -54,7 +54,9 @@ func findTokenizer(path string) (tokenizer.Tokenizer, error) {
 	}
 	for _, name := range try {
 		p := filepath.Join(dir, name)
-		if _, err := os.Stat(p); err != nil {
+		if ok, err := regfile.Present(p); err != nil {
+			return nil, err
+		} else if !ok { // a broken symbolic link is present: its loader names it and its target
 			continue
 		}
 		// Each loader returns a typed pointer: convert only a non-nil one to

@@ -25,7 +25,7 @@ func historyPath(path string) (string, error) {
 		return "", nil
 	}
 	f, err := regfile.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, regfile.ErrDanglingLink) { // readline creates it (through the link)
 		return path, nil
 	}
 	if err != nil {

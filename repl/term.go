@@ -141,7 +141,7 @@ func (t *Term) printErrorFor(cmd string, err error) {
 		t.writeJSON(&object{keys: []string{"command", "error"}, vals: []any{cmd, err.Error()}})
 		return
 	}
-	fmt.Fprintln(t.Out, t.st.Error.Render("error: "+err.Error()))
+	fmt.Fprintln(t.Out, t.st.Error.Render("error: "+client.PlainText(err.Error()))) // a file's text may hold terminal escapes
 }
 
 // emit prints one command result: as JSON {"command", "kind", "result"}, or

@@ -58,7 +58,7 @@ func runCapture(args []string, io stdio) int {
 			fmt.Fprintln(io.Out, string(b))
 			return code
 		}
-		fmt.Fprintf(io.Err, "hsdb capture: "+format+"\n", a...)
+		fmt.Fprintf(io.Err, "hsdb capture: %s\n", client.PlainText(fmt.Sprintf(format, a...)))
 		return code
 	}
 	if fs.NArg() > 0 {
@@ -140,7 +140,7 @@ func runCapture(args []string, io stdio) int {
 	}
 	if res != nil {
 		for _, n := range res.Recaptured {
-			fmt.Fprintf(io.Err, "hsdb capture: note: %s\n", n)
+			fmt.Fprintf(io.Err, "hsdb capture: note: %s\n", client.PlainText(n))
 		}
 		fmt.Fprintln(io.Out, throughput(res.JobProgress))
 		if secs := res.Elapsed.Seconds(); baseTPS > 0 && secs > 0 && res.Tokens > 0 {

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+
+	"hsdb/inspect/client"
 )
 
 // jsonFailure is the one object a subcommand run with --json prints on
@@ -38,7 +40,7 @@ func failer(io stdio, name string, asJSON *bool) func(code int, format string, a
 		if name != "" {
 			prefix += " " + name
 		}
-		fmt.Fprintf(io.Err, "%s: %s\n", prefix, msg)
+		fmt.Fprintf(io.Err, "%s: %s\n", prefix, client.PlainText(msg)) // a file's text may hold terminal escapes
 		return code
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"hsdb/engine/model"
 	"hsdb/engine/tensor"
 	"hsdb/engine/worker"
+	"hsdb/inspect/client"
 )
 
 // modelFlags holds the shared flags (flagTable) a subcommand registered.
@@ -245,7 +246,7 @@ func (m *modelFlags) load(w io.Writer) (*engine.Engine, error) {
 		return nil, hint(err)
 	}
 	if e.Skipped != "" {
-		fmt.Fprintf(w, "hsdb: note: %s\n", e.Skipped)
+		fmt.Fprintf(w, "hsdb: note: %s\n", client.PlainText(e.Skipped))
 	}
 	if n := len(e.Report.Unused); n > 0 {
 		show := e.Report.Unused[:min(n, 4)]
@@ -254,7 +255,7 @@ func (m *modelFlags) load(w io.Writer) (*engine.Engine, error) {
 			more = fmt.Sprintf(" and %d more", n-len(show))
 		}
 		fmt.Fprintf(w, "hsdb: warning: %d checkpoint tensors are not used by %s: %s%s (HF warns the same; check config.json if this is unexpected)\n",
-			n, e.Dims.Arch, strings.Join(show, ", "), more)
+			n, e.Dims.Arch, client.PlainText(strings.Join(show, ", ")), more)
 	}
 	return e, nil
 }

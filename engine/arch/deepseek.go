@@ -192,14 +192,23 @@ func (c *DeepseekConfig) buildMLA() error {
 }
 
 // buildMoE derives the routed experts' sizes and routing rule; a model
-// without routed experts (n_routed_experts or num_experts_per_tok null or 0)
-// has only dense layers.
+// without routed experts (n_routed_experts null) has only dense layers.
+// HF builds MoE layers whenever n_routed_experts is not null
+// (DeepseekV3DecoderLayer), so 0 experts, or experts without
+// num_experts_per_tok, is an error naming the field, not a dense model
+// whose first missing dense weight would be named instead.
 func (c *DeepseekConfig) buildMoE() error {
-	if c.NRoutedExperts == nil || *c.NRoutedExperts == 0 || c.NumExpertsPerTok == nil || *c.NumExpertsPerTok == 0 {
+	if c.NRoutedExperts == nil {
 		return nil
 	}
+	if *c.NRoutedExperts <= 0 {
+		return fmt.Errorf("n_routed_experts %d: a model with routed experts has at least 1 (a dense model has n_routed_experts null)", *c.NRoutedExperts)
+	}
+	if c.NumExpertsPerTok == nil {
+		return fmt.Errorf("num_experts_per_tok is missing or null with n_routed_experts %d: the routing needs top-k", *c.NRoutedExperts)
+	}
 	E, k := *c.NRoutedExperts, *c.NumExpertsPerTok
-	if E < 0 || k < 0 || k > E {
+	if k < 1 || k > E {
 		return fmt.Errorf("num_experts_per_tok %d must be in [1, n_routed_experts %d]", k, E)
 	}
 	if c.MoeIntermediateSize <= 0 {

@@ -101,3 +101,29 @@ func TestDeepseekV3Estimate(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// TestDeepseekNoExpertsRefused: HF's DeepseekV3DecoderLayer builds an MoE
+// layer whenever n_routed_experts is not null, so a released config edited
+// to 0 experts, or to experts without num_experts_per_tok, is refused
+// naming the field (it loaded as a dense model, and the load then named
+// the first dense weight the MoE checkpoint lacks). null stays dense.
+func TestDeepseekNoExpertsRefused(t *testing.T) {
+	for _, c := range []struct{ from, to, want string }{
+		{`"n_routed_experts":256`, `"n_routed_experts":0`, "n_routed_experts 0: a model with routed experts has at least 1"},
+		{`"n_routed_experts":256`, `"n_routed_experts":-3`, "n_routed_experts -3"},
+		{`"num_experts_per_tok":8`, `"num_experts_per_tok":0`, "num_experts_per_tok 0 must be in [1, n_routed_experts 256]"},
+		{`"num_experts_per_tok":8`, `"num_experts_per_tok":null`, "num_experts_per_tok is missing or null with n_routed_experts 256"},
+		{`"n_routed_experts":256`, `"n_routed_experts":null`, ""},
+	} {
+		if !strings.Contains(deepseekV3Real, c.from) {
+			t.Fatalf("the released config lacks %s", c.from)
+		}
+		_, _, err := model.ParseConfig([]byte(strings.Replace(deepseekV3Real, c.from, c.to, 1)))
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v, want a dense model", c.to, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: err = %v, want %q", c.to, err, c.want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 
 	"hsdb/engine/regfile"
@@ -37,10 +38,22 @@ var ErrFormat = errors.New("llama2.c checkpoint")
 // say which array is short or which header field is invalid.
 func Read(path string) (*Checkpoint, error) {
 	// A regular file only: /dev/zero would be read until memory runs out,
-	// a named pipe waited on forever.
-	data, err := regfile.ReadFile(path, math.MaxInt64)
+	// a named pipe waited on forever. The header says how many bytes the
+	// arrays take; only those are read (a huge or sparse file is refused
+	// from its size, not read to the end).
+	fh, err := regfile.Open(path)
 	if err != nil {
 		return nil, err
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := st.Size()
+	data := make([]byte, min(size, 28))
+	if _, err := io.ReadFull(fh, data); err != nil {
+		return nil, fmt.Errorf("%w %s: %v", ErrFormat, path, err)
 	}
 	if len(data) < 28 {
 		return nil, fmt.Errorf("%w %s: %d bytes, shorter than the 28-byte header", ErrFormat, path, len(data))
@@ -89,6 +102,18 @@ func Read(path string) (*Checkpoint, error) {
 		{"w2", []int{L, dim, hidden}}, {"w3", []int{L, hidden, dim}}, {"rms_final", []int{dim}}, {"freq_cis_real", []int{seq, hs / 2}}, {"freq_cis_imag", []int{seq, hs / 2}}}
 	if !ck.Shared {
 		order = append(order, arr{"wcls", []int{vocab, dim}})
+	}
+	need := int64(off)
+	for _, a := range order {
+		need += 4 * int64(tensor.Numel(a.shape))
+	}
+	if size > need {
+		return nil, fmt.Errorf("%w %s: %d bytes left after the last array (header says dim %d, %d layers, vocab %d)", ErrFormat, path, size-need, dim, L, h.VocabSize)
+	}
+	// size <= need: read it all; take names the first array it cuts short.
+	data = append(data, make([]byte, size-int64(len(data)))...)
+	if _, err := io.ReadFull(fh, data[28:]); err != nil {
+		return nil, fmt.Errorf("%w %s: %v (the file changed while read?)", ErrFormat, path, err)
 	}
 	raw := map[string][]float32{}
 	for _, a := range order {

@@ -155,6 +155,10 @@ type compressedConfig struct {
 	Ignore         []string        `json:"ignore"`
 	KVCacheScheme  json.RawMessage `json:"kv_cache_scheme"`
 	SparsityConfig json.RawMessage `json:"sparsity_config"`
+	// TransformConfig holds llm-compressor's online rotations (SpinQuant,
+	// QuaRot): the weights are stored rotated and vLLM's
+	// CompressedTensorsConfig applies the transforms at run time.
+	TransformConfig json.RawMessage `json:"transform_config"`
 }
 
 func isNull(r json.RawMessage) bool {
@@ -165,7 +169,7 @@ func isNull(r json.RawMessage) bool {
 // parseCompressed parses a quantization_config object with quant_method
 // "compressed-tensors". It accepts only what hsdb can load exactly: format
 // pack-quantized, weight-only (no input or output activations, no kv-cache
-// scheme, no sparsity), int weights of 4 bits with strategy group; every
+// scheme, no sparsity, no transforms), int weights of 4 bits with strategy group; every
 // other value is an error naming the field and what is supported.
 func parseCompressed(raw json.RawMessage) (*Compressed, error) {
 	var c compressedConfig
@@ -186,6 +190,9 @@ func parseCompressed(raw json.RawMessage) (*Compressed, error) {
 	}
 	if !isNull(c.SparsityConfig) {
 		return nil, fmt.Errorf("quantization_config: sparsity_config is not supported (want null or {})")
+	}
+	if !isNull(c.TransformConfig) {
+		return nil, fmt.Errorf("quantization_config: transform_config is not supported (want null or {}): its rotations are stored in the weights and applied at run time, which hsdb does not do")
 	}
 	s := &Compressed{}
 	names := make([]string, 0, len(c.ConfigGroups))

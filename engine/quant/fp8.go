@@ -28,10 +28,13 @@ type FP8Block struct {
 // fp8Config is config.json's quantization_config for block fp8:
 // quant_method "fp8", fmt "e4m3", weight_block_size [rows, cols].
 type fp8Config struct {
-	QuantMethod      string `json:"quant_method"`
-	Fmt              string `json:"fmt"`
-	ActivationScheme string `json:"activation_scheme"`
-	WeightBlockSize  []int  `json:"weight_block_size"`
+	QuantMethod string `json:"quant_method"`
+	Fmt         string `json:"fmt"`
+	// ActivationScheme must be "dynamic" (or absent or null, HF
+	// FineGrainedFP8Config's default): vLLM's Fp8Config refuses any other
+	// with block-wise weights, and hsdb keeps activations unquantized.
+	ActivationScheme *string `json:"activation_scheme"`
+	WeightBlockSize  []int   `json:"weight_block_size"`
 	// ModulesToNotConvert (HF FineGrainedFP8Config) names modules stored
 	// dense.
 	ModulesToNotConvert []string `json:"modules_to_not_convert"`
@@ -49,6 +52,9 @@ func parseFP8(raw json.RawMessage) (*FP8Block, error) {
 	}
 	if c.Fmt != "" && c.Fmt != "e4m3" {
 		return nil, fmt.Errorf("quantization_config: fmt %q is not supported (e4m3 is)", c.Fmt)
+	}
+	if a := c.ActivationScheme; a != nil && *a != "dynamic" {
+		return nil, fmt.Errorf("quantization_config: activation_scheme %q is not supported with block-wise fp8 weights (\"dynamic\" is, as in vLLM's Fp8Config)", *a)
 	}
 	if len(c.WeightBlockSize) != 2 || c.WeightBlockSize[0] <= 0 || c.WeightBlockSize[1] <= 0 {
 		return nil, fmt.Errorf("quantization_config: weight_block_size %v: want two positive sizes [rows, cols] (per-tensor fp8 is not supported)", c.WeightBlockSize)

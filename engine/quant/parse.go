@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"hsdb/engine/jsonerr"
 	"hsdb/engine/model"
@@ -49,16 +50,30 @@ func FromConfig(configJSON []byte) (model.QuantScheme, error) {
 	if err := json.Unmarshal(configJSON, &top); err != nil {
 		return nil, fmt.Errorf("config.json: %w", jsonerr.Explain(err))
 	}
+	// Only an absent or null quantization_config means dense weights, at
+	// either level: {} is a quantization_config without quant_method, an
+	// error from Parse (text_config's {} read as none while the top
+	// level's was refused).
 	raw := top.Quant
-	if top.TextConfig != nil && !isNull(top.TextConfig.Quant) {
-		if !isNull(raw) && !sameJSON(raw, top.TextConfig.Quant) {
+	if top.TextConfig != nil && !absent(top.TextConfig.Quant) {
+		if !absent(raw) && !sameJSON(raw, top.TextConfig.Quant) {
 			// Which one the weights follow is ambiguous (HF reads the
 			// top-level one, the text model was quantized by the other).
 			return nil, fmt.Errorf("config.json: quantization_config and text_config.quantization_config differ; keep the one the checkpoint was written with")
 		}
-		raw = top.TextConfig.Quant
+		s, err := Parse(top.TextConfig.Quant)
+		if err != nil {
+			return nil, fmt.Errorf("config.json text_config: %w", err)
+		}
+		return s, nil
 	}
 	return Parse(raw)
+}
+
+// absent reports whether a quantization_config is missing or null.
+func absent(r json.RawMessage) bool {
+	s := strings.TrimSpace(string(r))
+	return s == "" || s == "null"
 }
 
 // sameJSON reports whether two JSON values decode to equal values.

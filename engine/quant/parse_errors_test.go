@@ -104,3 +104,26 @@ func TestFP8SkipListBounds(t *testing.T) {
 		t.Error("model.layers.3.self_attn.o_proj.weight planned dense; nothing skips it")
 	}
 }
+
+// TestEmptyQuantConfigBothLevels: quantization_config {} has no
+// quant_method and is refused at the top level and inside a wrapper's
+// text_config alike (text_config's was read as no quantization, the top
+// level's refused); absent and null mean dense weights at both.
+func TestEmptyQuantConfigBothLevels(t *testing.T) {
+	for _, c := range []struct{ cfg, want string }{
+		{`{"quantization_config": {}}`, `quant_method "" is not supported`},
+		{`{"text_config": {"quantization_config": {}}}`, `config.json text_config: quantization_config: quant_method "" is not supported`},
+		{`{"text_config": {"quantization_config": {"quant_method": "awq"}}}`, `config.json text_config: quantization_config: quant_method "awq" is not supported`},
+		{`{"text_config": {"quantization_config": null}}`, ""},
+		{`{"quantization_config": null, "text_config": {}}`, ""},
+		{`{}`, ""},
+	} {
+		s, err := FromConfig([]byte(c.cfg))
+		switch {
+		case c.want == "" && (err != nil || s != nil):
+			t.Errorf("%s: scheme %v, err %v; want dense weights", c.cfg, s, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: err = %v, want %q", c.cfg, err, c.want)
+		}
+	}
+}

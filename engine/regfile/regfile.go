@@ -15,6 +15,12 @@ import (
 // device.
 var ErrNotRegular = errors.New("not a regular file")
 
+// ErrDanglingLink is wrapped when a path is a symbolic link whose target
+// does not exist. It does not match fs.ErrNotExist: the entry is there,
+// broken, and a reader for which the file is optional must not read it as
+// absent.
+var ErrDanglingLink = errors.New("symbolic link")
+
 // ErrTooLarge is wrapped when a file is larger than the bound its reader
 // accepts.
 var ErrTooLarge = errors.New("file too large")
@@ -22,8 +28,9 @@ var ErrTooLarge = errors.New("file too large")
 // Open opens path for reading and returns it only if it is a regular
 // file. The open is non-blocking (O_NONBLOCK, which a regular file's reads
 // ignore), so a named pipe returns at once and is refused here. Errors:
-// the *fs.PathError of the open, or ErrNotRegular naming the path and what
-// it is.
+// the *fs.PathError of the open, ErrDanglingLink naming a symbolic link
+// and its missing target, or ErrNotRegular naming the path and what it
+// is.
 func Open(path string) (*os.File, error) {
 	f, _, err := openStat(path)
 	return f, err
@@ -33,7 +40,7 @@ func Open(path string) (*os.File, error) {
 func openStat(path string) (*os.File, fs.FileInfo, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, dangling(path, err)
 	}
 	st, err := f.Stat()
 	if err != nil {
@@ -126,9 +133,56 @@ func ReadFile(path string, max int64) ([]byte, error) {
 	return b, nil
 }
 
+// Present reports whether path names a directory entry of any kind, a
+// symbolic link whose target is missing included: a reader looking for
+// one of several files (tokenizer.json, else tiktoken.model, ...) must
+// take a broken link as the file present and failing to open (Open then
+// names its target), not as absent, which os.Stat reports and which made
+// hsdb fall through to another file without a word. Errors: those of
+// lstat other than fs.ErrNotExist (a directory it may not search).
+func Present(path string) (bool, error) {
+	_, err := os.Lstat(path)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	}
+	return false, err
+}
+
+// dangling rewords err, the failed open of path, when path is a symbolic
+// link whose target does not exist (an HF hub snapshot whose blob was
+// never downloaded): "P is a symbolic link to T, which does not exist",
+// wrapping ErrDanglingLink and not fs.ErrNotExist, so that a reader for
+// which an absent file is optional (tokenizer_config.json, a dump's
+// journal or manifest) does not take a broken one for absent. Other errors
+// are returned as they are.
+func dangling(path string, err error) error {
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	fi, lerr := os.Lstat(path)
+	if lerr != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return err
+	}
+	target, rerr := os.Readlink(path)
+	if rerr != nil {
+		return err
+	}
+	return fmt.Errorf("%s is a %w to %s, which does not exist", path, ErrDanglingLink, target)
+}
+
 // kind names a non-regular file mode: "directory", "named pipe", ...
+// Kind names what a file mode is, for errors: "a regular file", "a
+// directory", "a named pipe", "a socket", "a character device", "a device",
+// or "mode " and the mode's type bits.
+func Kind(m fs.FileMode) string { return kind(m) }
+
 func kind(m fs.FileMode) string {
 	switch {
+	case m.IsRegular():
+		return "a regular file"
 	case m.IsDir():
 		return "a directory"
 	case m&fs.ModeNamedPipe != 0:

@@ -3,6 +3,7 @@ package regfile
 import (
 	"errors"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -140,4 +141,35 @@ func TestOpenBounded(t *testing.T) {
 			t.Errorf("OpenBounded(fifo) = %v", err)
 		}
 	})
+}
+
+// TestDanglingSymlinkNamed: opening a symbolic link whose target is
+// missing (an HF hub snapshot with a blob never downloaded) says so,
+// naming the link and its target, and still wraps fs.ErrNotExist; it said
+// only "open P: no such file or directory" of a P that ls lists.
+func TestDanglingSymlinkNamed(t *testing.T) {
+	dir := t.TempDir()
+	link, target := filepath.Join(dir, "model.safetensors"), filepath.Join(dir, "blobs", "0123abcd")
+	if err := os.Symlink(target, link); err != nil {
+		t.Skip("symlink:", err)
+	}
+	_, err := Open(link)
+	if !errors.Is(err, ErrDanglingLink) || errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Open(dangling link) = %v, want ErrDanglingLink and not fs.ErrNotExist", err)
+	}
+	for _, want := range []string{link, "symbolic link", target, "does not exist"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Open(dangling link) = %q, does not name %q", err, want)
+		}
+	}
+	if _, err := ReadFile(link, 1<<20); err == nil || !strings.Contains(err.Error(), target) {
+		t.Errorf("ReadFile(dangling link) = %v, want the target named", err)
+	}
+	present, err := Present(link)
+	if !present || err != nil {
+		t.Errorf("Present(dangling link) = %v, %v; want true (the entry exists)", present, err)
+	}
+	if present, err := Present(filepath.Join(dir, "absent")); present || err != nil {
+		t.Errorf("Present(absent) = %v, %v; want false, nil", present, err)
+	}
 }

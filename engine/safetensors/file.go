@@ -164,7 +164,9 @@ func (f *File) view(ti TensorInfo, shape []int, off, n int64) (*tensor.Tensor, e
 	t := &tensor.Tensor{Shape: shape, DType: ti.DType, Data: f.data[off : off+n : off+n]}
 	if !t.Aligned() {
 		c := tensor.New(ti.DType, shape...)
-		copy(c.Data, t.Data)
+		if err := guardedCopy(c.Data, t.Data); err != nil {
+			return nil, fmt.Errorf("%s: tensor %q: %w: %v", f.path, ti.Name, ErrChanged, err)
+		}
 		t = c
 	}
 	f.bytesRead.Add(n)

@@ -65,7 +65,7 @@ func OpenDir(dir string) (*Set, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("safetensors: %s is not a directory", dir)
 	}
-	if _, err := os.Stat(filepath.Join(dir, IndexName)); err == nil {
+	if ok, _ := regfile.Present(filepath.Join(dir, IndexName)); ok { // a broken link too: OpenIndex names it
 		return OpenIndex(filepath.Join(dir, IndexName))
 	}
 	idx, _ := filepath.Glob(filepath.Join(globEscape(dir), "*.safetensors.index.json"))
@@ -76,7 +76,7 @@ func OpenDir(dir string) (*Set, error) {
 		return nil, fmt.Errorf("%s: %w: several indexes and no %s: %v", dir, ErrIndex, IndexName, idx)
 	}
 	var files []string
-	if _, err := os.Stat(filepath.Join(dir, SingleName)); err == nil {
+	if ok, _ := regfile.Present(filepath.Join(dir, SingleName)); ok {
 		files = []string{SingleName}
 	} else {
 		all, _ := filepath.Glob(filepath.Join(globEscape(dir), "*.safetensors"))

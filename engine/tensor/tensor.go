@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strconv"
 	"unsafe"
 )
 
@@ -244,14 +245,17 @@ func (t *Tensor) SliceRows(a, b int) *Tensor {
 	return &Tensor{Shape: shape, DType: t.DType, Data: t.Data[a*rb : b*rb]}
 }
 
-// ShapeString formats a shape as PyTorch-like "[771, 7168]".
+// ShapeString formats a shape as PyTorch-like "[771, 7168]", in time
+// linear in its length (a hostile file's header may declare a million
+// dimensions).
 func ShapeString(shape []int) string {
-	s := "["
+	b := make([]byte, 0, 2+8*len(shape))
+	b = append(b, '[')
 	for i, d := range shape {
 		if i > 0 {
-			s += ", "
+			b = append(b, ", "...)
 		}
-		s += fmt.Sprint(d)
+		b = strconv.AppendInt(b, int64(d), 10)
 	}
-	return s + "]"
+	return string(append(b, ']'))
 }

@@ -215,7 +215,7 @@ func (t *HF) readConfig(data []byte) error {
 				Content string `json:"content"`
 			}
 			if err := json.Unmarshal(raw, &obj); err != nil {
-				return fmt.Errorf("%w: %s: want a string or an AddedToken object, got %s", ErrFormat, f.key, raw)
+				return fmt.Errorf("%w: %s: want a string or an AddedToken object, got %s", ErrFormat, f.key, briefJSON(raw))
 			}
 			s = obj.Content
 		}

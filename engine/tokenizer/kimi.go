@@ -173,7 +173,7 @@ func configToken(raw json.RawMessage, key, def string) (string, error) {
 		Content string `json:"content"`
 	}
 	if err := json.Unmarshal(raw, &obj); err != nil {
-		return "", fmt.Errorf("%w: %s: want a string or an AddedToken object, got %s", ErrFormat, key, raw)
+		return "", fmt.Errorf("%w: %s: want a string or an AddedToken object, got %s", ErrFormat, key, briefJSON(raw))
 	}
 	return obj.Content, nil
 }
@@ -226,4 +226,13 @@ func appendRunPieces(out []string, s string) []string {
 // property plus U+001C..U+001F (bidirectional class B or S).
 func pyIsSpace(r rune) bool {
 	return (r >= 0x1C && r <= 0x1F) || unicode.Is(unicode.White_Space, r)
+}
+
+// briefJSON is a JSON value for an error message: its text when short,
+// else its JSON type and size (a value may be as large as the file).
+func briefJSON(raw json.RawMessage) string {
+	if len(raw) <= 40 {
+		return string(raw)
+	}
+	return fmt.Sprintf("a JSON %s of %d bytes", jsonerr.Kind(raw), len(raw))
 }

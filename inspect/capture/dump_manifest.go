@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hsdb/engine/jsonerr"
 	"hsdb/engine/regfile"
 	"os"
 	"path/filepath"
@@ -174,7 +175,10 @@ const MaxManifestBytes = 4 << 30
 // ReadManifest reads DIR/manifest.json and, for a batch job's staging
 // directory, folds in its journal (JournalName) of the sequences validated
 // so far. Errors: the file's (os.ErrNotExist when absent) or ErrManifest
-// for bad JSON, another format or an unreadable journal.
+// for bad JSON (a value of the wrong JSON type named by its field), another
+// format, an unreadable journal, a sequence file name leaving the dump, a
+// negative sequence length or index or job count, or two sequences with
+// one id or one file.
 func ReadManifest(dir string) (*Manifest, error) {
 	p := filepath.Join(dir, ManifestName)
 	b, err := regfile.ReadFile(p, MaxManifestBytes)
@@ -183,7 +187,7 @@ func ReadManifest(dir string) (*Manifest, error) {
 	}
 	var m Manifest
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("%s: %w: %v", p, ErrManifest, err)
+		return nil, fmt.Errorf("%s: %w: %v", p, ErrManifest, jsonerr.Explain(err))
 	}
 	if m.Format != ManifestFormat {
 		return nil, fmt.Errorf("%s: %w: format %q, want %q", p, ErrManifest, m.Format, ManifestFormat)
@@ -191,10 +195,32 @@ func ReadManifest(dir string) (*Manifest, error) {
 	if err := readJournal(dir, &m); err != nil {
 		return nil, fmt.Errorf("%s: %w: %v", dir, ErrManifest, err)
 	}
+	if m.Job != nil && m.Job.Sequences < 0 {
+		return nil, fmt.Errorf("%s: %w: job.sequences is %d, want a count (>= 0)", p, ErrManifest, m.Job.Sequences)
+	}
+	firstOf := make(map[string]int, len(m.Sequences)) // id -> first sequence with it
+	fileOf := make(map[string]int, len(m.Sequences))  // file -> first sequence listing it
 	for i, r := range m.Sequences {
 		if err := CheckSeqFileName(r.File); err != nil {
 			return nil, fmt.Errorf("%s: %w: sequences[%d].file: %v", p, ErrManifest, i, err)
 		}
+		if r.Length < 0 || r.Index < 0 {
+			f, v := "length", r.Length
+			if r.Index < 0 {
+				f, v = "index", r.Index
+			}
+			return nil, fmt.Errorf("%s: %w: sequences[%d].%s is %d, want >= 0", p, ErrManifest, i, f, v)
+		}
+		if j, dup := firstOf[r.ID]; dup {
+			// A trainer joining samples on id would pair one sequence's
+			// hidden states with the other's; hsdb never writes two.
+			return nil, fmt.Errorf("%s: %w: sequences[%d] and sequences[%d] both have id %q", p, ErrManifest, j, i, r.ID)
+		}
+		firstOf[r.ID] = i
+		if j, dup := fileOf[r.File]; dup {
+			return nil, fmt.Errorf("%s: %w: sequences[%d] and sequences[%d] both list file %q (one file per sequence)", p, ErrManifest, j, i, r.File)
+		}
+		fileOf[r.File] = i
 	}
 	return &m, nil
 }

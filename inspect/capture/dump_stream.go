@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"hsdb/engine/jsonerr"
 	"hsdb/engine/regfile"
 )
 
@@ -288,7 +289,7 @@ func verifyManifestFile(f *os.File, sum []byte, n int) error {
 // Errors: ErrManifest for bad JSON, or f's.
 func streamManifest(r io.Reader, hdr *Manifest, f func(SeqRecord) error) error {
 	dec := json.NewDecoder(r)
-	bad := func(err error) error { return fmt.Errorf("%w: %v", ErrManifest, err) }
+	bad := func(err error) error { return fmt.Errorf("%w: %v", ErrManifest, jsonerr.Explain(err)) }
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return bad(fmt.Errorf("not a JSON object (%v)", err))
 	}

@@ -42,9 +42,10 @@ type CheckOptions struct {
 	// DType is the declared dtype of the hidden states (an hsdb manifest's),
 	// or tensor.Invalid for any float dtype.
 	DType tensor.DType
-	// Expected, when non-nil, are the sha256 digests a manifest records per
-	// tensor name (hsdb dumps); nil skips the checksum rule.
-	Expected map[string]string
+	// Expected, when non-nil, are the tensors a manifest records per name
+	// (hsdb dumps): shape, dtype (safetensors' name) and sha256, each
+	// compared with the file's; nil skips the checksum rule.
+	Expected map[string]capture.TensorRecord
 	// Replicas is the cross-rank check an hsdb manifest recorded (the
 	// worst over its captured keys), or nil for files that record none.
 	Replicas *capture.ReplicaRecord
@@ -193,7 +194,7 @@ func CheckFile(path string, opts CheckOptions) *Report {
 
 // checksumRule compares the sha256 of every tensor of a safetensors file
 // with what a manifest recorded.
-func checksumRule(cf *CaptureFile, want map[string]string) RuleResult {
+func checksumRule(cf *CaptureFile, want map[string]capture.TensorRecord) RuleResult {
 	res := RuleResult{Rule: capture.RuleChecksums}
 	var bad []string
 	seen := map[string]bool{}
@@ -204,11 +205,17 @@ func checksumRule(cf *CaptureFile, want map[string]string) RuleResult {
 		}
 		seen[k] = true
 		w, ok := want[k]
-		switch {
-		case !ok:
+		if !ok {
 			bad = append(bad, k+" is not in the manifest")
-		case sha256Hex(v.Tensor.Data) != w:
-			bad = append(bad, fmt.Sprintf("%s has sha256 %.12s…, the manifest records %.12s…", k, sha256Hex(v.Tensor.Data), w))
+			continue
+		}
+		// The digest covers the bytes alone: a shape or dtype the manifest
+		// records differently would pass it.
+		if got := v.Tensor.DType.SafetensorsName(); !slices.Equal(v.Tensor.Shape, w.Shape) || got != w.DType {
+			bad = append(bad, fmt.Sprintf("%s is %s %s in the file, the manifest records %s %s", k, tensor.ShapeString(v.Tensor.Shape), got, tensor.ShapeString(w.Shape), w.DType))
+		}
+		if got := sha256Hex(v.Tensor.Data); got != w.SHA256 {
+			bad = append(bad, fmt.Sprintf("%s has sha256 %.12s…, the manifest records %.12s…", k, got, w.SHA256))
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(want)) {
@@ -220,7 +227,7 @@ func checksumRule(cf *CaptureFile, want map[string]string) RuleResult {
 		res.Status, res.Detail = capture.Fail, strings.Join(bad, "; ")
 		return res
 	}
-	res.Status, res.Detail = capture.Pass, fmt.Sprintf("%d tensors as the manifest records", len(want))
+	res.Status, res.Detail = capture.Pass, fmt.Sprintf("%d tensors with the shape, dtype and sha256 the manifest records", len(want))
 	return res
 }
 

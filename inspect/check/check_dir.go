@@ -273,10 +273,7 @@ func checkDump(p *PathReport, m *capture.Manifest, opts CheckOptions) {
 			o.SeqLens = []int{rec.Length} // an hsdb dump holds one sequence per file
 			o.SeqLensFrom = "the dump's manifest"
 		}
-		o.Expected = map[string]string{}
-		for k, t := range rec.Tensors {
-			o.Expected[k] = t.SHA256
-		}
+		o.Expected = rec.Tensors
 		p.Files = append(p.Files, CheckFile(fp, o))
 	}
 	dirMaskRule(p)

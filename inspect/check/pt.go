@@ -236,7 +236,8 @@ func pyInts(v interface{}) ([]int, error) {
 // executed. Tensors honour storage_offset and strides (views of
 // one storage, as torch.unbind makes, come out right) and are returned
 // contiguous. Errors: ErrForbiddenGlobal; ErrUnreadable (not a zip archive,
-// the legacy pre-1.6 format, TorchScript, no data.pkl, a big-endian
+// the legacy pre-1.6 format, TorchScript, no data.pkl, a record name
+// twice, a big-endian
 // archive, a missing or short storage record, a malformed pickle), each
 // naming the file.
 func ReadTorch(path string) (*CaptureFile, error) {
@@ -261,6 +262,11 @@ func readTorchArchive(path string, zr *zip.Reader, size int64) (*CaptureFile, er
 	records := map[string]*zip.File{}
 	var pkl *zip.File
 	for _, f := range zr.File {
+		if _, dup := records[f.Name]; dup {
+			// torch.save writes each record once; which copy PyTorch's
+			// reader finds is not defined.
+			return nil, fmt.Errorf("%s: %w: the archive holds the record %s twice (torch.save writes each once)", path, ErrUnreadable, f.Name)
+		}
 		records[f.Name] = f
 		base := f.Name[strings.LastIndex(f.Name, "/")+1:]
 		if base == "constants.pkl" {

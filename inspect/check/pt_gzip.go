@@ -65,7 +65,19 @@ func openTorchZip(path string) (*torchZip, error) {
 		if err != nil {
 			return nil, fmt.Errorf("gzip: %w", err)
 		}
-		data, err := io.ReadAll(io.LimitReader(gz, maxGunzip+1))
+		// A torch.save archive starts with a local file header (or, empty,
+		// with the end record): anything else is refused from its first
+		// bytes, before the rest is expanded into memory (a gzip bomb of
+		// zeros, a gzipped file of another kind).
+		var head [4]byte
+		hn, herr := io.ReadFull(gz, head[:])
+		if herr == nil && !bytes.Equal(head[:], []byte("PK\x03\x04")) && !bytes.Equal(head[:], []byte("PK\x05\x06")) {
+			return nil, fmt.Errorf("gunzipped: not a zip archive (starts with % x), so not torch.save's", head[:])
+		}
+		data, err := io.ReadAll(io.LimitReader(io.MultiReader(bytes.NewReader(head[:hn]), gz), maxGunzip+1))
+		if err == nil && herr != nil && !errors.Is(herr, io.EOF) && !errors.Is(herr, io.ErrUnexpectedEOF) {
+			err = herr
+		}
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			return nil, fmt.Errorf("%w: the gzip stream ends before its end marker (the file is %d bytes)", errCutShort, st.Size())
 		}

@@ -24,6 +24,11 @@ func (p *PathReport) Report(diff bool, output string) (client.CheckReport, error
 	default:
 		r.Lines = p.Lines()
 	}
+	if output != "json" { // JSON escapes them itself
+		for i, l := range r.Lines {
+			r.Lines[i] = client.PlainLine(l)
+		}
+	}
 	return r, p.ReadError()
 }
 

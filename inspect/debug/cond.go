@@ -57,10 +57,19 @@ func (e *CondError) Error() string {
 // Unwrap makes errors.Is(err, ErrCond) hold.
 func (e *CondError) Unwrap() error { return client.ErrCond }
 
+// maxCondBytes bounds a condition's source: the parser recurses once per
+// '(', unary '-' or '!', and a script line of a million of them (within
+// the 16 MiB line bound) overflowed the stack, a fatal error no recover
+// catches. A condition a person writes is a few dozen bytes.
+const maxCondBytes = 4096
+
 // ParseCond parses src. watched is the tensor of a watch ("" for a
 // breakpoint condition): bare statistic names then refer to it. Errors are
-// *CondError.
+// *CondError; a src over maxCondBytes is refused before it is lexed.
 func ParseCond(src, watched string) (*Cond, error) {
+	if len(src) > maxCondBytes {
+		return nil, &CondError{Src: src[:40] + "...", Col: maxCondBytes + 1, Msg: fmt.Sprintf("the condition is %d bytes; a condition may be at most %d bytes", len(src), maxCondBytes)}
+	}
 	toks, err := lex(src)
 	if err != nil {
 		return nil, err

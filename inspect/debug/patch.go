@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"hsdb/engine/model"
+	"hsdb/engine/regfile"
 	"hsdb/engine/safetensors"
 	"hsdb/engine/tensor"
 	"hsdb/inspect/capture"
@@ -60,7 +61,7 @@ func readHsdbDump(dir, cmd string) (*capture.Manifest, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("%s: no such dump directory %s: %s %s", cmd, dir, cmd, reads)
 	case err == nil && !st.IsDir():
-		return nil, fmt.Errorf("%s: %s is a file, not a dump directory: %s %s; `check FILE` reads a single capture file", cmd, dir, cmd, reads)
+		return nil, fmt.Errorf("%s: %s is %s, not a dump directory: %s %s; `check FILE` reads a single capture file", cmd, dir, regfile.Kind(st.Mode()), cmd, reads)
 	}
 	m, err := capture.ReadManifest(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -133,11 +134,11 @@ func readDumpSeqs(dir string, m *capture.Manifest, key string) (map[int]patchSeq
 // readPatchSeq copies tensor key and input_ids out of f (whose mapping
 // ends when f is closed).
 func readPatchSeq(f *safetensors.File, key string) (patchSeq, error) {
-	t, err := f.Tensor(key)
+	t, err := f.Copy(key) // another program's dump may be rewritten while read: an error, not SIGBUS
 	if err != nil {
 		return patchSeq{}, err
 	}
-	ids, err := f.Tensor("input_ids")
+	ids, err := f.Copy("input_ids")
 	if err != nil {
 		return patchSeq{}, err
 	}

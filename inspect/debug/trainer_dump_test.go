@@ -1,6 +1,7 @@
 package debug
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -61,7 +62,9 @@ func TestPatchCompareNotADump(t *testing.T) {
 	}
 	empty := t.TempDir()
 	missing := filepath.Join(t.TempDir(), "nope")
-	for path, want := range map[string]string{file: "is a file, not a dump directory", empty: "holds no manifest.json", missing: "no such dump directory"} {
+	// /dev/zero is named as the device it is (it was called "a file").
+	for path, want := range map[string]string{file: "is a regular file, not a dump directory", empty: "holds no manifest.json", missing: "no such dump directory",
+		os.DevNull: "is a character device, not a dump directory", "/dev/zero": "is a character device, not a dump directory"} {
 		_, perr := s.Patch(client.PatchRequest{Tensor: "stream", Dump: path, Seq: -1})
 		_, cerr := s.Compare(path)
 		for cmd, err := range map[string]error{"patch": perr, "compare": cerr} {
