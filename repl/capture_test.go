@@ -193,6 +193,12 @@ func TestDumpTrainerFormatsREPL(t *testing.T) {
 	f.Exec("capture site model.norm hidden_states")
 	f.Exec("run")
 	sfDir := filepath.Join(t.TempDir(), "sf")
-	f.AssertExec("dump "+sfDir+" --format specforge", "dumped 3 sequence(s)")
-	f.AssertExec("check "+sfDir, "pass  matches model", "3 files: 3 valid")
+	// Two aux layers: SpecForge's draft reads three (TestSpecForgeAuxCount).
+	f.AssertExec("dump "+sfDir+" --format specforge", "dumped 3 sequence(s)", "aux_hidden_state holds 2 layers")
+	f.AssertExec("check "+sfDir, "pass  matches model", "3 files: 0 valid, 3 invalid")
+	f.Exec("capture layers 1")
+	f.Exec("run")
+	sfDir3 := filepath.Join(t.TempDir(), "sf3")
+	f.AssertExec("dump "+sfDir3+" --format specforge", "dumped 3 sequence(s)")
+	f.AssertExec("check "+sfDir3, "pass  matches model", "3 files: 3 valid")
 }

@@ -32,6 +32,10 @@ func TestCheckDiffAtStop(t *testing.T) {
 	}
 	f.AssertExec("run", "Stopped at model.layers.2 ") // what "start over (run)" led to
 	f.AssertError("check "+dir, "`disable` keeps the breakpoints")
+	f.AssertError("check "+dir, "or `kill` it")
+	f.AssertExec("kill", "aborted") // the way the hint names
+	f.AssertExec("check "+dir, "valid")
+	f.AssertExec("run", "Stopped at model.layers.2 ")
 	f.AssertExec("check "+dir+" --no-model", "valid")
 	f.Exec("disable")
 	f.AssertExec("continue", "Finished: prefill")
@@ -65,7 +69,10 @@ func TestDumpLineListsAsTyped(t *testing.T) {
 func TestHelpSubcommand(t *testing.T) {
 	f := newFake(t, 1)
 	f.AssertExec("help set var", "set var TENSOR[ROWS, COLS] = VALUE")
-	f.AssertExec("help info break", "info model [--fp8", "break: breakpoints and watches")
+	// The help is wrapped: compare with its words joined by single spaces.
+	if h := strings.Join(strings.Fields(f.AssertExec("help info break", "info model [--fp8")), " "); !strings.Contains(h, "break: breakpoints and watches") {
+		t.Errorf("help info break:\n%s", h)
+	}
 	f.AssertError("help nosuch thing", `help: unknown command "nosuch"`)
 }
 

@@ -128,6 +128,71 @@ func cmdEnable(t *Term, args string, on bool) error {
 	return showBreakpoints(t)
 }
 
+// cmdKill runs `kill`: abort the stopped pass.
+func cmdKill(t *Term, args string) error {
+	if strings.TrimSpace(args) != "" {
+		return fmt.Errorf("kill takes no arguments")
+	}
+	st, err := t.c.Stopped()
+	if err != nil {
+		return err
+	}
+	if st == nil {
+		return fmt.Errorf("kill: no forward pass is stopped")
+	}
+	if err := t.c.Kill(); err != nil {
+		return fmt.Errorf("kill: %w", err)
+	}
+	t.emit("kill", map[string]any{"site": st.Site, "step": st.Step}, func() string {
+		return fmt.Sprintf("the pass at %s (step %d) was aborted", st.Site, st.Step)
+	})
+	return nil
+}
+
+// cmdIgnore runs `ignore N COUNT`, answering as gdb does.
+func cmdIgnore(t *Term, args string) error {
+	f := strings.Fields(args)
+	if len(f) != 2 {
+		return fmt.Errorf("ignore: want N COUNT, e.g. ignore 1 2 (pass breakpoint 1 twice)")
+	}
+	ids, err := parseIDs(f[0], "breakpoint")
+	if err != nil {
+		return fmt.Errorf("ignore: %w", err)
+	}
+	n, err := strconv.Atoi(f[1])
+	if err != nil {
+		return fmt.Errorf("ignore: COUNT %q is not a number", f[1])
+	}
+	if err := t.c.Ignore(ids[0], n); err != nil {
+		return fmt.Errorf("ignore: %w", err)
+	}
+	msg := fmt.Sprintf("Will ignore next %d crossings of breakpoint %d.", n, ids[0])
+	switch n {
+	case 0:
+		msg = fmt.Sprintf("Will stop next time breakpoint %d is reached.", ids[0])
+	case 1:
+		msg = fmt.Sprintf("Will ignore next crossing of breakpoint %d.", ids[0])
+	}
+	t.emit("ignore", map[string]int{"id": ids[0], "ignore": n}, func() string { return msg })
+	return nil
+}
+
+// cmdCondition runs `condition N [COND]`.
+func cmdCondition(t *Term, args string) error {
+	n, cond, _ := strings.Cut(strings.TrimSpace(args), " ")
+	if n == "" {
+		return fmt.Errorf("condition: want N [COND], e.g. condition 1 absmax(stream) > 1e4 (condition 1 alone: no condition)")
+	}
+	ids, err := parseIDs(n, "breakpoint")
+	if err == nil {
+		err = t.c.Condition(ids[0], strings.TrimSpace(cond))
+	}
+	if err != nil {
+		return fmt.Errorf("condition: %w", err)
+	}
+	return showBreakpoints(t)
+}
+
 func showBreakpoints(t *Term) error {
 	bps, err := t.c.Breakpoints()
 	if err != nil {

@@ -84,7 +84,19 @@ func (t *Term) showCaptures() error {
 		}
 		var parts []string
 		for _, s := range v.Sequences {
-			parts = append(parts, fmt.Sprintf("seq %d: %d tokens", s.Seq, s.Tokens))
+			// Keys short of the sequence's tokens: the pass ended before
+			// their site (kill, an interrupted run); dump would refuse.
+			var short []string
+			for _, sp := range v.Specs {
+				if n := s.Rows[sp.Key]; n < s.Tokens {
+					short = append(short, fmt.Sprintf("%s: %d of %d rows", sp.Key, n, s.Tokens))
+				}
+			}
+			p := fmt.Sprintf("seq %d: %d tokens", s.Seq, s.Tokens)
+			if len(short) > 0 {
+				p += " (" + t.st.Warn.Render(strings.Join(short, ", ")) + ")"
+			}
+			parts = append(parts, p)
 		}
 		return out + "captured: " + strings.Join(parts, ", ")
 	})
@@ -154,6 +166,9 @@ func cmdDump(t *Term, args string) error {
 			layers = joinInts(m.Capture.Layers) // as capture layers takes them
 		}
 		out := fmt.Sprintf("dumped %d sequence(s) (%s tokens) to %s: layers %s (%s), %s\n", len(m.Sequences), strings.Join(lens, ", "), dir, layers, m.Capture.What, strings.ToLower(m.Capture.DType))
+		if n := client.Eagle3AuxNote(m); n != "" {
+			out += t.st.Warn.Render("note: "+n) + "\n"
+		}
 		for _, r := range m.Validation {
 			st := r.Status
 			if st == "FAIL" {

@@ -255,12 +255,33 @@ func containsInt(xs []int, x int) bool {
 	return false
 }
 
+// cmdBacktrace runs `bt [N|-N] [full]`: as gdb, N the innermost N
+// frames, -N the outermost N; full changes nothing (every frame shows
+// its tensors' shapes already).
 func cmdBacktrace(t *Term, args string) error {
+	n := 0
+	for _, a := range strings.Fields(args) {
+		if a == "full" {
+			continue
+		}
+		v, err := strconv.Atoi(a)
+		if err != nil || v == 0 || n != 0 {
+			return fmt.Errorf("bt: want N or -N (the innermost or outermost N frames) and/or full, not %q", args)
+		}
+		n = v
+	}
 	frames, err := t.c.Backtrace()
 	if err != nil {
 		return err
 	}
-	t.emit("backtrace", frames, func() string { return t.backtraceText(frames) })
+	more := ""
+	switch {
+	case n > 0 && n < len(frames):
+		frames, more = frames[:n], "(More stack frames follow...)\n"
+	case n < 0 && -n < len(frames):
+		frames = frames[len(frames)+n:]
+	}
+	t.emit("backtrace", frames, func() string { return t.backtraceText(frames) + more })
 	return nil
 }
 

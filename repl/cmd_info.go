@@ -64,8 +64,10 @@ func cmdInfo(t *Term, args string) error {
 			return err
 		}
 		t.emit("sites", s, func() string { return t.sitesText(s) })
-	case "break", "breakpoints", "b", "watch": // gdb's `info b`
+	case "break", "breakpoints", "b", "watch", "watchpoints": // gdb's `info b`, `info watchpoints`
 		return showBreakpoints(t)
+	case "stack": // gdb's `info stack`: the backtrace
+		return cmdBacktrace(t, "")
 	case "display":
 		return showDisplaysList(t)
 	case "frame": // gdb's: the frame looked at, as `frame` shows it
@@ -83,7 +85,7 @@ func cmdInfo(t *Term, args string) error {
 }
 
 // infoSubs are the words `info` takes first (aliases included).
-var infoSubs = []string{"model", "layers", "ranks", "memory", "sites", "break", "breakpoints", "b", "watch", "display", "frame", "batch", "edits", "inject", "faults"}
+var infoSubs = []string{"model", "layers", "ranks", "memory", "sites", "break", "breakpoints", "b", "watch", "watchpoints", "display", "frame", "stack", "batch", "edits", "inject", "faults"}
 
 // infoArgsError says what is wrong with `info ARGS`: a known subcommand
 // given what it does not take is named with that, not answered with the

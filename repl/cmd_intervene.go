@@ -149,8 +149,11 @@ func (t *Term) editsTable(es []client.Edit) string {
 		if e.Rank >= 0 {
 			rank = strconv.Itoa(e.Rank)
 		}
-		tb.add(strconv.Itoa(e.ID), e.Site, strconv.Itoa(e.Step), e.Tensor, fmt.Sprintf("%d:%d", e.Rows.Lo, e.Rows.Hi),
-			fmt.Sprintf("%d:%d", e.Cols.Lo, e.Cols.Hi), rank, e.What, yesNo(e.Persist), yesNo(e.Armed), strconv.Itoa(e.Applied))
+		rows, cols := fmt.Sprintf("%d:%d", e.Rows.Lo, e.Rows.Hi), fmt.Sprintf("%d:%d", e.Cols.Lo, e.Cols.Hi)
+		if e.Armed && e.Applied == 0 && e.Rows.Hi == e.Rows.Lo { // known when first applied
+			rows, cols = "-", "-"
+		}
+		tb.add(strconv.Itoa(e.ID), e.Site, strconv.Itoa(e.Step), e.Tensor, rows, cols, rank, e.What, yesNo(e.Persist), yesNo(e.Armed), strconv.Itoa(e.Applied))
 	}
 	return tb.render(t.st)
 }
@@ -372,13 +375,32 @@ func cmdCompare(t *Term, args string) error {
 		return err
 	}
 	t.emit("compare", rep, func() string {
-		tb := newTable("tensor", "key", "seq", "tokens", "cosine", "max |Δ|", "max |ref|", "first departure", "ids differ").alignRight(2, 3, 4, 5, 6, 7, 8)
+		// A rank column only when a replicated tensor's copies differ.
+		perRank := false
+		for _, r := range rep.Rows {
+			perRank = perRank || r.Rank >= 0
+		}
+		cols := []string{"tensor", "key", "seq", "tokens", "cosine", "max |Δ|", "max |ref|", "first departure", "ids differ"}
+		right := []int{2, 3, 4, 5, 6, 7, 8}
+		if perRank {
+			cols = append(cols[:3], append([]string{"rank"}, cols[3:]...)...)
+			right = append(right, 9)
+		}
+		tb := newTable(cols...).alignRight(right...)
 		for _, r := range rep.Rows {
 			first := "none"
 			if r.FirstToken >= 0 {
 				first = t.st.Warn.Render("token " + strconv.Itoa(r.FirstToken))
 			}
-			tb.add(r.Tensor, r.Key, strconv.Itoa(r.Seq), strconv.Itoa(r.Tokens), t.num(r.Cosine), t.num(r.MaxAbs), t.num(r.RefMax), first, strconv.Itoa(r.IDsDiffer))
+			cells := []string{r.Tensor, r.Key, strconv.Itoa(r.Seq), strconv.Itoa(r.Tokens), t.num(r.Cosine), t.num(r.MaxAbs), t.num(r.RefMax), first, strconv.Itoa(r.IDsDiffer)}
+			if perRank {
+				rk := "all"
+				if r.Rank >= 0 {
+					rk = strconv.Itoa(r.Rank)
+				}
+				cells = append(cells[:3], append([]string{rk}, cells[3:]...)...)
+			}
+			tb.add(cells...)
 		}
 		return fmt.Sprintf("%s vs %s (departs: cosine < %g or max |Δ| > %g of max |ref|)\n%s",
 			t.heading(rep.Site, "compare", rep.Step, ""), rep.Dump, rep.CosMin, rep.Rel, tb.render(t.st))

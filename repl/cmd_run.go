@@ -16,6 +16,8 @@ type batchView struct {
 	Tokens  int       `json:"tokens"`
 	Text    []string  `json:"text,omitempty"`
 	Notes   []string  `json:"notes,omitempty"` // what of the input the batch does not keep
+	// set: the batch was just set; a big one is summarised (batchText).
+	set bool
 }
 
 func cmdInput(t *Term, args string) error {
@@ -31,6 +33,9 @@ func cmdInput(t *Term, args string) error {
 			rest = strings.TrimSpace(rest)
 			switch kind {
 			case "ids":
+				if rest == "" {
+					return fmt.Errorf("input ids: want token ids, e.g. input ids 1,403,407 (sequences separated by ';': input ids 1,2 ; ids 3)")
+				}
 				ids, err := client.ParseIDs(rest)
 				if err != nil {
 					return fmt.Errorf("input: %w", err)
@@ -78,7 +83,7 @@ func cmdInput(t *Term, args string) error {
 	if b == nil {
 		return fmt.Errorf("input: no batch yet: input ids 1,2,3 ; ids 4,5")
 	}
-	v := batchView{Seqs: b, Notes: notes}
+	v := batchView{Seqs: b, Notes: notes, set: args != ""}
 	for _, q := range b {
 		v.SeqLens = append(v.SeqLens, len(q))
 		v.Tokens += len(q)

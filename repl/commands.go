@@ -47,7 +47,7 @@ func init() {
 				"`ids` are separated by commas or spaces, in brackets or not, as `input` and `gen` print them ([1, 403, 407]). " +
 				"`text` encodes with the model's tokenizer and prepends BOS; a \"quoted\" text takes Go/JSON escapes (\\n \\t \\\\ \\\" \\uXXXX), a 'single-quoted' one none. " +
 				"`file` reads JSON lines (a regular file of at most 256 MiB: the batch is one forward pass), each {\"text\": ...} or {\"input_ids\": [...]}; a row's loss_mask is not kept (the batch is token ids: `dump` writes none, and says so at `input`; `hsdb capture --data` keeps it). " +
-				"Without arguments, shows the batch.",
+				"Without arguments, shows the batch, every sequence (setting a batch of more than 4 shows the first 4).",
 			complete: completeInput, fn: cmdInput},
 		{aliases: []string{"run", "r"}, group: "running", noRepeat: true, usage: "run", noArgsHint: "set the batch with input",
 			help: "Start a forward pass (prefill) over the batch.\n" +
@@ -64,6 +64,8 @@ func init() {
 			help: "Resume until the enclosing module returns (its site).", fn: cmdFinish},
 		{aliases: []string{"until", "u"}, group: "running", usage: "until SITE",
 			help: "Resume until a site matching SITE (breakpoints still stop).\nA site the step has passed comes again only in the next step (`gen`); a pass that ends first says so, as step, next and finish do.", complete: completeSites, fn: cmdUntil},
+		{aliases: []string{"kill", "k"}, group: "running", usage: "kill", noRepeat: true,
+			help: "Abort the stopped forward pass (as gdb's kill).\nNothing after the stop runs and the pass prints no result; breakpoints, displays and the batch stay, and what the pass captured before the stop is kept (`dump` then names the layers it never reached). `run` starts a fresh pass.", fn: cmdKill},
 		{aliases: []string{"gen"}, group: "running", usage: "gen N",
 			help: "Run N decode steps, stopping at breakpoints inside each.\n" +
 				"Each sequence is fed its greedy (argmax) token. Stopped in a step, the step is finished first; otherwise decoding continues the last completed run.",
@@ -89,6 +91,10 @@ func init() {
 			help: "Enable breakpoints N, or all.", fn: func(t *Term, a string) error { return cmdEnable(t, a, true) }},
 		{aliases: []string{"disable"}, group: "breakpoints", usage: "disable [N...]", noRepeat: true,
 			help: "Disable breakpoints N, or all.", fn: func(t *Term, a string) error { return cmdEnable(t, a, false) }},
+		{aliases: []string{"ignore"}, group: "breakpoints", usage: "ignore N COUNT", noRepeat: true,
+			help: "Pass breakpoint or watch N the next COUNT times it would stop (as gdb's ignore).\nThe crossings passed still count as hits, and info break shows how many are left.", fn: cmdIgnore},
+		{aliases: []string{"condition"}, group: "breakpoints", usage: "condition N [COND]", noRepeat: true,
+			help: "Make COND the condition of breakpoint or watch N (as gdb's condition).\nIt is checked as `break ... if COND` checks it; without COND, breakpoint N stops unconditionally. Lists the breakpoints.", fn: cmdCondition},
 
 		// data
 		{aliases: []string{"print", "p"}, group: "data", usage: "print TENSOR[ROWS, COLS] [--rank R] [--seq S] [--tokens A:B]",
@@ -97,7 +103,7 @@ func init() {
 				"mean, std, min, max, absmax and l2 are over finite elements and show — when there is none), " +
 				"and for replicated tensors max |Δ| against rank 0. Sharded tensors get a `gathered` row, partial sums a `sum` row. " +
 				"--seq S selects one sequence of the batch, --tokens A:B its tokens (or the batch's). " +
-				"With an index, prints values: print hidden_states[3, :8] (rows after --seq/--tokens; columns of each rank's tensor, and of the full tensor in the gathered row).",
+				"With an index, prints values: print hidden_states[3, :8] (rows after --seq/--tokens; columns of each rank's tensor, each shard's line naming the full tensor's columns they are, and of the full tensor in the gathered row).",
 			complete: completeTensors, fn: cmdPrint},
 		{aliases: []string{"attn_probs"}, group: "data", usage: "print attn_probs --head H [--seq S]",
 			help: "Attention probabilities of query head H for sequence S at an attention site (layers.N.self_attn.attn; Llama also at its rotary_emb; DeepSeek also at self_attn).\n" +
@@ -125,8 +131,8 @@ func init() {
 			complete: completeTensors, fn: cmdDisplay},
 		{aliases: []string{"undisplay"}, group: "data", usage: "undisplay [N...]",
 			help: "Remove displays N, or all; it says which it removed and lists those left, as delete does.", fn: cmdUndisplay},
-		{aliases: []string{"bt", "where", "backtrace"}, group: "data", usage: "bt",
-			help: "The call chain at the stop, innermost first, numbered as gdb does: #0 the stopped site, #1 the module enclosing it, and so on outward to the root model.\nEach frame: vLLM class, site, and input shapes per rank; #0 also its output tensors.", fn: cmdBacktrace},
+		{aliases: []string{"bt", "where", "backtrace"}, group: "data", usage: "bt [N|-N] [full]",
+			help: "The call chain at the stop, innermost first, numbered as gdb does: #0 the stopped site, #1 the module enclosing it, and so on outward to the root model.\nEach frame: vLLM class, site, and input shapes per rank; #0 also its output tensors. N shows the innermost N frames, -N the outermost N (as gdb's bt N); full is accepted and changes nothing (the frames show their tensors already).", fn: cmdBacktrace},
 		{aliases: []string{"frame", "f"}, group: "data", usage: "frame [N]",
 			help: "Look at frame #N of `bt`: #0 the stopped site, N ≥ 1 the module N levels out from it.\n" +
 				"The tensors of an enclosing module are its inputs (its outputs do not exist yet): input, and input_residual for a decoder layer's second input (vLLM's residual). " +
@@ -151,7 +157,8 @@ func init() {
 			help: "Compare the stop's tensors with a dump of the same inputs (live diff).\n" +
 				"Every tensor of the stopped site the dump holds (a layer capture of the same half, or a site capture), per sequence, rows by position: cosine, max |Δ|, " +
 				"the reference's max |value| and the first token whose row departs (cosine below, or max |Δ| above, the tolerance `diff` uses for the dump's dtype); " +
-				"ids that differ from the dump's are counted.",
+				"ids that differ from the dump's are counted. The stop's side is the full tensor (gathered when sharded, summed when partial); " +
+				"a replicated tensor whose ranks' copies differ in a sequence (set var --rank, a diverged rank) gets a row per rank for it, in a rank column.",
 			complete: completeFiles, fn: cmdCompare},
 		{aliases: []string{"patch"}, group: "interventions", usage: "patch TENSOR from DUMP [--seq S] | patch SITE.TENSOR from DUMP", noRepeat: true,
 			help: "Replace a tensor with the one captured in another run (activation patching), and continue with it.\n" +
@@ -183,7 +190,7 @@ func init() {
 				"One job at a time writes DIR (an advisory lock beside it, .DIR.lock, released on exit however the process ends); a failure leaves nothing behind, and the staging directories of killed dumps (.DIR.tmp-PID-*) are removed by the next dump of DIR. " +
 				"--format speculators writes hs_{idx}.safetensors instead (hidden_states [len, n_ids, hidden] + token_ids, as speculators trains on them: ids are the captured layers + 1, with 0 first when `capture site model.embed_tokens hidden_states` is on); " +
 				"--format specforge writes rows_{g}-{g+2000}/data_{idx}.ckpt torch.save archives (aux_hidden_state = the captured layers concatenated, hidden_state = `capture site model.norm hidden_states`; --compress: .ckpt.gz). " +
-				"Both bf16 unless --dtype, with manifest.json beside them as hsdb's sidecar (the trainers ignore it).",
+				"Both bf16 unless --dtype, with manifest.json beside them as hsdb's sidecar (the trainers ignore it); a file whose aux layers are not the three EAGLE-3's draft reads is noted.",
 			complete: completeFiles, fn: cmdDump},
 		{aliases: []string{"inject"}, group: "captures", noRepeat: true,
 			usage: "inject FAULT [VALUE] [at SITE] [--rank R] [--token T --channel C] | inject clear | inject",
@@ -206,12 +213,12 @@ func init() {
 			complete: completeFiles, fn: cmdDiff},
 
 		// model
-		{aliases: []string{"info", "i"}, group: "model", usage: "info model [--fp8|--quantized|--unused]|layers|ranks|memory|sites|break|display|frame|batch|edits|inject",
+		{aliases: []string{"info", "i"}, group: "model", usage: "info model [--fp8|--quantized|--unused]|layers|ranks|memory|sites|break|display|frame|stack|batch|edits|inject",
 			help: "Facts about the model and the session.\nmodel: architecture, sizes, loaded layers, dtypes (config, weights as stored and as kept, fp8 dequantized, activations), " +
-				"unused checkpoint tensors, parameters, world size; --fp8 lists the tensors stored as fp8 (block scales), --quantized every quantized weight with its format (fp8 block, int4 group), --unused the checkpoint tensors the model does not use; layers: decoder layers; " +
+				"unused checkpoint tensors, parameters, world size, the tokenizer `input text` encodes with; --fp8 lists the tensors stored as fp8 (block scales), --quantized every quantized weight with its format (fp8 block, int4 group), --unused the checkpoint tensors the model does not use; layers: decoder layers; " +
 				"ranks: device and weight shards per rank (embeddings and lm_head as real rows of the vocabulary with vLLM's padded range, each run of decoder layers split alike once, which routed experts each rank holds) and, with rank workers, each rank's worker process: pid, host and state " +
 				"(idle, running, at a stop, stopped by a signal, or FAILED with its fault report), read without waiting on any worker; " +
-				"memory: device bytes per rank; sites: every site in visit order with its tensors; break: breakpoints and watches; display: displays; frame: the frame looked at (as `frame`); " +
+				"memory: device bytes per rank; sites: every site in visit order with its tensors; break: breakpoints and watches (also breakpoints, b, watchpoints); display: displays; frame: the frame looked at (as `frame`); stack: the backtrace (as `bt`); " +
 				"batch: the sequences of the stopped step, one a line (a stop line lists at most 4), or the batch input set. " +
 				"edits: the edits (`set var`, `patch`) of the current pass, then persistent and armed ones, with how often each was applied. inject: the injected faults.",
 			complete: words("model", "layers", "ranks", "memory", "sites", "break", "display", "frame", "batch", "edits", "inject"), fn: cmdInfo},

@@ -5,7 +5,7 @@ import (
 )
 
 // TestNoArgumentCommandsRefuseArguments: the commands whose usage is their
-// bare name (run, continue, step, next, finish, bt, quit) refuse
+// bare name (run, continue, step, next, finish, quit) refuse
 // arguments, whichever alias is typed, instead of silently ignoring them:
 // a gdb user's `next 3` or `continue 2` (a count there) must not quietly
 // do one step or ignore nothing. The pass stays where it was.
@@ -22,8 +22,7 @@ func TestNoArgumentCommandsRefuseArguments(t *testing.T) {
 		"continue 2": "continue takes no arguments",
 		"c 2":        "c takes no arguments",
 		"finish 1":   "finish takes no arguments",
-		"where 3":    "where takes no arguments",
-		"bt full":    "bt takes no arguments",
+		"where x":    "bt: want N or -N", // bt [N|-N] [full] reads its arguments as gdb does
 		"quit 1":     "quit takes no arguments",
 		"run x":      "run takes no arguments (set the batch with input)",
 	} {

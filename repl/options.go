@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"hsdb/inspect/stats"
 )
@@ -100,12 +101,15 @@ var optionTable = []option{
 		func(t *Term) string { return strings.Join(t.opts.stats, ",") },
 		func(t *Term, v string) error {
 			var out []string
-			for _, s := range strings.Split(v, ",") {
-				s = strings.TrimSpace(s)
+			// Commas or spaces between statistics, as print lists them.
+			for _, s := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || unicode.IsSpace(r) }) {
 				if _, ok := (stats.Stats{}).Get(s); !ok || s == "norm" {
 					return fmt.Errorf("statistic %q: want some of %s", s, strings.Join(stats.StatNames, ","))
 				}
 				out = append(out, s)
+			}
+			if len(out) == 0 {
+				return fmt.Errorf("want some of %s", strings.Join(stats.StatNames, ","))
 			}
 			t.opts.stats = out
 			return nil

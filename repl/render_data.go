@@ -93,7 +93,11 @@ func (t *Term) valuesText(rep *client.ValuesReport) string {
 			fmt.Fprintf(&b, "%s  %s  %s\n", label, v.Shard, t.st.Dim.Render("no values: "+v.Missing))
 			return
 		}
-		fmt.Fprintf(&b, "%s  [%d:%d, %d:%d]  %s\n", label, v.Rows.Lo, v.Rows.Hi, v.Cols.Lo, v.Cols.Hi, v.Shard)
+		full := ""
+		if v.FullCols != nil { // a shard's own columns, named in the full tensor
+			full = fmt.Sprintf(" = full columns %d:%d", v.FullCols.Lo, v.FullCols.Hi)
+		}
+		fmt.Fprintf(&b, "%s  [%d:%d, %d:%d]%s  %s\n", label, v.Rows.Lo, v.Rows.Hi, v.Cols.Lo, v.Cols.Hi, full, v.Shard)
 		for i, row := range v.Values {
 			cells := make([]string, len(row))
 			for j, x := range row {

@@ -87,6 +87,9 @@ func (t *Term) modelText(m client.ModelInfo) string {
 	if m.DeviceWhy != "" {
 		add("device choice", m.DeviceWhy)
 	}
+	if m.Tokenizer != "" {
+		add("tokenizer", m.Tokenizer)
+	}
 	if m.Skipped != "" {
 		add("not loaded", m.Skipped)
 	}

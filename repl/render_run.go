@@ -31,13 +31,28 @@ func stepName(step int) string {
 
 func (t *Term) batchText(v batchView) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "batch: %d sequence(s), %d tokens (%s)\n", len(v.Seqs), v.Tokens, seqLens(v.SeqLens))
-	for i, q := range v.Seqs {
+	seqs, more := v.Seqs, 0
+	if v.set && len(seqs) > stopSeqsInline {
+		// Just set and big (input file): the first few, as a stop line
+		// lists them; `input` alone lists every sequence.
+		lo, hi := v.SeqLens[0], v.SeqLens[0]
+		for _, n := range v.SeqLens {
+			lo, hi = min(lo, n), max(hi, n)
+		}
+		fmt.Fprintf(&b, "batch: %d sequence(s), %d tokens (shortest %d, longest %d)\n", len(v.Seqs), v.Tokens, lo, hi)
+		seqs, more = seqs[:stopSeqsInline], len(seqs)-stopSeqsInline
+	} else {
+		fmt.Fprintf(&b, "batch: %d sequence(s), %d tokens (%s)\n", len(v.Seqs), v.Tokens, seqLens(v.SeqLens))
+	}
+	for i, q := range seqs {
 		line := fmt.Sprintf("  seq %d: %s", i, idsText(q))
 		if i < len(v.Text) {
 			line += "  " + t.st.Dim.Render(strconv.Quote(v.Text[i]))
 		}
 		b.WriteString(line + "\n")
+	}
+	if more > 0 {
+		fmt.Fprintf(&b, "  … %d more (`input` alone lists them all)\n", more)
 	}
 	for _, n := range v.Notes {
 		b.WriteString(t.st.Warn.Render("note: "+n) + "\n")
@@ -171,7 +186,11 @@ func (t *Term) breakpointsText(bps []client.Breakpoint) string {
 		if b.Temporary {
 			tmp = "y"
 		}
-		tb.add(strconv.Itoa(b.ID), b.Kind, en, tmp, where, b.Cond, strconv.Itoa(b.Hits))
+		cond := b.Cond
+		if b.Ignore > 0 {
+			cond = strings.TrimSpace(cond + fmt.Sprintf(" (ignore next %d)", b.Ignore))
+		}
+		tb.add(strconv.Itoa(b.ID), b.Kind, en, tmp, where, cond, strconv.Itoa(b.Hits))
 	}
 	return tb.render(t.st)
 }

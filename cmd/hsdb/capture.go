@@ -111,6 +111,12 @@ func runCapture(args []string, io stdio) int {
 		for _, l := range plan.Lines {
 			fmt.Fprintln(io.Out, l)
 		}
+		if n := capture.Eagle3AuxNote(format, plan.IDs); n != "" {
+			fmt.Fprintln(io.Out, "note: "+n)
+		}
+		if format == capture.FormatSpeculators && in.Masked > 0 {
+			fmt.Fprintf(io.Out, "note: %d of %d rows of %s have a loss_mask, which speculators files do not hold (hidden_states and token_ids only): speculators' trainer takes loss_mask from its preprocessed dataset, sample idx = row idx (hs_{idx}.safetensors)\n", in.Masked, in.Len(), *data)
+		}
 	}
 	var baseTPS float64
 	if *baseline > 0 {

@@ -193,11 +193,12 @@ func printPlan(w io.Writer, dir string, p *engine.DirPlan, advice string) {
 	case p.DeviceBytes <= 0:
 		fmt.Fprintln(w, "fits: not checked (no --device-memory)")
 	case err == nil:
-		most := int64(0)
-		for _, r := range p.Ranks {
-			most = max(most, r.Total)
+		left, _ := p.Headroom() // Check summed the same ranks without overflow
+		if p.Shared && len(p.Ranks) > 1 {
+			fmt.Fprintf(w, "fits: yes, the %d ranks sharing the host together within %s (%s left)\n", len(p.Ranks), both(p.DeviceBytes), both(left))
+			break
 		}
-		fmt.Fprintf(w, "fits: yes, every rank within %s (the fullest has %s left)\n", both(p.DeviceBytes), both(p.DeviceBytes-most))
+		fmt.Fprintf(w, "fits: yes, every rank within %s (the fullest has %s left)\n", both(p.DeviceBytes), both(left))
 	default:
 		msg := strings.TrimPrefix(err.Error(), plan.ErrMemory.Error()+": ")
 		fmt.Fprintf(w, "fits: no, %s\n", strings.Replace(msg, plan.FitAdvice, advice, 1))

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -194,5 +195,35 @@ func TestPlanPipelineStagesAdvice(t *testing.T) {
 		if code != 2 || !strings.Contains(errOut.String(), "--pp "+pp+": want at least one stage") {
 			t.Errorf("--pp %s: exit %d, %q", pp, code, errOut.String())
 		}
+	}
+}
+
+// TestPlanSharedHostHeadroom: `hsdb plan --device cpu` at --tp 2 said
+// "every rank within 1.15 GB (the fullest has 576 MiB left)" although the
+// CPU ranks share the host: the fit line names the ranks sharing it and
+// the headroom left once all of them are counted, the device memory less
+// the sum of the ranks' totals (from the JSON of the same plan, in MiB as
+// the line prints it).
+func TestPlanSharedHostHeadroom(t *testing.T) {
+	args := []string{"plan", "--model", "../../testdata/hf/llama", "--tp", "2", "--device", "cpu", "--device-memory", "1100MiB"}
+	var out, js, errOut bytes.Buffer
+	if code := hsdbMain(args, stdio{Out: &out, Err: &errOut}); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if code := hsdbMain(append(args, "--json"), stdio{Out: &js, Err: &errOut}); code != 0 {
+		t.Fatalf("--json exit %d: %s", code, errOut.String())
+	}
+	var p struct {
+		Ranks []struct {
+			Total int64 `json:"total_bytes"`
+		} `json:"ranks"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &p); err != nil || len(p.Ranks) != 2 {
+		t.Fatalf("%v: %s", err, js.String())
+	}
+	left := (1100<<20 - p.Ranks[0].Total - p.Ranks[1].Total) >> 20
+	want := "fits: yes, the 2 ranks sharing the host together within 1.15 GB (1.1 GiB) (" + strconv.FormatInt(left, 10) + " MiB left)"
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("want %q in:\n%s", want, out.String())
 	}
 }

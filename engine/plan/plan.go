@@ -155,6 +155,29 @@ func (p *Plan) Weights() []int64 {
 	return out
 }
 
+// Headroom is what a plan that fits leaves free: with Shared (ranks in one
+// host) DeviceBytes less all ranks' totals together, otherwise less the
+// fullest rank's (each rank has a device of its own). Negative when it
+// does not fit; an error only when the sum overflows.
+func (p *Plan) Headroom() (int64, error) {
+	if p.Shared {
+		var c counter
+		for _, r := range p.Ranks {
+			c.add(r.Total)
+		}
+		total, err := c.value("total")
+		if err != nil {
+			return 0, err
+		}
+		return p.DeviceBytes - total, nil
+	}
+	most := int64(0)
+	for _, r := range p.Ranks {
+		most = max(most, r.Total)
+	}
+	return p.DeviceBytes - most, nil
+}
+
 // Check returns nil when every rank fits its device (with Shared, when all
 // ranks together fit the host), or when DeviceBytes is unknown; otherwise
 // an error wrapping ErrMemory naming the rank that is short, by how much,

@@ -30,7 +30,10 @@ type InputSeq struct {
 type Inputs struct {
 	Seqs []InputSeq
 	Job  JobInfo
-	file *jsonlFile
+	// Masked counts the rows that carry a loss_mask (OpenJSONL's
+	// validating pass, ReadJSONL's rows).
+	Masked int
+	file   *jsonlFile
 }
 
 // ParseIDsList reads --ids "1,2,3;4,5": sequences separated by ';', ids by
@@ -122,7 +125,7 @@ func ReadJSONL(path string, tok tokenizer.Tokenizer, lim Limits) (*Inputs, error
 		}
 		seqs = append(seqs, s)
 	}
-	return &Inputs{Seqs: seqs, Job: in.Job}, nil
+	return &Inputs{Seqs: seqs, Job: in.Job, Masked: in.Masked}, nil
 }
 
 // parseRow reads one non-blank line of a JSONL input (OpenJSONL's row

@@ -74,6 +74,9 @@ func OpenJSONL(path string, tok tokenizer.Tokenizer, lim Limits) (*Inputs, error
 		if err := ids.add(s.ID, i); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
+		if s.LossMask != nil {
+			in.Masked++
+		}
 	}
 	if err := ids.firstDuplicate(in, path, r.index); err != nil {
 		return nil, err

@@ -135,6 +135,9 @@ func Eagle3IDs(f Format, layers int) []int {
 //     0 <= s < L (SGLang captures before layer s+1); the file also holds
 //     hidden_state, the final norm's output, which takes no id.
 //
+// The trainer formats' ids are put in ascending order, the order vLLM and
+// SGLang collect aux hidden states in while serving the draft.
+//
 // Errors (ErrFormat) name the id, the format's range and what the id
 // would have meant in hsdb's numbering.
 func PlanLayers(f Format, spec string, layers int, parse func(string) ([]int, error)) (*Plan, error) {
@@ -144,8 +147,8 @@ func PlanLayers(f Format, spec string, layers int, parse func(string) ([]int, er
 		ids = Eagle3IDs(f, L)
 		p, err := PlanLayers(f, joinInts(ids), L, parseInts)
 		if err != nil {
-			return nil, fmt.Errorf("%w: --layers eagle3 is %s ids %s for %d decoder layers, too few layers for EAGLE-3's spread (%s); pass --layers with distinct %s, e.g. --layers %s",
-				ErrFormat, f, joinInts(ids), L, strings.TrimPrefix(err.Error(), ErrFormat.Error()+": "), idRange(f, L), joinInts(eagle3Usable(f, ids, L)))
+			return nil, fmt.Errorf("%w: --layers eagle3 is %s ids %s for %d decoder layers, too few layers for EAGLE-3's spread (%s); pass --layers with distinct %s, %d where the model has them (%s), e.g. --layers %s",
+				ErrFormat, f, joinInts(ids), L, strings.TrimPrefix(err.Error(), ErrFormat.Error()+": "), idRange(f, L), len(ids), eagle3Reads(f), joinInts(eagle3Usable(f, ids, L)))
 		}
 		return p, nil
 	} else {
@@ -153,6 +156,14 @@ func PlanLayers(f Format, spec string, layers int, parse func(string) ([]int, er
 		if ids, err = parse(s); err != nil {
 			return nil, fmt.Errorf("%w: --layers: %w", ErrFormat, err)
 		}
+	}
+	if f != FormatHsdb {
+		// vLLM and SGLang collect aux hidden states in the decoder loop
+		// (`if idx in self.aux_hidden_state_layers`): ascending, whatever
+		// the order listed. The files keep that order, the draft's
+		// serving order.
+		ids = append([]int(nil), ids...)
+		sort.Ints(ids)
 	}
 	p := &Plan{Format: f, IDs: ids}
 	seen := map[string]bool{}
@@ -206,10 +217,45 @@ func idRange(f Format, L int) string {
 	return fmt.Sprintf("hsdb layers in 0..%d", L-1)
 }
 
+// Eagle3AuxNote says when a trainer file's aux layers are not the three
+// EAGLE-3's drafts read (their fc takes 3·hidden: SpecForge's
+// aux_hidden_state [1, len, 3·hidden], speculators' hidden_states[:,
+// :-1].flatten(1)); ids are the format's ids in file order. "" when they
+// are, and for hsdb's own format.
+func Eagle3AuxNote(f Format, ids []int) string {
+	switch f {
+	case FormatSpeculators:
+		if n := len(ids) - 1; n != 3 {
+			return fmt.Sprintf("speculators ids %s: the file holds %d aux ids before the last (hidden_states[:, :-1]), EAGLE-3's draft reads 3 (4 ids, e.g. --layers eagle3; the REPL's ids are the captured layers + 1, and 0 with `capture site model.embed_tokens hidden_states`)", joinInts(ids), n)
+		}
+	case FormatSpecForge:
+		if n := len(ids); n != 3 {
+			return fmt.Sprintf("specforge ids %s: aux_hidden_state holds %d layers ([1, len, %d·hidden]), EAGLE-3's draft reads 3 ([1, len, 3·hidden])", joinInts(ids), n, n)
+		}
+	}
+	return ""
+}
+
+// eagle3Reads says what EAGLE-3 reads in format f: why a shallow model's
+// --layers should still hold as many ids as Eagle3IDs.
+func eagle3Reads(f Format) string {
+	switch f {
+	case FormatSpeculators:
+		return "speculators trains on hidden_states[:, :-1], three aux ids, and hidden_states[:, -1]"
+	case FormatSpecForge:
+		return "SpecForge's draft reads aux_hidden_state [1, len, 3·hidden]"
+	}
+	return "EAGLE-3's three aux layers and the last"
+}
+
 // eagle3Usable is what is left of the EAGLE-3 ids when the model is too
-// shallow for them: those in format f's range, each once, ascending (the
-// last is the deepest, as the trainers expect); when none is, the
-// format's last id. Always a list PlanLayers accepts for L >= 1.
+// shallow for them: those in format f's range, each once, then the
+// deepest ids of the range not yet taken until the list is as long as
+// ids (EAGLE-3 reads three aux layers: SpecForge's aux_hidden_state is
+// [1, len, 3·hidden], the width its draft's fc takes, and speculators'
+// hidden_states[:, :-1] holds three ids before the last), or the range
+// is used up; ascending (the last is the deepest, as the trainers
+// expect). Always a list PlanLayers accepts for L >= 1.
 func eagle3Usable(f Format, ids []int, L int) []int {
 	hi := L - 1
 	if f == FormatSpeculators {
@@ -223,8 +269,11 @@ func eagle3Usable(f Format, ids []int, L int) []int {
 			out = append(out, id)
 		}
 	}
-	if len(out) == 0 {
-		out = []int{hi}
+	for id := hi; id >= 0 && len(out) < len(ids); id-- {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
 	}
 	sort.Ints(out)
 	return out

@@ -8,27 +8,34 @@ import (
 
 // TestEagle3TooShallow: on a model too shallow for EAGLE-3's spread the
 // default --layers eagle3 is refused, and the refusal names the format's
-// id range and a --layers the format accepts. Expectations derived by
-// hand from Eagle3IDs: L = 5 (stories260K): hsdb 1,1,1,4 → 1,4;
-// speculators 2,2,2,5 → 2,5; specforge 1,1,1 → 1. L = 3 (the llama
-// fixture): hsdb 1,0,-1,2 → 0,1,2; specforge 1,0,-1 → 0,1. L = 1: hsdb
-// 1,-1,-3,0 → 0. The suggestion is then accepted by PlanLayers.
+// id range and a --layers the format accepts that holds as many ids as
+// EAGLE-3 reads where the model has them (speculators 4: three aux layers
+// and the last; SpecForge 3: aux_hidden_state is [1, len, 3·hidden],
+// which its draft's fc reads; hsdb 4), so the files it gives are ones the
+// trainer can read. Expectations derived by hand from Eagle3IDs, the ids
+// in range kept and the deepest unused ids added: L = 5 (stories260K):
+// hsdb 1,1,1,4 → 1,4 + 3,2; speculators 2,2,2,5 → 2,5 + 4,3;
+// specforge 1,1,1 → 1 + 4,3. L = 3 (the llama fixture): hsdb 1,0,-1,2 →
+// 0,1,2 (all there are); specforge 1,0,-1 → 0,1 + 2. L = 2: speculators
+// 2,1,-1,2 → 1,2 + 0 (all three positions). L = 1: hsdb 1,-1,-3,0 → 0.
+// The suggestion is then accepted by PlanLayers.
 func TestEagle3TooShallow(t *testing.T) {
 	cases := []struct {
 		f         Format
 		L         int
 		rng, want string
 	}{
-		{FormatHsdb, 5, "hsdb layers in 0..4", "1,4"},
-		{FormatSpeculators, 5, "speculators ids in 0..5", "2,5"},
-		{FormatSpecForge, 5, "SGLang ids in 0..4", "1"},
+		{FormatHsdb, 5, "hsdb layers in 0..4", "1,2,3,4"},
+		{FormatSpeculators, 5, "speculators ids in 0..5", "2,3,4,5"},
+		{FormatSpecForge, 5, "SGLang ids in 0..4", "1,3,4"},
 		{FormatHsdb, 3, "hsdb layers in 0..2", "0,1,2"},
-		{FormatSpecForge, 3, "SGLang ids in 0..2", "0,1"},
+		{FormatSpecForge, 3, "SGLang ids in 0..2", "0,1,2"},
+		{FormatSpeculators, 2, "speculators ids in 0..2", "0,1,2"},
 		{FormatHsdb, 1, "hsdb layers in 0..0", "0"},
 	}
 	for _, c := range cases {
 		_, err := PlanLayers(c.f, "eagle3", c.L, parseInts)
-		if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "pass --layers with distinct "+c.rng) ||
+		if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "distinct "+c.rng) ||
 			!strings.HasSuffix(err.Error(), "e.g. --layers "+c.want) || strings.Count(err.Error(), ErrFormat.Error()) != 1 {
 			t.Errorf("%s, %d layers: %v", c.f, c.L, err)
 			continue
@@ -38,8 +45,9 @@ func TestEagle3TooShallow(t *testing.T) {
 		}
 	}
 	// speculators at 3 layers: 2,1,0,3 is in range and distinct (0 = the
-	// embeddings), so eagle3 is taken as it is.
-	if p, err := PlanLayers(FormatSpeculators, "eagle3", 3, parseInts); err != nil || joinInts(p.IDs) != "2,1,0,3" {
+	// embeddings), so eagle3 is taken, written ascending as vLLM collects
+	// aux layers (TestTrainerIDsAscending).
+	if p, err := PlanLayers(FormatSpeculators, "eagle3", 3, parseInts); err != nil || joinInts(p.IDs) != "0,1,2,3" {
 		t.Errorf("speculators, 3 layers: %v, %v", p, err)
 	}
 }

@@ -35,6 +35,10 @@ type CheckOptions struct {
 	// SeqLens are known lengths of the sequences a file holds (--seq-lens),
 	// or nil.
 	SeqLens []int
+	// SeqLensFrom names where SeqLens come from in the report's words;
+	// "" is "--seq-lens" (the dump directory check sets "the dump's
+	// manifest").
+	SeqLensFrom string
 	// DType is the declared dtype of the hidden states (an hsdb manifest's),
 	// or tensor.Invalid for any float dtype.
 	DType tensor.DType
@@ -120,7 +124,7 @@ func (r *Report) Rule(name string) (RuleResult, bool) {
 func (r *Report) Lines() []string {
 	out := []string{r.Path + ":"}
 	if r.Err != nil {
-		return append(out, "  cannot read: "+r.Err.Error())
+		return append(out, "  cannot read: "+r.errText())
 	}
 	out = append(out, "  format: "+r.Format, "  layout: "+r.Schema)
 	for _, s := range r.Structure {
@@ -315,4 +319,10 @@ func mergeDiagnoses(ds []Diagnosis) []Diagnosis {
 		out = append(out, d)
 	}
 	return out
+}
+
+// errText is r.Err without the file's path in front when the reader's
+// error starts with it: the report's lines name the file already.
+func (r *Report) errText() string {
+	return strings.TrimPrefix(r.Err.Error(), r.Path+": ")
 }

@@ -218,6 +218,20 @@ func checkDump(p *PathReport, m *capture.Manifest, opts CheckOptions) {
 	if len(m.Faults) > 0 {
 		add("no injected faults", capture.Fail, "recorded under `inject`: %s (a rehearsal of a bug, not data to train on)", strings.Join(m.Faults, "; "))
 	}
+	if d := opts.Dims; d != nil {
+		// The model the dump was written from, against --model's: another
+		// model makes every file's comparison meaningless.
+		mm := m.Model
+		was := fmt.Sprintf("%s (hidden_size %d, %d layers, vocab_size %d)", mm.Arch, mm.Dims["hidden_size"], mm.Dims["num_hidden_layers"], mm.Dims["vocab_size"])
+		is := fmt.Sprintf("%s (hidden_size %d, %d layers, vocab_size %d)", d.Arch, d.Hidden, d.Layers, d.Vocab)
+		switch {
+		case mm.Arch == "":
+		case was != is:
+			add("model", capture.Fail, "the dump was written from %s, --model is %s: its files are compared with another model (the manifest names %s)", was, is, mm.Path)
+		default:
+			add("model", capture.Pass, "the dump was written from %s, as --model", was)
+		}
+	}
 	if m.Complete {
 		add("complete", capture.Pass, "the manifest marks the dump complete")
 	} else {
@@ -257,6 +271,7 @@ func checkDump(p *PathReport, m *capture.Manifest, opts CheckOptions) {
 		o := opts
 		if o.SeqLens == nil && rec.Length > 0 {
 			o.SeqLens = []int{rec.Length} // an hsdb dump holds one sequence per file
+			o.SeqLensFrom = "the dump's manifest"
 		}
 		o.Expected = rec.Tensors
 		p.Files = append(p.Files, CheckFile(fp, o))

@@ -31,6 +31,12 @@ type Layout struct {
 	// Labelled says the layers of Entries come from the file (keys or
 	// metadata); otherwise they are -1, or the caller's --layers.
 	Labelled bool
+	// Keyed says the entries' layers are their keys' numbers
+	// (hidden_states.{layer}, layers.30): the file holds no order of
+	// layers (a safetensors header has none), so --layers is compared as
+	// a set. Otherwise the entries are in the file's order (a list, a
+	// trainer's [seq, n_ids, hidden]), which a trainer concatenates.
+	Keyed bool
 	// Problems are structural problems found while interpreting (no
 	// hidden states at all, input_ids not integer, ...).
 	Problems []string
@@ -133,8 +139,21 @@ func InterpretCapture(cf *CaptureFile) *Layout {
 		if len(keyed) > 0 && strings.HasPrefix(keyed[0].Key, "hidden_states.") {
 			l.Schema = "hsdb dump (input_ids, hidden_states.{layer}, loss_mask)"
 		}
-		if l.listIndexKeys() && l.labelFromMetadata(cf.Metadata) {
+		// Keys numbered 0..n-1 may be a saved list's positions, labelled
+		// by the metadata's layers in order; but keys that are the same
+		// numbers as those layers are the layers themselves (hsdb's
+		// hidden_states.{layer}, whatever order the capture listed).
+		if l.listIndexKeys() && !l.keysAreLayers(cf.Metadata) && l.labelFromMetadata(cf.Metadata) {
 			l.Schema = "hidden_states.0..N-1 list-index keys, layers from __metadata__"
+		}
+		// The keys are the layers unless metadata relabelled list
+		// positions with other numbers.
+		l.Keyed = len(keyed) > 0
+		for _, e := range l.Entries {
+			m := layerKey.FindStringSubmatch(e.Key)
+			if n, _ := strconv.Atoi(m[1]); n != e.Layer {
+				l.Keyed = false
+			}
 		}
 	}
 	if !l.Labelled {
@@ -185,6 +204,20 @@ func (l *Layout) labelFromMetadata(meta map[string]string) bool {
 	}
 	l.Labelled = true
 	return true
+}
+
+// keysAreLayers reports whether the metadata's "layers" are the entries'
+// key numbers in some order.
+func (l *Layout) keysAreLayers(meta map[string]string) bool {
+	layers, err := client.ParseLayers(meta["layers"])
+	if err != nil || len(layers) != len(l.Entries) {
+		return false
+	}
+	keys := make([]int, len(l.Entries))
+	for i, e := range l.Entries {
+		keys[i] = e.Layer
+	}
+	return sameSet(keys, layers)
 }
 
 // listIndexKeys reports whether the keyed entries are numbered 0..n-1 in

@@ -43,6 +43,10 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 		add(capture.RuleLayerCount, capture.Skip, "no --layers requested (%d entries%s)", len(l.Entries), labelNote(labels))
 	case len(layered) != len(opts.Layers):
 		add(capture.RuleLayerCount, capture.Fail, "%d layer entries, %d layer%s requested (%s)%s", len(layered), len(opts.Layers), plural(len(opts.Layers)), joinInts(opts.Layers), formatIDs)
+	case l.Labelled && joinInts(labels) != joinInts(opts.Layers) && sameSet(labels, opts.Layers) && l.Keyed:
+		add(capture.RuleLayerCount, capture.Pass, "%d layers: %s", len(opts.Layers), joinInts(labels))
+	case l.Labelled && joinInts(labels) != joinInts(opts.Layers) && sameSet(labels, opts.Layers):
+		add(capture.RuleLayerCount, capture.Fail, "labelled layers %s, requested %s: the same layers in another order: the file holds %s in this order (the order a trainer concatenates them)%s", joinInts(labels), joinInts(opts.Layers), joinInts(labels), formatIDs)
 	case l.Labelled && joinInts(labels) != joinInts(opts.Layers):
 		add(capture.RuleLayerCount, capture.Fail, "labelled layers %s, requested %s%s", joinInts(labels), joinInts(opts.Layers), formatIDs)
 	default:
@@ -87,7 +91,7 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 	// one sequence
 	switch {
 	case len(opts.SeqLens) > 0 && n >= 0 && sum(opts.SeqLens) != n:
-		add(capture.RuleOneSeq, capture.Fail, "--seq-lens %s sum to %d, but input_ids holds %d tokens", joinInts(opts.SeqLens), sum(opts.SeqLens), n)
+		add(capture.RuleOneSeq, capture.Fail, "%s %s sum to %d, but input_ids holds %d tokens", seqLensFrom(opts), joinInts(opts.SeqLens), sum(opts.SeqLens), n)
 	case len(opts.SeqLens) == 0 && len(l.SeqLens) > 0 && n >= 0 && sum(l.SeqLens) != n:
 		add(capture.RuleOneSeq, capture.Fail, "the file's seq_lens %s sum to %d, but input_ids holds %d tokens", joinInts(l.SeqLens), sum(l.SeqLens), n)
 	case len(r.Chunks) > 0:
@@ -102,7 +106,7 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 	case len(r.Matches) > 0 && anyClose(r.Matches):
 		add(capture.RuleOneSeq, capture.Pass, "the capture matches input_ids run as one sequence")
 	case len(r.SeqLens) == 1:
-		src, how := "--seq-lens", ""
+		src, how := seqLensFrom(opts), ""
 		if len(opts.SeqLens) == 0 {
 			src = "the file's seq_lens"
 		}
@@ -228,28 +232,28 @@ func matchRule(ms []EntryMatch, opts CheckOptions) RuleResult {
 	var bad, ok []string
 	for _, m := range ms {
 		verb := "matches"
-		if !m.best().Close {
+		if !m.best().Close && !m.nothing() { // nothing: "matches nothing: ..."
 			verb = "is closest to"
 		}
 		switch {
 		case m.Condition != "":
 			bad = append(bad, fmt.Sprintf("%s holds %s", m.Key, m.Condition))
 		case m.Regathered > 0:
-			bad = append(bad, fmt.Sprintf("%s holds %d column shards stacked along rows; side by side it %s %s", m.Key, m.Regathered, verb, m.best()))
+			bad = append(bad, fmt.Sprintf("%s holds %d column shards stacked along rows; side by side it %s %s", m.Key, m.Regathered, verb, m.bestText()))
 		case m.HasClaimed && m.Close && m.Kind != "":
 			ok = append(ok, fmt.Sprintf("%s cos %.6f", m.Kind, m.ClaimedScore.Cos))
 		case m.HasClaimed && m.Close:
 			ok = append(ok, fmt.Sprintf("layer %d cos %.6f", m.Label, m.ClaimedScore.Cos))
 		case m.HasClaimed && m.Kind != "":
-			bad = append(bad, fmt.Sprintf("%s (%s by its format) departs (cos %.6f); it %s %s", m.Key, m.Kind, m.ClaimedScore.Cos, verb, m.best()))
+			bad = append(bad, fmt.Sprintf("%s (%s by its format) departs (cos %.6f); it %s %s", m.Key, m.Kind, m.ClaimedScore.Cos, verb, m.bestText()))
 		case m.HasClaimed:
-			bad = append(bad, fmt.Sprintf("%s (labelled layer %d) departs (cos %.6f); it %s %s", m.Key, m.Label, m.ClaimedScore.Cos, verb, m.best()))
+			bad = append(bad, fmt.Sprintf("%s (labelled layer %d) departs (cos %.6f); it %s %s", m.Key, m.Label, m.ClaimedScore.Cos, verb, m.bestText()))
 		case m.Label >= 0:
-			bad = append(bad, fmt.Sprintf("%s (labelled layer %d) cannot be the layer's output: it %s %s", m.Key, m.Label, verb, m.best()))
+			bad = append(bad, fmt.Sprintf("%s (labelled layer %d) cannot be the layer's output: it %s %s", m.Key, m.Label, verb, m.bestText()))
 		case m.ok():
 			ok = append(ok, fmt.Sprintf("%s = stream of layer %d", m.Key, m.Best.Layer))
 		default:
-			bad = append(bad, fmt.Sprintf("%s %s %s", m.Key, verb, m.best()))
+			bad = append(bad, fmt.Sprintf("%s %s %s", m.Key, verb, m.bestText()))
 		}
 	}
 	if len(bad) > 0 {
@@ -350,4 +354,32 @@ func ies(n int) string {
 func sha256Hex(b []byte) string {
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
+}
+
+// sameSet reports whether a and b hold the same numbers, each as often,
+// in any order.
+func sameSet(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	n := map[int]int{}
+	for _, x := range a {
+		n[x]++
+	}
+	for _, x := range b {
+		n[x]--
+		if n[x] < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// seqLensFrom names where opts.SeqLens come from: --seq-lens unless the
+// caller says (a dump's manifest).
+func seqLensFrom(opts CheckOptions) string {
+	if opts.SeqLensFrom != "" {
+		return opts.SeqLensFrom
+	}
+	return "--seq-lens"
 }

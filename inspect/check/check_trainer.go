@@ -128,6 +128,11 @@ func (l *Layout) interpretSpecForge(root *Value) {
 		return
 	}
 	k := w / h
+	if k != 3 {
+		// SpecForge's Eagle-3 draft: fc = Linear(3·hidden, hidden), and
+		// project_hidden_states asserts size(-1) == hidden_size * 3.
+		l.Problems = append(l.Problems, fmt.Sprintf("aux_hidden_state holds %d layers ([1, seq, %d·hidden]); SpecForge's Eagle-3 draft reads 3 (its fc takes 3·hidden: project_hidden_states asserts it)", k, k))
+	}
 	rb := h * aux.DType.Size()
 	for j := range k {
 		e := tensor.New(aux.DType, n, h)

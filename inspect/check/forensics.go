@@ -191,6 +191,8 @@ func (f *shapeFacts) widthClause(w int) (clause, what string, shard int) {
 			return fmt.Sprintf("%d = hidden_size / %d (one rank's column shard at tp %d, measured: cos %.6f)%s", w, b.Cand.World, b.Cand.World, b.Score.Cos, hid), "", b.Cand.World
 		case b.Close:
 			return fmt.Sprintf("%s%s (measured: the values are %s, cos %.6f)", names, hid, b, b.Score.Cos), what, 0
+		case m.nothing():
+			return fmt.Sprintf("%s%s (%s)", names, hid, m.nothingText()), what, 0
 		default:
 			return fmt.Sprintf("%s%s (no reading matches the values: closest %s, cos %.6f)", names, hid, b, b.Score.Cos), what, 0
 		}

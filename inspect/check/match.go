@@ -71,6 +71,8 @@ type EntryMatch struct {
 	// (Entry.Kind: CandEmbed, CandNormed), or "".
 	Kind string
 	Rows int
+	// Width is the entry's row width (columns compared).
+	Width int
 	// Claimed is the candidate the label names (Label's What, full width);
 	// HasClaimed is false when the label is unknown or no such candidate
 	// has the entry's shape.
@@ -111,6 +113,9 @@ func (m EntryMatch) String() string {
 	}
 	b := m.best()
 	s := fmt.Sprintf("%s %s: best %s (cos %.6f, max|Δ| %.3g)", m.Key, lab, b, b.Score.Cos, b.Score.MaxAbs)
+	if m.nothing() {
+		s = fmt.Sprintf("%s %s: best: %s", m.Key, lab, m.nothingText())
+	}
 	if m.Condition != "" {
 		s = fmt.Sprintf("%s %s: holds %s", m.Key, lab, m.Condition)
 	}
@@ -416,7 +421,7 @@ func confirmed(targets []*target, k int, tolFor func(*target) Tolerance) bool {
 }
 
 func entryMatch(t *target, what string, tol Tolerance) EntryMatch {
-	m := EntryMatch{Key: t.key, Label: t.label, Kind: t.kind, Rows: t.rows, Tol: tol, FirstBadRow: -1, Stacked: t.stacked, Regathered: t.regather}
+	m := EntryMatch{Key: t.key, Label: t.label, Kind: t.kind, Rows: t.rows, Width: t.w, Tol: tol, FirstBadRow: -1, Stacked: t.stacked, Regathered: t.regather}
 	if a, s := t.best(0, t.rows); a != nil {
 		m.Best, m.BestScore = a.cand, s
 	}

@@ -14,6 +14,9 @@ func (m EntryMatch) reading() string {
 	if m.Condition != "" {
 		return m.Condition
 	}
+	if m.nothing() {
+		return m.nothingText()
+	}
 	if len(m.Explanations) == 0 {
 		return fmt.Sprintf("%s (cos %.6f, max|Δ| %.3g)", m.Best, m.BestScore.Cos, m.BestScore.MaxAbs)
 	}
@@ -24,6 +27,25 @@ func (m EntryMatch) reading() string {
 		s += fmt.Sprintf("; runner-up: %s (cos %.6f, max|Δ| %.3g)", y, y.Score.Cos, y.Score.MaxAbs)
 	}
 	return s
+}
+
+// nothing reports whether no tensor of the forward pass was compared with
+// the entry at all (none has its width): its best is then no reading.
+func (m EntryMatch) nothing() bool {
+	return m.Condition == "" && len(m.Explanations) == 0 && m.Best == (Candidate{})
+}
+
+// nothingText says so in the report's words.
+func (m EntryMatch) nothingText() string {
+	return fmt.Sprintf("nothing: no tensor of hsdb's forward pass has width %d", m.Width)
+}
+
+// bestText is the best explanation in a sentence, or nothingText.
+func (m EntryMatch) bestText() string {
+	if m.nothing() {
+		return m.nothingText()
+	}
+	return m.best().String()
 }
 
 // best returns the entry's best explanation: the first of Explanations,

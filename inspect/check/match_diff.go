@@ -3,6 +3,7 @@ package check
 import (
 	"fmt"
 	"sort"
+	"unicode/utf8"
 
 	"hsdb/inspect/capture"
 )
@@ -31,7 +32,7 @@ func Departure(ms []EntryMatch) (EntryMatch, bool) {
 func (r *Report) DiffLines() (lines []string, departs bool) {
 	lines = append(lines, r.Path+":")
 	if r.Err != nil {
-		return append(lines, "  cannot read: "+r.Err.Error()), true
+		return append(lines, "  cannot read: "+r.errText()), true
 	}
 	if len(r.Matches) == 0 {
 		detail := "no entry whose rows align with input_ids"
@@ -41,21 +42,35 @@ func (r *Report) DiffLines() (lines []string, departs bool) {
 		lines = append(lines, "  nothing compared: "+detail)
 		return append(lines, r.verdictLines()...), true
 	}
-	lines = append(lines, fmt.Sprintf("  %-22s %6s %10s %10s  %s", "entry", "layer", "cos", "max|Δ|", "best explanation"))
+	// The key column is as wide as the longest key (trainer formats'
+	// keys, "hidden_states[:, 3] (speculators id 3)", are long).
+	w := 22
+	for _, m := range r.Matches {
+		w = max(w, utf8.RuneCountInString(m.Key))
+	}
+	lines = append(lines, fmt.Sprintf("  %-*s %6s %10s %10s  %s", w, "entry", "layer", "cos", "max|Δ|", "best explanation"))
 	for _, m := range r.Matches {
 		lab, cos, mx := "?", "-", "-"
-		if m.Label >= 0 {
+		switch {
+		case m.Label >= 0:
 			lab = fmt.Sprint(m.Label)
+		case m.Kind == CandEmbed: // the format names it: speculators id 0
+			lab = "emb"
+		case m.Kind == CandNormed: // SpecForge's hidden_state, model.norm's output
+			lab = "norm"
 		}
 		if m.HasClaimed {
 			cos, mx = fmt.Sprintf("%.6f", m.ClaimedScore.Cos), fmt.Sprintf("%.3g", m.ClaimedScore.MaxAbs)
 		}
 		b := m.best()
 		best := fmt.Sprintf("%s (cos %.6f)", b, b.Score.Cos)
-		if m.Condition != "" {
+		switch {
+		case m.Condition != "":
 			best = m.Condition
+		case m.nothing():
+			best = m.nothingText()
 		}
-		lines = append(lines, fmt.Sprintf("  %-22s %6s %10s %10s  %s", m.Key, lab, cos, mx, best))
+		lines = append(lines, fmt.Sprintf("  %-*s %6s %10s %10s  %s", w, m.Key, lab, cos, mx, best))
 	}
 	if len(r.SeqLens) > 1 {
 		lines = append(lines, fmt.Sprintf("  the file holds %d sequences flattened (%s tokens); compared as such", len(r.SeqLens), joinIntsSep(r.SeqLens, " + ")))

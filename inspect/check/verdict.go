@@ -324,7 +324,7 @@ func (p *PathReport) SummaryLines(show int) []string {
 			if len(f.Diagnoses) > 0 {
 				line += ": " + f.Diagnoses[0].Sentence
 			} else if f.Err != nil {
-				line += ": " + f.Err.Error()
+				line += ": " + f.errText()
 			}
 			out = append(out, line)
 		}

@@ -23,6 +23,9 @@ type Breakpoint struct {
 	Temporary bool   `json:"temporary"`
 	Hits      int    `json:"hits"`
 	Sites     int    `json:"sites"`
+	// Ignore is how many more crossings that would stop are passed
+	// (gdb's ignore count); crossings passed still count as Hits.
+	Ignore int `json:"ignore,omitempty"`
 }
 
 // CaptureSpec is one recorded tensor: a decoder layer's output (Layer >=
@@ -65,6 +68,12 @@ type Plan = capture.Plan
 
 // Manifest is a dump's manifest.json (design.md; inspect/capture's type).
 type Manifest = capture.Manifest
+
+// Eagle3AuxNote says when a trainer-format dump's aux layers are not the
+// three EAGLE-3's drafts read (capture.Eagle3AuxNote), "" otherwise.
+func Eagle3AuxNote(m *Manifest) string {
+	return capture.Eagle3AuxNote(capture.Format(m.Capture.Format), m.Capture.FormatIDs)
+}
 
 // CheckRequest is what `check` and `diff` know beyond the path: the layers
 // the capture should hold (nil: unknown), the tensor-parallel world size it

@@ -96,6 +96,13 @@ type Client interface {
 	Delete(ids ...int) error
 	// Enable enables (on) or disables breakpoints ids, or all.
 	Enable(on bool, ids ...int) error
+	// Condition replaces breakpoint or watch id's condition, as gdb's
+	// `condition N COND`; "" makes a breakpoint unconditional. Errors: an
+	// unknown id, ErrCond, ErrNoTensor, ErrRank.
+	Condition(id int, cond string) error
+	// Ignore makes breakpoint or watch id pass its next count crossings
+	// that would stop (gdb's ignore). Errors: an unknown id, count < 0.
+	Ignore(id, count int) error
 
 	// Print returns the statistics of a tensor at the stop, per rank.
 	// Errors: ErrNotStopped, ErrNoTensor, ErrRank, a bad slice.

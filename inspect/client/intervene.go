@@ -121,7 +121,12 @@ type SaveReport struct {
 // counts the tokens whose ids differ from the dump's (the comparison
 // assumes the same inputs).
 type CompareRow struct {
-	Tensor     string  `json:"tensor"`
+	Tensor string `json:"tensor"`
+	// Rank is -1 for the full tensor (gathered, summed, or a replicated
+	// tensor whose ranks hold equal rows for the sequence); r for rank r's
+	// own copy of a replicated tensor whose copies differ there (each
+	// rank then gets a row).
+	Rank       int     `json:"rank"`
 	Key        string  `json:"key"`
 	Seq        int     `json:"seq"`
 	Tokens     int     `json:"tokens"`

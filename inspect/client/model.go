@@ -42,7 +42,11 @@ type ModelInfo struct {
 	Devices  []string     `json:"devices"`
 	// DeviceWhy says how the device was chosen (--device given or
 	// defaulted, in process or one worker process per rank, and why).
-	DeviceWhy string  `json:"device_why,omitempty"`
+	DeviceWhy string `json:"device_why,omitempty"`
+	// Tokenizer names the tokenizer `input text` encodes with, kind and
+	// file ("llama2c:tok512.bin", "hf:tokenizer.json"), or "none: " and
+	// why (the files looked for, a vocabulary larger than the model's).
+	Tokenizer string  `json:"tokenizer"`
 	Memory    []int64 `json:"memory_bytes"`
 	Skipped   string  `json:"skipped,omitempty"`
 }

@@ -56,6 +56,9 @@ type RankValues struct {
 	Cols    Range       `json:"cols"`
 	Values  [][]float64 `json:"values"`
 	Missing string      `json:"missing,omitempty"`
+	// FullCols are the full tensor's columns that Cols (the rank's own)
+	// are, for a rank of a sharded tensor; nil otherwise.
+	FullCols *Range `json:"full_cols,omitempty"`
 }
 
 // MaxValues is the most values one print of values shows per rank.

@@ -56,6 +56,74 @@ func (s *Session) Break(pattern, cond string, temporary bool) (*Breakpoint, erro
 	return s.add(b), nil
 }
 
+// Condition replaces breakpoint or watch id's condition, as gdb's
+// `condition N COND`; "" makes a breakpoint unconditional (a watch needs
+// one). The condition is checked as Break and Watch check theirs, and a
+// refused one leaves the old in place. Errors: an unknown id, ErrCond,
+// ErrNoTensor, ErrRank.
+func (s *Session) Condition(id int, cond string) error {
+	s.mu.Lock()
+	var b *Breakpoint
+	for _, x := range s.bps {
+		if x.ID == id {
+			b = x
+		}
+	}
+	s.mu.Unlock()
+	if b == nil {
+		return fmt.Errorf("no breakpoint number %d (`info break` lists them)", id)
+	}
+	if cond == "" && b.Kind == "watch" {
+		return fmt.Errorf("watch %d needs a condition (delete %d removes the watch)", id, id)
+	}
+	var c *Cond
+	if cond != "" {
+		var err error
+		if c, err = ParseCond(cond, b.Tensor); err != nil {
+			return err
+		}
+		if err := c.CheckRanks(s.E.World); err != nil {
+			return err
+		}
+		var sites []*model.Site
+		for _, st := range s.E.Tree.Sites {
+			if b.at[st.Index] {
+				sites = append(sites, st)
+			}
+		}
+		for _, name := range c.Tensors() {
+			switch {
+			case b.Kind == "watch" && name != b.Tensor:
+				return fmt.Errorf("%w: a watch on %q reads only %q; %q is another tensor", client.ErrNoTensor, b.Tensor, b.Tensor, name)
+			case b.Kind != "watch" && !anyShows(sites, name):
+				return fmt.Errorf("%w: condition reads %q, which %s does not show (%s)", client.ErrNoTensor, name, b.Pattern, tensorHint(sites))
+			}
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b.cond, b.Cond, b.prev = c, cond, false
+	return nil
+}
+
+// Ignore makes breakpoint or watch id pass its next count crossings
+// that would stop it, as gdb's `ignore N COUNT`: they still count as
+// hits. Errors: an unknown id, a negative count.
+func (s *Session) Ignore(id, count int) error {
+	if count < 0 {
+		return fmt.Errorf("ignore: COUNT %d: want 0 or more crossings", count)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, b := range s.bps {
+		if b.ID == id {
+			b.Ignore = count
+			return nil
+		}
+	}
+	return fmt.Errorf("no breakpoint number %d (`info break` lists them)", id)
+}
+
 // Watch adds a watch on tensor with condition cond, whose bare statistics
 // apply to tensor ("absmax > 500"). Errors: no site shows tensor
 // (ErrNoTensor), a malformed condition (ErrCond), a condition that holds on

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"hsdb/engine/model"
 	"hsdb/engine/tensor"
 	"hsdb/inspect/check"
 	"hsdb/inspect/client"
@@ -16,8 +17,10 @@ import (
 // over the step's rows of the sequence, and the first position whose row
 // departs (cosine below the tolerance's CosMin, or max |Δ| above Rel of
 // the reference's max |value|; check.ToleranceFor the dump's dtype, as
-// `diff` uses). The stop's side is the full tensor (gathered, summed or
-// rank 0's). Errors: ErrNotStopped, an unreadable dump, a dump holding
+// `diff` uses). The stop's side is the full tensor (gathered or summed);
+// a replicated tensor's copies are compared rank by rank (a row per rank,
+// CompareRow.Rank) for each sequence whose rows differ between ranks, and
+// as one row where they agree. Errors: ErrNotStopped, an unreadable dump, a dump holding
 // nothing of the site, a sequence the dump lacks or shorter than the
 // positions of this step.
 func (s *Session) Compare(dir string) (*client.CompareReport, error) {
@@ -55,6 +58,14 @@ func (s *Session) Compare(dir string) (*client.CompareReport, error) {
 			if full.Rows() != b.Tokens() {
 				return fmt.Errorf("compare: %s at %s has %d rows, not one per token (%d)", t.Name, site, full.Rows(), b.Tokens())
 			}
+			// A replicated tensor's copies may differ (set var --rank, a
+			// diverged rank): each rank's copy is then compared on its own.
+			var copies [][]float32
+			if l.kind == model.Replicated && len(l.parts) > 1 {
+				for r := range l.parts {
+					copies = append(copies, l.host(r).F32())
+				}
+			}
 			fv, w := full.F32(), full.Cols()
 			for sq, n := range b.SeqLens {
 				num := b.Seqs[sq]
@@ -66,33 +77,16 @@ func (s *Session) Compare(dir string) (*client.CompareReport, error) {
 				if ps.rows.Cols() != w || ps.rows.Rows() < int(b.Pos[r0+n-1])+1 {
 					return fmt.Errorf("compare: %w: %s of sequence %d is [%d, %d] in the dump, this step needs %d rows of %d", client.ErrMismatch, key, num, ps.rows.Rows(), ps.rows.Cols(), int(b.Pos[r0+n-1])+1, w)
 				}
-				row := client.CompareRow{Tensor: t.Name, Key: key, Seq: num, Tokens: n, FirstToken: -1}
-				ref := ps.rows.F32()
-				var dot, na, nb float64
-				for i := range n {
-					pos := int(b.Pos[r0+i])
-					if ps.ids[pos] != b.IDs[r0+i] {
-						row.IDsDiffer++
+				base := client.CompareRow{Tensor: t.Name, Key: key, Seq: num, Tokens: n, Rank: -1}
+				if !copiesAgree(copies, r0*w, (r0+n)*w) {
+					for r, cv := range copies {
+						row := base
+						row.Rank = r
+						rep.Rows = append(rep.Rows, compareSeq(row, cv, w, ps, b, r0, n, tol))
 					}
-					var rd, rdot, ra, rb, rmax float64
-					for c := range w {
-						x, y := float64(fv[(r0+i)*w+c]), float64(ref[pos*w+c])
-						rd = math.Max(rd, math.Abs(x-y))
-						if x != y && (math.IsNaN(x) || math.IsNaN(y)) {
-							rd = math.Inf(1)
-						}
-						rdot, ra, rb = rdot+x*y, ra+x*x, rb+y*y
-						rmax = math.Max(rmax, math.Abs(y))
-					}
-					dot, na, nb = dot+rdot, na+ra, nb+rb
-					row.MaxAbs = math.Max(row.MaxAbs, rd)
-					row.RefMax = math.Max(row.RefMax, rmax)
-					if row.FirstToken < 0 && !(stats.Cosine(rdot, ra, rb) >= tol.CosMin && rd <= tol.Rel*rmax) {
-						row.FirstToken = pos
-					}
+					continue
 				}
-				row.Cosine = stats.Cosine(dot, na, nb)
-				rep.Rows = append(rep.Rows, row)
+				rep.Rows = append(rep.Rows, compareSeq(base, fv, w, ps, b, r0, n, tol))
 			}
 		}
 		if len(rep.Rows) == 0 {
@@ -101,4 +95,52 @@ func (s *Session) Compare(dir string) (*client.CompareReport, error) {
 		return nil
 	})
 	return rep, err
+}
+
+// copiesAgree reports whether every copy holds the same values in [lo, hi)
+// (bit for bit, NaN equal to NaN); true for no copies.
+func copiesAgree(copies [][]float32, lo, hi int) bool {
+	for _, c := range copies[min(1, len(copies)):] {
+		for i := lo; i < hi; i++ {
+			if math.Float32bits(c[i]) != math.Float32bits(copies[0][i]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// compareSeq fills row with the comparison of the stop's rows r0..r0+n-1
+// of fv ([tokens, w] row-major) against the dump's sequence ps, rows
+// matched by position (b.Pos): cosine and max |Δ| over the rows, the
+// reference's max |value|, the first position departing beyond tol, and
+// how many ids differ.
+func compareSeq(row client.CompareRow, fv []float32, w int, ps patchSeq, b *model.Batch, r0, n int, tol check.Tolerance) client.CompareRow {
+	row.FirstToken = -1
+	ref := ps.rows.F32()
+	var dot, na, nb float64
+	for i := range n {
+		pos := int(b.Pos[r0+i])
+		if ps.ids[pos] != b.IDs[r0+i] {
+			row.IDsDiffer++
+		}
+		var rd, rdot, ra, rb, rmax float64
+		for c := range w {
+			x, y := float64(fv[(r0+i)*w+c]), float64(ref[pos*w+c])
+			rd = math.Max(rd, math.Abs(x-y))
+			if x != y && (math.IsNaN(x) || math.IsNaN(y)) {
+				rd = math.Inf(1)
+			}
+			rdot, ra, rb = rdot+x*y, ra+x*x, rb+y*y
+			rmax = math.Max(rmax, math.Abs(y))
+		}
+		dot, na, nb = dot+rdot, na+ra, nb+rb
+		row.MaxAbs = math.Max(row.MaxAbs, rd)
+		row.RefMax = math.Max(row.RefMax, rmax)
+		if row.FirstToken < 0 && !(stats.Cosine(rdot, ra, rb) >= tol.CosMin && rd <= tol.Rel*rmax) {
+			row.FirstToken = pos
+		}
+	}
+	row.Cosine = stats.Cosine(dot, na, nb)
+	return row
 }

@@ -162,6 +162,10 @@ func (s *Session) fire(b *Breakpoint, st *stopCtx, reasons *[]string) bool {
 			return false
 		}
 		b.Hits++
+		if b.Ignore > 0 { // gdb's ignore count: a crossing passed, still a hit
+			b.Ignore--
+			return false
+		}
 		*reasons = append(*reasons, fmt.Sprintf("watch %d: %s %s became true on rank %s", b.ID, b.Tensor, b.Cond, strings.Join(on, ",")))
 		return true
 	}
@@ -169,6 +173,10 @@ func (s *Session) fire(b *Breakpoint, st *stopCtx, reasons *[]string) bool {
 		return false
 	}
 	b.Hits++
+	if b.Ignore > 0 {
+		b.Ignore--
+		return false
+	}
 	r := fmt.Sprintf("breakpoint %d", b.ID)
 	if b.cond != nil {
 		r += fmt.Sprintf(" (%s: true on rank %s)", b.Cond, strings.Join(on, ","))

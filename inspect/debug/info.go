@@ -12,6 +12,11 @@ func (s *Session) Model() client.ModelInfo {
 		HeadDim: d.HeadDim, Intermediate: d.Intermediate, Vocab: d.Vocab, MaxPos: d.MaxPos, Tied: d.Tied, DType: d.DType.String(),
 		ActDType: e.Device(0).ActDType().String(), Params: e.Tree.Root.NumParams(), World: e.World, Memory: e.MemoryInUse(), Skipped: e.Skipped,
 		Loaded: s.LoadedLayers(), Weights: s.weightDTypes(), DeviceWhy: e.DeviceWhy}
+	if tok, err := e.Tokenizer(); err != nil {
+		mi.Tokenizer = "none: " + err.Error()
+	} else {
+		mi.Tokenizer = tok.Name()
+	}
 	for r := range e.World {
 		mi.Devices = append(mi.Devices, e.Device(r).Name())
 	}

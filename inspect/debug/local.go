@@ -137,6 +137,12 @@ func (l *Local) Delete(ids ...int) error { return l.s.Delete(ids...) }
 // Enable enables or disables breakpoints.
 func (l *Local) Enable(on bool, ids ...int) error { return l.s.Enable(on, ids...) }
 
+// Condition replaces breakpoint id's condition ("" for none).
+func (l *Local) Condition(id int, cond string) error { return l.s.Condition(id, cond) }
+
+// Ignore passes breakpoint id's next count crossings.
+func (l *Local) Ignore(id, count int) error { return l.s.Ignore(id, count) }
+
 // Print returns a tensor's statistics at the stop.
 func (l *Local) Print(name string, sl client.Slice) (*client.TensorReport, error) {
 	return l.s.Print(name, sl)

@@ -62,7 +62,7 @@ func (s *Session) Borrow(fn func() error) error {
 
 // finishHint says how a stopped pass ends: `run` would start another,
 // which stops at the same breakpoints.
-const finishHint = "continue to the end; `disable` keeps the breakpoints from stopping it again"
+const finishHint = "continue to the end; `disable` keeps the breakpoints from stopping it again; or `kill` it"
 
 // WantSites is the session's model.SiteFilter: the sites its Want may
 // return true at during step, so that ranks in worker processes ask only

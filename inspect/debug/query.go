@@ -152,7 +152,9 @@ func (s *Session) Values(name string, idx client.Index, sl client.Slice) (*clien
 		}
 		rr, err := idx.Rows.Resolve(l.rows.Hi-l.rows.Lo, "row")
 		if err != nil {
-			return fmt.Errorf("%s%s: %w", name, tensor.ShapeString(l.rowsShape(0)), err)
+			// Not the shape: name[rows, cols] reads as an index, and rank
+			// 0's shape is not a sharded tensor's.
+			return fmt.Errorf("%s: %w (the %d rows selected)", name, err, l.rows.Hi-l.rows.Lo)
 		}
 		rr.Lo, rr.Hi = rr.Lo+l.rows.Lo, rr.Hi+l.rows.Lo
 		rep = &client.ValuesReport{Site: st.ev.Site.Path, Tensor: name, Step: st.ev.Step}
@@ -199,6 +201,9 @@ func (s *Session) Values(name string, idx client.Index, sl client.Slice) (*clien
 			rv, err := pick(fmt.Sprint(r), r, t.Shard.String(), func(c0, c1 int) *tensor.Tensor { return toHost(v, t, rr.Lo, rr.Hi, c0, c1) }, cols(t))
 			if err != nil {
 				return err
+			}
+			if t.Shard.Kind == model.Sharded && rv.Missing == "" {
+				rv.FullCols = &client.Range{Lo: t.Shard.Start + rv.Cols.Lo, Hi: t.Shard.Start + rv.Cols.Hi}
 			}
 			rep.Ranks = append(rep.Ranks, *rv)
 		}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCaptureEagle3AuxNote: `hsdb capture --format specforge --layers
+// 0,1` wrote aux_hidden_state [1, len, 2·hidden] without a word, though
+// SpecForge's draft reads 3 layers; the job now says so. With three ids
+// (0,1,2, all the llama fixture's decoder layers) it says nothing.
+func TestCaptureEagle3AuxNote(t *testing.T) {
+	for _, c := range []struct {
+		layers string
+		note   bool
+	}{{"0,1", true}, {"0,1,2", false}} {
+		var out, errOut bytes.Buffer
+		args := []string{"capture", "--model", "../../testdata/hf/llama", "--format", "specforge", "--layers", c.layers, "--ids", "1,5,7,9", "--out", filepath.Join(t.TempDir(), "d")}
+		if code := hsdbMain(args, stdio{Out: &out, Err: &errOut}); code != 0 {
+			t.Fatalf("--layers %s: exit %d: %s", c.layers, code, errOut.String())
+		}
+		has := strings.Contains(out.String(), "note: specforge ids "+c.layers+": aux_hidden_state holds 2 layers")
+		if has != c.note {
+			t.Errorf("--layers %s: note %v, want %v:\n%s", c.layers, has, c.note, out.String())
+		}
+	}
+}
+
+// TestCaptureSpeculatorsLossMaskNote: `--data` rows with a loss_mask
+// captured --format speculators lost their masks without a word:
+// speculators' hs_{idx}.safetensors hold hidden_states and token_ids
+// only, and its trainer takes loss_mask from its preprocessed dataset by
+// the sample's index. The job now says the masks are not written and
+// where the trainer reads them; rows without loss_mask get no note, and
+// SpecForge (whose files hold loss_mask) none.
+func TestCaptureSpeculatorsLossMaskNote(t *testing.T) {
+	dir := t.TempDir()
+	masked := filepath.Join(dir, "m.jsonl")
+	plain := filepath.Join(dir, "p.jsonl")
+	if err := writeFile(masked, `{"input_ids": [1, 5, 7, 9], "loss_mask": [0, 0, 1, 1]}`+"\n"+`{"input_ids": [1, 20, 30]}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeFile(plain, `{"input_ids": [1, 5, 7, 9]}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		format, data string
+		note         bool
+	}{{"speculators", masked, true}, {"speculators", plain, false}, {"specforge", masked, false}} {
+		var out, errOut bytes.Buffer
+		args := []string{"capture", "--model", "../../testdata/hf/llama", "--format", c.format, "--layers", "0,1,2", "--data", c.data, "--out", filepath.Join(t.TempDir(), "d")}
+		if c.format == "speculators" {
+			args[6] = "0,1,2,3"
+		}
+		if code := hsdbMain(args, stdio{Out: &out, Err: &errOut}); code != 0 {
+			t.Fatalf("%s %s: exit %d: %s", c.format, c.data, code, errOut.String())
+		}
+		has := strings.Contains(out.String(), "note: 1 of 2 rows of "+c.data+" have a loss_mask, which speculators files do not hold")
+		if c.note != has {
+			t.Errorf("%s %s: note %v, want %v:\n%s", c.format, filepath.Base(c.data), has, c.note, out.String())
+		}
+	}
+}
+
+func writeFile(p, s string) error { return os.WriteFile(p, []byte(s), 0o644) }
