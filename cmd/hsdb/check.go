@@ -152,6 +152,7 @@ func (c *checkFlags) checker(io stdio, cmd string, needEngine bool) (*checker, e
 			return k, err
 		}
 		fmt.Fprintf(io.Err, "hsdb %s: cannot run the model (%s); shapes are checked against config.json alone, without layer matching\n", cmd, client.PlainText(err.Error()))
+		k.opts.ModelNotRun = err.Error()
 		return k, nil
 	}
 	l := hsdbg.NewLocal(hsdbg.New(e))

@@ -27,6 +27,10 @@ type CheckOptions struct {
 	// Model, when non-nil, runs hsdb's own forward pass on each file's
 	// input_ids for layer matching (Match). It must be the model of Dims.
 	Model *capture.Target
+	// ModelNotRun, when Model is nil, says why a model that was named
+	// (--model) could not run (the load's error), for the report's
+	// skipped layer matching; "" when none was named.
+	ModelNotRun string
 	// Layers are the requested layers (--layers), or nil.
 	Layers []int
 	// TP is the tensor-parallel world size the capture ran at (--tp), for

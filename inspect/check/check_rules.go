@@ -223,6 +223,9 @@ func matchRule(ms []EntryMatch, opts CheckOptions) RuleResult {
 	res := RuleResult{Rule: capture.RuleMatch}
 	if opts.Model == nil {
 		res.Status, res.Detail = capture.Skip, "no --model loaded: layer matching needs hsdb's own forward pass"
+		if opts.ModelNotRun != "" {
+			res.Detail = "--model could not run (" + opts.ModelNotRun + "): layer matching needs hsdb's own forward pass"
+		}
 		return res
 	}
 	if len(ms) == 0 {
