@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,8 +24,7 @@ func runConvert(args []string, io stdio) int {
 		fmt.Fprintln(io.Err, "hsdb convert: usage: hsdb convert llama2c IN.bin --tokenizer tok.bin --out DIR [--force]")
 		return 2
 	}
-	fs := flag.NewFlagSet("convert llama2c", flag.ContinueOnError)
-	fs.SetOutput(io.Err)
+	fs := newFlagSet("convert llama2c", io)
 	var toks multiFlag
 	fs.Var(&toks, "tokenizer", "tokenizer file to copy (llama2.c .bin or SentencePiece .model); repeatable")
 	out := fs.String("out", "", "output directory")
@@ -36,8 +34,8 @@ func runConvert(args []string, io stdio) int {
 		return 2
 	}
 	in := args[1]
-	if err := fs.Parse(args[2:]); err != nil {
-		return 2
+	if done, code := helpOrError(fs, fs.Parse(args[2:]), io, "convert llama2c IN.bin --tokenizer tok.bin --out DIR [--force]"); done {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(io.Err, "hsdb convert llama2c: unexpected arguments %v\n", fs.Args())

@@ -5,19 +5,65 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"runtime/debug"
 	"strings"
 )
 
-// newFlagSet returns a subcommand's flag set: errors go to io.Err with a
-// pointer to --help (not the whole listing), and -h/--help is reported to
-// parseArgs.
+// newFlagSet returns a subcommand's flag set: the flag package prints
+// nothing (its errors are Go's: `invalid value "abc" for flag -tp: parse
+// error`); helpOrError says them in hsdb's words with a pointer to --help
+// (not the whole listing), and -h/--help is reported to parseArgs.
 func newFlagSet(name string, io stdio) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Err)
+	fs.SetOutput(discard)
 	fs.Usage = func() {}
 	return fs
 }
+
+// flagError restates a flag.Parse error of fs in hsdb's words: the flag as
+// --name, the value given and the kind of value it takes ("--tp "abc": want
+// a whole number"); "unknown flag --x"; "--tp needs a value". Other errors
+// (a flag's own Set refusing a value) keep their text after the flag.
+func flagError(fs *flag.FlagSet, err error) string {
+	msg := err.Error()
+	dash := func(n string) string {
+		if len(n) > 1 {
+			return "--" + n
+		}
+		return "-" + n
+	}
+	if n, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		return "unknown flag " + dash(n)
+	}
+	if n, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		return dash(n) + " needs a value"
+	}
+	if m := badFlagValue.FindStringSubmatch(msg); m != nil {
+		name, why := m[2], m[3]
+		if f := fs.Lookup(name); f != nil && (why == "parse error" || why == "value out of range") {
+			typ, _ := flag.UnquoteUsage(f)
+			want := map[string]string{"int": "a whole number", "uint": "a whole number >= 0", "float": "a number",
+				"duration": "a duration such as 90s or 10m", "": "true or false"}[typ]
+			if want == "" {
+				want = "a " + typ
+			}
+			if why == "value out of range" {
+				want += " in range"
+			}
+			return fmt.Sprintf("%s %s: want %s", dash(name), m[1], want)
+		}
+		return fmt.Sprintf("%s %s: %s", dash(name), m[1], why)
+	}
+	return msg
+}
+
+// badFlagValue matches the flag package's `invalid value "V" for flag -N:
+// WHY` and `invalid boolean value "V" for -N: WHY`.
+var badFlagValue = regexp.MustCompile(`^invalid (?:boolean )?value ("(?:[^"\\]|\\.)*") for (?:flag )?-([^:]+): (.*)$`)
+
+// discard is io.Discard (newFlagSet's io is its stdio parameter).
+var discard = io.Discard
 
 // parseArgs parses a subcommand's flags. It returns done with the exit
 // status when there is nothing more to do: -h/--help printed the usage and
@@ -36,13 +82,11 @@ func helpOrError(fs *flag.FlagSet, err error, io stdio, usage string) (bool, int
 		printFlags(io.Out, fs)
 		return true, 0
 	}
-	name := fs.Name()
-	if name == "hsdb" {
-		name = ""
-	} else {
-		name += " "
+	cmd := "hsdb"
+	if fs.Name() != "hsdb" {
+		cmd += " " + fs.Name()
 	}
-	fmt.Fprintf(io.Err, "hsdb %s--help lists the flags\n", name)
+	fmt.Fprintf(io.Err, "%s: %s\n%s --help lists the flags\n", cmd, flagError(fs, err), cmd)
 	return true, 2
 }
 
