@@ -137,11 +137,12 @@ func (t *Term) PrintError(err error) {
 
 // printErrorFor prints err as the failure of command line cmd.
 func (t *Term) printErrorFor(cmd string, err error) {
+	msg := client.ClipMessage(err.Error()) // it may quote a value of megabytes the user typed
 	if t.opts.json {
-		t.writeJSON(&object{keys: []string{"command", "error"}, vals: []any{cmd, err.Error()}})
+		t.writeJSON(&object{keys: []string{"command", "error"}, vals: []any{client.ClipMessage(cmd), msg}})
 		return
 	}
-	fmt.Fprintln(t.Out, t.st.Error.Render("error: "+client.PlainText(err.Error()))) // a file's text may hold terminal escapes
+	fmt.Fprintln(t.Out, t.st.Error.Render("error: "+client.PlainText(msg))) // a file's text may hold terminal escapes
 }
 
 // emit prints one command result: as JSON {"command", "kind", "result"}, or

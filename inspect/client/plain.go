@@ -64,3 +64,26 @@ func plain(s string, keepLines bool) string {
 	}
 	return b.String()
 }
+
+// MaxMessageBytes bounds an error message as a front end prints it
+// (ClipMessage): a message that quotes what the user typed (a 2 MB `set
+// var` value) is cut in the middle instead of echoed whole.
+const MaxMessageBytes = 4096
+
+// ClipMessage returns msg, or for a message over MaxMessageBytes its first
+// 3072 and last 512 bytes (cut at rune boundaries) around "… [N bytes left
+// out] …": the command, the field and the start of the value stay, and so
+// does the message's ending (what was expected).
+func ClipMessage(msg string) string {
+	if len(msg) <= MaxMessageBytes {
+		return msg
+	}
+	head, tail := 3072, len(msg)-512
+	for head > 0 && !utf8.RuneStart(msg[head]) {
+		head--
+	}
+	for tail < len(msg) && !utf8.RuneStart(msg[tail]) {
+		tail++
+	}
+	return fmt.Sprintf("%s… [%d bytes left out] …%s", msg[:head], tail-head, msg[tail:])
+}
