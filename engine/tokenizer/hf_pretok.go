@@ -173,12 +173,21 @@ func newHFPreTokenizer(raw json.RawMessage, path string) (hfPreTokenizer, bool, 
 	return nil, false, fmt.Errorf("%w: %s type %q (supported: Sequence, Split, ByteLevel)", ErrUnsupported, path, c.Type)
 }
 
+// maxRegexBytes bounds a tokenizer.json Split pattern: regexp2 backtracks,
+// and a pattern of 10,000 nested groups took 4 s to split 13 KB of text.
+// The longest pattern of a released tokenizer hsdb reads (o200k's, in
+// tokenizer.json form) is about 500 bytes.
+const maxRegexBytes = 4096
+
 // compileHFRegex compiles a tokenizer.json pattern, which HF runs with
 // Oniguruma (Ruby syntax), with regexp2 (.NET syntax): both have Unicode
 // classes, (?i:...) groups and look-around. The anchors differ (Ruby's ^ and
 // $ match at every line, .NET's only at the ends), so patterns using them
 // are refused rather than matched differently.
 func compileHFRegex(p string) (*regexp2.Regexp, error) {
+	if len(p) > maxRegexBytes {
+		return nil, fmt.Errorf("%w: regex %.60q...: a pattern of %d bytes, more than the %d hsdb compiles (released tokenizers' patterns are under 1 KiB)", ErrUnsupported, p, len(p), maxRegexBytes)
+	}
 	if hasLineAnchor(p) {
 		return nil, fmt.Errorf("%w: regex %q uses ^ or $, whose meaning differs between Oniguruma and regexp2", ErrUnsupported, p)
 	}
