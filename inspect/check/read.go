@@ -116,7 +116,8 @@ func readSafetensorsCapture(path string) (*CaptureFile, error) {
 
 // Structure renders the value tree as indented lines, PyTorch-like: keys,
 // list lengths, shapes and dtypes. Runs of list items with the same shape
-// and dtype are folded into one line ("[0..11] 12 × tensor [96] f32").
+// and dtype are folded into one line ("[0..11] 12 × tensor [96] f32"); a
+// dict lists its first maxStructureKeys keys and counts the rest.
 func (cf *CaptureFile) Structure() []string {
 	var out []string
 	var walk func(v *Value, label, indent string)
@@ -129,6 +130,10 @@ func (cf *CaptureFile) Structure() []string {
 		case KindDict:
 			out = append(out, fmt.Sprintf("%s%s: dict of %d", indent, label, len(v.Keys)))
 			for i, k := range v.Keys {
+				if i == maxStructureKeys && len(v.Keys) > maxStructureKeys+1 {
+					out = append(out, fmt.Sprintf("%s  … %d more keys not listed", indent, len(v.Keys)-i))
+					break
+				}
 				walk(v.Fields[i], fmt.Sprintf("%q", k), indent+"  ")
 			}
 		case KindList, KindTuple:
@@ -166,6 +171,11 @@ func (cf *CaptureFile) Structure() []string {
 	}
 	return out
 }
+
+// maxStructureKeys is how many keys of one dict Structure lists: a
+// capture holds a few; a file of 1.5 million zero-size tensors printed a
+// line for each.
+const maxStructureKeys = 256
 
 func sameTensorKind(a, b *Value) bool {
 	return a.Kind == KindTensor && b.Kind == KindTensor && a.Tensor.DType == b.Tensor.DType && slices.Equal(a.Tensor.Shape, b.Tensor.Shape)
