@@ -1,13 +1,10 @@
 package engine
 
 import (
-	"bufio"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 
 	"hsdb/engine/backend"
+	"hsdb/engine/hostmem"
 	"hsdb/engine/model"
 	"hsdb/engine/plan"
 )
@@ -29,23 +26,7 @@ func availableMemory(opts Options) (bytes int64, ok bool) {
 	if !onCPU(opts) {
 		return 0, false
 	}
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0, false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) >= 2 && fields[0] == "MemAvailable:" {
-			kb, err := strconv.ParseInt(fields[1], 10, 64)
-			if err != nil {
-				return 0, false
-			}
-			return kb * 1024, true
-		}
-	}
-	return 0, false
+	return hostmem.Available()
 }
 
 // onCPU reports whether opts loads on the CPU backend.

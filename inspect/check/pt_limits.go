@@ -46,7 +46,8 @@ const (
 
 // ErrLimit marks a capture file refused because reading it would pass one
 // of ReadTorch's bounds (MaxPickleBytes, MaxRecordSlack, MaxPickleValues,
-// MaxPickleDepth, MaxViewSlack, MaxUnpickleTime). It is always wrapped
+// MaxPickleDepth, MaxViewSlack, MaxUnpickleTime), or holding it would pass
+// the host's available memory (ReadCaptureFile). It is always wrapped
 // together with ErrUnreadable.
 var ErrLimit = errors.New("resource limit")
 

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"hsdb/engine/hostmem"
 	"hsdb/engine/regfile"
 	"hsdb/engine/safetensors"
 	"hsdb/engine/tensor"
@@ -76,6 +77,13 @@ func ReadCaptureFile(path string) (*CaptureFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnreadable, err)
 	}
+	if st, err := f.Stat(); err == nil {
+		if avail, ok := memAvailable(); ok && st.Size() > avail {
+			f.Close()
+			return nil, limitErr("%s: the file is %s and check holds every tensor of a file at once, but the host has %s available (MemAvailable)",
+				path, gib(st.Size()), gib(avail))
+		}
+	}
 	head := make([]byte, 9)
 	n, _ := io.ReadFull(f, head)
 	f.Close()
@@ -95,6 +103,12 @@ func ReadCaptureFile(path string) (*CaptureFile, error) {
 	}
 	return nil, fmt.Errorf("%s: %w: neither a safetensors file nor a torch.save zip archive (starts with % x)", path, ErrUnreadable, head)
 }
+
+// memAvailable is hostmem.Available (a variable for tests).
+var memAvailable = hostmem.Available
+
+// gib writes n bytes in GiB with two decimals.
+func gib(n int64) string { return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30)) }
 
 func readSafetensorsCapture(path string) (*CaptureFile, error) {
 	sf, err := safetensors.Open(path)
