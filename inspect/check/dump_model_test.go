@@ -1,11 +1,9 @@
 package check
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"hsdb/engine"
 	"hsdb/engine/modelpath"
 	"hsdb/inspect/capture"
 )
@@ -19,13 +17,7 @@ import (
 // against the qwen2 fixture (Qwen2ForCausalLM); against the llama fixture
 // itself it passes.
 func TestDumpOfAnotherModel(t *testing.T) {
-	e, err := engine.Open("../../testdata/hf/llama", engine.Options{TP: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	dir := filepath.Join(t.TempDir(), "dump")
-	captureAndDump(t, e, [][]int32{{1, 5, 7, 9}}, []int{0, 2}, capture.WhatStream, dir)
+	_, dir := llamaDump(t, []int{0, 2})
 	for _, c := range []struct {
 		model  string
 		status capture.Status

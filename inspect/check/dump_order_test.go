@@ -1,13 +1,10 @@
 package check
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"hsdb/engine"
 	"hsdb/engine/modelpath"
-	"hsdb/inspect/capture"
 )
 
 // TestDumpLayersCapturedOutOfOrder: a dump of `capture layers 1,0` holds
@@ -18,13 +15,7 @@ import (
 // failed with an invented off-by-one diagnosis. Keys that are the same
 // numbers as the metadata's layers are the layers: the dump is valid.
 func TestDumpLayersCapturedOutOfOrder(t *testing.T) {
-	e, err := engine.Open("../../testdata/hf/llama", engine.Options{TP: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	dir := filepath.Join(t.TempDir(), "dump")
-	captureAndDump(t, e, [][]int32{{1, 5, 7, 9}}, []int{1, 0}, capture.WhatStream, dir)
+	e, dir := llamaDump(t, []int{1, 0})
 	d, _ := modelpath.ConfigDims("../../testdata/hf/llama")
 	pr := CheckPath(dir, CheckOptions{Dims: d, Model: targetOf(e)})
 	if pr.Failed() {
