@@ -42,31 +42,7 @@
 // 16-byte chunks, zero-filled past K).
 #include "common.cuh"
 #include "moe_widen.cuh"
-
-// wg_desc is the wgmma shared-memory descriptor of a K-major bf16 tile
-// with 128-byte rows in the 128-byte swizzle at shared address addr
-// (1024-byte aligned): start address >> 4 in bits 0-13, leading byte
-// offset 16 (unused by this layout) in bits 16-29, stride byte offset
-// 1024 (eight rows) in bits 32-45, swizzle mode 1 (128B) in bits 62-63.
-__device__ __forceinline__ unsigned long long wg_desc(unsigned addr) {
-    return (unsigned long long)((addr & 0x3ffffu) >> 4) | (1ull << 16) | (64ull << 32) | (1ull << 62);
-}
-__device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void wg_wait() {
-    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
-}
-// wg_proxy_fence makes this thread's shared-memory writes (cp.async,
-// st.shared) visible to the async proxy that wgmma reads through.
-__device__ __forceinline__ void wg_proxy_fence() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-// wg_hold keeps the compiler from moving accesses of the accumulators
-// across the asynchronous MMAs (they are written behind its back).
-template <int R>
-__device__ __forceinline__ void wg_hold(float (&d)[R]) {
-#pragma unroll
-    for (int i = 0; i < R; i++) asm volatile("" : "+f"(d[i])::"memory");
-}
+#include "wgmma.cuh"
 
 // wg_mma_n256: d[64 × 256] += A[64 × 16] · B[256 × 16]ᵀ for one warpgroup, A and
 // B K-major in shared memory (descriptors da, db), f32 accumulators in the

@@ -42,8 +42,8 @@ __device__ __forceinline__ int mg_tile_expert(const int* tiles, int nexp, int ti
     return lo;
 }
 
-// mg_fp8x8 widens 8 float8_e4m3fn bytes q (lowest first) times scale sc
-// to 8 bf16: each byte converted exactly (cvt.rn.f16x2.e4m3x2: every e4m3
+// mg_fp8x2 widens 2 float8_e4m3fn bytes b (lowest first) times scale sc
+// to a bf16x2 (the first in the low half): each byte converted exactly (cvt.rn.f16x2.e4m3x2: every e4m3
 // value, subnormals and NaN included, is an f16), multiplied in f32 and
 // rounded once (cvt.rn.bf16x2.f32, round to nearest even): f32(q)·scale
 // rounded to bf16, as fp8_dequant_batch. (Placing the e4m3 bits into a
@@ -51,34 +51,41 @@ __device__ __forceinline__ int mg_tile_expert(const int* tiles, int nexp, int ti
 // per pair with integer and bf16 arithmetic, measured slower on an H200:
 // the grouped kernels' fp8 layer at 4096 tokens took 18.6 ms against
 // 13.9.)
+__device__ __forceinline__ unsigned mg_fp8x2(unsigned short b, float sc) {
+    unsigned h2, w;
+    asm("cvt.rn.f16x2.e4m3x2 %0, %1;\n" : "=r"(h2) : "h"(b));
+    float lo = f16_to_f32((f16_t)(h2 & 0xffffu)) * sc, hi = f16_to_f32((f16_t)(h2 >> 16)) * sc;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(w) : "f"(hi), "f"(lo));
+    return w;
+}
+// mg_fp8x8 is mg_fp8x2 over 8 bytes (4 bf16x2, lowest first).
 __device__ __forceinline__ uint4 mg_fp8x8(uint2 q, float sc) {
     unsigned w[4];
 #pragma unroll
-    for (int j = 0; j < 4; j++) {
-        unsigned short b = (unsigned short)(((j < 2 ? q.x : q.y) >> (16 * (j & 1))) & 0xffffu);
-        unsigned h2;
-        asm("cvt.rn.f16x2.e4m3x2 %0, %1;\n" : "=r"(h2) : "h"(b));
-        float lo = f16_to_f32((f16_t)(h2 & 0xffffu)) * sc, hi = f16_to_f32((f16_t)(h2 >> 16)) * sc;
-        asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(w[j]) : "f"(hi), "f"(lo));
-    }
+    for (int j = 0; j < 4; j++) w[j] = mg_fp8x2((unsigned short)(((j < 2 ? q.x : q.y) >> (16 * (j & 1))) & 0xffffu), sc);
     return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
-// mg_int4x8 widens packed word q (8 nibbles, lowest first, q+8) with the
-// bf16 scale s2 (in both halves) to 8 bf16 (q−8)·scale, rounded once:
-// nibble n becomes the bf16 128+n (n as the mantissa of 2^7), minus 136
-// exactly, times the scale in one bf16 fma (the product is exact before
-// its rounding, so this equals f32(q)·scale rounded to bf16, as
-// int4_dequant). Nibbles j and j+4 go through one bf16x2, then the halves
-// are put back in column order.
+// mg_int4x2 widens the stored nibbles (q+8) in bits 0-3 and 16-19 of t
+// (other bits ignored) with the bf16 scale s2 (in both halves) to a
+// bf16x2 of (q−8)·scale, rounded once: nibble n becomes the bf16 128+n (n
+// as the mantissa of 2^7), minus 136 exactly, times the scale in one bf16
+// fma (the product is exact before its rounding, so this equals
+// f32(q)·scale rounded to bf16, as int4_dequant).
+__device__ __forceinline__ unsigned mg_int4x2(unsigned t, unsigned s2) {
+    unsigned d, w;
+    asm("lop3.b32 %0, %0, %1, %2, 0xea;\n" : "+r"(t) : "r"(0x000f000fu), "r"(0x43004300u));  // (t & m) | c
+    asm("fma.rn.bf16x2 %0, %1, %2, %3;\n" : "=r"(d) : "r"(t), "r"(0x3f803f80u), "r"(0xc308c308u));  // t·1 − 136
+    asm("fma.rn.bf16x2 %0, %1, %2, %3;\n" : "=r"(w) : "r"(d), "r"(s2), "r"(0x80008000u));        // q·s − 0
+    return w;
+}
+// mg_int4x8 is mg_int4x2 over packed word q (8 nibbles, lowest first):
+// nibbles j and j+4 go through one bf16x2, then the halves are put back
+// in column order.
 __device__ __forceinline__ uint4 mg_int4x8(unsigned q, unsigned s2) {
     unsigned p[4];
 #pragma unroll
-    for (int j = 0; j < 4; j++) {
-        unsigned t = ((q >> (4 * j)) & 0x000f000fu) | 0x43004300u, d;
-        asm("fma.rn.bf16x2 %0, %1, %2, %3;\n" : "=r"(d) : "r"(t), "r"(0x3f803f80u), "r"(0xc308c308u));  // t·1 − 136
-        asm("fma.rn.bf16x2 %0, %1, %2, %3;\n" : "=r"(p[j]) : "r"(d), "r"(s2), "r"(0x80008000u));        // q·s − 0
-    }
+    for (int j = 0; j < 4; j++) p[j] = mg_int4x2(q >> (4 * j), s2);
     return make_uint4(__byte_perm(p[0], p[1], 0x5410), __byte_perm(p[2], p[3], 0x5410),
                       __byte_perm(p[0], p[1], 0x7632), __byte_perm(p[2], p[3], 0x7632));
 }

@@ -32,9 +32,11 @@
 // weighted combine are kernels. The experts' GEMMs run on hsdb's grouped
 // kernels (rank_moe_grouped.go), which read the per-expert row offsets on
 // the device, fuse the gather and SiLU·mul, and read the weights as stored
-// (bf16, fp8, packed int4, widened in shared memory): kernels/moe_gemm.cu
+// (bf16, fp8, packed int4, widened to bf16 on the fly): kernels/moe_gemm.cu
 // on mma.sync for a few rows per expert, kernels/moe_wgmma.cu on Hopper's
-// wgmma (sm_90a) for prefill batches (tiles of 128 or 192 rows); where
+// wgmma (sm_90a) for prefill batches (tiles of 128 or 192 rows), and for
+// fp8 and int4 weights kernels/moe_wgra.cu, which makes the weights the
+// wgmma A operand so that each warpgroup widens only its own rows; where
 // cuBLAS measured faster (bf16 above 200 rows per expert, and without
 // wgmma above 48), one cuBLAS GEMM per expert and projection (driver.ExpertGEMMs, on side streams by
 // default) after one copy of the counts to the host. moeKernelDefault and

@@ -22,8 +22,8 @@ import (
 // after the cuBLAS GEMM that reads it (the pool hands the block to the next
 // weight), as vLLM's dequantize-then-GEMM fallbacks do. The routed experts
 // (RoutedExperts) run on the grouped kernels (rank_moe_grouped.go,
-// kernels/moe_gemm.cu and, on Hopper, kernels/moe_wgmma.cu: each weight
-// tile widened in shared memory, one byte read per weight): on Hopper at
+// kernels/moe_gemm.cu and, on Hopper, kernels/moe_wgra.cu: each weight
+// tile widened on the fly, one byte read per weight): on Hopper at
 // every size, elsewhere up to 192 routed rows per expert; above, and with
 // HSDB_MOE_GEMM=cublas, they widen a chunk of experts per launch into a
 // scratch of at most fp8ChunkBytes. Activations stay in their dtype (no

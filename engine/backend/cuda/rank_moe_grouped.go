@@ -15,7 +15,7 @@ import (
 
 // The routed experts' own grouped GEMM (kernels/moe_gemm.cu on mma.sync;
 // on Hopper, from a few routed rows per expert on, kernels/moe_wgmma.cu on
-// wgmma with 128 × 256 tiles): one launch for the fused gate/up
+// wgmma, and kernels/moe_wgra.cu for fp8 and int4 weights): one launch for the fused gate/up
 // projection with SiLU·mul in its epilogue and one for down_proj, each
 // reading the experts' row offsets on the device, so a MoE layer needs no
 // host round trip at all; the weights are read as they
@@ -51,21 +51,30 @@ var mgKindName = [...]string{"bf16", "fp8", "int4"}
 // mgTile is one of the grouped kernels' tile configurations: bm rows × bn
 // weight rows per block, k tiles of 64 in stages. Tiles with wg run on
 // Hopper's wgmma (compute capability 9.0 only) on kernels/moe_wgmma.cu
-// (WG_CFG_*), the others on kernels/moe_gemm.cu (mma.sync; MG_CFG_*).
+// (WG_CFG_*), the others on kernels/moe_gemm.cu (mma.sync; MG_CFG_*);
+// tiles with ra too on kernels/moe_wgra.cu (WR_CFG_*: quantized weights
+// widened into wgmma's register operand) where wgraTakes says it applies,
+// else on the moe_wgmma.cu tile named by fallback (the same bm, so the
+// caller's row tiles stay valid).
 type mgTile struct {
 	name            string
 	bm, bn, threads int
 	stages          int
 	wg              bool
+	ra, sa          bool
+	fallback        string
 }
 
 var mgTiles = []mgTile{
-	{"s", 16, 128, 128, 4, false},
-	{"m", 64, 128, 128, 3, false},
-	{"l", 128, 128, 256, 3, false},
-	{"x", 128, 256, 256, 3, false},
-	{"w", 128, 256, 256, 4, true},
-	{"y", 192, 256, 384, 4, true},
+	{"s", 16, 128, 128, 4, false, false, false, ""},
+	{"m", 64, 128, 128, 3, false, false, false, ""},
+	{"l", 128, 128, 256, 3, false, false, false, ""},
+	{"x", 128, 256, 256, 3, false, false, false, ""},
+	{"w", 128, 256, 256, 4, true, false, false, ""},
+	{"y", 192, 256, 384, 4, true, false, false, ""},
+	{"r", 128, 128, 256, 4, true, true, false, "w"},
+	{"t", 192, 192, 384, 4, true, true, true, "y"},
+	{"h", 64, 128, 256, 4, true, true, false, "m"},
 }
 
 // smem returns the dynamic shared memory the tile needs for weight kind
@@ -74,8 +83,19 @@ var mgTiles = []mgTile{
 // one widened B tile for quantized weights. wgmma tiles: per stage an A
 // tile (bm rows of 128 bytes) and the raw weight tile (bn rows of 128, 64
 // or 32 bytes), two widened [bn, 64] bf16 tiles for quantized weights,
-// and 1 KiB to align the tiles to the 128-byte swizzle's 1024 bytes.
+// and 1 KiB to align the tiles to the 128-byte swizzle's 1024 bytes;
+// register-operand tiles no widened tiles (bf16 weights: the fallback's).
 func (t mgTile) smem(kind int) int {
+	if t.ra {
+		if kind == mgBF16 {
+			return pickTileNamed(t.fallback).smem(kind)
+		}
+		s := t.stages*(t.bm*128+[...]int{0, t.bn * 64, t.bn * 32}[kind]) + 1024
+		if t.sa {
+			s += 2 * t.bn * 128 // two widened [64, 64] bf16 tiles per warpgroup
+		}
+		return s
+	}
 	if t.wg {
 		s := t.stages*(t.bm*128+[...]int{t.bn * 128, t.bn * 64, t.bn * 32}[kind]) + 1024
 		if kind != mgBF16 {
@@ -208,8 +228,8 @@ func useGroupedKernel(set *expertSet, slots int, hopper bool) bool {
 //   - int4 experts at every size measured (1 to 171 rows): 1.2-5x the
 //     fused-GEMV/dequantize-to-scratch path (64 tokens 4.7 against 11.6,
 //     512 tokens 6.9 against 32.5, 171 rows 19.9 against 39.5);
-//   - fp8 experts: on Hopper at every size (the wgmma tiles 11.9 ms at 128
-//     rows and 20.4 at 256, against 26.1 and 30.1 widening to a scratch);
+//   - fp8 experts: on Hopper at every size (the wgmma tiles 9.5 ms at 128
+//     rows and 17.8 at 256, against 26.1 and 30.1 widening to a scratch);
 //     without it up to 192 rows (1.4-57x the scratch path: 1 token 0.30
 //     against 17.1, 128 rows 17.9 against 25.6).
 func moeKernelDefault(kind int, rows float64, hopper bool) bool {
@@ -222,17 +242,22 @@ func moeKernelDefault(kind int, rows float64, hopper bool) bool {
 	return true
 }
 
-// wgFrom is, per weight kind, the average routed rows per expert above
-// which pickTile takes a wgmma tile on Hopper, and yFrom and yTo those
-// above which and up to which it takes the three-warpgroup tile y rather
-// than w (BenchmarkMoEGrouped, ms per layer, y against w: bf16 DeepSeek-V3
-// at 128 rows 6.9-7.6 against 7.9-8.4, Kimi-K2.5 at 171 rows 13.0
-// against 15.2-15.9, but at 85 rows 9.6-10.2 against 9.4-9.7 and at 64
-// rows 6.41 against 6.28; int4 at 171 rows 17.6 against 23.2-24.6, at 85
-// rows 14.3 against 12.2; fp8 at 128 rows 11.7-11.9 against 12.2-12.4,
-// but at 64 rows 10.1-10.3 against 7.9-8.0 and at 256 rows 22.7-23.2
-// against 20.7-21.0).
+// hFrom is, per weight kind, the average routed rows per expert above
+// which pickTile takes moe_wgra.cu's 64-row tile h on Hopper (fp8 at 16
+// rows 5.4 ms against s's 6.6, at 64 rows 8.5 against r's 6.5; int4 at 43
+// rows 7.8 against m's 9.2 and r's 9.8, at 11 rows 7.5 against s's 6.2);
+// wgFrom the rows above which it takes a wgmma tile of 128 rows or more, and yFrom and yTo those
+// above which and up to which it takes a tile of 192 rows rather than 128
+// (BenchmarkMoEGrouped, ms per layer). bf16, y against w: DeepSeek-V3 at
+// 128 rows 6.9-7.6 against 7.9-8.4, Kimi-K2.5 at 171 rows 13.0 against
+// 15.2-15.9, but at 85 rows 9.6-10.2 against 9.4-9.7 and at 64 rows 6.41
+// against 6.28. Quantized experts take moe_wgra.cu's tiles, t against r:
+// fp8 at 128 rows 9.52 against 9.92-10.05 (moe_wgmma.cu's y and w 11.9
+// and 12.2), at 256 rows 18.8 against 17.5-17.8 (w 20.8); int4 at 171
+// rows 15.4 against 20.1 (y 19.6), at 85 rows 13.4 against 10.1-10.2 (w
+// 11.6).
 var (
+	hFrom  = [...]float64{mgBF16: math.Inf(1), mgFP8: 12, mgInt4: 16}
 	wgFrom = [...]float64{mgBF16: 0, mgFP8: 32, mgInt4: 64}
 	yFrom  = [...]float64{mgBF16: 100, mgFP8: 100, mgInt4: 128}
 	yTo    = [...]float64{mgBF16: math.Inf(1), mgFP8: 200, mgInt4: math.Inf(1)}
@@ -241,24 +266,34 @@ var (
 // pickTile returns the tile configuration for rows average routed rows
 // per expert of weight kind kind (moeTile when set), the fastest one
 // BenchmarkMoEGrouped measured (ms per layer as moeKernelDefault's): with
-// hopper (compute capability 9.0) the wgmma tile w above wgFrom[kind]
-// rows: for bf16 at every size (0.28 against s's 0.29 at 1 token, 4.7
-// against m's 5.1 at 2 rows, 5.7 against 6.0 at 16); for fp8 above 32
-// (64 rows 9.1 against m's 11.5, 128 rows 13.9 against x's 18.1; at 16
-// rows s's 7.2 against 8.6); for int4 above 64 (85 rows 12.9 against l's
-// 16.2, 171 rows 24.4 against 32.2; at 43 rows m's 9.9 against 11.3);
-// and the three-warpgroup tile y instead of w above yFrom[kind] rows up to
-// yTo[kind].
-// Otherwise bf16 s up to 8 rows, m above; quantized s up to 16 rows, m up
-// to 64, then x for fp8 and l for int4.
+// hopper (compute capability 9.0) a wgmma tile above wgFrom[kind] rows,
+// of 192 rows above yFrom[kind] up to yTo[kind] and of 128 otherwise:
+// bf16 w and y; fp8 and int4 moe_wgra.cu's r and t, which fall back to w
+// and y where wgraTakes refuses the quantization. w for bf16 at every
+// size (0.28 against s's 0.29 at 1 token, 4.7 against m's 5.1 at 2 rows,
+// 5.7 against 6.0 at 16); r for fp8 above 32 rows (64 rows 6.4 against
+// w's 7.9 and m's 11.5); for int4 above 64 (85 rows 10.0-10.3 against w's
+// 11.6 and l's 16.2); h for quantized weights above hFrom[kind] rows.
+// Otherwise (and without Hopper) bf16 s up to 8 rows, m above; quantized
+// s up to 16 rows, m up to 64, then x for fp8 and l for int4. A
+// moe_wgra.cu tile that wgraTakes refuses runs its fallback: h m, r w, t
+// y.
 func pickTile(kind int, rows float64, hopper bool) mgTile {
 	want := moeTile
 	if want == "" {
 		switch {
 		case hopper && rows > yFrom[kind] && rows <= yTo[kind]:
 			want = "y"
+			if kind != mgBF16 {
+				want = "t"
+			}
 		case hopper && rows > wgFrom[kind]:
 			want = "w"
+			if kind != mgBF16 {
+				want = "r"
+			}
+		case hopper && rows > hFrom[kind]:
+			want = "h"
 		case kind == mgBF16 && rows <= 8, kind != mgBF16 && rows <= 16:
 			want = "s"
 		case kind == mgBF16 || rows <= 64:
@@ -297,7 +332,7 @@ func (d *Device) routedGrouped(y, xt, it, wt *Tensor, set *expertSet, T, k int) 
 	n, H, I := g.n, set.hidden, set.inter
 	slots := T * k
 	if moeTile != "" && !slices.ContainsFunc(mgTiles, func(t mgTile) bool { return t.name == moeTile }) {
-		return fmt.Errorf("%w: grouped expert gemm: HSDB_MOE_TILE=%q is not a tile (s, m, l, x, w or y)", driver.ErrBadArgument, moeTile)
+		return fmt.Errorf("%w: grouped expert gemm: HSDB_MOE_TILE=%q is not a tile (s, m, l, x, w, y, r, t or h)", driver.ErrBadArgument, moeTile)
 	}
 	tile := pickTile(g.kind, float64(slots)/float64(n), d.hopper())
 	if tile.wg && !d.hopper() {
@@ -341,6 +376,24 @@ func (d *Device) routedGrouped(y, xt, it, wt *Tensor, set *expertSet, T, k int) 
 	return d.g.MoECombine(y.ptr(), y2, slotRow, wt.ptr(), T, k, H, slots, false, tensor.BF16)
 }
 
+// wgraTakes reports whether kernels/moe_wgra.cu takes a projection of
+// weight kind kind with K input columns and quantization parameters q (as
+// MoEGEMM's): fp8 with K % 16 == 0 and column blocks q[1] of 64 times a
+// power of two (one scale per row and k tile of 64); int4 with bf16 scales
+// (q[1] == 0), K % 32 == 0 and groups q[0] of 32 or a power of two >= 64
+// (each half of a k tile in one group). bf16 weights never: there is
+// nothing to widen.
+func wgraTakes(kind, K int, q [3]int32) bool {
+	pow2 := func(v int32) bool { return v > 0 && v&(v-1) == 0 }
+	switch kind {
+	case mgFP8:
+		return K%16 == 0 && q[1] >= 64 && q[1]%64 == 0 && pow2(q[1]/64)
+	case mgInt4:
+		return q[1] == 0 && K%32 == 0 && (q[0] == 32 || (q[0] >= 64 && pow2(q[0])))
+	}
+	return false
+}
+
 // MoEGEMMTiles writes offsets [n+1] (exclusive prefix sums of counts [n]
 // int32) and tiles [n+1] (of ceil(counts/bm)) with
 // kernels/moe_gemm.cu's moe_gemm_tiles.
@@ -363,12 +416,17 @@ func (d *GPU) MoEGEMM(kind int, glu bool, tile mgTile, out, x, xidx, wptr, offse
 	if n <= 0 || N <= 0 || K <= 0 || maxTiles <= 0 || maxTiles > 65535 || kind < 0 || kind >= len(mgKindName) {
 		return fmt.Errorf("%w: moe_gemm: %d experts [%d, %d], %d row tiles", driver.ErrBadArgument, n, N, K, maxTiles)
 	}
+	if tile.ra && !wgraTakes(kind, K, q) {
+		tile = pickTileNamed(tile.fallback)
+	}
 	part, name := tile.bn, "down"
 	if glu {
 		part, name = tile.bn/2, "glu"
 	}
 	mod := "moe_gemm"
 	switch {
+	case tile.ra:
+		mod = "moe_wgra"
 	case tile.wg:
 		mod = "moe_wgmma"
 	}

@@ -35,12 +35,14 @@ func TestMoEGEMMTiles(t *testing.T) {
 // identical expert ids (moeref's routing on both), for each tile
 // configuration and each stored form of the weights: bf16, fp8 with
 // 128×128 and 32×64 block scales (dequantized exactly on the CPU's upload,
-// tensor.Quantized.Dequantize) and int4 with bf16 and f32 group-32 scales.
-// Sizes are no multiples of the tiles (hidden 48-224, intermediate 24-96
+// tensor.Quantized.Dequantize) and int4 with bf16 group-32 (K a multiple
+// of 64 or not) and group-128 scales and f32 group-32 scales (which
+// moe_wgra.cu's tiles r and t hand to moe_wgmma.cu's w and y).
+// Sizes are mostly no multiples of the tiles (hidden 48-256, intermediate 24-128
 // against 64-column and 64-256-row tiles; one k tile or several), the
 // routing is ragged with experts that get no token (5 tokens over 16
 // experts), experts spread over several row tiles (300 tokens over 8;
-// 1100 over 4 for the wgmma tile too), all experts local and a rank's
+// 1100 over 4 for the wgmma tiles too), all experts local and a rank's
 // block of them. The bound is 4 bf16
 // roundings, as the cuBLAS path's test.
 func TestRankGroupedKernelMatchesCPU(t *testing.T) {
@@ -66,6 +68,14 @@ func TestRankGroupedKernelMatchesCPU(t *testing.T) {
 		}},
 		{"int4", 224, 96, func(rows, cols int) (backend.Tensor, backend.Tensor) {
 			q := randomInt4(p.rng, rows, cols, 32, tensor.BF16)
+			return p.g.UploadQuantized(q, tensor.Invalid), p.c.UploadQuantized(q, tensor.Invalid)
+		}},
+		{"int4-k-tiles-of-64", 256, 128, func(rows, cols int) (backend.Tensor, backend.Tensor) {
+			q := randomInt4(p.rng, rows, cols, 32, tensor.BF16)
+			return p.g.UploadQuantized(q, tensor.Invalid), p.c.UploadQuantized(q, tensor.Invalid)
+		}},
+		{"int4-group-128", 256, 128, func(rows, cols int) (backend.Tensor, backend.Tensor) {
+			q := randomInt4(p.rng, rows, cols, 128, tensor.BF16)
 			return p.g.UploadQuantized(q, tensor.Invalid), p.c.UploadQuantized(q, tensor.Invalid)
 		}},
 		{"int4-f32-scales", 96, 32, func(rows, cols int) (backend.Tensor, backend.Tensor) {
@@ -168,5 +178,58 @@ func TestMoEGEMMArgs(t *testing.T) {
 	}
 	if set.gw = nil; useGroupedKernel(set, 8, true) {
 		t.Error("a set the kernel does not take took it")
+	}
+}
+
+// TestWgraTakes: which quantizations kernels/moe_wgra.cu takes (no device
+// needed), by its stated requirements: fp8 column blocks of 64·2^j with K
+// % 16 == 0; int4 with bf16 scales, K % 32 == 0 and groups of 32 or
+// 64·2^j; never bf16. And pickTile hands quantized prefill sizes on Hopper
+// to its tiles h, r and t, bf16 to w and y (the thresholds of hFrom,
+// wgFrom, yFrom and yTo), and each moe_wgra.cu tile has a fallback of the
+// same rows.
+func TestWgraTakes(t *testing.T) {
+	for _, c := range []struct {
+		kind, K int
+		q       [3]int32
+		want    bool
+	}{
+		{mgFP8, 7168, [3]int32{128, 128, 56}, true},
+		{mgFP8, 7168, [3]int32{32, 64, 112}, true},
+		{mgFP8, 7168, [3]int32{128, 256, 28}, true},
+		{mgFP8, 7168, [3]int32{128, 192, 38}, false}, // 192 = 64·3
+		{mgFP8, 7168, [3]int32{128, 32, 224}, false}, // two blocks per k tile
+		{mgFP8, 7160, [3]int32{128, 128, 56}, false}, // K % 16 = 8
+		{mgInt4, 7168, [3]int32{32, 0, 224}, true},
+		{mgInt4, 224, [3]int32{32, 0, 7}, true},
+		{mgInt4, 7168, [3]int32{128, 0, 56}, true},
+		{mgInt4, 7168, [3]int32{32, 1, 224}, false}, // f32 scales
+		{mgInt4, 7168, [3]int32{16, 0, 448}, false}, // four groups per k tile
+		{mgInt4, 7168, [3]int32{96, 0, 75}, false},  // a group across k tiles
+		{mgInt4, 7176, [3]int32{32, 0, 225}, false}, // K % 32 = 8
+		{mgBF16, 7168, [3]int32{}, false},
+	} {
+		if got := wgraTakes(c.kind, c.K, c.q); got != c.want {
+			t.Errorf("wgraTakes(%s, K %d, q %v) = %v, want %v", mgKindName[c.kind], c.K, c.q, got, c.want)
+		}
+	}
+	old := moeTile
+	defer func() { moeTile = old }()
+	moeTile = ""
+	for _, c := range []struct {
+		kind int
+		rows float64
+		want string
+	}{{mgBF16, 128, "y"}, {mgBF16, 64, "w"}, {mgFP8, 64, "r"}, {mgFP8, 128, "t"}, {mgFP8, 256, "r"},
+		{mgInt4, 11, "s"}, {mgInt4, 43, "h"}, {mgInt4, 85, "r"}, {mgInt4, 171, "t"}, {mgFP8, 8, "s"}, {mgFP8, 16, "h"}} {
+		if got := pickTile(c.kind, c.rows, true).name; got != c.want {
+			t.Errorf("pickTile(%s, %g rows, hopper) = %s, want %s", mgKindName[c.kind], c.rows, got, c.want)
+		}
+	}
+	for _, name := range []string{"r", "t", "h"} {
+		ra, fb := pickTileNamed(name), pickTileNamed(pickTileNamed(name).fallback)
+		if !ra.ra || fb.ra || fb.bm != ra.bm {
+			t.Errorf("tile %s falls back to %s: the fallback must be a tile of the same rows outside moe_wgra.cu (%d, %d)", name, fb.name, ra.bm, fb.bm)
+		}
 	}
 }

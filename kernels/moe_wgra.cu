@@ -1,0 +1,463 @@
+// moe_wgra.cu: the routed experts' grouped GEMM on Hopper's warpgroup
+// MMAs with the weights as the A operand, for fp8 e4m3 with f32 block
+// scales and packed int4 with bf16 group scales at prefill sizes. The
+// contract is moe_gemm.cu's (read that file's comment: rows permuted by
+// expert, device-side offsets and row-tile starts from moe_gemm_tiles,
+// weights read as stored, each value widened to the bf16 that the
+// dequantize-on-load kernels write, the gather of the tokens and SiLU·mul
+// fused into the gate/up GEMM); what differs from moe_wgmma.cu is the
+// operand order.
+//
+// moe_wgmma.cu multiplies tokens (A, shared memory) by widened weights
+// (B): every thread widens a share of the whole weight tile, stores it to
+// shared memory, and all warpgroups wait at a barrier before their MMAs
+// read it. Nsight Compute found those kernels bound by the widening
+// (issue slots ~43 % busy, stalls on fixed-latency dependencies). Here the
+// product is transposed, out[tokens, N]ᵀ = W[N, K] · x[tokens, K]ᵀ: the
+// weights are the A operand, 64 weight rows per warpgroup, and each
+// warpgroup widens only its own rows; the tokens are the B operand in
+// shared memory (K-major in the 128-byte swizzle, as moe_wgmma.cu's A).
+// Two ways to hand the widened rows to the MMAs (mode SA):
+//   - registers (tile r): each thread widens exactly the 32 values per k
+//     tile of its own A fragment (rows 16·warp + lane/4 and +8, columns
+//     2·(lane%4) + {0, 1, 8, 9} of each k16 step) from the raw tile into
+//     one of two register buffers while the MMAs of the previous k tile
+//     read the other. ptxas (CUDA 13, sm_90a) serializes these wgmmas
+//     (C7513: "non wgmma instructions defining input registers of a wgmma
+//     between start and end of the pipeline stage") with wait_group 1
+//     after each k tile's four MMAs and equally with a commit group per
+//     MMA and wait_group 4; only wait_group 0, which gives up the overlap,
+//     avoids it. Measured, the tile is still the fastest at 128 tokens.
+//   - shared memory (SA, tile t): each warpgroup widens its 64 rows, 8
+//     values of one row per unit (mg_int4x8 / mg_fp8x8), into its own
+//     double-buffered [64, 64] bf16 tile in the 128-byte swizzle, fences,
+//     and waits only for its own four warps (a named barrier), not for the
+//     block.
+//
+// build: sm_90a
+// (as moe_wgmma.cu: the PTX is marked sm_90a by scripts/build-kernels.sh;
+// engine/backend/cuda uses these kernels only on compute capability 9.0.)
+//
+// Block: WG warpgroups, RB = 64·WG weight rows × BN tokens (one row tile of
+// BN routed rows of one expert), k tiles of 64. With GLU, the 16 rows of
+// each warp are 8 gate rows and the same 8 columns' up rows (local row r:
+// gate (r/8 even) or up (odd) row n0 + 8·(r/16) + r%8), so a thread's two
+// accumulator rows are the gate and up sums of one output column. Down:
+// local row r is weight row n0 + r.
+// Shared memory, 1024-byte aligned: ST stages of { tokens [BN, 64] bf16
+// in the 128-byte swizzle, raw weights [RB, 64] as stored (fp8: 64 bytes
+// a row, int4: 32) }, then with SA two widened [64, 64] bf16 tiles per
+// warpgroup.
+//
+// Widening into the fragment (registers). int4: the byte of packed word w
+// holding columns 2c, 2c+1 (c = lane%4) is moved by one prmt to bits 0-7
+// and, from w >> 4, to bits 16-23, so that its low nibble lies in bits
+// 0-3 and its high nibble in 16-19: mg_int4x2 makes the bf16x2 (column
+// 2c, 2c+1) from it. fp8: the halfword of columns 2c, 2c+1 of an 8-byte
+// group is moved by one prmt and widened by mg_fp8x2. Scales as
+// moe_gemm.cu's (int4: one per row and group qa, 32 or a power of two >=
+// 64, so each half of a k tile lies in one group; fp8: one per row block
+// and k tile, qb 64 times a power of two); past K a scale is 0 and the
+// zero-filled raw bytes widen to ±0; rows past N read row 0's scales
+// (their sums are never stored).
+//
+// Pipeline per k tile kt (all threads load; each warpgroup widens and
+// multiplies its own rows): wait for tile kt's copies, fence them to the
+// async proxy, barrier (after which every warpgroup's MMAs of tile kt-2
+// are done, so that stage and widened buffer kt%2 are free); issue the
+// copies of tile kt+ST-2; read the raw rows and widen (SA: store, fence,
+// named barrier of the warpgroup); fence, four wgmmas (k16 steps), commit,
+// wait until only this tile's are in flight.
+//
+// Requirements (the host checks them, wgraTakes, and takes moe_wgmma.cu
+// otherwise): fp8 with K % 16 == 0 and qb 64 times a power of two; int4
+// with bf16 scales, K % 32 == 0 and qa 32 or a power of two >= 64; 16-byte
+// aligned x, weights and outputs.
+#include "common.cuh"
+#include "moe_widen.cuh"
+#include "wgmma.cuh"
+
+// wr_mma_n128: d[64 × 128] += A[64 × 16] · B[128 × 16]ᵀ for one warpgroup,
+// A in registers a (the m64k16 bf16 fragment: thread t holds rows
+// 16·(t/32) + (t%32)/4 and +8, columns 2·(t%4), +1, +8, +9), B K-major in
+// shared memory (descriptor db); accumulators as wg_mma_n256's.
+__device__ __forceinline__ void wr_mma_n128(float (&d)[64], const unsigned (&a)[4], unsigned long long db) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+        "{%64, %65, %66, %67}, %68, p, 1, 1, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1)
+        : "memory");
+}
+
+// wr_mma_n64: wr_mma_n128 for 64 tokens.
+__device__ __forceinline__ void wr_mma_n64(float (&d)[32], const unsigned (&a)[4], unsigned long long db) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+        "{%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1)
+        : "memory");
+}
+
+// wr_mma_ss_n192: d[64 × 192] += A[64 × 16] · B[192 × 16]ᵀ for one
+// warpgroup, A and B K-major in shared memory (descriptors da, db, as
+// wg_mma_n256's operands); accumulators as wg_mma_n256's.
+__device__ __forceinline__ void wr_mma_ss_n192(float (&d)[96], unsigned long long da, unsigned long long db) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, "
+        "%96, %97, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
+        : "l"(da), "l"(db), "r"(1)
+        : "memory");
+}
+
+// wr_mma is the m64nBNk16 product with A in registers (BN 64 or 128).
+template <int BN>
+__device__ __forceinline__ void wr_mma(float (&d)[BN / 2], const unsigned (&a)[4], unsigned long long db) {
+    static_assert(BN == 64 || BN == 128, "register-operand tiles have 64 or 128 tokens");
+    if constexpr (BN == 64) wr_mma_n64(d, a, db);
+    else wr_mma_n128(d, a, db);
+}
+
+// wr_mma_ss is the m64nBNk16 product with A in shared memory (BN 192).
+template <int BN>
+__device__ __forceinline__ void wr_mma_ss(float (&d)[BN / 2], unsigned long long da, unsigned long long db) {
+    static_assert(BN == 192, "shared-memory-operand tiles have 192 tokens");
+    wr_mma_ss_n192(d, da, db);
+}
+
+// moe_wgra: see the file comment. Arguments as moe_gemm.cu's moe_gemm.
+template <int WG, int BN, int ST, bool SA, int WK, bool GLU>
+__device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int* xidx, const unsigned long long* wptr,
+                                         const int* offsets, const int* tiles, int nexp, int N, int K,
+                                         long long scale_off, int qa, int qb, int qc) {
+    constexpr int BK = MG_BK, THREADS = 128 * WG, RB = 64 * WG;
+    constexpr int P = GLU ? 2 : 1, PR = RB / P;                    // PR: output columns per block
+    constexpr int NACC = BN / 2;                                    // accumulators per thread (64·BN / 128)
+    constexpr int RBYTES = WK == MG_FP8 ? 64 : 32;                  // raw bytes per weight row and k tile
+    constexpr int CPR = RBYTES / 16;                                // 16-byte copies per raw row
+    constexpr int X_BYTES = BN * 128, STAGE = X_BYTES + RB * RBYTES;
+    constexpr int X_ITERS = BN * 8 / THREADS, W_ITERS = RB * CPR / THREADS;
+    static_assert(WK == MG_FP8 || WK == MG_INT4, "quantized weights only");
+    static_assert(STAGE % 1024 == 0 && X_ITERS * THREADS == BN * 8 && W_ITERS * THREADS == RB * CPR, "tile");
+    static_assert(ST >= 3, "the pipeline keeps one stage in the MMAs and one being read");
+
+    extern __shared__ unsigned char wr_smem[];
+    const unsigned raw = mg_smem_addr(wr_smem), base = (raw + 1023u) & ~1023u;
+    unsigned char* sm = wr_smem + (base - raw);  // 1024-byte aligned (the host adds 1 KiB)
+
+    const int tile = blockIdx.y;
+    if (tile >= tiles[nexp]) return;
+    const int e = mg_tile_expert(tiles, nexp, tile);
+    const int m0 = offsets[e] + (tile - tiles[e]) * BN, m1 = offsets[e + 1];
+    const int n0 = blockIdx.x * PR;
+    const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31, warp = (tid >> 5) & 3;
+    const int g = lane >> 2, c = lane & 3;
+    const int KT = (K + BK - 1) / BK;
+    const unsigned char* wb0 = (const unsigned char*)wptr[(long long)e * P];
+    const unsigned char* wb1 = GLU ? (const unsigned char*)wptr[(long long)e * P + 1] : wb0;
+    const long long rowBytes = WK == MG_FP8 ? (long long)K : K / 2;
+
+    // Local weight row r: its output column (−1 past N) and part.
+    auto colOf = [&](int r) { int n = GLU ? n0 + 8 * (r >> 4) + (r & 7) : n0 + r; return n < N ? n : -1; };
+    auto partOf = [&](int r) { return GLU ? (r >> 3) & 1 : 0; };
+
+    // Copies: token row tid/8 + i·THREADS/8, chunk tid%8 (32-bit element
+    // offsets as moe_wgmma.cu); raw weight row tid/CPR + i·THREADS/CPR,
+    // chunk tid%CPR. A copy past the rows, N or K reads nothing (src-size
+    // 0), so its address is formed but never used.
+    const int ac = tid & 7;
+    unsigned aoff[X_ITERS];
+#pragma unroll
+    for (int i = 0; i < X_ITERS; i++) {
+        int m = m0 + (tid >> 3) + i * (THREADS / 8);
+        aoff[i] = m < m1 ? (unsigned)(xidx ? xidx[m] : m) * (unsigned)K + ac * 8 : ~0u;
+    }
+    const int wc = tid % CPR;
+    const unsigned char* wsrc[W_ITERS];  // nullptr past N
+#pragma unroll
+    for (int i = 0; i < W_ITERS; i++) {
+        const int r = tid / CPR + i * (THREADS / CPR), n = colOf(r);
+        wsrc[i] = n < 0 ? nullptr : (partOf(r) ? wb1 : wb0) + (long long)n * rowBytes + wc * 16;
+    }
+    auto load = [&](int s, int kt) {
+        unsigned char* st = sm + s * STAGE;
+        const int k0 = kt * BK;
+#pragma unroll
+        for (int i = 0; i < X_ITERS; i++) {
+            int r = (tid >> 3) + i * (THREADS / 8);
+            mg_cp16(st + r * 128 + ((ac ^ (r & 7)) << 4), x + aoff[i] + k0, aoff[i] != ~0u && k0 + ac * 8 < K);
+        }
+#pragma unroll
+        for (int i = 0; i < W_ITERS; i++) {
+            int r = tid / CPR + i * (THREADS / CPR);
+            const int per = WK == MG_FP8 ? 16 : 32;  // k per copy
+            mg_cp16(st + X_BYTES + r * RBYTES + wc * 16, wsrc[i] + (WK == MG_FP8 ? k0 : k0 / 2), wsrc[i] != nullptr && k0 + wc * per < K);
+        }
+    };
+
+    // This thread's fragment rows (h = 0: row g, 1: row g+8 of its warp's
+    // 16) and their scale rows: element offsets into the expert's scales
+    // (row 0's past N).
+    const int lr0 = wg * 64 + warp * 16 + g;
+    const unsigned char* sb[2];
+    int soff[2];
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int r = lr0 + 8 * h, n = colOf(r);
+        sb[h] = (partOf(r) ? wb1 : wb0) + scale_off;
+        soff[h] = n < 0 ? 0 : WK == MG_FP8 ? (n / qa) * qc : n * qc;
+    }
+    const int lg = __ffs(qa) - 1;  // int4: log2 of the group
+    const bool pair = qa == 32 && K % 64 == 0;
+    const int lk = WK == MG_FP8 ? __ffs(qb / BK) - 1 : 0;  // fp8: log2 of the k tiles per scale column
+    // Scales of k tile kt: sc[h][ks] (int4: the bf16 in both halves, of
+    // the groups of k0 (ks 0, 1) and k0+32 (ks 2, 3): with qa = 32 and K a
+    // multiple of 64 (pair) the two adjacent bf16 at an even index, read at
+    // once; fp8: f32 bits, the same
+    // for every ks). Rows past N read row 0's scales (their sums are never
+    // stored); the half of a k tile past K gets scale 0.
+    auto scales = [&](int kt, unsigned (&sc)[2][4]) {
+        const int k0 = kt * BK;
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            if (WK == MG_FP8) {
+                const unsigned v = __ldg((const unsigned*)sb[h] + soff[h] + (kt >> lk));
+#pragma unroll
+                for (int ks = 0; ks < 4; ks++) sc[h][ks] = v;
+            } else {
+                unsigned v0, v1;
+                const bf16_t* sr = (const bf16_t*)sb[h] + soff[h];
+                if (pair) {
+                    const unsigned v = __ldg((const unsigned*)(sr + (k0 >> 5)));
+                    v0 = __byte_perm(v, 0, 0x1010);
+                    v1 = __byte_perm(v, 0, 0x3232);
+                } else {
+                    const bool in = k0 + 32 < K;
+                    v0 = __ldg(sr + (k0 >> lg));
+                    v1 = __ldg(sr + ((in ? k0 + 32 : k0) >> lg));
+                    v0 |= v0 << 16;
+                    v1 = in ? v1 | (v1 << 16) : 0u;
+                }
+                sc[h][0] = sc[h][1] = v0;
+                sc[h][2] = sc[h][3] = v1;
+            }
+        }
+    };
+    // Selectors: int4, byte c of w to bits 0-7 and byte c of w>>4 to bits
+    // 16-23; fp8, bytes 2c and 2c+1 of an 8-byte group (two words) to bits
+    // 0-15.
+    const unsigned sel4 = (unsigned)c | ((unsigned)(c + 4) << 8);
+    const unsigned sel8 = (unsigned)(2 * c) | ((unsigned)(2 * c + 1) << 4);
+    // widen: k tile in stage s with scales sc into fragment a[ks][4].
+    auto widen = [&](int s, const unsigned (&sc)[2][4], unsigned (&a)[4][4]) {
+        const unsigned char* rw = sm + s * STAGE + X_BYTES;
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const unsigned char* row = rw + (lr0 + 8 * h) * RBYTES;
+            if (WK == MG_INT4) {
+                const uint4 lo = *(const uint4*)row, hi = *(const uint4*)(row + 16);
+                const unsigned w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+#pragma unroll
+                for (int ks = 0; ks < 4; ks++)
+#pragma unroll
+                    for (int j = 0; j < 2; j++) {
+                        const unsigned q = w[2 * ks + j];
+                        a[ks][h + 2 * j] = mg_int4x2(__byte_perm(q, q >> 4, sel4), sc[h][ks]);
+                    }
+            } else {
+#pragma unroll
+                for (int ks = 0; ks < 4; ks++) {
+                    const uint4 u = *(const uint4*)(row + 16 * ks);
+                    const float f = __uint_as_float(sc[h][ks]);
+                    a[ks][h] = mg_fp8x2((unsigned short)__byte_perm(u.x, u.y, sel8), f);
+                    a[ks][h + 2] = mg_fp8x2((unsigned short)__byte_perm(u.z, u.w, sel8), f);
+                }
+            }
+        }
+    };
+
+    // SA: each warpgroup widens its own 64 rows into a [64, 64] bf16 tile
+    // of shared memory (double buffered, after the stages) in the 128-byte
+    // swizzle, 8 k of one row per unit (rows t/8 + 16·i, chunk t%8 of
+    // thread t of the warpgroup), and multiplies from there.
+    const int t128 = tid & 127, uj = t128 & 7;
+    const unsigned char* usb = (GLU && ((t128 >> 6) & 1) ? wb1 : wb0) + scale_off;
+    int usoff[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const int n = colOf(wg * 64 + (t128 >> 3) + 16 * i);
+        usoff[i] = n < 0 ? 0 : WK == MG_FP8 ? (n / qa) * qc : n * qc;
+    }
+    auto uscales = [&](int kt, unsigned (&us)[4]) {
+        const int k = kt * BK + 8 * uj;
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            unsigned v;
+            if (WK == MG_FP8) v = __ldg((const unsigned*)usb + usoff[i] + (kt >> lk));
+            else v = __ldg((const bf16_t*)usb + usoff[i] + ((k < K ? k : 0) >> lg));
+            us[i] = k < K ? v : 0u;
+        }
+    };
+    auto widen_sa = [&](int s, int kt, const unsigned (&us)[4]) {
+        const unsigned char* rw = sm + s * STAGE + X_BYTES;
+        unsigned char* dst = sm + ST * STAGE + (wg * 2 + (kt & 1)) * 8192;
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const int r = (t128 >> 3) + 16 * i;
+            uint4 v;
+            if (WK == MG_FP8) v = mg_fp8x8(*(const uint2*)(rw + (wg * 64 + r) * RBYTES + 8 * uj), __uint_as_float(us[i]));
+            else v = mg_int4x8(*(const unsigned*)(rw + (wg * 64 + r) * RBYTES + 4 * uj), us[i] | (us[i] << 16));
+            *(uint4*)(dst + r * 128 + ((uj ^ (r & 7)) << 4)) = v;
+        }
+    };
+
+    float acc[NACC];
+#pragma unroll
+    for (int i = 0; i < NACC; i++) acc[i] = 0.f;
+    unsigned a0[4][4], a1[4][4], sc[2][4];
+
+#pragma unroll
+    for (int s = 0; s < ST - 2; s++) {
+        if (s < KT) load(s, s);
+        mg_commit();
+    }
+    if (!SA) scales(0, sc);
+    // sync: the block-wide part of k tile kt: wait for its copies, fence,
+    // barrier, copy tile kt+ST-2. (A barrier every two k tiles, waiting
+    // for two tiles and copying two, with five or six stages, measured
+    // slower: int4 at 85 rows per expert 13.5 ms against 10.2, fp8 at 128
+    // rows 12.6 against 10.2.)
+    auto sync = [&](int kt) {
+        mg_wait<ST - 3>();
+        wg_proxy_fence();
+        __syncthreads();
+        if (kt + ST - 2 < KT) load((kt + ST - 2) % ST, kt + ST - 2);
+        mg_commit();
+    };
+    // One k tile into register buffer a (kt's parity); b is the other
+    // buffer, read by the MMAs of tile kt-1: after this tile's wait those
+    // are done, and the hold keeps b's registers from being reused before.
+    auto step = [&](int kt, auto& a, auto& b) {  // generic: instantiated only where called (not SA)
+        sync(kt);
+        const int s = kt % ST;
+        widen(s, sc, a);
+        if (kt + 1 < KT) scales(kt + 1, sc);
+        const unsigned long long db = wg_desc(base + s * STAGE);
+        wg_hold(acc);
+        wg_fence();
+#pragma unroll
+        for (int ks = 0; ks < 4; ks++) wr_mma<BN>(acc, a[ks], db + 2 * ks);
+        wg_commit();
+        wg_wait<1>();
+        wg_hold(acc);
+#pragma unroll
+        for (int ks = 0; ks < 4; ks++) wg_hold_r(b[ks]);
+    };
+#pragma unroll
+    for (int ks = 0; ks < 4; ks++)
+#pragma unroll
+        for (int i = 0; i < 4; i++) a0[ks][i] = a1[ks][i] = 0u;
+    if constexpr (SA) {
+        unsigned us[4];
+        uscales(0, us);
+        for (int kt = 0; kt < KT; kt++) {
+            sync(kt);
+            const int s = kt % ST;
+            widen_sa(s, kt, us);
+            if (kt + 1 < KT) uscales(kt + 1, us);
+            wg_proxy_fence();
+            asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wg) : "memory");  // this warpgroup's tile is written
+            const unsigned long long da = wg_desc(base + ST * STAGE + (wg * 2 + (kt & 1)) * 8192);
+            const unsigned long long db = wg_desc(base + s * STAGE);
+            wg_hold(acc);
+            wg_fence();
+#pragma unroll
+            for (int ks = 0; ks < 4; ks++) wr_mma_ss<BN>(acc, da + 2 * ks, db + 2 * ks);
+            wg_commit();
+            wg_wait<1>();
+            wg_hold(acc);
+        }
+    } else {
+        for (int kt = 0; kt < KT; kt += 2) {
+            step(kt, a0, a1);
+            if (kt + 1 < KT) step(kt + 1, a1, a0);
+        }
+    }
+    wg_wait<0>();
+    wg_hold(acc);
+#pragma unroll
+    for (int ks = 0; ks < 4; ks++) wg_hold_r(a0[ks]), wg_hold_r(a1[ks]);
+
+    // Epilogue: accumulator block j holds tokens m0 + 8j + 2c and +1 of
+    // rows lr0 (d[4j], d[4j+1]) and lr0+8 (d[4j+2], d[4j+3]), rounded once
+    // to bf16 (GLU: silu(gate)·up of column colOf(lr0)).
+    const int nA = colOf(lr0), nB = colOf(lr0 + 8);
+#pragma unroll
+    for (int j = 0; j < BN / 8; j++) {
+#pragma unroll
+        for (int t = 0; t < 2; t++) {
+            const int row = m0 + 8 * j + 2 * c + t;
+            if (row >= m1) continue;
+            bf16_t* o = out + (long long)row * N;
+            const float v0 = acc[4 * j + t], v1 = acc[4 * j + 2 + t];
+            if (GLU) {
+                if (nA >= 0) o[nA] = f32_to_bf16(v0 / (1.f + expf(-v0)) * v1);
+            } else {
+                if (nA >= 0) o[nA] = f32_to_bf16(v0);
+                if (nB >= 0) o[nB] = f32_to_bf16(v1);
+            }
+        }
+    }
+}
+
+// Tile configurations (WG warpgroups, BN tokens, stages, SA), picked by
+// the host (engine/backend/cuda/rank_moe_grouped.go, which holds what
+// BenchmarkMoEGrouped measured): r 128 weight rows × 128 tokens with A in
+// registers; t 192 × 192 with A widened into shared memory (three
+// warpgroups: the tokens' tile is read once for 192 weight rows).
+#define WR_CFG_r 2, 128, 4, false
+#define WR_THREADS_r 256
+#define WR_CFG_t 3, 192, 4, true
+#define WR_THREADS_t 384
+#define WR_CFG_h 2, 64, 4, false
+#define WR_THREADS_h 256
+
+#define WR_INST(wn, WK, cfg, gn, GLU)                                                                        \
+    extern "C" __global__ void __launch_bounds__(WR_THREADS_##cfg, 1) moe_wgra_##wn##_##gn##_##cfg(          \
+        bf16_t* out, const bf16_t* x, const int* xidx, const unsigned long long* wptr, const int* offsets,   \
+        const int* tiles, int nexp, int N, int K, long long scale_off, int qa, int qb, int qc) {             \
+        moe_wgra<WR_CFG_##cfg, WK, GLU>(out, x, xidx, wptr, offsets, tiles, nexp, N, K, scale_off, qa, qb, qc); \
+    }
+#define WR_CFGS(wn, WK, gn, GLU) WR_INST(wn, WK, r, gn, GLU) WR_INST(wn, WK, t, gn, GLU) WR_INST(wn, WK, h, gn, GLU)
+#define WR_KINDS(gn, GLU) WR_CFGS(fp8, MG_FP8, gn, GLU) WR_CFGS(int4, MG_INT4, gn, GLU)
+WR_KINDS(glu, true)
+WR_KINDS(down, false)
