@@ -2,8 +2,8 @@
 // (kernels/*.cu and the shared kernels/*.cuh), the PTX that
 // scripts/build-kernels.sh generates from them for compute capability 9.0
 // (kernels/ptx/*.ptx, committed), and the Go embedding of that PTX. A
-// module marked "// build: sm_90a" (moe_wgmma.cu: Hopper's wgmma through
-// inline assembly) gets PTX for .target sm_90a, which only a device of
+// module marked "// build: sm_90a" (moe_wgmma.cu and moe_wgra.cu: Hopper's
+// wgmma through inline assembly) gets PTX for .target sm_90a, which only a device of
 // compute capability 9.0 loads; the host side uses it only there.
 //
 // Every kernel is a plain extern "C" function named op_dtype (rmsnorm_bf16,

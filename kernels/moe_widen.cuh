@@ -43,8 +43,9 @@ __device__ __forceinline__ int mg_tile_expert(const int* tiles, int nexp, int ti
 }
 
 // mg_fp8x2 widens 2 float8_e4m3fn bytes b (lowest first) times scale sc
-// to a bf16x2 (the first in the low half): each byte converted exactly (cvt.rn.f16x2.e4m3x2: every e4m3
-// value, subnormals and NaN included, is an f16), multiplied in f32 and
+// to a bf16x2 (the first in the low half): each byte converted exactly
+// (cvt.rn.f16x2.e4m3x2: every e4m3 value, subnormals and NaN included, is
+// an f16), multiplied in f32 and
 // rounded once (cvt.rn.bf16x2.f32, round to nearest even): f32(q)·scale
 // rounded to bf16, as fp8_dequant_batch. (Placing the e4m3 bits into a
 // bf16 and scaling by 2^120, which replaces three of the four conversions

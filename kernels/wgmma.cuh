@@ -37,3 +37,9 @@ __device__ __forceinline__ void wg_hold_r(unsigned (&a)[R]) {
 #pragma unroll
     for (int i = 0; i < R; i++) asm volatile("" : "+r"(a[i])::"memory");
 }
+
+// WG_D8 and WG_D32 list the accumulators d[i..i+7] and d[i..i+31] as
+// read-write operands of an inline wgmma (the m64nN fragment's N/2 f32).
+#define WG_D8(i) \
+    "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
+#define WG_D32(i) WG_D8(i), WG_D8(i + 8), WG_D8(i + 16), WG_D8(i + 24)
