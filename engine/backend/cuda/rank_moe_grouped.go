@@ -15,8 +15,9 @@ import (
 
 // The routed experts' own grouped GEMM (kernels/moe_gemm.cu on mma.sync;
 // on Hopper, from a few routed rows per expert on, kernels/moe_wgmma.cu on
-// wgmma, and kernels/moe_wgra.cu for fp8 and int4 weights): one launch for the fused gate/up
-// projection with SiLU·mul in its epilogue and one for down_proj, each
+// wgmma, and kernels/moe_wgra.cu for fp8 and int4 weights): one launch for
+// the fused gate/up projection with SiLU·mul in its epilogue and one for
+// down_proj, each
 // reading the experts' row offsets on the device, so a MoE layer needs no
 // host round trip at all; the weights are read as they
 // are stored (bf16, fp8 with block scales, packed int4) and widened to
@@ -51,11 +52,11 @@ var mgKindName = [...]string{"bf16", "fp8", "int4"}
 // mgTile is one of the grouped kernels' tile configurations: bm rows × bn
 // weight rows per block, k tiles of 64 in stages. Tiles with wg run on
 // Hopper's wgmma (compute capability 9.0 only) on kernels/moe_wgmma.cu
-// (WG_CFG_*), the others on kernels/moe_gemm.cu (mma.sync; MG_CFG_*);
-// tiles with ra too on kernels/moe_wgra.cu (WR_CFG_*: quantized weights
-// widened into wgmma's register operand) where wgraTakes says it applies,
-// else on the moe_wgmma.cu tile named by fallback (the same bm, so the
-// caller's row tiles stay valid).
+// (WG_CFG_*), the others on kernels/moe_gemm.cu (mma.sync; MG_CFG_*).
+// Tiles with ra run on kernels/moe_wgra.cu (WR_CFG_*: quantized weights as
+// wgmma's A operand, widened into registers, or with sa into shared
+// memory per warpgroup) where wgraTakes says it applies, else on the tile
+// named by fallback (the same bm, so the caller's row tiles stay valid).
 type mgTile struct {
 	name            string
 	bm, bn, threads int
@@ -83,8 +84,11 @@ var mgTiles = []mgTile{
 // one widened B tile for quantized weights. wgmma tiles: per stage an A
 // tile (bm rows of 128 bytes) and the raw weight tile (bn rows of 128, 64
 // or 32 bytes), two widened [bn, 64] bf16 tiles for quantized weights,
-// and 1 KiB to align the tiles to the 128-byte swizzle's 1024 bytes;
-// register-operand tiles no widened tiles (bf16 weights: the fallback's).
+// and 1 KiB to align the tiles to the 128-byte swizzle's 1024 bytes.
+// moe_wgra.cu tiles (ra): per stage the tokens (bm rows of 128 bytes) and
+// the raw weights (bn rows of 64 or 32 bytes), with sa two widened
+// [64, 64] bf16 tiles per warpgroup, and the 1 KiB (bf16 weights: the
+// fallback's).
 func (t mgTile) smem(kind int) int {
 	if t.ra {
 		if kind == mgBF16 {
@@ -246,9 +250,9 @@ func moeKernelDefault(kind int, rows float64, hopper bool) bool {
 // which pickTile takes moe_wgra.cu's 64-row tile h on Hopper (fp8 at 16
 // rows 5.4 ms against s's 6.6, at 64 rows 8.5 against r's 6.5; int4 at 43
 // rows 7.8 against m's 9.2 and r's 9.8, at 11 rows 7.5 against s's 6.2);
-// wgFrom the rows above which it takes a wgmma tile of 128 rows or more, and yFrom and yTo those
-// above which and up to which it takes a tile of 192 rows rather than 128
-// (BenchmarkMoEGrouped, ms per layer). bf16, y against w: DeepSeek-V3 at
+// wgFrom the rows above which it takes a wgmma tile of 128 rows or more,
+// and yFrom and yTo those above which and up to which it takes a tile of
+// 192 rows rather than 128 (BenchmarkMoEGrouped, ms per layer). bf16, y against w: DeepSeek-V3 at
 // 128 rows 6.9-7.6 against 7.9-8.4, Kimi-K2.5 at 171 rows 13.0 against
 // 15.2-15.9, but at 85 rows 9.6-10.2 against 9.4-9.7 and at 64 rows 6.41
 // against 6.28. Quantized experts take moe_wgra.cu's tiles, t against r:
