@@ -3,6 +3,7 @@ package repl
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -113,15 +114,32 @@ func cmdTree(t *Term, args string) error {
 	return nil
 }
 
-// batchSeqView is one sequence of `info batch`.
+// batchSeqView is one sequence of `info batch`: its number, the position
+// of its first token in the step, its token count and ids, and its text
+// when the model has a tokenizer.
 type batchSeqView struct {
-	Seq    int `json:"seq"`
-	Tokens int `json:"tokens"`
+	Seq    int     `json:"seq"`
+	Pos    int     `json:"pos"`
+	Tokens int     `json:"tokens"`
+	IDs    []int32 `json:"ids"`
+	Text   *string `json:"text,omitempty"`
+	// head and tail are the text of the ids a clipped line shows.
+	head, tail string
 }
 
-// showBatch is `info batch`: the sequences of the stopped pass's step (its
-// number and token count each, one a line), or, with no pass stopped, the
-// batch `input` set.
+// Ids a line of `info batch` shows of a long sequence: all of at most
+// batchIDsWhole, else the first batchIDsHead and the last batchIDsTail,
+// saying how many were left out (--json lists every id).
+const (
+	batchIDsWhole = 24
+	batchIDsHead  = 16
+	batchIDsTail  = 8
+)
+
+// showBatch is `info batch`: the sequences of the stopped pass's step, one
+// a line, each with its token count and ids (clipped when long) and their
+// text where the model has a tokenizer; with no pass stopped, the batch
+// `input` set.
 func showBatch(t *Term) error {
 	s, err := t.c.Stopped()
 	if err != nil {
@@ -133,17 +151,51 @@ func showBatch(t *Term) error {
 		}
 		return cmdInput(t, "")
 	}
-	v := make([]batchSeqView, len(s.SeqLens))
-	for i, n := range s.SeqLens {
-		v[i] = batchSeqView{Seq: s.Seqs[i], Tokens: n}
+	seqs, err := t.c.StepBatch()
+	if err != nil {
+		return err
+	}
+	v := make([]batchSeqView, len(seqs))
+	for i, q := range seqs {
+		v[i] = batchSeqView{Seq: q.Seq, Pos: q.Pos, Tokens: len(q.IDs), IDs: q.IDs}
+		if txt, err := t.c.Decode(q.IDs); err == nil {
+			v[i].Text = &txt
+			if len(q.IDs) > batchIDsWhole {
+				v[i].head, _ = t.c.Decode(q.IDs[:batchIDsHead])
+				v[i].tail, _ = t.c.Decode(q.IDs[len(q.IDs)-batchIDsTail:])
+			}
+		}
 	}
 	t.emit("batch", v, func() string {
 		var b strings.Builder
-		fmt.Fprintf(&b, "%s: %d sequences, %d tokens\n", stepName(s.Step), len(v), s.Tokens)
+		fmt.Fprintf(&b, "%s: %s, %s\n", stepName(s.Step), nouns(len(v), "sequence"), nouns(s.Tokens, "token"))
 		for _, q := range v {
-			fmt.Fprintf(&b, "  seq %d: %d tokens\n", q.Seq, q.Tokens)
+			b.WriteString(t.batchSeqLine(q) + "\n")
 		}
 		return b.String()
 	})
 	return nil
+}
+
+// batchSeqLine renders one sequence of `info batch`: "seq 1: 4 tokens
+// [1, 400, 281, 350]  "do he up"", "at position P" in a decode step, and
+// a long sequence as its first and last ids with the count left out.
+func (t *Term) batchSeqLine(q batchSeqView) string {
+	line := fmt.Sprintf("  seq %d: %s", q.Seq, nouns(q.Tokens, "token"))
+	if q.Pos > 0 {
+		line += fmt.Sprintf(" at position %d", q.Pos)
+	}
+	if len(q.IDs) <= batchIDsWhole {
+		line += " " + idsText(q.IDs)
+		if q.Text != nil {
+			line += "  " + t.st.Dim.Render(strconv.Quote(*q.Text))
+		}
+		return line
+	}
+	head, tail := idsText(q.IDs[:batchIDsHead]), idsText(q.IDs[len(q.IDs)-batchIDsTail:])
+	line += fmt.Sprintf(" %s, …, %s (%s left out)", strings.TrimSuffix(head, "]"), strings.TrimPrefix(tail, "["), nouns(len(q.IDs)-batchIDsHead-batchIDsTail, "id"))
+	if q.Text != nil {
+		line += "  " + t.st.Dim.Render(strconv.Quote(q.head)+" … "+strconv.Quote(q.tail))
+	}
+	return line
 }

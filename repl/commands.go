@@ -219,7 +219,7 @@ func init() {
 				"ranks: device and weight shards per rank (embeddings and lm_head as real rows of the vocabulary with vLLM's padded range, each run of decoder layers split alike once, which routed experts each rank holds) and, with rank workers, each rank's worker process: pid, host and state " +
 				"(idle, running, at a stop, stopped by a signal, or FAILED with its fault report), read without waiting on any worker; " +
 				"memory: device bytes per rank; sites: every site in visit order with its tensors; break: breakpoints and watches (also breakpoints, b, watchpoints); display: displays; frame: the frame looked at (as `frame`); stack: the backtrace (as `bt`); " +
-				"batch: the sequences of the stopped step, one a line (a stop line lists at most 4), or the batch input set. " +
+				"batch: the sequences of the stopped step, one a line (a stop line lists at most 4): token count, position in a decode step, the token ids (a sequence over 24 ids as its first 16 and last 8, saying how many were left out; json lists all) and their text where a tokenizer is loaded; or the batch input set. " +
 				"edits: the edits (`set var`, `patch`) of the current pass, then persistent and armed ones, with how often each was applied. inject: the injected faults.",
 			complete: words("model", "layers", "ranks", "memory", "sites", "break", "display", "frame", "batch", "edits", "inject"), fn: cmdInfo},
 		{aliases: []string{"tree"}, group: "model", usage: "tree [SITE]",
