@@ -7,6 +7,7 @@ import (
 
 	"hsdb/engine/tensor"
 	"hsdb/inspect/client"
+	"hsdb/inspect/plural"
 )
 
 func cmdCapture(t *Term, args string) error {
@@ -89,10 +90,10 @@ func (t *Term) showCaptures() error {
 			var short []string
 			for _, sp := range v.Specs {
 				if n := s.Rows[sp.Key]; n < s.Tokens {
-					short = append(short, fmt.Sprintf("%s: %d of %d rows", sp.Key, n, s.Tokens))
+					short = append(short, fmt.Sprintf("%s: %d of %s", sp.Key, n, plural.N(s.Tokens, "row")))
 				}
 			}
-			p := fmt.Sprintf("seq %d: %d tokens", s.Seq, s.Tokens)
+			p := fmt.Sprintf("seq %d: %s", s.Seq, plural.N(s.Tokens, "token"))
 			if len(short) > 0 {
 				p += " (" + t.st.Warn.Render(strings.Join(short, ", ")) + ")"
 			}
@@ -161,11 +162,15 @@ func cmdDump(t *Term, args string) error {
 		for _, s := range m.Sequences {
 			lens = append(lens, strconv.Itoa(s.Length))
 		}
+		tokens := strings.Join(lens, ", ") + " tokens"
+		if len(m.Sequences) == 1 {
+			tokens = plural.N(m.Sequences[0].Length, "token")
+		}
 		layers := "none"
 		if len(m.Capture.Layers) > 0 {
 			layers = joinInts(m.Capture.Layers) // as capture layers takes them
 		}
-		out := fmt.Sprintf("dumped %d sequence(s) (%s tokens) to %s: layers %s (%s), %s\n", len(m.Sequences), strings.Join(lens, ", "), dir, layers, m.Capture.What, strings.ToLower(m.Capture.DType))
+		out := fmt.Sprintf("dumped %s (%s) to %s: layers %s (%s), %s\n", plural.N(len(m.Sequences), "sequence"), tokens, dir, layers, m.Capture.What, strings.ToLower(m.Capture.DType))
 		if n := client.Eagle3AuxNote(m); n != "" {
 			out += t.st.Warn.Render("note: "+n) + "\n"
 		}

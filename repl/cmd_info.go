@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"hsdb/inspect/plural"
 )
 
 func cmdInfo(t *Term, args string) error {
@@ -20,10 +22,10 @@ func cmdInfo(t *Term, args string) error {
 		if err != nil {
 			return err
 		}
-		head := fmt.Sprintf("%d tensors were stored as fp8 (e4m3 with block scales) and dequantized on load:", len(n))
+		head := fmt.Sprintf("%s stored as fp8 (e4m3 with block scales) and dequantized on load:", plural.Of(len(n), "tensor was", "tensors were"))
 		none := "no tensor was stored as fp8"
 		if q, err := t.c.QuantizedTensors(); err == nil && len(q) > len(n) {
-			none += fmt.Sprintf(" (%d other quantized weights: `info model --quantized` lists them)", len(q)-len(n))
+			none += fmt.Sprintf(" (%s: `info model --quantized` lists them)", plural.Of(len(q)-len(n), "other quantized weight", "other quantized weights"))
 		}
 		t.emit("fp8", n, func() string { return namesText(n, head, none) })
 	case "model --quantized":
@@ -39,7 +41,7 @@ func cmdInfo(t *Term, args string) error {
 		}
 		n := m.Weights.Unused
 		t.emit("unused", n, func() string {
-			return namesText(n, fmt.Sprintf("%d checkpoint tensors are not used by the model:", len(n)), "every checkpoint tensor is used")
+			return namesText(n, fmt.Sprintf("%s not used by the model:", plural.Of(len(n), "checkpoint tensor is", "checkpoint tensors are")), "every checkpoint tensor is used")
 		})
 	case "layers":
 		l, err := t.c.Layers()
@@ -168,7 +170,7 @@ func showBatch(t *Term) error {
 	}
 	t.emit("batch", v, func() string {
 		var b strings.Builder
-		fmt.Fprintf(&b, "%s: %s, %s\n", stepName(s.Step), nouns(len(v), "sequence"), nouns(s.Tokens, "token"))
+		fmt.Fprintf(&b, "%s: %s, %s\n", stepName(s.Step), plural.N(len(v), "sequence"), plural.N(s.Tokens, "token"))
 		for _, q := range v {
 			b.WriteString(t.batchSeqLine(q) + "\n")
 		}
@@ -181,7 +183,7 @@ func showBatch(t *Term) error {
 // [1, 400, 281, 350]  "do he up"", "at position P" in a decode step, and
 // a long sequence as its first and last ids with the count left out.
 func (t *Term) batchSeqLine(q batchSeqView) string {
-	line := fmt.Sprintf("  seq %d: %s", q.Seq, nouns(q.Tokens, "token"))
+	line := fmt.Sprintf("  seq %d: %s", q.Seq, plural.N(q.Tokens, "token"))
 	if q.Pos > 0 {
 		line += fmt.Sprintf(" at position %d", q.Pos)
 	}
@@ -193,7 +195,7 @@ func (t *Term) batchSeqLine(q batchSeqView) string {
 		return line
 	}
 	head, tail := idsText(q.IDs[:batchIDsHead]), idsText(q.IDs[len(q.IDs)-batchIDsTail:])
-	line += fmt.Sprintf(" %s, …, %s (%s left out)", strings.TrimSuffix(head, "]"), strings.TrimPrefix(tail, "["), nouns(len(q.IDs)-batchIDsHead-batchIDsTail, "id"))
+	line += fmt.Sprintf(" %s, …, %s (%s left out)", strings.TrimSuffix(head, "]"), strings.TrimPrefix(tail, "["), plural.N(len(q.IDs)-batchIDsHead-batchIDsTail, "id"))
 	if q.Text != nil {
 		line += "  " + t.st.Dim.Render(strconv.Quote(q.head)+" … "+strconv.Quote(q.tail))
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"hsdb/inspect/client"
+	"hsdb/inspect/plural"
 )
 
 // RunConfig is how `hsdb` runs the debugger: a script (-x), JSON output,
@@ -55,7 +56,7 @@ func Run(dbg client.Client, c RunConfig) int {
 			fmt.Fprintln(c.Err, "hsdb:", merr)
 			return 1
 		}
-		layers := fmt.Sprintf("%d layers", m.Layers)
+		layers := plural.N(m.Layers, "layer")
 		if m.Loaded.Partial {
 			layers = "decoder " + m.Loaded.String()
 		}
@@ -63,7 +64,7 @@ func Run(dbg client.Client, c RunConfig) int {
 		if m.DeviceWhy != "" {
 			dev += " (" + m.DeviceWhy + ")"
 		}
-		fmt.Fprintf(c.Out, "hsdb: %s (%s, %s) on %d rank(s), %s. `help` lists the commands.\n", m.Path, m.Arch, layers, m.World, dev)
+		fmt.Fprintf(c.Out, "hsdb: %s (%s, %s) on %s, %s. `help` lists the commands.\n", m.Path, m.Arch, layers, plural.N(m.World, "rank"), dev)
 		err = t.Interactive(hist)
 	}
 	code := t.exitStatus(err, script)

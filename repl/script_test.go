@@ -45,8 +45,8 @@ func TestScripts(t *testing.T) {
 			"display 1: model.layers.2 residual",
 			"Finished: prefill",
 			"Stopped at lm_head (ParallelLMHead)  step 1 (decode)  tokens 2 (seq 0: 1, seq 1: 1)",
-			"Finished: 2 decode step(s)",
-			"Finished: 1 decode step(s)",
+			"Finished: 2 decode steps",
+			"Finished: 1 decode step\n",
 			"trace [3]   model.embed_tokens (VocabParallelEmbedding)  partial [2, 64], hidden_states [2, 64]",
 			"(hsdb) echo done\ndone\n")
 		for _, w := range want {

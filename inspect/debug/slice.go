@@ -5,6 +5,7 @@ import (
 
 	"hsdb/engine/model"
 	"hsdb/inspect/client"
+	"hsdb/inspect/plural"
 )
 
 // tokenRows maps the rows of a site tensor with n rows to token indices of
@@ -62,7 +63,7 @@ func rowRange(st *stopCtx, n int, sl client.Slice, name string) (client.Range, e
 			end = hi - lo
 		}
 		if t.Lo >= hi-lo || end > hi-lo {
-			return client.Range{}, fmt.Errorf("--tokens %d:%d: %s has %d tokens in step %d", t.Lo, end, what, hi-lo, b.Step)
+			return client.Range{}, fmt.Errorf("--tokens %d:%d: %s has %s in step %d", t.Lo, end, what, plural.N(hi-lo, "token"), b.Step)
 		}
 		lo, hi = lo+t.Lo, lo+end
 	}
