@@ -174,6 +174,14 @@ func cmdDump(t *Term, args string) error {
 		if n := client.Eagle3AuxNote(m); n != "" {
 			out += t.st.Warn.Render("note: "+n) + "\n"
 		}
+		// What the manifest records against the data, said where the
+		// dump is made and not only by a later check.
+		if len(m.Faults) > 0 {
+			out += t.st.Warn.Render("note: written under INJECTED FAULTS (a rehearsal, not data to train on; check fails it): "+strings.Join(m.Faults, "; ")) + "\n"
+		}
+		if len(m.Edits) > 0 {
+			out += t.st.Warn.Render("note: the values hold the pass's edits (manifest \"edits\"): "+strings.Join(m.Edits, "; ")) + "\n"
+		}
 		for _, r := range m.Validation {
 			st := r.Status
 			if st == "FAIL" {

@@ -180,7 +180,7 @@ func init() {
 				"`layers` records each decoder layer's output site: stream (default) = hidden_states + residual = HF output_hidden_states[i+1] " +
 				"(HF's last entry is post final norm), or vLLM's un-summed hidden_states or residual half. `site` records any per-token tensor of a site. " +
 				"Per-token tensors are split per sequence of the flattened batch, gathered across ranks when sharded (summed when partial) " +
-				"and checked across ranks when replicated; decode steps append rows. `list` shows what is captured, `clear` forgets it all.",
+				"and checked across ranks when replicated; decode steps append rows, and each `run` starts the recording over (a dump holds the last run and its gen steps). `list` shows what is captured, `clear` forgets it all.",
 			complete: completeCapture, fn: cmdCapture},
 		{aliases: []string{"dump"}, group: "captures", usage: "dump DIR [--force] [--dtype f32|bf16|f16] [--format hsdb|speculators|specforge] [--compress]", noRepeat: true,
 			help: "Write the captures as a validated dump: DIR/manifest.json and one safetensors file per sequence (DIR's missing parent directories are made).\n" +
