@@ -72,3 +72,20 @@ func TestDumpSaysFaultsAndEdits(t *testing.T) {
 		t.Fatalf("dump of a clean run:\n%s", out)
 	}
 }
+
+// TestBreakAlsoSetNote: a second breakpoint at a site one already stops at
+// fired with it silently ("[breakpoint 1; breakpoint 2]"); as gdb does,
+// creating it says which breakpoints are also set there, whether typed
+// with `model.` or without. Expected lines by hand.
+func TestBreakAlsoSetNote(t *testing.T) {
+	f := newFake(t, 1)
+	out := f.Exec("break layers.2")
+	if strings.Contains(out, "Note:") {
+		t.Fatalf("first breakpoint: %s", out)
+	}
+	f.AssertExec("break model.layers.2 if nan", "Breakpoint 2 at model.layers.2 (1 site) if nan\nNote: breakpoint 1 also set at model.layers.2.\n")
+	f.AssertExec("tbreak layers.2", "Note: breakpoints 1, 2 also set at layers.2.\n")
+	if out := f.Exec("break layers.3"); strings.Contains(out, "Note:") {
+		t.Fatalf("another site: %s", out)
+	}
+}

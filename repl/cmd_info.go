@@ -168,7 +168,9 @@ func showBatch(t *Term) error {
 			}
 		}
 	}
-	t.emit("batch", v, func() string {
+	// kind "step_batch": a list per sequence of the stopped step, not the
+	// object `input` emits as "batch".
+	t.emit("step_batch", v, func() string {
 		var b strings.Builder
 		fmt.Fprintf(&b, "%s: %s, %s\n", stepName(s.Step), plural.N(len(v), "sequence"), plural.N(s.Tokens, "token"))
 		for _, q := range v {

@@ -42,7 +42,11 @@ func TestInfoBatchShowsIDs(t *testing.T) {
 		}
 	}
 	var js []map[string]any
-	res := f.jsonExec("info batch")[0]["result"]
+	obj := f.jsonExec("info batch")[0]
+	if obj["kind"] != "step_batch" { // `input`'s object is kind "batch"
+		t.Fatalf("info batch --json kind %v", obj["kind"])
+	}
+	res := obj["result"]
 	b, _ := json.Marshal(res)
 	if err := json.Unmarshal(b, &js); err != nil || len(js) != 3 {
 		t.Fatalf("info batch --json: %s (%v)", b, err)
