@@ -1,0 +1,34 @@
+package repl
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestLensNotesDivergedRanks: after `set var … --rank 1` (README's
+// example) the logit lens joined rank 0's vocabulary shard, computed from
+// rank 0's stream, with rank 1's, computed from its edited copy, and said
+// nothing. Now it notes the rank whose copy differs in the rows it reads
+// and by how much: row 5 (seq 0's last token) column 0 set to 1000 on
+// rank 1, so max |Δ| = 1000 - stream[5, 0] (the value printed before,
+// float32), by hand; no note before the edit, nor for an edit of every
+// rank.
+func TestLensNotesDivergedRanks(t *testing.T) {
+	f := newFake(t, 2)
+	f.Exec(batchCmd)
+	f.Exec("break layers.4")
+	f.Exec("run")
+	if out := f.Exec("lens 2"); strings.Contains(out, "note:") {
+		t.Fatalf("lens before any edit:\n%s", out)
+	}
+	row := f.jsonExec("print stream[5, 0]")[0]["result"].(map[string]any)["ranks"].([]any)[1].(map[string]any)["values"].([]any)[0].([]any)
+	old := float32(row[0].(float64))
+	f.Exec("set var stream[5, 0] = 1000 --rank 1")
+	want := fmt.Sprintf("note: rank 1's stream differs from rank 0's in the rows read (max |Δ| %.4g): each rank's vocabulary shard", float64(1000-old))
+	f.AssertExec("lens 2", want)
+	f.Exec("set var stream[5, 0] = 1000")
+	if out := f.Exec("lens 2"); strings.Contains(out, "note:") {
+		t.Fatalf("lens after an edit of every rank:\n%s", out)
+	}
+}
