@@ -32,3 +32,20 @@ func TestLensNotesDivergedRanks(t *testing.T) {
 		t.Fatalf("lens after an edit of every rank:\n%s", out)
 	}
 }
+
+// TestInputWhileStoppedSaysNextRun: `input` at a stop set the batch of the
+// next run without saying that the stopped pass keeps its own; it now
+// notes it, and `info batch` still lists the stopped step's ids.
+func TestInputWhileStoppedSaysNextRun(t *testing.T) {
+	f := newFake(t, 1)
+	f.Exec("input ids 1,403")
+	f.Exec("break layers.1")
+	f.Exec("run")
+	f.AssertExec("input ids 1,400,281", "note: the pass stopped at model.layers.1 in step 0 (prefill) keeps its own batch (`info batch` lists it); this one is for the next `run`\n")
+	f.AssertExec("info batch", "  seq 0: 2 tokens [1, 403]")
+	f.Exec("continue")
+	if out := f.Exec("input ids 1,400"); strings.Contains(out, "note:") {
+		t.Fatalf("input with no pass stopped:\n%s", out)
+	}
+	f.AssertExec("run", "tokens 2 (seq 0: 2)")
+}
