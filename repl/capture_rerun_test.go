@@ -89,3 +89,17 @@ func TestBreakAlsoSetNote(t *testing.T) {
 		t.Fatalf("another site: %s", out)
 	}
 }
+
+// TestDumpOfSitesNamesThem: a dump of site captures alone printed
+// "layers none ()" and its layer-count rule "layers  (), sites …"; both
+// now name the sites (keys SITE:TENSOR, by hand from the command typed).
+func TestDumpOfSitesNamesThem(t *testing.T) {
+	f := newFake(t, 1)
+	f.Exec("input ids 1,403,407")
+	f.Exec("capture site layers.1.mlp output")
+	f.Exec("run")
+	out := f.AssertExec("dump "+filepath.Join(t.TempDir(), "s"), ": sites model.layers.1.mlp:output, f32\n", "pass  layer count       sites model.layers.1.mlp:output\n")
+	if strings.Contains(out, "()") || strings.Contains(out, "none") {
+		t.Fatalf("dump of site captures:\n%s", out)
+	}
+}

@@ -48,7 +48,7 @@ func TestCheckDiffAtStop(t *testing.T) {
 // TestDumpLineListsAsTyped: dump's summary wrote the layers as Go prints a
 // slice and the dtype in safetensors' spelling ("layers [1 3] (stream),
 // F32"), unlike `capture layers 1,3` and `--dtype f32`; it now writes them
-// as they are typed, and "none" for a dump of site captures alone.
+// as they are typed, and for a dump of site captures alone their keys.
 func TestDumpLineListsAsTyped(t *testing.T) {
 	f := newFake(t, 1)
 	dir := t.TempDir()
@@ -60,7 +60,7 @@ func TestDumpLineListsAsTyped(t *testing.T) {
 	f.Exec("capture clear")
 	f.Exec("capture site layers.2.mlp output")
 	f.Exec("run")
-	f.AssertExec("dump "+filepath.Join(dir, "c"), "layers none (")
+	f.AssertExec("dump "+filepath.Join(dir, "c"), ": sites model.layers.2.mlp:output, f32\n")
 }
 
 // TestHelpSubcommand: `help set var` and `help info break` (as gdb users

@@ -166,11 +166,21 @@ func cmdDump(t *Term, args string) error {
 		if len(m.Sequences) == 1 {
 			tokens = plural.N(m.Sequences[0].Length, "token")
 		}
-		layers := "none"
+		var what []string
 		if len(m.Capture.Layers) > 0 {
-			layers = joinInts(m.Capture.Layers) // as capture layers takes them
+			what = append(what, fmt.Sprintf("layers %s (%s)", joinInts(m.Capture.Layers), m.Capture.What)) // as capture layers takes them
 		}
-		out := fmt.Sprintf("dumped %s (%s) to %s: layers %s (%s), %s\n", plural.N(len(m.Sequences), "sequence"), tokens, dir, layers, m.Capture.What, strings.ToLower(m.Capture.DType))
+		if len(m.Capture.Sites) > 0 {
+			var keys []string
+			for _, x := range m.Capture.Sites {
+				keys = append(keys, x.Key)
+			}
+			what = append(what, "sites "+strings.Join(keys, ", "))
+		}
+		if len(what) == 0 {
+			what = []string{"nothing captured"}
+		}
+		out := fmt.Sprintf("dumped %s (%s) to %s: %s, %s\n", plural.N(len(m.Sequences), "sequence"), tokens, dir, strings.Join(what, "; "), strings.ToLower(m.Capture.DType))
 		if n := client.Eagle3AuxNote(m); n != "" {
 			out += t.st.Warn.Render("note: "+n) + "\n"
 		}

@@ -29,7 +29,14 @@ func (w *DumpWriter) validateDump(expected, n, nbad int, bad []string) []Validat
 	if w.plan != nil {
 		add(RuleLayerCount, len(w.plan.IDs) > 0, "%s ids %s", w.plan.Format, joinInts(w.plan.IDs))
 	} else {
-		add(RuleLayerCount, len(w.m.Capture.Layers)+len(w.m.Capture.Sites) > 0, "layers %s (%s)%s", joinInts(w.m.Capture.Layers), w.m.Capture.What, sitesNote(w.m.Capture.Sites))
+		what := fmt.Sprintf("layers %s (%s)%s", joinInts(w.m.Capture.Layers), w.m.Capture.What, sitesNote(w.m.Capture.Sites))
+		if len(w.m.Capture.Layers) == 0 { // site captures alone
+			what = strings.TrimPrefix(sitesNote(w.m.Capture.Sites), ", ")
+		}
+		if what == "" {
+			what = "nothing captured"
+		}
+		add(RuleLayerCount, len(w.m.Capture.Layers)+len(w.m.Capture.Sites) > 0, "%s", what)
 	}
 	var reps []string
 	ok := true
