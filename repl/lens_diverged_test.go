@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"hsdb/inspect/client"
 )
 
 // TestLensNotesDivergedRanks: after `set var … --rank 1` (README's
@@ -48,4 +50,24 @@ func TestInputWhileStoppedSaysNextRun(t *testing.T) {
 		t.Fatalf("input with no pass stopped:\n%s", out)
 	}
 	f.AssertExec("run", "tokens 2 (seq 0: 2)")
+}
+
+// TestBannerNamesEveryRanksDevice: the interactive banner named rank 0's
+// device alone ("on 2 ranks, cpu:0"); it names each device once, in rank
+// order, and the first and last of many. Expected text by hand.
+func TestBannerNamesEveryRanksDevice(t *testing.T) {
+	for _, c := range []struct {
+		devs []string
+		want string
+	}{
+		{[]string{"cpu:0"}, " on 1 rank, cpu:0 (why)."},
+		{[]string{"cpu:0", "cpu:1"}, " on 2 ranks, cpu:0, cpu:1 (why)."},
+		{[]string{"cuda:0", "cuda:0", "cuda:0", "cuda:0"}, " on 4 ranks, cuda:0 (why)."},
+		{[]string{"cpu:0", "cpu:1", "cpu:2", "cpu:3", "cpu:4", "cpu:5", "cpu:6", "cpu:7"}, " on 8 ranks, cpu:0, …, cpu:7 (why)."},
+	} {
+		m := client.ModelInfo{Path: "p", Arch: "A", Layers: 5, World: len(c.devs), Devices: c.devs, DeviceWhy: "why"}
+		if got := bannerText(m); !strings.Contains(got, "hsdb: p (A, 5 layers)"+c.want) {
+			t.Errorf("banner %q lacks %q", got, c.want)
+		}
+	}
 }
