@@ -160,11 +160,11 @@ func showBatch(t *Term) error {
 	v := make([]batchSeqView, len(seqs))
 	for i, q := range seqs {
 		v[i] = batchSeqView{Seq: q.Seq, Pos: q.Pos, Tokens: len(q.IDs), IDs: q.IDs}
-		if txt, err := t.c.Decode(q.IDs); err == nil {
+		if txt, err := t.piecesText(q.IDs, q.Pos > 0); err == nil {
 			v[i].Text = &txt
 			if len(q.IDs) > batchIDsWhole {
-				v[i].head, _ = t.c.Decode(q.IDs[:batchIDsHead])
-				v[i].tail, _ = t.c.Decode(q.IDs[len(q.IDs)-batchIDsTail:])
+				v[i].head, _ = t.piecesText(q.IDs[:batchIDsHead], q.Pos > 0)
+				v[i].tail, _ = t.piecesText(q.IDs[len(q.IDs)-batchIDsTail:], true)
 			}
 		}
 	}
@@ -179,6 +179,25 @@ func showBatch(t *Term) error {
 		return b.String()
 	})
 	return nil
+}
+
+// piecesText is the text of ids; with cont, as they read after earlier
+// tokens of their sequence: a tokenizer's Decode takes its first token as
+// a text's first word (llama2.c drops " a"'s space after BOS), so a
+// decode step's " a" would read "a". The continuation is what Decode
+// gives after the first id repeated, less that id's own text (used only
+// when that text is indeed its prefix; Decode of ids otherwise).
+func (t *Term) piecesText(ids []int32, cont bool) (string, error) {
+	txt, err := t.c.Decode(ids)
+	if err != nil || !cont || len(ids) == 0 {
+		return txt, err
+	}
+	first, err1 := t.c.Decode(ids[:1])
+	both, err2 := t.c.Decode(append([]int32{ids[0]}, ids...))
+	if err1 == nil && err2 == nil && strings.HasPrefix(both, first) {
+		return both[len(first):], nil
+	}
+	return txt, nil
 }
 
 // batchSeqLine renders one sequence of `info batch`: "seq 1: 4 tokens

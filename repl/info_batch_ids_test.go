@@ -15,7 +15,10 @@ import (
 // run.c drops it). Sequence 2 is BOS then ids 259..287 (30 ids): its line
 // shows the first 16 (1, 259..273) and the last 8 (280..287) and says
 // that 6 (274..279) were left out; --json lists every id. A decode step
-// shows the one id each sequence runs and its position.
+// shows the one id each sequence runs and its position, its text as it
+// follows the sequence (with the leading space Decode of it alone drops);
+// the tail of a clipped line reads the same way (" c he pay mer wasom":
+// 280..287 joined by hand).
 func TestInfoBatchShowsIDs(t *testing.T) {
 	f := newFake(t, 2)
 	long := []string{"1"}
@@ -30,7 +33,8 @@ func TestInfoBatchShowsIDs(t *testing.T) {
 		"step 0 (prefill): 3 sequences, 40 tokens",
 		`  seq 0: 6 tokens [1, 403, 407, 261, 378, 365]  "Once upon a time happ"`,
 		`  seq 1: 4 tokens [1, 400, 281, 350]  "do he up"`,
-		"  seq 2: 30 tokens [1, 259, 260, 261, 262, 263, 264, 265, 266, 267, 268, 269, 270, 271, 272, 273, …, 280, 281, 282, 283, 284, 285, 286, 287] (6 ids left out)  ",
+		"  seq 2: 30 tokens [1, 259, 260, 261, 262, 263, 264, 265, 266, 267, 268, 269, 270, 271, 272, 273, …, 280, 281, 282, 283, 284, 285, 286, 287] (6 ids left out)  " +
+			`"the a s wnd theed to b and hin f wa" … " c he pay mer wasom"`,
 	}
 	lines := strings.Split(out, "\n")
 	if len(lines) != 5 || lines[4] != "" {
@@ -66,4 +70,11 @@ func TestInfoBatchShowsIDs(t *testing.T) {
 	if !strings.HasPrefix(out, "step 1 (decode): 3 sequences, 3 tokens\n") || !strings.Contains(out, "  seq 1: 1 token at position 4 [") || !strings.Contains(out, "  seq 2: 1 token at position 30 [") {
 		t.Fatalf("info batch at a decode step:\n%s", out)
 	}
+	// A decode step's token reads as it follows the sequence: after "Once
+	// upon" the model feeds 261 " a" (greedy), with its space, not "a".
+	f.Exec("input ids 1,403,407")
+	f.Exec("run")
+	f.Exec("continue")
+	f.Exec("gen 1")
+	f.AssertExec("info batch", `  seq 0: 1 token at position 3 [261]  " a"`+"\n")
 }
