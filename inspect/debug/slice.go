@@ -79,7 +79,15 @@ func rowRange(st *stopCtx, n int, sl client.Slice, name string) (client.Range, e
 		}
 	}
 	if r.Lo < 0 {
-		return client.Range{}, fmt.Errorf("%s has no row for tokens %d:%d of the batch (it holds tokens %v)", name, lo, hi, tok)
+		var held []string
+		for i, t := range tok {
+			if i == 8 {
+				held = append(held, "…")
+				break
+			}
+			held = append(held, strconv.Itoa(t))
+		}
+		return client.Range{}, fmt.Errorf("%s has no row for tokens %d:%d of the batch (it holds rows for batch tokens %s only)", name, lo, hi, strings.Join(held, ", "))
 	}
 	return r, nil
 }
