@@ -66,7 +66,7 @@ func TestCaptureDumpCheckREPL(t *testing.T) {
 	f.Exec("run")
 	f.AssertExec("capture list", "captured: seq 0: 7 tokens, seq 1: 3 tokens, seq 2: 12 tokens")
 	dir := filepath.Join(t.TempDir(), "dump")
-	f.AssertExec("dump "+dir, "dumped 3 sequence(s) (7, 3, 12 tokens)", "pass  replicas equal")
+	f.AssertExec("dump "+dir, "dumped 3 sequences (7, 3, 12 tokens)", "pass  replicas equal")
 	m, err := capture.ReadManifest(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -165,7 +165,7 @@ func TestDumpTrainerFormatsREPL(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "hs")
 	f.AssertError("dump "+dir+" --format eagle", `--format "eagle": want hsdb, speculators or specforge`)
 	f.AssertError("dump "+dir+" --format specforge", "capture site model.norm hidden_states")
-	f.AssertExec("dump "+dir+" --format speculators --dtype f32", "dumped 3 sequence(s)")
+	f.AssertExec("dump "+dir+" --format speculators --dtype f32", "dumped 3 sequences")
 	off := 0
 	for i, n := range lens {
 		sf, err := safetensors.Open(filepath.Join(dir, fmt.Sprintf("hs_%d.safetensors", i)))
@@ -194,11 +194,11 @@ func TestDumpTrainerFormatsREPL(t *testing.T) {
 	f.Exec("run")
 	sfDir := filepath.Join(t.TempDir(), "sf")
 	// Two aux layers: SpecForge's draft reads three (TestSpecForgeAuxCount).
-	f.AssertExec("dump "+sfDir+" --format specforge", "dumped 3 sequence(s)", "aux_hidden_state holds 2 layers")
+	f.AssertExec("dump "+sfDir+" --format specforge", "dumped 3 sequences", "aux_hidden_state holds 2 layers")
 	f.AssertExec("check "+sfDir, "pass  matches model", "3 files: 0 valid, 3 invalid")
 	f.Exec("capture layers 1")
 	f.Exec("run")
 	sfDir3 := filepath.Join(t.TempDir(), "sf3")
-	f.AssertExec("dump "+sfDir3+" --format specforge", "dumped 3 sequence(s)")
+	f.AssertExec("dump "+sfDir3+" --format specforge", "dumped 3 sequences")
 	f.AssertExec("check "+sfDir3, "pass  matches model", "3 files: 3 valid")
 }

@@ -48,7 +48,7 @@ func TestCheckDiffAtStop(t *testing.T) {
 // TestDumpLineListsAsTyped: dump's summary wrote the layers as Go prints a
 // slice and the dtype in safetensors' spelling ("layers [1 3] (stream),
 // F32"), unlike `capture layers 1,3` and `--dtype f32`; it now writes them
-// as they are typed, and "none" for a dump of site captures alone.
+// as they are typed, and for a dump of site captures alone their keys.
 func TestDumpLineListsAsTyped(t *testing.T) {
 	f := newFake(t, 1)
 	dir := t.TempDir()
@@ -60,7 +60,7 @@ func TestDumpLineListsAsTyped(t *testing.T) {
 	f.Exec("capture clear")
 	f.Exec("capture site layers.2.mlp output")
 	f.Exec("run")
-	f.AssertExec("dump "+filepath.Join(dir, "c"), "layers none (")
+	f.AssertExec("dump "+filepath.Join(dir, "c"), ": sites model.layers.2.mlp:output, f32\n")
 }
 
 // TestHelpSubcommand: `help set var` and `help info break` (as gdb users
@@ -176,7 +176,7 @@ func TestInputFileLossMaskNoted(t *testing.T) {
 	dir := t.TempDir()
 	masked := filepath.Join(dir, "m.jsonl")
 	writeFile(t, masked, `{"input_ids": [1, 403, 407], "loss_mask": [0, 1, 1]}`+"\n"+`{"input_ids": [1, 400]}`+"\n"+`{"input_ids": [1, 400], "loss_mask": null}`+"\n")
-	f.AssertExec("input file "+masked, "seq 2: [1, 400]", "note: "+masked+": the loss_mask of 1 row(s) is not kept")
+	f.AssertExec("input file "+masked, "seq 2: [1, 400]", "note: "+masked+": the loss_mask of 1 row is not kept")
 	res := f.jsonExec("input file " + masked)[0]["result"].(map[string]any)
 	if notes, _ := res["notes"].([]any); len(notes) != 1 {
 		t.Errorf("--json notes: %v", res["notes"])
@@ -231,7 +231,7 @@ func TestHFModuleNamesFused(t *testing.T) {
 	f.AssertError("break layers.*.mlp.gate_proj", "HF's gate_proj is fused into vLLM's gate_up_proj here: layers.*.mlp.gate_up_proj (tensor gate)")
 	f.AssertError("capture site layers.1.mlp.up_proj up", "HF's up_proj is fused into vLLM's gate_up_proj here: layers.1.mlp.gate_up_proj (tensor up)")
 	f.AssertError("capture site layers.9.mlp output", "matches no site of this model (layers 0-4;")
-	f.AssertExec("break layers.0.self_attn.qkv_proj", "Breakpoint 1 at layers.0.self_attn.qkv_proj (1 site(s))")
+	f.AssertExec("break layers.0.self_attn.qkv_proj", "Breakpoint 1 at layers.0.self_attn.qkv_proj (1 site)")
 	ds := openFake(t, "../testdata/hf/deepseek_v3", engine.Options{})
 	ds.AssertError("break layers.0.self_attn.q_a_proj", "HF's q_a_proj is fused into vLLM's fused_qkv_a_proj here: layers.0.self_attn.fused_qkv_a_proj (tensor q_c)")
 }

@@ -48,6 +48,7 @@ func (c *stubClient) Break(p, cond string, temp bool) (client.Breakpoint, error)
 	c.call("Break %q %q %v", p, cond, temp)
 	return client.Breakpoint{ID: 1, Kind: "breakpoint", Pattern: p, Cond: cond, Enabled: true, Sites: 1}, nil
 }
+func (c *stubClient) Breakpoints() ([]client.Breakpoint, error) { return nil, nil }
 func (c *stubClient) Print(name string, sl client.Slice) (*client.TensorReport, error) {
 	c.call("Print %s rank=%d seq=%d tokens=%v", name, sl.Rank, sl.Seq, sl.Tokens)
 	return c.report, nil

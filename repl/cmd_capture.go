@@ -7,6 +7,7 @@ import (
 
 	"hsdb/engine/tensor"
 	"hsdb/inspect/client"
+	"hsdb/inspect/plural"
 )
 
 func cmdCapture(t *Term, args string) error {
@@ -89,10 +90,10 @@ func (t *Term) showCaptures() error {
 			var short []string
 			for _, sp := range v.Specs {
 				if n := s.Rows[sp.Key]; n < s.Tokens {
-					short = append(short, fmt.Sprintf("%s: %d of %d rows", sp.Key, n, s.Tokens))
+					short = append(short, fmt.Sprintf("%s: %d of %s", sp.Key, n, plural.N(s.Tokens, "row")))
 				}
 			}
-			p := fmt.Sprintf("seq %d: %d tokens", s.Seq, s.Tokens)
+			p := fmt.Sprintf("seq %d: %s", s.Seq, plural.N(s.Tokens, "token"))
 			if len(short) > 0 {
 				p += " (" + t.st.Warn.Render(strings.Join(short, ", ")) + ")"
 			}
@@ -161,13 +162,35 @@ func cmdDump(t *Term, args string) error {
 		for _, s := range m.Sequences {
 			lens = append(lens, strconv.Itoa(s.Length))
 		}
-		layers := "none"
-		if len(m.Capture.Layers) > 0 {
-			layers = joinInts(m.Capture.Layers) // as capture layers takes them
+		tokens := strings.Join(lens, ", ") + " tokens"
+		if len(m.Sequences) == 1 {
+			tokens = plural.N(m.Sequences[0].Length, "token")
 		}
-		out := fmt.Sprintf("dumped %d sequence(s) (%s tokens) to %s: layers %s (%s), %s\n", len(m.Sequences), strings.Join(lens, ", "), dir, layers, m.Capture.What, strings.ToLower(m.Capture.DType))
+		var what []string
+		if len(m.Capture.Layers) > 0 {
+			what = append(what, fmt.Sprintf("layers %s (%s)", joinInts(m.Capture.Layers), m.Capture.What)) // as capture layers takes them
+		}
+		if len(m.Capture.Sites) > 0 {
+			var keys []string
+			for _, x := range m.Capture.Sites {
+				keys = append(keys, x.Key)
+			}
+			what = append(what, "sites "+strings.Join(keys, ", "))
+		}
+		if len(what) == 0 {
+			what = []string{"nothing captured"}
+		}
+		out := fmt.Sprintf("dumped %s (%s) to %s: %s, %s\n", plural.N(len(m.Sequences), "sequence"), tokens, dir, strings.Join(what, "; "), strings.ToLower(m.Capture.DType))
 		if n := client.Eagle3AuxNote(m); n != "" {
 			out += t.st.Warn.Render("note: "+n) + "\n"
+		}
+		// What the manifest records against the data, said where the
+		// dump is made and not only by a later check.
+		if len(m.Faults) > 0 {
+			out += t.st.Warn.Render("note: written under INJECTED FAULTS (a rehearsal, not data to train on; check fails it): "+strings.Join(m.Faults, "; ")) + "\n"
+		}
+		if len(m.Edits) > 0 {
+			out += t.st.Warn.Render("note: the values hold the pass's edits (manifest \"edits\"): "+strings.Join(m.Edits, "; ")) + "\n"
 		}
 		for _, r := range m.Validation {
 			st := r.Status

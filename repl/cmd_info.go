@@ -3,7 +3,10 @@ package repl
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+
+	"hsdb/inspect/plural"
 )
 
 func cmdInfo(t *Term, args string) error {
@@ -19,10 +22,10 @@ func cmdInfo(t *Term, args string) error {
 		if err != nil {
 			return err
 		}
-		head := fmt.Sprintf("%d tensors were stored as fp8 (e4m3 with block scales) and dequantized on load:", len(n))
+		head := fmt.Sprintf("%s stored as fp8 (e4m3 with block scales) and dequantized on load:", plural.Of(len(n), "tensor was", "tensors were"))
 		none := "no tensor was stored as fp8"
 		if q, err := t.c.QuantizedTensors(); err == nil && len(q) > len(n) {
-			none += fmt.Sprintf(" (%d other quantized weights: `info model --quantized` lists them)", len(q)-len(n))
+			none += fmt.Sprintf(" (%s: `info model --quantized` lists them)", plural.Of(len(q)-len(n), "other quantized weight", "other quantized weights"))
 		}
 		t.emit("fp8", n, func() string { return namesText(n, head, none) })
 	case "model --quantized":
@@ -38,7 +41,7 @@ func cmdInfo(t *Term, args string) error {
 		}
 		n := m.Weights.Unused
 		t.emit("unused", n, func() string {
-			return namesText(n, fmt.Sprintf("%d checkpoint tensors are not used by the model:", len(n)), "every checkpoint tensor is used")
+			return namesText(n, fmt.Sprintf("%s not used by the model:", plural.Of(len(n), "checkpoint tensor is", "checkpoint tensors are")), "every checkpoint tensor is used")
 		})
 	case "layers":
 		l, err := t.c.Layers()
@@ -113,15 +116,32 @@ func cmdTree(t *Term, args string) error {
 	return nil
 }
 
-// batchSeqView is one sequence of `info batch`.
+// batchSeqView is one sequence of `info batch`: its number, the position
+// of its first token in the step, its token count and ids, and its text
+// when the model has a tokenizer.
 type batchSeqView struct {
-	Seq    int `json:"seq"`
-	Tokens int `json:"tokens"`
+	Seq    int     `json:"seq"`
+	Pos    int     `json:"pos"`
+	Tokens int     `json:"tokens"`
+	IDs    []int32 `json:"ids"`
+	Text   *string `json:"text,omitempty"`
+	// head and tail are the text of the ids a clipped line shows.
+	head, tail string
 }
 
-// showBatch is `info batch`: the sequences of the stopped pass's step (its
-// number and token count each, one a line), or, with no pass stopped, the
-// batch `input` set.
+// Ids a line of `info batch` shows of a long sequence: all of at most
+// batchIDsWhole, else the first batchIDsHead and the last batchIDsTail,
+// saying how many were left out (--json lists every id).
+const (
+	batchIDsWhole = 24
+	batchIDsHead  = 16
+	batchIDsTail  = 8
+)
+
+// showBatch is `info batch`: the sequences of the stopped pass's step, one
+// a line, each with its token count and ids (clipped when long) and their
+// text where the model has a tokenizer; with no pass stopped, the batch
+// `input` set.
 func showBatch(t *Term) error {
 	s, err := t.c.Stopped()
 	if err != nil {
@@ -133,17 +153,72 @@ func showBatch(t *Term) error {
 		}
 		return cmdInput(t, "")
 	}
-	v := make([]batchSeqView, len(s.SeqLens))
-	for i, n := range s.SeqLens {
-		v[i] = batchSeqView{Seq: s.Seqs[i], Tokens: n}
+	seqs, err := t.c.StepBatch()
+	if err != nil {
+		return err
 	}
-	t.emit("batch", v, func() string {
+	v := make([]batchSeqView, len(seqs))
+	for i, q := range seqs {
+		v[i] = batchSeqView{Seq: q.Seq, Pos: q.Pos, Tokens: len(q.IDs), IDs: q.IDs}
+		if txt, err := t.piecesText(q.IDs, q.Pos > 0); err == nil {
+			v[i].Text = &txt
+			if len(q.IDs) > batchIDsWhole {
+				v[i].head, _ = t.piecesText(q.IDs[:batchIDsHead], q.Pos > 0)
+				v[i].tail, _ = t.piecesText(q.IDs[len(q.IDs)-batchIDsTail:], true)
+			}
+		}
+	}
+	// kind "step_batch": a list per sequence of the stopped step, not the
+	// object `input` emits as "batch".
+	t.emit("step_batch", v, func() string {
 		var b strings.Builder
-		fmt.Fprintf(&b, "%s: %d sequences, %d tokens\n", stepName(s.Step), len(v), s.Tokens)
+		fmt.Fprintf(&b, "%s: %s, %s\n", stepName(s.Step), plural.N(len(v), "sequence"), plural.N(s.Tokens, "token"))
 		for _, q := range v {
-			fmt.Fprintf(&b, "  seq %d: %d tokens\n", q.Seq, q.Tokens)
+			b.WriteString(t.batchSeqLine(q) + "\n")
 		}
 		return b.String()
 	})
 	return nil
+}
+
+// piecesText is the text of ids; with cont, as they read after earlier
+// tokens of their sequence: a tokenizer's Decode takes its first token as
+// a text's first word (llama2.c drops " a"'s space after BOS), so a
+// decode step's " a" would read "a". The continuation is what Decode
+// gives after the first id repeated, less that id's own text (used only
+// when that text is indeed its prefix; Decode of ids otherwise).
+func (t *Term) piecesText(ids []int32, cont bool) (string, error) {
+	txt, err := t.c.Decode(ids)
+	if err != nil || !cont || len(ids) == 0 {
+		return txt, err
+	}
+	first, err1 := t.c.Decode(ids[:1])
+	both, err2 := t.c.Decode(append([]int32{ids[0]}, ids...))
+	if err1 == nil && err2 == nil && strings.HasPrefix(both, first) {
+		return both[len(first):], nil
+	}
+	return txt, nil
+}
+
+// batchSeqLine renders one sequence of `info batch`: "seq 1: 4 tokens
+// [1, 400, 281, 350]  "do he up"", "at position P" in a decode step, and
+// a long sequence as its first and last ids with the count left out.
+func (t *Term) batchSeqLine(q batchSeqView) string {
+	line := fmt.Sprintf("  seq %d: %s", q.Seq, plural.N(q.Tokens, "token"))
+	if q.Pos > 0 {
+		line += fmt.Sprintf(" at position %d", q.Pos)
+	}
+	if len(q.IDs) <= batchIDsWhole {
+		line += " " + idsText(q.IDs)
+		if q.Text != nil {
+			line += "  " + t.st.Dim.Render(strconv.Quote(*q.Text))
+		}
+		return line
+	}
+	head, tail := idsText(q.IDs[:batchIDsHead]), idsText(q.IDs[len(q.IDs)-batchIDsTail:])
+	line += fmt.Sprintf(" %s, …, %s (%s left out)", strings.TrimSuffix(head, "]"), strings.TrimPrefix(tail, "["), plural.N(len(q.IDs)-batchIDsHead-batchIDsTail, "id"))
+	if q.Text != nil {
+		line += "  " + t.st.Dim.Render(strconv.Quote(q.head)+" … "+strconv.Quote(q.tail))
+	}
+	return line
 }

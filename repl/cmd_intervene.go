@@ -237,6 +237,9 @@ func cmdLens(t *Term, args string) error {
 			}
 			fmt.Fprintf(&b, "seq %d (row %d):\n%s", s.Seq, s.Row, tb.render(t.st))
 		}
+		for _, n := range rep.Notes {
+			b.WriteString(t.st.Warn.Render("note: "+n) + "\n")
+		}
 		return b.String()
 	})
 	return nil

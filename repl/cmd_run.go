@@ -75,6 +75,9 @@ func cmdInput(t *Term, args string) error {
 		if err := t.c.SetBatch(seqs); err != nil {
 			return err
 		}
+		if s, err := t.c.Stopped(); err == nil && s != nil {
+			notes = append(notes, fmt.Sprintf("the pass stopped at %s in %s keeps its own batch (`info batch` lists it); this one is for the next `run`", s.Site, stepName(s.Step)))
+		}
 	}
 	b, err := t.c.Batch()
 	if err != nil {

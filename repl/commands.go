@@ -101,7 +101,7 @@ func init() {
 			help: "Statistics of a tensor at the stop, one row per rank, or its values.\n" +
 				"Columns: shape, dtype, sharding, then the statistics of `set stats` (std is the population std, ddof=0 like torch.std(unbiased=False); " +
 				"mean, std, min, max, absmax and l2 are over finite elements and show — when there is none), " +
-				"and for replicated tensors max |Δ| against rank 0. Sharded tensors get a `gathered` row, partial sums a `sum` row. " +
+				"and for replicated tensors on more than one rank max |Δ| against rank 0 (the column is left out at tp 1 and for sharded or partial tensors). Sharded tensors get a `gathered` row, partial sums a `sum` row. " +
 				"--seq S selects one sequence of the batch, --tokens A:B its tokens (or the batch's). " +
 				"With an index, prints values: print hidden_states[3, :8] (rows after --seq/--tokens; columns of each rank's tensor, each shard's line naming the full tensor's columns they are, and of the full tensor in the gathered row).",
 			complete: completeTensors, fn: cmdPrint},
@@ -170,7 +170,7 @@ func init() {
 		{aliases: []string{"lens"}, group: "interventions", usage: "lens [K]",
 			help: "The logit lens: the final norm and lm_head applied to the stopped layer's stream (or the embeddings at model.embed_tokens).\n" +
 				"For each sequence's last token of the step, the K (5) tokens of largest logit, decoded, with their softmax probability over the whole vocabulary. " +
-				"Every rank computes its vocabulary shard; at the last layer it equals the model's own logits.",
+				"Every rank computes its vocabulary shard from its own copy of the stream (a note says when the copies differ, after `set var --rank`); at the last layer it equals the model's own logits.",
 			fn: cmdLens},
 
 		// captures
@@ -180,7 +180,7 @@ func init() {
 				"`layers` records each decoder layer's output site: stream (default) = hidden_states + residual = HF output_hidden_states[i+1] " +
 				"(HF's last entry is post final norm), or vLLM's un-summed hidden_states or residual half. `site` records any per-token tensor of a site. " +
 				"Per-token tensors are split per sequence of the flattened batch, gathered across ranks when sharded (summed when partial) " +
-				"and checked across ranks when replicated; decode steps append rows. `list` shows what is captured, `clear` forgets it all.",
+				"and checked across ranks when replicated; decode steps append rows, and each `run` starts the recording over (a dump holds the last run and its gen steps). `list` shows what is captured, `clear` forgets it all.",
 			complete: completeCapture, fn: cmdCapture},
 		{aliases: []string{"dump"}, group: "captures", usage: "dump DIR [--force] [--dtype f32|bf16|f16] [--format hsdb|speculators|specforge] [--compress]", noRepeat: true,
 			help: "Write the captures as a validated dump: DIR/manifest.json and one safetensors file per sequence (DIR's missing parent directories are made).\n" +
@@ -219,7 +219,7 @@ func init() {
 				"ranks: device and weight shards per rank (embeddings and lm_head as real rows of the vocabulary with vLLM's padded range, each run of decoder layers split alike once, which routed experts each rank holds) and, with rank workers, each rank's worker process: pid, host and state " +
 				"(idle, running, at a stop, stopped by a signal, or FAILED with its fault report), read without waiting on any worker; " +
 				"memory: device bytes per rank; sites: every site in visit order with its tensors; break: breakpoints and watches (also breakpoints, b, watchpoints); display: displays; frame: the frame looked at (as `frame`); stack: the backtrace (as `bt`); " +
-				"batch: the sequences of the stopped step, one a line (a stop line lists at most 4), or the batch input set. " +
+				"batch: the sequences of the stopped step, one a line (a stop line lists at most 4): token count, position in a decode step, the token ids (a sequence over 24 ids as its first 16 and last 8, saying how many were left out; json lists all) and their text where a tokenizer is loaded; or the batch input set. " +
 				"edits: the edits (`set var`, `patch`) of the current pass, then persistent and armed ones, with how often each was applied. inject: the injected faults.",
 			complete: words("model", "layers", "ranks", "memory", "sites", "break", "display", "frame", "batch", "edits", "inject"), fn: cmdInfo},
 		{aliases: []string{"tree"}, group: "model", usage: "tree [SITE]",
@@ -232,7 +232,7 @@ func init() {
 				"(`* 0.5`, `+ 1`, `- 2`, `/ 4`, also written `stream * 0.5`). Rows as print counts them (after --seq/--tokens); columns of the full tensor (a sharded tensor's ranks each write the columns they hold). " +
 				"Every rank's copy, or --rank R's only (a replicated tensor then diverges on R, as `ranks` shows). Only tensors the pass reads after the stop can be edited (outputs; not a module's input). " +
 				"At a decoder layer, stream = hidden_states + residual is made for the stop only: editing it writes the edited stream into hidden_states and zeros residual in the edited rows, " +
-				"so the pair vLLM passes on sums exactly to the edited stream (hidden_states and residual then no longer hold their own halves). " +
+				"so the pair vLLM passes on sums exactly to the edited stream (hidden_states and residual then no longer hold their own halves); editing hidden_states or residual makes stream again in the edited rows. " +
 				"A partial sum takes = and + only with --rank. Edits are listed by `info edits`, shown at every later stop and in a dump's manifest (\"edits\"), and reset by `run`; " +
 				"--persist applies the edit again at the same site and step of every later run (ablations) until `delete edits`; a run where it no longer fits (another batch) stops with its error.\n" +
 				"A value the option does not take is an error and leaves the option as it was. " +

@@ -34,6 +34,6 @@ func TestDumpOverNonDumpSaysSo(t *testing.T) {
 		t.Fatalf("%s changed", file)
 	}
 	d := filepath.Join(dir, "d")
-	f.AssertExec("dump "+d, "dumped 2 sequence(s)")
+	f.AssertExec("dump "+d, "dumped 2 sequences")
 	f.AssertError("dump "+d, "dump exists; give --force to replace it")
 }

@@ -129,7 +129,7 @@ func TestCase23StopLineBigBatch(t *testing.T) {
 	if !strings.HasPrefix(first, "Stopped at model.layers.2") || !strings.Contains(first, "[breakpoint 1]") {
 		t.Fatalf("the stop line is not one line:\n%s", out)
 	}
-	list := f.AssertExec("info batch", "step 0 (prefill): 64 sequences, 2080 tokens", "  seq 0: 1 tokens", "  seq 63: 64 tokens")
+	list := f.AssertExec("info batch", "step 0 (prefill): 64 sequences, 2080 tokens", "  seq 0: 1 token [1]", "  seq 63: 64 tokens [1, 1,")
 	if n := strings.Count(list, "\n  seq "); n != 64 {
 		t.Fatalf("info batch lists %d sequences", n)
 	}

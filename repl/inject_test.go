@@ -15,7 +15,7 @@ func TestInjectCommand(t *testing.T) {
 	f := newFake(t, 2)
 	f.AssertExec("info inject", "no faults injected")
 	f.AssertError("inject bogus", `inject: unknown fault "bogus" (want one of skip-allreduce,`)
-	f.AssertError("inject perturb-rank --rank 5", "inject perturb-rank: --rank 5, the model runs on 2 rank(s)")
+	f.AssertError("inject perturb-rank --rank 5", "inject perturb-rank: --rank 5, the model runs on 2 ranks")
 	f.AssertError("inject router-softmax", "inject router-softmax: the model has no GateLinear there to act on")
 	f.AssertError("inject shift-rows at layers.99", "inject shift-rows: no site model.layers.99")
 	f.AssertExec("inject shift-rows at layers.1", "1 fault injected into every run:", "1  shift-rows 1 at model.layers.1")

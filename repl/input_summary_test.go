@@ -27,7 +27,7 @@ func TestInputSummarisesBigBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := newFake(t, 1)
-	out := f.AssertExec("input file "+p, "batch: 6 sequence(s), 27 tokens (shortest 2, longest 7)", "  seq 3: ", "… 2 more (`input` alone lists them all)")
+	out := f.AssertExec("input file "+p, "batch: 6 sequences, 27 tokens (shortest 2, longest 7)", "  seq 3: ", "… 2 more (`input` alone lists them all)")
 	if strings.Contains(out, "seq 4:") || strings.Contains(out, "seq 5:") {
 		t.Errorf("setting the batch listed every sequence:\n%s", out)
 	}

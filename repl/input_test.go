@@ -35,12 +35,12 @@ func TestInputTextQuoting(t *testing.T) {
 		{`input text "caf\u00e9 \U0001F600 \ud83d\ude00"`, "café 😀 😀"},
 		{`input text 'no \n escapes; here'`, `no \n escapes; here`},
 	} {
-		out := f.AssertExec(tc.line, "1 sequence(s)")
+		out := f.AssertExec(tc.line, "1 sequence, ")
 		if !strings.Contains(out, "seq 0: "+ids(tc.want)) {
 			t.Errorf("%s: want ids %s for %q:\n%s", tc.line, ids(tc.want), tc.want, out)
 		}
 	}
-	out := f.AssertExec(`input text "a;b" ; ids 1,2 ; text "c"`, "3 sequence(s)", "seq 1: [1, 2]")
+	out := f.AssertExec(`input text "a;b" ; ids 1,2 ; text "c"`, "3 sequences", "seq 1: [1, 2]")
 	if !strings.Contains(out, "seq 0: "+ids("a;b")) || !strings.Contains(out, "seq 2: "+ids("c")) {
 		t.Fatalf("three sequences:\n%s", out)
 	}

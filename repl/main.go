@@ -6,8 +6,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"hsdb/inspect/client"
+	"hsdb/inspect/plural"
 )
 
 // RunConfig is how `hsdb` runs the debugger: a script (-x), JSON output,
@@ -55,15 +58,7 @@ func Run(dbg client.Client, c RunConfig) int {
 			fmt.Fprintln(c.Err, "hsdb:", merr)
 			return 1
 		}
-		layers := fmt.Sprintf("%d layers", m.Layers)
-		if m.Loaded.Partial {
-			layers = "decoder " + m.Loaded.String()
-		}
-		dev := m.Devices[0]
-		if m.DeviceWhy != "" {
-			dev += " (" + m.DeviceWhy + ")"
-		}
-		fmt.Fprintf(c.Out, "hsdb: %s (%s, %s) on %d rank(s), %s. `help` lists the commands.\n", m.Path, m.Arch, layers, m.World, dev)
+		fmt.Fprintln(c.Out, bannerText(m))
 		err = t.Interactive(hist)
 	}
 	code := t.exitStatus(err, script)
@@ -89,4 +84,29 @@ func (t *Term) exitStatus(err error, script bool) int {
 		return 0
 	}
 	return 1
+}
+
+// bannerText is the line the interactive debugger starts with: the model,
+// its layers, the ranks and the devices they run on ("cpu:0, cpu:1" at tp
+// 2: every rank's device once, in rank order; the first and last of more
+// than 4) and why that device.
+func bannerText(m client.ModelInfo) string {
+	layers := plural.N(m.Layers, "layer")
+	if m.Loaded.Partial {
+		layers = "decoder " + m.Loaded.String()
+	}
+	var devs []string
+	for _, d := range m.Devices {
+		if !slices.Contains(devs, d) {
+			devs = append(devs, d)
+		}
+	}
+	if len(devs) > 4 {
+		devs = []string{devs[0], "…", devs[len(devs)-1]}
+	}
+	dev := strings.Join(devs, ", ")
+	if m.DeviceWhy != "" {
+		dev += " (" + m.DeviceWhy + ")"
+	}
+	return fmt.Sprintf("hsdb: %s (%s, %s) on %s, %s. `help` lists the commands.", m.Path, m.Arch, layers, plural.N(m.World, "rank"), dev)
 }

@@ -74,8 +74,8 @@ func TestInfoModelDTypes(t *testing.T) {
 func TestInfoModelWarnsUnusedTensors(t *testing.T) {
 	dir := rewriteLlama(t, tensor.F32, map[string]*tensor.Tensor{"model.vision_tower.proj.weight": tensor.FromF32([]float32{1, 2}, 2)})
 	f := openFake(t, dir, engine.Options{})
-	f.AssertExec("info model", "unused tensors     warning: 1 checkpoint tensors are not used by LlamaForCausalLM: model.vision_tower.proj.weight\n")
-	f.AssertExec("info model --unused", "1 checkpoint tensors are not used by the model:\n  model.vision_tower.proj.weight")
+	f.AssertExec("info model", "unused tensors     warning: 1 checkpoint tensor is not used by LlamaForCausalLM: model.vision_tower.proj.weight\n")
+	f.AssertExec("info model --unused", "1 checkpoint tensor is not used by the model:\n  model.vision_tower.proj.weight")
 	f = openFake(t, "../testdata/hf/llama", engine.Options{})
 	if out := f.Exec("info model"); strings.Contains(out, "unused") {
 		t.Fatalf("clean checkpoint warns:\n%s", out)

@@ -3,6 +3,7 @@ package repl
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -43,13 +44,20 @@ func (t *Term) statCell(r client.RankStats, name string) string {
 }
 
 // printText renders print's table: one row per rank, then the gathered row.
+// The "|Δ| vs rank0" column is there only when some row has a value (a
+// replicated tensor on more than one rank): at tp 1, and for a sharded or
+// partial tensor, there is nothing to compare, as the JSON, which leaves
+// max_abs_diff_rank0 out, says too.
 func (t *Term) printText(rep *client.TensorReport) string {
 	extra := fmt.Sprintf("  rows %d:%d", rep.Rows.Lo, rep.Rows.Hi)
 	if rep.Seq >= 0 {
 		extra += fmt.Sprintf(" (seq %d)", rep.Seq)
 	}
+	diffs := slices.ContainsFunc(rep.Ranks, func(r client.RankStats) bool { return r.DiffRank0 != nil })
 	head := append([]string{"rank", "shape", "dtype", "shard"}, t.opts.stats...)
-	head = append(head, "|Δ| vs rank0")
+	if diffs {
+		head = append(head, "|Δ| vs rank0")
+	}
 	tb := newTable(head...)
 	for i := 4; i < len(head); i++ {
 		tb.alignRight(i)
@@ -63,6 +71,7 @@ func (t *Term) printText(rep *client.TensorReport) string {
 			cells = append(cells, t.statCell(r, s))
 		}
 		switch {
+		case !diffs:
 		case r.DiffRank0 == nil:
 			cells = append(cells, "")
 		case r.Diverged:

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"hsdb/inspect/client"
+	"hsdb/inspect/plural"
 )
 
 // byteSize formats a byte count in binary units.
@@ -62,11 +63,11 @@ func (t *Term) modelText(m client.ModelInfo) string {
 	add("weights kept as", kept)
 	switch {
 	case w.Dequantized > 0 && fp8:
-		add("fp8", fmt.Sprintf("%d tensors were stored as fp8 and dequantized on load (`info model --fp8` lists them)", w.Dequantized))
+		add("fp8", fmt.Sprintf("%s stored as fp8 and dequantized on load (`info model --fp8` lists them)", plural.Of(w.Dequantized, "tensor was", "tensors were")))
 	case w.Dequantized > 0 && w.Packed:
-		add("quantized", fmt.Sprintf("%d linear weights stored as %s, kept packed on the device (`info model --quantized` lists them)", w.Dequantized, w.QuantFormat))
+		add("quantized", fmt.Sprintf("%s stored as %s, kept packed on the device (`info model --quantized` lists them)", plural.N(w.Dequantized, "linear weight"), w.QuantFormat))
 	case w.Dequantized > 0:
-		add("quantized", fmt.Sprintf("%d linear weights stored as %s, dequantized on load (`info model --quantized` lists them)", w.Dequantized, w.QuantFormat))
+		add("quantized", fmt.Sprintf("%s stored as %s, dequantized on load (`info model --quantized` lists them)", plural.N(w.Dequantized, "linear weight"), w.QuantFormat))
 	}
 	add("activations", m.ActDType)
 	if n := len(w.Unused); n > 0 {
@@ -75,7 +76,7 @@ func (t *Term) modelText(m client.ModelInfo) string {
 		if n > len(show) {
 			more = fmt.Sprintf(" and %d more (`info model --unused` lists them)", n-len(show))
 		}
-		add("unused tensors", t.st.Warn.Render(fmt.Sprintf("warning: %d checkpoint tensors are not used by %s: %s%s", n, m.Arch, strings.Join(show, ", "), more)))
+		add("unused tensors", t.st.Warn.Render(fmt.Sprintf("warning: %s not used by %s: %s%s", plural.Of(n, "checkpoint tensor is", "checkpoint tensors are"), m.Arch, strings.Join(show, ", "), more)))
 	}
 	add("parameters", strconv.FormatInt(m.Params, 10))
 	add("world size", strconv.Itoa(m.World))
@@ -107,7 +108,7 @@ func dtypeCounts(cs []client.DTypeCount, err string) string {
 	}
 	var parts []string
 	for _, c := range cs {
-		parts = append(parts, fmt.Sprintf("%s %d tensors", c.DType, c.Tensors))
+		parts = append(parts, c.DType+" "+plural.N(c.Tensors, "tensor"))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -134,7 +135,7 @@ func quantizedText(q []client.QuantTensor) string {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d linear weights were stored quantized", len(q))
+	fmt.Fprintf(&b, "%s stored quantized", plural.Of(len(q), "linear weight was", "linear weights were"))
 	if len(schemes) > 0 {
 		fmt.Fprintf(&b, " (%s)", strings.Join(schemes, "; "))
 	}

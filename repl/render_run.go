@@ -7,6 +7,7 @@ import (
 
 	"hsdb/engine/tensor"
 	"hsdb/inspect/client"
+	"hsdb/inspect/plural"
 )
 
 // num formats a statistic with the precision option's significant digits.
@@ -39,10 +40,10 @@ func (t *Term) batchText(v batchView) string {
 		for _, n := range v.SeqLens {
 			lo, hi = min(lo, n), max(hi, n)
 		}
-		fmt.Fprintf(&b, "batch: %d sequence(s), %d tokens (shortest %d, longest %d)\n", len(v.Seqs), v.Tokens, lo, hi)
+		fmt.Fprintf(&b, "batch: %s, %s (shortest %d, longest %d)\n", plural.N(len(v.Seqs), "sequence"), plural.N(v.Tokens, "token"), lo, hi)
 		seqs, more = seqs[:stopSeqsInline], len(seqs)-stopSeqsInline
 	} else {
-		fmt.Fprintf(&b, "batch: %d sequence(s), %d tokens (%s)\n", len(v.Seqs), v.Tokens, seqLens(v.SeqLens))
+		fmt.Fprintf(&b, "batch: %s, %s (%s)\n", plural.N(len(v.Seqs), "sequence"), plural.N(v.Tokens, "token"), seqLens(v.SeqLens))
 	}
 	for i, q := range seqs {
 		line := fmt.Sprintf("  seq %d: %s", i, idsText(q))
@@ -113,14 +114,14 @@ func (t *Term) doneText(d *client.Done) string {
 	var b strings.Builder
 	what := "prefill"
 	if d.DecodeSteps > 0 {
-		what = fmt.Sprintf("%d decode step(s)", d.DecodeSteps)
+		what = plural.N(d.DecodeSteps, "decode step")
 		if d.Prefill {
 			what = "prefill and " + what
 		}
 	}
 	fmt.Fprintf(&b, "Finished: %s\n", what)
 	for i, next := range d.Next {
-		line := fmt.Sprintf("  seq %d: %d tokens", i, d.SeqLens[i])
+		line := fmt.Sprintf("  seq %d: %s", i, plural.N(d.SeqLens[i], "token"))
 		if len(d.Generated) > i && len(d.Generated[i]) > 0 {
 			g := d.Generated[i]
 			if len(g) > 16 {
@@ -155,13 +156,13 @@ func (t *Term) traceText(l client.TraceLine) string {
 
 func (t *Term) bpCreatedText(b client.Breakpoint) string {
 	if b.Kind == "watch" {
-		return fmt.Sprintf("Watch %d: %s %s (at %d sites showing %s)", b.ID, b.Tensor, b.Cond, b.Sites, b.Tensor)
+		return fmt.Sprintf("Watch %d: %s %s (at %s showing %s)", b.ID, b.Tensor, b.Cond, plural.N(b.Sites, "site"), b.Tensor)
 	}
 	kind := "Breakpoint"
 	if b.Temporary {
 		kind = "Temporary breakpoint"
 	}
-	s := fmt.Sprintf("%s %d at %s (%d site(s))", kind, b.ID, b.Pattern, b.Sites)
+	s := fmt.Sprintf("%s %d at %s (%s)", kind, b.ID, b.Pattern, plural.N(b.Sites, "site"))
 	if b.Cond != "" {
 		s += " if " + b.Cond
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"hsdb/engine/regfile"
+	"hsdb/inspect/plural"
 )
 
 // maxScriptDepth is how deep `source` may nest (recursion through
@@ -95,7 +96,7 @@ func (t *Term) RunScript(r io.Reader, name string) error {
 		return fmt.Errorf("%s:%d: %w", name, lines+1, err)
 	}
 	if failed > 0 {
-		return fmt.Errorf("%w: %d command(s) of %s failed", ErrScript, failed, name)
+		return fmt.Errorf("%w: %s of %s failed", ErrScript, plural.N(failed, "command"), name)
 	}
 	return nil
 }

@@ -13,7 +13,7 @@ func TestScriptBOM(t *testing.T) {
 	if err := f.RunScript(strings.NewReader("\ufeff"+batchCmd+"\r\necho done\r\n"), "bom.hsdb"); err != nil {
 		t.Fatalf("script with a BOM: %v\n%s", err, f.buf.String())
 	}
-	if out := f.buf.String(); !strings.Contains(out, "batch: 2 sequence(s), 10 tokens") || !strings.Contains(out, "done") {
+	if out := f.buf.String(); !strings.Contains(out, "batch: 2 sequences, 10 tokens") || !strings.Contains(out, "done") {
 		t.Fatalf("script with a BOM printed:\n%s", out)
 	}
 }

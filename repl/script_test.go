@@ -31,8 +31,8 @@ func TestScripts(t *testing.T) {
 		script string
 		want   []string
 	}{
-		{1, "testdata/tp1.hsdb", []string{"world size         1", "0     [10, 64]  f32    replicated", "rank 0: replicated\none rank: nothing to compare"}},
-		{2, "testdata/tp2.hsdb", []string{"world size         2", "1     [10, 64]  f32    replicated", "0-1    equal", "sum   [10, 64]  f32    full"}},
+		{1, "testdata/tp1.hsdb", []string{"world size         1", "0     [10, 64]  f32    replicated", "rank 0: replicated\none rank: nothing to compare", "(absmax(output) > 0: true on rank 0)"}},
+		{2, "testdata/tp2.hsdb", []string{"world size         2", "1     [10, 64]  f32    replicated", "0-1    equal", "sum   [10, 64]  f32    full", "(absmax(output) > 0: true on ranks 0,1)"}},
 	} {
 		code, out, errs := runScript(t, tc.tp, tc.script, false)
 		if code != 0 {
@@ -41,12 +41,12 @@ func TestScripts(t *testing.T) {
 		want := append(tc.want,
 			"(hsdb) run\nStopped at model.layers.2 (LlamaDecoderLayer)  step 0 (prefill)  tokens 10",
 			"model.layers.2 residual  step 0 (prefill)  rows 7:9 (seq 1)",
-			"[until layers.3.mlp.down_proj; breakpoint 2 (absmax(output) > 0: true on rank 0",
+			"[until layers.3.mlp.down_proj; breakpoint 2 (absmax(output) > 0: true on rank",
 			"display 1: model.layers.2 residual",
 			"Finished: prefill",
 			"Stopped at lm_head (ParallelLMHead)  step 1 (decode)  tokens 2 (seq 0: 1, seq 1: 1)",
-			"Finished: 2 decode step(s)",
-			"Finished: 1 decode step(s)",
+			"Finished: 2 decode steps",
+			"Finished: 1 decode step\n",
 			"trace [3]   model.embed_tokens (VocabParallelEmbedding)  partial [2, 64], hidden_states [2, 64]",
 			"(hsdb) echo done\ndone\n")
 		for _, w := range want {

@@ -43,7 +43,7 @@ func TestSliceFlagErrors(t *testing.T) {
 // display is added.
 func TestDisplayValidatedAtDisplayTime(t *testing.T) {
 	f := newFake(t, 2)
-	f.AssertError("display stream --rank 9", "display: rank out of range: rank 9: the world has 2 rank(s), 0-1")
+	f.AssertError("display stream --rank 9", "display: rank out of range: rank 9: the world has 2 ranks, 0-1")
 	f.AssertError("display nosuch", `display: no such tensor: no site shows a tensor named "nosuch"`)
 	f.AssertError("display stream extra", `display: unexpected "extra"`)
 	f.AssertExec("info display", "no displays")

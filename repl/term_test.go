@@ -188,7 +188,7 @@ func TestPrintPerRankMatchesReference(t *testing.T) {
 	for _, tp := range []int{1, 2} {
 		f := newFake(t, tp)
 		f.Exec(batchCmd)
-		f.AssertExec("break layers.2", "Breakpoint 1 at layers.2 (1 site(s))")
+		f.AssertExec("break layers.2", "Breakpoint 1 at layers.2 (1 site)")
 		f.AssertExec("run", "Stopped at model.layers.2 (LlamaDecoderLayer)  step 0 (prefill)  tokens 10 (seq 0: 6, seq 1: 4)  [breakpoint 1]")
 		ref := reference(t, tp, "model.layers.2")
 		for _, name := range []string{"hidden_states", "residual", "stream"} {
@@ -396,7 +396,7 @@ func TestGenDecodes(t *testing.T) {
 	f.Exec("break lm_head")
 	f.AssertExec("gen 2", "Stopped at lm_head", "step 1 (decode)  tokens 2 (seq 0: 1, seq 1: 1)")
 	f.AssertExec("c", "step 2 (decode)")
-	out := f.AssertExec("c", "Finished: 2 decode step(s)")
+	out := f.AssertExec("c", "Finished: 2 decode steps")
 	e, _ := engine.LoadLlama2C(storiesBin, engine.Options{})
 	want, err := e.Generate(refSeqs[0], engine.GenerateOptions{Steps: 6 + 2})
 	if err != nil {
@@ -415,8 +415,8 @@ func TestGenDecodes(t *testing.T) {
 func TestBreakConditionsAndWatch(t *testing.T) {
 	f := newFake(t, 2)
 	f.Exec(batchCmd)
-	f.AssertExec("break layers.* if rank == 1 && absmax(stream) > 0", "Breakpoint 1 at layers.* (5 site(s)) if rank == 1 && absmax(stream) > 0")
-	f.AssertExec("break layers.*.mlp if nan", "Breakpoint 2 at layers.*.mlp (5 site(s)) if nan")
+	f.AssertExec("break layers.* if rank == 1 && absmax(stream) > 0", "Breakpoint 1 at layers.* (5 sites) if rank == 1 && absmax(stream) > 0")
+	f.AssertExec("break layers.*.mlp if nan", "Breakpoint 2 at layers.*.mlp (5 sites) if nan")
 	f.AssertExec("run", "Stopped at model.layers.0 ", "breakpoint 1 (rank == 1 && absmax(stream) > 0: true on rank 1)")
 	f.AssertExec("disable 1", " 1  break  n", " 2  break  y")
 	f.AssertExec("c", "Finished: prefill") // no NaN anywhere: breakpoint 2 never fires
@@ -503,11 +503,11 @@ func TestInputForms(t *testing.T) {
 	for _, id := range ids {
 		want += ", " + strconv.Itoa(int(id))
 	}
-	f.AssertExec(`input text "Once upon a time" ; ids 1,2`, "2 sequence(s)", "seq 0: ["+want+"]", `"Once upon a time"`, "seq 1: [1, 2]")
+	f.AssertExec(`input text "Once upon a time" ; ids 1,2`, "2 sequences", "seq 0: ["+want+"]", `"Once upon a time"`, "seq 1: [1, 2]")
 	dir := t.TempDir()
 	path := dir + "/b.jsonl"
 	writeFile(t, path, "{\"text\": \"Once upon a time\"}\n\n{\"input_ids\": [1, 5, 6]}\n")
-	f.AssertExec("input file "+path, "2 sequence(s), "+strconv.Itoa(len(ids)+1+3)+" tokens", "seq 1: [1, 5, 6]")
+	f.AssertExec("input file "+path, "2 sequences, "+strconv.Itoa(len(ids)+1+3)+" tokens", "seq 1: [1, 5, 6]")
 	writeFile(t, path, "{\"input_ids\": [1, 5]}\n{\"tokens\": [1]}\n")
 	f.AssertError("input file "+path, path+":2: want {\"text\": ...} or {\"input_ids\": [...]}")
 	f.AssertError("input ids 1,x", `item 2 "x" is not an integer`)
@@ -525,7 +525,7 @@ func TestOptionsAndHelp(t *testing.T) {
 	f.Exec("set precision 2")
 	f.Exec("set stats mean,zeros")
 	rows := tableRows(f.Exec("print stream"))
-	if strings.Join(rows[1], " ") != "rank shape dtype shard mean zeros |Δ| vs rank0" || len(strings.TrimPrefix(rows[2][5], "-")) > 6 {
+	if strings.Join(rows[1], " ") != "rank shape dtype shard mean zeros" || len(strings.TrimPrefix(rows[2][5], "-")) > 6 {
 		t.Fatalf("%v", rows)
 	}
 	f.AssertExec("show precision", "precision  2")
@@ -555,7 +555,7 @@ func TestErrorsKeepSession(t *testing.T) {
 	f.AssertError("run now", "run takes no arguments")
 	f.Exec("break layers.0")
 	f.Exec("run")
-	f.AssertError("print stream --rank 2", "rank 2: the world has 2 rank(s), 0-1")
+	f.AssertError("print stream --rank 2", "rank 2: the world has 2 ranks, 0-1")
 	f.AssertError("print stream --rank -1", `--rank "-1": want a non-negative integer`)
 	f.AssertError("print q", `model.layers.0 shows hidden_states, residual, stream, not "q"`)
 	f.AssertError("print stream[99, 0]", "row index 99 is out of range for size 10")
@@ -661,5 +661,5 @@ func TestCtrlCDuringLongGen(t *testing.T) {
 	f.AssertExec("gen 50", "Stopped at ", "[interrupted]", "(decode)")
 	f.s.SetTrace(false)
 	f.AssertExec("bt", "#0  ", "  (root)  LlamaForCausalLM")
-	f.AssertExec("c", "Finished: 50 decode step(s)")
+	f.AssertExec("c", "Finished: 50 decode steps")
 }

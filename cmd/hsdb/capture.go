@@ -18,6 +18,7 @@ import (
 	"hsdb/inspect/capture"
 	"hsdb/inspect/client"
 	hsdbg "hsdb/inspect/debug"
+	"hsdb/inspect/plural"
 )
 
 func init() {
@@ -155,9 +156,9 @@ func runCapture(args []string, io stdio) int {
 	}
 	m := res.Manifest
 	if format == capture.FormatHsdb {
-		fmt.Fprintf(io.Out, "dump %s: %d sequences, layers %s (%s), %s, model %s (tp %d)\n", *out, m.Summary.Sequences, commaInts(m.Capture.Layers), m.Capture.What, strings.ToLower(m.Capture.DType), m.Model.Path, m.Model.WorldSize)
+		fmt.Fprintf(io.Out, "dump %s: %s, layers %s (%s), %s, model %s (tp %d)\n", *out, plural.N(m.Summary.Sequences, "sequence"), commaInts(m.Capture.Layers), m.Capture.What, strings.ToLower(m.Capture.DType), m.Model.Path, m.Model.WorldSize)
 	} else {
-		fmt.Fprintf(io.Out, "%s %s: %d samples, %s ids %s (hsdb layers %s), %s, model %s (tp %d); manifest.json is hsdb's sidecar (the trainer ignores it)\n", format, *out, m.Summary.Sequences, format, commaInts(m.Capture.FormatIDs), commaInts(m.Capture.Layers), strings.ToLower(m.Capture.DType), m.Model.Path, m.Model.WorldSize)
+		fmt.Fprintf(io.Out, "%s %s: %s, %s ids %s (hsdb layers %s), %s, model %s (tp %d); manifest.json is hsdb's sidecar (the trainer ignores it)\n", format, *out, plural.N(m.Summary.Sequences, "sample"), format, commaInts(m.Capture.FormatIDs), commaInts(m.Capture.Layers), strings.ToLower(m.Capture.DType), m.Model.Path, m.Model.WorldSize)
 	}
 	fmt.Fprintln(io.Out, diskLine(res.JobProgress, m))
 	fmt.Fprintln(io.Out, "validation:")
@@ -172,7 +173,7 @@ func runCapture(args []string, io stdio) int {
 func throughput(p capture.JobProgress) string {
 	secs := p.Elapsed.Seconds()
 	ran := p.Done - p.Skipped
-	s := fmt.Sprintf("captured %d of %d sequences (%d skipped, already validated), %d tokens in %.2fs", ran, p.Total, p.Skipped, p.Tokens, secs)
+	s := fmt.Sprintf("captured %d of %s (%d skipped, already validated), %s in %.2fs", ran, plural.N(p.Total, "sequence"), p.Skipped, plural.N(int(p.Tokens), "token"), secs)
 	if secs > 0 && ran > 0 {
 		s += fmt.Sprintf(": %.1f sequences/s, %.0f tokens/s", float64(ran)/secs, float64(p.Tokens)/secs)
 	}
@@ -284,7 +285,7 @@ func (p *progress) update(s capture.JobProgress) {
 		if secs > 0 {
 			sps = float64(ran) / secs
 		}
-		line := fmt.Sprintf("capture: %d/%d sequences, %d tokens, %.1f sequences/s, %.0f tokens/s, %d bytes/token", s.Done, s.Total, s.Tokens, sps, tps, s.BytesPerToken)
+		line := fmt.Sprintf("capture: %d/%s, %s, %.1f sequences/s, %.0f tokens/s, %d bytes/token", s.Done, plural.N(s.Total, "sequence"), plural.N(int(s.Tokens), "token"), sps, tps, s.BytesPerToken)
 		if ran > 0 && s.Bytes > 0 {
 			line += fmt.Sprintf(", %.0f bytes/sample, %s/s to disk", float64(s.Bytes)/float64(ran), humanBytes(float64(s.Bytes)/max(secs, 1e-9)))
 		}

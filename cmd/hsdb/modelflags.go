@@ -13,6 +13,7 @@ import (
 	"hsdb/engine/tensor"
 	"hsdb/engine/worker"
 	"hsdb/inspect/client"
+	"hsdb/inspect/plural"
 )
 
 // modelFlags holds the shared flags (flagTable) a subcommand registered.
@@ -254,8 +255,8 @@ func (m *modelFlags) load(w io.Writer) (*engine.Engine, error) {
 		if n > len(show) {
 			more = fmt.Sprintf(" and %d more", n-len(show))
 		}
-		fmt.Fprintf(w, "hsdb: warning: %d checkpoint tensors are not used by %s: %s%s (HF warns the same; check config.json if this is unexpected)\n",
-			n, e.Dims.Arch, client.PlainText(strings.Join(show, ", ")), more)
+		fmt.Fprintf(w, "hsdb: warning: %s not used by %s: %s%s (HF warns the same; check config.json if this is unexpected)\n",
+			plural.Of(n, "checkpoint tensor is", "checkpoint tensors are"), e.Dims.Arch, client.PlainText(strings.Join(show, ", ")), more)
 	}
 	return e, nil
 }

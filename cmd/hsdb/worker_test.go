@@ -219,7 +219,7 @@ func TestPipelineBreakAndCapture(t *testing.T) {
 func TestWorkersDecode(t *testing.T) {
 	script := "input ids 1,403,407,261,378,365 ; ids 1,400,281,350\nrun\ngen 5\nbreak layers.1 if step == 7\ngen 3\nprint stream\ncontinue\n"
 	_, want, _ := runWithStdin([]string{"--tp", "2"}, script)
-	if !strings.Contains(want, "Finished: 3 decode step(s)") || !strings.Contains(want, "step 7 (decode)") {
+	if !strings.Contains(want, "Finished: 3 decode steps") || !strings.Contains(want, "step 7 (decode)") {
 		t.Fatalf("the in-process session did not decode:\n%s", want)
 	}
 	for _, extra := range [][]string{{"--workers"}, {"--workers", "--pp", "2"}} {

@@ -338,6 +338,13 @@ func (c *Capturer) Visit(ev *model.Event, ranks []*model.RankView) error {
 	defer c.mu.Unlock()
 	b := ev.Batch
 	if c.batch != b {
+		if b.Step == 0 {
+			// A new prefill (`run`) starts the recording over: what an
+			// earlier pass recorded (sequences the new batch lacks, the
+			// faults it ran under, its replica checks, its failure) is not
+			// this pass's data, and a dump must not mix the two.
+			c.resetLocked()
+		}
 		c.recordIDs(b)
 	}
 	c.noteFaults()

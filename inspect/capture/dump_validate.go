@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"hsdb/inspect/plural"
 )
 
 // validateDump applies the dump-level rules to a dump of n sequences of
@@ -19,15 +21,22 @@ func (w *DumpWriter) validateDump(expected, n, nbad int, bad []string) []Validat
 		out = append(out, ValidationRecord{Rule: rule, Status: st.String(), Detail: fmt.Sprintf(format, a...)})
 	}
 	if expected > 0 {
-		add("sequence count", n == expected, "%d sequences, %d expected", n, expected)
+		add("sequence count", n == expected, "%s, %d expected", plural.N(n, "sequence"), expected)
 	} else {
-		add("sequence count", n > 0, "%d sequences", n)
+		add("sequence count", n > 0, "%s", plural.N(n, "sequence"))
 	}
-	add("validated", nbad == 0, "%d of %d files re-read and validated%s", n-nbad, n, listNote(bad))
+	add("validated", nbad == 0, "%d of %s re-read and validated%s", n-nbad, plural.N(n, "file"), listNote(bad))
 	if w.plan != nil {
 		add(RuleLayerCount, len(w.plan.IDs) > 0, "%s ids %s", w.plan.Format, joinInts(w.plan.IDs))
 	} else {
-		add(RuleLayerCount, len(w.m.Capture.Layers)+len(w.m.Capture.Sites) > 0, "layers %s (%s)%s", joinInts(w.m.Capture.Layers), w.m.Capture.What, sitesNote(w.m.Capture.Sites))
+		what := fmt.Sprintf("layers %s (%s)%s", joinInts(w.m.Capture.Layers), w.m.Capture.What, sitesNote(w.m.Capture.Sites))
+		if len(w.m.Capture.Layers) == 0 { // site captures alone
+			what = strings.TrimPrefix(sitesNote(w.m.Capture.Sites), ", ")
+		}
+		if what == "" {
+			what = "nothing captured"
+		}
+		add(RuleLayerCount, len(w.m.Capture.Layers)+len(w.m.Capture.Sites) > 0, "%s", what)
 	}
 	var reps []string
 	ok := true
@@ -42,7 +51,7 @@ func (w *DumpWriter) validateDump(expected, n, nbad int, bad []string) []Validat
 	case len(w.m.Replicas) == 0:
 		out = append(out, ValidationRecord{Rule: RuleReplicas, Status: Skip.String(), Detail: "one rank"})
 	case ok:
-		add(RuleReplicas, true, "%d captured tensors equal on every rank", len(w.m.Replicas))
+		add(RuleReplicas, true, "%s equal on every rank", plural.N(len(w.m.Replicas), "captured tensor"))
 	default:
 		add(RuleReplicas, false, "%s", strings.Join(reps, "; "))
 	}

@@ -231,7 +231,7 @@ func checksumRule(cf *CaptureFile, want map[string]capture.TensorRecord) RuleRes
 		res.Status, res.Detail = capture.Fail, strings.Join(bad, "; ")
 		return res
 	}
-	res.Status, res.Detail = capture.Pass, fmt.Sprintf("%d tensors with the shape, dtype and sha256 the manifest records", len(want))
+	res.Status, res.Detail = capture.Pass, fmt.Sprintf("%d tensor%s with the shape, dtype and sha256 the manifest records", len(want), plural(len(want)))
 	return res
 }
 

@@ -77,11 +77,11 @@ func (p *PathReport) Lines() []string {
 		out = append(out, p.Path+":")
 		if m := p.Manifest; m != nil {
 			if m.Capture.Format != "" {
-				out = append(out, fmt.Sprintf("  %s samples by hsdb of %s (%s, tp %d): %s ids %s = hsdb layers %s, %s, %d sequences", m.Capture.Format, m.Model.Path, m.Model.Arch,
-					m.Model.WorldSize, m.Capture.Format, joinInts(m.Capture.FormatIDs), joinInts(m.Capture.Layers), m.Capture.DType, len(m.Sequences)))
+				out = append(out, fmt.Sprintf("  %s samples by hsdb of %s (%s, tp %d): %s ids %s = hsdb layers %s, %s, %d sequence%s", m.Capture.Format, m.Model.Path, m.Model.Arch,
+					m.Model.WorldSize, m.Capture.Format, joinInts(m.Capture.FormatIDs), joinInts(m.Capture.Layers), m.Capture.DType, len(m.Sequences), plural(len(m.Sequences))))
 			} else {
-				out = append(out, fmt.Sprintf("  hsdb dump of %s (%s, tp %d): layers %s (%s), %s, %d sequences", m.Model.Path, m.Model.Arch,
-					m.Model.WorldSize, joinInts(m.Capture.Layers), m.Capture.What, m.Capture.DType, len(m.Sequences)))
+				out = append(out, fmt.Sprintf("  hsdb dump of %s (%s, tp %d): layers %s (%s), %s, %d sequence%s", m.Model.Path, m.Model.Arch,
+					m.Model.WorldSize, joinInts(m.Capture.Layers), m.Capture.What, m.Capture.DType, len(m.Sequences), plural(len(m.Sequences))))
 			}
 			if len(m.Faults) > 0 {
 				out = append(out, "  written under INJECTED FAULTS (a rehearsal, not training data): "+strings.Join(m.Faults, "; "))
@@ -101,7 +101,7 @@ func (p *PathReport) Lines() []string {
 				uncompared++
 			}
 		}
-		line := fmt.Sprintf("  %d files: %d valid, %d invalid, %d unreadable", len(p.Files), len(p.Files)-bad-unread-uncompared, bad, unread)
+		line := fmt.Sprintf("  %d file%s: %d valid, %d invalid, %d unreadable", len(p.Files), plural(len(p.Files)), len(p.Files)-bad-unread-uncompared, bad, unread)
 		if uncompared > 0 {
 			line += fmt.Sprintf(", %d not compared", uncompared)
 		}
@@ -290,13 +290,13 @@ func checkDump(p *PathReport, m *capture.Manifest, opts CheckOptions) {
 	case len(extra) > 0:
 		add("files", capture.Fail, "not in the manifest: %s", strings.Join(extra, ", "))
 	default:
-		add("files", capture.Pass, "%d files, as the manifest lists", len(m.Sequences))
+		add("files", capture.Pass, "%d file%s, as the manifest lists", len(m.Sequences), plural(len(m.Sequences)))
 	}
 	if j := m.Job; j != nil {
 		if len(m.Sequences) == j.Sequences {
-			add("sequence count", capture.Pass, "%d sequences, as the job's input", j.Sequences)
+			add("sequence count", capture.Pass, "%d sequence%s, as the job's input", j.Sequences, plural(j.Sequences))
 		} else {
-			add("sequence count", capture.Fail, "%d sequences, the job's input has %d", len(m.Sequences), j.Sequences)
+			add("sequence count", capture.Fail, "%d sequence%s, the job's input has %d", len(m.Sequences), plural(len(m.Sequences)), j.Sequences)
 		}
 	}
 }

@@ -40,17 +40,17 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 	}
 	switch {
 	case len(opts.Layers) == 0:
-		add(capture.RuleLayerCount, capture.Skip, "no --layers requested (%d entries%s)", len(l.Entries), labelNote(labels))
+		add(capture.RuleLayerCount, capture.Skip, "no --layers requested (%d entr%s%s)", len(l.Entries), ies(len(l.Entries)), labelNote(labels))
 	case len(layered) != len(opts.Layers):
-		add(capture.RuleLayerCount, capture.Fail, "%d layer entries, %d layer%s requested (%s)%s", len(layered), len(opts.Layers), plural(len(opts.Layers)), joinInts(opts.Layers), formatIDs)
+		add(capture.RuleLayerCount, capture.Fail, "%d layer entr%s, %d layer%s requested (%s)%s", len(layered), ies(len(layered)), len(opts.Layers), plural(len(opts.Layers)), joinInts(opts.Layers), formatIDs)
 	case l.Labelled && joinInts(labels) != joinInts(opts.Layers) && sameSet(labels, opts.Layers) && l.Keyed:
-		add(capture.RuleLayerCount, capture.Pass, "%d layers: %s", len(opts.Layers), joinInts(labels))
+		add(capture.RuleLayerCount, capture.Pass, "%d layer%s: %s", len(opts.Layers), plural(len(opts.Layers)), joinInts(labels))
 	case l.Labelled && joinInts(labels) != joinInts(opts.Layers) && sameSet(labels, opts.Layers):
 		add(capture.RuleLayerCount, capture.Fail, "labelled layers %s, requested %s: the same layers in another order: the file holds %s in this order (the order a trainer concatenates them)%s", joinInts(labels), joinInts(opts.Layers), joinInts(labels), formatIDs)
 	case l.Labelled && joinInts(labels) != joinInts(opts.Layers):
 		add(capture.RuleLayerCount, capture.Fail, "labelled layers %s, requested %s%s", joinInts(labels), joinInts(opts.Layers), formatIDs)
 	default:
-		add(capture.RuleLayerCount, capture.Pass, "%d layers: %s", len(opts.Layers), joinInts(opts.Layers))
+		add(capture.RuleLayerCount, capture.Pass, "%d layer%s: %s", len(opts.Layers), plural(len(opts.Layers)), joinInts(opts.Layers))
 	}
 	// shape
 	hidden := hiddenOf(opts.Dims)
@@ -151,7 +151,7 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 	case len(same) > 0:
 		add(capture.RuleDistinct, capture.Fail, "identical: %s", strings.Join(same, ", "))
 	default:
-		add(capture.RuleDistinct, capture.Pass, "%d entries pairwise different", len(l.Entries))
+		add(capture.RuleDistinct, capture.Pass, "%d entr%s pairwise different", len(l.Entries), ies(len(l.Entries)))
 	}
 	// replicas
 	if rr := opts.Replicas; rr == nil && opts.DumpWorld == 1 {

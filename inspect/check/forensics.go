@@ -383,6 +383,7 @@ func latentName(name string) string {
 	return " (" + name + ")"
 }
 
+// plural is the ending of a regular noun counted n: "" for 1, else "s".
 func plural(n int) string {
 	if n == 1 {
 		return ""

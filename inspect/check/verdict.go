@@ -312,7 +312,7 @@ func (p *PathReport) SummaryLines(show int) []string {
 		g.files = append(g.files, f)
 	}
 	sort.SliceStable(gs, func(i, j int) bool { return len(gs[i].files) > len(gs[j].files) })
-	out := []string{fmt.Sprintf("%s: %d files, verdict: %s", p.Path, len(p.Files), p.Verdict())}
+	out := []string{fmt.Sprintf("%s: %d file%s, verdict: %s", p.Path, len(p.Files), plural(len(p.Files)), p.Verdict())}
 	for _, g := range gs {
 		out = append(out, fmt.Sprintf("  %6d  %s", len(g.files), g.key))
 		for i, f := range g.files {

@@ -71,6 +71,9 @@ type Client interface {
 	Until(pattern string) (*Outcome, error)
 	// Stopped returns the current stop, or nil when no pass is stopped.
 	Stopped() (*Stop, error)
+	// StepBatch returns the sequences of the stopped step's token batch,
+	// in batch order, with their token ids. Error: ErrNotStopped.
+	StepBatch() ([]StepSeq, error)
 	// Interrupt asks the running pass to stop at its next site (Ctrl-C);
 	// it reports whether a pass was running. Safe from any goroutine.
 	Interrupt() bool

@@ -75,6 +75,10 @@ type LensReport struct {
 	Step   int       `json:"step"`
 	Tensor string    `json:"tensor"`
 	Seqs   []LensSeq `json:"seqs"`
+	// Notes say when the ranks' copies of the replicated tensor differ in
+	// the rows the lens reads (a `set var --rank` edit, a diverged rank):
+	// each rank's vocabulary shard then comes from its own copy.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // AttnReport is `print attn_probs --head H --seq S`: the attention

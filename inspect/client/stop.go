@@ -25,6 +25,17 @@ type Stop struct {
 	Edits []string `json:"edits,omitempty"`
 }
 
+// StepSeq is one sequence of the stopped step's token batch (`info
+// batch`): the user's number of the sequence, the position of its first
+// token in this step (0 in the prefill; in a decode step, the tokens the
+// sequence held before it) and its token ids in this step ([tokens] of
+// the step's flattened batch, as vLLM flattens it).
+type StepSeq struct {
+	Seq int     `json:"seq"`
+	Pos int     `json:"pos"`
+	IDs []int32 `json:"ids"`
+}
+
 // TraceLine is one site visited while tracing: the site and the shape and
 // sharding of each tensor it shows on rank 0.
 type TraceLine struct {

@@ -6,6 +6,7 @@ import (
 
 	"hsdb/engine/model"
 	"hsdb/inspect/client"
+	"hsdb/inspect/plural"
 	"hsdb/inspect/stats"
 )
 
@@ -53,7 +54,7 @@ func attnProbs(st *stopCtx, head, seq int) (rep *client.AttnReport, err error) {
 			seq = 0
 		}
 		if seq >= len(b.SeqLens) {
-			return fmt.Errorf("attn_probs --seq %d: the batch has %d sequence(s)", seq, len(b.SeqLens))
+			return fmt.Errorf("attn_probs --seq %d: the batch has %s", seq, plural.N(len(b.SeqLens), "sequence"))
 		}
 		r0, n := b.SeqStart(seq), b.SeqLens[seq]
 		if b.Pos[r0] != 0 {

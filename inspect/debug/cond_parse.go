@@ -2,6 +2,7 @@ package debug
 
 import (
 	"fmt"
+	"strings"
 
 	"hsdb/inspect/client"
 )
@@ -157,5 +158,5 @@ func (p *parser) name(t token) (node, error) {
 		}
 		return nil, p.errAt(t, fmt.Sprintf("%s needs a tensor: %s(hidden_states)", t.text, t.text))
 	}
-	return nil, p.errAt(t, fmt.Sprintf("unknown name %q (want a statistic %s, or %v)", t.text, statList(), client.CondVars))
+	return nil, p.errAt(t, fmt.Sprintf("unknown name %q (want a statistic %s, or a name %s)", t.text, statList(), strings.Join(client.CondVars, ", ")))
 }

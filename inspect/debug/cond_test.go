@@ -74,7 +74,7 @@ func TestCondErrors(t *testing.T) {
 		"(rank == 1":              `condition "(rank == 1": column 11: expected ')' to close the '(' at column 1, found end of condition`,
 		"rank == 1 2":             `condition "rank == 1 2": column 11: unexpected "2" after a complete condition`,
 		"absmax(residual) > 1e4$": `condition "absmax(residual) > 1e4$": column 23: unexpected character '$'`,
-		"foo > 1":                 `condition "foo > 1": column 1: unknown name "foo" (want a statistic mean, std, min, max, absmax, l2, nan, inf, zeros, count, or [rank step layer tokens])`,
+		"foo > 1":                 `condition "foo > 1": column 1: unknown name "foo" (want a statistic mean, std, min, max, absmax, l2, nan, inf, zeros, count, or a name rank, step, layer, tokens)`,
 	} {
 		_, err := ParseCond(src, "")
 		if err == nil || err.Error() != want || !errors.Is(err, client.ErrCond) {

@@ -50,6 +50,25 @@ func (s *Session) Stopped() *client.Stop {
 	return &c
 }
 
+// StepBatch returns the sequences of the stopped step's batch (`info
+// batch`): each one's number, the position of its first token in the step
+// and its ids. Error: ErrNotStopped.
+func (s *Session) StepBatch() ([]client.StepSeq, error) {
+	if s.job == nil || s.job.stop == nil {
+		return nil, fmt.Errorf("%w: `run` to a breakpoint first", client.ErrNotStopped)
+	}
+	b := s.job.stop.ev.Batch
+	out := make([]client.StepSeq, len(b.SeqLens))
+	for i, n := range b.SeqLens {
+		r0 := b.SeqStart(i)
+		out[i] = client.StepSeq{Seq: b.Seqs[i], IDs: append([]int32(nil), b.IDs[r0:r0+n]...)}
+		if r0 < len(b.Pos) {
+			out[i].Pos = int(b.Pos[r0])
+		}
+	}
+	return out, nil
+}
+
 // Run starts a forward pass (a prefill) over the batch, aborting a stopped
 // one, and returns at the first stop or when the pass ends. Errors:
 // ErrNoInput, a forward error (device, bad id), never the abort of the old

@@ -69,7 +69,9 @@ func write(v *model.RankView, w rankWrite) error {
 // commit writes every rank's planned rows; for a derived sum (SumOf: a
 // decoder layer's stream) it writes the new rows into the first addend
 // (hidden_states) and zeros the others (residual), so the pass's next sum
-// of the pair is exactly the edited value.
+// of the pair is exactly the edited value. An edit of an addend makes the
+// sum again in the edited rows, so that the stop shows the stream the
+// pass goes on with.
 func commit(st *stopCtx, ws []rankWrite) error {
 	for _, w := range ws {
 		v := st.views[w.rank]
@@ -84,6 +86,44 @@ func commit(st *stopCtx, ws []rankWrite) error {
 			}
 		}
 		if err := write(v, w); err != nil {
+			return err
+		}
+		if err := resum(v, w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// resum rewrites rows [w.r0, w.r1) of every derived sum at the site that
+// has w.name as an addend (the stream of a decoder layer whose
+// hidden_states or residual was edited) as the sum of its addends' rows,
+// added in the order SumOf names them, in f32.
+func resum(v *model.RankView, w rankWrite) error {
+	for _, u := range v.Tensors {
+		if u.T == nil || !slices.Contains(u.SumOf, w.name) {
+			continue
+		}
+		var sum *tensor.Tensor
+		for _, name := range u.SumOf {
+			a, ok := v.Tensor(name)
+			if !ok || a.T == nil {
+				return fmt.Errorf("internal error: rank %d has no device tensor %s (an addend of %s)", v.Rank, name, u.Name)
+			}
+			h := v.Device.ToHost(a.T, w.r0, w.r1, 0, cols(a))
+			if sum == nil {
+				sum = h
+				continue
+			}
+			x, y := sum.F32(), h.F32()
+			if len(x) != len(y) {
+				return fmt.Errorf("internal error: rank %d: %s rows of %d values, %s of %d", v.Rank, u.SumOf[0], len(x), name, len(y))
+			}
+			for i := range x {
+				x[i] += y[i]
+			}
+		}
+		if err := write(v, rankWrite{rank: v.Rank, name: u.Name, r0: w.r0, r1: w.r1, data: sum}); err != nil {
 			return err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"hsdb/inspect/capture"
 	"hsdb/inspect/check"
 	"hsdb/inspect/client"
+	"hsdb/inspect/plural"
 )
 
 // engineKinds and recordKinds are the kinds the engine's blocks and the
@@ -54,7 +55,7 @@ func (s *Session) Inject(cf client.Fault) error {
 		return fmt.Errorf("inject %s: one rank holds the whole tensor: the fault needs tp > 1", f.Kind)
 	}
 	if f.Rank >= w {
-		return fmt.Errorf("inject %s: --rank %d, the model runs on %d rank(s)", f.Kind, f.Rank, w)
+		return fmt.Errorf("inject %s: --rank %d, the model runs on %s", f.Kind, f.Rank, plural.N(w, "rank"))
 	}
 	if f.Site != "" && !s.anySite(f.Site, nil) {
 		return fmt.Errorf("inject %s: no site %s (info sites lists them)", f.Kind, f.Site)

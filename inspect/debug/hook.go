@@ -7,6 +7,7 @@ import (
 	"hsdb/engine/model"
 	"hsdb/engine/tensor"
 	"hsdb/inspect/client"
+	"hsdb/inspect/plural"
 	"hsdb/inspect/stats"
 )
 
@@ -166,7 +167,7 @@ func (s *Session) fire(b *Breakpoint, st *stopCtx, reasons *[]string) bool {
 			b.Ignore--
 			return false
 		}
-		*reasons = append(*reasons, fmt.Sprintf("watch %d: %s %s became true on rank %s", b.ID, b.Tensor, b.Cond, strings.Join(on, ",")))
+		*reasons = append(*reasons, fmt.Sprintf("watch %d: %s %s became true on rank%s %s", b.ID, b.Tensor, b.Cond, plural.S(len(on)), strings.Join(on, ",")))
 		return true
 	}
 	if b.cond != nil && len(on) == 0 {
@@ -179,7 +180,7 @@ func (s *Session) fire(b *Breakpoint, st *stopCtx, reasons *[]string) bool {
 	}
 	r := fmt.Sprintf("breakpoint %d", b.ID)
 	if b.cond != nil {
-		r += fmt.Sprintf(" (%s: true on rank %s)", b.Cond, strings.Join(on, ","))
+		r += fmt.Sprintf(" (%s: true on rank%s %s)", b.Cond, plural.S(len(on)), strings.Join(on, ","))
 	}
 	*reasons = append(*reasons, r)
 	return true

@@ -11,6 +11,7 @@ import (
 
 	"hsdb/engine/regfile"
 	"hsdb/inspect/client"
+	"hsdb/inspect/plural"
 )
 
 // SetBatch makes seqs the token batch of the next `run` (flattened as vLLM
@@ -129,7 +130,7 @@ func (s *Session) ReadJSONL(path string) ([][]int32, []string, error) {
 	}
 	var notes []string
 	if masked > 0 {
-		notes = append(notes, fmt.Sprintf("%s: the loss_mask of %d row(s) is not kept: the debugger's batch is token ids, and `dump` writes no loss_mask (SpecForge's: all ones); `hsdb capture --data %s` keeps it", path, masked, path))
+		notes = append(notes, fmt.Sprintf("%s: the loss_mask of %s is not kept: the debugger's batch is token ids, and `dump` writes no loss_mask (SpecForge's: all ones); `hsdb capture --data %s` keeps it", path, plural.N(masked, "row"), path))
 	}
 	return out, notes, nil
 }

@@ -70,7 +70,7 @@ func (s *Session) Lens(k int) (*client.LensReport, error) {
 				}
 			}
 		}
-		rep = &client.LensReport{Site: st.ev.Site.Path, Step: st.ev.Step, Tensor: name}
+		rep = &client.LensReport{Site: st.ev.Site.Path, Step: st.ev.Step, Tensor: name, Notes: lensDiverged(st, name, last)}
 		for i, row := range rows {
 			if len(row) != vocab {
 				return fmt.Errorf("internal error: lens row of %d logits, vocab_size %d", len(row), vocab)
@@ -127,4 +127,41 @@ func (s *Session) pieceText(prev int32, ids []int32) string {
 		prev = id
 	}
 	return b.String()
+}
+
+// lensDiverged compares every rank's copy of the replicated tensor name in
+// the rows the lens reads with rank 0's: where they differ, each rank's
+// vocabulary shard was computed from its own copy (as vLLM's lm_head does
+// on every rank), so the joined logits mix the copies. One note per rank
+// that differs, with its largest |Δ|; none when they agree (NaN at the
+// same place included: a NaN in one copy only counts as a difference).
+func lensDiverged(st *stopCtx, name string, last []int32) []string {
+	var notes []string
+	var ref [][]float32
+	for r, v := range st.views {
+		t, _ := v.Tensor(name)
+		n := cols(t)
+		worst, differ := 0.0, false
+		for i, row := range last {
+			h := v.Device.ToHost(t.T, int(row), int(row)+1, 0, n).F32()
+			if r == 0 {
+				ref = append(ref, h)
+				continue
+			}
+			for c, x := range h {
+				a, b := float64(ref[i][c]), float64(x)
+				if a == b || (math.IsNaN(a) && math.IsNaN(b)) {
+					continue
+				}
+				differ = true
+				if d := math.Abs(a - b); d > worst || math.IsNaN(d) {
+					worst = d
+				}
+			}
+		}
+		if differ {
+			notes = append(notes, fmt.Sprintf("rank %d's %s differs from rank 0's in the rows read (max |Δ| %.4g): each rank's vocabulary shard of the logits comes from its own copy, as vLLM's lm_head computes it; `ranks %s` shows where", r, name, worst, name))
+		}
+	}
+	return notes
 }

@@ -91,6 +91,9 @@ func (l *Local) Until(pattern string) (*client.Outcome, error) { return l.s.Unti
 // Stopped returns the current stop, or nil.
 func (l *Local) Stopped() (*client.Stop, error) { return l.s.Stopped(), nil }
 
+// StepBatch returns the sequences of the stopped step with their ids.
+func (l *Local) StepBatch() ([]client.StepSeq, error) { return l.s.StepBatch() }
+
 // Interrupt asks the running pass to stop at its next site.
 func (l *Local) Interrupt() bool { return l.s.Interrupt() }
 

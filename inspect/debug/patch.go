@@ -16,6 +16,7 @@ import (
 	"hsdb/engine/tensor"
 	"hsdb/inspect/capture"
 	"hsdb/inspect/client"
+	"hsdb/inspect/plural"
 )
 
 // patchSeq is one sequence of a dump: its ids and the patched tensor's rows
@@ -204,7 +205,7 @@ func (s *Session) patchPlan(req client.PatchRequest, src map[int]patchSeq, e *ed
 		}
 		b := st.ev.Batch
 		if req.Seq >= len(b.SeqLens) {
-			return nil, fmt.Errorf("patch --seq %d: the batch has %d sequence(s)", req.Seq, len(b.SeqLens))
+			return nil, fmt.Errorf("patch --seq %d: the batch has %s", req.Seq, plural.N(len(b.SeqLens), "sequence"))
 		}
 		p0, _ := st.views[0].Tensor(req.Tensor)
 		if p0.Shard.Kind == model.Partial {
@@ -234,7 +235,7 @@ func (s *Session) patchPlan(req client.PatchRequest, src map[int]patchSeq, e *ed
 				return nil, fmt.Errorf("patch: %w: the dump's %s is [%d, %d], the site's %s is [%d, %d]", client.ErrMismatch, req.Tensor, ps.rows.Rows(), ps.rows.Cols(), req.Tensor, b.Tokens(), full)
 			}
 			if (st.ev.Step == 0 && ps.rows.Rows() != n) || ps.rows.Rows() < last {
-				return nil, fmt.Errorf("patch: %w: sequence %d has %d tokens, the dump's sequence %d has %d: patching needs the same positions", client.ErrMismatch, num, last, num, ps.rows.Rows())
+				return nil, fmt.Errorf("patch: %w: sequence %d has %s, the dump's sequence %d has %d: patching needs the same positions", client.ErrMismatch, num, plural.N(last, "token"), num, ps.rows.Rows())
 			}
 			differ := 0
 			for i := range n {
@@ -243,7 +244,7 @@ func (s *Session) patchPlan(req client.PatchRequest, src map[int]patchSeq, e *ed
 					differ++
 				}
 			}
-			notes = append(notes, fmt.Sprintf("seq %d: %d of %d ids differ", num, differ, n))
+			notes = append(notes, fmt.Sprintf("seq %d: %d of %s differ", num, differ, plural.N(n, "id")))
 			for r, v := range st.views {
 				t, _ := v.Tensor(req.Tensor)
 				c := cols(t)

@@ -112,7 +112,10 @@ func (s *Session) Tracing() bool {
 // checkRank returns an ErrRank error unless 0 <= r < world.
 func (s *Session) checkRank(r int) error {
 	if r < 0 || r >= s.E.World {
-		return fmt.Errorf("%w: rank %d: the world has %d rank(s), 0-%d", client.ErrRank, r, s.E.World, s.E.World-1)
+		if s.E.World == 1 {
+			return fmt.Errorf("%w: rank %d: the world has 1 rank (tp 1): rank 0 only", client.ErrRank, r)
+		}
+		return fmt.Errorf("%w: rank %d: the world has %d ranks, 0-%d", client.ErrRank, r, s.E.World, s.E.World-1)
 	}
 	return nil
 }

@@ -459,8 +459,8 @@ func TestErrors(t *testing.T) {
 		want string
 	}{
 		{second(s.Print("q", client.All)), `model.layers.0 shows hidden_states, residual, stream, not "q"`},
-		{second(s.Print("stream", client.Slice{Rank: 2, Seq: -1})), "rank 2: the world has 2 rank(s), 0-1"},
-		{second(s.Print("stream", client.Slice{Rank: -1, Seq: 5})), "--seq 5: step 0's batch has sequences [0 1]"},
+		{second(s.Print("stream", client.Slice{Rank: 2, Seq: -1})), "rank 2: the world has 2 ranks, 0-1"},
+		{second(s.Print("stream", client.Slice{Rank: -1, Seq: 5})), "--seq 5: step 0's batch has 2 sequences (0-1)"},
 		{second(s.Print("stream", client.Slice{Rank: -1, Seq: 1, Tokens: &client.Range{Lo: 2, Hi: 9}})), "--tokens 2:9: sequence 1 has 3 tokens"},
 	} {
 		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {

@@ -2,9 +2,12 @@ package debug
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"hsdb/engine/model"
 	"hsdb/inspect/client"
+	"hsdb/inspect/plural"
 )
 
 // tokenRows maps the rows of a site tensor with n rows to token indices of
@@ -50,7 +53,7 @@ func rowRange(st *stopCtx, n int, sl client.Slice, name string) (client.Range, e
 			}
 		}
 		if idx < 0 {
-			return client.Range{}, fmt.Errorf("--seq %d: step %d's batch has sequences %v", sl.Seq, b.Step, b.Seqs)
+			return client.Range{}, fmt.Errorf("--seq %d: step %d's batch has %s", sl.Seq, b.Step, seqNumbers(b.Seqs))
 		}
 		lo = b.SeqStart(idx)
 		hi = lo + b.SeqLens[idx]
@@ -62,7 +65,7 @@ func rowRange(st *stopCtx, n int, sl client.Slice, name string) (client.Range, e
 			end = hi - lo
 		}
 		if t.Lo >= hi-lo || end > hi-lo {
-			return client.Range{}, fmt.Errorf("--tokens %d:%d: %s has %d tokens in step %d", t.Lo, end, what, hi-lo, b.Step)
+			return client.Range{}, fmt.Errorf("--tokens %d:%d: %s has %s in step %d", t.Lo, end, what, plural.N(hi-lo, "token"), b.Step)
 		}
 		lo, hi = lo+t.Lo, lo+end
 	}
@@ -76,7 +79,38 @@ func rowRange(st *stopCtx, n int, sl client.Slice, name string) (client.Range, e
 		}
 	}
 	if r.Lo < 0 {
-		return client.Range{}, fmt.Errorf("%s has no row for tokens %d:%d of the batch (it holds tokens %v)", name, lo, hi, tok)
+		var held []string
+		for i, t := range tok {
+			if i == 8 {
+				held = append(held, "…")
+				break
+			}
+			held = append(held, strconv.Itoa(t))
+		}
+		return client.Range{}, fmt.Errorf("%s has no row for tokens %d:%d of the batch (it holds rows for batch tokens %s only)", name, lo, hi, strings.Join(held, ", "))
 	}
 	return r, nil
+}
+
+// seqNumbers names a step's sequences as a user types them: "1 sequence
+// (0)", "2 sequences (0-1)" when they run on, else "3 sequences (0, 2,
+// 5)", the first 8 of more with "…".
+func seqNumbers(seqs []int) string {
+	n := len(seqs)
+	run := n > 1
+	for i := 1; i < n; i++ {
+		run = run && seqs[i] == seqs[i-1]+1
+	}
+	if run {
+		return fmt.Sprintf("%s (%d-%d)", plural.N(n, "sequence"), seqs[0], seqs[n-1])
+	}
+	var s []string
+	for i, q := range seqs {
+		if i == 8 {
+			s = append(s, "…")
+			break
+		}
+		s = append(s, strconv.Itoa(q))
+	}
+	return fmt.Sprintf("%s (%s)", plural.N(n, "sequence"), strings.Join(s, ", "))
 }
