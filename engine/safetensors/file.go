@@ -57,7 +57,7 @@ func Open(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("safetensors: %s: %w", path, err)
 	}
-	h, err := parseHeader(path, data)
+	h, err := parseMapped(path, data)
 	if err != nil {
 		unmap()
 		return nil, err
