@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"sort"
 	"strings"
 
@@ -13,6 +14,7 @@ import (
 	"hsdb/engine/model"
 	"hsdb/engine/plan"
 	"hsdb/engine/quant"
+	"hsdb/engine/safetensors"
 	"hsdb/engine/tensor"
 	"hsdb/engine/tokenizer"
 
@@ -213,6 +215,7 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 	for i, r := range ranks {
 		l := model.NewLoader(src, devs[i], r, world, opts.DType)
 		l.Quant = qs
+		l.Detach = safetensors.Detach                    // the CPU backend's weights must not alias the checkpoint's mapping
 		if w := opts.Worker; w != nil && w.Pipe != nil { // a pipeline stage: its ends only where vLLM places them
 			l.Stage = &model.StageEnds{First: w.Pipe.First(), Last: w.Pipe.Last()}
 		}
@@ -309,10 +312,21 @@ func activationDType(opts Options, d *model.Dims) tensor.DType {
 }
 
 // loadRank runs cfg.Load, turning a device failure while uploading (out of
-// device memory) into an error.
+// device memory) into an error, and so a checkpoint cut short while the
+// load reads it: the load runs with debug.SetPanicOnFault, so that a read
+// of a page of the mapping the file no longer has (SIGBUS) panics with the
+// address, which safetensors.ChangedError names the file of (ErrChanged).
+// A fault at any other address panics on.
 func loadRank(cfg model.Config, l *model.Loader, t *model.Tree) (rm model.RankModel, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if p := recover(); p != nil {
+			if fault, ok := p.(interface{ Addr() uintptr }); ok {
+				if cerr := safetensors.ChangedError(fault.Addr()); cerr != nil {
+					err = fmt.Errorf("loading weights: %w", cerr)
+					return
+				}
+			}
 			de, ok := p.(*backend.DeviceError)
 			if !ok {
 				panic(p)

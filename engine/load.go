@@ -58,9 +58,14 @@ func (s stSource) Meta(name string) (tensor.DType, []int, bool) {
 }
 
 // LoadDir loads an HF model directory: config.json and model.safetensors, a
-// sharded model.safetensors.index.json, or several *.safetensors. The
-// tensors stay memory-mapped (each rank's shard is sliced from the mapping
-// without a copy where the layout allows) until Close.
+// sharded model.safetensors.index.json, or several *.safetensors. The load
+// reads each rank's shard from the files' memory mappings (touching only
+// its pages); once loaded, the engine holds no tensor that aliases them
+// (the CUDA backend copies to the GPU, the CPU backend is given copies:
+// model.Loader.Detach) and unmaps every file, so a checkpoint rewritten or
+// cut short during the session neither changes the weights nor kills the
+// process with SIGBUS. A file cut short during the load is an error naming
+// it (safetensors.ErrChanged).
 func LoadDir(dir string, opts Options) (*Engine, error) {
 	cfg, err := regfile.ReadFile(filepath.Join(dir, "config.json"), modelpath.MaxConfigBytes)
 	if err != nil {
@@ -81,8 +86,11 @@ func LoadDir(dir string, opts Options) (*Engine, error) {
 		set.Close()
 		return nil, err
 	}
-	e.closers = append(e.closers, set.Close)
-	e.weights = set
+	e.weights = set // for BytesRead, which a closed set keeps
+	if err := set.Close(); err != nil {
+		e.Close()
+		return nil, fmt.Errorf("--model %s: %w", dir, err)
+	}
 	return e, nil
 }
 
@@ -95,8 +103,8 @@ func (e *Engine) BytesRead() int64 {
 	return e.weights.BytesRead()
 }
 
-// Close releases the checkpoint's memory mapping; the engine must not be
-// used afterwards.
+// Close releases the engine's devices (GPU memory, communicators); the
+// engine must not be used afterwards.
 func (e *Engine) Close() error {
 	var first error
 	for _, c := range e.closers {

@@ -216,6 +216,17 @@ type Device interface {
 	MoE
 }
 
+// UploadCopier is implemented by a Device whose Upload copies the host
+// tensor before it returns and keeps no reference to it (the CUDA backend,
+// where CopiesUploads is true). The weight loader (model.Loader) hands any
+// other device (the CPU backend, whose Upload aliases aligned data; a test's
+// wrapper of either) only tensors in memory of their own, never a view of a
+// memory-mapped checkpoint (engine/safetensors.Detach), so that the
+// device's weights neither change nor fault when the file does.
+type UploadCopier interface {
+	CopiesUploads() bool
+}
+
 // Comm is one rank's view of the collectives of a tensor-parallel group of
 // Size ranks (NCCL's communicator; the CPU backend runs them in memory).
 // Every rank of the group must call the same collectives in the same order.

@@ -66,7 +66,7 @@ func (l *Loader) quantized(name string, q *tensor.Quantized, rows, cols [2]int) 
 		} else {
 			t = sliceCols(t, cols[0], cols[1])
 		}
-		return l.finish(t)
+		return l.finish(name, t)
 	}
 	// A device that dequantizes makes it float32 unless --dtype says
 	// otherwise, as the loader always widened quantized weights.

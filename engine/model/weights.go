@@ -67,6 +67,14 @@ type Loader struct {
 	// loaded only as StageEnds says (the embedding on the first stage,
 	// the final norm and LM head on the last).
 	Stage *StageEnds
+	// Detach, when set, is applied to every tensor bound for a device
+	// that may keep the host tensors it is given (any but a
+	// backend.UploadCopier: the CPU backend aliases them) just before
+	// Upload: it returns the tensor in memory of
+	// its own when it is a view of the checkpoint's memory mapping
+	// (engine/safetensors.Detach), so that nothing the device holds
+	// depends on the file after the load. Its error names the file.
+	Detach func(*tensor.Tensor) (*tensor.Tensor, error)
 
 	prefix string
 	err    *error
@@ -174,7 +182,9 @@ func (l *Loader) fetch(n string, shape []int) *tensor.Tensor {
 	return t
 }
 
-func (l *Loader) finish(t *tensor.Tensor) backend.Tensor {
+// finish converts t, tensor name (or a shard of it), to the loader's dtype
+// and uploads it.
+func (l *Loader) finish(name string, t *tensor.Tensor) backend.Tensor {
 	if t == nil {
 		return nil
 	}
@@ -188,13 +198,20 @@ func (l *Loader) finish(t *tensor.Tensor) backend.Tensor {
 	if want != t.DType {
 		t = t.Convert(want)
 	}
+	if uc, ok := l.Dev.(backend.UploadCopier); l.Detach != nil && !(ok && uc.CopiesUploads()) {
+		d, err := l.Detach(t)
+		if err != nil {
+			return l.Fail(fmt.Errorf("%w: tensor %s: %w", ErrWeight, name, err))
+		}
+		t = d
+	}
 	l.Report.Bytes += int64(len(t.Data))
 	return l.Dev.Upload(t)
 }
 
 // Full loads tensor n, replicated on every rank, checking its shape.
 func (l *Loader) Full(n string, shape ...int) backend.Tensor {
-	return l.finish(l.fetch(n, shape))
+	return l.finish(l.Name(n), l.fetch(n, shape))
 }
 
 // Rows loads rows [r0, r1) of tensor n of full shape `shape` (the output
@@ -210,7 +227,7 @@ func (l *Loader) Rows(n string, shape []int, r0, r1 int) backend.Tensor {
 			if !t.DType.IsFloat() {
 				return l.Fail(fmt.Errorf("%w: tensor %s has dtype %s, a float dtype was expected", ErrWeight, l.Name(n), t.DType))
 			}
-			return l.finish(t)
+			return l.finish(l.Name(n), t)
 		}
 	}
 	t := l.fetch(n, shape)
@@ -218,13 +235,13 @@ func (l *Loader) Rows(n string, shape []int, r0, r1 int) backend.Tensor {
 		return nil
 	}
 	if r1 <= t.Rows() {
-		return l.finish(t.SliceRows(r0, r1))
+		return l.finish(l.Name(n), t.SliceRows(r0, r1))
 	}
 	out := tensor.New(t.DType, append([]int{r1 - r0}, t.Shape[1:]...)...)
 	if r0 < t.Rows() {
 		copy(out.Data, t.SliceRows(r0, t.Rows()).Data)
 	}
-	return l.finish(out)
+	return l.finish(l.Name(n), out)
 }
 
 // Cols loads columns [c0, c1) of the last dimension of 2-D tensor n (the
@@ -235,7 +252,7 @@ func (l *Loader) Cols(n string, shape []int, c0, c1 int) backend.Tensor {
 	if t == nil {
 		return nil
 	}
-	return l.finish(sliceCols(t, c0, c1))
+	return l.finish(l.Name(n), sliceCols(t, c0, c1))
 }
 
 // sliceCols returns columns [c0, c1) of 2-D t: t itself when that is the
@@ -270,7 +287,7 @@ func (l *Loader) RowBlocks(n string, shape []int, ranges [][2]int) backend.Tenso
 		copy(out.Data[off*rb:], t.Data[r[0]*rb:r[1]*rb])
 		off += r[1] - r[0]
 	}
-	return l.finish(out)
+	return l.finish(l.Name(n), out)
 }
 
 // rowViewer is a WeightSource that can hand out a block of rows without

@@ -21,6 +21,22 @@
 // is atomic (temporary file, fsync, re-read and compare, rename, fsync of the
 // directory).
 //
+// A mapping reads the file as it is now, not as it was at Open: a file
+// rewritten in place (cp over it) changes the bytes of tensors that alias
+// the mapping, and one cut short makes a read of a lost page fault with
+// SIGBUS, which kills a Go process. Checking the file's size or mtime
+// before each use would leave a window between the check and the read, so
+// readers use these instead: Copy (and the misaligned path of Tensor)
+// reads under debug.SetPanicOnFault, the runtime's provision for mapped
+// files, and returns ErrChanged naming the file; Detach makes a tensor that
+// aliases a mapping into one of its own the same way; and ChangedError
+// names the file of a fault address for a reader that converts straight
+// from the mapping under the same guard (the engine's weight load). The
+// engine keeps no alias of a checkpoint once loaded and unmaps it, so a
+// session never depends on the file after its load: a fault guard around
+// every later read could not catch a rewrite of the same size, and copying
+// costs one pass over the weights a CPU device keeps anyway.
+//
 // This package imports only the standard library, hsdb/engine/tensor,
 // hsdb/engine/regfile (files are opened only if regular, never waiting on a
 // named pipe) and hsdb/engine/jsonerr (JSON kinds in messages). It must not import the architectures, backends, inspect/ or

@@ -56,3 +56,22 @@ func guardedCopy(dst, src []byte) (err error) {
 	copy(dst, src)
 	return nil
 }
+
+// parseMapped is parseHeader on a fresh mapping, under the same guard as
+// guardedCopy: a file cut short while its header is parsed is ErrChanged
+// naming it, not SIGBUS.
+func parseMapped(path string, data []byte) (h *header, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		fault, ok := r.(interface{ Addr() uintptr })
+		if !ok {
+			panic(r)
+		}
+		h, err = nil, fmt.Errorf("%s: %w: reading the header faulted at %#x: the file is shorter than when it was opened", path, ErrChanged, fault.Addr())
+	}()
+	return parseHeader(path, data)
+}

@@ -13,8 +13,10 @@ import (
 // memory mapping. Tensors it returns may alias the mapping: they are
 // read-only (writing to their Data faults) and must not be used after
 // Close. Truncating the file on disk while it is mapped makes later reads
-// of the lost pages fault (SIGBUS); checkpoints are not expected to change
-// under a reader. A File is safe for concurrent use by several goroutines,
+// of the lost pages fault (SIGBUS): Copy and Detach turn that into
+// ErrChanged, and so does a reader that reads under
+// debug.SetPanicOnFault and passes the fault's address to ChangedError;
+// other reads of aliasing tensors are not guarded (see the package doc). A File is safe for concurrent use by several goroutines,
 // except that Close must not race with other calls.
 type File struct {
 	path      string
@@ -55,7 +57,7 @@ func Open(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("safetensors: %s: %w", path, err)
 	}
-	h, err := parseHeader(path, data)
+	h, err := parseMapped(path, data)
 	if err != nil {
 		unmap()
 		return nil, err
@@ -65,6 +67,7 @@ func Open(path string) (*File, error) {
 	for i, ti := range h.infos {
 		f.index[ti.Name] = i
 	}
+	register(data, path)
 	return f, nil
 }
 
@@ -187,6 +190,7 @@ func (f *File) Close() error {
 	if f.closed.Swap(true) {
 		return nil
 	}
+	unregister(f.data)
 	if err := f.unmap(); err != nil {
 		return fmt.Errorf("safetensors: %s: munmap: %w", f.path, err)
 	}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -72,33 +71,32 @@ func parseHeader(path string, buf []byte) (*header, error) {
 	h := &header{dataStart: int64(8 + n)}
 	dataLen := int64(len(buf)) - h.dataStart
 
-	entries, err := splitHeader(path, raw)
-	if err != nil {
-		return nil, err
-	}
-	seen := make(map[string]bool, len(entries))
-	for _, e := range entries {
-		if seen[e.key] {
+	seen := map[string]struct{}{}
+	err := splitHeader(path, raw, func(key string, val []byte) error {
+		n := len(seen)
+		if seen[key] = struct{}{}; len(seen) == n { // one probe of the map, not two
 			// Stricter than the crate (serde keeps the last duplicate
 			// silently): two entries for one name would lose data.
-			return nil, fmt.Errorf("%s: tensor %q: %w: the header has the key twice", path, e.key, ErrDuplicateName)
+			return fmt.Errorf("%s: tensor %q: %w: the header has the key twice", path, key, ErrDuplicateName)
 		}
-		seen[e.key] = true
-		if e.key == metadataKey {
-			if h.meta, err = parseMetadata(path, e.val); err != nil {
-				return nil, err
-			}
-			continue
+		if key == metadataKey {
+			var err error
+			h.meta, err = parseMetadata(path, val)
+			return err
 		}
-		ti, err := parseEntry(path, e.key, e.val)
+		ti, err := parseEntry(path, key, val)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if ti.End > dataLen {
-			return nil, fmt.Errorf("%s: tensor %q: %w: data_offsets [%d, %d] but the data area is %d bytes", path, ti.Name, ErrOutOfRange, ti.Begin, ti.End, dataLen)
+			return fmt.Errorf("%s: tensor %q: %w: data_offsets [%d, %d] but the data area is %d bytes", path, ti.Name, ErrOutOfRange, ti.Begin, ti.End, dataLen)
 		}
 		ti.Offset = h.dataStart + ti.Begin
 		h.infos = append(h.infos, ti)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if err := checkTiling(path, h.infos, dataLen); err != nil {
 		return nil, err
@@ -142,49 +140,55 @@ func checkTiling(path string, infos []TensorInfo, dataLen int64) error {
 	return nil
 }
 
-type rawEntry struct {
-	key string
-	val json.RawMessage
-}
-
-// splitHeader checks that raw is one JSON object and returns its members
-// in file order, duplicates included.
-func splitHeader(path string, raw []byte) ([]rawEntry, error) {
+// splitHeader checks that raw is one JSON object, then calls f with each
+// of its members in file order, duplicates included, stopping at f's first
+// error and returning it.
+func splitHeader(path string, raw []byte, f func(key string, val []byte) error) error {
 	if !utf8.Valid(raw) {
-		return nil, fmt.Errorf("%s: %w: header is not valid UTF-8", path, ErrHeaderJSON)
+		return fmt.Errorf("%s: %w: header is not valid UTF-8", path, ErrHeaderJSON)
 	}
 	if err := jsonerr.CheckSurrogates(raw); err != nil { // a tensor name encoding/json would turn into U+FFFD
-		return nil, fmt.Errorf("%s: %w: %v", path, ErrHeaderJSON, err)
+		return fmt.Errorf("%s: %w: %v", path, ErrHeaderJSON, err)
+	}
+	// One pass of the scanner (jsonscan.go) over a valid object; anything
+	// else is encoding/json's to word.
+	if i := skipWS(raw, 0); i < len(raw) && raw[i] == '{' {
+		if end := skipValue(raw, i, 0); end >= 0 && skipWS(raw, end) == len(raw) {
+			if err := members(raw[i:end], f); err != errNotObject {
+				return err
+			}
+		}
 	}
 	var probe json.RawMessage
 	if err := json.Unmarshal(raw, &probe); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
-			return nil, fmt.Errorf("%s: %w: %v (at byte %d of the %d-byte header)", path, ErrHeaderJSON, err, se.Offset, len(raw))
+			return fmt.Errorf("%s: %w: %v (at byte %d of the %d-byte header)", path, ErrHeaderJSON, err, se.Offset, len(raw))
 		}
-		return nil, fmt.Errorf("%s: %w: %v", path, ErrHeaderJSON, err)
+		return fmt.Errorf("%s: %w: %v", path, ErrHeaderJSON, err)
 	}
 	if probe[0] != '{' {
-		return nil, fmt.Errorf("%s: %w: header is a JSON %s", path, ErrHeaderNotObject, jsonerr.Kind(probe))
+		return fmt.Errorf("%s: %w: header is a JSON %s", path, ErrHeaderNotObject, jsonerr.Kind(probe))
 	}
 	dec := json.NewDecoder(bytes.NewReader(probe))
 	if _, err := dec.Token(); err != nil { // '{'
-		return nil, fmt.Errorf("%s: %w: %v", path, ErrHeaderJSON, err)
+		return fmt.Errorf("%s: %w: %v", path, ErrHeaderJSON, err)
 	}
-	var out []rawEntry
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w: %v", path, ErrHeaderJSON, err)
+			return fmt.Errorf("%s: %w: %v", path, ErrHeaderJSON, err)
 		}
 		key, _ := tok.(string)
 		var val json.RawMessage
 		if err := dec.Decode(&val); err != nil {
-			return nil, fmt.Errorf("%s: %w: value of %q: %v", path, ErrHeaderJSON, key, err)
+			return fmt.Errorf("%s: %w: value of %q: %v", path, ErrHeaderJSON, key, err)
 		}
-		out = append(out, rawEntry{key, val})
+		if err := f(key, val); err != nil {
+			return err
+		}
 	}
-	return out, nil
+	return nil
 }
 
 // parseMetadata decodes __metadata__: an object of strings, or null (the
@@ -196,14 +200,22 @@ func parseMetadata(path string, v json.RawMessage) (map[string]string, error) {
 	if jsonerr.Kind(v) != "object" {
 		return nil, fmt.Errorf("%s: %w: it is a JSON %s, expected an object", path, ErrMetadata, jsonerr.Kind(v))
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(v, &m); err != nil {
-		return nil, fmt.Errorf("%s: %w: %v", path, ErrMetadata, err)
+	m := map[string][]byte{} // a key given twice keeps its last value, as in encoding/json
+	var order []string
+	if members(v, func(k string, rv []byte) error {
+		if _, ok := m[k]; !ok {
+			order = append(order, k)
+		}
+		m[k] = rv
+		return nil
+	}) != nil {
+		return nil, fmt.Errorf("%s: %w: it is not a valid JSON object", path, ErrMetadata)
 	}
 	out := make(map[string]string, len(m))
-	for k, rv := range m {
-		var s string
-		if jsonerr.Kind(rv) != "string" || json.Unmarshal(rv, &s) != nil {
+	for _, k := range order {
+		rv := m[k]
+		s, ok := decodeString(rv)
+		if jsonerr.Kind(rv) != "string" || !ok {
 			return nil, fmt.Errorf("%s: %w: key %q is a JSON %s, expected a string", path, ErrMetadata, k, jsonerr.Kind(rv))
 		}
 		out[k] = s
@@ -230,19 +242,32 @@ func parseEntry(path, name string, v json.RawMessage) (TensorInfo, error) {
 	if k := jsonerr.Kind(v); k != "object" {
 		return ti, bad("entry is a JSON %s, expected an object with dtype, shape and data_offsets", k)
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(v, &m); err != nil {
-		return ti, bad("%v", err)
+	// The three fields (a field given twice keeps its last value, as in
+	// encoding/json); unknown extra fields are ignored, as serde does for
+	// TensorInfo.
+	var fields [3][]byte
+	if members(v, func(k string, fv []byte) error {
+		switch k {
+		case "dtype":
+			fields[0] = fv
+		case "shape":
+			fields[1] = fv
+		case "data_offsets":
+			fields[2] = fv
+		}
+		return nil
+	}) != nil {
+		return ti, bad("entry is not a valid JSON object")
 	}
-	// Unknown extra fields are ignored, as serde does for TensorInfo.
-	for _, f := range []string{"dtype", "shape", "data_offsets"} {
-		if _, ok := m[f]; !ok {
+	dtypeV, shapeV, offsetsV := fields[0], fields[1], fields[2]
+	for i, f := range []string{"dtype", "shape", "data_offsets"} {
+		if fields[i] == nil {
 			return ti, bad("missing field %q", f)
 		}
 	}
 
-	var dt string
-	if k := jsonerr.Kind(m["dtype"]); k != "string" || json.Unmarshal(m["dtype"], &dt) != nil {
+	dt, ok := decodeString(dtypeV)
+	if k := jsonerr.Kind(dtypeV); k != "string" || !ok {
 		return ti, bad("dtype is a JSON %s, expected a string", k)
 	}
 	d, ok := tensor.FromSafetensors(dt)
@@ -251,7 +276,7 @@ func parseEntry(path, name string, v json.RawMessage) (TensorInfo, error) {
 	}
 	ti.DType = d
 
-	dims, err := intArray(m["shape"])
+	dims, err := intArray(shapeV)
 	if err != nil {
 		return ti, bad("shape %s", err)
 	}
@@ -266,7 +291,7 @@ func parseEntry(path, name string, v json.RawMessage) (TensorInfo, error) {
 		}
 		dim := int64(x.mag)
 		if dim != 0 && numel > math.MaxInt64/dim {
-			return ti, fmt.Errorf("%s: tensor %q: %w: product of shape %s overflows int64", path, name, ErrBadShape, rawText(m["shape"]))
+			return ti, fmt.Errorf("%s: tensor %q: %w: product of shape %s overflows int64", path, name, ErrBadShape, rawText(shapeV))
 		}
 		numel *= dim
 		ti.Shape[i] = int(dim)
@@ -277,7 +302,7 @@ func parseEntry(path, name string, v json.RawMessage) (TensorInfo, error) {
 	}
 	nbytes := numel * es
 
-	offs, err := intArray(m["data_offsets"])
+	offs, err := intArray(offsetsV)
 	if err != nil {
 		return ti, bad("data_offsets %s", err)
 	}
@@ -286,11 +311,11 @@ func parseEntry(path, name string, v json.RawMessage) (TensorInfo, error) {
 	}
 	for _, o := range offs {
 		if o.neg {
-			return ti, fmt.Errorf("%s: tensor %q: %w: data_offsets %s has a negative offset", path, name, ErrBadOffsets, rawText(m["data_offsets"]))
+			return ti, fmt.Errorf("%s: tensor %q: %w: data_offsets %s has a negative offset", path, name, ErrBadOffsets, rawText(offsetsV))
 		}
 		if o.mag > math.MaxInt64 {
 			// Beyond any file; report as out of range like any large end.
-			return ti, fmt.Errorf("%s: tensor %q: %w: data_offsets %s exceed any file size", path, name, ErrOutOfRange, rawText(m["data_offsets"]))
+			return ti, fmt.Errorf("%s: tensor %q: %w: data_offsets %s exceed any file size", path, name, ErrOutOfRange, rawText(offsetsV))
 		}
 	}
 	ti.Begin, ti.End = int64(offs[0].mag), int64(offs[1].mag)
@@ -313,27 +338,36 @@ type jsonInt struct {
 
 // intArray decodes a JSON array of integers written without fraction or
 // exponent (serde_json refuses 2.0 or 1e3 for usize too).
-func intArray(v json.RawMessage) ([]jsonInt, error) {
-	if k := jsonerr.Kind(v); k != "array" {
-		return nil, fmt.Errorf("is a JSON %s, expected an array of integers", k)
+func intArray(v []byte) ([]jsonInt, error) {
+	if v = trimWS(v); len(v) == 0 || v[0] != '[' {
+		return nil, fmt.Errorf("is a JSON %s, expected an array of integers", jsonerr.Kind(v))
 	}
-	var elems []json.RawMessage
-	if err := json.Unmarshal(v, &elems); err != nil {
-		return nil, err
+	elems, ok := elements(v)
+	if !ok {
+		return nil, fmt.Errorf("is not a valid JSON array")
 	}
 	out := make([]jsonInt, len(elems))
 	for i, e := range elems {
-		s := string(bytes.TrimSpace(e))
-		neg := strings.HasPrefix(s, "-")
-		digits := strings.TrimPrefix(s, "-")
-		if digits == "" || strings.Trim(digits, "0123456789") != "" {
-			return nil, fmt.Errorf("element %d is %s, expected an integer", i, s)
+		e = trimWS(e)
+		neg := len(e) > 0 && e[0] == '-'
+		digits := e
+		if neg {
+			digits = e[1:]
 		}
-		mag, err := strconv.ParseUint(digits, 10, 64)
-		if errors.Is(err, strconv.ErrRange) {
-			mag = math.MaxUint64
-		} else if err != nil {
-			return nil, fmt.Errorf("element %d is %s: %v", i, s, err)
+		if len(digits) == 0 {
+			return nil, fmt.Errorf("element %d is %s, expected an integer", i, e)
+		}
+		var mag uint64 // saturating at MaxUint64, as strconv.ParseUint's ErrRange was read
+		for _, c := range digits {
+			if c < '0' || c > '9' {
+				return nil, fmt.Errorf("element %d is %s, expected an integer", i, e)
+			}
+			d := uint64(c - '0')
+			if mag > (math.MaxUint64-d)/10 {
+				mag = math.MaxUint64
+			} else if mag != math.MaxUint64 {
+				mag = mag*10 + d
+			}
 		}
 		out[i] = jsonInt{neg && mag != 0, mag}
 	}
@@ -341,7 +375,7 @@ func intArray(v json.RawMessage) ([]jsonInt, error) {
 }
 
 // rawText returns a JSON value as compact text for messages, shortened.
-func rawText(v json.RawMessage) string {
+func rawText(v []byte) string {
 	var b bytes.Buffer
 	if json.Compact(&b, v) != nil {
 		b.Reset()

@@ -374,13 +374,11 @@ func readSafetensorsBytes(path string, data []byte) (map[string]*tensor.Tensor, 
 // tensors in record order (input_ids, loss_mask, hidden_state,
 // aux_hidden_state), and returns data/N as those tensors.
 func readTorchSaveBytes(path string, data []byte, rec SeqRecord) (map[string]*tensor.Tensor, error) {
+	order := []string{"input_ids", "loss_mask", "hidden_state", "aux_hidden_state"}
 	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
-		zr, err := gzip.NewReader(bytes.NewReader(data))
-		if err != nil {
-			return nil, fmt.Errorf("%s: gzip: %w", path, err)
-		}
-		if data, err = io.ReadAll(zr); err != nil {
-			return nil, fmt.Errorf("%s: gzip: %w", path, err)
+		var err error
+		if data, err = gunzipWithin(path, data, rec, order); err != nil { // a gzip bomb is refused at its bound
+			return nil, err
 		}
 	}
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
@@ -393,18 +391,20 @@ func readTorchSaveBytes(path string, data []byte, rec SeqRecord) (map[string]*te
 		if !ok {
 			return nil, fmt.Errorf("%s: record %s outside archive/", path, zf.Name)
 		}
+		if bound := torchSaveRecordBound(rec, order, name); zf.UncompressedSize64 > uint64(bound) { // before inflating it
+			return nil, fmt.Errorf("%s: record %s declares %d bytes uncompressed, more than the %d it may hold", path, zf.Name, zf.UncompressedSize64, bound)
+		}
 		r, err := zf.Open()
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", path, zf.Name, err)
 		}
-		b, err := io.ReadAll(r) // checks the CRC-32
+		b, err := io.ReadAll(r) // checks the CRC-32 and that it yields no more than it declares
 		r.Close()
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", path, zf.Name, err)
 		}
 		recs[name] = b
 	}
-	order := []string{"input_ids", "loss_mask", "hidden_state", "aux_hidden_state"}
 	var ents []TorchEntry
 	out := map[string]*tensor.Tensor{}
 	for i, k := range order {

@@ -249,6 +249,9 @@ func ReadTorch(path string) (*CaptureFile, error) {
 		if errors.Is(err, errCutShort) {
 			return nil, fmt.Errorf("%s: %w: %w", path, ErrUnreadable, err)
 		}
+		if errors.Is(err, ErrLimit) { // a gzip stream expanding past its bound
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
 		return nil, fmt.Errorf("%s: %w: not a torch.save zip archive: %v", path, ErrUnreadable, err)
 	}
 	defer zr.Close()
@@ -259,6 +262,9 @@ func ReadTorch(path string) (*CaptureFile, error) {
 // (the fuzz targets feed it archives built in memory).
 func readTorchArchive(path string, zr *zip.Reader, size int64) (*CaptureFile, error) {
 	b := &budget{recordLimit: size + MaxRecordSlack}
+	if avail, ok := memAvailable(); ok && avail < b.recordLimit { // each record is read into memory
+		b.recordLimit, b.recordWhy = avail, fmt.Sprintf("the host's %s available, MemAvailable", gib(avail))
+	}
 	records := map[string]*zip.File{}
 	var pkl *zip.File
 	for _, f := range zr.File {

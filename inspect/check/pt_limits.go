@@ -25,7 +25,8 @@ const (
 	// of 100,000 tensors needs about 20 MB.
 	MaxPickleBytes = 64 << 20
 	// MaxRecordSlack bounds what the records read (data.pkl and storages)
-	// may inflate to in total: the file's size on disk plus this much.
+	// may inflate to in total: the file's size on disk plus this much (and
+	// never more than the host's MemAvailable).
 	// torch.save stores records uncompressed, so a real file reads about
 	// its own size; a compressed archive may inflate this much beyond it.
 	MaxRecordSlack = 256 << 20
@@ -59,8 +60,9 @@ func limitErr(format string, args ...any) error {
 // budget tracks the bytes inflated from records and materialised into
 // tensors while one archive is read.
 type budget struct {
-	recordLimit, recordUsed int64 // declared uncompressed bytes of records opened
-	storageBytes, viewBytes int64 // storages read; tensors rebuilt from them
+	recordLimit, recordUsed int64  // declared uncompressed bytes of records opened
+	recordWhy               string // what recordLimit is: "the file's size + 256 MiB", or the host's memory
+	storageBytes, viewBytes int64  // storages read; tensors rebuilt from them
 }
 
 // takeRecord charges f's declared uncompressed size, refusing it before
@@ -68,8 +70,12 @@ type budget struct {
 func (b *budget) takeRecord(f *zip.File) error {
 	n := int64(f.UncompressedSize64)
 	if f.UncompressedSize64 > 1<<62 || b.recordUsed+n > b.recordLimit {
-		return limitErr("record %s declares %d bytes uncompressed (%d stored); the records read may total at most %d bytes (the file's size + %d MiB)",
-			f.Name, f.UncompressedSize64, f.CompressedSize64, b.recordLimit, MaxRecordSlack>>20)
+		why := b.recordWhy
+		if why == "" {
+			why = fmt.Sprintf("the file's size + %d MiB", MaxRecordSlack>>20)
+		}
+		return limitErr("record %s declares %d bytes uncompressed (%d stored); the records read may total at most %d bytes (%s)",
+			f.Name, f.UncompressedSize64, f.CompressedSize64, b.recordLimit, why)
 	}
 	b.recordUsed += n
 	return nil

@@ -11,7 +11,8 @@ import (
 )
 
 // Tensor is the CPU backend's tensor: a host tensor. Activations are F32;
-// weights may be F32, BF16 or F16 and may alias a memory-mapped file.
+// weights may be F32, BF16 or F16 (the loader's copies, never views of a
+// memory-mapped checkpoint).
 type Tensor struct{ *tensor.Tensor }
 
 // Shape returns the tensor's dimensions, outermost first.
@@ -114,7 +115,9 @@ func f32View(t *tensor.Tensor) []float32 {
 	return t.ToF32()
 }
 
-// Upload wraps t as a device tensor. Aligned data is aliased, not copied.
+// Upload wraps t as a device tensor. Aligned data is aliased, not copied
+// (so the device is no backend.UploadCopier: the weight loader gives it
+// memory of its own, not views of a checkpoint's mapping).
 func (d *Device) Upload(t *tensor.Tensor) backend.Tensor {
 	if !t.Aligned() {
 		c := &tensor.Tensor{Shape: append([]int(nil), t.Shape...), DType: t.DType, Data: alignedBytes(len(t.Data))}

@@ -2,9 +2,11 @@
 // on the host, and an in-memory implementation of backend.Comm that lets N
 // goroutines act as N tensor-parallel ranks ("virtual ranks").
 //
-// Weights may stay in their stored dtype (f32, bf16, f16) and alias a
-// memory-mapped checkpoint; they are widened to float32 block by block inside
-// Linear and Embedding. Activations are always float32.
+// Weights may stay in their stored dtype (f32, bf16, f16); they are widened
+// to float32 block by block inside Linear and Embedding. Upload aliases the
+// host tensor it is given (it is no backend.UploadCopier), so the weight
+// loader gives it copies, never views of a memory-mapped checkpoint.
+// Activations are always float32.
 //
 // The heavy ops are built from a few inner loops (kernels.go: rows of a
 // matrix times a vector, a weighted sum of rows, softmax, SiLU-and-multiply)

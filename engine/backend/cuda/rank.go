@@ -255,6 +255,11 @@ func (d *Device) give(op string, bs []block) {
 	}
 }
 
+// CopiesUploads reports true (backend.UploadCopier): Upload, UploadQuantized
+// and their helpers copy host data to the GPU before returning, so the
+// weight loader may hand them views of a checkpoint's memory mapping.
+func (d *Device) CopiesUploads() bool { return true }
+
 // Upload copies t to a new persistent device tensor of t's dtype (class
 // weights). The host data may be reused once Upload returns.
 func (d *Device) Upload(t *tensor.Tensor) backend.Tensor {
