@@ -15,20 +15,7 @@ import (
 // in the page cache after the first round, so this measures mapping,
 // validation and memory bandwidth, not the disk.
 func BenchmarkOpenRead256MB(b *testing.B) {
-	const nt, rows, cols = 64, 2048, 1024
-	one := tensor.New(tensor.BF16, rows, cols)
-	for i := range one.Data {
-		one.Data[i] = byte(i * 31)
-	}
-	in := make([]Named, nt)
-	for i := range in {
-		in[i] = Named{fmt.Sprintf("model.layers.%d.mlp.down_proj.weight", i), one}
-	}
-	p := filepath.Join(b.TempDir(), "bench.safetensors")
-	if err := WriteFile(p, in, nil); err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(nt * rows * cols * 2)
+	p := write256MB(b)
 	b.ResetTimer()
 	var sink uint64
 	for b.Loop() {
@@ -79,20 +66,7 @@ func BenchmarkOpenHeader(b *testing.B) {
 // with weights it keeps in their stored dtype): compare its MB/s with
 // BenchmarkOpenRead256MB's, which only reads each page.
 func BenchmarkDetach256MB(b *testing.B) {
-	const nt, rows, cols = 64, 2048, 1024
-	one := tensor.New(tensor.BF16, rows, cols)
-	for i := range one.Data {
-		one.Data[i] = byte(i * 31)
-	}
-	in := make([]Named, nt)
-	for i := range in {
-		in[i] = Named{fmt.Sprintf("model.layers.%d.mlp.down_proj.weight", i), one}
-	}
-	p := filepath.Join(b.TempDir(), "bench.safetensors")
-	if err := WriteFile(p, in, nil); err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(nt * rows * cols * 2)
+	p := write256MB(b)
 	b.ResetTimer()
 	for b.Loop() {
 		f, err := Open(p)
@@ -110,4 +84,25 @@ func BenchmarkDetach256MB(b *testing.B) {
 		}
 		f.Close()
 	}
+}
+
+// write256MB writes the benchmarks' file of 64 BF16 [2048, 1024] tensors
+// (256 MiB) into a temporary directory, sets b's bytes per round to its
+// tensors' bytes and returns its path.
+func write256MB(b *testing.B) string {
+	const nt, rows, cols = 64, 2048, 1024
+	one := tensor.New(tensor.BF16, rows, cols)
+	for i := range one.Data {
+		one.Data[i] = byte(i * 31)
+	}
+	in := make([]Named, nt)
+	for i := range in {
+		in[i] = Named{fmt.Sprintf("model.layers.%d.mlp.down_proj.weight", i), one}
+	}
+	p := filepath.Join(b.TempDir(), "bench.safetensors")
+	if err := WriteFile(p, in, nil); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(nt * rows * cols * 2)
+	return p
 }

@@ -40,27 +40,30 @@ func (f *File) Copy(name string) (*tensor.Tensor, error) {
 // guardedCopy copies src, a slice of a file mapping, into dst, returning an
 // error instead of crashing when a page of src faults (SIGBUS past the end
 // of a file truncated after it was mapped).
-func guardedCopy(dst, src []byte) (err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		r := recover()
-		if r == nil {
-			return
-		}
-		fault, ok := r.(interface{ Addr() uintptr })
-		if !ok {
-			panic(r)
-		}
-		err = fmt.Errorf("reading the mapping faulted at %#x: the file is shorter than when it was opened", fault.Addr())
-	}()
-	copy(dst, src)
+func guardedCopy(dst, src []byte) error {
+	if addr, faulted := underFaultGuard(func() { copy(dst, src) }); faulted {
+		return fmt.Errorf("reading the mapping faulted at %#x: the file is shorter than when it was opened", addr)
+	}
 	return nil
 }
 
 // parseMapped is parseHeader on a fresh mapping, under the same guard as
 // guardedCopy: a file cut short while its header is parsed is ErrChanged
 // naming it, not SIGBUS.
-func parseMapped(path string, data []byte) (h *header, err error) {
+func parseMapped(path string, data []byte) (*header, error) {
+	var h *header
+	var err error
+	if addr, faulted := underFaultGuard(func() { h, err = parseHeader(path, data) }); faulted {
+		return nil, fmt.Errorf("%s: %w: reading the header faulted at %#x: the file is shorter than when it was opened", path, ErrChanged, addr)
+	}
+	return h, err
+}
+
+// underFaultGuard runs fn with debug.SetPanicOnFault, the runtime's
+// provision for memory-mapped files: a fault on a page the file no longer
+// has ends fn and is returned as its address and true instead of killing
+// the process with SIGBUS. Other panics go on.
+func underFaultGuard(fn func()) (addr uintptr, faulted bool) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		r := recover()
@@ -71,7 +74,8 @@ func parseMapped(path string, data []byte) (h *header, err error) {
 		if !ok {
 			panic(r)
 		}
-		h, err = nil, fmt.Errorf("%s: %w: reading the header faulted at %#x: the file is shorter than when it was opened", path, ErrChanged, fault.Addr())
+		addr, faulted = fault.Addr(), true
 	}()
-	return parseHeader(path, data)
+	fn()
+	return 0, false
 }
