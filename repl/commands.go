@@ -103,7 +103,7 @@ func init() {
 				"mean, std, min, max, absmax and l2 are over finite elements and show — when there is none), " +
 				"and for replicated tensors on more than one rank max |Δ| against rank 0 (the column is left out at tp 1 and for sharded or partial tensors). Sharded tensors get a `gathered` row, partial sums a `sum` row. " +
 				"--seq S selects one sequence of the batch, --tokens A:B its tokens (or the batch's). " +
-				"With an index, prints values: print hidden_states[3, :8] (rows after --seq/--tokens; columns of each rank's tensor, each shard's line naming the full tensor's columns they are, and of the full tensor in the gathered row).",
+				"With an index, prints values: print hidden_states[3, :8] (rows after --seq/--tokens; columns of each rank's tensor, each shard's line naming the full tensor's columns they are, and of the full tensor in the gathered row; consecutive ranks with the same values to the bit, as a replicated tensor's copies until one diverges, are printed once as ranks 0-3).",
 			complete: completeTensors, fn: cmdPrint},
 		{aliases: []string{"attn_probs"}, group: "data", usage: "print attn_probs --head H [--seq S]",
 			help: "Attention probabilities of query head H for sequence S at an attention site (layers.N.self_attn.attn; Llama also at its rotary_emb; DeepSeek also at self_attn).\n" +

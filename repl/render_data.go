@@ -90,11 +90,19 @@ func (t *Term) printText(rep *client.TensorReport) string {
 	return t.heading(rep.Site, rep.Tensor, rep.Step, extra) + "\n" + tb.render(t.st)
 }
 
+// valuesText is `print T[ROWS, COLS]`: each rank's values, then the
+// gathered tensor's. Consecutive ranks whose values are the same to the
+// bit (the copies of a replicated tensor, until an edit or a fault makes
+// one diverge) are printed once, as "ranks 0-3 … the same on each", so that
+// a rank that differs stands out; JSON keeps a block per rank.
 func (t *Term) valuesText(rep *client.ValuesReport) string {
 	var b strings.Builder
 	b.WriteString(t.heading(rep.Site, rep.Tensor, rep.Step, "") + "\n")
-	one := func(v client.RankValues) {
-		label := "rank " + v.Label
+	one := func(v client.RankValues, last int) {
+		label, same := "rank "+v.Label, ""
+		if last > v.Rank {
+			label, same = fmt.Sprintf("ranks %d-%d", v.Rank, last), t.st.Dim.Render(", the same on each")
+		}
 		if v.Rank < 0 {
 			label = t.st.Dim.Render(v.Label)
 		}
@@ -106,7 +114,7 @@ func (t *Term) valuesText(rep *client.ValuesReport) string {
 		if v.FullCols != nil { // a shard's own columns, named in the full tensor
 			full = fmt.Sprintf(" = full columns %d:%d", v.FullCols.Lo, v.FullCols.Hi)
 		}
-		fmt.Fprintf(&b, "%s  [%d:%d, %d:%d]%s  %s\n", label, v.Rows.Lo, v.Rows.Hi, v.Cols.Lo, v.Cols.Hi, full, v.Shard)
+		fmt.Fprintf(&b, "%s  [%d:%d, %d:%d]%s  %s%s\n", label, v.Rows.Lo, v.Rows.Hi, v.Cols.Lo, v.Cols.Hi, full, v.Shard, same)
 		for i, row := range v.Values {
 			cells := make([]string, len(row))
 			for j, x := range row {
@@ -118,13 +126,40 @@ func (t *Term) valuesText(rep *client.ValuesReport) string {
 			fmt.Fprintf(&b, "  %d: [%s]\n", v.Rows.Lo+i, strings.Join(cells, ", "))
 		}
 	}
-	for _, v := range rep.Ranks {
-		one(v)
+	for i := 0; i < len(rep.Ranks); {
+		j := i + 1
+		for j < len(rep.Ranks) && rep.Ranks[j].Rank == rep.Ranks[j-1].Rank+1 && sameValues(rep.Ranks[i], rep.Ranks[j]) {
+			j++
+		}
+		one(rep.Ranks[i], rep.Ranks[j-1].Rank)
+		i = j
 	}
 	if rep.Gathered != nil {
-		one(*rep.Gathered)
+		one(*rep.Gathered, -1)
 	}
 	return b.String()
+}
+
+// sameValues reports whether two ranks' printed blocks are the same: the
+// same shard, rows and columns of their own tensor (no full-column
+// mapping: a shard's columns are another part of the tensor) and values
+// equal to the bit (NaN payloads and the sign of zero included).
+func sameValues(a, b client.RankValues) bool {
+	if a.Rank < 0 || b.Rank < 0 || a.Missing != "" || b.Missing != "" || a.FullCols != nil || b.FullCols != nil ||
+		a.Shard != b.Shard || a.Rows != b.Rows || a.Cols != b.Cols || len(a.Values) != len(b.Values) {
+		return false
+	}
+	for i, row := range a.Values {
+		if len(row) != len(b.Values[i]) {
+			return false
+		}
+		for j, x := range row {
+			if math.Float64bits(x) != math.Float64bits(b.Values[i][j]) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func (t *Term) histText(rep *client.HistReport) string {
