@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"hsdb/inspect/client"
+	"hsdb/inspect/plural"
 )
 
 // injectHelp is `help inject`: the syntax, then every fault of
@@ -89,10 +90,17 @@ func cmdInject(t *Term, args string) error {
 	case "":
 		return showFaults(t)
 	case "clear":
+		before, err := t.c.Faults()
+		if err != nil {
+			return err
+		}
 		if err := t.c.ClearFaults(); err != nil {
 			return err
 		}
-		return showFaults(t)
+		if len(before) == 0 {
+			return showFaults(t)
+		}
+		return showFaultsAfter(t, "cleared "+plural.N(len(before), "fault"))
 	}
 	f, err := parseInject(args)
 	if err != nil {
@@ -123,16 +131,23 @@ func faultText(f client.Fault) string {
 }
 
 // showFaults is `info inject`.
-func showFaults(t *Term) error {
+func showFaults(t *Term) error { return showFaultsAfter(t, "") }
+
+// showFaultsAfter is showFaults with a line said first in text (what
+// `inject clear` removed).
+func showFaultsAfter(t *Term, first string) error {
 	fs, err := t.c.Faults()
 	if err != nil {
 		return err
 	}
 	t.emit("faults", fs, func() string {
-		if len(fs) == 0 {
-			return "no faults injected"
+		if first != "" {
+			first += "\n"
 		}
-		lines := []string{fmt.Sprintf("%d fault%s injected into every run:", len(fs), map[bool]string{true: "", false: "s"}[len(fs) == 1])}
+		if len(fs) == 0 {
+			return first + "no faults injected"
+		}
+		lines := []string{first + plural.N(len(fs), "fault") + " injected into every run:"}
 		for i, f := range fs {
 			lines = append(lines, fmt.Sprintf("  %d  %s", i+1, faultText(f)))
 		}

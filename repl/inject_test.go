@@ -25,7 +25,7 @@ func TestInjectCommand(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "d")
 	f.Exec("dump " + dir)
 	out := f.Exec("inject clear")
-	if !strings.Contains(out, "no faults injected") {
+	if !strings.Contains(out, "cleared 1 fault\nno faults injected") {
 		t.Fatalf("inject clear: %s", out)
 	}
 	f.AssertExec("check "+dir, "written under INJECTED FAULTS", "matches stream of layer 1 with rows shifted by +1 (row i holds token i+1)")

@@ -250,6 +250,9 @@ func (t *Term) treeText(nodes []client.TreeNode) string {
 					per = append(per, fmt.Sprintf("r%d %s", r, shape(s)))
 				}
 				split = fmt.Sprintf("split dim %d: %s", w.Dim, strings.Join(per, " "))
+				if len(w.RankShapes) == 1 { // tp 1: how it splits, not a split
+					split = fmt.Sprintf("split dim %d at tp > 1 (one rank holds it whole)", w.Dim)
+				}
 			}
 			fmt.Fprintf(&b, "%s  · %s %s  %s\n", ind, shortName(w.Name, n.Path), t.st.Shape.Render(shape(w.Shape)), t.st.Dim.Render(split))
 		}
