@@ -118,6 +118,12 @@ func runCapture(args []string, io stdio) int {
 		if format == capture.FormatSpeculators && in.Masked > 0 {
 			fmt.Fprintf(io.Out, "note: %d of %d rows of %s have a loss_mask, which speculators files do not hold (hidden_states and token_ids only): speculators' trainer takes loss_mask from its preprocessed dataset, sample idx = row idx (hs_{idx}.safetensors)\n", in.Masked, in.Len(), *data)
 		}
+		if n := in.Len() - in.Masked; format == capture.FormatSpecForge && n > 0 {
+			fmt.Fprintf(io.Out, "note: %d of %d sequences have no loss_mask: their SpecForge samples get loss_mask all 1, so the draft trains on every token (prompt included); give --data rows a \"loss_mask\" to train on the answers only\n", n, in.Len())
+		}
+		if n := whatNote(*what); n != "" && format == capture.FormatHsdb {
+			fmt.Fprintln(io.Out, "note: "+n)
+		}
 	}
 	var baseTPS float64
 	if *baseline > 0 {
@@ -356,4 +362,20 @@ func commaInts(xs []int) string {
 		s[i] = strconv.Itoa(x)
 	}
 	return strings.Join(s, ",")
+}
+
+// whatNote says what a dump of --what hidden_states or residual holds: the
+// layer lines above it name the stream's ids (HF output_hidden_states[i+1]),
+// which only --what stream writes; vLLM's decoder layers return the pair
+// (hidden_states, residual) un-summed, and HF's entry is their sum. "" for
+// the stream.
+func whatNote(what string) string {
+	if w, err := capture.ParseWhat(what); err != nil || w == capture.WhatStream {
+		return ""
+	}
+	half := "hidden_states half (the MLP output, without the residual)"
+	if what == capture.WhatResidual {
+		half = "residual half (the running sum before the MLP output is added)"
+	}
+	return fmt.Sprintf("--what %s: hidden_states.{i} holds vLLM's un-summed %s of layer i's output, not the stream: HF output_hidden_states[i+1] is hidden_states + residual (--what stream)", what, half)
 }

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestCaptureSpecForgeNoLossMaskNote: SpecForge samples need a loss_mask,
+// so `hsdb capture --format specforge` writes all 1 for a row without
+// one, and the draft then trains on every token, prompt included; the job
+// said nothing of it. Now it counts those rows: 1 of the 2 below (the
+// second row has no mask; --ids rows never do), and says nothing when every
+// row has a mask.
+func TestCaptureSpecForgeNoLossMaskNote(t *testing.T) {
+	dir := t.TempDir()
+	mixed := filepath.Join(dir, "mixed.jsonl")
+	all := filepath.Join(dir, "all.jsonl")
+	if err := writeFile(mixed, `{"input_ids": [1, 5, 7, 9], "loss_mask": [0, 0, 1, 1]}`+"\n"+`{"input_ids": [1, 20, 30]}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeFile(all, `{"input_ids": [1, 5, 7, 9], "loss_mask": [0, 0, 1, 1]}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	note := func(n, of int) string {
+		return "note: " + strconv.Itoa(n) + " of " + strconv.Itoa(of) + " sequences have no loss_mask: their SpecForge samples get loss_mask all 1, so the draft trains on every token (prompt included)"
+	}
+	for _, c := range []struct {
+		input []string
+		want  string // "" for no note
+	}{
+		{[]string{"--data", mixed}, note(1, 2)},
+		{[]string{"--ids", "1,5,7;1,8"}, note(2, 2)},
+		{[]string{"--data", all}, ""},
+	} {
+		var out, errOut bytes.Buffer
+		args := append([]string{"capture", "--model", "../../testdata/hf/llama", "--format", "specforge", "--layers", "0,1,2", "--out", filepath.Join(t.TempDir(), "d")}, c.input...)
+		if code := hsdbMain(args, stdio{Out: &out, Err: &errOut}); code != 0 {
+			t.Fatalf("%v: exit %d: %s", c.input, code, errOut.String())
+		}
+		got := out.String()
+		if c.want == "" {
+			if strings.Contains(got, "have no loss_mask") {
+				t.Errorf("%v: every row has a loss_mask, yet:\n%s", c.input, got)
+			}
+		} else if !strings.Contains(got, c.want) {
+			t.Errorf("%v: want %q in:\n%s", c.input, c.want, got)
+		}
+	}
+}
+
+// TestCaptureWhatHalfNote: `hsdb capture --what residual` printed only
+// the layer lines "hsdb layer 1's output = ... = HF
+// output_hidden_states[2]", though the files then hold vLLM's residual
+// half, which no HF index holds (HF's entry is hidden_states + residual).
+// The job now says so for either half, and nothing for the stream.
+func TestCaptureWhatHalfNote(t *testing.T) {
+	for _, c := range []struct{ what, want string }{
+		{"residual", "note: --what residual: hidden_states.{i} holds vLLM's un-summed residual half (the running sum before the MLP output is added) of layer i's output, not the stream: HF output_hidden_states[i+1] is hidden_states + residual (--what stream)"},
+		{"hidden_states", "note: --what hidden_states: hidden_states.{i} holds vLLM's un-summed hidden_states half (the MLP output, without the residual) of layer i's output, not the stream"},
+		{"stream", ""},
+	} {
+		var out, errOut bytes.Buffer
+		args := []string{"capture", "--layers", "1", "--what", c.what, "--ids", "1,403,407", "--out", filepath.Join(t.TempDir(), "d")}
+		if code := hsdbMain(args, stdio{Out: &out, Err: &errOut}); code != 0 {
+			t.Fatalf("--what %s: exit %d: %s", c.what, code, errOut.String())
+		}
+		got := out.String()
+		if !strings.Contains(got, "hsdb layer 1's output = stream entering layer 2") {
+			t.Errorf("--what %s: the layer line is missing:\n%s", c.what, got)
+		}
+		if c.want == "" {
+			if strings.Contains(got, "note: --what") {
+				t.Errorf("--what stream: a note on halves:\n%s", got)
+			}
+		} else if !strings.Contains(got, c.want) {
+			t.Errorf("--what %s: want %q in:\n%s", c.what, c.want, got)
+		}
+	}
+}
