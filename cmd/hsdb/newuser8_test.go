@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -78,5 +79,52 @@ func TestCaptureWhatHalfNote(t *testing.T) {
 		} else if !strings.Contains(got, c.want) {
 			t.Errorf("--what %s: want %q in:\n%s", c.what, c.want, got)
 		}
+	}
+}
+
+// TestPlanEmbeddedModel: `hsdb plan` refused the embedded stories260K
+// ("--model DIR is required") though --model means the same in every
+// subcommand ("embedded" or empty for it, a llama2.c .bin too). Now it
+// plans it, and the llama2.c checkpoint it came from, alike. Per rank at
+// --tp 2, by hand from stories260K's config (hidden 64, intermediate 172,
+// 5 layers, 8 heads and 4 kv heads of head_dim 8, vocab 512, f32, lm_head
+// tied to the embeddings): embeddings 512/2 rows × 64; per layer q and o
+// 64·64/2 each, k and v 32·64/2 each, gate, up and down 172/2·64 each, two
+// norms of 64; the final norm 64: 130368 parameters, 521472 bytes. KV
+// cache for 4096 tokens: 5 layers × (K and V) × 2 kv heads × 8 × 4 bytes
+// per token = 2621440 bytes.
+func TestPlanEmbeddedModel(t *testing.T) {
+	const hidden, inter, layers, vocab = 64, 172, 5, 512
+	perLayer := hidden*hidden/2*2 + 32*hidden/2*2 + inter/2*hidden*3 + 2*hidden
+	wantWeights := int64(4 * (vocab/2*hidden + layers*perLayer + hidden))
+	wantKV := int64(4096 * layers * 2 * 2 * 8 * 4)
+	for _, model := range [][]string{nil, {"--model", "embedded"}, {"--model", "../../testdata/stories260K/stories260K.bin"}} {
+		args := append(append([]string{"plan"}, model...), "--tp", "2", "--json")
+		out, errs, code := runHsdb(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s%s", args, code, out, errs)
+		}
+		var p struct {
+			Ranks []struct {
+				Weights int64 `json:"weights_bytes"`
+				KV      int64 `json:"kv_bytes"`
+			} `json:"ranks"`
+			Arch string `json:"architecture"`
+		}
+		if err := json.Unmarshal([]byte(out), &p); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		if len(p.Ranks) != 2 || p.Arch != "LlamaForCausalLM" {
+			t.Fatalf("%v: %d ranks of %q, want 2 of LlamaForCausalLM", args, len(p.Ranks), p.Arch)
+		}
+		for r, rk := range p.Ranks {
+			if rk.Weights != wantWeights || rk.KV != wantKV {
+				t.Errorf("%v: rank %d weights %d, KV %d bytes; want %d, %d", args, r, rk.Weights, rk.KV, wantWeights, wantKV)
+			}
+		}
+	}
+	out, errs, code := runHsdb(t, "plan", "--tp", "2")
+	if want := "embedded:stories260K LlamaForCausalLM at --tp 2, "; code != 0 || !strings.HasPrefix(out, want) {
+		t.Errorf("plan --tp 2: exit %d, want it to begin %q:\n%s%s", code, want, out, errs)
 	}
 }

@@ -22,7 +22,7 @@ func init() {
 		run:     runPlan})
 }
 
-const planUsage = "plan --model DIR [--tp N] [--pp N] [--ep] [--device-memory 141GiB] [--max-tokens T] [--dtype bf16] [--load-layers A-B] [--device cuda|cpu] [--json]"
+const planUsage = "plan [--model DIR|FILE.bin] [--tp N] [--pp N] [--ep] [--device-memory 141GiB] [--max-tokens T] [--dtype bf16] [--load-layers A-B] [--device cuda|cpu] [--json]"
 
 func runPlan(args []string, io stdio) int {
 	fs := newFlagSet("plan", io)
@@ -40,8 +40,8 @@ func runPlan(args []string, io stdio) int {
 	if fs.NArg() > 0 {
 		return fail(2, "unexpected arguments %q", fs.Args())
 	}
-	if mf.model == "" {
-		return fail(2, "--model DIR is required (a directory holding config.json)")
+	if mf.model == "embedded" { // as a load takes it: "" and "embedded" name the embedded stories260K
+		mf.model = ""
 	}
 	if mf.tp > 1<<12 {
 		return fail(2, "--tp %d: want 1 to 4096 ranks", mf.tp)
@@ -64,7 +64,7 @@ func runPlan(args []string, io stdio) int {
 	if mf.pp != 1 {
 		return runPlanStages(io, &mf, po, fail)
 	}
-	p, err := engine.PlanDir(mf.model, po)
+	p, err := engine.PlanModel(mf.model, po)
 	if err != nil {
 		return fail(1, "%v", err)
 	}
@@ -75,7 +75,7 @@ func runPlan(args []string, io stdio) int {
 		}
 		fmt.Fprintln(io.Out, string(b))
 	} else {
-		printPlan(io.Out, mf.model, p, plan.FitAdvice)
+		printPlan(io.Out, planName(mf.model), p, plan.FitAdvice)
 	}
 	if !p.Fits {
 		return 1
@@ -117,12 +117,12 @@ func runPlanStages(io stdio, mf *modelFlags, po engine.PlanOptions, fail func(in
 		o := po
 		o.Layers = &lr
 		o.Stage = &model.StageEnds{First: s == 0, Last: s == len(ranges)-1}
-		p, err := engine.PlanDir(mf.model, o)
+		p, err := engine.PlanModel(mf.model, o)
 		if err != nil {
 			// An error of the model at this --tp (heads not divisible, a
 			// bad config) is no stage's: said without a stage when the
 			// whole model's plan fails alike.
-			if _, werr := engine.PlanDir(mf.model, po); werr != nil && werr.Error() == err.Error() {
+			if _, werr := engine.PlanModel(mf.model, po); werr != nil && werr.Error() == err.Error() {
 				return fail(1, "%v", err)
 			}
 			return fail(1, "stage %d: %v", s, err)
@@ -144,7 +144,7 @@ func runPlanStages(io stdio, mf *modelFlags, po engine.PlanOptions, fail func(in
 		fmt.Fprintf(io.Out, "%d pipeline stages of --tp %d (%d workers); the first stage holds the embeddings, the last the final norm and head (as vLLM places them)\n", mf.pp, max(po.TP, 1), mf.pp*max(po.TP, 1))
 		for _, st := range stages {
 			fmt.Fprintf(io.Out, "\nstage %d: decoder layers %s\n", st.Stage, st.Layers)
-			printPlan(io.Out, mf.model, st.Plan, stageAdvice)
+			printPlan(io.Out, planName(mf.model), st.Plan, stageAdvice)
 		}
 	}
 	if !fits {
@@ -245,4 +245,13 @@ func parseBytes(s string) (int64, error) {
 		return 0, fmt.Errorf("%q: want a positive size below 4 EiB", s)
 	}
 	return int64(b), nil
+}
+
+// planName is how a plan names the model: its --model path, or
+// modelpath.Embedded for the embedded stories260K.
+func planName(path string) string {
+	if path == "" {
+		return modelpath.Embedded
+	}
+	return path
 }
