@@ -128,3 +128,20 @@ func TestPlanEmbeddedModel(t *testing.T) {
 		t.Errorf("plan --tp 2: exit %d, want it to begin %q:\n%s%s", code, want, out, errs)
 	}
 }
+
+// TestCaptureSpeculatorsSummaryNamesEmbeddings: the job's summary of a
+// speculators capture with its default ids on the llama fixture (3
+// layers: eagle3 = 2, N/2 = 1, N-3 = 0, N = 3, written ascending) said
+// "speculators ids 0,1,2,3 (hsdb layers 0,1,2)"; id 0 is the embeddings,
+// and the summary and check's dump line now say so.
+func TestCaptureSpeculatorsSummaryNamesEmbeddings(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "d")
+	stdout, errs, code := runHsdb(t, "capture", "--model", "../../testdata/hf/llama", "--format", "speculators", "--ids", "1,5,7", "--out", out)
+	if want := "speculators ids 0,1,2,3 (the embeddings (id 0) and hsdb layers 0,1,2), bf16,"; code != 0 || !strings.Contains(stdout, want) {
+		t.Fatalf("capture: exit %d, want %q in:\n%s%s", code, want, stdout, errs)
+	}
+	stdout, errs, code = runHsdb(t, "check", out, "--no-model")
+	if want := ": speculators ids 0,1,2,3 = the embeddings (id 0) and hsdb layers 0,1,2, BF16, 1 sequence"; code != 0 || !strings.Contains(stdout, want) {
+		t.Fatalf("check: exit %d, want %q in:\n%s%s", code, want, stdout, errs)
+	}
+}

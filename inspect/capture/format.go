@@ -374,3 +374,29 @@ func PlanCaptured(f Format, specs []CaptureSpec, what string, layers int) (*Plan
 	}
 	return PlanLayers(f, joinInts(ids), layers, parseInts)
 }
+
+// Sources says in hsdb's terms what a trainer-format dump's ids hold:
+// "hsdb layers 0,1,2", with speculators' id 0 named "the embeddings
+// (id 0)" (it is no decoder layer's output) and SpecForge's hidden_state
+// "model.norm's output (hidden_state)" beside its aux layers. hsdb's own
+// dump: "layers 0,1,2".
+func (c CaptureInfo) Sources() string {
+	layers := make([]string, len(c.Layers))
+	for i, l := range c.Layers {
+		layers[i] = strconv.Itoa(l)
+	}
+	hs := "hsdb layers " + strings.Join(layers, ",")
+	switch Format(c.Format) {
+	case FormatSpeculators:
+		if len(c.FormatIDs) > 0 && c.FormatIDs[0] == 0 {
+			if len(c.Layers) == 0 {
+				return "the embeddings (id 0)"
+			}
+			return "the embeddings (id 0) and " + hs
+		}
+		return hs
+	case FormatSpecForge:
+		return hs + " (aux_hidden_state) and model.norm's output (hidden_state)"
+	}
+	return "layers " + strings.Join(layers, ",")
+}
