@@ -145,3 +145,40 @@ func TestCaptureSpeculatorsSummaryNamesEmbeddings(t *testing.T) {
 		t.Fatalf("check: exit %d, want %q in:\n%s%s", code, want, stdout, errs)
 	}
 }
+
+// TestPlanTextOneLayerStageUnquantized: `hsdb plan --pp 2` on the llama
+// fixture (3 layers; vLLM's get_pp_indices gives the remainder to the
+// stage before the last: [2, 1]) headed its last stage "decoder layers
+// 2-2", and an unquantized model's weights line read "quantized none;
+// dense f32". Now: "decoder layer 2", and "weights: f32, none quantized"
+// (the fixture is float32).
+func TestPlanTextOneLayerStageUnquantized(t *testing.T) {
+	out, errs, code := runHsdb(t, "plan", "--model", "../../testdata/hf/llama", "--pp", "2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s%s", code, out, errs)
+	}
+	for _, want := range []string{"\nstage 0: decoder layers 0-1\n", "\nstage 1: decoder layer 2\n", "\nweights: f32, none quantized; activations and KV cache f32\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("want %q in:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "quantized none") || strings.Contains(out, "2-2") {
+		t.Errorf("old wording left:\n%s", out)
+	}
+}
+
+// TestPlanHelpDevice: `hsdb plan --help` described --device with the
+// loader's words ("default: cuda where hsdb-cuda-worker is installed ...
+// else cpu") and then "(default cuda)": a plan probes no device and plans
+// for cuda unless told cpu. Its help now says what each choice plans.
+func TestPlanHelpDevice(t *testing.T) {
+	out, errs, code := runHsdb(t, "plan", "--help")
+	if code != 0 {
+		t.Fatalf("exit %d: %s%s", code, out, errs)
+	}
+	help := out + errs
+	want := "--device string        the backend planned for: cuda (quantized weights kept as stored, a device per rank) or cpu (quantized weights dequantized on load, activations f32, the ranks sharing the host); no device is probed (default cuda)"
+	if !strings.Contains(help, want) || strings.Contains(help, "where hsdb-cuda-worker is installed") {
+		t.Errorf("want %q, and not the loader's default, in:\n%s", want, help)
+	}
+}

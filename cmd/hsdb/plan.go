@@ -31,6 +31,7 @@ func runPlan(args []string, io stdio) int {
 	// A plan is for GPUs unless --device cpu is given (the CPU backend
 	// dequantizes quantized weights on load and its ranks share the host).
 	mf.device, fs.Lookup("device").DefValue = "cuda", "cuda"
+	fs.Lookup("device").Usage = "the backend planned for: cuda (quantized weights kept as stored, a device per rank) or cpu (quantized weights dequantized on load, activations f32, the ranks sharing the host); no device is probed"
 	devMem := fs.String("device-memory", "141GiB", "memory of one device (--device cpu: of the host): 141GiB (H200), 80GiB, 96GB, or bytes")
 	tokens := fs.Int("max-tokens", plan.DefaultTokens, "tokens the KV cache holds and one forward step computes")
 	if done, code := parseArgs(fs, args, io, planUsage); done {
@@ -88,6 +89,16 @@ type stagePlan struct {
 	Stage  int             `json:"stage"`
 	Layers string          `json:"layers"`
 	Plan   *engine.DirPlan `json:"plan"`
+	rng    model.LayerRange
+}
+
+// layerRangeText names a stage's decoder layers: "decoder layers 0-2", or
+// "decoder layer 2" for a stage of one layer (not "2-2").
+func layerRangeText(r model.LayerRange) string {
+	if r.First == r.Last {
+		return fmt.Sprintf("decoder layer %d", r.First)
+	}
+	return "decoder layers " + r.String()
 }
 
 // runPlanStages is `hsdb plan --pp N`: the decoder layers split into N
@@ -127,7 +138,7 @@ func runPlanStages(io stdio, mf *modelFlags, po engine.PlanOptions, fail func(in
 			}
 			return fail(1, "stage %d: %v", s, err)
 		}
-		stages = append(stages, stagePlan{Stage: s, Layers: lr.String(), Plan: p})
+		stages = append(stages, stagePlan{Stage: s, Layers: lr.String(), Plan: p, rng: lr})
 		fits = fits && p.Fits
 	}
 	if mf.json {
@@ -143,7 +154,7 @@ func runPlanStages(io stdio, mf *modelFlags, po engine.PlanOptions, fail func(in
 	} else {
 		fmt.Fprintf(io.Out, "%d pipeline stages of --tp %d (%d workers); the first stage holds the embeddings, the last the final norm and head (as vLLM places them)\n", mf.pp, max(po.TP, 1), mf.pp*max(po.TP, 1))
 		for _, st := range stages {
-			fmt.Fprintf(io.Out, "\nstage %d: decoder layers %s\n", st.Stage, st.Layers)
+			fmt.Fprintf(io.Out, "\nstage %d: %s\n", st.Stage, layerRangeText(st.rng))
 			printPlan(io.Out, planName(mf.model), st.Plan, stageAdvice)
 		}
 	}
@@ -165,11 +176,11 @@ func printPlan(w io.Writer, dir string, p *engine.DirPlan, advice string) {
 		from = "config.json and the checkpoint's tensor headers"
 	}
 	fmt.Fprintf(w, "%s %s at --tp %d, from %s; %d tokens\n", dir, p.Arch, p.World, from, p.Tokens)
-	q := p.Quant
-	if q == "" {
-		q = "none"
+	if p.Quant == "" {
+		fmt.Fprintf(w, "weights: %s, none quantized; activations and KV cache %s\n", p.Dense, p.Act)
+	} else {
+		fmt.Fprintf(w, "weights: quantized %s; dense %s; activations and KV cache %s\n", p.Quant, p.Dense, p.Act)
 	}
-	fmt.Fprintf(w, "weights: quantized %s; dense %s; activations and KV cache %s\n", q, p.Dense, p.Act)
 	if p.KVConvention != "" {
 		fmt.Fprintf(w, "KV cache: %s\n", p.KVConvention)
 	}
