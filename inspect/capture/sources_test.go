@@ -1,6 +1,10 @@
 package capture
 
-import "testing"
+import (
+	"testing"
+
+	"hsdb/engine/tensor"
+)
 
 // TestCaptureInfoSources: a speculators dump's summary said "speculators
 // ids 0,1,2,3 (hsdb layers 0,1,2)": four ids, three layers, and nothing
@@ -21,6 +25,36 @@ func TestCaptureInfoSources(t *testing.T) {
 	} {
 		if got := c.info.Sources(); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.info, got, c.want)
+		}
+	}
+}
+
+// TestManifestHFNoteNamesLastLayer: the manifest's hf_note ended "so the
+// last decoder layer (-1 here) has no HF index" whether or not the dump
+// held that layer (layers 2,3 of 5 have HF indices 3 and 4 and no -1).
+// Now it names the layer only when captured. By hand: 5 layers, the last
+// is 4, HF output_hidden_states has 6 entries, [5] post final norm.
+func TestManifestHFNoteNamesLastLayer(t *testing.T) {
+	const base = "hidden_states.{i} (stream = hidden_states + residual) equals HF output_hidden_states[i+1]; index 0 is the embeddings, and HF's last entry has the final norm applied"
+	for _, c := range []struct {
+		layers []int
+		index  map[string]int
+		note   string
+	}{
+		{[]int{2, 3}, map[string]int{"hidden_states.2": 3, "hidden_states.3": 4}, base},
+		{[]int{2, 4}, map[string]int{"hidden_states.2": 3, "hidden_states.4": -1}, base + ", so hidden_states.4, the last decoder layer's raw output, has no HF index (-1 here)"},
+	} {
+		m := newManifest(DumpInfo{Model: ModelInfo{Dims: map[string]int{"num_hidden_layers": 5}}, Layers: c.layers, What: WhatStream}, tensor.F32)
+		if m.Capture.HFNote != c.note {
+			t.Errorf("layers %v: hf_note %q, want %q", c.layers, m.Capture.HFNote, c.note)
+		}
+		if len(m.Capture.HFIndex) != len(c.index) {
+			t.Errorf("layers %v: index %v, want %v", c.layers, m.Capture.HFIndex, c.index)
+		}
+		for k, v := range c.index {
+			if got, ok := m.Capture.HFIndex[k]; !ok || got != v {
+				t.Errorf("layers %v: %s → %d (%v), want %d", c.layers, k, got, ok, v)
+			}
 		}
 	}
 }

@@ -247,6 +247,7 @@ func checkDump(p *PathReport, m *capture.Manifest, opts CheckOptions) {
 		opts.DType, _ = tensor.FromSafetensors(m.Capture.DType)
 	}
 	opts.DumpWorld = m.Model.WorldSize
+	opts.DumpHidden = m.Model.Dims["hidden_size"]
 	if len(m.Replicas) > 0 {
 		worst := capture.ReplicaRecord{OK: true}
 		for _, r := range m.Replicas {
