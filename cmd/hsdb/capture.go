@@ -108,20 +108,26 @@ func runCapture(args []string, io stdio) int {
 	if err != nil {
 		return fail(2, "%v", err)
 	}
+	// notes say what the files hold where a user would assume otherwise:
+	// printed before the job, and in --json's "notes".
+	var notes []string
+	if n := capture.Eagle3AuxNote(format, plan.IDs); n != "" {
+		notes = append(notes, n)
+	}
+	if format == capture.FormatSpeculators && in.Masked > 0 {
+		notes = append(notes, fmt.Sprintf("%d of %d rows of %s have a loss_mask, which speculators files do not hold (hidden_states and token_ids only): speculators' trainer takes loss_mask from its preprocessed dataset, sample idx = row idx (hs_{idx}.safetensors)", in.Masked, in.Len(), *data))
+	}
+	if n := in.Len() - in.Masked; format == capture.FormatSpecForge && n > 0 {
+		notes = append(notes, fmt.Sprintf("no loss_mask in %d of %d sequences: their SpecForge samples get loss_mask all 1, so the draft trains on every token (prompt included); give --data rows a \"loss_mask\" to train on the answers only", n, in.Len()))
+	}
+	if n := whatNote(*what); n != "" && format == capture.FormatHsdb {
+		notes = append(notes, n)
+	}
 	if !mf.json {
 		for _, l := range plan.Lines {
 			fmt.Fprintln(io.Out, l)
 		}
-		if n := capture.Eagle3AuxNote(format, plan.IDs); n != "" {
-			fmt.Fprintln(io.Out, "note: "+n)
-		}
-		if format == capture.FormatSpeculators && in.Masked > 0 {
-			fmt.Fprintf(io.Out, "note: %d of %d rows of %s have a loss_mask, which speculators files do not hold (hidden_states and token_ids only): speculators' trainer takes loss_mask from its preprocessed dataset, sample idx = row idx (hs_{idx}.safetensors)\n", in.Masked, in.Len(), *data)
-		}
-		if n := in.Len() - in.Masked; format == capture.FormatSpecForge && n > 0 {
-			fmt.Fprintf(io.Out, "note: %d of %d sequences have no loss_mask: their SpecForge samples get loss_mask all 1, so the draft trains on every token (prompt included); give --data rows a \"loss_mask\" to train on the answers only\n", n, in.Len())
-		}
-		if n := whatNote(*what); n != "" && format == capture.FormatHsdb {
+		for _, n := range notes {
 			fmt.Fprintln(io.Out, "note: "+n)
 		}
 	}
@@ -143,7 +149,7 @@ func runCapture(args []string, io stdio) int {
 		MaxBatchTokens: *maxTok, Progress: prog.update, AfterBatch: captureAfterBatch, Compress: *compress, Writers: *writers})
 	prog.finish(err == nil)
 	if mf.json {
-		return captureJSON(io, *out, res, err)
+		return captureJSON(io, *out, res, notes, err)
 	}
 	if res != nil {
 		for _, n := range res.Recaptured {
@@ -331,17 +337,27 @@ type captureResult struct {
 	DType      string                     `json:"dtype,omitempty"`
 	Validation []capture.ValidationRecord `json:"validation,omitempty"`
 	Recaptured []string                   `json:"recaptured,omitempty"` // kept sequences that no longer held their input row
+	// Format and FormatIDs: a trainer format's name and its own layer ids
+	// (speculators: 0 = the embeddings, k = hsdb layer k-1's output;
+	// specforge: SGLang's, = hsdb layers); Layers are hsdb layers.
+	Format    string   `json:"format"`
+	FormatIDs []int    `json:"format_layer_ids,omitempty"`
+	Notes     []string `json:"notes"` // what the text output prints as "note: ..." before the job
 }
 
 // captureJSON prints the job's result (or its error) as one JSON object
 // on stdout and returns the exit status: 0, 1 failed, 130 interrupted.
-func captureJSON(io stdio, out string, res *capture.JobResult, err error) int {
-	r := captureResult{Command: "capture", Out: out}
+func captureJSON(io stdio, out string, res *capture.JobResult, notes []string, err error) int {
+	r := captureResult{Command: "capture", Out: out, Notes: append([]string{}, notes...)}
 	if res != nil {
 		r.Captured, r.Skipped, r.Total, r.Tokens, r.Seconds = res.Done-res.Skipped, res.Skipped, res.Total, res.Tokens, res.Elapsed.Seconds()
 		r.Recaptured = res.Recaptured
 		if m := res.Manifest; m != nil && err == nil {
 			r.Sequences, r.Layers, r.What, r.DType, r.Validation = m.Summary.Sequences, m.Capture.Layers, m.Capture.What, m.Capture.DType, m.Validation
+			r.Format, r.FormatIDs = m.Capture.Format, m.Capture.FormatIDs
+			if r.Format == "" {
+				r.Format = string(capture.FormatHsdb)
+			}
 		}
 	}
 	if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -26,7 +27,7 @@ func TestCaptureSpecForgeNoLossMaskNote(t *testing.T) {
 		t.Fatal(err)
 	}
 	note := func(n, of int) string {
-		return "note: " + strconv.Itoa(n) + " of " + strconv.Itoa(of) + " sequences have no loss_mask: their SpecForge samples get loss_mask all 1, so the draft trains on every token (prompt included)"
+		return "note: no loss_mask in " + strconv.Itoa(n) + " of " + strconv.Itoa(of) + " sequences: their SpecForge samples get loss_mask all 1, so the draft trains on every token (prompt included)"
 	}
 	for _, c := range []struct {
 		input []string
@@ -43,7 +44,7 @@ func TestCaptureSpecForgeNoLossMaskNote(t *testing.T) {
 		}
 		got := out.String()
 		if c.want == "" {
-			if strings.Contains(got, "have no loss_mask") {
+			if strings.Contains(got, "no loss_mask in") {
 				t.Errorf("%v: every row has a loss_mask, yet:\n%s", c.input, got)
 			}
 		} else if !strings.Contains(got, c.want) {
@@ -180,5 +181,45 @@ func TestPlanHelpDevice(t *testing.T) {
 	want := "--device string        the backend planned for: cuda (quantized weights kept as stored, a device per rank) or cpu (quantized weights dequantized on load, activations f32, the ranks sharing the host); no device is probed (default cuda)"
 	if !strings.Contains(help, want) || strings.Contains(help, "where hsdb-cuda-worker is installed") {
 		t.Errorf("want %q, and not the loader's default, in:\n%s", want, help)
+	}
+}
+
+// TestCaptureJSONFormatAndNotes: `hsdb capture --json` dropped what the
+// text output says before the job (the notes) and which trainer format
+// and ids were written: a speculators job's JSON read "layers": [0,1,2]
+// with nothing saying the files hold speculators ids 0,1,2,3 (0 the
+// embeddings). By hand on the llama fixture (3 layers, eagle3 speculators
+// ids 2, 1, 0, 3 written ascending) and a SpecForge job given two ids, whose
+// aux note and loss_mask note (--ids rows carry none) the text prints.
+func TestCaptureJSONFormatAndNotes(t *testing.T) {
+	type result struct {
+		Format    string   `json:"format"`
+		FormatIDs []int    `json:"format_layer_ids"`
+		Layers    []int    `json:"layers"`
+		Notes     []string `json:"notes"`
+		Exit      int      `json:"exit"`
+	}
+	run := func(args ...string) result {
+		t.Helper()
+		out, errs, code := runHsdb(t, append([]string{"capture", "--model", "../../testdata/hf/llama", "--ids", "1,5,7", "--json", "--out", filepath.Join(t.TempDir(), "d")}, args...)...)
+		var r result
+		if err := json.Unmarshal([]byte(out), &r); err != nil || code != 0 || r.Exit != 0 {
+			t.Fatalf("%v: exit %d, %v:\n%s%s", args, code, err, out, errs)
+		}
+		return r
+	}
+	r := run("--format", "speculators")
+	if r.Format != "speculators" || fmt.Sprint(r.FormatIDs) != "[0 1 2 3]" || fmt.Sprint(r.Layers) != "[0 1 2]" || r.Notes == nil || len(r.Notes) != 0 {
+		t.Errorf("speculators: %+v, want format speculators, ids [0 1 2 3], layers [0 1 2], notes []", r)
+	}
+	r = run("--format", "specforge", "--layers", "0,1")
+	if r.Format != "specforge" || fmt.Sprint(r.FormatIDs) != "[0 1]" || len(r.Notes) != 2 ||
+		!strings.HasPrefix(r.Notes[0], "specforge ids 0,1: aux_hidden_state holds 2 layers") ||
+		!strings.HasPrefix(r.Notes[1], "no loss_mask in 1 of 1 sequences: their SpecForge samples get loss_mask all 1") {
+		t.Errorf("specforge: %+v, want ids [0 1] and the aux and loss_mask notes", r)
+	}
+	r = run("--layers", "1")
+	if r.Format != "hsdb" || r.FormatIDs != nil || fmt.Sprint(r.Layers) != "[1]" {
+		t.Errorf("hsdb: %+v, want format hsdb, no format ids, layers [1]", r)
 	}
 }
