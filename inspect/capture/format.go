@@ -147,7 +147,7 @@ func PlanLayers(f Format, spec string, layers int, parse func(string) ([]int, er
 		ids = Eagle3IDs(f, L)
 		p, err := PlanLayers(f, joinInts(ids), L, parseInts)
 		if err != nil {
-			return nil, fmt.Errorf("%w: --layers eagle3 is %s ids %s for %d decoder layers, too few layers for EAGLE-3's spread (%s); pass --layers with distinct %s, %d where the model has them (%s), e.g. --layers %s",
+			return nil, fmt.Errorf("%w: --layers eagle3 is %s ids %s for %d decoder layers, too few layers for EAGLE-3's spread (%s); pass --layers with distinct %s, %d of them where the model has that many (%s), e.g. --layers %s",
 				ErrFormat, f, joinInts(ids), L, strings.TrimPrefix(err.Error(), ErrFormat.Error()+": "), idRange(f, L), len(ids), eagle3Reads(f), joinInts(eagle3Usable(f, ids, L)))
 		}
 		return p, nil
