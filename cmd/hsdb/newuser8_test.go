@@ -223,3 +223,29 @@ func TestCaptureJSONFormatAndNotes(t *testing.T) {
 		t.Errorf("hsdb: %+v, want format hsdb, no format ids, layers [1]", r)
 	}
 }
+
+// TestPlanCPUDefaultMemoryNote: `hsdb plan --device cpu` compared the
+// ranks sharing the host with --device-memory's default, an H200's 141
+// GiB, and a refusal said "but 141.0 GiB is available" as if the host had
+// been measured. Without --device-memory the plan now says what it compared
+// with; with it, or on cuda, nothing.
+func TestPlanCPUDefaultMemoryNote(t *testing.T) {
+	const note = "note: --device cpu is checked against --device-memory, whose default is an H200's 141 GiB, not this host's memory: give the host's (e.g. --device-memory 512GiB)"
+	for _, c := range []struct {
+		args []string
+		note bool
+	}{
+		{[]string{"--device", "cpu", "--tp", "2"}, true},
+		{[]string{"--device", "cpu", "--pp", "2"}, true},
+		{[]string{"--device", "cpu", "--device-memory", "64GiB"}, false},
+		{[]string{"--tp", "2"}, false},
+	} {
+		out, errs, code := runHsdb(t, append([]string{"plan"}, c.args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s%s", c.args, code, out, errs)
+		}
+		if strings.Contains(out, note) != c.note {
+			t.Errorf("%v: note %v, want %v:\n%s", c.args, !c.note, c.note, out)
+		}
+	}
+}

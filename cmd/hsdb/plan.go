@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -62,8 +63,14 @@ func runPlan(args []string, io stdio) int {
 		return fail(2, "%v", err)
 	}
 	po := engine.PlanOptions{TP: eo.TP, EP: eo.EP, Layers: eo.Layers, DType: eo.DType, Tokens: *tokens, DeviceBytes: mem, Device: eo.Device}
+	// A CPU plan against --device-memory's default compares with an
+	// H200's memory, not this host's: said under the plan.
+	memNote := ""
+	if eo.Device == "cpu" && !flagGiven(fs, "device-memory") {
+		memNote = "note: --device cpu is checked against --device-memory, whose default is an H200's 141 GiB, not this host's memory: give the host's (e.g. --device-memory 512GiB)"
+	}
 	if mf.pp != 1 {
-		return runPlanStages(io, &mf, po, fail)
+		return runPlanStages(io, &mf, po, memNote, fail)
 	}
 	p, err := engine.PlanModel(mf.model, po)
 	if err != nil {
@@ -77,6 +84,9 @@ func runPlan(args []string, io stdio) int {
 		fmt.Fprintln(io.Out, string(b))
 	} else {
 		printPlan(io.Out, planName(mf.model), p, plan.FitAdvice)
+		if memNote != "" {
+			fmt.Fprintln(io.Out, memNote)
+		}
 	}
 	if !p.Fits {
 		return 1
@@ -107,7 +117,7 @@ func layerRangeText(r model.LayerRange) string {
 // embeddings, the last with the final norm and head (and the embeddings
 // when the head is tied to them), as vLLM places them and hsdb's stages
 // load them (model.StageEnds). It fits when every stage does.
-func runPlanStages(io stdio, mf *modelFlags, po engine.PlanOptions, fail func(int, string, ...any) int) int {
+func runPlanStages(io stdio, mf *modelFlags, po engine.PlanOptions, memNote string, fail func(int, string, ...any) int) int {
 	if mf.pp < 1 {
 		return fail(2, "--pp %d: want at least one stage", mf.pp)
 	}
@@ -156,6 +166,9 @@ func runPlanStages(io stdio, mf *modelFlags, po engine.PlanOptions, fail func(in
 		for _, st := range stages {
 			fmt.Fprintf(io.Out, "\nstage %d: %s\n", st.Stage, layerRangeText(st.rng))
 			printPlan(io.Out, planName(mf.model), st.Plan, stageAdvice)
+		}
+		if memNote != "" {
+			fmt.Fprintln(io.Out, "\n"+memNote)
 		}
 	}
 	if !fits {
@@ -265,4 +278,11 @@ func planName(path string) string {
 		return modelpath.Embedded
 	}
 	return path
+}
+
+// flagGiven reports whether the flag name was set on the command line.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }
