@@ -84,8 +84,12 @@ type DumpWriter struct {
 	// kept ones are skipped (Add marks its own). The records themselves
 	// are in the journal, not in memory (dump_stream.go); a one-shot
 	// dump (not resumable) also keeps them in m.Sequences for its caller.
-	count    int
-	done     indexSet
+	count int
+	done  indexSet
+	// dropped and droppedN: the kept sequences a resume found failing
+	// their check (dropKept), the first lines and the count.
+	dropped  []string
+	droppedN int
 	journal  *os.File  // the append-only record of validated sequences (fsynced for a batch job)
 	lock     *dumpLock // held until Finish, Abort or Close
 	plan     *Plan     // a trainer format's plan; nil for hsdb's own files
