@@ -90,3 +90,20 @@ func TestResumeNamesKeptFilesFailingCheck(t *testing.T) {
 		t.Errorf("sequence 2 vs HF: %v", err)
 	}
 }
+
+// TestDroppedBounded: a resume over a staging directory whose kept files
+// all fail (a disk gone bad) gives at most maxDroppedNotes (8) lines and
+// counts the rest: 10 dropped → 8 lines and "and 2 more sequences ...".
+func TestDroppedBounded(t *testing.T) {
+	w := &DumpWriter{}
+	if got := w.Dropped(); got != nil {
+		t.Fatalf("none dropped: %q", got)
+	}
+	for i := range 10 {
+		w.dropKept(SeqRecord{Index: i, ID: "s"}, os.ErrNotExist)
+	}
+	got := w.Dropped()
+	if len(got) != 9 || !strings.HasPrefix(got[7], `sequence 7 (id "s")`) || got[8] != "and 2 more sequences whose kept files fail their check: captured again" {
+		t.Errorf("%d lines: %q", len(got), got)
+	}
+}
