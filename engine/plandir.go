@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"hsdb/engine/llama2c"
 	"hsdb/engine/model"
 	"hsdb/engine/modelpath"
 	"hsdb/engine/plan"
 	"hsdb/engine/quant"
 	"hsdb/engine/regfile"
 	"hsdb/engine/safetensors"
+	"hsdb/engine/stories"
 	"hsdb/engine/tensor"
 )
 
@@ -83,6 +85,50 @@ func PlanDir(dir string, o PlanOptions) (*DirPlan, error) {
 	}
 	if note != "" {
 		p.Notes = append(p.Notes, note)
+	}
+	return p, nil
+}
+
+// PlanModel plans the model at path as Open would load it
+// (modelpath.Resolve): an HF directory through PlanDir; the embedded
+// stories260K (path "" or modelpath.Embedded) from its embedded config.json
+// and safetensors headers; a llama2.c checkpoint from the config its
+// header implies and its tensors (float32, as llama2c.Read converts them).
+// Errors name the path (as --model) and what was expected.
+func PlanModel(path string, o PlanOptions) (*DirPlan, error) {
+	mp, err := modelpath.Resolve(path)
+	if err != nil {
+		return nil, err
+	}
+	switch mp.Kind {
+	case modelpath.KindHF:
+		return PlanDir(mp.Dir, o)
+	case modelpath.KindLlama2C:
+		ck, err := llama2c.Read(mp.File)
+		if err != nil {
+			return nil, err
+		}
+		p, err := PlanConfig(ck.ConfigJSON(), &model.MapSource{Name: mp.File, Tensors: ck.Tensors}, o)
+		if err != nil {
+			return nil, fmt.Errorf("--model %s: %w", path, err)
+		}
+		return p, nil
+	}
+	cfg, err := stories.Files.ReadFile("model/config.json")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", DefaultModelPath, err)
+	}
+	st, err := stories.Files.ReadFile("model/model.safetensors")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", DefaultModelPath, err)
+	}
+	f, err := safetensors.FromBytes(DefaultModelPath+"/model.safetensors", st)
+	if err != nil {
+		return nil, err
+	}
+	p, err := PlanConfig(cfg, stSource{f}, o)
+	if err != nil {
+		return nil, fmt.Errorf("--model %s: %w", DefaultModelPath, err)
 	}
 	return p, nil
 }

@@ -108,15 +108,27 @@ func runCapture(args []string, io stdio) int {
 	if err != nil {
 		return fail(2, "%v", err)
 	}
+	// notes say what the files hold where a user would assume otherwise:
+	// printed before the job, and in --json's "notes".
+	var notes []string
+	if n := capture.Eagle3AuxNote(format, plan.IDs); n != "" {
+		notes = append(notes, n)
+	}
+	if format == capture.FormatSpeculators && in.Masked > 0 {
+		notes = append(notes, fmt.Sprintf("%d of %d rows of %s have a loss_mask, which speculators files do not hold (hidden_states and token_ids only): speculators' trainer takes loss_mask from its preprocessed dataset, sample idx = row idx (hs_{idx}.safetensors)", in.Masked, in.Len(), *data))
+	}
+	if n := in.Len() - in.Masked; format == capture.FormatSpecForge && n > 0 {
+		notes = append(notes, fmt.Sprintf("no loss_mask in %d of %d sequences: their SpecForge samples get loss_mask all 1, so the draft trains on every token (prompt included); give --data rows a \"loss_mask\" to train on the answers only", n, in.Len()))
+	}
+	if n := whatNote(*what); n != "" && format == capture.FormatHsdb {
+		notes = append(notes, n)
+	}
 	if !mf.json {
 		for _, l := range plan.Lines {
 			fmt.Fprintln(io.Out, l)
 		}
-		if n := capture.Eagle3AuxNote(format, plan.IDs); n != "" {
+		for _, n := range notes {
 			fmt.Fprintln(io.Out, "note: "+n)
-		}
-		if format == capture.FormatSpeculators && in.Masked > 0 {
-			fmt.Fprintf(io.Out, "note: %d of %d rows of %s have a loss_mask, which speculators files do not hold (hidden_states and token_ids only): speculators' trainer takes loss_mask from its preprocessed dataset, sample idx = row idx (hs_{idx}.safetensors)\n", in.Masked, in.Len(), *data)
 		}
 	}
 	var baseTPS float64
@@ -137,7 +149,7 @@ func runCapture(args []string, io stdio) int {
 		MaxBatchTokens: *maxTok, Progress: prog.update, AfterBatch: captureAfterBatch, Compress: *compress, Writers: *writers})
 	prog.finish(err == nil)
 	if mf.json {
-		return captureJSON(io, *out, res, err)
+		return captureJSON(io, *out, res, notes, err)
 	}
 	if res != nil {
 		for _, n := range res.Recaptured {
@@ -158,7 +170,7 @@ func runCapture(args []string, io stdio) int {
 	if format == capture.FormatHsdb {
 		fmt.Fprintf(io.Out, "dump %s: %s, layers %s (%s), %s, model %s (tp %d)\n", *out, plural.N(m.Summary.Sequences, "sequence"), commaInts(m.Capture.Layers), m.Capture.What, strings.ToLower(m.Capture.DType), m.Model.Path, m.Model.WorldSize)
 	} else {
-		fmt.Fprintf(io.Out, "%s %s: %s, %s ids %s (hsdb layers %s), %s, model %s (tp %d); manifest.json is hsdb's sidecar (the trainer ignores it)\n", format, *out, plural.N(m.Summary.Sequences, "sample"), format, commaInts(m.Capture.FormatIDs), commaInts(m.Capture.Layers), strings.ToLower(m.Capture.DType), m.Model.Path, m.Model.WorldSize)
+		fmt.Fprintf(io.Out, "%s %s: %s, %s ids %s (%s), %s, model %s (tp %d); manifest.json is hsdb's sidecar (the trainer ignores it)\n", format, *out, plural.N(m.Summary.Sequences, "sample"), format, commaInts(m.Capture.FormatIDs), m.Capture.Sources(), strings.ToLower(m.Capture.DType), m.Model.Path, m.Model.WorldSize)
 	}
 	fmt.Fprintln(io.Out, diskLine(res.JobProgress, m))
 	fmt.Fprintln(io.Out, "validation:")
@@ -325,17 +337,27 @@ type captureResult struct {
 	DType      string                     `json:"dtype,omitempty"`
 	Validation []capture.ValidationRecord `json:"validation,omitempty"`
 	Recaptured []string                   `json:"recaptured,omitempty"` // kept sequences that no longer held their input row
+	// Format and FormatIDs: a trainer format's name and its own layer ids
+	// (speculators: 0 = the embeddings, k = hsdb layer k-1's output;
+	// specforge: SGLang's, = hsdb layers); Layers are hsdb layers.
+	Format    string   `json:"format"`
+	FormatIDs []int    `json:"format_layer_ids,omitempty"`
+	Notes     []string `json:"notes"` // what the text output prints as "note: ..." before the job
 }
 
 // captureJSON prints the job's result (or its error) as one JSON object
 // on stdout and returns the exit status: 0, 1 failed, 130 interrupted.
-func captureJSON(io stdio, out string, res *capture.JobResult, err error) int {
-	r := captureResult{Command: "capture", Out: out}
+func captureJSON(io stdio, out string, res *capture.JobResult, notes []string, err error) int {
+	r := captureResult{Command: "capture", Out: out, Notes: append([]string{}, notes...)}
 	if res != nil {
 		r.Captured, r.Skipped, r.Total, r.Tokens, r.Seconds = res.Done-res.Skipped, res.Skipped, res.Total, res.Tokens, res.Elapsed.Seconds()
 		r.Recaptured = res.Recaptured
 		if m := res.Manifest; m != nil && err == nil {
 			r.Sequences, r.Layers, r.What, r.DType, r.Validation = m.Summary.Sequences, m.Capture.Layers, m.Capture.What, m.Capture.DType, m.Validation
+			r.Format, r.FormatIDs = m.Capture.Format, m.Capture.FormatIDs
+			if r.Format == "" {
+				r.Format = string(capture.FormatHsdb)
+			}
 		}
 	}
 	if err != nil {
@@ -356,4 +378,20 @@ func commaInts(xs []int) string {
 		s[i] = strconv.Itoa(x)
 	}
 	return strings.Join(s, ",")
+}
+
+// whatNote says what a dump of --what hidden_states or residual holds: the
+// layer lines above it name the stream's ids (HF output_hidden_states[i+1]),
+// which only --what stream writes; vLLM's decoder layers return the pair
+// (hidden_states, residual) un-summed, and HF's entry is their sum. "" for
+// the stream.
+func whatNote(what string) string {
+	if w, err := capture.ParseWhat(what); err != nil || w == capture.WhatStream {
+		return ""
+	}
+	half := "hidden_states half (the MLP output, without the residual)"
+	if what == capture.WhatResidual {
+		half = "residual half (the running sum before the MLP output is added)"
+	}
+	return fmt.Sprintf("--what %s: hidden_states.{i} holds vLLM's un-summed %s of layer i's output, not the stream: HF output_hidden_states[i+1] is hidden_states + residual (--what stream)", what, half)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -22,7 +23,7 @@ func init() {
 		run:     runPlan})
 }
 
-const planUsage = "plan --model DIR [--tp N] [--pp N] [--ep] [--device-memory 141GiB] [--max-tokens T] [--dtype bf16] [--load-layers A-B] [--device cuda|cpu] [--json]"
+const planUsage = "plan [--model DIR|FILE.bin] [--tp N] [--pp N] [--ep] [--device-memory 141GiB] [--max-tokens T] [--dtype bf16] [--load-layers A-B] [--device cuda|cpu] [--json]"
 
 func runPlan(args []string, io stdio) int {
 	fs := newFlagSet("plan", io)
@@ -31,6 +32,7 @@ func runPlan(args []string, io stdio) int {
 	// A plan is for GPUs unless --device cpu is given (the CPU backend
 	// dequantizes quantized weights on load and its ranks share the host).
 	mf.device, fs.Lookup("device").DefValue = "cuda", "cuda"
+	fs.Lookup("device").Usage = "the backend planned for: cuda (quantized weights kept as stored, a device per rank) or cpu (quantized weights dequantized on load, activations f32, the ranks sharing the host); no device is probed"
 	devMem := fs.String("device-memory", "141GiB", "memory of one device (--device cpu: of the host): 141GiB (H200), 80GiB, 96GB, or bytes")
 	tokens := fs.Int("max-tokens", plan.DefaultTokens, "tokens the KV cache holds and one forward step computes")
 	if done, code := parseArgs(fs, args, io, planUsage); done {
@@ -40,8 +42,8 @@ func runPlan(args []string, io stdio) int {
 	if fs.NArg() > 0 {
 		return fail(2, "unexpected arguments %q", fs.Args())
 	}
-	if mf.model == "" {
-		return fail(2, "--model DIR is required (a directory holding config.json)")
+	if mf.model == "embedded" { // as a load takes it: "" and "embedded" name the embedded stories260K
+		mf.model = ""
 	}
 	if mf.tp > 1<<12 {
 		return fail(2, "--tp %d: want 1 to 4096 ranks", mf.tp)
@@ -61,10 +63,16 @@ func runPlan(args []string, io stdio) int {
 		return fail(2, "%v", err)
 	}
 	po := engine.PlanOptions{TP: eo.TP, EP: eo.EP, Layers: eo.Layers, DType: eo.DType, Tokens: *tokens, DeviceBytes: mem, Device: eo.Device}
-	if mf.pp != 1 {
-		return runPlanStages(io, &mf, po, fail)
+	// A CPU plan against --device-memory's default compares with an
+	// H200's memory, not this host's: said under the plan.
+	memNote := ""
+	if eo.Device == "cpu" && !flagGiven(fs, "device-memory") {
+		memNote = "note: --device cpu is checked against --device-memory, whose default is an H200's 141 GiB, not this host's memory: give the host's (e.g. --device-memory 512GiB)"
 	}
-	p, err := engine.PlanDir(mf.model, po)
+	if mf.pp != 1 {
+		return runPlanStages(io, &mf, po, memNote, fail)
+	}
+	p, err := engine.PlanModel(mf.model, po)
 	if err != nil {
 		return fail(1, "%v", err)
 	}
@@ -75,7 +83,10 @@ func runPlan(args []string, io stdio) int {
 		}
 		fmt.Fprintln(io.Out, string(b))
 	} else {
-		printPlan(io.Out, mf.model, p, plan.FitAdvice)
+		printPlan(io.Out, planName(mf.model), p, plan.FitAdvice)
+		if memNote != "" {
+			fmt.Fprintln(io.Out, memNote)
+		}
 	}
 	if !p.Fits {
 		return 1
@@ -88,6 +99,16 @@ type stagePlan struct {
 	Stage  int             `json:"stage"`
 	Layers string          `json:"layers"`
 	Plan   *engine.DirPlan `json:"plan"`
+	rng    model.LayerRange
+}
+
+// layerRangeText names a stage's decoder layers: "decoder layers 0-2", or
+// "decoder layer 2" for a stage of one layer (not "2-2").
+func layerRangeText(r model.LayerRange) string {
+	if r.First == r.Last {
+		return fmt.Sprintf("decoder layer %d", r.First)
+	}
+	return "decoder layers " + r.String()
 }
 
 // runPlanStages is `hsdb plan --pp N`: the decoder layers split into N
@@ -96,7 +117,7 @@ type stagePlan struct {
 // embeddings, the last with the final norm and head (and the embeddings
 // when the head is tied to them), as vLLM places them and hsdb's stages
 // load them (model.StageEnds). It fits when every stage does.
-func runPlanStages(io stdio, mf *modelFlags, po engine.PlanOptions, fail func(int, string, ...any) int) int {
+func runPlanStages(io stdio, mf *modelFlags, po engine.PlanOptions, memNote string, fail func(int, string, ...any) int) int {
 	if mf.pp < 1 {
 		return fail(2, "--pp %d: want at least one stage", mf.pp)
 	}
@@ -117,17 +138,17 @@ func runPlanStages(io stdio, mf *modelFlags, po engine.PlanOptions, fail func(in
 		o := po
 		o.Layers = &lr
 		o.Stage = &model.StageEnds{First: s == 0, Last: s == len(ranges)-1}
-		p, err := engine.PlanDir(mf.model, o)
+		p, err := engine.PlanModel(mf.model, o)
 		if err != nil {
 			// An error of the model at this --tp (heads not divisible, a
 			// bad config) is no stage's: said without a stage when the
 			// whole model's plan fails alike.
-			if _, werr := engine.PlanDir(mf.model, po); werr != nil && werr.Error() == err.Error() {
+			if _, werr := engine.PlanModel(mf.model, po); werr != nil && werr.Error() == err.Error() {
 				return fail(1, "%v", err)
 			}
 			return fail(1, "stage %d: %v", s, err)
 		}
-		stages = append(stages, stagePlan{Stage: s, Layers: lr.String(), Plan: p})
+		stages = append(stages, stagePlan{Stage: s, Layers: lr.String(), Plan: p, rng: lr})
 		fits = fits && p.Fits
 	}
 	if mf.json {
@@ -143,8 +164,11 @@ func runPlanStages(io stdio, mf *modelFlags, po engine.PlanOptions, fail func(in
 	} else {
 		fmt.Fprintf(io.Out, "%d pipeline stages of --tp %d (%d workers); the first stage holds the embeddings, the last the final norm and head (as vLLM places them)\n", mf.pp, max(po.TP, 1), mf.pp*max(po.TP, 1))
 		for _, st := range stages {
-			fmt.Fprintf(io.Out, "\nstage %d: decoder layers %s\n", st.Stage, st.Layers)
-			printPlan(io.Out, mf.model, st.Plan, stageAdvice)
+			fmt.Fprintf(io.Out, "\nstage %d: %s\n", st.Stage, layerRangeText(st.rng))
+			printPlan(io.Out, planName(mf.model), st.Plan, stageAdvice)
+		}
+		if memNote != "" {
+			fmt.Fprintln(io.Out, "\n"+memNote)
 		}
 	}
 	if !fits {
@@ -165,11 +189,11 @@ func printPlan(w io.Writer, dir string, p *engine.DirPlan, advice string) {
 		from = "config.json and the checkpoint's tensor headers"
 	}
 	fmt.Fprintf(w, "%s %s at --tp %d, from %s; %d tokens\n", dir, p.Arch, p.World, from, p.Tokens)
-	q := p.Quant
-	if q == "" {
-		q = "none"
+	if p.Quant == "" {
+		fmt.Fprintf(w, "weights: %s, none quantized; activations and KV cache %s\n", p.Dense, p.Act)
+	} else {
+		fmt.Fprintf(w, "weights: quantized %s; dense %s; activations and KV cache %s\n", p.Quant, p.Dense, p.Act)
 	}
-	fmt.Fprintf(w, "weights: quantized %s; dense %s; activations and KV cache %s\n", q, p.Dense, p.Act)
 	if p.KVConvention != "" {
 		fmt.Fprintf(w, "KV cache: %s\n", p.KVConvention)
 	}
@@ -245,4 +269,20 @@ func parseBytes(s string) (int64, error) {
 		return 0, fmt.Errorf("%q: want a positive size below 4 EiB", s)
 	}
 	return int64(b), nil
+}
+
+// planName is how a plan names the model: its --model path, or
+// modelpath.Embedded for the embedded stories260K.
+func planName(path string) string {
+	if path == "" {
+		return modelpath.Embedded
+	}
+	return path
+}
+
+// flagGiven reports whether the flag name was set on the command line.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }

@@ -58,13 +58,13 @@ func TestPlanCommandErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"plan"}, 2, "--model DIR is required"},
 		{[]string{"plan", "--model", "x", "--device-memory", "lots"}, 2, `--device-memory: "lots"`},
 		{[]string{"plan", "--model", "x", "--device-memory", "-5GB"}, 2, "--device-memory"},
 		{[]string{"plan", "--model", "x", "--tp", "0"}, 2, "--tp 0"},
 		{[]string{"plan", "--model", "x", "--dtype", "float7"}, 2, `--dtype "float7": weights can be kept as f32, bf16 or f16`},
 		{[]string{"plan", "--model", "x", "--layers", "0-3"}, 2, "use --load-layers 0-3"},
-		{[]string{"plan", "--model", "../../testdata/nothing-here"}, 1, "config.json"},
+		{[]string{"plan", "--model", "../../testdata/nothing-here"}, 1, "--model ../../testdata/nothing-here: stat ../../testdata/nothing-here: no such file or directory"},
+		{[]string{"plan", "--model", "../../README.md"}, 1, "expected a directory with config.json and *.safetensors, or a llama2.c .bin checkpoint"},
 	} {
 		var out, errOut bytes.Buffer
 		code := hsdbMain(c.args, stdio{Out: &out, Err: &errOut})

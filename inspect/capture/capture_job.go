@@ -71,8 +71,9 @@ type JobProgress struct {
 	// (ids included) the format stores.
 	Bytes         int64
 	BytesPerToken int64
-	// Recaptured names the sequences a resume found not holding their
-	// input row (the input changed while an earlier run read it) and
+	// Recaptured names the sequences a resume found with a kept file that
+	// fails its check (missing, truncated, changed: Dropped) or not holding
+	// their input row (the input changed while an earlier run read it),
 	// captured again, one line each.
 	Recaptured []string
 }
@@ -168,12 +169,13 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 	// keeps only a staging directory of the same input sha256); the rows
 	// are read as the batches are packed, and theirs skipped.
 	res := &JobResult{JobProgress: JobProgress{Total: in.Len(), BytesPerToken: w.bytesPerToken(len(plan.Srcs))}}
+	res.Recaptured = w.Dropped()
 	if w.Count() > 0 {
 		notes, err := w.recheckKept(in)
 		if err != nil {
 			return nil, err
 		}
-		res.Recaptured = notes
+		res.Recaptured = append(res.Recaptured, notes...)
 	}
 	res.Skipped = w.Count()
 	res.Done = res.Skipped

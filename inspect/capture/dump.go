@@ -84,8 +84,12 @@ type DumpWriter struct {
 	// kept ones are skipped (Add marks its own). The records themselves
 	// are in the journal, not in memory (dump_stream.go); a one-shot
 	// dump (not resumable) also keeps them in m.Sequences for its caller.
-	count    int
-	done     indexSet
+	count int
+	done  indexSet
+	// dropped and droppedN: the kept sequences a resume found failing
+	// their check (dropKept), the first lines and the count.
+	dropped  []string
+	droppedN int
 	journal  *os.File  // the append-only record of validated sequences (fsynced for a batch job)
 	lock     *dumpLock // held until Finish, Abort or Close
 	plan     *Plan     // a trainer format's plan; nil for hsdb's own files
@@ -136,14 +140,15 @@ func newManifest(info DumpInfo, dt tensor.DType) *Manifest {
 	if info.What == WhatStream && len(info.Layers) > 0 {
 		m.Capture.HFIndex = map[string]int{}
 		last := info.Model.Dims["num_hidden_layers"] - 1
+		m.Capture.HFNote = "hidden_states.{i} (stream = hidden_states + residual) equals HF output_hidden_states[i+1]; index 0 is the embeddings, and HF's last entry has the final norm applied"
 		for _, l := range info.Layers {
 			idx := l + 1
 			if l == last {
 				idx = -1
+				m.Capture.HFNote += fmt.Sprintf(", so hidden_states.%d, the last decoder layer's raw output, has no HF index (-1 here)", l)
 			}
 			m.Capture.HFIndex[fmt.Sprintf("hidden_states.%d", l)] = idx
 		}
-		m.Capture.HFNote = "hidden_states.{i} (stream = hidden_states + residual) equals HF output_hidden_states[i+1]; index 0 is the embeddings, and HF's last entry has the final norm applied, so the last decoder layer (-1 here) has no HF index"
 	}
 	return m
 }

@@ -161,6 +161,7 @@ func (w *DumpWriter) keepValidated() (string, error) {
 			err = verifyFile(filepath.Join(w.stage, rec.File), rec, nil, w.dtype)
 		}
 		if err != nil {
+			w.dropKept(rec, err)
 			return nil
 		}
 		b, _ := json.Marshal(journalEntry{Seq: &rec})
@@ -351,4 +352,29 @@ func (w *DumpWriter) recheckKept(in *Inputs) ([]string, error) {
 			notes = append(notes, fmt.Sprintf("sequence %d (id %q) in %s does not hold its input row (%s; the input was changed while an earlier run read it): captured again", i, s.ID, w.stage, why))
 		}
 	}
+}
+
+// maxDroppedNotes bounds the lines a resume gives kept files that failed
+// their check (Dropped); the rest are counted.
+const maxDroppedNotes = 8
+
+// dropKept records that rec, validated by an earlier run, failed its check
+// on resume (its file missing, truncated or changed since: err says which)
+// and is captured again.
+func (w *DumpWriter) dropKept(rec SeqRecord, err error) {
+	w.droppedN++
+	if len(w.dropped) < maxDroppedNotes {
+		w.dropped = append(w.dropped, fmt.Sprintf("sequence %d (id %q), validated by an earlier run, fails its check now: %v; captured again", rec.Index, rec.ID, err))
+	}
+}
+
+// Dropped returns one line per kept sequence a resume found failing its
+// file's check (at most maxDroppedNotes, then a count of the rest), for
+// the job's log; nil when there were none.
+func (w *DumpWriter) Dropped() []string {
+	out := append([]string(nil), w.dropped...)
+	if n := w.droppedN - len(w.dropped); n > 0 {
+		out = append(out, fmt.Sprintf("and %d more sequences whose kept files fail their check: captured again", n))
+	}
+	return out
 }

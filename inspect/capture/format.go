@@ -147,7 +147,7 @@ func PlanLayers(f Format, spec string, layers int, parse func(string) ([]int, er
 		ids = Eagle3IDs(f, L)
 		p, err := PlanLayers(f, joinInts(ids), L, parseInts)
 		if err != nil {
-			return nil, fmt.Errorf("%w: --layers eagle3 is %s ids %s for %d decoder layers, too few layers for EAGLE-3's spread (%s); pass --layers with distinct %s, %d where the model has them (%s), e.g. --layers %s",
+			return nil, fmt.Errorf("%w: --layers eagle3 is %s ids %s for %d decoder layers, too few layers for EAGLE-3's spread (%s); pass --layers with distinct %s, %d of them where the model has that many (%s), e.g. --layers %s",
 				ErrFormat, f, joinInts(ids), L, strings.TrimPrefix(err.Error(), ErrFormat.Error()+": "), idRange(f, L), len(ids), eagle3Reads(f), joinInts(eagle3Usable(f, ids, L)))
 		}
 		return p, nil
@@ -373,4 +373,30 @@ func PlanCaptured(f Format, specs []CaptureSpec, what string, layers int) (*Plan
 		return nil, fmt.Errorf("%w: no layers are captured for %s: `capture layers ...` first", ErrFormat, f)
 	}
 	return PlanLayers(f, joinInts(ids), layers, parseInts)
+}
+
+// Sources says in hsdb's terms what a trainer-format dump's ids hold:
+// "hsdb layers 0,1,2", with speculators' id 0 named "the embeddings
+// (id 0)" (it is no decoder layer's output) and SpecForge's hidden_state
+// "model.norm's output (hidden_state)" beside its aux layers. hsdb's own
+// dump: "layers 0,1,2".
+func (c CaptureInfo) Sources() string {
+	layers := make([]string, len(c.Layers))
+	for i, l := range c.Layers {
+		layers[i] = strconv.Itoa(l)
+	}
+	hs := "hsdb layers " + strings.Join(layers, ",")
+	switch Format(c.Format) {
+	case FormatSpeculators:
+		if len(c.FormatIDs) > 0 && c.FormatIDs[0] == 0 {
+			if len(c.Layers) == 0 {
+				return "the embeddings (id 0)"
+			}
+			return "the embeddings (id 0) and " + hs
+		}
+		return hs
+	case FormatSpecForge:
+		return hs + " (aux_hidden_state) and model.norm's output (hidden_state)"
+	}
+	return "layers " + strings.Join(layers, ",")
 }

@@ -53,6 +53,10 @@ type CheckOptions struct {
 	// Replicas is the cross-rank check an hsdb manifest recorded (the
 	// worst over its captured keys), or nil for files that record none.
 	Replicas *capture.ReplicaRecord
+	// DumpHidden is the hidden_size an hsdb manifest records (0 for files
+	// outside a dump): the shape rule's width when Dims is nil (no
+	// --model), said to come from the manifest.
+	DumpHidden int
 	// DumpWorld is the world size an hsdb manifest records (0 for files
 	// outside a dump): a dump of one rank has no replicas to compare.
 	DumpWorld int

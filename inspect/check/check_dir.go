@@ -77,8 +77,8 @@ func (p *PathReport) Lines() []string {
 		out = append(out, p.Path+":")
 		if m := p.Manifest; m != nil {
 			if m.Capture.Format != "" {
-				out = append(out, fmt.Sprintf("  %s samples by hsdb of %s (%s, tp %d): %s ids %s = hsdb layers %s, %s, %d sequence%s", m.Capture.Format, m.Model.Path, m.Model.Arch,
-					m.Model.WorldSize, m.Capture.Format, joinInts(m.Capture.FormatIDs), joinInts(m.Capture.Layers), m.Capture.DType, len(m.Sequences), plural(len(m.Sequences))))
+				out = append(out, fmt.Sprintf("  %s samples by hsdb of %s (%s, tp %d): %s ids %s = %s, %s, %d sequence%s", m.Capture.Format, m.Model.Path, m.Model.Arch,
+					m.Model.WorldSize, m.Capture.Format, joinInts(m.Capture.FormatIDs), m.Capture.Sources(), m.Capture.DType, len(m.Sequences), plural(len(m.Sequences))))
 			} else {
 				out = append(out, fmt.Sprintf("  hsdb dump of %s (%s, tp %d): layers %s (%s), %s, %d sequence%s", m.Model.Path, m.Model.Arch,
 					m.Model.WorldSize, joinInts(m.Capture.Layers), m.Capture.What, m.Capture.DType, len(m.Sequences), plural(len(m.Sequences))))
@@ -247,6 +247,7 @@ func checkDump(p *PathReport, m *capture.Manifest, opts CheckOptions) {
 		opts.DType, _ = tensor.FromSafetensors(m.Capture.DType)
 	}
 	opts.DumpWorld = m.Model.WorldSize
+	opts.DumpHidden = m.Model.Dims["hidden_size"]
 	if len(m.Replicas) > 0 {
 		worst := capture.ReplicaRecord{OK: true}
 		for _, r := range m.Replicas {

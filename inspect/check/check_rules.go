@@ -53,7 +53,10 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 		add(capture.RuleLayerCount, capture.Pass, "%d layer%s: %s", len(opts.Layers), plural(len(opts.Layers)), joinInts(opts.Layers))
 	}
 	// shape
-	hidden := hiddenOf(opts.Dims)
+	hidden, from := hiddenOf(opts.Dims), "hidden_size"
+	if hidden == 0 && opts.DumpHidden > 0 {
+		hidden, from = opts.DumpHidden, "the manifest's hidden_size"
+	}
 	n := l.idsLen()
 	var bad []string
 	for _, e := range l.Entries {
@@ -66,7 +69,7 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 		case n >= 0 && s[0] != n:
 			bad = append(bad, fmt.Sprintf("%s has %d rows, len(input_ids) = %d", e.Key, s[0], n))
 		case hidden > 0 && s[1] != hidden:
-			bad = append(bad, fmt.Sprintf("%s has width %d, hidden_size = %d", e.Key, s[1], hidden))
+			bad = append(bad, fmt.Sprintf("%s has width %d, %s = %d", e.Key, s[1], from, hidden))
 		case hidden == 0 && s[1] != l.Entries[0].T.Shape[len(l.Entries[0].T.Shape)-1]:
 			bad = append(bad, fmt.Sprintf("%s has width %d, %s %d", e.Key, s[1], l.Entries[0].Key, l.Entries[0].T.Shape[len(l.Entries[0].T.Shape)-1]))
 		}
@@ -84,9 +87,9 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 	case hidden == 0:
 		add(capture.RuleShape, capture.Pass, "every entry %s (hidden_size unknown: give --model)", tensor.ShapeString(l.Entries[0].T.Shape))
 	case n < 0:
-		add(capture.RuleShape, capture.Pass, "every entry [rows, %d] (width hidden_size; rows not checked without input_ids)", hidden)
+		add(capture.RuleShape, capture.Pass, "every entry [rows, %d] (width %s; rows not checked without input_ids)", hidden, from)
 	default:
-		add(capture.RuleShape, capture.Pass, "every entry [%d, %d] = [len(input_ids), hidden_size]", n, hidden)
+		add(capture.RuleShape, capture.Pass, "every entry [%d, %d] = [len(input_ids), %s]", n, hidden, from)
 	}
 	// one sequence
 	switch {

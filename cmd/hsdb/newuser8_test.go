@@ -1,0 +1,251 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestCaptureSpecForgeNoLossMaskNote: SpecForge samples need a loss_mask,
+// so `hsdb capture --format specforge` writes all 1 for a row without
+// one, and the draft then trains on every token, prompt included; the job
+// said nothing of it. Now it counts those rows: 1 of the 2 below (the
+// second row has no mask; --ids rows never do), and says nothing when every
+// row has a mask.
+func TestCaptureSpecForgeNoLossMaskNote(t *testing.T) {
+	dir := t.TempDir()
+	mixed := filepath.Join(dir, "mixed.jsonl")
+	all := filepath.Join(dir, "all.jsonl")
+	if err := writeFile(mixed, `{"input_ids": [1, 5, 7, 9], "loss_mask": [0, 0, 1, 1]}`+"\n"+`{"input_ids": [1, 20, 30]}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeFile(all, `{"input_ids": [1, 5, 7, 9], "loss_mask": [0, 0, 1, 1]}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	note := func(n, of int) string {
+		return "note: no loss_mask in " + strconv.Itoa(n) + " of " + strconv.Itoa(of) + " sequences: their SpecForge samples get loss_mask all 1, so the draft trains on every token (prompt included)"
+	}
+	for _, c := range []struct {
+		input []string
+		want  string // "" for no note
+	}{
+		{[]string{"--data", mixed}, note(1, 2)},
+		{[]string{"--ids", "1,5,7;1,8"}, note(2, 2)},
+		{[]string{"--data", all}, ""},
+	} {
+		var out, errOut bytes.Buffer
+		args := append([]string{"capture", "--model", "../../testdata/hf/llama", "--format", "specforge", "--layers", "0,1,2", "--out", filepath.Join(t.TempDir(), "d")}, c.input...)
+		if code := hsdbMain(args, stdio{Out: &out, Err: &errOut}); code != 0 {
+			t.Fatalf("%v: exit %d: %s", c.input, code, errOut.String())
+		}
+		got := out.String()
+		if c.want == "" {
+			if strings.Contains(got, "no loss_mask in") {
+				t.Errorf("%v: every row has a loss_mask, yet:\n%s", c.input, got)
+			}
+		} else if !strings.Contains(got, c.want) {
+			t.Errorf("%v: want %q in:\n%s", c.input, c.want, got)
+		}
+	}
+}
+
+// TestCaptureWhatHalfNote: `hsdb capture --what residual` printed only
+// the layer lines "hsdb layer 1's output = ... = HF
+// output_hidden_states[2]", though the files then hold vLLM's residual
+// half, which no HF index holds (HF's entry is hidden_states + residual).
+// The job now says so for either half, and nothing for the stream.
+func TestCaptureWhatHalfNote(t *testing.T) {
+	for _, c := range []struct{ what, want string }{
+		{"residual", "note: --what residual: hidden_states.{i} holds vLLM's un-summed residual half (the running sum before the MLP output is added) of layer i's output, not the stream: HF output_hidden_states[i+1] is hidden_states + residual (--what stream)"},
+		{"hidden_states", "note: --what hidden_states: hidden_states.{i} holds vLLM's un-summed hidden_states half (the MLP output, without the residual) of layer i's output, not the stream"},
+		{"stream", ""},
+	} {
+		var out, errOut bytes.Buffer
+		args := []string{"capture", "--layers", "1", "--what", c.what, "--ids", "1,403,407", "--out", filepath.Join(t.TempDir(), "d")}
+		if code := hsdbMain(args, stdio{Out: &out, Err: &errOut}); code != 0 {
+			t.Fatalf("--what %s: exit %d: %s", c.what, code, errOut.String())
+		}
+		got := out.String()
+		if !strings.Contains(got, "hsdb layer 1's output = stream entering layer 2") {
+			t.Errorf("--what %s: the layer line is missing:\n%s", c.what, got)
+		}
+		if c.want == "" {
+			if strings.Contains(got, "note: --what") {
+				t.Errorf("--what stream: a note on halves:\n%s", got)
+			}
+		} else if !strings.Contains(got, c.want) {
+			t.Errorf("--what %s: want %q in:\n%s", c.what, c.want, got)
+		}
+	}
+}
+
+// TestPlanEmbeddedModel: `hsdb plan` refused the embedded stories260K
+// ("--model DIR is required") though --model means the same in every
+// subcommand ("embedded" or empty for it, a llama2.c .bin too). Now it
+// plans it, and the llama2.c checkpoint it came from, alike. Per rank at
+// --tp 2, by hand from stories260K's config (hidden 64, intermediate 172,
+// 5 layers, 8 heads and 4 kv heads of head_dim 8, vocab 512, f32, lm_head
+// tied to the embeddings): embeddings 512/2 rows × 64; per layer q and o
+// 64·64/2 each, k and v 32·64/2 each, gate, up and down 172/2·64 each, two
+// norms of 64; the final norm 64: 130368 parameters, 521472 bytes. KV
+// cache for 4096 tokens: 5 layers × (K and V) × 2 kv heads × 8 × 4 bytes
+// per token = 2621440 bytes.
+func TestPlanEmbeddedModel(t *testing.T) {
+	const hidden, inter, layers, vocab = 64, 172, 5, 512
+	perLayer := hidden*hidden/2*2 + 32*hidden/2*2 + inter/2*hidden*3 + 2*hidden
+	wantWeights := int64(4 * (vocab/2*hidden + layers*perLayer + hidden))
+	wantKV := int64(4096 * layers * 2 * 2 * 8 * 4)
+	for _, model := range [][]string{nil, {"--model", "embedded"}, {"--model", "../../testdata/stories260K/stories260K.bin"}} {
+		args := append(append([]string{"plan"}, model...), "--tp", "2", "--json")
+		out, errs, code := runHsdb(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s%s", args, code, out, errs)
+		}
+		var p struct {
+			Ranks []struct {
+				Weights int64 `json:"weights_bytes"`
+				KV      int64 `json:"kv_bytes"`
+			} `json:"ranks"`
+			Arch string `json:"architecture"`
+		}
+		if err := json.Unmarshal([]byte(out), &p); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		if len(p.Ranks) != 2 || p.Arch != "LlamaForCausalLM" {
+			t.Fatalf("%v: %d ranks of %q, want 2 of LlamaForCausalLM", args, len(p.Ranks), p.Arch)
+		}
+		for r, rk := range p.Ranks {
+			if rk.Weights != wantWeights || rk.KV != wantKV {
+				t.Errorf("%v: rank %d weights %d, KV %d bytes; want %d, %d", args, r, rk.Weights, rk.KV, wantWeights, wantKV)
+			}
+		}
+	}
+	out, errs, code := runHsdb(t, "plan", "--tp", "2")
+	if want := "embedded:stories260K LlamaForCausalLM at --tp 2, "; code != 0 || !strings.HasPrefix(out, want) {
+		t.Errorf("plan --tp 2: exit %d, want it to begin %q:\n%s%s", code, want, out, errs)
+	}
+}
+
+// TestCaptureSpeculatorsSummaryNamesEmbeddings: the job's summary of a
+// speculators capture with its default ids on the llama fixture (3
+// layers: eagle3 = 2, N/2 = 1, N-3 = 0, N = 3, written ascending) said
+// "speculators ids 0,1,2,3 (hsdb layers 0,1,2)"; id 0 is the embeddings,
+// and the summary and check's dump line now say so.
+func TestCaptureSpeculatorsSummaryNamesEmbeddings(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "d")
+	stdout, errs, code := runHsdb(t, "capture", "--model", "../../testdata/hf/llama", "--format", "speculators", "--ids", "1,5,7", "--out", out)
+	if want := "speculators ids 0,1,2,3 (the embeddings (id 0) and hsdb layers 0,1,2), bf16,"; code != 0 || !strings.Contains(stdout, want) {
+		t.Fatalf("capture: exit %d, want %q in:\n%s%s", code, want, stdout, errs)
+	}
+	stdout, errs, code = runHsdb(t, "check", out, "--no-model")
+	if want := ": speculators ids 0,1,2,3 = the embeddings (id 0) and hsdb layers 0,1,2, BF16, 1 sequence"; code != 0 || !strings.Contains(stdout, want) {
+		t.Fatalf("check: exit %d, want %q in:\n%s%s", code, want, stdout, errs)
+	}
+}
+
+// TestPlanTextOneLayerStageUnquantized: `hsdb plan --pp 2` on the llama
+// fixture (3 layers; vLLM's get_pp_indices gives the remainder to the
+// stage before the last: [2, 1]) headed its last stage "decoder layers
+// 2-2", and an unquantized model's weights line read "quantized none;
+// dense f32". Now: "decoder layer 2", and "weights: f32, none quantized"
+// (the fixture is float32).
+func TestPlanTextOneLayerStageUnquantized(t *testing.T) {
+	out, errs, code := runHsdb(t, "plan", "--model", "../../testdata/hf/llama", "--pp", "2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s%s", code, out, errs)
+	}
+	for _, want := range []string{"\nstage 0: decoder layers 0-1\n", "\nstage 1: decoder layer 2\n", "\nweights: f32, none quantized; activations and KV cache f32\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("want %q in:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "quantized none") || strings.Contains(out, "2-2") {
+		t.Errorf("old wording left:\n%s", out)
+	}
+}
+
+// TestPlanHelpDevice: `hsdb plan --help` described --device with the
+// loader's words ("default: cuda where hsdb-cuda-worker is installed ...
+// else cpu") and then "(default cuda)": a plan probes no device and plans
+// for cuda unless told cpu. Its help now says what each choice plans.
+func TestPlanHelpDevice(t *testing.T) {
+	out, errs, code := runHsdb(t, "plan", "--help")
+	if code != 0 {
+		t.Fatalf("exit %d: %s%s", code, out, errs)
+	}
+	help := out + errs
+	want := "--device string        the backend planned for: cuda (quantized weights kept as stored, a device per rank) or cpu (quantized weights dequantized on load, activations f32, the ranks sharing the host); no device is probed (default cuda)"
+	if !strings.Contains(help, want) || strings.Contains(help, "where hsdb-cuda-worker is installed") {
+		t.Errorf("want %q, and not the loader's default, in:\n%s", want, help)
+	}
+}
+
+// TestCaptureJSONFormatAndNotes: `hsdb capture --json` dropped what the
+// text output says before the job (the notes) and which trainer format
+// and ids were written: a speculators job's JSON read "layers": [0,1,2]
+// with nothing saying the files hold speculators ids 0,1,2,3 (0 the
+// embeddings). By hand on the llama fixture (3 layers, eagle3 speculators
+// ids 2, 1, 0, 3 written ascending) and a SpecForge job given two ids, whose
+// aux note and loss_mask note (--ids rows carry none) the text prints.
+func TestCaptureJSONFormatAndNotes(t *testing.T) {
+	type result struct {
+		Format    string   `json:"format"`
+		FormatIDs []int    `json:"format_layer_ids"`
+		Layers    []int    `json:"layers"`
+		Notes     []string `json:"notes"`
+		Exit      int      `json:"exit"`
+	}
+	run := func(args ...string) result {
+		t.Helper()
+		out, errs, code := runHsdb(t, append([]string{"capture", "--model", "../../testdata/hf/llama", "--ids", "1,5,7", "--json", "--out", filepath.Join(t.TempDir(), "d")}, args...)...)
+		var r result
+		if err := json.Unmarshal([]byte(out), &r); err != nil || code != 0 || r.Exit != 0 {
+			t.Fatalf("%v: exit %d, %v:\n%s%s", args, code, err, out, errs)
+		}
+		return r
+	}
+	r := run("--format", "speculators")
+	if r.Format != "speculators" || fmt.Sprint(r.FormatIDs) != "[0 1 2 3]" || fmt.Sprint(r.Layers) != "[0 1 2]" || r.Notes == nil || len(r.Notes) != 0 {
+		t.Errorf("speculators: %+v, want format speculators, ids [0 1 2 3], layers [0 1 2], notes []", r)
+	}
+	r = run("--format", "specforge", "--layers", "0,1")
+	if r.Format != "specforge" || fmt.Sprint(r.FormatIDs) != "[0 1]" || len(r.Notes) != 2 ||
+		!strings.HasPrefix(r.Notes[0], "specforge ids 0,1: aux_hidden_state holds 2 layers") ||
+		!strings.HasPrefix(r.Notes[1], "no loss_mask in 1 of 1 sequences: their SpecForge samples get loss_mask all 1") {
+		t.Errorf("specforge: %+v, want ids [0 1] and the aux and loss_mask notes", r)
+	}
+	r = run("--layers", "1")
+	if r.Format != "hsdb" || r.FormatIDs != nil || fmt.Sprint(r.Layers) != "[1]" {
+		t.Errorf("hsdb: %+v, want format hsdb, no format ids, layers [1]", r)
+	}
+}
+
+// TestPlanCPUDefaultMemoryNote: `hsdb plan --device cpu` compared the
+// ranks sharing the host with --device-memory's default, an H200's 141
+// GiB, and a refusal said "but 141.0 GiB is available" as if the host had
+// been measured. Without --device-memory the plan now says what it compared
+// with; with it, or on cuda, nothing.
+func TestPlanCPUDefaultMemoryNote(t *testing.T) {
+	const note = "note: --device cpu is checked against --device-memory, whose default is an H200's 141 GiB, not this host's memory: give the host's (e.g. --device-memory 512GiB)"
+	for _, c := range []struct {
+		args []string
+		note bool
+	}{
+		{[]string{"--device", "cpu", "--tp", "2"}, true},
+		{[]string{"--device", "cpu", "--pp", "2"}, true},
+		{[]string{"--device", "cpu", "--device-memory", "64GiB"}, false},
+		{[]string{"--tp", "2"}, false},
+	} {
+		out, errs, code := runHsdb(t, append([]string{"plan"}, c.args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s%s", c.args, code, out, errs)
+		}
+		if strings.Contains(out, note) != c.note {
+			t.Errorf("%v: note %v, want %v:\n%s", c.args, !c.note, c.note, out)
+		}
+	}
+}
