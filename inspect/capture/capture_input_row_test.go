@@ -79,3 +79,35 @@ func TestJSONLRowIDsCountedFirst(t *testing.T) {
 		t.Fatalf("3 ids at max 3: %+v, %v", in, err)
 	}
 }
+
+// encodeForbidden is a tokenizer whose Encode fails the test: a row it
+// sees was not refused before tokenizing.
+type encodeForbidden struct{ t *testing.T }
+
+func (e encodeForbidden) Encode(text string) ([]int32, error) {
+	e.t.Fatalf("Encode called with %d bytes", len(text))
+	return nil, nil
+}
+func (encodeForbidden) Decode([]int32) string         { return "" }
+func (encodeForbidden) DecodePiece(_, _ int32) string { return "" }
+func (encodeForbidden) VocabSize() int                { return 10 }
+func (encodeForbidden) BOS() int32                    { return 1 }
+func (encodeForbidden) EOS() int32                    { return 2 }
+func (encodeForbidden) Name() string                  { return "encode-forbidden" }
+
+// TestJSONLTextBoundedBeforeEncode: a text row longer than
+// max_position_embeddings × MaxTextBytesPerToken bytes (8 × 1024 + 1 = 8193
+// at 8 positions, by hand) is refused from its length, naming the file,
+// line, sequence and bound, without tokenizing it (tokenizers take 55-90
+// bytes of memory per byte of text).
+func TestJSONLTextBoundedBeforeEncode(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "text.jsonl")
+	if err := os.WriteFile(p, []byte(`{"text": "`+strings.Repeat("a", 8193)+`"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := OpenJSONL(p, encodeForbidden{t}, Limits{MaxPositions: 8, Vocab: 10})
+	want := p + `:1 (sequence 0, id "0"): text of 8193 bytes, more than max_position_embeddings 8 tokens hold (8192 bytes at most: 1024 per token, 8 times the longest token of released vocabularies)`
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+}
