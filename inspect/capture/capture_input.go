@@ -172,7 +172,7 @@ func parseRow(b []byte, where string, index int, tok tokenizer.Tokenizer, lim Li
 		if tok == nil {
 			return InputSeq{}, fmt.Errorf("%s: a \"text\" row needs the model's tokenizer, which was not found", where)
 		}
-		if why := lim.checkText(len(*r.Text)); why != "" {
+		if why := lim.CheckText(len(*r.Text)); why != "" {
 			return InputSeq{}, fmt.Errorf("%s (sequence %d, id %q): %s", where, index, s.ID, why)
 		}
 		if tok.BOS() >= 0 {

@@ -51,8 +51,11 @@ func (l Limits) check(ids []int32) string {
 // of GB before the count refused it).
 const MaxTextBytesPerToken = 1024
 
-// checkText says what is wrong with a text of n bytes ("" when nothing).
-func (l Limits) checkText(n int) string {
+// CheckText says what is wrong with a text of n bytes to be tokenized into
+// one sequence ("" when nothing): longer than MaxPositions ×
+// MaxTextBytesPerToken bytes. `capture --data`, `input file` and
+// `input text` refuse such a text before tokenizing it.
+func (l Limits) CheckText(n int) string {
 	if l.MaxPositions > 0 && n > l.MaxPositions*MaxTextBytesPerToken {
 		return fmt.Sprintf("text of %d bytes, more than max_position_embeddings %d tokens hold (%d bytes at most: %d per token, 8 times the longest token of released vocabularies)", n, l.MaxPositions, l.MaxPositions*MaxTextBytesPerToken, MaxTextBytesPerToken)
 	}
