@@ -141,8 +141,10 @@ func (m EntryMatch) String() string {
 // and run again (positions restart at a sequence boundary): the returned
 // lengths are the sequences found (one element when the file is one
 // sequence). The target's sequences are replaced (Match runs prefills).
-// Errors: the forward pass's (a token id outside the vocabulary, a device
-// failure) or a site tensor missing on a rank.
+// Errors: ErrLongerThanContext (a sequence to run longer than
+// max_position_embeddings: nothing runs), the forward pass's (a token id
+// outside the vocabulary, a device failure) or a site tensor missing on a
+// rank.
 func Match(e *capture.Target, l *Layout, opts MatchOptions) (*MatchResult, error) {
 	ids := l.ids()
 	targets := buildTargets(l, e.Dims.Hidden)
@@ -202,6 +204,9 @@ func Match(e *capture.Target, l *Layout, opts MatchOptions) (*MatchResult, error
 	lens := []int{len(ids)}
 	if s := opts.SeqLens; len(s) > 0 && sum(s) == len(ids) {
 		lens = s
+	}
+	if err := withinContext(lens, e.Dims.MaxPos, opts.SeqLens != nil); err != nil {
+		return nil, err
 	}
 	if _, err := run(lens); err != nil {
 		return nil, err
@@ -263,6 +268,29 @@ func Match(e *capture.Target, l *Layout, opts MatchOptions) (*MatchResult, error
 		m.Explanations = topExplanations(append(plain[i], extra[i]...), 3)
 	}
 	return res, nil
+}
+
+// ErrLongerThanContext is wrapped when a sequence Match would run is
+// longer than the model's max_position_embeddings: no engine computed it
+// (vLLM's max_model_len and HF's generation stop there), and running it
+// costs time quadratic in its length (a 25 MB file of one 100,000-token
+// sequence ran for minutes on stories260K); nothing is compared (check
+// and diff: nothing comparable, exit 2).
+var ErrLongerThanContext = errors.New("longer than the model's context")
+
+// withinContext refuses sequence lengths over maxPos (0: no bound);
+// given says the lengths came from the file or --seq-lens.
+func withinContext(lens []int, maxPos int, given bool) error {
+	for i, n := range lens {
+		if maxPos <= 0 || n <= maxPos {
+			continue
+		}
+		if !given {
+			return fmt.Errorf("%w: input_ids holds %d tokens and the file says nothing of its sequences, so they would run as one sequence, longer than max_position_embeddings %d: give the sequences' lengths with --seq-lens", ErrLongerThanContext, n, maxPos)
+		}
+		return fmt.Errorf("%w: sequence %d has %d tokens, more than max_position_embeddings %d", ErrLongerThanContext, i, n, maxPos)
+	}
+	return nil
 }
 
 // ErrNotLoaded is wrapped when the model's loaded layers (--load-layers)
