@@ -56,6 +56,14 @@ func cmdSetVar(t *Term, args string) error {
 			return fmt.Errorf("set var: %s = %s changes nothing: give an operator and a number (%s * 0.5)", name, name, name)
 		}
 	}
+	// One number, with its operator in front or written apart: words were
+	// joined, so `= 1 1` wrote 11 and `* 2 3` scaled by 23.
+	switch {
+	case len(vals) <= 1:
+	case len(vals) == 2 && len(vals[0]) == 1 && strings.ContainsRune("*/+-", rune(vals[0][0])):
+	default:
+		return fmt.Errorf("set var: value %q: want one number, or an operator and one number (* 0.5, + 1)", strings.Join(vals, " "))
+	}
 	expr := strings.Join(vals, "")
 	if expr == "" {
 		return fmt.Errorf("set var: no value after '='")

@@ -2,6 +2,7 @@ package llama2c
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,15 +24,20 @@ const converterName = "hsdb convert llama2c"
 // outDir and renamed into place, so a failure leaves nothing behind. An
 // existing outDir is an error unless force is set, and force replaces only
 // a directory that an earlier Convert wrote (nothing else in it), never a
-// file or another directory.
+// file, a symbolic link (even to a conversion) or another directory.
 func Convert(binPath string, tokenizers []string, outDir string, force bool) error {
 	ck, err := Read(binPath)
 	if err != nil {
 		return err
 	}
-	if st, err := os.Stat(outDir); err == nil {
+	// Lstat: a symbolic link (dangling or not) is not a conversion, and
+	// renaming over it would replace the link without a word.
+	if st, err := os.Lstat(outDir); err == nil {
 		if !force {
 			return fmt.Errorf("convert: %s exists (use --force to replace an earlier conversion)", outDir)
+		}
+		if st.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("convert: %s is a symbolic link, not an earlier conversion; refusing to replace it", outDir)
 		}
 		if !st.IsDir() {
 			return fmt.Errorf("convert: %s is a file, not an earlier conversion; refusing to replace it", outDir)
@@ -79,7 +85,7 @@ func Convert(binPath string, tokenizers []string, outDir string, force bool) err
 	// Move an earlier conversion aside first, so that at every moment one
 	// complete directory sits at outDir or beside it.
 	old := ""
-	if _, err := os.Stat(outDir); err == nil {
+	if _, err := os.Lstat(outDir); err == nil {
 		old = tmp + ".old"
 		if err := os.Rename(outDir, old); err != nil {
 			return fmt.Errorf("convert: replacing %s: %w", outDir, err)

@@ -117,6 +117,44 @@ func TestConvertForceReplacesOnlyConversions(t *testing.T) {
 	}
 }
 
+// TestConvertRefusesSymlink: --out naming a symbolic link — to an
+// earlier conversion, or dangling — is refused with and without --force,
+// naming it; the link and its target stay (the link was replaced by the
+// new directory: with --force when it led to a conversion, without when it
+// dangled, since os.Stat saw nothing there).
+func TestConvertRefusesSymlink(t *testing.T) {
+	dir := t.TempDir()
+	conv := filepath.Join(dir, "m")
+	if err := Convert(stories, nil, conv, false); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	dangling := filepath.Join(dir, "dangling")
+	if os.Symlink(conv, link) != nil || os.Symlink(filepath.Join(dir, "nowhere"), dangling) != nil {
+		t.Fatal("symlink")
+	}
+	for _, c := range []struct {
+		path  string
+		force bool
+		want  string
+	}{
+		{link, true, "convert: " + link + " is a symbolic link, not an earlier conversion; refusing to replace it"},
+		{link, false, "convert: " + link + " exists (use --force to replace an earlier conversion)"},
+		{dangling, false, "convert: " + dangling + " exists (use --force to replace an earlier conversion)"},
+		{dangling, true, "convert: " + dangling + " is a symbolic link, not an earlier conversion; refusing to replace it"},
+	} {
+		if err := Convert(stories, nil, c.path, c.force); err == nil || err.Error() != c.want {
+			t.Errorf("%s (force %v): %v, want %q", c.path, c.force, err, c.want)
+		}
+		if st, err := os.Lstat(c.path); err != nil || st.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("%s is no longer a symbolic link (%v)", c.path, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(conv, "model.safetensors")); err != nil {
+		t.Fatalf("the conversion the link led to: %v", err)
+	}
+}
+
 // TestConvertChecksTokenizer: a file that is not a tokenizer of the
 // checkpoint's vocabulary is refused before anything is written.
 func TestConvertChecksTokenizer(t *testing.T) {

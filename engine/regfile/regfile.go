@@ -176,6 +176,7 @@ func dangling(path string, err error) error {
 // kind names a non-regular file mode: "directory", "named pipe", ...
 // Kind names what a file mode is, for errors: "a regular file", "a
 // directory", "a named pipe", "a socket", "a character device", "a device",
+// "a symbolic link" (a mode from Lstat),
 // or "mode " and the mode's type bits.
 func Kind(m fs.FileMode) string { return kind(m) }
 
@@ -193,6 +194,8 @@ func kind(m fs.FileMode) string {
 		return "a character device"
 	case m&fs.ModeDevice != 0:
 		return "a device"
+	case m&fs.ModeSymlink != 0: // an Lstat's mode
+		return "a symbolic link"
 	}
 	return "mode " + m.Type().String()
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hsdb/engine/jsonerr"
+	"time"
 
 	"github.com/dlclark/regexp2"
 	"golang.org/x/text/unicode/norm"
@@ -195,8 +196,18 @@ func compileHFRegex(p string) (*regexp2.Regexp, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: regex %q: %v", ErrUnsupported, p, err)
 	}
+	re.MatchTimeout = hfMatchTimeout
 	return re, nil
 }
+
+// hfMatchTimeout bounds one match of a tokenizer.json pattern. regexp2
+// backtracks, so a short pattern of nested repeats is exponential in the
+// text: "(\p{L}+)+!" took 13 s for 26 letters and would never end for
+// 40. Oniguruma, which HF tokenizers run, bounds the same backtracking by
+// a retry count (ONIG_RETRY_LIMIT_IN_MATCH, 10,000,000); regexp2 offers a
+// time instead. A released pattern's match takes microseconds. A variable
+// so that a test can lower it.
+var hfMatchTimeout = 5 * time.Second
 
 // hasLineAnchor reports whether p has an unescaped ^ or $ outside a
 // character class ([^...] negation does not count).
@@ -278,7 +289,8 @@ func findMatches(re *regexp2.Regexp, s string) ([]span, error) {
 		prev = end
 	}
 	if err != nil {
-		return nil, fmt.Errorf("regex match: %w", err)
+		// regexp2's timeout error quotes the whole text: not repeated.
+		return nil, fmt.Errorf("%w: regex %.200q: one match took more than %v on a piece of %d bytes (nested repeats backtrack without end; Oniguruma stops them by a retry limit)", ErrUnsupported, re.String(), re.MatchTimeout, len(s))
 	}
 	if prev != len(s) {
 		out = append(out, span{prev, len(s), false})

@@ -96,8 +96,8 @@ func SplitIDs(s string) ([]string, error) {
 // jsonlRow is one line of a JSONL input.
 type jsonlRow struct {
 	ID       json.RawMessage `json:"id"`
-	InputIDs []int64         `json:"input_ids"`
-	LossMask []int64         `json:"loss_mask"`
+	InputIDs rowIDs          `json:"input_ids"`
+	LossMask rowIDs          `json:"loss_mask"`
 	Text     *string         `json:"text"`
 }
 
@@ -131,10 +131,18 @@ func ReadJSONL(path string, tok tokenizer.Tokenizer, lim Limits) (*Inputs, error
 // parseRow reads one non-blank line of a JSONL input (OpenJSONL's row
 // format) as sequence number index; where ("file:line") prefixes errors.
 func parseRow(b []byte, where string, index int, tok tokenizer.Tokenizer, lim Limits) (InputSeq, error) {
-	var r jsonlRow
+	r := jsonlRow{InputIDs: rowIDs{max: lim.MaxPositions}, LossMask: rowIDs{max: lim.MaxPositions}}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&r); err != nil {
 		return InputSeq{}, fmt.Errorf("%s: %w", where, jsonerr.Explain(err))
+	}
+	// One object per line: a second value after it (two rows joined on a
+	// line) was dropped without a word.
+	if rest := bytes.TrimSpace(b[dec.InputOffset():]); len(rest) > 0 {
+		return InputSeq{}, fmt.Errorf("%s: %q follows the row's JSON object at byte %d: one object per line", where, clipBytes(rest, 40), dec.InputOffset())
+	}
+	if (r.InputIDs.ids != nil || r.InputIDs.over > 0) && r.Text != nil {
+		return InputSeq{}, fmt.Errorf("%s: the row has both \"input_ids\" and \"text\": give one", where)
 	}
 	s := InputSeq{ID: strconv.Itoa(index)}
 	if len(r.ID) > 0 && string(r.ID) != "null" {
@@ -150,9 +158,11 @@ func parseRow(b []byte, where string, index int, tok tokenizer.Tokenizer, lim Li
 		}
 	}
 	switch {
-	case r.InputIDs != nil:
-		s.IDs = make([]int32, 0, len(r.InputIDs))
-		for j, v := range r.InputIDs {
+	case r.InputIDs.over > 0:
+		return InputSeq{}, fmt.Errorf("%s (sequence %d, id %q): %d tokens, more than max_position_embeddings %d", where, index, s.ID, r.InputIDs.over, lim.MaxPositions)
+	case r.InputIDs.ids != nil:
+		s.IDs = make([]int32, 0, len(r.InputIDs.ids))
+		for j, v := range r.InputIDs.ids {
 			if v < 0 || v > 1<<31-1 {
 				return InputSeq{}, fmt.Errorf("%s: input_ids[%d] = %d is not a token id", where, j, v)
 			}
@@ -161,6 +171,9 @@ func parseRow(b []byte, where string, index int, tok tokenizer.Tokenizer, lim Li
 	case r.Text != nil:
 		if tok == nil {
 			return InputSeq{}, fmt.Errorf("%s: a \"text\" row needs the model's tokenizer, which was not found", where)
+		}
+		if why := lim.CheckText(len(*r.Text)); why != "" {
+			return InputSeq{}, fmt.Errorf("%s (sequence %d, id %q): %s", where, index, s.ID, why)
 		}
 		if tok.BOS() >= 0 {
 			s.IDs = append(s.IDs, tok.BOS())
@@ -179,19 +192,22 @@ func parseRow(b []byte, where string, index int, tok tokenizer.Tokenizer, lim Li
 	if why := lim.check(s.IDs); why != "" {
 		return InputSeq{}, fmt.Errorf("%s (sequence %d, id %q): %s", where, index, s.ID, why)
 	}
-	if r.LossMask != nil {
-		if r.InputIDs == nil {
+	if r.LossMask.ids != nil || r.LossMask.over > 0 {
+		if r.InputIDs.ids == nil {
 			return InputSeq{}, fmt.Errorf("%s: loss_mask needs input_ids (a text row's tokens are not known in advance)", where)
 		}
-		if len(r.LossMask) != len(s.IDs) {
-			return InputSeq{}, fmt.Errorf("%s: loss_mask has %d values for %d input_ids", where, len(r.LossMask), len(s.IDs))
+		if r.LossMask.over > 0 { // counted, not read: more than any row may hold
+			return InputSeq{}, fmt.Errorf("%s: loss_mask has %d values for %d input_ids", where, r.LossMask.over, len(s.IDs))
 		}
-		for j, v := range r.LossMask {
+		if len(r.LossMask.ids) != len(s.IDs) {
+			return InputSeq{}, fmt.Errorf("%s: loss_mask has %d values for %d input_ids", where, len(r.LossMask.ids), len(s.IDs))
+		}
+		for j, v := range r.LossMask.ids {
 			if v != 0 && v != 1 {
 				return InputSeq{}, fmt.Errorf("%s: loss_mask[%d] = %d, want 0 or 1", where, j, v)
 			}
 		}
-		s.LossMask = r.LossMask
+		s.LossMask = r.LossMask.ids
 	}
 	return s, nil
 }

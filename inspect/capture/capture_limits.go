@@ -42,6 +42,26 @@ func (l Limits) check(ids []int32) string {
 	return ""
 }
 
+// MaxTextBytesPerToken bounds a --data text row before it is tokenized:
+// at most max_position_embeddings × this many bytes. The longest token of
+// Qwen3's, DeepSeek-V3's and cl100k_base's vocabularies is 128 bytes, so a
+// longer text holds more tokens than the model takes, and is refused from
+// its length instead of after tokenizing it (tokenizers take 55-90 bytes
+// of memory per byte of text: a 1 GiB line, MaxLineBytes, would take tens
+// of GB before the count refused it).
+const MaxTextBytesPerToken = 1024
+
+// CheckText says what is wrong with a text of n bytes to be tokenized into
+// one sequence ("" when nothing): longer than MaxPositions ×
+// MaxTextBytesPerToken bytes. `capture --data`, `input file` and
+// `input text` refuse such a text before tokenizing it.
+func (l Limits) CheckText(n int) string {
+	if l.MaxPositions > 0 && n > l.MaxPositions*MaxTextBytesPerToken {
+		return fmt.Sprintf("text of %d bytes, more than max_position_embeddings %d tokens hold (%d bytes at most: %d per token, 8 times the longest token of released vocabularies)", n, l.MaxPositions, l.MaxPositions*MaxTextBytesPerToken, MaxTextBytesPerToken)
+	}
+	return ""
+}
+
 // Check validates every sequence against l. An OpenJSONL file already
 // validated against l is not read again; otherwise its rows are read in one
 // pass (memory bounded by a row). Errors name the sequence (its index and

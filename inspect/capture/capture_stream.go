@@ -44,10 +44,12 @@ type jsonlFile struct {
 // {"text": "..."} encoded with tok after its BOS (as `hsdb generate
 // --prompt` does); an optional "id" (string or number) names the sequence
 // in the manifest, else its index among the sequences. Errors name the
-// file and line: bad JSON, neither input_ids nor text, a negative id, a
+// file and line: bad JSON, anything after a row's object on its line, both
+// input_ids and text or neither, a negative id, a
 // loss_mask of another length or with values other than 0 and 1, text
 // without a tokenizer, a line over MaxLineBytes, two rows with one id, and
-// a row over lim (more tokens than max_position_embeddings, an id outside
+// a row over lim (more tokens than max_position_embeddings, a text longer
+// than MaxTextBytesPerToken bytes per position, an id outside
 // the vocabulary) — all found in this pass, before any forward pass.
 func OpenJSONL(path string, tok tokenizer.Tokenizer, lim Limits) (*Inputs, error) {
 	f := &jsonlFile{path: path, tok: tok, lim: lim, n: -1}

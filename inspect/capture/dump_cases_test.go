@@ -487,3 +487,37 @@ func TestFinishChecksListedFiles(t *testing.T) {
 	}
 	assertPublished(t, out, seqs)
 }
+
+// TestResumeKeepsForeignFiles: resuming a batch job (no --force) removed
+// everything in DIR.partial it had not listed, a file and a directory of
+// the user's included (a resume after a kill deleted notes.txt and
+// keep/important.txt). A staging directory holding anything hsdb did not
+// write is refused naming it, and nothing in it is removed; without it the
+// job resumes, keeping the sequences already validated.
+func TestResumeKeepsForeignFiles(t *testing.T) {
+	seqs, reps, info := smallCapture(t)
+	out := filepath.Join(t.TempDir(), "o")
+	if err := runJob(out, seqs, reps, info, 1); !errors.Is(err, errCrashed) {
+		t.Fatalf("first run: %v", err)
+	}
+	stage := out + PartialSuffix
+	for _, f := range []struct{ name, what string }{{"notes.txt", "holds notes.txt"}, {"keep/important.txt", "holds keep"}} {
+		p := filepath.Join(stage, f.name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte("mine"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		err := runJob(out, seqs, reps, info, -1)
+		if !errors.Is(err, ErrNotDump) || !strings.Contains(err.Error(), "resuming "+stage+", which would remove what hsdb did not write") || !strings.Contains(err.Error(), f.what+", which hsdb did not write") {
+			t.Fatalf("resume with %s: %v", f.name, err)
+		}
+		if b, err := os.ReadFile(p); err != nil || string(b) != "mine" {
+			t.Fatalf("%s after the refused resume: %q, %v", f.name, b, err)
+		}
+		os.RemoveAll(filepath.Join(stage, strings.Split(f.name, "/")[0]))
+	}
+	if err := runJob(out, seqs, reps, info, -1); err != nil {
+		t.Fatalf("resume of hsdb's own staging directory: %v", err)
+	}
+	assertPublished(t, out, seqs)
+}

@@ -23,9 +23,11 @@ import (
 // A staging directory of the same job (same JobInfo input digest, layers,
 // what, dtype and model config digest) is resumed: sequences its manifest
 // lists as validated whose files still hold the recorded checksums count as
-// done (Done), everything else in it is discarded. A staging directory of
-// another job is an ErrJobMismatch unless opts.Force, which starts over.
-// Errors also: ErrExists (dir exists, without Force), I/O errors named.
+// done (Done), everything else hsdb wrote in it is discarded; one holding
+// anything hsdb did not write (hsdbOwned) is an ErrNotDump naming it, and
+// nothing is removed. A staging directory of another job is an
+// ErrJobMismatch unless opts.Force, which starts over. Errors also:
+// ErrExists (dir exists, without Force), I/O errors named.
 func ResumeDump(dir string, info DumpInfo, opts DumpOptions) (*DumpWriter, error) {
 	w, err := prepare(dir, info, opts)
 	if err != nil {
@@ -53,6 +55,12 @@ func (w *DumpWriter) resume(dir string, opts DumpOptions) error {
 				return fmt.Errorf("dump %s: removing %s: %w", dir, w.stage, err)
 			}
 		} else {
+			// A resume deletes what the staging directory holds besides
+			// hsdb's files (removeStrays): anything else in it was put
+			// there by someone, and is named instead of removed.
+			if err := hsdbOwned(w.stage, true); err != nil {
+				return fmt.Errorf("dump %s: resuming %s, which would remove what hsdb did not write: %w; move it out of %s and run again", dir, w.stage, err, w.stage)
+			}
 			w.m.Created = old.Created
 			if kept, err = w.keepValidated(); err != nil {
 				return fmt.Errorf("dump %s: %w", dir, diskFull(err))

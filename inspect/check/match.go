@@ -141,8 +141,10 @@ func (m EntryMatch) String() string {
 // and run again (positions restart at a sequence boundary): the returned
 // lengths are the sequences found (one element when the file is one
 // sequence). The target's sequences are replaced (Match runs prefills).
-// Errors: the forward pass's (a token id outside the vocabulary, a device
-// failure) or a site tensor missing on a rank.
+// Errors: ErrLongerThanContext (a sequence to run longer than
+// max_position_embeddings: nothing runs), the forward pass's (a token id
+// outside the vocabulary, a device failure) or a site tensor missing on a
+// rank.
 func Match(e *capture.Target, l *Layout, opts MatchOptions) (*MatchResult, error) {
 	ids := l.ids()
 	targets := buildTargets(l, e.Dims.Hidden)
@@ -202,6 +204,9 @@ func Match(e *capture.Target, l *Layout, opts MatchOptions) (*MatchResult, error
 	lens := []int{len(ids)}
 	if s := opts.SeqLens; len(s) > 0 && sum(s) == len(ids) {
 		lens = s
+	}
+	if err := withinContext(lens, e.Dims.MaxPos, opts.SeqLens != nil); err != nil {
+		return nil, err
 	}
 	if _, err := run(lens); err != nil {
 		return nil, err

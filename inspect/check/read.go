@@ -100,6 +100,10 @@ func ReadCaptureFile(path string) (*CaptureFile, error) {
 		return readSafetensorsCapture(path)
 	case n >= 2 && head[0] == 0x80:
 		return ReadTorch(path) // reports the legacy format
+	case n >= 6 && bytes.Equal(head[:6], []byte("\x93NUMPY")):
+		// `save TENSOR F.npy` writes these: one array, no layers or
+		// input_ids, so nothing check's rules read.
+		return nil, fmt.Errorf("%s: %w: a NumPy .npy file (one array, as `save TENSOR F.npy` writes): check reads safetensors and torch.save captures; `save TENSOR F.safetensors` writes one it reads", path, ErrUnreadable)
 	}
 	return nil, fmt.Errorf("%s: %w: neither a safetensors file nor a torch.save zip archive (starts with % x)", path, ErrUnreadable, head)
 }

@@ -49,3 +49,22 @@ func TestSafetensorsBadHeaderLengthNamed(t *testing.T) {
 		})
 	}
 }
+
+// TestNpyNamed: a NumPy .npy file (the REPL's `save stream F.npy`; its
+// magic \x93NUMPY by the .npy format's spec) is named as one, with the
+// formats check reads, not "neither a safetensors file nor a torch.save
+// zip archive (starts with 93 4e 55 4d ...)".
+func TestNpyNamed(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "s.npy")
+	hdr := "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }"
+	b := append([]byte("\x93NUMPY\x01\x00"), byte(len(hdr)+1), 0)
+	b = append(append(append(b, hdr...), '\n'), 0, 0, 0, 0)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ReadCaptureFile(p)
+	want := p + ": unreadable capture file: a NumPy .npy file (one array, as `save TENSOR F.npy` writes): check reads safetensors and torch.save captures; `save TENSOR F.safetensors` writes one it reads"
+	if err == nil || !errors.Is(err, ErrUnreadable) || err.Error() != want {
+		t.Fatalf("got %v\nwant %s", err, want)
+	}
+}

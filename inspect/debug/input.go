@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"hsdb/engine/regfile"
+	"hsdb/inspect/capture"
 	"hsdb/inspect/client"
 	"hsdb/inspect/plural"
 )
@@ -44,13 +45,18 @@ func (s *Session) Batch() [][]int32 { return s.batch }
 
 // Encode returns BOS followed by the tokenizer's ids of text (llama2.c's
 // run.c and vLLM's default for Llama tokenizers both prepend BOS). Errors:
-// ErrNoTokenizer, or the tokenizer's own.
+// ErrNoTokenizer, a text too long for max_position_embeddings tokens
+// (capture.Limits.CheckText: refused before tokenizing it), or the
+// tokenizer's own.
 func (s *Session) Encode(text string) ([]int32, error) {
 	if s.Tok == nil {
 		if s.TokErr != nil {
 			return nil, fmt.Errorf("input text: %w: %v; give ids instead (input ids 1,2,3)", client.ErrNoTokenizer, s.TokErr)
 		}
 		return nil, fmt.Errorf("input text: %w; give ids instead (input ids 1,2,3)", client.ErrNoTokenizer)
+	}
+	if why := capture.LimitsOf(s.E.Dims).CheckText(len(text)); why != "" {
+		return nil, fmt.Errorf("input text: %s", why)
 	}
 	ids, err := s.Tok.Encode(text)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"hsdb/engine/regfile"
 	"hsdb/engine/safetensors"
 	"hsdb/engine/tensor"
 	"hsdb/inspect/client"
@@ -110,7 +111,7 @@ func savePathOK(path string, force bool) error {
 	case err == nil && !force:
 		return fmt.Errorf("save %s: the file exists; give --force to replace it", path)
 	case err == nil && !st.Mode().IsRegular():
-		return fmt.Errorf("save %s: not a regular file (%s); --force replaces only a file save wrote", path, st.Mode().Type())
+		return fmt.Errorf("save %s: %s, not a regular file; --force replaces only a file save wrote", path, regfile.Kind(st.Mode()))
 	case err == nil:
 		return savedByHsdb(path)
 	}
