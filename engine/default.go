@@ -10,17 +10,27 @@ import (
 // LoadDefault loads the embedded stories260K (engine/stories) — the model
 // hsdb uses when no --model is given.
 func LoadDefault(opts Options) (*Engine, error) {
-	cfg, err := stories.Files.ReadFile("model/config.json")
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", DefaultModelPath, err)
-	}
-	st, err := stories.Files.ReadFile("model/model.safetensors")
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", DefaultModelPath, err)
-	}
-	f, err := safetensors.FromBytes(DefaultModelPath+"/model.safetensors", st)
+	cfg, src, err := defaultModel()
 	if err != nil {
 		return nil, err
 	}
-	return LoadSource(DefaultModelPath, cfg, stSource{f}, opts)
+	return LoadSource(DefaultModelPath, cfg, src, opts)
+}
+
+// defaultModel returns the embedded stories260K's config.json and its
+// weights (engine/stories), as LoadDefault and PlanModel read them.
+func defaultModel() ([]byte, stSource, error) {
+	cfg, err := stories.Files.ReadFile("model/config.json")
+	if err != nil {
+		return nil, stSource{}, fmt.Errorf("%s: %w", DefaultModelPath, err)
+	}
+	st, err := stories.Files.ReadFile("model/model.safetensors")
+	if err != nil {
+		return nil, stSource{}, fmt.Errorf("%s: %w", DefaultModelPath, err)
+	}
+	f, err := safetensors.FromBytes(DefaultModelPath+"/model.safetensors", st)
+	if err != nil {
+		return nil, stSource{}, err
+	}
+	return cfg, stSource{f}, nil
 }

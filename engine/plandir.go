@@ -13,7 +13,6 @@ import (
 	"hsdb/engine/quant"
 	"hsdb/engine/regfile"
 	"hsdb/engine/safetensors"
-	"hsdb/engine/stories"
 	"hsdb/engine/tensor"
 )
 
@@ -114,19 +113,11 @@ func PlanModel(path string, o PlanOptions) (*DirPlan, error) {
 		}
 		return p, nil
 	}
-	cfg, err := stories.Files.ReadFile("model/config.json")
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", DefaultModelPath, err)
-	}
-	st, err := stories.Files.ReadFile("model/model.safetensors")
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", DefaultModelPath, err)
-	}
-	f, err := safetensors.FromBytes(DefaultModelPath+"/model.safetensors", st)
+	cfg, src, err := defaultModel()
 	if err != nil {
 		return nil, err
 	}
-	p, err := PlanConfig(cfg, stSource{f}, o)
+	p, err := PlanConfig(cfg, src, o)
 	if err != nil {
 		return nil, fmt.Errorf("--model %s: %w", DefaultModelPath, err)
 	}
