@@ -114,11 +114,17 @@ func runGenerate(args []string, io stdio) int {
 			return fail(1, "prompt token %d is id %d, outside the vocabulary [0, %d)", i, id, e.Dims.Vocab)
 		}
 	}
-	var stop []int32
-	if tok != nil && tok.BOS() >= 0 {
+	// An HF model stops at its eos_token_id(s), as HF's generate does
+	// (generation_config.json over config.json); without one, at the
+	// tokenizer's BOS (as run.c) and EOS.
+	stop, hfEOS, err := engine.EOSIDs(e.Path, e.Dims.Vocab)
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	if !hfEOS && tok != nil && tok.BOS() >= 0 {
 		stop = append(stop, tok.BOS()) // run.c stops when the model emits BOS
 	}
-	if tok != nil && tok.EOS() >= 0 {
+	if !hfEOS && tok != nil && tok.EOS() >= 0 {
 		stop = append(stop, tok.EOS())
 	}
 	prev := in[len(in)-1]
