@@ -139,7 +139,7 @@ func captureFiles(dir string) ([]string, error) {
 // requested layers, what they claim, the dtype, the cross-rank checks and
 // each tensor's sha256 (unless opts sets them), and the directory rules
 // check that it is complete, that every file it lists exists and that no
-// other capture file is there.
+// other file is there (unaccounted).
 func CheckPath(path string, opts CheckOptions) *PathReport {
 	p := &PathReport{Path: path}
 	st, err := os.Stat(path)
@@ -278,13 +278,7 @@ func checkDump(p *PathReport, m *capture.Manifest, opts CheckOptions) {
 		p.Files = append(p.Files, CheckFile(fp, o))
 	}
 	dirMaskRule(p)
-	var extra []string
-	all, _ := captureFiles(p.Path)
-	for _, n := range all {
-		if !listed[n] {
-			extra = append(extra, n)
-		}
-	}
+	extra := unaccounted(p.Path, listed, m.Complete)
 	switch {
 	case len(missing) > 0:
 		add("files", capture.Fail, "listed but missing: %s", strings.Join(missing, ", "))
