@@ -260,13 +260,17 @@ func checkDump(p *PathReport, m *capture.Manifest, opts CheckOptions) {
 		opts.Replicas = &worst
 	}
 	listed := map[string]bool{}
-	var missing []string
+	var missing, other []string
 	for _, rec := range m.Sequences {
 		listed[rec.File] = true
 		fp := filepath.Join(p.Path, filepath.FromSlash(rec.File))
 		if err := capture.CheckSeqPath(p.Path, rec.File); err != nil {
 			// Not there, or a link or device: reads stay inside the dump.
-			missing = append(missing, rec.File)
+			if what := notPlain(p.Path, rec.File); what != "" {
+				other = append(other, what)
+			} else {
+				missing = append(missing, rec.File)
+			}
 			continue
 		}
 		o := opts
@@ -280,8 +284,15 @@ func checkDump(p *PathReport, m *capture.Manifest, opts CheckOptions) {
 	dirMaskRule(p)
 	extra := unaccounted(p.Path, listed, m.Complete)
 	switch {
-	case len(missing) > 0:
-		add("files", capture.Fail, "listed but missing: %s", strings.Join(missing, ", "))
+	case len(missing) > 0 || len(other) > 0:
+		var d []string
+		if len(missing) > 0 {
+			d = append(d, "listed but missing: "+strings.Join(missing, ", "))
+		}
+		if len(other) > 0 {
+			d = append(d, "listed but not a plain file: "+strings.Join(other, ", "))
+		}
+		add("files", capture.Fail, "%s", strings.Join(d, "; "))
 	case len(extra) > 0:
 		add("files", capture.Fail, "not in the manifest: %s", strings.Join(extra, ", "))
 	default:

@@ -2,11 +2,34 @@ package check
 
 import (
 	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
+	"hsdb/engine/regfile"
 	"hsdb/inspect/capture"
 )
+
+// notPlain says what a listed sequence file (a slash path under dir) is
+// when it, or a directory on its way, is there but not a plain file or
+// directory: "seq_000000.safetensors is a symbolic link" (regfile.Kind of
+// its Lstat mode), or "" when it is absent or plain.
+func notPlain(dir, name string) string {
+	p := dir
+	parts := strings.Split(name, "/")
+	for i, c := range parts {
+		p = filepath.Join(p, c)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return ""
+		}
+		if last := i == len(parts)-1; (last && !fi.Mode().IsRegular()) || (!last && !fi.IsDir()) {
+			return strings.Join(parts[:i+1], "/") + " is " + regfile.Kind(fi.Mode())
+		}
+	}
+	return ""
+}
 
 // unaccounted returns the entries under a dump directory that its manifest
 // does not account for, as slash paths relative to dir, sorted: every

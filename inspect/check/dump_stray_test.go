@@ -40,3 +40,31 @@ func TestDumpStrayFilesFlagged(t *testing.T) {
 		t.Fatalf("stray files: %s %s", r.Status, r.Detail)
 	}
 }
+
+// TestDumpListedSymlinkNamed: a listed sequence file replaced by a symbolic
+// link (to the very file it replaced) is named as a symbolic link, not as
+// missing; a removed one is still "listed but missing".
+func TestDumpListedSymlinkNamed(t *testing.T) {
+	_, dir := llamaDump(t, []int{0})
+	m, err := capture.ReadManifest(dir)
+	if err != nil || len(m.Sequences) != 1 {
+		t.Fatalf("%v %+v", err, m)
+	}
+	seq := filepath.Join(dir, m.Sequences[0].File)
+	moved := filepath.Join(t.TempDir(), "real.safetensors")
+	if err := os.Rename(seq, moved); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(moved, seq); err != nil {
+		t.Fatal(err)
+	}
+	r := filesRule(t, dir)
+	want := "listed but not a plain file: " + m.Sequences[0].File + " is a symbolic link"
+	if r.Status != capture.Fail || r.Detail != want {
+		t.Fatalf("symlinked sequence file: %s %q, want FAIL %q", r.Status, r.Detail, want)
+	}
+	os.Remove(seq)
+	if r := filesRule(t, dir); r.Status != capture.Fail || r.Detail != "listed but missing: "+m.Sequences[0].File {
+		t.Fatalf("removed sequence file: %s %q", r.Status, r.Detail)
+	}
+}
