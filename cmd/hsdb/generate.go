@@ -14,7 +14,7 @@ import (
 
 func init() {
 	register(&subcommand{name: "generate", usage: generateUsage,
-		summary: "run the model and print what it generates (greedy by default; like llama2.c's run.c)", run: runGenerate})
+		summary: "run the model and print what it generates (greedy by default; like llama2.c's run.c; an HF model stops at its eos_token_id as HF's generate)", run: runGenerate})
 }
 
 // parseIDs reads "1,2,3" (spaces allowed) as token ids; an empty item
