@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"hsdb/inspect/client"
+	"hsdb/inspect/plural"
 )
 
 // cmdSetVar runs `set var TENSOR[ROWS, COLS] = VALUE [--rank R] [--seq S]
@@ -49,6 +50,15 @@ func cmdSetVar(t *Term, args string) error {
 		return fmt.Errorf("set var: %w", err)
 	}
 	req.Slice = sl
+	if sl.Rank >= 0 { // named before what the value means, as inject names it
+		m, err := t.c.Model()
+		if err != nil {
+			return fmt.Errorf("set var: %w", err)
+		}
+		if sl.Rank >= m.World {
+			return fmt.Errorf("set var: --rank %d: the model runs on %s (0-%d)", sl.Rank, plural.N(m.World, "rank"), m.World-1)
+		}
+	}
 	self := len(vals) > 0 && vals[0] == name // `stream * 0.5`: the tensor's own name first
 	if self {
 		vals = vals[1:]

@@ -14,7 +14,7 @@ import (
 
 func init() {
 	register(&subcommand{name: "generate", usage: generateUsage,
-		summary: "run the model and print what it generates (greedy by default; like llama2.c's run.c)", run: runGenerate})
+		summary: "run the model and print what it generates (greedy by default; like llama2.c's run.c; an HF model stops at its eos_token_id as HF's generate)", run: runGenerate})
 }
 
 // parseIDs reads "1,2,3" (spaces allowed) as token ids; an empty item
@@ -114,11 +114,17 @@ func runGenerate(args []string, io stdio) int {
 			return fail(1, "prompt token %d is id %d, outside the vocabulary [0, %d)", i, id, e.Dims.Vocab)
 		}
 	}
-	var stop []int32
-	if tok != nil && tok.BOS() >= 0 {
+	// An HF model stops at its eos_token_id(s), as HF's generate does
+	// (generation_config.json over config.json); without one, at the
+	// tokenizer's BOS (as run.c) and EOS.
+	stop, hfEOS, err := engine.EOSIDs(e.Path, e.Dims.Vocab)
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	if !hfEOS && tok != nil && tok.BOS() >= 0 {
 		stop = append(stop, tok.BOS()) // run.c stops when the model emits BOS
 	}
-	if tok != nil && tok.EOS() >= 0 {
+	if !hfEOS && tok != nil && tok.EOS() >= 0 {
 		stop = append(stop, tok.EOS())
 	}
 	prev := in[len(in)-1]

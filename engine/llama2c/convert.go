@@ -21,7 +21,11 @@ const converterName = "hsdb convert llama2c"
 // permuted to HF's RoPE halves) and the tokenizer files given (a llama2.c
 // tokenizer .bin is copied as tokenizer.bin, a SentencePiece .model as
 // tokenizer.model). The directory is built under a temporary name beside
-// outDir and renamed into place, so a failure leaves nothing behind. An
+// outDir and renamed into place, so a failure leaves nothing behind; each
+// file is read back and compared before the rename (writeVerified), and
+// staging directories a killed Convert for the same outDir left are
+// removed first (removeStaleStaging: only hsdb's own, never anything
+// else). An
 // existing outDir is an error unless force is set, and force replaces only
 // a directory that an earlier Convert wrote (nothing else in it), never a
 // file, a symbolic link (even to a conversion) or another directory.
@@ -46,13 +50,19 @@ func Convert(binPath string, tokenizers []string, outDir string, force bool) err
 			return fmt.Errorf("convert: --force replaces only a directory that hsdb convert wrote: %w", err)
 		}
 	}
+	if err := removeStaleStaging(outDir); err != nil {
+		return fmt.Errorf("convert: %w", err)
+	}
 	parent := filepath.Dir(filepath.Clean(outDir))
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(outDir)+".tmp-")
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(filepath.Clean(outDir))+".tmp-")
 	if err != nil {
 		return fmt.Errorf("convert: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	if err := os.WriteFile(filepath.Join(tmp, "config.json"), ck.ConfigJSON(), 0o644); err != nil {
+	if err := markStaging(tmp); err != nil {
+		return fmt.Errorf("convert: %w", err)
+	}
+	if err := writeVerified(filepath.Join(tmp, "config.json"), ck.ConfigJSON()); err != nil {
 		return fmt.Errorf("convert: %w", err)
 	}
 	var named []safetensors.Named
@@ -63,11 +73,16 @@ func Convert(binPath string, tokenizers []string, outDir string, force bool) err
 	if err := safetensors.WriteFile(filepath.Join(tmp, "model.safetensors"), named, meta); err != nil {
 		return fmt.Errorf("convert: %w", err)
 	}
+	given := map[string]string{}
 	for _, tk := range tokenizers {
 		name := "tokenizer.bin"
 		if strings.HasSuffix(tk, ".model") {
 			name = "tokenizer.model"
 		}
+		if prev, ok := given[name]; ok {
+			return fmt.Errorf("convert: --tokenizer %s and --tokenizer %s would both be %s", prev, tk, name)
+		}
+		given[name] = tk
 		if err := checkTokenizer(tk, ck.Header.VocabSize); err != nil {
 			return fmt.Errorf("convert: --tokenizer %s: %w", tk, err)
 		}
@@ -75,9 +90,12 @@ func Convert(binPath string, tokenizers []string, outDir string, force bool) err
 		if err != nil {
 			return fmt.Errorf("convert: tokenizer: %w", err)
 		}
-		if err := os.WriteFile(filepath.Join(tmp, name), data, 0o644); err != nil {
+		if err := writeVerified(filepath.Join(tmp, name), data); err != nil {
 			return fmt.Errorf("convert: %w", err)
 		}
+	}
+	if err := os.Remove(filepath.Join(tmp, stagingMark)); err != nil {
+		return fmt.Errorf("convert: %w", err)
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return fmt.Errorf("convert: %w", err)

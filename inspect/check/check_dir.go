@@ -139,7 +139,7 @@ func captureFiles(dir string) ([]string, error) {
 // requested layers, what they claim, the dtype, the cross-rank checks and
 // each tensor's sha256 (unless opts sets them), and the directory rules
 // check that it is complete, that every file it lists exists and that no
-// other capture file is there.
+// other file is there (unaccounted).
 func CheckPath(path string, opts CheckOptions) *PathReport {
 	p := &PathReport{Path: path}
 	st, err := os.Stat(path)
@@ -260,13 +260,17 @@ func checkDump(p *PathReport, m *capture.Manifest, opts CheckOptions) {
 		opts.Replicas = &worst
 	}
 	listed := map[string]bool{}
-	var missing []string
+	var missing, other []string
 	for _, rec := range m.Sequences {
 		listed[rec.File] = true
 		fp := filepath.Join(p.Path, filepath.FromSlash(rec.File))
 		if err := capture.CheckSeqPath(p.Path, rec.File); err != nil {
 			// Not there, or a link or device: reads stay inside the dump.
-			missing = append(missing, rec.File)
+			if what := notPlain(p.Path, rec.File); what != "" {
+				other = append(other, what)
+			} else {
+				missing = append(missing, rec.File)
+			}
 			continue
 		}
 		o := opts
@@ -278,16 +282,17 @@ func checkDump(p *PathReport, m *capture.Manifest, opts CheckOptions) {
 		p.Files = append(p.Files, CheckFile(fp, o))
 	}
 	dirMaskRule(p)
-	var extra []string
-	all, _ := captureFiles(p.Path)
-	for _, n := range all {
-		if !listed[n] {
-			extra = append(extra, n)
-		}
-	}
+	extra := unaccounted(p.Path, listed, m.Complete)
 	switch {
-	case len(missing) > 0:
-		add("files", capture.Fail, "listed but missing: %s", strings.Join(missing, ", "))
+	case len(missing) > 0 || len(other) > 0:
+		var d []string
+		if len(missing) > 0 {
+			d = append(d, "listed but missing: "+strings.Join(missing, ", "))
+		}
+		if len(other) > 0 {
+			d = append(d, "listed but not a plain file: "+strings.Join(other, ", "))
+		}
+		add("files", capture.Fail, "%s", strings.Join(d, "; "))
 	case len(extra) > 0:
 		add("files", capture.Fail, "not in the manifest: %s", strings.Join(extra, ", "))
 	default:
