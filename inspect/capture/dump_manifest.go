@@ -247,19 +247,33 @@ func CheckSeqFileName(name string) error {
 // regular file (its directory, for SpecForge's rows_ grouping, not a real
 // directory) — so reads stay inside the dump.
 func CheckSeqPath(dir, name string) error {
+	rel, mode, err := FirstNotPlain(dir, name)
+	if err != nil || rel == "" {
+		return err
+	}
+	return fmt.Errorf("%s is a %s, not a plain %s inside the dump", filepath.Join(dir, rel), mode.Type(), map[bool]string{true: "file", false: "directory"}[rel == name])
+}
+
+// FirstNotPlain walks dir/name (a slash path) one component at a time
+// without following links (Lstat) and returns the first component that is
+// not what the path needs there, a plain directory on the way or a plain
+// file at the end: its slash path relative to dir and its mode; "" when
+// every component is plain. err is the Lstat error of a component that is
+// not there.
+func FirstNotPlain(dir, name string) (rel string, mode os.FileMode, err error) {
 	p := dir
 	parts := strings.Split(name, "/")
 	for i, c := range parts {
 		p = filepath.Join(p, c)
 		fi, err := os.Lstat(p)
 		if err != nil {
-			return err
+			return "", 0, err
 		}
 		if last := i == len(parts)-1; (last && !fi.Mode().IsRegular()) || (!last && !fi.IsDir()) {
-			return fmt.Errorf("%s is a %s, not a plain %s inside the dump", p, fi.Mode().Type(), map[bool]string{true: "file", false: "directory"}[last])
+			return strings.Join(parts[:i+1], "/"), fi.Mode(), nil
 		}
 	}
-	return nil
+	return "", 0, nil
 }
 
 // specforgeFile is the one nested name a manifest may list: SpecForge's

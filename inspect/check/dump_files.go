@@ -2,10 +2,8 @@ package check
 
 import (
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 
 	"hsdb/engine/regfile"
 	"hsdb/inspect/capture"
@@ -16,19 +14,11 @@ import (
 // directory: "seq_000000.safetensors is a symbolic link" (regfile.Kind of
 // its Lstat mode), or "" when it is absent or plain.
 func notPlain(dir, name string) string {
-	p := dir
-	parts := strings.Split(name, "/")
-	for i, c := range parts {
-		p = filepath.Join(p, c)
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return ""
-		}
-		if last := i == len(parts)-1; (last && !fi.Mode().IsRegular()) || (!last && !fi.IsDir()) {
-			return strings.Join(parts[:i+1], "/") + " is " + regfile.Kind(fi.Mode())
-		}
+	rel, mode, err := capture.FirstNotPlain(dir, name)
+	if err != nil || rel == "" {
+		return ""
 	}
-	return ""
+	return rel + " is " + regfile.Kind(mode)
 }
 
 // unaccounted returns the entries under a dump directory that its manifest
