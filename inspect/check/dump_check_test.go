@@ -33,13 +33,15 @@ func captureAndDump(t *testing.T, e *engine.Engine, seqs [][]int32, layers []int
 	return m
 }
 
-// TestDumpPassesCheck: a dump of every layer's stream of testdata/hf/llama
-// for three sequences of lengths 7, 3 and 12, written at tp 1 and
-// 2, passes check with the model (every rule, layer matching included).
 // llamaDump opens the llama fixture at --tp 1 (closed when the test ends)
 // and dumps one sequence 1, 5, 7, 9 of layers (in that capture order) as
 // the stream into a new directory, which it returns with the engine.
 func llamaDump(t *testing.T, layers []int) (*engine.Engine, string) {
+	return llamaDumpOf(t, [][]int32{{1, 5, 7, 9}}, layers)
+}
+
+// llamaDumpOf is llamaDump of the sequences seqs.
+func llamaDumpOf(t *testing.T, seqs [][]int32, layers []int) (*engine.Engine, string) {
 	t.Helper()
 	e, err := engine.Open("../../testdata/hf/llama", engine.Options{TP: 1})
 	if err != nil {
@@ -47,10 +49,13 @@ func llamaDump(t *testing.T, layers []int) (*engine.Engine, string) {
 	}
 	t.Cleanup(func() { e.Close() })
 	dir := filepath.Join(t.TempDir(), "dump")
-	captureAndDump(t, e, [][]int32{{1, 5, 7, 9}}, layers, capture.WhatStream, dir)
+	captureAndDump(t, e, seqs, layers, capture.WhatStream, dir)
 	return e, dir
 }
 
+// TestDumpPassesCheck: a dump of every layer's stream of testdata/hf/llama
+// for three sequences of lengths 7, 3 and 12, written at tp 1 and
+// 2, passes check with the model (every rule, layer matching included).
 func TestDumpPassesCheck(t *testing.T) {
 	seqs := [][]int32{{1, 2, 3, 4, 5, 6, 7}, {8, 9, 10}, {11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22}}
 	for _, tp := range []int{1, 2} {

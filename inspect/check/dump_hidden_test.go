@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"hsdb/engine"
 	"hsdb/engine/safetensors"
 	"hsdb/engine/tensor"
 	"hsdb/inspect/capture"
@@ -18,18 +17,12 @@ import (
 // dump's manifest records hidden_size 96. The shape rule now takes the
 // manifest's hidden_size and names it; an untouched file passes with it.
 func TestDumpShapeUsesManifestHidden(t *testing.T) {
-	e, err := engine.Open("../../testdata/hf/llama", engine.Options{TP: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	dir := filepath.Join(t.TempDir(), "dump")
-	captureAndDump(t, e, [][]int32{{1, 5, 7, 9, 11}, {1, 20, 30}}, []int{0, 2}, capture.WhatStream, dir)
+	_, dir := llamaDumpOf(t, [][]int32{{1, 5, 7, 9, 11}, {1, 20, 30}}, []int{0, 2})
 	shard := make([]float32, 5*48)
 	for i := range shard {
 		shard[i] = float32(i%7) - 3
 	}
-	err = safetensors.WriteFile(filepath.Join(dir, "seq_000000.safetensors"), []safetensors.Named{
+	err := safetensors.WriteFile(filepath.Join(dir, "seq_000000.safetensors"), []safetensors.Named{
 		{Name: "input_ids", T: tensor.FromI64([]int64{1, 5, 7, 9, 11}, 5)},
 		{Name: "hidden_states.0", T: tensor.FromF32(shard, 5, 48)},
 		{Name: "hidden_states.2", T: tensor.FromF32(shard, 5, 48)},

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"hsdb/engine"
 	"hsdb/inspect/capture"
 )
 
@@ -16,13 +15,7 @@ import (
 // still names the flag. Lengths by hand: the two sequences written, 5 and
 // 3 tokens.
 func TestSeqLensSourceNamed(t *testing.T) {
-	e, err := engine.Open("../../testdata/hf/llama", engine.Options{TP: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	dir := filepath.Join(t.TempDir(), "dump")
-	captureAndDump(t, e, [][]int32{{1, 5, 7, 9, 11}, {1, 20, 30}}, []int{0, 2}, capture.WhatStream, dir)
+	_, dir := llamaDumpOf(t, [][]int32{{1, 5, 7, 9, 11}, {1, 20, 30}}, []int{0, 2})
 	pr := CheckPath(dir, CheckOptions{})
 	if len(pr.Files) != 2 {
 		t.Fatalf("%d files", len(pr.Files))

@@ -87,13 +87,10 @@ var mgTiles = []mgTile{
 // and 1 KiB to align the tiles to the 128-byte swizzle's 1024 bytes.
 // moe_wgra.cu tiles (ra): per stage the tokens (bm rows of 128 bytes) and
 // the raw weights (bn rows of 64 or 32 bytes), with sa two widened
-// [64, 64] bf16 tiles per warpgroup, and the 1 KiB (bf16 weights: the
-// fallback's).
+// [64, 64] bf16 tiles per warpgroup, and the 1 KiB (quantized weights
+// only: MoEGEMM runs a tile's fallback for anything wgraTakes refuses).
 func (t mgTile) smem(kind int) int {
 	if t.ra {
-		if kind == mgBF16 {
-			return pickTileNamed(t.fallback).smem(kind)
-		}
 		s := t.stages*(t.bm*128+[...]int{0, t.bn * 64, t.bn * 32}[kind]) + 1024
 		if t.sa {
 			s += 2 * t.bn * 128 // two widened [64, 64] bf16 tiles per warpgroup
