@@ -139,9 +139,11 @@ func init() {
 				"print, hist, top, ranks, save, compare and set var then look at them (inputs are read already: set var refuses them). Without N, shows the frame looked at; every stop goes back to the stopped site.",
 			fn: func(t *Term, a string) error { return cmdFrame(t, a, 0) }},
 		{aliases: []string{"up"}, group: "data", usage: "up [N]",
-			help: "Look at the module N (1) levels further out: frame #(current + N) (see frame).", fn: func(t *Term, a string) error { return cmdFrame(t, a, 1) }},
+			help: "Look at the module N (1) levels further out: frame #(current + N) (see frame).\n" +
+				"At the outermost frame with a site (below the root model object, which has none) up is refused, as gdb's \"Initial frame selected; you cannot go up.\"; so is an N past it, saying how far up goes.", fn: func(t *Term, a string) error { return cmdFrame(t, a, 1) }},
 		{aliases: []string{"down"}, group: "data", usage: "down [N]",
-			help: "Look at the module N (1) levels further in, towards the stopped site #0: frame #(current - N) (see frame).", fn: func(t *Term, a string) error { return cmdFrame(t, a, -1) }},
+			help: "Look at the module N (1) levels further in, towards the stopped site #0: frame #(current - N) (see frame).\n" +
+				"At #0, the stopped site, down is refused, as gdb's \"Bottom (innermost) frame selected; you cannot go down.\"; so is an N past it, saying how far down goes.", fn: func(t *Term, a string) error { return cmdFrame(t, a, -1) }},
 		{aliases: []string{"trace"}, group: "data", usage: "trace on|off",
 			help:     "Print every site the pass visits, with its tensors' shapes on rank 0.",
 			complete: words("on", "off"), fn: cmdTrace},
