@@ -68,7 +68,8 @@ func init() {
 			help: "Abort the stopped forward pass (as gdb's kill).\nNothing after the stop runs and the pass prints no result; breakpoints, displays and the batch stay, and what the pass captured before the stop is kept (`dump` then names the layers it never reached). `run` starts a fresh pass.", fn: cmdKill},
 		{aliases: []string{"gen"}, group: "running", usage: "gen N",
 			help: "Run N decode steps, stopping at breakpoints inside each.\n" +
-				"Each sequence is fed its greedy (argmax) token. Stopped in a step, the step is finished first; otherwise decoding continues the last completed run.",
+				"Each sequence is fed its greedy (argmax) token. Stopped in a step, the step is finished first and the stopped pass's batch decoded on; otherwise decoding continues the last completed run.\n" +
+				"gen never starts a pass: after `input` changes the batch, gen is refused until `run` prefills the new one (then gen N decodes it), as continue never restarts a program in gdb.",
 			fn: cmdGen},
 
 		// breakpoints
