@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"hsdb/engine"
+	"hsdb/engine/bytesize"
 	"hsdb/engine/tensor"
 	"hsdb/inspect/capture"
 	"hsdb/inspect/client"
@@ -245,17 +246,6 @@ func diskLine(p capture.JobProgress, m *capture.Manifest) string {
 	return s
 }
 
-// humanBytes writes a byte count with a binary unit ("1.5 GiB").
-func humanBytes(b float64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	i := 0
-	for b >= 1024 && i < len(units)-1 {
-		b /= 1024
-		i++
-	}
-	return fmt.Sprintf("%.1f %s", b, units[i])
-}
-
 // progress shows a batch job's progress: a progress bar
 // (github.com/schollz/progressbar) on a terminal, one plain line per
 // batch otherwise (logs, pipes, tests).
@@ -286,7 +276,7 @@ func (p *progress) update(s capture.JobProgress) {
 		tps = float64(s.Tokens) / secs
 	}
 	if p.bar != nil {
-		p.bar.Describe(fmt.Sprintf("capture (%.0f tokens/s, %d bytes/token, %s/s to disk)", tps, s.BytesPerToken, humanBytes(float64(s.Bytes)/max(secs, 1e-9))))
+		p.bar.Describe(fmt.Sprintf("capture (%.0f tokens/s, %d bytes/token, %s/s to disk)", tps, s.BytesPerToken, bytesize.Binary(int64(float64(s.Bytes)/max(secs, 1e-9)))))
 		p.bar.Set(s.Done)
 		return
 	}
@@ -299,7 +289,7 @@ func (p *progress) update(s capture.JobProgress) {
 		}
 		line := fmt.Sprintf("capture: %d/%s, %s, %.1f sequences/s, %.0f tokens/s, %d bytes/token", s.Done, plural.N(s.Total, "sequence"), plural.N(int(s.Tokens), "token"), sps, tps, s.BytesPerToken)
 		if ran > 0 && s.Bytes > 0 {
-			line += fmt.Sprintf(", %.0f bytes/sample, %s/s to disk", float64(s.Bytes)/float64(ran), humanBytes(float64(s.Bytes)/max(secs, 1e-9)))
+			line += fmt.Sprintf(", %.0f bytes/sample, %s/s to disk", float64(s.Bytes)/float64(ran), bytesize.Binary(int64(float64(s.Bytes)/max(secs, 1e-9))))
 		}
 		fmt.Fprintln(p.w, line)
 	}
