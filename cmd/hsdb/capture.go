@@ -43,7 +43,8 @@ func runCapture(args []string, io stdio) int {
 	what := fs.String("what", "stream", "stream (hidden_states + residual = HF output_hidden_states[i+1]), hidden_states or residual")
 	ids := fs.String("ids", "", `token ids: sequences separated by ';', e.g. "1,2,3;4,5"`)
 	data := fs.String("data", "", `JSONL input: {"input_ids": [...], "loss_mask": [...]} or {"text": "..."} per line, optional "id"`)
-	out := fs.String("out", "", "dump directory (written as DIR.partial until complete; missing parent directories are made)")
+	out := fs.String("out", "", "dump directory (written as DIR.partial until complete; missing parent directories are made). "+
+		"The same command again resumes DIR.partial, or, on a finished DIR of the same job, verifies every file against its manifest and says it is already complete and valid (exit 0, nothing rewritten).")
 	maxTok := fs.Int("max-batch-tokens", 4096, "tokens per forward pass: sequences are packed into flattened batches up to this size")
 	saveDType := fs.String("save-dtype", "", "dtype of the hidden states in the files: f32, bf16 or f16, or PyTorch's names (float32, bfloat16, float16, torch.bfloat16, ...) as dump --dtype takes them (default: bf16 for speculators and specforge, as their trainers read them; the model's for hsdb)")
 	formatArg := fs.String("format", "hsdb", "files to write: hsdb (manifest + seq_N.safetensors), speculators (hs_{idx}.safetensors) or specforge (rows_*/data_{idx}.ckpt); --layers is then in that format's ids (hsdb: decoder layer outputs 0..L-1; speculators: residual-stream positions 0..L, 0 = embeddings; specforge: SGLang ids 0..L-1), eagle3 (the default) for its EAGLE-3 ids")
@@ -152,7 +153,10 @@ func runCapture(args []string, io stdio) int {
 	if mf.json {
 		return captureJSON(io, *out, res, notes, err)
 	}
-	if res != nil {
+	if res != nil && res.Complete {
+		fmt.Fprintf(io.Out, "dump %s: already complete and valid: the same job, %s verified against the manifest (every tensor's sha256); nothing was captured or rewritten\n",
+			*out, plural.N(len(res.Manifest.Sequences), "file"))
+	} else if res != nil {
 		for _, n := range res.Recaptured {
 			fmt.Fprintf(io.Err, "hsdb capture: note: %s\n", client.PlainText(n))
 		}
@@ -173,7 +177,9 @@ func runCapture(args []string, io stdio) int {
 	} else {
 		fmt.Fprintf(io.Out, "%s %s: %s, %s ids %s (%s), %s, model %s (tp %d); manifest.json is hsdb's sidecar (the trainer ignores it)\n", format, *out, plural.N(m.Summary.Sequences, "sample"), format, commaInts(m.Capture.FormatIDs), m.Capture.Sources(), strings.ToLower(m.Capture.DType), m.Model.Path, m.Model.WorldSize)
 	}
-	fmt.Fprintln(io.Out, diskLine(res.JobProgress, m))
+	if !res.Complete { // bytes per token are this process's writing
+		fmt.Fprintln(io.Out, diskLine(res.JobProgress, m))
+	}
 	fmt.Fprintln(io.Out, "validation:")
 	for _, v := range m.Validation {
 		fmt.Fprintf(io.Out, "  %-4s  %-16s  %s\n", v.Status, v.Rule, v.Detail)
@@ -333,6 +339,9 @@ type captureResult struct {
 	Format    string   `json:"format"`
 	FormatIDs []int    `json:"format_layer_ids,omitempty"`
 	Notes     []string `json:"notes"` // what the text output prints as "note: ..." before the job
+	// AlreadyComplete: --out held this job's finished dump, verified file
+	// by file; nothing ran and nothing was written (exit 0).
+	AlreadyComplete bool `json:"already_complete,omitempty"`
 }
 
 // captureJSON prints the job's result (or its error) as one JSON object
@@ -341,7 +350,7 @@ func captureJSON(io stdio, out string, res *capture.JobResult, notes []string, e
 	r := captureResult{Command: "capture", Out: out, Notes: append([]string{}, notes...)}
 	if res != nil {
 		r.Captured, r.Skipped, r.Total, r.Tokens, r.Seconds = res.Done-res.Skipped, res.Skipped, res.Total, res.Tokens, res.Elapsed.Seconds()
-		r.Recaptured = res.Recaptured
+		r.Recaptured, r.AlreadyComplete = res.Recaptured, res.Complete
 		if m := res.Manifest; m != nil && err == nil {
 			r.Sequences, r.Layers, r.What, r.DType, r.Validation = m.Summary.Sequences, m.Capture.Layers, m.Capture.What, m.Capture.DType, m.Validation
 			r.Format, r.FormatIDs = m.Capture.Format, m.Capture.FormatIDs

@@ -26,9 +26,13 @@ import (
 // done (Done), everything else hsdb wrote in it is discarded; one holding
 // anything hsdb did not write (hsdbOwned) is an ErrNotDump naming it, and
 // nothing is removed. A staging directory of another job is an
-// ErrJobMismatch unless opts.Force, which starts over. Errors also:
-// ErrExists (dir exists, without Force), I/O errors named.
+// ErrJobMismatch unless opts.Force, which starts over. When dir itself
+// exists (without Force) and holds this job's finished dump, every file
+// verified, the error is a *CompleteDump (ErrComplete): nothing is left to
+// do. Errors also: ErrExists (dir exists, without Force, and is not that:
+// the message says why), I/O errors named.
 func ResumeDump(dir string, info DumpInfo, opts DumpOptions) (*DumpWriter, error) {
+	opts.job = true
 	w, err := prepare(dir, info, opts)
 	if err != nil {
 		return nil, err
