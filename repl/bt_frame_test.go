@@ -62,11 +62,16 @@ func TestBacktraceInnermostFirst(t *testing.T) {
 	f.AssertExec("down 2", "#0  model.layers.1.self_attn.o_proj  RowParallelLinear", "tensors: input [10, 32], partial [10, 64], output [10, 64]")
 	f.AssertExec("frame 2", "#2  model.layers.1  LlamaDecoderLayer")
 	for cmd, msg := range map[string]string{
-		"frame 4": "frame 4: want 0 (the stopped site model.layers.1.self_attn.o_proj) to 3 (model); 4 is the root, which has no site",
+		"frame 4": "^frame 4: want 0 (the stopped site model.layers.1.self_attn.o_proj) to 3 (model); 4 is the root, which has no site",
 		"up 2":    "up 2: frame #2 (model.layers.1) is 1 below the outermost frame #3 (model): you can go up at most 1",
 		"down 3":  "down 3: frame #2 (model.layers.1) is 2 above the innermost frame #0: you can go down at most 2 (frame 0 goes there)",
 	} {
-		if err := f.Term.Exec(cmd); err == nil || !strings.Contains(err.Error(), msg) {
+		err := f.Term.Exec(cmd)
+		if m, start := strings.CutPrefix(msg, "^"); start { // the whole message starts so (no "frame: frame 4")
+			if err == nil || !strings.HasPrefix(err.Error(), m) {
+				t.Errorf("%s: %v, want it to start %q", cmd, err, m)
+			}
+		} else if err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("%s: %v, want %q", cmd, err, msg)
 		}
 	}

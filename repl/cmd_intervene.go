@@ -492,7 +492,9 @@ func cmdFrame(t *Term, args string, dir int) error {
 		if aerr != nil {
 			return fmt.Errorf("frame %q: want a level of `bt`", f[0])
 		}
-		fr, err = t.c.SelectFrame(n)
+		if fr, err = t.c.SelectFrame(n); err != nil {
+			return err // it says "frame N: ..." or "frame: ..." itself
+		}
 	default:
 		n := 1
 		if len(f) == 1 {
