@@ -100,3 +100,56 @@ func TestCaptureRerunComplete(t *testing.T) {
 		t.Error("the refused rerun touched the changed file")
 	}
 }
+
+// TestCaptureRerunOtherDType: --dtype rounds the weights on load, so a
+// dump captured without it is not verified, resumed or mixed by a run
+// with --dtype bf16: the rerun is refused, exit 1, naming both settings
+// and how to go on (rerun without --dtype, --force, another --out), and
+// the dump stays as it was; a dump captured with --dtype bf16 records it
+// in its manifest (model.weights_converted_to), and its rerun with the
+// same --dtype is complete. Before, the manifest did not record --dtype
+// and nothing compared it.
+func TestCaptureRerunOtherDType(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "d")
+	args := []string{"capture", "--ids", "1,403,407;1,400,281", "--layers", "1,3", "--out", out}
+	if stdout, errs, code := runHsdb(t, args...); code != 0 {
+		t.Fatalf("capture: exit %d\n%s%s", code, stdout, errs)
+	}
+	before := dirState(t, out)
+	_, errs, code := runHsdb(t, append(args, "--dtype", "bf16")...)
+	for _, want := range []string{
+		"dump exists, finished by this job at another --dtype: it holds 2 validated sequences captured without --dtype; this run is at --dtype bf16.",
+		"--dtype rounds the weights on load",
+		"Rerun without --dtype to have it verified, give --force to replace it with a capture at --dtype bf16, or choose another --out",
+	} {
+		if code != 1 || !strings.Contains(errs, want) {
+			t.Errorf("rerun with --dtype bf16: exit %d %s\nwant %q", code, errs, want)
+		}
+	}
+	for k, v := range dirState(t, out) {
+		if before[k] != v {
+			t.Errorf("the refused rerun changed %s", k)
+		}
+	}
+	out2 := filepath.Join(dir, "d2")
+	args2 := []string{"capture", "--ids", "1,403,407;1,400,281", "--layers", "1,3", "--dtype", "bf16", "--out", out2}
+	if stdout, errs, code := runHsdb(t, args2...); code != 0 {
+		t.Fatalf("capture --dtype bf16: exit %d\n%s%s", code, stdout, errs)
+	}
+	b, err := os.ReadFile(filepath.Join(out2, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Model struct {
+			WeightDType string `json:"weights_converted_to"`
+		} `json:"model"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil || m.Model.WeightDType != "bf16" {
+		t.Errorf("manifest model.weights_converted_to = %q (%v), want bf16", m.Model.WeightDType, err)
+	}
+	if stdout, errs, code := runHsdb(t, args2...); code != 0 || !strings.Contains(stdout, "already complete and valid") {
+		t.Errorf("rerun with the same --dtype: exit %d\n%s%s", code, stdout, errs)
+	}
+}

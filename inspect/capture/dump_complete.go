@@ -38,7 +38,7 @@ const maxFailedNames = 3
 // completeJob answers a batch job whose dump directory w.dir exists
 // (prepare, under the dump's lock, without --force): a *CompleteDump when
 // its manifest is of the same job (sameJob: inputs, layers, format, what,
-// dtype, model config, tp, device), marked complete, lists the job's
+// dtype, model config, and numericsOf: tp, device, --dtype, --ep), marked complete, lists the job's
 // count of sequences, and every listed file is a plain file that holds
 // the recorded sha256 of every tensor (verifyFile; verifyTrainerFile for
 // speculators and SpecForge files), with no other file there (unlisted:
@@ -51,10 +51,10 @@ func (w *DumpWriter) completeJob() error {
 		return fmt.Errorf("dump %s: %w, and its manifest cannot be read (%v); give --force to replace it", w.dir, ErrExists, err)
 	}
 	if why := sameJob(old, w.m); why != "" {
-		if msg := otherNumerics(old, w.m, len(old.Sequences), true); msg != "" {
+		if setting, msg := otherNumerics(old, w.m, len(old.Sequences), true); msg != "" {
 			// Not mixed, as a resume is not (otherNumerics); nor replaced
 			// without --force, which the message offers.
-			return fmt.Errorf("dump %s: %w, finished by this job at another %s: %s", w.dir, ErrExists, strings.Fields(why)[0], msg)
+			return fmt.Errorf("dump %s: %w, finished by this job at another %s: %s", w.dir, ErrExists, setting, msg)
 		}
 		return fmt.Errorf("dump %s: %w, written by another job (%s); give --force to replace it, or choose another --out", w.dir, ErrExists, why)
 	}

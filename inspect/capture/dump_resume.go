@@ -11,11 +11,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"strings"
 
 	"hsdb/engine/regfile"
 	"hsdb/engine/tensor"
-	"hsdb/inspect/plural"
 )
 
 // Resuming a dump: an interrupted job's staging directory is taken over,
@@ -55,8 +53,8 @@ func (w *DumpWriter) resume(dir string, opts DumpOptions) error {
 	case err == nil:
 		if why := sameJob(old, w.m); why != "" {
 			if !opts.Force {
-				if msg := otherNumerics(old, w.m, validatedCount(w.stage), false); msg != "" {
-					return fmt.Errorf("dump %s: %w: %s was started by this job at another %s: %s", dir, ErrJobMismatch, w.stage, strings.Fields(why)[0], msg)
+				if setting, msg := otherNumerics(old, w.m, validatedCount(w.stage), false); msg != "" {
+					return fmt.Errorf("dump %s: %w: %s was started by this job at another %s: %s", dir, ErrJobMismatch, w.stage, setting, msg)
 				}
 				return fmt.Errorf("dump %s: %w: %s was started by another job (%s); remove it or give --force to start over", dir, ErrJobMismatch, w.stage, why)
 			}
@@ -138,7 +136,8 @@ func readStageHeader(dir string) (*Manifest, error) {
 }
 
 // sameJob says why two manifests describe different jobs ("" when the
-// same).
+// same): the inputs, what is captured, the model, or its numerics
+// (numericsOf: tp, device kind, --dtype, --ep).
 func sameJob(a, b *Manifest) string {
 	switch {
 	case (a.Job == nil) != (b.Job == nil) || (a.Job != nil && (a.Job.InputSHA256 != b.Job.InputSHA256 || a.Job.Sequences != b.Job.Sequences)):
@@ -153,62 +152,11 @@ func sameJob(a, b *Manifest) string {
 		return fmt.Sprintf("dtype %s, now %s", a.Capture.DType, b.Capture.DType)
 	case a.Model.ConfigSHA256 != b.Model.ConfigSHA256:
 		return "another model config"
-	case a.Model.WorldSize != b.Model.WorldSize:
-		return fmt.Sprintf("tp %d, now %d", a.Model.WorldSize, b.Model.WorldSize)
-	case deviceKind(a.Model.Device) != deviceKind(b.Model.Device) && a.Model.Device != "" && b.Model.Device != "":
-		return fmt.Sprintf("device %s, now %s", deviceKind(a.Model.Device), deviceKind(b.Model.Device))
+	}
+	if d := numericsOf(a.Model, b.Model); d != nil {
+		return d.was + ", now " + d.now
 	}
 	return ""
-}
-
-// deviceKind is a manifest's device without its index or stage: "cuda"
-// for "cuda:3", "cpu" for "cpu:1 (stage 1)". Resuming on another GPU of
-// the same kind computes the same way; on another kind it does not.
-func deviceKind(d string) string {
-	if i := strings.IndexAny(d, ": "); i >= 0 {
-		return d[:i]
-	}
-	return d
-}
-
-// otherNumerics says why a staging directory old of the same job but for
-// its tensor-parallel size or device (sameJob's last two cases) is not
-// resumed at those of m, and how to go on; "" when it differs in anything
-// else, or nothing. n is how many validated sequences old lists;
-// finished: old is a finished dump (rerun to verify it, --force replaces
-// it), else a staging directory (rerun to resume, --force starts over).
-//
-// The decision: a dump is one run's numerics. The gathered hidden states
-// of a sequence are the same tensor at any tp only up to rounding: each
-// row-parallel linear (o_proj, down_proj; MoE experts) sums its ranks'
-// partial products in an all-reduce, and the split and the order of those
-// sums change with tp, so in bf16 the values differ in their last bits
-// (the CPU and the GPU backends round differently again). Mixed, a dump's
-// files would come from two numerics while its manifest names one
-// world_size and device, and its replica checks (max |Δ| between ranks,
-// per rank index) would merge ranks of two worlds: what check and a
-// trainer read about the data would be false for part of it. So the
-// resume is refused; the data already captured stays, for the right --tp.
-func otherNumerics(old, m *Manifest, n int, finished bool) string {
-	o, w := old.Model, m.Model
-	var was, now string
-	switch {
-	case o.WorldSize != w.WorldSize:
-		was, now = fmt.Sprintf("--tp %d", o.WorldSize), fmt.Sprintf("--tp %d", w.WorldSize)
-	case deviceKind(o.Device) != deviceKind(w.Device):
-		was, now = "--device "+deviceKind(o.Device), "--device "+deviceKind(w.Device)
-	default:
-		return ""
-	}
-	goOn, redo := "resume it", "start over at "+now+" (capturing those again)"
-	if finished {
-		goOn, redo = "have it verified", "replace it with a capture at "+now
-	}
-	return fmt.Sprintf("it holds %s captured at %s; this run is at %s. hsdb does not mix them in one dump: "+
-		"a sequence's hidden states differ by rounding between the two (tp changes how the all-reduced sums of o_proj and down_proj are split and ordered, and bf16 rounds each; each device rounds its own way), "+
-		"and the manifest's world_size, device and replica checks must hold for every file. "+
-		"Rerun with %s to %s, give --force to %s, or choose another --out",
-		plural.N(n, "validated sequence"), was, now, was, goOn, redo)
 }
 
 // keepValidated carries over the validated sequences of a resumed

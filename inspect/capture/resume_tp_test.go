@@ -74,7 +74,7 @@ func TestResumeAtOtherTP(t *testing.T) {
 	opts.AfterBatch = nil
 	_, err = RunCaptureJob(context.Background(), targetOf(e2), input(), opts)
 	for _, want := range []string{
-		stage + " was started by this job at another tp: ",
+		stage + " was started by this job at another --tp: ",
 		fmt.Sprintf("it holds %d validated sequences captured at --tp 1; this run is at --tp 2. hsdb does not mix them in one dump", n),
 		"bf16 rounds each",
 		"Rerun with --tp 1 to resume it, give --force to start over at --tp 2 (capturing those again), or choose another --out",
@@ -91,7 +91,7 @@ func TestResumeAtOtherTP(t *testing.T) {
 		t.Fatalf("resume at --tp 1: %v %+v, want %d skipped of 20", err, res, n)
 	}
 	_, err = RunCaptureJob(context.Background(), targetOf(e2), input(), opts)
-	if want := "dump exists, finished by this job at another tp: it holds 20 validated sequences captured at --tp 1; this run is at --tp 2."; !errors.Is(err, ErrExists) || !strings.Contains(err.Error(), want) ||
+	if want := "dump exists, finished by this job at another --tp: it holds 20 validated sequences captured at --tp 1; this run is at --tp 2."; !errors.Is(err, ErrExists) || !strings.Contains(err.Error(), want) ||
 		!strings.Contains(err.Error(), "Rerun with --tp 1 to have it verified, give --force to replace it with a capture at --tp 2") {
 		t.Errorf("finished dump at --tp 2: %v\nwant %q", err, want)
 	}
@@ -101,25 +101,45 @@ func TestResumeAtOtherTP(t *testing.T) {
 	}
 }
 
-// TestSameJobDevice: a staging directory of the same job on another GPU
-// of the same kind (cuda:0, now cuda:3) is the same job; on another kind
-// of device (cpu, now cuda) it is not, and the resume says so as it does
-// for tp; a manifest without a device (an older hsdb) is not refused for
-// it.
-func TestSameJobDevice(t *testing.T) {
-	mk := func(dev string) *Manifest { return &Manifest{Model: ModelInfo{WorldSize: 8, Device: dev}} }
-	if why := sameJob(mk("cuda:0"), mk("cuda:3")); why != "" {
-		t.Errorf("cuda:0 vs cuda:3: %q, want the same job", why)
+// TestSameJobNumerics: a staging directory of the same job on another
+// GPU of the same kind (cuda:0, now cuda:3 or cuda:0/rank1) is the same
+// job, and so is one whose manifest has no device (an older hsdb); on
+// another kind of device (cpu, now cuda), under another --dtype (weights
+// rounded to bf16 on load, now as stored) or --ep it is not, and the
+// refusal says so as it does for tp. Messages by hand from otherNumerics'
+// wording.
+func TestSameJobNumerics(t *testing.T) {
+	mk := func(dev, dt string, ep bool) *Manifest {
+		return &Manifest{Model: ModelInfo{WorldSize: 8, Device: dev, WeightDType: dt, ExpertParallel: ep}}
 	}
-	if why := sameJob(mk(""), mk("cuda:3")); why != "" {
-		t.Errorf("no device vs cuda:3: %q, want the same job", why)
+	for _, c := range []struct {
+		a, b *Manifest
+		why  string
+	}{
+		{mk("cuda:0", "", false), mk("cuda:3", "", false), ""},
+		{mk("cuda:0", "", false), mk("cuda:0/rank1", "", false), ""},
+		{mk("", "", false), mk("cuda:3", "", false), ""},
+		{mk("cpu", "", false), mk("cuda:0", "", false), "--device cpu, now --device cuda"},
+		{mk("cpu", "bf16", false), mk("cpu", "", false), "--dtype bf16, now without --dtype"},
+		{mk("cpu", "", false), mk("cpu:1", "", true), "without --ep, now --ep"},
+	} {
+		if why := sameJob(c.a, c.b); why != c.why {
+			t.Errorf("%+v vs %+v: %q, want %q", c.a.Model, c.b.Model, why, c.why)
+		}
 	}
-	if why := sameJob(mk("cpu"), mk("cuda:0")); why != "device cpu, now cuda" {
-		t.Errorf("cpu vs cuda:0: %q", why)
+	setting, msg := otherNumerics(mk("cpu", "", false), mk("cuda:0", "", false), 5, false)
+	if setting != "--device" || !strings.Contains(msg, "it holds 5 validated sequences captured at --device cpu; this run is at --device cuda.") ||
+		!strings.Contains(msg, "Rerun with --device cpu to resume it, give --force to start over at --device cuda (capturing those again)") {
+		t.Errorf("cpu vs cuda:0: %s %q", setting, msg)
 	}
-	msg := otherNumerics(mk("cpu"), mk("cuda:0"), 5, false)
-	if !strings.Contains(msg, "it holds 5 validated sequences captured at --device cpu; this run is at --device cuda.") ||
-		!strings.Contains(msg, "Rerun with --device cpu to resume it") {
-		t.Errorf("cpu vs cuda:0: %q", msg)
+	setting, msg = otherNumerics(mk("cpu", "bf16", false), mk("cpu", "", false), 1, true)
+	if setting != "--dtype" || !strings.Contains(msg, "it holds 1 validated sequence captured at --dtype bf16; this run is without --dtype.") ||
+		!strings.Contains(msg, "--dtype rounds the weights on load") ||
+		!strings.Contains(msg, "Rerun with --dtype bf16 to have it verified, give --force to replace it with a capture without --dtype") {
+		t.Errorf("bf16 vs as stored: %s %q", setting, msg)
+	}
+	setting, msg = otherNumerics(mk("cpu", "", true), mk("cpu", "", false), 2, false)
+	if setting != "--ep" || !strings.Contains(msg, "captured at --ep; this run is without --ep.") || !strings.Contains(msg, "Rerun with --ep to resume it") {
+		t.Errorf("ep vs not: %s %q", setting, msg)
 	}
 }
