@@ -24,11 +24,14 @@ type CompleteDump struct {
 	Manifest *Manifest // as read from Dir
 }
 
+// Error says the dump is complete and valid, naming it and its count of
+// sequences.
 func (c *CompleteDump) Error() string {
 	return fmt.Sprintf("dump %s: %v: the same job (%s), every file re-read against the manifest's sha256; nothing was rewritten",
 		c.Dir, ErrComplete, plural.N(len(c.Manifest.Sequences), "sequence"))
 }
 
+// Unwrap returns ErrComplete, for errors.Is.
 func (c *CompleteDump) Unwrap() error { return ErrComplete }
 
 // maxFailedNames bounds the files completeJob names when a finished dump
