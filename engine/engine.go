@@ -80,6 +80,12 @@ type Engine struct {
 	Estimate []int64
 	// DeviceWhy is Options.DeviceWhy.
 	DeviceWhy string
+	// WeightDType is Options.DType: the dtype the weights were converted
+	// to on load (--dtype), Invalid when kept as stored. EP is Options.EP.
+	// Both change the numerics of a pass (a capture's manifest records
+	// them: a dump is not resumed under others).
+	WeightDType tensor.DType
+	EP          bool
 	// Skipped says what of the checkpoint was not loaded (a multimodal
 	// wrapper's vision tower), or "".
 	Skipped string
@@ -174,6 +180,7 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 	}
 	estimate := mem.Weights()
 	e := &Engine{Path: path, Config: cfg, Dims: cfg.Dims(), Tree: tree, World: world, Skipped: skipped, DeviceWhy: opts.DeviceWhy, Estimate: estimate, Quant: qs,
+		WeightDType: opts.DType, EP: opts.EP,
 		siteGroup: backend.NewGroup(world)}
 	if opts.Workers != nil { // the workers plan and check their own memory
 		return loadRemote(e, opts)

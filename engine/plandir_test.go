@@ -106,15 +106,16 @@ func TestPlanDeepseekV3BF16(t *testing.T) {
 // rank, by hand: embeddings 64·96·4 = 24576 (101 padded to 128), norm 384,
 // and per layer norms 768, q 48·96·4 = 18432, k and v 2·12·96·4 = 9216, o
 // 18432, gate and up 2·80·96·4 = 61440, down 30720: 139008 × 3 = 417024;
-// 441984 bytes (432 KiB) in all. With 400 KiB per device the load is
-// refused before any device is opened (the cuda device is not even built
-// in), naming the rank and the 32 KiB it lacks.
+// 441984 bytes (431.625 KiB, "432 KiB" to three digits) in all. With 400
+// KiB per device the load is refused before any device is opened (the cuda
+// device is not even built in), naming the rank and the 32384 bytes it
+// lacks (31.625 KiB: "31.6 KiB"; sizes were rounded to whole KiB, "32").
 func TestLoadRefusedPerDevice(t *testing.T) {
 	_, err := engine.Open("../testdata/hf/llama", engine.Options{TP: 2, Device: "cuda", MemoryLimit: 400 << 10})
 	if !errors.Is(err, engine.ErrMemory) {
 		t.Fatalf("err = %v, want ErrMemory", err)
 	}
-	for _, want := range []string{"rank 0 needs 432 KiB (weights 432 KiB", "its device has 400 KiB: 32 KiB short", "2 of 2 ranks"} {
+	for _, want := range []string{"rank 0 needs 432 KiB (weights 432 KiB", "its device has 400 KiB: 31.6 KiB short", "2 of 2 ranks"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%q does not say %q", err, want)
 		}

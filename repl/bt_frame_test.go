@@ -62,12 +62,55 @@ func TestBacktraceInnermostFirst(t *testing.T) {
 	f.AssertExec("down 2", "#0  model.layers.1.self_attn.o_proj  RowParallelLinear", "tensors: input [10, 32], partial [10, 64], output [10, 64]")
 	f.AssertExec("frame 2", "#2  model.layers.1  LlamaDecoderLayer")
 	for cmd, msg := range map[string]string{
-		"frame 4": "frame 4: want 0 (the stopped site model.layers.1.self_attn.o_proj) to 3 (model); 4 is the root, which has no site",
-		"up 2":    "up: 2 from frame #2 (model.layers.1): frame 4: want 0",
-		"down 3":  "down: 3 from frame #2 (model.layers.1): frame -1: want 0",
+		"frame 4": "^frame 4: want 0 (the stopped site model.layers.1.self_attn.o_proj) to 3 (model); 4 is the root, which has no site",
+		"up 2":    "up 2: frame #2 (model.layers.1) is 1 below the outermost frame #3 (model): you can go up at most 1",
+		"down 3":  "down 3: frame #2 (model.layers.1) is 2 above the innermost frame #0: you can go down at most 2 (frame 0 goes there)",
 	} {
-		if err := f.Term.Exec(cmd); err == nil || !strings.Contains(err.Error(), msg) {
+		err := f.Term.Exec(cmd)
+		if m, start := strings.CutPrefix(msg, "^"); start { // the whole message starts so (no "frame: frame 4")
+			if err == nil || !strings.HasPrefix(err.Error(), m) {
+				t.Errorf("%s: %v, want it to start %q", cmd, err, m)
+			}
+		} else if err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("%s: %v, want %q", cmd, err, msg)
 		}
 	}
+}
+
+// TestFrameEndsSaid: bare `down` at #0 and bare `up` at the outermost frame
+// with a site are refused as gdb refuses them ("Bottom (innermost) frame
+// selected; you cannot go down." / "Initial frame selected; you cannot go
+// up."), naming the frame; before, down at #0 said "1 from frame #0 (...):
+// frame -1: want 0 (...) to 3 (model); 4 is the root, which has no site",
+// a range error for a level the user never typed. The chain is stories260K's
+// (TestBacktraceInnermostFirst): o_proj #0, self_attn #1, layers.1 #2,
+// model #3, the root LlamaForCausalLM #4 without a site. The frame looked
+// at does not move on a refusal. At lm_head the stopped site is itself the
+// outermost frame (root > lm_head), so up is refused at #0.
+func TestFrameEndsSaid(t *testing.T) {
+	f := newFake(t, 1)
+	f.Exec(batchCmd)
+	f.Exec("break layers.1.self_attn.o_proj")
+	f.AssertExec("run", "Stopped at model.layers.1.self_attn.o_proj ")
+	refused := func(cmd, want string) {
+		t.Helper()
+		err := f.Term.Exec(cmd)
+		if err == nil || err.Error() != want {
+			t.Errorf("%s: %v\nwant %s", cmd, err, want)
+		}
+	}
+	refused("down", "down: bottom (innermost) frame #0 selected (model.layers.1.self_attn.o_proj, RowParallelLinear, the site the pass stopped at): you cannot go down")
+	f.AssertExec("frame", "#0  model.layers.1.self_attn.o_proj  RowParallelLinear")
+	refused("up 4", "up 4: frame #0 (model.layers.1.self_attn.o_proj) is 3 below the outermost frame #3 (model): you can go up at most 3")
+	f.AssertExec("up 3", "#3  model  LlamaModel")
+	refused("up", "up: outermost frame #3 selected (model, LlamaModel; above it only the root LlamaForCausalLM, which has no site): you cannot go up")
+	refused("up 1", "up 1: outermost frame #3 selected (model, LlamaModel; above it only the root LlamaForCausalLM, which has no site): you cannot go up")
+	f.AssertExec("frame", "#3  model  LlamaModel")
+	f.AssertExec("down 3", "#0  model.layers.1.self_attn.o_proj")
+
+	f.Exec("delete")
+	f.Exec("break lm_head")
+	f.AssertExec("run", "Stopped at lm_head ")
+	refused("up", "up: outermost frame #0 selected (lm_head, ParallelLMHead; above it only the root LlamaForCausalLM, which has no site): you cannot go up")
+	refused("down", "down: bottom (innermost) frame #0 selected (lm_head, ParallelLMHead, the site the pass stopped at): you cannot go down")
 }

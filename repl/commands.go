@@ -68,7 +68,8 @@ func init() {
 			help: "Abort the stopped forward pass (as gdb's kill).\nNothing after the stop runs and the pass prints no result; breakpoints, displays and the batch stay, and what the pass captured before the stop is kept (`dump` then names the layers it never reached). `run` starts a fresh pass.", fn: cmdKill},
 		{aliases: []string{"gen"}, group: "running", usage: "gen N",
 			help: "Run N decode steps, stopping at breakpoints inside each.\n" +
-				"Each sequence is fed its greedy (argmax) token. Stopped in a step, the step is finished first; otherwise decoding continues the last completed run.",
+				"Each sequence is fed its greedy (argmax) token. Stopped in a step, the step is finished first and the stopped pass's batch decoded on; otherwise decoding continues the last completed run.\n" +
+				"gen never starts a pass: after `input` changes the batch, gen is refused until `run` prefills the new one (then gen N decodes it), as continue never restarts a program in gdb.",
 			fn: cmdGen},
 
 		// breakpoints
@@ -139,9 +140,11 @@ func init() {
 				"print, hist, top, ranks, save, compare and set var then look at them (inputs are read already: set var refuses them). Without N, shows the frame looked at; every stop goes back to the stopped site.",
 			fn: func(t *Term, a string) error { return cmdFrame(t, a, 0) }},
 		{aliases: []string{"up"}, group: "data", usage: "up [N]",
-			help: "Look at the module N (1) levels further out: frame #(current + N) (see frame).", fn: func(t *Term, a string) error { return cmdFrame(t, a, 1) }},
+			help: "Look at the module N (1) levels further out: frame #(current + N) (see frame).\n" +
+				"At the outermost frame with a site (below the root model object, which has none) up is refused, as gdb's \"Initial frame selected; you cannot go up.\"; so is an N past it, saying how far up goes.", fn: func(t *Term, a string) error { return cmdFrame(t, a, 1) }},
 		{aliases: []string{"down"}, group: "data", usage: "down [N]",
-			help: "Look at the module N (1) levels further in, towards the stopped site #0: frame #(current - N) (see frame).", fn: func(t *Term, a string) error { return cmdFrame(t, a, -1) }},
+			help: "Look at the module N (1) levels further in, towards the stopped site #0: frame #(current - N) (see frame).\n" +
+				"At #0, the stopped site, down is refused, as gdb's \"Bottom (innermost) frame selected; you cannot go down.\"; so is an N past it, saying how far down goes.", fn: func(t *Term, a string) error { return cmdFrame(t, a, -1) }},
 		{aliases: []string{"trace"}, group: "data", usage: "trace on|off",
 			help:     "Print every site the pass visits, with its tensors' shapes on rank 0.",
 			complete: words("on", "off"), fn: cmdTrace},

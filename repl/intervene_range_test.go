@@ -46,8 +46,9 @@ func TestSetVarOutOfRangeLiteral(t *testing.T) {
 // TestSaveBadPathAndFrameMoves: `save` to a path that cannot be a file is
 // refused before anything is computed, naming what is wrong with the path
 // (not the temporary file's name); `up`/`down` past the ends say from
-// which frame the level was counted. Expectations by hand from the paths
-// and from bt at model.layers.2 (#1 model, #2 the stopped site).
+// which frame and how far the end is. Expectations by hand from the paths
+// and from bt at model.layers.2 (#0 the stopped site, #1 model, #2 the
+// root).
 func TestSaveBadPathAndFrameMoves(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "f.jsonl")
@@ -73,8 +74,8 @@ func TestSaveBadPathAndFrameMoves(t *testing.T) {
 		"save " + filepath.Join(dir, "missing", "x.safetensors") + ": directory " + filepath.Join(dir, "missing") + " does not exist",
 		"save " + filepath.Join(file, "x.npy") + ": " + file + " is not a directory",
 		"save " + filepath.Join(dir, "d.npy") + ": a directory has that name",
-		"up: 5 from frame #0 (model.layers.2): frame 5: want 0 (the stopped site model.layers.2) to 1 (model); 2 is the root, which has no site",
-		"down: 3 from frame #0 (model.layers.2): frame -3: want 0 (the stopped site model.layers.2) to 1 (model); 2 is the root, which has no site",
+		"up 5: frame #0 (model.layers.2) is 1 below the outermost frame #1 (model): you can go up at most 1",
+		"down 3: bottom (innermost) frame #0 selected (model.layers.2, LlamaDecoderLayer, the site the pass stopped at): you cannot go down",
 	} {
 		if !strings.Contains(out+errs, want) {
 			t.Errorf("missing %q in\n%s%s", want, out, errs)

@@ -6,24 +6,10 @@ import (
 	"strconv"
 	"strings"
 
+	"hsdb/engine/bytesize"
 	"hsdb/inspect/client"
 	"hsdb/inspect/plural"
 )
-
-// byteSize formats a byte count in binary units.
-func byteSize(n int64) string {
-	f := float64(n)
-	for _, u := range []string{"B", "KiB", "MiB", "GiB"} {
-		if f < 1024 || u == "GiB" {
-			if u == "B" {
-				return fmt.Sprintf("%d B", n)
-			}
-			return fmt.Sprintf("%.1f %s", f, u)
-		}
-		f /= 1024
-	}
-	return ""
-}
 
 func (t *Term) modelText(m client.ModelInfo) string {
 	tb := newTable()
@@ -82,7 +68,7 @@ func (t *Term) modelText(m client.ModelInfo) string {
 	add("world size", strconv.Itoa(m.World))
 	var per []string
 	for r, d := range m.Devices {
-		per = append(per, fmt.Sprintf("rank %d %s %s", r, d, byteSize(m.Memory[r])))
+		per = append(per, fmt.Sprintf("rank %d %s %s", r, d, bytesize.Binary(m.Memory[r])))
 	}
 	add("devices", strings.Join(per, "; "))
 	if m.DeviceWhy != "" {
@@ -220,7 +206,7 @@ func (t *Term) rankInfoText(rs []client.RankInfo) string {
 func (t *Term) memoryText(ms []client.MemoryInfo) string {
 	tb := newTable("rank", "in use", "kv cache").alignRight(0, 1, 2)
 	for _, m := range ms {
-		tb.add(strconv.Itoa(m.Rank), byteSize(m.InUse), byteSize(m.KVCache))
+		tb.add(strconv.Itoa(m.Rank), bytesize.Binary(m.InUse), bytesize.Binary(m.KVCache))
 	}
 	return tb.render(t.st)
 }

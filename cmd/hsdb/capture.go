@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"hsdb/engine"
+	"hsdb/engine/bytesize"
 	"hsdb/engine/tensor"
 	"hsdb/inspect/capture"
 	"hsdb/inspect/client"
@@ -42,7 +43,9 @@ func runCapture(args []string, io stdio) int {
 	what := fs.String("what", "stream", "stream (hidden_states + residual = HF output_hidden_states[i+1]), hidden_states or residual")
 	ids := fs.String("ids", "", `token ids: sequences separated by ';', e.g. "1,2,3;4,5"`)
 	data := fs.String("data", "", `JSONL input: {"input_ids": [...], "loss_mask": [...]} or {"text": "..."} per line, optional "id"`)
-	out := fs.String("out", "", "dump directory (written as DIR.partial until complete; missing parent directories are made)")
+	out := fs.String("out", "", "dump directory (written as DIR.partial until complete; missing parent directories are made). "+
+		"The same command again resumes DIR.partial, or, on a finished DIR of the same job, verifies every file against its manifest and says it is already complete and valid (exit 0, nothing rewritten). "+
+		"A DIR.partial or DIR captured at another --tp, --device, --dtype or --ep is not resumed: hsdb does not mix them in one dump, since the hidden states differ by rounding between them (the all-reduced sums are split and ordered by tp, and rounded in bf16); rerun with its settings, or --force to start over")
 	maxTok := fs.Int("max-batch-tokens", 4096, "tokens per forward pass: sequences are packed into flattened batches up to this size")
 	saveDType := fs.String("save-dtype", "", "dtype of the hidden states in the files: f32, bf16 or f16, or PyTorch's names (float32, bfloat16, float16, torch.bfloat16, ...) as dump --dtype takes them (default: bf16 for speculators and specforge, as their trainers read them; the model's for hsdb)")
 	formatArg := fs.String("format", "hsdb", "files to write: hsdb (manifest + seq_N.safetensors), speculators (hs_{idx}.safetensors) or specforge (rows_*/data_{idx}.ckpt); --layers is then in that format's ids (hsdb: decoder layer outputs 0..L-1; speculators: residual-stream positions 0..L, 0 = embeddings; specforge: SGLang ids 0..L-1), eagle3 (the default) for its EAGLE-3 ids")
@@ -151,7 +154,10 @@ func runCapture(args []string, io stdio) int {
 	if mf.json {
 		return captureJSON(io, *out, res, notes, err)
 	}
-	if res != nil {
+	if res != nil && res.Complete {
+		fmt.Fprintf(io.Out, "dump %s: already complete and valid: the same job, %s verified against the manifest (every tensor's sha256); nothing was captured or rewritten\n",
+			*out, plural.N(len(res.Manifest.Sequences), "file"))
+	} else if res != nil {
 		for _, n := range res.Recaptured {
 			fmt.Fprintf(io.Err, "hsdb capture: note: %s\n", client.PlainText(n))
 		}
@@ -172,7 +178,9 @@ func runCapture(args []string, io stdio) int {
 	} else {
 		fmt.Fprintf(io.Out, "%s %s: %s, %s ids %s (%s), %s, model %s (tp %d); manifest.json is hsdb's sidecar (the trainer ignores it)\n", format, *out, plural.N(m.Summary.Sequences, "sample"), format, commaInts(m.Capture.FormatIDs), m.Capture.Sources(), strings.ToLower(m.Capture.DType), m.Model.Path, m.Model.WorldSize)
 	}
-	fmt.Fprintln(io.Out, diskLine(res.JobProgress, m))
+	if !res.Complete { // bytes per token are this process's writing
+		fmt.Fprintln(io.Out, diskLine(res.JobProgress, m))
+	}
 	fmt.Fprintln(io.Out, "validation:")
 	for _, v := range m.Validation {
 		fmt.Fprintf(io.Out, "  %-4s  %-16s  %s\n", v.Status, v.Rule, v.Detail)
@@ -245,17 +253,6 @@ func diskLine(p capture.JobProgress, m *capture.Manifest) string {
 	return s
 }
 
-// humanBytes writes a byte count with a binary unit ("1.5 GiB").
-func humanBytes(b float64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	i := 0
-	for b >= 1024 && i < len(units)-1 {
-		b /= 1024
-		i++
-	}
-	return fmt.Sprintf("%.1f %s", b, units[i])
-}
-
 // progress shows a batch job's progress: a progress bar
 // (github.com/schollz/progressbar) on a terminal, one plain line per
 // batch otherwise (logs, pipes, tests).
@@ -286,7 +283,7 @@ func (p *progress) update(s capture.JobProgress) {
 		tps = float64(s.Tokens) / secs
 	}
 	if p.bar != nil {
-		p.bar.Describe(fmt.Sprintf("capture (%.0f tokens/s, %d bytes/token, %s/s to disk)", tps, s.BytesPerToken, humanBytes(float64(s.Bytes)/max(secs, 1e-9))))
+		p.bar.Describe(fmt.Sprintf("capture (%.0f tokens/s, %d bytes/token, %s/s to disk)", tps, s.BytesPerToken, bytesize.Binary(int64(float64(s.Bytes)/max(secs, 1e-9)))))
 		p.bar.Set(s.Done)
 		return
 	}
@@ -299,7 +296,7 @@ func (p *progress) update(s capture.JobProgress) {
 		}
 		line := fmt.Sprintf("capture: %d/%s, %s, %.1f sequences/s, %.0f tokens/s, %d bytes/token", s.Done, plural.N(s.Total, "sequence"), plural.N(int(s.Tokens), "token"), sps, tps, s.BytesPerToken)
 		if ran > 0 && s.Bytes > 0 {
-			line += fmt.Sprintf(", %.0f bytes/sample, %s/s to disk", float64(s.Bytes)/float64(ran), humanBytes(float64(s.Bytes)/max(secs, 1e-9)))
+			line += fmt.Sprintf(", %.0f bytes/sample, %s/s to disk", float64(s.Bytes)/float64(ran), bytesize.Binary(int64(float64(s.Bytes)/max(secs, 1e-9))))
 		}
 		fmt.Fprintln(p.w, line)
 	}
@@ -343,6 +340,9 @@ type captureResult struct {
 	Format    string   `json:"format"`
 	FormatIDs []int    `json:"format_layer_ids,omitempty"`
 	Notes     []string `json:"notes"` // what the text output prints as "note: ..." before the job
+	// AlreadyComplete: --out held this job's finished dump, verified file
+	// by file; nothing ran and nothing was written (exit 0).
+	AlreadyComplete bool `json:"already_complete,omitempty"`
 }
 
 // captureJSON prints the job's result (or its error) as one JSON object
@@ -351,7 +351,7 @@ func captureJSON(io stdio, out string, res *capture.JobResult, notes []string, e
 	r := captureResult{Command: "capture", Out: out, Notes: append([]string{}, notes...)}
 	if res != nil {
 		r.Captured, r.Skipped, r.Total, r.Tokens, r.Seconds = res.Done-res.Skipped, res.Skipped, res.Total, res.Tokens, res.Elapsed.Seconds()
-		r.Recaptured = res.Recaptured
+		r.Recaptured, r.AlreadyComplete = res.Recaptured, res.Complete
 		if m := res.Manifest; m != nil && err == nil {
 			r.Sequences, r.Layers, r.What, r.DType, r.Validation = m.Summary.Sequences, m.Capture.Layers, m.Capture.What, m.Capture.DType, m.Validation
 			r.Format, r.FormatIDs = m.Capture.Format, m.Capture.FormatIDs

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"hsdb/engine"
+	"hsdb/engine/bytesize"
 	"hsdb/engine/model"
 	"hsdb/engine/modelpath"
 	"hsdb/engine/plan"
@@ -238,13 +239,13 @@ func printPlan(w io.Writer, dir string, p *engine.DirPlan, advice string) {
 	}
 }
 
-// both renders bytes in GB and GiB from 1 GB on ("85.14 GB (79.3 GiB)"),
-// in binary units below ("274 MiB").
+// both renders bytes in GB and GiB from 1 GB on ("85.1 GB (79.3 GiB)"),
+// in binary units below ("274 MiB"); bytesize's three digits throughout.
 func both(n int64) string {
 	if n < 1e9 {
-		return plan.FormatBytes(n)
+		return bytesize.Binary(n)
 	}
-	return fmt.Sprintf("%.2f GB (%s)", float64(n)/1e9, plan.FormatBytes(n))
+	return bytesize.Decimal(n) + " (" + bytesize.Binary(n) + ")"
 }
 
 // parseBytes reads a memory size: a number with a unit (B, KB, MB, GB, TB

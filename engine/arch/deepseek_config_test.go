@@ -97,7 +97,7 @@ func TestDeepseekV3Estimate(t *testing.T) {
 	}
 	_, err = engine.LoadSource("DeepSeek-V3", []byte(deepseekV3Real), empty,
 		engine.Options{TP: 1, DType: tensor.BF16, Layers: &model.LayerRange{First: 58, Last: 60}, MemoryLimit: 24 << 30})
-	if err == nil || !strings.Contains(err.Error(), "rank 0 67.8 GiB") || !strings.Contains(err.Error(), "24.0 GiB is available") {
+	if err == nil || !strings.Contains(err.Error(), "rank 0 67.8 GiB") || !strings.Contains(err.Error(), "24 GiB is available") {
 		t.Errorf("err = %v", err)
 	}
 }

@@ -3,6 +3,8 @@ package plan
 import (
 	"fmt"
 	"strings"
+
+	"hsdb/engine/bytesize"
 )
 
 // DeviceMemory is one GPU as a load finds it: its name ("cuda:0"), the ranks
@@ -29,7 +31,7 @@ func (p *Plan) CheckDevices(devs []DeviceMemory) error {
 				return fmt.Errorf("device %s: rank %d is not one of the plan's %d ranks", d.Name, r, len(p.Ranks))
 			}
 			c.add(p.Ranks[r].Total)
-			names = append(names, fmt.Sprintf("rank %d %s", r, FormatBytes(p.Ranks[r].Total)))
+			names = append(names, fmt.Sprintf("rank %d %s", r, bytesize.Binary(p.Ranks[r].Total)))
 		}
 		need, err := c.value("device " + d.Name)
 		if err != nil {
@@ -39,12 +41,12 @@ func (p *Plan) CheckDevices(devs []DeviceMemory) error {
 			continue
 		}
 		worstShort = need - d.Free
-		who := fmt.Sprintf("rank %d needs %s", d.Ranks[0], FormatBytes(need))
+		who := fmt.Sprintf("rank %d needs %s", d.Ranks[0], bytesize.Binary(need))
 		if len(names) > 1 {
-			who = fmt.Sprintf("the %d ranks on it need %s (%s)", len(names), FormatBytes(need), strings.Join(names, ", "))
+			who = fmt.Sprintf("the %d ranks on it need %s (%s)", len(names), bytesize.Binary(need), strings.Join(names, ", "))
 		}
 		worst = fmt.Errorf("%w: %s has %s free but %s: %s short; %s",
-			ErrMemory, d.Name, FormatBytes(d.Free), who, FormatBytes(need-d.Free), FitAdvice)
+			ErrMemory, d.Name, bytesize.Binary(d.Free), who, bytesize.Binary(need-d.Free), FitAdvice)
 	}
 	return worst
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"hsdb/engine/bytesize"
 	"hsdb/engine/model"
 	"hsdb/engine/tensor"
 )
@@ -191,7 +192,7 @@ func (p *Plan) Check() error {
 		per := make([]string, len(p.Ranks))
 		for i, r := range p.Ranks {
 			c.add(r.Total)
-			per[i] = fmt.Sprintf("rank %d %s", r.Rank, FormatBytes(r.Total))
+			per[i] = fmt.Sprintf("rank %d %s", r.Rank, bytesize.Binary(r.Total))
 		}
 		total, err := c.value("total")
 		if err != nil {
@@ -201,7 +202,7 @@ func (p *Plan) Check() error {
 			return nil
 		}
 		return fmt.Errorf("%w: the %d ranks sharing the host need %s in all (%s) but %s is available: %s short; %s",
-			ErrMemory, len(p.Ranks), FormatBytes(total), strings.Join(per, ", "), FormatBytes(p.DeviceBytes), FormatBytes(total-p.DeviceBytes), FitAdvice)
+			ErrMemory, len(p.Ranks), bytesize.Binary(total), strings.Join(per, ", "), bytesize.Binary(p.DeviceBytes), bytesize.Binary(total-p.DeviceBytes), FitAdvice)
 	}
 	worst := -1
 	for i, r := range p.Ranks {
@@ -220,8 +221,8 @@ func (p *Plan) Check() error {
 		}
 	}
 	return fmt.Errorf("%w: rank %d needs %s (weights %s, KV cache %s, activations %s) but its device has %s: %s short (%d of %d ranks do not fit); %s",
-		ErrMemory, r.Rank, FormatBytes(r.Total), FormatBytes(r.Weights), FormatBytes(r.KV), FormatBytes(r.Activations),
-		FormatBytes(p.DeviceBytes), FormatBytes(r.Total-p.DeviceBytes), over, len(p.Ranks), FitAdvice)
+		ErrMemory, r.Rank, bytesize.Binary(r.Total), bytesize.Binary(r.Weights), bytesize.Binary(r.KV), bytesize.Binary(r.Activations),
+		bytesize.Binary(p.DeviceBytes), bytesize.Binary(r.Total-p.DeviceBytes), over, len(p.Ranks), FitAdvice)
 }
 
 // ActivationDType is the dtype a device computes in: dt (--dtype) when
@@ -236,19 +237,4 @@ func ActivationDType(dt tensor.DType, d *model.Dims) tensor.DType {
 		return dt
 	}
 	return tensor.F32
-}
-
-// FormatBytes renders a byte count in binary units: "1.5 GiB", "312 MiB",
-// "900 B".
-func FormatBytes(n int64) string {
-	const k = 1024
-	switch {
-	case n >= k*k*k:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(k*k*k))
-	case n >= k*k:
-		return fmt.Sprintf("%.0f MiB", float64(n)/(k*k))
-	case n >= k:
-		return fmt.Sprintf("%.0f KiB", float64(n)/k)
-	}
-	return fmt.Sprintf("%d B", n)
 }

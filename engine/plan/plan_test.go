@@ -197,7 +197,8 @@ func TestPlanCheckpointDTypes(t *testing.T) {
 }
 
 // TestCheckDevices: each GPU must hold the ranks placed on it; the error
-// names the GPU short of most, its ranks and the shortfall.
+// names the GPU short of most, its ranks and the shortfall (1300 MiB =
+// 1.2695 GiB, "1.27 GiB" to three digits; 1300 - 1024 = 276 MiB short).
 func TestCheckDevices(t *testing.T) {
 	p := &plan.Plan{Ranks: []plan.Rank{{Rank: 0, Total: 600 << 20}, {Rank: 1, Total: 600 << 20}, {Rank: 2, Total: 100 << 20}}}
 	if err := p.CheckDevices([]plan.DeviceMemory{{"cuda:0", []int{0}, 1 << 30}, {"cuda:1", []int{1, 2}, 1 << 30}}); err != nil {
@@ -205,7 +206,7 @@ func TestCheckDevices(t *testing.T) {
 	}
 	err := p.CheckDevices([]plan.DeviceMemory{{"cuda:0", []int{0, 1, 2}, 1 << 30}})
 	if !errors.Is(err, plan.ErrMemory) || !strings.Contains(err.Error(),
-		"cuda:0 has 1.0 GiB free but the 3 ranks on it need 1.3 GiB (rank 0 600 MiB, rank 1 600 MiB, rank 2 100 MiB): 276 MiB short") {
+		"cuda:0 has 1 GiB free but the 3 ranks on it need 1.27 GiB (rank 0 600 MiB, rank 1 600 MiB, rank 2 100 MiB): 276 MiB short") {
 		t.Errorf("err = %v", err)
 	}
 	err = p.CheckDevices([]plan.DeviceMemory{{"cuda:0", []int{0}, 500 << 20}, {"cuda:1", []int{1}, 100 << 20}, {"cuda:2", []int{2}, 1 << 30}})

@@ -81,6 +81,10 @@ type JobProgress struct {
 // JobResult summarises a finished job.
 type JobResult struct {
 	Manifest *Manifest
+	// Complete: opts.Out already held this job's finished dump, verified
+	// file by file (ErrComplete); the job ran nothing and wrote nothing,
+	// and Manifest is the one read from it.
+	Complete bool
 	JobProgress
 }
 
@@ -99,7 +103,9 @@ type JobResult struct {
 // earlier run of the same job are skipped; each batch's files are written
 // and validated by up to opts.Writers goroutines while the next batch's
 // forward pass runs, and recorded in order; the directory is renamed to
-// OUT only when all sequences are in and Finish's checks pass. ctx
+// OUT only when all sequences are in and Finish's checks pass. A rerun
+// of a job whose dump OUT is complete verifies it and returns it with
+// Complete set, running nothing (without Force; CompleteDump). ctx
 // cancelled returns ErrInterrupted with the work so far kept: between
 // batches, or within a pass at its next site (stopHook), so that Ctrl-C
 // and SIGTERM are honoured during a long row too. Errors also: the forward
@@ -141,6 +147,12 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 	job := in.Job
 	info := DumpInfo{Model: e.Info, Layers: plan.HsdbLayers(), What: what, Job: &job, Plan: plan}
 	w, err := ResumeDump(opts.Out, info, DumpOptions{Force: opts.Force, DType: opts.DType, Compress: opts.Compress})
+	var finished *CompleteDump
+	if errors.As(err, &finished) { // a rerun of a finished job: verified, nothing to do
+		n := len(finished.Manifest.Sequences)
+		return &JobResult{Manifest: finished.Manifest, Complete: true,
+			JobProgress: JobProgress{Done: n, Total: in.Len(), Skipped: n, Elapsed: time.Since(start)}}, nil
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -66,6 +66,11 @@ type DumpOptions struct {
 	// prepare_hidden_states.py --compress does); other formats have no
 	// compressed variant their trainer reads.
 	Compress bool
+
+	// job is set by ResumeDump (a batch job): an existing dump of the same
+	// job is then verified and reported complete (ErrComplete) instead of
+	// ErrExists.
+	job bool
 }
 
 // DumpWriter writes a dump sequence by sequence into a staging directory
@@ -224,16 +229,25 @@ func prepare(dir string, info DumpInfo, opts DumpOptions) (*DumpWriter, error) {
 			return nil, fmt.Errorf("dump %s: --force replaces only a dump hsdb wrote: %w", dir, err)
 		}
 		if !opts.Force {
-			lock.release()
+			defer lock.release()
+			if opts.job {
+				return nil, newWriter(dir, info, opts, dt, nil).completeJob()
+			}
 			return nil, fmt.Errorf("dump %s: %w; give --force to replace it", dir, ErrExists)
 		}
 	}
+	return newWriter(dir, info, opts, dt, lock), nil
+}
+
+// newWriter is the DumpWriter of dir, its manifest's header made from info
+// (and the trainer format's plan), before any file is written.
+func newWriter(dir string, info DumpInfo, opts DumpOptions, dt tensor.DType, lock *dumpLock) *DumpWriter {
 	w := &DumpWriter{dir: dir, m: newManifest(info, dt), dtype: dt, hidden: info.Model.Dims["hidden_size"], lock: lock}
 	if info.Plan != nil && info.Plan.Format != FormatHsdb {
 		w.plan, w.compress = info.Plan, opts.Compress
 		w.m.Capture.Format, w.m.Capture.FormatIDs, w.m.Capture.Mapping, w.m.Capture.Compressed = string(info.Plan.Format), info.Plan.IDs, info.Plan.Lines, opts.Compress
 	}
-	return w, nil
+	return w
 }
 
 // removeOwned removes a staging directory after checking that it holds

@@ -121,8 +121,9 @@ var errCrashed = errors.New("crashed (test)")
 // --out, the second started while the first runs, 200 times over; a third
 // of the rounds start from the staging directory of a job killed midway
 // (the resume path). Whatever the interleaving, exactly one job publishes,
-// the other is refused (ErrLocked while the first runs, ErrExists once it
-// has published), and the dump is complete: every listed file there with
+// the other is refused (ErrLocked while the first runs) or finds it done
+// (ErrComplete once it has published: the same job), and the dump is
+// complete: every listed file there with
 // the recorded sha256 of every tensor, nothing else, no lock or staging
 // directory left.
 func TestCase1OverlappingJobs(t *testing.T) {
@@ -162,7 +163,7 @@ func TestCase1OverlappingJobs(t *testing.T) {
 				ok++
 			case errors.Is(err, ErrLocked):
 				locked++
-			case errors.Is(err, ErrExists):
+			case errors.Is(err, ErrComplete): // the same job, after the first published: verified, nothing to do
 				exists++
 			default:
 				t.Fatalf("round %d: %v", round, err)
@@ -176,7 +177,7 @@ func TestCase1OverlappingJobs(t *testing.T) {
 	if locked == 0 {
 		t.Fatal("no round overlapped: the test never exercised the lock")
 	}
-	t.Logf("of 200 rounds, %d refused the second job with ErrLocked, %d with ErrExists (it started after the first published)", locked, exists)
+	t.Logf("of 200 rounds, %d refused the second job with ErrLocked, %d found it complete (it started after the first published)", locked, exists)
 }
 
 // TestDumpLockStale: a lock file left by a dead process (its pid, no

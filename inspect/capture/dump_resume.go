@@ -26,9 +26,13 @@ import (
 // done (Done), everything else hsdb wrote in it is discarded; one holding
 // anything hsdb did not write (hsdbOwned) is an ErrNotDump naming it, and
 // nothing is removed. A staging directory of another job is an
-// ErrJobMismatch unless opts.Force, which starts over. Errors also:
-// ErrExists (dir exists, without Force), I/O errors named.
+// ErrJobMismatch unless opts.Force, which starts over. When dir itself
+// exists (without Force) and holds this job's finished dump, every file
+// verified, the error is a *CompleteDump (ErrComplete): nothing is left to
+// do. Errors also: ErrExists (dir exists, without Force, and is not that:
+// the message says why), I/O errors named.
 func ResumeDump(dir string, info DumpInfo, opts DumpOptions) (*DumpWriter, error) {
+	opts.job = true
 	w, err := prepare(dir, info, opts)
 	if err != nil {
 		return nil, err
@@ -49,6 +53,9 @@ func (w *DumpWriter) resume(dir string, opts DumpOptions) error {
 	case err == nil:
 		if why := sameJob(old, w.m); why != "" {
 			if !opts.Force {
+				if setting, msg := otherNumerics(old, w.m, validatedCount(w.stage), false); msg != "" {
+					return fmt.Errorf("dump %s: %w: %s was started by this job at another %s: %s", dir, ErrJobMismatch, w.stage, setting, msg)
+				}
 				return fmt.Errorf("dump %s: %w: %s was started by another job (%s); remove it or give --force to start over", dir, ErrJobMismatch, w.stage, why)
 			}
 			if err := removeOwned(w.stage); err != nil {
@@ -94,6 +101,19 @@ func (w *DumpWriter) resume(dir string, opts DumpOptions) error {
 	return nil
 }
 
+// validatedCount is how many validated sequence records the journal of
+// staging directory stage holds (0 when it cannot be read): for messages.
+func validatedCount(stage string) int {
+	n := 0
+	journalRecords(filepath.Join(stage, JournalName), map[string]ReplicaRecord{}, func(rec SeqRecord) error {
+		if rec.Validated {
+			n++
+		}
+		return nil
+	})
+	return n
+}
+
 // readStageHeader reads a staging directory's manifest.json (its header:
 // startJournal writes it without sequences, which are in the journal),
 // streamed. Errors: the file's (fs.ErrNotExist when absent) or
@@ -116,7 +136,8 @@ func readStageHeader(dir string) (*Manifest, error) {
 }
 
 // sameJob says why two manifests describe different jobs ("" when the
-// same).
+// same): the inputs, what is captured, the model, or its numerics
+// (numericsOf: tp, device kind, --dtype, --ep).
 func sameJob(a, b *Manifest) string {
 	switch {
 	case (a.Job == nil) != (b.Job == nil) || (a.Job != nil && (a.Job.InputSHA256 != b.Job.InputSHA256 || a.Job.Sequences != b.Job.Sequences)):
@@ -131,8 +152,9 @@ func sameJob(a, b *Manifest) string {
 		return fmt.Sprintf("dtype %s, now %s", a.Capture.DType, b.Capture.DType)
 	case a.Model.ConfigSHA256 != b.Model.ConfigSHA256:
 		return "another model config"
-	case a.Model.WorldSize != b.Model.WorldSize:
-		return fmt.Sprintf("tp %d, now %d", a.Model.WorldSize, b.Model.WorldSize)
+	}
+	if d := numericsOf(a.Model, b.Model); d != nil {
+		return d.was + ", now " + d.now
 	}
 	return ""
 }

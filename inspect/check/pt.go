@@ -16,6 +16,7 @@ import (
 	"github.com/nlpodyssey/gopickle/pickle"
 	"github.com/nlpodyssey/gopickle/types"
 
+	"hsdb/engine/bytesize"
 	"hsdb/engine/regfile"
 	"hsdb/engine/tensor"
 )
@@ -263,7 +264,7 @@ func ReadTorch(path string) (*CaptureFile, error) {
 func readTorchArchive(path string, zr *zip.Reader, size int64) (*CaptureFile, error) {
 	b := &budget{recordLimit: size + MaxRecordSlack}
 	if avail, ok := memAvailable(); ok && avail < b.recordLimit { // each record is read into memory
-		b.recordLimit, b.recordWhy = avail, fmt.Sprintf("the host's %s available, MemAvailable", gib(avail))
+		b.recordLimit, b.recordWhy = avail, fmt.Sprintf("the host's %s available, MemAvailable", bytesize.Binary(avail))
 	}
 	records := map[string]*zip.File{}
 	var pkl *zip.File

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"unicode/utf8"
 
+	"hsdb/engine/bytesize"
 	"hsdb/engine/regfile"
 )
 
@@ -103,7 +104,7 @@ func gunzipTorch(f *os.File, size int64) ([]byte, error) {
 		}
 	}
 	if avail, ok := memAvailable(); ok && avail/2 < bound {
-		bound, why = avail/2, fmt.Sprintf("%d bytes (%s), half the host's %s available (MemAvailable: check holds the gunzipped archive and the tensors copied out of it)", avail/2, gib(avail/2), gib(avail))
+		bound, why = avail/2, fmt.Sprintf("%d bytes (%s), half the host's %s available (MemAvailable: check holds the gunzipped archive and the tensors copied out of it)", avail/2, bytesize.Binary(avail/2), bytesize.Binary(avail))
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"hsdb/engine/bytesize"
 	"hsdb/engine/hostmem"
 	"hsdb/engine/regfile"
 	"hsdb/engine/safetensors"
@@ -81,7 +82,7 @@ func ReadCaptureFile(path string) (*CaptureFile, error) {
 		if avail, ok := memAvailable(); ok && st.Size() > avail {
 			f.Close()
 			return nil, limitErr("%s: the file is %s and check holds every tensor of a file at once, but the host has %s available (MemAvailable)",
-				path, gib(st.Size()), gib(avail))
+				path, bytesize.Binary(st.Size()), bytesize.Binary(avail))
 		}
 	}
 	head := make([]byte, 9)
@@ -110,9 +111,6 @@ func ReadCaptureFile(path string) (*CaptureFile, error) {
 
 // memAvailable is hostmem.Available (a variable for tests).
 var memAvailable = hostmem.Available
-
-// gib writes n bytes in GiB with two decimals.
-func gib(n int64) string { return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30)) }
 
 func readSafetensorsCapture(path string) (*CaptureFile, error) {
 	sf, err := safetensors.Open(path)

@@ -10,9 +10,9 @@ import (
 // TestCaptureFileOverAvailableMemory: check copies every tensor of a file
 // out at once; a file larger than the host's MemAvailable is refused from
 // its size before anything is read, naming both (here the file of 1,000
-// bytes against 512 bytes "available": 0.00 GiB each, so the test names
-// the path and the bound instead of the figures). A file under the figure
-// is read as before.
+// bytes against 512 bytes "available", in bytes: both were "0.00 GiB"
+// when every size was written in GiB). A file under the figure is read as
+// before.
 func TestCaptureFileOverAvailableMemory(t *testing.T) {
 	old := memAvailable
 	t.Cleanup(func() { memAvailable = old })
@@ -22,8 +22,8 @@ func TestCaptureFileOverAvailableMemory(t *testing.T) {
 	}
 	memAvailable = func() (int64, bool) { return 512, true }
 	_, err := ReadCaptureFile(p)
-	if !errors.Is(err, ErrLimit) || !errors.Is(err, ErrUnreadable) || !strings.Contains(err.Error(), p+": the file is 0.00 GiB") ||
-		!strings.Contains(err.Error(), "available (MemAvailable)") {
+	if !errors.Is(err, ErrLimit) || !errors.Is(err, ErrUnreadable) || !strings.Contains(err.Error(), p+": the file is 1000 B and") ||
+		!strings.Contains(err.Error(), "the host has 512 B available (MemAvailable)") {
 		t.Errorf("1000-byte file against 512 bytes available: %v", err)
 	}
 	memAvailable = func() (int64, bool) { return 1 << 40, true }

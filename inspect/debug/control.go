@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"math"
 	"runtime/debug"
+	"slices"
 
 	"hsdb/engine"
 	"hsdb/inspect/client"
+	"hsdb/inspect/plural"
 )
 
 // job is one run of the model in its own goroutine: a prefill and/or decode
@@ -106,8 +108,11 @@ func (s *Session) noted(o *client.Outcome, err error) (*client.Outcome, error) {
 
 // Gen runs n decode steps (greedy: each sequence is fed its argmax token),
 // stopping at breakpoints inside each. When stopped, the current step is
-// finished first; otherwise decoding continues the last completed prefill.
-// Errors: n < 1, nothing to continue, a sequence that would pass
+// finished first and the stopped pass's batch decoded; otherwise decoding
+// continues the last completed run, but only while its batch is still the
+// session's: gen never starts a pass (that is `run`'s, which resets the
+// edits and stops in the prefill). Errors: n < 1, nothing to continue, a
+// batch changed by `input` since the last run, a sequence that would pass
 // max_position_embeddings.
 func (s *Session) Gen(n int) (*client.Outcome, error) {
 	if n < 1 {
@@ -138,12 +143,39 @@ func (s *Session) Gen(n int) (*client.Outcome, error) {
 	if len(s.next) == 0 || len(seqs) == 0 {
 		return nil, fmt.Errorf("gen: no completed prefill to continue: `run` first")
 	}
+	if !sameBatch(s.batch, s.ranBatch) {
+		return nil, fmt.Errorf("gen %d: `input` has changed the batch since the last `run` (which prefilled %s; now %s): `run` the new batch first, then gen %d",
+			n, batchSize(s.ranBatch), batchSize(s.batch), n)
+	}
 	for i, q := range seqs {
 		if err := genFits(n, i, len(q), s.E.Dims.MaxPos); err != nil {
 			return nil, err
 		}
 	}
 	return s.noted(s.start(false, n))
+}
+
+// sameBatch reports whether a and b hold the same sequences of the same
+// token ids.
+func sameBatch(a, b [][]int32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !slices.Equal(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// batchSize words a batch's size for messages: "2 sequences, 6 tokens".
+func batchSize(b [][]int32) string {
+	n := 0
+	for _, q := range b {
+		n += len(q)
+	}
+	return plural.N(len(b), "sequence") + ", " + plural.N(n, "token")
 }
 
 // genFits says why n decode steps do not fit sequence seq of length tokens
@@ -282,6 +314,9 @@ func (s *Session) start(prefill bool, steps int) (*client.Outcome, error) {
 	j := &job{events: make(chan any), reqs: make(chan request), next: s.next}
 	s.job = j
 	batch := s.batch
+	if prefill {
+		s.ranBatch = batch
+	}
 	go func() {
 		err := s.runJob(j, prefill, batch)
 		j.events <- doneMsg{err: err}

@@ -58,10 +58,16 @@ func (l *Local) Captures() (client.CaptureList, error) {
 	return v, err
 }
 
-// modelInfo describes the loaded model for a dump's manifest.
+// modelInfo describes the loaded model for a dump's manifest, with what
+// the load options changed of its numerics (--dtype, --ep).
 func (l *Local) modelInfo() capture.ModelInfo {
 	e := l.s.E
-	return capture.ModelInfoFor(e.Path, e.Dims, e.World, e.Device(0).Name())
+	mi := capture.ModelInfoFor(e.Path, e.Dims, e.World, e.Device(0).Name())
+	if e.WeightDType != tensor.Invalid {
+		mi.WeightDType = e.WeightDType.String()
+	}
+	mi.ExpertParallel = e.EP
+	return mi
 }
 
 // Dump writes the recorded captures to dir as a validated dump.

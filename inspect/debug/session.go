@@ -54,6 +54,10 @@ type Session struct {
 	// next is the greedy next token of each sequence after the last
 	// completed step (what `gen` feeds), nil when there is none.
 	next []int32
+	// ranBatch is the batch of the last prefill (`run`): the sequences
+	// next continues. `gen` refuses when `input` has changed the batch
+	// since (ranBatch differs from batch).
+	ranBatch [][]int32
 
 	// mu guards what the hook reads on the rank goroutines while a pass
 	// runs, and the interrupt point that Interrupt sets from any goroutine.

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+
+	"hsdb/engine/bytesize"
 )
 
 // GPU is one GPU driven by hsdb: a goroutine locked to its own OS thread
@@ -225,7 +227,7 @@ func (d *GPU) ComputeCapability() (major, minor int) { return d.ccMajor, d.ccMin
 
 // String returns "cuda:N (NAME, X GiB)".
 func (d *GPU) String() string {
-	return fmt.Sprintf("cuda:%d (%s, %s)", d.ordinal, d.name, formatBytes(d.totalMem))
+	return fmt.Sprintf("cuda:%d (%s, %s)", d.ordinal, d.name, bytesize.Binary(d.totalMem))
 }
 
 // Synchronize waits until all work queued on the device's stream has

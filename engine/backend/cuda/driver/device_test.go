@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"hsdb/engine/bytesize"
 	"hsdb/engine/tensor"
 	"hsdb/kernels"
 )
@@ -22,7 +23,7 @@ func TestDeviceInfo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%s: sm_%d%d, %d SMs, driver CUDA %d, %d device(s), %s free of %s", d, major, minor, d.sms, v, n, formatBytes(free), formatBytes(total))
+	t.Logf("%s: sm_%d%d, %d SMs, driver CUDA %d, %d device(s), %s free of %s", d, major, minor, d.sms, v, n, bytesize.Binary(free), bytesize.Binary(total))
 	if total != d.TotalMemory() || free <= 0 || free > total {
 		t.Errorf("MemInfo free %d total %d, device total %d", free, total, d.TotalMemory())
 	}

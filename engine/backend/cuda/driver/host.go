@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"unsafe"
+
+	"hsdb/engine/bytesize"
 )
 
 // HostBuffer is page-locked (pinned) host memory from cuMemHostAlloc, the
@@ -32,7 +34,7 @@ func (d *GPU) AllocHost(n int64) (*HostBuffer, error) {
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("cuda:%d: pinning %s of host memory: %w", d.ordinal, formatBytes(n), err)
+		return nil, fmt.Errorf("cuda:%d: pinning %s of host memory: %w", d.ordinal, bytesize.Binary(n), err)
 	}
 	return h, nil
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+
+	"hsdb/engine/bytesize"
 )
 
 // Ptr is a device address (CUdeviceptr). The zero Ptr is no memory.
@@ -73,10 +75,10 @@ type OOMError struct {
 // ...".
 func (e *OOMError) Error() string {
 	s := fmt.Sprintf("cuda:%d: out of memory allocating %s for %s: %s free of %s; hsdb holds weights %s, kv %s, activations %s, cached %s",
-		e.GPU, formatBytes(e.Requested), e.Class, formatBytes(e.Free), formatBytes(e.Total),
-		formatBytes(e.InUse[Weights]), formatBytes(e.InUse[KVCache]), formatBytes(e.InUse[Activations]), formatBytes(e.Cached))
+		e.GPU, bytesize.Binary(e.Requested), e.Class, bytesize.Binary(e.Free), bytesize.Binary(e.Total),
+		bytesize.Binary(e.InUse[Weights]), bytesize.Binary(e.InUse[KVCache]), bytesize.Binary(e.InUse[Activations]), bytesize.Binary(e.Cached))
 	if e.Limit > 0 {
-		s += fmt.Sprintf("; limit %s", formatBytes(e.Limit))
+		s += fmt.Sprintf("; limit %s", bytesize.Binary(e.Limit))
 	}
 	if e.Cause != nil {
 		s += ": " + e.Cause.Error()
@@ -173,7 +175,7 @@ func (p *pool) alloc(n int64, c MemClass) (Ptr, int64, error) {
 			e.Free, e.Total, _ = p.meminfo()
 			return 0, 0, e
 		}
-		return 0, 0, fmt.Errorf("cuda:%d: allocating %s for %s: %w", p.ordinal, formatBytes(n), c, err)
+		return 0, 0, fmt.Errorf("cuda:%d: allocating %s for %s: %w", p.ordinal, bytesize.Binary(n), c, err)
 	}
 	p.inUse[c] += b
 	p.peak[c] = max(p.peak[c], p.inUse[c])
@@ -242,17 +244,4 @@ type MemoryStats struct {
 	Peak   [NumClasses]int64 // the most in use at once per class since ResetPeak
 	Cached int64             // freed blocks kept for reuse
 	Limit  int64             // SetMemoryLimit's cap, 0 if none
-}
-
-// formatBytes prints n in B, KiB, MiB or GiB with two decimals.
-func formatBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.2f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }

@@ -116,7 +116,7 @@ func TestPoolOOM(t *testing.T) {
 		t.Fatalf("oom fields %+v", oom)
 	}
 	msg := err.Error()
-	for _, want := range []string{"cuda:3", "1.00 MiB for kv", "0 B free of 8.00 MiB", "weights 4.00 MiB", "activations 4.00 MiB", "CUDA_ERROR_OUT_OF_MEMORY"} {
+	for _, want := range []string{"cuda:3", "1 MiB for kv", "0 B free of 8 MiB", "weights 4 MiB", "activations 4 MiB", "CUDA_ERROR_OUT_OF_MEMORY"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("message %q lacks %q", msg, want)
 		}
@@ -135,7 +135,7 @@ func TestPoolLimit(t *testing.T) {
 	if !errors.As(err, &oom) || oom.Limit != 3<<20 || oom.Cause != nil {
 		t.Fatalf("err = %v, want an *OOMError from the 3 MiB limit", err)
 	}
-	if !strings.Contains(err.Error(), "limit 3.00 MiB") {
+	if !strings.Contains(err.Error(), "limit 3 MiB") {
 		t.Errorf("message %q lacks the limit", err)
 	}
 }
