@@ -92,18 +92,6 @@ __device__ __forceinline__ void wr_mma_n128(float (&d)[64], const unsigned (&a)[
         : "memory");
 }
 
-// wr_mma_n192: wr_mma_n128 for 192 tokens.
-__device__ __forceinline__ void wr_mma_n192(float (&d)[96], const unsigned (&a)[4], unsigned long long db) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %101, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, "
-        "{%96, %97, %98, %99}, %100, p, 1, 1, 0;\n}\n"
-        : WG_D32(0), WG_D32(32), WG_D32(64)
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1)
-        : "memory");
-}
-
 // wr_mma_n64: wr_mma_n128 for 64 tokens.
 __device__ __forceinline__ void wr_mma_n64(float (&d)[32], const unsigned (&a)[4], unsigned long long db) {
     asm volatile(
@@ -130,14 +118,12 @@ __device__ __forceinline__ void wr_mma_ss_n192(float (&d)[96], unsigned long lon
         : "memory");
 }
 
-// wr_mma is the m64nBNk16 product with A in registers (BN 64, 128 or
-// 192).
+// wr_mma is the m64nBNk16 product with A in registers (BN 64 or 128).
 template <int BN>
 __device__ __forceinline__ void wr_mma(float (&d)[BN / 2], const unsigned (&a)[4], unsigned long long db) {
-    static_assert(BN == 64 || BN == 128 || BN == 192, "register-operand tiles have 64, 128 or 192 tokens");
+    static_assert(BN == 64 || BN == 128, "register-operand tiles have 64 or 128 tokens");
     if constexpr (BN == 64) wr_mma_n64(d, a, db);
-    else if constexpr (BN == 128) wr_mma_n128(d, a, db);
-    else wr_mma_n192(d, a, db);
+    else wr_mma_n128(d, a, db);
 }
 
 // wr_mma_ss is the m64nBNk16 product with A in shared memory (BN 192).
@@ -148,22 +134,20 @@ __device__ __forceinline__ void wr_mma_ss(float (&d)[BN / 2], unsigned long long
 }
 
 // moe_wgra: see the file comment. Arguments as moe_gemm.cu's moe_gemm.
-template <int WG, int BN, int ST, bool SA, bool WS, int D, int PWN, int WK, bool GLU>
+template <int WG, int BN, int ST, bool SA, int WK, bool GLU>
 __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int* xidx, const unsigned long long* wptr,
                                          const int* offsets, const int* tiles, int nexp, int N, int K,
                                          long long scale_off, int qa, int qb, int qc) {
     constexpr int BK = MG_BK, THREADS = 128 * WG, RB = 64 * WG;
     constexpr int P = GLU ? 2 : 1, PR = RB / P;                    // PR: output columns per block
     constexpr int NACC = BN / 2;                                    // accumulators per thread (64·BN / 128)
-    constexpr int RBYTES = WK == MG_BF16 ? 128 : WK == MG_FP8 ? 64 : 32;  // raw bytes per weight row and k tile
+    constexpr int RBYTES = WK == MG_FP8 ? 64 : 32;                  // raw bytes per weight row and k tile
     constexpr int CPR = RBYTES / 16;                                // 16-byte copies per raw row
     constexpr int X_BYTES = BN * 128, STAGE = X_BYTES + RB * RBYTES;
     constexpr int X_ITERS = BN * 8 / THREADS, W_ITERS = RB * CPR / THREADS;
-    static_assert(WK == MG_FP8 || WK == MG_INT4 || (WK == MG_BF16 && WS && SA), "bf16 weights: warp-specialized, A in shared memory");
-    static_assert(STAGE % 1024 == 0 && (WS || (X_ITERS * THREADS == BN * 8 && W_ITERS * THREADS == RB * CPR)), "tile");
+    static_assert(WK == MG_FP8 || WK == MG_INT4, "quantized weights only");
+    static_assert(STAGE % 1024 == 0 && X_ITERS * THREADS == BN * 8 && W_ITERS * THREADS == RB * CPR, "tile");
     static_assert(ST >= 3, "the pipeline keeps one stage in the MMAs and one being read");
-    static_assert(!WS || ((SA || D == 0) && ST > D + 1), "warp-specialized: register operands wait for all MMAs");
-    constexpr int NB = WS ? D + 2 : 2;  // SA: widened [64, 64] tiles per warpgroup
 
     extern __shared__ unsigned char wr_smem[];
     const unsigned raw = mg_smem_addr(wr_smem), base = (raw + 1023u) & ~1023u;
@@ -179,7 +163,7 @@ __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int
     const int KT = (K + BK - 1) / BK;
     const unsigned char* wb0 = (const unsigned char*)wptr[(long long)e * P];
     const unsigned char* wb1 = GLU ? (const unsigned char*)wptr[(long long)e * P + 1] : wb0;
-    const long long rowBytes = WK == MG_BF16 ? 2LL * K : WK == MG_FP8 ? (long long)K : K / 2;
+    const long long rowBytes = WK == MG_FP8 ? (long long)K : K / 2;
 
     // Local weight row r: its output column (−1 past N) and part.
     auto colOf = [&](int r) { int n = GLU ? n0 + 8 * (r >> 4) + (r & 7) : n0 + r; return n < N ? n : -1; };
@@ -324,7 +308,7 @@ __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int
     };
     auto widen_sa = [&](int s, int kt, const unsigned (&us)[4]) {
         const unsigned char* rw = sm + s * STAGE + X_BYTES;
-        unsigned char* dst = sm + ST * STAGE + (wg * NB + kt % NB) * 8192;
+        unsigned char* dst = sm + ST * STAGE + (wg * 2 + (kt & 1)) * 8192;
 #pragma unroll
         for (int i = 0; i < 4; i++) {
             const int r = (t128 >> 3) + 16 * i;
@@ -334,68 +318,6 @@ __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int
             *(uint4*)(dst + r * 128 + ((uj ^ (r & 7)) << 4)) = v;
         }
     };
-
-    // Warp-specialized (WS): PWN warps after the WG warpgroups copy every
-    // stage and hand it on through mbarriers (full: one arrival per
-    // producer thread, made when its copies have landed; a consumer fences
-    // them to the async proxy after its wait; empty: one arrival per
-    // consumer warp once its MMAs reading the stage are done), so the
-    // warpgroups never wait for each other.
-    constexpr bool WSA = SA && WK != MG_BF16;  // widened tiles in shared memory (bf16: the stage's weights as they are)
-    constexpr int SAB = WSA ? WG * NB * 8192 : 0;
-    const unsigned full = base + ST * STAGE + SAB, empty = full + 8 * ST;
-    // produce: the producer warps' loop (thread pl of PT = 32·PWN): token
-    // row pl/8 + i·PT/8, chunk pl%8; raw weight row pl/CPR + i·PT/CPR,
-    // chunk pl%CPR, copied as load's. Tile kt goes to stage kt % ST once
-    // every consumer warp has released tile kt-ST; each thread's arrival on
-    // the stage's full barrier is made by its copies' completion
-    // (cp.async.mbarrier.arrive.noinc), so the producer never waits for
-    // memory and runs up to ST tiles ahead.
-    auto produce = [&](int pl) {
-        constexpr int PT = 32 * (PWN ? PWN : 1), PX = BN * 8 / PT, PW = RB * CPR / PT;
-        static_assert(PX * PT == BN * 8 && PW * PT == RB * CPR, "producer copies");
-        unsigned xo[PX];
-#pragma unroll
-        for (int i = 0; i < PX; i++) {
-            const int m = m0 + (pl >> 3) + (PT / 8) * i;
-            xo[i] = m < m1 ? (unsigned)(xidx ? xidx[m] : m) * (unsigned)K + (pl & 7) * 8 : ~0u;
-        }
-        const int pc = pl % CPR;
-        const unsigned char* wsp[PW];  // nullptr past N
-#pragma unroll
-        for (int i = 0; i < PW; i++) {
-            const int r = pl / CPR + i * (PT / CPR), n = colOf(r);
-            wsp[i] = n < 0 ? nullptr : (partOf(r) ? wb1 : wb0) + (long long)n * rowBytes + pc * 16;
-        }
-        for (int kt = 0; kt < KT; kt++) {
-            const int s = kt % ST, k0 = kt * BK;
-            if (kt >= ST) mb_wait(empty + 8 * s, (kt / ST - 1) & 1);
-            unsigned char* st = sm + s * STAGE;
-#pragma unroll
-            for (int i = 0; i < PX; i++) {
-                const int r = (pl >> 3) + (PT / 8) * i, c8 = pl & 7;
-                mg_cp16(st + r * 128 + ((c8 ^ (r & 7)) << 4), x + xo[i] + k0, xo[i] != ~0u && k0 + c8 * 8 < K);
-            }
-#pragma unroll
-            for (int i = 0; i < PW; i++) {
-                const int r = pl / CPR + i * (PT / CPR);
-                const int per = WK == MG_BF16 ? 8 : WK == MG_FP8 ? 16 : 32;  // k per copy
-                const int dst = WK == MG_BF16 ? r * 128 + ((pc ^ (r & 7)) << 4) : r * RBYTES + pc * 16;
-                mg_cp16(st + X_BYTES + dst, wsp[i] + (WK == MG_BF16 ? 2 * k0 : WK == MG_FP8 ? k0 : k0 / 2),
-                        wsp[i] != nullptr && k0 + pc * per < K);
-            }
-            mb_arrive_cp(full + 8 * s);
-        }
-    };
-    if constexpr (WS) {
-        if (tid == 0)
-            for (int s = 0; s < ST; s++) mb_init(full + 8 * s, 32 * PWN), mb_init(empty + 8 * s, 4 * WG);
-        __syncthreads();
-        if (tid >= THREADS) {
-            produce(tid - THREADS);
-            return;
-        }
-    }
 
     float acc[NACC];
 #pragma unroll
@@ -443,52 +365,7 @@ __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int
     for (int ks = 0; ks < 4; ks++)
 #pragma unroll
         for (int i = 0; i < 4; i++) a0[ks][i] = a1[ks][i] = 0u;
-    if constexpr (WS) {
-        // Consumers: wait for the stage, widen (SA: into this warpgroup's
-        // tile kt % NB, NB = D + 2, so that the tile written is never one
-        // that MMAs in flight read: the named barrier of tile kt-1 came
-        // after every warp's wait of tile kt-1, which left at most D groups
-        // in flight), multiply, wait until D groups are in flight and
-        // release the stage of tile kt-D. A register operand (D = 0) is
-        // written only with no MMA in flight (ptxas's C7513); other
-        // warpgroups keep the tensor cores busy meanwhile.
-        unsigned us[4];
-        if constexpr (WSA) uscales(0, us);
-        else if constexpr (!SA) scales(0, sc);
-        for (int kt = 0; kt < KT; kt++) {
-            const int s = kt % ST;
-            mb_wait(full + 8 * s, (kt / ST) & 1);
-            wg_proxy_fence();  // the producer's copies, seen through the barrier, to the async proxy
-            const unsigned long long db = wg_desc(base + s * STAGE);
-            if constexpr (SA) {
-                unsigned long long da = wg_desc(base + s * STAGE + X_BYTES + wg * 64 * 128);
-                if constexpr (WSA) {
-                    widen_sa(s, kt, us);
-                    if (kt + 1 < KT) uscales(kt + 1, us);
-                    wg_proxy_fence();
-                    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wg) : "memory");
-                    da = wg_desc(base + ST * STAGE + (wg * NB + kt % NB) * 8192);
-                }
-                wg_hold(acc);
-                wg_fence();
-#pragma unroll
-                for (int ks = 0; ks < 4; ks++) wr_mma_ss<BN>(acc, da + 2 * ks, db + 2 * ks);
-            } else {
-                widen(s, sc, a0);
-                if (kt + 1 < KT) scales(kt + 1, sc);
-                wg_hold(acc);
-                wg_fence();
-#pragma unroll
-                for (int ks = 0; ks < 4; ks++) wr_mma<BN>(acc, a0[ks], db + 2 * ks);
-            }
-            wg_commit();
-            wg_wait<D>();
-            wg_hold(acc);
-#pragma unroll
-            for (int ks = 0; ks < 4; ks++) wg_hold_r(a0[ks]);
-            if (kt >= D && lane == 0) mb_arrive(empty + 8 * ((kt - D) % ST));
-        }
-    } else if constexpr (SA) {
+    if constexpr (SA) {
         unsigned us[4];
         uscales(0, us);
         for (int kt = 0; kt < KT; kt++) {
@@ -498,7 +375,7 @@ __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int
             if (kt + 1 < KT) uscales(kt + 1, us);
             wg_proxy_fence();
             asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wg) : "memory");  // this warpgroup's tile is written
-            const unsigned long long da = wg_desc(base + ST * STAGE + (wg * NB + kt % NB) * 8192);
+            const unsigned long long da = wg_desc(base + ST * STAGE + (wg * 2 + (kt & 1)) * 8192);
             const unsigned long long db = wg_desc(base + s * STAGE);
             wg_hold(acc);
             wg_fence();
@@ -546,22 +423,12 @@ __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int
 // BenchmarkMoEGrouped measured): r 128 weight rows × 128 tokens with A in
 // registers; t 192 × 192 with A widened into shared memory (three
 // warpgroups: the tokens' tile is read once for 192 weight rows).
-#define WR_CFG_r 2, 128, 4, false, false, 1, 0
+#define WR_CFG_r 2, 128, 4, false
 #define WR_THREADS_r 256
-#define WR_CFG_t 3, 192, 4, true, false, 1, 0
+#define WR_CFG_t 3, 192, 4, true
 #define WR_THREADS_t 384
-#define WR_CFG_h 2, 64, 4, false, false, 1, 0
+#define WR_CFG_h 2, 64, 4, false
 #define WR_THREADS_h 256
-#define WR_CFG_e 3, 192, 4, true, true, 1, 4
-#define WR_THREADS_e 512
-#define WR_CFG_f 3, 128, 6, false, true, 0, 4
-#define WR_THREADS_f 512
-#define WR_CFG_g 2, 192, 6, false, true, 0, 4
-#define WR_THREADS_g 384
-#define WR_CFG_i 2, 128, 6, false, true, 0, 4
-#define WR_THREADS_i 384
-#define WR_CFG_j 2, 192, 5, true, true, 1, 4
-#define WR_THREADS_j 384
 
 #define WR_INST(wn, WK, cfg, gn, GLU)                                                                        \
     extern "C" __global__ void __launch_bounds__(WR_THREADS_##cfg, 1) moe_wgra_##wn##_##gn##_##cfg(          \
@@ -569,11 +436,7 @@ __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int
         const int* tiles, int nexp, int N, int K, long long scale_off, int qa, int qb, int qc) {             \
         moe_wgra<WR_CFG_##cfg, WK, GLU>(out, x, xidx, wptr, offsets, tiles, nexp, N, K, scale_off, qa, qb, qc); \
     }
-#define WR_CFGS(wn, WK, gn, GLU)                                                                   \
-    WR_INST(wn, WK, r, gn, GLU) WR_INST(wn, WK, t, gn, GLU) WR_INST(wn, WK, h, gn, GLU) WR_INST(wn, WK, e, gn, GLU) \
-        WR_INST(wn, WK, f, gn, GLU) WR_INST(wn, WK, g, gn, GLU) WR_INST(wn, WK, i, gn, GLU) WR_INST(wn, WK, j, gn, GLU)
-#define WR_KINDS(gn, GLU)                                                                              \
-    WR_CFGS(fp8, MG_FP8, gn, GLU) WR_CFGS(int4, MG_INT4, gn, GLU) WR_INST(bf16, MG_BF16, e, gn, GLU) \
-        WR_INST(bf16, MG_BF16, j, gn, GLU)
+#define WR_CFGS(wn, WK, gn, GLU) WR_INST(wn, WK, r, gn, GLU) WR_INST(wn, WK, t, gn, GLU) WR_INST(wn, WK, h, gn, GLU)
+#define WR_KINDS(gn, GLU) WR_CFGS(fp8, MG_FP8, gn, GLU) WR_CFGS(int4, MG_INT4, gn, GLU)
 WR_KINDS(glu, true)
 WR_KINDS(down, false)

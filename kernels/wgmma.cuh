@@ -38,34 +38,6 @@ __device__ __forceinline__ void wg_hold_r(unsigned (&a)[R]) {
     for (int i = 0; i < R; i++) asm volatile("" : "+r"(a[i])::"memory");
 }
 
-// mb_init, mb_arrive and mb_wait are the shared-memory mbarrier (PTX
-// ISA 7.0 / 7.8, sm_90) a warp-specialized pipeline hands its stages on
-// with: mb_init sets the arrivals each phase needs, mb_arrive counts this
-// thread's (release: its earlier shared-memory writes are visible to a
-// thread whose wait sees the phase complete), mb_wait spins until the
-// phase of parity parity has completed (acquire).
-__device__ __forceinline__ void mb_init(unsigned addr, unsigned count) {
-    asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" ::"r"(addr), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mb_arrive(unsigned addr) {
-    asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared.b64 st, [%0];\n}\n" ::"r"(addr) : "memory");
-}
-// mb_arrive_cp arrives on the mbarrier once all of this thread's earlier
-// cp.async copies have completed (cp.async.mbarrier.arrive.noinc: the
-// arrival counts towards mb_init's count).
-__device__ __forceinline__ void mb_arrive_cp(unsigned addr) {
-    asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];\n" ::"r"(addr) : "memory");
-}
-__device__ __forceinline__ void mb_wait(unsigned addr, unsigned parity) {
-    unsigned done;
-    do {
-        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-                     : "=r"(done)
-                     : "r"(addr), "r"(parity)
-                     : "memory");
-    } while (!done);
-}
-
 // WG_D8 and WG_D32 list the accumulators d[i..i+7] and d[i..i+31] as
 // read-write operands of an inline wgmma (the m64nN fragment's N/2 f32).
 #define WG_D8(i) \

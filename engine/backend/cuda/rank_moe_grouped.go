@@ -57,9 +57,6 @@ var mgKindName = [...]string{"bf16", "fp8", "int4"}
 // wgmma's A operand, widened into registers, or with sa into shared
 // memory per warpgroup) where wgraTakes says it applies, else on the tile
 // named by fallback (the same bm, so the caller's row tiles stay valid).
-// Of those, tiles with ws are warp-specialized: one more warp copies the
-// stages and hands them on through mbarriers, and each warpgroup waits at
-// the end of a k tile until depth groups of its MMAs are in flight.
 type mgTile struct {
 	name            string
 	bm, bn, threads int
@@ -67,25 +64,18 @@ type mgTile struct {
 	wg              bool
 	ra, sa          bool
 	fallback        string
-	ws              bool
-	depth           int
 }
 
 var mgTiles = []mgTile{
-	{"s", 16, 128, 128, 4, false, false, false, "", false, 0},
-	{"m", 64, 128, 128, 3, false, false, false, "", false, 0},
-	{"l", 128, 128, 256, 3, false, false, false, "", false, 0},
-	{"x", 128, 256, 256, 3, false, false, false, "", false, 0},
-	{"w", 128, 256, 256, 4, true, false, false, "", false, 0},
-	{"y", 192, 256, 384, 4, true, false, false, "", false, 0},
-	{"r", 128, 128, 256, 4, true, true, false, "w", false, 0},
-	{"t", 192, 192, 384, 4, true, true, true, "y", false, 0},
-	{"h", 64, 128, 256, 4, true, true, false, "m", false, 0},
-	{"e", 192, 192, 512, 4, true, true, true, "y", true, 1},
-	{"f", 128, 192, 512, 6, true, true, false, "w", true, 0},
-	{"g", 192, 128, 384, 6, true, true, false, "y", true, 0},
-	{"i", 128, 128, 384, 6, true, true, false, "w", true, 0},
-	{"j", 192, 128, 384, 5, true, true, true, "y", true, 1},
+	{"s", 16, 128, 128, 4, false, false, false, ""},
+	{"m", 64, 128, 128, 3, false, false, false, ""},
+	{"l", 128, 128, 256, 3, false, false, false, ""},
+	{"x", 128, 256, 256, 3, false, false, false, ""},
+	{"w", 128, 256, 256, 4, true, false, false, ""},
+	{"y", 192, 256, 384, 4, true, false, false, ""},
+	{"r", 128, 128, 256, 4, true, true, false, "w"},
+	{"t", 192, 192, 384, 4, true, true, true, "y"},
+	{"h", 64, 128, 256, 4, true, true, false, "m"},
 }
 
 // smem returns the dynamic shared memory the tile needs for weight kind
@@ -96,21 +86,14 @@ var mgTiles = []mgTile{
 // or 32 bytes), two widened [bn, 64] bf16 tiles for quantized weights,
 // and 1 KiB to align the tiles to the 128-byte swizzle's 1024 bytes.
 // moe_wgra.cu tiles (ra): per stage the tokens (bm rows of 128 bytes) and
-// the raw weights (bn rows of 128, 64 or 32 bytes), with sa and quantized
-// weights two widened [64, 64] bf16 tiles per warpgroup (warp-specialized,
-// ws: depth+2) and the 1 KiB; with ws the stages' two 8-byte mbarriers.
-// (A kind that wgraTakes refuses never runs the tile: MoEGEMM runs its
-// fallback.)
+// the raw weights (bn rows of 64 or 32 bytes), with sa two widened
+// [64, 64] bf16 tiles per warpgroup, and the 1 KiB (quantized weights
+// only: MoEGEMM runs a tile's fallback for anything wgraTakes refuses).
 func (t mgTile) smem(kind int) int {
 	if t.ra {
-		s := t.stages*(t.bm*128+[...]int{t.bn * 128, t.bn * 64, t.bn * 32}[kind]) + 1024
-		nb := 2
-		if t.ws {
-			nb = t.depth + 2
-			s += 16 * t.stages
-		}
-		if t.sa && kind != mgBF16 {
-			s += nb * t.bn * 128 // nb widened [64, 64] bf16 tiles per warpgroup
+		s := t.stages*(t.bm*128+[...]int{0, t.bn * 64, t.bn * 32}[kind]) + 1024
+		if t.sa {
+			s += 2 * t.bn * 128 // two widened [64, 64] bf16 tiles per warpgroup
 		}
 		return s
 	}
@@ -394,19 +377,16 @@ func (d *Device) routedGrouped(y, xt, it, wt *Tensor, set *expertSet, T, k int) 
 	return d.g.MoECombine(y.ptr(), y2, slotRow, wt.ptr(), T, k, H, slots, false, tensor.BF16)
 }
 
-// wgraTakes reports whether kernels/moe_wgra.cu's tile t takes a
-// projection of weight kind kind with K input columns and quantization
-// parameters q (as MoEGEMM's): fp8 with K % 16 == 0 and column blocks q[1]
-// of 64 times a power of two (one scale per row and k tile of 64); int4
-// with bf16 scales (q[1] == 0), K % 32 == 0 and groups q[0] of 32 or a
-// power of two >= 64 (each half of a k tile in one group); bf16 on the
-// warp-specialized tiles with the weights' A operand in shared memory
-// (ws and sa: nothing to widen) with K % 8 == 0 (whole 16-byte copies).
-func wgraTakes(t mgTile, kind, K int, q [3]int32) bool {
+// wgraTakes reports whether kernels/moe_wgra.cu takes a projection of
+// weight kind kind with K input columns and quantization parameters q (as
+// MoEGEMM's): fp8 with K % 16 == 0 and column blocks q[1] of 64 times a
+// power of two (one scale per row and k tile of 64); int4 with bf16 scales
+// (q[1] == 0), K % 32 == 0 and groups q[0] of 32 or a power of two >= 64
+// (each half of a k tile in one group). bf16 weights never: there is
+// nothing to widen.
+func wgraTakes(kind, K int, q [3]int32) bool {
 	pow2 := func(v int32) bool { return v > 0 && v&(v-1) == 0 }
 	switch kind {
-	case mgBF16:
-		return t.ws && t.sa && K%8 == 0
 	case mgFP8:
 		return K%16 == 0 && q[1] >= 64 && q[1]%64 == 0 && pow2(q[1]/64)
 	case mgInt4:
@@ -437,7 +417,7 @@ func (d *GPU) MoEGEMM(kind int, glu bool, tile mgTile, out, x, xidx, wptr, offse
 	if n <= 0 || N <= 0 || K <= 0 || maxTiles <= 0 || maxTiles > 65535 || kind < 0 || kind >= len(mgKindName) {
 		return fmt.Errorf("%w: moe_gemm: %d experts [%d, %d], %d row tiles", driver.ErrBadArgument, n, N, K, maxTiles)
 	}
-	if tile.ra && !wgraTakes(tile, kind, K, q) {
+	if tile.ra && !wgraTakes(kind, K, q) {
 		tile = pickTileNamed(tile.fallback)
 	}
 	part, name := tile.bn, "down"

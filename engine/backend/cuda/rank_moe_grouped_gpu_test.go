@@ -184,8 +184,7 @@ func TestMoEGEMMArgs(t *testing.T) {
 // TestWgraTakes: which quantizations kernels/moe_wgra.cu takes (no device
 // needed), by its stated requirements: fp8 column blocks of 64·2^j with K
 // % 16 == 0; int4 with bf16 scales, K % 32 == 0 and groups of 32 or
-// 64·2^j; bf16 only on the warp-specialized tiles with the weights in
-// shared memory (e, j) and K % 8 == 0. And pickTile hands quantized prefill sizes on Hopper
+// 64·2^j; never bf16. And pickTile hands quantized prefill sizes on Hopper
 // to its tiles h, r and t, bf16 to w and y (the thresholds of hFrom,
 // wgFrom, yFrom and yTo), and each moe_wgra.cu tile has a fallback of the
 // same rows.
@@ -210,17 +209,8 @@ func TestWgraTakes(t *testing.T) {
 		{mgInt4, 7176, [3]int32{32, 0, 225}, false}, // K % 32 = 8
 		{mgBF16, 7168, [3]int32{}, false},
 	} {
-		if got := wgraTakes(pickTileNamed("t"), c.kind, c.K, c.q); got != c.want {
+		if got := wgraTakes(c.kind, c.K, c.q); got != c.want {
 			t.Errorf("wgraTakes(%s, K %d, q %v) = %v, want %v", mgKindName[c.kind], c.K, c.q, got, c.want)
-		}
-	}
-	for _, c := range []struct {
-		tile string
-		K    int
-		want bool
-	}{{"e", 7168, true}, {"j", 2048, true}, {"e", 7164, false}, {"t", 7168, false}, {"g", 7168, false}} {
-		if got := wgraTakes(pickTileNamed(c.tile), mgBF16, c.K, [3]int32{}); got != c.want {
-			t.Errorf("wgraTakes(tile %s, bf16, K %d) = %v, want %v (bf16: warp-specialized A in shared memory, K %% 8 == 0)", c.tile, c.K, got, c.want)
 		}
 	}
 	old := moeTile
@@ -236,9 +226,10 @@ func TestWgraTakes(t *testing.T) {
 			t.Errorf("pickTile(%s, %g rows, hopper) = %s, want %s", mgKindName[c.kind], c.rows, got, c.want)
 		}
 	}
-	for _, ra := range mgTiles {
-		if fb := pickTileNamed(ra.fallback); ra.ra && (fb.name != ra.fallback || fb.ra || fb.bm != ra.bm) {
-			t.Errorf("tile %s falls back to %s: the fallback must be a tile of the same rows outside moe_wgra.cu (%d, %d)", ra.name, ra.fallback, ra.bm, fb.bm)
+	for _, name := range []string{"r", "t", "h"} {
+		ra, fb := pickTileNamed(name), pickTileNamed(pickTileNamed(name).fallback)
+		if !ra.ra || fb.ra || fb.bm != ra.bm {
+			t.Errorf("tile %s falls back to %s: the fallback must be a tile of the same rows outside moe_wgra.cu (%d, %d)", name, fb.name, ra.bm, fb.bm)
 		}
 	}
 }
