@@ -34,6 +34,25 @@
 //     and waits only for its own four warps (a named barrier), not for the
 //     block.
 //
+// Warp-specialized forms (a producer warpgroup copies every stage with
+// cp.async and hands it on through mbarriers, arriving when its copies
+// land; each consumer warpgroup releases a stage once its MMAs on it are
+// done, so no warpgroup waits for another) were written and measured on
+// an H200 in BenchmarkMoEGrouped (ms per layer, same run as t and r), and
+// removed: none was faster where it would be used. Kimi-K2.5 int4 at
+// 8192 tokens (171 rows per expert): t 17.5, three consumer warpgroups
+// with A widened into shared memory 19.6, two with A in registers and 192
+// tokens 16.9, 128 tokens 23.8, three with 128 tokens 21.7; DeepSeek-V3
+// fp8 at 4096 tokens (128 rows): t 10.0, r 10.1, the forms 10.3-11.9; bf16
+// experts (A straight from the stage) at 4096 tokens 8.3 against
+// moe_wgmma.cu's y 7.8. With a single producer warp they were slower
+// still (int4 at 8192 tokens 21-32): the copies of a [192, 64] token tile
+// are 1536 cp.async per k tile. A block barrier per k tile is therefore
+// not what holds these tiles back; the tensor pipe's 57 % (Nsight
+// Compute, int4 t at 8192 tokens) is shared with the widening's
+// shared-memory traffic (the widened tile written once and read by the
+// MMAs, the tokens' tile read by each warpgroup).
+//
 // build: sm_90a
 // (as moe_wgmma.cu: the PTX is marked sm_90a by scripts/build-kernels.sh;
 // engine/backend/cuda uses these kernels only on compute capability 9.0.)
