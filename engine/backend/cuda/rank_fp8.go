@@ -34,14 +34,14 @@ import (
 // DeepGEMM) would also quantize the activations; this backend does not.
 //
 // Measured on one H200 (BenchmarkMoEGrouped, DeepSeek-V3's experts, one
-// layer at 4096 tokens, 128 rows per expert): fp8 on the wgmma tile 13.9
-// ms against 8.1-8.2 for the same experts in bf16 (cuBLAS or the wgmma
-// tile) and 25.1 widening to a scratch. The widening in shared memory
-// costs shared-memory bandwidth the bf16 tile does not spend (the widened
-// tile is written and then read by both warpgroups' MMAs), so fp8 stays
-// slower than bf16 at prefill sizes; the register-operand form (weights
-// widened in registers as wgmma's A) was written and measured slower
-// (28 ms), see the issue notes.
+// layer, ms): at 4096 tokens (128 rows per expert) fp8 on moe_wgra.cu's t
+// tile 9.5-10.0 against 7.8-7.9 for the same experts in bf16 (moe_wgmma.cu's
+// y) and 26 widening to a scratch; at 2048 tokens (64 rows) fp8 6.5 on r
+// against bf16's 6.3-6.5, at 512 tokens 5.4 on h against 6.0. Widening
+// in the kernel costs issue slots and shared-memory bandwidth that the
+// bf16 tiles do not spend, so fp8 stays slower than bf16 where the GEMMs
+// are bound by the tensor cores (a few thousand tokens and more) and is
+// as fast or faster below, where reading half the bytes counts.
 
 // fp8ChunkBytes bounds the scratch RoutedExperts widens fp8 experts into.
 var fp8ChunkBytes int64 = 2 << 30
