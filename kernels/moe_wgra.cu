@@ -17,41 +17,45 @@
 // weights are the A operand, 64 weight rows per warpgroup, and each
 // warpgroup widens only its own rows; the tokens are the B operand in
 // shared memory (K-major in the 128-byte swizzle, as moe_wgmma.cu's A).
-// Two ways to hand the widened rows to the MMAs (mode SA):
-//   - registers (tile r): each thread widens exactly the 32 values per k
-//     tile of its own A fragment (rows 16·warp + lane/4 and +8, columns
-//     2·(lane%4) + {0, 1, 8, 9} of each k16 step) from the raw tile into
-//     one of two register buffers while the MMAs of the previous k tile
-//     read the other. ptxas (CUDA 13, sm_90a) serializes these wgmmas
-//     (C7513: "non wgmma instructions defining input registers of a wgmma
-//     between start and end of the pipeline stage") with wait_group 1
-//     after each k tile's four MMAs and equally with a commit group per
-//     MMA and wait_group 4; only wait_group 0, which gives up the overlap,
-//     avoids it. Measured, the tile is still the fastest at 128 tokens.
-//   - shared memory (SA, tile t): each warpgroup widens its 64 rows, 8
-//     values of one row per unit (mg_int4x8 / mg_fp8x8), into its own
-//     double-buffered [64, 64] bf16 tile in the 128-byte swizzle, fences,
-//     and waits only for its own four warps (a named barrier), not for the
-//     block.
+// Each thread widens exactly the 32 values per k tile of its own A
+// fragment (rows 16·warp + lane/4 and +8, columns 2·(lane%4) + {0, 1, 8,
+// 9} of each k16 step) from the raw tile in shared memory into registers.
+// ptxas (CUDA 13, sm_90a) serializes wgmmas whose register operand is
+// written while an MMA that may read it is in flight (C7513: "non wgmma
+// instructions defining input registers of a wgmma between start and end
+// of the pipeline stage"). Two schedules (IL):
+//   - double-buffered (tiles r, h): the next k tile is widened into the
+//     other of two register buffers while the MMAs of this one run, with
+//     wait_group 1 after each k tile's four MMAs; ptxas serializes these
+//     (C7513), and measured, r is still the fastest at 128 tokens for fp8
+//     and from 64 to 128 rows per expert for int4, h at 64 tokens;
+//   - interleaved (IL, tile c, 192 tokens × 192 weight rows, three
+//     warpgroups): one commit group per k16 step and wait_group 3 after
+//     each, after which the step three back, the last reader of fragment
+//     ks+1, is done, so ks+1 is widened right then (the order of CUTLASS's
+//     mixed-input RS mainloop): no C7513, and the MMAs overlap the
+//     widening.
+//
+// Measured on an H200 (BenchmarkMoEGrouped, ms per layer, one run with all
+// tiles): Kimi-K2.5 int4 at 8192 tokens (171 rows per expert) c 14.5
+// against 17.9 for the tile it replaced (t: A widened into a shared-memory
+// tile per warpgroup, read by SS wgmmas; its widened tile's store and the
+// MMAs' reads of it made the shared memory the bound) and 20.3 on r; at
+// 4096 (85) c 12.3, r 10.2; DeepSeek-V3 fp8 at 4096 tokens (128 rows) c
+// 9.1 against t's 9.7 and r's 9.8, at 8192 (256) c 17.8 against r's 16.4.
+// The interleaved schedule on r's and h's shapes measured level with
+// them (int4 85 rows 9.9 against 10.2, fp8 64 rows 6.3 against 6.5) but
+// behind at fp8 256 rows (19.5 against 16.4), so r and h keep theirs.
 //
 // Warp-specialized forms (a producer warpgroup copies every stage with
 // cp.async and hands it on through mbarriers, arriving when its copies
 // land; each consumer warpgroup releases a stage once its MMAs on it are
-// done, so no warpgroup waits for another) were written and measured on
-// an H200 in BenchmarkMoEGrouped (ms per layer, same run as t and r), and
-// removed: none was faster where it would be used. Kimi-K2.5 int4 at
-// 8192 tokens (171 rows per expert): t 17.5, three consumer warpgroups
-// with A widened into shared memory 19.6, two with A in registers and 192
-// tokens 16.9, 128 tokens 23.8, three with 128 tokens 21.7; DeepSeek-V3
-// fp8 at 4096 tokens (128 rows): t 10.0, r 10.1, the forms 10.3-11.9; bf16
-// experts (A straight from the stage) at 4096 tokens 8.3 against
-// moe_wgmma.cu's y 7.8. With a single producer warp they were slower
-// still (int4 at 8192 tokens 21-32): the copies of a [192, 64] token tile
-// are 1536 cp.async per k tile. A block barrier per k tile is therefore
-// not what holds these tiles back; the tensor pipe's 57 % (Nsight
-// Compute, int4 t at 8192 tokens) is shared with the widening's
-// shared-memory traffic (the widened tile written once and read by the
-// MMAs, the tokens' tile read by each warpgroup).
+// done, so no warpgroup waits for another) were written and measured, and
+// removed: none was faster where it would be used (int4 at 8192 tokens:
+// t 17.5, the forms 16.9-23.8; fp8 at 4096 tokens: t 10.0, r 10.1, the
+// forms 10.3-11.9; bf16 experts at 4096 tokens 8.3 against moe_wgmma.cu's
+// y 7.8; with a single producer warp, 21-32 at int4 8192 tokens: the
+// copies of a [192, 64] token tile are 1536 cp.async per k tile).
 //
 // build: sm_90a
 // (as moe_wgmma.cu: the PTX is marked sm_90a by scripts/build-kernels.sh;
@@ -65,8 +69,7 @@
 // local row r is weight row n0 + r.
 // Shared memory, 1024-byte aligned: ST stages of { tokens [BN, 64] bf16
 // in the 128-byte swizzle, raw weights [RB, 64] as stored (fp8: 64 bytes
-// a row, int4: 32) }, then with SA two widened [64, 64] bf16 tiles per
-// warpgroup.
+// a row, int4: 32) }.
 //
 // Widening into the fragment (registers). int4: the byte of packed word w
 // holding columns 2c, 2c+1 (c = lane%4) is moved by one prmt to bits 0-7
@@ -83,10 +86,11 @@
 // Pipeline per k tile kt (all threads load; each warpgroup widens and
 // multiplies its own rows): wait for tile kt's copies, fence them to the
 // async proxy, barrier (after which every warpgroup's MMAs of tile kt-2
-// are done, so that stage and widened buffer kt%2 are free); issue the
-// copies of tile kt+ST-2; read the raw rows and widen (SA: store, fence,
-// named barrier of the warpgroup); fence, four wgmmas (k16 steps), commit,
-// wait until only this tile's are in flight.
+// are done, so that stage is free); issue the copies of tile kt+ST-2;
+// read the raw rows and widen; fence, four wgmmas (k16 steps), commit,
+// wait until only this tile's are in flight (IL: the barrier comes after
+// tile kt-1's last step is issued, when tile kt-2's MMAs are done, and
+// each step is widened, issued, committed and waited for as above).
 //
 // Requirements (the host checks them, wgraTakes, and takes moe_wgmma.cu
 // otherwise): fp8 with K % 16 == 0 and qb 64 times a power of two; int4
@@ -111,6 +115,18 @@ __device__ __forceinline__ void wr_mma_n128(float (&d)[64], const unsigned (&a)[
         : "memory");
 }
 
+// wr_mma_n192: wr_mma_n128 for 192 tokens.
+__device__ __forceinline__ void wr_mma_n192(float (&d)[96], const unsigned (&a)[4], unsigned long long db) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %101, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, "
+        "{%96, %97, %98, %99}, %100, p, 1, 1, 0;\n}\n"
+        : WG_D32(0), WG_D32(32), WG_D32(64)
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1)
+        : "memory");
+}
+
 // wr_mma_n64: wr_mma_n128 for 64 tokens.
 __device__ __forceinline__ void wr_mma_n64(float (&d)[32], const unsigned (&a)[4], unsigned long long db) {
     asm volatile(
@@ -123,37 +139,18 @@ __device__ __forceinline__ void wr_mma_n64(float (&d)[32], const unsigned (&a)[4
         : "memory");
 }
 
-// wr_mma_ss_n192: d[64 × 192] += A[64 × 16] · B[192 × 16]ᵀ for one
-// warpgroup, A and B K-major in shared memory (descriptors da, db, as
-// wg_mma_n256's operands); accumulators as wg_mma_n256's.
-__device__ __forceinline__ void wr_mma_ss_n192(float (&d)[96], unsigned long long da, unsigned long long db) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, "
-        "%96, %97, p, 1, 1, 0, 0;\n}\n"
-        : WG_D32(0), WG_D32(32), WG_D32(64)
-        : "l"(da), "l"(db), "r"(1)
-        : "memory");
-}
-
-// wr_mma is the m64nBNk16 product with A in registers (BN 64 or 128).
+// wr_mma is the m64nBNk16 product with A in registers (BN 64, 128 or
+// 192).
 template <int BN>
 __device__ __forceinline__ void wr_mma(float (&d)[BN / 2], const unsigned (&a)[4], unsigned long long db) {
-    static_assert(BN == 64 || BN == 128, "register-operand tiles have 64 or 128 tokens");
+    static_assert(BN == 64 || BN == 128 || BN == 192, "register-operand tiles have 64, 128 or 192 tokens");
     if constexpr (BN == 64) wr_mma_n64(d, a, db);
-    else wr_mma_n128(d, a, db);
-}
-
-// wr_mma_ss is the m64nBNk16 product with A in shared memory (BN 192).
-template <int BN>
-__device__ __forceinline__ void wr_mma_ss(float (&d)[BN / 2], unsigned long long da, unsigned long long db) {
-    static_assert(BN == 192, "shared-memory-operand tiles have 192 tokens");
-    wr_mma_ss_n192(d, da, db);
+    else if constexpr (BN == 128) wr_mma_n128(d, a, db);
+    else wr_mma_n192(d, a, db);
 }
 
 // moe_wgra: see the file comment. Arguments as moe_gemm.cu's moe_gemm.
-template <int WG, int BN, int ST, bool SA, int WK, bool GLU>
+template <int WG, int BN, int ST, bool IL, int WK, bool GLU>
 __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int* xidx, const unsigned long long* wptr,
                                          const int* offsets, const int* tiles, int nexp, int N, int K,
                                          long long scale_off, int qa, int qb, int qc) {
@@ -303,38 +300,23 @@ __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int
         }
     };
 
-    // SA: each warpgroup widens its own 64 rows into a [64, 64] bf16 tile
-    // of shared memory (double buffered, after the stages) in the 128-byte
-    // swizzle, 8 k of one row per unit (rows t/8 + 16·i, chunk t%8 of
-    // thread t of the warpgroup), and multiplies from there.
-    const int t128 = tid & 127, uj = t128 & 7;
-    const unsigned char* usb = (GLU && ((t128 >> 6) & 1) ? wb1 : wb0) + scale_off;
-    int usoff[4];
-#pragma unroll
-    for (int i = 0; i < 4; i++) {
-        const int n = colOf(wg * 64 + (t128 >> 3) + 16 * i);
-        usoff[i] = n < 0 ? 0 : WK == MG_FP8 ? (n / qa) * qc : n * qc;
-    }
-    auto uscales = [&](int kt, unsigned (&us)[4]) {
-        const int k = kt * BK + 8 * uj;
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            unsigned v;
-            if (WK == MG_FP8) v = __ldg((const unsigned*)usb + usoff[i] + (kt >> lk));
-            else v = __ldg((const bf16_t*)usb + usoff[i] + ((k < K ? k : 0) >> lg));
-            us[i] = k < K ? v : 0u;
-        }
-    };
-    auto widen_sa = [&](int s, int kt, const unsigned (&us)[4]) {
+    // widen1: k16 step ks of the k tile in stage s into fragment a (the
+    // part of widen's a[ks]).
+    auto widen1 = [&](int s, int ks, const unsigned (&sc)[2][4], unsigned (&a)[4]) {
         const unsigned char* rw = sm + s * STAGE + X_BYTES;
-        unsigned char* dst = sm + ST * STAGE + (wg * 2 + (kt & 1)) * 8192;
 #pragma unroll
-        for (int i = 0; i < 4; i++) {
-            const int r = (t128 >> 3) + 16 * i;
-            uint4 v;
-            if (WK == MG_FP8) v = mg_fp8x8(*(const uint2*)(rw + (wg * 64 + r) * RBYTES + 8 * uj), __uint_as_float(us[i]));
-            else v = mg_int4x8(*(const unsigned*)(rw + (wg * 64 + r) * RBYTES + 4 * uj), us[i] | (us[i] << 16));
-            *(uint4*)(dst + r * 128 + ((uj ^ (r & 7)) << 4)) = v;
+        for (int h = 0; h < 2; h++) {
+            const unsigned char* row = rw + (lr0 + 8 * h) * RBYTES;
+            if (WK == MG_INT4) {
+                const uint2 q = *(const uint2*)(row + 8 * ks);
+                a[h] = mg_int4x2(__byte_perm(q.x, q.x >> 4, sel4), sc[h][ks]);
+                a[h + 2] = mg_int4x2(__byte_perm(q.y, q.y >> 4, sel4), sc[h][ks]);
+            } else {
+                const uint4 u = *(const uint4*)(row + 16 * ks);
+                const float f = __uint_as_float(sc[h][ks]);
+                a[h] = mg_fp8x2((unsigned short)__byte_perm(u.x, u.y, sel8), f);
+                a[h + 2] = mg_fp8x2((unsigned short)__byte_perm(u.z, u.w, sel8), f);
+            }
         }
     };
 
@@ -348,7 +330,7 @@ __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int
         if (s < KT) load(s, s);
         mg_commit();
     }
-    if (!SA) scales(0, sc);
+    scales(0, sc);
     // sync: the block-wide part of k tile kt: wait for its copies, fence,
     // barrier, copy tile kt+ST-2. (A barrier every two k tiles, waiting
     // for two tiles and copying two, with five or six stages, measured
@@ -364,7 +346,7 @@ __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int
     // One k tile into register buffer a (kt's parity); b is the other
     // buffer, read by the MMAs of tile kt-1: after this tile's wait those
     // are done, and the hold keeps b's registers from being reused before.
-    auto step = [&](int kt, auto& a, auto& b) {  // generic: instantiated only where called (not SA)
+    auto step = [&](int kt, auto& a, auto& b) {  // generic: instantiated only where called (not IL)
         sync(kt);
         const int s = kt % ST;
         widen(s, sc, a);
@@ -384,25 +366,38 @@ __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int
     for (int ks = 0; ks < 4; ks++)
 #pragma unroll
         for (int i = 0; i < 4; i++) a0[ks][i] = a1[ks][i] = 0u;
-    if constexpr (SA) {
-        unsigned us[4];
-        uscales(0, us);
+    if constexpr (IL) {
+        // Interleaved (IL): one commit group per k16 step; after step ks
+        // is issued and at most three groups are in flight, the step that
+        // last read fragment ks+1 (three steps back) is done, so ks+1 is
+        // widened then, right before its own step (as CUTLASS's mixed-input
+        // RS mainloop orders it): no fragment is written while an MMA that
+        // reads it is in flight.
+        unsigned scn[2][4];
+        sync(0);
+        widen1(0, 0, sc, a0[0]);
         for (int kt = 0; kt < KT; kt++) {
-            sync(kt);
             const int s = kt % ST;
-            widen_sa(s, kt, us);
-            if (kt + 1 < KT) uscales(kt + 1, us);
-            wg_proxy_fence();
-            asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wg) : "memory");  // this warpgroup's tile is written
-            const unsigned long long da = wg_desc(base + ST * STAGE + (wg * 2 + (kt & 1)) * 8192);
             const unsigned long long db = wg_desc(base + s * STAGE);
-            wg_hold(acc);
-            wg_fence();
+            if (kt + 1 < KT) scales(kt + 1, scn);
 #pragma unroll
-            for (int ks = 0; ks < 4; ks++) wr_mma_ss<BN>(acc, da + 2 * ks, db + 2 * ks);
-            wg_commit();
-            wg_wait<1>();
-            wg_hold(acc);
+            for (int ks = 0; ks < 4; ks++) {
+                wg_hold(acc);
+                wg_fence();
+                wr_mma<BN>(acc, a0[ks], db + 2 * ks);
+                wg_commit();
+                wg_wait<3>();
+                wg_hold(acc);
+                if (ks < 3) widen1(s, ks + 1, sc, a0[ks + 1]);
+            }
+            if (kt + 1 < KT) {
+                sync(kt + 1);
+#pragma unroll
+                for (int h = 0; h < 2; h++)
+#pragma unroll
+                    for (int ks = 0; ks < 4; ks++) sc[h][ks] = scn[h][ks];
+                widen1((kt + 1) % ST, 0, sc, a0[0]);
+            }
         }
     } else {
         for (int kt = 0; kt < KT; kt += 2) {
@@ -437,17 +432,17 @@ __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int
     }
 }
 
-// Tile configurations (WG warpgroups, BN tokens, stages, SA), picked by
+// Tile configurations (WG warpgroups, BN tokens, stages, IL), picked by
 // the host (engine/backend/cuda/rank_moe_grouped.go, which holds what
-// BenchmarkMoEGrouped measured): r 128 weight rows × 128 tokens with A in
-// registers; t 192 × 192 with A widened into shared memory (three
-// warpgroups: the tokens' tile is read once for 192 weight rows).
+// BenchmarkMoEGrouped measured): r 128 weight rows × 128 tokens, h 128 ×
+// 64, double-buffered; c 192 × 192 interleaved (three warpgroups: the
+// tokens' tile is read once for 192 weight rows).
 #define WR_CFG_r 2, 128, 4, false
 #define WR_THREADS_r 256
-#define WR_CFG_t 3, 192, 4, true
-#define WR_THREADS_t 384
 #define WR_CFG_h 2, 64, 4, false
 #define WR_THREADS_h 256
+#define WR_CFG_c 3, 192, 4, true
+#define WR_THREADS_c 384
 
 #define WR_INST(wn, WK, cfg, gn, GLU)                                                                        \
     extern "C" __global__ void __launch_bounds__(WR_THREADS_##cfg, 1) moe_wgra_##wn##_##gn##_##cfg(          \
@@ -455,7 +450,7 @@ __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int
         const int* tiles, int nexp, int N, int K, long long scale_off, int qa, int qb, int qc) {             \
         moe_wgra<WR_CFG_##cfg, WK, GLU>(out, x, xidx, wptr, offsets, tiles, nexp, N, K, scale_off, qa, qb, qc); \
     }
-#define WR_CFGS(wn, WK, gn, GLU) WR_INST(wn, WK, r, gn, GLU) WR_INST(wn, WK, t, gn, GLU) WR_INST(wn, WK, h, gn, GLU)
+#define WR_CFGS(wn, WK, gn, GLU) WR_INST(wn, WK, r, gn, GLU) WR_INST(wn, WK, h, gn, GLU) WR_INST(wn, WK, c, gn, GLU)
 #define WR_KINDS(gn, GLU) WR_CFGS(fp8, MG_FP8, gn, GLU) WR_CFGS(int4, MG_INT4, gn, GLU)
 WR_KINDS(glu, true)
 WR_KINDS(down, false)

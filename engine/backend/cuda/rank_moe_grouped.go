@@ -54,28 +54,28 @@ var mgKindName = [...]string{"bf16", "fp8", "int4"}
 // Hopper's wgmma (compute capability 9.0 only) on kernels/moe_wgmma.cu
 // (WG_CFG_*), the others on kernels/moe_gemm.cu (mma.sync; MG_CFG_*).
 // Tiles with ra run on kernels/moe_wgra.cu (WR_CFG_*: quantized weights as
-// wgmma's A operand, widened into registers, or with sa into shared
-// memory per warpgroup) where wgraTakes says it applies, else on the tile
-// named by fallback (the same bm, so the caller's row tiles stay valid).
+// wgmma's A operand, widened into registers) where wgraTakes says it
+// applies, else on the tile named by fallback (the same bm, so the
+// caller's row tiles stay valid).
 type mgTile struct {
 	name            string
 	bm, bn, threads int
 	stages          int
 	wg              bool
-	ra, sa          bool
+	ra              bool
 	fallback        string
 }
 
 var mgTiles = []mgTile{
-	{"s", 16, 128, 128, 4, false, false, false, ""},
-	{"m", 64, 128, 128, 3, false, false, false, ""},
-	{"l", 128, 128, 256, 3, false, false, false, ""},
-	{"x", 128, 256, 256, 3, false, false, false, ""},
-	{"w", 128, 256, 256, 4, true, false, false, ""},
-	{"y", 192, 256, 384, 4, true, false, false, ""},
-	{"r", 128, 128, 256, 4, true, true, false, "w"},
-	{"t", 192, 192, 384, 4, true, true, true, "y"},
-	{"h", 64, 128, 256, 4, true, true, false, "m"},
+	{"s", 16, 128, 128, 4, false, false, ""},
+	{"m", 64, 128, 128, 3, false, false, ""},
+	{"l", 128, 128, 256, 3, false, false, ""},
+	{"x", 128, 256, 256, 3, false, false, ""},
+	{"w", 128, 256, 256, 4, true, false, ""},
+	{"y", 192, 256, 384, 4, true, false, ""},
+	{"r", 128, 128, 256, 4, true, true, "w"},
+	{"c", 192, 192, 384, 4, true, true, "y"},
+	{"h", 64, 128, 256, 4, true, true, "m"},
 }
 
 // smem returns the dynamic shared memory the tile needs for weight kind
@@ -86,16 +86,12 @@ var mgTiles = []mgTile{
 // or 32 bytes), two widened [bn, 64] bf16 tiles for quantized weights,
 // and 1 KiB to align the tiles to the 128-byte swizzle's 1024 bytes.
 // moe_wgra.cu tiles (ra): per stage the tokens (bm rows of 128 bytes) and
-// the raw weights (bn rows of 64 or 32 bytes), with sa two widened
-// [64, 64] bf16 tiles per warpgroup, and the 1 KiB (quantized weights
-// only: MoEGEMM runs a tile's fallback for anything wgraTakes refuses).
+// the raw weights (bn rows of 64 or 32 bytes), and the 1 KiB (quantized
+// weights only: MoEGEMM runs a tile's fallback for anything wgraTakes
+// refuses).
 func (t mgTile) smem(kind int) int {
 	if t.ra {
-		s := t.stages*(t.bm*128+[...]int{0, t.bn * 64, t.bn * 32}[kind]) + 1024
-		if t.sa {
-			s += 2 * t.bn * 128 // two widened [64, 64] bf16 tiles per warpgroup
-		}
-		return s
+		return t.stages*(t.bm*128+[...]int{0, t.bn * 64, t.bn * 32}[kind]) + 1024
 	}
 	if t.wg {
 		s := t.stages*(t.bm*128+[...]int{t.bn * 128, t.bn * 64, t.bn * 32}[kind]) + 1024
@@ -252,11 +248,11 @@ func moeKernelDefault(kind int, rows float64, hopper bool) bool {
 // 192 rows rather than 128 (BenchmarkMoEGrouped, ms per layer). bf16, y against w: DeepSeek-V3 at
 // 128 rows 6.9-7.6 against 7.9-8.4, Kimi-K2.5 at 171 rows 13.0 against
 // 15.2-15.9, but at 85 rows 9.6-10.2 against 9.4-9.7 and at 64 rows 6.41
-// against 6.28. Quantized experts take moe_wgra.cu's tiles, t against r:
-// fp8 at 128 rows 9.52 against 9.92-10.05 (moe_wgmma.cu's y and w 11.9
-// and 12.2), at 256 rows 18.8 against 17.5-17.8 (w 20.8); int4 at 171
-// rows 15.4 against 20.1 (y 19.6), at 85 rows 13.4 against 10.1-10.2 (w
-// 11.6).
+// against 6.28. Quantized experts take moe_wgra.cu's tiles, c against r
+// (one run with both): fp8 at 128 rows 9.1 against 9.8 (moe_wgmma.cu's y
+// and w 11.9 and 12.2 in an earlier run), at 256 rows 17.8 against 16.4
+// (w 20.8); int4 at 171 rows 14.5 against 20.3 (y 19.6), at 85 rows 12.3
+// against 10.2 (w 11.6).
 var (
 	hFrom  = [...]float64{mgBF16: math.Inf(1), mgFP8: 12, mgInt4: 16}
 	wgFrom = [...]float64{mgBF16: 0, mgFP8: 32, mgInt4: 64}
@@ -269,7 +265,7 @@ var (
 // BenchmarkMoEGrouped measured (ms per layer as moeKernelDefault's): with
 // hopper (compute capability 9.0) a wgmma tile above wgFrom[kind] rows,
 // of 192 rows above yFrom[kind] up to yTo[kind] and of 128 otherwise:
-// bf16 w and y; fp8 and int4 moe_wgra.cu's r and t, which fall back to w
+// bf16 w and y; fp8 and int4 moe_wgra.cu's r and c, which fall back to w
 // and y where wgraTakes refuses the quantization. w for bf16 at every
 // size (0.28 against s's 0.29 at 1 token, 4.7 against m's 5.1 at 2 rows,
 // 5.7 against 6.0 at 16); r for fp8 above 32 rows (64 rows 6.4 against
@@ -277,7 +273,7 @@ var (
 // 11.6 and l's 16.2); h for quantized weights above hFrom[kind] rows.
 // Otherwise (and without Hopper) bf16 s up to 8 rows, m above; quantized
 // s up to 16 rows, m up to 64, then x for fp8 and l for int4. A
-// moe_wgra.cu tile that wgraTakes refuses runs its fallback: h m, r w, t
+// moe_wgra.cu tile that wgraTakes refuses runs its fallback: h m, r w, c
 // y.
 func pickTile(kind int, rows float64, hopper bool) mgTile {
 	want := moeTile
@@ -286,7 +282,7 @@ func pickTile(kind int, rows float64, hopper bool) mgTile {
 		case hopper && rows > yFrom[kind] && rows <= yTo[kind]:
 			want = "y"
 			if kind != mgBF16 {
-				want = "t"
+				want = "c"
 			}
 		case hopper && rows > wgFrom[kind]:
 			want = "w"
@@ -333,7 +329,7 @@ func (d *Device) routedGrouped(y, xt, it, wt *Tensor, set *expertSet, T, k int) 
 	n, H, I := g.n, set.hidden, set.inter
 	slots := T * k
 	if moeTile != "" && !slices.ContainsFunc(mgTiles, func(t mgTile) bool { return t.name == moeTile }) {
-		return fmt.Errorf("%w: grouped expert gemm: HSDB_MOE_TILE=%q is not a tile (s, m, l, x, w, y, r, t or h)", driver.ErrBadArgument, moeTile)
+		return fmt.Errorf("%w: grouped expert gemm: HSDB_MOE_TILE=%q is not a tile (s, m, l, x, w, y, r, c or h)", driver.ErrBadArgument, moeTile)
 	}
 	tile := pickTile(g.kind, float64(slots)/float64(n), d.hopper())
 	if tile.wg && !d.hopper() {

@@ -37,7 +37,7 @@ func TestMoEGEMMTiles(t *testing.T) {
 // 128×128 and 32×64 block scales (dequantized exactly on the CPU's upload,
 // tensor.Quantized.Dequantize) and int4 with bf16 group-32 (K a multiple
 // of 64 or not) and group-128 scales and f32 group-32 scales (which
-// moe_wgra.cu's tiles r and t hand to moe_wgmma.cu's w and y).
+// moe_wgra.cu's tiles r and c hand to moe_wgmma.cu's w and y).
 // Sizes are mostly no multiples of the tiles (hidden 48-256, intermediate 24-128
 // against 64-column and 64-256-row tiles; one k tile or several), the
 // routing is ragged with experts that get no token (5 tokens over 16
@@ -185,7 +185,7 @@ func TestMoEGEMMArgs(t *testing.T) {
 // needed), by its stated requirements: fp8 column blocks of 64·2^j with K
 // % 16 == 0; int4 with bf16 scales, K % 32 == 0 and groups of 32 or
 // 64·2^j; never bf16. And pickTile hands quantized prefill sizes on Hopper
-// to its tiles h, r and t, bf16 to w and y (the thresholds of hFrom,
+// to its tiles h, r and c, bf16 to w and y (the thresholds of hFrom,
 // wgFrom, yFrom and yTo), and each moe_wgra.cu tile has a fallback of the
 // same rows.
 func TestWgraTakes(t *testing.T) {
@@ -220,13 +220,13 @@ func TestWgraTakes(t *testing.T) {
 		kind int
 		rows float64
 		want string
-	}{{mgBF16, 128, "y"}, {mgBF16, 64, "w"}, {mgFP8, 64, "r"}, {mgFP8, 128, "t"}, {mgFP8, 256, "r"},
-		{mgInt4, 11, "s"}, {mgInt4, 43, "h"}, {mgInt4, 85, "r"}, {mgInt4, 171, "t"}, {mgFP8, 8, "s"}, {mgFP8, 16, "h"}} {
+	}{{mgBF16, 128, "y"}, {mgBF16, 64, "w"}, {mgFP8, 64, "r"}, {mgFP8, 128, "c"}, {mgFP8, 256, "r"},
+		{mgInt4, 11, "s"}, {mgInt4, 43, "h"}, {mgInt4, 85, "r"}, {mgInt4, 171, "c"}, {mgFP8, 8, "s"}, {mgFP8, 16, "h"}} {
 		if got := pickTile(c.kind, c.rows, true).name; got != c.want {
 			t.Errorf("pickTile(%s, %g rows, hopper) = %s, want %s", mgKindName[c.kind], c.rows, got, c.want)
 		}
 	}
-	for _, name := range []string{"r", "t", "h"} {
+	for _, name := range []string{"r", "c", "h"} {
 		ra, fb := pickTileNamed(name), pickTileNamed(pickTileNamed(name).fallback)
 		if !ra.ra || fb.ra || fb.bm != ra.bm {
 			t.Errorf("tile %s falls back to %s: the fallback must be a tile of the same rows outside moe_wgra.cu (%d, %d)", name, fb.name, ra.bm, fb.bm)
