@@ -239,16 +239,26 @@ func ActivationDType(dt tensor.DType, d *model.Dims) tensor.DType {
 }
 
 // FormatBytes renders a byte count in binary units: "1.5 GiB", "312 MiB",
-// "900 B".
+// "2.5 MiB", "900 B" (MiB and KiB below 10 with one decimal, so that
+// 2.5 MiB is not shown as "2 MiB").
 func FormatBytes(n int64) string {
 	const k = 1024
 	switch {
 	case n >= k*k*k:
 		return fmt.Sprintf("%.1f GiB", float64(n)/(k*k*k))
 	case n >= k*k:
-		return fmt.Sprintf("%.0f MiB", float64(n)/(k*k))
+		return smallUnits(float64(n)/(k*k), "MiB")
 	case n >= k:
-		return fmt.Sprintf("%.0f KiB", float64(n)/k)
+		return smallUnits(float64(n)/k, "KiB")
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// smallUnits renders v units with one decimal below 10 (where it would
+// round to 9.95 or more: none, "10 MiB") and none above.
+func smallUnits(v float64, unit string) string {
+	if v < 9.95 {
+		return fmt.Sprintf("%.1f %s", v, unit)
+	}
+	return fmt.Sprintf("%.0f %s", v, unit)
 }
