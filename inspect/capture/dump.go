@@ -138,14 +138,15 @@ func newManifest(info DumpInfo, dt tensor.DType) *Manifest {
 		Capture:  CaptureInfo{Layers: append([]int{}, info.Layers...), What: info.What, Sites: info.Sites, DType: dt.SafetensorsName()},
 		Replicas: map[string]ReplicaRecord{}, Sequences: []SeqRecord{}}
 	if info.What == WhatStream && len(info.Layers) > 0 {
-		m.Capture.HFIndex = map[string]int{}
+		m.Capture.HFIndex = map[string]*int{}
 		last := info.Model.Dims["num_hidden_layers"] - 1
 		m.Capture.HFNote = "hidden_states.{i} (stream = hidden_states + residual) equals HF output_hidden_states[i+1]; index 0 is the embeddings, and HF's last entry has the final norm applied"
 		for _, l := range info.Layers {
-			idx := l + 1
+			var idx *int // the last layer's raw output: no HF index
 			if l == last {
-				idx = -1
-				m.Capture.HFNote += fmt.Sprintf(", so hidden_states.%d, the last decoder layer's raw output, has no HF index (-1 here)", l)
+				m.Capture.HFNote += fmt.Sprintf(", so hidden_states.%d, the last decoder layer's raw output, has no HF index (null here; output_hidden_states[-1] is the normed entry)", l)
+			} else {
+				idx = new(l + 1)
 			}
 			m.Capture.HFIndex[fmt.Sprintf("hidden_states.%d", l)] = idx
 		}
