@@ -66,7 +66,7 @@ func runCapture(args []string, io stdio) int {
 		return fail(2, "unexpected argument %q", fs.Arg(0))
 	}
 	if *out == "" || (*ids == "") == (*data == "") {
-		return fail(2, "need --out and one of --ids or --data (see hsdb help)")
+		return fail(2, "need --out and one of --ids or --data (hsdb capture --help lists the flags)")
 	}
 	format, err := capture.ParseFormat(*formatArg)
 	if err != nil {
@@ -88,6 +88,11 @@ func runCapture(args []string, io stdio) int {
 		if _, err := tensor.ParseFloatDType(*saveDType); err != nil {
 			return fail(2, "--save-dtype %v", err)
 		}
+	}
+	// What --out holds is known before the model loads (the job checks it
+	// again under the dump's lock).
+	if err := capture.CheckOut(*out, *force); err != nil {
+		return fail(1, "%v", err)
 	}
 	e, err := mf.load(io.Err)
 	if err != nil {

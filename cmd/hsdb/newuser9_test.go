@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 )
@@ -53,5 +54,42 @@ func TestFlagHelpAligned(t *testing.T) {
 	}
 	if n < 20 {
 		t.Fatalf("%d flag lines in:\n%s", n, out.String())
+	}
+}
+
+// TestCaptureOutCheckedBeforeLoad: `hsdb capture --out D` where D holds a
+// finished dump (or a directory hsdb did not write) loaded the model, read
+// --data and printed the layer mapping, and only then said "dump exists":
+// for DeepSeek-V3 at --tp 8 minutes of loading to learn what the
+// directory already said. --out is now judged before the model loads: with
+// a --model that cannot load at all, the answer is still about D.
+func TestCaptureOutCheckedBeforeLoad(t *testing.T) {
+	dir := t.TempDir()
+	done := dir + "/done"
+	var out, errOut bytes.Buffer
+	if code := hsdbMain([]string{"capture", "--model", "../../testdata/hf/llama", "--layers", "0,1", "--ids", "1,5,7", "--out", done}, stdio{Out: &out, Err: &errOut}); code != 0 {
+		t.Fatalf("first capture: exit %d: %s", code, errOut.String())
+	}
+	other := dir + "/other"
+	if err := os.Mkdir(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeFile(other+"/notes.txt", "mine\n"); err != nil {
+		t.Fatal(err)
+	}
+	missing := dir + "/no-such-model"
+	for _, c := range []struct {
+		out  string
+		want string
+	}{
+		{done, "dump " + done + ": dump exists; give --force to replace it"},
+		{other, "dump " + other + ": exists and is not an hsdb dump"},
+	} {
+		out.Reset()
+		errOut.Reset()
+		code := hsdbMain([]string{"capture", "--model", missing, "--layers", "0,1", "--ids", "1,5,7", "--out", c.out}, stdio{Out: &out, Err: &errOut})
+		if code != 1 || !strings.Contains(errOut.String(), c.want) || strings.Contains(errOut.String(), "no-such-model") {
+			t.Errorf("--out %s: exit %d, stderr %q; want 1 and %q before the model is opened", c.out, code, errOut.String(), c.want)
+		}
 	}
 }

@@ -214,20 +214,9 @@ func prepare(dir string, info DumpInfo, opts DumpOptions) (*DumpWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Lstat(dir); err == nil {
-		// What is there decides the answer: a dump hsdb wrote is replaced
-		// with --force; anything else never is, so --force is not offered.
-		if err := hsdbOwned(dir, false); err != nil {
-			lock.release()
-			if !opts.Force {
-				return nil, &existsNotDump{fmt.Sprintf("dump %s: exists and is %v (--force replaces only a dump hsdb wrote): choose another DIR", dir, err), err}
-			}
-			return nil, fmt.Errorf("dump %s: --force replaces only a dump hsdb wrote: %w", dir, err)
-		}
-		if !opts.Force {
-			lock.release()
-			return nil, fmt.Errorf("dump %s: %w; give --force to replace it", dir, ErrExists)
-		}
+	if err := outFree(dir, opts.Force); err != nil {
+		lock.release()
+		return nil, err
 	}
 	w := &DumpWriter{dir: dir, m: newManifest(info, dt), dtype: dt, hidden: info.Model.Dims["hidden_size"], lock: lock}
 	if info.Plan != nil && info.Plan.Format != FormatHsdb {
@@ -235,6 +224,40 @@ func prepare(dir string, info DumpInfo, opts DumpOptions) (*DumpWriter, error) {
 		w.m.Capture.Format, w.m.Capture.FormatIDs, w.m.Capture.Mapping, w.m.Capture.Compressed = string(info.Plan.Format), info.Plan.IDs, info.Plan.Lines, opts.Compress
 	}
 	return w, nil
+}
+
+// CheckOut refuses dir as a dump's destination for what is there already,
+// as CreateDump and ResumeDump do (which check again under the dump's
+// lock): ErrNotDump for a protected directory (the home or working
+// directory, /); an existing dir without force, ErrExists (also
+// ErrNotDump when hsdb did not write it: --force is then not offered); with
+// force, ErrNotDump when hsdb did not write it. It needs no model, so a
+// job calls it before loading one: a 600 GB checkpoint is not read to
+// learn that --out holds a finished dump.
+func CheckOut(dir string, force bool) error {
+	if why := protectedDir(dir); why != "" {
+		return fmt.Errorf("dump %s: %w: it is %s", dir, ErrNotDump, why)
+	}
+	return outFree(dir, force)
+}
+
+// outFree is CheckOut's answer for an existing dir: what is there decides
+// it. A dump hsdb wrote is replaced with --force; anything else never is,
+// so --force is not offered.
+func outFree(dir string, force bool) error {
+	if _, err := os.Lstat(dir); err != nil {
+		return nil
+	}
+	if err := hsdbOwned(dir, false); err != nil {
+		if !force {
+			return &existsNotDump{fmt.Sprintf("dump %s: exists and is %v (--force replaces only a dump hsdb wrote): choose another DIR", dir, err), err}
+		}
+		return fmt.Errorf("dump %s: --force replaces only a dump hsdb wrote: %w", dir, err)
+	}
+	if !force {
+		return fmt.Errorf("dump %s: %w; give --force to replace it", dir, ErrExists)
+	}
+	return nil
 }
 
 // removeOwned removes a staging directory after checking that it holds
