@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"hsdb/engine"
+	"hsdb/engine/modelpath"
 	"hsdb/engine/tensor"
 	"hsdb/inspect/capture"
 	"hsdb/inspect/client"
@@ -93,6 +94,14 @@ func runCapture(args []string, io stdio) int {
 	// again under the dump's lock).
 	if err := capture.CheckOut(*out, *force); err != nil {
 		return fail(1, "%v", err)
+	}
+	// So is --layers, on config.json's num_hidden_layers (the same plan is
+	// made again from the loaded model; a config that cannot be read here
+	// is left for the load to name).
+	if d, err := modelpath.ConfigDims(mf.model); err == nil && d.Layers > 0 {
+		if _, err := capture.PlanLayers(format, *layersArg, d.Layers, client.ParseLayers); err != nil {
+			return fail(2, "%v", err)
+		}
 	}
 	e, err := mf.load(io.Err)
 	if err != nil {

@@ -93,3 +93,27 @@ func TestCaptureOutCheckedBeforeLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestCaptureLayersCheckedBeforeLoad: a --layers that the model cannot
+// take was refused only after the checkpoint loaded. It is judged on
+// config.json first: testdata/configs/deepseek-v3 holds DeepSeek-V3's
+// config.json alone (61 decoder layers, so hsdb layers 0..60, by hand),
+// and --layers 2,30,58,61 is refused naming that range, not the missing
+// weights; 2,30,58,60 gets past the check to the load, which then names
+// them.
+func TestCaptureLayersCheckedBeforeLoad(t *testing.T) {
+	for _, c := range []struct {
+		layers string
+		code   int
+		want   string
+	}{
+		{"2,30,58,61", 2, "--layers 61: hsdb layers are decoder layers 0..60"},
+		{"2,30,58,60", 1, "no *.safetensors in"},
+	} {
+		var out, errOut bytes.Buffer
+		code := hsdbMain([]string{"capture", "--model", "../../testdata/configs/deepseek-v3", "--layers", c.layers, "--ids", "1,2", "--out", t.TempDir() + "/d"}, stdio{Out: &out, Err: &errOut})
+		if code != c.code || !strings.Contains(errOut.String(), c.want) {
+			t.Errorf("--layers %s: exit %d, stderr %q; want %d and %q", c.layers, code, errOut.String(), c.code, c.want)
+		}
+	}
+}
