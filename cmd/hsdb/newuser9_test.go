@@ -117,3 +117,26 @@ func TestCaptureLayersCheckedBeforeLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffHelpNoNoModel: `hsdb diff --help` listed --no-model, which diff
+// refuses ("diff compares the capture with hsdb's own forward pass, which
+// needs the model"); check's help keeps it, and diff still names it when
+// given.
+func TestDiffHelpNoNoModel(t *testing.T) {
+	for _, c := range []struct {
+		cmd  string
+		want bool
+	}{{"diff", false}, {"check", true}} {
+		var out, errOut bytes.Buffer
+		if code := hsdbMain([]string{c.cmd, "--help"}, stdio{Out: &out, Err: &errOut}); code != 0 {
+			t.Fatalf("%s --help: exit %d", c.cmd, code)
+		}
+		if got := strings.Contains(out.String(), "--no-model"); got != c.want {
+			t.Errorf("%s --help lists --no-model: %v, want %v\n%s", c.cmd, got, c.want, out.String())
+		}
+	}
+	var out, errOut bytes.Buffer
+	if code := hsdbMain([]string{"diff", "x.pt", "--model", "../../testdata/hf/llama", "--no-model"}, stdio{Out: &out, Err: &errOut}); code != 2 || !strings.Contains(errOut.String(), "--no-model: diff compares the capture with hsdb's own forward pass") {
+		t.Errorf("diff --no-model: exit %d, stderr %q", code, errOut.String())
+	}
+}
