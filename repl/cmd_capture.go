@@ -177,6 +177,9 @@ func cmdDump(t *Term, args string) error {
 			}
 			what = append(what, "sites "+strings.Join(keys, ", "))
 		}
+		if m.Capture.Format != "" { // a trainer's files: its ids and what each is, as hsdb capture says
+			what = []string{fmt.Sprintf("%s ids %s (%s)", m.Capture.Format, joinInts(m.Capture.FormatIDs), m.Capture.Sources())}
+		}
 		if len(what) == 0 {
 			what = []string{"nothing captured"}
 		}
