@@ -351,7 +351,8 @@ func TestDiagnoseDeepSeek(t *testing.T) {
 		}
 	}
 	r, text = verdictOf(t, mk(bad), o)
-	want := fmt.Sprintf("the router at layer 1 chose other experts than the model's for 1 of 12 tokens (first token 4: %v", sortedPair(bad[4*k:5*k]))
+	pair := sortedPair(bad[4*k : 5*k]) // k = 2 experts per token, written as Python prints a list
+	want := fmt.Sprintf("the router at layer 1 chose other experts than the model's for 1 of 12 tokens (first token 4: [%d, %d], the model [", pair[0], pair[1])
 	if r.Verdict() != VerdictProblems || !strings.Contains(text, want) {
 		t.Errorf("other experts: lacks %q\n%s", want, text)
 	}
