@@ -49,3 +49,14 @@ func TestDumpFormatSummary(t *testing.T) {
 	f.Exec("run")
 	f.AssertExec("dump "+d+"/sf --format specforge", "dumped 1 sequence (3 tokens) to "+d+"/sf: specforge ids 0,1,2 (hsdb layers 0,1,2 (aux_hidden_state) and model.norm's output (hidden_state)), bf16\n")
 }
+
+// TestInputEmptyPart: `input text "x" ;` (a trailing ';') and `input ids
+// 1 ;; ids 2` were refused as `input: "": want ids, text or file`, quoting
+// nothing; the message now says which part is empty (counted by hand: the
+// part after the last ';' of two is part 2; between ";;" of three, part 2).
+func TestInputEmptyPart(t *testing.T) {
+	f := newFake(t, 1)
+	f.AssertError(`input text "x" ;`, "input: part 2 of 2 (between ';') is empty")
+	f.AssertError("input ids 1 ;; ids 2", "input: part 2 of 3 (between ';') is empty")
+	f.AssertError("input words 1", `"words": want ids, text or file`)
+}
