@@ -87,7 +87,7 @@ var flagTable = []flagDef{
 	{"tp", "tensor-parallel world size (ranks) the model runs at (check, diff: also the world size the capture ran at, for shard forensics; default there: try 2, 4, 8, 16)",
 		func(fs *flag.FlagSet, m *modelFlags, name, usage string) { fs.IntVar(&m.tp, name, 1, usage) }},
 	{"device", "cpu or cuda (default: cuda where hsdb-cuda-worker is installed next to hsdb or on PATH and sees a GPU, one worker process per rank; else cpu)", strFlag(func(m *modelFlags) *string { return &m.device }, "")},
-	{"dtype", "convert weights on load: f32, bf16 or f16 (default: as stored)", strFlag(func(m *modelFlags) *string { return &m.dtype }, "")},
+	{"dtype", "convert weights on load: f32, bf16 or f16 (default: as stored); quantized weights (fp8, int4) stay quantized on cuda and are dequantized to it on cpu", strFlag(func(m *modelFlags) *string { return &m.dtype }, "")},
 	{"ep", "MoE models: whole experts per rank (expert parallel, over the --tp ranks) instead of splitting each expert", boolFlag(func(m *modelFlags) *bool { return &m.ep })},
 	{"moe", "MoE expert split: tp (each expert's intermediate split over ranks, vLLM's default; the default) or ep (same as --ep)", strFlag(func(m *modelFlags) *string { return &m.moe }, "")},
 	{"load-layers", "load only decoder layers A-B (with embeddings, final norm and head), e.g. 58-60", strFlag(func(m *modelFlags) *string { return &m.loadRange }, "")},
