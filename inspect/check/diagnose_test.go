@@ -429,7 +429,7 @@ func TestLossMaskShift(t *testing.T) {
 		mask []int64
 		want string
 		v    Verdict
-	}{{good, "pass  loss_mask         2 masked spans, each after token 7 and ending at token 2", VerdictValid},
+	}{{good, "pass  loss_mask         2 spans of loss_mask 1, each after token 7 and ending at token 2", VerdictValid},
 		{bad, "loss_mask is shifted by -1 relative to input_ids (moving it by +1 aligns all 2 spans: after token 7, ending at token 2)", VerdictProblems}} {
 		p := writeCapture(t, ids, map[int][]float32{0: x}, 4, safetensors.Named{Name: "loss_mask", T: tensor.FromI64(c.mask, len(c.mask))})
 		r := CheckFile(p, CheckOptions{})
@@ -490,7 +490,7 @@ func TestLossMaskShiftOverDirectory(t *testing.T) {
 		shift int
 		want  string
 		v     Verdict
-	}{{0, "pass  loss_mask         3 masked spans over 3 files, each after token 7 and ending at token 2", VerdictValid},
+	}{{0, "pass  loss_mask         3 spans of loss_mask 1 over 3 files, each after token 7 and ending at token 2", VerdictValid},
 		{1, "FAIL  loss_mask         loss_mask is misaligned with input_ids by -1: moved by +1 token, its 3 spans over 3 files each start after token 7 and end at token 2", VerdictProblems}} {
 		dir := t.TempDir()
 		for i, ids := range files {
