@@ -112,8 +112,11 @@ func runCapture(args []string, io stdio) int {
 	if *ids != "" {
 		in, err = capture.ParseIDsList(*ids, capture.LimitsOf(e.Dims))
 	} else {
-		tok, _ := e.Tokenizer()
+		tok, tokErr := e.Tokenizer()
 		in, err = capture.OpenJSONL(*data, tok, capture.LimitsOf(e.Dims)) // validated here, streamed by the job
+		if errors.Is(err, capture.ErrNoTokenizer) && tokErr != nil {      // why there is none, as input text says
+			err = fmt.Errorf("%w: %v; give input_ids rows instead", err, tokErr)
+		}
 	}
 	if err != nil {
 		return fail(2, "%v", err)

@@ -140,3 +140,20 @@ func TestDiffHelpNoNoModel(t *testing.T) {
 		t.Errorf("diff --no-model: exit %d, stderr %q", code, errOut.String())
 	}
 }
+
+// TestCaptureTextRowNoTokenizer: a --data row {"text": ...} on a model
+// without a tokenizer was refused as "needs the model's tokenizer, which
+// was not found", naming neither the directory nor the files looked for,
+// which `input text` names. testdata/hf/llama holds no tokenizer file.
+func TestCaptureTextRowNoTokenizer(t *testing.T) {
+	data := t.TempDir() + "/t.jsonl"
+	if err := writeFile(data, `{"text": "hello"}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	code := hsdbMain([]string{"capture", "--model", "../../testdata/hf/llama", "--layers", "0,1", "--data", data, "--out", t.TempDir() + "/d"}, stdio{Out: &out, Err: &errOut})
+	want := data + `:1: a "text" row needs the model's tokenizer, and it has none: no tokenizer in ../../testdata/hf/llama (looked for tokenizer.json, tiktoken.model, tokenizer.model, tokenizer.bin); give input_ids rows instead`
+	if code != 2 || !strings.Contains(errOut.String(), want) {
+		t.Errorf("exit %d, stderr %q; want 2 and %q", code, errOut.String(), want)
+	}
+}
