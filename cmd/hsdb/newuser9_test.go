@@ -3,8 +3,13 @@ package main
 import (
 	"bytes"
 	"os"
+	"slices"
 	"strings"
 	"testing"
+
+	"hsdb/engine/enginetest"
+	"hsdb/engine/safetensors"
+	"hsdb/engine/tensor"
 )
 
 // TestConvertHelp: `hsdb --help` says "hsdb CMD --help lists a command's
@@ -155,5 +160,62 @@ func TestCaptureTextRowNoTokenizer(t *testing.T) {
 	want := data + `:1: a "text" row needs the model's tokenizer, and it has none: no tokenizer in ../../testdata/hf/llama (looked for tokenizer.json, tiktoken.model, tokenizer.model, tokenizer.bin); give input_ids rows instead`
 	if code != 2 || !strings.Contains(errOut.String(), want) {
 		t.Errorf("exit %d, stderr %q; want 2 and %q", code, errOut.String(), want)
+	}
+}
+
+// TestCaptureKimiTextNoBOS: a --data row {"text": ...} on a Kimi model
+// (tiktoken.model) was captured as [BOS] + the text's ids; Kimi's HF
+// tokenizer adds no [BOS] (tokenizer.TextBOS), so the sample held a row
+// vLLM never runs, and every later row attended to it. The model directory
+// is the DeepSeek-V3 fixture with embed_tokens and lm_head padded to
+// testdata/tiktoken/kimi_tiny's 576 ids, and kimi_tiny's config.json,
+// tiktoken.model and tokenizer_config.json (as engine's
+// TestKimiTiktokenDirectory builds it). The ids are OpenAI tiktoken's for
+// the text (engine/tokenizer/testdata/tiktoken.expected.json, kimi_tiny
+// run, written by scripts/tiktoken_reference.py), with no 320 ([BOS]).
+func TestCaptureKimiTextNoBOS(t *testing.T) {
+	const vocab = 576
+	dir := enginetest.CopyHF(t, "../../testdata/hf/deepseek_v3", func(name string, x *tensor.Tensor) *tensor.Tensor {
+		if name != "model.embed_tokens.weight" && name != "lm_head.weight" {
+			return x
+		}
+		y := tensor.New(x.DType, vocab, x.Shape[1])
+		copy(y.Data, x.Data)
+		return y
+	}, nil)
+	for _, f := range []string{"config.json", "tiktoken.model", "tokenizer_config.json"} {
+		data, err := os.ReadFile("../../testdata/tiktoken/kimi_tiny/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dir+"/"+f, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data := t.TempDir() + "/t.jsonl"
+	if err := writeFile(data, `{"text": "She loved to play outside in the park."}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir() + "/d"
+	var stdout, stderr bytes.Buffer
+	if code := hsdbMain([]string{"capture", "--model", dir, "--layers", "0,1", "--data", data, "--out", out}, stdio{Out: &stdout, Err: &stderr}); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	f, err := safetensors.Open(out + "/seq_000000.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ids, err := f.Tensor("input_ids")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []int64{50, 71, 68, 220, 75, 78, 85, 291, 311, 281, 75, 64, 88, 220, 283, 83, 82, 307, 68, 304, 279, 281, 277, 74, 13}
+	got := make([]int64, ids.Shape[0])
+	for i := range got {
+		got[i] = ids.Int(i)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("input_ids %v\nwant (tiktoken, no [BOS]) %v", got, want)
 	}
 }

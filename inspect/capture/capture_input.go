@@ -180,8 +180,8 @@ func parseRow(b []byte, where string, index int, tok tokenizer.Tokenizer, lim Li
 		if why := lim.CheckText(len(*r.Text)); why != "" {
 			return InputSeq{}, fmt.Errorf("%s (sequence %d, id %q): %s", where, index, s.ID, why)
 		}
-		if tok.BOS() >= 0 {
-			s.IDs = append(s.IDs, tok.BOS())
+		if b := tokenizer.TextBOS(tok); b >= 0 {
+			s.IDs = append(s.IDs, b)
 		}
 		ids, err := tok.Encode(*r.Text)
 		if err != nil {
