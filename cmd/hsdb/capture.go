@@ -56,7 +56,7 @@ func runCapture(args []string, io stdio) int {
 	}
 	fail := func(code int, format string, a ...any) int {
 		if mf.json { // the keys of captureJSON's object, as a failed job's
-			b, _ := json.Marshal(captureResult{Command: "capture", Out: *out, Error: fmt.Sprintf(format, a...), Exit: code})
+			b, _ := json.Marshal(captureResult{Command: "capture", Out: *out, Error: fmt.Sprintf(format, a...), Exit: code, Notes: []string{}}) // notes [] as a finished job's, not null
 			fmt.Fprintln(io.Out, string(b))
 			return code
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"slices"
 	"strings"
@@ -217,5 +218,20 @@ func TestCaptureKimiTextNoBOS(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("input_ids %v\nwant (tiktoken, no [BOS]) %v", got, want)
+	}
+}
+
+// TestCaptureJSONFailureNotes: `hsdb capture --json` wrote "notes": [] for
+// a finished job and "notes": null for a refused one; a script reading
+// len(obj["notes"]) failed on the second. Both are a list now.
+func TestCaptureJSONFailureNotes(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := hsdbMain([]string{"capture", "--layers", "9", "--ids", "1,2", "--out", t.TempDir() + "/d", "--json"}, stdio{Out: &out, Err: &errOut})
+	var obj map[string]any
+	if err := json.Unmarshal(out.Bytes(), &obj); err != nil || code != 2 {
+		t.Fatalf("exit %d, stdout %q: %v", code, out.String(), err)
+	}
+	if notes, ok := obj["notes"].([]any); !ok || len(notes) != 0 {
+		t.Errorf("notes %#v, want []", obj["notes"])
 	}
 }
