@@ -235,3 +235,18 @@ func TestCaptureJSONFailureNotes(t *testing.T) {
 		t.Errorf("notes %#v, want []", obj["notes"])
 	}
 }
+
+// TestCheckShapesAloneWithModelGiven: with --model naming a directory that
+// cannot run (testdata/configs/deepseek-v3: config.json alone), check's
+// diagnosis said "a reading from shapes alone (no --model)" though --model
+// was given (its skip line says why it could not run); it says "no model
+// ran" now, true both ways.
+func TestCheckShapesAloneWithModelGiven(t *testing.T) {
+	var out, errOut bytes.Buffer
+	hsdbMain([]string{"check", "../../testdata/captures/ds_latent_flattened.pt", "--model", "../../testdata/configs/deepseek-v3"}, stdio{Out: &out, Err: &errOut})
+	got := out.String()
+	if !strings.Contains(got, "a reading from shapes alone (no model ran)") || strings.Contains(got, "(no --model)") ||
+		!strings.Contains(got, "skip  matches model     --model could not run") {
+		t.Errorf("stdout:\n%s\nstderr: %s", got, errOut.String())
+	}
+}

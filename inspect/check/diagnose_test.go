@@ -406,7 +406,7 @@ func TestSeedCaseTinyAndReal(t *testing.T) {
 	f := &shapeFacts{entries: entries, idsLen: 19, seqLens: []int{12, 7}, hidden: d.Hidden, layers: 1, named: d.Named}
 	dg := diagnoseShapes(f)
 	want := "19 tensors of [40]: 19 = 12 + 7 (tokens of sequences 0 and 1, flattened); 40 = kv_lora_rank = hidden_size / 4 (one rank's column shard at tp 4), not hidden_size 160"
-	if dg == nil || !strings.HasPrefix(dg.Sentence, want) || !strings.Contains(dg.Sentence, "a reading from shapes alone (no --model)") ||
+	if dg == nil || !strings.HasPrefix(dg.Sentence, want) || !strings.Contains(dg.Sentence, "a reading from shapes alone (no model ran)") ||
 		!strings.Contains(dg.Cause, "either") {
 		t.Errorf("config only: %+v\nwant prefix %q", dg, want)
 	}

@@ -218,9 +218,9 @@ func (f *shapeFacts) shapeOnly() string {
 		return ""
 	}
 	if f.both != "" {
-		return fmt.Sprintf("; a reading from shapes alone (no --model): %s and a rank's shard of hidden_size have this width, the values would decide", f.both)
+		return fmt.Sprintf("; a reading from shapes alone (no model ran): %s and a rank's shard of hidden_size have this width, the values would decide", f.both)
 	}
-	return "; a reading from shapes alone (no --model)"
+	return "; a reading from shapes alone (no model ran)"
 }
 
 // diagnoseShapes explains entries whose shapes are not [len, hidden], or
