@@ -255,8 +255,15 @@ func (m *modelFlags) load(w io.Writer) (*engine.Engine, error) {
 		if n > len(show) {
 			more = fmt.Sprintf(" and %d more", n-len(show))
 		}
-		fmt.Fprintf(w, "hsdb: warning: %s not used by %s: %s%s (HF warns the same; check config.json if this is unexpected)\n",
-			plural.Of(n, "checkpoint tensor is", "checkpoint tensors are"), e.Dims.Arch, client.PlainText(strings.Join(show, ", ")), more)
+		// HF warns of tensors its class leaves unread; a multimodal
+		// wrapper's class reads its vision tower, which hsdb does not load
+		// (e.Skipped says so): there, the note above is the reason.
+		why := "HF warns the same; check config.json if this is unexpected"
+		if e.Skipped != "" {
+			why = "only text_config's language model is loaded, as the note above says"
+		}
+		fmt.Fprintf(w, "hsdb: warning: %s not used by %s: %s%s (%s)\n",
+			plural.Of(n, "checkpoint tensor is", "checkpoint tensors are"), e.Dims.Arch, client.PlainText(strings.Join(show, ", ")), more, why)
 	}
 	return e, nil
 }

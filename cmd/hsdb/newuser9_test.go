@@ -250,3 +250,23 @@ func TestCheckShapesAloneWithModelGiven(t *testing.T) {
 		t.Errorf("stdout:\n%s\nstderr: %s", got, errOut.String())
 	}
 }
+
+// TestWrapperUnusedTensorsWhy: loading Kimi-K2.5 (a multimodal wrapper
+// whose text_config alone hsdb loads) warned of its vision tensors "(HF
+// warns the same; check config.json if this is unexpected)": HF's
+// KimiK25ForConditionalGeneration reads them and warns of nothing. The
+// warning now gives the note's reason.
+func TestWrapperUnusedTensorsWhy(t *testing.T) {
+	script := t.TempDir() + "/empty.hsdb"
+	if err := writeFile(script, "\n"); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if code := hsdbMain([]string{"--model", "../../testdata/hf/kimi_k25", "-x", script}, stdio{Out: &out, Err: &errOut}); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	got := errOut.String()
+	if !strings.Contains(got, "vision_tower.patch_embed.proj.weight (only text_config's language model is loaded, as the note above says)") || strings.Contains(got, "HF warns the same") {
+		t.Errorf("stderr:\n%s", got)
+	}
+}
