@@ -135,9 +135,9 @@ func TestCaptureWhileStopped(t *testing.T) {
 func TestCheckDiffREPL(t *testing.T) {
 	f := newHFFake(t, 1)
 	f.AssertExec("check ../testdata/captures/shifted_by_one.pt --layers 0,1,2",
-		"labelled layer 2, matches stream of layer 1 (cos 1.000000", "invalid")
+		"labelled layer 2, matches stream of layer 1 (cos 1.000000", "  verdict: problems found\n")
 	f.AssertExec("diff ../testdata/captures/shifted_by_one.pt --layers 0,1,2", "first departure: layer 0 (hidden_states[0]) from token 0")
-	f.AssertExec("diff ../testdata/captures/good_speculators.pt --layers 0,1,2", "no departure", "valid")
+	f.AssertExec("diff ../testdata/captures/good_speculators.pt --layers 0,1,2", "no departure", "  verdict: valid\n")
 	f.AssertError("check ../testdata/captures/evil_global.pt", "posix.system")
 	res := f.jsonExec("check ../testdata/captures/rank_shard.pt --layers 0,1,2")
 	r := res[0]["result"].(map[string]any)

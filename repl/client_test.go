@@ -74,7 +74,7 @@ func TestTermOnStubClient(t *testing.T) {
 		report: &client.TensorReport{Site: "model.layers.2", Tensor: "stream", Rows: client.Range{Lo: 0, Hi: 10}, Seq: -1,
 			Ranks: []client.RankStats{{Rank: 1, Label: "1", Shape: []int{10, 64}, DType: "f32", Shard: "replicated",
 				Stats: stats.Stats{Count: 640, Mean: -0.02368, Std: 1.075, Min: -4.574, Max: 4.688, AbsMax: 4.688, L2: 27.21}, DiffRank0: &zero}}},
-		check: client.CheckReport{Path: "x.pt", Lines: []string{"x.pt: safetensors", "  pass  structure"}, Files: 1},
+		check: client.CheckReport{Path: "x.pt", Lines: []string{"x.pt: safetensors", "  pass  structure", "  verdict: valid"}, Files: 1},
 	}
 	buf := &bytes.Buffer{}
 	f := &fakeTerm{Term: New(c, buf, Config{}), t: t, buf: buf}
@@ -89,7 +89,7 @@ func TestTermOnStubClient(t *testing.T) {
 	f.AssertExec("print stream --rank 1",
 		"rank  shape     dtype  shard           mean    std     min    max  absmax     l2  nan  inf  |Δ| vs rank0",
 		"1     [10, 64]  f32    replicated  -0.02368  1.075  -4.574  4.688   4.688  27.21    0    0             0")
-	f.AssertExec("check x.pt --layers 0,2 --no-model", "pass  structure", "valid")
+	f.AssertExec("check x.pt --layers 0,2 --no-model", "pass  structure", "  verdict: valid\n")
 	f.Close()
 
 	want := []string{

@@ -177,6 +177,9 @@ func cmdDump(t *Term, args string) error {
 			}
 			what = append(what, "sites "+strings.Join(keys, ", "))
 		}
+		if m.Capture.Format != "" { // a trainer's files: its ids and what each is, as hsdb capture says
+			what = []string{fmt.Sprintf("%s ids %s (%s)", m.Capture.Format, joinInts(m.Capture.FormatIDs), m.Capture.Sources())}
+		}
 		if len(what) == 0 {
 			what = []string{"nothing captured"}
 		}
@@ -315,6 +318,10 @@ func cmdDiff(t *Term, args string) error {
 }
 
 // verdictText renders check/diff lines, FAIL and departures marked Bad.
+// The lines end on the verdict (a file's or a directory's "verdict: …",
+// or the summary's header), as `hsdb check` prints them; nothing is added
+// after it (a bare "valid" or "invalid" repeated it, and called "nothing
+// comparable" invalid).
 func (t *Term) verdictText(lines []string, failed bool) string {
 	var b strings.Builder
 	for _, l := range lines {
@@ -325,12 +332,10 @@ func (t *Term) verdictText(lines []string, failed bool) string {
 		case strings.HasPrefix(trim, "skip"):
 			l = t.st.Dim.Render(l)
 		}
+		if strings.HasPrefix(trim, "verdict: ") && failed {
+			l = t.st.Bad.Render(l)
+		}
 		b.WriteString(l + "\n")
-	}
-	if failed {
-		b.WriteString(t.st.Bad.Render("invalid") + "\n")
-	} else {
-		b.WriteString("valid\n")
 	}
 	return b.String()
 }

@@ -28,10 +28,12 @@ func cmdInput(t *Term, args string) error {
 		if err != nil {
 			return fmt.Errorf("input: %w", err)
 		}
-		for _, part := range parts {
+		for i, part := range parts {
 			kind, rest, _ := strings.Cut(strings.TrimSpace(part), " ")
 			rest = strings.TrimSpace(rest)
 			switch kind {
+			case "": // "a ; " or "a ;; b": a part with nothing in it
+				return fmt.Errorf("input: part %d of %d (between ';') is empty: want ids, text or file in each (input ids 1,2,3 ; ids 4,5)", i+1, len(parts))
 			case "ids":
 				if rest == "" {
 					return fmt.Errorf("input ids: want token ids, e.g. input ids 1,403,407 (sequences separated by ';': input ids 1,2 ; ids 3)")

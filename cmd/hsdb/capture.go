@@ -15,6 +15,7 @@ import (
 
 	"hsdb/engine"
 	"hsdb/engine/bytesize"
+	"hsdb/engine/modelpath"
 	"hsdb/engine/tensor"
 	"hsdb/inspect/capture"
 	"hsdb/inspect/client"
@@ -58,7 +59,7 @@ func runCapture(args []string, io stdio) int {
 	}
 	fail := func(code int, format string, a ...any) int {
 		if mf.json { // the keys of captureJSON's object, as a failed job's
-			b, _ := json.Marshal(captureResult{Command: "capture", Out: *out, Error: fmt.Sprintf(format, a...), Exit: code})
+			b, _ := json.Marshal(captureResult{Command: "capture", Out: *out, Error: fmt.Sprintf(format, a...), Exit: code, Notes: []string{}}) // notes [] as a finished job's, not null
 			fmt.Fprintln(io.Out, string(b))
 			return code
 		}
@@ -69,7 +70,7 @@ func runCapture(args []string, io stdio) int {
 		return fail(2, "unexpected argument %q", fs.Arg(0))
 	}
 	if *out == "" || (*ids == "") == (*data == "") {
-		return fail(2, "need --out and one of --ids or --data (see hsdb help)")
+		return fail(2, "need --out and one of --ids or --data (hsdb capture --help lists the flags)")
 	}
 	format, err := capture.ParseFormat(*formatArg)
 	if err != nil {
@@ -92,6 +93,22 @@ func runCapture(args []string, io stdio) int {
 			return fail(2, "--save-dtype %v", err)
 		}
 	}
+	// What --out holds is known before the model loads (the job checks it
+	// again under the dump's lock). A dump hsdb wrote goes on to the job
+	// without --force: the same job, finished before, is verified and
+	// reported complete, another job refused with the reason; telling them
+	// apart needs the loaded model's identity.
+	if err := capture.CheckOut(*out, *force); err != nil && !(errors.Is(err, capture.ErrExists) && !errors.Is(err, capture.ErrNotDump)) {
+		return fail(1, "%v", err)
+	}
+	// So is --layers, on config.json's num_hidden_layers (the same plan is
+	// made again from the loaded model; a config that cannot be read here
+	// is left for the load to name).
+	if d, err := modelpath.ConfigDims(mf.model); err == nil && d.Layers > 0 {
+		if _, err := capture.PlanLayers(format, *layersArg, d.Layers, client.ParseLayers); err != nil {
+			return fail(2, "%v", err)
+		}
+	}
 	e, err := mf.load(io.Err)
 	if err != nil {
 		return fail(1, "%v", err)
@@ -101,8 +118,11 @@ func runCapture(args []string, io stdio) int {
 	if *ids != "" {
 		in, err = capture.ParseIDsList(*ids, capture.LimitsOf(e.Dims))
 	} else {
-		tok, _ := e.Tokenizer()
+		tok, tokErr := e.Tokenizer()
 		in, err = capture.OpenJSONL(*data, tok, capture.LimitsOf(e.Dims)) // validated here, streamed by the job
+		if errors.Is(err, capture.ErrNoTokenizer) && tokErr != nil {      // why there is none, as input text says
+			err = fmt.Errorf("%w: %v; give input_ids rows instead", err, tokErr)
+		}
 	}
 	if err != nil {
 		return fail(2, "%v", err)

@@ -237,7 +237,9 @@ func TestCaptureIDsHF(t *testing.T) {
 	}
 }
 
-// TestCaptureErrors: usage errors exit 2 with one clear message.
+// TestCaptureErrors: usage errors exit 2 with one clear message. (The
+// input cases give --layers 1: the default eagle3 does not fit the
+// embedded model's 5 layers, and --layers is judged first.)
 func TestCaptureErrors(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "d")
 	long := filepath.Join(t.TempDir(), "long.jsonl")
@@ -250,7 +252,7 @@ func TestCaptureErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"capture", "--layers", "1", "--out", out}, 2, "one of --ids or --data"},
-		{[]string{"capture", "--data", long, "--out", out}, 2, long + ":2 (sequence 1, id \"1\"): 600 tokens, more than max_position_embeddings 512"},
+		{[]string{"capture", "--layers", "1", "--data", long, "--out", out}, 2, long + ":2 (sequence 1, id \"1\"): 600 tokens, more than max_position_embeddings 512"},
 		{[]string{"capture", "--layers", "1,x", "--ids", "1,2", "--out", out}, 2, `layer "x"`},
 		{[]string{"capture", "--layers", "9", "--ids", "1,2", "--out", out}, 2, "invalid capture request: --layers 9: hsdb layers are decoder layers 0..4"},
 		{[]string{"capture", "--format", "eagle", "--ids", "1,2", "--out", out}, 2, `--format "eagle": want hsdb, speculators or specforge`},
@@ -260,8 +262,8 @@ func TestCaptureErrors(t *testing.T) {
 		{[]string{"capture", "--format", "speculators", "--compress", "--ids", "1,2", "--out", out}, 2, "--compress: speculators files have no compressed form"},
 		{[]string{"capture", "--format", "speculators", "--layers", "1,2", "--what", "residual", "--ids", "1,2", "--out", out}, 1, "--what residual: speculators files hold the residual stream"},
 		// vocab_size 512, max_position_embeddings 512 (engine/stories/model/config.json).
-		{[]string{"capture", "--ids", "1,2;3,512,4", "--out", out}, 2, "--ids: sequence 1: input_ids[1] = 512 is not a token id of the model (vocab_size 512)"},
-		{[]string{"capture", "--ids", "1,2;" + strings.Repeat("7,", 512) + "7", "--out", out}, 2, "--ids: sequence 1: 513 tokens, more than max_position_embeddings 512"},
+		{[]string{"capture", "--layers", "1", "--ids", "1,2;3,512,4", "--out", out}, 2, "--ids: sequence 1: input_ids[1] = 512 is not a token id of the model (vocab_size 512)"},
+		{[]string{"capture", "--layers", "1", "--ids", "1,2;" + strings.Repeat("7,", 512) + "7", "--out", out}, 2, "--ids: sequence 1: 513 tokens, more than max_position_embeddings 512"},
 		{[]string{"capture", "--layers", "1", "--ids", "1,2;", "--out", out}, 2, "sequence 1 is empty"},
 		{[]string{"capture", "--layers", "1", "--what", "mlp", "--ids", "1,2", "--out", out}, 2, `--what "mlp"`},
 	} {

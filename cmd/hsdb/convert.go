@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,7 +11,7 @@ import (
 )
 
 func init() {
-	register(&subcommand{name: "convert", usage: "convert llama2c IN.bin --tokenizer tok.bin [--tokenizer tok.model] --out DIR [--force]",
+	register(&subcommand{name: "convert", usage: convertUsage,
 		summary: "convert a llama2.c checkpoint to an HF directory (config.json, model.safetensors, tokenizer)", run: runConvert})
 }
 
@@ -19,22 +20,35 @@ type multiFlag []string
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
+// convertUsage is convert's one usage line, as `hsdb --help` lists it.
+const convertUsage = "convert llama2c IN.bin --tokenizer tok.bin [--tokenizer tok.model] --out DIR [--force]"
+
+// isHelp reports whether a is a help flag as package flag takes it (-h,
+// -help, --help).
+func isHelp(a string) bool { return a == "-h" || a == "-help" || a == "--help" }
+
 func runConvert(args []string, io stdio) int {
-	if len(args) == 0 || args[0] != "llama2c" {
-		fmt.Fprintln(io.Err, "hsdb convert: usage: hsdb convert llama2c IN.bin --tokenizer tok.bin --out DIR [--force]")
-		return 2
-	}
 	fs := newFlagSet("convert llama2c", io)
 	var toks multiFlag
-	fs.Var(&toks, "tokenizer", "tokenizer file to copy (llama2.c .bin or SentencePiece .model); repeatable")
+	fs.Var(&toks, "tokenizer", "tokenizer `file` to copy (llama2.c .bin or SentencePiece .model); repeatable")
 	out := fs.String("out", "", "output directory")
 	force := fs.Bool("force", false, "replace an existing output directory")
+	// `hsdb convert --help` and `hsdb convert llama2c --help` list the
+	// flags and exit 0, as every subcommand's --help does.
+	if len(args) > 0 && isHelp(args[0]) || len(args) > 1 && args[0] == "llama2c" && isHelp(args[1]) {
+		helpOrError(fs, flag.ErrHelp, io, convertUsage)
+		return 0
+	}
+	if len(args) == 0 || args[0] != "llama2c" {
+		fmt.Fprintln(io.Err, "hsdb convert: usage: hsdb "+convertUsage)
+		return 2
+	}
 	if len(args) < 2 || strings.HasPrefix(args[1], "-") {
-		fmt.Fprintln(io.Err, "hsdb convert llama2c: the checkpoint IN.bin comes first: hsdb convert llama2c IN.bin --tokenizer tok.bin --out DIR")
+		fmt.Fprintln(io.Err, "hsdb convert llama2c: the checkpoint IN.bin comes first: hsdb "+convertUsage)
 		return 2
 	}
 	in := args[1]
-	if done, code := helpOrError(fs, fs.Parse(args[2:]), io, "convert llama2c IN.bin --tokenizer tok.bin --out DIR [--force]"); done {
+	if done, code := helpOrError(fs, fs.Parse(args[2:]), io, convertUsage); done {
 		return code
 	}
 	if fs.NArg() > 0 {

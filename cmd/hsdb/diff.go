@@ -23,6 +23,9 @@ func runDiff(args []string, io stdio) int {
 	fs := newFlagSet("diff", io)
 	var cf checkFlags
 	cf.register(fs)
+	// check's --no-model is refused by diff (it compares with the
+	// model's forward pass): left out of diff --help, still named if given.
+	fs.Lookup("no-model").Usage = hiddenUsage
 	path, err := parseWithPath(fs, args)
 	if done, code := helpOrError(fs, flagErr(err), io, diffUsage); done {
 		return code

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"hsdb/engine"
+	"hsdb/engine/tokenizer"
 	"hsdb/inspect/capture"
 	hsdbg "hsdb/inspect/debug"
 )
@@ -48,7 +49,7 @@ func runGenerate(args []string, io stdio) int {
 	var mf modelFlags
 	mf.register(fs, "json")
 	ids := fs.String("ids", "", "prompt token ids, e.g. 1,2,3 (default: BOS alone)")
-	prompt := fs.String("prompt", "", "prompt text, encoded with the model's tokenizer after BOS")
+	prompt := fs.String("prompt", "", "prompt text, encoded with the model's tokenizer after BOS (none for Kimi's tiktoken.model, as its HF tokenizer adds none)")
 	steps := fs.Int("n", 256, "positions to run, prompt included (run.c's -n)")
 	temp := fs.Float64("temperature", 0, "sampling temperature; 0 is greedy")
 	seed := fs.Uint64("seed", 1, "random seed for sampling")
@@ -92,8 +93,14 @@ func runGenerate(args []string, io stdio) int {
 		}
 		return fail(1, "no BOS id without a tokenizer; give --ids: %v", tokErr)
 	default:
-		if tok.BOS() >= 0 {
-			in = append(in, tok.BOS())
+		// A prompt starts as its tokenizer starts a text (no [BOS] for
+		// Kimi's tiktoken); without one, generation starts from BOS alone.
+		bos := tokenizer.TextBOS(tok)
+		if *prompt == "" {
+			bos = tok.BOS()
+		}
+		if bos >= 0 {
+			in = append(in, bos)
 		}
 		if *prompt != "" {
 			p, err := tok.Encode(*prompt)

@@ -91,8 +91,13 @@ func helpOrError(fs *flag.FlagSet, err error, io stdio, usage string) (bool, int
 }
 
 // printFlags lists fs's flags, one a line, as --name TYPE, its meaning and
-// its default; hidden ones (an old spelling kept for its hint) are left out.
+// its default, the meanings in one column (at least 22 wide, wider for a
+// longer --name TYPE such as "--worker-timeout duration"); hidden ones (an
+// old spelling kept for its hint) are left out.
 func printFlags(w io.Writer, fs *flag.FlagSet) {
+	type row struct{ name, text string }
+	var rows []row
+	width := 22
 	fs.VisitAll(func(f *flag.Flag) {
 		if f.Usage == hiddenUsage {
 			return
@@ -109,8 +114,12 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
 			def = fmt.Sprintf(" (default %s)", f.DefValue)
 		}
-		fmt.Fprintf(w, "  %-22s %s%s\n", name, usage, def)
+		rows = append(rows, row{name, usage + def})
+		width = max(width, len(name))
 	})
+	for _, r := range rows {
+		fmt.Fprintf(w, "  %-*s %s\n", width, r.name, r.text)
+	}
 }
 
 // versionLine is `hsdb --version`: the main module's version and the

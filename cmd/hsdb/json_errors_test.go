@@ -37,7 +37,7 @@ func TestJSONFailuresAreOneObject(t *testing.T) {
 		{"capture bad model", []string{"capture", "--model", missing, "--ids", "1,2", "--out", filepath.Join(dir, "d1"), "--json"}, missing, ""},
 		{"capture bad layer", []string{"capture", "--ids", "1,2", "--layers", "99", "--out", filepath.Join(dir, "d2"), "--json"}, "--layers 99", ""},
 		{"capture no out", []string{"capture", "--ids", "1,2", "--json"}, "--out", ""},
-		{"capture bad data", []string{"capture", "--data", missing, "--out", filepath.Join(dir, "d3"), "--json"}, missing, ""},
+		{"capture bad data", []string{"capture", "--layers", "1", "--data", missing, "--out", filepath.Join(dir, "d3"), "--json"}, missing, ""},
 		{"plan no config", []string{"plan", "--model", missing, "--json"}, missing, ""},
 		{"plan wrong type", []string{"plan", "--model", bad, "--json"}, "hidden_size", ""},
 		{"plan pp", []string{"plan", "--model", bad, "--pp", "2", "--json"}, "hidden_size", ""},

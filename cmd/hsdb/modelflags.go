@@ -87,7 +87,7 @@ var flagTable = []flagDef{
 	{"tp", "tensor-parallel world size (ranks) the model runs at (check, diff: also the world size the capture ran at, for shard forensics; default there: try 2, 4, 8, 16)",
 		func(fs *flag.FlagSet, m *modelFlags, name, usage string) { fs.IntVar(&m.tp, name, 1, usage) }},
 	{"device", "cpu or cuda (default: cuda where hsdb-cuda-worker is installed next to hsdb or on PATH and sees a GPU, one worker process per rank; else cpu)", strFlag(func(m *modelFlags) *string { return &m.device }, "")},
-	{"dtype", "convert weights on load: f32, bf16 or f16 (default: as stored)", strFlag(func(m *modelFlags) *string { return &m.dtype }, "")},
+	{"dtype", "convert weights on load: f32, bf16 or f16 (default: as stored); quantized weights (fp8, int4) stay quantized on cuda and are dequantized to it on cpu", strFlag(func(m *modelFlags) *string { return &m.dtype }, "")},
 	{"ep", "MoE models: whole experts per rank (expert parallel, over the --tp ranks) instead of splitting each expert", boolFlag(func(m *modelFlags) *bool { return &m.ep })},
 	{"moe", "MoE expert split: tp (each expert's intermediate split over ranks, vLLM's default; the default) or ep (same as --ep)", strFlag(func(m *modelFlags) *string { return &m.moe }, "")},
 	{"load-layers", "load only decoder layers A-B (with embeddings, final norm and head), e.g. 58-60", strFlag(func(m *modelFlags) *string { return &m.loadRange }, "")},
@@ -255,8 +255,15 @@ func (m *modelFlags) load(w io.Writer) (*engine.Engine, error) {
 		if n > len(show) {
 			more = fmt.Sprintf(" and %d more", n-len(show))
 		}
-		fmt.Fprintf(w, "hsdb: warning: %s not used by %s: %s%s (HF warns the same; check config.json if this is unexpected)\n",
-			plural.Of(n, "checkpoint tensor is", "checkpoint tensors are"), e.Dims.Arch, client.PlainText(strings.Join(show, ", ")), more)
+		// HF warns of tensors its class leaves unread; a multimodal
+		// wrapper's class reads its vision tower, which hsdb does not load
+		// (e.Skipped says so): there, the note above is the reason.
+		why := "HF warns the same; check config.json if this is unexpected"
+		if e.Skipped != "" {
+			why = "only text_config's language model is loaded, as the note above says"
+		}
+		fmt.Fprintf(w, "hsdb: warning: %s not used by %s: %s%s (%s)\n",
+			plural.Of(n, "checkpoint tensor is", "checkpoint tensors are"), e.Dims.Arch, client.PlainText(strings.Join(show, ", ")), more, why)
 	}
 	return e, nil
 }

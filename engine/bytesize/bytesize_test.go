@@ -43,3 +43,22 @@ func TestBinaryDecimal(t *testing.T) {
 		}
 	}
 }
+
+// TestBinaryPlanSizes: the KV cache of the embedded stories260K at --tp 2
+// and 4096 tokens is 2 kv heads × 2 (K, V) × head_dim 8 × 5 layers × 4096
+// tokens × 4 bytes = 2,621,440 bytes = 2.5 MiB, which plan printed as
+// "2 MiB"; three significant digits keep the half.
+func TestBinaryPlanSizes(t *testing.T) {
+	for n, want := range map[int64]string{
+		2 * 2 * 8 * 5 * 4096 * 4: "2.5 MiB",
+		287834112:                "274 MiB", // 576 × 61 × 4096 × 2: DeepSeek-V3's MLA cache, 274.5 MiB
+		1536:                     "1.5 KiB",
+		10*1024 - 1:              "10 KiB", // 9.999 KiB rounds to 10
+		900:                      "900 B",
+		3 << 29:                  "1.5 GiB",
+	} {
+		if got := Binary(n); got != want {
+			t.Errorf("Binary(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

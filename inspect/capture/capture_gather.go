@@ -93,7 +93,11 @@ func gatherSite(site string, name string, ranks []*model.RankView, raw bool) (*G
 	if len(ranks) == 1 {
 		return g, nil
 	}
-	ref := tensor.MomentsF32(out.ToF32())
+	// Rank 0's moments are reduced as every other rank's are (on its
+	// device, in the same order), so that equal copies give equal moments:
+	// float64 sums of the host copy taken whole differ from row-by-row
+	// ones in their last bits.
+	ref := ranks[0].Device.Moments(sts[0].T, 0, rows, 0, cols)
 	for i, v := range ranks[1:] {
 		m := v.Device.Moments(sts[i+1].T, 0, rows, 0, cols)
 		if d := momentsDiff(ref, m); d > g.MaxRankDiff {

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -128,6 +129,10 @@ func ReadJSONL(path string, tok tokenizer.Tokenizer, lim Limits) (*Inputs, error
 	return &Inputs{Seqs: seqs, Job: in.Job, Masked: in.Masked}, nil
 }
 
+// ErrNoTokenizer is wrapped by a --data row of "text" read without a
+// tokenizer (the model has none hsdb can use); the caller adds why.
+var ErrNoTokenizer = errors.New("needs the model's tokenizer, and it has none")
+
 // parseRow reads one non-blank line of a JSONL input (OpenJSONL's row
 // format) as sequence number index; where ("file:line") prefixes errors.
 func parseRow(b []byte, where string, index int, tok tokenizer.Tokenizer, lim Limits) (InputSeq, error) {
@@ -170,13 +175,13 @@ func parseRow(b []byte, where string, index int, tok tokenizer.Tokenizer, lim Li
 		}
 	case r.Text != nil:
 		if tok == nil {
-			return InputSeq{}, fmt.Errorf("%s: a \"text\" row needs the model's tokenizer, which was not found", where)
+			return InputSeq{}, fmt.Errorf("%s: a \"text\" row %w", where, ErrNoTokenizer)
 		}
 		if why := lim.CheckText(len(*r.Text)); why != "" {
 			return InputSeq{}, fmt.Errorf("%s (sequence %d, id %q): %s", where, index, s.ID, why)
 		}
-		if tok.BOS() >= 0 {
-			s.IDs = append(s.IDs, tok.BOS())
+		if b := tokenizer.TextBOS(tok); b >= 0 {
+			s.IDs = append(s.IDs, b)
 		}
 		ids, err := tok.Encode(*r.Text)
 		if err != nil {

@@ -143,14 +143,15 @@ func newManifest(info DumpInfo, dt tensor.DType) *Manifest {
 		Capture:  CaptureInfo{Layers: append([]int{}, info.Layers...), What: info.What, Sites: info.Sites, DType: dt.SafetensorsName()},
 		Replicas: map[string]ReplicaRecord{}, Sequences: []SeqRecord{}}
 	if info.What == WhatStream && len(info.Layers) > 0 {
-		m.Capture.HFIndex = map[string]int{}
+		m.Capture.HFIndex = map[string]*int{}
 		last := info.Model.Dims["num_hidden_layers"] - 1
 		m.Capture.HFNote = "hidden_states.{i} (stream = hidden_states + residual) equals HF output_hidden_states[i+1]; index 0 is the embeddings, and HF's last entry has the final norm applied"
 		for _, l := range info.Layers {
-			idx := l + 1
+			var idx *int // the last layer's raw output: no HF index
 			if l == last {
-				idx = -1
-				m.Capture.HFNote += fmt.Sprintf(", so hidden_states.%d, the last decoder layer's raw output, has no HF index (-1 here)", l)
+				m.Capture.HFNote += fmt.Sprintf(", so hidden_states.%d, the last decoder layer's raw output, has no HF index (null here; output_hidden_states[-1] is the normed entry)", l)
+			} else {
+				idx = new(l + 1)
 			}
 			m.Capture.HFIndex[fmt.Sprintf("hidden_states.%d", l)] = idx
 		}
@@ -218,23 +219,15 @@ func prepare(dir string, info DumpInfo, opts DumpOptions) (*DumpWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Lstat(dir); err == nil {
-		// What is there decides the answer: a dump hsdb wrote is replaced
-		// with --force; anything else never is, so --force is not offered.
-		if err := hsdbOwned(dir, false); err != nil {
-			lock.release()
-			if !opts.Force {
-				return nil, &existsNotDump{fmt.Sprintf("dump %s: exists and is %v (--force replaces only a dump hsdb wrote): choose another DIR", dir, err), err}
-			}
-			return nil, fmt.Errorf("dump %s: --force replaces only a dump hsdb wrote: %w", dir, err)
-		}
-		if !opts.Force {
+	if err := outFree(dir, opts.Force); err != nil {
+		if opts.job && !opts.Force && errors.Is(err, ErrExists) && !errors.Is(err, ErrNotDump) {
+			// A dump hsdb wrote, and a batch job: the same job, finished
+			// before, is verified and reported complete (ErrComplete).
 			defer lock.release()
-			if opts.job {
-				return nil, newWriter(dir, info, opts, dt, nil).completeJob()
-			}
-			return nil, fmt.Errorf("dump %s: %w; give --force to replace it", dir, ErrExists)
+			return nil, newWriter(dir, info, opts, dt, nil).completeJob()
 		}
+		lock.release()
+		return nil, err
 	}
 	return newWriter(dir, info, opts, dt, lock), nil
 }
@@ -248,6 +241,40 @@ func newWriter(dir string, info DumpInfo, opts DumpOptions, dt tensor.DType, loc
 		w.m.Capture.Format, w.m.Capture.FormatIDs, w.m.Capture.Mapping, w.m.Capture.Compressed = string(info.Plan.Format), info.Plan.IDs, info.Plan.Lines, opts.Compress
 	}
 	return w
+}
+
+// CheckOut refuses dir as a dump's destination for what is there already,
+// as CreateDump and ResumeDump do (which check again under the dump's
+// lock): ErrNotDump for a protected directory (the home or working
+// directory, /); an existing dir without force, ErrExists (also
+// ErrNotDump when hsdb did not write it: --force is then not offered); with
+// force, ErrNotDump when hsdb did not write it. It needs no model, so a
+// job calls it before loading one: a 600 GB checkpoint is not read to
+// learn that --out holds a finished dump.
+func CheckOut(dir string, force bool) error {
+	if why := protectedDir(dir); why != "" {
+		return fmt.Errorf("dump %s: %w: it is %s", dir, ErrNotDump, why)
+	}
+	return outFree(dir, force)
+}
+
+// outFree is CheckOut's answer for an existing dir: what is there decides
+// it. A dump hsdb wrote is replaced with --force; anything else never is,
+// so --force is not offered.
+func outFree(dir string, force bool) error {
+	if _, err := os.Lstat(dir); err != nil {
+		return nil
+	}
+	if err := hsdbOwned(dir, false); err != nil {
+		if !force {
+			return &existsNotDump{fmt.Sprintf("dump %s: exists and is %v (--force replaces only a dump hsdb wrote): choose another DIR", dir, err), err}
+		}
+		return fmt.Errorf("dump %s: --force replaces only a dump hsdb wrote: %w", dir, err)
+	}
+	if !force {
+		return fmt.Errorf("dump %s: %w; give --force to replace it", dir, ErrExists)
+	}
+	return nil
 }
 
 // removeOwned removes a staging directory after checking that it holds

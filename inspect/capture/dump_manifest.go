@@ -92,11 +92,13 @@ type CaptureInfo struct {
 	Sites []SiteInfo `json:"sites,omitempty"` // captures of other site tensors
 	DType string     `json:"dtype"`           // dtype of the captured tensors in the files
 	// HFIndex maps each hidden_states.{layer} key to its index in HF's
-	// output_hidden_states (layer i → i+1) when What is stream, and -1 for
-	// the last layer: HF's last entry is post final norm, not the layer's
-	// raw output. HFNote says so in words.
-	HFIndex map[string]int `json:"hf_output_hidden_states_index,omitempty"`
-	HFNote  string         `json:"hf_note,omitempty"`
+	// output_hidden_states (layer i → i+1) when What is stream, and to null
+	// for the last layer: HF's last entry is post final norm, not the
+	// layer's raw output, and no index holds that. (Not -1: in Python
+	// output_hidden_states[-1] is that post-norm entry, the tensor the
+	// file does not hold.) HFNote says so in words.
+	HFIndex map[string]*int `json:"hf_output_hidden_states_index,omitempty"`
+	HFNote  string          `json:"hf_note,omitempty"`
 	// Format is the trainer layout of the files (FormatSpeculators,
 	// FormatSpecForge), "" for hsdb's own; FormatIDs are the layer ids in
 	// that format's convention and Mapping says what each is in every

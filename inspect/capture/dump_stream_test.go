@@ -121,7 +121,7 @@ func TestStreamedManifestByHand(t *testing.T) {
 		t.Fatalf("manifest.json is not MarshalIndent's layout of its own content:\n%s", raw)
 	}
 	if m.Format != "hsdb-capture-dump/1" || !m.Complete || !slices.Equal(m.Capture.Layers, []int{0, 2}) || m.Capture.What != "stream" || m.Capture.DType != "F32" ||
-		len(m.Capture.HFIndex) != 2 || m.Capture.HFIndex["hidden_states.0"] != 1 || m.Capture.HFIndex["hidden_states.2"] != -1 ||
+		len(m.Capture.HFIndex) != 2 || !hfIndexIs(m.Capture.HFIndex, "hidden_states.0", 1) || !hfIndexNull(m.Capture.HFIndex, "hidden_states.2") ||
 		m.Job == nil || m.Job.Sequences != 3 || m.Model.Dims["hidden_size"] != 96 || len(m.Replicas) != 0 {
 		t.Fatalf("header: %+v %+v %+v", m, m.Capture, m.Job)
 	}

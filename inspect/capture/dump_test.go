@@ -85,7 +85,7 @@ func TestDumpRoundTripHF(t *testing.T) {
 			if tp == 2 && (len(m.Replicas) != 3 || !m.Replicas["hidden_states.1"].OK || m.Replicas["hidden_states.1"].Ranks != 2) {
 				t.Fatalf("replicas %+v", m.Replicas)
 			}
-			if m.Capture.HFIndex["hidden_states.0"] != 1 || m.Capture.HFIndex["hidden_states.2"] != -1 {
+			if !hfIndexIs(m.Capture.HFIndex, "hidden_states.0", 1) || !hfIndexNull(m.Capture.HFIndex, "hidden_states.2") {
 				t.Fatalf("hf index %v", m.Capture.HFIndex)
 			}
 			for s := range seqs {

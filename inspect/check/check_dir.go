@@ -63,8 +63,8 @@ func (p *PathReport) Unreadable() bool {
 	return true
 }
 
-// Lines renders the report: each file's, then the directory rules and a
-// summary line.
+// Lines renders the report: each file's, then the directory rules, a
+// summary line and the path's verdict (dirLines).
 func (p *PathReport) Lines() []string {
 	var out []string
 	if p.Err != nil {
@@ -73,6 +73,17 @@ func (p *PathReport) Lines() []string {
 	for _, f := range p.Files {
 		out = append(out, f.Lines()...)
 	}
+	return append(out, p.dirLines()...)
+}
+
+// dirLines renders what a path of several files (or a dump) adds to its
+// files' reports, as check and diff both print it: the manifest's header,
+// the directory rules, a count of the files per outcome and the path's
+// verdict (Verdict: the worst of the files' and the rules', which is the
+// exit code), so that a failing directory rule is never left off, nor read
+// as a pass below files that are each valid. None for a lone file.
+func (p *PathReport) dirLines() []string {
+	var out []string
 	if p.Manifest != nil || len(p.Files) > 1 {
 		out = append(out, p.Path+":")
 		if m := p.Manifest; m != nil {
@@ -105,7 +116,7 @@ func (p *PathReport) Lines() []string {
 		if uncompared > 0 {
 			line += fmt.Sprintf(", %d not compared", uncompared)
 		}
-		out = append(out, line)
+		out = append(out, line, "  verdict: "+p.Verdict().String())
 	}
 	return out
 }

@@ -74,7 +74,7 @@ func TestCheckFixtures(t *testing.T) {
 		{file: "good_speculators_bf16.pt"},
 		{file: "good.safetensors"},
 		{file: "flattened_batch.pt", fail: []string{capture.RuleOneSeq},
-			facts: []string{"3 tensors of [19, 96]: 19 = 12 + 7 (tokens of sequences 0 and 1, flattened)", "split it by seq_lens [12 7]"}},
+			facts: []string{"3 tensors of [19, 96]: 19 = 12 + 7 (tokens of sequences 0 and 1, flattened)", "split it by seq_lens [12, 7]"}},
 		{file: "per_token_rows.pt", fail: []string{capture.RuleShape, capture.RuleLayerCount},
 			facts: []string{"12 tensors of [96]: 12 = len(input_ids) (one tensor per token); 96 = hidden_size", "stacked) (unlabelled) matches stream of layer 1"}},
 		{file: "rank_shard.pt", fail: []string{capture.RuleShape, capture.RuleMatch},
@@ -153,7 +153,7 @@ func TestCheckDSLatent(t *testing.T) {
 	r := CheckFile(p, CheckOptions{Dims: d, Layers: []int{3}, SeqLens: []int{12, 7}})
 	text := diagText(r)
 	for _, f := range []string{"19 tensors of [40]: 19 = 12 + 7 (tokens of sequences 0 and 1, flattened); 40 = kv_lora_rank, not hidden_size 96; expected 1 tensor of [seq_len, 96]",
-		"compressed KV", "flattened batch"} {
+		"compressed KV", "flattened batch (split it per sequence by seq_lens [12, 7])"} {
 		if !strings.Contains(text, f) {
 			t.Errorf("with --seq-lens: diagnoses lack %q:\n%s", f, text)
 		}

@@ -236,13 +236,13 @@ func maskShiftRule(ctxs []spanCtx, where string) (RuleResult, *Diagnosis) {
 	d, b, e, ok := maskShift(ctxs)
 	switch {
 	case len(ctxs) < 2:
-		res.Status, res.Detail = capture.Skip, fmt.Sprintf("%d masked span%s%s: alignment with input_ids is judged over two or more", len(ctxs), plural(len(ctxs)), where)
+		res.Status, res.Detail = capture.Skip, fmt.Sprintf("%d span%s of loss_mask 1%s: alignment with input_ids is judged over two or more", len(ctxs), plural(len(ctxs)), where)
 		return res, nil
 	case !ok:
-		res.Status, res.Detail = capture.Skip, fmt.Sprintf("%d masked spans%s start and end at different tokens under every shift up to ±2: alignment not judged", len(ctxs), where)
+		res.Status, res.Detail = capture.Skip, fmt.Sprintf("%d spans of loss_mask 1%s start and end at different tokens under every shift up to ±2: alignment not judged", len(ctxs), where)
 		return res, nil
 	case d == 0:
-		res.Status, res.Detail = capture.Pass, fmt.Sprintf("%d masked spans%s, each after token %d and ending at token %d", len(ctxs), where, b, e)
+		res.Status, res.Detail = capture.Pass, fmt.Sprintf("%d spans of loss_mask 1%s, each after token %d and ending at token %d", len(ctxs), where, b, e)
 		return res, nil
 	}
 	res.Status = capture.Fail

@@ -351,7 +351,8 @@ func TestDiagnoseDeepSeek(t *testing.T) {
 		}
 	}
 	r, text = verdictOf(t, mk(bad), o)
-	want := fmt.Sprintf("the router at layer 1 chose other experts than the model's for 1 of 12 tokens (first token 4: %v", sortedPair(bad[4*k:5*k]))
+	pair := sortedPair(bad[4*k : 5*k]) // k = 2 experts per token, written as Python prints a list
+	want := fmt.Sprintf("the router at layer 1 chose other experts than the model's for 1 of 12 tokens (first token 4: [%d, %d], the model [", pair[0], pair[1])
 	if r.Verdict() != VerdictProblems || !strings.Contains(text, want) {
 		t.Errorf("other experts: lacks %q\n%s", want, text)
 	}
@@ -405,7 +406,7 @@ func TestSeedCaseTinyAndReal(t *testing.T) {
 	f := &shapeFacts{entries: entries, idsLen: 19, seqLens: []int{12, 7}, hidden: d.Hidden, layers: 1, named: d.Named}
 	dg := diagnoseShapes(f)
 	want := "19 tensors of [40]: 19 = 12 + 7 (tokens of sequences 0 and 1, flattened); 40 = kv_lora_rank = hidden_size / 4 (one rank's column shard at tp 4), not hidden_size 160"
-	if dg == nil || !strings.HasPrefix(dg.Sentence, want) || !strings.Contains(dg.Sentence, "a reading from shapes alone (no --model)") ||
+	if dg == nil || !strings.HasPrefix(dg.Sentence, want) || !strings.Contains(dg.Sentence, "a reading from shapes alone (no model ran)") ||
 		!strings.Contains(dg.Cause, "either") {
 		t.Errorf("config only: %+v\nwant prefix %q", dg, want)
 	}
@@ -428,7 +429,7 @@ func TestLossMaskShift(t *testing.T) {
 		mask []int64
 		want string
 		v    Verdict
-	}{{good, "pass  loss_mask         2 masked spans, each after token 7 and ending at token 2", VerdictValid},
+	}{{good, "pass  loss_mask         2 spans of loss_mask 1, each after token 7 and ending at token 2", VerdictValid},
 		{bad, "loss_mask is shifted by -1 relative to input_ids (moving it by +1 aligns all 2 spans: after token 7, ending at token 2)", VerdictProblems}} {
 		p := writeCapture(t, ids, map[int][]float32{0: x}, 4, safetensors.Named{Name: "loss_mask", T: tensor.FromI64(c.mask, len(c.mask))})
 		r := CheckFile(p, CheckOptions{})
@@ -489,7 +490,7 @@ func TestLossMaskShiftOverDirectory(t *testing.T) {
 		shift int
 		want  string
 		v     Verdict
-	}{{0, "pass  loss_mask         3 masked spans over 3 files, each after token 7 and ending at token 2", VerdictValid},
+	}{{0, "pass  loss_mask         3 spans of loss_mask 1 over 3 files, each after token 7 and ending at token 2", VerdictValid},
 		{1, "FAIL  loss_mask         loss_mask is misaligned with input_ids by -1: moved by +1 token, its 3 spans over 3 files each start after token 7 and end at token 2", VerdictProblems}} {
 		dir := t.TempDir()
 		for i, ids := range files {

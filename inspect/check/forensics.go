@@ -218,9 +218,9 @@ func (f *shapeFacts) shapeOnly() string {
 		return ""
 	}
 	if f.both != "" {
-		return fmt.Sprintf("; a reading from shapes alone (no --model): %s and a rank's shard of hidden_size have this width, the values would decide", f.both)
+		return fmt.Sprintf("; a reading from shapes alone (no model ran): %s and a rank's shard of hidden_size have this width, the values would decide", f.both)
 	}
-	return "; a reading from shapes alone (no --model)"
+	return "; a reading from shapes alone (no model ran)"
 }
 
 // diagnoseShapes explains entries whose shapes are not [len, hidden], or
@@ -303,7 +303,7 @@ func diagnoseShapes(f *shapeFacts) *Diagnosis {
 		d := &Diagnosis{Sentence: fmt.Sprintf("%d tensors of [%d]: %s; %s%s%s", n, w, strings.Join(parts, "; "), expect(), ratio(), f.shapeOnly())}
 		split := ""
 		if flat {
-			split = fmt.Sprintf(", of a flattened batch (split it per sequence by seq_lens %v)", f.seqLens)
+			split = fmt.Sprintf(", of a flattened batch (split it per sequence by seq_lens [%s])", joinIntsSep(f.seqLens, ", "))
 		}
 		switch {
 		case f.hidden > 0 && w == f.hidden:
@@ -348,7 +348,7 @@ func diagnoseShapes(f *shapeFacts) *Diagnosis {
 		d := &Diagnosis{Sentence: fmt.Sprintf("%d tensor%s of [%d, %d]: %s; %s%s%s", n, plural(n), r, w, strings.Join(parts, "; "), expect(), ratio(), f.shapeOnly())}
 		var causes []string
 		if rowsBad {
-			causes = append(causes, fmt.Sprintf("the flattened token batch (vLLM's [tokens, hidden] layout) was written as one sequence; split it by seq_lens %v", f.seqLens))
+			causes = append(causes, fmt.Sprintf("the flattened token batch (vLLM's [tokens, hidden] layout) was written as one sequence; split it by seq_lens [%s]", joinIntsSep(f.seqLens, ", ")))
 		}
 		if rowsOther {
 			causes = append(causes, "the hidden states and input_ids come from different token batches")

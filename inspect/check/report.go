@@ -21,6 +21,7 @@ func (p *PathReport) Report(diff bool, output string) (client.CheckReport, error
 			lines, _ := f.DiffLines()
 			r.Lines = append(r.Lines, lines...)
 		}
+		r.Lines = append(r.Lines, p.dirLines()...)
 	default:
 		r.Lines = p.Lines()
 	}

@@ -179,9 +179,9 @@ func routerRule(t *capture.Target, ids []int32, lens []int, rs []routerEntry) (R
 			ok = append(ok, fmt.Sprintf("layer %d", r.layer))
 			continue
 		}
-		bad = append(bad, fmt.Sprintf("layer %d: %d of %d tokens choose other experts (first token %d: file %v, hsdb %v)", r.layer, diff, T, first, fileSet, refSet))
+		bad = append(bad, fmt.Sprintf("layer %d: %d of %d tokens choose other experts (first token %d: file %s, hsdb %s)", r.layer, diff, T, first, idList(fileSet), idList(refSet)))
 		if d == nil {
-			d = &Diagnosis{Sentence: fmt.Sprintf("the router at layer %d chose other experts than the model's for %d of %d tokens (first token %d: %v, the model %v)", r.layer, diff, T, first, fileSet, refSet),
+			d = &Diagnosis{Sentence: fmt.Sprintf("the router at layer %d chose other experts than the model's for %d of %d tokens (first token %d: %s, the model %s)", r.layer, diff, T, first, idList(fileSet), idList(refSet)),
 				Cause: "routing differs: the router's scoring (sigmoid vs softmax), its e_score_correction_bias, grouped top-k (n_group, topk_group) or another gate weight (TRT-Model-Connect #662)"}
 		}
 	}
@@ -191,6 +191,15 @@ func routerRule(t *capture.Target, ids []int32, lens []int, rs []routerEntry) (R
 	}
 	res.Status, res.Detail = capture.Pass, "the same experts as the model's on every token at "+strings.Join(ok, ", ")
 	return res, nil
+}
+
+// idList renders expert ids as a Python list prints them: "[2, 5]".
+func idList(ids []int64) string {
+	s := make([]string, len(ids))
+	for i, x := range ids {
+		s[i] = strconv.FormatInt(x, 10)
+	}
+	return "[" + strings.Join(s, ", ") + "]"
 }
 
 func firstErr(errs ...error) error {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"hsdb/engine/regfile"
+	"hsdb/engine/tokenizer"
 	"hsdb/inspect/capture"
 	"hsdb/inspect/client"
 	"hsdb/inspect/plural"
@@ -62,7 +63,7 @@ func (s *Session) Encode(text string) ([]int32, error) {
 	if err != nil {
 		return nil, fmt.Errorf("input text %q: %w", text, err)
 	}
-	if b := s.Tok.BOS(); b >= 0 {
+	if b := tokenizer.TextBOS(s.Tok); b >= 0 {
 		ids = append([]int32{b}, ids...)
 	}
 	return ids, nil

@@ -18,8 +18,11 @@ type Diff struct {
 	First  int     `json:"first"`
 	FirstA float64 `json:"first_a"`
 	FirstB float64 `json:"first_b"`
-	// MaxAbs is the largest |a-b| over elements where both are finite, and
-	// MaxAt its flat index (-1 when no finite pair differs).
+	// MaxAbs is the largest |a-b| over the unequal elements, and MaxAt its
+	// flat index (-1 when Equal). As torch's (a - b).abs().max(), a pair
+	// with one NaN makes it NaN (the first such element is MaxAt) and a
+	// finite value against ±Inf, or +Inf against -Inf, makes it +Inf: two
+	// copies that differ only there are never shown a max |Δ| of 0.
 	MaxAbs float64 `json:"max_abs_diff"`
 	MaxAt  int     `json:"max_at"`
 }
@@ -43,10 +46,11 @@ func Compare(a, b []float32) (Diff, error) {
 			d.Equal, d.First, d.FirstA, d.FirstB = false, i, float64(x), float64(y)
 		}
 		d.Differ++
-		if fx, fy := float64(x), float64(y); !math.IsInf(fx, 0) && !math.IsInf(fy, 0) && fx == fx && fy == fy {
-			if ad := math.Abs(fx - fy); ad > d.MaxAbs {
-				d.MaxAbs, d.MaxAt = ad, i
-			}
+		if math.IsNaN(d.MaxAbs) {
+			continue
+		}
+		if ad := math.Abs(float64(x) - float64(y)); ad > d.MaxAbs || math.IsNaN(ad) {
+			d.MaxAbs, d.MaxAt = ad, i
 		}
 	}
 	return d, nil

@@ -187,3 +187,30 @@ func TestMedianAbsNoFinite(t *testing.T) {
 		t.Errorf("mixed: %v, %v; want 2", m, ok)
 	}
 }
+
+// TestCompareNonFinite: two copies that differ only where one holds NaN
+// (set var stream[4, 0] = nan --rank 1) were shown max |Δ| 0 by `ranks`
+// and print's "|Δ| vs rank0" column (while lens said NaN): |1 - NaN| is
+// NaN, |1 - Inf| and |Inf - (-Inf)| are +Inf, as torch's
+// (a - b).abs().max() gives them; a finite difference elsewhere does not
+// hide them.
+func TestCompareNonFinite(t *testing.T) {
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	for _, c := range []struct {
+		a, b []float32
+		max  float64
+		at   int
+	}{
+		{[]float32{1, 2}, []float32{1, nan}, math.NaN(), 1},
+		{[]float32{5, 2, 3}, []float32{1, nan, 3}, math.NaN(), 1},
+		{[]float32{1, 2, 3}, []float32{1, 2, inf}, math.Inf(1), 2},
+		{[]float32{inf, 0}, []float32{-inf, 7}, math.Inf(1), 0},
+		{[]float32{1, inf}, []float32{2, inf}, 1, 0},
+	} {
+		d, err := Compare(c.a, c.b)
+		same := d.MaxAbs == c.max || math.IsNaN(d.MaxAbs) && math.IsNaN(c.max)
+		if err != nil || d.Equal || !same || d.MaxAt != c.at {
+			t.Errorf("%v vs %v: max |Δ| %v at %d (%v), want %v at %d", c.a, c.b, d.MaxAbs, d.MaxAt, err, c.max, c.at)
+		}
+	}
+}
