@@ -201,7 +201,7 @@ func compareRouting(t *testing.T, site string, ids, w, refIDs, refW *tensor.Tens
 				t.Errorf("%s token %d: experts %v, HF chose %v", site, tok, slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
 				break
 			}
-			if math.Abs(float64(gv-wv)) > tol*math.Max(1, math.Abs(float64(wv))) {
+			if !(math.Abs(float64(gv-wv)) <= tol*math.Max(1, math.Abs(float64(wv)))) {
 				t.Errorf("%s token %d expert %d: weight %v, HF %v", site, tok, e, gv, wv)
 			}
 		}
@@ -243,7 +243,11 @@ func TestHFParityDeepseekRoPE(t *testing.T) {
 				t.Errorf("inv_freq %v, HF %v: %v", inv, want.ToF32(), err)
 			}
 			if s, ok := f.meta["rope_attention_scaling"]; ok {
-				if hf, err := strconv.ParseFloat(s, 64); err == nil && math.Abs(float64(ms)-hf) > 1e-6 {
+				hf, err := strconv.ParseFloat(s, 64)
+				if err != nil {
+					t.Fatalf("reference metadata rope_attention_scaling %q: %v", s, err)
+				}
+				if !(math.Abs(float64(ms)-hf) <= 1e-6) {
 					t.Errorf("attention scaling %v, HF %v", ms, hf)
 				}
 			}
