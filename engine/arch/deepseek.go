@@ -8,7 +8,6 @@ import (
 	"hsdb/engine/jsonerr"
 	"hsdb/engine/model"
 	"hsdb/engine/nn"
-	"hsdb/engine/tensor"
 )
 
 // DeepSeek-V2 and DeepSeek-V3 (HF transformers 5.x modeling_deepseek_v2.py,
@@ -279,15 +278,7 @@ func (c *DeepseekConfig) buildMoE() error {
 }
 
 func (c *DeepseekConfig) buildDims() {
-	dt := tensor.F32
-	for _, s := range []string{c.DTypeField, c.TorchDType} {
-		if s != "" {
-			if d, err := tensor.ParseDType(s); err == nil {
-				dt = d
-				break
-			}
-		}
-	}
+	dt := model.ConfigDType(c.DTypeField, c.TorchDType)
 	d := c.mla
 	qk := d.QK()
 	named := map[string]int{"hidden_size": c.HiddenSize, "intermediate_size": c.IntermediateSize, "num_attention_heads": d.Heads,

@@ -8,7 +8,6 @@ import (
 	"hsdb/engine/jsonerr"
 	"hsdb/engine/model"
 	"hsdb/engine/nn"
-	"hsdb/engine/tensor"
 )
 
 // Llama-family decoder (HF modeling_llama.py, vLLM model_executor/models/
@@ -117,15 +116,7 @@ func parseLlama(raw map[string]json.RawMessage, v *llamaVariant) (*LlamaConfig, 
 		// full attention would silently compute another model.
 		return nil, fmt.Errorf("config.json (%s): sliding_window 0 leaves no position to attend to (want a positive window, or null for none)", v.arch)
 	}
-	dt := tensor.F32
-	for _, s := range []string{c.DTypeField, c.TorchDType} {
-		if s != "" {
-			if d, err := tensor.ParseDType(s); err == nil {
-				dt = d
-				break
-			}
-		}
-	}
+	dt := model.ConfigDType(c.DTypeField, c.TorchDType)
 	c.dims = model.Dims{Arch: v.arch, ModelType: c.ModelType, Hidden: c.HiddenSize, Layers: c.NumHiddenLayers, Vocab: c.VocabSize,
 		Heads: c.NumAttentionHeads, KVHeads: c.NumKeyValueHeads, HeadDim: c.HeadDimField, Intermediate: c.IntermediateSize,
 		MaxPos: c.MaxPositionEmbeddings, DType: dt, Tied: c.TieWordEmbeddings,
