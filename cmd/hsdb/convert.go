@@ -24,7 +24,7 @@ func runConvert(args []string, io stdio) int {
 		fmt.Fprintln(io.Err, "hsdb convert: usage: hsdb convert llama2c IN.bin --tokenizer tok.bin --out DIR [--force]")
 		return 2
 	}
-	fs := newFlagSet("convert llama2c", io)
+	fs := newFlagSet("convert llama2c")
 	var toks multiFlag
 	fs.Var(&toks, "tokenizer", "tokenizer file to copy (llama2.c .bin or SentencePiece .model); repeatable")
 	out := fs.String("out", "", "output directory")

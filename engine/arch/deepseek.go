@@ -149,9 +149,7 @@ func parseDeepseek(raw map[string]json.RawMessage, v *deepseekVariant) (*Deepsee
 	}
 	c.RoPE = rope
 	c.layers = model.LayerRange{First: 0, Last: c.NumHiddenLayers - 1}
-	if err := c.buildMLA(); err != nil {
-		return nil, fail("%w", err)
-	}
+	c.buildMLA()
 	if err := c.buildMoE(); err != nil {
 		return nil, fail("%w", err)
 	}
@@ -160,7 +158,7 @@ func parseDeepseek(raw map[string]json.RawMessage, v *deepseekVariant) (*Deepsee
 }
 
 // buildMLA derives the attention's sizes, RoPE and softmax scale.
-func (c *DeepseekConfig) buildMLA() error {
+func (c *DeepseekConfig) buildMLA() {
 	d := &nn.MLAConfig{Hidden: c.HiddenSize, Heads: c.NumAttentionHeads, KVLora: c.KVLoraRank, Nope: c.QKNopeHeadDim,
 		Rope: c.QKRopeHeadDim, V: c.VHeadDim, Class: "DeepseekV2MLAAttention", RopeClass: "RotaryEmbedding",
 		// HF builds q_a_layernorm and kv_a_layernorm with the RMSNorm default
@@ -187,7 +185,6 @@ func (c *DeepseekConfig) buildMLA() error {
 	}
 	d.Scale = float32(scale)
 	c.mla = d
-	return nil
 }
 
 // buildMoE derives the routed experts' sizes and routing rule; a model
