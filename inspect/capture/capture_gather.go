@@ -93,15 +93,21 @@ func gatherSite(site string, name string, ranks []*model.RankView, raw bool) (*G
 	if len(ranks) == 1 {
 		return g, nil
 	}
-	ref := tensor.MomentsF32(out.ToF32())
+	g.compareReplicas(tensor.MomentsF32(out.ToF32()), ranks, sts, rows, cols)
+	g.How = fmt.Sprintf("replicated (%d ranks)", len(ranks))
+	return g, nil
+}
+
+// compareReplicas sets MaxRankDiff and WorstRank from the moments of
+// every rank's copy of a replicated [rows, cols] tensor (sts[i] on
+// ranks[i], reduced where it lives) against ref, rank 0's.
+func (g *Gathered) compareReplicas(ref tensor.Moments, ranks []*model.RankView, sts []model.SiteTensor, rows, cols int) {
 	for i, v := range ranks[1:] {
 		m := v.Device.Moments(sts[i+1].T, 0, rows, 0, cols)
 		if d := momentsDiff(ref, m); d > g.MaxRankDiff {
 			g.MaxRankDiff, g.WorstRank = d, v.Rank
 		}
 	}
-	g.How = fmt.Sprintf("replicated (%d ranks)", len(ranks))
-	return g, nil
 }
 
 // momentsDiff compares two ranks' moments of what must be the same tensor:
