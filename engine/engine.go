@@ -382,8 +382,11 @@ func (e *Engine) CacheBytes() []int64 {
 	return out
 }
 
-// LoadLlama2C loads a llama2.c checkpoint (run.c's format), converting it to
-// HF layout in memory.
+// LoadLlama2C loads a llama2.c checkpoint (run.c's format: a 7-int32
+// header, then float32 weights), converting it to HF layout in memory
+// (llama2c.Read), then loads it as LoadSource does with opts. Errors:
+// llama2c.Read's, naming path and the header field or weight that does
+// not fit, then LoadSource's.
 func LoadLlama2C(path string, opts Options) (*Engine, error) {
 	ck, err := llama2c.Read(path)
 	if err != nil {

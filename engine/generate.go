@@ -71,7 +71,12 @@ type GenerateOptions struct {
 }
 
 // Generate runs a prompt and then decodes one token per step, as run.c's
-// generate loop does: it returns the generated ids (prompt excluded).
+// generate loop does: it returns the generated ids (prompt excluded), at
+// most o.Steps − len(prompt) + 1 of them (positions len(prompt)−1 ..
+// o.Steps−1 each choose one). Errors: an empty prompt; a prompt longer
+// than max_position_embeddings when o.Steps is clamped to it; logits
+// holding NaN or ±Inf (naming the position, with the ids so far); or
+// Prefill's and Decode's.
 func (e *Engine) Generate(prompt []int32, o GenerateOptions) ([]int32, error) {
 	if len(prompt) == 0 {
 		return nil, fmt.Errorf("generate: empty prompt (start with BOS)")

@@ -332,8 +332,9 @@ func (c *DeepseekConfig) hasMoE() bool {
 }
 
 // SelectLayers restricts the model to decoder layers r.First..r.Last
-// (--load-layers): only they, the embeddings, the final norm and the LM head are
-// built and loaded.
+// (--load-layers): only they, the embeddings, the final norm and the LM
+// head are built and loaded. Errors: LayerRange.Check's, naming the range
+// and num_hidden_layers.
 func (c *DeepseekConfig) SelectLayers(r model.LayerRange) error {
 	if err := r.Check(c.NumHiddenLayers); err != nil {
 		return err

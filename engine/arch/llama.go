@@ -169,8 +169,9 @@ func (c *LlamaConfig) window(layer int) int {
 }
 
 // SelectLayers restricts the model to decoder layers r.First..r.Last
-// (--layers, a pipeline stage): only they, the embeddings, the final norm
-// and the LM head are built and loaded.
+// (--load-layers, a pipeline stage): only they, the embeddings, the final
+// norm and the LM head are built and loaded. Errors: LayerRange.Check's,
+// naming the range and num_hidden_layers.
 func (c *LlamaConfig) SelectLayers(r model.LayerRange) error {
 	if err := r.Check(c.NumHiddenLayers); err != nil {
 		return err
