@@ -150,11 +150,9 @@ func cmdEnable(t *Term, args string, on bool) error {
 	return showBreakpoints(t)
 }
 
-// cmdKill runs `kill`: abort the stopped pass.
-func cmdKill(t *Term, args string) error {
-	if strings.TrimSpace(args) != "" {
-		return fmt.Errorf("kill takes no arguments")
-	}
+// cmdKill runs `kill`: abort the stopped pass. Its usage is its bare name,
+// so Exec has refused any arguments.
+func cmdKill(t *Term, _ string) error {
 	st, err := t.c.Stopped()
 	if err != nil {
 		return err
