@@ -221,7 +221,7 @@ func cmdDeleteEdits(t *Term, args string) error {
 func cmdLens(t *Term, args string) error {
 	k := 5
 	if f := strings.Fields(args); len(f) > 1 {
-		return fmt.Errorf("lens: unexpected %q", strings.Join(f[1:], " "))
+		return unexpectedArgs("lens", f[1:])
 	} else if len(f) == 1 {
 		var err error
 		if k, err = strconv.Atoi(f[0]); err != nil || k < 1 {
@@ -435,7 +435,7 @@ func cmdFrame(t *Term, args string, dir int) error {
 	cmd := map[int]string{0: "frame", 1: "up", -1: "down"}[dir]
 	f := strings.Fields(args)
 	if len(f) > 1 {
-		return fmt.Errorf("%s: unexpected %q", cmd, strings.Join(f[1:], " "))
+		return unexpectedArgs(cmd, f[1:])
 	}
 	var fr client.Frame
 	var err error
