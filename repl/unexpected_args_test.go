@@ -18,6 +18,7 @@ func TestUnexpectedArgsNameUsage(t *testing.T) {
 		{"display stream x", `display: unexpected "x" (usage: display [TENSOR [flags]])`},
 		{"lens 3 4", `lens: unexpected "4" (usage: lens [K])`},
 		{"up 1 2", `up: unexpected "2" (usage: up [N])`},
+		{"inject skip-allreduce 1 2", `inject: unexpected "2" (usage: inject FAULT [VALUE] [at SITE]`},
 	} {
 		f.AssertError(c.line, c.want)
 	}
