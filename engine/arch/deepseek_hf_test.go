@@ -237,19 +237,21 @@ func TestHFParityDeepseekRoPE(t *testing.T) {
 			inv, ms := rc.InvFreq(dims.Rope)
 			want, ok := f.ref["rope.inv_freq"]
 			if !ok {
-				t.Skip("reference has no rope.inv_freq")
+				t.Fatal("reference has no rope.inv_freq (make_hf_fixtures.py records it for every DeepSeek fixture)")
 			}
 			if err := enginetest.CheckClose(inv, want.ToF32(), 1e-6); err != nil {
 				t.Errorf("inv_freq %v, HF %v: %v", inv, want.ToF32(), err)
 			}
-			if s, ok := f.meta["rope_attention_scaling"]; ok {
-				hf, err := strconv.ParseFloat(s, 64)
-				if err != nil {
-					t.Fatalf("reference metadata rope_attention_scaling %q: %v", s, err)
-				}
-				if !(math.Abs(float64(ms)-hf) <= 1e-6) {
-					t.Errorf("attention scaling %v, HF %v", ms, hf)
-				}
+			s, ok := f.meta["rope_attention_scaling"]
+			if !ok {
+				t.Fatal("reference metadata has no rope_attention_scaling")
+			}
+			hf, err := strconv.ParseFloat(s, 64)
+			if err != nil {
+				t.Fatalf("reference metadata rope_attention_scaling %q: %v", s, err)
+			}
+			if !(math.Abs(float64(ms)-hf) <= 1e-6) {
+				t.Errorf("attention scaling %v, HF %v", ms, hf)
 			}
 		})
 	}
