@@ -3,6 +3,7 @@ package repl
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -231,7 +232,7 @@ func cmdUndisplay(t *Term, args string) error {
 	var keep []display
 	var gone []string
 	for _, d := range t.displays {
-		if containsInt(ids, d.ID) {
+		if slices.Contains(ids, d.ID) {
 			gone = append(gone, fmt.Sprintf("display %d", d.ID))
 		} else {
 			keep = append(keep, d)
@@ -244,15 +245,6 @@ func cmdUndisplay(t *Term, args string) error {
 		return deletedText(gone, len(ds), "displays", func() string { return displaysText(t, ds) })
 	})
 	return nil
-}
-
-func containsInt(xs []int, x int) bool {
-	for _, y := range xs {
-		if x == y {
-			return true
-		}
-	}
-	return false
 }
 
 // cmdBacktrace runs `bt [N|-N] [full]`: as gdb, N the innermost N
