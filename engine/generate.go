@@ -21,7 +21,9 @@ func NewSampler(temperature float64, seed uint64) *Sampler {
 	return &Sampler{Temperature: temperature, rng: rand.New(rand.NewPCG(seed, 0x5eed))}
 }
 
-// Sample returns the chosen token id.
+// Sample returns the chosen token id, an index into logits (one position's
+// row, [vocab] float32; the caller has refused NaN and ±Inf, which argmax
+// and softmax would not order).
 func (s *Sampler) Sample(logits []float32) int32 {
 	best := 0
 	for i, v := range logits {
