@@ -16,6 +16,12 @@ import (
 // add + RMSNorm. Mistral, Qwen2 and Qwen3 are this decoder with variant
 // switches (see mistral.go, qwen2.go, qwen3.go).
 
+// Llama: HF LlamaForCausalLM (modeling_llama.py); vLLM LlamaForCausalLM.
+var llamaArch = &llamaVariant{arch: "LlamaForCausalLM", modelClass: "LlamaModel", layerClass: "LlamaDecoderLayer",
+	attnClass: "LlamaAttention", mlpClass: "LlamaMLP", defTheta: 10000}
+
+func init() { registerLlama(llamaArch, "llama") }
+
 // llamaVariant holds what distinguishes the Llama-family architectures.
 type llamaVariant struct {
 	arch, modelClass, layerClass, attnClass, mlpClass string
