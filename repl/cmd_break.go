@@ -73,14 +73,19 @@ func cmdWatch(t *Term, args string) error {
 	return nil
 }
 
-// parseIDs parses the numbers of breakpoints or displays (what names
-// them in the error: "breakpoint", "display").
+// parseIDs parses the numbers of breakpoints, displays or edits (what
+// names them in the error: "breakpoint", "display", "edit", with the
+// `info` subcommand that lists them).
 func parseIDs(args, what string) ([]int, error) {
 	var ids []int
 	for _, f := range strings.Fields(args) {
 		n, err := strconv.Atoi(f)
 		if err != nil || n < 1 {
-			return nil, fmt.Errorf("%q is not a %s number (`info %s` lists them)", f, what, map[string]string{"breakpoint": "break", "display": "display"}[what])
+			article := "a"
+			if strings.ContainsRune("aeiou", rune(what[0])) {
+				article = "an"
+			}
+			return nil, fmt.Errorf("%q is not %s %s number (`info %s` lists them)", f, article, what, map[string]string{"breakpoint": "break", "display": "display", "edit": "edits"}[what])
 		}
 		ids = append(ids, n)
 	}
