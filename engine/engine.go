@@ -69,7 +69,7 @@ type Engine struct {
 	Path   string           // where the model came from ("embedded:stories260K" for the default)
 	Config model.Config     // the architecture's typed config.json
 	Dims   *model.Dims      // the sizes every architecture reports (config.json names)
-	Tree   *model.Tree      // vLLM's module tree with its sites, in visit order
+	Tree   *model.Tree      // vLLM's module tree; Tree.Sites in visit order
 	World  int              // the tensor-parallel world size (Options.TP, at least 1)
 	Report model.LoadReport // what loading did (quantized weights, unused tensors, bytes)
 	// Quant is how the checkpoint stores its quantized linear weights
