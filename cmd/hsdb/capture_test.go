@@ -125,7 +125,9 @@ func TestCaptureKillResume(t *testing.T) {
 	// file, a file no journal line lists,
 	stray := []string{".seq_000020.safetensors.tmp-123", "seq_000099.safetensors"}
 	for _, s := range stray {
-		os.WriteFile(filepath.Join(out+capture.PartialSuffix, s), []byte("cut short"), 0o644)
+		if err := os.WriteFile(filepath.Join(out+capture.PartialSuffix, s), []byte("cut short"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// and a journal line cut short.
 	j, err := os.OpenFile(filepath.Join(out+capture.PartialSuffix, capture.JournalName), os.O_WRONLY|os.O_APPEND, 0)
