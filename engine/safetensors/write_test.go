@@ -65,9 +65,14 @@ func TestWriteFileReplaces(t *testing.T) {
 		t.Errorf("mode %v, want 0644", st.Mode().Perm())
 	}
 	var want bytes.Buffer
-	Write(&want, in, map[string]string{"k": "v"})
-	got, _ := os.ReadFile(p)
-	if !bytes.Equal(got, want.Bytes()) {
+	if err := Write(&want, in, map[string]string{"k": "v"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.Len() == 0 || !bytes.Equal(got, want.Bytes()) {
 		t.Errorf("WriteFile and Write differ")
 	}
 }
