@@ -170,7 +170,7 @@ func TestStreamedManifestByHand(t *testing.T) {
 var createdLine = regexp.MustCompile(`"created": "[^"]*"`)
 
 // dirBytes reads every file under dir (relative path -> bytes), the
-// manifest's created time blanked.
+// manifest's created time blanked; a directory with no file fails t.
 func dirBytes(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{}
@@ -192,6 +192,9 @@ func dirBytes(t *testing.T, dir string) map[string][]byte {
 		out[rel] = b
 		return nil
 	})
+	if len(out) == 0 {
+		t.Fatalf("no files under %s (two empty directories would compare equal)", dir)
+	}
 	return out
 }
 
