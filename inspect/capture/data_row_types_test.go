@@ -22,7 +22,7 @@ func TestDataRowTypeErrors(t *testing.T) {
 		if err := os.WriteFile(p, []byte(c.row+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := ReadJSONL(p, nil, Limits{})
+		_, err := readJSONL(p, nil, Limits{})
 		if err == nil || !strings.HasSuffix(err.Error(), c.want) || strings.Contains(err.Error(), "Go ") {
 			t.Errorf("%s: %v, want %q", c.row, err, c.want)
 		}

@@ -377,7 +377,7 @@ func TestCase6DiskFullResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	tok, _ := e.Tokenizer()
-	in, err := ReadJSONL("../../testdata/stories260K/stories200.jsonl", tok, LimitsOf(e.Dims))
+	in, err := readJSONL("../../testdata/stories260K/stories200.jsonl", tok, LimitsOf(e.Dims))
 	if err != nil {
 		t.Fatal(err)
 	}
