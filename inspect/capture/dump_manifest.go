@@ -72,7 +72,7 @@ type ModelInfo struct {
 	ModelType    string         `json:"model_type"`    // config.json model_type
 	Dims         map[string]int `json:"dims"`          // hidden_size, num_hidden_layers, vocab_size and every named size
 	WorldSize    int            `json:"world_size"`    // tensor-parallel ranks the data was captured on
-	Device       string         `json:"device"`        // rank 0\'s device name ("cpu:0", "cuda:0")
+	Device       string         `json:"device"`        // rank 0's device name ("cpu:0", "cuda:0")
 	DType        string         `json:"dtype"`         // the model's dtype (config torch_dtype/dtype)
 }
 
