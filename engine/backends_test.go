@@ -59,6 +59,9 @@ func TestCUDAMatchesCPU(t *testing.T) {
 					}
 				}
 				for k, want := range ref.Got {
+					if len(rec.Got[k]) != len(want) {
+						t.Fatalf("%s: cuda recorded %d ranks, cpu %d", k, len(rec.Got[k]), len(want))
+					}
 					for r, g := range rec.Got[k] {
 						compare(fmt.Sprintf("rank %d %s", r, k), g.F32(), want[r].F32(), 0.9999)
 					}

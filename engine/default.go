@@ -8,7 +8,10 @@ import (
 )
 
 // LoadDefault loads the embedded stories260K (engine/stories) — the model
-// hsdb uses when no --model is given.
+// hsdb uses when no --model is given — as LoadSource does with opts.
+// Errors name DefaultModelPath: an embedded file that cannot be read or
+// validated (safetensors.FromBytes), or LoadSource's (the split over
+// opts.TP, the device).
 func LoadDefault(opts Options) (*Engine, error) {
 	cfg, src, err := defaultModel()
 	if err != nil {

@@ -66,12 +66,12 @@ type Options struct {
 // steps. It keeps the sequences of the last prefill so that Decode can
 // continue them. An Engine is not safe for concurrent forward calls.
 type Engine struct {
-	Path   string // where the model came from ("embedded:stories260K" for the default)
-	Config model.Config
-	Dims   *model.Dims
-	Tree   *model.Tree
-	World  int
-	Report model.LoadReport
+	Path   string           // where the model came from ("embedded:stories260K" for the default)
+	Config model.Config     // the architecture's typed config.json
+	Dims   *model.Dims      // the sizes every architecture reports (config.json names)
+	Tree   *model.Tree      // vLLM's module tree; Tree.Sites in visit order
+	World  int              // the tensor-parallel world size (Options.TP, at least 1)
+	Report model.LoadReport // what loading did (quantized weights, unused tensors, bytes)
 	// Quant is how the checkpoint stores its quantized linear weights
 	// (config.json's quantization_config), or nil.
 	Quant model.QuantScheme
@@ -389,8 +389,11 @@ func (e *Engine) CacheBytes() []int64 {
 	return out
 }
 
-// LoadLlama2C loads a llama2.c checkpoint (run.c's format), converting it to
-// HF layout in memory.
+// LoadLlama2C loads a llama2.c checkpoint (run.c's format: a 7-int32
+// header, then float32 weights), converting it to HF layout in memory
+// (llama2c.Read), then loads it as LoadSource does with opts. Errors:
+// llama2c.Read's, naming path and the header field or weight that does
+// not fit, then LoadSource's.
 func LoadLlama2C(path string, opts Options) (*Engine, error) {
 	ck, err := llama2c.Read(path)
 	if err != nil {

@@ -29,9 +29,13 @@ func TestTPEqualsTP1(t *testing.T) { forEachDevice(t, testTPEqualsTP1) }
 func testTPEqualsTP1(t *testing.T, dev string) {
 	tol := relTol(dev)
 	ref := &enginetest.Recorder{Sites: enginetest.LayerOutputs, Names: []string{"stream"}}
-	l1, err := loadStoriesOn(t, dev, 1).Prefill(prompts, ref, true)
+	e1 := loadStoriesOn(t, dev, 1)
+	l1, err := e1.Prefill(prompts, ref, true)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(ref.Got) != e1.Dims.Layers {
+		t.Fatalf("--tp 1: %d layer outputs recorded, want %d", len(ref.Got), e1.Dims.Layers)
 	}
 	for _, tp := range []int{2, 4} {
 		rec := &enginetest.Recorder{Sites: enginetest.LayerOutputs, Names: []string{"stream"}}

@@ -21,7 +21,9 @@ func NewSampler(temperature float64, seed uint64) *Sampler {
 	return &Sampler{Temperature: temperature, rng: rand.New(rand.NewPCG(seed, 0x5eed))}
 }
 
-// Sample returns the chosen token id.
+// Sample returns the chosen token id, an index into logits (one position's
+// row, [vocab] float32; the caller has refused NaN and ±Inf, which argmax
+// and softmax would not order).
 func (s *Sampler) Sample(logits []float32) int32 {
 	best := 0
 	for i, v := range logits {
@@ -71,7 +73,12 @@ type GenerateOptions struct {
 }
 
 // Generate runs a prompt and then decodes one token per step, as run.c's
-// generate loop does: it returns the generated ids (prompt excluded).
+// generate loop does: it returns the generated ids (prompt excluded), at
+// most o.Steps − len(prompt) + 1 of them (positions len(prompt)−1 ..
+// o.Steps−1 each choose one). Errors: an empty prompt; a prompt longer
+// than max_position_embeddings when o.Steps is clamped to it; logits
+// holding NaN or ±Inf (naming the position, with the ids so far); or
+// Prefill's and Decode's.
 func (e *Engine) Generate(prompt []int32, o GenerateOptions) ([]int32, error) {
 	if len(prompt) == 0 {
 		return nil, fmt.Errorf("generate: empty prompt (start with BOS)")

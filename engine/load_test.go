@@ -59,11 +59,15 @@ func TestOpenErrors(t *testing.T) {
 		t.Errorf("empty dir: %v", err)
 	}
 	txt := filepath.Join(dir, "weights.txt")
-	os.WriteFile(txt, []byte("x"), 0o644)
+	if err := os.WriteFile(txt, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := Open(txt, Options{}); err == nil || !strings.Contains(err.Error(), "expected a directory") {
 		t.Errorf("txt: %v", err)
 	}
-	os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"architectures":["GPT2LMHeadModel"]}`), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"architectures":["GPT2LMHeadModel"]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := Open(dir, Options{}); err == nil || !strings.Contains(err.Error(), "not supported") {
 		t.Errorf("gpt2: %v", err)
 	}
@@ -80,9 +84,13 @@ func TestBadTokenizerIsAnError(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			os.WriteFile(filepath.Join(dir, f), data, 0o644)
+			if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
-		os.WriteFile(filepath.Join(dir, name), []byte("garbage{"), 0o644)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("garbage{"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		e, err := Open(dir, Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -105,9 +113,13 @@ func TestUnusedTensorsReported(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg = []byte(strings.Replace(string(cfg), "Qwen3ForCausalLM", "LlamaForCausalLM", 1))
-	os.WriteFile(filepath.Join(dir, "config.json"), cfg, 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	st, _ := os.ReadFile("../testdata/hf/qwen3/model.safetensors")
-	os.WriteFile(filepath.Join(dir, "model.safetensors"), st, 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "model.safetensors"), st, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	e, err := Open(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -153,10 +165,14 @@ func TestBrokenIndexNamesTheShard(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg, _ := os.ReadFile("../testdata/hf/llama/config.json")
-	os.WriteFile(filepath.Join(dir, "config.json"), cfg, 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	writeIndex := func(m map[string]string) {
 		idx, _ := json.Marshal(map[string]any{"metadata": map[string]any{}, "weight_map": m})
-		os.WriteFile(filepath.Join(dir, "model.safetensors.index.json"), idx, 0o644)
+		if err := os.WriteFile(filepath.Join(dir, "model.safetensors.index.json"), idx, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	writeIndex(weightMap)
 	e, err := Open(dir, Options{TP: 2})

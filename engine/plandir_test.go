@@ -166,6 +166,9 @@ func TestPlanDeepseekV3FP8(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(p.Ranks) != 8 {
+		t.Fatalf("%d ranks, want 8", len(p.Ranks))
+	}
 	for _, r := range p.Ranks {
 		if r.Weights != want || r.QuantizedWeights != want-dense {
 			t.Errorf("rank %d: weights %d (quantized %d), hand count %d (%d)", r.Rank, r.Weights, r.QuantizedWeights, want, want-dense)
@@ -263,6 +266,9 @@ func TestPlanKimiK25(t *testing.T) {
 		p, err := engine.PlanDir("../testdata/configs/kimi-k2.5", engine.PlanOptions{TP: 8, EP: ep, Tokens: 4096, DeviceBytes: 141 << 30})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if len(p.Ranks) != 8 {
+			t.Fatalf("ep=%v: %d ranks, want 8", ep, len(p.Ranks))
 		}
 		for _, r := range p.Ranks {
 			if r.Weights != want || r.QuantizedWeights != quantized {

@@ -1,6 +1,7 @@
 package repl
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -251,4 +252,16 @@ func cutIndex(args string) (name, index string, has bool, rest string, err error
 		return "", "", false, "", fmt.Errorf("%q: missing ']'", args)
 	}
 	return args[:i], args[i+1 : i+j], true, args[i+j+1:], nil
+}
+
+// unexpectedArgs refuses the words extra that command cmd does not take,
+// naming them as typed and the command's usage from the command table:
+// `hist: unexpected "-3" (usage: hist TENSOR [--rank R] [--seq S]
+// [--tokens A:B])`.
+func unexpectedArgs(cmd string, extra []string) error {
+	msg := fmt.Sprintf("%s: unexpected %q", cmd, strings.Join(extra, " "))
+	if c := lookup(cmd); c != nil && c.usage != "" {
+		msg += " (usage: " + c.usage + ")"
+	}
+	return errors.New(msg)
 }

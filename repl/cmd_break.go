@@ -73,14 +73,19 @@ func cmdWatch(t *Term, args string) error {
 	return nil
 }
 
-// parseIDs parses the numbers of breakpoints or displays (what names
-// them in the error: "breakpoint", "display").
+// parseIDs parses the numbers of breakpoints, displays or edits (what
+// names them in the error: "breakpoint", "display", "edit", with the
+// `info` subcommand that lists them).
 func parseIDs(args, what string) ([]int, error) {
 	var ids []int
 	for _, f := range strings.Fields(args) {
 		n, err := strconv.Atoi(f)
 		if err != nil || n < 1 {
-			return nil, fmt.Errorf("%q is not a %s number (`info %s` lists them)", f, what, map[string]string{"breakpoint": "break", "display": "display"}[what])
+			article := "a"
+			if strings.ContainsRune("aeiou", rune(what[0])) {
+				article = "an"
+			}
+			return nil, fmt.Errorf("%q is not %s %s number (`info %s` lists them)", f, article, what, map[string]string{"breakpoint": "break", "display": "display", "edit": "edits"}[what])
 		}
 		ids = append(ids, n)
 	}
@@ -150,11 +155,9 @@ func cmdEnable(t *Term, args string, on bool) error {
 	return showBreakpoints(t)
 }
 
-// cmdKill runs `kill`: abort the stopped pass.
-func cmdKill(t *Term, args string) error {
-	if strings.TrimSpace(args) != "" {
-		return fmt.Errorf("kill takes no arguments")
-	}
+// cmdKill runs `kill`: abort the stopped pass. Its usage is its bare name,
+// so Exec has refused any arguments.
+func cmdKill(t *Term, _ string) error {
 	st, err := t.c.Stopped()
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package repl
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -71,7 +72,7 @@ func (t *Term) printExpr(args, title string) error {
 		return fmt.Errorf("print: unexpected %q: one index holds rows and columns, %s[%s, %s]", strings.Join(extra, " "), name, index, strings.Trim(extra[0], "[]"))
 	}
 	if len(extra) > 0 {
-		return fmt.Errorf("print: unexpected %q", strings.Join(extra, " "))
+		return unexpectedArgs("print", extra)
 	}
 	if hasIndex {
 		idx, err := client.ParseIndex(index)
@@ -99,7 +100,7 @@ func cmdHist(t *Term, args string) error {
 		return err
 	}
 	if len(extra) > 0 {
-		return fmt.Errorf("hist: unexpected %q", strings.Join(extra, " "))
+		return unexpectedArgs("hist", extra)
 	}
 	rep, err := t.c.Hist(name, t.opts.bins, sl)
 	if err != nil {
@@ -116,7 +117,7 @@ func cmdTop(t *Term, args string) error {
 	}
 	k := 10
 	if len(extra) > 1 {
-		return fmt.Errorf("top: unexpected %q", strings.Join(extra[1:], " "))
+		return unexpectedArgs("top", extra[1:])
 	}
 	if len(extra) == 1 {
 		if k, err = strconv.Atoi(extra[0]); err != nil || k < 1 {
@@ -137,7 +138,7 @@ func cmdRanks(t *Term, args string) error {
 		return err
 	}
 	if len(extra) > 0 {
-		return fmt.Errorf("ranks: unexpected %q", strings.Join(extra, " "))
+		return unexpectedArgs("ranks", extra)
 	}
 	if sl.Rank >= 0 {
 		return fmt.Errorf("ranks compares every rank: --rank does not apply")
@@ -165,7 +166,7 @@ func cmdDisplay(t *Term, args string) error {
 		return err
 	}
 	if len(extra) > 0 {
-		return fmt.Errorf("display: unexpected %q", strings.Join(extra, " "))
+		return unexpectedArgs("display", extra)
 	}
 	if err := t.c.CheckTensor(tensor, sl); err != nil {
 		return fmt.Errorf("display: %w", err)
@@ -231,7 +232,7 @@ func cmdUndisplay(t *Term, args string) error {
 	var keep []display
 	var gone []string
 	for _, d := range t.displays {
-		if containsInt(ids, d.ID) {
+		if slices.Contains(ids, d.ID) {
 			gone = append(gone, fmt.Sprintf("display %d", d.ID))
 		} else {
 			keep = append(keep, d)
@@ -244,15 +245,6 @@ func cmdUndisplay(t *Term, args string) error {
 		return deletedText(gone, len(ds), "displays", func() string { return displaysText(t, ds) })
 	})
 	return nil
-}
-
-func containsInt(xs []int, x int) bool {
-	for _, y := range xs {
-		if x == y {
-			return true
-		}
-	}
-	return false
 }
 
 // cmdBacktrace runs `bt [N|-N] [full]`: as gdb, N the innermost N

@@ -59,7 +59,7 @@ func cmdFrame(t *Term, args string, dir int) error {
 	cmd := map[int]string{0: "frame", 1: "up", -1: "down"}[dir]
 	f := strings.Fields(args)
 	if len(f) > 1 {
-		return fmt.Errorf("%s: unexpected %q", cmd, strings.Join(f[1:], " "))
+		return unexpectedArgs(cmd, f[1:])
 	}
 	var fr client.Frame
 	var err error

@@ -74,7 +74,7 @@ func parseInject(args string) (client.Fault, error) {
 		default:
 			v, perr := parseValue(a[i])
 			if perr != nil || f.Value != 0 {
-				return f, fmt.Errorf("inject %s: unexpected %q", f.Kind, a[i])
+				return f, unexpectedArgs("inject", a[i:i+1])
 			}
 			f.Value = v
 		}

@@ -184,13 +184,9 @@ func yesNo(b bool) string {
 }
 
 func cmdDeleteEdits(t *Term, args string) error {
-	var ids []int
-	for _, f := range strings.Fields(args) {
-		n, err := strconv.Atoi(f)
-		if err != nil || n < 1 {
-			return fmt.Errorf("delete edits: %q is not an edit number (`info edits` lists them)", f)
-		}
-		ids = append(ids, n)
+	ids, err := parseIDs(args, "edit")
+	if err != nil {
+		return fmt.Errorf("delete edits: %w", err)
 	}
 	before, err := t.c.Edits()
 	if err != nil {
@@ -221,7 +217,7 @@ func cmdDeleteEdits(t *Term, args string) error {
 func cmdLens(t *Term, args string) error {
 	k := 5
 	if f := strings.Fields(args); len(f) > 1 {
-		return fmt.Errorf("lens: unexpected %q", strings.Join(f[1:], " "))
+		return unexpectedArgs("lens", f[1:])
 	} else if len(f) == 1 {
 		var err error
 		if k, err = strconv.Atoi(f[0]); err != nil || k < 1 {

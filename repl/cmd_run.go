@@ -100,7 +100,7 @@ func cmdInput(t *Term, args string) error {
 	return nil
 }
 
-func cmdRun(t *Term, args string) error {
+func cmdRun(t *Term, _ string) error {
 	return t.outcome(t.c.Run())
 }
 

@@ -173,10 +173,16 @@ func TestCase2And3DumpForceForeign(t *testing.T) {
 	f.Exec("capture layers 1")
 	f.Exec("run")
 	dir := t.TempDir()
-	os.WriteFile(dir+"/f", []byte("data\n"), 0o644)
+	if err := os.WriteFile(dir+"/f", []byte("data\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	f.AssertError("dump "+dir+"/f --force", "is a regular file")
-	os.Mkdir(dir+"/u", 0o755)
-	os.WriteFile(dir+"/u/notes.txt", []byte("mine"), 0o644)
+	if err := os.Mkdir(dir+"/u", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir+"/u/notes.txt", []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	f.AssertError("dump "+dir+"/u --force", "has no hsdb manifest")
 	if b, _ := os.ReadFile(dir + "/f"); string(b) != "data\n" {
 		t.Fatalf("f holds %q", b)

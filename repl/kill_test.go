@@ -7,12 +7,14 @@ import "testing"
 // by continuing through every later breakpoint or by `run` (which starts
 // another). `kill` aborts the stopped pass: the session is no longer
 // stopped (print says so), `check` may run its own passes again, and the
-// breakpoints stay; with no pass stopped it says there is none.
+// breakpoints stay; with no pass stopped it says there is none, and words
+// after it are refused (gdb's kill takes none either).
 func TestKillCommand(t *testing.T) {
 	f := newFake(t, 2)
 	f.Exec(batchCmd)
 	f.Exec("break layers.*")
 	f.AssertExec("run", "Stopped at model.layers.0 ")
+	f.AssertError("kill 1", "kill takes no arguments")
 	f.AssertExec("kill", "pass at model.layers.0", "aborted")
 	f.AssertError("print stream", "not stopped")
 	f.AssertExec("info break", "layers.*")

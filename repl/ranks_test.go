@@ -144,8 +144,8 @@ func TestLogitsGatherUnevenShards(t *testing.T) {
 		t.Fatalf("empty rank 7 statistics %q", r7)
 	}
 	g := rows[10]
-	mean, _ := strconv.ParseFloat(g[5], 64)
-	if g[0] != "gathered" || g[1]+" "+g[2] != "[1, 101]" || math.Abs(mean-want["mean"]) > 1e-3*math.Max(math.Abs(want["mean"]), 1e-2) {
+	mean, err := strconv.ParseFloat(g[5], 64)
+	if err != nil || g[0] != "gathered" || g[1]+" "+g[2] != "[1, 101]" || !(math.Abs(mean-want["mean"]) <= 1e-3*math.Max(math.Abs(want["mean"]), 1e-2)) {
 		t.Fatalf("gathered row %v, want [1, 101] with mean %v", g, want["mean"])
 	}
 	out := f.AssertExec("print logits[0, 10:12]", "rank 6  sharded(dim=-1, 96:101 of 101)  no values: the index selects none of its 5 columns",

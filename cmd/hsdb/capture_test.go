@@ -125,7 +125,9 @@ func TestCaptureKillResume(t *testing.T) {
 	// file, a file no journal line lists,
 	stray := []string{".seq_000020.safetensors.tmp-123", "seq_000099.safetensors"}
 	for _, s := range stray {
-		os.WriteFile(filepath.Join(out+capture.PartialSuffix, s), []byte("cut short"), 0o644)
+		if err := os.WriteFile(filepath.Join(out+capture.PartialSuffix, s), []byte("cut short"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// and a journal line cut short.
 	j, err := os.OpenFile(filepath.Join(out+capture.PartialSuffix, capture.JournalName), os.O_WRONLY|os.O_APPEND, 0)
@@ -173,9 +175,17 @@ func TestCaptureKillResume(t *testing.T) {
 		}
 		c := capture.NewCapturer(e.Tree, e.Dims.Layers)
 		c.AddLayers([]int{1, 3}, "")
-		e.Prefill([][]int32{seq}, c, false)
-		alone, _, _ := c.Result()
-		got, _ := f.Tensor("hidden_states.3")
+		if _, err := e.Prefill([][]int32{seq}, c, false); err != nil {
+			t.Fatal(err)
+		}
+		alone, _, err := c.Result()
+		if err != nil || len(alone) != 1 {
+			t.Fatalf("%s alone: %d sequences captured, %v", rec.ID, len(alone), err)
+		}
+		got, err := f.Tensor("hidden_states.3")
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := enginetest.CheckClose(got.F32(), alone[0].Tensors["hidden_states.3"].F32(), 1e-5); err != nil {
 			t.Errorf("%s: batched vs alone %v", rec.ID, err)
 		}

@@ -201,7 +201,7 @@ func finishCheck(io stdio, asJSON bool, r checkResult, err error) int {
 }
 
 func runCheck(args []string, io stdio) int {
-	fs := newFlagSet("check", io)
+	fs := newFlagSet("check")
 	var cf checkFlags
 	cf.register(fs)
 	path, err := parseWithPath(fs, args)

@@ -28,7 +28,7 @@ const convertUsage = "convert llama2c IN.bin --tokenizer tok.bin [--tokenizer to
 func isHelp(a string) bool { return a == "-h" || a == "-help" || a == "--help" }
 
 func runConvert(args []string, io stdio) int {
-	fs := newFlagSet("convert llama2c", io)
+	fs := newFlagSet("convert llama2c")
 	var toks multiFlag
 	fs.Var(&toks, "tokenizer", "tokenizer `file` to copy (llama2.c .bin or SentencePiece .model); repeatable")
 	out := fs.String("out", "", "output directory")

@@ -23,7 +23,7 @@ func init() { debugger = runDebugger }
 // load; 2 for bad flags; 130 when Ctrl-C stopped a script (the REPL stays
 // on Ctrl-C).
 func runDebugger(args []string, io stdio) int {
-	fs, m, script, history := debuggerFlags(io)
+	fs, m, script, history := debuggerFlags()
 	if done, code := parseArgs(fs, args, io, debuggerUsage); done {
 		return code
 	}
@@ -64,8 +64,8 @@ const debuggerUsage = "[--model PATH] [--tp N] [--device cpu|cuda] [--dtype f32|
 
 // debuggerFlags is the debugger's flag set: the shared model flags and
 // --json (flagTable), -x and --history.
-func debuggerFlags(io stdio) (*flag.FlagSet, *modelFlags, *string, *string) {
-	fs := newFlagSet("hsdb", io)
+func debuggerFlags() (*flag.FlagSet, *modelFlags, *string, *string) {
+	fs := newFlagSet("hsdb")
 	m := &modelFlags{}
 	m.register(fs, "json")
 	script := fs.String("x", "", "run the debugger commands of this file and exit (status 1 if a command failed, 130 on Ctrl-C)")

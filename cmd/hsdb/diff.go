@@ -20,7 +20,7 @@ const diffUsage = "diff PATH --model MODEL [--layers 2,30,58,60] [--tp N] [--ep]
 // rule fails); 2 the input is unreadable, or nothing in it could be
 // compared: no verdict, which a script must not read as a pass.
 func runDiff(args []string, io stdio) int {
-	fs := newFlagSet("diff", io)
+	fs := newFlagSet("diff")
 	var cf checkFlags
 	cf.register(fs)
 	// check's --no-model is refused by diff (it compares with the

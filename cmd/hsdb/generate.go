@@ -45,7 +45,7 @@ func parseIDs(s string) ([]int32, error) {
 const generateUsage = "generate [--model PATH] [--tp N] [--load-layers A-B] [--ids 1,2,3 | --prompt TEXT] [-n STEPS] [--temperature T] [--seed S] [--json]"
 
 func runGenerate(args []string, io stdio) int {
-	fs := newFlagSet("generate", io)
+	fs := newFlagSet("generate")
 	var mf modelFlags
 	mf.register(fs, "json")
 	ids := fs.String("ids", "", "prompt token ids, e.g. 1,2,3 (default: BOS alone)")

@@ -14,7 +14,7 @@ import (
 // nothing (its errors are Go's: `invalid value "abc" for flag -tp: parse
 // error`); helpOrError says them in hsdb's words with a pointer to --help
 // (not the whole listing), and -h/--help is reported to parseArgs.
-func newFlagSet(name string, io stdio) *flag.FlagSet {
+func newFlagSet(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(discard)
 	fs.Usage = func() {}

@@ -76,7 +76,7 @@ func hsdbMain(args []string, io stdio) int {
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "hsdb: the hidden-state debugger (gdb for the forward pass of LLMs)")
 	fmt.Fprintf(w, "\nusage:\n  hsdb %s\n\nflags:\n", debuggerUsage)
-	fs, _, _, _ := debuggerFlags(stdio{Err: io.Discard})
+	fs, _, _, _ := debuggerFlags()
 	printFlags(w, fs)
 	fmt.Fprintln(w, "\nsubcommands (hsdb CMD --help lists a command's flags):")
 	names := make([]string, 0, len(subcommands))

@@ -27,7 +27,7 @@ func init() {
 const planUsage = "plan [--model DIR|FILE.bin] [--tp N] [--pp N] [--ep] [--device-memory 141GiB] [--max-tokens T] [--dtype bf16] [--load-layers A-B] [--device cuda|cpu] [--json]"
 
 func runPlan(args []string, io stdio) int {
-	fs := newFlagSet("plan", io)
+	fs := newFlagSet("plan")
 	var mf modelFlags
 	mf.register(fs, "json")
 	// A plan is for GPUs unless --device cpu is given (the CPU backend

@@ -21,7 +21,7 @@ const workerUsage = "worker --connect HOST:PORT [--token T] [--rank R] [--dial-t
 // 0 when the front ended the session, 1 on a refusal or a failure, 2 for
 // bad flags. cmd/hsdb-cuda-worker is the same over gorgonia.org/cu.
 func runWorker(args []string, io stdio) int {
-	fs := newFlagSet("worker", io)
+	fs := newFlagSet("worker")
 	var wf worker.Flags
 	wf.Register(fs)
 	if done, code := parseArgs(fs, args, io, workerUsage); done {

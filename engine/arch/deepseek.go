@@ -8,7 +8,6 @@ import (
 	"hsdb/engine/jsonerr"
 	"hsdb/engine/model"
 	"hsdb/engine/nn"
-	"hsdb/engine/tensor"
 )
 
 // DeepSeek-V2 and DeepSeek-V3 (HF transformers 5.x modeling_deepseek_v2.py,
@@ -150,9 +149,7 @@ func parseDeepseek(raw map[string]json.RawMessage, v *deepseekVariant) (*Deepsee
 	}
 	c.RoPE = rope
 	c.layers = model.LayerRange{First: 0, Last: c.NumHiddenLayers - 1}
-	if err := c.buildMLA(); err != nil {
-		return nil, fail("%w", err)
-	}
+	c.buildMLA()
 	if err := c.buildMoE(); err != nil {
 		return nil, fail("%w", err)
 	}
@@ -161,7 +158,7 @@ func parseDeepseek(raw map[string]json.RawMessage, v *deepseekVariant) (*Deepsee
 }
 
 // buildMLA derives the attention's sizes, RoPE and softmax scale.
-func (c *DeepseekConfig) buildMLA() error {
+func (c *DeepseekConfig) buildMLA() {
 	d := &nn.MLAConfig{Hidden: c.HiddenSize, Heads: c.NumAttentionHeads, KVLora: c.KVLoraRank, Nope: c.QKNopeHeadDim,
 		Rope: c.QKRopeHeadDim, V: c.VHeadDim, Class: "DeepseekV2MLAAttention", RopeClass: "RotaryEmbedding",
 		// HF builds q_a_layernorm and kv_a_layernorm with the RMSNorm default
@@ -188,7 +185,6 @@ func (c *DeepseekConfig) buildMLA() error {
 	}
 	d.Scale = float32(scale)
 	c.mla = d
-	return nil
 }
 
 // buildMoE derives the routed experts' sizes and routing rule; a model
@@ -279,15 +275,7 @@ func (c *DeepseekConfig) buildMoE() error {
 }
 
 func (c *DeepseekConfig) buildDims() {
-	dt := tensor.F32
-	for _, s := range []string{c.DTypeField, c.TorchDType} {
-		if s != "" {
-			if d, err := tensor.ParseDType(s); err == nil {
-				dt = d
-				break
-			}
-		}
-	}
+	dt := model.ConfigDType(c.DTypeField, c.TorchDType)
 	d := c.mla
 	qk := d.QK()
 	named := map[string]int{"hidden_size": c.HiddenSize, "intermediate_size": c.IntermediateSize, "num_attention_heads": d.Heads,
@@ -344,8 +332,9 @@ func (c *DeepseekConfig) hasMoE() bool {
 }
 
 // SelectLayers restricts the model to decoder layers r.First..r.Last
-// (--load-layers): only they, the embeddings, the final norm and the LM head are
-// built and loaded.
+// (--load-layers): only they, the embeddings, the final norm and the LM
+// head are built and loaded. Errors: LayerRange.Check's, naming the range
+// and num_hidden_layers.
 func (c *DeepseekConfig) SelectLayers(r model.LayerRange) error {
 	if err := r.Check(c.NumHiddenLayers); err != nil {
 		return err

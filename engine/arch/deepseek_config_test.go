@@ -70,7 +70,7 @@ func TestDeepseekReleasedConfigs(t *testing.T) {
 			}
 		}
 		n := float64(cfg.Tree(1).Root.NumParams())
-		if c.params > 0 && math.Abs(n-c.params) > 0.005*c.params {
+		if c.params > 0 && !(math.Abs(n-c.params) <= 0.005*c.params) {
 			t.Errorf("%s: %.4g parameters, published %.4g", c.name, n, c.params)
 		}
 	}

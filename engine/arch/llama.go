@@ -8,7 +8,6 @@ import (
 	"hsdb/engine/jsonerr"
 	"hsdb/engine/model"
 	"hsdb/engine/nn"
-	"hsdb/engine/tensor"
 )
 
 // Llama-family decoder (HF modeling_llama.py, vLLM model_executor/models/
@@ -16,6 +15,12 @@ import (
 // → SwiGLU MLP, with vLLM's un-summed (hidden_states, residual) pair and fused
 // add + RMSNorm. Mistral, Qwen2 and Qwen3 are this decoder with variant
 // switches (see mistral.go, qwen2.go, qwen3.go).
+
+// Llama: HF LlamaForCausalLM (modeling_llama.py); vLLM LlamaForCausalLM.
+var llamaArch = &llamaVariant{arch: "LlamaForCausalLM", modelClass: "LlamaModel", layerClass: "LlamaDecoderLayer",
+	attnClass: "LlamaAttention", mlpClass: "LlamaMLP", defTheta: 10000}
+
+func init() { registerLlama(llamaArch, "llama") }
 
 // llamaVariant holds what distinguishes the Llama-family architectures.
 type llamaVariant struct {
@@ -117,15 +122,7 @@ func parseLlama(raw map[string]json.RawMessage, v *llamaVariant) (*LlamaConfig, 
 		// full attention would silently compute another model.
 		return nil, fmt.Errorf("config.json (%s): sliding_window 0 leaves no position to attend to (want a positive window, or null for none)", v.arch)
 	}
-	dt := tensor.F32
-	for _, s := range []string{c.DTypeField, c.TorchDType} {
-		if s != "" {
-			if d, err := tensor.ParseDType(s); err == nil {
-				dt = d
-				break
-			}
-		}
-	}
+	dt := model.ConfigDType(c.DTypeField, c.TorchDType)
 	c.dims = model.Dims{Arch: v.arch, ModelType: c.ModelType, Hidden: c.HiddenSize, Layers: c.NumHiddenLayers, Vocab: c.VocabSize,
 		Heads: c.NumAttentionHeads, KVHeads: c.NumKeyValueHeads, HeadDim: c.HeadDimField, Intermediate: c.IntermediateSize,
 		MaxPos: c.MaxPositionEmbeddings, DType: dt, Tied: c.TieWordEmbeddings,
@@ -178,8 +175,9 @@ func (c *LlamaConfig) window(layer int) int {
 }
 
 // SelectLayers restricts the model to decoder layers r.First..r.Last
-// (--layers, a pipeline stage): only they, the embeddings, the final norm
-// and the LM head are built and loaded.
+// (--load-layers, a pipeline stage): only they, the embeddings, the final
+// norm and the LM head are built and loaded. Errors: LayerRange.Check's,
+// naming the range and num_hidden_layers.
 func (c *LlamaConfig) SelectLayers(r model.LayerRange) error {
 	if err := r.Check(c.NumHiddenLayers); err != nil {
 		return err

@@ -232,7 +232,10 @@ type UploadCopier interface {
 // Every rank of the group must call the same collectives in the same order.
 // A collective panics with ErrAborted when another rank failed.
 type Comm interface {
+	// Rank is this rank's index in the group, 0 .. Size()-1.
 	Rank() int
+	// Size is the number of ranks in the group (the tensor-parallel world
+	// size).
 	Size() int
 	// AllReduceSum returns, on every rank, a new tensor holding the
 	// elementwise sum of t over all ranks (row-parallel linears,

@@ -42,7 +42,7 @@ func TestCheckCloseValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	cos := 18 / math.Sqrt(16.25*21)
-	if d.MaxAbs != 1 || d.At != 2 || d.RefAbsMax != 4 || d.Rel != 0.25 || math.Abs(d.Cosine-cos) > 1e-12 {
+	if d.MaxAbs != 1 || d.At != 2 || d.RefAbsMax != 4 || d.Rel != 0.25 || !(math.Abs(d.Cosine-cos) <= 1e-12) {
 		t.Fatalf("Compare = %+v, want MaxAbs 1 At 2 RefAbsMax 4 Rel 0.25 Cosine %v", d, cos)
 	}
 	if CheckClose(got, want, 0.25) != nil || CheckClose(got, want, 0.2499) == nil {

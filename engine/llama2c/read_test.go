@@ -99,10 +99,16 @@ func TestConvertForceReplacesOnlyConversions(t *testing.T) {
 		t.Fatal("replacement lacks the tokenizer")
 	}
 	precious := filepath.Join(dir, "precious")
-	os.MkdirAll(filepath.Join(precious, "sub"), 0o755)
-	os.WriteFile(filepath.Join(precious, "notes.txt"), []byte("important"), 0o644)
+	if err := os.MkdirAll(filepath.Join(precious, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(precious, "notes.txt"), []byte("important"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	file := filepath.Join(dir, "afile.txt")
-	os.WriteFile(file, []byte("keep"), 0o644)
+	if err := os.WriteFile(file, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, target := range []string{precious, file, dir, "."} {
 		err := Convert(stories, nil, target, true)
 		if err == nil {

@@ -10,14 +10,14 @@ import (
 // s keeps position p at row s·capacity + p. It grows (doubling, copying
 // what it holds) when a step needs more slots or positions.
 type KVCache struct {
-	K, V           backend.Tensor
-	Slots, Cap     int
-	KWidth, VWidth int
+	K, V           backend.Tensor // [Slots·Cap, KWidth] and [Slots·Cap, VWidth]; nil until first use
+	Slots, Cap     int            // sequence slots, and positions per slot
+	KWidth, VWidth int            // columns of K and V on this rank (kv heads × head dim, or MLA's latent)
 }
 
 // Cache is one rank's KV caches, one per decoder layer.
 type Cache struct {
-	Layers []*KVCache
+	Layers []*KVCache // by decoder layer index (num_hidden_layers entries; unloaded layers stay empty)
 }
 
 // NewCache returns an empty cache for n layers; each layer's tensors are made

@@ -23,7 +23,8 @@ func (m *MapSource) Meta(name string) (tensor.DType, []int, bool) {
 	return t.DType, t.Shape, true
 }
 
-// Tensor returns the named tensor.
+// Tensor returns the named tensor (the map's own, not a copy); an error
+// naming m.Name and the tensor when the map has none of that name.
 func (m *MapSource) Tensor(name string) (*tensor.Tensor, error) {
 	t, ok := m.Tensors[name]
 	if !ok {

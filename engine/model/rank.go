@@ -7,9 +7,9 @@ import (
 // Pass is the state the ranks of one forward step share: the hook, the
 // rendezvous group and the step's batch.
 type Pass struct {
-	Hook  Hook
-	Group *backend.Group
-	Batch *Batch
+	Hook  Hook           // asked at every site (nil: none)
+	Group *backend.Group // where the ranks meet to call Hook.Visit once
+	Batch *Batch         // the step's flattened token batch
 	// Faults are the faults injected into this pass (nil: none); blocks
 	// consult them through Rank.Fault.
 	Faults Faults
@@ -20,11 +20,11 @@ type Pass struct {
 // Architectures receive a *Rank and emit sites through it. A Rank is used by
 // one goroutine.
 type Rank struct {
-	Index, World int
-	Dev          backend.Device
-	Comm         backend.Comm
-	KV           *Cache
-	Pass         *Pass
+	Index, World int            // this rank, 0 .. World-1, of World tensor-parallel ranks
+	Dev          backend.Device // the device the rank's weights and activations live on
+	Comm         backend.Comm   // the rank's collectives (all-reduce, all-gather)
+	KV           *Cache         // the rank's KV cache, one per decoder layer
+	Pass         *Pass          // the step being run
 	// Pipe, when set, makes this rank one pipeline stage's: it receives
 	// the previous stage's hidden_states and residual instead of embedding
 	// the tokens, and sends its last layer's pair on instead of running

@@ -12,22 +12,38 @@ import (
 
 // Dims are the sizes every architecture reports, named as in config.json.
 type Dims struct {
-	Arch         string // HF architectures[0]: "LlamaForCausalLM"
-	ModelType    string // config.json model_type
-	Hidden       int    // hidden_size
-	Layers       int    // num_hidden_layers
-	Vocab        int    // vocab_size
-	Heads        int    // num_attention_heads
-	KVHeads      int    // num_key_value_heads
-	HeadDim      int    // head_dim (query/key width per head)
-	Intermediate int    // intermediate_size
-	MaxPos       int    // max_position_embeddings
-	DType        tensor.DType
-	Tied         bool // tie_word_embeddings
+	Arch         string       // HF architectures[0]: "LlamaForCausalLM"
+	ModelType    string       // config.json model_type
+	Hidden       int          // hidden_size
+	Layers       int          // num_hidden_layers
+	Vocab        int          // vocab_size
+	Heads        int          // num_attention_heads
+	KVHeads      int          // num_key_value_heads
+	HeadDim      int          // head_dim (query/key width per head)
+	Intermediate int          // intermediate_size
+	MaxPos       int          // max_position_embeddings
+	DType        tensor.DType // dtype (or torch_dtype): ConfigDType
+	Tied         bool         // tie_word_embeddings
 	// Named lists every named size of the config (hidden_size, head_dim,
 	// kv_lora_rank, ...) so that a wrong capture shape can be explained in
 	// the model's terms.
 	Named map[string]int
+}
+
+// ConfigDType is the dtype config.json declares for the weights: its
+// "dtype" field (transformers 5's name) over "torch_dtype" (earlier
+// transformers'), F32 when neither is set. ParseConfig has already refused
+// a value outside ConfigDTypes, so a name that does not parse is skipped
+// as absent.
+func ConfigDType(dtype, torchDType string) tensor.DType {
+	for _, s := range []string{dtype, torchDType} {
+		if s != "" {
+			if d, err := tensor.ParseDType(s); err == nil {
+				return d
+			}
+		}
+	}
+	return tensor.F32
 }
 
 // Config is an architecture's typed view of config.json.

@@ -43,9 +43,14 @@ type ropeJSON struct {
 	Truncate        *bool    `json:"truncate"`
 }
 
-// ParseRoPE reads the rotary embedding from a config's top-level fields.
+// ParseRoPE reads the rotary embedding from a config's top-level fields:
+// rope_theta, and rope_parameters (transformers 5) or rope_scaling.
 // maxPos is max_position_embeddings (YaRN's default original length) and
 // defTheta the architecture's default base when the config gives none.
+// Errors name the field: a value that does not decode, a rope_type other
+// than default, linear, llama3 or yarn, and values that would make the
+// inverse frequencies NaN or ±Inf (rope_theta or factor not positive,
+// yarn's betas or original length not positive, yarn with rope_theta 1).
 func ParseRoPE(raw map[string]json.RawMessage, maxPos int, defTheta float64) (RoPEConfig, error) {
 	c := RoPEConfig{Type: "default", Theta: defTheta, Factor: 1, Truncate: true}
 	if v, ok := raw["rope_theta"]; ok && string(v) != "null" {

@@ -47,12 +47,15 @@ func TestYarnDeepseek(t *testing.T) {
 		t.Fatal(err)
 	}
 	inv, ms := c.InvFreq(8)
+	if len(inv) != 4 {
+		t.Fatalf("inv_freq %v: %d frequencies, want 4 (head_dim 8 / 2)", inv, len(inv))
+	}
 	for i, f := range inv {
 		want := math.Pow(10000, -float64(2*i)/8)
 		if i > 0 {
 			want /= 4
 		}
-		if math.Abs(float64(f)-want) > 1e-7*want {
+		if !(math.Abs(float64(f)-want) <= 1e-7*want) {
 			t.Errorf("inv_freq[%d] = %v, want %v", i, f, want)
 		}
 	}

@@ -118,8 +118,8 @@ func (s SiteTensor) Shape() []int {
 // Frame is one level of the call chain at a stop: a module that has been
 // entered and not yet returned, with the shapes of its inputs on this rank.
 type Frame struct {
-	Site   *Site
-	Inputs [][]int
+	Site   *Site   // the module entered
+	Inputs [][]int // the shape of each input on this rank
 	// In are the inputs themselves (replicated in every block of
 	// engine/nn), valid only during Hook.Visit.
 	In []backend.Tensor
@@ -128,20 +128,20 @@ type Frame struct {
 // Event identifies one visit of a site: which site, in which step (0 is the
 // prefill of the batch, k the k-th decode step) and for which token batch.
 type Event struct {
-	Site  *Site
-	Step  int
-	Batch *Batch
+	Site  *Site  // the site visited
+	Step  int    // 0: the prefill; k: the k-th decode step
+	Batch *Batch // the step's token batch (sequences, positions)
 }
 
 // RankView is what one rank shows at a site: its tensors and its call chain
 // (outermost first, ending with the site's own frame). Tensors are valid only
 // during Hook.Visit.
 type RankView struct {
-	Rank    int
-	World   int
-	Device  backend.Device
-	Tensors []SiteTensor
-	Frames  []Frame
+	Rank    int            // the rank's index, 0 .. World-1
+	World   int            // the tensor-parallel world size
+	Device  backend.Device // the rank's device, which holds Tensors
+	Tensors []SiteTensor   // what the site shows on this rank
+	Frames  []Frame        // the call chain, outermost first
 }
 
 // Tensor returns the named tensor, or ok=false.

@@ -37,8 +37,10 @@ func NewDecoderLayer(b Builder, class string, hidden int, eps float64, attn, mlp
 	return d
 }
 
-// Forward runs the layer on (h, res), res nil for the first layer run, and
-// returns the next pair.
+// Forward runs the layer on (h, res), each [tokens, hidden] replicated in
+// the activation dtype (res nil for the first layer run: the embeddings
+// are then both the input and the residual), and returns the next pair
+// (hidden_states, residual), un-summed as vLLM's layers return it.
 func (d *DecoderLayer) Forward(r *model.Rank, b *model.Batch, h, res backend.Tensor) (backend.Tensor, backend.Tensor) {
 	r.Enter(d.site, h, res)
 	x, res := d.in.forward(r, h, res, h)

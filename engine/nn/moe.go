@@ -190,7 +190,7 @@ func (rt *routing) host(dev backend.Device, E int, local [2]int) *routingHost {
 func (m *MoE) Forward(r *model.Rank, b *model.Batch, x backend.Tensor) backend.Tensor {
 	dev := r.Dev
 	r.Enter(m.site, x)
-	rt := m.route(r, b, x)
+	rt := m.route(r, x)
 	acc := m.routedExperts(r, b, x, rt)
 	sum := acc
 	var sh backend.Tensor
@@ -216,7 +216,7 @@ func (m *MoE) Forward(r *model.Rank, b *model.Batch, x backend.Tensor) backend.T
 // float32 whatever the model's dtype, so bf16 runs route as HF's do) and
 // the Router's choice, both on the device (backend.MoE.Route; the ids equal
 // the host reference's). It emits the gate's site.
-func (m *MoE) route(r *model.Rank, b *model.Batch, x backend.Tensor) *routing {
+func (m *MoE) route(r *model.Rank, x backend.Tensor) *routing {
 	dev := r.Dev
 	rt := &routing{logits: dev.LinearF32(x, m.gate)}
 	g := &m.router

@@ -119,11 +119,7 @@ func New(t *model.Tree, d *model.Dims, o Options) (*Plan, error) {
 		}
 	}
 	layers := layerParams(t)
-	kvConv, err := kvConvention(layers, d)
-	if err != nil {
-		return nil, err
-	}
-	p.KVConvention = kvConv
+	p.KVConvention = kvConvention(layers, d)
 	for r := range world {
 		rk := Rank{Rank: r, Weights: w.bytes[r], QuantizedWeights: w.quant[r]}
 		if o.Tokens > 0 {

@@ -108,6 +108,9 @@ func TestPlanTinyV3(t *testing.T) {
 		if ep {
 			act = 17920
 		}
+		if len(p.Ranks) != 2 {
+			t.Fatalf("ep=%v: %d ranks, want 2", ep, len(p.Ranks))
+		}
 		for _, r := range p.Ranks {
 			if r.Weights != 51056 || r.QuantizedWeights != 33312 || r.KV != 800 || r.Activations != act || r.Total != 51056+800+act {
 				t.Errorf("ep=%v rank %d: %+v, want weights 51056 (33312 quantized), KV 800, activations %d", ep, r.Rank, r, act)
@@ -151,6 +154,9 @@ func TestPlanLlamaGQA(t *testing.T) {
 	p, err := plan.New(tr, d, plan.Options{World: 2, Tokens: 10, Act: plan.ActivationDType(tensor.Invalid, d)})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(p.Ranks) != 2 {
+		t.Fatalf("%d ranks, want 2", len(p.Ranks))
 	}
 	for _, r := range p.Ranks {
 		if r.KV != 2880 || r.Activations != 29600 {

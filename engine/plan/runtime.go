@@ -68,15 +68,15 @@ func (l layer) mla() bool {
 }
 
 // kvConvention says what the KV cache holds per token and layer.
-func kvConvention(layers []layer, d *model.Dims) (string, error) {
+func kvConvention(layers []layer, d *model.Dims) string {
 	if len(layers) == 0 {
-		return "", nil
+		return ""
 	}
 	if layers[0].mla() {
 		lat, rope := d.Named["kv_lora_rank"], d.Named["qk_rope_head_dim"]
-		return fmt.Sprintf("MLA latent as vLLM caches it: kv_lora_rank + qk_rope_head_dim = %d values per token and layer, the same on every rank", lat+rope), nil
+		return fmt.Sprintf("MLA latent as vLLM caches it: kv_lora_rank + qk_rope_head_dim = %d values per token and layer, the same on every rank", lat+rope)
 	}
-	return "keys and values of the rank's kv heads, 2 × kv_heads × head_dim values per token and layer (vLLM's paged cache)", nil
+	return "keys and values of the rank's kv heads, 2 × kv_heads × head_dim values per token and layer (vLLM's paged cache)"
 }
 
 // kvBytes is rank r's KV cache for tokens tokens of act bytes per value:

@@ -43,7 +43,7 @@ func newWeights(t *model.Tree, d *model.Dims, o Options, world int) (*weights, e
 	fallback := w.dense
 	if o.Src != nil {
 		for _, p := range t.Params() {
-			if dt, _, ok := meta(o.Src, p.Name); ok {
+			if dt, ok := storedDType(o.Src, p.Name); ok {
 				fallback, w.found = dt, true
 				break
 			}
@@ -162,7 +162,7 @@ func denseDType(name string, o Options, dense, fallback tensor.DType) tensor.DTy
 	if o.Src == nil {
 		return dense
 	}
-	dt, _, ok := meta(o.Src, name)
+	dt, ok := storedDType(o.Src, name)
 	if !ok {
 		dt = fallback
 	}
@@ -184,12 +184,13 @@ func candidates(name string) []string {
 	return out
 }
 
-// meta returns the header of the first candidate name src holds.
-func meta(src model.WeightSource, name string) (tensor.DType, []int, bool) {
+// storedDType returns the dtype in the header of the first candidate name
+// src holds.
+func storedDType(src model.WeightSource, name string) (tensor.DType, bool) {
 	for _, n := range candidates(name) {
-		if dt, shape, ok := src.Meta(n); ok {
-			return dt, shape, true
+		if dt, _, ok := src.Meta(n); ok {
+			return dt, true
 		}
 	}
-	return tensor.Invalid, nil, false
+	return tensor.Invalid, false
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -281,20 +282,11 @@ func (c *Compressed) String() string {
 			sym = "asymmetric"
 		}
 		p := fmt.Sprintf("int%d %s, group %d", g.w.NumBits, sym, *g.w.GroupSize)
-		if !contains(parts, p) {
+		if !slices.Contains(parts, p) {
 			parts = append(parts, p)
 		}
 	}
 	return "compressed-tensors pack-quantized " + strings.Join(parts, "; ") + " (W4A16)"
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // moduleNames returns the names a module is matched under: its checkpoint

@@ -49,6 +49,9 @@ func TestDetach(t *testing.T) {
 	if &d.Data[0] == &view.Data[0] {
 		t.Fatal("Detach returned the view of the mapping itself")
 	}
+	if len(d.F32()) != len(want) {
+		t.Fatalf("Detach gave %d values, want %d", len(d.F32()), len(want))
+	}
 	for i, v := range d.F32() {
 		if v != want[i] {
 			t.Fatalf("element %d = %v, want %v", i, v, want[i])

@@ -110,16 +110,22 @@ func TestIndexLazy(t *testing.T) {
 func TestIndexNotJSON(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, IndexName)
-	os.WriteFile(p, []byte(`{"weight_map": {"a": "x.safetensors",}}`), 0o644)
+	if err := os.WriteFile(p, []byte(`{"weight_map": {"a": "x.safetensors",}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	_, err := OpenIndex(p)
 	if !errors.Is(err, ErrIndex) || !strings.Contains(err.Error(), p) {
 		t.Errorf("err = %v, want ErrIndex naming %s", err, p)
 	}
-	os.WriteFile(p, []byte(`{"metadata": {}}`), 0o644)
+	if err := os.WriteFile(p, []byte(`{"metadata": {}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := OpenDir(dir); !errors.Is(err, ErrIndex) || !strings.Contains(err.Error(), "weight_map") {
 		t.Errorf("no weight_map: err = %v, want ErrIndex", err)
 	}
-	os.WriteFile(p, []byte(`{"weight_map": {"a": "../x.safetensors"}}`), 0o644)
+	if err := os.WriteFile(p, []byte(`{"weight_map": {"a": "../x.safetensors"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := OpenDir(dir); !errors.Is(err, ErrIndex) || !strings.Contains(err.Error(), "../x.safetensors") {
 		t.Errorf("escaping path: err = %v, want ErrIndex", err)
 	}
@@ -146,7 +152,9 @@ func TestIndexMismatch(t *testing.T) {
 	p := filepath.Join(dir, IndexName)
 	raw, _ := os.ReadFile(p)
 	raw = []byte(strings.Replace(string(raw), `"weight_map": {`, `"weight_map": {"layers.9.w": "`+shards[0]+`", `, 1))
-	os.WriteFile(p, raw, 0o644)
+	if err := os.WriteFile(p, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	s, err := OpenIndex(p)
 	if err != nil {
 		t.Fatal(err)
@@ -172,8 +180,12 @@ func TestIndexMismatch(t *testing.T) {
 func TestDirNoIndex(t *testing.T) {
 	dir := t.TempDir()
 	one := func(v float32) *tensor.Tensor { return tensor.FromF32([]float32{v}, 1) }
-	WriteFile(filepath.Join(dir, "b.safetensors"), []Named{{"y", one(2)}, {"z", one(3)}}, nil)
-	WriteFile(filepath.Join(dir, "a.safetensors"), []Named{{"x", one(1)}}, nil)
+	if err := WriteFile(filepath.Join(dir, "b.safetensors"), []Named{{"y", one(2)}, {"z", one(3)}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(filepath.Join(dir, "a.safetensors"), []Named{{"x", one(1)}}, nil); err != nil {
+		t.Fatal(err)
+	}
 	s, err := OpenDir(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -191,7 +203,9 @@ func TestDirNoIndex(t *testing.T) {
 	}
 
 	// A duplicate across files is an error naming the tensor and both files.
-	WriteFile(filepath.Join(dir, "c.safetensors"), []Named{{"y", one(9)}}, nil)
+	if err := WriteFile(filepath.Join(dir, "c.safetensors"), []Named{{"y", one(9)}}, nil); err != nil {
+		t.Fatal(err)
+	}
 	_, err = OpenDir(dir)
 	if !errors.Is(err, ErrDuplicateTensor) {
 		t.Fatalf("err = %v, want ErrDuplicateTensor", err)
@@ -203,7 +217,9 @@ func TestDirNoIndex(t *testing.T) {
 	}
 
 	// model.safetensors, when present, is the checkpoint (as in transformers).
-	WriteFile(filepath.Join(dir, SingleName), []Named{{"m", one(5)}}, map[string]string{"format": "pt"})
+	if err := WriteFile(filepath.Join(dir, SingleName), []Named{{"m", one(5)}}, map[string]string{"format": "pt"}); err != nil {
+		t.Fatal(err)
+	}
 	s2, err := OpenDir(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -216,7 +232,9 @@ func TestDirNoIndex(t *testing.T) {
 
 func TestDirEmpty(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{}`), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	_, err := OpenDir(dir)
 	if !errors.Is(err, ErrEmptyDir) || !strings.Contains(err.Error(), "no *.safetensors in "+dir) {
 		t.Errorf("err = %v, want ErrEmptyDir naming %s", err, dir)

@@ -34,6 +34,9 @@ func TestCopyOfFileTruncatedAfterOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(got.F32()) != len(want) {
+		t.Fatalf("Copy gave %d values, want %d", len(got.F32()), len(want))
+	}
 	for i, v := range got.F32() {
 		if v != want[i] {
 			t.Fatalf("element %d = %v, want %v", i, v, want[i])

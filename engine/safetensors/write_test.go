@@ -50,7 +50,9 @@ func TestWriteRejects(t *testing.T) {
 func TestWriteFileReplaces(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "out.safetensors")
-	os.WriteFile(p, []byte("old contents"), 0o600)
+	if err := os.WriteFile(p, []byte("old contents"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	in := []Named{{"h", tensor.FromF32([]float32{1, 2, 3, 4}, 2, 2)}, {"ids", tensor.FromI64([]int64{5, 6}, 2)}}
 	if err := WriteFile(p, in, map[string]string{"k": "v"}); err != nil {
 		t.Fatal(err)
@@ -63,9 +65,14 @@ func TestWriteFileReplaces(t *testing.T) {
 		t.Errorf("mode %v, want 0644", st.Mode().Perm())
 	}
 	var want bytes.Buffer
-	Write(&want, in, map[string]string{"k": "v"})
-	got, _ := os.ReadFile(p)
-	if !bytes.Equal(got, want.Bytes()) {
+	if err := Write(&want, in, map[string]string{"k": "v"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.Len() == 0 || !bytes.Equal(got, want.Bytes()) {
 		t.Errorf("WriteFile and Write differ")
 	}
 }
@@ -92,8 +99,12 @@ func TestWriteFileFailuresLeaveNoTemp(t *testing.T) {
 		// because the target is a non-empty directory.
 		dir := t.TempDir()
 		target := filepath.Join(dir, "x.safetensors")
-		os.Mkdir(target, 0o755)
-		os.WriteFile(filepath.Join(target, "keep"), []byte("k"), 0o644)
+		if err := os.Mkdir(target, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(target, "keep"), []byte("k"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		err := WriteFile(target, in, nil)
 		if err == nil || !strings.Contains(err.Error(), "renaming") {
 			t.Fatalf("err = %v, want a rename failure", err)

@@ -10,15 +10,15 @@ import "math"
 // data lives (the CUDA backend on the device) so that only this struct is
 // copied to the host. Min, Max and AbsMax are 0 when no element is finite.
 type Moments struct {
-	Count  int64
-	NaN    int64
-	Inf    int64
-	Zeros  int64
-	Sum    float64
-	SumSq  float64
-	Min    float64
-	Max    float64
-	AbsMax float64
+	Count  int64   // elements, non-finite included
+	NaN    int64   // NaN elements
+	Inf    int64   // ±Inf elements
+	Zeros  int64   // elements exactly ±0
+	Sum    float64 // Σ x over the finite elements
+	SumSq  float64 // Σ x² over the finite elements
+	Min    float64 // smallest finite element
+	Max    float64 // largest finite element
+	AbsMax float64 // largest |x| over the finite elements
 }
 
 // Finite returns the number of finite elements.

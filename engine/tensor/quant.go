@@ -42,11 +42,11 @@ func (f QuantFormat) String() string {
 // backend); the CPU backend dequantizes it on upload. Shape is the logical
 // [out, in] of the dequantized weight.
 type Quantized struct {
-	Format QuantFormat
-	Shape  [2]int
-	Data   *Tensor
-	Scale  *Tensor
-	Block  [2]int // [rows, cols] of one scale's block; Int4: [1, group_size]
+	Format QuantFormat // how Data and Scale encode the weight
+	Shape  [2]int      // [out, in] of the dequantized weight
+	Data   *Tensor     // the stored values: F8E4M3 [out, in], or I32 [out, ceil(in/8)] packed int4
+	Scale  *Tensor     // float [ceil(out/Block[0]), ceil(in/Block[1])]
+	Block  [2]int      // [rows, cols] of one scale's block; Int4: [1, group_size]
 }
 
 // MaxBlock is the largest scale block side (rows or columns) a Quantized

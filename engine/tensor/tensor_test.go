@@ -69,8 +69,11 @@ func TestConvertRoundTrip(t *testing.T) {
 	x := FromF32([]float32{1.5, -2.25, 3e-3, 65504}, 2, 2)
 	for _, dt := range []DType{BF16, F16, F64} {
 		y := x.Convert(dt).Convert(F32).F32()
+		if len(y) != 4 {
+			t.Fatalf("%s: %d values after the round trip, want 4", dt, len(y))
+		}
 		for i, want := range []float32{1.5, -2.25, 3e-3, 65504} {
-			if d := math.Abs(float64(y[i]-want)) / math.Abs(float64(want)); d > 4e-3 {
+			if d := math.Abs(float64(y[i]-want)) / math.Abs(float64(want)); !(d <= 4e-3) {
 				t.Errorf("%s: element %d = %v, want %v", dt, i, y[i], want)
 			}
 		}

@@ -31,15 +31,15 @@ type expectedFile struct {
 	} `json:"cases"`
 }
 
-// loadExpected reads testdata/<name>.expected.json, skipping the test when
-// the reference has not been generated yet and failing when it was made
+// loadExpected reads testdata/<name>.expected.json (in git), failing when
+// it is missing (a skip would let the comparison pass unseen) or was made
 // from another strings.txt.
 func loadExpected(t *testing.T, name string) *expectedFile {
 	t.Helper()
 	path := filepath.Join("testdata", name+".expected.json")
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		t.Skipf("%s not generated yet; run: %s", path, referenceScript)
+		t.Fatalf("%s is missing; regenerate it: %s", path, referenceScript)
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -381,7 +381,9 @@ func (f *Front) slot(i int) *remoteRank {
 }
 
 // Bind gives the front the module tree whose sites the workers' messages
-// name by path; every site of every worker's model must be one of them.
+// name by path; every site of every worker's model must be one of them,
+// else an error naming the worker (rank, pid, host) and the site the
+// front's model lacks.
 func (f *Front) Bind(t *model.Tree) error {
 	f.sites = map[string]*model.Site{}
 	for _, s := range t.Sites {

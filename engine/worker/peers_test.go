@@ -255,5 +255,8 @@ func inProcessLayers(t *testing.T, dir string) *enginetest.Recorder {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(want.Got) != local.Dims.Layers {
+		t.Fatalf("in process: %d layer outputs recorded, want %d (comparisons over none would pass)", len(want.Got), local.Dims.Layers)
+	}
 	return want
 }

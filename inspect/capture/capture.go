@@ -25,7 +25,7 @@ const (
 )
 
 // ParseWhat checks a --what value: stream, hidden_states or residual ("" is
-// stream).
+// stream). Error: any other value, named with the three it takes.
 func ParseWhat(s string) (string, error) {
 	switch s {
 	case "", WhatStream:

@@ -23,7 +23,7 @@ func BenchmarkCaptureJob(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	in, err := ReadJSONL("../../testdata/stories260K/stories200.jsonl", tok, LimitsOf(e.Dims))
+	in, err := readJSONL("../../testdata/stories260K/stories200.jsonl", tok, LimitsOf(e.Dims))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -97,15 +97,21 @@ func gatherSite(site string, name string, ranks []*model.RankView, raw bool) (*G
 	// device, in the same order), so that equal copies give equal moments:
 	// float64 sums of the host copy taken whole differ from row-by-row
 	// ones in their last bits.
-	ref := ranks[0].Device.Moments(sts[0].T, 0, rows, 0, cols)
+	g.compareReplicas(ranks[0].Device.Moments(sts[0].T, 0, rows, 0, cols), ranks, sts, rows, cols)
+	g.How = fmt.Sprintf("replicated (%d ranks)", len(ranks))
+	return g, nil
+}
+
+// compareReplicas sets MaxRankDiff and WorstRank from the moments of
+// every rank's copy of a replicated [rows, cols] tensor (sts[i] on
+// ranks[i], reduced where it lives) against ref, rank 0's.
+func (g *Gathered) compareReplicas(ref tensor.Moments, ranks []*model.RankView, sts []model.SiteTensor, rows, cols int) {
 	for i, v := range ranks[1:] {
 		m := v.Device.Moments(sts[i+1].T, 0, rows, 0, cols)
 		if d := momentsDiff(ref, m); d > g.MaxRankDiff {
 			g.MaxRankDiff, g.WorstRank = d, v.Rank
 		}
 	}
-	g.How = fmt.Sprintf("replicated (%d ranks)", len(ranks))
-	return g, nil
 }
 
 // momentsDiff compares two ranks' moments of what must be the same tensor:

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 
@@ -25,14 +24,14 @@ type InputSeq struct {
 }
 
 // Inputs is a batch job's input with the JobInfo that identifies it:
-// either held (Seqs: ParseIDsList, ReadJSONL) or, from OpenJSONL, a
+// either held (Seqs: ParseIDsList) or, from OpenJSONL, a
 // validated file read row by row as the job runs (Seqs nil; Len and Rows
 // read both kinds).
 type Inputs struct {
 	Seqs []InputSeq
 	Job  JobInfo
 	// Masked counts the rows that carry a loss_mask (OpenJSONL's
-	// validating pass, ReadJSONL's rows).
+	// validating pass).
 	Masked int
 	file   *jsonlFile
 }
@@ -100,33 +99,6 @@ type jsonlRow struct {
 	InputIDs rowIDs          `json:"input_ids"`
 	LossMask rowIDs          `json:"loss_mask"`
 	Text     *string         `json:"text"`
-}
-
-// ReadJSONL reads a batch job's input file whole into Inputs.Seqs (tests
-// and small files; `hsdb capture` streams with OpenJSONL). The rows and
-// errors are OpenJSONL's.
-func ReadJSONL(path string, tok tokenizer.Tokenizer, lim Limits) (*Inputs, error) {
-	in, err := OpenJSONL(path, tok, lim)
-	if err != nil {
-		return nil, err
-	}
-	r, err := in.Rows()
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	seqs := make([]InputSeq, 0, in.Len())
-	for {
-		_, s, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		seqs = append(seqs, s)
-	}
-	return &Inputs{Seqs: seqs, Job: in.Job, Masked: in.Masked}, nil
 }
 
 // ErrNoTokenizer is wrapped by a --data row of "text" read without a

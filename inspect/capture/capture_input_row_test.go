@@ -74,7 +74,7 @@ func TestJSONLRowIDsCountedFirst(t *testing.T) {
 	if err := os.WriteFile(p, []byte(`{"input_ids": [3, 1, 2]}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	in, err := ReadJSONL(p, nil, Limits{MaxPositions: 3, Vocab: 10})
+	in, err := readJSONL(p, nil, Limits{MaxPositions: 3, Vocab: 10})
 	if err != nil || len(in.Seqs) != 1 || len(in.Seqs[0].IDs) != 3 || in.Seqs[0].IDs[0] != 3 || in.Seqs[0].IDs[2] != 2 {
 		t.Fatalf("3 ids at max 3: %+v, %v", in, err)
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 // Limits are what a model accepts of one input sequence, checked while a
-// batch job's input is read (ReadJSONL, ParseIDsList) and again before
+// batch job's input is read (OpenJSONL, ParseIDsList) and again before
 // its first forward pass (RunCaptureJob), so that a bad row is named
 // before any work: at most MaxPositions tokens (max_position_embeddings,
 // as the REPL's `input` enforces) and token ids below Vocab (vocab_size).

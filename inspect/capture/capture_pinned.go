@@ -166,13 +166,7 @@ func (c *Capturer) visitPinned(ev *model.Event, spec CaptureSpec, ranks []*model
 	}
 	// Every rank's copy against rank 0's, all reduced where the data
 	// lives (the host copy has not landed yet).
-	ref := ranks[0].Device.Moments(sts[0].T, 0, rows, 0, cols)
-	for i, v := range ranks[1:] {
-		m := v.Device.Moments(sts[i+1].T, 0, rows, 0, cols)
-		if d := momentsDiff(ref, m); d > g.MaxRankDiff {
-			g.MaxRankDiff, g.WorstRank = d, v.Rank
-		}
-	}
+	g.compareReplicas(ranks[0].Device.Moments(sts[0].T, 0, rows, 0, cols), ranks, sts, rows, cols)
 	g.How = fmt.Sprintf("replicated (%d ranks)", len(ranks))
 	return g, true, nil
 }

@@ -217,7 +217,9 @@ func TestCase2ForceRefusesFile(t *testing.T) {
 	seqs, reps, info := smallCapture(t)
 	info.Job = nil
 	f := filepath.Join(t.TempDir(), "f")
-	os.WriteFile(f, []byte("data\n"), 0o644)
+	if err := os.WriteFile(f, []byte("data\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	_, err := Dump(f, seqs, reps, info, DumpOptions{Force: true})
 	if !errors.Is(err, ErrNotDump) || !strings.Contains(err.Error(), "is a regular file") {
 		t.Fatalf("dump onto a file: %v", err)
@@ -237,8 +239,12 @@ func TestCase3ForceRefusesForeignDir(t *testing.T) {
 	one.Job = nil
 	parent := t.TempDir()
 	u := filepath.Join(parent, "u")
-	os.Mkdir(u, 0o755)
-	os.WriteFile(filepath.Join(u, "notes.txt"), []byte("mine"), 0o644)
+	if err := os.Mkdir(u, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(u, "notes.txt"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := Dump(u, seqs, reps, one, DumpOptions{Force: true}); !errors.Is(err, ErrNotDump) || !strings.Contains(err.Error(), "has no hsdb manifest") {
 		t.Fatalf("dump u --force: %v", err)
 	}
@@ -250,7 +256,9 @@ func TestCase3ForceRefusesForeignDir(t *testing.T) {
 	if _, err := Dump(d, seqs, reps, one, DumpOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(d, "notes.txt"), []byte("mine"), 0o644)
+	if err := os.WriteFile(filepath.Join(d, "notes.txt"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := Dump(d, seqs, reps, one, DumpOptions{Force: true}); !errors.Is(err, ErrNotDump) || !strings.Contains(err.Error(), "holds notes.txt") {
 		t.Fatalf("dump with a foreign file: %v", err)
 	}
@@ -259,8 +267,12 @@ func TestCase3ForceRefusesForeignDir(t *testing.T) {
 		t.Fatalf("replacing hsdb's own dump: %v", err)
 	}
 	// A foreign u.partial is not removed by a forced job either.
-	os.Mkdir(u+PartialSuffix, 0o755)
-	os.WriteFile(filepath.Join(u+PartialSuffix, "notes.txt"), []byte("mine"), 0o644)
+	if err := os.Mkdir(u+PartialSuffix, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(u+PartialSuffix, "notes.txt"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := ResumeDump(filepath.Join(parent, "u2"), info, DumpOptions{}); err != nil {
 		t.Fatal(err) // another path: unaffected
 	}
@@ -270,7 +282,9 @@ func TestCase3ForceRefusesForeignDir(t *testing.T) {
 		}
 	}
 	home := filepath.Join(parent, "home")
-	os.Mkdir(home, 0o755)
+	if err := os.Mkdir(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv("HOME", home)
 	if _, err := Dump(home, seqs, reps, one, DumpOptions{Force: true}); !errors.Is(err, ErrNotDump) || !strings.Contains(err.Error(), "home directory") {
 		t.Fatalf("dump ~ --force: %v", err)
@@ -291,7 +305,9 @@ func TestCase4ManifestPathLeaves(t *testing.T) {
 	b, _ := os.ReadFile(p)
 	m, _ := ReadManifest(d)
 	b = []byte(strings.Replace(string(b), `"file": "`+m.Sequences[1].File+`"`, `"file": "../../../etc/hostname"`, 1))
-	os.WriteFile(p, b, 0o644)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	_, err := ReadManifest(d)
 	if !errors.Is(err, ErrManifest) || !strings.Contains(err.Error(), `sequences[1].file: "../../../etc/hostname" is not a file name inside the dump directory`) {
 		t.Fatalf("err = %v", err)
@@ -316,12 +332,22 @@ func TestCase5StaleTemporaries(t *testing.T) {
 		t.Skip("no `true` to make a dead pid:", err)
 	}
 	stale := filepath.Join(parent, fmt.Sprintf(".D.tmp-%d-12345", dead.Process.Pid))
-	os.Mkdir(stale, 0o755)
-	os.WriteFile(filepath.Join(stale, ".seq_000001.safetensors.tmp-99"), []byte("cut"), 0o644)
-	os.WriteFile(filepath.Join(stale, "seq_000000.safetensors"), []byte("cut"), 0o644)
+	if err := os.Mkdir(stale, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(stale, ".seq_000001.safetensors.tmp-99"), []byte("cut"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(stale, "seq_000000.safetensors"), []byte("cut"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	foreign := filepath.Join(parent, ".D.tmp-777")
-	os.Mkdir(foreign, 0o755)
-	os.WriteFile(filepath.Join(foreign, "notes.txt"), []byte("mine"), 0o644)
+	if err := os.Mkdir(foreign, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(foreign, "notes.txt"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	w, err := CreateDump(d, info, DumpOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -352,7 +378,7 @@ func TestCase6DiskFullResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	tok, _ := e.Tokenizer()
-	in, err := ReadJSONL("../../testdata/stories260K/stories200.jsonl", tok, LimitsOf(e.Dims))
+	in, err := readJSONL("../../testdata/stories260K/stories200.jsonl", tok, LimitsOf(e.Dims))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -482,7 +508,9 @@ func TestFinishChecksListedFiles(t *testing.T) {
 		t.Fatalf("published without its files: %v", err)
 	}
 	// The resume rewrites the lost sequence; a stray temporary is dropped.
-	os.WriteFile(filepath.Join(out+PartialSuffix, ".seq_000003.safetensors.tmp-42"), []byte("cut"), 0o644)
+	if err := os.WriteFile(filepath.Join(out+PartialSuffix, ".seq_000003.safetensors.tmp-42"), []byte("cut"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if err := runJob(out, seqs, reps, info, -1); err != nil {
 		t.Fatal(err)
 	}
@@ -504,7 +532,9 @@ func TestResumeKeepsForeignFiles(t *testing.T) {
 	stage := out + PartialSuffix
 	for _, f := range []struct{ name, what string }{{"notes.txt", "holds notes.txt"}, {"keep/important.txt", "holds keep"}} {
 		p := filepath.Join(stage, f.name)
-		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(p, []byte("mine"), 0o644); err != nil {
 			t.Fatal(err)
 		}

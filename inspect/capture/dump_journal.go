@@ -117,17 +117,11 @@ func readJournal(dir string, m *Manifest) error {
 				m.Sequences = append(m.Sequences, *e.Seq)
 			}
 		}
-		for k, r := range e.Replicas {
+		if len(e.Replicas) > 0 {
 			if m.Replicas == nil {
 				m.Replicas = map[string]ReplicaRecord{}
 			}
-			old, ok := m.Replicas[k]
-			if !ok || r.MaxRelDiff > old.MaxRelDiff {
-				old.MaxRelDiff, old.WorstRank = r.MaxRelDiff, r.WorstRank
-			}
-			old.Ranks = r.Ranks
-			old.OK = old.MaxRelDiff <= ReplicaTol
-			m.Replicas[k] = old
+			mergeReplicaInto(m.Replicas, e.Replicas)
 		}
 	}
 	return nil

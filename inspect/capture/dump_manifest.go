@@ -27,23 +27,23 @@ var ErrManifest = errors.New("invalid dump manifest")
 // model, what was captured, every sequence with its file and the sha256 of
 // each tensor, the validation results and the cross-rank checks.
 type Manifest struct {
-	Format      string `json:"format"` // ManifestFormat
-	HsdbVersion string `json:"hsdb_version"`
-	Created     string `json:"created"` // RFC 3339, UTC
+	Format      string `json:"format"`       // ManifestFormat
+	HsdbVersion string `json:"hsdb_version"` // Version() of the hsdb that wrote it
+	Created     string `json:"created"`      // RFC 3339, UTC
 	// Complete is true once every sequence is written and validated and
 	// the dump was renamed into place; a staging directory's manifest
 	// (a batch job in progress) has false.
 	Complete bool        `json:"complete"`
-	Model    ModelInfo   `json:"model"`
-	Capture  CaptureInfo `json:"capture"`
+	Model    ModelInfo   `json:"model"`   // the model the data came from
+	Capture  CaptureInfo `json:"capture"` // what was captured, and in which layout
 	// Job identifies a batch job's inputs so that a resumed job can tell
 	// its own staging directory from another's (nil for REPL dumps).
 	Job *JobInfo `json:"job,omitempty"`
 	// Edits, when present, say the captured values were changed by the
 	// debugger's edits (`set var`, `patch`) in the pass they come from.
 	Edits     []string                 `json:"edits,omitempty"`
-	Sequences []SeqRecord              `json:"sequences"`
-	Replicas  map[string]ReplicaRecord `json:"replicas,omitempty"`
+	Sequences []SeqRecord              `json:"sequences"`          // in input order
+	Replicas  map[string]ReplicaRecord `json:"replicas,omitempty"` // by capture key (hidden_states.{layer}, SITE:TENSOR)
 	// Validation is the dump-level result of design.md's rules.
 	Validation []ValidationRecord `json:"validation,omitempty"`
 	// Faults are the faults `inject` had injected while the data was
@@ -59,21 +59,21 @@ type Manifest struct {
 // and the bytes their files hold as recorded (SeqRecord.Bytes: trainer
 // formats; 0 for hsdb's own files).
 type DumpSummary struct {
-	Sequences int
-	Tokens    int64
-	FileBytes int64
+	Sequences int   // sequences in the dump
+	Tokens    int64 // their tokens (sum of SeqRecord.Length)
+	FileBytes int64 // sum of SeqRecord.Bytes
 }
 
 // ModelInfo describes the model a dump came from.
 type ModelInfo struct {
-	Path         string         `json:"path"`
+	Path         string         `json:"path"`          // --model as given, or "embedded:stories260K"
 	ConfigSHA256 string         `json:"config_sha256"` // sha256 of config.json's bytes (or of the config hsdb derived)
-	Arch         string         `json:"arch"`
-	ModelType    string         `json:"model_type"`
-	Dims         map[string]int `json:"dims"` // hidden_size, num_hidden_layers, vocab_size and every named size
-	WorldSize    int            `json:"world_size"`
-	Device       string         `json:"device"`
-	DType        string         `json:"dtype"` // the model's dtype (config torch_dtype/dtype)
+	Arch         string         `json:"arch"`          // config.json architectures[0]
+	ModelType    string         `json:"model_type"`    // config.json model_type
+	Dims         map[string]int `json:"dims"`          // hidden_size, num_hidden_layers, vocab_size and every named size
+	WorldSize    int            `json:"world_size"`    // tensor-parallel ranks the data was captured on
+	Device       string         `json:"device"`        // rank 0's device name ("cpu:0", "cuda:0")
+	DType        string         `json:"dtype"`         // the model's dtype (config torch_dtype/dtype)
 	// WeightDType is the dtype --dtype converted the weights to on load
 	// (engine.Options.DType; absent: kept as stored); ExpertParallel is
 	// --ep (routed experts whole per rank, vLLM's expert parallelism).
@@ -121,19 +121,19 @@ type SiteInfo struct {
 // description (the --ids string or the JSONL file's bytes) and the number of
 // sequences.
 type JobInfo struct {
-	InputSHA256 string `json:"input_sha256"`
-	Input       string `json:"input"`
-	Sequences   int    `json:"sequences"`
+	InputSHA256 string `json:"input_sha256"` // hex sha256 of the input description
+	Input       string `json:"input"`        // the --data path, or "--ids"
+	Sequences   int    `json:"sequences"`    // sequences the input holds
 }
 
 // SeqRecord is one sequence of a dump.
 type SeqRecord struct {
-	ID       string                  `json:"id"`    // the input's id, or its index
-	Index    int                     `json:"index"` // position in the input
-	Length   int                     `json:"length"`
-	File     string                  `json:"file"` // relative to the dump directory
-	LossMask bool                    `json:"loss_mask"`
-	Tensors  map[string]TensorRecord `json:"tensors"`
+	ID       string                  `json:"id"`        // the input's id, or its index
+	Index    int                     `json:"index"`     // position in the input
+	Length   int                     `json:"length"`    // tokens (rows of each per-token tensor)
+	File     string                  `json:"file"`      // relative to the dump directory
+	LossMask bool                    `json:"loss_mask"` // the file holds a loss_mask [length]
+	Tensors  map[string]TensorRecord `json:"tensors"`   // by tensor name in the file
 	// Validated is true once the file was re-read and every check passed.
 	Validated bool `json:"validated"`
 	// FileSHA256 and Bytes are the whole file's digest and size (trainer
@@ -155,10 +155,10 @@ type TensorRecord struct {
 // (Gathered.MaxRankDiff) and on which rank, and whether it is within
 // ReplicaTol.
 type ReplicaRecord struct {
-	Ranks      int     `json:"ranks"`
-	MaxRelDiff float64 `json:"max_rel_diff"`
-	WorstRank  int     `json:"worst_rank"`
-	OK         bool    `json:"ok"`
+	Ranks      int     `json:"ranks"`        // ranks that held a copy
+	MaxRelDiff float64 `json:"max_rel_diff"` // relative to the tensor's largest magnitude
+	WorstRank  int     `json:"worst_rank"`   // the rank with MaxRelDiff (0: none differed)
+	OK         bool    `json:"ok"`           // MaxRelDiff <= ReplicaTol
 }
 
 // ReplicaTol is the largest relative difference between ranks' copies of a
@@ -170,9 +170,9 @@ const ReplicaTol = 1e-6
 
 // ValidationRecord is one rule's result as the manifest stores it.
 type ValidationRecord struct {
-	Rule   string `json:"rule"`
-	Status string `json:"status"` // pass, FAIL, skip
-	Detail string `json:"detail,omitempty"`
+	Rule   string `json:"rule"`             // the rule's name (Rule* constants)
+	Status string `json:"status"`           // pass, FAIL, skip
+	Detail string `json:"detail,omitempty"` // what was found, in words
 }
 
 // MaxManifestBytes bounds manifest.json and its journal where they are

@@ -73,7 +73,7 @@ func (w *DumpWriter) writeSeq(s *SeqCapture, id string) (SeqRecord, error) {
 	for _, nt := range named {
 		rec.Tensors[nt.Name] = TensorRecord{Shape: append([]int(nil), nt.T.Shape...), DType: nt.T.DType.SafetensorsName(), SHA256: sha256Hex(nt.T.Data)}
 	}
-	if problems := contentProblems(named, w.m.Capture.Layers, w.hidden); len(problems) > 0 {
+	if problems := contentProblems(named, w.hidden); len(problems) > 0 {
 		return rec, fmt.Errorf("dump %s: sequence %s: %w: %s", w.dir, id, ErrInvalid, strings.Join(problems, "; "))
 	}
 	meta := map[string]string{"format": "pt", "hsdb": ManifestFormat, "sequence": id, "what": w.m.Capture.What, "layers": joinInts(w.m.Capture.Layers)}

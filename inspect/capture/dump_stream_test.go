@@ -96,7 +96,9 @@ func TestStreamedManifestByHand(t *testing.T) {
 		data.WriteString("}\n")
 	}
 	p := filepath.Join(t.TempDir(), "d.jsonl")
-	os.WriteFile(p, []byte(data.String()), 0o644)
+	if err := os.WriteFile(p, []byte(data.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	in, err := OpenJSONL(p, nil, LimitsOf(e.Dims))
 	if err != nil {
 		t.Fatal(err)
@@ -168,7 +170,7 @@ func TestStreamedManifestByHand(t *testing.T) {
 var createdLine = regexp.MustCompile(`"created": "[^"]*"`)
 
 // dirBytes reads every file under dir (relative path -> bytes), the
-// manifest's created time blanked.
+// manifest's created time blanked; a directory with no file fails t.
 func dirBytes(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{}
@@ -190,6 +192,9 @@ func dirBytes(t *testing.T, dir string) map[string][]byte {
 		out[rel] = b
 		return nil
 	})
+	if len(out) == 0 {
+		t.Fatalf("no files under %s (two empty directories would compare equal)", dir)
+	}
 	return out
 }
 
@@ -321,7 +326,9 @@ func TestJournalRecordsSorted(t *testing.T) {
 	j, _ := json.Marshal(journalEntry{Seq: &SeqRecord{ID: "r39", Index: 39}})
 	b.Write(j[:len(j)/2])
 	p := filepath.Join(t.TempDir(), JournalName)
-	os.WriteFile(p, b.Bytes(), 0o644)
+	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	reps := map[string]ReplicaRecord{}
 	var got []SeqRecord
 	if err := journalRecords(p, reps, func(r SeqRecord) error { got = append(got, r); return nil }); err != nil {
@@ -353,27 +360,41 @@ func TestJournalRecordsSorted(t *testing.T) {
 // are refused at once (maxForeign).
 func TestOwnedStreamsManifest(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "d")
-	os.Mkdir(dir, 0o755)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	man := `{"format": "hsdb-capture-dump/1", "sequences": [{"id": "0", "file": "seq_000000.safetensors"}, {"id": "1", "file": "extra.bin"}], "complete": true}`
-	os.WriteFile(filepath.Join(dir, ManifestName), []byte(man), 0o644)
-	os.WriteFile(filepath.Join(dir, "seq_000000.safetensors"), nil, 0o644)
-	os.WriteFile(filepath.Join(dir, "extra.bin"), nil, 0o644)
+	if err := os.WriteFile(filepath.Join(dir, ManifestName), []byte(man), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "seq_000000.safetensors"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "extra.bin"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if err := hsdbOwned(dir, false); err != nil {
 		t.Fatalf("a dump listing its files: %v", err)
 	}
-	os.WriteFile(filepath.Join(dir, "notes.txt"), nil, 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if err := hsdbOwned(dir, false); !errors.Is(err, ErrNotDump) || !strings.Contains(err.Error(), "holds notes.txt, which hsdb did not write") {
 		t.Fatalf("an unlisted notes.txt: %v", err)
 	}
 	os.Remove(filepath.Join(dir, "notes.txt"))
 	os.Remove(filepath.Join(dir, "extra.bin"))
-	os.Mkdir(filepath.Join(dir, "extra.bin"), 0o755)
+	if err := os.Mkdir(filepath.Join(dir, "extra.bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := hsdbOwned(dir, false); !errors.Is(err, ErrNotDump) || !strings.Contains(err.Error(), "extra.bin in "+dir+" is not a regular file") {
 		t.Fatalf("a listed directory: %v", err)
 	}
 	os.Remove(filepath.Join(dir, "extra.bin"))
 	for i := range maxForeign + 1 {
-		os.WriteFile(filepath.Join(dir, fmt.Sprintf("x%d", i)), nil, 0o644)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("x%d", i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := hsdbOwned(dir, false); !errors.Is(err, ErrNotDump) || !strings.Contains(err.Error(), "which hsdb did not write") {
 		t.Fatalf("%d unlisted names: %v", maxForeign+1, err)

@@ -202,11 +202,18 @@ func TestDumpRefusesExisting(t *testing.T) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(dir, "keep.txt"), []byte("mine"), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "keep.txt"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	c := NewCapturer(e.Tree, e.Dims.Layers)
 	c.AddLayers([]int{0}, WhatStream)
-	e.Prefill([][]int32{{1, 2, 3}}, c, false)
-	seqs, reps, _ := c.Result()
+	if _, err := e.Prefill([][]int32{{1, 2, 3}}, c, false); err != nil {
+		t.Fatal(err)
+	}
+	seqs, reps, err := c.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
 	info := DumpInfo{Model: infoOf(e), Layers: []int{0}, What: WhatStream}
 	if _, err := Dump(dir, seqs, reps, info, DumpOptions{}); !errors.Is(err, ErrExists) {
 		t.Fatalf("err = %v", err)
@@ -258,8 +265,13 @@ func TestDumpFailureLeavesNothing(t *testing.T) {
 	}
 	c := NewCapturer(e.Tree, e.Dims.Layers)
 	c.AddLayers([]int{0, 2}, WhatStream)
-	e.Prefill([][]int32{{1, 2, 3}, {1, 5}}, c, false)
-	seqs, reps, _ := c.Result()
+	if _, err := e.Prefill([][]int32{{1, 2, 3}, {1, 5}}, c, false); err != nil {
+		t.Fatal(err)
+	}
+	seqs, reps, err := c.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
 	info := DumpInfo{Model: infoOf(e), Layers: []int{0, 2}, What: WhatStream}
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "d")

@@ -25,7 +25,7 @@ func sha256Hex(b []byte) string {
 // contentProblems applies the per-sequence content rules to the tensors
 // about to be written: every float tensor finite, hidden_states.{layer}
 // [len, hidden_size], and no two layers identical.
-func contentProblems(named []safetensors.Named, layers []int, hidden int) []string {
+func contentProblems(named []safetensors.Named, hidden int) []string {
 	var out []string
 	var hs []safetensors.Named
 	for _, nt := range named {

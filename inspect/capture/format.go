@@ -52,7 +52,8 @@ const SpecForgeGroupSize = 2000
 // not a bad --format).
 var ErrFormat = errors.New("invalid capture request")
 
-// ParseFormat reads --format: hsdb (also ""), speculators or specforge.
+// ParseFormat reads --format: hsdb (also ""), speculators or specforge,
+// in any case. Error: ErrFormat naming the value and the three it takes.
 func ParseFormat(s string) (Format, error) {
 	switch Format(strings.ToLower(s)) {
 	case "", FormatHsdb:

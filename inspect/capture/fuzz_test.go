@@ -10,7 +10,7 @@ import (
 )
 
 // FuzzReadJSONL: `capture --data` files (seeds: rows of every kind
-// ReadJSONL takes, and the first lines of testdata/stories260K's
+// OpenJSONL takes, and the first lines of testdata/stories260K's
 // stories200.jsonl) read with stories260K's limits (512 positions, vocab
 // 512) and no tokenizer: an error naming the file, or sequences that are
 // all within the limits with loss masks of their length.
@@ -34,7 +34,7 @@ func FuzzReadJSONL(f *testing.F) {
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		in, err := ReadJSONL(p, nil, lim)
+		in, err := readJSONL(p, nil, lim)
 		if err != nil {
 			if !strings.Contains(err.Error(), p) {
 				t.Fatalf("the error does not name the file: %v", err)
@@ -42,7 +42,7 @@ func FuzzReadJSONL(f *testing.F) {
 			return
 		}
 		if err := in.Check(lim); err != nil {
-			t.Fatalf("ReadJSONL accepted what Check refuses: %v", err)
+			t.Fatalf("readJSONL accepted what Check refuses: %v", err)
 		}
 		for _, s := range in.Seqs {
 			if len(s.IDs) == 0 || (s.LossMask != nil && len(s.LossMask) != len(s.IDs)) {

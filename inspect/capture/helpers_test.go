@@ -2,6 +2,7 @@ package capture
 
 import (
 	"fmt"
+	"io"
 	"path/filepath"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	"hsdb/engine/enginetest"
 	"hsdb/engine/model"
 	"hsdb/engine/safetensors"
+	"hsdb/engine/tokenizer"
 )
 
 // targetOf wraps an engine as cmd/hsdb does.
@@ -82,4 +84,31 @@ func checkRowsHF(t *testing.T, ref *safetensors.File, seqs [][]int32, starts []i
 		}
 		f.Close()
 	}
+}
+
+// readJSONL reads a batch job's input file whole into Inputs.Seqs, for
+// tests (`hsdb capture` streams with OpenJSONL). The rows and errors are
+// OpenJSONL's.
+func readJSONL(path string, tok tokenizer.Tokenizer, lim Limits) (*Inputs, error) {
+	in, err := OpenJSONL(path, tok, lim)
+	if err != nil {
+		return nil, err
+	}
+	r, err := in.Rows()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	seqs := make([]InputSeq, 0, in.Len())
+	for {
+		_, s, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		seqs = append(seqs, s)
+	}
+	return &Inputs{Seqs: seqs, Job: in.Job, Masked: in.Masked}, nil
 }

@@ -74,7 +74,7 @@ func (h *refHook) Visit(ev *model.Event, ranks []*model.RankView) error {
 
 // focusOf is the decoder-layer tensor an entry is realigned against: the
 // one its label claims, else its best full-width candidate of a known kind.
-func focusOf(t *target, m EntryMatch) (Candidate, bool) {
+func focusOf(m EntryMatch) (Candidate, bool) {
 	if m.HasClaimed {
 		return m.Claimed, true
 	}
@@ -270,7 +270,7 @@ func realign(in alignInputs, targets []*target, ms []EntryMatch, tols []Toleranc
 		if !ms[i].HasClaimed && ms[i].Label < 0 && ms[i].Best.Kind == CandStream && ms[i].Best.World == 0 && ms[i].Tol.Close(ms[i].BestScore) {
 			continue
 		}
-		c, ok := focusOf(t, ms[i])
+		c, ok := focusOf(ms[i])
 		if !ok {
 			continue
 		}

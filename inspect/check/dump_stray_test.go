@@ -31,10 +31,18 @@ func TestDumpStrayFilesFlagged(t *testing.T) {
 	if r := filesRule(t, dir); r.Status != capture.Pass {
 		t.Fatalf("clean dump: %s %s", r.Status, r.Detail)
 	}
-	os.WriteFile(filepath.Join(dir, "extra.txt"), []byte("notes"), 0o644)
-	os.Mkdir(filepath.Join(dir, "notes"), 0o755)
-	os.WriteFile(filepath.Join(dir, "notes", "readme.md"), []byte("x"), 0o644)
-	os.Symlink("/etc/hostname", filepath.Join(dir, "link"))
+	if err := os.WriteFile(filepath.Join(dir, "extra.txt"), []byte("notes"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "notes"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "notes", "readme.md"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc/hostname", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
 	r := filesRule(t, dir)
 	if r.Status != capture.Fail || !strings.Contains(r.Detail, "extra.txt") || !strings.Contains(r.Detail, "notes/readme.md") || !strings.Contains(r.Detail, "link") {
 		t.Fatalf("stray files: %s %s", r.Status, r.Detail)

@@ -178,7 +178,7 @@ func Match(e *capture.Target, l *Layout, opts MatchOptions) (*MatchResult, error
 			normFor[n] = true
 		}
 	}
-	run := func(lens []int) ([]*target, error) {
+	run := func(lens []int) error {
 		for _, t := range targets {
 			t.accs = nil
 		}
@@ -191,9 +191,9 @@ func Match(e *capture.Target, l *Layout, opts MatchOptions) (*MatchResult, error
 			off += n
 		}
 		if err := e.Prefill(seqs, h); err != nil {
-			return nil, err
+			return err
 		}
-		return targets, h.err
+		return h.err
 	}
 	tolFor := func(t *target) Tolerance {
 		if opts.Tol.CosMin > 0 {
@@ -208,7 +208,7 @@ func Match(e *capture.Target, l *Layout, opts MatchOptions) (*MatchResult, error
 	if err := withinContext(lens, e.Dims.MaxPos, opts.SeqLens != nil); err != nil {
 		return nil, err
 	}
-	if _, err := run(lens); err != nil {
+	if err := run(lens); err != nil {
 		return nil, err
 	}
 	if opts.SeqLens == nil || opts.OneSeq {
@@ -219,11 +219,11 @@ func Match(e *capture.Target, l *Layout, opts MatchOptions) (*MatchResult, error
 				break
 			}
 			trial := append(append([]int(nil), lens[:len(lens)-1]...), k-start, len(ids)-k)
-			if _, err := run(trial); err != nil {
+			if err := run(trial); err != nil {
 				return nil, err
 			}
 			if !confirmed(targets, k, tolFor) {
-				if _, err := run(lens); err != nil {
+				if err := run(lens); err != nil {
 					return nil, err
 				}
 				break
@@ -236,7 +236,7 @@ func Match(e *capture.Target, l *Layout, opts MatchOptions) (*MatchResult, error
 		// tensor of a fitting width becomes a candidate too (a second pass,
 		// so that good files cost one)
 		anySite = true
-		if _, err := run(lens); err != nil {
+		if err := run(lens); err != nil {
 			return nil, err
 		}
 	}

@@ -57,17 +57,24 @@ type Client interface {
 	// Run starts a prefill over the batch and runs it to the first stop or
 	// to its end. Errors: ErrNoInput, or the engine's.
 	Run() (*Outcome, error)
-	// Gen runs n decode steps (see `gen`).
+	// Gen runs n decode steps (see `gen`). Errors: n < 1, no completed
+	// prefill to continue, a sequence that would pass
+	// max_position_embeddings (naming it), or the engine's.
 	Gen(n int) (*Outcome, error)
 	// Continue resumes the stopped pass until the next stop or the end.
+	// Error: ErrNotStopped when no pass is stopped.
 	Continue() (*Outcome, error)
-	// Step resumes until the next site, entering sub-modules.
+	// Step resumes until the next site, entering sub-modules. Error:
+	// ErrNotStopped.
 	Step() (*Outcome, error)
 	// Next resumes until the next site at the same depth or shallower.
+	// Error: ErrNotStopped.
 	Next() (*Outcome, error)
-	// Finish resumes until the enclosing module returns.
+	// Finish resumes until the enclosing module returns. Errors:
+	// ErrNotStopped, or the stopped site is outermost.
 	Finish() (*Outcome, error)
-	// Until resumes until a site matching pattern.
+	// Until resumes until a site matching pattern (or a breakpoint).
+	// Errors: ErrNoSite for a pattern matching no site, ErrNotStopped.
 	Until(pattern string) (*Outcome, error)
 	// Stopped returns the current stop, or nil when no pass is stopped.
 	Stopped() (*Stop, error)

@@ -31,7 +31,9 @@ type Slice struct {
 // All is the Slice of every rank and token.
 var All = Slice{Rank: -1, Seq: -1}
 
-// ParseRange parses "A:B", "A:" or ":B" (B exclusive) or "A" (one row).
+// ParseRange parses "A:B", "A:" or ":B" (B exclusive; Hi -1 for an open
+// end) or "A" (one row). Errors name the text: a bound that is not a
+// non-negative integer, or B <= A.
 func ParseRange(s string) (Range, error) {
 	a, b, colon := strings.Cut(s, ":")
 	r := Range{Hi: -1}
@@ -122,7 +124,10 @@ func parseSpec(s string) (IndexSpec, error) {
 	return sp, nil
 }
 
-// Resolve turns the spec into [Lo, Hi) of a dimension of size n.
+// Resolve turns the spec into [Lo, Hi) of a dimension of size n, counting
+// negative indices from the end as Python does and clipping a slice to
+// [0, n). Errors name dim: a single index outside the size, or a slice that
+// selects nothing.
 func (sp IndexSpec) Resolve(n int, dim string) (Range, error) {
 	fix := func(i int) int {
 		if i < 0 {
@@ -153,6 +158,8 @@ func (sp IndexSpec) Resolve(n int, dim string) (Range, error) {
 // ParseIDs parses a list of token ids as `--ids` takes it
 // (capture.SplitIDs): separated by commas or spaces ("1, 17,250", "1 17
 // 250"), in brackets or not ("[1, 17, 250]", as `input` prints a batch).
+// Errors: SplitIDs', or an item that is not an int32, named with its
+// position. Ranges against the vocabulary are checked by the caller.
 func ParseIDs(text string) ([]int32, error) {
 	var out []int32
 	items, err := capture.SplitIDs(text)

@@ -2,6 +2,7 @@ package debug
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -132,7 +133,7 @@ func (s *Session) Watch(tensor, cond string) (*Breakpoint, error) {
 	b := &Breakpoint{Breakpoint: client.Breakpoint{Kind: "watch", Tensor: tensor, Enabled: true}, at: make([]bool, len(s.E.Tree.Sites))}
 	var with []*model.Site
 	for _, st := range s.E.Tree.Sites {
-		if contains(st.Tensors, tensor) {
+		if slices.Contains(st.Tensors, tensor) {
 			b.at[st.Index] = true
 			with = append(with, st)
 		}
@@ -193,7 +194,7 @@ func (s *Session) Delete(ids ...int) error {
 	}
 	keep := s.bps[:0]
 	for _, b := range s.bps {
-		if !containsInt(ids, b.ID) {
+		if !slices.Contains(ids, b.ID) {
 			keep = append(keep, b)
 		}
 	}
@@ -209,7 +210,7 @@ func (s *Session) Enable(on bool, ids ...int) error {
 		return err
 	}
 	for _, b := range s.bps {
-		if len(ids) == 0 || containsInt(ids, b.ID) {
+		if len(ids) == 0 || slices.Contains(ids, b.ID) {
 			b.Enabled = on
 		}
 	}
@@ -229,18 +230,9 @@ func (s *Session) known(ids []int) error {
 	return nil
 }
 
-func containsInt(xs []int, x int) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
-}
-
 func anyShows(sites []*model.Site, name string) bool {
 	for _, s := range sites {
-		if contains(s.Tensors, name) {
+		if slices.Contains(s.Tensors, name) {
 			return true
 		}
 	}
@@ -252,7 +244,7 @@ func tensorHint(sites []*model.Site) string {
 	var names []string
 	for _, s := range sites {
 		for _, n := range s.Tensors {
-			if !contains(names, n) {
+			if !slices.Contains(names, n) {
 				names = append(names, n)
 			}
 		}

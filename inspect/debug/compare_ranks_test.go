@@ -38,6 +38,9 @@ func TestCompareDivergedRank(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(before.Rows) != 2 {
+		t.Fatalf("before the edit: rows %+v, want one per sequence", before.Rows)
+	}
 	for _, r := range before.Rows {
 		if r.Rank != -1 || r.FirstToken != -1 || r.MaxAbs != 0 {
 			t.Fatalf("before the edit: %+v, want one equal row for all ranks", r)

@@ -2,6 +2,7 @@ package debug
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"hsdb/inspect/client"
@@ -96,7 +97,7 @@ func (c *Cond) Tensors() []string {
 	walk = func(n node) {
 		switch n := n.(type) {
 		case *statNode:
-			if n.tensor != "" && !contains(out, n.tensor) {
+			if n.tensor != "" && !slices.Contains(out, n.tensor) {
 				out = append(out, n.tensor)
 			}
 		case *unNode:
@@ -215,15 +216,6 @@ func b2f(b bool) float64 {
 		return 1
 	}
 	return 0
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 func isStat(name string) bool {

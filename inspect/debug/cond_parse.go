@@ -2,6 +2,7 @@ package debug
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"hsdb/inspect/client"
@@ -145,7 +146,7 @@ func (p *parser) name(t token) (node, error) {
 		}
 		return &statNode{stat: t.text, tensor: arg.text}, nil
 	}
-	if contains(client.CondVars, t.text) {
+	if slices.Contains(client.CondVars, t.text) {
 		return &varNode{name: t.text}, nil
 	}
 	if isStat(t.text) {

@@ -2,6 +2,7 @@ package debug
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"hsdb/engine/model"
@@ -72,7 +73,7 @@ func (s *Session) Inject(cf client.Fault) error {
 		if f.Site != "" && !s.anySite(f.Site, func(st *model.Site) bool { return st.Layer >= 0 }) {
 			return fmt.Errorf("inject %s: %s is not in a decoder layer", f.Kind, f.Site)
 		}
-	case !s.anySite(f.Site, func(st *model.Site) bool { return contains(k.Classes, st.Class) && actsOn(f.Kind, st) }):
+	case !s.anySite(f.Site, func(st *model.Site) bool { return slices.Contains(k.Classes, st.Class) && actsOn(f.Kind, st) }):
 		return fmt.Errorf("inject %s: the model has no %s there to act on", f.Kind, strings.Join(k.Classes, " or "))
 	}
 	switch f.Kind {
@@ -98,7 +99,7 @@ func (s *Session) Inject(cf client.Fault) error {
 func actsOn(kind string, st *model.Site) bool {
 	switch kind {
 	case model.FaultSkipAllReduce:
-		return contains(st.Tensors, "output") // a RowParallelLinear that reduces
+		return slices.Contains(st.Tensors, "output") // a RowParallelLinear that reduces
 	}
 	return true
 }

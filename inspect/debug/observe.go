@@ -7,8 +7,8 @@ import (
 	"hsdb/inspect/client"
 )
 
-// passHook is the hook a pass runs: the session's observers, then the
-// debugger's own hook. It reads Observers at every site, so observers added
+// passHook is the hook a pass runs: the session's observers (fanned out
+// by model.MultiHook), then the debugger's own hook. It reads Observers at every site, so observers added
 // while a pass is stopped see the sites after the stop. The debugger's Want
 // is always asked, since it records how far the ranks have got.
 func (s *Session) passHook() model.Hook { return observed{s} }
@@ -18,12 +18,7 @@ type observed struct{ s *Session }
 // Want asks the debugger's hook first (always), then the observers.
 func (o observed) Want(ev *model.Event) bool {
 	want := hook{o.s}.Want(ev) || o.s.wantsEdit(ev)
-	for _, h := range o.s.Observers {
-		if h.Want(ev) {
-			return true
-		}
-	}
-	return want
+	return model.MultiHook(o.s.Observers).Want(ev) || want
 }
 
 // Visit runs the observers that want the site, then the debugger's hook
@@ -34,12 +29,8 @@ func (o observed) Visit(ev *model.Event, views []*model.RankView) error {
 			return err
 		}
 	}
-	for _, h := range o.s.Observers {
-		if h.Want(ev) {
-			if err := h.Visit(ev, views); err != nil {
-				return err
-			}
-		}
+	if err := model.MultiHook(o.s.Observers).Visit(ev, views); err != nil {
+		return err
 	}
 	if dbg := (hook{o.s}); dbg.Want(ev) {
 		return dbg.Visit(ev, views)
@@ -101,14 +92,12 @@ func (o observed) WantSites(step int, sites []*model.Site) []bool {
 	if all {
 		return nil
 	}
-	for _, h := range s.Observers {
-		w := model.WantSitesOf(h, step, sites)
-		if w == nil {
-			return nil
-		}
-		for i, v := range w {
-			want[i] = want[i] || v
-		}
+	w := model.MultiHook(s.Observers).WantSites(step, sites)
+	if w == nil {
+		return nil
+	}
+	for i, v := range w {
+		want[i] = want[i] || v
 	}
 	return want
 }
@@ -122,9 +111,5 @@ func (o observed) Passed(ev *model.Event) {
 		s.maxSeen = k
 	}
 	s.mu.Unlock()
-	for _, h := range s.Observers {
-		if f, ok := h.(model.SiteFilter); ok {
-			f.Passed(ev)
-		}
-	}
+	model.MultiHook(s.Observers).Passed(ev)
 }

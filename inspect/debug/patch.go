@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -166,7 +167,7 @@ func (s *Session) Patch(req client.PatchRequest) (client.Edit, error) {
 			return client.Edit{}, fmt.Errorf("patch: %s matches %d sites: name one", site, len(sites))
 		}
 		site = sites[0].Path
-		if !contains(sites[0].Tensors, req.Tensor) {
+		if !slices.Contains(sites[0].Tensors, req.Tensor) {
 			return client.Edit{}, fmt.Errorf("patch: %w: %s shows %s, not %q", client.ErrNoTensor, site, strings.Join(sites[0].Tensors, ", "), req.Tensor)
 		}
 	} else {

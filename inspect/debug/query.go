@@ -2,6 +2,7 @@ package debug
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -337,7 +338,7 @@ func (s *Session) CheckTensor(name string, sl client.Slice) error {
 		}
 	}
 	for _, st := range s.E.Tree.Sites {
-		if contains(st.Tensors, name) {
+		if slices.Contains(st.Tensors, name) {
 			return nil
 		}
 	}

@@ -145,6 +145,9 @@ func TestCompareFindsFirstDeparture(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				if len(rep.Rows) != 2 {
+					t.Fatalf("compare rows after the edit %+v, want one per sequence", rep.Rows)
+				}
 				for _, r := range rep.Rows {
 					want := -1
 					if r.Seq == 0 {

@@ -208,7 +208,9 @@ func TestShardedGatheredRow(t *testing.T) {
 // equals the replicated output after the all-reduce.
 func TestPartialSum(t *testing.T) {
 	s := newSession(t, 2)
-	s.Break("layers.0.self_attn.o_proj", "", false)
+	if _, err := s.Break("layers.0.self_attn.o_proj", "", false); err != nil {
+		t.Fatal(err)
+	}
 	expect(t, "model.layers.0.self_attn.o_proj")(s.Run())
 	p, err := s.Print("partial", client.All)
 	if err != nil {
@@ -229,7 +231,9 @@ func TestPartialSum(t *testing.T) {
 // stops at the pattern; continue runs to the end.
 func TestSteppingFollowsTree(t *testing.T) {
 	s := newSession(t, 2)
-	s.Break("layers.1.post_attention_layernorm", "", false)
+	if _, err := s.Break("layers.1.post_attention_layernorm", "", false); err != nil {
+		t.Fatal(err)
+	}
 	tr := s.E.Tree
 	at := expect(t, "model.layers.1.post_attention_layernorm")(s.Run())
 	idx := tr.Site(at.Site).Index
@@ -262,7 +266,9 @@ func TestSteppingFollowsTree(t *testing.T) {
 // numbers frames), then the root class.
 func TestBacktraceMatchesTree(t *testing.T) {
 	s := newSession(t, 2)
-	s.Break("layers.3.mlp.down_proj", "", false)
+	if _, err := s.Break("layers.3.mlp.down_proj", "", false); err != nil {
+		t.Fatal(err)
+	}
 	expect(t, "model.layers.3.mlp.down_proj")(s.Run())
 	bt, err := s.Backtrace()
 	if err != nil {
@@ -354,8 +360,12 @@ func trimFloat(f float64) string { return strings.TrimRight(strings.TrimRight(fm
 // starts again; temporary breakpoints vanish after one hit.
 func TestRunWhileStoppedRestarts(t *testing.T) {
 	s := newSession(t, 2)
-	s.Break("layers.1", "", true)
-	s.Break("layers.3", "", false)
+	if _, err := s.Break("layers.1", "", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Break("layers.3", "", false); err != nil {
+		t.Fatal(err)
+	}
 	expect(t, "model.layers.1")(s.Run())
 	expect(t, "model.layers.3")(s.Run())
 	expect(t, "model.layers.3")(s.Run())
@@ -373,7 +383,9 @@ func TestGenStopsInDecodeSteps(t *testing.T) {
 	if err != nil || o.Done == nil {
 		t.Fatalf("%+v %v", o, err)
 	}
-	s.Break("lm_head", "", false)
+	if _, err := s.Break("lm_head", "", false); err != nil {
+		t.Fatal(err)
+	}
 	for k := 1; k <= 3; k++ {
 		var o *client.Outcome
 		if k == 1 {
@@ -452,7 +464,9 @@ func TestErrors(t *testing.T) {
 			t.Errorf("got %v\nwant %q", c.err, c.want)
 		}
 	}
-	s.Break("layers.0", "", false)
+	if _, err := s.Break("layers.0", "", false); err != nil {
+		t.Fatal(err)
+	}
 	expect(t, "model.layers.0")(s.Run())
 	for _, c := range []struct {
 		err  error

@@ -79,15 +79,7 @@ func rowRange(st *stopCtx, n int, sl client.Slice, name string) (client.Range, e
 		}
 	}
 	if r.Lo < 0 {
-		var held []string
-		for i, t := range tok {
-			if i == 8 {
-				held = append(held, "…")
-				break
-			}
-			held = append(held, strconv.Itoa(t))
-		}
-		return client.Range{}, fmt.Errorf("%s has no row for tokens %d:%d of the batch (it holds rows for batch tokens %s only)", name, lo, hi, strings.Join(held, ", "))
+		return client.Range{}, fmt.Errorf("%s has no row for tokens %d:%d of the batch (it holds rows for batch tokens %s only)", name, lo, hi, firstInts(tok))
 	}
 	return r, nil
 }
@@ -104,13 +96,19 @@ func seqNumbers(seqs []int) string {
 	if run {
 		return fmt.Sprintf("%s (%d-%d)", plural.N(n, "sequence"), seqs[0], seqs[n-1])
 	}
+	return fmt.Sprintf("%s (%s)", plural.N(n, "sequence"), firstInts(seqs))
+}
+
+// firstInts lists the first 8 of v, "0, 2, 5", with ", …" after them when
+// there are more.
+func firstInts(v []int) string {
 	var s []string
-	for i, q := range seqs {
+	for i, x := range v {
 		if i == 8 {
 			s = append(s, "…")
 			break
 		}
-		s = append(s, strconv.Itoa(q))
+		s = append(s, strconv.Itoa(x))
 	}
-	return fmt.Sprintf("%s (%s)", plural.N(n, "sequence"), strings.Join(s, ", "))
+	return strings.Join(s, ", ")
 }

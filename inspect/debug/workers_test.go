@@ -142,27 +142,35 @@ func TestWorkerKilledMidPass(t *testing.T) {
 	if f.PID(1) == pid {
 		t.Errorf("rank 1 still has the killed worker's pid %d", pid)
 	}
+	streamAsInProcess(t, l, "model.layers.3", "through workers")
+}
+
+// streamAsInProcess checks that the stream l is stopped at (site, a
+// decoder layer's output) has, on both ranks, the statistics of an
+// in-process --tp 2 session stopped there: the numbers of the same model,
+// reached through workers (how).
+func streamAsInProcess(t *testing.T, l *Local, site, how string) {
+	t.Helper()
 	got, err := l.Print("stream", client.All)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ref := NewLocal(newSession(t, 2))
-	if _, err := ref.Break("layers.3", "", false); err != nil {
+	if _, err := ref.Break(site, "", false); err != nil {
 		t.Fatal(err)
 	}
-	o, err = ref.Run()
-	mustStop(t, o, err, "model.layers.3")
+	o, err := ref.Run()
+	mustStop(t, o, err, site)
 	want, err := ref.Print("stream", client.All)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got.Ranks) != 2 || len(want.Ranks) != 2 {
-		t.Fatalf("ranks: %d through workers, %d in process", len(got.Ranks), len(want.Ranks))
+		t.Fatalf("%s ranks: %d %s, %d in process", site, len(got.Ranks), how, len(want.Ranks))
 	}
 	for r := range 2 {
-		g, w := got.Ranks[r].Stats, want.Ranks[r].Stats
-		if g != w {
-			t.Errorf("rank %d stream at model.layers.3: %+v through workers, %+v in process", r, g, w)
+		if g, w := got.Ranks[r].Stats, want.Ranks[r].Stats; g != w {
+			t.Errorf("rank %d stream at %s: %+v %s, %+v in process", r, site, g, how, w)
 		}
 	}
 }
@@ -338,25 +346,7 @@ func TestPipelineWorkerKilled(t *testing.T) {
 	s.Observers = s.Observers[:len(s.Observers)-1]
 	o, err := l.Run()
 	mustStop(t, o, err, "model.layers.4")
-	got, err := l.Print("stream", client.All)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref := NewLocal(newSession(t, 2))
-	if _, err := ref.Break("layers.4", "", false); err != nil {
-		t.Fatal(err)
-	}
-	o, err = ref.Run()
-	mustStop(t, o, err, "model.layers.4")
-	want, err := ref.Print("stream", client.All)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for r := range 2 {
-		if got.Ranks[r].Stats != want.Ranks[r].Stats {
-			t.Errorf("rank %d stream at model.layers.4: %+v through stages, %+v in process", r, got.Ranks[r].Stats, want.Ranks[r].Stats)
-		}
-	}
+	streamAsInProcess(t, l, "model.layers.4", "through stages")
 }
 
 // runToEndWithout drops the last observer of s (the test's fault) and

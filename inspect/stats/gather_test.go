@@ -23,6 +23,9 @@ func TestGatherSharded(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []float32{1, 2, 3, 4, 5, 6, 7, 8}
+	if len(g.F32()) != len(want) {
+		t.Fatalf("gathered %v, want %v", g.F32(), want)
+	}
 	for i, v := range g.F32() {
 		if v != want[i] {
 			t.Fatalf("%v", g.F32())

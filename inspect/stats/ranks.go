@@ -31,7 +31,9 @@ type Diff struct {
 // not fit together.
 var ErrShape = fmt.Errorf("shape mismatch")
 
-// Compare compares a and b, which must have the same length.
+// Compare compares a and b element by element (two copies of one tensor,
+// flattened row-major). Error: ErrShape naming both lengths when they
+// differ.
 func Compare(a, b []float32) (Diff, error) {
 	if len(a) != len(b) {
 		return Diff{}, fmt.Errorf("%w: %d elements vs %d", ErrShape, len(a), len(b))

@@ -14,7 +14,7 @@ import (
 func TestStatsByHand(t *testing.T) {
 	s := Of([]float32{1, -2, 3, 0, float32(math.NaN()), float32(math.Inf(1))})
 	want := Stats{Count: 6, NaN: 1, Inf: 1, Zeros: 1, Mean: 0.5, Std: math.Sqrt(3.25), Min: -2, Max: 3, AbsMax: 3, L2: math.Sqrt(14)}
-	if math.Abs(s.Std-want.Std) > 1e-12 || math.Abs(s.L2-want.L2) > 1e-12 {
+	if !(math.Abs(s.Std-want.Std) <= 1e-12) || !(math.Abs(s.L2-want.L2) <= 1e-12) {
 		t.Fatalf("std %v l2 %v, want %v %v", s.Std, s.L2, want.Std, want.L2)
 	}
 	s.Std, s.L2 = want.Std, want.L2
@@ -39,7 +39,7 @@ func TestStatsMergedEqualsWhole(t *testing.T) {
 	v := []float32{0.5, -7, 3.25, 11, -0.125, 2, 9, -4}
 	m := tensor.MomentsF32(v[:3])
 	m.Merge(tensor.MomentsF32(v[3:]))
-	if a, b := FromMoments(m), Of(v); math.Abs(a.Std-b.Std) > 1e-12 || a.Mean != b.Mean || a.Min != b.Min || a.AbsMax != b.AbsMax {
+	if a, b := FromMoments(m), Of(v); !(math.Abs(a.Std-b.Std) <= 1e-12) || a.Mean != b.Mean || a.Min != b.Min || a.AbsMax != b.AbsMax {
 		t.Fatalf("merged %+v whole %+v", a, b)
 	}
 }
@@ -57,12 +57,15 @@ func TestStatsAllNaN(t *testing.T) {
 func TestHistogramByHand(t *testing.T) {
 	v := []float32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, float32(math.NaN())}
 	h := Histogram(v, 5)
+	if len(h.Counts) != 5 {
+		t.Fatalf("%d bins %v, want 5", len(h.Counts), h.Counts)
+	}
 	for i, c := range h.Counts {
 		if c != 2 {
 			t.Fatalf("bin %d: %d (%v)", i, c, h.Counts)
 		}
 	}
-	if h.NaN != 1 || h.Lo != 0 || h.Hi != 9 || math.Abs(h.Edge(1)-1.8) > 1e-12 || h.Edge(5) != 9 {
+	if h.NaN != 1 || h.Lo != 0 || h.Hi != 9 || !(math.Abs(h.Edge(1)-1.8) <= 1e-12) || h.Edge(5) != 9 {
 		t.Fatalf("%+v", h)
 	}
 	if c := Histogram([]float32{3, 3, 3}, 10).Counts; len(c) != 1 || c[0] != 3 {

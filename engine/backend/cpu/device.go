@@ -238,3 +238,12 @@ func (d *Device) Moments(t backend.Tensor, r0, r1, c0, c1 int) tensor.Moments {
 	}
 	return m
 }
+
+// alignedBytes returns n zeroed bytes whose address is 8-byte aligned.
+func alignedBytes(n int) []byte {
+	if n == 0 {
+		return nil
+	}
+	buf := make([]uint64, (n+7)/8)
+	return unsafe.Slice((*byte)(unsafe.Pointer(&buf[0])), n)
+}

@@ -254,7 +254,7 @@ func TestSoftmaxNaN(t *testing.T) {
 				if i == n/2 {
 					want = 0
 				}
-				if math.Abs(float64(v-want)) > 1e-7 {
+				if !(math.Abs(float64(v-want)) <= 1e-7) {
 					t.Fatalf("%s: n %d: p[%d] = %v, want %v", name, n, i, v, want)
 				}
 			}

@@ -26,7 +26,7 @@ func near(t *testing.T, what string, got, want []float64, tol float64) {
 		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
 	}
 	for i := range got {
-		if math.Abs(got[i]-want[i]) > tol*math.Max(1, math.Abs(want[i])) {
+		if !(math.Abs(got[i]-want[i]) <= tol*math.Max(1, math.Abs(want[i]))) {
 			t.Fatalf("%s[%d] = %v, want %v", what, i, got[i], want[i])
 		}
 	}

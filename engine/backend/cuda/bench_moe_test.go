@@ -169,12 +169,13 @@ func relDiff(a, b []float32) float64 {
 	var d, m float64
 	for i := range a {
 		x := math.Abs(float64(a[i]) - float64(b[i]))
-		if x != x || !(x <= d) {
-			d = x
+		if x != x {
+			return math.NaN() // a later finite x must not replace it
 		}
+		d = max(d, x)
 		m = max(m, math.Abs(float64(b[i])))
 	}
-	if !(m > 0) || d != d {
+	if !(m > 0) {
 		return math.NaN()
 	}
 	return d / m

@@ -105,12 +105,7 @@ func (c *Comm) AllReduceSum(t backend.Tensor) backend.Tensor {
 					return err
 				}
 			}
-			for r := 1; r < len(ts); r++ {
-				if err := c.dev.g.CopyDevice(outs[r].ptr(), outs[0].ptr(), outs[0].st.bytes); err != nil {
-					return err
-				}
-			}
-			return nil
+			return c.copyToOthers(outs)
 		})
 		return outs
 	})
@@ -182,16 +177,24 @@ func (c *Comm) AllGatherCols(t backend.Tensor) backend.Tensor {
 				}
 				off += w
 			}
-			for r := 1; r < len(ts); r++ {
-				if err := c.dev.g.CopyDevice(outs[r].ptr(), outs[0].ptr(), outs[0].st.bytes); err != nil {
-					return err
-				}
-			}
-			return nil
+			return c.copyToOthers(outs)
 		})
 		return outs
 	})
 	return res.([]*Tensor)[c.rank]
+}
+
+// copyToOthers copies outs[0], the result the exchange computed into rank
+// 0's output, over every other rank's output (same shape and dtype): the
+// last step of the in-process collectives, which compute once for the
+// group.
+func (c *Comm) copyToOthers(outs []*Tensor) error {
+	for r := 1; r < len(outs); r++ {
+		if err := c.dev.g.CopyDevice(outs[r].ptr(), outs[0].ptr(), outs[0].st.bytes); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // placement says where NewRanks puts the ranks.

@@ -158,8 +158,8 @@ func TestRankDenseOpsMatchCPU(t *testing.T) {
 			t.Errorf("to_host slice differs")
 		}
 		m, mc := g.Moments(x, 2, 30, 5, 90), c.Moments(xc, 2, 30, 5, 90)
-		if m.Count != mc.Count || m.Zeros != mc.Zeros || m.Min != mc.Min || m.Max != mc.Max || math.Abs(m.Sum-mc.Sum) > 1e-9*mc.SumSq ||
-			math.Abs(m.SumSq-mc.SumSq) > 1e-12*mc.SumSq {
+		if m.Count != mc.Count || m.Zeros != mc.Zeros || m.Min != mc.Min || m.Max != mc.Max || !(math.Abs(m.Sum-mc.Sum) <= 1e-9*mc.SumSq) ||
+			!(math.Abs(m.SumSq-mc.SumSq) <= 1e-12*mc.SumSq) {
 			t.Errorf("moments %+v, cpu %+v", m, mc)
 		}
 	})

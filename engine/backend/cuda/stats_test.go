@@ -49,7 +49,7 @@ func TestMoments(t *testing.T) {
 				}
 			}
 		}
-		if math.Abs(got.Sum-want.Sum) > 1e-9*absSum || math.Abs(got.SumSq-want.SumSq) > 1e-9*want.SumSq {
+		if !(math.Abs(got.Sum-want.Sum) <= 1e-9*absSum) || !(math.Abs(got.SumSq-want.SumSq) <= 1e-9*want.SumSq) {
 			t.Errorf("%s: sum %v sumsq %v, want %v %v", dt, got.Sum, got.SumSq, want.Sum, want.SumSq)
 		}
 		if want.NaN == 0 || want.Inf == 0 || want.Zeros == 0 {

@@ -15,8 +15,11 @@ func sig(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 func checkRoute(t *testing.T, name string, g *backend.RouteArgs, logits []float32, wantIDs []int32, wantW []float64) {
 	t.Helper()
 	ids, w := Route(g, logits, 1)
+	if len(ids) != len(wantIDs) || len(w) != len(wantW) {
+		t.Fatalf("%s: ids %v weights %v, want %v %v", name, ids, w, wantIDs, wantW)
+	}
 	for j := range wantIDs {
-		if ids[j] != wantIDs[j] || math.Abs(float64(w[j])-wantW[j]) > 1e-6 {
+		if ids[j] != wantIDs[j] || !(math.Abs(float64(w[j])-wantW[j]) <= 1e-6) {
 			t.Fatalf("%s: ids %v weights %v, want %v %v", name, ids, w, wantIDs, wantW)
 		}
 	}

@@ -7,11 +7,11 @@ import (
 	"hsdb/engine/model"
 )
 
-// TestNewUser_ZeroGroups: DeepSeek-V3's topk_group 0 was read as 1 and
+// TestZeroGroups: DeepSeek-V3's topk_group 0 was read as 1 and
 // the model ran, routing unlike HF (whose grouped top-k keeps no group
 // then); n_group 0 likewise. Both are refused naming the field; the
 // released config (n_group 8, topk_group 4) still parses.
-func TestNewUser_ZeroGroups(t *testing.T) {
+func TestZeroGroups(t *testing.T) {
 	for _, c := range []struct{ from, to, want string }{
 		{`"topk_group":4`, `"topk_group":0`, "topk_group 0 must be at least 1"},
 		{`"n_group":8`, `"n_group":0`, "n_group 0 must be at least 1"},

@@ -6,12 +6,14 @@ import (
 )
 
 // TestUndisplayBadNumberTalksAboutDisplays: a bad number names displays
-// for undisplay and breakpoints for delete/enable/disable.
+// for undisplay, breakpoints for delete/enable/disable and edits for
+// delete edits.
 func TestUndisplayBadNumberTalksAboutDisplays(t *testing.T) {
 	f := newFake(t, 1)
 	f.AssertError("undisplay abc", `undisplay: "abc" is not a display number (`+"`info display`")
 	f.AssertError("delete abc", `delete: "abc" is not a breakpoint number (`+"`info break`")
 	f.AssertError("disable 0", `disable: "0" is not a breakpoint number`)
+	f.AssertError("delete edits 1 x", `delete edits: "x" is not an edit number (`+"`info edits`")
 }
 
 // TestSliceFlagErrors: an unknown flag is called unknown even without a

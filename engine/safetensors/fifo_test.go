@@ -10,10 +10,10 @@ import (
 	"hsdb/engine/regfile"
 )
 
-// TestNewUser_FifoCheckpoint: a model directory whose model.safetensors
+// TestFifoCheckpoint: a model directory whose model.safetensors
 // (or index) is a named pipe made `hsdb --model DIR` wait forever in
 // open; it is now refused at once, naming the file.
-func TestNewUser_FifoCheckpoint(t *testing.T) {
+func TestFifoCheckpoint(t *testing.T) {
 	single, sharded := t.TempDir(), t.TempDir()
 	if err := syscall.Mkfifo(filepath.Join(single, SingleName), 0o644); err != nil {
 		t.Skip("mkfifo:", err)

@@ -4,13 +4,13 @@ import (
 	"testing"
 )
 
-// TestNewUser_GenerateClampsToMaxPosition: `hsdb generate -n 1000` on a
+// TestGenerateClampsToMaxPosition: `hsdb generate -n 1000` on a
 // model of max_position_embeddings 64 decoded past position 64 (hsdb
 // computed positions the model has no length for, growing the KV cache
 // without bound for a huge -n). Like run.c (steps > seq_len → seq_len),
 // -n is clamped: stories260K's seq_len is 512, so a one-token prompt runs
 // positions 0..511 and returns 512 tokens.
-func TestNewUser_GenerateClampsToMaxPosition(t *testing.T) {
+func TestGenerateClampsToMaxPosition(t *testing.T) {
 	e, err := Open("", Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -36,24 +36,5 @@ func TestNewUser_GenerateClampsToMaxPosition(t *testing.T) {
 	}
 	if out, err := e.Generate(long, GenerateOptions{Steps: 1000}); err == nil {
 		t.Fatalf("a 600-token prompt with 512 positions generated %d tokens and no error", len(out))
-	}
-}
-
-// TestNewUser_NoTokenizerMessage: `input text` on a model without a
-// tokenizer said "no tokenizer for DIR: looked for ... in DIR (use token
-// ids instead); give ids instead (input ids 1,2,3)": the directory twice
-// and two hints. The engine now names the directory once and what it
-// looked for; each caller adds its own hint (--ids, input ids).
-func TestNewUser_NoTokenizerMessage(t *testing.T) {
-	const dir = "../testdata/hf/llama"
-	e, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	_, err = e.Tokenizer()
-	want := "no tokenizer in " + dir + " (looked for tokenizer.json, tiktoken.model, tokenizer.model, tokenizer.bin)"
-	if err == nil || err.Error() != want {
-		t.Fatalf("Tokenizer() = %v, want %q", err, want)
 	}
 }

@@ -6,11 +6,11 @@ import (
 	"testing"
 )
 
-// TestNewUser_RoPEDegenerate: rope factors that make the inverse
+// TestRoPEDegenerate: rope factors that make the inverse
 // frequencies Inf or NaN (a linear or yarn factor of 0, a negative factor,
 // yarn's betas or original length 0, theta 1) were accepted and every
 // logit came out NaN; each is now one error naming the field.
-func TestNewUser_RoPEDegenerate(t *testing.T) {
+func TestRoPEDegenerate(t *testing.T) {
 	for _, c := range []struct{ cfg, field string }{
 		{`{"rope_parameters":{"rope_type":"linear","factor":0}}`, "factor"},
 		{`{"rope_parameters":{"rope_type":"linear","factor":-2}}`, "factor"},
@@ -53,9 +53,9 @@ func TestNewUser_RoPEDegenerate(t *testing.T) {
 	}
 }
 
-// TestNewUser_TextConfigNotObject: a wrapper whose text_config is not an
+// TestTextConfigNotObject: a wrapper whose text_config is not an
 // object named Go's decoder types; it now says what was expected.
-func TestNewUser_TextConfigNotObject(t *testing.T) {
+func TestTextConfigNotObject(t *testing.T) {
 	for _, tc := range []string{`5`, `[]`, `"llama"`} {
 		_, _, err := ParseConfig([]byte(`{"architectures": ["KimiK25ForConditionalGeneration"], "model_type": "kimi_k25", "text_config": ` + tc + `}`))
 		if err == nil || !strings.Contains(err.Error(), "text_config is "+tc+", want a JSON object") || strings.Contains(err.Error(), "Go value") {

@@ -6,11 +6,11 @@ import (
 	"testing"
 )
 
-// TestNewUser_HugeBlockEmptyScale: a block size near the int limit (from a
+// TestHugeBlockEmptyScale: a block size near the int limit (from a
 // hostile weight_block_size or group_size) made (n+b-1)/b wrap to 0 blocks,
 // so a scale of 0 rows passed Check and Dequantize sliced past it (a
 // panic). By hand: ⌈56/(2^63-1)⌉ = 1 scale row, ⌈96/32⌉ = 3 columns.
-func TestNewUser_HugeBlockEmptyScale(t *testing.T) {
+func TestHugeBlockEmptyScale(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		q      *Quantized
@@ -45,9 +45,9 @@ func TestNewUser_HugeBlockEmptyScale(t *testing.T) {
 	}
 }
 
-// TestNewUser_CeilDiv: ⌈n/d⌉ by hand, including d = MaxInt where n+d-1
+// TestCeilDiv: ⌈n/d⌉ by hand, including d = MaxInt where n+d-1
 // overflows.
-func TestNewUser_CeilDiv(t *testing.T) {
+func TestCeilDiv(t *testing.T) {
 	for _, c := range [][3]int{{0, 5, 0}, {1, 5, 1}, {5, 5, 1}, {6, 5, 2}, {96, 32, 3}, {97, 32, 4}, {56, math.MaxInt, 1}, {math.MaxInt, math.MaxInt, 1}, {math.MaxInt, 2, 1 << 62}} {
 		if got := CeilDiv(c[0], c[1]); got != c[2] {
 			t.Errorf("CeilDiv(%d, %d) = %d, want %d", c[0], c[1], got, c[2])

@@ -3,17 +3,7 @@ package cpu
 import (
 	"runtime"
 	"sync"
-	"unsafe"
 )
-
-// alignedBytes returns n zeroed bytes whose address is 8-byte aligned.
-func alignedBytes(n int) []byte {
-	if n == 0 {
-		return nil
-	}
-	buf := make([]uint64, (n+7)/8)
-	return unsafe.Slice((*byte)(unsafe.Pointer(&buf[0])), n)
-}
 
 // workers is the number of goroutines large ops are split over.
 var workers = runtime.GOMAXPROCS(0)

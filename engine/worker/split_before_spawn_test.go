@@ -10,11 +10,11 @@ import (
 	"hsdb/engine"
 )
 
-// TestNewUser_SplitCheckedBeforeSpawn: `hsdb --workers --tp 4096` on a
+// TestSplitCheckedBeforeSpawn: `hsdb --workers --tp 4096` on a
 // model of 8 heads spawned 4096 worker processes that each refused the
 // split; the front now refuses it before starting any (--tp 16 here; the spawned
 // command here would leave a marker file).
-func TestNewUser_SplitCheckedBeforeSpawn(t *testing.T) {
+func TestSplitCheckedBeforeSpawn(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "spawned")
 	cfg := Config{Spawn: true, Timeout: 5 * time.Second, Command: []string{"/bin/sh", "-c", "touch " + marker}}
 	_, err := Start("../../testdata/hf/llama", engine.Options{TP: 16}, cfg)

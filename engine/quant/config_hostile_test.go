@@ -5,10 +5,10 @@ import (
 	"testing"
 )
 
-// TestNewUser_HugeBlockSizes: a weight_block_size or group_size beyond
+// TestHugeBlockSizes: a weight_block_size or group_size beyond
 // int32 (what the device kernels take) is refused at parse, naming the
 // field; before, 2^63-1 passed and a scale of zero rows crashed the load.
-func TestNewUser_HugeBlockSizes(t *testing.T) {
+func TestHugeBlockSizes(t *testing.T) {
 	for _, c := range []struct{ raw, field string }{
 		{`{"quant_method": "fp8", "fmt": "e4m3", "weight_block_size": [9223372036854775807, 32]}`, "weight_block_size"},
 		{`{"quant_method": "fp8", "weight_block_size": [128, 2147483648]}`, "weight_block_size"},
@@ -26,10 +26,10 @@ func TestNewUser_HugeBlockSizes(t *testing.T) {
 	}
 }
 
-// TestNewUser_QuantConfigNotObject: a quantization_config that is not a
+// TestQuantConfigNotObject: a quantization_config that is not a
 // JSON object is one error naming the field and what was expected, not
 // Go's decoder type names.
-func TestNewUser_QuantConfigNotObject(t *testing.T) {
+func TestQuantConfigNotObject(t *testing.T) {
 	for _, raw := range []string{`5`, `"fp8"`, `[1, 2]`, `true`} {
 		_, err := Parse([]byte(raw))
 		if err == nil || !strings.Contains(err.Error(), "quantization_config") || !strings.Contains(err.Error(), "want a JSON object") || strings.Contains(err.Error(), "Go ") {
@@ -38,12 +38,12 @@ func TestNewUser_QuantConfigNotObject(t *testing.T) {
 	}
 }
 
-// TestNewUser_WrapperQuantConflict: a wrapper whose top-level
+// TestWrapperQuantConflict: a wrapper whose top-level
 // quantization_config (fp8) differs from text_config's (int4) loaded with
 // the top-level one and failed on a "missing" weight far from the cause;
 // it is now one error naming both fields. The same config in both places
 // (or only one) is accepted.
-func TestNewUser_WrapperQuantConflict(t *testing.T) {
+func TestWrapperQuantConflict(t *testing.T) {
 	const int4 = `{"quant_method": "compressed-tensors", "format": "pack-quantized", "config_groups": {"group_0": {"targets": ["Linear"],
 		"weights": {"num_bits": 4, "type": "int", "symmetric": true, "strategy": "group", "group_size": 32}}}}`
 	const fp8 = `{"quant_method": "fp8", "weight_block_size": [128, 128]}`

@@ -6,13 +6,13 @@ import (
 	"testing"
 )
 
-// TestNewUser_GenPastMaxPosition: `gen N` while stopped skipped the
+// TestGenPastMaxPosition: `gen N` while stopped skipped the
 // max_position_embeddings check and `gen 9223372036854775807` overflowed
 // it, so decoding ran on past the model's length, the KV cache growing
 // until Ctrl-C or out of memory. stories260K: max_position_embeddings 512
 // (llama2.c seq_len), sequence 0 of twoSeqs has 5 tokens, so at most 507
 // decode steps fit.
-func TestNewUser_GenPastMaxPosition(t *testing.T) {
+func TestGenPastMaxPosition(t *testing.T) {
 	s := newSession(t, 1)
 	if s.E.Dims.MaxPos != 512 {
 		t.Fatalf("max_position_embeddings %d, want stories260K's 512", s.E.Dims.MaxPos)

@@ -6,11 +6,11 @@ import (
 	"testing"
 )
 
-// TestNewUser_DTypeMessage: `hsdb --dtype f8` answered with every dtype
+// TestDTypeMessage: `hsdb --dtype f8` answered with every dtype
 // the tensor package parses (i64, bool, ...), which --dtype then refuses;
 // a name that is no dtype and one the weights cannot be kept in now get
 // the same one line listing what --dtype takes.
-func TestNewUser_DTypeMessage(t *testing.T) {
+func TestDTypeMessage(t *testing.T) {
 	for _, v := range []string{"f8", "i64", "bool"} {
 		var out, errOut bytes.Buffer
 		code := hsdbMain([]string{"generate", "--dtype", v, "--ids", "1"}, stdio{Out: &out, Err: &errOut})
@@ -21,11 +21,11 @@ func TestNewUser_DTypeMessage(t *testing.T) {
 	}
 }
 
-// TestNewUser_CaptureCountFlags: `hsdb capture --writers -1` crashed (a
+// TestCaptureCountFlags: `hsdb capture --writers -1` crashed (a
 // panic making the writers' channel) and --max-batch-tokens 0 or -5 was
 // taken silently for 4096; each is now refused naming the flag and its
 // range, before the model loads.
-func TestNewUser_CaptureCountFlags(t *testing.T) {
+func TestCaptureCountFlags(t *testing.T) {
 	out := t.TempDir() + "/o"
 	for _, c := range []struct {
 		flag, val, want string

@@ -8,10 +8,10 @@ import (
 	"hsdb/engine/regfile"
 )
 
-// TestNewUser_CheckpointNotRegular: `hsdb convert llama2c /dev/zero`
+// TestCheckpointNotRegular: `hsdb convert llama2c /dev/zero`
 // read the device until memory ran out (a crash), and a named pipe as the
 // checkpoint waited forever; both are refused at once.
-func TestNewUser_CheckpointNotRegular(t *testing.T) {
+func TestCheckpointNotRegular(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		_, err := Read("/dev/zero")

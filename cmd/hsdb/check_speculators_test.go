@@ -1,0 +1,57 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCheckSquareSpeculatorsFile: a speculators sample as long as its
+// number of ids (3 tokens, speculators ids 1,2,3) is hidden_states [3, 3,
+// hidden], whose axis order its shape cannot decide; hsdb's own writer
+// marks it (convention speculators, layer_ids), which says [seq, n_ids,
+// hidden], yet check refused it as undecidable ("not guessed": exit 2,
+// "nothing comparable") right after capture wrote and validated it. Now
+// the mark decides and the sample matches the model (exit 0), as the
+// 4-token sample beside it does.
+func TestCheckSquareSpeculatorsFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "hs")
+	const model = "../../testdata/hf/llama"
+	if out, errs, code := runHsdb(t, "capture", "--model", model, "--format", "speculators", "--layers", "1,2,3", "--ids", "1,5,6;1,9,10,11", "--out", dir); code != 0 {
+		t.Fatalf("capture: exit %d\n%s\n%s", code, out, errs)
+	}
+	out, errs, code := runHsdb(t, "check", filepath.Join(dir, "hs_0.safetensors"), "--model", model)
+	if code != 0 || !strings.Contains(out, "verdict: valid") {
+		t.Fatalf("check of the 3-token sample: exit %d\n%s\n%s", code, out, errs)
+	}
+	out, errs, code = runHsdb(t, "check", dir, "--model", model, "--summary")
+	if code != 0 || !strings.Contains(out, "2  valid") {
+		t.Fatalf("check of the dump: exit %d\n%s\n%s", code, out, errs)
+	}
+}
+
+// TestCheckLayersInFormatIDs: a user who captured with --format
+// speculators --layers 1,2,3 and checks with the same --layers got
+// "labelled layers 0,1,2, requested 1,2,3" and no word on why; check's
+// --layers are hsdb layers (speculators id k = hsdb layer k-1's output,
+// README), so the failure now names the file's speculators ids and the
+// --layers that means them: 0,1,2, which passes.
+func TestCheckLayersInFormatIDs(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "hs")
+	const model = "../../testdata/hf/llama"
+	if out, errs, code := runHsdb(t, "capture", "--model", model, "--format", "speculators", "--layers", "1,2,3", "--ids", "1,5,6,7", "--out", dir); code != 0 {
+		t.Fatalf("capture: exit %d\n%s\n%s", code, out, errs)
+	}
+	file := filepath.Join(dir, "hs_0.safetensors")
+	out, _, code := runHsdb(t, "check", file, "--model", model, "--layers", "1,2,3")
+	want := "1,2,3 are this file's speculators ids (id k = hsdb layer k-1's output, id 0 the embeddings), and check's --layers are hsdb layers: --layers 0,1,2"
+	if code != 1 || !strings.Contains(out, want) {
+		t.Errorf("--layers 1,2,3: exit %d, want 1 and %q in\n%s", code, want, out)
+	}
+	if out, _, code = runHsdb(t, "check", file, "--model", model, "--layers", "0,1,2"); code != 0 {
+		t.Errorf("--layers 0,1,2: exit %d\n%s", code, out)
+	}
+	if out, _, _ = runHsdb(t, "check", file, "--model", model, "--layers", "0,2,1"); strings.Contains(out, "speculators ids") {
+		t.Errorf("--layers 0,2,1 (not the file's ids) names them:\n%s", out)
+	}
+}
