@@ -43,6 +43,8 @@
 // MMAs' reads of it made the shared memory the bound) and 20.3 on r; at
 // 4096 (85) c 12.3, r 10.2; DeepSeek-V3 fp8 at 4096 tokens (128 rows) c
 // 9.1 against t's 9.7 and r's 9.8, at 8192 (256) c 17.8 against r's 16.4.
+// c with five or six stages measured no faster (int4 at 171 rows 14.8
+// against 14.4, fp8 at 128 rows 9.1 against 8.6, one run).
 // The interleaved schedule on r's and h's shapes measured level with
 // them (int4 85 rows 9.9 against 10.2, fp8 64 rows 6.3 against 6.5) but
 // behind at fp8 256 rows (19.5 against 16.4), so r and h keep theirs.
