@@ -3,43 +3,15 @@ package engine
 import (
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"hsdb/engine/enginetest"
-	"hsdb/engine/tensor"
 	"hsdb/engine/tokenizer"
 )
 
-// kimiTinyDir builds a Kimi-style model directory: the tiny DeepSeek-V3
-// fixture's weights with embed_tokens and lm_head padded from 101 to 576
-// rows (zeros), and testdata/tiktoken/kimi_tiny's config.json (that
-// fixture's, vocab_size 576, model_type kimi_k2), tiktoken.model (the first
-// 320 cl100k_base ranks) and tokenizer_config.json (Kimi's special layout:
-// ids 320..575); no tokenizer.json.
-func kimiTinyDir(t *testing.T) string {
-	t.Helper()
-	const vocab = 576
-	dir := enginetest.CopyHF(t, "../testdata/hf/deepseek_v3", func(name string, x *tensor.Tensor) *tensor.Tensor {
-		if name != "model.embed_tokens.weight" && name != "lm_head.weight" {
-			return x
-		}
-		y := tensor.New(x.DType, vocab, x.Shape[1])
-		copy(y.Data, x.Data)
-		return y
-	}, nil)
-	for _, f := range []string{"config.json", "tiktoken.model", "tokenizer_config.json"} {
-		data, err := os.ReadFile(filepath.Join("../testdata/tiktoken/kimi_tiny", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
+// kimiTinyDir is enginetest.KimiTinyDir from this package.
+func kimiTinyDir(t *testing.T) string { return enginetest.KimiTinyDir(t, "../testdata") }
 
 // TestKimiTiktokenDirectory: a directory with tiktoken.model and no
 // tokenizer.json gets Kimi's tokenizer, whose ids equal OpenAI tiktoken's

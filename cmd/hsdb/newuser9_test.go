@@ -10,7 +10,6 @@ import (
 
 	"hsdb/engine/enginetest"
 	"hsdb/engine/safetensors"
-	"hsdb/engine/tensor"
 )
 
 // TestConvertHelp: `hsdb --help` says "hsdb CMD --help lists a command's
@@ -164,24 +163,7 @@ func TestCaptureTextRowNoTokenizer(t *testing.T) {
 // the text (engine/tokenizer/testdata/tiktoken.expected.json, kimi_tiny
 // run, written by scripts/tiktoken_reference.py), with no 320 ([BOS]).
 func TestCaptureKimiTextNoBOS(t *testing.T) {
-	const vocab = 576
-	dir := enginetest.CopyHF(t, "../../testdata/hf/deepseek_v3", func(name string, x *tensor.Tensor) *tensor.Tensor {
-		if name != "model.embed_tokens.weight" && name != "lm_head.weight" {
-			return x
-		}
-		y := tensor.New(x.DType, vocab, x.Shape[1])
-		copy(y.Data, x.Data)
-		return y
-	}, nil)
-	for _, f := range []string{"config.json", "tiktoken.model", "tokenizer_config.json"} {
-		data, err := os.ReadFile("../../testdata/tiktoken/kimi_tiny/" + f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(dir+"/"+f, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := enginetest.KimiTinyDir(t, "../../testdata")
 	data := t.TempDir() + "/t.jsonl"
 	if err := writeFile(data, `{"text": "She loved to play outside in the park."}`+"\n"); err != nil {
 		t.Fatal(err)
