@@ -344,7 +344,8 @@ func (c *Compressed) Quantizes(name string) bool {
 // weight_scale or weight_shape, a weight_shape other than [out, in], a
 // packed or scale shape that disagrees with weight_shape and the group
 // size, a NaN or infinite scale, an asymmetric scheme (with or without
-// weight_zero_point), activation-order g_idx.
+// weight_zero_point), zero points under a symmetric scheme, activation-order
+// g_idx.
 func (c *Compressed) Load(src model.WeightSource, name string, out, in int) (*tensor.Quantized, error) {
 	mod, ok := strings.CutSuffix(name, ".weight")
 	if !ok {
@@ -378,6 +379,13 @@ func (c *Compressed) Load(src model.WeightSource, name string, out, in int) (*te
 		}
 		return nil, fmt.Errorf("%s: asymmetric int4 (%s with zero points) is not supported; symmetric is", packed, g.name)
 	}
+	if zp := mod + ".weight_zero_point"; hasMeta(src, zp) {
+		// compressed-tensors writes zero points only for asymmetric
+		// schemes (pack_quantized.py compress_weight), and its
+		// decompress_weight subtracts any it finds: the config and the
+		// tensors disagree, and ignoring them could load another model.
+		return nil, fmt.Errorf("%s: quantization_config.config_groups.%s.weights.symmetric is true but the checkpoint holds zero points %s (compressed-tensors writes them only for asymmetric schemes); which one the weights follow cannot be told", packed, g.name, zp)
+	}
 	if _, _, ok := src.Meta(mod + ".weight_g_idx"); ok {
 		return nil, fmt.Errorf("%s: activation-order tensor %s.weight_g_idx is not supported", packed, mod)
 	}
@@ -409,6 +417,12 @@ func (c *Compressed) Load(src model.WeightSource, name string, out, in int) (*te
 		return nil, err
 	}
 	return q, nil
+}
+
+// hasMeta reports whether the checkpoint holds tensor name.
+func hasMeta(src model.WeightSource, name string) bool {
+	_, _, ok := src.Meta(name)
+	return ok
 }
 
 // checkWeightShape checks that tensor n is an integer [2] holding [out, in].

@@ -201,6 +201,15 @@ func TestCompressedBadInput(t *testing.T) {
 	if _, err := c.Load(src, "lm_head.weight", 2, 16); err == nil || !strings.Contains(err.Error(), `ignored by "lm_head"`) {
 		t.Errorf("packed ignored module: %v", err)
 	}
+	// Zero points under a symmetric scheme: compressed-tensors never writes
+	// them there and would subtract them on decompression, so the config
+	// and the tensors disagree (they were ignored and counted as used).
+	src, mod0 := expertSource(t)
+	src.Tensors[mod0+".weight_zero_point"] = i32(0, 0)
+	if q, err := c.Load(src, mod0+".weight", 2, 16); q != nil || err == nil ||
+		!strings.Contains(err.Error(), "symmetric is true but the checkpoint holds zero points "+mod0+".weight_zero_point") {
+		t.Errorf("symmetric with zero points: %v, %v", q, err)
+	}
 	// Asymmetric without zero points.
 	asym := mustParse(t, strings.Replace(group8, `"symmetric": true`, `"symmetric": false`, 1))
 	src, mod := expertSource(t)
