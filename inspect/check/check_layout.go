@@ -99,8 +99,8 @@ func InterpretCapture(cf *CaptureFile) *Layout {
 			}
 		}
 	}
-	if l.InputIDs != nil && l.InputIDs.DType.IsFloat() {
-		l.Problems = append(l.Problems, fmt.Sprintf("input_ids is %s, not an integer dtype", l.InputIDs.DType))
+	if p := idsFormProblem(l.InputIDs); p != "" {
+		l.Problems = append(l.Problems, p)
 	}
 	hs := root.Get("hidden_states")
 	switch {
@@ -269,6 +269,36 @@ func seqLensProblem(t *tensor.Tensor, n int) string {
 		case n >= 0 && v > int64(n):
 			return fmt.Sprintf("seq_lens[%d] is %d, more than the %d tokens of input_ids", i, v, n)
 		}
+	}
+	return ""
+}
+
+// idsFormProblem says what is wrong with the form of a file's input_ids
+// tensor t, or "" (nil t too): its dtype must be an integer one (not a
+// float, not bool: seq_lens is held to the same) and its shape one
+// sequence, [len] or [len] with unit dimensions around it ([1, len] as a
+// tokenizer returns a batch of one). A 0-d tensor is no sequence, and
+// [2, 3] is two sequences whose rows the hidden states cannot be told to
+// follow (a flattened batch is [sum of lengths] with seq_lens). Such ids
+// are never run through the model.
+func idsFormProblem(t *tensor.Tensor) string {
+	if t == nil {
+		return ""
+	}
+	if t.DType.IsFloat() || t.DType == tensor.Bool {
+		return fmt.Sprintf("input_ids is %s, not an integer dtype", t.DType)
+	}
+	if len(t.Shape) == 0 {
+		return "input_ids is a 0-d tensor [], not a sequence of token ids [len]"
+	}
+	long := 0
+	for _, d := range t.Shape {
+		if d > 1 {
+			long++
+		}
+	}
+	if long > 1 {
+		return fmt.Sprintf("input_ids is %s, not one sequence [len]: a batch of sequences is stored flattened to [sum of lengths] with seq_lens", tensor.ShapeString(t.Shape))
 	}
 	return ""
 }

@@ -115,3 +115,40 @@ func TestCheckZeroWidthEntry(t *testing.T) {
 		t.Errorf("a [3, 0] entry: shape %s %q; want a failure naming it", st.Status, st.Detail)
 	}
 }
+
+// TestCheckIDsForm: input_ids that are not one sequence of integer ids
+// fail the structure rule and are never run through the model: bool ids
+// (seq_lens of bool was refused, input_ids of bool passed and the model
+// ran on ids 0 and 1), a 0-d tensor, and a [2, 3] batch whose 6 ids
+// matched the 6 rows of a [6, hidden] entry. A batch of one, [1, len],
+// is one sequence and passes.
+func TestCheckIDsForm(t *testing.T) {
+	e := llamaEngine(t)
+	for _, c := range []struct {
+		ids  *tensor.Tensor
+		want string
+	}{
+		{tensor.New(tensor.Bool, 3), "input_ids is bool, not an integer dtype"},
+		{tensor.FromI64([]int64{5}), "input_ids is a 0-d tensor [], not a sequence"},
+		{tensor.FromI64([]int64{1, 5, 7, 1, 9, 4}, 2, 3), "input_ids is [2, 3], not one sequence [len]"},
+	} {
+		for _, withModel := range []bool{false, true} {
+			o := CheckOptions{}
+			if withModel {
+				o = CheckOptions{Dims: e.Dims, Model: targetOf(e)}
+			}
+			r := CheckFile(writeIDsCapture(t, c.ids, nil, e.Dims.Hidden), o)
+			st, _ := r.Rule(capture.RuleStructure)
+			if !r.Failed() || st.Status != capture.Fail || !strings.Contains(st.Detail, c.want) {
+				t.Errorf("ids %s %s (model %v): structure %s %q; want a failure naming %q", c.ids.DType, tensor.ShapeString(c.ids.Shape), withModel, st.Status, st.Detail, c.want)
+			}
+			if len(r.Matches) > 0 {
+				t.Errorf("ids %s %s: matched against the model (%d matches); want no forward pass", c.ids.DType, tensor.ShapeString(c.ids.Shape), len(r.Matches))
+			}
+		}
+	}
+	r := CheckFile(writeIDsCapture(t, tensor.FromI64([]int64{1, 5, 7}, 1, 3), nil, 8), CheckOptions{})
+	if st, _ := r.Rule(capture.RuleStructure); st.Status != capture.Pass {
+		t.Errorf("ids [1, 3]: structure %s %q; want pass (a batch of one)", st.Status, st.Detail)
+	}
+}
