@@ -256,11 +256,21 @@ func (t *HF) EOS() int32 { return t.eos }
 // (added tokens appearing in the text, special or not, are still matched,
 // as in HF). It returns an error wrapping ErrInvalidUTF8 for invalid UTF-8.
 func (t *HF) Encode(text string) ([]int32, error) {
+	return t.EncodeMax(text, -1)
+}
+
+// EncodeMax is Encode that stops once the ids number more than max (max <
+// 0: no bound), returning an error wrapping ErrTooManyTokens, after the
+// pre-tokenized word that passed it.
+func (t *HF) EncodeMax(text string, max int) ([]int32, error) {
 	if !utf8.ValidString(text) {
 		return nil, fmt.Errorf("%s: %w", t.name, ErrInvalidUTF8)
 	}
-	ids := make([]int32, 0, len(text)/3+1)
+	ids := make([]int32, 0, capHint(len(text), max))
 	for _, seg := range t.rawAdded.split(text) {
+		if max >= 0 && len(ids) > max {
+			return nil, tooMany(t.name, max, len(text))
+		}
 		if seg.id >= 0 {
 			ids = append(ids, seg.id)
 			continue
@@ -285,9 +295,15 @@ func (t *HF) Encode(text string) ([]int32, error) {
 				return nil, fmt.Errorf("%s: %w", t.name, err)
 			}
 			for _, w := range words {
+				if max >= 0 && len(ids) > max {
+					return nil, tooMany(t.name, max, len(text))
+				}
 				ids = t.model.tokenize(ids, w)
 			}
 		}
+	}
+	if max >= 0 && len(ids) > max {
+		return nil, tooMany(t.name, max, len(text))
 	}
 	return ids, nil
 }

@@ -259,6 +259,14 @@ func (t *Tiktoken) SpecialID(s string) (int32, bool) {
 // as Kimi's TikTokenTokenizer.encode does (kimiPieces). Invalid UTF-8 is
 // an error wrapping ErrInvalidUTF8 (tiktoken takes Python str only).
 func (t *Tiktoken) Encode(text string) ([]int32, error) {
+	return t.EncodeMax(text, -1)
+}
+
+// EncodeMax is Encode that stops once the ids number more than max (max <
+// 0: no bound), returning an error wrapping ErrTooManyTokens; the work
+// done is then bounded by max tokens and a piece (Kimi cuts pieces at
+// 25,000 characters), not by the text's length.
+func (t *Tiktoken) EncodeMax(text string, max int) ([]int32, error) {
 	if !utf8.ValidString(text) {
 		return nil, fmt.Errorf("%s: %w", t.name, ErrInvalidUTF8)
 	}
@@ -267,7 +275,8 @@ func (t *Tiktoken) Encode(text string) ([]int32, error) {
 		sc = &tiktokenScratch{}
 	}
 	defer t.pool.Put(sc)
-	ids := make([]int32, 0, len(text)/3+1)
+	ids := make([]int32, 0, capHint(len(text), max))
+	over := func() bool { return max >= 0 && len(ids) > max }
 	encode := func(s string) {
 		for _, seg := range t.special.split(s) {
 			if seg.id >= 0 {
@@ -276,16 +285,27 @@ func (t *Tiktoken) Encode(text string) ([]int32, error) {
 			}
 			sc.spans = t.split.split(&sc.rt, seg.text, sc.spans[:0])
 			for _, sp := range sc.spans {
+				if over() {
+					return
+				}
 				ids = t.bpe(sc, ids, seg.text[sp[0]:sp[1]])
 			}
 		}
 	}
 	if !t.kimiChunks {
-		encode(text)
+		if encode(text); over() {
+			return nil, tooMany(t.name, max, len(text))
+		}
 		return ids, nil
 	}
-	for _, s := range kimiPieces(text) {
-		encode(s)
+	var pieces []string
+	for chunk := range kimiChunks(text) {
+		pieces = appendRunPieces(pieces[:0], chunk)
+		for _, s := range pieces {
+			if encode(s); over() {
+				return nil, tooMany(t.name, max, len(text))
+			}
+		}
 	}
 	return ids, nil
 }
