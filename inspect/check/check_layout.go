@@ -163,7 +163,7 @@ func InterpretCapture(cf *CaptureFile) *Layout {
 		l.What = w
 	}
 	if len(l.Entries) == 0 && len(l.Problems) == 0 {
-		l.Problems = append(l.Problems, fmt.Sprintf("no hidden states found (keys: %s); expected hidden_states (a list of per-layer tensors) or hidden_states.{layer} tensors", strings.Join(root.Keys, ", ")))
+		l.Problems = append(l.Problems, fmt.Sprintf("no hidden states found (keys: %s); expected hidden_states (a list of per-layer tensors) or hidden_states.{layer} tensors", someKeys(root.Keys)))
 	}
 	switch {
 	case l.InputIDs == nil:
@@ -172,6 +172,16 @@ func InterpretCapture(cf *CaptureFile) *Layout {
 		l.Problems = append(l.Problems, fmt.Sprintf("input_ids is %s: the capture holds no tokens (a trainer would read an empty sequence)", tensor.ShapeString(l.InputIDs.Shape)))
 	}
 	return l
+}
+
+// someKeys lists a file's keys for a message: all of up to 12, else the
+// first 10 and how many more (a file of 20,000 tensors made one line of
+// 150 kB).
+func someKeys(keys []string) string {
+	if len(keys) <= 12 {
+		return strings.Join(keys, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(keys[:10], ", "), len(keys)-10)
 }
 
 // addList appends every tensor item of a list as an entry; nested lists of

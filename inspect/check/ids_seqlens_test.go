@@ -1,6 +1,7 @@
 package check
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -150,5 +151,25 @@ func TestCheckIDsForm(t *testing.T) {
 	r := CheckFile(writeIDsCapture(t, tensor.FromI64([]int64{1, 5, 7}, 1, 3), nil, 8), CheckOptions{})
 	if st, _ := r.Rule(capture.RuleStructure); st.Status != capture.Pass {
 		t.Errorf("ids [1, 3]: structure %s %q; want pass (a batch of one)", st.Status, st.Detail)
+	}
+}
+
+// TestCheckManyKeysListedBriefly: a file of 2,000 tensors none of which is
+// a hidden state is refused with the first 10 keys and the count of the
+// rest; every key went into one line (150 kB for 20,000).
+func TestCheckManyKeysListedBriefly(t *testing.T) {
+	ts := []safetensors.Named{{Name: "input_ids", T: ids64(1, 2, 3)}}
+	for i := range 1999 {
+		ts = append(ts, safetensors.Named{Name: fmt.Sprintf("t%04d", i), T: tensor.FromF32([]float32{1}, 1)})
+	}
+	p := filepath.Join(t.TempDir(), "capture.safetensors")
+	if err := safetensors.WriteFile(p, ts, nil); err != nil {
+		t.Fatal(err)
+	}
+	r := CheckFile(p, CheckOptions{})
+	st, _ := r.Rule(capture.RuleStructure)
+	want := "no hidden states found (keys: input_ids, t0000, t0001, t0002, t0003, t0004, t0005, t0006, t0007, t0008 and 1990 more); expected hidden_states"
+	if st.Status != capture.Fail || !strings.Contains(st.Detail, want) {
+		t.Errorf("structure %s %.300q; want a failure naming %q", st.Status, st.Detail, want)
 	}
 }
