@@ -173,3 +173,38 @@ func TestCheckManyKeysListedBriefly(t *testing.T) {
 		t.Errorf("structure %s %.300q; want a failure naming %q", st.Status, st.Detail, want)
 	}
 }
+
+// TestCheckZeroWidthWithModel: an entry [len, 0] (or per-token entries of
+// [0]) with the model loaded fails the shape rule and compares nothing;
+// the forward pass's match hook divided by its width ("internal error:
+// runtime error: integer divide by zero" and a stack trace in the report),
+// with --tp 2 as diff runs it and without.
+func TestCheckZeroWidthWithModel(t *testing.T) {
+	e := llamaEngine(t)
+	dir := t.TempDir()
+	twoD := filepath.Join(dir, "2d.safetensors")
+	if err := safetensors.WriteFile(twoD, []safetensors.Named{{Name: "input_ids", T: ids64(1, 2, 3)}, {Name: "hidden_states.1", T: tensor.New(tensor.F32, 3, 0)}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	perToken := filepath.Join(dir, "rows.safetensors")
+	ts := []safetensors.Named{{Name: "input_ids", T: ids64(1, 2, 3)}}
+	for i := range 3 {
+		ts = append(ts, safetensors.Named{Name: fmt.Sprintf("h.%d", i), T: tensor.New(tensor.F32, 0)})
+	}
+	if err := safetensors.WriteFile(perToken, ts, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{twoD, perToken} {
+		for _, tp := range []int{0, 2} {
+			r := CheckFile(p, CheckOptions{Dims: e.Dims, Model: targetOf(e), TP: tp})
+			for _, l := range r.Lines() {
+				if strings.Contains(l, "internal error") || strings.Contains(l, "divide by zero") {
+					t.Fatalf("%s, tp %d: %s", filepath.Base(p), tp, l)
+				}
+			}
+			if !r.Failed() {
+				t.Errorf("%s, tp %d: not failed: %v", filepath.Base(p), tp, r.Lines())
+			}
+		}
+	}
+}
