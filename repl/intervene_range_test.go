@@ -41,6 +41,18 @@ func TestSetVarOutOfRangeLiteral(t *testing.T) {
 	if f := strings.Fields(row); len(f) != 13 || f[11] != "0" || f[12] != "3" {
 		t.Errorf("print stream: want 0 NaN and 3 Inf, got %q", row)
 	}
+	// A value float32 cannot hold is written as float32 rounds it, and the
+	// edit says what was written: 1e39 is +Inf, 1e-46 is 0 (it said
+	// "= 1e+39" while the tensor held +Inf).
+	if err := os.WriteFile(script, []byte("input ids 1,403,407\nbreak layers.2\nrun\nset var stream[0, 0] = 1e39\nset var stream[1, 0] = 1e-46\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = runScript(t, 1, script, false)
+	for _, want := range []string{"stream[0:1, 0:1] = +Inf (step 0", "stream[1:2, 0:1] = 0 (step 0"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("exit %d: missing %q in\n%s\n%s", code, want, out, errs)
+		}
+	}
 	// inject reads 1e400 as +Inf too, and refuses it as a VALUE no fault
 	// can use (scaling a capture by +Inf imitates no pipeline's bug).
 	if err := os.WriteFile(script, []byte("inject scale-residual 1e400\n"), 0o644); err != nil {
