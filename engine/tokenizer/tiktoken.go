@@ -279,6 +279,9 @@ func (t *Tiktoken) EncodeMax(text string, max int) ([]int32, error) {
 	over := func() bool { return max >= 0 && len(ids) > max }
 	encode := func(s string) {
 		for _, seg := range t.special.split(s) {
+			if over() {
+				return
+			}
 			if seg.id >= 0 {
 				ids = append(ids, seg.id)
 				continue
