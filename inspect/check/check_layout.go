@@ -129,7 +129,13 @@ func InterpretCapture(cf *CaptureFile) *Layout {
 			if m == nil || root.Fields[i].Kind != KindTensor {
 				continue
 			}
-			n, _ := strconv.Atoi(m[1])
+			n, err := strconv.Atoi(m[1])
+			if err != nil || n > 1<<20 {
+				// "hidden_states.99999999999999999999" was labelled layer
+				// 9223372036854775807 (Atoi's value on overflow).
+				l.Problems = append(l.Problems, fmt.Sprintf("%s: %s is not a layer index", k, m[1]))
+				continue
+			}
 			keyed = append(keyed, Entry{Key: k, Layer: n, T: root.Fields[i].Tensor})
 		}
 		sort.SliceStable(keyed, func(i, j int) bool { return keyed[i].Layer < keyed[j].Layer })

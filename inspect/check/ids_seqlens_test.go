@@ -208,3 +208,29 @@ func TestCheckZeroWidthWithModel(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckLayerKeyNotAnIndex: a key hidden_states.N whose N overflows (or
+// passes 2^20, far above any model's layers) fails the structure rule
+// naming the key; it was labelled layer 9223372036854775807, Atoi's value
+// on overflow, and reported as that layer.
+func TestCheckLayerKeyNotAnIndex(t *testing.T) {
+	v := make([]float32, 3*8)
+	for i := range v {
+		v[i] = float32(i%5) - 2
+	}
+	for _, key := range []string{"hidden_states.99999999999999999999", "hidden_states.2000000"} {
+		p := filepath.Join(t.TempDir(), "capture.safetensors")
+		if err := safetensors.WriteFile(p, []safetensors.Named{{Name: "input_ids", T: ids64(1, 2, 3)}, {Name: key, T: tensor.FromF32(v, 3, 8)}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		r := CheckFile(p, CheckOptions{})
+		st, _ := r.Rule(capture.RuleStructure)
+		want := key + ": " + strings.TrimPrefix(key, "hidden_states.") + " is not a layer index"
+		if !r.Failed() || st.Status != capture.Fail || !strings.Contains(st.Detail, want) {
+			t.Errorf("%s: structure %s %q; want a failure naming %q", key, st.Status, st.Detail, want)
+		}
+		if strings.Contains(strings.Join(r.Lines(), "\n"), "9223372036854775807") {
+			t.Errorf("%s: labelled by Atoi's overflow value:\n%s", key, strings.Join(r.Lines(), "\n"))
+		}
+	}
+}
