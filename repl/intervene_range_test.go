@@ -133,3 +133,17 @@ func TestPrintListsFrameTensors(t *testing.T) {
 		}
 	}
 }
+
+// TestFrameNotStoppedOnce: `frame N` with no stop says so once, with the
+// hint `up` and `down` give; it said "frame: frame: the forward pass is
+// not stopped at a site" (the debugger and the command both named it).
+func TestFrameNotStoppedOnce(t *testing.T) {
+	f := newFake(t, 1)
+	for _, cmd := range []string{"frame 1", "up", "down"} {
+		err := f.Term.Exec(cmd)
+		want := strings.Fields(cmd)[0] + ": the forward pass is not stopped at a site: `run` to a breakpoint first"
+		if err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %q", cmd, err, want)
+		}
+	}
+}
