@@ -260,8 +260,9 @@ func (t *HF) Encode(text string) ([]int32, error) {
 }
 
 // EncodeMax is Encode that stops once the ids number more than max (max <
-// 0: no bound), returning an error wrapping ErrTooManyTokens, after the
-// pre-tokenized word that passed it.
+// 0: no bound), returning an error wrapping ErrTooManyTokens: before the
+// pre-tokenized word that cannot fit (hfBPE.minTokens), so no word is
+// merged past the bound.
 func (t *HF) EncodeMax(text string, max int) ([]int32, error) {
 	if !utf8.ValidString(text) {
 		return nil, fmt.Errorf("%s: %w", t.name, ErrInvalidUTF8)
@@ -295,7 +296,9 @@ func (t *HF) EncodeMax(text string, max int) ([]int32, error) {
 				return nil, fmt.Errorf("%s: %w", t.name, err)
 			}
 			for _, w := range words {
-				if max >= 0 && len(ids) > max {
+				// A word that cannot fit is refused before its merges (one
+				// word of 16 MB of "a" took 11 s to merge).
+				if max >= 0 && len(ids)+t.model.minTokens(w) > max {
 					return nil, tooMany(t.name, max, len(text))
 				}
 				ids = t.model.tokenize(ids, w)
