@@ -47,6 +47,8 @@ type Tiktoken struct {
 	noCache    bool       // benchmarks only: merge every piece anew
 	pool       sync.Pool  // *tiktokenScratch
 	byteID     [256]int32 // rank of each single byte
+	// maxTokBytes is the length of the longest rank's bytes (at least 1).
+	maxTokBytes int
 }
 
 // Limits on a rank file: Kimi-K2's has 163,584 ranks in about 2.4 MB and
@@ -110,6 +112,10 @@ func newTiktoken(name string, ranks map[string]int32, tokens []string, kind spli
 	t.special = newAddedMatcher(pats, toks)
 	for b := range t.byteID {
 		t.byteID[b] = ranks[string([]byte{byte(b)})] // all 256 exist (ParseTiktokenRanks)
+	}
+	t.maxTokBytes = 1
+	for _, tok := range tokens {
+		t.maxTokBytes = max(t.maxTokBytes, len(tok))
 	}
 	for _, id := range []int32{bos, eos} {
 		if id >= int32(n) {
@@ -276,7 +282,8 @@ func (t *Tiktoken) EncodeMax(text string, max int) ([]int32, error) {
 	}
 	defer t.pool.Put(sc)
 	ids := make([]int32, 0, capHint(len(text), max))
-	over := func() bool { return max >= 0 && len(ids) > max }
+	stop := false // a piece cannot fit: refused before merging it
+	over := func() bool { return stop || (max >= 0 && len(ids) > max) }
 	encode := func(s string) {
 		for _, seg := range t.special.split(s) {
 			if over() {
@@ -288,6 +295,12 @@ func (t *Tiktoken) EncodeMax(text string, max int) ([]int32, error) {
 			}
 			sc.spans = t.split.split(&sc.rt, seg.text, sc.spans[:0])
 			for _, sp := range sc.spans {
+				// No rank is longer than maxTokBytes, so a piece takes at
+				// least len/maxTokBytes ids: one of 10 MB of spaces with
+				// o200k's pattern was merged for seconds, then counted.
+				if n := sp[1] - sp[0]; max >= 0 && len(ids)+(n+t.maxTokBytes-1)/t.maxTokBytes > max {
+					stop = true
+				}
 				if over() {
 					return
 				}

@@ -297,6 +297,19 @@ func TestTiktokenEncodeMax(t *testing.T) {
 		if ids != nil || !errors.Is(err, ErrTooManyTokens) || !strings.Contains(err.Error(), "tiktoken:bytes: too many tokens: more than 3 in a text of 6 bytes") {
 			t.Errorf("kimi %v, max 3: %v, %v; want ErrTooManyTokens naming 3 and 6 bytes", kimi, ids, err)
 		}
+		// A piece that cannot fit is refused before it is merged: no rank
+		// is longer than 2 bytes ("ab"), so "abababab" (one piece) takes
+		// at least 4 ids; the merge cache shows whether it was merged.
+		tk.cache = hfCache{}
+		if _, err := tk.EncodeMax("abababab", 3); !errors.Is(err, ErrTooManyTokens) {
+			t.Errorf("kimi %v: abababab under max 3: %v", kimi, err)
+		}
+		if _, merged := tk.cache.get("abababab"); merged {
+			t.Errorf("kimi %v: abababab was merged although it cannot fit in 3 ids", kimi)
+		}
+		if ids, err := tk.EncodeMax("abababab", 4); err != nil || !slices.Equal(ids, []int32{256, 256, 256, 256}) {
+			t.Errorf("kimi %v: abababab under max 4: %v, %v", kimi, ids, err)
+		}
 		// 3 MB of spaces: more than 10 ids before the end (Kimi's chunking:
 		// within the first 25,000-character piece).
 		text := strings.Repeat(" ", 3<<20)
