@@ -44,6 +44,9 @@ type HF struct {
 	bos, eos       int32
 	vocabSize      int
 	specialIDs     map[int32]bool
+	// keepsText: the pre-tokenizer keeps every byte (preTokDrops), so a
+	// segment of n bytes becomes words of at least n characters.
+	keepsText bool
 }
 
 type hfFileJSON struct {
@@ -103,6 +106,7 @@ func parseHF(data []byte, base string) (*HF, error) {
 	if !byteLevel {
 		return nil, fmt.Errorf("%w: pre_tokenizer has no ByteLevel step (only byte-level BPE is supported)", ErrUnsupported)
 	}
+	t.keepsText = !preTokDrops(f.PreTokenizer)
 	if t.model, err = newHFBPE(f.Model); err != nil {
 		return nil, err
 	}
@@ -290,6 +294,12 @@ func (t *HF) EncodeMax(text string, max int) ([]int32, error) {
 			}
 			if seg2.text == "" {
 				continue
+			}
+			// A segment that cannot fit is refused before it is
+			// pre-tokenized (15 MB of "a1! \n" took 13 s to split into
+			// words): its n bytes become words of n characters or more.
+			if max >= 0 && t.keepsText && len(ids)+t.model.minTokensOf(len(seg2.text)) > max {
+				return nil, tooMany(t.name, max, len(text))
 			}
 			words, err := t.preTok([]string{seg2.text})
 			if err != nil {

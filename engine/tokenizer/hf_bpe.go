@@ -135,13 +135,18 @@ func parseMerges(raw json.RawMessage) ([][2]string, error) {
 // except a fused run of unknown characters (fuse_unk), which may cover any
 // number: then 1.
 func (b *hfBPE) minTokens(word string) int {
-	if word == "" {
+	return b.minTokensOf(utf8.RuneCountInString(word))
+}
+
+// minTokensOf is minTokens of a word, or of words, of n characters in all.
+func (b *hfBPE) minTokensOf(n int) int {
+	if n == 0 {
 		return 0
 	}
 	if (b.fuseUnk && b.unk >= 0) || b.maxRunes < 1 {
 		return 1
 	}
-	return (utf8.RuneCountInString(word) + b.maxRunes - 1) / b.maxRunes
+	return (n + b.maxRunes - 1) / b.maxRunes
 }
 
 // tokenize appends the ids of one pre-tokenized word to dst.
