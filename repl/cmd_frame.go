@@ -1,6 +1,7 @@
 package repl
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -72,7 +73,10 @@ func cmdFrame(t *Term, args string, dir int) error {
 			return fmt.Errorf("frame %q: want a level of `bt`", f[0])
 		}
 		if fr, err = t.c.SelectFrame(n); err != nil {
-			return err // it says "frame N: ..." or "frame: ..." itself
+			if errors.Is(err, client.ErrNotStopped) {
+				return fmt.Errorf("frame %d: %w", n, err)
+			}
+			return err // it says "frame N: ..." itself
 		}
 	default:
 		n := 1

@@ -15,7 +15,7 @@ func injectHelp() string {
 	var b strings.Builder
 	b.WriteString("Rehearse a bug on the loaded model: inject a fault into every following run, then capture, dump and `check`/`diff` to see it named.\n")
 	b.WriteString("`inject clear` removes every fault; `info inject` (or `inject` alone) lists them. While any is active, every run and stop says so and a dump's manifest records them (injected_faults; check then fails the dump). ")
-	b.WriteString("`at SITE` limits a fault to a site or a module prefix (model.layers.1); --rank R to one rank; VALUE is a kind's number. Faults on the computation (the building blocks consult them):")
+	b.WriteString("`at SITE` limits a fault to a site or a module prefix (model.layers.1); --rank R to one rank; VALUE is a kind's number (finite; shift-rows' a whole number of tokens; leave it out for the default). A VALUE, --token, --channel or --rank the kind does not read is refused, not ignored. Faults on the computation (the building blocks consult them):")
 	for _, k := range client.FaultKinds {
 		if k.Recorded {
 			continue
@@ -40,6 +40,7 @@ func parseInject(args string) (client.Fault, error) {
 		return f, fmt.Errorf("inject: want FAULT [VALUE] [at SITE] [--rank R] [--token T --channel C], clear, or nothing to list")
 	}
 	f.Kind = a[0]
+	gotValue := false
 	num := func(i int, name string) (int, error) {
 		if i >= len(a) {
 			return 0, fmt.Errorf("inject: %s needs a value", name)
@@ -73,10 +74,16 @@ func parseInject(args string) (client.Fault, error) {
 			f.Channel, err = num(i, "--channel")
 		default:
 			v, perr := parseValue(a[i])
-			if perr != nil || f.Value != 0 {
+			if perr != nil || gotValue {
 				return f, unexpectedArgs("inject", a[i:i+1])
 			}
-			f.Value = v
+			if v == 0 {
+				// The debugger reads a VALUE of 0 as "none given" (the
+				// kind's default): shift-rows 0 shifted by 1, and
+				// scale-residual 0 scaled by 0.5.
+				return f, fmt.Errorf("inject %s: VALUE %s: 0 stands for no VALUE (the kind's default); give a non-zero VALUE or leave it out", f.Kind, a[i])
+			}
+			f.Value, gotValue = v, true
 		}
 		if err != nil {
 			return f, err

@@ -54,3 +54,39 @@ func TestInjectShowsAtStops(t *testing.T) {
 		t.Fatalf("after inject clear: %s", out)
 	}
 }
+
+// TestInjectRefusesArgsItIgnores: an argument a fault does not read, or a
+// VALUE it cannot use, is refused naming the kind, the argument and what
+// it takes; nothing is injected. Before, each was accepted, listed and
+// written into a dump's manifest while the run used something else:
+// shift-rows 0.5 shifted by int(0.5) = 0, shift-rows 1e400 by an
+// undefined conversion of +Inf, shift-rows 0 by the default 1,
+// scale-residual 0 by 0.5, vocab-padding 3 and no-residual --rank 1 on
+// every rank with the value or rank dropped, skip-allreduce --token 4
+// without a token.
+func TestInjectRefusesArgsItIgnores(t *testing.T) {
+	f := newFake(t, 2)
+	for _, c := range [][2]string{
+		{"inject shift-rows 0.5", "inject shift-rows: VALUE 0.5: want a whole number of tokens"},
+		{"inject shift-rows 1e400", "inject shift-rows: VALUE +Inf: want a finite number"},
+		{"inject shift-rows 1e12", "inject shift-rows: VALUE 1e+12: want a whole number of tokens between -2147483647 and 2147483647"},
+		{"inject shift-rows 0", "inject shift-rows: VALUE 0: 0 stands for no VALUE"},
+		{"inject shift-rows 1 2", `inject: unexpected "2" (usage: inject FAULT [VALUE]`},
+		{"inject scale-residual nan", "inject scale-residual: VALUE NaN: want a finite number"},
+		{"inject scale-residual 0", "inject scale-residual: VALUE 0: 0 stands for no VALUE"},
+		{"inject perturb-rank -inf", "inject perturb-rank: VALUE -Inf: want a finite number"},
+		{"inject perturb-rank 1.7e308", "inject perturb-rank: VALUE 1.7e+308: want a number float32 holds"},
+		{"inject vocab-padding 3", "inject vocab-padding: takes no VALUE (got 3); perturb-rank, scale-residual, shift-rows take one"},
+		{"inject skip-allreduce --token 4", "inject skip-allreduce: takes no --token (got 4); nan-at and chunk-no-context take one"},
+		{"inject chunk-no-context --token 2 --channel 3", "inject chunk-no-context: takes no --channel (got 3); nan-at takes one"},
+		{"inject no-residual --rank 1", "inject no-residual: takes no --rank (got 1): it changes what is recorded"},
+	} {
+		f.AssertError(c[0], c[1])
+	}
+	f.AssertExec("info inject", "no faults injected")
+	// What each kind does read is still taken.
+	f.AssertExec("inject shift-rows -2", "shift-rows -2")
+	f.AssertExec("inject keep-shard --rank 1", "keep-shard on rank 1")
+	f.AssertExec("inject nan-at --token 1 --channel 2", "nan-at (token 1, channel 2)")
+	f.AssertExec("inject skip-allreduce --rank 0", "skip-allreduce on rank 0")
+}

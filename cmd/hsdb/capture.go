@@ -85,6 +85,10 @@ func runCapture(args []string, io stdio) int {
 	if *maxTok < 1 {
 		return fail(2, "--max-batch-tokens %d: want at least 1 token per forward pass", *maxTok)
 	}
+	if *baseline < 0 {
+		// It was taken as 0: no baseline, without a word.
+		return fail(2, "--prefill-baseline %d: want a number of timed forward passes (0: none)", *baseline)
+	}
 	if *writers < 1 || *writers > capture.MaxWriters {
 		return fail(2, "--writers %d: want 1 to %d files in flight", *writers, capture.MaxWriters)
 	}

@@ -276,6 +276,8 @@ func TestCaptureErrors(t *testing.T) {
 		{[]string{"capture", "--layers", "1", "--ids", "1,2;" + strings.Repeat("7,", 512) + "7", "--out", out}, 2, "--ids: sequence 1: 513 tokens, more than max_position_embeddings 512"},
 		{[]string{"capture", "--layers", "1", "--ids", "1,2;", "--out", out}, 2, "sequence 1 is empty"},
 		{[]string{"capture", "--layers", "1", "--what", "mlp", "--ids", "1,2", "--out", out}, 2, `--what "mlp"`},
+		// A negative count was taken as 0 (no baseline) without a word.
+		{[]string{"capture", "--layers", "1", "--prefill-baseline", "-1", "--ids", "1,2", "--out", out}, 2, "--prefill-baseline -1: want a number of timed forward passes (0: none)"},
 	} {
 		_, errs, code := runHsdb(t, c.args...)
 		if code != c.code || !strings.Contains(errs, c.want) {

@@ -62,4 +62,11 @@ func TestTextConfigNotObject(t *testing.T) {
 			t.Errorf("text_config %s: %v", tc, err)
 		}
 	}
+	// A pretty-printed list holding the config is named by kind and size
+	// (64 bytes, counted by hand), not cut after 40 bytes across its lines.
+	list := "[\n  {\n    \"hidden_size\": 7168,\n    \"num_hidden_layers\": 61\n  }\n]"
+	_, _, err := ParseConfig([]byte(`{"architectures": ["KimiK25ForConditionalGeneration"], "model_type": "kimi_k25", "text_config": ` + list + `}`))
+	if want := "config.json: text_config is a JSON array of 64 bytes, want a JSON object"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("text_config as a list: %v\nwant %s", err, want)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"hsdb/engine/backend"
+	"hsdb/engine/jsonerr"
 	"hsdb/engine/tensor"
 )
 
@@ -124,7 +125,12 @@ func ParseConfig(data []byte) (cfg Config, skipped string, err error) {
 	if tc, ok := raw["text_config"]; ok {
 		var inner map[string]json.RawMessage
 		if t := strings.TrimSpace(string(tc)); !strings.HasPrefix(t, "{") {
-			return nil, "", fmt.Errorf("config.json: text_config is %.40s, want a JSON object (the language model's config)", t)
+			if len(t) > 40 || strings.ContainsAny(t, "\r\n") {
+				// A list holding the whole config (pretty-printed) made
+				// a message of 40 bytes cut across its lines.
+				t = fmt.Sprintf("a JSON %s of %d bytes", jsonerr.Kind(tc), len(t))
+			}
+			return nil, "", fmt.Errorf("config.json: text_config is %s, want a JSON object (the language model's config)", t)
 		}
 		if err := json.Unmarshal(tc, &inner); err != nil {
 			return nil, "", fmt.Errorf("config.json text_config: %w", err)

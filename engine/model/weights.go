@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"hsdb/engine/backend"
 	"hsdb/engine/tensor"
@@ -129,6 +130,36 @@ func (l *Loader) Name(n string) string {
 	return l.prefix + "." + n
 }
 
+// otherPrefix returns, for a missing tensor name, a note naming the same
+// tensor under another of the layouts checkpoints keep a language model
+// in when the checkpoint holds it there ("" when it does not): plain
+// ("model.layers.0...", "lm_head.weight"), a multimodal wrapper's
+// ("language_model." before them, as Kimi-K2.5) or transformers 5's
+// ("model.language_model.layers.0..."). A checkpoint whose tensors mix
+// two layouts (one shard re-exported without the wrapper) read as
+// "missing" with no hint that the tensor was there under another name.
+func (l *Loader) otherPrefix(name string) string {
+	plain := name
+	if b, ok := strings.CutPrefix(name, "language_model."); ok {
+		plain = b
+	} else if b, ok := strings.CutPrefix(name, "model.language_model."); ok {
+		plain = "model." + b
+	}
+	alts := []string{plain, "language_model." + plain}
+	if b, ok := strings.CutPrefix(plain, "model."); ok {
+		alts = append(alts, "model.language_model."+b)
+	}
+	for _, alt := range alts {
+		if alt == name {
+			continue
+		}
+		if _, _, ok := l.Src.Meta(alt); ok {
+			return fmt.Sprintf("; the checkpoint holds %s, the same tensor under another prefix: its tensors mix two layouts (keep one)", alt)
+		}
+	}
+	return ""
+}
+
 // Has reports whether the checkpoint holds n (under the prefix).
 func (l *Loader) Has(n string) bool {
 	_, _, ok := l.Src.Meta(l.Name(n))
@@ -155,7 +186,7 @@ func (l *Loader) fetch(n string, shape []int) *tensor.Tensor {
 			l.Fail(fmt.Errorf("%w: tensor %s is stored packed as %s_packed (compressed-tensors int4) but config.json has no quantization_config to unpack it (expected shape %v)", ErrWeight, name, name, tensor.ShapeString(shape)))
 			return nil
 		}
-		l.Fail(fmt.Errorf("%w: tensor %s is missing from the checkpoint (expected shape %v)", ErrWeight, name, tensor.ShapeString(shape)))
+		l.Fail(fmt.Errorf("%w: tensor %s is missing from the checkpoint (expected shape %v)%s", ErrWeight, name, tensor.ShapeString(shape), l.otherPrefix(name)))
 		return nil
 	}
 	if !slices.Equal(got, shape) {

@@ -57,6 +57,9 @@ func newWeights(t *model.Tree, d *model.Dims, o Options, world int) (*weights, e
 		if !o.Stage.Holds(strings.TrimSuffix(p.Name, ".weight"), tied) {
 			continue // another pipeline stage's end
 		}
+		if err := unquantizable(o, p.Name); err != nil {
+			return nil, err
+		}
 		// A candidate for the scheme; from the config alone Planned decides
 		// below, with a checkpoint Stored has decided.
 		quantized := o.Quant != nil && linear[p.Name] && len(p.Shape) == 2 && (o.Src == nil || storedQuantized(o, p))
@@ -170,6 +173,25 @@ func denseDType(name string, o Options, dense, fallback tensor.DType) tensor.DTy
 		return tensor.F32
 	}
 	return dt
+}
+
+// unquantizable refuses, as the loader does (model.Loader; the error wraps
+// model.ErrWeight as the loader's does), a weight the
+// checkpoint stores quantized when config.json has no quantization_config
+// to read it with: an fp8 tensor, or a compressed-tensors NAME_packed.
+// The plan counted such a checkpoint as dense ("none quantized") and said
+// it fits while the load refused it.
+func unquantizable(o Options, name string) error {
+	if o.Quant != nil || o.Src == nil {
+		return nil
+	}
+	if dt, ok := storedDType(o.Src, name); ok && dt == tensor.F8E4M3 {
+		return fmt.Errorf("%w: tensor %s is fp8 but the config has no quantization_config to dequantize it", model.ErrWeight, name)
+	}
+	if _, ok := storedDType(o.Src, name+"_packed"); ok {
+		return fmt.Errorf("%w: tensor %s is stored packed as %s_packed (compressed-tensors int4) but config.json has no quantization_config to unpack it", model.ErrWeight, name, name)
+	}
+	return nil
 }
 
 // candidates returns the checkpoint names a tree parameter may be stored

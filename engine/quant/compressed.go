@@ -3,7 +3,6 @@ package quant
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -46,100 +45,12 @@ type compressedGroup struct {
 	w       compressedWeights
 }
 
-// matcher is one target or ignore entry: "re:<pattern>" matches a module
-// name when the pattern matches at its start (Python's re.match, as
-// compressed-tensors' _match_name does), any other string matches the name
-// exactly or, for "Linear", every linear module (compressed-tensors'
-// _match_class on torch.nn.Linear; see isLinear).
-type matcher struct {
-	raw string
-	re  *regexp.Regexp
-}
-
-// Bounds on the "re:" entries of targets and ignore. Each pattern is tried
-// against every linear module (Kimi-K2: 61 layers × 384 experts × 3, about
-// 7·10^4 modules; one match of a ".*" pattern costs about a microsecond), so
-// a config with thousands of them made `hsdb plan` and the load run for
-// minutes (1000 took 66 s); released configs have a handful (Kimi-K2's
-// has 3) and list exact module names, which cost nothing, for the rest.
-const (
-	maxPatterns     = 128
-	maxPatternBytes = 4096
-)
-
-func newMatcher(field, s string) (matcher, error) {
-	p, ok := strings.CutPrefix(s, "re:")
-	if !ok {
-		return matcher{raw: s}, nil
-	}
-	if len(p) > maxPatternBytes {
-		return matcher{}, fmt.Errorf("quantization_config: %s %.40q...: a pattern of %d bytes, more than the %d hsdb compiles", field, s, len(p), maxPatternBytes)
-	}
-	re, err := regexp.Compile("^(?:" + p + ")")
-	if err != nil {
-		return matcher{}, fmt.Errorf("quantization_config: %s %q: %w (hsdb compiles it with Go's RE2 syntax)", field, s, err)
-	}
-	return matcher{raw: s, re: re}, nil
-}
-
-func (m matcher) match(module string) bool {
-	if m.re != nil {
-		return m.re.MatchString(module)
-	}
-	return m.raw == module || (m.raw == "Linear" && isLinear(module))
-}
-
-// isLinear reports whether module is an nn.Linear in HF's DeepSeek-V3 /
-// Kimi-K2 model, which a class target "Linear" selects: not the embedding,
-// not an RMSNorm, not the MoE router mlp.gate (DeepseekV3TopkRouter holds
-// its weight as a bare parameter). Plan-time byte counts (Planned) ask
-// about every weight; the loader asks only about linear ones.
-func isLinear(module string) bool {
-	return !strings.HasSuffix(module, "embed_tokens") && !strings.HasSuffix(module, "norm") && !strings.HasSuffix(module, ".gate")
-}
-
 // Compressed is model.QuantScheme for compressed-tensors pack-quantized int4
 // checkpoints (config.json's quantization_config with quant_method
 // "compressed-tensors" and format "pack-quantized").
 type Compressed struct {
 	groups []compressedGroup
 	ignore matchSet
-}
-
-// matchSet is a list of target or ignore entries: the exact module names
-// in a set (a config may list thousands: each module is one lookup, not a
-// pass over the list), the patterns and class targets in order.
-type matchSet struct {
-	exact map[string]bool
-	rest  []matcher
-}
-
-func (s *matchSet) add(m matcher) {
-	if m.re == nil && m.raw != "Linear" {
-		if s.exact == nil {
-			s.exact = map[string]bool{}
-		}
-		s.exact[m.raw] = true
-		return
-	}
-	s.rest = append(s.rest, m)
-}
-
-// find returns the entry that matches one of names, and whether one does.
-func (s *matchSet) find(names []string) (string, bool) {
-	for _, n := range names {
-		if s.exact[n] {
-			return n, true
-		}
-	}
-	for _, m := range s.rest {
-		for _, n := range names {
-			if m.match(n) {
-				return m.raw, true
-			}
-		}
-	}
-	return "", false
 }
 
 // compressedConfig is the JSON of quantization_config.
@@ -289,33 +200,6 @@ func (c *Compressed) String() string {
 	return "compressed-tensors pack-quantized " + strings.Join(parts, "; ") + " (W4A16)"
 }
 
-// moduleNames returns the names a module is matched under: its checkpoint
-// name and, under a multimodal wrapper's "language_model." prefix, the text
-// model's own name (Kimi-K2.5 keeps Kimi-K2's ignore list, written for
-// "lm_head" and "model.layers...").
-func moduleNames(module string) []string {
-	if t, ok := strings.CutPrefix(module, "language_model."); ok {
-		return []string{module, t}
-	}
-	return []string{module}
-}
-
-// group returns the config group that quantizes module (the first in
-// config_groups key order whose targets match), or nil when the module is
-// ignored or targeted by none; why says which ignore entry matched.
-func (c *Compressed) group(module string) (g *compressedGroup, why string) {
-	names := moduleNames(module)
-	if raw, ok := c.ignore.find(names); ok {
-		return nil, fmt.Sprintf("ignored by %q", raw)
-	}
-	for i := range c.groups {
-		if _, ok := c.groups[i].targets.find(names); ok {
-			return &c.groups[i], ""
-		}
-	}
-	return nil, "targeted by no config group"
-}
-
 // Quantizes reports whether the config quantizes the linear weight name
 // ("<module>.weight"), from the config alone.
 func (c *Compressed) Quantizes(name string) bool {
@@ -331,18 +215,25 @@ func (c *Compressed) Quantizes(name string) bool {
 // ("<module>.weight", logical shape [out, in]) as a tensor.QuantInt4Group
 // weight, or (nil, nil) when the checkpoint stores the module dense (the
 // config ignores it, or it is quantized by the config but saved dense).
-// Errors name the tensor: packed tensors the config does not quantize, a
-// module stored both dense and packed, a missing weight_packed,
+// Errors name the tensor: a module two config groups target with
+// different weights arguments, packed tensors the config does not
+// quantize, a module stored both dense and packed, a missing weight_packed,
 // weight_scale or weight_shape, a weight_shape other than [out, in], a
 // packed or scale shape that disagrees with weight_shape and the group
 // size, a NaN or infinite scale, an asymmetric scheme (with or without
-// weight_zero_point), activation-order g_idx.
+// weight_zero_point), zero points under a symmetric scheme, activation-order
+// g_idx.
 func (c *Compressed) Load(src model.WeightSource, name string, out, in int) (*tensor.Quantized, error) {
 	mod, ok := strings.CutSuffix(name, ".weight")
 	if !ok {
 		return nil, nil
 	}
 	g, why := c.group(mod)
+	if g != nil {
+		if err := c.overlap(mod); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
 	packed := mod + ".weight_packed"
 	_, _, hasPacked := src.Meta(packed)
 	if g == nil {
@@ -369,6 +260,13 @@ func (c *Compressed) Load(src model.WeightSource, name string, out, in int) (*te
 			return nil, fmt.Errorf("%s: quantization_config.config_groups.%s.weights.symmetric is false but the checkpoint has no zero points %s", packed, g.name, zp)
 		}
 		return nil, fmt.Errorf("%s: asymmetric int4 (%s with zero points) is not supported; symmetric is", packed, g.name)
+	}
+	if zp := mod + ".weight_zero_point"; hasMeta(src, zp) {
+		// compressed-tensors writes zero points only for asymmetric
+		// schemes (pack_quantized.py compress_weight), and its
+		// decompress_weight subtracts any it finds: the config and the
+		// tensors disagree, and ignoring them could load another model.
+		return nil, fmt.Errorf("%s: quantization_config.config_groups.%s.weights.symmetric is true but the checkpoint holds zero points %s (compressed-tensors writes them only for asymmetric schemes); which one the weights follow cannot be told", packed, g.name, zp)
 	}
 	if _, _, ok := src.Meta(mod + ".weight_g_idx"); ok {
 		return nil, fmt.Errorf("%s: activation-order tensor %s.weight_g_idx is not supported", packed, mod)
@@ -401,6 +299,12 @@ func (c *Compressed) Load(src model.WeightSource, name string, out, in int) (*te
 		return nil, err
 	}
 	return q, nil
+}
+
+// hasMeta reports whether the checkpoint holds tensor name.
+func hasMeta(src model.WeightSource, name string) bool {
+	_, _, ok := src.Meta(name)
+	return ok
 }
 
 // checkWeightShape checks that tensor n is an integer [2] holding [out, in].

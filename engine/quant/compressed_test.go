@@ -201,6 +201,15 @@ func TestCompressedBadInput(t *testing.T) {
 	if _, err := c.Load(src, "lm_head.weight", 2, 16); err == nil || !strings.Contains(err.Error(), `ignored by "lm_head"`) {
 		t.Errorf("packed ignored module: %v", err)
 	}
+	// Zero points under a symmetric scheme: compressed-tensors never writes
+	// them there and would subtract them on decompression, so the config
+	// and the tensors disagree (they were ignored and counted as used).
+	src, mod0 := expertSource(t)
+	src.Tensors[mod0+".weight_zero_point"] = i32(0, 0)
+	if q, err := c.Load(src, mod0+".weight", 2, 16); q != nil || err == nil ||
+		!strings.Contains(err.Error(), "symmetric is true but the checkpoint holds zero points "+mod0+".weight_zero_point") {
+		t.Errorf("symmetric with zero points: %v, %v", q, err)
+	}
 	// Asymmetric without zero points.
 	asym := mustParse(t, strings.Replace(group8, `"symmetric": true`, `"symmetric": false`, 1))
 	src, mod := expertSource(t)
@@ -228,5 +237,30 @@ func TestParseCompressedRejects(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s → %s: error %v, want one containing %q", tc.old, tc.new, err, tc.want)
 		}
+	}
+}
+
+// TestCompressedGroupsOverlap: a module targeted by two config groups that
+// quantize differently is refused naming the module, both groups and the
+// target of each that matched. hsdb took the first group by key order
+// ("Linear", group 8) while compressed-tensors prefers a target that
+// matches the name over a class target (utils/match.py), so group 16's
+// regex would have chosen the other group size. Groups that agree load.
+func TestCompressedGroupsOverlap(t *testing.T) {
+	two := func(gs string) string {
+		return `{"quant_method": "compressed-tensors", "format": "pack-quantized",
+  "config_groups": {
+    "group_0": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int", "symmetric": true, "strategy": "group", "group_size": 8}},
+    "group_1": {"targets": ["re:.*experts\\.0\\..*"], "weights": {"num_bits": 4, "type": "int", "symmetric": true, "strategy": "group", "group_size": ` + gs + `}}},
+  "ignore": ["lm_head"]}`
+	}
+	src, mod := expertSource(t)
+	_, err := mustParse(t, two("16")).Load(src, mod+".weight", 2, 16)
+	want := `module model.layers.1.mlp.experts.0.down_proj is targeted by quantization_config.config_groups.group_0 ("Linear": int4 symmetric, group 8) and .group_1 ("re:.*experts\\.0\\..*": int4 symmetric, group 16), which quantize differently`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("overlapping groups: %v\nwant %s", err, want)
+	}
+	if q, err := mustParse(t, two("8")).Load(src, mod+".weight", 2, 16); err != nil || q == nil {
+		t.Fatalf("groups that agree: %v, %v", q, err)
 	}
 }

@@ -88,8 +88,8 @@ func scaleName(name string) string { return name + "_scale_inv" }
 // Load returns weight name as a tensor.Quantized when the checkpoint stores
 // it as fp8, or (nil, nil) when it stores it in another dtype (or not at
 // all: the loader then reports it missing). Errors name the tensor: a shape
-// other than [out, in], a missing or misshapen scale, a NaN or infinite
-// scale.
+// other than [out, in], a module modules_to_not_convert keeps dense, a
+// missing or misshapen scale, a NaN or infinite scale.
 func (s *FP8Block) Load(src model.WeightSource, name string, out, in int) (*tensor.Quantized, error) {
 	dt, shape, ok := src.Meta(name)
 	if !ok || dt != tensor.F8E4M3 {
@@ -100,6 +100,13 @@ func (s *FP8Block) Load(src model.WeightSource, name string, out, in int) (*tens
 	}
 	if !strings.HasSuffix(name, "weight") {
 		return nil, fmt.Errorf("fp8 tensor %s is not a weight (only <module>.weight tensors carry block scales)", name)
+	}
+	if m, ok := s.skippedBy(name); ok {
+		// The config keeps the module dense, the checkpoint holds it
+		// quantized: vLLM builds it unquantized and cannot take the
+		// fp8 bytes and their scale, and which one was meant cannot be
+		// told (as a packed int4 module the config ignores).
+		return nil, fmt.Errorf("fp8 weight %s: quantization_config.modules_to_not_convert lists %q, which keeps the module dense, but the checkpoint stores it as fp8 with a block scale; keep one", name, m)
 	}
 	w, err := src.Tensor(name)
 	if err != nil {
@@ -152,10 +159,18 @@ func (s *FP8Block) quantizes(name string) bool {
 		strings.HasSuffix(name, ".gate.weight") || strings.HasSuffix(name, "norm.weight") {
 		return false
 	}
+	_, skipped := s.skippedBy(name)
+	return !skipped
+}
+
+// skippedBy returns the modules_to_not_convert entry that keeps weight name
+// dense (a substring of the name, as HF's FineGrainedFP8 replacement
+// matches it), and whether one does.
+func (s *FP8Block) skippedBy(name string) (string, bool) {
 	for _, m := range s.Skip {
 		if strings.Contains(name, m) {
-			return false
+			return m, true
 		}
 	}
-	return true
+	return "", false
 }

@@ -170,3 +170,25 @@ func TestLoaderLinearFP8(t *testing.T) {
 		t.Errorf("no scheme: err = %v", err)
 	}
 }
+
+// TestFP8SkippedModuleStoredFP8: a weight that modules_to_not_convert keeps
+// dense but the checkpoint stores as fp8 with a block scale is refused
+// naming the weight and the entry; it was dequantized as if the config
+// quantized it (vLLM builds the module unquantized and cannot take the
+// fp8 bytes and their scale). A listed module stored dense loads dense,
+// and an unlisted one as fp8.
+func TestFP8SkippedModuleStoredFP8(t *testing.T) {
+	s := scheme(t, `{"quant_method":"fp8","fmt":"e4m3","weight_block_size":[2,2],"modules_to_not_convert":["m","dense"]}`)
+	src := fp8Source()
+	src.Tensors["other.weight"], src.Tensors["other.weight_scale_inv"] = src.Tensors["m.weight"], src.Tensors["m.weight_scale_inv"]
+	want := `fp8 weight m.weight: quantization_config.modules_to_not_convert lists "m", which keeps the module dense, but the checkpoint stores it as fp8 with a block scale`
+	if q, err := s.Load(src, "m.weight", 3, 5); q != nil || err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("m.weight: %v, %v\nwant %s", q, err, want)
+	}
+	if q, err := s.Load(src, "dense.weight", 3, 5); q != nil || err != nil {
+		t.Errorf("dense.weight: %v, %v; want dense", q, err)
+	}
+	if q, err := s.Load(src, "other.weight", 3, 5); q == nil || err != nil {
+		t.Errorf("other.weight: %v, %v; want fp8", q, err)
+	}
+}

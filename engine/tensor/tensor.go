@@ -245,17 +245,30 @@ func (t *Tensor) SliceRows(a, b int) *Tensor {
 	return &Tensor{Shape: shape, DType: t.DType, Data: t.Data[a*rb : b*rb]}
 }
 
-// ShapeString formats a shape as PyTorch-like "[771, 7168]", in time
-// linear in its length (a hostile file's header may declare a million
-// dimensions).
+// ShapeString formats a shape as PyTorch-like "[771, 7168]". A shape of
+// more than 16 dimensions (a hostile file's header may declare a million;
+// each message that names it printed them all, 300 kB a line) shows its
+// first 8 and last 4 and the count: "[1, 1, 1, 1, 1, 1, 1, 1, ..., 1, 1,
+// 1, 1] (100000 dims)".
 func ShapeString(shape []int) string {
-	b := make([]byte, 0, 2+8*len(shape))
+	const most, head, tail = 16, 8, 4
+	b := make([]byte, 0, 2+8*min(len(shape), most+1))
 	b = append(b, '[')
 	for i, d := range shape {
+		if len(shape) > most && i >= head && i < len(shape)-tail {
+			if i == head {
+				b = append(b, ", ..."...)
+			}
+			continue
+		}
 		if i > 0 {
 			b = append(b, ", "...)
 		}
 		b = strconv.AppendInt(b, int64(d), 10)
 	}
-	return string(append(b, ']'))
+	b = append(b, ']')
+	if len(shape) > most {
+		b = fmt.Appendf(b, " (%d dims)", len(shape))
+	}
+	return string(b)
 }

@@ -79,3 +79,29 @@ func TestConvertRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestShapeStringClipsManyDims: a shape of more than 16 dimensions shows
+// its first 8, its last 4 and the count; 16 or fewer show whole. A
+// safetensors header of 100,000 unit dimensions made every line of
+// `check` that named the tensor 300 kB long. Strings by hand.
+func TestShapeStringClipsManyDims(t *testing.T) {
+	many := make([]int, 100000)
+	for i := range many {
+		many[i] = i % 10
+	}
+	sixteen := []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+	for _, c := range []struct {
+		shape []int
+		want  string
+	}{
+		{nil, "[]"},
+		{[]int{771, 7168}, "[771, 7168]"},
+		{sixteen, "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]"},
+		{append(sixteen, 17), "[1, 2, 3, 4, 5, 6, 7, 8, ..., 14, 15, 16, 17] (17 dims)"},
+		{many, "[0, 1, 2, 3, 4, 5, 6, 7, ..., 6, 7, 8, 9] (100000 dims)"},
+	} {
+		if got := ShapeString(c.shape); got != c.want {
+			t.Errorf("ShapeString(%d dims) = %q, want %q", len(c.shape), got, c.want)
+		}
+	}
+}

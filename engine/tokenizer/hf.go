@@ -44,6 +44,9 @@ type HF struct {
 	bos, eos       int32
 	vocabSize      int
 	specialIDs     map[int32]bool
+	// keepsText: the pre-tokenizer keeps every byte (preTokDrops), so a
+	// segment of n bytes becomes words of at least n characters.
+	keepsText bool
 }
 
 type hfFileJSON struct {
@@ -103,6 +106,7 @@ func parseHF(data []byte, base string) (*HF, error) {
 	if !byteLevel {
 		return nil, fmt.Errorf("%w: pre_tokenizer has no ByteLevel step (only byte-level BPE is supported)", ErrUnsupported)
 	}
+	t.keepsText = !preTokDrops(f.PreTokenizer)
 	if t.model, err = newHFBPE(f.Model); err != nil {
 		return nil, err
 	}
@@ -256,11 +260,22 @@ func (t *HF) EOS() int32 { return t.eos }
 // (added tokens appearing in the text, special or not, are still matched,
 // as in HF). It returns an error wrapping ErrInvalidUTF8 for invalid UTF-8.
 func (t *HF) Encode(text string) ([]int32, error) {
+	return t.EncodeMax(text, -1)
+}
+
+// EncodeMax is Encode that stops once the ids number more than max (max <
+// 0: no bound), returning an error wrapping ErrTooManyTokens: before the
+// pre-tokenized word that cannot fit (hfBPE.minTokens), so no word is
+// merged past the bound.
+func (t *HF) EncodeMax(text string, max int) ([]int32, error) {
 	if !utf8.ValidString(text) {
 		return nil, fmt.Errorf("%s: %w", t.name, ErrInvalidUTF8)
 	}
-	ids := make([]int32, 0, len(text)/3+1)
+	ids := make([]int32, 0, capHint(len(text), max))
 	for _, seg := range t.rawAdded.split(text) {
+		if max >= 0 && len(ids) > max {
+			return nil, tooMany(t.name, max, len(text))
+		}
 		if seg.id >= 0 {
 			ids = append(ids, seg.id)
 			continue
@@ -280,14 +295,28 @@ func (t *HF) Encode(text string) ([]int32, error) {
 			if seg2.text == "" {
 				continue
 			}
+			// A segment that cannot fit is refused before it is
+			// pre-tokenized (15 MB of "a1! \n" took 13 s to split into
+			// words): its n bytes become words of n characters or more.
+			if max >= 0 && t.keepsText && len(ids)+t.model.minTokensOf(len(seg2.text)) > max {
+				return nil, tooMany(t.name, max, len(text))
+			}
 			words, err := t.preTok([]string{seg2.text})
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", t.name, err)
 			}
 			for _, w := range words {
+				// A word that cannot fit is refused before its merges (one
+				// word of 16 MB of "a" took 11 s to merge).
+				if max >= 0 && len(ids)+t.model.minTokens(w) > max {
+					return nil, tooMany(t.name, max, len(text))
+				}
 				ids = t.model.tokenize(ids, w)
 			}
 		}
+	}
+	if max >= 0 && len(ids) > max {
+		return nil, tooMany(t.name, max, len(text))
 	}
 	return ids, nil
 }

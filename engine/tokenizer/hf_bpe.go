@@ -6,6 +6,7 @@ import (
 	"hsdb/engine/jsonerr"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // hfBPE is the BPE model of an HF tokenizer.json ("model": {"type": "BPE"}),
@@ -22,6 +23,7 @@ type hfBPE struct {
 	fuseUnk      bool
 	byteFallback bool
 	ignoreMerges bool
+	maxRunes     int // characters of the longest vocabulary token
 }
 
 type hfMerge struct {
@@ -70,6 +72,7 @@ func newHFBPE(raw json.RawMessage) (*hfBPE, error) {
 		if id < 0 {
 			return nil, fmt.Errorf("%w: model.vocab[%q] = %d, want >= 0", ErrFormat, tok, id)
 		}
+		b.maxRunes = max(b.maxRunes, utf8.RuneCountInString(tok))
 	}
 	if m.UnkToken != nil {
 		id, ok := m.Vocab[*m.UnkToken]
@@ -124,6 +127,26 @@ func parseMerges(raw json.RawMessage) ([][2]string, error) {
 		out[i] = [2]string{p[0], p[1]}
 	}
 	return out, nil
+}
+
+// minTokens is a lower bound on the number of ids of a pre-tokenized word:
+// each id is a vocabulary token of at most maxRunes characters of the word
+// (a byte-fallback or unknown piece covers one character or part of one),
+// except a fused run of unknown characters (fuse_unk), which may cover any
+// number: then 1.
+func (b *hfBPE) minTokens(word string) int {
+	return b.minTokensOf(utf8.RuneCountInString(word))
+}
+
+// minTokensOf is minTokens of a word, or of words, of n characters in all.
+func (b *hfBPE) minTokensOf(n int) int {
+	if n == 0 {
+		return 0
+	}
+	if (b.fuseUnk && b.unk >= 0) || b.maxRunes < 1 {
+		return 1
+	}
+	return (n + b.maxRunes - 1) / b.maxRunes
 }
 
 // tokenize appends the ids of one pre-tokenized word to dst.

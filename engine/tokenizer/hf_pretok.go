@@ -298,6 +298,31 @@ func findMatches(re *regexp2.Regexp, s string) ([]span, error) {
 	return out, nil
 }
 
+// preTokDrops reports whether the pre-tokenizer raw (a valid one:
+// newHFPreTokenizer accepted it) may drop text: a Split with behavior
+// Removed, at any depth of a Sequence. Every other step keeps each byte of
+// its input as one character of the words (ByteLevel maps a byte to a
+// character and may add a space), which HF.EncodeMax's bound on a
+// segment's ids relies on.
+func preTokDrops(raw json.RawMessage) bool {
+	if len(raw) == 0 || string(raw) == "null" {
+		return false
+	}
+	var c hfComponent
+	if json.Unmarshal(raw, &c) != nil {
+		return true
+	}
+	if c.Type == "Split" && c.Behavior == "Removed" {
+		return true
+	}
+	for _, sub := range c.PreTokenizers {
+		if preTokDrops(sub) {
+			return true
+		}
+	}
+	return false
+}
+
 // Split behaviors (tokenizer/normalizer.rs SplitDelimiterBehavior).
 const (
 	behaviorRemoved = iota

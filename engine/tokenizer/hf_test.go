@@ -235,3 +235,30 @@ func TestLossyUTF8(t *testing.T) {
 		t.Errorf("valid input changed: %q", got)
 	}
 }
+
+// TestHFEncodeMaxStopsBeforeMerging: EncodeMax refuses a pre-tokenized word
+// that cannot fit before merging it, from a lower bound on its ids: no
+// vocabulary token of the synthetic tokenizer is longer than 6 characters
+// ("<0x71>", by hand), so "abc"×7 (21 characters) takes at least 4 ids; it
+// encodes to 7 ids of "abc" (6). Before, the word was merged first (one
+// word of 16 MB of "a" took 11 s with Qwen3's tokenizer) and then counted;
+// the merge cache shows whether it was merged.
+func TestHFEncodeMaxStopsBeforeMerging(t *testing.T) {
+	tk, err := LoadHF(writeSynthHF(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	word := strings.Repeat("abc", 7)
+	if tk.model.maxRunes != 6 || tk.model.minTokens(word) != 4 {
+		t.Fatalf("maxRunes %d, minTokens %d; want 6 and 4", tk.model.maxRunes, tk.model.minTokens(word))
+	}
+	if ids, err := tk.EncodeMax(word, 3); ids != nil || !errors.Is(err, ErrTooManyTokens) {
+		t.Fatalf("max 3: %v, %v; want ErrTooManyTokens", ids, err)
+	}
+	if _, merged := tk.model.cache.get(word); merged {
+		t.Errorf("the word was merged although it cannot fit in 3 ids")
+	}
+	if ids, err := tk.EncodeMax(word, 7); err != nil || !slices.Equal(ids, []int32{6, 6, 6, 6, 6, 6, 6}) {
+		t.Errorf("max 7: %v, %v; want 7 × 6", ids, err)
+	}
+}

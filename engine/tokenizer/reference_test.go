@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -129,6 +130,30 @@ func TestReferenceSentencePiece(t *testing.T) {
 	for _, c := range e.Cases {
 		if got, _ := l2.Encode(spCanonical(c.Text)); c.Error == "" && !slices.Equal(got, c.IDs) {
 			t.Errorf("llama2.c Encode(%q) = %v, sentencepiece gives %v for %q", spCanonical(c.Text), got, c.IDs, c.Text)
+		}
+	}
+}
+
+// TestReferenceHFEncodeMax: HF's EncodeMax (through EncodeAtMost) gives
+// HF tokenizers' ids of every reference case when bounded by their count,
+// and refuses each case of more than one id when bounded by one less,
+// with ErrTooManyTokens naming the bound.
+func TestReferenceHFEncodeMax(t *testing.T) {
+	e := loadExpected(t, "qwen3")
+	tk := loadHFTest(t, "qwen3")
+	for i, c := range e.Cases {
+		if c.Error != "" {
+			continue
+		}
+		if ids, err := EncodeAtMost(tk, c.Text, len(c.IDs)); err != nil || !slices.Equal(ids, c.IDs) {
+			t.Errorf("case %d, max %d: %v, %v; want %v", i, len(c.IDs), ids, err, c.IDs)
+		}
+		if len(c.IDs) < 2 {
+			continue
+		}
+		want := fmt.Sprintf("too many tokens: more than %d in a text of %d bytes", len(c.IDs)-1, len(c.Text))
+		if ids, err := EncodeAtMost(tk, c.Text, len(c.IDs)-1); !errors.Is(err, ErrTooManyTokens) || !strings.Contains(err.Error(), want) {
+			t.Errorf("case %d, max %d: %v, %v; want ErrTooManyTokens: %s", i, len(c.IDs)-1, ids, err, want)
 		}
 	}
 }

@@ -47,6 +47,8 @@ type Tiktoken struct {
 	noCache    bool       // benchmarks only: merge every piece anew
 	pool       sync.Pool  // *tiktokenScratch
 	byteID     [256]int32 // rank of each single byte
+	// maxTokBytes is the length of the longest rank's bytes (at least 1).
+	maxTokBytes int
 }
 
 // Limits on a rank file: Kimi-K2's has 163,584 ranks in about 2.4 MB and
@@ -110,6 +112,10 @@ func newTiktoken(name string, ranks map[string]int32, tokens []string, kind spli
 	t.special = newAddedMatcher(pats, toks)
 	for b := range t.byteID {
 		t.byteID[b] = ranks[string([]byte{byte(b)})] // all 256 exist (ParseTiktokenRanks)
+	}
+	t.maxTokBytes = 1
+	for _, tok := range tokens {
+		t.maxTokBytes = max(t.maxTokBytes, len(tok))
 	}
 	for _, id := range []int32{bos, eos} {
 		if id >= int32(n) {
@@ -259,6 +265,14 @@ func (t *Tiktoken) SpecialID(s string) (int32, bool) {
 // as Kimi's TikTokenTokenizer.encode does (kimiPieces). Invalid UTF-8 is
 // an error wrapping ErrInvalidUTF8 (tiktoken takes Python str only).
 func (t *Tiktoken) Encode(text string) ([]int32, error) {
+	return t.EncodeMax(text, -1)
+}
+
+// EncodeMax is Encode that stops once the ids number more than max (max <
+// 0: no bound), returning an error wrapping ErrTooManyTokens; the work
+// done is then bounded by max tokens and a piece (Kimi cuts pieces at
+// 25,000 characters), not by the text's length.
+func (t *Tiktoken) EncodeMax(text string, max int) ([]int32, error) {
 	if !utf8.ValidString(text) {
 		return nil, fmt.Errorf("%s: %w", t.name, ErrInvalidUTF8)
 	}
@@ -267,25 +281,47 @@ func (t *Tiktoken) Encode(text string) ([]int32, error) {
 		sc = &tiktokenScratch{}
 	}
 	defer t.pool.Put(sc)
-	ids := make([]int32, 0, len(text)/3+1)
+	ids := make([]int32, 0, capHint(len(text), max))
+	stop := false // a piece cannot fit: refused before merging it
+	over := func() bool { return stop || (max >= 0 && len(ids) > max) }
 	encode := func(s string) {
 		for _, seg := range t.special.split(s) {
+			if over() {
+				return
+			}
 			if seg.id >= 0 {
 				ids = append(ids, seg.id)
 				continue
 			}
 			sc.spans = t.split.split(&sc.rt, seg.text, sc.spans[:0])
 			for _, sp := range sc.spans {
+				// No rank is longer than maxTokBytes, so a piece takes at
+				// least len/maxTokBytes ids: one of 10 MB of spaces with
+				// o200k's pattern was merged for seconds, then counted.
+				if n := sp[1] - sp[0]; max >= 0 && len(ids)+(n+t.maxTokBytes-1)/t.maxTokBytes > max {
+					stop = true
+				}
+				if over() {
+					return
+				}
 				ids = t.bpe(sc, ids, seg.text[sp[0]:sp[1]])
 			}
 		}
 	}
 	if !t.kimiChunks {
-		encode(text)
+		if encode(text); over() {
+			return nil, tooMany(t.name, max, len(text))
+		}
 		return ids, nil
 	}
-	for _, s := range kimiPieces(text) {
-		encode(s)
+	var pieces []string
+	for chunk := range kimiChunks(text) {
+		pieces = appendRunPieces(pieces[:0], chunk)
+		for _, s := range pieces {
+			if encode(s); over() {
+				return nil, tooMany(t.name, max, len(text))
+			}
+		}
 	}
 	return ids, nil
 }

@@ -274,3 +274,47 @@ func TestTiktokenSplitHand(t *testing.T) {
 		}
 	}
 }
+
+// TestTiktokenEncodeMax: EncodeMax gives Encode's ids while they number
+// at most max and an ErrTooManyTokens error naming the bound and the
+// text's size once they pass it, with Kimi's chunking too; EncodeAtMost
+// uses it. By hand: with only the 256 single-byte ranks and "ab" (rank
+// 256), "abab c" splits into "abab", " c" and merges to [256, 256, 32, 99].
+func TestTiktokenEncodeMax(t *testing.T) {
+	tk, err := NewTiktoken("bytes", []byte(byteRanks(b64("ab")+" 256")), PatternCL100K, nil, -1, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []int32{256, 256, 32, 99}
+	for _, kimi := range []bool{false, true} {
+		tk.kimiChunks = kimi
+		for _, max := range []int{-1, 4, 100} {
+			if ids, err := EncodeAtMost(tk, "abab c", max); err != nil || !slices.Equal(ids, want) {
+				t.Errorf("kimi %v, max %d: %v, %v; want %v", kimi, max, ids, err, want)
+			}
+		}
+		ids, err := EncodeAtMost(tk, "abab c", 3)
+		if ids != nil || !errors.Is(err, ErrTooManyTokens) || !strings.Contains(err.Error(), "tiktoken:bytes: too many tokens: more than 3 in a text of 6 bytes") {
+			t.Errorf("kimi %v, max 3: %v, %v; want ErrTooManyTokens naming 3 and 6 bytes", kimi, ids, err)
+		}
+		// A piece that cannot fit is refused before it is merged: no rank
+		// is longer than 2 bytes ("ab"), so "abababab" (one piece) takes
+		// at least 4 ids; the merge cache shows whether it was merged.
+		tk.cache = hfCache{}
+		if _, err := tk.EncodeMax("abababab", 3); !errors.Is(err, ErrTooManyTokens) {
+			t.Errorf("kimi %v: abababab under max 3: %v", kimi, err)
+		}
+		if _, merged := tk.cache.get("abababab"); merged {
+			t.Errorf("kimi %v: abababab was merged although it cannot fit in 3 ids", kimi)
+		}
+		if ids, err := tk.EncodeMax("abababab", 4); err != nil || !slices.Equal(ids, []int32{256, 256, 256, 256}) {
+			t.Errorf("kimi %v: abababab under max 4: %v, %v", kimi, ids, err)
+		}
+		// 3 MB of spaces: more than 10 ids before the end (Kimi's chunking:
+		// within the first 25,000-character piece).
+		text := strings.Repeat(" ", 3<<20)
+		if _, err := tk.EncodeMax(text, 10); !errors.Is(err, ErrTooManyTokens) {
+			t.Errorf("kimi %v: 3 MB of spaces under max 10: %v", kimi, err)
+		}
+	}
+}

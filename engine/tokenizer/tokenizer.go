@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"unicode/utf8"
 )
@@ -65,6 +66,52 @@ var (
 	// produce ids that silently differ from the reference implementation.
 	ErrUnsupported = errors.New("unsupported tokenizer feature")
 )
+
+// ErrTooManyTokens marks a text that encodes to more ids than the bound
+// a caller gave (EncodeAtMost): a sequence longer than the model takes.
+var ErrTooManyTokens = errors.New("too many tokens")
+
+// Encoder is the part of a Tokenizer EncodeAtMost needs.
+type Encoder interface {
+	Encode(text string) ([]int32, error)
+}
+
+// maxEncoder is a tokenizer that stops encoding once the ids pass a bound
+// (Tiktoken, HF): max < 0 is no bound, else more than max ids is an error
+// wrapping ErrTooManyTokens.
+type maxEncoder interface {
+	EncodeMax(text string, max int) ([]int32, error)
+}
+
+// EncodeAtMost returns t's ids of text. A tokenizer that can stop early
+// (Tiktoken, HF) returns an error wrapping ErrTooManyTokens once its ids
+// number more than max (max < 0: no bound), so a text far too long for
+// the model is refused after about max tokens of work instead of after
+// tokenizing all of it (200 MB of spaces took 3.5 minutes with Kimi's
+// tiktoken.model before the count refused it); the others (llama2.c,
+// SentencePiece) encode the whole text and the caller counts.
+func EncodeAtMost(t Encoder, text string, max int) ([]int32, error) {
+	if m, ok := t.(maxEncoder); ok {
+		return m.EncodeMax(text, max)
+	}
+	return t.Encode(text)
+}
+
+// tooMany is the ErrTooManyTokens error of tokenizer name for a text of n
+// bytes.
+func tooMany(name string, max, n int) error {
+	return fmt.Errorf("%s: %w: more than %d in a text of %d bytes (encoding stopped there)", name, ErrTooManyTokens, max, n)
+}
+
+// capHint is the capacity to reserve for the ids of a text of n bytes
+// under bound max (< 0: none).
+func capHint(n, max int) int {
+	c := n/3 + 1
+	if max >= 0 && c > max+1 {
+		c = max + 1
+	}
+	return c
+}
 
 // lossyUTF8 converts b to a valid UTF-8 string the way Rust's
 // String::from_utf8_lossy does (HF tokenizers' decoders use it): each

@@ -155,7 +155,14 @@ func parseRow(b []byte, where string, index int, tok tokenizer.Tokenizer, lim Li
 		if b := tokenizer.TextBOS(tok); b >= 0 {
 			s.IDs = append(s.IDs, b)
 		}
-		ids, err := tok.Encode(*r.Text)
+		max := -1
+		if lim.MaxPositions > 0 {
+			max = lim.MaxPositions - len(s.IDs)
+		}
+		ids, err := tokenizer.EncodeAtMost(tok, *r.Text, max)
+		if errors.Is(err, tokenizer.ErrTooManyTokens) {
+			return InputSeq{}, fmt.Errorf("%s (sequence %d, id %q): more than max_position_embeddings %d tokens (%v)", where, index, s.ID, lim.MaxPositions, err)
+		}
 		if err != nil {
 			return InputSeq{}, fmt.Errorf("%s: %w", where, err)
 		}

@@ -1,10 +1,14 @@
 package capture
 
 import (
+	"encoding/base64"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"hsdb/engine/tokenizer"
 )
 
 // TestJSONLRowOneObjectPerLine: a --data line holding two rows (`{...}{...}`)
@@ -107,6 +111,34 @@ func TestJSONLTextBoundedBeforeEncode(t *testing.T) {
 	}
 	_, err := OpenJSONL(p, encodeForbidden{t}, Limits{MaxPositions: 8, Vocab: 10})
 	want := p + `:1 (sequence 0, id "0"): text of 8193 bytes, more than max_position_embeddings 8 tokens hold (8192 bytes at most: 1024 per token, 8 times the longest token of released vocabularies)`
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+}
+
+// TestJSONLTextStopsAtMaxPositions: a --data text row under the byte bound
+// but over max_position_embeddings tokens is refused, with a tokenizer
+// that can stop early, once its ids pass the bound (here 8 positions and
+// a tiktoken tokenizer, which starts a text with no BOS as Kimi's does,
+// tokenizer.TextBOS: 8 ids; 20 bytes of single-byte tokens make 20), naming
+// the file, line, sequence and bound and saying encoding stopped there;
+// before, the whole row was tokenized first (200 MB of spaces: 3.5
+// minutes). A row within the bound still reads.
+func TestJSONLTextStopsAtMaxPositions(t *testing.T) {
+	var ranks strings.Builder
+	for b := range 256 {
+		fmt.Fprintf(&ranks, "%s %d\n", base64.StdEncoding.EncodeToString([]byte{byte(b)}), b)
+	}
+	tk, err := tokenizer.NewTiktoken("bytes", []byte(ranks.String()), tokenizer.PatternCL100K, map[string]int32{"<s>": 256}, 256, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "text.jsonl")
+	if err := os.WriteFile(p, []byte(`{"text": "abcdefg"}`+"\n"+`{"text": "`+strings.Repeat("a", 20)+`"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = OpenJSONL(p, tk, Limits{MaxPositions: 8, Vocab: 300})
+	want := p + `:2 (sequence 1, id "1"): more than max_position_embeddings 8 tokens (tiktoken:bytes: too many tokens: more than 8 in a text of 20 bytes (encoding stopped there))`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
 	}

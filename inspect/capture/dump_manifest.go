@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
+	"sort"
 	"strings"
 )
 
@@ -204,6 +205,9 @@ func ReadManifest(dir string) (*Manifest, error) {
 	if err := readJournal(dir, &m); err != nil {
 		return nil, fmt.Errorf("%s: %w: %v", dir, ErrManifest, err)
 	}
+	if err := checkManifestSizes(&m); err != nil {
+		return nil, fmt.Errorf("%s: %w: %v", p, ErrManifest, err)
+	}
 	if m.Job != nil && m.Job.Sequences < 0 {
 		return nil, fmt.Errorf("%s: %w: job.sequences is %d, want a count (>= 0)", p, ErrManifest, m.Job.Sequences)
 	}
@@ -232,6 +236,29 @@ func ReadManifest(dir string) (*Manifest, error) {
 		fileOf[r.File] = i
 	}
 	return &m, nil
+}
+
+// checkManifestSizes says what is wrong with a manifest's sizes, or nil:
+// every model.dims entry a size (>= 0; hidden_size at least 1) and every
+// captured layer an index (>= 0). A hidden_size of -5 or 0 read as
+// "unknown", and `check` then passed a dump whose widths nothing checked.
+func checkManifestSizes(m *Manifest) error {
+	keys := make([]string, 0, len(m.Model.Dims))
+	for k := range m.Model.Dims {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if v := m.Model.Dims[k]; v < 0 || (k == "hidden_size" && v == 0) {
+			return fmt.Errorf("model.dims.%s is %d, want a size of the model (hidden_size at least 1, others at least 0)", k, v)
+		}
+	}
+	for i, l := range m.Capture.Layers {
+		if l < 0 {
+			return fmt.Errorf("capture.layers[%d] is %d, want a decoder layer index (>= 0)", i, l)
+		}
+	}
+	return nil
 }
 
 // CheckSeqFileName says why name cannot be a file a manifest lists: a

@@ -250,7 +250,7 @@ func checkLayout(r *Report, l *Layout, opts CheckOptions) {
 	// through the model (an id past int32 would become another token).
 	idProbs := idProblems(l, opts.Dims)
 	l.Problems = append(l.Problems, idProbs...)
-	r.badIDs = len(idProbs) > 0
+	r.badIDs = len(idProbs) > 0 || idsFormProblem(l.InputIDs) != ""
 	r.wantModel = opts.Model != nil
 	r.noEntries = len(l.Entries) == 0 || l.InputIDs == nil
 	r.SeqLens = opts.SeqLens

@@ -99,8 +99,8 @@ func InterpretCapture(cf *CaptureFile) *Layout {
 			}
 		}
 	}
-	if l.InputIDs != nil && l.InputIDs.DType.IsFloat() {
-		l.Problems = append(l.Problems, fmt.Sprintf("input_ids is %s, not an integer dtype", l.InputIDs.DType))
+	if p := idsFormProblem(l.InputIDs); p != "" {
+		l.Problems = append(l.Problems, p)
 	}
 	hs := root.Get("hidden_states")
 	switch {
@@ -129,7 +129,13 @@ func InterpretCapture(cf *CaptureFile) *Layout {
 			if m == nil || root.Fields[i].Kind != KindTensor {
 				continue
 			}
-			n, _ := strconv.Atoi(m[1])
+			n, err := strconv.Atoi(m[1])
+			if err != nil || n > 1<<20 {
+				// "hidden_states.99999999999999999999" was labelled layer
+				// 9223372036854775807 (Atoi's value on overflow).
+				l.Problems = append(l.Problems, fmt.Sprintf("%s: %s is not a layer index", k, m[1]))
+				continue
+			}
 			keyed = append(keyed, Entry{Key: k, Layer: n, T: root.Fields[i].Tensor})
 		}
 		sort.SliceStable(keyed, func(i, j int) bool { return keyed[i].Layer < keyed[j].Layer })
@@ -163,7 +169,7 @@ func InterpretCapture(cf *CaptureFile) *Layout {
 		l.What = w
 	}
 	if len(l.Entries) == 0 && len(l.Problems) == 0 {
-		l.Problems = append(l.Problems, fmt.Sprintf("no hidden states found (keys: %s); expected hidden_states (a list of per-layer tensors) or hidden_states.{layer} tensors", strings.Join(root.Keys, ", ")))
+		l.Problems = append(l.Problems, fmt.Sprintf("no hidden states found (keys: %s); expected hidden_states (a list of per-layer tensors) or hidden_states.{layer} tensors", someKeys(root.Keys)))
 	}
 	switch {
 	case l.InputIDs == nil:
@@ -172,6 +178,16 @@ func InterpretCapture(cf *CaptureFile) *Layout {
 		l.Problems = append(l.Problems, fmt.Sprintf("input_ids is %s: the capture holds no tokens (a trainer would read an empty sequence)", tensor.ShapeString(l.InputIDs.Shape)))
 	}
 	return l
+}
+
+// someKeys lists a file's keys for a message: all of up to 12, else the
+// first 10 and how many more (a file of 20,000 tensors made one line of
+// 150 kB).
+func someKeys(keys []string) string {
+	if len(keys) <= 12 {
+		return strings.Join(keys, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(keys[:10], ", "), len(keys)-10)
 }
 
 // addList appends every tensor item of a list as an entry; nested lists of
@@ -269,6 +285,36 @@ func seqLensProblem(t *tensor.Tensor, n int) string {
 		case n >= 0 && v > int64(n):
 			return fmt.Sprintf("seq_lens[%d] is %d, more than the %d tokens of input_ids", i, v, n)
 		}
+	}
+	return ""
+}
+
+// idsFormProblem says what is wrong with the form of a file's input_ids
+// tensor t, or "" (nil t too): its dtype must be an integer one (not a
+// float, not bool: seq_lens is held to the same) and its shape one
+// sequence, [len] or [len] with unit dimensions around it ([1, len] as a
+// tokenizer returns a batch of one). A 0-d tensor is no sequence, and
+// [2, 3] is two sequences whose rows the hidden states cannot be told to
+// follow (a flattened batch is [sum of lengths] with seq_lens). Such ids
+// are never run through the model.
+func idsFormProblem(t *tensor.Tensor) string {
+	if t == nil {
+		return ""
+	}
+	if t.DType.IsFloat() || t.DType == tensor.Bool {
+		return fmt.Sprintf("input_ids is %s, not an integer dtype", t.DType)
+	}
+	if len(t.Shape) == 0 {
+		return "input_ids is a 0-d tensor [], not a sequence of token ids [len]"
+	}
+	long := 0
+	for _, d := range t.Shape {
+		if d > 1 {
+			long++
+		}
+	}
+	if long > 1 {
+		return fmt.Sprintf("input_ids is %s, not one sequence [len]: a batch of sequences is stored flattened to [sum of lengths] with seq_lens", tensor.ShapeString(t.Shape))
 	}
 	return ""
 }

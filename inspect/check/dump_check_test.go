@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -90,5 +91,34 @@ func TestDumpResidualChecksAlone(t *testing.T) {
 	r = CheckFile(filepath.Join(dir, m.Sequences[1].File), CheckOptions{Dims: d, Model: targetOf(e), What: capture.WhatStream})
 	if x, _ := r.Rule(capture.RuleMatch); x.Status != capture.Fail {
 		t.Fatalf("claimed stream: %s %s", x.Status, x.Detail)
+	}
+}
+
+// TestDumpManifestSizesChecked: a dump manifest whose model.dims.hidden_size
+// is -5 or 0, or whose capture.layers holds -1, is refused as an invalid
+// manifest naming the field; a hidden_size of -5 read as "unknown" and
+// check passed the dump with no width checked.
+func TestDumpManifestSizesChecked(t *testing.T) {
+	_, dir := llamaDump(t, []int{1})
+	p := filepath.Join(dir, capture.ManifestName)
+	orig, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ old, new, want string }{
+		{`"hidden_size": 96`, `"hidden_size": -5`, "model.dims.hidden_size is -5, want a size of the model"},
+		{`"hidden_size": 96`, `"hidden_size": 0`, "model.dims.hidden_size is 0, want a size of the model"},
+		{`"layers": [`, `"layers": [-1, `, "capture.layers[0] is -1, want a decoder layer index"},
+	} {
+		if !strings.Contains(string(orig), c.old) {
+			t.Fatalf("manifest has no %s:\n%s", c.old, orig)
+		}
+		if err := os.WriteFile(p, []byte(strings.Replace(string(orig), c.old, c.new, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := CheckPath(dir, CheckOptions{})
+		if !r.Failed() || !strings.Contains(strings.Join(r.Lines(), "\n"), c.want) {
+			t.Errorf("%s: want a refusal naming %q, got\n%s", c.new, c.want, strings.Join(r.Lines(), "\n"))
+		}
 	}
 }

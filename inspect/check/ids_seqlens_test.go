@@ -1,6 +1,7 @@
 package check
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -113,5 +114,123 @@ func TestCheckZeroWidthEntry(t *testing.T) {
 	r := CheckFile(p, CheckOptions{})
 	if st, _ := r.Rule(capture.RuleShape); !r.Failed() || st.Status != capture.Fail || !strings.Contains(st.Detail, "hidden_states.1 is [3, 0]: a hidden state of width 0") {
 		t.Errorf("a [3, 0] entry: shape %s %q; want a failure naming it", st.Status, st.Detail)
+	}
+}
+
+// TestCheckIDsForm: input_ids that are not one sequence of integer ids
+// fail the structure rule and are never run through the model: bool ids
+// (seq_lens of bool was refused, input_ids of bool passed and the model
+// ran on ids 0 and 1), a 0-d tensor, and a [2, 3] batch whose 6 ids
+// matched the 6 rows of a [6, hidden] entry. A batch of one, [1, len],
+// is one sequence and passes.
+func TestCheckIDsForm(t *testing.T) {
+	e := llamaEngine(t)
+	for _, c := range []struct {
+		ids  *tensor.Tensor
+		want string
+	}{
+		{tensor.New(tensor.Bool, 3), "input_ids is bool, not an integer dtype"},
+		{tensor.FromI64([]int64{5}), "input_ids is a 0-d tensor [], not a sequence"},
+		{tensor.FromI64([]int64{1, 5, 7, 1, 9, 4}, 2, 3), "input_ids is [2, 3], not one sequence [len]"},
+	} {
+		for _, withModel := range []bool{false, true} {
+			o := CheckOptions{}
+			if withModel {
+				o = CheckOptions{Dims: e.Dims, Model: targetOf(e)}
+			}
+			r := CheckFile(writeIDsCapture(t, c.ids, nil, e.Dims.Hidden), o)
+			st, _ := r.Rule(capture.RuleStructure)
+			if !r.Failed() || st.Status != capture.Fail || !strings.Contains(st.Detail, c.want) {
+				t.Errorf("ids %s %s (model %v): structure %s %q; want a failure naming %q", c.ids.DType, tensor.ShapeString(c.ids.Shape), withModel, st.Status, st.Detail, c.want)
+			}
+			if len(r.Matches) > 0 {
+				t.Errorf("ids %s %s: matched against the model (%d matches); want no forward pass", c.ids.DType, tensor.ShapeString(c.ids.Shape), len(r.Matches))
+			}
+		}
+	}
+	r := CheckFile(writeIDsCapture(t, tensor.FromI64([]int64{1, 5, 7}, 1, 3), nil, 8), CheckOptions{})
+	if st, _ := r.Rule(capture.RuleStructure); st.Status != capture.Pass {
+		t.Errorf("ids [1, 3]: structure %s %q; want pass (a batch of one)", st.Status, st.Detail)
+	}
+}
+
+// TestCheckManyKeysListedBriefly: a file of 2,000 tensors none of which is
+// a hidden state is refused with the first 10 keys and the count of the
+// rest; every key went into one line (150 kB for 20,000).
+func TestCheckManyKeysListedBriefly(t *testing.T) {
+	ts := []safetensors.Named{{Name: "input_ids", T: ids64(1, 2, 3)}}
+	for i := range 1999 {
+		ts = append(ts, safetensors.Named{Name: fmt.Sprintf("t%04d", i), T: tensor.FromF32([]float32{1}, 1)})
+	}
+	p := filepath.Join(t.TempDir(), "capture.safetensors")
+	if err := safetensors.WriteFile(p, ts, nil); err != nil {
+		t.Fatal(err)
+	}
+	r := CheckFile(p, CheckOptions{})
+	st, _ := r.Rule(capture.RuleStructure)
+	want := "no hidden states found (keys: input_ids, t0000, t0001, t0002, t0003, t0004, t0005, t0006, t0007, t0008 and 1990 more); expected hidden_states"
+	if st.Status != capture.Fail || !strings.Contains(st.Detail, want) {
+		t.Errorf("structure %s %.300q; want a failure naming %q", st.Status, st.Detail, want)
+	}
+}
+
+// TestCheckZeroWidthWithModel: an entry [len, 0] (or per-token entries of
+// [0]) with the model loaded fails the shape rule and compares nothing;
+// the forward pass's match hook divided by its width ("internal error:
+// runtime error: integer divide by zero" and a stack trace in the report),
+// with --tp 2 as diff runs it and without.
+func TestCheckZeroWidthWithModel(t *testing.T) {
+	e := llamaEngine(t)
+	dir := t.TempDir()
+	twoD := filepath.Join(dir, "2d.safetensors")
+	if err := safetensors.WriteFile(twoD, []safetensors.Named{{Name: "input_ids", T: ids64(1, 2, 3)}, {Name: "hidden_states.1", T: tensor.New(tensor.F32, 3, 0)}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	perToken := filepath.Join(dir, "rows.safetensors")
+	ts := []safetensors.Named{{Name: "input_ids", T: ids64(1, 2, 3)}}
+	for i := range 3 {
+		ts = append(ts, safetensors.Named{Name: fmt.Sprintf("h.%d", i), T: tensor.New(tensor.F32, 0)})
+	}
+	if err := safetensors.WriteFile(perToken, ts, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{twoD, perToken} {
+		for _, tp := range []int{0, 2} {
+			r := CheckFile(p, CheckOptions{Dims: e.Dims, Model: targetOf(e), TP: tp})
+			for _, l := range r.Lines() {
+				if strings.Contains(l, "internal error") || strings.Contains(l, "divide by zero") {
+					t.Fatalf("%s, tp %d: %s", filepath.Base(p), tp, l)
+				}
+			}
+			if !r.Failed() {
+				t.Errorf("%s, tp %d: not failed: %v", filepath.Base(p), tp, r.Lines())
+			}
+		}
+	}
+}
+
+// TestCheckLayerKeyNotAnIndex: a key hidden_states.N whose N overflows (or
+// passes 2^20, far above any model's layers) fails the structure rule
+// naming the key; it was labelled layer 9223372036854775807, Atoi's value
+// on overflow, and reported as that layer.
+func TestCheckLayerKeyNotAnIndex(t *testing.T) {
+	v := make([]float32, 3*8)
+	for i := range v {
+		v[i] = float32(i%5) - 2
+	}
+	for _, key := range []string{"hidden_states.99999999999999999999", "hidden_states.2000000"} {
+		p := filepath.Join(t.TempDir(), "capture.safetensors")
+		if err := safetensors.WriteFile(p, []safetensors.Named{{Name: "input_ids", T: ids64(1, 2, 3)}, {Name: key, T: tensor.FromF32(v, 3, 8)}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		r := CheckFile(p, CheckOptions{})
+		st, _ := r.Rule(capture.RuleStructure)
+		want := key + ": " + strings.TrimPrefix(key, "hidden_states.") + " is not a layer index"
+		if !r.Failed() || st.Status != capture.Fail || !strings.Contains(st.Detail, want) {
+			t.Errorf("%s: structure %s %q; want a failure naming %q", key, st.Status, st.Detail, want)
+		}
+		if strings.Contains(strings.Join(r.Lines(), "\n"), "9223372036854775807") {
+			t.Errorf("%s: labelled by Atoi's overflow value:\n%s", key, strings.Join(r.Lines(), "\n"))
+		}
 	}
 }

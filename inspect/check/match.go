@@ -338,12 +338,17 @@ func classifyRuns(ids []int32, runs []int, opts MatchOptions) (seqs, chunks []in
 
 // buildTargets turns a layout's entries into matching targets: 2-D entries
 // whose rows equal len(input_ids) one each, or 1-D entries (one per token)
-// stacked into one.
+// stacked into one. An entry of width 0 holds nothing to compare (the
+// shape rule names it) and is no target: the hook divides by a target's
+// width.
 func buildTargets(l *Layout, hidden int) []*target {
 	n := l.idsLen()
 	var out []*target
 	if len(l.Entries) == n && n > 0 && len(l.Entries[0].T.Shape) == 1 {
 		w := l.Entries[0].T.Shape[0]
+		if w == 0 {
+			return nil
+		}
 		t := &target{key: fmt.Sprintf("%s..%s (stacked)", l.Entries[0].Key, l.Entries[n-1].Key), label: -1,
 			stacked: n, dtype: l.Entries[0].T.DType, rows: n, w: w}
 		for _, e := range l.Entries {
@@ -363,7 +368,7 @@ func buildTargets(l *Layout, hidden int) []*target {
 				continue
 			}
 		}
-		if len(e.T.Shape) != 2 || e.T.Shape[0] != n || !e.T.DType.IsFloat() {
+		if len(e.T.Shape) != 2 || e.T.Shape[0] != n || e.T.Shape[1] == 0 || !e.T.DType.IsFloat() {
 			continue
 		}
 		t := &target{key: e.Key, label: e.Layer, kind: e.Kind, dtype: e.T.DType, x: e.T.ToF32(), rows: n, w: e.T.Shape[1]}

@@ -15,9 +15,10 @@
 // strings) that a front end prints or encodes as JSON: no backend tensor,
 // device or terminal type leaves this package. It imports engine,
 // engine/model, engine/tensor, inspect/stats, inspect/client,
-// inspect/capture, inspect/check, and engine/modelpath, engine/safetensors
-// and engine/stories (to read the checkpoint's headers again for `info
-// model`'s stored dtypes); it must not import a backend implementation, an
+// inspect/capture, inspect/check, engine/tokenizer (EncodeAtMost, to stop
+// encoding an `input text` once it passes max_position_embeddings), and
+// engine/modelpath, engine/safetensors and engine/stories (to read the
+// checkpoint's headers again for `info model`'s stored dtypes); it must not import a backend implementation, an
 // architecture (engine/arch: what it needs of the TP plan it reads from the
 // module tree's parameters), repl/, cmd/ or any terminal library.
 package debug

@@ -271,7 +271,14 @@ func (s *Session) SetVar(req client.EditRequest) (client.Edit, error) {
 	if err := parseOp(req.Op, req.Value); err != nil {
 		return client.Edit{}, err
 	}
-	e := &edit{Edit: client.Edit{Tensor: req.Tensor, Rank: req.Slice.Rank, What: valueText(req.Op, req.Value), Persist: req.Persist}}
+	shown := req.Value
+	if req.Op == "=" {
+		// What is written is the float32 of the value (1e39 is +Inf,
+		// 1e-46 is 0): the listing and the manifest say that, not the
+		// number typed.
+		shown = float64(float32(req.Value))
+	}
+	e := &edit{Edit: client.Edit{Tensor: req.Tensor, Rank: req.Slice.Rank, What: valueText(req.Op, shown), Persist: req.Persist}}
 	e.plan = s.opPlan(req, e)
 	return s.applyNow(e)
 }

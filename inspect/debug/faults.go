@@ -2,6 +2,7 @@ package debug
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -30,9 +31,10 @@ func faultKind(kind string) (client.FaultKind, bool) {
 
 // Inject adds fault f to every following pass: a computation fault to the
 // engine (its blocks consult it), a recording fault to the captures.
-// Errors: an unknown kind, a rank outside the world, a site that names no
-// site of the model or none the kind acts on (a router fault on a dense
-// model).
+// Errors: an unknown kind, an argument the kind does not read or a VALUE
+// it cannot use (checkFaultArgs), a rank outside the world, a site that
+// names no site of the model or none the kind acts on (a router fault on
+// a dense model).
 func (s *Session) Inject(cf client.Fault) error {
 	f := model.Fault(cf)
 	k, ok := faultKind(f.Kind)
@@ -42,6 +44,9 @@ func (s *Session) Inject(cf client.Fault) error {
 			names = append(names, k.Kind)
 		}
 		return fmt.Errorf("inject: unknown fault %q (want one of %s)", f.Kind, strings.Join(names, ", "))
+	}
+	if err := checkFaultArgs(f); err != nil {
+		return err
 	}
 	w := s.E.World
 	if f.Kind == model.FaultPerturbRank {
@@ -91,6 +96,47 @@ func (s *Session) Inject(cf client.Fault) error {
 	}
 	s.faults = append(s.faults, f)
 	s.applyFaults()
+	return nil
+}
+
+// The arguments each kind reads (client.FaultKinds says what they mean):
+// a VALUE (0 = the kind's default), --token, --channel, --rank. A
+// recording fault changes the gathered tensor every rank shares, so only
+// keep-shard (the rank whose shard is kept) reads --rank; computation
+// faults read it as the one rank they act on.
+var (
+	valueKinds   = []string{model.FaultPerturbRank, capture.FaultScaleResidual, capture.FaultShiftRows}
+	tokenKinds   = []string{capture.FaultNaNAt, model.FaultChunkNoContext}
+	channelKinds = []string{capture.FaultNaNAt}
+)
+
+// maxShiftRows bounds shift-rows' VALUE: rows move by at most a sequence's
+// length, and max_position_embeddings is far below it.
+const maxShiftRows = 1 << 31
+
+// checkFaultArgs refuses an argument that kind f.Kind does not read (it
+// was dropped silently, while the fault's listing and the dump's manifest
+// showed it) and a VALUE the kind cannot use: not finite in float32 (the
+// dtype tensors are scaled in), or for shift-rows not a whole number of
+// tokens (0.5 shifted by int(0.5) = 0,
+// +Inf by an undefined conversion).
+func checkFaultArgs(f model.Fault) error {
+	switch {
+	case f.Value != 0 && !slices.Contains(valueKinds, f.Kind):
+		return fmt.Errorf("inject %s: takes no VALUE (got %g); %s take one", f.Kind, f.Value, strings.Join(valueKinds, ", "))
+	case f.Token != 0 && !slices.Contains(tokenKinds, f.Kind):
+		return fmt.Errorf("inject %s: takes no --token (got %d); %s take one", f.Kind, f.Token, strings.Join(tokenKinds, " and "))
+	case f.Channel != 0 && !slices.Contains(channelKinds, f.Kind):
+		return fmt.Errorf("inject %s: takes no --channel (got %d); %s takes one", f.Kind, f.Channel, strings.Join(channelKinds, ", "))
+	case f.Rank >= 0 && capture.IsRecordFault(f.Kind) && f.Kind != capture.FaultKeepShard:
+		return fmt.Errorf("inject %s: takes no --rank (got %d): it changes what is recorded, the gathered tensor every rank shares (keep-shard takes --rank: the rank whose shard is kept)", f.Kind, f.Rank)
+	case math.IsNaN(f.Value) || math.IsInf(f.Value, 0):
+		return fmt.Errorf("inject %s: VALUE %g: want a finite number", f.Kind, f.Value)
+	case math.IsInf(float64(float32(f.Value)), 0):
+		return fmt.Errorf("inject %s: VALUE %g: want a number float32 holds (at most %g): tensors are scaled in float32", f.Kind, f.Value, math.MaxFloat32)
+	case f.Kind == capture.FaultShiftRows && (f.Value != math.Trunc(f.Value) || math.Abs(f.Value) >= maxShiftRows):
+		return fmt.Errorf("inject %s: VALUE %g: want a whole number of tokens between %d and %d", f.Kind, f.Value, -maxShiftRows+1, maxShiftRows-1)
+	}
 	return nil
 }
 

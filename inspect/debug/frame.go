@@ -49,7 +49,7 @@ func innermost(st *stopCtx) int {
 // the root model object, which has no site).
 func (s *Session) SelectFrame(level int) (client.Frame, error) {
 	if s.job == nil || s.job.stop == nil {
-		return client.Frame{}, fmt.Errorf("frame: %w", client.ErrNotStopped)
+		return client.Frame{}, fmt.Errorf("%w: `run` to a breakpoint first", client.ErrNotStopped) // the caller names the command
 	}
 	st := s.job.stop
 	in := innermost(st)

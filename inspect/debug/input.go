@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"hsdb/engine/regfile"
 	"hsdb/engine/tokenizer"
@@ -59,14 +60,36 @@ func (s *Session) Encode(text string) ([]int32, error) {
 	if why := capture.LimitsOf(s.E.Dims).CheckText(len(text)); why != "" {
 		return nil, fmt.Errorf("input text: %s", why)
 	}
-	ids, err := s.Tok.Encode(text)
+	lim, max := capture.LimitsOf(s.E.Dims), -1
+	if lim.MaxPositions > 0 {
+		if max = lim.MaxPositions; s.Tok.BOS() >= 0 {
+			max--
+		}
+	}
+	ids, err := tokenizer.EncodeAtMost(s.Tok, text, max)
+	if errors.Is(err, tokenizer.ErrTooManyTokens) {
+		return nil, fmt.Errorf("input text: more than max_position_embeddings %d tokens with BOS (%v)", lim.MaxPositions, err)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("input text %q: %w", text, err)
+		return nil, fmt.Errorf("input text %s: %w", clipText(text), err)
 	}
 	if b := tokenizer.TextBOS(s.Tok); b >= 0 {
 		ids = append([]int32{b}, ids...)
 	}
 	return ids, nil
+}
+
+// clipText quotes text for an error message, its first 64 bytes and its
+// size when longer (an `input text` line may hold 16 MiB).
+func clipText(text string) string {
+	if len(text) <= 64 {
+		return strconv.Quote(text)
+	}
+	n := 64
+	for n > 0 && !utf8.RuneStart(text[n]) {
+		n-- // cut between characters: a cut one would read as invalid UTF-8
+	}
+	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(text[:n]), len(text))
 }
 
 // Decode returns the text of ids, or "" without a tokenizer.

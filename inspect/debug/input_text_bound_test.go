@@ -1,6 +1,8 @@
 package debug
 
 import (
+	"encoding/base64"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -42,4 +44,39 @@ type countingTok struct {
 func (c countingTok) Encode(text string) ([]int32, error) {
 	*c.calls++
 	return c.Tokenizer.Encode(text)
+}
+
+// TestInputTextStopsAtMaxPositions: `input text` with a tokenizer that can
+// stop early (tiktoken, HF) is refused once its ids pass
+// max_position_embeddings (stories260K: 512; a tokenizer of single bytes
+// and no BOS makes 600 bytes 600 ids, by hand), saying encoding stopped
+// there: 200 MB of spaces took 3.5 minutes to tokenize before the count
+// refused them. A tokenizer error quotes the first 64 bytes of the text
+// and its size, not a 200 kB text whole.
+func TestInputTextStopsAtMaxPositions(t *testing.T) {
+	s := newSession(t, 1)
+	var ranks strings.Builder
+	for b := range 256 {
+		fmt.Fprintf(&ranks, "%s %d\n", base64.StdEncoding.EncodeToString([]byte{byte(b)}), b)
+	}
+	tk, err := tokenizer.NewTiktoken("bytes", []byte(ranks.String()), tokenizer.PatternCL100K, nil, -1, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Tok = tk
+	if ids, err := s.Encode(strings.Repeat("a", 512)); err != nil || len(ids) != 512 {
+		t.Fatalf("512 bytes: %d ids, %v; want 512", len(ids), err)
+	}
+	_, err = s.Encode(strings.Repeat("a", 600))
+	want := "input text: more than max_position_embeddings 512 tokens with BOS (tiktoken:bytes: too many tokens: more than 512 in a text of 600 bytes (encoding stopped there))"
+	if err == nil || err.Error() != want {
+		t.Fatalf("600 bytes: %v\nwant %s", err, want)
+	}
+	// 1 + 2·100000 bytes; its first 64 cut back to the last whole
+	// character: \xff and 31 é.
+	_, err = s.Encode("\xff" + strings.Repeat("é", 100000))
+	want = `input text "\xff` + strings.Repeat("é", 31) + `"... (200001 bytes): tiktoken:bytes: text is not valid UTF-8`
+	if err == nil || err.Error() != want {
+		t.Fatalf("invalid UTF-8: %.300v\nwant %s", err, want)
+	}
 }

@@ -1,6 +1,8 @@
 package debug
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -120,7 +122,7 @@ func readDumpSeqs(dir string, m *capture.Manifest, key string) (map[int]patchSeq
 		if err != nil {
 			return nil, err
 		}
-		ps, err := readPatchSeq(f, key)
+		ps, err := readPatchSeq(f, key, sr)
 		f.Close()
 		if err != nil && !strings.Contains(err.Error(), p) { // the reader's errors may name the file already
 			err = fmt.Errorf("%s: %w", p, err)
@@ -134,8 +136,11 @@ func readDumpSeqs(dir string, m *capture.Manifest, key string) (map[int]patchSeq
 }
 
 // readPatchSeq copies tensor key and input_ids out of f (whose mapping
-// ends when f is closed).
-func readPatchSeq(f *safetensors.File, key string) (patchSeq, error) {
+// ends when f is closed) and checks each against the manifest's record of
+// the sequence (dtype, shape, sha256 of its bytes): a file changed after
+// the dump was written (a NaN written into it, a tensor cast or replaced)
+// was grafted into the pass, or compared against, as if it were the dump.
+func readPatchSeq(f *safetensors.File, key string, rec capture.SeqRecord) (patchSeq, error) {
 	t, err := f.Copy(key) // another program's dump may be rewritten while read: an error, not SIGBUS
 	if err != nil {
 		return patchSeq{}, err
@@ -143,6 +148,17 @@ func readPatchSeq(f *safetensors.File, key string) (patchSeq, error) {
 	ids, err := f.Copy("input_ids")
 	if err != nil {
 		return patchSeq{}, err
+	}
+	for _, c := range []struct {
+		name string
+		t    *tensor.Tensor
+	}{{key, t}, {"input_ids", ids}} {
+		if err := matchesRecord(c.name, c.t, rec); err != nil {
+			return patchSeq{}, err
+		}
+	}
+	if !t.DType.IsFloat() {
+		return patchSeq{}, fmt.Errorf("%w: %s is %s, not a float dtype", client.ErrMismatch, key, t.DType)
 	}
 	if len(t.Shape) != 2 || t.Shape[0] != ids.Numel() {
 		return patchSeq{}, fmt.Errorf("%w: %s is %s for %d input_ids", client.ErrMismatch, key, tensor.ShapeString(t.Shape), ids.Numel())
@@ -152,6 +168,23 @@ func readPatchSeq(f *safetensors.File, key string) (patchSeq, error) {
 		ps.ids = append(ps.ids, int32(ids.Int(i)))
 	}
 	return ps, nil
+}
+
+// matchesRecord checks tensor name t of a dump's sequence file against the
+// manifest's record rec of it: there, with the same dtype, shape and
+// sha256 of its bytes.
+func matchesRecord(name string, t *tensor.Tensor, rec capture.SeqRecord) error {
+	tr, ok := rec.Tensors[name]
+	switch {
+	case !ok:
+		return fmt.Errorf("the dump's manifest.json lists no tensor %s for sequence %d: the file is not the one the dump wrote", name, rec.Index)
+	case tr.DType != t.DType.SafetensorsName() || !slices.Equal(tr.Shape, t.Shape):
+		return fmt.Errorf("%s is %s %s, the dump's manifest.json records %s %s: the file changed after the dump was written (`check` of the dump says more)", name, t.DType.SafetensorsName(), tensor.ShapeString(t.Shape), tr.DType, tensor.ShapeString(tr.Shape))
+	}
+	if h := sha256.Sum256(t.Data); hex.EncodeToString(h[:]) != tr.SHA256 {
+		return fmt.Errorf("%s's sha256 differs from the one the dump's manifest.json records: the file changed after the dump was written (`check` of the dump says more)", name)
+	}
+	return nil
 }
 
 // Patch replaces a tensor of the stopped site, or arms the replacement for
