@@ -73,6 +73,15 @@ type CheckOptions struct {
 	Constants map[string]float64
 }
 
+// ids is the file's name of its token ids' tensor, "input_ids" when
+// unknown (a file that could not be read).
+func (r *Report) ids() string {
+	if r.idsName == "" {
+		return "input_ids"
+	}
+	return r.idsName
+}
+
 // Report is check's verdict on one capture file.
 type Report struct {
 	Path      string
@@ -98,6 +107,7 @@ type Report struct {
 	declared  bool      // SeqLens come from the file's own seq_lens tensor
 	ambiguous bool      // sequence boundaries found without BOS evidence
 	hasModel  bool      // a forward pass ran on the file's ids
+	idsName   string    // the file's name of its token ids (Layout.IDsName)
 	wantModel bool      // a model was given
 	noEntries bool      // no hidden-state entry or no input_ids: nothing to compare
 	badIDs    bool      // input_ids holds values that are no token: never run through the model
@@ -146,7 +156,7 @@ func (r *Report) Lines() []string {
 		out = append(out, strings.TrimRight(line, " "))
 	}
 	if len(r.Matches) > 0 {
-		out = append(out, "  layer matching (hsdb forward pass on input_ids):")
+		out = append(out, "  layer matching (hsdb forward pass on "+r.ids()+"):")
 		for _, m := range r.Matches {
 			out = append(out, "    "+m.String())
 		}
@@ -178,7 +188,7 @@ func CheckFile(path string, opts CheckOptions) *Report {
 		r.Structure = append(r.Structure, "pickle globals: "+strings.Join(cf.PickleGlobals, ", "))
 	}
 	l := InterpretCapture(cf)
-	r.Schema = l.Schema
+	r.Schema, r.idsName = l.Schema, l.IDsName()
 	if opts.What == "" {
 		opts.What = l.What
 	}
