@@ -206,7 +206,7 @@ func runCapture(args []string, io stdio) int {
 	}
 	fmt.Fprintln(io.Out, "validation:")
 	for _, v := range m.Validation {
-		fmt.Fprintf(io.Out, "  %-4s  %-16s  %s\n", v.Status, v.Rule, v.Detail)
+		fmt.Fprintf(io.Out, "  %-4s  %-*s  %s\n", v.Status, capture.RuleWidth, v.Rule, v.Detail)
 	}
 	return 0
 }

@@ -149,7 +149,7 @@ func (r *Report) Lines() []string {
 		out = append(out, "    "+s)
 	}
 	for _, x := range r.Rules {
-		line := fmt.Sprintf("  %-4s  %-16s", x.Status, x.Rule)
+		line := fmt.Sprintf("  %-4s  %-*s", x.Status, capture.RuleWidth, x.Rule)
 		if x.Detail != "" {
 			line += "  " + x.Detail
 		}
