@@ -61,7 +61,12 @@ func TestDumpSaysFaultsAndEdits(t *testing.T) {
 	f.Exec("input ids 1,403")
 	f.Exec("inject scale-residual 0.5 at layers.0")
 	f.Exec("run")
-	f.AssertExec("dump "+filepath.Join(t.TempDir(), "a"), "note: written under INJECTED FAULTS (a rehearsal, not data to train on; check fails it): scale-residual")
+	a := filepath.Join(t.TempDir(), "a")
+	f.AssertExec("dump "+a, "note: written under INJECTED FAULTS (a rehearsal, not data to train on; check fails it): scale-residual")
+	// The dump's rule, in the 16-character name column every rule is
+	// printed in ("no injected faults", 18 characters, pushed its detail
+	// out of line): "not injected" and 4 spaces of padding, then two.
+	f.AssertExec("check "+a, "\n  FAIL  not injected      recorded under `inject`: scale-residual 0.5 at model.layers.0 (a rehearsal of a bug, not data to train on)\n")
 	f.Exec("inject clear")
 	f.Exec("break layers.0")
 	f.Exec("run")

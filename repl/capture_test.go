@@ -88,7 +88,7 @@ func TestCaptureDumpCheckREPL(t *testing.T) {
 		off += n
 	}
 	f.AssertExec("check "+dir, "pass  matches model", "valid")
-	f.AssertError("dump "+dir, "dump exists; give --force")
+	f.AssertError("dump "+dir, "dump exists: it holds an hsdb dump in hsdb format: 3 sequences of layers 0,2 (stream)")
 	f.AssertExec("dump "+dir+" --force --dtype bf16", ", bf16\n")
 	f.AssertExec("capture clear", "no captures")
 	f.AssertError("dump "+dir+" --force", "nothing is captured")

@@ -200,7 +200,7 @@ func cmdDump(t *Term, args string) error {
 			if st == "FAIL" {
 				st = t.st.Bad.Render(st)
 			}
-			out += fmt.Sprintf("  %-4s  %-16s  %s\n", st, r.Rule, r.Detail)
+			out += fmt.Sprintf("  %-4s  %-*s  %s\n", st, client.RuleWidth, r.Rule, r.Detail)
 		}
 		return out
 	})

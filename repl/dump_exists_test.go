@@ -35,5 +35,8 @@ func TestDumpOverNonDumpSaysSo(t *testing.T) {
 	}
 	d := filepath.Join(dir, "d")
 	f.AssertExec("dump "+d, "dumped 2 sequences")
-	f.AssertError("dump "+d, "dump exists; give --force to replace it")
+	// What d holds, by what was dumped above: the two sequences of
+	// batchCmd, layer 1's stream, the fake's model (storiesBin) on one rank.
+	f.AssertError("dump "+d, "dump "+d+": dump exists: it holds an hsdb dump in hsdb format: 2 sequences of layers 1 (stream) of model "+storiesBin+" at tp 1, "+
+		"written by the debugger's `dump`; give --force to replace it, or write to another directory")
 }

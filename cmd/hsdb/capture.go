@@ -76,8 +76,11 @@ func runCapture(args []string, io stdio) int {
 	if err != nil {
 		return fail(2, "%v", err)
 	}
-	if _, err := capture.ParseWhat(*what); err != nil {
+	if w, err := capture.ParseWhat(*what); err != nil {
 		return fail(2, "%v", err)
+	} else if w != capture.WhatStream && format != capture.FormatHsdb {
+		// Known before the model loads, as --out and --layers are.
+		return fail(2, "--what %s: --format %s files hold the residual stream (hidden_states + residual), which their trainer reads as the layer's output; vLLM's un-summed halves go only into hsdb's own dump: drop --what, or give --format hsdb", w, format)
 	}
 	if *compress && format != capture.FormatSpecForge {
 		return fail(2, "--compress: %s files have no compressed form their trainer reads (only specforge's .ckpt.gz)", format)
@@ -207,7 +210,7 @@ func runCapture(args []string, io stdio) int {
 	}
 	fmt.Fprintln(io.Out, "validation:")
 	for _, v := range m.Validation {
-		fmt.Fprintf(io.Out, "  %-4s  %-16s  %s\n", v.Status, v.Rule, v.Detail)
+		fmt.Fprintf(io.Out, "  %-4s  %-*s  %s\n", v.Status, capture.RuleWidth, v.Rule, v.Detail)
 	}
 	return 0
 }

@@ -270,7 +270,7 @@ func TestCaptureErrors(t *testing.T) {
 		{[]string{"capture", "--format", "speculators", "--layers", "2,6", "--ids", "1,2", "--out", out}, 2, "--layers 6: speculators ids are residual-stream positions 0..5"},
 		{[]string{"capture", "--format", "specforge", "--layers", "1,2,5", "--ids", "1,2", "--out", out}, 2, "--layers 5: SpecForge (SGLang) ids are decoder layers 0..4"},
 		{[]string{"capture", "--format", "speculators", "--compress", "--ids", "1,2", "--out", out}, 2, "--compress: speculators files have no compressed form"},
-		{[]string{"capture", "--format", "speculators", "--layers", "1,2", "--what", "residual", "--ids", "1,2", "--out", out}, 1, "--what residual: speculators files hold the residual stream"},
+		{[]string{"capture", "--format", "speculators", "--layers", "1,2", "--what", "residual", "--ids", "1,2", "--out", out}, 2, "--what residual: --format speculators files hold the residual stream"},
 		// vocab_size 512, max_position_embeddings 512 (engine/stories/model/config.json).
 		{[]string{"capture", "--layers", "1", "--ids", "1,2;3,512,4", "--out", out}, 2, "--ids: sequence 1: input_ids[1] = 512 is not a token id of the model (vocab_size 512)"},
 		{[]string{"capture", "--layers", "1", "--ids", "1,2;" + strings.Repeat("7,", 512) + "7", "--out", out}, 2, "--ids: sequence 1: 513 tokens, more than max_position_embeddings 512"},

@@ -55,3 +55,36 @@ func TestCheckLayersInFormatIDs(t *testing.T) {
 		t.Errorf("--layers 0,2,1 (not the file's ids) names them:\n%s", out)
 	}
 }
+
+// TestCheckNamesSpeculatorsTokenIDs: check called a speculators file's
+// token ids "input_ids" in its rules (structure, shape, one sequence,
+// dtype, loss_mask, layer matching), though the file names the tensor
+// token_ids (speculators' hs_{idx}.safetensors: hidden_states and
+// token_ids); a user looking for "input_ids" in the file finds nothing.
+// Every message now uses the file's own name.
+func TestCheckNamesSpeculatorsTokenIDs(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "hs")
+	const model = "../../testdata/hf/llama"
+	if out, errs, code := runHsdb(t, "capture", "--model", model, "--format", "speculators", "--layers", "1,2,3", "--ids", "1,5,6,7", "--out", dir); code != 0 {
+		t.Fatalf("capture: exit %d\n%s\n%s", code, out, errs)
+	}
+	out, errs, code := runHsdb(t, "check", filepath.Join(dir, "hs_0.safetensors"), "--model", model)
+	if code != 0 {
+		t.Fatalf("check: exit %d\n%s\n%s", code, out, errs)
+	}
+	if strings.Contains(out, "input_ids") {
+		t.Errorf("check of a speculators file says input_ids:\n%s", out)
+	}
+	for _, want := range []string{
+		"structure         token_ids [4] i64",
+		"= [len(token_ids), hidden_size]",
+		"the capture matches token_ids run as one sequence",
+		"hidden states bf16, token_ids i64",
+		"no loss_mask of len(token_ids)",
+		"layer matching (hsdb forward pass on token_ids)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("check output lacks %q:\n%s", want, out)
+		}
+	}
+}

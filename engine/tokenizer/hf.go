@@ -29,7 +29,8 @@ var ErrInvalidUTF8 = errors.New("text is not valid UTF-8")
 // pre_tokenizer Sequence/Split/ByteLevel with a ByteLevel step; model BPE
 // (either merges format, byte_fallback, unk_token, fuse_unk, ignore_merges;
 // no dropout or subword prefixes/suffixes); decoder ByteLevel. The
-// post_processor is ignored since Encode adds no special tokens. Anything
+// post_processor (ByteLevel, TemplateProcessing, Bert/RobertaProcessing,
+// Sequence) only decides TextBOS, since Encode adds no special tokens. Anything
 // else is refused with ErrUnsupported at load time.
 type HF struct {
 	name           string
@@ -42,6 +43,8 @@ type HF struct {
 	addedID        map[int32]bool
 	addedByContent map[string]int32
 	bos, eos       int32
+	lead           hfLead // what post_processor puts before a text's ids
+	textBOS        int32  // the id HF prepends to a text, or -1 (TextBOS)
 	vocabSize      int
 	specialIDs     map[int32]bool
 	// keepsText: the pre-tokenizer keeps every byte (preTokDrops), so a
@@ -50,11 +53,12 @@ type HF struct {
 }
 
 type hfFileJSON struct {
-	AddedTokens  []hfAddedToken  `json:"added_tokens"`
-	Normalizer   json.RawMessage `json:"normalizer"`
-	PreTokenizer json.RawMessage `json:"pre_tokenizer"`
-	Model        json.RawMessage `json:"model"`
-	Decoder      json.RawMessage `json:"decoder"`
+	AddedTokens   []hfAddedToken  `json:"added_tokens"`
+	Normalizer    json.RawMessage `json:"normalizer"`
+	PreTokenizer  json.RawMessage `json:"pre_tokenizer"`
+	Model         json.RawMessage `json:"model"`
+	Decoder       json.RawMessage `json:"decoder"`
+	PostProcessor json.RawMessage `json:"post_processor"`
 }
 
 // LoadHF reads a tokenizer.json. When a tokenizer_config.json lies in the
@@ -94,7 +98,7 @@ func parseHF(data []byte, base string) (*HF, error) {
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrFormat, jsonerr.Explain(err))
 	}
-	t := &HF{name: "hf:" + base, bos: -1, eos: -1, addedID: map[int32]bool{}, addedByContent: map[string]int32{}, specialIDs: map[int32]bool{}}
+	t := &HF{name: "hf:" + base, bos: -1, eos: -1, textBOS: -1, addedID: map[int32]bool{}, addedByContent: map[string]int32{}, specialIDs: map[int32]bool{}}
 	var err error
 	if t.normalize, err = newHFNormalizer(f.Normalizer, "normalizer"); err != nil {
 		return nil, err
@@ -160,6 +164,15 @@ func parseHF(data []byte, base string) (*HF, error) {
 	if t.idToToken, err = idTable(t.vocabSize, t.model.vocab, f.AddedTokens); err != nil {
 		return nil, err
 	}
+	if t.lead, err = parseLead(f.PostProcessor, "post_processor"); err != nil {
+		return nil, err
+	}
+	if t.lead.id >= int32(t.vocabSize) {
+		return nil, fmt.Errorf("%w: post_processor prepends id %d, beyond the vocabulary (%d ids)", ErrFormat, t.lead.id, t.vocabSize)
+	}
+	if t.textBOS, err = t.textBOSFrom(nil); err != nil { // no tokenizer_config.json
+		return nil, err
+	}
 	return t, nil
 }
 
@@ -196,7 +209,8 @@ func idTable(size int, vocab map[string]int32, added []hfAddedToken) ([]string, 
 	return tab, nil
 }
 
-// readConfig takes bos_token and eos_token from tokenizer_config.json.
+// readConfig takes bos_token and eos_token from tokenizer_config.json, and
+// with add_bos_token and add_eos_token decides TextBOS (textBOSFrom).
 func (t *HF) readConfig(data []byte) error {
 	if err := jsonerr.CheckSurrogates(data); err != nil {
 		return fmt.Errorf("%w: %v", ErrFormat, err)
@@ -229,7 +243,9 @@ func (t *HF) readConfig(data []byte) error {
 		}
 		*f.dst = id
 	}
-	return nil
+	var err error
+	t.textBOS, err = t.textBOSFrom(cfg)
+	return err
 }
 
 // TokenID returns the id of a token string (an added token's content or a
@@ -252,6 +268,14 @@ func (t *HF) VocabSize() int { return t.vocabSize }
 
 // BOS is the id of tokenizer_config.json's bos_token, or -1.
 func (t *HF) BOS() int32 { return t.bos }
+
+// TextBOS is the id HF transformers prepends to a text it encodes with
+// add_special_tokens=True, or -1 for none: tokenizer.json's post_processor
+// decides unless tokenizer_config.json names add_bos_token or
+// add_eos_token, which then decide (textBOSFrom gives the rule and its
+// source). It differs from BOS where a model has a bos_token that is not
+// added to texts (add_bos_token false).
+func (t *HF) TextBOS() int32 { return t.textBOS }
 
 // EOS is the id of tokenizer_config.json's eos_token, or -1.
 func (t *HF) EOS() int32 { return t.eos }

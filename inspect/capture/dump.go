@@ -272,7 +272,7 @@ func outFree(dir string, force bool) error {
 		return fmt.Errorf("dump %s: --force replaces only a dump hsdb wrote: %w", dir, err)
 	}
 	if !force {
-		return fmt.Errorf("dump %s: %w; give --force to replace it", dir, ErrExists)
+		return existsError(dir)
 	}
 	return nil
 }

@@ -21,11 +21,11 @@ func (w *DumpWriter) validateDump(expected, n, nbad int, bad []string) []Validat
 		out = append(out, ValidationRecord{Rule: rule, Status: st.String(), Detail: fmt.Sprintf(format, a...)})
 	}
 	if expected > 0 {
-		add("sequence count", n == expected, "%s, %d expected", plural.N(n, "sequence"), expected)
+		add(RuleSeqCount, n == expected, "%s, %d expected", plural.N(n, "sequence"), expected)
 	} else {
-		add("sequence count", n > 0, "%s", plural.N(n, "sequence"))
+		add(RuleSeqCount, n > 0, "%s", plural.N(n, "sequence"))
 	}
-	add("validated", nbad == 0, "%d of %s re-read and validated%s", n-nbad, plural.N(n, "file"), listNote(bad))
+	add(RuleValidated, nbad == 0, "%d of %s re-read and validated%s", n-nbad, plural.N(n, "file"), listNote(bad))
 	if w.plan != nil {
 		add(RuleLayerCount, len(w.plan.IDs) > 0, "%s ids %s", w.plan.Format, joinInts(w.plan.IDs))
 	} else {

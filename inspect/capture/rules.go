@@ -47,6 +47,22 @@ const (
 	RuleRouter     = "router top-k"    // captured router choices equal the model's on the file's ids
 )
 
+// Rule names of a dump directory as a whole (check DIR on an hsdb dump),
+// reported before its files' rules.
+const (
+	RuleNotInjected = "not injected"   // no fault recorded under `inject` (manifest injected_faults)
+	RuleModel       = "model"          // the dump's model is --model's (architecture and sizes)
+	RuleComplete    = "complete"       // the manifest is marked complete
+	RuleFiles       = "files"          // every listed file is there, and nothing else
+	RuleSeqCount    = "sequence count" // as many sequences as the job's input holds (also a dump's validation)
+	RuleValidated   = "validated"      // every file re-read and validated when the dump was written
+)
+
+// RuleWidth is the width of the rule-name column where check, capture and
+// dump print rules ("  pass  structure         ..."): every Rule* name
+// fits in it (a test reads the names from this file).
+const RuleWidth = 16
+
 // joinInts renders layers as a manifest and rule details write them:
 // "2,30,58,60".
 func joinInts(xs []int) string {

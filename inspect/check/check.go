@@ -73,6 +73,15 @@ type CheckOptions struct {
 	Constants map[string]float64
 }
 
+// ids is the file's name of its token ids' tensor, "input_ids" when
+// unknown (a file that could not be read).
+func (r *Report) ids() string {
+	if r.idsName == "" {
+		return "input_ids"
+	}
+	return r.idsName
+}
+
 // Report is check's verdict on one capture file.
 type Report struct {
 	Path      string
@@ -98,6 +107,7 @@ type Report struct {
 	declared  bool      // SeqLens come from the file's own seq_lens tensor
 	ambiguous bool      // sequence boundaries found without BOS evidence
 	hasModel  bool      // a forward pass ran on the file's ids
+	idsName   string    // the file's name of its token ids (Layout.IDsName)
 	wantModel bool      // a model was given
 	noEntries bool      // no hidden-state entry or no input_ids: nothing to compare
 	badIDs    bool      // input_ids holds values that are no token: never run through the model
@@ -139,14 +149,14 @@ func (r *Report) Lines() []string {
 		out = append(out, "    "+s)
 	}
 	for _, x := range r.Rules {
-		line := fmt.Sprintf("  %-4s  %-16s", x.Status, x.Rule)
+		line := fmt.Sprintf("  %-4s  %-*s", x.Status, capture.RuleWidth, x.Rule)
 		if x.Detail != "" {
 			line += "  " + x.Detail
 		}
 		out = append(out, strings.TrimRight(line, " "))
 	}
 	if len(r.Matches) > 0 {
-		out = append(out, "  layer matching (hsdb forward pass on input_ids):")
+		out = append(out, "  layer matching (hsdb forward pass on "+r.ids()+"):")
 		for _, m := range r.Matches {
 			out = append(out, "    "+m.String())
 		}
@@ -178,7 +188,7 @@ func CheckFile(path string, opts CheckOptions) *Report {
 		r.Structure = append(r.Structure, "pickle globals: "+strings.Join(cf.PickleGlobals, ", "))
 	}
 	l := InterpretCapture(cf)
-	r.Schema = l.Schema
+	r.Schema, r.idsName = l.Schema, l.IDsName()
 	if opts.What == "" {
 		opts.What = l.What
 	}
@@ -250,7 +260,7 @@ func checkLayout(r *Report, l *Layout, opts CheckOptions) {
 	// through the model (an id past int32 would become another token).
 	idProbs := idProblems(l, opts.Dims)
 	l.Problems = append(l.Problems, idProbs...)
-	r.badIDs = len(idProbs) > 0 || idsFormProblem(l.InputIDs) != ""
+	r.badIDs = len(idProbs) > 0 || idsFormProblem(l.IDsName(), l.InputIDs) != ""
 	r.wantModel = opts.Model != nil
 	r.noEntries = len(l.Entries) == 0 || l.InputIDs == nil
 	r.SeqLens = opts.SeqLens

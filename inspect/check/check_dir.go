@@ -99,7 +99,7 @@ func (p *PathReport) dirLines() []string {
 			}
 		}
 		for _, x := range p.Rules {
-			out = append(out, strings.TrimRight(fmt.Sprintf("  %-4s  %-16s  %s", x.Status, x.Rule, x.Detail), " "))
+			out = append(out, strings.TrimRight(fmt.Sprintf("  %-4s  %-*s  %s", x.Status, capture.RuleWidth, x.Rule, x.Detail), " "))
 		}
 		bad, unread, uncompared := 0, 0, 0
 		for _, f := range p.Files {
@@ -227,7 +227,7 @@ func checkDump(p *PathReport, m *capture.Manifest, opts CheckOptions) {
 		p.Rules = append(p.Rules, RuleResult{Rule: rule, Status: st, Detail: fmt.Sprintf(format, a...)})
 	}
 	if len(m.Faults) > 0 {
-		add("no injected faults", capture.Fail, "recorded under `inject`: %s (a rehearsal of a bug, not data to train on)", strings.Join(m.Faults, "; "))
+		add(capture.RuleNotInjected, capture.Fail, "recorded under `inject`: %s (a rehearsal of a bug, not data to train on)", strings.Join(m.Faults, "; "))
 	}
 	if d := opts.Dims; d != nil {
 		// The model the dump was written from, against --model's: another
@@ -238,15 +238,15 @@ func checkDump(p *PathReport, m *capture.Manifest, opts CheckOptions) {
 		switch {
 		case mm.Arch == "":
 		case was != is:
-			add("model", capture.Fail, "the dump was written from %s, --model is %s: its files are compared with another model (the manifest names %s)", was, is, mm.Path)
+			add(capture.RuleModel, capture.Fail, "the dump was written from %s, --model is %s: its files are compared with another model (the manifest names %s)", was, is, mm.Path)
 		default:
-			add("model", capture.Pass, "the dump was written from %s, as --model", was)
+			add(capture.RuleModel, capture.Pass, "the dump was written from %s, as --model", was)
 		}
 	}
 	if m.Complete {
-		add("complete", capture.Pass, "the manifest marks the dump complete")
+		add(capture.RuleComplete, capture.Pass, "the manifest marks the dump complete")
 	} else {
-		add("complete", capture.Fail, "the manifest is not marked complete (an interrupted batch job's staging directory?)")
+		add(capture.RuleComplete, capture.Fail, "the manifest is not marked complete (an interrupted batch job's staging directory?)")
 	}
 	if opts.Layers == nil {
 		opts.Layers = m.Capture.Layers
@@ -303,17 +303,17 @@ func checkDump(p *PathReport, m *capture.Manifest, opts CheckOptions) {
 		if len(other) > 0 {
 			d = append(d, "listed but not a plain file: "+strings.Join(other, ", "))
 		}
-		add("files", capture.Fail, "%s", strings.Join(d, "; "))
+		add(capture.RuleFiles, capture.Fail, "%s", strings.Join(d, "; "))
 	case len(extra) > 0:
-		add("files", capture.Fail, "not in the manifest: %s", strings.Join(extra, ", "))
+		add(capture.RuleFiles, capture.Fail, "not in the manifest: %s", strings.Join(extra, ", "))
 	default:
-		add("files", capture.Pass, "%d file%s, as the manifest lists", len(m.Sequences), plural(len(m.Sequences)))
+		add(capture.RuleFiles, capture.Pass, "%d file%s, as the manifest lists", len(m.Sequences), plural(len(m.Sequences)))
 	}
 	if j := m.Job; j != nil {
 		if len(m.Sequences) == j.Sequences {
-			add("sequence count", capture.Pass, "%d sequence%s, as the job's input", j.Sequences, plural(j.Sequences))
+			add(capture.RuleSeqCount, capture.Pass, "%d sequence%s, as the job's input", j.Sequences, plural(j.Sequences))
 		} else {
-			add("sequence count", capture.Fail, "%d sequence%s, the job's input has %d", len(m.Sequences), plural(len(m.Sequences)), j.Sequences)
+			add(capture.RuleSeqCount, capture.Fail, "%d sequence%s, the job's input has %d", len(m.Sequences), plural(len(m.Sequences)), j.Sequences)
 		}
 	}
 }

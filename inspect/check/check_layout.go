@@ -23,6 +23,10 @@ type Layout struct {
 	// list, loss_mask)", ...
 	Schema   string
 	InputIDs *tensor.Tensor // [len] integer token ids, or nil
+	// IDsKey is the file's own name of InputIDs: input_ids (hsdb,
+	// SpecForge), token_ids (speculators), ids or tokens; "" without one.
+	// Messages name the tensor by it (IDsName).
+	IDsKey   string
 	LossMask *tensor.Tensor // [len], or nil
 	// SeqLens are sequence lengths the file itself records (a seq_lens
 	// tensor), or nil.
@@ -83,7 +87,7 @@ func InterpretCapture(cf *CaptureFile) *Layout {
 	}
 	for _, k := range []string{"input_ids", "ids", "tokens", "token_ids"} {
 		if v := root.Get(k); v != nil && v.Kind == KindTensor {
-			l.InputIDs = v.Tensor
+			l.InputIDs, l.IDsKey = v.Tensor, k
 			break
 		}
 	}
@@ -91,7 +95,7 @@ func InterpretCapture(cf *CaptureFile) *Layout {
 		l.LossMask = v.Tensor
 	}
 	if v := root.Get("seq_lens"); v != nil && v.Kind == KindTensor {
-		if p := seqLensProblem(v.Tensor, l.idsLen()); p != "" {
+		if p := seqLensProblem(v.Tensor, l.idsLen(), l.IDsName()); p != "" {
 			l.Problems = append(l.Problems, p)
 		} else {
 			for i := range v.Tensor.Numel() {
@@ -99,7 +103,7 @@ func InterpretCapture(cf *CaptureFile) *Layout {
 			}
 		}
 	}
-	if p := idsFormProblem(l.InputIDs); p != "" {
+	if p := idsFormProblem(l.IDsName(), l.InputIDs); p != "" {
 		l.Problems = append(l.Problems, p)
 	}
 	hs := root.Get("hidden_states")
@@ -175,7 +179,7 @@ func InterpretCapture(cf *CaptureFile) *Layout {
 	case l.InputIDs == nil:
 		l.Problems = append(l.Problems, "no input_ids: the capture cannot be tied to its tokens")
 	case l.InputIDs.Numel() == 0:
-		l.Problems = append(l.Problems, fmt.Sprintf("input_ids is %s: the capture holds no tokens (a trainer would read an empty sequence)", tensor.ShapeString(l.InputIDs.Shape)))
+		l.Problems = append(l.Problems, fmt.Sprintf("%s is %s: the capture holds no tokens (a trainer would read an empty sequence)", l.IDsName(), tensor.ShapeString(l.InputIDs.Shape)))
 	}
 	return l
 }
@@ -248,6 +252,15 @@ func (l *Layout) listIndexKeys() bool {
 	return len(l.Entries) > 0
 }
 
+// IDsName is the name of the token ids' tensor in the file (IDsKey), or
+// "input_ids" when it has none (the name hsdb and SpecForge write).
+func (l *Layout) IDsName() string {
+	if l.IDsKey == "" {
+		return "input_ids"
+	}
+	return l.IDsKey
+}
+
 // idsLen returns the number of token ids, or -1 without input_ids.
 func (l *Layout) idsLen() int {
 	if l.InputIDs == nil {
@@ -270,10 +283,11 @@ func (l *Layout) ids() []int32 {
 
 // seqLensProblem says what is wrong with a file's seq_lens tensor, or "":
 // it must hold integers, each a sequence of at least one token and at most
-// n (len(input_ids); n < 0 when the file has none). A length of 0 or less
+// n (the length of the ids' tensor, named ids; n < 0 when the file has
+// none). A length of 0 or less
 // (which a sum check alone lets through: -5 + 17 = 12) or a float that
 // would be truncated splits the rows at places the file never meant.
-func seqLensProblem(t *tensor.Tensor, n int) string {
+func seqLensProblem(t *tensor.Tensor, n int, ids string) string {
 	if t.DType.IsFloat() || t.DType == tensor.Bool {
 		return fmt.Sprintf("seq_lens is %s, not an integer dtype", t.DType)
 	}
@@ -283,29 +297,30 @@ func seqLensProblem(t *tensor.Tensor, n int) string {
 		case v < 1:
 			return fmt.Sprintf("seq_lens[%d] is %d: a sequence holds at least one token", i, v)
 		case n >= 0 && v > int64(n):
-			return fmt.Sprintf("seq_lens[%d] is %d, more than the %d tokens of input_ids", i, v, n)
+			return fmt.Sprintf("seq_lens[%d] is %d, more than the %d tokens of %s", i, v, n, ids)
 		}
 	}
 	return ""
 }
 
-// idsFormProblem says what is wrong with the form of a file's input_ids
-// tensor t, or "" (nil t too): its dtype must be an integer one (not a
+// idsFormProblem says what is wrong with the form of a file's token ids
+// tensor t called name (the file's own: input_ids, speculators'
+// token_ids), or "" (nil t too): its dtype must be an integer one (not a
 // float, not bool: seq_lens is held to the same) and its shape one
 // sequence, [len] or [len] with unit dimensions around it ([1, len] as a
 // tokenizer returns a batch of one). A 0-d tensor is no sequence, and
 // [2, 3] is two sequences whose rows the hidden states cannot be told to
 // follow (a flattened batch is [sum of lengths] with seq_lens). Such ids
 // are never run through the model.
-func idsFormProblem(t *tensor.Tensor) string {
+func idsFormProblem(name string, t *tensor.Tensor) string {
 	if t == nil {
 		return ""
 	}
 	if t.DType.IsFloat() || t.DType == tensor.Bool {
-		return fmt.Sprintf("input_ids is %s, not an integer dtype", t.DType)
+		return fmt.Sprintf("%s is %s, not an integer dtype", name, t.DType)
 	}
 	if len(t.Shape) == 0 {
-		return "input_ids is a 0-d tensor [], not a sequence of token ids [len]"
+		return name + " is a 0-d tensor [], not a sequence of token ids [len]"
 	}
 	long := 0
 	for _, d := range t.Shape {
@@ -314,7 +329,7 @@ func idsFormProblem(t *tensor.Tensor) string {
 		}
 	}
 	if long > 1 {
-		return fmt.Sprintf("input_ids is %s, not one sequence [len]: a batch of sequences is stored flattened to [sum of lengths] with seq_lens", tensor.ShapeString(t.Shape))
+		return fmt.Sprintf("%s is %s, not one sequence [len]: a batch of sequences is stored flattened to [sum of lengths] with seq_lens", name, tensor.ShapeString(t.Shape))
 	}
 	return ""
 }
@@ -351,5 +366,5 @@ func idProblems(l *Layout, d *model.Dims) []string {
 	if count > 1 {
 		more = fmt.Sprintf(" (and %d more)", count-1)
 	}
-	return []string{fmt.Sprintf("input_ids[%d] = %d is %s%s", first, t.Int(first), what, more)}
+	return []string{fmt.Sprintf("%s[%d] = %d is %s%s", l.IDsName(), first, t.Int(first), what, more)}
 }

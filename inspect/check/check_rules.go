@@ -24,7 +24,7 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 	if len(l.Problems) > 0 {
 		add(capture.RuleStructure, capture.Fail, "%s", strings.Join(l.Problems, "; "))
 	} else {
-		add(capture.RuleStructure, capture.Pass, "input_ids %s %s, %d hidden-state entr%s", tensor.ShapeString(l.InputIDs.Shape), l.InputIDs.DType, len(l.Entries), ies(len(l.Entries)))
+		add(capture.RuleStructure, capture.Pass, "%s %s %s, %d hidden-state entr%s", l.IDsName(), tensor.ShapeString(l.InputIDs.Shape), l.InputIDs.DType, len(l.Entries), ies(len(l.Entries)))
 	}
 	// layer count and labels
 	var layered []Entry
@@ -67,7 +67,7 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 		case s[1] == 0:
 			bad = append(bad, fmt.Sprintf("%s is %s: a hidden state of width 0 holds no values", e.Key, tensor.ShapeString(s)))
 		case n >= 0 && s[0] != n:
-			bad = append(bad, fmt.Sprintf("%s has %d rows, len(input_ids) = %d", e.Key, s[0], n))
+			bad = append(bad, fmt.Sprintf("%s has %d rows, len(%s) = %d", e.Key, s[0], l.IDsName(), n))
 		case hidden > 0 && s[1] != hidden:
 			bad = append(bad, fmt.Sprintf("%s has width %d, %s = %d", e.Key, s[1], from, hidden))
 		case hidden == 0 && s[1] != l.Entries[0].T.Shape[len(l.Entries[0].T.Shape)-1]:
@@ -89,14 +89,14 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 	case n < 0:
 		add(capture.RuleShape, capture.Pass, "every entry [rows, %d] (width %s; rows not checked without input_ids)", hidden, from)
 	default:
-		add(capture.RuleShape, capture.Pass, "every entry [%d, %d] = [len(input_ids), %s]", n, hidden, from)
+		add(capture.RuleShape, capture.Pass, "every entry [%d, %d] = [len(%s), %s]", n, hidden, l.IDsName(), from)
 	}
 	// one sequence
 	switch {
 	case len(opts.SeqLens) > 0 && n >= 0 && sum(opts.SeqLens) != n:
-		add(capture.RuleOneSeq, capture.Fail, "%s %s sum to %d, but input_ids holds %d tokens", seqLensFrom(opts), joinInts(opts.SeqLens), sum(opts.SeqLens), n)
+		add(capture.RuleOneSeq, capture.Fail, "%s %s sum to %d, but %s holds %d tokens", seqLensFrom(opts), joinInts(opts.SeqLens), sum(opts.SeqLens), l.IDsName(), n)
 	case len(opts.SeqLens) == 0 && len(l.SeqLens) > 0 && n >= 0 && sum(l.SeqLens) != n:
-		add(capture.RuleOneSeq, capture.Fail, "the file's seq_lens %s sum to %d, but input_ids holds %d tokens", joinInts(l.SeqLens), sum(l.SeqLens), n)
+		add(capture.RuleOneSeq, capture.Fail, "the file's seq_lens %s sum to %d, but %s holds %d tokens", joinInts(l.SeqLens), sum(l.SeqLens), l.IDsName(), n)
 	case len(r.Chunks) > 0:
 		add(capture.RuleOneSeq, capture.Fail, "chunk boundar%s without context at token %s: the rows from there match the ids run as a fresh sequence", ies(len(r.Chunks)), joinInts(r.Chunks))
 	case len(r.SeqLens) > 1 && r.declared:
@@ -107,7 +107,7 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 	case len(r.SeqLens) > 1:
 		add(capture.RuleOneSeq, capture.Fail, "%d sequences flattened into one: %s tokens", len(r.SeqLens), joinIntsSep(r.SeqLens, " + "))
 	case len(r.Matches) > 0 && anyClose(r.Matches):
-		add(capture.RuleOneSeq, capture.Pass, "the capture matches input_ids run as one sequence")
+		add(capture.RuleOneSeq, capture.Pass, "the capture matches %s run as one sequence", l.IDsName())
 	case len(r.SeqLens) == 1:
 		src, how := seqLensFrom(opts), ""
 		if len(opts.SeqLens) == 0 {
@@ -173,7 +173,7 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 	} else if r.matchErr != nil {
 		add(capture.RuleMatch, capture.Fail, "the forward pass failed: %v", r.matchErr)
 	} else {
-		out = append(out, matchRule(r.Matches, opts))
+		out = append(out, matchRule(r.Matches, opts, l.IDsName()))
 	}
 	return out
 }
@@ -198,7 +198,7 @@ func dtypeRule(l *Layout, declared tensor.DType) RuleResult {
 	}
 	if m := l.LossMask; m != nil {
 		if m.Numel() != l.idsLen() {
-			problems = append(problems, fmt.Sprintf("loss_mask has %d elements, input_ids %d", m.Numel(), l.idsLen()))
+			problems = append(problems, fmt.Sprintf("loss_mask has %d elements, %s %d", m.Numel(), l.IDsName(), l.idsLen()))
 		}
 		for i := range m.Numel() {
 			if v := m.At(i); v != 0 && v != 1 {
@@ -214,7 +214,7 @@ func dtypeRule(l *Layout, declared tensor.DType) RuleResult {
 	res.Status = capture.Pass
 	res.Detail = fmt.Sprintf("hidden states %s", dt)
 	if l.InputIDs != nil {
-		res.Detail += ", input_ids " + l.InputIDs.DType.String()
+		res.Detail += ", " + l.IDsName() + " " + l.InputIDs.DType.String()
 	}
 	if l.LossMask != nil {
 		res.Detail += ", loss_mask " + l.LossMask.DType.String() + " of 0/1"
@@ -222,7 +222,7 @@ func dtypeRule(l *Layout, declared tensor.DType) RuleResult {
 	return res
 }
 
-func matchRule(ms []EntryMatch, opts CheckOptions) RuleResult {
+func matchRule(ms []EntryMatch, opts CheckOptions, ids string) RuleResult {
 	res := RuleResult{Rule: capture.RuleMatch}
 	if opts.Model == nil {
 		res.Status, res.Detail = capture.Skip, "no --model loaded: layer matching needs hsdb's own forward pass"
@@ -232,7 +232,7 @@ func matchRule(ms []EntryMatch, opts CheckOptions) RuleResult {
 		return res
 	}
 	if len(ms) == 0 {
-		res.Status, res.Detail = capture.Skip, "nothing to match: no input_ids, or no entry whose rows align with them"
+		res.Status, res.Detail = capture.Skip, "nothing to match: no "+ids+", or no entry whose rows align with them"
 		return res
 	}
 	var bad, ok []string

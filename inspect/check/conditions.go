@@ -258,7 +258,7 @@ func maskShiftRule(ctxs []spanCtx, where string) (RuleResult, *Diagnosis) {
 // rule over every file).
 func lossMaskRule(l *Layout) (RuleResult, *Diagnosis, []spanCtx) {
 	if l.LossMask == nil || l.InputIDs == nil || l.LossMask.Numel() != l.idsLen() {
-		return RuleResult{Rule: capture.RuleLossMask, Status: capture.Skip, Detail: "no loss_mask of len(input_ids)"}, nil, nil
+		return RuleResult{Rule: capture.RuleLossMask, Status: capture.Skip, Detail: "no loss_mask of len(" + l.IDsName() + ")"}, nil, nil
 	}
 	ctxs := spanContexts(l.ids(), maskSpans(l.LossMask))
 	r, d := maskShiftRule(ctxs, "")

@@ -205,7 +205,7 @@ func Match(e *capture.Target, l *Layout, opts MatchOptions) (*MatchResult, error
 	if s := opts.SeqLens; len(s) > 0 && sum(s) == len(ids) {
 		lens = s
 	}
-	if err := withinContext(lens, e.Dims.MaxPos, opts.SeqLens != nil); err != nil {
+	if err := withinContext(lens, e.Dims.MaxPos, opts.SeqLens != nil, l.IDsName()); err != nil {
 		return nil, err
 	}
 	if err := run(lens); err != nil {

@@ -14,14 +14,15 @@ import (
 var ErrLongerThanContext = errors.New("longer than the model's context")
 
 // withinContext refuses sequence lengths over maxPos (0: no bound);
-// given says the lengths came from the file or --seq-lens.
-func withinContext(lens []int, maxPos int, given bool) error {
+// given says the lengths came from the file or --seq-lens; ids is the
+// file's name of the token ids' tensor (Layout.IDsName).
+func withinContext(lens []int, maxPos int, given bool, ids string) error {
 	for i, n := range lens {
 		if maxPos <= 0 || n <= maxPos {
 			continue
 		}
 		if !given {
-			return fmt.Errorf("%w: input_ids holds %d tokens and the file says nothing of its sequences, so they would run as one sequence, longer than max_position_embeddings %d: give the sequences' lengths with --seq-lens", ErrLongerThanContext, n, maxPos)
+			return fmt.Errorf("%w: %s holds %d tokens and the file says nothing of its sequences, so they would run as one sequence, longer than max_position_embeddings %d: give the sequences' lengths with --seq-lens", ErrLongerThanContext, ids, n, maxPos)
 		}
 		return fmt.Errorf("%w: sequence %d has %d tokens, more than max_position_embeddings %d", ErrLongerThanContext, i, n, maxPos)
 	}

@@ -35,7 +35,7 @@ func (r *Report) DiffLines() (lines []string, departs bool) {
 		return append(lines, "  cannot read: "+r.errText()), true
 	}
 	if len(r.Matches) == 0 {
-		detail := "no entry whose rows align with input_ids"
+		detail := "no entry whose rows align with " + r.ids()
 		if x, ok := r.Rule(capture.RuleMatch); ok && x.Detail != "" {
 			detail = x.Detail
 		}

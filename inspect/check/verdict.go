@@ -330,7 +330,7 @@ func (p *PathReport) SummaryLines(show int) []string {
 		}
 	}
 	for _, x := range p.Rules {
-		out = append(out, strings.TrimRight(fmt.Sprintf("  %-4s  %-16s  %s", x.Status, x.Rule, x.Detail), " "))
+		out = append(out, strings.TrimRight(fmt.Sprintf("  %-4s  %-*s  %s", x.Status, capture.RuleWidth, x.Rule, x.Detail), " "))
 	}
 	return out
 }

@@ -69,6 +69,10 @@ type Plan = capture.Plan
 // Manifest is a dump's manifest.json (design.md; inspect/capture's type).
 type Manifest = capture.Manifest
 
+// RuleWidth is the width of the rule-name column where rules are printed
+// (capture.RuleWidth: every rule name fits in it).
+const RuleWidth = capture.RuleWidth
+
 // Eagle3AuxNote says when a trainer-format dump's aux layers are not the
 // three EAGLE-3's drafts read (capture.Eagle3AuxNote), "" otherwise.
 func Eagle3AuxNote(m *Manifest) string {

@@ -87,11 +87,12 @@ func download(t testing.TB, d *GPU, b *driver.Buffer, n int, dt tensor.DType) []
 // The host-side helpers are cudatest's, shared by the tests of
 // engine/backend/cuda and engine/backend/cuda/driver.
 var (
-	floatDTypes = cudatest.FloatDTypes
-	randn       = cudatest.Randn
-	roundTo     = cudatest.RoundTo
-	tol         = cudatest.Tol
-	assertClose = cudatest.AssertClose
+	floatDTypes    = cudatest.FloatDTypes
+	randn          = cudatest.Randn
+	roundTo        = cudatest.RoundTo
+	tol            = cudatest.Tol
+	assertClose    = cudatest.AssertClose
+	assertCloseNaN = cudatest.AssertCloseNaN
 )
 
 func dtName(op string, dt tensor.DType) string { return fmt.Sprintf("%s/%s", op, dt) }

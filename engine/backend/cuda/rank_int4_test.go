@@ -69,9 +69,7 @@ func TestInt4LinearMatchesCPU(t *testing.T) {
 			for r := 3; r < out; r++ {
 				sub = append(sub, exact.F32()[r*in+8:r*in+40]...)
 			}
-			if d := maxAbs(p.g.ToHost(gw, 3, out, 8, 40).F32(), sub); !(d == 0) {
-				t.Errorf("scales %s: ToHost of the int4 weight differs from Dequantize by %g", sdt, d)
-			}
+			assertClose(t, fmt.Sprintf("scales %s: ToHost of the int4 weight against Dequantize", sdt), p.g.ToHost(gw, 3, out, 8, 40).F32(), sub, 0, 0)
 			cwExact := p.c.Upload(exact)
 			cwRounded := p.c.Upload(exact.Convert(p.dt).Convert(tensor.F32))
 			// Every token count through the fused kernel, then through the
@@ -96,26 +94,6 @@ func TestInt4LinearMatchesCPU(t *testing.T) {
 			p.g.Free(gw)
 		}
 	})
-}
-
-func maxAbs(a, b []float32) float64 {
-	if len(a) != len(b) || len(a) == 0 {
-		return -1 // never <= a tolerance... and never == 0
-	}
-	m := 0.0
-	for i := range a {
-		d := float64(a[i] - b[i])
-		if d != d {
-			return d
-		}
-		if d < 0 {
-			d = -d
-		}
-		if !(d <= m) {
-			m = d
-		}
-	}
-	return m
 }
 
 // TestRankInt4RoutedExperts: routed experts kept packed in int4 on the

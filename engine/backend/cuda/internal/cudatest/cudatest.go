@@ -2,7 +2,7 @@
 // engine/backend/cuda and of engine/backend/cuda/driver share: random
 // inputs that are never exactly zero, rounding to the dtype a kernel reads,
 // the tolerance of an output dtype, and an element-wise comparison that
-// fails closed on NaN. The helpers that touch a GPU stay in each package's
+// fails closed (NaN, a length mismatch, an empty or all-zero reference). The helpers that touch a GPU stay in each package's
 // helpers_test.go, since the driver's own tests cannot import a package
 // built on the driver.
 //
@@ -11,6 +11,7 @@
 package cudatest
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -54,37 +55,81 @@ func Tol(dt tensor.DType) (atol, rtol float64) {
 	return 1e-5, 1e-5
 }
 
-// AssertClose fails t when some |got-want| > atol + rtol·|want| or when got
-// has a NaN where want has none; it reports the worst element.
-func AssertClose(t testing.TB, name string, got, want []float32, atol, rtol float64) {
-	t.Helper()
+// CheckClose compares got with the reference want element-wise and
+// fails closed, as torch.testing.assert_close does: it returns nil only
+// when the lengths agree and are not zero, every reference value is finite,
+// some reference value is not zero (an all-zero reference cannot tell a
+// kernel that wrote nothing from one that worked), and every element has
+// |got−want| <= atol + rtol·|want| (written `!(e <= bound)`, so a NaN or
+// ±Inf in got fails). The error counts the elements off and names the
+// worst.
+func CheckClose(got, want []float32, atol, rtol float64) error {
+	return check(got, want, atol, rtol, false)
+}
+
+// CheckCloseNaN is CheckClose for a reference that holds NaN on purpose
+// (an op that must propagate NaN inputs, such as fp8 dequantisation of
+// the NaN bytes 0x7f and 0xff): got must be NaN exactly where want is
+// NaN, and the other elements are compared as CheckClose compares them
+// (some of them must be non-zero).
+func CheckCloseNaN(got, want []float32, atol, rtol float64) error {
+	return check(got, want, atol, rtol, true)
+}
+
+func check(got, want []float32, atol, rtol float64, nanWanted bool) error {
 	if len(got) != len(want) {
-		t.Fatalf("%s: %d values, want %d", name, len(got), len(want))
+		return fmt.Errorf("%d values, reference %d", len(got), len(want))
 	}
-	worst, wi, bad := 0.0, -1, 0
-	for i := range got {
+	if len(want) == 0 {
+		return fmt.Errorf("empty reference")
+	}
+	worst, wi, bad, nonzero := -1.0, -1, 0, false
+	for i := range want {
 		g, w := float64(got[i]), float64(want[i])
-		if math.IsNaN(w) {
-			if !math.IsNaN(g) {
-				bad++
-				if wi < 0 {
-					wi = i
-				}
+		var e, bound float64
+		switch {
+		case math.IsNaN(w) && nanWanted:
+			if e = 0; !math.IsNaN(g) {
+				e = math.Inf(1)
 			}
-			continue
-		}
-		e := math.Abs(g - w)
-		if math.IsNaN(g) || e > atol+rtol*math.Abs(w) {
-			bad++
-			if math.IsNaN(g) {
+		case math.IsNaN(w) || math.IsInf(w, 0):
+			return fmt.Errorf("reference holds %v at element %d", w, i)
+		default:
+			nonzero = nonzero || w != 0
+			if e, bound = math.Abs(g-w), atol+rtol*math.Abs(w); math.IsNaN(e) {
 				e = math.Inf(1)
 			}
 		}
-		if e > worst || (wi < 0 && bad > 0) {
-			worst, wi = e, i
+		if !(e <= bound) {
+			bad++
+			if e > worst {
+				worst, wi = e, i
+			}
 		}
 	}
+	if !nonzero {
+		return fmt.Errorf("reference is all zero (%d elements)", len(want))
+	}
 	if bad > 0 {
-		t.Errorf("%s: %d of %d values off (atol %g rtol %g); worst at %d: got %v want %v", name, bad, len(got), atol, rtol, wi, got[wi], want[wi])
+		return fmt.Errorf("%d of %d values off (atol %g rtol %g); worst at %d: got %v want %v", bad, len(got), atol, rtol, wi, got[wi], want[wi])
+	}
+	return nil
+}
+
+// AssertClose fails t (without stopping it) unless CheckClose passes;
+// name labels the compared tensor in the message.
+func AssertClose(t testing.TB, name string, got, want []float32, atol, rtol float64) {
+	t.Helper()
+	if err := CheckClose(got, want, atol, rtol); err != nil {
+		t.Errorf("%s: %v", name, err)
+	}
+}
+
+// AssertCloseNaN fails t (without stopping it) unless CheckCloseNaN
+// passes: the deliberate form for a reference with expected NaNs.
+func AssertCloseNaN(t testing.TB, name string, got, want []float32, atol, rtol float64) {
+	t.Helper()
+	if err := CheckCloseNaN(got, want, atol, rtol); err != nil {
+		t.Errorf("%s: %v", name, err)
 	}
 }
