@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -199,18 +200,26 @@ func runCapture(args []string, io stdio) int {
 		}
 		return fail(1, "%v", err)
 	}
+	// A finished dump's manifest is the file's, as read (res.Complete):
+	// its strings are quoted as a file's (capture.FileText), its lines
+	// kept to one each and bounded.
 	m := res.Manifest
+	ft := capture.FileText
 	if format == capture.FormatHsdb {
-		fmt.Fprintf(io.Out, "dump %s: %s, layers %s (%s), %s, model %s (tp %d)\n", *out, plural.N(m.Summary.Sequences, "sequence"), commaInts(m.Capture.Layers), m.Capture.What, strings.ToLower(m.Capture.DType), m.Model.Path, m.Model.WorldSize)
+		fmt.Fprintf(io.Out, "dump %s: %s, layers %s (%s), %s, model %s (tp %d)\n", *out, plural.N(m.Summary.Sequences, "sequence"), ft(commaInts(m.Capture.Layers)), ft(m.Capture.What), ft(strings.ToLower(m.Capture.DType)), ft(m.Model.Path), m.Model.WorldSize)
 	} else {
-		fmt.Fprintf(io.Out, "%s %s: %s, %s ids %s (%s), %s, model %s (tp %d); manifest.json is hsdb's sidecar (the trainer ignores it)\n", format, *out, plural.N(m.Summary.Sequences, "sample"), format, commaInts(m.Capture.FormatIDs), m.Capture.Sources(), strings.ToLower(m.Capture.DType), m.Model.Path, m.Model.WorldSize)
+		fmt.Fprintf(io.Out, "%s %s: %s, %s ids %s (%s), %s, model %s (tp %d); manifest.json is hsdb's sidecar (the trainer ignores it)\n", format, *out, plural.N(m.Summary.Sequences, "sample"), format, ft(commaInts(m.Capture.FormatIDs)), ft(m.Capture.Sources()), ft(strings.ToLower(m.Capture.DType)), ft(m.Model.Path), m.Model.WorldSize)
 	}
 	if !res.Complete { // bytes per token are this process's writing
 		fmt.Fprintln(io.Out, diskLine(res.JobProgress, m))
 	}
 	fmt.Fprintln(io.Out, "validation:")
-	for _, v := range m.Validation {
-		fmt.Fprintf(io.Out, "  %-4s  %-*s  %s\n", v.Status, capture.RuleWidth, v.Rule, v.Detail)
+	for i, v := range m.Validation {
+		if i == maxValidationLines {
+			fmt.Fprintf(io.Out, "  and %d more entries in %s\n", len(m.Validation)-i, filepath.Join(*out, capture.ManifestName))
+			break
+		}
+		fmt.Fprintln(io.Out, client.PlainLine(client.ClipMessage(fmt.Sprintf("  %-4s  %-*s  %s", v.Status, capture.RuleWidth, ft(v.Rule), v.Detail))))
 	}
 	return 0
 }
@@ -422,3 +431,8 @@ func whatNote(what string) string {
 	}
 	return fmt.Sprintf("--what %s: hidden_states.{i} holds vLLM's un-summed %s of layer i's output, not the stream: HF output_hidden_states[i+1] is hidden_states + residual (--what stream)", what, half)
 }
+
+// maxValidationLines bounds the validation entries a capture summary
+// prints: hsdb writes one per rule (about ten), so more come from a
+// manifest someone else wrote, and the rest are counted.
+const maxValidationLines = 32
