@@ -239,7 +239,8 @@ func ReadManifest(dir string) (*Manifest, error) {
 }
 
 // checkManifestSizes says what is wrong with a manifest's sizes, or nil:
-// every model.dims entry a size (>= 0; hidden_size at least 1) and every
+// every model.dims entry a size (>= 0; hidden_size at least 1), the world
+// size a count of ranks (>= 1: "Rerun with --tp -3" was advised) and every
 // captured layer an index (>= 0). A hidden_size of -5 or 0 read as
 // "unknown", and `check` then passed a dump whose widths nothing checked.
 func checkManifestSizes(m *Manifest) error {
@@ -252,6 +253,9 @@ func checkManifestSizes(m *Manifest) error {
 		if v := m.Model.Dims[k]; v < 0 || (k == "hidden_size" && v == 0) {
 			return fmt.Errorf("model.dims.%s is %d, want a size of the model (hidden_size at least 1, others at least 0)", k, v)
 		}
+	}
+	if m.Model.WorldSize < 1 {
+		return fmt.Errorf("model.world_size is %d, want the count of tensor-parallel ranks it was captured on (>= 1)", m.Model.WorldSize)
 	}
 	for i, l := range m.Capture.Layers {
 		if l < 0 {
