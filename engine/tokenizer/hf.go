@@ -164,7 +164,7 @@ func parseHF(data []byte, base string) (*HF, error) {
 	if t.idToToken, err = idTable(t.vocabSize, t.model.vocab, f.AddedTokens); err != nil {
 		return nil, err
 	}
-	if t.lead, err = parseLead(f.PostProcessor, "post_processor"); err != nil {
+	if t.lead, err = parseLead(f.PostProcessor, "post_processor", 0); err != nil {
 		return nil, err
 	}
 	if t.lead.id >= int32(t.vocabSize) {
