@@ -60,11 +60,11 @@ func runCapture(args []string, io stdio) int {
 	}
 	fail := func(code int, format string, a ...any) int {
 		if mf.json { // the keys of captureJSON's object, as a failed job's
-			b, _ := json.Marshal(captureResult{Command: "capture", Out: *out, Error: fmt.Sprintf(format, a...), Exit: code, Notes: []string{}}) // notes [] as a finished job's, not null
+			b, _ := json.Marshal(captureResult{Command: "capture", Out: *out, Error: client.ClipMessage(fmt.Sprintf(format, a...)), Exit: code, Notes: []string{}}) // notes [] as a finished job's, not null
 			fmt.Fprintln(io.Out, string(b))
 			return code
 		}
-		fmt.Fprintf(io.Err, "hsdb capture: %s\n", client.PlainText(fmt.Sprintf(format, a...)))
+		fmt.Fprintf(io.Err, "hsdb capture: %s\n", errText(fmt.Sprintf(format, a...)))
 		return code
 	}
 	if fs.NArg() > 0 {
@@ -187,7 +187,7 @@ func runCapture(args []string, io stdio) int {
 			*out, plural.N(len(res.Manifest.Sequences), "file"))
 	} else if res != nil {
 		for _, n := range res.Recaptured {
-			fmt.Fprintf(io.Err, "hsdb capture: note: %s\n", client.PlainText(n))
+			fmt.Fprintf(io.Err, "hsdb capture: note: %s\n", errText(n))
 		}
 		fmt.Fprintln(io.Out, throughput(res.JobProgress))
 		if secs := res.Elapsed.Seconds(); baseTPS > 0 && secs > 0 && res.Tokens > 0 {
