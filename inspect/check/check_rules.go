@@ -178,6 +178,10 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 	return out
 }
 
+// dtypeRule checks the dtypes: every hidden-state entry a float dtype,
+// all the same and as the manifest declares; the token ids an integer
+// dtype; loss_mask one 0/1 per token. Without entries (the structure rule
+// says why) it skips.
 func dtypeRule(l *Layout, declared tensor.DType) RuleResult {
 	res := RuleResult{Rule: capture.RuleDType}
 	var problems []string
@@ -192,6 +196,9 @@ func dtypeRule(l *Layout, declared tensor.DType) RuleResult {
 		} else if e.T.DType != dt {
 			problems = append(problems, fmt.Sprintf("%s is %s, %s is %s", e.Key, e.T.DType, l.Entries[0].Key, dt))
 		}
+	}
+	if ids := l.InputIDs; ids != nil && (ids.DType.IsFloat() || ids.DType == tensor.Bool) {
+		problems = append(problems, fmt.Sprintf("%s is %s, not an integer dtype", l.IDsName(), ids.DType))
 	}
 	if declared != tensor.Invalid && dt != tensor.Invalid && dt != declared {
 		problems = append(problems, fmt.Sprintf("hidden states are %s, the manifest declares %s", dt, declared))
@@ -213,6 +220,9 @@ func dtypeRule(l *Layout, declared tensor.DType) RuleResult {
 	}
 	res.Status = capture.Pass
 	res.Detail = fmt.Sprintf("hidden states %s", dt)
+	if len(l.Entries) == 0 { // the structure rule says why there are none
+		res.Status, res.Detail = capture.Skip, "no hidden-state entries"
+	}
 	if l.InputIDs != nil {
 		res.Detail += ", " + l.IDsName() + " " + l.InputIDs.DType.String()
 	}
