@@ -46,8 +46,8 @@ const maxFailedNames = 3
 // the recorded sha256 of every tensor (verifyFile; verifyTrainerFile for
 // speculators and SpecForge files), with no other file there (unlisted:
 // what `hsdb check`'s files rule asks); else an ErrExists saying which of
-// these fails, and that --force replaces it. Reads every file once;
-// writes nothing.
+// these fails, and that --force replaces it; ErrInterrupted when w.stop
+// closes between files. Reads every file once; writes nothing.
 func (w *DumpWriter) completeJob() error {
 	old, err := ReadManifest(w.dir)
 	if err != nil {
@@ -78,7 +78,10 @@ func (w *DumpWriter) completeJob() error {
 	}
 	var bad []string
 	nbad := 0
-	for _, rec := range old.Sequences {
+	for i, rec := range old.Sequences {
+		if stopped(w.stop) {
+			return fmt.Errorf("dump %s: %w while verifying the finished dump, after %d of %d files; nothing was changed", w.dir, ErrInterrupted, i, len(old.Sequences))
+		}
 		err := CheckSeqPath(w.dir, rec.File)
 		if err == nil && w.plan != nil {
 			err = verifyTrainerFile(filepath.Join(w.dir, filepath.FromSlash(rec.File)), w.plan.Format, rec, nil, nil, nil)
@@ -136,4 +139,14 @@ func unlisted(dir string, listed map[string]bool) []string {
 		out = append(out, fmt.Sprintf("and %d more", n-maxUnlistedNames))
 	}
 	return out
+}
+
+// stopped reports whether stop is closed (DumpOptions.Stop; nil never is).
+func stopped(stop <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
+	}
 }

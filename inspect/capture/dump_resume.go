@@ -184,6 +184,9 @@ func (w *DumpWriter) keepValidated() (string, error) {
 		if !rec.Validated || rec.Index < 0 || (w.m.Job != nil && rec.Index >= w.m.Job.Sequences) || rec.File != w.seqFileName(rec.Index) {
 			return nil
 		}
+		if stopped(w.stop) {
+			return fmt.Errorf("%w while re-reading the validated files of %s, after %d; nothing was changed", ErrInterrupted, w.stage, w.count)
+		}
 		var err error
 		if w.plan != nil {
 			err = verifyTrainerFile(filepath.Join(w.stage, filepath.FromSlash(rec.File)), w.plan.Format, rec, nil, nil, nil)
