@@ -42,7 +42,9 @@ const maxFailedNames = 3
 // (prepare, under the dump's lock, without --force): a *CompleteDump when
 // its manifest is of the same job (sameJob: inputs, layers, format, what,
 // dtype, model config, and numericsOf: tp, device, --dtype, --ep), marked complete, lists the job's
-// count of sequences, and every listed file is a plain file that holds
+// count of sequences, each input row once (its index in range, in the
+// file this job names for it: seqFileName), and every listed file is a
+// plain file that holds
 // the recorded sha256 of every tensor (verifyFile; verifyTrainerFile for
 // speculators and SpecForge files), with no other file there (unlisted:
 // what `hsdb check`'s files rule asks); else an ErrExists saying which of
@@ -67,6 +69,18 @@ func (w *DumpWriter) completeJob() error {
 	if old.Job != nil && len(old.Sequences) != old.Job.Sequences {
 		return fmt.Errorf("dump %s: %w, written by this job, but it lists %s of the input's %d; give --force to capture it again",
 			w.dir, ErrExists, plural.N(len(old.Sequences), "sequence"), old.Job.Sequences)
+	}
+	for i, rec := range old.Sequences {
+		// With the count above and one file per sequence (ReadManifest),
+		// each index in range and in its own name covers the whole input.
+		if old.Job != nil && rec.Index >= old.Job.Sequences {
+			return fmt.Errorf("dump %s: %w, written by this job, but sequences[%d] has index %d, beyond the input's %d rows: it does not hold every row of the input; give --force to capture it again",
+				w.dir, ErrExists, i, rec.Index, old.Job.Sequences)
+		}
+		if want := w.seqFileName(rec.Index); rec.File != want {
+			return fmt.Errorf("dump %s: %w, written by this job, but sequences[%d] (the input's row %d) is in %s, not %s, the file this job writes it to; give --force to capture it again",
+				w.dir, ErrExists, i, rec.Index, QuoteFileText(rec.File), want)
+		}
 	}
 	listed := make(map[string]bool, len(old.Sequences))
 	for _, rec := range old.Sequences {
