@@ -150,6 +150,9 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 	w, err := ResumeDump(opts.Out, info, DumpOptions{Force: opts.Force, DType: opts.DType, Compress: opts.Compress, Stop: ctx.Done()})
 	var finished *CompleteDump
 	if errors.As(err, &finished) { // a rerun of a finished job: verified, nothing to do
+		if err := finished.checkRows(ctx, in); err != nil {
+			return nil, err
+		}
 		n := len(finished.Manifest.Sequences)
 		return &JobResult{Manifest: finished.Manifest, Complete: true,
 			JobProgress: JobProgress{Done: n, Total: in.Len(), Skipped: n, Elapsed: time.Since(start)}}, nil

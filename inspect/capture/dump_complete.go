@@ -1,8 +1,10 @@
 package capture
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -22,6 +24,46 @@ var ErrComplete = errors.New("already complete and valid")
 type CompleteDump struct {
 	Dir      string
 	Manifest *Manifest // as read from Dir
+
+	differs func(SeqRecord, InputSeq) string // the writer's keptDiffers
+}
+
+// checkRows reads in (the job's input) once and returns an ErrExists
+// naming the first row whose sequence the finished dump does not hold
+// (keptDiffers: another id, length, token ids or loss_mask; a record
+// moved to another row's file with its tensors' sha256 kept verifies as
+// intact), and --force; nil when every row is held. completeJob has made
+// the records' indices a permutation of the input's rows; ctx cancelled
+// returns ErrInterrupted between rows.
+func (c *CompleteDump) checkRows(ctx context.Context, in *Inputs) error {
+	pos := make([]int, len(c.Manifest.Sequences)) // input row -> record
+	for k, rec := range c.Manifest.Sequences {
+		pos[rec.Index] = k
+	}
+	rows, err := in.Rows()
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for {
+		i, s, err := rows.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("dump %s: %w while comparing the finished dump with the input, at row %d; nothing was changed", c.Dir, ErrInterrupted, i)
+		}
+		if i >= len(pos) {
+			return fmt.Errorf("dump %s: %w, written by this job, but the input has more rows than its %d sequences; give --force to capture it again", c.Dir, ErrExists, len(pos))
+		}
+		if why := c.differs(c.Manifest.Sequences[pos[i]], s); why != "" {
+			return fmt.Errorf("dump %s: %w, written by this job, but its sequence of the input's row %d (id %s) does not hold that row (%s); give --force to capture it again",
+				c.Dir, ErrExists, i, QuoteFileText(s.ID), why)
+		}
+	}
 }
 
 // Error says the dump is complete and valid, naming it and its count of
@@ -122,7 +164,7 @@ func (w *DumpWriter) completeJob() error {
 		old.Summary.Tokens += int64(rec.Length)
 		old.Summary.FileBytes += rec.Bytes
 	}
-	return &CompleteDump{Dir: w.dir, Manifest: old}
+	return &CompleteDump{Dir: w.dir, Manifest: old, differs: w.keptDiffers}
 }
 
 // maxUnlistedNames bounds the files unlisted returns.
