@@ -38,6 +38,9 @@ type CompleteDump struct {
 func (c *CompleteDump) checkRows(ctx context.Context, in *Inputs) error {
 	pos := make([]int, len(c.Manifest.Sequences)) // input row -> record
 	for k, rec := range c.Manifest.Sequences {
+		if rec.Index < 0 || rec.Index >= len(pos) { // completeJob refused it; never indexed out of range
+			return fmt.Errorf("dump %s: %w, written by this job, but sequences[%d] has index %d, outside the input's %d rows; give --force to capture it again", c.Dir, ErrExists, k, rec.Index, len(pos))
+		}
 		pos[rec.Index] = k
 	}
 	rows, err := in.Rows()
