@@ -132,6 +132,9 @@ func readStageHeader(dir string) (*Manifest, error) {
 	if m.Format != ManifestFormat {
 		return nil, fmt.Errorf("%s: %w: format %s, want %q", p, ErrManifest, QuoteFileText(m.Format), ManifestFormat)
 	}
+	if err := checkManifestSizes(&m); err != nil { // as ReadManifest: a world_size of -3 was advised back as --tp -3
+		return nil, fmt.Errorf("%s: %w: %v", p, ErrManifest, err)
+	}
 	return &m, nil
 }
 

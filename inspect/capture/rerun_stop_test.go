@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -81,5 +82,38 @@ func TestRerunStops(t *testing.T) {
 	}
 	if err := runJob(out, seqs, reps, info, -1); err != nil {
 		t.Errorf("the job again, not stopped: %v", err)
+	}
+}
+
+// TestResumeStageHeaderSizes: a staging directory's manifest header whose
+// model.world_size is -3 was compared as a world size, and the resume
+// said "captured at --tp -3 ... Rerun with --tp -3"; it is refused as an
+// invalid manifest naming the field, as a finished dump's is
+// (ReadManifest), with --force offered.
+func TestResumeStageHeaderSizes(t *testing.T) {
+	seqs, reps, info := smallCapture(t)
+	out := filepath.Join(t.TempDir(), "d")
+	if err := runJob(out, seqs, reps, info, 2); !errors.Is(err, errCrashed) {
+		t.Fatalf("job killed after 2: %v", err)
+	}
+	p := filepath.Join(out+PartialSuffix, ManifestName)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["model"].(map[string]any)["world_size"] = -3
+	if b, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = ResumeDump(out, info, DumpOptions{})
+	if !errors.Is(err, ErrManifest) || !strings.Contains(err.Error(), "model.world_size is -3") || !strings.Contains(err.Error(), "--force") || strings.Contains(err.Error(), "--tp -3") {
+		t.Errorf("staging header of world_size -3: %v; want ErrManifest naming model.world_size and --force", err)
 	}
 }
