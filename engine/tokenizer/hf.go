@@ -296,7 +296,7 @@ func (t *HF) EncodeMax(text string, max int) ([]int32, error) {
 		return nil, fmt.Errorf("%s: %w", t.name, ErrInvalidUTF8)
 	}
 	ids := make([]int32, 0, capHint(len(text), max))
-	for _, seg := range t.rawAdded.split(text) {
+	for seg := range t.rawAdded.segments(text) {
 		if max >= 0 && len(ids) > max {
 			return nil, tooMany(t.name, max, len(text))
 		}
@@ -311,7 +311,7 @@ func (t *HF) EncodeMax(text string, max int) ([]int32, error) {
 		if t.normalize != nil {
 			s = t.normalize(s)
 		}
-		for _, seg2 := range t.normAdded.split(s) {
+		for seg2 := range t.normAdded.segments(s) {
 			if seg2.id >= 0 {
 				ids = append(ids, seg2.id)
 				continue
