@@ -46,7 +46,7 @@ func runCapture(args []string, io stdio) int {
 	ids := fs.String("ids", "", `token ids: sequences separated by ';', e.g. "1,2,3;4,5"`)
 	data := fs.String("data", "", `JSONL input: {"input_ids": [...], "loss_mask": [...]} or {"text": "..."} per line, optional "id"`)
 	out := fs.String("out", "", "dump directory (written as DIR.partial until complete; missing parent directories are made). "+
-		"The same command again resumes DIR.partial, or, on a finished DIR of the same job, verifies every file against its manifest and says it is already complete and valid (exit 0, nothing rewritten). "+
+		"The same command again resumes DIR.partial, or, on a finished DIR of the same job, verifies every file against its manifest and each sequence against its input row, and says it is already complete and valid (exit 0, nothing rewritten). "+
 		"A DIR.partial or DIR captured at another --tp, --device, --dtype or --ep is not resumed: hsdb does not mix them in one dump, since the hidden states differ by rounding between them (the all-reduced sums are split and ordered by tp, and rounded in bf16); rerun with its settings, or --force to start over")
 	maxTok := fs.Int("max-batch-tokens", 4096, "tokens per forward pass: sequences are packed into flattened batches up to this size")
 	saveDType := fs.String("save-dtype", "", "dtype of the hidden states in the files: f32, bf16 or f16, or PyTorch's names (float32, bfloat16, float16, torch.bfloat16, ...) as dump --dtype takes them (default: bf16 for speculators and specforge, as their trainers read them; the model's for hsdb)")
