@@ -117,6 +117,8 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 			how = " (not matched: no model)"
 		}
 		add(capture.RuleOneSeq, capture.Pass, "one sequence of %d tokens, as %s says%s", r.SeqLens[0], src, how)
+	case r.wantModel && r.badIDs:
+		add(capture.RuleOneSeq, capture.Skip, "not checked: %s", notRun(l))
 	default:
 		add(capture.RuleOneSeq, capture.Skip, "not checked: give --model (a forward pass finds flattened batches) or --seq-lens")
 	}
@@ -172,6 +174,8 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 		add(capture.RuleMatch, capture.Skip, "%v", r.matchErr)
 	} else if r.matchErr != nil {
 		add(capture.RuleMatch, capture.Fail, "the forward pass failed: %v", r.matchErr)
+	} else if r.wantModel && r.badIDs {
+		add(capture.RuleMatch, capture.Skip, "%s", notRun(l))
 	} else {
 		out = append(out, matchRule(r.Matches, opts, l.IDsName()))
 	}
@@ -398,4 +402,11 @@ func seqLensFrom(opts CheckOptions) string {
 		return opts.SeqLensFrom
 	}
 	return "--seq-lens"
+}
+
+// notRun says why --model did not run on a file whose token ids are not
+// one sequence of token ids (badIDs): the one-sequence and matches-model
+// rules said "give --model" and "no token_ids" while both were given.
+func notRun(l *Layout) string {
+	return fmt.Sprintf("--model was not run: %s is not one sequence of token ids (the structure rule says why)", l.IDsName())
 }
