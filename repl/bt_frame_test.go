@@ -107,6 +107,13 @@ func TestFrameEndsSaid(t *testing.T) {
 	refused("up 1", "up 1: outermost frame #3 selected (model, LlamaModel; above it only the root LlamaForCausalLM, which has no site): you cannot go up")
 	f.AssertExec("frame", "#3  model  LlamaModel")
 	f.AssertExec("down 3", "#0  model.layers.1.self_attn.o_proj")
+	// The largest count int holds, from a frame above #0: cur.Level + n
+	// wrapped to frame -9223372036854775808 (the range error of a level
+	// nobody typed).
+	f.AssertExec("up", "#1  model.layers.1.self_attn")
+	refused("up 9223372036854775807", "up 9223372036854775807: frame #1 (model.layers.1.self_attn) is 2 below the outermost frame #3 (model): you can go up at most 2")
+	refused("down 9223372036854775807", "down 9223372036854775807: frame #1 (model.layers.1.self_attn) is 1 above the innermost frame #0: you can go down at most 1 (frame 0 goes there)")
+	f.AssertExec("down", "#0  model.layers.1.self_attn.o_proj")
 
 	f.Exec("delete")
 	f.Exec("break lm_head")

@@ -22,8 +22,10 @@ func frameEnd(t *Term, cmd string, counted bool, n, dir int, cur client.Frame) e
 	if counted {
 		asked = fmt.Sprintf("%s %d", cmd, n)
 	}
+	// n is compared with the distance to an end, never added to the level:
+	// up 9223372036854775807 from #1 wrapped to frame -9223372036854775808.
 	if dir < 0 {
-		if cur.Level-n >= 0 {
+		if n <= cur.Level {
 			return nil
 		}
 		if cur.Level == 0 {
@@ -41,7 +43,7 @@ func frameEnd(t *Term, cmd string, counted bool, n, dir int, cur client.Frame) e
 			outer = f
 		}
 	}
-	if outer.Level < 0 || cur.Level+n <= outer.Level {
+	if outer.Level < 0 || n <= outer.Level-cur.Level {
 		return nil // SelectFrame says what is wrong, if anything is
 	}
 	root := ""

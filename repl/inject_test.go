@@ -63,7 +63,8 @@ func TestInjectShowsAtStops(t *testing.T) {
 // undefined conversion of +Inf, shift-rows 0 by the default 1,
 // scale-residual 0 by 0.5, vocab-padding 3 and no-residual --rank 1 on
 // every rank with the value or rank dropped, skip-allreduce --token 4
-// without a token.
+// without a token; scale-residual 1e-46 by float32's 0, perturb-rank 1e-10
+// by float32's 1 + 1e-10 = 1 (no change at all).
 func TestInjectRefusesArgsItIgnores(t *testing.T) {
 	f := newFake(t, 2)
 	for _, c := range [][2]string{
@@ -80,12 +81,20 @@ func TestInjectRefusesArgsItIgnores(t *testing.T) {
 		{"inject skip-allreduce --token 4", "inject skip-allreduce: takes no --token (got 4); nan-at and chunk-no-context take one"},
 		{"inject chunk-no-context --token 2 --channel 3", "inject chunk-no-context: takes no --channel (got 3); nan-at takes one"},
 		{"inject no-residual --rank 1", "inject no-residual: takes no --rank (got 1): it changes what is recorded"},
+		// float32 rounds these to no fault or another: scale-residual
+		// 1e-46 scaled by 0, perturb-rank 1e-10 by 1 (ranks stayed equal).
+		{"inject scale-residual 1e-46", "inject scale-residual: VALUE 1e-46: float32 holds it as 0 (the smallest it holds is 1.401298464324817e-45)"},
+		{"inject perturb-rank -1e-50", "inject perturb-rank: VALUE -1e-50: float32 holds it as 0"},
+		{"inject perturb-rank 1e-10", "inject perturb-rank: VALUE 1e-10: the rank's copy is scaled by 1 + VALUE, which float32 rounds to 1 (no change); want |VALUE| of at least 6e-08"},
+		{"inject perturb-rank -2e-8", "which float32 rounds to 1"},
 	} {
 		f.AssertError(c[0], c[1])
 	}
 	f.AssertExec("info inject", "no faults injected")
 	// What each kind does read is still taken.
 	f.AssertExec("inject shift-rows -2", "shift-rows -2")
+	f.AssertExec("inject perturb-rank 6e-8", "perturb-rank 6e-08")
+	f.AssertExec("inject scale-residual 2e-45", "scale-residual 2e-45")
 	f.AssertExec("inject keep-shard --rank 1", "keep-shard on rank 1")
 	f.AssertExec("inject nan-at --token 1 --channel 2", "nan-at (token 1, channel 2)")
 	f.AssertExec("inject skip-allreduce --rank 0", "skip-allreduce on rank 0")

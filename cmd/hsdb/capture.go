@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -45,7 +46,7 @@ func runCapture(args []string, io stdio) int {
 	ids := fs.String("ids", "", `token ids: sequences separated by ';', e.g. "1,2,3;4,5"`)
 	data := fs.String("data", "", `JSONL input: {"input_ids": [...], "loss_mask": [...]} or {"text": "..."} per line, optional "id"`)
 	out := fs.String("out", "", "dump directory (written as DIR.partial until complete; missing parent directories are made). "+
-		"The same command again resumes DIR.partial, or, on a finished DIR of the same job, verifies every file against its manifest and says it is already complete and valid (exit 0, nothing rewritten). "+
+		"The same command again resumes DIR.partial, or, on a finished DIR of the same job, verifies every file against its manifest and each sequence against its input row, and says it is already complete and valid (exit 0, nothing rewritten). "+
 		"A DIR.partial or DIR captured at another --tp, --device, --dtype or --ep is not resumed: hsdb does not mix them in one dump, since the hidden states differ by rounding between them (the all-reduced sums are split and ordered by tp, and rounded in bf16); rerun with its settings, or --force to start over")
 	maxTok := fs.Int("max-batch-tokens", 4096, "tokens per forward pass: sequences are packed into flattened batches up to this size")
 	saveDType := fs.String("save-dtype", "", "dtype of the hidden states in the files: f32, bf16 or f16, or PyTorch's names (float32, bfloat16, float16, torch.bfloat16, ...) as dump --dtype takes them (default: bf16 for speculators and specforge, as their trainers read them; the model's for hsdb)")
@@ -59,11 +60,11 @@ func runCapture(args []string, io stdio) int {
 	}
 	fail := func(code int, format string, a ...any) int {
 		if mf.json { // the keys of captureJSON's object, as a failed job's
-			b, _ := json.Marshal(captureResult{Command: "capture", Out: *out, Error: fmt.Sprintf(format, a...), Exit: code, Notes: []string{}}) // notes [] as a finished job's, not null
+			b, _ := json.Marshal(captureResult{Command: "capture", Out: *out, Error: client.ClipMessage(fmt.Sprintf(format, a...)), Exit: code, Notes: []string{}}) // notes [] as a finished job's, not null
 			fmt.Fprintln(io.Out, string(b))
 			return code
 		}
-		fmt.Fprintf(io.Err, "hsdb capture: %s\n", client.PlainText(fmt.Sprintf(format, a...)))
+		fmt.Fprintf(io.Err, "hsdb capture: %s\n", errText(fmt.Sprintf(format, a...)))
 		return code
 	}
 	if fs.NArg() > 0 {
@@ -186,7 +187,7 @@ func runCapture(args []string, io stdio) int {
 			*out, plural.N(len(res.Manifest.Sequences), "file"))
 	} else if res != nil {
 		for _, n := range res.Recaptured {
-			fmt.Fprintf(io.Err, "hsdb capture: note: %s\n", client.PlainText(n))
+			fmt.Fprintf(io.Err, "hsdb capture: note: %s\n", errText(n))
 		}
 		fmt.Fprintln(io.Out, throughput(res.JobProgress))
 		if secs := res.Elapsed.Seconds(); baseTPS > 0 && secs > 0 && res.Tokens > 0 {
@@ -199,18 +200,26 @@ func runCapture(args []string, io stdio) int {
 		}
 		return fail(1, "%v", err)
 	}
+	// A finished dump's manifest is the file's, as read (res.Complete):
+	// its strings are quoted as a file's (capture.FileText), its lines
+	// kept to one each and bounded.
 	m := res.Manifest
+	ft := capture.FileText
 	if format == capture.FormatHsdb {
-		fmt.Fprintf(io.Out, "dump %s: %s, layers %s (%s), %s, model %s (tp %d)\n", *out, plural.N(m.Summary.Sequences, "sequence"), commaInts(m.Capture.Layers), m.Capture.What, strings.ToLower(m.Capture.DType), m.Model.Path, m.Model.WorldSize)
+		fmt.Fprintf(io.Out, "dump %s: %s, layers %s (%s), %s, model %s (tp %d)\n", *out, plural.N(m.Summary.Sequences, "sequence"), ft(commaInts(m.Capture.Layers)), ft(m.Capture.What), ft(strings.ToLower(m.Capture.DType)), ft(m.Model.Path), m.Model.WorldSize)
 	} else {
-		fmt.Fprintf(io.Out, "%s %s: %s, %s ids %s (%s), %s, model %s (tp %d); manifest.json is hsdb's sidecar (the trainer ignores it)\n", format, *out, plural.N(m.Summary.Sequences, "sample"), format, commaInts(m.Capture.FormatIDs), m.Capture.Sources(), strings.ToLower(m.Capture.DType), m.Model.Path, m.Model.WorldSize)
+		fmt.Fprintf(io.Out, "%s %s: %s, %s ids %s (%s), %s, model %s (tp %d); manifest.json is hsdb's sidecar (the trainer ignores it)\n", format, *out, plural.N(m.Summary.Sequences, "sample"), format, ft(commaInts(m.Capture.FormatIDs)), ft(m.Capture.Sources()), ft(strings.ToLower(m.Capture.DType)), ft(m.Model.Path), m.Model.WorldSize)
 	}
 	if !res.Complete { // bytes per token are this process's writing
 		fmt.Fprintln(io.Out, diskLine(res.JobProgress, m))
 	}
 	fmt.Fprintln(io.Out, "validation:")
-	for _, v := range m.Validation {
-		fmt.Fprintf(io.Out, "  %-4s  %-*s  %s\n", v.Status, capture.RuleWidth, v.Rule, v.Detail)
+	for i, v := range m.Validation {
+		if i == maxValidationLines {
+			fmt.Fprintf(io.Out, "  and %d more entries in %s\n", len(m.Validation)-i, filepath.Join(*out, capture.ManifestName))
+			break
+		}
+		fmt.Fprintln(io.Out, client.PlainLine(client.ClipMessage(fmt.Sprintf("  %-4s  %-*s  %s", v.Status, capture.RuleWidth, ft(v.Rule), v.Detail))))
 	}
 	return 0
 }
@@ -422,3 +431,8 @@ func whatNote(what string) string {
 	}
 	return fmt.Sprintf("--what %s: hidden_states.{i} holds vLLM's un-summed %s of layer i's output, not the stream: HF output_hidden_states[i+1] is hidden_states + residual (--what stream)", what, half)
 }
+
+// maxValidationLines bounds the validation entries a capture summary
+// prints: hsdb writes one per rule (about ten), so more come from a
+// manifest someone else wrote, and the rest are counted.
+const maxValidationLines = 32

@@ -151,7 +151,7 @@ func (c *checkFlags) checker(io stdio, cmd string, needEngine bool) (*checker, e
 		if needEngine {
 			return k, err
 		}
-		fmt.Fprintf(io.Err, "hsdb %s: cannot run the model (%s); shapes are checked against config.json alone, without layer matching\n", cmd, client.PlainText(err.Error()))
+		fmt.Fprintf(io.Err, "hsdb %s: cannot run the model (%s); shapes are checked against config.json alone, without layer matching\n", cmd, errText(err.Error()))
 		k.opts.ModelNotRun = err.Error()
 		return k, nil
 	}
@@ -195,7 +195,7 @@ func finishCheck(io stdio, asJSON bool, r checkResult, err error) int {
 		fmt.Fprintln(io.Out, l)
 	}
 	if err != nil && len(r.Lines) == 0 {
-		fmt.Fprintf(io.Err, "hsdb %s: %s\n", r.Command, client.PlainText(err.Error()))
+		fmt.Fprintf(io.Err, "hsdb %s: %s\n", r.Command, errText(err.Error()))
 	}
 	return r.Exit
 }

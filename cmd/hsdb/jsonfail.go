@@ -26,7 +26,7 @@ type jsonFailure struct {
 // The debugger's name is "" (command "hsdb", text "hsdb: message").
 func failer(io stdio, name string, asJSON *bool) func(code int, format string, a ...any) int {
 	return func(code int, format string, a ...any) int {
-		msg := fmt.Sprintf(format, a...)
+		msg := client.ClipMessage(fmt.Sprintf(format, a...))
 		if *asJSON {
 			cmd := name
 			if cmd == "" {
@@ -40,7 +40,15 @@ func failer(io stdio, name string, asJSON *bool) func(code int, format string, a
 		if name != "" {
 			prefix += " " + name
 		}
-		fmt.Fprintf(io.Err, "%s: %s\n", prefix, client.PlainText(msg)) // a file's text may hold terminal escapes
+		fmt.Fprintf(io.Err, "%s: %s\n", prefix, errText(msg))
 		return code
 	}
 }
+
+// errText is an error message as the command line prints it: control
+// characters escaped but its own lines kept (client.PlainText: a file's
+// text may hold terminal escapes), and at most client.MaxMessageBytes
+// (client.ClipMessage keeps its start and its end: a tokenizer.json's
+// post_processor type of 1 MB was printed whole), as the debugger prints
+// one.
+func errText(msg string) string { return client.PlainText(client.ClipMessage(msg)) }

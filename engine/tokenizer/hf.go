@@ -164,7 +164,7 @@ func parseHF(data []byte, base string) (*HF, error) {
 	if t.idToToken, err = idTable(t.vocabSize, t.model.vocab, f.AddedTokens); err != nil {
 		return nil, err
 	}
-	if t.lead, err = parseLead(f.PostProcessor, "post_processor"); err != nil {
+	if t.lead, err = parseLead(f.PostProcessor, "post_processor", 0); err != nil {
 		return nil, err
 	}
 	if t.lead.id >= int32(t.vocabSize) {
@@ -296,7 +296,7 @@ func (t *HF) EncodeMax(text string, max int) ([]int32, error) {
 		return nil, fmt.Errorf("%s: %w", t.name, ErrInvalidUTF8)
 	}
 	ids := make([]int32, 0, capHint(len(text), max))
-	for _, seg := range t.rawAdded.split(text) {
+	for seg := range t.rawAdded.segments(text) {
 		if max >= 0 && len(ids) > max {
 			return nil, tooMany(t.name, max, len(text))
 		}
@@ -311,7 +311,7 @@ func (t *HF) EncodeMax(text string, max int) ([]int32, error) {
 		if t.normalize != nil {
 			s = t.normalize(s)
 		}
-		for _, seg2 := range t.normAdded.split(s) {
+		for seg2 := range t.normAdded.segments(s) {
 			if seg2.id >= 0 {
 				ids = append(ids, seg2.id)
 				continue

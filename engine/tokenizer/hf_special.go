@@ -3,6 +3,8 @@ package tokenizer
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"unicode/utf8"
 
 	"hsdb/engine/jsonerr"
 )
@@ -32,15 +34,24 @@ type hfPostProcessor struct {
 	CLS []json.RawMessage `json:"cls"`
 }
 
+// maxLeadDepth bounds how deep parseLead reads Sequence processors nested
+// in Sequence processors: tokenizers' own files nest one (a Sequence of
+// ByteLevel and TemplateProcessing); each level is decoded again, so a
+// file nesting 5,000 took 3.4 s.
+const maxLeadDepth = 16
+
 // parseLead reads the leading special token of tokenizer.json's
-// post_processor (field names it in errors): the first piece of a
-// TemplateProcessing's single template when it is a SpecialToken (which
-// must map to one id in special_tokens), BertProcessing's or
-// RobertaProcessing's cls, or none for ByteLevel; a Sequence takes the
-// first of its processors that has one. Errors wrap ErrFormat (a template
-// naming a special token it does not define, or one that is several ids)
-// or ErrUnsupported (another processor type).
-func parseLead(raw json.RawMessage, field string) (hfLead, error) {
+// post_processor (field names it in errors; depth is how many Sequences
+// hold it): the first piece of a TemplateProcessing's single template
+// when it is a SpecialToken (which must map to one id, >= 0, in
+// special_tokens), BertProcessing's or RobertaProcessing's cls (an id >=
+// 0), or none for ByteLevel; a Sequence takes the first of its processors
+// that has one. Errors wrap ErrFormat (a template naming a special token
+// it does not define, or one that is several ids; a negative id, which
+// tokenizers' u32 ids cannot be) or ErrUnsupported (another processor
+// type; Sequences nested deeper than maxLeadDepth). Names the file gives
+// are quoted to at most 64 bytes (quoteClip).
+func parseLead(raw json.RawMessage, field string, depth int) (hfLead, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return hfLead{id: -1}, nil
 	}
@@ -52,8 +63,11 @@ func parseLead(raw json.RawMessage, field string) (hfLead, error) {
 	switch p.Type {
 	case "ByteLevel":
 	case "Sequence":
+		if depth >= maxLeadDepth {
+			return hfLead{}, fmt.Errorf("%w: %s: Sequence processors nested more than %d deep", ErrUnsupported, field, maxLeadDepth)
+		}
 		for i, sub := range p.Processors {
-			l, err := parseLead(sub, fmt.Sprintf("%s.processors[%d]", field, i))
+			l, err := parseLead(sub, fmt.Sprintf("%s.processors[%d]", field, i), depth+1)
 			if err != nil {
 				return hfLead{}, err
 			}
@@ -68,7 +82,10 @@ func parseLead(raw json.RawMessage, field string) (hfLead, error) {
 		name := p.Single[0].SpecialToken.ID
 		st, ok := p.SpecialTokens[name]
 		if !ok || len(st.IDs) != 1 {
-			return hfLead{}, fmt.Errorf("%w: %s.single starts with special token %q, which special_tokens does not give exactly one id", ErrFormat, field, name)
+			return hfLead{}, fmt.Errorf("%w: %s.single starts with special token %s, which special_tokens does not give exactly one id", ErrFormat, field, quoteClip(name))
+		}
+		if st.IDs[0] < 0 {
+			return hfLead{}, fmt.Errorf("%w: %s.special_tokens[%s].ids is [%d], want a token id (>= 0)", ErrFormat, field, quoteClip(name), st.IDs[0])
 		}
 		lead.id = st.IDs[0]
 	case "BertProcessing", "RobertaProcessing":
@@ -76,9 +93,12 @@ func parseLead(raw json.RawMessage, field string) (hfLead, error) {
 		if len(p.CLS) != 2 || json.Unmarshal(p.CLS[1], &id) != nil {
 			return hfLead{}, fmt.Errorf("%w: %s.cls: want [token, id]", ErrFormat, field)
 		}
+		if id < 0 {
+			return hfLead{}, fmt.Errorf("%w: %s.cls has id %d, want a token id (>= 0)", ErrFormat, field, id)
+		}
 		lead.id = id
 	default:
-		return hfLead{}, fmt.Errorf("%w: %s type %q (ByteLevel, TemplateProcessing, BertProcessing, RobertaProcessing and Sequence are supported)", ErrUnsupported, field, p.Type)
+		return hfLead{}, fmt.Errorf("%w: %s type %s (ByteLevel, TemplateProcessing, BertProcessing, RobertaProcessing and Sequence are supported)", ErrUnsupported, field, quoteClip(p.Type))
 	}
 	return lead, nil
 }
@@ -111,4 +131,18 @@ func (t *HF) textBOSFrom(cfg map[string]json.RawMessage) (int32, error) {
 		return -1, nil
 	}
 	return t.bos, nil
+}
+
+// quoteClip quotes a name a tokenizer file gives for an error message
+// (strconv.Quote), its first 64 bytes and its size when longer: a
+// post_processor type of 1 MB made an error of 1 MB.
+func quoteClip(s string) string {
+	if len(s) <= 64 {
+		return strconv.Quote(s)
+	}
+	n := 64
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(s[:n]), len(s))
 }

@@ -285,7 +285,7 @@ func (t *Tiktoken) EncodeMax(text string, max int) ([]int32, error) {
 	stop := false // a piece cannot fit: refused before merging it
 	over := func() bool { return stop || (max >= 0 && len(ids) > max) }
 	encode := func(s string) {
-		for _, seg := range t.special.split(s) {
+		for seg := range t.special.segments(s) {
 			if over() {
 				return
 			}

@@ -107,6 +107,7 @@ type JobResult struct {
 // of a job whose dump OUT is complete verifies it and returns it with
 // Complete set, running nothing (without Force; CompleteDump). ctx
 // cancelled returns ErrInterrupted with the work so far kept: between
+// the files a rerun re-reads first (DumpOptions.Stop), between
 // batches, or within a pass at its next site (stopHook), so that Ctrl-C
 // and SIGTERM are honoured during a long row too. Errors also: the forward
 // pass's, the capture's and the dump's (ErrInvalid, ErrExists,
@@ -146,9 +147,12 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 	}
 	job := in.Job
 	info := DumpInfo{Model: e.Info, Layers: plan.HsdbLayers(), What: what, Job: &job, Plan: plan}
-	w, err := ResumeDump(opts.Out, info, DumpOptions{Force: opts.Force, DType: opts.DType, Compress: opts.Compress})
+	w, err := ResumeDump(opts.Out, info, DumpOptions{Force: opts.Force, DType: opts.DType, Compress: opts.Compress, Stop: ctx.Done()})
 	var finished *CompleteDump
 	if errors.As(err, &finished) { // a rerun of a finished job: verified, nothing to do
+		if err := finished.checkRows(ctx, in); err != nil {
+			return nil, err
+		}
 		n := len(finished.Manifest.Sequences)
 		return &JobResult{Manifest: finished.Manifest, Complete: true,
 			JobProgress: JobProgress{Done: n, Total: in.Len(), Skipped: n, Elapsed: time.Since(start)}}, nil

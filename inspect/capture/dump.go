@@ -66,6 +66,12 @@ type DumpOptions struct {
 	// prepare_hidden_states.py --compress does); other formats have no
 	// compressed variant their trainer reads.
 	Compress bool
+	// Stop, closed (a job's ctx.Done()), ends the re-reading of files a
+	// rerun does before capturing anything: verifying a finished dump
+	// (completeJob) or the validated files of a staging directory
+	// (keepValidated), between files, with ErrInterrupted and nothing
+	// changed. Nil never stops.
+	Stop <-chan struct{}
 
 	// job is set by ResumeDump (a batch job): an existing dump of the same
 	// job is then verified and reported complete (ErrComplete) instead of
@@ -99,6 +105,7 @@ type DumpWriter struct {
 	lock     *dumpLock // held until Finish, Abort or Close
 	plan     *Plan     // a trainer format's plan; nil for hsdb's own files
 	compress bool
+	stop     <-chan struct{} // DumpOptions.Stop
 	// Leftovers are staging directories of earlier dumps of the same path
 	// that CreateDump found beside it but could not tell were hsdb's (so
 	// left in place); the caller names them.
@@ -235,7 +242,7 @@ func prepare(dir string, info DumpInfo, opts DumpOptions) (*DumpWriter, error) {
 // newWriter is the DumpWriter of dir, its manifest's header made from info
 // (and the trainer format's plan), before any file is written.
 func newWriter(dir string, info DumpInfo, opts DumpOptions, dt tensor.DType, lock *dumpLock) *DumpWriter {
-	w := &DumpWriter{dir: dir, m: newManifest(info, dt), dtype: dt, hidden: info.Model.Dims["hidden_size"], lock: lock}
+	w := &DumpWriter{dir: dir, m: newManifest(info, dt), dtype: dt, hidden: info.Model.Dims["hidden_size"], lock: lock, stop: opts.Stop}
 	if info.Plan != nil && info.Plan.Format != FormatHsdb {
 		w.plan, w.compress = info.Plan, opts.Compress
 		w.m.Capture.Format, w.m.Capture.FormatIDs, w.m.Capture.Mapping, w.m.Capture.Compressed = string(info.Plan.Format), info.Plan.IDs, info.Plan.Lines, opts.Compress

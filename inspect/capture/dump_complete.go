@@ -1,8 +1,10 @@
 package capture
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -22,6 +24,52 @@ var ErrComplete = errors.New("already complete and valid")
 type CompleteDump struct {
 	Dir      string
 	Manifest *Manifest // as read from Dir
+
+	differs func(SeqRecord, InputSeq) string // the writer's keptDiffers
+}
+
+// checkRows reads in (the job's input) once and returns an ErrExists
+// naming the first row whose sequence the finished dump does not hold
+// (keptDiffers: another id, length, token ids or loss_mask; a record
+// moved to another row's file with its tensors' sha256 kept verifies as
+// intact), and --force; nil when every row is held. completeJob has made
+// the records' indices a permutation of the input's rows; ctx cancelled
+// returns ErrInterrupted between rows.
+func (c *CompleteDump) checkRows(ctx context.Context, in *Inputs) error {
+	if c.differs == nil { // not made by completeJob: nothing to compare with
+		return nil
+	}
+	pos := make([]int, len(c.Manifest.Sequences)) // input row -> record
+	for k, rec := range c.Manifest.Sequences {
+		if rec.Index < 0 || rec.Index >= len(pos) { // completeJob refused it; never indexed out of range
+			return fmt.Errorf("dump %s: %w, written by this job, but sequences[%d] has index %d, outside the input's %d rows; give --force to capture it again", c.Dir, ErrExists, k, rec.Index, len(pos))
+		}
+		pos[rec.Index] = k
+	}
+	rows, err := in.Rows()
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for {
+		i, s, err := rows.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("dump %s: %w while comparing the finished dump with the input, at row %d; nothing was changed", c.Dir, ErrInterrupted, i)
+		}
+		if i >= len(pos) {
+			return fmt.Errorf("dump %s: %w, written by this job, but the input has more rows than its %d sequences; give --force to capture it again", c.Dir, ErrExists, len(pos))
+		}
+		if why := c.differs(c.Manifest.Sequences[pos[i]], s); why != "" {
+			return fmt.Errorf("dump %s: %w, written by this job, but its sequence of the input's row %d (id %s) does not hold that row (%s); give --force to capture it again",
+				c.Dir, ErrExists, i, QuoteFileText(s.ID), why)
+		}
+	}
 }
 
 // Error says the dump is complete and valid, naming it and its count of
@@ -42,12 +90,14 @@ const maxFailedNames = 3
 // (prepare, under the dump's lock, without --force): a *CompleteDump when
 // its manifest is of the same job (sameJob: inputs, layers, format, what,
 // dtype, model config, and numericsOf: tp, device, --dtype, --ep), marked complete, lists the job's
-// count of sequences, and every listed file is a plain file that holds
+// count of sequences, each input row once (its index in range, in the
+// file this job names for it: seqFileName), and every listed file is a
+// plain file that holds
 // the recorded sha256 of every tensor (verifyFile; verifyTrainerFile for
 // speculators and SpecForge files), with no other file there (unlisted:
 // what `hsdb check`'s files rule asks); else an ErrExists saying which of
-// these fails, and that --force replaces it. Reads every file once;
-// writes nothing.
+// these fails, and that --force replaces it; ErrInterrupted when w.stop
+// closes between files. Reads every file once; writes nothing.
 func (w *DumpWriter) completeJob() error {
 	old, err := ReadManifest(w.dir)
 	if err != nil {
@@ -68,6 +118,18 @@ func (w *DumpWriter) completeJob() error {
 		return fmt.Errorf("dump %s: %w, written by this job, but it lists %s of the input's %d; give --force to capture it again",
 			w.dir, ErrExists, plural.N(len(old.Sequences), "sequence"), old.Job.Sequences)
 	}
+	for i, rec := range old.Sequences {
+		// With the count above and one file per sequence (ReadManifest),
+		// each index in range and in its own name covers the whole input.
+		if old.Job != nil && rec.Index >= old.Job.Sequences {
+			return fmt.Errorf("dump %s: %w, written by this job, but sequences[%d] has index %d, beyond the input's %d rows: it does not hold every row of the input; give --force to capture it again",
+				w.dir, ErrExists, i, rec.Index, old.Job.Sequences)
+		}
+		if want := w.seqFileName(rec.Index); rec.File != want {
+			return fmt.Errorf("dump %s: %w, written by this job, but sequences[%d] (the input's row %d) is in %s, not %s, the file this job writes it to; give --force to capture it again",
+				w.dir, ErrExists, i, rec.Index, QuoteFileText(rec.File), want)
+		}
+	}
 	listed := make(map[string]bool, len(old.Sequences))
 	for _, rec := range old.Sequences {
 		listed[rec.File] = true
@@ -78,7 +140,10 @@ func (w *DumpWriter) completeJob() error {
 	}
 	var bad []string
 	nbad := 0
-	for _, rec := range old.Sequences {
+	for i, rec := range old.Sequences {
+		if stopped(w.stop) {
+			return fmt.Errorf("dump %s: %w while verifying the finished dump, after %d of %d files; nothing was changed", w.dir, ErrInterrupted, i, len(old.Sequences))
+		}
 		err := CheckSeqPath(w.dir, rec.File)
 		if err == nil && w.plan != nil {
 			err = verifyTrainerFile(filepath.Join(w.dir, filepath.FromSlash(rec.File)), w.plan.Format, rec, nil, nil, nil)
@@ -105,7 +170,7 @@ func (w *DumpWriter) completeJob() error {
 		old.Summary.Tokens += int64(rec.Length)
 		old.Summary.FileBytes += rec.Bytes
 	}
-	return &CompleteDump{Dir: w.dir, Manifest: old}
+	return &CompleteDump{Dir: w.dir, Manifest: old, differs: w.keptDiffers}
 }
 
 // maxUnlistedNames bounds the files unlisted returns.
@@ -136,4 +201,14 @@ func unlisted(dir string, listed map[string]bool) []string {
 		out = append(out, fmt.Sprintf("and %d more", n-maxUnlistedNames))
 	}
 	return out
+}
+
+// stopped reports whether stop is closed (DumpOptions.Stop; nil never is).
+func stopped(stop <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
+	}
 }

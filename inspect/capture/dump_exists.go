@@ -32,19 +32,19 @@ func dumpHolds(dir string) (desc string, job bool) {
 	}
 	format, unit := FormatHsdb, "sequence"
 	if m.Capture.Format != "" && Format(m.Capture.Format) != FormatHsdb {
-		format, unit = Format(m.Capture.Format), "sample"
+		format, unit = Format(FileText(m.Capture.Format)), "sample"
 	}
 	what := m.Capture.What
 	if what == "" {
 		what = WhatStream
 	}
-	desc = fmt.Sprintf("an hsdb dump in %s format: %s of %s (%s) of model %s at tp %d", format, plural.N(len(m.Sequences), unit), m.Capture.Sources(), what, m.Model.Path, m.Model.WorldSize)
+	desc = fmt.Sprintf("an hsdb dump in %s format: %s of %s (%s) of model %s at tp %d", format, plural.N(len(m.Sequences), unit), FileText(m.Capture.Sources()), FileText(string(what)), FileText(m.Model.Path), m.Model.WorldSize)
 	if m.Job != nil {
 		state := "finished"
 		if !m.Complete {
 			state = "not marked complete"
 		}
-		return desc + fmt.Sprintf(", written by an `hsdb capture` job on %s (%s)", m.Job.Input, state), true
+		return desc + fmt.Sprintf(", written by an `hsdb capture` job on %s (%s)", FileText(m.Job.Input), state), true
 	}
 	return desc + ", written by the debugger's `dump`", false
 }

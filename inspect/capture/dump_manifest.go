@@ -200,7 +200,7 @@ func ReadManifest(dir string) (*Manifest, error) {
 		return nil, fmt.Errorf("%s: %w: %v", p, ErrManifest, jsonerr.Explain(err))
 	}
 	if m.Format != ManifestFormat {
-		return nil, fmt.Errorf("%s: %w: format %q, want %q", p, ErrManifest, m.Format, ManifestFormat)
+		return nil, fmt.Errorf("%s: %w: format %s, want %q", p, ErrManifest, QuoteFileText(m.Format), ManifestFormat)
 	}
 	if err := readJournal(dir, &m); err != nil {
 		return nil, fmt.Errorf("%s: %w: %v", dir, ErrManifest, err)
@@ -227,11 +227,11 @@ func ReadManifest(dir string) (*Manifest, error) {
 		if j, dup := firstOf[r.ID]; dup {
 			// A trainer joining samples on id would pair one sequence's
 			// hidden states with the other's; hsdb never writes two.
-			return nil, fmt.Errorf("%s: %w: sequences[%d] and sequences[%d] both have id %q", p, ErrManifest, j, i, r.ID)
+			return nil, fmt.Errorf("%s: %w: sequences[%d] and sequences[%d] both have id %s", p, ErrManifest, j, i, QuoteFileText(r.ID))
 		}
 		firstOf[r.ID] = i
 		if j, dup := fileOf[r.File]; dup {
-			return nil, fmt.Errorf("%s: %w: sequences[%d] and sequences[%d] both list file %q (one file per sequence)", p, ErrManifest, j, i, r.File)
+			return nil, fmt.Errorf("%s: %w: sequences[%d] and sequences[%d] both list file %s (one file per sequence)", p, ErrManifest, j, i, QuoteFileText(r.File))
 		}
 		fileOf[r.File] = i
 	}
@@ -239,7 +239,8 @@ func ReadManifest(dir string) (*Manifest, error) {
 }
 
 // checkManifestSizes says what is wrong with a manifest's sizes, or nil:
-// every model.dims entry a size (>= 0; hidden_size at least 1) and every
+// every model.dims entry a size (>= 0; hidden_size at least 1), the world
+// size a count of ranks (>= 1: "Rerun with --tp -3" was advised) and every
 // captured layer an index (>= 0). A hidden_size of -5 or 0 read as
 // "unknown", and `check` then passed a dump whose widths nothing checked.
 func checkManifestSizes(m *Manifest) error {
@@ -252,6 +253,9 @@ func checkManifestSizes(m *Manifest) error {
 		if v := m.Model.Dims[k]; v < 0 || (k == "hidden_size" && v == 0) {
 			return fmt.Errorf("model.dims.%s is %d, want a size of the model (hidden_size at least 1, others at least 0)", k, v)
 		}
+	}
+	if m.Model.WorldSize < 1 {
+		return fmt.Errorf("model.world_size is %d, want the count of tensor-parallel ranks it was captured on (>= 1)", m.Model.WorldSize)
 	}
 	for i, l := range m.Capture.Layers {
 		if l < 0 {
@@ -273,7 +277,7 @@ func CheckSeqFileName(name string) error {
 		return nil
 	}
 	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\\x00") || !filepath.IsLocal(name) {
-		return fmt.Errorf("%q is not a file name inside the dump directory (a path leaving it is refused)", name)
+		return fmt.Errorf("%s is not a file name inside the dump directory (a path leaving it is refused)", QuoteFileText(name))
 	}
 	return nil
 }

@@ -45,7 +45,7 @@ func numericsOf(a, b ModelInfo) *numericsDiff {
 		if v == "" {
 			return "without " + name
 		}
-		return name + " " + v
+		return name + " " + FileText(v)
 	}
 	var d numericsDiff
 	switch {
@@ -53,7 +53,7 @@ func numericsOf(a, b ModelInfo) *numericsDiff {
 		d = numericsDiff{setting: "--tp", was: fmt.Sprintf("--tp %d", a.WorldSize), now: fmt.Sprintf("--tp %d", b.WorldSize),
 			why: "tp changes how the all-reduced sums of o_proj and down_proj are split and ordered, and bf16 rounds each"}
 	case a.Device != "" && b.Device != "" && deviceKind(a.Device) != deviceKind(b.Device):
-		d = numericsDiff{setting: "--device", was: "--device " + deviceKind(a.Device), now: "--device " + deviceKind(b.Device),
+		d = numericsDiff{setting: "--device", was: "--device " + FileText(deviceKind(a.Device)), now: "--device " + FileText(deviceKind(b.Device)),
 			why: "each backend's kernels sum and round their own way"}
 	case a.WeightDType != b.WeightDType:
 		d = numericsDiff{setting: "--dtype", was: flag("--dtype", a.WeightDType), now: flag("--dtype", b.WeightDType),

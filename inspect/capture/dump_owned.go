@@ -77,7 +77,7 @@ func hsdbOwned(dir string, staging bool) error {
 		if isDir && specforgeDir.MatchString(n) { // SpecForge's rows_ grouping: only hsdb's samples inside
 			eachEntry(filepath.Join(dir, n), func(f string, _ bool) {
 				if fi, err := os.Lstat(filepath.Join(dir, n, f)); ferr == nil && (err != nil || !fi.Mode().IsRegular() || !specforgeName.MatchString(f)) {
-					ferr = fmt.Errorf("%w: %s holds %s/%s, which hsdb did not write", ErrNotDump, dir, n, f)
+					ferr = fmt.Errorf("%w: %s holds %s, which hsdb did not write", ErrNotDump, dir, FileText(n+"/"+f))
 				}
 			})
 			return
@@ -86,10 +86,10 @@ func hsdbOwned(dir string, staging bool) error {
 		regular := err == nil && fi.Mode().IsRegular()
 		switch {
 		case (n == ManifestName || n == JournalName) && !regular:
-			ferr = fmt.Errorf("%w: %s in %s is not a regular file", ErrNotDump, n, dir)
+			ferr = fmt.Errorf("%w: %s in %s is not a regular file", ErrNotDump, FileText(n), dir)
 		case n == ManifestName || n == JournalName || (regular && hsdbFileName.MatchString(n)):
 		case len(foreign) >= maxForeign:
-			ferr = fmt.Errorf("%w: %s holds %s, which hsdb did not write", ErrNotDump, dir, n)
+			ferr = fmt.Errorf("%w: %s holds %s, which hsdb did not write", ErrNotDump, dir, FileText(n))
 		default:
 			foreign[n] = regular
 		}
@@ -108,12 +108,12 @@ func hsdbOwned(dir string, staging bool) error {
 		n := slices.Min(slices.Collect(maps.Keys(foreign)))
 		if _, err := eachListed(dir, func(name string) {
 			if name == n {
-				ferr = fmt.Errorf("%w: %s in %s is not a regular file", ErrNotDump, n, dir)
+				ferr = fmt.Errorf("%w: %s in %s is not a regular file", ErrNotDump, FileText(n), dir)
 			}
 		}); err == nil && ferr != nil {
 			return ferr
 		}
-		return fmt.Errorf("%w: %s holds %s, which hsdb did not write", ErrNotDump, dir, n)
+		return fmt.Errorf("%w: %s holds %s, which hsdb did not write", ErrNotDump, dir, FileText(n))
 	}
 	return nil
 }
@@ -152,7 +152,7 @@ func eachListed(dir string, f func(name string)) (bool, error) {
 		return true, err
 	}
 	if hdr.Format != ManifestFormat {
-		return true, fmt.Errorf("%s: %w: format %q, want %q", p, ErrManifest, hdr.Format, ManifestFormat)
+		return true, fmt.Errorf("%s: %w: format %s, want %q", p, ErrManifest, QuoteFileText(hdr.Format), ManifestFormat)
 	}
 	jf, err := regfile.Open(filepath.Join(dir, JournalName))
 	if errors.Is(err, fs.ErrNotExist) {

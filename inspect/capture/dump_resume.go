@@ -130,7 +130,10 @@ func readStageHeader(dir string) (*Manifest, error) {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
 	if m.Format != ManifestFormat {
-		return nil, fmt.Errorf("%s: %w: format %q, want %q", p, ErrManifest, m.Format, ManifestFormat)
+		return nil, fmt.Errorf("%s: %w: format %s, want %q", p, ErrManifest, QuoteFileText(m.Format), ManifestFormat)
+	}
+	if err := checkManifestSizes(&m); err != nil { // as ReadManifest: a world_size of -3 was advised back as --tp -3
+		return nil, fmt.Errorf("%s: %w: %v", p, ErrManifest, err)
 	}
 	return &m, nil
 }
@@ -143,13 +146,13 @@ func sameJob(a, b *Manifest) string {
 	case (a.Job == nil) != (b.Job == nil) || (a.Job != nil && (a.Job.InputSHA256 != b.Job.InputSHA256 || a.Job.Sequences != b.Job.Sequences)):
 		return "other inputs"
 	case joinInts(a.Capture.Layers) != joinInts(b.Capture.Layers):
-		return fmt.Sprintf("layers %s, now %s", joinInts(a.Capture.Layers), joinInts(b.Capture.Layers))
+		return fmt.Sprintf("layers %s, now %s", FileText(joinInts(a.Capture.Layers)), joinInts(b.Capture.Layers))
 	case a.Capture.Format != b.Capture.Format || joinInts(a.Capture.FormatIDs) != joinInts(b.Capture.FormatIDs) || a.Capture.Compressed != b.Capture.Compressed:
-		return fmt.Sprintf("format %s ids %s, now %s ids %s", a.Capture.Format, joinInts(a.Capture.FormatIDs), b.Capture.Format, joinInts(b.Capture.FormatIDs))
+		return fmt.Sprintf("format %s ids %s, now %s ids %s", FileText(a.Capture.Format), FileText(joinInts(a.Capture.FormatIDs)), b.Capture.Format, joinInts(b.Capture.FormatIDs))
 	case a.Capture.What != b.Capture.What:
-		return fmt.Sprintf("what %s, now %s", a.Capture.What, b.Capture.What)
+		return fmt.Sprintf("what %s, now %s", FileText(string(a.Capture.What)), b.Capture.What)
 	case a.Capture.DType != b.Capture.DType:
-		return fmt.Sprintf("dtype %s, now %s", a.Capture.DType, b.Capture.DType)
+		return fmt.Sprintf("dtype %s, now %s", FileText(a.Capture.DType), b.Capture.DType)
 	case a.Model.ConfigSHA256 != b.Model.ConfigSHA256:
 		return "another model config"
 	}
@@ -183,6 +186,9 @@ func (w *DumpWriter) keepValidated() (string, error) {
 	err = journalRecords(filepath.Join(w.stage, JournalName), reps, func(rec SeqRecord) error {
 		if !rec.Validated || rec.Index < 0 || (w.m.Job != nil && rec.Index >= w.m.Job.Sequences) || rec.File != w.seqFileName(rec.Index) {
 			return nil
+		}
+		if stopped(w.stop) {
+			return fmt.Errorf("%w while re-reading the validated files of %s, after %d; nothing was changed", ErrInterrupted, w.stage, w.count)
 		}
 		var err error
 		if w.plan != nil {
@@ -288,7 +294,7 @@ func eachEntry(dir string, f func(name string, isDir bool)) {
 // since: its file holds the changed row, not this one.
 func (w *DumpWriter) keptDiffers(rec SeqRecord, s InputSeq) string {
 	if rec.ID != s.ID {
-		return fmt.Sprintf("it holds id %q", rec.ID)
+		return fmt.Sprintf("it holds id %s", QuoteFileText(rec.ID))
 	}
 	if rec.Length != len(s.IDs) {
 		return fmt.Sprintf("it holds %d tokens, the row %d", rec.Length, len(s.IDs))
@@ -379,7 +385,7 @@ func (w *DumpWriter) recheckKept(in *Inputs) ([]string, error) {
 		if why := w.keptDiffers(*cur, s); why != "" {
 			w.done.del(i)
 			w.count--
-			notes = append(notes, fmt.Sprintf("sequence %d (id %q) in %s does not hold its input row (%s; the input was changed while an earlier run read it): captured again", i, s.ID, w.stage, why))
+			notes = append(notes, fmt.Sprintf("sequence %d (id %s) in %s does not hold its input row (%s; the input was changed while an earlier run read it): captured again", i, QuoteFileText(s.ID), w.stage, why))
 		}
 	}
 }
@@ -394,7 +400,7 @@ const maxDroppedNotes = 8
 func (w *DumpWriter) dropKept(rec SeqRecord, err error) {
 	w.droppedN++
 	if len(w.dropped) < maxDroppedNotes {
-		w.dropped = append(w.dropped, fmt.Sprintf("sequence %d (id %q), validated by an earlier run, fails its check now: %v; captured again", rec.Index, rec.ID, err))
+		w.dropped = append(w.dropped, fmt.Sprintf("sequence %d (id %s), validated by an earlier run, fails its check now: %v; captured again", rec.Index, QuoteFileText(rec.ID), err))
 	}
 }
 

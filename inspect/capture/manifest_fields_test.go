@@ -16,7 +16,8 @@ import (
 // hidden states for the other's), two sequences listing one file were
 // accepted (one file checked as both), and a value of the wrong JSON type was
 // reported in Go's terms ("cannot unmarshal number 2.5 into Go struct
-// field JobInfo.job.sequences of type int").
+// field JobInfo.job.sequences of type int"). A model.world_size below 1
+// was read, and a rerun of the job said "Rerun with --tp -3".
 func TestReadManifestFieldsRefused(t *testing.T) {
 	const seq = `{"id": "a", "index": 0, "length": 3, "file": "seq_000000.safetensors", "tensors": {}}`
 	for _, c := range []struct {
@@ -30,9 +31,17 @@ func TestReadManifestFieldsRefused(t *testing.T) {
 		{"negative job count", `"job": {"sequences": -1}, "sequences": []`, []string{"job.sequences", "-1"}},
 		{"float", `"job": {"sequences": 2.5}, "sequences": []`, []string{"job.sequences: got number 2.5"}},
 		{"string", `"complete": "yes", "sequences": []`, []string{"complete: got a JSON string"}},
+		// A world size below 1 was advised back as "Rerun with --tp -3"
+		// by a rerun of the job; 0 is a manifest without it.
+		{"negative world size", `"model": {"world_size": -3}, "sequences": []`, []string{"model.world_size is -3", ">= 1"}},
+		{"no world size", `"model": {"path": "p"}, "sequences": []`, []string{"model.world_size is 0"}},
 	} {
 		dir := t.TempDir()
-		body := `{"format": "` + ManifestFormat + `", ` + c.body + `}`
+		model := `"model": {"world_size": 1}, `
+		if strings.Contains(c.body, `"model"`) {
+			model = ""
+		}
+		body := `{"format": "` + ManifestFormat + `", ` + model + c.body + `}`
 		if err := os.WriteFile(filepath.Join(dir, ManifestName), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -117,6 +117,8 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 			how = " (not matched: no model)"
 		}
 		add(capture.RuleOneSeq, capture.Pass, "one sequence of %d tokens, as %s says%s", r.SeqLens[0], src, how)
+	case r.wantModel && r.badIDs:
+		add(capture.RuleOneSeq, capture.Skip, "not checked: %s", notRun(l))
 	default:
 		add(capture.RuleOneSeq, capture.Skip, "not checked: give --model (a forward pass finds flattened batches) or --seq-lens")
 	}
@@ -172,12 +174,18 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 		add(capture.RuleMatch, capture.Skip, "%v", r.matchErr)
 	} else if r.matchErr != nil {
 		add(capture.RuleMatch, capture.Fail, "the forward pass failed: %v", r.matchErr)
+	} else if r.wantModel && r.badIDs {
+		add(capture.RuleMatch, capture.Skip, "%s", notRun(l))
 	} else {
 		out = append(out, matchRule(r.Matches, opts, l.IDsName()))
 	}
 	return out
 }
 
+// dtypeRule checks the dtypes: every hidden-state entry a float dtype,
+// all the same and as the manifest declares; the token ids an integer
+// dtype; loss_mask one 0/1 per token. Without entries (the structure rule
+// says why) it skips.
 func dtypeRule(l *Layout, declared tensor.DType) RuleResult {
 	res := RuleResult{Rule: capture.RuleDType}
 	var problems []string
@@ -192,6 +200,9 @@ func dtypeRule(l *Layout, declared tensor.DType) RuleResult {
 		} else if e.T.DType != dt {
 			problems = append(problems, fmt.Sprintf("%s is %s, %s is %s", e.Key, e.T.DType, l.Entries[0].Key, dt))
 		}
+	}
+	if ids := l.InputIDs; ids != nil && (ids.DType.IsFloat() || ids.DType == tensor.Bool) {
+		problems = append(problems, fmt.Sprintf("%s is %s, not an integer dtype", l.IDsName(), ids.DType))
 	}
 	if declared != tensor.Invalid && dt != tensor.Invalid && dt != declared {
 		problems = append(problems, fmt.Sprintf("hidden states are %s, the manifest declares %s", dt, declared))
@@ -213,6 +224,9 @@ func dtypeRule(l *Layout, declared tensor.DType) RuleResult {
 	}
 	res.Status = capture.Pass
 	res.Detail = fmt.Sprintf("hidden states %s", dt)
+	if len(l.Entries) == 0 { // the structure rule says why there are none
+		res.Status, res.Detail = capture.Skip, "no hidden-state entries"
+	}
 	if l.InputIDs != nil {
 		res.Detail += ", " + l.IDsName() + " " + l.InputIDs.DType.String()
 	}
@@ -388,4 +402,11 @@ func seqLensFrom(opts CheckOptions) string {
 		return opts.SeqLensFrom
 	}
 	return "--seq-lens"
+}
+
+// notRun says why --model did not run on a file whose token ids are not
+// one sequence of token ids (badIDs): the one-sequence and matches-model
+// rules said "give --model" and "no token_ids" while both were given.
+func notRun(l *Layout) string {
+	return fmt.Sprintf("--model was not run: %s is not one sequence of token ids (the structure rule says why)", l.IDsName())
 }

@@ -114,12 +114,18 @@ var (
 // length, and max_position_embeddings is far below it.
 const maxShiftRows = 1 << 31
 
+// minPerturb is the least |VALUE| of perturb-rank whose 1 + VALUE float32
+// does not round to 1 (half float32's epsilon 2^-23, rounded up).
+const minPerturb = 6e-8
+
 // checkFaultArgs refuses an argument that kind f.Kind does not read (it
 // was dropped silently, while the fault's listing and the dump's manifest
 // showed it) and a VALUE the kind cannot use: not finite in float32 (the
-// dtype tensors are scaled in), or for shift-rows not a whole number of
-// tokens (0.5 shifted by int(0.5) = 0,
-// +Inf by an undefined conversion).
+// dtype tensors are scaled in), 0 in float32 (scale-residual 1e-46 zeroed
+// the output while listed as 1e-46), for perturb-rank one whose 1 + VALUE
+// float32 rounds to 1 (1e-10 changed nothing, and the replica check then
+// found the ranks equal), or for shift-rows not a whole number of tokens
+// (0.5 shifted by int(0.5) = 0, +Inf by an undefined conversion).
 func checkFaultArgs(f model.Fault) error {
 	switch {
 	case f.Value != 0 && !slices.Contains(valueKinds, f.Kind):
@@ -134,6 +140,10 @@ func checkFaultArgs(f model.Fault) error {
 		return fmt.Errorf("inject %s: VALUE %g: want a finite number", f.Kind, f.Value)
 	case math.IsInf(float64(float32(f.Value)), 0):
 		return fmt.Errorf("inject %s: VALUE %g: want a number float32 holds (at most %g): tensors are scaled in float32", f.Kind, f.Value, math.MaxFloat32)
+	case f.Value != 0 && float32(f.Value) == 0:
+		return fmt.Errorf("inject %s: VALUE %g: float32 holds it as 0 (the smallest it holds is %g): tensors are scaled in float32", f.Kind, f.Value, math.SmallestNonzeroFloat32)
+	case f.Kind == model.FaultPerturbRank && f.Value != 0 && float32(1+f.Value) == 1:
+		return fmt.Errorf("inject %s: VALUE %g: the rank's copy is scaled by 1 + VALUE, which float32 rounds to 1 (no change); want |VALUE| of at least %g", f.Kind, f.Value, minPerturb)
 	case f.Kind == capture.FaultShiftRows && (f.Value != math.Trunc(f.Value) || math.Abs(f.Value) >= maxShiftRows):
 		return fmt.Errorf("inject %s: VALUE %g: want a whole number of tokens between %d and %d", f.Kind, f.Value, -maxShiftRows+1, maxShiftRows-1)
 	}

@@ -60,21 +60,25 @@ func (s *Session) Encode(text string) ([]int32, error) {
 	if why := capture.LimitsOf(s.E.Dims).CheckText(len(text)); why != "" {
 		return nil, fmt.Errorf("input text: %s", why)
 	}
+	// The bound leaves room for the BOS a text gets (TextBOS), not for
+	// the tokenizer's bos_token: Kimi's has one and adds none.
+	bos := tokenizer.TextBOS(s.Tok)
 	lim, max := capture.LimitsOf(s.E.Dims), -1
+	withBOS := ""
 	if lim.MaxPositions > 0 {
-		if max = lim.MaxPositions; s.Tok.BOS() >= 0 {
-			max--
+		if max = lim.MaxPositions; bos >= 0 {
+			max, withBOS = max-1, " with BOS"
 		}
 	}
 	ids, err := tokenizer.EncodeAtMost(s.Tok, text, max)
 	if errors.Is(err, tokenizer.ErrTooManyTokens) {
-		return nil, fmt.Errorf("input text: more than max_position_embeddings %d tokens with BOS (%v)", lim.MaxPositions, err)
+		return nil, fmt.Errorf("input text: more than max_position_embeddings %d tokens%s (%v)", lim.MaxPositions, withBOS, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("input text %s: %w", clipText(text), err)
 	}
-	if b := tokenizer.TextBOS(s.Tok); b >= 0 {
-		ids = append([]int32{b}, ids...)
+	if bos >= 0 {
+		ids = append([]int32{bos}, ids...)
 	}
 	return ids, nil
 }

@@ -68,7 +68,7 @@ func TestInputTextStopsAtMaxPositions(t *testing.T) {
 		t.Fatalf("512 bytes: %d ids, %v; want 512", len(ids), err)
 	}
 	_, err = s.Encode(strings.Repeat("a", 600))
-	want := "input text: more than max_position_embeddings 512 tokens with BOS (tiktoken:bytes: too many tokens: more than 512 in a text of 600 bytes (encoding stopped there))"
+	want := "input text: more than max_position_embeddings 512 tokens (tiktoken:bytes: too many tokens: more than 512 in a text of 600 bytes (encoding stopped there))"
 	if err == nil || err.Error() != want {
 		t.Fatalf("600 bytes: %v\nwant %s", err, want)
 	}
@@ -78,5 +78,32 @@ func TestInputTextStopsAtMaxPositions(t *testing.T) {
 	want = `input text "\xff` + strings.Repeat("é", 31) + `"... (200001 bytes): tiktoken:bytes: text is not valid UTF-8`
 	if err == nil || err.Error() != want {
 		t.Fatalf("invalid UTF-8: %.300v\nwant %s", err, want)
+	}
+}
+
+// TestInputTextBoundWithoutTextBOS: a tokenizer with a bos_token that adds
+// none to a text (Kimi's tiktoken: tokenizer.TextBOS -1) had its bound cut
+// by one for a BOS never prepended: a text of exactly
+// max_position_embeddings (512) tokens was refused "with BOS". Its ids
+// here are its bytes (one rank per byte), so 512 'a' are 512 ids.
+func TestInputTextBoundWithoutTextBOS(t *testing.T) {
+	s := newSession(t, 1)
+	var ranks strings.Builder
+	for b := range 256 {
+		fmt.Fprintf(&ranks, "%s %d\n", base64.StdEncoding.EncodeToString([]byte{byte(b)}), b)
+	}
+	tk, err := tokenizer.NewTiktoken("bytes", []byte(ranks.String()), tokenizer.PatternCL100K, map[string]int32{"[BOS]": 256}, 256, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Tok = tk
+	ids, err := s.Encode(strings.Repeat("a", 512))
+	if err != nil || len(ids) != 512 || ids[0] != 'a' {
+		t.Fatalf("512 bytes: %d ids, %v; want 512 ids of 'a', no BOS", len(ids), err)
+	}
+	_, err = s.Encode(strings.Repeat("a", 513))
+	want := "input text: more than max_position_embeddings 512 tokens (tiktoken:bytes: too many tokens: more than 512 in a text of 513 bytes (encoding stopped there))"
+	if err == nil || err.Error() != want {
+		t.Fatalf("513 bytes: %v\nwant %s", err, want)
 	}
 }
