@@ -116,9 +116,22 @@ var modelGroup = []string{"model", "tp", "device", "dtype", "ep", "moe", "load-l
 // generate) gets a --layers that refuses with the hint to --load-layers
 // (the spelling it had before).
 func (m *modelFlags) register(fs *flag.FlagSet, names ...string) {
+	m.registerExcept(fs, nil, names...)
+}
+
+// workerGroup names the model group's flags about rank worker processes,
+// which `hsdb plan` (it starts no worker) does not take.
+var workerGroup = []string{"workers", "listen", "worker-timeout", "worker-links", "worker-bin"}
+
+// registerExcept is register without the flags named in except: a
+// subcommand refuses them as unknown rather than take and ignore them.
+func (m *modelFlags) registerExcept(fs *flag.FlagSet, except []string, names ...string) {
 	want := map[string]bool{}
 	for _, n := range append(append([]string{}, modelGroup...), names...) {
 		want[n] = true
+	}
+	for _, n := range except {
+		delete(want, n)
 	}
 	for _, d := range flagTable {
 		if want[d.name] {
