@@ -108,6 +108,9 @@ func (t *Term) showCaptures() error {
 type dumpView struct {
 	Dir      string           `json:"dir"`
 	Manifest *client.Manifest `json:"manifest"`
+	// NotWritten are the captures a trainer format has no place for
+	// (client.LeftOut), left out of its files.
+	NotWritten []string `json:"not_written,omitempty"`
 }
 
 func cmdDump(t *Term, args string) error {
@@ -152,11 +155,15 @@ func cmdDump(t *Term, args string) error {
 	if dir == "" {
 		return fmt.Errorf("dump: want DIR [--force] [--dtype f32|bf16|f16] [--format hsdb|speculators|specforge] [--compress]")
 	}
+	list, err := t.c.Captures() // what was captured, for what a trainer format leaves out
+	if err != nil {
+		return err
+	}
 	m, err := t.c.Dump(dir, opts)
 	if err != nil {
 		return err
 	}
-	v := dumpView{Dir: dir, Manifest: m}
+	v := dumpView{Dir: dir, Manifest: m, NotWritten: client.LeftOut(m, list.Specs)}
 	t.emit("dump", v, func() string {
 		var lens []string
 		for _, s := range m.Sequences {
@@ -185,6 +192,9 @@ func cmdDump(t *Term, args string) error {
 		}
 		out := fmt.Sprintf("dumped %s (%s) to %s: %s, %s\n", plural.N(len(m.Sequences), "sequence"), tokens, dir, strings.Join(what, "; "), strings.ToLower(m.Capture.DType))
 		if n := client.Eagle3AuxNote(m); n != "" {
+			out += t.st.Warn.Render("note: "+n) + "\n"
+		}
+		if n := client.LeftOutNote(m, list.Specs); n != "" {
 			out += t.st.Warn.Render("note: "+n) + "\n"
 		}
 		// What the manifest records against the data, said where the

@@ -401,3 +401,25 @@ func (c CaptureInfo) Sources() string {
 	}
 	return "layers " + strings.Join(layers, ",")
 }
+
+// LeftOut names the captures a trainer-format dump (PlanCaptured) does not
+// write, by key in specs' order: every site capture except the one the
+// format holds (speculators' id 0, EmbedKey; SpecForge's hidden_state,
+// NormKey), and for speculators NormKey too (its files hold no final norm
+// output). nil for hsdb's own format, which writes them all.
+func LeftOut(f Format, specs []CaptureSpec) []string {
+	if f == FormatHsdb || f == "" {
+		return nil
+	}
+	var out []string
+	for _, s := range specs {
+		switch {
+		case s.Layer >= 0:
+		case f == FormatSpeculators && s.Key == EmbedKey:
+		case f == FormatSpecForge && s.Key == NormKey:
+		default:
+			out = append(out, s.Key)
+		}
+	}
+	return out
+}

@@ -79,6 +79,28 @@ func Eagle3AuxNote(m *Manifest) string {
 	return capture.Eagle3AuxNote(capture.Format(m.Capture.Format), m.Capture.FormatIDs)
 }
 
+// LeftOut are the keys of the captures a trainer-format dump m did not
+// write (capture.LeftOut), nil when it wrote them all.
+func LeftOut(m *Manifest, specs []CaptureSpec) []string {
+	return capture.LeftOut(capture.Format(m.Capture.Format), specs)
+}
+
+// LeftOutNote says which captures a trainer-format dump m did not write
+// (capture.LeftOut: site captures such as a router's topk_ids, which
+// speculators' and SpecForge's files have no place for), "" when none.
+func LeftOutNote(m *Manifest, specs []CaptureSpec) string {
+	left := LeftOut(m, specs)
+	if len(left) == 0 {
+		return ""
+	}
+	also := " and the embeddings as id 0" // speculators
+	if capture.Format(m.Capture.Format) == capture.FormatSpecForge {
+		also = " and model.norm's output as hidden_state"
+	}
+	return fmt.Sprintf("not written: %s (%s files hold only the layers' residual stream%s; `dump DIR` without --format writes every capture)",
+		strings.Join(left, ", "), m.Capture.Format, also)
+}
+
 // CheckRequest is what `check` and `diff` know beyond the path: the layers
 // the capture should hold (nil: unknown), the tensor-parallel world size it
 // ran at (0: try 2, 4, 8, 16), the sequence lengths a file holds (nil:

@@ -1,0 +1,30 @@
+package repl
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestDumpTrainerFormatLeftOut: `dump --format speculators|specforge`
+// wrote the captured layers (and the one site each format holds: the
+// embeddings as speculators' id 0, model.norm's output as SpecForge's
+// hidden_state) and dropped every other capture without a word: a
+// router's topk_ids captured beside the layers seemed dumped. By the
+// formats' definitions: speculators has no place for model.norm's output
+// nor a self_attn output, SpecForge none for the self_attn output, hsdb's
+// own dump writes both.
+func TestDumpTrainerFormatLeftOut(t *testing.T) {
+	f := newFake(t, 1)
+	f.Exec(batchCmd)
+	f.Exec("capture layers 1,2,3")
+	f.Exec("capture site model.norm hidden_states")
+	f.Exec("capture site layers.1.self_attn output")
+	f.Exec("run")
+	dir := t.TempDir()
+	f.AssertExec("dump "+filepath.Join(dir, "s")+" --format speculators", "note: not written: model.norm:hidden_states, model.layers.1.self_attn:output (speculators files")
+	f.AssertExec("dump "+filepath.Join(dir, "f")+" --format specforge", "note: not written: model.layers.1.self_attn:output (specforge files")
+	if out := f.Exec("dump " + filepath.Join(dir, "h")); strings.Contains(out, "not written") {
+		t.Errorf("hsdb's dump noted a capture left out:\n%s", out)
+	}
+}
