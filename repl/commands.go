@@ -218,7 +218,7 @@ func init() {
 		// model
 		{aliases: []string{"info", "i"}, group: "model", usage: "info model [--fp8|--quantized|--unused]|layers|ranks|memory|sites|break|display|frame|stack|batch|edits|inject",
 			help: "Facts about the model and the session.\nmodel: architecture, sizes, loaded layers, dtypes (config, weights as stored and as kept, fp8 dequantized, activations), " +
-				"unused checkpoint tensors, parameters, world size, the tokenizer `input text` encodes with; --fp8 lists the tensors stored as fp8 (block scales), --quantized every quantized weight with its format (fp8 block, int4 group), --unused the checkpoint tensors the model does not use; layers: decoder layers; " +
+				"unused checkpoint tensors, parameters, world size (and --ep, experts whole per rank), the tokenizer `input text` encodes with; --fp8 lists the tensors stored as fp8 (block scales), --quantized every quantized weight with its format (fp8 block, int4 group), --unused the checkpoint tensors the model does not use; layers: decoder layers; " +
 				"ranks: device and weight shards per rank (embeddings and lm_head as real rows of the vocabulary with vLLM's padded range, each run of decoder layers split alike once, which routed experts each rank holds) and, with rank workers, each rank's worker process: pid, host and state " +
 				"(idle, running, at a stop, stopped by a signal, or FAILED with its fault report), read without waiting on any worker; " +
 				"memory: device bytes per rank; sites: every site in visit order with its tensors; break: breakpoints and watches (also breakpoints, b, watchpoints); display: displays; frame: the frame looked at (as `frame`); stack: the backtrace (as `bt`); " +

@@ -65,7 +65,11 @@ func (t *Term) modelText(m client.ModelInfo) string {
 		add("unused tensors", t.st.Warn.Render(fmt.Sprintf("warning: %s not used by %s: %s%s", plural.Of(n, "checkpoint tensor is", "checkpoint tensors are"), m.Arch, strings.Join(show, ", "), more)))
 	}
 	add("parameters", strconv.FormatInt(m.Params, 10))
-	add("world size", strconv.Itoa(m.World))
+	world := strconv.Itoa(m.World)
+	if m.ExpertParallel { // as `info ranks` shows it: which experts each rank holds
+		world += " (--ep: routed experts whole per rank, expert parallel)"
+	}
+	add("world size", world)
 	var per []string
 	for r, d := range m.Devices {
 		per = append(per, fmt.Sprintf("rank %d %s %s", r, d, bytesize.Binary(m.Memory[r])))

@@ -39,7 +39,10 @@ type ModelInfo struct {
 	ActDType string       `json:"activation_dtype"`
 	Params   int64        `json:"params"`
 	World    int          `json:"world_size"`
-	Devices  []string     `json:"devices"`
+	// ExpertParallel says the routed experts are placed whole per rank
+	// (--ep, vLLM's expert parallelism) rather than split per expert.
+	ExpertParallel bool     `json:"expert_parallel"`
+	Devices        []string `json:"devices"`
 	// DeviceWhy says how the device was chosen (--device given or
 	// defaulted, in process or one worker process per rank, and why).
 	DeviceWhy string `json:"device_why,omitempty"`
