@@ -103,7 +103,7 @@ func (r *Report) DiffLines() (lines []string, departs bool) {
 		case unlabelled == len(r.Matches):
 			lines = append(lines, "  no layer labels: each entry compared with its best explanation only (give --layers to compare with the layer it claims)")
 		case unlabelled > 0: // a SpecForge sample: its hidden_state is named by the format, its aux layers by nothing
-			lines = append(lines, fmt.Sprintf("  no departure: every labelled entry (%s) is within tolerance of hsdb (cos ≥ %g, max|Δ| ≤ %g of max|x|); %s no layer label (layer ?), compared with its best explanation only (give --layers to compare with the layers claimed)",
+			lines = append(lines, fmt.Sprintf("  no departure: every labelled entry (%s) is within tolerance of hsdb (cos ≥ %g, max|Δ| ≤ %g of max|x|); %s no layer label (layer ?): each compared with its best explanation only (give --layers to compare with the layers claimed)",
 				plurals.Of(len(r.Matches)-unlabelled, "entry", "entries"), r.Matches[0].Tol.CosMin, r.Matches[0].Tol.Rel, plurals.Of(unlabelled, "entry has", "entries have")))
 		default:
 			lines = append(lines, fmt.Sprintf("  no departure: every labelled layer is within tolerance of hsdb (cos ≥ %g, max|Δ| ≤ %g of max|x|)", r.Matches[0].Tol.CosMin, r.Matches[0].Tol.Rel))
