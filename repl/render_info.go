@@ -242,12 +242,35 @@ func (t *Term) treeText(nodes []client.TreeNode) string {
 				split = fmt.Sprintf("split dim %d: %s", w.Dim, strings.Join(per, " "))
 				if len(w.RankShapes) == 1 { // tp 1: how it splits, not a split
 					split = fmt.Sprintf("split dim %d at tp > 1 (one rank holds it whole)", w.Dim)
+				} else if r, ok := wholeOnOne(w); ok { // --ep: an expert placed whole, not split
+					split = fmt.Sprintf("whole on rank %d, none on the others (expert parallel)", r)
 				}
 			}
 			fmt.Fprintf(&b, "%s  · %s %s  %s\n", ind, shortName(w.Name, n.Path), t.st.Shape.Render(shape(w.Shape)), t.st.Dim.Render(split))
 		}
 	}
 	return b.String()
+}
+
+// wholeOnOne reports the rank that holds all of w when every other rank
+// holds none of it (a routed expert's weight under --ep), as
+// (rank, true); (0, false) for a weight split over several ranks.
+func wholeOnOne(w client.WeightInfo) (int, bool) {
+	whole := -1
+	for r, s := range w.RankShapes {
+		n := 1
+		for _, d := range s {
+			n *= d
+		}
+		switch {
+		case n == 0:
+		case whole < 0 && slices.Equal(s, w.Shape):
+			whole = r
+		default:
+			return 0, false
+		}
+	}
+	return whole, whole >= 0
 }
 
 // shortName is a weight's name relative to the nearest module path
