@@ -226,7 +226,8 @@ func init() {
 				"edits: the edits (`set var`, `patch`) of the current pass, then persistent and armed ones, with how often each was applied. inject: the injected faults.",
 			complete: words("model", "layers", "ranks", "memory", "sites", "break", "display", "frame", "batch", "edits", "inject"), fn: cmdInfo},
 		{aliases: []string{"tree"}, group: "model", usage: "tree [SITE]",
-			help: "The module tree (vLLM classes) with parameter counts and each weight's per-rank shard shape.", complete: completeSites, fn: cmdTree},
+			help: "The module tree (vLLM classes) with parameter counts and each weight's per-rank shard shape.\n" +
+				"The routed experts' weights of one shape and split are one line ({0-383}.gate_proj.weight (384 weights)); at --ep each expert is whole on one rank. json lists every weight.", complete: completeSites, fn: cmdTree},
 
 		// session
 		{aliases: []string{"set"}, group: "session", usage: "set OPTION VALUE | set var TENSOR[ROWS, COLS] = VALUE [--rank R] [--seq S] [--tokens A:B] [--persist]", noRepeat: true,

@@ -232,6 +232,16 @@ func (t *Term) treeText(nodes []client.TreeNode) string {
 			name = "(root)"
 		}
 		fmt.Fprintf(&b, "%s%s  %s  %s\n", ind, t.st.Site.Render(name), n.Class, t.st.Dim.Render(strconv.FormatInt(n.Params, 10)+" params"))
+		// Numbered children's weights (routed experts: 0.gate_proj.weight
+		// ... 383.down_proj.weight) that share shape and split print as
+		// one line per group, where their first one was: 1152 lines per
+		// Kimi-K2 MoE layer otherwise.
+		type group struct {
+			name, shape, split string
+			idx                []int
+		}
+		var order []*group
+		byKey := map[string]*group{}
 		for _, w := range n.Weights {
 			split := "replicated"
 			if w.Dim >= 0 {
@@ -246,10 +256,53 @@ func (t *Term) treeText(nodes []client.TreeNode) string {
 					split = fmt.Sprintf("whole on rank %d, none on the others (expert parallel)", r)
 				}
 			}
-			fmt.Fprintf(&b, "%s  · %s %s  %s\n", ind, shortName(w.Name, n.Path), t.st.Shape.Render(shape(w.Shape)), t.st.Dim.Render(split))
+			name := shortName(w.Name, n.Path)
+			num, rest, numbered := strings.Cut(name, ".")
+			i, err := strconv.Atoi(num)
+			if !numbered || err != nil || i < 0 {
+				order = append(order, &group{name: name, shape: shape(w.Shape), split: split})
+				continue
+			}
+			key := rest + "\x00" + shape(w.Shape) + "\x00" + split
+			g := byKey[key]
+			if g == nil {
+				g = &group{name: rest, shape: shape(w.Shape), split: split}
+				byKey[key] = g
+				order = append(order, g)
+			}
+			g.idx = append(g.idx, i)
+		}
+		for _, g := range order {
+			name, count := g.name, ""
+			switch len(g.idx) {
+			case 0:
+			case 1:
+				name = fmt.Sprintf("%d.%s", g.idx[0], g.name)
+			default:
+				name, count = fmt.Sprintf("{%s}.%s", intRanges(g.idx), g.name), fmt.Sprintf(" (%d weights)", len(g.idx))
+			}
+			fmt.Fprintf(&b, "%s  · %s %s%s  %s\n", ind, name, t.st.Shape.Render(g.shape), count, t.st.Dim.Render(g.split))
 		}
 	}
 	return b.String()
+}
+
+// intRanges writes ascending ints as runs: "0-3,8-11", "5".
+func intRanges(v []int) string {
+	var parts []string
+	for i := 0; i < len(v); {
+		j := i
+		for j+1 < len(v) && v[j+1] == v[j]+1 {
+			j++
+		}
+		if j == i {
+			parts = append(parts, strconv.Itoa(v[i]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", v[i], v[j]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ",")
 }
 
 // wholeOnOne reports the rank that holds all of w when every other rank
