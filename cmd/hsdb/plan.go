@@ -20,7 +20,7 @@ import (
 
 func init() {
 	register(&subcommand{name: "plan", usage: planUsage,
-		summary: "memory per rank (weights as kept, KV cache, one layer's activations) and whether it fits, from config.json alone (weights optional); exit 1 when it does not fit",
+		summary: "memory per rank (weights as kept, KV cache, one layer's activations) and whether it fits, from config.json alone (weights optional); exit 1 when it does not fit or the model cannot be planned (the error on stderr), 2 for bad flags",
 		run:     runPlan})
 }
 
