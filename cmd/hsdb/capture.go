@@ -142,6 +142,9 @@ func runCapture(args []string, io stdio) int {
 	// printed before the job, and in --json's "notes".
 	var notes []string
 	if n := capture.Eagle3AuxNote(format, plan.IDs); n != "" {
+		if format == capture.FormatSpeculators { // how, here: --layers (the REPL's way is its own)
+			n += "; --layers takes them in speculators' ids, eagle3 being 2, N/2, N-3, N"
+		}
 		notes = append(notes, n)
 	}
 	if format == capture.FormatSpeculators && in.Masked > 0 {

@@ -76,7 +76,11 @@ const RuleWidth = capture.RuleWidth
 // Eagle3AuxNote says when a trainer-format dump's aux layers are not the
 // three EAGLE-3's drafts read (capture.Eagle3AuxNote), "" otherwise.
 func Eagle3AuxNote(m *Manifest) string {
-	return capture.Eagle3AuxNote(capture.Format(m.Capture.Format), m.Capture.FormatIDs)
+	n := capture.Eagle3AuxNote(capture.Format(m.Capture.Format), m.Capture.FormatIDs)
+	if n != "" && capture.Format(m.Capture.Format) == capture.FormatSpeculators {
+		n += "; the REPL's ids are the captured layers + 1, and 0 with `capture site model.embed_tokens hidden_states`"
+	}
+	return n
 }
 
 // LeftOut are the keys of the captures a trainer-format dump m did not
