@@ -81,6 +81,11 @@ func (t *Term) modelText(m client.ModelInfo) string {
 	if m.Tokenizer != "" {
 		add("tokenizer", m.Tokenizer)
 	}
+	if b := m.TextBOS; b != nil && *b >= 0 {
+		add("text BOS", fmt.Sprintf("%d (`input text` puts it before a text, as the tokenizer's reference does)", *b))
+	} else if b != nil {
+		add("text BOS", "none (`input text` encodes a text alone, as the tokenizer's reference does)")
+	}
 	if m.Skipped != "" {
 		add("not loaded", m.Skipped)
 	}

@@ -49,9 +49,14 @@ type ModelInfo struct {
 	// Tokenizer names the tokenizer `input text` encodes with, kind and
 	// file ("llama2c:tok512.bin", "hf:tokenizer.json"), or "none: " and
 	// why (the files looked for, a vocabulary larger than the model's).
-	Tokenizer string  `json:"tokenizer"`
-	Memory    []int64 `json:"memory_bytes"`
-	Skipped   string  `json:"skipped,omitempty"`
+	Tokenizer string `json:"tokenizer"`
+	// TextBOS is the id `input text` (and capture's text rows, generate
+	// --prompt) puts before a text, as the tokenizer's reference does
+	// (tokenizer.TextBOS); -1 for none (Kimi's tiktoken.model); nil
+	// without a tokenizer.
+	TextBOS *int32  `json:"text_bos,omitempty"`
+	Memory  []int64 `json:"memory_bytes"`
+	Skipped string  `json:"skipped,omitempty"`
 }
 
 // MLAInfo are the sizes of multi-head latent attention, named as in

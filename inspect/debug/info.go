@@ -2,6 +2,7 @@ package debug
 
 import (
 	"hsdb/engine/model"
+	"hsdb/engine/tokenizer"
 	"hsdb/inspect/client"
 )
 
@@ -16,6 +17,8 @@ func (s *Session) Model() client.ModelInfo {
 		mi.Tokenizer = "none: " + err.Error()
 	} else {
 		mi.Tokenizer = tok.Name()
+		bos := tokenizer.TextBOS(tok)
+		mi.TextBOS = &bos
 	}
 	for r := range e.World {
 		mi.Devices = append(mi.Devices, e.Device(r).Name())
