@@ -45,8 +45,9 @@ func (s *Session) SetBatch(seqs [][]int32) error {
 // Batch returns the current token batch (nil before `input`).
 func (s *Session) Batch() [][]int32 { return s.batch }
 
-// Encode returns BOS followed by the tokenizer's ids of text (llama2.c's
-// run.c and vLLM's default for Llama tokenizers both prepend BOS). Errors:
+// Encode returns the tokenizer's ids of text after the BOS its reference
+// adds to a text (tokenizer.TextBOS: llama2.c's run.c and vLLM's default
+// for Llama tokenizers prepend BOS; Kimi's tiktoken adds none). Errors:
 // ErrNoTokenizer, a text too long for max_position_embeddings tokens
 // (capture.Limits.CheckText: refused before tokenizing it), or the
 // tokenizer's own.
@@ -61,20 +62,25 @@ func (s *Session) Encode(text string) ([]int32, error) {
 		return nil, fmt.Errorf("input text: %s", why)
 	}
 	lim, max := capture.LimitsOf(s.E.Dims), -1
+	bos := tokenizer.TextBOS(s.Tok) // the BOS put before the text, as capture's text rows take it
 	if lim.MaxPositions > 0 {
-		if max = lim.MaxPositions; s.Tok.BOS() >= 0 {
+		if max = lim.MaxPositions; bos >= 0 {
 			max--
 		}
 	}
 	ids, err := tokenizer.EncodeAtMost(s.Tok, text, max)
 	if errors.Is(err, tokenizer.ErrTooManyTokens) {
-		return nil, fmt.Errorf("input text: more than max_position_embeddings %d tokens with BOS (%v)", lim.MaxPositions, err)
+		with := ""
+		if bos >= 0 {
+			with = " with BOS"
+		}
+		return nil, fmt.Errorf("input text: more than max_position_embeddings %d tokens%s (%v)", lim.MaxPositions, with, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("input text %s: %w", clipText(text), err)
 	}
-	if b := tokenizer.TextBOS(s.Tok); b >= 0 {
-		ids = append([]int32{b}, ids...)
+	if bos >= 0 {
+		ids = append([]int32{bos}, ids...)
 	}
 	return ids, nil
 }
