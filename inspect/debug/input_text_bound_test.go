@@ -68,7 +68,7 @@ func TestInputTextStopsAtMaxPositions(t *testing.T) {
 		t.Fatalf("512 bytes: %d ids, %v; want 512", len(ids), err)
 	}
 	_, err = s.Encode(strings.Repeat("a", 600))
-	want := "input text: more than max_position_embeddings 512 tokens with BOS (tiktoken:bytes: too many tokens: more than 512 in a text of 600 bytes (encoding stopped there))"
+	want := "input text: more than max_position_embeddings 512 tokens (tiktoken:bytes: too many tokens: more than 512 in a text of 600 bytes (encoding stopped there))"
 	if err == nil || err.Error() != want {
 		t.Fatalf("600 bytes: %v\nwant %s", err, want)
 	}
