@@ -34,7 +34,7 @@ func init() {
 // written (to stop the process midway); nil in normal use.
 var captureAfterBatch func(done int)
 
-const captureUsage = "capture [--model PATH] [--tp N] [--format hsdb|speculators|specforge] [--layers eagle3|IDS] [--what stream|hidden_states|residual] (--ids \"1,2,3;4,5\" | --data F.jsonl) --out DIR [--max-batch-tokens T] [--save-dtype f32|bf16|f16] [--compress] [--writers N] [--prefill-baseline N] [--force] [--json]"
+const captureUsage = "capture [--model PATH] [--tp N] [--ep] [--format hsdb|speculators|specforge] [--layers eagle3|IDS] [--what stream|hidden_states|residual] (--ids \"1,2,3;4,5\" | --data F.jsonl) --out DIR [--max-batch-tokens T] [--save-dtype f32|bf16|f16] [--compress] [--writers N] [--prefill-baseline N] [--force] [--json]"
 
 func runCapture(args []string, io stdio) int {
 	fs := newFlagSet("capture")
