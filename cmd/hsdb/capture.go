@@ -41,7 +41,7 @@ func runCapture(args []string, io stdio) int {
 	var mf modelFlags
 	mf.register(fs, "layers", "json")
 	layersArg := &mf.layers
-	what := fs.String("what", "stream", "stream (hidden_states + residual = HF output_hidden_states[i+1]), hidden_states or residual")
+	what := fs.String("what", "stream", "stream (hidden_states + residual = HF output_hidden_states[i+1]), hidden_states or residual (vLLM's un-summed halves: --format hsdb only, the trainer formats hold the stream)")
 	ids := fs.String("ids", "", `token ids: sequences separated by ';', e.g. "1,2,3;4,5"`)
 	data := fs.String("data", "", `JSONL input: {"input_ids": [...], "loss_mask": [...]} or {"text": "..."} per line, optional "id"`)
 	out := fs.String("out", "", "dump directory (written as DIR.partial until complete; missing parent directories are made). "+
