@@ -1,6 +1,7 @@
 package repl
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,5 +27,22 @@ func TestDumpTrainerFormatLeftOut(t *testing.T) {
 	f.AssertExec("dump "+filepath.Join(dir, "f")+" --format specforge", "note: not written: model.layers.1.self_attn:output (specforge files")
 	if out := f.Exec("dump " + filepath.Join(dir, "h")); strings.Contains(out, "not written") {
 		t.Errorf("hsdb's dump noted a capture left out:\n%s", out)
+	}
+}
+
+// TestDumpSpeculatorsCompressRefused: `dump DIR --format speculators
+// --compress` wrote uncompressed hs_{idx}.safetensors without a word
+// (--compress ignored), where `dump DIR --compress` and `hsdb capture
+// --format speculators --compress` refuse it: only SpecForge's trainer
+// reads a compressed sample (.ckpt.gz). Refused alike, nothing written.
+func TestDumpSpeculatorsCompressRefused(t *testing.T) {
+	f := newFake(t, 1)
+	f.Exec(batchCmd)
+	f.Exec("capture layers 1,2,3")
+	f.Exec("run")
+	dir := filepath.Join(t.TempDir(), "s")
+	f.AssertError("dump "+dir+" --format speculators --compress", "--compress: only SpecForge samples have a compressed form")
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the refused dump left %s: %v", dir, err)
 	}
 }
