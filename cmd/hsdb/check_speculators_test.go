@@ -44,7 +44,7 @@ func TestCheckLayersInFormatIDs(t *testing.T) {
 	}
 	file := filepath.Join(dir, "hs_0.safetensors")
 	out, _, code := runHsdb(t, "check", file, "--model", model, "--layers", "1,2,3")
-	want := "1,2,3 are this file's speculators ids (id k = hsdb layer k-1's output, id 0 the embeddings), and check's --layers are hsdb layers: --layers 0,1,2"
+	want := "1,2,3 are this file's speculators ids (id k = hsdb layer k-1's output, id 0 the embeddings), and --layers (check, diff) are hsdb layers: --layers 0,1,2"
 	if code != 1 || !strings.Contains(out, want) {
 		t.Errorf("--layers 1,2,3: exit %d, want 1 and %q in\n%s", code, want, out)
 	}

@@ -36,7 +36,7 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 	// --format speculators takes them) is named: check takes hsdb layers.
 	formatIDs := ""
 	if ids, ok := l.speculatorsIDs(); ok && joinInts(ids) == joinInts(opts.Layers) && joinInts(ids) != joinInts(labels) {
-		formatIDs = fmt.Sprintf("; %s are this file's speculators ids (id k = hsdb layer k-1's output, id 0 the embeddings), and check's --layers are hsdb layers: --layers %s", joinInts(ids), joinInts(labels))
+		formatIDs = fmt.Sprintf("; %s are this file's speculators ids (id k = hsdb layer k-1's output, id 0 the embeddings), and --layers (check, diff) are hsdb layers: --layers %s", joinInts(ids), joinInts(labels))
 	}
 	switch {
 	case len(opts.Layers) == 0:
