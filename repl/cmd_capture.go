@@ -36,8 +36,16 @@ func cmdCapture(t *Term, args string) error {
 		if len(rest) != 1 {
 			return fmt.Errorf("capture layers: want a layer list, e.g. capture layers 2,30,58,60 [--what stream|hidden_states|residual]")
 		}
-		layers, err := client.ParseLayers(rest[0])
-		if err != nil {
+		var layers []int
+		if strings.EqualFold(rest[0], "eagle3") { // as hsdb capture --layers eagle3 takes it
+			m, err := t.c.Model()
+			if err != nil {
+				return err
+			}
+			if layers, err = client.Eagle3Layers(m.Layers); err != nil {
+				return fmt.Errorf("capture layers eagle3: %w", err)
+			}
+		} else if layers, err = client.ParseLayers(rest[0]); err != nil {
 			return fmt.Errorf("capture layers: %w", err)
 		}
 		if err := t.c.CaptureLayers(layers, what); err != nil {

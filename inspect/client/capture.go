@@ -83,6 +83,19 @@ func Eagle3AuxNote(m *Manifest) string {
 	return n
 }
 
+// Eagle3Layers are the hsdb layers of EAGLE-3's default ids for a model of
+// n decoder layers, [1, n/2-1, n-4, n-1] (capture.Eagle3IDs: the outputs
+// speculators' ids 2, n/2, n-3, n and SGLang's 1, n/2-1, n-4 name, and
+// the last), as `hsdb capture --layers eagle3` takes them; an error when
+// the model has too few layers for four distinct ones (capture.PlanLayers).
+func Eagle3Layers(n int) ([]int, error) {
+	p, err := capture.PlanLayers(capture.FormatHsdb, "eagle3", n, ParseLayers)
+	if err != nil {
+		return nil, err
+	}
+	return p.HsdbLayers(), nil
+}
+
 // LeftOut are the keys of the captures a trainer-format dump m did not
 // write (capture.LeftOut), nil when it wrote them all.
 func LeftOut(m *Manifest, specs []CaptureSpec) []string {
