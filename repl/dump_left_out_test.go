@@ -41,7 +41,7 @@ func TestDumpSpeculatorsCompressRefused(t *testing.T) {
 	f.Exec("capture layers 1,2,3")
 	f.Exec("run")
 	dir := filepath.Join(t.TempDir(), "s")
-	f.AssertError("dump "+dir+" --format speculators --compress", "--compress: only SpecForge samples have a compressed form")
+	f.AssertError("dump "+dir+" --format speculators --compress", "dump "+dir+": invalid capture request: --compress: only SpecForge samples have a compressed form")
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("the refused dump left %s: %v", dir, err)
 	}
