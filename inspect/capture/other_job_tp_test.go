@@ -3,6 +3,7 @@ package capture
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,11 +37,19 @@ func TestOtherJobAtOtherTP(t *testing.T) {
 		}
 		return x
 	}
-	a := "1,10,11,12,13,14;1,20,21,22,23,24;1,30,31,32,33,34"
+	var seqs []string // 20 sequences of 6 tokens, one per batch: the job is stopped long before its end
+	for k := range 20 {
+		seqs = append(seqs, fmt.Sprintf("1,%d,%d,%d,%d,%d", 10+k, 11+k, 12+k, 13+k, 14+k))
+	}
+	a := strings.Join(seqs, ";")
 	out := filepath.Join(t.TempDir(), "o")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	opts := JobOptions{Layers: []int{0, 1}, Out: out, MaxBatchTokens: 8, Writers: 1, AfterBatch: func(done int) { cancel() }}
+	opts := JobOptions{Layers: []int{0, 1}, Out: out, MaxBatchTokens: 8, Writers: 1, AfterBatch: func(done int) {
+		if done >= 2 {
+			cancel()
+		}
+	}}
 	if _, err := RunCaptureJob(ctx, targetOf(e1), in(a), opts); !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("first run: %v, want ErrInterrupted", err)
 	}
