@@ -40,6 +40,9 @@ type PlanOptions struct {
 type DirPlan struct {
 	*plan.Plan
 	Arch string `json:"architecture"`
+	// ExpertParallel says the routed experts were planned whole per rank
+	// (PlanOptions.EP, --ep), as a dump's manifest says expert_parallel.
+	ExpertParallel bool `json:"expert_parallel"`
 	// Skipped says what of a wrapper config was left out (Kimi-K2.5's
 	// vision tower), or "".
 	Skipped string `json:"skipped,omitempty"`
@@ -146,7 +149,7 @@ func PlanConfig(cfgJSON []byte, src model.WeightSource, o PlanOptions) (*DirPlan
 	if err != nil {
 		return nil, err
 	}
-	dp := &DirPlan{Plan: p, Arch: cfg.Dims().Arch, Skipped: skipped}
+	dp := &DirPlan{Plan: p, Arch: cfg.Dims().Arch, ExpertParallel: o.EP, Skipped: skipped}
 	if n := nextnLayers(cfgJSON); n > 0 {
 		dp.NotCounted = append(dp.NotCounted, fmt.Sprintf("num_nextn_predict_layers %d: the multi-token-prediction layer(s) after layer %d, which vLLM loads only as a speculative-decoding draft (DeepSeekMTP), not with %s",
 			n, cfg.Dims().Layers-1, cfg.Dims().Arch))

@@ -335,3 +335,17 @@ func TestCheckEndsOnVerdict(t *testing.T) {
 		}
 	}
 }
+
+// TestInputFileTextLossMask: a text row with a loss_mask got the note
+// "`hsdb capture --data F` keeps it", but capture refuses that row ("loss_mask
+// needs input_ids": a text's tokens are not known in advance). The note
+// now says so and names the first such line (line 2 here, by hand).
+func TestInputFileTextLossMask(t *testing.T) {
+	f := newFake(t, 1)
+	p := filepath.Join(t.TempDir(), "t.jsonl")
+	writeFile(t, p, `{"input_ids": [1, 403], "loss_mask": [0, 1]}`+"\n"+`{"text": "Once", "loss_mask": [1, 1]}`+"\n")
+	out := f.AssertExec("input file "+p, "the loss_mask of 2 rows is not kept", "refuses one on a text row (line 2: a text's tokens are not known in advance; give input_ids)")
+	if strings.Contains(out, "keeps it") {
+		t.Errorf("note promises capture keeps a text row's loss_mask:\n%s", out)
+	}
+}

@@ -36,8 +36,16 @@ func cmdCapture(t *Term, args string) error {
 		if len(rest) != 1 {
 			return fmt.Errorf("capture layers: want a layer list, e.g. capture layers 2,30,58,60 [--what stream|hidden_states|residual]")
 		}
-		layers, err := client.ParseLayers(rest[0])
-		if err != nil {
+		var layers []int
+		if strings.EqualFold(rest[0], "eagle3") { // as hsdb capture --layers eagle3 takes it
+			m, err := t.c.Model()
+			if err != nil {
+				return err
+			}
+			if layers, err = client.Eagle3Layers(m.Layers); err != nil {
+				return fmt.Errorf("capture layers eagle3: %w", err)
+			}
+		} else if layers, err = client.ParseLayers(rest[0]); err != nil {
 			return fmt.Errorf("capture layers: %w", err)
 		}
 		if err := t.c.CaptureLayers(layers, what); err != nil {
@@ -108,6 +116,9 @@ func (t *Term) showCaptures() error {
 type dumpView struct {
 	Dir      string           `json:"dir"`
 	Manifest *client.Manifest `json:"manifest"`
+	// NotWritten are the captures a trainer format has no place for
+	// (client.LeftOut), left out of its files.
+	NotWritten []string `json:"not_written,omitempty"`
 }
 
 func cmdDump(t *Term, args string) error {
@@ -152,11 +163,15 @@ func cmdDump(t *Term, args string) error {
 	if dir == "" {
 		return fmt.Errorf("dump: want DIR [--force] [--dtype f32|bf16|f16] [--format hsdb|speculators|specforge] [--compress]")
 	}
+	list, err := t.c.Captures() // what was captured, for what a trainer format leaves out
+	if err != nil {
+		return err
+	}
 	m, err := t.c.Dump(dir, opts)
 	if err != nil {
 		return err
 	}
-	v := dumpView{Dir: dir, Manifest: m}
+	v := dumpView{Dir: dir, Manifest: m, NotWritten: client.LeftOut(m, list.Specs)}
 	t.emit("dump", v, func() string {
 		var lens []string
 		for _, s := range m.Sequences {
@@ -185,6 +200,9 @@ func cmdDump(t *Term, args string) error {
 		}
 		out := fmt.Sprintf("dumped %s (%s) to %s: %s, %s\n", plural.N(len(m.Sequences), "sequence"), tokens, dir, strings.Join(what, "; "), strings.ToLower(m.Capture.DType))
 		if n := client.Eagle3AuxNote(m); n != "" {
+			out += t.st.Warn.Render("note: "+n) + "\n"
+		}
+		if n := client.LeftOutNote(m, list.Specs); n != "" {
 			out += t.st.Warn.Render("note: "+n) + "\n"
 		}
 		// What the manifest records against the data, said where the

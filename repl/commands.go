@@ -46,7 +46,7 @@ func init() {
 				"Sequences are separated by ';' (outside quotes) and flattened into one batch as vLLM does ([tokens] with seq_lens). " +
 				"`ids` are separated by commas or spaces, in brackets or not, as `input` and `gen` print them ([1, 403, 407]). " +
 				"`text` encodes with the model's tokenizer and prepends BOS as its reference does (llama2.c, SentencePiece, HF tokenizer.json as transformers does: its post_processor, or add_bos_token where tokenizer_config.json names it; none for Kimi's tiktoken.model, to which HF's tokenizer adds no [BOS]); a \"quoted\" text takes Go/JSON escapes (\\n \\t \\\\ \\\" \\uXXXX), a 'single-quoted' one none. " +
-				"`file` reads JSON lines (a regular file of at most 256 MiB: the batch is one forward pass), each {\"text\": ...} or {\"input_ids\": [...]}; a row's loss_mask is not kept (the batch is token ids: `dump` writes none, and says so at `input`; `hsdb capture --data` keeps it). " +
+				"`file` reads JSON lines (a regular file of at most 256 MiB: the batch is one forward pass), each {\"text\": ...} or {\"input_ids\": [...]}; a row's loss_mask is not kept (the batch is token ids: `dump` writes none, and says so at `input`; `hsdb capture --data` keeps an input_ids row's and refuses one on a text row). " +
 				"Without arguments, shows the batch, every sequence (setting a batch of more than 4 shows the first 4).",
 			complete: completeInput, fn: cmdInput},
 		{aliases: []string{"run", "r"}, group: "running", noRepeat: true, usage: "run", noArgsHint: "set the batch with input",
@@ -178,10 +178,10 @@ func init() {
 
 		// captures
 		{aliases: []string{"capture"}, group: "captures", noRepeat: true,
-			usage: "capture layers 2,30,58,60 [--what stream|hidden_states|residual] | capture site SITE TENSOR | capture list | capture clear",
+			usage: "capture layers 2,30,58,60|eagle3 [--what stream|hidden_states|residual] | capture site SITE TENSOR | capture list | capture clear",
 			help: "Record tensors during every run and gen, for `dump`.\n" +
-				"`layers` records each decoder layer's output site: stream (default) = hidden_states + residual = HF output_hidden_states[i+1] " +
-				"(HF's last entry is post final norm), or vLLM's un-summed hidden_states or residual half. `site` records any per-token tensor of a site. " +
+				"`layers` records each decoder layer's output site (eagle3: hsdb layers 1, N/2-1, N-4, N-1, as hsdb capture --layers eagle3, which `dump --format speculators` writes as its EAGLE-3 ids 2, N/2, N-3, N; SpecForge's are the first three): stream (default) = hidden_states + residual = HF output_hidden_states[i+1] " +
+				"(HF's last entry is post final norm), or vLLM's un-summed hidden_states or residual half. `site` records any per-token tensor of a site (a MoE router's choices: `capture site layers.N.mlp.gate topk_ids` and `topk_weights`, which check and diff compare with the model's). " +
 				"Per-token tensors are split per sequence of the flattened batch, gathered across ranks when sharded (summed when partial) " +
 				"and checked across ranks when replicated; decode steps append rows, and each `run` starts the recording over (a dump holds the last run and its gen steps). `list` shows what is captured, `clear` forgets it all.",
 			complete: completeCapture, fn: cmdCapture},
@@ -193,7 +193,7 @@ func init() {
 				"One job at a time writes DIR (an advisory lock beside it, .DIR.lock, released on exit however the process ends); a failure leaves nothing behind, and the staging directories of killed dumps (.DIR.tmp-PID-*) are removed by the next dump of DIR. " +
 				"--format speculators writes hs_{idx}.safetensors instead (hidden_states [len, n_ids, hidden] + token_ids, as speculators trains on them: ids are the captured layers + 1, with 0 first when `capture site model.embed_tokens hidden_states` is on); " +
 				"--format specforge writes rows_{g}-{g+2000}/data_{idx}.ckpt torch.save archives (aux_hidden_state = the captured layers concatenated, hidden_state = `capture site model.norm hidden_states`; --compress: .ckpt.gz). " +
-				"Both bf16 unless --dtype, with manifest.json beside them as hsdb's sidecar (the trainers ignore it); a file whose aux layers are not the three EAGLE-3's draft reads is noted.",
+				"Both bf16 unless --dtype, with manifest.json beside them as hsdb's sidecar (the trainers ignore it); a file whose aux layers are not the three EAGLE-3's draft reads is noted, and so are the captures the format has no place for (other site captures, such as a router's topk_ids: `not_written` in json), which only hsdb's own dump writes.",
 			complete: completeFiles, fn: cmdDump},
 		{aliases: []string{"inject"}, group: "captures", noRepeat: true,
 			usage: "inject FAULT [VALUE] [at SITE] [--rank R] [--token T --channel C] | inject clear | inject",
@@ -218,7 +218,7 @@ func init() {
 		// model
 		{aliases: []string{"info", "i"}, group: "model", usage: "info model [--fp8|--quantized|--unused]|layers|ranks|memory|sites|break|display|frame|stack|batch|edits|inject",
 			help: "Facts about the model and the session.\nmodel: architecture, sizes, loaded layers, dtypes (config, weights as stored and as kept, fp8 dequantized, activations), " +
-				"unused checkpoint tensors, parameters, world size, the tokenizer `input text` encodes with; --fp8 lists the tensors stored as fp8 (block scales), --quantized every quantized weight with its format (fp8 block, int4 group), --unused the checkpoint tensors the model does not use; layers: decoder layers; " +
+				"unused checkpoint tensors, parameters, world size (and --ep, experts whole per rank), the tokenizer `input text` encodes with and the BOS it puts before a text (none for Kimi's tiktoken.model); --fp8 lists the tensors stored as fp8 (block scales), --quantized every quantized weight with its format (fp8 block, int4 group), --unused the checkpoint tensors the model does not use; layers: decoder layers; " +
 				"ranks: device and weight shards per rank (embeddings and lm_head as real rows of the vocabulary with vLLM's padded range, each run of decoder layers split alike once, which routed experts each rank holds) and, with rank workers, each rank's worker process: pid, host and state " +
 				"(idle, running, at a stop, stopped by a signal, or FAILED with its fault report), read without waiting on any worker; " +
 				"memory: device bytes per rank; sites: every site in visit order with its tensors; break: breakpoints and watches (also breakpoints, b, watchpoints); display: displays; frame: the frame looked at (as `frame`); stack: the backtrace (as `bt`); " +
@@ -226,7 +226,8 @@ func init() {
 				"edits: the edits (`set var`, `patch`) of the current pass, then persistent and armed ones, with how often each was applied. inject: the injected faults.",
 			complete: words("model", "layers", "ranks", "memory", "sites", "break", "display", "frame", "batch", "edits", "inject"), fn: cmdInfo},
 		{aliases: []string{"tree"}, group: "model", usage: "tree [SITE]",
-			help: "The module tree (vLLM classes) with parameter counts and each weight's per-rank shard shape.", complete: completeSites, fn: cmdTree},
+			help: "The module tree (vLLM classes) with parameter counts and each weight's per-rank shard shape.\n" +
+				"The routed experts' weights of one shape and split are one line ({0-383}.gate_proj.weight (384 weights)); at --ep each expert is whole on one rank. json lists every weight.", complete: completeSites, fn: cmdTree},
 
 		// session
 		{aliases: []string{"set"}, group: "session", usage: "set OPTION VALUE | set var TENSOR[ROWS, COLS] = VALUE [--rank R] [--seq S] [--tokens A:B] [--persist]", noRepeat: true,

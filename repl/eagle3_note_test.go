@@ -17,7 +17,7 @@ func TestDumpEagle3AuxNote(t *testing.T) {
 	f.Exec("capture layers 1,2,3")
 	f.Exec("run")
 	dir := t.TempDir()
-	f.AssertExec("dump "+filepath.Join(dir, "a")+" --format speculators", "note: speculators ids 2,3,4: the file holds 2 aux ids")
+	f.AssertExec("dump "+filepath.Join(dir, "a")+" --format speculators", "note: speculators ids 2,3,4: the file holds 2 aux ids", "the REPL's ids are the captured layers + 1")
 	f.Exec("capture site model.embed_tokens hidden_states")
 	f.Exec("run")
 	if out := f.Exec("dump " + filepath.Join(dir, "b") + " --format speculators"); strings.Contains(out, "note:") {

@@ -29,7 +29,7 @@ func TestOneIsSingular(t *testing.T) {
 	f.Exec("run")
 	d := t.TempDir() + "/d"
 	f.AssertExec("dump "+d, "dumped 1 sequence (1 token) to ", "pass  sequence count    1 sequence, 1 expected\n", "1 of 1 file re-read")
-	f.AssertExec("check "+d+" --layers 1", "pass  layer count       1 layer: 1\n", "(stream), F32, 1 sequence\n",
+	f.AssertExec("check "+d+" --layers 1", "pass  layer count       1 layer: 1\n", "(stream), f32, 1 sequence\n",
 		"pass  files             1 file, as the manifest lists\n", "  1 file: 1 valid, 0 invalid, 0 unreadable\n")
 	f.Exec("break layers.1")
 	f.Exec("run")

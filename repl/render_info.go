@@ -65,7 +65,11 @@ func (t *Term) modelText(m client.ModelInfo) string {
 		add("unused tensors", t.st.Warn.Render(fmt.Sprintf("warning: %s not used by %s: %s%s", plural.Of(n, "checkpoint tensor is", "checkpoint tensors are"), m.Arch, strings.Join(show, ", "), more)))
 	}
 	add("parameters", strconv.FormatInt(m.Params, 10))
-	add("world size", strconv.Itoa(m.World))
+	world := strconv.Itoa(m.World)
+	if m.ExpertParallel { // as `info ranks` shows it: which experts each rank holds
+		world += " (--ep: routed experts whole per rank, expert parallel)"
+	}
+	add("world size", world)
 	var per []string
 	for r, d := range m.Devices {
 		per = append(per, fmt.Sprintf("rank %d %s %s", r, d, bytesize.Binary(m.Memory[r])))
@@ -76,6 +80,11 @@ func (t *Term) modelText(m client.ModelInfo) string {
 	}
 	if m.Tokenizer != "" {
 		add("tokenizer", m.Tokenizer)
+	}
+	if b := m.TextBOS; b != nil && *b >= 0 {
+		add("text BOS", fmt.Sprintf("%d (`input text` puts it before a text, as the tokenizer's reference does)", *b))
+	} else if b != nil {
+		add("text BOS", "none (`input text` encodes a text alone, as the tokenizer's reference does)")
 	}
 	if m.Skipped != "" {
 		add("not loaded", m.Skipped)
@@ -228,6 +237,16 @@ func (t *Term) treeText(nodes []client.TreeNode) string {
 			name = "(root)"
 		}
 		fmt.Fprintf(&b, "%s%s  %s  %s\n", ind, t.st.Site.Render(name), n.Class, t.st.Dim.Render(strconv.FormatInt(n.Params, 10)+" params"))
+		// Numbered children's weights (routed experts: 0.gate_proj.weight
+		// ... 383.down_proj.weight) that share shape and split print as
+		// one line per group, where their first one was: 1152 lines per
+		// Kimi-K2 MoE layer otherwise.
+		type group struct {
+			name, shape, split string
+			idx                []int
+		}
+		var order []*group
+		byKey := map[string]*group{}
 		for _, w := range n.Weights {
 			split := "replicated"
 			if w.Dim >= 0 {
@@ -238,12 +257,78 @@ func (t *Term) treeText(nodes []client.TreeNode) string {
 				split = fmt.Sprintf("split dim %d: %s", w.Dim, strings.Join(per, " "))
 				if len(w.RankShapes) == 1 { // tp 1: how it splits, not a split
 					split = fmt.Sprintf("split dim %d at tp > 1 (one rank holds it whole)", w.Dim)
+				} else if r, ok := wholeOnOne(w); ok { // --ep: an expert placed whole, not split
+					split = fmt.Sprintf("whole on rank %d, none on the others (expert parallel)", r)
 				}
 			}
-			fmt.Fprintf(&b, "%s  · %s %s  %s\n", ind, shortName(w.Name, n.Path), t.st.Shape.Render(shape(w.Shape)), t.st.Dim.Render(split))
+			name := shortName(w.Name, n.Path)
+			num, rest, numbered := strings.Cut(name, ".")
+			i, err := strconv.Atoi(num)
+			if !numbered || err != nil || i < 0 {
+				order = append(order, &group{name: name, shape: shape(w.Shape), split: split})
+				continue
+			}
+			key := rest + "\x00" + shape(w.Shape) + "\x00" + split
+			g := byKey[key]
+			if g == nil {
+				g = &group{name: rest, shape: shape(w.Shape), split: split}
+				byKey[key] = g
+				order = append(order, g)
+			}
+			g.idx = append(g.idx, i)
+		}
+		for _, g := range order {
+			name, count := g.name, ""
+			switch len(g.idx) {
+			case 0:
+			case 1:
+				name = fmt.Sprintf("%d.%s", g.idx[0], g.name)
+			default:
+				name, count = fmt.Sprintf("{%s}.%s", intRanges(g.idx), g.name), fmt.Sprintf(" (%d weights)", len(g.idx))
+			}
+			fmt.Fprintf(&b, "%s  · %s %s%s  %s\n", ind, name, t.st.Shape.Render(g.shape), count, t.st.Dim.Render(g.split))
 		}
 	}
 	return b.String()
+}
+
+// intRanges writes ascending ints as runs: "0-3,8-11", "5".
+func intRanges(v []int) string {
+	var parts []string
+	for i := 0; i < len(v); {
+		j := i
+		for j+1 < len(v) && v[j+1] == v[j]+1 {
+			j++
+		}
+		if j == i {
+			parts = append(parts, strconv.Itoa(v[i]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", v[i], v[j]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ",")
+}
+
+// wholeOnOne reports the rank that holds all of w when every other rank
+// holds none of it (a routed expert's weight under --ep), as
+// (rank, true); (0, false) for a weight split over several ranks.
+func wholeOnOne(w client.WeightInfo) (int, bool) {
+	whole := -1
+	for r, s := range w.RankShapes {
+		n := 1
+		for _, d := range s {
+			n *= d
+		}
+		switch {
+		case n == 0:
+		case whole < 0 && slices.Equal(s, w.Shape):
+			whole = r
+		default:
+			return 0, false
+		}
+	}
+	return whole, whole >= 0
 }
 
 // shortName is a weight's name relative to the nearest module path

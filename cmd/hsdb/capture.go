@@ -35,14 +35,14 @@ func init() {
 // written (to stop the process midway); nil in normal use.
 var captureAfterBatch func(done int)
 
-const captureUsage = "capture [--model PATH] [--tp N] [--format hsdb|speculators|specforge] [--layers eagle3|IDS] [--what stream|hidden_states|residual] (--ids \"1,2,3;4,5\" | --data F.jsonl) --out DIR [--max-batch-tokens T] [--save-dtype f32|bf16|f16] [--compress] [--writers N] [--prefill-baseline N] [--force] [--json]"
+const captureUsage = "capture [--model PATH] [--tp N] [--ep] [--format hsdb|speculators|specforge] [--layers eagle3|IDS] [--what stream|hidden_states|residual] (--ids \"1,2,3;4,5\" | --data F.jsonl) --out DIR [--max-batch-tokens T] [--save-dtype f32|bf16|f16] [--compress] [--writers N] [--prefill-baseline N] [--force] [--json]"
 
 func runCapture(args []string, io stdio) int {
 	fs := newFlagSet("capture")
 	var mf modelFlags
 	mf.register(fs, "layers", "json")
 	layersArg := &mf.layers
-	what := fs.String("what", "stream", "stream (hidden_states + residual = HF output_hidden_states[i+1]), hidden_states or residual")
+	what := fs.String("what", "stream", "stream (hidden_states + residual = HF output_hidden_states[i+1]), hidden_states or residual (vLLM's un-summed halves: --format hsdb only, the trainer formats hold the stream)")
 	ids := fs.String("ids", "", `token ids: sequences separated by ';', e.g. "1,2,3;4,5"`)
 	data := fs.String("data", "", `JSONL input: {"input_ids": [...], "loss_mask": [...]} or {"text": "..."} per line, optional "id"`)
 	out := fs.String("out", "", "dump directory (written as DIR.partial until complete; missing parent directories are made). "+
@@ -143,6 +143,9 @@ func runCapture(args []string, io stdio) int {
 	// printed before the job, and in --json's "notes".
 	var notes []string
 	if n := capture.Eagle3AuxNote(format, plan.IDs); n != "" {
+		if format == capture.FormatSpeculators { // how, here: --layers (the REPL's way is its own)
+			n += "; --layers takes them in speculators' ids, eagle3 being 2, N/2, N-3, N"
+		}
 		notes = append(notes, n)
 	}
 	if format == capture.FormatSpeculators && in.Masked > 0 {

@@ -95,7 +95,7 @@ func TestCaptureSpeculatorsSummaryNamesEmbeddings(t *testing.T) {
 		t.Fatalf("capture: exit %d, want %q in:\n%s%s", code, want, stdout, errs)
 	}
 	stdout, errs, code = runHsdb(t, "check", out, "--no-model")
-	if want := ": speculators ids 0,1,2,3 = the embeddings (id 0) and hsdb layers 0,1,2, BF16, 1 sequence"; code != 0 || !strings.Contains(stdout, want) {
+	if want := ": speculators ids 0,1,2,3 = the embeddings (id 0) and hsdb layers 0,1,2, bf16, 1 sequence"; code != 0 || !strings.Contains(stdout, want) {
 		t.Fatalf("check: exit %d, want %q in:\n%s%s", code, want, stdout, errs)
 	}
 }

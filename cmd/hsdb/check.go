@@ -21,7 +21,7 @@ func init() {
 		run:     runCheck})
 }
 
-const checkUsage = "check PATH [--model MODEL] [--layers 2,30,58,60] [--tp N] [--seq-lens 512,259] [--no-model] [--json] [--summary|--full]"
+const checkUsage = "check PATH [--model MODEL] [--layers 2,30,58,60] [--tp N] [--ep] [--seq-lens 512,259] [--no-model] [--json] [--summary|--full]"
 
 // checkFlags are check's and diff's flags: the shared ones (flagTable:
 // the model group, --layers, --json, --no-model), --seq-lens, and

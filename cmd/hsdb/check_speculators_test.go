@@ -44,7 +44,7 @@ func TestCheckLayersInFormatIDs(t *testing.T) {
 	}
 	file := filepath.Join(dir, "hs_0.safetensors")
 	out, _, code := runHsdb(t, "check", file, "--model", model, "--layers", "1,2,3")
-	want := "1,2,3 are this file's speculators ids (id k = hsdb layer k-1's output, id 0 the embeddings), and check's --layers are hsdb layers: --layers 0,1,2"
+	want := "1,2,3 are this file's speculators ids (id k = hsdb layer k-1's output, id 0 the embeddings), and --layers (check, diff) are hsdb layers: --layers 0,1,2"
 	if code != 1 || !strings.Contains(out, want) {
 		t.Errorf("--layers 1,2,3: exit %d, want 1 and %q in\n%s", code, want, out)
 	}
@@ -86,5 +86,35 @@ func TestCheckNamesSpeculatorsTokenIDs(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("check output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestCheckSpeculatorsLabelsAsIDs: a speculators file captured with
+// --layers 1,2,3 passed check's layer count as "3 layers: 0,1,2", with no
+// word that these are hsdb layers and the file's own ids 1,2,3 (id k =
+// hsdb layer k-1's output, README): the user who asked for 1,2,3 read
+// other layers. By that definition, both are said, with --layers and
+// without; SpecForge's ids are hsdb's layers and get no such note.
+func TestCheckSpeculatorsLabelsAsIDs(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "hs")
+	const model = "../../testdata/hf/llama"
+	if out, errs, code := runHsdb(t, "capture", "--model", model, "--format", "speculators", "--layers", "1,2,3", "--ids", "1,5,6,7", "--out", dir); code != 0 {
+		t.Fatalf("capture: exit %d\n%s\n%s", code, out, errs)
+	}
+	file := filepath.Join(dir, "hs_0.safetensors")
+	out, _, code := runHsdb(t, "check", file, "--model", model, "--layers", "0,1,2")
+	if want := "pass  layer count       3 layers: 0,1,2 (hsdb layers = speculators ids 1,2,3)\n"; code != 0 || !strings.Contains(out, want) {
+		t.Errorf("--layers 0,1,2: exit %d, want %q in\n%s", code, want, out)
+	}
+	out, _, _ = runHsdb(t, "check", file, "--model", model)
+	if want := "no --layers requested (3 entries, labelled 0,1,2: hsdb layers = speculators ids 1,2,3)"; !strings.Contains(out, want) {
+		t.Errorf("no --layers: want %q in\n%s", want, out)
+	}
+	sf := filepath.Join(t.TempDir(), "sf")
+	if out, errs, code := runHsdb(t, "capture", "--model", model, "--format", "specforge", "--layers", "0,1,2", "--ids", "1,5,6,7", "--out", sf); code != 0 {
+		t.Fatalf("capture specforge: exit %d\n%s\n%s", code, out, errs)
+	}
+	if out, _, _ = runHsdb(t, "check", sf, "--model", model, "--layers", "0,1,2"); strings.Contains(out, "= speculators ids") {
+		t.Errorf("specforge sample noted as speculators ids:\n%s", out)
 	}
 }

@@ -68,7 +68,7 @@ func debuggerFlags() (*flag.FlagSet, *modelFlags, *string, *string) {
 	fs := newFlagSet("hsdb")
 	m := &modelFlags{}
 	m.register(fs, "json")
-	script := fs.String("x", "", "run the debugger commands of this file and exit (status 1 if a command failed, 130 on Ctrl-C)")
+	script := fs.String("x", "", "run the debugger commands of this file and exit (status 1 if a command failed, 130 on Ctrl-C); commands piped on stdin run the same way, stopping at the first failing command unless 'set errors continue' came first")
 	history := fs.String("history", "", "readline history file (default ~/.hsdb_history)")
 	return fs, m, script, history
 }

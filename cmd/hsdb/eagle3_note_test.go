@@ -66,3 +66,22 @@ func TestCaptureSpeculatorsLossMaskNote(t *testing.T) {
 }
 
 func writeFile(p, s string) error { return os.WriteFile(p, []byte(s), 0o644) }
+
+// TestCaptureSpeculatorsAuxNoteNoREPL: `hsdb capture --format speculators
+// --layers 1,2,3` noted "EAGLE-3's draft reads 3 (4 ids, e.g. --layers
+// eagle3; the REPL's ids are the captured layers + 1, ...)": the REPL
+// clause belongs to the debugger's dump, and eagle3 cannot serve a model
+// this shallow (ids 2, 1, 0, 3 for the llama fixture's 3 layers, by
+// hand: 2, N/2, N-3, N). The job's note says how --layers takes them; the
+// debugger's dump keeps its own (repl's TestDumpEagle3AuxNote).
+func TestCaptureSpeculatorsAuxNoteNoREPL(t *testing.T) {
+	var out, errOut bytes.Buffer
+	args := []string{"capture", "--model", "../../testdata/hf/llama", "--format", "speculators", "--layers", "1,2,3", "--ids", "1,5,7,9", "--out", filepath.Join(t.TempDir(), "d")}
+	if code := hsdbMain(args, stdio{Out: &out, Err: &errOut}); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	want := "note: speculators ids 1,2,3: the file holds 2 aux ids before the last (hidden_states[:, :-1]), EAGLE-3's draft reads 3 (4 ids); --layers takes them in speculators' ids, eagle3 being 2, N/2, N-3, N\n"
+	if !strings.Contains(out.String(), want) || strings.Contains(out.String(), "the REPL") {
+		t.Errorf("want %q, and no REPL, in:\n%s", want, out.String())
+	}
+}

@@ -137,7 +137,13 @@ func runGenerate(args []string, io stdio) int {
 	prev := in[len(in)-1]
 	o := engine.GenerateOptions{Steps: *steps, Stop: stop, Sampler: engine.NewSampler(*temp, *seed)}
 	if !*asJSON && tok != nil {
-		for i := 1; i < len(in); i++ { // run.c prints the prompt as it feeds it
+		// run.c prints the prompt as it feeds it, from the token after
+		// BOS; a prompt that starts without BOS (Kimi's tiktoken adds
+		// none) is printed from its first token, which follows nothing.
+		if in[0] != tok.BOS() {
+			fmt.Fprint(io.Out, tok.DecodePiece(-1, in[0]))
+		}
+		for i := 1; i < len(in); i++ {
 			fmt.Fprint(io.Out, tok.DecodePiece(in[i-1], in[i]))
 		}
 		o.OnToken = func(id int32) bool {

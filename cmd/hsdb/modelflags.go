@@ -91,7 +91,7 @@ var flagTable = []flagDef{
 	{"ep", "MoE models: whole experts per rank (expert parallel, over the --tp ranks) instead of splitting each expert", boolFlag(func(m *modelFlags) *bool { return &m.ep })},
 	{"moe", "MoE expert split: tp (each expert's intermediate split over ranks, vLLM's default; the default) or ep (same as --ep)", strFlag(func(m *modelFlags) *string { return &m.moe }, "")},
 	{"load-layers", "load only decoder layers A-B (with embeddings, final norm and head), e.g. 58-60", strFlag(func(m *modelFlags) *string { return &m.loadRange }, "")},
-	{"layers", "decoder layers captured (capture) or expected in the capture, in order (check, diff: hsdb layer numbers whatever the file's format), e.g. 2,30,58,60 (capture: also eagle3, the format's EAGLE-3 ids: hsdb layers 1, N/2-1, N-4, N-1)", strFlag(func(m *modelFlags) *string { return &m.layers }, "")},
+	{"layers", "layers captured (capture: in --format's ids, hsdb's decoder layers by default; or eagle3, the format's EAGLE-3 ids: hsdb layers 1, N/2-1, N-4, N-1) or expected in the capture, in order (check, diff: hsdb layer numbers whatever the file's format), e.g. 2,30,58,60", strFlag(func(m *modelFlags) *string { return &m.layers }, "")},
 	{"json", "print the result as JSON (the debugger: one object per command result)", boolFlag(func(m *modelFlags) *bool { return &m.json })},
 	{"no-model", "do not run the model (check: structure, rules and shape forensics only)", boolFlag(func(m *modelFlags) *bool { return &m.noModel })},
 	{"workers", "run each rank in its own worker process (hsdb worker; hsdb-cuda-worker for --device cuda, where it is the default), so that a failing rank never ends the session; --workers=false runs CUDA ranks in process (a -tags cuda build)", func(fs *flag.FlagSet, m *modelFlags, name, usage string) { fs.Var(&m.workers, name, usage) }},
@@ -116,9 +116,22 @@ var modelGroup = []string{"model", "tp", "device", "dtype", "ep", "moe", "load-l
 // generate) gets a --layers that refuses with the hint to --load-layers
 // (the spelling it had before).
 func (m *modelFlags) register(fs *flag.FlagSet, names ...string) {
+	m.registerExcept(fs, nil, names...)
+}
+
+// workerGroup names the model group's flags about rank worker processes,
+// which `hsdb plan` (it starts no worker) does not take.
+var workerGroup = []string{"workers", "listen", "worker-timeout", "worker-links", "worker-bin"}
+
+// registerExcept is register without the flags named in except: a
+// subcommand refuses them as unknown rather than take and ignore them.
+func (m *modelFlags) registerExcept(fs *flag.FlagSet, except []string, names ...string) {
 	want := map[string]bool{}
 	for _, n := range append(append([]string{}, modelGroup...), names...) {
 		want[n] = true
+	}
+	for _, n := range except {
+		delete(want, n)
 	}
 	for _, d := range flagTable {
 		if want[d.name] {

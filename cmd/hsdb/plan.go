@@ -20,7 +20,7 @@ import (
 
 func init() {
 	register(&subcommand{name: "plan", usage: planUsage,
-		summary: "memory per rank (weights as kept, KV cache, one layer's activations) and whether it fits, from config.json alone (weights optional); exit 1 when it does not fit",
+		summary: "memory per rank (weights as kept, KV cache, one layer's activations) and whether it fits, from config.json alone (weights optional); exit 1 when it does not fit or the model cannot be planned (the error on stderr), 2 for bad flags",
 		run:     runPlan})
 }
 
@@ -29,7 +29,9 @@ const planUsage = "plan [--model DIR|FILE.bin] [--tp N] [--pp N] [--ep] [--devic
 func runPlan(args []string, io stdio) int {
 	fs := newFlagSet("plan")
 	var mf modelFlags
-	mf.register(fs, "json")
+	// plan starts no worker: the worker flags are refused, not ignored.
+	mf.registerExcept(fs, workerGroup, "json")
+	fs.Lookup("pp").Usage = "pipeline stages planned: the decoder layers split into N stages as vLLM splits them, each a --tp group of ranks"
 	// A plan is for GPUs unless --device cpu is given (the CPU backend
 	// dequantizes quantized weights on load and its ranks share the host).
 	mf.device, fs.Lookup("device").DefValue = "cuda", "cuda"
@@ -58,9 +60,6 @@ func runPlan(args []string, io stdio) int {
 	}
 	eo, err := mf.options()
 	if err != nil {
-		return fail(2, "%v", err)
-	}
-	if err := mf.validateWorkers(); err != nil { // the flags plan shares mean the same here
 		return fail(2, "%v", err)
 	}
 	po := engine.PlanOptions{TP: eo.TP, EP: eo.EP, Layers: eo.Layers, DType: eo.DType, Tokens: *tokens, DeviceBytes: mem, Device: eo.Device}
@@ -189,7 +188,11 @@ func printPlan(w io.Writer, dir string, p *engine.DirPlan, advice string) {
 	if p.Checkpoint {
 		from = "config.json and the checkpoint's tensor headers"
 	}
-	fmt.Fprintf(w, "%s %s at --tp %d, from %s; %d tokens\n", dir, p.Arch, p.World, from, p.Tokens)
+	ep := ""
+	if p.ExpertParallel { // the split --ep chose, said as the header says --tp
+		ep = " --ep (routed experts whole per rank)"
+	}
+	fmt.Fprintf(w, "%s %s at --tp %d%s, from %s; %d tokens\n", dir, p.Arch, p.World, ep, from, p.Tokens)
 	if p.Quant == "" {
 		fmt.Fprintf(w, "weights: %s, none quantized; activations and KV cache %s\n", p.Dense, p.Act)
 	} else {

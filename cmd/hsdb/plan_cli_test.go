@@ -118,3 +118,48 @@ func TestPlanCPUDefaultMemoryNote(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanSaysEP: `hsdb plan --ep` planned the routed experts whole per
+// rank, but neither its header ("... at --tp 8, from ...") nor its JSON
+// said so: a plan at --ep read as one without. Kimi-K2.5's released
+// config (testdata/configs/kimi-k2.5, 384 routed experts) at --tp 8.
+func TestPlanSaysEP(t *testing.T) {
+	for _, ep := range []bool{false, true} {
+		args := []string{"plan", "--model", "../../testdata/configs/kimi-k2.5", "--tp", "8"}
+		if ep {
+			args = append(args, "--ep")
+		}
+		out, errs, code := runHsdb(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		head := strings.SplitN(out, "\n", 2)[0]
+		if got := strings.Contains(head, "at --tp 8 --ep (routed experts whole per rank),"); got != ep {
+			t.Errorf("--ep %v: header %q", ep, head)
+		}
+		out, errs, code = runHsdb(t, append(args, "--json")...)
+		var p struct {
+			EP *bool `json:"expert_parallel"`
+		}
+		if err := json.Unmarshal([]byte(out), &p); code != 0 || err != nil || p.EP == nil || *p.EP != ep {
+			t.Errorf("--ep %v --json: exit %d, %v, expert_parallel %v: %s", ep, code, err, p.EP, errs)
+		}
+	}
+}
+
+// TestPlanRefusesWorkerFlags: plan starts no worker, yet took --workers,
+// --listen, --worker-bin, --worker-links and --worker-timeout, listed them
+// in its --help and ignored them. They are unknown flags there now (exit
+// 2), and --pp is described as stages planned, not workers started.
+func TestPlanRefusesWorkerFlags(t *testing.T) {
+	for _, f := range [][]string{{"--workers"}, {"--listen", ":0"}, {"--worker-bin", "x"}, {"--worker-links", "hub"}, {"--worker-timeout", "1s"}} {
+		_, errs, code := runHsdb(t, append([]string{"plan"}, f...)...)
+		if code != 2 || !strings.Contains(errs, "unknown flag "+f[0]) {
+			t.Errorf("plan %v: exit %d, stderr %q; want 2, unknown flag", f, code, errs)
+		}
+	}
+	out, errs, _ := runHsdb(t, "plan", "--help")
+	if strings.Contains(out+errs, "worker") {
+		t.Errorf("plan --help names workers:\n%s%s", out, errs)
+	}
+}

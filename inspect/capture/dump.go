@@ -204,8 +204,8 @@ func prepare(dir string, info DumpInfo, opts DumpOptions) (*DumpWriter, error) {
 	if info.Plan != nil && info.Plan.Format != FormatHsdb && opts.DType == tensor.Invalid {
 		opts.DType = tensor.BF16 // speculators' BaseDataset and SpecForge's trainer take bf16 hidden states
 	}
-	if (info.Plan == nil || info.Plan.Format == FormatHsdb) && opts.Compress {
-		return nil, fmt.Errorf("%w: --compress: only SpecForge samples have a compressed form their trainer reads (.ckpt.gz)", ErrFormat)
+	if (info.Plan == nil || info.Plan.Format != FormatSpecForge) && opts.Compress { // speculators' too: its trainer reads .safetensors only
+		return nil, fmt.Errorf("dump %s: %w: --compress: only SpecForge samples have a compressed form their trainer reads (.ckpt.gz)", dir, ErrFormat)
 	}
 	dt, err := dumpDType(opts, info.Model.DType)
 	if err != nil {

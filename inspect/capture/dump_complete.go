@@ -104,7 +104,7 @@ func (w *DumpWriter) completeJob() error {
 		return fmt.Errorf("dump %s: %w, and its manifest cannot be read (%v); give --force to replace it", w.dir, ErrExists, err)
 	}
 	if why := sameJob(old, w.m); why != "" {
-		if setting, msg := otherNumerics(old, w.m, len(old.Sequences), true); msg != "" {
+		if setting, msg := otherNumerics(old, w.m, len(old.Sequences), true); msg != "" && otherJob(old, w.m) == "" {
 			// Not mixed, as a resume is not (otherNumerics); nor replaced
 			// without --force, which the message offers.
 			return fmt.Errorf("dump %s: %w, finished by this job at another %s: %s", w.dir, ErrExists, setting, msg)

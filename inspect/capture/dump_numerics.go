@@ -105,10 +105,13 @@ func otherNumerics(old, m *Manifest, n int, finished bool) (setting, msg string)
 }
 
 // at words a setting after "captured" or "start over": "at --tp 8",
-// "without --ep".
+// "without --ep", "with --ep" (a flag without a value).
 func at(s string) string {
 	if strings.HasPrefix(s, "without ") {
 		return s
+	}
+	if !strings.Contains(s, " ") {
+		return "with " + s
 	}
 	return "at " + s
 }

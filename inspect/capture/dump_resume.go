@@ -53,7 +53,7 @@ func (w *DumpWriter) resume(dir string, opts DumpOptions) error {
 	case err == nil:
 		if why := sameJob(old, w.m); why != "" {
 			if !opts.Force {
-				if setting, msg := otherNumerics(old, w.m, validatedCount(w.stage), false); msg != "" {
+				if setting, msg := otherNumerics(old, w.m, validatedCount(w.stage), false); msg != "" && otherJob(old, w.m) == "" {
 					return fmt.Errorf("dump %s: %w: %s was started by this job at another %s: %s", dir, ErrJobMismatch, w.stage, setting, msg)
 				}
 				return fmt.Errorf("dump %s: %w: %s was started by another job (%s); remove it or give --force to start over", dir, ErrJobMismatch, w.stage, why)
@@ -139,10 +139,27 @@ func readStageHeader(dir string) (*Manifest, error) {
 }
 
 // sameJob says why two manifests describe different jobs ("" when the
-// same): the inputs, what is captured, the model, or its numerics
-// (numericsOf: tp, device kind, --dtype, --ep).
+// same): the inputs, what is captured, the model (otherJob), or its
+// numerics (numericsOf: tp, device kind, --dtype, --ep).
 func sameJob(a, b *Manifest) string {
+	if why := otherJob(a, b); why != "" {
+		return why
+	}
+	if d := numericsOf(a.Model, b.Model); d != nil {
+		return d.was + ", now " + d.now
+	}
+	return ""
+}
+
+// otherJob says why two manifests are of different jobs whatever their
+// numerics ("" when only the numerics may differ): the inputs, what is
+// captured, the model config. A refusal offers rerunning with the old
+// numerics only when this is "" (otherNumerics): a rerun of another
+// job's command at that --tp would be refused again.
+func otherJob(a, b *Manifest) string {
 	switch {
+	case a.Job == nil && b.Job != nil:
+		return "the debugger's `dump` wrote it, not a capture job"
 	case (a.Job == nil) != (b.Job == nil) || (a.Job != nil && (a.Job.InputSHA256 != b.Job.InputSHA256 || a.Job.Sequences != b.Job.Sequences)):
 		return "other inputs"
 	case joinInts(a.Capture.Layers) != joinInts(b.Capture.Layers):
@@ -155,9 +172,6 @@ func sameJob(a, b *Manifest) string {
 		return fmt.Sprintf("dtype %s, now %s", FileText(a.Capture.DType), b.Capture.DType)
 	case a.Model.ConfigSHA256 != b.Model.ConfigSHA256:
 		return "another model config"
-	}
-	if d := numericsOf(a.Model, b.Model); d != nil {
-		return d.was + ", now " + d.now
 	}
 	return ""
 }

@@ -222,12 +222,13 @@ func idRange(f Format, L int) string {
 // EAGLE-3's drafts read (their fc takes 3·hidden: SpecForge's
 // aux_hidden_state [1, len, 3·hidden], speculators' hidden_states[:,
 // :-1].flatten(1)); ids are the format's ids in file order. "" when they
-// are, and for hsdb's own format.
+// are, and for hsdb's own format. Callers add how to give 4 ids where
+// they are given (hsdb capture's --layers, the REPL's captured layers).
 func Eagle3AuxNote(f Format, ids []int) string {
 	switch f {
 	case FormatSpeculators:
 		if n := len(ids) - 1; n != 3 {
-			return fmt.Sprintf("speculators ids %s: the file holds %d aux ids before the last (hidden_states[:, :-1]), EAGLE-3's draft reads 3 (4 ids, e.g. --layers eagle3; the REPL's ids are the captured layers + 1, and 0 with `capture site model.embed_tokens hidden_states`)", joinInts(ids), n)
+			return fmt.Sprintf("speculators ids %s: the file holds %d aux ids before the last (hidden_states[:, :-1]), EAGLE-3's draft reads 3 (4 ids)", joinInts(ids), n)
 		}
 	case FormatSpecForge:
 		if n := len(ids); n != 3 {
@@ -400,4 +401,26 @@ func (c CaptureInfo) Sources() string {
 		return hs + " (aux_hidden_state) and model.norm's output (hidden_state)"
 	}
 	return "layers " + strings.Join(layers, ",")
+}
+
+// LeftOut names the captures a trainer-format dump (PlanCaptured) does not
+// write, by key in specs' order: every site capture except the one the
+// format holds (speculators' id 0, EmbedKey; SpecForge's hidden_state,
+// NormKey), and for speculators NormKey too (its files hold no final norm
+// output). nil for hsdb's own format, which writes them all.
+func LeftOut(f Format, specs []CaptureSpec) []string {
+	if f == FormatHsdb || f == "" {
+		return nil
+	}
+	var out []string
+	for _, s := range specs {
+		switch {
+		case s.Layer >= 0:
+		case f == FormatSpeculators && s.Key == EmbedKey:
+		case f == FormatSpecForge && s.Key == NormKey:
+		default:
+			out = append(out, s.Key)
+		}
+	}
+	return out
 }

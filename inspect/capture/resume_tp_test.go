@@ -139,7 +139,12 @@ func TestSameJobNumerics(t *testing.T) {
 		t.Errorf("bf16 vs as stored: %s %q", setting, msg)
 	}
 	setting, msg = otherNumerics(mk("cpu", "", true), mk("cpu", "", false), 2, false)
-	if setting != "--ep" || !strings.Contains(msg, "captured at --ep; this run is without --ep.") || !strings.Contains(msg, "Rerun with --ep to resume it") {
+	if setting != "--ep" || !strings.Contains(msg, "captured with --ep; this run is without --ep.") || !strings.Contains(msg, "Rerun with --ep to resume it") {
 		t.Errorf("ep vs not: %s %q", setting, msg)
+	}
+	// the other way round: a flag without a value is "with --ep", not "at --ep"
+	setting, msg = otherNumerics(mk("cpu", "", false), mk("cpu", "", true), 2, false)
+	if setting != "--ep" || !strings.Contains(msg, "captured without --ep; this run is with --ep.") || !strings.Contains(msg, "start over with --ep") {
+		t.Errorf("not vs ep: %s %q", setting, msg)
 	}
 }

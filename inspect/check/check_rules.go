@@ -36,21 +36,27 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 	// --format speculators takes them) is named: check takes hsdb layers.
 	formatIDs := ""
 	if ids, ok := l.speculatorsIDs(); ok && joinInts(ids) == joinInts(opts.Layers) && joinInts(ids) != joinInts(labels) {
-		formatIDs = fmt.Sprintf("; %s are this file's speculators ids (id k = hsdb layer k-1's output, id 0 the embeddings), and check's --layers are hsdb layers: --layers %s", joinInts(ids), joinInts(labels))
+		formatIDs = fmt.Sprintf("; %s are this file's speculators ids (id k = hsdb layer k-1's output, id 0 the embeddings), and --layers (check, diff) are hsdb layers: --layers %s", joinInts(ids), joinInts(labels))
+	}
+	// A speculators file's labels are hsdb layers, its own ids one more:
+	// both are said where the labels are (a pass, or no --layers).
+	asIDs := ""
+	if ids, ok := l.speculatorsIDs(); ok && joinInts(ids) != joinInts(labels) {
+		asIDs = " (hsdb layers = speculators ids " + joinInts(ids) + ")"
 	}
 	switch {
 	case len(opts.Layers) == 0:
-		add(capture.RuleLayerCount, capture.Skip, "no --layers requested (%d entr%s%s)", len(l.Entries), ies(len(l.Entries)), labelNote(labels))
+		add(capture.RuleLayerCount, capture.Skip, "no --layers requested (%d entr%s%s%s)", len(l.Entries), ies(len(l.Entries)), labelNote(labels), strings.TrimSuffix(strings.Replace(asIDs, " (", ": ", 1), ")"))
 	case len(layered) != len(opts.Layers):
 		add(capture.RuleLayerCount, capture.Fail, "%d layer entr%s, %d layer%s requested (%s)%s", len(layered), ies(len(layered)), len(opts.Layers), plural(len(opts.Layers)), joinInts(opts.Layers), formatIDs)
 	case l.Labelled && joinInts(labels) != joinInts(opts.Layers) && sameSet(labels, opts.Layers) && l.Keyed:
-		add(capture.RuleLayerCount, capture.Pass, "%d layer%s: %s", len(opts.Layers), plural(len(opts.Layers)), joinInts(labels))
+		add(capture.RuleLayerCount, capture.Pass, "%d layer%s: %s%s", len(opts.Layers), plural(len(opts.Layers)), joinInts(labels), asIDs)
 	case l.Labelled && joinInts(labels) != joinInts(opts.Layers) && sameSet(labels, opts.Layers):
 		add(capture.RuleLayerCount, capture.Fail, "labelled layers %s, requested %s: the same layers in another order: the file holds %s in this order (the order a trainer concatenates them)%s", joinInts(labels), joinInts(opts.Layers), joinInts(labels), formatIDs)
 	case l.Labelled && joinInts(labels) != joinInts(opts.Layers):
 		add(capture.RuleLayerCount, capture.Fail, "labelled layers %s, requested %s%s", joinInts(labels), joinInts(opts.Layers), formatIDs)
 	default:
-		add(capture.RuleLayerCount, capture.Pass, "%d layer%s: %s", len(opts.Layers), plural(len(opts.Layers)), joinInts(opts.Layers))
+		add(capture.RuleLayerCount, capture.Pass, "%d layer%s: %s%s", len(opts.Layers), plural(len(opts.Layers)), joinInts(opts.Layers), asIDs)
 	}
 	// shape
 	hidden, from := hiddenOf(opts.Dims), "hidden_size"

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"hsdb/inspect/capture"
+	plurals "hsdb/inspect/plural"
 )
 
 // Departure returns the first entry, in layer order (unlabelled entries by
@@ -92,13 +93,19 @@ func (r *Report) DiffLines() (lines []string, departs bool) {
 		}
 		lines = append(lines, fmt.Sprintf("  first problem: %s holds %s", m.Key, what))
 	default:
-		labelled := false
+		unlabelled := 0
 		for _, m := range r.Matches {
-			labelled = labelled || m.HasClaimed
+			if !m.HasClaimed {
+				unlabelled++
+			}
 		}
-		if !labelled {
+		switch {
+		case unlabelled == len(r.Matches):
 			lines = append(lines, "  no layer labels: each entry compared with its best explanation only (give --layers to compare with the layer it claims)")
-		} else {
+		case unlabelled > 0: // a SpecForge sample: its hidden_state is named by the format, its aux layers by nothing
+			lines = append(lines, fmt.Sprintf("  no departure: every labelled entry (%s) is within tolerance of hsdb (cos ≥ %g, max|Δ| ≤ %g of max|x|); %s no layer label (layer ?): each compared with its best explanation only (give --layers to compare with the layers claimed)",
+				plurals.Of(len(r.Matches)-unlabelled, "entry", "entries"), r.Matches[0].Tol.CosMin, r.Matches[0].Tol.Rel, plurals.Of(unlabelled, "entry has", "entries have")))
+		default:
 			lines = append(lines, fmt.Sprintf("  no departure: every labelled layer is within tolerance of hsdb (cos ≥ %g, max|Δ| ≤ %g of max|x|)", r.Matches[0].Tol.CosMin, r.Matches[0].Tol.Rel))
 		}
 	}

@@ -76,7 +76,46 @@ const RuleWidth = capture.RuleWidth
 // Eagle3AuxNote says when a trainer-format dump's aux layers are not the
 // three EAGLE-3's drafts read (capture.Eagle3AuxNote), "" otherwise.
 func Eagle3AuxNote(m *Manifest) string {
-	return capture.Eagle3AuxNote(capture.Format(m.Capture.Format), m.Capture.FormatIDs)
+	n := capture.Eagle3AuxNote(capture.Format(m.Capture.Format), m.Capture.FormatIDs)
+	if n != "" && capture.Format(m.Capture.Format) == capture.FormatSpeculators {
+		n += "; the REPL's ids are the captured layers + 1, and 0 with `capture site model.embed_tokens hidden_states`"
+	}
+	return n
+}
+
+// Eagle3Layers are the hsdb layers of EAGLE-3's default ids for a model of
+// n decoder layers, [1, n/2-1, n-4, n-1] (capture.Eagle3IDs: the outputs
+// speculators' ids 2, n/2, n-3, n and SGLang's 1, n/2-1, n-4 name, and
+// the last), as `hsdb capture --layers eagle3` takes them; an error when
+// the model has too few layers for four distinct ones (capture.PlanLayers).
+func Eagle3Layers(n int) ([]int, error) {
+	p, err := capture.PlanLayers(capture.FormatHsdb, "eagle3", n, ParseLayers)
+	if err != nil {
+		return nil, err
+	}
+	return p.HsdbLayers(), nil
+}
+
+// LeftOut are the keys of the captures a trainer-format dump m did not
+// write (capture.LeftOut), nil when it wrote them all.
+func LeftOut(m *Manifest, specs []CaptureSpec) []string {
+	return capture.LeftOut(capture.Format(m.Capture.Format), specs)
+}
+
+// LeftOutNote says which captures a trainer-format dump m did not write
+// (capture.LeftOut: site captures such as a router's topk_ids, which
+// speculators' and SpecForge's files have no place for), "" when none.
+func LeftOutNote(m *Manifest, specs []CaptureSpec) string {
+	left := LeftOut(m, specs)
+	if len(left) == 0 {
+		return ""
+	}
+	also := " and the embeddings as id 0" // speculators
+	if capture.Format(m.Capture.Format) == capture.FormatSpecForge {
+		also = " and model.norm's output as hidden_state"
+	}
+	return fmt.Sprintf("not written: %s (%s files hold only the layers' residual stream%s; `dump DIR` without --format writes every capture)",
+		strings.Join(left, ", "), m.Capture.Format, also)
 }
 
 // CheckRequest is what `check` and `diff` know beyond the path: the layers

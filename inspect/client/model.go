@@ -39,16 +39,24 @@ type ModelInfo struct {
 	ActDType string       `json:"activation_dtype"`
 	Params   int64        `json:"params"`
 	World    int          `json:"world_size"`
-	Devices  []string     `json:"devices"`
+	// ExpertParallel says the routed experts are placed whole per rank
+	// (--ep, vLLM's expert parallelism) rather than split per expert.
+	ExpertParallel bool     `json:"expert_parallel"`
+	Devices        []string `json:"devices"`
 	// DeviceWhy says how the device was chosen (--device given or
 	// defaulted, in process or one worker process per rank, and why).
 	DeviceWhy string `json:"device_why,omitempty"`
 	// Tokenizer names the tokenizer `input text` encodes with, kind and
 	// file ("llama2c:tok512.bin", "hf:tokenizer.json"), or "none: " and
 	// why (the files looked for, a vocabulary larger than the model's).
-	Tokenizer string  `json:"tokenizer"`
-	Memory    []int64 `json:"memory_bytes"`
-	Skipped   string  `json:"skipped,omitempty"`
+	Tokenizer string `json:"tokenizer"`
+	// TextBOS is the id `input text` (and capture's text rows, generate
+	// --prompt) puts before a text, as the tokenizer's reference does
+	// (tokenizer.TextBOS); -1 for none (Kimi's tiktoken.model); nil
+	// without a tokenizer.
+	TextBOS *int32  `json:"text_bos,omitempty"`
+	Memory  []int64 `json:"memory_bytes"`
+	Skipped string  `json:"skipped,omitempty"`
 }
 
 // MLAInfo are the sizes of multi-head latent attention, named as in

@@ -16,7 +16,8 @@
 // device or terminal type leaves this package. It imports engine,
 // engine/model, engine/tensor, inspect/stats, inspect/client,
 // inspect/capture, inspect/check, engine/tokenizer (EncodeAtMost, to stop
-// encoding an `input text` once it passes max_position_embeddings), and
+// encoding an `input text` once it passes max_position_embeddings; TextBOS
+// for `info model`), and
 // engine/modelpath, engine/safetensors and engine/stories (to read the
 // checkpoint's headers again for `info model`'s stored dtypes); it must not import a backend implementation, an
 // architecture (engine/arch: what it needs of the TP plan it reads from the

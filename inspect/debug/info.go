@@ -2,6 +2,7 @@ package debug
 
 import (
 	"hsdb/engine/model"
+	"hsdb/engine/tokenizer"
 	"hsdb/inspect/client"
 )
 
@@ -10,12 +11,14 @@ func (s *Session) Model() client.ModelInfo {
 	e, d := s.E, s.E.Dims
 	mi := client.ModelInfo{Path: e.Path, Arch: d.Arch, ModelType: d.ModelType, Hidden: d.Hidden, Layers: d.Layers, Heads: d.Heads, KVHeads: d.KVHeads,
 		HeadDim: d.HeadDim, Intermediate: d.Intermediate, Vocab: d.Vocab, MaxPos: d.MaxPos, Tied: d.Tied, DType: d.DType.String(),
-		ActDType: e.Device(0).ActDType().String(), Params: e.Tree.Root.NumParams(), World: e.World, Memory: e.MemoryInUse(), Skipped: e.Skipped,
+		ActDType: e.Device(0).ActDType().String(), Params: e.Tree.Root.NumParams(), World: e.World, ExpertParallel: e.EP, Memory: e.MemoryInUse(), Skipped: e.Skipped,
 		Loaded: s.LoadedLayers(), Weights: s.weightDTypes(), DeviceWhy: e.DeviceWhy}
 	if tok, err := e.Tokenizer(); err != nil {
 		mi.Tokenizer = "none: " + err.Error()
 	} else {
 		mi.Tokenizer = tok.Name()
+		bos := tokenizer.TextBOS(tok)
+		mi.TextBOS = &bos
 	}
 	for r := range e.World {
 		mi.Devices = append(mi.Devices, e.Device(r).Name())

@@ -45,8 +45,9 @@ func (s *Session) SetBatch(seqs [][]int32) error {
 // Batch returns the current token batch (nil before `input`).
 func (s *Session) Batch() [][]int32 { return s.batch }
 
-// Encode returns BOS followed by the tokenizer's ids of text (llama2.c's
-// run.c and vLLM's default for Llama tokenizers both prepend BOS). Errors:
+// Encode returns the tokenizer's ids of text after the BOS its reference
+// adds to a text (tokenizer.TextBOS: llama2.c's run.c and vLLM's default
+// for Llama tokenizers prepend BOS; Kimi's tiktoken adds none). Errors:
 // ErrNoTokenizer, a text too long for max_position_embeddings tokens
 // (capture.Limits.CheckText: refused before tokenizing it), or the
 // tokenizer's own.
@@ -132,6 +133,7 @@ func (s *Session) ReadJSONL(path string) ([][]int32, []string, error) {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), maxLine)
 	n, masked := 1, 0
+	textMasked := 0 // the first line of a text row with a loss_mask, which capture refuses
 	for ; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" {
@@ -143,6 +145,9 @@ func (s *Session) ReadJSONL(path string) ([][]int32, []string, error) {
 		}
 		if m, ok := rec["loss_mask"]; ok && jsonKind(m) != "null" {
 			masked++
+			if text != nil && textMasked == 0 {
+				textMasked = n
+			}
 		}
 		if text != nil {
 			if ids, err = s.Encode(*text); err != nil {
@@ -164,7 +169,11 @@ func (s *Session) ReadJSONL(path string) ([][]int32, []string, error) {
 	}
 	var notes []string
 	if masked > 0 {
-		notes = append(notes, fmt.Sprintf("%s: the loss_mask of %s is not kept: the debugger's batch is token ids, and `dump` writes no loss_mask (SpecForge's: all ones); `hsdb capture --data %s` keeps it", path, plural.N(masked, "row"), path))
+		capture := fmt.Sprintf("`hsdb capture --data %s` keeps it", path)
+		if textMasked > 0 { // as capture.ReadInputs refuses it
+			capture = fmt.Sprintf("`hsdb capture --data %s` keeps an input_ids row's and refuses one on a text row (line %d: a text's tokens are not known in advance; give input_ids)", path, textMasked)
+		}
+		notes = append(notes, fmt.Sprintf("%s: the loss_mask of %s is not kept: the debugger's batch is token ids, and `dump` writes no loss_mask (SpecForge's: all ones); %s", path, plural.N(masked, "row"), capture))
 	}
 	return out, notes, nil
 }

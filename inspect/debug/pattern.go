@@ -98,7 +98,7 @@ func (p *Pattern) Sites(t *model.Tree) ([]*model.Site, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: %q matches no site of this model (%s; `info sites` lists them)%s", client.ErrNoSite, p.Src, siteHint(t), p.fusedHint(t))
+		return nil, fmt.Errorf("%w: %q matches no site of this model (%s; `info sites` lists them)%s%s", client.ErrNoSite, p.Src, siteHint(t), p.fusedHint(t), p.layerHint(t))
 	}
 	return out, nil
 }
@@ -137,6 +137,51 @@ func (p *Pattern) fusedHint(t *model.Tree) string {
 		}
 	}
 	return ""
+}
+
+// layerHint says, for a pattern naming a sub-module of one decoder layer
+// that this layer lacks but others have (layers.0.mlp.gate in DeepSeek-V3,
+// whose first first_k_dense_replace layers are dense), which layers have
+// it and what the layer's mlp is instead; "" otherwise.
+func (p *Pattern) layerHint(t *model.Tree) string {
+	c := p.comps
+	if len(c) > 0 && c[0].lit == "model" {
+		c = c[1:]
+	}
+	if len(c) < 3 || c[0].lit != "layers" || c[1].lit == "" {
+		return ""
+	}
+	n, err := strconv.Atoi(c[1].lit)
+	if err != nil {
+		return ""
+	}
+	rest := p.Src[strings.Index(p.Src, "layers."+c[1].lit+".")+len("layers."+c[1].lit+"."):]
+	q, err := ParsePattern("layers.*." + rest)
+	if err != nil {
+		return ""
+	}
+	var have []int
+	loaded := false // layer n is in the model (a missing layer is siteHint's)
+	for _, s := range t.Sites {
+		loaded = loaded || s.Layer == n
+		if q.Match(s.Path) && (len(have) == 0 || have[len(have)-1] != s.Layer) {
+			have = append(have, s.Layer)
+		}
+	}
+	if len(have) == 0 || !loaded {
+		return ""
+	}
+	which := "layers " + firstInts(have) + " have one"
+	if k := len(have); k == 1 {
+		which = fmt.Sprintf("layer %d has one", have[0])
+	} else if have[k-1]-have[0] == k-1 {
+		which = fmt.Sprintf("layers %d-%d have one", have[0], have[k-1])
+	}
+	h := fmt.Sprintf("; layer %d has no %s, %s", n, rest, which)
+	if mlp := t.Site(fmt.Sprintf("model.layers.%d.mlp", n)); mlp != nil && strings.HasPrefix(rest, "mlp.") && !strings.Contains(mlp.Class, "MoE") {
+		h += fmt.Sprintf(" (layer %d's mlp is a dense %s, no MoE)", n, mlp.Class)
+	}
+	return h
 }
 
 // siteHint summarises a tree's sites for error messages: the numbers of

@@ -1,0 +1,82 @@
+package capture
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"hsdb/engine"
+)
+
+// TestOtherJobAtOtherTP: a dump (finished, or a DIR.partial) of one job at
+// --tp 1, met by another job (other ids, other layers) at --tp 2, was
+// refused as "finished by this job at another --tp ... Rerun with --tp 1
+// to have it verified": the numerics were compared before the job, and
+// rerunning the other command at --tp 1 is refused again ("written by
+// another job"). Now the other job is named first and no rerun at the
+// old tp is offered; the same job at another tp keeps its message
+// (TestResumeAtOtherTP).
+func TestOtherJobAtOtherTP(t *testing.T) {
+	e1, err := engine.Open("../../testdata/hf/llama", engine.Options{TP: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e1.Close()
+	e2, err := engine.Open("../../testdata/hf/llama", engine.Options{TP: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e2.Close()
+	in := func(ids string) *Inputs {
+		x, err := ParseIDsList(ids, LimitsOf(e1.Dims))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	var seqs []string // 20 sequences of 6 tokens, one per batch: the job is stopped long before its end
+	for k := range 20 {
+		seqs = append(seqs, fmt.Sprintf("1,%d,%d,%d,%d,%d", 10+k, 11+k, 12+k, 13+k, 14+k))
+	}
+	a := strings.Join(seqs, ";")
+	out := filepath.Join(t.TempDir(), "o")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	opts := JobOptions{Layers: []int{0, 1}, Out: out, MaxBatchTokens: 8, Writers: 1, AfterBatch: func(done int) {
+		if done >= 2 {
+			cancel()
+		}
+	}}
+	if _, err := RunCaptureJob(ctx, targetOf(e1), in(a), opts); !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("first run: %v, want ErrInterrupted", err)
+	}
+	other := JobOptions{Layers: []int{1}, Out: out, Writers: 1}
+	_, err = RunCaptureJob(context.Background(), targetOf(e2), in("1,5,6"), other)
+	if !errors.Is(err, ErrJobMismatch) || !strings.Contains(err.Error(), "was started by another job (other inputs)") || strings.Contains(err.Error(), "Rerun with --tp 1") {
+		t.Errorf("partial dump, other job at --tp 2: %v", err)
+	}
+	opts.AfterBatch = nil
+	if _, err := RunCaptureJob(context.Background(), targetOf(e1), in(a), opts); err != nil {
+		t.Fatal(err)
+	}
+	_, err = RunCaptureJob(context.Background(), targetOf(e2), in("1,5,6"), other)
+	if !errors.Is(err, ErrExists) || !strings.Contains(err.Error(), "written by another job (other inputs)") || strings.Contains(err.Error(), "Rerun with --tp 1") {
+		t.Errorf("finished dump, other job at --tp 2: %v", err)
+	}
+}
+
+// TestOtherJobDebuggerDump: a capture job whose --out holds a dump the
+// debugger's `dump` wrote (a manifest without a job) said "written by
+// another job (other inputs)"; it names the debugger's dump.
+func TestOtherJobDebuggerDump(t *testing.T) {
+	job := &Manifest{Job: &JobInfo{InputSHA256: "x", Sequences: 1}}
+	if got, want := otherJob(&Manifest{}, job), "the debugger's `dump` wrote it, not a capture job"; got != want {
+		t.Errorf("otherJob(debugger dump, job) = %q, want %q", got, want)
+	}
+	if got := otherJob(job, job); got != "" {
+		t.Errorf("otherJob(job, same job) = %q, want \"\"", got)
+	}
+}
