@@ -1,12 +1,12 @@
 package engine
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"hsdb/engine/enginetest"
 	"hsdb/engine/safetensors"
 	"hsdb/engine/tensor"
 )
@@ -40,21 +40,7 @@ func hostileCopy(t *testing.T, name string) string {
 // hostileJSON rewrites the JSON object file path through edit.
 func hostileJSON(t *testing.T, path string, edit func(m map[string]any)) {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	edit(m)
-	if b, err = json.Marshal(m); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	enginetest.EditJSON(t, path, edit)
 }
 
 // hostileTensors rewrites the safetensors file path through edit, which

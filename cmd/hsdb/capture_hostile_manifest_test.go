@@ -1,7 +1,7 @@
 package main
 
 import (
-	"encoding/json"
+	"hsdb/engine/enginetest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,22 +12,7 @@ import (
 // decoded object (as someone other than hsdb would change the file).
 func editManifest(t *testing.T, dir string, edit func(m map[string]any)) {
 	t.Helper()
-	p := filepath.Join(dir, "manifest.json")
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	edit(m)
-	if b, err = json.Marshal(m); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	enginetest.EditJSON(t, filepath.Join(dir, "manifest.json"), edit)
 }
 
 // boundedLines fails unless every line of text is at most 4096 bytes

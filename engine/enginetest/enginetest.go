@@ -7,6 +7,7 @@
 package enginetest
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -110,4 +111,27 @@ func CopyHF(t testing.TB, src string, edit func(name string, x *tensor.Tensor) *
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// EditJSON rewrites the JSON object file at path with edit applied to its
+// decoded form (as someone other than hsdb would change a config.json or a
+// manifest.json); it fails t when the file cannot be read, decoded or
+// written.
+func EditJSON(t testing.TB, path string, edit func(m map[string]any)) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	edit(m)
+	if b, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -3,12 +3,9 @@ package capture
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"hsdb/engine"
 )
 
 // TestOtherJobAtOtherTP: a dump (finished, or a DIR.partial) of one job at
@@ -20,16 +17,7 @@ import (
 // old tp is offered; the same job at another tp keeps its message
 // (TestResumeAtOtherTP).
 func TestOtherJobAtOtherTP(t *testing.T) {
-	e1, err := engine.Open("../../testdata/hf/llama", engine.Options{TP: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e1.Close()
-	e2, err := engine.Open("../../testdata/hf/llama", engine.Options{TP: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e2.Close()
+	e1, e2, a := tp12Job(t)
 	in := func(ids string) *Inputs {
 		x, err := ParseIDsList(ids, LimitsOf(e1.Dims))
 		if err != nil {
@@ -37,11 +25,6 @@ func TestOtherJobAtOtherTP(t *testing.T) {
 		}
 		return x
 	}
-	var seqs []string // 20 sequences of 6 tokens, one per batch: the job is stopped long before its end
-	for k := range 20 {
-		seqs = append(seqs, fmt.Sprintf("1,%d,%d,%d,%d,%d", 10+k, 11+k, 12+k, 13+k, 14+k))
-	}
-	a := strings.Join(seqs, ";")
 	out := filepath.Join(t.TempDir(), "o")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -54,7 +37,7 @@ func TestOtherJobAtOtherTP(t *testing.T) {
 		t.Fatalf("first run: %v, want ErrInterrupted", err)
 	}
 	other := JobOptions{Layers: []int{1}, Out: out, Writers: 1}
-	_, err = RunCaptureJob(context.Background(), targetOf(e2), in("1,5,6"), other)
+	_, err := RunCaptureJob(context.Background(), targetOf(e2), in("1,5,6"), other)
 	if !errors.Is(err, ErrJobMismatch) || !strings.Contains(err.Error(), "was started by another job (other inputs)") || strings.Contains(err.Error(), "Rerun with --tp 1") {
 		t.Errorf("partial dump, other job at --tp 2: %v", err)
 	}

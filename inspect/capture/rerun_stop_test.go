@@ -1,8 +1,8 @@
 package capture
 
 import (
-	"encoding/json"
 	"errors"
+	"hsdb/engine/enginetest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,23 +96,10 @@ func TestResumeStageHeaderSizes(t *testing.T) {
 	if err := runJob(out, seqs, reps, info, 2); !errors.Is(err, errCrashed) {
 		t.Fatalf("job killed after 2: %v", err)
 	}
-	p := filepath.Join(out+PartialSuffix, ManifestName)
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	m["model"].(map[string]any)["world_size"] = -3
-	if b, err = json.Marshal(m); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, err = ResumeDump(out, info, DumpOptions{})
+	enginetest.EditJSON(t, filepath.Join(out+PartialSuffix, ManifestName), func(m map[string]any) {
+		m["model"].(map[string]any)["world_size"] = -3
+	})
+	_, err := ResumeDump(out, info, DumpOptions{})
 	if !errors.Is(err, ErrManifest) || !strings.Contains(err.Error(), "model.world_size is -3") || !strings.Contains(err.Error(), "--force") || strings.Contains(err.Error(), "--tp -3") {
 		t.Errorf("staging header of world_size -3: %v; want ErrManifest naming model.world_size and --force", err)
 	}

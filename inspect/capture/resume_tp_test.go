@@ -24,21 +24,7 @@ import (
 // refused likewise ("have it verified"); at --tp 1 it is reported
 // complete.
 func TestResumeAtOtherTP(t *testing.T) {
-	e1, err := engine.Open("../../testdata/hf/llama", engine.Options{TP: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e1.Close()
-	e2, err := engine.Open("../../testdata/hf/llama", engine.Options{TP: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e2.Close()
-	var seqs []string // 20 sequences of 6 tokens: "1,k,k+1,...,k+4"
-	for k := range 20 {
-		seqs = append(seqs, fmt.Sprintf("1,%d,%d,%d,%d,%d", 10+k, 11+k, 12+k, 13+k, 14+k))
-	}
-	ids := strings.Join(seqs, ";")
+	e1, e2, ids := tp12Job(t)
 	input := func() *Inputs {
 		in, err := ParseIDsList(ids, LimitsOf(e1.Dims))
 		if err != nil {
@@ -147,4 +133,27 @@ func TestSameJobNumerics(t *testing.T) {
 	if setting != "--ep" || !strings.Contains(msg, "captured without --ep; this run is with --ep.") || !strings.Contains(msg, "start over with --ep") {
 		t.Errorf("not vs ep: %s %q", setting, msg)
 	}
+}
+
+// tp12Job opens the HF llama fixture at --tp 1 and --tp 2 (closed when t
+// ends) and returns with them a job's --ids of 20 sequences of 6 tokens
+// ("1,k,k+1,...,k+4" for k = 10..29: one per batch of at most 8 tokens,
+// so a job stopped after its second batch is far from its end).
+func tp12Job(t *testing.T) (e1, e2 *engine.Engine, ids string) {
+	t.Helper()
+	e1, err := engine.Open("../../testdata/hf/llama", engine.Options{TP: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e1.Close() })
+	e2, err = engine.Open("../../testdata/hf/llama", engine.Options{TP: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e2.Close() })
+	var seqs []string
+	for k := range 20 {
+		seqs = append(seqs, fmt.Sprintf("1,%d,%d,%d,%d,%d", 10+k, 11+k, 12+k, 13+k, 14+k))
+	}
+	return e1, e2, strings.Join(seqs, ";")
 }
