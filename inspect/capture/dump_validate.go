@@ -60,7 +60,7 @@ func (w *DumpWriter) validateDump(expected, n, nbad int, bad []string) []Validat
 	if l, err := strconv.Atoi(strings.TrimPrefix(first, "hidden_states.")); err == nil && first != "" {
 		// The first layer captured whose copies differ: the site where
 		// they part is in it (or in a layer before it not captured).
-		reps = append(reps, fmt.Sprintf("to find where the copies part: `break layers.%d.*`, `break layers.%d`, `run`, and `print` each stop's tensors (a copy that differs is marked DIVERGED; `step` enters a module)", l, l))
+		reps = append(reps, fmt.Sprintf("to find where the copies part: `break layers.%d.*`, `break layers.%d`, `run`, and `print` each stop's tensors (a copy that differs is marked DIVERGED; `step` enters a module; the first stop's input or input_residual differing: they parted in an earlier layer)", l, l))
 	}
 	switch {
 	case len(w.m.Replicas) == 0:
