@@ -186,7 +186,8 @@ func (rt *routing) host(dev backend.Device, E int, local [2]int) *routingHost {
 }
 
 // Forward runs the block on x [tokens, hidden] (replicated) and returns the
-// all-reduced output [tokens, hidden].
+// all-reduced output [tokens, hidden] (under the skip-allreduce fault, the
+// rank's partial sum of routed and shared experts instead).
 func (m *MoE) Forward(r *model.Rank, b *model.Batch, x backend.Tensor) backend.Tensor {
 	dev := r.Dev
 	r.Enter(m.site, x)
@@ -198,7 +199,16 @@ func (m *MoE) Forward(r *model.Rank, b *model.Batch, x backend.Tensor) backend.T
 		sh = m.shared.Forward(r, b, x)
 		sum = dev.Add(acc, sh)
 	}
-	out := r.Comm.AllReduceSum(sum)
+	var out backend.Tensor
+	if _, skip := r.Fault(model.FaultSkipAllReduce, m.site); skip {
+		// vLLM's DeepseekV2MoE all-reduces routed + shared once (its
+		// experts are built with reduce_results=False); the fault drops
+		// that one all-reduce, as RowLinear's does its own (a copy: the
+		// site still shows routed and shared apart).
+		out = dev.Scale(sum, 1)
+	} else {
+		out = r.Comm.AllReduceSum(sum)
+	}
 	r.Exit(m.site, func() []model.SiteTensor {
 		h := rt.host(dev, m.c.Experts, m.local)
 		ts := []model.SiteTensor{{Name: "input", T: x, Shard: Rep}, {Name: "topk_ids", Host: h.idsT, Shard: Rep},

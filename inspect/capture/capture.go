@@ -364,11 +364,7 @@ func (c *Capturer) Visit(ev *model.Event, ranks []*model.RankView) error {
 		}
 		if len(ranks) > 1 && (strings.HasPrefix(g.How, "replicated") || strings.HasPrefix(g.How, "gathered")) {
 			r := c.reps[spec.Key]
-			r.Ranks = len(ranks)
-			if g.MaxRankDiff >= r.MaxRelDiff {
-				r.MaxRelDiff, r.WorstRank = g.MaxRankDiff, g.WorstRank
-			}
-			r.OK = r.MaxRelDiff <= ReplicaTol
+			r.merge(ReplicaRecord{Ranks: len(ranks), MaxRelDiff: g.MaxRankDiff, WorstRank: g.WorstRank, Differing: g.Differing, Alone: g.Alone})
 			c.reps[spec.Key] = r
 		}
 		for s, n := range b.SeqLens {

@@ -27,6 +27,12 @@ type Gathered struct {
 	MaxRankDiff float64
 	// WorstRank is the rank with MaxRankDiff (0 when none).
 	WorstRank int
+	// Differing are the ranks whose copy differs from rank 0's beyond
+	// ReplicaTol, ascending; Alone is the one rank whose copy differs
+	// while every other rank's agree (nil when there is none, or at
+	// fewer than 3 ranks, where it cannot be told): see replicas.go.
+	Differing []int
+	Alone     *int
 }
 
 // gatherSite assembles tensor name of a site from every rank's view, as
@@ -100,18 +106,6 @@ func gatherSite(site string, name string, ranks []*model.RankView, raw bool) (*G
 	g.compareReplicas(ranks[0].Device.Moments(sts[0].T, 0, rows, 0, cols), ranks, sts, rows, cols)
 	g.How = fmt.Sprintf("replicated (%d ranks)", len(ranks))
 	return g, nil
-}
-
-// compareReplicas sets MaxRankDiff and WorstRank from the moments of
-// every rank's copy of a replicated [rows, cols] tensor (sts[i] on
-// ranks[i], reduced where it lives) against ref, rank 0's.
-func (g *Gathered) compareReplicas(ref tensor.Moments, ranks []*model.RankView, sts []model.SiteTensor, rows, cols int) {
-	for i, v := range ranks[1:] {
-		m := v.Device.Moments(sts[i+1].T, 0, rows, 0, cols)
-		if d := momentsDiff(ref, m); d > g.MaxRankDiff {
-			g.MaxRankDiff, g.WorstRank = d, v.Rank
-		}
-	}
 }
 
 // momentsDiff compares two ranks' moments of what must be the same tensor:

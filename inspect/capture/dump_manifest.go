@@ -159,7 +159,14 @@ type ReplicaRecord struct {
 	Ranks      int     `json:"ranks"`        // ranks that held a copy
 	MaxRelDiff float64 `json:"max_rel_diff"` // relative to the tensor's largest magnitude
 	WorstRank  int     `json:"worst_rank"`   // the rank with MaxRelDiff (0: none differed)
-	OK         bool    `json:"ok"`           // MaxRelDiff <= ReplicaTol
+	// Differing are the ranks whose copy differed from rank 0's beyond
+	// ReplicaTol in some pass, ascending (absent in manifests before it).
+	Differing []int `json:"differing_ranks,omitempty"`
+	// Alone is the one rank whose copy differed while every other rank's
+	// agreed, in every pass that differed (tp ≥ 3; absent otherwise):
+	// the rank to look at, even when it is rank 0.
+	Alone *int `json:"alone_rank,omitempty"`
+	OK    bool `json:"ok"` // MaxRelDiff <= ReplicaTol
 }
 
 // ReplicaTol is the largest relative difference between ranks' copies of a

@@ -152,16 +152,16 @@ func journalRecords(path string, reps map[string]ReplicaRecord, f func(SeqRecord
 }
 
 // mergeReplicaInto merges one batch's cross-rank checks into reps: per key
-// the worst relative difference (and its rank), the latest rank count, OK
-// while the worst is within ReplicaTol.
+// the worst relative difference (and its rank), the differing ranks and
+// the lone one (ReplicaRecord.merge), the latest rank count, OK while the
+// worst is within ReplicaTol.
 func mergeReplicaInto(reps, batch map[string]ReplicaRecord) {
 	for k, r := range batch {
 		old, ok := reps[k]
-		if !ok || r.MaxRelDiff > old.MaxRelDiff {
-			old.MaxRelDiff, old.WorstRank = r.MaxRelDiff, r.WorstRank
+		if !ok {
+			old = ReplicaRecord{MaxRelDiff: r.MaxRelDiff, WorstRank: r.WorstRank}
 		}
-		old.Ranks = r.Ranks
-		old.OK = old.MaxRelDiff <= ReplicaTol
+		old.merge(r)
 		reps[k] = old
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -346,7 +347,7 @@ func TestJournalRecordsSorted(t *testing.T) {
 			t.Fatalf("record %d: index %d id %q, want %d %q", i, r.Index, r.ID, i, id)
 		}
 	}
-	if r := reps["k"]; len(reps) != 1 || r != (ReplicaRecord{Ranks: 4, MaxRelDiff: 0.5, WorstRank: 3, OK: false}) {
+	if r := reps["k"]; len(reps) != 1 || !reflect.DeepEqual(r, ReplicaRecord{Ranks: 4, MaxRelDiff: 0.5, WorstRank: 3, OK: false}) {
 		t.Fatalf("replicas %+v", reps)
 	}
 }

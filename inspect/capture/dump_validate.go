@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"hsdb/inspect/plural"
@@ -40,12 +41,26 @@ func (w *DumpWriter) validateDump(expected, n, nbad int, bad []string) []Validat
 	}
 	var reps []string
 	ok := true
-	for _, k := range slices.Sorted(maps.Keys(w.m.Replicas)) {
+	var first string
+	for _, k := range keysInLayerOrder(slices.Collect(maps.Keys(w.m.Replicas))) {
 		r := w.m.Replicas[k]
 		ok = ok && r.OK
-		if !r.OK {
-			reps = append(reps, fmt.Sprintf("%s: rank %d differs by %.3g", k, r.WorstRank, r.MaxRelDiff))
+		switch {
+		case r.OK:
+		case first == "":
+			first = k
+			reps = append(reps, fmt.Sprintf("%s: %s", k, r.Describe()))
+		default:
+			reps = append(reps, fmt.Sprintf("%s (by %.3g)", k, r.MaxRelDiff))
 		}
+	}
+	if len(reps) > 1 {
+		reps = []string{reps[0] + "; also " + strings.Join(reps[1:], ", ")}
+	}
+	if l, err := strconv.Atoi(strings.TrimPrefix(first, "hidden_states.")); err == nil && first != "" {
+		// The first layer captured whose copies differ: the site where
+		// they part is in it (or in a layer before it not captured).
+		reps = append(reps, fmt.Sprintf("to find where the copies part: `break layers.%d.*`, `break layers.%d`, `run`, and `print` each stop's tensors (a copy that differs is marked DIVERGED; `step` enters a module; the first stop's input or input_residual differing: they parted in an earlier layer)", l, l))
 	}
 	switch {
 	case len(w.m.Replicas) == 0:

@@ -267,6 +267,7 @@ func checkDump(p *PathReport, m *capture.Manifest, opts CheckOptions) {
 			worst.Ranks = r.Ranks
 			if r.MaxRelDiff >= worst.MaxRelDiff {
 				worst.MaxRelDiff, worst.WorstRank = r.MaxRelDiff, r.WorstRank
+				worst.Differing, worst.Alone = r.Differing, r.Alone
 			}
 			worst.OK = worst.OK && r.OK
 		}

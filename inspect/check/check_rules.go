@@ -172,7 +172,7 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 	} else if rr.OK {
 		add(capture.RuleReplicas, capture.Pass, "%d ranks agree (max relative difference %.3g)", rr.Ranks, rr.MaxRelDiff)
 	} else {
-		add(capture.RuleReplicas, capture.Fail, "rank %d differs from rank 0 by %.3g (relative) at capture", rr.WorstRank, rr.MaxRelDiff)
+		add(capture.RuleReplicas, capture.Fail, "%s at capture", rr.Describe())
 	}
 	// checksums are applied by the dump checker, which has the raw tensors
 	// matches model

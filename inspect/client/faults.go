@@ -30,8 +30,8 @@ type FaultKind struct {
 // vLLM classes of the sites it acts on, what it does and the public report
 // of the bug it imitates. `help inject` is generated from it.
 var FaultKinds = []FaultKind{
-	{Kind: "skip-allreduce", Classes: []string{"RowParallelLinear"},
-		Does:     "a RowParallelLinear (o_proj, down_proj) passes its rank's partial sum on without the all-reduce; ranks diverge (tp > 1)",
+	{Kind: "skip-allreduce", Classes: []string{"RowParallelLinear", "DeepseekV2MoE", "DeepseekV3MoE"},
+		Does:     "a RowParallelLinear (o_proj, down_proj) or a MoE block (DeepseekV2MoE/DeepseekV3MoE at layers.N.mlp, which all-reduces its routed and shared experts' partial sums once) passes its rank's partial sum on without the all-reduce; ranks diverge (tp > 1)",
 		Imitates: "a RowParallelLinear built with reduce_results=False and no all-reduce after it, or a custom all-reduce that silently did nothing"},
 	{Kind: "vocab-padding", Classes: []string{"VocabParallelEmbedding"},
 		Does:     "the vocab-parallel embedding looks tokens up at unpadded rank offsets although its rows are split by the vocabulary padded to 64 (tp > 1)",

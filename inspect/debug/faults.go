@@ -79,6 +79,9 @@ func (s *Session) Inject(cf client.Fault) error {
 			return fmt.Errorf("inject %s: %s is not in a decoder layer", f.Kind, f.Site)
 		}
 	case !s.anySite(f.Site, func(st *model.Site) bool { return slices.Contains(k.Classes, st.Class) && actsOn(f.Kind, st) }):
+		if at := s.reducedAbove(f); at != "" {
+			return fmt.Errorf("inject %s: %s does not all-reduce (built with reduce_results=False: %s all-reduces its partial sum with the other experts'); inject at %s", f.Kind, f.Site, at, at)
+		}
 		return fmt.Errorf("inject %s: the model has no %s there to act on", f.Kind, strings.Join(k.Classes, " or "))
 	}
 	switch f.Kind {
@@ -158,6 +161,25 @@ func actsOn(kind string, st *model.Site) bool {
 		return slices.Contains(st.Tensors, "output") // a RowParallelLinear that reduces
 	}
 	return true
+}
+
+// reducedAbove is, for skip-allreduce at a site that holds a
+// RowParallelLinear which does not reduce (a MoE's shared_experts.down_proj),
+// the nearest enclosing site whose all-reduce sums its partial sum (the
+// MoE block), or "".
+func (s *Session) reducedAbove(f model.Fault) string {
+	if f.Kind != model.FaultSkipAllReduce || f.Site == "" ||
+		!s.anySite(f.Site, func(st *model.Site) bool { return st.Class == "RowParallelLinear" && !actsOn(f.Kind, st) }) {
+		return ""
+	}
+	k, _ := faultKind(f.Kind)
+	best := ""
+	for _, st := range s.E.Tree.Sites {
+		if strings.HasPrefix(f.Site, st.Path+".") && len(st.Path) > len(best) && slices.Contains(k.Classes, st.Class) && actsOn(f.Kind, st) {
+			best = st.Path
+		}
+	}
+	return best
 }
 
 // anySite reports whether some site's path is at or under prefix ("" any)

@@ -145,9 +145,14 @@ func TestInjectNamed(t *testing.T) {
 		{fault: client.Fault{Kind: capture.FaultGatherRows, Rank: -1, Site: "model.layers.4"}, minTP: 2, dumpErr: "hidden_states.4",
 			want: []string{"first problem: hidden_states.4 (its row blocks side by side) holds", "column shards stacked along rows; side by side", "put side by side match stream of layer 4 (cos 1.000000"}},
 		{fault: client.Fault{Kind: model.FaultChunkNoContext, Rank: -1, Token: 6}, want: []string{"chunk boundary without context at token 6", "vLLM #52909"}},
-		{fault: client.Fault{Kind: model.FaultPerturbRank, Rank: -1, Site: "model.layers.2"}, minTP: 2, dumpErr: "hidden_states.2: rank",
+		{fault: client.Fault{Kind: model.FaultPerturbRank, Rank: -1, Site: "model.layers.2"}, minTP: 2, dumpErr: "hidden_states.2: ",
 			want: []string{"first departure: layer 4"}},
-		{fault: client.Fault{Kind: model.FaultSkipAllReduce, Rank: -1, Site: "model.layers.2.self_attn.o_proj"}, minTP: 2, dumpErr: "hidden_states.2: rank",
+		// Rank 0 diverged alone: the dump must name rank 0, not the first
+		// rank whose copy differs from rank 0's; rank 0's copy is what the
+		// capture keeps, so check sees it depart at layer 2 itself.
+		{fault: client.Fault{Kind: model.FaultPerturbRank, Rank: 0, Site: "model.layers.2"}, minTP: 2, dumpErr: "hidden_states.2: ",
+			want: []string{"first departure: layer 2"}},
+		{fault: client.Fault{Kind: model.FaultSkipAllReduce, Rank: -1, Site: "model.layers.2.self_attn.o_proj"}, minTP: 2, dumpErr: "hidden_states.2: ",
 			want: []string{"first departure: layer 2"}},
 	}
 	ds := []faultCase{
@@ -159,7 +164,7 @@ func TestInjectNamed(t *testing.T) {
 			want: []string{"the router at layer 1 chose other experts than the model's"}},
 		{fault: client.Fault{Kind: model.FaultRouterNoBias, Rank: -1}, want: []string{"the first departure is at layer 1, the first MoE layer captured"}},
 		{fault: client.Fault{Kind: model.FaultVocabPadding, Rank: -1}, minTP: 2, want: []string{"first departure: layer 0"}},
-		{fault: client.Fault{Kind: model.FaultSkipAllReduce, Rank: -1, Site: "model.layers.3.self_attn.o_proj"}, minTP: 2, dumpErr: "hidden_states.3: rank",
+		{fault: client.Fault{Kind: model.FaultSkipAllReduce, Rank: -1, Site: "model.layers.3.self_attn.o_proj"}, minTP: 2, dumpErr: "hidden_states.3: ",
 			want: []string{"first departure: layer 3"}},
 	}
 	storySeq := []int32{1, 403, 407, 261, 378, 365, 301, 290, 411, 275}
@@ -183,8 +188,9 @@ func TestInjectNamed(t *testing.T) {
 					text := strings.Join(rep.Lines, "\n")
 					switch {
 					case c.dumpErr != "" && tp >= c.minTP && (derr == nil || !strings.Contains(derr.Error(), c.dumpErr) ||
-						strings.HasSuffix(c.dumpErr, ": rank") && !strings.Contains(derr.Error(), "differs by")):
-						t.Errorf("dump error %v, want %q", derr, c.dumpErr)
+						strings.HasSuffix(c.dumpErr, ": ") && (!strings.Contains(derr.Error(), c.dumpErr+replicaWords(c.fault, tp)) ||
+							!strings.Contains(derr.Error(), "`break layers."+strings.TrimSuffix(strings.TrimPrefix(c.dumpErr, "hidden_states."), ": ")+".*`"))):
+						t.Errorf("dump error %v, want %q", derr, c.dumpErr+replicaWords(c.fault, tp))
 					case (c.dumpErr == "" || tp < c.minTP) && derr != nil && c.fault.Kind != capture.FaultNaNAt:
 						t.Errorf("dump: %v", derr)
 					}
@@ -211,6 +217,27 @@ func TestInjectNamed(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// replicaWords is what the dump's cross-rank check must say of a fault
+// that makes the ranks' replicated copies differ, derived from the fault:
+// perturb-rank scales one rank's copy (default the last), so the other
+// tp-1 agree and that rank is named alone; skip-allreduce leaves each
+// rank its own partial sum, so every copy differs from every other; two
+// copies cannot say which one is off.
+func replicaWords(f client.Fault, tp int) string {
+	switch {
+	case tp == 2:
+		return "ranks 0 and 1 differ by"
+	case f.Kind == model.FaultPerturbRank:
+		r := f.Rank
+		if r < 0 {
+			r = tp - 1
+		}
+		return fmt.Sprintf("rank %d's copy differs from the other %d ranks', which agree", r, tp-1)
+	default:
+		return "the copies differ on every rank, not on one alone (ranks 1,2,3 differ from rank 0"
 	}
 }
 
