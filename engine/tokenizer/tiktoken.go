@@ -243,6 +243,13 @@ func (t *Tiktoken) VocabSize() int { return len(t.tokens) }
 // BOS is the beginning-of-sequence id ([BOS] for Kimi), or -1.
 func (t *Tiktoken) BOS() int32 { return t.bos }
 
+// TextBOS is -1: no id goes before a text's ids, whatever BOS is. Kimi's
+// TikTokenTokenizer adds no [BOS] to a text (its encode returns tiktoken's
+// ids, and PreTrainedTokenizer's build_inputs_with_special_tokens, which
+// it keeps, adds nothing), nor does OpenAI tiktoken, so a [BOS] row would
+// be one vLLM never runs.
+func (t *Tiktoken) TextBOS() int32 { return -1 }
+
 // EOS is the end-of-sequence id ([EOS] for Kimi), or -1.
 func (t *Tiktoken) EOS() int32 { return t.eos }
 
