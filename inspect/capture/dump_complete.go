@@ -103,13 +103,14 @@ func (w *DumpWriter) completeJob() error {
 	if err != nil {
 		return fmt.Errorf("dump %s: %w, and its manifest cannot be read (%v); give --force to replace it", w.dir, ErrExists, err)
 	}
-	if why := sameJob(old, w.m); why != "" {
-		if setting, msg := otherNumerics(old, w.m, len(old.Sequences), true); msg != "" && otherJob(old, w.m) == "" {
-			// Not mixed, as a resume is not (otherNumerics); nor replaced
-			// without --force, which the message offers.
-			return fmt.Errorf("dump %s: %w, finished by this job at another %s: %s", w.dir, ErrExists, setting, msg)
-		}
+	if why := otherJob(old, w.m); why != "" {
 		return fmt.Errorf("dump %s: %w, written by another job (%s); give --force to replace it, or choose another --out", w.dir, ErrExists, why)
+	}
+	if setting, msg := otherNumerics(old, w.m, len(old.Sequences), true); msg != "" {
+		// The same job at other numerics (sameJob's other half): not
+		// mixed, as a resume is not; nor replaced without --force, which
+		// the message offers.
+		return fmt.Errorf("dump %s: %w, finished by this job at another %s: %s", w.dir, ErrExists, setting, msg)
 	}
 	if !old.Complete {
 		return fmt.Errorf("dump %s: %w, written by this job, but its manifest is not marked complete; give --force to capture it again", w.dir, ErrExists)
