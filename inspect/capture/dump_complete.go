@@ -166,10 +166,9 @@ func (w *DumpWriter) completeJob() error {
 		return fmt.Errorf("dump %s: %w, written by this job, but its files fail their check (%d of %d): %s%s; give --force to capture it again",
 			w.dir, ErrExists, nbad, len(old.Sequences), strings.Join(bad, "; "), more)
 	}
-	old.Summary = DumpSummary{Sequences: len(old.Sequences)}
+	old.Summary = DumpSummary{}
 	for _, rec := range old.Sequences {
-		old.Summary.Tokens += int64(rec.Length)
-		old.Summary.FileBytes += rec.Bytes
+		old.Summary.add(rec)
 	}
 	return &CompleteDump{Dir: w.dir, Manifest: old, differs: w.keptDiffers}
 }
