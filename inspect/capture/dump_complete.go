@@ -22,8 +22,8 @@ var ErrComplete = errors.New("already complete and valid")
 // has nothing to do, which is success, not a clash. Manifest holds its
 // Sequences and their Summary.
 type CompleteDump struct {
-	Dir      string
-	Manifest *Manifest // as read from Dir
+	Dir      string    // the dump directory (--out), as the job was given it
+	Manifest *Manifest // as read from Dir, Summary counted from its Sequences
 
 	differs func(SeqRecord, InputSeq) string // the writer's keptDiffers
 }
