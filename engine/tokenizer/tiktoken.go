@@ -41,7 +41,7 @@ type Tiktoken struct {
 	specials map[string]int32
 	bos, eos int32
 	// kimiChunks makes Encode cut text as Kimi's TikTokenTokenizer.encode
-	// does before tiktoken sees it (see kimiPieces).
+	// does before tiktoken sees it (see kimiChunks).
 	kimiChunks bool
 	cache      hfCache
 	noCache    bool       // benchmarks only: merge every piece anew
@@ -269,7 +269,7 @@ func (t *Tiktoken) SpecialID(s string) (int32, bool) {
 // special tokens in the text become their ids, the text between them is
 // split by the pattern (each stretch on its own, so `\s+(?!\S)` sees the
 // stretch's end) and byte-pair merged. A Kimi tokenizer first cuts the text
-// as Kimi's TikTokenTokenizer.encode does (kimiPieces). Invalid UTF-8 is
+// as Kimi's TikTokenTokenizer.encode does (kimiChunks). Invalid UTF-8 is
 // an error wrapping ErrInvalidUTF8 (tiktoken takes Python str only).
 func (t *Tiktoken) Encode(text string) ([]int32, error) {
 	return t.EncodeMax(text, -1)
