@@ -284,30 +284,12 @@ func (t *Term) treeText(nodes []client.TreeNode) string {
 			case 1:
 				name = fmt.Sprintf("%d.%s", g.idx[0], g.name)
 			default:
-				name, count = fmt.Sprintf("{%s}.%s", intRanges(g.idx), g.name), fmt.Sprintf(" (%d weights)", len(g.idx))
+				name, count = fmt.Sprintf("{%s}.%s", client.IntRuns(g.idx), g.name), fmt.Sprintf(" (%d weights)", len(g.idx))
 			}
 			fmt.Fprintf(&b, "%s  · %s %s%s  %s\n", ind, name, t.st.Shape.Render(g.shape), count, t.st.Dim.Render(g.split))
 		}
 	}
 	return b.String()
-}
-
-// intRanges writes ascending ints as runs: "0-3,8-11", "5".
-func intRanges(v []int) string {
-	var parts []string
-	for i := 0; i < len(v); {
-		j := i
-		for j+1 < len(v) && v[j+1] == v[j]+1 {
-			j++
-		}
-		if j == i {
-			parts = append(parts, strconv.Itoa(v[i]))
-		} else {
-			parts = append(parts, fmt.Sprintf("%d-%d", v[i], v[j]))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ",")
 }
 
 // wholeOnOne reports the rank that holds all of w when every other rank

@@ -77,11 +77,12 @@ func runCapture(args []string, io stdio) int {
 	if err != nil {
 		return fail(2, "%v", err)
 	}
-	if w, err := capture.ParseWhat(*what); err != nil {
+	w, err := capture.ParseWhat(*what)
+	if err == nil {
+		err = capture.CheckWhat(format, w) // known before the model loads, as --out and --layers are
+	}
+	if err != nil {
 		return fail(2, "%v", err)
-	} else if w != capture.WhatStream && format != capture.FormatHsdb {
-		// Known before the model loads, as --out and --layers are.
-		return fail(2, "--what %s: --format %s files hold the residual stream (hidden_states + residual), which their trainer reads as the layer's output; vLLM's un-summed halves go only into hsdb's own dump: drop --what, or give --format hsdb", w, format)
 	}
 	if *compress && format != capture.FormatSpecForge {
 		return fail(2, "--compress: %s files have no compressed form their trainer reads (only specforge's .ckpt.gz)", format)

@@ -188,11 +188,7 @@ func (c *Compressed) patterns() int {
 func (c *Compressed) String() string {
 	var parts []string
 	for _, g := range c.groups {
-		sym := "symmetric"
-		if !g.w.Symmetric {
-			sym = "asymmetric"
-		}
-		p := fmt.Sprintf("int%d %s, group %d", g.w.NumBits, sym, *g.w.GroupSize)
+		p := g.w.describe() // type "int", parseCompressed's only one
 		if !slices.Contains(parts, p) {
 			parts = append(parts, p)
 		}

@@ -3,10 +3,9 @@ package tokenizer
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
-	"unicode/utf8"
 
 	"hsdb/engine/jsonerr"
+	"hsdb/engine/quote"
 )
 
 // hfLead is what tokenizer.json's post_processor puts before a text's ids
@@ -133,16 +132,7 @@ func (t *HF) textBOSFrom(cfg map[string]json.RawMessage) (int32, error) {
 	return t.bos, nil
 }
 
-// quoteClip quotes a name a tokenizer file gives for an error message
-// (strconv.Quote), its first 64 bytes and its size when longer: a
+// quoteClip quotes a name a tokenizer file gives for an error message,
+// its first 64 bytes and its size when longer (quote.Clip): a
 // post_processor type of 1 MB made an error of 1 MB.
-func quoteClip(s string) string {
-	if len(s) <= 64 {
-		return strconv.Quote(s)
-	}
-	n := 64
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(s[:n]), len(s))
-}
+func quoteClip(s string) string { return quote.Clip(s, 64) }

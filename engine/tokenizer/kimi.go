@@ -48,7 +48,7 @@ const (
 // [EOS] at the first two special ids, the rest "<|reserved_token_i|>" (the
 // chat tokens <|im_end|>, ... then have their reserved names). Encode
 // follows Kimi's TikTokenTokenizer.encode with its defaults (special tokens
-// in the text are encoded as such; text cut as kimiPieces describes).
+// in the text are encoded as such; text cut as kimiChunks describes).
 //
 // Errors name the file: the rank file's (ParseTiktokenRanks) and, in
 // tokenizer_config.json, bad JSON, an added_tokens_decoder id that is not
@@ -178,22 +178,12 @@ func configToken(raw json.RawMessage, key, def string) (string, error) {
 	return obj.Content, nil
 }
 
-// kimiPieces cuts text as Kimi's TikTokenTokenizer.encode does before
-// calling tiktoken: 400,000-character chunks, each cut further wherever a
-// run of whitespace or of non-whitespace characters exceeds 25,000 (the
-// run's first 25,000 characters end one piece, the next starts the
-// following). Empty text gives no pieces.
-func kimiPieces(text string) []string {
-	var out []string
-	for chunk := range kimiChunks(text) {
-		out = appendRunPieces(out, chunk)
-	}
-	return out
-}
-
 // kimiChunks yields text's 400,000-character chunks in order, in one pass
 // over the text (counting the rest of the text's characters at every chunk
-// made 200 MB take 20 s).
+// made 200 MB take 20 s). Kimi's TikTokenTokenizer.encode cuts a text so
+// before calling tiktoken, then each chunk wherever a run of whitespace or
+// of non-whitespace characters exceeds 25,000 (appendRunPieces: the run's
+// first 25,000 characters end one piece, the next starts the following).
 func kimiChunks(text string) func(yield func(string) bool) {
 	return func(yield func(string) bool) {
 		for len(text) > 0 {

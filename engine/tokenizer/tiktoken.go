@@ -41,7 +41,7 @@ type Tiktoken struct {
 	specials map[string]int32
 	bos, eos int32
 	// kimiChunks makes Encode cut text as Kimi's TikTokenTokenizer.encode
-	// does before tiktoken sees it (see kimiPieces).
+	// does before tiktoken sees it (see kimiChunks).
 	kimiChunks bool
 	cache      hfCache
 	noCache    bool       // benchmarks only: merge every piece anew
@@ -243,6 +243,13 @@ func (t *Tiktoken) VocabSize() int { return len(t.tokens) }
 // BOS is the beginning-of-sequence id ([BOS] for Kimi), or -1.
 func (t *Tiktoken) BOS() int32 { return t.bos }
 
+// TextBOS is -1: no id goes before a text's ids, whatever BOS is. Kimi's
+// TikTokenTokenizer adds no [BOS] to a text (its encode returns tiktoken's
+// ids, and PreTrainedTokenizer's build_inputs_with_special_tokens, which
+// it keeps, adds nothing), nor does OpenAI tiktoken, so a [BOS] row would
+// be one vLLM never runs.
+func (t *Tiktoken) TextBOS() int32 { return -1 }
+
 // EOS is the end-of-sequence id ([EOS] for Kimi), or -1.
 func (t *Tiktoken) EOS() int32 { return t.eos }
 
@@ -262,7 +269,7 @@ func (t *Tiktoken) SpecialID(s string) (int32, bool) {
 // special tokens in the text become their ids, the text between them is
 // split by the pattern (each stretch on its own, so `\s+(?!\S)` sees the
 // stretch's end) and byte-pair merged. A Kimi tokenizer first cuts the text
-// as Kimi's TikTokenTokenizer.encode does (kimiPieces). Invalid UTF-8 is
+// as Kimi's TikTokenTokenizer.encode does (kimiChunks). Invalid UTF-8 is
 // an error wrapping ErrInvalidUTF8 (tiktoken takes Python str only).
 func (t *Tiktoken) Encode(text string) ([]int32, error) {
 	return t.EncodeMax(text, -1)

@@ -201,6 +201,20 @@ func TestNewTiktokenErrors(t *testing.T) {
 	}
 }
 
+// kimiPieces cuts text as Kimi's TikTokenTokenizer.encode does before
+// calling tiktoken: 400,000-character chunks, each cut further wherever a
+// run of whitespace or of non-whitespace characters exceeds 25,000 (the
+// run's first 25,000 characters end one piece, the next starts the
+// following). Empty text gives no pieces. EncodeMax cuts them as it
+// goes (kimiChunks, appendRunPieces); this collects them for the test.
+func kimiPieces(text string) []string {
+	var out []string
+	for chunk := range kimiChunks(text) {
+		out = appendRunPieces(out, chunk)
+	}
+	return out
+}
+
 // TestKimiPieces: the cuts of Kimi's TikTokenTokenizer.encode, derived by
 // hand from tokenization_kimi.py: a run of more than 25,000 space or
 // non-space characters (Python's str.isspace, which counts U+001C..U+001F)

@@ -39,21 +39,15 @@ type Tokenizer interface {
 
 // TextBOS is the id a text's ids start with when hsdb tokenizes a text to
 // run it (`input text`, capture's "text" rows, generate --prompt), as the
-// tokenizer's reference starts it, or -1 for none: BOS() for llama2.c
-// (run.c's encode(bos=1)) and SentencePiece; for HF tokenizer.json the
-// id transformers' fast tokenizer prepends (HF.TextBOS: the
-// post_processor, or add_bos_token where tokenizer_config.json names it),
-// which is -1 for a model with a bos_token and add_bos_token false; and -1
-// for a tiktoken tokenizer: Kimi's TikTokenTokenizer adds no [BOS] to a
-// text (its encode returns tiktoken's ids, and PreTrainedTokenizer's
-// build_inputs_with_special_tokens, which it keeps, adds nothing), nor
-// does OpenAI tiktoken, so a [BOS] row would be one vLLM never runs.
+// tokenizer's reference starts it, or -1 for none: the tokenizer's own
+// TextBOS where it has one (HF.TextBOS: the id transformers' fast
+// tokenizer prepends, from tokenizer.json's post_processor or
+// tokenizer_config.json's add_bos_token, -1 for a model with a bos_token
+// and add_bos_token false; Tiktoken.TextBOS: -1, as Kimi's tokenizer adds
+// no [BOS]), else BOS() (llama2.c's run.c encode(bos=1), SentencePiece).
 func TextBOS(t interface{ BOS() int32 }) int32 {
-	switch t := t.(type) {
-	case *Tiktoken:
-		return -1
-	case interface{ TextBOS() int32 }:
-		return t.TextBOS()
+	if tb, ok := t.(interface{ TextBOS() int32 }); ok {
+		return tb.TextBOS()
 	}
 	return t.BOS()
 }

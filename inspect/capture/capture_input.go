@@ -149,24 +149,14 @@ func parseRow(b []byte, where string, index int, tok tokenizer.Tokenizer, lim Li
 		if tok == nil {
 			return InputSeq{}, fmt.Errorf("%s: a \"text\" row %w", where, ErrNoTokenizer)
 		}
-		if why := lim.CheckText(len(*r.Text)); why != "" {
+		ids, why, err := lim.EncodeText(tok, *r.Text)
+		if why != "" {
 			return InputSeq{}, fmt.Errorf("%s (sequence %d, id %q): %s", where, index, s.ID, why)
-		}
-		if b := tokenizer.TextBOS(tok); b >= 0 {
-			s.IDs = append(s.IDs, b)
-		}
-		max := -1
-		if lim.MaxPositions > 0 {
-			max = lim.MaxPositions - len(s.IDs)
-		}
-		ids, err := tokenizer.EncodeAtMost(tok, *r.Text, max)
-		if errors.Is(err, tokenizer.ErrTooManyTokens) {
-			return InputSeq{}, fmt.Errorf("%s (sequence %d, id %q): more than max_position_embeddings %d tokens (%v)", where, index, s.ID, lim.MaxPositions, err)
 		}
 		if err != nil {
 			return InputSeq{}, fmt.Errorf("%s: %w", where, err)
 		}
-		s.IDs = append(s.IDs, ids...)
+		s.IDs = ids
 	default:
 		return InputSeq{}, fmt.Errorf("%s: a row needs \"input_ids\" or \"text\"", where)
 	}

@@ -130,8 +130,8 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 			plan.Srcs = append(plan.Srcs, Source{Layer: l})
 		}
 	}
-	if plan.Format != FormatHsdb && what != WhatStream {
-		return nil, fmt.Errorf("%w: --what %s: %s files hold the residual stream (hidden_states + residual); only hsdb's own dump holds vLLM's halves", ErrFormat, what, plan.Format)
+	if err := CheckWhat(plan.Format, what); err != nil {
+		return nil, err
 	}
 	c := NewCapturer(e.Tree, e.Dims.Layers)
 	if err := c.AddLayers(plan.HsdbLayers(), what); err != nil && len(plan.HsdbLayers()) > 0 {

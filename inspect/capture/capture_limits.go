@@ -1,11 +1,13 @@
 package capture
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"sync"
 
 	"hsdb/engine/model"
+	"hsdb/engine/tokenizer"
 )
 
 // Limits are what a model accepts of one input sequence, checked while a
@@ -175,4 +177,46 @@ func (h *stopHook) stop(e *Target) {
 		return
 	}
 	e.Interrupt(done)
+}
+
+// TextEncoder is what EncodeText needs of a tokenizer: its ids of a text
+// and its BOS (tokenizer.TextBOS decides whether a text gets it).
+type TextEncoder interface {
+	tokenizer.Encoder
+	BOS() int32
+}
+
+// EncodeText returns the ids a text runs as (`input text`, capture's
+// "text" rows): the BOS the tokenizer's reference puts before a text
+// (tokenizer.TextBOS), when it has one, then tok's ids of text. why says
+// what is wrong when the text does not fit l ("" when it does): too many
+// bytes (CheckText, before tokenizing it), or more ids than MaxPositions
+// with the BOS ("more than max_position_embeddings 512 tokens with BOS
+// (...)"; tokenizer.EncodeAtMost stops there where the tokenizer can, so a
+// text far too long costs about MaxPositions tokens of work). err is the
+// tokenizer's own error (invalid UTF-8). A tokenizer that cannot stop
+// early (llama2.c, SentencePiece) returns all its ids: the caller checks
+// their count (Limits.check, SetBatch).
+func (l Limits) EncodeText(tok TextEncoder, text string) (ids []int32, why string, err error) {
+	if why := l.CheckText(len(text)); why != "" {
+		return nil, why, nil
+	}
+	bos := tokenizer.TextBOS(tok)
+	max, withBOS := -1, ""
+	if l.MaxPositions > 0 {
+		if max = l.MaxPositions; bos >= 0 {
+			max, withBOS = max-1, " with BOS"
+		}
+	}
+	ids, err = tokenizer.EncodeAtMost(tok, text, max)
+	if errors.Is(err, tokenizer.ErrTooManyTokens) {
+		return nil, fmt.Sprintf("more than max_position_embeddings %d tokens%s (%v)", l.MaxPositions, withBOS, err), nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	if bos >= 0 {
+		ids = append([]int32{bos}, ids...)
+	}
+	return ids, "", nil
 }

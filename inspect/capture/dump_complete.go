@@ -22,8 +22,8 @@ var ErrComplete = errors.New("already complete and valid")
 // has nothing to do, which is success, not a clash. Manifest holds its
 // Sequences and their Summary.
 type CompleteDump struct {
-	Dir      string
-	Manifest *Manifest // as read from Dir
+	Dir      string    // the dump directory (--out), as the job was given it
+	Manifest *Manifest // as read from Dir, Summary counted from its Sequences
 
 	differs func(SeqRecord, InputSeq) string // the writer's keptDiffers
 }
@@ -103,13 +103,14 @@ func (w *DumpWriter) completeJob() error {
 	if err != nil {
 		return fmt.Errorf("dump %s: %w, and its manifest cannot be read (%v); give --force to replace it", w.dir, ErrExists, err)
 	}
-	if why := sameJob(old, w.m); why != "" {
-		if setting, msg := otherNumerics(old, w.m, len(old.Sequences), true); msg != "" && otherJob(old, w.m) == "" {
-			// Not mixed, as a resume is not (otherNumerics); nor replaced
-			// without --force, which the message offers.
-			return fmt.Errorf("dump %s: %w, finished by this job at another %s: %s", w.dir, ErrExists, setting, msg)
-		}
+	if why := otherJob(old, w.m); why != "" {
 		return fmt.Errorf("dump %s: %w, written by another job (%s); give --force to replace it, or choose another --out", w.dir, ErrExists, why)
+	}
+	if setting, msg := otherNumerics(old, w.m, len(old.Sequences), true); msg != "" {
+		// The same job at other numerics (sameJob's other half): not
+		// mixed, as a resume is not; nor replaced without --force, which
+		// the message offers.
+		return fmt.Errorf("dump %s: %w, finished by this job at another %s: %s", w.dir, ErrExists, setting, msg)
 	}
 	if !old.Complete {
 		return fmt.Errorf("dump %s: %w, written by this job, but its manifest is not marked complete; give --force to capture it again", w.dir, ErrExists)
@@ -165,10 +166,9 @@ func (w *DumpWriter) completeJob() error {
 		return fmt.Errorf("dump %s: %w, written by this job, but its files fail their check (%d of %d): %s%s; give --force to capture it again",
 			w.dir, ErrExists, nbad, len(old.Sequences), strings.Join(bad, "; "), more)
 	}
-	old.Summary = DumpSummary{Sequences: len(old.Sequences)}
+	old.Summary = DumpSummary{}
 	for _, rec := range old.Sequences {
-		old.Summary.Tokens += int64(rec.Length)
-		old.Summary.FileBytes += rec.Bytes
+		old.Summary.add(rec)
 	}
 	return &CompleteDump{Dir: w.dir, Manifest: old, differs: w.keptDiffers}
 }

@@ -65,6 +65,13 @@ type DumpSummary struct {
 	FileBytes int64 // sum of SeqRecord.Bytes
 }
 
+// add counts r in s: one sequence, its Length tokens and its Bytes.
+func (s *DumpSummary) add(r SeqRecord) {
+	s.Sequences++
+	s.Tokens += int64(r.Length)
+	s.FileBytes += r.Bytes
+}
+
 // ModelInfo describes the model a dump came from.
 type ModelInfo struct {
 	Path         string         `json:"path"`          // --model as given, or "embedded:stories260K"

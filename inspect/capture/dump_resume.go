@@ -53,7 +53,8 @@ func (w *DumpWriter) resume(dir string, opts DumpOptions) error {
 	case err == nil:
 		if why := sameJob(old, w.m); why != "" {
 			if !opts.Force {
-				if setting, msg := otherNumerics(old, w.m, validatedCount(w.stage), false); msg != "" && otherJob(old, w.m) == "" {
+				if otherJob(old, w.m) == "" { // only the numerics differ: the journal is read for the count then
+					setting, msg := otherNumerics(old, w.m, validatedCount(w.stage), false)
 					return fmt.Errorf("dump %s: %w: %s was started by this job at another %s: %s", dir, ErrJobMismatch, w.stage, setting, msg)
 				}
 				return fmt.Errorf("dump %s: %w: %s was started by another job (%s); remove it or give --force to start over", dir, ErrJobMismatch, w.stage, why)

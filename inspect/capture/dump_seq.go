@@ -112,9 +112,7 @@ type stageScan struct {
 func (w *DumpWriter) scanStage() (*stageScan, error) {
 	st := &stageScan{}
 	err := journalRecords(filepath.Join(w.stage, JournalName), nil, func(r SeqRecord) error {
-		st.sum.Sequences++
-		st.sum.Tokens += int64(r.Length)
-		st.sum.FileBytes += r.Bytes
+		st.sum.add(r)
 		if !r.Validated {
 			st.nbad++
 			if len(st.unvalidated) < 6 {

@@ -1,9 +1,10 @@
 package capture
 
 import (
-	"fmt"
 	"strconv"
 	"unicode/utf8"
+
+	"hsdb/engine/quote"
 )
 
 // MaxFileText bounds, in bytes, a string a file gives (a manifest's model
@@ -30,16 +31,7 @@ func FileText(s string) string {
 // QuoteFileText is FileText's quoted form, for a message that quotes the
 // string whatever it holds (an id, a file name: "%q"): strconv.Quote of s,
 // or of its first MaxFileText bytes followed by its size when longer.
-func QuoteFileText(s string) string {
-	if len(s) <= MaxFileText {
-		return strconv.Quote(s)
-	}
-	n := MaxFileText
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n-- // cut between characters: a cut one would read as bytes that are not UTF-8
-	}
-	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(s[:n]), len(s))
-}
+func QuoteFileText(s string) string { return quote.Clip(s, MaxFileText) }
 
 // printable reports whether s is valid UTF-8 of printable characters and
 // ASCII spaces only (strconv.IsPrint).

@@ -66,6 +66,19 @@ func ParseFormat(s string) (Format, error) {
 	return "", fmt.Errorf("%w: --format %q: want hsdb, speculators or specforge", ErrFormat, s)
 }
 
+// CheckWhat refuses a what (ParseWhat's value) other than the stream for
+// a trainer format f: speculators' and SpecForge's files hold the
+// residual stream (hidden_states + residual), which their trainers read as
+// the layer's output; vLLM's un-summed halves go only into hsdb's own
+// dump. `hsdb capture` asks before it loads the model, RunCaptureJob
+// again. The error wraps ErrFormat and says what to give instead.
+func CheckWhat(f Format, what string) error {
+	if f == FormatHsdb || what == WhatStream {
+		return nil
+	}
+	return fmt.Errorf("%w: --what %s: --format %s files hold the residual stream (hidden_states + residual), which their trainer reads as the layer's output; vLLM's un-summed halves go only into hsdb's own dump: drop --what, or give --format hsdb", ErrFormat, what, f)
+}
+
 // Source is what one format layer id reads from hsdb's forward pass: the
 // output stream (hidden_states + residual) of decoder layer Layer, the
 // embeddings (Embed, Layer -1), or the final norm's output (Norm, Layer

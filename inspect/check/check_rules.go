@@ -34,19 +34,18 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 	labels := entryLabels(layered)
 	// --layers given as the file's own speculators ids (as capture
 	// --format speculators takes them) is named: check takes hsdb layers.
-	formatIDs := ""
-	if ids, ok := l.speculatorsIDs(); ok && joinInts(ids) == joinInts(opts.Layers) && joinInts(ids) != joinInts(labels) {
-		formatIDs = fmt.Sprintf("; %s are this file's speculators ids (id k = hsdb layer k-1's output, id 0 the embeddings), and --layers (check, diff) are hsdb layers: --layers %s", joinInts(ids), joinInts(labels))
-	}
 	// A speculators file's labels are hsdb layers, its own ids one more:
 	// both are said where the labels are (a pass, or no --layers).
-	asIDs := ""
+	formatIDs, asIDs, noLayersIDs := "", "", ""
 	if ids, ok := l.speculatorsIDs(); ok && joinInts(ids) != joinInts(labels) {
-		asIDs = " (hsdb layers = speculators ids " + joinInts(ids) + ")"
+		asIDs, noLayersIDs = " (hsdb layers = speculators ids "+joinInts(ids)+")", ": hsdb layers = speculators ids "+joinInts(ids)
+		if joinInts(ids) == joinInts(opts.Layers) {
+			formatIDs = fmt.Sprintf("; %s are this file's speculators ids (id k = hsdb layer k-1's output, id 0 the embeddings), and --layers (check, diff) are hsdb layers: --layers %s", joinInts(ids), joinInts(labels))
+		}
 	}
 	switch {
 	case len(opts.Layers) == 0:
-		add(capture.RuleLayerCount, capture.Skip, "no --layers requested (%d entr%s%s%s)", len(l.Entries), ies(len(l.Entries)), labelNote(labels), strings.TrimSuffix(strings.Replace(asIDs, " (", ": ", 1), ")"))
+		add(capture.RuleLayerCount, capture.Skip, "no --layers requested (%d entr%s%s%s)", len(l.Entries), ies(len(l.Entries)), labelNote(labels), noLayersIDs)
 	case len(layered) != len(opts.Layers):
 		add(capture.RuleLayerCount, capture.Fail, "%d layer entr%s, %d layer%s requested (%s)%s", len(layered), ies(len(layered)), len(opts.Layers), plural(len(opts.Layers)), joinInts(opts.Layers), formatIDs)
 	case l.Labelled && joinInts(labels) != joinInts(opts.Layers) && sameSet(labels, opts.Layers) && l.Keyed:

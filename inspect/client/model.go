@@ -293,7 +293,7 @@ type ExpertInfo struct {
 // parallel)".
 func (x ExpertInfo) String() string {
 	all := len(x.IDs) == x.Total
-	what := fmt.Sprintf("experts %s of %d", idList(x.IDs), x.Total)
+	what := fmt.Sprintf("experts %s of %d", IntRuns(x.IDs), x.Total)
 	if all {
 		what = fmt.Sprintf("all %d experts", x.Total)
 	}
@@ -308,8 +308,10 @@ func (x ExpertInfo) String() string {
 	return fmt.Sprintf("%s: %s, rows [%d:%d] of %d of each (tensor parallel)", x.Module, what, x.Rows[0], x.Rows[1], x.Inter)
 }
 
-// idList renders ascending ids with runs collapsed: "0-3", "0,2,5-7".
-func idList(ids []int) string {
+// IntRuns renders ascending ints (expert ids, layer or weight indices)
+// with runs of consecutive values collapsed, comma-separated: [0 1 2 3]
+// is "0-3", [0 2 5 6 7] "0,2,5-7", nil "".
+func IntRuns(ids []int) string {
 	var parts []string
 	for i := 0; i < len(ids); {
 		j := i

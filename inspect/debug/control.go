@@ -143,7 +143,7 @@ func (s *Session) Gen(n int) (*client.Outcome, error) {
 	if len(s.next) == 0 || len(seqs) == 0 {
 		return nil, fmt.Errorf("gen: no completed prefill to continue: `run` first")
 	}
-	if !sameBatch(s.batch, s.ranBatch) {
+	if !slices.EqualFunc(s.batch, s.ranBatch, slices.Equal[[]int32]) { // the same sequences of the same ids
 		return nil, fmt.Errorf("gen %d: `input` has changed the batch since the last `run` (which prefilled %s; now %s): `run` the new batch first, then gen %d",
 			n, batchSize(s.ranBatch), batchSize(s.batch), n)
 	}
@@ -153,20 +153,6 @@ func (s *Session) Gen(n int) (*client.Outcome, error) {
 		}
 	}
 	return s.noted(s.start(false, n))
-}
-
-// sameBatch reports whether a and b hold the same sequences of the same
-// token ids.
-func sameBatch(a, b [][]int32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if !slices.Equal(a[i], b[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // batchSize words a batch's size for messages: "2 sequences, 6 tokens".

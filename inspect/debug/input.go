@@ -8,10 +8,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
+	"hsdb/engine/quote"
 	"hsdb/engine/regfile"
-	"hsdb/engine/tokenizer"
 	"hsdb/inspect/capture"
 	"hsdb/inspect/client"
 	"hsdb/inspect/plural"
@@ -49,8 +48,8 @@ func (s *Session) Batch() [][]int32 { return s.batch }
 // adds to a text (tokenizer.TextBOS: llama2.c's run.c and vLLM's default
 // for Llama tokenizers prepend BOS; Kimi's tiktoken adds none). Errors:
 // ErrNoTokenizer, a text too long for max_position_embeddings tokens
-// (capture.Limits.CheckText: refused before tokenizing it), or the
-// tokenizer's own.
+// (capture.Limits.EncodeText: refused from its bytes before tokenizing
+// it, or once its ids pass the bound), or the tokenizer's own.
 func (s *Session) Encode(text string) ([]int32, error) {
 	if s.Tok == nil {
 		if s.TokErr != nil {
@@ -58,44 +57,19 @@ func (s *Session) Encode(text string) ([]int32, error) {
 		}
 		return nil, fmt.Errorf("input text: %w; give ids instead (input ids 1,2,3)", client.ErrNoTokenizer)
 	}
-	if why := capture.LimitsOf(s.E.Dims).CheckText(len(text)); why != "" {
+	ids, why, err := capture.LimitsOf(s.E.Dims).EncodeText(s.Tok, text)
+	if why != "" {
 		return nil, fmt.Errorf("input text: %s", why)
-	}
-	// The bound leaves room for the BOS a text gets (TextBOS), not for
-	// the tokenizer's bos_token: Kimi's has one and adds none.
-	bos := tokenizer.TextBOS(s.Tok)
-	lim, max := capture.LimitsOf(s.E.Dims), -1
-	withBOS := ""
-	if lim.MaxPositions > 0 {
-		if max = lim.MaxPositions; bos >= 0 {
-			max, withBOS = max-1, " with BOS"
-		}
-	}
-	ids, err := tokenizer.EncodeAtMost(s.Tok, text, max)
-	if errors.Is(err, tokenizer.ErrTooManyTokens) {
-		return nil, fmt.Errorf("input text: more than max_position_embeddings %d tokens%s (%v)", lim.MaxPositions, withBOS, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("input text %s: %w", clipText(text), err)
-	}
-	if bos >= 0 {
-		ids = append([]int32{bos}, ids...)
 	}
 	return ids, nil
 }
 
 // clipText quotes text for an error message, its first 64 bytes and its
-// size when longer (an `input text` line may hold 16 MiB).
-func clipText(text string) string {
-	if len(text) <= 64 {
-		return strconv.Quote(text)
-	}
-	n := 64
-	for n > 0 && !utf8.RuneStart(text[n]) {
-		n-- // cut between characters: a cut one would read as invalid UTF-8
-	}
-	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(text[:n]), len(text))
-}
+// size when longer (quote.Clip; an `input text` line may hold 16 MiB).
+func clipText(text string) string { return quote.Clip(text, 64) }
 
 // Decode returns the text of ids, or "" without a tokenizer.
 func (s *Session) Decode(ids []int32) string {

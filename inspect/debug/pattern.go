@@ -155,7 +155,8 @@ func (p *Pattern) layerHint(t *model.Tree) string {
 	if err != nil {
 		return ""
 	}
-	rest := p.Src[strings.Index(p.Src, "layers."+c[1].lit+".")+len("layers."+c[1].lit+"."):]
+	parts := strings.Split(p.Src, ".") // one per component (ParsePattern); c is their tail
+	rest := strings.Join(parts[len(parts)-len(c)+2:], ".")
 	q, err := ParsePattern("layers.*." + rest)
 	if err != nil {
 		return ""
