@@ -44,6 +44,7 @@ func (t *Term) RunScript(r io.Reader, name string) error {
 	}()
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<16), maxScriptLine)
+	sc.Split(scanScriptLines)
 	failed := 0
 	lines := 0
 	for n := 1; sc.Scan(); n++ {
@@ -99,6 +100,35 @@ func (t *Term) RunScript(r io.Reader, name string) error {
 		return fmt.Errorf("%w: %s of %s failed", ErrScript, plural.N(failed, "command"), name)
 	}
 	return nil
+}
+
+// scanScriptLines is bufio.ScanLines that also ends a line at a lone CR
+// (classic Mac OS line ends, as Python's universal newlines read them):
+// with ScanLines a script saved with CR line ends was one line, its CRs
+// dropped, so "echo a\recho b\rrun" echoed "aecho brun" and ran nothing
+// else, exit status 0. LF, CRLF and CR each end one line.
+func scanScriptLines(data []byte, atEOF bool) (int, []byte, error) {
+	for i, b := range data {
+		switch b {
+		case '\n':
+			return i + 1, data[:i], nil
+		case '\r':
+			if i+1 < len(data) {
+				if data[i+1] == '\n' {
+					return i + 2, data[:i], nil
+				}
+				return i + 1, data[:i], nil
+			}
+			if atEOF {
+				return i + 1, data[:i], nil
+			}
+			return 0, nil, nil // is it CRLF? read on
+		}
+	}
+	if atEOF && len(data) > 0 {
+		return len(data), data, nil
+	}
+	return 0, nil, nil
 }
 
 // Source runs the script at path (the `source` command and `hsdb -x`). A
