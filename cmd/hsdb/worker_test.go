@@ -74,8 +74,19 @@ func TestWorkerFlags(t *testing.T) {
 	if code, _, errs := runWithStdin([]string{"worker"}, ""); code != 2 || !strings.Contains(errs, "--connect") {
 		t.Errorf("hsdb worker: exit %d, %q", code, errs)
 	}
-	if code, _, errs := runWithStdin([]string{"worker", "--connect", "127.0.0.1:1", "--dial-timeout", "1s"}, ""); code != 1 || !strings.Contains(errs, "127.0.0.1:1") {
+	if code, _, errs := runWithStdin([]string{"worker", "--connect", "127.0.0.1:1", "--token", "t", "--dial-timeout", "1s"}, ""); code != 1 || !strings.Contains(errs, "127.0.0.1:1") {
 		t.Errorf("hsdb worker --connect to nothing: exit %d, %q", code, errs)
+	}
+}
+
+// TestWorkerNoToken: `hsdb worker` with neither --token nor
+// $HSDB_WORKER_TOKEN is a usage error naming both, before it dials; it
+// dialled and the front refused it as "wrong token".
+func TestWorkerNoToken(t *testing.T) {
+	t.Setenv("HSDB_WORKER_TOKEN", "")
+	code, _, errs := runWithStdin([]string{"worker", "--connect", "127.0.0.1:1", "--dial-timeout", "1s"}, "")
+	if code != 2 || !strings.Contains(errs, "no session token: give --token T or $HSDB_WORKER_TOKEN") {
+		t.Errorf("hsdb worker without a token: exit %d, %q", code, errs)
 	}
 }
 
