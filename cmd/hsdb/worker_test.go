@@ -416,3 +416,23 @@ func TestWorkersDebuggerFeatures(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkerBinNotExecutable: --worker-bin naming a directory or a file
+// without execute permission is refused saying which, not as exec's
+// "permission denied" for both.
+func TestWorkerBinNotExecutable(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "hsdb")
+	if err := os.WriteFile(file, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for bin, want := range map[string]string{
+		dir:  dir + " is a directory: --worker-bin names the worker's binary",
+		file: file + " is not executable (mode -rw-r--r--): --worker-bin names the worker's binary",
+	} {
+		code, _, errs := runWithStdin([]string{"--workers", "--tp", "2", "--worker-bin", bin, "-x", "../../scripts/quickstart.hsdb"}, "")
+		if code != 1 || !strings.Contains(errs, want) {
+			t.Errorf("--worker-bin %s: exit %d, %q, want %q", bin, code, errs, want)
+		}
+	}
+}
