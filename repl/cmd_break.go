@@ -51,7 +51,7 @@ func (t *Term) alsoSetText(before []client.Breakpoint, b client.Breakpoint) stri
 	}
 	what := "breakpoint " + same[0]
 	if len(same) > 1 {
-		what = "breakpoints " + strings.Join(same, ", ")
+		what = "breakpoints " + joinAtMost(same, ", ", "`info break` lists them")
 	}
 	return "\n" + t.st.Dim.Render(fmt.Sprintf("Note: %s also set at %s.", what, b.Pattern))
 }

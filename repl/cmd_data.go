@@ -270,7 +270,7 @@ func cmdBacktrace(t *Term, args string) error {
 	switch {
 	case n > 0 && n < len(frames):
 		frames, more = frames[:n], "(More stack frames follow...)\n"
-	case n < 0 && -n < len(frames):
+	case n < 0 && n > -len(frames): // not -n < len: -n of the most negative int is itself
 		frames = frames[len(frames)+n:]
 	}
 	t.emit("backtrace", frames, func() string { return t.backtraceText(frames) + more })

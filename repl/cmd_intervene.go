@@ -136,6 +136,9 @@ func cmdPatch(t *Term, args string) error {
 	req := client.PatchRequest{Tensor: rest[0], Dump: rest[2], Seq: sl.Seq}
 	if i := strings.LastIndexByte(rest[0], '.'); i >= 0 {
 		req.Site, req.Tensor = rest[0][:i], rest[0][i+1:]
+		if req.Site == "" || req.Tensor == "" { // ".stream" was patched at the stop as "stream", not armed
+			return fmt.Errorf("patch: %q: want TENSOR (at a stop) or SITE.TENSOR (armed for the next run), both named: layers.2.stream", rest[0])
+		}
 	}
 	e, err := t.c.Patch(req)
 	if err != nil {

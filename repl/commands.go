@@ -168,7 +168,7 @@ func init() {
 				"At a stop, TENSOR of the stopped site; with SITE.TENSOR, armed for the next run (`info edits` shows it armed). DUMP is an hsdb dump holding that tensor: " +
 				"a layer capture (`capture layers` with the same --what) or a site capture (`capture site`). Each sequence of the batch (or only --seq S) takes the dump's sequence of the same number, " +
 				"row by position; the lengths and widths must agree (the ids may differ: clean vs corrupted prompt — the edit says how many do). Sharded tensors: each rank takes its columns. " +
-				"Patching stream writes hidden_states and zeros residual (see `set var`). Reset by `run` as edits are.",
+				"Patching stream writes hidden_states and zeros residual (see `set var`). Only the batch's sequences are read; an armed patch reads them when the run reaches the site. Reset by `run` as edits are.",
 			complete: completeFiles, fn: cmdPatch},
 		{aliases: []string{"lens"}, group: "interventions", usage: "lens [K]",
 			help: "The logit lens: the final norm and lm_head applied to the stopped layer's stream (or the embeddings at model.embed_tokens).\n" +

@@ -54,8 +54,10 @@ func (i *interrupts) hit(now time.Time) bool {
 
 // catchInterrupts turns SIGINT into Term.interrupt until stop is called;
 // a second SIGINT within a second runs exit (which must end the process).
-// script says whether a script (-x, stdin) is what runs.
-func (t *Term) catchInterrupts(exit func(), script bool) (stop func()) {
+// script says whether a script (-x, stdin) is what runs; notes is where
+// the line saying what the Ctrl-C does goes (stderr under --json, whose
+// stdout holds JSON objects alone).
+func (t *Term) catchInterrupts(exit func(), script bool, notes io.Writer) (stop func()) {
 	sig := make(chan os.Signal, 4)
 	signal.Notify(sig, os.Interrupt)
 	done := make(chan struct{})
@@ -68,7 +70,7 @@ func (t *Term) catchInterrupts(exit func(), script bool) (stop func()) {
 					exit()
 					return
 				}
-				fmt.Fprintln(t.Out, t.interrupt(script))
+				fmt.Fprintln(notes, t.interrupt(script))
 			case <-done:
 				return
 			}
@@ -134,7 +136,7 @@ func (t *Term) Interactive(historyFile string) error {
 		rl.Close()
 		fmt.Fprintln(t.Out, "quit")
 		os.Exit(130)
-	}, false)
+	}, false, t.Out)
 	defer stop()
 	for {
 		line, err := rl.Readline()

@@ -36,13 +36,17 @@ func Run(dbg client.Client, c RunConfig) int {
 	defer t.Close()
 	var err error
 	script := true
+	notes := c.Out // what a Ctrl-C does; under --json stdout holds JSON objects alone
+	if c.JSON && c.Err != nil {
+		notes = c.Err
+	}
 	switch {
 	case c.Script != "":
-		stop := t.catchInterrupts(func() { os.Exit(130) }, true)
+		stop := t.catchInterrupts(func() { os.Exit(130) }, true, notes)
 		err = t.Source(c.Script)
 		stop()
 	case !c.Terminal:
-		stop := t.catchInterrupts(func() { os.Exit(130) }, true)
+		stop := t.catchInterrupts(func() { os.Exit(130) }, true, notes)
 		err = t.RunScript(c.In, "stdin")
 		stop()
 	default:
@@ -63,9 +67,13 @@ func Run(dbg client.Client, c RunConfig) int {
 	}
 	code := t.exitStatus(err, script)
 	if code != 0 && !errors.Is(err, ErrScript) && err != nil {
-		if c.JSON && c.Script != "" {
+		if c.JSON && script {
 			// as every failure under --json: one object on stdout
-			t.printErrorFor("source "+c.Script, err)
+			cmd := "stdin" // the commands piped on stdin
+			if c.Script != "" {
+				cmd = "source " + c.Script
+			}
+			t.printErrorFor(cmd, err)
 			return code
 		}
 		fmt.Fprintln(c.Err, "hsdb:", err)

@@ -72,8 +72,23 @@ const stopSeqsInline = 4
 func (t *Term) stopText(s *client.Stop) string {
 	return fmt.Sprintf("Stopped at %s (%s)  %s  tokens %d %s  %s\n  %s%s",
 		t.st.Site.Render(s.Site), s.Class, stepName(s.Step), s.Tokens, stopSeqs(s),
-		t.st.Warn.Render("["+strings.Join(s.Reasons, "; ")+"]"),
+		t.st.Warn.Render("["+joinAtMost(s.Reasons, "; ", "`info break` lists them")+"]"),
 		t.st.Dim.Render("tensors: "+strings.Join(s.Tensors, ", ")), t.notesText(s.Notes)+t.editsText(s.Edits))
+}
+
+// listInline is the most items a line of text lists one by one (the
+// breakpoints a stop hit, those already set at a site): thousands of
+// breakpoints at one site made each stop line, and each `break` there,
+// a line of hundreds of kilobytes (10,000 `break`s printed 58 MB).
+const listInline = 8
+
+// joinAtMost joins the first listInline items with sep and says how many
+// more there are and where they are listed (hint).
+func joinAtMost(items []string, sep, hint string) string {
+	if len(items) <= listInline {
+		return strings.Join(items, sep)
+	}
+	return fmt.Sprintf("%s%sand %d more (%s)", strings.Join(items[:listInline], sep), sep, len(items)-listInline, hint)
 }
 
 // stopSeqs is the stop line's account of the batch's sequences.

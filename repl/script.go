@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"hsdb/engine/regfile"
 	"hsdb/inspect/plural"
@@ -44,11 +45,20 @@ func (t *Term) RunScript(r io.Reader, name string) error {
 	}()
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<16), maxScriptLine)
+	sc.Split(scanScriptLines)
+	next, stopReading := t.scriptLines(sc)
+	defer stopReading()
 	failed := 0
 	lines := 0
-	for n := 1; sc.Scan(); n++ {
+	for n := 1; ; n++ {
+		text, ok, intr := next()
+		if intr {
+			return fmt.Errorf("%w: %s stopped before line %d", ErrInterrupted, name, n)
+		}
+		if !ok {
+			break
+		}
 		lines = n
-		text := sc.Text()
 		if n == 1 {
 			text = strings.TrimPrefix(text, "\ufeff") // a UTF-8 byte order mark ("UTF-8 with BOM" editors)
 		}
@@ -99,6 +109,87 @@ func (t *Term) RunScript(r io.Reader, name string) error {
 		return fmt.Errorf("%w: %s of %s failed", ErrScript, plural.N(failed, "command"), name)
 	}
 	return nil
+}
+
+// interruptPoll is how often a script waiting for its next line (commands
+// piped on stdin by a program that has not sent more) looks for Ctrl-C.
+const interruptPoll = 50 * time.Millisecond
+
+// scriptLines reads sc's lines in a goroutine of their own, so that a
+// script waiting for its next line sees Ctrl-C: next returns the line (ok
+// false at the end, where sc.Err says why) or intr when Ctrl-C came while
+// it waited. Read on the loop's goroutine, commands piped on stdin from a
+// program that sent no more (`cat | hsdb`, a launcher's pipe) kept hsdb in
+// read(2): Ctrl-C printed "stopping the script" and hsdb went on waiting,
+// a second one later than a second the same. stop ends the goroutine once
+// its read returns (stdin's may never: the process ends instead).
+func (t *Term) scriptLines(sc *bufio.Scanner) (next func() (text string, ok, intr bool), stop func()) {
+	type line struct {
+		text string
+		ok   bool
+	}
+	ch := make(chan line)
+	done := make(chan struct{})
+	go func() {
+		defer close(ch)
+		for {
+			l := line{ok: sc.Scan()}
+			if l.ok {
+				l.text = sc.Text()
+			}
+			select {
+			case ch <- l:
+			case <-done:
+				return
+			}
+			if !l.ok {
+				return
+			}
+		}
+	}()
+	tick := time.NewTicker(interruptPoll)
+	next = func() (string, bool, bool) {
+		for {
+			select {
+			case l, open := <-ch:
+				return l.text, l.ok && open, false
+			case <-tick.C:
+				if t.interrupted.Load() {
+					return "", false, true
+				}
+			}
+		}
+	}
+	return next, func() { tick.Stop(); close(done) }
+}
+
+// scanScriptLines is bufio.ScanLines that also ends a line at a lone CR
+// (classic Mac OS line ends, as Python's universal newlines read them):
+// with ScanLines a script saved with CR line ends was one line, its CRs
+// dropped, so "echo a\recho b\rrun" echoed "aecho brun" and ran nothing
+// else, exit status 0. LF, CRLF and CR each end one line.
+func scanScriptLines(data []byte, atEOF bool) (int, []byte, error) {
+	for i, b := range data {
+		switch b {
+		case '\n':
+			return i + 1, data[:i], nil
+		case '\r':
+			if i+1 < len(data) {
+				if data[i+1] == '\n' {
+					return i + 2, data[:i], nil
+				}
+				return i + 1, data[:i], nil
+			}
+			if atEOF {
+				return i + 1, data[:i], nil
+			}
+			return 0, nil, nil // is it CRLF? read on
+		}
+	}
+	if atEOF && len(data) > 0 {
+		return len(data), data, nil
+	}
+	return 0, nil, nil
 }
 
 // Source runs the script at path (the `source` command and `hsdb -x`). A

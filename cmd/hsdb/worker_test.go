@@ -74,8 +74,19 @@ func TestWorkerFlags(t *testing.T) {
 	if code, _, errs := runWithStdin([]string{"worker"}, ""); code != 2 || !strings.Contains(errs, "--connect") {
 		t.Errorf("hsdb worker: exit %d, %q", code, errs)
 	}
-	if code, _, errs := runWithStdin([]string{"worker", "--connect", "127.0.0.1:1", "--dial-timeout", "1s"}, ""); code != 1 || !strings.Contains(errs, "127.0.0.1:1") {
+	if code, _, errs := runWithStdin([]string{"worker", "--connect", "127.0.0.1:1", "--token", "t", "--dial-timeout", "1s"}, ""); code != 1 || !strings.Contains(errs, "127.0.0.1:1") {
 		t.Errorf("hsdb worker --connect to nothing: exit %d, %q", code, errs)
+	}
+}
+
+// TestWorkerNoToken: `hsdb worker` with neither --token nor
+// $HSDB_WORKER_TOKEN is a usage error naming both, before it dials; it
+// dialled and the front refused it as "wrong token".
+func TestWorkerNoToken(t *testing.T) {
+	t.Setenv("HSDB_WORKER_TOKEN", "")
+	code, _, errs := runWithStdin([]string{"worker", "--connect", "127.0.0.1:1", "--dial-timeout", "1s"}, "")
+	if code != 2 || !strings.Contains(errs, "no session token: give --token T or $HSDB_WORKER_TOKEN") {
+		t.Errorf("hsdb worker without a token: exit %d, %q", code, errs)
 	}
 }
 
@@ -402,6 +413,26 @@ func TestWorkersDebuggerFeatures(t *testing.T) {
 		"[next]", "[finish model.layers.4]", "stream → norm → lm_head", "Finished: prefill", "step 1 (decode)", "INJECTED FAULTS"} {
 		if !strings.Contains(got, w) {
 			t.Errorf("the script's output lacks %q:\n%s", w, got)
+		}
+	}
+}
+
+// TestWorkerBinNotExecutable: --worker-bin naming a directory or a file
+// without execute permission is refused saying which, not as exec's
+// "permission denied" for both.
+func TestWorkerBinNotExecutable(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "hsdb")
+	if err := os.WriteFile(file, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for bin, want := range map[string]string{
+		dir:  dir + " is a directory: --worker-bin names the worker's binary",
+		file: file + " is not executable (mode -rw-r--r--): --worker-bin names the worker's binary",
+	} {
+		code, _, errs := runWithStdin([]string{"--workers", "--tp", "2", "--worker-bin", bin, "-x", "../../scripts/quickstart.hsdb"}, "")
+		if code != 1 || !strings.Contains(errs, want) {
+			t.Errorf("--worker-bin %s: exit %d, %q, want %q", bin, code, errs, want)
 		}
 	}
 }

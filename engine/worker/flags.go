@@ -34,7 +34,8 @@ var ErrUsage = errors.New("usage")
 // Config checks the parsed flags (args are the arguments left after them:
 // there must be none) and returns the worker's configuration, with log as
 // its notes' writer unless a front started it (the front then speaks for
-// it). Errors wrap ErrUsage.
+// it). No token (neither --token nor $HSDB_WORKER_TOKEN) is an error: a
+// front always has one. Errors wrap ErrUsage.
 func (f *Flags) Config(args []string, log io.Writer) (WorkerConfig, error) {
 	if f.connect == "" || len(args) > 0 {
 		return WorkerConfig{}, fmt.Errorf("%w: --connect HOST:PORT [--token T] [--rank R]", ErrUsage)
@@ -48,6 +49,9 @@ func (f *Flags) Config(args []string, log io.Writer) (WorkerConfig, error) {
 	tok := f.token
 	if tok == "" {
 		tok = os.Getenv(TokenEnv)
+	}
+	if tok == "" { // every front has a token: an empty one is refused as "wrong token" after the dial
+		return WorkerConfig{}, fmt.Errorf("%w: no session token: give --token T or $%s (the token the front printed with its --listen address)", ErrUsage, TokenEnv)
 	}
 	cfg := WorkerConfig{Connect: f.connect, Token: tok, Rank: f.rank, Dial: f.dial}
 	if !Spawned() {

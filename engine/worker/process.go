@@ -36,6 +36,14 @@ func (f *Front) spawn(rank int) (*process, error) {
 	cmd.Stdout = p.stderr
 	cmd.SysProcAttr = workerProcAttr()
 	if err := cmd.Start(); err != nil {
+		if st, serr := os.Stat(argv[0]); serr == nil && (st.IsDir() || st.Mode()&0o111 == 0) {
+			what := "a directory"
+			if !st.IsDir() {
+				what = fmt.Sprintf("not executable (mode %s)", st.Mode())
+			}
+			// exec says "permission denied" for both
+			return nil, fmt.Errorf("starting rank %d's worker: %s is %s: --worker-bin names the worker's binary (hsdb, or hsdb-cuda-worker for --device cuda)", rank, argv[0], what)
+		}
 		return nil, fmt.Errorf("starting rank %d's worker (%s): %w", rank, argv[0], err)
 	}
 	go func() {

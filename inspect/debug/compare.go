@@ -43,10 +43,6 @@ func (s *Session) Compare(dir string) (*client.CompareReport, error) {
 			if key == "" {
 				continue
 			}
-			src, err := readDumpSeqs(dir, m, key)
-			if err != nil {
-				return fmt.Errorf("compare: %w", err)
-			}
 			l, err := s.locate(st, t.Name, client.All)
 			if err != nil {
 				return err
@@ -67,6 +63,14 @@ func (s *Session) Compare(dir string) (*client.CompareReport, error) {
 				}
 			}
 			fv, w := full.F32(), full.Cols()
+			need := map[int]seqNeed{}
+			for sq, n := range b.SeqLens {
+				need[b.Seqs[sq]] = seqNeed{rows: int(b.Pos[b.SeqStart(sq)+n-1]) + 1, cols: w}
+			}
+			src, err := readDumpSeqs(dir, m, key, need)
+			if err != nil {
+				return fmt.Errorf("compare: %w", err)
+			}
 			for sq, n := range b.SeqLens {
 				num := b.Seqs[sq]
 				ps, ok := src[num]

@@ -169,6 +169,21 @@ func (n *unNode) eval(env condEnv) float64 {
 	return b2f(x == 0)
 }
 
+// constValue is the value of n when n is a number or a number negated
+// (-1 is the unary minus of 1 to the parser): CheckRanks looked at bare
+// numbers only, so `rank == -1` was not refused as `rank == 5` is.
+func constValue(n node) (float64, bool) {
+	switch x := n.(type) {
+	case *numNode:
+		return x.v, true
+	case *unNode:
+		if v, ok := constValue(x.x); ok && x.op == "-" {
+			return -v, true
+		}
+	}
+	return 0, false
+}
+
 type binNode struct {
 	op   string
 	l, r node
@@ -250,11 +265,11 @@ func (c *Cond) CheckRanks(world int) error {
 			return
 		}
 		v, num := b.l, b.r
-		if _, isNum := v.(*numNode); isNum {
+		if _, isNum := constValue(v); isNum {
 			v, num = num, v
 		}
 		vn, isVar := v.(*varNode)
-		nn, isNum := num.(*numNode)
+		k, isNum := constValue(num)
 		if !isVar || vn.name != "rank" || !isNum {
 			return
 		}
@@ -263,9 +278,9 @@ func (c *Cond) CheckRanks(world int) error {
 				return
 			}
 		}
-		bad = fmt.Sprintf("rank %s %g", b.op, nn.v)
+		bad = fmt.Sprintf("rank %s %g", b.op, k)
 		if b.l == num {
-			bad = fmt.Sprintf("%g %s rank", nn.v, b.op)
+			bad = fmt.Sprintf("%g %s rank", k, b.op)
 		}
 	}
 	walk(c.root)

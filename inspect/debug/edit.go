@@ -405,7 +405,7 @@ func (s *Session) applyPending(ev *model.Event, views []*model.RankView) error {
 	for _, e := range due {
 		ws, err := e.plan(st)
 		if err != nil {
-			return fmt.Errorf("edit %d (%s) no longer applies: %w", e.ID, e.Text, err)
+			return fmt.Errorf("edit %d (%s) no longer applies: %w (`delete edits %d` forgets it)", e.ID, e.Text, err, e.ID)
 		}
 		if err := commit(st, ws); err != nil {
 			return err

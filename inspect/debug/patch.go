@@ -32,11 +32,13 @@ type patchSeq struct {
 // layerSite matches a decoder layer's output site.
 var layerSite = regexp.MustCompile(`^model\.layers\.(\d+)$`)
 
-// readPatch reads what an hsdb dump holds for tensor name of site: a layer
-// capture (hidden_states.{i}, when the dump captured that half of layer
-// i's output) or a site capture (SITE:TENSOR), for every sequence by its
-// index in the dump's input. Errors name the dump and what it holds.
-func readPatch(dir, site, name string) (map[int]patchSeq, string, error) {
+// patchSource finds what an hsdb dump holds for tensor name of site: a
+// layer capture (hidden_states.{i}, when the dump captured that half of
+// layer i's output) or a site capture (SITE:TENSOR). It reads the
+// manifest only: the sequences are read where the patch applies
+// (readDumpSeqs), those of the batch alone. Errors name the dump and what
+// it holds.
+func patchSource(dir, site, name string) (*capture.Manifest, string, error) {
 	m, err := readHsdbDump(dir, "patch")
 	if err != nil {
 		return nil, "", err
@@ -45,8 +47,7 @@ func readPatch(dir, site, name string) (map[int]patchSeq, string, error) {
 	if key == "" {
 		return nil, "", fmt.Errorf("patch: %w: dump %s holds no %s of %s (it holds: %s)", client.ErrNoTensor, dir, name, site, dumpHolds(m))
 	}
-	out, err := readDumpSeqs(dir, m, key)
-	return out, key, err
+	return m, key, nil
 }
 
 // readHsdbDump reads the manifest of the hsdb dump at dir for cmd (patch,
@@ -112,11 +113,37 @@ func dumpHolds(m *capture.Manifest) string {
 	return strings.Join(has, "; ")
 }
 
-// readDumpSeqs reads key and input_ids of every sequence of the dump at
-// dir, by the sequence's index in the dump's input.
-func readDumpSeqs(dir string, m *capture.Manifest, key string) (map[int]patchSeq, error) {
+// seqNeed is what a stop needs of one sequence of a dump: at least rows
+// rows (exactly rows where exact: a prefill patch), of cols columns.
+type seqNeed struct {
+	rows, cols int
+	exact      bool
+}
+
+// readDumpSeqs reads key and input_ids of the sequences of the dump at dir
+// that need names (by the sequence's index in the dump's input), the
+// others not at all: patch and compare of one sequence against a capture
+// job's dump of thousands read every sequence whole, as f32, before
+// looking at the batch (memory without bound). A sequence whose
+// manifest record of key does not have the rows and columns needed is
+// refused from the record, before its file is read.
+func readDumpSeqs(dir string, m *capture.Manifest, key string, need map[int]seqNeed) (map[int]patchSeq, error) {
 	out := map[int]patchSeq{}
 	for _, sr := range m.Sequences {
+		nd, ok := need[sr.Index]
+		if !ok {
+			continue
+		}
+		if tr, ok := sr.Tensors[key]; ok {
+			sh := tr.Shape
+			if len(sh) != 2 || sh[1] != nd.cols || sh[0] < nd.rows || (nd.exact && sh[0] != nd.rows) {
+				want := fmt.Sprintf("[%d, %d]", nd.rows, nd.cols)
+				if !nd.exact {
+					want = fmt.Sprintf("at least %d rows of %d", nd.rows, nd.cols)
+				}
+				return nil, fmt.Errorf("%w: dump %s: %s of sequence %d is %s (manifest.json), this stop needs %s", client.ErrMismatch, dir, key, sr.Index, tensor.ShapeString(sh), want)
+			}
+		}
 		p := filepath.Join(dir, sr.File)
 		f, err := safetensors.Open(p)
 		if err != nil {
@@ -210,12 +237,12 @@ func (s *Session) Patch(req client.PatchRequest) (client.Edit, error) {
 		}
 		site = st.Site
 	}
-	src, key, err := readPatch(req.Dump, site, req.Tensor)
+	m, key, err := patchSource(req.Dump, site, req.Tensor)
 	if err != nil {
 		return client.Edit{}, err
 	}
 	e := &edit{Edit: client.Edit{Tensor: req.Tensor, Rank: -1, What: fmt.Sprintf("= %s from %s", key, req.Dump)}}
-	e.plan = s.patchPlan(req, src, e)
+	e.plan = s.patchPlan(req, m, key, e)
 	if req.Site == "" {
 		return s.applyNow(e)
 	}
@@ -231,8 +258,12 @@ func (s *Session) Patch(req client.PatchRequest) (client.Edit, error) {
 
 // patchPlan computes each rank's rows of the patched tensor: for every
 // sequence of the batch (or req.Seq), the dump's rows at the tokens'
-// positions, each rank taking the columns it holds.
-func (s *Session) patchPlan(req client.PatchRequest, src map[int]patchSeq, e *edit) func(st *stopCtx) ([]rankWrite, error) {
+// positions, each rank taking the columns it holds. It reads the dump's
+// sequences there (those of the batch), checked against the manifest
+// (m, holding the tensor as key): an armed patch reads the dump as it is
+// when the run reaches the site, and a file changed since the dump was
+// written is refused then.
+func (s *Session) patchPlan(req client.PatchRequest, m *capture.Manifest, key string, e *edit) func(st *stopCtx) ([]rankWrite, error) {
 	return func(st *stopCtx) ([]rankWrite, error) {
 		if err := checkWritable(st, req.Tensor); err != nil {
 			return nil, err
@@ -251,6 +282,17 @@ func (s *Session) patchPlan(req client.PatchRequest, src map[int]patchSeq, e *ed
 		full := cols(p0)
 		if p0.Shard.Kind == model.Sharded {
 			full = p0.Shard.Full
+		}
+		need := map[int]seqNeed{}
+		for sq, n := range b.SeqLens {
+			if req.Seq < 0 || sq == req.Seq {
+				last := int(b.Pos[b.SeqStart(sq)+n-1]) + 1
+				need[b.Seqs[sq]] = seqNeed{rows: last, cols: full, exact: st.ev.Step == 0}
+			}
+		}
+		src, err := readDumpSeqs(req.Dump, m, key, need)
+		if err != nil {
+			return nil, fmt.Errorf("patch: %w", err)
 		}
 		var ws []rankWrite
 		var notes []string
