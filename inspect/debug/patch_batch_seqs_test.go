@@ -19,16 +19,8 @@ import (
 // the dump when the run reaches the site: the file emptied after `patch`
 // is named then.
 func TestPatchReadsBatchSeqsOnly(t *testing.T) {
-	s := newSession(t, 2)
-	l := NewLocal(s)
-	if err := l.CaptureLayers([]int{2}, "stream"); err != nil {
-		t.Fatal(err)
-	}
-	two := [][]int32{{1, 403, 407, 261}, {1, 400, 281}}
-	if err := s.SetBatch(two); err != nil {
-		t.Fatal(err)
-	}
-	done(t)(s.Run())
+	s, l := twoSeqRun(t)
+	two := patchSeqs
 	dir := filepath.Join(t.TempDir(), "d")
 	m, err := l.Dump(dir, client.DumpRequest{})
 	if err != nil {
@@ -84,4 +76,24 @@ func TestPatchReadsBatchSeqsOnly(t *testing.T) {
 	if _, err := s.Run(); err == nil || !strings.Contains(err.Error(), seq0) {
 		t.Errorf("run with the armed patch's file emptied: %v, want %s named", err, seq0)
 	}
+}
+
+// patchSeqs is the batch of twoSeqRun: two sequences of the stories260K
+// vocabulary (4 and 3 tokens).
+var patchSeqs = [][]int32{{1, 403, 407, 261}, {1, 400, 281}}
+
+// twoSeqRun returns a session at tp 2 that captured layer 2's stream over
+// patchSeqs and ran to the end (ready to dump), and its local client.
+func twoSeqRun(t *testing.T) (*Session, *Local) {
+	t.Helper()
+	s := newSession(t, 2)
+	l := NewLocal(s)
+	if err := l.CaptureLayers([]int{2}, "stream"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetBatch(patchSeqs); err != nil {
+		t.Fatal(err)
+	}
+	done(t)(s.Run())
+	return s, l
 }

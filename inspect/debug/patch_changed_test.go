@@ -17,15 +17,7 @@ import (
 // grafted into the pass (and compared against) as if the dump held it.
 // The unchanged dump still patches.
 func TestPatchRefusesChangedDump(t *testing.T) {
-	s := newSession(t, 2)
-	l := NewLocal(s)
-	if err := l.CaptureLayers([]int{2}, "stream"); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.SetBatch([][]int32{{1, 403, 407, 261}, {1, 400, 281}}); err != nil {
-		t.Fatal(err)
-	}
-	done(t)(s.Run())
+	s, l := twoSeqRun(t)
 	dir := filepath.Join(t.TempDir(), "d")
 	m, err := l.Dump(dir, client.DumpRequest{})
 	if err != nil {
