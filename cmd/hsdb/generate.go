@@ -108,6 +108,9 @@ func runGenerate(args []string, io stdio) int {
 				return fail(1, "--prompt: %v", err)
 			}
 			in = append(in, p...)
+			if eos := tokenizer.TextEOS(tok); eos >= 0 {
+				in = append(in, eos) // as HF's tokenizer(prompt) and vLLM's prompt encoding (add_special_tokens) end it
+			}
 		}
 		if len(in) == 0 {
 			return fail(2, "the tokenizer has no BOS token; give --prompt or --ids")

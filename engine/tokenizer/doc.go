@@ -16,9 +16,11 @@
 //     tokens in the text allowed); NewTiktoken builds the same type from any
 //     tiktoken rank file with one of the known patterns.
 //
-// Encode never adds BOS or EOS; callers prepend TextBOS(t) themselves (the
-// BOS a text starts with by the tokenizer's reference: BOS(), or what an HF
-// tokenizer.json's post_processor and add_bos_token say). Loaders
+// Encode never adds BOS or EOS; callers prepend TextBOS(t) and append
+// TextEOS(t) themselves (the BOS a text starts with by the tokenizer's
+// reference: BOS(), or what an HF tokenizer.json's post_processor and
+// add_bos_token say; the EOS it ends with: none, or what the post_processor
+// and add_eos_token say). Loaders
 // refuse (ErrUnsupported) any file feature they do not implement instead of
 // producing ids that silently differ from the reference; malformed files
 // give ErrFormat with the file name and the token index or JSON field.

@@ -30,7 +30,7 @@ var ErrInvalidUTF8 = errors.New("text is not valid UTF-8")
 // (either merges format, byte_fallback, unk_token, fuse_unk, ignore_merges;
 // no dropout or subword prefixes/suffixes); decoder ByteLevel. The
 // post_processor (ByteLevel, TemplateProcessing, Bert/RobertaProcessing,
-// Sequence) only decides TextBOS, since Encode adds no special tokens. Anything
+// Sequence) only decides TextBOS and TextEOS, since Encode adds no special tokens. Anything
 // else is refused with ErrUnsupported at load time.
 type HF struct {
 	name           string
@@ -45,6 +45,7 @@ type HF struct {
 	bos, eos       int32
 	lead           hfLead // what post_processor puts before a text's ids
 	textBOS        int32  // the id HF prepends to a text, or -1 (TextBOS)
+	textEOS        int32  // the id HF appends to a text, or -1 (TextEOS)
 	vocabSize      int
 	specialIDs     map[int32]bool
 	// keepsText: the pre-tokenizer keeps every byte (preTokDrops), so a
@@ -98,7 +99,7 @@ func parseHF(data []byte, base string) (*HF, error) {
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrFormat, jsonerr.Explain(err))
 	}
-	t := &HF{name: "hf:" + base, bos: -1, eos: -1, textBOS: -1, addedID: map[int32]bool{}, addedByContent: map[string]int32{}, specialIDs: map[int32]bool{}}
+	t := &HF{name: "hf:" + base, bos: -1, eos: -1, textBOS: -1, textEOS: -1, addedID: map[int32]bool{}, addedByContent: map[string]int32{}, specialIDs: map[int32]bool{}}
 	var err error
 	if t.normalize, err = newHFNormalizer(f.Normalizer, "normalizer"); err != nil {
 		return nil, err
@@ -170,7 +171,10 @@ func parseHF(data []byte, base string) (*HF, error) {
 	if t.lead.id >= int32(t.vocabSize) {
 		return nil, fmt.Errorf("%w: post_processor prepends id %d, beyond the vocabulary (%d ids)", ErrFormat, t.lead.id, t.vocabSize)
 	}
-	if t.textBOS, err = t.textBOSFrom(nil); err != nil { // no tokenizer_config.json
+	if t.lead.tail >= int32(t.vocabSize) {
+		return nil, fmt.Errorf("%w: post_processor appends id %d, beyond the vocabulary (%d ids)", ErrFormat, t.lead.tail, t.vocabSize)
+	}
+	if t.textBOS, t.textEOS, err = t.textSpecialFrom(nil); err != nil { // no tokenizer_config.json
 		return nil, err
 	}
 	return t, nil
@@ -210,7 +214,8 @@ func idTable(size int, vocab map[string]int32, added []hfAddedToken) ([]string, 
 }
 
 // readConfig takes bos_token and eos_token from tokenizer_config.json, and
-// with add_bos_token and add_eos_token decides TextBOS (textBOSFrom).
+// with add_bos_token and add_eos_token decides TextBOS and TextEOS
+// (textSpecialFrom).
 func (t *HF) readConfig(data []byte) error {
 	if err := jsonerr.CheckSurrogates(data); err != nil {
 		return fmt.Errorf("%w: %v", ErrFormat, err)
@@ -244,7 +249,7 @@ func (t *HF) readConfig(data []byte) error {
 		*f.dst = id
 	}
 	var err error
-	t.textBOS, err = t.textBOSFrom(cfg)
+	t.textBOS, t.textEOS, err = t.textSpecialFrom(cfg)
 	return err
 }
 
@@ -272,10 +277,17 @@ func (t *HF) BOS() int32 { return t.bos }
 // TextBOS is the id HF transformers prepends to a text it encodes with
 // add_special_tokens=True, or -1 for none: tokenizer.json's post_processor
 // decides unless tokenizer_config.json names add_bos_token or
-// add_eos_token, which then decide (textBOSFrom gives the rule and its
+// add_eos_token, which then decide (textSpecialFrom gives the rule and its
 // source). It differs from BOS where a model has a bos_token that is not
 // added to texts (add_bos_token false).
 func (t *HF) TextBOS() int32 { return t.textBOS }
+
+// TextEOS is the id HF transformers appends to a text it encodes with
+// add_special_tokens=True, or -1 for none: tokenizer_config.json's
+// add_eos_token true, or tokenizer.json's post_processor template ending
+// with a special token (BertProcessing's sep) where the config names
+// neither add_bos_token nor add_eos_token (textSpecialFrom).
+func (t *HF) TextEOS() int32 { return t.textEOS }
 
 // EOS is the id of tokenizer_config.json's eos_token, or -1.
 func (t *HF) EOS() int32 { return t.eos }

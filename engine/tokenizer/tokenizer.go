@@ -52,6 +52,20 @@ func TextBOS(t interface{ BOS() int32 }) int32 {
 	return t.BOS()
 }
 
+// TextEOS is the id a text's ids end with when hsdb tokenizes a text to
+// run it (`input text`, capture's "text" rows, generate --prompt), as the
+// tokenizer's reference ends it, or -1 for none: the tokenizer's own
+// TextEOS where it has one (HF.TextEOS: the id transformers' fast
+// tokenizer appends, from tokenizer_config.json's add_eos_token or
+// tokenizer.json's post_processor), else -1 (llama2.c's run.c encodes a
+// prompt with eos=0; Kimi's tiktoken adds none).
+func TextEOS(t any) int32 {
+	if te, ok := t.(interface{ TextEOS() int32 }); ok {
+		return te.TextEOS()
+	}
+	return -1
+}
+
 // Sentinel errors; every error a loader returns wraps one of these with the
 // file name and the position (token index, JSON field) of the problem.
 var (

@@ -287,6 +287,7 @@ func (f *Front) start(need []int) error {
 		for _, r := range need {
 			p, err := f.spawn(r)
 			if err != nil {
+				endStarted(procs, nil) // the ranks started before this one
 				return err
 			}
 			procs[r] = p

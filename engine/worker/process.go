@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strconv"
 	"sync"
+	"time"
 )
 
 // process is a spawned worker: its exit status once it has exited, and the
@@ -35,7 +36,7 @@ func (f *Front) spawn(rank int) (*process, error) {
 	cmd.Stderr = p.stderr
 	cmd.Stdout = p.stderr
 	cmd.SysProcAttr = workerProcAttr()
-	if err := cmd.Start(); err != nil {
+	if err := startCmd(cmd); err != nil {
 		if st, serr := os.Stat(argv[0]); serr == nil && (st.IsDir() || st.Mode()&0o111 == 0) {
 			what := "a directory"
 			if !st.IsDir() {
@@ -56,16 +57,35 @@ func (f *Front) spawn(rank int) (*process, error) {
 	return p, nil
 }
 
-// endStarted ends what a start that failed (a worker exited or did not
-// join in time) brought up: the workers it spawned, joined or not (each
-// with its process group), and the connections of those that joined, so
-// that none runs on until the front exits.
+// startCmd starts a worker's command (exec.Cmd.Start); a test replaces
+// it to make the start of one rank fail after others have started.
+var startCmd = (*exec.Cmd).Start
+
+// reapWait bounds how long endStarted waits for the workers it killed to
+// be reaped (SIGKILL ends them at once; a grandchild that left the
+// process group yet holds the stderr pipe open would delay Wait).
+const reapWait = 5 * time.Second
+
+// endStarted ends what a start that failed (a later rank's worker could
+// not be started, a worker exited or did not join in time) brought up:
+// the workers it spawned, joined or not (each with its process group),
+// and the connections of those that joined, so that none runs on until
+// the front exits. It returns once each killed worker has been reaped
+// (its Wait returned), or after reapWait.
 func endStarted(procs map[int]*process, joined []*remoteRank) {
 	for _, r := range joined {
 		r.c.close()
 	}
 	for _, p := range procs {
 		p.kill()
+	}
+	deadline := time.After(reapWait)
+	for _, p := range procs {
+		select {
+		case <-p.exited:
+		case <-deadline:
+			return
+		}
 	}
 }
 

@@ -188,7 +188,9 @@ type TextEncoder interface {
 
 // EncodeText returns the ids a text runs as (`input text`, capture's
 // "text" rows): the BOS the tokenizer's reference puts before a text
-// (tokenizer.TextBOS), when it has one, then tok's ids of text. why says
+// (tokenizer.TextBOS), when it has one, then tok's ids of text, then the
+// EOS the reference puts after it (tokenizer.TextEOS: HF's add_eos_token,
+// as the trainer's tokenizer(text) gives), when it has one. why says
 // what is wrong when the text does not fit l ("" when it does): too many
 // bytes (CheckText, before tokenizing it), or more ids than MaxPositions
 // with the BOS ("more than max_position_embeddings 512 tokens with BOS
@@ -201,11 +203,15 @@ func (l Limits) EncodeText(tok TextEncoder, text string) (ids []int32, why strin
 	if why := l.CheckText(len(text)); why != "" {
 		return nil, why, nil
 	}
-	bos := tokenizer.TextBOS(tok)
+	bos, eos := tokenizer.TextBOS(tok), tokenizer.TextEOS(tok)
 	max, withBOS := -1, ""
 	if l.MaxPositions > 0 {
-		if max = l.MaxPositions; bos >= 0 {
+		max = l.MaxPositions
+		if bos >= 0 {
 			max, withBOS = max-1, " with BOS"
+		}
+		if eos >= 0 {
+			max, withBOS = max-1, withBOS+map[bool]string{true: " and EOS", false: " with EOS"}[bos >= 0]
 		}
 	}
 	ids, err = tokenizer.EncodeAtMost(tok, text, max)
@@ -217,6 +223,9 @@ func (l Limits) EncodeText(tok TextEncoder, text string) (ids []int32, why strin
 	}
 	if bos >= 0 {
 		ids = append([]int32{bos}, ids...)
+	}
+	if eos >= 0 {
+		ids = append(ids, eos)
 	}
 	return ids, "", nil
 }

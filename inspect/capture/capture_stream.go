@@ -42,7 +42,8 @@ type jsonlFile struct {
 // one JSON object (blank lines skipped): {"input_ids": [...],
 // "loss_mask": [...]} with an optional "loss_mask" of 0/1 per token, or
 // {"text": "..."} encoded with tok after the BOS its reference adds to a
-// text (tokenizer.TextBOS, as `hsdb generate --prompt` does); an optional "id" (string or number) names the sequence
+// text (tokenizer.TextBOS, as `hsdb generate --prompt` does) and before
+// the EOS it appends (tokenizer.TextEOS: add_eos_token); an optional "id" (string or number) names the sequence
 // in the manifest, else its index among the sequences. Errors name the
 // file and line: bad JSON, anything after a row's object on its line, both
 // input_ids and text or neither, a negative id, a

@@ -96,7 +96,7 @@ func readJournal(dir string, m *Manifest) error {
 		return nil
 	}
 	if err != nil {
-		return err
+		return manifestTooLarge(err)
 	}
 	idx := map[string]int{}
 	for i, r := range m.Sequences {

@@ -190,15 +190,43 @@ type ValidationRecord struct {
 	Detail string `json:"detail,omitempty"` // what was found, in words
 }
 
+// ManifestSeqRecordBytes is the most one sequence's record takes in
+// manifest.json as writeManifest indents it: a record with a 64-character
+// id and six tensors (EAGLE-3's three auxiliary layers and the last one,
+// input_ids and loss_mask), each with its shape, dtype and 64-digit
+// sha256, takes about 1.6 KiB (each tensor about 225 bytes, the rest
+// about 260); a journal line (compact JSON) takes about 1 KiB.
+const ManifestSeqRecordBytes = 2 << 10
+
+// ManifestMaxSequences is a generous maximum of sequences in one dump:
+// EAGLE-3 drafts are trained on a few hundred thousand conversations
+// (ShareGPT and UltraChat-200K), and at 2k tokens one sequence of a
+// 7168-wide model's four captured layers holds about 117 MB of bf16, so
+// 1 Mi sequences would be over 100 TB of hidden states.
+const ManifestMaxSequences = 1 << 20
+
 // MaxManifestBytes bounds manifest.json and its journal where they are
-// read whole (ReadManifest: check, diff, the REPL; about 1 KiB per
-// sequence: 4 Mi sequences). The capture job itself streams both
-// (dump_stream.go) and is not bound by it.
-const MaxManifestBytes = 4 << 30
+// read whole (ReadManifest: check, diff, the REPL): ManifestMaxSequences
+// records of ManifestSeqRecordBytes, 2 GiB. A larger file is refused
+// before it is read (regfile.ErrTooLarge, naming the file, its size and
+// the bound). The capture job itself streams both (dump_stream.go) and
+// is not bound by it.
+const MaxManifestBytes = ManifestSeqRecordBytes * ManifestMaxSequences
+
+// manifestTooLarge adds to a regfile.ErrTooLarge what the bound is made
+// of; other errors are returned as they are.
+func manifestTooLarge(err error) error {
+	if errors.Is(err, regfile.ErrTooLarge) {
+		return fmt.Errorf("%w (the bound is %d sequences of at most %d bytes each: no real dump's manifest is larger)", err, ManifestMaxSequences, ManifestSeqRecordBytes)
+	}
+	return err
+}
 
 // ReadManifest reads DIR/manifest.json and, for a batch job's staging
 // directory, folds in its journal (JournalName) of the sequences validated
-// so far. Errors: the file's (os.ErrNotExist when absent) or ErrManifest
+// so far. Errors: the file's (os.ErrNotExist when absent; one over
+// MaxManifestBytes, the manifest or its journal, is refused unread with
+// regfile.ErrTooLarge naming it, its size and the bound) or ErrManifest
 // for bad JSON (a value of the wrong JSON type named by its field), another
 // format, an unreadable journal, a sequence file name leaving the dump, a
 // negative sequence length or index or job count, or two sequences with
@@ -207,7 +235,7 @@ func ReadManifest(dir string) (*Manifest, error) {
 	p := filepath.Join(dir, ManifestName)
 	b, err := regfile.ReadFile(p, MaxManifestBytes)
 	if err != nil {
-		return nil, err
+		return nil, manifestTooLarge(err)
 	}
 	var m Manifest
 	if err := json.Unmarshal(b, &m); err != nil {

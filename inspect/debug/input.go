@@ -46,7 +46,8 @@ func (s *Session) Batch() [][]int32 { return s.batch }
 
 // Encode returns the tokenizer's ids of text after the BOS its reference
 // adds to a text (tokenizer.TextBOS: llama2.c's run.c and vLLM's default
-// for Llama tokenizers prepend BOS; Kimi's tiktoken adds none). Errors:
+// for Llama tokenizers prepend BOS; Kimi's tiktoken adds none) and before
+// the EOS it appends (tokenizer.TextEOS: HF's add_eos_token). Errors:
 // ErrNoTokenizer, a text too long for max_position_embeddings tokens
 // (capture.Limits.EncodeText: refused from its bytes before tokenizing
 // it, or once its ids pass the bound), or the tokenizer's own.
