@@ -103,6 +103,7 @@ func init() {
 				"Columns: shape, dtype, sharding, then the statistics of `set stats` (std is the population std, ddof=0 like torch.std(unbiased=False); " +
 				"mean, std, min, max, absmax and l2 are over finite elements and show — when there is none), " +
 				"and for replicated tensors on more than one rank max |Δ| against rank 0 (the column is left out at tp 1 and for sharded or partial tensors). Sharded tensors get a `gathered` row, partial sums a `sum` row. " +
+				"An integer tensor (a router's topk_ids) shows count, min, max and distinct ids instead, and for topk_ids how many lie outside [0, E) (E the router's expert count). " +
 				"--seq S selects one sequence of the batch, --tokens A:B its tokens (or the batch's). " +
 				"With an index, prints values: print hidden_states[3, :8] (rows after --seq/--tokens; columns of each rank's tensor, each shard's line naming the full tensor's columns they are, and of the full tensor in the gathered row; consecutive ranks with the same values to the bit, as a replicated tensor's copies until one diverges, are printed once as ranks 0-3).",
 			complete: completeTensors, fn: cmdPrint},
@@ -116,7 +117,8 @@ func init() {
 			fn: func(t *Term, a string) error { return t.printAttn(a) }},
 		{aliases: []string{"hist"}, group: "data", usage: "hist TENSOR [--rank R] [--seq S] [--tokens A:B]",
 			help: "Terminal histogram of a tensor's finite values.\nDefault source: rank 0 for replicated tensors, the gathered tensor for sharded or partial ones. " +
-				"Bins are [lo, hi), the last [lo, hi]; a tensor of one value is the single bin [v, v]. NaN and Inf are counted below the bars.",
+				"Bins are [lo, hi), the last [lo, hi]; a tensor of one value is the single bin [v, v]. NaN and Inf are counted below the bars. " +
+				"An integer tensor (a router's topk_ids) gets min, max, distinct ids (and for topk_ids those outside [0, E)) and a bar per id with its count (binned as a float one past 64 distinct ids).",
 			complete: completeTensors, fn: cmdHist},
 		{aliases: []string{"top"}, group: "data", usage: "top TENSOR [K] [--rank R] [--seq S] [--tokens A:B]",
 			help: "The K (10) channels with the largest |value| (massive activations).\nEach with its value, its ratio to the median |value| (— when the median is 0), " +
