@@ -66,7 +66,7 @@ func TestDumpSaysFaultsAndEdits(t *testing.T) {
 	// The dump's rule, in the 16-character name column every rule is
 	// printed in ("no injected faults", 18 characters, pushed its detail
 	// out of line): "not injected" and 4 spaces of padding, then two.
-	f.AssertExec("check "+a, "\n  FAIL  not injected      recorded under `inject`: scale-residual 0.5 at model.layers.0 (a rehearsal of a bug, not data to train on)\n")
+	f.assertVerdictFails("check "+a, "\n  FAIL  not injected      recorded under `inject`: scale-residual 0.5 at model.layers.0 (a rehearsal of a bug, not data to train on)\n")
 	f.Exec("inject clear")
 	f.Exec("break layers.0")
 	f.Exec("run")

@@ -2,6 +2,7 @@ package repl
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"hsdb/engine/enginetest"
 	"os"
@@ -127,20 +128,26 @@ func TestCaptureWhileStopped(t *testing.T) {
 		t.Fatalf("captured residual of layer 3 differs from an independent hook's: %v", err)
 	}
 	f.Exec("delete")
-	f.AssertExec("check ../testdata/captures/good.safetensors --no-model", "pass  structure")
+	f.assertVerdictFails("check ../testdata/captures/good.safetensors --no-model", "pass  structure")
 }
 
 // TestCheckDiffREPL: check and diff of the off-by-one fixture name the
 // shift; the latent fixture is explained in the model's terms.
 func TestCheckDiffREPL(t *testing.T) {
 	f := newHFFake(t, 1)
-	f.AssertExec("check ../testdata/captures/shifted_by_one.pt --layers 0,1,2",
+	f.assertVerdictFails("check ../testdata/captures/shifted_by_one.pt --layers 0,1,2",
 		"labelled layer 2, matches stream of layer 1 (cos 1.000000", "  verdict: problems found\n")
-	f.AssertExec("diff ../testdata/captures/shifted_by_one.pt --layers 0,1,2", "first departure: layer 0 (hidden_states[0]) from token 0")
+	f.assertVerdictFails("diff ../testdata/captures/shifted_by_one.pt --layers 0,1,2", "first departure: layer 0 (hidden_states[0]) from token 0")
 	f.AssertExec("diff ../testdata/captures/good_speculators.pt --layers 0,1,2", "no departure", "  verdict: valid\n")
 	f.AssertError("check ../testdata/captures/evil_global.pt", "posix.system")
-	res := f.jsonExec("check ../testdata/captures/rank_shard.pt --layers 0,1,2")
-	r := res[0]["result"].(map[string]any)
+	f.opts.json = true
+	out, failed := f.execVerdict("check ../testdata/captures/rank_shard.pt --layers 0,1,2")
+	f.opts.json = false
+	var res map[string]any
+	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &res); err != nil || !failed {
+		t.Fatalf("check --json of a failing file: failed %v, %v: %q", failed, err, out)
+	}
+	r := res["result"].(map[string]any)
 	if r["failed"] != true || !strings.Contains(fmt.Sprint(r["lines"]), "48 = hidden_size / 2") {
 		t.Fatalf("%v", r)
 	}
@@ -195,7 +202,7 @@ func TestDumpTrainerFormatsREPL(t *testing.T) {
 	sfDir := filepath.Join(t.TempDir(), "sf")
 	// Two aux layers: SpecForge's draft reads three (TestSpecForgeAuxCount).
 	f.AssertExec("dump "+sfDir+" --format specforge", "dumped 3 sequences", "aux_hidden_state holds 2 layers")
-	f.AssertExec("check "+sfDir, "pass  matches model", "3 files: 0 valid, 3 invalid")
+	f.assertVerdictFails("check "+sfDir, "pass  matches model", "3 files: 0 valid, 3 invalid")
 	f.Exec("capture layers 1")
 	f.Exec("run")
 	sfDir3 := filepath.Join(t.TempDir(), "sf3")

@@ -285,7 +285,7 @@ func TestCheckOneRankDump(t *testing.T) {
 	if strings.Contains(out, "only hsdb dumps do") {
 		t.Errorf("check of an hsdb dump says only hsdb dumps record the check:\n%s", out)
 	}
-	f.AssertExec("check ../testdata/captures/good.safetensors --no-model", "the file records no cross-rank check (only hsdb dumps do)")
+	f.assertVerdictFails("check ../testdata/captures/good.safetensors --no-model", "the file records no cross-rank check (only hsdb dumps do)")
 }
 
 // TestIndexWrittenApart: `print stream [0, :2]` (a space before the
@@ -328,7 +328,11 @@ func TestCheckEndsOnVerdict(t *testing.T) {
 		{"diff ../testdata/captures/good.safetensors", "  verdict: valid"},
 		{"check ../testdata/captures/reference.safetensors", "  verdict: unreadable or nothing comparable"},
 	} {
-		out := strings.TrimRight(f.Exec(c.cmd), "\n")
+		out, failed := f.execVerdict(c.cmd)
+		if failed != (c.last != "  verdict: valid") {
+			t.Errorf("%s: failed %v, want a failure exactly when the verdict is not valid", c.cmd, failed)
+		}
+		out = strings.TrimRight(out, "\n")
 		lines := strings.Split(out, "\n")
 		if got := lines[len(lines)-1]; got != c.last {
 			t.Errorf("%s: last line %q, want %q\n%s", c.cmd, got, c.last, out)

@@ -26,32 +26,33 @@ func breakAt(t *Term, args string, temp bool) error {
 	if site == "" || strings.ContainsAny(site, " \t") {
 		return fmt.Errorf("%s: want SITE [if COND], e.g. %s layers.*.mlp if absmax(output) > 100", cmd, cmd)
 	}
-	before, _ := t.c.Breakpoints()
 	b, err := t.c.Break(site, cond, temp)
 	if err != nil {
 		return err
 	}
-	t.emit("breakpoint", b, func() string { return t.bpCreatedText(b) + t.alsoSetText(before, b) })
+	t.emit("breakpoint", b, func() string { return t.bpCreatedText(b) + t.alsoSetText(b) })
 	return nil
 }
 
 // alsoSetText is gdb's "Note: breakpoint 1 also set at …": the
 // breakpoints that already stop at the same SITE (`model.` left out or
-// not), each of which fires with the new one at every stop there.
-func (t *Term) alsoSetText(before []client.Breakpoint, b client.Breakpoint) string {
-	var same []string
-	norm := func(p string) string { return strings.TrimPrefix(p, "model.") }
-	for _, o := range before {
-		if o.Kind != "watch" && norm(o.Pattern) == norm(b.Pattern) {
-			same = append(same, strconv.Itoa(o.ID))
-		}
-	}
-	if len(same) == 0 {
+// not), each of which fires with the new one at every stop there. The
+// session keeps them by site (Breakpoint.AlsoAt, AlsoCount), so the note
+// costs nothing however many breakpoints there are.
+func (t *Term) alsoSetText(b client.Breakpoint) string {
+	if b.AlsoCount == 0 {
 		return ""
 	}
+	same := make([]string, len(b.AlsoAt))
+	for i, id := range b.AlsoAt {
+		same[i] = strconv.Itoa(id)
+	}
 	what := "breakpoint " + same[0]
-	if len(same) > 1 {
-		what = "breakpoints " + joinAtMost(same, ", ", "`info break` lists them")
+	if b.AlsoCount > 1 {
+		what = "breakpoints " + strings.Join(same, ", ")
+		if rest := b.AlsoCount - len(same); rest > 0 {
+			what += fmt.Sprintf(", and %d more (`info break` lists them)", rest)
+		}
 	}
 	return "\n" + t.st.Dim.Render(fmt.Sprintf("Note: %s also set at %s.", what, b.Pattern))
 }

@@ -315,7 +315,19 @@ func cmdCheck(t *Term, args string) error {
 	}
 	v := checkView{Path: path, Failed: rep.Failed, Lines: rep.Lines}
 	t.emit("check", v, func() string { return t.verdictText(v.Lines, v.Failed) })
-	return nil
+	return verdictErr("check", path, v.Failed)
+}
+
+// verdictErr fails a check or diff whose verdict is not valid (problems
+// found, or for diff nothing comparable), after its report is printed: a
+// failed assertion on the capture, as `hsdb check` and `hsdb diff` exit
+// non-zero, so that a script (`hsdb -x`, `source`) stops there as gdb's
+// scripts stop on a failing command (`set errors continue` goes on).
+func verdictErr(cmd, path string, failed bool) error {
+	if !failed {
+		return nil
+	}
+	return fmt.Errorf("%s %s: the verdict is not valid (the report above says why)", cmd, path)
 }
 
 func cmdDiff(t *Term, args string) error {
@@ -332,7 +344,7 @@ func cmdDiff(t *Term, args string) error {
 	}
 	v := checkView{Path: path, Failed: rep.Failed || !rep.Comparable, Lines: rep.Lines} // no verdict is not a pass
 	t.emit("diff", v, func() string { return t.verdictText(v.Lines, v.Failed) })
-	return nil
+	return verdictErr("diff", path, v.Failed)
 }
 
 // verdictText renders check/diff lines, FAIL and departures marked Bad.

@@ -103,6 +103,7 @@ func init() {
 				"Columns: shape, dtype, sharding, then the statistics of `set stats` (std is the population std, ddof=0 like torch.std(unbiased=False); " +
 				"mean, std, min, max, absmax and l2 are over finite elements and show — when there is none), " +
 				"and for replicated tensors on more than one rank max |Δ| against rank 0 (the column is left out at tp 1 and for sharded or partial tensors). Sharded tensors get a `gathered` row, partial sums a `sum` row. " +
+				"An integer tensor (a router's topk_ids) shows count, min, max and distinct ids instead, and for topk_ids how many lie outside [0, E) (E the router's expert count). " +
 				"--seq S selects one sequence of the batch, --tokens A:B its tokens (or the batch's). " +
 				"With an index, prints values: print hidden_states[3, :8] (rows after --seq/--tokens; columns of each rank's tensor, each shard's line naming the full tensor's columns they are, and of the full tensor in the gathered row; consecutive ranks with the same values to the bit, as a replicated tensor's copies until one diverges, are printed once as ranks 0-3).",
 			complete: completeTensors, fn: cmdPrint},
@@ -116,7 +117,8 @@ func init() {
 			fn: func(t *Term, a string) error { return t.printAttn(a) }},
 		{aliases: []string{"hist"}, group: "data", usage: "hist TENSOR [--rank R] [--seq S] [--tokens A:B]",
 			help: "Terminal histogram of a tensor's finite values.\nDefault source: rank 0 for replicated tensors, the gathered tensor for sharded or partial ones. " +
-				"Bins are [lo, hi), the last [lo, hi]; a tensor of one value is the single bin [v, v]. NaN and Inf are counted below the bars.",
+				"Bins are [lo, hi), the last [lo, hi]; a tensor of one value is the single bin [v, v]. NaN and Inf are counted below the bars. " +
+				"An integer tensor (a router's topk_ids) gets min, max, distinct ids (and for topk_ids those outside [0, E)) and a bar per id with its count (binned as a float one past 64 distinct ids).",
 			complete: completeTensors, fn: cmdHist},
 		{aliases: []string{"top"}, group: "data", usage: "top TENSOR [K] [--rank R] [--seq S] [--tokens A:B]",
 			help: "The K (10) channels with the largest |value| (massive activations).\nEach with its value, its ratio to the median |value| (— when the median is 0), " +
@@ -204,7 +206,7 @@ func init() {
 				"whether a count is a flattened batch; said to rest on shapes alone with --no-model), value conditions (all zeros, constant rows, NaN/Inf, saturation, a misaligned loss_mask) and, " +
 				"unless --no-model, what each tensor really is by running this model on the file's input_ids: every explanation scored on values " +
 				"(layers × hidden_states/residual/stream/normed stream × full/rank shard, site tensors of a fitting width, row shifts, sequence order, BOS, labels, chunk restarts, a fitted scale named by a config constant), " +
-				"the best and the runner-up with their scores; captured router top-k compared with the model's. The same verdict as diff. It runs forward passes of its own, so not while a pass is stopped (continue to the end first); --no-model runs none.\n" +
+				"the best and the runner-up with their scores; captured router top-k compared with the model's. The same verdict as diff. A verdict other than valid fails the command after the report (as `hsdb check` exits 1): a script (`hsdb -x`, `source`) stops there with exit 1, as gdb's scripts stop on a failing command (`set errors continue` goes on); so does diff's. It runs forward passes of its own, so not while a pass is stopped (continue to the end first); --no-model runs none.\n" +
 				"Hostile files are refused with the bound they hit, before the work: a dump manifest's files must be plain names inside the dump; a torch .pt's data.pkl at most 64 MiB " +
 				"(from the zip entry's declared size, before inflating), its records at most the file's size + 256 MiB in all, the pickle's values at most 2^20 once shared references are expanded, " +
 				"nested at most 64 deep, numbers at most 4096 bits, views at most 4 × their storages + 1 MiB, unpickling at most 10 s; only the globals torch.save needs are allowed.",

@@ -54,7 +54,18 @@ func (t *Term) printText(rep *client.TensorReport) string {
 		extra += fmt.Sprintf(" (seq %d)", rep.Seq)
 	}
 	diffs := slices.ContainsFunc(rep.Ranks, func(r client.RankStats) bool { return r.DiffRank0 != nil })
-	head := append([]string{"rank", "shape", "dtype", "shard"}, t.opts.stats...)
+	// An integer tensor (a router's topk_ids) shows ids' statistics:
+	// mean, std and l2 of ids mean nothing.
+	ints := len(rep.Ranks) > 0 && !slices.ContainsFunc(rep.Ranks, func(r client.RankStats) bool { return r.IDs == nil })
+	statNames := t.opts.stats
+	bound := 0
+	if ints {
+		statNames = []string{"count", "min", "max", "distinct"}
+		if bound = rep.Ranks[0].IDs.Bound; bound > 0 {
+			statNames = append(statNames, fmt.Sprintf("outside [0,%d)", bound))
+		}
+	}
+	head := append([]string{"rank", "shape", "dtype", "shard"}, statNames...)
 	if diffs {
 		head = append(head, "|Δ| vs rank0")
 	}
@@ -67,8 +78,25 @@ func (t *Term) printText(rep *client.TensorReport) string {
 		if strings.HasPrefix(r.Shard, "sharded") || r.Shard == "partial(sum)" {
 			cells[3] = t.st.Warn.Render(r.Shard)
 		}
-		for _, s := range t.opts.stats {
-			cells = append(cells, t.statCell(r, s))
+		switch {
+		case ints && r.IDs != nil:
+			ids := r.IDs
+			mn, mx := undefined, undefined
+			if ids.Distinct > 0 {
+				mn, mx = strconv.FormatInt(ids.Min, 10), strconv.FormatInt(ids.Max, 10)
+			}
+			cells = append(cells, strconv.FormatInt(ids.Count, 10), mn, mx, strconv.Itoa(ids.Distinct))
+			if bound > 0 {
+				out := strconv.FormatInt(ids.OutOfRange, 10)
+				if ids.OutOfRange > 0 {
+					out = t.st.Bad.Render(out)
+				}
+				cells = append(cells, out)
+			}
+		default:
+			for _, s := range t.opts.stats {
+				cells = append(cells, t.statCell(r, s))
+			}
 		}
 		switch {
 		case !diffs:
@@ -162,7 +190,14 @@ func sameValues(a, b client.RankValues) bool {
 	return true
 }
 
+// maxIDBars is the most ids hist draws a bar for; an integer tensor with
+// more distinct ids is binned as a float one is.
+const maxIDBars = 64
+
 func (t *Term) histText(rep *client.HistReport) string {
+	if rep.IDs != nil && rep.IDs.Distinct <= maxIDBars {
+		return t.idHistText(rep)
+	}
 	var b strings.Builder
 	h := rep.Hist
 	st := rep.Stats
@@ -202,6 +237,48 @@ func (t *Term) histText(rep *client.HistReport) string {
 	if h.NaN > 0 || h.Inf > 0 {
 		b.WriteString(t.st.Bad.Render(fmt.Sprintf("not shown: %d NaN, %d Inf", h.NaN, h.Inf)) + "\n")
 	}
+	return b.String()
+}
+
+// idHistText is hist of an integer tensor (a router's topk_ids): the
+// smallest and largest id, the number of distinct ids and, when the
+// expert count is known, the ids outside [0, E), then one bar per id that
+// occurs (its element count), not equal-width bins.
+func (t *Term) idHistText(rep *client.HistReport) string {
+	var b strings.Builder
+	ids := rep.IDs
+	mn, mx := undefined, undefined
+	if ids.Distinct > 0 {
+		mn, mx = strconv.FormatInt(ids.Min, 10), strconv.FormatInt(ids.Max, 10)
+	}
+	fmt.Fprintf(&b, "%s\n%s %s  min %s  max %s  distinct %d", t.heading(rep.Site, rep.Tensor, rep.Step, ""), rep.Source,
+		t.st.Shape.Render(shape(rep.Shape)), mn, mx, ids.Distinct)
+	if ids.Bound > 0 {
+		out := fmt.Sprintf("outside [0,%d) %d", ids.Bound, ids.OutOfRange)
+		if ids.OutOfRange > 0 {
+			out = t.st.Bad.Render(out)
+		}
+		b.WriteString("  " + out)
+	}
+	b.WriteString("\n")
+	if ids.Distinct == 0 {
+		b.WriteString(t.st.Bad.Render("no ids") + "\n")
+		return b.String()
+	}
+	var peak int64
+	for _, c := range ids.Counts {
+		peak = max(peak, c.Count)
+	}
+	tb := newTable().alignRight(0, 2)
+	for _, c := range ids.Counts {
+		n := max(1, int(math.Round(float64(c.Count)/float64(peak)*float64(t.opts.width))))
+		label := strconv.FormatInt(c.ID, 10)
+		if ids.Bound > 0 && (c.ID < 0 || c.ID >= int64(ids.Bound)) {
+			label = t.st.Bad.Render(label)
+		}
+		tb.add(label, strings.Repeat("█", n), strconv.FormatInt(c.Count, 10))
+	}
+	b.WriteString(tb.render(t.st))
 	return b.String()
 }
 

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"hsdb/engine/model"
 	"hsdb/engine/modelpath"
 	"hsdb/inspect/check"
 	"hsdb/inspect/client"
@@ -17,7 +18,7 @@ import (
 func init() {
 	register(&subcommand{name: "check",
 		usage:   checkUsage,
-		summary: "validate capture files (hsdb dumps, safetensors, torch .pt): structure, rules, value conditions, and with --model what each tensor is on values (scale, row alignment, site, shard); exit 0 valid, 1 problems, 2 unreadable or nothing comparable",
+		summary: "validate capture files (hsdb dumps, safetensors, torch .pt): structure, rules, value conditions, and with --model what each tensor is on values (scale, row alignment, site, shard); exit 0 valid, 1 problems, 2 unreadable, nothing comparable or a --tp the model cannot be split over (as diff)",
 		run:     runCheck})
 }
 
@@ -134,6 +135,11 @@ func (c *checkFlags) checker(io stdio, cmd string, needEngine bool) (*checker, e
 	k.opts.Dims = d
 	if data, _, err := modelpath.ConfigJSON(path); err == nil {
 		k.opts.BOS, k.opts.HasBOS, k.opts.Constants, _ = check.ConfigFacts(data)
+		if c.set["tp"] {
+			if err := c.tpFits(data); err != nil {
+				return k, err
+			}
+		}
 	}
 	if c.noModel {
 		return k, nil
@@ -159,6 +165,30 @@ func (c *checkFlags) checker(io stdio, cmd string, needEngine bool) (*checker, e
 	k.c = l
 	k.done = func() { l.Close(); e.Close() }
 	return k, nil
+}
+
+// tpFits refuses a --tp the model's config cannot be split over (8 heads
+// over --tp 16): a user error, as diff, whose model load refuses it, says
+// with exit 2; check, which would warn and judge the file on shapes alone,
+// says the same (README: check and diff share verdicts and exit codes).
+// The split is the engine's own check (model.Config.Validate, with --ep
+// or --moe ep as the load applies it).
+func (c *checkFlags) tpFits(cfgJSON []byte) error {
+	cfg, _, err := model.ParseConfig(cfgJSON)
+	if err != nil {
+		return nil // the load, or the shapes-alone check, reports a bad config
+	}
+	if o, err := c.modelFlags.options(); err == nil && o.EP {
+		if ep, ok := cfg.(model.ExpertParallel); ok {
+			if err := ep.SetExpertParallel(true); err != nil {
+				return fmt.Errorf("%s: %w", c.model, err)
+			}
+		}
+	}
+	if err := cfg.Validate(c.tp); err != nil {
+		return fmt.Errorf("%s: %w", c.model, err)
+	}
+	return nil
 }
 
 // checkResult is `check --json`'s and `diff --json`'s one object: the

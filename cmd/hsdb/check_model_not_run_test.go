@@ -6,13 +6,15 @@ import (
 	"testing"
 )
 
-// TestCheckModelNotRunSaysWhy: a --model that cannot run (8 heads over
-// --tp 3) leaves layer matching skipped; the report's line said "no
-// --model loaded", as if none had been named. It now names the model's
-// error (stderr says the shapes are checked against config.json alone).
+// TestCheckModelNotRunSaysWhy: a --model that cannot run (a directory of
+// config.json alone, no weights) leaves layer matching skipped; the
+// report's line said "no --model loaded", as if none had been named. It
+// now names the model's error (stderr says the shapes are checked against
+// config.json alone). (A --tp the model cannot be split over is refused
+// instead: TestCheckDiffImpossibleTP.)
 func TestCheckModelNotRunSaysWhy(t *testing.T) {
-	out, errs, code := runHsdb(t, "check", "../../testdata/captures/good.safetensors", "--model", "../../testdata/hf/llama", "--tp", "3")
-	want := "skip  matches model     --model could not run (../../testdata/hf/llama: num_attention_heads 8 is not divisible by --tp 3)"
+	out, errs, code := runHsdb(t, "check", "../../testdata/captures/good.safetensors", "--model", "../../testdata/configs/deepseek-v3")
+	want := "skip  matches model     --model could not run (--model ../../testdata/configs/deepseek-v3: safetensors: empty checkpoint directory"
 	if !strings.Contains(out, want) || strings.Contains(out, "no --model loaded") {
 		t.Errorf("exit %d, stdout:\n%s\nwant the line %q", code, out, want)
 	}

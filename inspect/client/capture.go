@@ -26,7 +26,18 @@ type Breakpoint struct {
 	// Ignore is how many more crossings that would stop are passed
 	// (gdb's ignore count); crossings passed still count as Hits.
 	Ignore int `json:"ignore,omitempty"`
+	// AlsoAt, on a breakpoint Client.Break has just set, are the ids of
+	// the first (at most AlsoAtMax, ascending) breakpoints already set at
+	// the same site pattern (with or without "model."), AlsoCount how many
+	// there are in all: gdb's "Note: breakpoint 1 also set at". Empty on
+	// every other Breakpoint and not in JSON.
+	AlsoAt    []int `json:"-"`
+	AlsoCount int   `json:"-"`
 }
+
+// AlsoAtMax is the most ids Breakpoint.AlsoAt holds: the note names that
+// many and counts the rest.
+const AlsoAtMax = 8
 
 // CaptureSpec is one recorded tensor: a decoder layer's output (Layer >=
 // 0, Key "hidden_states.{layer}") or a site's tensor (Layer -1, Key

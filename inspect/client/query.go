@@ -30,6 +30,9 @@ type RankStats struct {
 	stats.Stats
 	DiffRank0 *float64 `json:"max_abs_diff_rank0,omitempty"`
 	Diverged  bool     `json:"diverged,omitempty"`
+	// IDs are the id statistics of an integer tensor (min, max, distinct
+	// ids, out of range); nil for a float one.
+	IDs *stats.IDs `json:"ids,omitempty"`
 }
 
 // ValuesReport is `print TENSOR[rows, cols]`: the values per rank (columns
@@ -74,6 +77,9 @@ type HistReport struct {
 	Shape  []int       `json:"shape"`
 	Stats  stats.Stats `json:"stats"`
 	Hist   stats.Hist  `json:"hist"`
+	// IDs count each id of an integer tensor (hist shows a bar per id);
+	// nil for a float one.
+	IDs *stats.IDs `json:"ids,omitempty"`
 }
 
 // TopEntry is a channel with the largest |value| and where it occurs: Row

@@ -158,13 +158,60 @@ func (s *Session) Watch(tensor, cond string) (*Breakpoint, error) {
 	return s.add(b), nil
 }
 
+// siteBreaks indexes the breakpoints (Kind "break") of one site pattern:
+// the first ids (at most client.AlsoAtMax, ascending) and how many there
+// are, so that adding one is O(1) however many there are (10,000
+// breakpoints at five sites copied every breakpoint set before for each
+// new one's note).
+type siteBreaks struct {
+	first []int
+	n     int
+}
+
+// sitePatternKey is the pattern a breakpoint's site is known by:
+// "model.layers.2" and "layers.2" are the same site.
+func sitePatternKey(p string) string { return strings.TrimPrefix(p, "model.") }
+
+// index records b in s.atSite. s.mu held.
+func (s *Session) index(b *Breakpoint) {
+	if b.Kind == "watch" {
+		return
+	}
+	if s.atSite == nil {
+		s.atSite = map[string]*siteBreaks{}
+	}
+	k := sitePatternKey(b.Pattern)
+	sb := s.atSite[k]
+	if sb == nil {
+		sb = &siteBreaks{}
+		s.atSite[k] = sb
+	}
+	if len(sb.first) < client.AlsoAtMax {
+		sb.first = append(sb.first, b.ID)
+	}
+	sb.n++
+}
+
+// reindex rebuilds s.atSite from s.bps (ascending ids) after breakpoints
+// went. s.mu held.
+func (s *Session) reindex() {
+	s.atSite = nil
+	for _, b := range s.bps {
+		s.index(b)
+	}
+}
+
 func (s *Session) add(b *Breakpoint) *Breakpoint {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b.ID = s.nextID
 	s.nextID++
-	s.bps = append(s.bps, b)
 	c := *b
+	if sb := s.atSite[sitePatternKey(b.Pattern)]; sb != nil && b.Kind != "watch" {
+		c.AlsoAt, c.AlsoCount = slices.Clone(sb.first), sb.n
+	}
+	s.bps = append(s.bps, b)
+	s.index(b)
 	return &c
 }
 
@@ -186,7 +233,7 @@ func (s *Session) Delete(ids ...int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(ids) == 0 {
-		s.bps = nil
+		s.bps, s.atSite = nil, nil
 		return nil
 	}
 	if err := s.known(ids); err != nil {
@@ -199,6 +246,7 @@ func (s *Session) Delete(ids ...int) error {
 		}
 	}
 	s.bps = keep
+	s.reindex()
 	return nil
 }
 

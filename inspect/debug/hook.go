@@ -138,7 +138,10 @@ func (s *Session) reasons(st *stopCtx) (reasons []string, ids []int) {
 			keep = append(keep, b)
 		}
 	}
-	s.bps = keep
+	if len(keep) < len(s.bps) { // a temporary breakpoint went
+		s.bps = keep
+		s.reindex()
+	}
 	if len(reasons) > 0 {
 		s.mode = resumeMode{}
 	}

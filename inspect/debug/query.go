@@ -87,10 +87,38 @@ func (l *located) rowsShape(r int) []int {
 }
 
 func dtypeOf(t model.SiteTensor) string {
+	return rawDType(t).String()
+}
+
+func rawDType(t model.SiteTensor) tensor.DType {
 	if t.T != nil {
-		return t.T.DType().String()
+		return t.T.DType()
 	}
-	return t.Host.DType.String()
+	return t.Host.DType
+}
+
+// idBound is the number of valid ids of integer tensor name at the stop,
+// 0 when unknown: for topk_ids, the expert count E, the columns of the
+// router's logits [tokens, E] at the same site (vLLM's FusedMoE topk_ids
+// index experts 0..E-1).
+func (l *located) idBound() int {
+	if l.name != "topk_ids" || len(l.st.views) == 0 {
+		return 0
+	}
+	if t, ok := l.st.views[0].Tensor("logits"); ok && l.parts[0].Shard.Kind == model.Replicated && t.Shard.Kind != model.Sharded {
+		return cols(t)
+	}
+	return 0
+}
+
+// ids returns the id statistics of rank r's selected rows when the tensor
+// is an integer one, nil for a float tensor.
+func (l *located) ids(r int) *stats.IDs {
+	if rawDType(l.parts[r]).IsFloat() {
+		return nil
+	}
+	s := stats.IDsOf(l.host(r).F32(), l.idBound())
+	return &s
 }
 
 // Print returns the statistics of tensor name at the stop over sl.
@@ -111,7 +139,7 @@ func (s *Session) Print(name string, sl client.Slice) (*client.TensorReport, err
 				continue
 			}
 			row := client.RankStats{Rank: r, Label: fmt.Sprint(r), Shape: l.rowsShape(r), DType: dtypeOf(t), Shard: t.Shard.String(),
-				Stats: stats.FromMoments(ms[r])}
+				Stats: stats.FromMoments(ms[r]), IDs: l.ids(r)}
 			if l.kind == model.Replicated && r > 0 {
 				if ref == nil {
 					ref = l.host(0).F32()
@@ -134,6 +162,10 @@ func (s *Session) Print(name string, sl client.Slice) (*client.TensorReport, err
 		gs := l.rowsShape(0)
 		gs[len(gs)-1] = g.Cols()
 		rep.Gathered = &client.RankStats{Rank: -1, Label: label, Shape: gs, DType: dtypeOf(l.parts[0]), Shard: "full", Stats: stats.Of(g.F32())}
+		if !rawDType(l.parts[0]).IsFloat() {
+			ids := stats.IDsOf(g.F32(), l.idBound())
+			rep.Gathered.IDs = &ids
+		}
 		return nil
 	})
 	return rep, err
@@ -276,6 +308,10 @@ func (s *Session) Hist(name string, bins int, sl client.Slice) (*client.HistRepo
 		}
 		v := d.F32()
 		rep = &client.HistReport{Site: st.ev.Site.Path, Tensor: name, Step: st.ev.Step, Source: src, Shape: d.Shape, Stats: stats.Of(v), Hist: stats.Histogram(v, bins)}
+		if !rawDType(l.parts[0]).IsFloat() {
+			ids := stats.IDsOf(v, l.idBound())
+			rep.IDs = &ids
+		}
 		return nil
 	})
 	return rep, err

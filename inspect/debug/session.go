@@ -63,6 +63,7 @@ type Session struct {
 	// runs, and the interrupt point that Interrupt sets from any goroutine.
 	mu          sync.Mutex
 	bps         []*Breakpoint
+	atSite      map[string]*siteBreaks // break kind, by sitePatternKey; rebuilt when breakpoints go
 	nextID      int
 	trace       bool
 	mode        resumeMode
