@@ -22,29 +22,7 @@ import (
 // reference.safetensors).
 func TestDeepseekSession(t *testing.T) {
 	const dir = "../testdata/hf/deepseek_v3"
-	ref, err := safetensors.Open(dir + "/reference.safetensors")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ref.Close()
-	get := func(n string) []float32 {
-		x, err := ref.Tensor(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return x.ToF32()
-	}
-	ids, lens := get("input_ids"), get("seq_lens")
-	var parts []string
-	off := 0
-	for _, n := range lens {
-		var s []string
-		for _, id := range ids[off : off+int(n)] {
-			s = append(s, fmt.Sprint(int(id)))
-		}
-		parts = append(parts, "ids "+strings.Join(s, ","))
-		off += int(n)
-	}
+	get, ids, parts := hfReference(t, dir)
 	T := len(ids)
 	e, err := engine.Open(dir, engine.Options{TP: 2, EP: true})
 	if err != nil {
@@ -116,4 +94,35 @@ func findRow(t *testing.T, rows [][]string, first string) []string {
 	}
 	t.Fatalf("no row %q in %v", first, rows)
 	return nil
+}
+
+// hfReference opens the HF fixture dir's reference.safetensors (closed
+// when t ends) and returns a reader of its tensors as f32, its input_ids
+// [tokens] and the batch as `input` takes it ("ids a,b,c" per sequence of
+// seq_lens, in order).
+func hfReference(t *testing.T, dir string) (get func(name string) []float32, ids []float32, parts []string) {
+	t.Helper()
+	ref, err := safetensors.Open(dir + "/reference.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ref.Close() })
+	get = func(n string) []float32 {
+		x, err := ref.Tensor(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x.ToF32()
+	}
+	ids, lens := get("input_ids"), get("seq_lens")
+	off := 0
+	for _, n := range lens {
+		var s []string
+		for _, id := range ids[off : off+int(n)] {
+			s = append(s, fmt.Sprint(int(id)))
+		}
+		parts = append(parts, "ids "+strings.Join(s, ","))
+		off += int(n)
+	}
+	return get, ids, parts
 }

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"hsdb/engine"
-	"hsdb/engine/safetensors"
 	hsdbg "hsdb/inspect/debug"
 )
 
@@ -20,29 +19,7 @@ import (
 // or l2. A float tensor (the gate's input) still shows mean and std.
 func TestPrintHistIntegerIDs(t *testing.T) {
 	const dir = "../testdata/hf/deepseek_v3"
-	ref, err := safetensors.Open(dir + "/reference.safetensors")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ref.Close()
-	get := func(n string) []float32 {
-		x, err := ref.Tensor(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return x.ToF32()
-	}
-	ids, lens := get("input_ids"), get("seq_lens")
-	var parts []string
-	off := 0
-	for _, n := range lens {
-		var s []string
-		for _, id := range ids[off : off+int(n)] {
-			s = append(s, fmt.Sprint(int(id)))
-		}
-		parts = append(parts, "ids "+strings.Join(s, ","))
-		off += int(n)
-	}
+	get, _, parts := hfReference(t, dir)
 	hfIDs := get("router.1.topk_ids")
 	count := map[int]int{}
 	lo, hi := 1<<30, -1
