@@ -37,12 +37,8 @@ func TestCheckSquareSpeculatorsFile(t *testing.T) {
 // README), so the failure now names the file's speculators ids and the
 // --layers that means them: 0,1,2, which passes.
 func TestCheckLayersInFormatIDs(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "hs")
 	const model = "../../testdata/hf/llama"
-	if out, errs, code := runHsdb(t, "capture", "--model", model, "--format", "speculators", "--layers", "1,2,3", "--ids", "1,5,6,7", "--out", dir); code != 0 {
-		t.Fatalf("capture: exit %d\n%s\n%s", code, out, errs)
-	}
-	file := filepath.Join(dir, "hs_0.safetensors")
+	file := speculators123(t, model)
 	out, _, code := runHsdb(t, "check", file, "--model", model, "--layers", "1,2,3")
 	want := "1,2,3 are this file's speculators ids (id k = hsdb layer k-1's output, id 0 the embeddings), and --layers (check, diff) are hsdb layers: --layers 0,1,2"
 	if code != 1 || !strings.Contains(out, want) {
@@ -96,12 +92,8 @@ func TestCheckNamesSpeculatorsTokenIDs(t *testing.T) {
 // other layers. By that definition, both are said, with --layers and
 // without; SpecForge's ids are hsdb's layers and get no such note.
 func TestCheckSpeculatorsLabelsAsIDs(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "hs")
 	const model = "../../testdata/hf/llama"
-	if out, errs, code := runHsdb(t, "capture", "--model", model, "--format", "speculators", "--layers", "1,2,3", "--ids", "1,5,6,7", "--out", dir); code != 0 {
-		t.Fatalf("capture: exit %d\n%s\n%s", code, out, errs)
-	}
-	file := filepath.Join(dir, "hs_0.safetensors")
+	file := speculators123(t, model)
 	out, _, code := runHsdb(t, "check", file, "--model", model, "--layers", "0,1,2")
 	if want := "pass  layer count       3 layers: 0,1,2 (hsdb layers = speculators ids 1,2,3)\n"; code != 0 || !strings.Contains(out, want) {
 		t.Errorf("--layers 0,1,2: exit %d, want %q in\n%s", code, want, out)
@@ -117,4 +109,16 @@ func TestCheckSpeculatorsLabelsAsIDs(t *testing.T) {
 	if out, _, _ = runHsdb(t, "check", sf, "--model", model, "--layers", "0,1,2"); strings.Contains(out, "= speculators ids") {
 		t.Errorf("specforge sample noted as speculators ids:\n%s", out)
 	}
+}
+
+// speculators123 captures one sequence of model in the speculators format
+// with --layers 1,2,3 (speculators ids) into a temporary directory and
+// returns its file.
+func speculators123(t *testing.T, model string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "hs")
+	if out, errs, code := runHsdb(t, "capture", "--model", model, "--format", "speculators", "--layers", "1,2,3", "--ids", "1,5,6,7", "--out", dir); code != 0 {
+		t.Fatalf("capture: exit %d\n%s\n%s", code, out, errs)
+	}
+	return filepath.Join(dir, "hs_0.safetensors")
 }

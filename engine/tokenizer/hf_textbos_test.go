@@ -85,15 +85,7 @@ func TestHFTextBOSFollowsTransformers(t *testing.T) {
 			t.Errorf("%s: %v", c.name, err)
 			continue
 		}
-		var ids []int32
-		if b := TextBOS(tk); b >= 0 {
-			ids = append(ids, b)
-		}
-		enc, err := tk.Encode("hi")
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		if ids = append(ids, enc...); !slices.Equal(ids, c.want) {
+		if ids := textIDs(t, c.name, tk, "hi", false); !slices.Equal(ids, c.want) {
 			t.Errorf("%s: text ids %v, want %v", c.name, ids, c.want)
 		}
 	}

@@ -47,18 +47,7 @@ func TestHFTextEOSFollowsTransformers(t *testing.T) {
 			t.Errorf("%s: %v", c.name, err)
 			continue
 		}
-		var ids []int32
-		if b := TextBOS(tk); b >= 0 {
-			ids = append(ids, b)
-		}
-		enc, err := tk.Encode("hi")
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		ids = append(ids, enc...)
-		if e := TextEOS(tk); e >= 0 {
-			ids = append(ids, e)
-		}
+		ids := textIDs(t, c.name, tk, "hi", true)
 		if !slices.Equal(ids, c.want) {
 			t.Errorf("%s: text ids %v, want %v", c.name, ids, c.want)
 		}
@@ -95,4 +84,24 @@ func TestHFTextEOSBadInput(t *testing.T) {
 			t.Errorf("%s: %v; want ErrFormat naming %q", c.name, err, c.want)
 		}
 	}
+}
+
+// textIDs encodes text with tk as a text row is started and, with eos,
+// ended: TextBOS first when there is one, TextEOS last when eos and there
+// is one. It fails t, naming the case, when tk cannot encode it.
+func textIDs(t *testing.T, name string, tk Tokenizer, text string, eos bool) []int32 {
+	t.Helper()
+	var ids []int32
+	if b := TextBOS(tk); b >= 0 {
+		ids = append(ids, b)
+	}
+	enc, err := tk.Encode(text)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	ids = append(ids, enc...)
+	if e := TextEOS(tk); eos && e >= 0 {
+		ids = append(ids, e)
+	}
+	return ids
 }
