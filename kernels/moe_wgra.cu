@@ -44,7 +44,11 @@
 // 4096 (85) c 12.3, r 10.2; DeepSeek-V3 fp8 at 4096 tokens (128 rows) c
 // 9.1 against t's 9.7 and r's 9.8, at 8192 (256) c 17.8 against r's 16.4.
 // c with five or six stages measured no faster (int4 at 171 rows 14.8
-// against 14.4, fp8 at 128 rows 9.1 against 8.6, one run).
+// against 14.4, fp8 at 128 rows 9.1 against 8.6, one run), nor c with its
+// MMAs cut to the tile's routed rows (m64nNk16 with N the rows rounded up
+// to 32, 64, 96, 128, 144, 160, 176 or 192, the mainloop instantiated per
+// N: fp8 at 128 rows 8.65, int4 at 171 rows 15.5): the tile is not bound
+// by its MMAs.
 // The interleaved schedule on r's and h's shapes measured level with
 // them (int4 85 rows 9.9 against 10.2, fp8 64 rows 6.3 against 6.5) but
 // behind at fp8 256 rows (19.5 against 16.4), so r and h keep theirs.

@@ -134,6 +134,7 @@ type AttnParams struct {
 	OutStride      int // elements per output row; 0 = Heads*HeadDimV
 	Window         int // sliding window in keys including the token's own; 0 = none
 	Scale          float32
+	TileRows       int // FlashAttention only: the rows its FlashTiles were built with (GPU.FlashTileRows); 0 = 64
 }
 
 func (p *AttnParams) check() error {

@@ -176,11 +176,19 @@ func BenchmarkFlashAttentionPrefill(b *testing.B) {
 // 192 dims, v_head_dim 128, one kv head per query head as MLA's prefill
 // expands them); TFLOP/s counts 2·(192 + 128) flops per causal pair and
 // head.
+// Sub-benchmarks: wgmma (kernels/flash_wgmma.cu, the default on Hopper)
+// and mma (flash_attention.cu's mma.sync kernel).
 func BenchmarkFlashAttentionMLAPrefill(b *testing.B) {
 	p := AttnParams{Heads: 128, KVHeads: 128, HeadDimK: 192, HeadDimV: 128, Scale: 0.072}
-	ms := flashPrefillMs(b, p)
-	b.ReportMetric(ms, "device-ms/op")
-	b.ReportMetric(2*float64(pfPairs)*float64(p.Heads*(p.HeadDimK+p.HeadDimV))/(ms/1e3)/1e12, "TFLOP/s")
+	defer func(k string) { flashWgmma = k }(flashWgmma)
+	for _, kern := range []struct{ name, mode string }{{"wgmma", ""}, {"mma", "0"}} {
+		b.Run(kern.name, func(b *testing.B) {
+			flashWgmma = kern.mode
+			ms := flashPrefillMs(b, p)
+			b.ReportMetric(ms, "device-ms/op")
+			b.ReportMetric(2*float64(pfPairs)*float64(p.Heads*(p.HeadDimK+p.HeadDimV))/(ms/1e3)/1e12, "TFLOP/s")
+		})
+	}
 }
 
 // flashPrefillMs returns the device ms of one GPU.FlashAttention call
@@ -189,7 +197,8 @@ func BenchmarkFlashAttentionMLAPrefill(b *testing.B) {
 func flashPrefillMs(b *testing.B, p AttnParams) float64 {
 	d := gpu(b)
 	base, pos := prefill4x1024()
-	tiles := FlashTiles(base, pos, 0)
+	p.TileRows = d.FlashTileRows(tensor.BF16, p.HeadDimK, p.HeadDimV)
+	tiles := FlashTiles(base, pos, 0, p.TileRows)
 	tb := uploadBytes(b, d, flashTileBytes(tiles))
 	T := len(base)
 	kc := filled(b, d, T*p.KVHeads*p.HeadDimK, tensor.BF16)

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 
 	"hsdb/engine/backend/cuda/driver"
@@ -14,15 +15,19 @@ import (
 )
 
 // Tile sizes of kernels/flash_attention.cu (FA_BM queries per block, FA_BN
-// keys per shared-memory tile) and its block size.
+// keys per shared-memory tile) and its block size; kernels/flash_wgmma.cu
+// takes query tiles of flashWgmmaBM (FW_BM) in blocks of flashWgmmaThreads.
 const (
-	flashBM      = 64
-	flashBN      = 64
-	flashThreads = 128
+	flashBM           = 64
+	flashBN           = 64
+	flashThreads      = 128
+	flashWgmmaBM      = 128
+	flashWgmmaThreads = 256
 )
 
 // FlashTile is one query tile of FlashAttention: N consecutive tokens T0,
-// T0+1, ... of the flattened batch (1 <= N <= 64), all of one sequence, at
+// T0+1, ... of the flattened batch (1 <= N <= the tile rows FlashTiles was
+// given: GPU.FlashTileRows), all of one sequence, at
 // the consecutive positions Pos0 .. Pos0+N-1, whose key at position j is
 // cache row Base+j (backend.AttnArgs' Base and Pos). The kernel reads it as
 // an int4 {T0, Base, Pos0, N}.
@@ -43,16 +48,17 @@ func (t FlashTile) keyTiles(window int) int {
 // FlashTiles splits a flattened batch (token t of the sequence whose
 // position 0 is cache row base[t], at position pos[t]) into the query
 // tiles of FlashAttention: a tile ends where the sequence (base) changes,
-// where positions stop being consecutive, or at 64 tokens. The tiles are
+// where positions stop being consecutive, or at rows tokens (the kernel's
+// query tile, GPU.FlashTileRows: 64 or 128). The tiles are
 // ordered by the number of key tiles they walk, most first (ties in batch
 // order), so that the longest blocks of a causal prefill start first and
 // the short ones fill the tail of the grid (FlashAttention-2 schedules the
 // same way). base and pos must have the same length.
-func FlashTiles(base, pos []int32, window int) []FlashTile {
+func FlashTiles(base, pos []int32, window, rows int) []FlashTile {
 	var tiles []FlashTile
 	for t := 0; t < len(base); {
 		n := 1
-		for t+n < len(base) && n < flashBM && base[t+n] == base[t] && pos[t+n] == pos[t]+int32(n) {
+		for t+n < len(base) && n < rows && base[t+n] == base[t] && pos[t+n] == pos[t]+int32(n) {
 			n++
 		}
 		tiles = append(tiles, FlashTile{T0: int32(t), Base: base[t], Pos0: pos[t], N: int32(n)})
@@ -80,6 +86,44 @@ func flashTileBytes(tiles []FlashTile) []byte {
 // 128 + qk_rope 64, v_head_dim 128): the kernel's instantiations.
 func flashSupported(dt tensor.DType, dk, dv int) bool {
 	return (dt == tensor.BF16 || dt == tensor.F16) && ((dk == dv && (dk == 64 || dk == 128)) || (dk == 192 && dv == 128))
+}
+
+// flashWgmma ("0" from HSDB_CUDA_FLASH_WGMMA, or set by tests and
+// benchmarks) keeps DeepSeek's MLA shape (q·k 192, v 128, bf16) on
+// kernels/flash_attention.cu's mma.sync kernel on Hopper too; otherwise a
+// device of compute capability 9.0 runs it on kernels/flash_wgmma.cu
+// (wgmma), which BenchmarkFlashAttentionMLAPrefill measured faster at
+// DeepSeek-V3's shape (0.64 ms per layer against 0.92 on an H200).
+var flashWgmma = os.Getenv("HSDB_CUDA_FLASH_WGMMA")
+
+// flashWgmmaSmem is flash_wgmma_mla_bf16's dynamic shared memory: the
+// query tile [128, 192] bf16, three stages of key tiles [64, 192] and of
+// value tiles [64, 128], and 1 KiB to align them to 1024 bytes.
+const flashWgmmaSmem = 128*192*2 + 3*64*(192+128)*2 + 1024
+
+// useFlashWgmma reports whether FlashAttention runs kernels/flash_wgmma.cu
+// for dtype dt and head dims dk, dv: bf16 MLA (192, 128) on compute
+// capability 9.0, unless flashWgmma is "0".
+func (d *GPU) useFlashWgmma(dt tensor.DType, dk, dv int) bool {
+	return dk == 192 && dv == 128 && dt == tensor.BF16 && flashWgmma != "0" && d.hopper()
+}
+
+// FlashTileRows is the query tile, in tokens, of the kernel FlashAttention
+// runs for dtype dt and head dims dk, dv: the rows to give FlashTiles and
+// AttnParams.TileRows. 128 on kernels/flash_wgmma.cu (two warpgroups of
+// 64 queries share every key and value tile), else 64.
+func (d *GPU) FlashTileRows(dt tensor.DType, dk, dv int) int {
+	if d.useFlashWgmma(dt, dk, dv) {
+		return flashWgmmaBM
+	}
+	return flashBM
+}
+
+// hopper reports whether the device runs sm_90a modules (wgmma): compute
+// capability 9.0 exactly.
+func (d *GPU) hopper() bool {
+	major, minor := d.ComputeCapability()
+	return major == 9 && minor == 0
 }
 
 // flashSmem is flash_attention's dynamic shared memory in bytes: K and V
@@ -132,6 +176,17 @@ func (d *GPU) FlashAttention(out, q, k, v, tiles driver.Ptr, nTiles int, p AttnP
 	dk, dv := p.HeadDimK, p.HeadDimV
 	scaleLog2 := float32(float64(p.Scale) * math.Log2E)
 	grid, smem := dim3{x: uint32(nTiles * p.Heads)}, flashSmem(dk, dv)
+	if rows := d.FlashTileRows(dt, dk, dv); cmp.Or(p.TileRows, flashBM) != rows {
+		return fmt.Errorf("%w: flash attention: query tiles of %d tokens, the kernel for dtype %s and head dims %d, %d takes %d (FlashTileRows)",
+			driver.ErrBadArgument, cmp.Or(p.TileRows, flashBM), dt, dk, dv, rows)
+	}
+	if d.useFlashWgmma(dt, dk, dv) {
+		return d.Do(func() error {
+			return d.launch("flash_wgmma", "flash_wgmma_mla_bf16", grid, dim3{x: flashWgmmaThreads}, flashWgmmaSmem,
+				out, q, k, v, tiles, int32(p.Heads), int32(p.Heads/p.KVHeads),
+				int64(p.QStride), int64(p.KVHeads*dk), int64(p.KVHeads*dv), int64(p.OutStride), int32(p.Window), scaleLog2)
+		})
+	}
 	return d.Do(func() error {
 		if dk != dv {
 			return d.launch("flash_attention", "flash_attention_mla_"+sfx, grid, dim3{x: flashThreads}, smem,

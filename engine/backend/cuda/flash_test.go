@@ -72,11 +72,16 @@ func TestFlashTiles(t *testing.T) {
 	a0, a1, a2 := FlashTile{0, 0, 0, 64}, FlashTile{64, 0, 64, 64}, FlashTile{128, 0, 128, 2}
 	b, c := FlashTile{130, 256, 0, 1}, FlashTile{131, 512, 70, 37}
 	d0, d1 := FlashTile{168, 768, 0, 3}, FlashTile{171, 768, 9, 1}
-	if got, want := FlashTiles(base, pos, 0), []FlashTile{a2, a1, c, a0, b, d0, d1}; !slices.Equal(got, want) {
+	if got, want := FlashTiles(base, pos, 0, 64), []FlashTile{a2, a1, c, a0, b, d0, d1}; !slices.Equal(got, want) {
 		t.Errorf("no window: tiles\n%v, want\n%v", got, want)
 	}
-	if got, want := FlashTiles(base, pos, 50), []FlashTile{a1, c, a0, a2, b, d0, d1}; !slices.Equal(got, want) {
+	if got, want := FlashTiles(base, pos, 50, 64), []FlashTile{a1, c, a0, a2, b, d0, d1}; !slices.Equal(got, want) {
 		t.Errorf("window 50: tiles\n%v, want\n%v", got, want)
+	}
+	// Tiles of 128 (kernels/flash_wgmma.cu): A splits into 0..127 (2 key
+	// tiles) and 128..129 (3); the others as above.
+	if got, want := FlashTiles(base, pos, 0, 128), []FlashTile{a2, {0, 0, 0, 128}, c, b, d0, d1}; !slices.Equal(got, want) {
+		t.Errorf("no window, 128 rows: tiles\n%v, want\n%v", got, want)
 	}
 	if got := flashTileBytes([]FlashTile{{1, 2, 3, 4}}); !slices.Equal(got, []byte{1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0}) {
 		t.Errorf("tile bytes %v", got)
@@ -140,14 +145,11 @@ func refFlash(q, k, v []float32, base, pos []int32, heads, kvHeads, dk, dv, wind
 // probabilities' rounding for P·V stays well inside it).
 func TestFlashAttention(t *testing.T) {
 	d := gpu(t)
-	base, pos := mixedFlashBatch()
-	const rows = 1280
-	type cfg struct{ dim, heads, kvHeads, window, dv int }
-	var cfgs []cfg
+	var cfgs []flashCfg
 	for _, dim := range []int{64, 128} {
 		for _, g := range []int{1, 4, 8} {
 			for _, w := range []int{0, 50} {
-				cfgs = append(cfgs, cfg{dim, 2 * g, 2, w, dim})
+				cfgs = append(cfgs, flashCfg{dim, 2 * g, 2, w, dim})
 			}
 		}
 	}
@@ -155,29 +157,57 @@ func TestFlashAttention(t *testing.T) {
 	// token sees only itself: out = v); DeepSeek's MLA (q·k over 192, v
 	// 128; MHA as HF's expanded cache, and GQA 2 for the kernel's kv
 	// addressing).
-	cfgs = append(cfgs, cfg{64, 4, 1, 7, 64}, cfg{128, 2, 2, 1, 128}, cfg{192, 4, 4, 0, 128}, cfg{192, 4, 2, 50, 128})
+	cfgs = append(cfgs, flashCfg{64, 4, 1, 7, 64}, flashCfg{128, 2, 2, 1, 128}, flashCfg{192, 4, 4, 0, 128}, flashCfg{192, 4, 2, 50, 128})
+	// On Hopper the bf16 MLA shape runs on kernels/flash_wgmma.cu: it is
+	// checked there, and on flash_attention.cu's kernel with that turned
+	// off (flashWgmma "0").
+	kernels := []string{flashWgmma}
+	if d.hopper() && flashWgmma != "0" {
+		kernels = append(kernels, "0")
+	}
+	defer func(k string) { flashWgmma = k }(flashWgmma)
 	for ci, c := range cfgs {
 		for _, dt := range []tensor.DType{tensor.BF16, tensor.F16} {
-			name := fmt.Sprintf("flash/d%d-%d/h%d-kv%d/window%d/%s", c.dim, c.dv, c.heads, c.kvHeads, c.window, dt)
-			rng := rand.New(rand.NewPCG(uint64(ci), uint64(dt)))
-			kh := flashCache(rng, base, pos, rows, c.kvHeads*c.dim, dt)
-			vh := flashCache(rng, base, pos, rows, c.kvHeads*c.dv, dt)
-			T := len(base)
-			q := roundTo(randn(rng, T*c.heads*c.dim, 2), dt)
-			scale := 1 / math.Sqrt(float64(c.dim))
-			out := poisoned(t, d, T*c.heads*c.dv, dt)
-			tiles := FlashTiles(base, pos, c.window)
-			tb := uploadBytes(t, d, flashTileBytes(tiles))
-			p := AttnParams{Heads: c.heads, KVHeads: c.kvHeads, HeadDimK: c.dim, HeadDimV: c.dv, Window: c.window, Scale: float32(scale)}
-			if err := d.FlashAttention(out.Ptr(), upload(t, d, q, dt).Ptr(), upload(t, d, kh, dt).Ptr(), upload(t, d, vh, dt).Ptr(),
-				tb.Ptr(), len(tiles), p, dt); err != nil {
-				t.Fatalf("%s: %v", name, err)
+			for i, kern := range kernels {
+				if i > 0 && (c.dim != 192 || dt != tensor.BF16) {
+					continue
+				}
+				flashWgmma = kern
+				flashCase(t, d, ci, c, dt)
 			}
-			want := refFlash(q, kh, vh, base, pos, c.heads, c.kvHeads, c.dim, c.dv, c.window, float64(p.Scale))
-			at, rt := tol(dt)
-			assertClose(t, name, download(t, d, out, T*c.heads*c.dv, dt), want, at, rt)
 		}
 	}
+}
+
+// flashCfg is an attention shape of TestFlashAttention: head dims dim
+// (q·k) and dv, query and kv heads, sliding window (0: none).
+type flashCfg struct{ dim, heads, kvHeads, window, dv int }
+
+// flashCase runs one TestFlashAttention case (the ci-th shape, c, in dt)
+// on the kernel flashWgmma selects and compares it with refFlash.
+func flashCase(t *testing.T, d *GPU, ci int, c flashCfg, dt tensor.DType) {
+	t.Helper()
+	base, pos := mixedFlashBatch()
+	const rows = 1280
+	name := fmt.Sprintf("flash/d%d-%d/h%d-kv%d/window%d/%s/wgmma=%q", c.dim, c.dv, c.heads, c.kvHeads, c.window, dt, flashWgmma)
+	rng := rand.New(rand.NewPCG(uint64(ci), uint64(dt)))
+	kh := flashCache(rng, base, pos, rows, c.kvHeads*c.dim, dt)
+	vh := flashCache(rng, base, pos, rows, c.kvHeads*c.dv, dt)
+	T := len(base)
+	q := roundTo(randn(rng, T*c.heads*c.dim, 2), dt)
+	scale := 1 / math.Sqrt(float64(c.dim))
+	out := poisoned(t, d, T*c.heads*c.dv, dt)
+	tr := d.FlashTileRows(dt, c.dim, c.dv)
+	tiles := FlashTiles(base, pos, c.window, tr)
+	tb := uploadBytes(t, d, flashTileBytes(tiles))
+	p := AttnParams{Heads: c.heads, KVHeads: c.kvHeads, HeadDimK: c.dim, HeadDimV: c.dv, Window: c.window, Scale: float32(scale), TileRows: tr}
+	if err := d.FlashAttention(out.Ptr(), upload(t, d, q, dt).Ptr(), upload(t, d, kh, dt).Ptr(), upload(t, d, vh, dt).Ptr(),
+		tb.Ptr(), len(tiles), p, dt); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	want := refFlash(q, kh, vh, base, pos, c.heads, c.kvHeads, c.dim, c.dv, c.window, float64(p.Scale))
+	at, rt := tol(dt)
+	assertClose(t, name, download(t, d, out, T*c.heads*c.dv, dt), want, at, rt)
 }
 
 // TestFlashAttentionArgs: what the kernel cannot do is refused with
@@ -198,6 +228,7 @@ func TestFlashAttentionArgs(t *testing.T) {
 		{"dk192-dv192", AttnParams{Heads: 4, KVHeads: 2, HeadDimK: 192, HeadDimV: 192}, tensor.BF16, buf.Ptr()},
 		{"stride", AttnParams{Heads: 4, KVHeads: 2, HeadDimK: 64, HeadDimV: 64, QStride: 260}, tensor.BF16, buf.Ptr()},
 		{"misaligned", ok, tensor.BF16, buf.Ptr().Add(2)},
+		{"tile rows", AttnParams{Heads: 4, KVHeads: 2, HeadDimK: 64, HeadDimV: 64, Scale: 0.125, TileRows: 128}, tensor.BF16, buf.Ptr()},
 	} {
 		if err := d.FlashAttention(buf.Ptr(), c.ptr, buf.Ptr(), buf.Ptr(), buf.Ptr(), 1, c.p, c.dt); !errorsIsBadArgument(err) {
 			t.Errorf("%s: error %v, want ErrBadArgument", c.name, err)

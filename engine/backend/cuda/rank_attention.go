@@ -168,13 +168,14 @@ func useFlash(dt tensor.DType, a *backend.AttnArgs, longest int) bool {
 // tile array is built on the host and uploaded through the per-step
 // upload cache, so every layer of a step reuses one copy.
 func (d *Device) attentionFlash(y, qt, kt, vt *Tensor, a *backend.AttnArgs) error {
-	tiles := FlashTiles(a.Base, a.Pos, a.Window)
+	rows := d.g.FlashTileRows(qt.dt, a.DK, a.DV)
+	tiles := FlashTiles(a.Base, a.Pos, a.Window, rows)
 	tp, err := d.upload(flashTileBytes(tiles))
 	if err != nil {
 		return err
 	}
 	return d.g.FlashAttention(y.ptr(), qt.ptr(), kt.ptr(), vt.ptr(), tp, len(tiles),
-		AttnParams{Heads: a.Heads, KVHeads: a.KVHeads, HeadDimK: a.DK, HeadDimV: a.DV, Window: a.Window, Scale: a.Scale}, qt.dt)
+		AttnParams{Heads: a.Heads, KVHeads: a.KVHeads, HeadDimK: a.DK, HeadDimV: a.DV, Window: a.Window, Scale: a.Scale, TileRows: rows}, qt.dt)
 }
 
 // tokenBatch returns a TokenBatch for slots and positions, reusing the

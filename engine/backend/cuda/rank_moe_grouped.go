@@ -316,11 +316,8 @@ func pickTileNamed(name string) mgTile {
 }
 
 // hopper reports whether the device runs kernels/moe_wgmma.cu (sm_90a
-// code: compute capability 9.0 exactly).
-func (d *Device) hopper() bool {
-	major, minor := d.g.ComputeCapability()
-	return major == 9 && minor == 0
-}
+// code: compute capability 9.0 exactly; GPU.hopper).
+func (d *Device) hopper() bool { return d.g.hopper() }
 
 // routedGrouped is RoutedExperts on the grouped kernel (GPU thread): y
 // [T, H] from x [T, H] bf16, ids and weights [T, k].
