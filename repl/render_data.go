@@ -190,12 +190,13 @@ func sameValues(a, b client.RankValues) bool {
 	return true
 }
 
-// maxIDBars is the most ids hist draws a bar for; an integer tensor with
-// more distinct ids is binned as a float one is.
+// maxIDBars is the most bars hist draws for an integer tensor: a bar per
+// id up to that many distinct ids, past it contiguous ranges of ids
+// (stats.IDs.Ranges).
 const maxIDBars = 64
 
 func (t *Term) histText(rep *client.HistReport) string {
-	if rep.IDs != nil && rep.IDs.Distinct <= maxIDBars {
+	if rep.IDs != nil {
 		return t.idHistText(rep)
 	}
 	var b strings.Builder
@@ -243,7 +244,9 @@ func (t *Term) histText(rep *client.HistReport) string {
 // idHistText is hist of an integer tensor (a router's topk_ids): the
 // smallest and largest id, the number of distinct ids and, when the
 // expert count is known, the ids outside [0, E), then one bar per id that
-// occurs (its element count), not equal-width bins.
+// occurs (its element count), not equal-width bins; past maxIDBars
+// distinct ids a bar per range [a, b] of whole ids (stats.IDs.Ranges),
+// never a fractional edge.
 func (t *Term) idHistText(rep *client.HistReport) string {
 	var b strings.Builder
 	ids := rep.IDs
@@ -265,18 +268,42 @@ func (t *Term) idHistText(rep *client.HistReport) string {
 		b.WriteString(t.st.Bad.Render("no ids") + "\n")
 		return b.String()
 	}
+	var bars []stats.IDRange
+	ranged := ids.Distinct > maxIDBars
+	if !ranged {
+		for _, c := range ids.Counts {
+			out := ids.Bound > 0 && (c.ID < 0 || c.ID >= int64(ids.Bound))
+			bars = append(bars, stats.IDRange{Lo: c.ID, Hi: c.ID, Count: c.Count, Outside: out})
+		}
+	} else {
+		bars = ids.Ranges(maxIDBars)
+		fmt.Fprintf(&b, "%d distinct ids, more than %d: a bar per range [a, b] of ids\n", ids.Distinct, maxIDBars)
+	}
 	var peak int64
-	for _, c := range ids.Counts {
-		peak = max(peak, c.Count)
+	for _, r := range bars {
+		peak = max(peak, r.Count)
+	}
+	wlo, whi := 0, 0 // widths of the ranges' ends, aligned as float bins are
+	for _, r := range bars {
+		wlo, whi = max(wlo, len(strconv.FormatInt(r.Lo, 10))), max(whi, len(strconv.FormatInt(r.Hi, 10)))
 	}
 	tb := newTable().alignRight(0, 2)
-	for _, c := range ids.Counts {
-		n := max(1, int(math.Round(float64(c.Count)/float64(peak)*float64(t.opts.width))))
-		label := strconv.FormatInt(c.ID, 10)
-		if ids.Bound > 0 && (c.ID < 0 || c.ID >= int64(ids.Bound)) {
+	for _, r := range bars {
+		label := strconv.FormatInt(r.Lo, 10)
+		if ranged {
+			label = fmt.Sprintf("[%*d, %*d]", wlo, r.Lo, whi, r.Hi)
+		}
+		if r.Outside {
 			label = t.st.Bad.Render(label)
 		}
-		tb.add(label, strings.Repeat("█", n), strconv.FormatInt(c.Count, 10))
+		n := 0
+		if peak > 0 {
+			n = int(math.Round(float64(r.Count) / float64(peak) * float64(t.opts.width)))
+		}
+		if r.Count > 0 && n == 0 {
+			n = 1
+		}
+		tb.add(label, strings.Repeat("█", n), strconv.FormatInt(r.Count, 10))
 	}
 	b.WriteString(tb.render(t.st))
 	return b.String()

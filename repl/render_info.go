@@ -86,6 +86,11 @@ func (t *Term) modelText(m client.ModelInfo) string {
 	} else if b != nil {
 		add("text BOS", "none (`input text` encodes a text alone, as the tokenizer's reference does)")
 	}
+	if e := m.TextEOS; e != nil && *e >= 0 {
+		add("text EOS", fmt.Sprintf("%d (`input text` puts it after a text, as the tokenizer's reference does)", *e))
+	} else if e != nil {
+		add("text EOS", "none (`input text` appends nothing to a text, as the tokenizer's reference does)")
+	}
 	if m.Skipped != "" {
 		add("not loaded", m.Skipped)
 	}

@@ -8,11 +8,13 @@ import (
 )
 
 // TestErrorsBounded: an error quoting a file's string of 1 MB (here a
-// tokenizer.json's decoder type, which the tokenizer quotes whole) was
-// printed whole by hsdb capture and hsdb generate (1 MB on stderr, and in
-// --json's "error"); the command line now clips a message as the
-// debugger does (client.ClipMessage: its start and its end around the
-// count of bytes left out, 4096 bytes at most).
+// tokenizer.json's decoder type) was printed whole by hsdb capture and
+// hsdb generate (1 MB on stderr, and in --json's "error"). The tokenizer
+// now quotes such a string clipped at its source (its first 64 bytes and
+// its size), so the whole error stays under 1 KiB; and the command line
+// clips any message as the debugger does (client.ClipMessage: its start
+// and its end around the count of bytes left out, 4096 bytes at most),
+// shown here with a 1 MB argument the error quotes back.
 func TestErrorsBounded(t *testing.T) {
 	dir := t.TempDir()
 	src, err := filepath.Abs("../../testdata/hf/llama")
@@ -41,8 +43,20 @@ func TestErrorsBounded(t *testing.T) {
 		{"generate", "--json", "--model", dir, "--prompt", "hi"},
 	} {
 		out, errs, code := runHsdb(t, args...)
-		if code == 0 || len(out)+len(errs) > 4096+200 || !strings.Contains(out+errs, "decoder type") || !strings.Contains(out+errs, "bytes left out") {
-			t.Errorf("%s: exit %d, %d bytes; want non-zero, at most 4296 bytes naming the decoder type, clipped\n%.300s\n%.300s", strings.Join(args, " "), code, len(out)+len(errs), out, errs)
+		if code == 0 || len(out)+len(errs) > 1024 || !strings.Contains(out+errs, "decoder type") || !strings.Contains(out+errs, "(1048576 bytes)") {
+			t.Errorf("%s: exit %d, %d bytes; want non-zero, under 1 KiB, naming the decoder type and its size\n%.300s\n%.300s", strings.Join(args, " "), code, len(out)+len(errs), out, errs)
+		}
+	}
+	huge := strings.Repeat("x", 1<<20)
+	for _, args := range [][]string{
+		{"capture", "--model", dir, "--layers", huge, "--data", data, "--out", filepath.Join(t.TempDir(), "d")},
+		{"capture", "--json", "--model", dir, "--layers", huge, "--data", data, "--out", filepath.Join(t.TempDir(), "d")},
+		{"generate", "--model", dir, "--ids", "1," + huge},
+		{"generate", "--json", "--model", dir, "--ids", "1," + huge},
+	} {
+		out, errs, code := runHsdb(t, args...)
+		if code == 0 || len(out)+len(errs) > 4096+200 || !strings.Contains(out+errs, "bytes left out") {
+			t.Errorf("%.100s: exit %d, %d bytes; want non-zero, at most 4296 bytes, clipped\n%.300s\n%.300s", strings.Join(args, " "), code, len(out)+len(errs), out, errs)
 		}
 	}
 }

@@ -123,13 +123,13 @@ func parseHF(data []byte, base string) (*HF, error) {
 		return nil, fmt.Errorf("%w: decoder: %v", ErrFormat, jsonerr.Explain(err))
 	}
 	if dec.Type != "ByteLevel" {
-		return nil, fmt.Errorf("%w: decoder type %q (only ByteLevel is supported)", ErrUnsupported, dec.Type)
+		return nil, fmt.Errorf("%w: decoder type %s (only ByteLevel is supported)", ErrUnsupported, quoteClip(dec.Type))
 	}
 
 	maxID := int32(-1)
 	for tok, id := range t.model.vocab {
 		if id > MaxTokenID {
-			return nil, fmt.Errorf("%w: model.vocab[%q] = %d, more than the largest token id hsdb reads (%d)", ErrFormat, tok, id, MaxTokenID)
+			return nil, fmt.Errorf("%w: model.vocab[%s] = %d, more than the largest token id hsdb reads (%d)", ErrFormat, quoteClip(tok), id, MaxTokenID)
 		}
 		maxID = max(maxID, id)
 	}
@@ -138,10 +138,10 @@ func parseHF(data []byte, base string) (*HF, error) {
 	for i := range f.AddedTokens {
 		a := &f.AddedTokens[i]
 		if a.ID < 0 || a.Content == "" {
-			return nil, fmt.Errorf("%w: added_tokens[%d]: id %d, content %q", ErrFormat, i, a.ID, a.Content)
+			return nil, fmt.Errorf("%w: added_tokens[%d]: id %d, content %s", ErrFormat, i, a.ID, quoteClip(a.Content))
 		}
 		if a.ID > MaxTokenID {
-			return nil, fmt.Errorf("%w: added_tokens[%d] %q: id %d, more than the largest token id hsdb reads (%d)", ErrFormat, i, a.Content, a.ID, MaxTokenID)
+			return nil, fmt.Errorf("%w: added_tokens[%d] %s: id %d, more than the largest token id hsdb reads (%d)", ErrFormat, i, quoteClip(a.Content), a.ID, MaxTokenID)
 		}
 		maxID = max(maxID, a.ID)
 		t.addedID[a.ID] = true
@@ -194,17 +194,17 @@ func idTable(size int, vocab map[string]int32, added []hfAddedToken) ([]string, 
 	for tok, id := range vocab {
 		if inVocab[id] {
 			a, b := min(tab[id], tok), max(tab[id], tok) // map order varies: name them sorted
-			return nil, fmt.Errorf("%w: id %d is given to both %q and %q in model.vocab", ErrFormat, id, a, b)
+			return nil, fmt.Errorf("%w: id %d is given to both %s and %s in model.vocab", ErrFormat, id, quoteClip(a), quoteClip(b))
 		}
 		tab[id], inVocab[id] = tok, true
 	}
 	byAdded := map[int32]int{} // id -> index of the first added token with it
 	for i, a := range added {
 		if inVocab[a.ID] && tab[a.ID] != a.Content {
-			return nil, fmt.Errorf("%w: added_tokens[%d] %q has id %d, which model.vocab gives to %q", ErrFormat, i, a.Content, a.ID, tab[a.ID])
+			return nil, fmt.Errorf("%w: added_tokens[%d] %s has id %d, which model.vocab gives to %s", ErrFormat, i, quoteClip(a.Content), a.ID, quoteClip(tab[a.ID]))
 		}
 		if j, ok := byAdded[a.ID]; ok && added[j].Content != a.Content {
-			return nil, fmt.Errorf("%w: added_tokens[%d] %q has id %d, which added_tokens[%d] gives to %q", ErrFormat, i, a.Content, a.ID, j, added[j].Content)
+			return nil, fmt.Errorf("%w: added_tokens[%d] %s has id %d, which added_tokens[%d] gives to %s", ErrFormat, i, quoteClip(a.Content), a.ID, j, quoteClip(added[j].Content))
 		} else if !ok {
 			byAdded[a.ID] = i
 		}
@@ -244,7 +244,7 @@ func (t *HF) readConfig(data []byte) error {
 		}
 		id, ok := t.TokenID(s)
 		if !ok {
-			return fmt.Errorf("%w: %s %q is not a token of %s", ErrFormat, f.key, s, t.name)
+			return fmt.Errorf("%w: %s %s is not a token of %s", ErrFormat, f.key, quoteClip(s), t.name)
 		}
 		*f.dst = id
 	}

@@ -53,16 +53,16 @@ func newHFBPE(raw json.RawMessage) (*hfBPE, error) {
 		return nil, fmt.Errorf("%w: \"model\": %v", ErrFormat, jsonerr.Explain(err))
 	}
 	if m.Type != "BPE" {
-		return nil, fmt.Errorf("%w: model type %q (only BPE is supported)", ErrUnsupported, m.Type)
+		return nil, fmt.Errorf("%w: model type %s (only BPE is supported)", ErrUnsupported, quoteClip(m.Type))
 	}
 	if m.Dropout != nil && *m.Dropout != 0 {
 		return nil, fmt.Errorf("%w: BPE dropout %g (encoding would be random)", ErrUnsupported, *m.Dropout)
 	}
 	if m.ContinuingSubwordPrefix != nil && *m.ContinuingSubwordPrefix != "" {
-		return nil, fmt.Errorf("%w: BPE continuing_subword_prefix %q", ErrUnsupported, *m.ContinuingSubwordPrefix)
+		return nil, fmt.Errorf("%w: BPE continuing_subword_prefix %s", ErrUnsupported, quoteClip(*m.ContinuingSubwordPrefix))
 	}
 	if m.EndOfWordSuffix != nil && *m.EndOfWordSuffix != "" {
-		return nil, fmt.Errorf("%w: BPE end_of_word_suffix %q", ErrUnsupported, *m.EndOfWordSuffix)
+		return nil, fmt.Errorf("%w: BPE end_of_word_suffix %s", ErrUnsupported, quoteClip(*m.EndOfWordSuffix))
 	}
 	if len(m.Vocab) == 0 {
 		return nil, fmt.Errorf("%w: model.vocab is empty", ErrFormat)
@@ -70,14 +70,14 @@ func newHFBPE(raw json.RawMessage) (*hfBPE, error) {
 	b := &hfBPE{vocab: m.Vocab, unk: -1, fuseUnk: m.FuseUnk, byteFallback: m.ByteFallback, ignoreMerges: m.IgnoreMerges}
 	for tok, id := range m.Vocab {
 		if id < 0 {
-			return nil, fmt.Errorf("%w: model.vocab[%q] = %d, want >= 0", ErrFormat, tok, id)
+			return nil, fmt.Errorf("%w: model.vocab[%s] = %d, want >= 0", ErrFormat, quoteClip(tok), id)
 		}
 		b.maxRunes = max(b.maxRunes, utf8.RuneCountInString(tok))
 	}
 	if m.UnkToken != nil {
 		id, ok := m.Vocab[*m.UnkToken]
 		if !ok {
-			return nil, fmt.Errorf("%w: model.unk_token %q is not in model.vocab", ErrFormat, *m.UnkToken)
+			return nil, fmt.Errorf("%w: model.unk_token %s is not in model.vocab", ErrFormat, quoteClip(*m.UnkToken))
 		}
 		b.unk = id
 	}
@@ -91,7 +91,7 @@ func newHFBPE(raw json.RawMessage) (*hfBPE, error) {
 		r, ok2 := m.Vocab[p[1]]
 		id, ok3 := m.Vocab[p[0]+p[1]]
 		if !ok1 || !ok2 || !ok3 {
-			return nil, fmt.Errorf("%w: model.merges[%d] %q + %q: a part or the merged token %q is not in model.vocab", ErrFormat, rank, p[0], p[1], p[0]+p[1])
+			return nil, fmt.Errorf("%w: model.merges[%d] %s + %s: a part or the merged token %s is not in model.vocab", ErrFormat, rank, quoteClip(p[0]), quoteClip(p[1]), quoteClip(p[0]+p[1]))
 		}
 		// A repeated pair keeps its last rank, as HF's HashMap collect does.
 		b.merges[uint64(uint32(l))<<32|uint64(uint32(r))] = hfMerge{rank: int32(rank), id: id}
@@ -115,14 +115,14 @@ func parseMerges(raw json.RawMessage) ([][2]string, error) {
 		if err := json.Unmarshal(it, &s); err == nil {
 			parts := strings.Split(s, " ")
 			if len(parts) != 2 {
-				return nil, fmt.Errorf("%w: model.merges[%d] %q: want two tokens separated by one space", ErrFormat, i, s)
+				return nil, fmt.Errorf("%w: model.merges[%d] %s: want two tokens separated by one space", ErrFormat, i, quoteClip(s))
 			}
 			out[i] = [2]string{parts[0], parts[1]}
 			continue
 		}
 		var p []string
 		if err := json.Unmarshal(it, &p); err != nil || len(p) != 2 {
-			return nil, fmt.Errorf("%w: model.merges[%d] %s: want \"a b\" or [\"a\", \"b\"]", ErrFormat, i, it)
+			return nil, fmt.Errorf("%w: model.merges[%d] %s: want \"a b\" or [\"a\", \"b\"]", ErrFormat, i, briefJSON(it))
 		}
 		out[i] = [2]string{p[0], p[1]}
 	}

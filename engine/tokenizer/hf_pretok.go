@@ -2,11 +2,14 @@ package tokenizer
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hsdb/engine/jsonerr"
+	"strings"
 	"time"
 
 	"github.com/dlclark/regexp2"
+	"github.com/dlclark/regexp2/syntax"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -67,7 +70,7 @@ func newHFNormalizer(raw json.RawMessage, path string) (hfNormalizer, error) {
 			return s
 		}, nil
 	}
-	return nil, fmt.Errorf("%w: %s type %q (supported: NFC, NFD, NFKC, NFKD, Sequence)", ErrUnsupported, path, c.Type)
+	return nil, fmt.Errorf("%w: %s type %s (supported: NFC, NFD, NFKC, NFKD, Sequence)", ErrUnsupported, path, quoteClip(c.Type))
 }
 
 // hfPreTokenizer splits every piece of a pre-tokenized string further (HF's
@@ -171,7 +174,7 @@ func newHFPreTokenizer(raw json.RawMessage, path string) (hfPreTokenizer, bool, 
 			return out, err
 		}, true, nil
 	}
-	return nil, false, fmt.Errorf("%w: %s type %q (supported: Sequence, Split, ByteLevel)", ErrUnsupported, path, c.Type)
+	return nil, false, fmt.Errorf("%w: %s type %s (supported: Sequence, Split, ByteLevel)", ErrUnsupported, path, quoteClip(c.Type))
 }
 
 // maxRegexBytes bounds a tokenizer.json Split pattern: regexp2 backtracks,
@@ -190,14 +193,32 @@ func compileHFRegex(p string) (*regexp2.Regexp, error) {
 		return nil, fmt.Errorf("%w: regex %.60q...: a pattern of %d bytes, more than the %d hsdb compiles (released tokenizers' patterns are under 1 KiB)", ErrUnsupported, p, len(p), maxRegexBytes)
 	}
 	if hasLineAnchor(p) {
-		return nil, fmt.Errorf("%w: regex %q uses ^ or $, whose meaning differs between Oniguruma and regexp2", ErrUnsupported, p)
+		return nil, fmt.Errorf("%w: regex %s uses ^ or $, whose meaning differs between Oniguruma and regexp2", ErrUnsupported, quoteClip(p))
 	}
 	re, err := regexp2.Compile(p, regexp2.None)
 	if err != nil {
-		return nil, fmt.Errorf("%w: regex %q: %v", ErrUnsupported, p, err)
+		return nil, fmt.Errorf("%w: regex %s: %s", ErrUnsupported, quoteClip(p), regexComplaint(err))
 	}
 	re.MatchTimeout = hfMatchTimeout
 	return re, nil
+}
+
+// regexComplaint is what regexp2 says of a pattern it cannot compile,
+// without the pattern: its syntax.Error appends the whole pattern (up to
+// maxRegexBytes), which the caller quotes clipped instead.
+func regexComplaint(err error) string {
+	var se *syntax.Error
+	if !errors.As(err, &se) {
+		return err.Error()
+	}
+	msg := se.Code.String()
+	if len(se.Args) > 0 {
+		msg = fmt.Sprintf(msg, se.Args...)
+	}
+	if len(msg) > 200 { // an argument may be a group name of the pattern
+		msg = strings.ToValidUTF8(msg[:200], "") + "..."
+	}
+	return msg
 }
 
 // hfMatchTimeout bounds one match of a tokenizer.json pattern. regexp2
@@ -345,7 +366,7 @@ func splitBehavior(name, path string) (int, error) {
 	case "Contiguous":
 		return behaviorContiguous, nil
 	}
-	return 0, fmt.Errorf("%w: %s: split behavior %q", ErrFormat, path, name)
+	return 0, fmt.Errorf("%w: %s: split behavior %s", ErrFormat, path, quoteClip(name))
 }
 
 // applyBehavior turns the spans of s into pieces, as NormalizedString::split

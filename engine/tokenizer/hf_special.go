@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"hsdb/engine/jsonerr"
-	"hsdb/engine/quote"
 )
 
 // hfLead is what tokenizer.json's post_processor puts around a text's ids
@@ -163,8 +162,3 @@ func (t *HF) textSpecialFrom(cfg map[string]json.RawMessage) (bos, eos int32, er
 	}
 	return bos, eos, nil
 }
-
-// quoteClip quotes a name a tokenizer file gives for an error message,
-// its first 64 bytes and its size when longer (quote.Clip): a
-// post_processor type of 1 MB made an error of 1 MB.
-func quoteClip(s string) string { return quote.Clip(s, 64) }

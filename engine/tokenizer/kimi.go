@@ -106,7 +106,7 @@ func kimiSpecials(n int, cfgData []byte) (map[string]int32, string, string, erro
 			return nil, "", "", fmt.Errorf("%w: %v", ErrFormat, jsonerr.Explain(err))
 		}
 		if cfg.TokenizerClass != "" && cfg.TokenizerClass != kimiTokenizerClass {
-			return nil, "", "", fmt.Errorf("%w: tokenizer_class %q: a tiktoken.model directory is read as Kimi's %s only", ErrUnsupported, cfg.TokenizerClass, kimiTokenizerClass)
+			return nil, "", "", fmt.Errorf("%w: tokenizer_class %s: a tiktoken.model directory is read as Kimi's %s only", ErrUnsupported, quoteClip(cfg.TokenizerClass), kimiTokenizerClass)
 		}
 		if cfg.AddedTokensDecoder != nil {
 			names = map[int]string{}
@@ -115,20 +115,20 @@ func kimiSpecials(n int, cfgData []byte) (map[string]int32, string, string, erro
 		for key, tok := range cfg.AddedTokensDecoder {
 			id, err := strconv.Atoi(key)
 			if err != nil {
-				return nil, "", "", fmt.Errorf("%w: added_tokens_decoder key %q is not an integer id", ErrFormat, key)
+				return nil, "", "", fmt.Errorf("%w: added_tokens_decoder key %s is not an integer id", ErrFormat, quoteClip(key))
 			}
 			if prev, dup := keyOf[id]; dup {
 				// "163584" and "0163584" (or "+163584"): which text the id
 				// gets would follow Go's map order, differing run to run.
 				a, b := min(prev, key), max(prev, key)
-				return nil, "", "", fmt.Errorf("%w: added_tokens_decoder keys %q and %q are both id %d", ErrFormat, a, b, id)
+				return nil, "", "", fmt.Errorf("%w: added_tokens_decoder keys %s and %s are both id %d", ErrFormat, quoteClip(a), quoteClip(b), id)
 			}
 			keyOf[id] = key
 			if id < n || id >= n+KimiReservedSpecials {
-				return nil, "", "", fmt.Errorf("%w: added_tokens_decoder[%q] %q: Kimi's special tokens have ids %d..%d (after the %d ranks)", ErrFormat, key, tok.Content, n, n+KimiReservedSpecials-1, n)
+				return nil, "", "", fmt.Errorf("%w: added_tokens_decoder[%s] %s: Kimi's special tokens have ids %d..%d (after the %d ranks)", ErrFormat, quoteClip(key), quoteClip(tok.Content), n, n+KimiReservedSpecials-1, n)
 			}
 			if tok.Content == "" {
-				return nil, "", "", fmt.Errorf("%w: added_tokens_decoder[%q] has no content", ErrFormat, key)
+				return nil, "", "", fmt.Errorf("%w: added_tokens_decoder[%s] has no content", ErrFormat, quoteClip(key))
 			}
 			names[id] = tok.Content
 		}
@@ -147,13 +147,13 @@ func kimiSpecials(n int, cfgData []byte) (map[string]int32, string, string, erro
 			s = "<|reserved_token_" + strconv.Itoa(id) + "|>"
 		}
 		if prev, dup := specials[s]; dup {
-			return nil, "", "", fmt.Errorf("%w: special tokens %d and %d are both %q", ErrFormat, prev, id, s)
+			return nil, "", "", fmt.Errorf("%w: special tokens %d and %d are both %s", ErrFormat, prev, id, quoteClip(s))
 		}
 		specials[s] = int32(id)
 	}
 	for _, f := range []struct{ key, s string }{{"bos_token", bos}, {"eos_token", eos}} {
 		if _, ok := specials[f.s]; !ok {
-			return nil, "", "", fmt.Errorf("%w: %s %q is not one of the special tokens (ids %d..%d)", ErrFormat, f.key, f.s, n, n+KimiReservedSpecials-1)
+			return nil, "", "", fmt.Errorf("%w: %s %s is not one of the special tokens (ids %d..%d)", ErrFormat, f.key, quoteClip(f.s), n, n+KimiReservedSpecials-1)
 		}
 	}
 	return specials, bos, eos, nil

@@ -99,7 +99,7 @@ func parseLlama2C(data []byte, base string) (*Llama2C, error) {
 	}
 	for b := 0; b < 256; b++ {
 		if want := fmt.Sprintf("<0x%02X>", b); t.pieces[llama2cByteStart+b] != want {
-			return nil, fmt.Errorf("%w: token %d is %q, want byte-fallback piece %q", ErrFormat, llama2cByteStart+b, t.pieces[llama2cByteStart+b], want)
+			return nil, fmt.Errorf("%w: token %d is %s, want byte-fallback piece %q", ErrFormat, llama2cByteStart+b, quoteClip(t.pieces[llama2cByteStart+b]), want)
 		}
 	}
 	if id, ok := t.lookup[" "]; ok {

@@ -70,7 +70,7 @@ func parseSentencePiece(data []byte, base string) (*SentencePiece, error) {
 	case s.modelType != spModelBPE:
 		return nil, fmt.Errorf("%w: model_type %d, only BPE (2) is supported", ErrUnsupported, s.modelType)
 	case len(s.charsmap) > 0:
-		return nil, fmt.Errorf("%w: normalizer %q with a precompiled_charsmap (only the identity rule is supported)", ErrUnsupported, s.normName)
+		return nil, fmt.Errorf("%w: normalizer %s with a precompiled_charsmap (only the identity rule is supported)", ErrUnsupported, quoteClip(s.normName))
 	case !s.escapeWhitespaces:
 		return nil, fmt.Errorf("%w: escape_whitespaces=false", ErrUnsupported)
 	case s.treatWSAsSuffix:

@@ -125,7 +125,7 @@ func parseSPPiece(data []byte, index int) (spPiece, error) {
 		return nil
 	})
 	if err == nil && (p.typ < spNormal || p.typ > spByte) {
-		err = fmt.Errorf("%w: piece %d (%q) has type %d, want 1..6", ErrFormat, index, p.text, p.typ)
+		err = fmt.Errorf("%w: piece %d (%s) has type %d, want 1..6", ErrFormat, index, quoteClip(p.text), p.typ)
 	}
 	return p, err
 }

@@ -67,7 +67,7 @@ const (
 func NewTiktoken(name string, rankFile []byte, pattern string, specials map[string]int32, bos, eos int32) (*Tiktoken, error) {
 	kind, ok := knownPatterns[pattern]
 	if !ok {
-		return nil, fmt.Errorf("%s: %w: split pattern %q (known: Kimi-K2's, o200k_base's, cl100k_base's and Llama 3's)", name, ErrUnsupported, pattern)
+		return nil, fmt.Errorf("%s: %w: split pattern %s (known: Kimi-K2's, o200k_base's, cl100k_base's and Llama 3's)", name, ErrUnsupported, quoteClip(pattern))
 	}
 	ranks, tokens, err := ParseTiktokenRanks(rankFile)
 	if err != nil {
@@ -82,10 +82,10 @@ func newTiktoken(name string, ranks map[string]int32, tokens []string, kind spli
 	n := len(tokens)
 	for s, id := range specials {
 		if s == "" || id < 0 || id > MaxTokenID {
-			return nil, fmt.Errorf("%s: %w: special token %q with id %d (want a non-empty text and an id from 0 to %d)", name, ErrFormat, s, id, MaxTokenID)
+			return nil, fmt.Errorf("%s: %w: special token %s with id %d (want a non-empty text and an id from 0 to %d)", name, ErrFormat, quoteClip(s), id, MaxTokenID)
 		}
 		if int(id) < len(tokens) {
-			return nil, fmt.Errorf("%s: %w: special token %q has id %d, which is the rank of %q", name, ErrFormat, s, id, tokens[id])
+			return nil, fmt.Errorf("%s: %w: special token %s has id %d, which is the rank of %s", name, ErrFormat, quoteClip(s), id, quoteClip(tokens[id]))
 		}
 		n = max(n, int(id)+1)
 	}
@@ -103,7 +103,7 @@ func newTiktoken(name string, ranks map[string]int32, tokens []string, kind spli
 	for i, s := range pats {
 		id := specials[s]
 		if t.isToken[id] {
-			return nil, fmt.Errorf("%s: %w: special tokens %q and %q share id %d", name, ErrFormat, s, t.tokens[id], id)
+			return nil, fmt.Errorf("%s: %w: special tokens %s and %s share id %d", name, ErrFormat, quoteClip(s), quoteClip(t.tokens[id]), id)
 		}
 		t.tokens[id], t.isToken[id] = s, true
 		t.specials[s] = id
@@ -159,15 +159,15 @@ func ParseTiktokenRanks(data []byte) (map[string]int32, []string, error) {
 		}
 		f := strings.Fields(string(line))
 		if len(f) != 2 {
-			return nil, nil, fmt.Errorf("%w: line %d: %q: want \"<base64 token> <rank>\"", ErrFormat, ln, clip(line))
+			return nil, nil, fmt.Errorf("%w: line %d: %s: want \"<base64 token> <rank>\"", ErrFormat, ln, quoteClip(string(line)))
 		}
 		tok, err := base64.StdEncoding.Strict().DecodeString(f[0])
 		if err != nil || len(tok) == 0 {
-			return nil, nil, fmt.Errorf("%w: line %d: token %q is not base64 of a non-empty byte string", ErrFormat, ln, clip([]byte(f[0])))
+			return nil, nil, fmt.Errorf("%w: line %d: token %s is not base64 of a non-empty byte string", ErrFormat, ln, quoteClip(f[0]))
 		}
 		r, err := strconv.ParseInt(f[1], 10, 32)
 		if err != nil || r < 0 {
-			return nil, nil, fmt.Errorf("%w: line %d: rank %q is not a non-negative 32-bit integer", ErrFormat, ln, clip([]byte(f[1])))
+			return nil, nil, fmt.Errorf("%w: line %d: rank %s is not a non-negative 32-bit integer", ErrFormat, ln, quoteClip(f[1]))
 		}
 		if r >= int64(lines) {
 			return nil, nil, fmt.Errorf("%w: line %d: rank %d, but the file has %d lines: ranks must be 0..n-1 without gaps", ErrFormat, ln, r, lines)
@@ -176,7 +176,7 @@ func ParseTiktokenRanks(data []byte) (map[string]int32, []string, error) {
 			return nil, nil, fmt.Errorf("%w: line %d: rank %d is also the rank of line %d", ErrFormat, ln, r, prev)
 		}
 		if prev, dup := ranks[string(tok)]; dup {
-			return nil, nil, fmt.Errorf("%w: line %d: token %q already has rank %d (line %d)", ErrFormat, ln, tok, prev, lineOf[prev])
+			return nil, nil, fmt.Errorf("%w: line %d: token %s already has rank %d (line %d)", ErrFormat, ln, quoteClip(string(tok)), prev, lineOf[prev])
 		}
 		ranks[string(tok)] = int32(r)
 		lineOf[r] = int32(ln)
@@ -202,14 +202,6 @@ func ParseTiktokenRanks(data []byte) (map[string]int32, []string, error) {
 		}
 	}
 	return ranks, tokens, nil
-}
-
-// clip shortens a bad field for an error message.
-func clip(b []byte) string {
-	if len(b) > 80 {
-		return string(b[:80]) + "..."
-	}
-	return string(b)
 }
 
 // readRankFile reads path, refusing files over maxRankFileBytes before

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"hsdb/engine/quote"
 )
 
 // Tokenizer turns text into the token ids a model consumes and ids back into
@@ -79,6 +81,14 @@ var (
 	// produce ids that silently differ from the reference implementation.
 	ErrUnsupported = errors.New("unsupported tokenizer feature")
 )
+
+// quoteClip quotes a string a tokenizer file gives (a token, a merge, a
+// type or class name, a tiktoken.model line) for an error message: its
+// first 64 bytes and its size when longer (quote.Clip). Every such string
+// in this package's errors goes through it, so a 1 MB token makes an
+// error of about 100 bytes rather than of 1 MB; the file and field are
+// named around it.
+func quoteClip(s string) string { return quote.Clip(s, 64) }
 
 // ErrTooManyTokens marks a text that encodes to more ids than the bound
 // a caller gave (EncodeAtMost): a sequence longer than the model takes.

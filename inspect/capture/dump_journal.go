@@ -88,21 +88,22 @@ func (w *DumpWriter) closeJournal() {
 
 // readJournal folds DIR/journal.jsonl, if present, into m: sequences
 // appended in order (a later record of the same id replaces an earlier
-// one), replica checks merged by their worst difference. A last line cut
-// short by a kill is ignored.
+// one), replica checks merged by their worst difference, streamed (the
+// lines are not held). A last line cut short by a kill is ignored.
 func readJournal(dir string, m *Manifest) error {
-	b, err := regfile.ReadFile(filepath.Join(dir, JournalName), MaxManifestBytes)
+	f, err := regfile.OpenBounded(filepath.Join(dir, JournalName), MaxManifestBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return manifestTooLarge(err)
 	}
+	defer f.Close()
 	idx := map[string]int{}
 	for i, r := range m.Sequences {
 		idx[r.ID] = i
 	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<28)
 	for sc.Scan() {
 		var e journalEntry
@@ -123,6 +124,9 @@ func readJournal(dir string, m *Manifest) error {
 			}
 			mergeReplicaInto(m.Replicas, e.Replicas)
 		}
+	}
+	if err := sc.Err(); err != nil && !errors.Is(err, bufio.ErrTooLong) { // a read error, or the file grew past the bound
+		return manifestTooLarge(err)
 	}
 	return nil
 }

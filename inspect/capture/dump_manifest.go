@@ -1,10 +1,10 @@
 package capture
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hsdb/engine/jsonerr"
 	"hsdb/engine/regfile"
 	"os"
 	"path/filepath"
@@ -205,12 +205,13 @@ const ManifestSeqRecordBytes = 2 << 10
 // 1 Mi sequences would be over 100 TB of hidden states.
 const ManifestMaxSequences = 1 << 20
 
-// MaxManifestBytes bounds manifest.json and its journal where they are
-// read whole (ReadManifest: check, diff, the REPL): ManifestMaxSequences
-// records of ManifestSeqRecordBytes, 2 GiB. A larger file is refused
-// before it is read (regfile.ErrTooLarge, naming the file, its size and
-// the bound). The capture job itself streams both (dump_stream.go) and
-// is not bound by it.
+// MaxManifestBytes bounds manifest.json and its journal where their
+// sequence records are all kept (ReadManifest: check, diff, the REPL;
+// both files are streamed, but the records they list are held):
+// ManifestMaxSequences records of ManifestSeqRecordBytes, 2 GiB. A larger
+// file is refused before it is read (regfile.ErrTooLarge, naming the
+// file, its size and the bound). The capture job itself streams both
+// without keeping the records (dump_stream.go) and is not bound by it.
 const MaxManifestBytes = ManifestSeqRecordBytes * ManifestMaxSequences
 
 // manifestTooLarge adds to a regfile.ErrTooLarge what the bound is made
@@ -224,7 +225,8 @@ func manifestTooLarge(err error) error {
 
 // ReadManifest reads DIR/manifest.json and, for a batch job's staging
 // directory, folds in its journal (JournalName) of the sequences validated
-// so far. Errors: the file's (os.ErrNotExist when absent; one over
+// so far. Both are streamed (streamManifest, as the capture job reads
+// them): memory holds the records, not the files' bytes too. Errors: the file's (os.ErrNotExist when absent; one over
 // MaxManifestBytes, the manifest or its journal, is refused unread with
 // regfile.ErrTooLarge naming it, its size and the bound) or ErrManifest
 // for bad JSON (a value of the wrong JSON type named by its field), another
@@ -233,14 +235,21 @@ func manifestTooLarge(err error) error {
 // one id or one file.
 func ReadManifest(dir string) (*Manifest, error) {
 	p := filepath.Join(dir, ManifestName)
-	b, err := regfile.ReadFile(p, MaxManifestBytes)
+	f, err := regfile.OpenBounded(p, MaxManifestBytes)
 	if err != nil {
 		return nil, manifestTooLarge(err)
 	}
+	defer f.Close()
 	var m Manifest
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("%s: %w: %v", p, ErrManifest, jsonerr.Explain(err))
+	var seqs []SeqRecord
+	err = streamManifest(bufio.NewReaderSize(f, 1<<16), &m, func(r SeqRecord) error {
+		seqs = append(seqs, r)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p, manifestTooLarge(err))
 	}
+	m.Sequences = seqs
 	if m.Format != ManifestFormat {
 		return nil, fmt.Errorf("%s: %w: format %s, want %q", p, ErrManifest, QuoteFileText(m.Format), ManifestFormat)
 	}

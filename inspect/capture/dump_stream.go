@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"hsdb/engine/jsonerr"
 	"hsdb/engine/regfile"
@@ -285,22 +286,27 @@ func verifyManifestFile(f *os.File, sum []byte, n int) error {
 
 // streamManifest decodes a manifest.json from r without holding its
 // sequences: hdr gets every other field; f is called with each sequence
-// record in order. Memory: the largest single value, not the file.
-// Errors: ErrManifest for bad JSON, or f's.
+// record in order. Memory: the largest single value, not the file. Keys
+// match as json.Unmarshal matches them (case-insensitively); a second
+// "sequences" or anything after the object is refused, as Unmarshal would
+// not read both lists nor data after the value. Errors: ErrManifest for
+// bad JSON (wrapping the reader's error, such as regfile.ErrTooLarge), or
+// f's.
 func streamManifest(r io.Reader, hdr *Manifest, f func(SeqRecord) error) error {
 	dec := json.NewDecoder(r)
-	bad := func(err error) error { return fmt.Errorf("%w: %v", ErrManifest, jsonerr.Explain(err)) }
+	bad := func(err error) error { return fmt.Errorf("%w: %w", ErrManifest, jsonerr.Explain(err)) }
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return bad(fmt.Errorf("not a JSON object (%v)", err))
 	}
 	rest := map[string]json.RawMessage{}
+	seen := false
 	for dec.More() {
 		t, err := dec.Token()
 		if err != nil {
 			return bad(err)
 		}
 		key, _ := t.(string)
-		if key != "sequences" {
+		if !strings.EqualFold(key, "sequences") {
 			var raw json.RawMessage
 			if err := dec.Decode(&raw); err != nil {
 				return bad(err)
@@ -308,6 +314,10 @@ func streamManifest(r io.Reader, hdr *Manifest, f func(SeqRecord) error) error {
 			rest[key] = raw
 			continue
 		}
+		if seen {
+			return bad(fmt.Errorf("sequences given twice"))
+		}
+		seen = true
 		t, err = dec.Token()
 		if err != nil {
 			return bad(err)
@@ -318,10 +328,10 @@ func streamManifest(r io.Reader, hdr *Manifest, f func(SeqRecord) error) error {
 		if t != json.Delim('[') {
 			return bad(fmt.Errorf("sequences is not a list"))
 		}
-		for dec.More() {
+		for i := 0; dec.More(); i++ {
 			var rec SeqRecord
 			if err := dec.Decode(&rec); err != nil {
-				return bad(err)
+				return fmt.Errorf("%w: sequences[%d]: %w", ErrManifest, i, jsonerr.Explain(err))
 			}
 			if err := f(rec); err != nil {
 				return err
@@ -332,6 +342,12 @@ func streamManifest(r io.Reader, hdr *Manifest, f func(SeqRecord) error) error {
 		}
 	}
 	if _, err := dec.Token(); err != nil {
+		return bad(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		if err == nil {
+			err = errors.New("data after the manifest's object")
+		}
 		return bad(err)
 	}
 	b, _ := json.Marshal(rest)

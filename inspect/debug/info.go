@@ -17,8 +17,8 @@ func (s *Session) Model() client.ModelInfo {
 		mi.Tokenizer = "none: " + err.Error()
 	} else {
 		mi.Tokenizer = tok.Name()
-		bos := tokenizer.TextBOS(tok)
-		mi.TextBOS = &bos
+		bos, eos := tokenizer.TextBOS(tok), tokenizer.TextEOS(tok)
+		mi.TextBOS, mi.TextEOS = &bos, &eos
 	}
 	for r := range e.World {
 		mi.Devices = append(mi.Devices, e.Device(r).Name())

@@ -63,3 +63,82 @@ func IDsOf(v []float32, bound int) IDs {
 	s.Distinct = len(s.Counts)
 	return s
 }
+
+// IDRange is one bar of an integer histogram: Count elements hold an id in
+// [Lo, Hi] (both ends included, Lo <= Hi). Outside says the range lies
+// outside [0, Bound) of the IDs it came from.
+type IDRange struct {
+	Lo      int64 `json:"lo"`
+	Hi      int64 `json:"hi"`
+	Count   int64 `json:"count"`
+	Outside bool  `json:"outside,omitempty"`
+}
+
+// Ranges groups s.Counts into contiguous ranges of whole ids, at most bars
+// of them (at least 1, or 3 with a Bound: one per side of [0, E)), for a histogram of an integer tensor with too
+// many distinct ids for a bar each: edges are ids, never fractions. With
+// no Bound it splits [Min, Max] into equal-width ranges (the last may be
+// shorter), empty ones kept as a float histogram keeps its empty bins.
+// With a Bound E (a router's expert count) no range straddles 0 or E: [0,
+// E) is split whole, from id 0, empty ranges kept (experts no token
+// chose), and the ids below 0 and those from E up get bars/8 ranges each
+// (at least 1), shown only where they hold ids and marked Outside; [0, E)
+// takes the rest. Ranges come in ascending order; nil for no ids.
+func (s IDs) Ranges(bars int) []IDRange {
+	if len(s.Counts) == 0 {
+		return nil
+	}
+	bars = max(bars, 1)
+	if s.Bound > 0 {
+		bars = max(bars, 3)
+	}
+	type seg struct {
+		lo, hi  int64
+		n       int
+		outside bool
+	}
+	var segs []seg
+	if s.Bound > 0 {
+		side := max(bars/8, 1)
+		in := bars
+		if s.Min < 0 {
+			segs, in = append(segs, seg{s.Min, -1, side, true}), in-side
+		}
+		if s.Max >= int64(s.Bound) {
+			in -= side
+		}
+		segs = append(segs, seg{0, int64(s.Bound) - 1, max(in, 1), false})
+		if s.Max >= int64(s.Bound) {
+			segs = append(segs, seg{int64(s.Bound), s.Max, side, true})
+		}
+	} else {
+		segs = []seg{{s.Min, s.Max, bars, false}}
+	}
+	var out []IDRange
+	for _, g := range segs {
+		// Offsets from g.lo in uint64: hi-lo fits even for ids across all
+		// of int64 (signed arithmetic wraps, as Go defines it).
+		last := uint64(g.hi - g.lo)
+		w := last/uint64(g.n) + 1 // ceil((last+1)/n) ids per range
+		rs := make([]IDRange, last/w+1)
+		for k := range rs {
+			off := uint64(k) * w
+			end := last
+			if w-1 < last-off {
+				end = off + w - 1
+			}
+			rs[k] = IDRange{Lo: g.lo + int64(off), Hi: g.lo + int64(end), Outside: g.outside}
+		}
+		for _, c := range s.Counts {
+			if c.ID >= g.lo && c.ID <= g.hi {
+				rs[uint64(c.ID-g.lo)/w].Count += c.Count
+			}
+		}
+		for _, r := range rs {
+			if r.Count > 0 || !g.outside {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}

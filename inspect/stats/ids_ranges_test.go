@@ -1,0 +1,69 @@
+package stats
+
+import (
+	"math"
+	"slices"
+	"testing"
+)
+
+// TestIDRanges: past a bar per id, an integer histogram groups whole ids
+// into contiguous ranges, expected values derived by hand below.
+func TestIDRanges(t *testing.T) {
+	// 100 ids 0..99 once each, no bound, 64 bars: ceil(100/64) = 2 ids a
+	// range, so 50 ranges [2k, 2k+1] of count 2.
+	var v []float32
+	for id := range 100 {
+		v = append(v, float32(id))
+	}
+	var want []IDRange
+	for k := range 50 {
+		want = append(want, IDRange{Lo: int64(2 * k), Hi: int64(2*k + 1), Count: 2})
+	}
+	if got := IDsOf(v, 0).Ranges(64); !slices.Equal(got, want) {
+		t.Errorf("ids 0..99 in 64 bars:\n got %v\nwant %v", got, want)
+	}
+
+	// E = 256 experts, expert i chosen i%3+1 times, and four bad ids: -5
+	// once, -1 twice, 256 and 1000 once each. 64 bars: 8 a side outside
+	// [0, 256), 48 for [0, 256): ceil(256/48) = 6 ids a range, 42 ranges
+	// [6k, 6k+5] of 1+2+3+1+2+3 = 12 and [252, 255] of 1+2+3+1 = 7. Below
+	// 0: [-5, -1] in 8 ranges is one id each, shown where held: -5 (1), -1
+	// (2). From 256: [256, 1000] is 745 ids, ceil(745/8) = 94 a range:
+	// 256 in [256, 349], 1000 in the 8th, [256+7·94, 1000] = [914, 1000].
+	v = v[:0]
+	for id := range 256 {
+		for range id%3 + 1 {
+			v = append(v, float32(id))
+		}
+	}
+	v = append(v, -5, -1, -1, 256, 1000)
+	want = []IDRange{{-5, -5, 1, true}, {-1, -1, 2, true}}
+	for k := range 42 {
+		want = append(want, IDRange{Lo: int64(6 * k), Hi: int64(6*k + 5), Count: 12})
+	}
+	want = append(want, IDRange{252, 255, 7, false}, IDRange{256, 349, 1, true}, IDRange{914, 1000, 1, true})
+	ids := IDsOf(v, 256)
+	if got := ids.Ranges(64); !slices.Equal(got, want) {
+		t.Errorf("256 experts and 4 bad ids in 64 bars:\n got %v\nwant %v", got, want)
+	}
+
+	// Ids across all of int64 (a corrupt tensor), no bound: 2^64 ids in
+	// 64 ranges of 2^58, first from MinInt64, last to MaxInt64, no
+	// overflow.
+	wide := IDs{Count: 2, Min: math.MinInt64, Max: math.MaxInt64, Distinct: 2, Counts: []IDCount{{math.MinInt64, 1}, {math.MaxInt64, 1}}}
+	got := wide.Ranges(64)
+	if len(got) != 64 {
+		t.Fatalf("ids across int64: %d ranges, want 64: %v", len(got), got)
+	}
+	if got[0] != (IDRange{math.MinInt64, math.MinInt64 + 1<<58 - 1, 1, false}) || got[63] != (IDRange{math.MaxInt64 - 1<<58 + 1, math.MaxInt64, 1, false}) {
+		t.Errorf("ids across int64: first %v, last %v", got[0], got[63])
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i].Lo != got[i-1].Hi+1 || got[i].Lo > got[i].Hi {
+			t.Fatalf("ids across int64: range %d %v does not follow %v", i, got[i], got[i-1])
+		}
+	}
+	if (IDs{}).Ranges(64) != nil {
+		t.Error("no ids: want no ranges")
+	}
+}
