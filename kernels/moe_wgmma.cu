@@ -245,7 +245,14 @@ __device__ __forceinline__ void moe_wgmma(bf16_t* out, const bf16_t* x, const in
 // memory and cross L2 once instead of twice. L2 throughput is what bounds
 // the bf16 GEMMs: Nsight Compute on the gate/up GEMM at 4096 tokens
 // measured L2 at 93 % of peak on w (5.50 ms, tensor pipe 58 %) and 88 %
-// on y (4.63 ms, tensor pipe 71 %).
+// on y (4.63 ms, tensor pipe 71 %). A y whose blocks ran in clusters of
+// two along the weight rows, each copying half of the routed rows' tile
+// with cp.async and the other half from its partner's shared memory
+// (distributed shared memory, a cluster barrier per k tile), so that the
+// rows cross L2 once per two blocks, was correct and much slower
+// (DeepSeek-V3 bf16 experts at 4096 tokens 13.1 ms against y's 7.2, at
+// 8192 22.3 against 13.1): the cluster barrier per k tile stalls both
+// blocks; TMA multicast with per-stage mbarriers is what would avoid it.
 #define WG_CFG_w 2, 256, 4
 #define WG_THREADS_w 256
 #define WG_CFG_y 3, 256, 4
