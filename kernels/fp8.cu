@@ -4,6 +4,7 @@
 // just before a GEMM reads them: a batch of weights in one launch, so a MoE
 // layer's experts need one launch per chunk, not one per expert.
 #include "common.cuh"
+#include "moe_widen.cuh"
 
 // fp8_dequant_batch_DT: for b = blockIdx.y < batch, weight b is w[b]
 // ([rows, cols] fp8, row-major) with scales s[b] ([ceil(rows/bh),
@@ -35,6 +36,18 @@ __device__ __forceinline__ void fp8_store8(st<T>* p, const float (&v)[8]) {
     *(uint4*)p = make_uint4(u[0], u[1], u[2], u[3]);
 }
 
+// fp8_bf16 is true for bf16 outputs, which the vec path widens with
+// mg_fp8x8 (cvt.rn.f16x2.e4m3x2, an f32 product, cvt.rn.bf16x2.f32: f32(q)
+// · scale rounded once to nearest even, as the software widening below;
+// TestFP8DequantBF16Exactly compares every byte value with the
+// float8_e4m3fn table): about five instructions per pair of values where
+// the software widening and rounding take about forty, which made this
+// kernel, not memory, the bound of a dense fp8 layer's widening.
+template <typename T>
+constexpr bool fp8_bf16 = false;
+template <>
+constexpr bool fp8_bf16<bf16> = true;
+
 template <typename T>
 __device__ void fp8_dequant_batch(st<T>* out, const unsigned long long* w, const unsigned long long* s, long long rows,
                                   long long cols, int bh, int bw, int vec) {
@@ -45,12 +58,20 @@ __device__ void fp8_dequant_batch(st<T>* out, const unsigned long long* w, const
     const long long scols = (cols + bw - 1) / bw;
     if (vec) {
         // 8 elements per step; a matrix of fewer than 2^34 elements keeps
-        // the step index and its row in 32 bits (cheap division).
+        // the step index and its row in 32 bits (cheap division), and the
+        // scale block of power-of-two sides (DeepSeek-V3's 128 × 128) is
+        // found by shifts.
         const unsigned c8 = (unsigned)(cols / 8), n8 = (unsigned)(rows * cols / 8);
+        const bool pow2 = (bh & (bh - 1)) == 0 && (bw & (bw - 1)) == 0;
+        const int lh = __ffs(bh) - 1, lw = __ffs(bw) - 1;
         for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n8; i += gridDim.x * blockDim.x) {
             unsigned r = i / c8, c = (i - r * c8) * 8;
-            float sc = sb[(long long)(r / bh) * scols + c / bw];
+            float sc = sb[(long long)(pow2 ? r >> lh : r / bh) * scols + (pow2 ? c >> lw : c / bw)];
             uint2 q = ((const uint2*)wb)[i];
+            if constexpr (fp8_bf16<T>) {  // the hardware conversions (moe_widen.cuh), the same bits
+                *(uint4*)(ob + (long long)i * 8) = mg_fp8x8(q, sc);
+                continue;
+            }
             float v[8];
 #pragma unroll
             for (int j = 0; j < 4; j++) {

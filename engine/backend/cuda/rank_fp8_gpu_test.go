@@ -3,6 +3,7 @@
 package cuda
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -83,4 +84,62 @@ func TestRankFP8RoutedExperts(t *testing.T) {
 			return p.randFP8(rows, cols, 128, 128)
 		})
 	})
+}
+
+// TestFP8DequantBF16Exactly: fp8_dequant_batch's 8-element path into bf16
+// (the one a dense fp8 linear widens its weight with) gives, for every
+// byte value, bf16(f32(q)·scale) rounded to nearest even, computed here
+// from tensor.FP8E4M3ToF32 (the float8_e4m3fn table) and Go's f32 product;
+// the NaN bytes 0x7f and 0xff give NaN. Blocks of 128 × 128 (shifts) and
+// 96 × 40 (divisions), with scales from 0.0173 to 297.5.
+func TestFP8DequantBF16Exactly(t *testing.T) {
+	d := gpu(t)
+	const N, K = 128, 256
+	data := make([]byte, N*K)
+	for i := range data {
+		data[i] = byte(i*37 + i/K)
+	}
+	for _, blk := range [][2]int{{128, 128}, {96, 40}} {
+		sr, sc := (N+blk[0]-1)/blk[0], (K+blk[1]-1)/blk[1]
+		scales := make([]float32, sr*sc)
+		for i := range scales {
+			scales[i] = []float32{0.0173, 297.5, 1, 0.5e-3}[i%4]
+		}
+		sb := make([]byte, 0, 4*len(scales))
+		for _, v := range scales {
+			sb = binary.LittleEndian.AppendUint32(sb, math.Float32bits(v))
+		}
+		w, s := uploadBytes(t, d, data), uploadBytes(t, d, sb)
+		addr := binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, uint64(w.Ptr())), uint64(s.Ptr()))
+		ap := uploadBytes(t, d, addr)
+		out := poisoned(t, d, N*K, tensor.BF16)
+		if err := d.FP8DequantBatch(out.Ptr(), ap.Ptr(), ap.Ptr().Add(8), 1, N, K, blk[0], blk[1], true, tensor.BF16); err != nil {
+			t.Fatal(err)
+		}
+		host := make([]byte, 2*N*K)
+		if err := d.CopyToHost(host, out.Ptr()); err != nil {
+			t.Fatal(err)
+		}
+		bad := 0
+		for i, b := range data {
+			r, c := i/K, i%K
+			got := binary.LittleEndian.Uint16(host[2*i:])
+			if b&0x7f == 0x7f {
+				if !math.IsNaN(float64(tensor.BF16ToF32(got))) {
+					bad++
+				}
+				continue
+			}
+			want := tensor.F32ToBF16(tensor.FP8E4M3ToF32(b) * scales[(r/blk[0])*sc+c/blk[1]])
+			if got != want {
+				if bad < 5 {
+					t.Errorf("block %v: [%d, %d] fp8 %#02x: %#04x, want %#04x", blk, r, c, b, got, want)
+				}
+				bad++
+			}
+		}
+		if bad > 0 {
+			t.Errorf("block %v: %d of %d values differ from bf16(f32(q)·scale)", blk, bad, N*K)
+		}
+	}
 }
