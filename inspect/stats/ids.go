@@ -117,21 +117,30 @@ func (s IDs) Ranges(bars int) []IDRange {
 	var out []IDRange
 	for _, g := range segs {
 		// Offsets from g.lo in uint64: hi-lo fits even for ids across all
-		// of int64 (signed arithmetic wraps, as Go defines it).
+		// of int64 (signed arithmetic wraps, as Go defines it). span is
+		// the ids per range less one, ceil((last+1)/n) - 1 = last/n: the
+		// width itself is 2^64, which wraps to 0, for all of int64 in one
+		// range (n 1), where every offset is in range 0.
 		last := uint64(g.hi - g.lo)
-		w := last/uint64(g.n) + 1 // ceil((last+1)/n) ids per range
-		rs := make([]IDRange, last/w+1)
+		span := last / uint64(g.n)
+		rangeOf := func(off uint64) uint64 {
+			if span == math.MaxUint64 {
+				return 0
+			}
+			return off / (span + 1)
+		}
+		rs := make([]IDRange, rangeOf(last)+1)
 		for k := range rs {
-			off := uint64(k) * w
+			off := uint64(k) * (span + 1)
 			end := last
-			if w-1 < last-off {
-				end = off + w - 1
+			if span < last-off {
+				end = off + span
 			}
 			rs[k] = IDRange{Lo: g.lo + int64(off), Hi: g.lo + int64(end), Outside: g.outside}
 		}
 		for _, c := range s.Counts {
 			if c.ID >= g.lo && c.ID <= g.hi {
-				rs[uint64(c.ID-g.lo)/w].Count += c.Count
+				rs[rangeOf(uint64(c.ID-g.lo))].Count += c.Count
 			}
 		}
 		for _, r := range rs {

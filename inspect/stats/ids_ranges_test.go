@@ -67,3 +67,21 @@ func TestIDRanges(t *testing.T) {
 		t.Error("no ids: want no ranges")
 	}
 }
+
+// TestIDRangesOneBarAllInt64: Ranges(1) over ids from MinInt64 to
+// MaxInt64 (a corrupt tensor, no bound) is one range [MinInt64,
+// MaxInt64] holding both elements. Its width, 2^64 ids, wrapped to 0 in
+// uint64 and the division by it panicked.
+func TestIDRangesOneBarAllInt64(t *testing.T) {
+	wide := IDs{Count: 3, Min: math.MinInt64, Max: math.MaxInt64, Distinct: 3,
+		Counts: []IDCount{{math.MinInt64, 1}, {0, 1}, {math.MaxInt64, 1}}}
+	want := []IDRange{{math.MinInt64, math.MaxInt64, 3, false}}
+	if got := wide.Ranges(1); !slices.Equal(got, want) {
+		t.Errorf("ids across int64 in 1 bar: got %v, want %v", got, want)
+	}
+	// Two bars: 2^63 ids each, split at 0.
+	want = []IDRange{{math.MinInt64, -1, 1, false}, {0, math.MaxInt64, 2, false}}
+	if got := wide.Ranges(2); !slices.Equal(got, want) {
+		t.Errorf("ids across int64 in 2 bars: got %v, want %v", got, want)
+	}
+}
