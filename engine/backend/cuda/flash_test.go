@@ -28,12 +28,13 @@ func flashBatch(seqs []flashSeq) (base, pos []int32) {
 	return base, pos
 }
 
-// mixedFlashBatch is a varlen step with every edge the kernel's tiling
-// has: a 130-token prompt (two full query tiles and a 2-token tail, keys
-// crossing two key-tile boundaries), a 1-token prompt, 37 tokens
-// continuing a sequence from position 70 (a KV cache, keys before the
-// queries), a 64-token prompt starting at position 5 (one full tile whose
-// keys are not tile-aligned), and two tokens of one sequence at positions
+// mixedFlashBatch is a varlen step with every edge the kernels' tiling
+// has: a 130-token prompt (two full query tiles of 64 and a 2-token tail,
+// or one of 128 and the tail; keys crossing two key-tile boundaries), a
+// 1-token prompt, 37 tokens continuing a sequence from position 70 (a KV
+// cache, keys before the queries), a 64-token prompt starting at position
+// 5 (one full tile of 64, or half a tile of 128 whose second warpgroup has
+// no rows; keys not tile-aligned), and two tokens of one sequence at positions
 // 200 and 203 (not consecutive: two tiles). Cache rows are [0, 1280).
 func mixedFlashBatch() (base, pos []int32) {
 	base, pos = flashBatch([]flashSeq{{0, 0, 130}, {256, 0, 1}, {512, 70, 37}, {768, 5, 64}, {1024, 200, 1}})
