@@ -211,7 +211,7 @@ func flashCase(t *testing.T, d *GPU, ci int, c flashCfg, dt tensor.DType) {
 	assertClose(t, name, download(t, d, out, T*c.heads*c.dv, dt), want, at, rt)
 }
 
-// TestFlashAttentionArgs: what the kernel cannot do is refused with
+// TestFlashAttentionArgs: what the kernels cannot do is refused with
 // ErrBadArgument before any launch.
 func TestFlashAttentionArgs(t *testing.T) {
 	d := gpu(t)
@@ -230,6 +230,10 @@ func TestFlashAttentionArgs(t *testing.T) {
 		{"stride", AttnParams{Heads: 4, KVHeads: 2, HeadDimK: 64, HeadDimV: 64, QStride: 260}, tensor.BF16, buf.Ptr()},
 		{"misaligned", ok, tensor.BF16, buf.Ptr().Add(2)},
 		{"tile rows", AttnParams{Heads: 4, KVHeads: 2, HeadDimK: 64, HeadDimV: 64, Scale: 0.125, TileRows: 128}, tensor.BF16, buf.Ptr()},
+		// bf16 MLA with the other kernel's tiles: 64 where flash_wgmma.cu
+		// takes 128 (Hopper), 128 where flash_attention.cu takes 64.
+		{"mla tile rows", AttnParams{Heads: 4, KVHeads: 2, HeadDimK: 192, HeadDimV: 128, Scale: 0.125,
+			TileRows: flashBM + flashWgmmaBM - d.FlashTileRows(tensor.BF16, 192, 128)}, tensor.BF16, buf.Ptr()},
 	} {
 		if err := d.FlashAttention(buf.Ptr(), c.ptr, buf.Ptr(), buf.Ptr(), buf.Ptr(), 1, c.p, c.dt); !errorsIsBadArgument(err) {
 			t.Errorf("%s: error %v, want ErrBadArgument", c.name, err)
