@@ -75,8 +75,9 @@ type IDRange struct {
 }
 
 // Ranges groups s.Counts into contiguous ranges of whole ids, at most bars
-// of them (at least 1, or 3 with a Bound: one per side of [0, E)), for a histogram of an integer tensor with too
-// many distinct ids for a bar each: edges are ids, never fractions. With
+// of them (at least 1, or 3 with a Bound: one per side of [0, E)), for a
+// histogram of an integer tensor with too many distinct ids for a bar
+// each: edges are ids, never fractions. With
 // no Bound it splits [Min, Max] into equal-width ranges (the last may be
 // shorter), empty ones kept as a float histogram keeps its empty bins.
 // With a Bound E (a router's expert count) no range straddles 0 or E: [0,
