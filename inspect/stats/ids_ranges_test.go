@@ -85,3 +85,53 @@ func TestIDRangesOneBarAllInt64(t *testing.T) {
 		t.Errorf("ids across int64 in 2 bars: got %v, want %v", got, want)
 	}
 }
+
+// TestIDRangesExtremes: for ids at the ends of int64, with and without a
+// bound, and any number of bars from 1, Ranges never panics and keeps
+// what its doc promises: at most max(bars, 1) ranges (3 with a bound),
+// ascending and disjoint, Lo <= Hi, none straddling 0 or the bound, the
+// ones outside [0, Bound) marked, and every element counted once.
+func TestIDRangesExtremes(t *testing.T) {
+	sets := [][]IDCount{
+		{{math.MinInt64, 1}, {math.MaxInt64, 1}},
+		{{math.MinInt64, 2}, {-1, 1}, {0, 3}, {1, 1}, {255, 1}, {256, 1}, {math.MaxInt64, 4}},
+		{{math.MaxInt64 - 1, 1}, {math.MaxInt64, 1}},
+		{{math.MinInt64, 1}, {math.MinInt64 + 1, 1}},
+		{{-3, 1}},
+		{{7, 5}},
+	}
+	for _, counts := range sets {
+		for _, bound := range []int{0, 1, 256} {
+			s := IDs{Bound: bound, Min: counts[0].ID, Max: counts[len(counts)-1].ID, Distinct: len(counts), Counts: counts}
+			var total int64
+			for _, c := range counts {
+				total += c.Count
+			}
+			for _, bars := range []int{-1, 0, 1, 2, 3, 4, 7, 8, 9, 16, 64} {
+				got := s.Ranges(bars)
+				most := max(bars, 1)
+				if bound > 0 {
+					most = max(most, 3)
+				}
+				var sum int64
+				for i, r := range got {
+					sum += r.Count
+					out := r.Hi < 0 || r.Lo >= int64(bound)
+					switch {
+					case r.Lo > r.Hi:
+						t.Errorf("bound %d, %d bars, ids %v: range %v has Lo > Hi", bound, bars, counts, r)
+					case i > 0 && !(r.Lo > got[i-1].Hi):
+						t.Errorf("bound %d, %d bars, ids %v: range %v does not follow %v", bound, bars, counts, r, got[i-1])
+					case bound > 0 && ((r.Lo < 0 && r.Hi >= 0) || (r.Lo < int64(bound) && r.Hi >= int64(bound))):
+						t.Errorf("bound %d, %d bars, ids %v: range %v straddles 0 or the bound", bound, bars, counts, r)
+					case bound > 0 && r.Outside != out:
+						t.Errorf("bound %d, %d bars, ids %v: range %v Outside %v, want %v", bound, bars, counts, r, r.Outside, out)
+					}
+				}
+				if len(got) > most || sum != total {
+					t.Errorf("bound %d, %d bars, ids %v: %d ranges (at most %d) counting %d of %d elements: %v", bound, bars, counts, len(got), most, sum, total, got)
+				}
+			}
+		}
+	}
+}
