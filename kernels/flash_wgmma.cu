@@ -1,11 +1,13 @@
 // flash_wgmma.cu: DeepSeek's multi-head latent attention at prefill (q·k
 // over qk_nope + qk_rope = 192 dims, values of v_head_dim = 128, bf16) on
 // Hopper's warpgroup MMAs (wgmma.mma_async, sm_90a): the same contract,
-// tiles and arithmetic as flash_attention.cu's flash_attention_mla_bf16
-// (read that file's comment: FlashAttention-2's query tile per block and
-// online softmax over key tiles of 64, scores and softmax in f32, the
-// probabilities rounded once to bf16 for P·V, the output once), with the
-// two products on wgmma instead of mma.sync.
+// tile array and arithmetic as flash_attention.cu's
+// flash_attention_mla_bf16 (read that file's comment: FlashAttention-2's
+// query tile per block and online softmax over key tiles of 64, scores
+// and softmax in f32, the probabilities rounded once to bf16 for P·V, the
+// output once), with the two products on wgmma instead of mma.sync and
+// query tiles of up to 128 tokens, not 64 (engine/backend/cuda's
+// FlashTiles with GPU.FlashTileRows; FlashAttention refuses others).
 //
 // Why: flash_attention.cu's mma.sync kernel ran DeepSeek-V3's prefill of
 // 4 × 1024 tokens (128 heads) at 188 TFLOPS on an H200 (0.92 ms per layer,

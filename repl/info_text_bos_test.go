@@ -1,8 +1,6 @@
 package repl
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"hsdb/engine"
@@ -34,26 +32,12 @@ func TestInfoModelTextBOS(t *testing.T) {
 // every text row ends in </s>. By each reference: transformers' fast
 // tokenizer with add_bos_token and add_eos_token true rebuilds its
 // post_processor as "<s> $A </s>" (TokenizersBackend.update_post_processor),
-// so BOS is <s> (id 3) and EOS </s> (id 4), as this test's tokenizer.json
+// so BOS is <s> (id 3) and EOS </s> (id 4), as WriteEOSTokenizer
 // numbers them; llama2.c's run.c encodes a prompt with eos=0 (stories260K:
 // none); Kimi's TikTokenTokenizer appends nothing.
 func TestInfoModelTextEOS(t *testing.T) {
 	dir := enginetest.CopyHF(t, "../testdata/hf/llama", nil, nil)
-	tj := `{"added_tokens": [
-    {"id": 3, "content": "<s>", "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true},
-    {"id": 4, "content": "</s>", "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true}],
-  "normalizer": null,
-  "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": false, "use_regex": false},
-  "post_processor": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": false, "use_regex": false},
-  "model": {"type": "BPE", "dropout": null, "unk_token": null, "fuse_unk": false, "byte_fallback": false, "ignore_merges": false,
-    "vocab": {"h": 0, "i": 1, "hi": 2}, "merges": ["h i"]},
-  "decoder": {"type": "ByteLevel"}}`
-	cfg := `{"bos_token": "<s>", "eos_token": "</s>", "add_bos_token": true, "add_eos_token": true}`
-	for name, data := range map[string]string{"tokenizer.json": tj, "tokenizer_config.json": cfg} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	enginetest.WriteEOSTokenizer(t, dir)
 	h := openFake(t, dir, engine.Options{})
 	h.AssertExec("info model", "text BOS           3 (`input text` puts it before a text", "text EOS           4 (`input text` puts it after a text")
 	res := h.jsonExec("info model")[0]["result"].(map[string]any)

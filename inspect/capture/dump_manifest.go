@@ -225,8 +225,10 @@ func manifestTooLarge(err error) error {
 
 // ReadManifest reads DIR/manifest.json and, for a batch job's staging
 // directory, folds in its journal (JournalName) of the sequences validated
-// so far. Both are streamed (streamManifest, as the capture job reads
-// them): memory holds the records, not the files' bytes too. Errors: the file's (os.ErrNotExist when absent; one over
+// so far. Both are streamed (manifest.json through streamManifest, as the
+// capture job reads it, the journal a line at a time): memory holds the
+// records, not the files' bytes too. Errors: the file's
+// (os.ErrNotExist when absent; one over
 // MaxManifestBytes, the manifest or its journal, is refused unread with
 // regfile.ErrTooLarge naming it, its size and the bound) or ErrManifest
 // for bad JSON (a value of the wrong JSON type named by its field), another

@@ -287,7 +287,8 @@ func verifyManifestFile(f *os.File, sum []byte, n int) error {
 // streamManifest decodes a manifest.json from r without holding its
 // sequences: hdr gets every other field; f is called with each sequence
 // record in order. Memory: the largest single value, not the file. Keys
-// match as json.Unmarshal matches them (case-insensitively); a second
+// match as json.Unmarshal matches them (case-insensitively, a key given
+// again in another spelling replacing the earlier value); a second
 // "sequences" or anything after the object is refused, as Unmarshal would
 // not read both lists nor data after the value. Errors: ErrManifest for
 // bad JSON (wrapping the reader's error, such as regfile.ErrTooLarge), or
@@ -298,7 +299,11 @@ func streamManifest(r io.Reader, hdr *Manifest, f func(SeqRecord) error) error {
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return bad(fmt.Errorf("not a JSON object (%v)", err))
 	}
-	rest := map[string]json.RawMessage{}
+	// The other fields, in the file's order, as one object: Unmarshal
+	// then settles repeated keys (one spelled "format", the next
+	// "Format") as it would in the whole file, the last one winning.
+	var rest bytes.Buffer
+	rest.WriteByte('{')
 	seen := false
 	for dec.More() {
 		t, err := dec.Token()
@@ -311,7 +316,13 @@ func streamManifest(r io.Reader, hdr *Manifest, f func(SeqRecord) error) error {
 			if err := dec.Decode(&raw); err != nil {
 				return bad(err)
 			}
-			rest[key] = raw
+			if rest.Len() > 1 {
+				rest.WriteByte(',')
+			}
+			kb, _ := json.Marshal(key) // a string always encodes
+			rest.Write(kb)
+			rest.WriteByte(':')
+			rest.Write(raw)
 			continue
 		}
 		if seen {
@@ -350,8 +361,8 @@ func streamManifest(r io.Reader, hdr *Manifest, f func(SeqRecord) error) error {
 		}
 		return bad(err)
 	}
-	b, _ := json.Marshal(rest)
-	if err := json.Unmarshal(b, hdr); err != nil {
+	rest.WriteByte('}')
+	if err := json.Unmarshal(rest.Bytes(), hdr); err != nil {
 		return bad(err)
 	}
 	hdr.Sequences = nil

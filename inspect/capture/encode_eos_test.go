@@ -1,12 +1,12 @@
 package capture
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"hsdb/engine/enginetest"
 	"hsdb/engine/tokenizer"
 )
 
@@ -18,22 +18,7 @@ import (
 // ran as [3 2], unlike what the trainer's tokenizer gives.
 func TestEncodeTextAppendsEOS(t *testing.T) {
 	dir := t.TempDir()
-	tj := `{"added_tokens": [
-    {"id": 3, "content": "<s>", "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true},
-    {"id": 4, "content": "</s>", "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true}],
-  "normalizer": null,
-  "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": false, "use_regex": false},
-  "post_processor": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": false, "use_regex": false},
-  "model": {"type": "BPE", "dropout": null, "unk_token": null, "fuse_unk": false, "byte_fallback": false, "ignore_merges": false,
-    "vocab": {"h": 0, "i": 1, "hi": 2}, "merges": ["h i"]},
-  "decoder": {"type": "ByteLevel"}}`
-	cfg := `{"bos_token": "<s>", "eos_token": "</s>", "add_bos_token": true, "add_eos_token": true}`
-	if err := os.WriteFile(filepath.Join(dir, "tokenizer.json"), []byte(tj), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "tokenizer_config.json"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	enginetest.WriteEOSTokenizer(t, dir)
 	tok, err := tokenizer.LoadHF(filepath.Join(dir, "tokenizer.json"))
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package capture
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -96,6 +97,37 @@ func TestReadManifestStrictAsUnmarshal(t *testing.T) {
 			t.Errorf("%s: %d sequences, want 1", c.name, len(m.Sequences))
 		case c.want != "" && (!errors.Is(err, ErrManifest) || !strings.Contains(fmt.Sprint(err), c.want)):
 			t.Errorf("%s: %v; want ErrManifest naming %q", c.name, err, c.want)
+		}
+	}
+}
+
+// TestReadManifestRepeatedKeyAsUnmarshal: a header field given twice in
+// two spellings ("complete", then "Complete") takes its last value, as
+// json.Unmarshal of the whole file (the reference here) takes it. The
+// streamed header was kept in a map and re-encoded with its keys sorted,
+// so "Complete" came first and the earlier "complete" won: a staging
+// directory's manifest read as complete, or a finished one as not.
+func TestReadManifestRepeatedKeyAsUnmarshal(t *testing.T) {
+	head := `{"format": "` + ManifestFormat + `", "model": {"world_size": 1}, "sequences": [], `
+	for _, body := range []string{
+		head + `"complete": false, "Complete": true}`,
+		head + `"Complete": true, "complete": false}`,
+		head + `"COMPLETE": false, "Complete": true}`,
+	} {
+		var want Manifest
+		if err := json.Unmarshal([]byte(body), &want); err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, ManifestName), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m, err := ReadManifest(dir)
+		if err != nil {
+			t.Fatalf("%s: %v", body, err)
+		}
+		if m.Complete != want.Complete {
+			t.Errorf("%s: complete %v, json.Unmarshal reads %v", body, m.Complete, want.Complete)
 		}
 	}
 }

@@ -55,11 +55,11 @@ type ModelInfo struct {
 	// (tokenizer.TextBOS); -1 for none (Kimi's tiktoken.model); nil
 	// without a tokenizer.
 	TextBOS *int32 `json:"text_bos,omitempty"`
-	// TextEOS is the id `input text` (and capture's text rows) puts after
-	// a text, as the tokenizer's reference does (tokenizer.TextEOS: HF's
-	// add_eos_token or a post_processor template ending in a special
-	// token); -1 for none (llama2.c's run.c, Kimi's tiktoken.model); nil
-	// without a tokenizer.
+	// TextEOS is the id `input text` (and capture's text rows, generate
+	// --prompt) puts after a text, as the tokenizer's reference does
+	// (tokenizer.TextEOS: HF's add_eos_token or a post_processor template
+	// ending in a special token); -1 for none (llama2.c's run.c, Kimi's
+	// tiktoken.model); nil without a tokenizer.
 	TextEOS *int32  `json:"text_eos,omitempty"`
 	Memory  []int64 `json:"memory_bytes"`
 	Skipped string  `json:"skipped,omitempty"`

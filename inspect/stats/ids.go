@@ -75,8 +75,9 @@ type IDRange struct {
 }
 
 // Ranges groups s.Counts into contiguous ranges of whole ids, at most bars
-// of them (at least 1, or 3 with a Bound: one per side of [0, E)), for a histogram of an integer tensor with too
-// many distinct ids for a bar each: edges are ids, never fractions. With
+// of them (at least 1, or 3 with a Bound: one per side of [0, E)), for a
+// histogram of an integer tensor with too many distinct ids for a bar
+// each: edges are ids, never fractions. With
 // no Bound it splits [Min, Max] into equal-width ranges (the last may be
 // shorter), empty ones kept as a float histogram keeps its empty bins.
 // With a Bound E (a router's expert count) no range straddles 0 or E: [0,
@@ -117,21 +118,30 @@ func (s IDs) Ranges(bars int) []IDRange {
 	var out []IDRange
 	for _, g := range segs {
 		// Offsets from g.lo in uint64: hi-lo fits even for ids across all
-		// of int64 (signed arithmetic wraps, as Go defines it).
+		// of int64 (signed arithmetic wraps, as Go defines it). span is
+		// the ids per range less one, ceil((last+1)/n) - 1 = last/n: the
+		// width itself is 2^64, which wraps to 0, for all of int64 in one
+		// range (n 1), where every offset is in range 0.
 		last := uint64(g.hi - g.lo)
-		w := last/uint64(g.n) + 1 // ceil((last+1)/n) ids per range
-		rs := make([]IDRange, last/w+1)
+		span := last / uint64(g.n)
+		rangeOf := func(off uint64) uint64 {
+			if span == math.MaxUint64 {
+				return 0
+			}
+			return off / (span + 1)
+		}
+		rs := make([]IDRange, rangeOf(last)+1)
 		for k := range rs {
-			off := uint64(k) * w
+			off := uint64(k) * (span + 1)
 			end := last
-			if w-1 < last-off {
-				end = off + w - 1
+			if span < last-off {
+				end = off + span
 			}
 			rs[k] = IDRange{Lo: g.lo + int64(off), Hi: g.lo + int64(end), Outside: g.outside}
 		}
 		for _, c := range s.Counts {
 			if c.ID >= g.lo && c.ID <= g.hi {
-				rs[uint64(c.ID-g.lo)/w].Count += c.Count
+				rs[rangeOf(uint64(c.ID-g.lo))].Count += c.Count
 			}
 		}
 		for _, r := range rs {

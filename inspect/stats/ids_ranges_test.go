@@ -67,3 +67,71 @@ func TestIDRanges(t *testing.T) {
 		t.Error("no ids: want no ranges")
 	}
 }
+
+// TestIDRangesOneBarAllInt64: Ranges(1) over ids from MinInt64 to
+// MaxInt64 (a corrupt tensor, no bound) is one range [MinInt64,
+// MaxInt64] holding both elements. Its width, 2^64 ids, wrapped to 0 in
+// uint64 and the division by it panicked.
+func TestIDRangesOneBarAllInt64(t *testing.T) {
+	wide := IDs{Count: 3, Min: math.MinInt64, Max: math.MaxInt64, Distinct: 3,
+		Counts: []IDCount{{math.MinInt64, 1}, {0, 1}, {math.MaxInt64, 1}}}
+	want := []IDRange{{math.MinInt64, math.MaxInt64, 3, false}}
+	if got := wide.Ranges(1); !slices.Equal(got, want) {
+		t.Errorf("ids across int64 in 1 bar: got %v, want %v", got, want)
+	}
+	// Two bars: 2^63 ids each, split at 0.
+	want = []IDRange{{math.MinInt64, -1, 1, false}, {0, math.MaxInt64, 2, false}}
+	if got := wide.Ranges(2); !slices.Equal(got, want) {
+		t.Errorf("ids across int64 in 2 bars: got %v, want %v", got, want)
+	}
+}
+
+// TestIDRangesExtremes: for ids at the ends of int64, with and without a
+// bound, and any number of bars from 1, Ranges never panics and keeps
+// what its doc promises: at most max(bars, 1) ranges (3 with a bound),
+// ascending and disjoint, Lo <= Hi, none straddling 0 or the bound, the
+// ones outside [0, Bound) marked, and every element counted once.
+func TestIDRangesExtremes(t *testing.T) {
+	sets := [][]IDCount{
+		{{math.MinInt64, 1}, {math.MaxInt64, 1}},
+		{{math.MinInt64, 2}, {-1, 1}, {0, 3}, {1, 1}, {255, 1}, {256, 1}, {math.MaxInt64, 4}},
+		{{math.MaxInt64 - 1, 1}, {math.MaxInt64, 1}},
+		{{math.MinInt64, 1}, {math.MinInt64 + 1, 1}},
+		{{-3, 1}},
+		{{7, 5}},
+	}
+	for _, counts := range sets {
+		for _, bound := range []int{0, 1, 256} {
+			s := IDs{Bound: bound, Min: counts[0].ID, Max: counts[len(counts)-1].ID, Distinct: len(counts), Counts: counts}
+			var total int64
+			for _, c := range counts {
+				total += c.Count
+			}
+			for _, bars := range []int{-1, 0, 1, 2, 3, 4, 7, 8, 9, 16, 64} {
+				got := s.Ranges(bars)
+				most := max(bars, 1)
+				if bound > 0 {
+					most = max(most, 3)
+				}
+				var sum int64
+				for i, r := range got {
+					sum += r.Count
+					out := r.Hi < 0 || r.Lo >= int64(bound)
+					switch {
+					case r.Lo > r.Hi:
+						t.Errorf("bound %d, %d bars, ids %v: range %v has Lo > Hi", bound, bars, counts, r)
+					case i > 0 && !(r.Lo > got[i-1].Hi):
+						t.Errorf("bound %d, %d bars, ids %v: range %v does not follow %v", bound, bars, counts, r, got[i-1])
+					case bound > 0 && ((r.Lo < 0 && r.Hi >= 0) || (r.Lo < int64(bound) && r.Hi >= int64(bound))):
+						t.Errorf("bound %d, %d bars, ids %v: range %v straddles 0 or the bound", bound, bars, counts, r)
+					case bound > 0 && r.Outside != out:
+						t.Errorf("bound %d, %d bars, ids %v: range %v Outside %v, want %v", bound, bars, counts, r, r.Outside, out)
+					}
+				}
+				if len(got) > most || sum != total {
+					t.Errorf("bound %d, %d bars, ids %v: %d ranges (at most %d) counting %d of %d elements: %v", bound, bars, counts, len(got), most, sum, total, got)
+				}
+			}
+		}
+	}
+}

@@ -130,10 +130,13 @@ func (d *GPU) hopper() bool {
 // tiles of 64 rows of head dim + 8 (padding) elements, two stages each.
 func flashSmem(dk, dv int) int { return 2 * flashBN * (dk + 8 + dv + 8) * 2 }
 
-// FlashAttention computes causal attention with the fused tensor-core
-// kernel of kernels/flash_attention.cu (FlashAttention-2, Dao 2023): for
-// each of nTiles query tiles (tiles: the device copy of FlashTiles' int4
-// array) and query head h, the tile's tokens t at positions p attend to
+// FlashAttention computes causal attention with a fused tensor-core
+// kernel (FlashAttention-2, Dao 2023): kernels/flash_attention.cu
+// (mma.sync, query tiles of 64 tokens), or for bf16 MLA (192, 128) on
+// compute capability 9.0 kernels/flash_wgmma.cu (wgmma, query tiles of
+// 128; useFlashWgmma). For each of nTiles query tiles (tiles: the device
+// copy of the int4 array of FlashTiles built with p.TileRows =
+// FlashTileRows(dt, HeadDimK, HeadDimV)) and query head h, the tile's tokens t at positions p attend to
 // the keys j of their sequence with max(0, p-Window+1) <= j <= p (0 <= j
 // without a window): out[t, h] = softmax_j(Scale·q[t,h]·k[Base+j, h/g])·
 // v[Base+j, h/g], g = Heads/KVHeads. q [tokens, QStride] and out [tokens,
@@ -146,10 +149,10 @@ func flashSmem(dk, dv int) int { return 2 * flashBN * (dk + 8 + dv + 8) * 2 }
 //
 // It returns an error wrapping ErrBadArgument for a dtype other than bf16
 // or f16, head dims other than HeadDimK == HeadDimV in {64, 128} or 192
-// and 128 (MLA), strides
-// that are not multiples of 8 elements, device pointers that are not
-// 16-byte aligned (the kernel copies 16-byte chunks), or more than 2³¹-1
-// blocks.
+// and 128 (MLA), a TileRows (0 meaning 64) other than FlashTileRows',
+// strides that are not multiples of 8 elements, device pointers that are
+// not 16-byte aligned (the kernel copies 16-byte chunks), or more than
+// 2³¹-1 blocks.
 func (d *GPU) FlashAttention(out, q, k, v, tiles driver.Ptr, nTiles int, p AttnParams, dt tensor.DType) error {
 	if err := p.check(); err != nil {
 		return err

@@ -28,12 +28,13 @@ func flashBatch(seqs []flashSeq) (base, pos []int32) {
 	return base, pos
 }
 
-// mixedFlashBatch is a varlen step with every edge the kernel's tiling
-// has: a 130-token prompt (two full query tiles and a 2-token tail, keys
-// crossing two key-tile boundaries), a 1-token prompt, 37 tokens
-// continuing a sequence from position 70 (a KV cache, keys before the
-// queries), a 64-token prompt starting at position 5 (one full tile whose
-// keys are not tile-aligned), and two tokens of one sequence at positions
+// mixedFlashBatch is a varlen step with every edge the kernels' tiling
+// has: a 130-token prompt (two full query tiles of 64 and a 2-token tail,
+// or one of 128 and the tail; keys crossing two key-tile boundaries), a
+// 1-token prompt, 37 tokens continuing a sequence from position 70 (a KV
+// cache, keys before the queries), a 64-token prompt starting at position
+// 5 (one full tile of 64, or half a tile of 128 whose second warpgroup has
+// no rows; keys not tile-aligned), and two tokens of one sequence at positions
 // 200 and 203 (not consecutive: two tiles). Cache rows are [0, 1280).
 func mixedFlashBatch() (base, pos []int32) {
 	base, pos = flashBatch([]flashSeq{{0, 0, 130}, {256, 0, 1}, {512, 70, 37}, {768, 5, 64}, {1024, 200, 1}})
@@ -210,7 +211,7 @@ func flashCase(t *testing.T, d *GPU, ci int, c flashCfg, dt tensor.DType) {
 	assertClose(t, name, download(t, d, out, T*c.heads*c.dv, dt), want, at, rt)
 }
 
-// TestFlashAttentionArgs: what the kernel cannot do is refused with
+// TestFlashAttentionArgs: what the kernels cannot do is refused with
 // ErrBadArgument before any launch.
 func TestFlashAttentionArgs(t *testing.T) {
 	d := gpu(t)
@@ -229,6 +230,10 @@ func TestFlashAttentionArgs(t *testing.T) {
 		{"stride", AttnParams{Heads: 4, KVHeads: 2, HeadDimK: 64, HeadDimV: 64, QStride: 260}, tensor.BF16, buf.Ptr()},
 		{"misaligned", ok, tensor.BF16, buf.Ptr().Add(2)},
 		{"tile rows", AttnParams{Heads: 4, KVHeads: 2, HeadDimK: 64, HeadDimV: 64, Scale: 0.125, TileRows: 128}, tensor.BF16, buf.Ptr()},
+		// bf16 MLA with the other kernel's tiles: 64 where flash_wgmma.cu
+		// takes 128 (Hopper), 128 where flash_attention.cu takes 64.
+		{"mla tile rows", AttnParams{Heads: 4, KVHeads: 2, HeadDimK: 192, HeadDimV: 128, Scale: 0.125,
+			TileRows: flashBM + flashWgmmaBM - d.FlashTileRows(tensor.BF16, 192, 128)}, tensor.BF16, buf.Ptr()},
 	} {
 		if err := d.FlashAttention(buf.Ptr(), c.ptr, buf.Ptr(), buf.Ptr(), buf.Ptr(), 1, c.p, c.dt); !errorsIsBadArgument(err) {
 			t.Errorf("%s: error %v, want ErrBadArgument", c.name, err)

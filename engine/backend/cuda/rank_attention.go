@@ -29,7 +29,8 @@ var (
 	// attnScratch caps the bytes of one chunk's scores and probabilities.
 	attnScratch int64 = 512 << 20
 	// flashAttn: bf16/f16 batches with a prefill run use the fused kernel
-	// of kernels/flash_attention.cu (FlashAttention-2) where its head dims
+	// of kernels/flash_attention.cu (FlashAttention-2; bf16 MLA on Hopper
+	// kernels/flash_wgmma.cu, GPU.FlashAttention) where its head dims
 	// fit; HSDB_CUDA_FLASH=0 turns it off, for comparison with the GEMM
 	// path.
 	flashAttn = os.Getenv("HSDB_CUDA_FLASH") != "0"
@@ -95,9 +96,9 @@ func slotLayout(cacheRows int, base, pos []int32) (slots []int32, numSlots, capa
 // q's dtype. Scores and softmax are f32.
 //
 // A bf16 or f16 batch with a run of two or more tokens of one sequence (a
-// prefill, whole or chunked) and equal head dims of 64 or 128 runs the
-// fused tensor-core kernel (GPU.FlashAttention; HF's SDPA/flash-attn
-// path), unless HSDB_CUDA_FLASH=0. Otherwise a batch with a run of at
+// prefill, whole or chunked) and equal head dims of 64 or 128, or
+// DeepSeek's MLA (192, 128), runs the fused tensor-core kernel
+// (GPU.FlashAttention; HF's SDPA/flash-attn path), unless HSDB_CUDA_FLASH=0. Otherwise a batch with a run of at
 // least attnGEMMMinRun tokens (every f32 prefill) runs as HF's eager
 // attention does: S = q·kᵀ·scale by cuBLAS in f32, the masked softmax
 // (kernels/softmax.cu) rounded to the activation dtype, then P·v by
