@@ -33,7 +33,9 @@ type IDs struct {
 // copies of hsdb's integer tensors are: exact below 2^24), bound as IDs
 // says. A value that is not an integer (NaN, Inf, a fraction: not an id)
 // counts as out of range only when bound > 0 and is otherwise left out of
-// Counts.
+// Counts. A value from 2^63 up is MaxInt64 (an I64 tensor's MaxInt64 is
+// 2^63 as float32; Go's int64 conversion of it is undefined, -2^63 on
+// amd64).
 func IDsOf(v []float32, bound int) IDs {
 	s := IDs{Count: int64(len(v)), Bound: max(bound, 0), Counts: []IDCount{}}
 	seen := map[int64]int64{}
@@ -46,7 +48,10 @@ func IDsOf(v []float32, bound int) IDs {
 			}
 			continue
 		}
-		id := int64(f)
+		id := int64(math.MaxInt64) // f >= 2^63: float32(MaxInt64) rounds up to 2^63, which int64(f) does not hold
+		if f < 1<<63 {
+			id = int64(f)
+		}
 		seen[id]++
 		if first {
 			s.Min, s.Max, first = id, id, false
@@ -119,8 +124,14 @@ func (s IDs) Ranges(bars int) []IDRange {
 		// Offsets from g.lo in uint64: hi-lo fits even for ids across all
 		// of int64 (signed arithmetic wraps, as Go defines it).
 		last := uint64(g.hi - g.lo)
-		w := last/uint64(g.n) + 1 // ceil((last+1)/n) ids per range
-		rs := make([]IDRange, last/w+1)
+		w := last/uint64(g.n) + 1       // ceil((last+1)/n) ids per range
+		at := func(off uint64) uint64 { // the range holding offset off
+			if w == 0 { // w wrapped: one range (n = 1) of all 2^64 ids
+				return 0
+			}
+			return off / w
+		}
+		rs := make([]IDRange, at(last)+1)
 		for k := range rs {
 			off := uint64(k) * w
 			end := last
@@ -131,7 +142,7 @@ func (s IDs) Ranges(bars int) []IDRange {
 		}
 		for _, c := range s.Counts {
 			if c.ID >= g.lo && c.ID <= g.hi {
-				rs[uint64(c.ID-g.lo)/w].Count += c.Count
+				rs[at(uint64(c.ID-g.lo))].Count += c.Count
 			}
 		}
 		for _, r := range rs {
