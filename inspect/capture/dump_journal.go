@@ -114,6 +114,9 @@ func readJournal(dir string, m *Manifest) error {
 			if i, ok := idx[e.Seq.ID]; ok {
 				m.Sequences[i] = *e.Seq
 			} else {
+				if len(m.Sequences) == ManifestMaxSequences {
+					return fmt.Errorf("%s with the manifest: %w", JournalName, tooManySequences())
+				}
 				idx[e.Seq.ID] = len(m.Sequences)
 				m.Sequences = append(m.Sequences, *e.Seq)
 			}

@@ -223,10 +223,19 @@ func manifestTooLarge(err error) error {
 	return err
 }
 
+// tooManySequences refuses a manifest and journal listing more than
+// ManifestMaxSequences records, which ReadManifest holds: a record of "{}"
+// takes 3 bytes of the file and about 95 of memory, so the 2 GiB
+// MaxManifestBytes alone let a manifest hold some 68 GB.
+func tooManySequences() error {
+	return fmt.Errorf("more than %d sequences (ManifestMaxSequences: no real dump has more)", ManifestMaxSequences)
+}
+
 // ReadManifest reads DIR/manifest.json and, for a batch job's staging
 // directory, folds in its journal (JournalName) of the sequences validated
 // so far. Both are streamed (streamManifest, as the capture job reads
-// them): memory holds the records, not the files' bytes too. Errors: the file's (os.ErrNotExist when absent; one over
+// them): memory holds the records, not the files' bytes too, and at most
+// ManifestMaxSequences of them. Errors: the file's (os.ErrNotExist when absent; one over
 // MaxManifestBytes, the manifest or its journal, is refused unread with
 // regfile.ErrTooLarge naming it, its size and the bound) or ErrManifest
 // for bad JSON (a value of the wrong JSON type named by its field), another
@@ -243,6 +252,9 @@ func ReadManifest(dir string) (*Manifest, error) {
 	var m Manifest
 	var seqs []SeqRecord
 	err = streamManifest(bufio.NewReaderSize(f, 1<<16), &m, func(r SeqRecord) error {
+		if len(seqs) == ManifestMaxSequences {
+			return fmt.Errorf("%w: %w", ErrManifest, tooManySequences())
+		}
 		seqs = append(seqs, r)
 		return nil
 	})

@@ -286,19 +286,32 @@ func verifyManifestFile(f *os.File, sum []byte, n int) error {
 
 // streamManifest decodes a manifest.json from r without holding its
 // sequences: hdr gets every other field; f is called with each sequence
-// record in order. Memory: the largest single value, not the file. Keys
-// match as json.Unmarshal matches them (case-insensitively); a second
+// record in order. Memory: the largest single value, not the file. The
+// other fields decode as json.Unmarshal decodes them: keys matched
+// case-insensitively, in the file's order (a later key of one field wins,
+// whatever its case; a field's objects given twice merge). A second
 // "sequences" or anything after the object is refused, as Unmarshal would
 // not read both lists nor data after the value. Errors: ErrManifest for
-// bad JSON (wrapping the reader's error, such as regfile.ErrTooLarge), or
-// f's.
+// bad JSON (wrapping the reader's error, such as regfile.ErrTooLarge; a
+// file that ends inside the object is named cut short), or f's.
 func streamManifest(r io.Reader, hdr *Manifest, f func(SeqRecord) error) error {
 	dec := json.NewDecoder(r)
-	bad := func(err error) error { return fmt.Errorf("%w: %w", ErrManifest, jsonerr.Explain(err)) }
+	bad := func(err error) error { return fmt.Errorf("%w: %w", ErrManifest, jsonerr.Explain(cutShort(err))) }
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return bad(fmt.Errorf("not a JSON object (%v)", err))
+		if err == nil {
+			err = fmt.Errorf("got %v", t)
+			if d, ok := t.(json.Delim); ok && d == '[' {
+				err = errors.New("got a JSON array")
+			}
+		} else if errors.Is(err, io.EOF) {
+			err = errors.New("the file is empty")
+		}
+		return fmt.Errorf("%w: not a JSON object: %w", ErrManifest, jsonerr.Explain(err))
 	}
-	rest := map[string]json.RawMessage{}
+	// The other fields' keys and values in the file's order, decoded as
+	// one object at the end, so that duplicates resolve as Unmarshal's.
+	var rest bytes.Buffer
+	rest.WriteByte('{')
 	seen := false
 	for dec.More() {
 		t, err := dec.Token()
@@ -311,7 +324,13 @@ func streamManifest(r io.Reader, hdr *Manifest, f func(SeqRecord) error) error {
 			if err := dec.Decode(&raw); err != nil {
 				return bad(err)
 			}
-			rest[key] = raw
+			if rest.Len() > 1 {
+				rest.WriteByte(',')
+			}
+			kb, _ := json.Marshal(key)
+			rest.Write(kb)
+			rest.WriteByte(':')
+			rest.Write(raw)
 			continue
 		}
 		if seen {
@@ -331,7 +350,7 @@ func streamManifest(r io.Reader, hdr *Manifest, f func(SeqRecord) error) error {
 		for i := 0; dec.More(); i++ {
 			var rec SeqRecord
 			if err := dec.Decode(&rec); err != nil {
-				return fmt.Errorf("%w: sequences[%d]: %w", ErrManifest, i, jsonerr.Explain(err))
+				return fmt.Errorf("%w: sequences[%d]: %w", ErrManifest, i, jsonerr.Explain(cutShort(err)))
 			}
 			if err := f(rec); err != nil {
 				return err
@@ -348,12 +367,22 @@ func streamManifest(r io.Reader, hdr *Manifest, f func(SeqRecord) error) error {
 		if err == nil {
 			err = errors.New("data after the manifest's object")
 		}
-		return bad(err)
+		return fmt.Errorf("%w: %w", ErrManifest, jsonerr.Explain(err))
 	}
-	b, _ := json.Marshal(rest)
-	if err := json.Unmarshal(b, hdr); err != nil {
+	rest.WriteByte('}')
+	if err := json.Unmarshal(rest.Bytes(), hdr); err != nil {
 		return bad(err)
 	}
 	hdr.Sequences = nil
 	return nil
+}
+
+// cutShort names the end of a manifest inside its object (the decoder's
+// io.EOF or io.ErrUnexpectedEOF, a bare "EOF" in a message) as a file cut
+// short; other errors are returned as they are.
+func cutShort(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return errors.New("the file ends inside the manifest's object (cut short)")
+	}
+	return err
 }
