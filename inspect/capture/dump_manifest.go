@@ -223,19 +223,33 @@ func manifestTooLarge(err error) error {
 	return err
 }
 
-// tooManySequences refuses a manifest and journal listing more than
-// ManifestMaxSequences records, which ReadManifest holds: a record of "{}"
-// takes 3 bytes of the file and about 95 of memory, so the 2 GiB
-// MaxManifestBytes alone let a manifest hold some 68 GB.
-func tooManySequences() error {
-	return fmt.Errorf("more than %d sequences (ManifestMaxSequences: no real dump has more)", ManifestMaxSequences)
+// manifestMinRecordBytes is less than any sequence record hsdb writes
+// takes in manifest.json or a journal line: one captured layer and
+// input_ids take about 350 bytes compact (a speculators sample 440, a
+// SpecForge one 690).
+const manifestMinRecordBytes = 256
+
+// maxHeldSequences is how many sequence records ReadManifest holds for a
+// manifest and journal of size bytes together: ManifestMaxSequences, or
+// more where the files are large enough to hold more real records
+// (size / manifestMinRecordBytes). A record of "{}" takes 3 bytes of the
+// file and about 95 of memory, so the 2 GiB MaxManifestBytes alone let a
+// manifest of them hold some 68 GB; now memory stays under the files'
+// size, as when they were read whole.
+func maxHeldSequences(size int64) int {
+	return int(max(ManifestMaxSequences, size/manifestMinRecordBytes))
+}
+
+// tooManySequences refuses more records than maxHeldSequences.
+func tooManySequences(limit int) error {
+	return fmt.Errorf("more than %d sequences (at most %d, or one per %d bytes of manifest and journal: no real record is smaller)", limit, ManifestMaxSequences, manifestMinRecordBytes)
 }
 
 // ReadManifest reads DIR/manifest.json and, for a batch job's staging
 // directory, folds in its journal (JournalName) of the sequences validated
 // so far. Both are streamed (streamManifest, as the capture job reads
 // them): memory holds the records, not the files' bytes too, and at most
-// ManifestMaxSequences of them. Errors: the file's (os.ErrNotExist when absent; one over
+// maxHeldSequences of them. Errors: the file's (os.ErrNotExist when absent; one over
 // MaxManifestBytes, the manifest or its journal, is refused unread with
 // regfile.ErrTooLarge naming it, its size and the bound) or ErrManifest
 // for bad JSON (a value of the wrong JSON type named by its field), another
@@ -249,11 +263,18 @@ func ReadManifest(dir string) (*Manifest, error) {
 		return nil, manifestTooLarge(err)
 	}
 	defer f.Close()
+	var size int64 // of the manifest and journal, for maxHeldSequences
+	for _, name := range []string{ManifestName, JournalName} {
+		if st, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			size += st.Size()
+		}
+	}
+	limit := maxHeldSequences(size)
 	var m Manifest
 	var seqs []SeqRecord
 	err = streamManifest(bufio.NewReaderSize(f, 1<<16), &m, func(r SeqRecord) error {
-		if len(seqs) == ManifestMaxSequences {
-			return fmt.Errorf("%w: %w", ErrManifest, tooManySequences())
+		if len(seqs) == limit {
+			return fmt.Errorf("%w: %w", ErrManifest, tooManySequences(limit))
 		}
 		seqs = append(seqs, r)
 		return nil
@@ -265,7 +286,7 @@ func ReadManifest(dir string) (*Manifest, error) {
 	if m.Format != ManifestFormat {
 		return nil, fmt.Errorf("%s: %w: format %s, want %q", p, ErrManifest, QuoteFileText(m.Format), ManifestFormat)
 	}
-	if err := readJournal(dir, &m); err != nil {
+	if err := readJournal(dir, &m, limit); err != nil {
 		return nil, fmt.Errorf("%s: %w: %v", dir, ErrManifest, err)
 	}
 	if err := checkManifestSizes(&m); err != nil {

@@ -72,8 +72,24 @@ func TestReadManifestHostileMessages(t *testing.T) {
 // 95 bytes for a "{}" of 3 bytes, so a 2 GiB manifest (MaxManifestBytes)
 // of "{}" records held some 68 GB; it refuses past ManifestMaxSequences
 // records, the bound that MaxManifestBytes is made of, in the manifest
-// and with its journal.
+// and with its journal, unless the files are large enough for more real
+// records (one per 256 bytes: hsdb's smallest, one layer and input_ids,
+// takes about 350 compact).
 func TestReadManifestBoundsSequences(t *testing.T) {
+	for _, c := range []struct {
+		size int64
+		want int
+	}{
+		{0, 1 << 20},
+		{1 << 28, 1 << 20},              // 256 MiB / 256 = 2^20
+		{1<<28 + 256, 1<<20 + 1},        // one record more
+		{1_200_000 * 350, 1_640_625},    // 1.2 M real records: 420,000,000 / 256
+		{MaxManifestBytes * 2, 1 << 24}, // a 2 GiB manifest and a 2 GiB journal: 2^32 / 2^8
+	} {
+		if got := maxHeldSequences(c.size); got != c.want {
+			t.Errorf("maxHeldSequences(%d) = %d, want %d", c.size, got, c.want)
+		}
+	}
 	write := func(dir string, n int, journal string) {
 		var b bytes.Buffer
 		b.WriteString(`{"format": "` + ManifestFormat + `", "model": {"world_size": 1}, "sequences": [`)
