@@ -234,8 +234,9 @@ const manifestMinRecordBytes = 256
 // more where the files are large enough to hold more real records
 // (size / manifestMinRecordBytes). A record of "{}" takes 3 bytes of the
 // file and about 95 of memory, so the 2 GiB MaxManifestBytes alone let a
-// manifest of them hold some 68 GB; now memory stays under the files'
-// size, as when they were read whole.
+// manifest of them hold some 68 GB; now the records take less memory
+// than the files (not counting what each holds: a tensors map of many
+// tiny entries still takes ~14 times its bytes).
 func maxHeldSequences(size int64) int {
 	return int(max(ManifestMaxSequences, size/manifestMinRecordBytes))
 }
