@@ -17,15 +17,25 @@ import (
 	"strings"
 )
 
+// maxNumber is the most bytes of a number literal Explain quotes; a
+// longer one is clipped and its length given.
+const maxNumber = 40
+
 // Explain returns err reworded when it is (or wraps) a
 // *json.UnmarshalTypeError: "FIELD: got a JSON VALUE, want WHAT"
-// (FIELD is json's dotted path, absent at the top level). A
+// (FIELD is json's dotted path, absent at the top level; a number
+// literal of more than 40 bytes clipped, its length given). A
 // *json.SyntaxError gets its byte offset. Any other error (nil included)
 // is returned unchanged.
 func Explain(err error) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		got := te.Value
+		if num, ok := strings.CutPrefix(got, "number "); ok && len(num) > maxNumber {
+			// json puts the whole literal in Value: a number of a million
+			// digits made an error of a megabyte. Numbers are ASCII.
+			got = fmt.Sprintf("number %s... (%d bytes)", num[:maxNumber], len(num))
+		}
 		if !strings.HasPrefix(got, "number ") {
 			got = "a JSON " + got
 		}

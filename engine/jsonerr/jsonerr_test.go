@@ -3,6 +3,7 @@ package jsonerr
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -57,5 +58,25 @@ func TestKind(t *testing.T) {
 		if got := Kind([]byte(in)); got != want {
 			t.Errorf("Kind(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestExplainClipsNumbers: encoding/json puts a number's whole literal in
+// its UnmarshalTypeError, so an id of a million digits (tokenizer.json,
+// manifest.json, config.json) made an error of a megabyte; Explain quotes
+// its first 40 bytes and its length (1 + 2^20 digits here).
+func TestExplainClipsNumbers(t *testing.T) {
+	var v struct {
+		ID int32 `json:"id"`
+	}
+	lit := "1" + strings.Repeat("0", 1<<20)
+	err := Explain(json.Unmarshal([]byte(`{"id": `+lit+`}`), &v))
+	want := "id: got number " + lit[:40] + "... (1048577 bytes), want an integer"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %.200v\nwant %s", err, want)
+	}
+	err = Explain(json.Unmarshal([]byte(`{"id": 1e400}`), &v))
+	if want := "id: got number 1e400, want an integer"; err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
 	}
 }

@@ -17,6 +17,15 @@ func TestClip(t *testing.T) {
 		{"\x1b[2J", 1, `"\x1b"... (4 bytes)`},
 		{"xy", -1, `""... (2 bytes)`},
 		{"", 0, `""`},
+		// Bytes that are not UTF-8 (a binary tiktoken token) are kept up
+		// to the limit; cutting back to a character's start had cut them
+		// to nothing (`""`) or to the last ASCII byte before them.
+		{"\x80\x80\x80\x80\x80\x80", 4, `"\x80\x80\x80\x80"... (6 bytes)`},
+		{"a\x80\x80\x80", 3, `"a\x80\x80"... (4 bytes)`},
+		{"\xff\xfe\xfd\xfc", 2, `"\xff\xfe"... (4 bytes)`},
+		// "😀" is 4 bytes (f0 9f 98 80): a cut inside it goes back to "ab".
+		{"ab😀c", 5, `"ab"... (7 bytes)`},
+		{"ab😀c", 6, `"ab😀"... (7 bytes)`},
 	} {
 		if got := Clip(c.s, c.limit); got != c.want {
 			t.Errorf("Clip(%q, %d) = %s, want %s", c.s, c.limit, got, c.want)

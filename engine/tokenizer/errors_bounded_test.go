@@ -80,6 +80,9 @@ func TestErrorsQuoteFileStringsBounded(t *testing.T) {
 				map[string]any{"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": false, "use_regex": false}}}
 		}, ""},
 		{"bos_token not a token", "bos_token", nil, `{"bos_token": "` + big + `"}`},
+		{"added token id of a million digits", "added_tokens.id", func(f, m map[string]any) {
+			f["added_tokens"] = []any{map[string]any{"id": json.Number("9" + strings.Repeat("0", 1<<20)), "content": "<s>", "special": true}}
+		}, ""},
 	}
 	for _, c := range hfCases {
 		var f map[string]any

@@ -101,11 +101,11 @@ func parseHF(data []byte, base string) (*HF, error) {
 	}
 	t := &HF{name: "hf:" + base, bos: -1, eos: -1, textBOS: -1, textEOS: -1, addedID: map[int32]bool{}, addedByContent: map[string]int32{}, specialIDs: map[int32]bool{}}
 	var err error
-	if t.normalize, err = newHFNormalizer(f.Normalizer, "normalizer"); err != nil {
+	if t.normalize, err = newHFNormalizer(f.Normalizer, "normalizer", 0); err != nil {
 		return nil, err
 	}
 	var byteLevel bool
-	if t.preTok, byteLevel, err = newHFPreTokenizer(f.PreTokenizer, "pre_tokenizer"); err != nil {
+	if t.preTok, byteLevel, err = newHFPreTokenizer(f.PreTokenizer, "pre_tokenizer", 0); err != nil {
 		return nil, err
 	}
 	if !byteLevel {

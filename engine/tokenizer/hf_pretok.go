@@ -30,11 +30,23 @@ type hfComponent struct {
 	UseRegex       *bool  `json:"use_regex"`
 }
 
+// maxSequenceDepth bounds how deep Sequence normalizers and
+// pre-tokenizers nest in Sequences: tokenizers' own files nest none (a
+// Sequence of Split and ByteLevel); each level is decoded again and adds
+// to the path errors name, so a file nesting 3,000 took 1 s and gave an
+// error of 51 KB.
+const maxSequenceDepth = 16
+
 // newHFNormalizer supports null, NFC, NFD, NFKC, NFKD and Sequence of those
-// (tokenizers/src/normalizers); anything else is ErrUnsupported.
-func newHFNormalizer(raw json.RawMessage, path string) (hfNormalizer, error) {
+// (tokenizers/src/normalizers), nested at most maxSequenceDepth deep
+// (depth: the Sequences around this one); anything else is
+// ErrUnsupported.
+func newHFNormalizer(raw json.RawMessage, path string, depth int) (hfNormalizer, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
+	}
+	if depth > maxSequenceDepth {
+		return nil, fmt.Errorf("%w: %s: Sequence normalizers nested more than %d deep", ErrUnsupported, path, maxSequenceDepth)
 	}
 	var c hfComponent
 	if err := json.Unmarshal(raw, &c); err != nil {
@@ -52,7 +64,7 @@ func newHFNormalizer(raw json.RawMessage, path string) (hfNormalizer, error) {
 	case "Sequence":
 		var seq []hfNormalizer
 		for i, sub := range c.Normalizers {
-			n, err := newHFNormalizer(sub, fmt.Sprintf("%s.normalizers[%d]", path, i))
+			n, err := newHFNormalizer(sub, fmt.Sprintf("%s.normalizers[%d]", path, i), depth+1)
 			if err != nil {
 				return nil, err
 			}
@@ -81,12 +93,16 @@ type hfPreTokenizer func(pieces []string) ([]string, error)
 // use_regex (pre_tokenizers/byte_level.rs, from openai/gpt-2 encoder.py).
 const gpt2Pattern = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
 
-// newHFPreTokenizer supports Sequence, Split and ByteLevel. It reports
-// whether a ByteLevel step is present (the byte-level BPE this package
-// implements needs one).
-func newHFPreTokenizer(raw json.RawMessage, path string) (hfPreTokenizer, bool, error) {
+// newHFPreTokenizer supports Sequence (nested at most maxSequenceDepth
+// deep; depth: the Sequences around this one), Split and ByteLevel. It
+// reports whether a ByteLevel step is present (the byte-level BPE this
+// package implements needs one).
+func newHFPreTokenizer(raw json.RawMessage, path string, depth int) (hfPreTokenizer, bool, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, false, nil
+	}
+	if depth > maxSequenceDepth {
+		return nil, false, fmt.Errorf("%w: %s: Sequence pre-tokenizers nested more than %d deep", ErrUnsupported, path, maxSequenceDepth)
 	}
 	var c hfComponent
 	if err := json.Unmarshal(raw, &c); err != nil {
@@ -97,7 +113,7 @@ func newHFPreTokenizer(raw json.RawMessage, path string) (hfPreTokenizer, bool, 
 		var seq []hfPreTokenizer
 		byteLevel := false
 		for i, sub := range c.PreTokenizers {
-			p, bl, err := newHFPreTokenizer(sub, fmt.Sprintf("%s.pretokenizers[%d]", path, i))
+			p, bl, err := newHFPreTokenizer(sub, fmt.Sprintf("%s.pretokenizers[%d]", path, i), depth+1)
 			if err != nil {
 				return nil, false, err
 			}

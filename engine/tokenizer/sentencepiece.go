@@ -76,6 +76,9 @@ func parseSentencePiece(data []byte, base string) (*SentencePiece, error) {
 	case s.treatWSAsSuffix:
 		return nil, fmt.Errorf("%w: treat_whitespace_as_suffix=true", ErrUnsupported)
 	}
+	if err := checkSPPieces(m.pieces, s.byteFallback); err != nil {
+		return nil, err
+	}
 	for _, id := range []struct {
 		name string
 		v    int32

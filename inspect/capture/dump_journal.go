@@ -89,8 +89,9 @@ func (w *DumpWriter) closeJournal() {
 // readJournal folds DIR/journal.jsonl, if present, into m: sequences
 // appended in order (a later record of the same id replaces an earlier
 // one), replica checks merged by their worst difference, streamed (the
-// lines are not held). A last line cut short by a kill is ignored.
-func readJournal(dir string, m *Manifest) error {
+// lines are not held), m.Sequences kept to at most limit records. A
+// last line cut short by a kill is ignored.
+func readJournal(dir string, m *Manifest, limit int) error {
 	f, err := regfile.OpenBounded(filepath.Join(dir, JournalName), MaxManifestBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -114,6 +115,9 @@ func readJournal(dir string, m *Manifest) error {
 			if i, ok := idx[e.Seq.ID]; ok {
 				m.Sequences[i] = *e.Seq
 			} else {
+				if len(m.Sequences) == limit {
+					return fmt.Errorf("%s with the manifest: %w", JournalName, tooManySequences(limit))
+				}
 				idx[e.Seq.ID] = len(m.Sequences)
 				m.Sequences = append(m.Sequences, *e.Seq)
 			}

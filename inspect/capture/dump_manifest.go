@@ -223,12 +223,35 @@ func manifestTooLarge(err error) error {
 	return err
 }
 
+// manifestMinRecordBytes is less than any sequence record hsdb writes
+// takes in manifest.json or a journal line: one captured layer and
+// input_ids take about 350 bytes compact (a speculators sample 440, a
+// SpecForge one 690).
+const manifestMinRecordBytes = 256
+
+// maxHeldSequences is how many sequence records ReadManifest holds for a
+// manifest and journal of size bytes together: ManifestMaxSequences, or
+// more where the files are large enough to hold more real records
+// (size / manifestMinRecordBytes). A record of "{}" takes 3 bytes of the
+// file and about 95 of memory, so the 2 GiB MaxManifestBytes alone let a
+// manifest of them hold some 68 GB; now the records take less memory
+// than the files (not counting what each holds: a tensors map of many
+// tiny entries still takes ~14 times its bytes).
+func maxHeldSequences(size int64) int {
+	return int(max(ManifestMaxSequences, size/manifestMinRecordBytes))
+}
+
+// tooManySequences refuses more records than maxHeldSequences.
+func tooManySequences(limit int) error {
+	return fmt.Errorf("more than %d sequences (at most %d, or one per %d bytes of manifest and journal: no real record is smaller)", limit, ManifestMaxSequences, manifestMinRecordBytes)
+}
+
 // ReadManifest reads DIR/manifest.json and, for a batch job's staging
 // directory, folds in its journal (JournalName) of the sequences validated
 // so far. Both are streamed (manifest.json through streamManifest, as the
 // capture job reads it, the journal a line at a time): memory holds the
-// records, not the files' bytes too. Errors: the file's
-// (os.ErrNotExist when absent; one over
+// records, not the files' bytes too, and at most maxHeldSequences of them.
+// Errors: the file's (os.ErrNotExist when absent; one over
 // MaxManifestBytes, the manifest or its journal, is refused unread with
 // regfile.ErrTooLarge naming it, its size and the bound) or ErrManifest
 // for bad JSON (a value of the wrong JSON type named by its field), another
@@ -242,9 +265,19 @@ func ReadManifest(dir string) (*Manifest, error) {
 		return nil, manifestTooLarge(err)
 	}
 	defer f.Close()
+	var size int64 // of the manifest and journal, for maxHeldSequences
+	for _, name := range []string{ManifestName, JournalName} {
+		if st, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			size += st.Size()
+		}
+	}
+	limit := maxHeldSequences(size)
 	var m Manifest
 	var seqs []SeqRecord
 	err = streamManifest(bufio.NewReaderSize(f, 1<<16), &m, func(r SeqRecord) error {
+		if len(seqs) == limit {
+			return fmt.Errorf("%w: %w", ErrManifest, tooManySequences(limit))
+		}
 		seqs = append(seqs, r)
 		return nil
 	})
@@ -255,7 +288,7 @@ func ReadManifest(dir string) (*Manifest, error) {
 	if m.Format != ManifestFormat {
 		return nil, fmt.Errorf("%s: %w: format %s, want %q", p, ErrManifest, QuoteFileText(m.Format), ManifestFormat)
 	}
-	if err := readJournal(dir, &m); err != nil {
+	if err := readJournal(dir, &m, limit); err != nil {
 		return nil, fmt.Errorf("%s: %w: %v", dir, ErrManifest, err)
 	}
 	if err := checkManifestSizes(&m); err != nil {

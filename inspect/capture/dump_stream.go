@@ -286,18 +286,27 @@ func verifyManifestFile(f *os.File, sum []byte, n int) error {
 
 // streamManifest decodes a manifest.json from r without holding its
 // sequences: hdr gets every other field; f is called with each sequence
-// record in order. Memory: the largest single value, not the file. Keys
-// match as json.Unmarshal matches them (case-insensitively, a key given
-// again in another spelling replacing the earlier value); a second
+// record in order. Memory: the largest single value, not the file. The
+// other fields decode as json.Unmarshal decodes them: keys matched
+// case-insensitively, in the file's order (a later key of one field wins,
+// whatever its case; a field's objects given twice merge). A second
 // "sequences" or anything after the object is refused, as Unmarshal would
 // not read both lists nor data after the value. Errors: ErrManifest for
-// bad JSON (wrapping the reader's error, such as regfile.ErrTooLarge), or
-// f's.
+// bad JSON (wrapping the reader's error, such as regfile.ErrTooLarge; a
+// file that ends inside the object is named cut short), or f's.
 func streamManifest(r io.Reader, hdr *Manifest, f func(SeqRecord) error) error {
 	dec := json.NewDecoder(r)
-	bad := func(err error) error { return fmt.Errorf("%w: %w", ErrManifest, jsonerr.Explain(err)) }
+	bad := func(err error) error { return fmt.Errorf("%w: %w", ErrManifest, jsonerr.Explain(cutShort(err))) }
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return bad(fmt.Errorf("not a JSON object (%v)", err))
+		if err == nil {
+			err = fmt.Errorf("got %v", t)
+			if d, ok := t.(json.Delim); ok && d == '[' {
+				err = errors.New("got a JSON array")
+			}
+		} else if errors.Is(err, io.EOF) {
+			err = errors.New("the file is empty")
+		}
+		return fmt.Errorf("%w: not a JSON object: %w", ErrManifest, jsonerr.Explain(err))
 	}
 	// The other fields, in the file's order, as one object: Unmarshal
 	// then settles repeated keys (one spelled "format", the next
@@ -342,7 +351,7 @@ func streamManifest(r io.Reader, hdr *Manifest, f func(SeqRecord) error) error {
 		for i := 0; dec.More(); i++ {
 			var rec SeqRecord
 			if err := dec.Decode(&rec); err != nil {
-				return fmt.Errorf("%w: sequences[%d]: %w", ErrManifest, i, jsonerr.Explain(err))
+				return fmt.Errorf("%w: sequences[%d]: %w", ErrManifest, i, jsonerr.Explain(cutShort(err)))
 			}
 			if err := f(rec); err != nil {
 				return err
@@ -359,7 +368,7 @@ func streamManifest(r io.Reader, hdr *Manifest, f func(SeqRecord) error) error {
 		if err == nil {
 			err = errors.New("data after the manifest's object")
 		}
-		return bad(err)
+		return fmt.Errorf("%w: %w", ErrManifest, jsonerr.Explain(err))
 	}
 	rest.WriteByte('}')
 	if err := json.Unmarshal(rest.Bytes(), hdr); err != nil {
@@ -367,4 +376,14 @@ func streamManifest(r io.Reader, hdr *Manifest, f func(SeqRecord) error) error {
 	}
 	hdr.Sequences = nil
 	return nil
+}
+
+// cutShort names the end of a manifest inside its object (the decoder's
+// io.EOF or io.ErrUnexpectedEOF, a bare "EOF" in a message) as a file cut
+// short; other errors are returned as they are.
+func cutShort(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return errors.New("the file ends inside the manifest's object (cut short)")
+	}
+	return err
 }

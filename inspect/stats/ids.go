@@ -33,7 +33,9 @@ type IDs struct {
 // copies of hsdb's integer tensors are: exact below 2^24), bound as IDs
 // says. A value that is not an integer (NaN, Inf, a fraction: not an id)
 // counts as out of range only when bound > 0 and is otherwise left out of
-// Counts.
+// Counts. A value from 2^63 up is MaxInt64 (an I64 tensor's MaxInt64 is
+// 2^63 as float32; Go's int64 conversion of it is undefined, -2^63 on
+// amd64).
 func IDsOf(v []float32, bound int) IDs {
 	s := IDs{Count: int64(len(v)), Bound: max(bound, 0), Counts: []IDCount{}}
 	seen := map[int64]int64{}
@@ -46,7 +48,10 @@ func IDsOf(v []float32, bound int) IDs {
 			}
 			continue
 		}
-		id := int64(f)
+		id := int64(math.MaxInt64) // f >= 2^63: float32(MaxInt64) rounds up to 2^63, which int64(f) does not hold
+		if f < 1<<63 {
+			id = int64(f)
+		}
 		seen[id]++
 		if first {
 			s.Min, s.Max, first = id, id, false

@@ -135,3 +135,29 @@ func TestIDRangesExtremes(t *testing.T) {
 		}
 	}
 }
+
+// TestIDsExtremes: ids at the ends of int64. An I64 tensor's MaxInt64
+// reaches IDsOf as float32 2^63, which int64() does not hold (Go leaves
+// the conversion undefined; amd64 gives MinInt64, so hist showed "min
+// -9223372036854775808" for a tensor of MaxInt64 and 0): it is MaxInt64.
+// Ranges(1) of ids across all of int64 is one range [MinInt64, MaxInt64]
+// of every element (2^64 ids: the per-range width wrapped to 0 and
+// divided by it).
+func TestIDsExtremes(t *testing.T) {
+	s := IDsOf([]float32{float32(math.MaxInt64), 0, float32(math.MinInt64)}, 0)
+	want := []IDCount{{math.MinInt64, 1}, {0, 1}, {math.MaxInt64, 1}}
+	if s.Min != math.MinInt64 || s.Max != math.MaxInt64 || !slices.Equal(s.Counts, want) {
+		t.Errorf("ids MaxInt64, 0, MinInt64: min %d max %d counts %v; want %d, %d, %v", s.Min, s.Max, s.Counts, int64(math.MinInt64), int64(math.MaxInt64), want)
+	}
+	if b := IDsOf([]float32{float32(math.MaxInt64)}, 8); b.OutOfRange != 1 || b.Max != math.MaxInt64 {
+		t.Errorf("MaxInt64 with 8 experts: out of range %d, max %d; want 1, MaxInt64", b.OutOfRange, b.Max)
+	}
+	s = IDs{Count: 3, Min: math.MinInt64, Max: math.MaxInt64, Distinct: 3, Counts: want}
+	got := s.Ranges(1)
+	if len(got) != 1 || got[0] != (IDRange{math.MinInt64, math.MaxInt64, 3, false}) {
+		t.Errorf("ids across int64 in 1 bar: %v, want one range [MinInt64, MaxInt64] of 3", got)
+	}
+	if got := s.Ranges(2); len(got) != 2 || got[0] != (IDRange{math.MinInt64, -1, 1, false}) || got[1] != (IDRange{0, math.MaxInt64, 2, false}) {
+		t.Errorf("ids across int64 in 2 bars: %v, want [MinInt64, -1] of 1 and [0, MaxInt64] of 2", got)
+	}
+}
