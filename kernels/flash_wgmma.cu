@@ -21,7 +21,8 @@
 // from shared memory: 226 TFLOPS; this kernel with FlashAttention-3's
 // intra-warpgroup overlap (S of tile it+1 issued with P·V of tile it, the
 // softmax of it+1 running under P·V; Shah et al. 2024) needed a second
-// score fragment, spilled at 255 registers and ran at 203.
+// score fragment, spilled at 255 registers and ran at 203; key tiles of
+// 128 (S as m64n128, two stages of 80 KiB) ran at 193.
 //
 // build: sm_90a
 // (as moe_wgmma.cu: scripts/build-kernels.sh marks the PTX sm_90a;
