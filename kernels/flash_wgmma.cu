@@ -81,35 +81,6 @@
 #define FW_V (FW_DV / 64 * FW_PIECE)     // one value stage: 16 KiB
 #define FW_NEG_INF __int_as_float(0xff800000)
 
-// fw_mma_s: d[64 × 64] (+)= A[64 × 16] · B[64 × 16]ᵀ, A in registers (the
-// m64k16 bf16 fragment: thread t holds rows 16·(t/32) + (t%32)/4 and +8,
-// columns 2·(t%4), +1 (a[0], a[1]) and +8, +9 (a[2], a[3])), B K-major in
-// shared memory (descriptor db); acc false overwrites d.
-__device__ __forceinline__ void fw_mma_s(float (&d)[32], const unsigned (&a)[4], unsigned long long db, bool acc) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-        "{%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
-        : WG_D32(0)
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"((int)acc)
-        : "memory");
-}
-
-// fw_mma_o: d[64 × 128] += A[64 × 16] · B, A in registers (as fw_mma_s),
-// B [16 keys × 128 dims] MN-major in shared memory (descriptor db,
-// imm-trans-b 1).
-__device__ __forceinline__ void fw_mma_o(float (&d)[64], const unsigned (&a)[4], unsigned long long db) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-        "{%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
-        : WG_D32(0), WG_D32(32)
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1)
-        : "memory");
-}
-
 // fw_desc_mn is the descriptor of an MN-major bf16 operand in the 128-byte
 // swizzle at shared address addr: LBO 8192 bytes between 64-element
 // blocks of the N dimension, SBO 1024 bytes between groups of 8 rows of
@@ -234,7 +205,7 @@ extern "C" __global__ void __launch_bounds__(128 * FW_WG, 1)
         wg_fence();
 #pragma unroll
         for (int kk = 0; kk < FW_DK / 16; kk++)
-            fw_mma_s(s, qf[kk], wg_desc(kb + (kk >> 2) * FW_PIECE + (kk & 3) * 32), kk > 0);
+            wg_mma_rs_n64(s, qf[kk], wg_desc(kb + (kk >> 2) * FW_PIECE + (kk & 3) * 32), kk > 0);
         wg_commit();
         wg_wait<0>();
         wg_hold(s);
@@ -298,7 +269,7 @@ extern "C" __global__ void __launch_bounds__(128 * FW_WG, 1)
         wg_hold(o);
         wg_fence();
 #pragma unroll
-        for (int kk = 0; kk < 4; kk++) fw_mma_o(o, pa[kk], fw_desc_mn(vb + kk * 2048));
+        for (int kk = 0; kk < 4; kk++) wg_mma_rs_n128<1>(o, pa[kk], fw_desc_mn(vb + kk * 2048));
         wg_commit();
         wg_wait<0>();
         wg_hold(o);

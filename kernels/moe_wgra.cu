@@ -107,18 +107,10 @@
 #include "wgmma.cuh"
 
 // wr_mma_n128: d[64 × 128] += A[64 × 16] · B[128 × 16]ᵀ for one warpgroup,
-// A in registers a (the m64k16 bf16 fragment: thread t holds rows
-// 16·(t/32) + (t%32)/4 and +8, columns 2·(t%4), +1, +8, +9), B K-major in
-// shared memory (descriptor db); accumulators as wg_mma_n256's.
+// A in registers a, B K-major in shared memory (descriptor db):
+// wgmma.cuh's wg_mma_rs_n128; accumulators as wg_mma_n256's.
 __device__ __forceinline__ void wr_mma_n128(float (&d)[64], const unsigned (&a)[4], unsigned long long db) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-        "{%64, %65, %66, %67}, %68, p, 1, 1, 0;\n}\n"
-        : WG_D32(0), WG_D32(32)
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1)
-        : "memory");
+    wg_mma_rs_n128<0>(d, a, db);
 }
 
 // wr_mma_n192: wr_mma_n128 for 192 tokens.
@@ -133,16 +125,9 @@ __device__ __forceinline__ void wr_mma_n192(float (&d)[96], const unsigned (&a)[
         : "memory");
 }
 
-// wr_mma_n64: wr_mma_n128 for 64 tokens.
+// wr_mma_n64: wr_mma_n128 for 64 tokens (wgmma.cuh's wg_mma_rs_n64).
 __device__ __forceinline__ void wr_mma_n64(float (&d)[32], const unsigned (&a)[4], unsigned long long db) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-        "{%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
-        : WG_D32(0)
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1)
-        : "memory");
+    wg_mma_rs_n64(d, a, db, 1);
 }
 
 // wr_mma is the m64nBNk16 product with A in registers (BN 64, 128 or
