@@ -7,9 +7,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"hsdb/engine/backend/cuda/driver"
-
 	"hsdb/engine/backend"
+	"hsdb/engine/backend/cuda/driver"
 	"hsdb/engine/tensor"
 )
 
