@@ -161,8 +161,8 @@ func init() {
 		{aliases: []string{"compare"}, group: "interventions", usage: "compare DUMP", noRepeat: true,
 			help: "Compare the stop's tensors with a dump of the same inputs (live diff).\n" +
 				"Every tensor of the stopped site the dump holds (a layer capture of the same half, or a site capture), per sequence, rows by position: cosine, max |Δ|, " +
-				"the reference's max |value| and the first token whose row departs (cosine below, or max |Δ| above, the tolerance `diff` uses for the dump's dtype); " +
-				"ids that differ from the dump's are counted. The stop's side is the full tensor (gathered when sharded, summed when partial); " +
+				"the reference's max |value| and the first token whose row departs (cosine below, or max |Δ| above, the tolerance `diff` uses for the dump's dtype; a router's topk_ids, held as integers, departs where any id differs); " +
+				"input_ids that differ from the dump's are counted. The stop's side is the full tensor (gathered when sharded, summed when partial); " +
 				"a replicated tensor whose ranks' copies differ in a sequence (set var --rank, a diverged rank) gets a row per rank for it, in a rank column.",
 			complete: completeFiles, fn: cmdCompare},
 		{aliases: []string{"patch"}, group: "interventions", usage: "patch TENSOR from DUMP [--seq S] | patch SITE.TENSOR from DUMP", noRepeat: true,
