@@ -123,7 +123,7 @@ func init() {
 		{aliases: []string{"top"}, group: "data", usage: "top TENSOR [K] [--rank R] [--seq S] [--tokens A:B]",
 			help: "The K (10) channels with the largest |value| (massive activations).\nEach with its value, its ratio to the median |value| (— when the median is 0), " +
 				"and the batch token where it occurs (sequence, position). Where the tensor's rows are not the batch's tokens one to one " +
-				"(lm_head's logits: one row per sequence's last token) a row column gives the tensor's row. For lm_head's logits each channel's token text is shown.",
+				"(lm_head's logits: one row per sequence's last token) a row column gives the tensor's row. For lm_head's logits each channel's token text is shown. A router's topk_ids (expert ids per top-k slot) is refused: `hist topk_ids` counts each expert's picks; an expert load's channels are experts (`top tokens_per_expert`: the busiest).",
 			complete: completeTensors, fn: cmdTop},
 		{aliases: []string{"ranks"}, group: "data", usage: "ranks TENSOR [--seq S] [--tokens A:B]",
 			help:     "Compare a tensor between every pair of ranks.\nRelations: equal, diverged (with the first differing [row, col] and max |Δ|), shard of (different columns of one tensor), addends (partial sums).",

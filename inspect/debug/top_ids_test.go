@@ -1,0 +1,42 @@
+package debug
+
+import (
+	"strings"
+	"testing"
+
+	"hsdb/engine"
+	"hsdb/inspect/client"
+)
+
+// TestTopRefusesIDs: `top topk_ids` at a MoE gate ranked expert ids as if
+// they were activations ("channel 1 value 7 ×median 2.333": the top-k slot
+// holding the larger id), two lines for K 10. topk_ids is refused, naming
+// hist; the counts per expert (tokens_per_expert, whose channels are
+// experts) and the float logits still rank: 8 channels each, by hand from
+// the fixture's n_routed_experts.
+func TestTopRefusesIDs(t *testing.T) {
+	e, err := engine.Open("../../testdata/hf/deepseek_v3", engine.Options{TP: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	s := New(e)
+	t.Cleanup(s.Kill)
+	if err := s.SetBatch([][]int32{{20, 8, 87, 53, 95, 56, 7}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Break("layers.1.mlp.gate", "", false); err != nil {
+		t.Fatal(err)
+	}
+	stopped(t)(s.Run())
+	sl := client.Slice{Rank: -1, Seq: -1}
+	if _, err := s.Top("topk_ids", 10, sl); err == nil || !strings.Contains(err.Error(), "`hist topk_ids`") {
+		t.Errorf("top topk_ids: %v, want a refusal naming hist", err)
+	}
+	for _, name := range []string{"tokens_per_expert", "logits"} {
+		rep, err := s.Top(name, 10, sl)
+		if err != nil || len(rep.Channels) != 8 {
+			t.Fatalf("top %s: %v, %+v: want 8 channels", name, err, rep)
+		}
+	}
+}
