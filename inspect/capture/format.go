@@ -357,7 +357,7 @@ func PlanCaptured(f Format, specs []CaptureSpec, what string, layers int) (*Plan
 		return nil, nil
 	}
 	if w, _ := ParseWhat(what); w != WhatStream {
-		return nil, fmt.Errorf("%w: %s files hold the residual stream; the layers are captured as %s", ErrFormat, f, what)
+		return nil, fmt.Errorf("%w: %s files hold the residual stream (hidden_states + residual); the layers are captured as %s, vLLM's un-summed half: `capture layers ... --what stream` (the default) and run again, or `dump DIR` without --format writes the %s as it is", ErrFormat, f, what, what)
 	}
 	var ids []int
 	embed, norm := false, false
