@@ -159,12 +159,11 @@ func PlanLayers(f Format, spec string, layers int, parse func(string) ([]int, er
 	var ids []int
 	if s := strings.TrimSpace(spec); s == "" || strings.EqualFold(s, "eagle3") {
 		ids = Eagle3IDs(f, L)
-		p, err := PlanLayers(f, joinInts(ids), L, parseInts)
-		if err != nil {
+		if _, clash, use := Eagle3Shallow(f, L); clash != "" {
 			return nil, fmt.Errorf("%w: --layers eagle3 is %s ids %s for %d decoder layers, too few layers for EAGLE-3's spread (%s); pass --layers with distinct %s, %d of them where the model has that many (%s), e.g. --layers %s",
-				ErrFormat, f, joinInts(ids), L, strings.TrimPrefix(err.Error(), ErrFormat.Error()+": "), idRange(f, L), len(ids), eagle3Reads(f), joinInts(eagle3Usable(f, ids, L)))
+				ErrFormat, f, joinInts(ids), L, clash, idRange(f, L), len(ids), eagle3Reads(f), joinInts(use))
 		}
-		return p, nil
+		return PlanLayers(f, joinInts(ids), L, parseInts)
 	} else {
 		var err error
 		if ids, err = parse(s); err != nil {
@@ -261,6 +260,33 @@ func eagle3Reads(f Format) string {
 		return "SpecForge's draft reads aux_hidden_state [1, len, 3·hidden]"
 	}
 	return "EAGLE-3's three aux layers and the last"
+}
+
+// Eagle3Shallow says whether format f's EAGLE-3 ids (Eagle3IDs) fit a
+// model of L decoder layers: the ids; clash, "" when they fit, else the
+// first that does not ("hsdb id 1 comes twice": the model is too shallow
+// for EAGLE-3's spread of 1, N/2-1, N-4, N-1); and use, distinct ids of
+// f's range to name instead (eagle3Usable).
+func Eagle3Shallow(f Format, L int) (ids []int, clash string, use []int) {
+	ids = Eagle3IDs(f, L)
+	hi := L - 1
+	if f == FormatSpeculators {
+		hi = L
+	}
+	seen := map[int]bool{}
+	for _, id := range ids {
+		switch {
+		case id < 0 || id > hi:
+			clash = fmt.Sprintf("%s id %d is outside 0..%d", f, id, hi)
+		case seen[id]:
+			clash = fmt.Sprintf("%s id %d comes twice", f, id)
+		}
+		if clash != "" {
+			return ids, clash, eagle3Usable(f, ids, L)
+		}
+		seen[id] = true
+	}
+	return ids, "", ids
 }
 
 // eagle3Usable is what is left of the EAGLE-3 ids when the model is too
