@@ -39,4 +39,10 @@ func TestTopRefusesIDs(t *testing.T) {
 			t.Fatalf("top %s: %v, %+v: want 8 channels", name, err, rep)
 		}
 	}
+	// A [1, experts] load has one row: --seq does not apply, said in
+	// English ("has 1 row", not "has 1 rows").
+	_, err = s.Top("tokens_per_expert", 3, client.Slice{Rank: -1, Seq: 0})
+	if err == nil || !strings.Contains(err.Error(), "tokens_per_expert has 1 row, not one per token") {
+		t.Errorf("top tokens_per_expert --seq 0: %v", err)
+	}
 }
