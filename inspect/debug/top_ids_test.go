@@ -46,3 +46,29 @@ func TestTopRefusesIDs(t *testing.T) {
 		t.Errorf("top tokens_per_expert --seq 0: %v", err)
 	}
 }
+
+// TestSetVarAtGateNamesInput: `set var topk_ids[0, 0] = 3` at a MoE gate
+// was refused with "edit a tensor where it is made", though topk_ids is
+// made at this very site (and used by the experts before the stop). The
+// refusal names what does change the routing: the gate's input, the
+// layer's post_attention_layernorm hidden_states, or a router fault.
+func TestSetVarAtGateNamesInput(t *testing.T) {
+	e, err := engine.Open("../../testdata/hf/deepseek_v3", engine.Options{TP: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	s := New(e)
+	t.Cleanup(s.Kill)
+	if err := s.SetBatch([][]int32{{20, 8, 87}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Break("layers.2.mlp.gate", "", false); err != nil {
+		t.Fatal(err)
+	}
+	stopped(t)(s.Run())
+	_, err = s.SetVar(client.EditRequest{Tensor: "topk_ids", Slice: client.Slice{Rank: -1, Seq: -1}, Op: "=", Value: 3})
+	if err == nil || !strings.Contains(err.Error(), "edit model.layers.2.post_attention_layernorm's hidden_states") || !strings.Contains(err.Error(), "inject router-no-bias") {
+		t.Errorf("set var topk_ids at the gate: %v", err)
+	}
+}
