@@ -70,6 +70,9 @@ type GenerateOptions struct {
 	Hook model.Hook
 	// OnToken is called with each generated token; returning false stops.
 	OnToken func(id int32) bool
+	// OnStop is called with the sampled id that ended generation when it
+	// is one of Stop (nil: not called); it is not among the ids returned.
+	OnStop func(id int32)
 }
 
 // Generate runs a prompt and then decodes one token per step, as run.c's
@@ -105,6 +108,9 @@ func (e *Engine) Generate(prompt []int32, o GenerateOptions) ([]int32, error) {
 		next := o.Sampler.Sample(row)
 		for _, s := range o.Stop {
 			if next == s {
+				if o.OnStop != nil {
+					o.OnStop(next)
+				}
 				return out, nil
 			}
 		}

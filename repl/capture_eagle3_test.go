@@ -77,4 +77,12 @@ func TestCaptureLayersEagle3(t *testing.T) {
 	s := newFake(t, 1)
 	s.AssertError("capture layers eagle3", "capture layers eagle3: ")
 	s.AssertError("capture layers eagle3", "too few layers for EAGLE-3's spread")
+	// In the debugger's words (by hand, 5 layers: 1, 1, 1, 4; keep 1 and 4,
+	// add the deepest unused): no --layers flag, which the REPL has not.
+	for _, want := range []string{"eagle3 is hsdb layers 1,1,1,4 for 5 decoder layers", "(hsdb id 1 comes twice)", "e.g. capture layers 1,2,3,4"} {
+		s.AssertError("capture layers eagle3", want)
+	}
+	if err := s.Term.Exec("capture layers eagle3"); err == nil || strings.Contains(err.Error(), "--layers") {
+		t.Errorf("capture layers eagle3: %v, want no --layers in the debugger", err)
+	}
 }

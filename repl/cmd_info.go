@@ -27,7 +27,7 @@ func cmdInfo(t *Term, args string) error {
 		if q, err := t.c.QuantizedTensors(); err == nil && len(q) > len(n) {
 			none += fmt.Sprintf(" (%s: `info model --quantized` lists them)", plural.Of(len(q)-len(n), "other quantized weight", "other quantized weights"))
 		}
-		t.emit("fp8", n, func() string { return namesText(n, head, none) })
+		t.emit("fp8", n, func() string { return groupedNamesText(n, head, none) })
 	case "model --quantized":
 		q, err := t.c.QuantizedTensors()
 		if err != nil {

@@ -422,8 +422,15 @@ func cmdCompare(t *Term, args string) error {
 			}
 			tb.add(cells...)
 		}
-		return fmt.Sprintf("%s vs %s (departs: cosine < %g or max |Δ| > %g of max |ref|)\n%s",
-			t.heading(rep.Site, "compare", rep.Step, ""), rep.Dump, rep.CosMin, rep.Rel, tb.render(t.st))
+		rule := fmt.Sprintf("departs: cosine < %g or max |Δ| > %g of max |ref|", rep.CosMin, rep.Rel)
+		for _, r := range rep.Rows {
+			if r.Exact {
+				rule += "; integer tensors (router ids): any value that differs"
+				break
+			}
+		}
+		return fmt.Sprintf("%s vs %s (%s)\n%s",
+			t.heading(rep.Site, "compare", rep.Step, ""), rep.Dump, rule, tb.render(t.st))
 	})
 	return nil
 }

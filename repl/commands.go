@@ -123,7 +123,7 @@ func init() {
 		{aliases: []string{"top"}, group: "data", usage: "top TENSOR [K] [--rank R] [--seq S] [--tokens A:B]",
 			help: "The K (10) channels with the largest |value| (massive activations).\nEach with its value, its ratio to the median |value| (— when the median is 0), " +
 				"and the batch token where it occurs (sequence, position). Where the tensor's rows are not the batch's tokens one to one " +
-				"(lm_head's logits: one row per sequence's last token) a row column gives the tensor's row. For lm_head's logits each channel's token text is shown.",
+				"(lm_head's logits: one row per sequence's last token) a row column gives the tensor's row. For lm_head's logits each channel's token text is shown. A router's topk_ids (expert ids per top-k slot) is refused: `hist topk_ids` counts each expert's picks; an expert load's channels are experts (`top tokens_per_expert`: the busiest).",
 			complete: completeTensors, fn: cmdTop},
 		{aliases: []string{"ranks"}, group: "data", usage: "ranks TENSOR [--seq S] [--tokens A:B]",
 			help:     "Compare a tensor between every pair of ranks.\nRelations: equal, diverged (with the first differing [row, col] and max |Δ|), shard of (different columns of one tensor), addends (partial sums).",
@@ -161,8 +161,8 @@ func init() {
 		{aliases: []string{"compare"}, group: "interventions", usage: "compare DUMP", noRepeat: true,
 			help: "Compare the stop's tensors with a dump of the same inputs (live diff).\n" +
 				"Every tensor of the stopped site the dump holds (a layer capture of the same half, or a site capture), per sequence, rows by position: cosine, max |Δ|, " +
-				"the reference's max |value| and the first token whose row departs (cosine below, or max |Δ| above, the tolerance `diff` uses for the dump's dtype); " +
-				"ids that differ from the dump's are counted. The stop's side is the full tensor (gathered when sharded, summed when partial); " +
+				"the reference's max |value| and the first token whose row departs (cosine below, or max |Δ| above, the tolerance `diff` uses for the dump's dtype; a router's topk_ids, held as integers, departs where any id differs); " +
+				"input_ids that differ from the dump's are counted. The stop's side is the full tensor (gathered when sharded, summed when partial); " +
 				"a replicated tensor whose ranks' copies differ in a sequence (set var --rank, a diverged rank) gets a row per rank for it, in a rank column.",
 			complete: completeFiles, fn: cmdCompare},
 		{aliases: []string{"patch"}, group: "interventions", usage: "patch TENSOR from DUMP [--seq S] | patch SITE.TENSOR from DUMP", noRepeat: true,
@@ -220,7 +220,7 @@ func init() {
 		// model
 		{aliases: []string{"info", "i"}, group: "model", usage: "info model [--fp8|--quantized|--unused]|layers|ranks|memory|sites|break|display|frame|stack|batch|edits|inject",
 			help: "Facts about the model and the session.\nmodel: architecture, sizes, loaded layers, dtypes (config, weights as stored and as kept, fp8 dequantized, activations), " +
-				"unused checkpoint tensors, parameters, world size (and --ep, experts whole per rank), the tokenizer `input text` encodes with, the BOS it puts before a text (none for Kimi's tiktoken.model) and the EOS it puts after one (HF's add_eos_token or a post_processor template ending in a special token; none for llama2.c or Kimi); --fp8 lists the tensors stored as fp8 (block scales), --quantized every quantized weight with its format (fp8 block, int4 group), --unused the checkpoint tensors the model does not use; layers: decoder layers; " +
+				"unused checkpoint tensors, parameters, world size (and --ep, experts whole per rank), the tokenizer `input text` encodes with, the BOS it puts before a text (none for Kimi's tiktoken.model) and the EOS it puts after one (HF's add_eos_token or a post_processor template ending in a special token; none for llama2.c or Kimi); --fp8 lists the tensors stored as fp8 (block scales), --quantized every quantized weight with its format (fp8 block, int4 group) (both a line per name with its routed experts' and decoder layers' numbers as runs, model.layers.{1-60}.mlp.experts.{0-383}.up_proj.weight (23040 weights); json lists each), --unused the checkpoint tensors the model does not use; layers: decoder layers; " +
 				"ranks: device and weight shards per rank (embeddings and lm_head as real rows of the vocabulary with vLLM's padded range, each run of decoder layers split alike once, which routed experts each rank holds) and, with rank workers, each rank's worker process: pid, host and state " +
 				"(idle, running, at a stop, stopped by a signal, or FAILED with its fault report), read without waiting on any worker; " +
 				"memory: device bytes per rank; sites: every site in visit order with its tensors; break: breakpoints and watches (also breakpoints, b, watchpoints); display: displays; frame: the frame looked at (as `frame`); stack: the backtrace (as `bt`); " +

@@ -140,12 +140,37 @@ func quantizedText(q []client.QuantTensor) string {
 		fmt.Fprintf(&b, " (%s)", strings.Join(schemes, "; "))
 	}
 	b.WriteString(":")
-	for _, w := range q {
+	names, formats := make([]string, len(q)), make([]string, len(q))
+	for i, w := range q {
 		f := strings.ReplaceAll(w.Format, "_", " ")
 		if f == "" {
 			f = "?"
 		}
-		fmt.Fprintf(&b, "\n  %-10s  %s", f, w.Name)
+		names[i], formats[i] = w.Name, f
+	}
+	for _, g := range groupNames(names, formats) {
+		fmt.Fprintf(&b, "\n  %-10s  %s", g.tag, g.pattern)
+		if g.n > 1 {
+			fmt.Fprintf(&b, " (%d weights)", g.n)
+		}
+	}
+	return b.String()
+}
+
+// groupedNamesText is namesText with routed experts' and decoder layers'
+// numbered names collapsed (groupNames): `info model --fp8` on
+// DeepSeek-V3 lists 58 layers × 256 experts × 3 weights otherwise.
+func groupedNamesText(names []string, heading, none string) string {
+	if len(names) == 0 {
+		return none
+	}
+	var b strings.Builder
+	b.WriteString(heading)
+	for _, g := range groupNames(names, nil) {
+		fmt.Fprintf(&b, "\n  %s", g.pattern)
+		if g.n > 1 {
+			fmt.Fprintf(&b, " (%d tensors)", g.n)
+		}
 	}
 	return b.String()
 }

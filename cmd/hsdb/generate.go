@@ -155,7 +155,12 @@ func runGenerate(args []string, io stdio) int {
 			return true
 		}
 	}
+	stoppedAt := int32(-1)
+	o.OnStop = func(id int32) { stoppedAt = id }
 	out, err := e.Generate(in, o)
+	if out == nil {
+		out = []int32{} // "ids": [], not null, when the first choice is a stop id
+	}
 	if err != nil {
 		if !*asJSON {
 			fmt.Fprintln(io.Err) // after the tokens printed so far
@@ -164,8 +169,18 @@ func runGenerate(args []string, io stdio) int {
 	}
 	if *asJSON {
 		res := map[string]any{"prompt_ids": in, "ids": out}
+		var notes []string
 		if partial != "" {
-			res["notes"] = []string{partial}
+			notes = append(notes, partial)
+		}
+		if stoppedAt >= 0 {
+			res["stopped_at"] = stoppedAt
+			if len(out) == 0 {
+				notes = append(notes, stopNote(stoppedAt, hfEOS))
+			}
+		}
+		if notes != nil {
+			res["notes"] = notes
 		}
 		if tok != nil {
 			res["text"] = tok.Decode(out)
@@ -174,6 +189,9 @@ func runGenerate(args []string, io stdio) int {
 			return fail(1, "%v", err)
 		}
 		return 0
+	}
+	if stoppedAt >= 0 && len(out) == 0 { // an empty line alone says nothing
+		fmt.Fprintf(io.Err, "hsdb generate: %s\n", stopNote(stoppedAt, hfEOS))
 	}
 	if tok == nil { // the ids as --ids takes them back
 		s := make([]string, len(out))
@@ -185,4 +203,15 @@ func runGenerate(args []string, io stdio) int {
 	}
 	fmt.Fprintln(io.Out)
 	return 0
+}
+
+// stopNote says why generation produced nothing: the model's first choice
+// after the prompt was id, a stop id (the HF model's eos_token_id when
+// hfEOS, else the tokenizer's BOS or EOS, as run.c stops).
+func stopNote(id int32, hfEOS bool) string {
+	what := "the tokenizer's BOS or EOS, where run.c stops"
+	if hfEOS {
+		what = "the model's eos_token_id, where HF's generate stops"
+	}
+	return fmt.Sprintf("nothing generated: the model's first choice after the prompt is id %d, %s (give another prompt, or --temperature above 0 to sample)", id, what)
 }

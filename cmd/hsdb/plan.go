@@ -253,7 +253,8 @@ func both(n int64) string {
 
 // parseBytes reads a memory size: a number with a unit (B, KB, MB, GB, TB
 // decimal; KiB, MiB, GiB, TiB binary; K, M, G, T binary, as nvidia-smi's
-// MiB), or plain bytes. Errors name the text.
+// MiB), or plain bytes (at least 1 MiB: a bare "141" meant GiB). Errors
+// name the text.
 func parseBytes(s string) (int64, error) {
 	t := strings.TrimSpace(s)
 	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
@@ -271,6 +272,10 @@ func parseBytes(s string) (int64, error) {
 	b := v * mult
 	if !(b > 0) || b > math.MaxInt64/2 || math.IsInf(b, 0) {
 		return 0, fmt.Errorf("%q: want a positive size below 4 EiB", s)
+	}
+	if unit == "" && b < 1<<20 {
+		// "141" is 141 bytes, not the 141 GiB meant: no device is that small.
+		return 0, fmt.Errorf("%q without a unit is %s bytes, less than any device holds; give a unit: %sGiB, %sGB", s, num, num, num)
 	}
 	return int64(b), nil
 }

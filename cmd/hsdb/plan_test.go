@@ -76,12 +76,14 @@ func TestPlanCommandErrors(t *testing.T) {
 
 // TestParseBytes: decimal and binary units, as written on spec sheets.
 func TestParseBytes(t *testing.T) {
-	for s, want := range map[string]int64{"141GiB": 141 << 30, "141 GiB": 141 << 30, "80GB": 80e9, "96gb": 96e9, "1.5TiB": 3 << 39, "1073741824": 1 << 30, "512M": 512 << 20} {
+	for s, want := range map[string]int64{"141GiB": 141 << 30, "141 GiB": 141 << 30, "80GB": 80e9, "96gb": 96e9, "1.5TiB": 3 << 39, "1073741824": 1 << 30, "512M": 512 << 20, "1048576": 1 << 20, "141B": 141} {
 		if got, err := parseBytes(s); err != nil || got != want {
 			t.Errorf("%q: %d, %v; want %d", s, got, err, want)
 		}
 	}
-	for _, s := range []string{"", "GiB", "1e400GB", "0", "12 parsecs", "NaNGB"} {
+	// A bare "141" (141 bytes, below any device) was planned against
+	// as "its device has 141 B": a unit left out.
+	for _, s := range []string{"", "GiB", "1e400GB", "0", "12 parsecs", "NaNGB", "141", "80", "1048575"} {
 		if _, err := parseBytes(s); err == nil {
 			t.Errorf("%q accepted", s)
 		}

@@ -163,10 +163,12 @@ func otherJob(a, b *Manifest) string {
 		return "the debugger's `dump` wrote it, not a capture job"
 	case (a.Job == nil) != (b.Job == nil) || (a.Job != nil && (a.Job.InputSHA256 != b.Job.InputSHA256 || a.Job.Sequences != b.Job.Sequences)):
 		return "other inputs"
-	case joinInts(a.Capture.Layers) != joinInts(b.Capture.Layers):
-		return fmt.Sprintf("layers %s, now %s", FileText(joinInts(a.Capture.Layers)), joinInts(b.Capture.Layers))
+	// The format's ids before hsdb's layers: --layers was given in the
+	// format's ids (speculators 0,1,2 -> 0,1,3 is hsdb layers 0,1 -> 0,2).
 	case a.Capture.Format != b.Capture.Format || joinInts(a.Capture.FormatIDs) != joinInts(b.Capture.FormatIDs) || a.Capture.Compressed != b.Capture.Compressed:
 		return fmt.Sprintf("format %s ids %s, now %s ids %s", FileText(a.Capture.Format), FileText(joinInts(a.Capture.FormatIDs)), b.Capture.Format, joinInts(b.Capture.FormatIDs))
+	case joinInts(a.Capture.Layers) != joinInts(b.Capture.Layers):
+		return fmt.Sprintf("layers %s, now %s", FileText(joinInts(a.Capture.Layers)), joinInts(b.Capture.Layers))
 	case a.Capture.What != b.Capture.What:
 		return fmt.Sprintf("what %s, now %s", FileText(string(a.Capture.What)), b.Capture.What)
 	case a.Capture.DType != b.Capture.DType:

@@ -159,12 +159,11 @@ func PlanLayers(f Format, spec string, layers int, parse func(string) ([]int, er
 	var ids []int
 	if s := strings.TrimSpace(spec); s == "" || strings.EqualFold(s, "eagle3") {
 		ids = Eagle3IDs(f, L)
-		p, err := PlanLayers(f, joinInts(ids), L, parseInts)
-		if err != nil {
+		if _, clash, use := Eagle3Shallow(f, L); clash != "" {
 			return nil, fmt.Errorf("%w: --layers eagle3 is %s ids %s for %d decoder layers, too few layers for EAGLE-3's spread (%s); pass --layers with distinct %s, %d of them where the model has that many (%s), e.g. --layers %s",
-				ErrFormat, f, joinInts(ids), L, strings.TrimPrefix(err.Error(), ErrFormat.Error()+": "), idRange(f, L), len(ids), eagle3Reads(f), joinInts(eagle3Usable(f, ids, L)))
+				ErrFormat, f, joinInts(ids), L, clash, idRange(f, L), len(ids), eagle3Reads(f), joinInts(use))
 		}
-		return p, nil
+		return PlanLayers(f, joinInts(ids), L, parseInts)
 	} else {
 		var err error
 		if ids, err = parse(s); err != nil {
@@ -263,6 +262,33 @@ func eagle3Reads(f Format) string {
 	return "EAGLE-3's three aux layers and the last"
 }
 
+// Eagle3Shallow says whether format f's EAGLE-3 ids (Eagle3IDs) fit a
+// model of L decoder layers: the ids; clash, "" when they fit, else the
+// first that does not ("hsdb id 1 comes twice": the model is too shallow
+// for EAGLE-3's spread of 1, N/2-1, N-4, N-1); and use, distinct ids of
+// f's range to name instead (eagle3Usable).
+func Eagle3Shallow(f Format, L int) (ids []int, clash string, use []int) {
+	ids = Eagle3IDs(f, L)
+	hi := L - 1
+	if f == FormatSpeculators {
+		hi = L
+	}
+	seen := map[int]bool{}
+	for _, id := range ids {
+		switch {
+		case id < 0 || id > hi:
+			clash = fmt.Sprintf("%s id %d is outside 0..%d", f, id, hi)
+		case seen[id]:
+			clash = fmt.Sprintf("%s id %d comes twice", f, id)
+		}
+		if clash != "" {
+			return ids, clash, eagle3Usable(f, ids, L)
+		}
+		seen[id] = true
+	}
+	return ids, "", ids
+}
+
 // eagle3Usable is what is left of the EAGLE-3 ids when the model is too
 // shallow for them: those in format f's range, each once, then the
 // deepest ids of the range not yet taken until the list is as long as
@@ -357,7 +383,7 @@ func PlanCaptured(f Format, specs []CaptureSpec, what string, layers int) (*Plan
 		return nil, nil
 	}
 	if w, _ := ParseWhat(what); w != WhatStream {
-		return nil, fmt.Errorf("%w: %s files hold the residual stream; the layers are captured as %s", ErrFormat, f, what)
+		return nil, fmt.Errorf("%w: %s files hold the residual stream (hidden_states + residual); the layers are captured as %s, vLLM's un-summed half: `capture layers ... --what stream` (the default) and run again, or `dump DIR` without --format writes the %s as it is", ErrFormat, f, what, what)
 	}
 	var ids []int
 	embed, norm := false, false

@@ -63,3 +63,25 @@ func TestOtherJobDebuggerDump(t *testing.T) {
 		t.Errorf("otherJob(job, same job) = %q, want \"\"", got)
 	}
 }
+
+// TestOtherJobNamesFormatIDs: `hsdb capture --format speculators --layers
+// 0,1,2` then `--layers 0,1,3` on the same --out was refused as "layers
+// 0,1, now 0,2": hsdb's layer numbers, not the speculators ids the user
+// gave (id 0 = the embeddings, id k = hsdb layer k-1). The refusal names
+// the format's ids; hsdb's own dumps keep naming their layers. Values by
+// hand from the id mapping.
+func TestOtherJobNamesFormatIDs(t *testing.T) {
+	job := func(format string, ids, layers []int) *Manifest {
+		m := &Manifest{Job: &JobInfo{InputSHA256: "x", Sequences: 2}}
+		m.Capture.Format, m.Capture.FormatIDs, m.Capture.Layers = format, ids, layers
+		return m
+	}
+	spec := otherJob(job("speculators", []int{0, 1, 2}, []int{0, 1}), job("speculators", []int{0, 1, 3}, []int{0, 2}))
+	if want := "format speculators ids 0,1,2, now speculators ids 0,1,3"; spec != want {
+		t.Errorf("speculators: %q, want %q", spec, want)
+	}
+	own := otherJob(job("", nil, []int{0, 1, 2}), job("", nil, []int{0, 1, 3}))
+	if want := "layers 0,1,2, now 0,1,3"; own != want {
+		t.Errorf("hsdb dump: %q, want %q", own, want)
+	}
+}

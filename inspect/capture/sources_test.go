@@ -96,9 +96,11 @@ func TestManifestHFNoteNamesLastLayer(t *testing.T) {
 // the model has them", which reads as layer 4. It now asks for 4 of them.
 // By hand: eagle3 hsdb ids 1, 5/2-1 = 1, 5-4 = 1, 5-1 = 4; the suggestion
 // keeps 1 and 4 and adds the deepest unused, 3 and 2 (TestEagle3TooShallow).
+// The clash is said of the eagle3 ids, not as "--layers: hsdb id 1 is
+// given twice", which the user never gave.
 func TestEagle3TooShallowWording(t *testing.T) {
 	_, err := PlanLayers(FormatHsdb, "eagle3", 5, parseInts)
-	want := "invalid capture request: --layers eagle3 is hsdb ids 1,1,1,4 for 5 decoder layers, too few layers for EAGLE-3's spread (--layers: hsdb id 1 is given twice); pass --layers with distinct hsdb layers in 0..4, 4 of them where the model has that many (EAGLE-3's three aux layers and the last), e.g. --layers 1,2,3,4"
+	want := "invalid capture request: --layers eagle3 is hsdb ids 1,1,1,4 for 5 decoder layers, too few layers for EAGLE-3's spread (hsdb id 1 comes twice); pass --layers with distinct hsdb layers in 0..4, 4 of them where the model has that many (EAGLE-3's three aux layers and the last), e.g. --layers 1,2,3,4"
 	if err == nil || err.Error() != want {
 		t.Errorf("got  %v\nwant %s", err, want)
 	}

@@ -100,6 +100,11 @@ func Eagle3AuxNote(m *Manifest) string {
 // the last), as `hsdb capture --layers eagle3` takes them; an error when
 // the model has too few layers for four distinct ones (capture.PlanLayers).
 func Eagle3Layers(n int) ([]int, error) {
+	if ids, clash, use := capture.Eagle3Shallow(capture.FormatHsdb, n); clash != "" {
+		// In the debugger's words: `capture layers`, not --layers.
+		return nil, fmt.Errorf("%w: eagle3 is hsdb layers %s for %d decoder layers (1, N/2-1, N-4, N-1), too few layers for EAGLE-3's spread (%s); name %d distinct layers in 0..%d (EAGLE-3's three aux layers and the last), e.g. capture layers %s",
+			capture.ErrFormat, intList(ids), n, clash, len(ids), n-1, intList(use))
+	}
 	p, err := capture.PlanLayers(capture.FormatHsdb, "eagle3", n, ParseLayers)
 	if err != nil {
 		return nil, err
@@ -237,4 +242,13 @@ func ParseLayers(s string) ([]int, error) {
 		return nil, fmt.Errorf("no layers in %q", s)
 	}
 	return out, nil
+}
+
+// intList renders ints as "1,1,0,3".
+func intList(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
 }

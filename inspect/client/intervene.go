@@ -139,6 +139,10 @@ type CompareRow struct {
 	RefMax     float64 `json:"ref_max_abs"`
 	FirstToken int     `json:"first_token"`
 	IDsDiffer  int     `json:"ids_differ"`
+	// Exact is set for a tensor the dump holds in an integer dtype (a
+	// router's topk_ids): a row departs where any value differs, whatever
+	// the report's tolerance.
+	Exact bool `json:"exact"`
 }
 
 // CompareReport is `compare DUMP` at a stop: every tensor of the site the

@@ -20,7 +20,9 @@ import (
 // `diff` uses). The stop's side is the full tensor (gathered or summed);
 // a replicated tensor's copies are compared rank by rank (a row per rank,
 // CompareRow.Rank) for each sequence whose rows differ between ranks, and
-// as one row where they agree. Errors: ErrNotStopped, an unreadable dump, a dump holding
+// as one row where they agree. A tensor the dump holds in an integer
+// dtype (`capture site layers.N.mlp.gate topk_ids`) is compared exactly:
+// a row departs where any id differs (CompareRow.Exact). Errors: ErrNotStopped, an unreadable dump, a dump holding
 // nothing of the site, a sequence the dump lacks or shorter than the
 // positions of this step.
 func (s *Session) Compare(dir string) (*client.CompareReport, error) {
@@ -67,7 +69,7 @@ func (s *Session) Compare(dir string) (*client.CompareReport, error) {
 			for sq, n := range b.SeqLens {
 				need[b.Seqs[sq]] = seqNeed{rows: int(b.Pos[b.SeqStart(sq)+n-1]) + 1, cols: w}
 			}
-			src, err := readDumpSeqs(dir, m, key, need)
+			src, err := readDumpSeqs(dir, m, key, need, true)
 			if err != nil {
 				return fmt.Errorf("compare: %w", err)
 			}
@@ -81,7 +83,8 @@ func (s *Session) Compare(dir string) (*client.CompareReport, error) {
 				if ps.rows.Cols() != w || ps.rows.Rows() < int(b.Pos[r0+n-1])+1 {
 					return fmt.Errorf("compare: %w: %s of sequence %d is [%d, %d] in the dump, this step needs %d rows of %d", client.ErrMismatch, key, num, ps.rows.Rows(), ps.rows.Cols(), int(b.Pos[r0+n-1])+1, w)
 				}
-				base := client.CompareRow{Tensor: t.Name, Key: key, Seq: num, Tokens: n, Rank: -1}
+				base := client.CompareRow{Tensor: t.Name, Key: key, Seq: num, Tokens: n, Rank: -1, Exact: ps.integer}
+				tol := rowTolerance(tol, ps.integer)
 				if !copiesAgree(copies, r0*w, (r0+n)*w) {
 					for r, cv := range copies {
 						row := base
@@ -99,6 +102,17 @@ func (s *Session) Compare(dir string) (*client.CompareReport, error) {
 		return nil
 	})
 	return rep, err
+}
+
+// rowTolerance is the tolerance a compared tensor departs beyond: the
+// dump dtype's tol, or for ids (integer, a router's topk_ids) none at all:
+// ids are equal or not, and bf16's tolerance would pass expert 382 for 383
+// (2⁻⁷ of 383 is 3).
+func rowTolerance(tol check.Tolerance, integer bool) check.Tolerance {
+	if integer {
+		return check.Tolerance{CosMin: math.Inf(-1), Rel: 0}
+	}
+	return tol
 }
 
 // copiesAgree reports whether every copy holds the same values in [lo, hi)

@@ -149,8 +149,15 @@ func checkWritable(st *stopCtx, name string) error {
 			if len(w) > 0 {
 				hint = strings.Join(w, ", ") + " can be edited here"
 			}
-			return fmt.Errorf("%w: %s at %s was read by the pass before this stop (or is a copy made for the site), so an edit would change nothing downstream; %s — edit a tensor where it is made (a module's input is the output of the site before it)",
-				client.ErrConsumed, name, st.ev.Site.Path, hint)
+			how := "edit a tensor where it is made (a module's input is the output of the site before it)"
+			if layer, ok := strings.CutSuffix(st.ev.Site.Path, ".mlp.gate"); ok {
+				// The router's choices are made and used inside the MoE
+				// block before this stop (as in vLLM's fused MoE):
+				// what routes differently is the gate's input.
+				how = fmt.Sprintf("the router's choices follow from its input: edit %s.post_attention_layernorm's hidden_states (the gate's input), or `inject router-softmax` / `inject router-no-bias` to route otherwise", layer)
+			}
+			return fmt.Errorf("%w: %s at %s was read by the pass before this stop (or is a copy made for the site), so an edit would change nothing downstream; %s — %s",
+				client.ErrConsumed, name, st.ev.Site.Path, hint, how)
 		}
 	}
 	return nil

@@ -27,6 +27,10 @@ import (
 type patchSeq struct {
 	ids  []int32
 	rows *tensor.Tensor
+	// integer is set when the dump holds the tensor in an integer dtype
+	// (a router's topk_ids site capture): rows holds its ids as f32
+	// (exact below 2^24), which compare checks for equality.
+	integer bool
 }
 
 // layerSite matches a decoder layer's output site.
@@ -126,8 +130,9 @@ type seqNeed struct {
 // job's dump of thousands read every sequence whole, as f32, before
 // looking at the batch (memory without bound). A sequence whose
 // manifest record of key does not have the rows and columns needed is
-// refused from the record, before its file is read.
-func readDumpSeqs(dir string, m *capture.Manifest, key string, need map[int]seqNeed) (map[int]patchSeq, error) {
+// refused from the record, before its file is read. ints admits a tensor
+// of an integer dtype (compare's router ids); patch takes floats alone.
+func readDumpSeqs(dir string, m *capture.Manifest, key string, need map[int]seqNeed, ints bool) (map[int]patchSeq, error) {
 	out := map[int]patchSeq{}
 	for _, sr := range m.Sequences {
 		nd, ok := need[sr.Index]
@@ -149,7 +154,7 @@ func readDumpSeqs(dir string, m *capture.Manifest, key string, need map[int]seqN
 		if err != nil {
 			return nil, err
 		}
-		ps, err := readPatchSeq(f, key, sr)
+		ps, err := readPatchSeq(f, key, sr, ints)
 		f.Close()
 		if err != nil && !strings.Contains(err.Error(), p) { // the reader's errors may name the file already
 			err = fmt.Errorf("%s: %w", p, err)
@@ -167,7 +172,8 @@ func readDumpSeqs(dir string, m *capture.Manifest, key string, need map[int]seqN
 // the sequence (dtype, shape, sha256 of its bytes): a file changed after
 // the dump was written (a NaN written into it, a tensor cast or replaced)
 // was grafted into the pass, or compared against, as if it were the dump.
-func readPatchSeq(f *safetensors.File, key string, rec capture.SeqRecord) (patchSeq, error) {
+// An integer tensor is refused unless ints.
+func readPatchSeq(f *safetensors.File, key string, rec capture.SeqRecord, ints bool) (patchSeq, error) {
 	t, err := f.Copy(key) // another program's dump may be rewritten while read: an error, not SIGBUS
 	if err != nil {
 		return patchSeq{}, err
@@ -184,13 +190,13 @@ func readPatchSeq(f *safetensors.File, key string, rec capture.SeqRecord) (patch
 			return patchSeq{}, err
 		}
 	}
-	if !t.DType.IsFloat() {
+	if !t.DType.IsFloat() && !(ints && (t.DType == tensor.I64 || t.DType == tensor.I32)) {
 		return patchSeq{}, fmt.Errorf("%w: %s is %s, not a float dtype", client.ErrMismatch, key, t.DType)
 	}
 	if len(t.Shape) != 2 || t.Shape[0] != ids.Numel() {
 		return patchSeq{}, fmt.Errorf("%w: %s is %s for %d input_ids", client.ErrMismatch, key, tensor.ShapeString(t.Shape), ids.Numel())
 	}
-	ps := patchSeq{rows: tensor.FromF32(t.ToF32(), t.Shape...)}
+	ps := patchSeq{rows: tensor.FromF32(t.ToF32(), t.Shape...), integer: !t.DType.IsFloat()}
 	for i := range ids.Numel() {
 		ps.ids = append(ps.ids, int32(ids.Int(i)))
 	}
@@ -290,7 +296,7 @@ func (s *Session) patchPlan(req client.PatchRequest, m *capture.Manifest, key st
 				need[b.Seqs[sq]] = seqNeed{rows: last, cols: full, exact: st.ev.Step == 0}
 			}
 		}
-		src, err := readDumpSeqs(req.Dump, m, key, need)
+		src, err := readDumpSeqs(req.Dump, m, key, need, false)
 		if err != nil {
 			return nil, fmt.Errorf("patch: %w", err)
 		}

@@ -318,6 +318,8 @@ func (s *Session) Hist(name string, bins int, sl client.Slice) (*client.HistRepo
 }
 
 // Top returns the k channels of tensor name with the largest |value|.
+// A router's topk_ids (expert ids per top-k slot) is refused, naming
+// hist; an expert load's channels are experts and rank as any tensor's.
 func (s *Session) Top(name string, k int, sl client.Slice) (*client.TopReport, error) {
 	if k < 1 {
 		return nil, fmt.Errorf("top: K %d: want at least 1", k)
@@ -330,6 +332,12 @@ func (s *Session) Top(name string, k int, sl client.Slice) (*client.TopReport, e
 		l, err := s.locate(st, name, sl)
 		if err != nil {
 			return err
+		}
+		if dt := rawDType(l.parts[0]); !dt.IsFloat() && name == "topk_ids" {
+			// Expert ids in top-k slots: the largest id says nothing of a
+			// channel. (An expert load's channels are experts: its top
+			// are the busiest.)
+			return fmt.Errorf("top: %s at %s holds expert ids (%s), one per top-k slot, not values top ranks by |value|: `hist %s` counts each expert's picks, `top tokens_per_expert` lists the busiest", name, st.ev.Site.Path, dt, name)
 		}
 		d, base, src, err := l.source(sl)
 		if err != nil {

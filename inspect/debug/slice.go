@@ -41,7 +41,7 @@ func rowRange(st *stopCtx, n int, sl client.Slice, name string) (client.Range, e
 	b := st.ev.Batch
 	tok := tokenRows(st.ev.Site, b, n)
 	if tok == nil {
-		return client.Range{}, fmt.Errorf("%s has %d rows, not one per token of the batch (%d): --seq and --tokens do not apply", name, n, b.Tokens())
+		return client.Range{}, fmt.Errorf("%s has %s, not one per token of the batch (%d): --seq and --tokens do not apply", name, plural.N(n, "row"), b.Tokens())
 	}
 	lo, hi := 0, b.Tokens()
 	what := "the batch"
