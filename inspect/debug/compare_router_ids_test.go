@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"hsdb/engine"
 	"hsdb/engine/model"
 	"hsdb/engine/tensor"
 	"hsdb/inspect/check"
@@ -23,18 +22,9 @@ import (
 // router-no-bias`), each sequence departs at the first token whose ids
 // differ from the dump's, with max |Δ| the largest id difference.
 func TestCompareRouterIDs(t *testing.T) {
-	e, err := engine.Open("../../testdata/hf/deepseek_v3", engine.Options{TP: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	s := New(e)
-	t.Cleanup(s.Kill)
-	l := NewLocal(s)
 	seqs := [][]int32{{20, 8, 87, 53, 95, 56, 7}, {0, 12, 7}}
-	if err := s.SetBatch(seqs); err != nil {
-		t.Fatal(err)
-	}
+	s := deepseekSession(t, 2, seqs)
+	l := NewLocal(s)
 	const site = "model.layers.1.mlp.gate"
 	if err := l.CaptureSite(site, "topk_ids"); err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"hsdb/engine"
 	"hsdb/engine/model"
 	"hsdb/inspect/client"
 )
@@ -20,17 +19,9 @@ import (
 // down_proj (which does not reduce) the refusal names the MoE block.
 func TestSkipAllReduceAtMoE(t *testing.T) {
 	const tp = 2
-	e, err := engine.Open("../../testdata/hf/deepseek_v3", engine.Options{TP: tp})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	s := New(e)
+	s := deepseekSession(t, tp, [][]int32{{20, 8, 87, 53, 95, 56, 7}})
 	l := NewLocal(s)
-	if err := s.SetBatch([][]int32{{20, 8, 87, 53, 95, 56, 7}}); err != nil {
-		t.Fatal(err)
-	}
-	err = l.Inject(client.Fault{Kind: model.FaultSkipAllReduce, Rank: -1, Site: "model.layers.2.mlp.shared_experts.down_proj"})
+	err := l.Inject(client.Fault{Kind: model.FaultSkipAllReduce, Rank: -1, Site: "model.layers.2.mlp.shared_experts.down_proj"})
 	if err == nil || !strings.Contains(err.Error(), "inject at model.layers.2.mlp") {
 		t.Fatalf("skip-allreduce at the shared expert's down_proj: %v, want a refusal naming model.layers.2.mlp", err)
 	}

@@ -33,6 +33,24 @@ func newSessionOn(t testing.TB, dev string, tp int) *Session {
 	return s
 }
 
+// deepseekSession opens testdata/hf/deepseek_v3 (the tiny DeepSeek-V3
+// fixture: MLA, a dense layer 0, MoE layers of 8 routed experts) on the
+// CPU at tp ranks with batch seqs; engine and session end with the test.
+func deepseekSession(t testing.TB, tp int, seqs [][]int32) *Session {
+	t.Helper()
+	e, err := engine.Open("../../testdata/hf/deepseek_v3", engine.Options{TP: tp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	s := New(e)
+	t.Cleanup(s.Kill)
+	if err := s.SetBatch(seqs); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // expect returns a checker of a run command's result: a stop at site.
 func expect(t testing.TB, site string) func(*client.Outcome, error) *client.Stop {
 	return func(o *client.Outcome, err error) *client.Stop {

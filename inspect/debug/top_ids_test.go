@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"hsdb/engine"
 	"hsdb/inspect/client"
 )
 
@@ -15,16 +14,7 @@ import (
 // experts) and the float logits still rank: 8 channels each, by hand from
 // the fixture's n_routed_experts.
 func TestTopRefusesIDs(t *testing.T) {
-	e, err := engine.Open("../../testdata/hf/deepseek_v3", engine.Options{TP: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	s := New(e)
-	t.Cleanup(s.Kill)
-	if err := s.SetBatch([][]int32{{20, 8, 87, 53, 95, 56, 7}}); err != nil {
-		t.Fatal(err)
-	}
+	s := deepseekSession(t, 1, [][]int32{{20, 8, 87, 53, 95, 56, 7}})
 	if _, err := s.Break("layers.1.mlp.gate", "", false); err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +31,7 @@ func TestTopRefusesIDs(t *testing.T) {
 	}
 	// A [1, experts] load has one row: --seq does not apply, said in
 	// English ("has 1 row", not "has 1 rows").
-	_, err = s.Top("tokens_per_expert", 3, client.Slice{Rank: -1, Seq: 0})
+	_, err := s.Top("tokens_per_expert", 3, client.Slice{Rank: -1, Seq: 0})
 	if err == nil || !strings.Contains(err.Error(), "tokens_per_expert has 1 row, not one per token") {
 		t.Errorf("top tokens_per_expert --seq 0: %v", err)
 	}
@@ -53,21 +43,12 @@ func TestTopRefusesIDs(t *testing.T) {
 // refusal names what does change the routing: the gate's input, the
 // layer's post_attention_layernorm hidden_states, or a router fault.
 func TestSetVarAtGateNamesInput(t *testing.T) {
-	e, err := engine.Open("../../testdata/hf/deepseek_v3", engine.Options{TP: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	s := New(e)
-	t.Cleanup(s.Kill)
-	if err := s.SetBatch([][]int32{{20, 8, 87}}); err != nil {
-		t.Fatal(err)
-	}
+	s := deepseekSession(t, 1, [][]int32{{20, 8, 87}})
 	if _, err := s.Break("layers.2.mlp.gate", "", false); err != nil {
 		t.Fatal(err)
 	}
 	stopped(t)(s.Run())
-	_, err = s.SetVar(client.EditRequest{Tensor: "topk_ids", Slice: client.Slice{Rank: -1, Seq: -1}, Op: "=", Value: 3})
+	_, err := s.SetVar(client.EditRequest{Tensor: "topk_ids", Slice: client.Slice{Rank: -1, Seq: -1}, Op: "=", Value: 3})
 	if err == nil || !strings.Contains(err.Error(), "edit model.layers.2.post_attention_layernorm's hidden_states") || !strings.Contains(err.Error(), "inject router-no-bias") {
 		t.Errorf("set var topk_ids at the gate: %v", err)
 	}
