@@ -15,11 +15,8 @@ import (
 // the mark decides and the sample matches the model (exit 0), as the
 // 4-token sample beside it does.
 func TestCheckSquareSpeculatorsFile(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "hs")
 	const model = "../../testdata/hf/llama"
-	if out, errs, code := runHsdb(t, "capture", "--model", model, "--format", "speculators", "--layers", "1,2,3", "--ids", "1,5,6;1,9,10,11", "--out", dir); code != 0 {
-		t.Fatalf("capture: exit %d\n%s\n%s", code, out, errs)
-	}
+	dir := speculatorsDump(t, model, "1,5,6;1,9,10,11")
 	out, errs, code := runHsdb(t, "check", filepath.Join(dir, "hs_0.safetensors"), "--model", model)
 	if code != 0 || !strings.Contains(out, "verdict: valid") {
 		t.Fatalf("check of the 3-token sample: exit %d\n%s\n%s", code, out, errs)
@@ -59,11 +56,8 @@ func TestCheckLayersInFormatIDs(t *testing.T) {
 // token_ids); a user looking for "input_ids" in the file finds nothing.
 // Every message now uses the file's own name.
 func TestCheckNamesSpeculatorsTokenIDs(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "hs")
 	const model = "../../testdata/hf/llama"
-	if out, errs, code := runHsdb(t, "capture", "--model", model, "--format", "speculators", "--layers", "1,2,3", "--ids", "1,5,6,7", "--out", dir); code != 0 {
-		t.Fatalf("capture: exit %d\n%s\n%s", code, out, errs)
-	}
+	dir := speculatorsDump(t, model, "1,5,6,7")
 	out, errs, code := runHsdb(t, "check", filepath.Join(dir, "hs_0.safetensors"), "--model", model)
 	if code != 0 {
 		t.Fatalf("check: exit %d\n%s\n%s", code, out, errs)
@@ -116,9 +110,17 @@ func TestCheckSpeculatorsLabelsAsIDs(t *testing.T) {
 // returns its file.
 func speculators123(t *testing.T, model string) string {
 	t.Helper()
+	return filepath.Join(speculatorsDump(t, model, "1,5,6,7"), "hs_0.safetensors")
+}
+
+// speculatorsDump captures the sequences ids (capture's --ids) of model
+// with --format speculators --layers 1,2,3 into a new directory and
+// returns it.
+func speculatorsDump(t *testing.T, model, ids string) string {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "hs")
-	if out, errs, code := runHsdb(t, "capture", "--model", model, "--format", "speculators", "--layers", "1,2,3", "--ids", "1,5,6,7", "--out", dir); code != 0 {
+	if out, errs, code := runHsdb(t, "capture", "--model", model, "--format", "speculators", "--layers", "1,2,3", "--ids", ids, "--out", dir); code != 0 {
 		t.Fatalf("capture: exit %d\n%s\n%s", code, out, errs)
 	}
-	return filepath.Join(dir, "hs_0.safetensors")
+	return dir
 }
