@@ -71,6 +71,7 @@
 
 #define FW_DK 192
 #define FW_DV 128
+#define FW_NOPE 128                      // key dims from k; the rest (qk_rope) from kpe
 #define FW_WG 2                          // warpgroups per block
 #define FW_BM (64 * FW_WG)               // queries per block (engine/backend/cuda/flash.go's tiles)
 #define FW_BN 64                         // keys per tile
@@ -97,28 +98,42 @@ __device__ __forceinline__ int fw_off(int r, int d) {
     return (d >> 6) * (R * 128) + r * 128 + ((((d >> 3) & 7) ^ (r & 7)) << 4) + (d & 7) * 2;
 }
 
-// fw_load copies rows row0..row0+R-1 (D elements each) of src (row stride
-// ld elements) into the [R, D] tile at dst made of D/64 swizzled pieces;
-// rows > last are zero-filled and not read. Chunk i of the thread: row
-// (tid + 256i) / (D/8), 16-byte chunk (tid + 256i) % (D/8) (consecutive
-// threads copy consecutive bytes of a row).
-template <int R, int D>
-__device__ __forceinline__ void fw_load(unsigned char* dst, const bf16_t* src, long long ld, int row0, int last) {
+// fw_load copies rows row0..row0+R-1 (D elements each) into the [R, D]
+// tile at dst made of D/64 swizzled pieces: elements 0..8·SPLIT-1 of a
+// row from src (row stride ld elements), the rest from src2 (row stride
+// ld2; its element 0 is the row's element 8·SPLIT); rows > last are
+// zero-filled and not read. Chunk i of the thread: row (tid + 256i) /
+// (D/8), 16-byte chunk (tid + 256i) % (D/8) (consecutive threads copy
+// consecutive bytes of a row).
+template <int R, int D, int SPLIT = D / 8>
+__device__ __forceinline__ void fw_load(unsigned char* dst, const bf16_t* src, long long ld, int row0, int last,
+                                        const bf16_t* src2 = nullptr, long long ld2 = 0) {
     constexpr int CH = D / 8, THREADS = 128 * FW_WG;
     static_assert(R * CH % THREADS == 0, "whole rounds of copies");
 #pragma unroll
     for (int i = 0; i < R * CH / THREADS; i++) {
         const int q = threadIdx.x + THREADS * i, r = q / CH, ch = q % CH;
         const bool ok = row0 + r <= last;
-        mg_cp16(dst + fw_off<R>(r, ch * 8),
-                ok ? (const void*)(src + (long long)(row0 + r) * ld + ch * 8) : (const void*)src, ok);
+        const bf16_t* from = ch < SPLIT ? src + (long long)(row0 + r) * ld + ch * 8
+                                        : src2 + (long long)(row0 + r) * ld2 + (ch - SPLIT) * 8;
+        mg_cp16(dst + fw_off<R>(r, ch * 8), ok ? (const void*)from : (const void*)src, ok);
     }
 }
 
+// Keys and values are read where the caller keeps them: key dims 0-127
+// (k_nope) of row j and kv head g at k + j·k_ld + g·k_hs, dims 128-191
+// (k_pe) at kpe + j·pe_ld + g·pe_hs, values at v + j·v_ld + g·v_hs (all in
+// elements). From a cache of keys [rows, kv_heads·192] and values [rows,
+// kv_heads·128] (GPU.FlashAttention): kpe = k + 128, pe_ld = k_ld, k_hs =
+// pe_hs = 192, v_hs = 128. Straight from kv_b_proj's output kv [rows,
+// heads·256] (per head [k_nope | v]) and the one rotated k_pe [rows, 64]
+// shared by all heads (GPU.FlashAttentionMLA): k = kv, kpe = k_pe, v = kv
+// + 128, k_ld = v_ld = heads·256, pe_ld = 64, k_hs = v_hs = 256, pe_hs = 0,
+// so no per-head key or value tensor is written at all.
 extern "C" __global__ void __launch_bounds__(128 * FW_WG, 1)
-    flash_wgmma_mla_bf16(bf16_t* out, const bf16_t* q, const bf16_t* k, const bf16_t* v, const int4* tiles, int heads,
-                         int group, long long q_ld, long long k_ld, long long v_ld, long long o_ld, int window,
-                         float scale_log2) {
+    flash_wgmma_mla_bf16(bf16_t* out, const bf16_t* q, const bf16_t* k, const bf16_t* kpe, const bf16_t* v,
+                         const int4* tiles, int heads, int group, long long q_ld, long long k_ld, long long pe_ld,
+                         long long v_ld, long long o_ld, int k_hs, int pe_hs, int v_hs, int window, float scale_log2) {
     extern __shared__ unsigned char fw_smem[];
     const unsigned raw = mg_smem_addr(fw_smem), base = (raw + 1023u) & ~1023u;
     unsigned char* sm = fw_smem + (base - raw);  // 1024-byte aligned (the host adds 1 KiB)
@@ -142,11 +157,12 @@ extern "C" __global__ void __launch_bounds__(128 * FW_WG, 1)
     const bool rows = 64 * wg < n;
 
     const bf16_t* qg = q + (long long)t0 * q_ld + (long long)h * FW_DK;
-    const bf16_t* kg = k + (long long)kbase * k_ld + (long long)(h / group) * FW_DK;
-    const bf16_t* vg = v + (long long)kbase * v_ld + (long long)(h / group) * FW_DV;
+    const bf16_t* kg = k + (long long)kbase * k_ld + (long long)(h / group) * k_hs;
+    const bf16_t* pg = kpe + (long long)kbase * pe_ld + (long long)(h / group) * pe_hs;
+    const bf16_t* vg = v + (long long)kbase * v_ld + (long long)(h / group) * v_hs;
     auto load = [&](int it) {
         const int st = it % FW_ST, j0 = kstart + it * FW_BN;
-        fw_load<FW_BN, FW_DK>(Ks + st * FW_K, kg, k_ld, j0, kend);
+        fw_load<FW_BN, FW_DK, FW_NOPE / 8>(Ks + st * FW_K, kg, k_ld, j0, kend, pg, pe_ld);
         fw_load<FW_BN, FW_DV>(Vs + st * FW_V, vg, v_ld, j0, kend);
     };
 

@@ -211,6 +211,14 @@ type Device interface {
 	// for q [tokens, Heads*DK], as AttnArgs describes (softmax in float32).
 	// Out: [tokens, Heads*DV].
 	Attention(q, k, v Tensor, a *AttnArgs) Tensor
+	// MLAAttention is Attention for DeepSeek's multi-head latent attention
+	// with the keys and values read where the layer makes them, none
+	// written per head: kv [rows, Heads*(Nope+V)] is kv_b_proj's output
+	// (per head [k_nope | v]) and kPe [rows, Rope] the rotated rope key
+	// all heads share; head h's key at row j is [k_nope_h | kPe[j]] and its
+	// value v_h (the layout WriteMLAKV writes out). q [tokens,
+	// Heads*(Nope+Rope)]; out [tokens, Heads*V] (MLAAttnArgs).
+	MLAAttention(q, kv, kPe Tensor, a *MLAAttnArgs) Tensor
 
 	// MoE: routing and routed experts (moe.go).
 	MoE

@@ -291,6 +291,10 @@ func (p proxy) Attention(_, _, _ backend.Tensor, _ *backend.AttnArgs) backend.Te
 	p.unavailable("attention")
 	return nil
 }
+func (p proxy) MLAAttention(_, _, _ backend.Tensor, _ *backend.MLAAttnArgs) backend.Tensor {
+	p.unavailable("mla-attention")
+	return nil
+}
 func (p proxy) Route(backend.Tensor, *backend.RouteArgs) (backend.Tensor, backend.Tensor) {
 	p.unavailable("route")
 	return nil, nil

@@ -77,3 +77,10 @@ func attend(y, q, k, v []float32, kcols, vcols, maxLen int, a *backend.AttnArgs,
 		}
 	}
 }
+
+// MLAAttention is backend.MLAAttentionExpanded: the per-head keys and
+// values written out with WriteMLAKV, then Attention (the CPU backend has
+// no fused form; its results define the op's meaning).
+func (d *Device) MLAAttention(q, kv, kPe backend.Tensor, a *backend.MLAAttnArgs) backend.Tensor {
+	return backend.MLAAttentionExpanded(d, q, kv, kPe, a)
+}

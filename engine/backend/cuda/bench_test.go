@@ -177,24 +177,54 @@ func BenchmarkFlashAttentionPrefill(b *testing.B) {
 // 192 dims, v_head_dim 128, one kv head per query head as MLA's prefill
 // expands them); TFLOP/s counts 2·(192 + 128) flops per causal pair and
 // head.
-// Sub-benchmarks: wgmma (kernels/flash_wgmma.cu, the default on Hopper)
-// and mma (flash_attention.cu's mma.sync kernel, its peer); on Hopper it
-// then prints the speed of the first against the second.
+// Sub-benchmarks: wgmma (kernels/flash_wgmma.cu, the default on Hopper,
+// on per-head key and value caches), kv_b (the same kernel reading
+// kv_b_proj's output [tokens, heads·256] and the shared k_pe [tokens, 64]
+// in place, GPU.FlashAttentionMLA; Hopper only) and mma
+// (flash_attention.cu's mma.sync kernel, its peer); on Hopper it then
+// prints the speed of the first two against the third.
 func BenchmarkFlashAttentionMLAPrefill(b *testing.B) {
 	p := AttnParams{Heads: 128, KVHeads: 128, HeadDimK: 192, HeadDimV: 128, Scale: 0.072}
 	defer func(k string) { flashWgmma = k }(flashWgmma)
 	ms := map[string]float64{}
-	for _, kern := range []struct{ name, mode string }{{"wgmma", ""}, {"mma", "0"}} {
+	for _, kern := range []struct{ name, mode string }{{"wgmma", ""}, {"kv_b", ""}, {"mma", "0"}} {
 		b.Run(kern.name, func(b *testing.B) {
 			flashWgmma = kern.mode
-			ms[kern.name] = flashPrefillMs(b, p)
+			if kern.name == "kv_b" {
+				if !gpu(b).UseFlashAttentionMLA(tensor.BF16) {
+					b.Skip("kernels/flash_wgmma.cu does not run on this device")
+				}
+				ms[kern.name] = flashMLAPrefillMs(b, p)
+			} else {
+				ms[kern.name] = flashPrefillMs(b, p)
+			}
 			b.ReportMetric(ms[kern.name], "device-ms/op")
 			b.ReportMetric(2*float64(pfPairs)*float64(p.Heads*(p.HeadDimK+p.HeadDimV))/(ms[kern.name]/1e3)/1e12, "TFLOP/s")
 		})
 	}
 	if gpu(b).hopper() && ms["wgmma"] > 0 && ms["mma"] > 0 {
-		fmt.Printf("MLA prefill attention: flash_wgmma.cu %.3f ms, flash_attention.cu %.3f ms: %.2fx\n", ms["wgmma"], ms["mma"], ms["mma"]/ms["wgmma"])
+		fmt.Printf("MLA prefill attention: flash_wgmma.cu %.3f ms, on kv_b_proj's output %.3f ms, flash_attention.cu %.3f ms: %.2fx, %.2fx\n",
+			ms["wgmma"], ms["kv_b"], ms["mma"], ms["mma"]/ms["wgmma"], ms["mma"]/ms["kv_b"])
 	}
+}
+
+// flashMLAPrefillMs is flashPrefillMs for GPU.FlashAttentionMLA: keys and
+// values read from a kv_b_proj output [tokens, heads·256] and k_pe
+// [tokens, 64].
+func flashMLAPrefillMs(b *testing.B, p AttnParams) float64 {
+	d := gpu(b)
+	base, pos := prefill4x1024()
+	p.TileRows = flashWgmmaBM
+	tiles := FlashTiles(base, pos, 0, p.TileRows)
+	tb := uploadBytes(b, d, flashTileBytes(tiles))
+	T := len(base)
+	kv := filled(b, d, T*p.Heads*256, tensor.BF16)
+	kPe := filled(b, d, T*64, tensor.BF16)
+	q := filled(b, d, T*p.Heads*p.HeadDimK, tensor.BF16)
+	out := filled(b, d, T*p.Heads*p.HeadDimV, tensor.BF16)
+	return deviceTime(b, d, func() error {
+		return d.FlashAttentionMLA(out.Ptr(), q.Ptr(), kv.Ptr(), kPe.Ptr(), tb.Ptr(), len(tiles), p, tensor.BF16)
+	})
 }
 
 // flashPrefillMs returns the device ms of one GPU.FlashAttention call

@@ -184,11 +184,9 @@ func (d *GPU) FlashAttention(out, q, k, v, tiles driver.Ptr, nTiles int, p AttnP
 			driver.ErrBadArgument, cmp.Or(p.TileRows, flashBM), dt, dk, dv, rows)
 	}
 	if d.useFlashWgmma(dt, dk, dv) {
-		return d.Do(func() error {
-			return d.launch("flash_wgmma", "flash_wgmma_mla_bf16", grid, dim3{x: flashWgmmaThreads}, flashWgmmaSmem,
-				out, q, k, v, tiles, int32(p.Heads), int32(p.Heads/p.KVHeads),
-				int64(p.QStride), int64(p.KVHeads*dk), int64(p.KVHeads*dv), int64(p.OutStride), int32(p.Window), scaleLog2)
-		})
+		kld := int64(p.KVHeads * dk)
+		return d.flashWgmmaLaunch(out, q, tiles, grid, p, mlaKV{k: k, pe: k.Add(2 * mlaNope), v: v,
+			kLd: kld, peLd: kld, vLd: int64(p.KVHeads * dv), kHs: int32(dk), peHs: int32(dk), vHs: int32(dv)})
 	}
 	return d.Do(func() error {
 		if dk != dv {

@@ -69,3 +69,50 @@ func (d *Device) WriteMLAKV(k, v, kv, kPe backend.Tensor, a *backend.MLAKVArgs) 
 			MLAKVParams{Tokens: T, Heads: H, Nope: a.Nope, Rope: a.Rope, V: a.V, CacheRows: kt.rows()}, st.dt)
 	})
 }
+
+// MLAAttention is backend.Device.MLAAttention. A bf16 batch with a run of
+// two or more tokens of one sequence (a prefill) on a device that runs
+// kernels/flash_wgmma.cu, with DeepSeek's head dims (qk_nope 128, qk_rope
+// 64, v 128), reads the keys and values straight from kv and kPe
+// (GPU.FlashAttentionMLA): no per-head key or value tensor is written,
+// which for DeepSeek-V3's 128 heads and 4096 tokens is 335 MB a layer.
+// Anything else runs backend.MLAAttentionExpanded (WriteMLAKV into
+// temporaries, then Attention).
+func (d *Device) MLAAttention(q, kv, kPe backend.Tensor, a *backend.MLAAttnArgs) backend.Tensor {
+	const op = "mla_attention"
+	qt, st, pt := d.get(op, q), d.get(op, kv), d.get(op, kPe)
+	d.float(op, qt)
+	T, H := qt.rows(), a.Heads
+	if H <= 0 || a.Nope < 0 || a.Rope < 0 || a.V < 0 || qt.cols() != H*(a.Nope+a.Rope) || st.cols() != H*(a.Nope+a.V) ||
+		pt.cols() != a.Rope || pt.rows() != st.rows() || len(a.Base) != T || len(a.Pos) != T || st.dt != qt.dt || pt.dt != qt.dt {
+		d.badArg(op, "q %v %s kv %v %s k_pe %v %s for %d heads of %d+%d / %d, %d tokens with %d bases and %d positions",
+			qt.shape, qt.dt, st.shape, st.dt, pt.shape, pt.dt, H, a.Nope, a.Rope, a.V, T, len(a.Base), len(a.Pos))
+	}
+	for t := range T {
+		if a.Pos[t] < 0 || a.Base[t] < 0 || int(a.Base[t])+int(a.Pos[t]) >= st.rows() {
+			d.badArg(op, "token %d at row %d+%d outside kv of %d rows", t, a.Base[t], a.Pos[t], st.rows())
+		}
+	}
+	longest := 0
+	for _, r := range attnRuns(a.Base) {
+		longest = max(longest, r.n)
+	}
+	if !flashAttn || longest < 2 || a.Nope != mlaNope || a.Rope != 64 || a.V != 128 || !d.g.UseFlashAttentionMLA(qt.dt) {
+		return backend.MLAAttentionExpanded(d, q, kv, kPe, a)
+	}
+	var y *Tensor
+	d.do(op, func() error {
+		var err error
+		if y, err = d.output(qt.dt, T, H*a.V); err != nil || T == 0 {
+			return err
+		}
+		tiles := FlashTiles(a.Base, a.Pos, 0, flashWgmmaBM)
+		tp, err := d.upload(flashTileBytes(tiles))
+		if err != nil {
+			return err
+		}
+		return d.g.FlashAttentionMLA(y.ptr(), qt.ptr(), st.ptr(), pt.ptr(), tp, len(tiles),
+			AttnParams{Heads: H, KVHeads: H, HeadDimK: a.Nope + a.Rope, HeadDimV: a.V, Scale: a.Scale, TileRows: flashWgmmaBM}, qt.dt)
+	})
+	return y
+}

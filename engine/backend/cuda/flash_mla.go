@@ -1,0 +1,86 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+
+	"hsdb/engine/backend/cuda/driver"
+	"hsdb/engine/tensor"
+)
+
+// mlaNope is the key dims kernels/flash_wgmma.cu reads from k (its
+// FW_NOPE: DeepSeek-V3's and Kimi-K2's qk_nope_head_dim); the other 64 of
+// the 192 come from the rope key.
+const mlaNope = 128
+
+// mlaKV says where kernels/flash_wgmma.cu reads keys and values (its
+// comment on the kernel's arguments): key dims 0..127 of key row j and kv
+// head g at k + j·kLd + g·kHs, dims 128..191 at pe + j·peLd + g·peHs,
+// values at v + j·vLd + g·vHs; strides in elements.
+type mlaKV struct {
+	k, pe, v       driver.Ptr
+	kLd, peLd, vLd int64
+	kHs, peHs, vHs int32
+}
+
+// flashWgmmaLaunch launches flash_wgmma_mla_bf16 on grid for the checked
+// parameters p and the key and value layout kv.
+func (d *GPU) flashWgmmaLaunch(out, q, tiles driver.Ptr, grid dim3, p AttnParams, kv mlaKV) error {
+	scaleLog2 := float32(float64(p.Scale) * math.Log2E)
+	return d.Do(func() error {
+		return d.launch("flash_wgmma", "flash_wgmma_mla_bf16", grid, dim3{x: flashWgmmaThreads}, flashWgmmaSmem,
+			out, q, kv.k, kv.pe, kv.v, tiles, int32(p.Heads), int32(p.Heads/p.KVHeads),
+			int64(p.QStride), kv.kLd, kv.peLd, kv.vLd, int64(p.OutStride), kv.kHs, kv.peHs, kv.vHs, int32(p.Window), scaleLog2)
+	})
+}
+
+// FlashAttentionMLA is FlashAttention for DeepSeek's multi-head latent
+// attention with the keys and values read straight from where the layer
+// makes them, with no per-head key or value tensor written: kv [rows,
+// Heads·256] is kv_b_proj's output (per head [k_nope 128 | v 128]) and kPe
+// [rows, 64] the rotated rope key that every head shares (HF's
+// DeepseekV3Attention expands it to each head; vLLM's MLA prefill reads it
+// once the same way). Key j of a tile's sequence is row Base+j of both;
+// head h's key is [kv[j, h·256 : h·256+128] | kPe[j]] and its value
+// kv[j, h·256+128 : (h+1)·256]. p as FlashAttention's with HeadDimK 192,
+// HeadDimV 128 and KVHeads == Heads (MLA has no shared kv heads); bf16
+// only.
+//
+// It runs only where kernels/flash_wgmma.cu runs (UseFlashAttentionMLA):
+// elsewhere it returns an error wrapping ErrBadArgument, as it does for
+// other head dims, a dtype other than bf16, strides or pointers the
+// kernel cannot copy in 16-byte chunks, or more than 2³¹-1 blocks.
+func (d *GPU) FlashAttentionMLA(out, q, kv, kPe, tiles driver.Ptr, nTiles int, p AttnParams, dt tensor.DType) error {
+	if err := p.check(); err != nil {
+		return err
+	}
+	if !d.UseFlashAttentionMLA(dt) || p.HeadDimK != 192 || p.HeadDimV != 128 || p.KVHeads != p.Heads {
+		return fmt.Errorf("%w: flash attention on kv_b_proj's output: dtype %s, head dims %d, %d, %d/%d heads on compute capability 9.0 (want bf16, 192 and 128, kv heads = heads, wgmma)",
+			driver.ErrBadArgument, dt, p.HeadDimK, p.HeadDimV, p.Heads, p.KVHeads)
+	}
+	if p.QStride%8 != 0 || p.OutStride%8 != 0 {
+		return fmt.Errorf("%w: flash attention: q stride %d and output stride %d must be multiples of 8 elements", driver.ErrBadArgument, p.QStride, p.OutStride)
+	}
+	for _, x := range []driver.Ptr{out, q, kv, kPe, tiles} {
+		if x%16 != 0 {
+			return fmt.Errorf("%w: flash attention: device pointer %#x is not 16-byte aligned", driver.ErrBadArgument, uint64(x))
+		}
+	}
+	if nTiles < 0 || int64(nTiles)*int64(p.Heads) > math.MaxInt32 {
+		return fmt.Errorf("%w: flash attention: %d tiles × %d heads blocks", driver.ErrBadArgument, nTiles, p.Heads)
+	}
+	if rows := cmp.Or(p.TileRows, flashBM); rows != flashWgmmaBM {
+		return fmt.Errorf("%w: flash attention: query tiles of %d tokens, the kernel takes %d (FlashTileRows)", driver.ErrBadArgument, rows, flashWgmmaBM)
+	}
+	ld := int64(p.Heads) * 256
+	return d.flashWgmmaLaunch(out, q, tiles, dim3{x: uint32(nTiles * p.Heads)}, p, mlaKV{k: kv, pe: kPe, v: kv.Add(2 * mlaNope),
+		kLd: ld, peLd: 64, vLd: ld, kHs: 256, peHs: 0, vHs: 256})
+}
+
+// UseFlashAttentionMLA reports whether FlashAttentionMLA runs for dtype
+// dt: kernels/flash_wgmma.cu is taken (bf16 on compute capability 9.0,
+// HSDB_CUDA_FLASH_WGMMA not "0").
+func (d *GPU) UseFlashAttentionMLA(dt tensor.DType) bool { return d.useFlashWgmma(dt, 192, 128) }
