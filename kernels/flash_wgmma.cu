@@ -102,21 +102,29 @@ __device__ __forceinline__ int fw_off(int r, int d) {
 // tile at dst made of D/64 swizzled pieces: elements 0..8·SPLIT-1 of a
 // row from src (row stride ld elements), the rest from src2 (row stride
 // ld2; its element 0 is the row's element 8·SPLIT); rows > last are
-// zero-filled and not read. Chunk i of the thread: row (tid + 256i) /
-// (D/8), 16-byte chunk (tid + 256i) % (D/8) (consecutive threads copy
-// consecutive bytes of a row).
+// zero-filled and not read. Each part is copied in rounds of 256 16-byte
+// chunks: chunk i of the thread is row (tid + 256i) / C, chunk (tid +
+// 256i) % C of the part's C chunks a row (consecutive threads copy
+// consecutive bytes of a row; with C a power of two dividing 256 the
+// thread keeps its chunk and steps 256/C rows a round).
 template <int R, int D, int SPLIT = D / 8>
 __device__ __forceinline__ void fw_load(unsigned char* dst, const bf16_t* src, long long ld, int row0, int last,
                                         const bf16_t* src2 = nullptr, long long ld2 = 0) {
-    constexpr int CH = D / 8, THREADS = 128 * FW_WG;
-    static_assert(R * CH % THREADS == 0, "whole rounds of copies");
+    constexpr int CH = D / 8, C1 = SPLIT, C2 = CH - SPLIT, THREADS = 128 * FW_WG;
+    static_assert(R * C1 % THREADS == 0 && R * C2 % THREADS == 0, "whole rounds of copies");
 #pragma unroll
-    for (int i = 0; i < R * CH / THREADS; i++) {
-        const int q = threadIdx.x + THREADS * i, r = q / CH, ch = q % CH;
+    for (int i = 0; i < R * C1 / THREADS; i++) {
+        const int q = threadIdx.x + THREADS * i, r = q / C1, ch = q % C1;
         const bool ok = row0 + r <= last;
-        const bf16_t* from = ch < SPLIT ? src + (long long)(row0 + r) * ld + ch * 8
-                                        : src2 + (long long)(row0 + r) * ld2 + (ch - SPLIT) * 8;
-        mg_cp16(dst + fw_off<R>(r, ch * 8), ok ? (const void*)from : (const void*)src, ok);
+        mg_cp16(dst + fw_off<R>(r, ch * 8),
+                ok ? (const void*)(src + (long long)(row0 + r) * ld + ch * 8) : (const void*)src, ok);
+    }
+#pragma unroll
+    for (int i = 0; i < R * C2 / THREADS; i++) {
+        const int q = threadIdx.x + THREADS * i, r = q / C2, ch = q % C2;
+        const bool ok = row0 + r <= last;
+        mg_cp16(dst + fw_off<R>(r, (SPLIT + ch) * 8),
+                ok ? (const void*)(src2 + (long long)(row0 + r) * ld2 + ch * 8) : (const void*)src2, ok);
     }
 }
 

@@ -186,8 +186,8 @@ func TestMoEGEMMArgs(t *testing.T) {
 // % 16 == 0; int4 with bf16 scales, K % 32 == 0 and groups of 32 or
 // 64·2^j; never bf16. And pickTile hands quantized prefill sizes on Hopper
 // to its tiles h, r and c, bf16 to w and y (the thresholds of hFrom,
-// wgFrom, yFrom and yTo), and each moe_wgra.cu tile has a fallback of the
-// same rows.
+// wgFrom, yFrom and yTo), each moe_wgra.cu tile has a fallback outside
+// it, and resolveTile takes the fallback when either projection is refused.
 func TestWgraTakes(t *testing.T) {
 	for _, c := range []struct {
 		kind, K int
@@ -220,16 +220,29 @@ func TestWgraTakes(t *testing.T) {
 		kind int
 		rows float64
 		want string
-	}{{mgBF16, 128, "y"}, {mgBF16, 64, "w"}, {mgFP8, 64, "r"}, {mgFP8, 128, "c"}, {mgFP8, 256, "r"},
+	}{{mgBF16, 128, "y"}, {mgBF16, 64, "w"}, {mgFP8, 64, "r"}, {mgFP8, 128, "c144"}, {mgFP8, 256, "c144"},
 		{mgInt4, 11, "s"}, {mgInt4, 43, "h"}, {mgInt4, 85, "r"}, {mgInt4, 171, "c"}, {mgFP8, 8, "s"}, {mgFP8, 16, "h"}} {
 		if got := pickTile(c.kind, c.rows, true).name; got != c.want {
 			t.Errorf("pickTile(%s, %g rows, hopper) = %s, want %s", mgKindName[c.kind], c.rows, got, c.want)
 		}
 	}
-	for _, name := range []string{"r", "c", "h"} {
-		ra, fb := pickTileNamed(name), pickTileNamed(pickTileNamed(name).fallback)
-		if !ra.ra || fb.ra || fb.bm != ra.bm {
-			t.Errorf("tile %s falls back to %s: the fallback must be a tile of the same rows outside moe_wgra.cu (%d, %d)", name, fb.name, ra.bm, fb.bm)
+	for _, tile := range mgTiles {
+		if !tile.ra {
+			continue
 		}
+		if fb := pickTileNamed(tile.fallback); fb.ra || fb.name != tile.fallback {
+			t.Errorf("tile %s falls back to %q: the fallback must be a tile outside moe_wgra.cu", tile.name, tile.fallback)
+		}
+	}
+	fp8 := &groupedWeights{kind: mgFP8, q13: [3]int32{128, 128, 56}, q2: [3]int32{128, 128, 16}}
+	if got := resolveTile(pickTileNamed("c144"), fp8, 7168, 2048).name; got != "c144" {
+		t.Errorf("resolveTile(c144, DeepSeek-V3's fp8 experts) = %s, want c144", got)
+	}
+	fp8.q2 = [3]int32{128, 192, 11} // down_proj's column blocks of 192 = 64·3: refused
+	if got := resolveTile(pickTileNamed("c144"), fp8, 7168, 2048).name; got != "y" {
+		t.Errorf("resolveTile(c144, fp8 down_proj in blocks of 192) = %s, want its fallback y", got)
+	}
+	if got := resolveTile(pickTileNamed("y"), fp8, 7168, 2048).name; got != "y" {
+		t.Errorf("resolveTile(y) = %s, want y (not a moe_wgra.cu tile)", got)
 	}
 }
