@@ -17,7 +17,10 @@ import (
 // every step: the attention runs on per-head keys [ctx, nh·(qk_nope +
 // qk_rope)] and values [ctx, nh·v_head_dim] of the step's context, built
 // for the step and freed with it, so the backends' Attention and its
-// kernels stay as they are.
+// kernels stay as they are. What the debugger edits follows: c_kv at
+// kv_a_layernorm and k_pe at rotary_emb go into the cache and every later
+// step; k_nope and v at kv_b_proj change the step's own keys and values
+// only, as later steps expand the cached latent again.
 
 // mlaKV is a step's keys k [ctx, nh·qk_head_dim] and values v [ctx,
 // nh·v_head_dim] over the context of its sequences, each sequence's rows
