@@ -1,19 +1,44 @@
 package model
 
 import (
+	"math"
+
 	"hsdb/engine/backend"
 	"hsdb/engine/tensor"
 )
 
-// KVCache holds one decoder layer's keys and values on one rank: K
-// [slots·capacity, kvWidth] and V [slots·capacity, vWidth] where sequence slot
-// s keeps position p at row s·capacity + p. It grows (doubling, copying
-// what it holds) when a step needs more slots or positions.
+// KVCache holds one decoder layer's cache on one rank: K [slots·capacity,
+// KWidth] and V [slots·capacity, VWidth] where sequence slot s keeps
+// position p at row s·capacity + p (Row). A cache of one tensor (VWidth 0,
+// V nil) holds MLA's latent [c_kv | k_pe] per token, as vLLM's
+// MLACommonBackend does. It grows (capacity by KVCapacity, copying what it
+// holds) when a step needs more slots or positions.
 type KVCache struct {
-	K, V           backend.Tensor // [Slots·Cap, KWidth] and [Slots·Cap, VWidth]; nil until first use
+	K, V           backend.Tensor // [Slots·Cap, KWidth] and [Slots·Cap, VWidth]; nil until first use (V stays nil when VWidth is 0)
 	Slots, Cap     int            // sequence slots, and positions per slot
-	KWidth, VWidth int            // columns of K and V on this rank (kv heads × head dim, or MLA's latent)
+	KWidth, VWidth int            // columns of K and V on this rank (kv heads × head dim; MLA: kv_lora_rank + qk_rope_head_dim and 0)
 }
+
+// MinKVCapacity is the positions per slot a new cache starts with.
+const MinKVCapacity = 16
+
+// KVCapacity returns the positions per slot a cache holds once it has room
+// for need positions: MinKVCapacity doubled until it reaches need (Ensure
+// grows by this rule; the memory plan, engine/plan kvBytes, counts with
+// it). A need past the largest such int is returned as it is.
+func KVCapacity(need int) int {
+	c := MinKVCapacity
+	for c < need {
+		if c > math.MaxInt/2 {
+			return need
+		}
+		c *= 2
+	}
+	return c
+}
+
+// Row returns the cache row of position pos of slot slot.
+func (kv *KVCache) Row(slot, pos int) int32 { return int32(slot*kv.Cap + pos) }
 
 // Cache is one rank's KV caches, one per decoder layer.
 type Cache struct {
@@ -40,37 +65,44 @@ func (c *Cache) Bytes(dt tensor.DType) int64 {
 }
 
 // Ensure makes room for slots sequences of need positions each, keeping the
-// rows already written.
+// rows already written. vWidth 0 makes a cache of K alone (V nil).
 func (kv *KVCache) Ensure(dev backend.Device, slots, need, kWidth, vWidth int) {
 	if kv.K != nil && slots <= kv.Slots && need <= kv.Cap {
 		return
 	}
 	newSlots := max(slots, kv.Slots)
-	newCap := max(kv.Cap, 16)
-	for newCap < need {
-		newCap *= 2
-	}
+	newCap := KVCapacity(max(kv.Cap, need))
 	dt := dev.ActDType()
 	k := dev.Zeros(dt, newSlots*newCap, kWidth)
-	v := dev.Zeros(dt, newSlots*newCap, vWidth)
+	var v backend.Tensor
+	if vWidth > 0 {
+		v = dev.Zeros(dt, newSlots*newCap, vWidth)
+	}
 	if kv.K != nil {
 		for s := range kv.Slots {
 			dev.CopyRows(k, s*newCap, kv.K, s*kv.Cap, kv.Cap)
-			dev.CopyRows(v, s*newCap, kv.V, s*kv.Cap, kv.Cap)
+			if v != nil && kv.V != nil {
+				dev.CopyRows(v, s*newCap, kv.V, s*kv.Cap, kv.Cap)
+			}
 		}
-		dev.Free(kv.K)
-		dev.Free(kv.V)
+		kv.free(dev)
 	}
 	kv.K, kv.V, kv.Slots, kv.Cap, kv.KWidth, kv.VWidth = k, v, newSlots, newCap, kWidth, vWidth
 }
 
 // Free releases the cache's tensors.
 func (kv *KVCache) Free(dev backend.Device) {
+	kv.free(dev)
+	*kv = KVCache{}
+}
+
+func (kv *KVCache) free(dev backend.Device) {
 	if kv.K != nil {
 		dev.Free(kv.K)
+	}
+	if kv.V != nil {
 		dev.Free(kv.V)
 	}
-	*kv = KVCache{}
 }
 
 // Store writes the step's keys k [tokens, KWidth] and values v [tokens,
@@ -86,8 +118,8 @@ func (kv *KVCache) Store(dev backend.Device, b *Batch, k, v backend.Tensor) (bas
 // Place makes room for the step's tokens in a cache of keys kWidth and
 // values vWidth wide (Ensure) and returns each token's cache row (its
 // slot's first row + its position) and the attention arguments' Base and
-// Pos, for a caller that writes the rows itself (Store, or MLA's fused
-// key and value write).
+// Pos, for a caller that writes the rows itself (Store, or MLA's latent
+// write, vWidth 0).
 func (kv *KVCache) Place(dev backend.Device, b *Batch, kWidth, vWidth int) (rows, base, pos []int32) {
 	maxPos := 0
 	for _, p := range b.Pos {

@@ -191,6 +191,18 @@ func (L *Linear) ForwardJoined(r *model.Rank, x backend.Tensor) backend.Tensor {
 	return dev.Reshape(dev.ConcatCols(per...), T, w.units*w.width)
 }
 
+// Apply computes a block of one weight on x [tokens, in] without a site:
+// [tokens, units_r·width], each unit's parts side by side as
+// ForwardJoined returns them. For a second use of the weight inside a
+// module whose site already showed the step's own output (MLA's
+// re-expansion of cached latent rows by kv_b_proj).
+func (L *Linear) Apply(dev backend.Device, x backend.Tensor) backend.Tensor {
+	if len(L.ws) != 1 {
+		panic(fmt.Sprintf("nn: Apply on a block of %d weights", len(L.ws)))
+	}
+	return dev.Linear(x, L.ws[0].w, L.ws[0].b)
+}
+
 // Forward1 is Forward for a block with one output part.
 func (L *Linear) Forward1(r *model.Rank, x backend.Tensor) backend.Tensor { return L.Forward(r, x)[0] }
 

@@ -22,8 +22,10 @@ import (
 // Split as vLLM splits it: q_a_proj and kv_a_proj_with_mqa replicated (vLLM
 // fuses them into fused_qkv_a_proj with disable_tp), q_b_proj / q_proj and
 // kv_b_proj column-parallel by heads, o_proj row-parallel with an
-// all-reduce. The KV cache holds the expanded per-head k and v, as HF's
-// cache does (vLLM caches the latent; the attention output is the same).
+// all-reduce. The KV cache holds the latent [c_kv | k_pe], kv_lora_rank +
+// qk_rope_head_dim values per token on every rank, as vLLM's
+// MLACommonBackend caches it; each step expands its context's keys and
+// values from it (mla_context.go).
 type MLA struct {
 	c          *MLAConfig
 	site       *model.Site
@@ -128,20 +130,22 @@ func (a *MLA) Forward(r *model.Rank, b *model.Batch, x backend.Tensor) backend.T
 		q = dev.Reshape(dev.ConcatCols(dev.SliceCols(q3, 0, c.Nope), dev.Reshape(qPe, T*nh, c.Rope)), T, nh*qk)
 	}
 
-	// Keys per head [k_nope | k_pe] and values straight into the cache.
-	cache := r.KV.Layers[a.layer]
-	rows, base, pos := cache.Place(dev, b, nh*qk, nh*c.V)
-	dev.WriteMLAKV(cache.K, cache.V, kv, kPe, &backend.MLAKVArgs{Heads: nh, Nope: c.Nope, Rope: c.Rope, V: c.V, Rows: rows})
-	if f, ok := r.Fault(model.FaultChunkNoContext, a.site); ok {
-		base, pos = model.ChunkAttention(base, pos, f.Token)
+	// The cache keeps the latent; the attention runs on the context's
+	// per-head keys and values, made for this step (mla_context.go).
+	a.storeLatent(dev, r.KV.Layers[a.layer], b, cKV, kPe)
+	var o backend.Tensor
+	var ctx mlaKV
+	if plainPrefill(b) {
+		o, ctx = a.attendPrefill(r, b, q, kv, kPe)
+	} else {
+		o, ctx = a.attendCached(r, b, q, kv, kPe)
 	}
-	o := dev.Attention(q, cache.K, cache.V, &backend.AttnArgs{Heads: nh, KVHeads: nh, DK: qk, DV: c.V, Scale: c.Scale, Base: base, Pos: pos})
-	// The sites' k [T, nh·qk] and v [T, nh·v]: the step's cache rows, read
-	// back only when a site is visited.
+	// The sites' k [T, nh·qk] and v [T, nh·v]: the step's rows of the
+	// context's keys and values, made only when a site is visited.
 	var k, v backend.Tensor
 	kvRows := func() {
 		if k == nil {
-			k, v = dev.GatherRows(cache.K, rows), dev.GatherRows(cache.V, rows)
+			k, v = ctx.stepRows(dev)
 		}
 	}
 	r.Leaf(a.core, q, func() []model.SiteTensor {
@@ -156,5 +160,6 @@ func (a *MLA) Forward(r *model.Rank, b *model.Batch, x backend.Tensor) backend.T
 			{Name: "k_pe", T: kPe, Shard: Rep}, {Name: "k", T: k, Shard: a.qLab}, {Name: "v", T: v, Shard: a.vLab},
 			{Name: "attn_out", T: o, Shard: a.vLab}, {Name: "output", T: out, Shard: Rep, Writable: true}}
 	})
+	ctx.free(dev)
 	return out
 }

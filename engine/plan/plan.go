@@ -64,8 +64,9 @@ type Rank struct {
 	// QuantizedWeights is the part stored quantized (data and scales).
 	Weights          int64 `json:"weights_bytes"`
 	QuantizedWeights int64 `json:"quantized_weights_bytes"`
-	// KV is the cache for Options.Tokens tokens over the tree's layers
-	// (KVConvention says the layout).
+	// KV is the cache the engine allocates for Options.Tokens tokens over
+	// the tree's layers, its capacity rounded as model.KVCapacity rounds
+	// it (KVConvention says the layout).
 	KV int64 `json:"kv_bytes"`
 	// Activations is the peak of one decoder layer's live tensors for a
 	// step of Options.Tokens tokens (activationBytes says what is counted).

@@ -90,17 +90,22 @@ func tree(t *testing.T, cfgJSON string, world int, ep bool) (*model.Tree, *model
 // bytes each: 17744 dense + 131072 = 148816.
 //
 // Activations (T = 10 tokens, bf16, rank of 2): always 3·T·64·2 = 3840;
-// attention (2 heads on the rank) T·2·(32+32+20+16+24+32+2·4+4+24+24+16+64+64)
-// = 7200 plus scores 2·T·T·(4+2) = 1200; dense MLP 3·T·32·2 + 2·T·64·2 =
+// attention (2 heads on the rank of qk 8+4 = 12, v 8): q_c and its norm
+// 32+32, kv_a and its parts 20+20, c_kv 16, q 24, kv_b 2·(8+8) = 32, q_pe
+// 2·4 = 8, k_pe 4, q rebuilt 24, the latent row 20, the context's keys 24
+// and values 2·8 = 16, attn_out 16, o_proj 64+64: T·2·416 = 8320 plus
+// scores 2·T·T·(4+2) = 1200 = 9520; dense MLP 3·T·32·2 + 2·T·64·2 =
 // 4480; MoE router 2·T·4·4 = 320, rows 2·T·2·64·2 = 5120, experts
 // 3·T·2·16·2 = 1920, combine 2·T·64·2 = 2560, shared 3·T·16·2 + T·64·2 =
 // 2240 → 12160. Peak: layer 1, 3840 + 12160 = 16000; under --ep the
-// experts hold 32 rows each, 3840 instead of 1920: 17920. KV: 2 layers ·
-// T · (16 + 4) · 2 = 800.
+// experts hold 32 rows each, 3840 instead of 1920: 17920. With both
+// layers dense the attention is the peak: 3840 + 9520 = 13360. KV: the
+// capacity for T = 10 is 16 rows (16 ≥ 10), 2 layers · 16 · (16 + 4) · 2
+// = 1280.
 func TestPlanTinyV3(t *testing.T) {
 	for _, ep := range []bool{false, true} {
 		tr, d := tree(t, tinyV3, 2, ep)
-		p, err := plan.New(tr, d, plan.Options{World: 2, Quant: blockQuant{}, Act: tensor.BF16, Tokens: 10, DeviceBytes: 16000 + 800 + 51056})
+		p, err := plan.New(tr, d, plan.Options{World: 2, Quant: blockQuant{}, Act: tensor.BF16, Tokens: 10, DeviceBytes: 16000 + 1280 + 51056})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,18 +117,29 @@ func TestPlanTinyV3(t *testing.T) {
 			t.Fatalf("ep=%v: %d ranks, want 2", ep, len(p.Ranks))
 		}
 		for _, r := range p.Ranks {
-			if r.Weights != 51056 || r.QuantizedWeights != 33312 || r.KV != 800 || r.Activations != act || r.Total != 51056+800+act {
-				t.Errorf("ep=%v rank %d: %+v, want weights 51056 (33312 quantized), KV 800, activations %d", ep, r.Rank, r, act)
+			if r.Weights != 51056 || r.QuantizedWeights != 33312 || r.KV != 1280 || r.Activations != act || r.Total != 51056+1280+act {
+				t.Errorf("ep=%v rank %d: %+v, want weights 51056 (33312 quantized), KV 1280, activations %d", ep, r.Rank, r, act)
 			}
 		}
 		if p.Fits == ep || (p.Check() == nil) == ep {
 			t.Errorf("ep=%v: fits %v, check %v with a device of %d", ep, p.Fits, p.Check(), p.DeviceBytes)
 		}
 	}
+	dense := strings.Replace(tinyV3, `"first_k_dense_replace": 1`, `"first_k_dense_replace": 2`, 1)
+	tr, d := tree(t, dense, 2, false)
+	p, err := plan.New(tr, d, plan.Options{World: 2, Quant: blockQuant{}, Act: tensor.BF16, Tokens: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range p.Ranks {
+		if r.KV != 1280 || r.Activations != 13360 {
+			t.Errorf("all dense: rank %d KV %d, activations %d; want 1280, 13360", r.Rank, r.KV, r.Activations)
+		}
+	}
 	// Only linear layers are asked: embeddings, LM head and router stay
 	// dense under a scheme that would quantize anything.
-	tr, d := tree(t, tinyV3, 2, false)
-	p, err := plan.New(tr, d, plan.Options{World: 2, Quant: quantizeAll{}})
+	tr, d = tree(t, tinyV3, 2, false)
+	p, err = plan.New(tr, d, plan.Options{World: 2, Quant: quantizeAll{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +157,8 @@ func TestPlanTinyV3(t *testing.T) {
 
 // TestPlanLlamaGQA: testdata/hf/llama (3 layers, 8 heads and 2 kv heads of
 // 12, hidden 96, intermediate 160, float32) at --tp 2, T = 10, by hand:
-// KV 3 · T · 2 · 12 · 4 = 2880 (one kv head per rank); activations
+// KV 3 · 16 · 2 · 12 · 4 = 4608 (one kv head per rank, a capacity of 16
+// rows for 10 tokens); activations
 // 3·T·96·4 = 11520 + attention T·4·(48+12+12+48+12+48+96+96) = 14880 +
 // scores 4·T·T·8 = 3200 (the MLP, 3·T·80·4 + 2·T·96·4 = 17280, is less) =
 // 29600.
@@ -159,8 +176,8 @@ func TestPlanLlamaGQA(t *testing.T) {
 		t.Fatalf("%d ranks, want 2", len(p.Ranks))
 	}
 	for _, r := range p.Ranks {
-		if r.KV != 2880 || r.Activations != 29600 {
-			t.Errorf("rank %d: KV %d, activations %d; want 2880, 29600", r.Rank, r.KV, r.Activations)
+		if r.KV != 4608 || r.Activations != 29600 {
+			t.Errorf("rank %d: KV %d, activations %d; want 4608, 29600", r.Rank, r.KV, r.Activations)
 		}
 	}
 	if !p.Fits || p.DeviceBytes != 0 {

@@ -79,21 +79,25 @@ func kvConvention(layers []layer, d *model.Dims) string {
 	return "keys and values of the rank's kv heads, 2 × kv_heads × head_dim values per token and layer (vLLM's paged cache)"
 }
 
-// kvBytes is rank r's KV cache for tokens tokens of act bytes per value:
-// for MLA, vLLM's convention (MLACommonBackend's cache of
-// [tokens, kv_lora_rank + qk_rope_head_dim] per layer: the compressed
-// latent after kv_a_layernorm and the rotated rope key, not split over
-// ranks); otherwise K and V of the rank's kv heads ([tokens, kv_heads_r ×
-// head_dim] each, replicated kv heads counted on every rank that holds
-// them).
+// kvBytes is rank r's KV cache, in act bytes per value, once it holds
+// tokens tokens of one sequence: what hsdb's engine allocates
+// (model.KVCache), model.KVCapacity(tokens) rows per layer (16 doubled
+// until the tokens fit) of, for MLA, the latent [c_kv | k_pe],
+// kv_lora_rank + qk_rope_head_dim values, not split over ranks (vLLM's
+// MLACommonBackend cache; engine/nn mla_context.go); otherwise K and V of
+// the rank's kv heads, kv_heads_r × head_dim each (replicated kv heads
+// counted on every rank that holds them). A batch of s sequences holds s ×
+// KVCapacity(its longest) rows instead (the default, 4 sequences of 1024
+// tokens: 4096 rows, the same).
 func kvBytes(layers []layer, d *model.Dims, r int, tokens, act int64) (int64, error) {
+	rows := int64(model.KVCapacity(int(tokens)))
 	var c counter
 	for _, l := range layers {
 		if l.mla() {
-			c.add(tokens, int64(d.Named["kv_lora_rank"]+d.Named["qk_rope_head_dim"]), act)
+			c.add(rows, int64(d.Named["kv_lora_rank"]+d.Named["qk_rope_head_dim"]), act)
 			continue
 		}
-		c.add(tokens, 2, l.rows("self_attn.k_proj.weight", r), act)
+		c.add(rows, 2, l.rows("self_attn.k_proj.weight", r), act)
 	}
 	return c.value("KV cache")
 }
@@ -116,12 +120,19 @@ const AttentionScratch = 512 << 20
 //     sum and its all-reduce [T, hidden] × 2, and the scores and
 //     probabilities of heads_r × T × T (f32 scores + act probabilities),
 //     capped at AttentionScratch;
-//   - MLA: q_c and its norm [T, q_lora_rank] × 2, kv_a [T, kv_lora_rank +
-//     qk_rope_head_dim], c_kv [T, kv_lora_rank], q [T, heads_r × qk_head_dim],
-//     kv_b [T, heads_r × (qk_nope + v_head_dim)], q_pe [T, heads_r ×
-//     qk_rope], k_pe [T, qk_rope], the assembled q and k [T, heads_r ×
-//     qk_head_dim] × 2, attn_out [T, heads_r × v_head_dim], o_proj's
-//     partial sum and all-reduce, and the scores as above;
+//   - MLA: q_c and its norm [T, q_lora_rank] × 2, kv_a and its parts kv_c
+//     and k_pe [T, kv_lora_rank + qk_rope_head_dim] × 2, c_kv [T,
+//     kv_lora_rank], q [T, heads_r × qk_head_dim], kv_b [T, heads_r ×
+//     (qk_nope + v_head_dim)], q_pe [T, heads_r × qk_rope], the rotated
+//     k_pe [T, qk_rope], q rebuilt after the rope site [T, heads_r ×
+//     qk_head_dim], the latent row written to the cache [T, kv_lora_rank +
+//     qk_rope_head_dim], the context's expanded keys and values (the
+//     longest context, T: [T, heads_r × qk_head_dim] and [T, heads_r ×
+//     v_head_dim], engine/nn mla_context.go), attn_out [T, heads_r ×
+//     v_head_dim], o_proj's partial sum and all-reduce, and the scores as
+//     above. A later step of n tokens over a context of C ≤ T holds no
+//     more: its C − n cached rows cost the gathered latent, its parts and
+//     kv_b's re-expansion, less per row than a step token;
 //   - a dense MLP: gate and up [T, I_r] × 2, the product [T, I_r], down's
 //     partial sum and all-reduce [T, hidden] × 2;
 //   - routed experts (every token's top-k rows at once, as vLLM's fused_moe
@@ -165,8 +176,9 @@ func attentionStage(l layer, d *model.Dims, r int, T, act int64) (int64, error) 
 		q := l.rows("self_attn.q_b_proj.weight", r) + l.rows("self_attn.q_proj.weight", r)
 		heads = q / hd
 		rope := int64(d.Named["qk_rope_head_dim"])
-		for _, w := range []int64{qa, qa, l.rows("self_attn.kv_a_proj_with_mqa.weight", r), int64(d.Named["kv_lora_rank"]), q,
-			l.rows("self_attn.kv_b_proj.weight", r), heads * rope, rope, q, q, l.cols("self_attn.o_proj.weight", r), H, H} {
+		kva, o := l.rows("self_attn.kv_a_proj_with_mqa.weight", r), l.cols("self_attn.o_proj.weight", r)
+		for _, w := range []int64{qa, qa, kva, kva, int64(d.Named["kv_lora_rank"]), q, l.rows("self_attn.kv_b_proj.weight", r),
+			heads * rope, rope, q, kva, q, o, o, H, H} {
 			c.add(T, w, act)
 		}
 	} else {

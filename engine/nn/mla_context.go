@@ -1,0 +1,162 @@
+package nn
+
+import (
+	"hsdb/engine/backend"
+	"hsdb/engine/model"
+)
+
+// MLA's KV cache and the keys and values its attention reads.
+//
+// The cache holds, per token, the latent [c_kv | k_pe]: c_kv after
+// kv_a_layernorm [kv_lora_rank] and k_pe after RoPE [qk_rope_head_dim],
+// the same on every rank (vLLM vllm/attention/backends/mla/common.py:
+// MLACommonBackend.get_kv_cache_shape is [blocks, block_size, 576] on
+// DeepSeek-V3, and its compute-friendly path, _forward_prefill and the
+// chunked-prefill context loop, expands cached kv_c by kv_b_proj into
+// k_nope and v before a multi-head attention). hsdb takes that path for
+// every step: the attention runs on per-head keys [ctx, nh·(qk_nope +
+// qk_rope)] and values [ctx, nh·v_head_dim] of the step's context, built
+// for the step and freed with it, so the backends' Attention and its
+// kernels stay as they are. What the debugger edits follows: c_kv at
+// kv_a_layernorm and k_pe at rotary_emb go into the cache and every later
+// step; k_nope and v at kv_b_proj change the step's own keys and values
+// only, as later steps expand the cached latent again.
+
+// mlaKV is a step's keys k [ctx, nh·qk_head_dim] and values v [ctx,
+// nh·v_head_dim] over the context of its sequences, each sequence's rows
+// contiguous (position p of the sequence whose first row is b at row
+// b+p): temporaries of the layer, freed once its sites are visited. step
+// holds the rows of the step's own tokens in token order, nil when they
+// are all of k and v in that order (a plain prefill).
+type mlaKV struct {
+	k, v backend.Tensor
+	step []int32
+}
+
+// stepRows returns the step's rows of k and v ([tokens, nh·qk] and
+// [tokens, nh·v]), what the sites show as k and v.
+func (c *mlaKV) stepRows(dev backend.Device) (k, v backend.Tensor) {
+	if c.step == nil {
+		return c.k, c.v
+	}
+	return dev.GatherRows(c.k, c.step), dev.GatherRows(c.v, c.step)
+}
+
+// free releases k and v.
+func (c *mlaKV) free(dev backend.Device) {
+	dev.Free(c.k)
+	dev.Free(c.v)
+}
+
+// storeLatent writes the step's latent rows [c_kv | k_pe] (cKV [tokens,
+// kv_lora_rank], kPe [tokens, qk_rope_head_dim]) at their (slot, position)
+// rows of the layer's cache, a cache of one tensor [slots·capacity,
+// kv_lora_rank + qk_rope_head_dim].
+func (a *MLA) storeLatent(dev backend.Device, cache *model.KVCache, b *model.Batch, cKV, kPe backend.Tensor) {
+	rows, _, _ := cache.Place(dev, b, a.c.KVLora+a.c.Rope, 0)
+	lat := dev.ConcatCols(cKV, kPe)
+	dev.WriteRows(cache.K, lat, rows)
+	dev.Free(lat)
+}
+
+// plainPrefill reports whether every sequence of b holds positions 0, 1,
+// ... of its step tokens in order: the context of each is exactly its
+// tokens in the step, and nothing cached is read.
+func plainPrefill(b *model.Batch) bool {
+	t := 0
+	for _, n := range b.SeqLens {
+		for p := range n {
+			if int(b.Pos[t]) != p {
+				return false
+			}
+			t++
+		}
+	}
+	return true
+}
+
+// attend runs the attention of q [tokens, nh·qk] over c with each token's
+// first context row base (AttnArgs.Base; Pos is the batch's), applying
+// FaultChunkNoContext when it is injected at the module. Out: [tokens,
+// nh·v].
+func (a *MLA) attend(r *model.Rank, b *model.Batch, q backend.Tensor, c mlaKV, base []int32) backend.Tensor {
+	pos := b.Pos
+	if f, ok := r.Fault(model.FaultChunkNoContext, a.site); ok {
+		base, pos = model.ChunkAttention(base, pos, f.Token)
+	}
+	return r.Dev.Attention(q, c.k, c.v, &backend.AttnArgs{Heads: a.nh, KVHeads: a.nh, DK: a.c.QK(), DV: a.c.V, Scale: a.c.Scale,
+		Base: base, Pos: pos})
+}
+
+// attendPrefill is the attention of a plain prefill (plainPrefill): the
+// context's keys and values are the step's own, from kv [tokens,
+// nh·(qk_nope+v)] (kv_b_proj's output, per head [k_nope | v]) and kPe
+// [tokens, qk_rope] in token order, each sequence's first row its first
+// token. It returns the attention output [tokens, nh·v] and the keys and
+// values.
+func (a *MLA) attendPrefill(r *model.Rank, b *model.Batch, q, kv, kPe backend.Tensor) (backend.Tensor, mlaKV) {
+	dev, c, T := r.Dev, a.c, b.Tokens()
+	ctx := mlaKV{k: dev.Alloc(T, a.nh*c.QK()), v: dev.Alloc(T, a.nh*c.V)}
+	rows, base := make([]int32, T), make([]int32, T)
+	for t, p := range b.Pos {
+		rows[t], base[t] = int32(t), int32(t)-p // position p of a sequence starting at row t-p
+	}
+	dev.WriteMLAKV(ctx.k, ctx.v, kv, kPe, &backend.MLAKVArgs{Heads: a.nh, Nope: c.Nope, Rope: c.Rope, V: c.V, Rows: rows})
+	return a.attend(r, b, q, ctx, base), ctx
+}
+
+// attendCached is the attention of any other step (decode, or a sequence
+// continued from a cached prefix): each sequence's context is its
+// positions 0 .. its last position in the step; the step's tokens take
+// their keys and values from kv and kPe (as attendPrefill), the positions
+// before them from kv_b_proj applied to the cached latent rows (the
+// rank's shard of the same weight; no site: the kv_b_proj site showed the
+// step's tokens). It returns the attention output [tokens, nh·v] and the
+// keys and values.
+func (a *MLA) attendCached(r *model.Rank, b *model.Batch, q, kv, kPe backend.Tensor) (backend.Tensor, mlaKV) {
+	dev, c, T := r.Dev, a.c, b.Tokens()
+	cache := r.KV.Layers[a.layer]
+	seq := b.SeqOf()
+	ctxLen := make([]int, len(b.SeqLens))
+	for t, p := range b.Pos {
+		ctxLen[seq[t]] = max(ctxLen[seq[t]], int(p)+1)
+	}
+	first := make([]int, len(b.SeqLens)) // each sequence's first context row
+	rowsCtx := 0
+	for s, n := range ctxLen {
+		first[s] = rowsCtx
+		rowsCtx += n
+	}
+	step, base := make([]int32, T), make([]int32, T)
+	fresh := make([]bool, rowsCtx)
+	for t, p := range b.Pos {
+		base[t] = int32(first[seq[t]])
+		step[t] = base[t] + p
+		fresh[step[t]] = true
+	}
+	var dst, src []int32 // context rows of cached positions, and their cache rows
+	for s, n := range ctxLen {
+		for p := range n {
+			if !fresh[first[s]+p] {
+				dst = append(dst, int32(first[s]+p))
+				src = append(src, cache.Row(b.Slots[s], p))
+			}
+		}
+	}
+	ctx := mlaKV{k: dev.Alloc(rowsCtx, a.nh*c.QK()), v: dev.Alloc(rowsCtx, a.nh*c.V), step: step}
+	args := backend.MLAKVArgs{Heads: a.nh, Nope: c.Nope, Rope: c.Rope, V: c.V}
+	if len(src) > 0 {
+		lat := dev.GatherRows(cache.K, src) // [cached, kv_lora_rank + qk_rope]
+		cKV, pe := dev.SliceCols(lat, 0, c.KVLora), dev.SliceCols(lat, c.KVLora, c.KVLora+c.Rope)
+		dev.Free(lat)
+		old := a.kvb.Apply(dev, cKV) // [cached, nh·(qk_nope+v)]
+		dev.Free(cKV)
+		args.Rows = dst
+		dev.WriteMLAKV(ctx.k, ctx.v, old, pe, &args)
+		dev.Free(old)
+		dev.Free(pe)
+	}
+	args.Rows = step
+	dev.WriteMLAKV(ctx.k, ctx.v, kv, kPe, &args)
+	return a.attend(r, b, q, ctx, base), ctx
+}
