@@ -25,27 +25,48 @@ import (
 // mlaKV is a step's keys k [ctx, nh·qk_head_dim] and values v [ctx,
 // nh·v_head_dim] over the context of its sequences, each sequence's rows
 // contiguous (position p of the sequence whose first row is b at row
-// b+p): temporaries of the layer, freed once its sites are visited. step
+// b+p; attendCached starts sequence s at s times the longest context, so
+// rows past a shorter sequence's context are never written or read): temporaries of the layer, freed once its sites are visited. step
 // holds the rows of the step's own tokens in token order, nil when they
 // are all of k and v in that order (a plain prefill).
+//
+// A plain prefill whose attention read kv_b_proj's output in place
+// (Device.MLAAttention) has no k and v until a site asks for them: then
+// they are written out from kv and kPe (lazy holds the arguments).
 type mlaKV struct {
 	k, v backend.Tensor
 	step []int32
+	lazy *mlaLazy
+}
+
+// mlaLazy is what a plain prefill's k and v are made from when a site
+// asks: kv_b_proj's output kv [tokens, nh·(qk_nope+v)] and kPe [tokens,
+// qk_rope], in token order.
+type mlaLazy struct {
+	kv, kPe backend.Tensor
+	args    backend.MLAKVArgs
 }
 
 // stepRows returns the step's rows of k and v ([tokens, nh·qk] and
 // [tokens, nh·v]), what the sites show as k and v.
 func (c *mlaKV) stepRows(dev backend.Device) (k, v backend.Tensor) {
+	if l := c.lazy; l != nil && c.k == nil {
+		T := l.kv.Shape()[0]
+		c.k, c.v = dev.Alloc(T, l.args.Heads*(l.args.Nope+l.args.Rope)), dev.Alloc(T, l.args.Heads*l.args.V)
+		dev.WriteMLAKV(c.k, c.v, l.kv, l.kPe, &l.args)
+	}
 	if c.step == nil {
 		return c.k, c.v
 	}
 	return dev.GatherRows(c.k, c.step), dev.GatherRows(c.v, c.step)
 }
 
-// free releases k and v.
+// free releases k and v (when they were made).
 func (c *mlaKV) free(dev backend.Device) {
-	dev.Free(c.k)
-	dev.Free(c.v)
+	if c.k != nil {
+		dev.Free(c.k)
+		dev.Free(c.v)
+	}
 }
 
 // storeLatent writes the step's latent rows [c_kv | k_pe] (cKV [tokens,
@@ -92,17 +113,23 @@ func (a *MLA) attend(r *model.Rank, b *model.Batch, q backend.Tensor, c mlaKV, b
 // context's keys and values are the step's own, from kv [tokens,
 // nh·(qk_nope+v)] (kv_b_proj's output, per head [k_nope | v]) and kPe
 // [tokens, qk_rope] in token order, each sequence's first row its first
-// token. It returns the attention output [tokens, nh·v] and the keys and
-// values.
+// token, and Device.MLAAttention reads them there (the CUDA backend's
+// kernels/flash_wgmma.cu with no per-head copy; others write one out).
+// It returns the attention output [tokens, nh·v] and the keys and values,
+// made only if a site asks (mlaKV.lazy).
 func (a *MLA) attendPrefill(r *model.Rank, b *model.Batch, q, kv, kPe backend.Tensor) (backend.Tensor, mlaKV) {
-	dev, c, T := r.Dev, a.c, b.Tokens()
-	ctx := mlaKV{k: dev.Alloc(T, a.nh*c.QK()), v: dev.Alloc(T, a.nh*c.V)}
+	c, T := a.c, b.Tokens()
 	rows, base := make([]int32, T), make([]int32, T)
 	for t, p := range b.Pos {
 		rows[t], base[t] = int32(t), int32(t)-p // position p of a sequence starting at row t-p
 	}
-	dev.WriteMLAKV(ctx.k, ctx.v, kv, kPe, &backend.MLAKVArgs{Heads: a.nh, Nope: c.Nope, Rope: c.Rope, V: c.V, Rows: rows})
-	return a.attend(r, b, q, ctx, base), ctx
+	pos := b.Pos
+	if f, ok := r.Fault(model.FaultChunkNoContext, a.site); ok {
+		base, pos = model.ChunkAttention(base, pos, f.Token)
+	}
+	o := r.Dev.MLAAttention(q, kv, kPe, &backend.MLAAttnArgs{Heads: a.nh, Nope: c.Nope, Rope: c.Rope, V: c.V, Scale: c.Scale,
+		Base: base, Pos: pos})
+	return o, mlaKV{lazy: &mlaLazy{kv: kv, kPe: kPe, args: backend.MLAKVArgs{Heads: a.nh, Nope: c.Nope, Rope: c.Rope, V: c.V, Rows: rows}}}
 }
 
 // attendCached is the attention of any other step (decode, or a sequence
@@ -121,12 +148,18 @@ func (a *MLA) attendCached(r *model.Rank, b *model.Batch, q, kv, kPe backend.Ten
 	for t, p := range b.Pos {
 		ctxLen[seq[t]] = max(ctxLen[seq[t]], int(p)+1)
 	}
-	first := make([]int, len(b.SeqLens)) // each sequence's first context row
-	rowsCtx := 0
-	for s, n := range ctxLen {
-		first[s] = rowsCtx
-		rowsCtx += n
+	// Each sequence's context starts at a multiple of the longest, so the
+	// rows read as [sequences, longest] slots (the CUDA backend's decode
+	// kernels address keys by slot and position).
+	stride := 0
+	for _, n := range ctxLen {
+		stride = max(stride, n)
 	}
+	first := make([]int, len(b.SeqLens)) // each sequence's first context row
+	for s := range ctxLen {
+		first[s] = s * stride
+	}
+	rowsCtx := len(ctxLen) * stride
 	step, base := make([]int32, T), make([]int32, T)
 	fresh := make([]bool, rowsCtx)
 	for t, p := range b.Pos {
