@@ -125,18 +125,6 @@ __device__ __forceinline__ void wr_mma_n192(float (&d)[96], const unsigned (&a)[
         : "memory");
 }
 
-// wr_mma_n144: wr_mma_n128 for 144 tokens.
-__device__ __forceinline__ void wr_mma_n144(float (&d)[72], const unsigned (&a)[4], unsigned long long db) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %77, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n144k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71}, "
-        "{%72, %73, %74, %75}, %76, p, 1, 1, 0;\n}\n"
-        : WG_D32(0), WG_D32(32), WG_D8(64)
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1)
-        : "memory");
-}
-
 // wr_mma_n64: wr_mma_n128 for 64 tokens (wgmma.cuh's wg_mma_rs_n64).
 __device__ __forceinline__ void wr_mma_n64(float (&d)[32], const unsigned (&a)[4], unsigned long long db) {
     wg_mma_rs_n64(d, a, db, 1);
@@ -146,10 +134,9 @@ __device__ __forceinline__ void wr_mma_n64(float (&d)[32], const unsigned (&a)[4
 // 192).
 template <int BN>
 __device__ __forceinline__ void wr_mma(float (&d)[BN / 2], const unsigned (&a)[4], unsigned long long db) {
-    static_assert(BN == 64 || BN == 128 || BN == 144 || BN == 192, "register-operand tiles have 64, 128, 144 or 192 tokens");
+    static_assert(BN == 64 || BN == 128 || BN == 192, "register-operand tiles have 64, 128 or 192 tokens");
     if constexpr (BN == 64) wr_mma_n64(d, a, db);
     else if constexpr (BN == 128) wr_mma_n128(d, a, db);
-    else if constexpr (BN == 144) wr_mma_n144(d, a, db);
     else wr_mma_n192(d, a, db);
 }
 
@@ -440,18 +427,20 @@ __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int
 // the host (engine/backend/cuda/rank_moe_grouped.go, which holds what
 // BenchmarkMoEGrouped measured): r 128 weight rows × 128 tokens, h 128 ×
 // 64, double-buffered; c 192 × 192 interleaved (three warpgroups: the
-// tokens' tile is read once for 192 weight rows) and c144, the same with
-// 144 tokens: DeepSeek-V3's fp8 experts at 128 rows per expert (4096
-// tokens) fill 128 of c's 192 token columns; c144 ran them in 8.46 ms
-// against c's 9.54, and 256 rows in 16.5 against c's 18.7 (one run,
-// BenchmarkMoEGrouped). (Tiles of 96 tokens measured no faster than r for
-// int4 at 85 rows, 11.2 against 10.1; 128 tokens over three warpgroups
-// would split the token tile's 16-byte copies unevenly.) Widening fp8
-// into f16 fragments (cvt.rn.f16x2.e4m3x2 and one f16x2 product by the
-// scale, half the instructions of mg_fp8x2) with f16 tokens made c 6-8 %
-// faster (128 rows 7.97 against 8.51, 256 rows 15.9 against 17.4, an
-// experiment with the tokens' f16 conversion left out); not taken: the
-// tokens and SiLU·mul's output would need an f16 copy with a
+// tokens' tile is read once for 192 weight rows). Tried: c with 144
+// tokens (three warpgroups, m64n144k16) ran DeepSeek-V3's fp8 experts on
+// uniformly random top-8 ids faster than c (BenchmarkMoEGrouped: 128 rows
+// per expert 8.2-8.5 ms against 8.6-9.5, 256 rows 16.1-16.5 against
+// 18.6-18.7) but the benchmark model's own routing, whose experts get
+// uneven rows, slower (scripts/bench/bench-deepseek.sh's fp8 prefill, two
+// runs each, routed experts 9.8-10.2 ms against c's 9.3-9.7: an expert
+// past 144 rows takes a second tile that widens its weights again); tiles
+// of 96 tokens no faster than r for int4 at 85 rows (11.2 against 10.1).
+// Widening fp8 into f16 fragments (cvt.rn.f16x2.e4m3x2 and one f16x2
+// product by the scale, half the instructions of mg_fp8x2) with f16
+// tokens made c 6-8 % faster (128 rows 7.97 against 8.51, 256 rows 15.9
+// against 17.4, an experiment that left out the tokens' conversion); not
+// taken: the tokens and SiLU·mul's output would need an f16 copy with a
 // power-of-two scale per row to keep bf16's range.
 #define WR_CFG_r 2, 128, 4, false
 #define WR_THREADS_r 256
@@ -466,10 +455,7 @@ __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int
         const int* tiles, int nexp, int N, int K, long long scale_off, int qa, int qb, int qc) {             \
         moe_wgra<WR_CFG_##cfg, WK, GLU>(out, x, xidx, wptr, offsets, tiles, nexp, N, K, scale_off, qa, qb, qc); \
     }
-#define WR_CFG_c144 3, 144, 4, true
-#define WR_THREADS_c144 384
-#define WR_CFGS(wn, WK, gn, GLU) WR_INST(wn, WK, r, gn, GLU) WR_INST(wn, WK, h, gn, GLU) WR_INST(wn, WK, c, gn, GLU) \
-    WR_INST(wn, WK, c144, gn, GLU)
+#define WR_CFGS(wn, WK, gn, GLU) WR_INST(wn, WK, r, gn, GLU) WR_INST(wn, WK, h, gn, GLU) WR_INST(wn, WK, c, gn, GLU)
 #define WR_KINDS(gn, GLU) WR_CFGS(fp8, MG_FP8, gn, GLU) WR_CFGS(int4, MG_INT4, gn, GLU)
 WR_KINDS(glu, true)
 WR_KINDS(down, false)

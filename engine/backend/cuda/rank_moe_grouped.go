@@ -76,7 +76,6 @@ var mgTiles = []mgTile{
 	{"r", 128, 128, 256, 4, true, true, "w"},
 	{"c", 192, 192, 384, 4, true, true, "y"},
 	{"h", 64, 128, 256, 4, true, true, "m"},
-	{"c144", 144, 192, 384, 4, true, true, "y"},
 }
 
 // smem returns the dynamic shared memory the tile needs for weight kind
@@ -258,7 +257,7 @@ var (
 	hFrom  = [...]float64{mgBF16: math.Inf(1), mgFP8: 12, mgInt4: 16}
 	wgFrom = [...]float64{mgBF16: 0, mgFP8: 32, mgInt4: 64}
 	yFrom  = [...]float64{mgBF16: 100, mgFP8: 100, mgInt4: 128}
-	yTo    = [...]float64{mgBF16: math.Inf(1), mgFP8: math.Inf(1), mgInt4: math.Inf(1)}
+	yTo    = [...]float64{mgBF16: math.Inf(1), mgFP8: 200, mgInt4: math.Inf(1)}
 )
 
 // pickTile returns the tile configuration for rows average routed rows
@@ -272,20 +271,19 @@ var (
 // 5.7 against 6.0 at 16); r for fp8 above 32 rows (64 rows 6.4 against
 // w's 7.9 and m's 11.5); for int4 above 64 (85 rows 10.0-10.3 against w's
 // 11.6 and l's 16.2); h for quantized weights above hFrom[kind] rows.
-// fp8 above yFrom takes c144 (144 tokens; one run with c and r, ms per
-// layer: 128 rows 8.46 against c's 9.54, 256 rows 16.5 against r's 18.8
-// and c's 18.7; at 64 rows 7.4 against r's 6.6), int4 c (c144 at 171 rows
-// 22.2 against c's 14.6: two token tiles widen every weight twice).
 // Otherwise (and without Hopper) bf16 s up to 8 rows, m above; quantized
 // s up to 16 rows, m up to 64, then x for fp8 and l for int4. A
 // moe_wgra.cu tile that wgraTakes refuses runs its fallback
-// (resolveTile): h m, r w, c and c144 y.
+// (resolveTile): h m, r w, c y.
 func pickTile(kind int, rows float64, hopper bool) mgTile {
 	want := moeTile
 	if want == "" {
 		switch {
 		case hopper && rows > yFrom[kind] && rows <= yTo[kind]:
-			want = [...]string{mgBF16: "y", mgFP8: "c144", mgInt4: "c"}[kind]
+			want = "y"
+			if kind != mgBF16 {
+				want = "c"
+			}
 		case hopper && rows > wgFrom[kind]:
 			want = "w"
 			if kind != mgBF16 {
@@ -328,7 +326,7 @@ func (d *Device) routedGrouped(y, xt, it, wt *Tensor, set *expertSet, T, k int) 
 	n, H, I := g.n, set.hidden, set.inter
 	slots := T * k
 	if moeTile != "" && !slices.ContainsFunc(mgTiles, func(t mgTile) bool { return t.name == moeTile }) {
-		return fmt.Errorf("%w: grouped expert gemm: HSDB_MOE_TILE=%q is not a tile (s, m, l, x, w, y, r, c, c144 or h)", driver.ErrBadArgument, moeTile)
+		return fmt.Errorf("%w: grouped expert gemm: HSDB_MOE_TILE=%q is not a tile (s, m, l, x, w, y, r, c or h)", driver.ErrBadArgument, moeTile)
 	}
 	tile := resolveTile(pickTile(g.kind, float64(slots)/float64(n), d.hopper()), g, H, I)
 	if tile.wg && !d.hopper() {
@@ -375,7 +373,8 @@ func (d *Device) routedGrouped(y, xt, it, wt *Tensor, set *expertSet, T, k int) 
 // resolveTile returns tile, or its fallback when it is a moe_wgra.cu tile
 // that wgraTakes refuses for either of g's projections (gate/up with H
 // input columns, down with I): decided before the routed rows are tiled,
-// since a fallback may tile them otherwise (c144's y: 192 rows).
+// so that both GEMMs run one tile configuration (a fallback may tile the
+// rows otherwise).
 func resolveTile(tile mgTile, g *groupedWeights, H, I int) mgTile {
 	if tile.ra && (!wgraTakes(g.kind, H, g.q13) || !wgraTakes(g.kind, I, g.q2)) {
 		return pickTileNamed(tile.fallback)

@@ -220,7 +220,7 @@ func TestWgraTakes(t *testing.T) {
 		kind int
 		rows float64
 		want string
-	}{{mgBF16, 128, "y"}, {mgBF16, 64, "w"}, {mgFP8, 64, "r"}, {mgFP8, 128, "c144"}, {mgFP8, 256, "c144"},
+	}{{mgBF16, 128, "y"}, {mgBF16, 64, "w"}, {mgFP8, 64, "r"}, {mgFP8, 128, "c"}, {mgFP8, 256, "r"},
 		{mgInt4, 11, "s"}, {mgInt4, 43, "h"}, {mgInt4, 85, "r"}, {mgInt4, 171, "c"}, {mgFP8, 8, "s"}, {mgFP8, 16, "h"}} {
 		if got := pickTile(c.kind, c.rows, true).name; got != c.want {
 			t.Errorf("pickTile(%s, %g rows, hopper) = %s, want %s", mgKindName[c.kind], c.rows, got, c.want)
@@ -235,12 +235,12 @@ func TestWgraTakes(t *testing.T) {
 		}
 	}
 	fp8 := &groupedWeights{kind: mgFP8, q13: [3]int32{128, 128, 56}, q2: [3]int32{128, 128, 16}}
-	if got := resolveTile(pickTileNamed("c144"), fp8, 7168, 2048).name; got != "c144" {
-		t.Errorf("resolveTile(c144, DeepSeek-V3's fp8 experts) = %s, want c144", got)
+	if got := resolveTile(pickTileNamed("c"), fp8, 7168, 2048).name; got != "c" {
+		t.Errorf("resolveTile(c, DeepSeek-V3's fp8 experts) = %s, want c", got)
 	}
 	fp8.q2 = [3]int32{128, 192, 11} // down_proj's column blocks of 192 = 64·3: refused
-	if got := resolveTile(pickTileNamed("c144"), fp8, 7168, 2048).name; got != "y" {
-		t.Errorf("resolveTile(c144, fp8 down_proj in blocks of 192) = %s, want its fallback y", got)
+	if got := resolveTile(pickTileNamed("c"), fp8, 7168, 2048).name; got != "y" {
+		t.Errorf("resolveTile(c, fp8 down_proj in blocks of 192) = %s, want its fallback y", got)
 	}
 	if got := resolveTile(pickTileNamed("y"), fp8, 7168, 2048).name; got != "y" {
 		t.Errorf("resolveTile(y) = %s, want y (not a moe_wgra.cu tile)", got)
