@@ -195,7 +195,7 @@ func init() {
 				"One job at a time writes DIR (an advisory lock beside it, .DIR.lock, released on exit however the process ends); a failure leaves nothing behind, and the staging directories of killed dumps (.DIR.tmp-PID-*) are removed by the next dump of DIR. " +
 				"--format speculators writes hs_{idx}.safetensors instead (hidden_states [len, n_ids, hidden] + token_ids, as speculators trains on them: ids are the captured layers + 1, with 0 first when `capture site model.embed_tokens hidden_states` is on); " +
 				"--format specforge writes rows_{g}-{g+2000}/data_{idx}.ckpt torch.save archives (aux_hidden_state = the captured layers concatenated, hidden_state = `capture site model.norm hidden_states`; --compress: .ckpt.gz). " +
-				"Both bf16 unless --dtype, with manifest.json beside them as hsdb's sidecar (the trainers ignore it); a file whose aux layers are not the three EAGLE-3's draft reads is noted, and so are the captures the format has no place for (other site captures, such as a router's topk_ids: `not_written` in json), which only hsdb's own dump writes.",
+				"Both bf16 unless --dtype, with manifest.json beside them as hsdb's sidecar (the trainers ignore it); SpecForge reads exactly three aux layers, so --format specforge of another count is refused before anything is written; a speculators file whose aux ids are not the three EAGLE-3's draft reads is noted, and so are the captures the format has no place for (other site captures, such as a router's topk_ids: `not_written` in json), which only hsdb's own dump writes.",
 			complete: completeFiles, fn: cmdDump},
 		{aliases: []string{"inject"}, group: "captures", noRepeat: true,
 			usage: "inject FAULT [VALUE] [at SITE] [--rank R] [--token T --channel C] | inject clear | inject",
