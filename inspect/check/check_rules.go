@@ -43,6 +43,9 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 			formatIDs = fmt.Sprintf("; %s are this file's speculators ids (id k = hsdb layer k-1's output, id 0 the embeddings), and --layers (check, diff) are hsdb layers: --layers %s", joinInts(ids), joinInts(labels))
 		}
 	}
+	if formatIDs == "" {
+		formatIDs = outOfModel(opts.Layers, opts.Dims)
+	}
 	switch {
 	case len(opts.Layers) == 0:
 		add(capture.RuleLayerCount, capture.Skip, "no --layers requested (%d entr%s%s%s)", len(l.Entries), ies(len(l.Entries)), labelNote(labels), noLayersIDs)
