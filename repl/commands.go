@@ -118,7 +118,8 @@ func init() {
 		{aliases: []string{"hist"}, group: "data", usage: "hist TENSOR [--rank R] [--seq S] [--tokens A:B]",
 			help: "Terminal histogram of a tensor's finite values.\nDefault source: rank 0 for replicated tensors, the gathered tensor for sharded or partial ones. " +
 				"Bins are [lo, hi), the last [lo, hi]; a tensor of one value is the single bin [v, v]. NaN and Inf are counted below the bars. " +
-				"An integer tensor (a router's topk_ids) gets min, max, distinct ids (and for topk_ids those outside [0, E)) and a bar per id with its count (past 64 distinct ids a bar per range [a, b] of whole ids, never fractional edges: [0, E) split from id 0, the ids outside it in ranges of their own).",
+				"An integer tensor (a router's topk_ids) gets min, max, distinct ids (and for topk_ids those outside [0, E)) and a bar per id with its count (past 64 distinct ids a bar per range [a, b] of whole ids, never fractional edges: [0, E) split from id 0, the ids outside it in ranges of their own). " +
+				"With json on (or hsdb --json) a float tensor's result holds stats and hist (lo, hi, the bins' counts, nan, inf); an integer tensor's holds integers only: ids (the exact count of every id, min, max, distinct, out_of_range) and bars, the bars drawn, each [lo, hi] of whole ids (lo = hi: one id; ranged: ranges) with its count, and no float statistics or bins.",
 			complete: completeTensors, fn: cmdHist},
 		{aliases: []string{"top"}, group: "data", usage: "top TENSOR [K] [--rank R] [--seq S] [--tokens A:B]",
 			help: "The K (10) channels with the largest |value| (massive activations).\nEach with its value, its ratio to the median |value| (— when the median is 0), " +
