@@ -104,6 +104,7 @@ func init() {
 				"mean, std, min, max, absmax and l2 are over finite elements and show — when there is none), " +
 				"and for replicated tensors on more than one rank max |Δ| against rank 0 (the column is left out at tp 1 and for sharded or partial tensors). Sharded tensors get a `gathered` row, partial sums a `sum` row. " +
 				"An integer tensor (a router's topk_ids) shows count, min, max and distinct ids instead, and for topk_ids how many lie outside [0, E) (E the router's expert count). " +
+				"A MoE gate's topk_weights [tokens, top_k] (f32, at layers.N.mlp.gate and the MoE block) are the weights the routed experts' outputs are summed with, as HF's DeepseekV3MoE.route_tokens_to_experts returns them (transformers models/deepseek_v3/modeling_deepseek_v3.py): the chosen experts' scores (sigmoid, or softmax for DeepSeek-V2; without e_score_correction_bias), renormalised to sum 1 when norm_topk_prob, then multiplied by routed_scaling_factor (2.5 in DeepSeek-V3's config.json, so a token's weights sum to 2.5, not 1); a router that applies the factor to the experts' output instead has weights routed_scaling_factor times smaller. " +
 				"--seq S selects one sequence of the batch, --tokens A:B its tokens (or the batch's). " +
 				"With an index, prints values: print hidden_states[3, :8] (rows after --seq/--tokens; columns of each rank's tensor, each shard's line naming the full tensor's columns they are, and of the full tensor in the gathered row; consecutive ranks with the same values to the bit, as a replicated tensor's copies until one diverges, are printed once as ranks 0-3).",
 			complete: completeTensors, fn: cmdPrint},
@@ -184,7 +185,7 @@ func init() {
 			usage: "capture layers 2,30,58,60|eagle3 [--what stream|hidden_states|residual] | capture site SITE TENSOR | capture list | capture clear",
 			help: "Record tensors during every run and gen, for `dump`.\n" +
 				"`layers` records each decoder layer's output site (eagle3: hsdb layers 1, N/2-1, N-4, N-1, as hsdb capture --layers eagle3, which `dump --format speculators` writes as its EAGLE-3 ids 2, N/2, N-3, N; SpecForge's are the first three): stream (default) = hidden_states + residual = HF output_hidden_states[i+1] " +
-				"(HF's last entry is post final norm), or vLLM's un-summed hidden_states or residual half. `site` records any per-token tensor of a site (a MoE router's choices: `capture site layers.N.mlp.gate topk_ids` and `topk_weights`, which check and diff compare with the model's). " +
+				"(HF's last entry is post final norm), or vLLM's un-summed hidden_states or residual half. `site` records any per-token tensor of a site (a MoE router's choices: `capture site layers.N.mlp.gate topk_ids` and `topk_weights`, the latter with routed_scaling_factor applied as HF's router does (`help print`), which check and diff compare with the model's). " +
 				"Per-token tensors are split per sequence of the flattened batch, gathered across ranks when sharded (summed when partial) " +
 				"and checked across ranks when replicated; decode steps append rows, and each `run` starts the recording over (a dump holds the last run and its gen steps). `list` shows what is captured, `clear` forgets it all.",
 			complete: completeCapture, fn: cmdCapture},
