@@ -209,7 +209,7 @@ func init() {
 				"unless --no-model, what each tensor really is by running this model on the file's input_ids: every explanation scored on values " +
 				"(layers × hidden_states/residual/stream/normed stream × full/rank shard, site tensors of a fitting width, row shifts, sequence order, BOS, labels, chunk restarts, a fitted scale named by a config constant), " +
 				"the best and the runner-up with their scores; captured router top-k compared with the model's. The same verdict as diff. A verdict other than valid fails the command after the report (as `hsdb check` exits 1): a script (`hsdb -x`, `source`) stops there with exit 1, as gdb's scripts stop on a failing command (`set errors continue` goes on); so does diff's. It runs forward passes of its own, so not while a pass is stopped (continue to the end first); --no-model runs none.\n" +
-				"Hostile files are refused with the bound they hit, before the work: a dump manifest's files must be plain names inside the dump; a torch .pt's data.pkl at most 64 MiB " +
+				"Hostile files are refused with the bound they hit, before the work: a dump manifest's files must be plain names inside the dump, and each of its tensors entries hsdb's own (a safetensors dtype and a 64-digit sha256: what the entries hold in memory stays under about twice their bytes); a torch .pt's data.pkl at most 64 MiB " +
 				"(from the zip entry's declared size, before inflating), its records at most the file's size + 256 MiB in all, the pickle's values at most 2^20 once shared references are expanded, " +
 				"nested at most 64 deep, numbers at most 4096 bits, views at most 4 × their storages + 1 MiB, unpickling at most 10 s; only the globals torch.save needs are allowed.",
 			complete: completeFiles, fn: cmdCheck},
