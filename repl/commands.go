@@ -184,7 +184,7 @@ func init() {
 		{aliases: []string{"capture"}, group: "captures", noRepeat: true,
 			usage: "capture layers 2,30,58,60|eagle3 [--what stream|hidden_states|residual] | capture site SITE TENSOR | capture list | capture clear",
 			help: "Record tensors during every run and gen, for `dump`.\n" +
-				"`layers` records each decoder layer's output site (eagle3: hsdb layers 1, N/2-1, N-4, N-1, as hsdb capture --layers eagle3, which `dump --format speculators` writes as its EAGLE-3 ids 2, N/2, N-3, N; SpecForge's are the first three): stream (default) = hidden_states + residual = HF output_hidden_states[i+1] " +
+				"`layers` records each decoder layer's output site (eagle3: hsdb layers 1, N/2-1, N-4, N-1, as hsdb capture --layers eagle3, which `dump --format speculators` writes as its EAGLE-3 ids 2, N/2, N-3, N; SpecForge's are the first three, and `dump --format specforge` takes exactly three captured layers: `capture layers 1,N/2-1,N-4` for it): stream (default) = hidden_states + residual = HF output_hidden_states[i+1] " +
 				"(HF's last entry is post final norm), or vLLM's un-summed hidden_states or residual half. `site` records any per-token tensor of a site (a MoE router's choices: `capture site layers.N.mlp.gate topk_ids` and `topk_weights`, the latter with routed_scaling_factor applied as HF's router does (`help print`), which check and diff compare with the model's). " +
 				"Per-token tensors are split per sequence of the flattened batch, gathered across ranks when sharded (summed when partial) " +
 				"and checked across ranks when replicated; decode steps append rows, and each `run` starts the recording over (a dump holds the last run and its gen steps). `list` shows what is captured, `clear` forgets it all.",

@@ -14,7 +14,9 @@ import (
 // now one error, exit 2 (nothing comparable), naming the ids, the model's
 // layer count and the range, for check (text and --json) and diff alike.
 // --layers 1,2,3,4 (4 is a layer position, speculators' last id) still
-// reaches the file, whose layer-count rule names layer 4 as outside 0..3.
+// reaches the file, whose layer-count rule names layer 4 as outside 0..3;
+// so does the rule of a dump checked without --model (the manifest's
+// layer count).
 func TestCheckLayersOutOfRange(t *testing.T) {
 	const model = "../../testdata/hf/deepseek_v3"
 	dir := filepath.Join(t.TempDir(), "d")
@@ -39,5 +41,11 @@ func TestCheckLayersOutOfRange(t *testing.T) {
 	out, _, code = runHsdb(t, "check", dir, "--model", model, "--layers", "1,2,3,4")
 	if code != 1 || !strings.Contains(out, "labelled layers 0,1,2,3, requested 1,2,3,4; layer 4 is outside the model's hsdb layers 0..3 (4 decoder layers)") {
 		t.Errorf("check --layers 1,2,3,4: exit %d:\n%s", code, out)
+	}
+	// Without --model the dump's manifest gives the layer count (its
+	// model.dims.num_hidden_layers, 4): the rule names the ids.
+	out, _, code = runHsdb(t, "check", dir, "--no-model", "--layers", "5,6,7,8")
+	if code != 1 || !strings.Contains(out, "requested 5,6,7,8; layers 5,6,7,8 are outside the model's hsdb layers 0..3 (4 decoder layers)") {
+		t.Errorf("check --no-model --layers 5,6,7,8: exit %d:\n%s", code, out)
 	}
 }
