@@ -200,9 +200,11 @@ func TestDumpTrainerFormatsREPL(t *testing.T) {
 	f.Exec("capture site model.norm hidden_states")
 	f.Exec("run")
 	sfDir := filepath.Join(t.TempDir(), "sf")
-	// Two aux layers: SpecForge's draft reads three (TestSpecForgeAuxCount).
-	f.AssertExec("dump "+sfDir+" --format specforge", "dumped 3 sequences", "aux_hidden_state holds 2 layers")
-	f.assertVerdictFails("check "+sfDir, "pass  matches model", "3 files: 0 valid, 3 invalid")
+	// Two aux layers: SpecForge's draft reads three (TestSpecForgeAuxRefused).
+	f.AssertError("dump "+sfDir+" --format specforge", "specforge ids 0,2 (hsdb layers 0,2): 2 aux layers would make aux_hidden_state [1, len, 2·hidden], which SpecForge cannot train on: it reads exactly 3")
+	if _, err := os.Stat(sfDir); !os.IsNotExist(err) {
+		t.Errorf("the refused dump left %s: %v", sfDir, err)
+	}
 	f.Exec("capture layers 1")
 	f.Exec("run")
 	sfDir3 := filepath.Join(t.TempDir(), "sf3")

@@ -106,7 +106,11 @@ func cmdHist(t *Term, args string) error {
 	if err != nil {
 		return err
 	}
-	t.emit("hist", rep, func() string { return t.histText(rep) })
+	var v any = rep
+	if rep.IDs != nil {
+		v = idHistJSON(rep)
+	}
+	t.emit("hist", v, func() string { return t.histText(rep) })
 	return nil
 }
 

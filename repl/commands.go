@@ -104,6 +104,7 @@ func init() {
 				"mean, std, min, max, absmax and l2 are over finite elements and show — when there is none), " +
 				"and for replicated tensors on more than one rank max |Δ| against rank 0 (the column is left out at tp 1 and for sharded or partial tensors). Sharded tensors get a `gathered` row, partial sums a `sum` row. " +
 				"An integer tensor (a router's topk_ids) shows count, min, max and distinct ids instead, and for topk_ids how many lie outside [0, E) (E the router's expert count). " +
+				"A MoE gate's topk_weights [tokens, top_k] (f32, at layers.N.mlp.gate and the MoE block) are the weights the routed experts' outputs are summed with, as HF's DeepseekV3MoE.route_tokens_to_experts returns them (transformers models/deepseek_v3/modeling_deepseek_v3.py): the chosen experts' scores (sigmoid, or softmax for DeepSeek-V2; without e_score_correction_bias), renormalised to sum 1 when norm_topk_prob, then multiplied by routed_scaling_factor (2.5 in DeepSeek-V3's config.json, so a token's weights sum to 2.5, not 1); a router that applies the factor to the experts' output instead has weights routed_scaling_factor times smaller. " +
 				"--seq S selects one sequence of the batch, --tokens A:B its tokens (or the batch's). " +
 				"With an index, prints values: print hidden_states[3, :8] (rows after --seq/--tokens; columns of each rank's tensor, each shard's line naming the full tensor's columns they are, and of the full tensor in the gathered row; consecutive ranks with the same values to the bit, as a replicated tensor's copies until one diverges, are printed once as ranks 0-3).",
 			complete: completeTensors, fn: cmdPrint},
@@ -118,7 +119,8 @@ func init() {
 		{aliases: []string{"hist"}, group: "data", usage: "hist TENSOR [--rank R] [--seq S] [--tokens A:B]",
 			help: "Terminal histogram of a tensor's finite values.\nDefault source: rank 0 for replicated tensors, the gathered tensor for sharded or partial ones. " +
 				"Bins are [lo, hi), the last [lo, hi]; a tensor of one value is the single bin [v, v]. NaN and Inf are counted below the bars. " +
-				"An integer tensor (a router's topk_ids) gets min, max, distinct ids (and for topk_ids those outside [0, E)) and a bar per id with its count (past 64 distinct ids a bar per range [a, b] of whole ids, never fractional edges: [0, E) split from id 0, the ids outside it in ranges of their own).",
+				"An integer tensor (a router's topk_ids) gets min, max, distinct ids (and for topk_ids those outside [0, E)) and a bar per id with its count (past 64 distinct ids a bar per range [a, b] of whole ids, never fractional edges: [0, E) split from id 0, the ids outside it in ranges of their own). " +
+				"With json on (or hsdb --json) a float tensor's result holds stats and hist (lo, hi, the bins' counts, nan, inf); an integer tensor's holds integers only: ids (the exact count of every id, min, max, distinct, out_of_range) and bars, the bars drawn, each [lo, hi] of whole ids (lo = hi: one id; ranged: ranges) with its count, and no float statistics or bins.",
 			complete: completeTensors, fn: cmdHist},
 		{aliases: []string{"top"}, group: "data", usage: "top TENSOR [K] [--rank R] [--seq S] [--tokens A:B]",
 			help: "The K (10) channels with the largest |value| (massive activations).\nEach with its value, its ratio to the median |value| (— when the median is 0), " +
@@ -182,8 +184,8 @@ func init() {
 		{aliases: []string{"capture"}, group: "captures", noRepeat: true,
 			usage: "capture layers 2,30,58,60|eagle3 [--what stream|hidden_states|residual] | capture site SITE TENSOR | capture list | capture clear",
 			help: "Record tensors during every run and gen, for `dump`.\n" +
-				"`layers` records each decoder layer's output site (eagle3: hsdb layers 1, N/2-1, N-4, N-1, as hsdb capture --layers eagle3, which `dump --format speculators` writes as its EAGLE-3 ids 2, N/2, N-3, N; SpecForge's are the first three): stream (default) = hidden_states + residual = HF output_hidden_states[i+1] " +
-				"(HF's last entry is post final norm), or vLLM's un-summed hidden_states or residual half. `site` records any per-token tensor of a site (a MoE router's choices: `capture site layers.N.mlp.gate topk_ids` and `topk_weights`, which check and diff compare with the model's). " +
+				"`layers` records each decoder layer's output site (eagle3: hsdb layers 1, N/2-1, N-4, N-1, as hsdb capture --layers eagle3, which `dump --format speculators` writes as its EAGLE-3 ids 2, N/2, N-3, N; SpecForge's are the first three, and `dump --format specforge` takes exactly three captured layers: `capture layers 1,N/2-1,N-4` for it): stream (default) = hidden_states + residual = HF output_hidden_states[i+1] " +
+				"(HF's last entry is post final norm), or vLLM's un-summed hidden_states or residual half. `site` records any per-token tensor of a site (a MoE router's choices: `capture site layers.N.mlp.gate topk_ids` and `topk_weights`, the latter with routed_scaling_factor applied as HF's router does (`help print`), which check and diff compare with the model's). " +
 				"Per-token tensors are split per sequence of the flattened batch, gathered across ranks when sharded (summed when partial) " +
 				"and checked across ranks when replicated; decode steps append rows, and each `run` starts the recording over (a dump holds the last run and its gen steps). `list` shows what is captured, `clear` forgets it all.",
 			complete: completeCapture, fn: cmdCapture},
@@ -195,7 +197,7 @@ func init() {
 				"One job at a time writes DIR (an advisory lock beside it, .DIR.lock, released on exit however the process ends); a failure leaves nothing behind, and the staging directories of killed dumps (.DIR.tmp-PID-*) are removed by the next dump of DIR. " +
 				"--format speculators writes hs_{idx}.safetensors instead (hidden_states [len, n_ids, hidden] + token_ids, as speculators trains on them: ids are the captured layers + 1, with 0 first when `capture site model.embed_tokens hidden_states` is on); " +
 				"--format specforge writes rows_{g}-{g+2000}/data_{idx}.ckpt torch.save archives (aux_hidden_state = the captured layers concatenated, hidden_state = `capture site model.norm hidden_states`; --compress: .ckpt.gz). " +
-				"Both bf16 unless --dtype, with manifest.json beside them as hsdb's sidecar (the trainers ignore it); a file whose aux layers are not the three EAGLE-3's draft reads is noted, and so are the captures the format has no place for (other site captures, such as a router's topk_ids: `not_written` in json), which only hsdb's own dump writes.",
+				"Both bf16 unless --dtype, with manifest.json beside them as hsdb's sidecar (the trainers ignore it); SpecForge reads exactly three aux layers, so --format specforge of another count is refused before anything is written; a speculators file whose aux ids are not the three EAGLE-3's draft reads is noted, and so are the captures the format has no place for (other site captures, such as a router's topk_ids: `not_written` in json), which only hsdb's own dump writes.",
 			complete: completeFiles, fn: cmdDump},
 		{aliases: []string{"inject"}, group: "captures", noRepeat: true,
 			usage: "inject FAULT [VALUE] [at SITE] [--rank R] [--token T --channel C] | inject clear | inject",
@@ -207,7 +209,7 @@ func init() {
 				"unless --no-model, what each tensor really is by running this model on the file's input_ids: every explanation scored on values " +
 				"(layers × hidden_states/residual/stream/normed stream × full/rank shard, site tensors of a fitting width, row shifts, sequence order, BOS, labels, chunk restarts, a fitted scale named by a config constant), " +
 				"the best and the runner-up with their scores; captured router top-k compared with the model's. The same verdict as diff. A verdict other than valid fails the command after the report (as `hsdb check` exits 1): a script (`hsdb -x`, `source`) stops there with exit 1, as gdb's scripts stop on a failing command (`set errors continue` goes on); so does diff's. It runs forward passes of its own, so not while a pass is stopped (continue to the end first); --no-model runs none.\n" +
-				"Hostile files are refused with the bound they hit, before the work: a dump manifest's files must be plain names inside the dump; a torch .pt's data.pkl at most 64 MiB " +
+				"Hostile files are refused with the bound they hit, before the work: a dump manifest's files must be plain names inside the dump, and each of its tensors entries hsdb's own (a safetensors dtype and a 64-digit sha256: what the entries hold in memory stays under about twice their bytes); a torch .pt's data.pkl at most 64 MiB " +
 				"(from the zip entry's declared size, before inflating), its records at most the file's size + 256 MiB in all, the pickle's values at most 2^20 once shared references are expanded, " +
 				"nested at most 64 deep, numbers at most 4096 bits, views at most 4 × their storages + 1 MiB, unpickling at most 10 s; only the globals torch.save needs are allowed.",
 			complete: completeFiles, fn: cmdCheck},

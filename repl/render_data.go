@@ -268,15 +268,8 @@ func (t *Term) idHistText(rep *client.HistReport) string {
 		b.WriteString(t.st.Bad.Render("no ids") + "\n")
 		return b.String()
 	}
-	var bars []stats.IDRange
-	ranged := ids.Distinct > maxIDBars
-	if !ranged {
-		for _, c := range ids.Counts {
-			out := ids.Bound > 0 && (c.ID < 0 || c.ID >= int64(ids.Bound))
-			bars = append(bars, stats.IDRange{Lo: c.ID, Hi: c.ID, Count: c.Count, Outside: out})
-		}
-	} else {
-		bars = ids.Ranges(maxIDBars)
+	bars, ranged := idBars(ids)
+	if ranged {
 		fmt.Fprintf(&b, "%d distinct ids, more than %d: a bar per range [a, b] of ids\n", ids.Distinct, maxIDBars)
 	}
 	var peak int64
@@ -307,6 +300,45 @@ func (t *Term) idHistText(rep *client.HistReport) string {
 	}
 	b.WriteString(tb.render(t.st))
 	return b.String()
+}
+
+// idBars are the bars hist draws for an integer tensor: one per id that
+// occurs (Lo = Hi = the id), or past maxIDBars distinct ids the ranges of
+// stats.IDs.Ranges (ranged true); Outside marks ids outside [0, Bound).
+func idBars(ids *stats.IDs) (bars []stats.IDRange, ranged bool) {
+	if ids.Distinct > maxIDBars {
+		return ids.Ranges(maxIDBars), true
+	}
+	bars = []stats.IDRange{}
+	for _, c := range ids.Counts {
+		out := ids.Bound > 0 && (c.ID < 0 || c.ID >= int64(ids.Bound))
+		bars = append(bars, stats.IDRange{Lo: c.ID, Hi: c.ID, Count: c.Count, Outside: out})
+	}
+	return bars, false
+}
+
+// idHistView is `hist --json` of an integer tensor (a router's topk_ids):
+// integers only. ids holds the exact count of every id (stats.IDs, with
+// the smallest and largest id, the distinct ids and those outside [0, E));
+// bars are the text's bars, integer edges [lo, hi] both included, one per
+// id (lo = hi) or, past 64 distinct ids (ranged), ranges of whole ids. The
+// float statistics and equal-width float bins a float tensor gets (mean,
+// std, bins with fractional edges) mean nothing for ids and are left out.
+type idHistView struct {
+	Site   string          `json:"site"`
+	Tensor string          `json:"tensor"`
+	Step   int             `json:"step"`
+	Source string          `json:"source"`
+	Shape  []int           `json:"shape"`
+	IDs    *stats.IDs      `json:"ids"`
+	Ranged bool            `json:"ranged"`
+	Bars   []stats.IDRange `json:"bars"`
+}
+
+// idHistJSON is rep's idHistView (rep.IDs must be set).
+func idHistJSON(rep *client.HistReport) idHistView {
+	bars, ranged := idBars(rep.IDs)
+	return idHistView{Site: rep.Site, Tensor: rep.Tensor, Step: rep.Step, Source: rep.Source, Shape: rep.Shape, IDs: rep.IDs, Ranged: ranged, Bars: bars}
 }
 
 // topText renders top's table. The token column is the batch token; where

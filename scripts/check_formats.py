@@ -18,8 +18,10 @@ fixture's own sequences (reference.safetensors: input_ids, seq_lens):
      (src/speculators/train/data.py): hidden_states[:, :-1].flatten(1) is the
      auxiliary input, hidden_states[:, -1] the verifier's last hidden state;
      token_ids must equal the sequence.
-  2. hsdb capture --format specforge --layers 0,...,L-1 (SGLang ids: every
-     decoder layer's output), plain and --compress. Each
+  2. hsdb capture --format specforge --layers A,B,C, three SGLang ids (decoder
+     layers' outputs; SpecForge trains on exactly three), 0,1,2 and, where
+     the model has more layers, L-3,L-2,L-1, so every layer is read; plain
+     and --compress. Each
      rows_0-2000/data_{idx}.ckpt is loaded with torch.load(weights_only=True)
      (data_{idx}.ckpt.gz through gzip as SpecForge's OfflineEagle3Dataset
      opens it) and read as its process_data does: aux_hidden_state.squeeze(0),
@@ -115,7 +117,7 @@ def check_speculators(d, seqs, refs, L, name, results):
     return not bad
 
 
-def check_specforge(d, seqs, refs, L, name, gz, results):
+def check_specforge(d, seqs, refs, L, sids, name, gz, results):
     worst, bad = [0.0] * (L + 1), []
     for i, ids in enumerate(seqs):
         path = os.path.join(d, "rows_0-2000", f"data_{i}.ckpt" + (".gz" if gz else ""))
@@ -132,9 +134,9 @@ def check_specforge(d, seqs, refs, L, name, gz, results):
             continue
         H = last.shape[1]
         hf, raw_last = refs[i]
-        for s in range(L):
+        for j, s in enumerate(sids):
             want = hf[s + 1] if s + 1 < L else raw_last
-            ok, rel = within(aux[:, s * H:(s + 1) * H], want)
+            ok, rel = within(aux[:, j * H:(j + 1) * H], want)
             worst[s] = max(worst[s], rel)
             if not ok:
                 bad.append(f"{path} SGLang id {s}: {rel:.3g} of max|HF|")
@@ -142,7 +144,7 @@ def check_specforge(d, seqs, refs, L, name, gz, results):
         worst[L] = max(worst[L], rel)
         if not ok:
             bad.append(f"{path} hidden_state: {rel:.3g} of max|HF|")
-    for s in range(L):
+    for s in sids:
         log(f"  {name}: SGLang id {s} vs HF {'output_hidden_states[%d]' % (s + 1) if s + 1 < L else 'layer %d output (hook)' % s}: worst {worst[s]:.3g}")
     log(f"  {name}: hidden_state vs HF output_hidden_states[{L}] (final norm): worst {worst[L]:.3g}")
     for b in bad[:10]:
@@ -178,9 +180,11 @@ def main():
             run(base + ["--format", "speculators", "--layers", ",".join(str(k) for k in range(L + 1)), "--out", d])
             allok = check_speculators(d, seqs, refs, L, f"{fx} tp{tp} speculators", results) and allok
             for gz in (False, True):
-                d = os.path.join(work, f"{fx}_tp{tp}_specforge{'_gz' if gz else ''}")
-                run(base + ["--format", "specforge", "--layers", ",".join(str(s) for s in range(L)), "--out", d] + (["--compress"] if gz else []))
-                allok = check_specforge(d, seqs, refs, L, f"{fx} tp{tp} specforge{' gz' if gz else ''}", gz, results) and allok
+                for sids in sorted({(0, 1, 2), (L - 3, L - 2, L - 1)}):
+                    tag = "_".join(str(s) for s in sids)
+                    d = os.path.join(work, f"{fx}_tp{tp}_specforge_{tag}{'_gz' if gz else ''}")
+                    run(base + ["--format", "specforge", "--layers", ",".join(str(s) for s in sids), "--out", d] + (["--compress"] if gz else []))
+                    allok = check_specforge(d, seqs, refs, L, list(sids), f"{fx} tp{tp} specforge ids {tag}{' gz' if gz else ''}", gz, results) and allok
     log("summary: " + ", ".join(f"{k} {'pass' if v['pass'] else 'FAIL'}" for k, v in results.items()))
     if args.out:
         os.makedirs(args.out, exist_ok=True)

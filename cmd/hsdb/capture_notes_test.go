@@ -105,8 +105,8 @@ func TestCaptureSpeculatorsSummaryNamesEmbeddings(t *testing.T) {
 // and ids were written: a speculators job's JSON read "layers": [0,1,2]
 // with nothing saying the files hold speculators ids 0,1,2,3 (0 the
 // embeddings). By hand on the llama fixture (3 layers, eagle3 speculators
-// ids 2, 1, 0, 3 written ascending) and a SpecForge job given two ids, whose
-// aux note and loss_mask note (--ids rows carry none) the text prints.
+// ids 2, 1, 0, 3 written ascending) and a SpecForge job given three ids,
+// whose loss_mask note (--ids rows carry none) the text prints.
 func TestCaptureJSONFormatAndNotes(t *testing.T) {
 	type result struct {
 		Format    string   `json:"format"`
@@ -128,11 +128,10 @@ func TestCaptureJSONFormatAndNotes(t *testing.T) {
 	if r.Format != "speculators" || fmt.Sprint(r.FormatIDs) != "[0 1 2 3]" || fmt.Sprint(r.Layers) != "[0 1 2]" || r.Notes == nil || len(r.Notes) != 0 {
 		t.Errorf("speculators: %+v, want format speculators, ids [0 1 2 3], layers [0 1 2], notes []", r)
 	}
-	r = run("--format", "specforge", "--layers", "0,1")
-	if r.Format != "specforge" || fmt.Sprint(r.FormatIDs) != "[0 1]" || len(r.Notes) != 2 ||
-		!strings.HasPrefix(r.Notes[0], "specforge ids 0,1: aux_hidden_state holds 2 layers") ||
-		!strings.HasPrefix(r.Notes[1], "no loss_mask in 1 of 1 sequences: their SpecForge samples get loss_mask all 1") {
-		t.Errorf("specforge: %+v, want ids [0 1] and the aux and loss_mask notes", r)
+	r = run("--format", "specforge", "--layers", "2,0,1")
+	if r.Format != "specforge" || fmt.Sprint(r.FormatIDs) != "[0 1 2]" || len(r.Notes) != 1 ||
+		!strings.HasPrefix(r.Notes[0], "no loss_mask in 1 of 1 sequences: their SpecForge samples get loss_mask all 1") {
+		t.Errorf("specforge: %+v, want ids [0 1 2] and the loss_mask note", r)
 	}
 	r = run("--layers", "1")
 	if r.Format != "hsdb" || r.FormatIDs != nil || fmt.Sprint(r.Layers) != "[1]" {

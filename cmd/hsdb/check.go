@@ -18,7 +18,7 @@ import (
 func init() {
 	register(&subcommand{name: "check",
 		usage:   checkUsage,
-		summary: "validate capture files (hsdb dumps, safetensors, torch .pt): structure, rules, value conditions, and with --model what each tensor is on values (scale, row alignment, site, shard); exit 0 valid, 1 problems, 2 unreadable, nothing comparable or a --tp the model cannot be split over (as diff)",
+		summary: "validate capture files (hsdb dumps, safetensors, torch .pt): structure, rules, value conditions, and with --model what each tensor is on values (scale, row alignment, site, shard); exit 0 valid, 1 problems, 2 unreadable, nothing comparable, a --tp the model cannot be split over or --layers it does not have (as diff)",
 		run:     runCheck})
 }
 
@@ -133,6 +133,9 @@ func (c *checkFlags) checker(io stdio, cmd string, needEngine bool) (*checker, e
 		return k, err
 	}
 	k.opts.Dims = d
+	if err := check.LayersInRange(k.opts.Layers, d, c.model); err != nil {
+		return k, err
+	}
 	if data, _, err := modelpath.ConfigJSON(path); err == nil {
 		k.opts.BOS, k.opts.HasBOS, k.opts.Constants, _ = check.ConfigFacts(data)
 		if c.set["tp"] {

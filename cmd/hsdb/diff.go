@@ -9,7 +9,7 @@ import (
 func init() {
 	register(&subcommand{name: "diff",
 		usage:   diffUsage,
-		summary: "run hsdb's forward pass on a capture's input_ids and report, per layer, how far the capture is, the first layer where it departs and what it is instead; the same engine and verdict as check: exit 0 valid, 1 problems, 2 unreadable, nothing comparable or a --tp the model cannot be split over",
+		summary: "run hsdb's forward pass on a capture's input_ids and report, per layer, how far the capture is, the first layer where it departs and what it is instead; the same engine and verdict as check: exit 0 valid, 1 problems, 2 unreadable, nothing comparable, a --tp the model cannot be split over or --layers it does not have",
 		run:     runDiff})
 }
 

@@ -8,23 +8,31 @@ import (
 	"testing"
 )
 
-// TestCaptureEagle3AuxNote: `hsdb capture --format specforge --layers
-// 0,1` wrote aux_hidden_state [1, len, 2·hidden] without a word, though
-// SpecForge's draft reads 3 layers; the job now says so. With three ids
-// (0,1,2, all the llama fixture's decoder layers) it says nothing.
-func TestCaptureEagle3AuxNote(t *testing.T) {
+// TestCaptureSpecForgeAuxRefused: `hsdb capture --format specforge
+// --layers 0,1` wrote aux_hidden_state [1, len, 2·hidden] (with a note
+// only), though SpecForge trains on exactly 3 layers (its draft's fc takes
+// 3·target_hidden_size, specforge/modeling/draft/llama3_eagle.py) and
+// check fails such a file; the job now refuses it before loading the
+// model, exit 2, nothing written. With three ids (0,1,2, all the llama
+// fixture's decoder layers) it runs and says nothing of aux layers.
+func TestCaptureSpecForgeAuxRefused(t *testing.T) {
 	for _, c := range []struct {
 		layers string
-		note   bool
-	}{{"0,1", true}, {"0,1,2", false}} {
+		code   int
+	}{{"0,1", 2}, {"0,1,2", 0}} {
 		var out, errOut bytes.Buffer
-		args := []string{"capture", "--model", "../../testdata/hf/llama", "--format", "specforge", "--layers", c.layers, "--ids", "1,5,7,9", "--out", filepath.Join(t.TempDir(), "d")}
-		if code := hsdbMain(args, stdio{Out: &out, Err: &errOut}); code != 0 {
-			t.Fatalf("--layers %s: exit %d: %s", c.layers, code, errOut.String())
+		parent := t.TempDir()
+		args := []string{"capture", "--model", "../../testdata/hf/llama", "--format", "specforge", "--layers", c.layers, "--ids", "1,5,7,9", "--out", filepath.Join(parent, "d")}
+		code := hsdbMain(args, stdio{Out: &out, Err: &errOut})
+		if code != c.code {
+			t.Fatalf("--layers %s: exit %d, want %d: %s%s", c.layers, code, c.code, out.String(), errOut.String())
 		}
-		has := strings.Contains(out.String(), "note: specforge ids "+c.layers+": aux_hidden_state holds 2 layers")
-		if has != c.note {
-			t.Errorf("--layers %s: note %v, want %v:\n%s", c.layers, has, c.note, out.String())
+		refused := strings.Contains(errOut.String(), "specforge ids 0,1 (hsdb layers 0,1): 2 aux layers would make aux_hidden_state [1, len, 2·hidden], which SpecForge cannot train on: it reads exactly 3")
+		if refused != (c.code == 2) || strings.Contains(out.String(), "aux layers") || strings.Contains(out.String(), "note: specforge ids") {
+			t.Errorf("--layers %s: refused %v:\n%s%s", c.layers, refused, out.String(), errOut.String())
+		}
+		if ents, _ := os.ReadDir(parent); c.code == 2 && len(ents) != 0 {
+			t.Errorf("--layers %s: the refused job left %v", c.layers, ents)
 		}
 	}
 }

@@ -156,7 +156,7 @@ type routing struct {
 // routingHost is a routing on the host, as the sites show it.
 type routingHost struct {
 	idsT   *tensor.Tensor // topk_ids [tokens, top_k] I64
-	wT     *tensor.Tensor // topk_weights [tokens, top_k] F32
+	wT     *tensor.Tensor // topk_weights [tokens, top_k] F32, routed_scaling_factor applied (moeref.Route)
 	loadT  *tensor.Tensor // tokens_per_expert [1, experts] I64
 	localT *tensor.Tensor // the local experts' tokens [1, local experts] I64
 }

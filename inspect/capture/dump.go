@@ -207,6 +207,11 @@ func prepare(dir string, info DumpInfo, opts DumpOptions) (*DumpWriter, error) {
 	if (info.Plan == nil || info.Plan.Format != FormatSpecForge) && opts.Compress { // speculators' too: its trainer reads .safetensors only
 		return nil, fmt.Errorf("dump %s: %w: --compress: only SpecForge samples have a compressed form their trainer reads (.ckpt.gz)", dir, ErrFormat)
 	}
+	if info.Plan != nil && info.Plan.Format == FormatSpecForge { // a plan not made by PlanLayers: refused before anything is written
+		if err := SpecForgeAuxCount(info.Plan.IDs, info.Model.Dims["num_hidden_layers"], "three"); err != nil {
+			return nil, fmt.Errorf("dump %s: %w", dir, err)
+		}
+	}
 	dt, err := dumpDType(opts, info.Model.DType)
 	if err != nil {
 		return nil, err

@@ -136,12 +136,12 @@ type JobInfo struct {
 
 // SeqRecord is one sequence of a dump.
 type SeqRecord struct {
-	ID       string                  `json:"id"`        // the input's id, or its index
-	Index    int                     `json:"index"`     // position in the input
-	Length   int                     `json:"length"`    // tokens (rows of each per-token tensor)
-	File     string                  `json:"file"`      // relative to the dump directory
-	LossMask bool                    `json:"loss_mask"` // the file holds a loss_mask [length]
-	Tensors  map[string]TensorRecord `json:"tensors"`   // by tensor name in the file
+	ID       string        `json:"id"`        // the input's id, or its index
+	Index    int           `json:"index"`     // position in the input
+	Length   int           `json:"length"`    // tokens (rows of each per-token tensor)
+	File     string        `json:"file"`      // relative to the dump directory
+	LossMask bool          `json:"loss_mask"` // the file holds a loss_mask [length]
+	Tensors  TensorRecords `json:"tensors"`   // by tensor name in the file
 	// Validated is true once the file was re-read and every check passed.
 	Validated bool `json:"validated"`
 	// FileSHA256 and Bytes are the whole file's digest and size (trainer
@@ -235,8 +235,9 @@ const manifestMinRecordBytes = 256
 // (size / manifestMinRecordBytes). A record of "{}" takes 3 bytes of the
 // file and about 95 of memory, so the 2 GiB MaxManifestBytes alone let a
 // manifest of them hold some 68 GB; now the records take less memory
-// than the files (not counting what each holds: a tensors map of many
-// tiny entries still takes ~14 times its bytes).
+// than the files. What each holds is bounded too: a tensors entry takes
+// at most about twice its bytes (TensorRecords refuses entries too small
+// to be hsdb's, which took 10-14 times theirs).
 func maxHeldSequences(size int64) int {
 	return int(max(ManifestMaxSequences, size/manifestMinRecordBytes))
 }

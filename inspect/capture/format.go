@@ -160,6 +160,9 @@ func PlanLayers(f Format, spec string, layers int, parse func(string) ([]int, er
 	if s := strings.TrimSpace(spec); s == "" || strings.EqualFold(s, "eagle3") {
 		ids = Eagle3IDs(f, L)
 		if _, clash, use := Eagle3Shallow(f, L); clash != "" {
+			if f == FormatSpecForge && len(use) != SpecForgeAux {
+				return nil, fmt.Errorf("%w: --layers eagle3: %d decoder layers (SGLang ids 0..%d) are too few for SpecForge, which reads exactly %d aux layers (aux_hidden_state [1, len, %d·hidden])", ErrFormat, L, L-1, SpecForgeAux, SpecForgeAux)
+			}
 			return nil, fmt.Errorf("%w: --layers eagle3 is %s ids %s for %d decoder layers, too few layers for EAGLE-3's spread (%s); pass --layers with distinct %s, %d of them where the model has that many (%s), e.g. --layers %s",
 				ErrFormat, f, joinInts(ids), L, clash, idRange(f, L), len(ids), eagle3Reads(f), joinInts(use))
 		}
@@ -211,6 +214,9 @@ func PlanLayers(f Format, spec string, layers int, parse func(string) ([]int, er
 		p.Lines = append(p.Lines, mappingLine(f, id, src, L))
 	}
 	if f == FormatSpecForge {
+		if err := SpecForgeAuxCount(ids, L, "--layers with three SGLang ids (--layers eagle3 takes EAGLE-3's)"); err != nil {
+			return nil, err
+		}
 		src := Source{Layer: -1, Norm: true}
 		p.Srcs = append(p.Srcs, src)
 		p.Lines = append(p.Lines, fmt.Sprintf("specforge hidden_state = model.norm's output (final norm applied) = HF output_hidden_states[%d]", L))
@@ -230,21 +236,18 @@ func idRange(f Format, L int) string {
 	return fmt.Sprintf("hsdb layers in 0..%d", L-1)
 }
 
-// Eagle3AuxNote says when a trainer file's aux layers are not the three
-// EAGLE-3's drafts read (their fc takes 3·hidden: SpecForge's
-// aux_hidden_state [1, len, 3·hidden], speculators' hidden_states[:,
-// :-1].flatten(1)); ids are the format's ids in file order. "" when they
-// are, and for hsdb's own format. Callers add how to give 4 ids where
-// they are given (hsdb capture's --layers, the REPL's captured layers).
+// Eagle3AuxNote says when a speculators file's aux layers are not the
+// three EAGLE-3's drafts read (their fc takes 3·hidden: speculators'
+// hidden_states[:, :-1].flatten(1)); ids are the format's ids in file
+// order. "" when they are, and for hsdb's own format and SpecForge's
+// (whose files of another count are refused, SpecForgeAuxCount). Callers
+// add how to give 4 ids where they are given (hsdb capture's --layers,
+// the REPL's captured layers).
 func Eagle3AuxNote(f Format, ids []int) string {
 	switch f {
 	case FormatSpeculators:
 		if n := len(ids) - 1; n != 3 {
 			return fmt.Sprintf("speculators ids %s: the file holds %d aux ids before the last (hidden_states[:, :-1]), EAGLE-3's draft reads 3 (4 ids)", joinInts(ids), n)
-		}
-	case FormatSpecForge:
-		if n := len(ids); n != 3 {
-			return fmt.Sprintf("specforge ids %s: aux_hidden_state holds %d layers ([1, len, %d·hidden]), EAGLE-3's draft reads 3 ([1, len, 3·hidden])", joinInts(ids), n, n)
 		}
 	}
 	return ""
@@ -412,6 +415,13 @@ func PlanCaptured(f Format, specs []CaptureSpec, what string, layers int) (*Plan
 	}
 	if len(ids) == 0 {
 		return nil, fmt.Errorf("%w: no layers are captured for %s: `capture layers ...` first", ErrFormat, f)
+	}
+	if f == FormatSpecForge {
+		sorted := append([]int(nil), ids...)
+		sort.Ints(sorted)
+		if err := SpecForgeAuxCount(sorted, layers, "three captured layers: `capture clear`, `capture layers A,B,C`, `capture site model.norm hidden_states` and run again"); err != nil {
+			return nil, err
+		}
 	}
 	return PlanLayers(f, joinInts(ids), layers, parseInts)
 }

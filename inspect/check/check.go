@@ -57,6 +57,10 @@ type CheckOptions struct {
 	// outside a dump): the shape rule's width when Dims is nil (no
 	// --model), said to come from the manifest.
 	DumpHidden int
+	// DumpLayers is the num_hidden_layers an hsdb manifest records (0 for
+	// files outside a dump): the range the layer-count rule names
+	// requested layers outside of when Dims is nil (no --model).
+	DumpLayers int
 	// DumpWorld is the world size an hsdb manifest records (0 for files
 	// outside a dump): a dump of one rank has no replicas to compare.
 	DumpWorld int

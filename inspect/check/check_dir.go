@@ -261,6 +261,7 @@ func checkDump(p *PathReport, m *capture.Manifest, opts CheckOptions) {
 	}
 	opts.DumpWorld = m.Model.WorldSize
 	opts.DumpHidden = m.Model.Dims["hidden_size"]
+	opts.DumpLayers = m.Model.Dims["num_hidden_layers"]
 	if len(m.Replicas) > 0 {
 		worst := capture.ReplicaRecord{OK: true}
 		for _, r := range m.Replicas {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"hsdb/engine/model"
 	"hsdb/engine/tensor"
 	"hsdb/inspect/capture"
 )
@@ -42,6 +43,12 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 		if joinInts(ids) == joinInts(opts.Layers) {
 			formatIDs = fmt.Sprintf("; %s are this file's speculators ids (id k = hsdb layer k-1's output, id 0 the embeddings), and --layers (check, diff) are hsdb layers: --layers %s", joinInts(ids), joinInts(labels))
 		}
+	}
+	if d := opts.Dims; formatIDs == "" {
+		if d == nil && opts.DumpLayers > 0 {
+			d = &model.Dims{Layers: opts.DumpLayers} // the manifest's model, without --model
+		}
+		formatIDs = outOfModel(opts.Layers, d)
 	}
 	switch {
 	case len(opts.Layers) == 0:

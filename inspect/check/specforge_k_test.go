@@ -1,60 +1,62 @@
 package check
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"hsdb/engine"
+	"hsdb/engine/tensor"
 	"hsdb/inspect/capture"
 )
 
 // TestSpecForgeAuxCount: a SpecForge sample whose aux_hidden_state holds
-// 2 layers ([1, len, 2·hidden]) was "valid", although SpecForge's
-// Eagle-3 draft asserts hidden_states.size(-1) == hidden_size * 3
-// (llama3_eagle.py project_hidden_states: "eagle 3 requires hidden states
-// from 3 layers") and its fc is Linear(3·hidden, hidden): the trainer
-// cannot read the file. check reads it as the trainer does: a structure
-// failure naming the count; 3 layers pass. Written by hsdb's own
-// SpecForge writer from the llama fixture (layers 0,1 and 0,1,2).
+// 2 or 4 layers ([1, len, k·hidden]) was "valid", although SpecForge's
+// Eagle-3 draft asserts hidden_states.size(-1) == target_hidden_size * 3
+// (specforge/modeling/draft/llama3_eagle.py project_hidden_states) and its
+// fc is Linear(3·hidden, hidden): the trainer cannot read the file. check
+// reads it as the trainer does: a structure failure naming the count; 3
+// layers pass. hsdb's own writer refuses the other counts
+// (capture.TestSpecForgeAuxRefused), so the files are torch.save archives
+// built here as prepare_hidden_states.py lays them out: input_ids [len],
+// loss_mask [len], hidden_state [1, len, hidden], aux_hidden_state [1,
+// len, k·hidden].
 func TestSpecForgeAuxCount(t *testing.T) {
-	e, err := engine.Open("../../testdata/hf/llama", engine.Options{TP: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	const n, h = 4, 8
 	for _, c := range []struct {
-		layers []int
-		fail   bool
-	}{{[]int{0, 1}, true}, {[]int{0, 1, 2}, false}} {
-		cp := capture.NewCapturer(e.Tree, e.Dims.Layers)
-		if err := cp.AddLayers(c.layers, capture.WhatStream); err != nil {
-			t.Fatal(err)
+		k    int
+		fail bool
+	}{{2, true}, {3, false}, {4, true}} {
+		vals := func(w int) *tensor.Tensor {
+			v := make([]float32, n*w)
+			for i := range v {
+				v[i] = float32(i%7) - 3 + float32(c.k)/10
+			}
+			return tensor.FromF32(v, 1, n, w)
 		}
-		if err := cp.AddSite("model.norm", "hidden_states"); err != nil {
-			t.Fatal(err)
+		ents := []capture.TorchEntry{
+			{Key: "input_ids", T: tensor.FromI64([]int64{1, 5, 7, 9}, n)},
+			{Key: "loss_mask", T: tensor.FromI64([]int64{1, 1, 1, 1}, n)},
+			{Key: "hidden_state", T: vals(h)},
+			{Key: "aux_hidden_state", T: vals(c.k * h)},
 		}
-		if _, err := e.Prefill([][]int32{{1, 5, 7, 9}}, cp, false); err != nil {
-			t.Fatal(err)
-		}
-		got, reps, err := cp.Result()
+		p := filepath.Join(t.TempDir(), "data_0.ckpt")
+		f, err := os.Create(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		plan, err := capture.PlanCaptured(capture.FormatSpecForge, cp.List(), capture.WhatStream, e.Dims.Layers)
-		if err != nil {
+		if err := capture.WriteTorchSave(f, "archive", ents); err != nil {
 			t.Fatal(err)
 		}
-		dir := filepath.Join(t.TempDir(), "sf")
-		info := capture.ModelInfoFor(e.Path, e.Dims, e.World, e.Device(0).Name())
-		if _, err := capture.Dump(dir, got, reps, capture.DumpInfo{Model: info, Layers: plan.HsdbLayers(), What: capture.WhatStream, Plan: plan}, capture.DumpOptions{}); err != nil {
+		if err := f.Close(); err != nil {
 			t.Fatal(err)
 		}
-		r := CheckFile(filepath.Join(dir, "rows_0-2000", "data_0.ckpt"), CheckOptions{})
-		st, _ := r.Rule(capture.RuleStructure)
-		failed := st.Status == capture.Fail && strings.Contains(st.Detail, "aux_hidden_state holds 2 layers")
-		if failed != c.fail || (!c.fail && st.Status == capture.Fail) {
-			t.Errorf("layers %v: structure %s %q, want failure %v", c.layers, st.Status, st.Detail, c.fail)
+		r := CheckFile(p, CheckOptions{})
+		st, ok := r.Rule(capture.RuleStructure)
+		want := "aux_hidden_state holds " + string(rune('0'+c.k)) + " layers"
+		failed := ok && st.Status == capture.Fail && strings.Contains(st.Detail, want)
+		if !ok || failed != c.fail || (!c.fail && st.Status == capture.Fail) {
+			t.Errorf("%d aux layers: structure %v %s %q, want failure %v", c.k, ok, st.Status, st.Detail, c.fail)
 		}
 	}
 }

@@ -146,6 +146,9 @@ func (l *Local) checkOptions(req client.CheckRequest, cmd string) (check.CheckOp
 		}
 	}
 	o.Dims = d
+	if err := check.LayersInRange(req.Layers, d, "the model"); err != nil {
+		return o, err
+	}
 	if data, _, err := modelpath.ConfigJSON(e.Path); err == nil {
 		o.BOS, o.HasBOS, o.Constants, _ = check.ConfigFacts(data)
 	}

@@ -17,7 +17,7 @@ import (
 func TestPatchCompareRefuseTrainerDumps(t *testing.T) {
 	s := newSession(t, 1)
 	l := NewLocal(s)
-	if err := l.CaptureLayers([]int{1, 2}, "stream"); err != nil {
+	if err := l.CaptureLayers([]int{1, 2, 3}, "stream"); err != nil { // SpecForge reads three
 		t.Fatal(err)
 	}
 	if err := l.CaptureSite("model.norm", "hidden_states"); err != nil {
