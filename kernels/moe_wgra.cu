@@ -435,7 +435,10 @@ __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int
 // uneven rows, slower (scripts/bench/bench-deepseek.sh's fp8 prefill, two
 // runs each, routed experts 9.8-10.2 ms against c's 9.3-9.7: an expert
 // past 144 rows takes a second tile that widens its weights again); tiles
-// of 96 tokens no faster than r for int4 at 85 rows (11.2 against 10.1).
+// of 96 tokens no faster than r for int4 at 85 rows (11.2 against 10.1),
+// nor c with 128 tokens (the token tile's last round of copies partial):
+// int4 at 85 rows 11.5 against r's 10.1, fp8 at 128 rows 11.7 against c's
+// 9.5 (one run each).
 // Widening fp8 into f16 fragments (cvt.rn.f16x2.e4m3x2 and one f16x2
 // product by the scale, half the instructions of mg_fp8x2) with f16
 // tokens made c 6-8 % faster (128 rows 7.97 against 8.51, 256 rows 15.9
