@@ -20,6 +20,12 @@ import (
 // Supported models: model_type BPE, normalization rule "identity" (no
 // precompiled_charsmap), escape_whitespaces on, treat_whitespace_as_suffix
 // off; add_dummy_prefix and remove_extra_whitespaces either way.
+//
+// Loaded by LoadSentencePieceDir beside a tokenizer_config.json, Encode,
+// BOS, EOS, TextBOS and TextEOS follow HF transformers 5.17 instead (see
+// there); Decode and DecodePiece keep sentencepiece's and run.c's rules in
+// both cases (transformers' decoders differ on the leading space: its
+// TokenizersBackend keeps it).
 type SentencePiece struct {
 	name  string
 	proc  *sentencepiece.Processor

@@ -320,6 +320,9 @@ func (t *SentencePiece) addedDecoder(cfg map[string]json.RawMessage, add func(st
 				return fmt.Errorf("%w: added_tokens_decoder[%s] %s is not piece %s of the model (%s)", ErrUnsupported, key, quoteClip(a.Content), key, quoteClip(t.pieceText(id)))
 			case a.LStrip || a.RStrip || a.SingleWord:
 				return fmt.Errorf("%w: added_tokens_decoder[%s] %s sets lstrip, rstrip or single_word", ErrUnsupported, key, quoteClip(a.Content))
+			case a.Normalized && strings.ContainsAny(a.Content, " ▁"):
+				// TokenizersBackend matches it after Replace(" ", "▁").
+				return fmt.Errorf("%w: added_tokens_decoder[%s] %s is normalized and holds a space or \"▁\"", ErrUnsupported, key, quoteClip(a.Content))
 			}
 			add(a.Content, id)
 		}

@@ -155,6 +155,15 @@ func TestSentencePieceHFText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Llama-2's tokenizer_config.json layout (its added_tokens_decoder
+	// names the model's own pieces), plus "he" as an added token: HF cuts
+	// added tokens out of the raw text before the pre-tokenizer.
+	added, err := LoadSentencePieceDir(spDir(t, `{"tokenizer_class": "LlamaTokenizer", "legacy": false, "add_bos_token": true,
+		"added_tokens_decoder": {"0": {"content": "<unk>", "special": true, "normalized": false},
+		"1": {"content": "<s>", "special": true}, "2": {"content": "</s>", "special": true}, "260": {"content": "he", "special": false}}}`, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
 	// tok512's pieces: "he" 260 (score -1), "▁h" 270 (-11), "▁he" 281
 	// (-22), "ll" 306 (-47), "▁" 410, "o" 414, "i" 417; "▁▁", "hi", "el"
 	// and "lo" are none. BPE merges the highest score first.
@@ -178,6 +187,10 @@ func TestSentencePieceHFText(t *testing.T) {
 		// "▁hi": "▁h" 270, "i" 417; </s> 2; "hello" as above.
 		{"llama", llama, "hi</s>hello", []int32{270, 417, 2, 260, 306, 414}},
 		{"legacy", always, "hi</s>hello", []int32{270, 417, 2, 281, 306, 414}},
+		// "he" 260 cut out at offset 0 (so no "▁" before it), then "llo":
+		// "ll" 306, "o" 414; after " " ("▁" 410) the same.
+		{"added", added, "hello", []int32{260, 306, 414}},
+		{"added", added, " hello", []int32{410, 260, 306, 414}},
 		{"backend", backend, "", []int32{}},
 		{"llama", llama, "", []int32{}},
 	} {
@@ -185,6 +198,9 @@ func TestSentencePieceHFText(t *testing.T) {
 		if err != nil || !slices.Equal(got, c.want) {
 			t.Errorf("%s: Encode(%q) = %v, %v; want %v", c.name, c.text, got, err, c.want)
 		}
+	}
+	if TextBOS(added) != 1 || TextEOS(added) != -1 {
+		t.Errorf("add_bos_token true: TextBOS %d TextEOS %d, want 1 -1", TextBOS(added), TextEOS(added))
 	}
 	if _, err := llama.Encode("\xff"); !errors.Is(err, ErrInvalidUTF8) {
 		t.Errorf("invalid UTF-8: err %v, want ErrInvalidUTF8", err)
@@ -207,6 +223,8 @@ func TestSentencePieceHFRefuses(t *testing.T) {
 		{`{"eos_token": {"content": "</s>", "rstrip": true}}`, "", ErrUnsupported, "eos_token \"</s>\" sets lstrip, rstrip or single_word"},
 		{`{"added_tokens_decoder": {"1": {"content": "<bos>"}}}`, "", ErrUnsupported, `added_tokens_decoder[1] "<bos>" is not piece 1`},
 		{`{"added_tokens_decoder": {"x": {"content": "<s>"}}}`, "", ErrFormat, `key "x" is not a token id`},
+		{`{"added_tokens_decoder": {"260": {"content": "he", "lstrip": true}}}`, "", ErrUnsupported, `added_tokens_decoder[260] "he" sets lstrip`},
+		{`{"added_tokens_decoder": {"281": {"content": "▁he", "normalized": true}}}`, "", ErrUnsupported, `is normalized and holds a space`},
 		{`{"additional_special_tokens": ["<new>"]}`, "", ErrUnsupported, `additional_special_tokens[0] "<new>" is not a piece`},
 		{`[1, 2]`, "", ErrFormat, "tokenizer_config.json"},
 		{`{}`, `{"model_type": 7}`, ErrFormat, "model_type: want a string"},
