@@ -32,12 +32,9 @@ func FuzzSentencePieceConfig(f *testing.F) {
 	}
 	p := scratch(f, "tokenizer.model")
 	dir := filepath.Dir(p)
-	put2 := func(name string, b []byte) {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			f.Fatal(err)
-		}
+	if err := os.WriteFile(p, model, 0o644); err != nil {
+		f.Fatal(err)
 	}
-	put2("tokenizer.model", model)
 	f.Fuzz(func(t *testing.T, cfg []byte, llama bool) {
 		if len(cfg) > 1<<12 {
 			return

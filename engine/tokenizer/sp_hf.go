@@ -13,7 +13,8 @@ import (
 	"hsdb/engine/regfile"
 )
 
-// The transformers classes a bare tokenizer.model can become (spHF.class).
+// The transformers classes a bare tokenizer.model can become (spHF.class),
+// and the reference they are named after.
 const (
 	spClassLlama   = "LlamaTokenizer"
 	spClassBackend = "TokenizersBackend"
@@ -280,7 +281,7 @@ func (t *SentencePiece) pieceText(id int32) string {
 // and normal pieces whose scores do not fall strictly with their ids.
 func (t *SentencePiece) checkHFMerges() error {
 	if !t.spec.byteFallback {
-		return fmt.Errorf("%w: trainer_spec.byte_fallback is false (transformers' LlamaTokenizer has no unk_token to fall back on)", ErrUnsupported)
+		return fmt.Errorf("%w: trainer_spec.byte_fallback is false (transformers then fuses unknown characters into one unk, TokenizersBackend, or has no unk_token, LlamaTokenizer; hsdb reproduces neither)", ErrUnsupported)
 	}
 	prev := -1
 	for i, p := range t.piece {
