@@ -14,7 +14,10 @@ import (
 // Tokenizer returns the model's tokenizer, loading it on first use: for a
 // directory, tokenizer.json (HF), else tiktoken.model (Kimi-K2/K2.5's
 // tiktoken ranks, with tokenizer_config.json's special tokens), else
-// tokenizer.model (SentencePiece), else tokenizer.bin (llama2.c); for a
+// tokenizer.model (SentencePiece; in an HF directory with a
+// tokenizer_config.json, encoded and given BOS/EOS as transformers'
+// AutoTokenizer does: tokenizer.LoadSentencePieceDir), else tokenizer.bin
+// (llama2.c); for a
 // llama2.c checkpoint, tokenizer.bin or tok*.bin beside it; for the
 // embedded model, its tokenizer.bin. The error says which files were looked
 // for.
@@ -66,6 +69,8 @@ func findTokenizer(path string) (tokenizer.Tokenizer, error) {
 			return asTokenizer(tokenizer.LoadHF(p))
 		case name == "tiktoken.model":
 			return asTokenizer(tokenizer.LoadKimi(p))
+		case name == "tokenizer.model" && mp.Kind == modelpath.KindHF:
+			return asTokenizer(tokenizer.LoadSentencePieceDir(p))
 		case strings.HasSuffix(name, ".model"):
 			return asTokenizer(tokenizer.LoadSentencePiece(p))
 		default:

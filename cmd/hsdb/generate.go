@@ -49,7 +49,7 @@ func runGenerate(args []string, io stdio) int {
 	var mf modelFlags
 	mf.register(fs, "json")
 	ids := fs.String("ids", "", "prompt token ids, e.g. 1,2,3 (default: BOS alone)")
-	prompt := fs.String("prompt", "", "prompt text, encoded with the model's tokenizer after the BOS its reference adds to a text (none for Kimi's tiktoken.model, nor for an HF tokenizer whose tokenizer_config.json says add_bos_token false) and before the EOS it appends (HF's add_eos_token or a post_processor template ending in a special token; none for llama2.c or Kimi)")
+	prompt := fs.String("prompt", "", "prompt text, encoded with the model's tokenizer after the BOS its reference adds to a text (none for Kimi's tiktoken.model, nor for an HF tokenizer whose tokenizer_config.json says add_bos_token false, nor for a bare tokenizer.model whose tokenizer_config.json does not say add_bos_token true) and before the EOS it appends (HF's add_eos_token or a post_processor template ending in a special token; none for llama2.c or Kimi)")
 	steps := fs.Int("n", 256, "positions to run, prompt included (run.c's -n)")
 	temp := fs.Float64("temperature", 0, "sampling temperature; 0 is greedy")
 	seed := fs.Uint64("seed", 1, "random seed for sampling")

@@ -7,6 +7,11 @@
 //     and decode().
 //   - LoadSentencePiece: a SentencePiece BPE .model (tok512.model, Llama-2's
 //     tokenizer.model), encoding like the sentencepiece library.
+//     LoadSentencePieceDir: the same file with a tokenizer_config.json
+//     beside it, encoding and adding BOS/EOS as HF transformers 5.17's
+//     AutoTokenizer does for a directory without tokenizer.json
+//     (LlamaTokenizer or TokenizersBackend, chosen as transformers
+//     chooses; add_bos_token and add_eos_token default to false).
 //   - LoadHF: a Hugging Face tokenizer.json with byte-level BPE (Qwen2/3,
 //     DeepSeek-V2/V3, Llama-3), encoding like huggingface/tokenizers with
 //     add_special_tokens=False.
@@ -19,8 +24,9 @@
 // Encode never adds BOS or EOS; callers prepend TextBOS(t) and append
 // TextEOS(t) themselves (the BOS a text starts with by the tokenizer's
 // reference: BOS(), or what an HF tokenizer.json's post_processor and
-// add_bos_token say; the EOS it ends with: none, or what the post_processor
-// and add_eos_token say). Loaders
+// add_bos_token say, or for a SentencePiece model with a
+// tokenizer_config.json add_bos_token; the EOS it ends with: none, or what
+// the post_processor and add_eos_token say). Loaders
 // refuse (ErrUnsupported) any file feature they do not implement instead of
 // producing ids that silently differ from the reference; malformed files
 // give ErrFormat with the file name and the token index or JSON field.

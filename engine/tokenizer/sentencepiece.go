@@ -20,11 +20,20 @@ import (
 // Supported models: model_type BPE, normalization rule "identity" (no
 // precompiled_charsmap), escape_whitespaces on, treat_whitespace_as_suffix
 // off; add_dummy_prefix and remove_extra_whitespaces either way.
+//
+// Loaded by LoadSentencePieceDir beside a tokenizer_config.json, Encode,
+// BOS, EOS, TextBOS and TextEOS follow HF transformers 5.17 instead (see
+// there); Decode and DecodePiece keep sentencepiece's and run.c's rules in
+// both cases (transformers' decoders differ on the leading space: its
+// TokenizersBackend keeps it).
 type SentencePiece struct {
 	name  string
 	proc  *sentencepiece.Processor
 	spec  spSpec
 	piece []spPiece // [vocab]
+	// hf: transformers' conventions (LoadSentencePieceDir, with a
+	// tokenizer_config.json), nil for sentencepiece's and llama2.c's.
+	hf *spHF
 }
 
 type spPiece struct {
@@ -119,11 +128,45 @@ func (t *SentencePiece) Name() string { return t.name }
 // VocabSize is the number of pieces in the model.
 func (t *SentencePiece) VocabSize() int { return len(t.piece) }
 
-// BOS is trainer_spec.bos_id (default 1; -1 when the model disables it).
-func (t *SentencePiece) BOS() int32 { return t.spec.bosID }
+// BOS is trainer_spec.bos_id (default 1; -1 when the model disables it),
+// or under transformers' conventions (LoadSentencePieceDir) the piece of
+// tokenizer_config.json's bos_token (-1 for null).
+func (t *SentencePiece) BOS() int32 {
+	if t.hf != nil {
+		return t.hf.bos
+	}
+	return t.spec.bosID
+}
 
-// EOS is trainer_spec.eos_id (default 2; -1 when the model disables it).
-func (t *SentencePiece) EOS() int32 { return t.spec.eosID }
+// EOS is trainer_spec.eos_id (default 2; -1 when the model disables it),
+// or under transformers' conventions the piece of eos_token (-1 for null).
+func (t *SentencePiece) EOS() int32 {
+	if t.hf != nil {
+		return t.hf.eos
+	}
+	return t.spec.eosID
+}
+
+// TextBOS is the id a text's ids start with: BOS, as sentencepiece's
+// users and llama2.c's run.c (encode with bos=1) put it, or under
+// transformers' conventions (LoadSentencePieceDir) bos_token when
+// tokenizer_config.json's add_bos_token is true and -1 otherwise.
+func (t *SentencePiece) TextBOS() int32 {
+	if t.hf != nil {
+		return t.hf.textBOS
+	}
+	return t.spec.bosID
+}
+
+// TextEOS is the id a text's ids end with: -1 (run.c encodes a prompt
+// with eos=0), or under transformers' conventions eos_token when
+// add_eos_token is true.
+func (t *SentencePiece) TextEOS() int32 {
+	if t.hf != nil {
+		return t.hf.textEOS
+	}
+	return -1
+}
 
 // Encode returns SentencePiece's ids for text, as sp.encode(text) does.
 // It first applies SentencePiece's normalizer (normalizer.cc) for the
@@ -136,8 +179,13 @@ func (t *SentencePiece) EOS() int32 { return t.spec.eosID }
 // dropped. Spaces become
 // "▁" and the library runs the BPE merges (highest score first, leftmost on
 // ties) with byte fallback for pieces missing from the vocabulary. It never
-// returns an error.
+// returns an error. Under transformers' conventions (LoadSentencePieceDir)
+// it returns transformers' tok(text, add_special_tokens=False).input_ids
+// instead (encodeHF), an error for invalid UTF-8.
 func (t *SentencePiece) Encode(text string) ([]int32, error) {
+	if t.hf != nil {
+		return t.encodeHF(text)
+	}
 	norm := t.normalize(text)
 	if norm == "" {
 		return []int32{}, nil

@@ -16,8 +16,9 @@ type Tokenizer interface {
 	// Encode returns the ids of text without any BOS/EOS or other special
 	// token added (callers prepend BOS themselves). It equals, per loader,
 	// llama2.c run.c encode(text, bos=0, eos=0), SentencePiece
-	// sp.encode(text), or HF tokenizers
-	// Tokenizer.encode(text, add_special_tokens=False).ids.
+	// sp.encode(text) (with a tokenizer_config.json, transformers'
+	// tok(text, add_special_tokens=False).input_ids: LoadSentencePieceDir),
+	// or HF tokenizers Tokenizer.encode(text, add_special_tokens=False).ids.
 	Encode(text string) ([]int32, error)
 	// Decode returns the text of ids, following the reference of each loader
 	// (see the loader's Decode doc). Ids outside [0, VocabSize()) are skipped.
@@ -46,7 +47,9 @@ type Tokenizer interface {
 // tokenizer prepends, from tokenizer.json's post_processor or
 // tokenizer_config.json's add_bos_token, -1 for a model with a bos_token
 // and add_bos_token false; Tiktoken.TextBOS: -1, as Kimi's tokenizer adds
-// no [BOS]), else BOS() (llama2.c's run.c encode(bos=1), SentencePiece).
+// no [BOS]; SentencePiece.TextBOS: BOS, or with a tokenizer_config.json
+// bos_token only when add_bos_token is true, as transformers 5.17 does),
+// else BOS() (llama2.c's run.c encode(bos=1)).
 func TextBOS(t interface{ BOS() int32 }) int32 {
 	if tb, ok := t.(interface{ TextBOS() int32 }); ok {
 		return tb.TextBOS()
@@ -59,8 +62,10 @@ func TextBOS(t interface{ BOS() int32 }) int32 {
 // tokenizer's reference ends it, or -1 for none: the tokenizer's own
 // TextEOS where it has one (HF.TextEOS: the id transformers' fast
 // tokenizer appends, from tokenizer_config.json's add_eos_token or
-// tokenizer.json's post_processor), else -1 (llama2.c's run.c encodes a
-// prompt with eos=0; Kimi's tiktoken adds none).
+// tokenizer.json's post_processor; SentencePiece.TextEOS: with a
+// tokenizer_config.json, eos_token when add_eos_token is true), else -1
+// (llama2.c's run.c encodes a prompt with eos=0; Kimi's tiktoken adds
+// none).
 func TextEOS(t any) int32 {
 	if te, ok := t.(interface{ TextEOS() int32 }); ok {
 		return te.TextEOS()
