@@ -7,8 +7,10 @@ TestSentencePieceHFFlags). For each case below, the script copies
 engine/tokenizer/testdata/tok512.model as tokenizer.model into a fresh
 temporary directory, writes the case's tokenizer_config.json (and
 config.json where given), loads it with AutoTokenizer.from_pretrained and
-records tok("Hello world").input_ids, bos_token_id, eos_token_id and the
-class transformers picked.
+records tok("Hello world").input_ids, bos_token_id, eos_token_id, the
+class transformers picked, and the ids of five more strings ("more":
+repeated and leading spaces, a newline, non-ASCII letters and digits, the
+empty string).
 
 Run it on the GPU machine (transformers 5.17.0, no network needed), from
 the repository root:
@@ -16,7 +18,8 @@ the repository root:
     python3 scripts/sp_flags_reference.py > engine/tokenizer/testdata/sp_flags.expected.json
 
 It prints one JSON object on stdout (the run time goes to stderr). The
-recorded run (transformers 5.17.0, the same cases and calls, 16.8 s) gave:
+recorded run (transformers 5.17.0, the same cases and calls, 2 December
+2026; the testdata file is its output re-indented) gave for "Hello world":
 
     class_only          LlamaTokenizer     [346, 306, 414, 263, 304, 341]
     add_eos             LlamaTokenizer     [346, 306, 414, 263, 304, 341, 2]
@@ -26,6 +29,9 @@ recorded run (transformers 5.17.0, the same cases and calls, 16.8 s) gave:
     no_bos_add_eos      LlamaTokenizer     [346, 306, 414, 263, 304, 341, 2]
     model_type_only     TokenizersBackend  [440, 411, 306, 414, 263, 304, 341]
     model_type_add_eos  TokenizersBackend  [440, 411, 306, 414, 263, 304, 341, 2]
+    class_and_model_type       LlamaTokenizer  [346, 306, 414, 263, 304, 341]
+    class_and_model_type_both  LlamaTokenizer  [1, 346, 306, 414, 263, 304, 341, 2]
+    legacy_false_bos           LlamaTokenizer  [1, 346, 306, 414, 263, 304, 341]
 
 with bos 1 and eos 2 throughout.
 """
@@ -52,6 +58,9 @@ cases = [
     ("no_bos_add_eos", {"tokenizer_class": "LlamaTokenizer", "add_bos_token": False, "add_eos_token": True}, None),
     ("model_type_only", {}, {"model_type": "llama"}),
     ("model_type_add_eos", {"add_eos_token": True}, {"model_type": "llama"}),
+    ("class_and_model_type", {"tokenizer_class": "LlamaTokenizer"}, {"model_type": "llama"}),
+    ("class_and_model_type_both", {"tokenizer_class": "LlamaTokenizer", "add_bos_token": True, "add_eos_token": True}, {"model_type": "llama"}),
+    ("legacy_false_bos", {"tokenizer_class": "LlamaTokenizer", "legacy": False, "add_bos_token": True}, None),
 ]
 for name, cfg, mcfg in cases:
     d = tempfile.mkdtemp()
@@ -63,7 +72,8 @@ for name, cfg, mcfg in cases:
             json.dump(mcfg, f)
     try:
         tok = AutoTokenizer.from_pretrained(d)
-        res[name] = {"ids": tok("Hello world").input_ids, "bos": tok.bos_token_id, "eos": tok.eos_token_id, "class": type(tok).__name__}
+        res[name] = {"ids": tok("Hello world").input_ids, "bos": tok.bos_token_id, "eos": tok.eos_token_id, "class": type(tok).__name__,
+                     "more": {t: tok(t).input_ids for t in ["  Hello  world", " x", "a\nb c", "héllo wörld 123", ""]}}
     except Exception as e:
         res[name] = {"error": repr(e)[:300]}
     shutil.rmtree(d, ignore_errors=True)

@@ -53,17 +53,15 @@ type spHF struct {
 // models/auto/tokenization_auto.py, where "llama" has no entry in
 // TOKENIZER_MAPPING_NAMES):
 //
-//   - tokenizer_class LlamaTokenizer (or LlamaTokenizerFast) and no
-//     model_type (no config.json): LlamaTokenizer (models/llama/
+//   - tokenizer_class LlamaTokenizer (or LlamaTokenizerFast), with
+//     model_type llama or none: LlamaTokenizer (models/llama/
 //     tokenization_llama.py): no normalizer, a Metaspace pre-tokenizer
 //     that turns every space into "▁" and puts a "▁" before the text
 //     unless it starts with one (prepend_scheme "first"; "always", before
 //     every stretch between special tokens, with legacy true; none with
 //     add_prefix_space false), and BPE over the whole text.
-//   - no tokenizer_class with model_type llama or none, tokenizer_class
-//     TokenizersBackend, or tokenizer_class LlamaTokenizer with model_type
-//     llama (AutoTokenizer uses TokenizersBackend when tokenizer_class is
-//     not the model type's class): TokenizersBackend built from the proto
+//   - no tokenizer_class with model_type llama or none, or tokenizer_class
+//     TokenizersBackend: TokenizersBackend built from the proto
 //     (SpmConverter.build_tokenizer_from_spm_proto in
 //     convert_slow_tokenizer.py): a Replace(" ", "▁") normalizer and no
 //     pre-tokenizer, so no "▁" goes before the text, and the proto's
@@ -169,8 +167,6 @@ func (t *SentencePiece) hfConvention(cfg map[string]json.RawMessage, modelType s
 		h.class, h.why = spClassBackend, "no tokenizer_class, "+mtWords
 	case class == spClassBackend:
 		h.class, h.why = spClassBackend, "tokenizer_class TokenizersBackend"
-	case base == spClassLlama && modelType != "":
-		h.class, h.why = spClassBackend, "tokenizer_class "+class+" is not model_type llama's class, so AutoTokenizer takes TokenizersBackend"
 	case base == spClassLlama:
 		h.class, h.why = spClassLlama, "tokenizer_class "+class+", "+mtWords
 	default:
