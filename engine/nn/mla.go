@@ -130,8 +130,8 @@ func (a *MLA) Forward(r *model.Rank, b *model.Batch, x backend.Tensor) backend.T
 		q = dev.Reshape(dev.ConcatCols(dev.SliceCols(q3, 0, c.Nope), dev.Reshape(qPe, T*nh, c.Rope)), T, nh*qk)
 	}
 
-	// The cache keeps the latent; the attention runs on the context's
-	// per-head keys and values, made for this step (mla_context.go).
+	// The cache keeps the latent; the attention reads kv_b_proj's output
+	// over the step's context (mla_context.go).
 	a.storeLatent(dev, r.KV.Layers[a.layer], b, cKV, kPe)
 	var o backend.Tensor
 	var ctx mlaKV

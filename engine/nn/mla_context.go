@@ -14,58 +14,80 @@ import (
 // DeepSeek-V3, and its compute-friendly path, _forward_prefill and the
 // chunked-prefill context loop, expands cached kv_c by kv_b_proj into
 // k_nope and v before a multi-head attention). hsdb takes that path for
-// every step: the attention runs on per-head keys [ctx, nh·(qk_nope +
-// qk_rope)] and values [ctx, nh·v_head_dim] of the step's context, built
-// for the step and freed with it, so the backends' Attention and its
-// kernels stay as they are. What the debugger edits follows: c_kv at
-// kv_a_layernorm and k_pe at rotary_emb go into the cache and every later
-// step; k_nope and v at kv_b_proj change the step's own keys and values
-// only, as later steps expand the cached latent again.
+// every step: the attention (Device.MLAAttention) runs over kv_b_proj's
+// output for the step's context, [ctx, nh·(qk_nope + v_head_dim)], and
+// the context's k_pe [ctx, qk_rope_head_dim], made for the step and freed
+// with it (a plain prefill's are the step's own); the CUDA backend reads
+// them in place, other devices write per-head keys and values out first.
+// What the debugger edits follows: c_kv at kv_a_layernorm and k_pe at
+// rotary_emb go into the cache and every later step; k_nope and v at
+// kv_b_proj change the step's own keys and values only, as later steps
+// expand the cached latent again.
 
-// mlaKV is a step's keys k [ctx, nh·qk_head_dim] and values v [ctx,
-// nh·v_head_dim] over the context of its sequences, each sequence's rows
-// contiguous (position p of the sequence whose first row is b at row
-// b+p; attendCached starts sequence s at s times the longest context, so
-// rows past a shorter sequence's context are never written or read): temporaries of the layer, freed once its sites are visited. step
-// holds the rows of the step's own tokens in token order, nil when they
-// are all of k and v in that order (a plain prefill).
-//
-// A plain prefill whose attention read kv_b_proj's output in place
-// (Device.MLAAttention) has no k and v until a site asks for them: then
-// they are written out from kv and kPe (lazy holds the arguments).
+// mlaKV is what a step's attention reads and what its k and v sites
+// show: kv [rows, nh·(qk_nope+v)] (kv_b_proj's output over the context,
+// per head [k_nope | v]) and kPe [rows, qk_rope] in the context's layout
+// (position p of the sequence whose first row is b at row b+p), and step,
+// the rows of the step's own tokens in token order. The per-head keys k
+// [tokens, nh·qk_head_dim] and values v [tokens, nh·v_head_dim] of the
+// step are written out only when a site asks (Device.MLAAttention reads
+// kv and kPe where they are). owned: kv and kPe are the layer's
+// temporaries (attendCached's), freed with k and v once the layer's sites
+// are visited.
 type mlaKV struct {
-	k, v backend.Tensor
-	step []int32
-	lazy *mlaLazy
-}
-
-// mlaLazy is what a plain prefill's k and v are made from when a site
-// asks: kv_b_proj's output kv [tokens, nh·(qk_nope+v)] and kPe [tokens,
-// qk_rope], in token order.
-type mlaLazy struct {
 	kv, kPe backend.Tensor
-	args    backend.MLAKVArgs
+	step    []int32
+	owned   bool
+	args    backend.MLAKVArgs // heads and head dims (Rows unused)
+	k, v    backend.Tensor
 }
 
-// stepRows returns the step's rows of k and v ([tokens, nh·qk] and
-// [tokens, nh·v]), what the sites show as k and v.
+// stepRows returns the step's per-head keys and values ([tokens, nh·qk]
+// and [tokens, nh·v]), what the sites show as k and v, writing them out
+// on the first call.
 func (c *mlaKV) stepRows(dev backend.Device) (k, v backend.Tensor) {
-	if l := c.lazy; l != nil && c.k == nil {
-		T := l.kv.Shape()[0]
-		c.k, c.v = dev.Alloc(T, l.args.Heads*(l.args.Nope+l.args.Rope)), dev.Alloc(T, l.args.Heads*l.args.V)
-		dev.WriteMLAKV(c.k, c.v, l.kv, l.kPe, &l.args)
-	}
-	if c.step == nil {
+	if c.k != nil {
 		return c.k, c.v
 	}
-	return dev.GatherRows(c.k, c.step), dev.GatherRows(c.v, c.step)
+	T := len(c.step)
+	kv, kPe := c.kv, c.kPe
+	if !identityRows(c.step, kv.Shape()[0]) {
+		kv, kPe = dev.GatherRows(c.kv, c.step), dev.GatherRows(c.kPe, c.step)
+		defer dev.Free(kv)
+		defer dev.Free(kPe)
+	}
+	args := c.args
+	args.Rows = make([]int32, T)
+	for i := range args.Rows {
+		args.Rows[i] = int32(i)
+	}
+	c.k, c.v = dev.Alloc(T, args.Heads*(args.Nope+args.Rope)), dev.Alloc(T, args.Heads*args.V)
+	dev.WriteMLAKV(c.k, c.v, kv, kPe, &args)
+	return c.k, c.v
 }
 
-// free releases k and v (when they were made).
+// identityRows reports whether rows are 0, 1, ..., n-1.
+func identityRows(rows []int32, n int) bool {
+	if len(rows) != n {
+		return false
+	}
+	for i, r := range rows {
+		if int(r) != i {
+			return false
+		}
+	}
+	return true
+}
+
+// free releases k and v (when they were made), and kv and kPe when owned.
 func (c *mlaKV) free(dev backend.Device) {
 	if c.k != nil {
 		dev.Free(c.k)
 		dev.Free(c.v)
+	}
+	if c.owned {
+		dev.Free(c.kv)
+		dev.Free(c.kPe)
 	}
 }
 
@@ -97,7 +119,7 @@ func plainPrefill(b *model.Batch) bool {
 }
 
 // attend runs the attention of q [tokens, nh·qk] over c with each token's
-// first context row base (AttnArgs.Base; Pos is the batch's), applying
+// first context row base (MLAAttnArgs.Base; Pos is the batch's), applying
 // FaultChunkNoContext when it is injected at the module. Out: [tokens,
 // nh·v].
 func (a *MLA) attend(r *model.Rank, b *model.Batch, q backend.Tensor, c mlaKV, base []int32) backend.Tensor {
@@ -105,41 +127,43 @@ func (a *MLA) attend(r *model.Rank, b *model.Batch, q backend.Tensor, c mlaKV, b
 	if f, ok := r.Fault(model.FaultChunkNoContext, a.site); ok {
 		base, pos = model.ChunkAttention(base, pos, f.Token)
 	}
-	return r.Dev.Attention(q, c.k, c.v, &backend.AttnArgs{Heads: a.nh, KVHeads: a.nh, DK: a.c.QK(), DV: a.c.V, Scale: a.c.Scale,
-		Base: base, Pos: pos})
+	return r.Dev.MLAAttention(q, c.kv, c.kPe, &backend.MLAAttnArgs{Heads: a.nh, Nope: a.c.Nope, Rope: a.c.Rope, V: a.c.V,
+		Scale: a.c.Scale, Base: base, Pos: pos})
+}
+
+// kvArgs is the layer's WriteMLAKV sizes (no rows).
+func (a *MLA) kvArgs() backend.MLAKVArgs {
+	return backend.MLAKVArgs{Heads: a.nh, Nope: a.c.Nope, Rope: a.c.Rope, V: a.c.V}
 }
 
 // attendPrefill is the attention of a plain prefill (plainPrefill): the
-// context's keys and values are the step's own, from kv [tokens,
+// context's keys and values are the step's own, kv [tokens,
 // nh·(qk_nope+v)] (kv_b_proj's output, per head [k_nope | v]) and kPe
 // [tokens, qk_rope] in token order, each sequence's first row its first
-// token, and Device.MLAAttention reads them there (the CUDA backend's
-// kernels/flash_wgmma.cu with no per-head copy; others write one out).
-// It returns the attention output [tokens, nh·v] and the keys and values,
-// made only if a site asks (mlaKV.lazy).
+// token. It returns the attention output [tokens, nh·v] and what it read.
 func (a *MLA) attendPrefill(r *model.Rank, b *model.Batch, q, kv, kPe backend.Tensor) (backend.Tensor, mlaKV) {
-	c, T := a.c, b.Tokens()
+	T := b.Tokens()
 	rows, base := make([]int32, T), make([]int32, T)
 	for t, p := range b.Pos {
 		rows[t], base[t] = int32(t), int32(t)-p // position p of a sequence starting at row t-p
 	}
-	pos := b.Pos
-	if f, ok := r.Fault(model.FaultChunkNoContext, a.site); ok {
-		base, pos = model.ChunkAttention(base, pos, f.Token)
-	}
-	o := r.Dev.MLAAttention(q, kv, kPe, &backend.MLAAttnArgs{Heads: a.nh, Nope: c.Nope, Rope: c.Rope, V: c.V, Scale: c.Scale,
-		Base: base, Pos: pos})
-	return o, mlaKV{lazy: &mlaLazy{kv: kv, kPe: kPe, args: backend.MLAKVArgs{Heads: a.nh, Nope: c.Nope, Rope: c.Rope, V: c.V, Rows: rows}}}
+	ctx := mlaKV{kv: kv, kPe: kPe, step: rows, args: a.kvArgs()}
+	return a.attend(r, b, q, ctx, base), ctx
 }
 
 // attendCached is the attention of any other step (decode, or a sequence
 // continued from a cached prefix): each sequence's context is its
-// positions 0 .. its last position in the step; the step's tokens take
-// their keys and values from kv and kPe (as attendPrefill), the positions
-// before them from kv_b_proj applied to the cached latent rows (the
-// rank's shard of the same weight; no site: the kv_b_proj site showed the
-// step's tokens). It returns the attention output [tokens, nh·v] and the
-// keys and values.
+// positions 0 .. its last position in the step, laid out from a multiple
+// of the longest context (so the rows read as [sequences, longest] slots,
+// as the CUDA backend's decode kernels address them when its fused kernel
+// does not run). Every context row's latent is gathered from the cache
+// (storeLatent has written the step's own rows) and expanded by kv_b_proj
+// (the rank's shard of the same weight; no site: the kv_b_proj site
+// showed the step's tokens), then the step's rows take kv_b_proj's output
+// kv as its site left it, so an edit there reaches this step's attention.
+// Rows past a shorter sequence's context repeat its last position and are
+// never read. It returns the attention output [tokens, nh·v] and what it
+// read (owned).
 func (a *MLA) attendCached(r *model.Rank, b *model.Batch, q, kv, kPe backend.Tensor) (backend.Tensor, mlaKV) {
 	dev, c, T := r.Dev, a.c, b.Tokens()
 	cache := r.KV.Layers[a.layer]
@@ -148,48 +172,27 @@ func (a *MLA) attendCached(r *model.Rank, b *model.Batch, q, kv, kPe backend.Ten
 	for t, p := range b.Pos {
 		ctxLen[seq[t]] = max(ctxLen[seq[t]], int(p)+1)
 	}
-	// Each sequence's context starts at a multiple of the longest, so the
-	// rows read as [sequences, longest] slots (the CUDA backend's decode
-	// kernels address keys by slot and position).
 	stride := 0
 	for _, n := range ctxLen {
 		stride = max(stride, n)
 	}
-	first := make([]int, len(b.SeqLens)) // each sequence's first context row
-	for s := range ctxLen {
-		first[s] = s * stride
-	}
-	rowsCtx := len(ctxLen) * stride
-	step, base := make([]int32, T), make([]int32, T)
-	fresh := make([]bool, rowsCtx)
-	for t, p := range b.Pos {
-		base[t] = int32(first[seq[t]])
-		step[t] = base[t] + p
-		fresh[step[t]] = true
-	}
-	var dst, src []int32 // context rows of cached positions, and their cache rows
+	src := make([]int32, len(ctxLen)*stride) // the cache row of every context row
 	for s, n := range ctxLen {
-		for p := range n {
-			if !fresh[first[s]+p] {
-				dst = append(dst, int32(first[s]+p))
-				src = append(src, cache.Row(b.Slots[s], p))
-			}
+		for p := range stride {
+			src[s*stride+p] = cache.Row(b.Slots[s], min(p, n-1))
 		}
 	}
-	ctx := mlaKV{k: dev.Alloc(rowsCtx, a.nh*c.QK()), v: dev.Alloc(rowsCtx, a.nh*c.V), step: step}
-	args := backend.MLAKVArgs{Heads: a.nh, Nope: c.Nope, Rope: c.Rope, V: c.V}
-	if len(src) > 0 {
-		lat := dev.GatherRows(cache.K, src) // [cached, kv_lora_rank + qk_rope]
-		cKV, pe := dev.SliceCols(lat, 0, c.KVLora), dev.SliceCols(lat, c.KVLora, c.KVLora+c.Rope)
-		dev.Free(lat)
-		old := a.kvb.Apply(dev, cKV) // [cached, nh·(qk_nope+v)]
-		dev.Free(cKV)
-		args.Rows = dst
-		dev.WriteMLAKV(ctx.k, ctx.v, old, pe, &args)
-		dev.Free(old)
-		dev.Free(pe)
+	step, base := make([]int32, T), make([]int32, T)
+	for t, p := range b.Pos {
+		base[t] = int32(seq[t] * stride)
+		step[t] = base[t] + p
 	}
-	args.Rows = step
-	dev.WriteMLAKV(ctx.k, ctx.v, kv, kPe, &args)
+	lat := dev.GatherRows(cache.K, src) // [rows, kv_lora_rank + qk_rope]
+	cKV, pe := dev.SliceCols(lat, 0, c.KVLora), dev.SliceCols(lat, c.KVLora, c.KVLora+c.Rope)
+	dev.Free(lat)
+	kvCtx := a.kvb.Apply(dev, cKV) // [rows, nh·(qk_nope+v)]
+	dev.Free(cKV)
+	dev.WriteRows(kvCtx, kv, step)
+	ctx := mlaKV{kv: kvCtx, kPe: pe, step: step, owned: true, args: a.kvArgs()}
 	return a.attend(r, b, q, ctx, base), ctx
 }

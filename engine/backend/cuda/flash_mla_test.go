@@ -66,17 +66,25 @@ func TestFlashAttentionMLA(t *testing.T) {
 }
 
 // TestRankMLAAttentionMatchesCPU: the backend op reads kv_b_proj's output
-// in place on Hopper (bf16; and with HSDB_CUDA_FLASH_WGMMA=0 writes the
-// per-head keys and values out first, as in f16) and matches the CPU
+// in place on Hopper (bf16, the mixed batch and a decode step; with
+// HSDB_CUDA_FLASH_WGMMA=0, and in f16, it writes the per-head keys and
+// values out first) and matches the CPU
 // backend, whose MLAAttention is WriteMLAKV into temporaries then its f32
 // Attention, within one rounding.
 func TestRankMLAAttentionMatchesCPU(t *testing.T) {
-	base, pos := mixedFlashBatch()
+	mixedBase, mixedPos := mixedFlashBatch()
+	// A decode step: one token of each of four sequences, every token its
+	// own query tile.
+	decodeBase, decodePos := flashBatch([]flashSeq{{0, 100, 1}, {256, 255, 1}, {512, 30, 1}, {768, 200, 1}})
 	defer func(k string) { flashWgmma = k }(flashWgmma)
 	for _, dt := range []tensor.DType{tensor.BF16, tensor.F16} {
-		for _, kern := range []string{flashWgmma, "0"} {
+		for ki, kern := range []string{flashWgmma, "0", flashWgmma} {
 			flashWgmma = kern
-			name := fmt.Sprintf("mla_attention/%s/wgmma=%q", dt, kern)
+			base, pos, batch := mixedBase, mixedPos, "mixed"
+			if ki == 2 {
+				base, pos, batch = decodeBase, decodePos, "decode"
+			}
+			name := fmt.Sprintf("mla_attention/%s/%s/wgmma=%q", dt, batch, kern)
 			p := newPair(t, dt)
 			const heads = 8
 			kv, kvc := p.act(1280, heads*256, 1)

@@ -70,12 +70,12 @@ func (d *Device) WriteMLAKV(k, v, kv, kPe backend.Tensor, a *backend.MLAKVArgs) 
 	})
 }
 
-// MLAAttention is backend.Device.MLAAttention. A bf16 batch with a run of
-// two or more tokens of one sequence (a prefill) on a device that runs
-// kernels/flash_wgmma.cu, with DeepSeek's head dims (qk_nope 128, qk_rope
-// 64, v 128), reads the keys and values straight from kv and kPe
-// (GPU.FlashAttentionMLA): no per-head key or value tensor is written,
-// which for DeepSeek-V3's 128 heads and 4096 tokens is 335 MB a layer.
+// MLAAttention is backend.Device.MLAAttention. A bf16 batch on a device
+// that runs kernels/flash_wgmma.cu, with DeepSeek's head dims (qk_nope
+// 128, qk_rope 64, v 128), reads the keys and values straight from kv and
+// kPe (GPU.FlashAttentionMLA; a decode step's token is a query tile of
+// one row): no per-head key or value tensor is written, which for
+// DeepSeek-V3's 128 heads and 4096 tokens of context is 335 MB a layer.
 // Anything else runs backend.MLAAttentionExpanded (WriteMLAKV into
 // temporaries, then Attention).
 func (d *Device) MLAAttention(q, kv, kPe backend.Tensor, a *backend.MLAAttnArgs) backend.Tensor {
@@ -93,11 +93,7 @@ func (d *Device) MLAAttention(q, kv, kPe backend.Tensor, a *backend.MLAAttnArgs)
 			d.badArg(op, "token %d at row %d+%d outside kv of %d rows", t, a.Base[t], a.Pos[t], st.rows())
 		}
 	}
-	longest := 0
-	for _, r := range attnRuns(a.Base) {
-		longest = max(longest, r.n)
-	}
-	if !flashAttn || longest < 2 || a.Nope != mlaNope || a.Rope != 64 || a.V != 128 || !d.g.UseFlashAttentionMLA(qt.dt) {
+	if !flashAttn || a.Nope != mlaNope || a.Rope != 64 || a.V != 128 || !d.g.UseFlashAttentionMLA(qt.dt) {
 		return backend.MLAAttentionExpanded(d, q, kv, kPe, a)
 	}
 	var y *Tensor
