@@ -161,16 +161,8 @@ func (d *GPU) FlashAttention(out, q, k, v, tiles driver.Ptr, nTiles int, p AttnP
 		return fmt.Errorf("%w: flash attention: dtype %s, head dims %d, %d (want bf16 or f16 with equal head dims 64 or 128, or 192 and 128)",
 			driver.ErrBadArgument, dt, p.HeadDimK, p.HeadDimV)
 	}
-	if p.QStride%8 != 0 || p.OutStride%8 != 0 {
-		return fmt.Errorf("%w: flash attention: q stride %d and output stride %d must be multiples of 8 elements", driver.ErrBadArgument, p.QStride, p.OutStride)
-	}
-	for _, x := range []driver.Ptr{out, q, k, v, tiles} {
-		if x%16 != 0 {
-			return fmt.Errorf("%w: flash attention: device pointer %#x is not 16-byte aligned", driver.ErrBadArgument, uint64(x))
-		}
-	}
-	if nTiles < 0 || int64(nTiles)*int64(p.Heads) > math.MaxInt32 {
-		return fmt.Errorf("%w: flash attention: %d tiles × %d heads blocks", driver.ErrBadArgument, nTiles, p.Heads)
+	if err := flashCopies(p, nTiles, out, q, k, v, tiles); err != nil {
+		return err
 	}
 	sfx := "bf16"
 	if dt == tensor.F16 {
@@ -198,4 +190,23 @@ func (d *GPU) FlashAttention(out, q, k, v, tiles driver.Ptr, nTiles int, p AttnP
 			out, q, k, v, tiles, int32(p.Heads), int32(p.Heads/p.KVHeads), int32(dk),
 			int64(p.QStride), int64(p.KVHeads*dk), int64(p.KVHeads*dv), int64(p.OutStride), int32(p.Window), scaleLog2)
 	})
+}
+
+// flashCopies checks what the flash kernels' 16-byte copies and grid need
+// (FlashAttention's and FlashAttentionMLA's errors): q and output strides
+// of whole multiples of 8 elements, 16-byte aligned device pointers, and
+// at most 2³¹-1 blocks of nTiles × p.Heads.
+func flashCopies(p AttnParams, nTiles int, ptrs ...driver.Ptr) error {
+	if p.QStride%8 != 0 || p.OutStride%8 != 0 {
+		return fmt.Errorf("%w: flash attention: q stride %d and output stride %d must be multiples of 8 elements", driver.ErrBadArgument, p.QStride, p.OutStride)
+	}
+	for _, x := range ptrs {
+		if x%16 != 0 {
+			return fmt.Errorf("%w: flash attention: device pointer %#x is not 16-byte aligned", driver.ErrBadArgument, uint64(x))
+		}
+	}
+	if nTiles < 0 || int64(nTiles)*int64(p.Heads) > math.MaxInt32 {
+		return fmt.Errorf("%w: flash attention: %d tiles × %d heads blocks", driver.ErrBadArgument, nTiles, p.Heads)
+	}
+	return nil
 }

@@ -61,16 +61,8 @@ func (d *GPU) FlashAttentionMLA(out, q, kv, kPe, tiles driver.Ptr, nTiles int, p
 		return fmt.Errorf("%w: flash attention on kv_b_proj's output: dtype %s, head dims %d, %d, %d/%d heads on compute capability 9.0 (want bf16, 192 and 128, kv heads = heads, wgmma)",
 			driver.ErrBadArgument, dt, p.HeadDimK, p.HeadDimV, p.Heads, p.KVHeads)
 	}
-	if p.QStride%8 != 0 || p.OutStride%8 != 0 {
-		return fmt.Errorf("%w: flash attention: q stride %d and output stride %d must be multiples of 8 elements", driver.ErrBadArgument, p.QStride, p.OutStride)
-	}
-	for _, x := range []driver.Ptr{out, q, kv, kPe, tiles} {
-		if x%16 != 0 {
-			return fmt.Errorf("%w: flash attention: device pointer %#x is not 16-byte aligned", driver.ErrBadArgument, uint64(x))
-		}
-	}
-	if nTiles < 0 || int64(nTiles)*int64(p.Heads) > math.MaxInt32 {
-		return fmt.Errorf("%w: flash attention: %d tiles × %d heads blocks", driver.ErrBadArgument, nTiles, p.Heads)
+	if err := flashCopies(p, nTiles, out, q, kv, kPe, tiles); err != nil {
+		return err
 	}
 	if rows := cmp.Or(p.TileRows, flashBM); rows != flashWgmmaBM {
 		return fmt.Errorf("%w: flash attention: query tiles of %d tokens, the kernel takes %d (FlashTileRows)", driver.ErrBadArgument, rows, flashWgmmaBM)
