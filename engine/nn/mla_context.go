@@ -14,10 +14,13 @@ import (
 // DeepSeek-V3, and its compute-friendly path, _forward_prefill and the
 // chunked-prefill context loop, expands cached kv_c by kv_b_proj into
 // k_nope and v before a multi-head attention). hsdb takes that path for
-// every step: the attention runs on per-head keys [ctx, nh·(qk_nope +
-// qk_rope)] and values [ctx, nh·v_head_dim] of the step's context, built
-// for the step and freed with it, so the backends' Attention and its
-// kernels stay as they are. What the debugger edits follows: c_kv at
+// every step: a plain prefill attends on kv_b_proj's output and k_pe
+// through Device.MLAAttention (attendPrefill: the CUDA backend reads them
+// in place, others write the per-head keys and values out first); any
+// other step runs the backends' Attention on per-head keys [ctx,
+// nh·(qk_nope + qk_rope)] and values [ctx, nh·v_head_dim] of the step's
+// context, built for the step and freed with it (attendCached). What the
+// debugger edits follows: c_kv at
 // kv_a_layernorm and k_pe at rotary_emb go into the cache and every later
 // step; k_nope and v at kv_b_proj change the step's own keys and values
 // only, as later steps expand the cached latent again.
@@ -26,7 +29,8 @@ import (
 // nh·v_head_dim] over the context of its sequences, each sequence's rows
 // contiguous (position p of the sequence whose first row is b at row
 // b+p; attendCached starts sequence s at s times the longest context, so
-// rows past a shorter sequence's context are never written or read): temporaries of the layer, freed once its sites are visited. step
+// rows past a shorter sequence's context are never written or read):
+// temporaries of the layer, freed once its sites are visited. step
 // holds the rows of the step's own tokens in token order, nil when they
 // are all of k and v in that order (a plain prefill).
 //
