@@ -121,6 +121,9 @@ func journalRecords(path string, reps map[string]ReplicaRecord, f func(SeqRecord
 		}
 		if reps != nil {
 			mergeReplicaInto(reps, e.Replicas)
+			if err := checkReplicaKeys(len(reps)); err != nil {
+				return fmt.Errorf("reading %s: %w: %w", path, ErrManifest, err)
+			}
 		}
 		off += int64(len(line))
 	}
@@ -285,10 +288,25 @@ func verifyManifestFile(f *os.File, sum []byte, n int) error {
 }
 
 // MaxManifestHeaderBytes bounds a manifest's fields other than sequences
-// (16 MiB): they are held decoded, at up to 6 times their bytes for
-// hostile lists and maps (edits of "", dims of "k":0), so a 2 GiB
-// manifest of them held some 12 GB. hsdb writes some KiB there.
-const MaxManifestHeaderBytes = 16 << 20
+// (4 MiB): they are held decoded, at 4-6 times their bytes for hostile
+// lists and maps (edits of "", dims of "k":0) and 17 times for replicas
+// of "k":{}, so a 2 GiB manifest of them held 12 to 35 GB. hsdb writes
+// some KiB there.
+const MaxManifestHeaderBytes = 4 << 20
+
+// MaxReplicaKeys bounds the replicated tensors a dump's replicas record
+// (manifest and journal together): hsdb records one per captured tensor
+// (the layers and site tensors of one capture), and each takes some 190
+// bytes held whatever its bytes in the file ("k":{}, 7).
+const MaxReplicaKeys = 1 << 16
+
+// checkReplicaKeys refuses n replica records past MaxReplicaKeys.
+func checkReplicaKeys(n int) error {
+	if n > MaxReplicaKeys {
+		return fmt.Errorf("replicas records more than %d tensors (hsdb records one per captured tensor)", MaxReplicaKeys)
+	}
+	return nil
+}
 
 // streamManifest decodes a manifest.json from r without holding its
 // sequences: hdr gets every other field, at most MaxManifestHeaderBytes
