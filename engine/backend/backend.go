@@ -84,8 +84,8 @@ func (a *RoPEArgs) Check(tokens, cols int) error {
 
 // MLAKVArgs describes the key and value write of DeepSeek's multi-head
 // latent attention (WriteMLAKV): Heads heads, qk_nope_head_dim Nope,
-// qk_rope_head_dim Rope, v_head_dim V, and the cache row of each of the
-// step's tokens.
+// qk_rope_head_dim Rope, v_head_dim V, and the row of k and v each of
+// the written tokens goes to.
 type MLAKVArgs struct {
 	Heads, Nope, Rope, V int
 	Rows                 []int32 // [tokens]
@@ -197,14 +197,15 @@ type Device interface {
 	CopyRows(dst Tensor, dstRow int, src Tensor, srcRow, n int)
 	// WriteRows copies row i of src into row rows[i] of dst (KV-cache write).
 	WriteRows(dst, src Tensor, rows []int32)
-	// WriteMLAKV writes multi-head latent attention's keys and values of
-	// the step's tokens into the cache tensors k [cacheRows,
-	// Heads*(Nope+Rope)] and v [cacheRows, Heads*V] at rows a.Rows[i], from
-	// kv [tokens, Heads*(Nope+V)] (kv_b_proj's output, per head [k_nope |
-	// v]) and kPe [tokens, Rope] (the rotated key part all heads share):
-	// k's row is per head [k_nope | k_pe], v's per head v. HF's
-	// DeepseekV3Attention builds the same keys with k_pe.expand and
-	// torch.cat((k_nope, k_pe)) before its cache update.
+	// WriteMLAKV writes multi-head latent attention's per-head keys and
+	// values of tokens into k [rows, Heads*(Nope+Rope)] and v [rows,
+	// Heads*V] at rows a.Rows[i], from kv [tokens, Heads*(Nope+V)]
+	// (kv_b_proj's output, per head [k_nope | v]) and kPe [tokens, Rope]
+	// (the rotated key part all heads share): k's row is per head [k_nope
+	// | k_pe], v's per head v. HF's DeepseekV3Attention builds the same
+	// keys with k_pe.expand and torch.cat((k_nope, k_pe)). k and v are
+	// the keys and values a step attends over, made for the step (the MLA
+	// cache holds the latent, engine/nn mla_context.go).
 	WriteMLAKV(k, v, kv, kPe Tensor, a *MLAKVArgs)
 	// Attention computes softmax(q·kᵀ·scale)·v per token and head over the
 	// cache tensors k [cacheRows, KVHeads*DK] and v [cacheRows, KVHeads*DV]

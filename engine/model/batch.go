@@ -98,3 +98,16 @@ func (b *Batch) CheckPositions(maxPos int) error {
 	}
 	return nil
 }
+
+// fromStart reports whether every sequence of b begins at position 0 in
+// this step (it reads nothing cached).
+func (b *Batch) fromStart() bool {
+	t := 0
+	for _, n := range b.SeqLens {
+		if n > 0 && (t >= len(b.Pos) || b.Pos[t] != 0) {
+			return false
+		}
+		t += n
+	}
+	return true
+}

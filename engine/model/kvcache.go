@@ -12,7 +12,8 @@ import (
 // position p at row s·capacity + p (Row). A cache of one tensor (VWidth 0,
 // V nil) holds MLA's latent [c_kv | k_pe] per token, as vLLM's
 // MLACommonBackend does. It grows (capacity by KVCapacity, copying what it
-// holds) when a step needs more slots or positions.
+// holds) when a step needs more slots or positions; a prefill sizes it to
+// its own batch (Place).
 type KVCache struct {
 	K, V           backend.Tensor // [Slots·Cap, KWidth] and [Slots·Cap, VWidth]; nil until first use (V stays nil when VWidth is 0)
 	Slots, Cap     int            // sequence slots, and positions per slot
@@ -119,7 +120,13 @@ func (kv *KVCache) Store(dev backend.Device, b *Batch, k, v backend.Tensor) (bas
 // values vWidth wide (Ensure) and returns each token's cache row (its
 // slot's first row + its position) and the attention arguments' Base and
 // Pos, for a caller that writes the rows itself (Store, or MLA's latent
-// write, vWidth 0).
+// write, vWidth 0). A prefill (Step 0, every sequence from position 0)
+// starts every sequence anew, as Engine.Prefill forgets the previous
+// ones: a cache of another size is given back first and made for the
+// batch alone, its largest slot + 1 slots of KVCapacity(its longest
+// sequence) positions. (Kept, a cache grew to the most slots of any
+// batch times the longest sequence of any: a capture job of varied
+// batches held many times what a batch needs.)
 func (kv *KVCache) Place(dev backend.Device, b *Batch, kWidth, vWidth int) (rows, base, pos []int32) {
 	maxPos := 0
 	for _, p := range b.Pos {
@@ -128,6 +135,9 @@ func (kv *KVCache) Place(dev backend.Device, b *Batch, kWidth, vWidth int) (rows
 	maxSlot := 0
 	for _, s := range b.Slots {
 		maxSlot = max(maxSlot, s)
+	}
+	if kv.K != nil && b.Step == 0 && b.fromStart() && (kv.Slots != maxSlot+1 || kv.Cap != KVCapacity(maxPos+1)) {
+		kv.Free(dev)
 	}
 	kv.Ensure(dev, maxSlot+1, maxPos+1, kWidth, vWidth)
 	base = make([]int32, len(b.IDs))

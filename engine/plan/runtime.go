@@ -130,9 +130,12 @@ const AttentionScratch = 512 << 20
 //     longest context, T: [T, heads_r × qk_head_dim] and [T, heads_r ×
 //     v_head_dim], engine/nn mla_context.go), attn_out [T, heads_r ×
 //     v_head_dim], o_proj's partial sum and all-reduce, and the scores as
-//     above. A later step of n tokens over a context of C ≤ T holds no
-//     more: its C − n cached rows cost the gathered latent, its parts and
-//     kv_b's re-expansion, less per row than a step token;
+//     above. A later step of n tokens whose s sequences' contexts span C
+//     rows holds no more when C ≤ T: its C − n cached rows cost the
+//     gathered latent, its parts and kv_b's re-expansion, less per row
+//     than a step token. C is s × the longest context (each sequence's
+//     context starts at a multiple of the longest), so a decode of
+//     sequences of unequal length can hold more than this;
 //   - a dense MLP: gate and up [T, I_r] × 2, the product [T, I_r], down's
 //     partial sum and all-reduce [T, hidden] × 2;
 //   - routed experts (every token's top-k rows at once, as vLLM's fused_moe

@@ -127,6 +127,9 @@ func readJournal(dir string, m *Manifest, limit int) error {
 				m.Replicas = map[string]ReplicaRecord{}
 			}
 			mergeReplicaInto(m.Replicas, e.Replicas)
+			if err := checkReplicaKeys(len(m.Replicas)); err != nil {
+				return fmt.Errorf("%s with the manifest: %w", JournalName, err)
+			}
 		}
 	}
 	if err := sc.Err(); err != nil && !errors.Is(err, bufio.ErrTooLong) { // a read error, or the file grew past the bound

@@ -286,6 +286,9 @@ func ReadManifest(dir string) (*Manifest, error) {
 		return nil, fmt.Errorf("%s: %w", p, manifestTooLarge(err))
 	}
 	m.Sequences = seqs
+	if err := checkReplicaKeys(len(m.Replicas)); err != nil {
+		return nil, fmt.Errorf("%s: %w: %v", p, ErrManifest, err)
+	}
 	if m.Format != ManifestFormat {
 		return nil, fmt.Errorf("%s: %w: format %s, want %q", p, ErrManifest, QuoteFileText(m.Format), ManifestFormat)
 	}

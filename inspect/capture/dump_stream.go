@@ -121,6 +121,9 @@ func journalRecords(path string, reps map[string]ReplicaRecord, f func(SeqRecord
 		}
 		if reps != nil {
 			mergeReplicaInto(reps, e.Replicas)
+			if err := checkReplicaKeys(len(reps)); err != nil {
+				return fmt.Errorf("reading %s: %w: %w", path, ErrManifest, err)
+			}
 		}
 		off += int64(len(line))
 	}
@@ -284,16 +287,39 @@ func verifyManifestFile(f *os.File, sum []byte, n int) error {
 	return nil
 }
 
+// MaxManifestHeaderBytes bounds a manifest's fields other than sequences
+// (4 MiB): they are held decoded, at 4-6 times their bytes for hostile
+// lists and maps (edits of "", dims of "k":0) and 17 times for replicas
+// of "k":{}, so a 2 GiB manifest of them held 12 to 35 GB. hsdb writes
+// some KiB there.
+const MaxManifestHeaderBytes = 4 << 20
+
+// MaxReplicaKeys bounds the replicated tensors a dump's replicas record
+// (manifest and journal together): hsdb records one per captured tensor
+// (the layers and site tensors of one capture), and each takes some 190
+// bytes held whatever its bytes in the file ("k":{}, 7).
+const MaxReplicaKeys = 1 << 16
+
+// checkReplicaKeys refuses n replica records past MaxReplicaKeys.
+func checkReplicaKeys(n int) error {
+	if n > MaxReplicaKeys {
+		return fmt.Errorf("replicas records more than %d tensors (hsdb records one per captured tensor)", MaxReplicaKeys)
+	}
+	return nil
+}
+
 // streamManifest decodes a manifest.json from r without holding its
-// sequences: hdr gets every other field; f is called with each sequence
-// record in order. Memory: the largest single value, not the file. The
+// sequences: hdr gets every other field, at most MaxManifestHeaderBytes
+// of them; f is called with each sequence record in order. Memory: the
+// largest single value, not the file. The
 // other fields decode as json.Unmarshal decodes them: keys matched
 // case-insensitively, in the file's order (a later key of one field wins,
 // whatever its case; a field's objects given twice merge). A second
 // "sequences" or anything after the object is refused, as Unmarshal would
 // not read both lists nor data after the value. Errors: ErrManifest for
 // bad JSON (wrapping the reader's error, such as regfile.ErrTooLarge; a
-// file that ends inside the object is named cut short), or f's.
+// file that ends inside the object is named cut short) or other fields
+// past MaxManifestHeaderBytes (naming the field reached), or f's.
 func streamManifest(r io.Reader, hdr *Manifest, f func(SeqRecord) error) error {
 	dec := json.NewDecoder(r)
 	bad := func(err error) error { return fmt.Errorf("%w: %w", ErrManifest, jsonerr.Explain(cutShort(err))) }
@@ -324,6 +350,10 @@ func streamManifest(r io.Reader, hdr *Manifest, f func(SeqRecord) error) error {
 			var raw json.RawMessage
 			if err := dec.Decode(&raw); err != nil {
 				return bad(err)
+			}
+			if rest.Len()+len(raw) > MaxManifestHeaderBytes {
+				return fmt.Errorf("%w: the fields other than sequences take more than %d bytes (at %s): hsdb writes some KiB there (the model's sizes, the captured layers and sites, edits, replica and validation records)",
+					ErrManifest, MaxManifestHeaderBytes, QuoteFileText(key))
 			}
 			if rest.Len() > 1 {
 				rest.WriteByte(',')

@@ -19,7 +19,10 @@ import (
 // and a 64-digit sha256, at least 90 bytes of JSON; one that does not is
 // refused at the first such entry, before the rest is decoded. The dtype
 // is kept as the package's own constant name (tensor.DType's
-// SafetensorsName), not one string per entry.
+// SafetensorsName), not one string per entry. A shape holds at most
+// MaxRecordDims dims, refused at the first one past it: a shape's dims
+// take 8 bytes each in memory and as little as 2 in the file ("0,"), so
+// a shape of millions held 5 times its bytes.
 type TensorRecords map[string]TensorRecord
 
 // UnmarshalJSON decodes a tensors object (null: none) as described on
@@ -43,10 +46,15 @@ func (ts *TensorRecords) UnmarshalJSON(b []byte) error {
 			return err
 		}
 		name, _ := t.(string)
-		var r TensorRecord
-		if err := dec.Decode(&r); err != nil {
+		var raw struct {
+			Shape  recordShape `json:"shape"`
+			DType  string      `json:"dtype"`
+			SHA256 string      `json:"sha256"`
+		}
+		if err := dec.Decode(&raw); err != nil {
 			return fmt.Errorf("tensors[%s]: %w", QuoteFileText(name), err)
 		}
+		r := TensorRecord{Shape: raw.Shape, DType: raw.DType, SHA256: raw.SHA256}
 		if err := r.intern(); err != nil {
 			return fmt.Errorf("tensors[%s]: %w", QuoteFileText(name), err)
 		}
@@ -56,6 +64,45 @@ func (ts *TensorRecords) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*ts = out
+	return nil
+}
+
+// MaxRecordDims is the most dims a manifest's tensors entry may give its
+// tensor: hsdb writes at most 3 (input_ids [len], hidden_states [len,
+// hidden], speculators' hidden_states [len, ids, hidden], SpecForge's
+// aux_hidden_state [1, len, 3·hidden]); 8 as the workers' wire takes
+// (engine/worker).
+const MaxRecordDims = 8
+
+// recordShape is a tensors entry's shape as it decodes: its dims are read
+// one by one and a shape of more than MaxRecordDims is refused at the
+// first dim past them, before it takes memory.
+type recordShape []int
+
+// UnmarshalJSON decodes a JSON array of integers (null: none) of at most
+// MaxRecordDims elements. Errors: not an array, an element that is no
+// int, or too many dims (naming MaxRecordDims).
+func (s *recordShape) UnmarshalJSON(b []byte) error {
+	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
+		*s = nil
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+		return fmt.Errorf("shape is not a JSON array")
+	}
+	out := recordShape{}
+	for dec.More() {
+		if len(out) == MaxRecordDims {
+			return fmt.Errorf("shape has more than %d dims (hsdb writes at most 3)", MaxRecordDims)
+		}
+		var d int
+		if err := dec.Decode(&d); err != nil {
+			return fmt.Errorf("shape: %w", err)
+		}
+		out = append(out, d)
+	}
+	*s = out
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -94,4 +95,42 @@ func TestManifestTensorsMemory(t *testing.T) {
 	}
 	t.Logf("%d bytes of manifest: %.0f bytes held (%.2f×; bound %.2f×)", size, held, held/float64(size), bound/float64(size))
 	runtime.KeepAlive(m)
+}
+
+// TestManifestShapeDims: a tensors entry's shape of a million dims ("0,"
+// each: 2 bytes of the file, 8 of memory) was decoded whole, so the entry
+// held some 5 times its bytes (a 2 GiB manifest: 10 GB) and its decoding
+// allocated some 30 times them. Such a shape is refused at the first dim
+// past MaxRecordDims, naming the entry, and the refusal allocates no more
+// than the decoder's buffers (4·B + 1 MiB, as TestManifestTensorsMemory
+// derives). A shape of MaxRecordDims dims is kept as given; one more is
+// refused.
+func TestManifestShapeDims(t *testing.T) {
+	dir := t.TempDir()
+	sha := strings.Repeat("0123456789abcdef", 4)
+	entry := func(dims string) func(int) string {
+		return func(i int) string {
+			return fmt.Sprintf(`"%d":{"shape":[%s],"dtype":"F32","sha256":"%s"}`, i, dims, sha)
+		}
+	}
+	size := manifestOfEntries(t, dir, 1, entry(strings.TrimSuffix(strings.Repeat("0,", 1_000_000), ",")))
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	m, err := ReadManifest(dir)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrManifest) || !strings.Contains(err.Error(), `sequences[0]: tensors["0"]: shape has more than 8 dims`) {
+		t.Fatalf("a shape of a million dims: read: %v (manifest read: %v); want ErrManifest naming tensors[\"0\"] and 8 dims", err, m != nil)
+	}
+	if got, bound := after.TotalAlloc-before.TotalAlloc, uint64(4*size+1<<20); got > bound {
+		t.Errorf("refusing a manifest of %d bytes allocated %d bytes, more than %d", size, got, bound)
+	}
+	manifestOfEntries(t, dir, 1, entry("1,2,3,4,5,6,7,8"))
+	if m, err = ReadManifest(dir); err != nil || !slices.Equal(m.Sequences[0].Tensors["0"].Shape, []int{1, 2, 3, 4, 5, 6, 7, 8}) {
+		t.Fatalf("a shape of 8 dims: %v", err)
+	}
+	manifestOfEntries(t, dir, 1, entry("1,2,3,4,5,6,7,8,9"))
+	if _, err = ReadManifest(dir); !errors.Is(err, ErrManifest) || !strings.Contains(err.Error(), "more than 8 dims") {
+		t.Fatalf("a shape of 9 dims: %v, want refused", err)
+	}
 }

@@ -42,9 +42,10 @@ func (d *GPU) MLAKVWrite(k, v, kv, kPe, rows driver.Ptr, p MLAKVParams, dt tenso
 }
 
 // WriteMLAKV writes multi-head latent attention's keys per head [k_nope |
-// k_pe] and values into the cache rows a.Rows of k and v in one kernel
-// (backend.Device.WriteMLAKV): no per-head copy of k_pe, no concatenated
-// keys and no separate value tensor are made.
+// k_pe] and values into rows a.Rows of k and v (the keys and values a
+// step attends over) in one kernel (backend.Device.WriteMLAKV): no
+// per-head copy of k_pe, no concatenated keys and no separate value
+// tensor are made.
 func (d *Device) WriteMLAKV(k, v, kv, kPe backend.Tensor, a *backend.MLAKVArgs) {
 	const op = "write_mla_kv"
 	kt, vt, st, pt := d.get(op, k), d.get(op, v), d.get(op, kv), d.get(op, kPe)
