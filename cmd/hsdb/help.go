@@ -39,6 +39,9 @@ func flagError(fs *flag.FlagSet, err error) string {
 	if n, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
 		return dash(n) + " needs a value"
 	}
+	if m := badBoolFlag.FindStringSubmatch(msg); m != nil {
+		return dash(m[1]) + ": " + m[2]
+	}
 	if m := badFlagValue.FindStringSubmatch(msg); m != nil {
 		name, why := m[2], m[3]
 		if f := fs.Lookup(name); f != nil && (why == "parse error" || why == "value out of range") {
@@ -62,6 +65,10 @@ func flagError(fs *flag.FlagSet, err error) string {
 // WHY` and `invalid boolean value "V" for -N: WHY`.
 var badFlagValue = regexp.MustCompile(`^invalid (?:boolean )?value ("(?:[^"\\]|\\.)*") for (?:flag )?-([^:]+): (.*)$`)
 
+// badBoolFlag matches the flag package's `invalid boolean flag N: WHY`
+// (a bool flag's Set refusing a value given without one: --ep twice).
+var badBoolFlag = regexp.MustCompile(`^invalid boolean flag ([^:]+): (.*)$`)
+
 // discard is io.Discard (newFlagSet's io is its stdio parameter).
 var discard = io.Discard
 
@@ -69,7 +76,10 @@ var discard = io.Discard
 // status when there is nothing more to do: -h/--help printed the usage and
 // the flags on io.Out (0), or a bad flag was reported (2).
 func parseArgs(fs *flag.FlagSet, args []string, io stdio, usage string) (done bool, code int) {
-	return helpOrError(fs, fs.Parse(args), io, usage)
+	restore := onceFlags(fs)
+	err := fs.Parse(args)
+	restore()
+	return helpOrError(fs, err, io, usage)
 }
 
 // helpOrError turns a flag parse error into parseArgs's result.
