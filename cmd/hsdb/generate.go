@@ -70,6 +70,18 @@ func runGenerate(args []string, io stdio) int {
 	if *ids != "" && *prompt != "" {
 		return fail(2, "give --ids or --prompt, not both")
 	}
+	// --ids is read before the model loads (minutes for a large one), so a
+	// mistyped list is said at once.
+	var in []int32
+	if *ids != "" {
+		var err error
+		if in, err = parseIDs(*ids); err != nil {
+			if strings.Contains(*ids, ";") {
+				err = fmt.Errorf("%v: generate runs one sequence (`;` separates sequences in `hsdb capture --ids` and the debugger's `input`, where `gen N` continues them all)", err)
+			}
+			return fail(2, "--ids: %v", err)
+		}
+	}
 	e, err := mf.load(io.Err)
 	if err != nil {
 		return fail(1, "%v", err)
@@ -81,12 +93,8 @@ func runGenerate(args []string, io stdio) int {
 		fmt.Fprintf(io.Err, "hsdb generate: warning: %s\n", partial)
 	}
 	tok, tokErr := e.Tokenizer()
-	var in []int32
 	switch {
 	case *ids != "":
-		if in, err = parseIDs(*ids); err != nil {
-			return fail(2, "--ids: %v", err)
-		}
 	case tokErr != nil:
 		if *prompt != "" {
 			return fail(1, "--prompt needs a tokenizer: %v; give token ids with --ids instead", tokErr)
