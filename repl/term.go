@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"hsdb/inspect/client"
+	"hsdb/inspect/suggest"
 )
 
 // ErrQuit is returned by Exec for `quit`: the caller ends the session.
@@ -96,7 +97,15 @@ func (t *Term) Exec(line string) (err error) {
 	args = strings.TrimSpace(args)
 	c := lookup(name)
 	if c == nil {
-		return fmt.Errorf("unknown command %q: `help` lists the commands", name)
+		var names []string
+		for _, c := range commands {
+			names = append(names, c.aliases...)
+		}
+		hint := ""
+		if c := suggest.Closest(name, names); len(c) > 0 {
+			hint = " (did you mean " + strings.Join(c, " or ") + "?)"
+		}
+		return fmt.Errorf("unknown command %q%s: `help` lists the commands", name, hint)
 	}
 	if c.noRepeat {
 		t.last = ""

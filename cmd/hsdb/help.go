@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"runtime/debug"
 	"strings"
+
+	"hsdb/inspect/suggest"
 )
 
 // newFlagSet returns a subcommand's flag set: the flag package prints
@@ -34,7 +36,13 @@ func flagError(fs *flag.FlagSet, err error) string {
 		return "-" + n
 	}
 	if n, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
-		return "unknown flag " + dash(n)
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) {
+			if f.Usage != hiddenUsage {
+				names = append(names, f.Name)
+			}
+		})
+		return "unknown flag " + dash(n) + didYouMean(n, names, "--")
 	}
 	if n, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
 		return dash(n) + " needs a value"
@@ -159,4 +167,17 @@ func versionLine(bi *debug.BuildInfo, ok bool) string {
 		}
 	}
 	return strings.TrimSpace(fmt.Sprintf("hsdb %s, %s, %s", v, commit, bi.GoVersion))
+}
+
+// didYouMean is ": did you mean --model?" for the names nearest to a
+// mistyped one (suggest.Closest), each after prefix; "" when none is near.
+func didYouMean(typed string, names []string, prefix string) string {
+	c := suggest.Closest(typed, names)
+	if len(c) == 0 {
+		return ""
+	}
+	for i := range c {
+		c[i] = prefix + c[i]
+	}
+	return ": did you mean " + strings.Join(c, " or ") + "?"
 }
