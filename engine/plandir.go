@@ -52,6 +52,9 @@ type DirPlan struct {
 	NotCounted []string `json:"not_counted,omitempty"`
 	// Notes says what else the plan is based on (a partial download).
 	Notes []string `json:"notes,omitempty"`
+	// Llama2C says the sizes and tensors came from a llama2.c checkpoint's
+	// header (a .bin), not from a config.json and safetensors headers.
+	Llama2C bool `json:"llama2c,omitempty"`
 }
 
 // PlanDir plans the model in dir from its config.json alone, or with the
@@ -116,6 +119,7 @@ func PlanModel(path string, o PlanOptions) (*DirPlan, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--model %s: %w", path, err)
 		}
+		p.Llama2C = true
 		return p, nil
 	}
 	cfg, src, err := defaultModel()

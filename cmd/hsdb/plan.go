@@ -190,7 +190,10 @@ const stageAdvice = "use more pipeline stages (--pp) or more ranks per stage (--
 // advice replaces plan.FitAdvice in a refusal (what the user can change).
 func printPlan(w io.Writer, dir string, p *engine.DirPlan, advice string) {
 	from := "config.json alone (no tensor headers)"
-	if p.Checkpoint {
+	switch {
+	case p.Llama2C:
+		from = "the llama2.c checkpoint's header"
+	case p.Checkpoint:
 		from = "config.json and the checkpoint's tensor headers"
 	}
 	ep := ""
