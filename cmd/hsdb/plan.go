@@ -206,7 +206,10 @@ func printPlan(w io.Writer, dir string, p *engine.DirPlan, advice string) {
 	} else {
 		fmt.Fprintf(w, "weights: quantized %s; dense %s; activations and KV cache %s\n", p.Quant, p.Dense, p.Act)
 	}
-	if p.KVConvention != "" {
+	switch {
+	case p.KVConvention != "" && p.Tokens == 0:
+		fmt.Fprintf(w, "KV cache: %s; none counted (--max-tokens 0: weights alone)\n", p.KVConvention)
+	case p.KVConvention != "":
 		fmt.Fprintf(w, "KV cache: %s; %s of up to %d tokens (--seqs: the engine keeps a slot per sequence, each sized for the longest)\n", p.KVConvention, plural.N(max(p.Seqs, 1), "sequence"), p.Tokens)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
