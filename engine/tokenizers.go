@@ -32,6 +32,14 @@ func (e *Engine) Tokenizer() (tokenizer.Tokenizer, error) {
 	return e.tok, e.tokErr
 }
 
+// FindTokenizer loads the tokenizer Tokenizer would for the model at path
+// ("" or "embedded" for the embedded stories260K), without loading the
+// model: a command that needs one (generate --prompt) says it is missing
+// before a load that takes minutes on a large model. It skips Tokenizer's
+// check against the model's vocab_size; the error says which files were
+// looked for.
+func FindTokenizer(path string) (tokenizer.Tokenizer, error) { return findTokenizer(path) }
+
 func findTokenizer(path string) (tokenizer.Tokenizer, error) {
 	mp, err := modelpath.Resolve(path)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"hsdb/engine"
+	"hsdb/engine/modelpath"
 	"hsdb/engine/tokenizer"
 	"hsdb/inspect/capture"
 	hsdbg "hsdb/inspect/debug"
@@ -80,6 +81,16 @@ func runGenerate(args []string, io stdio) int {
 				err = fmt.Errorf("%v: generate runs one sequence (`;` separates sequences in `hsdb capture --ids` and the debugger's `input`, where `gen N` continues them all)", err)
 			}
 			return fail(2, "--ids: %v", err)
+		}
+	}
+	// The prompt or the BOS comes from the tokenizer: a missing one is said
+	// before the load (a model path that does not resolve is the load's to say).
+	if _, perr := modelpath.Resolve(mf.model); *ids == "" && perr == nil {
+		if _, err := engine.FindTokenizer(mf.model); err != nil {
+			if *prompt != "" {
+				return fail(1, "--prompt needs a tokenizer: %v; give token ids with --ids instead", err)
+			}
+			return fail(1, "no BOS id without a tokenizer; give --ids: %v", err)
 		}
 	}
 	e, err := mf.load(io.Err)
