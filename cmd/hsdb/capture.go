@@ -16,8 +16,10 @@ import (
 
 	"hsdb/engine"
 	"hsdb/engine/bytesize"
+	"hsdb/engine/model"
 	"hsdb/engine/modelpath"
 	"hsdb/engine/tensor"
+	"hsdb/engine/tokenizer"
 	"hsdb/inspect/capture"
 	"hsdb/inspect/client"
 	hsdbg "hsdb/inspect/debug"
@@ -118,23 +120,36 @@ func runCapture(args []string, io stdio) int {
 			return fail(2, "%v", err)
 		}
 	}
+	// --ids and --data are read and checked against the model's limits
+	// (vocab_size, max_position_embeddings) before the load where
+	// config.json gives them, so a mistyped path or a bad row is said
+	// before a load of minutes; otherwise (a llama2.c .bin) after it.
+	readInputs := func(d *model.Dims, tok func() (tokenizer.Tokenizer, error)) (*capture.Inputs, error) {
+		if *ids != "" {
+			return capture.ParseIDsList(*ids, capture.LimitsOf(d))
+		}
+		t, tokErr := tok()
+		in, err := capture.OpenJSONL(*data, t, capture.LimitsOf(d))  // validated here, streamed by the job
+		if errors.Is(err, capture.ErrNoTokenizer) && tokErr != nil { // why there is none, as input text says
+			err = fmt.Errorf("%w: %v; give input_ids rows instead", err, tokErr)
+		}
+		return in, err
+	}
+	var in *capture.Inputs
+	if d, derr := modelpath.ConfigDims(mf.model); derr == nil {
+		if in, err = readInputs(d, func() (tokenizer.Tokenizer, error) { return engine.FindTokenizer(mf.model, d.Vocab) }); err != nil {
+			return fail(2, "%v", err)
+		}
+	}
 	e, err := mf.load(io.Err)
 	if err != nil {
 		return fail(1, "%v", err)
 	}
 	defer e.Close()
-	var in *capture.Inputs
-	if *ids != "" {
-		in, err = capture.ParseIDsList(*ids, capture.LimitsOf(e.Dims))
-	} else {
-		tok, tokErr := e.Tokenizer()
-		in, err = capture.OpenJSONL(*data, tok, capture.LimitsOf(e.Dims)) // validated here, streamed by the job
-		if errors.Is(err, capture.ErrNoTokenizer) && tokErr != nil {      // why there is none, as input text says
-			err = fmt.Errorf("%w: %v; give input_ids rows instead", err, tokErr)
+	if in == nil {
+		if in, err = readInputs(e.Dims, e.Tokenizer); err != nil {
+			return fail(2, "%v", err)
 		}
-	}
-	if err != nil {
-		return fail(2, "%v", err)
 	}
 	plan, err := capture.PlanLayers(format, *layersArg, e.Dims.Layers, client.ParseLayers)
 	if err != nil {

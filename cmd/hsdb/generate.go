@@ -86,7 +86,7 @@ func runGenerate(args []string, io stdio) int {
 	// The prompt or the BOS comes from the tokenizer: a missing one is said
 	// before the load (a model path that does not resolve is the load's to say).
 	if _, perr := modelpath.Resolve(mf.model); *ids == "" && perr == nil {
-		if _, err := engine.FindTokenizer(mf.model); err != nil {
+		if _, err := engine.FindTokenizer(mf.model, 0); err != nil {
 			if *prompt != "" {
 				return fail(1, "--prompt needs a tokenizer: %v; give token ids with --ids instead", err)
 			}
