@@ -73,3 +73,47 @@ func TestCacheBytesPlannedForSeveralSequences(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheBytesPlannedForEqualSequences: 3 sequences of 17 tokens in one
+// prefill hold 3 slots of 32 rows (96), which --max-tokens 51 alone (64
+// rows) would undercount; --seqs 3 --seq-len 17 counts them. By hand at
+// --tp 2: DeepSeek-V3 fixture 4·96·48·4 = 73728 bytes; Llama fixture
+// 3·96·2·12·4 = 27648.
+func TestCacheBytesPlannedForEqualSequences(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		want int64
+	}{
+		{"deepseek_v3", 73728},
+		{"llama", 27648},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := "../testdata/hf/" + c.name
+			e, err := Open(dir, Options{TP: 2, Device: "cpu"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			var batch [][]int32
+			for s := range 3 {
+				seq := make([]int32, 17)
+				for i := range seq {
+					seq[i] = int32(1 + (s+5*i)%90)
+				}
+				batch = append(batch, seq)
+			}
+			if _, err := e.Prefill(batch, nil, false); err != nil {
+				t.Fatal(err)
+			}
+			p, err := PlanDir(dir, PlanOptions{TP: 2, Tokens: 51, Seqs: 3, SeqLen: 17, Device: "cpu"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for r, n := range e.CacheBytes() {
+				if n != c.want || r >= len(p.Ranks) || p.Ranks[r].KV != c.want {
+					t.Errorf("rank %d: the cache holds %d bytes, the plan %+v; want %d", r, n, p.Ranks, c.want)
+				}
+			}
+		})
+	}
+}

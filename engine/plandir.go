@@ -24,8 +24,9 @@ type PlanOptions struct {
 	DType  tensor.DType      // --dtype for dense weights; Invalid: as stored / config.json
 	// Tokens (--max-tokens) is the KV cache's tokens and one step's tokens.
 	Tokens int
-	// Seqs (--seqs) is the sequences the KV cache keeps (plan.Options.Seqs); 0 means 1.
-	Seqs int
+	// Seqs (--seqs) is the sequences the KV cache keeps, SeqLen (--seq-len)
+	// the longest one's tokens (plan.Options.Seqs, SeqLen); 0: 1 and Tokens.
+	Seqs, SeqLen int
 	// DeviceBytes is one device's memory (--device-memory); 0: not checked.
 	DeviceBytes int64
 	// Stage, when set, plans one pipeline stage (`hsdb plan --pp`): the
@@ -150,7 +151,7 @@ func PlanConfig(cfgJSON []byte, src model.WeightSource, o PlanOptions) (*DirPlan
 	if cpu {
 		act = tensor.F32 // the CPU backend computes in float32
 	}
-	p, err := plan.New(tree, cfg.Dims(), plan.Options{World: world, Tokens: o.Tokens, Seqs: o.Seqs, DeviceBytes: o.DeviceBytes, DType: o.DType,
+	p, err := plan.New(tree, cfg.Dims(), plan.Options{World: world, Tokens: o.Tokens, Seqs: o.Seqs, SeqLen: o.SeqLen, DeviceBytes: o.DeviceBytes, DType: o.DType,
 		Act: act, Quant: qs, Src: src, Dequantize: cpu, Shared: cpu, Stage: o.Stage})
 	if err != nil {
 		return nil, err

@@ -25,7 +25,7 @@ func init() {
 		run:     runPlan})
 }
 
-const planUsage = "plan [--model DIR|FILE.bin] [--tp N] [--pp N] [--ep] [--device-memory 141GiB] [--max-tokens T] [--seqs S] [--dtype bf16] [--load-layers A-B] [--device cuda|cpu] [--json]"
+const planUsage = "plan [--model DIR|FILE.bin] [--tp N] [--pp N] [--ep] [--device-memory 141GiB] [--max-tokens T] [--seqs S] [--seq-len L] [--dtype bf16] [--load-layers A-B] [--device cuda|cpu] [--json]"
 
 func runPlan(args []string, io stdio) int {
 	fs := newFlagSet("plan")
@@ -38,8 +38,9 @@ func runPlan(args []string, io stdio) int {
 	mf.device, fs.Lookup("device").DefValue = "cuda", "cuda"
 	fs.Lookup("device").Usage = "the backend planned for: cuda (quantized weights kept as stored, a device per rank) or cpu (quantized weights dequantized on load, activations f32, the ranks sharing the host); no device is probed"
 	devMem := fs.String("device-memory", "141GiB", "memory of one device (--device cpu: of the host): 141GiB (H200), 80GiB, 96GB, or bytes")
-	tokens := fs.Int("max-tokens", plan.DefaultTokens, "tokens one forward step computes, and the longest sequence the KV cache holds")
-	seqs := fs.Int("seqs", 1, "sequences the KV cache holds at once, each of up to --max-tokens tokens: hsdb's engine keeps a slot per sequence sized for the session's longest (2 sequences of 17 and 9 tokens hold 2 × 32 rows), so give the most sequences a batch holds (a capture: of its --max-batch-tokens batches)")
+	tokens := fs.Int("max-tokens", plan.DefaultTokens, "tokens one forward step computes (activations), and by default the longest sequence the KV cache holds")
+	seqs := fs.Int("seqs", 1, "sequences the KV cache holds at once: hsdb's engine keeps a slot per sequence, each sized for the session's longest (2 sequences of 17 and 9 tokens hold 2 × 32 rows); a capture: the most rows its --max-batch-tokens batches pack")
+	seqLen := fs.Int("seq-len", 0, "the longest sequence's tokens, which sizes every slot (default --max-tokens; 4 sequences of 1024 in one step: --max-tokens 4096 --seqs 4 --seq-len 1024)")
 	if done, code := parseArgs(fs, args, io, planUsage); done {
 		return code
 	}
@@ -59,6 +60,9 @@ func runPlan(args []string, io stdio) int {
 	if *seqs < 1 || *seqs > 1<<20 {
 		return fail(2, "--seqs %d: want 1 to %d", *seqs, 1<<20)
 	}
+	if *seqLen < 0 || *seqLen > 1<<30 {
+		return fail(2, "--seq-len %d: want 1 to %d (0: --max-tokens)", *seqLen, 1<<30)
+	}
 	mem, err := parseBytes(*devMem)
 	if err != nil {
 		return fail(2, "--device-memory: %v", err)
@@ -67,7 +71,7 @@ func runPlan(args []string, io stdio) int {
 	if err != nil {
 		return fail(2, "%v", err)
 	}
-	po := engine.PlanOptions{TP: eo.TP, EP: eo.EP, Layers: eo.Layers, DType: eo.DType, Tokens: *tokens, Seqs: *seqs, DeviceBytes: mem, Device: eo.Device}
+	po := engine.PlanOptions{TP: eo.TP, EP: eo.EP, Layers: eo.Layers, DType: eo.DType, Tokens: *tokens, Seqs: *seqs, SeqLen: *seqLen, DeviceBytes: mem, Device: eo.Device}
 	// A CPU plan against --device-memory's default compares with an
 	// H200's memory, not this host's: said under the plan.
 	memNote := ""
@@ -210,7 +214,7 @@ func printPlan(w io.Writer, dir string, p *engine.DirPlan, advice string) {
 	case p.KVConvention != "" && p.Tokens == 0:
 		fmt.Fprintf(w, "KV cache: %s; none counted (--max-tokens 0: weights alone)\n", p.KVConvention)
 	case p.KVConvention != "":
-		fmt.Fprintf(w, "KV cache: %s; %s of up to %d tokens (--seqs: the engine keeps a slot per sequence, each sized for the longest)\n", p.KVConvention, plural.N(max(p.Seqs, 1), "sequence"), p.Tokens)
+		fmt.Fprintf(w, "KV cache: %s; %s of up to %d tokens (--seqs, --seq-len: the engine keeps a slot per sequence, each sized for the longest)\n", p.KVConvention, plural.N(max(p.Seqs, 1), "sequence"), p.SeqLen)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "rank\tweights\tof which quantized\tKV cache\tactivations\ttotal\t")
