@@ -75,6 +75,9 @@ func runCapture(args []string, io stdio) int {
 	if *out == "" || (*ids == "") == (*data == "") {
 		return fail(2, "need --out and one of --ids or --data (hsdb capture --help lists the flags)")
 	}
+	if err := mf.validate(); err != nil {
+		return fail(2, "%v", err)
+	}
 	format, err := capture.ParseFormat(*formatArg)
 	if err != nil {
 		return fail(2, "%v", err)

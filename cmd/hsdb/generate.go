@@ -71,6 +71,9 @@ func runGenerate(args []string, io stdio) int {
 	if *ids != "" && *prompt != "" {
 		return fail(2, "give --ids or --prompt, not both")
 	}
+	if err := mf.validate(); err != nil {
+		return fail(2, "%v", err)
+	}
 	// --ids is read before the model loads (minutes for a large one), so a
 	// mistyped list is said at once.
 	var in []int32
