@@ -24,6 +24,7 @@ func TestTypoHints(t *testing.T) {
 	t.Cleanup(f.Close)
 	f.AssertError("prnt stream", `unknown command "prnt" (did you mean print?)`)
 	f.AssertError("brek layers.1", `unknown command "brek" (did you mean break?)`)
+	f.AssertError("help prnt", `help: unknown command "prnt" (did you mean print?)`)
 	f.AssertError("break layers.1.self_atn", "; did you mean layers.1.self_attn?")
 	f.AssertError("break model.layers.1.mlp.gat", "; did you mean model.layers.1.mlp.gate?")
 	f.AssertError("break lm_haed", "; did you mean lm_head?")
