@@ -24,6 +24,9 @@ type PlanOptions struct {
 	DType  tensor.DType      // --dtype for dense weights; Invalid: as stored / config.json
 	// Tokens (--max-tokens) is the KV cache's tokens and one step's tokens.
 	Tokens int
+	// Seqs (--seqs) is the sequences the KV cache keeps, SeqLen (--seq-len)
+	// the longest one's tokens (plan.Options.Seqs, SeqLen); 0: 1 and Tokens.
+	Seqs, SeqLen int
 	// DeviceBytes is one device's memory (--device-memory); 0: not checked.
 	DeviceBytes int64
 	// Stage, when set, plans one pipeline stage (`hsdb plan --pp`): the
@@ -50,6 +53,9 @@ type DirPlan struct {
 	NotCounted []string `json:"not_counted,omitempty"`
 	// Notes says what else the plan is based on (a partial download).
 	Notes []string `json:"notes,omitempty"`
+	// Llama2C says the sizes and tensors came from a llama2.c checkpoint's
+	// header (a .bin), not from a config.json and safetensors headers.
+	Llama2C bool `json:"llama2c,omitempty"`
 }
 
 // PlanDir plans the model in dir from its config.json alone, or with the
@@ -114,6 +120,7 @@ func PlanModel(path string, o PlanOptions) (*DirPlan, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--model %s: %w", path, err)
 		}
+		p.Llama2C = true
 		return p, nil
 	}
 	cfg, src, err := defaultModel()
@@ -144,7 +151,7 @@ func PlanConfig(cfgJSON []byte, src model.WeightSource, o PlanOptions) (*DirPlan
 	if cpu {
 		act = tensor.F32 // the CPU backend computes in float32
 	}
-	p, err := plan.New(tree, cfg.Dims(), plan.Options{World: world, Tokens: o.Tokens, DeviceBytes: o.DeviceBytes, DType: o.DType,
+	p, err := plan.New(tree, cfg.Dims(), plan.Options{World: world, Tokens: o.Tokens, Seqs: o.Seqs, SeqLen: o.SeqLen, DeviceBytes: o.DeviceBytes, DType: o.DType,
 		Act: act, Quant: qs, Src: src, Dequantize: cpu, Shared: cpu, Stage: o.Stage})
 	if err != nil {
 		return nil, err

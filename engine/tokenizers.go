@@ -25,11 +25,23 @@ func (e *Engine) Tokenizer() (tokenizer.Tokenizer, error) {
 	if e.tok != nil || e.tokErr != nil {
 		return e.tok, e.tokErr
 	}
-	e.tok, e.tokErr = findTokenizer(e.Path)
-	if e.tok != nil && e.tok.VocabSize() > e.Dims.Vocab {
-		e.tok, e.tokErr = nil, fmt.Errorf("tokenizer %s has %d tokens, more than the model's vocab_size %d", e.tok.Name(), e.tok.VocabSize(), e.Dims.Vocab)
-	}
+	e.tok, e.tokErr = FindTokenizer(e.Path, e.Dims.Vocab)
 	return e.tok, e.tokErr
+}
+
+// FindTokenizer loads the tokenizer Tokenizer would for the model at path
+// ("" or "embedded" for the embedded stories260K) whose config.json says
+// vocab_size vocab, without loading the model: a command that needs one
+// (generate --prompt, capture --data with text rows) says it is missing
+// before a load that takes minutes on a large model. Errors: which files
+// were looked for; a tokenizer of more tokens than vocab (vocab 0: not
+// checked).
+func FindTokenizer(path string, vocab int) (tokenizer.Tokenizer, error) {
+	tok, err := findTokenizer(path)
+	if tok != nil && vocab > 0 && tok.VocabSize() > vocab {
+		return nil, fmt.Errorf("tokenizer %s has %d tokens, more than the model's vocab_size %d", tok.Name(), tok.VocabSize(), vocab)
+	}
+	return tok, err
 }
 
 func findTokenizer(path string) (tokenizer.Tokenizer, error) {

@@ -152,6 +152,8 @@ func cmdDump(t *Term, args string) error {
 				return fmt.Errorf("dump --dtype %w", err)
 			}
 			opts.DType = dt.String()
+		case a[i] == "--format" || a[i] == "--dtype":
+			return fmt.Errorf("dump: %s needs a value (--format hsdb|speculators|specforge, --dtype f32|bf16|f16)", a[i])
 		case strings.HasPrefix(a[i], "--"):
 			return fmt.Errorf("dump: unknown flag %s (want --force, --dtype, --format, --compress)", a[i])
 		case dir == "":

@@ -80,7 +80,7 @@ func cmdHelp(t *Term, args string) error {
 	name := strings.Fields(args)[0] // `help set var`, `help info break`: the command's help covers them (gdb's help takes them too)
 	c := lookup(name)
 	if c == nil {
-		return fmt.Errorf("help: unknown command %q", name)
+		return fmt.Errorf("help: unknown command %q%s", name, commandHint(name))
 	}
 	h := helpEntry{Name: c.name(), Aliases: c.aliases[1:], Group: c.group, Usage: c.usage, Help: c.help}
 	t.emit("help", h, func() string {

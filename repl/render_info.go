@@ -243,9 +243,9 @@ func (t *Term) rankInfoText(rs []client.RankInfo) string {
 }
 
 func (t *Term) memoryText(ms []client.MemoryInfo) string {
-	tb := newTable("rank", "in use", "kv cache").alignRight(0, 1, 2)
+	tb := newTable("rank", "in use", "kv cache", "device").alignRight(0, 1, 2)
 	for _, m := range ms {
-		tb.add(strconv.Itoa(m.Rank), bytesize.Binary(m.InUse), bytesize.Binary(m.KVCache))
+		tb.add(strconv.Itoa(m.Rank), bytesize.Binary(m.InUse), bytesize.Binary(m.KVCache), m.Device)
 	}
 	return tb.render(t.st)
 }

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"hsdb/inspect/client"
+	"hsdb/inspect/suggest"
 )
 
 // ErrQuit is returned by Exec for `quit`: the caller ends the session.
@@ -96,7 +97,7 @@ func (t *Term) Exec(line string) (err error) {
 	args = strings.TrimSpace(args)
 	c := lookup(name)
 	if c == nil {
-		return fmt.Errorf("unknown command %q: `help` lists the commands", name)
+		return fmt.Errorf("unknown command %q%s: `help` lists the commands", name, commandHint(name))
 	}
 	if c.noRepeat {
 		t.last = ""
@@ -171,3 +172,16 @@ func (t *Term) writeJSON(o *object) {
 
 // Close ends the session's forward pass, if one is stopped.
 func (t *Term) Close() { t.c.Close() }
+
+// commandHint is " (did you mean print?)" for the commands and aliases
+// nearest to a mistyped name (suggest.Closest), "" when none is near.
+func commandHint(name string) string {
+	var names []string
+	for _, c := range commands {
+		names = append(names, c.aliases...)
+	}
+	if c := suggest.Closest(name, names); len(c) > 0 {
+		return " (did you mean " + strings.Join(c, " or ") + "?)"
+	}
+	return ""
+}

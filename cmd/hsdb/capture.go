@@ -16,8 +16,10 @@ import (
 
 	"hsdb/engine"
 	"hsdb/engine/bytesize"
+	"hsdb/engine/model"
 	"hsdb/engine/modelpath"
 	"hsdb/engine/tensor"
+	"hsdb/engine/tokenizer"
 	"hsdb/inspect/capture"
 	"hsdb/inspect/client"
 	hsdbg "hsdb/inspect/debug"
@@ -48,7 +50,7 @@ func runCapture(args []string, io stdio) int {
 	out := fs.String("out", "", "dump directory (written as DIR.partial until complete; missing parent directories are made). "+
 		"The same command again resumes DIR.partial, or, on a finished DIR of the same job, verifies every file against its manifest and each sequence against its input row, and says it is already complete and valid (exit 0, nothing rewritten). "+
 		"A DIR.partial or DIR captured at another --tp, --device, --dtype or --ep is not resumed: hsdb does not mix them in one dump, since the hidden states differ by rounding between them (the all-reduced sums are split and ordered by tp, and rounded in bf16); rerun with its settings, or --force to start over")
-	maxTok := fs.Int("max-batch-tokens", 4096, "tokens per forward pass: sequences are packed into flattened batches up to this size")
+	maxTok := fs.Int("max-batch-tokens", 4096, "tokens per forward pass: sequences are packed in input order into flattened batches up to this size; a longer sequence runs alone, in a pass of its own length")
 	saveDType := fs.String("save-dtype", "", "dtype of the hidden states in the files: f32, bf16 or f16, or PyTorch's names (float32, bfloat16, float16, torch.bfloat16, ...) as dump --dtype takes them (default: bf16 for speculators and specforge, as their trainers read them; the model's for hsdb)")
 	formatArg := fs.String("format", "hsdb", "files to write: hsdb (manifest + seq_N.safetensors), speculators (hs_{idx}.safetensors) or specforge (rows_*/data_{idx}.ckpt); --layers is then in that format's ids (hsdb: decoder layer outputs 0..L-1; speculators: residual-stream positions 0..L, 0 = embeddings; specforge: exactly three SGLang ids in 0..L-1, as SpecForge trains on three), eagle3 (the default) for its EAGLE-3 ids")
 	compress := fs.Bool("compress", false, "gzip SpecForge samples (data_{idx}.ckpt.gz)")
@@ -72,6 +74,9 @@ func runCapture(args []string, io stdio) int {
 	}
 	if *out == "" || (*ids == "") == (*data == "") {
 		return fail(2, "need --out and one of --ids or --data (hsdb capture --help lists the flags)")
+	}
+	if err := mf.validate(); err != nil {
+		return fail(2, "%v", err)
 	}
 	format, err := capture.ParseFormat(*formatArg)
 	if err != nil {
@@ -118,23 +123,36 @@ func runCapture(args []string, io stdio) int {
 			return fail(2, "%v", err)
 		}
 	}
+	// --ids and --data are read and checked against the model's limits
+	// (vocab_size, max_position_embeddings) before the load where
+	// config.json gives them, so a mistyped path or a bad row is said
+	// before a load of minutes; otherwise (a llama2.c .bin) after it.
+	readInputs := func(d *model.Dims, tok func() (tokenizer.Tokenizer, error)) (*capture.Inputs, error) {
+		if *ids != "" {
+			return capture.ParseIDsList(*ids, capture.LimitsOf(d))
+		}
+		t, tokErr := tok()
+		in, err := capture.OpenJSONL(*data, t, capture.LimitsOf(d))  // validated here, streamed by the job
+		if errors.Is(err, capture.ErrNoTokenizer) && tokErr != nil { // why there is none, as input text says
+			err = fmt.Errorf("%w: %v; give input_ids rows instead", err, tokErr)
+		}
+		return in, err
+	}
+	var in *capture.Inputs
+	if d, derr := modelpath.ConfigDims(mf.model); derr == nil {
+		if in, err = readInputs(d, func() (tokenizer.Tokenizer, error) { return engine.FindTokenizer(mf.model, d.Vocab) }); err != nil {
+			return fail(2, "%v", err)
+		}
+	}
 	e, err := mf.load(io.Err)
 	if err != nil {
 		return fail(1, "%v", err)
 	}
 	defer e.Close()
-	var in *capture.Inputs
-	if *ids != "" {
-		in, err = capture.ParseIDsList(*ids, capture.LimitsOf(e.Dims))
-	} else {
-		tok, tokErr := e.Tokenizer()
-		in, err = capture.OpenJSONL(*data, tok, capture.LimitsOf(e.Dims)) // validated here, streamed by the job
-		if errors.Is(err, capture.ErrNoTokenizer) && tokErr != nil {      // why there is none, as input text says
-			err = fmt.Errorf("%w: %v; give input_ids rows instead", err, tokErr)
+	if in == nil {
+		if in, err = readInputs(e.Dims, e.Tokenizer); err != nil {
+			return fail(2, "%v", err)
 		}
-	}
-	if err != nil {
-		return fail(2, "%v", err)
 	}
 	plan, err := capture.PlanLayers(format, *layersArg, e.Dims.Layers, client.ParseLayers)
 	if err != nil {

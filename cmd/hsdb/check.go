@@ -261,6 +261,7 @@ func runCheck(args []string, io stdio) int {
 
 // parseWithPath parses flags given before or after the one PATH argument.
 func parseWithPath(fs *flag.FlagSet, args []string) (string, error) {
+	defer onceFlags(fs)()
 	var path string
 	for {
 		if err := fs.Parse(args); err != nil {

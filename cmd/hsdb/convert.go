@@ -48,7 +48,10 @@ func runConvert(args []string, io stdio) int {
 		return 2
 	}
 	in := args[1]
-	if done, code := helpOrError(fs, fs.Parse(args[2:]), io, convertUsage); done {
+	restore := onceFlags(fs)
+	err := fs.Parse(args[2:])
+	restore()
+	if done, code := helpOrError(fs, err, io, convertUsage); done {
 		return code
 	}
 	if fs.NArg() > 0 {

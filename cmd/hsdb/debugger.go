@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 
 	"github.com/mattn/go-isatty"
 
@@ -28,8 +29,16 @@ func runDebugger(args []string, io stdio) int {
 		return code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(io.Err, "hsdb: unexpected %q (`hsdb help` lists the subcommands)\n", fs.Arg(0))
+		names := make([]string, 0, len(subcommands))
+		for n := range subcommands {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		fmt.Fprintf(io.Err, "hsdb: unexpected %q%s (`hsdb help` lists the subcommands)\n", fs.Arg(0), didYouMean(fs.Arg(0), names, "hsdb "))
 		return 2
+	}
+	if err := m.validate(); err != nil { // a bad flag value: exit 2, as for a bad flag
+		return failer(io, "", &m.json)(2, "%v", err)
 	}
 	if *script != "" { // before the model loads: a mistyped path must not cost a load of the weights first
 		if st, err := os.Stat(*script); err != nil {

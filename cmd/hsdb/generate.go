@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"hsdb/engine"
+	"hsdb/engine/modelpath"
 	"hsdb/engine/tokenizer"
 	"hsdb/inspect/capture"
 	hsdbg "hsdb/inspect/debug"
@@ -70,6 +71,31 @@ func runGenerate(args []string, io stdio) int {
 	if *ids != "" && *prompt != "" {
 		return fail(2, "give --ids or --prompt, not both")
 	}
+	if err := mf.validate(); err != nil {
+		return fail(2, "%v", err)
+	}
+	// --ids is read before the model loads (minutes for a large one), so a
+	// mistyped list is said at once.
+	var in []int32
+	if *ids != "" {
+		var err error
+		if in, err = parseIDs(*ids); err != nil {
+			if strings.Contains(*ids, ";") {
+				err = fmt.Errorf("%v: generate runs one sequence (`;` separates sequences in `hsdb capture --ids` and the debugger's `input`, where `gen N` continues them all)", err)
+			}
+			return fail(2, "--ids: %v", err)
+		}
+	}
+	// The prompt or the BOS comes from the tokenizer: a missing one is said
+	// before the load (a model path that does not resolve is the load's to say).
+	if _, perr := modelpath.Resolve(mf.model); *ids == "" && perr == nil {
+		if _, err := engine.FindTokenizer(mf.model, 0); err != nil {
+			if *prompt != "" {
+				return fail(1, "--prompt needs a tokenizer: %v; give token ids with --ids instead", err)
+			}
+			return fail(1, "no BOS id without a tokenizer; give --ids: %v", err)
+		}
+	}
 	e, err := mf.load(io.Err)
 	if err != nil {
 		return fail(1, "%v", err)
@@ -81,12 +107,8 @@ func runGenerate(args []string, io stdio) int {
 		fmt.Fprintf(io.Err, "hsdb generate: warning: %s\n", partial)
 	}
 	tok, tokErr := e.Tokenizer()
-	var in []int32
 	switch {
 	case *ids != "":
-		if in, err = parseIDs(*ids); err != nil {
-			return fail(2, "--ids: %v", err)
-		}
 	case tokErr != nil:
 		if *prompt != "" {
 			return fail(1, "--prompt needs a tokenizer: %v; give token ids with --ids instead", tokErr)

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"runtime/debug"
 	"strings"
+
+	"hsdb/inspect/suggest"
 )
 
 // newFlagSet returns a subcommand's flag set: the flag package prints
@@ -34,10 +36,19 @@ func flagError(fs *flag.FlagSet, err error) string {
 		return "-" + n
 	}
 	if n, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
-		return "unknown flag " + dash(n)
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) {
+			if f.Usage != hiddenUsage {
+				names = append(names, f.Name)
+			}
+		})
+		return "unknown flag " + dash(n) + didYouMean(n, names, "--")
 	}
 	if n, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
 		return dash(n) + " needs a value"
+	}
+	if m := badBoolFlag.FindStringSubmatch(msg); m != nil {
+		return dash(m[1]) + ": " + m[2]
 	}
 	if m := badFlagValue.FindStringSubmatch(msg); m != nil {
 		name, why := m[2], m[3]
@@ -62,6 +73,10 @@ func flagError(fs *flag.FlagSet, err error) string {
 // WHY` and `invalid boolean value "V" for -N: WHY`.
 var badFlagValue = regexp.MustCompile(`^invalid (?:boolean )?value ("(?:[^"\\]|\\.)*") for (?:flag )?-([^:]+): (.*)$`)
 
+// badBoolFlag matches the flag package's `invalid boolean flag N: WHY`
+// (a bool flag's Set refusing a value given without one: --ep twice).
+var badBoolFlag = regexp.MustCompile(`^invalid boolean flag ([^:]+): (.*)$`)
+
 // discard is io.Discard (newFlagSet's io is its stdio parameter).
 var discard = io.Discard
 
@@ -69,7 +84,10 @@ var discard = io.Discard
 // status when there is nothing more to do: -h/--help printed the usage and
 // the flags on io.Out (0), or a bad flag was reported (2).
 func parseArgs(fs *flag.FlagSet, args []string, io stdio, usage string) (done bool, code int) {
-	return helpOrError(fs, fs.Parse(args), io, usage)
+	restore := onceFlags(fs)
+	err := fs.Parse(args)
+	restore()
+	return helpOrError(fs, err, io, usage)
 }
 
 // helpOrError turns a flag parse error into parseArgs's result.
@@ -149,4 +167,17 @@ func versionLine(bi *debug.BuildInfo, ok bool) string {
 		}
 	}
 	return strings.TrimSpace(fmt.Sprintf("hsdb %s, %s, %s", v, commit, bi.GoVersion))
+}
+
+// didYouMean is ": did you mean --model?" for the names nearest to a
+// mistyped one (suggest.Closest), each after prefix; "" when none is near.
+func didYouMean(typed string, names []string, prefix string) string {
+	c := suggest.Closest(typed, names)
+	if len(c) == 0 {
+		return ""
+	}
+	for i := range c {
+		c[i] = prefix + c[i]
+	}
+	return ": did you mean " + strings.Join(c, " or ") + "?"
 }

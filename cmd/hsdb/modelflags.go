@@ -193,6 +193,16 @@ func (m *modelFlags) options() (engine.Options, error) {
 	return o, nil
 }
 
+// validate checks every model-group and worker flag value (options,
+// validateWorkers) before anything loads, so that a command refuses a bad
+// value as a bad flag (exit 2), as plan, check and diff do.
+func (m *modelFlags) validate() error {
+	if _, err := m.options(); err != nil {
+		return err
+	}
+	return m.validateWorkers()
+}
+
 // validateWorkers checks the values of the worker flags (--pp,
 // --worker-links, --worker-timeout) before anything starts.
 func (m *modelFlags) validateWorkers() error {

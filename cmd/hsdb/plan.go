@@ -16,6 +16,7 @@ import (
 	"hsdb/engine/modelpath"
 	"hsdb/engine/plan"
 	"hsdb/engine/worker"
+	"hsdb/inspect/plural"
 )
 
 func init() {
@@ -24,7 +25,7 @@ func init() {
 		run:     runPlan})
 }
 
-const planUsage = "plan [--model DIR|FILE.bin] [--tp N] [--pp N] [--ep] [--device-memory 141GiB] [--max-tokens T] [--dtype bf16] [--load-layers A-B] [--device cuda|cpu] [--json]"
+const planUsage = "plan [--model DIR|FILE.bin] [--tp N] [--pp N] [--ep] [--device-memory 141GiB] [--max-tokens T] [--seqs S] [--seq-len L] [--dtype bf16] [--load-layers A-B] [--device cuda|cpu] [--json]"
 
 func runPlan(args []string, io stdio) int {
 	fs := newFlagSet("plan")
@@ -37,7 +38,9 @@ func runPlan(args []string, io stdio) int {
 	mf.device, fs.Lookup("device").DefValue = "cuda", "cuda"
 	fs.Lookup("device").Usage = "the backend planned for: cuda (quantized weights kept as stored, a device per rank) or cpu (quantized weights dequantized on load, activations f32, the ranks sharing the host); no device is probed"
 	devMem := fs.String("device-memory", "141GiB", "memory of one device (--device cpu: of the host): 141GiB (H200), 80GiB, 96GB, or bytes")
-	tokens := fs.Int("max-tokens", plan.DefaultTokens, "tokens the KV cache holds and one forward step computes")
+	tokens := fs.Int("max-tokens", plan.DefaultTokens, "tokens one forward step computes (activations), and by default the longest sequence the KV cache holds")
+	seqs := fs.Int("seqs", 1, "sequences the KV cache holds at once: hsdb's engine keeps a slot per sequence, each sized for the session's longest (2 sequences of 17 and 9 tokens hold 2 × 32 rows); a capture: the most rows its --max-batch-tokens batches pack")
+	seqLen := fs.Int("seq-len", 0, "the longest sequence's tokens, which sizes every slot (default --max-tokens; 4 sequences of 1024 in one step: --max-tokens 4096 --seqs 4 --seq-len 1024)")
 	if done, code := parseArgs(fs, args, io, planUsage); done {
 		return code
 	}
@@ -54,6 +57,12 @@ func runPlan(args []string, io stdio) int {
 	if *tokens < 0 || *tokens > 1<<30 {
 		return fail(2, "--max-tokens %d: want 0 to %d", *tokens, 1<<30)
 	}
+	if *seqs < 1 || *seqs > 1<<20 {
+		return fail(2, "--seqs %d: want 1 to %d", *seqs, 1<<20)
+	}
+	if *seqLen < 0 || *seqLen > 1<<30 {
+		return fail(2, "--seq-len %d: want 1 to %d (0: --max-tokens)", *seqLen, 1<<30)
+	}
 	mem, err := parseBytes(*devMem)
 	if err != nil {
 		return fail(2, "--device-memory: %v", err)
@@ -62,7 +71,7 @@ func runPlan(args []string, io stdio) int {
 	if err != nil {
 		return fail(2, "%v", err)
 	}
-	po := engine.PlanOptions{TP: eo.TP, EP: eo.EP, Layers: eo.Layers, DType: eo.DType, Tokens: *tokens, DeviceBytes: mem, Device: eo.Device}
+	po := engine.PlanOptions{TP: eo.TP, EP: eo.EP, Layers: eo.Layers, DType: eo.DType, Tokens: *tokens, Seqs: *seqs, SeqLen: *seqLen, DeviceBytes: mem, Device: eo.Device}
 	// A CPU plan against --device-memory's default compares with an
 	// H200's memory, not this host's: said under the plan.
 	memNote := ""
@@ -185,7 +194,10 @@ const stageAdvice = "use more pipeline stages (--pp) or more ranks per stage (--
 // advice replaces plan.FitAdvice in a refusal (what the user can change).
 func printPlan(w io.Writer, dir string, p *engine.DirPlan, advice string) {
 	from := "config.json alone (no tensor headers)"
-	if p.Checkpoint {
+	switch {
+	case p.Llama2C:
+		from = "the llama2.c checkpoint's header"
+	case p.Checkpoint:
 		from = "config.json and the checkpoint's tensor headers"
 	}
 	ep := ""
@@ -198,8 +210,11 @@ func printPlan(w io.Writer, dir string, p *engine.DirPlan, advice string) {
 	} else {
 		fmt.Fprintf(w, "weights: quantized %s; dense %s; activations and KV cache %s\n", p.Quant, p.Dense, p.Act)
 	}
-	if p.KVConvention != "" {
-		fmt.Fprintf(w, "KV cache: %s\n", p.KVConvention)
+	switch {
+	case p.KVConvention != "" && p.Tokens == 0:
+		fmt.Fprintf(w, "KV cache: %s; none counted (--max-tokens 0: weights alone)\n", p.KVConvention)
+	case p.KVConvention != "":
+		fmt.Fprintf(w, "KV cache: %s; %s of up to %d tokens (--seqs, --seq-len: the engine keeps a slot per sequence, each sized for the longest)\n", p.KVConvention, plural.N(max(p.Seqs, 1), "sequence"), p.SeqLen)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "rank\tweights\tof which quantized\tKV cache\tactivations\ttotal\t")

@@ -32,6 +32,14 @@ type Options struct {
 	// forward step computes (a prefill of that many tokens, all sequences
 	// together); 0 plans the weights alone, as the loader does.
 	Tokens int
+	// Seqs (--seqs) is how many sequences the KV cache keeps at once and
+	// SeqLen (--seq-len) the longest one's tokens; 0 means 1 and Tokens.
+	// hsdb's engine keeps, per layer, the most sequence slots and the
+	// longest sequence's capacity any step of the session needed
+	// (model.KVCache.Ensure grows both and never shrinks): Seqs ×
+	// KVCapacity(SeqLen) rows. 2 sequences of 17 and 9 tokens hold 2 × 32
+	// rows, not the 32 of 26 tokens.
+	Seqs, SeqLen int
 	// DeviceBytes is the memory of one device (--device-memory), or with
 	// Shared the memory all ranks share (the CPU backend's virtual ranks
 	// on one host); 0 means unknown: the plan is not checked.
@@ -64,9 +72,10 @@ type Rank struct {
 	// QuantizedWeights is the part stored quantized (data and scales).
 	Weights          int64 `json:"weights_bytes"`
 	QuantizedWeights int64 `json:"quantized_weights_bytes"`
-	// KV is the cache the engine allocates for Options.Tokens tokens over
-	// the tree's layers, its capacity rounded as model.KVCapacity rounds
-	// it (KVConvention says the layout).
+	// KV is the cache the engine allocates for Options.Seqs sequences of
+	// up to Options.SeqLen tokens over the tree's layers, each sequence's
+	// capacity rounded as model.KVCapacity rounds it (KVConvention says
+	// the layout).
 	KV int64 `json:"kv_bytes"`
 	// Activations is the peak of one decoder layer's live tensors for a
 	// step of Options.Tokens tokens (activationBytes says what is counted).
@@ -87,6 +96,11 @@ type Plan struct {
 	// for a plan from config.json alone.
 	Checkpoint bool `json:"checkpoint"`
 	Tokens     int  `json:"max_tokens"`
+	// Seqs and SeqLen are the sequences the KV cache is counted for and
+	// the longest one's tokens (Options.Seqs, Options.SeqLen, defaults
+	// applied).
+	Seqs   int `json:"seqs"`
+	SeqLen int `json:"seq_len"`
 	// Quant describes the quantization counted ("" when dense), Dense the
 	// dtype dense weights are counted at, Act the activation/KV dtype.
 	Quant string `json:"quantization,omitempty"`
@@ -103,11 +117,18 @@ func New(t *model.Tree, d *model.Dims, o Options) (*Plan, error) {
 	if o.Tokens < 0 {
 		return nil, fmt.Errorf("--max-tokens %d: want 0 or more", o.Tokens)
 	}
+	seqs, seqLen := max(o.Seqs, 1), o.SeqLen
+	if o.Seqs < 0 || o.SeqLen < 0 {
+		return nil, fmt.Errorf("--seqs %d, --seq-len %d: want 1 or more", o.Seqs, o.SeqLen)
+	}
+	if seqLen == 0 {
+		seqLen = o.Tokens
+	}
 	act := o.Act
 	if act == tensor.Invalid {
 		act = tensor.F32
 	}
-	p := &Plan{DeviceBytes: o.DeviceBytes, Shared: o.Shared, World: world, Tokens: o.Tokens, Act: act.String()}
+	p := &Plan{DeviceBytes: o.DeviceBytes, Shared: o.Shared, World: world, Tokens: o.Tokens, Seqs: seqs, SeqLen: seqLen, Act: act.String()}
 	w, err := newWeights(t, d, o, world)
 	if err != nil {
 		return nil, err
@@ -124,7 +145,7 @@ func New(t *model.Tree, d *model.Dims, o Options) (*Plan, error) {
 	for r := range world {
 		rk := Rank{Rank: r, Weights: w.bytes[r], QuantizedWeights: w.quant[r]}
 		if o.Tokens > 0 {
-			if rk.KV, err = kvBytes(layers, d, r, int64(o.Tokens), int64(act.Size())); err != nil {
+			if rk.KV, err = kvBytes(layers, d, r, int64(seqs), int64(seqLen), int64(act.Size())); err != nil {
 				return nil, fmt.Errorf("rank %d: %w", r, err)
 			}
 			if rk.Activations, err = activationBytes(layers, d, r, int64(o.Tokens), int64(act.Size())); err != nil {

@@ -80,24 +80,29 @@ func kvConvention(layers []layer, d *model.Dims) string {
 }
 
 // kvBytes is rank r's KV cache, in act bytes per value, once it holds
-// tokens tokens of one sequence: what hsdb's engine allocates
-// (model.KVCache), model.KVCapacity(tokens) rows per layer (16 doubled
-// until the tokens fit) of, for MLA, the latent [c_kv | k_pe],
-// kv_lora_rank + qk_rope_head_dim values, not split over ranks (vLLM's
-// MLACommonBackend cache; engine/nn mla_context.go); otherwise K and V of
-// the rank's kv heads, kv_heads_r × head_dim each (replicated kv heads
-// counted on every rank that holds them). A batch of s sequences holds s ×
-// KVCapacity(its longest) rows instead (the default, 4 sequences of 1024
-// tokens: 4096 rows, the same).
-func kvBytes(layers []layer, d *model.Dims, r int, tokens, act int64) (int64, error) {
-	rows := int64(model.KVCapacity(int(tokens)))
+// seqs sequences of up to tokens tokens: what hsdb's engine allocates
+// (model.KVCache), seqs × model.KVCapacity(tokens) rows per layer (a slot
+// per sequence, each of 16 positions doubled until the longest fits; the
+// engine keeps the most slots and the longest capacity of the session) of,
+// for MLA, the latent [c_kv | k_pe], kv_lora_rank + qk_rope_head_dim
+// values, not split over ranks (vLLM's MLACommonBackend cache; engine/nn
+// mla_context.go); otherwise K and V of the rank's kv heads, kv_heads_r ×
+// head_dim each (replicated kv heads counted on every rank that holds
+// them).
+func kvBytes(layers []layer, d *model.Dims, r int, seqs, tokens, act int64) (int64, error) {
+	var rows counter
+	rows.add(seqs, int64(model.KVCapacity(int(tokens))))
+	n, err := rows.value("KV cache rows")
+	if err != nil {
+		return 0, err
+	}
 	var c counter
 	for _, l := range layers {
 		if l.mla() {
-			c.add(rows, int64(d.Named["kv_lora_rank"]+d.Named["qk_rope_head_dim"]), act)
+			c.add(n, int64(d.Named["kv_lora_rank"]+d.Named["qk_rope_head_dim"]), act)
 			continue
 		}
-		c.add(rows, 2, l.rows("self_attn.k_proj.weight", r), act)
+		c.add(n, 2, l.rows("self_attn.k_proj.weight", r), act)
 	}
 	return c.value("KV cache")
 }

@@ -23,6 +23,9 @@ var (
 	// value re-read differently, NaN or Inf, two identical layers); nothing
 	// of it was kept.
 	ErrInvalid = errors.New("capture failed validation")
+	// ErrNotCaptured (with ErrInvalid): a captured key holds nothing for a
+	// sequence: the pass did not reach its site.
+	ErrNotCaptured = errors.New("nothing was captured")
 	// ErrJobMismatch: a batch job's staging directory was started by a job
 	// with other inputs, layers or model.
 	ErrJobMismatch = errors.New("staging directory belongs to another job")

@@ -49,7 +49,7 @@ func (w *DumpWriter) trainerSources(s *SeqCapture) ([]*tensor.Tensor, error) {
 	for i, src := range w.plan.Srcs {
 		t, ok := s.Tensors[src.Key()]
 		if !ok {
-			return nil, fmt.Errorf("%w: nothing was captured for %s (%s)", ErrInvalid, src.Key(), w.plan.Lines[i])
+			return nil, fmt.Errorf("%w: %w for %s (%s)", ErrInvalid, ErrNotCaptured, src.Key(), w.plan.Lines[i])
 		}
 		if len(t.Shape) != 2 || t.Shape[0] != n || (w.hidden > 0 && t.Shape[1] != w.hidden) {
 			return nil, fmt.Errorf("%w: %s is %s, want [%d, %d]", ErrInvalid, src.Key(), tensor.ShapeString(t.Shape), n, w.hidden)

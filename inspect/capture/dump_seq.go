@@ -39,7 +39,7 @@ func (w *DumpWriter) seqTensors(s *SeqCapture) ([]safetensors.Named, map[string]
 	for _, k := range keys {
 		t, ok := s.Tensors[k]
 		if !ok {
-			return nil, nil, fmt.Errorf("%w: nothing was captured for %s (did the forward pass reach its site?)", ErrInvalid, k)
+			return nil, nil, fmt.Errorf("%w: %w for %s (did the forward pass reach its site?)", ErrInvalid, ErrNotCaptured, k)
 		}
 		if t.Rows() != n {
 			return nil, nil, fmt.Errorf("%w: %s has %d rows for %d tokens", ErrInvalid, k, t.Rows(), n)

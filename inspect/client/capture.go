@@ -212,8 +212,9 @@ const MaxLayer = 1 << 12
 
 // ParseLayers reads a layer list "2,30,58,60" (spaces allowed, ranges
 // "0-3" allowed) into ints in the order given. Errors: an empty list, a
-// non-integer, a negative layer, a layer of MaxLayer or more, a layer given
-// twice.
+// non-integer, a negative layer, a range that runs backwards (3-1), the
+// word eagle3 (which only the capturing commands resolve), a layer of
+// MaxLayer or more, a layer given twice.
 func ParseLayers(s string) ([]int, error) {
 	var out []int
 	seen := map[int]bool{}
@@ -224,6 +225,12 @@ func ParseLayers(s string) ([]int, error) {
 		}
 		a, err1 := strconv.Atoi(lo)
 		b, err2 := strconv.Atoi(hi)
+		if err1 == nil && err2 == nil && a >= 0 && b >= 0 && b < a {
+			return nil, fmt.Errorf("layer range %q runs backwards: write %d-%d", f, b, a)
+		}
+		if strings.EqualFold(f, "eagle3") {
+			return nil, fmt.Errorf("eagle3 is taken where layers are captured (hsdb capture --layers, the debugger's capture layers); here give hsdb layer numbers: EAGLE-3's are 1, N/2-1, N-4, N-1 of N decoder layers")
+		}
 		if err1 != nil || err2 != nil || a < 0 || b < a {
 			return nil, fmt.Errorf("layer %q is not a non-negative integer or range a-b", f)
 		}

@@ -94,6 +94,9 @@ type MemoryInfo struct {
 	Rank    int   `json:"rank"`
 	InUse   int64 `json:"in_use_bytes"`
 	KVCache int64 `json:"kv_cache_bytes"`
+	// Device names the rank's device, or with --pp each stage's device and
+	// its layers (the bytes are then summed over them).
+	Device string `json:"device"`
 }
 
 // SiteInfo is one row of `info sites`: a site in visit order with its

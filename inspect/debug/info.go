@@ -51,7 +51,7 @@ func (s *Session) Memory() []client.MemoryInfo {
 	use, kv := s.E.MemoryInUse(), s.E.CacheBytes()
 	out := make([]client.MemoryInfo, len(use))
 	for r := range use {
-		out[r] = client.MemoryInfo{Rank: r, InUse: use[r], KVCache: kv[r]}
+		out[r] = client.MemoryInfo{Rank: r, InUse: use[r], KVCache: kv[r], Device: s.E.Device(r).Name()}
 	}
 	return out
 }

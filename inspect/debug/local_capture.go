@@ -2,6 +2,7 @@ package debug
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"hsdb/engine/model"
@@ -109,7 +110,14 @@ func (l *Local) Dump(dir string, opts client.DumpRequest) (*client.Manifest, err
 	if info.Plan != nil {
 		info.Layers, info.Sites = info.Plan.HsdbLayers(), nil
 	}
-	return capture.Dump(dir, seqs, reps, info, o)
+	m, err := capture.Dump(dir, seqs, reps, info, o)
+	if errors.Is(err, capture.ErrNotCaptured) {
+		if st := l.s.Stopped(); st != nil {
+			// A site after the stop has not run in this pass yet.
+			err = fmt.Errorf("%w; the pass is stopped at %s (step %d) and has not reached it yet: continue to the end (`disable` keeps the breakpoints from stopping it again), then dump", err, st.Site, st.Step)
+		}
+	}
+	return m, err
 }
 
 // target is this engine as check and the capture job run it: each prefill

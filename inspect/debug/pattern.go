@@ -2,11 +2,13 @@ package debug
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
 	"hsdb/engine/model"
 	"hsdb/inspect/client"
+	"hsdb/inspect/suggest"
 )
 
 // Pattern selects sites by path. It is a dot-separated path whose
@@ -98,10 +100,52 @@ func (p *Pattern) Sites(t *model.Tree) ([]*model.Site, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: %q matches no site of this model (%s; `info sites` lists them)%s%s", client.ErrNoSite, p.Src, siteHint(t), p.fusedHint(t), p.layerHint(t))
+		hint := p.fusedHint(t) + p.layerHint(t)
+		if hint == "" {
+			hint = p.typoHint(t)
+		}
+		return nil, fmt.Errorf("%w: %q matches no site of this model (%s; `info sites` lists them)%s", client.ErrNoSite, p.Src, siteHint(t), hint)
 	}
 	return out, nil
 }
+
+// typoHint names the sites nearest to a pattern without wildcards that
+// matches none (layers.1.self_atn: "; did you mean layers.1.self_attn?"),
+// written as the pattern was (with or without "model."), among the sites of
+// the layer it names (another layer's is no suggestion: siteHint gives the
+// layers); "" when none is near (suggest.Closest).
+func (p *Pattern) typoHint(t *model.Tree) string {
+	if strings.ContainsAny(p.Src, "*{}") {
+		return ""
+	}
+	if _, hf := hfFused[p.comps[len(p.comps)-1].lit]; hf {
+		return "" // an HF module this model does not have (q_proj of MLA), no typo
+	}
+	layer := -1
+	if m := layerNumber.FindStringSubmatch(p.Src); m != nil {
+		layer, _ = strconv.Atoi(m[1])
+	}
+	short := !strings.HasPrefix(p.Src, "model.")
+	var names []string
+	for _, s := range t.Sites {
+		if s.Layer != layer {
+			continue
+		}
+		n := s.Path
+		if short {
+			n = strings.TrimPrefix(n, "model.")
+		}
+		names = append(names, n)
+	}
+	c := suggest.Closest(p.Src, names)
+	if len(c) == 0 {
+		return ""
+	}
+	return "; did you mean " + strings.Join(c, " or ") + "?"
+}
+
+// layerNumber finds the decoder layer a site path names (layers.12.mlp).
+var layerNumber = regexp.MustCompile(`(?:^|\.)layers\.(\d+)(?:\.|$)`)
 
 // hfFused are HF checkpoint modules that vLLM fuses into one linear, whose
 // site then stands for them: the fused module's name and the tensor of its
@@ -118,7 +162,15 @@ var hfFused = map[string][2]string{
 // that does not match either.
 func (p *Pattern) fusedHint(t *model.Tree) string {
 	last := p.comps[len(p.comps)-1]
-	f, ok := hfFused[last.lit]
+	hf := last.lit
+	f, ok := hfFused[hf]
+	if !ok && strings.HasSuffix(hf, "_proj") { // kv_a_proj for HF's kv_a_proj_with_mqa
+		for k, v := range hfFused {
+			if strings.HasPrefix(k, hf+"_") {
+				hf, f, ok = k, v, true
+			}
+		}
+	}
 	if !ok {
 		return ""
 	}
@@ -133,7 +185,7 @@ func (p *Pattern) fusedHint(t *model.Tree) string {
 	}
 	for _, st := range t.Sites {
 		if q.Match(st.Path) {
-			return fmt.Sprintf("; HF's %s is fused into vLLM's %s here: %s (tensor %s)", last.lit, f[0], src, f[1])
+			return fmt.Sprintf("; HF's %s is fused into vLLM's %s here: %s (tensor %s)", hf, f[0], src, f[1])
 		}
 	}
 	return ""

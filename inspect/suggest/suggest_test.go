@@ -1,0 +1,37 @@
+package suggest
+
+import (
+	"reflect"
+	"testing"
+)
+
+// TestClosest: distances counted by hand (prnt→print: one letter added;
+// brek→break: one; chek→check: one; dif→diff: one; layers.1.self_atn →
+// layers.1.self_attn: one, layers.2.self_attn two, so only the first); a
+// name farther than the limit for the typed length is not offered.
+func TestClosest(t *testing.T) {
+	cmds := []string{"model", "print", "break", "run", "continue", "check", "info", "hist", "dump", "diff"}
+	for _, c := range []struct {
+		want string
+		got  []string
+	}{
+		{"prnt", []string{"print"}},
+		{"brek", []string{"break"}},
+		{"chek", []string{"check"}},
+		{"dif", []string{"diff"}},
+		{"zzzz", nil},
+		{"print", nil}, // the name itself is no suggestion
+		{"model.layers.1.self_atn", nil},
+		{"hsit", []string{"hist"}}, // two letters swapped: 1
+		{"cnotinue", []string{"continue"}},
+		{"modle", []string{"model"}},
+	} {
+		if got := Closest(c.want, cmds); !reflect.DeepEqual(got, c.got) {
+			t.Errorf("Closest(%q) = %q; want %q", c.want, got, c.got)
+		}
+	}
+	sites := []string{"model.layers.1.self_attn", "model.layers.1.mlp", "model.layers.1.mlp.gate", "model.layers.2.self_attn"}
+	if got := Closest("model.layers.1.self_atn", sites); !reflect.DeepEqual(got, []string{"model.layers.1.self_attn"}) {
+		t.Errorf("site typo: %q", got)
+	}
+}
