@@ -7,8 +7,10 @@ import (
 
 // TestCacheBytesPlannedForSeveralSequences: a batch of several sequences
 // holds a cache slot per sequence, each sized for the longest, and the
-// session keeps the most slots and the longest capacity it ever needed; the
-// plan with --seqs counts exactly that. By hand, on the CPU backend
+// plan with --seqs counts exactly that; a prefill resizes the cache to its
+// own batch (model.KVCache.Place), so a session that prefills four short
+// sequences and then the long one alone holds one slot, as the plan for
+// one sequence says. By hand, on the CPU backend
 // (float32), 4 sequence slots of 64 rows (the longest, 33 tokens, past 32):
 //
 //   - DeepSeek-V3 fixture (4 layers, MLA latent 40 + 8 = 48 values on every
@@ -17,8 +19,9 @@ import (
 //     V 3·(4·64)·2·12·4 = 73728 bytes.
 //
 // The same 42 tokens planned as one sequence (--seqs 1, --max-tokens 42:
-// 64 rows) would be a quarter of it. "together" runs the four in one batch;
-// "session" runs four short sequences, then the 33-token one alone.
+// 64 rows) would be a quarter of it. "together" runs the four in one batch
+// (the whole); "session" runs four short sequences, then the 33-token one
+// alone (the quarter).
 func TestCacheBytesPlannedForSeveralSequences(t *testing.T) {
 	long := make([]int32, 33)
 	for i := range long {
@@ -62,11 +65,18 @@ func TestCacheBytesPlannedForSeveralSequences(t *testing.T) {
 					t.Fatalf("%d ranks hold a cache, %d and %d planned; want 2", len(got), len(p.Ranks), len(one.Ranks))
 				}
 				for r, n := range got {
-					if n != c.want || p.Ranks[r].KV != c.want {
-						t.Errorf("rank %d: the cache holds %d bytes, the plan for 4 sequences of up to 33 tokens says %d; want %d", r, n, p.Ranks[r].KV, c.want)
+					if p.Ranks[r].KV != c.want {
+						t.Errorf("rank %d: the plan for 4 sequences of up to 33 tokens says %d bytes; want %d", r, p.Ranks[r].KV, c.want)
 					}
 					if one.Ranks[r].KV != c.want/4 {
 						t.Errorf("rank %d: the plan for one sequence of 42 tokens says %d bytes; want %d", r, one.Ranks[r].KV, c.want/4)
+					}
+					want, plan := c.want, p.Ranks[r].KV
+					if how == "session" {
+						want, plan = c.want/4, one.Ranks[r].KV
+					}
+					if n != want || n != plan {
+						t.Errorf("rank %d (%s): the cache holds %d bytes, the plan %d; want %d", r, how, n, plan, want)
 					}
 				}
 			})

@@ -34,9 +34,9 @@ type Options struct {
 	Tokens int
 	// Seqs (--seqs) is how many sequences the KV cache keeps at once and
 	// SeqLen (--seq-len) the longest one's tokens; 0 means 1 and Tokens.
-	// hsdb's engine keeps, per layer, the most sequence slots and the
-	// longest sequence's capacity any step of the session needed
-	// (model.KVCache.Ensure grows both and never shrinks): Seqs ×
+	// hsdb's engine keeps, per layer, a slot per sequence of a batch, each
+	// of the longest sequence's capacity (model.KVCache.Place: each
+	// prefill sizes the cache for its batch, decode steps grow it): Seqs ×
 	// KVCapacity(SeqLen) rows. 2 sequences of 17 and 9 tokens hold 2 × 32
 	// rows, not the 32 of 26 tokens.
 	Seqs, SeqLen int

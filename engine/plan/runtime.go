@@ -82,8 +82,8 @@ func kvConvention(layers []layer, d *model.Dims) string {
 // kvBytes is rank r's KV cache, in act bytes per value, once it holds
 // seqs sequences of up to tokens tokens: what hsdb's engine allocates
 // (model.KVCache), seqs × model.KVCapacity(tokens) rows per layer (a slot
-// per sequence, each of 16 positions doubled until the longest fits; the
-// engine keeps the most slots and the longest capacity of the session) of,
+// per sequence, each of 16 positions doubled until the longest fits; each
+// prefill sizes the cache for its batch, model.KVCache.Place) of,
 // for MLA, the latent [c_kv | k_pe], kv_lora_rank + qk_rope_head_dim
 // values, not split over ranks (vLLM's MLACommonBackend cache; engine/nn
 // mla_context.go); otherwise K and V of the rank's kv heads, kv_heads_r ×
