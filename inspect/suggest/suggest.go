@@ -8,8 +8,10 @@ import "sort"
 // Closest returns the names nearest to want by edit distance (in bytes: a
 // dropped, added or changed letter, or two adjacent ones swapped, counts
 // 1), when that is at
-// most 1 for a word of up to 5 bytes, 2 up to 12, else 3: those at the
-// least distance, at most three, in names' order. None is near: nil.
+// most 1 for a word of up to 5 bytes, 2 up to 12, else 3, and less than
+// the longer of the two (a one-letter word changed whole, z for the alias
+// r, is no typo of it): those at the least distance, at most three, in
+// names' order. None is near: nil.
 func Closest(want string, names []string) []string {
 	limit := 3
 	switch {
@@ -29,7 +31,7 @@ func Closest(want string, names []string) []string {
 			continue
 		}
 		seen[n] = true
-		if d := distance(want, n); d <= limit {
+		if d := distance(want, n); d <= limit && d < max(len(want), len(n)) {
 			cs = append(cs, cand{n, d})
 		}
 	}

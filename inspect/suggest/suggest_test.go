@@ -35,3 +35,25 @@ func TestClosest(t *testing.T) {
 		t.Errorf("site typo: %q", got)
 	}
 }
+
+// TestClosestOneLetter: a one-letter word is distance 1 from every other
+// one-letter name (one letter changed), so an unknown REPL command z was
+// answered "did you mean r or c or s?" (run, continue, step), three
+// aliases sharing nothing with it. A name that keeps a letter of the
+// word is still offered (pp: p, one letter dropped; x: xb, one added).
+func TestClosestOneLetter(t *testing.T) {
+	names := []string{"r", "c", "s", "p", "xb"}
+	for _, c := range []struct {
+		want string
+		got  []string
+	}{
+		{"z", nil},
+		{"k", nil},
+		{"pp", []string{"p"}},
+		{"x", []string{"xb"}},
+	} {
+		if got := Closest(c.want, names); !reflect.DeepEqual(got, c.got) {
+			t.Errorf("Closest(%q) = %q; want %q", c.want, got, c.got)
+		}
+	}
+}
