@@ -11,7 +11,9 @@ import "sort"
 // most 1 for a word of up to 5 bytes, 2 up to 12, else 3, and less than
 // the longer of the two (a one-letter word changed whole, z for the alias
 // r, is no typo of it): those at the least distance, at most three, in
-// names' order. None is near: nil.
+// names' order. None is near: nil. A name whose length differs from
+// want's by more than the limit is passed over without its distance, so a
+// huge word costs a step per name.
 func Closest(want string, names []string) []string {
 	limit := 3
 	switch {
@@ -31,6 +33,9 @@ func Closest(want string, names []string) []string {
 			continue
 		}
 		seen[n] = true
+		if abs(len(want)-len(n)) > limit {
+			continue // at least that many letters added or dropped: not near, and not worth len(want)·len(n) steps (a hostile 16 MiB script word)
+		}
 		if d := distance(want, n); d <= limit && d < max(len(want), len(n)) {
 			cs = append(cs, cand{n, d})
 		}
@@ -42,6 +47,8 @@ func Closest(want string, names []string) []string {
 	}
 	return out
 }
+
+func abs(x int) int { return max(x, -x) }
 
 // distance is the optimal string alignment distance between a and b, in
 // bytes: Levenshtein's, with two adjacent letters swapped counted 1 (Damerau).

@@ -1,7 +1,9 @@
 package suggest
 
 import (
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -55,5 +57,28 @@ func TestClosestOneLetter(t *testing.T) {
 		if got := Closest(c.want, names); !reflect.DeepEqual(got, c.got) {
 			t.Errorf("Closest(%q) = %q; want %q", c.want, got, c.got)
 		}
+	}
+}
+
+// TestClosestHugeWordIsBounded: a word far longer than every name (a
+// 16 MiB line of a script, an unknown flag of a megabyte) is near none of
+// them, since at least the difference in length must be added or dropped;
+// its distance to each name (a table row per name, len(want)·len(name)
+// steps) must not be computed. Counted in allocations, which distance
+// makes per name: none.
+func TestClosestHugeWordIsBounded(t *testing.T) {
+	want := strings.Repeat("a", 1<<16)
+	names := make([]string, 200)
+	for i := range names {
+		names[i] = fmt.Sprintf("model.layers.%d.self_attn", i)
+	}
+	var got []string
+	allocs := testing.AllocsPerRun(2, func() { got = Closest(want, names) })
+	if got != nil {
+		t.Errorf("Closest(64 KiB word) = %q; want nil", got)
+	}
+	// the map of names seen grows with len(names); distance would add 3 a name
+	if allocs >= float64(len(names)) {
+		t.Errorf("Closest(64 KiB word, %d names): %v allocations; want fewer than one a name (no distance computed)", len(names), allocs)
 	}
 }
