@@ -88,8 +88,14 @@ func runGenerate(args []string, io stdio) int {
 	}
 	// The prompt or the BOS comes from the tokenizer: a missing one is said
 	// before the load (a model path that does not resolve is the load's to say).
+	// One of more tokens than config.json's vocab_size is refused here as the
+	// load's Tokenizer would refuse it.
 	if _, perr := modelpath.Resolve(mf.model); *ids == "" && perr == nil {
-		if _, err := engine.FindTokenizer(mf.model, 0); err != nil {
+		vocab := 0
+		if d, err := modelpath.ConfigDims(mf.model); err == nil {
+			vocab = d.Vocab
+		}
+		if _, err := engine.FindTokenizer(mf.model, vocab); err != nil {
 			if *prompt != "" {
 				return fail(1, "--prompt needs a tokenizer: %v; give token ids with --ids instead", err)
 			}
