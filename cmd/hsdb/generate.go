@@ -96,11 +96,7 @@ func runGenerate(args []string, io stdio) int {
 	// One of more tokens than config.json's vocab_size is refused here as the
 	// load's Tokenizer would refuse it.
 	if _, perr := modelpath.Resolve(mf.model); *ids == "" && perr == nil {
-		vocab := 0
-		if d, err := modelpath.ConfigDims(mf.model); err == nil {
-			vocab = d.Vocab
-		}
-		if _, err := engine.FindTokenizer(mf.model, vocab); err != nil {
+		if _, err := engine.FindTokenizer(mf.model, configVocab(mf.model)); err != nil {
 			if *prompt != "" {
 				return fail(1, "--prompt needs a tokenizer: %v; give token ids with --ids instead", err)
 			}
@@ -244,15 +240,24 @@ func stopNote(id int32, hfEOS bool) string {
 	return fmt.Sprintf("nothing generated: the model's first choice after the prompt is id %d, %s (give another prompt, or --temperature above 0 to sample)", id, what)
 }
 
-// checkPrompt is checkPromptIDs against the vocab_size of the config.json
-// of the model at path (modelpath.ConfigDims), before the model loads; a
-// path without one is left to the load.
+// checkPrompt is checkPromptIDs against the vocab_size of the model at
+// path (configVocab), before the model loads.
 func checkPrompt(in []int32, steps int, path string) error {
-	vocab := 0
-	if d, err := modelpath.ConfigDims(path); err == nil {
-		vocab = d.Vocab
+	return checkPromptIDs(in, steps, configVocab(path))
+}
+
+// configVocab is the vocab_size of the config.json of the model at path
+// (modelpath.ConfigDims), or 0 where it has none or it would be read from
+// a llama2.c checkpoint (llama2c.Read reads all its weights: the load's to
+// say, not read twice).
+func configVocab(path string) int {
+	if mp, err := modelpath.Resolve(path); err != nil || mp.Kind == modelpath.KindLlama2C {
+		return 0
 	}
-	return checkPromptIDs(in, steps, vocab)
+	if d, err := modelpath.ConfigDims(path); err == nil {
+		return d.Vocab
+	}
+	return 0
 }
 
 // checkPromptIDs says what is wrong with generate's prompt ids in: more
