@@ -82,3 +82,25 @@ func TestClosestHugeWordIsBounded(t *testing.T) {
 		t.Errorf("Closest(64 KiB word, %d names): %v allocations; want fewer than one a name (no distance computed)", len(names), allocs)
 	}
 }
+
+// TestClosestCase: a word typed with caps lock on (PRINT, Prnt, LM_HEAD)
+// was five letters from print, so no name was offered; case is no typo
+// distance: PRINT is print at 0, Prnt print at 1 (a letter dropped),
+// LM_HEAD lm_head. The name itself, same case, is still no suggestion.
+func TestClosestCase(t *testing.T) {
+	names := []string{"print", "break", "lm_head", "model.norm"}
+	for _, c := range []struct {
+		want string
+		got  []string
+	}{
+		{"PRINT", []string{"print"}},
+		{"Prnt", []string{"print"}},
+		{"LM_HEAD", []string{"lm_head"}},
+		{"print", nil},
+		{"ZZZZZ", nil},
+	} {
+		if got := Closest(c.want, names); !reflect.DeepEqual(got, c.got) {
+			t.Errorf("Closest(%q) = %q; want %q", c.want, got, c.got)
+		}
+	}
+}
