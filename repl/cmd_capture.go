@@ -140,6 +140,9 @@ func cmdDump(t *Term, args string) error {
 				v = a[i+1]
 				i++
 			}
+			if opts.Format != "" && opts.Format != v {
+				return fmt.Errorf("dump: --format given twice, as %q and %q: give one", opts.Format, v)
+			}
 			opts.Format = v
 		case (a[i] == "--dtype" && i+1 < len(a)) || strings.HasPrefix(a[i], "--dtype="):
 			v := strings.TrimPrefix(a[i], "--dtype=")
@@ -150,6 +153,9 @@ func cmdDump(t *Term, args string) error {
 			dt, err := tensor.ParseFloatDType(v)
 			if err != nil {
 				return fmt.Errorf("dump --dtype %w", err)
+			}
+			if opts.DType != "" && opts.DType != dt.String() {
+				return fmt.Errorf("dump: --dtype given twice, as %s and %s: give one", opts.DType, dt)
 			}
 			opts.DType = dt.String()
 		case a[i] == "--format" || a[i] == "--dtype":

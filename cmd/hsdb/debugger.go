@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 
 	"github.com/mattn/go-isatty"
 
@@ -29,12 +28,7 @@ func runDebugger(args []string, io stdio) int {
 		return code
 	}
 	if fs.NArg() > 0 {
-		names := make([]string, 0, len(subcommands))
-		for n := range subcommands {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		fmt.Fprintf(io.Err, "hsdb: unexpected %q%s (`hsdb help` lists the subcommands)\n", fs.Arg(0), didYouMean(fs.Arg(0), names, "hsdb "))
+		fmt.Fprintf(io.Err, "hsdb: unexpected %q%s (`hsdb help` lists the subcommands)\n", fs.Arg(0), didYouMean(fs.Arg(0), subcommandNames(), "hsdb "))
 		return 2
 	}
 	if err := m.validate(); err != nil { // a bad flag value: exit 2, as for a bad flag

@@ -85,11 +85,18 @@ func runGenerate(args []string, io stdio) int {
 			}
 			return fail(2, "--ids: %v", err)
 		}
+		// Checked against config.json too (the load's limits), exit 2 as
+		// capture --ids: an id past vocab_size, or more ids than -n.
+		if err := checkPrompt(in, *steps, mf.model); err != nil {
+			return fail(2, "%v", err)
+		}
 	}
 	// The prompt or the BOS comes from the tokenizer: a missing one is said
 	// before the load (a model path that does not resolve is the load's to say).
+	// One of more tokens than config.json's vocab_size is refused here as the
+	// load's Tokenizer would refuse it.
 	if _, perr := modelpath.Resolve(mf.model); *ids == "" && perr == nil {
-		if _, err := engine.FindTokenizer(mf.model, 0); err != nil {
+		if _, err := engine.FindTokenizer(mf.model, configVocab(mf.model)); err != nil {
 			if *prompt != "" {
 				return fail(1, "--prompt needs a tokenizer: %v; give token ids with --ids instead", err)
 			}
@@ -138,13 +145,8 @@ func runGenerate(args []string, io stdio) int {
 			return fail(2, "the tokenizer has no BOS token; give --prompt or --ids")
 		}
 	}
-	if len(in) > *steps {
-		return fail(2, "the prompt has %d tokens, more than -n %d positions: nothing would be generated", len(in), *steps)
-	}
-	for i, id := range in { // before anything is printed
-		if id < 0 || int(id) >= e.Dims.Vocab {
-			return fail(1, "prompt token %d is id %d, outside the vocabulary [0, %d)", i, id, e.Dims.Vocab)
-		}
+	if err := checkPromptIDs(in, *steps, e.Dims.Vocab); err != nil { // before anything is printed
+		return fail(2, "%v", err)
 	}
 	// An HF model stops at its eos_token_id(s), as HF's generate does
 	// (generation_config.json over config.json); without one, at the
@@ -236,4 +238,39 @@ func stopNote(id int32, hfEOS bool) string {
 		what = "the model's eos_token_id, where HF's generate stops"
 	}
 	return fmt.Sprintf("nothing generated: the model's first choice after the prompt is id %d, %s (give another prompt, or --temperature above 0 to sample)", id, what)
+}
+
+// checkPrompt is checkPromptIDs against the vocab_size of the model at
+// path (configVocab), before the model loads.
+func checkPrompt(in []int32, steps int, path string) error {
+	return checkPromptIDs(in, steps, configVocab(path))
+}
+
+// configVocab is the vocab_size of the config.json of the model at path
+// (modelpath.ConfigDims), or 0 where it has none or it would be read from
+// a llama2.c checkpoint (llama2c.Read reads all its weights: the load's to
+// say, not read twice).
+func configVocab(path string) int {
+	if mp, err := modelpath.Resolve(path); err != nil || mp.Kind == modelpath.KindLlama2C {
+		return 0
+	}
+	if d, err := modelpath.ConfigDims(path); err == nil {
+		return d.Vocab
+	}
+	return 0
+}
+
+// checkPromptIDs says what is wrong with generate's prompt ids in: more
+// than steps (-n) of them, or an id outside [0, vocab) (vocab 0: not
+// checked).
+func checkPromptIDs(in []int32, steps, vocab int) error {
+	if len(in) > steps {
+		return fmt.Errorf("the prompt has %d tokens, more than -n %d positions: nothing would be generated", len(in), steps)
+	}
+	for i, id := range in {
+		if vocab > 0 && (id < 0 || int(id) >= vocab) {
+			return fmt.Errorf("prompt token %d is id %d, outside the vocabulary [0, %d)", i, id, vocab)
+		}
+	}
+	return nil
 }

@@ -69,7 +69,7 @@ func TestGenerateErrors(t *testing.T) {
 		t.Fatalf("exit %d %q", code, errs)
 	}
 	out, errs, code := runHsdb(t, "generate", "--ids", "1,9999")
-	if code != 1 || out != "" || !strings.Contains(errs, "prompt token 1 is id 9999, outside the vocabulary [0, 512)") {
+	if code != 2 || out != "" || !strings.Contains(errs, "prompt token 1 is id 9999, outside the vocabulary [0, 512)") {
 		t.Fatalf("exit %d %q %q", code, out, errs)
 	}
 	for _, args := range [][]string{{"extra"}, {"--temperature", "NaN"}, {"--temperature", "-1"}, {"--temperature", "Inf"}, {"-n", "0"}, {"--ids", "1,2,3", "-n", "2"}} {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"regexp"
 	"runtime/debug"
+	"sort"
 	"strings"
 
 	"hsdb/inspect/suggest"
@@ -180,4 +181,14 @@ func didYouMean(typed string, names []string, prefix string) string {
 		c[i] = prefix + c[i]
 	}
 	return ": did you mean " + strings.Join(c, " or ") + "?"
+}
+
+// subcommandNames is the subcommands' names, sorted (for didYouMean).
+func subcommandNames() []string {
+	names := make([]string, 0, len(subcommands))
+	for n := range subcommands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }

@@ -54,6 +54,13 @@ func hsdbMain(args []string, io stdio) int {
 	if len(args) > 0 {
 		switch args[0] {
 		case "help", "-h", "--help", "-help":
+			if args[0] == "help" && len(args) > 1 { // hsdb help plan: plan's flags, as git help CMD
+				if c, ok := subcommands[args[1]]; ok {
+					return c.run([]string{"--help"}, io)
+				}
+				fmt.Fprintf(io.Err, "hsdb help: unknown subcommand %q%s (`hsdb help` lists them)\n", args[1], didYouMean(args[1], subcommandNames(), "hsdb "))
+				return 2
+			}
 			usage(io.Out)
 			return 0
 		case "version", "--version", "-version":

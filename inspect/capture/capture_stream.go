@@ -116,6 +116,12 @@ func (in *Inputs) Rows() (*RowReader, error) {
 	return &RowReader{file: in.file, fh: fh, sc: sc, h: h}, nil
 }
 
+// utf8BOM is the UTF-8 byte order mark an editor (Notepad) may put at a
+// file's start; RFC 8259 §8.1 lets a parser ignore it, and a row reader
+// does on the first line (encoding/json would call it an invalid
+// character 'ï').
+var utf8BOM = []byte("\xef\xbb\xbf")
+
 // RowReader reads an input's sequences one at a time; it holds one row.
 type RowReader struct {
 	seqs  []InputSeq
@@ -143,7 +149,11 @@ func (r *RowReader) Next() (int, InputSeq, error) {
 	f := r.file
 	for r.sc.Scan() {
 		r.line++
-		b := bytes.TrimSpace(r.sc.Bytes())
+		b := r.sc.Bytes()
+		if r.line == 1 {
+			b = bytes.TrimPrefix(b, utf8BOM)
+		}
+		b = bytes.TrimSpace(b)
 		if len(b) == 0 {
 			continue
 		}

@@ -204,8 +204,8 @@ func (p *Pattern) layerHint(t *model.Tree) string {
 		return ""
 	}
 	n, err := strconv.Atoi(c[1].lit)
-	if err != nil {
-		return ""
+	if err != nil || strconv.Itoa(n) != c[1].lit {
+		return "" // layers.01 names no layer: typoHint's (layers.1)
 	}
 	parts := strings.Split(p.Src, ".") // one per component (ParsePattern); c is their tail
 	rest := strings.Join(parts[len(parts)-len(c)+2:], ".")

@@ -8,8 +8,13 @@ import "sort"
 // Closest returns the names nearest to want by edit distance (in bytes: a
 // dropped, added or changed letter, or two adjacent ones swapped, counts
 // 1), when that is at
-// most 1 for a word of up to 5 bytes, 2 up to 12, else 3: those at the
-// least distance, at most three, in names' order. None is near: nil.
+// most 1 for a word of up to 5 bytes, 2 up to 12, else 3, and less than
+// the longer of the two (a one-letter word changed whole, z for the alias
+// r, is no typo of it): those at the least distance, at most three, in
+// names' order. Letters are compared without case (PRINT: print, at 0).
+// None is near: nil. A name whose length differs from
+// want's by more than the limit is passed over without its distance, so a
+// huge word costs a step per name.
 func Closest(want string, names []string) []string {
 	limit := 3
 	switch {
@@ -23,13 +28,17 @@ func Closest(want string, names []string) []string {
 		d    int
 	}
 	var cs []cand
+	lw := asciiLower(want)
 	seen := map[string]bool{}
 	for _, n := range names {
 		if seen[n] || n == want {
 			continue
 		}
 		seen[n] = true
-		if d := distance(want, n); d <= limit {
+		if abs(len(want)-len(n)) > limit {
+			continue // at least that many letters added or dropped: not near, and not worth len(want)·len(n) steps (a hostile 16 MiB script word)
+		}
+		if d := distance(lw, asciiLower(n)); d <= limit && d < max(len(want), len(n)) {
 			cs = append(cs, cand{n, d})
 		}
 	}
@@ -40,6 +49,20 @@ func Closest(want string, names []string) []string {
 	}
 	return out
 }
+
+// asciiLower is s with A-Z lowered (bytes kept where they are, so
+// distances stay in s's bytes).
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+func abs(x int) int { return max(x, -x) }
 
 // distance is the optimal string alignment distance between a and b, in
 // bytes: Levenshtein's, with two adjacent letters swapped counted 1 (Damerau).

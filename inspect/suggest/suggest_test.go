@@ -1,7 +1,9 @@
 package suggest
 
 import (
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -33,5 +35,72 @@ func TestClosest(t *testing.T) {
 	sites := []string{"model.layers.1.self_attn", "model.layers.1.mlp", "model.layers.1.mlp.gate", "model.layers.2.self_attn"}
 	if got := Closest("model.layers.1.self_atn", sites); !reflect.DeepEqual(got, []string{"model.layers.1.self_attn"}) {
 		t.Errorf("site typo: %q", got)
+	}
+}
+
+// TestClosestOneLetter: a one-letter word is distance 1 from every other
+// one-letter name (one letter changed), so an unknown REPL command z was
+// answered "did you mean r or c or s?" (run, continue, step), three
+// aliases sharing nothing with it. A name that keeps a letter of the
+// word is still offered (pp: p, one letter dropped; x: xb, one added).
+func TestClosestOneLetter(t *testing.T) {
+	names := []string{"r", "c", "s", "p", "xb"}
+	for _, c := range []struct {
+		want string
+		got  []string
+	}{
+		{"z", nil},
+		{"k", nil},
+		{"pp", []string{"p"}},
+		{"x", []string{"xb"}},
+	} {
+		if got := Closest(c.want, names); !reflect.DeepEqual(got, c.got) {
+			t.Errorf("Closest(%q) = %q; want %q", c.want, got, c.got)
+		}
+	}
+}
+
+// TestClosestHugeWordIsBounded: a word far longer than every name (a
+// 16 MiB line of a script, an unknown flag of a megabyte) is near none of
+// them, since at least the difference in length must be added or dropped;
+// its distance to each name (a table row per name, len(want)·len(name)
+// steps) must not be computed. Counted in allocations, which distance
+// makes per name: none.
+func TestClosestHugeWordIsBounded(t *testing.T) {
+	want := strings.Repeat("a", 1<<16)
+	names := make([]string, 200)
+	for i := range names {
+		names[i] = fmt.Sprintf("model.layers.%d.self_attn", i)
+	}
+	var got []string
+	allocs := testing.AllocsPerRun(2, func() { got = Closest(want, names) })
+	if got != nil {
+		t.Errorf("Closest(64 KiB word) = %q; want nil", got)
+	}
+	// the map of names seen grows with len(names); distance would add 3 a name
+	if allocs >= float64(len(names)) {
+		t.Errorf("Closest(64 KiB word, %d names): %v allocations; want fewer than one a name (no distance computed)", len(names), allocs)
+	}
+}
+
+// TestClosestCase: a word typed with caps lock on (PRINT, Prnt, LM_HEAD)
+// was five letters from print, so no name was offered; case is no typo
+// distance: PRINT is print at 0, Prnt print at 1 (a letter dropped),
+// LM_HEAD lm_head. The name itself, same case, is still no suggestion.
+func TestClosestCase(t *testing.T) {
+	names := []string{"print", "break", "lm_head", "model.norm"}
+	for _, c := range []struct {
+		want string
+		got  []string
+	}{
+		{"PRINT", []string{"print"}},
+		{"Prnt", []string{"print"}},
+		{"LM_HEAD", []string{"lm_head"}},
+		{"print", nil},
+		{"ZZZZZ", nil},
+	} {
+		if got := Closest(c.want, names); !reflect.DeepEqual(got, c.got) {
+			t.Errorf("Closest(%q) = %q; want %q", c.want, got, c.got)
+		}
 	}
 }
