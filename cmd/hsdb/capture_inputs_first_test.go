@@ -15,14 +15,7 @@ import (
 // weights: the load, which came first, failed on them instead (exit 1),
 // after minutes on a large model.
 func TestCaptureInputsBeforeLoad(t *testing.T) {
-	dir := t.TempDir()
-	cfg, err := os.ReadFile("../../testdata/hf/llama/config.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "config.json"), cfg, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := configOnlyDir(t, "llama")
 	bad := filepath.Join(dir, "bad.jsonl")
 	text := filepath.Join(dir, "text.jsonl")
 	if err := os.WriteFile(bad, []byte(`{"input_ids": [1, 2, 101]}`+"\n"), 0o644); err != nil {

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -14,14 +12,7 @@ import (
 // would fail first on them. Id 100, the last of the vocabulary, passes
 // the check and reaches the load's error.
 func TestGenerateIDsCheckedBeforeLoad(t *testing.T) {
-	dir := t.TempDir()
-	cfg, err := os.ReadFile("../../testdata/hf/llama/config.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "config.json"), cfg, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := configOnlyDir(t, "llama")
 	for _, c := range []struct {
 		args []string
 		code int

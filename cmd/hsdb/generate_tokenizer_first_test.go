@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,14 +13,7 @@ import (
 // first on them (it did: the missing tokenizer was said only after a load
 // that takes minutes on a large model).
 func TestGenerateTokenizerBeforeLoad(t *testing.T) {
-	dir := t.TempDir()
-	cfg, err := os.ReadFile("../../testdata/hf/llama/config.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "config.json"), cfg, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := configOnlyDir(t, "llama")
 	for _, c := range []struct {
 		args []string
 		want string

@@ -17,14 +17,7 @@ import (
 // directory has no weights, so a load would fail first on them: the
 // tokenizer's refusal, naming both sizes, must come before it.
 func TestGenerateUnfitTokenizerBeforeLoad(t *testing.T) {
-	dir := t.TempDir()
-	cfg, err := os.ReadFile("../../testdata/hf/llama/config.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "config.json"), cfg, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := configOnlyDir(t, "llama")
 	gz, err := os.Open("../../engine/tokenizer/testdata/qwen3.tokenizer.json.gz")
 	if err != nil {
 		t.Fatal(err)
