@@ -2,14 +2,13 @@ package repl
 
 import (
 	"bytes"
-	"compress/gzip"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"hsdb/engine"
+	"hsdb/engine/enginetest"
 	hsdbg "hsdb/inspect/debug"
 )
 
@@ -28,19 +27,7 @@ func TestInputTextUnfitTokenizer(t *testing.T) {
 		}
 		writeFile(t, filepath.Join(dir, f), string(b))
 	}
-	gz, err := os.Open("../engine/tokenizer/testdata/qwen3.tokenizer.json.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gz.Close()
-	zr, err := gzip.NewReader(gz)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := enginetest.Gunzip(t, "../engine/tokenizer/testdata/qwen3.tokenizer.json.gz")
 	writeFile(t, filepath.Join(dir, "tokenizer.json"), string(tok))
 	e, err := engine.Open(dir, engine.Options{TP: 1})
 	if err != nil {

@@ -1,12 +1,12 @@
 package main
 
 import (
-	"compress/gzip"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"hsdb/engine/enginetest"
 )
 
 // TestGenerateUnfitTokenizerBeforeLoad: a tokenizer of more tokens than
@@ -18,19 +18,7 @@ import (
 // tokenizer's refusal, naming both sizes, must come before it.
 func TestGenerateUnfitTokenizerBeforeLoad(t *testing.T) {
 	dir := configOnlyDir(t, "llama")
-	gz, err := os.Open("../../engine/tokenizer/testdata/qwen3.tokenizer.json.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gz.Close()
-	zr, err := gzip.NewReader(gz)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := enginetest.Gunzip(t, "../../engine/tokenizer/testdata/qwen3.tokenizer.json.gz")
 	if err := os.WriteFile(filepath.Join(dir, "tokenizer.json"), tok, 0o644); err != nil {
 		t.Fatal(err)
 	}
