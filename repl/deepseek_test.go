@@ -126,3 +126,20 @@ func hfReference(t *testing.T, dir string) (get func(name string) []float32, ids
 	}
 	return get, ids, parts
 }
+
+// stopAtGate opens the HF fixture dir with opts, inputs its reference
+// batch (parts, from hfReference) and runs to model.layers.1.mlp.gate,
+// the MoE router's stop.
+func stopAtGate(t *testing.T, dir string, opts engine.Options, parts []string) *fakeTerm {
+	t.Helper()
+	e, err := engine.Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFakeOn(t, hsdbg.New(e), &bytes.Buffer{})
+	t.Cleanup(f.Close)
+	f.Exec("input " + strings.Join(parts, " ; "))
+	f.Exec("break layers.1.mlp.gate")
+	f.AssertExec("run", "Stopped at model.layers.1.mlp.gate")
+	return f
+}

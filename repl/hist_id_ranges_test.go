@@ -21,13 +21,7 @@ import (
 // the Bad style: [-1, -1] alone, and 300 in the 8th range of [256, 300]
 // (45 ids, ceil(45/8) = 6 a range), [256+7·6, 300] = [298, 300].
 func TestHistIDRanges(t *testing.T) {
-	var v []float32
-	for id := range 256 {
-		for range id%3 + 1 {
-			v = append(v, float32(id))
-		}
-	}
-	v = append(v, -1, 300)
+	v := rangedIDs()
 	ids := stats.IDsOf(v, 256)
 	rep := &client.HistReport{Site: "model.layers.3.mlp.gate", Tensor: "topk_ids", Source: "gathered", Shape: []int{len(v)},
 		Stats: stats.Of(v), Hist: stats.Histogram(v, 20), IDs: &ids}
@@ -56,4 +50,16 @@ func TestHistIDRanges(t *testing.T) {
 			t.Errorf("want %q outside [0,256) in the Bad style:\n%q", bad, out)
 		}
 	}
+}
+
+// rangedIDs are the ids of TestHistIDRanges and TestHistJSONIDRanges:
+// expert i of 256 chosen i%3+1 times, then -1 and 300 (outside [0, 256)).
+func rangedIDs() []float32 {
+	var v []float32
+	for id := range 256 {
+		for range id%3 + 1 {
+			v = append(v, float32(id))
+		}
+	}
+	return append(v, -1, 300)
 }

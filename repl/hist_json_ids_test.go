@@ -1,7 +1,6 @@
 package repl
 
 import (
-	"bytes"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -9,7 +8,6 @@ import (
 
 	"hsdb/engine"
 	"hsdb/inspect/client"
-	hsdbg "hsdb/inspect/debug"
 	"hsdb/inspect/stats"
 )
 
@@ -57,15 +55,7 @@ func TestHistJSONIntegerIDs(t *testing.T) {
 	for _, x := range get("router.1.topk_ids") {
 		count[int64(x)]++
 	}
-	e, err := engine.Open(dir, engine.Options{TP: 2, EP: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := newFakeOn(t, hsdbg.New(e), &bytes.Buffer{})
-	t.Cleanup(f.Close)
-	f.Exec("input " + strings.Join(parts, " ; "))
-	f.Exec("break layers.1.mlp.gate")
-	f.AssertExec("run", "Stopped at model.layers.1.mlp.gate")
+	f := stopAtGate(t, dir, engine.Options{TP: 2, EP: true}, parts)
 
 	res := histJSON(t, f, "topk_ids")
 	for _, k := range []string{"stats", "hist"} {
@@ -117,13 +107,7 @@ func TestHistJSONIntegerIDs(t *testing.T) {
 // times of 256, plus -1 and 300): by hand, [0, 5] and [246, 251] 12 each,
 // [252, 255] 7, [-1, -1] and [298, 300] 1 each and outside [0, 256).
 func TestHistJSONIDRanges(t *testing.T) {
-	var v []float32
-	for id := range 256 {
-		for range id%3 + 1 {
-			v = append(v, float32(id))
-		}
-	}
-	v = append(v, -1, 300)
+	v := rangedIDs()
 	ids := stats.IDsOf(v, 256)
 	view := idHistJSON(&client.HistReport{Tensor: "topk_ids", Shape: []int{len(v)}, Stats: stats.Of(v), Hist: stats.Histogram(v, 20), IDs: &ids})
 	b, err := json.Marshal(jsonValue(reflect.ValueOf(view)))

@@ -1,14 +1,12 @@
 package repl
 
 import (
-	"bytes"
 	"fmt"
 	"regexp"
 	"strings"
 	"testing"
 
 	"hsdb/engine"
-	hsdbg "hsdb/inspect/debug"
 )
 
 // TestPrintHistIntegerIDs: print and hist of a router's topk_ids (I64)
@@ -28,15 +26,7 @@ func TestPrintHistIntegerIDs(t *testing.T) {
 		count[id]++
 		lo, hi = min(lo, id), max(hi, id)
 	}
-	e, err := engine.Open(dir, engine.Options{TP: 2, EP: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := newFakeOn(t, hsdbg.New(e), &bytes.Buffer{})
-	t.Cleanup(f.Close)
-	f.Exec("input " + strings.Join(parts, " ; "))
-	f.Exec("break layers.1.mlp.gate")
-	f.AssertExec("run", "Stopped at model.layers.1.mlp.gate")
+	f := stopAtGate(t, dir, engine.Options{TP: 2, EP: true}, parts)
 
 	out := f.Exec("print topk_ids")
 	for _, bad := range []string{"mean", "std", "l2"} {

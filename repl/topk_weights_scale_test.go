@@ -1,15 +1,12 @@
 package repl
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 	"os"
-	"strings"
 	"testing"
 
 	"hsdb/engine"
-	hsdbg "hsdb/inspect/debug"
 )
 
 // TestTopkWeightsRoutedScaling: `print topk_weights[...]` at a MoE gate
@@ -43,15 +40,7 @@ func TestTopkWeightsRoutedScaling(t *testing.T) {
 	T := len(hfIDs) / cfg.K
 	sig := func(tok, id int) float64 { return 1 / (1 + math.Exp(-float64(logits[tok*cfg.E+id]))) }
 
-	e, err := engine.Open(dir, engine.Options{TP: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := newFakeOn(t, hsdbg.New(e), &bytes.Buffer{})
-	t.Cleanup(f.Close)
-	f.Exec("input " + strings.Join(parts, " ; "))
-	f.Exec("break layers.1.mlp.gate")
-	f.AssertExec("run", "Stopped at model.layers.1.mlp.gate")
+	f := stopAtGate(t, dir, engine.Options{TP: 1}, parts)
 	values := func(name string) []any {
 		res := f.jsonExec("print " + name + "[:, :]")[0]["result"].(map[string]any)
 		return res["ranks"].([]any)[0].(map[string]any)["values"].([]any)
