@@ -250,14 +250,17 @@ func moeKernelDefault(kind int, rows float64, hopper bool) bool {
 // 15.2-15.9, but at 85 rows 9.6-10.2 against 9.4-9.7 and at 64 rows 6.41
 // against 6.28. Quantized experts take moe_wgra.cu's tiles, c against r
 // (one run with both): fp8 at 128 rows 9.1 against 9.8 (moe_wgmma.cu's y
-// and w 11.9 and 12.2 in an earlier run), at 256 rows 17.8 against 16.4
-// (w 20.8); int4 at 171 rows 14.5 against 20.3 (y 19.6), at 85 rows 12.3
-// against 10.2 (w 11.6).
+// and w 11.9 and 12.2 in an earlier run); int4 at 171 rows 14.5 against
+// 20.3 (y 19.6). Since c reads its raw weights a step ahead (two runs
+// each, c against r): fp8 at 256 rows 16.7-17.0 against 18.5-20.8 (r was
+// ahead before, 16.4 against 17.8), int4 at 85 rows 8.9-11.1 against
+// 11.5-12.8 (before, r 10.2 against 12.3): c from 64 rows on for int4
+// and above 100 for fp8.
 var (
 	hFrom  = [...]float64{mgBF16: math.Inf(1), mgFP8: 12, mgInt4: 16}
 	wgFrom = [...]float64{mgBF16: 0, mgFP8: 32, mgInt4: 64}
-	yFrom  = [...]float64{mgBF16: 100, mgFP8: 100, mgInt4: 128}
-	yTo    = [...]float64{mgBF16: math.Inf(1), mgFP8: 200, mgInt4: math.Inf(1)}
+	yFrom  = [...]float64{mgBF16: 100, mgFP8: 100, mgInt4: 64}
+	yTo    = [...]float64{mgBF16: math.Inf(1), mgFP8: math.Inf(1), mgInt4: math.Inf(1)}
 )
 
 // pickTile returns the tile configuration for rows average routed rows
@@ -269,8 +272,9 @@ var (
 // and y where wgraTakes refuses the quantization. w for bf16 at every
 // size (0.28 against s's 0.29 at 1 token, 4.7 against m's 5.1 at 2 rows,
 // 5.7 against 6.0 at 16); r for fp8 above 32 rows (64 rows 6.4 against
-// w's 7.9 and m's 11.5); for int4 above 64 (85 rows 10.0-10.3 against w's
-// 11.6 and l's 16.2); h for quantized weights above hFrom[kind] rows.
+// w's 7.9 and m's 11.5) up to 100 (int4 goes from h to c: at 85 rows r
+// measured 10.0-10.3 against w's 11.6 and l's 16.2, and c is ahead of
+// it now); h for quantized weights above hFrom[kind] rows.
 // Otherwise (and without Hopper) bf16 s up to 8 rows, m above; quantized
 // s up to 16 rows, m up to 64, then x for fp8 and l for int4. A
 // moe_wgra.cu tile that wgraTakes refuses runs its fallback

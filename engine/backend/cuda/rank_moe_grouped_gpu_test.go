@@ -220,8 +220,8 @@ func TestWgraTakes(t *testing.T) {
 		kind int
 		rows float64
 		want string
-	}{{mgBF16, 128, "y"}, {mgBF16, 64, "w"}, {mgFP8, 64, "r"}, {mgFP8, 128, "c"}, {mgFP8, 256, "r"},
-		{mgInt4, 11, "s"}, {mgInt4, 43, "h"}, {mgInt4, 85, "r"}, {mgInt4, 171, "c"}, {mgFP8, 8, "s"}, {mgFP8, 16, "h"}} {
+	}{{mgBF16, 128, "y"}, {mgBF16, 64, "w"}, {mgFP8, 64, "r"}, {mgFP8, 128, "c"}, {mgFP8, 256, "c"},
+		{mgInt4, 11, "s"}, {mgInt4, 43, "h"}, {mgInt4, 85, "c"}, {mgInt4, 171, "c"}, {mgFP8, 8, "s"}, {mgFP8, 16, "h"}} {
 		if got := pickTile(c.kind, c.rows, true).name; got != c.want {
 			t.Errorf("pickTile(%s, %g rows, hopper) = %s, want %s", mgKindName[c.kind], c.rows, got, c.want)
 		}
