@@ -141,6 +141,18 @@ __device__ __forceinline__ void wr_mma_n64(float (&d)[32], const unsigned (&a)[4
     wg_mma_rs_n64(d, a, db, 1);
 }
 
+// wr_mma_n96: wr_mma_n128 for 96 tokens.
+__device__ __forceinline__ void wr_mma_n96(float (&d)[48], const unsigned (&a)[4], unsigned long long db) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %53, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n96k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47}, "
+        "{%48, %49, %50, %51}, %52, p, 1, 1, 0;\n}\n"
+        : WG_D32(0), WG_D8(32), WG_D8(40)
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1)
+        : "memory");
+}
+
 // wr_mma is the m64nBNk16 product with A in registers (BN 64, 128 or
 // 192).
 template <int BN>
@@ -151,11 +163,27 @@ __device__ __forceinline__ void wr_mma(float (&d)[BN / 2], const unsigned (&a)[4
     else wr_mma_n192(d, a, db);
 }
 
-// wr_bool is a compile-time bool passed to a generic lambda (the mainloop
-// compiled once per value).
+// wr_mma_part is the m64nNVk16 product into the first NV/2 of a tile's BN/2
+// accumulators (tokens 0 to NV-1 of the m64nBN fragment, whose n8 blocks
+// come in the same order): a row tile of at most NV routed rows skips the
+// products of tokens it does not have.
+template <int NV, int BN>
+__device__ __forceinline__ void wr_mma_part(float (&d)[BN / 2], const unsigned (&a)[4], unsigned long long db) {
+    static_assert(NV == 96 || NV == 128 || NV == BN, "a part of 96 or 128 tokens, or the whole tile");
+    if constexpr (NV == BN) wr_mma<BN>(d, a, db);
+    else if constexpr (NV == 96) wr_mma_n96(*reinterpret_cast<float(*)[48]>(&d[0]), a, db);
+    else wr_mma_n128(*reinterpret_cast<float(*)[64]>(&d[0]), a, db);
+}
+
+// wr_bool and wr_int are compile-time values passed to a generic lambda
+// (the mainloop compiled once per value).
 template <bool B>
 struct wr_bool {
     static constexpr bool value = B;
+};
+template <int V>
+struct wr_int {
+    static constexpr int value = V;
 };
 // wr_raw is the type of one k16 step's raw bytes of one weight row: 8
 // int4 bytes (uint2) or 16 fp8 bytes (uint4).
@@ -229,12 +257,16 @@ __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int
         const int r = tid / CPR + i * (THREADS / CPR), n = colOf(r);
         wsrc[i] = n < 0 ? nullptr : (partOf(r) ? wb1 : wb0) + (long long)n * rowBytes + wc * 16;
     }
-    auto load = [&](int s, int kt) {
+    // load: k tile kt into stage s; token rows from NV on (NVT, a
+    // wr_int: the MMAs' part, below) are never read and not copied.
+    auto load = [&](int s, int kt, auto NVT) {
+        constexpr int NV = decltype(NVT)::value;
         unsigned char* st = sm + s * STAGE;
         const int k0 = kt * BK;
 #pragma unroll
         for (int i = 0; i < X_ITERS; i++) {
             int r = (tid >> 3) + i * (THREADS / 8);
+            if (i * (THREADS / 8) >= NV || (NV < BN && r >= NV)) continue;
             mg_cp16(st + r * 128 + ((ac ^ (r & 7)) << 4), x + aoff[i] + k0, aoff[i] != ~0u && k0 + ac * 8 < K);
         }
 #pragma unroll
@@ -365,11 +397,6 @@ __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int
 #pragma unroll
     for (int i = 0; i < NACC; i++) acc[i] = 0.f;
 
-#pragma unroll
-    for (int s = 0; s < ST - 2; s++) {
-        if (s < KT) load(s, s);
-        mg_commit();
-    }
     // enter: the block-wide part of k tile kt: wait for its copies, fence,
     // barrier, copy tile kt+ST-2; between the barrier and the copies, the
     // first step's raw words are read (IL), so the copies' address
@@ -377,15 +404,20 @@ __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int
     // for two tiles and copying two, with five or six stages, measured
     // slower: int4 at 85 rows per expert 13.5 ms against 10.2, fp8 at 128
     // rows 12.6 against 10.2.)
-    auto enter = [&](int kt) {
+    auto enter = [&](int kt, auto NVT) {
         mg_wait<ST - 3>();
         wg_proxy_fence();
         __syncthreads();
         if constexpr (IL) fetch(kt % ST, 0);
-        if (kt + ST - 2 < KT) load((kt + ST - 2) % ST, kt + ST - 2);
+        if (kt + ST - 2 < KT) load((kt + ST - 2) % ST, kt + ST - 2, NVT);
         mg_commit();
     };
-    auto mainloop = [&](auto PAIR) {
+    auto mainloop = [&](auto PAIR, auto NVT) {
+#pragma unroll
+        for (int s = 0; s < ST - 2; s++) {
+            if (s < KT) load(s, s, NVT);
+            mg_commit();
+        }
         unsigned sc[2][4];
         scales(PAIR, 0, sc);
         if constexpr (IL) {
@@ -400,7 +432,7 @@ __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int
             for (int ks = 0; ks < 4; ks++)
 #pragma unroll
                 for (int i = 0; i < 4; i++) a[ks][i] = 0u;
-            enter(0);
+            enter(0, NVT);
             conv(0, sc, a[0]);
             fetch(0, 1);
             for (int kt = 0; kt < KT; kt++) {
@@ -411,7 +443,7 @@ __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int
                 for (int ks = 0; ks < 4; ks++) {
                     wg_hold(acc);
                     wg_fence();
-                    wr_mma<BN>(acc, a[ks], db + 2 * ks);
+                    wr_mma_part<decltype(NVT)::value, BN>(acc, a[ks], db + 2 * ks);
                     wg_commit();
                     wg_wait<3>();
                     wg_hold(acc);
@@ -421,7 +453,7 @@ __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int
                     }
                 }
                 if (kt + 1 < KT) {
-                    enter(kt + 1);
+                    enter(kt + 1, NVT);
 #pragma unroll
                     for (int h = 0; h < 2; h++)
 #pragma unroll
@@ -445,7 +477,7 @@ __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int
 #pragma unroll
                 for (int i = 0; i < 4; i++) a0[ks][i] = a1[ks][i] = 0u;
             auto step = [&](int kt, auto& a, auto& b) {
-                enter(kt);
+                enter(kt, NVT);
                 const int s = kt % ST;
                 widen(s, sc, a);
                 if (kt + 1 < KT) scales(PAIR, kt + 1, sc);
@@ -470,11 +502,24 @@ __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int
             for (int ks = 0; ks < 4; ks++) wg_hold_r(a0[ks]), wg_hold_r(a1[ks]);
         }
     };
+    // IL with 192 tokens: a row tile of at most 96 or 128 routed rows
+    // (an expert's last, or all its rows at 4096 tokens of Kimi-K2.5: 85 on
+    // average) runs the MMAs of its rows' part only.
+    auto run = [&](auto PAIR) {
+        if constexpr (IL && BN == 192) {
+            const int rows = min(m1 - m0, BN);
+            if (rows <= 96) mainloop(PAIR, wr_int<96>{});
+            else if (rows <= 128) mainloop(PAIR, wr_int<128>{});
+            else mainloop(PAIR, wr_int<BN>{});
+        } else {
+            mainloop(PAIR, wr_int<BN>{});
+        }
+    };
     if constexpr (WK == MG_INT4) {
-        if (pair) mainloop(wr_bool<true>{});
-        else mainloop(wr_bool<false>{});
+        if (pair) run(wr_bool<true>{});
+        else run(wr_bool<false>{});
     } else {
-        mainloop(wr_bool<false>{});
+        run(wr_bool<false>{});
     }
 
     // Epilogue: accumulator block j holds tokens m0 + 8j + 2c and +1 of
@@ -515,6 +560,10 @@ __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int
 // nor c with 128 tokens (the token tile's last round of copies partial):
 // int4 at 85 rows 11.5 against r's 10.1, fp8 at 128 rows 11.7 against c's
 // 9.5 (one run each).
+// c with k tiles of 128 in three stages (half the barriers, scale loads
+// and loop overhead per product) needed 168 registers and spilled 20-60
+// bytes: int4 at 171 rows 14.6 ms against c's 12.9, fp8 at 128 rows 8.8
+// against 8.1 (one run).
 // Widening fp8 into f16 fragments (cvt.rn.f16x2.e4m3x2 and one f16x2
 // product by the scale, half the instructions of mg_fp8x2) with f16
 // tokens made c 6-8 % faster (128 rows 7.97 against 8.51, 256 rows 15.9
