@@ -18,6 +18,7 @@ import (
 	"hsdb/engine/bytesize"
 	"hsdb/engine/model"
 	"hsdb/engine/modelpath"
+	"hsdb/engine/regfile"
 	"hsdb/engine/tensor"
 	"hsdb/engine/tokenizer"
 	"hsdb/inspect/capture"
@@ -78,6 +79,13 @@ func runCapture(args []string, io stdio) int {
 	if err := mf.validate(); err != nil {
 		return fail(2, "%v", err)
 	}
+	if *data != "" { // a --data that cannot be read is a usage error, said before any model file is read (its rows are read below)
+		f, err := regfile.Open(*data)
+		if err != nil {
+			return fail(2, "--data: %v", err)
+		}
+		f.Close()
+	}
 	format, err := capture.ParseFormat(*formatArg)
 	if err != nil {
 		return fail(2, "%v", err)
@@ -115,7 +123,10 @@ func runCapture(args []string, io stdio) int {
 	if err := capture.CheckOut(*out, *force); err != nil && !(errors.Is(err, capture.ErrExists) && !errors.Is(err, capture.ErrNotDump)) {
 		return fail(1, "%v", err)
 	}
-	// So is --layers, on config.json's num_hidden_layers (the same plan is
+	if err := mf.validateModelPath(); err != nil {
+		return fail(2, "%v", err)
+	}
+	// --layers is known before the load too, on config.json's num_hidden_layers (the same plan is
 	// made again from the loaded model; a config that cannot be read here
 	// is left for the load to name).
 	if d, err := modelpath.ConfigDims(mf.model); err == nil && d.Layers > 0 {

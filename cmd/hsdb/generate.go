@@ -91,6 +91,9 @@ func runGenerate(args []string, io stdio) int {
 			return fail(2, "%v", err)
 		}
 	}
+	if err := mf.validateModelPath(); err != nil {
+		return fail(2, "%v", err)
+	}
 	// The prompt or the BOS comes from the tokenizer: a missing one is said
 	// before the load (a model path that does not resolve is the load's to say).
 	// One of more tokens than config.json's vocab_size is refused here as the

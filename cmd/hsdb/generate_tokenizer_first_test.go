@@ -26,9 +26,10 @@ func TestGenerateTokenizerBeforeLoad(t *testing.T) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 1 and the one line %q…", c.args, code, out, errs, c.want)
 		}
 	}
-	// A model path that does not exist is the load's to name, not the tokenizer's.
+	// A model path that does not exist is named as --model (a usage
+	// error, exit 2), not as a missing tokenizer.
 	_, errs, code := runHsdb(t, "generate", "--model", filepath.Join(dir, "missing"), "--prompt", "hi")
-	if code != 1 || strings.Contains(errs, "tokenizer") || !strings.Contains(errs, "missing") {
+	if code != 2 || strings.Contains(errs, "tokenizer") || !strings.Contains(errs, "missing") {
 		t.Errorf("missing model: exit %d, stderr %q", code, errs)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"hsdb/engine"
 	"hsdb/engine/model"
+	"hsdb/engine/modelpath"
 	"hsdb/engine/tensor"
 	"hsdb/engine/worker"
 	"hsdb/inspect/client"
@@ -201,6 +202,22 @@ func (m *modelFlags) validate() error {
 		return err
 	}
 	return m.validateWorkers()
+}
+
+// validateModelPath refuses a --model that names nothing on disk or
+// something no loader takes (modelpath.Resolve: "--model PATH: stat PATH:
+// no such file or directory"), as check and diff refuse it: a mistyped
+// path is a usage error (exit 2), where a model that is there and fails
+// to load is the load's (exit 1). "" and "embedded" are the embedded
+// stories260K. Commands call it after their checks of flag values and
+// other paths, before the first read of the model (its config.json, a
+// .bin's header, the load).
+func (m *modelFlags) validateModelPath() error {
+	if m.model == "" || m.model == "embedded" {
+		return nil
+	}
+	_, err := modelpath.Resolve(m.model)
+	return err
 }
 
 // validateWorkers checks the values of the worker flags (--pp,
