@@ -249,14 +249,11 @@ func checkPrompt(in []int32, steps int, path string) error {
 	return checkPromptIDs(in, steps, configVocab(path))
 }
 
-// configVocab is the vocab_size of the config.json of the model at path
-// (modelpath.ConfigDims), or 0 where it has none or it would be read from
-// a llama2.c checkpoint (llama2c.Read reads all its weights: the load's to
-// say, not read twice).
+// configVocab is the vocab_size of the config of the model at path
+// (modelpath.ConfigDims: config.json, or a llama2.c checkpoint's header,
+// read alone), or 0 where it has none or it cannot be read (the load's to
+// say).
 func configVocab(path string) int {
-	if mp, err := modelpath.Resolve(path); err != nil || mp.Kind == modelpath.KindLlama2C {
-		return 0
-	}
 	if d, err := modelpath.ConfigDims(path); err == nil {
 		return d.Vocab
 	}
