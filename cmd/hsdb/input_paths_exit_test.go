@@ -11,7 +11,8 @@ import (
 // is not there is a usage error, exit 2 with one line naming the flag and
 // the path, as a bad flag, an unknown subcommand and check's missing
 // capture file are. Before, `hsdb -x missing.hsdb`, a missing --model
-// (hsdb, generate, capture, plan) and convert's missing IN.bin or
+// (hsdb, generate, capture, plan), a missing --worker-bin (said when the
+// first worker failed to start) and convert's missing IN.bin or
 // --tokenizer exited 1, the status of a model that failed to load; a
 // capture --data was read only after a llama2.c model's load. Each case is
 // paired with its flag and path, written here; none loads a model.
@@ -34,6 +35,8 @@ func TestInputPathsExit2(t *testing.T) {
 		{[]string{"capture", "--model", missing, "--ids", "1,2", "--out", out}, "hsdb capture: --model " + missing + ": stat"},
 		{[]string{"capture", "--model", bin, "--layers", "1,2,3,4", "--data", missing + ".jsonl", "--out", out}, "hsdb capture: --data: open " + missing + ".jsonl: no such file or directory"},
 		{[]string{"plan", "--model", missing}, "hsdb plan: --model " + missing + ": stat"},
+		{[]string{"--workers", "--worker-bin", missing, "-x", os.DevNull}, "hsdb: --worker-bin " + missing + ": stat " + missing + ": no such file or directory"},
+		{[]string{"generate", "--workers", "--worker-bin", "no-such-hsdb-worker", "--ids", "1"}, `hsdb generate: --worker-bin no-such-hsdb-worker: executable file not found in $PATH`},
 		{[]string{"convert", "llama2c", missing + ".bin", "--tokenizer", bin, "--out", out}, "hsdb convert llama2c: IN.bin: open " + missing + ".bin: no such file or directory"},
 		{[]string{"convert", "llama2c", bin, "--tokenizer", missing + ".bin", "--out", out}, "hsdb convert llama2c: --tokenizer: open " + missing + ".bin: no such file or directory"},
 	} {

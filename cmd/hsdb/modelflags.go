@@ -221,7 +221,8 @@ func (m *modelFlags) validateModelPath() error {
 }
 
 // validateWorkers checks the values of the worker flags (--pp,
-// --worker-links, --worker-timeout) before anything starts.
+// --worker-links, --worker-timeout, --worker-bin: a binary that is not
+// there is a usage error, as a missing --model) before anything starts.
 func (m *modelFlags) validateWorkers() error {
 	if m.pp < 1 {
 		return fmt.Errorf("--pp %d: want at least one stage", m.pp)
@@ -231,6 +232,9 @@ func (m *modelFlags) validateWorkers() error {
 	}
 	if m.workerTimeout <= 0 { // worker.Config would take it for its default
 		return fmt.Errorf("--worker-timeout %s: want a positive duration (e.g. 10m)", m.workerTimeout)
+	}
+	if m.workerBin != "" { // as the workers' start finds it (a path, or a name on PATH), before the model is read
+		return worker.CheckBinary(m.workerBin)
 	}
 	return nil
 }
