@@ -253,14 +253,15 @@ func bosStart(path string, vocab int, noTok error) ([]int32, error) {
 		return nil, err
 	}
 	if !ok {
-		files := "the model's config"
+		unset := "the model's config sets no bos_token_id"
 		if mp, err := modelpath.Resolve(path); err == nil && mp.Kind == modelpath.KindHF {
-			files = filepath.Join(mp.Dir, "config.json")
+			cfg := filepath.Join(mp.Dir, "config.json")
+			unset = cfg + " sets no bos_token_id"
 			if gen := filepath.Join(mp.Dir, "generation_config.json"); regularFile(gen) {
-				files = "neither " + gen + " nor " + files
+				unset = "neither " + gen + " nor " + cfg + " sets bos_token_id"
 			}
 		}
-		return nil, fmt.Errorf("no --ids and no tokenizer (%v), and %s sets bos_token_id, which generation starts from without input ids (HF's generate refuses the same); give --ids", noTok, files)
+		return nil, fmt.Errorf("no --ids and no tokenizer (%v), and %s, which generation starts from without input ids (HF's generate refuses the same); give --ids", noTok, unset)
 	}
 	return []int32{id}, nil
 }

@@ -65,7 +65,7 @@ func TestGenerateStartsFromConfigBOS(t *testing.T) {
 func TestGenerateNoBOSRefused(t *testing.T) {
 	dir := configOnlyDir(t, "qwen2")
 	_, errs, code := runHsdb(t, "generate", "--model", dir, "-n", "3")
-	if code != 1 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, filepath.Join(dir, "config.json")+" sets bos_token_id") ||
+	if code != 1 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, filepath.Join(dir, "config.json")+" sets no bos_token_id, which generation starts from") ||
 		!strings.Contains(errs, "give --ids") || !strings.Contains(errs, "no tokenizer in "+dir) {
 		t.Errorf("config-only qwen2: exit %d, stderr %q", code, errs)
 	}
