@@ -28,36 +28,92 @@ func EOSIDs(modelPath string, vocab int) (ids []int32, found bool, err error) {
 	if err != nil || mp.Kind != modelpath.KindHF {
 		return nil, false, err
 	}
-	var fromConfig []int32
-	var cfgSet bool
+	_, eos, err := hfTokenIDs(mp.Dir, vocab)
+	return eos.ids, eos.set, err
+}
+
+// BOSID returns the token id HF transformers' generate starts from when
+// it is given no input ids (GenerationMixin.
+// _maybe_initialize_input_ids_for_generation: a [1, 1] tensor of
+// generation_config's bos_token_id, and a ValueError "`bos_token_id` has
+// to be defined when no `input_ids` are provided" without one), read as
+// EOSIDs reads eos_token_id: generation_config.json's when the model
+// directory has that file and it sets the field, else config.json's (or
+// its text_config's). A llama2.c checkpoint's and the embedded model's is
+// their config's (run.c's BOS 1). found is false when no file sets it.
+// Errors name the file and the field: EOSIDs's (an id outside [0, vocab),
+// not an integer, an empty list), and a list of more than one id, which is
+// no single id to start from.
+func BOSID(modelPath string, vocab int) (id int32, found bool, err error) {
+	mp, err := modelpath.Resolve(modelPath)
+	if err != nil {
+		return -1, false, err
+	}
+	var bos tokenIDField
+	if mp.Kind == modelpath.KindHF {
+		bos, _, err = hfTokenIDs(mp.Dir, vocab)
+	} else { // the config hsdb gives it: no generation_config.json
+		data, where, cerr := modelpath.ConfigJSON(modelPath)
+		if cerr != nil {
+			return -1, false, cerr
+		}
+		bos, _, err = tokenIDFields(data, where, vocab)
+	}
+	switch {
+	case err != nil:
+		return -1, false, err
+	case !bos.set:
+		return -1, false, nil
+	case len(bos.ids) > 1:
+		return -1, false, fmt.Errorf("%s: %s: a list of %d ids %v: generation starts from one BOS id; give the prompt's ids with --ids", bos.file, bos.field, len(bos.ids), bos.ids)
+	}
+	return bos.ids[0], true, nil
+}
+
+// tokenIDField is one of bos_token_id and eos_token_id as a config file
+// sets it: its ids, whether it is set (not absent nor null), and where
+// (the file, and the field's name: "text_config."+name when read there).
+type tokenIDField struct {
+	ids         []int32
+	set         bool
+	file, field string
+}
+
+// hfTokenIDs returns bos_token_id and eos_token_id of the HF model
+// directory dir as transformers' GenerationConfig reads them: each from
+// generation_config.json where that file exists and sets it, else from
+// config.json (GenerationConfig.from_model_config). Both fields of both
+// files are checked (tokenIDFields).
+func hfTokenIDs(dir string, vocab int) (bos, eos tokenIDField, err error) {
 	for _, name := range []string{"config.json", "generation_config.json"} {
-		path := filepath.Join(mp.Dir, name)
+		path := filepath.Join(dir, name)
 		data, err := regfile.ReadFile(path, modelpath.MaxConfigBytes)
 		if err != nil {
 			if name == "generation_config.json" && errors.Is(err, fs.ErrNotExist) {
 				break
 			}
-			return nil, false, err
+			return bos, eos, err
 		}
-		eos, eosSet, err := tokenIDFields(data, path, vocab)
+		b, e, err := tokenIDFields(data, path, vocab)
 		if err != nil {
-			return nil, false, err
+			return bos, eos, err
 		}
-		if name == "config.json" {
-			fromConfig, cfgSet = eos, eosSet
-		} else if eosSet {
-			return eos, true, nil // generation_config.json overrides config.json
+		if name == "config.json" || b.set { // generation_config.json overrides config.json
+			bos = b
+		}
+		if name == "config.json" || e.set {
+			eos = e
 		}
 	}
-	return fromConfig, cfgSet, nil
+	return bos, eos, nil
 }
 
 // tokenIDFields checks bos_token_id and eos_token_id of one config file
-// (the top level, else text_config) and returns eos_token_id's ids.
-func tokenIDFields(data []byte, path string, vocab int) (eos []int32, set bool, err error) {
+// (the top level, else text_config) and returns them.
+func tokenIDFields(data []byte, path string, vocab int) (bos, eos tokenIDField, err error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
-		return nil, false, fmt.Errorf("%s: not a JSON object: %w", path, err)
+		return bos, eos, fmt.Errorf("%s: not a JSON object: %w", path, err)
 	}
 	var inner map[string]json.RawMessage
 	if tc, ok := raw["text_config"]; ok && json.Unmarshal(tc, &inner) != nil {
@@ -70,13 +126,16 @@ func tokenIDFields(data []byte, path string, vocab int) (eos []int32, set bool, 
 		}
 		ids, ok, err := parseTokenIDs(v, vocab)
 		if err != nil {
-			return nil, false, fmt.Errorf("%s: %s: %w", path, where, err)
+			return bos, eos, fmt.Errorf("%s: %s: %w", path, where, err)
 		}
-		if field == "eos_token_id" {
-			eos, set = ids, ok
+		f := tokenIDField{ids: ids, set: ok, file: path, field: where}
+		if field == "bos_token_id" {
+			bos = f
+		} else {
+			eos = f
 		}
 	}
-	return eos, set, nil
+	return bos, eos, nil
 }
 
 func isNull(v json.RawMessage) bool {

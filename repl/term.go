@@ -10,8 +10,8 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"hsdb/engine/suggest"
 	"hsdb/inspect/client"
-	"hsdb/inspect/suggest"
 )
 
 // ErrQuit is returned by Exec for `quit`: the caller ends the session.

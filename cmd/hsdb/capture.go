@@ -18,6 +18,7 @@ import (
 	"hsdb/engine/bytesize"
 	"hsdb/engine/model"
 	"hsdb/engine/modelpath"
+	"hsdb/engine/regfile"
 	"hsdb/engine/tensor"
 	"hsdb/engine/tokenizer"
 	"hsdb/inspect/capture"
@@ -78,6 +79,13 @@ func runCapture(args []string, io stdio) int {
 	if err := mf.validate(); err != nil {
 		return fail(2, "%v", err)
 	}
+	if *data != "" { // a --data that cannot be read is a usage error, said before any model file is read (its rows are read below)
+		f, err := regfile.Open(*data)
+		if err != nil {
+			return fail(2, "--data: %v", err)
+		}
+		f.Close()
+	}
 	format, err := capture.ParseFormat(*formatArg)
 	if err != nil {
 		return fail(2, "%v", err)
@@ -115,18 +123,25 @@ func runCapture(args []string, io stdio) int {
 	if err := capture.CheckOut(*out, *force); err != nil && !(errors.Is(err, capture.ErrExists) && !errors.Is(err, capture.ErrNotDump)) {
 		return fail(1, "%v", err)
 	}
-	// So is --layers, on config.json's num_hidden_layers (the same plan is
-	// made again from the loaded model; a config that cannot be read here
-	// is left for the load to name).
-	if d, err := modelpath.ConfigDims(mf.model); err == nil && d.Layers > 0 {
-		if _, err := capture.PlanLayers(format, *layersArg, d.Layers, client.ParseLayers); err != nil {
+	if err := mf.validateModelPath(); err != nil {
+		return fail(2, "%v", err)
+	}
+	// --layers is known before the load too, on the config's
+	// num_hidden_layers (the same plan is made again from the loaded
+	// model; a config that cannot be read here is left for the load to
+	// name). A llama2.c .bin's config is its header: ConfigDims reads no
+	// weight, so the load reads the file once.
+	cfgDims, cfgErr := modelpath.ConfigDims(mf.model)
+	if cfgErr == nil && cfgDims.Layers > 0 {
+		if _, err := capture.PlanLayers(format, *layersArg, cfgDims.Layers, client.ParseLayers); err != nil {
 			return fail(2, "%v", err)
 		}
 	}
 	// --ids and --data are read and checked against the model's limits
 	// (vocab_size, max_position_embeddings) before the load where
-	// config.json gives them, so a mistyped path or a bad row is said
-	// before a load of minutes; otherwise (a llama2.c .bin) after it.
+	// the config gives them (a llama2.c .bin's header does), so a bad row
+	// is said before a load of minutes; otherwise (a config that cannot be
+	// read, which the load then names) after it.
 	readInputs := func(d *model.Dims, tok func() (tokenizer.Tokenizer, error)) (*capture.Inputs, error) {
 		if *ids != "" {
 			return capture.ParseIDsList(*ids, capture.LimitsOf(d))
@@ -139,8 +154,8 @@ func runCapture(args []string, io stdio) int {
 		return in, err
 	}
 	var in *capture.Inputs
-	if d, derr := modelpath.ConfigDims(mf.model); derr == nil {
-		if in, err = readInputs(d, func() (tokenizer.Tokenizer, error) { return engine.FindTokenizer(mf.model, d.Vocab) }); err != nil {
+	if cfgErr == nil {
+		if in, err = readInputs(cfgDims, func() (tokenizer.Tokenizer, error) { return engine.FindTokenizer(mf.model, cfgDims.Vocab) }); err != nil {
 			return fail(2, "%v", err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"hsdb/engine/llama2c"
+	"hsdb/engine/regfile"
 )
 
 func init() {
@@ -61,6 +62,21 @@ func runConvert(args []string, io stdio) int {
 	if *out == "" {
 		fmt.Fprintln(io.Err, "hsdb convert llama2c: need IN.bin and --out DIR")
 		return 2
+	}
+	// The files it reads are looked at first: one that is not there or
+	// cannot be read is a usage error (exit 2), as a missing -x script or
+	// --model path, and said before --out is touched.
+	for i, p := range append([]string{in}, toks...) {
+		if f, err := regfile.Open(p); err != nil {
+			what := "IN.bin"
+			if i > 0 {
+				what = "--tokenizer"
+			}
+			fmt.Fprintf(io.Err, "hsdb convert llama2c: %s: %s\n", what, errText(err.Error()))
+			return 2
+		} else {
+			f.Close()
+		}
 	}
 	// Missing parents are made, as capture --out makes them.
 	if err := os.MkdirAll(filepath.Dir(filepath.Clean(*out)), 0o755); err != nil {

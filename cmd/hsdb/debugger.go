@@ -20,7 +20,8 @@ func init() { debugger = runDebugger }
 // stories260K without --model) and runs the script, the commands on stdin
 // when it is not a terminal, or the REPL. Exit status: 0; 1 when a command
 // of a script failed (a later quit does not clear it) or the model did not
-// load; 2 for bad flags; 130 when Ctrl-C stopped a script (the REPL stays
+// load; 2 for bad flags and for a -x script or --model path that cannot be
+// read; 130 when Ctrl-C stopped a script (the REPL stays
 // on Ctrl-C).
 func runDebugger(args []string, io stdio) int {
 	fs, m, script, history := debuggerFlags()
@@ -31,20 +32,26 @@ func runDebugger(args []string, io stdio) int {
 		fmt.Fprintf(io.Err, "hsdb: unexpected %q%s (`hsdb help` lists the subcommands)\n", fs.Arg(0), didYouMean(fs.Arg(0), subcommandNames(), "hsdb "))
 		return 2
 	}
-	if err := m.validate(); err != nil { // a bad flag value: exit 2, as for a bad flag
-		return failer(io, "", &m.json)(2, "%v", err)
-	}
-	if *script != "" { // before the model loads: a mistyped path must not cost a load of the weights first
+	// A script that cannot be read is a usage error (exit 2, as a bad flag
+	// or a missing --model), said before the model loads: a mistyped path
+	// must not cost a load of the weights first.
+	if *script != "" {
 		if st, err := os.Stat(*script); err != nil {
-			return failer(io, "", &m.json)(1, "-x: %v", err)
+			return failer(io, "", &m.json)(2, "-x: %v", err)
 		} else if st.IsDir() {
-			return failer(io, "", &m.json)(1, "-x %s: is a directory, not a script", *script)
+			return failer(io, "", &m.json)(2, "-x %s: is a directory, not a script", *script)
 		}
-		if f, err := regfile.OpenInput(*script); err != nil { // a named pipe or device: refused here, not waited on after the load
-			return failer(io, "", &m.json)(1, "-x: %v", err)
+		if f, err := regfile.OpenInput(*script); err != nil { // unreadable, a named pipe or a device: refused here, not waited on after the load
+			return failer(io, "", &m.json)(2, "-x: %v", err)
 		} else {
 			f.Close()
 		}
+	}
+	if err := m.validate(); err != nil { // a bad flag value: exit 2, as for a bad flag
+		return failer(io, "", &m.json)(2, "%v", err)
+	}
+	if err := m.validateModelPath(); err != nil {
+		return failer(io, "", &m.json)(2, "%v", err)
 	}
 	e, err := m.load(io.Err)
 	if err != nil {

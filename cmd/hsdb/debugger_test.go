@@ -54,13 +54,13 @@ func TestBadInvocations(t *testing.T) {
 	if code, _, errs := runWithStdin([]string{"--tp", "3"}, ""); code != 1 || !strings.Contains(errs, "num_attention_heads 8 is not divisible by --tp 3") {
 		t.Errorf("--tp 3: exit %d %s", code, errs)
 	}
-	if code, _, errs := runWithStdin([]string{"--model", "/nonexistent/model.bin"}, ""); code != 1 || !strings.Contains(errs, "/nonexistent/model.bin") {
+	if code, _, errs := runWithStdin([]string{"--model", "/nonexistent/model.bin"}, ""); code != 2 || !strings.Contains(errs, "/nonexistent/model.bin") {
 		t.Errorf("bad model: exit %d %s", code, errs)
 	}
 	if code, _, _ := runWithStdin([]string{"--frobnicate"}, ""); code != 2 {
 		t.Errorf("bad flag: exit %d", code)
 	}
-	if code, _, errs := runWithStdin([]string{"-x", "/nonexistent.hsdb"}, ""); code != 1 || !strings.Contains(errs, "/nonexistent.hsdb") {
+	if code, _, errs := runWithStdin([]string{"-x", "/nonexistent.hsdb"}, ""); code != 2 || !strings.Contains(errs, "/nonexistent.hsdb") {
 		t.Errorf("missing script: exit %d %s", code, errs)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -49,7 +51,7 @@ func runGenerate(args []string, io stdio) int {
 	fs := newFlagSet("generate")
 	var mf modelFlags
 	mf.register(fs, "json")
-	ids := fs.String("ids", "", "prompt token ids, e.g. 1,2,3 (default: BOS alone)")
+	ids := fs.String("ids", "", "prompt token ids, e.g. 1,2,3 (default: BOS alone: the tokenizer's; without a tokenizer the model's bos_token_id, generation_config.json's else config.json's, as HF's generate starts without input ids)")
 	prompt := fs.String("prompt", "", "prompt text, encoded with the model's tokenizer after the BOS its reference adds to a text (none for Kimi's tiktoken.model, nor for an HF tokenizer whose tokenizer_config.json says add_bos_token false, nor for a bare tokenizer.model whose tokenizer_config.json does not say add_bos_token true) and before the EOS it appends (HF's add_eos_token or a post_processor template ending in a special token; none for llama2.c or Kimi)")
 	steps := fs.Int("n", 256, "positions to run, prompt included (run.c's -n)")
 	temp := fs.Float64("temperature", 0, "sampling temperature; 0 is greedy")
@@ -91,16 +93,25 @@ func runGenerate(args []string, io stdio) int {
 			return fail(2, "%v", err)
 		}
 	}
-	// The prompt or the BOS comes from the tokenizer: a missing one is said
-	// before the load (a model path that does not resolve is the load's to say).
-	// One of more tokens than config.json's vocab_size is refused here as the
-	// load's Tokenizer would refuse it.
+	if err := mf.validateModelPath(); err != nil {
+		return fail(2, "%v", err)
+	}
+	// The prompt comes from the tokenizer, and so does the BOS alone where
+	// there is one, else from the model's bos_token_id (bosStart): a
+	// missing tokenizer, or a missing bos_token_id without one, is said
+	// before the load. One of more tokens than config.json's vocab_size is
+	// refused here as the load's Tokenizer would refuse it.
 	if _, perr := modelpath.Resolve(mf.model); *ids == "" && perr == nil {
-		if _, err := engine.FindTokenizer(mf.model, configVocab(mf.model)); err != nil {
+		vocab := configVocab(mf.model)
+		if _, err := engine.FindTokenizer(mf.model, vocab); err != nil {
 			if *prompt != "" {
 				return fail(1, "--prompt needs a tokenizer: %v; give token ids with --ids instead", err)
 			}
-			return fail(1, "no BOS id without a tokenizer; give --ids: %v", err)
+			if vocab > 0 { // else the ids are checked after the load, against its vocab
+				if _, err := bosStart(mf.model, vocab, err); err != nil {
+					return fail(1, "%v", err)
+				}
+			}
 		}
 	}
 	e, err := mf.load(io.Err)
@@ -120,7 +131,9 @@ func runGenerate(args []string, io stdio) int {
 		if *prompt != "" {
 			return fail(1, "--prompt needs a tokenizer: %v; give token ids with --ids instead", tokErr)
 		}
-		return fail(1, "no BOS id without a tokenizer; give --ids: %v", tokErr)
+		if in, err = bosStart(e.Path, e.Dims.Vocab, tokErr); err != nil {
+			return fail(1, "%v", err)
+		}
 	default:
 		// A prompt starts as its tokenizer starts a text (no [BOS] for
 		// Kimi's tiktoken); without one, generation starts from BOS alone.
@@ -229,6 +242,36 @@ func runGenerate(args []string, io stdio) int {
 	return 0
 }
 
+// bosStart is the prompt generate starts from without --ids, --prompt or
+// a tokenizer (noTok says why there is none): the model's bos_token_id
+// alone, as HF's generate starts from it when given no input ids
+// (engine.BOSID: generation_config.json's, else config.json's). Without
+// one it is refused as HF refuses it, naming the field and the files read.
+func bosStart(path string, vocab int, noTok error) ([]int32, error) {
+	id, ok, err := engine.BOSID(path, vocab)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		unset := "the model's config sets no bos_token_id"
+		if mp, err := modelpath.Resolve(path); err == nil && mp.Kind == modelpath.KindHF {
+			cfg := filepath.Join(mp.Dir, "config.json")
+			unset = cfg + " sets no bos_token_id"
+			if gen := filepath.Join(mp.Dir, "generation_config.json"); regularFile(gen) {
+				unset = "neither " + gen + " nor " + cfg + " sets bos_token_id"
+			}
+		}
+		return nil, fmt.Errorf("no --ids and no tokenizer (%v), and %s, which generation starts from without input ids (HF's generate refuses the same); give --ids", noTok, unset)
+	}
+	return []int32{id}, nil
+}
+
+// regularFile reports whether path names a regular file.
+func regularFile(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
+}
+
 // stopNote says why generation produced nothing: the model's first choice
 // after the prompt was id, a stop id (the HF model's eos_token_id when
 // hfEOS, else the tokenizer's BOS or EOS, as run.c stops).
@@ -246,14 +289,11 @@ func checkPrompt(in []int32, steps int, path string) error {
 	return checkPromptIDs(in, steps, configVocab(path))
 }
 
-// configVocab is the vocab_size of the config.json of the model at path
-// (modelpath.ConfigDims), or 0 where it has none or it would be read from
-// a llama2.c checkpoint (llama2c.Read reads all its weights: the load's to
-// say, not read twice).
+// configVocab is the vocab_size of the config of the model at path
+// (modelpath.ConfigDims: config.json, or a llama2.c checkpoint's header,
+// read alone), or 0 where it has none or it cannot be read (the load's to
+// say).
 func configVocab(path string) int {
-	if mp, err := modelpath.Resolve(path); err != nil || mp.Kind == modelpath.KindLlama2C {
-		return 0
-	}
 	if d, err := modelpath.ConfigDims(path); err == nil {
 		return d.Vocab
 	}

@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	"hsdb/inspect/suggest"
+	"hsdb/engine/suggest"
 )
 
 // newFlagSet returns a subcommand's flag set: the flag package prints

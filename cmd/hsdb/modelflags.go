@@ -10,6 +10,7 @@ import (
 
 	"hsdb/engine"
 	"hsdb/engine/model"
+	"hsdb/engine/modelpath"
 	"hsdb/engine/tensor"
 	"hsdb/engine/worker"
 	"hsdb/inspect/client"
@@ -203,8 +204,25 @@ func (m *modelFlags) validate() error {
 	return m.validateWorkers()
 }
 
+// validateModelPath refuses a --model that names nothing on disk or
+// something no loader takes (modelpath.Resolve: "--model PATH: stat PATH:
+// no such file or directory"), as check and diff refuse it: a mistyped
+// path is a usage error (exit 2), where a model that is there and fails
+// to load is the load's (exit 1). "" and "embedded" are the embedded
+// stories260K. Commands call it after their checks of flag values and
+// other paths, before the first read of the model (its config.json, a
+// .bin's header, the load).
+func (m *modelFlags) validateModelPath() error {
+	if m.model == "" || m.model == "embedded" {
+		return nil
+	}
+	_, err := modelpath.Resolve(m.model)
+	return err
+}
+
 // validateWorkers checks the values of the worker flags (--pp,
-// --worker-links, --worker-timeout) before anything starts.
+// --worker-links, --worker-timeout, --worker-bin: a binary that is not
+// there is a usage error, as a missing --model) before anything starts.
 func (m *modelFlags) validateWorkers() error {
 	if m.pp < 1 {
 		return fmt.Errorf("--pp %d: want at least one stage", m.pp)
@@ -214,6 +232,9 @@ func (m *modelFlags) validateWorkers() error {
 	}
 	if m.workerTimeout <= 0 { // worker.Config would take it for its default
 		return fmt.Errorf("--worker-timeout %s: want a positive duration (e.g. 10m)", m.workerTimeout)
+	}
+	if m.workerBin != "" { // as the workers' start finds it (a path, or a name on PATH), before the model is read
+		return worker.CheckBinary(m.workerBin)
 	}
 	return nil
 }

@@ -68,6 +68,9 @@ func runPlan(args []string, io stdio) int {
 		return fail(2, "--device-memory: %v", err)
 	}
 	eo, err := mf.options()
+	if err == nil {
+		err = mf.validateModelPath()
+	}
 	if err != nil {
 		return fail(2, "%v", err)
 	}

@@ -51,7 +51,8 @@ func TestPlanCommandJSON(t *testing.T) {
 }
 
 // TestPlanCommandErrors: bad flags and absurd configs are one line on
-// stderr naming the flag or field, exit 2 for usage and 1 for the model.
+// stderr naming the flag or field, exit 2 for usage (a --model path that
+// is not there or no model's kind too) and 1 for the model.
 func TestPlanCommandErrors(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -63,8 +64,8 @@ func TestPlanCommandErrors(t *testing.T) {
 		{[]string{"plan", "--model", "x", "--tp", "0"}, 2, "--tp 0"},
 		{[]string{"plan", "--model", "x", "--dtype", "float7"}, 2, `--dtype "float7": weights can be kept as f32, bf16 or f16`},
 		{[]string{"plan", "--model", "x", "--layers", "0-3"}, 2, "use --load-layers 0-3"},
-		{[]string{"plan", "--model", "../../testdata/nothing-here"}, 1, "--model ../../testdata/nothing-here: stat ../../testdata/nothing-here: no such file or directory"},
-		{[]string{"plan", "--model", "../../README.md"}, 1, "expected a directory with config.json and *.safetensors, or a llama2.c .bin checkpoint"},
+		{[]string{"plan", "--model", "../../testdata/nothing-here"}, 2, "--model ../../testdata/nothing-here: stat ../../testdata/nothing-here: no such file or directory"},
+		{[]string{"plan", "--model", "../../README.md"}, 2, "expected a directory with config.json and *.safetensors, or a llama2.c .bin checkpoint"},
 	} {
 		var out, errOut bytes.Buffer
 		code := hsdbMain(c.args, stdio{Out: &out, Err: &errOut})

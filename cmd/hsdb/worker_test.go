@@ -419,7 +419,8 @@ func TestWorkersDebuggerFeatures(t *testing.T) {
 
 // TestWorkerBinNotExecutable: --worker-bin naming a directory or a file
 // without execute permission is refused saying which, not as exec's
-// "permission denied" for both.
+// "permission denied" for both: a usage error (exit 2), said before the
+// model is read, as a missing --worker-bin (TestInputPathsExit2).
 func TestWorkerBinNotExecutable(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "hsdb")
@@ -431,8 +432,8 @@ func TestWorkerBinNotExecutable(t *testing.T) {
 		file: file + " is not executable (mode -rw-r--r--): --worker-bin names the worker's binary",
 	} {
 		code, _, errs := runWithStdin([]string{"--workers", "--tp", "2", "--worker-bin", bin, "-x", "../../scripts/quickstart.hsdb"}, "")
-		if code != 1 || !strings.Contains(errs, want) {
-			t.Errorf("--worker-bin %s: exit %d, %q, want %q", bin, code, errs, want)
+		if code != 2 || !strings.Contains(errs, want) {
+			t.Errorf("--worker-bin %s: exit %d, %q, want 2 and %q", bin, code, errs, want)
 		}
 	}
 }

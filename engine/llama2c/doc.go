@@ -3,6 +3,9 @@
 // arrays) and turns them into an HF-layout Llama model: config.json values
 // and tensors named as HF's LlamaForCausalLM names them, with the query and
 // key rows permuted from llama2.c's interleaved RoPE pairs to HF's halves.
+// ReadHeader reads the header alone (the config.json it implies, the
+// file's size checked against it) for what needs no weight; Read reads
+// the whole checkpoint.
 //
 // Convert writes the result as an HF directory with engine/safetensors,
 // checking tokenizer files with engine/tokenizer. The package imports those

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 
 	"hsdb/engine/regfile"
 	"hsdb/engine/tensor"
@@ -34,95 +35,131 @@ type Checkpoint struct {
 // ErrFormat is wrapped by every error about a malformed checkpoint.
 var ErrFormat = errors.New("llama2.c checkpoint")
 
-// Read loads and converts a llama2.c checkpoint. Errors name the file and
-// say which array is short or which header field is invalid.
-func Read(path string) (*Checkpoint, error) {
-	// A regular file only: /dev/zero would be read until memory runs out,
-	// a named pipe waited on forever. The header says how many bytes the
-	// arrays take; only those are read (a huge or sparse file is refused
-	// from its size, not read to the end).
+// HeaderSize is the size of a checkpoint's header in bytes: seven int32.
+const HeaderSize = 28
+
+// ReadHeader reads and checks the header of the llama2.c checkpoint at
+// path and checks the file's size against the arrays it declares, without
+// reading them: what a config alone needs (modelpath.ConfigJSON, a
+// command's checks before the load) costs HeaderSize bytes of a checkpoint
+// of gigabytes, which Read then reads once. Errors are Read's (ErrFormat,
+// naming the file: a header field, the first array the file cuts short,
+// the bytes left after the last one), and those of opening a file that is
+// not regular.
+func ReadHeader(path string) (Header, error) {
 	fh, err := regfile.Open(path)
 	if err != nil {
-		return nil, err
+		return Header{}, err
 	}
 	defer fh.Close()
+	h, _, err := readHeader(fh, path)
+	return h, err
+}
+
+// array is one of a checkpoint's float32 arrays, in file order, with its
+// shape in llama2.c's layout (run.c's memory_map_weights).
+type array struct {
+	name  string
+	shape []int
+}
+
+// arrays lists the arrays h declares, in file order.
+func (h Header) arrays() []array {
+	vocab, dim, hidden, L := int(h.vocab()), int(h.Dim), int(h.HiddenDim), int(h.Layers)
+	hs := dim / int(h.Heads)
+	kvDim := int(h.KVHeads) * hs
+	seq := int(h.SeqLen)
+	order := []array{{"token_embedding", []int{vocab, dim}}, {"rms_att", []int{L, dim}}, {"wq", []int{L, dim, dim}}, {"wk", []int{L, kvDim, dim}},
+		{"wv", []int{L, kvDim, dim}}, {"wo", []int{L, dim, dim}}, {"rms_ffn", []int{L, dim}}, {"w1", []int{L, hidden, dim}},
+		{"w2", []int{L, dim, hidden}}, {"w3", []int{L, hidden, dim}}, {"rms_final", []int{dim}}, {"freq_cis_real", []int{seq, hs / 2}}, {"freq_cis_imag", []int{seq, hs / 2}}}
+	if h.VocabSize < 0 { // the classifier stored apart
+		order = append(order, array{"wcls", []int{vocab, dim}})
+	}
+	return order
+}
+
+// vocab is |VocabSize|.
+func (h Header) vocab() int32 { return max(h.VocabSize, -h.VocabSize) }
+
+// readHeader reads the header from fh (at its start), checks its fields
+// and that the file is exactly as long as the arrays the header declares,
+// and returns it with the file's size.
+func readHeader(fh *os.File, path string) (Header, int64, error) {
 	st, err := fh.Stat()
 	if err != nil {
-		return nil, err
+		return Header{}, 0, err
 	}
 	size := st.Size()
-	data := make([]byte, min(size, 28))
+	data := make([]byte, min(size, HeaderSize))
 	if _, err := io.ReadFull(fh, data); err != nil {
-		return nil, fmt.Errorf("%w %s: %v", ErrFormat, path, err)
+		return Header{}, 0, fmt.Errorf("%w %s: %v", ErrFormat, path, err)
 	}
-	if len(data) < 28 {
-		return nil, fmt.Errorf("%w %s: %d bytes, shorter than the 28-byte header", ErrFormat, path, len(data))
+	if len(data) < HeaderSize {
+		return Header{}, 0, fmt.Errorf("%w %s: %d bytes, shorter than the 28-byte header", ErrFormat, path, len(data))
 	}
 	var h Header
 	f := []*int32{&h.Dim, &h.HiddenDim, &h.Layers, &h.Heads, &h.KVHeads, &h.VocabSize, &h.SeqLen}
 	for i, p := range f {
 		*p = int32(binary.LittleEndian.Uint32(data[4*i:]))
 	}
-	ck := &Checkpoint{Header: h, Shared: h.VocabSize > 0, Tensors: map[string]*tensor.Tensor{}}
-	vocab := int(h.VocabSize)
-	if vocab < 0 {
-		vocab = -vocab
-	}
-	dim, hidden, L, nh, nkv, seq := int(h.Dim), int(h.HiddenDim), int(h.Layers), int(h.Heads), int(h.KVHeads), int(h.SeqLen)
 	names := []string{"dim", "hidden_dim", "n_layers", "n_heads", "n_kv_heads", "vocab_size", "seq_len"}
-	for i, v := range []int{dim, hidden, L, nh, nkv, vocab, seq} {
+	for i, v := range []int32{h.Dim, h.HiddenDim, h.Layers, h.Heads, h.KVHeads, h.vocab(), h.SeqLen} {
 		if v <= 0 || v > 1<<20 {
-			return nil, fmt.Errorf("%w %s: header field %s = %d is not a plausible size", ErrFormat, path, names[i], v)
+			return h, 0, fmt.Errorf("%w %s: header field %s = %d is not a plausible size", ErrFormat, path, names[i], v)
 		}
 	}
-	if dim%nh != 0 || nh%nkv != 0 {
-		return nil, fmt.Errorf("%w %s: dim %d, n_heads %d, n_kv_heads %d do not divide", ErrFormat, path, dim, nh, nkv)
+	if h.Dim%h.Heads != 0 || h.Heads%h.KVHeads != 0 {
+		return h, 0, fmt.Errorf("%w %s: dim %d, n_heads %d, n_kv_heads %d do not divide", ErrFormat, path, h.Dim, h.Heads, h.KVHeads)
 	}
-	hs := dim / nh
-	kvDim := nkv * hs
-	off := 28
-	take := func(what string, shape ...int) ([]float32, error) {
-		n := tensor.Numel(shape)
-		if off+4*n > len(data) {
-			return nil, fmt.Errorf("%w %s: array %s %v needs %d bytes at offset %d, the file has %d", ErrFormat, path, what, shape, 4*n, off, len(data))
+	// The arrays' bytes, from the header alone: a file cut short is named
+	// by its first short array, one too long by the bytes left over (a
+	// huge or sparse file is refused from its size, not read).
+	off := int64(HeaderSize)
+	for _, a := range h.arrays() {
+		n := 4 * int64(tensor.Numel(a.shape))
+		if off+n > size {
+			return h, 0, fmt.Errorf("%w %s: array %s %v needs %d bytes at offset %d, the file has %d", ErrFormat, path, a.name, a.shape, n, off, size)
 		}
-		v := make([]float32, n)
-		for i := range v {
-			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[off+4*i:]))
-		}
-		off += 4 * n
-		return v, nil
+		off += n
 	}
-	type arr struct {
-		name  string
-		shape []int
+	if size > off {
+		return h, 0, fmt.Errorf("%w %s: %d bytes left after the last array (header says dim %d, %d layers, vocab %d)", ErrFormat, path, size-off, h.Dim, h.Layers, h.VocabSize)
 	}
-	order := []arr{{"token_embedding", []int{vocab, dim}}, {"rms_att", []int{L, dim}}, {"wq", []int{L, dim, dim}}, {"wk", []int{L, kvDim, dim}},
-		{"wv", []int{L, kvDim, dim}}, {"wo", []int{L, dim, dim}}, {"rms_ffn", []int{L, dim}}, {"w1", []int{L, hidden, dim}},
-		{"w2", []int{L, dim, hidden}}, {"w3", []int{L, hidden, dim}}, {"rms_final", []int{dim}}, {"freq_cis_real", []int{seq, hs / 2}}, {"freq_cis_imag", []int{seq, hs / 2}}}
-	if !ck.Shared {
-		order = append(order, arr{"wcls", []int{vocab, dim}})
+	return h, size, nil
+}
+
+// Read loads and converts a llama2.c checkpoint. Errors name the file and
+// say which array is short or which header field is invalid (readHeader,
+// before any array is read).
+func Read(path string) (*Checkpoint, error) {
+	// A regular file only: /dev/zero would be read until memory runs out,
+	// a named pipe waited on forever.
+	fh, err := regfile.Open(path)
+	if err != nil {
+		return nil, err
 	}
-	need := int64(off)
-	for _, a := range order {
-		need += 4 * int64(tensor.Numel(a.shape))
+	defer fh.Close()
+	h, size, err := readHeader(fh, path)
+	if err != nil {
+		return nil, err
 	}
-	if size > need {
-		return nil, fmt.Errorf("%w %s: %d bytes left after the last array (header says dim %d, %d layers, vocab %d)", ErrFormat, path, size-need, dim, L, h.VocabSize)
-	}
-	// size <= need: read it all; take names the first array it cuts short.
-	data = append(data, make([]byte, size-int64(len(data)))...)
-	if _, err := io.ReadFull(fh, data[28:]); err != nil {
+	data := make([]byte, size-HeaderSize)
+	if _, err := io.ReadFull(fh, data); err != nil {
 		return nil, fmt.Errorf("%w %s: %v (the file changed while read?)", ErrFormat, path, err)
 	}
 	raw := map[string][]float32{}
-	for _, a := range order {
-		v, err := take(a.name, a.shape...)
-		if err != nil {
-			return nil, err
+	off := 0
+	for _, a := range h.arrays() { // readHeader checked that they fill the file
+		v := make([]float32, tensor.Numel(a.shape))
+		for i := range v {
+			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[off+4*i:]))
 		}
+		off += 4 * len(v)
 		raw[a.name] = v
 	}
+	ck := &Checkpoint{Header: h, Shared: h.VocabSize > 0, Tensors: map[string]*tensor.Tensor{}}
+	vocab, dim, hidden, L, nh, nkv := int(h.vocab()), int(h.Dim), int(h.HiddenDim), int(h.Layers), int(h.Heads), int(h.KVHeads)
+	kvDim := nkv * (dim / nh)
 	add := func(name string, v []float32, shape ...int) {
 		ck.Tensors[name] = tensor.FromF32(v, shape...)
 		ck.Order = append(ck.Order, name)
@@ -144,9 +181,6 @@ func Read(path string) (*Checkpoint, error) {
 	add("model.norm.weight", raw["rms_final"], dim)
 	if !ck.Shared {
 		add("lm_head.weight", raw["wcls"], vocab, dim)
-	}
-	if off != len(data) {
-		return nil, fmt.Errorf("%w %s: %d bytes left after the last array (header says dim %d, %d layers, vocab %d)", ErrFormat, path, len(data)-off, dim, L, h.VocabSize)
 	}
 	return ck, nil
 }

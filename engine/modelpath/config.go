@@ -33,7 +33,8 @@ func ConfigDims(path string) (*model.Dims, error) {
 // ConfigJSON returns the config.json bytes of the model at path (Resolve)
 // and the name to quote in errors: the embedded model's config.json, an HF
 // directory's config.json, or the config a llama2.c checkpoint's header
-// implies (llama2c.Checkpoint.ConfigJSON). Errors name the path.
+// implies (llama2c.Header.ConfigJSON; only its header is read, and the
+// file's size checked against it, llama2c.ReadHeader). Errors name the path.
 func ConfigJSON(path string) ([]byte, string, error) {
 	p, err := Resolve(path)
 	if err != nil {
@@ -44,11 +45,11 @@ func ConfigJSON(path string) ([]byte, string, error) {
 		b, err := stories.Files.ReadFile("model/config.json")
 		return b, Embedded + "/config.json", err
 	case KindLlama2C:
-		ck, err := llama2c.Read(p.File)
+		h, err := llama2c.ReadHeader(p.File) // the header alone: the weights are the load's to read, once
 		if err != nil {
 			return nil, path, err
 		}
-		return ck.ConfigJSON(), path, nil
+		return h.ConfigJSON(), path, nil
 	}
 	b, err := regfile.ReadFile(p.File, MaxConfigBytes)
 	if err != nil {

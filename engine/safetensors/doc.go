@@ -39,7 +39,8 @@
 //
 // This package imports only the standard library, hsdb/engine/tensor,
 // hsdb/engine/regfile (files are opened only if regular, never waiting on a
-// named pipe) and hsdb/engine/jsonerr (JSON kinds in messages). It must not import the architectures, backends, inspect/ or
-// repl/: it is the bottom of the loading stack and everything above may use
-// it.
+// named pipe), hsdb/engine/jsonerr (JSON kinds in messages) and
+// hsdb/engine/suggest (the nearest names to a missing tensor's). It must
+// not import the architectures, backends, inspect/ or repl/: it is the
+// bottom of the loading stack and everything above may use it.
 package safetensors

@@ -3,8 +3,9 @@ package safetensors
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
+
+	"hsdb/engine/suggest"
 )
 
 // Sentinel errors. Every error this package returns wraps exactly one of them
@@ -90,52 +91,12 @@ var (
 	ErrVerify = errors.New("written file does not read back identically")
 )
 
-// closestNames returns up to k of names nearest to want by edit distance,
-// nearest first, for "did you mean" hints in ErrNoTensor messages.
-func closestNames(want string, names []string, k int) []string {
-	type cand struct {
-		name string
-		d    int
-	}
-	cs := make([]cand, 0, len(names))
-	for _, n := range names {
-		cs = append(cs, cand{n, editDistance(want, n)})
-	}
-	sort.SliceStable(cs, func(i, j int) bool { return cs[i].d < cs[j].d })
-	var out []string
-	for i := 0; i < len(cs) && i < k; i++ {
-		out = append(out, cs[i].name)
-	}
-	return out
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := prev[j-1]
-			if a[i-1] != b[j-1] {
-				c++
-			}
-			c = min(c, prev[j]+1, cur[j-1]+1)
-			cur[j] = c
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
-
 // noTensorError builds the ErrNoTensor message for name missing from where
-// (a file, an index or a directory), with the closest names as a hint.
+// (a file, an index or a directory), with the three nearest names as a
+// hint (suggest.Nearest).
 func noTensorError(where, name string, names []string) error {
 	hint := ""
-	if c := closestNames(name, names, 3); len(c) > 0 {
+	if c := suggest.Nearest(name, names, 3); len(c) > 0 {
 		q := make([]string, len(c))
 		for i, n := range c {
 			q[i] = fmt.Sprintf("%q", n)

@@ -278,6 +278,26 @@ func TestNoTensorNamesClosest(t *testing.T) {
 	}
 }
 
+// TestNoTensorClosestIgnoresCase: the hint ranks names as the debugger's
+// did-you-mean does (suggest.Nearest: case is no distance, two swapped
+// letters count 1): for LM_HEAD.weight, lm_head.weight (0) comes before
+// LM_HEAD.weigh (1 dropped), where this package's own Levenshtein, case
+// counted, put LM_HEAD.weigh (1) before lm_head.weight (7).
+func TestNoTensorClosestIgnoresCase(t *testing.T) {
+	var b bytes.Buffer
+	one := tensor.FromF32([]float32{1}, 1)
+	Write(&b, []Named{{"LM_HEAD.weigh", one}, {"lm_head.weight", one}, {"model.norm.weight", one}}, nil)
+	f, err := Open(writeTemp(t, "c.safetensors", b.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	_, err = f.Tensor("LM_HEAD.weight")
+	if want := `(closest: "lm_head.weight", "LM_HEAD.weigh", "model.norm.weight")`; !errors.Is(err, ErrNoTensor) || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("err = %v; want ErrNoTensor ending %s", err, want)
+	}
+}
+
 func TestClosed(t *testing.T) {
 	f, err := Open(writeTemp(t, "c.safetensors", pythonSmall))
 	if err != nil {

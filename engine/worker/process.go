@@ -37,13 +37,8 @@ func (f *Front) spawn(rank int) (*process, error) {
 	cmd.Stdout = p.stderr
 	cmd.SysProcAttr = workerProcAttr()
 	if err := startCmd(cmd); err != nil {
-		if st, serr := os.Stat(argv[0]); serr == nil && (st.IsDir() || st.Mode()&0o111 == 0) {
-			what := "a directory"
-			if !st.IsDir() {
-				what = fmt.Sprintf("not executable (mode %s)", st.Mode())
-			}
-			// exec says "permission denied" for both
-			return nil, fmt.Errorf("starting rank %d's worker: %s is %s: --worker-bin names the worker's binary (hsdb, or hsdb-cuda-worker for --device cuda)", rank, argv[0], what)
+		if why := notExecutable(argv[0]); why != "" {
+			return nil, fmt.Errorf("starting rank %d's worker: %s", rank, why)
 		}
 		return nil, fmt.Errorf("starting rank %d's worker (%s): %w", rank, argv[0], err)
 	}
@@ -55,6 +50,41 @@ func (f *Front) spawn(rank int) (*process, error) {
 		close(p.exited)
 	}()
 	return p, nil
+}
+
+// CheckBinary says, before any worker starts, why bin (--worker-bin: a
+// path, or a name looked up on PATH as the start looks it up) cannot be a
+// worker's binary: not there ("stat BIN: no such file or directory", or
+// exec's "executable file not found in $PATH"), a directory, or a file
+// without execute permission (named so, where exec says "permission
+// denied" for both). nil when it can be started.
+func CheckBinary(bin string) error {
+	_, err := exec.LookPath(bin)
+	if err == nil {
+		return nil
+	}
+	if why := notExecutable(bin); why != "" {
+		return errors.New(why)
+	}
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		err = ee.Err
+	}
+	return fmt.Errorf("--worker-bin %s: %w", bin, err)
+}
+
+// notExecutable is why bin, which is there, cannot be started: a
+// directory or a file without execute permission; "" otherwise.
+func notExecutable(bin string) string {
+	st, err := os.Stat(bin)
+	if err != nil || !(st.IsDir() || st.Mode()&0o111 == 0) {
+		return ""
+	}
+	what := "a directory"
+	if !st.IsDir() {
+		what = fmt.Sprintf("not executable (mode %s)", st.Mode())
+	}
+	return fmt.Sprintf("%s is %s: --worker-bin names the worker's binary (hsdb, or hsdb-cuda-worker for --device cuda)", bin, what)
 }
 
 // startCmd starts a worker's command (exec.Cmd.Start); a test replaces

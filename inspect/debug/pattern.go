@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"hsdb/engine/model"
+	"hsdb/engine/suggest"
 	"hsdb/inspect/client"
-	"hsdb/inspect/suggest"
 )
 
 // Pattern selects sites by path. It is a dot-separated path whose

@@ -1,6 +1,11 @@
 // Package suggest finds the names nearest to a mistyped one, for the "did
-// you mean" hints of hsdb's messages (an unknown command, subcommand, flag
-// or site). It imports nothing of hsdb.
+// you mean" hints of hsdb's messages: Closest for an unknown command,
+// subcommand, flag or site (only names near enough to be a typo), Nearest
+// for a tensor a checkpoint lacks (engine/safetensors: the nearest names
+// it has, however far). Both measure the one distance (distance: optimal
+// string alignment in bytes, letters compared without case). It imports
+// only the standard library, and lives under engine so that the loaders
+// and the front ends (repl, cmd/hsdb, inspect/debug) share it.
 package suggest
 
 import "sort"
@@ -46,6 +51,43 @@ func Closest(want string, names []string) []string {
 	var out []string
 	for i := 0; i < len(cs) && i < 3 && cs[i].d == cs[0].d; i++ {
 		out = append(out, cs[i].name)
+	}
+	return out
+}
+
+// Nearest returns the k names nearest to want by the distance Closest
+// measures (in bytes, without case, two adjacent letters swapped counting
+// 1), however far: nearest first, names at the same distance in names'
+// order; fewer when names has fewer than k. It is for a name that must
+// exist (a tensor a checkpoint lacks), where even a far name shows the
+// naming the file uses. A name whose length differs from want's by at
+// least the k-th distance so far cannot come before it and is passed over
+// without its distance.
+func Nearest(want string, names []string, k int) []string {
+	type cand struct {
+		name string
+		d    int
+	}
+	best := make([]cand, 0, k) // sorted by d, then by names' order
+	lw := asciiLower(want)
+	for _, n := range names {
+		if len(best) == k && (k == 0 || abs(len(want)-len(n)) >= best[k-1].d) {
+			continue
+		}
+		d := distance(lw, asciiLower(n))
+		if len(best) == k && d >= best[k-1].d {
+			continue
+		}
+		i := sort.Search(len(best), func(i int) bool { return best[i].d > d })
+		if len(best) < k {
+			best = append(best, cand{})
+		}
+		copy(best[i+1:], best[i:len(best)-1])
+		best[i] = cand{n, d}
+	}
+	out := make([]string, len(best))
+	for i, c := range best {
+		out[i] = c.name
 	}
 	return out
 }

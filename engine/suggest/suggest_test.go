@@ -104,3 +104,43 @@ func TestClosestCase(t *testing.T) {
 		}
 	}
 }
+
+// TestNearest: the k nearest names however far, nearest first, ties in
+// names' order, by Closest's distance (counted by hand: abc→b 2 letters
+// dropped, abc→xyz 3 changed; ab→ax, xb, ab2 1 each; abc→abcdefgh 5
+// added, ab 1 dropped, abc2 1 added).
+func TestNearest(t *testing.T) {
+	for _, c := range []struct {
+		want  string
+		names []string
+		k     int
+		got   []string
+	}{
+		{"abc", []string{"xyz", "b"}, 3, []string{"b", "xyz"}}, // Closest offers neither: too far for a typo
+		{"abc", []string{"b"}, 3, []string{"b"}},
+		{"abc", []string{"b"}, 0, []string{}},
+		{"ab", []string{"ax", "xb", "ab2"}, 2, []string{"ax", "xb"}},
+		{"abc", []string{"abcdefgh", "ab", "abc2"}, 1, []string{"ab"}},
+	} {
+		if got := Nearest(c.want, c.names, c.k); !reflect.DeepEqual(got, c.got) {
+			t.Errorf("Nearest(%q, %q, %d) = %q; want %q", c.want, c.names, c.k, got, c.got)
+		}
+	}
+}
+
+// TestNearestSharesClosestDistance: engine/safetensors ranked a missing
+// tensor's nearest names by its own Levenshtein distance, case counted,
+// where Closest counts two swapped letters 1 and case 0; Nearest, which
+// it now calls, measures as Closest does. a.wieght is a.weight with two
+// letters swapped (1; Levenshtein 2) and a.wieghtxy with two added (2):
+// the earlier ranking tied them and kept a.wieghtxy first. LM_HEAD.weight
+// is lm_head.weight but for case (0; 7 with case) and LM_HEAD.weigh with
+// a letter dropped (1).
+func TestNearestSharesClosestDistance(t *testing.T) {
+	if got := Nearest("a.wieght", []string{"a.wieghtxy", "a.weight"}, 2); !reflect.DeepEqual(got, []string{"a.weight", "a.wieghtxy"}) {
+		t.Errorf("swapped letters: %q", got)
+	}
+	if got := Nearest("LM_HEAD.weight", []string{"LM_HEAD.weigh", "lm_head.weight"}, 1); !reflect.DeepEqual(got, []string{"lm_head.weight"}) {
+		t.Errorf("case: %q", got)
+	}
+}
