@@ -45,10 +45,13 @@
 // 9.1 against t's 9.7 and r's 9.8, at 8192 (256) c 17.8 against r's 16.4.
 // c with five or six stages measured no faster (int4 at 171 rows 14.8
 // against 14.4, fp8 at 128 rows 9.1 against 8.6, one run), nor c with its
-// MMAs cut to the tile's routed rows (m64nNk16 with N the rows rounded up
-// to 32, 64, 96, 128, 144, 160, 176 or 192, the mainloop instantiated per
-// N: fp8 at 128 rows 8.65, int4 at 171 rows 15.5): the tile is not bound
-// by its MMAs.
+// MMAs cut to the tile's routed rows at 128 rows and more (m64nNk16 with N
+// the rows rounded up to 32, 64, 96, 128, 144, 160, 176 or 192, the
+// mainloop instantiated per N: fp8 at 128 rows 8.65, int4 at 171 rows
+// 15.5): there the tile is not bound by its MMAs. Below, it is: a tile of
+// at most 96 or 128 rows runs m64n96 or m64n128 (and copies only those
+// token rows), which took Kimi-K2.5's int4 MoE at 4096 tokens (85 rows
+// per expert; BenchmarkKimiMoEInt4, two layers) from 23.8 ms to 21.2-21.3.
 // The interleaved schedule on r's and h's shapes measured level with
 // them (int4 85 rows 9.9 against 10.2, fp8 64 rows 6.3 against 6.5) but
 // behind at fp8 256 rows (19.5 against 16.4), so r and h keep theirs.
