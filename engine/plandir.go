@@ -100,8 +100,10 @@ func PlanDir(dir string, o PlanOptions) (*DirPlan, error) {
 // PlanModel plans the model at path as Open would load it
 // (modelpath.Resolve): an HF directory through PlanDir; the embedded
 // stories260K (path "" or modelpath.Embedded) from its embedded config.json
-// and safetensors headers; a llama2.c checkpoint from the config its
-// header implies and its tensors (float32, as llama2c.Read converts them).
+// and safetensors headers; a llama2.c checkpoint from its 28-byte header
+// alone (llama2c.OpenSource): the config it implies and the names and
+// shapes of the float32 tensors llama2c.Read would make, the file's size
+// checked against them, no weight read.
 // Errors name the path (as --model) and what was expected.
 func PlanModel(path string, o PlanOptions) (*DirPlan, error) {
 	mp, err := modelpath.Resolve(path)
@@ -112,11 +114,11 @@ func PlanModel(path string, o PlanOptions) (*DirPlan, error) {
 	case modelpath.KindHF:
 		return PlanDir(mp.Dir, o)
 	case modelpath.KindLlama2C:
-		ck, err := llama2c.Read(mp.File)
+		src, err := llama2c.OpenSource(mp.File) // the header alone: no weight is read
 		if err != nil {
 			return nil, err
 		}
-		p, err := PlanConfig(ck.ConfigJSON(), &model.MapSource{Name: mp.File, Tensors: ck.Tensors}, o)
+		p, err := PlanConfig(src.Header.ConfigJSON(), src, o)
 		if err != nil {
 			return nil, fmt.Errorf("--model %s: %w", path, err)
 		}

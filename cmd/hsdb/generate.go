@@ -51,7 +51,7 @@ func runGenerate(args []string, io stdio) int {
 	fs := newFlagSet("generate")
 	var mf modelFlags
 	mf.register(fs, "json")
-	ids := fs.String("ids", "", "prompt token ids, e.g. 1,2,3 (default: BOS alone: the tokenizer's; without a tokenizer the model's bos_token_id, generation_config.json's else config.json's, as HF's generate starts without input ids)")
+	ids := fs.String("ids", "", "prompt token ids, e.g. 1,2,3 (default: BOS alone: the tokenizer's; without a tokenizer or a BOS in it, the model's bos_token_id, generation_config.json's else config.json's, as HF's generate starts without input ids)")
 	prompt := fs.String("prompt", "", "prompt text, encoded with the model's tokenizer after the BOS its reference adds to a text (none for Kimi's tiktoken.model, nor for an HF tokenizer whose tokenizer_config.json says add_bos_token false, nor for a bare tokenizer.model whose tokenizer_config.json does not say add_bos_token true) and before the EOS it appends (HF's add_eos_token or a post_processor template ending in a special token; none for llama2.c or Kimi)")
 	steps := fs.Int("n", 256, "positions to run, prompt included (run.c's -n)")
 	temp := fs.Float64("temperature", 0, "sampling temperature; 0 is greedy")
@@ -125,6 +125,7 @@ func runGenerate(args []string, io stdio) int {
 		fmt.Fprintf(io.Err, "hsdb generate: warning: %s\n", partial)
 	}
 	tok, tokErr := e.Tokenizer()
+	startBOS := int32(-1) // the BOS id a generation without a prompt starts from, not printed (as run.c)
 	switch {
 	case *ids != "":
 	case tokErr != nil:
@@ -134,12 +135,26 @@ func runGenerate(args []string, io stdio) int {
 		if in, err = bosStart(e.Path, e.Dims.Vocab, tokErr); err != nil {
 			return fail(1, "%v", err)
 		}
+		startBOS = in[0]
 	default:
 		// A prompt starts as its tokenizer starts a text (no [BOS] for
-		// Kimi's tiktoken); without one, generation starts from BOS alone.
+		// Kimi's tiktoken); without one, generation starts from BOS alone:
+		// the tokenizer's, else the model's bos_token_id, as HF's generate
+		// starts from it without input ids (a Qwen tokenizer has no
+		// bos_token; its config.json's bos_token_id is <|endoftext|>).
 		bos := tokenizer.TextBOS(tok)
 		if *prompt == "" {
 			bos = tok.BOS()
+			if bos < 0 {
+				id, ok, err := engine.BOSID(e.Path, e.Dims.Vocab)
+				if err != nil {
+					return fail(1, "%v", err)
+				}
+				if ok {
+					bos = id
+				}
+			}
+			startBOS = bos
 		}
 		if bos >= 0 {
 			in = append(in, bos)
@@ -155,7 +170,7 @@ func runGenerate(args []string, io stdio) int {
 			}
 		}
 		if len(in) == 0 {
-			return fail(2, "the tokenizer has no BOS token; give --prompt or --ids")
+			return fail(2, "the tokenizer has no BOS token and %s, which generation starts from without a prompt (as HF's generate without input ids); give --prompt or --ids", unsetBOS(e.Path))
 		}
 	}
 	if err := checkPromptIDs(in, *steps, e.Dims.Vocab); err != nil { // before anything is printed
@@ -178,9 +193,10 @@ func runGenerate(args []string, io stdio) int {
 	o := engine.GenerateOptions{Steps: *steps, Stop: stop, Sampler: engine.NewSampler(*temp, *seed)}
 	if !*asJSON && tok != nil {
 		// run.c prints the prompt as it feeds it, from the token after
-		// BOS; a prompt that starts without BOS (Kimi's tiktoken adds
+		// BOS (the model's bos_token_id a start without a prompt took
+		// too); a prompt that starts without BOS (Kimi's tiktoken adds
 		// none) is printed from its first token, which follows nothing.
-		if in[0] != tok.BOS() {
+		if in[0] != tok.BOS() && in[0] != startBOS {
 			fmt.Fprint(io.Out, tok.DecodePiece(-1, in[0]))
 		}
 		for i := 1; i < len(in); i++ {
@@ -253,17 +269,24 @@ func bosStart(path string, vocab int, noTok error) ([]int32, error) {
 		return nil, err
 	}
 	if !ok {
-		unset := "the model's config sets no bos_token_id"
-		if mp, err := modelpath.Resolve(path); err == nil && mp.Kind == modelpath.KindHF {
-			cfg := filepath.Join(mp.Dir, "config.json")
-			unset = cfg + " sets no bos_token_id"
-			if gen := filepath.Join(mp.Dir, "generation_config.json"); regularFile(gen) {
-				unset = "neither " + gen + " nor " + cfg + " sets bos_token_id"
-			}
-		}
-		return nil, fmt.Errorf("no --ids and no tokenizer (%v), and %s, which generation starts from without input ids (HF's generate refuses the same); give --ids", noTok, unset)
+		return nil, fmt.Errorf("no --ids and no tokenizer (%v), and %s, which generation starts from without input ids (HF's generate refuses the same); give --ids", noTok, unsetBOS(path))
 	}
 	return []int32{id}, nil
+}
+
+// unsetBOS says that the model at path sets no bos_token_id, naming the
+// files engine.BOSID read: config.json, and generation_config.json where
+// there is one.
+func unsetBOS(path string) string {
+	unset := "the model's config sets no bos_token_id"
+	if mp, err := modelpath.Resolve(path); err == nil && mp.Kind == modelpath.KindHF {
+		cfg := filepath.Join(mp.Dir, "config.json")
+		unset = cfg + " sets no bos_token_id"
+		if gen := filepath.Join(mp.Dir, "generation_config.json"); regularFile(gen) {
+			unset = "neither " + gen + " nor " + cfg + " sets bos_token_id"
+		}
+	}
+	return unset
 }
 
 // regularFile reports whether path names a regular file.

@@ -158,29 +158,9 @@ func Read(path string) (*Checkpoint, error) {
 		raw[a.name] = v
 	}
 	ck := &Checkpoint{Header: h, Shared: h.VocabSize > 0, Tensors: map[string]*tensor.Tensor{}}
-	vocab, dim, hidden, L, nh, nkv := int(h.vocab()), int(h.Dim), int(h.HiddenDim), int(h.Layers), int(h.Heads), int(h.KVHeads)
-	kvDim := nkv * (dim / nh)
-	add := func(name string, v []float32, shape ...int) {
-		ck.Tensors[name] = tensor.FromF32(v, shape...)
-		ck.Order = append(ck.Order, name)
-	}
-	add("model.embed_tokens.weight", raw["token_embedding"], vocab, dim)
-	per := func(a string, i, n int) []float32 { return raw[a][i*n : (i+1)*n] }
-	for i := range L {
-		p := fmt.Sprintf("model.layers.%d.", i)
-		add(p+"input_layernorm.weight", per("rms_att", i, dim), dim)
-		add(p+"self_attn.q_proj.weight", PermuteRoPE(per("wq", i, dim*dim), nh, dim, dim), dim, dim)
-		add(p+"self_attn.k_proj.weight", PermuteRoPE(per("wk", i, kvDim*dim), nkv, kvDim, dim), kvDim, dim)
-		add(p+"self_attn.v_proj.weight", per("wv", i, kvDim*dim), kvDim, dim)
-		add(p+"self_attn.o_proj.weight", per("wo", i, dim*dim), dim, dim)
-		add(p+"post_attention_layernorm.weight", per("rms_ffn", i, dim), dim)
-		add(p+"mlp.gate_proj.weight", per("w1", i, hidden*dim), hidden, dim)
-		add(p+"mlp.down_proj.weight", per("w2", i, dim*hidden), dim, hidden)
-		add(p+"mlp.up_proj.weight", per("w3", i, hidden*dim), hidden, dim)
-	}
-	add("model.norm.weight", raw["rms_final"], dim)
-	if !ck.Shared {
-		add("lm_head.weight", raw["wcls"], vocab, dim)
+	for _, t := range h.hfTensors() { // the names and shapes Header.Tensors and Source give
+		ck.Tensors[t.Name] = tensor.FromF32(t.take(raw[t.src]), t.Shape...)
+		ck.Order = append(ck.Order, t.Name)
 	}
 	return ck, nil
 }
