@@ -85,4 +85,14 @@ func TestCaptureLayersEagle3(t *testing.T) {
 	if err := s.Term.Exec("capture layers eagle3"); err == nil || strings.Contains(err.Error(), "--layers") {
 		t.Errorf("capture layers eagle3: %v, want no --layers in the debugger", err)
 	}
+	// A 3-layer model cannot hold 4 distinct layers: the refusal asked to
+	// "name 4 distinct layers in 0..2". By hand: 1, 3/2-1, 3-4, 3-1 =
+	// 1, 0, -1, 2; every layer it has, 0,1,2, is the example.
+	h := newHFFake(t, 1)
+	for _, want := range []string{"eagle3 is hsdb layers 1,0,-1,2 for 3 decoder layers", "name distinct layers in 0..2, 4 of them where the model has that many", "e.g. capture layers 0,1,2"} {
+		h.AssertError("capture layers eagle3", want)
+	}
+	if err := h.Term.Exec("capture layers eagle3"); err == nil || strings.Contains(err.Error(), "name 4 distinct layers in 0..2") {
+		t.Errorf("capture layers eagle3 on 3 layers: %v, want no impossible request for 4 layers in 0..2", err)
+	}
 }

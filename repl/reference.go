@@ -46,6 +46,22 @@ func helpText() string {
 	return b.String()
 }
 
+// CommandHelp is the debugger's `help NAME` as plain text (no styles): the
+// usage line, the help wrapped at 78 columns and the aliases, for `hsdb
+// help NAME` typed at the shell. ok is false when NAME is no debugger
+// command or alias.
+func CommandHelp(name string) (text string, ok bool) {
+	c := lookup(name)
+	if c == nil {
+		return "", false
+	}
+	text = c.usage + "\n" + wrap(c.help, 78)
+	if len(c.aliases) > 1 {
+		text += "\naliases: " + strings.Join(c.aliases[1:], ", ")
+	}
+	return text, true
+}
+
 // Reference returns the Markdown command reference that README.md holds
 // between <!-- commands:begin --> and <!-- commands:end -->, generated from
 // the command table (go generate ./repl rewrites it; a test fails when it

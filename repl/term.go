@@ -173,9 +173,17 @@ func (t *Term) writeJSON(o *object) {
 // Close ends the session's forward pass, if one is stopped.
 func (t *Term) Close() { t.c.Close() }
 
+// startupOnly are gdb's words for choosing the program, which hsdb does
+// when it starts (--model): `load DIR` or `file DIR` in the debugger.
+var startupOnly = map[string]bool{"load": true, "file": true}
+
 // commandHint is " (did you mean print?)" for the commands and aliases
-// nearest to a mistyped name (suggest.Closest), "" when none is near.
+// nearest to a mistyped name (suggest.Closest), a pointer to --model for
+// gdb's load and file (startupOnly), "" when none is near.
 func commandHint(name string) string {
+	if startupOnly[name] {
+		return " (hsdb loads its model when it starts: quit and run hsdb --model DIR [--tp N])"
+	}
 	var names []string
 	for _, c := range commands {
 		names = append(names, c.aliases...)

@@ -36,3 +36,13 @@ func TestTypoHints(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadSaysModelFlag: gdb's `load` and `file` (the design sketch lists
+// `load`) answered only "unknown command" with no hint; the model is
+// chosen when hsdb starts, which the error now says.
+func TestLoadSaysModelFlag(t *testing.T) {
+	f := newFake(t, 1)
+	for _, line := range []string{"load testdata/hf/llama", "file testdata/hf/llama"} {
+		f.AssertError(line, "hsdb loads its model when it starts: quit and run hsdb --model DIR [--tp N]")
+	}
+}

@@ -13,7 +13,7 @@ import (
 	"hsdb/repl"
 )
 
-func init() { debugger = runDebugger }
+func init() { debugger, debuggerHelp = runDebugger, repl.CommandHelp }
 
 // runDebugger is `hsdb [--model PATH] [--tp N] [--device cpu|cuda] [--dtype
 // f32|bf16|f16] [-x SCRIPT] [--json]`: it loads the model (the embedded

@@ -22,3 +22,27 @@ func TestHelpSubcommand(t *testing.T) {
 		t.Errorf("help: exit %d, %.200q", code, out)
 	}
 }
+
+// TestHelpDebuggerCommand: the debugger's commands (break, step, print,
+// ...) are explained by `help COMMAND` at the (hsdb) prompt, but `hsdb help
+// break` at the shell, the first thing a gdb user types, was refused as an
+// unknown subcommand (exit 2). It now prints the debugger's help for it,
+// saying it is typed at the prompt; an alias (p) gives its command's help;
+// a name that is both (capture) stays the subcommand's flags.
+func TestHelpDebuggerCommand(t *testing.T) {
+	out, errs, code := runHsdb(t, "help", "break")
+	for _, want := range []string{"break is a command of the debugger (type it at the (hsdb) prompt", "\nbreak SITE [if COND]\n", "Stop at every site matching SITE", "\naliases: b\n"} {
+		if code != 0 || errs != "" || !strings.Contains(out, want) {
+			t.Errorf("help break: exit %d, stdout %.300q, stderr %q; want %q", code, out, errs, want)
+		}
+	}
+	if out, _, code := runHsdb(t, "help", "p"); code != 0 || !strings.Contains(out, "\nprint TENSOR[ROWS, COLS]") {
+		t.Errorf("help p: exit %d, %.200q; want print's help", code, out)
+	}
+	if out, _, code := runHsdb(t, "help", "capture"); code != 0 || !strings.HasPrefix(out, "usage: hsdb capture ") {
+		t.Errorf("help capture: exit %d, %.200q; want the subcommand's usage", code, out)
+	}
+	if out, _, code := runHsdb(t, "help"); code != 0 || !strings.Contains(out, "hsdb help COMMAND explains one here too") {
+		t.Errorf("help: exit %d, %.200q; want the pointer to the debugger's commands", code, out)
+	}
+}

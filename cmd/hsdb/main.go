@@ -44,6 +44,10 @@ func register(c *subcommand) {
 // set by the REPL's file.
 var debugger func(args []string, io stdio) int
 
+// debuggerHelp is the debugger's `help NAME` (repl.CommandHelp), for `hsdb
+// help break` at the shell; set by the REPL's file.
+var debuggerHelp func(name string) (string, bool)
+
 func main() {
 	os.Exit(hsdbMain(os.Args[1:], stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}))
 }
@@ -57,6 +61,12 @@ func hsdbMain(args []string, io stdio) int {
 			if args[0] == "help" && len(args) > 1 { // hsdb help plan: plan's flags, as git help CMD
 				if c, ok := subcommands[args[1]]; ok {
 					return c.run([]string{"--help"}, io)
+				}
+				if debuggerHelp != nil { // hsdb help break: the debugger's command, said to be one
+					if h, ok := debuggerHelp(args[1]); ok {
+						fmt.Fprintf(io.Out, "%s is a command of the debugger (type it at the (hsdb) prompt; `help %s` there says the same):\n\n%s\n", args[1], args[1], h)
+						return 0
+					}
 				}
 				fmt.Fprintf(io.Err, "hsdb help: unknown subcommand %q%s (`hsdb help` lists them)\n", args[1], didYouMean(args[1], subcommandNames(), "hsdb "))
 				return 2
@@ -95,4 +105,5 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  hsdb %s\n      %s\n", subcommands[n].usage, subcommands[n].summary)
 	}
 	fmt.Fprintln(w, "  hsdb --version\n      print the version and the commit hsdb was built from")
+	fmt.Fprintln(w, "\ndebugger commands: `help` at the (hsdb) prompt lists them; hsdb help COMMAND explains one here too (hsdb help break)")
 }

@@ -24,7 +24,8 @@ var (
 	// of it was kept.
 	ErrInvalid = errors.New("capture failed validation")
 	// ErrNotCaptured (with ErrInvalid): a captured key holds nothing for a
-	// sequence: the pass did not reach its site.
+	// sequence, or fewer rows than its tokens (a decode step stopped before
+	// the key's site): the pass did not reach its site.
 	ErrNotCaptured = errors.New("nothing was captured")
 	// ErrJobMismatch: a batch job's staging directory was started by a job
 	// with other inputs, layers or model.

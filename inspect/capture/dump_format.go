@@ -51,6 +51,10 @@ func (w *DumpWriter) trainerSources(s *SeqCapture) ([]*tensor.Tensor, error) {
 		if !ok {
 			return nil, fmt.Errorf("%w: %w for %s (%s)", ErrInvalid, ErrNotCaptured, src.Key(), w.plan.Lines[i])
 		}
+		if len(t.Shape) == 2 && t.Shape[0] < n && (w.hidden <= 0 || t.Shape[1] == w.hidden) {
+			// A decode step stopped before this source's site appended its row.
+			return nil, fmt.Errorf("%w: %s has %d rows for %d tokens: %w for its last %d (%s)", ErrInvalid, src.Key(), t.Shape[0], n, ErrNotCaptured, n-t.Shape[0], w.plan.Lines[i])
+		}
 		if len(t.Shape) != 2 || t.Shape[0] != n || (w.hidden > 0 && t.Shape[1] != w.hidden) {
 			return nil, fmt.Errorf("%w: %s is %s, want [%d, %d]", ErrInvalid, src.Key(), tensor.ShapeString(t.Shape), n, w.hidden)
 		}

@@ -41,6 +41,10 @@ func (w *DumpWriter) seqTensors(s *SeqCapture) ([]safetensors.Named, map[string]
 		if !ok {
 			return nil, nil, fmt.Errorf("%w: %w for %s (did the forward pass reach its site?)", ErrInvalid, ErrNotCaptured, k)
 		}
+		if t.Rows() < n {
+			// A decode step stopped before this key's site appended its row.
+			return nil, nil, fmt.Errorf("%w: %s has %d rows for %d tokens: %w for its last %d (did the forward pass reach its site?)", ErrInvalid, k, t.Rows(), n, ErrNotCaptured, n-t.Rows())
+		}
 		if t.Rows() != n {
 			return nil, nil, fmt.Errorf("%w: %s has %d rows for %d tokens", ErrInvalid, k, t.Rows(), n)
 		}

@@ -102,8 +102,8 @@ func Eagle3AuxNote(m *Manifest) string {
 func Eagle3Layers(n int) ([]int, error) {
 	if ids, clash, use := capture.Eagle3Shallow(capture.FormatHsdb, n); clash != "" {
 		// In the debugger's words: `capture layers`, not --layers.
-		return nil, fmt.Errorf("%w: eagle3 is hsdb layers %s for %d decoder layers (1, N/2-1, N-4, N-1), too few layers for EAGLE-3's spread (%s); name %d distinct layers in 0..%d (EAGLE-3's three aux layers and the last), e.g. capture layers %s",
-			capture.ErrFormat, intList(ids), n, clash, len(ids), n-1, intList(use))
+		return nil, fmt.Errorf("%w: eagle3 is hsdb layers %s for %d decoder layers (1, N/2-1, N-4, N-1), too few layers for EAGLE-3's spread (%s); name distinct layers in 0..%d, %d of them where the model has that many (EAGLE-3's three aux layers and the last), e.g. capture layers %s",
+			capture.ErrFormat, intList(ids), n, clash, n-1, len(ids), intList(use))
 	}
 	p, err := capture.PlanLayers(capture.FormatHsdb, "eagle3", n, ParseLayers)
 	if err != nil {
