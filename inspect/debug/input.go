@@ -176,8 +176,9 @@ func jsonKind(raw json.RawMessage) string {
 // set) or {"input_ids": [ids]} (ids set: non-negative integers that fit
 // int32, at least one). A null field counts as absent. Errors say what the
 // record holds in JSON's terms (an array where an object belongs, a token
-// id that is 1.5 or "2"), never Go's types. It returns the record's
-// fields too.
+// id that is 1.5 or "2"), never Go's types; a field given twice or in
+// other case is refused as `hsdb capture --data` refuses it
+// (capture.RowKeyFault). It returns the record's fields too.
 func parseJSONLRecord(line []byte) (map[string]json.RawMessage, *string, []int32, error) {
 	const want = `want a JSON object {"text": ...} or {"input_ids": [...]}`
 	var rec map[string]json.RawMessage
@@ -187,6 +188,9 @@ func parseJSONLRecord(line []byte) (map[string]json.RawMessage, *string, []int32
 			return nil, nil, nil, fmt.Errorf("%s, got a JSON %s", want, jsonKind(line))
 		}
 		return nil, nil, nil, fmt.Errorf("not valid JSON: %v", err)
+	}
+	if err := capture.RowKeyFault(line); err != nil {
+		return nil, nil, nil, err
 	}
 	textRaw, hasText := rec["text"]
 	idsRaw, hasIDs := rec["input_ids"]
