@@ -69,7 +69,7 @@ func init() {
 		{aliases: []string{"gen"}, group: "running", usage: "gen N",
 			help: "Run N decode steps, stopping at breakpoints inside each.\n" +
 				"Each sequence is fed its greedy (argmax) token. Stopped in a step, the step is finished first and the stopped pass's batch decoded on; otherwise decoding continues the last completed run.\n" +
-				"gen never starts a pass: after `input` changes the batch, gen is refused until `run` prefills the new one (then gen N decodes it), as continue never restarts a program in gdb.",
+				"gen never starts a pass: after `input` changes the batch, gen is refused until `run` prefills the new one (then gen N decodes it), as continue never restarts a program in gdb; so after `check` or `diff` with the model, whose forward passes of their own replace the run's sequences.",
 			fn: cmdGen},
 
 		// breakpoints
