@@ -105,6 +105,8 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 	}
 	// one sequence
 	switch {
+	case len(opts.SeqLens) == 1 && opts.SeqLensFrom != "" && n >= 0 && opts.SeqLens[0] != n:
+		add(capture.RuleOneSeq, capture.Fail, "%s records length %d for this file, but %s holds %d tokens", opts.SeqLensFrom, opts.SeqLens[0], l.IDsName(), n)
 	case len(opts.SeqLens) > 0 && n >= 0 && sum(opts.SeqLens) != n:
 		add(capture.RuleOneSeq, capture.Fail, "%s %s sum to %d, but %s holds %d tokens", seqLensFrom(opts), joinInts(opts.SeqLens), sum(opts.SeqLens), l.IDsName(), n)
 	case len(opts.SeqLens) == 0 && len(l.SeqLens) > 0 && n >= 0 && sum(l.SeqLens) != n:
