@@ -51,7 +51,7 @@ func runGenerate(args []string, io stdio) int {
 	mf.register(fs, "json")
 	ids := fs.String("ids", "", "prompt token ids, e.g. 1,2,3 (default: BOS alone)")
 	prompt := fs.String("prompt", "", "prompt text, encoded with the model's tokenizer after the BOS its reference adds to a text (none for Kimi's tiktoken.model, nor for an HF tokenizer whose tokenizer_config.json says add_bos_token false, nor for a bare tokenizer.model whose tokenizer_config.json does not say add_bos_token true) and before the EOS it appends (HF's add_eos_token or a post_processor template ending in a special token; none for llama2.c or Kimi)")
-	steps := fs.Int("n", 256, "positions to run, prompt included (run.c's -n)")
+	steps := fs.Int("n", 256, "positions to run, prompt included (run.c's -n; at most max_position_embeddings, to which a larger -n is clamped, with a note)")
 	temp := fs.Float64("temperature", 0, "sampling temperature; 0 is greedy")
 	seed := fs.Uint64("seed", 1, "random seed for sampling")
 	if done, code := parseArgs(fs, args, io, generateUsage); done {
@@ -191,11 +191,20 @@ func runGenerate(args []string, io stdio) int {
 		}
 		return fail(1, "%v", err)
 	}
+	// -n past max_position_embeddings is clamped to it (run.c clamps steps
+	// to seq_len), silently until now: say where it stopped.
+	clamped := ""
+	if mp := e.Dims.MaxPos; mp > 0 && *steps > mp && stoppedAt < 0 && len(in)+len(out)-1 >= mp {
+		clamped = fmt.Sprintf("-n %d is past max_position_embeddings %d: generation ran %d positions (%d generated after the %d-token prompt; run.c clamps -n to seq_len likewise)", *steps, mp, mp, len(out), len(in))
+	}
 	if *asJSON {
 		res := map[string]any{"prompt_ids": in, "ids": out}
 		var notes []string
 		if partial != "" {
 			notes = append(notes, partial)
+		}
+		if clamped != "" {
+			notes = append(notes, clamped)
 		}
 		if stoppedAt >= 0 {
 			res["stopped_at"] = stoppedAt
@@ -216,6 +225,9 @@ func runGenerate(args []string, io stdio) int {
 	}
 	if stoppedAt >= 0 && len(out) == 0 { // an empty line alone says nothing
 		fmt.Fprintf(io.Err, "hsdb generate: %s\n", stopNote(stoppedAt, hfEOS))
+	}
+	if clamped != "" {
+		defer fmt.Fprintf(io.Err, "hsdb generate: note: %s\n", clamped) // after the text's line
 	}
 	if tok == nil { // the ids as --ids takes them back
 		s := make([]string, len(out))
