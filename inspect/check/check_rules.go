@@ -133,6 +133,13 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 		add(capture.RuleOneSeq, capture.Pass, "one sequence of %d tokens, as %s says%s", r.SeqLens[0], src, how)
 	case r.wantModel && r.badIDs:
 		add(capture.RuleOneSeq, capture.Skip, "not checked: %s", notRun(l))
+	case r.matchErr != nil:
+		// --model was given, but its forward pass could not run on the
+		// file (a partial load, ids past the context, a failed pass).
+		add(capture.RuleOneSeq, capture.Skip, "not checked: --model's forward pass did not run on this file (the matches-model rule says why); --seq-lens checks it without one")
+	case r.hasModel:
+		// It ran, and no entry is close to anything it computed.
+		add(capture.RuleOneSeq, capture.Skip, "not checked: no entry matches --model's forward pass, which would tell one sequence from a flattened batch (the matches-model rule says what each is closest to); --seq-lens checks it without one")
 	default:
 		add(capture.RuleOneSeq, capture.Skip, "not checked: give --model (a forward pass finds flattened batches) or --seq-lens")
 	}
