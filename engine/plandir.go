@@ -25,7 +25,7 @@ type PlanOptions struct {
 	// Tokens (--max-tokens) is the KV cache's tokens and one step's tokens.
 	Tokens int
 	// Seqs (--seqs) is the sequences the KV cache keeps, SeqLen (--seq-len)
-	// the longest one's tokens (plan.Options.Seqs, SeqLen); 0: 1 and Tokens.
+	// the longest one's tokens (plan.Options.Seqs, SeqLen); 0: 1 and Tokens (at most max_position_embeddings).
 	Seqs, SeqLen int
 	// DeviceBytes is one device's memory (--device-memory); 0: not checked.
 	DeviceBytes int64
