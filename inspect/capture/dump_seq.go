@@ -48,9 +48,9 @@ func (w *DumpWriter) seqTensors(s *SeqCapture) ([]safetensors.Named, map[string]
 			out = append(out, safetensors.Named{Name: k, T: t})
 			continue
 		}
-		ct := t
-		if t.DType != w.dtype {
-			ct = t.Convert(w.dtype)
+		ct, err := convertFinite(k, t, w.dtype)
+		if err != nil {
+			return nil, nil, err
 		}
 		want[k] = ct.ToF32()
 		floats = append(floats, safetensors.Named{Name: k, T: ct})
