@@ -124,6 +124,8 @@ func (p *Pattern) typoHint(t *model.Tree) string {
 	layer := -1
 	if m := layerNumber.FindStringSubmatch(p.Src); m != nil {
 		layer, _ = strconv.Atoi(m[1])
+	} else if m := numberComp.FindStringSubmatch(p.Src); m != nil {
+		layer, _ = strconv.Atoi(m[1]) // layer.1, layrs.1: "layers" mistyped before the number
 	}
 	short := !strings.HasPrefix(p.Src, "model.")
 	var names []string
@@ -146,6 +148,10 @@ func (p *Pattern) typoHint(t *model.Tree) string {
 
 // layerNumber finds the decoder layer a site path names (layers.12.mlp).
 var layerNumber = regexp.MustCompile(`(?:^|\.)layers\.(\d+)(?:\.|$)`)
+
+// numberComp finds a number path component (layrs.1.mlp, layer.1): the
+// decoder layer of a path whose "layers" is mistyped.
+var numberComp = regexp.MustCompile(`(?:^|\.)(\d+)(?:\.|$)`)
 
 // hfFused are HF checkpoint modules that vLLM fuses into one linear, whose
 // site then stands for them: the fused module's name and the tensor of its
