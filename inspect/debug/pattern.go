@@ -104,6 +104,9 @@ func (p *Pattern) Sites(t *model.Tree) ([]*model.Site, error) {
 		if hint == "" {
 			hint = p.typoHint(t)
 		}
+		if hint == "" {
+			hint = p.layerlessHint(t)
+		}
 		return nil, fmt.Errorf("%w: %q matches no site of this model (%s; `info sites` lists them)%s", client.ErrNoSite, p.Src, siteHint(t), hint)
 	}
 	return out, nil
@@ -144,6 +147,32 @@ func (p *Pattern) typoHint(t *model.Tree) string {
 		return ""
 	}
 	return "; did you mean " + strings.Join(c, " or ") + "?"
+}
+
+// layerlessHint answers a path written without its decoder layer
+// (mlp.gate, self_attn) that is a site of decoder layers: "; a site of
+// decoder layer's site: layers.N.mlp.gate, N in 1-3 (break layers.*.mlp.gate
+// stops at every one)"; "" when it is not, or the path has wildcards or a
+// layer.
+func (p *Pattern) layerlessHint(t *model.Tree) string {
+	src := strings.TrimPrefix(p.Src, "model.")
+	if strings.ContainsAny(src, "*{}") || strings.HasPrefix(src, "layers") || numberComp.MatchString(src) {
+		return ""
+	}
+	var in []string
+	for _, s := range t.Sites {
+		if s.Layer >= 0 && s.Path == fmt.Sprintf("model.layers.%d.%s", s.Layer, src) {
+			in = append(in, strconv.Itoa(s.Layer))
+		}
+	}
+	if len(in) == 0 {
+		return ""
+	}
+	which := strings.Join(in, ",")
+	if first, _ := strconv.Atoi(in[0]); len(in) > 2 && in[len(in)-1] == strconv.Itoa(first+len(in)-1) {
+		which = in[0] + "-" + in[len(in)-1]
+	}
+	return fmt.Sprintf("; a decoder layer's site: layers.N.%s, N in %s (break layers.*.%s stops at every one)", src, which, src)
 }
 
 // layerNumber finds the decoder layer a site path names (layers.12.mlp).
