@@ -150,8 +150,8 @@ func (p *Pattern) typoHint(t *model.Tree) string {
 }
 
 // layerlessHint answers a path written without its decoder layer
-// (mlp.gate, self_attn) that is a site of decoder layers: "; a site of
-// decoder layer's site: layers.N.mlp.gate, N in 1-3 (break layers.*.mlp.gate
+// (mlp.gate, self_attn) that is a site of decoder layers: "; a decoder
+// layer's site: layers.N.mlp.gate, N in 1-3 (break layers.*.mlp.gate
 // stops at every one)"; "" when it is not, or the path has wildcards or a
 // layer.
 func (p *Pattern) layerlessHint(t *model.Tree) string {
