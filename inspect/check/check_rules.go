@@ -39,7 +39,18 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 	// both are said where the labels are (a pass, or no --layers).
 	formatIDs, asIDs, noLayersIDs := "", "", ""
 	if ids, ok := l.speculatorsIDs(); ok && joinInts(ids) != joinInts(labels) {
-		asIDs, noLayersIDs = " (hsdb layers = speculators ids "+joinInts(ids)+")", ": hsdb layers = speculators ids "+joinInts(ids)
+		// Id 0 is the embeddings, no hsdb layer: "labelled 0,1,2: hsdb
+		// layers = speculators ids 0,1,2,3" matched 3 labels to 4 ids.
+		var layerIDs []int
+		emb := ""
+		for _, id := range ids {
+			if id == 0 {
+				emb = "; speculators id 0 is the embeddings, no hsdb layer"
+				continue
+			}
+			layerIDs = append(layerIDs, id)
+		}
+		asIDs, noLayersIDs = " (hsdb layers = speculators ids "+joinInts(layerIDs)+emb+")", ": hsdb layers = speculators ids "+joinInts(layerIDs)+emb
 		if joinInts(ids) == joinInts(opts.Layers) {
 			formatIDs = fmt.Sprintf("; %s are this file's speculators ids (id k = hsdb layer k-1's output, id 0 the embeddings), and --layers (check, diff) are hsdb layers: --layers %s", joinInts(ids), joinInts(labels))
 		}
