@@ -88,7 +88,8 @@ const MaxBatchFileBytes = 256 << 20
 
 // ReadJSONL reads a batch from a JSON-lines file: one object per line with
 // either "text" (encoded as Encode does) or "input_ids" (a list of ints);
-// blank lines are skipped. A row's loss_mask is not kept (the batch is
+// blank lines and a UTF-8 byte order mark before the first are skipped,
+// as `hsdb capture --data` skips them. A row's loss_mask is not kept (the batch is
 // token ids alone): the notes say how many rows had one. Errors name the
 // file and line, and the record's fault in JSON's terms
 // (parseJSONLRecord); a line over 64 MiB is refused, and so are, before
@@ -110,7 +111,14 @@ func (s *Session) ReadJSONL(path string) ([][]int32, []string, error) {
 	n, masked := 1, 0
 	textMasked := 0 // the first line of a text row with a loss_mask, which capture refuses
 	for ; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
+		line := sc.Text()
+		if n == 1 {
+			// A UTF-8 byte order mark (RFC 8259 §8.1 lets a parser
+			// ignore it), as `hsdb capture --data` ignores it: the same
+			// file was refused here as "invalid character 'ï'".
+			line = strings.TrimPrefix(line, "\ufeff")
+		}
+		line = strings.TrimSpace(line)
 		if line == "" {
 			continue
 		}
