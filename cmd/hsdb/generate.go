@@ -168,13 +168,13 @@ func runGenerate(args []string, io stdio) int {
 		// BOS; a prompt that starts without BOS (Kimi's tiktoken adds
 		// none) is printed from its first token, which follows nothing.
 		if in[0] != tok.BOS() {
-			fmt.Fprint(io.Out, tok.DecodePiece(-1, in[0]))
+			fmt.Fprint(io.Out, safePiece(tok.DecodePiece(-1, in[0])))
 		}
 		for i := 1; i < len(in); i++ {
-			fmt.Fprint(io.Out, tok.DecodePiece(in[i-1], in[i]))
+			fmt.Fprint(io.Out, safePiece(tok.DecodePiece(in[i-1], in[i])))
 		}
 		o.OnToken = func(id int32) bool {
-			fmt.Fprint(io.Out, tok.DecodePiece(prev, id))
+			fmt.Fprint(io.Out, safePiece(tok.DecodePiece(prev, id)))
 			prev = id
 			return true
 		}
@@ -285,4 +285,20 @@ func checkPromptIDs(in []int32, steps, vocab int) error {
 		}
 	}
 	return nil
+}
+
+// safePiece is run.c's safe_printf for a piece about to be printed: a
+// piece of one ASCII byte that is neither printable nor whitespace (a
+// byte token such as <0x1B>, ESC, or <0x08>, backspace) is dropped, as
+// run.c drops it, instead of reaching the terminal raw, where it could
+// recolour, erase or overwrite what was printed. Bytes from 0x80 on pass
+// (they are parts of UTF-8 characters that byte tokens spell out together,
+// which run.c would drop one by one); --json's "text" escapes everything.
+func safePiece(p string) string {
+	if len(p) == 1 {
+		if c := p[0]; c < 0x80 && !(c >= 0x20 && c < 0x7f) && !strings.ContainsRune(" \t\n\v\f\r", rune(c)) {
+			return ""
+		}
+	}
+	return p
 }
