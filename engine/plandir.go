@@ -25,7 +25,7 @@ type PlanOptions struct {
 	// Tokens (--max-tokens) is the KV cache's tokens and one step's tokens.
 	Tokens int
 	// Seqs (--seqs) is the sequences the KV cache keeps, SeqLen (--seq-len)
-	// the longest one's tokens (plan.Options.Seqs, SeqLen); 0: 1 and Tokens.
+	// the longest one's tokens (plan.Options.Seqs, SeqLen); 0: 1 and Tokens (at most max_position_embeddings).
 	Seqs, SeqLen int
 	// DeviceBytes is one device's memory (--device-memory); 0: not checked.
 	DeviceBytes int64
@@ -159,12 +159,6 @@ func PlanConfig(cfgJSON []byte, src model.WeightSource, o PlanOptions) (*DirPlan
 		return nil, err
 	}
 	dp := &DirPlan{Plan: p, Arch: cfg.Dims().Arch, ExpertParallel: o.EP, Skipped: skipped}
-	if mp := cfg.Dims().MaxPos; mp > 0 && p.SeqLen > mp {
-		// A slot sized past the model's positions plans rows it cannot run
-		// (--max-tokens' default 4096 on stories260K's 512).
-		dp.Notes = append(dp.Notes, fmt.Sprintf("the KV cache is counted for a sequence of %d tokens, more than max_position_embeddings %d, the most one sequence of this model holds (hsdb capture refuses a longer --data row): --seq-len %d plans the longest it runs",
-			p.SeqLen, mp, mp))
-	}
 	if n := nextnLayers(cfgJSON); n > 0 {
 		dp.NotCounted = append(dp.NotCounted, fmt.Sprintf("num_nextn_predict_layers %d: the multi-token-prediction layer(s) after layer %d, which vLLM loads only as a speculative-decoding draft (DeepSeekMTP), not with %s",
 			n, cfg.Dims().Layers-1, cfg.Dims().Arch))

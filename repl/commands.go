@@ -69,7 +69,7 @@ func init() {
 		{aliases: []string{"gen"}, group: "running", usage: "gen N",
 			help: "Run N decode steps, stopping at breakpoints inside each.\n" +
 				"Each sequence is fed its greedy (argmax) token. Stopped in a step, the step is finished first and the stopped pass's batch decoded on; otherwise decoding continues the last completed run.\n" +
-				"gen never starts a pass: after `input` changes the batch, gen is refused until `run` prefills the new one (then gen N decodes it), as continue never restarts a program in gdb.",
+				"gen never starts a pass: after `input` changes the batch, gen is refused until `run` prefills the new one (then gen N decodes it), as continue never restarts a program in gdb; so after `check` or `diff` with the model, whose forward passes of their own replace the run's sequences.",
 			fn: cmdGen},
 
 		// breakpoints
@@ -241,7 +241,7 @@ func init() {
 				"Every rank's copy, or --rank R's only (a replicated tensor then diverges on R, as `ranks` shows). Only tensors the pass reads after the stop can be edited (outputs; not a module's input). " +
 				"At a decoder layer, stream = hidden_states + residual is made for the stop only: editing it writes the edited stream into hidden_states and zeros residual in the edited rows, " +
 				"so the pair vLLM passes on sums exactly to the edited stream (hidden_states and residual then no longer hold their own halves); editing hidden_states or residual makes stream again in the edited rows. " +
-				"A partial sum takes = and + only with --rank. Edits are listed by `info edits`, shown at every later stop and in a dump's manifest (\"edits\"), and reset by `run`; " +
+				"A partial sum takes = and + only with --rank. A capture of the site records the edited tensor (what the pass goes on with). Edits are listed by `info edits`, shown at every later stop and in a dump's manifest (\"edits\"), and reset by `run`; " +
 				"--persist applies the edit again at the same site and step of every later run (ablations) until `delete edits`; a run where it no longer fits (another batch) stops with its error.\n" +
 				"A value the option does not take is an error and leaves the option as it was. " +
 				"With json on (or hsdb --json) each result is one line {\"command\", \"kind\", \"result\"} and each error {\"command\", \"error\"}; " +

@@ -73,6 +73,9 @@ func runCapture(args []string, io stdio) int {
 	if fs.NArg() > 0 {
 		return fail(2, "unexpected argument %q", fs.Arg(0))
 	}
+	if *out != "" && *ids != "" && *data != "" { // "need --out and one of" named neither fault
+		return fail(2, "--ids and --data both given: the input is one of them (hsdb capture --help lists the flags)")
+	}
 	if *out == "" || (*ids == "") == (*data == "") {
 		return fail(2, "need --out and one of --ids or --data (hsdb capture --help lists the flags)")
 	}

@@ -53,7 +53,7 @@ func runGenerate(args []string, io stdio) int {
 	mf.register(fs, "json")
 	ids := fs.String("ids", "", "prompt token ids, e.g. 1,2,3 (default: BOS alone: the tokenizer's; without a tokenizer or a BOS in it, the model's bos_token_id, generation_config.json's else config.json's, as HF's generate starts without input ids)")
 	prompt := fs.String("prompt", "", "prompt text, encoded with the model's tokenizer after the BOS its reference adds to a text (none for Kimi's tiktoken.model, nor for an HF tokenizer whose tokenizer_config.json says add_bos_token false, nor for a bare tokenizer.model whose tokenizer_config.json does not say add_bos_token true) and before the EOS it appends (HF's add_eos_token or a post_processor template ending in a special token; none for llama2.c or Kimi)")
-	steps := fs.Int("n", 256, "positions to run, prompt included (run.c's -n)")
+	steps := fs.Int("n", 256, "positions to run, prompt included (run.c's -n; at most max_position_embeddings, to which a larger -n is clamped, with a note)")
 	temp := fs.Float64("temperature", 0, "sampling temperature; 0 is greedy")
 	seed := fs.Uint64("seed", 1, "random seed for sampling")
 	if done, code := parseArgs(fs, args, io, generateUsage); done {
@@ -197,13 +197,13 @@ func runGenerate(args []string, io stdio) int {
 		// too); a prompt that starts without BOS (Kimi's tiktoken adds
 		// none) is printed from its first token, which follows nothing.
 		if in[0] != tok.BOS() && in[0] != startBOS {
-			fmt.Fprint(io.Out, tok.DecodePiece(-1, in[0]))
+			fmt.Fprint(io.Out, safePiece(tok.DecodePiece(-1, in[0])))
 		}
 		for i := 1; i < len(in); i++ {
-			fmt.Fprint(io.Out, tok.DecodePiece(in[i-1], in[i]))
+			fmt.Fprint(io.Out, safePiece(tok.DecodePiece(in[i-1], in[i])))
 		}
 		o.OnToken = func(id int32) bool {
-			fmt.Fprint(io.Out, tok.DecodePiece(prev, id))
+			fmt.Fprint(io.Out, safePiece(tok.DecodePiece(prev, id)))
 			prev = id
 			return true
 		}
@@ -220,11 +220,20 @@ func runGenerate(args []string, io stdio) int {
 		}
 		return fail(1, "%v", err)
 	}
+	// -n past max_position_embeddings is clamped to it (run.c clamps steps
+	// to seq_len), silently until now: say where it stopped.
+	clamped := ""
+	if mp := e.Dims.MaxPos; mp > 0 && *steps > mp && stoppedAt < 0 && len(in)+len(out)-1 >= mp {
+		clamped = fmt.Sprintf("-n %d is past max_position_embeddings %d: generation ran %d positions (%d generated after the %d-token prompt; run.c clamps -n to seq_len likewise)", *steps, mp, mp, len(out), len(in))
+	}
 	if *asJSON {
 		res := map[string]any{"prompt_ids": in, "ids": out}
 		var notes []string
 		if partial != "" {
 			notes = append(notes, partial)
+		}
+		if clamped != "" {
+			notes = append(notes, clamped)
 		}
 		if stoppedAt >= 0 {
 			res["stopped_at"] = stoppedAt
@@ -245,6 +254,9 @@ func runGenerate(args []string, io stdio) int {
 	}
 	if stoppedAt >= 0 && len(out) == 0 { // an empty line alone says nothing
 		fmt.Fprintf(io.Err, "hsdb generate: %s\n", stopNote(stoppedAt, hfEOS))
+	}
+	if clamped != "" {
+		defer fmt.Fprintf(io.Err, "hsdb generate: note: %s\n", clamped) // after the text's line
 	}
 	if tok == nil { // the ids as --ids takes them back
 		s := make([]string, len(out))
@@ -336,4 +348,20 @@ func checkPromptIDs(in []int32, steps, vocab int) error {
 		}
 	}
 	return nil
+}
+
+// safePiece is run.c's safe_printf for a piece about to be printed: a
+// piece of one ASCII byte that is neither printable nor whitespace (a
+// byte token such as <0x1B>, ESC, or <0x08>, backspace) is dropped, as
+// run.c drops it, instead of reaching the terminal raw, where it could
+// recolour, erase or overwrite what was printed. Bytes from 0x80 on pass
+// (they are parts of UTF-8 characters that byte tokens spell out together,
+// which run.c would drop one by one); --json's "text" escapes everything.
+func safePiece(p string) string {
+	if len(p) == 1 {
+		if c := p[0]; c < 0x80 && !(c >= 0x20 && c < 0x7f) && !strings.ContainsRune(" \t\n\v\f\r", rune(c)) {
+			return ""
+		}
+	}
+	return p
 }

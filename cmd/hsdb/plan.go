@@ -40,7 +40,7 @@ func runPlan(args []string, io stdio) int {
 	devMem := fs.String("device-memory", "141GiB", "memory of one device (--device cpu: of the host): 141GiB (H200), 80GiB, 96GB, or bytes")
 	tokens := fs.Int("max-tokens", plan.DefaultTokens, "tokens one forward step computes (activations), and by default the longest sequence the KV cache holds")
 	seqs := fs.Int("seqs", 1, "sequences the KV cache holds at once: hsdb's engine keeps a slot per sequence of a batch, each sized for its longest (2 sequences of 17 and 9 tokens hold 2 × 32 rows); a capture: the most rows a --max-batch-tokens batch packs, with --seq-len the longest of them; a longer row runs alone: plan it apart with --seqs 1")
-	seqLen := fs.Int("seq-len", 0, "the longest sequence's tokens, which sizes every slot (default --max-tokens; 4 sequences of 1024 in one step: --max-tokens 4096 --seqs 4 --seq-len 1024)")
+	seqLen := fs.Int("seq-len", 0, "the longest sequence's tokens, which sizes every slot, at most max_position_embeddings (default --max-tokens, or max_position_embeddings when smaller; 4 sequences of 1024 in one step: --max-tokens 4096 --seqs 4 --seq-len 1024)")
 	if done, code := parseArgs(fs, args, io, planUsage); done {
 		return code
 	}

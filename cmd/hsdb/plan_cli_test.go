@@ -15,13 +15,15 @@ import (
 // tied to the embeddings): embeddings 512/2 rows × 64; per layer q and o
 // 64·64/2 each, k and v 32·64/2 each, gate, up and down 172/2·64 each, two
 // norms of 64; the final norm 64: 130368 parameters, 521472 bytes. KV
-// cache for 4096 tokens: 5 layers × (K and V) × 2 kv heads × 8 × 4 bytes
-// per token = 2621440 bytes.
+// cache for one sequence of seq_len 512 tokens (the default --seq-len,
+// --max-tokens 4096, stops at max_position_embeddings: no sequence is
+// longer): 5 layers × (K and V) × 2 kv heads × 8 × 4 bytes per token =
+// 327680 bytes.
 func TestPlanEmbeddedModel(t *testing.T) {
 	const hidden, inter, layers, vocab = 64, 172, 5, 512
 	perLayer := hidden*hidden/2*2 + 32*hidden/2*2 + inter/2*hidden*3 + 2*hidden
 	wantWeights := int64(4 * (vocab/2*hidden + layers*perLayer + hidden))
-	wantKV := int64(4096 * layers * 2 * 2 * 8 * 4)
+	wantKV := int64(512 * layers * 2 * 2 * 8 * 4)
 	for _, model := range [][]string{nil, {"--model", "embedded"}, {"--model", "../../testdata/stories260K/stories260K.bin"}} {
 		args := append(append([]string{"plan"}, model...), "--tp", "2", "--json")
 		out, errs, code := runHsdb(t, args...)

@@ -10,14 +10,15 @@ import (
 // whole MiB (1.125 MiB as "1 MiB"; 2.5 MiB as "2 MiB"); sizes now have
 // three significant digits (engine/bytesize), the same in every command.
 // By hand for testdata/hf/llama (3 layers, 2 kv heads of head_dim 12, f32)
-// at --tp 2 and 4096 tokens: each rank holds 1 kv head, so its KV cache is
+// at --tp 2 and 64 sequences of 64 tokens (max_position_embeddings), 4096
+// rows: each rank holds 1 kv head, so its KV cache is
 // 2 (k and v) × 1 × 12 × 4 B × 3 layers × 4096 = 1179648 B = 1.125 MiB,
 // written "1.12 MiB" (the half rounds to even); its weights are 441984 B
 // (TestLoadRefusedPerDevice) = 431.6 KiB, "432 KiB"; --device-memory
 // 2500KiB is 2.44 MiB, "2.44 MiB" where the plan names it.
 func TestPlanSizesPrecision(t *testing.T) {
 	var out, errOut bytes.Buffer
-	code := hsdbMain([]string{"plan", "--model", "../../testdata/hf/llama", "--tp", "2", "--device", "cpu", "--device-memory", "2500KiB"}, stdio{Out: &out, Err: &errOut})
+	code := hsdbMain([]string{"plan", "--model", "../../testdata/hf/llama", "--tp", "2", "--seqs", "64", "--seq-len", "64", "--device", "cpu", "--device-memory", "2500KiB"}, stdio{Out: &out, Err: &errOut})
 	if code != 1 {
 		t.Fatalf("exit %d, want 1 (does not fit in 2500 KiB): %s%s", code, out.String(), errOut.String())
 	}

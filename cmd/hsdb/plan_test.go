@@ -102,8 +102,10 @@ func TestParseBytes(t *testing.T) {
 // first stage only, the final norm 384 and the head on the last only, as
 // vLLM places them — the tied head is the embedding, so llama's last stage
 // holds the embedding too, qwen3's its own lm_head of the same size; the
-// KV cache per layer at 4096 tokens 2·2·12·4096·4 = 786432 bytes (llama)
-// and 2·2·16·4096·4 = 1048576 (qwen3). --pp with --load-layers is refused.
+// KV cache per layer for one sequence of max_position_embeddings 64
+// tokens (the default --seq-len, --max-tokens 4096, stops there: no
+// sequence is longer) 2·2·12·64·4 = 12288 bytes (llama) and 2·2·16·64·4 =
+// 16384 (qwen3). --pp with --load-layers is refused.
 func TestPlanPipelineStages(t *testing.T) {
 	const embed, head, norm = 4 * 128 * 96, 4 * 128 * 96, 4 * 96
 	for _, c := range []struct {
@@ -111,8 +113,8 @@ func TestPlanPipelineStages(t *testing.T) {
 		layer, kv int64
 		last      int64 // the last stage's ends
 	}{
-		{"llama", 4 * (96*96 + 2*96*24 + 96*96 + 3*160*96 + 2*96), 2 * 2 * 12 * 4096 * 4, embed + norm},
-		{"qwen3", 4 * (128*96 + 2*32*96 + 96*128 + 3*160*96 + 2*96 + 2*16), 2 * 2 * 16 * 4096 * 4, head + norm},
+		{"llama", 4 * (96*96 + 2*96*24 + 96*96 + 3*160*96 + 2*96), 2 * 2 * 12 * 64 * 4, embed + norm},
+		{"qwen3", 4 * (128*96 + 2*32*96 + 96*128 + 3*160*96 + 2*96 + 2*16), 2 * 2 * 16 * 64 * 4, head + norm},
 	} {
 		var out, errOut bytes.Buffer
 		code := hsdbMain([]string{"plan", "--model", "../../testdata/hf/" + c.name, "--pp", "2", "--json"}, stdio{Out: &out, Err: &errOut})

@@ -33,7 +33,9 @@ type Options struct {
 	// together); 0 plans the weights alone, as the loader does.
 	Tokens int
 	// Seqs (--seqs) is how many sequences the KV cache keeps at once and
-	// SeqLen (--seq-len) the longest one's tokens; 0 means 1 and Tokens.
+	// SeqLen (--seq-len) the longest one's tokens; 0 means 1 and Tokens,
+	// at most max_position_embeddings (a longer SeqLen is an error: no
+	// sequence is longer).
 	// hsdb's engine keeps, per layer, a slot per sequence of a batch, each
 	// of the longest sequence's capacity (model.KVCache.Place: each
 	// prefill sizes the cache for its batch, decode steps grow it): Seqs ×
@@ -111,7 +113,8 @@ type Plan struct {
 }
 
 // New plans tree t (built by Config.Tree for o.World ranks) of a model with
-// sizes d. Errors: a byte count that overflows int64 (ErrOverflow).
+// sizes d. Errors: a byte count that overflows int64 (ErrOverflow); a
+// SeqLen past d.MaxPos.
 func New(t *model.Tree, d *model.Dims, o Options) (*Plan, error) {
 	world := max(o.World, 1)
 	if o.Tokens < 0 {
@@ -121,8 +124,18 @@ func New(t *model.Tree, d *model.Dims, o Options) (*Plan, error) {
 	if o.Seqs < 0 || o.SeqLen < 0 {
 		return nil, fmt.Errorf("--seqs %d, --seq-len %d: want 1 or more", o.Seqs, o.SeqLen)
 	}
+	// No sequence is longer than max_position_embeddings (the engine
+	// refuses such a row, as vLLM's max_model_len does): --seq-len past it
+	// plans a cache no run allocates, and the default (--max-tokens, the
+	// tokens of a step, which may pack several sequences) stops there.
+	if d != nil && d.MaxPos > 0 && seqLen > d.MaxPos {
+		return nil, fmt.Errorf("--seq-len %d is more than max_position_embeddings %d: no sequence can be longer (hsdb refuses such a row)", seqLen, d.MaxPos)
+	}
 	if seqLen == 0 {
 		seqLen = o.Tokens
+		if d != nil && d.MaxPos > 0 {
+			seqLen = min(seqLen, d.MaxPos)
+		}
 	}
 	act := o.Act
 	if act == tensor.Invalid {

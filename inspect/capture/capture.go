@@ -390,6 +390,54 @@ func (c *Capturer) Visit(ev *model.Event, ranks []*model.RankView) error {
 	return nil
 }
 
+// Revisit records ev's site again after the debugger changed its tensors
+// at a stop (`set var`, `patch`): the rows this step's Visit recorded for
+// each capture of the site are replaced by the edited ones, so that a dump
+// holds what the pass goes on with, as it does when a persistent edit is
+// replayed (applied before the capture sees the site). Before, the file's
+// hidden_states.L kept the value from before an edit at layer L while
+// hidden_states.L+1 was computed from the edited one. The replica check
+// merges the edited copies (an edit of one rank's copy makes them
+// differ). A capture armed at the stop recorded nothing here and is left
+// alone. Errors: none (a gather failure is kept, as Visit keeps it).
+func (c *Capturer) Revisit(ev *model.Event, ranks []*model.RankView) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b := ev.Batch
+	if c.batch != b {
+		return nil
+	}
+	for _, i := range c.bySite[ev.Site.Path] {
+		spec := c.specs[i]
+		g, err := gatherSite(spec.Site, c.faultTensor(spec), ranks, true)
+		if err != nil {
+			c.fail(err)
+			continue
+		}
+		if g.T.Rows() != b.Tokens() || len(g.T.Shape) < 2 {
+			continue // Visit refused it already
+		}
+		if len(ranks) > 1 && (strings.HasPrefix(g.How, "replicated") || strings.HasPrefix(g.How, "gathered")) {
+			r := c.reps[spec.Key]
+			r.merge(ReplicaRecord{Ranks: len(ranks), MaxRelDiff: g.MaxRankDiff, WorstRank: g.WorstRank, Differing: g.Differing, Alone: g.Alone})
+			c.reps[spec.Key] = r
+		}
+		for s, n := range b.SeqLens {
+			sc := c.seqs[b.Seqs[s]]
+			old := sc.Tensors[spec.Key]
+			if old == nil || old.Rows() < n {
+				continue
+			}
+			rows := c.applyFaults(spec, g.T.SliceRows(b.SeqStart(s), b.SeqStart(s)+n), len(ranks))
+			if keep := old.Rows() - n; keep > 0 {
+				rows = appendRows(old.SliceRows(0, keep), rows)
+			}
+			sc.Tensors[spec.Key] = rows
+		}
+	}
+	return nil
+}
+
 // recordIDs appends each sequence's tokens of batch b (a prefill, step 0,
 // starts the sequence over). A sequence first seen after its start — a
 // capture armed after `run`, then `gen` — is refused (the capture's error,

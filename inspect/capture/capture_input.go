@@ -118,6 +118,9 @@ func parseRow(b []byte, where string, index int, tok tokenizer.Tokenizer, lim Li
 	if rest := bytes.TrimSpace(b[dec.InputOffset():]); len(rest) > 0 {
 		return InputSeq{}, fmt.Errorf("%s: %q follows the row's JSON object at byte %d: one object per line", where, clipBytes(rest, 40), dec.InputOffset())
 	}
+	if err := RowKeyFault(b); err != nil {
+		return InputSeq{}, fmt.Errorf("%s: %w", where, err)
+	}
 	if (r.InputIDs.ids != nil || r.InputIDs.over > 0) && r.Text != nil {
 		return InputSeq{}, fmt.Errorf("%s: the row has both \"input_ids\" and \"text\": give one", where)
 	}

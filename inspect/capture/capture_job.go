@@ -184,7 +184,7 @@ func RunCaptureJob(ctx context.Context, e *Target, in *Inputs, opts JobOptions) 
 	// Sequences a resume kept are all of this job's input (ResumeDump
 	// keeps only a staging directory of the same input sha256); the rows
 	// are read as the batches are packed, and theirs skipped.
-	res := &JobResult{JobProgress: JobProgress{Total: in.Len(), BytesPerToken: w.bytesPerToken(len(plan.Srcs))}}
+	res := &JobResult{JobProgress: JobProgress{Total: in.Len(), BytesPerToken: w.bytesPerToken(len(plan.Srcs), in.Len() > 0 && in.Masked == in.Len())}}
 	res.Recaptured = w.Dropped()
 	if w.Count() > 0 {
 		notes, err := w.recheckKept(in)

@@ -45,7 +45,8 @@ type jsonlFile struct {
 // text (tokenizer.TextBOS, as `hsdb generate --prompt` does) and before
 // the EOS it appends (tokenizer.TextEOS: add_eos_token); an optional "id" (string or number) names the sequence
 // in the manifest, else its index among the sequences. Errors name the
-// file and line: bad JSON, anything after a row's object on its line, both
+// file and line: bad JSON, anything after a row's object on its line, a
+// field given twice or in other case (RowKeyFault), both
 // input_ids and text or neither, a negative id, a
 // loss_mask of another length or with values other than 0 and 1, text
 // without a tokenizer, a line over MaxLineBytes, two rows with one id, and

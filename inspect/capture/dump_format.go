@@ -58,8 +58,9 @@ func (w *DumpWriter) trainerSources(s *SeqCapture) ([]*tensor.Tensor, error) {
 		if len(t.Shape) != 2 || t.Shape[0] != n || (w.hidden > 0 && t.Shape[1] != w.hidden) {
 			return nil, fmt.Errorf("%w: %s is %s, want [%d, %d]", ErrInvalid, src.Key(), tensor.ShapeString(t.Shape), n, w.hidden)
 		}
-		if t.DType != w.dtype {
-			t = t.Convert(w.dtype)
+		t, err := convertFinite(src.Key(), t, w.dtype)
+		if err != nil {
+			return nil, err
 		}
 		if nan, inf := nonFinite(t); nan+inf > 0 {
 			return nil, fmt.Errorf("%w: %s has %d NaN and %d Inf", ErrInvalid, src.Key(), nan, inf)

@@ -166,7 +166,7 @@ func otherJob(a, b *Manifest) string {
 	// The format's ids before hsdb's layers: --layers was given in the
 	// format's ids (speculators 0,1,2 -> 0,1,3 is hsdb layers 0,1 -> 0,2).
 	case a.Capture.Format != b.Capture.Format || joinInts(a.Capture.FormatIDs) != joinInts(b.Capture.FormatIDs) || a.Capture.Compressed != b.Capture.Compressed:
-		return fmt.Sprintf("format %s ids %s, now %s ids %s", FileText(a.Capture.Format), FileText(joinInts(a.Capture.FormatIDs)), b.Capture.Format, joinInts(b.Capture.FormatIDs))
+		return fmt.Sprintf("format %s, now %s", FileText(formatWords(a.Capture)), formatWords(b.Capture))
 	case joinInts(a.Capture.Layers) != joinInts(b.Capture.Layers):
 		return fmt.Sprintf("layers %s, now %s", FileText(joinInts(a.Capture.Layers)), joinInts(b.Capture.Layers))
 	case a.Capture.What != b.Capture.What:
@@ -177,6 +177,21 @@ func otherJob(a, b *Manifest) string {
 		return "another model config"
 	}
 	return ""
+}
+
+// formatWords names a capture's file format and its layer ids as the
+// flags give them, for otherJob: "hsdb layers 1,3" (Format "" is hsdb's
+// own dump, whose ids are hsdb layers), "speculators ids 1,3",
+// "specforge ids 0,1,2, compressed" (.ckpt.gz).
+func formatWords(c CaptureInfo) string {
+	if c.Format == "" || c.Format == string(FormatHsdb) {
+		return "hsdb layers " + joinInts(c.Layers)
+	}
+	s := c.Format + " ids " + joinInts(c.FormatIDs)
+	if c.Compressed {
+		s += ", compressed"
+	}
+	return s
 }
 
 // keepValidated carries over the validated sequences of a resumed

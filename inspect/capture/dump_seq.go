@@ -52,9 +52,9 @@ func (w *DumpWriter) seqTensors(s *SeqCapture) ([]safetensors.Named, map[string]
 			out = append(out, safetensors.Named{Name: k, T: t})
 			continue
 		}
-		ct := t
-		if t.DType != w.dtype {
-			ct = t.Convert(w.dtype)
+		ct, err := convertFinite(k, t, w.dtype)
+		if err != nil {
+			return nil, nil, err
 		}
 		want[k] = ct.ToF32()
 		floats = append(floats, safetensors.Named{Name: k, T: ct})
@@ -233,11 +233,15 @@ func recBytes(r SeqRecord) int64 {
 
 // bytesPerToken is what a token costs in the files, headers aside: k
 // captured vectors of hidden_size in the dump dtype plus the 8-byte token
-// id (and SpecForge's 8-byte loss_mask entry; hsdb's own dump's when the
-// input has one is not counted).
-func (w *DumpWriter) bytesPerToken(k int) int64 {
+// id, and an 8-byte loss_mask entry where the files hold one: SpecForge's
+// always, hsdb's own dump's when every input row has one (masked; a job
+// whose rows differ is counted without it). Speculators files hold none.
+func (w *DumpWriter) bytesPerToken(k int, masked bool) int64 {
 	n := int64(k*w.hidden*w.dtype.Size()) + 8
-	if w.plan != nil && w.plan.Format == FormatSpecForge {
+	switch {
+	case w.plan != nil && w.plan.Format == FormatSpecForge:
+		n += 8
+	case masked && (w.plan == nil || w.plan.Format == FormatHsdb || w.plan.Format == ""):
 		n += 8
 	}
 	return n

@@ -20,6 +20,8 @@ func TestEagle3AuxNote(t *testing.T) {
 	}{
 		{FormatSpeculators, []int{1, 2, 3}, "holds 2 aux ids before the last (hidden_states[:, :-1]), EAGLE-3's draft reads 3"},
 		{FormatSpeculators, []int{0, 1, 2, 3}, ""},
+		// "the file holds 1 aux ids": one id before the last is one aux id.
+		{FormatSpeculators, []int{1, 3}, "holds 1 aux id before the last (hidden_states[:, :-1])"},
 		{FormatSpecForge, []int{0, 1}, ""},
 		{FormatSpecForge, []int{0, 1, 2}, ""},
 		{FormatHsdb, []int{1, 2}, ""},

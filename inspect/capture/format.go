@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"hsdb/inspect/plural"
 )
 
 // Format is the on-disk layout a capture job writes: hsdb's own dump or
@@ -247,7 +249,7 @@ func Eagle3AuxNote(f Format, ids []int) string {
 	switch f {
 	case FormatSpeculators:
 		if n := len(ids) - 1; n != 3 {
-			return fmt.Sprintf("speculators ids %s: the file holds %d aux ids before the last (hidden_states[:, :-1]), EAGLE-3's draft reads 3 (4 ids)", joinInts(ids), n)
+			return fmt.Sprintf("speculators ids %s: the file holds %s before the last (hidden_states[:, :-1]), EAGLE-3's draft reads 3 (4 ids)", joinInts(ids), plural.N(n, "aux id"))
 		}
 	}
 	return ""

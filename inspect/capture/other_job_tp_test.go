@@ -84,4 +84,17 @@ func TestOtherJobNamesFormatIDs(t *testing.T) {
 	if want := "layers 0,1,2, now 0,1,3"; own != want {
 		t.Errorf("hsdb dump: %q, want %q", own, want)
 	}
+	// hsdb's own dump (format "", no format ids) against a speculators
+	// job read "format  ids , now speculators ids 1,3"; and a job that
+	// differs by --compress alone "format specforge ids 0,1,2, now
+	// specforge ids 0,1,2", the same words on both sides.
+	mixed := otherJob(job("", nil, []int{1, 3}), job("speculators", []int{1, 3}, []int{0, 2}))
+	if want := "format hsdb layers 1,3, now speculators ids 1,3"; mixed != want {
+		t.Errorf("hsdb vs speculators: %q, want %q", mixed, want)
+	}
+	gz := job("specforge", []int{0, 1, 2}, []int{0, 1, 2})
+	gz.Capture.Compressed = true
+	if got, want := otherJob(job("specforge", []int{0, 1, 2}, []int{0, 1, 2}), gz), "format specforge ids 0,1,2, now specforge ids 0,1,2, compressed"; got != want {
+		t.Errorf("--compress alone: %q, want %q", got, want)
+	}
 }

@@ -39,7 +39,18 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 	// both are said where the labels are (a pass, or no --layers).
 	formatIDs, asIDs, noLayersIDs := "", "", ""
 	if ids, ok := l.speculatorsIDs(); ok && joinInts(ids) != joinInts(labels) {
-		asIDs, noLayersIDs = " (hsdb layers = speculators ids "+joinInts(ids)+")", ": hsdb layers = speculators ids "+joinInts(ids)
+		// Id 0 is the embeddings, no hsdb layer: "labelled 0,1,2: hsdb
+		// layers = speculators ids 0,1,2,3" matched 3 labels to 4 ids.
+		var layerIDs []int
+		emb := ""
+		for _, id := range ids {
+			if id == 0 {
+				emb = "; speculators id 0 is the embeddings, no hsdb layer"
+				continue
+			}
+			layerIDs = append(layerIDs, id)
+		}
+		asIDs, noLayersIDs = " (hsdb layers = speculators ids "+joinInts(layerIDs)+emb+")", ": hsdb layers = speculators ids "+joinInts(layerIDs)+emb
 		if joinInts(ids) == joinInts(opts.Layers) {
 			formatIDs = fmt.Sprintf("; %s are this file's speculators ids (id k = hsdb layer k-1's output, id 0 the embeddings), and --layers (check, diff) are hsdb layers: --layers %s", joinInts(ids), joinInts(labels))
 		}
@@ -105,6 +116,10 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 	}
 	// one sequence
 	switch {
+	case len(l.Entries) == 0: // a file's seq_lens alone flattens nothing
+		add(capture.RuleOneSeq, capture.Skip, "no entries")
+	case len(opts.SeqLens) == 1 && opts.SeqLensFrom != "" && n >= 0 && opts.SeqLens[0] != n:
+		add(capture.RuleOneSeq, capture.Fail, "%s records length %d for this file, but %s holds %d tokens", opts.SeqLensFrom, opts.SeqLens[0], l.IDsName(), n)
 	case len(opts.SeqLens) > 0 && n >= 0 && sum(opts.SeqLens) != n:
 		add(capture.RuleOneSeq, capture.Fail, "%s %s sum to %d, but %s holds %d tokens", seqLensFrom(opts), joinInts(opts.SeqLens), sum(opts.SeqLens), l.IDsName(), n)
 	case len(opts.SeqLens) == 0 && len(l.SeqLens) > 0 && n >= 0 && sum(l.SeqLens) != n:
@@ -131,6 +146,13 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 		add(capture.RuleOneSeq, capture.Pass, "one sequence of %d tokens, as %s says%s", r.SeqLens[0], src, how)
 	case r.wantModel && r.badIDs:
 		add(capture.RuleOneSeq, capture.Skip, "not checked: %s", notRun(l))
+	case r.matchErr != nil:
+		// --model was given, but its forward pass could not run on the
+		// file (a partial load, ids past the context, a failed pass).
+		add(capture.RuleOneSeq, capture.Skip, "not checked: --model's forward pass did not run on this file (the matches-model rule says why); --seq-lens checks it without one")
+	case r.hasModel:
+		// It ran, and no entry is close to anything it computed.
+		add(capture.RuleOneSeq, capture.Skip, "not checked: no entry matches --model's forward pass, which would tell one sequence from a flattened batch (the matches-model rule says what each is closest to); --seq-lens checks it without one")
 	default:
 		add(capture.RuleOneSeq, capture.Skip, "not checked: give --model (a forward pass finds flattened batches) or --seq-lens")
 	}

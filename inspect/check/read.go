@@ -90,6 +90,8 @@ func ReadCaptureFile(path string) (*CaptureFile, error) {
 	f.Close()
 	head = head[:n]
 	switch {
+	case n == 0: // "(starts with )" said nothing
+		return nil, fmt.Errorf("%s: %w: the file is empty (0 bytes)", path, ErrUnreadable)
 	case n >= 4 && bytes.Equal(head[:4], []byte("PK\x03\x04")):
 		return ReadTorch(path)
 	case n >= 2 && head[0] == 0x1f && head[1] == 0x8b: // SpecForge's .ckpt.gz: a gzipped torch.save archive

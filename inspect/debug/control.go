@@ -140,6 +140,9 @@ func (s *Session) Gen(n int) (*client.Outcome, error) {
 		s.mu.Unlock()
 		return s.resume(resumeMode{}, nil)
 	}
+	if s.nextBorrowed {
+		return nil, fmt.Errorf("gen %d: the last `run`'s prefill is gone: `check` and `diff` ran forward passes of their own on the loaded model since, which replaced its sequences; `run` again, then gen %d", n, n)
+	}
 	if len(s.next) == 0 || len(seqs) == 0 {
 		return nil, fmt.Errorf("gen: no completed prefill to continue: `run` first")
 	}
@@ -385,7 +388,7 @@ func (s *Session) wait() (*client.Outcome, error) {
 			s.running, s.traceMuted = false, false
 			s.mu.Unlock()
 			s.job = nil
-			s.next = j.next
+			s.next, s.nextBorrowed = j.next, false
 			if ev.err != nil {
 				if errors.Is(ev.err, client.ErrKilled) {
 					return nil, nil

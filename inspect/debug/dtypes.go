@@ -59,15 +59,38 @@ func (s *Session) weightDTypes() client.WeightDTypes {
 			kept = map[tensor.DType]int{s.Options.DType: packed}
 		}
 	}
-	for dt, n := range stored {
-		k := dt
+	keptAs := func(dt tensor.DType) tensor.DType {
 		switch {
 		case s.Options.DType != tensor.Invalid:
-			k = s.Options.DType
+			return s.Options.DType
 		case dt == tensor.F8E4M3 || dt == tensor.F64:
-			k = tensor.F32
+			return tensor.F32
 		}
-		kept[k] += n
+		return dt
+	}
+	for dt, n := range stored {
+		kept[keptAs(dt)] += n
+	}
+	// The MoE router's e_score_correction_bias is read to the host as
+	// float32 whatever --dtype or the checkpoint's dtype (engine/nn
+	// loadBias; vLLM keeps it float32): `--dtype bf16` listed it as bf16.
+	var bias []model.Param
+	for _, p := range s.E.Tree.Params() {
+		if strings.HasSuffix(p.Name, ".e_score_correction_bias") {
+			bias = append(bias, p)
+		}
+	}
+	if len(bias) > 0 {
+		if bs, _, err := storedDTypes(s.E.Path, bias); err == nil {
+			for dt, n := range bs {
+				k := keptAs(dt)
+				kept[k] -= n
+				kept[tensor.F32] += n
+				if kept[k] == 0 {
+					delete(kept, k)
+				}
+			}
+		}
 	}
 	if s.Options.DType != tensor.Invalid {
 		w.Converted = "--dtype " + s.Options.DType.String()

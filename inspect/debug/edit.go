@@ -290,6 +290,12 @@ func (s *Session) SetVar(req client.EditRequest) (client.Edit, error) {
 	return s.applyNow(e)
 }
 
+// revisiter is an observer that records a site again after an edit at
+// the stop changed its tensors (capture.Capturer.Revisit).
+type revisiter interface {
+	Revisit(ev *model.Event, ranks []*model.RankView) error
+}
+
 // applyNow applies e at the stop and records it.
 func (s *Session) applyNow(e *edit) (client.Edit, error) {
 	err := s.at(func(st *stopCtx) error {
@@ -299,7 +305,19 @@ func (s *Session) applyNow(e *edit) (client.Edit, error) {
 		}
 		e.Site, e.Step, e.siteIdx = st.ev.Site.Path, st.ev.Step, st.ev.Site.Index
 		e.Text = editText(e.Site, e.Step, e.Tensor, e.Rows, e.Cols, e.Rank, e.What)
-		return commit(st, ws)
+		if err := commit(st, ws); err != nil {
+			return err
+		}
+		// The observers saw the site before the stop: captures record
+		// the edited tensors again (what the pass goes on with).
+		for _, o := range s.Observers {
+			if r, ok := o.(revisiter); ok {
+				if err := r.Revisit(st.ev, st.views); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return client.Edit{}, err

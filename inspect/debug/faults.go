@@ -57,6 +57,15 @@ func (s *Session) Inject(cf client.Fault) error {
 			f.Rank = w - 1
 		}
 	}
+	// At one rank these change nothing (no all-reduce to skip, the
+	// vocabulary unsplit): they were accepted and listed at every run and
+	// in the dump's manifest while the run was the model's own.
+	if f.Kind == model.FaultSkipAllReduce && w == 1 {
+		return fmt.Errorf("inject %s: one rank has no all-reduce to skip: the fault needs tp > 1", f.Kind)
+	}
+	if f.Kind == model.FaultVocabPadding && w == 1 {
+		return fmt.Errorf("inject %s: one rank holds the whole vocabulary, unsplit: the fault needs tp > 1", f.Kind)
+	}
 	if (f.Kind == capture.FaultKeepShard || f.Kind == capture.FaultGatherRows) && w == 1 {
 		return fmt.Errorf("inject %s: one rank holds the whole tensor: the fault needs tp > 1", f.Kind)
 	}

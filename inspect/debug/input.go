@@ -88,7 +88,8 @@ const MaxBatchFileBytes = 256 << 20
 
 // ReadJSONL reads a batch from a JSON-lines file: one object per line with
 // either "text" (encoded as Encode does) or "input_ids" (a list of ints);
-// blank lines are skipped. A row's loss_mask is not kept (the batch is
+// blank lines and a UTF-8 byte order mark before the first are skipped,
+// as `hsdb capture --data` skips them. A row's loss_mask is not kept (the batch is
 // token ids alone): the notes say how many rows had one. Errors name the
 // file and line, and the record's fault in JSON's terms
 // (parseJSONLRecord); a line over 64 MiB is refused, and so are, before
@@ -110,7 +111,14 @@ func (s *Session) ReadJSONL(path string) ([][]int32, []string, error) {
 	n, masked := 1, 0
 	textMasked := 0 // the first line of a text row with a loss_mask, which capture refuses
 	for ; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
+		line := sc.Text()
+		if n == 1 {
+			// A UTF-8 byte order mark (RFC 8259 §8.1 lets a parser
+			// ignore it), as `hsdb capture --data` ignores it: the same
+			// file was refused here as "invalid character 'ï'".
+			line = strings.TrimPrefix(line, "\ufeff")
+		}
+		line = strings.TrimSpace(line)
 		if line == "" {
 			continue
 		}
@@ -176,8 +184,9 @@ func jsonKind(raw json.RawMessage) string {
 // set) or {"input_ids": [ids]} (ids set: non-negative integers that fit
 // int32, at least one). A null field counts as absent. Errors say what the
 // record holds in JSON's terms (an array where an object belongs, a token
-// id that is 1.5 or "2"), never Go's types. It returns the record's
-// fields too.
+// id that is 1.5 or "2"), never Go's types; a field given twice or in
+// other case is refused as `hsdb capture --data` refuses it
+// (capture.RowKeyFault). It returns the record's fields too.
 func parseJSONLRecord(line []byte) (map[string]json.RawMessage, *string, []int32, error) {
 	const want = `want a JSON object {"text": ...} or {"input_ids": [...]}`
 	var rec map[string]json.RawMessage
@@ -187,6 +196,9 @@ func parseJSONLRecord(line []byte) (map[string]json.RawMessage, *string, []int32
 			return nil, nil, nil, fmt.Errorf("%s, got a JSON %s", want, jsonKind(line))
 		}
 		return nil, nil, nil, fmt.Errorf("not valid JSON: %v", err)
+	}
+	if err := capture.RowKeyFault(line); err != nil {
+		return nil, nil, nil, err
 	}
 	textRaw, hasText := rec["text"]
 	idsRaw, hasIDs := rec["input_ids"]

@@ -47,6 +47,9 @@ func (s *Session) Borrow(fn func() error) error {
 	if s.job != nil {
 		return fmt.Errorf("%w: let it finish first (%s)", client.ErrBusy, finishHint)
 	}
+	if s.next != nil {
+		s.nextBorrowed = true
+	}
 	s.next = nil
 	return fn()
 }

@@ -104,6 +104,9 @@ func (p *Pattern) Sites(t *model.Tree) ([]*model.Site, error) {
 		if hint == "" {
 			hint = p.typoHint(t)
 		}
+		if hint == "" {
+			hint = p.layerlessHint(t)
+		}
 		return nil, fmt.Errorf("%w: %q matches no site of this model (%s; `info sites` lists them)%s", client.ErrNoSite, p.Src, siteHint(t), hint)
 	}
 	return out, nil
@@ -124,6 +127,8 @@ func (p *Pattern) typoHint(t *model.Tree) string {
 	layer := -1
 	if m := layerNumber.FindStringSubmatch(p.Src); m != nil {
 		layer, _ = strconv.Atoi(m[1])
+	} else if m := numberComp.FindStringSubmatch(p.Src); m != nil {
+		layer, _ = strconv.Atoi(m[1]) // layer.1, layrs.1: "layers" mistyped before the number
 	}
 	short := !strings.HasPrefix(p.Src, "model.")
 	var names []string
@@ -144,8 +149,38 @@ func (p *Pattern) typoHint(t *model.Tree) string {
 	return "; did you mean " + strings.Join(c, " or ") + "?"
 }
 
+// layerlessHint answers a path written without its decoder layer
+// (mlp.gate, self_attn) that is a site of decoder layers: "; a decoder
+// layer's site: layers.N.mlp.gate, N in 1-3 (break layers.*.mlp.gate
+// stops at every one)"; "" when it is not, or the path has wildcards or a
+// layer.
+func (p *Pattern) layerlessHint(t *model.Tree) string {
+	src := strings.TrimPrefix(p.Src, "model.")
+	if strings.ContainsAny(src, "*{}") || strings.HasPrefix(src, "layers") || numberComp.MatchString(src) {
+		return ""
+	}
+	var in []string
+	for _, s := range t.Sites {
+		if s.Layer >= 0 && s.Path == fmt.Sprintf("model.layers.%d.%s", s.Layer, src) {
+			in = append(in, strconv.Itoa(s.Layer))
+		}
+	}
+	if len(in) == 0 {
+		return ""
+	}
+	which := strings.Join(in, ",")
+	if first, _ := strconv.Atoi(in[0]); len(in) > 2 && in[len(in)-1] == strconv.Itoa(first+len(in)-1) {
+		which = in[0] + "-" + in[len(in)-1]
+	}
+	return fmt.Sprintf("; a decoder layer's site: layers.N.%s, N in %s (break layers.*.%s stops at every one)", src, which, src)
+}
+
 // layerNumber finds the decoder layer a site path names (layers.12.mlp).
 var layerNumber = regexp.MustCompile(`(?:^|\.)layers\.(\d+)(?:\.|$)`)
+
+// numberComp finds a number path component (layrs.1.mlp, layer.1): the
+// decoder layer of a path whose "layers" is mistyped.
+var numberComp = regexp.MustCompile(`(?:^|\.)(\d+)(?:\.|$)`)
 
 // hfFused are HF checkpoint modules that vLLM fuses into one linear, whose
 // site then stands for them: the fused module's name and the tensor of its

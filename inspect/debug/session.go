@@ -54,6 +54,10 @@ type Session struct {
 	// next is the greedy next token of each sequence after the last
 	// completed step (what `gen` feeds), nil when there is none.
 	next []int32
+	// nextBorrowed says that next was dropped by Borrow: the forward
+	// passes of `check` or `diff` replaced the engine's sequences after a
+	// completed `run` (gen's error then says so, not "`run` first").
+	nextBorrowed bool
 	// ranBatch is the batch of the last prefill (`run`): the sequences
 	// next continues. `gen` refuses when `input` has changed the batch
 	// since (ranBatch differs from batch).
