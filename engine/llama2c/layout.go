@@ -110,12 +110,7 @@ type Source struct {
 // (ReadHeader: the file's size checked against the arrays the header
 // declares) and returns the Source it describes. Errors are ReadHeader's.
 func OpenSource(path string) (*Source, error) {
-	fh, err := regfile.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer fh.Close()
-	h, size, err := readHeader(fh, path)
+	h, size, err := headerOf(path)
 	if err != nil {
 		return nil, err
 	}

@@ -47,13 +47,19 @@ const HeaderSize = 28
 // the bytes left after the last one), and those of opening a file that is
 // not regular.
 func ReadHeader(path string) (Header, error) {
+	h, _, err := headerOf(path)
+	return h, err
+}
+
+// headerOf opens the regular file at path, reads and checks its header
+// (readHeader) and closes it: the header and the file's size in bytes.
+func headerOf(path string) (Header, int64, error) {
 	fh, err := regfile.Open(path)
 	if err != nil {
-		return Header{}, err
+		return Header{}, 0, err
 	}
 	defer fh.Close()
-	h, _, err := readHeader(fh, path)
-	return h, err
+	return readHeader(fh, path)
 }
 
 // array is one of a checkpoint's float32 arrays, in file order, with its

@@ -362,11 +362,7 @@ func (c *Capturer) Visit(ev *model.Event, ranks []*model.RankView) error {
 			c.fail(fmt.Errorf("%w: %s %s is %s, not per-token [%d, ...]: it cannot be split per sequence", ErrCapture, spec.Site, spec.Tensor, tensor.ShapeString(g.T.Shape), b.Tokens()))
 			continue
 		}
-		if len(ranks) > 1 && (strings.HasPrefix(g.How, "replicated") || strings.HasPrefix(g.How, "gathered")) {
-			r := c.reps[spec.Key]
-			r.merge(ReplicaRecord{Ranks: len(ranks), MaxRelDiff: g.MaxRankDiff, WorstRank: g.WorstRank, Differing: g.Differing, Alone: g.Alone})
-			c.reps[spec.Key] = r
-		}
+		c.recordReplicas(spec, g, len(ranks))
 		for s, n := range b.SeqLens {
 			sc := c.seqs[b.Seqs[s]]
 			rows := c.applyFaults(spec, g.T.SliceRows(b.SeqStart(s), b.SeqStart(s)+n), len(ranks))
@@ -417,11 +413,7 @@ func (c *Capturer) Revisit(ev *model.Event, ranks []*model.RankView) error {
 		if g.T.Rows() != b.Tokens() || len(g.T.Shape) < 2 {
 			continue // Visit refused it already
 		}
-		if len(ranks) > 1 && (strings.HasPrefix(g.How, "replicated") || strings.HasPrefix(g.How, "gathered")) {
-			r := c.reps[spec.Key]
-			r.merge(ReplicaRecord{Ranks: len(ranks), MaxRelDiff: g.MaxRankDiff, WorstRank: g.WorstRank, Differing: g.Differing, Alone: g.Alone})
-			c.reps[spec.Key] = r
-		}
+		c.recordReplicas(spec, g, len(ranks))
 		for s, n := range b.SeqLens {
 			sc := c.seqs[b.Seqs[s]]
 			old := sc.Tensors[spec.Key]
@@ -474,4 +466,16 @@ func appendRows(a, b *tensor.Tensor) *tensor.Tensor {
 	out := &tensor.Tensor{Shape: shape, DType: a.DType, Data: make([]byte, 0, len(a.Data)+len(b.Data))}
 	out.Data = append(append(out.Data, a.Data...), b.Data...)
 	return out
+}
+
+// recordReplicas merges a gathered site's cross-rank check into the replica
+// record of spec's tensor (c.reps, what the manifest's replica_check
+// reports), when more than one rank held a replicated or gathered copy.
+// Called with c.mu held.
+func (c *Capturer) recordReplicas(spec CaptureSpec, g *Gathered, ranks int) {
+	if ranks > 1 && (strings.HasPrefix(g.How, "replicated") || strings.HasPrefix(g.How, "gathered")) {
+		r := c.reps[spec.Key]
+		r.merge(ReplicaRecord{Ranks: ranks, MaxRelDiff: g.MaxRankDiff, WorstRank: g.WorstRank, Differing: g.Differing, Alone: g.Alone})
+		c.reps[spec.Key] = r
+	}
 }
