@@ -16,12 +16,7 @@ import (
 // end and `disable` the breakpoints, check's alone offers --no-model, and
 // following it works: after disable and continue check runs.
 func TestCheckDiffAtStop(t *testing.T) {
-	f := newFake(t, 1)
-	dir := filepath.Join(t.TempDir(), "d")
-	f.Exec(batchCmd)
-	f.Exec("capture layers 1")
-	f.Exec("run")
-	f.Exec("dump " + dir)
+	f, dir := dumpedFake(t)
 	f.Exec("break layers.2")
 	f.AssertExec("run", "Stopped at model.layers.2 ")
 	f.AssertError("check "+dir, "or give --no-model")
@@ -352,4 +347,17 @@ func TestInputFileTextLossMask(t *testing.T) {
 	if strings.Contains(out, "keeps it") {
 		t.Errorf("note promises capture keeps a text row's loss_mask:\n%s", out)
 	}
+}
+
+// dumpedFake is a one-rank fake debugger that has run the batch of
+// batchCmd with layer 1 captured and dumped it: the debugger and the dump
+// directory.
+func dumpedFake(t *testing.T) (*fakeTerm, string) {
+	f := newFake(t, 1)
+	dir := filepath.Join(t.TempDir(), "d")
+	f.Exec(batchCmd)
+	f.Exec("capture layers 1")
+	f.Exec("run")
+	f.Exec("dump " + dir)
+	return f, dir
 }

@@ -1,7 +1,6 @@
 package repl
 
 import (
-	"path/filepath"
 	"testing"
 )
 
@@ -12,12 +11,7 @@ import (
 // as what replaced the prefill; check --no-model runs no pass and leaves
 // gen working, and a new `run` clears the note.
 func TestGenAfterCheckSaysWhy(t *testing.T) {
-	f := newFake(t, 1)
-	dir := filepath.Join(t.TempDir(), "d")
-	f.Exec(batchCmd)
-	f.Exec("capture layers 1")
-	f.Exec("run")
-	f.Exec("dump " + dir)
+	f, dir := dumpedFake(t)
 	f.AssertExec("gen 1", "Finished: 1 decode step")
 	f.AssertExec("check "+dir+" --no-model", "valid")
 	f.AssertExec("gen 1", "Finished: 1 decode step")

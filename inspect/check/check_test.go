@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"hsdb/engine"
+	"hsdb/engine/model"
 	"hsdb/engine/modelpath"
 	"hsdb/engine/safetensors"
 	"hsdb/engine/tensor"
@@ -43,11 +44,7 @@ func llamaEngine(t *testing.T) *engine.Engine { return fixtureEngine(t, "llama")
 
 func llamaCheck(t *testing.T, name string) *Report {
 	t.Helper()
-	d, err := modelpath.ConfigDims("../../testdata/hf/llama")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return CheckFile(filepath.Join(capturesDir, name), CheckOptions{Dims: d, Model: targetOf(llamaEngine(t)), Layers: []int{0, 1, 2}})
+	return CheckFile(filepath.Join(capturesDir, name), CheckOptions{Dims: llamaDims(t), Model: targetOf(llamaEngine(t)), Layers: []int{0, 1, 2}})
 }
 
 func diagText(r *Report) string {
@@ -302,4 +299,14 @@ func TestDiffFirstDeparture(t *testing.T) {
 	if !departs || !strings.Contains(text, "first departure: layer 1 (hidden_states.1) from token 4") {
 		t.Fatalf("%s", text)
 	}
+}
+
+// llamaDims is the Llama fixture's config dimensions (testdata/hf/llama).
+func llamaDims(t *testing.T) *model.Dims {
+	t.Helper()
+	d, err := modelpath.ConfigDims("../../testdata/hf/llama")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

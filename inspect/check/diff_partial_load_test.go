@@ -7,7 +7,6 @@ import (
 
 	"hsdb/engine"
 	"hsdb/engine/model"
-	"hsdb/engine/modelpath"
 	"hsdb/inspect/capture"
 )
 
@@ -22,10 +21,7 @@ func TestDiffPartialLoad(t *testing.T) {
 	full := llamaEngine(t)
 	dir := filepath.Join(t.TempDir(), "dump")
 	captureAndDump(t, full, [][]int32{{1, 5, 7}, {1, 9}}, []int{0, 1}, capture.WhatStream, dir)
-	d, err := modelpath.ConfigDims("../../testdata/hf/llama")
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := llamaDims(t)
 	for _, c := range []struct {
 		load    model.LayerRange
 		verdict Verdict

@@ -8,7 +8,6 @@ import (
 
 	"hsdb/engine"
 	"hsdb/engine/model"
-	"hsdb/engine/modelpath"
 	"hsdb/inspect/capture"
 )
 
@@ -24,10 +23,7 @@ func TestOneSeqRuleWhenModelNotRun(t *testing.T) {
 	full := llamaEngine(t)
 	dir := filepath.Join(t.TempDir(), "dump")
 	captureAndDump(t, full, [][]int32{{1, 5, 7}}, []int{0, 1}, capture.WhatStream, dir)
-	d, err := modelpath.ConfigDims("../../testdata/hf/llama")
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := llamaDims(t)
 	e, err := engine.Open("../../testdata/hf/llama", engine.Options{TP: 1, Layers: &model.LayerRange{First: 0, Last: 0}})
 	if err != nil {
 		t.Fatal(err)
