@@ -220,15 +220,15 @@ func init() {
 			complete: completeFiles, fn: cmdDiff},
 
 		// model
-		{aliases: []string{"info", "i"}, group: "model", usage: "info model [--fp8|--quantized|--unused]|layers|ranks|memory|sites|break|display|frame|stack|batch|edits|inject",
+		{aliases: []string{"info", "i"}, group: "model", usage: "info model [--fp8|--quantized|--unused]|layers|ranks|memory|sites|break|display|frame|stack|batch|edits|inject|captures",
 			help: "Facts about the model and the session.\nmodel: architecture, sizes, loaded layers, dtypes (config, weights as stored and as kept, fp8 dequantized, activations), " +
 				"unused checkpoint tensors, parameters, world size (and --ep, experts whole per rank), the tokenizer `input text` encodes with, the BOS it puts before a text (none for Kimi's tiktoken.model) and the EOS it puts after one (HF's add_eos_token or a post_processor template ending in a special token; none for llama2.c or Kimi); --fp8 lists the tensors stored as fp8 (block scales), --quantized every quantized weight with its format (fp8 block, int4 group) (both a line per name with its routed experts' and decoder layers' numbers as runs, model.layers.{1-60}.mlp.experts.{0-383}.up_proj.weight (23040 weights); json lists each), --unused the checkpoint tensors the model does not use; layers: decoder layers; " +
 				"ranks: device and weight shards per rank (embeddings and lm_head as real rows of the vocabulary with vLLM's padded range, each run of decoder layers split alike once, which routed experts each rank holds) and, with rank workers, each rank's worker process: pid, host and state " +
 				"(idle, running, at a stop, stopped by a signal, or FAILED with its fault report), read without waiting on any worker; " +
 				"memory: per rank, the bytes in use on its device (weights, KV cache and what else the backend holds) and of them the KV cache, and the device (a rank over --pp stages: each stage's device, the bytes summed over them; `hsdb plan --pp` gives each stage); sites: every site in visit order with its tensors; break: breakpoints and watches (also breakpoints, b, watchpoints); display: displays; frame: the frame looked at (as `frame`); stack: the backtrace (as `bt`); " +
 				"batch: the sequences of the stopped step, one a line (a stop line lists at most 4): token count, position in a decode step, the token ids (a sequence over 24 ids as its first 16 and last 8, saying how many were left out; json lists all) and their text where a tokenizer is loaded; or the batch input set. " +
-				"edits: the edits (`set var`, `patch`) of the current pass, then persistent and armed ones, with how often each was applied. inject: the injected faults.",
-			complete: words("model", "layers", "ranks", "memory", "sites", "break", "display", "frame", "batch", "edits", "inject"), fn: cmdInfo},
+				"edits: the edits (`set var`, `patch`) of the current pass, then persistent and armed ones, with how often each was applied. inject: the injected faults. captures: what `capture` records and what it has recorded (as `capture list`).",
+			complete: words("model", "layers", "ranks", "memory", "sites", "break", "display", "frame", "stack", "batch", "edits", "inject", "captures"), fn: cmdInfo},
 		{aliases: []string{"tree"}, group: "model", usage: "tree [SITE]",
 			help: "The module tree (vLLM classes) with parameter counts and each weight's per-rank shard shape.\n" +
 				"The routed experts' weights of one shape and split are one line ({0-383}.gate_proj.weight (384 weights)); at --ep each expert is whole on one rank. json lists every weight.", complete: completeSites, fn: cmdTree},
