@@ -221,7 +221,7 @@ func init() {
 
 		// model
 		{aliases: []string{"info", "i"}, group: "model", usage: "info model [--fp8|--quantized|--unused]|layers|ranks|memory|sites|break|display|frame|stack|batch|edits|inject|captures",
-			help: "Facts about the model and the session.\nmodel: architecture, sizes, loaded layers, dtypes (config, weights as stored and as kept, fp8 dequantized, activations), " +
+			help: "Facts about the model and the session.\nmodel: architecture, sizes (MLA's, and a MoE model's routed experts: count, top-k, sizes, the layers that route), loaded layers, dtypes (config, weights as stored and as kept, fp8 dequantized, activations), " +
 				"unused checkpoint tensors, parameters, world size (and --ep, experts whole per rank), the tokenizer `input text` encodes with, the BOS it puts before a text (none for Kimi's tiktoken.model) and the EOS it puts after one (HF's add_eos_token or a post_processor template ending in a special token; none for llama2.c or Kimi); --fp8 lists the tensors stored as fp8 (block scales), --quantized every quantized weight with its format (fp8 block, int4 group) (both a line per name with its routed experts' and decoder layers' numbers as runs, model.layers.{1-60}.mlp.experts.{0-383}.up_proj.weight (23040 weights); json lists each), --unused the checkpoint tensors the model does not use; layers: decoder layers; " +
 				"ranks: device and weight shards per rank (embeddings and lm_head as real rows of the vocabulary with vLLM's padded range, each run of decoder layers split alike once, which routed experts each rank holds) and, with rank workers, each rank's worker process: pid, host and state " +
 				"(idle, running, at a stop, stopped by a signal, or FAILED with its fault report), read without waiting on any worker; " +
