@@ -196,7 +196,7 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 	if rr := opts.Replicas; rr == nil && opts.DumpWorld == 1 {
 		add(capture.RuleReplicas, capture.Skip, "the dump ran on one rank (tp 1): no replicas to compare")
 	} else if rr == nil {
-		add(capture.RuleReplicas, capture.Skip, "the file records no cross-rank check (only hsdb dumps do)")
+		add(capture.RuleReplicas, capture.Skip, "the file records no cross-rank check (an hsdb dump keeps it in its manifest.json, read when the dump's directory is checked)")
 	} else if rr.OK {
 		add(capture.RuleReplicas, capture.Pass, "%d ranks agree (max relative difference %.3g)", rr.Ranks, rr.MaxRelDiff)
 	} else {
