@@ -47,7 +47,7 @@ func init() {
 				"`ids` are separated by commas or spaces, in brackets or not, as `input` and `gen` print them ([1, 403, 407]). " +
 				"`text` encodes with the model's tokenizer and prepends BOS as its reference does (llama2.c, SentencePiece; a bare tokenizer.model with a tokenizer_config.json as transformers 5.17's AutoTokenizer does: add_bos_token, none by default; HF tokenizer.json as transformers does: its post_processor, or add_bos_token where tokenizer_config.json names it; none for Kimi's tiktoken.model, to which HF's tokenizer adds no [BOS]) and appends EOS where the reference does (add_eos_token, or a post_processor template ending in a special token; `info model` shows both); a \"quoted\" text takes Go/JSON escapes (\\n \\t \\\\ \\\" \\uXXXX), a 'single-quoted' one none. " +
 				"`file` reads JSON lines (a regular file of at most 256 MiB: the batch is one forward pass), each {\"text\": ...} or {\"input_ids\": [...]}; a row's loss_mask is not kept (the batch is token ids: `dump` writes none, and says so at `input`; `hsdb capture --data` keeps an input_ids row's and refuses one on a text row). " +
-				"Without arguments, shows the batch, every sequence (setting a batch of more than 4 shows the first 4).",
+				"Without arguments, shows the batch, every sequence (setting a batch of more than 4 shows the first 4, and a sequence of over 24 ids as its first 16 and last 8, as `info batch` does).",
 			complete: completeInput, fn: cmdInput},
 		{aliases: []string{"run", "r"}, group: "running", noRepeat: true, usage: "run", noArgsHint: "set the batch with input",
 			help: "Start a forward pass (prefill) over the batch.\n" +
