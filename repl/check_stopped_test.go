@@ -267,8 +267,8 @@ func TestCompareMismatchNamesCompare(t *testing.T) {
 // TestCheckOneRankDump: check of an hsdb dump written at --tp 1 said "the
 // file records no cross-rank check (only hsdb dumps do)" of a file that is
 // an hsdb dump; it says the dump ran on one rank, as dump's own
-// validation does ("one rank"). A file outside any dump keeps the old
-// words.
+// validation does ("one rank"). A file checked alone is told where an
+// hsdb dump keeps the check (TestCheckDumpFileAlone).
 func TestCheckOneRankDump(t *testing.T) {
 	f := newFake(t, 1)
 	dir := filepath.Join(t.TempDir(), "d")
@@ -277,10 +277,10 @@ func TestCheckOneRankDump(t *testing.T) {
 	f.Exec("run")
 	f.AssertExec("dump "+dir, "skip  replicas equal    one rank")
 	out := f.AssertExec("check "+dir, "skip  replicas equal    the dump ran on one rank (tp 1): no replicas to compare")
-	if strings.Contains(out, "only hsdb dumps do") {
+	if strings.Contains(out, "records no cross-rank check") {
 		t.Errorf("check of an hsdb dump says only hsdb dumps record the check:\n%s", out)
 	}
-	f.assertVerdictFails("check ../testdata/captures/good.safetensors --no-model", "the file records no cross-rank check (only hsdb dumps do)")
+	f.assertVerdictFails("check ../testdata/captures/good.safetensors --no-model", "the file records no cross-rank check (an hsdb dump keeps it in its manifest.json")
 }
 
 // TestIndexWrittenApart: `print stream [0, :2]` (a space before the

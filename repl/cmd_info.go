@@ -81,6 +81,8 @@ func cmdInfo(t *Term, args string) error {
 		return showEdits(t)
 	case "inject", "faults":
 		return showFaults(t)
+	case "captures", "capture": // design.md's `info captures`: what `capture list` shows
+		return t.showCaptures()
 	default:
 		return infoArgsError(args)
 	}
@@ -88,13 +90,13 @@ func cmdInfo(t *Term, args string) error {
 }
 
 // infoSubs are the words `info` takes first (aliases included).
-var infoSubs = []string{"model", "layers", "ranks", "memory", "sites", "break", "breakpoints", "b", "watch", "watchpoints", "display", "frame", "stack", "batch", "edits", "inject", "faults"}
+var infoSubs = []string{"model", "layers", "ranks", "memory", "sites", "break", "breakpoints", "b", "watch", "watchpoints", "display", "frame", "stack", "batch", "edits", "inject", "faults", "captures", "capture"}
 
 // infoArgsError says what is wrong with `info ARGS`: a known subcommand
 // given what it does not take is named with that, not answered with the
 // list of subcommands as if it were unknown.
 func infoArgsError(args string) error {
-	const all = "want one of model [--fp8|--quantized|--unused], layers, ranks, memory, sites, break, display, frame, batch, edits, inject"
+	const all = "want one of model [--fp8|--quantized|--unused], layers, ranks, memory, sites, break, display, frame, stack, batch, edits, inject, captures"
 	f := strings.Fields(args)
 	switch {
 	case len(f) == 0:

@@ -47,7 +47,7 @@ func init() {
 				"`ids` are separated by commas or spaces, in brackets or not, as `input` and `gen` print them ([1, 403, 407]). " +
 				"`text` encodes with the model's tokenizer and prepends BOS as its reference does (llama2.c, SentencePiece; a bare tokenizer.model with a tokenizer_config.json as transformers 5.17's AutoTokenizer does: add_bos_token, none by default; HF tokenizer.json as transformers does: its post_processor, or add_bos_token where tokenizer_config.json names it; none for Kimi's tiktoken.model, to which HF's tokenizer adds no [BOS]) and appends EOS where the reference does (add_eos_token, or a post_processor template ending in a special token; `info model` shows both); a \"quoted\" text takes Go/JSON escapes (\\n \\t \\\\ \\\" \\uXXXX), a 'single-quoted' one none. " +
 				"`file` reads JSON lines (a regular file of at most 256 MiB: the batch is one forward pass), each {\"text\": ...} or {\"input_ids\": [...]}; a row's loss_mask is not kept (the batch is token ids: `dump` writes none, and says so at `input`; `hsdb capture --data` keeps an input_ids row's and refuses one on a text row). " +
-				"Without arguments, shows the batch, every sequence (setting a batch of more than 4 shows the first 4).",
+				"Without arguments, shows the batch, every sequence (setting a batch of more than 4 shows the first 4, and a sequence of over 24 ids as its first 16 and last 8, as `info batch` does).",
 			complete: completeInput, fn: cmdInput},
 		{aliases: []string{"run", "r"}, group: "running", noRepeat: true, usage: "run", noArgsHint: "set the batch with input",
 			help: "Start a forward pass (prefill) over the batch.\n" +
@@ -220,15 +220,15 @@ func init() {
 			complete: completeFiles, fn: cmdDiff},
 
 		// model
-		{aliases: []string{"info", "i"}, group: "model", usage: "info model [--fp8|--quantized|--unused]|layers|ranks|memory|sites|break|display|frame|stack|batch|edits|inject",
-			help: "Facts about the model and the session.\nmodel: architecture, sizes, loaded layers, dtypes (config, weights as stored and as kept, fp8 dequantized, activations), " +
+		{aliases: []string{"info", "i"}, group: "model", usage: "info model [--fp8|--quantized|--unused]|layers|ranks|memory|sites|break|display|frame|stack|batch|edits|inject|captures",
+			help: "Facts about the model and the session.\nmodel: architecture, sizes (MLA's, and a MoE model's routed experts: count, top-k, sizes, the layers that route), loaded layers, dtypes (config, weights as stored and as kept, fp8 dequantized, activations), " +
 				"unused checkpoint tensors, parameters, world size (and --ep, experts whole per rank), the tokenizer `input text` encodes with, the BOS it puts before a text (none for Kimi's tiktoken.model) and the EOS it puts after one (HF's add_eos_token or a post_processor template ending in a special token; none for llama2.c or Kimi); --fp8 lists the tensors stored as fp8 (block scales), --quantized every quantized weight with its format (fp8 block, int4 group) (both a line per name with its routed experts' and decoder layers' numbers as runs, model.layers.{1-60}.mlp.experts.{0-383}.up_proj.weight (23040 weights); json lists each), --unused the checkpoint tensors the model does not use; layers: decoder layers; " +
 				"ranks: device and weight shards per rank (embeddings and lm_head as real rows of the vocabulary with vLLM's padded range, each run of decoder layers split alike once, which routed experts each rank holds) and, with rank workers, each rank's worker process: pid, host and state " +
 				"(idle, running, at a stop, stopped by a signal, or FAILED with its fault report), read without waiting on any worker; " +
 				"memory: per rank, the bytes in use on its device (weights, KV cache and what else the backend holds) and of them the KV cache, and the device (a rank over --pp stages: each stage's device, the bytes summed over them; `hsdb plan --pp` gives each stage); sites: every site in visit order with its tensors; break: breakpoints and watches (also breakpoints, b, watchpoints); display: displays; frame: the frame looked at (as `frame`); stack: the backtrace (as `bt`); " +
 				"batch: the sequences of the stopped step, one a line (a stop line lists at most 4): token count, position in a decode step, the token ids (a sequence over 24 ids as its first 16 and last 8, saying how many were left out; json lists all) and their text where a tokenizer is loaded; or the batch input set. " +
-				"edits: the edits (`set var`, `patch`) of the current pass, then persistent and armed ones, with how often each was applied. inject: the injected faults.",
-			complete: words("model", "layers", "ranks", "memory", "sites", "break", "display", "frame", "batch", "edits", "inject"), fn: cmdInfo},
+				"edits: the edits (`set var`, `patch`) of the current pass, then persistent and armed ones, with how often each was applied. inject: the injected faults. captures: what `capture` records and what it has recorded (as `capture list`).",
+			complete: words("model", "layers", "ranks", "memory", "sites", "break", "display", "frame", "stack", "batch", "edits", "inject", "captures"), fn: cmdInfo},
 		{aliases: []string{"tree"}, group: "model", usage: "tree [SITE]",
 			help: "The module tree (vLLM classes) with parameter counts and each weight's per-rank shard shape.\n" +
 				"The routed experts' weights of one shape and split are one line ({0-383}.gate_proj.weight (384 weights)); at --ep each expert is whole on one rank. json lists every weight.", complete: completeSites, fn: cmdTree},

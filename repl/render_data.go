@@ -115,7 +115,11 @@ func (t *Term) printText(rep *client.TensorReport) string {
 	if g := rep.Gathered; g != nil {
 		row(*g, t.st.Dim.Render(g.Label))
 	}
-	return t.heading(rep.Site, rep.Tensor, rep.Step, extra) + "\n" + tb.render(t.st)
+	out := t.heading(rep.Site, rep.Tensor, rep.Step, extra) + "\n" + tb.render(t.st)
+	if rep.Rank0Alone {
+		out += t.st.Warn.Render(fmt.Sprintf("note: ranks 1-%d agree with each other: rank 0's copy is the one that differs (the column measures from rank 0)", len(rep.Ranks)-1)) + "\n"
+	}
+	return out
 }
 
 // valuesText is `print T[ROWS, COLS]`: each rank's values, then the

@@ -31,6 +31,19 @@ func (t *Term) modelText(m client.ModelInfo) string {
 	}
 	add("heads", heads)
 	add("intermediate_size", strconv.Itoa(m.Intermediate))
+	if e := m.MoE; e != nil {
+		moe := fmt.Sprintf("%d routed of moe_intermediate_size %d, %d per token (num_experts_per_tok)", e.RoutedExperts, e.Intermediate, e.TopK)
+		if e.SharedIntermediate > 0 {
+			moe += fmt.Sprintf(", shared %d wide", e.SharedIntermediate)
+		}
+		switch {
+		case len(e.Layers) > 0 && m.Loaded.Partial:
+			moe += "; of the loaded layers, in " + client.IntRuns(e.Layers)
+		case len(e.Layers) > 0:
+			moe += "; in layers " + client.IntRuns(e.Layers) + " (the others dense, intermediate_size)"
+		}
+		add("experts", moe)
+	}
 	add("vocab_size", strconv.Itoa(m.Vocab))
 	add("max_position", strconv.Itoa(m.MaxPos))
 	add("tied embeddings", strconv.FormatBool(m.Tied))

@@ -35,7 +35,7 @@ func (t *Term) batchText(v batchView) string {
 	seqs, more := v.Seqs, 0
 	if v.set && len(seqs) > stopSeqsInline {
 		// Just set and big (input file): the first few, as a stop line
-		// lists them; `input` alone lists every sequence.
+		// lists them; `input` alone lists every sequence, each whole.
 		lo, hi := v.SeqLens[0], v.SeqLens[0]
 		for _, n := range v.SeqLens {
 			lo, hi = min(lo, n), max(hi, n)
@@ -46,6 +46,16 @@ func (t *Term) batchText(v batchView) string {
 		fmt.Fprintf(&b, "batch: %s, %s (%s)\n", plural.N(len(v.Seqs), "sequence"), plural.N(v.Tokens, "token"), seqLens(v.SeqLens))
 	}
 	for i, q := range seqs {
+		if v.set && len(q) > batchIDsWhole { // just set: a long sequence clipped as `info batch` clips it
+			sv := batchSeqView{Seq: i, Tokens: len(q), IDs: q}
+			if i < len(v.Text) {
+				sv.Text = &v.Text[i]
+				sv.head, _ = t.piecesText(q[:batchIDsHead], false)
+				sv.tail, _ = t.piecesText(q[len(q)-batchIDsTail:], true)
+			}
+			b.WriteString(t.batchSeqLine(sv) + "\n")
+			continue
+		}
 		line := fmt.Sprintf("  seq %d: %s", i, idsText(q))
 		if i < len(v.Text) {
 			line += "  " + t.st.Dim.Render(strconv.Quote(v.Text[i]))

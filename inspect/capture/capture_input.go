@@ -101,6 +101,22 @@ type jsonlRow struct {
 	Text     *string         `json:"text"`
 }
 
+// chatKey returns the key of row (a JSON object) that holds a chat in the
+// EAGLE-3 trainers' data sets ("conversations": ShareGPT's, as SpecForge
+// reads it; "messages": OpenAI's), or "".
+func chatKey(row []byte) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(row, &m) != nil {
+		return ""
+	}
+	for _, k := range []string{"conversations", "messages"} {
+		if _, ok := m[k]; ok {
+			return k
+		}
+	}
+	return ""
+}
+
 // ErrNoTokenizer is wrapped by a --data row of "text" read without a
 // tokenizer (the model has none hsdb can use); the caller adds why.
 var ErrNoTokenizer = errors.New("needs the model's tokenizer, and it has none")
@@ -161,6 +177,9 @@ func parseRow(b []byte, where string, index int, tok tokenizer.Tokenizer, lim Li
 		}
 		s.IDs = ids
 	default:
+		if k := chatKey(b); k != "" {
+			return InputSeq{}, fmt.Errorf("%s: a row needs \"input_ids\" or \"text\"; its %q is a chat, which hsdb does not render: apply the model's chat template first (as SpecForge's and speculators' data preparation do) and give \"input_ids\", with a \"loss_mask\" of 1 on the assistant's tokens", where, k)
+		}
 		return InputSeq{}, fmt.Errorf("%s: a row needs \"input_ids\" or \"text\"", where)
 	}
 	if len(s.IDs) == 0 {

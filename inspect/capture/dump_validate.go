@@ -57,6 +57,9 @@ func (w *DumpWriter) validateDump(expected, n, nbad int, bad []string) []Validat
 	if len(reps) > 1 {
 		reps = []string{reps[0] + "; also " + strings.Join(reps[1:], ", ")}
 	}
+	if len(reps) > 0 { // "by 0.161" beside print's "|Δ| vs rank0 1.118": say which measure this is
+		reps[0] += " (each difference is of the copies' mean, l2, min and max, relative to the tensor's largest |value|; `print` gives the elementwise max |Δ|)"
+	}
 	if l, err := strconv.Atoi(strings.TrimPrefix(first, "hidden_states.")); err == nil && first != "" {
 		// The first layer captured whose copies differ: the site where
 		// they part is in it (or in a layer before it not captured).

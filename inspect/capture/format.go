@@ -296,7 +296,8 @@ func Eagle3Shallow(f Format, L int) (ids []int, clash string, use []int) {
 
 // eagle3Usable is what is left of the EAGLE-3 ids when the model is too
 // shallow for them: those in format f's range, each once, then the
-// deepest ids of the range not yet taken until the list is as long as
+// deepest ids of the range not yet taken (for SpecForge, below the last
+// layer first) until the list is as long as
 // ids (EAGLE-3 reads three aux layers: SpecForge's aux_hidden_state is
 // [1, len, 3·hidden], the width its draft's fc takes, and speculators'
 // hidden_states[:, :-1] holds three ids before the last), or the range
@@ -315,11 +316,23 @@ func eagle3Usable(f Format, ids []int, L int) []int {
 			out = append(out, id)
 		}
 	}
-	for id := hi; id >= 0 && len(out) < len(ids); id-- {
+	// SpecForge's ids are aux layers only (the last layer's output goes in
+	// as hidden_state, normed): the deepest below the last come first, so
+	// that the three are the aux layers the other formats' suggestions
+	// hold (hsdb 1,2,3,4 and SpecForge 1,2,3 at L = 5, not 1,3,4); the
+	// last layer only when the model has no other.
+	top := hi
+	if f == FormatSpecForge {
+		top = hi - 1
+	}
+	for id := top; id >= 0 && len(out) < len(ids); id-- {
 		if !seen[id] {
 			seen[id] = true
 			out = append(out, id)
 		}
+	}
+	if len(out) < len(ids) && !seen[hi] {
+		out = append(out, hi)
 	}
 	sort.Ints(out)
 	return out

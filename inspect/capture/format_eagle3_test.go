@@ -15,8 +15,13 @@ import (
 // trainer can read. Expectations derived by hand from Eagle3IDs, the ids
 // in range kept and the deepest unused ids added: L = 5 (stories260K):
 // hsdb 1,1,1,4 → 1,4 + 3,2; speculators 2,2,2,5 → 2,5 + 4,3;
-// specforge 1,1,1 → 1 + 4,3. L = 3 (the llama fixture): hsdb 1,0,-1,2 →
-// 0,1,2 (all there are); specforge 1,0,-1 → 0,1 + 2. L = 2: speculators
+// specforge 1,1,1 → 1 + 3,2, the deepest below the last layer (whose
+// normed output SpecForge stores as hidden_state), so that its aux layers
+// are hsdb's and speculators' (it was 1 + 4,3: aux layers 1,3,4 where the
+// other formats suggested 1,2,3). L = 4 (the DeepSeek-V3 fixture): hsdb
+// 1,1,0,3 → 0,1,3 + 2; specforge 1,1,0 → 0,1 + 2 (was 0,1,3). L = 3 (the
+// llama fixture): hsdb 1,0,-1,2 → 0,1,2 (all there are); specforge 1,0,-1
+// → 0,1 + 2, the last layer, as no other is left. L = 2: speculators
 // 2,1,-1,2 → 1,2 + 0 (all three positions). L = 1: hsdb 1,-1,-3,0 → 0.
 // The suggestion is then accepted by PlanLayers.
 func TestEagle3TooShallow(t *testing.T) {
@@ -27,7 +32,9 @@ func TestEagle3TooShallow(t *testing.T) {
 	}{
 		{FormatHsdb, 5, "hsdb layers in 0..4", "1,2,3,4"},
 		{FormatSpeculators, 5, "speculators ids in 0..5", "2,3,4,5"},
-		{FormatSpecForge, 5, "SGLang ids in 0..4", "1,3,4"},
+		{FormatSpecForge, 5, "SGLang ids in 0..4", "1,2,3"},
+		{FormatHsdb, 4, "hsdb layers in 0..3", "0,1,2,3"},
+		{FormatSpecForge, 4, "SGLang ids in 0..3", "0,1,2"},
 		{FormatHsdb, 3, "hsdb layers in 0..2", "0,1,2"},
 		{FormatSpecForge, 3, "SGLang ids in 0..2", "0,1,2"},
 		{FormatSpeculators, 2, "speculators ids in 0..2", "0,1,2"},

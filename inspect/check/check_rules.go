@@ -65,7 +65,7 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 	case len(opts.Layers) == 0:
 		add(capture.RuleLayerCount, capture.Skip, "no --layers requested (%d entr%s%s%s)", len(l.Entries), ies(len(l.Entries)), labelNote(labels), noLayersIDs)
 	case len(layered) != len(opts.Layers):
-		add(capture.RuleLayerCount, capture.Fail, "%d layer entr%s, %d layer%s requested (%s)%s", len(layered), ies(len(layered)), len(opts.Layers), plural(len(opts.Layers)), joinInts(opts.Layers), formatIDs)
+		add(capture.RuleLayerCount, capture.Fail, "%d layer entr%s, %d layer%s requested (%s)%s%s", len(layered), ies(len(layered)), len(opts.Layers), plural(len(opts.Layers)), joinInts(opts.Layers), countDiff(l.Labelled, labels, opts.Layers), formatIDs)
 	case l.Labelled && joinInts(labels) != joinInts(opts.Layers) && sameSet(labels, opts.Layers) && l.Keyed:
 		add(capture.RuleLayerCount, capture.Pass, "%d layer%s: %s%s", len(opts.Layers), plural(len(opts.Layers)), joinInts(labels), asIDs)
 	case l.Labelled && joinInts(labels) != joinInts(opts.Layers) && sameSet(labels, opts.Layers):
@@ -196,7 +196,7 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 	if rr := opts.Replicas; rr == nil && opts.DumpWorld == 1 {
 		add(capture.RuleReplicas, capture.Skip, "the dump ran on one rank (tp 1): no replicas to compare")
 	} else if rr == nil {
-		add(capture.RuleReplicas, capture.Skip, "the file records no cross-rank check (only hsdb dumps do)")
+		add(capture.RuleReplicas, capture.Skip, "the file records no cross-rank check (an hsdb dump keeps it in its manifest.json, read when the dump's directory is checked)")
 	} else if rr.OK {
 		add(capture.RuleReplicas, capture.Pass, "%d ranks agree (max relative difference %.3g)", rr.Ranks, rr.MaxRelDiff)
 	} else {
@@ -374,6 +374,36 @@ func entryLabels(es []Entry) []int {
 		out[i] = e.Layer
 	}
 	return out
+}
+
+// countDiff names, for a file holding another number of layer entries
+// than --layers requests, the layers its entries are labelled with and
+// which requested layers it lacks or which it holds beyond them
+// (": labelled 1,2,4; layer 3 missing"); "" when the entries carry no
+// layer labels.
+func countDiff(labelled bool, labels, want []int) string {
+	if !labelled || len(labels) == 0 || slices.Min(labels) < 0 {
+		return ""
+	}
+	var missing, extra []int
+	for _, w := range want {
+		if !slices.Contains(labels, w) {
+			missing = append(missing, w)
+		}
+	}
+	for _, l := range labels {
+		if !slices.Contains(want, l) {
+			extra = append(extra, l)
+		}
+	}
+	s := ": labelled " + joinInts(labels)
+	if len(missing) > 0 {
+		s += fmt.Sprintf("; layer%s %s missing", plural(len(missing)), joinInts(missing))
+	}
+	if len(extra) > 0 {
+		s += fmt.Sprintf("; layer%s %s not requested", plural(len(extra)), joinInts(extra))
+	}
+	return s
 }
 
 func labelNote(labels []int) string {

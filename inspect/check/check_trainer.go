@@ -60,18 +60,25 @@ func (l *Layout) interpret3D(t *tensor.Tensor, meta map[string]string) {
 
 // labelSpeculators labels speculators entries from hsdb's metadata: with
 // convention "speculators" and one layer id per entry, id 0 is the
-// embeddings and id k the output of decoder layer k-1.
+// embeddings and id k the output of decoder layer k-1. Metadata that
+// names another number of ids than hidden_states holds (dim 1), or ids
+// that are not non-negative integers, is a structure problem: the file
+// was cut or relabelled after it was written, and which layer each entry
+// is cannot be read from it.
 func (l *Layout) labelSpeculators(meta map[string]string) {
-	if meta["convention"] != "speculators" {
+	raw, ok := meta["layer_ids"]
+	if meta["convention"] != "speculators" || !ok {
 		return
 	}
-	fs := strings.Split(meta["layer_ids"], ",")
+	fs := strings.Split(raw, ",")
 	if len(fs) != len(l.Entries) {
+		l.Problems = append(l.Problems, fmt.Sprintf("metadata layer_ids %q names %d ids but hidden_states holds %d (dim 1): the file was cut or relabelled after it was written, so which layer each entry is cannot be told", raw, len(fs), len(l.Entries)))
 		return
 	}
 	for i, f := range fs {
 		id, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || id < 0 {
+			l.Problems = append(l.Problems, fmt.Sprintf("metadata layer_ids %q: %q is not a layer id (want non-negative integers, one per hidden_states[:, i])", raw, f))
 			return
 		}
 		l.Entries[i].Key = fmt.Sprintf("hidden_states[:, %d] (speculators id %d)", i, id)

@@ -287,6 +287,16 @@ func findingOf(r *Report) string {
 	return "FAIL " + strings.Join(rules, ", ")
 }
 
+// firstFailed returns r's first failing rule.
+func firstFailed(r *Report) (RuleResult, bool) {
+	for _, x := range r.Rules {
+		if x.Status == capture.Fail {
+			return x, true
+		}
+	}
+	return RuleResult{}, false
+}
+
 // SummaryLines summarizes a path of many files: per finding (the set of
 // failing rules, "valid", "unreadable") the number of files and the first
 // few of them (up to show), most frequent first, then the directory's own
@@ -325,6 +335,8 @@ func (p *PathReport) SummaryLines(show int) []string {
 				line += ": " + f.Diagnoses[0].Sentence
 			} else if f.Err != nil {
 				line += ": " + f.errText()
+			} else if x, ok := firstFailed(f); ok { // no diagnosis (a layer count, a dtype): the rule's own detail
+				line += ": " + x.Rule + ": " + x.Detail
 			}
 			out = append(out, line)
 		}

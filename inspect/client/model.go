@@ -27,7 +27,10 @@ type ModelInfo struct {
 	// for other attention; HeadDim is then qk_head_dim = QKNope + QKRope,
 	// not config.json's head_dim (HF's DeepseekV3Config sets that to
 	// qk_rope_head_dim).
-	MLA          *MLAInfo `json:"mla,omitempty"`
+	MLA *MLAInfo `json:"mla,omitempty"`
+	// MoE are the routed experts' sizes (DeepSeek, Kimi), nil for a
+	// model without routed experts.
+	MoE          *MoEInfo `json:"moe,omitempty"`
 	Intermediate int      `json:"intermediate_size"`
 	Vocab        int      `json:"vocab_size"`
 	MaxPos       int      `json:"max_position_embeddings"`
@@ -76,6 +79,21 @@ type MLAInfo struct {
 	QKNope     int `json:"qk_nope_head_dim"`
 	QKRope     int `json:"qk_rope_head_dim"`
 	VHead      int `json:"v_head_dim"`
+}
+
+// MoEInfo are a mixture-of-experts model's sizes, named as in
+// DeepSeek-V3's config.json: RoutedExperts experts of Intermediate
+// columns each (moe_intermediate_size), TopK of them chosen per token
+// (num_experts_per_tok), shared experts SharedIntermediate columns wide
+// in all (moe_intermediate_size × n_shared_experts; 0: none), in the
+// loaded decoder layers Layers (from first_k_dense_replace on; the others
+// have a dense MLP of intermediate_size).
+type MoEInfo struct {
+	RoutedExperts      int   `json:"n_routed_experts"`
+	TopK               int   `json:"num_experts_per_tok"`
+	Intermediate       int   `json:"moe_intermediate_size"`
+	SharedIntermediate int   `json:"shared_intermediate_size"`
+	Layers             []int `json:"moe_layers"`
 }
 
 // LayerInfo is one row of `info layers`: a decoder layer's site, class,

@@ -15,6 +15,12 @@ type TensorReport struct {
 	Seq      int         `json:"seq"`
 	Ranks    []RankStats `json:"ranks"`
 	Gathered *RankStats  `json:"gathered,omitempty"`
+	// Rank0Alone is set for a replicated tensor on three ranks or more
+	// whose every other copy differs from rank 0's while they agree with
+	// each other: rank 0's copy is the one that diverged, although every
+	// other row is the one marked Diverged (the column is measured from
+	// rank 0).
+	Rank0Alone bool `json:"rank0_alone,omitempty"`
 }
 
 // RankStats is one row of a TensorReport: the shape of the selected slice,

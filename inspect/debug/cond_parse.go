@@ -159,5 +159,8 @@ func (p *parser) name(t token) (node, error) {
 		}
 		return nil, p.errAt(t, fmt.Sprintf("%s needs a tensor: %s(hidden_states)", t.text, t.text))
 	}
+	if n := p.peek(); n.kind == tName && isStat(n.text) { // `q absmax > 0`: watch's bare form, tensor first
+		return nil, p.errAt(t, fmt.Sprintf("unknown name %q: a statistic of a tensor is written %s(%s) (only `watch %s COND` takes the tensor apart and the statistic bare)", t.text, n.text, t.text, t.text))
+	}
 	return nil, p.errAt(t, fmt.Sprintf("unknown name %q (want a statistic %s, or a name %s)", t.text, statList(), strings.Join(client.CondVars, ", ")))
 }

@@ -1,6 +1,9 @@
 package debug
 
 import (
+	"slices"
+	"strings"
+
 	"hsdb/engine/model"
 	"hsdb/engine/tokenizer"
 	"hsdb/inspect/client"
@@ -25,6 +28,15 @@ func (s *Session) Model() client.ModelInfo {
 	}
 	if n := d.Named; n["kv_lora_rank"] > 0 {
 		mi.MLA = &client.MLAInfo{KVLoraRank: n["kv_lora_rank"], QLoraRank: n["q_lora_rank"], QKNope: n["qk_nope_head_dim"], QKRope: n["qk_rope_head_dim"], VHead: n["v_head_dim"]}
+	}
+	if n := d.Named; n["n_routed_experts"] > 0 {
+		mi.MoE = &client.MoEInfo{RoutedExperts: n["n_routed_experts"], TopK: n["num_experts_per_tok"], Intermediate: n["moe_intermediate_size"],
+			SharedIntermediate: n["moe_intermediate_size*n_shared_experts"], Layers: []int{}}
+		for _, l := range s.Layers() {
+			if slices.ContainsFunc(l.Modules, func(c string) bool { return strings.HasSuffix(c, "MoE") }) {
+				mi.MoE.Layers = append(mi.MoE.Layers, l.Layer)
+			}
+		}
 	}
 	return mi
 }

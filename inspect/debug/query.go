@@ -155,6 +155,14 @@ func (s *Session) Print(name string, sl client.Slice) (*client.TensorReport, err
 		if sl.Rank >= 0 {
 			return nil
 		}
+		if l.kind == model.Replicated && len(rep.Ranks) >= 3 && !slices.ContainsFunc(rep.Ranks[1:], func(r client.RankStats) bool { return !r.Diverged }) {
+			alone, one := true, l.host(1).F32()
+			for r := 2; r < len(l.parts) && alone; r++ {
+				d, err := stats.Compare(one, l.host(r).F32())
+				alone = err == nil && d.Equal
+			}
+			rep.Rank0Alone = alone
+		}
 		g, label, err := l.gathered()
 		if err != nil || g == nil {
 			return err
