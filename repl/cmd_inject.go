@@ -119,6 +119,24 @@ func cmdInject(t *Term, args string) error {
 	return showFaults(t)
 }
 
+// faultText renders one fault: "skip-allreduce at model.layers.1 on rank 1".
+func faultText(f client.Fault) string {
+	s := f.Kind
+	if f.Value != 0 {
+		s += fmt.Sprintf(" %g", f.Value)
+	}
+	if f.Token != 0 || f.Channel != 0 {
+		s += fmt.Sprintf(" (token %d, channel %d)", f.Token, f.Channel)
+	}
+	if f.Site != "" {
+		s += " at " + f.Site
+	}
+	if f.Rank >= 0 {
+		s += fmt.Sprintf(" on rank %d", f.Rank)
+	}
+	return s
+}
+
 // showFaults is `info inject`.
 func showFaults(t *Term) error { return showFaultsAfter(t, "") }
 
@@ -138,7 +156,7 @@ func showFaultsAfter(t *Term, first string) error {
 		}
 		lines := []string{first + plural.N(len(fs), "fault") + " injected into every run:"}
 		for i, f := range fs {
-			lines = append(lines, fmt.Sprintf("  %d  %s", i+1, f.String()))
+			lines = append(lines, fmt.Sprintf("  %d  %s", i+1, faultText(f)))
 		}
 		return strings.Join(lines, "\n")
 	})

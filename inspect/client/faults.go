@@ -1,7 +1,5 @@
 package client
 
-import "hsdb/engine/model"
-
 // Fault is one injected fault (`inject`): kind, site prefix ("" every
 // site it acts on), rank (-1 every rank), a kind's value, and a position
 // (Token, Channel). Field for field engine/model's Fault, which the
@@ -14,12 +12,6 @@ type Fault struct {
 	Token   int     `json:"token,omitempty"`
 	Channel int     `json:"channel,omitempty"`
 }
-
-// String renders the fault as engine/model's Fault.String does (the one
-// rendering, shared with the manifest's rehearsal list): "skip-allreduce
-// at model.layers.1.mlp.down_proj on rank 1"; a fault on every rank (-1)
-// names no rank.
-func (f Fault) String() string { return model.Fault(f).String() }
 
 // FaultKind documents one fault `inject` rehearses: its kind, the vLLM
 // classes of the sites it acts on (none for faults on what is recorded),
