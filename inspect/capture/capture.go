@@ -365,8 +365,12 @@ func (c *Capturer) Visit(ev *model.Event, ranks []*model.RankView) error {
 		c.recordReplicas(spec, g, len(ranks))
 		for s, n := range b.SeqLens {
 			sc := c.seqs[b.Seqs[s]]
-			rows := c.applyFaults(spec, g.T.SliceRows(b.SeqStart(s), b.SeqStart(s)+n), len(ranks))
 			old := sc.Tensors[spec.Key]
+			first := 0 // the sequence position of this visit's first row
+			if old != nil && b.Step > 0 {
+				first = old.Rows()
+			}
+			rows := c.applyFaults(spec, g.T.SliceRows(b.SeqStart(s), b.SeqStart(s)+n), len(ranks), first)
 			if old == nil && b.Step > 0 && len(sc.IDs) > n {
 				// Armed while a pass was past this site: its earlier tokens
 				// were never recorded here (other sites' rows were).
@@ -420,8 +424,9 @@ func (c *Capturer) Revisit(ev *model.Event, ranks []*model.RankView) error {
 			if old == nil || old.Rows() < n {
 				continue
 			}
-			rows := c.applyFaults(spec, g.T.SliceRows(b.SeqStart(s), b.SeqStart(s)+n), len(ranks))
-			if keep := old.Rows() - n; keep > 0 {
+			keep := old.Rows() - n // the rows of earlier steps
+			rows := c.applyFaults(spec, g.T.SliceRows(b.SeqStart(s), b.SeqStart(s)+n), len(ranks), keep)
+			if keep > 0 {
 				rows = appendRows(old.SliceRows(0, keep), rows)
 			}
 			sc.Tensors[spec.Key] = rows

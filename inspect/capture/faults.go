@@ -96,8 +96,11 @@ func (c *Capturer) faultTensor(spec CaptureSpec) string {
 
 // applyFaults returns one sequence's recorded rows x [n, width] (the
 // visit's own host copy, changed in place) as the faults at spec's site
-// say, for a pass over world ranks.
-func (c *Capturer) applyFaults(spec CaptureSpec, x *tensor.Tensor, world int) *tensor.Tensor {
+// say, for a pass over world ranks. first is the sequence position of x's
+// first row (0 in a prefill, the rows recorded before in a decode step):
+// nan-at's token is a position in the sequence, so a decode step's one row
+// is not its token 0 (nan-at --token 0 put a NaN in every generated row).
+func (c *Capturer) applyFaults(spec CaptureSpec, x *tensor.Tensor, world, first int) *tensor.Tensor {
 	if spec.Layer < 0 || len(c.faults) == 0 || x.DType != tensor.F32 {
 		return x
 	}
@@ -116,8 +119,8 @@ func (c *Capturer) applyFaults(spec CaptureSpec, x *tensor.Tensor, world int) *t
 			copy(v[r*w:(r+1)*w], src[from*w:(from+1)*w])
 		}
 	}
-	if f, ok := c.find(FaultNaNAt, spec.Site); ok && f.Token < n && f.Channel < w {
-		v[f.Token*w+f.Channel] = float32(math.NaN())
+	if f, ok := c.find(FaultNaNAt, spec.Site); ok && f.Token >= first && f.Token < first+n && f.Channel < w {
+		v[(f.Token-first)*w+f.Channel] = float32(math.NaN())
 	}
 	if world < 2 || w%world != 0 {
 		return x
