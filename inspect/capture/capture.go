@@ -366,11 +366,9 @@ func (c *Capturer) Visit(ev *model.Event, ranks []*model.RankView) error {
 		for s, n := range b.SeqLens {
 			sc := c.seqs[b.Seqs[s]]
 			old := sc.Tensors[spec.Key]
-			first := 0 // the sequence position of this visit's first row
-			if old != nil && b.Step > 0 {
-				first = old.Rows()
-			}
-			rows := c.applyFaults(spec, g.T.SliceRows(b.SeqStart(s), b.SeqStart(s)+n), len(ranks), first)
+			// The sequence position of this visit's first row: the tokens
+			// recorded before this step (recordIDs appended this step's).
+			rows := c.applyFaults(spec, g.T.SliceRows(b.SeqStart(s), b.SeqStart(s)+n), len(ranks), len(sc.IDs)-n)
 			if old == nil && b.Step > 0 && len(sc.IDs) > n {
 				// Armed while a pass was past this site: its earlier tokens
 				// were never recorded here (other sites' rows were).
@@ -421,11 +419,17 @@ func (c *Capturer) Revisit(ev *model.Event, ranks []*model.RankView) error {
 		for s, n := range b.SeqLens {
 			sc := c.seqs[b.Seqs[s]]
 			old := sc.Tensors[spec.Key]
-			if old == nil || old.Rows() < n {
+			if old == nil {
 				continue
 			}
-			keep := old.Rows() - n // the rows of earlier steps
-			rows := c.applyFaults(spec, g.T.SliceRows(b.SeqStart(s), b.SeqStart(s)+n), len(ranks), keep)
+			rows := c.applyFaults(spec, g.T.SliceRows(b.SeqStart(s), b.SeqStart(s)+n), len(ranks), len(sc.IDs)-n)
+			// The rows of earlier steps: all but what this step recorded,
+			// which is n rows, or world·n under gather-rows (taking n
+			// grew a gather-rows capture by n rows at every edit).
+			keep := old.Rows() - rows.Rows()
+			if keep < 0 {
+				continue
+			}
 			if keep > 0 {
 				rows = appendRows(old.SliceRows(0, keep), rows)
 			}
