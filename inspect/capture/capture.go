@@ -89,11 +89,13 @@ type Capturer struct {
 	seqs   map[int]*SeqCapture
 	batch  *model.Batch // the batch whose ids were recorded last
 	reps   map[string]ReplicaRecord
-	err    error           // first Visit error, returned by Result
-	faults model.Faults    // recording faults (SetFaults)
-	active []string        // every injected fault, as text (SetFaults)
-	under  map[string]bool // faults active while the held data was recorded
-	pin    *pinState       // asynchronous copies into pinned memory (UsePinned), or nil
+	err    error        // first Visit error, returned by Result
+	faults model.Faults // recording faults of the current step (SetFaults)
+	active []string     // every injected fault of the current step, as text (SetFaults)
+	// next holds the faults SetFaults gave, until the next step takes them.
+	next  *stepFaults
+	under map[string]bool // faults active while the held data was recorded
+	pin   *pinState       // asynchronous copies into pinned memory (UsePinned), or nil
 }
 
 // NewCapturer returns an empty capturer for a model with this tree and
@@ -338,6 +340,7 @@ func (c *Capturer) Visit(ev *model.Event, ranks []*model.RankView) error {
 	defer c.mu.Unlock()
 	b := ev.Batch
 	if c.batch != b {
+		c.takeFaults() // a new step: the faults set since the last one apply from here, as the engine's do
 		if b.Step == 0 {
 			// A new prefill (`run`) starts the recording over: what an
 			// earlier pass recorded (sequences the new batch lacks, the
