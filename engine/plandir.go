@@ -159,11 +159,33 @@ func PlanConfig(cfgJSON []byte, src model.WeightSource, o PlanOptions) (*DirPlan
 		return nil, err
 	}
 	dp := &DirPlan{Plan: p, Arch: cfg.Dims().Arch, ExpertParallel: o.EP, Skipped: skipped}
+	if note := packNote(p, cfg.Dims().MaxPos); note != "" {
+		dp.Notes = append(dp.Notes, note)
+	}
 	if n := nextnLayers(cfgJSON); n > 0 {
 		dp.NotCounted = append(dp.NotCounted, fmt.Sprintf("num_nextn_predict_layers %d: the multi-token-prediction layer(s) after layer %d, which vLLM loads only as a speculative-decoding draft (DeepSeekMTP), not with %s",
 			n, cfg.Dims().Layers-1, cfg.Dims().Arch))
 	}
 	return dp, nil
+}
+
+// packNote says when plan p's step of Tokens tokens cannot be the
+// sequences its KV cache is counted for: Seqs slots of at most SeqLen
+// tokens hold fewer, so the step packs more sequences than --seqs (on
+// stories260K, max_position_embeddings 512, the default 4096-token step is
+// at least 8 sequences, while one slot of 512 rows was counted beside
+// activations for 4096 tokens). "" when Seqs × SeqLen covers Tokens.
+func packNote(p *plan.Plan, maxPos int) string {
+	if p.SeqLen <= 0 || int64(p.Tokens) <= int64(p.Seqs)*int64(p.SeqLen) {
+		return ""
+	}
+	least := (p.Tokens + p.SeqLen - 1) / p.SeqLen
+	why := "--seq-len"
+	if p.SeqLen == maxPos {
+		why = "max_position_embeddings"
+	}
+	return fmt.Sprintf("a step of %d tokens (--max-tokens) is at least %d sequences of at most %d tokens (%s), but the KV cache is counted for %d (--seqs): --seqs %d counts the cache such a step needs, or --max-tokens %d plans a step the cache holds",
+		p.Tokens, least, p.SeqLen, why, p.Seqs, least, int64(p.Seqs)*int64(p.SeqLen))
 }
 
 // buildTree parses config.json, applies opts' expert parallelism and layer

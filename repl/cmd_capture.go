@@ -206,7 +206,7 @@ func cmdDump(t *Term, args string) error {
 		if len(what) == 0 {
 			what = []string{"nothing captured"}
 		}
-		out := fmt.Sprintf("dumped %s (%s) to %s: %s, %s\n", plural.N(len(m.Sequences), "sequence"), tokens, dir, strings.Join(what, "; "), strings.ToLower(m.Capture.DType))
+		out := fmt.Sprintf("dumped %s (%s) to %s: %s, %s\n", plural.N(len(m.Sequences), "sequence"), tokens, dir, strings.Join(what, "; "), m.Capture.DTypeName())
 		if n := client.Eagle3AuxNote(m); n != "" {
 			out += t.st.Warn.Render("note: "+n) + "\n"
 		}

@@ -62,6 +62,17 @@ func CommandHelp(name string) (text string, ok bool) {
 	return text, true
 }
 
+// CommandNames lists the debugger's commands by name (each command's
+// first alias, in the command table's order), for a did-you-mean at the
+// shell (`hsdb help brek`).
+func CommandNames() []string {
+	names := make([]string, 0, len(commands))
+	for _, c := range commands {
+		names = append(names, c.aliases[0])
+	}
+	return names
+}
+
 // Reference returns the Markdown command reference that README.md holds
 // between <!-- commands:begin --> and <!-- commands:end -->, generated from
 // the command table (go generate ./repl rewrites it; a test fails when it

@@ -246,9 +246,9 @@ func runCapture(args []string, io stdio) int {
 	m := res.Manifest
 	ft := capture.FileText
 	if format == capture.FormatHsdb {
-		fmt.Fprintf(io.Out, "dump %s: %s, layers %s (%s), %s, model %s (tp %d)\n", *out, plural.N(m.Summary.Sequences, "sequence"), ft(commaInts(m.Capture.Layers)), ft(m.Capture.What), ft(strings.ToLower(m.Capture.DType)), ft(m.Model.Path), m.Model.WorldSize)
+		fmt.Fprintf(io.Out, "dump %s: %s, layers %s (%s), %s, model %s (tp %d)\n", *out, plural.N(m.Summary.Sequences, "sequence"), ft(commaInts(m.Capture.Layers)), ft(m.Capture.What), ft(m.Capture.DTypeName()), ft(m.Model.Path), m.Model.WorldSize)
 	} else {
-		fmt.Fprintf(io.Out, "%s %s: %s, %s ids %s (%s), %s, model %s (tp %d); manifest.json is hsdb's sidecar (the trainer ignores it)\n", format, *out, plural.N(m.Summary.Sequences, "sample"), format, ft(commaInts(m.Capture.FormatIDs)), ft(m.Capture.Sources()), ft(strings.ToLower(m.Capture.DType)), ft(m.Model.Path), m.Model.WorldSize)
+		fmt.Fprintf(io.Out, "%s %s: %s, %s ids %s (%s), %s, model %s (tp %d); manifest.json is hsdb's sidecar (the trainer ignores it)\n", format, *out, plural.N(m.Summary.Sequences, "sample"), format, ft(commaInts(m.Capture.FormatIDs)), ft(m.Capture.Sources()), ft(m.Capture.DTypeName()), ft(m.Model.Path), m.Model.WorldSize)
 	}
 	if !res.Complete { // bytes per token are this process's writing
 		fmt.Fprintln(io.Out, diskLine(res.JobProgress, m))
@@ -407,7 +407,7 @@ type captureResult struct {
 	Sequences  int                        `json:"sequences,omitempty"`
 	Layers     []int                      `json:"layers,omitempty"`
 	What       string                     `json:"what,omitempty"`
-	DType      string                     `json:"dtype,omitempty"`
+	DType      string                     `json:"dtype,omitempty"` // the files' dtype as --save-dtype and the text name it: f32, bf16, f16
 	Validation []capture.ValidationRecord `json:"validation,omitempty"`
 	Recaptured []string                   `json:"recaptured,omitempty"` // kept sequences that no longer held their input row
 	// Format and FormatIDs: a trainer format's name and its own layer ids
@@ -429,7 +429,7 @@ func captureJSON(io stdio, out string, res *capture.JobResult, notes []string, e
 		r.Captured, r.Skipped, r.Total, r.Tokens, r.Seconds = res.Done-res.Skipped, res.Skipped, res.Total, res.Tokens, res.Elapsed.Seconds()
 		r.Recaptured, r.AlreadyComplete = res.Recaptured, res.Complete
 		if m := res.Manifest; m != nil && err == nil {
-			r.Sequences, r.Layers, r.What, r.DType, r.Validation = m.Summary.Sequences, m.Capture.Layers, m.Capture.What, m.Capture.DType, m.Validation
+			r.Sequences, r.Layers, r.What, r.DType, r.Validation = m.Summary.Sequences, m.Capture.Layers, m.Capture.What, m.Capture.DTypeName(), m.Validation
 			r.Format, r.FormatIDs = m.Capture.Format, m.Capture.FormatIDs
 			if r.Format == "" {
 				r.Format = string(capture.FormatHsdb)

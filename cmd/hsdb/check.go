@@ -36,14 +36,17 @@ type checkFlags struct {
 func (c *checkFlags) register(fs *flag.FlagSet) {
 	c.modelFlags.register(fs, "layers", "json", "no-model")
 	fs.StringVar(&c.seqLens, "seq-lens", "", "lengths of the sequences a file holds, when known (e.g. 512,259)")
-	fs.BoolVar(&c.summary, "summary", false, "for a directory: counts per finding and the first files of each (the default above 20 files)")
+	fs.BoolVar(&c.summary, "summary", false, "for a directory: counts per finding and the first files of each (the default above 20 files; with --json as one object)")
 	fs.BoolVar(&c.full, "full", false, "for a directory: every file's full report, however many")
 }
 
 // output is the client.CheckRequest.Output the flags ask for: --json
-// prints one object per file.
+// prints one object per file, with --summary one object for the path
+// (counts per finding; --summary was ignored under --json).
 func (c *checkFlags) output() string {
 	switch {
+	case c.json && c.summary:
+		return "json-summary"
 	case c.json:
 		return "json"
 	case c.summary:

@@ -13,7 +13,7 @@ import (
 	"hsdb/repl"
 )
 
-func init() { debugger, debuggerHelp = runDebugger, repl.CommandHelp }
+func init() { debugger, debuggerHelp, debuggerNames = runDebugger, repl.CommandHelp, repl.CommandNames }
 
 // runDebugger is `hsdb [--model PATH] [--tp N] [--device cpu|cuda] [--dtype
 // f32|bf16|f16] [-x SCRIPT] [--json]`: it loads the model (the embedded

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -109,7 +110,7 @@ func runGenerate(args []string, io stdio) int {
 			}
 			if vocab > 0 { // else the ids are checked after the load, against its vocab
 				if _, err := bosStart(mf.model, vocab, err); err != nil {
-					return fail(1, "%v", err)
+					return fail(bosExit(err), "%v", err)
 				}
 			}
 		}
@@ -133,7 +134,7 @@ func runGenerate(args []string, io stdio) int {
 			return fail(1, "--prompt needs a tokenizer: %v; give token ids with --ids instead", tokErr)
 		}
 		if in, err = bosStart(e.Path, e.Dims.Vocab, tokErr); err != nil {
-			return fail(1, "%v", err)
+			return fail(bosExit(err), "%v", err)
 		}
 		startBOS = in[0]
 	default:
@@ -281,9 +282,24 @@ func bosStart(path string, vocab int, noTok error) ([]int32, error) {
 		return nil, err
 	}
 	if !ok {
-		return nil, fmt.Errorf("no --ids and no tokenizer (%v), and %s, which generation starts from without input ids (HF's generate refuses the same); give --ids", noTok, unsetBOS(path))
+		return nil, fmt.Errorf("%w: no --ids and no tokenizer (%v), and %s, which generation starts from without input ids (HF's generate refuses the same); give --ids", errNoStart, noTok, unsetBOS(path))
 	}
 	return []int32{id}, nil
+}
+
+// errNoStart marks bosStart's refusal of a generation with nothing to
+// start from (no --ids, no tokenizer, no bos_token_id): the user's to
+// fix with --ids, a usage error (exit 2) as a tokenizer without BOS and
+// no bos_token_id is; a config whose bos_token_id is malformed stays the
+// model's fault (exit 1).
+var errNoStart = errors.New("nothing to start generating from")
+
+// bosExit is generate's exit status for bosStart's error err.
+func bosExit(err error) int {
+	if errors.Is(err, errNoStart) {
+		return 2
+	}
+	return 1
 }
 
 // unsetBOS says that the model at path sets no bos_token_id, naming the

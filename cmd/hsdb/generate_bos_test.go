@@ -61,17 +61,21 @@ func TestGenerateStartsFromConfigBOS(t *testing.T) {
 // (Qwen2's config.json says null and its generation_config.json nothing,
 // as the qwen2 fixture's), generate refuses as HF's generate does, naming
 // the field and both files, before the load (the directory has no
-// weights); a list of two ids is no one id to start from.
+// weights); a list of two ids is no one id to start from. Nothing to start
+// from is a usage error, exit 2 (give --ids), as the same refusal beside a
+// tokenizer without BOS (TestGenerateTokenizerWithoutBOSStartsFromConfigBOS)
+// exits; it exited 1 here, a model that fails to load. A malformed
+// bos_token_id stays exit 1: the model's files are at fault.
 func TestGenerateNoBOSRefused(t *testing.T) {
 	dir := configOnlyDir(t, "qwen2")
 	_, errs, code := runHsdb(t, "generate", "--model", dir, "-n", "3")
-	if code != 1 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, filepath.Join(dir, "config.json")+" sets no bos_token_id, which generation starts from") ||
+	if code != 2 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, filepath.Join(dir, "config.json")+" sets no bos_token_id, which generation starts from") ||
 		!strings.Contains(errs, "give --ids") || !strings.Contains(errs, "no tokenizer in "+dir) {
 		t.Errorf("config-only qwen2: exit %d, stderr %q", code, errs)
 	}
 	fixture := "../../testdata/hf/qwen2"
 	out, errs, code := runHsdb(t, "generate", "--model", fixture, "-n", "3")
-	if code != 1 || out != "" || !strings.Contains(errs, "neither "+filepath.Join(fixture, "generation_config.json")+" nor "+filepath.Join(fixture, "config.json")+" sets bos_token_id") {
+	if code != 2 || out != "" || !strings.Contains(errs, "neither "+filepath.Join(fixture, "generation_config.json")+" nor "+filepath.Join(fixture, "config.json")+" sets bos_token_id") {
 		t.Errorf("qwen2 fixture: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 	two := eosFixture(t, "[1, 2]", "", "")

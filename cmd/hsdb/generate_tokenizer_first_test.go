@@ -16,16 +16,18 @@ import (
 func TestGenerateTokenizerBeforeLoad(t *testing.T) {
 	dir := configOnlyDir(t, "llama")
 	noBOS := configOnlyDir(t, "qwen2") // config.json: bos_token_id null
+	// Nothing to start from is a usage error (exit 2: TestGenerateNoBOSRefused).
 	for _, c := range []struct {
 		args []string
 		want string
+		exit int
 	}{
-		{[]string{"generate", "--model", dir, "--prompt", "hi"}, "hsdb generate: --prompt needs a tokenizer: no tokenizer in " + dir},
-		{[]string{"generate", "--model", noBOS, "-n", "3"}, "hsdb generate: no --ids and no tokenizer (no tokenizer in " + noBOS},
+		{[]string{"generate", "--model", dir, "--prompt", "hi"}, "hsdb generate: --prompt needs a tokenizer: no tokenizer in " + dir, 1},
+		{[]string{"generate", "--model", noBOS, "-n", "3"}, "hsdb generate: nothing to start generating from: no --ids and no tokenizer (no tokenizer in " + noBOS, 2},
 	} {
 		out, errs, code := runHsdb(t, c.args...)
-		if code != 1 || out != "" || !strings.HasPrefix(errs, c.want) || strings.Count(errs, "\n") != 1 {
-			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 1 and the one line %q…", c.args, code, out, errs, c.want)
+		if code != c.exit || out != "" || !strings.HasPrefix(errs, c.want) || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d and the one line %q…", c.args, code, out, errs, c.exit, c.want)
 		}
 	}
 	// A model path that does not exist is named as --model (a usage

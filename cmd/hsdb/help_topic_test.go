@@ -46,3 +46,20 @@ func TestHelpDebuggerCommand(t *testing.T) {
 		t.Errorf("help: exit %d, %.200q; want the pointer to the debugger's commands", code, out)
 	}
 }
+
+// TestHelpDebuggerCommandTypo: `hsdb help NAME` takes a debugger command,
+// but a mistyped one (brek, stpe) was offered no name, the did-you-mean
+// searching the subcommands alone; it now offers the nearest debugger
+// command, as `help brek` at the prompt would (exit 2 still).
+func TestHelpDebuggerCommandTypo(t *testing.T) {
+	for typo, want := range map[string]string{"brek": "break", "contine": "continue", "captur": "capture"} {
+		hint := "did you mean hsdb help " + want + "?"
+		if want == "capture" { // a subcommand first
+			hint = "did you mean hsdb capture?"
+		}
+		_, errs, code := runHsdb(t, "help", typo)
+		if code != 2 || !strings.Contains(errs, hint) {
+			t.Errorf("help %s: exit %d, stderr %q; want 2 and %q", typo, code, errs, hint)
+		}
+	}
+}

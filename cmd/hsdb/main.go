@@ -48,6 +48,10 @@ var debugger func(args []string, io stdio) int
 // help break` at the shell; set by the REPL's file.
 var debuggerHelp func(name string) (string, bool)
 
+// debuggerNames lists the debugger's commands (repl.CommandNames), for
+// the did-you-mean of `hsdb help NAME`; set by the REPL's file.
+var debuggerNames func() []string
+
 func main() {
 	os.Exit(hsdbMain(os.Args[1:], stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}))
 }
@@ -68,7 +72,13 @@ func hsdbMain(args []string, io stdio) int {
 						return 0
 					}
 				}
-				fmt.Fprintf(io.Err, "hsdb help: unknown subcommand %q%s (`hsdb help` lists them)\n", args[1], didYouMean(args[1], subcommandNames(), "hsdb "))
+				// hsdb help NAME takes a debugger command too: a mistyped
+				// one (brek) is offered the nearest debugger commands.
+				hint := didYouMean(args[1], subcommandNames(), "hsdb ")
+				if hint == "" && debuggerNames != nil {
+					hint = didYouMean(args[1], debuggerNames(), "hsdb help ")
+				}
+				fmt.Fprintf(io.Err, "hsdb help: unknown subcommand %q%s (`hsdb help` lists them)\n", args[1], hint)
 				return 2
 			}
 			usage(io.Out)

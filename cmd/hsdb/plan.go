@@ -74,6 +74,13 @@ func runPlan(args []string, io stdio) int {
 	if err != nil {
 		return fail(2, "%v", err)
 	}
+	// --seq-len past the model's max_position_embeddings is a flag value
+	// the model cannot take, a usage error (exit 2) as --seq-len 0 is; the
+	// plan refused it with exit 1, as a model that fails to load. A config
+	// that cannot be read is left for the plan to name.
+	if d, err := modelpath.ConfigDims(mf.model); err == nil && d.MaxPos > 0 && *seqLen > d.MaxPos {
+		return fail(2, "--model %s: %v", planName(mf.model), plan.SeqLenPastMaxPos(*seqLen, d.MaxPos))
+	}
 	po := engine.PlanOptions{TP: eo.TP, EP: eo.EP, Layers: eo.Layers, DType: eo.DType, Tokens: *tokens, Seqs: *seqs, SeqLen: *seqLen, DeviceBytes: mem, Device: eo.Device}
 	// A CPU plan against --device-memory's default compares with an
 	// H200's memory, not this host's: said under the plan.

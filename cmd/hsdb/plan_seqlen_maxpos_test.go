@@ -43,8 +43,13 @@ func TestPlanSeqLenWithinMaxPos(t *testing.T) {
 			t.Errorf("%v: %s; want kv_bytes %d per rank, seq_len at most 64", c.args, out, c.kv)
 		}
 	}
-	_, errs, code := runHsdb(t, "plan", "--model", "../../testdata/hf/deepseek_v3", "--seq-len", "65")
-	if code != 1 || !strings.Contains(errs, "--seq-len 65 is more than max_position_embeddings 64") {
-		t.Errorf("--seq-len 65: exit %d, stderr %q", code, errs)
+	// A flag value the model cannot take is a usage error (exit 2, as
+	// --seq-len -1 is); it exited 1, as a model that fails to load, with
+	// --pp 1 and with pipeline stages alike.
+	for _, pp := range []string{"1", "2"} {
+		_, errs, code := runHsdb(t, "plan", "--model", "../../testdata/hf/deepseek_v3", "--seq-len", "65", "--pp", pp)
+		if code != 2 || !strings.Contains(errs, "--seq-len 65 is more than max_position_embeddings 64") || strings.Count(errs, "\n") != 1 {
+			t.Errorf("--seq-len 65 --pp %s: exit %d, stderr %q; want exit 2 and one line", pp, code, errs)
+		}
 	}
 }

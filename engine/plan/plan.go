@@ -129,7 +129,7 @@ func New(t *model.Tree, d *model.Dims, o Options) (*Plan, error) {
 	// plans a cache no run allocates, and the default (--max-tokens, the
 	// tokens of a step, which may pack several sequences) stops there.
 	if d != nil && d.MaxPos > 0 && seqLen > d.MaxPos {
-		return nil, fmt.Errorf("--seq-len %d is more than max_position_embeddings %d: no sequence can be longer (hsdb refuses such a row)", seqLen, d.MaxPos)
+		return nil, SeqLenPastMaxPos(seqLen, d.MaxPos)
 	}
 	if seqLen == 0 {
 		seqLen = o.Tokens
@@ -268,4 +268,11 @@ func ActivationDType(dt tensor.DType, d *model.Dims) tensor.DType {
 		return dt
 	}
 	return tensor.F32
+}
+
+// SeqLenPastMaxPos is the refusal of a --seq-len of seqLen tokens on a
+// model whose max_position_embeddings is maxPos (seqLen > maxPos): New's,
+// and hsdb plan's before it plans.
+func SeqLenPastMaxPos(seqLen, maxPos int) error {
+	return fmt.Errorf("--seq-len %d is more than max_position_embeddings %d: no sequence can be longer (hsdb refuses such a row)", seqLen, maxPos)
 }

@@ -89,11 +89,13 @@ type Capturer struct {
 	seqs   map[int]*SeqCapture
 	batch  *model.Batch // the batch whose ids were recorded last
 	reps   map[string]ReplicaRecord
-	err    error           // first Visit error, returned by Result
-	faults model.Faults    // recording faults (SetFaults)
-	active []string        // every injected fault, as text (SetFaults)
-	under  map[string]bool // faults active while the held data was recorded
-	pin    *pinState       // asynchronous copies into pinned memory (UsePinned), or nil
+	err    error        // first Visit error, returned by Result
+	faults model.Faults // recording faults of the current step (SetFaults)
+	active []string     // every injected fault of the current step, as text (SetFaults)
+	// next holds the faults SetFaults gave, until the next step takes them.
+	next  *stepFaults
+	under map[string]bool // faults active while the held data was recorded
+	pin   *pinState       // asynchronous copies into pinned memory (UsePinned), or nil
 }
 
 // NewCapturer returns an empty capturer for a model with this tree and
@@ -338,6 +340,7 @@ func (c *Capturer) Visit(ev *model.Event, ranks []*model.RankView) error {
 	defer c.mu.Unlock()
 	b := ev.Batch
 	if c.batch != b {
+		c.takeFaults() // a new step: the faults set since the last one apply from here, as the engine's do
 		if b.Step == 0 {
 			// A new prefill (`run`) starts the recording over: what an
 			// earlier pass recorded (sequences the new batch lacks, the
@@ -365,8 +368,10 @@ func (c *Capturer) Visit(ev *model.Event, ranks []*model.RankView) error {
 		c.recordReplicas(spec, g, len(ranks))
 		for s, n := range b.SeqLens {
 			sc := c.seqs[b.Seqs[s]]
-			rows := c.applyFaults(spec, g.T.SliceRows(b.SeqStart(s), b.SeqStart(s)+n), len(ranks))
 			old := sc.Tensors[spec.Key]
+			// The sequence position of this visit's first row: the tokens
+			// recorded before this step (recordIDs appended this step's).
+			rows := c.applyFaults(spec, g.T.SliceRows(b.SeqStart(s), b.SeqStart(s)+n), len(ranks), len(sc.IDs)-n)
 			if old == nil && b.Step > 0 && len(sc.IDs) > n {
 				// Armed while a pass was past this site: its earlier tokens
 				// were never recorded here (other sites' rows were).
@@ -417,11 +422,18 @@ func (c *Capturer) Revisit(ev *model.Event, ranks []*model.RankView) error {
 		for s, n := range b.SeqLens {
 			sc := c.seqs[b.Seqs[s]]
 			old := sc.Tensors[spec.Key]
-			if old == nil || old.Rows() < n {
+			if old == nil {
 				continue
 			}
-			rows := c.applyFaults(spec, g.T.SliceRows(b.SeqStart(s), b.SeqStart(s)+n), len(ranks))
-			if keep := old.Rows() - n; keep > 0 {
+			rows := c.applyFaults(spec, g.T.SliceRows(b.SeqStart(s), b.SeqStart(s)+n), len(ranks), len(sc.IDs)-n)
+			// The rows of earlier steps: all but what this step recorded,
+			// which is n rows, or world·n under gather-rows (taking n
+			// grew a gather-rows capture by n rows at every edit).
+			keep := old.Rows() - rows.Rows()
+			if keep < 0 {
+				continue
+			}
+			if keep > 0 {
 				rows = appendRows(old.SliceRows(0, keep), rows)
 			}
 			sc.Tensors[spec.Key] = rows

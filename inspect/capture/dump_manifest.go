@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hsdb/engine/regfile"
+	"hsdb/engine/tensor"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -98,7 +99,7 @@ type CaptureInfo struct {
 	// hidden_states or residual (vLLM's un-summed halves).
 	What  string     `json:"what"`
 	Sites []SiteInfo `json:"sites,omitempty"` // captures of other site tensors
-	DType string     `json:"dtype"`           // dtype of the captured tensors in the files
+	DType string     `json:"dtype"`           // dtype of the captured tensors in the files, as their safetensors headers name it (F32, BF16, F16); DTypeName gives the flags' name
 	// HFIndex maps each hidden_states.{layer} key to its index in HF's
 	// output_hidden_states (layer i → i+1) when What is stream, and to null
 	// for the last layer: HF's last entry is post final norm, not the
@@ -489,4 +490,17 @@ func Version() string {
 		}
 	}
 	return v
+}
+
+// DTypeName is the name hsdb's flags and output give the dtype of a
+// capture's files (CaptureInfo.DType, a safetensors name: BF16 -> bf16,
+// F32 -> f32, tensor.DType.String), for what a user reads: capture's
+// text and --json, a resume's refusal. A name ParseDType does not take
+// is returned as it is.
+func (c CaptureInfo) DTypeName() string {
+	dt, err := tensor.ParseDType(c.DType)
+	if err != nil {
+		return c.DType
+	}
+	return dt.String()
 }

@@ -14,8 +14,9 @@ import (
 // the dump was refused as "hidden_states.2 has 0 NaN and 1 Inf", as if
 // the forward pass had overflowed. The error counts the values past dt's
 // range and names the largest and where it is, and says the captured
-// values are finite. Non-finite values already in t are left for the
-// content rules to report.
+// values are finite (or, when they are not, how many NaN and Inf the
+// capture held before the conversion). Non-finite values already in t
+// alone are left for the content rules to report.
 func convertFinite(k string, t *tensor.Tensor, dt tensor.DType) (*tensor.Tensor, error) {
 	if t.DType == dt {
 		return t, nil
@@ -40,6 +41,12 @@ func convertFinite(k string, t *tensor.Tensor, dt tensor.DType) (*tensor.Tensor,
 			big, at = a, i
 		}
 	}
-	return nil, fmt.Errorf("%w: %s: %s past %s's range became Inf in the conversion to %s (largest |x| %.6g at token %d, channel %d); the captured values are finite: write bf16 or f32 instead (--dtype / --save-dtype)",
-		ErrInvalid, k, plural.N(n, "finite value"), dt, dt, big, at/cols, at%cols)
+	// The captured values are finite unless the capture held NaN or Inf
+	// already (before): then it says so instead, as those are the pass's.
+	held := "the captured values are finite"
+	if nan, inf := nonFinite(t); nan+inf > 0 {
+		held = fmt.Sprintf("the capture also holds %d NaN and %d Inf of its own, which the conversion did not make", nan, inf)
+	}
+	return nil, fmt.Errorf("%w: %s: %s past %s's range became Inf in the conversion to %s (largest |x| %.6g at token %d, channel %d); %s: write bf16 or f32 instead (--dtype / --save-dtype)",
+		ErrInvalid, k, plural.N(n, "finite value"), dt, dt, big, at/cols, at%cols, held)
 }

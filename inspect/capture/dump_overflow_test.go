@@ -34,3 +34,16 @@ func TestConvertFiniteNamesOverflow(t *testing.T) {
 		t.Errorf("an Inf already captured: %v, want it left to the content rules", err)
 	}
 }
+
+// TestConvertOverflowBesideNaN: a capture holding a NaN of its own and a
+// finite 1e5 that f16 makes Inf was refused as "the captured values are
+// finite", which the NaN belies; it now counts the capture's own NaN (1)
+// and Inf (0) instead.
+func TestConvertOverflowBesideNaN(t *testing.T) {
+	x := tensor.FromF32([]float32{float32(math.NaN()), 1e5, 1, 2}, 2, 2)
+	_, err := convertFinite("hidden_states.0", x, tensor.F16)
+	if err == nil || strings.Contains(err.Error(), "the captured values are finite") ||
+		!strings.Contains(err.Error(), "1 finite value past f16's range") || !strings.Contains(err.Error(), "the capture also holds 1 NaN and 0 Inf of its own") {
+		t.Errorf("%v", err)
+	}
+}

@@ -172,7 +172,7 @@ func otherJob(a, b *Manifest) string {
 	case a.Capture.What != b.Capture.What:
 		return fmt.Sprintf("what %s, now %s", FileText(string(a.Capture.What)), b.Capture.What)
 	case a.Capture.DType != b.Capture.DType:
-		return fmt.Sprintf("dtype %s, now %s", FileText(a.Capture.DType), b.Capture.DType)
+		return fmt.Sprintf("dtype %s, now %s", FileText(a.Capture.DTypeName()), b.Capture.DTypeName())
 	case a.Model.ConfigSHA256 != b.Model.ConfigSHA256:
 		return "another model config"
 	}

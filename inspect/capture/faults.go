@@ -45,19 +45,40 @@ func IsRecordFault(kind string) bool {
 	return false
 }
 
-// SetFaults sets the faults injected from the next pass on (nil clears
-// them): the recording faults (IsRecordFault) are applied to what is
-// recorded; every fault is noted as one the recorded data was made under
-// (Under), for the dump's manifest.
+// SetFaults sets the faults injected from the next step on (nil clears
+// them), as the engine takes its computation faults when a step starts
+// (model.Pass.Faults): the recording faults (IsRecordFault) are applied
+// to what is recorded; every fault is noted as one the recorded data was
+// made under (Under), for the dump's manifest. Before, faults set at a
+// stop were applied at once, so a pass stopped at layer 1 recorded its
+// later layers under faults its earlier layers, and its computation,
+// never saw.
 func (c *Capturer) SetFaults(fs model.Faults) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.faults, c.active = nil, nil
+	next := &stepFaults{}
 	for _, f := range fs {
-		c.active = append(c.active, f.String())
+		next.active = append(next.active, f.String())
 		if IsRecordFault(f.Kind) {
-			c.faults = append(c.faults, f)
+			next.faults = append(next.faults, f)
 		}
+	}
+	c.next = next
+}
+
+// stepFaults are the faults of a step: the recording ones, and every one
+// as text.
+type stepFaults struct {
+	faults model.Faults
+	active []string
+}
+
+// takeFaults makes the faults SetFaults gave since the last step the
+// current step's (called with c.mu held when a step's first site is
+// visited).
+func (c *Capturer) takeFaults() {
+	if c.next != nil {
+		c.faults, c.active, c.next = c.next.faults, c.next.active, nil
 	}
 }
 
@@ -96,8 +117,11 @@ func (c *Capturer) faultTensor(spec CaptureSpec) string {
 
 // applyFaults returns one sequence's recorded rows x [n, width] (the
 // visit's own host copy, changed in place) as the faults at spec's site
-// say, for a pass over world ranks.
-func (c *Capturer) applyFaults(spec CaptureSpec, x *tensor.Tensor, world int) *tensor.Tensor {
+// say, for a pass over world ranks. first is the sequence position of x's
+// first row (0 in a prefill, the rows recorded before in a decode step):
+// nan-at's token is a position in the sequence, so a decode step's one row
+// is not its token 0 (nan-at --token 0 put a NaN in every generated row).
+func (c *Capturer) applyFaults(spec CaptureSpec, x *tensor.Tensor, world, first int) *tensor.Tensor {
 	if spec.Layer < 0 || len(c.faults) == 0 || x.DType != tensor.F32 {
 		return x
 	}
@@ -116,8 +140,8 @@ func (c *Capturer) applyFaults(spec CaptureSpec, x *tensor.Tensor, world int) *t
 			copy(v[r*w:(r+1)*w], src[from*w:(from+1)*w])
 		}
 	}
-	if f, ok := c.find(FaultNaNAt, spec.Site); ok && f.Token < n && f.Channel < w {
-		v[f.Token*w+f.Channel] = float32(math.NaN())
+	if f, ok := c.find(FaultNaNAt, spec.Site); ok && f.Token >= first && f.Token < first+n && f.Channel < w {
+		v[(f.Token-first)*w+f.Channel] = float32(math.NaN())
 	}
 	if world < 2 || w%world != 0 {
 		return x

@@ -91,10 +91,10 @@ func (p *PathReport) dirLines() []string {
 		if m := p.Manifest; m != nil {
 			if m.Capture.Format != "" {
 				out = append(out, fmt.Sprintf("  %s samples by hsdb of %s (%s, tp %d): %s ids %s = %s, %s, %d sequence%s", m.Capture.Format, m.Model.Path, m.Model.Arch,
-					m.Model.WorldSize, m.Capture.Format, joinInts(m.Capture.FormatIDs), m.Capture.Sources(), strings.ToLower(m.Capture.DType), len(m.Sequences), plural(len(m.Sequences))))
+					m.Model.WorldSize, m.Capture.Format, joinInts(m.Capture.FormatIDs), m.Capture.Sources(), m.Capture.DTypeName(), len(m.Sequences), plural(len(m.Sequences))))
 			} else {
 				out = append(out, fmt.Sprintf("  hsdb dump of %s (%s, tp %d): layers %s (%s), %s, %d sequence%s", m.Model.Path, m.Model.Arch,
-					m.Model.WorldSize, joinInts(m.Capture.Layers), m.Capture.What, strings.ToLower(m.Capture.DType), len(m.Sequences), plural(len(m.Sequences))))
+					m.Model.WorldSize, joinInts(m.Capture.Layers), m.Capture.What, m.Capture.DTypeName(), len(m.Sequences), plural(len(m.Sequences))))
 			}
 			if len(m.Faults) > 0 {
 				out = append(out, "  written under INJECTED FAULTS (a rehearsal, not training data): "+strings.Join(m.Faults, "; "))

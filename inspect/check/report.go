@@ -4,7 +4,7 @@ import "hsdb/inspect/client"
 
 // Report renders p for a front end as `diff` (diff) or `check` prints it,
 // in the output asked (client.CheckRequest.Output: "", "json", "summary",
-// "full"); Failed and Exit are the shared verdict (Verdict).
+// "json-summary", "full"); Failed and Exit are the shared verdict (Verdict).
 func (p *PathReport) Report(diff bool, output string) (client.CheckReport, error) {
 	v := p.Verdict()
 	r := client.CheckReport{Path: p.Path, Files: len(p.Files), Failed: v != VerdictValid, Exit: int(v)}
@@ -14,6 +14,8 @@ func (p *PathReport) Report(diff bool, output string) (client.CheckReport, error
 	switch {
 	case output == "json":
 		r.Lines = p.JSONLines(diff)
+	case output == "json-summary":
+		r.Lines = []string{p.SummaryJSONLine(diff, 3)}
 	case output == "summary" || output == "" && len(p.Files) > 20:
 		r.Lines = p.SummaryLines(3)
 	case diff:
@@ -25,7 +27,7 @@ func (p *PathReport) Report(diff bool, output string) (client.CheckReport, error
 	default:
 		r.Lines = p.Lines()
 	}
-	if output != "json" { // JSON escapes them itself
+	if output != "json" && output != "json-summary" { // JSON escapes them itself
 		for i, l := range r.Lines {
 			r.Lines[i] = client.PlainLine(l)
 		}

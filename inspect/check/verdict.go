@@ -3,7 +3,6 @@ package check
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 
 	"hsdb/inspect/capture"
@@ -305,25 +304,8 @@ func (p *PathReport) SummaryLines(show int) []string {
 	if p.Err != nil {
 		return []string{p.Path + ": cannot read: " + p.Err.Error()}
 	}
-	type group struct {
-		key   string
-		files []*Report
-	}
-	idx := map[string]*group{}
-	var gs []*group
-	for _, f := range p.Files {
-		k := findingOf(f)
-		g := idx[k]
-		if g == nil {
-			g = &group{key: k}
-			idx[k] = g
-			gs = append(gs, g)
-		}
-		g.files = append(g.files, f)
-	}
-	sort.SliceStable(gs, func(i, j int) bool { return len(gs[i].files) > len(gs[j].files) })
 	out := []string{fmt.Sprintf("%s: %d file%s, verdict: %s", p.Path, len(p.Files), plural(len(p.Files)), p.Verdict())}
-	for _, g := range gs {
+	for _, g := range p.findings() {
 		out = append(out, fmt.Sprintf("  %6d  %s", len(g.files), g.key))
 		for i, f := range g.files {
 			if i == show {
@@ -331,12 +313,8 @@ func (p *PathReport) SummaryLines(show int) []string {
 				break
 			}
 			line := "          " + f.Path
-			if len(f.Diagnoses) > 0 {
-				line += ": " + f.Diagnoses[0].Sentence
-			} else if f.Err != nil {
-				line += ": " + f.errText()
-			} else if x, ok := firstFailed(f); ok { // no diagnosis (a layer count, a dtype): the rule's own detail
-				line += ": " + x.Rule + ": " + x.Detail
+			if why := f.summaryWhy(); why != "" {
+				line += ": " + why
 			}
 			out = append(out, line)
 		}

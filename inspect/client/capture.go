@@ -147,7 +147,9 @@ type CheckRequest struct {
 	// Output is how the report's Lines render: "" (full text; a
 	// directory of more than 20 files is summarized), "json" (one JSON
 	// object per file, snake_case keys), "summary" (counts per finding and
-	// the first files of each) or "full" (every file's text, however many).
+	// the first files of each), "json-summary" (the summary as one JSON
+	// object, check.SummaryJSON) or "full" (every file's text, however
+	// many).
 	Output string
 }
 

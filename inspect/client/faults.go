@@ -55,7 +55,7 @@ var FaultKinds = []FaultKind{
 		Does:     "layer captures are scaled by VALUE (default 1/routed_scaling_factor, else 0.5)",
 		Imitates: "vLLM's fp16 DeepSeek path dividing the residual by routed_scaling_factor (vLLM #13232, #14809)"},
 	{Kind: "shift-rows", Recorded: true,
-		Does:     "layer captures are written with each sequence's rows shifted by VALUE tokens (default 1)",
+		Does:     "layer captures are written with each sequence's rows shifted by VALUE tokens (default 1; |VALUE| below every sequence's length)",
 		Imitates: "rows and ids cut at different offsets (speculators #279, PR #365; EAGLE #317)"},
 	{Kind: "keep-shard", Recorded: true,
 		Does:     "layer captures keep rank --rank R's column shard [len, hidden/tp] instead of the gathered tensor (tp > 1)",
@@ -64,6 +64,6 @@ var FaultKinds = []FaultKind{
 		Does:     "layer captures hold the ranks' column shards concatenated along rows [tp·len, hidden/tp]: an all-gather on the wrong dimension (tp > 1)",
 		Imitates: "torch.cat of gathered shards on dim 0 instead of -1"},
 	{Kind: "nan-at", Recorded: true,
-		Does:     "layer captures get a NaN at --token T, --channel C of each sequence",
+		Does:     "layer captures get a NaN at --token T, --channel C of each sequence (T below every sequence's length, C below hidden_size)",
 		Imitates: "an overflow or uninitialized memory written out (NaN in saved hidden states)"},
 }

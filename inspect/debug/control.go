@@ -73,11 +73,17 @@ func (s *Session) StepBatch() ([]client.StepSeq, error) {
 
 // Run starts a forward pass (a prefill) over the batch, aborting a stopped
 // one, and returns at the first stop or when the pass ends. Errors:
-// ErrNoInput, a forward error (device, bad id), never the abort of the old
-// pass.
+// ErrNoInput, an injected fault naming a row the batch does not have
+// (faultRowsFit), a forward error (device, bad id), never the abort of
+// the old pass.
 func (s *Session) Run() (*client.Outcome, error) {
 	if len(s.batch) == 0 {
 		return nil, fmt.Errorf("run: %w: give a batch first (input ids 1,2,3 ; ids 4,5 — or input text \"...\")", client.ErrNoInput)
+	}
+	for _, f := range s.faults {
+		if err := faultRowsFit(f, s.batch); err != nil {
+			return nil, fmt.Errorf("run: injected fault %w (inject clear removes it)", err)
+		}
 	}
 	s.Kill()
 	s.resetPassEdits()

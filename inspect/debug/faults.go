@@ -34,7 +34,9 @@ func faultKind(kind string) (client.FaultKind, bool) {
 // Errors: an unknown kind, an argument the kind does not read or a VALUE
 // it cannot use (checkFaultArgs), a rank outside the world, a site that
 // names no site of the model or none the kind acts on (a router fault on
-// a dense model).
+// a dense model), a nan-at --channel past hidden_size, a row past a
+// sequence of the batch given so far (faultRowsFit; Run checks the batch
+// it prefills).
 func (s *Session) Inject(cf client.Fault) error {
 	f := model.Fault(cf)
 	k, ok := faultKind(f.Kind)
@@ -74,6 +76,13 @@ func (s *Session) Inject(cf client.Fault) error {
 	}
 	if f.Site != "" && !s.anySite(f.Site, nil) {
 		return fmt.Errorf("inject %s: no site %s (info sites lists them)", f.Kind, f.Site)
+	}
+	if h := s.E.Dims.Hidden; f.Kind == capture.FaultNaNAt && h > 0 && f.Channel >= h {
+		// applyFaults skipped a channel past the row: nothing was recorded
+		return fmt.Errorf("inject %s: --channel %d: a layer's row has hidden_size %d channels (0..%d)", f.Kind, f.Channel, h, h-1)
+	}
+	if err := faultRowsFit(f, s.batch); err != nil {
+		return fmt.Errorf("inject %w", err)
 	}
 	switch {
 	case f.Kind == model.FaultChunkNoContext:
@@ -158,6 +167,45 @@ func checkFaultArgs(f model.Fault) error {
 		return fmt.Errorf("inject %s: VALUE %g: the rank's copy is scaled by 1 + VALUE, which float32 rounds to 1 (no change); want |VALUE| of at least %g", f.Kind, f.Value, minPerturb)
 	case f.Kind == capture.FaultShiftRows && (f.Value != math.Trunc(f.Value) || math.Abs(f.Value) >= maxShiftRows):
 		return fmt.Errorf("inject %s: VALUE %g: want a whole number of tokens between %d and %d", f.Kind, f.Value, -maxShiftRows+1, maxShiftRows-1)
+	}
+	return nil
+}
+
+// faultRowsFit refuses a recording fault that names a row some sequence
+// of batch does not have: nan-at's --token T at or past a sequence's
+// length, a shift-rows of at least a sequence's length (every row would
+// repeat its last or first token). The capturer skipped or clamped them
+// without a word, so the dump's manifest listed a fault that recorded
+// nothing, or one unlike its name. Inject checks the batch given so far
+// and Run the batch it prefills (`input` may change it after `inject`).
+// The error starts with the fault (Fault.String) and names the sequence
+// and its length.
+func faultRowsFit(f model.Fault, batch [][]int32) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	i := 0 // the shortest sequence, the first of them
+	for j, q := range batch {
+		if len(q) < len(batch[i]) {
+			i = j
+		}
+	}
+	n := len(batch[i])
+	switch f.Kind {
+	case capture.FaultNaNAt:
+		if f.Token >= n {
+			return fmt.Errorf("%s: token %d is past sequence %d, which has %s (rows 0..%d): no row to record the NaN in; give --token below %d (the shortest sequence's length)",
+				f, f.Token, i, plural.N(n, "token"), n-1, n)
+		}
+	case capture.FaultShiftRows:
+		if k := int(math.Abs(f.Value)); k >= n {
+			advice := fmt.Sprintf("give a shift of at most %s (the shortest sequence's length less one)", plural.N(n-1, "row"))
+			if n == 1 {
+				advice = "a sequence of one token has no other row to shift into"
+			}
+			return fmt.Errorf("%s: sequence %d has %s: a shift of %s moves every row past its end (each would repeat one token); %s",
+				f, i, plural.N(n, "token"), plural.N(k, "row"), advice)
+		}
 	}
 	return nil
 }
