@@ -29,7 +29,8 @@ var (
 	ErrHeaderNotObject = errors.New("header is not a JSON object")
 	// ErrTensorEntry: a tensor entry is not an object, lacks dtype, shape or
 	// data_offsets, or has one of the wrong JSON type (dtype a string, shape
-	// an array of integers, data_offsets an array of two integers).
+	// an array of at most MaxDims integers, data_offsets an array of two
+	// integers).
 	ErrTensorEntry = errors.New("malformed tensor entry")
 	// ErrMetadata: __metadata__ is not an object of string values.
 	ErrMetadata = errors.New("__metadata__ is not a map of strings")
