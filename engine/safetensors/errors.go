@@ -75,6 +75,12 @@ var (
 	// ErrIndexMismatch: the index places a tensor in a shard that lacks it
 	// (checked when that shard is first opened).
 	ErrIndexMismatch = errors.New("index names a tensor its shard lacks")
+	// ErrIndexUnlisted: a shard holds a tensor the index does not list
+	// (checked when that shard is first opened). transformers and vLLM
+	// load every tensor of the shards an index names, so the tensor is
+	// part of the model for them; hsdb finds tensors through the index
+	// and would take it for absent.
+	ErrIndexUnlisted = errors.New("shard holds a tensor the index does not list")
 	// ErrDuplicateTensor: without an index, the same tensor name is in two
 	// files of a directory.
 	ErrDuplicateTensor = errors.New("tensor in more than one file")

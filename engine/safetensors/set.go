@@ -130,8 +130,11 @@ func globEscape(p string) string {
 // object, a value that is not a string naming a file inside the index's
 // directory, the same tensor twice, an empty weight_map); ErrShardMissing
 // naming the index, the file and a tensor mapped to it. When a shard is
-// first opened, every tensor the index assigns to it must be in it, else
-// ErrIndexMismatch naming the index, the file and the tensor.
+// first opened, every tensor the index assigns to it must be in it, and
+// every tensor in it must be in the index (transformers and vLLM load a
+// shard's tensors whether the index lists them or not), else
+// ErrIndexMismatch or ErrIndexUnlisted naming the index, the file and the
+// tensor.
 func OpenIndex(indexPath string) (*Set, error) {
 	raw, err := regfile.ReadFile(indexPath, MaxIndexBytes)
 	if err != nil {
@@ -240,6 +243,18 @@ func (s *Set) shard(name string) (*File, error) {
 			f.Close()
 			return nil, s.failShard(file, fmt.Errorf("%s: tensor %q: %w: the index places it in %s, which has %d tensors but not this one",
 				s.indexPath, t, ErrIndexMismatch, file, f.Len()))
+		}
+	}
+	for _, t := range f.Names() {
+		if _, listed := s.fileOf[t]; !listed {
+			// transformers and vLLM load every tensor of a shard the
+			// index names, listed or not; hsdb finds tensors through the
+			// index alone and would take this one for absent (an
+			// optional tensor such as e_score_correction_bias then
+			// defaults to zeros: another model, silently).
+			f.Close()
+			return nil, s.failShard(file, fmt.Errorf("%s: tensor %q: %w: shard %s holds it, weight_map does not name it (transformers and vLLM load it from the shard; hsdb would take it for absent): add it to weight_map",
+				s.indexPath, t, ErrIndexUnlisted, file))
 		}
 	}
 	s.opened[file] = f

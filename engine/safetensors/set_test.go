@@ -322,3 +322,45 @@ func TestShardErrRecordedOnce(t *testing.T) {
 		t.Fatalf("second lookup in the failed shard = %v; want the recorded %v without reopening it", err2, err1)
 	}
 }
+
+// TestIndexUnlisted: the index leaves out layers.1.w, which shard 1 holds.
+// transformers and vLLM load every tensor of a shard the index names, so
+// the tensor is part of their model; hsdb looked it up through the index
+// alone and reported it absent, letting a caller fall back to a default
+// (a zero routing bias). Opening shard 1 now fails naming the index, the
+// shard and the tensor; the other shards still open.
+func TestIndexUnlisted(t *testing.T) {
+	dir, shards := shardedDir(t)
+	p := filepath.Join(dir, IndexName)
+	raw, _ := os.ReadFile(p)
+	edited := strings.Replace(string(raw), `"layers.1.w": "`+shards[0]+`", `, "", 1)
+	if edited == string(raw) {
+		t.Fatal("edit did not apply")
+	}
+	if err := os.WriteFile(p, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenIndex(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Tensor("layers.2.w"); err != nil {
+		t.Fatalf("shard 2 is fine: %v", err)
+	}
+	_, err = s.Tensor("layers.0.w")
+	if !errors.Is(err, ErrIndexUnlisted) {
+		t.Fatalf("err = %v, want ErrIndexUnlisted", err)
+	}
+	for _, x := range []string{p, shards[0], `"layers.1.w"`} {
+		if !strings.Contains(err.Error(), x) {
+			t.Errorf("message %q lacks %q", err, x)
+		}
+	}
+	if !errors.Is(s.ShardErr(), ErrIndexUnlisted) {
+		t.Errorf("ShardErr = %v, want the unlisted tensor's error", s.ShardErr())
+	}
+	if slices.Contains(s.OpenedFiles(), shards[0]) {
+		t.Errorf("shard with an unlisted tensor left open")
+	}
+}
