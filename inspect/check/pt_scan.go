@@ -79,10 +79,16 @@ func scanPickleGlobals(data []byte) ([]string, error) {
 		push(&s)
 		return nil
 	}
+	created := 0 // objects the opcodes create (MaxPickleObjects)
 	for pos < len(data) {
 		op := data[pos]
 		at := pos
 		pos++
+		if createsObject(op) {
+			if created++; created > MaxPickleObjects {
+				return out, limitErr("data.pkl creates more than %d objects (at byte %d of %d); the unpickler would hold them all", MaxPickleObjects, at, len(data))
+			}
+		}
 		var err error
 		switch op {
 		case '.': // STOP
@@ -194,4 +200,22 @@ func scanPickleGlobals(data []byte) ([]string, error) {
 		}
 	}
 	return out, fmt.Errorf("pickle ends without STOP")
+}
+
+// createsObject reports whether pickle opcode op makes a new object: a
+// literal, an empty or built container, a global, or a call's result
+// (REDUCE, NEWOBJ, OBJ, INST, BINPERSID, PERSID). Memo gets, DUP, MARK,
+// POP, the opcodes that fill a container in place (APPEND(S),
+// SETITEM(S), ADDITEMS, BUILD) and framing create none.
+func createsObject(op byte) bool {
+	switch op {
+	case 'N', 0x88, 0x89, // None, True, False
+		'I', 'J', 'K', 'M', 'L', 0x8a, 0x8b, 'F', 'G', // numbers
+		'S', 'T', 'U', 'V', 'X', 'B', 'C', 0x8c, 0x8d, 0x8e, 0x96, // strings, bytes, bytearray
+		')', ']', '}', 0x8f, // empty tuple, list, dict, set
+		't', 'l', 'd', 0x85, 0x86, 0x87, 0x91, // built tuple, list, dict, frozenset
+		'c', 0x93, 'R', 0x81, 0x92, 'o', 'i', 'Q', 'P', 0x97, 0x98: // globals, calls, persistent ids, buffers
+		return true
+	}
+	return false
 }
