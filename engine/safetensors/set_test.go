@@ -364,3 +364,42 @@ func TestIndexUnlisted(t *testing.T) {
 		t.Errorf("shard with an unlisted tensor left open")
 	}
 }
+
+// TestIndexTensorsBounded: an index of 240 MB naming 9 million tensors
+// (within MaxIndexBytes) took 2.4 GB and two minutes to open (hsdb plan
+// stalled on it). weight_map is bounded at MaxIndexTensors names, refused
+// naming the index and the bound.
+func TestIndexTensorsBounded(t *testing.T) {
+	write := func(n int) string {
+		dir := t.TempDir()
+		var b strings.Builder
+		b.WriteString(`{"metadata": {}, "weight_map": {`)
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `"t%d": "a.safetensors"`, i)
+		}
+		b.WriteString("}}")
+		if err := os.WriteFile(filepath.Join(dir, IndexName), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteFile(filepath.Join(dir, "a.safetensors"), []Named{{"t0", tensor.FromF32([]float32{1}, 1)}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		return filepath.Join(dir, IndexName)
+	}
+	p := write(MaxIndexTensors + 1)
+	_, err := OpenIndex(p)
+	if !errors.Is(err, ErrIndex) || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "weight_map names more than 1048576 tensors") {
+		t.Fatalf("%d tensors: %v, want ErrIndex naming the index and the bound", MaxIndexTensors+1, err)
+	}
+	s, err := OpenIndex(write(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := s.Names(); !slices.Equal(got, []string{"t0", "t1", "t2"}) {
+		t.Fatalf("names %v, want t0 t1 t2 in weight_map order", got)
+	}
+}
