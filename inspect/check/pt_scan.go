@@ -80,6 +80,7 @@ func scanPickleGlobals(data []byte) ([]string, error) {
 		return nil
 	}
 	created := 0 // objects the opcodes create (MaxPickleObjects)
+	frames := stackFrames{0}
 	for pos < len(data) {
 		op := data[pos]
 		at := pos
@@ -88,6 +89,9 @@ func scanPickleGlobals(data []byte) ([]string, error) {
 			if created++; created > MaxPickleObjects {
 				return out, limitErr("data.pkl creates more than %d objects (at byte %d of %d); the unpickler would hold them all", MaxPickleObjects, at, len(data))
 			}
+		}
+		if err := frames.step(op); err != nil {
+			return out, fmt.Errorf("%v at byte %d", err, at)
 		}
 		var err error
 		switch op {
@@ -218,4 +222,61 @@ func createsObject(op byte) bool {
 		return true
 	}
 	return false
+}
+
+// stackFrames models the unpickler's stack as Python's does it: MARK starts
+// a new frame, the opcodes that pop to the mark (TUPLE, LIST, DICT,
+// APPENDS, SETITEMS, ...) take the current frame whole. Each entry is how
+// many values a frame holds. The model serves to refuse DICT and SETITEMS
+// over an odd number of values (a key without its value), which Python
+// refuses and on which gopickle indexed past the end of its slice (a
+// recovered panic, not an error it checks); other faults (popping an
+// empty frame, a MARK never closed) are left to the unpickler, which
+// reports them.
+type stackFrames []int
+
+// step applies opcode op's stack effect; an error names what is wrong.
+func (f *stackFrames) step(op byte) error {
+	s := *f
+	cur := &s[len(s)-1]
+	pop := func(n int) { *cur = max(*cur-n, 0) }
+	switch op {
+	case '(': // MARK
+		*f = append(s, 0)
+		return nil
+	case 'd', 'u': // DICT, SETITEMS: key, value pairs down to the mark
+		if *cur%2 != 0 {
+			name := map[byte]string{'d': "DICT", 'u': "SETITEMS"}[op]
+			return fmt.Errorf("%s over %d values (a key without its value)", name, *cur)
+		}
+		fallthrough
+	case 't', 'l', 'e', 'o', 'i', 0x90, 0x91, '1': // to the mark
+		if len(s) > 1 {
+			*f = s[:len(s)-1]
+		} else {
+			*cur = 0
+		}
+		s = *f
+		cur = &s[len(s)-1]
+		switch op {
+		case 't', 'l', 'd', 'o', 'i', 0x91: // a new object on the frame below
+			*cur++
+		}
+		return nil
+	}
+	switch {
+	case createsObject(op) && op != 'Q' && op != 0x98:
+		switch op { // the values a creating opcode takes
+		case 0x85, 'R', 0x81, 0x93, 0x86, 0x87, 0x92:
+			pop(map[byte]int{0x85: 1, 'R': 2, 0x81: 2, 0x93: 2, 0x86: 2, 0x87: 3, 0x92: 3}[op])
+		}
+		*cur++
+	case op == 'g' || op == 'h' || op == 'j' || op == '2': // GET, DUP
+		*cur++
+	case op == '0' || op == 'a' || op == 'b': // POP, APPEND, BUILD
+		pop(1)
+	case op == 's': // SETITEM
+		pop(2)
+	}
+	return nil // BINPERSID and READONLY_BUFFER replace the top; memo and framing opcodes leave the stack as it is
 }
