@@ -21,7 +21,8 @@ import (
 // or the embedding, and an index placing the LM head in a shard without
 // it, were reported as "tensor ... is missing from the checkpoint" or "the
 // checkpoint has no embedding table"; they now name the shard's fault, and
-// so does `hsdb plan`, which planned from config.json alone.
+// so does `hsdb plan`, which planned from config.json alone. An index
+// that leaves out a tensor its shard holds fails likewise.
 func TestBrokenShardNotTakenForAbsent(t *testing.T) {
 	const s1, s2, s3 = "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors", "model-00003-of-00003.safetensors"
 	const bias = "language_model.model.layers.1.mlp.gate.e_score_correction_bias"
@@ -57,6 +58,13 @@ func TestBrokenShardNotTakenForAbsent(t *testing.T) {
 		{"index places the head in the wrong shard", func(t *testing.T, dir string) {
 			hostileJSON(t, index(dir), func(m map[string]any) { m["weight_map"].(map[string]any)["language_model.lm_head.weight"] = s2 })
 		}, []string{s2, "language_model.lm_head.weight", "index names a tensor its shard lacks"}},
+		// The index leaves the bias out while its shard holds it:
+		// transformers and vLLM load it from the shard, hsdb routed with
+		// a zero bias (another model; the fixture's greedy output
+		// changed) and now refuses the shard, naming the tensor.
+		{"index leaves out a tensor its shard holds", func(t *testing.T, dir string) {
+			hostileJSON(t, index(dir), func(m map[string]any) { delete(m["weight_map"].(map[string]any), bias) })
+		}, []string{s2, bias, "weight_map does not name it"}},
 		{"index names config.json as a shard", func(t *testing.T, dir string) {
 			hostileJSON(t, index(dir), func(m map[string]any) {
 				m["weight_map"].(map[string]any)["language_model.lm_head.weight"] = "config.json"

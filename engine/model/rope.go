@@ -44,7 +44,8 @@ type ropeJSON struct {
 }
 
 // ParseRoPE reads the rotary embedding from a config's top-level fields:
-// rope_theta, and rope_parameters (transformers 5) or rope_scaling.
+// rope_theta, and rope_scaling or else rope_parameters (transformers 5
+// prefers a non-empty rope_scaling, the legacy key, when both are given).
 // maxPos is max_position_embeddings (YaRN's default original length) and
 // defTheta the architecture's default base when the config gives none.
 // Errors name the field: a value that does not decode, a rope_type other
@@ -60,8 +61,11 @@ func ParseRoPE(raw map[string]json.RawMessage, maxPos int, defTheta float64) (Ro
 	}
 	var r ropeJSON
 	src := ""
-	for _, key := range []string{"rope_parameters", "rope_scaling"} {
-		if v, ok := raw[key]; ok && string(v) != "null" {
+	// transformers 5 reads `rope_scaling or rope_parameters`
+	// (convert_rope_params_to_dict): a legacy rope_scaling that is present
+	// and not empty wins over rope_parameters.
+	for _, key := range []string{"rope_scaling", "rope_parameters"} {
+		if v, ok := raw[key]; ok && !pyFalsy(v) {
 			if err := json.Unmarshal(v, &r); err != nil {
 				return c, fmt.Errorf("%s: %w", key, jsonerr.Explain(err))
 			}
@@ -140,6 +144,30 @@ func ParseRoPE(raw map[string]json.RawMessage, maxPos int, defTheta float64) (Ro
 		return c, fmt.Errorf("%s: llama3 scaling needs original_max_position_embeddings and distinct low/high_freq_factor", src)
 	}
 	return c, nil
+}
+
+// pyFalsy reports whether a JSON value is one Python's `or` passes over:
+// null, false, 0, "", {} or [].
+func pyFalsy(v json.RawMessage) bool {
+	var x any
+	if json.Unmarshal(v, &x) != nil {
+		return false // not valid JSON: let the decoder name it
+	}
+	switch y := x.(type) {
+	case nil:
+		return true
+	case bool:
+		return !y
+	case float64:
+		return y == 0
+	case string:
+		return y == ""
+	case map[string]any:
+		return len(y) == 0
+	case []any:
+		return len(y) == 0
+	}
+	return false
 }
 
 // YarnGetMScale is DeepSeek's yarn_get_mscale: 0.1·m·ln(scale) + 1 for

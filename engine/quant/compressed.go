@@ -38,6 +38,78 @@ type compressedWeights struct {
 	Actorder  *string `json:"actorder"`
 }
 
+// compressedWeightsJSON is a group's "weights" as written: every field may
+// be absent or null, and QuantizationArgs fills it in (num_bits 8, type
+// "int", symmetric true, strategy from group_size, dynamic false, actorder
+// None), lowercases type, strategy and actorder, and reads actorder false
+// as None and true as "group" (compressed-tensors
+// quantization/quant_args.py: its defaults, field validators and
+// validate_model_after).
+type compressedWeightsJSON struct {
+	NumBits   *int            `json:"num_bits"`
+	Type      *string         `json:"type"`
+	Symmetric *bool           `json:"symmetric"`
+	Strategy  *string         `json:"strategy"`
+	GroupSize *int            `json:"group_size"`
+	Dynamic   json.RawMessage `json:"dynamic"`
+	Actorder  json.RawMessage `json:"actorder"`
+}
+
+// resolve returns the arguments QuantizationArgs makes of w; field names
+// the group ("config_groups.group_0") in errors.
+func (w compressedWeightsJSON) resolve(field string) (compressedWeights, error) {
+	out := compressedWeights{NumBits: 8, Type: "int", Symmetric: true, GroupSize: w.GroupSize}
+	if w.NumBits != nil {
+		out.NumBits = *w.NumBits
+	}
+	if w.Type != nil {
+		out.Type = strings.ToLower(*w.Type)
+	}
+	if w.Symmetric != nil {
+		out.Symmetric = *w.Symmetric
+	}
+	switch {
+	case w.Strategy != nil:
+		out.Strategy = strings.ToLower(*w.Strategy)
+	case w.GroupSize != nil && *w.GroupSize > 0:
+		out.Strategy = "group"
+	case w.GroupSize != nil && *w.GroupSize == -1:
+		out.Strategy = "channel"
+	default:
+		out.Strategy = "tensor"
+	}
+	switch d := strings.TrimSpace(string(w.Dynamic)); d {
+	case "", "null", "false":
+	case "true":
+		out.Dynamic = true
+	default: // "local" (DynamicType.LOCAL), or anything else
+		return out, fmt.Errorf("quantization_config: %s.weights.dynamic %s is not supported (false: stored scales)", field, rawClip(w.Dynamic))
+	}
+	switch a := strings.TrimSpace(string(w.Actorder)); a {
+	case "", "null", "false":
+	case "true":
+		g := "group"
+		out.Actorder = &g
+	default:
+		var s string
+		if json.Unmarshal(w.Actorder, &s) != nil {
+			return out, fmt.Errorf("quantization_config: %s.weights.actorder %s: want null, false or one of \"group\", \"weight\"", field, rawClip(w.Actorder))
+		}
+		s = strings.ToLower(s)
+		out.Actorder = &s
+	}
+	return out, nil
+}
+
+// rawClip is a JSON value for a message, clipped to 40 bytes.
+func rawClip(r json.RawMessage) string {
+	s := strings.TrimSpace(string(r))
+	if len(s) > 40 {
+		return fmt.Sprintf("%s... (a JSON %s of %d bytes)", s[:40], jsonerr.Kind(r), len(s))
+	}
+	return s
+}
+
 // compressedGroup is one entry of config_groups.
 type compressedGroup struct {
 	name    string
@@ -58,11 +130,11 @@ type compressedConfig struct {
 	QuantMethod  string `json:"quant_method"`
 	Format       string `json:"format"`
 	ConfigGroups map[string]struct {
-		Targets           []string           `json:"targets"`
-		Weights           *compressedWeights `json:"weights"`
-		InputActivations  json.RawMessage    `json:"input_activations"`
-		OutputActivations json.RawMessage    `json:"output_activations"`
-		Format            string             `json:"format"`
+		Targets           []string        `json:"targets"`
+		Weights           json.RawMessage `json:"weights"` // compressedWeightsJSON, decoded per group to name it
+		InputActivations  json.RawMessage `json:"input_activations"`
+		OutputActivations json.RawMessage `json:"output_activations"`
+		Format            string          `json:"format"`
 	} `json:"config_groups"`
 	Ignore         []string        `json:"ignore"`
 	KVCacheScheme  json.RawMessage `json:"kv_cache_scheme"`
@@ -121,10 +193,20 @@ func parseCompressed(raw json.RawMessage) (*Compressed, error) {
 		if !isNull(g.InputActivations) || !isNull(g.OutputActivations) {
 			return nil, fmt.Errorf("quantization_config: %s quantizes activations (input_activations/output_activations); only weight-only W4A16 is supported", f)
 		}
-		if g.Weights == nil {
+		if absent(g.Weights) {
 			return nil, fmt.Errorf("quantization_config: %s.weights is missing", f)
 		}
-		w := *g.Weights
+		if k := jsonerr.Kind(g.Weights); k != "object" {
+			return nil, fmt.Errorf("quantization_config: %s.weights is a JSON %s, want an object (num_bits, type, symmetric, strategy, group_size)", f, k)
+		}
+		var wj compressedWeightsJSON
+		if err := json.Unmarshal(g.Weights, &wj); err != nil {
+			return nil, fmt.Errorf("quantization_config: %s.weights: %w", f, jsonerr.Explain(err))
+		}
+		w, err := wj.resolve(f)
+		if err != nil {
+			return nil, err
+		}
 		switch {
 		case w.NumBits != 4:
 			return nil, fmt.Errorf("quantization_config: %s.weights.num_bits %d is not supported (4 is)", f, w.NumBits)

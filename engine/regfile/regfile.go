@@ -123,9 +123,24 @@ func ReadFile(path string, max int64) ([]byte, error) {
 	if limit < math.MaxInt64 {
 		limit++ // one byte more shows a file that grew past max
 	}
-	b, err := io.ReadAll(io.LimitReader(f, limit))
-	if err != nil {
-		return nil, err
+	// One buffer of the size the file has (io.ReadAll grows from 512
+	// bytes by doubling: a file of 480 MB cost about twice its size in
+	// copies and garbage before it was parsed); a file that grows while
+	// read still grows the buffer, up to limit.
+	b := make([]byte, 0, min(st.Size(), max)+1)
+	r := io.LimitReader(f, limit)
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
 	}
 	if int64(len(b)) > max {
 		return nil, fmt.Errorf("%s: %w: more than %d bytes", path, ErrTooLarge, max)

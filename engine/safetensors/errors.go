@@ -29,7 +29,8 @@ var (
 	ErrHeaderNotObject = errors.New("header is not a JSON object")
 	// ErrTensorEntry: a tensor entry is not an object, lacks dtype, shape or
 	// data_offsets, or has one of the wrong JSON type (dtype a string, shape
-	// an array of integers, data_offsets an array of two integers).
+	// an array of at most MaxDims integers, data_offsets an array of two
+	// integers).
 	ErrTensorEntry = errors.New("malformed tensor entry")
 	// ErrMetadata: __metadata__ is not an object of string values.
 	ErrMetadata = errors.New("__metadata__ is not a map of strings")
@@ -74,6 +75,12 @@ var (
 	// ErrIndexMismatch: the index places a tensor in a shard that lacks it
 	// (checked when that shard is first opened).
 	ErrIndexMismatch = errors.New("index names a tensor its shard lacks")
+	// ErrIndexUnlisted: a shard holds a tensor the index does not list
+	// (checked when that shard is first opened). transformers and vLLM
+	// load every tensor of the shards an index names, so the tensor is
+	// part of the model for them; hsdb finds tensors through the index
+	// and would take it for absent.
+	ErrIndexUnlisted = errors.New("shard holds a tensor the index does not list")
 	// ErrDuplicateTensor: without an index, the same tensor name is in two
 	// files of a directory.
 	ErrDuplicateTensor = errors.New("tensor in more than one file")

@@ -20,6 +20,13 @@ import (
 // length as a header).
 const MaxHeaderSize = 100_000_000
 
+// MaxDims is the most dimensions a tensor's shape may have: 64, numpy 2's
+// NPY_MAXDIMS (torch.Tensor.numpy() and safetensors' numpy loader cannot
+// hold more). A header of 100 MB can list 50 million dimensions of 1,
+// which decoded into an []int of 400 MB and took gigabytes and half a
+// minute to read before anything looked at the file.
+const MaxDims = 64
+
 // metadataKey is the reserved header key holding string-to-string metadata.
 const metadataKey = "__metadata__"
 
@@ -276,7 +283,7 @@ func parseEntry(path, name string, v json.RawMessage) (TensorInfo, error) {
 	}
 	ti.DType = d
 
-	dims, err := intArray(shapeV)
+	dims, err := intArray(shapeV, MaxDims)
 	if err != nil {
 		return ti, bad("shape %s", err)
 	}
@@ -302,9 +309,9 @@ func parseEntry(path, name string, v json.RawMessage) (TensorInfo, error) {
 	}
 	nbytes := numel * es
 
-	offs, err := intArray(offsetsV)
+	offs, err := intArray(offsetsV, MaxDims) // bounded as a shape, so that a count can be reported
 	if err != nil {
-		return ti, bad("data_offsets %s", err)
+		return ti, bad("data_offsets %s, expected [begin, end]", err)
 	}
 	if len(offs) != 2 {
 		return ti, bad("data_offsets has %d elements, expected [begin, end]", len(offs))
@@ -336,15 +343,19 @@ type jsonInt struct {
 	mag uint64
 }
 
-// intArray decodes a JSON array of integers written without fraction or
-// exponent (serde_json refuses 2.0 or 1e3 for usize too).
-func intArray(v []byte) ([]jsonInt, error) {
+// intArray decodes a JSON array of at most limit integers written without
+// fraction or exponent (serde_json refuses 2.0 or 1e3 for usize too). A
+// longer array is refused before its elements are decoded.
+func intArray(v []byte, limit int) ([]jsonInt, error) {
 	if v = trimWS(v); len(v) == 0 || v[0] != '[' {
 		return nil, fmt.Errorf("is a JSON %s, expected an array of integers", jsonerr.Kind(v))
 	}
-	elems, ok := elements(v)
+	elems, ok := elements(v, limit)
 	if !ok {
 		return nil, fmt.Errorf("is not a valid JSON array")
+	}
+	if len(elems) > limit {
+		return nil, fmt.Errorf("has more than %d elements", limit)
 	}
 	out := make([]jsonInt, len(elems))
 	for i, e := range elems {

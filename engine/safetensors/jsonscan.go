@@ -240,8 +240,10 @@ func members(v []byte, f func(key string, val []byte) error) error {
 }
 
 // elements returns the raw elements (no surrounding whitespace) of the
-// JSON array v, or false when v is not one valid JSON array.
-func elements(v []byte) ([][]byte, bool) {
+// JSON array v, or false when v is not one valid JSON array. It stops
+// after limit+1 elements: a caller seeing more than limit refuses the
+// array without the rest being sliced.
+func elements(v []byte, limit int) ([][]byte, bool) {
 	v = trimWS(v)
 	if len(v) == 0 || v[0] != '[' || skipValue(v, 0, 0) != len(v) {
 		return nil, false
@@ -253,7 +255,9 @@ func elements(v []byte) ([][]byte, bool) {
 	}
 	for {
 		e := skipValue(v, i, 1)
-		out = append(out, v[i:e])
+		if out = append(out, v[i:e]); len(out) > limit {
+			return out, true // the caller refuses it: limit+1 elements, the rest unread
+		}
 		i = skipWS(v, e)
 		if v[i] == ']' {
 			return out, true

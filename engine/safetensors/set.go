@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"unicode/utf8"
 
 	"hsdb/engine/jsonerr"
 	"hsdb/engine/regfile"
@@ -23,6 +24,13 @@ const IndexName = "model.safetensors.index.json"
 // MaxIndexBytes bounds model.safetensors.index.json (DeepSeek-V3's, for
 // 91k tensors, is about 9 MB).
 const MaxIndexBytes = 256 << 20
+
+// MaxIndexTensors bounds the tensors an index's weight_map names
+// (DeepSeek-V3 has 91k, Kimi-K2 about 200k; 61 layers of 1024 int4
+// experts would have 560k): each costs a map entry and a few
+// microseconds, and an index of 9 million names within MaxIndexBytes took
+// 2.4 GB and two minutes to open.
+const MaxIndexTensors = 1 << 20
 
 // SingleName is the file name of an unsharded checkpoint (SAFE_WEIGHTS_NAME).
 const SingleName = "model.safetensors"
@@ -130,8 +138,11 @@ func globEscape(p string) string {
 // object, a value that is not a string naming a file inside the index's
 // directory, the same tensor twice, an empty weight_map); ErrShardMissing
 // naming the index, the file and a tensor mapped to it. When a shard is
-// first opened, every tensor the index assigns to it must be in it, else
-// ErrIndexMismatch naming the index, the file and the tensor.
+// first opened, every tensor the index assigns to it must be in it, and
+// every tensor in it must be in the index (transformers and vLLM load a
+// shard's tensors whether the index lists them or not), else
+// ErrIndexMismatch or ErrIndexUnlisted naming the index, the file and the
+// tensor.
 func OpenIndex(indexPath string) (*Set, error) {
 	raw, err := regfile.ReadFile(indexPath, MaxIndexBytes)
 	if err != nil {
@@ -140,9 +151,18 @@ func OpenIndex(indexPath string) (*Set, error) {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%s: %w: %s", indexPath, ErrIndex, fmt.Sprintf(format, a...))
 	}
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &top); err != nil {
-		return nil, bad("%v", err)
+	if !utf8.Valid(raw) {
+		return nil, bad("not valid UTF-8")
+	}
+	// One pass of the scanner over the object; json.Unmarshal into a map
+	// copied every value (the weight_map whole) only to find two keys.
+	top := map[string][]byte{} // a key given twice keeps its last value, as in encoding/json
+	if members(raw, func(k string, v []byte) error { top[k] = v; return nil }) != nil {
+		var probe map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &probe); err != nil {
+			return nil, bad("%v", jsonerr.Explain(err))
+		}
+		return nil, bad("not a JSON object") // not reached: Unmarshal refuses what members does
 	}
 	wm, ok := top["weight_map"]
 	if !ok || jsonerr.Kind(wm) != "object" {
@@ -151,31 +171,36 @@ func OpenIndex(indexPath string) (*Set, error) {
 	s := &Set{where: indexPath, dir: filepath.Dir(indexPath), indexPath: indexPath,
 		fileOf: map[string]string{}, opened: map[string]*File{}}
 
-	// Decode weight_map by tokens to keep its order and see duplicates.
-	dec := json.NewDecoder(bytes.NewReader(wm))
-	dec.Token() // '{'
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, bad("%v", err)
-		}
-		name, _ := tok.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, bad("%v", err)
-		}
-		var file string
-		if jsonerr.Kind(v) != "string" || json.Unmarshal(v, &file) != nil {
-			return nil, bad("weight_map[%q] is a JSON %s, expected a file name", name, jsonerr.Kind(v))
+	// Decode weight_map by members to keep its order and see duplicates
+	// (json.Decoder's tokens took two minutes and 2.4 GB for an index of
+	// 240 MB).
+	shardNames := map[string]string{} // raw JSON value -> file name: one string per shard, not per tensor
+	err = members(wm, func(name string, v []byte) error {
+		file, ok := shardNames[string(v)]
+		if !ok {
+			if file, ok = decodeString(v); jsonerr.Kind(v) != "string" || !ok {
+				return bad("weight_map[%q] is a JSON %s, expected a file name", name, jsonerr.Kind(v))
+			}
+			shardNames[string(v)] = file
 		}
 		if !filepath.IsLocal(file) {
-			return nil, bad("weight_map[%q] = %q is not a file inside %s", name, file, s.dir)
+			return bad("weight_map[%q] = %q is not a file inside %s", name, file, s.dir)
 		}
 		if _, dup := s.fileOf[name]; dup {
-			return nil, bad("tensor %q appears twice in weight_map", name)
+			return bad("tensor %q appears twice in weight_map", name)
+		}
+		if len(s.names) == MaxIndexTensors {
+			return bad("weight_map names more than %d tensors", MaxIndexTensors)
 		}
 		s.fileOf[name] = file
 		s.names = append(s.names, name)
+		return nil
+	})
+	if err == errNotObject { // not reached: members took the whole index
+		return nil, bad("weight_map is not a valid JSON object")
+	}
+	if err != nil {
+		return nil, err
 	}
 	if len(s.names) == 0 {
 		return nil, bad("weight_map is empty")
@@ -240,6 +265,18 @@ func (s *Set) shard(name string) (*File, error) {
 			f.Close()
 			return nil, s.failShard(file, fmt.Errorf("%s: tensor %q: %w: the index places it in %s, which has %d tensors but not this one",
 				s.indexPath, t, ErrIndexMismatch, file, f.Len()))
+		}
+	}
+	for _, t := range f.Names() {
+		if _, listed := s.fileOf[t]; !listed {
+			// transformers and vLLM load every tensor of a shard the
+			// index names, listed or not; hsdb finds tensors through the
+			// index alone and would take this one for absent (an
+			// optional tensor such as e_score_correction_bias then
+			// defaults to zeros: another model, silently).
+			f.Close()
+			return nil, s.failShard(file, fmt.Errorf("%s: tensor %q: %w: shard %s holds it, weight_map does not name it (transformers and vLLM load it from the shard; hsdb would take it for absent): add it to weight_map",
+				s.indexPath, t, ErrIndexUnlisted, file))
 		}
 	}
 	s.opened[file] = f

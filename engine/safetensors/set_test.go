@@ -322,3 +322,84 @@ func TestShardErrRecordedOnce(t *testing.T) {
 		t.Fatalf("second lookup in the failed shard = %v; want the recorded %v without reopening it", err2, err1)
 	}
 }
+
+// TestIndexUnlisted: the index leaves out layers.1.w, which shard 1 holds.
+// transformers and vLLM load every tensor of a shard the index names, so
+// the tensor is part of their model; hsdb looked it up through the index
+// alone and reported it absent, letting a caller fall back to a default
+// (a zero routing bias). Opening shard 1 now fails naming the index, the
+// shard and the tensor; the other shards still open.
+func TestIndexUnlisted(t *testing.T) {
+	dir, shards := shardedDir(t)
+	p := filepath.Join(dir, IndexName)
+	raw, _ := os.ReadFile(p)
+	edited := strings.Replace(string(raw), `"layers.1.w": "`+shards[0]+`", `, "", 1)
+	if edited == string(raw) {
+		t.Fatal("edit did not apply")
+	}
+	if err := os.WriteFile(p, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenIndex(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Tensor("layers.2.w"); err != nil {
+		t.Fatalf("shard 2 is fine: %v", err)
+	}
+	_, err = s.Tensor("layers.0.w")
+	if !errors.Is(err, ErrIndexUnlisted) {
+		t.Fatalf("err = %v, want ErrIndexUnlisted", err)
+	}
+	for _, x := range []string{p, shards[0], `"layers.1.w"`} {
+		if !strings.Contains(err.Error(), x) {
+			t.Errorf("message %q lacks %q", err, x)
+		}
+	}
+	if !errors.Is(s.ShardErr(), ErrIndexUnlisted) {
+		t.Errorf("ShardErr = %v, want the unlisted tensor's error", s.ShardErr())
+	}
+	if slices.Contains(s.OpenedFiles(), shards[0]) {
+		t.Errorf("shard with an unlisted tensor left open")
+	}
+}
+
+// TestIndexTensorsBounded: an index of 240 MB naming 9 million tensors
+// (within MaxIndexBytes) took 2.4 GB and two minutes to open (hsdb plan
+// stalled on it). weight_map is bounded at MaxIndexTensors names, refused
+// naming the index and the bound.
+func TestIndexTensorsBounded(t *testing.T) {
+	write := func(n int) string {
+		dir := t.TempDir()
+		var b strings.Builder
+		b.WriteString(`{"metadata": {}, "weight_map": {`)
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `"t%d": "a.safetensors"`, i)
+		}
+		b.WriteString("}}")
+		if err := os.WriteFile(filepath.Join(dir, IndexName), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteFile(filepath.Join(dir, "a.safetensors"), []Named{{"t0", tensor.FromF32([]float32{1}, 1)}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		return filepath.Join(dir, IndexName)
+	}
+	p := write(MaxIndexTensors + 1)
+	_, err := OpenIndex(p)
+	if !errors.Is(err, ErrIndex) || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "weight_map names more than 1048576 tensors") {
+		t.Fatalf("%d tensors: %v, want ErrIndex naming the index and the bound", MaxIndexTensors+1, err)
+	}
+	s, err := OpenIndex(write(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := s.Names(); !slices.Equal(got, []string{"t0", "t1", "t2"}) {
+		t.Fatalf("names %v, want t0 t1 t2 in weight_map order", got)
+	}
+}

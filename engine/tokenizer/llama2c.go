@@ -42,9 +42,10 @@ const (
 // It returns an error wrapping ErrFormat, naming the file and the token
 // index, when the file is truncated (a record cut short), a length is
 // negative or runs past the end of the file, a piece is longer than
-// max_token_length, or the fixed ids are missing (fewer than 259 tokens, or
+// max_token_length, the fixed ids are missing (fewer than 259 tokens, or
 // tokens 3..258 are not "<0x00>".."<0xFF>"), since run.c's byte fallback
-// (id = byte + 3) would then silently produce wrong ids.
+// (id = byte + 3) would then silently produce wrong ids, or the file holds
+// more than MaxTokenID + 1 tokens.
 func LoadLlama2C(path string) (*Llama2C, error) {
 	data, err := regfile.ReadFile(path, MaxFileBytes)
 	if err != nil {
@@ -56,6 +57,10 @@ func LoadLlama2C(path string) (*Llama2C, error) {
 	}
 	return t, nil
 }
+
+// maxLlama2CTokens is the most tokens a llama2.c tokenizer file may hold,
+// MaxTokenID + 1 (a test lowers it).
+var maxLlama2CTokens = MaxTokenID + 1
 
 func parseLlama2C(data []byte, base string) (*Llama2C, error) {
 	if len(data) < 4 {
@@ -85,6 +90,16 @@ func parseLlama2C(data []byte, base string) (*Llama2C, error) {
 		}
 		piece := string(data[off : off+int(n)])
 		off += int(n)
+		if i >= maxLlama2CTokens {
+			return nil, fmt.Errorf("%w: more than %d tokens (MaxTokenID + 1; token %d at byte %d)", ErrFormat, maxLlama2CTokens, i, off-int(n)-8)
+		}
+		if b := i - llama2cByteStart; b >= 0 && b < 256 {
+			// Checked as read: a file of 480 MB of empty tokens was held
+			// whole (3.9 GB, 50 s) before token 3 was looked at.
+			if want := fmt.Sprintf("<0x%02X>", b); piece != want {
+				return nil, fmt.Errorf("%w: token %d is %s, want byte-fallback piece %q", ErrFormat, i, quoteClip(piece), want)
+			}
+		}
 		id := int32(len(t.pieces))
 		t.pieces = append(t.pieces, piece)
 		t.scores = append(t.scores, score)
@@ -96,11 +111,6 @@ func parseLlama2C(data []byte, base string) (*Llama2C, error) {
 	}
 	if len(t.pieces) < llama2cByteStart+256 {
 		return nil, fmt.Errorf("%w: %d tokens, want at least 259 (<unk>, <s>, </s>, 256 byte pieces)", ErrFormat, len(t.pieces))
-	}
-	for b := 0; b < 256; b++ {
-		if want := fmt.Sprintf("<0x%02X>", b); t.pieces[llama2cByteStart+b] != want {
-			return nil, fmt.Errorf("%w: token %d is %s, want byte-fallback piece %q", ErrFormat, llama2cByteStart+b, quoteClip(t.pieces[llama2cByteStart+b]), want)
-		}
 	}
 	if id, ok := t.lookup[" "]; ok {
 		t.space = id

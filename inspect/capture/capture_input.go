@@ -124,6 +124,9 @@ var ErrNoTokenizer = errors.New("needs the model's tokenizer, and it has none")
 // parseRow reads one non-blank line of a JSONL input (OpenJSONL's row
 // format) as sequence number index; where ("file:line") prefixes errors.
 func parseRow(b []byte, where string, index int, tok tokenizer.Tokenizer, lim Limits) (InputSeq, error) {
+	if err := RowTextFault(b); err != nil {
+		return InputSeq{}, fmt.Errorf("%s: %w", where, err)
+	}
 	r := jsonlRow{InputIDs: rowIDs{max: lim.MaxPositions}, LossMask: rowIDs{max: lim.MaxPositions}}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&r); err != nil {

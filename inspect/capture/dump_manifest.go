@@ -258,8 +258,9 @@ func tooManySequences(limit int) error {
 // regfile.ErrTooLarge naming it, its size and the bound) or ErrManifest
 // for bad JSON (a value of the wrong JSON type named by its field), another
 // format, an unreadable journal, a sequence file name leaving the dump, a
-// negative sequence length or index or job count, or two sequences with
-// one id or one file.
+// negative sequence length or index or job count, two sequences with
+// one id or one file, or a capture.dtype, capture.what or capture.format
+// hsdb does not write (checkManifestCapture).
 func ReadManifest(dir string) (*Manifest, error) {
 	p := filepath.Join(dir, ManifestName)
 	f, err := regfile.OpenBounded(p, MaxManifestBytes)
@@ -297,6 +298,9 @@ func ReadManifest(dir string) (*Manifest, error) {
 		return nil, fmt.Errorf("%s: %w: %v", dir, ErrManifest, err)
 	}
 	if err := checkManifestSizes(&m); err != nil {
+		return nil, fmt.Errorf("%s: %w: %v", p, ErrManifest, err)
+	}
+	if err := checkManifestCapture(&m.Capture); err != nil {
 		return nil, fmt.Errorf("%s: %w: %v", p, ErrManifest, err)
 	}
 	if m.Job != nil && m.Job.Sequences < 0 {
@@ -352,6 +356,32 @@ func checkManifestSizes(m *Manifest) error {
 		if l < 0 {
 			return fmt.Errorf("capture.layers[%d] is %d, want a decoder layer index (>= 0)", i, l)
 		}
+	}
+	return nil
+}
+
+// checkManifestCapture says what is wrong with what a manifest claims its
+// files hold, or nil: capture.dtype one of the dtypes a dump is written
+// in (F32, BF16, F16: DumpOptions.DType; absent: no claim), capture.what one of ParseWhat's
+// (or empty: a dump of site captures alone), capture.format one hsdb
+// writes (absent, speculators, specforge). check takes the claims as the rules' expectations, and
+// an unknown one was read as "no expectation": a dtype of "Q99" or a what
+// of "zzz" passed files of any dtype and any site.
+func checkManifestCapture(c *CaptureInfo) error {
+	switch c.DType {
+	case "", "F32", "BF16", "F16":
+	default:
+		return fmt.Errorf("capture.dtype %s, want F32, BF16 or F16 (the dtype the files were written in)", QuoteFileText(c.DType))
+	}
+	switch c.What {
+	case "", WhatStream, WhatHidden, WhatResidual:
+	default:
+		return fmt.Errorf("capture.what %s, want %s, %s or %s", QuoteFileText(c.What), WhatStream, WhatHidden, WhatResidual)
+	}
+	switch Format(c.Format) {
+	case "", FormatHsdb, FormatSpeculators, FormatSpecForge:
+	default:
+		return fmt.Errorf("capture.format %s, want %s or %s (absent for hsdb's own)", QuoteFileText(c.Format), FormatSpeculators, FormatSpecForge)
 	}
 	return nil
 }

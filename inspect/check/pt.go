@@ -306,6 +306,9 @@ func readTorchArchive(path string, zr *zip.Reader, size int64) (*CaptureFile, er
 	}
 	cf := &CaptureFile{Path: path, Format: "torch.save zip archive (" + strings.TrimSuffix(prefix, "/") + "/data.pkl)"}
 	globals, err := scanPickleGlobals(pdata)
+	if errors.Is(err, ErrLimit) { // already says ErrUnreadable and which bound
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w: data.pkl: %v", path, ErrUnreadable, err)
 	}

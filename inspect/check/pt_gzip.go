@@ -67,11 +67,18 @@ func openTorchZip(path string) (*torchZip, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := zipEntriesBound(bytes.NewReader(data), int64(len(data))); err != nil {
+			return nil, err
+		}
 		zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 		if err != nil {
 			return nil, fmt.Errorf("gunzipped: %w", zipCutShort(err, data[:min(len(data), 4)], int64(len(data))))
 		}
 		return &torchZip{Reader: zr, size: int64(len(data))}, nil
+	}
+	if err := zipEntriesBound(f, st.Size()); err != nil {
+		f.Close()
+		return nil, err
 	}
 	zr, err := zip.NewReader(f, st.Size())
 	if err != nil {

@@ -34,6 +34,23 @@ const (
 	// references are expanded (a memoised list referenced N times counts
 	// N times): dicts, lists, tuples, scalars and tensors.
 	MaxPickleValues = 1 << 20
+	// MaxPickleObjects bounds the objects data.pkl's opcodes create
+	// (literals, containers, call results; a memo get or DUP creates
+	// none), counted by the scan before anything is unpickled: the
+	// unpickler holds every one of them at once when the pickle keeps
+	// them on its stack, in a container or in its memo, and one byte of
+	// opcode (an empty list) costs it about 40 bytes, so a 60 MB data.pkl
+	// of "]" took gigabytes before MaxPickleValues, which looks at the
+	// finished tree, or MaxUnpickleTime stopped it. torch.save creates
+	// about 25 objects per tensor: 4M allows 160,000 tensors.
+	MaxPickleObjects = 1 << 22
+	// MaxZipEntries bounds the records a torch.save archive's central
+	// directory lists (data.pkl, byteorder, version, one data/KEY per
+	// storage): archive/zip holds about 300 bytes for each before any is
+	// read, so a 100 MB file of a million empty records took 365 MB, and
+	// a directory of gigabytes would take tens. torch.save writes one
+	// record per storage: 512k allows more tensors than MaxPickleObjects.
+	MaxZipEntries = 1 << 19
 	// MaxPickleDepth bounds how deeply containers nest.
 	MaxPickleDepth = 64
 	// MaxViewSlack bounds the tensors rebuilt from views: their bytes may
@@ -46,7 +63,7 @@ const (
 )
 
 // ErrLimit marks a capture file refused because reading it would pass one
-// of ReadTorch's bounds (MaxPickleBytes, MaxRecordSlack, MaxPickleValues,
+// of ReadTorch's bounds (MaxPickleBytes, MaxRecordSlack, MaxZipEntries, MaxPickleObjects, MaxPickleValues,
 // MaxPickleDepth, MaxViewSlack, MaxUnpickleTime), or holding it would pass
 // the host's available memory (ReadCaptureFile). It is always wrapped
 // together with ErrUnreadable.

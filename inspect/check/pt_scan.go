@@ -79,10 +79,20 @@ func scanPickleGlobals(data []byte) ([]string, error) {
 		push(&s)
 		return nil
 	}
+	created := 0 // objects the opcodes create (MaxPickleObjects)
+	frames := stackFrames{0}
 	for pos < len(data) {
 		op := data[pos]
 		at := pos
 		pos++
+		if createsObject(op) {
+			if created++; created > MaxPickleObjects {
+				return out, limitErr("data.pkl creates more than %d objects (at byte %d of %d); the unpickler would hold them all", MaxPickleObjects, at, len(data))
+			}
+		}
+		if err := frames.step(op); err != nil {
+			return out, fmt.Errorf("%v at byte %d", err, at)
+		}
 		var err error
 		switch op {
 		case '.': // STOP
@@ -194,4 +204,79 @@ func scanPickleGlobals(data []byte) ([]string, error) {
 		}
 	}
 	return out, fmt.Errorf("pickle ends without STOP")
+}
+
+// createsObject reports whether pickle opcode op makes a new object: a
+// literal, an empty or built container, a global, or a call's result
+// (REDUCE, NEWOBJ, OBJ, INST, BINPERSID, PERSID). Memo gets, DUP, MARK,
+// POP, the opcodes that fill a container in place (APPEND(S),
+// SETITEM(S), ADDITEMS, BUILD) and framing create none.
+func createsObject(op byte) bool {
+	switch op {
+	case 'N', 0x88, 0x89, // None, True, False
+		'I', 'J', 'K', 'M', 'L', 0x8a, 0x8b, 'F', 'G', // numbers
+		'S', 'T', 'U', 'V', 'X', 'B', 'C', 0x8c, 0x8d, 0x8e, 0x96, // strings, bytes, bytearray
+		')', ']', '}', 0x8f, // empty tuple, list, dict, set
+		't', 'l', 'd', 0x85, 0x86, 0x87, 0x91, // built tuple, list, dict, frozenset
+		'c', 0x93, 'R', 0x81, 0x92, 'o', 'i', 'Q', 'P', 0x97, 0x98: // globals, calls, persistent ids, buffers
+		return true
+	}
+	return false
+}
+
+// stackFrames models the unpickler's stack as Python's does it: MARK starts
+// a new frame, the opcodes that pop to the mark (TUPLE, LIST, DICT,
+// APPENDS, SETITEMS, ...) take the current frame whole. Each entry is how
+// many values a frame holds. The model serves to refuse DICT and SETITEMS
+// over an odd number of values (a key without its value), which Python
+// refuses and on which gopickle indexed past the end of its slice (a
+// recovered panic, not an error it checks); other faults (popping an
+// empty frame, a MARK never closed) are left to the unpickler, which
+// reports them.
+type stackFrames []int
+
+// step applies opcode op's stack effect; an error names what is wrong.
+func (f *stackFrames) step(op byte) error {
+	s := *f
+	cur := &s[len(s)-1]
+	pop := func(n int) { *cur = max(*cur-n, 0) }
+	switch op {
+	case '(': // MARK
+		*f = append(s, 0)
+		return nil
+	case 'd', 'u': // DICT, SETITEMS: key, value pairs down to the mark
+		if *cur%2 != 0 {
+			name := map[byte]string{'d': "DICT", 'u': "SETITEMS"}[op]
+			return fmt.Errorf("%s over %d values (a key without its value)", name, *cur)
+		}
+		fallthrough
+	case 't', 'l', 'e', 'o', 'i', 0x90, 0x91, '1': // to the mark
+		if len(s) > 1 {
+			*f = s[:len(s)-1]
+		} else {
+			*cur = 0
+		}
+		s = *f
+		cur = &s[len(s)-1]
+		switch op {
+		case 't', 'l', 'd', 'o', 'i', 0x91: // a new object on the frame below
+			*cur++
+		}
+		return nil
+	}
+	switch {
+	case createsObject(op) && op != 'Q' && op != 0x98:
+		switch op { // the values a creating opcode takes
+		case 0x85, 'R', 0x81, 0x93, 0x86, 0x87, 0x92:
+			pop(map[byte]int{0x85: 1, 'R': 2, 0x81: 2, 0x93: 2, 0x86: 2, 0x87: 3, 0x92: 3}[op])
+		}
+		*cur++
+	case op == 'g' || op == 'h' || op == 'j' || op == '2': // GET, DUP
+		*cur++
+	case op == '0' || op == 'a' || op == 'b': // POP, APPEND, BUILD
+		pop(1)
+	case op == 's': // SETITEM
+		pop(2)
+	}
+	return nil // BINPERSID and READONLY_BUFFER replace the top; memo and framing opcodes leave the stack as it is
 }

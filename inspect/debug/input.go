@@ -189,6 +189,9 @@ func jsonKind(raw json.RawMessage) string {
 // (capture.RowKeyFault). It returns the record's fields too.
 func parseJSONLRecord(line []byte) (map[string]json.RawMessage, *string, []int32, error) {
 	const want = `want a JSON object {"text": ...} or {"input_ids": [...]}`
+	if err := capture.RowTextFault(line); err != nil { // as `hsdb capture --data` refuses it
+		return nil, nil, nil, err
+	}
 	var rec map[string]json.RawMessage
 	if err := json.Unmarshal(line, &rec); err != nil {
 		var te *json.UnmarshalTypeError
