@@ -129,6 +129,12 @@ func runCapture(args []string, io stdio) int {
 	if err := mf.validateModelPath(); err != nil {
 		return fail(2, "%v", err)
 	}
+	if err := mf.checkFit(); err != nil { // --tp, --load-layers, --ep, --pp the model rules out: usage, before the load
+		return fail(2, "%v", err)
+	}
+	if o, _ := mf.options(); o.Layers != nil && o.Layers.First > 0 { // nothing a partial load from layer A > 0 computes is the model's: the job's refusal, before the load
+		return fail(2, "%v", capture.PartialLoadErr(o.Layers.First, o.Layers.Last))
+	}
 	// --layers is known before the load too, on the config's
 	// num_hidden_layers (the same plan is made again from the loaded
 	// model; a config that cannot be read here is left for the load to
@@ -164,7 +170,7 @@ func runCapture(args []string, io stdio) int {
 	}
 	e, err := mf.load(io.Err)
 	if err != nil {
-		return fail(1, "%v", err)
+		return fail(loadExit(err), "%v", err)
 	}
 	defer e.Close()
 	if in == nil {

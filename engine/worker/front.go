@@ -138,9 +138,9 @@ func Start(path string, opts engine.Options, cfg Config) (*Front, error) {
 	f := &Front{cfg: cfg, ln: ln, token: cfg.Token, world: world, pp: pp, joins: make(chan *joined), hub: newHub(world),
 		slots: make([]*remoteRank, pp*world)}
 	if pp > 1 {
-		if opts.Layers != nil {
+		if err := model.CheckStages(0, pp, opts.Layers); opts.Layers != nil && err != nil {
 			ln.Close()
-			return nil, fmt.Errorf("--pp %d with --load-layers: give one or the other", pp)
+			return nil, err
 		}
 		d, err := modelpath.ConfigDims(path)
 		if err != nil {

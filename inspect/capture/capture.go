@@ -152,10 +152,18 @@ func (c *Capturer) AddLayers(layers []int, what string) error {
 // output_hidden_states. A load from layer 0 computes layers 0..B exactly.
 func (c *Capturer) partialLoad() error {
 	if first, last := LoadedLayers(c.tree); first > 0 {
-		return fmt.Errorf("%w: only decoder layers %d-%d are loaded (--load-layers %d-%d): layer %d receives the embeddings instead of layer %d's output, so nothing captured would be the model's hidden states; load from layer 0 (--load-layers 0-%d) or the whole model",
-			ErrCapture, first, last, first, last, first, first-1, last)
+		return PartialLoadErr(first, last)
 	}
 	return nil
+}
+
+// PartialLoadErr is the refusal (ErrCapture) of a capture from decoder
+// layers first-last (--load-layers first-last, first > 0): layer first
+// receives the embeddings instead of layer first-1's output. `hsdb
+// capture` says it before the load, the Capturer at a capture's request.
+func PartialLoadErr(first, last int) error {
+	return fmt.Errorf("%w: only decoder layers %d-%d are loaded (--load-layers %d-%d): layer %d receives the embeddings instead of layer %d's output, so nothing captured would be the model's hidden states; load from layer 0 (--load-layers 0-%d) or the whole model",
+		ErrCapture, first, last, first, last, first, first-1, last)
 }
 
 // LoadedLayers returns the first and last decoder layer whose output site
