@@ -347,8 +347,8 @@ func (c *Capturer) Visit(ev *model.Event, ranks []*model.RankView) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	b := ev.Batch
+	c.takeFaults(b) // the faults set at a stop apply from the next step, as the engine's do
 	if c.batch != b {
-		c.takeFaults() // a new step: the faults set since the last one apply from here, as the engine's do
 		if b.Step == 0 {
 			// A new prefill (`run`) starts the recording over: what an
 			// earlier pass recorded (sequences the new batch lacks, the
