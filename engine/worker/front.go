@@ -138,12 +138,12 @@ func Start(path string, opts engine.Options, cfg Config) (*Front, error) {
 	f := &Front{cfg: cfg, ln: ln, token: cfg.Token, world: world, pp: pp, joins: make(chan *joined), hub: newHub(world),
 		slots: make([]*remoteRank, pp*world)}
 	if pp > 1 {
-		if err := model.CheckStages(0, pp, opts.Layers); opts.Layers != nil && err != nil {
+		d, err := modelpath.ConfigDims(path)
+		if err != nil {
 			ln.Close()
 			return nil, err
 		}
-		d, err := modelpath.ConfigDims(path)
-		if err != nil {
+		if err := model.CheckStages(d.Layers, pp, opts.Layers); err != nil { // --load-layers beside --pp: the stages' own ranges
 			ln.Close()
 			return nil, err
 		}
