@@ -132,17 +132,24 @@ func runCapture(args []string, io stdio) int {
 	if err := mf.checkFit(); err != nil { // --tp, --load-layers, --ep, --pp the model rules out: usage, before the load
 		return fail(2, "%v", err)
 	}
-	if o, _ := mf.options(); o.Layers != nil && o.Layers.First > 0 { // nothing a partial load from layer A > 0 computes is the model's: the job's refusal, before the load
-		return fail(2, "%v", capture.PartialLoadErr(o.Layers.First, o.Layers.Last))
-	}
 	// --layers is known before the load too, on the config's
 	// num_hidden_layers (the same plan is made again from the loaded
 	// model; a config that cannot be read here is left for the load to
 	// name). A llama2.c .bin's config is its header: ConfigDims reads no
 	// weight, so the load reads the file once.
+	// A --load-layers range the plan cannot be recorded from (not from
+	// layer 0, short of a captured layer or, for SpecForge's hidden_state,
+	// of the last layer) is refused here too, as the Capturer would after
+	// the load.
 	cfgDims, cfgErr := modelpath.ConfigDims(mf.model)
 	if cfgErr == nil && cfgDims.Layers > 0 {
-		if _, err := capture.PlanLayers(format, *layersArg, cfgDims.Layers, client.ParseLayers); err != nil {
+		p, err := capture.PlanLayers(format, *layersArg, cfgDims.Layers, client.ParseLayers)
+		if err == nil {
+			if o, _ := mf.options(); o.Layers != nil {
+				err = capture.LoadRangeFits(p, *o.Layers, cfgDims.Layers)
+			}
+		}
+		if err != nil {
 			return fail(2, "%v", err)
 		}
 	}

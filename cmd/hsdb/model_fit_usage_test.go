@@ -99,3 +99,35 @@ func without(args []string, f string) []string {
 	}
 	return out
 }
+
+// TestCaptureLoadRangeBeforeLoad: capture with a --load-layers range that
+// cannot record the plan is refused before the load (exit 2): a captured
+// layer outside it ("the model has no site model.layers.2" after loading,
+// exit 1), and SpecForge's hidden_state (model.norm) from a range short of
+// the last layer (written as the model's, exit 0). The directory holds
+// the llama fixture's config.json alone (3 layers): a load would fail
+// first.
+func TestCaptureLoadRangeBeforeLoad(t *testing.T) {
+	dir := configOnlyDir(t, "llama")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--load-layers", "0-1", "--layers", "2"}, "hsdb capture: invalid capture: layer 2 is not loaded (--load-layers 0-1): its output cannot be captured; load through it (--load-layers 0-2) or the whole model\n"},
+		{[]string{"--load-layers", "0-1", "--format", "specforge", "--layers", "0,1,1"}, ""}, // a plan error of its own, said first
+	} {
+		args := append([]string{"capture", "--model", dir, "--ids", "1,2", "--out", filepath.Join(t.TempDir(), "o")}, c.args...)
+		_, errs, code := runHsdb(t, args...)
+		if code != 2 || (c.want != "" && errs != c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", c.args, code, errs, c.want)
+		}
+	}
+	// stories260K has 5 layers: SGLang ids 0,1,2 fit --load-layers 0-2,
+	// its final norm does not
+	args := []string{"capture", "--load-layers", "0-2", "--format", "specforge", "--layers", "0,1,2", "--ids", "1,2", "--out", filepath.Join(t.TempDir(), "o")}
+	_, errs, code := runHsdb(t, args...)
+	want := "hsdb capture: invalid capture: only decoder layers 0-2 of 0-4 are loaded (--load-layers 0-2): model.norm follows layer 2's output instead of layer 4's, so what it computes is not the model's; load through the last layer (--load-layers 0-4) or the whole model\n"
+	if code != 2 || errs != want {
+		t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", args, code, errs, want)
+	}
+}

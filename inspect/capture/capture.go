@@ -166,6 +166,52 @@ func PartialLoadErr(first, last int) error {
 		ErrCapture, first, last, first, last, first, first-1, last)
 }
 
+// TruncatedLoadErr is the refusal (ErrCapture) of a capture at site, a
+// site after the decoder layers (model.norm, lm_head), from a model of
+// layers decoder layers loaded only through layer last (--load-layers
+// A-last, last < layers-1): the final norm is then applied to layer last's
+// output, so what the site computes is not the model's (SpecForge's
+// hidden_state would be labelled HF output_hidden_states[layers]).
+func TruncatedLoadErr(site string, last, layers int) error {
+	return fmt.Errorf("%w: only decoder layers 0-%d of 0-%d are loaded (--load-layers 0-%d): %s follows layer %d's output instead of layer %d's, so what it computes is not the model's; load through the last layer (--load-layers 0-%d) or the whole model",
+		ErrCapture, last, layers-1, last, site, last, layers-1, layers-1)
+}
+
+// afterLayers reports whether site is visited after the decoder layers
+// (the final norm, the head): a site outside every layer that comes after
+// a layer's site in visit order.
+func (c *Capturer) afterLayers(site string) bool {
+	seenLayer := false
+	for _, st := range c.tree.Sites {
+		if st.Path == site {
+			return seenLayer && st.Layer < 0
+		}
+		seenLayer = seenLayer || st.Layer >= 0
+	}
+	return false
+}
+
+// LoadRangeFits refuses, before a load, a capture plan that a load of
+// decoder layers r of a model of layers layers cannot record as the
+// model's (`hsdb capture --load-layers`): a range not from layer 0
+// (PartialLoadErr), a captured layer outside it, the final norm's output
+// (SpecForge's hidden_state) of a range short of the last layer
+// (TruncatedLoadErr). The Capturer refuses the same after the load.
+func LoadRangeFits(p *Plan, r model.LayerRange, layers int) error {
+	if r.First > 0 {
+		return PartialLoadErr(r.First, r.Last)
+	}
+	for _, src := range p.Srcs {
+		switch {
+		case src.Norm && r.Last < layers-1:
+			return TruncatedLoadErr("model.norm", r.Last, layers)
+		case !src.Embed && !src.Norm && !r.Contains(src.Layer):
+			return fmt.Errorf("%w: layer %d is not loaded (--load-layers %s): its output cannot be captured; load through it (--load-layers 0-%d) or the whole model", ErrCapture, src.Layer, r, max(src.Layer, r.Last))
+		}
+	}
+	return nil
+}
+
 // LoadedLayers returns the first and last decoder layer whose output site
 // the tree holds (the decoder layers are the depth-2 sites with a layer
 // number, as debug.Session.LoadedLayers counts them); -1, -1 for none.
@@ -213,6 +259,9 @@ func (c *Capturer) AddSite(site, name string) error {
 	}
 	if err := c.partialLoad(); err != nil {
 		return err
+	}
+	if _, last := LoadedLayers(c.tree); last >= 0 && last < c.layers-1 && c.afterLayers(s.Path) {
+		return TruncatedLoadErr(s.Path, last, c.layers)
 	}
 	found := false
 	for _, t := range s.Tensors {
