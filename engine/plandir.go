@@ -192,35 +192,47 @@ func packNote(p *plan.Plan, maxPos int) string {
 // range, checks the split over world ranks and the tree's size, and builds
 // the module tree: the steps a load and a plan share.
 func buildTree(cfgJSON []byte, world int, opts Options) (model.Config, string, *model.Tree, error) {
-	cfg, skipped, err := model.ParseConfig(cfgJSON)
+	cfg, skipped, err := applyOptions(cfgJSON, world, opts)
 	if err != nil {
-		return nil, "", nil, err
-	}
-	if opts.EP {
-		ep, ok := cfg.(model.ExpertParallel)
-		if !ok {
-			return nil, "", nil, fmt.Errorf("--ep: %s has no routed experts", cfg.Dims().Arch)
-		}
-		if err := ep.SetExpertParallel(true); err != nil {
-			return nil, "", nil, err
-		}
-	}
-	if opts.Layers != nil {
-		ls, ok := cfg.(model.LayerSelector)
-		if !ok {
-			return nil, "", nil, fmt.Errorf("--load-layers %s: %s cannot load a range of layers", opts.Layers, cfg.Dims().Arch)
-		}
-		if err := ls.SelectLayers(*opts.Layers); err != nil {
-			return nil, "", nil, err
-		}
-	}
-	if err := cfg.Validate(world); err != nil {
 		return nil, "", nil, err
 	}
 	if err := model.CheckTreeSize(cfg.Dims(), world); err != nil {
 		return nil, "", nil, err
 	}
 	return cfg, skipped, cfg.Tree(world), nil
+}
+
+// applyOptions parses config.json and applies opts' expert parallelism
+// and layer range, and checks the split over world ranks: the steps of
+// buildTree that CheckFit takes before a load, with what of a wrapper
+// config was left out (model.ParseConfig's skipped).
+func applyOptions(cfgJSON []byte, world int, opts Options) (model.Config, string, error) {
+	cfg, skipped, err := model.ParseConfig(cfgJSON)
+	if err != nil {
+		return nil, "", err
+	}
+	if opts.EP {
+		ep, ok := cfg.(model.ExpertParallel)
+		if !ok {
+			return nil, "", fmt.Errorf("--ep: %s has no routed experts", cfg.Dims().Arch)
+		}
+		if err := ep.SetExpertParallel(true); err != nil {
+			return nil, "", err
+		}
+	}
+	if opts.Layers != nil {
+		ls, ok := cfg.(model.LayerSelector)
+		if !ok {
+			return nil, "", fmt.Errorf("--load-layers %s: %s cannot load a range of layers", opts.Layers, cfg.Dims().Arch)
+		}
+		if err := ls.SelectLayers(*opts.Layers); err != nil {
+			return nil, "", err
+		}
+	}
+	if err := cfg.Validate(world); err != nil {
+		return nil, "", err
+	}
+	return cfg, skipped, nil
 }
 
 // nextnLayers returns config.json's num_nextn_predict_layers (in the

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"hsdb/engine"
+	"hsdb/engine/model"
 )
 
 // TestInfoModelMoE: on DeepSeek-V3 and Kimi `info model` gave hidden,
@@ -72,4 +73,21 @@ func layerRange(a, b int) []any {
 		out = append(out, float64(i))
 	}
 	return out
+}
+
+// TestInfoModelMoEDenseLoad: with --load-layers 0-0 on the DeepSeek-V3
+// fixture (first_k_dense_replace 1: layer 0 is dense) no loaded layer
+// routes, yet the experts line gave the sizes alone, reading as experts
+// loaded; it now says none of the loaded layers routes (--json: an empty
+// moe_layers).
+func TestInfoModelMoEDenseLoad(t *testing.T) {
+	f := openFake(t, "../testdata/hf/deepseek_v3", engine.Options{TP: 1, Layers: &model.LayerRange{First: 0, Last: 0}})
+	out := f.Exec("info model")
+	if !strings.Contains(out, "shared 36 wide; none of the loaded layers routes (they are dense, intermediate_size)\n") {
+		t.Errorf("info model at --load-layers 0-0:\n%s", out)
+	}
+	moe, _ := f.jsonExec("info model")[0]["result"].(map[string]any)["moe"].(map[string]any)
+	if l, ok := moe["moe_layers"].([]any); !ok || len(l) != 0 {
+		t.Errorf("--json moe_layers: %v, want []", moe["moe_layers"])
+	}
 }

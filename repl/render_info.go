@@ -41,6 +41,8 @@ func (t *Term) modelText(m client.ModelInfo) string {
 			moe += "; of the loaded layers, in " + client.IntRuns(e.Layers)
 		case len(e.Layers) > 0:
 			moe += "; in layers " + client.IntRuns(e.Layers) + " (the others dense, intermediate_size)"
+		case m.Loaded.Partial: // the line alone would read as experts loaded
+			moe += "; none of the loaded layers routes (they are dense, intermediate_size)"
 		}
 		add("experts", moe)
 	}

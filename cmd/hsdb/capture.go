@@ -129,14 +129,27 @@ func runCapture(args []string, io stdio) int {
 	if err := mf.validateModelPath(); err != nil {
 		return fail(2, "%v", err)
 	}
+	if err := mf.checkFit(); err != nil { // --tp, --load-layers, --ep, --pp the model rules out: usage, before the load
+		return fail(2, "%v", err)
+	}
 	// --layers is known before the load too, on the config's
 	// num_hidden_layers (the same plan is made again from the loaded
 	// model; a config that cannot be read here is left for the load to
 	// name). A llama2.c .bin's config is its header: ConfigDims reads no
 	// weight, so the load reads the file once.
+	// A --load-layers range the plan cannot be recorded from (not from
+	// layer 0, short of a captured layer or, for SpecForge's hidden_state,
+	// of the last layer) is refused here too, as the Capturer would after
+	// the load.
 	cfgDims, cfgErr := modelpath.ConfigDims(mf.model)
 	if cfgErr == nil && cfgDims.Layers > 0 {
-		if _, err := capture.PlanLayers(format, *layersArg, cfgDims.Layers, client.ParseLayers); err != nil {
+		p, err := capture.PlanLayers(format, *layersArg, cfgDims.Layers, client.ParseLayers)
+		if err == nil {
+			if o, _ := mf.options(); o.Layers != nil {
+				err = capture.LoadRangeFits(p, *o.Layers, cfgDims.Layers)
+			}
+		}
+		if err != nil {
 			return fail(2, "%v", err)
 		}
 	}
@@ -164,7 +177,7 @@ func runCapture(args []string, io stdio) int {
 	}
 	e, err := mf.load(io.Err)
 	if err != nil {
-		return fail(1, "%v", err)
+		return fail(loadExit(err), "%v", err)
 	}
 	defer e.Close()
 	if in == nil {

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"hsdb/engine/model"
 	"hsdb/engine/modelpath"
 	"hsdb/inspect/check"
 	"hsdb/inspect/client"
@@ -141,17 +140,17 @@ func (c *checkFlags) checker(io stdio, cmd string, needEngine bool) (*checker, e
 	}
 	if data, _, err := modelpath.ConfigJSON(path); err == nil {
 		k.opts.BOS, k.opts.HasBOS, k.opts.Constants, _ = check.ConfigFacts(data)
-		if c.set["tp"] {
-			if err := c.tpFits(data); err != nil {
-				return k, err
-			}
-		}
+	}
+	// A --tp the model cannot be split over (8 heads over --tp 16), a
+	// --load-layers outside it, a --pp it cannot take: a user error, said
+	// as every command says it (exit 2); check would otherwise warn and
+	// judge the file on shapes alone. With --no-model too: --tp is then
+	// the world size the file is examined at.
+	if err := c.checkFit(); err != nil {
+		return k, err
 	}
 	if c.noModel {
 		return k, nil
-	}
-	if _, err := c.modelFlags.options(); err != nil {
-		return k, err
 	}
 	if err := c.validateWorkers(); err != nil {
 		return k, err
@@ -160,7 +159,7 @@ func (c *checkFlags) checker(io stdio, cmd string, needEngine bool) (*checker, e
 	// --workers, --listen and --pp included
 	e, err := c.modelFlags.load(io.Err)
 	if err != nil {
-		if needEngine {
+		if needEngine || errors.Is(err, errUsage) { // --pp without workers: the flags', not the model's
 			return k, err
 		}
 		fmt.Fprintf(io.Err, "hsdb %s: cannot run the model (%s); shapes are checked against config.json alone, without layer matching\n", cmd, errText(err.Error()))
@@ -171,30 +170,6 @@ func (c *checkFlags) checker(io stdio, cmd string, needEngine bool) (*checker, e
 	k.c = l
 	k.done = func() { l.Close(); e.Close() }
 	return k, nil
-}
-
-// tpFits refuses a --tp the model's config cannot be split over (8 heads
-// over --tp 16): a user error, as diff, whose model load refuses it, says
-// with exit 2; check, which would warn and judge the file on shapes alone,
-// says the same (README: check and diff share verdicts and exit codes).
-// The split is the engine's own check (model.Config.Validate, with --ep
-// or --moe ep as the load applies it).
-func (c *checkFlags) tpFits(cfgJSON []byte) error {
-	cfg, _, err := model.ParseConfig(cfgJSON)
-	if err != nil {
-		return nil // the load, or the shapes-alone check, reports a bad config
-	}
-	if o, err := c.modelFlags.options(); err == nil && o.EP {
-		if ep, ok := cfg.(model.ExpertParallel); ok {
-			if err := ep.SetExpertParallel(true); err != nil {
-				return fmt.Errorf("%s: %w", c.model, err)
-			}
-		}
-	}
-	if err := cfg.Validate(c.tp); err != nil {
-		return fmt.Errorf("%s: %w", c.model, err)
-	}
-	return nil
 }
 
 // checkResult is `check --json`'s and `diff --json`'s one object: the

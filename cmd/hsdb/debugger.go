@@ -20,8 +20,8 @@ func init() { debugger, debuggerHelp, debuggerNames = runDebugger, repl.CommandH
 // stories260K without --model) and runs the script, the commands on stdin
 // when it is not a terminal, or the REPL. Exit status: 0; 1 when a command
 // of a script failed (a later quit does not clear it) or the model did not
-// load; 2 for bad flags and for a -x script or --model path that cannot be
-// read; 130 when Ctrl-C stopped a script (the REPL stays
+// load; 2 for bad flags, for a -x script or --model path that cannot be
+// read and for a --tp, --load-layers or --pp the model rules out; 130 when Ctrl-C stopped a script (the REPL stays
 // on Ctrl-C).
 func runDebugger(args []string, io stdio) int {
 	fs, m, script, history := debuggerFlags()
@@ -53,9 +53,12 @@ func runDebugger(args []string, io stdio) int {
 	if err := m.validateModelPath(); err != nil {
 		return failer(io, "", &m.json)(2, "%v", err)
 	}
+	if err := m.checkFit(); err != nil { // --tp, --load-layers, --ep, --pp the model rules out: usage, before the load
+		return failer(io, "", &m.json)(2, "%v", err)
+	}
 	e, err := m.load(io.Err)
 	if err != nil {
-		return failer(io, "", &m.json)(1, "%v", err)
+		return failer(io, "", &m.json)(loadExit(err), "%v", err)
 	}
 	defer e.Close()
 	s := hsdbg.New(e)

@@ -51,7 +51,9 @@ func TestStdinScript(t *testing.T) {
 }
 
 func TestBadInvocations(t *testing.T) {
-	if code, _, errs := runWithStdin([]string{"--tp", "3"}, ""); code != 1 || !strings.Contains(errs, "num_attention_heads 8 is not divisible by --tp 3") {
+	// A --tp the model cannot be split over is a usage error (exit 2, as
+	// in every command: TestModelFitUsage), not a load that failed.
+	if code, _, errs := runWithStdin([]string{"--tp", "3"}, ""); code != 2 || !strings.Contains(errs, "num_attention_heads 8 is not divisible by --tp 3") {
 		t.Errorf("--tp 3: exit %d %s", code, errs)
 	}
 	if code, _, errs := runWithStdin([]string{"--model", "/nonexistent/model.bin"}, ""); code != 2 || !strings.Contains(errs, "/nonexistent/model.bin") {

@@ -97,6 +97,9 @@ func runGenerate(args []string, io stdio) int {
 	if err := mf.validateModelPath(); err != nil {
 		return fail(2, "%v", err)
 	}
+	if err := mf.checkFit(); err != nil { // --tp, --load-layers, --ep, --pp the model rules out: usage, before the load
+		return fail(2, "%v", err)
+	}
 	// The prompt comes from the tokenizer, and so does the BOS alone where
 	// there is one, else from the model's bos_token_id (bosStart): a
 	// missing tokenizer, or a missing bos_token_id without one, is said
@@ -106,7 +109,7 @@ func runGenerate(args []string, io stdio) int {
 		vocab := configVocab(mf.model)
 		if _, err := engine.FindTokenizer(mf.model, vocab); err != nil {
 			if *prompt != "" {
-				return fail(1, "--prompt needs a tokenizer: %v; give token ids with --ids instead", err)
+				return fail(2, "--prompt needs a tokenizer: %v; give token ids with --ids instead", err)
 			}
 			if vocab > 0 { // else the ids are checked after the load, against its vocab
 				if _, err := bosStart(mf.model, vocab, err); err != nil {
@@ -117,7 +120,7 @@ func runGenerate(args []string, io stdio) int {
 	}
 	e, err := mf.load(io.Err)
 	if err != nil {
-		return fail(1, "%v", err)
+		return fail(loadExit(err), "%v", err)
 	}
 	defer e.Close()
 	partial := hsdbg.New(e).LoadedLayers().PartialNote() // as the debugger notes it at every run
@@ -131,7 +134,7 @@ func runGenerate(args []string, io stdio) int {
 	case *ids != "":
 	case tokErr != nil:
 		if *prompt != "" {
-			return fail(1, "--prompt needs a tokenizer: %v; give token ids with --ids instead", tokErr)
+			return fail(2, "--prompt needs a tokenizer: %v; give token ids with --ids instead", tokErr)
 		}
 		if in, err = bosStart(e.Path, e.Dims.Vocab, tokErr); err != nil {
 			return fail(bosExit(err), "%v", err)

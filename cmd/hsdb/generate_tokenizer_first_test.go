@@ -16,13 +16,15 @@ import (
 func TestGenerateTokenizerBeforeLoad(t *testing.T) {
 	dir := configOnlyDir(t, "llama")
 	noBOS := configOnlyDir(t, "qwen2") // config.json: bos_token_id null
-	// Nothing to start from is a usage error (exit 2: TestGenerateNoBOSRefused).
+	// Nothing to start from is a usage error (exit 2: TestGenerateNoBOSRefused);
+	// so is --prompt without a tokenizer (give --ids), as capture --data's
+	// text rows without one.
 	for _, c := range []struct {
 		args []string
 		want string
 		exit int
 	}{
-		{[]string{"generate", "--model", dir, "--prompt", "hi"}, "hsdb generate: --prompt needs a tokenizer: no tokenizer in " + dir, 1},
+		{[]string{"generate", "--model", dir, "--prompt", "hi"}, "hsdb generate: --prompt needs a tokenizer: no tokenizer in " + dir, 2},
 		{[]string{"generate", "--model", noBOS, "-n", "3"}, "hsdb generate: nothing to start generating from: no --ids and no tokenizer (no tokenizer in " + noBOS, 2},
 	} {
 		out, errs, code := runHsdb(t, c.args...)

@@ -24,7 +24,9 @@ func TestGenerateUnfitTokenizerBeforeLoad(t *testing.T) {
 	}
 	_, errs, code := runHsdb(t, "generate", "--model", dir, "--prompt", "hi")
 	want := "hsdb generate: --prompt needs a tokenizer: tokenizer "
-	if code != 1 || !strings.HasPrefix(errs, want) || !strings.Contains(errs, "151669 tokens, more than the model's vocab_size 101") {
-		t.Errorf("exit %d, stderr %q; want exit 1 and %q… naming 151669 tokens and vocab_size 101", code, errs, want)
+	// exit 2: the prompt needs --ids here, as for no tokenizer at all
+	// (TestGenerateTokenizerBeforeLoad).
+	if code != 2 || !strings.HasPrefix(errs, want) || !strings.Contains(errs, "151669 tokens, more than the model's vocab_size 101") {
+		t.Errorf("exit %d, stderr %q; want exit 2 and %q… naming 151669 tokens and vocab_size 101", code, errs, want)
 	}
 }

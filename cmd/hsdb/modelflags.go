@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -220,6 +221,47 @@ func (m *modelFlags) validateModelPath() error {
 	return err
 }
 
+// checkFit refuses the model-group flag values the model's config.json
+// (or a llama2.c header) rules out, before any weight is read: a --tp the
+// model cannot be split over, a --load-layers range outside it, --ep on a
+// model without routed experts, a --pp its decoder layers cannot be split
+// into (engine.CheckFit). These are usage errors, as a bad flag is: every
+// command that loads a model (the debugger, generate, plan, capture,
+// check, diff) calls it after validateModelPath and exits 2 on it, with
+// the same message. A config that cannot be read is left to the load,
+// whose failure stays exit 1.
+func (m *modelFlags) checkFit() error {
+	o, err := m.options()
+	if err != nil {
+		return err
+	}
+	path := m.model
+	if path == "embedded" {
+		path = ""
+	}
+	return engine.CheckFit(path, o, m.pp)
+}
+
+// errUsage marks a refusal of load that is the flags' (--pp without
+// workers to run its stages), known before anything is read: loadExit
+// makes it exit 2 where a failing load is 1.
+var errUsage = errors.New("usage")
+
+// loadExit is the exit status of a failed load: 2 for a refusal of the
+// flags (errUsage), 1 for a model that is there and fails to load.
+func loadExit(err error) int {
+	if errors.Is(err, errUsage) {
+		return 2
+	}
+	return 1
+}
+
+// usageError is errUsage's error: it prints as msg alone.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string        { return e.msg }
+func (e usageError) Is(target error) bool { return target == errUsage }
+
 // validateWorkers checks the values of the worker flags (--pp,
 // --worker-links, --worker-timeout, --worker-bin: a binary that is not
 // there is a usage error, as a missing --model) before anything starts.
@@ -273,7 +315,7 @@ func (m *modelFlags) load(w io.Writer) (*engine.Engine, error) {
 		fmt.Fprintf(w, "hsdb: note: %s\n", dc.note)
 	}
 	if m.pp > 1 && !dc.workers && m.listen == "" {
-		return nil, fmt.Errorf("--pp %d: pipeline stages run in workers: add --workers (or --listen ADDR)", m.pp)
+		return nil, usageError{fmt.Sprintf("--pp %d: pipeline stages run in workers: add --workers (or --listen ADDR)", m.pp)}
 	}
 	if dc.workers || m.listen != "" {
 		cfg := worker.Config{Listen: m.listen, Spawn: m.listen == "", Timeout: m.workerTimeout, Log: w, PP: m.pp, Command: dc.command, Hub: m.workerLinks == "hub"}

@@ -21,7 +21,7 @@ import (
 
 func init() {
 	register(&subcommand{name: "plan", usage: planUsage,
-		summary: "memory per rank (weights as kept, KV cache, one layer's activations) and whether it fits, from config.json alone (weights optional); exit 1 when it does not fit or the model cannot be planned (the error on stderr), 2 for bad flags",
+		summary: "memory per rank (weights as kept, KV cache, one layer's activations) and whether it fits, from config.json alone (weights optional); exit 1 when it does not fit or the model cannot be planned (the error on stderr), 2 for bad flags and a --tp, --load-layers or --pp the model rules out",
 		run:     runPlan})
 }
 
@@ -70,6 +70,12 @@ func runPlan(args []string, io stdio) int {
 	eo, err := mf.options()
 	if err == nil {
 		err = mf.validateModelPath()
+	}
+	if err == nil && mf.pp < 1 {
+		err = fmt.Errorf("--pp %d: want at least one stage", mf.pp)
+	}
+	if err == nil {
+		err = mf.checkFit() // --tp, --load-layers, --ep, --pp the model rules out: usage, as every command says it
 	}
 	if err != nil {
 		return fail(2, "%v", err)
@@ -137,12 +143,6 @@ func layerRangeText(r model.LayerRange) string {
 // when the head is tied to them), as vLLM places them and hsdb's stages
 // load them (model.StageEnds). It fits when every stage does.
 func runPlanStages(io stdio, mf *modelFlags, po engine.PlanOptions, memNote string, fail func(int, string, ...any) int) int {
-	if mf.pp < 1 {
-		return fail(2, "--pp %d: want at least one stage", mf.pp)
-	}
-	if po.Layers != nil {
-		return fail(2, "--pp %d with --load-layers: each stage's layers come from --pp", mf.pp)
-	}
 	d, err := modelpath.ConfigDims(mf.model)
 	if err != nil {
 		return fail(1, "%v", err)

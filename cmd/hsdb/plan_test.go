@@ -188,10 +188,11 @@ func TestPlanPipelineStagesAdvice(t *testing.T) {
 		t.Errorf("no --pp: exit %d\n%s", code, out.String())
 	}
 	// The llama fixture's 8 heads do not split over 3 ranks: the model's
-	// error at that --tp, no stage's.
+	// error at that --tp, no stage's, and a usage error (exit 2, said
+	// before any plan as every command says it: TestModelFitUsage).
 	errOut.Reset()
 	code = hsdbMain([]string{"plan", "--model", "../../testdata/hf/llama", "--pp", "3", "--tp", "3"}, stdio{Out: &out, Err: &errOut})
-	if code != 1 || !strings.Contains(errOut.String(), "num_attention_heads 8 is not divisible by --tp 3") || strings.Contains(errOut.String(), "stage") {
+	if code != 2 || !strings.Contains(errOut.String(), "num_attention_heads 8 is not divisible by --tp 3") || strings.Contains(errOut.String(), "stage") {
 		t.Errorf("--pp 3 --tp 3: exit %d, %q", code, errOut.String())
 	}
 	for _, pp := range []string{"0", "-1"} {

@@ -65,3 +65,21 @@ type LayerSelector interface {
 type ExpertParallel interface {
 	SetExpertParallel(on bool) error
 }
+
+// CheckStages returns an error unless a model of n decoder layers
+// (num_hidden_layers) can be split into pp pipeline stages (--pp) as
+// vLLM's get_pp_indices splits them: at least one layer per stage, and no
+// --load-layers range r beside them (each stage's layers come from --pp).
+// pp <= 1 is one stage: only its range is checked, by LayerRange.Check.
+func CheckStages(n, pp int, r *LayerRange) error {
+	if pp <= 1 {
+		return nil
+	}
+	if r != nil {
+		return fmt.Errorf("--pp %d with --load-layers %s: each stage's layers come from --pp; give one or the other", pp, r)
+	}
+	if n < pp {
+		return fmt.Errorf("--pp %d: the model has %d decoder layers; every stage needs at least one", pp, n)
+	}
+	return nil
+}

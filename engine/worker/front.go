@@ -138,12 +138,12 @@ func Start(path string, opts engine.Options, cfg Config) (*Front, error) {
 	f := &Front{cfg: cfg, ln: ln, token: cfg.Token, world: world, pp: pp, joins: make(chan *joined), hub: newHub(world),
 		slots: make([]*remoteRank, pp*world)}
 	if pp > 1 {
-		if opts.Layers != nil {
-			ln.Close()
-			return nil, fmt.Errorf("--pp %d with --load-layers: give one or the other", pp)
-		}
 		d, err := modelpath.ConfigDims(path)
 		if err != nil {
+			ln.Close()
+			return nil, err
+		}
+		if err := model.CheckStages(d.Layers, pp, opts.Layers); err != nil { // --load-layers beside --pp: the stages' own ranges
 			ln.Close()
 			return nil, err
 		}

@@ -34,8 +34,11 @@ func checkSplit(path string, world int) error {
 // remainder one more each on the stages before the last, from the
 // second-last backwards. Error: fewer layers than stages.
 func StageLayers(n, pp int) ([]model.LayerRange, error) {
-	if pp < 1 || n < pp {
-		return nil, fmt.Errorf("--pp %d: the model has %d decoder layers; every stage needs at least one", pp, n)
+	if pp < 1 {
+		return nil, fmt.Errorf("--pp %d: want at least one stage", pp)
+	}
+	if err := model.CheckStages(n, pp, nil); err != nil {
+		return nil, err
 	}
 	parts := make([]int, pp)
 	for i := range parts {

@@ -117,6 +117,19 @@ func chatKey(row []byte) string {
 	return ""
 }
 
+// ChatRowHint says, for a JSON-lines row holding a chat (chatKey) and no
+// "input_ids" or "text", that hsdb does not render chats and what to give
+// instead: `its "conversations" is a chat, which hsdb does not render:
+// ... give "input_ids"`; "" for another row. `hsdb capture --data` and
+// the debugger's `input file` add it to their refusals.
+func ChatRowHint(row []byte) string {
+	k := chatKey(row)
+	if k == "" {
+		return ""
+	}
+	return fmt.Sprintf("its %q is a chat, which hsdb does not render: apply the model's chat template first (as SpecForge's and speculators' data preparation do) and give \"input_ids\"", k)
+}
+
 // ErrNoTokenizer is wrapped by a --data row of "text" read without a
 // tokenizer (the model has none hsdb can use); the caller adds why.
 var ErrNoTokenizer = errors.New("needs the model's tokenizer, and it has none")
@@ -180,8 +193,8 @@ func parseRow(b []byte, where string, index int, tok tokenizer.Tokenizer, lim Li
 		}
 		s.IDs = ids
 	default:
-		if k := chatKey(b); k != "" {
-			return InputSeq{}, fmt.Errorf("%s: a row needs \"input_ids\" or \"text\"; its %q is a chat, which hsdb does not render: apply the model's chat template first (as SpecForge's and speculators' data preparation do) and give \"input_ids\", with a \"loss_mask\" of 1 on the assistant's tokens", where, k)
+		if h := ChatRowHint(b); h != "" {
+			return InputSeq{}, fmt.Errorf("%s: a row needs \"input_ids\" or \"text\"; %s, with a \"loss_mask\" of 1 on the assistant's tokens", where, h)
 		}
 		return InputSeq{}, fmt.Errorf("%s: a row needs \"input_ids\" or \"text\"", where)
 	}

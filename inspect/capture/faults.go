@@ -49,14 +49,19 @@ func IsRecordFault(kind string) bool {
 // them), as the engine takes its computation faults when a step starts
 // (model.Pass.Faults): the recording faults (IsRecordFault) are applied
 // to what is recorded; every fault is noted as one the recorded data was
-// made under (Under), for the dump's manifest. Before, faults set at a
-// stop were applied at once, so a pass stopped at layer 1 recorded its
-// later layers under faults its earlier layers, and its computation,
-// never saw.
-func (c *Capturer) SetFaults(fs model.Faults) {
+// made under (Under), for the dump's manifest. during is the step stopped
+// when they are set (the batch of the step in progress; nil when no pass
+// is stopped): the faults take effect at the first site the capturer
+// visits in any other step. Before, faults set at a stop were applied at
+// once, so a pass stopped at layer 1 recorded its later layers under
+// faults its earlier layers, and its computation, never saw; and keyed on
+// the capturer's last visited step alone, a stop before the first
+// captured site (break layers.1, capture layers 3) took them in the
+// stopped step still.
+func (c *Capturer) SetFaults(fs model.Faults, during *model.Batch) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	next := &stepFaults{}
+	next := &stepFaults{during: during}
 	for _, f := range fs {
 		next.active = append(next.active, f.String())
 		if IsRecordFault(f.Kind) {
@@ -67,17 +72,19 @@ func (c *Capturer) SetFaults(fs model.Faults) {
 }
 
 // stepFaults are the faults of a step: the recording ones, and every one
-// as text.
+// as text; during is the step stopped when they were set, which they do
+// not apply to.
 type stepFaults struct {
 	faults model.Faults
 	active []string
+	during *model.Batch
 }
 
-// takeFaults makes the faults SetFaults gave since the last step the
-// current step's (called with c.mu held when a step's first site is
-// visited).
-func (c *Capturer) takeFaults() {
-	if c.next != nil {
+// takeFaults makes the faults SetFaults gave the current step's when b is
+// a step after the one stopped when they were set (called with c.mu held
+// at every visit).
+func (c *Capturer) takeFaults(b *model.Batch) {
+	if c.next != nil && (c.next.during == nil || c.next.during != b) {
 		c.faults, c.active, c.next = c.next.faults, c.next.active, nil
 	}
 }

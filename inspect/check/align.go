@@ -18,9 +18,10 @@ type refKey struct {
 
 // refHook keeps the full tensors of chosen decoder-layer candidates of one
 // prefill (the embeddings, a layer's hidden_states, residual or stream,
-// and model.norm's output as the last layer's normed stream).
+// and model.norm's output as the normed stream of layer normOf, the last
+// loaded one).
 type refHook struct {
-	layers int
+	normOf int
 	want   map[refKey]bool
 	got    map[refKey]*tensor.Tensor
 	err    error
@@ -36,7 +37,7 @@ func (h *refHook) Want(ev *model.Event) bool {
 	case s.Path == "model.embed_tokens":
 		return h.want[refKey{-1, CandEmbed}]
 	case s.Path == "model.norm":
-		return h.want[refKey{h.layers - 1, CandNormed}]
+		return h.want[refKey{h.normOf, CandNormed}]
 	case isLayerOutput(s):
 		return h.want[refKey{s.Layer, CandStream}] || h.want[refKey{s.Layer, CandHidden}] || h.want[refKey{s.Layer, CandResidual}]
 	}
@@ -63,7 +64,7 @@ func (h *refHook) Visit(ev *model.Event, ranks []*model.RankView) error {
 	case s.Path == "model.embed_tokens":
 		keep(refKey{-1, CandEmbed}, "hidden_states")
 	case s.Path == "model.norm":
-		keep(refKey{h.layers - 1, CandNormed}, "hidden_states")
+		keep(refKey{h.normOf, CandNormed}, "hidden_states")
 	default:
 		for _, kind := range []string{CandHidden, CandResidual, CandStream} {
 			keep(refKey{s.Layer, kind}, kind)
@@ -247,7 +248,7 @@ type alignInputs struct {
 	lens    []int
 	bos     int32
 	hasBOS  bool
-	layers  int
+	normOf  int // the layer model.norm normalizes (normLayer)
 	prefill func(seqs [][]int32, h model.Hook) error
 }
 
@@ -281,7 +282,7 @@ func realign(in alignInputs, targets []*target, ms []EntryMatch, tols []Toleranc
 		return nil, nil
 	}
 	run := func(seqs [][]int32) (map[refKey]*tensor.Tensor, error) {
-		h := &refHook{layers: in.layers, want: want, got: map[refKey]*tensor.Tensor{}}
+		h := &refHook{normOf: in.normOf, want: want, got: map[refKey]*tensor.Tensor{}}
 		if err := in.prefill(seqs, h); err != nil {
 			return nil, err
 		}

@@ -182,7 +182,7 @@ func Match(e *capture.Target, l *Layout, opts MatchOptions) (*MatchResult, error
 		for _, t := range targets {
 			t.accs = nil
 		}
-		h := &matchHook{layers: e.Dims.Layers, hidden: hidden, tp: opts.TP, targets: targets, anySite: anySite,
+		h := &matchHook{layers: e.Dims.Layers, normOf: normLayer(e), hidden: hidden, tp: opts.TP, targets: targets, anySite: anySite,
 			normFor: normFor, xhat: map[int]*tensor.Tensor{}}
 		var seqs [][]int32
 		off := 0
@@ -254,7 +254,7 @@ func Match(e *capture.Target, l *Layout, opts MatchOptions) (*MatchResult, error
 		plain[i] = accExplanations(t, tols[i], consts)
 		solved[i] = anyCloseExplanation(plain[i]) // realigning cannot do better than a close reading
 	}
-	extra, err := realign(alignInputs{ids: ids, lens: lens, bos: opts.BOS, hasBOS: opts.HasBOS, layers: e.Dims.Layers, prefill: e.Prefill},
+	extra, err := realign(alignInputs{ids: ids, lens: lens, bos: opts.BOS, hasBOS: opts.HasBOS, normOf: normLayer(e), prefill: e.Prefill},
 		targets, res.Entries, tols, consts, solved)
 	if err != nil {
 		return nil, err
@@ -289,11 +289,24 @@ func loadedFor(e *capture.Target, targets []*target) error {
 		return fmt.Errorf("%w: the model loads only decoder layers %d-%d (--load-layers %d-%d): layer %d receives the embeddings instead of layer %d's output, so no layer's output is the model's; compare with a load from layer 0 (--load-layers 0-%d) or the whole model", ErrNotLoaded, first, last, first, last, first, first-1, last)
 	}
 	for _, t := range targets {
+		if t.kind == CandNormed && last < e.Dims.Layers-1 {
+			return fmt.Errorf("%w: %s is by its format model.norm's output, the final norm of layer %d's output, but the model loads only decoder layers 0-%d (--load-layers 0-%d), where model.norm normalizes layer %d's: load the whole model (or --load-layers 0-%d)", ErrNotLoaded, t.key, e.Dims.Layers-1, last, last, last, e.Dims.Layers-1)
+		}
 		if t.label > last {
 			return fmt.Errorf("%w: %s is labelled layer %d, but the model loads only decoder layers 0-%d (--load-layers 0-%d): load the capture's layers (--load-layers 0-%d or the whole model)", ErrNotLoaded, t.key, t.label, last, last, t.label)
 		}
 	}
 	return nil
+}
+
+// normLayer is the decoder layer whose output model.norm normalizes in
+// e's forward pass: the last loaded layer (the model's last unless
+// --load-layers stops short of it).
+func normLayer(e *capture.Target) int {
+	if _, last := capture.LoadedLayers(e.Tree); last >= 0 {
+		return last
+	}
+	return e.Dims.Layers - 1
 }
 
 func anyCloseExplanation(xs []Explanation) bool {

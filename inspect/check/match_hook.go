@@ -29,12 +29,14 @@ type target struct {
 
 // matchHook compares targets with hsdb's tensors while a forward pass runs:
 // the embeddings, every decoder layer's hidden_states, residual and stream,
-// model.norm's output (the last layer's normed stream) and, for chosen
+// model.norm's output (the normed stream of normOf, the last loaded
+// layer: the model's last layer unless --load-layers stops short) and, for chosen
 // layers, their streams normed with the final norm's weight (estimated at
 // model.norm by least squares from its input and output). With anySite it
 // also compares every other site tensor whose width fits a target.
 type matchHook struct {
 	layers  int
+	normOf  int // the decoder layer whose output model.norm normalizes (normLayer)
 	hidden  int
 	tp      int
 	targets []*target
@@ -100,7 +102,7 @@ func (h *matchHook) Visit(ev *model.Event, ranks []*model.RankView) error {
 			break
 		}
 		done["hidden_states"] = true
-		h.offer(Candidate{Kind: CandNormed, Layer: h.layers - 1, Site: s.Path, Tensor: "hidden_states", Last: true}, y)
+		h.offer(Candidate{Kind: CandNormed, Layer: h.normOf, Site: s.Path, Tensor: "hidden_states", Last: h.normOf == h.layers-1}, y)
 		x := gather("input")
 		if x == nil {
 			break
@@ -113,7 +115,7 @@ func (h *matchHook) Visit(ev *model.Event, ranks []*model.RankView) error {
 		}
 		w := normWeight(rmsNormalize(x), y)
 		for l, xh := range h.xhat {
-			if l == h.layers-1 {
+			if l == h.normOf {
 				continue
 			}
 			h.offer(Candidate{Kind: CandNormed, Layer: l, Site: s.Path, Tensor: "hidden_states"}, scaleCols(xh, w))

@@ -288,9 +288,13 @@ func (s *Session) applyFaults() {
 		}
 	}
 	s.E.Faults = eng
+	var during *model.Batch // the stopped step, which the engine's faults reach from the next step on: the capturer's too
+	if s.job != nil && s.job.stop != nil {
+		during = s.job.stop.ev.Batch
+	}
 	for _, o := range s.Observers {
 		if c, ok := o.(*capture.Capturer); ok {
-			c.SetFaults(s.faults)
+			c.SetFaults(s.faults, during)
 		}
 	}
 }

@@ -234,5 +234,8 @@ func parseJSONLRecord(line []byte) (map[string]json.RawMessage, *string, []int32
 		}
 		return rec, nil, ids, nil
 	}
+	if h := capture.ChatRowHint(line); h != "" { // SpecForge's "conversations", OpenAI's "messages"
+		return nil, nil, nil, fmt.Errorf(`want {"text": ...} or {"input_ids": [...]}; %s`, h)
+	}
 	return nil, nil, nil, fmt.Errorf(`want {"text": ...} or {"input_ids": [...]}`)
 }
