@@ -34,21 +34,8 @@ func Convert(binPath string, tokenizers []string, outDir string, force bool) err
 	if err != nil {
 		return err
 	}
-	// Lstat: a symbolic link (dangling or not) is not a conversion, and
-	// renaming over it would replace the link without a word.
-	if st, err := os.Lstat(outDir); err == nil {
-		if !force {
-			return fmt.Errorf("convert: %s exists (use --force to replace an earlier conversion)", outDir)
-		}
-		if st.Mode()&fs.ModeSymlink != 0 {
-			return fmt.Errorf("convert: %s is a symbolic link, not an earlier conversion; refusing to replace it", outDir)
-		}
-		if !st.IsDir() {
-			return fmt.Errorf("convert: %s is a file, not an earlier conversion; refusing to replace it", outDir)
-		}
-		if err := earlierConversion(outDir); err != nil {
-			return fmt.Errorf("convert: --force replaces only a directory that hsdb convert wrote: %w", err)
-		}
+	if err := outFree(outDir, force); err != nil {
+		return err
 	}
 	if err := removeStaleStaging(outDir); err != nil {
 		return fmt.Errorf("convert: %w", err)
@@ -100,6 +87,14 @@ func Convert(binPath string, tokenizers []string, outDir string, force bool) err
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return fmt.Errorf("convert: %w", err)
 	}
+	// What sits at outDir is checked again: another process (a second
+	// convert, a user) may have put something there while this one wrote,
+	// and the move aside below ends in RemoveAll. Checked only at the start,
+	// a directory made meanwhile was replaced without --force, and with it
+	// one that hsdb did not write was deleted.
+	if err := outFree(outDir, force); err != nil {
+		return err
+	}
 	// Move an earlier conversion aside first, so that at every moment one
 	// complete directory sits at outDir or beside it.
 	old := ""
@@ -117,6 +112,31 @@ func Convert(binPath string, tokenizers []string, outDir string, force bool) err
 	}
 	if old != "" {
 		os.RemoveAll(old)
+	}
+	return nil
+}
+
+// outFree refuses outDir as Convert's destination for what is there: an
+// existing path without force; with force, a symbolic link (dangling or
+// not: renaming over it would replace the link without a word), a file, or
+// a directory that Convert did not write (earlierConversion). Nothing
+// there is no error.
+func outFree(outDir string, force bool) error {
+	st, err := os.Lstat(outDir)
+	if err != nil {
+		return nil
+	}
+	if !force {
+		return fmt.Errorf("convert: %s exists (use --force to replace an earlier conversion)", outDir)
+	}
+	if st.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("convert: %s is a symbolic link, not an earlier conversion; refusing to replace it", outDir)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("convert: %s is a file, not an earlier conversion; refusing to replace it", outDir)
+	}
+	if err := earlierConversion(outDir); err != nil {
+		return fmt.Errorf("convert: --force replaces only a directory that hsdb convert wrote: %w", err)
 	}
 	return nil
 }

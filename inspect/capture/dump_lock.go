@@ -31,14 +31,42 @@ func LockName(dir string) string {
 // file, so two jobs of one process exclude each other too (unlike fcntl
 // locks); the lock file is removed on release, and a holder re-checks
 // after locking that the path still names the file it locked.
+//
+// A dump to X.partial also holds X's lock (job), taken first: X.partial is
+// the staging directory a batch job for X writes under X's lock, so a
+// REPL `dump X.partial --force` must not replace it while that job runs
+// (and a job for X must not resume it while such a dump replaces it).
 type dumpLock struct {
 	f    *os.File
 	path string
+	job  *dumpLock
 }
 
-// lockDump takes dir's lock without waiting. Errors: ErrLocked naming the
-// holder's pid; the OS error of creating the lock file, named.
+// lockDump takes dir's lock without waiting, and, when dir is a batch
+// job's staging directory X.partial, X's lock before it. Errors: ErrLocked
+// naming the holder's pid (and, for X.partial, that it is job X's staging
+// directory); the OS error of creating the lock file, named.
 func lockDump(dir string) (*dumpLock, error) {
+	var job *dumpLock
+	if clean := filepath.Clean(dir); strings.HasSuffix(filepath.Base(clean), PartialSuffix) && filepath.Base(clean) != PartialSuffix {
+		jobDir := strings.TrimSuffix(clean, PartialSuffix)
+		j, err := lockOne(jobDir)
+		if err != nil {
+			return nil, fmt.Errorf("dump %s: it is the staging directory of a batch job for %s (hsdb capture --out %s): %w", dir, jobDir, jobDir, err)
+		}
+		job = j
+	}
+	l, err := lockOne(dir)
+	if err != nil {
+		job.release()
+		return nil, err
+	}
+	l.job = job
+	return l, nil
+}
+
+// lockOne takes the lock of dir alone (LockName), without waiting.
+func lockOne(dir string) (*dumpLock, error) {
 	path := LockName(dir)
 	for range 100 {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
@@ -89,7 +117,7 @@ func lockedErr(dir, path string, pid int) error {
 }
 
 // release removes the lock file and unlocks it (closing the file drops the
-// flock). Safe to call twice.
+// flock), then the job lock it was taken under, if any. Safe to call twice.
 func (l *dumpLock) release() {
 	if l == nil || l.f == nil {
 		return
@@ -99,6 +127,8 @@ func (l *dumpLock) release() {
 	}
 	l.f.Close()
 	l.f = nil
+	l.job.release()
+	l.job = nil
 }
 
 func sameFile(f *os.File, path string) bool {
