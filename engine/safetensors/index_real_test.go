@@ -3,6 +3,7 @@ package safetensors
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -139,5 +140,57 @@ func TestIndexRealShapes(t *testing.T) {
 		if got := x.ToF32(); !slices.Equal(got, []float32{sp.v, -sp.v}) {
 			t.Errorf("%q = %v, want [%g %g]", sp.decoded, got, sp.v, -sp.v)
 		}
+	}
+}
+
+// TestIndexReusedShard: a checkpoint that reuses another checkpoint's shard
+// (a Qwen AWQ checkpoint reusing 33 official shards whose index selects
+// only some of their tensors: vllm-project/vllm#54230) holds in it copies
+// of tensors its index places in other shards. Those copies are not
+// refused and not read: the index's shard is (the index is the per-file
+// allowlist that pull request makes of it). A tensor the index names
+// nowhere is still refused (transformers loads it, hsdb would take it for
+// absent), and the message gives both remedies: list it, or remove it
+// from the reused shard.
+func TestIndexReusedShard(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, ts ...Named) {
+		if err := WriteFile(filepath.Join(dir, name), ts, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := func(v float32) *tensor.Tensor { return tensor.FromF32([]float32{v}, 1) }
+	// reused.safetensors: its own a, and a stale copy of b (the index puts b in new.safetensors).
+	write("reused.safetensors", Named{"a", f(1)}, Named{"b", f(-99)})
+	write("new.safetensors", Named{"b", f(2)})
+	idx := `{"weight_map": {"a": "reused.safetensors", "b": "new.safetensors"}}`
+	p := filepath.Join(dir, IndexName)
+	if err := os.WriteFile(p, []byte(idx), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenIndex(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for name, want := range map[string]float32{"a": 1, "b": 2} {
+		x, err := s.Tensor(name)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got := x.ToF32(); !slices.Equal(got, []float32{want}) {
+			t.Errorf("%s = %v, want [%g] from the shard the index names", name, got, want)
+		}
+	}
+	// A tensor named nowhere in the index: refused, both remedies named.
+	write("reused.safetensors", Named{"a", f(1)}, Named{"c", f(3)})
+	s2, err := OpenIndex(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	_, err = s2.Tensor("a")
+	if !errors.Is(err, ErrIndexUnlisted) || !strings.Contains(err.Error(), "add it to weight_map if it belongs to the model, or remove it from the shard") {
+		t.Fatalf("unlisted c: %v, want ErrIndexUnlisted naming both remedies", err)
 	}
 }
