@@ -275,7 +275,7 @@ func (s *Set) shard(name string) (*File, error) {
 			// optional tensor such as e_score_correction_bias then
 			// defaults to zeros: another model, silently).
 			f.Close()
-			return nil, s.failShard(file, fmt.Errorf("%s: tensor %q: %w: shard %s holds it, weight_map does not name it (transformers and vLLM load it from the shard; hsdb would take it for absent): add it to weight_map",
+			return nil, s.failShard(file, fmt.Errorf("%s: tensor %q: %w: shard %s holds it, weight_map does not name it (transformers and vLLM load it from the shard; hsdb would take it for absent): add it to weight_map if it belongs to the model, or remove it from the shard if it is left over (a shard reused from another checkpoint)",
 				s.indexPath, t, ErrIndexUnlisted, file))
 		}
 	}
