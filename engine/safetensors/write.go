@@ -190,6 +190,16 @@ var testHookWriter func(io.Writer) io.Writer
 // error says which step failed; it wraps ErrDiskFull when the disk is full
 // (ENOSPC), ErrVerify when the re-read differs, or Write's errors.
 func WriteFile(path string, tensors []Named, metadata map[string]string) (err error) {
+	return WriteFileWith(path, tensors, metadata, func(tmp string) error { return os.Rename(tmp, path) })
+}
+
+// WriteFileWith is WriteFile with the last step given: publish puts the
+// complete, verified temporary file tmp in place at path (WriteFile's is
+// os.Rename, which replaces what is there). A caller that must not replace
+// a file made at path while it wrote (the debugger's save without --force)
+// publishes without replacing. publish's error is returned wrapped, the
+// temporary file removed.
+func WriteFileWith(path string, tensors []Named, metadata map[string]string, publish func(tmp string) error) (err error) {
 	hdr, err := buildHeader(tensors, metadata)
 	if err != nil {
 		return fmt.Errorf("safetensors: write %s: %w", path, err)
@@ -225,7 +235,7 @@ func WriteFile(path string, tensors []Named, metadata map[string]string) (err er
 	if err := verifyWritten(tmpName, tensors, metadata); err != nil {
 		return fmt.Errorf("safetensors: write %s: re-reading the temporary file: %w", path, err)
 	}
-	if err := os.Rename(tmpName, path); err != nil {
+	if err := publish(tmpName); err != nil {
 		return fmt.Errorf("safetensors: write %s: renaming the temporary file into place: %w", path, err)
 	}
 	if err := syncDir(dir); err != nil {

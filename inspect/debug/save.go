@@ -57,7 +57,7 @@ func (s *Session) Save(name, path string, sl client.Slice, force bool) (*client.
 		return nil, err
 	}
 	if format == "npy" {
-		return rep, writeNPY(path, data)
+		return rep, writeNPY(path, data, force)
 	}
 	rep.Key = rep.Site + ":" + name
 	md := map[string]string{"site": rep.Site, "tensor": name, "step": fmt.Sprint(rep.Step), "source": rep.Source,
@@ -65,7 +65,11 @@ func (s *Session) Save(name, path string, sl client.Slice, force bool) (*client.
 	if e := s.PassEdits(); len(e) > 0 {
 		md["edits"] = strings.Join(e, "\n")
 	}
-	if err := safetensors.WriteFile(path, []safetensors.Named{{Name: rep.Key, T: data}}, md); err != nil {
+	publish := func(tmp string) error { return publishSaved(tmp, path, force) }
+	if err := safetensors.WriteFileWith(path, []safetensors.Named{{Name: rep.Key, T: data}}, md, publish); err != nil {
+		if r, ok := asRefusal(err); ok {
+			return nil, r
+		}
 		return nil, fmt.Errorf("save: %w", err)
 	}
 	return rep, nil
@@ -144,8 +148,10 @@ func savedByHsdb(path string) error {
 }
 
 // writeNPY writes t to path as .npy through a temporary file: written,
-// synced, re-read and compared, then renamed over path.
-func writeNPY(path string, t *tensor.Tensor) (err error) {
+// synced, re-read and compared, then put in place by publishSaved (a file
+// made at path meanwhile is never replaced; with force, only one Save
+// wrote).
+func writeNPY(path string, t *tensor.Tensor, force bool) (err error) {
 	data := npyBytes(t)
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -174,7 +180,10 @@ func writeNPY(path string, t *tensor.Tensor) (err error) {
 		return fmt.Errorf("save %s: the file read back differs from what was written", path)
 	}
 	if err = os.Chmod(tmp, 0o644); err == nil {
-		err = os.Rename(tmp, path)
+		err = publishSaved(tmp, path, force)
+	}
+	if _, ok := asRefusal(err); ok {
+		return err
 	}
 	if err != nil {
 		return fmt.Errorf("save %s: %w", path, err)
