@@ -1,6 +1,7 @@
 package debug
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -17,31 +18,31 @@ import (
 // (layer 2 as in a clean pass, nothing noted under faults), and the next
 // run records layer 2 scaled by 2 (by hand: 2 × the clean values).
 func TestInjectAtStopTakesNextStep(t *testing.T) {
-	e, err := engine.Open("", engine.Options{TP: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	s := New(e)
-	l := NewLocal(s)
-	if err := l.SetBatch([][]int32{{1, 403, 407, 261}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.CaptureLayers([]int{1, 2}, capture.WhatStream); err != nil {
-		t.Fatal(err)
-	}
-	h2 := func() ([]float32, []string) {
+	injectAtStopNextStep(t, []int{1, 2}, 2)
+}
+
+// injectAtStopNextStep runs the scenario of TestInjectAtStopTakesNextStep
+// and TestInjectAtStopBeforeCapturedSite on the default model at tp 1:
+// capture the stream at capLayers, a clean run, then break at layers.1,
+// inject scale-residual 2 at the stop and continue: layer layer is as in
+// the clean pass, nothing noted under faults; the next run records it 2 ×
+// the clean values, under [scale-residual 2].
+func injectAtStopNextStep(t *testing.T, capLayers []int, layer int) {
+	t.Helper()
+	s, l := capturingSession(t, 1, capLayers)
+	key := fmt.Sprintf("hidden_states.%d", layer)
+	hl := func() ([]float32, []string) {
 		t.Helper()
 		seqs, _, err := l.capturer().Result()
-		if err != nil || len(seqs) != 1 || seqs[0].Tensors["hidden_states.2"] == nil {
+		if err != nil || len(seqs) != 1 || seqs[0].Tensors[key] == nil {
 			t.Fatalf("result: %v, %v", seqs, err)
 		}
-		return slices.Clone(seqs[0].Tensors["hidden_states.2"].F32()), l.capturer().Under()
+		return slices.Clone(seqs[0].Tensors[key].F32()), l.capturer().Under()
 	}
 	if _, err := l.Run(); err != nil {
 		t.Fatal(err)
 	}
-	clean, _ := h2()
+	clean, _ := hl()
 	b, err := s.Break("layers.1", "", false)
 	if err != nil {
 		t.Fatal(err)
@@ -55,9 +56,9 @@ func TestInjectAtStopTakesNextStep(t *testing.T) {
 	if _, err := s.Continue(); err != nil {
 		t.Fatal(err)
 	}
-	got, under := h2()
-	if !slices.Equal(got, clean) || len(under) != 0 {
-		t.Errorf("the pass stopped when the fault was injected: layer 2 differs from the clean pass (%v) or is noted under %v; want it clean", !slices.Equal(got, clean), under)
+	got, under := hl()
+	if len(clean) == 0 || !slices.Equal(got, clean) || len(under) != 0 {
+		t.Errorf("the pass stopped when the fault was injected: layer %d equals the clean pass: %v, noted under %v; want true and none", layer, slices.Equal(got, clean), under)
 	}
 	if err := s.Delete(b.ID); err != nil {
 		t.Fatal(err)
@@ -65,12 +66,32 @@ func TestInjectAtStopTakesNextStep(t *testing.T) {
 	if _, err := l.Run(); err != nil {
 		t.Fatal(err)
 	}
-	got, under = h2()
+	got, under = hl()
 	want := make([]float32, len(clean))
 	for i, v := range clean {
 		want[i] = 2 * v
 	}
-	if len(clean) == 0 || !slices.Equal(got, want) || !slices.Equal(under, []string{"scale-residual 2"}) {
-		t.Errorf("the next run: layer 2 is 2 × clean: %v, under %v; want true and [scale-residual 2]", slices.Equal(got, want), under)
+	if !slices.Equal(got, want) || !slices.Equal(under, []string{"scale-residual 2"}) {
+		t.Errorf("the next run: layer %d is 2 × clean: %v, under %v; want true and [scale-residual 2]", layer, slices.Equal(got, want), under)
 	}
+}
+
+// capturingSession opens the default model at tp, sets the batch
+// {1, 403, 407, 261} and captures the stream at layers.
+func capturingSession(t *testing.T, tp int, layers []int) (*Session, *Local) {
+	t.Helper()
+	e, err := engine.Open("", engine.Options{TP: tp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	s := New(e)
+	l := NewLocal(s)
+	if err := l.SetBatch([][]int32{{1, 403, 407, 261}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.CaptureLayers(layers, capture.WhatStream); err != nil {
+		t.Fatal(err)
+	}
+	return s, l
 }

@@ -3,7 +3,6 @@ package debug
 import (
 	"testing"
 
-	"hsdb/engine"
 	"hsdb/inspect/capture"
 	"hsdb/inspect/client"
 )
@@ -15,19 +14,7 @@ import (
 // 4 tokens at tp 2, not the fault's 8). stream[0, 0] = 1 is rank 0's shard,
 // row 0, column 0: the gathered-along-rows tensor's first value.
 func TestEditAtStopUnderGatherRows(t *testing.T) {
-	e, err := engine.Open("", engine.Options{TP: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	s := New(e)
-	l := NewLocal(s)
-	if err := l.SetBatch([][]int32{{1, 403, 407, 261}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.CaptureLayers([]int{1}, capture.WhatStream); err != nil {
-		t.Fatal(err)
-	}
+	s, l := capturingSession(t, 2, []int{1})
 	if err := l.Inject(client.Fault{Kind: capture.FaultGatherRows, Rank: -1}); err != nil {
 		t.Fatal(err)
 	}
