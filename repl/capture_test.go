@@ -109,19 +109,7 @@ func TestCaptureWhileStopped(t *testing.T) {
 	g := reference(t, 2, "model.layers.3")
 	dir := filepath.Join(t.TempDir(), "d")
 	f.Exec("dump " + dir) // f32, as captured: the file holds the recorded values
-	m, err := capture.ReadManifest(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sf, err := safetensors.Open(filepath.Join(dir, m.Sequences[0].File))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sf.Close()
-	got, err := sf.Tensor("hidden_states.3")
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := firstDumpTensor(t, dir, "hidden_states.3")
 	rows := got.F32()
 	want := g.got["residual"][0].F32()[:len(rows)] // sequence 0 is rows 0..5 of the batch
 	if err := enginetest.CheckClose(rows, want, 0); err != nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"hsdb/engine/safetensors"
+	"hsdb/engine/tensor"
 	"hsdb/inspect/capture"
 )
 
@@ -30,19 +31,7 @@ func TestEditAtStopIsCaptured(t *testing.T) {
 	f.Exec("delete")
 	f.AssertExec("continue", "Finished: prefill")
 	f.AssertExec("dump "+dir, "dumped 2 sequences")
-	m, err := capture.ReadManifest(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sf, err := safetensors.Open(filepath.Join(dir, m.Sequences[0].File))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sf.Close()
-	x, err := sf.Tensor("hidden_states.1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	x := firstDumpTensor(t, dir, "hidden_states.1")
 	if v := x.ToF32()[1*x.Shape[1]+2]; v != 7 {
 		t.Errorf("hidden_states.1[1, 2] = %v in the dump, want the edited 7", v)
 	}
@@ -55,8 +44,29 @@ func TestEditAtStopIsCaptured(t *testing.T) {
 	g.AssertExec("set var stream = stream + 1 --rank 1", "edit 1: ")
 	g.Exec("delete")
 	g.AssertExec("continue", "Finished: prefill")
-	err = g.Term.Exec("dump " + filepath.Join(t.TempDir(), "d"))
+	err := g.Term.Exec("dump " + filepath.Join(t.TempDir(), "d"))
 	if err == nil || !strings.Contains(err.Error(), "replicas equal: hidden_states.1") {
 		t.Errorf("dump after editing rank 1's copy at layer 1: %v; want the replica check to name hidden_states.1", err)
 	}
+}
+
+// firstDumpTensor reads tensor key of the first sequence file of the dump
+// at dir, as its manifest lists the files. The file stays open (its
+// tensors alias the mapping) until the test ends.
+func firstDumpTensor(t *testing.T, dir, key string) *tensor.Tensor {
+	t.Helper()
+	m, err := capture.ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sf, err := safetensors.Open(filepath.Join(dir, m.Sequences[0].File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sf.Close() })
+	x, err := sf.Tensor(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x
 }

@@ -148,22 +148,13 @@ func TestIndexShardMissing(t *testing.T) {
 // TestIndexMismatch: the index puts layers.9.w in shard 1, which lacks it;
 // found when shard 1 is opened, whichever of its tensors is asked for.
 func TestIndexMismatch(t *testing.T) {
-	dir, shards := shardedDir(t)
-	p := filepath.Join(dir, IndexName)
-	raw, _ := os.ReadFile(p)
-	raw = []byte(strings.Replace(string(raw), `"weight_map": {`, `"weight_map": {"layers.9.w": "`+shards[0]+`", `, 1))
-	if err := os.WriteFile(p, raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s, err := OpenIndex(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, p, shards := openEditedIndex(t, func(raw string, shards []string) string {
+		return strings.Replace(raw, `"weight_map": {`, `"weight_map": {"layers.9.w": "`+shards[0]+`", `, 1)
+	})
 	if _, err := s.Tensor("layers.2.w"); err != nil {
 		t.Fatalf("shard 2 is fine: %v", err)
 	}
-	_, err = s.Tensor("layers.0.w")
+	_, err := s.Tensor("layers.0.w")
 	if !errors.Is(err, ErrIndexMismatch) {
 		t.Fatalf("err = %v, want ErrIndexMismatch", err)
 	}
@@ -330,25 +321,13 @@ func TestShardErrRecordedOnce(t *testing.T) {
 // (a zero routing bias). Opening shard 1 now fails naming the index, the
 // shard and the tensor; the other shards still open.
 func TestIndexUnlisted(t *testing.T) {
-	dir, shards := shardedDir(t)
-	p := filepath.Join(dir, IndexName)
-	raw, _ := os.ReadFile(p)
-	edited := strings.Replace(string(raw), `"layers.1.w": "`+shards[0]+`", `, "", 1)
-	if edited == string(raw) {
-		t.Fatal("edit did not apply")
-	}
-	if err := os.WriteFile(p, []byte(edited), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s, err := OpenIndex(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, p, shards := openEditedIndex(t, func(raw string, shards []string) string {
+		return strings.Replace(raw, `"layers.1.w": "`+shards[0]+`", `, "", 1)
+	})
 	if _, err := s.Tensor("layers.2.w"); err != nil {
 		t.Fatalf("shard 2 is fine: %v", err)
 	}
-	_, err = s.Tensor("layers.0.w")
+	_, err := s.Tensor("layers.0.w")
 	if !errors.Is(err, ErrIndexUnlisted) {
 		t.Fatalf("err = %v, want ErrIndexUnlisted", err)
 	}
@@ -402,4 +381,31 @@ func TestIndexTensorsBounded(t *testing.T) {
 	if got := s.Names(); !slices.Equal(got, []string{"t0", "t1", "t2"}) {
 		t.Fatalf("names %v, want t0 t1 t2 in weight_map order", got)
 	}
+}
+
+// openEditedIndex writes shardedDir's index as edit rewrites it (given the
+// index's text and the shard file names), opens it and returns the set
+// (closed at the test's end), the index's path and the shard names. An
+// edit that changes nothing fails the test.
+func openEditedIndex(t *testing.T, edit func(raw string, shards []string) string) (*Set, string, []string) {
+	t.Helper()
+	dir, shards := shardedDir(t)
+	p := filepath.Join(dir, IndexName)
+	raw, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := edit(string(raw), shards)
+	if edited == string(raw) {
+		t.Fatal("edit did not apply")
+	}
+	if err := os.WriteFile(p, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenIndex(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, p, shards
 }
