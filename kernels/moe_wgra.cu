@@ -505,14 +505,14 @@ __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int
             for (int ks = 0; ks < 4; ks++) wg_hold_r(a0[ks]), wg_hold_r(a1[ks]);
         }
     };
-    // IL with 192 tokens: a row tile of at most 96 or 128 routed rows
-    // (an expert's last, or all its rows at 4096 tokens of Kimi-K2.5: 85 on
-    // average) runs the MMAs of its rows' part only.
+    // IL with 128 or 192 tokens: a row tile of at most 96 or 128 routed
+    // rows (an expert's last, or all its rows at 4096 tokens of Kimi-K2.5:
+    // 85 on average) runs the MMAs of its rows' part only.
     auto run = [&](auto PAIR) {
-        if constexpr (IL && BN == 192) {
+        if constexpr (IL && BN > 96) {
             const int rows = min(m1 - m0, BN);
             if (rows <= 96) mainloop(PAIR, wr_int<96>{});
-            else if (rows <= 128) mainloop(PAIR, wr_int<128>{});
+            else if (BN > 128 && rows <= 128) mainloop(PAIR, wr_int<128>{});
             else mainloop(PAIR, wr_int<BN>{});
         } else {
             mainloop(PAIR, wr_int<BN>{});
@@ -551,7 +551,26 @@ __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int
 // the host (engine/backend/cuda/rank_moe_grouped.go, which holds what
 // BenchmarkMoEGrouped measured): r 128 weight rows × 128 tokens, h 128 ×
 // 64, double-buffered; c 192 × 192 interleaved (three warpgroups: the
-// tokens' tile is read once for 192 weight rows). Tried: c with 144
+// tokens' tile is read once for 192 weight rows); p 256 × 128 interleaved
+// (four warpgroups, 127 registers of launch_bounds' 128; a row tile of at
+// most 96 routed rows runs m64n96), for int4 at 64-112 routed rows per
+// expert. Measured on an H200 (BenchmarkKimiMoEInt4, two layers at 4096
+// tokens, 85 rows per expert, two sessions' runs, the packed form on
+// each tile against the same checkpoint in bf16): p 18.14 and 18.50 ms
+// against c's 21.27 and 22.11 (bf16 19.13 and 20.17): four warps per
+// scheduler instead of three, and the tokens' tile read once for 256
+// weight rows. At 8192 tokens (171 rows) p takes a second row tile for
+// every expert, widening its weights twice: 35.5-36.4 against c's
+// 27.6-29.1. Also tried and removed: 256 × 96 (q: four warpgroups, the
+// last round of token copies partial; an expert past 96 rows, 12 % of
+// them at 85 on average, takes a second tile) 19.5 ms at 4096 tokens and
+// 36.1 at 8192; c and p with six stages (c 21.5 against 21.3 at 4096
+// tokens, 29.4 against 27.6 at 8192; p 19.7 against 19.5 as q); and c and
+// p persistent (one block per SM looping over the tiles, each tile's
+// first copies issued before the last one's results are stored; fp8
+// spilled 120-136 bytes at 168 registers): c 21.9 against 22.1 at 4096
+// tokens and 31.7 against 29.1 at 8192, p 20.4 against 18.5, DeepSeek-V3
+// fp8 at 128 rows c 9.9 against 8.2. Tried: c with 144
 // tokens (three warpgroups, m64n144k16) ran DeepSeek-V3's fp8 experts on
 // uniformly random top-8 ids faster than c (BenchmarkMoEGrouped: 128 rows
 // per expert 8.2-8.5 ms against 8.6-9.5, 256 rows 16.1-16.5 against
@@ -579,6 +598,8 @@ __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int
 #define WR_THREADS_h 256
 #define WR_CFG_c 3, 192, 4, true
 #define WR_THREADS_c 384
+#define WR_CFG_p 4, 128, 4, true
+#define WR_THREADS_p 512
 
 #define WR_INST(wn, WK, cfg, gn, GLU)                                                                        \
     extern "C" __global__ void __launch_bounds__(WR_THREADS_##cfg, 1) moe_wgra_##wn##_##gn##_##cfg(          \
@@ -586,7 +607,9 @@ __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int
         const int* tiles, int nexp, int N, int K, long long scale_off, int qa, int qb, int qc) {             \
         moe_wgra<WR_CFG_##cfg, WK, GLU>(out, x, xidx, wptr, offsets, tiles, nexp, N, K, scale_off, qa, qb, qc); \
     }
-#define WR_CFGS(wn, WK, gn, GLU) WR_INST(wn, WK, r, gn, GLU) WR_INST(wn, WK, h, gn, GLU) WR_INST(wn, WK, c, gn, GLU)
+#define WR_CFGS(wn, WK, gn, GLU)                                                    \
+    WR_INST(wn, WK, r, gn, GLU) WR_INST(wn, WK, h, gn, GLU) WR_INST(wn, WK, c, gn, GLU) \
+        WR_INST(wn, WK, p, gn, GLU)
 #define WR_KINDS(gn, GLU) WR_CFGS(fp8, MG_FP8, gn, GLU) WR_CFGS(int4, MG_INT4, gn, GLU)
 WR_KINDS(glu, true)
 WR_KINDS(down, false)

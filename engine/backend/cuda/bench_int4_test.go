@@ -6,7 +6,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,7 +30,10 @@ import (
 // packed path relative to bf16 (bf16 ms / int4 ms: ≥ 1 means packed is at
 // least as fast), the packed path without its fused kernel for lightly
 // routed experts, and the bytes per parameter the packed weights occupy.
-// Needs about 90 GB of device memory.
+// Needs about 90 GB of device memory. HSDB_BENCH_TOKENS=4096,5376 times
+// those token counts instead; HSDB_BENCH_INT4_TILES=c,p also times the packed
+// form on each named tile (mgTiles; the bf16 form keeps its default), the
+// median of three runs each, to compare tiles in the same run.
 //
 //	.gpu/kimi/cuda.test -test.run '^$' -test.bench KimiMoEInt4 -test.benchtime 1x
 func BenchmarkKimiMoEInt4(b *testing.B) {
@@ -71,7 +77,21 @@ func BenchmarkKimiMoEInt4(b *testing.B) {
 	b.ReportMetric(float64(packedBytes)/float64(perLayer), "int4-byte/param")
 
 	fmt.Printf("%7s %12s %10s %10s %8s  %s\n", "tokens", "tok/expert", "bf16 ms", "int4 ms", "speed", "int4 without the fused kernel (ms)")
-	for _, T := range []int{1, 8, 64, 512, 2048, 4096, 8192} {
+	onlyTokens, int4Tiles := os.Getenv("HSDB_BENCH_TOKENS"), os.Getenv("HSDB_BENCH_INT4_TILES")
+	oldTile := moeTile
+	defer func() { moeTile = oldTile }()
+	counts := []int{1, 8, 64, 512, 2048, 4096, 8192}
+	if onlyTokens != "" {
+		counts = nil
+		for _, f := range strings.Split(onlyTokens, ",") {
+			T, err := strconv.Atoi(f)
+			if err != nil || T <= 0 {
+				b.Fatalf("HSDB_BENCH_TOKENS: %q is not a positive token count", f)
+			}
+			counts = append(counts, T)
+		}
+	}
+	for _, T := range counts {
 		x := d.Upload(tensor.FromF32(randn(rng, T*H, 1), T, H).Convert(tensor.BF16))
 		ids, wts := randomTopK(rng, T, E, K)
 		it, wt := d.Upload(ids), d.Upload(wts)
@@ -114,6 +134,19 @@ func BenchmarkKimiMoEInt4(b *testing.B) {
 		int4GEMVTokens = saved
 		fmt.Printf("%7d %12.2f %10.2f %10.2f %7.2fx  %.2f\n", T, float64(T*K)/E, msDense, msPacked, msDense/msPacked, msNoGEMV)
 		b.ReportMetric(msDense/msPacked, fmt.Sprintf("speed-vs-bf16-T%d", T))
+		for _, name := range strings.Split(int4Tiles, ",") {
+			if name == "" {
+				continue
+			}
+			var tms []float64
+			for range 3 {
+				moeTile = name
+				tms = append(tms, run(&packed))
+				moeTile = oldTile
+			}
+			slices.Sort(tms)
+			fmt.Printf("%7d   int4 on tile %-3s %10.2f ms %7.2fx bf16\n", T, name, tms[1], msDense/tms[1])
+		}
 		d.Free(x)
 		d.Free(it)
 		d.Free(wt)

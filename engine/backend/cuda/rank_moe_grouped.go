@@ -76,6 +76,7 @@ var mgTiles = []mgTile{
 	{"r", 128, 128, 256, 4, true, true, "w"},
 	{"c", 192, 192, 384, 4, true, true, "y"},
 	{"h", 64, 128, 256, 4, true, true, "m"},
+	{"p", 128, 256, 512, 4, true, true, "w"},
 }
 
 // smem returns the dynamic shared memory the tile needs for weight kind
@@ -256,6 +257,12 @@ func moeKernelDefault(kind int, rows float64, hopper bool) bool {
 // ahead before, 16.4 against 17.8), int4 at 85 rows 8.9-11.1 against
 // 11.5-12.8 (before, r 10.2 against 12.3): c from 64 rows on for int4
 // and above 100 for fp8.
+// pTo is the average routed rows per expert up to which pickTile takes
+// moe_wgra.cu's four-warpgroup tile p (256 weight rows × 128 tokens) for
+// int4 above wgFrom: an expert above 128 rows takes a second row tile and
+// widens its weights again, so p stops well below 128 on average.
+const pTo = 112
+
 var (
 	hFrom  = [...]float64{mgBF16: math.Inf(1), mgFP8: 12, mgInt4: 16}
 	wgFrom = [...]float64{mgBF16: 0, mgFP8: 32, mgInt4: 64}
@@ -272,17 +279,21 @@ var (
 // and y where wgraTakes refuses the quantization. w for bf16 at every
 // size (0.28 against s's 0.29 at 1 token, 4.7 against m's 5.1 at 2 rows,
 // 5.7 against 6.0 at 16); r for fp8 above 32 rows (64 rows 6.4 against
-// w's 7.9 and m's 11.5) up to 100 (int4 goes from h to c: at 85 rows r
-// measured 10.0-10.3 against w's 11.6 and l's 16.2, and c is ahead of
-// it now); h for quantized weights above hFrom[kind] rows.
+// w's 7.9 and m's 11.5) up to 100 (int4 goes from h to p, then c: at 85
+// rows r measured 10.0-10.3 against w's 11.6 and l's 16.2, c is ahead of
+// it, and p of c: BenchmarkKimiMoEInt4 at 4096 tokens, two layers, 18.1-18.5
+// ms against 21.3-22.1); p for int4 above wgFrom up to pTo rows; h for
+// quantized weights above hFrom[kind] rows.
 // Otherwise (and without Hopper) bf16 s up to 8 rows, m above; quantized
 // s up to 16 rows, m up to 64, then x for fp8 and l for int4. A
 // moe_wgra.cu tile that wgraTakes refuses runs its fallback
-// (resolveTile): h m, r w, c y.
+// (resolveTile): h m, r w, c y, p w.
 func pickTile(kind int, rows float64, hopper bool) mgTile {
 	want := moeTile
 	if want == "" {
 		switch {
+		case hopper && kind == mgInt4 && rows > wgFrom[kind] && rows <= pTo:
+			want = "p"
 		case hopper && rows > yFrom[kind] && rows <= yTo[kind]:
 			want = "y"
 			if kind != mgBF16 {

@@ -221,7 +221,7 @@ func TestWgraTakes(t *testing.T) {
 		rows float64
 		want string
 	}{{mgBF16, 128, "y"}, {mgBF16, 64, "w"}, {mgFP8, 64, "r"}, {mgFP8, 128, "c"}, {mgFP8, 256, "c"},
-		{mgInt4, 11, "s"}, {mgInt4, 43, "h"}, {mgInt4, 85, "c"}, {mgInt4, 171, "c"}, {mgFP8, 8, "s"}, {mgFP8, 16, "h"}} {
+		{mgInt4, 11, "s"}, {mgInt4, 43, "h"}, {mgInt4, 85, "p"}, {mgInt4, 112, "p"}, {mgInt4, 113, "c"}, {mgInt4, 171, "c"}, {mgFP8, 8, "s"}, {mgFP8, 16, "h"}} {
 		if got := pickTile(c.kind, c.rows, true).name; got != c.want {
 			t.Errorf("pickTile(%s, %g rows, hopper) = %s, want %s", mgKindName[c.kind], c.rows, got, c.want)
 		}
