@@ -64,7 +64,16 @@
 // t 17.5, the forms 16.9-23.8; fp8 at 4096 tokens: t 10.0, r 10.1, the
 // forms 10.3-11.9; bf16 experts at 4096 tokens 8.3 against moe_wgmma.cu's
 // y 7.8; with a single producer warp, 21-32 at int4 8192 tokens: the
-// copies of a [192, 64] token tile are 1536 cp.async per k tile).
+// copies of a [192, 64] token tile are 1536 cp.async per k tile). Again
+// on c's interleaved schedule (three multiplying warpgroups raised to 152
+// registers by setmaxnreg and a copying one lowered to 56, a full and an
+// empty mbarrier per stage, no block barrier in the mainloop; four or six
+// stages; correct on every GPU test): BenchmarkKimiMoEInt4, two layers,
+// int4 at 8192 tokens 30.5 and 29.8 ms against c's 28.0, at 4096 20.4 and
+// 20.8 against c's 21.2 and p's 19.4; fp8 at 128 rows per expert 9.5 and
+// 10.6 against c's 8.1. So neither the block barrier nor the copies'
+// instructions are what keeps c from overlapping its widening with its
+// MMAs.
 //
 // build: sm_90a
 // (as moe_wgmma.cu: the PTX is marked sm_90a by scripts/build-kernels.sh;
