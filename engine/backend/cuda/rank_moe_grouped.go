@@ -257,18 +257,20 @@ func moeKernelDefault(kind int, rows float64, hopper bool) bool {
 // ahead before, 16.4 against 17.8), int4 at 85 rows 8.9-11.1 against
 // 11.5-12.8 (before, r 10.2 against 12.3): c from 64 rows on for int4
 // and above 100 for fp8.
-// pTo is the average routed rows per expert up to which pickTile takes
-// moe_wgra.cu's four-warpgroup tile p (256 weight rows × 128 tokens) for
-// int4 above wgFrom: an expert above 128 rows takes a second row tile and
-// widens its weights again, so p stops well below 128 on average.
-const pTo = 112
-
 var (
 	hFrom  = [...]float64{mgBF16: math.Inf(1), mgFP8: 12, mgInt4: 16}
 	wgFrom = [...]float64{mgBF16: 0, mgFP8: 32, mgInt4: 64}
 	yFrom  = [...]float64{mgBF16: 100, mgFP8: 100, mgInt4: 64}
 	yTo    = [...]float64{mgBF16: math.Inf(1), mgFP8: math.Inf(1), mgInt4: math.Inf(1)}
 )
+
+// pTo is the average routed rows per expert up to which pickTile takes
+// moe_wgra.cu's four-warpgroup tile p (256 weight rows × 128 tokens) for
+// int4 above wgFrom (BenchmarkKimiMoEInt4, two layers, p against c: 85
+// rows 18.3 ms against 21.1, 100 rows 19.5 against 22.2, 112 rows 20.9
+// against 23.1, 128 rows 26.3 against 24.7): an expert past 128 rows takes
+// a second row tile and widens its weights again.
+const pTo = 112
 
 // pickTile returns the tile configuration for rows average routed rows
 // per expert of weight kind kind (moeTile when set), the fastest one
@@ -341,7 +343,7 @@ func (d *Device) routedGrouped(y, xt, it, wt *Tensor, set *expertSet, T, k int) 
 	n, H, I := g.n, set.hidden, set.inter
 	slots := T * k
 	if moeTile != "" && !slices.ContainsFunc(mgTiles, func(t mgTile) bool { return t.name == moeTile }) {
-		return fmt.Errorf("%w: grouped expert gemm: HSDB_MOE_TILE=%q is not a tile (s, m, l, x, w, y, r, c or h)", driver.ErrBadArgument, moeTile)
+		return fmt.Errorf("%w: grouped expert gemm: HSDB_MOE_TILE=%q is not a tile (s, m, l, x, w, y, r, c, h or p)", driver.ErrBadArgument, moeTile)
 	}
 	tile := resolveTile(pickTile(g.kind, float64(slots)/float64(n), d.hopper()), g, H, I)
 	if tile.wg && !d.hopper() {
