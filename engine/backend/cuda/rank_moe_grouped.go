@@ -56,7 +56,9 @@ var mgKindName = [...]string{"bf16", "fp8", "int4"}
 // Tiles with ra run on kernels/moe_wgra.cu (WR_CFG_*: quantized weights as
 // wgmma's A operand, widened into registers) where wgraTakes says it
 // applies, else on the tile named by fallback (the same bm, so the
-// caller's row tiles stay valid).
+// caller's row tiles stay valid). Tiles with perm read int4 weights with
+// the tokens' k columns permuted in blocks of 8 (PermuteK8; moe_wgra.cu's
+// PM), and store the gate/up output in that order for down_proj.
 type mgTile struct {
 	name            string
 	bm, bn, threads int
@@ -64,19 +66,20 @@ type mgTile struct {
 	wg              bool
 	ra              bool
 	fallback        string
+	perm            bool
 }
 
 var mgTiles = []mgTile{
-	{"s", 16, 128, 128, 4, false, false, ""},
-	{"m", 64, 128, 128, 3, false, false, ""},
-	{"l", 128, 128, 256, 3, false, false, ""},
-	{"x", 128, 256, 256, 3, false, false, ""},
-	{"w", 128, 256, 256, 4, true, false, ""},
-	{"y", 192, 256, 384, 4, true, false, ""},
-	{"r", 128, 128, 256, 4, true, true, "w"},
-	{"c", 192, 192, 384, 4, true, true, "y"},
-	{"h", 64, 128, 256, 4, true, true, "m"},
-	{"p", 128, 256, 512, 4, true, true, "w"},
+	{"s", 16, 128, 128, 4, false, false, "", false},
+	{"m", 64, 128, 128, 3, false, false, "", false},
+	{"l", 128, 128, 256, 3, false, false, "", false},
+	{"x", 128, 256, 256, 3, false, false, "", false},
+	{"w", 128, 256, 256, 4, true, false, "", false},
+	{"y", 192, 256, 384, 4, true, false, "", false},
+	{"r", 128, 128, 256, 4, true, true, "w", false},
+	{"c", 192, 192, 384, 4, true, true, "y", true},
+	{"h", 64, 128, 256, 4, true, true, "m", false},
+	{"p", 128, 256, 512, 4, true, true, "w", true},
 }
 
 // smem returns the dynamic shared memory the tile needs for weight kind
@@ -378,7 +381,19 @@ func (d *Device) routedGrouped(y, xt, it, wt *Tensor, set *expertSet, T, k int) 
 	defer d.mem.free([]block{{bufs, driver.Activations}})
 	act, y2 := bufs, bufs.Add(int64(slots)*2*int64(I))
 	a := g.addr.ptr()
-	if err := d.g.MoEGEMM(g.kind, true, tile, act, xt.ptr(), srcTok, a, offsets, tiles, n, I, H, maxTiles, g.off13, g.q13); err != nil {
+	xin := xt.ptr()
+	if tile.perm && g.kind == mgInt4 {
+		xp, err := d.mem.alloc(int64(T)*int64(H)*2, driver.Activations)
+		if err != nil {
+			return err
+		}
+		defer d.mem.free([]block{{xp, driver.Activations}})
+		if err := d.g.PermuteK8(xp, xin, T, H); err != nil {
+			return err
+		}
+		xin = xp
+	}
+	if err := d.g.MoEGEMM(g.kind, true, tile, act, xin, srcTok, a, offsets, tiles, n, I, H, maxTiles, g.off13, g.q13); err != nil {
 		return err
 	}
 	if err := d.g.MoEGEMM(g.kind, false, tile, y2, act, 0, a.Add(int64(16*n)), offsets, tiles, n, H, I, maxTiles, g.off2, g.q2); err != nil {
@@ -434,7 +449,10 @@ func (d *GPU) MoEGEMMTiles(counts, offsets, tiles driver.Ptr, n, bm int) error {
 // tile): with glu, out [rows, N] = silu(x·gateᵀ)·(x·upᵀ) (x rows
 // gathered through xidx), else out [rows, N] = x·wᵀ; wptr holds the
 // experts' weight addresses, offsets and tiles come from MoEGEMMTiles with
-// tile.bm, maxTiles bounds tiles[n] (the grid's rows).
+// tile.bm, maxTiles bounds tiles[n] (the grid's rows). A perm tile with
+// int4 weights reads x's k columns in PermuteK8's order (give it a
+// permuted x), and with glu stores out in that order too (the down
+// projection's input, as routedGrouped runs them).
 func (d *GPU) MoEGEMM(kind int, glu bool, tile mgTile, out, x, xidx, wptr, offsets, tiles driver.Ptr, n, N, K, maxTiles int, scaleOff int64, q [3]int32) error {
 	if n <= 0 || N <= 0 || K <= 0 || maxTiles <= 0 || maxTiles > 65535 || kind < 0 || kind >= len(mgKindName) {
 		return fmt.Errorf("%w: moe_gemm: %d experts [%d, %d], %d row tiles", driver.ErrBadArgument, n, N, K, maxTiles)
@@ -463,5 +481,20 @@ func (d *GPU) MoEGEMM(kind int, glu bool, tile mgTile, out, x, xidx, wptr, offse
 	return d.Do(func() error {
 		return d.launch(mod, fn, grid, dim3{x: uint32(tile.threads)}, tile.smem(kind),
 			out, x, xidx, wptr, offsets, tiles, int32(n), int32(N), int32(K), scaleOff, q[0], q[1], q[2])
+	})
+}
+
+// PermuteK8 writes out [rows, cols] bf16 = x with each row's columns
+// permuted in blocks of 8 (out[8b+j] = x[8b+pi(j)], pi = 0 4 1 5 2 6 3 7:
+// the k order of the perm tiles) with kernels/moe_wgra.cu's
+// moe_wgra_permute_k8. cols must be a multiple of 8.
+func (d *GPU) PermuteK8(out, x driver.Ptr, rows, cols int) error {
+	if rows <= 0 || cols <= 0 || cols%8 != 0 {
+		return fmt.Errorf("%w: moe_wgra_permute_k8: [%d, %d] (columns a multiple of 8)", driver.ErrBadArgument, rows, cols)
+	}
+	blocks := int64(rows) * int64(cols) / 8
+	grid := dim3{x: uint32(min((blocks+255)/256, int64(max(d.SMs(), 1))*32))}
+	return d.Do(func() error {
+		return d.launch("moe_wgra", "moe_wgra_permute_k8", grid, dim3{x: 256}, 0, out, x, blocks)
 	})
 }

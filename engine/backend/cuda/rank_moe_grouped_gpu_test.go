@@ -29,6 +29,38 @@ func TestMoEGEMMTiles(t *testing.T) {
 	}
 }
 
+// TestPermuteK8: moe_wgra_permute_k8 on [3, 24] values 0..71 (exact in
+// bf16) against the permutation written out by hand: each block of 8
+// becomes its columns 0 4 1 5 2 6 3 7; columns not a multiple of 8 are
+// refused.
+func TestPermuteK8(t *testing.T) {
+	d := gpu(t)
+	const rows, cols = 3, 24
+	x := make([]float32, rows*cols)
+	for i := range x {
+		x[i] = float32(i)
+	}
+	in := upload(t, d, x, tensor.BF16)
+	out := poisoned(t, d, rows*cols, tensor.BF16)
+	if err := d.PermuteK8(out.Ptr(), in.Ptr(), rows, cols); err != nil {
+		t.Fatal(err)
+	}
+	got := download(t, d, out, rows*cols, tensor.BF16)
+	pi := [8]int{0, 4, 1, 5, 2, 6, 3, 7}
+	var want []float32
+	for b := range rows * cols / 8 {
+		for j := range 8 {
+			want = append(want, float32(8*b+pi[j]))
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("permuted %v, want %v", got, want)
+	}
+	if err := d.PermuteK8(out.Ptr(), in.Ptr(), 4, 18); !errorsIsBadArgument(err) {
+		t.Fatalf("18 columns: err %v, want a bad argument", err)
+	}
+}
+
 // TestRankGroupedKernelMatchesCPU: the grouped expert kernel
 // (HSDB_MOE_GEMM=kernel: fused gather + gate/up GEMM + SiLU·mul, down GEMM,
 // offsets read on the device) against the CPU backend's expert loop on
