@@ -210,6 +210,26 @@ func runPlanStages(io stdio, mf *modelFlags, po engine.PlanOptions, memNote stri
 // is refused (each stage's layers come from --pp).
 const stageAdvice = "use more pipeline stages (--pp) or more ranks per stage (--tp)"
 
+// weightsFit says whether p's weights alone fit its device memory (every
+// rank's, or all ranks' together where they share the host) while some
+// tokens are planned: then only the KV cache and activations overflow.
+func weightsFit(p *engine.DirPlan) bool {
+	if p.Tokens == 0 || p.DeviceBytes <= 0 {
+		return false
+	}
+	var sum int64
+	for _, r := range p.Ranks {
+		if r.Weights > p.DeviceBytes {
+			return false
+		}
+		sum += r.Weights
+		if p.Shared && sum > p.DeviceBytes {
+			return false
+		}
+	}
+	return true
+}
+
 // printPlan renders a plan as a table with decimal and binary units;
 // advice replaces plan.FitAdvice in a refusal (what the user can change).
 func printPlan(w io.Writer, dir string, p *engine.DirPlan, advice string) {
@@ -264,6 +284,11 @@ func printPlan(w io.Writer, dir string, p *engine.DirPlan, advice string) {
 		fmt.Fprintf(w, "fits: yes, every rank within %s (the fullest has %s left)\n", both(p.DeviceBytes), both(left))
 	default:
 		msg := strings.TrimPrefix(err.Error(), plan.ErrMemory.Error()+": ")
+		if weightsFit(p) {
+			// The KV cache and activations tip it over: fewer tokens
+			// per step is the first thing to change, not the layers.
+			advice = "the weights alone fit, so plan fewer tokens (--max-tokens, --seqs, --seq-len), or " + advice
+		}
 		fmt.Fprintf(w, "fits: no, %s\n", strings.Replace(msg, plan.FitAdvice, advice, 1))
 	}
 	if p.Skipped != "" {
