@@ -41,7 +41,13 @@ func cmdInfo(t *Term, args string) error {
 		}
 		n := m.Weights.Unused
 		t.emit("unused", n, func() string {
-			return namesText(n, fmt.Sprintf("%s not used by the model:", plural.Of(len(n), "checkpoint tensor is", "checkpoint tensors are")), "every checkpoint tensor is used")
+			s := namesText(n, fmt.Sprintf("%s not used by the model:", plural.Of(len(n), "checkpoint tensor is", "checkpoint tensors are")), "every checkpoint tensor is used")
+			if len(n) > 0 && m.Skipped != "" {
+				// A multimodal wrapper's vision tensors: the reason is
+				// that hsdb loads text_config's model alone.
+				s += "\nwhy: " + m.Skipped
+			}
+			return s
 		})
 	case "layers":
 		l, err := t.c.Layers()

@@ -77,7 +77,11 @@ func (t *Term) modelText(m client.ModelInfo) string {
 		if n > len(show) {
 			more = fmt.Sprintf(" and %d more (`info model --unused` lists them)", n-len(show))
 		}
-		add("unused tensors", t.st.Warn.Render(fmt.Sprintf("warning: %s not used by %s: %s%s", plural.Of(n, "checkpoint tensor is", "checkpoint tensors are"), m.Arch, strings.Join(show, ", "), more)))
+		why := "" // as hsdb's start-up warning gives it
+		if m.Skipped != "" {
+			why = " (only text_config's language model is loaded, as `not loaded` below says)"
+		}
+		add("unused tensors", t.st.Warn.Render(fmt.Sprintf("warning: %s not used by %s: %s%s%s", plural.Of(n, "checkpoint tensor is", "checkpoint tensors are"), m.Arch, strings.Join(show, ", "), more, why)))
 	}
 	add("parameters", strconv.FormatInt(m.Params, 10))
 	world := strconv.Itoa(m.World)

@@ -63,6 +63,16 @@ func runPlan(args []string, io stdio) int {
 	if *seqLen < 0 || *seqLen > 1<<30 {
 		return fail(2, "--seq-len %d: want 1 to %d (0: --max-tokens)", *seqLen, 1<<30)
 	}
+	if *tokens == 0 {
+		// --max-tokens 0 plans the weights alone: a --seqs or --seq-len
+		// given with it sizes a KV cache nothing counts, refused rather
+		// than ignored.
+		for _, f := range []string{"seq-len", "seqs"} {
+			if flagGiven(fs, f) {
+				return fail(2, "--%s with --max-tokens 0: --max-tokens 0 plans the weights alone (no KV cache, no activations), so --%s would size nothing; leave it out, or give --max-tokens the tokens of one step", f, f)
+			}
+		}
+	}
 	mem, err := parseBytes(*devMem)
 	if err != nil {
 		return fail(2, "--device-memory: %v", err)
@@ -200,6 +210,26 @@ func runPlanStages(io stdio, mf *modelFlags, po engine.PlanOptions, memNote stri
 // is refused (each stage's layers come from --pp).
 const stageAdvice = "use more pipeline stages (--pp) or more ranks per stage (--tp)"
 
+// weightsFit says whether p's weights alone fit its device memory (every
+// rank's, or all ranks' together where they share the host) while some
+// tokens are planned: then only the KV cache and activations overflow.
+func weightsFit(p *engine.DirPlan) bool {
+	if p.Tokens == 0 || p.DeviceBytes <= 0 {
+		return false
+	}
+	var sum int64
+	for _, r := range p.Ranks {
+		if r.Weights > p.DeviceBytes {
+			return false
+		}
+		sum += r.Weights
+		if p.Shared && sum > p.DeviceBytes {
+			return false
+		}
+	}
+	return true
+}
+
 // printPlan renders a plan as a table with decimal and binary units;
 // advice replaces plan.FitAdvice in a refusal (what the user can change).
 func printPlan(w io.Writer, dir string, p *engine.DirPlan, advice string) {
@@ -214,7 +244,7 @@ func printPlan(w io.Writer, dir string, p *engine.DirPlan, advice string) {
 	if p.ExpertParallel { // the split --ep chose, said as the header says --tp
 		ep = " --ep (routed experts whole per rank)"
 	}
-	fmt.Fprintf(w, "%s %s at --tp %d%s, from %s; %d tokens\n", dir, p.Arch, p.World, ep, from, p.Tokens)
+	fmt.Fprintf(w, "%s %s at --tp %d%s, from %s; %s\n", dir, p.Arch, p.World, ep, from, plural.N(p.Tokens, "token"))
 	if p.Quant == "" {
 		fmt.Fprintf(w, "weights: %s, none quantized; activations and KV cache %s\n", p.Dense, p.Act)
 	} else {
@@ -224,7 +254,7 @@ func printPlan(w io.Writer, dir string, p *engine.DirPlan, advice string) {
 	case p.KVConvention != "" && p.Tokens == 0:
 		fmt.Fprintf(w, "KV cache: %s; none counted (--max-tokens 0: weights alone)\n", p.KVConvention)
 	case p.KVConvention != "":
-		fmt.Fprintf(w, "KV cache: %s; %s of up to %d tokens (--seqs, --seq-len: the engine keeps a slot per sequence, each sized for the longest)\n", p.KVConvention, plural.N(max(p.Seqs, 1), "sequence"), p.SeqLen)
+		fmt.Fprintf(w, "KV cache: %s; %s of up to %s (--seqs, --seq-len: the engine keeps a slot per sequence, each sized for the longest)\n", p.KVConvention, plural.N(max(p.Seqs, 1), "sequence"), plural.N(p.SeqLen, "token"))
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "rank\tweights\tof which quantized\tKV cache\tactivations\ttotal\t")
@@ -254,6 +284,11 @@ func printPlan(w io.Writer, dir string, p *engine.DirPlan, advice string) {
 		fmt.Fprintf(w, "fits: yes, every rank within %s (the fullest has %s left)\n", both(p.DeviceBytes), both(left))
 	default:
 		msg := strings.TrimPrefix(err.Error(), plan.ErrMemory.Error()+": ")
+		if weightsFit(p) {
+			// The KV cache and activations tip it over: fewer tokens
+			// per step is the first thing to change, not the layers.
+			advice = "the weights alone fit, so plan fewer tokens (--max-tokens, --seqs, --seq-len), or " + advice
+		}
 		fmt.Fprintf(w, "fits: no, %s\n", strings.Replace(msg, plan.FitAdvice, advice, 1))
 	}
 	if p.Skipped != "" {

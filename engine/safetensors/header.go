@@ -79,6 +79,7 @@ func parseHeader(path string, buf []byte) (*header, error) {
 	dataLen := int64(len(buf)) - h.dataStart
 
 	seen := map[string]struct{}{}
+	var past *TensorInfo // the first entry, in header order, ending beyond the data area
 	err := splitHeader(path, raw, func(key string, val []byte) error {
 		n := len(seen)
 		if seen[key] = struct{}{}; len(seen) == n { // one probe of the map, not two
@@ -95,8 +96,11 @@ func parseHeader(path string, buf []byte) (*header, error) {
 		if err != nil {
 			return err
 		}
-		if ti.End > dataLen {
-			return fmt.Errorf("%s: tensor %q: %w: data_offsets [%d, %d] but the data area is %d bytes", path, ti.Name, ErrOutOfRange, ti.Begin, ti.End, dataLen)
+		if ti.End > dataLen && past == nil {
+			// Reported once the whole header is read: a header whose
+			// tensors tile a longer data area is a file cut short.
+			p := ti
+			past = &p
 		}
 		ti.Offset = h.dataStart + ti.Begin
 		h.infos = append(h.infos, ti)
@@ -105,10 +109,31 @@ func parseHeader(path string, buf []byte) (*header, error) {
 	if err != nil {
 		return nil, err
 	}
+	if past != nil {
+		return nil, outOfRangeError(path, *past, h, dataLen)
+	}
 	if err := checkTiling(path, h.infos, dataLen); err != nil {
 		return nil, err
 	}
 	return h, nil
+}
+
+// outOfRangeError reports past, a tensor ending beyond the data area of
+// dataLen bytes. When the header's tensors tile a data area of their own
+// exactly (no overlap, no hole), the header is consistent and the file is
+// the short one (the way a truncated write or copy looks), which the
+// message says with the bytes missing; otherwise it names the tensor alone.
+func outOfRangeError(path string, past TensorInfo, h *header, dataLen int64) error {
+	err := fmt.Errorf("%s: tensor %q: %w: data_offsets [%d, %d] but the data area is %d bytes", path, past.Name, ErrOutOfRange, past.Begin, past.End, dataLen)
+	var end int64
+	for _, ti := range h.infos {
+		end = max(end, ti.End)
+	}
+	if end > math.MaxInt64-h.dataStart || checkTiling(path, h.infos, end) != nil {
+		return err
+	}
+	return fmt.Errorf("%w: the file is cut short (an interrupted write or copy?): its header's tensors fill %d bytes of data, so the file should be %d bytes; it is %d (%d missing)",
+		err, end, h.dataStart+end, h.dataStart+dataLen, end-dataLen)
 }
 
 // checkTiling sorts infos by offset and checks that they cover [0, dataLen)

@@ -191,7 +191,11 @@ func CheckFile(path string, opts CheckOptions) *Report {
 	if len(cf.PickleGlobals) > 0 {
 		r.Structure = append(r.Structure, "pickle globals: "+strings.Join(cf.PickleGlobals, ", "))
 	}
-	l := InterpretCapture(cf)
+	hidden := hiddenOf(opts.Dims)
+	if hidden == 0 {
+		hidden = opts.DumpHidden
+	}
+	l := interpretCapture(cf, hidden)
 	r.Schema, r.idsName = l.Schema, l.IDsName()
 	if opts.What == "" {
 		opts.What = l.What

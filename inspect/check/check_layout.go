@@ -74,6 +74,14 @@ var layerKey = regexp.MustCompile(`^(?:model\.)?(?:hidden_states|layers?|hs|h)[.
 // from keys or a safetensors "layers" metadata entry ("0,1,2"). The result
 // always has Entries or a Problem saying why not.
 func InterpretCapture(cf *CaptureFile) *Layout {
+	return interpretCapture(cf, 0)
+}
+
+// interpretCapture is InterpretCapture knowing the model's hidden_size
+// (0 when no model or manifest gives one), which decides how a SpecForge
+// sample's aux_hidden_state splits into its layers when hidden_state's
+// own width disagrees with it (interpretSpecForge).
+func interpretCapture(cf *CaptureFile, hidden int) *Layout {
 	l := &Layout{}
 	root := cf.Root
 	if root.Kind == KindList || root.Kind == KindTuple {
@@ -109,7 +117,7 @@ func InterpretCapture(cf *CaptureFile) *Layout {
 	hs := root.Get("hidden_states")
 	switch {
 	case root.Get("aux_hidden_state") != nil || root.Get("hidden_state") != nil:
-		l.interpretSpecForge(root)
+		l.interpretSpecForge(root, hidden)
 	case hs != nil && hs.Kind == KindTensor && len(hs.Tensor.Shape) == 3 && l.InputIDs != nil:
 		l.interpret3D(hs.Tensor, cf.Metadata)
 	case hs != nil && (hs.Kind == KindList || hs.Kind == KindTuple):

@@ -51,8 +51,11 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 			layerIDs = append(layerIDs, id)
 		}
 		asIDs, noLayersIDs = " (hsdb layers = speculators ids "+joinInts(layerIDs)+emb+")", ": hsdb layers = speculators ids "+joinInts(layerIDs)+emb
-		if joinInts(ids) == joinInts(opts.Layers) {
-			formatIDs = fmt.Sprintf("; %s are this file's speculators ids (id k = hsdb layer k-1's output, id 0 the embeddings), and --layers (check, diff) are hsdb layers: --layers %s", joinInts(ids), joinInts(labels))
+		// The layers' ids alone (id 0, the embeddings, left out) are
+		// the same mistake: --layers 2,30,58,61 of a file of ids
+		// 0,2,30,58,61.
+		if req := joinInts(opts.Layers); req == joinInts(ids) || (emb != "" && req == joinInts(layerIDs)) {
+			formatIDs = fmt.Sprintf("; %s are this file's speculators ids (id k = hsdb layer k-1's output, id 0 the embeddings), and --layers (check, diff) are hsdb layers: --layers %s", req, joinInts(labels))
 		}
 	}
 	if d := opts.Dims; formatIDs == "" {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"hsdb/engine/tensor"
+	"hsdb/inspect/capture"
 )
 
 // This file reads the EAGLE-3 trainers' per-sample files as the trainers
@@ -95,8 +96,12 @@ func (l *Layout) labelSpeculators(meta map[string]string) {
 // OfflineEagle3Dataset.process_data does: aux_hidden_state.squeeze(0)
 // [seq, k·hidden] split into its k layers (SGLang ids, labelled from
 // --layers), hidden_state.squeeze(0) [seq, hidden] (the final norm's
-// output), input_ids and loss_mask.
-func (l *Layout) interpretSpecForge(root *Value) {
+// output), input_ids and loss_mask. The layers are hidden_state's width
+// wide, or the model's hidden (0: unknown) where hidden_state's differs
+// and aux_hidden_state is exactly SpecForge's 3·hidden: the broken tensor
+// is then hidden_state, which the shape rule names, not aux_hidden_state
+// cut into hidden_state-wide pieces.
+func (l *Layout) interpretSpecForge(root *Value, hidden int) {
 	l.Schema = "SpecForge offline sample (input_ids, loss_mask, hidden_state = final norm output, aux_hidden_state = k layers concatenated)"
 	squeeze := func(key string) *tensor.Tensor {
 		v := root.Get(key)
@@ -126,6 +131,9 @@ func (l *Layout) interpretSpecForge(root *Value) {
 		return
 	}
 	h, w, n := last.Shape[1], aux.Shape[1], aux.Shape[0]
+	if hidden > 0 && h != hidden && w == capture.SpecForgeAux*hidden {
+		h = hidden
+	}
 	if w == 0 || h == 0 {
 		l.Problems = append(l.Problems, fmt.Sprintf("aux_hidden_state is %s and hidden_state %s: a width of 0 holds no layer", tensor.ShapeString(aux.Shape), tensor.ShapeString(last.Shape)))
 		return

@@ -108,6 +108,12 @@ func ReadCaptureFile(path string) (*CaptureFile, error) {
 		// input_ids, so nothing check's rules read.
 		return nil, fmt.Errorf("%s: %w: a NumPy .npy file (one array, as `save TENSOR F.npy` writes): check reads safetensors and torch.save captures; `save TENSOR F.safetensors` writes one it reads", path, ErrUnreadable)
 	}
+	if n < 9 { // the 9 bytes read above
+		// 8 bytes or fewer cannot tell the formats apart: a safetensors
+		// file's length prefix alone (90 01 00 00 00 00 00 00) is no
+		// stranger than any other bytes, so name the size, not a format.
+		return nil, fmt.Errorf("%s: %w: the file is only %d bytes (% x): too short for a safetensors file (an 8-byte header length, then its JSON header) or a torch.save zip archive; cut short (an interrupted write or copy?)", path, ErrUnreadable, n, head)
+	}
 	return nil, fmt.Errorf("%s: %w: neither a safetensors file nor a torch.save zip archive (starts with % x)", path, ErrUnreadable, head)
 }
 
