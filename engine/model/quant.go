@@ -26,4 +26,10 @@ type QuantScheme interface {
 	// the scheme quantizes it, from the config alone (no weights read):
 	// what `hsdb plan` and the loader's memory check count.
 	Planned(name string, out, in int) (bytes int64, quantized bool)
+	// Layout returns the format and scale block ([rows, cols]; int4: [1,
+	// group_size]) weight name is stored in where Planned says the scheme
+	// quantizes it: a rank's shard that does not fall on whole blocks
+	// (tensor.ShardOnBlocks) is dequantized by the loader (Linear) and
+	// planned dense.
+	Layout(name string) (format tensor.QuantFormat, block [2]int)
 }
