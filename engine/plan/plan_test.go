@@ -45,8 +45,8 @@ func (blockQuant) Planned(name string, out, in int) (int64, bool) {
 	return int64(out*in + (out+15)/16*((in+15)/16)*4), true
 }
 
-func (blockQuant) Layout(string) (tensor.QuantFormat, [2]int) {
-	return tensor.QuantFP8Block, [2]int{16, 16}
+func (blockQuant) Layout(name string) model.QuantLayout {
+	return model.QuantLayout{Format: tensor.QuantFP8Block, Block: [2]int{16, 16}, Scale: name + "_scale_inv"}
 }
 
 // quantizeAll is blockQuant that says yes to every weight name, as a
