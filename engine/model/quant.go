@@ -26,4 +26,23 @@ type QuantScheme interface {
 	// the scheme quantizes it, from the config alone (no weights read):
 	// what `hsdb plan` and the loader's memory check count.
 	Planned(name string, out, in int) (bytes int64, quantized bool)
+	// Layout says how weight name is stored where Planned says the
+	// scheme quantizes it: what the memory plan needs beyond Planned's
+	// bytes (which shards stay quantized, the scales' stored dtype).
+	Layout(name string) QuantLayout
+}
+
+// QuantLayout is how a QuantScheme stores one quantized weight.
+type QuantLayout struct {
+	// Format and Block are the tensor.Quantized format and scale block
+	// ([rows, cols]; int4: [1, group_size]): a rank's shard that does not
+	// fall on whole blocks (tensor.ShardOnBlocks) is dequantized by the
+	// loader (Linear) and planned dense.
+	Format tensor.QuantFormat
+	Block  [2]int
+	// Scale is the checkpoint tensor holding the weight's scales
+	// ("<module>.weight_scale_inv", "<module>.weight_scale"), whose stored
+	// dtype a device may widen (the CUDA backend keeps int4 scales in
+	// bf16 and widens any other float dtype to float32).
+	Scale string
 }

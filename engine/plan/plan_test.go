@@ -45,6 +45,10 @@ func (blockQuant) Planned(name string, out, in int) (int64, bool) {
 	return int64(out*in + (out+15)/16*((in+15)/16)*4), true
 }
 
+func (blockQuant) Layout(name string) model.QuantLayout {
+	return model.QuantLayout{Format: tensor.QuantFP8Block, Block: [2]int{16, 16}, Scale: name + "_scale_inv"}
+}
+
 // quantizeAll is blockQuant that says yes to every weight name, as a
 // scheme that trusts its caller to ask only about linear layers does
 // (compressed-tensors' "Linear" target).
@@ -76,13 +80,16 @@ func tree(t *testing.T, cfgJSON string, world int, ep bool) (*model.Tree, *model
 //
 //	embed_tokens, lm_head: vocab 128 → 64 rows per rank, 2 × 64·64·2 = 16384; norm 128
 //	per layer: norms 2·64·2 = 256, q_a_layernorm 64, kv_a_layernorm 32;
-//	  q_a Q(32,64) = 2080, kv_a Q(20,64) = 1312, q_b Q(24,32) = 784,
-//	  kv_b Q(32,16) = 520, o Q(64,16) = 1040 → 6088
+//	  q_a Q(32,64) = 2080, kv_a Q(20,64) = 1312, kv_b Q(32,16) = 520,
+//	  o Q(64,16) = 1040 → 4952 quantized; q_b's shard, rows 0:24 or 24:48
+//	  of 16-row blocks, does not fall on whole blocks: the loader
+//	  dequantizes it to float32 (model.Loader.Linear), 24·32·4 = 3072
+//	  (not Q(24,32) = 784) → 8376
 //	layer 0 MLP: gate, up Q(32,64) = 2080, down Q(64,32) = 2080 → 6240
 //	layer 1 MoE: gate.weight 4·64·2 = 512, bias 4·4 = 16, 4 experts + 1
 //	  shared of gate, up Q(16,64) = 1040 and down Q(64,16) = 1040 → 15600
-//	total 16384 + 128 + 2·6088 + 6240 + 512 + 16 + 15600 = 51056,
-//	quantized 2·5736 + 6240 + 15600 = 33312.
+//	total 16384 + 128 + 2·8376 + 6240 + 512 + 16 + 15600 = 55632,
+//	quantized 2·4952 + 6240 + 15600 = 31744.
 //
 // Under --ep each rank holds 2 whole experts (Q(32,64) + Q(32,64) +
 // Q(64,32) = 6240 each), the same 12480 as 4 half experts. Dequantized to
@@ -105,7 +112,7 @@ func tree(t *testing.T, cfgJSON string, world int, ep bool) (*model.Tree, *model
 func TestPlanTinyV3(t *testing.T) {
 	for _, ep := range []bool{false, true} {
 		tr, d := tree(t, tinyV3, 2, ep)
-		p, err := plan.New(tr, d, plan.Options{World: 2, Quant: blockQuant{}, Act: tensor.BF16, Tokens: 10, DeviceBytes: 16000 + 1280 + 51056})
+		p, err := plan.New(tr, d, plan.Options{World: 2, Quant: blockQuant{}, Act: tensor.BF16, Tokens: 10, DeviceBytes: 16000 + 1280 + 55632})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,8 +124,8 @@ func TestPlanTinyV3(t *testing.T) {
 			t.Fatalf("ep=%v: %d ranks, want 2", ep, len(p.Ranks))
 		}
 		for _, r := range p.Ranks {
-			if r.Weights != 51056 || r.QuantizedWeights != 33312 || r.KV != 1280 || r.Activations != act || r.Total != 51056+1280+act {
-				t.Errorf("ep=%v rank %d: %+v, want weights 51056 (33312 quantized), KV 1280, activations %d", ep, r.Rank, r, act)
+			if r.Weights != 55632 || r.QuantizedWeights != 31744 || r.KV != 1280 || r.Activations != act || r.Total != 55632+1280+act {
+				t.Errorf("ep=%v rank %d: %+v, want weights 55632 (31744 quantized), KV 1280, activations %d", ep, r.Rank, r, act)
 			}
 		}
 		if p.Fits == ep || (p.Check() == nil) == ep {
@@ -143,8 +150,8 @@ func TestPlanTinyV3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := p.Ranks[0]; r.Weights != 51056 || r.QuantizedWeights != 33312 {
-		t.Errorf("a scheme quantizing every name: %+v, want 51056 (33312 quantized)", r)
+	if r := p.Ranks[0]; r.Weights != 55632 || r.QuantizedWeights != 31744 {
+		t.Errorf("a scheme quantizing every name: %+v, want 55632 (31744 quantized)", r)
 	}
 	p, err = plan.New(tr, d, plan.Options{World: 2, Quant: blockQuant{}, Dequantize: true})
 	if err != nil {

@@ -22,7 +22,14 @@ type weights struct {
 // (linearClasses) that the quantization scheme stores quantized counts
 // Quant.Planned(name, rows, cols) of the rank's shard (data plus scales;
 // with a checkpoint, only weights the checkpoint stores quantized,
-// Quant.Stored), or with o.Dequantize its elements at --dtype or float32;
+// Quant.Stored), or with o.Dequantize its elements at --dtype or float32,
+// as does a shard that does not fall on the scheme's whole blocks
+// (Quant.Layout, tensor.ShardOnBlocks: Qwen3-4B-FP8's 9728 intermediate
+// rows over --tp 8 are 9.5 blocks of 128 a rank), which model.Loader.Linear
+// dequantizes before slicing and keeps dense. Int4 scales the checkpoint
+// stores in a dtype other than bf16 count 4 bytes each, as the CUDA
+// backend widens them to float32 (Planned counts bf16's 2; from config.json
+// alone bf16 is assumed, as Kimi-K2's checkpoints store them);
 // every other parameter counts its elements × the dtype it is kept in
 // (denseDType).
 func newWeights(t *model.Tree, d *model.Dims, o Options, world int) (*weights, error) {
@@ -69,6 +76,15 @@ func newWeights(t *model.Tree, d *model.Dims, o Options, world int) (*weights, e
 		var last [2]int // the previous rank's shard shape and its Planned bytes (ranks mostly share shapes)
 		var lastBytes int64
 		lastQ := false
+		var lay model.QuantLayout
+		wideScales := false // int4 scales the CUDA backend widens to float32
+		if quantized && !o.Dequantize {
+			lay = o.Quant.Layout(p.Name)
+			if lay.Format == tensor.QuantInt4Group && o.Src != nil {
+				dt, ok := storedDType(o.Src, lay.Scale)
+				wideScales = ok && dt != tensor.BF16
+			}
+		}
 		for r := range world {
 			shape := p.RankShape(r)
 			n, ok := numel(shape)
@@ -79,9 +95,22 @@ func newWeights(t *model.Tree, d *model.Dims, o Options, world int) (*weights, e
 				continue
 			}
 			if quantized && !o.Dequantize {
+				if rows, cols := shardRanges(p, r); !tensor.ShardOnBlocks(lay.Format, lay.Block, p.Shape[0], p.Shape[1], rows, cols) {
+					// Sliced after dequantizing, kept dense (model.Loader.Linear).
+					if _, q := o.Quant.Planned(p.Name, shape[0], shape[1]); q {
+						all[r].add(n, int64(w.dequant.Size()))
+						continue
+					}
+				}
 				if r == 0 || last != [2]int{shape[0], shape[1]} {
 					last = [2]int{shape[0], shape[1]}
 					lastBytes, lastQ = o.Quant.Planned(p.Name, shape[0], shape[1])
+					if lastQ && wideScales && lay.Block[1] > 0 {
+						// Planned counts bf16 scales; these are kept in
+						// float32, 2 more bytes each (engine/backend/cuda
+						// uploadInt4).
+						lastBytes += 2 * int64(shape[0]) * int64(tensor.CeilDiv(shape[1], lay.Block[1]))
+					}
 				}
 				if lastQ {
 					all[r].add(lastBytes)
@@ -106,6 +135,22 @@ func newWeights(t *model.Tree, d *model.Dims, o Options, world int) (*weights, e
 		}
 	}
 	return w, nil
+}
+
+// shardRanges returns rank r's rows and columns of the 2-D weight p: its
+// Ranges entry along the split dimension, the whole of the other (of both
+// when p is replicated), as nn's builder hands them to model.Loader.Linear.
+func shardRanges(p model.Param, r int) (rows, cols [2]int) {
+	rows, cols = [2]int{0, p.Shape[0]}, [2]int{0, p.Shape[1]}
+	if r < len(p.Ranges) {
+		switch p.Dim {
+		case 0:
+			rows = p.Ranges[r]
+		case 1:
+			cols = p.Ranges[r]
+		}
+	}
+	return rows, cols
 }
 
 // linearClasses are the vLLM module classes whose weights a quantization

@@ -440,4 +440,16 @@ func (c *Compressed) Planned(name string, out, in int) (int64, bool) {
 	return int64(out)*int64(tensor.CeilDiv(in, 8))*4 + int64(out)*int64(tensor.CeilDiv(in, gs))*2 + 8, true
 }
 
+// Layout returns int4's format, [1, group_size] of the config group that
+// quantizes weight name ([0, 0] for a module stored dense) and its scale
+// tensor, "<module>.weight_scale".
+func (c *Compressed) Layout(name string) model.QuantLayout {
+	mod, _ := strings.CutSuffix(name, ".weight")
+	l := model.QuantLayout{Format: tensor.QuantInt4Group, Scale: mod + ".weight_scale"}
+	if g, _ := c.group(mod); g != nil {
+		l.Block = [2]int{1, *g.w.GroupSize}
+	}
+	return l
+}
+
 var _ model.QuantScheme = (*Compressed)(nil)

@@ -154,6 +154,12 @@ func (s *FP8Block) Planned(name string, out, in int) (int64, bool) {
 	return int64(out)*int64(in) + 4*int64(br)*int64(bc), true
 }
 
+// Layout returns fp8's format, the config's weight_block_size (the same
+// for every weight) and weight name's scale tensor, name + "_scale_inv".
+func (s *FP8Block) Layout(name string) model.QuantLayout {
+	return model.QuantLayout{Format: tensor.QuantFP8Block, Block: s.Block, Scale: scaleName(name)}
+}
+
 func (s *FP8Block) quantizes(name string) bool {
 	if !strings.HasSuffix(name, ".weight") || strings.HasSuffix(name, "lm_head.weight") || strings.HasSuffix(name, "embed_tokens.weight") ||
 		strings.HasSuffix(name, ".gate.weight") || strings.HasSuffix(name, "norm.weight") {

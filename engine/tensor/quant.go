@@ -136,7 +136,7 @@ func (q *Quantized) SliceRows(a, b int) (*Quantized, error) {
 	if a < 0 || b > out || a >= b {
 		return nil, fmt.Errorf("%s weight [%d, %d]: rows %d:%d out of range", q.Format, out, q.Shape[1], a, b)
 	}
-	if a%q.Block[0] != 0 || (b%q.Block[0] != 0 && b != out) {
+	if !onBlocks(a, b, out, q.Block[0]) {
 		return nil, fmt.Errorf("%s weight [%d, %d]: rows %d:%d do not fall on its %d-row scale blocks", q.Format, out, q.Shape[1], a, b, q.Block[0])
 	}
 	bh := q.Block[0]
@@ -153,11 +153,8 @@ func (q *Quantized) SliceCols(a, b int) (*Quantized, error) {
 		return nil, fmt.Errorf("%s weight [%d, %d]: columns %d:%d out of range", q.Format, q.Shape[0], in, a, b)
 	}
 	bw := q.Block[1]
-	unit := bw
-	if q.Format == QuantInt4Group {
-		unit = lcm(bw, 8)
-	}
-	if a%unit != 0 || (b%unit != 0 && b != in) {
+	unit := q.Format.colUnit(bw)
+	if !onBlocks(a, b, in, unit) {
 		return nil, fmt.Errorf("%s weight [%d, %d]: columns %d:%d do not fall on its %d-column blocks", q.Format, q.Shape[0], in, a, b, unit)
 	}
 	r := &Quantized{Format: q.Format, Shape: [2]int{q.Shape[0], b - a}, Block: q.Block}
@@ -169,6 +166,35 @@ func (q *Quantized) SliceCols(a, b int) (*Quantized, error) {
 	}
 	r.Scale = copyCols(q.Scale, a/bw, CeilDiv(b, bw))
 	return r, nil
+}
+
+// ShardOnBlocks reports whether rows [rows[0], rows[1]) and columns
+// [cols[0], cols[1]) of a weight [out, in] stored in format f with scale
+// blocks block ([rows, cols]; int4: [1, group_size]) fall on whole blocks,
+// so that SliceRows and SliceCols cut them out quantized: each range starts
+// on a block boundary and ends on one or at the weight's edge (int4
+// columns on a boundary of the group and of the 8-column packed word). A
+// loader dequantizes a shard that does not, and keeps it dense
+// (model.Loader.Linear); the memory plan counts it so (engine/plan).
+func ShardOnBlocks(f QuantFormat, block [2]int, out, in int, rows, cols [2]int) bool {
+	if block[0] <= 0 || block[1] <= 0 {
+		return false
+	}
+	return onBlocks(rows[0], rows[1], out, block[0]) && onBlocks(cols[0], cols[1], in, f.colUnit(block[1]))
+}
+
+// onBlocks reports whether [a, b) of a dimension of n starts on a multiple
+// of unit and ends on one or at n.
+func onBlocks(a, b, n, unit int) bool { return a%unit == 0 && (b%unit == 0 || b == n) }
+
+// colUnit is the column granularity a shard of format f with bw-column
+// scale blocks must keep: bw, and for int4 a whole packed int32 word of 8
+// columns too.
+func (f QuantFormat) colUnit(bw int) int {
+	if f == QuantInt4Group {
+		return lcm(bw, 8)
+	}
+	return bw
 }
 
 // CeilDiv returns ⌈n/d⌉ for n ≥ 0 and d > 0 without the overflow of
