@@ -169,3 +169,92 @@ func tensorInts(t *testing.T, sf *safetensors.File, name string) []int64 {
 	}
 	return out
 }
+
+// TestKillDecodeStepDropsItsEdits: a `set var` at a stop in a decode step
+// that was then killed changed values that `gen`, running the step again,
+// recomputed without it; yet `info edits` kept listing it (applied 1), the
+// pass's end noted it, and the dump's manifest said "the values hold the
+// pass's edits: edit 1 ... = 0" over rows that were not 0. The aborted
+// attempt's edits are now dropped when the step runs again: the one-off
+// edit is gone and the row is the uninterrupted session's; a persistent
+// edit made there stays, is applied once by the new attempt (applied 1,
+// listed once) and its value, 5 in every column of the step's row, is
+// what the dump holds.
+func TestKillDecodeStepDropsItsEdits(t *testing.T) {
+	ref := newFake(t, 2)
+	ref.Exec("input ids 1,2")
+	ref.Exec("capture layers 1,2,3")
+	ref.Exec("run")
+	ref.Exec("gen 1")
+	refDir := filepath.Join(t.TempDir(), "ref")
+	ref.Exec("dump " + refDir)
+	refM, err := capture.ReadManifest(refDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := openSeq(t, refDir, refM.Sequences[0].File).Tensor("hidden_states.2")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	for _, persist := range []bool{false, true} {
+		f := newFake(t, 2)
+		f.Exec("input ids 1,2")
+		f.Exec("capture layers 1,2,3")
+		f.Exec("run")
+		f.Exec("break layers.2")
+		f.AssertExec("gen 1", "step 1 (decode)")
+		if persist {
+			f.Exec("set var stream = 5 --persist")
+		} else {
+			f.Exec("set var stream = 0")
+		}
+		f.AssertExec("kill", "aborted")
+		f.Exec("delete")
+		out := f.Exec("gen 1")
+		edits := f.Exec("info edits")
+		dir := filepath.Join(t.TempDir(), "d")
+		f.Exec("dump " + dir)
+		m, err := capture.ReadManifest(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := openSeq(t, dir, m.Sequences[0].File).Tensor("hidden_states.2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Rows() != 3 || want.Rows() != 3 {
+			t.Fatalf("persist %v: rows %d and %d, want 3 (2 prompt + 1 decoded)", persist, got.Rows(), want.Rows())
+		}
+		row := got.F32()[2*64 : 3*64]
+		if !persist {
+			if len(m.Edits) != 0 || !bytes.Contains([]byte(edits), []byte("No edits.")) || bytes.Contains([]byte(out), []byte("edit 1")) {
+				t.Fatalf("the killed step's edit is still listed: manifest %v\ninfo edits:\n%s\ngen:\n%s", m.Edits, edits, out)
+			}
+			if !bytes.Equal(got.Data, want.Data) {
+				t.Fatalf("layer 2's rows differ from the uninterrupted session's: %v", row[:4])
+			}
+			continue
+		}
+		if len(m.Edits) != 1 || !bytes.Contains([]byte(edits), []byte("yes")) {
+			t.Fatalf("the persistent edit: manifest %v\ninfo edits:\n%s", m.Edits, edits)
+		}
+		var applied []string
+		for _, l := range bytes.Split([]byte(edits), []byte("\n"))[1:] {
+			if fs := bytes.Fields(l); len(fs) > 0 {
+				applied = append(applied, string(fs[len(fs)-1]))
+			}
+		}
+		if !slices.Equal(applied, []string{"1"}) {
+			t.Fatalf("applied %v, want one edit applied once:\n%s", applied, edits)
+		}
+		for c, v := range row {
+			if !(v == 5) {
+				t.Fatalf("column %d of the decoded row is %v, want 5 (the persistent edit)", c, v)
+			}
+		}
+		if !bytes.Equal(got.Data[:2*64*4], want.Data[:2*64*4]) {
+			t.Fatalf("the prompt's rows differ from the uninterrupted session's")
+		}
+	}
+}

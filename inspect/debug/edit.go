@@ -25,6 +25,12 @@ type interventions struct {
 	// every site of every rank and so avoids the lock when nothing is
 	// pending.
 	npending atomic.Int32
+	// aborted says that the last decode step ended before its end (`kill`
+	// at a stop in it, an edit that no longer applied), and passBefore is
+	// len(pass) when that step began: `gen` runs the step again, and the
+	// edits applied in the aborted attempt are dropped then (dropAborted).
+	aborted    bool
+	passBefore int
 }
 
 // edit is one intervention: its listing and the function that computes the
@@ -394,8 +400,48 @@ func (s *Session) DeleteEdits(ids ...int) error {
 // resetPassEdits starts a new pass's list (run): pending edits stay.
 func (s *Session) resetPassEdits() {
 	s.mu.Lock()
-	s.iv.pass = nil
+	s.iv.pass, s.iv.aborted = nil, false
 	s.mu.Unlock()
+}
+
+// markStep notes, before a decode step, where its edits begin in the
+// pass's list; abortedStep, after the step failed, that they belong to an
+// aborted attempt.
+func (s *Session) markStep() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.iv.pass)
+}
+
+func (s *Session) abortedStep(before int) {
+	s.mu.Lock()
+	s.iv.aborted, s.iv.passBefore = true, before
+	s.mu.Unlock()
+}
+
+// dropAborted forgets the edits applied in an aborted decode step, when
+// `gen` runs that step again: its values are gone with it (the captures
+// roll back its rows, capture.Capturer), so a dump's manifest, `info
+// edits` and the end of the pass no longer list an edit the data does not
+// hold (a `set var` at the killed stop was listed as held by values it
+// never touched), and a persistent edit applied again in the new attempt
+// is listed and counted once. A persistent one stays pending.
+func (s *Session) dropAborted() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.iv.aborted {
+		return
+	}
+	s.iv.aborted = false
+	if s.iv.passBefore > len(s.iv.pass) {
+		return
+	}
+	for _, e := range s.iv.pass[s.iv.passBefore:] {
+		if e.Applied > 0 {
+			e.Applied--
+		}
+	}
+	s.iv.pass = s.iv.pass[:s.iv.passBefore:s.iv.passBefore]
 }
 
 // wantsEdit reports whether a pending edit is due at ev (safe from the
