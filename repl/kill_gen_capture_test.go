@@ -258,3 +258,34 @@ func TestKillDecodeStepDropsItsEdits(t *testing.T) {
 		}
 	}
 }
+
+// TestKillDecodeStepDropsItsReplicaDiff: `set var stream = 1 --rank 1` at
+// a stop in a decode step made rank 1's copy of layer 2 differ, and the
+// captures' cross-rank record kept that after `kill` and `gen` ran the step
+// again without the edit, so the dump was refused ("replicas equal:
+// hidden_states.2: ranks 0 and 1 differ by 1.48") over rows every rank
+// held alike. The record is rolled back with the rows: the dump is written
+// and its rule passes, as an uninterrupted session's does.
+func TestKillDecodeStepDropsItsReplicaDiff(t *testing.T) {
+	f := newFake(t, 2)
+	f.Exec("input ids 1,2")
+	f.Exec("capture layers 1,2,3")
+	f.Exec("run")
+	f.Exec("break layers.2")
+	f.AssertExec("gen 1", "step 1 (decode)")
+	f.Exec("set var stream = 1 --rank 1")
+	f.AssertExec("ranks stream", "diverged") // the edit made the copies differ in the aborted attempt
+	f.AssertExec("kill", "aborted")
+	f.Exec("delete")
+	f.Exec("gen 1")
+	dir := filepath.Join(t.TempDir(), "d")
+	f.AssertExec("dump "+dir, "dumped 1 sequence (3 tokens)")
+	m, err := capture.ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, ok := m.Replicas["hidden_states.2"]
+	if !ok || !r.OK || !(r.MaxRelDiff == 0) {
+		t.Fatalf("hidden_states.2's replica record %+v (found %v), want equal copies", r, ok)
+	}
+}

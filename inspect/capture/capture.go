@@ -3,6 +3,7 @@ package capture
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"sync"
@@ -108,6 +109,11 @@ type Capturer struct {
 	next  *stepFaults
 	under map[string]bool // faults active while the held data was recorded
 	pin   *pinState       // asynchronous copies into pinned memory (UsePinned), or nil
+	// repsBefore are the replica records before the last decode step began,
+	// restored with the sequences' rows when that step runs again
+	// (recordIDs): an aborted attempt's cross-rank differences (a `set var
+	// --rank` at the killed stop) are not the data's.
+	repsBefore map[string]ReplicaRecord
 }
 
 // NewCapturer returns an empty capturer for a model with this tree and
@@ -259,7 +265,7 @@ func (c *Capturer) Clear() {
 
 func (c *Capturer) resetLocked() {
 	c.seqs, c.batch, c.err = map[int]*SeqCapture{}, nil, nil
-	c.reps, c.under = map[string]ReplicaRecord{}, nil
+	c.reps, c.under, c.repsBefore = map[string]ReplicaRecord{}, nil, nil
 }
 
 // Result returns the sequences captured so far, by sequence number, and
@@ -439,6 +445,16 @@ func (c *Capturer) Revisit(ev *model.Event, ranks []*model.RankView) error {
 // row), and a dump of layers the abort had passed validated.
 func (c *Capturer) recordIDs(b *model.Batch) {
 	c.batch = b
+	rolledBack := false
+	defer func() {
+		if b.Step == 0 {
+			return
+		}
+		if rolledBack && c.repsBefore != nil {
+			c.reps = c.repsBefore
+		}
+		c.repsBefore = maps.Clone(c.reps) // a record's slices are replaced by merge, never changed in place
+	}()
 	for s, n := range b.SeqLens {
 		num := b.Seqs[s]
 		ids := b.IDs[b.SeqStart(s) : b.SeqStart(s)+n]
@@ -458,6 +474,7 @@ func (c *Capturer) recordIDs(b *model.Batch) {
 		if b.Step > 0 && pos >= 0 && pos < len(sc.IDs) {
 			if m := sc.before; m != nil && m.ids == pos {
 				sc.rollback(m)
+				rolledBack = true
 			} else {
 				c.fail(fmt.Errorf("%w: sequence %d: decode step %d begins at position %d, but %d tokens are recorded and the rows past it are not those of one step; `run` again (then `gen`) to capture whole sequences",
 					ErrCapture, num, b.Step, pos, len(sc.IDs)))
