@@ -289,3 +289,23 @@ func TestKillDecodeStepDropsItsReplicaDiff(t *testing.T) {
 		t.Fatalf("hidden_states.2's replica record %+v (found %v), want equal copies", r, ok)
 	}
 }
+
+// TestKillDecodeStepDropsItsEditsAfterDelete: the killed step's edit is
+// dropped by gen also when `delete edits` forgot an earlier edit of the
+// pass in between (the aborted step's edits are known by identity, not by
+// their place in the pass's list, which the deletion shifted).
+func TestKillDecodeStepDropsItsEditsAfterDelete(t *testing.T) {
+	f := newFake(t, 2)
+	f.Exec("input ids 1,2")
+	f.Exec("break layers.2")
+	f.AssertExec("run", "step 0 (prefill)")
+	f.AssertExec("set var stream[0] = 1", "edit 1:")
+	f.Exec("continue")
+	f.AssertExec("gen 1", "step 1 (decode)")
+	f.AssertExec("set var stream = 0", "edit 2:")
+	f.AssertExec("kill", "aborted")
+	f.Exec("delete edits 1")
+	f.Exec("delete")
+	f.Exec("gen 1")
+	f.AssertExec("info edits", "No edits.")
+}

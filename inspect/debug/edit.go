@@ -25,12 +25,11 @@ type interventions struct {
 	// every site of every rank and so avoids the lock when nothing is
 	// pending.
 	npending atomic.Int32
-	// aborted says that the last decode step ended before its end (`kill`
-	// at a stop in it, an edit that no longer applied), and passBefore is
-	// len(pass) when that step began: `gen` runs the step again, and the
-	// edits applied in the aborted attempt are dropped then (dropAborted).
-	aborted    bool
-	passBefore int
+	// aborted are the edits applied in the last decode step when it ended
+	// before its end (`kill` at a stop in it, an edit that no longer
+	// applied): `gen` runs the step again, and they are dropped from pass
+	// then (dropAborted).
+	aborted []*edit
 }
 
 // edit is one intervention: its listing and the function that computes the
@@ -400,7 +399,7 @@ func (s *Session) DeleteEdits(ids ...int) error {
 // resetPassEdits starts a new pass's list (run): pending edits stay.
 func (s *Session) resetPassEdits() {
 	s.mu.Lock()
-	s.iv.pass, s.iv.aborted = nil, false
+	s.iv.pass, s.iv.aborted = nil, nil
 	s.mu.Unlock()
 }
 
@@ -415,8 +414,10 @@ func (s *Session) markStep() int {
 
 func (s *Session) abortedStep(before int) {
 	s.mu.Lock()
-	s.iv.aborted, s.iv.passBefore = true, before
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	if before <= len(s.iv.pass) {
+		s.iv.aborted = slices.Clone(s.iv.pass[before:])
+	}
 }
 
 // dropAborted forgets the edits applied in an aborted decode step, when
@@ -429,19 +430,15 @@ func (s *Session) abortedStep(before int) {
 func (s *Session) dropAborted() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.iv.aborted {
-		return
-	}
-	s.iv.aborted = false
-	if s.iv.passBefore > len(s.iv.pass) {
-		return
-	}
-	for _, e := range s.iv.pass[s.iv.passBefore:] {
-		if e.Applied > 0 {
-			e.Applied--
+	for _, e := range s.iv.aborted {
+		if i := slices.Index(s.iv.pass, e); i >= 0 { // `delete edits` may have forgotten it since
+			s.iv.pass = slices.Delete(slices.Clone(s.iv.pass), i, i+1)
+			if e.Applied > 0 {
+				e.Applied--
+			}
 		}
 	}
-	s.iv.pass = s.iv.pass[:s.iv.passBefore:s.iv.passBefore]
+	s.iv.aborted = nil
 }
 
 // wantsEdit reports whether a pending edit is due at ev (safe from the
