@@ -1,7 +1,9 @@
 package repl
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -186,6 +188,12 @@ func cmdIgnore(t *Term, args string) error {
 		return fmt.Errorf("ignore: %w", err)
 	}
 	n, err := strconv.Atoi(f[1])
+	if errors.Is(err, strconv.ErrRange) { // a whole number past int: gdb's "Numeric constant too large."
+		if strings.HasPrefix(f[1], "-") {
+			return fmt.Errorf("ignore: COUNT %s: want 0 or more crossings", f[1])
+		}
+		return fmt.Errorf("ignore: COUNT %s is too large (at most %d)", f[1], math.MaxInt)
+	}
 	if err != nil {
 		return fmt.Errorf("ignore: COUNT %q is not a number", f[1])
 	}

@@ -65,7 +65,7 @@ func init() {
 		{aliases: []string{"until", "u"}, group: "running", usage: "until SITE",
 			help: "Resume until a site matching SITE (breakpoints still stop).\nA site the step has passed comes again only in the next step (`gen`); a pass that ends first says so, as step, next and finish do.", complete: completeSites, fn: cmdUntil},
 		{aliases: []string{"kill", "k"}, group: "running", usage: "kill", noRepeat: true,
-			help: "Abort the stopped forward pass (as gdb's kill).\nNothing after the stop runs and the pass prints no result; breakpoints, displays and the batch stay, and what the pass captured before the stop is kept (`dump` then names the layers it never reached). `run` starts a fresh pass.", fn: cmdKill},
+			help: "Abort the stopped forward pass (as gdb's kill).\nNothing after the stop runs and the pass prints no result; breakpoints, displays and the batch stay, and what the pass captured before the stop is kept (`dump` then names the layers it never reached). `run` starts a fresh pass; after a kill in a decode step, `gen` runs that step again and its captures replace the aborted attempt's rows.", fn: cmdKill},
 		{aliases: []string{"gen"}, group: "running", usage: "gen N",
 			help: "Run N decode steps, stopping at breakpoints inside each.\n" +
 				"Each sequence is fed its greedy (argmax) token. Stopped in a step, the step is finished first and the stopped pass's batch decoded on; otherwise decoding continues the last completed run.\n" +

@@ -72,6 +72,10 @@ var (
 	ErrIndex = errors.New("invalid safetensors index")
 	// ErrShardMissing: the index names a shard file that does not exist.
 	ErrShardMissing = errors.New("shard file named by index does not exist")
+	// ErrShardUnreadable: the index names a shard that is there but is no
+	// file hsdb can open: a directory, named pipe or device, a symbolic
+	// link loop, a file it lacks permission to read.
+	ErrShardUnreadable = errors.New("shard named by index is not a readable file")
 	// ErrIndexMismatch: the index places a tensor in a shard that lacks it
 	// (checked when that shard is first opened).
 	ErrIndexMismatch = errors.New("index names a tensor its shard lacks")

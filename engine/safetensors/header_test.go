@@ -113,7 +113,7 @@ func TestSentinelsDistinct(t *testing.T) {
 	for _, e := range []error{ErrTooShort, ErrHeaderLength, ErrHeaderTooLarge, ErrHeaderJSON, ErrHeaderNotObject,
 		ErrTensorEntry, ErrMetadata, ErrDuplicateName, ErrUnknownDType, ErrBadShape, ErrSizeMismatch, ErrBadOffsets,
 		ErrOutOfRange, ErrOverlap, ErrHole, ErrIncomplete, ErrNoTensor, ErrRowRange, ErrClosed, ErrIndex,
-		ErrShardMissing, ErrIndexMismatch, ErrIndexUnlisted, ErrDuplicateTensor, ErrEmptyDir, ErrBadTensor, ErrDiskFull, ErrVerify} {
+		ErrShardMissing, ErrShardUnreadable, ErrIndexMismatch, ErrIndexUnlisted, ErrDuplicateTensor, ErrEmptyDir, ErrBadTensor, ErrDiskFull, ErrVerify} {
 		if seen[e.Error()] {
 			t.Errorf("sentinel text %q used twice", e)
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -137,7 +138,10 @@ func globEscape(p string) string {
 // are not opened here. Errors: ErrIndex (not valid JSON, no weight_map
 // object, a value that is not a string naming a file inside the index's
 // directory, the same tensor twice, an empty weight_map); ErrShardMissing
-// naming the index, the file and a tensor mapped to it. When a shard is
+// (no such file, or a symbolic link to a missing file) or
+// ErrShardUnreadable (a directory, named pipe or device, a symbolic link
+// loop, a file it may not open) naming the index, the file, a tensor
+// mapped to it and what is there. When a shard is
 // first opened, every tensor the index assigns to it must be in it, and
 // every tensor in it must be in the index (transformers and vLLM load a
 // shard's tensors whether the index lists them or not), else
@@ -212,9 +216,19 @@ func OpenIndex(indexPath string) (*Set, error) {
 			continue
 		}
 		checked[file] = true
-		st, err := os.Stat(filepath.Join(s.dir, file))
-		if err != nil || !st.Mode().IsRegular() {
+		// regfile.Open names what is there instead of a file (a directory, a
+		// named pipe, a device, a symbolic link loop or one to a missing
+		// blob); all of them were reported as a shard that does not exist.
+		f, err := regfile.Open(filepath.Join(s.dir, file))
+		switch {
+		case err == nil:
+			f.Close()
+		case errors.Is(err, fs.ErrNotExist):
 			return nil, fmt.Errorf("%s: %w: %s (holding tensor %q) is not a file in %s", indexPath, ErrShardMissing, file, name, s.dir)
+		case errors.Is(err, regfile.ErrDanglingLink): // an HF cache snapshot whose blob was never downloaded: not here
+			return nil, fmt.Errorf("%s: %w: %s (holding tensor %q): %w", indexPath, ErrShardMissing, file, name, err)
+		default:
+			return nil, fmt.Errorf("%s: %w: %s (holding tensor %q): %w", indexPath, ErrShardUnreadable, file, name, err)
 		}
 	}
 	if m, ok := top["metadata"]; ok && jsonerr.Kind(m) == "object" {

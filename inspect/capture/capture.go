@@ -3,6 +3,7 @@ package capture
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"sync"
@@ -65,6 +66,18 @@ type SeqCapture struct {
 	// ID names the sequence in a dump's manifest (the input's id, or its
 	// index); set by the caller, "" means Seq.
 	ID string
+	// before is what was recorded before the last decode step began: a
+	// step the debugger aborted (kill at a stop in it, an edit that no
+	// longer applied) and `gen` ran again at the same position is rolled
+	// back to it, not appended twice (recordIDs).
+	before *stepMark
+}
+
+// stepMark is a sequence's recording before a decode step: its token count
+// and each key's row count.
+type stepMark struct {
+	ids  int
+	rows map[string]int
 }
 
 // Len returns the sequence's token count.
@@ -96,6 +109,11 @@ type Capturer struct {
 	next  *stepFaults
 	under map[string]bool // faults active while the held data was recorded
 	pin   *pinState       // asynchronous copies into pinned memory (UsePinned), or nil
+	// repsBefore are the replica records before the last decode step began,
+	// restored with the sequences' rows when that step runs again
+	// (recordIDs): an aborted attempt's cross-rank differences (a `set var
+	// --rank` at the killed stop) are not the data's.
+	repsBefore map[string]ReplicaRecord
 }
 
 // NewCapturer returns an empty capturer for a model with this tree and
@@ -247,7 +265,7 @@ func (c *Capturer) Clear() {
 
 func (c *Capturer) resetLocked() {
 	c.seqs, c.batch, c.err = map[int]*SeqCapture{}, nil, nil
-	c.reps, c.under = map[string]ReplicaRecord{}, nil
+	c.reps, c.under, c.repsBefore = map[string]ReplicaRecord{}, nil, nil
 }
 
 // Result returns the sequences captured so far, by sequence number, and
@@ -417,14 +435,35 @@ func (c *Capturer) Revisit(ev *model.Event, ranks []*model.RankView) error {
 // capture armed after `run`, then `gen` — is refused (the capture's error,
 // returned at dump): its file would hold the generated tokens without the
 // prompt they continue, which no check can reproduce.
+//
+// A decode step that begins at a position the recording has passed is one
+// that ran before and was aborted (`kill` at a stop in it, a persistent
+// edit that no longer applied), now run again by `gen`: the aborted
+// attempt's ids and rows are dropped first, so that the sequence holds
+// each position once. They were appended twice (ids [1, 2, 419, 419, 432]
+// for a sequence of four tokens, the layers before the stop shifted by a
+// row), and a dump of layers the abort had passed validated.
 func (c *Capturer) recordIDs(b *model.Batch) {
 	c.batch = b
+	rolledBack := false
+	defer func() {
+		if b.Step == 0 {
+			return
+		}
+		if rolledBack && c.repsBefore != nil {
+			c.reps = c.repsBefore
+		}
+		c.repsBefore = maps.Clone(c.reps) // a record's slices are replaced by merge, never changed in place
+	}()
 	for s, n := range b.SeqLens {
 		num := b.Seqs[s]
 		ids := b.IDs[b.SeqStart(s) : b.SeqStart(s)+n]
 		sc := c.seqs[num]
-		if sc == nil && b.Step > 0 && len(b.Pos) > b.SeqStart(s) && b.Pos[b.SeqStart(s)] > 0 {
-			pos := b.Pos[b.SeqStart(s)]
+		pos := -1 // the step's first position in the sequence, when the batch says
+		if len(b.Pos) > b.SeqStart(s) {
+			pos = int(b.Pos[b.SeqStart(s)])
+		}
+		if sc == nil && b.Step > 0 && pos > 0 {
 			c.fail(fmt.Errorf("%w: sequence %d: the capture was armed after its first %d tokens had run, so it holds only the tokens from position %d on (decode step %d); `run` again (then `gen`) to capture whole sequences",
 				ErrCapture, num, pos, pos, b.Step))
 		}
@@ -432,7 +471,39 @@ func (c *Capturer) recordIDs(b *model.Batch) {
 			sc = &SeqCapture{Seq: num, Tensors: map[string]*tensor.Tensor{}}
 			c.seqs[num] = sc
 		}
+		if b.Step > 0 && pos >= 0 && pos < len(sc.IDs) {
+			if m := sc.before; m != nil && m.ids == pos {
+				sc.rollback(m)
+				rolledBack = true
+			} else {
+				c.fail(fmt.Errorf("%w: sequence %d: decode step %d begins at position %d, but %d tokens are recorded and the rows past it are not those of one step; `run` again (then `gen`) to capture whole sequences",
+					ErrCapture, num, b.Step, pos, len(sc.IDs)))
+			}
+		}
+		if b.Step > 0 {
+			m := &stepMark{ids: len(sc.IDs), rows: make(map[string]int, len(sc.Tensors))}
+			for k, t := range sc.Tensors {
+				m.rows[k] = t.Rows()
+			}
+			sc.before = m
+		}
 		sc.IDs = append(sc.IDs, ids...)
+	}
+}
+
+// rollback drops what was recorded after mark m: the ids past m.ids and
+// each key's rows past its count then (a key first recorded after it, by a
+// capture armed at the aborted stop, entirely).
+func (sc *SeqCapture) rollback(m *stepMark) {
+	sc.IDs = sc.IDs[:m.ids]
+	for k, t := range sc.Tensors {
+		r, ok := m.rows[k]
+		switch {
+		case !ok:
+			delete(sc.Tensors, k)
+		case t.Rows() > r:
+			sc.Tensors[k] = t.SliceRows(0, r)
+		}
 	}
 }
 

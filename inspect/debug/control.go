@@ -161,6 +161,7 @@ func (s *Session) Gen(n int) (*client.Outcome, error) {
 			return nil, err
 		}
 	}
+	s.dropAborted() // a decode step aborted last time runs again
 	return s.noted(s.start(false, n))
 }
 
@@ -349,8 +350,10 @@ func (s *Session) runJob(j *job, prefill bool, batch [][]int32) (err error) {
 			return nil
 		}
 		ids := j.next
+		before := s.markStep()
 		l, err := s.E.Decode(ids, h)
 		if err != nil {
+			s.abortedStep(before)
 			return err
 		}
 		for i, id := range ids {

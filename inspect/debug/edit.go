@@ -25,6 +25,11 @@ type interventions struct {
 	// every site of every rank and so avoids the lock when nothing is
 	// pending.
 	npending atomic.Int32
+	// aborted are the edits applied in the last decode step when it ended
+	// before its end (`kill` at a stop in it, an edit that no longer
+	// applied): `gen` runs the step again, and they are dropped from pass
+	// then (dropAborted).
+	aborted []*edit
 }
 
 // edit is one intervention: its listing and the function that computes the
@@ -394,8 +399,46 @@ func (s *Session) DeleteEdits(ids ...int) error {
 // resetPassEdits starts a new pass's list (run): pending edits stay.
 func (s *Session) resetPassEdits() {
 	s.mu.Lock()
-	s.iv.pass = nil
+	s.iv.pass, s.iv.aborted = nil, nil
 	s.mu.Unlock()
+}
+
+// markStep notes, before a decode step, where its edits begin in the
+// pass's list; abortedStep, after the step failed, that they belong to an
+// aborted attempt.
+func (s *Session) markStep() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.iv.pass)
+}
+
+func (s *Session) abortedStep(before int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if before <= len(s.iv.pass) {
+		s.iv.aborted = slices.Clone(s.iv.pass[before:])
+	}
+}
+
+// dropAborted forgets the edits applied in an aborted decode step, when
+// `gen` runs that step again: its values are gone with it (the captures
+// roll back its rows, capture.Capturer), so a dump's manifest, `info
+// edits` and the end of the pass no longer list an edit the data does not
+// hold (a `set var` at the killed stop was listed as held by values it
+// never touched), and a persistent edit applied again in the new attempt
+// is listed and counted once. A persistent one stays pending.
+func (s *Session) dropAborted() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range s.iv.aborted {
+		if i := slices.Index(s.iv.pass, e); i >= 0 { // `delete edits` may have forgotten it since
+			s.iv.pass = slices.Delete(slices.Clone(s.iv.pass), i, i+1)
+			if e.Applied > 0 {
+				e.Applied--
+			}
+		}
+	}
+	s.iv.aborted = nil
 }
 
 // wantsEdit reports whether a pending edit is due at ev (safe from the

@@ -2,6 +2,7 @@ package debug
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -46,6 +47,11 @@ func ParsePattern(src string) (*Pattern, error) {
 			a, b, _ := strings.Cut(c, "-")
 			lo, err1 := strconv.Atoi(a)
 			hi, err2 := strconv.Atoi(b)
+			for _, e := range []error{err1, err2} {
+				if ne, ok := e.(*strconv.NumError); ok && ne.Err == strconv.ErrRange && !strings.HasPrefix(ne.Num, "-") {
+					return nil, fmt.Errorf("site %q: range %q: %s is too large (at most %d)", src, c, ne.Num, math.MaxInt)
+				}
+			}
 			if err1 != nil || err2 != nil || lo < 0 || hi < lo {
 				return nil, fmt.Errorf("site %q: range %q: want a-b with 0 <= a <= b", src, c)
 			}
