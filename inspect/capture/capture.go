@@ -269,6 +269,19 @@ func (c *Capturer) Clear() {
 	c.resetLocked()
 }
 
+// StartPass forgets what was recorded (the specs stay) when `run` starts a
+// new pass, before it reaches any site: the recording of a pass starts
+// over at its prefill, and the data of the pass before, whose edits the
+// session no longer lists, is not this pass's. Visit started over at the
+// prefill's first captured site only, so a `run` stopped or killed before
+// that site left the last pass's rows, which `dump` wrote with a manifest
+// that named none of their edits.
+func (c *Capturer) StartPass() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.resetLocked()
+}
+
 func (c *Capturer) resetLocked() {
 	c.seqs, c.batch, c.err = map[int]*SeqCapture{}, nil, nil
 	c.reps, c.under, c.repsBefore, c.underBefore = map[string]ReplicaRecord{}, nil, nil, nil
