@@ -309,3 +309,82 @@ func TestKillDecodeStepDropsItsEditsAfterDelete(t *testing.T) {
 	f.Exec("gen 1")
 	f.AssertExec("info edits", "No edits.")
 }
+
+// TestKillDecodeStepDropsItsFaults: a fault injected at a stop in the
+// prefill applies from decode step 1; `inject clear` at a stop in that
+// step, then `kill` and `gen`, ran step 1 again without it, and every row
+// was the uninterrupted, unfaulted session's — yet the dump's manifest
+// said injected_faults ["scale-residual 2 at model.layers.1"] (the aborted
+// attempt's), and `check` fails a dump written under injected faults. The
+// faults the data was made under are rolled back with its rows. A fault
+// injected at the killed stop does apply to the step run again, and stays
+// named.
+func TestKillDecodeStepDropsItsFaults(t *testing.T) {
+	keys := []string{"hidden_states.1", "hidden_states.2", "hidden_states.4"}
+	ref := newFake(t, 1)
+	ref.Exec("input ids 1,2")
+	ref.Exec("capture layers 1,2,4")
+	ref.Exec("run")
+	ref.Exec("gen 2")
+	refDir := filepath.Join(t.TempDir(), "ref")
+	ref.Exec("dump " + refDir)
+	refM, err := capture.ReadManifest(refDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := openSeq(t, refDir, refM.Sequences[0].File)
+
+	for _, clear := range []bool{true, false} {
+		f := newFake(t, 1)
+		f.Exec("input ids 1,2")
+		f.Exec("capture layers 1,2,4")
+		f.Exec("break layers.3")
+		if clear {
+			f.AssertExec("run", "step 0 (prefill)")
+			f.Exec("inject scale-residual 2 at layers.1") // from decode step 1 on
+			f.Exec("continue")
+			f.AssertExec("gen 1", "step 1 (decode)")
+			f.Exec("inject clear")
+		} else {
+			f.Exec("run")
+			f.Exec("continue")
+			f.AssertExec("gen 1", "step 1 (decode)")
+			f.Exec("inject scale-residual 2 at layers.1") // from the step run again on
+		}
+		f.AssertExec("kill", "aborted")
+		f.Exec("delete")
+		f.Exec("gen 2")
+		dir := filepath.Join(t.TempDir(), "d")
+		out := f.Exec("dump " + dir)
+		m, err := capture.ReadManifest(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !clear {
+			if !slices.Equal(m.Faults, []string{"scale-residual 2 at model.layers.1"}) {
+				t.Fatalf("a fault active in the step run again: injected_faults %v", m.Faults)
+			}
+			continue
+		}
+		if len(m.Faults) != 0 || bytes.Contains([]byte(out), []byte("INJECTED FAULTS")) {
+			t.Fatalf("the killed attempt's fault is named: injected_faults %v\n%s", m.Faults, out)
+		}
+		got := openSeq(t, dir, m.Sequences[0].File)
+		if ids, refIDs := tensorInts(t, got, "input_ids"), tensorInts(t, want, "input_ids"); len(ids) != 4 || !slices.Equal(ids, refIDs) {
+			t.Fatalf("input_ids %v, want [1 2] and the 2 generated tokens of %v", ids, refIDs)
+		}
+		for _, k := range keys {
+			g, err := got.Tensor(k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := want.Tensor(k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g.Rows() != 4 || len(g.Data) == 0 || !bytes.Equal(g.Data, w.Data) {
+				t.Fatalf("%s: %v rows differ from the unfaulted session's %v", k, g.Shape, w.Shape)
+			}
+		}
+	}
+}

@@ -114,6 +114,12 @@ type Capturer struct {
 	// (recordIDs): an aborted attempt's cross-rank differences (a `set var
 	// --rank` at the killed stop) are not the data's.
 	repsBefore map[string]ReplicaRecord
+	// underBefore is under before the last decode step began, restored
+	// with the rows likewise: a fault active only in the aborted attempt
+	// (`inject clear` at the killed stop) did not make the data a dump
+	// then holds, and its manifest must not say it did (check fails a
+	// dump written under injected faults).
+	underBefore map[string]bool
 }
 
 // NewCapturer returns an empty capturer for a model with this tree and
@@ -263,9 +269,22 @@ func (c *Capturer) Clear() {
 	c.resetLocked()
 }
 
+// StartPass forgets what was recorded (the specs stay) when `run` starts a
+// new pass, before it reaches any site: the recording of a pass starts
+// over at its prefill, and the data of the pass before, whose edits the
+// session no longer lists, is not this pass's. Visit started over at the
+// prefill's first captured site only, so a `run` stopped or killed before
+// that site left the last pass's rows, which `dump` wrote with a manifest
+// that named none of their edits.
+func (c *Capturer) StartPass() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.resetLocked()
+}
+
 func (c *Capturer) resetLocked() {
 	c.seqs, c.batch, c.err = map[int]*SeqCapture{}, nil, nil
-	c.reps, c.under, c.repsBefore = map[string]ReplicaRecord{}, nil, nil
+	c.reps, c.under, c.repsBefore, c.underBefore = map[string]ReplicaRecord{}, nil, nil, nil
 }
 
 // Result returns the sequences captured so far, by sequence number, and
@@ -450,10 +469,14 @@ func (c *Capturer) recordIDs(b *model.Batch) {
 		if b.Step == 0 {
 			return
 		}
-		if rolledBack && c.repsBefore != nil {
-			c.reps = c.repsBefore
+		if rolledBack {
+			if c.repsBefore != nil {
+				c.reps = c.repsBefore
+			}
+			c.under = c.underBefore // set with the marks rolled back to
 		}
 		c.repsBefore = maps.Clone(c.reps) // a record's slices are replaced by merge, never changed in place
+		c.underBefore = maps.Clone(c.under)
 	}()
 	for s, n := range b.SeqLens {
 		num := b.Seqs[s]

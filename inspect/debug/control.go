@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"hsdb/engine"
+	"hsdb/inspect/capture"
 	"hsdb/inspect/client"
 	"hsdb/inspect/plural"
 )
@@ -87,6 +88,11 @@ func (s *Session) Run() (*client.Outcome, error) {
 	}
 	s.Kill()
 	s.resetPassEdits()
+	for _, o := range s.Observers {
+		if c, ok := o.(*capture.Capturer); ok {
+			c.StartPass() // the new pass's edits are listed from none: its data too
+		}
+	}
 	return s.noted(s.start(true, 0))
 }
 

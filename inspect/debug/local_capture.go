@@ -96,6 +96,9 @@ func (l *Local) Dump(dir string, opts client.DumpRequest) (*client.Manifest, err
 		return nil, fmt.Errorf("dump: the capture failed: %w", err)
 	}
 	if len(seqs) == 0 {
+		if st := l.s.Stopped(); st != nil {
+			return nil, fmt.Errorf("dump: no sequence captured yet: the pass is stopped at %s (step %d) before any captured site: continue to the end, then dump", st.Site, st.Step)
+		}
 		return nil, fmt.Errorf("dump: no sequence captured yet: `run` first")
 	}
 	info := capture.DumpInfo{Model: l.modelInfo(), Layers: c.Layers(), What: c.What(), Faults: c.Under(), Edits: l.s.PassEdits()}
