@@ -40,6 +40,11 @@ type Config struct {
 	// (a worker computing or stuck in a collective longer than this is
 	// declared hung and killed) and joining. 0 means 10 minutes.
 	Timeout time.Duration
+	// JoinTimeout bounds the wait for every worker to join, if set; 0
+	// means Timeout. A short Timeout meant to find a hung step quickly
+	// would otherwise also bound the workers' start: on a loaded host a
+	// spawned worker's exec and start-up can take longer than a second.
+	JoinTimeout time.Duration
 	// LoadTimeout bounds the wait for a worker to load its rank; 0 waits
 	// until it answers or its connection ends (a large checkpoint on a
 	// cold disk can take longer than any step).
@@ -302,7 +307,11 @@ func (f *Front) start(need []int) error {
 		err error
 	}
 	results := make(chan result, len(need))
-	deadline := time.After(f.cfg.Timeout)
+	joinWait := f.cfg.Timeout
+	if f.cfg.JoinTimeout > 0 {
+		joinWait = f.cfg.JoinTimeout
+	}
+	deadline := time.After(joinWait)
 	var joined []*remoteRank
 	for assigned := 0; assigned < len(need); {
 		var exited <-chan struct{}
@@ -344,7 +353,7 @@ func (f *Front) start(need []int) error {
 			return fmt.Errorf("rank %d: the worker exited before joining (%v)%s", exitRank, p.err, p.stderr.suffix())
 		case <-deadline:
 			endStarted(procs, joined)
-			return fmt.Errorf("%w: %d worker(s) did not join %s within %s", engine.ErrWorker, len(need)-assigned, f.Addr(), f.cfg.Timeout)
+			return fmt.Errorf("%w: %d worker(s) did not join %s within %s", engine.ErrWorker, len(need)-assigned, f.Addr(), joinWait)
 		}
 	}
 	var first error

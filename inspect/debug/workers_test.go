@@ -54,6 +54,9 @@ func workerSessionConfig(t *testing.T, tp int, cfg worker.Config) (*Session, *wo
 	t.Helper()
 	t.Setenv(testWorkerEnv, "1")
 	cfg.Spawn, cfg.Command = true, []string{os.Args[0]}
+	if cfg.JoinTimeout == 0 {
+		cfg.JoinTimeout = time.Minute // a short Timeout is for hung steps, not a loaded host's process start
+	}
 	f, err := worker.Start(storiesBin, engine.Options{TP: tp}, cfg)
 	if err != nil {
 		t.Fatal(err)
