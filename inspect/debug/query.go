@@ -20,6 +20,10 @@ type located struct {
 	parts []model.SiteTensor // by rank
 	rows  client.Range
 	kind  model.ShardKind
+	// experts is the model's routed expert count (config.json's
+	// n_routed_experts), 0 for a dense model: topk_ids' bound at a site
+	// without the router's logits (the MoE block).
+	experts int
 }
 
 func (s *Session) locate(st *stopCtx, name string, sl client.Slice) (*located, error) {
@@ -31,7 +35,7 @@ func (s *Session) locate(st *stopCtx, name string, sl client.Slice) (*located, e
 			return nil, err
 		}
 	}
-	l := &located{st: st, name: name}
+	l := &located{st: st, name: name, experts: s.E.Dims.Named["n_routed_experts"]}
 	for _, v := range st.views {
 		t, ok := v.Tensor(name)
 		if !ok {
@@ -100,15 +104,19 @@ func rawDType(t model.SiteTensor) tensor.DType {
 // idBound is the number of valid ids of integer tensor name at the stop,
 // 0 when unknown: for topk_ids, the expert count E, the columns of the
 // router's logits [tokens, E] at the same site (vLLM's FusedMoE topk_ids
-// index experts 0..E-1).
+// index experts 0..E-1), or at a site without them (the MoE block, which
+// shows the gate's topk_ids again) the model's n_routed_experts.
 func (l *located) idBound() int {
-	if l.name != "topk_ids" || len(l.st.views) == 0 {
+	if l.name != "topk_ids" || len(l.st.views) == 0 || l.parts[0].Shard.Kind != model.Replicated {
 		return 0
 	}
-	if t, ok := l.st.views[0].Tensor("logits"); ok && l.parts[0].Shard.Kind == model.Replicated && t.Shard.Kind != model.Sharded {
-		return cols(t)
+	if t, ok := l.st.views[0].Tensor("logits"); ok {
+		if t.Shard.Kind != model.Sharded {
+			return cols(t)
+		}
+		return 0
 	}
-	return 0
+	return l.experts
 }
 
 // ids returns the id statistics of rank r's selected rows when the tensor
