@@ -67,3 +67,30 @@ func TestPrintTopkIDsAtMoEBlockBound(t *testing.T) {
 		f.Close()
 	}
 }
+
+// TestTopTopkIDsAtMoEBlockNamesGate: `top topk_ids` is refused (ids in
+// top-k slots are not values), and the refusal points to `top
+// tokens_per_expert`. At the MoE block (layers.N.mlp) that tensor is not
+// shown, so the hint sent the user to a tensor `print` would refuse there;
+// it now names the gate's site, which `info sites` lists with
+// tokens_per_expert, while the block's line lacks it.
+func TestTopTopkIDsAtMoEBlockNamesGate(t *testing.T) {
+	const dir = "../testdata/hf/deepseek_v3"
+	e, err := engine.Open(dir, engine.Options{TP: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFakeOn(t, hsdbg.New(e), &bytes.Buffer{})
+	defer f.Close()
+	sites := f.Exec("info sites")
+	gateLine := regexp.MustCompile(`(?m)^\s*\d+\s+model\.layers\.1\.mlp\.gate\s.*\btokens_per_expert\b`)
+	blockLine := regexp.MustCompile(`(?m)^\s*\d+\s+model\.layers\.1\.mlp\s+DeepseekV3MoE\s.*$`)
+	if !gateLine.MatchString(sites) || strings.Contains(blockLine.FindString(sites), "tokens_per_expert") || blockLine.FindString(sites) == "" {
+		t.Fatalf("info sites: want the gate with tokens_per_expert and the block without:\n%s", sites)
+	}
+	f.Exec("input ids 0,5,17,33,2,9,41 ; ids 0,12,7")
+	f.Exec("break layers.1.mlp")
+	f.AssertExec("run", "Stopped at model.layers.1.mlp (DeepseekV3MoE)")
+	f.AssertError("top topk_ids", "`top tokens_per_expert` at model.layers.1.mlp.gate")
+	f.AssertError("print tokens_per_expert", "no such tensor")
+}

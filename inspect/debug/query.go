@@ -353,7 +353,13 @@ func (s *Session) Top(name string, k int, sl client.Slice) (*client.TopReport, e
 			// Expert ids in top-k slots: the largest id says nothing of a
 			// channel. (An expert load's channels are experts: its top
 			// are the busiest.)
-			return fmt.Errorf("top: %s at %s holds expert ids (%s), one per top-k slot, not values top ranks by |value|: `hist %s` counts each expert's picks, `top tokens_per_expert` lists the busiest", name, st.ev.Site.Path, dt, name)
+			// The MoE block shows the gate's topk_ids but not its load: name
+			// the gate's site, where tokens_per_expert is.
+			busiest := "`top tokens_per_expert` lists the busiest"
+			if _, ok := st.views[0].Tensor("tokens_per_expert"); !ok {
+				busiest = fmt.Sprintf("`top tokens_per_expert` at %s.gate (break there) lists the busiest", st.ev.Site.Path)
+			}
+			return fmt.Errorf("top: %s at %s holds expert ids (%s), one per top-k slot, not values top ranks by |value|: `hist %s` counts each expert's picks, %s", name, st.ev.Site.Path, dt, name, busiest)
 		}
 		d, base, src, err := l.source(sl)
 		if err != nil {
