@@ -176,7 +176,7 @@ func init() {
 			complete: completeFiles, fn: cmdPatch},
 		{aliases: []string{"lens"}, group: "interventions", usage: "lens [K]",
 			help: "The logit lens: the final norm and lm_head applied to the stopped layer's stream (or the embeddings at model.embed_tokens).\n" +
-				"For each sequence's last token of the step, the K (5) tokens of largest logit, decoded, with their softmax probability over the whole vocabulary. " +
+				"For each sequence's last token of the step, the K (5) tokens of largest logit, decoded, with their softmax probability over the whole vocabulary (NaN logits rank first, as torch.topk ranks them, and a note counts them). " +
 				"Every rank computes its vocabulary shard from its own copy of the stream (a note says when the copies differ, after `set var --rank`); at the last layer it equals the model's own logits.",
 			fn: cmdLens},
 
