@@ -238,3 +238,25 @@ func showBreakpoints(t *Term) error {
 	t.emit("breakpoints", bps, func() string { return t.breakpointsText(bps) })
 	return nil
 }
+
+// showWatchpoints is `info watchpoints`: the watches alone, as gdb lists
+// them (`info break` lists breakpoints and watches together).
+func showWatchpoints(t *Term) error {
+	bps, err := t.c.Breakpoints()
+	if err != nil {
+		return err
+	}
+	ws := []client.Breakpoint{}
+	for _, b := range bps {
+		if b.Kind == "watch" {
+			ws = append(ws, b)
+		}
+	}
+	t.emit("breakpoints", ws, func() string {
+		if len(ws) == 0 {
+			return "no watches (`info break` lists the breakpoints)"
+		}
+		return t.breakpointsText(ws)
+	})
+	return nil
+}

@@ -73,8 +73,10 @@ func cmdInfo(t *Term, args string) error {
 			return err
 		}
 		t.emit("sites", s, func() string { return t.sitesText(s) })
-	case "break", "breakpoints", "b", "watch", "watchpoints": // gdb's `info b`, `info watchpoints`
+	case "break", "breakpoints", "b": // gdb's `info b`
 		return showBreakpoints(t)
+	case "watch", "watchpoints": // gdb's `info watchpoints`: the watches only
+		return showWatchpoints(t)
 	case "stack": // gdb's `info stack`: the backtrace
 		return cmdBacktrace(t, "")
 	case "display":

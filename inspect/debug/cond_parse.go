@@ -159,6 +159,12 @@ func (p *parser) name(t token) (node, error) {
 		}
 		return nil, p.errAt(t, fmt.Sprintf("%s needs a tensor: %s(hidden_states)", t.text, t.text))
 	}
+	if t.text == "if" && t.col == 1 { // `watch stream if absmax > 5`, `condition 1 if nan`: gdb's `if` where none is taken
+		if p.watched != "" {
+			return nil, p.errAt(t, fmt.Sprintf("watch takes no `if`: the condition follows the tensor (watch %s absmax > 500)", p.watched))
+		}
+		return nil, p.errAt(t, "`if` is not part of the condition: condition N absmax(residual) > 1e4, break SITE if absmax(residual) > 1e4")
+	}
 	if n := p.peek(); n.kind == tName && isStat(n.text) { // `q absmax > 0`: watch's bare form, tensor first
 		return nil, p.errAt(t, fmt.Sprintf("unknown name %q: a statistic of a tensor is written %s(%s) (only `watch %s COND` takes the tensor apart and the statistic bare)", t.text, n.text, t.text, t.text))
 	}

@@ -270,6 +270,8 @@ func (s *Session) Kill() {
 		return
 	}
 	if s.job.stop != nil {
+		info := s.job.stop.info
+		s.killedAt, s.killedStep = fmt.Sprintf("%s (step %d)", info.Site, info.Step), info.Step
 		s.resume(resumeMode{}, client.ErrKilled)
 	}
 	for s.job != nil {
@@ -313,6 +315,7 @@ func (s *Session) start(prefill bool, steps int) (*client.Outcome, error) {
 	s.runs++
 	s.intrPending = 0
 	s.mu.Unlock()
+	s.killedAt = ""
 	j := &job{events: make(chan any), reqs: make(chan request), next: s.next}
 	s.job = j
 	batch := s.batch

@@ -76,6 +76,15 @@ func (s *Session) Lens(k int) (*client.LensReport, error) {
 				return fmt.Errorf("internal error: lens row of %d logits, vocab_size %d", len(row), vocab)
 			}
 			rep.Seqs = append(rep.Seqs, client.LensSeq{Seq: b.Seqs[i], Row: int(last[i]), Top: s.topTokens(row, k, b.IDs[last[i]])})
+			nan := 0
+			for _, v := range row {
+				if math.IsNaN(v) {
+					nan++
+				}
+			}
+			if nan > 0 {
+				rep.Notes = append(rep.Notes, fmt.Sprintf("seq %d: %d of %d logits are NaN, ranked first as torch.topk ranks them; the softmax is NaN throughout (break ... if nan finds where they start)", b.Seqs[i], nan, vocab))
+			}
 		}
 		return nil
 	})
@@ -98,7 +107,16 @@ func (s *Session) topTokens(row []float64, k int, prev int32) []client.LensToken
 	for i := range idx {
 		idx[i] = i
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return row[idx[a]] > row[idx[b]] })
+	// NaN ranks above every number, as torch.topk ranks it: a comparison
+	// with NaN is false both ways, which left the order (and the top k
+	// finite logits) undefined when some logits were NaN.
+	sort.SliceStable(idx, func(a, b int) bool {
+		x, y := row[idx[a]], row[idx[b]]
+		if math.IsNaN(x) || math.IsNaN(y) {
+			return math.IsNaN(x) && !math.IsNaN(y)
+		}
+		return x > y
+	})
 	out := []client.LensToken{}
 	for _, i := range idx[:min(k, len(idx))] {
 		t := client.LensToken{ID: int32(i), Logit: row[i], Prob: math.Exp(row[i]-mx) / z}

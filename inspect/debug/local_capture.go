@@ -118,6 +118,13 @@ func (l *Local) Dump(dir string, opts client.DumpRequest) (*client.Manifest, err
 		if st := l.s.Stopped(); st != nil {
 			// A site after the stop has not run in this pass yet.
 			err = fmt.Errorf("%w; the pass is stopped at %s (step %d) and has not reached it yet: continue to the end (`disable` keeps the breakpoints from stopping it again), then dump", err, st.Site, st.Step)
+		} else if at := l.s.killedAt; at != "" {
+			// `kill` aborted the pass before it reached the site.
+			again := "`run` to the end"
+			if l.s.killedStep > 0 {
+				again = "`gen 1` to run that decode step again to its end"
+			}
+			err = fmt.Errorf("%w; `kill` aborted the last pass at %s, before it reached it: %s (`disable` keeps the breakpoints from stopping it), then dump", err, at, again)
 		}
 	}
 	return m, err

@@ -20,6 +20,10 @@ type located struct {
 	parts []model.SiteTensor // by rank
 	rows  client.Range
 	kind  model.ShardKind
+	// experts is the model's routed expert count (config.json's
+	// n_routed_experts), 0 for a dense model: topk_ids' bound at a site
+	// without the router's logits (the MoE block).
+	experts int
 }
 
 func (s *Session) locate(st *stopCtx, name string, sl client.Slice) (*located, error) {
@@ -31,7 +35,7 @@ func (s *Session) locate(st *stopCtx, name string, sl client.Slice) (*located, e
 			return nil, err
 		}
 	}
-	l := &located{st: st, name: name}
+	l := &located{st: st, name: name, experts: s.E.Dims.Named["n_routed_experts"]}
 	for _, v := range st.views {
 		t, ok := v.Tensor(name)
 		if !ok {
@@ -100,15 +104,19 @@ func rawDType(t model.SiteTensor) tensor.DType {
 // idBound is the number of valid ids of integer tensor name at the stop,
 // 0 when unknown: for topk_ids, the expert count E, the columns of the
 // router's logits [tokens, E] at the same site (vLLM's FusedMoE topk_ids
-// index experts 0..E-1).
+// index experts 0..E-1), or at a site without them (the MoE block, which
+// shows the gate's topk_ids again) the model's n_routed_experts.
 func (l *located) idBound() int {
-	if l.name != "topk_ids" || len(l.st.views) == 0 {
+	if l.name != "topk_ids" || len(l.st.views) == 0 || l.parts[0].Shard.Kind != model.Replicated {
 		return 0
 	}
-	if t, ok := l.st.views[0].Tensor("logits"); ok && l.parts[0].Shard.Kind == model.Replicated && t.Shard.Kind != model.Sharded {
-		return cols(t)
+	if t, ok := l.st.views[0].Tensor("logits"); ok {
+		if t.Shard.Kind != model.Sharded {
+			return cols(t)
+		}
+		return 0
 	}
-	return 0
+	return l.experts
 }
 
 // ids returns the id statistics of rank r's selected rows when the tensor
@@ -345,7 +353,13 @@ func (s *Session) Top(name string, k int, sl client.Slice) (*client.TopReport, e
 			// Expert ids in top-k slots: the largest id says nothing of a
 			// channel. (An expert load's channels are experts: its top
 			// are the busiest.)
-			return fmt.Errorf("top: %s at %s holds expert ids (%s), one per top-k slot, not values top ranks by |value|: `hist %s` counts each expert's picks, `top tokens_per_expert` lists the busiest", name, st.ev.Site.Path, dt, name)
+			// The MoE block shows the gate's topk_ids but not its load: name
+			// the gate's site, where tokens_per_expert is.
+			busiest := "`top tokens_per_expert` lists the busiest"
+			if _, ok := st.views[0].Tensor("tokens_per_expert"); !ok {
+				busiest = fmt.Sprintf("`top tokens_per_expert` at %s.gate (break there) lists the busiest", st.ev.Site.Path)
+			}
+			return fmt.Errorf("top: %s at %s holds expert ids (%s), one per top-k slot, not values top ranks by |value|: `hist %s` counts each expert's picks, %s", name, st.ev.Site.Path, dt, name, busiest)
 		}
 		d, base, src, err := l.source(sl)
 		if err != nil {

@@ -62,6 +62,11 @@ type Session struct {
 	// next continues. `gen` refuses when `input` has changed the batch
 	// since (ranBatch differs from batch).
 	ranBatch [][]int32
+	// killedAt is where `kill` aborted the last pass ("SITE (step N)"),
+	// "" once another pass starts: a dump refused for a site that pass
+	// never reached says so. Used on the session's goroutine only.
+	killedAt   string
+	killedStep int
 
 	// mu guards what the hook reads on the rank goroutines while a pass
 	// runs, and the interrupt point that Interrupt sets from any goroutine.
