@@ -9,7 +9,7 @@ import (
 )
 
 // FuzzParseConfig: config.json bytes (seeds: every fixture's config.json
-// under testdata/hf, 1-3 KB) through model.ParseConfig and, when it
+// under testdata/hf, Kimi-K2.5's text_config wrapper included, 1-3 KB) through model.ParseConfig and, when it
 // parses, Dims and Validate at tp 1 and 8. An error must name what it
 // refuses; the sizes it accepts must be positive.
 func FuzzParseConfig(f *testing.F) {
@@ -17,6 +17,10 @@ func FuzzParseConfig(f *testing.F) {
 		seedFile(f, "../testdata/hf/"+m+"/config.json")
 	}
 	seedFile(f, "../testdata/tiktoken/kimi_tiny/config.json")
+	// Kimi-K2.5's multimodal wrapper (text_config, compressed-tensors
+	// quantization_config) and Kimi-K2-Thinking's.
+	seedFile(f, "../testdata/hf/kimi_k25/config.json")
+	seedFile(f, "../testdata/hf/kimi_k2_thinking/config.json")
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if len(b) > 1<<14 {
 			return

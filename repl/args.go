@@ -244,7 +244,13 @@ func cutIndex(args string) (name, index string, has bool, rest string, err error
 		}
 	}
 	if i < 0 || args[i] != '[' {
-		name, rest, _ = strings.Cut(args, " ")
+		// The name ends at a space or a tab, as splitArgs splits the
+		// rest: cut at spaces alone, "stream\t--rank 1" named a tensor
+		// "stream\t--rank".
+		name, rest = args, ""
+		if j := strings.IndexAny(args, " \t"); j >= 0 {
+			name, rest = args[:j], args[j+1:]
+		}
 		return name, "", false, rest, nil
 	}
 	j := strings.IndexByte(args[i:], ']')

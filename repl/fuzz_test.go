@@ -20,8 +20,10 @@ var fuzzFileWords = []string{"dump", "check", "diff", "source", "file", "history
 // print with slices, display, watch, gen, info, set, help) executed on a
 // fresh session over the embedded stories260K: every line either runs or
 // returns an error; none panics, hangs or leaves a pass that Close cannot
-// end. Lines touching files are skipped (fuzzFileWords); gen is capped at
-// 8 steps, so one execution stays a few forward passes.
+// end; a panic, which Exec recovers into an "internal error in CMD"
+// error, fails the execution. Lines touching files are skipped
+// (fuzzFileWords); gen is capped at 8 steps, so one execution stays a few
+// forward passes.
 func FuzzReplLine(f *testing.F) {
 	for _, s := range []string{
 		"input ids 1,403,407 ; ids 1,400\nbreak layers.2\nrun\nprint stream[0, :4]",
@@ -33,6 +35,9 @@ func FuzzReplLine(f *testing.F) {
 		"set precision 3\nhist stream\ntop logits 5\nranks",
 		"tbreak layers.0.mlp\nrun\nstep\nuntil model.norm",
 		"help display\nshow\ndelete\nundisplay\nquit",
+		"input ids 1,2,3 ; ids 4,5\nbreak layers.1\nrun\nset var hidden_states[0:3, -1] = * 0.5 --rank 1",
+		"input ids 1,2,3,4\nbreak layers.0 if nan(residual) > 0 || mean(stream) < -1\nrun\nprint hidden_states[-1, 2:] --seq 0 --tokens 1:3",
+		"input ids 1,2\nbreak model.layers.0.self_attn\nrun\nset var stream = stream + 1 --persist",
 	} {
 		f.Add(s)
 	}
@@ -69,7 +74,11 @@ func FuzzReplLine(f *testing.F) {
 		term := New(hsdbg.NewLocal(s), &buf, Config{})
 		defer term.Close()
 		for _, l := range lines {
-			term.Exec(l)
+			// Exec recovers a command's panic into an "internal error"
+			// error: without this check the fuzzer saw no crash at all.
+			if err := term.Exec(l); err != nil && strings.Contains(err.Error(), "internal error in") {
+				t.Fatalf("%q: %v", l, err)
+			}
 		}
 	})
 }

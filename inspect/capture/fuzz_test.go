@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"hsdb/engine/tokenizer"
 )
 
 // FuzzReadJSONL: `capture --data` files (seeds: rows of every kind
@@ -47,6 +49,53 @@ func FuzzReadJSONL(f *testing.F) {
 		for _, s := range in.Seqs {
 			if len(s.IDs) == 0 || (s.LossMask != nil && len(s.LossMask) != len(s.IDs)) {
 				t.Fatalf("sequence %q: %d ids, %d mask values", s.ID, len(s.IDs), len(s.LossMask))
+			}
+		}
+	})
+}
+
+// FuzzReadJSONLText: `capture --data` files read with stories260K's
+// tokenizer (testdata/stories260K/tok512.bin), so that "text" rows are
+// encoded (seeds: text rows with ids, escapes, control characters and a
+// BOM, a mixed file, a chat row; inputs over 4 KB are skipped): the same
+// contract as FuzzReadJSONL, and every id of an encoded row within the
+// vocabulary of 512.
+func FuzzReadJSONLText(f *testing.F) {
+	f.Add([]byte(`{"text": "Once upon a time", "id": "a"}` + "\n" + `{"input_ids": [1, 2], "loss_mask": [0, 1]}`))
+	f.Add([]byte("\ufeff" + `{"text": "Lily\tsaw a \u00e9 dog\n"}` + "\r\n" + `{"text": ""}`))
+	f.Add([]byte(`{"conversations": [{"from": "human", "value": "hi"}], "text": "hi"}`))
+	f.Add([]byte(`{"text": "a", "input_ids": [1, 3]}`))
+	tok, err := tokenizer.LoadLlama2C("../../testdata/stories260K/tok512.bin")
+	if err != nil {
+		f.Fatal(err)
+	}
+	lim := Limits{MaxPositions: 512, Vocab: 512}
+	p := filepath.Join(f.TempDir(), "d.jsonl")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 1<<12 {
+			return
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		in, err := readJSONL(p, tok, lim)
+		if err != nil {
+			if !strings.Contains(err.Error(), p) {
+				t.Fatalf("the error does not name the file: %v", err)
+			}
+			return
+		}
+		if err := in.Check(lim); err != nil {
+			t.Fatalf("readJSONL accepted what Check refuses: %v", err)
+		}
+		for _, s := range in.Seqs {
+			if len(s.IDs) == 0 || len(s.IDs) > lim.MaxPositions || (s.LossMask != nil && len(s.LossMask) != len(s.IDs)) {
+				t.Fatalf("sequence %q: %d ids, %d mask values", s.ID, len(s.IDs), len(s.LossMask))
+			}
+			for _, id := range s.IDs {
+				if id < 0 || int(id) >= lim.Vocab {
+					t.Fatalf("sequence %q: id %d outside the vocabulary of %d", s.ID, id, lim.Vocab)
+				}
 			}
 		}
 	})

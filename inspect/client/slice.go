@@ -2,6 +2,7 @@ package client
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -33,7 +34,8 @@ var All = Slice{Rank: -1, Seq: -1}
 
 // ParseRange parses "A:B", "A:" or ":B" (B exclusive; Hi -1 for an open
 // end) or "A" (one row). Errors name the text: a bound that is not a
-// non-negative integer, or B <= A.
+// non-negative integer, B <= A, or a single row A whose end A+1 would
+// overflow int.
 func ParseRange(s string) (Range, error) {
 	a, b, colon := strings.Cut(s, ":")
 	r := Range{Hi: -1}
@@ -44,6 +46,8 @@ func ParseRange(s string) (Range, error) {
 		}
 	}
 	switch {
+	case !colon && r.Lo == math.MaxInt: // its end, Lo + 1, would wrap to a negative Hi
+		return r, fmt.Errorf("range %q: row %d has no end below the largest integer", s, r.Lo)
 	case !colon:
 		r.Hi = r.Lo + 1
 	case b != "":
