@@ -451,7 +451,17 @@ __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int
         }
         unsigned sc[2][4];
         scales(PAIR, 0, sc);
-        if constexpr (IL) {
+        if (IL && colOf(wg * 64) < 0) {
+            // A warpgroup whose 64 rows all lie past N (the last column
+            // tile: c's 96 gate/up columns do not divide 2048, nor its 192
+            // rows 7168) widens and multiplies nothing; it copies and waits
+            // at each k tile's barrier with the others, and stores nothing.
+            // Measured (H200, one run, skipping against not): Kimi-K2.5's
+            // int4 MoE at 8192 tokens (BenchmarkKimiMoEInt4, two layers)
+            // 27.35 and 28.20 ms against 28.97 and 27.87; DeepSeek-V3's fp8
+            // experts at 4096 tokens (BenchmarkMoEGrouped) 8.27 against 8.45.
+            for (int kt = 0; kt < KT; kt++) enter(kt, NVT);
+        } else if constexpr (IL) {
             // Interleaved (IL): one commit group per k16 step; after step
             // ks is issued and at most three groups are in flight, the step
             // that last read fragment ks+1 (three steps back) is done, so
