@@ -46,17 +46,8 @@ func TestKillDecodeStepThenGenCapturesOnce(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "d")
 	f.AssertExec("dump "+dir, "dumped 2 sequences (8, 6 tokens)")
 
-	gotM, err := capture.ReadManifest(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	refM, err := capture.ReadManifest(refDir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for i, p := range prompts {
-		got := openSeq(t, dir, gotM.Sequences[i].File)
-		want := openSeq(t, refDir, refM.Sequences[i].File)
+		got, want := dumpSeq(t, dir, i), dumpSeq(t, refDir, i)
 		ids := tensorInts(t, got, "input_ids")
 		refIDs := tensorInts(t, want, "input_ids")
 		// By hand: the prompt, then two generated tokens, each once.
@@ -116,16 +107,7 @@ func TestFailedEditStepThenGenCapturesOnce(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "d")
 	f.AssertExec("dump "+dir, "dumped 1 sequence (4 tokens)")
 
-	gotM, err := capture.ReadManifest(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	refM, err := capture.ReadManifest(refDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := openSeq(t, dir, gotM.Sequences[0].File)
-	want := openSeq(t, refDir, refM.Sequences[0].File)
+	got, want := dumpSeq(t, dir, 0), dumpSeq(t, refDir, 0)
 	ids, refIDs := tensorInts(t, got, "input_ids"), tensorInts(t, want, "input_ids")
 	if len(ids) != 4 || ids[0] != 1 || ids[1] != 2 || !slices.Equal(ids, refIDs) {
 		t.Fatalf("input_ids %v, want [1 2] and the 2 generated tokens of %v", ids, refIDs)
@@ -154,6 +136,19 @@ func openSeq(t *testing.T, dir, name string) *safetensors.File {
 	}
 	t.Cleanup(func() { sf.Close() })
 	return sf
+}
+
+// dumpSeq opens sequence i of the dump in dir (its manifest's file).
+func dumpSeq(t *testing.T, dir string, i int) *safetensors.File {
+	t.Helper()
+	m, err := capture.ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i >= len(m.Sequences) {
+		t.Fatalf("%s: %d sequences, want sequence %d", dir, len(m.Sequences), i)
+	}
+	return openSeq(t, dir, m.Sequences[i].File)
 }
 
 // tensorInts reads an integer tensor of sf as int64s.
@@ -188,11 +183,7 @@ func TestKillDecodeStepDropsItsEdits(t *testing.T) {
 	ref.Exec("gen 1")
 	refDir := filepath.Join(t.TempDir(), "ref")
 	ref.Exec("dump " + refDir)
-	refM, err := capture.ReadManifest(refDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := openSeq(t, refDir, refM.Sequences[0].File).Tensor("hidden_states.2")
+	want, err := dumpSeq(t, refDir, 0).Tensor("hidden_states.2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +210,7 @@ func TestKillDecodeStepDropsItsEdits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := openSeq(t, dir, m.Sequences[0].File).Tensor("hidden_states.2")
+		got, err := dumpSeq(t, dir, 0).Tensor("hidden_states.2")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -328,11 +319,7 @@ func TestKillDecodeStepDropsItsFaults(t *testing.T) {
 	ref.Exec("gen 2")
 	refDir := filepath.Join(t.TempDir(), "ref")
 	ref.Exec("dump " + refDir)
-	refM, err := capture.ReadManifest(refDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := openSeq(t, refDir, refM.Sequences[0].File)
+	want := dumpSeq(t, refDir, 0)
 
 	for _, clear := range []bool{true, false} {
 		f := newFake(t, 1)
