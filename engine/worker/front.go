@@ -40,10 +40,8 @@ type Config struct {
 	// (a worker computing or stuck in a collective longer than this is
 	// declared hung and killed) and joining. 0 means 10 minutes.
 	Timeout time.Duration
-	// JoinTimeout bounds the wait for every worker to join, if set; 0
-	// means Timeout. A short Timeout meant to find a hung step quickly
-	// would otherwise also bound the workers' start: on a loaded host a
-	// spawned worker's exec and start-up can take longer than a second.
+	// JoinTimeout bounds the wait for the workers to join; 0 means
+	// Timeout (a short one, to find hung steps, need not bound start-up).
 	JoinTimeout time.Duration
 	// LoadTimeout bounds the wait for a worker to load its rank; 0 waits
 	// until it answers or its connection ends (a large checkpoint on a
