@@ -37,6 +37,23 @@ import (
 //
 //	.gpu/kimi/cuda.test -test.run '^$' -test.bench KimiMoEInt4 -test.benchtime 1x
 func BenchmarkKimiMoEInt4(b *testing.B) {
+	onlyTokens, int4Tiles := os.Getenv("HSDB_BENCH_TOKENS"), os.Getenv("HSDB_BENCH_INT4_TILES")
+	for _, name := range strings.Split(int4Tiles, ",") {
+		if name != "" && !slices.ContainsFunc(mgTiles, func(t mgTile) bool { return t.name == name }) {
+			b.Fatalf("HSDB_BENCH_INT4_TILES: %q is not a tile (mgTiles)", name)
+		}
+	}
+	counts := []int{1, 8, 64, 512, 2048, 4096, 8192}
+	if onlyTokens != "" {
+		counts = nil
+		for _, f := range strings.Split(onlyTokens, ",") {
+			T, err := strconv.Atoi(f)
+			if err != nil || T <= 0 {
+				b.Fatalf("HSDB_BENCH_TOKENS: %q is not a positive token count", f)
+			}
+			counts = append(counts, T)
+		}
+	}
 	devs, _ := virtualRanksOn(b, 1, tensor.BF16)
 	d := devs[0]
 	const H, I, E, K, layers, group = 7168, 2048, 384, 8, 2, 32
@@ -77,20 +94,8 @@ func BenchmarkKimiMoEInt4(b *testing.B) {
 	b.ReportMetric(float64(packedBytes)/float64(perLayer), "int4-byte/param")
 
 	fmt.Printf("%7s %12s %10s %10s %8s  %s\n", "tokens", "tok/expert", "bf16 ms", "int4 ms", "speed", "int4 without the fused kernel (ms)")
-	onlyTokens, int4Tiles := os.Getenv("HSDB_BENCH_TOKENS"), os.Getenv("HSDB_BENCH_INT4_TILES")
 	oldTile := moeTile
 	defer func() { moeTile = oldTile }()
-	counts := []int{1, 8, 64, 512, 2048, 4096, 8192}
-	if onlyTokens != "" {
-		counts = nil
-		for _, f := range strings.Split(onlyTokens, ",") {
-			T, err := strconv.Atoi(f)
-			if err != nil || T <= 0 {
-				b.Fatalf("HSDB_BENCH_TOKENS: %q is not a positive token count", f)
-			}
-			counts = append(counts, T)
-		}
-	}
 	for _, T := range counts {
 		x := d.Upload(tensor.FromF32(randn(rng, T*H, 1), T, H).Convert(tensor.BF16))
 		ids, wts := randomTopK(rng, T, E, K)
