@@ -60,7 +60,13 @@ func (t *Term) alsoSetText(b client.Breakpoint) string {
 }
 
 func cmdWatch(t *Term, args string) error {
-	tensor, cond, _ := strings.Cut(strings.TrimSpace(args), " ")
+	// The tensor name ends at a space or a tab, as print's and set var's
+	// do (cutIndex): cut at spaces alone, `watch stream<TAB>absmax > 5`
+	// watched a tensor "stream\tabsmax".
+	tensor, cond := strings.TrimSpace(args), ""
+	if j := strings.IndexAny(tensor, " \t"); j >= 0 {
+		tensor, cond = tensor[:j], tensor[j+1:]
+	}
 	if tensor == "" || strings.TrimSpace(cond) == "" {
 		return fmt.Errorf("watch: want TENSOR COND, e.g. watch stream absmax > 500")
 	}

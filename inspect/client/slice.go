@@ -34,9 +34,12 @@ var All = Slice{Rank: -1, Seq: -1}
 
 // ParseRange parses "A:B", "A:" or ":B" (B exclusive; Hi -1 for an open
 // end) or "A" (one row). Errors name the text: a bound that is not a
-// non-negative integer, B <= A, or a single row A whose end A+1 would
-// overflow int.
+// non-negative integer, B <= A, a single row A whose end A+1 would
+// overflow int, or an empty text (`--tokens=`), which names no row.
 func ParseRange(s string) (Range, error) {
+	if strings.TrimSpace(s) == "" { // else row 0: a missing A is 0 only before a colon
+		return Range{}, fmt.Errorf("range %q: want A:B, A:, :B or one row A", s)
+	}
 	a, b, colon := strings.Cut(s, ":")
 	r := Range{Hi: -1}
 	var err error
