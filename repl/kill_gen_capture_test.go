@@ -2,6 +2,7 @@ package repl
 
 import (
 	"bytes"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -24,13 +25,7 @@ func TestKillDecodeStepThenGenCapturesOnce(t *testing.T) {
 	keys := []string{"hidden_states.1", "hidden_states.2"} // both before the stop: the dump validated
 
 	// The reference: the same batch and captures, two decode steps, no abort.
-	ref := newFake(t, 2)
-	ref.Exec(batchCmd)
-	ref.Exec("capture layers 1,2")
-	ref.Exec("run")
-	ref.Exec("gen 2")
-	refDir := filepath.Join(t.TempDir(), "ref")
-	ref.Exec("dump " + refDir)
+	refDir := uninterruptedDump(t, 2, batchCmd, "1,2", 2)
 
 	f := newFake(t, 2)
 	f.Exec(batchCmd)
@@ -79,13 +74,7 @@ func TestKillDecodeStepThenGenCapturesOnce(t *testing.T) {
 // the prompt [1, 2] and two generated tokens, with the rows of a session
 // that ran the same two steps without the failed attempts.
 func TestFailedEditStepThenGenCapturesOnce(t *testing.T) {
-	ref := newFake(t, 2)
-	ref.Exec("input ids 1,2")
-	ref.Exec("capture layers 1,2,4")
-	ref.Exec("run")
-	ref.Exec("gen 2")
-	refDir := filepath.Join(t.TempDir(), "ref")
-	ref.Exec("dump " + refDir)
+	refDir := uninterruptedDump(t, 2, "input ids 1,2", "1,2,4", 2)
 
 	f := newFake(t, 2)
 	f.Exec(batchCmd)
@@ -138,6 +127,21 @@ func openSeq(t *testing.T, dir, name string) *safetensors.File {
 	return sf
 }
 
+// uninterruptedDump runs the reference the kill/gen tests compare with:
+// a session of tp ranks given input, capturing layers, that runs the
+// prefill and gen steps without a stop, dumped to the directory returned.
+func uninterruptedDump(t *testing.T, tp int, input, layers string, gen int) string {
+	t.Helper()
+	ref := newFake(t, tp)
+	ref.Exec(input)
+	ref.Exec("capture layers " + layers)
+	ref.Exec("run")
+	ref.Exec(fmt.Sprintf("gen %d", gen))
+	dir := filepath.Join(t.TempDir(), "ref")
+	ref.Exec("dump " + dir)
+	return dir
+}
+
 // dumpSeq opens sequence i of the dump in dir (its manifest's file).
 func dumpSeq(t *testing.T, dir string, i int) *safetensors.File {
 	t.Helper()
@@ -176,13 +180,7 @@ func tensorInts(t *testing.T, sf *safetensors.File, name string) []int64 {
 // listed once) and its value, 5 in every column of the step's row, is
 // what the dump holds.
 func TestKillDecodeStepDropsItsEdits(t *testing.T) {
-	ref := newFake(t, 2)
-	ref.Exec("input ids 1,2")
-	ref.Exec("capture layers 1,2,3")
-	ref.Exec("run")
-	ref.Exec("gen 1")
-	refDir := filepath.Join(t.TempDir(), "ref")
-	ref.Exec("dump " + refDir)
+	refDir := uninterruptedDump(t, 2, "input ids 1,2", "1,2,3", 1)
 	want, err := dumpSeq(t, refDir, 0).Tensor("hidden_states.2")
 	if err != nil {
 		t.Fatal(err)
@@ -312,13 +310,7 @@ func TestKillDecodeStepDropsItsEditsAfterDelete(t *testing.T) {
 // named.
 func TestKillDecodeStepDropsItsFaults(t *testing.T) {
 	keys := []string{"hidden_states.1", "hidden_states.2", "hidden_states.4"}
-	ref := newFake(t, 1)
-	ref.Exec("input ids 1,2")
-	ref.Exec("capture layers 1,2,4")
-	ref.Exec("run")
-	ref.Exec("gen 2")
-	refDir := filepath.Join(t.TempDir(), "ref")
-	ref.Exec("dump " + refDir)
+	refDir := uninterruptedDump(t, 1, "input ids 1,2", "1,2,4", 2)
 	want := dumpSeq(t, refDir, 0)
 
 	for _, clear := range []bool{true, false} {

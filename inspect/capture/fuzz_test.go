@@ -29,29 +29,36 @@ func FuzzReadJSONL(f *testing.F) {
 	lim := Limits{MaxPositions: 512, Vocab: 512}
 	dir := f.TempDir()
 	p := filepath.Join(dir, "d.jsonl")
-	f.Fuzz(func(t *testing.T, data []byte) {
-		if len(data) > 1<<12 {
-			return
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzJSONLInput(t, p, data, nil, lim) })
+}
+
+// fuzzJSONLInput writes data (up to 4 KB) to p and reads it as `capture
+// --data` with tok: an error names the file, or the inputs pass Check and
+// every sequence has ids and a loss mask of their length; it returns the
+// inputs read (nil after an error or a skipped input).
+func fuzzJSONLInput(t *testing.T, p string, data []byte, tok tokenizer.Tokenizer, lim Limits) *Inputs {
+	if len(data) > 1<<12 {
+		return nil
+	}
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in, err := readJSONL(p, tok, lim)
+	if err != nil {
+		if !strings.Contains(err.Error(), p) {
+			t.Fatalf("the error does not name the file: %v", err)
 		}
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
+		return nil
+	}
+	if err := in.Check(lim); err != nil {
+		t.Fatalf("readJSONL accepted what Check refuses: %v", err)
+	}
+	for _, s := range in.Seqs {
+		if len(s.IDs) == 0 || len(s.IDs) > lim.MaxPositions || (s.LossMask != nil && len(s.LossMask) != len(s.IDs)) {
+			t.Fatalf("sequence %q: %d ids, %d mask values", s.ID, len(s.IDs), len(s.LossMask))
 		}
-		in, err := readJSONL(p, nil, lim)
-		if err != nil {
-			if !strings.Contains(err.Error(), p) {
-				t.Fatalf("the error does not name the file: %v", err)
-			}
-			return
-		}
-		if err := in.Check(lim); err != nil {
-			t.Fatalf("readJSONL accepted what Check refuses: %v", err)
-		}
-		for _, s := range in.Seqs {
-			if len(s.IDs) == 0 || (s.LossMask != nil && len(s.LossMask) != len(s.IDs)) {
-				t.Fatalf("sequence %q: %d ids, %d mask values", s.ID, len(s.IDs), len(s.LossMask))
-			}
-		}
-	})
+	}
+	return in
 }
 
 // FuzzReadJSONLText: `capture --data` files read with stories260K's
@@ -72,26 +79,11 @@ func FuzzReadJSONLText(f *testing.F) {
 	lim := Limits{MaxPositions: 512, Vocab: 512}
 	p := filepath.Join(f.TempDir(), "d.jsonl")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if len(data) > 1<<12 {
+		in := fuzzJSONLInput(t, p, data, tok, lim)
+		if in == nil {
 			return
-		}
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		in, err := readJSONL(p, tok, lim)
-		if err != nil {
-			if !strings.Contains(err.Error(), p) {
-				t.Fatalf("the error does not name the file: %v", err)
-			}
-			return
-		}
-		if err := in.Check(lim); err != nil {
-			t.Fatalf("readJSONL accepted what Check refuses: %v", err)
 		}
 		for _, s := range in.Seqs {
-			if len(s.IDs) == 0 || len(s.IDs) > lim.MaxPositions || (s.LossMask != nil && len(s.LossMask) != len(s.IDs)) {
-				t.Fatalf("sequence %q: %d ids, %d mask values", s.ID, len(s.IDs), len(s.LossMask))
-			}
 			for _, id := range s.IDs {
 				if id < 0 || int(id) >= lim.Vocab {
 					t.Fatalf("sequence %q: id %d outside the vocabulary of %d", s.ID, id, lim.Vocab)
