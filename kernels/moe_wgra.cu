@@ -93,17 +93,37 @@
 // holding columns 2c, 2c+1 (c = lane%4) is moved by one prmt to bits 0-7
 // and, from w >> 4, to bits 16-23, so that its low nibble lies in bits
 // 0-3 and its high nibble in 16-19: mg_int4x2 makes the bf16x2 (column
-// 2c, 2c+1) from it. The interleaved tiles (c, p: PM) save the prmt: the
-// k columns are taken in a permuted order in each block of 8 (fragment
-// columns 2c, 2c+1 are stored columns c, c+4), so w >> 4c alone puts the
-// pair's nibbles in bits 0-3 and 16-19; the tokens are permuted alike
-// (gate/up: moe_wgra_permute_k8 writes a permuted copy of x first;
-// down_proj: gate/up's epilogue stores its output in that order), and a
-// dot product over k does not depend on the order. Measured (H200,
-// BenchmarkKimiMoEInt4, two layers, the same run, permuted against not):
-// c at 4096 tokens 19.85-19.89 ms against 21.59-22.14, at 8192 27.34-27.54
-// against 27.79-29.05; p at 4096 17.87 against 17.98 (the copy of x
-// included). fp8: the halfword of columns 2c, 2c+1 of an 8-byte
+// 2c, 2c+1) from it (tiles r and h). The interleaved tiles (c, p: PM)
+// take the k columns in a permuted order in each block of 32, so that
+// the thread's eight values of the block (fragment columns 2c, 2c+1, 2c+8,
+// 2c+9 of both k16 steps) are the eight nibbles of one stored word, word
+// c, pair j (j = 2·step + 0 or 1 for the columns +8) in nibbles j and
+// j+4: fragment column 16s + 8h + 2c + e is stored column 8c + 2s + h +
+// 4e. One 32-bit shared load per row and block and a shift by a constant
+// (w >> 4j) put each pair's nibbles in bits 0-3 and 16-19. The tokens are
+// permuted alike (gate/up: moe_wgra_permute_k32 writes a permuted copy of
+// x first; down_proj: gate/up's epilogue stores its output in that
+// order), and a dot product over k does not depend on the order; a block
+// of 32 lies in one scale group. Measured (H200, BenchmarkKimiMoEInt4,
+// two layers, the same run, permuted against not): blocks of 8 (fragment
+// columns 2c, 2c+1 from stored c, c+4: one 64-bit load per row and k16
+// step, w >> 4c) took c at 4096 tokens from 21.59-22.14 ms to
+// 19.85-19.89, at 8192 from 27.79-29.05 to 27.34-27.54, p at 4096 from
+// 17.98 to 17.87 (the copy of x included); blocks of 32 against blocks of
+// 8 (two runs of two each): p at 4096 tokens 17.03-17.58 against
+// 17.56-18.19, at 5376 (112 rows per expert) 19.84-20.06 against
+// 21.61-21.72; c level (8192: 26.58-28.50 against 27.06-28.04; 5376 21.98
+// and 22.13 against 21.97 and 21.88); c against c unpermuted at 8192
+// tokens 27.15-27.57 against 28.80-28.83. fp8 on c and p (PM) likewise,
+// in blocks of 64 (a k tile): fragment column 16s + 8h + 2c + e is stored
+// column 16c + 4s + 2h + e, so chunk c of a raw row holds the thread's
+// 16 values of the k tile, one 128-bit shared load per row and k tile
+// (instead of one per k16 step, of which a quarter was used), and each
+// pair is a halfword of it with no prmt (moe_wgra_permute_k64; K % 64 ==
+// 0, else the host takes the fallback tile). Measured (BenchmarkMoEGrouped,
+// DeepSeek-V3's experts, one layer, one run): 4096 tokens (128 rows per
+// expert) 8.11 ms against 8.68 unpermuted, 8192 16.12 against 16.40. fp8
+// on r and h (unpermuted): the halfword of columns 2c, 2c+1 of an 8-byte
 // group is moved by one prmt and widened by mg_fp8x2. Scales as
 // moe_gemm.cu's (int4: one per row and group qa, 32 or a power of two >=
 // 64, so each half of a k tile lies in one group; fp8: one per row block
@@ -120,7 +140,8 @@
 // tile kt-1's last step is issued, when tile kt-2's MMAs are done, and
 // each step is widened, issued, committed and waited for as above; a
 // step's raw words are read from shared memory one step ahead, the first
-// step's between the barrier and the copies' issue).
+// step's between the barrier and the copies' issue; int4 on c and p reads
+// a block of 32 columns' words at steps 0 and 2).
 // Nsight Compute on c (int4 gate/up at 8192 tokens) found the warps
 // waiting mostly on those shared-memory reads (the widening's first
 // instruction stalled on its read in 20 % of the samples, and the read
@@ -233,8 +254,10 @@ __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int
     static_assert(WK == MG_FP8 || WK == MG_INT4, "quantized weights only");
     static_assert(STAGE % 1024 == 0 && X_ITERS * THREADS == BN * 8 && W_ITERS * THREADS == RB * CPR, "tile");
     static_assert(ST >= 3, "the pipeline keeps one stage in the MMAs and one being read");
-    // PMX: int4 with the k columns permuted in blocks of 8 (moe_wgra_permute_k8).
-    constexpr bool PMX = PM && WK == MG_INT4;
+    // PMW: int4 with the k columns permuted in blocks of 32
+    // (moe_wgra_permute_k32); PMF: fp8 in blocks of 64, a k tile
+    // (moe_wgra_permute_k64; K % 64 == 0).
+    constexpr bool PMW = PM && WK == MG_INT4, PMF = PM && WK == MG_FP8;
     static_assert(!PM || IL, "the permuted k order is widened by the interleaved schedule");
 
     extern __shared__ unsigned char wr_smem[];
@@ -361,7 +384,7 @@ __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int
     // Selectors: int4, byte c of w to bits 0-7 and byte c of w>>4 to bits
     // 16-23; fp8, bytes 2c and 2c+1 of an 8-byte group (two words) to bits
     // 0-15.
-    const unsigned sel4 = (unsigned)c | ((unsigned)(c + 4) << 8), sh4 = 4u * c;
+    const unsigned sel4 = (unsigned)c | ((unsigned)(c + 4) << 8);
     const unsigned sel8 = (unsigned)(2 * c) | ((unsigned)(2 * c + 1) << 4);
     // widen: k tile in stage s with scales sc into fragment a[ks][4].
     auto widen = [&](int s, const unsigned (&sc)[2][4], unsigned (&a)[4][4]) {
@@ -395,24 +418,51 @@ __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int
     // columns 0-7 and 8-15 of the step; fp8: 16 bytes), read from shared
     // memory one step ahead of their widening (IL), so that the read's
     // latency passes under the MMA issued in between.
+    // PMW: the word of the thread's two rows that holds its 8 values of a
+    // block of 32 k columns (word c of the block's 16-byte chunk), read
+    // at steps 0 (block 0: steps 0, 1) and 2 (block 1: steps 2, 3); the
+    // other steps read nothing. PMF: the 16 bytes of the thread's two rows
+    // that hold its values of the k tile (chunk c), read at step 0.
     using RawT = typename wr_raw<WK>::type;
     RawT rn[2];
+    unsigned wq[2][2];
     auto fetch = [&](int s, int ks) {
         const unsigned char* rw = sm + s * STAGE + X_BYTES;
+        if constexpr (PMW) {
+            if (ks == 0 || ks == 2)
 #pragma unroll
-        for (int h = 0; h < 2; h++) rn[h] = *(const RawT*)(rw + (lr0 + 8 * h) * RBYTES + woff(ks));
+                for (int h = 0; h < 2; h++)
+                    wq[ks >> 1][h] = *(const unsigned*)(rw + (lr0 + 8 * h) * RBYTES + (((ks >> 1) ^ sw) << 4) + 4 * c);
+        } else if constexpr (PMF) {
+            if (ks == 0)
+#pragma unroll
+                for (int h = 0; h < 2; h++) rn[h] = *(const RawT*)(rw + (lr0 + 8 * h) * RBYTES + ((c ^ sw) << 4));
+        } else {
+#pragma unroll
+            for (int h = 0; h < 2; h++) rn[h] = *(const RawT*)(rw + (lr0 + 8 * h) * RBYTES + woff(ks));
+        }
     };
     // conv: the fetched step ks with scales sc into fragment a (the part
     // of widen's a[ks]).
     auto conv = [&](int ks, const unsigned (&sc)[2][4], unsigned (&a)[4]) {
 #pragma unroll
         for (int h = 0; h < 2; h++) {
-            if constexpr (PMX) {
-                // Permuted k order: the fragment's columns 2c, 2c+1 of each
-                // 8 are stored columns c and c+4, nibbles c and c+4 of the
-                // word, which one shift puts in bits 0-3 and 16-19.
-                a[h] = mg_int4x2(rn[h].x >> sh4, sc[h][ks]);
-                a[h + 2] = mg_int4x2(rn[h].y >> sh4, sc[h][ks]);
+            if constexpr (PMW) {
+                // k permuted in blocks of 32: word c of block ks/2 holds
+                // the thread's fragment columns of steps ks/2·2 and +1,
+                // pair j = 2·(ks%2) + (0: columns 2c, 2c+1; 1: 2c+8, 2c+9)
+                // in nibbles j and j+4.
+                const unsigned w = wq[ks >> 1][h];
+                a[h] = mg_int4x2(w >> (8 * (ks & 1)), sc[h][ks]);
+                a[h + 2] = mg_int4x2(w >> (8 * (ks & 1) + 4), sc[h][ks]);
+            } else if constexpr (PMF) {
+                // k permuted in blocks of 64: word ks of chunk c holds the
+                // thread's fragment columns of step ks, 2c and 2c+1 in its
+                // low half, 2c+8 and 2c+9 in its high half.
+                const unsigned w = ks == 0 ? rn[h].x : ks == 1 ? rn[h].y : ks == 2 ? rn[h].z : rn[h].w;
+                const float f = __uint_as_float(sc[h][ks]);
+                a[h] = mg_fp8x2((unsigned short)(w & 0xffffu), f);
+                a[h + 2] = mg_fp8x2((unsigned short)(w >> 16), f);
             } else if constexpr (WK == MG_INT4) {
                 a[h] = mg_int4x2(__byte_perm(rn[h].x, rn[h].x >> 4, sel4), sc[h][ks]);
                 a[h + 2] = mg_int4x2(__byte_perm(rn[h].y, rn[h].y >> 4, sel4), sc[h][ks]);
@@ -566,10 +616,19 @@ __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int
     // Epilogue: accumulator block j holds tokens m0 + 8j + 2c and +1 of
     // rows lr0 (d[4j], d[4j+1]) and lr0+8 (d[4j+2], d[4j+3]), rounded once
     // to bf16 (GLU: silu(gate)·up of column colOf(lr0)).
-    // PMX with GLU: the output (the down projection's input) is stored
+    // PMW with GLU: the output (the down projection's input) is stored
     // in the permuted order its k columns are read in: column n at
-    // 8·(n/8) + pinv(n%8), pinv(l) = 2·(l%4) + l/4.
-    auto pcol = [&](int n) { return PMX && GLU && n >= 0 ? (n & ~7) | ((n & 3) << 1) | ((n >> 2) & 1) : n; };
+    // 32·(n/32) + pinv(n%32), where stored column l = 8c + j + 4e of a
+    // block is read as fragment column pinv(l) = 16·(j/2) + 8·(j%2) + 2c +
+    // e.
+    // PMF: column n at 64·(n/64) + pinv(n%64), stored column l = 16c + 4s
+    // + 2h + e read as fragment column 16s + 8h + 2c + e.
+    auto pcol = [&](int n) {
+        if (!GLU || n < 0) return n;
+        if (PMW) return (n & ~31) | ((n & 2) << 3) | ((n & 1) << 3) | (((n >> 3) & 3) << 1) | ((n >> 2) & 1);
+        if (PMF) return (n & ~63) | (((n >> 2) & 3) << 4) | (((n >> 1) & 1) << 3) | (((n >> 4) & 3) << 1) | (n & 1);
+        return n;
+    };
     const int nA = pcol(colOf(lr0)), nB = colOf(lr0 + 8);
 #pragma unroll
     for (int j = 0; j < BN / 8; j++) {
@@ -656,15 +715,53 @@ __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int
 WR_KINDS(glu, true)
 WR_KINDS(down, false)
 
-// moe_wgra_permute_k8: out [rows, cols] = x with each row's columns
-// permuted in blocks of 8, out[8b + j] = x[8b + pi(j)], pi = 0 4 1 5 2 6
-// 3 7 (bf16; cols % 8 == 0, 16-byte aligned rows): the order in which
-// the permuted int4 tiles (PM) read their k columns. One thread per block
-// of 8.
-extern "C" __global__ void moe_wgra_permute_k8(bf16_t* out, const bf16_t* x, long long blocks) {
+// moe_wgra_permute_k32: out [rows, cols] = x with each row's columns
+// permuted in blocks of 32, out[32b + f] = x[32b + pi(f)], pi(16s + 8h +
+// 2c + e) = 8c + 2s + h + 4e (s, h, e in {0, 1}, c in 0..3): the order in
+// which the int4 tiles with PM 32 read their k columns, so that lane c's
+// eight values of the block are stored word c (bf16; cols % 32 == 0,
+// 16-byte aligned rows). One thread per block of 32.
+extern "C" __global__ void moe_wgra_permute_k32(bf16_t* out, const bf16_t* x, long long blocks) {
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < blocks; i += (long long)gridDim.x * blockDim.x) {
-        const uint4 v = ((const uint4*)x)[i];
-        ((uint4*)out)[i] = make_uint4(__byte_perm(v.x, v.z, 0x5410), __byte_perm(v.x, v.z, 0x7632),
-                                      __byte_perm(v.y, v.w, 0x5410), __byte_perm(v.y, v.w, 0x7632));
+        const uint4* src = (const uint4*)x + 4 * i;
+        const uint4 v0 = src[0], v1 = src[1], v2 = src[2], v3 = src[3];
+        const unsigned in[16] = {v0.x, v0.y, v0.z, v0.w, v1.x, v1.y, v1.z, v1.w,
+                                 v2.x, v2.y, v2.z, v2.w, v3.x, v3.y, v3.z, v3.w};
+        unsigned o[16];
+#pragma unroll
+        for (int w = 0; w < 16; w++) {  // output word w: fragment columns 2w, 2w+1
+            const int s = w >> 3, h = (w >> 2) & 1, c = w & 3;
+            o[w] = __byte_perm(in[4 * c + s], in[4 * c + 2 + s], h ? 0x7632 : 0x5410);
+        }
+        uint4* dst = (uint4*)out + 4 * i;
+        dst[0] = make_uint4(o[0], o[1], o[2], o[3]);
+        dst[1] = make_uint4(o[4], o[5], o[6], o[7]);
+        dst[2] = make_uint4(o[8], o[9], o[10], o[11]);
+        dst[3] = make_uint4(o[12], o[13], o[14], o[15]);
+    }
+}
+
+// moe_wgra_permute_k64: out [rows, cols] = x with each row's columns
+// permuted in blocks of 64, out[64b + f] = x[64b + pi(f)], pi(16s + 8h +
+// 2c + e) = 16c + 4s + 2h + e (s in 0..3, h, e in {0, 1}, c in 0..3): the
+// order in which the fp8 tiles with PM read their k columns, so that lane
+// c's sixteen values of a k tile are stored chunk c. Pairs of columns stay
+// together: output word 8s + 4h + c is input word 8c + 2s + h. (bf16;
+// cols % 64 == 0, 16-byte aligned rows.) One thread per block of 64.
+extern "C" __global__ void moe_wgra_permute_k64(bf16_t* out, const bf16_t* x, long long blocks) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < blocks; i += (long long)gridDim.x * blockDim.x) {
+        const uint4* src = (const uint4*)x + 8 * i;
+        unsigned in[32];
+#pragma unroll
+        for (int q = 0; q < 8; q++) {
+            const uint4 v = src[q];
+            in[4 * q] = v.x, in[4 * q + 1] = v.y, in[4 * q + 2] = v.z, in[4 * q + 3] = v.w;
+        }
+        uint4* dst = (uint4*)out + 8 * i;
+#pragma unroll
+        for (int q = 0; q < 8; q++) {  // output words 4q..4q+3: s = q/2, h = q%2, c = 0..3
+            const int s = q >> 1, h = q & 1;
+            dst[q] = make_uint4(in[2 * s + h], in[8 + 2 * s + h], in[16 + 2 * s + h], in[24 + 2 * s + h]);
+        }
     }
 }

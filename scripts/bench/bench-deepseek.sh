@@ -22,8 +22,9 @@
 # Checkpoints (28 GB bf16 + 15 GB fp8) are written once to
 # $HSDB_BENCH_DS (default /tmp/hsdb-bench/deepseek-v3-2l) and reused.
 # Binaries come from $HSDB_BIN (default bin/), the engine tests run in
-# $HSDB_ROOT/engine (default: this checkout). BENCH_TP8=0 or BENCH_FP8=0
-# skip (b) or (c). Needs python3 with torch, transformers, safetensors.
+# $HSDB_ROOT/engine (default: this checkout). BENCH_TP8=0, BENCH_FP8=0 or
+# BENCH_HF=0 skip (b), (c) or HF transformers' run. Needs python3 with
+# torch, transformers, safetensors.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 bin=$(cd "${HSDB_BIN:-$here/../../bin}" && pwd)
@@ -61,9 +62,11 @@ hsdb() {
 }
 
 hsdb tp1 "$ds/bf16" 1
-stamp "HF transformers on bf16"
-python3 "$here/hf_prefill.py" --model "$ds/bf16" --ids "$out/tp1/ids.json" --iters 10 \
-	--hsdb-logits "$out/tp1/hsdb_logits.f32" ${BENCH_REF_F32:+--ref-f32} 2>&1 | tee "$out/hf.log"
+if [[ ${BENCH_HF:-1} != 0 ]]; then
+	stamp "HF transformers on bf16"
+	python3 "$here/hf_prefill.py" --model "$ds/bf16" --ids "$out/tp1/ids.json" --iters 10 \
+		--hsdb-logits "$out/tp1/hsdb_logits.f32" ${BENCH_REF_F32:+--ref-f32} 2>&1 | tee "$out/hf.log"
+fi
 if [[ ${BENCH_TP8:-1} != 0 ]]; then
 	HSDB_CUDA_VIRTUAL=1 hsdb tp8 "$ds/bf16" 8 3
 fi
@@ -98,9 +101,10 @@ def logits(name):
     p = os.path.join(out, name, "hsdb_logits.f32")
     return np.fromfile(p, dtype="<f4").reshape(4, -1) if os.path.exists(p) else None
 hf = None
-for line in open(os.path.join(out, "hf.log")):
-    if line.startswith("JSON "):
-        hf = json.loads(line[5:])
+if os.path.exists(os.path.join(out, "hf.log")):
+    for line in open(os.path.join(out, "hf.log")):
+        if line.startswith("JSON "):
+            hf = json.loads(line[5:])
 rows = []
 def row(name, value, target, ok):
     rows.append(f"{name:<52} {value:>22}   target {target:<12} {'PASS' if ok else 'MISS'}")

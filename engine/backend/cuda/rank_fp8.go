@@ -35,8 +35,9 @@ import (
 //
 // Measured on one H200 (BenchmarkMoEGrouped, DeepSeek-V3's experts, one
 // layer, ms): at 4096 tokens (128 rows per expert) fp8 on moe_wgra.cu's c
-// tile 9.1 against 7.3-7.9 for the same experts in bf16 (moe_wgmma.cu's
-// y) and 26 widening to a scratch; at 2048 tokens (64 rows) fp8 6.5 on r
+// tile 8.1 (k permuted in blocks of 64; 9.1 two stops before) against
+// 7.3-7.9 for the same experts in bf16 (moe_wgmma.cu's y) and 26 widening
+// to a scratch; at 2048 tokens (64 rows) fp8 6.5 on r
 // against bf16's 6.3-6.5, at 512 tokens 5.4 on h against 6.0. Widening
 // in the kernel costs issue slots and shared-memory bandwidth that the
 // bf16 tiles do not spend, so fp8 stays slower than bf16 where the GEMMs

@@ -56,9 +56,10 @@ var mgKindName = [...]string{"bf16", "fp8", "int4"}
 // Tiles with ra run on kernels/moe_wgra.cu (WR_CFG_*: quantized weights as
 // wgmma's A operand, widened into registers) where wgraTakes says it
 // applies, else on the tile named by fallback (the same bm, so the
-// caller's row tiles stay valid). Tiles with perm read int4 weights with
-// the tokens' k columns permuted in blocks of 8 (PermuteK8; moe_wgra.cu's
-// PM), and store the gate/up output in that order for down_proj.
+// caller's row tiles stay valid). Tiles with perm read int4 and fp8
+// weights with the tokens' k columns permuted in blocks of 32 and 64
+// (PermuteK; moe_wgra.cu's PM), and store the gate/up output in that
+// order for down_proj.
 type mgTile struct {
 	name            string
 	bm, bn, threads int
@@ -382,13 +383,13 @@ func (d *Device) routedGrouped(y, xt, it, wt *Tensor, set *expertSet, T, k int) 
 	act, y2 := bufs, bufs.Add(int64(slots)*2*int64(I))
 	a := g.addr.ptr()
 	xin := xt.ptr()
-	if tile.perm && g.kind == mgInt4 {
+	if b := permBlock(tile, g.kind); b != 0 {
 		xp, err := d.mem.alloc(int64(T)*int64(H)*2, driver.Activations)
 		if err != nil {
 			return err
 		}
 		defer d.mem.free([]block{{xp, driver.Activations}})
-		if err := d.g.PermuteK8(xp, xin, T, H); err != nil {
+		if err := d.g.PermuteK(xp, xin, T, H, b); err != nil {
 			return err
 		}
 		xin = xp
@@ -408,7 +409,7 @@ func (d *Device) routedGrouped(y, xt, it, wt *Tensor, set *expertSet, T, k int) 
 // so that both GEMMs run one tile configuration (a fallback may tile the
 // rows otherwise).
 func resolveTile(tile mgTile, g *groupedWeights, H, I int) mgTile {
-	if tile.ra && (!wgraTakes(g.kind, H, g.q13) || !wgraTakes(g.kind, I, g.q2)) {
+	if tile.ra && (!wgraTakes(g.kind, H, g.q13, tile.perm) || !wgraTakes(g.kind, I, g.q2, tile.perm)) {
 		return pickTileNamed(tile.fallback)
 	}
 	return tile
@@ -419,13 +420,15 @@ func resolveTile(tile mgTile, g *groupedWeights, H, I int) mgTile {
 // MoEGEMM's): fp8 with K % 16 == 0 and column blocks q[1] of 64 times a
 // power of two (one scale per row and k tile of 64); int4 with bf16 scales
 // (q[1] == 0), K % 32 == 0 and groups q[0] of 32 or a power of two >= 64
-// (each half of a k tile in one group). bf16 weights never: there is
-// nothing to widen.
-func wgraTakes(kind, K int, q [3]int32) bool {
+// (each half of a k tile in one group). A perm tile reads fp8 weights
+// with k permuted in blocks of 64 and needs K % 64 == 0 besides (the
+// gate/up output, down_proj's input, is stored permuted too: down's K is
+// gate/up's N). bf16 weights never: there is nothing to widen.
+func wgraTakes(kind, K int, q [3]int32, perm bool) bool {
 	pow2 := func(v int32) bool { return v > 0 && v&(v-1) == 0 }
 	switch kind {
 	case mgFP8:
-		return K%16 == 0 && q[1] >= 64 && q[1]%64 == 0 && pow2(q[1]/64)
+		return K%16 == 0 && (!perm || K%64 == 0) && q[1] >= 64 && q[1]%64 == 0 && pow2(q[1]/64)
 	case mgInt4:
 		return q[1] == 0 && K%32 == 0 && (q[0] == 32 || (q[0] >= 64 && pow2(q[0])))
 	}
@@ -450,14 +453,14 @@ func (d *GPU) MoEGEMMTiles(counts, offsets, tiles driver.Ptr, n, bm int) error {
 // gathered through xidx), else out [rows, N] = x·wᵀ; wptr holds the
 // experts' weight addresses, offsets and tiles come from MoEGEMMTiles with
 // tile.bm, maxTiles bounds tiles[n] (the grid's rows). A perm tile with
-// int4 weights reads x's k columns in PermuteK8's order (give it a
+// int4 or fp8 weights reads x's k columns in PermuteK's order (give it a
 // permuted x), and with glu stores out in that order too (the down
 // projection's input, as routedGrouped runs them).
 func (d *GPU) MoEGEMM(kind int, glu bool, tile mgTile, out, x, xidx, wptr, offsets, tiles driver.Ptr, n, N, K, maxTiles int, scaleOff int64, q [3]int32) error {
 	if n <= 0 || N <= 0 || K <= 0 || maxTiles <= 0 || maxTiles > 65535 || kind < 0 || kind >= len(mgKindName) {
 		return fmt.Errorf("%w: moe_gemm: %d experts [%d, %d], %d row tiles", driver.ErrBadArgument, n, N, K, maxTiles)
 	}
-	if tile.ra && !wgraTakes(kind, K, q) {
+	if tile.ra && !wgraTakes(kind, K, q, tile.perm) {
 		fb := pickTileNamed(tile.fallback)
 		if fb.bm != tile.bm {
 			return fmt.Errorf("%w: moe_gemm: tile %s does not take %s weights of K %d, q %v, and its fallback %s tiles the rows by %d, not %d (resolveTile picks it before the tiling)",
@@ -484,17 +487,34 @@ func (d *GPU) MoEGEMM(kind int, glu bool, tile mgTile, out, x, xidx, wptr, offse
 	})
 }
 
-// PermuteK8 writes out [rows, cols] bf16 = x with each row's columns
-// permuted in blocks of 8 (out[8b+j] = x[8b+pi(j)], pi = 0 4 1 5 2 6 3 7:
-// the k order of the perm tiles) with kernels/moe_wgra.cu's
-// moe_wgra_permute_k8. cols must be a multiple of 8.
-func (d *GPU) PermuteK8(out, x driver.Ptr, rows, cols int) error {
-	if rows <= 0 || cols <= 0 || cols%8 != 0 {
-		return fmt.Errorf("%w: moe_wgra_permute_k8: [%d, %d] (columns a multiple of 8)", driver.ErrBadArgument, rows, cols)
+// permBlock returns the block of k columns within which tile permutes the
+// tokens for weight kind kind (PermuteK), or 0 for none: int4 32, fp8 64.
+func permBlock(tile mgTile, kind int) int {
+	switch {
+	case !tile.perm:
+		return 0
+	case kind == mgInt4:
+		return 32
+	case kind == mgFP8:
+		return 64
 	}
-	blocks := int64(rows) * int64(cols) / 8
+	return 0
+}
+
+// PermuteK writes out [rows, cols] bf16 = x with each row's columns
+// permuted in blocks of b, the k order of the perm tiles, with
+// kernels/moe_wgra.cu's moe_wgra_permute_k32 or _k64: b 32, out[32i+f] =
+// x[32i+pi(f)], pi(16s+8h+2c+e) = 8c+2s+h+4e for s, h, e in {0, 1}; b 64,
+// out[64i+f] = x[64i+pi(f)], pi(16s+8h+2c+e) = 16c+4s+2h+e for s in 0..3,
+// h, e in {0, 1}; c in 0..3 (the lane's column pair in a k16 step). cols
+// must be a multiple of b.
+func (d *GPU) PermuteK(out, x driver.Ptr, rows, cols, b int) error {
+	if (b != 32 && b != 64) || rows <= 0 || cols <= 0 || cols%b != 0 {
+		return fmt.Errorf("%w: moe_wgra_permute_k%d: [%d, %d] (blocks of 32 or 64 dividing the columns)", driver.ErrBadArgument, b, rows, cols)
+	}
+	blocks := int64(rows) * int64(cols) / int64(b)
 	grid := dim3{x: uint32(min((blocks+255)/256, int64(max(d.SMs(), 1))*32))}
 	return d.Do(func() error {
-		return d.launch("moe_wgra", "moe_wgra_permute_k8", grid, dim3{x: 256}, 0, out, x, blocks)
+		return d.launch("moe_wgra", fmt.Sprintf("moe_wgra_permute_k%d", b), grid, dim3{x: 256}, 0, out, x, blocks)
 	})
 }

@@ -29,35 +29,64 @@ func TestMoEGEMMTiles(t *testing.T) {
 	}
 }
 
-// TestPermuteK8: moe_wgra_permute_k8 on [3, 24] values 0..71 (exact in
-// bf16) against the permutation written out by hand: each block of 8
-// becomes its columns 0 4 1 5 2 6 3 7; columns not a multiple of 8 are
-// refused.
-func TestPermuteK8(t *testing.T) {
+// TestPermuteK: moe_wgra_permute_k32 and _k64 on [2, 128] values 0..255
+// (exact in bf16) against the permutations written
+// out by hand from the fragment layout: lane c holds columns 2c, 2c+1,
+// 2c+8, 2c+9 of each k16 step. Blocks of 32 (int4): lane c's word c of
+// the block holds both steps' pairs, pair j in nibbles j and j+4, which
+// puts column (f%8)·4 + f/8 at position f. Blocks of 64 (fp8): lane c's
+// chunk c holds the four steps' pairs in order, which puts column 16c +
+// 4s + 2h + e at position 16s + 8h + 2c + e. Columns not a multiple of
+// the block, and other blocks, are refused.
+func TestPermuteK(t *testing.T) {
 	d := gpu(t)
-	const rows, cols = 3, 24
+	const rows, cols = 2, 128
 	x := make([]float32, rows*cols)
 	for i := range x {
 		x[i] = float32(i)
 	}
 	in := upload(t, d, x, tensor.BF16)
-	out := poisoned(t, d, rows*cols, tensor.BF16)
-	if err := d.PermuteK8(out.Ptr(), in.Ptr(), rows, cols); err != nil {
-		t.Fatal(err)
-	}
-	got := download(t, d, out, rows*cols, tensor.BF16)
-	pi := [8]int{0, 4, 1, 5, 2, 6, 3, 7}
-	var want []float32
-	for b := range rows * cols / 8 {
-		for j := range 8 {
-			want = append(want, float32(8*b+pi[j]))
+	pi64 := make([]int, 64)
+	for s := range 4 {
+		for h := range 2 {
+			for c := range 4 {
+				for e := range 2 {
+					pi64[16*s+8*h+2*c+e] = 16*c + 4*s + 2*h + e
+				}
+			}
 		}
 	}
-	if !slices.Equal(got, want) {
-		t.Fatalf("permuted %v, want %v", got, want)
+	for _, tc := range []struct {
+		b  int
+		pi []int
+	}{
+		{32, []int{0, 4, 8, 12, 16, 20, 24, 28, 1, 5, 9, 13, 17, 21, 25, 29,
+			2, 6, 10, 14, 18, 22, 26, 30, 3, 7, 11, 15, 19, 23, 27, 31}},
+		{64, pi64},
+	} {
+		out := poisoned(t, d, rows*cols, tensor.BF16)
+		if err := d.PermuteK(out.Ptr(), in.Ptr(), rows, cols, tc.b); err != nil {
+			t.Fatal(err)
+		}
+		got := download(t, d, out, rows*cols, tensor.BF16)
+		var want []float32
+		for b := range rows * cols / tc.b {
+			for j := range tc.b {
+				want = append(want, float32(tc.b*b+tc.pi[j]))
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("blocks of %d: permuted %v, want %v", tc.b, got, want)
+		}
+		if err := d.PermuteK(out.Ptr(), in.Ptr(), 1, tc.b+32, tc.b); tc.b == 64 && !errorsIsBadArgument(err) {
+			t.Fatalf("blocks of 64, 96 columns: err %v, want a bad argument", err)
+		}
+		if err := d.PermuteK(out.Ptr(), in.Ptr(), 1, tc.b+8, tc.b); !errorsIsBadArgument(err) {
+			t.Fatalf("blocks of %d, %d columns: err %v, want a bad argument", tc.b, tc.b+8, err)
+		}
 	}
-	if err := d.PermuteK8(out.Ptr(), in.Ptr(), 4, 18); !errorsIsBadArgument(err) {
-		t.Fatalf("18 columns: err %v, want a bad argument", err)
+	if err := d.PermuteK(in.Ptr(), in.Ptr(), 1, 64, 16); !errorsIsBadArgument(err) {
+		t.Fatalf("blocks of 16: err %v, want a bad argument", err)
 	}
 }
 
@@ -95,6 +124,17 @@ func TestRankGroupedKernelMatchesCPU(t *testing.T) {
 			return p.g.UploadQuantized(q, tensor.Invalid), p.c.UploadQuantized(q, tensor.Invalid)
 		}},
 		{"fp8-32x64", 208, 80, func(rows, cols int) (backend.Tensor, backend.Tensor) {
+			q := p.randFP8(rows, cols, 32, 64)
+			return p.g.UploadQuantized(q, tensor.Invalid), p.c.UploadQuantized(q, tensor.Invalid)
+		}},
+		// K % 64 == 0 on both projections: the perm tiles (c, p) read fp8
+		// with k permuted in blocks of 64 (the sizes above take their
+		// fallback).
+		{"fp8-k-tiles-of-64", 192, 128, func(rows, cols int) (backend.Tensor, backend.Tensor) {
+			q := p.randFP8(rows, cols, 128, 128)
+			return p.g.UploadQuantized(q, tensor.Invalid), p.c.UploadQuantized(q, tensor.Invalid)
+		}},
+		{"fp8-32x64-k-tiles-of-64", 192, 128, func(rows, cols int) (backend.Tensor, backend.Tensor) {
 			q := p.randFP8(rows, cols, 32, 64)
 			return p.g.UploadQuantized(q, tensor.Invalid), p.c.UploadQuantized(q, tensor.Invalid)
 		}},
@@ -232,6 +272,7 @@ func TestWgraTakes(t *testing.T) {
 		{mgFP8, 7168, [3]int32{128, 192, 38}, false}, // 192 = 64·3
 		{mgFP8, 7168, [3]int32{128, 32, 224}, false}, // two blocks per k tile
 		{mgFP8, 7160, [3]int32{128, 128, 56}, false}, // K % 16 = 8
+		{mgFP8, 7184, [3]int32{128, 128, 57}, true},  // K % 64 = 16
 		{mgInt4, 7168, [3]int32{32, 0, 224}, true},
 		{mgInt4, 224, [3]int32{32, 0, 7}, true},
 		{mgInt4, 7168, [3]int32{128, 0, 56}, true},
@@ -241,8 +282,23 @@ func TestWgraTakes(t *testing.T) {
 		{mgInt4, 7176, [3]int32{32, 0, 225}, false}, // K % 32 = 8
 		{mgBF16, 7168, [3]int32{}, false},
 	} {
-		if got := wgraTakes(c.kind, c.K, c.q); got != c.want {
+		if got := wgraTakes(c.kind, c.K, c.q, false); got != c.want {
 			t.Errorf("wgraTakes(%s, K %d, q %v) = %v, want %v", mgKindName[c.kind], c.K, c.q, got, c.want)
+		}
+	}
+	// On a perm tile fp8 needs K % 64 == 0 (k permuted in blocks of 64);
+	// int4 permutes in blocks of 32, which K % 32 == 0 already gives.
+	for _, c := range []struct {
+		kind, K int
+		q       [3]int32
+		want    bool
+	}{
+		{mgFP8, 7168, [3]int32{128, 128, 56}, true},
+		{mgFP8, 7184, [3]int32{128, 128, 57}, false},
+		{mgInt4, 7200, [3]int32{32, 0, 225}, true},
+	} {
+		if got := wgraTakes(c.kind, c.K, c.q, true); got != c.want {
+			t.Errorf("wgraTakes(%s, K %d, q %v, perm) = %v, want %v", mgKindName[c.kind], c.K, c.q, got, c.want)
 		}
 	}
 	old := moeTile
@@ -273,6 +329,13 @@ func TestWgraTakes(t *testing.T) {
 	fp8.q2 = [3]int32{128, 192, 11} // down_proj's column blocks of 192 = 64·3: refused
 	if got := resolveTile(pickTileNamed("c"), fp8, 7168, 2048).name; got != "y" {
 		t.Errorf("resolveTile(c, fp8 down_proj in blocks of 192) = %s, want its fallback y", got)
+	}
+	fp8.q2 = [3]int32{128, 128, 16}
+	if got := resolveTile(pickTileNamed("c"), fp8, 7168, 2080).name; got != "y" {
+		t.Errorf("resolveTile(c, fp8 with an intermediate of 2080 = 64·32.5) = %s, want its fallback y (c permutes k in blocks of 64)", got)
+	}
+	if got := resolveTile(pickTileNamed("r"), fp8, 7168, 2080).name; got != "r" {
+		t.Errorf("resolveTile(r, fp8 with an intermediate of 2080) = %s, want r (no permutation)", got)
 	}
 	if got := resolveTile(pickTileNamed("y"), fp8, 7168, 2048).name; got != "y" {
 		t.Errorf("resolveTile(y) = %s, want y (not a moe_wgra.cu tile)", got)

@@ -24,6 +24,9 @@ import (
 // nearest even (±0 compare equal: the sign of a zero weight does not
 // survive the sum with the other products' +0). Then one NaN byte in row 5: column 5 of the output must
 // be NaN for every routed row (0·NaN), every other column unchanged.
+// Tiles that read k permuted (perm) get the identity with its columns
+// permuted alike (PermuteK), as routedGrouped gives them x, so the check
+// stays out[r, n] = w[n, r].
 func TestMoEGEMMWidensFP8Exactly(t *testing.T) {
 	p := newPair(t, tensor.BF16)
 	d := p.g
@@ -51,6 +54,10 @@ func TestMoEGEMMWidensFP8Exactly(t *testing.T) {
 		eye[r*K+r] = 1
 	}
 	x := upload(t, d.g, eye, tensor.BF16)
+	xp := poisoned(t, d.g, K*K, tensor.BF16)
+	if err := d.g.PermuteK(xp.Ptr(), x.Ptr(), K, K, 64); err != nil {
+		t.Fatal(err)
+	}
 	counts := uploadI32(t, d.g, []int32{K})
 	idx := uploadI32(t, d.g, make([]int32, 4))
 	for _, nanRow := range []int{-1, 5} {
@@ -71,7 +78,11 @@ func TestMoEGEMMWidensFP8Exactly(t *testing.T) {
 			}
 			out := poisoned(t, d.g, K*N, tensor.BF16)
 			maxTiles := (K+tile.bm-1)/tile.bm + 1
-			err := d.g.MoEGEMM(mgFP8, false, tile, out.Ptr(), x.Ptr(), 0, wptr.Ptr(), offsets, tiles, 1, N, K, maxTiles,
+			xin := x.Ptr()
+			if permBlock(tile, mgFP8) == 64 {
+				xin = xp.Ptr()
+			}
+			err := d.g.MoEGEMM(mgFP8, false, tile, out.Ptr(), xin, 0, wptr.Ptr(), offsets, tiles, 1, N, K, maxTiles,
 				L.scaleOff, [3]int32{128, 128, 2})
 			if err != nil {
 				t.Fatal(err)
