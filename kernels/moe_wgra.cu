@@ -140,8 +140,9 @@
 // tile kt-1's last step is issued, when tile kt-2's MMAs are done, and
 // each step is widened, issued, committed and waited for as above; a
 // step's raw words are read from shared memory one step ahead, the first
-// step's between the barrier and the copies' issue; int4 on c and p reads
-// a block of 32 columns' words at steps 0 and 2).
+// step's between the barrier and the copies' issue; on c and p int4 reads
+// a block of 32 columns' words at steps 0 and 2, fp8 a k tile's at step
+// 0).
 // Nsight Compute on c (int4 gate/up at 8192 tokens) found the warps
 // waiting mostly on those shared-memory reads (the widening's first
 // instruction stalled on its read in 20 % of the samples, and the read
@@ -718,7 +719,7 @@ WR_KINDS(down, false)
 // moe_wgra_permute_k32: out [rows, cols] = x with each row's columns
 // permuted in blocks of 32, out[32b + f] = x[32b + pi(f)], pi(16s + 8h +
 // 2c + e) = 8c + 2s + h + 4e (s, h, e in {0, 1}, c in 0..3): the order in
-// which the int4 tiles with PM 32 read their k columns, so that lane c's
+// which the int4 tiles with PM read their k columns, so that lane c's
 // eight values of the block are stored word c (bf16; cols % 32 == 0,
 // 16-byte aligned rows). One thread per block of 32.
 extern "C" __global__ void moe_wgra_permute_k32(bf16_t* out, const bf16_t* x, long long blocks) {
