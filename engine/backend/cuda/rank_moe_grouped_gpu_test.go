@@ -111,6 +111,13 @@ func TestRankGroupedKernelMatchesCPU(t *testing.T) {
 	defer func() { moeGEMMMode, moeTile = oldMode, oldTile }()
 	moeGEMMMode = "kernel"
 	p := newPair(t, tensor.BF16)
+	// fp8 makes an fp8 weight pair in bh×bw blocks.
+	fp8 := func(bh, bw int) func(rows, cols int) (backend.Tensor, backend.Tensor) {
+		return func(rows, cols int) (backend.Tensor, backend.Tensor) {
+			q := p.randFP8(rows, cols, bh, bw)
+			return p.g.UploadQuantized(q, tensor.Invalid), p.c.UploadQuantized(q, tensor.Invalid)
+		}
+	}
 	kinds := []struct {
 		name string
 		H, I int
@@ -119,25 +126,13 @@ func TestRankGroupedKernelMatchesCPU(t *testing.T) {
 		{"bf16", 200, 88, func(rows, cols int) (backend.Tensor, backend.Tensor) {
 			return p.weight(tensor.BF16, 0.1, rows, cols)
 		}},
-		{"fp8-128x128", 208, 80, func(rows, cols int) (backend.Tensor, backend.Tensor) {
-			q := p.randFP8(rows, cols, 128, 128)
-			return p.g.UploadQuantized(q, tensor.Invalid), p.c.UploadQuantized(q, tensor.Invalid)
-		}},
-		{"fp8-32x64", 208, 80, func(rows, cols int) (backend.Tensor, backend.Tensor) {
-			q := p.randFP8(rows, cols, 32, 64)
-			return p.g.UploadQuantized(q, tensor.Invalid), p.c.UploadQuantized(q, tensor.Invalid)
-		}},
+		{"fp8-128x128", 208, 80, fp8(128, 128)},
+		{"fp8-32x64", 208, 80, fp8(32, 64)},
 		// K % 64 == 0 on both projections: the perm tiles (c, p) read fp8
 		// with k permuted in blocks of 64 (the sizes above take their
 		// fallback).
-		{"fp8-k-tiles-of-64", 192, 128, func(rows, cols int) (backend.Tensor, backend.Tensor) {
-			q := p.randFP8(rows, cols, 128, 128)
-			return p.g.UploadQuantized(q, tensor.Invalid), p.c.UploadQuantized(q, tensor.Invalid)
-		}},
-		{"fp8-32x64-k-tiles-of-64", 192, 128, func(rows, cols int) (backend.Tensor, backend.Tensor) {
-			q := p.randFP8(rows, cols, 32, 64)
-			return p.g.UploadQuantized(q, tensor.Invalid), p.c.UploadQuantized(q, tensor.Invalid)
-		}},
+		{"fp8-k-tiles-of-64", 192, 128, fp8(128, 128)},
+		{"fp8-32x64-k-tiles-of-64", 192, 128, fp8(32, 64)},
 		{"int4", 224, 96, func(rows, cols int) (backend.Tensor, backend.Tensor) {
 			q := randomInt4(p.rng, rows, cols, 32, tensor.BF16)
 			return p.g.UploadQuantized(q, tensor.Invalid), p.c.UploadQuantized(q, tensor.Invalid)
@@ -154,10 +149,7 @@ func TestRankGroupedKernelMatchesCPU(t *testing.T) {
 			q := randomInt4(p.rng, rows, cols, 32, tensor.F32)
 			return p.g.UploadQuantized(q, tensor.Invalid), p.c.UploadQuantized(q, tensor.Invalid)
 		}},
-		{"fp8-one-k-tile", 48, 32, func(rows, cols int) (backend.Tensor, backend.Tensor) {
-			q := p.randFP8(rows, cols, 128, 128)
-			return p.g.UploadQuantized(q, tensor.Invalid), p.c.UploadQuantized(q, tensor.Invalid)
-		}},
+		{"fp8-one-k-tile", 48, 32, fp8(128, 128)},
 		{"bf16-one-k-tile", 56, 24, func(rows, cols int) (backend.Tensor, backend.Tensor) {
 			return p.weight(tensor.BF16, 0.1, rows, cols)
 		}},
@@ -265,40 +257,29 @@ func TestWgraTakes(t *testing.T) {
 		kind, K int
 		q       [3]int32
 		want    bool
+		perm    bool // a perm tile (c, p): fp8 needs K % 64 == 0, k permuted in blocks of 64
 	}{
-		{mgFP8, 7168, [3]int32{128, 128, 56}, true},
-		{mgFP8, 7168, [3]int32{32, 64, 112}, true},
-		{mgFP8, 7168, [3]int32{128, 256, 28}, true},
-		{mgFP8, 7168, [3]int32{128, 192, 38}, false}, // 192 = 64·3
-		{mgFP8, 7168, [3]int32{128, 32, 224}, false}, // two blocks per k tile
-		{mgFP8, 7160, [3]int32{128, 128, 56}, false}, // K % 16 = 8
-		{mgFP8, 7184, [3]int32{128, 128, 57}, true},  // K % 64 = 16
-		{mgInt4, 7168, [3]int32{32, 0, 224}, true},
-		{mgInt4, 224, [3]int32{32, 0, 7}, true},
-		{mgInt4, 7168, [3]int32{128, 0, 56}, true},
-		{mgInt4, 7168, [3]int32{32, 1, 224}, false}, // f32 scales
-		{mgInt4, 7168, [3]int32{16, 0, 448}, false}, // four groups per k tile
-		{mgInt4, 7168, [3]int32{96, 0, 75}, false},  // a group across k tiles
-		{mgInt4, 7176, [3]int32{32, 0, 225}, false}, // K % 32 = 8
-		{mgBF16, 7168, [3]int32{}, false},
+		{mgFP8, 7168, [3]int32{128, 128, 56}, true, false},
+		{mgFP8, 7168, [3]int32{32, 64, 112}, true, false},
+		{mgFP8, 7168, [3]int32{128, 256, 28}, true, false},
+		{mgFP8, 7168, [3]int32{128, 192, 38}, false, false}, // 192 = 64·3
+		{mgFP8, 7168, [3]int32{128, 32, 224}, false, false}, // two blocks per k tile
+		{mgFP8, 7160, [3]int32{128, 128, 56}, false, false}, // K % 16 = 8
+		{mgFP8, 7184, [3]int32{128, 128, 57}, true, false},  // K % 64 = 16
+		{mgInt4, 7168, [3]int32{32, 0, 224}, true, false},
+		{mgInt4, 224, [3]int32{32, 0, 7}, true, false},
+		{mgInt4, 7168, [3]int32{128, 0, 56}, true, false},
+		{mgInt4, 7168, [3]int32{32, 1, 224}, false, false}, // f32 scales
+		{mgInt4, 7168, [3]int32{16, 0, 448}, false, false}, // four groups per k tile
+		{mgInt4, 7168, [3]int32{96, 0, 75}, false, false},  // a group across k tiles
+		{mgInt4, 7176, [3]int32{32, 0, 225}, false, false}, // K % 32 = 8
+		{mgBF16, 7168, [3]int32{}, false, false},
+		{mgFP8, 7168, [3]int32{128, 128, 56}, true, true},
+		{mgFP8, 7184, [3]int32{128, 128, 57}, false, true},
+		{mgInt4, 7200, [3]int32{32, 0, 225}, true, true}, // int4 permutes in blocks of 32: K % 32 == 0 suffices
 	} {
-		if got := wgraTakes(c.kind, c.K, c.q, false); got != c.want {
-			t.Errorf("wgraTakes(%s, K %d, q %v) = %v, want %v", mgKindName[c.kind], c.K, c.q, got, c.want)
-		}
-	}
-	// On a perm tile fp8 needs K % 64 == 0 (k permuted in blocks of 64);
-	// int4 permutes in blocks of 32, which K % 32 == 0 already gives.
-	for _, c := range []struct {
-		kind, K int
-		q       [3]int32
-		want    bool
-	}{
-		{mgFP8, 7168, [3]int32{128, 128, 56}, true},
-		{mgFP8, 7184, [3]int32{128, 128, 57}, false},
-		{mgInt4, 7200, [3]int32{32, 0, 225}, true},
-	} {
-		if got := wgraTakes(c.kind, c.K, c.q, true); got != c.want {
-			t.Errorf("wgraTakes(%s, K %d, q %v, perm) = %v, want %v", mgKindName[c.kind], c.K, c.q, got, c.want)
+		if got := wgraTakes(c.kind, c.K, c.q, c.perm); got != c.want {
+			t.Errorf("wgraTakes(%s, K %d, q %v, perm %v) = %v, want %v", mgKindName[c.kind], c.K, c.q, c.perm, got, c.want)
 		}
 	}
 	old := moeTile
