@@ -273,7 +273,10 @@ var (
 // int4 above wgFrom (BenchmarkKimiMoEInt4, two layers, p against c: 85
 // rows 18.3 ms against 21.1, 100 rows 19.5 against 22.2, 112 rows 20.9
 // against 23.1, 128 rows 26.3 against 24.7): an expert past 128 rows takes
-// a second row tile and widens its weights again.
+// a second row tile and widens its weights again. With k permuted in
+// blocks of 32 (one run, two of each): 112 rows p 19.84-20.06 against c's
+// 21.98-22.13, 122.7 rows 23.59-23.62 against 23.16-24.01, 128 rows
+// 26.25-26.44 against 23.71-23.82: the threshold stands.
 const pTo = 112
 
 // pickTile returns the tile configuration for rows average routed rows
