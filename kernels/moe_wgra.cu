@@ -87,7 +87,8 @@
 // local row r is weight row n0 + r.
 // Shared memory, 1024-byte aligned: ST stages of { tokens [BN, 64] bf16
 // in the 128-byte swizzle, raw weights [RB, 64] as stored (fp8: 64 bytes
-// a row, int4: 32) }.
+// a row, int4: 32) }; after the mainloop, with SE, the down projection's
+// [BN, RB + 8] bf16 outputs on their way out.
 //
 // Widening into the fragment (registers). int4: the byte of packed word w
 // holding columns 2c, 2c+1 (c = lane%4) is moved by one prmt to bits 0-7
@@ -241,7 +242,7 @@ struct wr_raw<MG_INT4> {
 };
 
 // moe_wgra: see the file comment. Arguments as moe_gemm.cu's moe_gemm.
-template <int WG, int BN, int ST, bool IL, bool PM, int WK, bool GLU>
+template <int WG, int BN, int ST, bool IL, bool PM, bool SE, int WK, bool GLU>
 __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int* xidx, const unsigned long long* wptr,
                                          const int* offsets, const int* tiles, int nexp, int N, int K,
                                          long long scale_off, int qa, int qb, int qc) {
@@ -631,6 +632,42 @@ __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int
         return n;
     };
     const int nA = pcol(colOf(lr0)), nB = colOf(lr0 + 8);
+    if constexpr (SE && !GLU) {
+        // Staged (SE, down_proj with N % 8 == 0): the block's [BN, RB]
+        // outputs go through shared memory (rows of RB + 8 bf16, so that a
+        // warp's stores fall in distinct banks) and leave in 16-byte
+        // chunks, a row's RB columns contiguous, instead of 2-byte stores
+        // scattered over four rows per warp instruction. Measured (H200,
+        // one run, two of each, staged against not): c on Kimi-K2.5's int4
+        // MoE (BenchmarkKimiMoEInt4, two layers) at 8192 tokens 26.89 and
+        // 26.89 ms against 26.99 and 28.81, at 4096 19.55-19.83 against
+        // 20.48-20.64; on DeepSeek-V3's fp8 experts at 4096 tokens
+        // (BenchmarkMoEGrouped) 8.31 against 8.59; p at 4096 17.38-17.50
+        // against 17.25-17.31, so p keeps the direct stores.
+        constexpr int SP = RB + 8;
+        static_assert(BN * SP * 2 <= ST * STAGE, "the staging tile fits the stages");
+        if (N % 8 == 0) {
+            mg_wait<0>();
+            __syncthreads();  // every warpgroup's MMAs have read their last stage
+            bf16_t* stg = (bf16_t*)sm;
+#pragma unroll
+            for (int j = 0; j < BN / 8; j++)
+#pragma unroll
+                for (int t = 0; t < 2; t++) {
+                    const int r = 8 * j + 2 * c + t;
+                    stg[r * SP + lr0] = f32_to_bf16(acc[4 * j + t]);
+                    stg[r * SP + lr0 + 8] = f32_to_bf16(acc[4 * j + 2 + t]);
+                }
+            __syncthreads();
+            constexpr int CH = RB / 8;  // 16-byte chunks per row
+            for (int i = tid; i < BN * CH; i += THREADS) {
+                const int r = i / CH, q = i % CH, row = m0 + r, col = n0 + 8 * q;
+                if (row < m1 && col < N)
+                    *(uint4*)(out + (long long)row * N + col) = *(const uint4*)(stg + r * SP + 8 * q);
+            }
+            return;
+        }
+    }
 #pragma unroll
     for (int j = 0; j < BN / 8; j++) {
 #pragma unroll
@@ -649,8 +686,9 @@ __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int
     }
 }
 
-// Tile configurations (WG warpgroups, BN tokens, stages, IL), picked by
-// the host (engine/backend/cuda/rank_moe_grouped.go, which holds what
+// Tile configurations (WG warpgroups, BN tokens, stages, IL, PM: k
+// permuted, SE: down_proj's outputs staged through shared memory), picked
+// by the host (engine/backend/cuda/rank_moe_grouped.go, which holds what
 // BenchmarkMoEGrouped measured): r 128 weight rows × 128 tokens, h 128 ×
 // 64, double-buffered; c 192 × 192 interleaved (three warpgroups: the
 // tokens' tile is read once for 192 weight rows); p 256 × 128 interleaved
@@ -694,13 +732,13 @@ __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int
 // against 17.4, an experiment that left out the tokens' conversion); not
 // taken: the tokens and SiLU·mul's output would need an f16 copy with a
 // power-of-two scale per row to keep bf16's range.
-#define WR_CFG_r 2, 128, 4, false, false
+#define WR_CFG_r 2, 128, 4, false, false, false
 #define WR_THREADS_r 256
-#define WR_CFG_h 2, 64, 4, false, false
+#define WR_CFG_h 2, 64, 4, false, false, false
 #define WR_THREADS_h 256
-#define WR_CFG_c 3, 192, 4, true, true
+#define WR_CFG_c 3, 192, 4, true, true, true
 #define WR_THREADS_c 384
-#define WR_CFG_p 4, 128, 4, true, true
+#define WR_CFG_p 4, 128, 4, true, true, false
 #define WR_THREADS_p 512
 
 #define WR_INST(wn, WK, cfg, gn, GLU)                                                                        \
