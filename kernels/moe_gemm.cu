@@ -283,8 +283,8 @@ __device__ __forceinline__ void moe_gemm(bf16_t* out, const bf16_t* x, const int
 // Tile configurations (BM, BN, WM, WN, stages): s for a few rows per expert
 // (decode, small batches: bound by reading the weights), m and l for
 // prefill. The host picks one by the average rows per expert
-// (engine/backend/cuda/rank_moe_grouped.go, which also holds the shared
-// memory each needs).
+// (engine/backend/cuda/rank_moe_tiles.go; rank_moe_grouped.go holds the
+// shared memory each needs).
 #define MG_CFG_s 16, 128, 16, 32, 4
 #define MG_CFG_m 64, 128, 64, 32, 3
 #define MG_CFG_l 128, 128, 64, 32, 3

@@ -237,8 +237,8 @@ __device__ __forceinline__ void moe_wgmma(bf16_t* out, const bf16_t* x, const in
 }
 
 // Tile configurations (WG warpgroups, BN, stages), picked by the host
-// (engine/backend/cuda/rank_moe_grouped.go, which holds the shared memory
-// each needs): w 128 × 256 (BenchmarkMoEGrouped measured 128 × 128 and
+// (engine/backend/cuda/rank_moe_tiles.go; rank_moe_grouped.go holds the
+// shared memory each needs): w 128 × 256 (BenchmarkMoEGrouped measured 128 × 128 and
 // 64 × 256 slower at every size); y 192 × 256, three warpgroups: an
 // expert of 129 to 192 routed rows (DeepSeek-V3 at 4096 tokens routes 128
 // on average) is one row tile instead of two, so its weights are read from

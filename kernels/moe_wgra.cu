@@ -688,7 +688,7 @@ __device__ __forceinline__ void moe_wgra(bf16_t* out, const bf16_t* x, const int
 
 // Tile configurations (WG warpgroups, BN tokens, stages, IL, PM: k
 // permuted, SE: down_proj's outputs staged through shared memory), picked
-// by the host (engine/backend/cuda/rank_moe_grouped.go, which holds what
+// by the host (engine/backend/cuda/rank_moe_tiles.go, which holds what
 // BenchmarkMoEGrouped measured): r 128 weight rows × 128 tokens, h 128 ×
 // 64, double-buffered; c 192 × 192 interleaved (three warpgroups: the
 // tokens' tile is read once for 192 weight rows); p 256 × 128 interleaved
