@@ -226,6 +226,20 @@ func benchPrefill(b *testing.B, withCapture bool) {
 		return l
 	}
 	logits := run() // warm-up: module loads, cuBLAS heuristics, pool
+	// then HSDB_BENCH_WARM_S seconds (default 1) of prefills, so that an
+	// H200 at its power limit has settled its clock on this work (the
+	// CUDA backend's benchWarm says why); hf_prefill.py --warm-s alike.
+	warm := 1.0
+	if v := os.Getenv("HSDB_BENCH_WARM_S"); v != "" {
+		w, err := strconv.ParseFloat(v, 64)
+		if err != nil || w < 0 {
+			b.Fatalf("HSDB_BENCH_WARM_S: %q is not a number of seconds >= 0", v)
+		}
+		warm = w
+	}
+	for t0 := time.Now(); time.Since(t0).Seconds() < warm; {
+		run()
+	}
 	if out := os.Getenv("HSDB_BENCH_OUT"); out != "" && !withCapture {
 		buf := make([]byte, 0, 4*logits.Values.Numel())
 		for _, v := range logits.Values.F32() {

@@ -50,7 +50,7 @@ stamp "3. (c) statistics at a stop, 8 virtual ranks"
 (cd engine/backend/cuda && "$root/bin/cuda.test" -test.run '^$' -test.bench '^BenchmarkStopMoments8Ranks$' -test.benchtime 20x -test.timeout 5m) 2>&1 | tee "$out/moments.log"
 
 stamp "4. HF transformers"
-hf_args=(--model "$model" --ids "$out/ids.json" --iters 10)
+hf_args=(--model "$model" --ids "$out/ids.json" --iters 10 --warm-s "${HSDB_BENCH_WARM_S:-1}")
 [[ -f $out/hsdb_logits.f32 ]] && hf_args+=(--hsdb-logits "$out/hsdb_logits.f32")
 if [[ -f $out/ids.json ]]; then
 	python3 scripts/bench/hf_prefill.py "${hf_args[@]}" 2>&1 | tee "$out/hf.log"

@@ -17,7 +17,10 @@
 #   (c) the fp8 block-scaled variant (same values up to fp8 rounding):
 #       tokens/s and the weight bytes kept on the GPU, against bf16's;
 # then one profiled prefill per configuration (HSDB_CUDA_PROFILE=1: device
-# time per op kind) unless BENCH_PROFILE=0.
+# time per op kind) unless BENCH_PROFILE=0. Each timing follows
+# HSDB_BENCH_WARM_S seconds (default 1) of the same prefills, hsdb's and
+# HF's alike: the H200 runs these at its power limit and settles its clock
+# within a few hundred ms of the work changing.
 #
 # Checkpoints (28 GB bf16 + 15 GB fp8) are written once to
 # $HSDB_BENCH_DS (default /tmp/hsdb-bench/deepseek-v3-2l) and reused.
@@ -64,7 +67,7 @@ hsdb() {
 hsdb tp1 "$ds/bf16" 1
 if [[ ${BENCH_HF:-1} != 0 ]]; then
 	stamp "HF transformers on bf16"
-	python3 "$here/hf_prefill.py" --model "$ds/bf16" --ids "$out/tp1/ids.json" --iters 10 \
+	python3 "$here/hf_prefill.py" --model "$ds/bf16" --ids "$out/tp1/ids.json" --iters 10 --warm-s "${HSDB_BENCH_WARM_S:-1}" \
 		--hsdb-logits "$out/tp1/hsdb_logits.f32" ${BENCH_REF_F32:+--ref-f32} 2>&1 | tee "$out/hf.log"
 fi
 if [[ ${BENCH_TP8:-1} != 0 ]]; then

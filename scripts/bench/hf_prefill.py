@@ -10,7 +10,7 @@ With --ref-f32 it then reloads the model in float32 and prints, per
 sequence, the cosine of hsdb's and HF bf16's last-token logits against the
 float32 ones: how far each bf16 run is from the exact computation.
 
-Usage: hf_prefill.py --model DIR --ids ids.json [--hsdb-logits F] [--iters N] [--ref-f32]
+Usage: hf_prefill.py --model DIR --ids ids.json [--hsdb-logits F] [--iters N] [--warm-s S] [--ref-f32]
 """
 import argparse
 import json
@@ -38,6 +38,8 @@ def main():
     ap.add_argument("--hsdb-logits")
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("--ref-f32", action="store_true")
+    ap.add_argument("--warm-s", type=float, default=1.0,
+                    help="seconds of prefills before timing (an H200 at its power limit settles its clock), as hsdb's HSDB_BENCH_WARM_S")
     args = ap.parse_args()
     t0 = time.time()
     model = load(args.model)
@@ -54,6 +56,10 @@ def main():
         for _ in range(2):
             logits = step()
         torch.cuda.synchronize()
+        w0 = time.time()
+        while time.time() - w0 < args.warm_s:
+            logits = step()
+            torch.cuda.synchronize()
         t1 = time.time()
         for _ in range(args.iters):
             logits = step()

@@ -35,10 +35,12 @@ import (
 // and on the default choice; then the speed of the defaults against bf16
 // on cuBLAS and of the stored form's default against bf16's default (>= 1: faster), and
 // the largest relative difference of the kernel's outputs from cuBLAS's
-// on the bf16 experts. Needs about 45 GB of device memory.
+// on the bf16 experts. Each timing follows HSDB_BENCH_WARM_S seconds of
+// the same step (benchWarm). Needs about 45 GB of device memory.
 //
 //	cuda.test -test.run '^$' -test.bench MoEGrouped -test.benchtime 1x
 func BenchmarkMoEGrouped(b *testing.B) {
+	warm := benchWarm(b)
 	devs, _ := virtualRanksOn(b, 1, tensor.BF16)
 	d := devs[0]
 	oldMode, oldTile := moeGEMMMode, moeTile
@@ -117,7 +119,7 @@ func BenchmarkMoEGrouped(b *testing.B) {
 					d.PopScope()
 					return nil
 				}
-				_ = step()
+				settle(b, d, warm, step)
 				const iters = 3
 				ms, err := d.g.Time(func() error {
 					for range iters {
