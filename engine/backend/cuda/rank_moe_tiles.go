@@ -42,7 +42,10 @@ var (
 // a second row tile and widens its weights again. With k permuted in
 // blocks of 32 (one run, two of each): 112 rows p 19.84-20.06 against c's
 // 21.98-22.13, 122.7 rows 23.59-23.62 against 23.16-24.01, 128 rows
-// 26.25-26.44 against 23.71-23.82: the threshold stands.
+// 26.25-26.44 against 23.71-23.82: the threshold stands. Timed each after
+// a second of its own work (benchWarm; the earlier runs followed the
+// other form's): 85 rows p 17.60 against c 19.66, 112 rows 20.52 against
+// 22.21, 128 rows 26.03 against 23.58, 171 rows 34.05 against 26.96.
 const pTo = 112
 
 // pickTile returns the tile configuration for rows average routed rows
