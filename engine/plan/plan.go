@@ -161,7 +161,7 @@ func New(t *model.Tree, d *model.Dims, o Options) (*Plan, error) {
 			if rk.KV, err = kvBytes(layers, d, r, int64(seqs), int64(seqLen), int64(act.Size())); err != nil {
 				return nil, fmt.Errorf("rank %d: %w", r, err)
 			}
-			if rk.Activations, err = activationBytes(layers, d, r, int64(o.Tokens), int64(act.Size())); err != nil {
+			if rk.Activations, err = activationBytes(layers, d, r, int64(o.Tokens), int64(act.Size()), w.scratch[r]); err != nil {
 				return nil, fmt.Errorf("rank %d: %w", r, err)
 			}
 		}

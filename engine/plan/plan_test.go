@@ -104,21 +104,26 @@ func tree(t *testing.T, cfgJSON string, world int, ep bool) (*model.Tree, *model
 // scores 2·T·T·(4+2) = 1200 = 9520; dense MLP 3·T·32·2 + 2·T·64·2 =
 // 4480; MoE router 2·T·4·4 = 320, rows 2·T·2·64·2 = 5120, experts
 // 3·T·2·16·2 = 1920, combine 2·T·64·2 = 2560, shared 3·T·16·2 + T·64·2 =
-// 2240 → 12160. Peak: layer 1, 3840 + 12160 = 16000; under --ep the
-// experts hold 32 rows each, 3840 instead of 1920: 17920. With both
-// layers dense the attention is the peak: 3840 + 9520 = 13360. KV: the
+// 2240 → 12160. Kept quantized (the CUDA backend), each layer adds the
+// widening scratch of its largest quantized linear outside the routed
+// experts, q_a's (or layer 0's gate's) [32, 64] in bf16: 32·64·2 = 4096
+// (q_b's shard is dense), and layer 1, whose routed experts are
+// quantized, the MoE input's permuted copy T·64·2 = 1280. Peak: layer 1,
+// 3840 + 12160 + 4096 + 1280 = 21376; under --ep the experts hold 32 rows
+// each, 3840 instead of 1920: 23296. With both layers dense the attention
+// is the peak: 3840 + 9520 + 4096 = 17456. KV: the
 // capacity for T = 10 is 16 rows (16 ≥ 10), 2 layers · 16 · (16 + 4) · 2
 // = 1280.
 func TestPlanTinyV3(t *testing.T) {
 	for _, ep := range []bool{false, true} {
 		tr, d := tree(t, tinyV3, 2, ep)
-		p, err := plan.New(tr, d, plan.Options{World: 2, Quant: blockQuant{}, Act: tensor.BF16, Tokens: 10, DeviceBytes: 16000 + 1280 + 55632})
+		p, err := plan.New(tr, d, plan.Options{World: 2, Quant: blockQuant{}, Act: tensor.BF16, Tokens: 10, DeviceBytes: 21376 + 1280 + 55632})
 		if err != nil {
 			t.Fatal(err)
 		}
-		act := int64(16000)
+		act := int64(21376)
 		if ep {
-			act = 17920
+			act = 23296
 		}
 		if len(p.Ranks) != 2 {
 			t.Fatalf("ep=%v: %d ranks, want 2", ep, len(p.Ranks))
@@ -139,8 +144,8 @@ func TestPlanTinyV3(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range p.Ranks {
-		if r.KV != 1280 || r.Activations != 13360 {
-			t.Errorf("all dense: rank %d KV %d, activations %d; want 1280, 13360", r.Rank, r.KV, r.Activations)
+		if r.KV != 1280 || r.Activations != 17456 {
+			t.Errorf("all dense: rank %d KV %d, activations %d; want 1280, 17456", r.Rank, r.KV, r.Activations)
 		}
 	}
 	// Only linear layers are asked: embeddings, LM head and router stay
@@ -159,6 +164,17 @@ func TestPlanTinyV3(t *testing.T) {
 	}
 	if w := p.Weights(); w[0] != 148816 || w[1] != 148816 {
 		t.Errorf("dequantized: %v, want 148816 per rank", w)
+	}
+	// Dequantized on load nothing is widened during a step: the stage's
+	// peak alone, 16000.
+	p, err = plan.New(tr, d, plan.Options{World: 2, Quant: blockQuant{}, Dequantize: true, Act: tensor.BF16, Tokens: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range p.Ranks {
+		if r.Activations != 16000 {
+			t.Errorf("dequantized: rank %d activations %d, want 16000", r.Rank, r.Activations)
+		}
 	}
 }
 

@@ -21,13 +21,8 @@ type layer struct {
 func layerParams(t *model.Tree) []layer {
 	by := map[int]map[string]model.Param{}
 	for _, p := range t.Params() {
-		rest, ok := strings.CutPrefix(p.Name, "model.layers.")
+		i, sub, ok := layerOf(p.Name)
 		if !ok {
-			continue
-		}
-		idx, sub, ok := strings.Cut(rest, ".")
-		i, err := strconv.Atoi(idx)
-		if !ok || err != nil {
 			continue
 		}
 		if by[i] == nil {
@@ -41,6 +36,21 @@ func layerParams(t *model.Tree) []layer {
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].index < out[b].index })
 	return out
+}
+
+// layerOf splits a parameter name "model.layers.N.SUB" into N and SUB;
+// false for a name outside the decoder layers.
+func layerOf(name string) (int, string, bool) {
+	rest, ok := strings.CutPrefix(name, "model.layers.")
+	if !ok {
+		return 0, "", false
+	}
+	idx, sub, ok := strings.Cut(rest, ".")
+	i, err := strconv.Atoi(idx)
+	if !ok || err != nil {
+		return 0, "", false
+	}
+	return i, sub, true
 }
 
 // rows returns rank r's rows of the layer's parameter sub (0 when absent).
@@ -149,8 +159,14 @@ const AttentionScratch = 512 << 20
 //     up [T·k, I_r] × 2 (I_r: the rank's share of moe_intermediate_size,
 //     all of it under --ep), the product [T·k, I_r], the expert outputs
 //     [T·k, hidden], the combined output and its all-reduce [T, hidden] ×
-//     2, and a shared expert like a dense MLP of its size.
-func activationBytes(layers []layer, d *model.Dims, r int, tokens, act int64) (int64, error) {
+//     2, and a shared expert like a dense MLP of its size;
+//   - weights kept quantized (the CUDA backend; scratch, from newWeights:
+//     nil or empty when they are dequantized on load), on top of the
+//     stage's peak: the largest quantized linear outside the routed
+//     experts widened into the activation dtype (rows × cols), and, when
+//     the routed experts are kept quantized, the MoE input's permuted copy
+//     [T, hidden] in bf16 (2 bytes).
+func activationBytes(layers []layer, d *model.Dims, r int, tokens, act int64, scratch map[int]widening) (int64, error) {
 	H := int64(d.Hidden)
 	var peak int64
 	for _, l := range layers {
@@ -165,6 +181,12 @@ func activationBytes(layers []layer, d *model.Dims, r int, tokens, act int64) (i
 		var c counter
 		c.add(3, tokens, H, act)
 		c.add(max(attn, mlp))
+		if s := scratch[l.index]; s.linear > 0 || s.experts {
+			c.add(s.linear, act)
+			if s.experts {
+				c.add(tokens, H, 2)
+			}
+		}
 		v, err := c.value(fmt.Sprintf("layer %d activations", l.index))
 		if err != nil {
 			return 0, err

@@ -14,6 +14,24 @@ type weights struct {
 	dense        tensor.DType // dtype dense weights are counted at without a checkpoint
 	dequant      tensor.DType // dtype quantized weights become when dequantized
 	found        bool         // the checkpoint's headers gave at least one parameter's dtype
+	// scratch is, per rank and decoder layer, what the CUDA backend widens
+	// kept-quantized weights into during a step (widening).
+	scratch []map[int]widening
+}
+
+// widening is what one decoder layer's kept-quantized weights cost a rank
+// beyond themselves during a step on the CUDA backend.
+type widening struct {
+	// linear is the largest quantized linear outside the routed experts,
+	// as [rows, cols] values: Linear widens the whole weight into a
+	// scratch of the activation dtype before its cuBLAS GEMM
+	// (engine/backend/cuda linearFP8 and linearInt4; the int4 GEMV for at
+	// most 4 tokens needs none, counted anyway).
+	linear int64
+	// experts says the layer's routed experts are kept quantized: the
+	// grouped kernels read the MoE input through a copy with its columns
+	// permuted ([tokens, hidden] bf16, PermuteK).
+	experts bool
 }
 
 // newWeights counts every parameter of t on every rank: rank r's share is
@@ -33,7 +51,10 @@ type weights struct {
 // every other parameter counts its elements × the dtype it is kept in
 // (denseDType).
 func newWeights(t *model.Tree, d *model.Dims, o Options, world int) (*weights, error) {
-	w := &weights{bytes: make([]int64, world), quant: make([]int64, world)}
+	w := &weights{bytes: make([]int64, world), quant: make([]int64, world), scratch: make([]map[int]widening, world)}
+	for r := range world {
+		w.scratch[r] = map[int]widening{}
+	}
 	w.dense = o.DType
 	if w.dense == tensor.Invalid {
 		w.dense = d.DType
@@ -115,6 +136,7 @@ func newWeights(t *model.Tree, d *model.Dims, o Options, world int) (*weights, e
 				if lastQ {
 					all[r].add(lastBytes)
 					qs[r].add(lastBytes)
+					w.keptQuantized(r, p.Name, n)
 					continue
 				}
 			}
@@ -135,6 +157,22 @@ func newWeights(t *model.Tree, d *model.Dims, o Options, world int) (*weights, e
 		}
 	}
 	return w, nil
+}
+
+// keptQuantized notes that rank r keeps parameter name, n values, quantized
+// (widening).
+func (w *weights) keptQuantized(r int, name string, n int64) {
+	idx, sub, ok := layerOf(name)
+	if !ok {
+		return // outside the decoder layers: the head and embeddings are never quantized
+	}
+	s := w.scratch[r][idx]
+	if strings.HasPrefix(sub, "mlp.experts.") {
+		s.experts = true
+	} else {
+		s.linear = max(s.linear, n)
+	}
+	w.scratch[r][idx] = s
 }
 
 // shardRanges returns rank r's rows and columns of the 2-D weight p: its
