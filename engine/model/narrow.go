@@ -85,11 +85,7 @@ func quantOverflow(name string, q *tensor.Quantized, dt tensor.DType) error {
 	if q.Format == tensor.QuantFP8Block {
 		qmax = 448
 	}
-	var big float64
-	for i := range q.Scale.Numel() {
-		big = max(big, math.Abs(q.Scale.At(i)))
-	}
-	if big*qmax <= maxFinite(dt) {
+	if maxAbs(q.Scale)*qmax <= maxFinite(dt) {
 		return nil
 	}
 	w := q.Dequantize()
@@ -97,4 +93,33 @@ func quantOverflow(name string, q *tensor.Quantized, dt tensor.DType) error {
 		return overflowError(name, w.Shape, i, w.At(i), dt)
 	}
 	return nil
+}
+
+// maxAbs returns the largest magnitude of float tensor t's elements (NaN
+// counts as larger than any), from the raw bits for bf16, f16 and f32 (of
+// one sign, bit patterns order as their values: a load of Kimi-K2's
+// gigabytes of scales at --dtype bf16 scans them at memory speed).
+func maxAbs(t *tensor.Tensor) float64 {
+	switch t.DType {
+	case tensor.BF16, tensor.F16:
+		var m uint16
+		for i := 0; i+2 <= len(t.Data); i += 2 {
+			m = max(m, binary.LittleEndian.Uint16(t.Data[i:])&0x7FFF)
+		}
+		if t.DType == tensor.BF16 {
+			return float64(tensor.BF16ToF32(m))
+		}
+		return float64(tensor.F16ToF32(m))
+	case tensor.F32:
+		var m uint32
+		for i := 0; i+4 <= len(t.Data); i += 4 {
+			m = max(m, binary.LittleEndian.Uint32(t.Data[i:])&0x7FFFFFFF)
+		}
+		return float64(math.Float32frombits(m))
+	}
+	var m float64
+	for i := range t.Numel() {
+		m = max(m, math.Abs(t.At(i)))
+	}
+	return m
 }

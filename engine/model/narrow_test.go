@@ -108,3 +108,14 @@ func TestNarrowedWeightOverflow(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxAbs: the largest magnitude from raw bits, by hand, in each dtype:
+// -3 beats 2, 0.5 and -0 (bf16, f16, f32, f64).
+func TestMaxAbs(t *testing.T) {
+	for _, dt := range []tensor.DType{tensor.BF16, tensor.F16, tensor.F32, tensor.F64} {
+		x := tensor.FromF32([]float32{2, 0.5, -3, float32(math.Copysign(0, -1))}, 2, 2).Convert(dt)
+		if got := maxAbs(x); got != 3 {
+			t.Errorf("%s: maxAbs %v, want 3", dt, got)
+		}
+	}
+}
