@@ -34,12 +34,22 @@ func (e *Engine) Tokenizer() (tokenizer.Tokenizer, error) {
 // vocab_size vocab, without loading the model: a command that needs one
 // (generate --prompt, capture --data with text rows) says it is missing
 // before a load that takes minutes on a large model. Errors: which files
-// were looked for; a tokenizer of more tokens than vocab (vocab 0: not
-// checked).
+// were looked for; a tokenizer of more tokens than vocab, or a Kimi
+// tiktoken.model of fewer (vocab 0: not checked).
 func FindTokenizer(path string, vocab int) (tokenizer.Tokenizer, error) {
 	tok, err := findTokenizer(path)
 	if tok != nil && vocab > 0 && tok.VocabSize() > vocab {
 		return nil, fmt.Errorf("tokenizer %s has %d tokens, more than the model's vocab_size %d", tok.Name(), tok.VocabSize(), vocab)
+	}
+	if k, ok := tok.(*tokenizer.Tiktoken); ok && vocab > 0 && k.VocabSize() < vocab {
+		// Kimi's special tokens take the 256 ids after the ranks, and a
+		// Kimi model's vocab_size is exactly those (Kimi-K2: 163584 ranks,
+		// 163840): a rank file cut short at a line end, or another model's,
+		// parses, then gives [BOS], [EOS] and <|im_end|> ids the model
+		// holds for ordinary tokens, and merges fewer bytes.
+		n := k.VocabSize() - tokenizer.KimiReservedSpecials
+		return nil, fmt.Errorf("tokenizer %s has %d ranks, so Kimi's %d special tokens are ids %d..%d, but the model's vocab_size is %d (%d ranks and the specials): the tiktoken.model is cut short or another model's",
+			k.Name(), n, tokenizer.KimiReservedSpecials, n, k.VocabSize()-1, vocab, vocab-tokenizer.KimiReservedSpecials)
 	}
 	return tok, err
 }

@@ -74,6 +74,9 @@ func (l *Loader) quantized(name string, q *tensor.Quantized, rows, cols [2]int) 
 	if dt == tensor.Invalid {
 		dt = tensor.F32
 	}
+	if err := quantOverflow(name, s, dt); err != nil {
+		return l.Fail(err)
+	}
 	x := l.Dev.UploadQuantized(s, dt)
 	if x.DType().IsFloat() { // dequantized on upload
 		l.Report.Bytes += int64(tensor.Numel(x.Shape())) * int64(x.DType().Size())

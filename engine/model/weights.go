@@ -227,7 +227,11 @@ func (l *Loader) finish(name string, t *tensor.Tensor) backend.Tensor {
 		}
 	}
 	if want != t.DType {
-		t = t.Convert(want)
+		c := t.Convert(want)
+		if i := narrowOverflow(t, c); i >= 0 {
+			return l.Fail(overflowError(name, t.Shape, i, t.At(i), want))
+		}
+		t = c
 	}
 	if uc, ok := l.Dev.(backend.UploadCopier); l.Detach != nil && !(ok && uc.CopiesUploads()) {
 		d, err := l.Detach(t)

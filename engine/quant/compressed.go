@@ -298,9 +298,10 @@ func (c *Compressed) Quantizes(name string) bool {
 // quantize, a module stored both dense and packed, a missing weight_packed,
 // weight_scale or weight_shape, a weight_shape other than [out, in], a
 // packed or scale shape that disagrees with weight_shape and the group
-// size, a NaN or infinite scale, an asymmetric scheme (with or without
-// weight_zero_point), zero points under a symmetric scheme, activation-order
-// g_idx.
+// size, a NaN or infinite scale (or one so large that the group
+// dequantizes to ±Inf), an asymmetric scheme (with or without
+// weight_zero_point), zero points under a symmetric scheme,
+// activation-order g_idx.
 func (c *Compressed) Load(src model.WeightSource, name string, out, in int) (*tensor.Quantized, error) {
 	mod, ok := strings.CutSuffix(name, ".weight")
 	if !ok {
@@ -373,7 +374,7 @@ func (c *Compressed) Load(src model.WeightSource, name string, out, in int) (*te
 	if err := q.Check(); err != nil {
 		return nil, fmt.Errorf("%s / %s (group_size %d): %w", packed, scale, gs, err)
 	}
-	if err := checkScales(scale, st); err != nil {
+	if err := checkScales(scale, st, int4Max, "int4 values reach -8"); err != nil {
 		return nil, err
 	}
 	return q, nil

@@ -89,7 +89,8 @@ func scaleName(name string) string { return name + "_scale_inv" }
 // it as fp8, or (nil, nil) when it stores it in another dtype (or not at
 // all: the loader then reports it missing). Errors name the tensor: a shape
 // other than [out, in], a module modules_to_not_convert keeps dense, a
-// missing or misshapen scale, a NaN or infinite scale.
+// missing or misshapen scale, a NaN or infinite scale, or one so large
+// that the block dequantizes to ±Inf.
 func (s *FP8Block) Load(src model.WeightSource, name string, out, in int) (*tensor.Quantized, error) {
 	dt, shape, ok := src.Meta(name)
 	if !ok || dt != tensor.F8E4M3 {
@@ -124,7 +125,7 @@ func (s *FP8Block) Load(src model.WeightSource, name string, out, in int) (*tens
 	if err := q.Check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if err := checkScales(sn, sc); err != nil {
+	if err := checkScales(sn, sc, fp8Max, "fp8 e4m3 values reach ±448"); err != nil {
 		return nil, fmt.Errorf("fp8 weight %s: %w", name, err)
 	}
 	return q, nil

@@ -19,7 +19,7 @@ func BenchmarkCheckScales(b *testing.B) {
 	b.Run("scan", func(b *testing.B) {
 		b.SetBytes(int64(len(st.Data)))
 		for b.Loop() {
-			if err := checkScales("s", st); err != nil {
+			if err := checkScales("s", st, int4Max, "int4 values reach -8"); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -39,7 +39,7 @@ func putBits(b []byte, bits uint64) {
 // scheme refuse the weight naming the scale tensor and the element [1, 2];
 // before, it loaded and turned every output of the weight's rows into NaN
 // (one scale covers a whole block). Finite scales (0, negative, the largest
-// bf16) still load.
+// f16) still load; TestOverflowingScalesRefused has the largest.
 func TestNonFiniteScalesRefused(t *testing.T) {
 	bad := []struct {
 		dt   tensor.DType
@@ -53,7 +53,7 @@ func TestNonFiniteScalesRefused(t *testing.T) {
 	good := []struct {
 		dt   tensor.DType
 		bits uint64
-	}{{tensor.BF16, 0x0000}, {tensor.BF16, 0xBF80}, {tensor.BF16, 0x7F7F}, {tensor.F32, uint64(math.Float32bits(-2))}}
+	}{{tensor.BF16, 0x0000}, {tensor.BF16, 0xBF80}, {tensor.F16, 0x7BFF}, {tensor.F32, uint64(math.Float32bits(-2))}}
 
 	// fp8: a 3×5 weight in 2×2 blocks has a [2, 3] scale grid.
 	fp8 := &FP8Block{Block: [2]int{2, 2}}
@@ -97,7 +97,7 @@ func TestCheckScalesEveryPosition(t *testing.T) {
 	nan := map[tensor.DType]uint64{tensor.BF16: 0x7FC1, tensor.F16: 0xFE01, tensor.F32: 0xFF800000, tensor.F64: 0x7FF8000000000001}
 	for dt, bits := range nan {
 		base := tensor.FromF32(make([]float32, 36), 4, 9).Convert(dt)
-		if err := checkScales("s", base); err != nil {
+		if err := checkScales("s", base, fp8Max, "fp8 e4m3 values reach ±448"); err != nil {
 			t.Fatalf("%s zeros: %v", dt, err)
 		}
 		es := dt.Size()
@@ -105,7 +105,7 @@ func TestCheckScalesEveryPosition(t *testing.T) {
 			g := &tensor.Tensor{Shape: []int{4, 9}, DType: dt, Data: append([]byte(nil), base.Data...)}
 			putBits(g.Data[i*es:(i+1)*es], bits)
 			want := fmt.Sprintf("at [%d, %d]", i/9, i%9)
-			if err := checkScales("s", g); err == nil || !strings.Contains(err.Error(), want) {
+			if err := checkScales("s", g, fp8Max, "fp8 e4m3 values reach ±448"); err == nil || !strings.Contains(err.Error(), want) {
 				t.Errorf("%s, non-finite element %d: %v; want %s", dt, i, err, want)
 			}
 		}

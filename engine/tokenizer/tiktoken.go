@@ -126,7 +126,8 @@ func newTiktoken(name string, ranks map[string]int32, tokens []string, kind spli
 }
 
 // ParseTiktokenRanks reads a tiktoken rank file: one token per line, its
-// bytes in standard base64 (with padding), whitespace, its rank in decimal
+// bytes in standard base64 (with padding), ASCII whitespace (Python's
+// bytes.split), its rank in decimal
 // (tiktoken/load.py load_tiktoken_bpe; empty lines are skipped, "\r\n"
 // line ends accepted). It returns ranks (bytes -> rank) and tokens (rank ->
 // bytes, as strings). Errors wrap ErrFormat and name the 1-based line: a
@@ -157,7 +158,12 @@ func ParseTiktokenRanks(data []byte) (map[string]int32, []string, error) {
 		if len(line) == 0 {
 			continue
 		}
-		f := strings.Fields(string(line))
+		// bytes.split() as load_tiktoken_bpe splits: at ASCII whitespace
+		// only (strings.Fields also cut at U+00A0, U+3000, ..., making a
+		// token and a rank of a line tiktoken refuses).
+		f := strings.FieldsFunc(string(line), func(r rune) bool {
+			return r == ' ' || r == '\t' || r == '\v' || r == '\f' || r == '\r' || r == '\n'
+		})
 		if len(f) != 2 {
 			return nil, nil, fmt.Errorf("%w: line %d: %s: want \"<base64 token> <rank>\"", ErrFormat, ln, quoteClip(string(line)))
 		}
