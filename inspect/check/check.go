@@ -259,7 +259,7 @@ func checksumRule(cf *CaptureFile, want map[string]capture.TensorRecord) RuleRes
 
 // checkLayout runs the rules on an interpreted file.
 func checkLayout(r *Report, l *Layout, opts CheckOptions) {
-	if idx := layerEntries(l.Entries); !l.Labelled && len(opts.Layers) == len(idx) {
+	if idx := layerEntries(l.Entries); !l.Labelled && !l.LabelsLost && len(opts.Layers) == len(idx) {
 		for i, j := range idx {
 			l.Entries[j].Layer = opts.Layers[i]
 		}
