@@ -53,6 +53,11 @@ type CheckOptions struct {
 	// Replicas is the cross-rank check an hsdb manifest recorded (the
 	// worst over its captured keys), or nil for files that record none.
 	Replicas *capture.ReplicaRecord
+	// ReplicasWorst is the capture key Replicas describes, and
+	// ReplicasFailed every key whose copies differed, in key order (both
+	// empty for files that record none).
+	ReplicasWorst  string
+	ReplicasFailed []string
 	// DumpHidden is the hidden_size an hsdb manifest records (0 for files
 	// outside a dump): the shape rule's width when Dims is nil (no
 	// --model), said to come from the manifest.

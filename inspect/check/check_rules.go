@@ -205,7 +205,7 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 	} else if rr.OK {
 		add(capture.RuleReplicas, capture.Pass, "%d ranks agree (max relative difference %.3g)", rr.Ranks, rr.MaxRelDiff)
 	} else {
-		add(capture.RuleReplicas, capture.Fail, "%s at capture", rr.Describe())
+		add(capture.RuleReplicas, capture.Fail, "%s%s at capture%s", replicaKey(opts.ReplicasWorst), rr.Describe(), alsoFailed(opts.ReplicasFailed, opts.ReplicasWorst))
 	}
 	// checksums are applied by the dump checker, which has the raw tensors
 	// matches model
