@@ -211,7 +211,7 @@ func TestPlanPipelineStagesAdvice(t *testing.T) {
 // the sum of the ranks' totals (from the JSON of the same plan, in MiB as
 // the line prints it).
 func TestPlanSharedHostHeadroom(t *testing.T) {
-	args := []string{"plan", "--model", "../../testdata/hf/llama", "--tp", "2", "--device", "cpu", "--device-memory", "1100MiB"}
+	args := []string{"plan", "--model", "../../testdata/hf/llama", "--tp", "2", "--device", "cpu", "--device-memory", "60MiB"}
 	var out, js, errOut bytes.Buffer
 	if code := hsdbMain(args, stdio{Out: &out, Err: &errOut}); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
@@ -227,14 +227,13 @@ func TestPlanSharedHostHeadroom(t *testing.T) {
 	if err := json.Unmarshal(js.Bytes(), &p); err != nil || len(p.Ranks) != 2 {
 		t.Fatalf("%v: %s", err, js.String())
 	}
-	// 1100 MiB = 1153433600 B = 1.153 GB = 1.074 GiB; what is left, in MiB
-	// to three significant digits (it is tens of MiB: two ranks of about
-	// 524 MiB).
-	left := float64(1100<<20-p.Ranks[0].Total-p.Ranks[1].Total) / (1 << 20)
+	// What is left of 60 MiB, in MiB to three significant digits (it is
+	// tens of MiB: two ranks of about 12 MiB).
+	left := float64(60<<20-p.Ranks[0].Total-p.Ranks[1].Total) / (1 << 20)
 	if !(left >= 10 && left < 100) {
 		t.Fatalf("%.1f MiB left, want tens of MiB:\n%s", left, out.String())
 	}
-	want := "fits: yes, the 2 ranks sharing the host together within 1.15 GB (1.07 GiB) (" + strconv.FormatFloat(left, 'f', 1, 64) + " MiB left)"
+	want := "fits: yes, the 2 ranks sharing the host together within 60 MiB (" + strconv.FormatFloat(left, 'f', 1, 64) + " MiB left)"
 	if !strings.Contains(out.String(), want) {
 		t.Errorf("want %q in:\n%s", want, out.String())
 	}

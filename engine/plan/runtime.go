@@ -133,8 +133,10 @@ const AttentionScratch = 512 << 20
 //   - GQA attention: q, k, v [T, rows of q/k/v_proj on the rank], the
 //     rotated q and k, attn_out [T, heads_r × head_dim], o_proj's partial
 //     sum and its all-reduce [T, hidden] × 2, and the scores and
-//     probabilities of heads_r × T × T (f32 scores + act probabilities),
-//     capped at AttentionScratch;
+//     probabilities of heads_r × L × L (f32 scores + act probabilities;
+//     L = min(T, max_position_embeddings), the longest sequence a step
+//     holds, as attention is computed per sequence), capped at
+//     AttentionScratch;
 //   - MLA: q_c and its norm [T, q_lora_rank] × 2, kv_a and its parts kv_c
 //     and k_pe [T, kv_lora_rank + qk_rope_head_dim] × 2, c_kv [T,
 //     kv_lora_rank], q [T, heads_r × qk_head_dim], kv_b [T, heads_r ×
@@ -218,7 +220,14 @@ func attentionStage(l layer, d *model.Dims, r int, T, act int64) (int64, error) 
 			c.add(T, w, act)
 		}
 	}
-	if scores, ok := mul(heads, T, T, 4+act); !ok || scores > AttentionScratch {
+	// Scores are held per sequence (the CUDA backend attends run by run;
+	// the CPU one a key row at a time), and no sequence is longer than
+	// max_position_embeddings: a step of more tokens packs several.
+	L := T
+	if d.MaxPos > 0 {
+		L = min(T, int64(d.MaxPos))
+	}
+	if scores, ok := mul(heads, L, L, 4+act); !ok || scores > AttentionScratch {
 		c.add(AttentionScratch)
 	} else {
 		c.add(scores)

@@ -53,6 +53,11 @@ type CheckOptions struct {
 	// Replicas is the cross-rank check an hsdb manifest recorded (the
 	// worst over its captured keys), or nil for files that record none.
 	Replicas *capture.ReplicaRecord
+	// ReplicasWorst is the capture key Replicas describes, and
+	// ReplicasFailed every key whose copies differed, in key order (both
+	// empty for files that record none).
+	ReplicasWorst  string
+	ReplicasFailed []string
 	// DumpHidden is the hidden_size an hsdb manifest records (0 for files
 	// outside a dump): the shape rule's width when Dims is nil (no
 	// --model), said to come from the manifest.
@@ -259,7 +264,7 @@ func checksumRule(cf *CaptureFile, want map[string]capture.TensorRecord) RuleRes
 
 // checkLayout runs the rules on an interpreted file.
 func checkLayout(r *Report, l *Layout, opts CheckOptions) {
-	if idx := layerEntries(l.Entries); !l.Labelled && len(opts.Layers) == len(idx) {
+	if idx := layerEntries(l.Entries); !l.Labelled && !l.LabelsLost && len(opts.Layers) == len(idx) {
 		for i, j := range idx {
 			l.Entries[j].Layer = opts.Layers[i]
 		}

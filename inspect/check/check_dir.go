@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -264,11 +266,19 @@ func checkDump(p *PathReport, m *capture.Manifest, opts CheckOptions) {
 	opts.DumpLayers = m.Model.Dims["num_hidden_layers"]
 	if len(m.Replicas) > 0 {
 		worst := capture.ReplicaRecord{OK: true}
-		for _, r := range m.Replicas {
+		opts.ReplicasFailed = nil
+		// In key order, so that ties pick the same record every time; a
+		// failing record is the worst before any that passed.
+		for _, k := range slices.Sorted(maps.Keys(m.Replicas)) {
+			r := m.Replicas[k]
 			worst.Ranks = r.Ranks
-			if r.MaxRelDiff >= worst.MaxRelDiff {
+			if !r.OK {
+				opts.ReplicasFailed = append(opts.ReplicasFailed, k)
+			}
+			if (!r.OK && worst.OK) || (r.OK == worst.OK && r.MaxRelDiff > worst.MaxRelDiff) {
 				worst.MaxRelDiff, worst.WorstRank = r.MaxRelDiff, r.WorstRank
 				worst.Differing, worst.Alone = r.Differing, r.Alone
+				opts.ReplicasWorst = k
 			}
 			worst.OK = worst.OK && r.OK
 		}

@@ -41,6 +41,11 @@ type Layout struct {
 	// a set. Otherwise the entries are in the file's order (a list, a
 	// trainer's [seq, n_ids, hidden]), which a trainer concatenates.
 	Keyed bool
+	// LabelsLost says the file's own metadata names its layers but not
+	// one per entry (a speculators file cut after it was written): which
+	// layer each entry is cannot be told, and no --layers (nor a dump's
+	// manifest) is laid over the entries by position.
+	LabelsLost bool
 	// Problems are structural problems found while interpreting (no
 	// hidden states at all, input_ids not integer, ...).
 	Problems []string

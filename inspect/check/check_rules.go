@@ -67,6 +67,8 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 	switch {
 	case len(opts.Layers) == 0:
 		add(capture.RuleLayerCount, capture.Skip, "no --layers requested (%d entr%s%s%s)", len(l.Entries), ies(len(l.Entries)), labelNote(labels), noLayersIDs)
+	case l.LabelsLost:
+		add(capture.RuleLayerCount, capture.Skip, "%d entr%s whose layers the file's metadata does not tell (see structure): not matched to --layers %s by position", len(layered), ies(len(layered)), joinInts(opts.Layers))
 	case len(layered) != len(opts.Layers):
 		add(capture.RuleLayerCount, capture.Fail, "%d layer entr%s, %d layer%s requested (%s)%s%s", len(layered), ies(len(layered)), len(opts.Layers), plural(len(opts.Layers)), joinInts(opts.Layers), countDiff(l.Labelled, labels, opts.Layers), formatIDs)
 	case l.Labelled && joinInts(labels) != joinInts(opts.Layers) && sameSet(labels, opts.Layers) && l.Keyed:
@@ -203,7 +205,7 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 	} else if rr.OK {
 		add(capture.RuleReplicas, capture.Pass, "%d ranks agree (max relative difference %.3g)", rr.Ranks, rr.MaxRelDiff)
 	} else {
-		add(capture.RuleReplicas, capture.Fail, "%s at capture", rr.Describe())
+		add(capture.RuleReplicas, capture.Fail, "%s%s at capture%s", replicaKey(opts.ReplicasWorst), rr.Describe(), alsoFailed(opts.ReplicasFailed, opts.ReplicasWorst))
 	}
 	// checksums are applied by the dump checker, which has the raw tensors
 	// matches model

@@ -74,12 +74,14 @@ func (l *Layout) labelSpeculators(meta map[string]string) {
 	fs := strings.Split(raw, ",")
 	if len(fs) != len(l.Entries) {
 		l.Problems = append(l.Problems, fmt.Sprintf("metadata layer_ids %q names %d ids but hidden_states holds %d (dim 1): the file was cut or relabelled after it was written, so which layer each entry is cannot be told", raw, len(fs), len(l.Entries)))
+		l.LabelsLost = true
 		return
 	}
 	for i, f := range fs {
 		id, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || id < 0 {
 			l.Problems = append(l.Problems, fmt.Sprintf("metadata layer_ids %q: %q is not a layer id (want non-negative integers, one per hidden_states[:, i])", raw, f))
+			l.LabelsLost = true
 			return
 		}
 		l.Entries[i].Key = fmt.Sprintf("hidden_states[:, %d] (speculators id %d)", i, id)

@@ -76,6 +76,7 @@ func (m EntryMatch) ok() bool {
 // cause.
 func matchDiagnoses(ms []EntryMatch) []Diagnosis {
 	var out []Diagnosis
+	swapped := swappedLayers(ms)
 	for _, m := range ms {
 		if m.Condition != "" {
 			continue // the values rule names it
@@ -116,10 +117,38 @@ func matchDiagnoses(ms []EntryMatch) []Diagnosis {
 			d.Sentence = fmt.Sprintf("%s (unlabelled) matches %s", m.Key, m.reading())
 		}
 		d.Cause = explanationCause(m.Label, b)
+		if other, ok := swapped[m.Label]; ok {
+			d.Cause = fmt.Sprintf("the entries labelled layer %d and layer %d hold each other's layers (swapped labels or a misordered layer list): this is the output of decoder layer %d", m.Label, other, other)
+		}
 		if c := b.Cand; strings.Contains(m.Key, "speculators id") && b.Align == AlignNone && !b.scaled() && c.Kind == CandStream && c.World == 0 && c.Layer == m.Label+1 {
 			d.Cause = fmt.Sprintf("a wrong layer-id convention: the ids are SGLang's (SpecForge: id s = decoder layer s's output), not speculators' (id k = the stream entering layer k = decoder layer k-1's output); this is speculators id %d = SGLang id %d", c.Layer+1, c.Layer)
 		}
 		out = append(out, d)
+	}
+	return out
+}
+
+// swappedLayers maps the label of each entry that matches, exactly
+// (whole width, unscaled, rows aligned), the stream of another captured
+// label whose entry in turn matches this one's: two labels exchanged.
+func swappedLayers(ms []EntryMatch) map[int]int {
+	holds := map[int]int{}
+	for _, m := range ms {
+		if m.Condition != "" || m.Label < 0 || m.ok() {
+			continue
+		}
+		b := m.best()
+		if b.Close && b.Cand.Kind == CandStream && b.Cand.World == 0 && b.Align == AlignNone && !b.scaled() && b.Cand.Layer != m.Label {
+			holds[m.Label] = b.Cand.Layer
+		}
+	}
+	out := map[int]int{}
+	for a, b := range holds {
+		if holds[b] == a {
+			if _, ok := holds[b]; ok {
+				out[a] = b
+			}
+		}
 	}
 	return out
 }
@@ -193,6 +222,9 @@ func moeDiagnosis(ms []EntryMatch, d *model.Dims) *Diagnosis {
 	dep, ok := Departure(ms)
 	if !ok || dep.Label < first {
 		return nil
+	}
+	if dep.best().Close {
+		return nil // another tensor of the model's own forward pass explains it: the model's routing computed it
 	}
 	denseOK, between := false, false
 	for _, m := range ms {
