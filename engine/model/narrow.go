@@ -14,16 +14,9 @@ import (
 // infinities, then src's element is checked (a checkpoint's own Inf stays
 // one).
 func narrowOverflow(src, dst *tensor.Tensor) int {
-	var inf uint64
-	switch dst.DType {
-	case tensor.BF16:
-		inf = 0x7F80
-	case tensor.F16:
-		inf = 0x7C00
-	case tensor.F32:
-		inf = 0x7F800000
-	default:
-		return -1
+	inf, ok := dst.DType.InfBits()
+	if !ok || dst.DType == tensor.F64 {
+		return -1 // nothing narrows to f64
 	}
 	es := dst.DType.Size()
 	mag := uint64(1)<<(8*es-1) - 1

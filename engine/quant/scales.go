@@ -36,17 +36,8 @@ func checkScales(name string, t *tensor.Tensor, qmax float32, what string) error
 	if len(t.Shape) != 2 {
 		return nil
 	}
-	var exp uint64 // the exponent field of one element
-	switch t.DType {
-	case tensor.BF16:
-		exp = 0x7F80
-	case tensor.F16:
-		exp = 0x7C00
-	case tensor.F32:
-		exp = 0x7F800000
-	case tensor.F64:
-		exp = 0x7FF0000000000000
-	default:
+	exp, ok := t.DType.InfBits() // the exponent field of one element
+	if !ok {
 		return nil
 	}
 	es := t.DType.Size()

@@ -81,6 +81,24 @@ func (d DType) IsFloat() bool {
 	return false
 }
 
+// InfBits returns the bit pattern of +Inf in float dtype d (bf16, f16,
+// f32, f64: the exponent field all ones, IEEE-754 and bfloat16 alike; a
+// magnitude with these bits set is Inf or NaN) and true, or 0 and false
+// for any other dtype (fp8 e4m3fn has no Inf).
+func (d DType) InfBits() (uint64, bool) {
+	switch d {
+	case BF16:
+		return 0x7F80, true
+	case F16:
+		return 0x7C00, true
+	case F32:
+		return 0x7F800000, true
+	case F64:
+		return 0x7FF0000000000000, true
+	}
+	return 0, false
+}
+
 // FromSafetensors maps a safetensors header dtype string to a DType. It
 // returns ok=false for a name hsdb does not know (the loader then reports the
 // file and tensor).
