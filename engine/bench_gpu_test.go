@@ -100,7 +100,8 @@ func benchSetup(b testing.TB) *Engine {
 			tp, _ = strconv.Atoi(s)
 		}
 		t0 := time.Now()
-		e, err := Open(dir, Options{TP: tp, Device: "cuda"})
+		// HSDB_BENCH_W8A8=1: --w8a8 (fp8 linears on fp8 activations).
+		e, err := Open(dir, Options{TP: tp, Device: "cuda", W8A8: os.Getenv("HSDB_BENCH_W8A8") == "1"})
 		if err != nil {
 			benchEngine.err = err
 			return

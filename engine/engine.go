@@ -56,6 +56,14 @@ type Options struct {
 	// rank Worker.Rank of the TP world is loaded, onto Worker.Dev, and
 	// RunStep runs it.
 	Worker *WorkerRank
+	// W8A8 (--w8a8) computes the block-scaled fp8 linears of an fp8
+	// checkpoint on CUDA as fp8 × fp8 GEMMs on activations quantized per
+	// token and 128 columns (quantization_config's activation_scheme
+	// "dynamic": what DeepSeek-V3's inference code, vLLM and SGLang
+	// compute) instead of widening the weights to bf16 (the default, whose
+	// results equal the checkpoint dequantized, as on the CPU). It needs
+	// --device cuda, bf16 activations and block-scaled fp8 weights.
+	W8A8 bool
 	// DeviceWhy says how the device was chosen ("--device defaulted to
 	// cuda: hsdb-cuda-worker sees 1 GPU(s)…"); kept as Engine.DeviceWhy
 	// for the banner and `info model`.
@@ -86,6 +94,9 @@ type Engine struct {
 	// them: a dump is not resumed under others).
 	WeightDType tensor.DType
 	EP          bool
+	// W8A8 is Options.W8A8: fp8 linears on fp8 activations; it changes
+	// the numerics too (a capture's manifest records it).
+	W8A8 bool
 	// Skipped says what of the checkpoint was not loaded (a multimodal
 	// wrapper's vision tower), or "".
 	Skipped string
@@ -180,7 +191,7 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 	}
 	estimate := mem.Weights()
 	e := &Engine{Path: path, Config: cfg, Dims: cfg.Dims(), Tree: tree, World: world, Skipped: skipped, DeviceWhy: opts.DeviceWhy, Estimate: estimate, Quant: qs,
-		WeightDType: opts.DType, EP: opts.EP,
+		WeightDType: opts.DType, EP: opts.EP, W8A8: opts.W8A8,
 		siteGroup: backend.NewGroup(world)}
 	if opts.Workers != nil { // the workers plan and check their own memory
 		return loadRemote(e, opts)
@@ -212,6 +223,10 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 		if c, ok := comms[r].(io.Closer); ok {
 			e.closers = append(e.closers, c.Close)
 		}
+	}
+	if err := setW8A8(opts, qs, devs); err != nil {
+		e.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if mem.DeviceBytes == 0 && opts.Worker == nil { // no limit known before the devices: ask the GPUs (before any weight is read)
 		if err := checkDevices(mem, devs); err != nil {

@@ -47,7 +47,7 @@ func loadPlan(cfg model.Config, t *model.Tree, world int, src model.WeightSource
 		stage = &model.StageEnds{First: w.Pipe.First(), Last: w.Pipe.Last()}
 	}
 	return plan.New(t, cfg.Dims(), plan.Options{World: world, DType: opts.DType, Src: src, Quant: qs,
-		Dequantize: onCPU(opts), DeviceBytes: avail, Shared: onCPU(opts), Act: plan.ActivationDType(opts.DType, cfg.Dims()), Stage: stage})
+		Dequantize: onCPU(opts), DeviceBytes: avail, Shared: onCPU(opts), Act: plan.ActivationDType(opts.DType, cfg.Dims()), Stage: stage, W8A8: opts.W8A8})
 }
 
 // memInfoer is implemented by a device that reports its GPU's memory

@@ -37,6 +37,8 @@ type PlanOptions struct {
 	// weights at their stored size, one device per rank; "cpu" dequantizes
 	// them on load and its virtual ranks share the host's DeviceBytes.
 	Device string
+	// W8A8 (--w8a8) plans fp8 linears on fp8 activations (plan.Options.W8A8).
+	W8A8 bool
 }
 
 // DirPlan is the memory plan of a model directory, with what it is based on.
@@ -154,7 +156,7 @@ func PlanConfig(cfgJSON []byte, src model.WeightSource, o PlanOptions) (*DirPlan
 		act = tensor.F32 // the CPU backend computes in float32
 	}
 	p, err := plan.New(tree, cfg.Dims(), plan.Options{World: world, Tokens: o.Tokens, Seqs: o.Seqs, SeqLen: o.SeqLen, DeviceBytes: o.DeviceBytes, DType: o.DType,
-		Act: act, Quant: qs, Src: src, Dequantize: cpu, Shared: cpu, Stage: o.Stage})
+		Act: act, Quant: qs, Src: src, Dequantize: cpu, Shared: cpu, Stage: o.Stage, W8A8: o.W8A8 && !cpu})
 	if err != nil {
 		return nil, err
 	}

@@ -95,3 +95,44 @@ __device__ void fp8_dequant_batch(st<T>* out, const unsigned long long* w, const
         fp8_dequant_batch<T>(out, w, s, rows, cols, bh, bw, vec);                                             \
     }
 HSDB_DTYPES(INST)
+
+// fp8_act_quant_DT quantizes activations for the block-scaled fp8 GEMM
+// (cuBLASLt VEC128_32F; vLLM's per_token_group_quant_fp8 with group 128,
+// DeepSeek-V3 inference/kernel.py's act_quant): x [tokens, cols] DT
+// (cols a multiple of 128) in groups of 128 consecutive columns; each
+// group's scale s = max(amax, 1e-10) / 448 (amax the largest |x| of the
+// group, NaN ignored) goes to sc[g·sld + t] (f32, tokens contiguous, sld
+// >= tokens: the layout cuBLASLt reads), and q [tokens, cols] gets
+// float8_e4m3fn(x /
+// s), the quotient rounded once to nearest even and saturated to ±448 (a
+// NaN stays NaN). One warp per group, four values per lane.
+template <typename T>
+__device__ void fp8_act_quant(const st<T>* x, unsigned* q, float* sc, long long tokens, long long cols, long long sld) {
+    const long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    const long long groups = cols >> 7;
+    if (w >= tokens * groups) return;  // whole warps leave together: blockDim is a multiple of 32
+    const long long t = w / groups, g = w - t * groups;
+    const long long base = t * cols + g * 128 + lane * 4;
+    float v[4], a = 0.f;
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        v[j] = elem<T>::load(x, base + j);
+        a = fmaxf(a, fabsf(v[j]));
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) a = fmaxf(a, __shfl_xor_sync(0xffffffffu, a, o));
+    const float s = fmaxf(a, 1e-10f) / 448.f;
+    unsigned short lo, hi;
+    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(lo) : "f"(v[1] / s), "f"(v[0] / s));
+    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(hi) : "f"(v[3] / s), "f"(v[2] / s));
+    q[base >> 2] = (unsigned)lo | ((unsigned)hi << 16);
+    if (lane == 0) sc[g * sld + t] = s;
+}
+
+#define INSTQ(name, T)                                                                                  \
+    extern "C" __global__ void fp8_act_quant_##name(const st<T>* x, unsigned* q, float* sc, long long tokens, \
+                                                    long long cols, long long sld) {                     \
+        fp8_act_quant<T>(x, q, sc, tokens, cols, sld);                                                   \
+    }
+HSDB_DTYPES(INSTQ)

@@ -70,7 +70,11 @@ func (t *Term) modelText(m client.ModelInfo) string {
 	case w.Dequantized > 0:
 		add("quantized", fmt.Sprintf("%s stored as %s, dequantized on load (`info model --quantized` lists them)", plural.N(w.Dequantized, "linear weight"), w.QuantFormat))
 	}
-	add("activations", m.ActDType)
+	act := m.ActDType
+	if m.W8A8 {
+		act += " (--w8a8: fp8 linears quantize their input to fp8 per 128 columns)"
+	}
+	add("activations", act)
 	if n := len(w.Unused); n > 0 {
 		show := w.Unused[:min(n, 4)]
 		more := ""

@@ -53,11 +53,12 @@ if [[ $force_download == 1 || ! -f /usr/include/cuda.h || ! -f /usr/include/cubl
 	inc=$tmp/root/usr/include
 fi
 
-echo "== shim declarations vs $inc/cuda.h and cublas_v2.h"
+echo "== shim declarations vs $inc/cuda.h, cublas_v2.h and cublasLt.h"
 check=$(mktemp --suffix=.c)
 cat >"$check" <<'C'
 #include <cuda.h>
 #include <cublas_v2.h>
+#include <cublasLt.h>
 #define HSDB_REAL_HEADERS
 #include "shim_driver.h"
 #include "shim_blas.h"
@@ -65,6 +66,9 @@ cat >"$check" <<'C'
 HSDB_CU_FUNCS(CHK_CU)
 #define CHK_BLAS(name, sym, params, args) cublasStatus_t (*chk_blas_##name) params = sym;
 HSDB_BLAS_FUNCS(CHK_BLAS)
+HSDB_BLASLT_FUNCS(CHK_BLAS)
+_Static_assert(sizeof(cublasLtMatmulAlgo_t) == 64, "cublasLtMatmulAlgo_t");
+_Static_assert(sizeof(cublasLtMatmulHeuristicResult_t) == 96, "cublasLtMatmulHeuristicResult_t");
 C
 status=0
 gcc -fsyntax-only -Wall -Werror -I "$inc" -I "$root/engine/backend/cuda/driver" "$check" 2>"$check.log" || status=$?

@@ -97,7 +97,7 @@ func runPlan(args []string, io stdio) int {
 	if d, err := modelpath.ConfigDims(mf.model); err == nil && d.MaxPos > 0 && *seqLen > d.MaxPos {
 		return fail(2, "--model %s: %v", planName(mf.model), plan.SeqLenPastMaxPos(*seqLen, d.MaxPos))
 	}
-	po := engine.PlanOptions{TP: eo.TP, EP: eo.EP, Layers: eo.Layers, DType: eo.DType, Tokens: *tokens, Seqs: *seqs, SeqLen: *seqLen, DeviceBytes: mem, Device: eo.Device}
+	po := engine.PlanOptions{TP: eo.TP, EP: eo.EP, Layers: eo.Layers, DType: eo.DType, Tokens: *tokens, Seqs: *seqs, SeqLen: *seqLen, DeviceBytes: mem, Device: eo.Device, W8A8: eo.W8A8}
 	// A CPU plan against --device-memory's default compares with an
 	// H200's memory, not this host's: said under the plan.
 	memNote := ""

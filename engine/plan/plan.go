@@ -59,6 +59,10 @@ type Options struct {
 	// Dequantize counts quantized weights dense, at DType or f32, as a
 	// backend that dequantizes them on load keeps them (the CPU backend).
 	Dequantize bool
+	// W8A8 plans fp8 linears run on fp8 activations (engine.Options.W8A8,
+	// --w8a8): their input's fp8 copy and cuBLASLt's workspace instead of
+	// the widened weight, where larger.
+	W8A8 bool
 	// Src gives the checkpoint's tensor headers; nil plans from config.json
 	// alone.
 	Src model.WeightSource
@@ -161,7 +165,7 @@ func New(t *model.Tree, d *model.Dims, o Options) (*Plan, error) {
 			if rk.KV, err = kvBytes(layers, d, r, int64(seqs), int64(seqLen), int64(act.Size())); err != nil {
 				return nil, fmt.Errorf("rank %d: %w", r, err)
 			}
-			if rk.Activations, err = activationBytes(layers, d, r, int64(o.Tokens), int64(act.Size()), w.scratch[r]); err != nil {
+			if rk.Activations, err = activationBytes(layers, d, r, int64(o.Tokens), int64(act.Size()), w.scratch[r], o.W8A8); err != nil {
 				return nil, fmt.Errorf("rank %d: %w", r, err)
 			}
 		}

@@ -114,6 +114,12 @@ func tree(t *testing.T, cfgJSON string, world int, ep bool) (*model.Tree, *model
 // is the peak: 3840 + 9520 + 4096 = 17456. KV: the
 // capacity for T = 10 is 16 rows (16 ≥ 10), 2 layers · 16 · (16 + 4) · 2
 // = 1280.
+//
+// With W8A8 (--w8a8) a quantized linear quantizes its [T, in] input to
+// fp8 instead, the widest of them (in = 64: q_a, kv_a, gate, up) T·64 =
+// 640 bytes with its scales T·1·4 = 40, and cuBLASLt takes up to 32 MiB
+// of workspace: 33554432 + 680 = 33555112 in place of the 4096 widened;
+// layer 1 peaks at 3840 + 12160 + 33555112 + 1280 = 33572392.
 func TestPlanTinyV3(t *testing.T) {
 	for _, ep := range []bool{false, true} {
 		tr, d := tree(t, tinyV3, 2, ep)
@@ -137,9 +143,19 @@ func TestPlanTinyV3(t *testing.T) {
 			t.Errorf("ep=%v: fits %v, check %v with a device of %d", ep, p.Fits, p.Check(), p.DeviceBytes)
 		}
 	}
+	tr, d := tree(t, tinyV3, 2, false)
+	p, err := plan.New(tr, d, plan.Options{World: 2, Quant: blockQuant{}, Act: tensor.BF16, Tokens: 10, W8A8: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range p.Ranks {
+		if r.Activations != 33572392 {
+			t.Errorf("w8a8: rank %d activations %d, want 33572392", r.Rank, r.Activations)
+		}
+	}
 	dense := strings.Replace(tinyV3, `"first_k_dense_replace": 1`, `"first_k_dense_replace": 2`, 1)
-	tr, d := tree(t, dense, 2, false)
-	p, err := plan.New(tr, d, plan.Options{World: 2, Quant: blockQuant{}, Act: tensor.BF16, Tokens: 10})
+	tr, d = tree(t, dense, 2, false)
+	p, err = plan.New(tr, d, plan.Options{World: 2, Quant: blockQuant{}, Act: tensor.BF16, Tokens: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -167,8 +167,12 @@ const AttentionScratch = 512 << 20
 //     stage's peak: the largest quantized linear outside the routed
 //     experts widened into the activation dtype (rows × cols), and, when
 //     the routed experts are kept quantized, the MoE input's permuted copy
-//     [T, hidden] in bf16 (2 bytes).
-func activationBytes(layers []layer, d *model.Dims, r int, tokens, act int64, scratch map[int]widening) (int64, error) {
+//     [T, hidden] in bf16 (2 bytes). With W8A8 (Options.W8A8) a linear
+//     quantizes its input instead, [T, in] fp8 and [T, in/128] f32
+//     scales, and cuBLASLt takes a workspace of at most W8A8Workspace:
+//     the larger of the two forms is counted (a linear cuBLASLt cannot
+//     take still widens).
+func activationBytes(layers []layer, d *model.Dims, r int, tokens, act int64, scratch map[int]widening, w8a8 bool) (int64, error) {
 	H := int64(d.Hidden)
 	var peak int64
 	for _, l := range layers {
@@ -184,7 +188,23 @@ func activationBytes(layers []layer, d *model.Dims, r int, tokens, act int64, sc
 		c.add(3, tokens, H, act)
 		c.add(max(attn, mlp))
 		if s := scratch[l.index]; s.linear > 0 || s.experts {
-			c.add(s.linear, act)
+			var wq counter
+			if w8a8 {
+				wq.add(tokens, s.in)
+				wq.add(tokens, (s.in+127)/128, 4)
+				wq.add(W8A8Workspace)
+			}
+			wv, err := wq.value(fmt.Sprintf("layer %d W8A8 scratch", l.index))
+			if err != nil {
+				return 0, err
+			}
+			var wd counter
+			wd.add(s.linear, act)
+			dv, err := wd.value(fmt.Sprintf("layer %d widening scratch", l.index))
+			if err != nil {
+				return 0, err
+			}
+			c.add(max(wv, dv))
 			if s.experts {
 				c.add(tokens, H, 2)
 			}
@@ -197,6 +217,11 @@ func activationBytes(layers []layer, d *model.Dims, r int, tokens, act int64, sc
 	}
 	return peak, nil
 }
+
+// W8A8Workspace is the most workspace the CUDA backend lets cuBLASLt's
+// block-scaled fp8 GEMM take (engine/backend/cuda/driver's
+// ltMaxWorkspace): 32 MiB.
+const W8A8Workspace = 32 << 20
 
 // attentionStage counts the attention's tensors (activationBytes).
 func attentionStage(l layer, d *model.Dims, r int, T, act int64) (int64, error) {

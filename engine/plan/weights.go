@@ -28,6 +28,9 @@ type widening struct {
 	// (engine/backend/cuda linearFP8 and linearInt4; the int4 GEMV for at
 	// most 4 tokens needs none, counted anyway).
 	linear int64
+	// in is the largest input width (cols) of those linears: with W8A8
+	// (Options.W8A8) Linear quantizes its [tokens, in] input to fp8 instead.
+	in int64
 	// experts says the layer's routed experts are kept quantized: the
 	// grouped kernels read the MoE input through a copy with its columns
 	// permuted ([tokens, hidden] bf16, PermuteK).
@@ -136,7 +139,7 @@ func newWeights(t *model.Tree, d *model.Dims, o Options, world int) (*weights, e
 				if lastQ {
 					all[r].add(lastBytes)
 					qs[r].add(lastBytes)
-					w.keptQuantized(r, p.Name, n)
+					w.keptQuantized(r, p.Name, n, int64(shape[1]))
 					continue
 				}
 			}
@@ -159,9 +162,9 @@ func newWeights(t *model.Tree, d *model.Dims, o Options, world int) (*weights, e
 	return w, nil
 }
 
-// keptQuantized notes that rank r keeps parameter name, n values, quantized
-// (widening).
-func (w *weights) keptQuantized(r int, name string, n int64) {
+// keptQuantized notes that rank r keeps parameter name, n values of in
+// columns, quantized (widening).
+func (w *weights) keptQuantized(r int, name string, n, in int64) {
 	idx, sub, ok := layerOf(name)
 	if !ok {
 		return // outside the decoder layers: the head and embeddings are never quantized
@@ -171,6 +174,7 @@ func (w *weights) keptQuantized(r int, name string, n int64) {
 		s.experts = true
 	} else {
 		s.linear = max(s.linear, n)
+		s.in = max(s.in, in)
 	}
 	w.scratch[r][idx] = s
 }

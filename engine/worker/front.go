@@ -167,7 +167,7 @@ func Start(path string, opts engine.Options, cfg Config) (*Front, error) {
 		rand.Read(b[:])
 		f.token = hex.EncodeToString(b[:])
 	}
-	f.tmpl = assign{World: world, Stages: pp, Model: absModel(path), Device: opts.Device, DType: opts.DType, EP: opts.EP, Direct: !cfg.Hub}
+	f.tmpl = assign{World: world, Stages: pp, Model: absModel(path), Device: opts.Device, DType: opts.DType, EP: opts.EP, W8A8: opts.W8A8, Direct: !cfg.Hub}
 	if opts.Device == "cuda" {
 		d, err := modelpath.ConfigDims(path)
 		if err != nil {

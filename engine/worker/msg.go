@@ -113,6 +113,7 @@ type assign struct {
 	Device        string
 	DType         tensor.DType
 	EP            bool
+	W8A8          bool   // engine.Options.W8A8
 	Layers        string // model.LayerRange.String(), "" for all
 	// ActDType is the activation dtype a CUDA worker computes in
 	// (plan.ActivationDType of the front's config; the worker makes its
@@ -136,6 +137,7 @@ func (a *assign) enc(e *enc) {
 	e.str(a.Layers)
 	e.u8(byte(a.ActDType))
 	e.bool(a.Direct)
+	e.bool(a.W8A8)
 }
 
 func (a *assign) dec(d *dec) error {
@@ -147,6 +149,7 @@ func (a *assign) dec(d *dec) error {
 	a.Layers = d.str()
 	a.ActDType = tensor.DType(d.u8())
 	a.Direct = d.bool()
+	a.W8A8 = d.bool()
 	if d.err == nil && (a.World < 1 || a.Rank >= a.World || a.Stages < 1 || a.Stage >= a.Stages) {
 		d.fail("rank %d of a world of %d, stage %d of %d", a.Rank, a.World, a.Stage, a.Stages)
 	}
@@ -155,7 +158,7 @@ func (a *assign) dec(d *dec) error {
 
 // options returns the engine options a worker loads its rank with.
 func (a *assign) options() (engine.Options, error) {
-	o := engine.Options{TP: a.World, Device: a.Device, DType: a.DType, EP: a.EP}
+	o := engine.Options{TP: a.World, Device: a.Device, DType: a.DType, EP: a.EP, W8A8: a.W8A8}
 	if a.Layers != "" {
 		lr, err := model.ParseLayerRange(a.Layers)
 		if err != nil {

@@ -84,11 +84,12 @@ type ModelInfo struct {
 	DType        string         `json:"dtype"`         // the model's dtype (config torch_dtype/dtype)
 	// WeightDType is the dtype --dtype converted the weights to on load
 	// (engine.Options.DType; absent: kept as stored); ExpertParallel is
-	// --ep (routed experts whole per rank, vLLM's expert parallelism).
-	// Like world_size and device they change the numerics of a pass, so a
+	// --ep (routed experts whole per rank, vLLM's expert parallelism);
+	// W8A8 is --w8a8 (fp8 linears on fp8 activations). Like world_size and device they change the numerics of a pass, so a
 	// job is not resumed under others (otherNumerics).
 	WeightDType    string `json:"weights_converted_to,omitempty"`
 	ExpertParallel bool   `json:"expert_parallel,omitempty"`
+	W8A8           bool   `json:"w8a8,omitempty"`
 }
 
 // CaptureInfo says what a dump holds.

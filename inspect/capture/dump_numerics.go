@@ -38,7 +38,8 @@ type numericsDiff struct {
 // settings that change a pass's numerics, in this order: world size,
 // device kind (deviceKind: another GPU of the same kind computes the
 // same; a manifest without a device, from an older hsdb, is not compared),
-// the weights' load dtype (--dtype) and expert parallelism (--ep). Nil
+// the weights' load dtype (--dtype), expert parallelism (--ep) and fp8
+// activations (--w8a8). Nil
 // when they agree.
 func numericsOf(a, b ModelInfo) *numericsDiff {
 	flag := func(name, v string) string {
@@ -62,6 +63,10 @@ func numericsOf(a, b ModelInfo) *numericsDiff {
 		ep := map[bool]string{true: "--ep", false: "without --ep"}
 		d = numericsDiff{setting: "--ep", was: ep[a.ExpertParallel], now: ep[b.ExpertParallel],
 			why: "--ep sums the routed experts' outputs over other ranks, in another order"}
+	case a.W8A8 != b.W8A8:
+		w := map[bool]string{true: "--w8a8", false: "without --w8a8"}
+		d = numericsDiff{setting: "--w8a8", was: w[a.W8A8], now: w[b.W8A8],
+			why: "--w8a8 rounds every fp8 linear's input to fp8"}
 	default:
 		return nil
 	}

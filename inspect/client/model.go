@@ -44,8 +44,10 @@ type ModelInfo struct {
 	World    int          `json:"world_size"`
 	// ExpertParallel says the routed experts are placed whole per rank
 	// (--ep, vLLM's expert parallelism) rather than split per expert.
-	ExpertParallel bool     `json:"expert_parallel"`
-	Devices        []string `json:"devices"`
+	ExpertParallel bool `json:"expert_parallel"`
+	// W8A8 says the fp8 linears run on fp8 activations (--w8a8).
+	W8A8    bool     `json:"w8a8,omitempty"`
+	Devices []string `json:"devices"`
 	// DeviceWhy says how the device was chosen (--device given or
 	// defaulted, in process or one worker process per rank, and why).
 	DeviceWhy string `json:"device_why,omitempty"`

@@ -14,7 +14,7 @@ func (s *Session) Model() client.ModelInfo {
 	e, d := s.E, s.E.Dims
 	mi := client.ModelInfo{Path: e.Path, Arch: d.Arch, ModelType: d.ModelType, Hidden: d.Hidden, Layers: d.Layers, Heads: d.Heads, KVHeads: d.KVHeads,
 		HeadDim: d.HeadDim, Intermediate: d.Intermediate, Vocab: d.Vocab, MaxPos: d.MaxPos, Tied: d.Tied, DType: d.DType.String(),
-		ActDType: e.Device(0).ActDType().String(), Params: e.Tree.Root.NumParams(), World: e.World, ExpertParallel: e.EP, Memory: e.MemoryInUse(), Skipped: e.Skipped,
+		ActDType: e.Device(0).ActDType().String(), Params: e.Tree.Root.NumParams(), World: e.World, ExpertParallel: e.EP, W8A8: e.W8A8, Memory: e.MemoryInUse(), Skipped: e.Skipped,
 		Loaded: s.LoadedLayers(), Weights: s.weightDTypes(), DeviceWhy: e.DeviceWhy}
 	if tok, err := e.Tokenizer(); err != nil {
 		mi.Tokenizer = "none: " + err.Error()

@@ -60,7 +60,7 @@ func (l *Local) Captures() (client.CaptureList, error) {
 }
 
 // modelInfo describes the loaded model for a dump's manifest, with what
-// the load options changed of its numerics (--dtype, --ep).
+// the load options changed of its numerics (--dtype, --ep, --w8a8).
 func (l *Local) modelInfo() capture.ModelInfo {
 	e := l.s.E
 	mi := capture.ModelInfoFor(e.Path, e.Dims, e.World, e.Device(0).Name())
@@ -68,6 +68,7 @@ func (l *Local) modelInfo() capture.ModelInfo {
 		mi.WeightDType = e.WeightDType.String()
 	}
 	mi.ExpertParallel = e.EP
+	mi.W8A8 = e.W8A8
 	return mi
 }
 

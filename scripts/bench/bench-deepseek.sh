@@ -16,6 +16,9 @@
 #       against --tp 1's (cosine, max |diff|), tokens/s and per-op profile;
 #   (c) the fp8 block-scaled variant (same values up to fp8 rounding):
 #       tokens/s and the weight bytes kept on the GPU, against bf16's;
+#       then with --w8a8 (fp8 linears on activations quantized to fp8 per
+#       token and 128 columns: HSDB_BENCH_W8A8=1), its time and its
+#       logits against bf16's and fp8's;
 # then one profiled prefill per configuration (HSDB_CUDA_PROFILE=1: device
 # time per op kind) unless BENCH_PROFILE=0. Each timing follows
 # HSDB_BENCH_WARM_S seconds (default 1) of the same prefills, hsdb's and
@@ -75,6 +78,7 @@ if [[ ${BENCH_TP8:-1} != 0 ]]; then
 fi
 if [[ ${BENCH_FP8:-1} != 0 ]]; then
 	hsdb fp8 "$ds/fp8" 1
+	HSDB_BENCH_W8A8=1 hsdb w8a8 "$ds/fp8" 1
 fi
 
 stamp "summary"
@@ -136,6 +140,15 @@ f = logits("fp8")
 if a is not None and f is not None:
     cos = (a * f).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(f, axis=1)
     rows.append(f"(c) fp8 vs bf16 logits cosine (min): {cos.min():.6f} (fp8 rounding of the weights)")
+tw, msw = tok("w8a8")
+if tw and t1:
+    row("(c) fp8 --w8a8 prefill time vs bf16", f"{msw:.1f} vs {ms1:.1f} ms", "<= bf16", msw <= ms1)
+w = logits("w8a8")
+for name, ref in (("bf16", a), ("fp8", f)):
+    if w is not None and ref is not None:
+        cos = (w * ref).sum(1) / np.linalg.norm(w, axis=1) / np.linalg.norm(ref, axis=1)
+        same = (w.argmax(1) == ref.argmax(1)).mean()
+        rows.append(f"(c) fp8 --w8a8 vs {name} logits cosine (min): {cos.min():.6f}, top-1 agreement {same:.2f}")
 print("\n".join(rows))
 PY
 stamp "done; logs in $out"

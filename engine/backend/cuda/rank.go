@@ -98,6 +98,9 @@ type Device struct {
 	name string
 	rank int
 	act  tensor.DType
+	// w8a8 runs block-scaled fp8 linears as fp8 GEMMs on fp8 activations
+	// (SetW8A8, rank_fp8.go); set before the first forward.
+	w8a8 bool
 
 	mu      sync.Mutex
 	scopes  []*scope

@@ -30,8 +30,8 @@ import (
 // fp8 activation quantization), so results equal the checkpoint
 // dequantized on load: f32(q)·scale computed exactly, rounded once to the
 // activation dtype (TestMoEGEMMWidensFP8Exactly checks every tile bit for
-// bit). Block-scaled fp8 GEMMs (cuBLASLt's VEC128/BLK128x128 scales,
-// DeepGEMM) would also quantize the activations; this backend does not.
+// bit). With --w8a8 (rank_w8a8.go) the linears instead run cuBLASLt's
+// block-scaled fp8 GEMM on activations quantized to fp8, as vLLM does.
 //
 // Measured on one H200 (BenchmarkMoEGrouped, DeepSeek-V3's experts, one
 // layer, ms): at 4096 tokens (128 rows per expert) fp8 on moe_wgra.cu's c
@@ -151,6 +151,9 @@ func (d *Device) linearFP8(op string, xt, wt *Tensor, b backend.Tensor) backend.
 		var err error
 		if y, err = d.output(dt, T, L.out); err != nil || T == 0 || L.out == 0 {
 			return err
+		}
+		if d.w8a8Takes(L, dt) {
+			return d.linearW8A8(y, xt, wt, L, T)
 		}
 		scratch, err := d.mem.alloc(int64(L.out)*int64(L.in)*int64(dt.Size()), driver.Activations)
 		if err != nil {

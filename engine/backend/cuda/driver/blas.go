@@ -89,9 +89,15 @@ func BLASLibrary() string { return blasLib }
 type blasHandle struct {
 	h       C.cublasHandle_t
 	version int
+	lt      *ltState // cuBLASLt, opened by the first block-scaled fp8 GEMM
 }
 
-func (b *blasHandle) destroy() { C.hsdb_cublasDestroy(b.h) }
+func (b *blasHandle) destroy() {
+	if b.lt != nil && b.lt.err == nil {
+		C.hsdb_cublasLtDestroy(b.lt.h)
+	}
+	C.hsdb_cublasDestroy(b.h)
+}
 
 // BLASError is a failed cuBLAS call: Op and the cublasStatus_t.
 type BLASError struct {

@@ -1,0 +1,42 @@
+package engine
+
+import (
+	"fmt"
+
+	"hsdb/engine/backend"
+	"hsdb/engine/model"
+	"hsdb/engine/quant"
+	"hsdb/engine/tensor"
+)
+
+// w8a8Device is a device that can run block-scaled fp8 linears on fp8
+// activations (the CUDA backend; Options.W8A8).
+type w8a8Device interface{ SetW8A8(on bool) }
+
+// setW8A8 applies Options.W8A8 to the ranks' devices. It refuses, naming
+// the reason, a checkpoint without block-scaled fp8 weights, a device
+// that cannot (the CPU backend dequantizes fp8 weights on load) and
+// activations other than bf16 (cuBLASLt's block-scaled GEMM writes bf16).
+func setW8A8(opts Options, qs model.QuantScheme, devs []backend.Device) error {
+	if !opts.W8A8 {
+		return nil
+	}
+	if _, ok := qs.(*quant.FP8Block); !ok {
+		what := "no quantization_config"
+		if qs != nil {
+			what = "quantization_config " + qs.String()
+		}
+		return fmt.Errorf("--w8a8: the checkpoint has %s; it applies to block-scaled fp8 weights (quant_method \"fp8\", weight_block_size)", what)
+	}
+	for r, d := range devs {
+		w, ok := d.(w8a8Device)
+		if !ok {
+			return fmt.Errorf("--w8a8: rank %d runs on %s, which dequantizes fp8 weights on load; it needs --device cuda", r, d.Name())
+		}
+		if a := d.ActDType(); a != tensor.BF16 {
+			return fmt.Errorf("--w8a8: rank %d computes in %s; the block-scaled fp8 GEMM takes bf16 activations (drop --dtype %s)", r, a, opts.DType)
+		}
+		w.SetW8A8(true)
+	}
+	return nil
+}
