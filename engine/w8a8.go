@@ -11,7 +11,7 @@ import (
 
 // w8a8Device is a device that can run block-scaled fp8 linears on fp8
 // activations (the CUDA backend; Options.W8A8).
-type w8a8Device interface{ SetW8A8(on bool) }
+type w8a8Device interface{ SetW8A8(on bool) error }
 
 // setW8A8 applies Options.W8A8 to the ranks' devices. It refuses, naming
 // the reason, a checkpoint without block-scaled fp8 weights, a device
@@ -36,7 +36,9 @@ func setW8A8(opts Options, qs model.QuantScheme, devs []backend.Device) error {
 		if a := d.ActDType(); a != tensor.BF16 {
 			return fmt.Errorf("--w8a8: rank %d computes in %s; the block-scaled fp8 GEMM takes bf16 activations (drop --dtype %s)", r, a, opts.DType)
 		}
-		w.SetW8A8(true)
+		if err := w.SetW8A8(true); err != nil {
+			return fmt.Errorf("--w8a8: rank %d: %w", r, err)
+		}
 	}
 	return nil
 }

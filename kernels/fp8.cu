@@ -136,3 +136,37 @@ __device__ void fp8_act_quant(const st<T>* x, unsigned* q, float* sc, long long 
         fp8_act_quant<T>(x, q, sc, tokens, cols, sld);                                                   \
     }
 HSDB_DTYPES(INSTQ)
+
+// fp8_act_fake_quant rounds activations through W8A8's fp8 quantization
+// for the GEMMs that take bf16 inputs (the routed experts' grouped
+// kernels under --w8a8): out [tokens, cols] bf16 = bf16(f32(q) · s), q
+// and s as fp8_act_quant computes them per group of 128 columns (the
+// product in f32, one rounding to bf16 — within 2^-9 of q · s, far below
+// fp8's own 2^-4). out may be x (each lane reads its four values before
+// writing them). The groups are any 128-column blocks whose columns
+// stay together: a copy permuted within blocks of 32 or 64 (PermuteK)
+// quantizes as the original.
+extern "C" __global__ void fp8_act_fake_quant_bf16(const bf16_t* x, bf16_t* out, long long tokens, long long cols) {
+    const long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    const long long groups = cols >> 7;
+    if (w >= tokens * groups) return;
+    const long long t = w / groups, g = w - t * groups;
+    const long long base = t * cols + g * 128 + lane * 4;
+    float v[4], a = 0.f;
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        v[j] = elem<bf16>::load(x, base + j);
+        a = fmaxf(a, fabsf(v[j]));
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) a = fmaxf(a, __shfl_xor_sync(0xffffffffu, a, o));
+    const float s = fmaxf(a, 1e-10f) / 448.f;
+#pragma unroll
+    for (int j = 0; j < 4; j += 2) {
+        unsigned short p;
+        asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(p) : "f"(v[j + 1] / s), "f"(v[j] / s));
+        elem<bf16>::store(out, base + j, fp8e4m3_to_f32((fp8_t)(p & 0xff)) * s);
+        elem<bf16>::store(out, base + j + 1, fp8e4m3_to_f32((fp8_t)(p >> 8)) * s);
+    }
+}

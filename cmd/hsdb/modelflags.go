@@ -92,7 +92,7 @@ var flagTable = []flagDef{
 	{"device", "cpu or cuda (default: cuda where hsdb-cuda-worker is installed next to hsdb or on PATH and sees a GPU, one worker process per rank; else cpu)", strFlag(func(m *modelFlags) *string { return &m.device }, "")},
 	{"dtype", "convert weights on load: f32, bf16 or f16 (default: as stored); quantized weights (fp8, int4) stay quantized on cuda and are dequantized to it on cpu", strFlag(func(m *modelFlags) *string { return &m.dtype }, "")},
 	{"ep", "MoE models: whole experts per rank (expert parallel, over the --tp ranks) instead of splitting each expert", boolFlag(func(m *modelFlags) *bool { return &m.ep })},
-	{"w8a8", "fp8 checkpoints on cuda: run the block-scaled fp8 linears as fp8 GEMMs on activations quantized per token and 128 columns (activation_scheme dynamic, as DeepSeek's inference code, vLLM and SGLang do) instead of widening the weights to bf16 (the default, equal to the CPU's dequantized weights); routed experts keep bf16 activations", boolFlag(func(m *modelFlags) *bool { return &m.w8a8 })},
+	{"w8a8", "fp8 checkpoints on cuda: run the block-scaled fp8 linears as fp8 GEMMs on activations quantized per token and 128 columns (activation_scheme dynamic, as DeepSeek's inference code, vLLM and SGLang do) instead of widening the weights to bf16 (the default, equal to the CPU's dequantized weights); the routed experts' inputs are rounded through the same fp8 quantization", boolFlag(func(m *modelFlags) *bool { return &m.w8a8 })},
 	{"moe", "MoE expert split: tp (each expert's intermediate split over ranks, vLLM's default; the default) or ep (same as --ep)", strFlag(func(m *modelFlags) *string { return &m.moe }, "")},
 	{"load-layers", "load only decoder layers A-B (with embeddings, final norm and head), e.g. 58-60", strFlag(func(m *modelFlags) *string { return &m.loadRange }, "")},
 	{"layers", "layers captured (capture: in --format's ids, hsdb's decoder layers with the default --format hsdb; default eagle3, EAGLE-3's layers in the format's ids: hsdb layers 1, N/2-1, N-4, N-1 = speculators ids 2, N/2, N-3, N, of which specforge takes the first three) or expected in the capture, in order (check, diff: hsdb layer numbers whatever the file's format), e.g. 2,30,58,60", strFlag(func(m *modelFlags) *string { return &m.layers }, "")},
@@ -166,6 +166,9 @@ func (m *modelFlags) options() (engine.Options, error) {
 	}
 	if m.tp < 1 {
 		return o, fmt.Errorf("--tp %d: the world size must be at least 1", m.tp)
+	}
+	if m.w8a8 && m.device == "cpu" {
+		return o, fmt.Errorf("--w8a8 and --device cpu contradict each other: the CPU backend dequantizes fp8 weights on load; --w8a8 needs --device cuda")
 	}
 	switch m.moe {
 	case "", "tp": // "": not given, tp

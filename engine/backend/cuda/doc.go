@@ -28,8 +28,10 @@
 // launch wrappers of the kernels of package kernels (embedded PTX), so
 // that each op is a thin launch: RMSNorm, AddRMSNorm, Embedding, RoPE,
 // KVCacheWrite, Attention, FlashAttention, AttnSoftmax, SiluMul, Add,
-// Scale, Cast, FP8Dequant, FP8DequantBatch, GatherRows, MoECombine,
-// MoERoute, MoEAlign, Copy2D, Moments.
+// Scale, Cast, FP8Dequant, FP8DequantBatch, FP8ActQuant, FP8ActFakeQuant,
+// GatherRows, MoECombine, MoERoute, MoEAlign, Copy2D, Moments. The
+// block-scaled fp8 GEMM of --w8a8 is cuBLASLt's (driver.FP8BlockLinear,
+// rank_w8a8.go).
 //
 // The MoE (backend.MoE, rank_moe.go) runs on the device: routing
 // (kernels/moe_route.cu, the ids of engine/backend/moeref exactly), the

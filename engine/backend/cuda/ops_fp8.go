@@ -32,3 +32,21 @@ func (d *GPU) FP8ActQuant(q, sc, x driver.Ptr, tokens, cols, sld int, dt tensor.
 		return d.launch("fp8", "fp8_act_quant_"+sfx, dim3{x: uint32((warps + 7) / 8)}, dim3{x: 256}, 0, x, q, sc, int64(tokens), int64(cols), int64(sld))
 	})
 }
+
+// FP8ActFakeQuant writes out [tokens, cols] bf16 = x rounded through
+// W8A8's activation quantization (FP8ActQuant's q and s per group of 128
+// columns, then bf16(f32(q)·s)) with kernels/fp8.cu's
+// fp8_act_fake_quant_bf16: the input a bf16 GEMM sees in place of an fp8
+// GEMM's (the routed experts under --w8a8). out may be x.
+func (d *GPU) FP8ActFakeQuant(out, x driver.Ptr, tokens, cols int) error {
+	if tokens < 0 || cols <= 0 || cols%128 != 0 || int64(tokens)*int64(cols/128) > 1<<31-1 {
+		return fmt.Errorf("%w: fp8 activation rounding of [%d, %d] (columns a positive multiple of 128)", driver.ErrBadArgument, tokens, cols)
+	}
+	if tokens == 0 {
+		return nil
+	}
+	warps := int64(tokens) * int64(cols/128)
+	return d.Do(func() error {
+		return d.launch("fp8", "fp8_act_fake_quant_bf16", dim3{x: uint32((warps + 7) / 8)}, dim3{x: 256}, 0, x, out, int64(tokens), int64(cols))
+	})
+}

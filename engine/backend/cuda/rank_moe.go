@@ -226,6 +226,12 @@ func (d *Device) RoutedExperts(x, ids, weights, experts backend.Tensor) backend.
 			if err := d.g.GatherRows(xp, xt.ptr(), srcTok, N, H, T, dt); err != nil {
 				return err
 			}
+			w8 := d.w8a8Experts(set.q != nil, H, I)
+			if w8 {
+				if err := d.g.FP8ActFakeQuant(xp, xp, N, H); err != nil {
+					return err
+				}
+			}
 			if set.q != nil {
 				err = d.fp8ExpertGEMMs(h13, xp, set.q.gateUp, 2, set.q.l13, rows, 2*I, H, dt, addrs)
 			} else if set.q4 != nil {
@@ -238,6 +244,11 @@ func (d *Device) RoutedExperts(x, ids, weights, experts backend.Tensor) backend.
 			}
 			if err := d.g.SiluMul(act, h13, h13.Add(int64(I)*es), N, I, 2*I, 2*I, dt); err != nil {
 				return err
+			}
+			if w8 {
+				if err := d.g.FP8ActFakeQuant(act, act, N, I); err != nil {
+					return err
+				}
 			}
 			if set.q != nil {
 				err = d.fp8ExpertGEMMs(xp, act, set.q.down, 1, set.q.l2, rows, H, I, dt, addrs)

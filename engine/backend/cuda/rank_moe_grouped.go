@@ -288,19 +288,35 @@ func (d *Device) routedGrouped(y, xt, it, wt *Tensor, set *expertSet, T, k int) 
 	act, y2 := bufs, bufs.Add(int64(slots)*2*int64(I))
 	a := g.addr.ptr()
 	xin := xt.ptr()
-	if b := permBlock(tile, g.kind); b != 0 {
+	w8 := d.w8a8Experts(g.kind == mgFP8, H, I)
+	if b := permBlock(tile, g.kind); b != 0 || w8 {
 		xp, err := d.mem.alloc(int64(T)*int64(H)*2, driver.Activations)
 		if err != nil {
 			return err
 		}
 		defer d.mem.free([]block{{xp, driver.Activations}})
-		if err := d.g.PermuteK(xp, xin, T, H, b); err != nil {
-			return err
+		if b != 0 {
+			if err := d.g.PermuteK(xp, xin, T, H, b); err != nil {
+				return err
+			}
+			xin = xp
 		}
-		xin = xp
+		// W8A8: rounded through fp8 per 128 columns (PermuteK moves
+		// columns within blocks of 32 or 64 only: the groups stay whole).
+		if w8 {
+			if err := d.g.FP8ActFakeQuant(xp, xin, T, H); err != nil {
+				return err
+			}
+			xin = xp
+		}
 	}
 	if err := d.g.MoEGEMM(g.kind, true, tile, act, xin, srcTok, a, offsets, tiles, n, I, H, maxTiles, g.off13, g.q13); err != nil {
 		return err
+	}
+	if w8 { // the down projection's input, in the order the glu GEMM stored it (groups whole, as above)
+		if err := d.g.FP8ActFakeQuant(act, act, slots, I); err != nil {
+			return err
+		}
 	}
 	if err := d.g.MoEGEMM(g.kind, false, tile, y2, act, 0, a.Add(int64(16*n)), offsets, tiles, n, H, I, maxTiles, g.off2, g.q2); err != nil {
 		return err

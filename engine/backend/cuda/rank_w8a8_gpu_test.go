@@ -123,9 +123,13 @@ func TestRankW8A8Linear(t *testing.T) {
 		w := p.g.UploadQuantized(wq, tensor.Invalid)
 		xv := w8a8Input(p, c.T, c.in, false)
 		x := p.g.Upload(tensor.FromF32(append([]float32(nil), xv...), c.T, c.in).Convert(tensor.BF16))
-		p.g.SetW8A8(true)
+		if err := p.g.SetW8A8(true); err != nil {
+			t.Fatal(err)
+		}
 		got := p.g.ToHost(p.g.Linear(x, w, nil), 0, c.T, 0, c.out).F32()
-		p.g.SetW8A8(false)
+		if err := p.g.SetW8A8(false); err != nil {
+			t.Fatal(err)
+		}
 		widened := p.g.ToHost(p.g.Linear(x, w, nil), 0, c.T, 0, c.out).F32()
 
 		xq, xs := actQuantRef(xv, c.T, c.in)
@@ -172,7 +176,9 @@ func TestRankW8A8Fallbacks(t *testing.T) {
 		w := p.g.UploadQuantized(p.randFP8(c.out, c.in, c.bh, c.bw), tensor.Invalid)
 		x, _ := p.act(9, c.in, 1)
 		want := p.g.ToHost(p.g.Linear(x, w, nil), 0, 9, 0, c.out).F32()
-		p.g.SetW8A8(true)
+		if err := p.g.SetW8A8(true); err != nil {
+			t.Fatal(err)
+		}
 		got := p.g.ToHost(p.g.Linear(x, w, nil), 0, 9, 0, c.out).F32()
 		assertClose(t, name, got, want, 0, 0)
 	}
