@@ -24,9 +24,13 @@ import (
 const (
 	ltScaleVec128   = 4 // CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F
 	ltScaleBlk128   = 5 // CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F
-	ltMaxWorkspace  = 32 << 20
 	fp8BlockGEMMTag = "cublasLtMatmul fp8 block-scaled"
 )
+
+// FP8BlockWorkspace is the most workspace, in bytes, FP8BlockLinear lets
+// cuBLASLt's heuristic choose an algorithm for (32 MiB): the memory plan
+// counts it (engine/plan.W8A8Workspace, checked equal by a test).
+const FP8BlockWorkspace = 32 << 20
 
 // ErrNoBlockFP8 is returned by FP8BlockLinear when the opened cuBLAS has
 // no cuBLASLt block-scaled fp8 GEMM (cuBLAS before 12.9, or a GPU other
@@ -40,6 +44,10 @@ type ltState struct {
 	err   error
 	algos map[[3]int]*ltAlgo
 }
+
+// ltMaxAlgos bounds the algorithms a device remembers (a few hundred
+// bytes each): past it the cache starts over.
+const ltMaxAlgos = 4096
 
 type ltAlgo struct {
 	algo C.cublasLtMatmulAlgo_t
@@ -89,7 +97,7 @@ func (d *GPU) FP8BlockLinear(y, xq, xs, w, ws Ptr, tokens, in, out int, workspac
 			var have C.int
 			var need C.ulonglong
 			s := C.hsdb_lt_fp8_block_gemm(lt.h, C.int(out), C.int(tokens), C.int(in), C.ulonglong(w), C.ulonglong(ws), C.ulonglong(xq), C.ulonglong(xs),
-				C.ulonglong(y), ltScaleBlk128, ltScaleVec128, &a.algo, &have, &need, 0, ltMaxWorkspace, st)
+				C.ulonglong(y), ltScaleBlk128, ltScaleVec128, &a.algo, &have, &need, 0, FP8BlockWorkspace, st)
 			if s == 15 { // CUBLAS_STATUS_NOT_SUPPORTED: no algorithm
 				return fmt.Errorf("cuda:%d: fp8 block linear [%d, %d] x [%d, %d]ᵀ: %w", d.ordinal, tokens, in, out, in, ErrNoBlockFP8)
 			}
@@ -97,6 +105,9 @@ func (d *GPU) FP8BlockLinear(y, xq, xs, w, ws Ptr, tokens, in, out int, workspac
 				return fmt.Errorf("cuda:%d: fp8 block linear [%d, %d] x [%d, %d]ᵀ: %w", d.ordinal, tokens, in, out, in, err)
 			}
 			a.need = int64(need)
+			if len(lt.algos) >= ltMaxAlgos { // one per token count seen: bounded over a long session
+				clear(lt.algos)
+			}
 			lt.algos[key] = a
 		}
 		var wp Ptr
