@@ -224,7 +224,7 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 			e.closers = append(e.closers, c.Close)
 		}
 	}
-	if err := setW8A8(opts, qs, devs); err != nil {
+	if err := setW8A8(opts, qs, devs, ranks); err != nil {
 		e.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

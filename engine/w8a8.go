@@ -17,7 +17,8 @@ type w8a8Device interface{ SetW8A8(on bool) error }
 // the reason, a checkpoint without block-scaled fp8 weights, a device
 // that cannot (the CPU backend dequantizes fp8 weights on load) and
 // activations other than bf16 (cuBLASLt's block-scaled GEMM writes bf16).
-func setW8A8(opts Options, qs model.QuantScheme, devs []backend.Device) error {
+// ranks[i] is the rank devs[i] runs.
+func setW8A8(opts Options, qs model.QuantScheme, devs []backend.Device, ranks []int) error {
 	if !opts.W8A8 {
 		return nil
 	}
@@ -28,13 +29,18 @@ func setW8A8(opts Options, qs model.QuantScheme, devs []backend.Device) error {
 		}
 		return fmt.Errorf("--w8a8: the checkpoint has %s; it applies to block-scaled fp8 weights (quant_method \"fp8\", weight_block_size)", what)
 	}
-	for r, d := range devs {
+	for i, d := range devs {
+		r := ranks[i]
 		w, ok := d.(w8a8Device)
 		if !ok {
 			return fmt.Errorf("--w8a8: rank %d runs on %s, which dequantizes fp8 weights on load; it needs --device cuda", r, d.Name())
 		}
 		if a := d.ActDType(); a != tensor.BF16 {
-			return fmt.Errorf("--w8a8: rank %d computes in %s; the block-scaled fp8 GEMM takes bf16 activations (drop --dtype %s)", r, a, opts.DType)
+			how := "load with --dtype bf16"
+			if opts.DType != tensor.Invalid {
+				how = fmt.Sprintf("--dtype %s gives %s activations; use --dtype bf16", opts.DType, a)
+			}
+			return fmt.Errorf("--w8a8: rank %d computes in %s; the block-scaled fp8 GEMM takes bf16 activations (%s)", r, a, how)
 		}
 		if err := w.SetW8A8(true); err != nil {
 			return fmt.Errorf("--w8a8: rank %d: %w", r, err)
