@@ -186,6 +186,9 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	mem, err := loadPlan(cfg, tree, world, src, qs, opts)
+	if serr := sourceErr(src); serr != nil { // the plan read headers of a broken shard: that is the cause, not a tensor it found absent
+		return nil, fmt.Errorf("%s: %w", path, serr)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

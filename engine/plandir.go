@@ -62,11 +62,13 @@ type DirPlan struct {
 
 // PlanDir plans the model in dir from its config.json alone, or with the
 // tensor headers of its safetensors when there are any (no tensor data is
-// read; an index whose shards are not downloaded yet plans from config.json
-// alone, with a note). The quantized weights the config declares count at
-// their stored size: a GPU keeps them quantized. Errors name the file or field: no
-// config.json, a config out of bounds (with what the weights imply), a
-// split the model does not allow, a broken checkpoint.
+// read but int4's 2-integer weight_shape; an index whose shards are not
+// downloaded yet plans from config.json alone, with a note). The quantized
+// weights the config declares count at their stored size: a GPU keeps them
+// quantized. Errors name the file or field: no config.json, a config out of
+// bounds (with what the weights imply), a split the model does not allow,
+// a broken checkpoint, a quantized weight whose stored tensors the load
+// would refuse (QuantScheme.Check: the load's error, naming the tensor).
 func PlanDir(dir string, o PlanOptions) (*DirPlan, error) {
 	// As LoadDir reads it: a named pipe is refused, not waited on, and a
 	// file over modelpath.MaxConfigBytes is refused before it is read.

@@ -17,9 +17,10 @@ func (s oneQuant) String() string { return "test" }
 func (s oneQuant) Load(src WeightSource, name string, out, in int) (*tensor.Quantized, error) {
 	return s.q, nil
 }
-func (s oneQuant) Stored(src WeightSource, name string) []string  { return nil }
-func (s oneQuant) Planned(name string, out, in int) (int64, bool) { return 0, false }
-func (s oneQuant) Layout(name string) QuantLayout                 { return QuantLayout{} }
+func (s oneQuant) Check(src WeightSource, name string, out, in int) error { return nil }
+func (s oneQuant) Stored(src WeightSource, name string) []string          { return nil }
+func (s oneQuant) Planned(name string, out, in int) (int64, bool)         { return 0, false }
+func (s oneQuant) Layout(name string) QuantLayout                         { return QuantLayout{} }
 
 // TestNarrowedWeightOverflow: a finite weight beyond the range of the dtype
 // it loads as (--dtype f16 or bf16; f32 for a stored f64) was converted to

@@ -17,6 +17,15 @@ type QuantScheme interface {
 	// weight dense. An error names the tensor and what was expected (a
 	// missing scale, a packed shape that disagrees with [out, in]).
 	Load(src WeightSource, name string, out, in int) (*tensor.Quantized, error)
+	// Check makes Load's checks of weight name [out, in] that the
+	// checkpoint's tensor headers decide (which tensors are present, their
+	// dtypes and shapes against [out, in] and the config) and returns the
+	// error Load would, or nil where Load would succeed or find the weight
+	// dense: what `hsdb plan` checks before it says a checkpoint fits. It
+	// reads no tensor data beyond a scheme's few-byte shape tensors
+	// (compressed-tensors' 2-element weight_shape), so it cannot see what
+	// only the data says (a NaN or infinite scale).
+	Check(src WeightSource, name string, out, in int) error
 	// Stored returns the checkpoint tensor names that hold weight name's
 	// data in this scheme (for byte accounting and unused-tensor reports);
 	// nil when it is stored dense.

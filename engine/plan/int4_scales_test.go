@@ -1,6 +1,7 @@
 package plan_test
 
 import (
+	"encoding/binary"
 	"os"
 	"testing"
 
@@ -13,7 +14,7 @@ import (
 // int4Checkpoint returns the tensor headers of a compressed-tensors
 // checkpoint of tree tr under scheme qs: every weight qs quantizes as
 // weight_packed I32 [out, in/8], weight_scale of dtype scale [out, in/32]
-// and weight_shape I32 [2]; everything else bf16.
+// and weight_shape I32 [2] = [out, in]; everything else bf16.
 func int4Checkpoint(tr *model.Tree, qs *quant.Compressed, scale tensor.DType) *model.MapSource {
 	src := &model.MapSource{Name: "int4", Tensors: map[string]*tensor.Tensor{}}
 	for _, p := range tr.Params() {
@@ -21,7 +22,10 @@ func int4Checkpoint(tr *model.Tree, qs *quant.Compressed, scale tensor.DType) *m
 			mod := p.Name[:len(p.Name)-len(".weight")]
 			src.Tensors[mod+".weight_packed"] = tensor.New(tensor.I32, p.Shape[0], p.Shape[1]/8)
 			src.Tensors[mod+".weight_scale"] = tensor.New(scale, p.Shape[0], p.Shape[1]/32)
-			src.Tensors[mod+".weight_shape"] = tensor.New(tensor.I32, 2)
+			ws := tensor.New(tensor.I32, 2) // [out, in], as the loader and the plan check it
+			binary.LittleEndian.PutUint32(ws.Data, uint32(p.Shape[0]))
+			binary.LittleEndian.PutUint32(ws.Data[4:], uint32(p.Shape[1]))
+			src.Tensors[mod+".weight_shape"] = ws
 			continue
 		}
 		src.Tensors[p.Name] = tensor.New(tensor.BF16, p.Shape...)

@@ -64,7 +64,9 @@ type Options struct {
 	// the widened weight, where larger.
 	W8A8 bool
 	// Src gives the checkpoint's tensor headers; nil plans from config.json
-	// alone.
+	// alone. With Quant, every linear weight's stored tensors are checked
+	// as the loader checks them (QuantScheme.Check) before anything is
+	// counted.
 	Src model.WeightSource
 	// Stage, when set, plans one pipeline stage (--pp): the tree's ends
 	// are counted only where the stage holds them (model.StageEnds).

@@ -32,6 +32,7 @@ func (blockQuant) String() string { return "test block quantization" }
 func (blockQuant) Load(model.WeightSource, string, int, int) (*tensor.Quantized, error) {
 	return nil, nil
 }
+func (blockQuant) Check(model.WeightSource, string, int, int) error { return nil }
 func (blockQuant) Stored(src model.WeightSource, name string) []string {
 	if dt, _, ok := src.Meta(name); ok && dt == tensor.F8E4M3 {
 		return []string{name, name + "_scale_inv"}

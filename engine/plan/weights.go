@@ -54,6 +54,9 @@ type widening struct {
 // every other parameter counts its elements × the dtype it is kept in
 // (denseDType).
 func newWeights(t *model.Tree, d *model.Dims, o Options, world int) (*weights, error) {
+	if err := checkStored(t, o); err != nil {
+		return nil, err
+	}
 	w := &weights{bytes: make([]int64, world), quant: make([]int64, world), scratch: make([]map[int]widening, world)}
 	for r := range world {
 		w.scratch[r] = map[int]widening{}

@@ -92,6 +92,27 @@ func scaleName(name string) string { return name + "_scale_inv" }
 // missing or misshapen scale, a NaN or infinite scale, or one so large
 // that the block dequantizes to ±Inf.
 func (s *FP8Block) Load(src model.WeightSource, name string, out, in int) (*tensor.Quantized, error) {
+	q, err := s.stored(src, name, out, in, src.Tensor)
+	if q == nil || err != nil {
+		return nil, err
+	}
+	if err := checkScales(scaleName(name), q.Scale, fp8Max, "fp8 e4m3 values reach ±448"); err != nil {
+		return nil, fmt.Errorf("fp8 weight %s: %w", name, err)
+	}
+	return q, nil
+}
+
+// Check makes Load's checks of weight name that the tensor headers decide
+// (its shape, modules_to_not_convert, its scale's presence, dtype and
+// shape) without reading any data, and returns the error Load would.
+func (s *FP8Block) Check(src model.WeightSource, name string, out, in int) error {
+	_, err := s.stored(src, name, out, in, headerOnly(src))
+	return err
+}
+
+// stored returns weight name as Load does but for its scales' values,
+// with its tensors from get (src.Tensor, or headerOnly's headers).
+func (s *FP8Block) stored(src model.WeightSource, name string, out, in int, get fetch) (*tensor.Quantized, error) {
 	dt, shape, ok := src.Meta(name)
 	if !ok || dt != tensor.F8E4M3 {
 		return nil, nil
@@ -109,7 +130,7 @@ func (s *FP8Block) Load(src model.WeightSource, name string, out, in int) (*tens
 		// told (as a packed int4 module the config ignores).
 		return nil, fmt.Errorf("fp8 weight %s: quantization_config.modules_to_not_convert lists %q, which keeps the module dense, but the checkpoint stores it as fp8 with a block scale; keep one", name, m)
 	}
-	w, err := src.Tensor(name)
+	w, err := get(name)
 	if err != nil {
 		return nil, err
 	}
@@ -117,16 +138,13 @@ func (s *FP8Block) Load(src model.WeightSource, name string, out, in int) (*tens
 	if _, _, ok := src.Meta(sn); !ok {
 		return nil, fmt.Errorf("fp8 weight %s has no scale tensor %s in the checkpoint", name, sn)
 	}
-	sc, err := src.Tensor(sn)
+	sc, err := get(sn)
 	if err != nil {
 		return nil, err
 	}
 	q := &tensor.Quantized{Format: tensor.QuantFP8Block, Shape: [2]int{out, in}, Data: w, Scale: sc, Block: s.Block}
 	if err := q.Check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if err := checkScales(sn, sc, fp8Max, "fp8 e4m3 values reach ±448"); err != nil {
-		return nil, fmt.Errorf("fp8 weight %s: %w", name, err)
 	}
 	return q, nil
 }
