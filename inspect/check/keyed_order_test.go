@@ -101,3 +101,28 @@ func TestDumpManifestLayerOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestFormatIDsClash: a trainer-format dump's manifest holds its layers
+// twice, as hsdb layers (capture.layers) and in the format's ids
+// (format_layer_ids); SpecForge's samples name no layers, so a manifest
+// whose two records disagree (layers reordered by hand) went unnoticed.
+// Hsdb layers of the ids by hand: SpecForge's SGLang id s = layer s;
+// speculators' id k = layer k-1, id 0 the embeddings (none).
+func TestFormatIDsClash(t *testing.T) {
+	for _, c := range []struct {
+		info capture.CaptureInfo
+		want string
+	}{
+		{capture.CaptureInfo{Format: "specforge", Layers: []int{0, 1, 2}, FormatIDs: []int{0, 1, 2}}, ""},
+		{capture.CaptureInfo{Format: "specforge", Layers: []int{2, 0, 1}, FormatIDs: []int{0, 1, 2}}, "the manifest's layers 2,0,1 are not its specforge ids 0,1,2, which are hsdb layers 0,1,2 in file order"},
+		{capture.CaptureInfo{Format: "speculators", Layers: []int{0, 1, 2}, FormatIDs: []int{0, 1, 2, 3}}, ""},
+		{capture.CaptureInfo{Format: "speculators", Layers: []int{1, 29, 57}, FormatIDs: []int{2, 30, 58}}, ""},
+		{capture.CaptureInfo{Format: "speculators", Layers: []int{57, 1, 29}, FormatIDs: []int{2, 30, 58}}, "the manifest's layers 57,1,29 are not its speculators ids 2,30,58, which are hsdb layers 1,29,57 in file order"},
+		{capture.CaptureInfo{Layers: []int{2, 0, 1}}, ""},
+	} {
+		got := formatIDsClash(c.info)
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("%+v: %q, want %q", c.info, got, c.want)
+		}
+	}
+}

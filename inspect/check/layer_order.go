@@ -89,3 +89,29 @@ func layerCountRule(l *Layout, layered []Entry, opts CheckOptions, formatIDs, as
 	}
 	return res(capture.Pass, "%d layer%s: %s%s", len(opts.Layers), plural(len(opts.Layers)), req, asIDs)
 }
+
+// formatIDsClash says how a trainer-format dump's manifest contradicts
+// itself: its layers (capture.layers) against the hsdb layers its
+// format_layer_ids name, both in file order (SpecForge's SGLang id s is
+// hsdb layer s; speculators' id k hsdb layer k-1, id 0 the embeddings, no
+// layer). SpecForge's samples name no layers, so the manifest is all that
+// tells their order. "" when they agree, or for hsdb's own format.
+func formatIDsClash(c capture.CaptureInfo) string {
+	var layers []int
+	switch capture.Format(c.Format) {
+	case capture.FormatSpecForge:
+		layers = c.FormatIDs
+	case capture.FormatSpeculators:
+		for _, id := range c.FormatIDs {
+			if id > 0 {
+				layers = append(layers, id-1)
+			}
+		}
+	default:
+		return ""
+	}
+	if joinInts(layers) == joinInts(c.Layers) {
+		return ""
+	}
+	return fmt.Sprintf("the manifest's layers %s are not its %s ids %s, which are hsdb layers %s in file order: the manifest contradicts itself on which layer each entry is", joinInts(c.Layers), c.Format, joinInts(c.FormatIDs), joinInts(layers))
+}
