@@ -84,13 +84,14 @@ func TestCaptureWhatHalfNote(t *testing.T) {
 }
 
 // TestCaptureSpeculatorsSummaryNamesEmbeddings: the job's summary of a
-// speculators capture with its default ids on the llama fixture (3
-// layers: eagle3 = 2, N/2 = 1, N-3 = 0, N = 3, written ascending) said
-// "speculators ids 0,1,2,3 (hsdb layers 0,1,2)"; id 0 is the embeddings,
-// and the summary and check's dump line now say so.
+// speculators capture of ids 0,1,2,3 on the llama fixture (3 layers)
+// said "speculators ids 0,1,2,3 (hsdb layers 0,1,2)"; id 0 is the
+// embeddings, and the summary and check's dump line now say so. (The
+// ids were eagle3's here, 2, N/2 = 1, N-3 = 0, N = 3, which is now
+// refused as too shallow, as the other formats refuse it.)
 func TestCaptureSpeculatorsSummaryNamesEmbeddings(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "d")
-	stdout, errs, code := runHsdb(t, "capture", "--model", "../../testdata/hf/llama", "--format", "speculators", "--ids", "1,5,7", "--out", out)
+	stdout, errs, code := runHsdb(t, "capture", "--model", "../../testdata/hf/llama", "--format", "speculators", "--layers", "0,1,2,3", "--ids", "1,5,7", "--out", out)
 	if want := "speculators ids 0,1,2,3 (the embeddings (id 0) and hsdb layers 0,1,2), bf16,"; code != 0 || !strings.Contains(stdout, want) {
 		t.Fatalf("capture: exit %d, want %q in:\n%s%s", code, want, stdout, errs)
 	}
@@ -104,8 +105,8 @@ func TestCaptureSpeculatorsSummaryNamesEmbeddings(t *testing.T) {
 // text output says before the job (the notes) and which trainer format
 // and ids were written: a speculators job's JSON read "layers": [0,1,2]
 // with nothing saying the files hold speculators ids 0,1,2,3 (0 the
-// embeddings). By hand on the llama fixture (3 layers, eagle3 speculators
-// ids 2, 1, 0, 3 written ascending) and a SpecForge job given three ids,
+// embeddings). By hand on the llama fixture (3 layers, speculators ids
+// 3, 0, 2, 1 given, written ascending) and a SpecForge job given three ids,
 // whose loss_mask note (--ids rows carry none) the text prints.
 func TestCaptureJSONFormatAndNotes(t *testing.T) {
 	type result struct {
@@ -124,7 +125,7 @@ func TestCaptureJSONFormatAndNotes(t *testing.T) {
 		}
 		return r
 	}
-	r := run("--format", "speculators")
+	r := run("--format", "speculators", "--layers", "3,0,2,1")
 	if r.Format != "speculators" || fmt.Sprint(r.FormatIDs) != "[0 1 2 3]" || fmt.Sprint(r.Layers) != "[0 1 2]" || r.Notes == nil || len(r.Notes) != 0 {
 		t.Errorf("speculators: %+v, want format speculators, ids [0 1 2 3], layers [0 1 2], notes []", r)
 	}

@@ -272,17 +272,26 @@ func eagle3Reads(f Format) string {
 // first that does not ("hsdb id 1 comes twice": the model is too shallow
 // for EAGLE-3's spread of 1, N/2-1, N-4, N-1); and use, distinct ids of
 // f's range to name instead (eagle3Usable).
+//
+// EAGLE-3's aux layers are decoder layers' outputs, so speculators' id 0
+// (the embeddings, hsdb's -1) is no EAGLE-3 id: at L = 3 speculators'
+// 2, N/2, N-3 is 2, 1, 0, the positions of hsdb's 1, 0, -1 and SGLang's
+// 1, 0, -1, which hsdb and SpecForge refuse (SpecForge's
+// HFEagle3TargetModel raises "Layer index -1 out of bounds"); the spread
+// has turned over (low 2 > mid 1 > high 0). speculators' launch_vllm.py
+// passes its default to vLLM unchecked, which would read the embeddings
+// as the deepest aux layer; the three formats now refuse it alike. An
+// explicit --layers 0,... still takes id 0.
 func Eagle3Shallow(f Format, L int) (ids []int, clash string, use []int) {
 	ids = Eagle3IDs(f, L)
-	hi := L - 1
-	if f == FormatSpeculators {
-		hi = L
-	}
+	lo, hi := eagle3Range(f, L)
 	seen := map[int]bool{}
 	for _, id := range ids {
 		switch {
-		case id < 0 || id > hi:
-			clash = fmt.Sprintf("%s id %d is outside 0..%d", f, id, hi)
+		case f == FormatSpeculators && id == 0:
+			clash = fmt.Sprintf("speculators id 0 is the embeddings, no decoder layer's output: hsdb id -1, outside 0..%d", L-1)
+		case id < lo || id > hi:
+			clash = fmt.Sprintf("%s id %d is outside %d..%d", f, id, lo, hi)
 		case seen[id]:
 			clash = fmt.Sprintf("%s id %d comes twice", f, id)
 		}
@@ -294,8 +303,20 @@ func Eagle3Shallow(f Format, L int) (ids []int, clash string, use []int) {
 	return ids, "", ids
 }
 
+// eagle3Range is the ids of format f that EAGLE-3 may take on a model of
+// L decoder layers: the decoder layers' outputs, 0..L-1 in hsdb's and
+// SGLang's ids, 1..L in speculators' (whose id 0, the embeddings, is no
+// layer's output).
+func eagle3Range(f Format, L int) (lo, hi int) {
+	if f == FormatSpeculators {
+		return 1, L
+	}
+	return 0, L - 1
+}
+
 // eagle3Usable is what is left of the EAGLE-3 ids when the model is too
-// shallow for them: those in format f's range, each once, then the
+// shallow for them: those in EAGLE-3's range of format f (eagle3Range:
+// speculators' id 0, the embeddings, left out), each once, then the
 // deepest ids of the range not yet taken (for SpecForge, below the last
 // layer first) until the list is as long as
 // ids (EAGLE-3 reads three aux layers: SpecForge's aux_hidden_state is
@@ -304,14 +325,11 @@ func Eagle3Shallow(f Format, L int) (ids []int, clash string, use []int) {
 // is used up; ascending (the last is the deepest, as the trainers
 // expect). Always a list PlanLayers accepts for L >= 1.
 func eagle3Usable(f Format, ids []int, L int) []int {
-	hi := L - 1
-	if f == FormatSpeculators {
-		hi = L
-	}
+	lo, hi := eagle3Range(f, L)
 	var out []int
 	seen := map[int]bool{}
 	for _, id := range ids {
-		if id >= 0 && id <= hi && !seen[id] {
+		if id >= lo && id <= hi && !seen[id] {
 			seen[id] = true
 			out = append(out, id)
 		}
@@ -325,7 +343,7 @@ func eagle3Usable(f Format, ids []int, L int) []int {
 	if f == FormatSpecForge {
 		top = hi - 1
 	}
-	for id := top; id >= 0 && len(out) < len(ids); id-- {
+	for id := top; id >= lo && len(out) < len(ids); id-- {
 		if !seen[id] {
 			seen[id] = true
 			out = append(out, id)

@@ -21,9 +21,11 @@ import (
 // other formats suggested 1,2,3). L = 4 (the DeepSeek-V3 fixture): hsdb
 // 1,1,0,3 → 0,1,3 + 2; specforge 1,1,0 → 0,1 + 2 (was 0,1,3). L = 3 (the
 // llama fixture): hsdb 1,0,-1,2 → 0,1,2 (all there are); specforge 1,0,-1
-// → 0,1 + 2, the last layer, as no other is left. L = 2: speculators
-// 2,1,-1,2 → 1,2 + 0 (all three positions). L = 1: hsdb 1,-1,-3,0 → 0.
-// The suggestion is then accepted by PlanLayers.
+// → 0,1 + 2, the last layer, as no other is left. L = 3: speculators
+// 2,1,0,3 → 2,1,3 (id 0 is the embeddings, no layer's output: hsdb's
+// -1) → 1,2,3, hsdb's 0,1,2 + 1. L = 2: speculators 2,1,-1,2 → 1,2
+// (hsdb's 0,1; id 0 is not added: it was, as 0,1,2). L = 1: hsdb
+// 1,-1,-3,0 → 0. The suggestion is then accepted by PlanLayers.
 func TestEagle3TooShallow(t *testing.T) {
 	cases := []struct {
 		f         Format
@@ -37,7 +39,8 @@ func TestEagle3TooShallow(t *testing.T) {
 		{FormatSpecForge, 4, "SGLang ids in 0..3", "0,1,2"},
 		{FormatHsdb, 3, "hsdb layers in 0..2", "0,1,2"},
 		{FormatSpecForge, 3, "SGLang ids in 0..2", "0,1,2"},
-		{FormatSpeculators, 2, "speculators ids in 0..2", "0,1,2"},
+		{FormatSpeculators, 3, "speculators ids in 0..3", "1,2,3"},
+		{FormatSpeculators, 2, "speculators ids in 0..2", "1,2"},
 		{FormatHsdb, 1, "hsdb layers in 0..0", "0"},
 	}
 	for _, c := range cases {
@@ -51,10 +54,11 @@ func TestEagle3TooShallow(t *testing.T) {
 			t.Errorf("%s, %d layers: the suggested --layers %s is refused: %v", c.f, c.L, c.want, err)
 		}
 	}
-	// speculators at 3 layers: 2,1,0,3 is in range and distinct (0 = the
-	// embeddings), so eagle3 is taken, written ascending as vLLM collects
-	// aux layers (TestTrainerIDsAscending).
-	if p, err := PlanLayers(FormatSpeculators, "eagle3", 3, parseInts); err != nil || joinInts(p.IDs) != "0,1,2,3" {
-		t.Errorf("speculators, 3 layers: %v, %v", p, err)
+	// speculators at 3 layers: 2,1,0,3 was taken (0 = the embeddings,
+	// where hsdb's 1,0,-1,2 and SpecForge's 1,0,-1, the same positions,
+	// are refused); it is refused with the same words, naming id 0.
+	_, err := PlanLayers(FormatSpeculators, "eagle3", 3, parseInts)
+	if want := "--layers eagle3 is speculators ids 2,1,0,3 for 3 decoder layers, too few layers for EAGLE-3's spread (speculators id 0 is the embeddings, no decoder layer's output: hsdb id -1, outside 0..2)"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("speculators, 3 layers: %v, want %q", err, want)
 	}
 }

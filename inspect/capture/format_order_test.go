@@ -7,8 +7,8 @@ import "testing"
 // self.aux_hidden_state_layers: aux_hidden_states.append(hidden_states +
 // residual)` in vllm/model_executor/models/llama.py: in ascending layer
 // order, whatever order the ids were listed in. A trainer file written in
-// another order (hsdb wrote --layers 30,2,58,61 as given, and eagle3 at 3
-// layers as 2,1,0,3) trains the draft on features permuted against what
+// another order (hsdb wrote --layers 30,2,58,61 as given, and 2,1,0,3,
+// eagle3's ids at 3 layers, now refused as too shallow, as given) trains the draft on features permuted against what
 // it is served. The trainer formats' ids are written ascending; the
 // mapping lines follow them. Orders by hand.
 func TestTrainerIDsAscending(t *testing.T) {
@@ -19,7 +19,7 @@ func TestTrainerIDsAscending(t *testing.T) {
 		want, srcs string
 	}{
 		{FormatSpeculators, "30,2,58,61", 61, "2,30,58,61", "1,29,57,60"},
-		{FormatSpeculators, "eagle3", 3, "0,1,2,3", "-1,0,1,2"},
+		{FormatSpeculators, "2,1,0,3", 3, "0,1,2,3", "-1,0,1,2"},
 		{FormatSpecForge, "29,1,57", 61, "1,29,57", "1,29,57,-1"},
 	} {
 		p, err := PlanLayers(c.f, c.spec, c.L, parseInts)

@@ -33,6 +33,12 @@ type CheckOptions struct {
 	ModelNotRun string
 	// Layers are the requested layers (--layers), or nil.
 	Layers []int
+	// ManifestLayers are the layers a dump's manifest records
+	// (capture.layers, in its order) for each of its files, nil outside a
+	// dump: the layer-count rule fails a file whose own record of its
+	// layers disagrees, and labels a file that records none (SpecForge's
+	// samples) by them.
+	ManifestLayers []int
 	// TP is the tensor-parallel world size the capture ran at (--tp), for
 	// shard forensics; 0 tries 2, 4, 8 and 16.
 	TP int
@@ -264,9 +270,15 @@ func checksumRule(cf *CaptureFile, want map[string]capture.TensorRecord) RuleRes
 
 // checkLayout runs the rules on an interpreted file.
 func checkLayout(r *Report, l *Layout, opts CheckOptions) {
-	if idx := layerEntries(l.Entries); !l.Labelled && !l.LabelsLost && len(opts.Layers) == len(idx) {
+	// Unlabelled entries take a dump's manifest's layers, the record of
+	// what the capture wrote in which position, else --layers.
+	by := opts.Layers
+	if opts.ManifestLayers != nil {
+		by = opts.ManifestLayers
+	}
+	if idx := layerEntries(l.Entries); !l.Labelled && !l.LabelsLost && len(by) == len(idx) {
 		for i, j := range idx {
-			l.Entries[j].Layer = opts.Layers[i]
+			l.Entries[j].Layer = by[i]
 		}
 	}
 	// Ids that are no token: reported by the structure rule, never run

@@ -252,6 +252,10 @@ func checkDump(p *PathReport, m *capture.Manifest, opts CheckOptions) {
 	} else {
 		add(capture.RuleComplete, capture.Fail, "the manifest is not marked complete (an interrupted batch job's staging directory?)")
 	}
+	if s := formatIDsClash(m.Capture); s != "" {
+		add(capture.RuleLayerCount, capture.Fail, "%s", s)
+	}
+	opts.ManifestLayers = m.Capture.Layers
 	if opts.Layers == nil {
 		opts.Layers = m.Capture.Layers
 	}

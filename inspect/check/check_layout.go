@@ -36,11 +36,16 @@ type Layout struct {
 	// metadata); otherwise they are -1, or the caller's --layers.
 	Labelled bool
 	// Keyed says the entries' layers are their keys' numbers
-	// (hidden_states.{layer}, layers.30): the file holds no order of
-	// layers (a safetensors header has none), so --layers is compared as
-	// a set. Otherwise the entries are in the file's order (a list, a
+	// (hidden_states.{layer}, layers.30): Entries are sorted by layer, and
+	// the order of the layers is the file's metadata's (Order), or none
+	// (a safetensors header has none), when --layers is compared as a
+	// set. Otherwise the entries are in the file's order (a list, a
 	// trainer's [seq, n_ids, hidden]), which a trainer concatenates.
 	Keyed bool
+	// Order is the order of a Keyed file's layers its metadata records
+	// ("layers": "2,0,1", as hsdb writes the capture's --layers), when
+	// they are the keys' layers; nil otherwise.
+	Order []int
 	// LabelsLost says the file's own metadata names its layers but not
 	// one per entry (a speculators file cut after it was written): which
 	// layer each entry is cannot be told, and no --layers (nor a dump's
@@ -177,6 +182,9 @@ func interpretCapture(cf *CaptureFile, hidden int) *Layout {
 			if n, _ := strconv.Atoi(m[1]); n != e.Layer {
 				l.Keyed = false
 			}
+		}
+		if l.Keyed && l.keysAreLayers(cf.Metadata) {
+			l.Order, _ = client.ParseLayers(cf.Metadata["layers"])
 		}
 	}
 	if !l.Labelled {

@@ -64,22 +64,7 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 		}
 		formatIDs = outOfModel(opts.Layers, d)
 	}
-	switch {
-	case len(opts.Layers) == 0:
-		add(capture.RuleLayerCount, capture.Skip, "no --layers requested (%d entr%s%s%s)", len(l.Entries), ies(len(l.Entries)), labelNote(labels), noLayersIDs)
-	case l.LabelsLost:
-		add(capture.RuleLayerCount, capture.Skip, "%d entr%s whose layers the file's metadata does not tell (see structure): not matched to --layers %s by position", len(layered), ies(len(layered)), joinInts(opts.Layers))
-	case len(layered) != len(opts.Layers):
-		add(capture.RuleLayerCount, capture.Fail, "%d layer entr%s, %d layer%s requested (%s)%s%s", len(layered), ies(len(layered)), len(opts.Layers), plural(len(opts.Layers)), joinInts(opts.Layers), countDiff(l.Labelled, labels, opts.Layers), formatIDs)
-	case l.Labelled && joinInts(labels) != joinInts(opts.Layers) && sameSet(labels, opts.Layers) && l.Keyed:
-		add(capture.RuleLayerCount, capture.Pass, "%d layer%s: %s%s", len(opts.Layers), plural(len(opts.Layers)), joinInts(labels), asIDs)
-	case l.Labelled && joinInts(labels) != joinInts(opts.Layers) && sameSet(labels, opts.Layers):
-		add(capture.RuleLayerCount, capture.Fail, "labelled layers %s, requested %s: the same layers in another order: the file holds %s in this order (the order a trainer concatenates them)%s", joinInts(labels), joinInts(opts.Layers), joinInts(labels), formatIDs)
-	case l.Labelled && joinInts(labels) != joinInts(opts.Layers):
-		add(capture.RuleLayerCount, capture.Fail, "labelled layers %s, requested %s%s", joinInts(labels), joinInts(opts.Layers), formatIDs)
-	default:
-		add(capture.RuleLayerCount, capture.Pass, "%d layer%s: %s%s", len(opts.Layers), plural(len(opts.Layers)), joinInts(opts.Layers), asIDs)
-	}
+	out = append(out, layerCountRule(l, layered, opts, formatIDs, asIDs, noLayersIDs))
 	// shape
 	hidden, from := hiddenOf(opts.Dims), "hidden_size"
 	if hidden == 0 && opts.DumpHidden > 0 {

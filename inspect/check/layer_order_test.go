@@ -18,7 +18,9 @@ import (
 // entries are in a trainer's order (speculators' [seq, n_ids, hidden],
 // concatenated as hidden_states[:, :-1].flatten(1)) still fails for
 // another order, and the detail now says it is the order, naming the
-// file's. Labels by hand: layer_ids 2,1,3 = hsdb layers 1,0,2.
+// file's. Labels by hand: layer_ids 2,1,3 = hsdb layers 1,0,2. A keyed
+// file whose metadata records the order (hsdb's "layers") is held to it
+// (TestKeyedLayerOrder); these keys have none.
 func TestLayerCountOrder(t *testing.T) {
 	dir := t.TempDir()
 	ids := tensor.FromI64([]int64{1, 2, 3, 4}, 4)
