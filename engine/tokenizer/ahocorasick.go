@@ -60,7 +60,6 @@ func newACAutomaton(pats []string) (*acAutomaton, error) {
 		}
 	}
 	all, rev := string(buf), make([]string, len(pats))
-	buf = nil
 	var order []int32
 	a := &acAutomaton{}
 	for i, off := 0, 0; i < len(pats); i++ {

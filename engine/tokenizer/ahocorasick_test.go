@@ -215,8 +215,9 @@ func hostileHF(t *testing.T, n, size int) (path, prefix string) {
 // first 19,997 bytes, over 1 M characters of that prefix repeated. The
 // matcher before compared, at each position where the prefix's first
 // byte stood, every token starting with that byte longest first: up to
-// 254 comparisons of 20 KB at each of a million positions (17.6 s for
-// this tokenizer, 4 minutes for tokens of one repeated letter). The
+// 254 comparisons of 20 KB at each of half a million positions (25 s for
+// this tokenizer and text, 4 minutes for tokens and text of one repeated
+// letter; no test could take that). The
 // automaton's transitions are counted, not timed: at most four per text
 // byte (addedMatcher.each), whatever the tokens; and it holds at most one
 // state per token byte, in at most 32 bytes of allocation per token byte.
