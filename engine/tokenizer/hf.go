@@ -159,8 +159,12 @@ func parseHF(data []byte, base string) (*HF, error) {
 			rawPats, rawToks = append(rawPats, a.Content), append(rawToks, a)
 		}
 	}
-	t.rawAdded = newAddedMatcher(rawPats, rawToks)
-	t.normAdded = newAddedMatcher(normPats, normToks)
+	if t.rawAdded, err = newAddedMatcher(rawPats, rawToks); err != nil {
+		return nil, fmt.Errorf("added_tokens (normalized false): %w", err)
+	}
+	if t.normAdded, err = newAddedMatcher(normPats, normToks); err != nil {
+		return nil, fmt.Errorf("added_tokens (normalized true): %w", err)
+	}
 	t.vocabSize = int(maxID) + 1
 	if t.idToToken, err = idTable(t.vocabSize, t.model.vocab, f.AddedTokens); err != nil {
 		return nil, err

@@ -2,7 +2,6 @@ package tokenizer
 
 import (
 	"iter"
-	"sort"
 	"unicode"
 	"unicode/utf8"
 )
@@ -21,31 +20,31 @@ type hfAddedToken struct {
 
 // addedMatcher finds added tokens in text the way HF's AddedVocabulary
 // does: leftmost-longest non-overlapping matches (an Aho-Corasick automaton
-// with MatchKind::LeftmostLongest there), each then checked for single_word
-// and widened for lstrip/rstrip (find_matches).
+// with MatchKind::LeftmostLongest there, acAutomaton here), each then
+// checked for single_word and widened for lstrip/rstrip (find_matches).
 type addedMatcher struct {
-	first   [256]bool      // whether some pattern starts with the byte
-	byFirst map[byte][]int // first byte -> indexes into pats, longest first
-	pats    []string
-	toks    []*hfAddedToken
+	ac   *acAutomaton
+	pats []string
+	toks []*hfAddedToken
 }
 
-func newAddedMatcher(pats []string, toks []*hfAddedToken) *addedMatcher {
+// minChunk is the least number of text positions each asks the
+// automaton about at once; a chunk also spans the longest pattern, so
+// the bytes read again after each chunk are at most the chunk's own.
+const minChunk = 64 << 10
+
+// newAddedMatcher returns the matcher of pats, toks[i] being the token of
+// pats[i] (nil when there are none). Of identical patterns the first is
+// matched. Patterns totalling more than maxAddedBytes give ErrUnsupported.
+func newAddedMatcher(pats []string, toks []*hfAddedToken) (*addedMatcher, error) {
 	if len(pats) == 0 {
-		return nil
+		return nil, nil
 	}
-	m := &addedMatcher{byFirst: map[byte][]int{}, pats: pats, toks: toks}
-	for i, p := range pats {
-		if p == "" {
-			continue
-		}
-		m.byFirst[p[0]] = append(m.byFirst[p[0]], i)
-		m.first[p[0]] = true
+	ac, err := newACAutomaton(pats)
+	if err != nil {
+		return nil, err
 	}
-	for _, idx := range m.byFirst {
-		sort.SliceStable(idx, func(a, b int) bool { return len(pats[idx[a]]) > len(pats[idx[b]]) })
-	}
-	return m
+	return &addedMatcher{ac: ac, pats: pats, toks: toks}, nil
 }
 
 // segment is a piece of text; id >= 0 when it is an added token.
@@ -70,12 +69,21 @@ func (m *addedMatcher) segments(s string) iter.Seq[segment] {
 }
 
 // each is segments' loop: it calls out for every segment of s until out
-// returns false.
-func (m *addedMatcher) each(s string, out func(segment) bool) {
+// returns false, and returns the number of automaton transitions it
+// looked up: at most 4·len(s), as the automaton reads each byte of s once
+// and, for each chunk but the last (of at least maxLen positions), at
+// most maxLen bytes more (acAutomaton.longest).
+func (m *addedMatcher) each(s string, out func(segment) bool) (steps int) {
+	best := make([]int32, min(len(s), max(m.ac.maxLen, minChunk)))
+	lo, hi := 0, 0 // best[i-lo] is the longest match at i, for lo <= i < hi
 	startOffset := 0
 	for pos := 0; pos < len(s); {
-		k, ok := m.longestAt(s, pos)
-		if !ok {
+		if pos >= hi {
+			lo, hi = pos, min(len(s), pos+len(best))
+			steps += m.ac.longest(s, lo, hi, best[:hi-lo])
+		}
+		k := best[pos-lo]
+		if k < 0 {
 			pos++
 			continue
 		}
@@ -96,29 +104,17 @@ func (m *addedMatcher) each(s string, out func(segment) bool) {
 			stop += rightmostSpaceAtStart(s[stop:])
 		}
 		if startOffset < start && !out(segment{s[startOffset:start], -1}) {
-			return
+			return steps
 		}
 		if !out(segment{s[start:stop], tok.ID}) {
-			return
+			return steps
 		}
 		startOffset = stop
 	}
 	if startOffset != len(s) {
 		out(segment{s[startOffset:], -1})
 	}
-}
-
-func (m *addedMatcher) longestAt(s string, pos int) (int, bool) {
-	if !m.first[s[pos]] {
-		return 0, false
-	}
-	for _, k := range m.byFirst[s[pos]] {
-		p := m.pats[k]
-		if len(p) <= len(s)-pos && s[pos:pos+len(p)] == p {
-			return k, true
-		}
-	}
-	return 0, false
+	return steps
 }
 
 // isWordRune is Rust regex's Unicode \w: Alphabetic, marks, decimal

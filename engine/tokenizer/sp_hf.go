@@ -244,7 +244,9 @@ func (t *SentencePiece) hfConvention(cfg map[string]json.RawMessage, modelType s
 	if err := t.addedDecoder(cfg, addTok); err != nil {
 		return nil, err
 	}
-	h.added = newAddedMatcher(pats, toks)
+	if h.added, err = newAddedMatcher(pats, toks); err != nil {
+		return nil, fmt.Errorf("added tokens and control pieces: %w", err)
+	}
 	h.textBOS, h.textEOS = -1, -1
 	for _, f := range []struct {
 		key string

@@ -109,7 +109,10 @@ func newTiktoken(name string, ranks map[string]int32, tokens []string, kind spli
 		t.specials[s] = id
 		toks[i] = &hfAddedToken{ID: id, Content: s, Special: true}
 	}
-	t.special = newAddedMatcher(pats, toks)
+	var err error
+	if t.special, err = newAddedMatcher(pats, toks); err != nil {
+		return nil, fmt.Errorf("%s: special tokens: %w", name, err)
+	}
 	for b := range t.byteID {
 		t.byteID[b] = ranks[string([]byte{byte(b)})] // all 256 exist (ParseTiktokenRanks)
 	}
