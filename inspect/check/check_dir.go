@@ -254,6 +254,13 @@ func checkDump(p *PathReport, m *capture.Manifest, opts CheckOptions) {
 	}
 	if opts.Layers == nil {
 		opts.Layers = m.Capture.Layers
+	} else if len(m.Capture.Layers) > 0 && !slices.Equal(opts.Layers, m.Capture.Layers) {
+		// The manifest knows what hsdb captured: a --layers that differs
+		// is said here once, where a SpecForge sample (no labels of its
+		// own, labelled from --layers) would show only values that depart
+		// from the layers asked, as if the file were off by a layer.
+		add(capture.RuleLayerCount, capture.Fail, "--layers %s, but the manifest records hsdb layers %s%s: --layers %s checks what the files hold",
+			joinInts(opts.Layers), joinInts(m.Capture.Layers), formatIDsText(m.Capture), joinInts(m.Capture.Layers))
 	}
 	if opts.What == "" {
 		opts.What = m.Capture.What
@@ -330,4 +337,13 @@ func checkDump(p *PathReport, m *capture.Manifest, opts CheckOptions) {
 			add(capture.RuleSeqCount, capture.Fail, "%d sequence%s, the job's input has %d", len(m.Sequences), plural(len(m.Sequences)), j.Sequences)
 		}
 	}
+}
+
+// formatIDsText names a trainer-format dump's layer ids in its own
+// convention (" (specforge ids 0,1,2)"), "" for hsdb's own format.
+func formatIDsText(c capture.CaptureInfo) string {
+	if c.Format == "" || len(c.FormatIDs) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%s ids %s)", c.Format, joinInts(c.FormatIDs))
 }
