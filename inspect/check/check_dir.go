@@ -243,6 +243,13 @@ func checkDump(p *PathReport, m *capture.Manifest, opts CheckOptions) {
 		case mm.Arch == "":
 		case was != is:
 			add(capture.RuleModel, capture.Fail, "the dump was written from %s, --model is %s: its files are compared with another model (the manifest names %s)", was, is, mm.Path)
+		case mm.ConfigSHA256 != "" && opts.ConfigSHA256 != "" && mm.ConfigSHA256 != opts.ConfigSHA256:
+			// The same sizes from another config.json: another checkpoint
+			// of the same shape (a bf16 conversion of an fp8 one, a
+			// fine-tune), or this one's config edited since. Said, so that
+			// files departing from --model's values are read with it.
+			add(capture.RuleModel, capture.Pass, "the dump was written from %s, as --model, but from another config.json (the manifest's sha256 %.12s…, --model's %.12s…; the manifest names %s): if the files depart from --model's values, check them with the model they were written from",
+				was, mm.ConfigSHA256, opts.ConfigSHA256, mm.Path)
 		default:
 			add(capture.RuleModel, capture.Pass, "the dump was written from %s, as --model", was)
 		}

@@ -170,6 +170,7 @@ func (l *Local) checkOptions(req client.CheckRequest, cmd string) (check.CheckOp
 	}
 	if data, _, err := modelpath.ConfigJSON(e.Path); err == nil {
 		o.BOS, o.HasBOS, o.Constants, _ = check.ConfigFacts(data)
+		o.ConfigSHA256 = check.ConfigSHA256(data)
 	}
 	if req.NoModel {
 		return o, nil
