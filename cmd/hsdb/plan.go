@@ -25,7 +25,7 @@ func init() {
 		run:     runPlan})
 }
 
-const planUsage = "plan [--model DIR|FILE.bin] [--tp N] [--pp N] [--ep] [--device-memory 141GiB] [--max-tokens T] [--seqs S] [--seq-len L] [--dtype bf16] [--load-layers A-B] [--device cuda|cpu] [--json]"
+const planUsage = "plan [--model DIR|FILE.bin] [--tp N] [--pp N] [--ep] [--w8a8] [--device-memory 141GiB] [--max-tokens T] [--seqs S] [--seq-len L] [--dtype bf16] [--load-layers A-B] [--device cuda|cpu] [--json]"
 
 func runPlan(args []string, io stdio) int {
 	fs := newFlagSet("plan")
