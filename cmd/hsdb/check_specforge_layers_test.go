@@ -36,5 +36,22 @@ func TestCheckSpecForgeDirLayers(t *testing.T) {
 		if code != 0 || strings.Contains(stdout, "layer count") {
 			t.Errorf("%s --layers 0,1,2: exit %d, stderr %q\n%s", cmd, code, errs, stdout)
 		}
+		// SpecForge's aux layers are labelled by position: the order counts.
+		stdout, _, code = runHsdb(t, cmd, out, "--model", model, "--layers", "2,1,0", "--summary")
+		if w := "--layers 2,1,0, but the manifest records hsdb layers 0,1,2"; code != 1 || !strings.Contains(stdout, w) {
+			t.Errorf("%s --layers 2,1,0: exit %d; want exit 1 and %q in\n%s", cmd, code, w, stdout)
+		}
+	}
+	// An hsdb dump labels its entries: the layer-count rule takes them in
+	// any order, and so does the directory.
+	hs := filepath.Join(dir, "hs")
+	if _, errs, code := runHsdb(t, "capture", "--model", model, "--layers", "3,1", "--data", data, "--out", hs); code != 0 {
+		t.Fatalf("capture: exit %d: %s", code, errs)
+	}
+	if stdout, errs, code := runHsdb(t, "check", hs, "--model", model, "--layers", "1,3", "--summary"); code != 0 || strings.Contains(stdout, "layer count") {
+		t.Errorf("check of layers 3,1 --layers 1,3: exit %d, stderr %q\n%s", code, errs, stdout)
+	}
+	if stdout, _, code := runHsdb(t, "check", hs, "--model", model, "--layers", "1,2", "--summary"); code != 1 || !strings.Contains(stdout, "--layers 1,2, but the manifest records hsdb layers 3,1: --layers 3,1 checks what the files hold") {
+		t.Errorf("check of layers 3,1 --layers 1,2: exit %d\n%s", code, stdout)
 	}
 }

@@ -261,7 +261,7 @@ func checkDump(p *PathReport, m *capture.Manifest, opts CheckOptions) {
 	}
 	if opts.Layers == nil {
 		opts.Layers = m.Capture.Layers
-	} else if len(m.Capture.Layers) > 0 && !slices.Equal(opts.Layers, m.Capture.Layers) {
+	} else if len(m.Capture.Layers) > 0 && !sameLayers(opts.Layers, m.Capture.Layers, m.Capture.Format == string(capture.FormatSpecForge)) {
 		// The manifest knows what hsdb captured: a --layers that differs
 		// is said here once, where a SpecForge sample (no labels of its
 		// own, labelled from --layers) would show only values that depart
@@ -353,4 +353,15 @@ func formatIDsText(c capture.CaptureInfo) string {
 		return ""
 	}
 	return fmt.Sprintf(" (%s ids %s)", c.Format, joinInts(c.FormatIDs))
+}
+
+// sameLayers says whether the --layers asked equal the layers a manifest
+// records: in order for SpecForge samples, whose aux layers are labelled
+// from --layers by position, in any order for files that label their
+// entries (as the layer-count rule takes them).
+func sameLayers(asked, recorded []int, ordered bool) bool {
+	if ordered {
+		return slices.Equal(asked, recorded)
+	}
+	return slices.Equal(slices.Sorted(slices.Values(asked)), slices.Sorted(slices.Values(recorded)))
 }
