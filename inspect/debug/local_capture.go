@@ -183,6 +183,7 @@ func (l *Local) checkOptions(req client.CheckRequest, cmd string) (check.CheckOp
 		return o, fmt.Errorf("%w: %s runs passes of its own; let it finish first (%s)%s", client.ErrBusy, cmd, finishHint, alt)
 	}
 	o.Model = l.target()
+	o.ModelW8A8 = e.W8A8
 	return o, nil
 }
 
