@@ -5,6 +5,8 @@ import (
 
 	"hsdb/engine/model"
 	"hsdb/engine/modelpath"
+	"hsdb/engine/plan"
+	"hsdb/engine/quant"
 )
 
 // CheckFit refuses the options the model's config rules out, before any
@@ -14,7 +16,8 @@ import (
 // (model.Config.Validate: heads, kv heads, intermediate sizes, with --ep
 // applied as the load applies it), and pp pipeline stages (--pp) the
 // decoder layers cannot be split into or given beside --load-layers
-// (model.CheckStages). Every command calls it before its load, so that
+// (model.CheckStages), and --w8a8 (opts.W8A8) on a checkpoint without
+// block-scaled fp8 weights or with activations other than bf16. Every command calls it before its load, so that
 // these are one message each, the load's own words, and a usage error.
 // path is as Open takes it ("" for the embedded stories260K); errors start
 // with the model's name as the load's do. A config that cannot be read or
@@ -40,8 +43,21 @@ func CheckFit(path string, opts Options, pp int) error {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	world := max(opts.TP, 1)
-	if _, _, err := applyOptions(cfgJSON, world, opts); err != nil {
+	cfg, _, err := applyOptions(cfgJSON, world, opts)
+	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
+	}
+	if opts.W8A8 {
+		qs, err := quant.FromConfig(cfgJSON)
+		if err != nil {
+			return nil // a quantization_config the load cannot read is the load's to name
+		}
+		if err := w8a8Quant(qs); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if err := w8a8Act(plan.ActivationDType(opts.DType, cfg.Dims()), opts.DType); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
 	}
 	return nil
 }

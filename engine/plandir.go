@@ -48,6 +48,10 @@ type DirPlan struct {
 	// ExpertParallel says the routed experts were planned whole per rank
 	// (PlanOptions.EP, --ep), as a dump's manifest says expert_parallel.
 	ExpertParallel bool `json:"expert_parallel"`
+	// W8A8 says the block-scaled fp8 linears were planned on fp8
+	// activations (PlanOptions.W8A8, --w8a8): their inputs' fp8 copies and
+	// cuBLASLt's workspace counted with the activations.
+	W8A8 bool `json:"w8a8"`
 	// Skipped says what of a wrapper config was left out (Kimi-K2.5's
 	// vision tower), or "".
 	Skipped string `json:"skipped,omitempty"`
@@ -162,7 +166,7 @@ func PlanConfig(cfgJSON []byte, src model.WeightSource, o PlanOptions) (*DirPlan
 	if err != nil {
 		return nil, err
 	}
-	dp := &DirPlan{Plan: p, Arch: cfg.Dims().Arch, ExpertParallel: o.EP, Skipped: skipped}
+	dp := &DirPlan{Plan: p, Arch: cfg.Dims().Arch, ExpertParallel: o.EP, W8A8: o.W8A8 && !cpu, Skipped: skipped}
 	if note := packNote(p, cfg.Dims().MaxPos); note != "" {
 		dp.Notes = append(dp.Notes, note)
 	}

@@ -22,12 +22,8 @@ func setW8A8(opts Options, qs model.QuantScheme, devs []backend.Device, ranks []
 	if !opts.W8A8 {
 		return nil
 	}
-	if _, ok := qs.(*quant.FP8Block); !ok {
-		what := "no quantization_config"
-		if qs != nil {
-			what = "quantization_config " + qs.String()
-		}
-		return fmt.Errorf("--w8a8: the checkpoint has %s; it applies to block-scaled fp8 weights (quant_method \"fp8\", weight_block_size)", what)
+	if err := w8a8Quant(qs); err != nil {
+		return err
 	}
 	for i, d := range devs {
 		r := ranks[i]
@@ -47,4 +43,33 @@ func setW8A8(opts Options, qs model.QuantScheme, devs []backend.Device, ranks []
 		}
 	}
 	return nil
+}
+
+// w8a8Quant refuses --w8a8 on a checkpoint whose quantization scheme qs
+// is not block-scaled fp8 (nil: a dense checkpoint), naming the scheme it
+// has: the load's refusal and CheckFit's, in the same words.
+func w8a8Quant(qs model.QuantScheme) error {
+	if _, ok := qs.(*quant.FP8Block); ok {
+		return nil
+	}
+	what := "no quantization_config"
+	if qs != nil {
+		what = "quantization_config " + qs.String()
+	}
+	return fmt.Errorf("--w8a8: the checkpoint has %s; it applies to block-scaled fp8 weights (quant_method \"fp8\", weight_block_size): leave --w8a8 out", what)
+}
+
+// w8a8Act refuses --w8a8 when the activations a GPU load computes in,
+// act (plan.ActivationDType of --dtype and config.json's dtype), are not
+// bf16: cuBLASLt's block-scaled fp8 GEMM writes bf16. dtype is --dtype
+// (tensor.Invalid: not given).
+func w8a8Act(act, dtype tensor.DType) error {
+	if act == tensor.BF16 {
+		return nil
+	}
+	how := fmt.Sprintf("config.json's dtype gives %s activations; add --dtype bf16", act)
+	if dtype != tensor.Invalid {
+		how = fmt.Sprintf("--dtype %s gives %s activations; use --dtype bf16", dtype, act)
+	}
+	return fmt.Errorf("--w8a8: the block-scaled fp8 GEMM takes bf16 activations (%s)", how)
 }

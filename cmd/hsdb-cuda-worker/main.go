@@ -11,7 +11,7 @@
 // It is the only binary built with the cu tag: cu links -lcuda and its
 // package init calls cuInit and exits the process when there is no GPU,
 // harmless in a process that only exists where a GPU is wanted. Build and
-// install it with the front end (README, Install):
+// install it with the front end (README, GPUs: scripts/install.sh does both):
 //
 //	go install -tags cuda,cu ./cmd/hsdb-cuda-worker
 //

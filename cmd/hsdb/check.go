@@ -140,6 +140,7 @@ func (c *checkFlags) checker(io stdio, cmd string, needEngine bool) (*checker, e
 	}
 	if data, _, err := modelpath.ConfigJSON(path); err == nil {
 		k.opts.BOS, k.opts.HasBOS, k.opts.Constants, _ = check.ConfigFacts(data)
+		k.opts.ConfigSHA256 = check.ConfigSHA256(data)
 	}
 	// A --tp the model cannot be split over (8 heads over --tp 16), a
 	// --load-layers outside it, a --pp it cannot take: a user error, said

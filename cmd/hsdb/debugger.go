@@ -73,7 +73,7 @@ func runDebugger(args []string, io stdio) int {
 }
 
 // debuggerUsage is the debugger's synopsis.
-const debuggerUsage = "[--model PATH] [--tp N] [--device cpu|cuda] [--dtype f32|bf16|f16] [--ep] [--load-layers A-B] [--workers | --listen ADDR] [--pp N] [-x SCRIPT] [--json] [--history FILE]"
+const debuggerUsage = "[--model PATH] [--tp N] [--device cpu|cuda] [--dtype f32|bf16|f16] [--ep] [--w8a8] [--load-layers A-B] [--workers | --listen ADDR] [--pp N] [-x SCRIPT] [--json] [--history FILE]"
 
 // debuggerFlags is the debugger's flag set: the shared model flags and
 // --json (flagTable), -x and --history.

@@ -210,7 +210,7 @@ func (m *modelFlags) chooseDevice() (deviceChoice, error) {
 		if engine.CUDABuiltIn() {
 			return deviceChoice{device: "cuda", why: "--device cuda, in process: no " + cudaWorkerName + " next to hsdb or on PATH (a fault in a kernel ends the session)"}, nil
 		}
-		return deviceChoice{}, fmt.Errorf("%w: --device cuda: no %s next to hsdb or on PATH, and this hsdb was built without -tags cuda (README, Install: go install ./cmd/hsdb && go install -tags cuda,cu ./cmd/hsdb-cuda-worker)", engine.ErrDevice, cudaWorkerName)
+		return deviceChoice{}, fmt.Errorf("%w: --device cuda: no %s next to hsdb or on PATH, and this hsdb was built without -tags cuda (README, GPUs: scripts/install.sh installs it beside hsdb, or go install ./cmd/hsdb && go install -tags cuda,cu ./cmd/hsdb-cuda-worker)", engine.ErrDevice, cudaWorkerName)
 	}
 	return deviceChoice{}, fmt.Errorf("--device %q: want cpu or cuda", m.device)
 }

@@ -1,7 +1,7 @@
 // Command hsdb is the hidden-state debugger: gdb for the forward pass of
 // large language models.
 //
-//	hsdb [--model PATH] [--tp N] [--device cpu|cuda] [--dtype f32|bf16|f16] [--load-layers A-B] [--workers | --listen ADDR] [--pp N] [-x SCRIPT] [--json]
+//	hsdb [--model PATH] [--tp N] [--device cpu|cuda] [--dtype f32|bf16|f16] [--ep] [--w8a8] [--load-layers A-B] [--workers | --listen ADDR] [--pp N] [-x SCRIPT] [--json]
 //	hsdb worker --connect HOST:PORT [--token T] [--rank R]
 //	hsdb generate [--model PATH] [--ids 1,2,3 | --prompt TEXT] [-n STEPS] [--temperature T] [--json]
 //	hsdb convert llama2c IN.bin --tokenizer tok.bin --out DIR

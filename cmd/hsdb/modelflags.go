@@ -315,6 +315,12 @@ func (m *modelFlags) load(w io.Writer) (*engine.Engine, error) {
 		}
 		return err
 	}
+	if m.w8a8 && dc.device == "cpu" {
+		// --device cpu --w8a8 was refused by options; a device defaulted
+		// to cpu is refused here, before anything is read, saying why the
+		// device is the CPU and how to go on.
+		return nil, usageError{fmt.Sprintf("--w8a8 needs --device cuda (a GPU with cuBLASLt's block-scaled fp8), and this run is on the CPU (%s), whose backend dequantizes fp8 weights on load: leave --w8a8 out to run the dequantized checkpoint on the CPU", dc.why)}
+	}
 	m.device, o.Device, o.DeviceWhy = dc.device, dc.device, dc.why
 	if dc.note != "" {
 		fmt.Fprintf(w, "hsdb: note: %s\n", dc.note)

@@ -21,11 +21,11 @@ import (
 
 func init() {
 	register(&subcommand{name: "plan", usage: planUsage,
-		summary: "memory per rank (weights as kept, KV cache, one layer's activations) and whether it fits, from config.json alone (weights optional); exit 1 when it does not fit or the model cannot be planned (the error on stderr), 2 for bad flags and a --tp, --load-layers or --pp the model rules out",
+		summary: "memory per rank (weights as kept, KV cache, one layer's activations) and whether it fits, from config.json alone (weights optional); exit 1 when it does not fit or the model cannot be planned (the error on stderr), 2 for bad flags and a --tp, --load-layers, --ep, --pp or --w8a8 the model rules out",
 		run:     runPlan})
 }
 
-const planUsage = "plan [--model DIR|FILE.bin] [--tp N] [--pp N] [--ep] [--device-memory 141GiB] [--max-tokens T] [--seqs S] [--seq-len L] [--dtype bf16] [--load-layers A-B] [--device cuda|cpu] [--json]"
+const planUsage = "plan [--model DIR|FILE.bin] [--tp N] [--pp N] [--ep] [--w8a8] [--device-memory 141GiB] [--max-tokens T] [--seqs S] [--seq-len L] [--dtype bf16] [--load-layers A-B] [--device cuda|cpu] [--json]"
 
 func runPlan(args []string, io stdio) int {
 	fs := newFlagSet("plan")
@@ -245,10 +245,14 @@ func printPlan(w io.Writer, dir string, p *engine.DirPlan, advice string) {
 		ep = " --ep (routed experts whole per rank)"
 	}
 	fmt.Fprintf(w, "%s %s at --tp %d%s, from %s; %s\n", dir, p.Arch, p.World, ep, from, plural.N(p.Tokens, "token"))
+	w8a8 := ""
+	if p.W8A8 {
+		w8a8 = "; --w8a8: the fp8 linears' inputs quantized to fp8 per token and 128 columns (counted with the activations, with cuBLASLt's workspace)"
+	}
 	if p.Quant == "" {
-		fmt.Fprintf(w, "weights: %s, none quantized; activations and KV cache %s\n", p.Dense, p.Act)
+		fmt.Fprintf(w, "weights: %s, none quantized; activations and KV cache %s%s\n", p.Dense, p.Act, w8a8)
 	} else {
-		fmt.Fprintf(w, "weights: quantized %s; dense %s; activations and KV cache %s\n", p.Quant, p.Dense, p.Act)
+		fmt.Fprintf(w, "weights: quantized %s; dense %s; activations and KV cache %s%s\n", p.Quant, p.Dense, p.Act, w8a8)
 	}
 	switch {
 	case p.KVConvention != "" && p.Tokens == 0:

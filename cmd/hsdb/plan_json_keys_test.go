@@ -19,7 +19,7 @@ import (
 // made here and in README.md together.
 var planJSONKeys = map[string][]string{
 	"plan": {"activation_dtype", "architecture", "checkpoint", "dense_dtype", "device_bytes", "expert_parallel", "fits", "kv_convention",
-		"llama2c", "max_tokens", "not_counted", "notes", "quantization", "ranks", "seq_len", "seqs", "shared", "skipped", "world_size"},
+		"llama2c", "max_tokens", "not_counted", "notes", "quantization", "ranks", "seq_len", "seqs", "shared", "skipped", "w8a8", "world_size"},
 	"rank":    {"activation_bytes", "kv_bytes", "quantized_weights_bytes", "rank", "total_bytes", "weights_bytes"},
 	"stages":  {"fits", "pipeline_stages", "stages"},
 	"stage":   {"layers", "plan", "stage"},

@@ -24,9 +24,18 @@ type CheckOptions struct {
 	// merged in); nil when no model was given: shapes are then checked
 	// against input_ids and each other only.
 	Dims *model.Dims
+	// ConfigSHA256 is the hex sha256 of the model's config.json bytes
+	// (modelpath.ConfigJSON, as a dump's manifest records its model's), ""
+	// when unknown: a dump of the same sizes from another config.json is
+	// said so.
+	ConfigSHA256 string
 	// Model, when non-nil, runs hsdb's own forward pass on each file's
 	// input_ids for layer matching (Match). It must be the model of Dims.
 	Model *capture.Target
+	// ModelW8A8 says Model's forward pass runs the fp8 linears on fp8
+	// activations (--w8a8): a dump written with the other numerics is
+	// said so, since their values differ by fp8's rounding.
+	ModelW8A8 bool
 	// ModelNotRun, when Model is nil, says why a model that was named
 	// (--model) could not run (the load's error), for the report's
 	// skipped layer matching; "" when none was named.

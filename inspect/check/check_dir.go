@@ -243,9 +243,25 @@ func checkDump(p *PathReport, m *capture.Manifest, opts CheckOptions) {
 		case mm.Arch == "":
 		case was != is:
 			add(capture.RuleModel, capture.Fail, "the dump was written from %s, --model is %s: its files are compared with another model (the manifest names %s)", was, is, mm.Path)
+		case mm.ConfigSHA256 != "" && opts.ConfigSHA256 != "" && mm.ConfigSHA256 != opts.ConfigSHA256:
+			// The same sizes from another config.json: another checkpoint
+			// of the same shape (a bf16 conversion of an fp8 one, a
+			// fine-tune), or this one's config edited since. Said, so that
+			// files departing from --model's values are read with it.
+			add(capture.RuleModel, capture.Pass, "the dump was written from %s, as --model, but from another config.json (the manifest's sha256 %.12s…, --model's %.12s…; the manifest names %s): if the files depart from --model's values, check them with the model they were written from",
+				was, mm.ConfigSHA256, opts.ConfigSHA256, mm.Path)
 		default:
 			add(capture.RuleModel, capture.Pass, "the dump was written from %s, as --model", was)
 		}
+	}
+	if opts.Model != nil && m.Model.W8A8 != opts.ModelW8A8 {
+		// Not the files' fault: their values and hsdb's pass here differ
+		// by fp8's rounding of every fp8 linear's input.
+		was, is := "with --w8a8 (the fp8 linears on fp8 activations)", "without --w8a8 (the fp8 weights widened, activations unquantized)"
+		if !m.Model.W8A8 {
+			was, is = is, was
+		}
+		add(capture.RuleModel, capture.Pass, "the dump was written %s and hsdb's forward pass here runs %s: departures of fp8's rounding (e4m3 keeps 3 mantissa bits) are these numerics, not the capture's fault; compare like with like (--w8a8 needs --device cuda)", was, is)
 	}
 	if m.Complete {
 		add(capture.RuleComplete, capture.Pass, "the manifest marks the dump complete")
@@ -258,6 +274,13 @@ func checkDump(p *PathReport, m *capture.Manifest, opts CheckOptions) {
 	opts.ManifestLayers = m.Capture.Layers
 	if opts.Layers == nil {
 		opts.Layers = m.Capture.Layers
+	} else if len(m.Capture.Layers) > 0 && !sameLayers(opts.Layers, m.Capture.Layers, m.Capture.Format == string(capture.FormatSpecForge)) {
+		// The manifest knows what hsdb captured: a --layers that differs
+		// is said here once, where a SpecForge sample (no labels of its
+		// own, labelled from --layers) would show only values that depart
+		// from the layers asked, as if the file were off by a layer.
+		add(capture.RuleLayerCount, capture.Fail, "--layers %s, but the manifest records hsdb layers %s%s: --layers %s checks what the files hold",
+			joinInts(opts.Layers), joinInts(m.Capture.Layers), formatIDsText(m.Capture), joinInts(m.Capture.Layers))
 	}
 	if opts.What == "" {
 		opts.What = m.Capture.What
@@ -334,4 +357,24 @@ func checkDump(p *PathReport, m *capture.Manifest, opts CheckOptions) {
 			add(capture.RuleSeqCount, capture.Fail, "%d sequence%s, the job's input has %d", len(m.Sequences), plural(len(m.Sequences)), j.Sequences)
 		}
 	}
+}
+
+// formatIDsText names a trainer-format dump's layer ids in its own
+// convention (" (specforge ids 0,1,2)"), "" for hsdb's own format.
+func formatIDsText(c capture.CaptureInfo) string {
+	if c.Format == "" || len(c.FormatIDs) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%s ids %s)", c.Format, joinInts(c.FormatIDs))
+}
+
+// sameLayers says whether the --layers asked equal the layers a manifest
+// records: in order for SpecForge samples, whose aux layers are labelled
+// from --layers by position, in any order for files that label their
+// entries (as the layer-count rule takes them).
+func sameLayers(asked, recorded []int, ordered bool) bool {
+	if ordered {
+		return slices.Equal(asked, recorded)
+	}
+	return slices.Equal(slices.Sorted(slices.Values(asked)), slices.Sorted(slices.Values(recorded)))
 }

@@ -170,6 +170,7 @@ func (l *Local) checkOptions(req client.CheckRequest, cmd string) (check.CheckOp
 	}
 	if data, _, err := modelpath.ConfigJSON(e.Path); err == nil {
 		o.BOS, o.HasBOS, o.Constants, _ = check.ConfigFacts(data)
+		o.ConfigSHA256 = check.ConfigSHA256(data)
 	}
 	if req.NoModel {
 		return o, nil
@@ -182,6 +183,7 @@ func (l *Local) checkOptions(req client.CheckRequest, cmd string) (check.CheckOp
 		return o, fmt.Errorf("%w: %s runs passes of its own; let it finish first (%s)%s", client.ErrBusy, cmd, finishHint, alt)
 	}
 	o.Model = l.target()
+	o.ModelW8A8 = e.W8A8
 	return o, nil
 }
 
