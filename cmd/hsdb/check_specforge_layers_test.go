@@ -42,14 +42,19 @@ func TestCheckSpecForgeDirLayers(t *testing.T) {
 			t.Errorf("%s --layers 2,1,0: exit %d; want exit 1 and %q in\n%s", cmd, code, w, stdout)
 		}
 	}
-	// An hsdb dump labels its entries: the layer-count rule takes them in
-	// any order, and so does the directory.
+	// An hsdb dump labels its entries and its files' metadata records
+	// their order (the order a trainer concatenates them): the directory
+	// takes the manifest's layers in any order, and the layer-count rule
+	// names the other order once, per file.
 	hs := filepath.Join(dir, "hs")
 	if _, errs, code := runHsdb(t, "capture", "--model", model, "--layers", "3,1", "--data", data, "--out", hs); code != 0 {
 		t.Fatalf("capture: exit %d: %s", code, errs)
 	}
-	if stdout, errs, code := runHsdb(t, "check", hs, "--model", model, "--layers", "1,3", "--summary"); code != 0 || strings.Contains(stdout, "layer count") {
+	if stdout, errs, code := runHsdb(t, "check", hs, "--model", model, "--layers", "1,3", "--summary"); code != 1 || !strings.Contains(stdout, "requested 1,3: the same layers in another order: the file's metadata records 3,1 in this order") || strings.Contains(stdout, "but the manifest records") {
 		t.Errorf("check of layers 3,1 --layers 1,3: exit %d, stderr %q\n%s", code, errs, stdout)
+	}
+	if stdout, errs, code := runHsdb(t, "check", hs, "--model", model, "--layers", "3,1", "--summary"); code != 0 {
+		t.Errorf("check of layers 3,1 --layers 3,1: exit %d, stderr %q\n%s", code, errs, stdout)
 	}
 	if stdout, _, code := runHsdb(t, "check", hs, "--model", model, "--layers", "1,2", "--summary"); code != 1 || !strings.Contains(stdout, "--layers 1,2, but the manifest records hsdb layers 3,1: --layers 3,1 checks what the files hold") {
 		t.Errorf("check of layers 3,1 --layers 1,2: exit %d\n%s", code, stdout)
