@@ -120,6 +120,9 @@ func (c *checkFlags) checker(io stdio, cmd string, needEngine bool) (*checker, e
 	if needEngine && c.noModel {
 		return k, fmt.Errorf("--no-model: %s compares the capture with hsdb's own forward pass, which needs the model", cmd)
 	}
+	if err := c.noModelClash(); err != nil {
+		return k, err
+	}
 	if c.model == "" {
 		if needEngine {
 			return k, fmt.Errorf("--model is required: %s compares the capture with hsdb's own forward pass", cmd)

@@ -97,7 +97,7 @@ var flagTable = []flagDef{
 	{"load-layers", "load only decoder layers A-B (with embeddings, final norm and head), e.g. 58-60", strFlag(func(m *modelFlags) *string { return &m.loadRange }, "")},
 	{"layers", "layers captured (capture: in --format's ids, hsdb's decoder layers with the default --format hsdb; default eagle3, EAGLE-3's layers in the format's ids: hsdb layers 1, N/2-1, N-4, N-1 = speculators ids 2, N/2, N-3, N, of which specforge takes the first three) or expected in the capture, in order (check, diff: hsdb layer numbers whatever the file's format), e.g. 2,30,58,60", strFlag(func(m *modelFlags) *string { return &m.layers }, "")},
 	{"json", "print the result as JSON (the debugger: one object per command result)", boolFlag(func(m *modelFlags) *bool { return &m.json })},
-	{"no-model", "do not run the model (check: structure, rules and shape forensics only)", boolFlag(func(m *modelFlags) *bool { return &m.noModel })},
+	{"no-model", "do not run the model (check: structure, rules and shape forensics only; --tp, --ep and --moe still apply, and the flags of how the model runs, as --w8a8, --dtype, --device or the workers', are refused with it)", boolFlag(func(m *modelFlags) *bool { return &m.noModel })},
 	{"workers", "run each rank in its own worker process (hsdb worker; hsdb-cuda-worker for --device cuda, where it is the default), so that a failing rank never ends the session; --workers=false runs CUDA ranks in process (a -tags cuda build)", func(fs *flag.FlagSet, m *modelFlags, name, usage string) { fs.Var(&m.workers, name, usage) }},
 	{"listen", "run the ranks in workers that join at this address (hsdb worker --connect ADDR --token T, started by a launcher: ssh, srun, a Kubernetes job); prints the token",
 		strFlag(func(m *modelFlags) *string { return &m.listen }, "")},
@@ -114,6 +114,35 @@ var flagTable = []flagDef{
 
 // modelGroup names the flags of every subcommand that loads a model.
 var modelGroup = []string{"model", "tp", "device", "dtype", "ep", "w8a8", "moe", "load-layers", "workers", "listen", "pp", "worker-timeout", "worker-links", "worker-bin"}
+
+// runOnly names the model group's flags that say only how the forward
+// pass runs (numerics, device, which layers load, the rank workers): with
+// --no-model (check: no forward pass) none of them can apply. --tp stays:
+// it is the world size the capture ran at, for shard forensics, and --ep
+// and --moe with it decide which --tp the model can be split over.
+var runOnly = []string{"dtype", "w8a8", "device", "load-layers", "pp", "workers", "listen", "worker-timeout", "worker-links", "worker-bin"}
+
+// noModelClash refuses, with --no-model, a runOnly flag given on the
+// command line (m.set), which would otherwise be taken and ignored: the
+// two contradict each other, as --ep and --moe tp do (a usage error).
+func (m *modelFlags) noModelClash() error {
+	if !m.noModel {
+		return nil
+	}
+	var given []string
+	for _, n := range runOnly {
+		if m.set[n] {
+			given = append(given, "--"+n)
+		}
+	}
+	switch len(given) {
+	case 0:
+		return nil
+	case 1:
+		return fmt.Errorf("%s and --no-model contradict each other: --no-model runs no forward pass, and %s says only how it runs; leave one out", given[0], given[0])
+	}
+	return fmt.Errorf("%s and --no-model contradict each other: --no-model runs no forward pass, and %s say only how it runs; leave them or --no-model out", strings.Join(given, ", "), strings.Join(given, ", "))
+}
 
 // register adds the model group and the other named shared flags to fs.
 // A subcommand that loads a model but has no capture list (hsdb,

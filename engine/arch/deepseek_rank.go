@@ -48,7 +48,7 @@ const mlpClass = "DeepseekV2MLP"
 func (c *DeepseekConfig) build(vb nn.Builder, lay lmLayout) *nn.CausalLM {
 	H, eps := c.HiddenSize, c.RMSNormEps
 	lm := nn.LM{ModelClass: "DeepseekV2Model", Vocab: c.VocabSize, Hidden: H, Eps: eps, Tied: c.TieWordEmbeddings,
-		ModelWeights: lay.model, HeadWeights: strings.TrimSuffix(lay.head, ".weight")}
+		ModelWeights: lay.Model, HeadWeights: strings.TrimSuffix(lay.Head, ".weight")}
 	return nn.NewCausalLM(vb, lm, func(m nn.Builder) []*nn.DecoderLayer {
 		var layers []*nn.DecoderLayer
 		for i := c.layers.First; i <= c.layers.Last; i++ {

@@ -19,25 +19,19 @@ import (
 // "mlp.experts.down_proj" [experts, hidden, I] instead of DeepSeek's
 // per-expert "mlp.experts.{e}.{gate,up,down}_proj.weight".
 
-// lmLayout is where one checkpoint keeps the language model's tensors.
-type lmLayout struct {
-	model string // prefix of the decoder: "model", "language_model.model", ...
-	head  string // the LM head's tensor name ("" when tied)
-}
+// lmLayout is where one checkpoint keeps the language model's tensors
+// (model.LMLayout: the same list the memory plan reads headers under).
+type lmLayout = model.LMLayout
 
-var lmLayouts = []lmLayout{
-	{"model", "lm_head.weight"},
-	{"language_model.model", "language_model.lm_head.weight"},
-	{"model.language_model", "lm_head.weight"},
-	{"language_model", "lm_head.weight"},
-}
+// lmLayouts are the layouts findLayout tries, plain first.
+var lmLayouts = model.LMLayouts()
 
 // findLayout returns the layout whose embedding table src holds; the error
 // lists the names tried, or the tables found when there are several.
 func findLayout(src model.WeightSource, tied bool) (lmLayout, error) {
 	var tried, found []string
 	for _, lay := range lmLayouts {
-		n := lay.model + ".embed_tokens.weight"
+		n := lay.Model + ".embed_tokens.weight"
 		if _, _, ok := src.Meta(n); ok {
 			found = append(found, n)
 		}
@@ -49,21 +43,21 @@ func findLayout(src model.WeightSource, tied bool) (lmLayout, error) {
 		return lmLayout{}, fmt.Errorf("%w: the checkpoint holds embedding tables under %d prefixes (%s): keep one language model's tensors", model.ErrWeight, len(found), strings.Join(found, ", "))
 	}
 	for _, lay := range lmLayouts {
-		n := lay.model + ".embed_tokens.weight"
+		n := lay.Model + ".embed_tokens.weight"
 		tried = append(tried, n)
 		if _, _, ok := src.Meta(n); !ok {
 			continue
 		}
 		if tied {
-			lay.head = ""
+			lay.Head = ""
 			return lay, nil
 		}
-		if _, _, ok := src.Meta(lay.head); ok {
+		if _, _, ok := src.Meta(lay.Head); ok {
 			return lay, nil
 		}
 		for _, alt := range lmLayouts {
-			if _, _, ok := src.Meta(alt.head); ok {
-				lay.head = alt.head
+			if _, _, ok := src.Meta(alt.Head); ok {
+				lay.Head = alt.Head
 				return lay, nil
 			}
 		}
@@ -82,16 +76,16 @@ func unusedTensors(src model.WeightSource, lay lmLayout, layers int) []string {
 		return nil
 	}
 	var out []string
-	layerPrefix := lay.model + "." + layersName + "."
+	layerPrefix := lay.Model + "." + layersName + "."
 	for _, n := range lister.Names() {
 		switch {
-		case n == lay.head:
+		case n == lay.Head:
 		case strings.HasPrefix(n, layerPrefix):
 			idx, _, _ := strings.Cut(strings.TrimPrefix(n, layerPrefix), ".")
 			if i, err := strconv.Atoi(idx); err == nil && i >= layers {
 				out = append(out, n)
 			}
-		case strings.HasPrefix(n, lay.model+"."):
+		case strings.HasPrefix(n, lay.Model+"."):
 		default:
 			out = append(out, n)
 		}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"hsdb/engine/backend"
 	"hsdb/engine/tensor"
@@ -132,23 +131,15 @@ func (l *Loader) Name(n string) string {
 
 // otherPrefix returns, for a missing tensor name, a note naming the same
 // tensor under another of the layouts checkpoints keep a language model
-// in when the checkpoint holds it there ("" when it does not): plain
-// ("model.layers.0...", "lm_head.weight"), a multimodal wrapper's
-// ("language_model." before them, as Kimi-K2.5) or transformers 5's
-// ("model.language_model.layers.0..."). A checkpoint whose tensors mix
-// two layouts (one shard re-exported without the wrapper) read as
-// "missing" with no hint that the tensor was there under another name.
+// in (LMLayouts: plain "model.layers.0..." and "lm_head.weight", a
+// multimodal wrapper's "language_model." before them as Kimi-K2.5,
+// transformers 5's "model.language_model.layers.0...", or
+// "language_model.layers.0...") when the checkpoint holds it there (""
+// when it does not). A checkpoint whose tensors mix two layouts (one
+// shard re-exported without the wrapper) read as "missing" with no hint
+// that the tensor was there under another name.
 func (l *Loader) otherPrefix(name string) string {
-	plain := name
-	if b, ok := strings.CutPrefix(name, "language_model."); ok {
-		plain = b
-	} else if b, ok := strings.CutPrefix(name, "model.language_model."); ok {
-		plain = "model." + b
-	}
-	alts := []string{plain, "language_model." + plain}
-	if b, ok := strings.CutPrefix(plain, "model."); ok {
-		alts = append(alts, "model.language_model."+b)
-	}
+	alts := CheckpointNames(plainName(name))
 	for _, alt := range alts {
 		if alt == name {
 			continue

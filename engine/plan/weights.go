@@ -285,16 +285,11 @@ func unquantizable(o Options, name string) error {
 }
 
 // candidates returns the checkpoint names a tree parameter may be stored
-// under: its own, and under a multimodal wrapper's prefixes
-// ("language_model.model.layers...", "model.language_model.layers...",
-// "language_model.lm_head.weight"; engine/arch's lmLayouts).
-func candidates(name string) []string {
-	out := []string{name, "language_model." + name}
-	if rest, ok := strings.CutPrefix(name, "model."); ok {
-		out = append(out, "model.language_model."+rest)
-	}
-	return out
-}
+// under: its own, and those of every other layout the loader takes
+// (model.CheckpointNames over model.LMLayouts: "language_model.model.layers...",
+// "model.language_model.layers...", "language_model.layers...",
+// "language_model.lm_head.weight").
+func candidates(name string) []string { return model.CheckpointNames(name) }
 
 // storedDType returns the dtype in the header of the first candidate name
 // src holds.

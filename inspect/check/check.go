@@ -136,6 +136,7 @@ type Report struct {
 	noEntries bool      // no hidden-state entry or no input_ids: nothing to compare
 	badIDs    bool      // input_ids holds values that are no token: never run through the model
 	maskCtx   []spanCtx // the loss_mask's spans in context (a directory judges them together)
+	held      []int     // the layers the values hold where --layers alone labelled other ones (valuesHeld)
 }
 
 // Failed reports whether any rule failed or the file was unreadable.
@@ -285,10 +286,13 @@ func checkLayout(r *Report, l *Layout, opts CheckOptions) {
 	if opts.ManifestLayers != nil {
 		by = opts.ManifestLayers
 	}
-	if idx := layerEntries(l.Entries); !l.Labelled && !l.LabelsLost && len(by) == len(idx) {
+	idx := layerEntries(l.Entries)
+	fromFlag := false // labelled from --layers alone: nothing else says which layers the file holds
+	if !l.Labelled && !l.LabelsLost && len(by) == len(idx) {
 		for i, j := range idx {
 			l.Entries[j].Layer = by[i]
 		}
+		fromFlag = opts.ManifestLayers == nil && len(idx) > 0
 	}
 	// Ids that are no token: reported by the structure rule, never run
 	// through the model (an id past int32 would become another token).
@@ -314,6 +318,9 @@ func checkLayout(r *Report, l *Layout, opts CheckOptions) {
 			if r.SeqLens == nil && len(res.SeqLens) > 1 {
 				r.SeqLens, r.ambiguous = res.SeqLens, res.Ambiguous
 			}
+		}
+		if fromFlag && err == nil && res != nil {
+			r.held = valuesHeld(res.Entries, len(idx))
 		}
 	}
 	r.Rules = rulesFor(r, l, opts)
@@ -341,7 +348,12 @@ func checkLayout(r *Report, l *Layout, opts CheckOptions) {
 	if d := chunkDiagnosis(r); d != nil {
 		r.Diagnoses = append(r.Diagnoses, *d)
 	}
-	r.Diagnoses = append(r.Diagnoses, mergeDiagnoses(matchDiagnoses(r.Matches))...)
+	if r.held != nil {
+		r.Diagnoses = append(r.Diagnoses, heldDiagnosis(r.Matches, r.held, opts.Layers))
+		r.Diagnoses = append(r.Diagnoses, mergeDiagnoses(matchDiagnoses(nonLayerMatches(r.Matches)))...)
+	} else {
+		r.Diagnoses = append(r.Diagnoses, mergeDiagnoses(matchDiagnoses(r.Matches))...)
+	}
 	if d := moeDiagnosis(r.Matches, opts.Dims); d != nil {
 		r.Diagnoses = append(r.Diagnoses, *d)
 	}

@@ -64,7 +64,11 @@ func rulesFor(r *Report, l *Layout, opts CheckOptions) []RuleResult {
 		}
 		formatIDs = outOfModel(opts.Layers, d)
 	}
-	out = append(out, layerCountRule(l, layered, opts, formatIDs, asIDs, noLayersIDs))
+	if lc := layerCountRule(l, layered, opts, formatIDs, asIDs, noLayersIDs); r.held != nil && lc.Status == capture.Pass {
+		out = append(out, heldRule(r.Matches, r.held, opts.Layers))
+	} else {
+		out = append(out, lc)
+	}
 	// shape
 	hidden, from := hiddenOf(opts.Dims), "hidden_size"
 	if hidden == 0 && opts.DumpHidden > 0 {

@@ -122,8 +122,9 @@ func counts(m map[tensor.DType]int) []client.DTypeCount {
 // storedDTypes counts params by the dtype the checkpoint at path stores
 // them in, reading only headers: the embedded default model, an HF
 // directory (or its config.json), or a llama2.c .bin (float32 throughout).
-// A param is looked up under its name and under a multimodal wrapper's
-// "language_model." prefix (Kimi-K2.5); packed counts the weights stored
+// A param is looked up under its name in every layout the loader takes
+// (model.CheckpointNames: a multimodal wrapper's "language_model." prefix
+// as Kimi-K2.5, transformers 5's "model.language_model.", ...); packed counts the weights stored
 // as compressed-tensors int4 (<module>.weight_packed). A param the
 // checkpoint does not list is not counted.
 func storedDTypes(path string, params []model.Param) (out map[tensor.DType]int, packed int, err error) {
@@ -155,7 +156,7 @@ func storedDTypes(path string, params []model.Param) (out map[tensor.DType]int, 
 		info = func(n string) (tensor.DType, bool) { ti, ok := set.Info(n); return ti.DType, ok }
 	}
 	for _, p := range params {
-		for _, n := range []string{p.Name, "language_model." + p.Name} {
+		for _, n := range model.CheckpointNames(p.Name) {
 			if dt, ok := info(n); ok {
 				out[dt]++
 				break
