@@ -25,6 +25,8 @@ import (
 // quantized part the fp8 weights and their scales; both load; and with
 // layer 1's expert 3 down_proj scale removed the plan of the wrapped
 // layout is refused as its load is, naming the tensor by its stored name.
+// The plan's dense_dtype is the dtype the dense weights are counted at,
+// bf16, not config.json's float32.
 func TestPlanLanguageModelLayout(t *testing.T) {
 	toBF16 := func(m map[string]*tensor.Tensor, _ *[]string) {
 		for n, x := range m {
@@ -79,6 +81,12 @@ func TestPlanLanguageModelLayout(t *testing.T) {
 		r := p.Ranks[0]
 		if want := stored + 2*27*96*2; r.Weights != want || r.QuantizedWeights != fp8 || !p.Checkpoint {
 			t.Errorf("%s: weights %d (quantized %d), want %d (quantized %d)", c.name, r.Weights, r.QuantizedWeights, want, fp8)
+		}
+		// config.json says float32; the dense tensors counted are bf16
+		// (all but the f32 e_score_correction_bias), and dense_dtype says
+		// so (it said f32).
+		if p.Dense != "bf16" {
+			t.Errorf("%s: dense_dtype %q, want bf16 (the stored dtype of the dense weights counted)", c.name, p.Dense)
 		}
 		e, err := LoadDir(dir, Options{TP: 1})
 		if err != nil {

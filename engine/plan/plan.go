@@ -110,7 +110,8 @@ type Plan struct {
 	Seqs   int `json:"seqs"`
 	SeqLen int `json:"seq_len"`
 	// Quant describes the quantization counted ("" when dense), Dense the
-	// dtype dense weights are counted at, Act the activation/KV dtype.
+	// dtype dense weights are counted at (with a checkpoint's headers, the
+	// one most of them are stored in), Act the activation/KV dtype.
 	Quant string `json:"quantization,omitempty"`
 	Dense string `json:"dense_dtype"`
 	Act   string `json:"activation_dtype"`
@@ -152,7 +153,7 @@ func New(t *model.Tree, d *model.Dims, o Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.Dense, p.Checkpoint = w.dense.String(), w.found
+	p.Dense, p.Checkpoint = w.denseCounted().String(), w.found
 	if o.Quant != nil {
 		p.Quant = o.Quant.String()
 		if o.Dequantize {

@@ -14,6 +14,9 @@ type weights struct {
 	dense        tensor.DType // dtype dense weights are counted at without a checkpoint
 	dequant      tensor.DType // dtype quantized weights become when dequantized
 	found        bool         // the checkpoint's headers gave at least one parameter's dtype
+	// counted is, per dtype, the dense values rank 0 counts at it (the
+	// plan's Dense: the dtype most of them are counted at).
+	counted map[tensor.DType]int64
 	// scratch is, per rank and decoder layer, what the CUDA backend widens
 	// kept-quantized weights into during a step (widening).
 	scratch []map[int]widening
@@ -57,7 +60,7 @@ func newWeights(t *model.Tree, d *model.Dims, o Options, world int) (*weights, e
 	if err := checkStored(t, o); err != nil {
 		return nil, err
 	}
-	w := &weights{bytes: make([]int64, world), quant: make([]int64, world), scratch: make([]map[int]widening, world)}
+	w := &weights{bytes: make([]int64, world), quant: make([]int64, world), scratch: make([]map[int]widening, world), counted: map[tensor.DType]int64{}}
 	for r := range world {
 		w.scratch[r] = map[int]widening{}
 	}
@@ -150,7 +153,11 @@ func newWeights(t *model.Tree, d *model.Dims, o Options, world int) (*weights, e
 				all[r].add(n, int64(w.dequant.Size()))
 				continue
 			}
-			all[r].add(n, int64(denseDType(p.Name, o, w.dense, fallback).Size()))
+			dt := denseDType(p.Name, o, w.dense, fallback)
+			all[r].add(n, int64(dt.Size()))
+			if r == 0 {
+				w.counted[dt] += n
+			}
 		}
 	}
 	for r := range world {
@@ -300,4 +307,17 @@ func storedDType(src model.WeightSource, name string) (tensor.DType, bool) {
 		}
 	}
 	return tensor.Invalid, false
+}
+
+// denseCounted returns the dtype most of rank 0's dense values are counted
+// at (the checkpoint's stored dtype where its headers were read, ties to
+// the smaller dtype code), or w.dense when it counts none.
+func (w *weights) denseCounted() tensor.DType {
+	best, most := w.dense, int64(0)
+	for dt, n := range w.counted {
+		if n > most || (n == most && dt < best) {
+			best, most = dt, n
+		}
+	}
+	return best
 }
