@@ -18,15 +18,7 @@ import (
 // case.
 func TestCheckSpecForgeFileLayers(t *testing.T) {
 	const model = "../../testdata/hf/deepseek_v3"
-	dir := t.TempDir()
-	data := filepath.Join(dir, "rows.jsonl")
-	if err := os.WriteFile(data, []byte(`{"input_ids": [0, 5, 17, 33, 2, 9, 41]}`+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "sf")
-	if _, errs, code := runHsdb(t, "capture", "--model", model, "--format", "specforge", "--layers", "0,1,2", "--data", data, "--out", out); code != 0 {
-		t.Fatalf("capture: exit %d: %s", code, errs)
-	}
+	dir, _, out := specforgeCapture(t, model)
 	files, _ := filepath.Glob(filepath.Join(out, "rows_*", "data_0.ckpt*"))
 	if len(files) != 1 {
 		t.Fatalf("capture wrote %v, want one data_0.ckpt", files)

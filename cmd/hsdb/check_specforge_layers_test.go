@@ -17,15 +17,7 @@ import (
 // was used for layer i"). The right --layers passes.
 func TestCheckSpecForgeDirLayers(t *testing.T) {
 	const model = "../../testdata/hf/deepseek_v3"
-	dir := t.TempDir()
-	data := filepath.Join(dir, "rows.jsonl")
-	if err := os.WriteFile(data, []byte(`{"input_ids": [0, 5, 17, 33, 2, 9, 41]}`+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "sf")
-	if _, errs, code := runHsdb(t, "capture", "--model", model, "--format", "specforge", "--layers", "0,1,2", "--data", data, "--out", out); code != 0 {
-		t.Fatalf("capture: exit %d: %s", code, errs)
-	}
+	dir, data, out := specforgeCapture(t, model)
 	want := "--layers 1,2,3, but the manifest records hsdb layers 0,1,2 (specforge ids 0,1,2): --layers 0,1,2 checks what the files hold"
 	for _, cmd := range []string{"check", "diff"} {
 		stdout, errs, code := runHsdb(t, cmd, out, "--model", model, "--layers", "1,2,3", "--summary")
@@ -59,4 +51,21 @@ func TestCheckSpecForgeDirLayers(t *testing.T) {
 	if stdout, _, code := runHsdb(t, "check", hs, "--model", model, "--layers", "1,2", "--summary"); code != 1 || !strings.Contains(stdout, "--layers 1,2, but the manifest records hsdb layers 3,1: --layers 3,1 checks what the files hold") {
 		t.Errorf("check of layers 3,1 --layers 1,2: exit %d\n%s", code, stdout)
 	}
+}
+
+// specforgeCapture captures model's hsdb layers 0,1,2 in SpecForge's
+// format from one --data row into DIR/sf, DIR a new temporary directory;
+// it returns DIR, the --data file and the capture.
+func specforgeCapture(t *testing.T, model string) (dir, data, out string) {
+	t.Helper()
+	dir = t.TempDir()
+	data = filepath.Join(dir, "rows.jsonl")
+	if err := os.WriteFile(data, []byte(`{"input_ids": [0, 5, 17, 33, 2, 9, 41]}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out = filepath.Join(dir, "sf")
+	if _, errs, code := runHsdb(t, "capture", "--model", model, "--format", "specforge", "--layers", "0,1,2", "--data", data, "--out", out); code != 0 {
+		t.Fatalf("capture: exit %d: %s", code, errs)
+	}
+	return dir, data, out
 }
