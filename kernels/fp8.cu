@@ -96,38 +96,68 @@ __device__ void fp8_dequant_batch(st<T>* out, const unsigned long long* w, const
     }
 HSDB_DTYPES(INST)
 
+// fp8_act_group is one warp's group of 128 columns in the per-token-group
+// activation quantization (fp8_act_quant, fp8_act_fake_quant_bf16): the
+// group's token t and column block g, the element offset base of the
+// lane's four values v, and the scale s = max(amax, 1e-10) / 448 (amax
+// the largest |x| of the group, reduced over the warp's lanes, NaN
+// ignored by fmaxf). ok is false for a warp past tokens · cols/128 groups
+// (such warps leave whole: blockDim is a multiple of 32).
+struct fp8_act_group {
+    long long t, g, base;
+    float v[4], s;
+    bool ok;
+};
+
+// fp8_act_group_load fills fp8_act_group for this warp from x [tokens,
+// cols] (cols a multiple of 128), one warp per group, four values per
+// lane.
+template <typename T>
+__device__ __forceinline__ fp8_act_group fp8_act_group_load(const st<T>* x, long long tokens, long long cols) {
+    fp8_act_group r;
+    const long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    const long long groups = cols >> 7;
+    r.ok = w < tokens * groups;
+    if (!r.ok) return r;
+    r.t = w / groups;
+    r.g = w - r.t * groups;
+    r.base = r.t * cols + r.g * 128 + lane * 4;
+    float a = 0.f;
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        r.v[j] = elem<T>::load(x, r.base + j);
+        a = fmaxf(a, fabsf(r.v[j]));
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) a = fmaxf(a, __shfl_xor_sync(0xffffffffu, a, o));
+    r.s = fmaxf(a, 1e-10f) / 448.f;
+    return r;
+}
+
+// fp8_e4m3x2 is float8_e4m3fn(lo / s) in the low byte and (hi / s) in the
+// high one: each quotient rounded once to nearest even, saturated to ±448
+// (a NaN stays NaN).
+__device__ __forceinline__ unsigned short fp8_e4m3x2(float lo, float hi, float s) {
+    unsigned short p;
+    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(p) : "f"(hi / s), "f"(lo / s));
+    return p;
+}
+
 // fp8_act_quant_DT quantizes activations for the block-scaled fp8 GEMM
 // (cuBLASLt VEC128_32F; vLLM's per_token_group_quant_fp8 with group 128,
 // DeepSeek-V3 inference/kernel.py's act_quant): x [tokens, cols] DT
 // (cols a multiple of 128) in groups of 128 consecutive columns; each
-// group's scale s = max(amax, 1e-10) / 448 (amax the largest |x| of the
-// group, NaN ignored) goes to sc[g·sld + t] (f32, tokens contiguous, sld
-// >= tokens: the layout cuBLASLt reads), and q [tokens, cols] gets
-// float8_e4m3fn(x /
-// s), the quotient rounded once to nearest even and saturated to ±448 (a
-// NaN stays NaN). One warp per group, four values per lane.
+// group's scale s (fp8_act_group) goes to sc[g·sld + t] (f32, tokens
+// contiguous, sld >= tokens: the layout cuBLASLt reads), and q [tokens,
+// cols] gets float8_e4m3fn(x / s) (fp8_e4m3x2).
 template <typename T>
 __device__ void fp8_act_quant(const st<T>* x, unsigned* q, float* sc, long long tokens, long long cols, long long sld) {
-    const long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    const int lane = threadIdx.x & 31;
-    const long long groups = cols >> 7;
-    if (w >= tokens * groups) return;  // whole warps leave together: blockDim is a multiple of 32
-    const long long t = w / groups, g = w - t * groups;
-    const long long base = t * cols + g * 128 + lane * 4;
-    float v[4], a = 0.f;
-#pragma unroll
-    for (int j = 0; j < 4; j++) {
-        v[j] = elem<T>::load(x, base + j);
-        a = fmaxf(a, fabsf(v[j]));
-    }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) a = fmaxf(a, __shfl_xor_sync(0xffffffffu, a, o));
-    const float s = fmaxf(a, 1e-10f) / 448.f;
-    unsigned short lo, hi;
-    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(lo) : "f"(v[1] / s), "f"(v[0] / s));
-    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(hi) : "f"(v[3] / s), "f"(v[2] / s));
-    q[base >> 2] = (unsigned)lo | ((unsigned)hi << 16);
-    if (lane == 0) sc[g * sld + t] = s;
+    const fp8_act_group r = fp8_act_group_load<T>(x, tokens, cols);
+    if (!r.ok) return;
+    const unsigned lo = fp8_e4m3x2(r.v[0], r.v[1], r.s), hi = fp8_e4m3x2(r.v[2], r.v[3], r.s);
+    q[r.base >> 2] = lo | (hi << 16);
+    if ((threadIdx.x & 31) == 0) sc[r.g * sld + r.t] = r.s;
 }
 
 #define INSTQ(name, T)                                                                                  \
@@ -147,26 +177,12 @@ HSDB_DTYPES(INSTQ)
 // stay together: a copy permuted within blocks of 32 or 64 (PermuteK)
 // quantizes as the original.
 extern "C" __global__ void fp8_act_fake_quant_bf16(const bf16_t* x, bf16_t* out, long long tokens, long long cols) {
-    const long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    const int lane = threadIdx.x & 31;
-    const long long groups = cols >> 7;
-    if (w >= tokens * groups) return;
-    const long long t = w / groups, g = w - t * groups;
-    const long long base = t * cols + g * 128 + lane * 4;
-    float v[4], a = 0.f;
-#pragma unroll
-    for (int j = 0; j < 4; j++) {
-        v[j] = elem<bf16>::load(x, base + j);
-        a = fmaxf(a, fabsf(v[j]));
-    }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) a = fmaxf(a, __shfl_xor_sync(0xffffffffu, a, o));
-    const float s = fmaxf(a, 1e-10f) / 448.f;
+    const fp8_act_group r = fp8_act_group_load<bf16>(x, tokens, cols);
+    if (!r.ok) return;
 #pragma unroll
     for (int j = 0; j < 4; j += 2) {
-        unsigned short p;
-        asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(p) : "f"(v[j + 1] / s), "f"(v[j] / s));
-        elem<bf16>::store(out, base + j, fp8e4m3_to_f32((fp8_t)(p & 0xff)) * s);
-        elem<bf16>::store(out, base + j + 1, fp8e4m3_to_f32((fp8_t)(p >> 8)) * s);
+        const unsigned short p = fp8_e4m3x2(r.v[j], r.v[j + 1], r.s);
+        elem<bf16>::store(out, r.base + j, fp8e4m3_to_f32((fp8_t)(p & 0xff)) * r.s);
+        elem<bf16>::store(out, r.base + j + 1, fp8e4m3_to_f32((fp8_t)(p >> 8)) * r.s);
     }
 }

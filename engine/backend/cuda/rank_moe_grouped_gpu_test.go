@@ -153,6 +153,14 @@ func TestRankGroupedKernelMatchesCPU(t *testing.T) {
 		{"bf16-one-k-tile", 56, 24, func(rows, cols int) (backend.Tensor, backend.Tensor) {
 			return p.weight(tensor.BF16, 0.1, rows, cols)
 		}},
+		// Several column blocks on every tile (gate/up's 272 columns, down's
+		// 520) beside an expert's several row tiles (the T1100 case); the
+		// weights' scale keeps the sums' size that of the kinds above (the
+		// tolerances are relative to each value, their rounding to the sums').
+		{"bf16-several-column-blocks", 520, 272, func(rows, cols int) (backend.Tensor, backend.Tensor) {
+			return p.weight(tensor.BF16, 0.05, rows, cols)
+		}},
+		{"fp8-several-column-blocks", 512, 384, fp8(128, 128)},
 	}
 	for _, tile := range mgTiles {
 		if tile.wg && !p.g.hopper() {
