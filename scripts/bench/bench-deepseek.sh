@@ -29,7 +29,10 @@
 # $HSDB_BENCH_DS (default /tmp/hsdb-bench/deepseek-v3-2l) and reused.
 # Binaries come from $HSDB_BIN (default bin/), the engine tests run in
 # $HSDB_ROOT/engine (default: this checkout). BENCH_TP8=0, BENCH_FP8=0 or
-# BENCH_HF=0 skip (b), (c) or HF transformers' run. Needs python3 with
+# BENCH_HF=0 skip (b), (c) or HF transformers' run; BENCH_REF_F32=1 also
+# runs HF in float32 and prints, per sequence, how far hsdb's and HF's bf16
+# last-token logits each are from it (which run's rounding the cosine
+# against HF bf16 measures). Needs python3 with
 # torch, transformers, safetensors.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -121,6 +124,10 @@ if t1 and hf:
 if hf and "logits_cos_min" in hf:
     row("(a) last-token logits cosine vs HF (min of 4)", f"{hf['logits_cos_min']:.6f}", ">= 0.9999", hf["logits_cos_min"] >= 0.9999)
     row("(a) top-1 agreement with HF", f"{hf['top1_agree']:.2f}", "1.00", hf["top1_agree"] == 1.0)
+if hf and "hsdb_vs_f32_cos" in hf and "hf_bf16_vs_f32_cos" in hf:
+    # BENCH_REF_F32=1: whose rounding the cosine against HF bf16 measures.
+    rows.append("(a) last-token cosine vs HF f32 per sequence: hsdb bf16 " + " ".join(f"{c:.6f}" for c in hf["hsdb_vs_f32_cos"])
+                + "; HF bf16 " + " ".join(f"{c:.6f}" for c in hf["hf_bf16_vs_f32_cos"]))
 a, b = logits("tp1"), logits("tp8")
 if a is not None and b is not None:
     cos = (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)

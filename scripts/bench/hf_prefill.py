@@ -83,11 +83,11 @@ def main():
             out = model(input_ids=ids, use_cache=False, logits_to_keep=1)
             ref = out.logits[:, -1, :].float()
         c_hf = torch.nn.functional.cosine_similarity(logits, ref, dim=-1)
-        res.update(hf_bf16_vs_f32_cos_min=c_hf.min().item())
+        res.update(hf_bf16_vs_f32_cos_min=c_hf.min().item(), hf_bf16_vs_f32_cos=c_hf.tolist())
         print("HF bf16 vs HF f32 last-token cosine per sequence: " + " ".join(f"{c:.6f}" for c in c_hf.tolist()))
         if args.hsdb_logits:
             c_h = torch.nn.functional.cosine_similarity(h, ref, dim=-1)
-            res.update(hsdb_vs_f32_cos_min=c_h.min().item())
+            res.update(hsdb_vs_f32_cos_min=c_h.min().item(), hsdb_vs_f32_cos=c_h.tolist())
             print("hsdb bf16 vs HF f32 last-token cosine per sequence: " + " ".join(f"{c:.6f}" for c in c_h.tolist()))
     print("JSON " + json.dumps(res))
 
