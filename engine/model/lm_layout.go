@@ -58,12 +58,14 @@ func CheckpointNames(name string) []string {
 	return out
 }
 
-// plainName returns the plain layout's name of a tensor name stored under
+// PlainName returns the plain layout's name of a tensor name stored under
 // any LMLayout ("language_model.layers.3.x" → "model.layers.3.x",
 // "language_model.lm_head.weight" → "lm_head.weight"): the longest layout
 // prefix it starts with decides ("language_model.model." before
-// "language_model."); a name under none is its own.
-func plainName(name string) string {
+// "language_model."); a name under none is its own. The loader finds a
+// checkpoint's tensors by it, and engine/quant matches compressed-tensors'
+// ignore and targets entries under it.
+func PlainName(name string) string {
 	best := -1
 	for i, lay := range lmLayouts {
 		if strings.HasPrefix(name, lay.Model+".") && (best < 0 || len(lay.Model) > len(lmLayouts[best].Model)) {

@@ -139,7 +139,7 @@ func (l *Loader) Name(n string) string {
 // shard re-exported without the wrapper) read as "missing" with no hint
 // that the tensor was there under another name.
 func (l *Loader) otherPrefix(name string) string {
-	alts := CheckpointNames(plainName(name))
+	alts := CheckpointNames(PlainName(name))
 	for _, alt := range alts {
 		if alt == name {
 			continue

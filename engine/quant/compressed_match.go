@@ -3,7 +3,10 @@ package quant
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
+
+	"hsdb/engine/model"
 )
 
 // Which config group quantizes a module: compressed-tensors' targets and
@@ -98,14 +101,26 @@ func (s *matchSet) find(names []string) (string, bool) {
 }
 
 // moduleNames returns the names a module is matched under: its checkpoint
-// name and, under a multimodal wrapper's "language_model." prefix, the text
-// model's own name (Kimi-K2.5 keeps Kimi-K2's ignore list, written for
-// "lm_head" and "model.layers...").
+// name; the name it has in the plain layout (model.PlainName, for every
+// layout of model.LMLayouts: "language_model.model.layers.3.mlp",
+// "model.language_model.layers.3.mlp" and "language_model.layers.3.mlp"
+// are all "model.layers.3.mlp", "language_model.lm_head" is "lm_head"), as
+// Kimi-K2.5 keeps Kimi-K2's ignore list, written for "lm_head" and
+// "model.layers..."; and, under a "language_model." prefix, the wrapped
+// module's own name (the prefix cut: "layers.3.mlp" for a decoder saved
+// directly under it). Repeats are left out.
 func moduleNames(module string) []string {
-	if t, ok := strings.CutPrefix(module, "language_model."); ok {
-		return []string{module, t}
+	names := []string{module}
+	add := func(n string) {
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
 	}
-	return []string{module}
+	add(strings.TrimSuffix(model.PlainName(module+".weight"), ".weight"))
+	if t, ok := strings.CutPrefix(module, "language_model."); ok {
+		add(t)
+	}
+	return names
 }
 
 // group returns the config group that quantizes module (the first in

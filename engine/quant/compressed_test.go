@@ -264,3 +264,44 @@ func TestCompressedGroupsOverlap(t *testing.T) {
 		t.Fatalf("groups that agree: %v, %v", q, err)
 	}
 }
+
+// TestCompressedMatchesEveryLayout: ignore and targets entries written in
+// the plain layout's names (exact or re:, which compressed-tensors anchors
+// at the start) match a checkpoint kept in any of model.LMLayouts, and an
+// entry written in the checkpoint's own names matches too. Expected values
+// by hand: layer 3's expert 0 up_proj and every layer-4 module are ignored
+// by name, lm_head is ignored, the rest of the experts are int4.
+func TestCompressedMatchesEveryLayout(t *testing.T) {
+	plain := strings.Replace(kimiQuantConfig, `"ignore": ["lm_head", `,
+		`"ignore": ["lm_head", "model.layers.3.mlp.experts.0.up_proj", "re:model\\.layers\\.4\\.", `, 1)
+	c := mustParse(t, plain)
+	for _, lay := range []struct{ prefix, head string }{
+		{"model", "lm_head.weight"},
+		{"language_model.model", "language_model.lm_head.weight"},
+		{"model.language_model", "lm_head.weight"},
+		{"language_model", "lm_head.weight"},
+	} {
+		for name, want := range map[string]bool{
+			lay.prefix + ".layers.3.mlp.experts.0.up_proj.weight":   false, // exact plain name
+			lay.prefix + ".layers.3.mlp.experts.1.up_proj.weight":   true,
+			lay.prefix + ".layers.4.mlp.experts.1.up_proj.weight":   false, // re: on the plain name
+			lay.prefix + ".layers.14.mlp.experts.1.up_proj.weight":  true,  // re.match: "model.layers.14." is not "model.layers.4."
+			lay.prefix + ".layers.3.self_attn.o_proj.weight":        false, // re:.*self_attn.*
+			lay.prefix + ".layers.3.mlp.experts.9.down_proj.weight": true,
+			lay.head: false,
+		} {
+			if got := c.Quantizes(name); got != want {
+				t.Errorf("layout %s: Quantizes(%s) = %v, want %v", lay.prefix, name, got, want)
+			}
+		}
+		// An exact entry in the checkpoint's own names.
+		own := mustParse(t, strings.Replace(kimiQuantConfig, `"ignore": ["lm_head", `,
+			`"ignore": ["lm_head", "`+lay.prefix+`.layers.5.mlp.experts.2.down_proj", `, 1))
+		if own.Quantizes(lay.prefix + ".layers.5.mlp.experts.2.down_proj.weight") {
+			t.Errorf("layout %s: ignore %q did not ignore its own module", lay.prefix, lay.prefix+".layers.5.mlp.experts.2.down_proj")
+		}
+		if !own.Quantizes(lay.prefix + ".layers.5.mlp.experts.3.down_proj.weight") {
+			t.Errorf("layout %s: ignoring expert 2 ignored expert 3", lay.prefix)
+		}
+	}
+}
