@@ -120,7 +120,7 @@ def row(name, value, target, ok):
     rows.append(f"{name:<52} {value:>22}   target {target:<12} {'PASS' if ok else 'MISS'}")
 t1, ms1 = tok("tp1")
 if t1 and hf:
-    row("(a) hsdb / HF prefill tokens/s", f"{t1 / hf['hf_tok_s']:.2f}x ({ms1:.1f} vs {hf['hf_ms']:.1f} ms)", ">= 1.50x", t1 / hf["hf_tok_s"] >= 1.5)
+    row("(a) hsdb / HF prefill tokens/s", f"{t1 / hf['hf_tok_s']:.3f}x ({ms1:.1f} vs {hf['hf_ms']:.1f} ms)", ">= 1.50x", t1 / hf["hf_tok_s"] >= 1.5)
 if hf and "logits_cos_min" in hf:
     row("(a) last-token logits cosine vs HF (min of 4)", f"{hf['logits_cos_min']:.6f}", ">= 0.9999", hf["logits_cos_min"] >= 0.9999)
     row("(a) top-1 agreement with HF", f"{hf['top1_agree']:.2f}", "1.00", hf["top1_agree"] == 1.0)
