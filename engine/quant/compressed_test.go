@@ -265,10 +265,11 @@ func TestCompressedGroupsOverlap(t *testing.T) {
 	}
 }
 
-// TestCompressedMatchesEveryLayout: ignore and targets entries written in
-// the plain layout's names (exact or re:, which compressed-tensors anchors
-// at the start) match a checkpoint kept in any of model.LMLayouts, and an
-// entry written in the checkpoint's own names matches too. Expected values
+// TestCompressedMatchesEveryLayout: ignore entries written in the plain
+// layout's names (exact or re:, which compressed-tensors anchors at the
+// start) match a checkpoint kept in any of model.LMLayouts, and an entry
+// written in the checkpoint's own names matches too (targets entries are
+// matched under the same names, moduleNames). Expected values
 // by hand: layer 3's expert 0 up_proj and every layer-4 module are ignored
 // by name, lm_head is ignored, the rest of the experts are int4.
 func TestCompressedMatchesEveryLayout(t *testing.T) {
