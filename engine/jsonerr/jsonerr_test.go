@@ -40,9 +40,15 @@ func TestNewUser_JSONErrorsInJSONTerms(t *testing.T) {
 		{`{"cfg": {"eps": 1e400}}`, &row{}, "cfg.eps: got number 1e400, beyond float64's range (magnitude at most 1.8e+308)"},
 		{`{"input_ids": [9223372036854775808]}`, &row{}, "input_ids: got number 9223372036854775808, outside int64's range -9223372036854775808 to 9223372036854775807"},
 		{`{"input_ids": [-9223372036854775809]}`, &row{}, "input_ids: got number -9223372036854775809, outside int64's range -9223372036854775808 to 9223372036854775807"},
-		{`{"n": 300}`, &struct{ N uint8 `json:"n"` }{}, "n: got number 300, outside uint8's range 0 to 255"},
-		{`{"n": -1}`, &struct{ N uint64 `json:"n"` }{}, "n: got number -1, outside uint64's range 0 to 18446744073709551615"},
-		{`{"n": 1e3}`, &struct{ N uint8 `json:"n"` }{}, "n: got number 1e3, want an integer"},
+		{`{"n": 300}`, &struct {
+			N uint8 `json:"n"`
+		}{}, "n: got number 300, outside uint8's range 0 to 255"},
+		{`{"n": -1}`, &struct {
+			N uint64 `json:"n"`
+		}{}, "n: got number -1, outside uint64's range 0 to 18446744073709551615"},
+		{`{"n": 1e3}`, &struct {
+			N uint8 `json:"n"`
+		}{}, "n: got number 1e3, want an integer"},
 	} {
 		err := Explain(json.Unmarshal([]byte(c.in), c.into))
 		if err == nil || err.Error() != c.want {
