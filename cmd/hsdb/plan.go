@@ -180,12 +180,15 @@ func runPlanStages(io stdio, mf *modelFlags, po engine.PlanOptions, memNote stri
 		stages = append(stages, stagePlan{Stage: s, Layers: lr.String(), Plan: p, rng: lr})
 		fits = fits && p.Fits
 	}
+	hostNeed, hostLine, hostFits := stagesOnHost(stages)
+	fits = fits && hostFits
 	if mf.json {
 		b, err := json.MarshalIndent(struct {
-			Stages []stagePlan `json:"stages"`
-			PP     int         `json:"pipeline_stages"`
-			Fits   bool        `json:"fits"`
-		}{stages, mf.pp, fits}, "", "  ")
+			Stages    []stagePlan `json:"stages"`
+			PP        int         `json:"pipeline_stages"`
+			HostBytes int64       `json:"host_bytes,omitempty"`
+			Fits      bool        `json:"fits"`
+		}{stages, mf.pp, hostNeed, fits}, "", "  ")
 		if err != nil {
 			return fail(1, "%v", err)
 		}
@@ -195,6 +198,9 @@ func runPlanStages(io stdio, mf *modelFlags, po engine.PlanOptions, memNote stri
 		for _, st := range stages {
 			fmt.Fprintf(io.Out, "\nstage %d: %s\n", st.Stage, layerRangeText(st.rng))
 			printPlan(io.Out, planName(mf.model), st.Plan, stageAdvice)
+		}
+		if hostLine != "" {
+			fmt.Fprintln(io.Out, "\n"+hostLine)
 		}
 		if memNote != "" {
 			fmt.Fprintln(io.Out, "\n"+memNote)

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 )
@@ -40,6 +41,9 @@ func Explain(err error) error {
 			got = "a JSON " + got
 		}
 		msg := fmt.Sprintf("got %s, want %s", got, want(te.Type))
+		if r := outOfRange(te.Value, te.Type); r != "" {
+			msg = fmt.Sprintf("got %s, %s", got, r)
+		}
 		if te.Field != "" {
 			msg = te.Field + ": " + msg
 		}
@@ -73,6 +77,61 @@ func Kind(v []byte) string {
 		return "null"
 	}
 	return "number"
+}
+
+// outOfRange says why a JSON number that is of the kind t wants (any
+// number for a float, an integer literal for an integer) did not decode
+// into t: beyond its range ("beyond float64's range (magnitude at most
+// 1.8e308)", "outside int32's range -2147483648 to 2147483647"); "" when
+// value is no such number, so the error is one of kind (2.5 for an
+// integer), worded by want.
+func outOfRange(value string, t reflect.Type) string {
+	num, ok := strings.CutPrefix(value, "number ")
+	if !ok || t == nil {
+		return ""
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Float32, reflect.Float64:
+		return fmt.Sprintf("beyond %s's range (magnitude at most %.2g)", t.Kind(), maxFloat(t.Kind()))
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if !isIntLiteral(num) {
+			return ""
+		}
+		bits := t.Bits()
+		return fmt.Sprintf("outside %s's range %d to %d", t.Kind(), int64(-1)<<(bits-1), int64(1)<<(bits-1)-1)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if !isIntLiteral(num) {
+			return ""
+		}
+		return fmt.Sprintf("outside %s's range 0 to %d", t.Kind(), uint64(1)<<(t.Bits()-1)-1+uint64(1)<<(t.Bits()-1))
+	}
+	return ""
+}
+
+// maxFloat is the largest finite value of a float kind.
+func maxFloat(k reflect.Kind) float64 {
+	if k == reflect.Float32 {
+		return math.MaxFloat32
+	}
+	return math.MaxFloat64
+}
+
+// isIntLiteral reports whether a JSON number literal is written as an
+// integer: an optional minus sign and digits, no fraction or exponent.
+func isIntLiteral(num string) bool {
+	num = strings.TrimPrefix(num, "-")
+	if num == "" {
+		return false
+	}
+	for _, c := range []byte(num) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // want describes a Go type as the JSON value that decodes into it.

@@ -35,6 +35,20 @@ func TestNewUser_JSONErrorsInJSONTerms(t *testing.T) {
 		{`[1, 2, 3]`, &row{}, "got a JSON array, want an object"},
 		{`5`, &map[string]json.RawMessage{}, "got a JSON number, want an object"},
 		{`{"text": }`, &row{}, "invalid JSON at byte 10: invalid character '}' looking for beginning of value"},
+		// A number of the right kind beyond the type's range says so
+		// (it said "want a number" of 1e400, a number).
+		{`{"cfg": {"eps": 1e400}}`, &row{}, "cfg.eps: got number 1e400, beyond float64's range (magnitude at most 1.8e+308)"},
+		{`{"input_ids": [9223372036854775808]}`, &row{}, "input_ids: got number 9223372036854775808, outside int64's range -9223372036854775808 to 9223372036854775807"},
+		{`{"input_ids": [-9223372036854775809]}`, &row{}, "input_ids: got number -9223372036854775809, outside int64's range -9223372036854775808 to 9223372036854775807"},
+		{`{"n": 300}`, &struct {
+			N uint8 `json:"n"`
+		}{}, "n: got number 300, outside uint8's range 0 to 255"},
+		{`{"n": -1}`, &struct {
+			N uint64 `json:"n"`
+		}{}, "n: got number -1, outside uint64's range 0 to 18446744073709551615"},
+		{`{"n": 1e3}`, &struct {
+			N uint8 `json:"n"`
+		}{}, "n: got number 1e3, want an integer"},
 	} {
 		err := Explain(json.Unmarshal([]byte(c.in), c.into))
 		if err == nil || err.Error() != c.want {
@@ -71,7 +85,7 @@ func TestExplainClipsNumbers(t *testing.T) {
 	}
 	lit := "1" + strings.Repeat("0", 1<<20)
 	err := Explain(json.Unmarshal([]byte(`{"id": `+lit+`}`), &v))
-	want := "id: got number " + lit[:40] + "... (1048577 bytes), want an integer"
+	want := "id: got number " + lit[:40] + "... (1048577 bytes), outside int32's range -2147483648 to 2147483647"
 	if err == nil || err.Error() != want {
 		t.Errorf("got %.200v\nwant %s", err, want)
 	}

@@ -108,7 +108,7 @@ func Architectures() []string {
 func ParseConfig(data []byte) (cfg Config, skipped string, err error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
-		return nil, "", fmt.Errorf("config.json is not a JSON object: %w", err)
+		return nil, "", configSyntax(data, err)
 	}
 	var head struct {
 		Architectures []string `json:"architectures"`

@@ -2,9 +2,11 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"hsdb/engine/model"
+	"hsdb/engine/tensor"
 )
 
 // checkStored makes, for every linear weight of t the plan counts, the
@@ -16,15 +18,23 @@ import (
 // a plan said a checkpoint fits that its load then refused. A weight the
 // checkpoint holds under none of its names (candidates), in no form the
 // scheme stores, is left to the load to report, as a missing dense weight
-// is. Without a scheme or a checkpoint (config.json alone, a partial
-// download) there is nothing to check.
+// is. A linear weight stored dense (not fp8) must have the shape the
+// config implies, as the loader's fetch requires (checkDenseShape), with
+// a scheme or without. Without a checkpoint (config.json alone, a
+// partial download) there is nothing to check.
 func checkStored(t *model.Tree, o Options) error {
-	if o.Quant == nil || o.Src == nil {
+	if o.Src == nil {
 		return nil
 	}
 	tied := t.TiedHead()
 	for _, p := range t.Params() {
 		if !p.Linear || len(p.Shape) != 2 || !o.Stage.Holds(strings.TrimSuffix(p.Name, ".weight"), tied) {
+			continue
+		}
+		if err := checkDenseShape(o.Src, p); err != nil {
+			return err
+		}
+		if o.Quant == nil {
 			continue
 		}
 		name, ok := storedName(o, p.Name)
@@ -56,4 +66,23 @@ func storedName(o Options, name string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// checkDenseShape returns the loader's error for linear weight p stored
+// dense under its first checkpoint name (candidates) with another shape
+// than the config implies: a plan counted [96, 80] while the load refused
+// the checkpoint's [96, 40]. nil when the checkpoint holds p under none of
+// its names, or holds it fp8 (QuantScheme.Check judges those).
+func checkDenseShape(src model.WeightSource, p model.Param) error {
+	for _, n := range candidates(p.Name) {
+		dt, shape, ok := src.Meta(n)
+		if !ok {
+			continue
+		}
+		if dt == tensor.F8E4M3 || slices.Equal(shape, p.Shape) {
+			return nil
+		}
+		return fmt.Errorf("%w: tensor %s has shape %s in the checkpoint, the config implies %s", model.ErrWeight, n, tensor.ShapeString(shape), tensor.ShapeString(p.Shape))
+	}
+	return nil
 }

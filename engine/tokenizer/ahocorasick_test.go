@@ -38,14 +38,14 @@ func bruteSegments(pats []string, s string) []segment {
 			continue
 		}
 		if last < pos {
-			segs = append(segs, segment{s[last:pos], -1})
+			segs = append(segs, segment{s[last:pos], -1, nil})
 		}
-		segs = append(segs, segment{pats[k], k})
+		segs = append(segs, segment{pats[k], k, nil})
 		pos += len(pats[k])
 		last = pos
 	}
 	if last < len(s) || s == "" {
-		segs = append(segs, segment{s[last:], -1})
+		segs = append(segs, segment{s[last:], -1, nil})
 	}
 	return segs
 }
@@ -246,8 +246,8 @@ func TestAddedTokensHostileLinear(t *testing.T) {
 		name, text string
 		want       []segment
 	}{
-		{"the prefix repeated", text, []segment{{text, -1}}},
-		{"the prefix repeated, then token 17", text + prefix + "017hi", []segment{{text, -1}, {prefix + "017", 22}, {"hi", -1}}},
+		{"the prefix repeated", text, []segment{{text, -1, nil}}},
+		{"the prefix repeated, then token 17", text + prefix + "017hi", []segment{{text, -1, nil}, {prefix + "017", 22, nil}, {"hi", -1, nil}}},
 	} {
 		var got []segment
 		steps := tk.rawAdded.each(c.text, func(s segment) bool { got = append(got, s); return true })

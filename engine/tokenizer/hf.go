@@ -316,6 +316,9 @@ func (t *HF) EncodeMax(text string, max int) ([]int32, error) {
 		if max >= 0 && len(ids) > max {
 			return nil, tooMany(t.name, max, len(text))
 		}
+		if seg.err != nil {
+			return nil, fmt.Errorf("%s: %w", t.name, seg.err)
+		}
 		if seg.id >= 0 {
 			ids = append(ids, seg.id)
 			continue
@@ -328,6 +331,9 @@ func (t *HF) EncodeMax(text string, max int) ([]int32, error) {
 			s = t.normalize(s)
 		}
 		for seg2 := range t.normAdded.segments(s) {
+			if seg2.err != nil {
+				return nil, fmt.Errorf("%s: %w", t.name, seg2.err)
+			}
 			if seg2.id >= 0 {
 				ids = append(ids, seg2.id)
 				continue

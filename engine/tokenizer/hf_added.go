@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"fmt"
 	"iter"
 	"unicode"
 	"unicode/utf8"
@@ -47,10 +48,13 @@ func newAddedMatcher(pats []string, toks []*hfAddedToken) (*addedMatcher, error)
 	return &addedMatcher{ac: ac, pats: pats, toks: toks}, nil
 }
 
-// segment is a piece of text; id >= 0 when it is an added token.
+// segment is a piece of text; id >= 0 when it is an added token. A
+// segment with err set ends the sequence: the text cannot be split
+// (addedMatcher.each).
 type segment struct {
 	text string
 	id   int32
+	err  error
 }
 
 // segments yields the segments that cover s in order, added tokens
@@ -61,7 +65,7 @@ type segment struct {
 func (m *addedMatcher) segments(s string) iter.Seq[segment] {
 	return func(yield func(segment) bool) {
 		if m == nil || s == "" {
-			yield(segment{s, -1})
+			yield(segment{s, -1, nil})
 			return
 		}
 		m.each(s, yield)
@@ -77,6 +81,7 @@ func (m *addedMatcher) each(s string, out func(segment) bool) (steps int) {
 	best := make([]int32, min(len(s), max(m.ac.maxLen, minChunk)))
 	lo, hi := 0, 0 // best[i-lo] is the longest match at i, for lo <= i < hi
 	startOffset := 0
+	var prev *hfAddedToken // the token that ended at startOffset
 	for pos := 0; pos < len(s); {
 		if pos >= hi {
 			lo, hi = pos, min(len(s), pos+len(best))
@@ -103,16 +108,27 @@ func (m *addedMatcher) each(s string, out func(segment) bool) (steps int) {
 		if tok.RStrip {
 			stop += rightmostSpaceAtStart(s[stop:])
 		}
-		if startOffset < start && !out(segment{s[startOffset:start], -1}) {
+		// A match inside the whitespace an earlier rstrip token took, its
+		// start moved by lstrip to that token's end: HF's find_matches
+		// gives it the span (startOffset, stop). Empty, it is dropped
+		// with its id (PreTokenizedString::split keeps no empty split);
+		// inverted, HF's split_with_indices panics ("AddedVocabulary bad
+		// split"), so the text has no HF encoding and is refused.
+		if start > stop {
+			out(segment{id: -1, err: fmt.Errorf("%w: added token %s (id %d, lstrip) at byte %d lies inside the whitespace that added token %s (id %d, rstrip) took before it; HF tokenizers fails on this text too (AddedVocabulary bad split)",
+				ErrUnsupported, quoteClip(m.pats[k]), tok.ID, pos-len(m.pats[k]), quoteClip(prev.Content), prev.ID)})
 			return steps
 		}
-		if !out(segment{s[start:stop], tok.ID}) {
+		if startOffset < start && !out(segment{s[startOffset:start], -1, nil}) {
 			return steps
 		}
-		startOffset = stop
+		if start < stop && !out(segment{s[start:stop], tok.ID, nil}) {
+			return steps
+		}
+		startOffset, prev = stop, tok
 	}
 	if startOffset != len(s) {
-		out(segment{s[startOffset:], -1})
+		out(segment{s[startOffset:], -1, nil})
 	}
 	return steps
 }

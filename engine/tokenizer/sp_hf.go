@@ -426,6 +426,9 @@ func (t *SentencePiece) encodeHF(text string) ([]int32, error) {
 	ids := []int32{}
 	pos := 0
 	for seg := range t.hf.added.segments(text) {
+		if seg.err != nil {
+			return nil, fmt.Errorf("%s: %w", t.name, seg.err)
+		}
 		start := pos
 		pos += len(seg.text)
 		if seg.id >= 0 {
