@@ -137,8 +137,8 @@ func parseHF(data []byte, base string) (*HF, error) {
 	var rawToks, normToks []*hfAddedToken
 	for i := range f.AddedTokens {
 		a := &f.AddedTokens[i]
-		if a.ID < 0 || a.Content == "" {
-			return nil, fmt.Errorf("%w: added_tokens[%d]: id %d, content %s", ErrFormat, i, a.ID, quoteClip(a.Content))
+		if err := checkAddedEntry(i, a); err != nil {
+			return nil, err
 		}
 		if a.ID > MaxTokenID {
 			return nil, fmt.Errorf("%w: added_tokens[%d] %s: id %d, more than the largest token id hsdb reads (%d)", ErrFormat, i, quoteClip(a.Content), a.ID, MaxTokenID)
