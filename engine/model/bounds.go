@@ -65,6 +65,12 @@ var SizeLimits = []SizeLimit{
 	{"max_position_embeddings", 1 << 28},
 }
 
+// sizeMin is the least value of the SizeLimits fields that may not be 0
+// (every other one may): no position at all would leave every token out
+// of range, and YaRN's default factor (max_position_embeddings /
+// original_max_position_embeddings) would be 0.
+var sizeMin = map[string]int64{"max_position_embeddings": 1}
+
 // MaxExpertLayers bounds num_hidden_layers × (routed experts + 1), which
 // the module tree's parameter count follows (DeepSeek-V3: 61 × 257 ≈
 // 1.6e4, Kimi-K2: 61 × 385 ≈ 2.3e4); the tree of the bound holds about
@@ -132,19 +138,13 @@ func checkBounds(raw map[string]json.RawMessage) error {
 		if !ok {
 			continue
 		}
-		n, present, err := sizeValue(l.Field, v, l.Max)
+		n, present, err := sizeValue(l.Field, v, sizeMin[l.Field], l.Max)
 		if err != nil {
 			return err
 		}
 		if present {
 			vals[l.Field] = n
 		}
-	}
-	if n, ok := vals["max_position_embeddings"]; ok && n < 1 {
-		// Every position would be out of range, and YaRN's default factor
-		// (max_position_embeddings / original_max_position_embeddings)
-		// would be 0.
-		return &LimitError{Field: "max_position_embeddings", Value: fmt.Sprint(n), Want: fmt.Sprintf("an integer from 1 to %d", int64(1<<28))}
 	}
 	for _, f := range []string{"dtype", "torch_dtype"} {
 		if err := checkDType(f, raw[f]); err != nil {
@@ -160,13 +160,13 @@ func checkBounds(raw map[string]json.RawMessage) error {
 }
 
 // sizeValue decodes one size field: present is false for null; an error
-// names the field unless the value is an integer in [0, limit].
-func sizeValue(field string, v json.RawMessage, limit int64) (n int64, present bool, err error) {
+// names the field unless the value is an integer in [least, limit].
+func sizeValue(field string, v json.RawMessage, least, limit int64) (n int64, present bool, err error) {
 	text := strings.TrimSpace(string(v))
 	if text == "null" {
 		return 0, false, nil
 	}
-	want := fmt.Sprintf("an integer from 0 to %d", limit)
+	want := fmt.Sprintf("an integer from %d to %d", least, limit)
 	if text == "" || (text[0] != '-' && (text[0] < '0' || text[0] > '9')) {
 		return 0, false, &LimitError{Field: field, Value: text, Want: want}
 	}
@@ -180,7 +180,7 @@ func sizeValue(field string, v json.RawMessage, limit int64) (n int64, present b
 	if !f.IsInt() {
 		return 0, false, &LimitError{Field: field, Value: text, Want: want}
 	}
-	if f.Sign() < 0 {
+	if f.Cmp(new(big.Float).SetInt64(least)) < 0 {
 		return 0, false, &LimitError{Field: field, Value: text, Want: want}
 	}
 	if f.Cmp(new(big.Float).SetInt64(limit)) > 0 {

@@ -114,7 +114,8 @@ func kvBytes(layers []layer, d *model.Dims, r int, seqs, tokens, act int64) (int
 		}
 		c.add(n, 2, l.rows("self_attn.k_proj.weight", r), act)
 	}
-	return c.value("KV cache")
+	// An overflow names its factors: which flag or config field to lower.
+	return c.value(fmt.Sprintf("KV cache of %d sequences (--seqs) × %d rows (--seq-len %d) × %d layers", seqs, n/max(seqs, 1), tokens, len(layers)))
 }
 
 // AttentionScratch caps the attention scores and probabilities one chunk

@@ -86,3 +86,44 @@ func checkDenseShape(src model.WeightSource, p model.Param) error {
 	}
 	return nil
 }
+
+// checkDense makes, for every parameter of t the plan counts that the
+// checkpoint stores unquantized (under the first of its names it holds,
+// candidates), the checks of model.Loader's fetch that the headers
+// decide: the stored shape is the one config.json implies (for the 2-D
+// linear weights checkStored has checked it, checkDenseShape), and the
+// dtype a float one. It returns the first error, wrapped in
+// model.ErrWeight and worded as the loader's: the plan counted such a
+// weight at the config's shape and said the checkpoint fits, while its
+// load refused it (a norm of another width, a config.json without the
+// head_dim its weights have, an integer tensor). Weights the scheme stores quantized are
+// checkStored's, fp8 tensors unquantizable's and the scheme's, and a
+// weight the checkpoint does not hold is left to the load to report.
+func checkDense(t *model.Tree, o Options) error {
+	if o.Src == nil {
+		return nil
+	}
+	tied := t.TiedHead()
+	for _, p := range t.Params() {
+		if !o.Stage.Holds(strings.TrimSuffix(p.Name, ".weight"), tied) {
+			continue
+		}
+		for _, n := range candidates(p.Name) {
+			dt, shape, ok := o.Src.Meta(n)
+			if !ok {
+				continue
+			}
+			if dt == tensor.F8E4M3 || (o.Quant != nil && o.Quant.Stored(o.Src, n) != nil) {
+				break
+			}
+			if !(p.Linear && len(p.Shape) == 2) && !slices.Equal(shape, p.Shape) {
+				return fmt.Errorf("%w: tensor %s has shape %s in the checkpoint, the config implies %s", model.ErrWeight, n, tensor.ShapeString(shape), tensor.ShapeString(p.Shape))
+			}
+			if !dt.IsFloat() {
+				return fmt.Errorf("%w: tensor %s has dtype %s, a float dtype was expected", model.ErrWeight, n, dt)
+			}
+			break
+		}
+	}
+	return nil
+}

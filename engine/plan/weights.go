@@ -60,6 +60,9 @@ func newWeights(t *model.Tree, d *model.Dims, o Options, world int) (*weights, e
 	if err := checkStored(t, o); err != nil {
 		return nil, err
 	}
+	if err := checkDense(t, o); err != nil {
+		return nil, err
+	}
 	w := &weights{bytes: make([]int64, world), quant: make([]int64, world), scratch: make([]map[int]widening, world), counted: map[tensor.DType]int64{}}
 	for r := range world {
 		w.scratch[r] = map[int]widening{}
@@ -245,8 +248,9 @@ func storedQuantized(o Options, p model.Param) bool {
 }
 
 // denseDType is the dtype a dense parameter is kept in: --dtype when given;
-// else with a checkpoint its stored dtype (fp8 without a scheme, f64 and
-// non-float dtypes become float32, as model.Loader does; a parameter the
+// else with a checkpoint its stored dtype (fp8 without a scheme and f64
+// become float32, as model.Loader does; a non-float dtype, which the
+// loader refuses, checkDense has refused before; a parameter the
 // checkpoint does not list under any known layout, a fused expert tensor,
 // takes the dtype of the first it does list, or config.json's when it
 // lists none); without one config.json's dtype. DeepSeek's router correction bias (e_score_correction_bias) is

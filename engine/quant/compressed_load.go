@@ -135,7 +135,7 @@ func checkWeightShape(src model.WeightSource, n string, out, in int) error {
 	}
 	// The header first: no more than the two integers is read.
 	if (dt != tensor.I32 && dt != tensor.I64) || len(shape) != 1 || shape[0] != 2 {
-		return fmt.Errorf("%s is %s %s, want i32 [2] = [out, in]", n, dt, tensor.ShapeString(shape))
+		return fmt.Errorf("%s is %s %s, want i32 [2] = [out, in] = [%d, %d] (or i64 [2])", n, dt, tensor.ShapeString(shape), out, in)
 	}
 	t, err := src.Tensor(n)
 	if err != nil {

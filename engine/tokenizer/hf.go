@@ -137,8 +137,8 @@ func parseHF(data []byte, base string) (*HF, error) {
 	var rawToks, normToks []*hfAddedToken
 	for i := range f.AddedTokens {
 		a := &f.AddedTokens[i]
-		if a.ID < 0 || a.Content == "" {
-			return nil, fmt.Errorf("%w: added_tokens[%d]: id %d, content %s", ErrFormat, i, a.ID, quoteClip(a.Content))
+		if err := checkAddedEntry(i, a); err != nil {
+			return nil, err
 		}
 		if a.ID > MaxTokenID {
 			return nil, fmt.Errorf("%w: added_tokens[%d] %s: id %d, more than the largest token id hsdb reads (%d)", ErrFormat, i, quoteClip(a.Content), a.ID, MaxTokenID)
@@ -191,7 +191,11 @@ func parseHF(data []byte, base string) (*HF, error) {
 // entries with one id, an added token whose id model.vocab gives to
 // another string, or two added tokens with one id and different contents
 // are ErrFormat naming the id and both strings (huggingface/tokenizers
-// keeps one of them silently).
+// keeps one of them silently). Each string must have one id, or text
+// would encode to one id while TokenID gave another: an added token whose
+// content model.vocab or an earlier added token gives another id is
+// ErrFormat naming the string and both ids (huggingface/tokenizers gives
+// it the id it already has, warning that the file expected another).
 func idTable(size int, vocab map[string]int32, added []hfAddedToken) ([]string, error) {
 	tab := make([]string, size)
 	inVocab := make([]bool, size)
@@ -202,8 +206,17 @@ func idTable(size int, vocab map[string]int32, added []hfAddedToken) ([]string, 
 		}
 		tab[id], inVocab[id] = tok, true
 	}
-	byAdded := map[int32]int{} // id -> index of the first added token with it
+	byAdded := map[int32]int{}    // id -> index of the first added token with it
+	byContent := map[string]int{} // content -> index of the first added token with it
 	for i, a := range added {
+		if id, ok := vocab[a.Content]; ok && id != a.ID {
+			return nil, fmt.Errorf("%w: added_tokens[%d] %s has id %d, but model.vocab gives %s id %d", ErrFormat, i, quoteClip(a.Content), a.ID, quoteClip(a.Content), id)
+		}
+		if j, ok := byContent[a.Content]; ok && added[j].ID != a.ID {
+			return nil, fmt.Errorf("%w: added_tokens[%d] %s has id %d, but added_tokens[%d] gives %s id %d", ErrFormat, i, quoteClip(a.Content), a.ID, j, quoteClip(a.Content), added[j].ID)
+		} else if !ok {
+			byContent[a.Content] = i
+		}
 		if inVocab[a.ID] && tab[a.ID] != a.Content {
 			return nil, fmt.Errorf("%w: added_tokens[%d] %s has id %d, which model.vocab gives to %s", ErrFormat, i, quoteClip(a.Content), a.ID, quoteClip(tab[a.ID]))
 		}

@@ -17,6 +17,9 @@ type hfAddedToken struct {
 	RStrip     bool   `json:"rstrip"`
 	Normalized bool   `json:"normalized"`
 	Special    bool   `json:"special"`
+	// hasID and hasContent say the entry gave "id" and "content" (not
+	// null): an entry without them decodes to id 0 and "" (UnmarshalJSON).
+	hasID, hasContent bool
 }
 
 // addedMatcher finds added tokens in text the way HF's AddedVocabulary

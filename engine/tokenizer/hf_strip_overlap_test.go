@@ -14,29 +14,29 @@ import (
 // keeps no empty split); with start past stop, split_with_indices panics
 // ("AddedVocabulary bad split"). hsdb emitted the id of the empty span
 // and panicked on the inverted one (slice bounds out of range [3:2]).
-// Here "x" (id 101) has rstrip and " " (id 102) lstrip; the ids below
+// Here "q" (id 101; in no model.vocab entry) has rstrip and " " (id 102) lstrip; the ids below
 // follow HF's algorithm by hand.
 func TestHFAddedInsideRStrip(t *testing.T) {
 	tk, err := LoadHF(writeSynthHF(t,
 		`{"id": 102, "content": "cat", "single_word": true, "lstrip": false`, `{"id": 102, "content": " ", "single_word": false, "lstrip": true`,
-		`{"id": 101, "content": "<Y>", "single_word": false, "lstrip": false, "rstrip": true`, `{"id": 101, "content": "x", "single_word": false, "lstrip": false, "rstrip": true`))
+		`{"id": 101, "content": "<Y>", "single_word": false, "lstrip": false, "rstrip": true`, `{"id": 101, "content": "q", "single_word": false, "lstrip": false, "rstrip": true`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// "x" takes [0,2); " " at [1,2) becomes the empty span [2,2): dropped.
+	// "q" takes [0,2); " " at [1,2) becomes the empty span [2,2): dropped.
 	// "y" is model.vocab's 10.
-	if got, err := tk.Encode("x y"); err != nil || !slices.Equal(got, []int32{101, 10}) {
-		t.Errorf(`Encode("x y") = %v, %v; want [101 10]`, got, err)
+	if got, err := tk.Encode("q y"); err != nil || !slices.Equal(got, []int32{101, 10}) {
+		t.Errorf(`Encode("q y") = %v, %v; want [101 10]`, got, err)
 	}
-	// "x" takes [0,3); " " at [1,2) becomes [3,2): HF fails, so does hsdb.
-	_, err = tk.Encode("x  y")
+	// "q" takes [0,3); " " at [1,2) becomes [3,2): HF fails, so does hsdb.
+	_, err = tk.Encode("q  y")
 	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), `added token " " (id 102, lstrip) at byte 1`) ||
-		!strings.Contains(err.Error(), `added token "x" (id 101, rstrip)`) {
-		t.Errorf(`Encode("x  y") error %v; want ErrUnsupported naming both tokens and byte 1`, err)
+		!strings.Contains(err.Error(), `added token "q" (id 101, rstrip)`) {
+		t.Errorf(`Encode("q  y") error %v; want ErrUnsupported naming both tokens and byte 1`, err)
 	}
-	// A space the rstrip did not take is still matched: "x" takes
+	// A space the rstrip did not take is still matched: "q" takes
 	// [0,1) with nothing after it, " " at [2,3) lstrips over nothing.
-	if got, err := tk.Encode("xa y"); err != nil || !slices.Equal(got, []int32{101, 0, 102, 10}) {
-		t.Errorf(`Encode("xa y") = %v, %v; want [101 0 102 10]`, got, err)
+	if got, err := tk.Encode("qa y"); err != nil || !slices.Equal(got, []int32{101, 0, 102, 10}) {
+		t.Errorf(`Encode("qa y") = %v, %v; want [101 0 102 10]`, got, err)
 	}
 }

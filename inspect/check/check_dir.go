@@ -271,6 +271,9 @@ func checkDump(p *PathReport, m *capture.Manifest, opts CheckOptions) {
 	if s := formatIDsClash(m.Capture); s != "" {
 		add(capture.RuleLayerCount, capture.Fail, "%s", s)
 	}
+	if s := layersLost(m.Capture); s != "" {
+		add(capture.RuleLayerCount, capture.Fail, "%s", s)
+	}
 	opts.ManifestLayers = m.Capture.Layers
 	if opts.Layers == nil {
 		opts.Layers = m.Capture.Layers

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"hsdb/engine/model"
+	"hsdb/engine/quote"
 	"hsdb/engine/tensor"
 	"hsdb/inspect/capture"
 	"hsdb/inspect/client"
@@ -152,7 +153,7 @@ func interpretCapture(cf *CaptureFile, hidden int) *Layout {
 				continue
 			}
 			n, err := strconv.Atoi(m[1])
-			if err != nil || n > 1<<20 {
+			if err != nil || n < 0 || n > 1<<20 {
 				// "hidden_states.99999999999999999999" was labelled layer
 				// 9223372036854775807 (Atoi's value on overflow).
 				l.Problems = append(l.Problems, fmt.Sprintf("%s: %s is not a layer index", k, m[1]))
@@ -185,6 +186,8 @@ func interpretCapture(cf *CaptureFile, hidden int) *Layout {
 		}
 		if l.Keyed && l.keysAreLayers(cf.Metadata) {
 			l.Order, _ = client.ParseLayers(cf.Metadata["layers"])
+		} else if p := l.metadataLayersProblem(cf.Metadata); p != "" {
+			l.Problems = append(l.Problems, p)
 		}
 	}
 	if !l.Labelled {
@@ -245,6 +248,28 @@ func (l *Layout) labelFromMetadata(meta map[string]string) bool {
 	}
 	l.Labelled = true
 	return true
+}
+
+// metadataLayersProblem says how the metadata's "layers" (the capture's
+// layers, in the order captured, as hsdb writes them) contradict the
+// layers of a Keyed file's keys, when the metadata has them and they are
+// not the keys' (keysAreLayers): other layers, a layer twice, no layers
+// at all ("a,b"). "" when the metadata has no "layers" or the file is not
+// Keyed (metadata that relabelled list positions was taken).
+func (l *Layout) metadataLayersProblem(meta map[string]string) string {
+	s, ok := meta["layers"]
+	if !ok || !l.Keyed {
+		return ""
+	}
+	keys := make([]int, len(l.Entries))
+	for i, e := range l.Entries {
+		keys[i] = e.Layer
+	}
+	p := fmt.Sprintf("__metadata__ layers %s are not the layers of the file's keys (%s)", quote.Clip(s, 80), joinInts(keys))
+	if _, err := client.ParseLayers(s); err != nil && len(err.Error()) <= 200 {
+		p += ": " + err.Error()
+	}
+	return p
 }
 
 // keysAreLayers reports whether the metadata's "layers" are the entries'

@@ -115,3 +115,16 @@ func formatIDsClash(c capture.CaptureInfo) string {
 	}
 	return fmt.Sprintf("the manifest's layers %s are not its %s ids %s, which are hsdb layers %s in file order: the manifest contradicts itself on which layer each entry is", joinInts(c.Layers), c.Format, joinInts(c.FormatIDs), joinInts(layers))
 }
+
+// layersLost says that an hsdb-format dump manifest of layer captures
+// (capture.what set: hsdb sets it only with the layers, Capturer.AddLayers)
+// records no capture.layers, empty or null, so that nothing says which
+// layers its files hold nor in which order; "" otherwise (a dump of site
+// captures alone has neither, a trainer format's layers are checked by
+// formatIDsClash).
+func layersLost(c capture.CaptureInfo) string {
+	if len(c.Layers) > 0 || c.What == "" || (c.Format != "" && capture.Format(c.Format) != capture.FormatHsdb) {
+		return ""
+	}
+	return fmt.Sprintf("the manifest's capture.what is %q (layer captures) but its capture.layers is empty: the layers the files hold are not recorded", c.What)
+}
