@@ -1,12 +1,9 @@
 package engine
 
 import (
-	"errors"
 	"path/filepath"
-	"strings"
 	"testing"
 
-	"hsdb/engine/model"
 	"hsdb/engine/tensor"
 )
 
@@ -53,20 +50,7 @@ func TestPlanChecksDenseHeaders(t *testing.T) {
 			if c.config != nil {
 				hostileJSON(t, filepath.Join(dir, "config.json"), c.config)
 			}
-			for _, dev := range []string{"", "cpu"} {
-				p, err := PlanDir(dir, PlanOptions{TP: 1, Device: dev})
-				if p != nil || err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, model.ErrWeight) {
-					t.Errorf("plan --device %q: plan %v, %v\nwant a weight error containing %q", dev, p != nil, err, c.want)
-				}
-			}
-			e, err := LoadDir(dir, Options{TP: 1})
-			if err == nil {
-				e.Close()
-				t.Fatal("loaded")
-			}
-			if !strings.Contains(err.Error(), c.want) {
-				t.Errorf("load: %v\nwant an error containing %q", err, c.want)
-			}
+			planAndLoadRefuse(t, dir, c.want)
 		})
 	}
 	// The fixtures as they are still plan.

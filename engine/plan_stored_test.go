@@ -58,20 +58,7 @@ func TestPlanChecksStoredQuantized(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := hostileCopy(t, c.fixture)
 			hostileTensors(t, filepath.Join(dir, "model.safetensors"), c.edit)
-			for _, dev := range []string{"", "cpu"} {
-				p, err := PlanDir(dir, PlanOptions{TP: 1, Device: dev})
-				if p != nil || err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, model.ErrWeight) {
-					t.Errorf("plan --device %q: plan %v, %v\nwant a weight error containing %q", dev, p != nil, err, c.want)
-				}
-			}
-			e, err := LoadDir(dir, Options{TP: 1})
-			if err == nil {
-				e.Close()
-				t.Fatal("loaded")
-			}
-			if !strings.Contains(err.Error(), c.want) {
-				t.Errorf("load: %v\nwant an error containing %q", err, c.want)
-			}
+			planAndLoadRefuse(t, dir, c.want)
 		})
 	}
 }
@@ -146,5 +133,26 @@ func TestPlanKimiCheckpointBytes(t *testing.T) {
 	r := p.Ranks[0]
 	if want := stored + 2*27*96*2; r.Weights != want || r.QuantizedWeights != packed || !p.Checkpoint {
 		t.Errorf("weights %d (quantized %d), the checkpoint holds %d (packed %d) + padding", r.Weights, r.QuantizedWeights, stored, packed)
+	}
+}
+
+// planAndLoadRefuse checks that the checkpoint in dir is refused alike by
+// the memory plan (a model.ErrWeight, on the default device and on the
+// CPU) and by the load, each error containing want.
+func planAndLoadRefuse(t *testing.T, dir, want string) {
+	t.Helper()
+	for _, dev := range []string{"", "cpu"} {
+		p, err := PlanDir(dir, PlanOptions{TP: 1, Device: dev})
+		if p != nil || err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, model.ErrWeight) {
+			t.Errorf("plan --device %q: plan %v, %v\nwant a weight error containing %q", dev, p != nil, err, want)
+		}
+	}
+	e, err := LoadDir(dir, Options{TP: 1})
+	if err == nil {
+		e.Close()
+		t.Fatal("loaded")
+	}
+	if !strings.Contains(err.Error(), want) {
+		t.Errorf("load: %v\nwant an error containing %q", err, want)
 	}
 }
