@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"hsdb/engine/jsonerr"
 	"hsdb/engine/model"
@@ -123,6 +124,9 @@ type compressedGroup struct {
 type Compressed struct {
 	groups []compressedGroup
 	ignore matchSet
+	// matched holds group's answer per module name (string → matched),
+	// safe for plans and loads that share the scheme across goroutines.
+	matched sync.Map
 }
 
 // compressedConfig is the JSON of quantization_config.

@@ -100,34 +100,57 @@ func (s *matchSet) find(names []string) (string, bool) {
 	return "", false
 }
 
-// moduleNames returns the names a module is matched under: its checkpoint
-// name; the name it has in the plain layout (model.PlainName, for every
-// layout of model.LMLayouts: "language_model.model.layers.3.mlp",
-// "model.language_model.layers.3.mlp" and "language_model.layers.3.mlp"
-// are all "model.layers.3.mlp", "language_model.lm_head" is "lm_head"), as
-// Kimi-K2.5 keeps Kimi-K2's ignore list, written for "lm_head" and
-// "model.layers..."; and, under a "language_model." prefix, the wrapped
-// module's own name (the prefix cut: "layers.3.mlp" for a decoder saved
-// directly under it). Repeats are left out.
+// moduleNames returns the names a module is matched under: its own
+// (compressed-tensors matches the module's name in the model it quantized,
+// which the checkpoint keeps) and, for a language-model module, its name in
+// every layout of model.LMLayouts (model.PlainName, then
+// model.CheckpointNames: "model.layers.3.mlp", "language_model.model.layers.3.mlp",
+// "model.language_model.layers.3.mlp", "language_model.layers.3.mlp"; the
+// LM head "lm_head" and "language_model.lm_head"). An entry written for any
+// of them matches: the memory plan asks under the plain name whatever the
+// checkpoint's layout while the load asks under the stored one, and a
+// config's lists follow the names of the model that was quantized, which
+// need not be the stored layout (Kimi-K2.5 keeps Kimi-K2's ignore list,
+// written for "lm_head" and "model.layers..."; transformers renames
+// "language_model.model." to "model.language_model." when it loads a
+// multimodal checkpoint). Repeats are left out.
 func moduleNames(module string) []string {
-	names := []string{module}
-	add := func(n string) {
-		if !slices.Contains(names, n) {
-			names = append(names, n)
-		}
+	var names []string
+	for _, n := range model.CheckpointNames(model.PlainName(module + ".weight")) {
+		names = append(names, strings.TrimSuffix(n, ".weight"))
 	}
-	add(strings.TrimSuffix(model.PlainName(module+".weight"), ".weight"))
-	if t, ok := strings.CutPrefix(module, "language_model."); ok {
-		add(t)
+	if !slices.Contains(names, module) {
+		names = append(names, module)
 	}
 	return names
 }
 
+// matched is what group found for one module.
+type matched struct {
+	g   *compressedGroup
+	why string
+}
+
 // group returns the config group that quantizes module (the first in
 // config_groups key order whose targets match), or nil when the module is
-// ignored or targeted by none; why says which ignore entry matched.
+// ignored or targeted by none; why says which ignore entry matched. The
+// answer is kept per set of names (moduleNames), so the plan's
+// and the load's questions about one module, under its plain and its
+// stored name and several times each (Planned, Layout, Check, Load),
+// match it once.
 func (c *Compressed) group(module string) (g *compressedGroup, why string) {
 	names := moduleNames(module)
+	key := strings.Join(names, "\n")
+	if m, ok := c.matched.Load(key); ok {
+		return m.(matched).g, m.(matched).why
+	}
+	g, why = c.match(names)
+	c.matched.Store(key, matched{g, why})
+	return g, why
+}
+
+// match is group without the kept answers, for a module's names.
+func (c *Compressed) match(names []string) (*compressedGroup, string) {
 	if raw, ok := c.ignore.find(names); ok {
 		return nil, fmt.Sprintf("ignored by %q", raw)
 	}

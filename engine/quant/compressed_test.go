@@ -306,3 +306,61 @@ func TestCompressedMatchesEveryLayout(t *testing.T) {
 		}
 	}
 }
+
+// TestCompressedLayoutTable: for each layout a checkpoint may keep the
+// language model in (hand-written prefixes and LM head names), a config
+// naming modules plainly, in the stored layout, or by re: in either,
+// ignores layer 2's expert 5 down_proj, targets expert 6 and leaves
+// expert 7 to no group; the LM head is ignored. Each module is asked about
+// under its stored name (the load) and its plain name (the plan), and both
+// must give the hand-written answer.
+func TestCompressedLayoutTable(t *testing.T) {
+	const ignored, targeted, neither = "ignored", "targeted", "neither"
+	layouts := []struct{ prefix, head, headRe string }{
+		{"model", "lm_head", `lm_head`},
+		{"language_model.model", "language_model.lm_head", `language_model\\.lm_head`},
+		{"model.language_model", "lm_head", `lm_head`},
+		{"language_model", "lm_head", `lm_head`},
+	}
+	for _, lay := range layouts {
+		esc := strings.ReplaceAll(lay.prefix, ".", `\\.`)
+		forms := map[string]struct{ ignore, targets string }{
+			"plain": {`"lm_head", "model.layers.2.mlp.experts.5.down_proj"`,
+				`"lm_head", "model.layers.2.mlp.experts.5.down_proj", "model.layers.2.mlp.experts.6.down_proj"`},
+			"stored": {`"` + lay.head + `", "` + lay.prefix + `.layers.2.mlp.experts.5.down_proj"`,
+				`"` + lay.head + `", "` + lay.prefix + `.layers.2.mlp.experts.5.down_proj", "` + lay.prefix + `.layers.2.mlp.experts.6.down_proj"`},
+			"plain re": {`"re:lm_head", "re:model\\.layers\\.2\\.mlp\\.experts\\.5\\."`,
+				`"re:lm_head", "re:model\\.layers\\.2\\.mlp\\.experts\\.[56]\\."`},
+			"stored re": {`"re:` + lay.headRe + `", "re:` + esc + `\\.layers\\.2\\.mlp\\.experts\\.5\\."`,
+				`"re:` + lay.headRe + `", "re:` + esc + `\\.layers\\.2\\.mlp\\.experts\\.[56]\\."`},
+		}
+		for form, f := range forms {
+			cfg := `{"quant_method": "compressed-tensors", "format": "pack-quantized",
+  "config_groups": {"group_0": {"targets": [` + f.targets + `],
+    "weights": {"num_bits": 4, "type": "int", "symmetric": true, "strategy": "group", "group_size": 32}}},
+  "ignore": [` + f.ignore + `]}`
+			c := mustParse(t, cfg)
+			for _, row := range []struct{ stored, plain, want string }{
+				{lay.prefix + ".layers.2.mlp.experts.5.down_proj", "model.layers.2.mlp.experts.5.down_proj", ignored},
+				{lay.prefix + ".layers.2.mlp.experts.6.down_proj", "model.layers.2.mlp.experts.6.down_proj", targeted},
+				{lay.prefix + ".layers.2.mlp.experts.7.down_proj", "model.layers.2.mlp.experts.7.down_proj", neither},
+				{lay.prefix + ".layers.12.mlp.experts.6.down_proj", "model.layers.12.mlp.experts.6.down_proj", neither},
+				{lay.head, "lm_head", ignored},
+			} {
+				for _, name := range []string{row.stored, row.plain} {
+					g, why := c.group(name)
+					got := neither
+					switch {
+					case g != nil:
+						got = targeted
+					case strings.HasPrefix(why, "ignored by"):
+						got = ignored
+					}
+					if got != row.want {
+						t.Errorf("layout %s, config %s: %s is %s (%q), want %s", lay.prefix, form, name, got, why, row.want)
+					}
+				}
+			}
+		}
+	}
+}
