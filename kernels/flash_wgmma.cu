@@ -22,7 +22,12 @@
 // intra-warpgroup overlap (S of tile it+1 issued with P·V of tile it, the
 // softmax of it+1 running under P·V; Shah et al. 2024) needed a second
 // score fragment, spilled at 255 registers and ran at 203; key tiles of
-// 128 (S as m64n128, two stages of 80 KiB) ran at 193.
+// 128 (S as m64n128, two stages of 80 KiB) ran at 193. The two
+// warpgroups in ping-pong (FlashAttention-3's inter-warpgroup schedule:
+// warpgroup 1 issues each tile's S and P·V after warpgroup 0 has issued
+// its own, so that one's softmax runs under the other's products), against
+// the same kernel in lockstep, in one run: 0.629 and 0.624 ms against
+// 0.645 and 0.642 (275 TFLOPS against 267).
 //
 // build: sm_90a
 // (as moe_wgmma.cu: scripts/build-kernels.sh marks the PTX sm_90a;
@@ -138,10 +143,20 @@ __device__ __forceinline__ void fw_load(unsigned char* dst, const bf16_t* src, l
 // shared by all heads (GPU.FlashAttentionMLA): k = kv, kpe = k_pe, v = kv
 // + 128, k_ld = v_ld = heads·256, pe_ld = 64, k_hs = v_hs = 256, pe_hs = 0,
 // so no per-head key or value tensor is written at all.
-extern "C" __global__ void __launch_bounds__(128 * FW_WG, 1)
-    flash_wgmma_mla_bf16(bf16_t* out, const bf16_t* q, const bf16_t* k, const bf16_t* kpe, const bf16_t* v,
-                         const int4* tiles, int heads, int group, long long q_ld, long long k_ld, long long pe_ld,
-                         long long v_ld, long long o_ld, int k_hs, int pe_hs, int v_hs, int window, float scale_log2) {
+// fw_bar_arrive and fw_bar_sync are named barrier id of both warpgroups
+// (256 threads; id 0 is __syncthreads'): one warpgroup arrives without
+// waiting, the other waits until it has.
+__device__ __forceinline__ void fw_bar_arrive(int id) { asm volatile("bar.arrive %0, 256;" ::"r"(id) : "memory"); }
+__device__ __forceinline__ void fw_bar_sync(int id) { asm volatile("bar.sync %0, 256;" ::"r"(id) : "memory"); }
+
+// flash_wgmma_mla is the kernel (the file comment); PP orders the two
+// warpgroups' products in each key tile (ping-pong, below).
+template <bool PP>
+__device__ __forceinline__ void flash_wgmma_mla(bf16_t* out, const bf16_t* q, const bf16_t* k, const bf16_t* kpe,
+                                                const bf16_t* v, const int4* tiles, int heads, int group,
+                                                long long q_ld, long long k_ld, long long pe_ld, long long v_ld,
+                                                long long o_ld, int k_hs, int pe_hs, int v_hs, int window,
+                                                float scale_log2) {
     extern __shared__ unsigned char fw_smem[];
     const unsigned raw = mg_smem_addr(fw_smem), base = (raw + 1023u) & ~1023u;
     unsigned char* sm = fw_smem + (base - raw);  // 1024-byte aligned (the host adds 1 KiB)
@@ -163,6 +178,7 @@ extern "C" __global__ void __launch_bounds__(128 * FW_WG, 1)
     // end at its last row's position (later key tiles are all masked).
     const int wlast = p0 + min(n, 64 * wg + 64) - 1;
     const bool rows = 64 * wg < n;
+    const int wlast0 = p0 + min(n, 64) - 1;  // warpgroup 0's last row's position
 
     const bf16_t* qg = q + (long long)t0 * q_ld + (long long)h * FW_DK;
     const bf16_t* kg = k + (long long)kbase * k_ld + (long long)(h / group) * k_hs;
@@ -222,6 +238,16 @@ extern "C" __global__ void __launch_bounds__(128 * FW_WG, 1)
         const int j0 = kstart + it * FW_BN;
         if (!rows || j0 > wlast) continue;  // every key of the tile is past this warpgroup's rows
         const int st = it % FW_ST;
+        // Ping-pong (PP): when both warpgroups multiply this tile
+        // (warpgroup 0 does, and 1 has rows: then its last row is later),
+        // warpgroup 1 issues its S and its P·V only after warpgroup 0 has
+        // issued its own (named barriers 1 and 2), so the tensor cores run
+        // S of 0, S of 1, P·V of 0, P·V of 1 and each warpgroup's softmax
+        // runs under the other's products, as FlashAttention-3's
+        // inter-warpgroup schedule (Shah et al. 2024) orders them. Both
+        // warpgroups compute pp alike.
+        const bool pp = PP && n > 64 && j0 <= wlast0;
+        if (pp && wg == 1) fw_bar_sync(1);
 
         // S = Q·Kᵀ over 12 k16 steps.
         const unsigned kb = ka + st * FW_K;
@@ -231,6 +257,7 @@ extern "C" __global__ void __launch_bounds__(128 * FW_WG, 1)
         for (int kk = 0; kk < FW_DK / 16; kk++)
             wg_mma_rs_n64(s, qf[kk], wg_desc(kb + (kk >> 2) * FW_PIECE + (kk & 3) * 32), kk > 0);
         wg_commit();
+        if (pp && wg == 0) fw_bar_arrive(1);
         wg_wait<0>();
         wg_hold(s);
 
@@ -290,11 +317,13 @@ extern "C" __global__ void __launch_bounds__(128 * FW_WG, 1)
             }
         }
         const unsigned vb = va + st * FW_V;
+        if (pp && wg == 1) fw_bar_sync(2);
         wg_hold(o);
         wg_fence();
 #pragma unroll
         for (int kk = 0; kk < 4; kk++) wg_mma_rs_n128<1>(o, pa[kk], fw_desc_mn(vb + kk * 2048));
         wg_commit();
+        if (pp && wg == 0) fw_bar_arrive(2);
         wg_wait<0>();
         wg_hold(o);
     }
@@ -320,3 +349,16 @@ extern "C" __global__ void __launch_bounds__(128 * FW_WG, 1)
         }
     }
 }
+
+// flash_wgmma_mla_bf16 is the kernel with ping-pong; _lockstep without
+// (HSDB_CUDA_FLASH_PINGPONG=0, engine/backend/cuda's flashPingPong).
+#define FW_ENTRY(name, PP)                                                                                        \
+    extern "C" __global__ void __launch_bounds__(128 * FW_WG, 1)                                                  \
+        name(bf16_t* out, const bf16_t* q, const bf16_t* k, const bf16_t* kpe, const bf16_t* v, const int4* tiles, \
+             int heads, int group, long long q_ld, long long k_ld, long long pe_ld, long long v_ld, long long o_ld,  \
+             int k_hs, int pe_hs, int v_hs, int window, float scale_log2) {                                        \
+        flash_wgmma_mla<PP>(out, q, k, kpe, v, tiles, heads, group, q_ld, k_ld, pe_ld, v_ld, o_ld, k_hs, pe_hs,    \
+                            v_hs, window, scale_log2);                                                            \
+    }
+FW_ENTRY(flash_wgmma_mla_bf16, true)
+FW_ENTRY(flash_wgmma_mla_bf16_lockstep, false)

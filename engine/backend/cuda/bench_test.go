@@ -5,6 +5,7 @@ package cuda
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"hsdb/engine/backend"
@@ -180,17 +181,18 @@ func BenchmarkFlashAttentionPrefill(b *testing.B) {
 // Sub-benchmarks: wgmma (kernels/flash_wgmma.cu, the default on Hopper,
 // on per-head key and value caches), kv_b (the same kernel reading
 // kv_b_proj's output [tokens, heads·256] and the shared k_pe [tokens, 64]
-// in place, GPU.FlashAttentionMLA; Hopper only) and mma
+// in place, GPU.FlashAttentionMLA; Hopper only), kv_b_lockstep (kv_b with
+// the warpgroups in lockstep, flashPingPong "0") and mma
 // (flash_attention.cu's mma.sync kernel, its peer); on Hopper it then
 // prints the speed of the first two against the third.
 func BenchmarkFlashAttentionMLAPrefill(b *testing.B) {
 	p := AttnParams{Heads: 128, KVHeads: 128, HeadDimK: 192, HeadDimV: 128, Scale: 0.072}
-	defer func(k string) { flashWgmma = k }(flashWgmma)
+	defer func(k, pp string) { flashWgmma, flashPingPong = k, pp }(flashWgmma, flashPingPong)
 	ms := map[string]float64{}
-	for _, kern := range []struct{ name, mode string }{{"wgmma", ""}, {"kv_b", ""}, {"mma", "0"}} {
+	for _, kern := range []struct{ name, mode, pp string }{{"wgmma", "", ""}, {"kv_b", "", ""}, {"kv_b_lockstep", "", "0"}, {"mma", "0", ""}} {
 		b.Run(kern.name, func(b *testing.B) {
-			flashWgmma = kern.mode
-			if kern.name == "kv_b" {
+			flashWgmma, flashPingPong = kern.mode, kern.pp
+			if strings.HasPrefix(kern.name, "kv_b") {
 				if !gpu(b).UseFlashAttentionMLA(tensor.BF16) {
 					b.Skip("kernels/flash_wgmma.cu does not run on this device")
 				}
@@ -203,8 +205,8 @@ func BenchmarkFlashAttentionMLAPrefill(b *testing.B) {
 		})
 	}
 	if gpu(b).hopper() && ms["wgmma"] > 0 && ms["mma"] > 0 {
-		fmt.Printf("MLA prefill attention: flash_wgmma.cu %.3f ms, on kv_b_proj's output %.3f ms, flash_attention.cu %.3f ms: %.2fx, %.2fx\n",
-			ms["wgmma"], ms["kv_b"], ms["mma"], ms["mma"]/ms["wgmma"], ms["mma"]/ms["kv_b"])
+		fmt.Printf("MLA prefill attention: flash_wgmma.cu %.3f ms, on kv_b_proj's output %.3f ms (lockstep %.3f), flash_attention.cu %.3f ms: %.2fx, %.2fx\n",
+			ms["wgmma"], ms["kv_b"], ms["kv_b_lockstep"], ms["mma"], ms["mma"]/ms["wgmma"], ms["mma"]/ms["kv_b"])
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"os"
 
 	"hsdb/engine/backend/cuda/driver"
 	"hsdb/engine/tensor"
@@ -26,12 +27,25 @@ type mlaKV struct {
 	kHs, peHs, vHs int32
 }
 
-// flashWgmmaLaunch launches flash_wgmma_mla_bf16 on grid for the checked
-// parameters p and the key and value layout kv.
+// flashPingPong ("0" from HSDB_CUDA_FLASH_PINGPONG, or set by benchmarks)
+// runs kernels/flash_wgmma.cu's two warpgroups in lockstep
+// (flash_wgmma_mla_bf16_lockstep) instead of ping-pong, where warpgroup 1
+// issues each key tile's products after warpgroup 0 has issued its own so
+// that each one's softmax runs under the other's products
+// (BenchmarkFlashAttentionMLAPrefill times both).
+var flashPingPong = os.Getenv("HSDB_CUDA_FLASH_PINGPONG")
+
+// flashWgmmaLaunch launches flash_wgmma_mla_bf16 (or its lockstep form,
+// flashPingPong) on grid for the checked parameters p and the key and
+// value layout kv.
 func (d *GPU) flashWgmmaLaunch(out, q, tiles driver.Ptr, grid dim3, p AttnParams, kv mlaKV) error {
 	scaleLog2 := float32(float64(p.Scale) * math.Log2E)
+	fn := "flash_wgmma_mla_bf16"
+	if flashPingPong == "0" {
+		fn = "flash_wgmma_mla_bf16_lockstep"
+	}
 	return d.Do(func() error {
-		return d.launch("flash_wgmma", "flash_wgmma_mla_bf16", grid, dim3{x: flashWgmmaThreads}, flashWgmmaSmem,
+		return d.launch("flash_wgmma", fn, grid, dim3{x: flashWgmmaThreads}, flashWgmmaSmem,
 			out, q, kv.k, kv.pe, kv.v, tiles, int32(p.Heads), int32(p.Heads/p.KVHeads),
 			int64(p.QStride), kv.kLd, kv.peLd, kv.vLd, int64(p.OutStride), kv.kHs, kv.peHs, kv.vHs, int32(p.Window), scaleLog2)
 	})

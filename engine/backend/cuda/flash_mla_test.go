@@ -40,14 +40,19 @@ func TestFlashAttentionMLA(t *testing.T) {
 	q := roundTo(randn(rng, T*heads*192, 2), tensor.BF16)
 	p := AttnParams{Heads: heads, KVHeads: heads, HeadDimK: 192, HeadDimV: 128, Scale: float32(1 / math.Sqrt(192)), TileRows: flashWgmmaBM}
 	tiles := FlashTiles(base, pos, 0, flashWgmmaBM)
-	out := poisoned(t, d, T*heads*128, tensor.BF16)
-	if err := d.FlashAttentionMLA(out.Ptr(), upload(t, d, q, tensor.BF16).Ptr(), upload(t, d, kv, tensor.BF16).Ptr(),
-		upload(t, d, kPe, tensor.BF16).Ptr(), uploadBytes(t, d, flashTileBytes(tiles)).Ptr(), len(tiles), p, tensor.BF16); err != nil {
-		t.Fatal(err)
-	}
 	want := refFlash(q, kh, vh, base, pos, heads, heads, 192, 128, 0, float64(p.Scale))
 	at, rt := tol(tensor.BF16)
-	assertClose(t, "flash-mla/kv_b-output", download(t, d, out, T*heads*128, tensor.BF16), want, at, rt)
+	qd, kvd, ped, td := upload(t, d, q, tensor.BF16), upload(t, d, kv, tensor.BF16), upload(t, d, kPe, tensor.BF16), uploadBytes(t, d, flashTileBytes(tiles))
+	defer func(pp string) { flashPingPong = pp }(flashPingPong)
+	for _, pp := range []string{"", "0"} { // ping-pong (the default) and lockstep
+		flashPingPong = pp
+		out := poisoned(t, d, T*heads*128, tensor.BF16)
+		if err := d.FlashAttentionMLA(out.Ptr(), qd.Ptr(), kvd.Ptr(), ped.Ptr(), td.Ptr(), len(tiles), p, tensor.BF16); err != nil {
+			t.Fatal(err)
+		}
+		assertClose(t, "flash-mla/kv_b-output/pingpong="+pp, download(t, d, out, T*heads*128, tensor.BF16), want, at, rt)
+	}
+	out := poisoned(t, d, T*heads*128, tensor.BF16)
 
 	for _, c := range []struct {
 		name string
