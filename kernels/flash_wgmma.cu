@@ -27,7 +27,12 @@
 // warpgroup 1 issues each tile's S and P·V after warpgroup 0 has issued
 // its own, so that one's softmax runs under the other's products), against
 // the same kernel in lockstep, in one run: 0.629 and 0.624 ms against
-// 0.645 and 0.642 (275 TFLOPS against 267).
+// 0.645 and 0.642 (275 TFLOPS against 267). Nsight Compute then found
+// the kernel at 248 registers a thread, its issue slots 44 % busy and 860
+// instructions per warp and key tile; with Q read by descriptor instead
+// of held in 48 registers of A fragments, and each exponent one fused
+// s·scale − m instead of a scaling pass and a subtraction: 0.599 ms
+// against 0.627 (287 TFLOPS against 274; two runs of each, one H200).
 //
 // build: sm_90a
 // (as moe_wgmma.cu: scripts/build-kernels.sh marks the PTX sm_90a;
@@ -49,12 +54,12 @@
 // Shared memory (1024-byte aligned; every [rows, 64] bf16 piece K-major in
 // the 128-byte swizzle, row r's 16-byte chunk c at r·128 + ((c ^ r%8)·16),
 // wgmma's SWIZZLE_128B):
-//   Q     [128 queries, 192]: three [128, 64] pieces, read once into
-//         registers (qf: the A fragments of S = Q·Kᵀ)
+//   Q     [128 queries, 192]: three [128, 64] pieces, S's A operand
+//         (warpgroup wg's rows start 8 KiB into each piece)
 //   K x3  [64 keys, 192]:    three [64, 64] pieces (dims 0-63, 64-127, 128-191)
 //   V x3  [64 keys, 128]:    two [64 keys, 64 dims] pieces (dims 0-63, 64-127)
-// S = Q·Kᵀ is m64n64 with A = Q from registers and B = K K-major: for k16
-// step kk the descriptor points 32·(kk%4) bytes into piece kk/4. O += P·V
+// S = Q·Kᵀ is m64n64 with A = Q and B = K, both K-major in shared memory:
+// for k16 step kk each descriptor points 32·(kk%4) bytes into piece kk/4. O += P·V
 // is m64n128 with A = P in registers (the S accumulators of key columns
 // 16kk..16kk+15, packed to bf16: exactly the A fragment's layout) and
 // B = V, whose rows are keys, i.e. the reduction dimension: V is MN-major
@@ -124,12 +129,14 @@ __device__ __forceinline__ void fw_load(unsigned char* dst, const bf16_t* src, l
         mg_cp16(dst + fw_off<R>(r, ch * 8),
                 ok ? (const void*)(src + (long long)(row0 + r) * ld + ch * 8) : (const void*)src, ok);
     }
+    if constexpr (C2 > 0) {
 #pragma unroll
-    for (int i = 0; i < R * C2 / THREADS; i++) {
-        const int q = threadIdx.x + THREADS * i, r = q / C2, ch = q % C2;
-        const bool ok = row0 + r <= last;
-        mg_cp16(dst + fw_off<R>(r, (SPLIT + ch) * 8),
-                ok ? (const void*)(src2 + (long long)(row0 + r) * ld2 + ch * 8) : (const void*)src2, ok);
+        for (int i = 0; i < R * C2 / THREADS; i++) {
+            const int q = threadIdx.x + THREADS * i, r = q / C2, ch = q % C2;
+            const bool ok = row0 + r <= last;
+            mg_cp16(dst + fw_off<R>(r, (SPLIT + ch) * 8),
+                    ok ? (const void*)(src2 + (long long)(row0 + r) * ld2 + ch * 8) : (const void*)src2, ok);
+        }
     }
 }
 
@@ -143,6 +150,20 @@ __device__ __forceinline__ void fw_load(unsigned char* dst, const bf16_t* src, l
 // shared by all heads (GPU.FlashAttentionMLA): k = kv, kpe = k_pe, v = kv
 // + 128, k_ld = v_ld = heads·256, pe_ld = 64, k_hs = v_hs = 256, pe_hs = 0,
 // so no per-head key or value tensor is written at all.
+// fw_mma_ss_n64: d[64 × 64] (+)= A[64 × 16] · B[64 × 16]ᵀ for one
+// warpgroup, both K-major in shared memory (descriptors da, db); acc 0
+// overwrites d, otherwise adds to it.
+__device__ __forceinline__ void fw_mma_ss_n64(float (&d)[32], unsigned long long da, unsigned long long db, int acc) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+        "%32, %33, p, 1, 1, 0, 0;\n}\n"
+        : WG_D32(0)
+        : "l"(da), "l"(db), "r"(acc)
+        : "memory");
+}
+
 // fw_bar_arrive and fw_bar_sync are named barrier id of both warpgroups
 // (256 threads; id 0 is __syncthreads'): one warpgroup arrives without
 // waiting, the other waits until it has.
@@ -191,9 +212,9 @@ __device__ __forceinline__ void flash_wgmma_mla(bf16_t* out, const bf16_t* q, co
     };
 
     // Prologue: the query tile with key tile 0 (one commit group), key
-    // tile 1 (another); then this thread's query fragments into
-    // registers: qf[kk] is rows 16w + g and +8 of its warpgroup's 64,
-    // dims 16kk + 2c, +1, +8, +9.
+    // tile 1 (another). The query tile stays in shared memory: S's A
+    // operand is its warpgroup's 64 rows (8 KiB into each [128, 64]
+    // piece), read by descriptor.
     fw_load<FW_BM, FW_DK>(Qs, qg, q_ld, 0, n - 1);
     load(0);
     mg_commit();
@@ -202,13 +223,8 @@ __device__ __forceinline__ void flash_wgmma_mla(bf16_t* out, const bf16_t* q, co
     mg_wait<1>();
     wg_proxy_fence();
     __syncthreads();
-    unsigned qf[FW_DK / 16][4];
+    const unsigned qa = base + wg * 64 * 128;  // this warpgroup's rows of piece 0
     const int r0 = 64 * wg + 16 * warp + g;
-#pragma unroll
-    for (int kk = 0; kk < FW_DK / 16; kk++)
-#pragma unroll
-        for (int i = 0; i < 4; i++)
-            qf[kk][i] = *(const unsigned*)(Qs + fw_off<FW_BM>(r0 + 8 * (i & 1), 16 * kk + 8 * (i >> 1) + 2 * c));
 
     int pr[2], lo[2];
 #pragma unroll
@@ -255,25 +271,28 @@ __device__ __forceinline__ void flash_wgmma_mla(bf16_t* out, const bf16_t* q, co
         wg_fence();
 #pragma unroll
         for (int kk = 0; kk < FW_DK / 16; kk++)
-            wg_mma_rs_n64(s, qf[kk], wg_desc(kb + (kk >> 2) * FW_PIECE + (kk & 3) * 32), kk > 0);
+            fw_mma_ss_n64(s, wg_desc(qa + (kk >> 2) * (FW_BM * 128) + (kk & 3) * 32),
+                          wg_desc(kb + (kk >> 2) * FW_PIECE + (kk & 3) * 32), kk > 0);
         wg_commit();
         if (pp && wg == 0) fw_bar_arrive(1);
         wg_wait<0>();
         wg_hold(s);
 
-        // Scale into the log2 domain and mask (flash_attention.cu): element
-        // e of n8 block nt is row e/2 (g or g+8), key j0 + 8nt + 2c + e%2.
+        // Mask (flash_attention.cu): element e of n8 block nt is row e/2
+        // (g or g+8), key j0 + 8nt + 2c + e%2. The scores stay unscaled:
+        // the row maxima m are kept in the log2 domain (the raw maximum
+        // times scale_log2 > 0, which keeps the order) and each exponent is
+        // one fused s·scale_log2 − m (FlashAttention-2/3's FFMA), not a
+        // scaling pass then a subtraction.
         const bool need_mask = j0 + FW_BN - 1 > pmin || (window > 0 && j0 < pmin + 15 - window + 1);
+        if (need_mask) {
 #pragma unroll
-        for (int nt = 0; nt < FW_BN / 8; nt++) {
+            for (int nt = 0; nt < FW_BN / 8; nt++) {
 #pragma unroll
-            for (int e = 0; e < 4; e++) {
-                float x = s[4 * nt + e] * scale_log2;
-                if (need_mask) {
+                for (int e = 0; e < 4; e++) {
                     const int j = j0 + nt * 8 + 2 * c + (e & 1);
-                    if (j > pr[e >> 1] || j < lo[e >> 1]) x = FW_NEG_INF;
+                    if (j > pr[e >> 1] || j < lo[e >> 1]) s[4 * nt + e] = FW_NEG_INF;
                 }
-                s[4 * nt + e] = x;
             }
         }
         // Online softmax, as flash_attention.cu (msub 0 while a row has
@@ -281,11 +300,12 @@ __device__ __forceinline__ void flash_wgmma_mla(bf16_t* out, const bf16_t* q, co
         float alpha[2], msub[2];
 #pragma unroll
         for (int i = 0; i < 2; i++) {
-            float mx = m[i];
+            float mr = FW_NEG_INF;
 #pragma unroll
-            for (int nt = 0; nt < FW_BN / 8; nt++) mx = fmaxf(mx, fmaxf(s[4 * nt + 2 * i], s[4 * nt + 2 * i + 1]));
-            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+            for (int nt = 0; nt < FW_BN / 8; nt++) mr = fmaxf(mr, fmaxf(s[4 * nt + 2 * i], s[4 * nt + 2 * i + 1]));
+            mr = fmaxf(mr, __shfl_xor_sync(0xffffffffu, mr, 1));
+            mr = fmaxf(mr, __shfl_xor_sync(0xffffffffu, mr, 2));
+            const float mx = fmaxf(m[i], mr * scale_log2);
             msub[i] = mx == FW_NEG_INF ? 0.f : mx;
             float y;
             asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(m[i] - msub[i]));
@@ -296,7 +316,7 @@ __device__ __forceinline__ void flash_wgmma_mla(bf16_t* out, const bf16_t* q, co
 #pragma unroll
         for (int i = 0; i < 32; i++) {
             float y;
-            asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(s[i] - msub[(i >> 1) & 1]));
+            asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(fmaf(s[i], scale_log2, -msub[(i >> 1) & 1])));
             s[i] = y;
             rs[(i >> 1) & 1] += y;
         }

@@ -151,8 +151,9 @@ func flashSmem(dk, dv int) int { return 2 * flashBN * (dk + 8 + dv + 8) * 2 }
 // or f16, head dims other than HeadDimK == HeadDimV in {64, 128} or 192
 // and 128 (MLA), a TileRows (0 meaning 64) other than FlashTileRows',
 // strides that are not multiples of 8 elements, device pointers that are
-// not 16-byte aligned (the kernel copies 16-byte chunks), or more than
-// 2³¹-1 blocks.
+// not 16-byte aligned (the kernel copies 16-byte chunks), more than
+// 2³¹-1 blocks, or, on kernels/flash_wgmma.cu, a Scale that is not
+// positive and finite.
 func (d *GPU) FlashAttention(out, q, k, v, tiles driver.Ptr, nTiles int, p AttnParams, dt tensor.DType) error {
 	if err := p.check(); err != nil {
 		return err

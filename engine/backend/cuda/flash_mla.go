@@ -40,6 +40,11 @@ var flashPingPong = os.Getenv("HSDB_CUDA_FLASH_PINGPONG")
 // value layout kv.
 func (d *GPU) flashWgmmaLaunch(out, q, tiles driver.Ptr, grid dim3, p AttnParams, kv mlaKV) error {
 	scaleLog2 := float32(float64(p.Scale) * math.Log2E)
+	if !(scaleLog2 > 0) || math.IsInf(float64(scaleLog2), 1) {
+		// The kernel keeps the row maxima of the unscaled scores, which
+		// is the maximum of the scaled ones only for a positive scale.
+		return fmt.Errorf("%w: flash_wgmma: softmax scale %g (want positive and finite)", driver.ErrBadArgument, p.Scale)
+	}
 	fn := "flash_wgmma_mla_bf16"
 	if flashPingPong == "0" {
 		fn = "flash_wgmma_mla_bf16_lockstep"
@@ -66,7 +71,8 @@ func (d *GPU) flashWgmmaLaunch(out, q, tiles driver.Ptr, grid dim3, p AttnParams
 // It runs only where kernels/flash_wgmma.cu runs (UseFlashAttentionMLA):
 // elsewhere it returns an error wrapping ErrBadArgument, as it does for
 // other head dims, a dtype other than bf16, strides or pointers the
-// kernel cannot copy in 16-byte chunks, or more than 2³¹-1 blocks.
+// kernel cannot copy in 16-byte chunks, more than 2³¹-1 blocks, or a
+// Scale that is not positive and finite.
 func (d *GPU) FlashAttentionMLA(out, q, kv, kPe, tiles driver.Ptr, nTiles int, p AttnParams, dt tensor.DType) error {
 	if err := p.check(); err != nil {
 		return err

@@ -63,6 +63,12 @@ func TestFlashAttentionMLA(t *testing.T) {
 		{"gqa", AttnParams{Heads: 4, KVHeads: 2, HeadDimK: 192, HeadDimV: 128, TileRows: flashWgmmaBM}, tensor.BF16},
 		{"dims", AttnParams{Heads: 4, KVHeads: 4, HeadDimK: 128, HeadDimV: 128, TileRows: flashWgmmaBM}, tensor.BF16},
 		{"tiles64", AttnParams{Heads: 4, KVHeads: 4, HeadDimK: 192, HeadDimV: 128, TileRows: 64}, tensor.BF16},
+		// the kernel keeps the maxima of the unscaled scores: a scale that
+		// is not positive and finite is refused before the launch
+		{"scale 0", AttnParams{Heads: 4, KVHeads: 4, HeadDimK: 192, HeadDimV: 128, TileRows: flashWgmmaBM}, tensor.BF16},
+		{"scale -1", AttnParams{Heads: 4, KVHeads: 4, HeadDimK: 192, HeadDimV: 128, TileRows: flashWgmmaBM, Scale: -1}, tensor.BF16},
+		{"scale NaN", AttnParams{Heads: 4, KVHeads: 4, HeadDimK: 192, HeadDimV: 128, TileRows: flashWgmmaBM, Scale: float32(math.NaN())}, tensor.BF16},
+		{"scale +Inf", AttnParams{Heads: 4, KVHeads: 4, HeadDimK: 192, HeadDimV: 128, TileRows: flashWgmmaBM, Scale: float32(math.Inf(1))}, tensor.BF16},
 	} {
 		if err := d.FlashAttentionMLA(out.Ptr(), out.Ptr(), out.Ptr(), out.Ptr(), out.Ptr(), 1, c.p, c.dt); err == nil {
 			t.Errorf("%s: FlashAttentionMLA took %+v in %s", c.name, c.p, c.dt)
