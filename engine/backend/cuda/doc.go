@@ -14,8 +14,10 @@
 // kernels/flash_attention.cu (FlashAttention-2; HSDB_CUDA_FLASH=0 turns it
 // off; MLA at DeepSeek-V3's shapes, 4 × 1024 tokens: 1.8 ms for two layers
 // against 5.3 ms on the GEMM path), bf16 MLA on compute capability 9.0
-// kernels/flash_wgmma.cu's (wgmma, 0.65 ms a layer against 0.91;
-// HSDB_CUDA_FLASH_WGMMA=0 keeps flash_attention.cu's), which MLA's
+// kernels/flash_wgmma.cu's (wgmma, its two warpgroups in ping-pong, 0.60
+// ms a layer against 0.90; HSDB_CUDA_FLASH_WGMMA=0 keeps
+// flash_attention.cu's, HSDB_CUDA_FLASH_PINGPONG=0 the warpgroups in
+// lockstep), which MLA's
 // MLAAttention also runs for decode straight on kv_b_proj's output and
 // k_pe (no per-head keys or values written); other prefills run as HF's
 // eager attention (cuBLAS q·kᵀ, masked softmax in f32, cuBLAS ·v), which
