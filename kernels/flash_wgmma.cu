@@ -58,9 +58,9 @@
 //         (warpgroup wg's rows start 8 KiB into each piece)
 //   K x3  [64 keys, 192]:    three [64, 64] pieces (dims 0-63, 64-127, 128-191)
 //   V x3  [64 keys, 128]:    two [64 keys, 64 dims] pieces (dims 0-63, 64-127)
-// S = Q·Kᵀ is m64n64 with A = Q and B = K, both K-major in shared memory:
-// for k16 step kk each descriptor points 32·(kk%4) bytes into piece kk/4. O += P·V
-// is m64n128 with A = P in registers (the S accumulators of key columns
+// S = Q·Kᵀ is m64n64 with A = Q and B = K, both K-major in shared
+// memory: for k16 step kk each descriptor points 32·(kk%4) bytes into
+// piece kk/4. O += P·V is m64n128 with A = P in registers (the S accumulators of key columns
 // 16kk..16kk+15, packed to bf16: exactly the A fragment's layout) and
 // B = V, whose rows are keys, i.e. the reduction dimension: V is MN-major
 // (transposed, imm-trans-b 1). Its descriptor (CUTLASS's canonical
@@ -140,16 +140,6 @@ __device__ __forceinline__ void fw_load(unsigned char* dst, const bf16_t* src, l
     }
 }
 
-// Keys and values are read where the caller keeps them: key dims 0-127
-// (k_nope) of row j and kv head g at k + j·k_ld + g·k_hs, dims 128-191
-// (k_pe) at kpe + j·pe_ld + g·pe_hs, values at v + j·v_ld + g·v_hs (all in
-// elements). From a cache of keys [rows, kv_heads·192] and values [rows,
-// kv_heads·128] (GPU.FlashAttention): kpe = k + 128, pe_ld = k_ld, k_hs =
-// pe_hs = 192, v_hs = 128. Straight from kv_b_proj's output kv [rows,
-// heads·256] (per head [k_nope | v]) and the one rotated k_pe [rows, 64]
-// shared by all heads (GPU.FlashAttentionMLA): k = kv, kpe = k_pe, v = kv
-// + 128, k_ld = v_ld = heads·256, pe_ld = 64, k_hs = v_hs = 256, pe_hs = 0,
-// so no per-head key or value tensor is written at all.
 // fw_mma_ss_n64: d[64 × 64] (+)= A[64 × 16] · B[64 × 16]ᵀ for one
 // warpgroup, both K-major in shared memory (descriptors da, db); acc 0
 // overwrites d, otherwise adds to it.
@@ -164,12 +154,23 @@ __device__ __forceinline__ void fw_mma_ss_n64(float (&d)[32], unsigned long long
         : "memory");
 }
 
-// fw_bar_arrive and fw_bar_sync are named barrier id of both warpgroups
-// (256 threads; id 0 is __syncthreads'): one warpgroup arrives without
-// waiting, the other waits until it has.
+// fw_bar_arrive and fw_bar_sync arrive at and wait on named barrier id of
+// both warpgroups (256 threads; id 0 is __syncthreads'): one warpgroup
+// arrives without waiting, the other waits until it has.
 __device__ __forceinline__ void fw_bar_arrive(int id) { asm volatile("bar.arrive %0, 256;" ::"r"(id) : "memory"); }
 __device__ __forceinline__ void fw_bar_sync(int id) { asm volatile("bar.sync %0, 256;" ::"r"(id) : "memory"); }
 
+// Keys and values are read where the caller keeps them: key dims 0-127
+// (k_nope) of row j and kv head g at k + j·k_ld + g·k_hs, dims 128-191
+// (k_pe) at kpe + j·pe_ld + g·pe_hs, values at v + j·v_ld + g·v_hs (all in
+// elements). From a cache of keys [rows, kv_heads·192] and values [rows,
+// kv_heads·128] (GPU.FlashAttention): kpe = k + 128, pe_ld = k_ld, k_hs =
+// pe_hs = 192, v_hs = 128. Straight from kv_b_proj's output kv [rows,
+// heads·256] (per head [k_nope | v]) and the one rotated k_pe [rows, 64]
+// shared by all heads (GPU.FlashAttentionMLA): k = kv, kpe = k_pe, v = kv
+// + 128, k_ld = v_ld = heads·256, pe_ld = 64, k_hs = v_hs = 256, pe_hs = 0,
+// so no per-head key or value tensor is written at all.
+//
 // flash_wgmma_mla is the kernel (the file comment); PP orders the two
 // warpgroups' products in each key tile (ping-pong, below).
 template <bool PP>
