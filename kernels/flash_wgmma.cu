@@ -33,6 +33,12 @@
 // of held in 48 registers of A fragments, and each exponent one fused
 // s·scale − m instead of a scaling pass and a subtraction: 0.599 ms
 // against 0.627 (287 TFLOPS against 274; two runs of each, one H200).
+// Measured after it and not kept: four key/value stages with the O
+// rescale skipped where no row of a warp has a new maximum, 0.607 and
+// 0.606 ms (against 0.599); the row maxima as a tree of depth 4 and the
+// row sums in four partial sums (shorter dependency chains, as the
+// stalls on fixed-latency dependencies suggested), 0.602 and 0.603
+// against 0.600 and 0.596 in the same run.
 //
 // build: sm_90a
 // (as moe_wgmma.cu: scripts/build-kernels.sh marks the PTX sm_90a;
