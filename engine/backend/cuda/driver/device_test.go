@@ -206,3 +206,45 @@ func TestNCCL(t *testing.T) {
 		assertClose(t, "all-gather", download(t, d, gathers[r], world*count, tensor.F32), wantG, 0, 0)
 	}
 }
+
+// TestTensorMapBF16: cuTensorMapEncodeTiled takes a bf16 [300, 200]
+// matrix in boxes of 128 and 32 rows (the weight and token maps of
+// kernels/moe_tma.cu) and writes a map that is not all zero; a row pitch
+// that is no multiple of 16 bytes (cols 100: 200 bytes) and an address
+// off by 2 bytes are refused by the driver, box and matrix sizes the TMA
+// cannot describe before it.
+func TestTensorMapBF16(t *testing.T) {
+	d := gpu(t)
+	if major, _ := d.ComputeCapability(); major < 9 {
+		t.Skipf("tensor maps need compute capability 9.0, %s has %d.x", d.Name(), major)
+	}
+	buf, err := d.Alloc(300*200*2, Activations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer buf.Free()
+	for _, box := range []int{128, 32} {
+		m, err := d.TensorMapBF16(buf.Ptr(), 300, 200, box)
+		if err != nil {
+			t.Fatalf("boxes of %d rows: %v", box, err)
+		}
+		if m == (TensorMap{}) {
+			t.Fatalf("boxes of %d rows: the map is all zero", box)
+		}
+	}
+	for _, c := range []struct {
+		p          Ptr
+		rows, cols int64
+		box        int
+		bad        bool // refused before the driver
+	}{
+		{buf.Ptr(), 300, 100, 128, false}, {buf.Ptr().Add(2), 300, 200, 128, false},
+		{buf.Ptr(), 300, 200, 0, true}, {buf.Ptr(), 300, 200, 257, true}, {buf.Ptr(), 0, 200, 32, true}, {buf.Ptr(), 300, 1<<32 + 1, 32, true},
+	} {
+		_, err := d.TensorMapBF16(c.p, c.rows, c.cols, c.box)
+		var de *Error
+		if c.bad && !errors.Is(err, ErrBadArgument) || !c.bad && !errors.As(err, &de) {
+			t.Errorf("%+v: err %v", c, err)
+		}
+	}
+}
