@@ -157,19 +157,30 @@ __device__ __forceinline__ void moe_tma(bf16_t* out, const mt_map* amap, const m
     const unsigned raw = mg_smem_addr(mt_smem), base = (raw + 1023u) & ~1023u;
     const unsigned bars = base + MT_ST * MT_STAGE;  // full[s] at bars + 8s, empty[s] at bars + 8(ST + s)
 
-    const int tile = blockIdx.y;
-    if (tile >= tiles[nexp]) return;  // both blocks of a cluster share the row tile
-    const int e = mg_tile_expert(tiles, nexp, tile);
-    const int m0 = offsets[e] + (tile - tiles[e]) * MT_BM, m1 = offsets[e + 1];
-    const int n0 = blockIdx.x * PR;
+    // Work items: (row tile, pair of column blocks), the pairs of a row
+    // tile consecutive; cluster c of C takes items c, c + C, ... and runs
+    // their k tiles as one stream through the stages (global k tile g).
+    const int ntiles = tiles[nexp], KT = (K + 63) / 64;
+    const int npair = ((N + PR - 1) / PR + 1) / 2, C = gridDim.x / 2, c = blockIdx.x / 2;
+    const int items = ntiles * npair, mine = items > c ? (items - c + C - 1) / C : 0;
+    const int total = mine * KT;  // k tiles this cluster streams
     const unsigned rank = mt_rank();
     const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31, warp = (tid >> 5) & 3;
-    const int KT = (K + 63) / 64;
-    const int rows = min(m1 - m0, MT_BM);
-    const int boxes = (rows + MT_BOX - 1) / MT_BOX;
-    const bool active = 64 * wg < rows;
-    const unsigned tx = boxes * MT_BOX * 128 + MT_W_BYTES;
-    const mt_map* wm = wmaps + e;
+    // item i of this cluster: expert e, rows [m0, m1), the row count in the
+    // tile, and this block's first output column n0.
+    struct item_t {
+        int e, m0, m1, rows, n0;
+    };
+    auto item = [&](int i) {
+        const int it = c + i * C, tile = it / npair, pair = it % npair;
+        item_t r;
+        r.e = mg_tile_expert(tiles, nexp, tile);
+        r.m0 = offsets[r.e] + (tile - tiles[r.e]) * MT_BM;
+        r.m1 = offsets[r.e + 1];
+        r.rows = min(r.m1 - r.m0, MT_BM);
+        r.n0 = (2 * pair + (int)rank) * PR;
+        return r;
+    };
 
     if (tid == 0) {
         for (int s = 0; s < MT_ST; s++) {
@@ -178,83 +189,92 @@ __device__ __forceinline__ void moe_tma(bf16_t* out, const mt_map* amap, const m
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
         mt_fence_map(amap);
-        mt_fence_map(wm);
     }
     mt_cluster_sync();  // both blocks' barriers exist before either loads into the other
 
-    auto issue = [&](int kt) {  // the producer: k tile kt into stage kt % ST
-        const unsigned st = base + (kt % MT_ST) * MT_STAGE, full = bars + 8 * (kt % MT_ST);
-        const int k0 = kt * 64;
-        mt_expect(full, tx);
-        for (int b = rank; b < boxes; b += 2) mt_load_mc(st + b * MT_BOX * 128, amap, k0, m0 + b * MT_BOX, full);
-        mt_load(st + MT_A_BYTES, wm, k0, n0, full);
-        mt_load(st + MT_A_BYTES + MT_W_BYTES / 2, wm, k0, GLU ? N + n0 : n0 + MT_BN / 2, full);
+    // Thread 0 produces: it fills every stage, then issues global k tile g
+    // into stage g%ST once both blocks have released tile g-ST, polling
+    // (test_wait) after its warp's MMAs of each tile and while it waits
+    // for a tile's data, so that it never holds its warpgroup up for the
+    // other block's warps.
+    int next = 0, pi = 0, pkt = 0;  // thread 0: the next global k tile to issue, its item and k tile
+    item_t pit = total ? item(0) : item_t{};
+    auto issue = [&]() {
+        const unsigned st = base + (next % MT_ST) * MT_STAGE, full = bars + 8 * (next % MT_ST);
+        const int k0 = pkt * 64, boxes = (pit.rows + MT_BOX - 1) / MT_BOX;
+        const mt_map* wm = wmaps + pit.e;
+        if (pkt == 0) mt_fence_map(wm);
+        mt_expect(full, boxes * MT_BOX * 128 + MT_W_BYTES);
+        for (int b = rank; b < boxes; b += 2) mt_load_mc(st + b * MT_BOX * 128, amap, k0, pit.m0 + b * MT_BOX, full);
+        mt_load(st + MT_A_BYTES, wm, k0, pit.n0, full);
+        mt_load(st + MT_A_BYTES + MT_W_BYTES / 2, wm, k0, GLU ? N + pit.n0 : pit.n0 + MT_BN / 2, full);
+        next++;
+        if (++pkt == KT && next < total) {
+            pkt = 0;
+            pit = item(++pi);
+        }
     };
-    // Thread 0 produces: it fills every stage, then issues tile j once
-    // both blocks have released the stage's previous tile j-ST, polling
-    // (test_wait) between its own MMAs and while it waits for data, so
-    // that it never blocks its warpgroup on the other block's warps.
-    int next = min(MT_ST, KT);  // thread 0: the next tile to issue
     auto refill = [&]() {
-        while (next < KT && mt_test(bars + 8 * (MT_ST + next % MT_ST), ((next - MT_ST) / MT_ST) & 1)) issue(next++);
+        while (next < total && mt_test(bars + 8 * (MT_ST + next % MT_ST), ((next - MT_ST) / MT_ST) & 1)) issue();
     };
     if (tid == 0)
-        for (int kt = 0; kt < next; kt++) issue(kt);
+        while (next < min(MT_ST, total)) issue();
 
     float acc[MT_BN / 2];
+    for (int i = 0, g = 0; i < mine; i++) {
+        const item_t w = item(i);
+        const bool active = 64 * wg < w.rows;  // this warpgroup's 64 rows hold a routed row
 #pragma unroll
-    for (int i = 0; i < MT_BN / 2; i++) acc[i] = 0.f;
-
-    for (int kt = 0; kt < KT; kt++) {
-        const int s = kt % MT_ST;
-        if (tid < 32) {  // warp 0: thread 0 refills while the tile is on its way
-            while (!mt_test(bars + 8 * s, (kt / MT_ST) & 1))
-                if (tid == 0) refill();
-            __syncwarp();
-        } else {
-            mt_wait(bars + 8 * s, (kt / MT_ST) & 1);
-        }
-        if (active) {
-            const unsigned long long da = wg_desc(base + s * MT_STAGE + wg * 64 * 128);
-            const unsigned long long db = wg_desc(base + s * MT_STAGE + MT_A_BYTES);
-            wg_hold(acc);
-            wg_fence();
+        for (int a = 0; a < MT_BN / 2; a++) acc[a] = 0.f;
+        for (int kt = 0; kt < KT; kt++, g++) {
+            const int s = g % MT_ST;
+            if (tid < 32) {  // warp 0: thread 0 refills while the tile is on its way
+                while (!mt_test(bars + 8 * s, (g / MT_ST) & 1))
+                    if (tid == 0) refill();
+                __syncwarp();
+            } else {
+                mt_wait(bars + 8 * s, (g / MT_ST) & 1);
+            }
+            if (active) {
+                const unsigned long long da = wg_desc(base + s * MT_STAGE + wg * 64 * 128);
+                const unsigned long long db = wg_desc(base + s * MT_STAGE + MT_A_BYTES);
+                wg_hold(acc);
+                wg_fence();
 #pragma unroll
-            for (int kk = 0; kk < 4; kk++) wg_mma_n256(acc, da + 2 * kk, db + 2 * kk);
-            wg_commit();
-            wg_wait<1>();
-            wg_hold(acc);
+                for (int kk = 0; kk < 4; kk++) wg_mma_n256(acc, da + 2 * kk, db + 2 * kk);
+                wg_commit();
+                wg_wait<1>();
+                wg_hold(acc);
+            }
+            // This warp's MMAs of tile g-1 are done: release its stage to the
+            // producers of both blocks, if either loads into it again.
+            if (g >= 1 && g - 1 + MT_ST < total && lane == 0) {
+                const unsigned empty = bars + 8 * (MT_ST + (g - 1) % MT_ST);
+                mt_arrive(empty, 0);
+                mt_arrive(empty, 1);
+            }
+            if (tid == 0) refill();
         }
-        // This warp's MMAs of tile kt-1 are done: release its stage to the
-        // producers of both blocks, if either loads into it again.
-        if (kt >= 1 && kt - 1 + MT_ST < KT && lane == 0) {
-            const unsigned empty = bars + 8 * (MT_ST + (kt - 1) % MT_ST);
-            mt_arrive(empty, 0);
-            mt_arrive(empty, 1);
-        }
-        if (tid == 0) refill();
-    }
-    wg_wait<0>();
-    wg_hold(acc);
-
-    if (active) {
+        wg_wait<0>();
+        wg_hold(acc);
+        if (!active) continue;
         // Epilogue as moe_wgmma.cu's: n8 block j of this thread's rows
         // (GLU: gate block j, up block j + BN/16), rounded once to bf16.
 #pragma unroll
         for (int h = 0; h < 2; h++) {
-            const int row = m0 + 64 * wg + 16 * warp + (lane >> 2) + 8 * h;
-            if (row >= m1) continue;
+            const int row = w.m0 + 64 * wg + 16 * warp + (lane >> 2) + 8 * h;
+            if (row >= w.m1) continue;
             bf16_t* o = out + (long long)row * N;
 #pragma unroll
             for (int j = 0; j < PR / 8; j++) {
-                const int col = n0 + j * 8 + (lane & 3) * 2;
+                const int col = w.n0 + j * 8 + (lane & 3) * 2;
                 float v[2];
 #pragma unroll
-                for (int c = 0; c < 2; c++) {
-                    v[c] = acc[4 * j + 2 * h + c];
+                for (int c2 = 0; c2 < 2; c2++) {
+                    v[c2] = acc[4 * j + 2 * h + c2];
                     if (GLU) {
-                        float g = v[c], u = acc[4 * (j + MT_BN / 16) + 2 * h + c];
-                        v[c] = g / (1.f + expf(-g)) * u;
+                        float gt = v[c2], u = acc[4 * (j + MT_BN / 16) + 2 * h + c2];
+                        v[c2] = gt / (1.f + expf(-gt)) * u;
                     }
                 }
                 if (col + 1 < N && (N & 1) == 0) {

@@ -493,9 +493,10 @@ const mtSmem = 4*(192+256)*128 + 8*8 + 1024
 // moe_tma_bf16_down: out [rows, N] from the input whose tensor map is at
 // amap (device memory) and the experts' weight maps at wmaps ([n] maps),
 // offsets and tiles from MoEGEMMTiles with row tiles of 192, maxTiles
-// bounding tiles[n] (the grid's rows). The grid's columns, blocks of 128
-// (glu) or 256 output columns, are rounded up to even: the kernel runs in
-// clusters of two along them.
+// bounding tiles[n]. The kernel is persistent: one cluster of two blocks
+// per two SMs (at most one per work item: a row tile and two blocks of
+// 128 (glu) or 256 output columns), each looping over its share of the
+// items.
 func (d *GPU) MoETMA(glu bool, out, amap, wmaps, offsets, tiles driver.Ptr, n, N, K, maxTiles int) error {
 	if n <= 0 || N <= 0 || K <= 0 || maxTiles <= 0 || maxTiles > 65535 {
 		return fmt.Errorf("%w: moe_tma: %d experts [%d, %d], %d row tiles", driver.ErrBadArgument, n, N, K, maxTiles)
@@ -504,10 +505,10 @@ func (d *GPU) MoETMA(glu bool, out, amap, wmaps, offsets, tiles driver.Ptr, n, N
 	if glu {
 		part, name = 128, "glu"
 	}
-	cols := (N + part - 1) / part
-	cols += cols & 1
+	pairs := ((N+part-1)/part + 1) / 2
+	clusters := min(max(d.SMs()/2, 1), maxTiles*pairs)
 	return d.Do(func() error {
-		return d.launch("moe_tma", "moe_tma_bf16_"+name, dim3{x: uint32(cols), y: uint32(maxTiles)}, dim3{x: 384}, mtSmem,
+		return d.launch("moe_tma", "moe_tma_bf16_"+name, dim3{x: uint32(2 * clusters)}, dim3{x: 384}, mtSmem,
 			out, amap, wmaps, offsets, tiles, int32(n), int32(N), int32(K))
 	})
 }
