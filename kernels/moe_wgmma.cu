@@ -44,6 +44,21 @@
 #include "moe_widen.cuh"
 #include "wgmma.cuh"
 
+// wg_mma_n256: d[64 × 256] += A[64 × 16] · B[256 × 16]ᵀ for one warpgroup, A and
+// B K-major in shared memory (descriptors da, db), f32 accumulators in the
+// m64n256 fragment: thread t holds, for n8 block j, d[4j..4j+3] = rows
+// 16·(t/32) + (t%32)/4 and +8, columns 8j + 2·(t%4) and +1.
+__device__ __forceinline__ void wg_mma_n256(float (&d)[128], unsigned long long da, unsigned long long db) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+        "%128, %129, p, 1, 1, 0, 0;\n}\n"
+        : WG_D32(0), WG_D32(32), WG_D32(64), WG_D32(96)
+        : "l"(da), "l"(db), "r"(1)
+        : "memory");
+}
+
 // moe_wgmma: see the file comment. Arguments as moe_gemm.cu's moe_gemm.
 template <int WG, int BN, int ST, int WK, bool GLU>
 __device__ __forceinline__ void moe_wgmma(bf16_t* out, const bf16_t* x, const int* xidx, const unsigned long long* wptr,
@@ -238,6 +253,32 @@ __device__ __forceinline__ void moe_wgmma(bf16_t* out, const bf16_t* x, const in
 // (DeepSeek-V3 bf16 experts at 4096 tokens 13.1 ms against y's 7.2, at
 // 8192 22.3 against 13.1): the cluster barrier per k tile stalls both
 // blocks; TMA multicast with per-stage mbarriers is what would avoid it.
+// That was built next (commits 0fc76bf and f385432: kernels/moe_tma.cu,
+// y's tile with both operands brought by TMA from tensor maps kept in
+// device memory, one per expert's weight and one over the input in
+// permuted order (gate/up's tokens gathered into a [slots, hidden] copy
+// first), the token tile in 32-row boxes multicast to both blocks of a
+// cluster of two neighbours along the weight rows, a full and an empty
+// mbarrier per stage, thread 0 issuing): correct on every case of
+// TestRankGroupedKernelMatchesCPU, and slower in every form.
+// BenchmarkMoEGrouped, DeepSeek-V3 bf16 experts at 4096 tokens, ms per
+// layer, y / down_proj on TMA (gate/up on y) / both on TMA: a grid of row
+// tiles × column pairs 8.16 / 8.70 / 9.94; with the producer polling
+// (mbarrier.test_wait) instead of blocking its warpgroup 8.13 / 9.14 /
+// 10.74; persistent (a cluster per two SMs looping over the items) 7.93
+// / 9.27 / 11.30. In the whole prefill (bench-deepseek.sh with
+// HSDB_MOE_TILE) routed_experts took 7.47 on y against 9.83 both on TMA,
+// and 7.62 / 8.75 / 10.52 with the polling producer. The forms were
+// timed in that order in one process, and y's kernel timed four times so
+// (the tensor maps then failed to encode and every form fell back to y)
+// measured 7.24, 8.16, 8.20 and 8.32: the down-only form's deficit is
+// about that drift, the gate/up form's is not. A producer warpgroup of its own
+// (setmaxnreg moving registers to the multiplying ones) does not compile:
+// ptxas allocates the 128 accumulators against the 128 registers a
+// thread of a 512-thread block has at launch. Not profiled (the device
+// budget ended there); the suspects are the tensor maps read from device
+// memory behind a system-scope fence.proxy.tensormap, the gather's extra
+// pass over the tokens, and two blocks paced by the slower of the pair.
 #define WG_CFG_w 2, 256, 4
 #define WG_THREADS_w 256
 #define WG_CFG_y 3, 256, 4

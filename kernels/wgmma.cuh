@@ -1,9 +1,8 @@
 // wgmma.cuh: what the kernels on Hopper's warpgroup MMAs (wgmma.mma_async,
 // sm_90a) share: the shared-memory descriptor of a K-major bf16 tile in
 // the 128-byte swizzle, the fences, commits and waits of the asynchronous
-// MMAs, the compiler barrier around their accumulators, and the MMA
-// shapes more than one module issues. Included by moe_wgmma.cu and
-// moe_tma.cu (both operands in shared memory) and moe_wgra.cu (the
+// MMAs, and the compiler barrier around their accumulators. Included by
+// moe_wgmma.cu (both operands in shared memory) and moe_wgra.cu (the
 // weights widened into registers).
 #pragma once
 
@@ -44,21 +43,6 @@ __device__ __forceinline__ void wg_hold_r(unsigned (&a)[R]) {
 #define WG_D8(i) \
     "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
 #define WG_D32(i) WG_D8(i), WG_D8(i + 8), WG_D8(i + 16), WG_D8(i + 24)
-
-// wg_mma_n256: d[64 × 256] += A[64 × 16] · B[256 × 16]ᵀ for one warpgroup, A and
-// B K-major in shared memory (descriptors da, db), f32 accumulators in the
-// m64n256 fragment: thread t holds, for n8 block j, d[4j..4j+3] = rows
-// 16·(t/32) + (t%32)/4 and +8, columns 8j + 2·(t%4) and +1.
-__device__ __forceinline__ void wg_mma_n256(float (&d)[128], unsigned long long da, unsigned long long db) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
-        "%128, %129, p, 1, 1, 0, 0;\n}\n"
-        : WG_D32(0), WG_D32(32), WG_D32(64), WG_D32(96)
-        : "l"(da), "l"(db), "r"(1)
-        : "memory");
-}
 
 // wg_mma_rs_n128: d[64 × 128] += A[64 × 16] · B for one warpgroup, A in
 // registers a (the m64k16 bf16 fragment: thread t holds rows 16·(t/32) +

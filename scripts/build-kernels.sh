@@ -12,8 +12,7 @@
 # instructions (wgmma) through inline assembly, which nvcc 11.8 passes
 # through unchanged: its PTX is then marked .version 8.0 / .target sm_90a
 # (the first PTX ISA and target with wgmma) so the driver's JIT accepts
-# it; only a device of compute capability 9.0 loads such a module. A module
-# that also has the line "// build: ptx 8.3" is marked .version 8.3.
+# it; only a device of compute capability 9.0 loads such a module.
 #
 # Needs nvcc (scripts/setup-cuda.sh installs CUDA 11.8). Usage:
 #   scripts/build-kernels.sh           rebuild every module
@@ -62,12 +61,6 @@ for name in "${names[@]}"; do
 			exit 1
 		}
 		sed -i -e 's/^\.version 7\.8$/.version 8.0/' -e 's/^\.target sm_90$/.target sm_90a/' "$tmp"
-		# "// build: ptx 8.3" besides: instructions of PTX ISA 8.3
-		# (fence.proxy.tensormap), which the driver's JIT of CUDA 12.3+
-		# takes; CUDA 11.8 passes them through as it does wgmma.
-		if grep -qx '// build: ptx 8.3' "$src"; then
-			sed -i -e 's/^\.version 8\.0$/.version 8.3/' "$tmp"
-		fi
 	fi
 	{
 		echo "// source-sha256: $hash"

@@ -210,11 +210,6 @@ func freeExpertSet(d *Device, set *expertSet) {
 	}
 	if set.gw != nil {
 		ts = append(ts, set.gw.addr)
-		for _, t := range []*Tensor{set.gw.tm13, set.gw.tm2} {
-			if t != nil {
-				ts = append(ts, t)
-			}
-		}
 	}
 	for _, t := range ts {
 		d.Free(t)

@@ -58,10 +58,7 @@ var mgKindName = [...]string{"bf16", "fp8", "int4"}
 // caller's row tiles stay valid). Tiles with perm read int4 and fp8
 // weights with the tokens' k columns permuted in blocks of 32 and 64
 // (PermuteK; moe_wgra.cu's PM), and store the gate/up output in that
-// order for down_proj. Tiles with tma (bf16 weights on Hopper, where the
-// expert set has tensor maps) run down_proj, or both projections, on
-// kernels/moe_tma.cu (y's tile, its operands brought in by TMA, the token
-// tile shared by a cluster of two blocks); elsewhere their fallback, y.
+// order for down_proj.
 type mgTile struct {
 	name            string
 	bm, bn, threads int
@@ -70,28 +67,19 @@ type mgTile struct {
 	ra              bool
 	fallback        string
 	perm            bool
-	tma             int // kernels/moe_tma.cu's projections: tmaDown (down_proj; gate/up on y), tmaBoth; 0 none
 }
 
-// The projections a tile runs on kernels/moe_tma.cu (mgTile.tma).
-const (
-	tmaDown = 1 + iota
-	tmaBoth
-)
-
 var mgTiles = []mgTile{
-	{"s", 16, 128, 128, 4, false, false, "", false, 0},
-	{"m", 64, 128, 128, 3, false, false, "", false, 0},
-	{"l", 128, 128, 256, 3, false, false, "", false, 0},
-	{"x", 128, 256, 256, 3, false, false, "", false, 0},
-	{"w", 128, 256, 256, 4, true, false, "", false, 0},
-	{"y", 192, 256, 384, 4, true, false, "", false, 0},
-	{"r", 128, 128, 256, 4, true, true, "w", false, 0},
-	{"c", 192, 192, 384, 4, true, true, "y", true, 0},
-	{"h", 64, 128, 256, 4, true, true, "m", false, 0},
-	{"p", 128, 256, 512, 4, true, true, "w", true, 0},
-	{"u", 192, 256, 384, 4, true, false, "y", false, tmaDown},
-	{"t", 192, 256, 384, 4, true, false, "y", false, tmaBoth},
+	{"s", 16, 128, 128, 4, false, false, "", false},
+	{"m", 64, 128, 128, 3, false, false, "", false},
+	{"l", 128, 128, 256, 3, false, false, "", false},
+	{"x", 128, 256, 256, 3, false, false, "", false},
+	{"w", 128, 256, 256, 4, true, false, "", false},
+	{"y", 192, 256, 384, 4, true, false, "", false},
+	{"r", 128, 128, 256, 4, true, true, "w", false},
+	{"c", 192, 192, 384, 4, true, true, "y", true},
+	{"h", 64, 128, 256, 4, true, true, "m", false},
+	{"p", 128, 256, 512, 4, true, true, "w", true},
 }
 
 // smem returns the dynamic shared memory the tile needs for weight kind
@@ -135,7 +123,6 @@ type groupedWeights struct {
 	n           int
 	off13, off2 int64
 	q13, q2     [3]int32
-	tm13, tm2   *Tensor // bf16 on Hopper: each expert's tensor map (driver.TensorMap) of w13 and of w2, or nil
 }
 
 // groupedExperts returns set's weights for the grouped kernel, or nil when
@@ -189,17 +176,6 @@ func (d *Device) groupedExperts(set *expertSet) *groupedWeights {
 			w13 = append(w13, w.ptr(), w.ptr().Add(int64(I)*int64(H)*2))
 		}
 		w2 = ptrs(set.w2)
-		if d.hopper() {
-			g.tm13, g.tm2 = d.tensorMaps(set.w13, 2*I, H), d.tensorMaps(set.w2, H, I)
-			if g.tm13 == nil || g.tm2 == nil {
-				for _, t := range []*Tensor{g.tm13, g.tm2} {
-					if t != nil {
-						d.Free(t)
-					}
-				}
-				g.tm13, g.tm2 = nil, nil
-			}
-		}
 	}
 	g.n = len(w2)
 	buf := make([]byte, 0, 8*(len(w13)+len(w2)))
@@ -217,31 +193,6 @@ func (d *Device) groupedExperts(set *expertSet) *groupedWeights {
 	}
 	g.addr = t
 	return g
-}
-
-// tensorMaps returns a device array of one driver.TensorMap per weight of
-// ws (each a bf16 [rows, cols] matrix), in boxes of 128 rows: the weight
-// operands of kernels/moe_tma.cu. nil when the driver cannot encode them
-// (a driver before CUDA 12.0, an address TMA refuses) or the array cannot
-// be stored: the experts then run on the y tile, which needs none.
-func (d *Device) tensorMaps(ws []*Tensor, rows, cols int) *Tensor {
-	buf := make([]byte, 0, 128*len(ws))
-	for _, w := range ws {
-		m, err := d.g.TensorMapBF16(w.ptr(), int64(rows), int64(cols), 128)
-		if err != nil {
-			return nil
-		}
-		buf = append(buf, m[:]...)
-	}
-	t, err := d.newTensor(tensor.I32, []int{len(buf) / 4}, driver.Weights, false)
-	if err != nil {
-		return nil
-	}
-	if err := d.mem.copyIn(t.ptr(), buf); err != nil {
-		d.Free(t)
-		return nil
-	}
-	return t
 }
 
 // useGroupedKernel reports whether RoutedExperts runs set's experts on the
@@ -301,7 +252,7 @@ func (d *Device) routedGrouped(y, xt, it, wt *Tensor, set *expertSet, T, k int) 
 	n, H, I := g.n, set.hidden, set.inter
 	slots := T * k
 	if moeTile != "" && !slices.ContainsFunc(mgTiles, func(t mgTile) bool { return t.name == moeTile }) {
-		return fmt.Errorf("%w: grouped expert gemm: HSDB_MOE_TILE=%q is not a tile (s, m, l, x, w, y, r, c, h, p, u or t)", driver.ErrBadArgument, moeTile)
+		return fmt.Errorf("%w: grouped expert gemm: HSDB_MOE_TILE=%q is not a tile (s, m, l, x, w, y, r, c, h or p)", driver.ErrBadArgument, moeTile)
 	}
 	tile := resolveTile(pickTile(g.kind, float64(slots)/float64(n), d.hopper()), g, H, I)
 	if tile.wg && !d.hopper() {
@@ -359,20 +310,7 @@ func (d *Device) routedGrouped(y, xt, it, wt *Tensor, set *expertSet, T, k int) 
 			xin = xp
 		}
 	}
-	glu := tile // the gate/up GEMM's tile: y's for a tile running only down_proj on TMA
-	if tile.tma == tmaDown {
-		glu = pickTileNamed(tile.fallback)
-	}
-	if tile.tma == tmaBoth {
-		// TMA copies consecutive rows: the tokens gathered in permuted
-		// order first, into y2, which down_proj overwrites afterwards.
-		if err := d.g.GatherRows(y2, xin, srcTok, slots, H, T, tensor.BF16); err != nil {
-			return err
-		}
-		if err := d.moeTMA(true, act, y2, slots, H, g.tm13, offsets, tiles, n, I, maxTiles); err != nil {
-			return err
-		}
-	} else if err := d.g.MoEGEMM(g.kind, true, glu, act, xin, srcTok, a, offsets, tiles, n, I, H, maxTiles, g.off13, g.q13); err != nil {
+	if err := d.g.MoEGEMM(g.kind, true, tile, act, xin, srcTok, a, offsets, tiles, n, I, H, maxTiles, g.off13, g.q13); err != nil {
 		return err
 	}
 	if w8 { // the down projection's input, in the order the glu GEMM stored it (groups whole, as above)
@@ -380,11 +318,7 @@ func (d *Device) routedGrouped(y, xt, it, wt *Tensor, set *expertSet, T, k int) 
 			return err
 		}
 	}
-	if tile.tma != 0 {
-		if err := d.moeTMA(false, y2, act, slots, I, g.tm2, offsets, tiles, n, H, maxTiles); err != nil {
-			return err
-		}
-	} else if err := d.g.MoEGEMM(g.kind, false, tile, y2, act, 0, a.Add(int64(16*n)), offsets, tiles, n, H, I, maxTiles, g.off2, g.q2); err != nil {
+	if err := d.g.MoEGEMM(g.kind, false, tile, y2, act, 0, a.Add(int64(16*n)), offsets, tiles, n, H, I, maxTiles, g.off2, g.q2); err != nil {
 		return err
 	}
 	return d.g.MoECombine(y.ptr(), y2, slotRow, wt.ptr(), T, k, H, slots, false, tensor.BF16)
@@ -457,58 +391,5 @@ func (d *GPU) PermuteK(out, x driver.Ptr, rows, cols, b int) error {
 	grid := dim3{x: uint32(min((blocks+255)/256, int64(max(d.SMs(), 1))*32))}
 	return d.Do(func() error {
 		return d.launch("moe_wgra", fmt.Sprintf("moe_wgra_permute_k%d", b), grid, dim3{x: 256}, 0, out, x, blocks)
-	})
-}
-
-// moeTMA runs kernels/moe_tma.cu's grouped GEMM (GPU thread): with glu,
-// out [rows, N] = silu(x·gateᵀ)·(x·upᵀ), else out [rows, N] = x·wᵀ, for x
-// [rows, K] bf16 already in permuted row order; wmaps holds each expert's
-// tensor map (tensorMaps: w13 [2N, K] or w2 [N, K]); offsets and tiles
-// from MoEGEMMTiles with row tiles of 192, maxTiles bounding tiles[n].
-// x's own tensor map is encoded here and copied to the device in stream
-// order.
-func (d *Device) moeTMA(glu bool, out, x driver.Ptr, rows, K int, wmaps *Tensor, offsets, tiles driver.Ptr, n, N, maxTiles int) error {
-	am, err := d.g.TensorMapBF16(x, int64(rows), int64(K), 32)
-	if err != nil {
-		return fmt.Errorf("grouped expert gemm: the tensor map of its input [%d, %d]: %w", rows, K, err)
-	}
-	p, err := d.mem.alloc(int64(len(am)), driver.Activations)
-	if err != nil {
-		return err
-	}
-	defer d.mem.free([]block{{p, driver.Activations}})
-	if err := d.g.CopyToDevice(p, am[:]); err != nil {
-		return err
-	}
-	return d.g.MoETMA(glu, out, p, wmaps.ptr(), offsets, tiles, n, N, K, maxTiles)
-}
-
-// mtSmem is the dynamic shared memory of kernels/moe_tma.cu's kernels: 4
-// stages of a [192, 64] token tile and a [256, 64] weight tile (bf16,
-// 57344 bytes), 8 mbarriers, and 1 KiB to align the tiles to the 128-byte
-// swizzle's 1024 bytes.
-const mtSmem = 4*(192+256)*128 + 8*8 + 1024
-
-// MoETMA launches kernels/moe_tma.cu's moe_tma_bf16_glu (glu) or
-// moe_tma_bf16_down: out [rows, N] from the input whose tensor map is at
-// amap (device memory) and the experts' weight maps at wmaps ([n] maps),
-// offsets and tiles from MoEGEMMTiles with row tiles of 192, maxTiles
-// bounding tiles[n]. The kernel is persistent: one cluster of two blocks
-// per two SMs (at most one per work item: a row tile and two blocks of
-// 128 (glu) or 256 output columns), each looping over its share of the
-// items.
-func (d *GPU) MoETMA(glu bool, out, amap, wmaps, offsets, tiles driver.Ptr, n, N, K, maxTiles int) error {
-	if n <= 0 || N <= 0 || K <= 0 || maxTiles <= 0 || maxTiles > 65535 {
-		return fmt.Errorf("%w: moe_tma: %d experts [%d, %d], %d row tiles", driver.ErrBadArgument, n, N, K, maxTiles)
-	}
-	part, name := 256, "down"
-	if glu {
-		part, name = 128, "glu"
-	}
-	pairs := ((N+part-1)/part + 1) / 2
-	clusters := min(max(d.SMs()/2, 1), maxTiles*pairs)
-	return d.Do(func() error {
-		return d.launch("moe_tma", "moe_tma_bf16_"+name, dim3{x: uint32(2 * clusters)}, dim3{x: 384}, mtSmem,
-			out, amap, wmaps, offsets, tiles, int32(n), int32(N), int32(K))
 	})
 }

@@ -111,16 +111,11 @@ func pickTileNamed(name string) mgTile {
 // hopper reports whether the device runs kernels/moe_wgmma.cu (sm_90a
 // code: compute capability 9.0 exactly; GPU.hopper).
 // resolveTile returns tile, or its fallback when it is a moe_wgra.cu tile
-// that wgraTakes refuses for either of g's projections, or a moe_tma.cu
-// tile for experts without tensor maps (not bf16, not on Hopper, or a
-// driver that cannot encode them) (gate/up with H
+// that wgraTakes refuses for either of g's projections (gate/up with H
 // input columns, down with I): decided before the routed rows are tiled,
 // so that both GEMMs run one tile configuration (a fallback may tile the
 // rows otherwise).
 func resolveTile(tile mgTile, g *groupedWeights, H, I int) mgTile {
-	if tile.tma != 0 && (g.kind != mgBF16 || g.tm13 == nil || g.tm2 == nil) {
-		return pickTileNamed(tile.fallback)
-	}
 	if tile.ra && (!wgraTakes(g.kind, H, g.q13, tile.perm) || !wgraTakes(g.kind, I, g.q2, tile.perm)) {
 		return pickTileNamed(tile.fallback)
 	}

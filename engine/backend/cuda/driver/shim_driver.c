@@ -13,20 +13,7 @@ HSDB_CU_FUNCS(HSDB_PTR)
 #define HSDB_WRAP(name, sym, params, args) CUresult hsdb_##name params { return p_##name args; }
 HSDB_CU_FUNCS(HSDB_WRAP)
 
-typedef CUresult (*hsdb_tmap_fn)(void*, int, unsigned, void*, const unsigned long long*, const unsigned long long*,
-                                 const unsigned*, const unsigned*, int, int, int, int);
-static hsdb_tmap_fn p_tensor_map_tiled;  // NULL before CUDA 12.0's driver
-
-CUresult hsdb_tensor_map_tiled(void* map, int dtype, unsigned rank, unsigned long long addr, const unsigned long long* dims,
-                               const unsigned long long* strides, const unsigned* box, const unsigned* estrides,
-                               int interleave, int swizzle, int l2promotion, int oobfill) {
-    if (!p_tensor_map_tiled) return 500;  // CUDA_ERROR_NOT_FOUND
-    return p_tensor_map_tiled(map, dtype, rank, (void*)addr, dims, strides, box, estrides, interleave, swizzle, l2promotion,
-                              oobfill);
-}
-
-// hsdb_cu_open dlopens lib and resolves every symbol (and
-// cuTensorMapEncodeTiled where the driver has it). It returns NULL on
+// hsdb_cu_open dlopens lib and resolves every symbol. It returns NULL on
 // success, else a description of what failed (dlerror's text or the missing
 // symbol's name).
 const char* hsdb_cu_open(const char* lib) {
@@ -36,7 +23,6 @@ const char* hsdb_cu_open(const char* lib) {
     p_##name = (CUresult(*) params)dlsym(h, #sym); \
     if (!p_##name) return #sym;
     HSDB_CU_FUNCS(HSDB_SYM)
-    p_tensor_map_tiled = (hsdb_tmap_fn)dlsym(h, "cuTensorMapEncodeTiled");
     return NULL;
 }
 

@@ -76,15 +76,3 @@ CUresult hsdb_load_module(CUmodule* m, const char* ptx, char* log, size_t logsiz
 const char* hsdb_cu_error_name(CUresult r);
 const char* hsdb_cu_error_string(CUresult r);
 #endif
-
-// hsdb_tensor_map_tiled is CUDA 12.0's cuTensorMapEncodeTiled (tensor maps
-// for the Tensor Memory Accelerator), resolved by hsdb_cu_open when the
-// driver has it: outside HSDB_CU_FUNCS, so that a driver without it still
-// opens, and declared by hand with the enums as int and cuuint32_t /
-// cuuint64_t as unsigned / unsigned long long, because the CUDA 11.8
-// cuda.h that scripts/ci-cuda-vet.sh checks the list against predates it.
-// map: 128 bytes, 64-byte aligned. Returns CUDA_ERROR_NOT_FOUND (500)
-// when the driver has no such function.
-CUresult hsdb_tensor_map_tiled(void* map, int dtype, unsigned rank, unsigned long long addr, const unsigned long long* dims,
-                               const unsigned long long* strides, const unsigned* box, const unsigned* estrides,
-                               int interleave, int swizzle, int l2promotion, int oobfill);
