@@ -446,6 +446,53 @@ func TestCopyRowsToHost(t *testing.T) {
 	}
 }
 
+// TestToHostBF16Widening: a bf16 read the size of a DeepSeek-V3 prefill's
+// last-token logits ([4, 129280], widened on the host in parallel chunks
+// straight from the pinned staging buffer) and a column slice of it come
+// back as the f32 whose high half is each bf16 bit pattern and whose low
+// half is zero (the definition of bf16), bit for bit: NaN payloads,
+// infinities, signed zeros and subnormals included.
+func TestToHostBF16Widening(t *testing.T) {
+	devs, _ := virtualRanksOn(t, 1, tensor.BF16)
+	d := devs[0]
+	const rows, cols = 4, 129280
+	h := tensor.New(tensor.BF16, rows, cols)
+	bits := h.U16()
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range bits {
+		bits[i] = uint16(rng.Uint32())
+	}
+	special := []uint16{0x7fc1, 0xffff, 0x7f80, 0xff80, 0x8000, 0x0000, 0x0001, 0x807f}
+	for i, b := range special {
+		bits[i*65537%len(bits)] = b
+	}
+	x := d.Upload(h)
+	check := func(name string, got *tensor.Tensor, r0, r1, c0, c1 int) {
+		t.Helper()
+		if got.Rows() != r1-r0 || got.Cols() != c1-c0 {
+			t.Fatalf("%s: shape %v, want [%d %d]", name, got.Shape, r1-r0, c1-c0)
+		}
+		g := got.F32()
+		bad := 0
+		for r := r0; r < r1; r++ {
+			for c := c0; c < c1; c++ {
+				want := uint32(bits[r*cols+c]) << 16
+				if b := math.Float32bits(g[(r-r0)*(c1-c0)+c-c0]); b != want {
+					if bad++; bad <= 3 {
+						t.Errorf("%s: [%d, %d] bits %#08x, want %#08x", name, r, c, b, want)
+					}
+				}
+			}
+		}
+		if bad > 0 {
+			t.Errorf("%s: %d of %d values differ", name, bad, (r1-r0)*(c1-c0))
+		}
+	}
+	check("whole", d.ToHost(x, 0, rows, 0, cols), 0, rows, 0, cols)
+	check("column slice", d.ToHost(x, 1, 4, 70001, 129279), 1, 4, 70001, 129279)
+	check("one row", d.ToHost(x, 3, 4, 0, cols), 3, 4, 0, cols)
+}
+
 // TestRankLinearF32: router logits from bf16 activations and a bf16 gate
 // weight (one GEMM with float32 output), and from float32 ones, against
 // the float64 dot products of the widened values (each product is exact

@@ -4,6 +4,10 @@ package cuda
 
 import (
 	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"unsafe"
 
 	"hsdb/engine/backend"
 	"hsdb/engine/backend/cuda/driver"
@@ -178,17 +182,19 @@ func (d *Device) checkSlice(op string, x *Tensor, r0, r1, c0, c1 int) {
 }
 
 // widenOnDeviceMax is the largest bf16/f16 read (in f32 bytes) that ToHost
-// widens on the device: one cast kernel, then the f32 copy lands in the
-// result as it is, with no host-side buffer and conversion pass (a
-// prefill's last-token logits). Larger reads cross the bus at 2 bytes an
-// element and widen on the host.
+// widens on its way out rather than after a plain copy: a bf16 slice
+// crosses the bus at 2 bytes an element into pinned staging and is widened
+// from there into the result by the host (toHostBF16: a prefill's
+// last-token logits, 1 MB instead of 2 over a host link that moved them at
+// about 5 GB/s); an f16 slice is cast on the device and its f32 copy lands
+// in the result as it is (toHostWidened). Larger reads cross the bus at 2
+// bytes an element into the pageable result and widen on the host.
 const widenOnDeviceMax = 4 << 20
 
 // ToHost copies rows [r0,r1) and columns [c0,c1) of t to a new host f32
 // tensor [r1-r0, c1-c0]; only that slice crosses the bus (a column slice
-// is packed on the device first). A bf16/f16 slice of at most
-// widenOnDeviceMax f32 bytes is widened on the device, a larger one on the
-// host (the widening is exact either way).
+// is packed on the device first). The widening of bf16/f16 is exact
+// whichever way widenOnDeviceMax picks.
 func (d *Device) ToHost(t backend.Tensor, r0, r1, c0, c1 int) *tensor.Tensor {
 	const op = "to_host"
 	x := d.get(op, t)
@@ -200,6 +206,9 @@ func (d *Device) ToHost(t backend.Tensor, r0, r1, c0, c1 int) *tensor.Tensor {
 		return d.int4ToHost(x, r0, r1, c0, c1)
 	}
 	if n := int64(r1-r0) * int64(c1-c0); (x.dt == tensor.BF16 || x.dt == tensor.F16) && n > 0 && 4*n <= widenOnDeviceMax {
+		if x.dt == tensor.BF16 {
+			return d.toHostBF16(x, r0, r1, c0, c1)
+		}
 		return d.toHostWidened(x, r0, r1, c0, c1)
 	}
 	h := tensor.New(x.dt, r1-r0, c1-c0)
@@ -229,7 +238,75 @@ func (d *Device) ToHost(t backend.Tensor, r0, r1, c0, c1 int) *tensor.Tensor {
 	return tensor.FromF32(h.ToF32(), r1-r0, c1-c0)
 }
 
-// toHostWidened is ToHost of a small bf16/f16 slice: packed (a column
+// toHostBF16 is ToHost of a small bf16 slice (see widenOnDeviceMax):
+// packed on the device when it is a column slice, copied at 2 bytes an
+// element into pinned staging, and widened from there straight into the
+// result (a bf16 is the high half of its f32), in parallel chunks; the
+// result's pages are faulted in while the device is still busy.
+func (d *Device) toHostBF16(x *Tensor, r0, r1, c0, c1 int) *tensor.Tensor {
+	const op = "to_host"
+	h := tensor.New(tensor.F32, r1-r0, c1-c0)
+	cols, n := int64(x.cols()), int64(r1-r0)*int64(c1-c0)
+	d.do(op, func() error {
+		src := x.ptr().Add((int64(r0)*cols + int64(c0)) * 2)
+		if c0 != 0 || c1 != x.cols() {
+			tmp, err := d.mem.alloc(2*n, driver.Activations)
+			if err != nil {
+				return err
+			}
+			defer d.mem.free([]block{{tmp, driver.Activations}})
+			w := int64(c1-c0) * 2
+			if err := d.g.Copy2D(tmp, w, src, cols*2, r1-r0, w); err != nil {
+				return err
+			}
+			src = tmp
+		}
+		out := h.F32()
+		touch := func() {
+			for i := 0; i < len(h.Data); i += 4096 {
+				h.Data[i] = 0
+			}
+		}
+		return d.g.ReadSmallWith(2*n, src, touch, func(host []byte) {
+			widenBF16(out, unsafe.Slice((*uint16)(unsafe.Pointer(&host[0])), len(out)))
+		})
+	})
+	return h
+}
+
+// widenBF16Chunk is the fewest elements widenBF16 gives a goroutine of its
+// own: below it starting one costs more than the loop (a few µs for 64 Ki
+// elements).
+const widenBF16Chunk = 64 << 10
+
+// widenBF16 sets dst[i] to the f32 of the bf16 bit pattern src[i]
+// (len(dst) == len(src)), split over up to GOMAXPROCS goroutines.
+func widenBF16(dst []float32, src []uint16) {
+	body := func(lo, hi int) {
+		d, s := dst[lo:hi], src[lo:hi]
+		for i := range d {
+			d[i] = math.Float32frombits(uint32(s[i]) << 16)
+		}
+	}
+	w := min(runtime.GOMAXPROCS(0), len(dst)/widenBF16Chunk)
+	if w <= 1 {
+		body(0, len(dst))
+		return
+	}
+	size := (len(dst) + w - 1) / w
+	var wg sync.WaitGroup
+	for lo := size; lo < len(dst); lo += size {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			body(lo, min(lo+size, len(dst)))
+		}()
+	}
+	body(0, min(size, len(dst)))
+	wg.Wait()
+}
+
+// toHostWidened is ToHost of a small f16 slice: packed (a column
 // slice) and cast to f32 on the device, then copied into the result.
 func (d *Device) toHostWidened(x *Tensor, r0, r1, c0, c1 int) *tensor.Tensor {
 	const op = "to_host"

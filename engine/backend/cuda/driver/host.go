@@ -193,20 +193,39 @@ func (d *GPU) ReadSmall(dst []byte, src Ptr) error {
 	if len(dst) == 0 {
 		return nil
 	}
+	return d.ReadSmallWith(int64(len(dst)), src, func() { touchPages(dst) }, func(host []byte) { copy(dst, host) })
+}
+
+// ReadSmallWith copies n > 0 bytes from the device at src into a cached
+// pinned staging buffer after all queued work, runs during (if not nil)
+// while the device finishes, waits for the stream, and hands the n staged
+// bytes to use, which must not keep them: the buffer goes back to the
+// cache when use returns. It is ReadSmall for a caller that converts the
+// bytes on their way out (ToHost widening bf16 logits straight from the
+// staging buffer into the result, so that only 2 bytes an element cross
+// the bus and the host touches them once). Both functions run on the
+// device's thread and must not call the GPU. It returns the first
+// asynchronous error of earlier work, if any.
+func (d *GPU) ReadSmallWith(n int64, src Ptr, during func(), use func(host []byte)) error {
+	if n <= 0 {
+		return fmt.Errorf("%w: cuda:%d: reading %d bytes", ErrBadArgument, d.ordinal, n)
+	}
 	return d.Do(func() error {
-		host, hb, err := d.pinned.get(int64(len(dst)))
+		host, hb, err := d.pinned.get(n)
 		if err != nil {
 			return err
 		}
 		defer d.pinned.put(host, hb)
-		if err := drv.copyDtoHAsync(host, src, int64(len(dst)), d.st); err != nil {
+		if err := drv.copyDtoHAsync(host, src, n, d.st); err != nil {
 			return err
 		}
-		touchPages(dst)
+		if during != nil {
+			during()
+		}
 		if err := drv.streamSynchronize(d.st); err != nil {
 			return err
 		}
-		copy(dst, unsafe.Slice((*byte)(host), len(dst)))
+		use(unsafe.Slice((*byte)(host), n))
 		return nil
 	})
 }
