@@ -174,12 +174,13 @@ func (c *pinnedCache) release() {
 	c.free = nil
 }
 
-// touchPages writes a zero into every 4 KiB page of b, so that the pages of
+// TouchPages writes a zero into every 4 KiB page of b, so that the pages of
 // a freshly allocated destination (a prefill's logits: 2 MB that the Go
 // heap may just have taken from the OS) are faulted in while the device is
 // still busy, not after the stream is done, when the copy out of the
-// staging buffer would take each fault on the critical path.
-func touchPages(b []byte) {
+// staging buffer would take each fault on the critical path. Call it on
+// memory whose contents do not matter yet (it overwrites bytes).
+func TouchPages(b []byte) {
 	for i := 0; i < len(b); i += 4096 {
 		b[i] = 0
 	}
@@ -193,7 +194,7 @@ func (d *GPU) ReadSmall(dst []byte, src Ptr) error {
 	if len(dst) == 0 {
 		return nil
 	}
-	return d.ReadSmallWith(int64(len(dst)), src, func() { touchPages(dst) }, func(host []byte) { copy(dst, host) })
+	return d.ReadSmallWith(int64(len(dst)), src, func() { TouchPages(dst) }, func(host []byte) { copy(dst, host) })
 }
 
 // ReadSmallWith copies n > 0 bytes from the device at src into a cached
