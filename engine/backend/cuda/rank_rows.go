@@ -213,29 +213,44 @@ func (d *Device) ToHost(t backend.Tensor, r0, r1, c0, c1 int) *tensor.Tensor {
 	}
 	h := tensor.New(x.dt, r1-r0, c1-c0)
 	if len(h.Data) > 0 {
-		es, cols := int64(x.dt.Size()), int64(x.cols())
 		d.do(op, func() error {
-			src := x.ptr().Add((int64(r0)*cols + int64(c0)) * es)
-			if c0 == 0 && c1 == x.cols() {
-				return d.g.CopyToHost(h.Data, src)
-			}
-			n := int64(len(h.Data))
-			tmp, err := d.mem.alloc(n, driver.Activations)
+			src, release, err := d.packedSlice(x, r0, r1, c0, c1)
 			if err != nil {
 				return err
 			}
-			defer d.mem.free([]block{{tmp, driver.Activations}})
-			w := int64(c1-c0) * es
-			if err := d.g.Copy2D(tmp, w, src, cols*es, r1-r0, w); err != nil {
-				return err
-			}
-			return d.g.CopyToHost(h.Data, tmp)
+			defer release()
+			return d.g.CopyToHost(h.Data, src)
 		})
 	}
 	if x.dt == tensor.F32 {
 		return h
 	}
 	return tensor.FromF32(h.ToF32(), r1-r0, c1-c0)
+}
+
+// packedSlice returns the device address of rows [r0,r1) × columns
+// [c0,c1) of x as one contiguous [r1-r0, c1-c0] block in x's dtype: x's
+// own memory when the slice spans whole rows, else a temporary the
+// columns are packed into (one strided copy). release frees the
+// temporary (a no-op otherwise); call it when the reads queued on it are
+// queued. GPU thread only; errors are the pool's or the copy's.
+func (d *Device) packedSlice(x *Tensor, r0, r1, c0, c1 int) (src driver.Ptr, release func(), err error) {
+	es, cols := int64(x.dt.Size()), int64(x.cols())
+	src = x.ptr().Add((int64(r0)*cols + int64(c0)) * es)
+	if c0 == 0 && c1 == x.cols() {
+		return src, func() {}, nil
+	}
+	w := int64(c1-c0) * es
+	tmp, err := d.mem.alloc(int64(r1-r0)*w, driver.Activations)
+	if err != nil {
+		return 0, nil, err
+	}
+	release = func() { d.mem.free([]block{{tmp, driver.Activations}}) }
+	if err := d.g.Copy2D(tmp, w, src, cols*es, r1-r0, w); err != nil {
+		release()
+		return 0, nil, err
+	}
+	return tmp, release, nil
 }
 
 // toHostBF16 is ToHost of a small bf16 slice (see widenOnDeviceMax):
@@ -246,21 +261,13 @@ func (d *Device) ToHost(t backend.Tensor, r0, r1, c0, c1 int) *tensor.Tensor {
 func (d *Device) toHostBF16(x *Tensor, r0, r1, c0, c1 int) *tensor.Tensor {
 	const op = "to_host"
 	h := tensor.New(tensor.F32, r1-r0, c1-c0)
-	cols, n := int64(x.cols()), int64(r1-r0)*int64(c1-c0)
+	n := int64(r1-r0) * int64(c1-c0)
 	d.do(op, func() error {
-		src := x.ptr().Add((int64(r0)*cols + int64(c0)) * 2)
-		if c0 != 0 || c1 != x.cols() {
-			tmp, err := d.mem.alloc(2*n, driver.Activations)
-			if err != nil {
-				return err
-			}
-			defer d.mem.free([]block{{tmp, driver.Activations}})
-			w := int64(c1-c0) * 2
-			if err := d.g.Copy2D(tmp, w, src, cols*2, r1-r0, w); err != nil {
-				return err
-			}
-			src = tmp
+		src, release, err := d.packedSlice(x, r0, r1, c0, c1)
+		if err != nil {
+			return err
 		}
+		defer release()
 		out := h.F32()
 		return d.g.ReadSmallWith(2*n, src, func() { driver.TouchPages(h.Data) }, func(host []byte) {
 			widenBF16(out, unsafe.Slice((*uint16)(unsafe.Pointer(&host[0])), len(out)))
@@ -306,22 +313,18 @@ func widenBF16(dst []float32, src []uint16) {
 func (d *Device) toHostWidened(x *Tensor, r0, r1, c0, c1 int) *tensor.Tensor {
 	const op = "to_host"
 	h := tensor.New(tensor.F32, r1-r0, c1-c0)
-	es, cols, n := int64(x.dt.Size()), int64(x.cols()), int64(len(h.Data)/4)
+	n := int64(len(h.Data) / 4)
 	d.do(op, func() error {
-		src := x.ptr().Add((int64(r0)*cols + int64(c0)) * es)
-		tmp, err := d.mem.alloc(n*(4+es), driver.Activations)
+		src, release, err := d.packedSlice(x, r0, r1, c0, c1)
+		if err != nil {
+			return err
+		}
+		defer release()
+		tmp, err := d.mem.alloc(4*n, driver.Activations)
 		if err != nil {
 			return err
 		}
 		defer d.mem.free([]block{{tmp, driver.Activations}})
-		if c0 != 0 || c1 != x.cols() {
-			packed := tmp.Add(4 * n)
-			w := int64(c1-c0) * es
-			if err := d.g.Copy2D(packed, w, src, cols*es, r1-r0, w); err != nil {
-				return err
-			}
-			src = packed
-		}
 		if err := d.g.Cast(tmp, src, n, x.dt, tensor.F32); err != nil {
 			return err
 		}
