@@ -249,6 +249,9 @@ func benchPrefill(b *testing.B, withCapture bool) {
 		if err := os.WriteFile(filepath.Join(out, "hsdb_logits.f32"), buf, 0o644); err != nil {
 			b.Fatal(err)
 		}
+		if err := writeLastRoutes(e, filepath.Join(out, "hsdb_topk.json")); err != nil {
+			b.Fatal(err)
+		}
 	}
 	b.ResetTimer()
 	ms := make([]float64, 0, b.N)
@@ -260,6 +263,59 @@ func benchPrefill(b *testing.B, withCapture bool) {
 	b.ReportMetric(float64(benchSeqs*benchSeqLen*b.N)/b.Elapsed().Seconds(), "tok/s")
 	slices.Sort(ms)
 	b.Logf("BENCH prefill wall ms: min %.2f median %.2f max %.2f over %d", ms[0], ms[len(ms)/2], ms[len(ms)-1], len(ms))
+}
+
+// lastRoutes is a hook keeping, at every router (a site
+// model.layers.N.mlp.gate), the expert ids its topk_ids [tokens, top_k]
+// (I64, rank 0's: the gate is replicated) gives each sequence's last
+// token (rows seqLen-1, 2·seqLen-1, ... of the [4·1024]-token batch).
+type lastRoutes struct {
+	ids map[string][][]int64 // site path -> [sequence][top_k]
+}
+
+func (h *lastRoutes) Want(ev *model.Event) bool { return strings.HasSuffix(ev.Site.Path, ".mlp.gate") }
+func (h *lastRoutes) Visit(ev *model.Event, ranks []*model.RankView) error {
+	st, ok := ranks[0].Tensor("topk_ids")
+	if !ok || st.Host == nil {
+		return fmt.Errorf("%s: no topk_ids on the host", ev.Site.Path)
+	}
+	sh := st.Host.Shape
+	if len(sh) != 2 || sh[0] != benchSeqs*benchSeqLen {
+		return fmt.Errorf("%s: topk_ids is %v, want [%d, top_k]", ev.Site.Path, sh, benchSeqs*benchSeqLen)
+	}
+	var seqs [][]int64
+	for s := range benchSeqs {
+		row := (s+1)*benchSeqLen - 1
+		ids := make([]int64, sh[1])
+		for j := range ids {
+			ids[j] = st.Host.Int(row*sh[1] + j)
+		}
+		seqs = append(seqs, ids)
+	}
+	h.ids[ev.Site.Path] = seqs
+	return nil
+}
+
+// writeLastRoutes runs one more prefill of the benchmark's ids with a
+// lastRoutes hook and writes what it kept to path as JSON ({"model.layers.
+// 1.mlp.gate": [[8 ids] per sequence]}); a model without routers writes
+// nothing. hf_prefill.py --hsdb-topk compares HF's routing of those tokens
+// with it, and reruns HF with its routing of them set to these ids: the
+// cosine of the last-token logits apart from a routing decision that the
+// two roundings take differently.
+func writeLastRoutes(e *Engine, path string) error {
+	h := &lastRoutes{ids: map[string][][]int64{}}
+	if _, err := e.Prefill(benchEngine.ids, h, false); err != nil {
+		return err
+	}
+	if len(h.ids) == 0 {
+		return nil
+	}
+	js, err := json.Marshal(h.ids)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, js, 0o644)
 }
 
 // BenchmarkGPUPrefill times the prefill of 4 sequences of 1024 tokens of

@@ -32,7 +32,11 @@
 # BENCH_HF=0 skip (b), (c) or HF transformers' run; BENCH_REF_F32=1 also
 # runs HF in float32 and prints, per sequence, how far hsdb's and HF's bf16
 # last-token logits each are from it (which run's rounding the cosine
-# against HF bf16 measures). Needs python3 with
+# against HF bf16 measures) and which of them routes each sequence's last
+# token as float32 does, with float32's routing margin. (a) also reruns HF
+# with its routing of the last tokens set to the expert ids hsdb chose
+# (hsdb_topk.json) and prints that cosine: the agreement apart from a
+# routing decision the two roundings take differently. Needs python3 with
 # torch, transformers, safetensors.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -73,8 +77,18 @@ hsdb() {
 hsdb tp1 "$ds/bf16" 1
 if [[ ${BENCH_HF:-1} != 0 ]]; then
 	stamp "HF transformers on bf16"
+	topk=()
+	if [[ -f $out/tp1/hsdb_topk.json ]]; then
+		# The routing hooks checked against this transformers first.
+		python3 "$here/check_hf_routes.py" 2>&1 | tee "$out/check_hf_routes.log"
+		if [[ ${PIPESTATUS[0]} -eq 0 ]]; then
+			topk=(--hsdb-topk "$out/tp1/hsdb_topk.json")
+		else
+			echo "bench-deepseek.sh: HF's routing is not compared with hsdb's (check_hf_routes.py failed)" >&2
+		fi
+	fi
 	python3 "$here/hf_prefill.py" --model "$ds/bf16" --ids "$out/tp1/ids.json" --iters 10 --warm-s "${HSDB_BENCH_WARM_S:-1}" \
-		--hsdb-logits "$out/tp1/hsdb_logits.f32" ${BENCH_REF_F32:+--ref-f32} 2>&1 | tee "$out/hf.log"
+		--hsdb-logits "$out/tp1/hsdb_logits.f32" "${topk[@]}" ${BENCH_REF_F32:+--ref-f32} 2>&1 | tee "$out/hf.log"
 fi
 if [[ ${BENCH_TP8:-1} != 0 ]]; then
 	HSDB_CUDA_VIRTUAL=1 hsdb tp8 "$ds/bf16" 8 3
@@ -127,6 +141,17 @@ if t1 and hf and "hf_ms_to_host" in hf:
 if hf and "logits_cos_min" in hf:
     row("(a) last-token logits cosine vs HF (min of 4)", f"{hf['logits_cos_min']:.6f}", ">= 0.9999", hf["logits_cos_min"] >= 0.9999)
     row("(a) top-1 agreement with HF", f"{hf['top1_agree']:.2f}", "1.00", hf["top1_agree"] == 1.0)
+if hf and "forced_cos" in hf:
+    # A routing decision taken differently is not a numerical error: the
+    # same cosine with HF's routing of the last tokens set to hsdb's ids.
+    diff = [f"{site.split('.')[2]}:seq {i + 1}" for site, v in hf.get("route_same_hf_bf16", {}).items() for i, ok in enumerate(v) if not ok]
+    rows.append("(a) last tokens routed differently by hsdb and HF bf16: " + (", ".join(diff) if diff else "none")
+                + f"; cosine with HF's routing of them set to hsdb's ids, per sequence: " + " ".join(f"{c:.6f}" for c in hf["forced_cos"])
+                + f" (min {hf['forced_cos_min']:.6f}, top-1 {hf['forced_top1_agree']:.2f})")
+for site, v in (hf or {}).get("f32_routes", {}).items():
+    rows.append(f"(a) layer {site.split('.')[2]} last-token routing equal to HF f32's: hsdb " + " ".join("yes" if x else "NO" for x in v["hsdb_same"])
+                + "; HF bf16 " + " ".join("yes" if x else "NO" for x in v["hf_bf16_same"])
+                + "; f32 routing margin " + " ".join(f"{m:.2e}" for m in v["margin"]))
 if hf and "hsdb_vs_f32_cos" in hf and "hf_bf16_vs_f32_cos" in hf:
     # BENCH_REF_F32=1: whose rounding the cosine against HF bf16 measures.
     rows.append("(a) last-token cosine vs HF f32 per sequence: hsdb bf16 " + " ".join(f"{c:.6f}" for c in hf["hsdb_vs_f32_cos"])
