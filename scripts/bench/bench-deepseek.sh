@@ -144,7 +144,7 @@ if hf and "logits_cos_min" in hf:
 if hf and "forced_cos" in hf:
     # A routing decision taken differently is not a numerical error: the
     # same cosine with HF's routing of the last tokens set to hsdb's ids.
-    diff = [f"{site.split('.')[2]}:seq {i + 1}" for site, v in hf.get("route_same_hf_bf16", {}).items() for i, ok in enumerate(v) if not ok]
+    diff = [f"layer {site.split('.')[2]} sequence {i + 1}" for site, v in hf.get("route_same_hf_bf16", {}).items() for i, ok in enumerate(v) if not ok]
     rows.append("(a) last tokens routed differently by hsdb and HF bf16: " + (", ".join(diff) if diff else "none")
                 + f"; cosine with HF's routing of them set to hsdb's ids, per sequence: " + " ".join(f"{c:.6f}" for c in hf["forced_cos"])
                 + f" (min {hf['forced_cos_min']:.6f}, top-1 {hf['forced_top1_agree']:.2f})")
