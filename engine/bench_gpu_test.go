@@ -25,8 +25,9 @@ import (
 // The GPU benchmarks of scripts/bench-gpu.sh. They need a model directory
 // in HSDB_BENCH_MODEL (the script writes a Llama-3-8B-shaped checkpoint
 // with random bf16 weights) and skip without one. HSDB_BENCH_TP sets the
-// world size (default 1), HSDB_BENCH_OUT where the token ids and hsdb's
-// logits go for the HF comparison.
+// world size (default 1), HSDB_BENCH_OUT where the token ids, hsdb's
+// logits and (MoE models) its routers' expert ids for each sequence's last
+// token go for the HF comparison.
 
 const (
 	benchSeqs   = 4
