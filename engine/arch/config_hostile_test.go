@@ -45,10 +45,10 @@ func TestWrapperConfigFaultsNamed(t *testing.T) {
 	inner := strings.Replace(deepseekV3Real, `"torch_dtype":"bfloat16",`, ``, 1)
 	for _, c := range []struct{ top, want string }{
 		{`"dtype": "float7"`, `dtype "float7"`},
-		{`"torch_dtype": 5`, "torch_dtype 5"},
+		{`"torch_dtype": 5`, "config.json: torch_dtype: got a JSON number 5, want a string, one of float32, bfloat16, float16, float64"},
 	} {
 		_, _, err := model.ParseConfig([]byte(`{"architectures": ["KimiK25ForConditionalGeneration"], "model_type": "kimi_k25", ` + c.top + `, "text_config": ` + inner + `}`))
-		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "text_config:") {
+		if err == nil || !strings.HasPrefix(err.Error(), "config.json: ") || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "text_config:") {
 			t.Errorf("wrapper with %s: %v; want an error naming the wrapper's %s", c.top, err, c.want)
 		}
 	}
@@ -75,16 +75,17 @@ func TestMaxPositionEmbeddingsZeroRefused(t *testing.T) {
 }
 
 // TestLlamaExplicitZeroNotDefault: num_key_value_heads 0 or head_dim 0
-// written out in config.json is refused naming the field; hsdb read a 0 as
-// absent and put HF's default in its place (num_attention_heads,
-// hidden_size / num_attention_heads), where HF keeps the 0 and fails. Left
-// out or null, the defaults still apply.
+// written out in config.json is refused naming the field and the range
+// accepted (model.CheckBounds); hsdb read a 0 as absent and put HF's
+// default in its place (num_attention_heads, hidden_size /
+// num_attention_heads), where HF keeps the 0 and fails. Left out or null,
+// the defaults still apply.
 func TestLlamaExplicitZeroNotDefault(t *testing.T) {
 	const base = `{"architectures":["LlamaForCausalLM"],"hidden_size":64,"intermediate_size":128,"num_hidden_layers":2,
 "num_attention_heads":4,"vocab_size":100,"max_position_embeddings":512`
 	for _, f := range []string{"num_key_value_heads", "head_dim"} {
 		_, _, err := model.ParseConfig([]byte(base + `,"` + f + `":0}`))
-		if err == nil || !strings.Contains(err.Error(), f+" must be positive, got 0") {
+		if want := "config.json: " + f + " 0 is out of range (want an integer from 1 to 4096)"; err == nil || err.Error() != want {
 			t.Errorf("%s 0: %v; want an error naming the field", f, err)
 		}
 		cfg, _, err := model.ParseConfig([]byte(base + `,"` + f + `":null}`))

@@ -23,8 +23,9 @@ import (
 type deepseekVariant struct {
 	arch       string
 	modelTypes []string
-	v3         bool // sigmoid router with correction bias and grouped top-k; rope_interleave honoured
-	defaults   func(c *DeepseekConfig)
+	v3         bool    // sigmoid router with correction bias and grouped top-k; rope_interleave honoured
+	class      string  // the HF config class: "DeepseekV3Config"
+	fields     []field // its defaults and nulls (fields.go)
 }
 
 // DeepseekConfig is config.json of a DeepSeek-V2/V3-architecture model (HF
@@ -73,29 +74,55 @@ type DeepseekConfig struct {
 	mla    *nn.MLAConfig
 	moe    *nn.MoEConfig // nil when the model has no routed experts
 	layers model.LayerRange
+	set    fieldSet // the class defaults applied
 }
 
-func ip(v int) *int { return &v }
+// deepseekFields lists the fields both DeepSeek config classes have, with
+// the class's defaults d, then the class's own. null for n_routed_experts
+// and n_shared_experts means none, as vLLM (DeepseekV2DecoderLayer,
+// DeepseekV2MoE) and DeepSeek's own modeling code read it; n_group and
+// topk_group null mean one group; num_experts_per_tok null is refused by
+// buildMoE when there are routed experts.
+func deepseekFields(d deepseekSizes, own ...field) []field {
+	return append([]field{size("vocab_size", d.vocab), size("hidden_size", d.hidden), size("intermediate_size", d.inter),
+		size("moe_intermediate_size", d.moeInter), size("num_hidden_layers", d.layers), size("num_attention_heads", d.heads),
+		{name: "max_position_embeddings", def: d.maxPos}, opt("q_lora_rank", 1536, "no query LoRA (q_proj)").sizes(),
+		size("kv_lora_rank", 512), size("qk_nope_head_dim", 128), size("qk_rope_head_dim", 64), size("v_head_dim", 128),
+		opt("n_routed_experts", d.experts, "no routed experts: every layer dense").sizes(),
+		opt("n_shared_experts", d.shared, "no shared experts").sizes(), opt("num_experts_per_tok", d.topK, "no top-k"),
+		opt("n_group", d.groups, "one group"), opt("topk_group", d.topkGroup, "one group"),
+		{name: "first_k_dense_replace", def: d.firstDense}, {name: "routed_scaling_factor", def: d.scale},
+		{name: "hidden_act", def: "silu"}, {name: "rms_norm_eps", def: 1e-6}, {name: "tie_word_embeddings", def: false},
+		{name: "attention_bias", def: false}, {name: "mlp_bias", def: false},
+		{name: "moe_layer_freq", def: 1, from: "vLLM"}}, own...)
+}
 
-var deepseekV3 = &deepseekVariant{arch: "DeepseekV3ForCausalLM", modelTypes: []string{"deepseek_v3", "kimi_k2"}, v3: true,
-	defaults: func(c *DeepseekConfig) { // HF DeepseekV3Config defaults (DeepSeek-V3's sizes)
-		c.VocabSize, c.HiddenSize, c.IntermediateSize, c.MoeIntermediateSize = 129280, 7168, 18432, 2048
-		c.NumHiddenLayers, c.NumAttentionHeads, c.MaxPositionEmbeddings = 61, 128, 4096
-		c.QLoraRank, c.KVLoraRank, c.QKNopeHeadDim, c.QKRopeHeadDim, c.VHeadDim = ip(1536), 512, 128, 64, 128
-		c.NRoutedExperts, c.NSharedExperts, c.NumExpertsPerTok, c.NGroup, c.TopkGroup = ip(256), ip(1), ip(8), ip(8), ip(4)
-		c.RoutedScalingFactor, c.FirstKDenseReplace, c.NormTopkProb, c.RopeInterleave = 2.5, 3, true, true
-		c.ScoringFunc, c.TopkMethod = "sigmoid", "noaux_tc"
-	}}
+// deepseekSizes are the defaults that differ between the DeepSeek config
+// classes; nil for an optional field the class leaves None.
+type deepseekSizes struct {
+	vocab, hidden, inter, moeInter, layers, heads, maxPos, firstDense int
+	experts, shared, topK, groups, topkGroup                          any
+	scale                                                             float64
+}
 
-var deepseekV2 = &deepseekVariant{arch: "DeepseekV2ForCausalLM", modelTypes: []string{"deepseek_v2"},
-	defaults: func(c *DeepseekConfig) { // HF DeepseekV2Config defaults
-		c.VocabSize, c.HiddenSize, c.IntermediateSize, c.MoeIntermediateSize = 32000, 4096, 11008, 1407
-		c.NumHiddenLayers, c.NumAttentionHeads, c.MaxPositionEmbeddings = 32, 32, 2048
-		c.QLoraRank, c.KVLoraRank, c.QKNopeHeadDim, c.QKRopeHeadDim, c.VHeadDim = ip(1536), 512, 128, 64, 128
-		c.NRoutedExperts, c.NSharedExperts = ip(64), ip(2)
-		c.RoutedScalingFactor, c.FirstKDenseReplace = 1, 0
-		c.ScoringFunc, c.TopkMethod = "softmax", "greedy"
-	}}
+// HF DeepseekV3Config's defaults are DeepSeek-V3's sizes. norm_topk_prob
+// and rope_interleave null are false (the class accepts None, which its
+// modeling code tests as false).
+var deepseekV3 = &deepseekVariant{arch: "DeepseekV3ForCausalLM", modelTypes: []string{"deepseek_v3", "kimi_k2"}, v3: true, class: "DeepseekV3Config",
+	fields: deepseekFields(deepseekSizes{vocab: 129280, hidden: 7168, inter: 18432, moeInter: 2048, layers: 61, heads: 128, maxPos: 4096,
+		firstDense: 3, experts: 256, shared: 1, topK: 8, groups: 8, topkGroup: 4, scale: 2.5},
+		field{name: "norm_topk_prob", def: true, null: "false"}, field{name: "rope_interleave", def: true, null: "false"},
+		// Not DeepseekV3Config fields: HF hard-codes this routing, and
+		// buildMoE refuses any other.
+		field{name: "scoring_func", def: "sigmoid", from: "HF DeepseekV3MoE"}, field{name: "topk_method", def: "noaux_tc", from: "HF DeepseekV3MoE"})}
+
+// HF DeepseekV2Config's defaults (its n_group, topk_group and
+// num_experts_per_tok are None).
+var deepseekV2 = &deepseekVariant{arch: "DeepseekV2ForCausalLM", modelTypes: []string{"deepseek_v2"}, class: "DeepseekV2Config",
+	fields: deepseekFields(deepseekSizes{vocab: 32000, hidden: 4096, inter: 11008, moeInter: 1407, layers: 32, heads: 32, maxPos: 2048,
+		firstDense: 0, experts: 64, shared: 2, scale: 1},
+		field{name: "norm_topk_prob", def: false, null: "false"}, field{name: "topk_method", def: "greedy"},
+		field{name: "scoring_func", def: "softmax", from: "HF DeepseekV2MoE"})}
 
 func init() {
 	for _, v := range []*deepseekVariant{deepseekV3, deepseekV2} {
@@ -106,28 +133,24 @@ func init() {
 }
 
 func parseDeepseek(raw map[string]json.RawMessage, v *deepseekVariant) (*DeepseekConfig, error) {
-	c := &DeepseekConfig{v: v, RMSNormEps: 1e-6, HiddenAct: "silu", MoeLayerFreq: 1}
-	v.defaults(c)
-	data, _ := json.Marshal(raw)
-	if err := json.Unmarshal(data, c); err != nil {
-		return nil, fmt.Errorf("config.json (%s): %w", v.arch, jsonerr.Explain(err))
+	if err := checkArchitectures(raw, v.arch); err != nil {
+		return nil, err
 	}
 	fail := func(format string, a ...any) error {
 		return fmt.Errorf("config.json (%s): "+format, append([]any{v.arch}, a...)...)
 	}
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"hidden_size", c.HiddenSize}, {"intermediate_size", c.IntermediateSize}, {"num_hidden_layers", c.NumHiddenLayers},
-		{"num_attention_heads", c.NumAttentionHeads}, {"vocab_size", c.VocabSize}, {"kv_lora_rank", c.KVLoraRank},
-		{"qk_nope_head_dim", c.QKNopeHeadDim}, {"qk_rope_head_dim", c.QKRopeHeadDim}, {"v_head_dim", c.VHeadDim}, {"moe_layer_freq", c.MoeLayerFreq}} {
-		if f.v <= 0 {
-			return nil, fail("%s must be positive, got %d", f.name, f.v)
-		}
+	full, set, err := applyFields(raw, v.class, v.fields)
+	if err != nil {
+		return nil, fail("%w", err)
 	}
-	if c.QLoraRank != nil && *c.QLoraRank <= 0 {
-		return nil, fail("q_lora_rank must be positive or null, got %d", *c.QLoraRank)
+	c := &DeepseekConfig{v: v, set: set}
+	data, _ := json.Marshal(full)
+	if err := json.Unmarshal(data, c); err != nil {
+		return nil, fail("%w", jsonerr.Explain(err))
 	}
+	c.v, c.set = v, set
+	// The sizes are positive here: model.CheckBounds refused a 0 written
+	// out, and the class defaults are positive.
 	if c.QKRopeHeadDim%2 != 0 {
 		return nil, fail("qk_rope_head_dim %d must be even for RoPE", c.QKRopeHeadDim)
 	}
@@ -190,15 +213,12 @@ func (c *DeepseekConfig) buildMLA() {
 // buildMoE derives the routed experts' sizes and routing rule; a model
 // without routed experts (n_routed_experts null) has only dense layers.
 // HF builds MoE layers whenever n_routed_experts is not null
-// (DeepseekV3DecoderLayer), so 0 experts, or experts without
-// num_experts_per_tok, is an error naming the field, not a dense model
-// whose first missing dense weight would be named instead.
+// (DeepseekV3DecoderLayer), so experts without num_experts_per_tok are an
+// error naming the field, not a dense model whose first missing dense
+// weight would be named instead (0 experts model.CheckBounds refuses).
 func (c *DeepseekConfig) buildMoE() error {
 	if c.NRoutedExperts == nil {
 		return nil
-	}
-	if *c.NRoutedExperts <= 0 {
-		return fmt.Errorf("n_routed_experts %d: a model with routed experts has at least 1 (a dense model has n_routed_experts null)", *c.NRoutedExperts)
 	}
 	if c.NumExpertsPerTok == nil {
 		return fmt.Errorf("num_experts_per_tok is missing or null with n_routed_experts %d: the routing needs top-k", *c.NRoutedExperts)
@@ -206,9 +226,6 @@ func (c *DeepseekConfig) buildMoE() error {
 	E, k := *c.NRoutedExperts, *c.NumExpertsPerTok
 	if k < 1 || k > E {
 		return fmt.Errorf("num_experts_per_tok %d must be in [1, n_routed_experts %d]", k, E)
-	}
-	if c.MoeIntermediateSize <= 0 {
-		return fmt.Errorf("moe_intermediate_size must be positive, got %d", c.MoeIntermediateSize)
 	}
 	// The routed experts' sum is multiplied by it in float32 (HF and vLLM):
 	// 1e39 and up is +Inf there and every MoE output Inf or NaN; zero or a
@@ -223,19 +240,14 @@ func (c *DeepseekConfig) buildMoE() error {
 	if shared < 0 {
 		return fmt.Errorf("n_shared_experts must not be negative, got %d", shared)
 	}
+	// n_group and topk_group are at least 1 (model.CheckBounds: HF's
+	// grouped top-k would divide by n_group 0 or keep no group with
+	// topk_group 0); null means one group.
 	groups, topkGroup := 1, 1
-	// 0 is not "absent": HF's grouped top-k would divide by n_group 0 or
-	// keep no group with topk_group 0, so it is refused, not read as 1.
-	if c.NGroup != nil && *c.NGroup < 1 {
-		return fmt.Errorf("n_group %d must be at least 1 (null means 1)", *c.NGroup)
-	}
-	if c.TopkGroup != nil && *c.TopkGroup < 1 {
-		return fmt.Errorf("topk_group %d must be at least 1 (null means 1)", *c.TopkGroup)
-	}
-	if c.NGroup != nil && *c.NGroup > 0 {
+	if c.NGroup != nil {
 		groups = *c.NGroup
 	}
-	if c.TopkGroup != nil && *c.TopkGroup > 0 {
+	if c.TopkGroup != nil {
 		topkGroup = *c.TopkGroup
 	}
 	g := nn.Router{Experts: E, TopK: k, Groups: groups, TopkGroup: topkGroup, NormTopK: c.NormTopkProb, Scale: float32(c.RoutedScalingFactor)}
@@ -302,6 +314,24 @@ func (c *DeepseekConfig) buildDims() {
 // Dims returns the model's sizes; HeadDim is qk_head_dim (qk_nope + qk_rope)
 // and KVHeads equals Heads (MLA expands the latent to every head).
 func (c *DeepseekConfig) Dims() *model.Dims { return &c.dims }
+
+// Notes says which sizes took the config class's default because
+// config.json has none ("hidden_size 7168 is DeepseekV3Config's default
+// (config.json has none)"), for the caller to print beside a plan or a
+// load; nil when none did.
+func (c *DeepseekConfig) Notes() []string { return c.set.notes() }
+
+// CheckDefaults returns an error (wrapping model.ErrWeight) when a tensor
+// of src disagrees with tree t's shape in a dimension that a class default
+// sized: "hidden_size 7168 (DeepseekV3Config's default: config.json has
+// none) but tensor model.embed_tokens.weight is [101, 96] in the
+// checkpoint (the config implies [101, 7168])". Call it before the
+// loader's or the plan's shape checks, which would name only the tensor;
+// nil when no default was applied or none explains a mismatch. Only
+// headers are read.
+func (c *DeepseekConfig) CheckDefaults(t *model.Tree, src model.WeightSource) error {
+	return c.set.check(t, src)
+}
 
 // isMoE reports whether decoder layer i has routed experts: from
 // first_k_dense_replace on, every moe_layer_freq-th layer (DeepSeek's and

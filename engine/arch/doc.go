@@ -3,7 +3,10 @@
 // decoder), MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, and
 // DeepseekV2ForCausalLM / DeepseekV3ForCausalLM (deepseek.go, also Kimi-K2),
 // one file per architecture. Each decodes its config.json into a typed
-// config and writes one build function that composes engine/nn blocks
+// config, with one rule for absent and null fields (fields.go: HF's config
+// class defaults; null only where the class gives it a meaning) and
+// architectures naming a class hsdb does not support refused
+// (architectures.go), and writes one build function that composes engine/nn blocks
 // (linears, norms, attention, MLA, MoE); running it in tree mode gives
 // vLLM's module tree (paths, class names, per-rank shard shapes), in load
 // mode a rank's share of the weights, and the blocks' Forward emits every

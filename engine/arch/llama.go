@@ -3,7 +3,6 @@ package arch
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"hsdb/engine/jsonerr"
 	"hsdb/engine/model"
@@ -17,8 +16,12 @@ import (
 // switches (see mistral.go, qwen2.go, qwen3.go).
 
 // Llama: HF LlamaForCausalLM (modeling_llama.py); vLLM LlamaForCausalLM.
+// Absent fields take LlamaConfig's defaults (Llama-2-7B's sizes).
 var llamaArch = &llamaVariant{arch: "LlamaForCausalLM", modelClass: "LlamaModel", layerClass: "LlamaDecoderLayer",
-	attnClass: "LlamaAttention", mlpClass: "LlamaMLP", defTheta: 10000}
+	attnClass: "LlamaAttention", mlpClass: "LlamaMLP", defTheta: 10000, class: "LlamaConfig",
+	fields: llamaFields(llamaSizes{vocab: 32000, hidden: 4096, inter: 11008, layers: 32, heads: 32, maxPos: 2048},
+		opt("num_key_value_heads", nil, "num_attention_heads"), opt("head_dim", nil, "hidden_size / num_attention_heads"),
+		field{name: "attention_bias", def: false}, field{name: "mlp_bias", def: false})}
 
 func init() { registerLlama(llamaArch, "llama") }
 
@@ -29,6 +32,19 @@ type llamaVariant struct {
 	qkNorm                                            bool // Qwen3: RMSNorm on each q and k head before RoPE
 	window                                            func(c *LlamaConfig, layer int) int
 	defTheta                                          float64
+	class                                             string  // the HF config class: "LlamaConfig"
+	fields                                            []field // its defaults and nulls (fields.go)
+}
+
+// llamaSizes are the size defaults every Llama-family config class has.
+type llamaSizes struct{ vocab, hidden, inter, layers, heads, maxPos int }
+
+// llamaFields lists the fields every Llama-family config class has, with
+// the class's defaults s, then the class's own.
+func llamaFields(s llamaSizes, own ...field) []field {
+	return append([]field{size("vocab_size", s.vocab), size("hidden_size", s.hidden), size("intermediate_size", s.inter),
+		size("num_hidden_layers", s.layers), size("num_attention_heads", s.heads), {name: "max_position_embeddings", def: s.maxPos},
+		{name: "hidden_act", def: "silu"}, {name: "rms_norm_eps", def: 1e-6}, {name: "tie_word_embeddings", def: false}}, own...)
 }
 
 // LlamaConfig is config.json of a Llama-family model (HF LlamaConfig,
@@ -59,6 +75,7 @@ type LlamaConfig struct {
 	v      *llamaVariant
 	dims   model.Dims
 	layers *model.LayerRange // SelectLayers; nil: all
+	set    fieldSet          // the class defaults applied
 }
 
 func registerLlama(v *llamaVariant, modelTypes ...string) {
@@ -68,33 +85,25 @@ func registerLlama(v *llamaVariant, modelTypes ...string) {
 }
 
 func parseLlama(raw map[string]json.RawMessage, v *llamaVariant) (*LlamaConfig, error) {
-	c := &LlamaConfig{v: v, RMSNormEps: 1e-6, HiddenAct: "silu", MaxPositionEmbeddings: 2048}
-	data, _ := json.Marshal(raw)
+	if err := checkArchitectures(raw, v.arch); err != nil {
+		return nil, err
+	}
+	full, set, err := applyFields(raw, v.class, v.fields)
+	if err != nil {
+		return nil, fmt.Errorf("config.json (%s): %w", v.arch, err)
+	}
+	c := &LlamaConfig{v: v, set: set}
+	data, _ := json.Marshal(full)
 	if err := json.Unmarshal(data, c); err != nil {
 		return nil, fmt.Errorf("config.json (%s): %w", v.arch, jsonerr.Explain(err))
 	}
-	c.v = v
-	// Absent or null, these take HF's defaults below; a 0 written out is not
-	// "absent" (HF keeps it, and its attention then divides by zero), so it
-	// is refused rather than silently replaced by the default.
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"num_key_value_heads", c.NumKeyValueHeads}, {"head_dim", c.HeadDimField}} {
-		if r, ok := raw[f.name]; ok && strings.TrimSpace(string(r)) != "null" && f.v <= 0 {
-			return nil, fmt.Errorf("config.json (%s): %s must be positive, got %d (leave it out or null for HF's default)", v.arch, f.name, f.v)
-		}
-	}
+	c.v, c.set = v, set
+	// The sizes are positive here: model.CheckBounds refused a 0 written
+	// out (HF keeps it, and its attention then divides by zero) and the
+	// class defaults are positive; num_key_value_heads and head_dim left
+	// out or null take HF's derivations.
 	if c.NumKeyValueHeads == 0 {
 		c.NumKeyValueHeads = c.NumAttentionHeads
-	}
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"hidden_size", c.HiddenSize}, {"intermediate_size", c.IntermediateSize}, {"num_hidden_layers", c.NumHiddenLayers}, {"num_attention_heads", c.NumAttentionHeads}, {"vocab_size", c.VocabSize}} {
-		if f.v <= 0 {
-			return nil, fmt.Errorf("config.json (%s): %s must be positive, got %d", v.arch, f.name, f.v)
-		}
 	}
 	if c.HeadDimField == 0 {
 		if c.HiddenSize%c.NumAttentionHeads != 0 {
@@ -134,6 +143,23 @@ func parseLlama(raw map[string]json.RawMessage, v *llamaVariant) (*LlamaConfig, 
 
 // Dims returns the model's sizes.
 func (c *LlamaConfig) Dims() *model.Dims { return &c.dims }
+
+// Notes says which sizes took the config class's default because
+// config.json has none ("hidden_size 4096 is LlamaConfig's default
+// (config.json has none)"), for the caller to print beside a plan or a
+// load; nil when none did.
+func (c *LlamaConfig) Notes() []string { return c.set.notes() }
+
+// CheckDefaults returns an error (wrapping model.ErrWeight) when a tensor
+// of src disagrees with tree t's shape in a dimension that a class default
+// sized: "hidden_size 4096 (LlamaConfig's default: config.json has none)
+// but tensor model.embed_tokens.weight is [101, 96] in the checkpoint (the
+// config implies [101, 4096])". Call it before the loader's or the plan's
+// shape checks, which would name only the tensor; nil when no default was
+// applied or none explains a mismatch. Only headers are read.
+func (c *LlamaConfig) CheckDefaults(t *model.Tree, src model.WeightSource) error {
+	return c.set.check(t, src)
+}
 
 // Validate checks the split over world ranks (heads, kv heads,
 // intermediate_size), as vLLM's linear layers require.

@@ -14,6 +14,8 @@ func TestConfigSyntaxNamed(t *testing.T) {
 		{"", "config.json is empty (0 bytes): want a JSON object"},
 		{" \n", "config.json is empty (2 bytes): want a JSON object"},
 		{"[1, 2]", "config.json is a JSON array, want an object"},
+		{"null", "config.json is JSON null, want an object"},
+		{" null\n", "config.json is JSON null, want an object"},
 		{`"llama"`, "config.json is a JSON string, want an object"},
 		{"{\"a\": 1,\n \"b\": }", `config.json line 2 (byte 15, at "}"): invalid JSON: invalid character '}' looking for beginning of value`},
 		{`{"rope_theta": NaN}`, "config.json line 1 (byte 15): NaN is not JSON (Python's json.dump writes it for a float that is not finite); write a number or null"},

@@ -2,6 +2,7 @@ package model
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -109,6 +110,9 @@ func ParseConfig(data []byte) (cfg Config, skipped string, err error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return nil, "", configSyntax(data, err)
+	}
+	if raw == nil { // the JSON literal null decodes to a nil map without error
+		return nil, "", errors.New("config.json is JSON null, want an object")
 	}
 	var head struct {
 		Architectures []string `json:"architectures"`

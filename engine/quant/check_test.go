@@ -88,8 +88,13 @@ func TestCheckIsLoadFromHeaders(t *testing.T) {
 			func(src *model.MapSource) { delete(src.Tensors, "m.weight_scale_inv") }},
 		{"scale shape", "m.weight: fp8_block weight [3, 5] with 2×2 blocks: scale is [2, 2], want [2, 3]", "m.weight",
 			func(src *model.MapSource) { src.Tensors["m.weight_scale_inv"] = tensor.New(tensor.F32, 2, 2) }},
-		{"scale dtype", "m.weight: fp8_block weight: scale dtype i32, want a float dtype", "m.weight",
+		{"scale dtype", "m.weight: fp8_block weight: scale dtype i32, want f32, bf16, f16 or f64", "m.weight",
 			func(src *model.MapSource) { src.Tensors["m.weight_scale_inv"] = tensor.New(tensor.I32, 2, 3) }},
+		// fp8 is a float dtype: "want a float dtype" contradicted itself.
+		{"fp8 scale", "m.weight: fp8_block weight: scale dtype fp8_e4m3, want f32, bf16, f16 or f64", "m.weight",
+			func(src *model.MapSource) { src.Tensors["m.weight_scale_inv"] = tensor.New(tensor.F8E4M3, 2, 3) }},
+		{"f16 scale", "", "m.weight",
+			func(src *model.MapSource) { src.Tensors["m.weight_scale_inv"] = tensor.New(tensor.F16, 2, 3) }},
 		{"weight shape", "tensor m.weight has shape [3, 6] in the checkpoint, the config implies [3, 5]", "m.weight",
 			func(src *model.MapSource) { src.Tensors["m.weight"] = tensor.New(tensor.F8E4M3, 3, 6) }},
 	} {

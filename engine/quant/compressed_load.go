@@ -113,6 +113,9 @@ func (c *Compressed) stored(src model.WeightSource, name string, out, in int, ge
 	if err != nil {
 		return nil, err
 	}
+	if err := checkScaleDType(tensor.QuantInt4Group, st); err != nil {
+		return nil, fmt.Errorf("%s / %s (group_size %d): %w", packed, scale, gs, err)
+	}
 	q := &tensor.Quantized{Format: tensor.QuantInt4Group, Shape: [2]int{out, in}, Data: pt, Scale: st, Block: [2]int{1, gs}}
 	if err := q.Check(); err != nil {
 		return nil, fmt.Errorf("%s / %s (group_size %d): %w", packed, scale, gs, err)

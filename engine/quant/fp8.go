@@ -142,6 +142,9 @@ func (s *FP8Block) stored(src model.WeightSource, name string, out, in int, get 
 	if err != nil {
 		return nil, err
 	}
+	if err := checkScaleDType(tensor.QuantFP8Block, sc); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	q := &tensor.Quantized{Format: tensor.QuantFP8Block, Shape: [2]int{out, in}, Data: w, Scale: sc, Block: s.Block}
 	if err := q.Check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)

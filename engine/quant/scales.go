@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 
 	"hsdb/engine/tensor"
 )
@@ -15,6 +16,22 @@ const (
 	fp8Max  = 448
 	int4Max = 8
 )
+
+// scaleDTypes are the dtypes a block scale may be stored in: the float
+// dtypes tensor.Quantized.Check accepts, widened to float32 on
+// dequantization (fp8 is a float, but no quantizer stores a scale in it
+// and the dequantization does not read one).
+var scaleDTypes = []tensor.DType{tensor.F32, tensor.BF16, tensor.F16, tensor.F64}
+
+// checkScaleDType returns "FORMAT weight: scale dtype D, want f32, bf16,
+// f16 or f64" when scale's dtype is none of scaleDTypes, before
+// tensor.Quantized.Check would say "want a float dtype" of an fp8 scale.
+func checkScaleDType(format tensor.QuantFormat, scale *tensor.Tensor) error {
+	if scale == nil || slices.Contains(scaleDTypes, scale.DType) {
+		return nil
+	}
+	return fmt.Errorf("%s weight: scale dtype %s, want f32, bf16, f16 or f64", format, scale.DType)
+}
 
 // checkScales returns an error naming scale tensor name and the first
 // element [row, col] that is NaN or ±Inf, or finite but so large that
