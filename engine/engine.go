@@ -181,6 +181,9 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, explainLimit(err, src, configJSON))
 	}
+	if err := checkDefaults(cfg, tree, src); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	qs, err := quant.FromConfig(configJSON)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

@@ -44,7 +44,7 @@ func TestPlanChecksStoredQuantized(t *testing.T) {
 		}, fp8W + ": fp8_block weight [96, 36] with 32×32 blocks: scale is [3, 3], want [3, 2]"},
 		{"fp8 scale of an integer dtype", "deepseek_v3_fp8", func(m map[string]*tensor.Tensor, _ *[]string) {
 			m[fp8W+"_scale_inv"] = tensor.New(tensor.I32, 3, 2)
-		}, fp8W + ": fp8_block weight: scale dtype i32, want a float dtype"},
+		}, fp8W + ": fp8_block weight: scale dtype i32, want f32, bf16, f16 or f64"},
 		{"int4 weight_shape other than the config's", "kimi_k2_thinking", func(m map[string]*tensor.Tensor, _ *[]string) {
 			m[int4M+".weight_shape"] = int32s(128, 104)
 		}, int4M + ".weight_shape is [128, 104], the config implies [128, 96]"},

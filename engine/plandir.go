@@ -71,8 +71,12 @@ type DirPlan struct {
 // weights the config declares count at their stored size: a GPU keeps them
 // quantized. Errors name the file or field: no config.json, a config out of
 // bounds (with what the weights imply), a split the model does not allow,
-// a broken checkpoint, a quantized weight whose stored tensors the load
-// would refuse (QuantScheme.Check: the load's error, naming the tensor).
+// a broken checkpoint, a weight the load would refuse (the load's error,
+// naming the tensor: missing from the checkpoint, with the shape the
+// config implies; of another shape or a non-float dtype; a quantized
+// weight whose stored tensors QuantScheme.Check refuses). Given --dtype
+// (o.DType) on a GPU, a note says the quantized weights stay as stored
+// (keptQuantizedNote).
 func PlanDir(dir string, o PlanOptions) (*DirPlan, error) {
 	// As LoadDir reads it: a named pipe is refused, not waited on, and a
 	// file over modelpath.MaxConfigBytes is refused before it is read.
@@ -152,6 +156,9 @@ func PlanConfig(cfgJSON []byte, src model.WeightSource, o PlanOptions) (*DirPlan
 	if err != nil {
 		return nil, explainLimit(err, src, cfgJSON)
 	}
+	if err := checkDefaults(cfg, tree, src); err != nil {
+		return nil, err
+	}
 	qs, err := quant.FromConfig(cfgJSON)
 	if err != nil {
 		return nil, err
@@ -167,7 +174,11 @@ func PlanConfig(cfgJSON []byte, src model.WeightSource, o PlanOptions) (*DirPlan
 		return nil, err
 	}
 	dp := &DirPlan{Plan: p, Arch: cfg.Dims().Arch, ExpertParallel: o.EP, W8A8: o.W8A8 && !cpu, Skipped: skipped}
+	dp.Notes = append(dp.Notes, defaultNotes(cfg)...)
 	if note := packNote(p, cfg.Dims().MaxPos); note != "" {
+		dp.Notes = append(dp.Notes, note)
+	}
+	if note := keptQuantizedNote(p, o.DType, qs); note != "" && !cpu {
 		dp.Notes = append(dp.Notes, note)
 	}
 	if n := nextnLayers(cfgJSON); n > 0 {
@@ -194,6 +205,32 @@ func packNote(p *plan.Plan, maxPos int) string {
 	}
 	return fmt.Sprintf("a step of %d tokens (--max-tokens) is at least %d sequences of at most %d tokens (%s), but the KV cache is counted for %d (--seqs): --seqs %d counts the cache such a step needs, or --max-tokens %d plans a step the cache holds",
 		p.Tokens, least, p.SeqLen, why, p.Seqs, least, int64(p.Seqs)*int64(p.SeqLen))
+}
+
+// keptQuantizedNote says, for a GPU plan p given --dtype dt (not
+// Invalid) of a checkpoint whose weights scheme qs keeps quantized, that
+// --dtype did not re-plan them: the CUDA backend keeps them at their
+// stored size (model.Loader.Linear uploads them quantized; dt converts the
+// dense weights and is the activations' and KV cache's dtype), so
+// DeepSeek-V3's plan with --dtype bf16 equals its plan without. A bf16
+// plan of such a model is one of its config.json without
+// quantization_config: a dense checkpoint, since the load refuses fp8 or
+// packed int4 tensors without it. "" when dt is not given, the plan keeps
+// no weight quantized (a dense checkpoint, the CPU backend's dequantized
+// ones) or qs is nil.
+func keptQuantizedNote(p *plan.Plan, dt tensor.DType, qs model.QuantScheme) string {
+	if dt == tensor.Invalid || qs == nil {
+		return ""
+	}
+	kept := false
+	for _, r := range p.Ranks {
+		kept = kept || r.QuantizedWeights > 0
+	}
+	if !kept {
+		return ""
+	}
+	return fmt.Sprintf("--dtype %s converts the dense weights and sets the activations and KV cache; the quantized weights (%s) stay at their stored size on the GPU, as the CUDA backend keeps them: to plan the model in %s throughout, plan its config.json without quantization_config (a dense %s checkpoint; the load refuses quantized tensors without it)",
+		dt, qs, dt, dt)
 }
 
 // buildTree parses config.json, applies opts' expert parallelism and layer
@@ -240,8 +277,41 @@ func applyOptions(cfgJSON []byte, world int, opts Options) (model.Config, string
 	if err := cfg.Validate(world); err != nil {
 		return nil, "", err
 	}
+	if err := checkWorldTree(cfg.Dims(), world); err != nil {
+		return nil, "", err
+	}
 	return cfg, skipped, nil
 }
+
+// checkWorldTree refuses a world size (--tp) that alone makes the module
+// tree of d larger than hsdb plans (model.CheckTreeSize: layers ×
+// (routed experts + 1) × world at most model.MaxTreeEntries), naming --tp
+// and the largest world size the model takes: a fault of the flag (every
+// command's usage error, CheckFit), not of config.json (4096 layers at
+// --tp 4096 are 2²⁴ shards, at --tp 1024 2²²). The error wraps
+// model.ErrConfigLimit, as every bound violation does (tpTreeError). A
+// tree too large at one rank is config.json's, left to
+// model.CheckTreeSize in buildTree (nil here).
+func checkWorldTree(d *model.Dims, world int) error {
+	if world <= 1 || model.CheckTreeSize(d, world) == nil || model.CheckTreeSize(d, 1) != nil {
+		return nil
+	}
+	perRank := int64(d.Layers) * int64(d.Named["n_routed_experts"]+1) // ≤ MaxTreeEntries: CheckTreeSize(d, 1) passed
+	return tpTreeError(fmt.Sprintf("--tp %d: num_hidden_layers %d × (n_routed_experts %d + 1) × world size %d is %d parameter shards, more than hsdb plans (%d); the world size must be at most %d for this model",
+		world, d.Layers, d.Named["n_routed_experts"], world, perRank*int64(world), model.MaxTreeEntries, model.MaxTreeEntries/perRank))
+}
+
+// tpTreeError is checkWorldTree's refusal: its text names --tp, and it
+// wraps model.ErrConfigLimit (the bound exceeded is hsdb's MaxTreeEntries)
+// without that error's "config.json value out of range", which blamed
+// config.json for the flag's value.
+type tpTreeError string
+
+// Error returns the refusal's text, starting "--tp N: ".
+func (e tpTreeError) Error() string { return string(e) }
+
+// Unwrap returns model.ErrConfigLimit.
+func (e tpTreeError) Unwrap() error { return model.ErrConfigLimit }
 
 // nextnLayers returns config.json's num_nextn_predict_layers (in the
 // object that holds the language model: the top level or text_config), 0

@@ -118,7 +118,7 @@ func runPlan(args []string, io stdio) int {
 		}
 		fmt.Fprintln(io.Out, string(b))
 	} else {
-		printPlan(io.Out, planName(mf.model), p, plan.FitAdvice)
+		printPlan(io.Out, planName(mf.model), p, false)
 		if memNote != "" {
 			fmt.Fprintln(io.Out, memNote)
 		}
@@ -197,7 +197,7 @@ func runPlanStages(io stdio, mf *modelFlags, po engine.PlanOptions, memNote stri
 		fmt.Fprintf(io.Out, "%d pipeline stages of --tp %d (%d workers); the first stage holds the embeddings, the last the final norm and head (as vLLM places them)\n", mf.pp, max(po.TP, 1), mf.pp*max(po.TP, 1))
 		for _, st := range stages {
 			fmt.Fprintf(io.Out, "\nstage %d: %s\n", st.Stage, layerRangeText(st.rng))
-			printPlan(io.Out, planName(mf.model), st.Plan, stageAdvice)
+			printPlan(io.Out, planName(mf.model), st.Plan, true)
 		}
 		if hostLine != "" {
 			fmt.Fprintln(io.Out, "\n"+hostLine)
@@ -215,6 +215,25 @@ func runPlanStages(io stdio, mf *modelFlags, po engine.PlanOptions, memNote stri
 // stageAdvice replaces plan.FitAdvice in a --pp plan, where --load-layers
 // is refused (each stage's layers come from --pp).
 const stageAdvice = "use more pipeline stages (--pp) or more ranks per stage (--tp)"
+
+// hostStageAdvice replaces plan.HostFitAdvice in a --pp plan of ranks
+// sharing a host (--device cpu): more ranks on the stage's host add no
+// memory, more stages do where each has a host of its own.
+const hostStageAdvice = "use more pipeline stages (--pp), each on a host of its own (hsdb --listen), or a machine with more memory (a stage's ranks share its host's: more ranks on it add none)"
+
+// fitAdvice is what a refusal of p says the user can change: the plan's
+// own (plan.Plan.Advice), or in a stage of a --pp plan (stages), where
+// --load-layers is refused, stageAdvice or, for ranks sharing a host,
+// hostStageAdvice and what dequantizing costs (DequantAdvice).
+func fitAdvice(p *engine.DirPlan, stages bool) string {
+	switch {
+	case !stages:
+		return p.Advice()
+	case p.Shared:
+		return hostStageAdvice + p.DequantAdvice()
+	}
+	return stageAdvice
+}
 
 // weightsFit says whether p's weights alone fit its device memory (every
 // rank's, or all ranks' together where they share the host) while some
@@ -236,9 +255,10 @@ func weightsFit(p *engine.DirPlan) bool {
 	return true
 }
 
-// printPlan renders a plan as a table with decimal and binary units;
-// advice replaces plan.FitAdvice in a refusal (what the user can change).
-func printPlan(w io.Writer, dir string, p *engine.DirPlan, advice string) {
+// printPlan renders a plan as a table with decimal and binary units; a
+// refusal ends with what the user can change (fitAdvice: for a stage of a
+// --pp plan when stages).
+func printPlan(w io.Writer, dir string, p *engine.DirPlan, stages bool) {
 	from := "config.json alone (no tensor headers)"
 	switch {
 	case p.Llama2C:
@@ -294,12 +314,13 @@ func printPlan(w io.Writer, dir string, p *engine.DirPlan, advice string) {
 		fmt.Fprintf(w, "fits: yes, every rank within %s (the fullest has %s left)\n", both(p.DeviceBytes), both(left))
 	default:
 		msg := strings.TrimPrefix(err.Error(), plan.ErrMemory.Error()+": ")
+		advice := fitAdvice(p, stages)
 		if weightsFit(p) {
 			// The KV cache and activations tip it over: fewer tokens
 			// per step is the first thing to change, not the layers.
 			advice = "the weights alone fit, so plan fewer tokens (--max-tokens, --seqs, --seq-len), or " + advice
 		}
-		fmt.Fprintf(w, "fits: no, %s\n", strings.Replace(msg, plan.FitAdvice, advice, 1))
+		fmt.Fprintf(w, "fits: no, %s\n", strings.Replace(msg, p.Advice(), advice, 1))
 	}
 	if p.Skipped != "" {
 		fmt.Fprintf(w, "note: %s\n", p.Skipped)

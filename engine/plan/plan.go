@@ -18,11 +18,6 @@ var ErrMemory = errors.New("not enough memory")
 // 1024 tokens held in the KV cache (the shape of the real-scale benchmark).
 const DefaultTokens = 4096
 
-// FitAdvice ends every ErrMemory refusal: what a user can change so the
-// model fits. A caller planning pipeline stages, where --load-layers does
-// not apply, replaces it (cmd/hsdb plan --pp).
-const FitAdvice = "load fewer decoder layers with --load-layers A-B or use more devices"
-
 // Options says what to plan for.
 type Options struct {
 	// World is the tensor-parallel world size (--tp) the tree was built
@@ -64,9 +59,12 @@ type Options struct {
 	// the widened weight, where larger.
 	W8A8 bool
 	// Src gives the checkpoint's tensor headers; nil plans from config.json
-	// alone. With Quant, every linear weight's stored tensors are checked
-	// as the loader checks them (QuantScheme.Check) before anything is
-	// counted.
+	// alone. Before anything is counted every parameter the plan counts is
+	// checked as the loader checks it, from the headers alone: held in
+	// some form (a weight missing is the load's "tensor ... is missing from
+	// the checkpoint (expected shape ...)"), dense ones of the config's
+	// shape and a float dtype, and with Quant the stored tensors of every
+	// quantized linear weight (QuantScheme.Check).
 	Src model.WeightSource
 	// Stage, when set, plans one pipeline stage (--pp): the tree's ends
 	// are counted only where the stage holds them (model.StageEnds).
@@ -117,11 +115,19 @@ type Plan struct {
 	Act   string `json:"activation_dtype"`
 	// KVConvention says what one token's cache entry holds per layer.
 	KVConvention string `json:"kv_convention,omitempty"`
+
+	// scheme is the quantization scheme's description and dequant the
+	// dtype its weights are dequantized to on load, where they are (the
+	// CPU backend, Options.Dequantize; Invalid otherwise): Advice says so.
+	scheme  string
+	dequant tensor.DType
 }
 
 // New plans tree t (built by Config.Tree for o.World ranks) of a model with
 // sizes d. Errors: a byte count that overflows int64 (ErrOverflow); a
-// SeqLen past d.MaxPos.
+// SeqLen past d.MaxPos; a checkpoint (o.Src) the load would refuse, a
+// weight missing, misshapen or of a dtype it cannot read (wrapping
+// model.ErrWeight, in the loader's words).
 func New(t *model.Tree, d *model.Dims, o Options) (*Plan, error) {
 	world := max(o.World, 1)
 	if o.Tokens < 0 {
@@ -158,6 +164,7 @@ func New(t *model.Tree, d *model.Dims, o Options) (*Plan, error) {
 		p.Quant = o.Quant.String()
 		if o.Dequantize {
 			p.Quant += fmt.Sprintf(" (dequantized on load to %s)", w.dequant)
+			p.scheme, p.dequant = o.Quant.String(), w.dequant
 		}
 	}
 	layers := layerParams(t)
@@ -220,7 +227,7 @@ func (p *Plan) Headroom() (int64, error) {
 // Check returns nil when every rank fits its device (with Shared, when all
 // ranks together fit the host), or when DeviceBytes is unknown; otherwise
 // an error wrapping ErrMemory naming the rank that is short, by how much,
-// and what its total is made of.
+// and what its total is made of, ending with Advice.
 func (p *Plan) Check() error {
 	if p.DeviceBytes <= 0 {
 		return nil
@@ -240,7 +247,7 @@ func (p *Plan) Check() error {
 			return nil
 		}
 		return fmt.Errorf("%w: the %d ranks sharing the host need %s in all (%s) but %s is available: %s short; %s",
-			ErrMemory, len(p.Ranks), bytesize.Binary(total), strings.Join(per, ", "), bytesize.Binary(p.DeviceBytes), bytesize.Binary(total-p.DeviceBytes), FitAdvice)
+			ErrMemory, len(p.Ranks), bytesize.Binary(total), strings.Join(per, ", "), bytesize.Binary(p.DeviceBytes), bytesize.Binary(total-p.DeviceBytes), p.Advice())
 	}
 	worst := -1
 	for i, r := range p.Ranks {
@@ -260,7 +267,7 @@ func (p *Plan) Check() error {
 	}
 	return fmt.Errorf("%w: rank %d needs %s (weights %s, KV cache %s, activations %s) but its device has %s: %s short (%d of %d ranks do not fit); %s",
 		ErrMemory, r.Rank, bytesize.Binary(r.Total), bytesize.Binary(r.Weights), bytesize.Binary(r.KV), bytesize.Binary(r.Activations),
-		bytesize.Binary(p.DeviceBytes), bytesize.Binary(r.Total-p.DeviceBytes), over, len(p.Ranks), FitAdvice)
+		bytesize.Binary(p.DeviceBytes), bytesize.Binary(r.Total-p.DeviceBytes), over, len(p.Ranks), p.Advice())
 }
 
 // ActivationDType is the dtype a device computes in: dt (--dtype) when

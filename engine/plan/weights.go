@@ -57,10 +57,7 @@ type widening struct {
 // every other parameter counts its elements × the dtype it is kept in
 // (denseDType).
 func newWeights(t *model.Tree, d *model.Dims, o Options, world int) (*weights, error) {
-	if err := checkStored(t, o); err != nil {
-		return nil, err
-	}
-	if err := checkDense(t, o); err != nil {
+	if err := checkCheckpoint(t, o, world); err != nil {
 		return nil, err
 	}
 	w := &weights{bytes: make([]int64, world), quant: make([]int64, world), scratch: make([]map[int]widening, world), counted: map[tensor.DType]int64{}}
@@ -96,9 +93,6 @@ func newWeights(t *model.Tree, d *model.Dims, o Options, world int) (*weights, e
 	for _, p := range t.Params() {
 		if !o.Stage.Holds(strings.TrimSuffix(p.Name, ".weight"), tied) {
 			continue // another pipeline stage's end
-		}
-		if err := unquantizable(o, p.Name); err != nil {
-			return nil, err
 		}
 		// A candidate for the scheme; from the config alone Planned decides
 		// below, with a checkpoint Stored has decided.
@@ -277,20 +271,27 @@ func denseDType(name string, o Options, dense, fallback tensor.DType) tensor.DTy
 }
 
 // unquantizable refuses, as the loader does (model.Loader; the error wraps
-// model.ErrWeight as the loader's does), a weight the
-// checkpoint stores quantized when config.json has no quantization_config
-// to read it with: an fp8 tensor, or a compressed-tensors NAME_packed.
-// The plan counted such a checkpoint as dense ("none quantized") and said
-// it fits while the load refused it.
-func unquantizable(o Options, name string) error {
-	if o.Quant != nil || o.Src == nil {
+// model.ErrWeight and is worded as the loader's), parameter p when the
+// checkpoint (src) stores it quantized while config.json has no
+// quantization_config (qs nil) to read it with: an fp8 tensor, or a
+// compressed-tensors NAME_packed (named as the checkpoint holds it, under
+// the first of its names, candidates). The plan counted such a checkpoint
+// as dense ("none quantized") and said it fits while the load refused it.
+func unquantizable(qs model.QuantScheme, src model.WeightSource, p model.Param) error {
+	if qs != nil {
 		return nil
 	}
-	if dt, ok := storedDType(o.Src, name); ok && dt == tensor.F8E4M3 {
-		return fmt.Errorf("%w: tensor %s is fp8 but the config has no quantization_config to dequantize it", model.ErrWeight, name)
-	}
-	if _, ok := storedDType(o.Src, name+"_packed"); ok {
-		return fmt.Errorf("%w: tensor %s is stored packed as %s_packed (compressed-tensors int4) but config.json has no quantization_config to unpack it", model.ErrWeight, name, name)
+	for _, n := range candidates(p.Name) {
+		if dt, _, ok := src.Meta(n); ok {
+			if dt == tensor.F8E4M3 {
+				return fmt.Errorf("%w: tensor %s is fp8 but the config has no quantization_config to dequantize it", model.ErrWeight, n)
+			}
+			return nil
+		}
+		if _, _, ok := src.Meta(n + "_packed"); ok {
+			return fmt.Errorf("%w: tensor %s is stored packed as %s_packed (compressed-tensors int4) but config.json has no quantization_config to unpack it (expected shape %s)",
+				model.ErrWeight, n, n, tensor.ShapeString(p.Shape))
+		}
 	}
 	return nil
 }

@@ -1,0 +1,38 @@
+package engine
+
+import "hsdb/engine/model"
+
+// configDefaults is what an architecture's parsed config (engine/arch's
+// LlamaConfig, DeepseekConfig) tells of the config.json fields it filled
+// with its HF config class's defaults because the file left them out, as
+// transformers' from_pretrained fills them (LlamaConfig's are Llama-2-7B's
+// sizes, DeepseekV3Config's DeepSeek-V3's): Notes words each default that
+// sizes weights ("hidden_size 4096 is LlamaConfig's default (config.json
+// has none)"); CheckDefaults returns an error wrapping model.ErrWeight
+// when a checkpoint tensor's header disagrees with such a default,
+// naming the field, its default and the tensor (the shape check alone
+// would blame a number the file does not hold).
+type configDefaults interface {
+	Notes() []string
+	CheckDefaults(t *model.Tree, src model.WeightSource) error
+}
+
+// checkDefaults runs cfg's CheckDefaults against the headers of src (nil:
+// config.json alone, nothing to check) before the plan's and the loader's
+// shape checks, so that a mismatch a default explains is named as one.
+func checkDefaults(cfg model.Config, t *model.Tree, src model.WeightSource) error {
+	d, ok := cfg.(configDefaults)
+	if !ok || src == nil {
+		return nil
+	}
+	return d.CheckDefaults(t, src)
+}
+
+// defaultNotes returns cfg's notes of the size defaults it applied (none
+// for a config that names every size).
+func defaultNotes(cfg model.Config) []string {
+	if d, ok := cfg.(configDefaults); ok {
+		return d.Notes()
+	}
+	return nil
+}
