@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"hsdb/engine/model"
@@ -46,8 +44,6 @@ func explainDirLimit(err error, dir string, cfgJSON []byte) error {
 	return explainLimit(err, stSource{set}, cfgJSON)
 }
 
-var layerIndex = regexp.MustCompile(`(?:^|\.)layers\.(\d+)\.`)
-
 // impliedBy says what the checkpoint's tensors imply for field, or "".
 func impliedBy(field string, names []string, src model.WeightSource, cfgJSON []byte) string {
 	find := func(suffixes ...string) (string, []int) {
@@ -64,20 +60,11 @@ func impliedBy(field string, names []string, src model.WeightSource, cfgJSON []b
 	}
 	switch field {
 	case "num_hidden_layers":
-		seen := map[int]bool{}
-		hi := -1
-		for _, n := range names {
-			if m := layerIndex.FindStringSubmatch(n); m != nil {
-				if i, err := strconv.Atoi(m[1]); err == nil {
-					seen[i] = true
-					hi = max(hi, i)
-				}
-			}
-		}
+		count, hi := model.CheckpointLayers(names)
 		if hi < 0 {
 			return "the checkpoint holds no decoder layers (no layers.N. tensors)"
 		}
-		return fmt.Sprintf("the checkpoint holds %d decoder layers (layers 0-%d)", len(seen), hi)
+		return fmt.Sprintf("the checkpoint holds %d decoder layers (layers 0-%d)", count, hi)
 	case "num_attention_heads", "num_key_value_heads":
 		proj := []string{"layers.0.self_attn.q_proj.weight", "layers.0.self_attn.q_b_proj.weight"}
 		if field == "num_key_value_heads" {

@@ -56,3 +56,20 @@ func TestPlanDefaultNotes(t *testing.T) {
 		t.Errorf("load: err = %v, want %q", err, want)
 	}
 }
+
+// TestPlanDefaultLayerCount: testdata/hf/llama holds 3 decoder layers; its
+// config.json without num_hidden_layers takes LlamaConfig's 32, which no
+// tensor's shape shows: the plan and the load name the default and the
+// checkpoint's count (before, the plan named tensor
+// model.layers.3.input_layernorm.weight missing).
+func TestPlanDefaultLayerCount(t *testing.T) {
+	dir := hostileCopy(t, "llama")
+	hostileJSON(t, filepath.Join(dir, "config.json"), func(m map[string]any) { delete(m, "num_hidden_layers") })
+	const want = "num_hidden_layers 32 (LlamaConfig's default: config.json has none) but the checkpoint holds 3 decoder layers (layers 0-2)"
+	if _, err := PlanDir(dir, PlanOptions{TP: 1}); !errors.Is(err, model.ErrWeight) || !strings.Contains(err.Error(), want) {
+		t.Errorf("plan: err = %v, want %q", err, want)
+	}
+	if _, err := Open(dir, Options{TP: 1, Device: "cpu"}); !errors.Is(err, model.ErrWeight) || !strings.Contains(err.Error(), want) {
+		t.Errorf("load: err = %v, want %q", err, want)
+	}
+}

@@ -148,9 +148,10 @@ func (s fieldSet) notes() []string {
 	return out
 }
 
-// check compares every parameter of t that the checkpoint stores under
-// one of its names (model.CheckpointNames) at another shape of the same
-// rank with the applied size defaults: where a mismatched dimension is
+// check compares the checkpoint's decoder layers (model.CheckpointLayers)
+// with a defaulted num_hidden_layers, and every parameter of t that the
+// checkpoint stores under one of its names (model.CheckpointNames) at
+// another shape of the same rank with the applied size defaults: where a mismatched dimension is
 // the value of a defaulted field, it returns an error (wrapping
 // model.ErrWeight) naming the field, its default and the tensor. nil when
 // no default was applied, or none explains a mismatch (the loader's own
@@ -158,6 +159,18 @@ func (s fieldSet) notes() []string {
 func (s fieldSet) check(t *model.Tree, src model.WeightSource) error {
 	if len(s.defs) == 0 || src == nil || t == nil {
 		return nil
+	}
+	// A defaulted layer count sizes no tensor: it is the count of
+	// layers.N. the checkpoint's names hold (a source that lists them).
+	if lister, ok := src.(interface{ Names() []string }); ok {
+		for _, d := range s.defs {
+			if n, ok := d.value.(int); ok && d.name == "num_hidden_layers" {
+				if count, hi := model.CheckpointLayers(lister.Names()); hi >= 0 && count != n {
+					return fmt.Errorf("%w: num_hidden_layers %d (%s's default: config.json has none) but the checkpoint holds %d decoder layers (layers 0-%d)",
+						model.ErrWeight, n, s.class, count, hi)
+				}
+			}
+		}
 	}
 	for _, p := range t.Params() {
 		for _, n := range model.CheckpointNames(p.Name) {
