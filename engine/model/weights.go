@@ -157,6 +157,14 @@ func (l *Loader) Has(n string) bool {
 	return ok
 }
 
+// MissingTensor is the error, wrapping ErrWeight, for a tensor name the
+// checkpoint does not hold that the model needs at shape shape: "weight:
+// tensor model.norm.weight is missing from the checkpoint (expected shape
+// [96])", the Loader's words, which engine/plan's header checks give too.
+func MissingTensor(name string, shape []int) error {
+	return fmt.Errorf("%w: tensor %s is missing from the checkpoint (expected shape %s)", ErrWeight, name, tensor.ShapeString(shape))
+}
+
 func (l *Loader) fetch(n string, shape []int) *tensor.Tensor {
 	if *l.err != nil {
 		return nil
@@ -177,7 +185,7 @@ func (l *Loader) fetch(n string, shape []int) *tensor.Tensor {
 			l.Fail(fmt.Errorf("%w: tensor %s is stored packed as %s_packed (compressed-tensors int4) but config.json has no quantization_config to unpack it (expected shape %v)", ErrWeight, name, name, tensor.ShapeString(shape)))
 			return nil
 		}
-		l.Fail(fmt.Errorf("%w: tensor %s is missing from the checkpoint (expected shape %v)%s", ErrWeight, name, tensor.ShapeString(shape), l.otherPrefix(name)))
+		l.Fail(fmt.Errorf("%w%s", MissingTensor(name, shape), l.otherPrefix(name)))
 		return nil
 	}
 	if !slices.Equal(got, shape) {

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"hsdb/engine/model"
-	"hsdb/engine/tensor"
 )
 
 // checkHeld returns the loader's error for parameter p when the checkpoint
@@ -14,8 +13,8 @@ import (
 // (candidates), nor as the tensors o.Quant stores it in (Stored: an int4
 // weight_packed). The plan counted such a weight at the config's shape and
 // said the checkpoint fits, while the load refused it at once. The error
-// is model.Loader's, worded alike (model.ErrWeight: "tensor
-// model.norm.weight is missing from the checkpoint (expected shape [96])"),
+// is model.Loader's (model.MissingTensor: "tensor model.norm.weight is
+// missing from the checkpoint (expected shape [96])"),
 // naming the tensor as the loader asks for it (loaderName, under the
 // layout lay the checkpoint keeps its language model in); a linear weight
 // the scheme quantizes is first asked of the scheme, as Loader.Linear
@@ -39,7 +38,7 @@ func checkHeld(o Options, src model.WeightSource, lay model.LMLayout, p model.Pa
 			return fmt.Errorf("%w: %w", model.ErrWeight, err)
 		}
 	}
-	return fmt.Errorf("%w: tensor %s is missing from the checkpoint (expected shape %s)", model.ErrWeight, name, tensor.ShapeString(p.Shape))
+	return model.MissingTensor(name, p.Shape)
 }
 
 // checkpointLayout returns the layout (model.LMLayouts) whose embedding
