@@ -26,7 +26,7 @@ func (c *DeepseekConfig) Load(l *model.Loader, t *model.Tree) (model.RankModel, 
 		return nil, err
 	}
 	ld := *l
-	ld.Src = fusedExperts{l.Src}
+	ld.Src = fusedExperts{model.FusedExpertHeaders{WeightSource: l.Src}}
 	if l.Rank == 0 {
 		l.Report.Unused = unusedTensors(ld.Src, lay, c.NumHiddenLayers)
 	}

@@ -95,33 +95,11 @@ func unusedTensors(src model.WeightSource, lay lmLayout, layers int) []string {
 }
 
 // fusedExperts presents transformers-5 fused expert tensors under DeepSeek's
-// per-expert names, so that the loader can slice them like the released
-// layout. Tensors it does not synthesize come from the underlying source.
+// per-expert names (model.FusedExpertHeaders: their headers), so that the
+// loader can slice them like the released layout. Tensors it does not
+// synthesize come from the underlying source.
 type fusedExperts struct {
-	model.WeightSource
-}
-
-// parseExpertName splits "<p>.experts.<e>.<proj>.weight" into the fused
-// tensor it lives in, the expert and which part (gate, up or down).
-func parseExpertName(name string) (fused string, expert int, part string, ok bool) {
-	i := strings.LastIndex(name, ".experts.")
-	if i < 0 || !strings.HasSuffix(name, "_proj.weight") {
-		return "", 0, "", false
-	}
-	rest := strings.TrimSuffix(name[i+len(".experts."):], "_proj.weight")
-	idx, proj, found := strings.Cut(rest, ".")
-	e, err := strconv.Atoi(idx)
-	if !found || err != nil {
-		return "", 0, "", false
-	}
-	base := name[:i] + ".experts."
-	switch proj {
-	case "gate", "up":
-		return base + "gate_up_proj", e, proj, true
-	case "down":
-		return base + "down_proj", e, proj, true
-	}
-	return "", 0, "", false
+	model.FusedExpertHeaders
 }
 
 // slice returns expert e's part of fused tensor t: gate and up are halves of
@@ -147,32 +125,13 @@ func expertPart(t *tensor.Tensor, e int, part string) (*tensor.Tensor, error) {
 	return flat.SliceRows(e*rows, (e+1)*rows), nil
 }
 
-// Meta returns a per-expert tensor's dtype and shape from its fused tensor.
-func (f fusedExperts) Meta(name string) (tensor.DType, []int, bool) {
-	if dt, s, ok := f.WeightSource.Meta(name); ok {
-		return dt, s, ok
-	}
-	fused, e, part, ok := parseExpertName(name)
-	if !ok {
-		return tensor.Invalid, nil, false
-	}
-	dt, s, ok := f.WeightSource.Meta(fused)
-	if !ok || len(s) != 3 || e >= s[0] {
-		return tensor.Invalid, nil, false
-	}
-	if part == "down" {
-		return dt, []int{s[1], s[2]}, true
-	}
-	return dt, []int{s[1] / 2, s[2]}, true
-}
-
 // Tensor returns a per-expert tensor, sliced from its fused tensor when the
 // checkpoint has no tensor of that name.
 func (f fusedExperts) Tensor(name string) (*tensor.Tensor, error) {
 	if _, _, ok := f.WeightSource.Meta(name); ok {
 		return f.WeightSource.Tensor(name)
 	}
-	fused, e, part, ok := parseExpertName(name)
+	fused, e, part, ok := model.FusedExpertName(name)
 	if !ok {
 		return f.WeightSource.Tensor(name)
 	}
@@ -188,12 +147,4 @@ func (f fusedExperts) Tensor(name string) (*tensor.Tensor, error) {
 		return nil, fmt.Errorf("%s (for %s): %w", fused, name, err)
 	}
 	return x, nil
-}
-
-// Names lists the underlying source's names (for the unused-tensor report).
-func (f fusedExperts) Names() []string {
-	if l, ok := f.WeightSource.(interface{ Names() []string }); ok {
-		return l.Names()
-	}
-	return nil
 }

@@ -9,7 +9,7 @@ import (
 
 // checkHeld returns the loader's error for parameter p when the checkpoint
 // holds it in no form the loader reads (src is the checkpoint's headers,
-// through fusedView): not as the tensor itself under any of its names
+// through model.FusedExpertHeaders): not as the tensor itself under any of its names
 // (candidates), nor as the tensors o.Quant stores it in (Stored: an int4
 // weight_packed). The plan counted such a weight at the config's shape and
 // said the checkpoint fits, while the load refused it at once. The error

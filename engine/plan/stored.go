@@ -21,14 +21,14 @@ import (
 // a quantization_config) and checkHeld (a parameter the checkpoint holds
 // in no form at all; onRank names the rank when only some of the world's
 // ranks hold it). The headers are read as the loader reads them,
-// routed experts fused by transformers 5 included (fusedView). Without a
+// routed experts fused by transformers 5 included (model.FusedExpertHeaders). Without a
 // checkpoint (config.json alone, a partial download) there is nothing to
 // check.
 func checkCheckpoint(t *model.Tree, o Options, world int) error {
 	if o.Src == nil {
 		return nil
 	}
-	src := fusedView{o.Src}
+	src := model.FusedExpertHeaders{WeightSource: o.Src}
 	lay := checkpointLayout(src)
 	tied := t.TiedHead()
 	for _, p := range t.Params() {
