@@ -58,9 +58,6 @@ func runCapture(args []string, io stdio) int {
 	writers := fs.Int("writers", 8, "sequence files written and validated at once, while the next batch runs")
 	baseline := fs.Int("prefill-baseline", 0, "before the job, time this many forward passes of its first batch without capturing or writing, and report the job's end-to-end tokens/s against them")
 	force := fs.Bool("force", false, "replace an existing dump, or another job's DIR.partial (only what hsdb wrote: its manifest proves it)")
-	if done, code := parseArgs(fs, args, io, captureUsage); done {
-		return code
-	}
 	fail := func(code int, format string, a ...any) int {
 		if mf.json { // the keys of captureJSON's object, as a failed job's
 			b, _ := json.Marshal(captureResult{Command: "capture", Out: *out, Error: client.ClipMessage(fmt.Sprintf(format, a...)), Exit: code, Notes: []string{}}) // notes [] as a finished job's, not null
@@ -70,7 +67,14 @@ func runCapture(args []string, io stdio) int {
 		fmt.Fprintf(io.Err, "hsdb capture: %s\n", errText(fmt.Sprintf(format, a...)))
 		return code
 	}
+	// A bad flag under --json (given before or after it) is the same
+	// object as every other failure; the command ends there.
+	failJSON := func(code int, msg string) int { mf.json = true; return fail(code, "%s", msg) }
+	if done, code := parseArgsJSON(fs, args, io, captureUsage, failJSON); done {
+		return code
+	}
 	if fs.NArg() > 0 {
+		mf.json = mf.json || jsonAsked(fs, args) // capture extra --json: the parse stopped before --json
 		return fail(2, "unexpected argument %q", fs.Arg(0))
 	}
 	if *out != "" && *ids != "" && *data != "" { // "need --out and one of" named neither fault

@@ -34,6 +34,9 @@ type checkFlags struct {
 
 func (c *checkFlags) register(fs *flag.FlagSet) {
 	c.modelFlags.register(fs, "layers", "json", "no-model")
+	// --tp left out is not --tp 1 here (its help says what it is): no
+	// "(default 1)" after that in --help.
+	fs.Lookup("tp").DefValue = ""
 	fs.StringVar(&c.seqLens, "seq-lens", "", "lengths of the sequences a file holds, when known (e.g. 512,259)")
 	fs.BoolVar(&c.summary, "summary", false, "for a directory: counts per finding and the first files of each (the default above 20 files; with --json as one object)")
 	fs.BoolVar(&c.full, "full", false, "for a directory: every file's full report, however many")
@@ -219,13 +222,9 @@ func runCheck(args []string, io stdio) int {
 	fs := newFlagSet("check")
 	var cf checkFlags
 	cf.register(fs)
-	path, err := parseWithPath(fs, args)
-	if done, code := helpOrError(fs, flagErr(err), io, checkUsage); done {
+	path, done, code := parseCheckArgs(fs, args, io, "check", checkUsage)
+	if done {
 		return code
-	}
-	if err != nil {
-		fmt.Fprintln(io.Err, "hsdb check:", err)
-		return 2
 	}
 	cf.parsed(fs)
 	k, err := cf.checker(io, "check", false)
@@ -241,19 +240,45 @@ func runCheck(args []string, io stdio) int {
 	return finishCheck(io, cf.json, r, err)
 }
 
-// parseWithPath parses flags given before or after the one PATH argument.
+// parseCheckArgs parses check's or diff's (cmd's) flags and its one
+// PATH. It returns done with the exit status when there is nothing more
+// to do: -h/--help printed the flags (0), or a bad flag or a missing or
+// extra PATH was said (2), on stderr or, with --json among args
+// (jsonAsked: the parse may have stopped before it), as the command's
+// failure object on stdout, the one its later failures print.
+func parseCheckArgs(fs *flag.FlagSet, args []string, io stdio, cmd, usage string) (path string, done bool, code int) {
+	path, err := parseWithPath(fs, args)
+	failJSON := func(code int, msg string) int {
+		r := checkResult{Command: cmd, CheckReport: client.CheckReport{Path: path, Failed: true, Exit: code}}
+		return finishCheck(io, true, r, errors.New(client.ClipMessage(msg)))
+	}
+	if done, code := helpOrError(fs, flagErr(err), io, usage, args, failJSON); done {
+		return path, true, code
+	}
+	if err != nil {
+		if jsonAsked(fs, args) {
+			return path, true, failJSON(2, err.Error())
+		}
+		fmt.Fprintf(io.Err, "hsdb %s: %v\n", cmd, err)
+		return path, true, 2
+	}
+	return path, false, 0
+}
+
+// parseWithPath parses flags given before or after the one PATH argument;
+// on an error, the PATH found before it (or "").
 func parseWithPath(fs *flag.FlagSet, args []string) (string, error) {
 	defer onceFlags(fs)()
 	var path string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return "", err
+			return path, err
 		}
 		if fs.NArg() == 0 {
 			break
 		}
 		if path != "" {
-			return "", fmt.Errorf("%w: one expected, got %q and %q", errPath, path, fs.Arg(0))
+			return path, fmt.Errorf("%w: one expected, got %q and %q", errPath, path, fs.Arg(0))
 		}
 		path = fs.Arg(0)
 		args = fs.Args()[1:]

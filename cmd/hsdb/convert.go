@@ -37,10 +37,13 @@ func runConvert(args []string, io stdio) int {
 	// `hsdb convert --help` and `hsdb convert llama2c --help` list the
 	// flags and exit 0, as every subcommand's --help does.
 	if len(args) > 0 && isHelp(args[0]) || len(args) > 1 && args[0] == "llama2c" && isHelp(args[1]) {
-		helpOrError(fs, flag.ErrHelp, io, convertUsage)
+		helpOrError(fs, flag.ErrHelp, io, convertUsage, args, nil)
 		return 0
 	}
 	if len(args) == 0 || args[0] != "llama2c" {
+		if len(args) > 0 && !strings.HasPrefix(args[0], "-") { // hsdb convert lama2c: the one format it converts, offered when near
+			fmt.Fprintf(io.Err, "hsdb convert: unknown format %q%s\n", args[0], didYouMean(args[0], []string{"llama2c"}, "hsdb convert "))
+		}
 		fmt.Fprintln(io.Err, "hsdb convert: usage: hsdb "+convertUsage)
 		return 2
 	}
@@ -52,7 +55,7 @@ func runConvert(args []string, io stdio) int {
 	restore := onceFlags(fs)
 	err := fs.Parse(args[2:])
 	restore()
-	if done, code := helpOrError(fs, err, io, convertUsage); done {
+	if done, code := helpOrError(fs, err, io, convertUsage, args, nil); done {
 		return code
 	}
 	if fs.NArg() > 0 {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"flag"
-	"fmt"
 	"io"
 	"os"
 
@@ -28,9 +27,9 @@ func runDebugger(args []string, io stdio) int {
 	if done, code := parseArgs(fs, args, io, debuggerUsage); done {
 		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(io.Err, "hsdb: unexpected %q%s (`hsdb help` lists the subcommands)\n", fs.Arg(0), didYouMean(fs.Arg(0), subcommandNames(), "hsdb "))
-		return 2
+	if fs.NArg() > 0 { // hsdb hlep, hsdb --json extra: a --json after it, unparsed, still asks for JSON
+		asJSON := m.json || jsonAsked(fs, args)
+		return failer(io, "", &asJSON)(2, "unexpected %q%s (`hsdb help` lists the subcommands)", fs.Arg(0), didYouMean(fs.Arg(0), topNames(), "hsdb "))
 	}
 	// A script that cannot be read is a usage error (exit 2, as a bad flag
 	// or a missing --model), said before the model loads: a mistyped path

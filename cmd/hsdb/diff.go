@@ -1,10 +1,6 @@
 package main
 
-import (
-	"fmt"
-
-	"hsdb/inspect/client"
-)
+import "hsdb/inspect/client"
 
 func init() {
 	register(&subcommand{name: "diff",
@@ -26,13 +22,9 @@ func runDiff(args []string, io stdio) int {
 	// check's --no-model is refused by diff (it compares with the
 	// model's forward pass): left out of diff --help, still named if given.
 	fs.Lookup("no-model").Usage = hiddenUsage
-	path, err := parseWithPath(fs, args)
-	if done, code := helpOrError(fs, flagErr(err), io, diffUsage); done {
+	path, done, code := parseCheckArgs(fs, args, io, "diff", diffUsage)
+	if done {
 		return code
-	}
-	if err != nil {
-		fmt.Fprintln(io.Err, "hsdb diff:", err)
-		return 2
 	}
 	cf.parsed(fs)
 	k, err := cf.checker(io, "diff", true)

@@ -63,6 +63,7 @@ func runGenerate(args []string, io stdio) int {
 	asJSON := &mf.json
 	fail := failer(io, "generate", asJSON)
 	if fs.NArg() > 0 {
+		mf.json = mf.json || jsonAsked(fs, args) // generate extra --json: the parse stopped before --json
 		return fail(2, "unexpected arguments %q (the prompt goes in --prompt or --ids)", fs.Args())
 	}
 	if *temp < 0 || math.IsNaN(*temp) || math.IsInf(*temp, 0) || *temp > 100 {

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"runtime/debug"
 	"sort"
+	"strconv"
 	"strings"
 
 	"hsdb/engine/suggest"
@@ -37,13 +38,7 @@ func flagError(fs *flag.FlagSet, err error) string {
 		return "-" + n
 	}
 	if n, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
-		var names []string
-		fs.VisitAll(func(f *flag.Flag) {
-			if f.Usage != hiddenUsage {
-				names = append(names, f.Name)
-			}
-		})
-		return "unknown flag " + dash(n) + didYouMean(n, names, "--")
+		return "unknown flag " + dash(n) + didYouMean(n, flagNames(fs), "--")
 	}
 	if n, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
 		return dash(n) + " needs a value"
@@ -83,16 +78,29 @@ var discard = io.Discard
 
 // parseArgs parses a subcommand's flags. It returns done with the exit
 // status when there is nothing more to do: -h/--help printed the usage and
-// the flags on io.Out (0), or a bad flag was reported (2).
+// the flags on io.Out (0), or a bad flag was reported (2: with --json
+// among args, as jsonFailure's one object on stdout).
 func parseArgs(fs *flag.FlagSet, args []string, io stdio, usage string) (done bool, code int) {
+	return parseArgsJSON(fs, args, io, usage, nil)
+}
+
+// parseArgsJSON is parseArgs for a command whose --json failure is an
+// object of its own (capture's): failJSON prints it (helpOrError).
+func parseArgsJSON(fs *flag.FlagSet, args []string, io stdio, usage string, failJSON func(code int, msg string) int) (done bool, code int) {
 	restore := onceFlags(fs)
 	err := fs.Parse(args)
 	restore()
-	return helpOrError(fs, err, io, usage)
+	return helpOrError(fs, err, io, usage, args, failJSON)
 }
 
-// helpOrError turns a flag parse error into parseArgs's result.
-func helpOrError(fs *flag.FlagSet, err error, io stdio, usage string) (bool, int) {
+// helpOrError turns a flag parse error of fs on args into parseArgs's
+// result. A bad flag (unknown, given twice, without its value, or with
+// one it does not take) is said on stderr with a pointer to --help, or,
+// when args ask for JSON (jsonAsked: the parse may have failed before it
+// reached --json), as the command's one failure object on stdout:
+// failJSON's, or where it is nil jsonFailure's, as every later failure of
+// the command under --json.
+func helpOrError(fs *flag.FlagSet, err error, io stdio, usage string, args []string, failJSON func(code int, msg string) int) (bool, int) {
 	switch {
 	case err == nil:
 		return false, 0
@@ -101,12 +109,74 @@ func helpOrError(fs *flag.FlagSet, err error, io stdio, usage string) (bool, int
 		printFlags(io.Out, fs)
 		return true, 0
 	}
+	msg := flagError(fs, err)
+	if jsonAsked(fs, args) {
+		if failJSON != nil {
+			return true, failJSON(2, msg)
+		}
+		name, asJSON := fs.Name(), true
+		if name == "hsdb" {
+			name = "" // the debugger's failer name
+		}
+		return true, failer(io, name, &asJSON)(2, "%s", msg)
+	}
 	cmd := "hsdb"
 	if fs.Name() != "hsdb" {
 		cmd += " " + fs.Name()
 	}
-	fmt.Fprintf(io.Err, "%s: %s\n%s --help lists the flags\n", cmd, flagError(fs, err), cmd)
+	fmt.Fprintf(io.Err, "%s: %s\n%s --help lists the flags\n", cmd, msg, cmd)
 	return true, 2
+}
+
+// jsonAsked reports whether args ask for JSON output: fs takes --json and
+// an argument before a lone "--" spells it set (--json, -json, or
+// --json=V with V true, as strconv.ParseBool reads it). It is for
+// failures said before fs.Parse got to --json (or where it stopped at an
+// argument that is no flag: `hsdb generate extra --json`): a script that
+// gave --json reads one object on stdout whatever failed. Any argument
+// counts, the value of another flag too (`--tp --json`): a parse that
+// failed cannot tell which was meant.
+func jsonAsked(fs *flag.FlagSet, args []string) bool {
+	if fs.Lookup("json") == nil {
+		return false
+	}
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		name, ok := strings.CutPrefix(a, "--")
+		if !ok {
+			if name, ok = strings.CutPrefix(a, "-"); !ok {
+				continue
+			}
+		}
+		name, val, hasVal := strings.Cut(name, "=")
+		if name != "json" {
+			continue
+		}
+		if v, err := strconv.ParseBool(val); !hasVal || err == nil && v {
+			return true
+		}
+	}
+	return false
+}
+
+// flagNames is the names a mistyped flag of fs is matched against
+// (didYouMean): fs's flags but hidden ones, help (-h, --help, which every
+// command takes), and version for the debugger's (hsdb --version is taken
+// before its flags parse).
+func flagNames(fs *flag.FlagSet) []string {
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Usage != hiddenUsage {
+			names = append(names, f.Name)
+		}
+	})
+	names = append(names, "help")
+	if fs.Name() == "hsdb" {
+		names = append(names, "version")
+	}
+	return names
 }
 
 // printFlags lists fs's flags, one a line, as --name TYPE, its meaning and
@@ -181,6 +251,14 @@ func didYouMean(typed string, names []string, prefix string) string {
 		c[i] = prefix + c[i]
 	}
 	return ": did you mean " + strings.Join(c, " or ") + "?"
+}
+
+// topNames is what `hsdb NAME` takes, sorted (for didYouMean of an
+// unexpected first argument): the subcommands, help and version.
+func topNames() []string {
+	names := append(subcommandNames(), "help", "version")
+	sort.Strings(names)
+	return names
 }
 
 // subcommandNames is the subcommands' names, sorted (for didYouMean).

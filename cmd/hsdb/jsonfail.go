@@ -8,11 +8,10 @@ import (
 )
 
 // jsonFailure is the one object a subcommand run with --json prints on
-// stdout when it fails after its flags parsed (plan, generate, the
-// debugger's model load): the
-// command, the error and the exit status, the keys check's, diff's and
-// capture's failures carry too, so that a script reading stdout always
-// gets one JSON object.
+// stdout when it fails (plan, generate, the debugger's model load), its
+// flags' parsing included (helpOrError): the command, the error and the
+// exit status, the keys check's, diff's and capture's failures carry too,
+// so that a script reading stdout always gets one JSON object.
 type jsonFailure struct {
 	Command string `json:"command"`
 	Error   string `json:"error"`

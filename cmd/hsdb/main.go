@@ -66,6 +66,10 @@ func hsdbMain(args []string, io stdio) int {
 				if c, ok := subcommands[args[1]]; ok {
 					return c.run([]string{"--help"}, io)
 				}
+				if args[1] == "version" { // hsdb version is taken as hsdb --version is
+					fmt.Fprintf(io.Out, "usage: hsdb --version (or hsdb version)\n\n%s\n", versionSummary)
+					return 0
+				}
 				if debuggerHelp != nil { // hsdb help break: the debugger's command, said to be one
 					if h, ok := debuggerHelp(args[1]); ok {
 						fmt.Fprintf(io.Out, "%s is a command of the debugger (type it at the (hsdb) prompt; `help %s` there says the same):\n\n%s\n", args[1], args[1], h)
@@ -74,7 +78,7 @@ func hsdbMain(args []string, io stdio) int {
 				}
 				// hsdb help NAME takes a debugger command too: a mistyped
 				// one (brek) is offered the nearest debugger commands.
-				hint := didYouMean(args[1], subcommandNames(), "hsdb ")
+				hint := didYouMean(args[1], append(subcommandNames(), "version"), "hsdb ")
 				if hint == "" && debuggerNames != nil {
 					hint = didYouMean(args[1], debuggerNames(), "hsdb help ")
 				}
@@ -98,6 +102,10 @@ func hsdbMain(args []string, io stdio) int {
 	return debugger(args, io)
 }
 
+// versionSummary is what `hsdb --version` does, as `hsdb --help` and
+// `hsdb help version` say it.
+const versionSummary = "print the version and the commit hsdb was built from"
+
 // usage is `hsdb --help`: the debugger's usage and flags, every
 // subcommand, and how to see a subcommand's flags.
 func usage(w io.Writer) {
@@ -114,6 +122,6 @@ func usage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  hsdb %s\n      %s\n", subcommands[n].usage, subcommands[n].summary)
 	}
-	fmt.Fprintln(w, "  hsdb --version\n      print the version and the commit hsdb was built from")
+	fmt.Fprintf(w, "  hsdb --version\n      %s\n", versionSummary)
 	fmt.Fprintln(w, "\ndebugger commands: `help` at the (hsdb) prompt lists them; hsdb help COMMAND explains one here too (hsdb help break)")
 }

@@ -80,14 +80,16 @@ func boolFlag(field func(*modelFlags) *bool) func(*flag.FlagSet, *modelFlags, st
 }
 
 // flagTable is the one table of the flags several subcommands share
-// (hsdb, generate, capture, check, diff): each subcommand registers the
-// groups it takes (modelGroup and the names it lists), never its own
+// (hsdb, generate, plan, capture, check, diff): each subcommand registers
+// the groups it takes (modelGroup and the names it lists), never its own
 // variant, so that a flag means the same everywhere. --layers is always
 // a list of decoder layers captured or expected; the range of layers to
-// load is --load-layers.
+// load is --load-layers. The help text here is what most commands say;
+// flagUsageFor words it for a command that uses the flag otherwise (plan
+// loads nothing, check can run without a model).
 var flagTable = []flagDef{
-	{"model", "model: an HF directory (config.json + safetensors), a llama2.c .bin, \"embedded\" or empty for the embedded stories260K (check: empty means no model)", strFlag(func(m *modelFlags) *string { return &m.model }, "")},
-	{"tp", "tensor-parallel world size (ranks) the model runs at (check, diff: also the world size the capture ran at, for shard forensics; default there: try 2, 4, 8, 16)",
+	{"model", "model: an HF directory (config.json + safetensors), a llama2.c .bin, \"embedded\" or empty for the embedded stories260K", strFlag(func(m *modelFlags) *string { return &m.model }, "")},
+	{"tp", "tensor-parallel world size (ranks) the model runs at",
 		func(fs *flag.FlagSet, m *modelFlags, name, usage string) { fs.IntVar(&m.tp, name, 1, usage) }},
 	{"device", "cpu or cuda (default: cuda where hsdb-cuda-worker is installed next to hsdb or on PATH and sees a GPU, one worker process per rank; else cpu)", strFlag(func(m *modelFlags) *string { return &m.device }, "")},
 	{"dtype", "convert weights on load: f32, bf16 or f16 (default: as stored); quantized weights (fp8, int4) stay quantized on cuda and are dequantized to it on cpu", strFlag(func(m *modelFlags) *string { return &m.dtype }, "")},
@@ -95,9 +97,9 @@ var flagTable = []flagDef{
 	{"w8a8", "fp8 checkpoints on cuda: run the block-scaled fp8 linears as fp8 GEMMs on activations quantized per token and 128 columns (activation_scheme dynamic, as DeepSeek's inference code, vLLM and SGLang do) instead of widening the weights to bf16 (the default, equal to the CPU's dequantized weights); the routed experts' inputs are rounded through the same fp8 quantization", boolFlag(func(m *modelFlags) *bool { return &m.w8a8 })},
 	{"moe", "MoE expert split: tp (each expert's intermediate split over ranks, vLLM's default; the default) or ep (same as --ep)", strFlag(func(m *modelFlags) *string { return &m.moe }, "")},
 	{"load-layers", "load only decoder layers A-B (with embeddings, final norm and head), e.g. 58-60", strFlag(func(m *modelFlags) *string { return &m.loadRange }, "")},
-	{"layers", "layers captured (capture: in --format's ids, hsdb's decoder layers with the default --format hsdb; default eagle3, EAGLE-3's layers in the format's ids: hsdb layers 1, N/2-1, N-4, N-1 = speculators ids 2, N/2, N-3, N, of which specforge takes the first three) or expected in the capture, in order (check, diff: hsdb layer numbers whatever the file's format), e.g. 2,30,58,60", strFlag(func(m *modelFlags) *string { return &m.layers }, "")},
-	{"json", "print the result as JSON (the debugger: one object per command result)", boolFlag(func(m *modelFlags) *bool { return &m.json })},
-	{"no-model", "do not run the model (check: structure, rules and shape forensics only; --tp, --ep and --moe still apply, and the flags of how the model runs, as --w8a8, --dtype, --device or the workers', are refused with it)", boolFlag(func(m *modelFlags) *bool { return &m.noModel })},
+	{"layers", "decoder layers a capture holds, e.g. 2,30,58,60", strFlag(func(m *modelFlags) *string { return &m.layers }, "")},
+	{"json", "print the result as one JSON object; a failure: one object with command, error and exit", boolFlag(func(m *modelFlags) *bool { return &m.json })},
+	{"no-model", "do not run the model: structure, rules and shape forensics only; --tp, --ep and --moe still apply, and the flags of how the model runs, as --w8a8, --dtype, --device or the workers', are refused with it", boolFlag(func(m *modelFlags) *bool { return &m.noModel })},
 	{"workers", "run each rank in its own worker process (hsdb worker; hsdb-cuda-worker for --device cuda, where it is the default), so that a failing rank never ends the session; --workers=false runs CUDA ranks in process (a -tags cuda build)", func(fs *flag.FlagSet, m *modelFlags, name, usage string) { fs.Var(&m.workers, name, usage) }},
 	{"listen", "run the ranks in workers that join at this address (hsdb worker --connect ADDR --token T, started by a launcher: ssh, srun, a Kubernetes job); prints the token",
 		strFlag(func(m *modelFlags) *string { return &m.listen }, "")},
@@ -168,7 +170,7 @@ func (m *modelFlags) registerExcept(fs *flag.FlagSet, except []string, names ...
 	}
 	for _, d := range flagTable {
 		if want[d.name] {
-			d.bind(fs, m, d.name, d.usage)
+			d.bind(fs, m, d.name, flagUsage(fs.Name(), d))
 		}
 	}
 	if !want["layers"] {

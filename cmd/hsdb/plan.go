@@ -46,6 +46,7 @@ func runPlan(args []string, io stdio) int {
 	}
 	fail := failer(io, "plan", &mf.json)
 	if fs.NArg() > 0 {
+		mf.json = mf.json || jsonAsked(fs, args) // plan extra --json: the parse stopped before --json
 		return fail(2, "unexpected arguments %q", fs.Args())
 	}
 	if mf.model == "embedded" { // as a load takes it: "" and "embedded" name the embedded stories260K
