@@ -2,7 +2,6 @@ package engine
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -18,13 +17,7 @@ import (
 // refuses it naming --tp and the largest world size the model takes,
 // 4194304 / 4096 = 1024, and the plan with the same words; --tp 1024 plans.
 func TestPlanTPTreeSize(t *testing.T) {
-	dir := t.TempDir()
-	cfg := `{"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 8192, "intermediate_size": 4096,
-"num_attention_heads": 4096, "num_key_value_heads": 4096, "head_dim": 2, "num_hidden_layers": 4096, "vocab_size": 101,
-"max_position_embeddings": 64, "rms_norm_eps": 1e-06, "torch_dtype": "float32", "tie_word_embeddings": true}`
-	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := filepath.Join("..", "testdata", "configs", "llama-4096-layers") // config.json alone
 	const msg = "--tp 4096: num_hidden_layers 4096 × (n_routed_experts 0 + 1) × world size 4096 is 16777216 parameter shards, more than hsdb plans (4194304); the world size must be at most 1024 for this model"
 	if err := CheckFit(dir, Options{TP: 4096}, 1); err == nil || err.Error() != dir+": "+msg {
 		t.Errorf("CheckFit --tp 4096: %v\nwant %s: %s", err, dir, msg)

@@ -118,13 +118,7 @@ func TestPlanMissingWeightCLI(t *testing.T) {
 // flag's: a usage error (exit 2) naming --tp and the largest world size,
 // 4194304 / 4096 = 1024, which plans.
 func TestPlanTPTreeSizeUsage(t *testing.T) {
-	dir := t.TempDir()
-	cfg := `{"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 8192, "intermediate_size": 4096,
-"num_attention_heads": 4096, "num_key_value_heads": 4096, "head_dim": 2, "num_hidden_layers": 4096, "vocab_size": 101,
-"max_position_embeddings": 64, "rms_norm_eps": 1e-06, "torch_dtype": "float32", "tie_word_embeddings": true}`
-	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := filepath.Join("..", "..", "testdata", "configs", "llama-4096-layers") // config.json alone
 	want := "hsdb plan: " + dir + ": --tp 4096: num_hidden_layers 4096 × (n_routed_experts 0 + 1) × world size 4096 is 16777216 parameter shards, more than hsdb plans (4194304); the world size must be at most 1024 for this model\n"
 	if out, errs, code := runHsdb(t, "plan", "--model", dir, "--tp", "4096"); code != 2 || errs != want {
 		t.Errorf("--tp 4096: exit %d, stderr %q\nwant exit 2, %q\n%s", code, errs, want, out)
