@@ -1,6 +1,10 @@
 package engine
 
-import "hsdb/engine/model"
+import (
+	"errors"
+
+	"hsdb/engine/model"
+)
 
 // configDefaults is what an architecture's parsed config (engine/arch's
 // LlamaConfig, DeepseekConfig) tells of the config.json fields it filled
@@ -11,10 +15,13 @@ import "hsdb/engine/model"
 // has none)"); CheckDefaults returns an error wrapping model.ErrWeight
 // when a checkpoint tensor's header disagrees with such a default,
 // naming the field, its default and the tensor (the shape check alone
-// would blame a number the file does not hold).
+// would blame a number the file does not hold); Hint adds the defaults
+// applied to an error found later (a tensor missing or of another shape
+// that no single default explains).
 type configDefaults interface {
 	Notes() []string
 	CheckDefaults(t *model.Tree, src model.WeightSource) error
+	Hint(err error) error
 }
 
 // checkDefaults runs cfg's CheckDefaults against the headers of src (nil:
@@ -35,4 +42,15 @@ func defaultNotes(cfg model.Config) []string {
 		return d.Notes()
 	}
 	return nil
+}
+
+// hintDefaults is cfg's Hint of a weight error err (model.ErrWeight: the
+// plan's header checks, the loader's): the fields config.json left to
+// its class's defaults, which may be why; err as it is otherwise.
+func hintDefaults(cfg model.Config, err error) error {
+	d, ok := cfg.(configDefaults)
+	if !ok || !errors.Is(err, model.ErrWeight) {
+		return err
+	}
+	return d.Hint(err)
 }

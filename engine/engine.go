@@ -100,6 +100,11 @@ type Engine struct {
 	// Skipped says what of the checkpoint was not loaded (a multimodal
 	// wrapper's vision tower), or "".
 	Skipped string
+	// ConfigNotes says which fields config.json left to its HF config
+	// class's defaults that size weights or change the routing
+	// ("n_shared_experts 1 is DeepseekV3Config's default (config.json has
+	// none)"), for the front end to print at load; nil when none.
+	ConfigNotes []string
 	// Faults are injected into every pass while set (`inject`; nil: none).
 	Faults model.Faults
 
@@ -193,12 +198,12 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 		return nil, fmt.Errorf("%s: %w", path, serr)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, hintDefaults(cfg, err))
 	}
 	estimate := mem.Weights()
 	e := &Engine{Path: path, Config: cfg, Dims: cfg.Dims(), Tree: tree, World: world, Skipped: skipped, DeviceWhy: opts.DeviceWhy, Estimate: estimate, Quant: qs,
 		WeightDType: opts.DType, EP: opts.EP, W8A8: opts.W8A8,
-		siteGroup: backend.NewGroup(world)}
+		siteGroup: backend.NewGroup(world), ConfigNotes: defaultNotes(cfg)}
 	if opts.Workers != nil { // the workers plan and check their own memory
 		return loadRemote(e, opts)
 	}
@@ -254,7 +259,7 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 		}
 		if err != nil {
 			e.Close()
-			return nil, fmt.Errorf("%s: rank %d: %w", path, r, err)
+			return nil, fmt.Errorf("%s: rank %d: %w", path, r, hintDefaults(cfg, err))
 		}
 		e.Report.Bytes += l.Report.Bytes
 		e.Report.Dequantized, e.Report.Formats = appendNewQuant(e.Report.Dequantized, e.Report.Formats, l.Report.Dequantized, l.Report.Formats)

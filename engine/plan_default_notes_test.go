@@ -73,3 +73,55 @@ func TestPlanDefaultLayerCount(t *testing.T) {
 		t.Errorf("load: err = %v, want %q", err, want)
 	}
 }
+
+// TestDefaultsNamedInErrors: where a size config.json leaves out took its
+// class's default and the checkpoint disagrees, the error says so, for the
+// plan and the load alike, and names the right field. By hand, from the
+// fixtures: mistral has 2 kv heads of head_dim 12 (k_proj [24, 96]);
+// MistralConfig's 8 kv heads imply [96, 96] = 8 × 12, a multiple of 12
+// as 24 is, so the default is named, not the intermediate_size 8 written
+// out (its gate_proj comes later); deepseek_v2 has no q LoRA (q_proj),
+// DeepseekV2Config's q_lora_rank 1536 asks for q_a_proj [1536, 96]; qwen3
+// has 8 heads, Qwen3Config's 32 kv heads do not divide them. A load whose
+// config takes a default that the checkpoint agrees with carries the note
+// (deepseek_v3 without n_shared_experts: DeepseekV3Config's 1, the
+// fixture's 1).
+func TestDefaultsNamedInErrors(t *testing.T) {
+	for _, c := range []struct {
+		fixture string
+		edit    func(m map[string]any)
+		want    string
+	}{
+		{"mistral", func(m map[string]any) { delete(m, "num_key_value_heads"); m["intermediate_size"] = 8 },
+			"num_key_value_heads 8 (MistralConfig's default: config.json has none) but tensor model.layers.0.self_attn.k_proj.weight is [24, 96] in the checkpoint (the config implies [96, 96])"},
+		{"deepseek_v2", func(m map[string]any) { delete(m, "q_lora_rank") },
+			"tensor model.layers.0.self_attn.q_a_proj.weight is missing from the checkpoint (expected shape [1536, 96]) (config.json leaves out q_lora_rank: DeepseekV2Config's default 1536)"},
+		{"qwen3", func(m map[string]any) { delete(m, "num_key_value_heads") },
+			"num_attention_heads 8 is not a multiple of num_key_value_heads 32 (config.json leaves out num_key_value_heads: Qwen3Config's default 32)"},
+	} {
+		dir := hostileCopy(t, c.fixture)
+		hostileJSON(t, filepath.Join(dir, "config.json"), c.edit)
+		if _, err := PlanDir(dir, PlanOptions{TP: 1}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s plan: err = %v\nwant %q", c.fixture, err, c.want)
+		}
+		if _, err := Open(dir, Options{TP: 1, Device: "cpu"}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s load: err = %v\nwant %q", c.fixture, err, c.want)
+		}
+	}
+	dir := hostileCopy(t, "deepseek_v3")
+	hostileJSON(t, filepath.Join(dir, "config.json"), func(m map[string]any) {
+		if m["n_shared_experts"] != 1.0 {
+			t.Fatalf("testdata/hf/deepseek_v3 has n_shared_experts %v, want 1", m["n_shared_experts"])
+		}
+		delete(m, "n_shared_experts")
+	})
+	e, err := Open(dir, Options{TP: 1, Device: "cpu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	const note = "n_shared_experts 1 is DeepseekV3Config's default (config.json has none)"
+	if !slices.Equal(e.ConfigNotes, []string{note}) {
+		t.Errorf("load notes %q, want [%q]", e.ConfigNotes, note)
+	}
+}

@@ -16,9 +16,9 @@ import (
 // intermediate 160, vocab 101): q_proj is [8·16, 96] = [128, 96], k_proj
 // [2·16, 96] = [32, 96]; without head_dim in config.json it takes
 // Qwen3Config's default, 128 (not hidden / heads), so q_proj should be
-// [8·128, 96] = [1024, 96] and q_norm [128]: the error names the default
-// where a tensor's mismatched dimension is its value (q_norm's [16] against
-// [128]; q_proj's 1024 is 8 × 128, not the value itself). The fp8 fixture's dense
+// [8·128, 96] = [1024, 96]: the error names the default, since the
+// mismatched dimension is the default times 8 heads and the stored 128 is
+// a multiple of 8 as well (8 × 16). The fp8 fixture's dense
 // weights (norms, embeddings, the router) are checked alike, its fp8
 // linears by the scheme as before.
 func TestPlanChecksDenseHeaders(t *testing.T) {
@@ -40,7 +40,7 @@ func TestPlanChecksDenseHeaders(t *testing.T) {
 		}, nil, "tensor " + q + " has dtype u8, a float dtype was expected"},
 		{"config without head_dim", "qwen3", nil, func(m map[string]any) {
 			delete(m, "head_dim")
-		}, "head_dim 128 (Qwen3Config's default: config.json has none) but tensor model.layers.0.self_attn.q_norm.weight is [16] in the checkpoint (the config implies [128])"},
+		}, "head_dim 128 (Qwen3Config's default: config.json has none) but tensor " + q + " is [128, 96] in the checkpoint (the config implies [1024, 96])"},
 		{"fp8 checkpoint: a norm of the wrong width", "deepseek_v3_fp8", func(m map[string]*tensor.Tensor, _ *[]string) {
 			m["model.layers.1.post_attention_layernorm.weight"] = tensor.New(tensor.F32, 95)
 		}, nil, "tensor model.layers.1.post_attention_layernorm.weight has shape [95] in the checkpoint, the config implies [96]"},

@@ -163,3 +163,28 @@ func TestPlanFusedExpertsHeld(t *testing.T) {
 	planAndLoadRefuse(t, dir, want)
 	loaderRefuses(t, dir, want)
 }
+
+// TestPlanFusedExpertsOdd: a fused gate_up_proj whose rows do not halve
+// ([8, 73, 96] for deepseek_v3's 8 experts of 2 × 36 rows, one row
+// added) gives no gate and up halves: the load refused it while the plan,
+// reading 73 / 2 = 36 rows, said it fits. Both now refuse it naming the
+// fused tensor and its shape, in the loader's words; so is one with fewer
+// experts than the config's 8 ([4, 72, 96]: expert 4 is not there),
+// where the plan named a per-expert tensor the file never had.
+func TestPlanFusedExpertsOdd(t *testing.T) {
+	const gu = "model.layers.2.mlp.experts.gate_up_proj"
+	for _, c := range []struct {
+		shape []int
+		want  string
+	}{
+		{[]int{8, 73, 96}, gu + " (for model.layers.2.mlp.experts.0.gate_proj.weight): fused expert tensor of shape [8, 73, 96]: gate_up_proj needs an even number of rows (gate and up halves of 2·moe_intermediate_size), got 73"},
+		{[]int{4, 72, 96}, gu + " (for model.layers.2.mlp.experts.4.gate_proj.weight): fused expert tensor of shape [4, 72, 96] has no expert 4"},
+	} {
+		dir := hostileCopy(t, "deepseek_v3")
+		fuseExperts(t, dir, 0)
+		hostileTensors(t, filepath.Join(dir, "model.safetensors"), func(m map[string]*tensor.Tensor, _ *[]string) {
+			m[gu] = tensor.New(tensor.F32, c.shape...)
+		})
+		planAndLoadRefuse(t, dir, c.want)
+	}
+}

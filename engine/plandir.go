@@ -171,7 +171,7 @@ func PlanConfig(cfgJSON []byte, src model.WeightSource, o PlanOptions) (*DirPlan
 	p, err := plan.New(tree, cfg.Dims(), plan.Options{World: world, Tokens: o.Tokens, Seqs: o.Seqs, SeqLen: o.SeqLen, DeviceBytes: o.DeviceBytes, DType: o.DType,
 		Act: act, Quant: qs, Src: src, Dequantize: cpu, Shared: cpu, Stage: o.Stage, W8A8: o.W8A8 && !cpu})
 	if err != nil {
-		return nil, err
+		return nil, hintDefaults(cfg, err)
 	}
 	dp := &DirPlan{Plan: p, Arch: cfg.Dims().Arch, ExpertParallel: o.EP, W8A8: o.W8A8 && !cpu, Skipped: skipped}
 	dp.Notes = append(dp.Notes, defaultNotes(cfg)...)

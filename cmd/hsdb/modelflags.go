@@ -377,6 +377,9 @@ func (m *modelFlags) load(w io.Writer) (*engine.Engine, error) {
 	if e.Skipped != "" {
 		fmt.Fprintf(w, "hsdb: note: %s\n", client.PlainText(e.Skipped))
 	}
+	for _, n := range e.ConfigNotes { // fields config.json left to its class's defaults
+		fmt.Fprintf(w, "hsdb: note: %s\n", client.PlainText(n))
+	}
 	if n := len(e.Report.Unused); n > 0 {
 		show := e.Report.Unused[:min(n, 4)]
 		more := ""

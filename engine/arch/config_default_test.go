@@ -123,3 +123,24 @@ func TestDefaultNamedWhenWeightsDisagree(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultsWithinBounds: the bound on layers × (experts + 1) holds for
+// the config with its class's defaults, not only for the fields the file
+// writes: {"model_type": "deepseek_v3", "num_hidden_layers": 4096} takes
+// DeepseekV3Config's 256 experts, 4096 × 257 = 1052672 expert slots over
+// the 131072 bound (131072 / 257 = 510 layers at most); it built that
+// module tree (2 GB, 7 s) before this check. 16384 experts written out
+// with the default 61 layers: 61 × 16385 is over it too (at most 7 layers).
+func TestDefaultsWithinBounds(t *testing.T) {
+	for _, c := range []struct{ cfg, want string }{
+		{`{"model_type": "deepseek_v3", "num_hidden_layers": 4096}`,
+			"config.json (DeepseekV3ForCausalLM): with DeepseekV3Config's defaults for the fields it leaves out: num_hidden_layers 4096 is out of range (want num_hidden_layers × (routed experts + 1) at most 131072; with 256 experts that is at most 510 layers)"},
+		{`{"model_type": "deepseek_v3", "n_routed_experts": 16384}`,
+			"config.json (DeepseekV3ForCausalLM): with DeepseekV3Config's defaults for the fields it leaves out: num_hidden_layers 61 is out of range (want num_hidden_layers × (routed experts + 1) at most 131072; with 16384 experts that is at most 7 layers)"},
+	} {
+		_, _, err := model.ParseConfig([]byte(c.cfg))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s:\n got %v\nwant %s", c.cfg, err, c.want)
+		}
+	}
+}

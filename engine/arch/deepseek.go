@@ -89,9 +89,9 @@ func deepseekFields(d deepseekSizes, own ...field) []field {
 		{name: "max_position_embeddings", def: d.maxPos}, opt("q_lora_rank", 1536, "no query LoRA (q_proj)").sizes(),
 		size("kv_lora_rank", 512), size("qk_nope_head_dim", 128), size("qk_rope_head_dim", 64), size("v_head_dim", 128),
 		opt("n_routed_experts", d.experts, "no routed experts: every layer dense").sizes(),
-		opt("n_shared_experts", d.shared, "no shared experts").sizes(), opt("num_experts_per_tok", d.topK, "no top-k"),
-		opt("n_group", d.groups, "one group"), opt("topk_group", d.topkGroup, "one group"),
-		{name: "first_k_dense_replace", def: d.firstDense}, {name: "routed_scaling_factor", def: d.scale},
+		opt("n_shared_experts", d.shared, "no shared experts").sizes(), opt("num_experts_per_tok", d.topK, "no top-k").noted(),
+		opt("n_group", d.groups, "one group").noted(), opt("topk_group", d.topkGroup, "one group").noted(),
+		{name: "first_k_dense_replace", def: d.firstDense, note: true}, {name: "routed_scaling_factor", def: d.scale, note: true},
 		{name: "hidden_act", def: "silu"}, {name: "rms_norm_eps", def: 1e-6}, {name: "tie_word_embeddings", def: false},
 		{name: "attention_bias", def: false}, {name: "mlp_bias", def: false},
 		{name: "moe_layer_freq", def: 1, from: "vLLM"}}, own...)
@@ -111,18 +111,18 @@ type deepseekSizes struct {
 var deepseekV3 = &deepseekVariant{arch: "DeepseekV3ForCausalLM", modelTypes: []string{"deepseek_v3", "kimi_k2"}, v3: true, class: "DeepseekV3Config",
 	fields: deepseekFields(deepseekSizes{vocab: 129280, hidden: 7168, inter: 18432, moeInter: 2048, layers: 61, heads: 128, maxPos: 4096,
 		firstDense: 3, experts: 256, shared: 1, topK: 8, groups: 8, topkGroup: 4, scale: 2.5},
-		field{name: "norm_topk_prob", def: true, null: "false"}, field{name: "rope_interleave", def: true, null: "false"},
+		field{name: "norm_topk_prob", def: true, null: "false", note: true}, field{name: "rope_interleave", def: true, null: "false"},
 		// Not DeepseekV3Config fields: HF hard-codes this routing, and
 		// buildMoE refuses any other.
-		field{name: "scoring_func", def: "sigmoid", from: "HF DeepseekV3MoE"}, field{name: "topk_method", def: "noaux_tc", from: "HF DeepseekV3MoE"})}
+		field{name: "scoring_func", def: "sigmoid", from: "HF DeepseekV3MoE", note: true}, field{name: "topk_method", def: "noaux_tc", from: "HF DeepseekV3MoE", note: true})}
 
 // HF DeepseekV2Config's defaults (its n_group, topk_group and
 // num_experts_per_tok are None).
 var deepseekV2 = &deepseekVariant{arch: "DeepseekV2ForCausalLM", modelTypes: []string{"deepseek_v2"}, class: "DeepseekV2Config",
 	fields: deepseekFields(deepseekSizes{vocab: 32000, hidden: 4096, inter: 11008, moeInter: 1407, layers: 32, heads: 32, maxPos: 2048,
 		firstDense: 0, experts: 64, shared: 2, scale: 1},
-		field{name: "norm_topk_prob", def: false, null: "false"}, field{name: "topk_method", def: "greedy"},
-		field{name: "scoring_func", def: "softmax", from: "HF DeepseekV2MoE"})}
+		field{name: "norm_topk_prob", def: false, null: "false", note: true}, field{name: "topk_method", def: "greedy", note: true},
+		field{name: "scoring_func", def: "softmax", from: "HF DeepseekV2MoE", note: true})}
 
 func init() {
 	for _, v := range []*deepseekVariant{deepseekV3, deepseekV2} {
@@ -132,7 +132,7 @@ func init() {
 	}
 }
 
-func parseDeepseek(raw map[string]json.RawMessage, v *deepseekVariant) (*DeepseekConfig, error) {
+func parseDeepseek(raw map[string]json.RawMessage, v *deepseekVariant) (cfg *DeepseekConfig, err error) {
 	if err := checkArchitectures(raw, v.arch); err != nil {
 		return nil, err
 	}
@@ -143,6 +143,7 @@ func parseDeepseek(raw map[string]json.RawMessage, v *deepseekVariant) (*Deepsee
 	if err != nil {
 		return nil, fail("%w", err)
 	}
+	defer func() { err = set.hint(err) }()
 	c := &DeepseekConfig{v: v, set: set}
 	data, _ := json.Marshal(full)
 	if err := json.Unmarshal(data, c); err != nil {
@@ -320,6 +321,11 @@ func (c *DeepseekConfig) Dims() *model.Dims { return &c.dims }
 // (config.json has none)"), for the caller to print beside a plan or a
 // load; nil when none did.
 func (c *DeepseekConfig) Notes() []string { return c.set.notes() }
+
+// Hint adds to err (an error found after parsing: a tensor of another
+// shape or missing) the fields config.json left to the class's defaults,
+// unless it names its default already; err itself when none was applied.
+func (c *DeepseekConfig) Hint(err error) error { return c.set.hint(err) }
 
 // CheckDefaults returns an error (wrapping model.ErrWeight) when a tensor
 // of src disagrees with tree t's shape in a dimension that a class default

@@ -102,19 +102,14 @@ type fusedExperts struct {
 	model.FusedExpertHeaders
 }
 
-// slice returns expert e's part of fused tensor t: gate and up are halves of
-// gate_up_proj[e] ([2·I, hidden]), down is down_proj[e] ([hidden, I]).
+// expertPart returns expert e's part of fused tensor t: gate and up are
+// halves of gate_up_proj[e] ([2·I, hidden]), down is down_proj[e]
+// ([hidden, I]); model.FusedExpertPart's error for a tensor that has none.
 func expertPart(t *tensor.Tensor, e int, part string) (*tensor.Tensor, error) {
-	if len(t.Shape) != 3 || e >= t.Shape[0] {
-		return nil, fmt.Errorf("fused expert tensor of shape %s has no expert %d", tensor.ShapeString(t.Shape), e)
+	if _, err := model.FusedExpertPart(t.Shape, e, part); err != nil {
+		return nil, err
 	}
 	rows, cols := t.Shape[1], t.Shape[2]
-	if part != "down" && rows%2 != 0 {
-		// transformers 5 splits gate_up_proj[e] into two equal halves; an
-		// odd row count has none (it read gate as rows/2 rows and up as one
-		// more, a shape nobody wrote).
-		return nil, fmt.Errorf("fused expert tensor of shape %s: gate_up_proj needs an even number of rows (gate and up halves of 2·moe_intermediate_size), got %d", tensor.ShapeString(t.Shape), rows)
-	}
 	flat := t.Reshape(t.Shape[0]*rows, cols)
 	switch part {
 	case "gate":

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"hsdb/engine/model"
 	"hsdb/engine/tensor"
@@ -45,6 +46,10 @@ type field struct {
 	// shape marks a size of weights or a count of them: when the default
 	// is applied it is recorded for Notes and CheckDefaults.
 	shape bool
+	// note marks a field that sizes nothing but changes what the model
+	// computes (the MoE routing): when the default is applied it is
+	// recorded for Notes, not for CheckDefaults.
+	note bool
 	// from names who supplies def when the config class has no such
 	// field ("vLLM"); "" is the class.
 	from string
@@ -59,6 +64,12 @@ func opt(name string, def any, null string) field {
 	return field{name: name, def: def, null: null, kind: "an integer"}
 }
 
+// noted marks f as changing what the model computes (field.note).
+func (f field) noted() field {
+	f.note = true
+	return f
+}
+
 // sizes marks f as sizing weights (field.shape).
 func (f field) sizes() field {
 	f.shape = true
@@ -69,6 +80,8 @@ func (f field) sizes() field {
 type defaulted struct {
 	name  string
 	value any
+	shape bool   // field.shape: CheckDefaults may name it
+	from  string // field.from: who supplies the default, "" the class
 }
 
 // fieldSet is what applyFields found: the defaults it applied, under the
@@ -94,13 +107,23 @@ func applyFields(raw map[string]json.RawMessage, class string, fields []field) (
 		case !present && f.def != nil:
 			b, _ := json.Marshal(f.def)
 			out[f.name] = b
-			if f.shape {
-				set.defs = append(set.defs, defaulted{f.name, f.def})
+			if f.shape || f.note {
+				set.defs = append(set.defs, defaulted{f.name, f.def, f.shape, f.from})
 			}
 		case !present && f.null == "":
 			return nil, set, fmt.Errorf("%s is missing; want %s (%s has no default for it)", f.name, f.want(), class)
 		case present && isNull(v) && f.null == "":
 			return nil, set, fmt.Errorf("%s is null; want %s (%s)", f.name, f.want(), f.leaveOut(class))
+		}
+	}
+	// The bounds model.ParseConfig checked on the file hold for the
+	// defaults one by one, not always together: {"model_type":
+	// "deepseek_v3", "num_hidden_layers": 4096} with DeepseekV3Config's 256
+	// experts is a module tree of a million experts, which took 2 GB and
+	// seconds to build before the plan refused it.
+	if len(set.defs) > 0 {
+		if err := model.CheckBounds(out, "with "+class+"'s defaults for the fields it leaves out"); err != nil {
+			return nil, set, err
 		}
 	}
 	return out, set, nil
@@ -143,9 +166,35 @@ func isNull(v json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(v), []b
 func (s fieldSet) notes() []string {
 	var out []string
 	for _, d := range s.defs {
-		out = append(out, fmt.Sprintf("%s %v is %s's default (config.json has none)", d.name, d.value, s.class))
+		out = append(out, fmt.Sprintf("%s %v is %s's default (config.json has none)", d.name, d.value, d.by(s.class)))
 	}
 	return out
+}
+
+// by is who supplies d's default: its field's from, else the class.
+func (d defaulted) by(class string) string {
+	if d.from != "" {
+		return d.from
+	}
+	return class
+}
+
+// hint adds to err, an error the architecture or the loader found after
+// the defaults were applied (a split they make impossible, a tensor of
+// another shape or missing), which defaults config.json left to the
+// class: "(config.json leaves out num_key_value_heads: Qwen3Config's
+// default 32)", so that a number the file does not hold is not left
+// unexplained. err as it is when nil, when no default was applied, or
+// when it already names its default (CheckDefaults).
+func (s fieldSet) hint(err error) error {
+	if err == nil || len(s.defs) == 0 || strings.Contains(err.Error(), "config.json has none") {
+		return err
+	}
+	var parts []string
+	for _, d := range s.defs {
+		parts = append(parts, fmt.Sprintf("%s: %s's default %v", d.name, d.by(s.class), d.value))
+	}
+	return fmt.Errorf("%w (config.json leaves out %s)", err, strings.Join(parts, "; "))
 }
 
 // check compares the checkpoint's decoder layers (model.CheckpointLayers)
@@ -181,8 +230,12 @@ func (s fieldSet) check(t *model.Tree, src model.WeightSource) error {
 			if len(got) == len(p.Shape) && !slices.Equal(got, p.Shape) {
 				if d, ok := s.explains(got, p.Shape); ok {
 					return fmt.Errorf("%w: %s %v (%s's default: config.json has none) but tensor %s is %s in the checkpoint (the config implies %s)",
-						model.ErrWeight, d.name, d.value, s.class, n, tensor.ShapeString(got), tensor.ShapeString(p.Shape))
+						model.ErrWeight, d.name, d.value, d.by(s.class), n, tensor.ShapeString(got), tensor.ShapeString(p.Shape))
 				}
+				// The first mismatch is no default's: the loader's shape
+				// check names it (a later one a default happens to fit
+				// would blame the wrong field).
+				return nil
 			}
 			break
 		}
@@ -190,15 +243,22 @@ func (s fieldSet) check(t *model.Tree, src model.WeightSource) error {
 	return nil
 }
 
-// explains returns the defaulted field whose value is a dimension where
-// got and want differ.
+// explains returns the defaulted size whose value is a dimension where
+// got and want differ, or a factor of it (see below).
 func (s fieldSet) explains(got, want []int) (defaulted, bool) {
 	for i := range want {
 		if got[i] == want[i] {
 			continue
 		}
 		for _, d := range s.defs {
-			if v, ok := d.value.(int); ok && v == want[i] {
+			v, ok := d.value.(int)
+			if !ok || !d.shape || v <= 0 {
+				continue
+			}
+			// The dimension is the default itself, or the default times a
+			// width k > 1 that the stored dimension is a multiple of too
+			// (q_proj's rows: num_attention_heads × head_dim).
+			if v == want[i] || want[i]%v == 0 && want[i]/v > 1 && got[i]%(want[i]/v) == 0 {
 				return d, true
 			}
 		}

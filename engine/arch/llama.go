@@ -84,7 +84,7 @@ func registerLlama(v *llamaVariant, modelTypes ...string) {
 	}})
 }
 
-func parseLlama(raw map[string]json.RawMessage, v *llamaVariant) (*LlamaConfig, error) {
+func parseLlama(raw map[string]json.RawMessage, v *llamaVariant) (cfg *LlamaConfig, err error) {
 	if err := checkArchitectures(raw, v.arch); err != nil {
 		return nil, err
 	}
@@ -92,6 +92,7 @@ func parseLlama(raw map[string]json.RawMessage, v *llamaVariant) (*LlamaConfig, 
 	if err != nil {
 		return nil, fmt.Errorf("config.json (%s): %w", v.arch, err)
 	}
+	defer func() { err = set.hint(err) }()
 	c := &LlamaConfig{v: v, set: set}
 	data, _ := json.Marshal(full)
 	if err := json.Unmarshal(data, c); err != nil {
@@ -150,6 +151,11 @@ func (c *LlamaConfig) Dims() *model.Dims { return &c.dims }
 // load; nil when none did.
 func (c *LlamaConfig) Notes() []string { return c.set.notes() }
 
+// Hint adds to err (an error found after parsing: a tensor of another
+// shape or missing) the fields config.json left to the class's defaults,
+// unless it names its default already; err itself when none was applied.
+func (c *LlamaConfig) Hint(err error) error { return c.set.hint(err) }
+
 // CheckDefaults returns an error (wrapping model.ErrWeight) when a tensor
 // of src disagrees with tree t's shape in a dimension that a class default
 // sized: "hidden_size 4096 (LlamaConfig's default: config.json has none)
@@ -168,10 +174,10 @@ func (c *LlamaConfig) Validate(world int) error {
 		return fmt.Errorf("--tp %d: the world size must be at least 1", world)
 	}
 	if _, err := model.PlanHeads(c.NumAttentionHeads, c.NumKeyValueHeads, world); err != nil {
-		return err
+		return c.set.hint(err) // Qwen3Config's 32 kv heads against a file's 8 heads
 	}
 	if c.IntermediateSize%world != 0 {
-		return fmt.Errorf("intermediate_size %d is not divisible by --tp %d", c.IntermediateSize, world)
+		return c.set.hint(fmt.Errorf("intermediate_size %d is not divisible by --tp %d", c.IntermediateSize, world))
 	}
 	return nil
 }

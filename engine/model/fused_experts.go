@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -40,6 +41,28 @@ func FusedExpertName(name string) (fused string, expert int, part string, ok boo
 	return "", 0, "", false
 }
 
+// FusedExpertPart returns the shape of expert e's part ("gate", "up" or
+// "down") of a fused tensor of shape fused: gate and up [I, hidden] (the
+// halves of gate_up_proj[e]'s 2·I rows), down [hidden, I] (down_proj[e]);
+// an error, in the words the loader reports, when the fused tensor is not
+// [experts, rows, cols], has no expert e, or (gate, up) an odd row count
+// that has no halves.
+func FusedExpertPart(fused []int, e int, part string) ([]int, error) {
+	if len(fused) != 3 || e < 0 || e >= fused[0] {
+		return nil, fmt.Errorf("fused expert tensor of shape %s has no expert %d", tensor.ShapeString(fused), e)
+	}
+	rows, cols := fused[1], fused[2]
+	if part == "down" {
+		return []int{rows, cols}, nil
+	}
+	if rows%2 != 0 {
+		// transformers 5 splits gate_up_proj[e] into two equal halves; an
+		// odd row count has none.
+		return nil, fmt.Errorf("fused expert tensor of shape %s: gate_up_proj needs an even number of rows (gate and up halves of 2·moe_intermediate_size), got %d", tensor.ShapeString(fused), rows)
+	}
+	return []int{rows / 2, cols}, nil
+}
+
 // FusedExpertHeaders is a WeightSource whose Meta also answers for a
 // per-expert weight the source holds only inside its fused tensor
 // (FusedExpertName): gate and up as [I, hidden] (half of gate_up_proj's
@@ -58,13 +81,40 @@ func (f FusedExpertHeaders) Meta(name string) (tensor.DType, []int, bool) {
 		return tensor.Invalid, nil, false
 	}
 	dt, s, ok := f.WeightSource.Meta(fused)
-	if !ok || len(s) != 3 || e >= s[0] {
+	if !ok {
 		return tensor.Invalid, nil, false
 	}
-	if part == "down" {
-		return dt, []int{s[1], s[2]}, true
+	shape, err := FusedExpertPart(s, e, part)
+	if err != nil {
+		return tensor.Invalid, nil, false
 	}
-	return dt, []int{s[1] / 2, s[2]}, true
+	return dt, shape, true
+}
+
+// PartErr returns, for a per-expert weight name the source does not hold
+// under that name but whose fused tensor it holds, the loader's error for
+// the fused tensor that cannot give it (FusedExpertPart: "weight:
+// model.layers.2.mlp.experts.gate_up_proj (for
+// model.layers.2.mlp.experts.0.gate_proj.weight): fused expert tensor of
+// shape [8, 73, 96]: gate_up_proj needs an even number of rows ..."), so
+// that it is named rather than the per-expert tensor reported missing;
+// nil otherwise.
+func (f FusedExpertHeaders) PartErr(name string) error {
+	if _, _, ok := f.WeightSource.Meta(name); ok {
+		return nil
+	}
+	fused, e, part, ok := FusedExpertName(name)
+	if !ok {
+		return nil
+	}
+	_, s, ok := f.WeightSource.Meta(fused)
+	if !ok {
+		return nil
+	}
+	if _, err := FusedExpertPart(s, e, part); err != nil {
+		return fmt.Errorf("%w: %s (for %s): %w", ErrWeight, fused, name, err)
+	}
+	return nil
 }
 
 // Names lists the source's own names (when it can list them): the fused

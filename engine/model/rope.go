@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hsdb/engine/jsonerr"
 	"math"
+	"strings"
 )
 
 // RoPEConfig is a model's rotary embedding: the base theta and the scaling
@@ -54,10 +55,23 @@ type ropeJSON struct {
 // yarn's betas or original length not positive, yarn with rope_theta 1).
 func ParseRoPE(raw map[string]json.RawMessage, maxPos int, defTheta float64) (RoPEConfig, error) {
 	c := RoPEConfig{Type: "default", Theta: defTheta, Factor: 1, Truncate: true}
-	if v, ok := raw["rope_theta"]; ok && string(v) != "null" {
-		if err := json.Unmarshal(v, &c.Theta); err != nil {
-			return c, fmt.Errorf("rope_theta: %w", jsonerr.Explain(err))
+	// A rope_theta written as null, where no other rope_theta is given, is
+	// refused: transformers stores None and its rotary embedding fails;
+	// taking the default would run another model silently (Llama 3's
+	// 500000 read as 10000). Left out, the default applies.
+	given, null := false, false
+	if v, ok := raw["rope_theta"]; ok {
+		if jsonNull(v) {
+			null = true
+		} else {
+			if err := json.Unmarshal(v, &c.Theta); err != nil {
+				return c, fmt.Errorf("rope_theta: %w", jsonerr.Explain(err))
+			}
+			given = true
 		}
+	}
+	nullErr := func(where string) error {
+		return fmt.Errorf("%s is null; want a number (left out, the default %v applies)", where, defTheta)
 	}
 	var r ropeJSON
 	src := ""
@@ -74,10 +88,21 @@ func ParseRoPE(raw map[string]json.RawMessage, maxPos int, defTheta float64) (Ro
 		}
 	}
 	if src == "" {
+		if null {
+			return c, nullErr("rope_theta")
+		}
 		return c, nil
 	}
 	if r.RopeTheta != nil {
 		c.Theta = *r.RopeTheta
+	} else if !given {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(raw[src], &m) == nil && m["rope_theta"] != nil && jsonNull(m["rope_theta"]) {
+			return c, nullErr(src + ".rope_theta")
+		}
+		if null {
+			return c, nullErr("rope_theta")
+		}
 	}
 	switch {
 	case r.RopeType != "":
@@ -247,3 +272,6 @@ func (c RoPEConfig) InvFreq(dim int) ([]float32, float32) {
 	}
 	return out, mscale
 }
+
+// jsonNull reports whether v is the JSON literal null.
+func jsonNull(v json.RawMessage) bool { return strings.TrimSpace(string(v)) == "null" }

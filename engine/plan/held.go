@@ -32,6 +32,13 @@ func checkHeld(o Options, src model.WeightSource, lay model.LMLayout, p model.Pa
 			return nil
 		}
 	}
+	if fv, ok := src.(model.FusedExpertHeaders); ok {
+		for _, n := range candidates(p.Name) {
+			if err := fv.PartErr(n); err != nil {
+				return err // a fused tensor that holds no such part: the loader's words
+			}
+		}
+	}
 	name := loaderName(p.Name, lay)
 	if o.Quant != nil && p.Linear && len(p.Shape) == 2 {
 		if err := o.Quant.Check(src, name, p.Shape[0], p.Shape[1]); err != nil {
