@@ -2,8 +2,10 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 
 	"github.com/mattn/go-isatty"
 
@@ -24,8 +26,18 @@ func init() { debugger, debuggerHelp, debuggerNames = runDebugger, repl.CommandH
 // on Ctrl-C).
 func runDebugger(args []string, io stdio) int {
 	fs, m, script, history := debuggerFlags()
+	// --version after other flags (hsdb --model X --version), as the
+	// did-you-mean of a mistyped one offers it; first it never gets here.
+	version := fs.Bool("version", false, hiddenUsage)
 	if done, code := parseArgs(fs, args, io, debuggerUsage); done {
 		return code
+	}
+	if *version {
+		fmt.Fprintln(io.Out, versionLine(debug.ReadBuildInfo()))
+		return 0
+	}
+	if fs.NArg() == 1 && (fs.Arg(0) == "help" || fs.Arg(0) == "version") { // hsdb --json help: the words the did-you-mean offers
+		return hsdbMain([]string{fs.Arg(0)}, io)
 	}
 	if fs.NArg() > 0 { // hsdb hlep, hsdb --json extra: a --json after it, unparsed, still asks for JSON
 		asJSON := m.json || jsonAsked(fs, args)

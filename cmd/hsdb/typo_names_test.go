@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestTypoOfHelpAndVersion: a user trial found `hsdb hlep` and `hsdb
 // --versoin` answered without a guess, while `plna`, `captur` and `chek`
@@ -45,5 +48,32 @@ func TestHelpVersion(t *testing.T) {
 	want := "usage: hsdb --version (or hsdb version)\n\nprint the version and the commit hsdb was built from\n"
 	if code != 0 || out != want || errs != "" {
 		t.Errorf("help version: exit %d, stdout %q, stderr %q; want exit 0 and %q", code, out, errs, want)
+	}
+}
+
+// TestVersionAfterFlags: the did-you-mean offers --version and `hsdb
+// help` wherever a debugger flag or word is mistyped (`hsdb --model x
+// --versoin`, `hsdb --json helpp`), so they work there too: --version
+// after other flags prints the version line (the model is not looked at),
+// `help` or `version` as the one word after flags does what it does first.
+func TestVersionAfterFlags(t *testing.T) {
+	version, _, _ := runHsdb(t, "--version")
+	if !strings.HasPrefix(version, "hsdb ") || !strings.HasSuffix(version, "\n") {
+		t.Fatalf("hsdb --version printed %q", version)
+	}
+	usage, _, _ := runHsdb(t, "help")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--model", "nowhere", "--version"}, version},
+		{[]string{"--json", "--version"}, version},
+		{[]string{"--tp", "2", "version"}, version},
+		{[]string{"--json", "help"}, usage},
+	} {
+		out, errs, code := runHsdb(t, c.args...)
+		if code != 0 || out != c.want || errs != "" {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 0, stdout %q", c.args, code, out, errs, c.want)
+		}
 	}
 }

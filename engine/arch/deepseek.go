@@ -143,12 +143,14 @@ func parseDeepseek(raw map[string]json.RawMessage, v *deepseekVariant) (cfg *Dee
 	if err != nil {
 		return nil, fail("%w", err)
 	}
-	defer func() { err = set.hint(err) }()
 	c := &DeepseekConfig{v: v, set: set}
 	data, _ := json.Marshal(full)
 	if err := json.Unmarshal(data, c); err != nil {
 		return nil, fail("%w", jsonerr.Explain(err))
 	}
+	// Errors from here on are of the values, defaults included: each says
+	// which fields took a default (a JSON type error above is the file's).
+	defer func() { err = set.hint(err) }()
 	c.v, c.set = v, set
 	// The sizes are positive here: model.CheckBounds refused a 0 written
 	// out, and the class defaults are positive.

@@ -92,12 +92,14 @@ func parseLlama(raw map[string]json.RawMessage, v *llamaVariant) (cfg *LlamaConf
 	if err != nil {
 		return nil, fmt.Errorf("config.json (%s): %w", v.arch, err)
 	}
-	defer func() { err = set.hint(err) }()
 	c := &LlamaConfig{v: v, set: set}
 	data, _ := json.Marshal(full)
 	if err := json.Unmarshal(data, c); err != nil {
 		return nil, fmt.Errorf("config.json (%s): %w", v.arch, jsonerr.Explain(err))
 	}
+	// Errors from here on are of the values, defaults included: each says
+	// which fields took a default (a JSON type error above is the file's).
+	defer func() { err = set.hint(err) }()
 	c.v, c.set = v, set
 	// The sizes are positive here: model.CheckBounds refused a 0 written
 	// out (HF keeps it, and its attention then divides by zero) and the

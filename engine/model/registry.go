@@ -114,6 +114,11 @@ func ParseConfig(data []byte) (cfg Config, skipped string, err error) {
 	if raw == nil { // the JSON literal null decodes to a nil map without error
 		return nil, "", errors.New("config.json is JSON null, want an object")
 	}
+	// architectures as a wrapper's is never decoded by an architecture:
+	// its type is checked here, for flat configs and wrappers alike.
+	if v, ok := raw["architectures"]; ok && jsonerr.Kind(v) != "array" && jsonerr.Kind(v) != "null" {
+		return nil, "", fmt.Errorf("config.json: architectures: got a JSON %s, want an array of strings", jsonerr.Kind(v))
+	}
 	var head struct {
 		Architectures []string `json:"architectures"`
 		ModelType     string   `json:"model_type"`
@@ -154,6 +159,9 @@ func ParseConfig(data []byte) (cfg Config, skipped string, err error) {
 				return nil, "", err
 			}
 			cfg, err := a.Parse(inner)
+			if err != nil {
+				err = inTextConfig{err}
+			}
 			why := fmt.Sprintf("%v (model_type %q) wraps the language model in text_config; only it is loaded", head.Architectures, head.ModelType)
 			if _, ok := raw["vision_config"]; ok {
 				why += " (the vision_config model's tensors are not read)"
@@ -219,3 +227,19 @@ type Lens struct {
 type LensModel interface {
 	Lens() Lens
 }
+
+// inTextConfig is an error an architecture found in a wrapper's
+// text_config, which names config.json as if flat: it says text_config
+// ("config.json text_config (DeepseekV3ForCausalLM): hidden_size is
+// null; ..."), and unwraps to the error itself.
+type inTextConfig struct{ err error }
+
+func (e inTextConfig) Error() string {
+	msg := e.err.Error()
+	if rest, ok := strings.CutPrefix(msg, "config.json"); ok {
+		return "config.json text_config" + rest
+	}
+	return "config.json text_config: " + msg
+}
+
+func (e inTextConfig) Unwrap() error { return e.err }
