@@ -284,7 +284,8 @@ func LoadSource(path string, configJSON []byte, src model.WeightSource, opts Opt
 // unusedByTree lists the checkpoint's tensors that no parameter of the
 // module tree names (a checkpoint of another architecture than config.json
 // says, layers beyond num_hidden_layers), as HF's "Some weights of the
-// checkpoint were not used" warning does. The tensors a quantized weight is
+// checkpoint were not used" warning does. A routed expert's weights saved
+// fused (model.FusedExpertName's tensors) are used. The tensors a quantized weight is
 // stored in (qs.Stored: fp8 scales) and the rotary inv_freq buffers old HF
 // checkpoints carry are not reported. Sources that cannot list their
 // tensors give nil.
@@ -296,6 +297,9 @@ func unusedByTree(src model.WeightSource, t *model.Tree, qs model.QuantScheme) [
 	used := map[string]bool{}
 	for _, p := range t.Params() {
 		used[p.Name] = true
+		if fused, _, _, ok := model.FusedExpertName(p.Name); ok { // transformers 5's fused experts, which the loader slices
+			used[fused] = true
+		}
 		if qs != nil {
 			for _, n := range qs.Stored(src, p.Name) {
 				used[n] = true

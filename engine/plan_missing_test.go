@@ -188,3 +188,19 @@ func TestPlanFusedExpertsOdd(t *testing.T) {
 		planAndLoadRefuse(t, dir, c.want)
 	}
 }
+
+// TestFusedExpertsNotUnused: a checkpoint with its routed experts fused
+// (fuseExperts: gate_up_proj and down_proj per MoE layer) loads, and those tensors, which the loader slices, were
+// reported "not used" (HF's warning) since no parameter has their names.
+func TestFusedExpertsNotUnused(t *testing.T) {
+	dir := hostileCopy(t, "deepseek_v3")
+	fuseExperts(t, dir, 0)
+	e, err := Open(dir, Options{TP: 1, Device: "cpu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if len(e.Report.Unused) != 0 {
+		t.Errorf("unused %q, want none", e.Report.Unused)
+	}
+}
