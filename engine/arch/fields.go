@@ -1,12 +1,12 @@
 package arch
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 
+	"hsdb/engine/jsonerr"
 	"hsdb/engine/model"
 	"hsdb/engine/tensor"
 )
@@ -112,7 +112,7 @@ func applyFields(raw map[string]json.RawMessage, class string, fields []field) (
 			}
 		case !present && f.null == "":
 			return nil, set, fmt.Errorf("%s is missing; want %s (%s has no default for it)", f.name, f.want(), class)
-		case present && isNull(v) && f.null == "":
+		case present && jsonerr.IsNull(v) && f.null == "":
 			return nil, set, fmt.Errorf("%s is null; want %s (%s)", f.name, f.want(), f.leaveOut(class))
 		}
 	}
@@ -158,8 +158,6 @@ func (f field) leaveOut(class string) string {
 	}
 	return fmt.Sprintf("left out, %s's default %v applies", class, f.def)
 }
-
-func isNull(v json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(v), []byte("null")) }
 
 // notes words the applied size defaults for a caller to print: "hidden_size
 // 4096 is LlamaConfig's default (config.json has none)".

@@ -174,3 +174,8 @@ func plural(s string) string {
 	}
 	return s + "s"
 }
+
+// IsNull reports whether v is the JSON literal null (surrounding
+// whitespace allowed): a config field written as null, which HF keeps as
+// None, unlike a field left out.
+func IsNull(v []byte) bool { return bytes.Equal(bytes.TrimSpace(v), []byte("null")) }

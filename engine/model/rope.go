@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"hsdb/engine/jsonerr"
 	"math"
-	"strings"
 )
 
 // RoPEConfig is a model's rotary embedding: the base theta and the scaling
@@ -61,7 +60,7 @@ func ParseRoPE(raw map[string]json.RawMessage, maxPos int, defTheta float64) (Ro
 	// 500000 read as 10000). Left out, the default applies.
 	given, null := false, false
 	if v, ok := raw["rope_theta"]; ok {
-		if jsonNull(v) {
+		if jsonerr.IsNull(v) {
 			null = true
 		} else {
 			if err := json.Unmarshal(v, &c.Theta); err != nil {
@@ -97,7 +96,7 @@ func ParseRoPE(raw map[string]json.RawMessage, maxPos int, defTheta float64) (Ro
 		c.Theta = *r.RopeTheta
 	} else if !given {
 		var m map[string]json.RawMessage
-		if json.Unmarshal(raw[src], &m) == nil && m["rope_theta"] != nil && jsonNull(m["rope_theta"]) {
+		if json.Unmarshal(raw[src], &m) == nil && m["rope_theta"] != nil && jsonerr.IsNull(m["rope_theta"]) {
 			return c, nullErr(src + ".rope_theta")
 		}
 		if null {
@@ -272,6 +271,3 @@ func (c RoPEConfig) InvFreq(dim int) ([]float32, float32) {
 	}
 	return out, mscale
 }
-
-// jsonNull reports whether v is the JSON literal null.
-func jsonNull(v json.RawMessage) bool { return strings.TrimSpace(string(v)) == "null" }
